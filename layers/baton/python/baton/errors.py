@@ -1,0 +1,79 @@
+"""Domain errors. Each maps to one HTTP status and one CLI message; the API has one handler per class."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class BatonError(Exception):
+    """Base of every error Baton raises on purpose. `code` is the stable machine-readable name."""
+
+    code = "baton_error"
+    http_status = 400
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+    def to_body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"error": self.code, "message": self.message}
+        body.update(self.details)
+        return body
+
+
+class BadRequestError(BatonError):
+    code = "bad_request"
+    http_status = 400
+
+
+class UnauthorizedError(BatonError):
+    code = "unauthorized"
+    http_status = 401
+
+
+class ForbiddenError(BatonError):
+    code = "forbidden"
+    http_status = 403
+
+
+class NotFoundError(BatonError):
+    code = "not_found"
+    http_status = 404
+
+
+class ConflictError(BatonError):
+    """A conditional write lost: somebody else changed the record first. `details` carries the current state."""
+
+    code = "conflict"
+    http_status = 409
+
+
+class GoneError(BatonError):
+    """The thing waiting for this input is no longer waiting (its gate timed out or finished)."""
+
+    code = "gone"
+    http_status = 410
+
+
+class PayloadTooLargeError(BatonError):
+    code = "payload_too_large"
+    http_status = 413
+
+
+class ValidationFailedError(BatonError):
+    """Input is well-formed but breaks a rule (schema, options, path). `details` names the failing path."""
+
+    code = "validation_failed"
+    http_status = 422
+
+
+class TaskTokenError(BatonError):
+    """Step Functions refused a task token. `reason` is TaskTimedOut, InvalidToken or TaskDoesNotExist."""
+
+    code = "task_token_rejected"
+    http_status = 410
+
+    def __init__(self, message: str, *, reason: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, details={"reason": reason, **(details or {})})
+        self.reason = reason
