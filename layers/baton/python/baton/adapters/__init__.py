@@ -1,0 +1,1 @@
+"""Adapters: the only place boto3 is used."""

@@ -1,0 +1,413 @@
+"""DynamoDB adapter of the `Store` port. Every state change is a conditional write; no Scan anywhere."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, cast
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from baton.errors import ConflictError, NotFoundError
+from baton.models import (
+    Event,
+    Interaction,
+    InteractionRequest,
+    InteractionStatus,
+    Message,
+    ParkedWait,
+    RunSummary,
+)
+from baton.table import GSI_BY_STATUS, GSI_PENDING, TTL_ATTRIBUTE
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+_ser = TypeSerializer()
+_de = TypeDeserializer()
+_STATUS_FIELDS = ("status", "answer", "answered_by", "answered_at", "claimed_by", "claimed_at", "reason")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _to_item(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: _ser.serialize(v) for k, v in values.items() if v is not None}
+
+
+def _from_item(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _plain(_de.deserialize(v)) for k, v in item.items()}
+
+
+def _run_pk(run_id: str) -> str:
+    return f"RUN#{run_id}"
+
+
+def _is_conditional_failure(err: ClientError) -> bool:
+    return err.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+class DynamoStore:
+    def __init__(self, table_name: str, client: DynamoDBClient, *, ttl_seconds: int = 90 * 86400) -> None:
+        self._table = table_name
+        self._db = client
+        self._ttl_seconds = ttl_seconds
+
+    # ---- helpers -------------------------------------------------------------------------------
+    def _query_all(self, **kwargs: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        while True:
+            resp = self._db.query(TableName=self._table, **kwargs)
+            items.extend(_from_item(i) for i in resp.get("Items", []))
+            last = resp.get("LastEvaluatedKey")
+            if not last:
+                return items
+            kwargs["ExclusiveStartKey"] = last
+
+    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        resp = self._db.get_item(TableName=self._table, Key=_to_item({"PK": pk, "SK": sk}), ConsistentRead=True)
+        item = resp.get("Item")
+        return _from_item(item) if item else None
+
+    # ---- runs ----------------------------------------------------------------------------------
+    def create_run(self, run: RunSummary) -> None:
+        values = {"PK": _run_pk(run.run_id), "SK": "RUN", "record": "run", **run.model_dump()}
+        values["output"] = json.dumps(run.output) if run.output is not None else None
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=_to_item(values),
+                ConditionExpression="attribute_not_exists(PK)",
+            )
+        except ClientError as err:
+            if _is_conditional_failure(err):
+                raise ConflictError(f"run {run.run_id} already exists", details={"run_id": run.run_id}) from err
+            raise
+
+    @staticmethod
+    def _run_from(values: dict[str, Any]) -> RunSummary:
+        if isinstance(values.get("output"), str):
+            values["output"] = json.loads(values["output"])
+        return RunSummary.model_validate(values)
+
+    def get_run(self, run_id: str) -> RunSummary | None:
+        values = self._get(_run_pk(run_id), "RUN")
+        return self._run_from(values) if values else None
+
+    def update_run(self, run_id: str, changes: dict[str, Any], *, allowed_from: set[str] | None = None) -> RunSummary:
+        changes = dict(changes)
+        if "output" in changes:
+            changes["output"] = json.dumps(changes["output"])
+        names = {f"#f{i}": k for i, k in enumerate(changes)}
+        values = {f":v{i}": v for i, v in enumerate(changes.values())}
+        sets = [f"#f{i} = :v{i}" for i in range(len(changes))]
+        condition = "attribute_exists(PK)"
+        if allowed_from:
+            names["#st"] = "status"
+            keys = []
+            for i, status in enumerate(sorted(allowed_from)):
+                values[f":a{i}"] = status
+                keys.append(f":a{i}")
+            condition += f" AND #st IN ({', '.join(keys)})"
+        names["#ver"] = "version"
+        values[":one"] = 1
+        try:
+            resp = self._db.update_item(
+                TableName=self._table,
+                Key=_to_item({"PK": _run_pk(run_id), "SK": "RUN"}),
+                UpdateExpression="SET " + ", ".join([*sets, "#ver = #ver + :one"]),
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=_to_item(values),
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as err:
+            if not _is_conditional_failure(err):
+                raise
+            old = err.response.get("Item")
+            if not old:
+                raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id}) from err
+            current = self._run_from(_from_item(cast(dict[str, Any], old)))
+            raise ConflictError(
+                f"run {run_id} is {current.status}; expected one of {sorted(allowed_from or [])}",
+                details={"run_id": run_id, "current": current.model_dump()},
+            ) from err
+        return self._run_from(_from_item(resp["Attributes"]))
+
+    # ---- interactions --------------------------------------------------------------------------
+    def _interaction_values(self, i: Interaction) -> dict[str, Any]:
+        st = i.state
+        values: dict[str, Any] = {
+            "PK": _run_pk(i.run_id),
+            "SK": f"INT#{i.interaction_id}",
+            "record": "interaction",
+            "interaction_id": i.interaction_id,
+            "run_id": i.run_id,
+            "kind": i.request.kind,
+            "node": i.request.node,
+            "created_at": i.created_at,
+            "expires_at": i.expires_at,
+            "request": i.request.model_dump_json(by_alias=True),
+            "status": st.status,
+            "answer": json.dumps(st.answer) if st.answer is not None else None,
+            "answered_by": st.answered_by,
+            "answered_at": st.answered_at,
+            "claimed_by": st.claimed_by,
+            "claimed_at": st.claimed_at,
+            "reason": st.reason,
+            "version": st.version,
+            "GSI2PK": f"{i.request.kind}#{st.status}",
+            "GSI2SK": f"{i.run_id}#{i.created_at}#{i.interaction_id}",
+        }
+        if st.status == "pending":
+            values["GSI1PK"] = f"PENDING#{i.request.kind}"
+            values["GSI1SK"] = f"{i.created_at}#{i.interaction_id}"
+        return values
+
+    @staticmethod
+    def _interaction_from(values: dict[str, Any]) -> Interaction:
+        answer = values.get("answer")
+        return Interaction(
+            interaction_id=values["interaction_id"],
+            run_id=values["run_id"],
+            created_at=values["created_at"],
+            expires_at=values.get("expires_at"),
+            request=InteractionRequest.model_validate_json(values["request"]),
+            state=InteractionStatus(
+                **{k: values.get(k) for k in _STATUS_FIELDS if k not in ("answer", "status")},
+                status=values["status"],
+                answer=json.loads(answer) if isinstance(answer, str) else None,
+                version=values.get("version", 0),
+            ),
+        )
+
+    def put_interaction(self, interaction: Interaction) -> None:
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=_to_item(self._interaction_values(interaction)),
+                ConditionExpression="attribute_not_exists(PK)",
+            )
+        except ClientError as err:
+            if _is_conditional_failure(err):
+                raise ConflictError(
+                    f"interaction {interaction.interaction_id} already exists",
+                    details={"interaction_id": interaction.interaction_id},
+                ) from err
+            raise
+
+    def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None:
+        values = self._get(_run_pk(run_id), f"INT#{interaction_id}")
+        return self._interaction_from(values) if values else None
+
+    def transition_interaction(self, interaction: Interaction, new_state: InteractionStatus) -> Interaction:
+        """Write `new_state` only if nobody changed the interaction since `interaction` was read."""
+        expected = interaction.state.version
+        updated = interaction.model_copy(update={"state": new_state.model_copy(update={"version": expected + 1})})
+        values = self._interaction_values(updated)
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=_to_item(values),
+                ConditionExpression="attribute_exists(PK) AND #ver = :expected",
+                ExpressionAttributeNames={"#ver": "version"},
+                ExpressionAttributeValues=_to_item({":expected": expected}),
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as err:
+            if not _is_conditional_failure(err):
+                raise
+            old = err.response.get("Item")
+            if not old:
+                raise NotFoundError(
+                    f"interaction {interaction.interaction_id} not found",
+                    details={"interaction_id": interaction.interaction_id},
+                ) from err
+            current = self._interaction_from(_from_item(cast(dict[str, Any], old)))
+            raise ConflictError(
+                f"interaction {interaction.interaction_id} is already {current.state.status}",
+                details={"interaction": current.public()},
+            ) from err
+        return updated
+
+    def list_run_interactions(
+        self, run_id: str, *, kind: str | None = None, status: str | None = None
+    ) -> list[Interaction]:
+        items = self._query_all(
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
+            ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":prefix": "INT#"}),
+            ConsistentRead=True,
+        )
+        found = [self._interaction_from(v) for v in items]
+        return [
+            i
+            for i in sorted(found, key=lambda i: (i.created_at, i.interaction_id))
+            if (kind is None or i.request.kind == kind) and (status is None or i.state.status == status)
+        ]
+
+    def list_by_status(self, kind: str, status: str, *, run_id: str | None = None) -> list[Interaction]:
+        condition = "GSI2PK = :pk"
+        values: dict[str, Any] = {":pk": f"{kind}#{status}"}
+        if run_id:
+            condition += " AND begins_with(GSI2SK, :run)"
+            values[":run"] = f"{run_id}#"
+        items = self._query_all(
+            IndexName=GSI_BY_STATUS,
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=_to_item(values),
+        )
+        return [self._interaction_from(v) for v in items]
+
+    def list_pending(self, kind: str) -> list[Interaction]:
+        items = self._query_all(
+            IndexName=GSI_PENDING,
+            KeyConditionExpression="GSI1PK = :pk",
+            ExpressionAttributeValues=_to_item({":pk": f"PENDING#{kind}"}),
+        )
+        return [self._interaction_from(v) for v in items]
+
+    # ---- events and messages -------------------------------------------------------------------
+    def _expiry(self, at_epoch: int) -> int:
+        return at_epoch + self._ttl_seconds
+
+    def append_event(self, event: Event) -> None:
+        from baton.ids import parse_iso
+
+        self._db.put_item(
+            TableName=self._table,
+            Item=_to_item(
+                {
+                    "PK": _run_pk(event.run_id),
+                    "SK": f"EVT#{event.event_id}",
+                    "record": "event",
+                    "event_id": event.event_id,
+                    "run_id": event.run_id,
+                    "type": event.type,
+                    "at": event.at,
+                    "data": json.dumps(event.data),
+                    TTL_ATTRIBUTE: self._expiry(int(parse_iso(event.at).timestamp())),
+                }
+            ),
+            ConditionExpression="attribute_not_exists(PK)",
+        )
+
+    def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
+        lower = f"EVT#{after}" if after else "EVT#"
+        resp = self._db.query(
+            TableName=self._table,
+            KeyConditionExpression="PK = :pk AND SK BETWEEN :lo AND :hi",
+            ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":lo": lower, ":hi": "EVT#~"}),
+            ConsistentRead=True,
+            Limit=limit + 1,
+        )
+        events = []
+        for raw in resp.get("Items", []):
+            v = _from_item(raw)
+            if after and v["event_id"] == after:
+                continue
+            events.append(
+                Event(
+                    event_id=v["event_id"],
+                    run_id=v["run_id"],
+                    type=v["type"],
+                    at=v["at"],
+                    data=json.loads(v["data"]),
+                )
+            )
+        return events[:limit]
+
+    def put_message(self, message: Message) -> None:
+        self._db.put_item(
+            TableName=self._table,
+            Item=_to_item(
+                {
+                    "PK": _run_pk(message.run_id),
+                    "SK": f"MSG#{message.node}#{message.message_id}",
+                    "record": "message",
+                    **message.model_dump(),
+                }
+            ),
+            ConditionExpression="attribute_not_exists(PK)",
+        )
+
+    def drain_messages(self, run_id: str, node: str, *, drained_at: str) -> list[Message]:
+        """Each message is claimed by one conditional write, so concurrent drains never share one."""
+        items = self._query_all(
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
+            FilterExpression="attribute_not_exists(drained_at)",
+            ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":prefix": f"MSG#{node}#"}),
+            ConsistentRead=True,
+        )
+        drained: list[Message] = []
+        for values in items:
+            try:
+                self._db.update_item(
+                    TableName=self._table,
+                    Key=_to_item({"PK": values["PK"], "SK": values["SK"]}),
+                    UpdateExpression="SET drained_at = :at",
+                    ConditionExpression="attribute_not_exists(drained_at)",
+                    ExpressionAttributeValues=_to_item({":at": drained_at}),
+                )
+            except ClientError as err:
+                if _is_conditional_failure(err):
+                    continue  # another drainer delivered it
+                raise
+            drained.append(Message.model_validate(values))
+        return drained
+
+    # ---- parked task tokens --------------------------------------------------------------------
+    def put_wait(self, wait: ParkedWait) -> None:
+        values = {
+            "PK": _run_pk(wait.run_id),
+            "SK": f"WAIT#{wait.gate}",
+            "record": "wait",
+            **wait.model_dump(),
+            "scope": json.dumps(wait.scope),
+        }
+        if wait.status == "parked":
+            values["GSI1PK"] = "PARKED"
+            values["GSI1SK"] = f"{wait.parked_at}#{wait.run_id}#{wait.gate}"
+        self._db.put_item(TableName=self._table, Item=_to_item(values))
+
+    @staticmethod
+    def _wait_from(values: dict[str, Any]) -> ParkedWait:
+        values["scope"] = json.loads(values.get("scope") or "{}")
+        return ParkedWait.model_validate(values)
+
+    def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
+        values = self._get(_run_pk(run_id), f"WAIT#{gate}")
+        return self._wait_from(values) if values else None
+
+    def release_wait(self, wait: ParkedWait, status: str) -> bool:
+        """Mark the wait released/timed out if it still holds this token. False if someone else did."""
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=_to_item({"PK": _run_pk(wait.run_id), "SK": f"WAIT#{wait.gate}"}),
+                UpdateExpression="SET #st = :new REMOVE GSI1PK, GSI1SK",
+                ConditionExpression="#st = :parked AND task_token = :token",
+                ExpressionAttributeNames={"#st": "status"},
+                ExpressionAttributeValues=_to_item({":new": status, ":parked": "parked", ":token": wait.task_token}),
+            )
+        except ClientError as err:
+            if _is_conditional_failure(err):
+                return False
+            raise
+        return True
+
+    def list_parked(self) -> list[ParkedWait]:
+        items = self._query_all(
+            IndexName=GSI_PENDING,
+            KeyConditionExpression="GSI1PK = :pk",
+            ExpressionAttributeValues=_to_item({":pk": "PARKED"}),
+        )
+        return [self._wait_from(v) for v in items]

@@ -1,0 +1,107 @@
+"""The resolver: validation, auth, one exception handler per domain error, OpenAPI and Swagger."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from baton.api import deps
+from baton.api.auth import resolve_caller
+from baton.api.routes_runs import router as runs_router
+from baton.errors import (
+    BadRequestError,
+    BatonError,
+    ConflictError,
+    ForbiddenError,
+    GoneError,
+    NotFoundError,
+    PayloadTooLargeError,
+    TaskTokenError,
+    UnauthorizedError,
+    ValidationFailedError,
+)
+from baton.observability import logger
+
+PUBLIC_PATHS = ("/api/openapi.json", "/api/docs")
+MAX_BODY_BYTES = 256 * 1024
+
+
+def _error(err: BatonError) -> Response:
+    return Response(status_code=err.http_status, content_type=content_types.APPLICATION_JSON, body=err.to_body())
+
+
+def _auth_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
+    path = app.current_event.path
+    if path.startswith(PUBLIC_PATHS):
+        return next_middleware(app)
+    body = app.current_event.body or ""
+    if len(body) > MAX_BODY_BYTES:
+        return _error(PayloadTooLargeError(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}"))
+    try:
+        caller = resolve_caller(app.current_event.raw_event, deps.get_services().settings.local_api_token)
+    except UnauthorizedError as err:
+        return _error(err)
+    deps.set_current_caller(caller)
+    return next_middleware(app)
+
+
+def create_app() -> APIGatewayRestResolver:
+    app = APIGatewayRestResolver(enable_validation=True)
+    app.use(middlewares=[_auth_middleware])
+    app.include_router(runs_router)
+
+    def _register(error_type: type[BatonError]) -> None:
+        # One handler per domain error: the body is always {"error", "message", ...details}.
+        @app.exception_handler(error_type)
+        def _handle(err: BatonError) -> Response:
+            if err.http_status >= 500:
+                logger.exception("server error")
+            return _error(err)
+
+    for error_type in (
+        BadRequestError,
+        UnauthorizedError,
+        ForbiddenError,
+        NotFoundError,
+        ConflictError,
+        GoneError,
+        PayloadTooLargeError,
+        ValidationFailedError,
+        TaskTokenError,
+    ):
+        _register(error_type)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid_request(err: RequestValidationError) -> Response:
+        problems = []
+        for e in err.errors():
+            loc = ".".join(str(p) for p in e.get("loc", ()) if p != "body")
+            problems.append({"path": loc or "$", "problem": e.get("msg") or e.get("type")})
+        if any(e.get("type") == "json_invalid" for e in err.errors()):
+            return _error(BadRequestError("request body is not valid JSON", details={"problems": problems}))
+        summary = "; ".join(f"{p['path']}: {p['problem']}" for p in problems)
+        return _error(ValidationFailedError(f"invalid request: {summary}", details={"problems": problems}))
+
+    @app.not_found
+    def _not_found(_: Exception) -> Response:
+        return _error(NotFoundError(f"no route {app.current_event.http_method} {app.current_event.path}"))
+
+    @app.get("/api/openapi.json", include_in_schema=False)
+    def _openapi() -> Response[str]:
+        return Response(
+            status_code=200,
+            content_type=content_types.APPLICATION_JSON,
+            body=app.get_openapi_json_schema(title="Baton API", version=_version()),
+        )
+
+    app.enable_swagger(path="/api/docs", title="Baton API", version=_version())
+    return app
+
+
+def _version() -> str:
+    from baton import __version__
+
+    return __version__

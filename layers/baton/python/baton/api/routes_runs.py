@@ -1,0 +1,67 @@
+"""Runs: start a hosted run, read it, its events, and resume a human node."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from pydantic import BaseModel, Field
+
+from baton.api import deps
+from baton.services.runs import check_run_id
+
+router = APIGatewayRouter()
+
+RunId = Annotated[str, Path(min_length=1, max_length=80, description="The run id (the Step Functions execution name).")]
+
+
+class StartRunRequest(BaseModel):
+    workflow: str = Field(min_length=1, description="A registered workflow, e.g. 'human_pause' or 'demo'.")
+    input: dict[str, Any] = Field(default_factory=dict, description="The workflow's input.")
+    run_id: str | None = Field(default=None, description="Caller-given run id; a ULID when omitted.")
+
+    model_config = {"extra": "forbid"}
+
+
+class ResumeRequest(BaseModel):
+    answers: dict[str, Any] = Field(description="The operator's answers, delivered to the paused node.")
+    node: str | None = Field(default=None, description="Which paused node, when the run waits at several.")
+
+    model_config = {"extra": "forbid"}
+
+
+@router.post("/api/runs", summary="Start a hosted run", tags=["runs"])
+def start_run(body: StartRunRequest) -> Response[dict[str, Any]]:
+    services = deps.get_services()
+    run = services.runs.start(body.workflow, body.input, run_id=body.run_id, caller=deps.current_caller().principal)
+    return Response(
+        status_code=201,
+        content_type=content_types.APPLICATION_JSON,
+        body=run.model_dump(exclude={"version"}),
+    )
+
+
+@router.get("/api/runs/<run_id>", summary="Run summary: status, counts, merge fields", tags=["runs"])
+def get_run(run_id: RunId) -> dict[str, Any]:
+    return deps.get_services().runs.get(check_run_id(run_id))
+
+
+@router.get("/api/runs/<run_id>/events", summary="The run's event log, oldest first", tags=["runs"])
+def list_events(
+    run_id: RunId,
+    after: Annotated[str | None, Query(description="Cursor: the last event id you have.")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict[str, Any]:
+    events = deps.get_services().runs.events(check_run_id(run_id), after=after, limit=limit)
+    return {
+        "events": [e.model_dump() for e in events],
+        "next": events[-1].event_id if events else after,
+    }
+
+
+@router.post("/api/runs/<run_id>/resume", summary="Resume the run's paused human node", tags=["runs"])
+def resume(run_id: RunId, body: ResumeRequest) -> dict[str, Any]:
+    caller = deps.current_caller()
+    return deps.get_services().runs.resume(check_run_id(run_id), body.answers, caller=caller.principal, node=body.node)

@@ -1,0 +1,228 @@
+"""The `baton` command line: the local stack, runs, resumes. Every command has `--help`; the ones
+that print data take `--json` for scripts. Errors print one readable line and exit non-zero."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from baton.errors import BatonError
+
+app = typer.Typer(
+    help="Baton: human-in-the-loop gates for AI agent workflows on AWS.\n\n"
+    "Start the embedded local stack with `baton dev`; other commands find it through .baton/local.json.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
+console = Console()
+err_console = Console(stderr=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _client() -> Any:
+    from baton.sdk import Client
+
+    return Client()
+
+
+def _fail(err: BatonError) -> None:
+    err_console.print(f"[bold red]error[/] ({err.code}): {err.message}")
+    for key, value in err.details.items():
+        if key not in ("error",):
+            err_console.print(f"  {key}: {json.dumps(value, default=str)[:400]}")
+    raise typer.Exit(code=1)
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+def _parse_answers(pairs: list[str]) -> dict[str, Any]:
+    answers: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected key=value, got {pair!r}", param_hint="--answer")
+        try:
+            answers[key] = json.loads(raw)
+        except ValueError:
+            answers[key] = raw
+    return answers
+
+
+@app.command()
+def dev(
+    port: Annotated[int, typer.Option(help="Port of the HTTP API on 127.0.0.1 (0 = any free port).")] = 8787,
+    moto_port: Annotated[int, typer.Option(help="Port of the AWS emulator (0 = any free port).")] = 0,
+    demo: Annotated[bool, typer.Option(help="Start the demo run once the stack is up.")] = True,
+    state_dir: Annotated[Path, typer.Option(help="Where local.json (API URL and token) is written.")] = Path(".baton"),
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the handlers' structured logs.")] = False,
+) -> None:
+    """Run Baton on this machine: moto as AWS (Step Functions really executing our ASL), our real
+    Lambda handlers in-process, and the HTTP API on 127.0.0.1. Ctrl-C stops it."""
+    from baton.local.demo import start_demo
+    from baton.local.stack import LocalStack
+
+    stack = LocalStack(
+        api_port=port, moto_port=moto_port, state_dir=state_dir, log_level="INFO" if verbose else "WARNING"
+    )
+    console.print("[bold]Baton local stack[/] starting…")
+    try:
+        info = stack.start()
+    except BatonError as err:
+        _fail(err)
+        return
+    console.print(f"  API        [cyan]{info.api_url}[/]   (Swagger UI: {info.api_url}/api/docs)")
+    console.print(f"  emulator   {info.moto_url}")
+    console.print(f"  workflows  {', '.join(sorted(info.provisioned.state_machine_arns))}")
+    console.print(f"  state      {state_dir / 'local.json'} (API URL and bearer token for the CLI and SDK)")
+    console.print(f"  started in {info.startup_seconds:.2f}s. Notifications are printed below. Ctrl-C stops.\n")
+    if demo:
+        start_demo(info, console)
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    try:
+        while not stopped.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    console.print("\nstopping…")
+    stack.stop()
+    console.print("stopped.")
+
+
+@runs_app.command("start")
+def runs_start(
+    workflow: Annotated[str, typer.Argument(help="Registered workflow, e.g. human_pause.")],
+    input_json: Annotated[str, typer.Option("--input", help="Workflow input as JSON.")] = "{}",
+    run_id: Annotated[str | None, typer.Option(help="Run id (default: a new ULID).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Start a hosted run (a Step Functions execution)."""
+    try:
+        payload = json.loads(input_json)
+    except ValueError as err:
+        raise typer.BadParameter(f"not JSON: {err}", param_hint="--input") from err
+    try:
+        run = _client().start_run(workflow, payload, run_id=run_id)
+    except BatonError as err:
+        _fail(err)
+    if as_json:
+        _print_json(run)
+    else:
+        console.print(f"started run [bold]{run['run_id']}[/] ({workflow}): {run['status']}")
+
+
+@runs_app.command("show")
+def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
+    """Show a run's summary: status, reason, interaction counts, merge fields."""
+    try:
+        run = _client().get_run(run_id)
+    except BatonError as err:
+        _fail(err)
+    if as_json:
+        _print_json(run)
+        return
+    table = Table(show_header=False, box=None)
+    for key in (
+        "run_id",
+        "workflow",
+        "status",
+        "reason",
+        "created_at",
+        "updated_at",
+        "interactions",
+        "output",
+        "merge_status",
+        "final_commit",
+        "final_branch",
+        "merged_into",
+    ):
+        if run.get(key) not in (None, {}, ""):
+            value = run[key]
+            table.add_row(f"[bold]{key}[/]", json.dumps(value) if isinstance(value, dict | list) else str(value))
+    console.print(table)
+
+
+@runs_app.command("events")
+def runs_events(
+    run_id: str,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events (Ctrl-C stops).")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Print a run's event log, oldest first."""
+    client = _client()
+    after: str | None = None
+    try:
+        while True:
+            page = client.events(run_id, after=after)
+            for event in page["events"]:
+                if as_json:
+                    sys.stdout.write(json.dumps(event) + "\n")
+                else:
+                    data = ", ".join(f"{k}={json.dumps(v)[:80]}" for k, v in event["data"].items())
+                    console.print(f"{event['at']}  [bold]{event['type']}[/]  {data}")
+            after = page["next"]
+            if not follow:
+                return
+            if not page["events"]:
+                time.sleep(1.0)
+    except BatonError as err:
+        _fail(err)
+    except KeyboardInterrupt:
+        return
+
+
+@app.command()
+def resume(
+    run_id: Annotated[str, typer.Option("--run-id", help="The paused run.")],
+    answer: Annotated[list[str], typer.Option("--answer", "-a", help="key=value (value parsed as JSON if it can be).")],
+    node: Annotated[str | None, typer.Option(help="The paused node, when the run waits at several.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Resume a run paused at a human node with answers (stored first, then the gate is released)."""
+    answers = _parse_answers(answer)
+    try:
+        result = _client().resume(run_id, answers, node=node)
+    except BatonError as err:
+        _fail(err)
+    if as_json:
+        _print_json(result)
+    else:
+        state = "resumed" if result.get("resumed") else "answer stored; the gate will pick it up"
+        console.print(f"run {run_id} node {result.get('node')}: {state}")
+
+
+@app.command("check-asl")
+def check_asl(
+    directory: Annotated[Path, typer.Argument(help="Folder of *.asl.json files.")] = Path("statemachines"),
+) -> None:
+    """Check state machines: every task-token wait has a timeout; every Next names a state."""
+    from baton.asl import check_directory
+
+    problems = check_directory(directory)
+    for problem in problems:
+        err_console.print(f"[red]✗[/] {problem}")
+    if problems:
+        raise typer.Exit(code=1)
+    console.print(f"[green]✓[/] {len(list(directory.glob('*.asl.json')))} state machines pass")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

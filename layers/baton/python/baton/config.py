@@ -1,0 +1,45 @@
+"""Typed configuration, read once per cold start from the function's environment."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from functools import lru_cache
+
+from pydantic import BaseModel, Field, field_validator
+
+
+class Settings(BaseModel):
+    """Environment of every Baton Lambda (the CDK stack and the local stack set the same names)."""
+
+    table_name: str = Field(alias="BATON_TABLE_NAME")
+    topic_arn: str = Field(default="", alias="BATON_TOPIC_ARN")
+    # workflow name -> state machine ARN, as JSON; hosted runs can start only these.
+    workflows: dict[str, str] = Field(default_factory=dict, alias="BATON_WORKFLOWS")
+    api_url: str = Field(default="", alias="BATON_API_URL")
+    # Set only by the local stack: the bearer token that stands in for IAM/Cognito there.
+    local_api_token: str = Field(default="", alias="BATON_LOCAL_API_TOKEN")
+    idempotency_enabled: bool = Field(default=True, alias="BATON_IDEMPOTENCY")
+    event_ttl_days: int = Field(default=90, alias="BATON_EVENT_TTL_DAYS")
+
+    model_config = {"populate_by_name": True, "frozen": True}
+
+    @field_validator("workflows", mode="before")
+    @classmethod
+    def _parse_workflows(cls, value: object) -> object:
+        if isinstance(value, str):
+            return json.loads(value) if value.strip() else {}
+        return value
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        known = {f.alias for f in cls.model_fields.values() if f.alias}
+        return cls.model_validate({k: v for k, v in env.items() if k in known})
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The settings of this process (one cold start = one read)."""
+    return Settings.from_env()

@@ -1,0 +1,154 @@
+"""Lambda invokes dispatched in-process to the real `functions/<name>/handler.py`.
+
+moto runs Lambda code only in Docker; without it, its backend echoes. We replace the function
+object's `invoke`, the one path used by the Invoke API (hence by Step Functions) and by SNS → Lambda
+subscriptions, with a call into our handler. Like Lambda, each concurrent invocation gets its own
+"container": a separately loaded copy of the handler module, reused when free.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import queue
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from baton.resources import FUNCTIONS, FunctionSpec
+
+Handler = Callable[[Any, Any], Any]
+
+
+@dataclass
+class LocalContext:
+    """The parts of Lambda's context object that handlers and Powertools read."""
+
+    function_name: str
+    memory_limit_in_mb: int = 512
+    timeout_seconds: int = 30
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    invoked_function_arn: str = ""
+    function_version: str = "$LATEST"
+    log_group_name: str = ""
+    log_stream_name: str = "local"
+    _started: float = field(default_factory=time.monotonic)
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.timeout_seconds - (time.monotonic() - self._started)) * 1000))
+
+
+class LambdaDispatcher:
+    def __init__(
+        self,
+        specs: tuple[FunctionSpec, ...] = FUNCTIONS,
+        *,
+        region: str = "us-east-1",
+        account: str = "123456789012",
+    ) -> None:
+        self.specs = {s.name: s for s in specs}
+        self.region = region
+        self.account = account
+        self._pools: dict[str, queue.SimpleQueue[ModuleType]] = {s.name: queue.SimpleQueue() for s in specs}
+        self._loaded = 0
+        self._load_lock = threading.Lock()
+        self.invocations: dict[str, int] = {s.name: 0 for s in specs}
+
+    def owns(self, function_name: str) -> bool:
+        return function_name in self.specs
+
+    def _load(self, name: str) -> ModuleType:
+        path: Path = self.specs[name].directory / "handler.py"
+        with self._load_lock:
+            self._loaded += 1
+            module_name = f"baton_local_fn_{name}_{self._loaded}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        if spec is None or spec.loader is None:
+            raise RuntimeError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    @contextmanager
+    def _container(self, name: str) -> Iterator[ModuleType]:
+        pool = self._pools[name]
+        try:
+            module = pool.get_nowait()
+        except queue.Empty:
+            module = self._load(name)  # a cold start
+        try:
+            yield module
+        finally:
+            pool.put(module)
+
+    def invoke(self, function_name: str, event: Any) -> tuple[Any, bool]:
+        """Run the handler; returns (payload, errored). Errors come back shaped like Lambda's."""
+        spec = self.specs[function_name]
+        self.invocations[function_name] += 1
+        context = LocalContext(
+            function_name=function_name,
+            memory_limit_in_mb=spec.memory_mb,
+            timeout_seconds=spec.timeout_seconds,
+            invoked_function_arn=f"arn:aws:lambda:{self.region}:{self.account}:function:{function_name}",
+        )
+        with self._container(function_name) as module:
+            try:
+                return module.lambda_handler(event, context), False
+            except Exception as err:  # returned as Lambda's Unhandled error so ASL Catch can match
+                return {
+                    "errorType": type(err).__name__,
+                    "errorMessage": str(err),
+                    "stackTrace": traceback.format_exception(err)[-5:],
+                }, True
+
+    @contextmanager
+    def installed(self) -> Iterator[LambdaDispatcher]:
+        """Route moto's Lambda invokes of our functions here while the context is open."""
+        from moto.awslambda.models import LambdaFunction
+        from moto.awslambda_simple.models import LambdaSimpleBackend
+
+        original = LambdaFunction.invoke
+        original_simple = LambdaSimpleBackend.invoke
+        dispatcher = self
+
+        def invoke(fn: Any, body: str, request_headers: Any, response_headers: Any) -> str | bytes:
+            if not dispatcher.owns(fn.function_name):
+                return original(fn, body, request_headers, response_headers)
+            event = json.loads(body) if body else {}
+            payload, errored = dispatcher.invoke(fn.function_name, event)
+            if errored:
+                response_headers["x-amz-function-error"] = "Unhandled"
+            text = json.dumps(payload, default=str)
+            inv_type = (request_headers or {}).get("x-amz-invocation-type", "RequestResponse")
+            return text.encode() if inv_type == "RequestResponse" else text
+
+        def simple_invoke(
+            backend: Any,
+            function_name: str,
+            qualifier: str | None,
+            body: Any,
+            headers: Any,
+            response_headers: Any,
+        ) -> str | bytes | None:
+            # With use_docker=False the Invoke API goes to this backend, which only echoes.
+            fn = backend.get_function(function_name, qualifier)
+            if not dispatcher.owns(fn.function_name):
+                return original_simple(backend, function_name, qualifier, body, headers, response_headers)
+            return invoke(fn, body, headers, response_headers)
+
+        LambdaFunction.invoke = invoke  # type: ignore[method-assign,assignment]
+        LambdaSimpleBackend.invoke = simple_invoke  # type: ignore[method-assign,assignment]
+        try:
+            yield self
+        finally:
+            LambdaFunction.invoke = original  # type: ignore[method-assign]
+            LambdaSimpleBackend.invoke = original_simple  # type: ignore[method-assign]

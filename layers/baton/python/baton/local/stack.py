@@ -1,0 +1,184 @@
+"""`baton dev`: moto's threaded server in-process as the AWS emulator, Baton's resources created in
+it, Lambda invokes dispatched to our handlers, and the HTTP API on 127.0.0.1."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from baton.errors import BatonError
+from baton.local.dispatch import LambdaDispatcher
+from baton.local.http_adapter import make_server
+from baton.local.provision import Provisioned, provision
+
+REGION = "us-east-1"
+STATE_FILE = "local.json"
+
+
+class PortInUseError(BatonError):
+    code = "port_in_use"
+
+
+@dataclass
+class LocalInfo:
+    api_url: str
+    token: str
+    moto_url: str
+    provisioned: Provisioned
+    startup_seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "api_url": self.api_url,
+            "token": self.token,
+            "moto_url": self.moto_url,
+            "region": REGION,
+            "table_name": self.provisioned.table_name,
+            "topic_arn": self.provisioned.topic_arn,
+            "workflows": self.provisioned.state_machine_arns,
+            "pid": os.getpid(),
+        }
+
+
+def _check_port_free(host: str, port: int, what: str, flag: str) -> None:
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError as err:
+            if err.errno in (errno.EADDRINUSE, errno.EACCES):
+                raise PortInUseError(
+                    f"port {port} on {host} is already in use, so the {what} cannot start there. "
+                    f"Stop what is using it (is another `baton dev` running? try `lsof -i :{port}`) "
+                    f"or pick another port with {flag} <port> (0 = any free port)."
+                ) from err
+            raise
+
+
+class LocalStack:
+    def __init__(
+        self,
+        *,
+        api_port: int = 8787,
+        moto_port: int = 0,
+        state_dir: Path = Path(".baton"),
+        host: str = "127.0.0.1",
+        log_level: str = "WARNING",
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        self.api_port = api_port
+        self.moto_port = moto_port
+        self.state_dir = state_dir
+        self.host = host
+        self.log_level = log_level
+        self.extra_env = extra_env or {}
+        self.dispatcher = LambdaDispatcher(region=REGION)
+        self._moto: Any = None
+        self._http: Any = None
+        self._exit_stack = contextlib.ExitStack()
+        self.info: LocalInfo | None = None
+
+    def start(self) -> LocalInfo:
+        started = time.perf_counter()
+        _check_port_free(self.host, self.api_port, "Baton API", "--port")
+        _check_port_free(self.host, self.moto_port, "AWS emulator", "--moto-port")
+        import logging
+
+        from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
+
+        self._exit_stack.enter_context(self.dispatcher.installed())
+        self._moto = ThreadedMotoServer(ip_address=self.host, port=self.moto_port, verbose=False)
+        self._moto.start()
+        moto_port = self._moto.get_host_and_port()[1]
+        moto_url = f"http://{self.host}:{moto_port}"
+        token = secrets.token_urlsafe(24)
+
+        # One environment for the process: moto's Step Functions engine calls Lambda at MOTO_PORT,
+        # handlers' boto3 calls reach the emulator through AWS_ENDPOINT_URL.
+        os.environ.update(
+            {
+                "MOTO_PORT": str(moto_port),
+                "AWS_ENDPOINT_URL": moto_url,
+                "AWS_ACCESS_KEY_ID": "local",
+                "AWS_SECRET_ACCESS_KEY": "local",
+                "AWS_DEFAULT_REGION": REGION,
+                "AWS_REGION": REGION,
+                "POWERTOOLS_TRACE_DISABLED": "true",
+                "POWERTOOLS_METRICS_DISABLED": "true",
+                "POWERTOOLS_LOG_LEVEL": self.log_level,
+                "BATON_LOCAL_API_TOKEN": token,
+            }
+        )
+        import boto3
+        import requests
+
+        requests.post(
+            f"{moto_url}/moto-api/config",
+            timeout=10,
+            json={
+                "stepfunctions": {"execute_state_machine": True},
+                "lambda": {"use_docker": False},
+            },
+        ).raise_for_status()
+        session = boto3.session.Session()
+        clients = {name: session.client(name) for name in ("iam", "dynamodb", "sns", "lambda", "stepfunctions")}
+
+        self._http = make_server(self.host, self.api_port, self._invoke_api)
+        api_url = f"http://{self.host}:{self._http.server_address[1]}"
+        provisioned = provision(clients, env={**self.extra_env, "BATON_API_URL": api_url})
+        os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **self.extra_env})
+        _reset_cached_settings()
+        threading.Thread(target=self._http.serve_forever, name="baton-api", daemon=True).start()
+
+        self.info = LocalInfo(
+            api_url=api_url,
+            token=token,
+            moto_url=moto_url,
+            provisioned=provisioned,
+            startup_seconds=time.perf_counter() - started,
+        )
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        state_file = self.state_dir / STATE_FILE
+        state_file.write_text(json.dumps(self.info.to_json(), indent=2))
+        state_file.chmod(0o600)  # it holds the bearer token
+        return self.info
+
+    def _invoke_api(self, event: dict[str, Any]) -> dict[str, Any]:
+        payload, errored = self.dispatcher.invoke("api", event)
+        if errored:
+            raise RuntimeError(f"{payload.get('errorType')}: {payload.get('errorMessage')}")
+        result: dict[str, Any] = payload
+        return result
+
+    def stop(self) -> None:
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+        if self._moto is not None:
+            self._moto.stop()
+        self._exit_stack.close()
+        state_file = self.state_dir / STATE_FILE
+        if self.info and state_file.exists():
+            with contextlib.suppress(OSError, ValueError):
+                if json.loads(state_file.read_text()).get("api_url") == self.info.api_url:
+                    state_file.unlink()
+
+
+def _reset_cached_settings() -> None:
+    from baton.config import get_settings
+    from baton.wiring import services
+
+    get_settings.cache_clear()
+    services.cache_clear()

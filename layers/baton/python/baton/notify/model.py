@@ -1,0 +1,128 @@
+"""The notification every channel renders: one pydantic model, serialized as the SNS message body.
+
+Questions, interrupts, await gates and review turns all go through the same model and the same path
+(`SnsNotifier.publish` → SNS topic → per-channel subscriptions). Subscribers (the notify_* Lambdas)
+rebuild it with `Notification.from_message(record["Sns"]["Message"])`; they never rely on SNS message
+attributes, which are only used for subscription filter policies.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Channel = Literal["console", "email", "webhook", "slack"]
+Kind = Literal["question", "ask", "await", "interrupt", "review"]
+
+CHANNELS: Final[tuple[Channel, ...]] = get_args(Channel)
+KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
+DEFAULT_CHANNELS: Final[tuple[Channel, ...]] = ("console",)
+
+DEFAULT_EVENT_BY_KIND: Final[dict[Kind, str]] = {
+    "question": "human_input_requested",
+    "ask": "human_input_requested",
+    "await": "await_started",
+    "interrupt": "interrupt_created",
+    "review": "review_turn",
+}
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def how_to_answer_for(kind: Kind, run_id: str, interaction_id: str | None = None) -> str:
+    """The CLI command and API path an operator uses to answer, as shown in every channel."""
+    iid = interaction_id or "<interaction-id>"
+    if kind in ("question", "ask"):
+        return (
+            f'CLI: baton runs answer {run_id} {iid} "<answer>"\n'
+            f'API: POST /api/runs/{run_id}/interactions/{iid}/answer {{"answer": ...}}'
+        )
+    if kind == "interrupt":
+        return (
+            f"CLI: baton workflow resume-interrupt {run_id} --interrupt-id {iid} --input '<json>'\n"
+            f'API: POST /api/v1/interrupts/{iid}/resume {{"input": ..., "stateEdits": []}}'
+        )
+    if kind == "review":
+        return (
+            f"CLI: baton review show {run_id}, then "
+            f"baton resume --run-id {run_id} --answer __review_action=<approve|request_changes|reply>\n"
+            f'API: POST /api/runs/{run_id}/resume {{"answers": {{"__review_action": ...}}}}'
+        )
+    # await: the gate is released by answering the run's pending questions.
+    return (
+        f'CLI: baton runs questions {run_id}, then baton runs answer {run_id} <interaction-id> "<answer>"\n'
+        f"API: GET /api/runs/{run_id}/interactions/pending"
+    )
+
+
+class Notification(BaseModel):
+    """One request for human attention, fanned out to `channels`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    event: str = Field(min_length=1, description="Event name, e.g. human_input_requested, review_turn.")
+    kind: Kind
+    run_id: str = Field(min_length=1, description="Run id; the same key as an interrupt's sessionId.")
+    interaction_id: str | None = None
+    node: str | None = None
+    title: str = Field(default="", description="Short headline; derived from kind and prompt when empty.")
+    prompt: str = Field(min_length=1, description="What the human is asked.")
+    options: list[str] | None = None
+    channels: list[Channel] = Field(default_factory=lambda: list(DEFAULT_CHANNELS))
+    how_to_answer: str = Field(default="", description="CLI command and API path; derived when empty.")
+    review_url: str | None = None
+    created_at: str = Field(default_factory=_now_iso, description="ISO-8601 timestamp (UTC).")
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("channels")
+    @classmethod
+    def _dedupe_channels(cls, value: list[Channel]) -> list[Channel]:
+        if not value:
+            raise ValueError("at least one channel is required")
+        return list(dict.fromkeys(value))
+
+    @field_validator("created_at")
+    @classmethod
+    def _iso_timestamp(cls, value: str) -> str:
+        try:
+            datetime.fromisoformat(value)
+        except ValueError as exc:
+            raise ValueError(f"created_at must be an ISO-8601 timestamp, got {value!r}") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _derive_defaults(self) -> Notification:
+        if not self.title:
+            object.__setattr__(self, "title", default_title(self.kind, self.prompt))
+        if not self.how_to_answer:
+            object.__setattr__(self, "how_to_answer", how_to_answer_for(self.kind, self.run_id, self.interaction_id))
+        return self
+
+    def to_message(self) -> str:
+        """The JSON body published to SNS (and POSTed to webhooks)."""
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_message(cls, message: str | bytes) -> Notification:
+        return cls.model_validate_json(message)
+
+
+_TITLE_PREFIX: Final[dict[Kind, str]] = {
+    "question": "Question",
+    "ask": "Question (agent waiting)",
+    "await": "Gate waiting for answers",
+    "interrupt": "Interrupt",
+    "review": "Review requested",
+}
+
+
+def default_title(kind: Kind, prompt: str) -> str:
+    first_line = " ".join(prompt.split())
+    if len(first_line) > 80:
+        first_line = first_line[:79].rstrip() + "…"
+    return f"{_TITLE_PREFIX[kind]}: {first_line}"

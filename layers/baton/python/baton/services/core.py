@@ -1,0 +1,121 @@
+"""What every capability shares: the ports, the clock and ids, and the moves common to all gates
+(record an event, notify, release a parked task token)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
+from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso
+from baton.models import Event, Interaction, RunSummary
+from baton.notify.model import Notification
+from baton.ports import Notifier, Store, TaskTokens, Workflows
+
+log = logging.getLogger("baton")
+
+
+@dataclass
+class Core:
+    store: Store
+    tokens: TaskTokens
+    workflows: Workflows
+    notifier: Notifier
+    workflow_arns: dict[str, str] = field(default_factory=dict)
+    clock: Clock = field(default_factory=SystemClock)
+    ids: IdGenerator = field(default_factory=UlidGenerator)
+
+    def now(self) -> str:
+        return iso(self.clock.now())
+
+    def later(self, seconds: int) -> str:
+        return iso(self.clock.now() + timedelta(seconds=seconds))
+
+    def record(self, run_id: str, type_: str, **data: Any) -> Event:
+        event = Event(event_id=self.ids.new_id(), run_id=run_id, type=type_, at=self.now(), data=data)
+        self.store.append_event(event)
+        return event
+
+    def require_run(self, run_id: str) -> RunSummary:
+        run = self.store.get_run(run_id)
+        if run is None:
+            raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
+        return run
+
+    def ensure_run(self, run_id: str) -> RunSummary:
+        """External runs (agents that only talk to the API) come into being with their first request."""
+        run = self.store.get_run(run_id)
+        if run is not None:
+            return run
+        now = self.now()
+        run = RunSummary(run_id=run_id, status="running", created_at=now, updated_at=now)
+        try:
+            self.store.create_run(run)
+        except Exception:  # lost a creation race: the winner's record is the run
+            found = self.store.get_run(run_id)
+            if found is None:
+                raise
+            return found
+        self.record(run_id, "run_started", hosted=False)
+        return run
+
+    def set_run_status(self, run_id: str, status: str, *, allowed_from: set[str], **changes: Any) -> bool:
+        """Move the run's status if it is in `allowed_from`; a run already elsewhere is left alone."""
+
+        try:
+            self.store.update_run(
+                run_id, {"status": status, "updated_at": self.now(), **changes}, allowed_from=allowed_from
+            )
+        except ConflictError:
+            return False
+        return True
+
+    def notify(self, interaction: Interaction, event: str, **extra: Any) -> None:
+        """Notifications are best effort: a failed publish is logged, never loses the request."""
+        req = interaction.request
+        try:
+            self.notifier.publish(
+                Notification(
+                    event=event,
+                    kind=req.kind,
+                    run_id=interaction.run_id,
+                    interaction_id=interaction.interaction_id,
+                    node=req.node,
+                    prompt=req.prompt,
+                    options=req.options,
+                    channels=req.notify or ["console"],  # type: ignore[arg-type]
+                    created_at=interaction.created_at,
+                    extra=extra,
+                )
+            )
+        except Exception:
+            log.exception("notification failed", extra={"run_id": interaction.run_id})
+
+    def release_gate(self, run_id: str, gate: str, output: dict[str, Any]) -> bool:
+        """Send the parked token of `gate` with `output`. True if this call resumed the gate.
+
+        Called only after the answer is stored, so a failure here loses nothing: a retry or the
+        reconciler sends it later. The conditional release makes a second sender a no-op.
+        """
+        wait = self.store.get_wait(run_id, gate)
+        if wait is None or wait.status != "parked":
+            return False
+        try:
+            self.tokens.send_success(wait.task_token, output)
+        except TaskTokenError as err:
+            self.store.release_wait(wait, "timed_out" if err.reason == "TaskTimedOut" else "released")
+            if err.reason == "TaskTimedOut":
+                raise GoneError(
+                    f"the gate '{gate}' of run {run_id} already timed out; the answer is stored but "
+                    "nothing is waiting for it",
+                    details={"reason": err.reason, "gate": gate},
+                ) from err
+            # InvalidToken / TaskDoesNotExist: someone else already resumed it or the run ended.
+            return False
+        if not self.store.release_wait(wait, "released"):
+            return False
+        self.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
+        self.record(run_id, "run_resumed", gate=gate, kind=wait.kind)
+        return True

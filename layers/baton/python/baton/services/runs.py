@@ -1,0 +1,277 @@
+"""Hosted runs and the plain human pause: start, read, park, resume, time out."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from baton.errors import BadRequestError, ConflictError, GoneError, NotFoundError, PayloadTooLargeError
+from baton.models import (
+    TERMINAL_RUN_STATES,
+    Event,
+    Interaction,
+    InteractionRequest,
+    InteractionStatus,
+    ParkedWait,
+    RunSummary,
+)
+from baton.resources import WORKFLOW_DEFAULTS
+from baton.services.core import Core
+
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$")  # also a valid execution name
+MAX_INPUT_BYTES = 32 * 1024
+MAX_TIMEOUT_SECONDS = 7 * 86400
+_EXECUTION_STATUS = {
+    "SUCCEEDED": "succeeded",
+    "FAILED": "failed",
+    "TIMED_OUT": "timed_out",
+    "ABORTED": "aborted",
+}
+RESUMABLE_KINDS = ("ask", "review")
+
+
+def check_run_id(run_id: str) -> str:
+    if not RUN_ID_PATTERN.match(run_id):
+        raise BadRequestError(
+            "run_id must be 1-80 characters of letters, digits, '-' or '_', starting with a letter or digit",
+            details={"run_id": run_id},
+        )
+    return run_id
+
+
+class RunService:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    # ---- hosted runs ---------------------------------------------------------------------------
+    def start(self, workflow: str, payload: dict[str, Any], *, run_id: str | None, caller: str) -> RunSummary:
+        arn = self.core.workflow_arns.get(workflow)
+        if arn is None:
+            raise NotFoundError(
+                f"unknown workflow '{workflow}'",
+                details={"workflow": workflow, "known": sorted(self.core.workflow_arns)},
+            )
+        run_id = check_run_id(run_id) if run_id else self.core.ids.new_id()
+        payload = {**WORKFLOW_DEFAULTS.get(workflow, {}), **payload}
+        size = len(json.dumps(payload))
+        if size > MAX_INPUT_BYTES:
+            raise PayloadTooLargeError(
+                f"run input is {size} bytes; the limit is {MAX_INPUT_BYTES}",
+                details={"size": size, "limit": MAX_INPUT_BYTES},
+            )
+        now = self.core.now()
+        run = RunSummary(
+            run_id=run_id, status="running", workflow=workflow, hosted=True, created_at=now, updated_at=now
+        )
+        self.core.store.create_run(run)  # ConflictError if the run id is taken
+        try:
+            arn_exec = self.core.workflows.start(arn, run_id, {"run_id": run_id, "input": payload})
+        except Exception as err:
+            self.core.store.update_run(
+                run_id,
+                {"status": "failed", "reason": f"could not start: {err}", "updated_at": self.core.now()},
+            )
+            raise
+        run = self.core.store.update_run(run_id, {"execution_arn": arn_exec})
+        self.core.record(run_id, "run_started", hosted=True, workflow=workflow, by=caller)
+        return run
+
+    def get(self, run_id: str) -> dict[str, Any]:
+        run = self.refresh(self.core.require_run(run_id))
+        counts: dict[str, int] = {}
+        for i in self.core.store.list_run_interactions(run_id):
+            counts[i.state.status] = counts.get(i.state.status, 0) + 1
+        return {**run.model_dump(exclude={"version"}), "interactions": counts}
+
+    def refresh(self, run: RunSummary) -> RunSummary:
+        """A hosted run's final state comes from its execution; fold it into the summary once."""
+        if not run.hosted or not run.execution_arn or run.status in TERMINAL_RUN_STATES:
+            return run
+        described = self.core.workflows.describe(run.execution_arn)
+        status = _EXECUTION_STATUS.get(described["status"])
+        if status is None:
+            return run
+        changes: dict[str, Any] = {"status": status, "updated_at": self.core.now()}
+        if "output" in described:
+            changes["output"] = described["output"]
+        if status != "succeeded":
+            changes["reason"] = run.reason or described.get("cause") or described.get("error") or status
+        try:
+            updated = self.core.store.update_run(
+                run.run_id, changes, allowed_from={"created", "running", "paused_waiting_human"}
+            )
+        except ConflictError:
+            return self.core.require_run(run.run_id)
+        self.core.record(run.run_id, f"run_{status}", reason=changes.get("reason"))
+        return updated
+
+    def events(self, run_id: str, *, after: str | None, limit: int) -> list[Event]:
+        self.core.require_run(run_id)
+        return self.core.store.list_events(run_id, after=after, limit=limit)
+
+    # ---- the human pause -----------------------------------------------------------------------
+    def park(
+        self,
+        *,
+        run_id: str,
+        node: str,
+        token: str,
+        prompt: str,
+        timeout_seconds: int,
+        kind: str = "ask",
+        notify: list[str] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> Interaction:
+        """Called by the gate's Lambda with the task token: record what is asked, park the token."""
+        if not 0 < timeout_seconds <= MAX_TIMEOUT_SECONDS:
+            raise BadRequestError(f"timeout_seconds must be in 1..{MAX_TIMEOUT_SECONDS}")
+        core = self.core
+        core.ensure_run(run_id)
+        now = core.now()
+        interaction = Interaction(
+            interaction_id=core.ids.new_id(),
+            run_id=run_id,
+            created_at=now,
+            expires_at=core.later(timeout_seconds),
+            request=InteractionRequest(
+                kind=kind,  # type: ignore[arg-type]
+                node=node,
+                prompt=prompt,
+                timeout_seconds=timeout_seconds,
+                notify=notify or ["console"],
+                extra=extra or {},
+            ),
+        )
+        core.store.put_interaction(interaction)
+        core.store.put_wait(
+            ParkedWait(
+                run_id=run_id,
+                gate=node,
+                task_token=token,
+                kind=interaction.request.kind,
+                interaction_ids=[interaction.interaction_id],
+                parked_at=now,
+            )
+        )
+        core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running", "paused_waiting_human"})
+        core.record(
+            run_id,
+            "human_input_requested",
+            interaction_id=interaction.interaction_id,
+            node=node,
+            kind=kind,
+            prompt=prompt,
+            timeout_seconds=timeout_seconds,
+        )
+        core.record(run_id, "run_paused", gate=node, kind=kind)
+        core.notify(interaction, "human_input_requested")
+        return interaction
+
+    def resume(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
+        """Store the answers on the run's pending human interaction, then send its parked token."""
+        core = self.core
+        core.require_run(run_id)
+        mine = [
+            i
+            for i in core.store.list_run_interactions(run_id)
+            if i.request.kind in RESUMABLE_KINDS and (node is None or i.request.node == node)
+        ]
+        pending = [i for i in mine if i.state.status == "pending"]
+        if not pending:
+            latest = mine[-1] if mine else None
+            if latest is None:
+                raise ConflictError(
+                    f"run {run_id} is not waiting for input" + (f" at node '{node}'" if node else ""),
+                    details={"run_id": run_id},
+                )
+            if latest.state.status == "answered" and latest.state.answer == answers:
+                # A retry of a resume whose token send failed: the stored answer is resent.
+                resumed = core.release_gate(run_id, latest.request.node, self._output(latest))
+                if resumed:
+                    return self._result(latest, resumed)
+            if latest.state.status == "timed_out":
+                raise GoneError(
+                    f"the pause at node '{latest.request.node}' timed out",
+                    details={"interaction": latest.public()},
+                )
+            raise ConflictError(
+                f"run {run_id} was already resumed at node '{latest.request.node}'",
+                details={"interaction": latest.public()},
+            )
+        target = pending[-1]
+        answered = core.store.transition_interaction(
+            target,
+            InteractionStatus(
+                status="answered",
+                answer=answers,
+                answered_by=caller,
+                answered_at=core.now(),
+                claimed_by=target.state.claimed_by,
+                claimed_at=target.state.claimed_at,
+                version=target.state.version,
+            ),
+        )
+        core.record(
+            run_id,
+            "interaction_answered",
+            interaction_id=target.interaction_id,
+            node=target.request.node,
+            answer=answers,
+            by=caller,
+        )
+        resumed = core.release_gate(run_id, target.request.node, self._output(answered))
+        return self._result(answered, resumed)
+
+    @staticmethod
+    def _output(i: Interaction) -> dict[str, Any]:
+        return {
+            "interaction_id": i.interaction_id,
+            "node": i.request.node,
+            "answers": i.state.answer,
+            "answered_by": i.state.answered_by,
+            "answered_at": i.state.answered_at,
+        }
+
+    @staticmethod
+    def _result(i: Interaction, resumed: bool) -> dict[str, Any]:
+        return {
+            "interaction_id": i.interaction_id,
+            "node": i.request.node,
+            "queued": True,
+            "resumed": resumed,
+        }
+
+    def record_timeout(self, run_id: str, node: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The gate's Catch on States.Timeout lands here: mark what timed out and say so."""
+        core = self.core
+        unanswered = []
+        for i in core.store.list_run_interactions(run_id, status="pending"):
+            if i.request.node != node:
+                continue
+            try:
+                core.store.transition_interaction(
+                    i, i.state.model_copy(update={"status": "timed_out", "reason": "timeout"})
+                )
+            except ConflictError:
+                continue  # answered at the last moment: not part of what timed out
+            unanswered.append(i)
+        wait = core.store.get_wait(run_id, node)
+        if wait is not None and wait.status == "parked":
+            core.store.release_wait(wait, "timed_out")
+        listed = "; ".join(f"{i.interaction_id} ({i.request.prompt!r})" for i in unanswered) or "none"
+        seconds = unanswered[0].request.timeout_seconds if unanswered else None
+        cause = (
+            f"timed out after {seconds}s waiting for human input at node '{node}'; unanswered: {listed}"
+            if seconds
+            else f"timed out waiting for human input at node '{node}'; unanswered: {listed}"
+        )
+        core.record(
+            run_id,
+            "human_input_timed_out",
+            node=node,
+            unanswered=[i.interaction_id for i in unanswered],
+            cause=cause,
+        )
+        core.set_run_status(run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause)
+        return {"cause": cause, "unanswered": [i.interaction_id for i in unanswered]}
