@@ -78,6 +78,10 @@ def dev(
     stack = LocalStack(
         api_port=port, moto_port=moto_port, state_dir=state_dir, log_level="INFO" if verbose else "WARNING"
     )
+    stopped = threading.Event()
+    # Ctrl-C and SIGTERM only set a flag, so a signal at any moment ends in the same clean shutdown.
+    signal.signal(signal.SIGINT, lambda *_: stopped.set())
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     console.print("[bold]Baton local stack[/] starting…")
     try:
         info = stack.start()
@@ -89,14 +93,9 @@ def dev(
     console.print(f"  workflows  {', '.join(sorted(info.provisioned.state_machine_arns))}")
     console.print(f"  state      {state_dir / 'local.json'} (API URL and bearer token for the CLI and SDK)")
     console.print(f"  started in {info.startup_seconds:.2f}s. Notifications are printed below. Ctrl-C stops.\n")
-    if demo:
+    if demo and not stopped.is_set():
         start_demo(info, console)
-    stopped = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
-    try:
-        while not stopped.wait(0.5):
-            pass
-    except KeyboardInterrupt:
+    while not stopped.wait(0.5):
         pass
     console.print("\nstopping…")
     stack.stop()

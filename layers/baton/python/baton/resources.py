@@ -22,6 +22,10 @@ class FunctionSpec:
     subscribes_to_channel: str | None = None
     # Extra environment names this function reads (beyond the shared Baton settings).
     extra_env: tuple[str, ...] = field(default_factory=tuple)
+    # AWS access the deployed function needs, by capability (see infra/permissions.py): "table",
+    # "topic", "start_execution", "send_task", "merge_build", "slack_secret", "webhook_secret".
+    # None = the deployment's default for this function name (table + topic for unknown names).
+    aws_access: tuple[str, ...] | None = None
 
     @property
     def directory(self) -> Path:

@@ -1,0 +1,29 @@
+# The README's commands. Each target bootstraps first, so it works on a fresh clone.
+UV := UV_PYTHON_DOWNLOADS=never python3 -m uv
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
+
+.PHONY: bootstrap dev test lint unit bench synth
+
+bootstrap:
+	@./scripts/bootstrap.sh
+
+dev: bootstrap  ## the embedded local stack with its demo
+	$(UV) run baton dev
+
+test: bootstrap lint  ## everything CI runs: lint, types, ASL rule, all test levels
+	$(UV) run pytest
+
+lint: bootstrap
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+	$(UV) run mypy
+	$(UV) run baton check-asl statemachines
+
+unit: bootstrap
+	$(UV) run pytest tests/unit
+
+bench: bootstrap  ## prints the figures: startup, pause→resume round trip, cold import
+	$(UV) run python scripts/bench.py
+
+synth: bootstrap  ## CDK synth offline (no Docker, no credentials)
+	$(UV) run baton synth

@@ -1,0 +1,1 @@
+"""One construct per capability of a Baton team environment."""

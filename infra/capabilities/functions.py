@@ -1,0 +1,149 @@
+"""functions: one Lambda per `baton.resources.FUNCTIONS` entry (new entries are picked up on the next
+synth), each with its own role and log group, the `layers/baton` layer and the Powertools layer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from aws_cdk import Aws, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_codebuild as codebuild
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from baton.resources import FunctionSpec
+from infra.config import TeamConfig, powertools_layer_arn
+from infra.naming import executions_arn, parameter_arn
+from infra.permissions import access_for
+
+RUNTIME = lambda_.Runtime.PYTHON_3_13
+ARCHITECTURE = lambda_.Architecture.ARM_64
+ASSET_EXCLUDE = ["**/__pycache__", "**/*.pyc", "**/.mypy_cache", "**/.pytest_cache"]
+SEND_TASK_ACTIONS = ["states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"]
+
+
+@dataclass(frozen=True)
+class FunctionInputs:
+    """What the functions are wired to (built before them, so nothing here depends on a function)."""
+
+    table: dynamodb.ITable
+    topic: sns.ITopic
+    state_machine_arns: Mapping[str, str]  # workflow -> ARN built from its known name
+    merge_project: codebuild.IProject | None
+    extra_env: Mapping[str, str]  # values for FunctionSpec.extra_env names
+
+
+class Functions(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: TeamConfig,
+        specs: Sequence[FunctionSpec],
+        layer_dir: str,
+        inputs: FunctionInputs,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.config = config
+        self.layer = lambda_.LayerVersion(
+            self,
+            "BatonLayer",
+            layer_version_name=f"{config.prefix}-baton",
+            description="The baton package (layers/baton/python/baton)",
+            code=lambda_.Code.from_asset(layer_dir, exclude=ASSET_EXCLUDE),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        self.powertools = lambda_.LayerVersion.from_layer_version_arn(
+            self, "Powertools", powertools_layer_arn(Aws.REGION, config.powertools_layer_version)
+        )
+        shared_env = {
+            "BATON_TABLE_NAME": inputs.table.table_name,
+            "BATON_TOPIC_ARN": inputs.topic.topic_arn,
+            "BATON_WORKFLOWS": json.dumps(dict(inputs.state_machine_arns), separators=(",", ":")),
+            "POWERTOOLS_SERVICE_NAME": "baton",
+            "POWERTOOLS_METRICS_NAMESPACE": f"Baton/{config.team}",
+        }
+        self.functions: dict[str, lambda_.Function] = {}
+        self.roles: dict[str, iam.Role] = {}
+        for spec in specs:
+            role = iam.Role(
+                self,
+                f"{spec.name}Role",
+                assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+                description=f"{config.prefix}-{spec.name}: least-privilege role",
+            )
+            log_group = logs.LogGroup(
+                self,
+                f"{spec.name}Logs",
+                log_group_name=f"/aws/lambda/{config.prefix}-{spec.name}",
+                retention=logs.RetentionDays.THREE_MONTHS,
+                removal_policy=RemovalPolicy.DESTROY,
+            )
+            log_group.grant_write(role)
+            env = dict(shared_env)
+            env.update({name: inputs.extra_env[name] for name in spec.extra_env if inputs.extra_env.get(name)})
+            fn = lambda_.Function(
+                self,
+                spec.name,
+                function_name=f"{config.prefix}-{spec.name}",
+                description=spec.description,
+                runtime=RUNTIME,
+                architecture=ARCHITECTURE,
+                handler="handler.lambda_handler",
+                code=lambda_.Code.from_asset(str(spec.directory), exclude=ASSET_EXCLUDE),
+                layers=[self.layer, self.powertools],
+                timeout=Duration.seconds(spec.timeout_seconds),
+                memory_size=spec.memory_mb,
+                role=role,
+                log_group=log_group,
+                tracing=lambda_.Tracing.ACTIVE,
+                environment=env,
+            )
+            self.functions[spec.name] = fn
+            self.roles[spec.name] = role
+            self._grant(spec, role, inputs)
+
+    def _grant(self, spec: FunctionSpec, role: iam.Role, inputs: FunctionInputs) -> None:
+        stack = Stack.of(self)
+        machines = list(inputs.state_machine_arns.values())
+        for capability in access_for(spec):
+            if capability == "table":
+                inputs.table.grant_read_write_data(role)
+            elif capability == "topic":
+                inputs.topic.grant_publish(role)
+            elif capability == "start_execution" and machines:
+                role.add_to_principal_policy(iam.PolicyStatement(actions=["states:StartExecution"], resources=machines))
+                executions = [executions_arn(stack, self.config, wf) for wf in inputs.state_machine_arns]
+                role.add_to_principal_policy(
+                    iam.PolicyStatement(actions=["states:DescribeExecution", "states:StopExecution"], resources=executions)
+                )
+            elif capability == "send_task" and machines:
+                role.add_to_principal_policy(iam.PolicyStatement(actions=SEND_TASK_ACTIONS, resources=machines))
+            elif capability == "merge_build" and inputs.merge_project is not None:
+                role.add_to_principal_policy(
+                    iam.PolicyStatement(actions=["codebuild:StartBuild"], resources=[inputs.merge_project.project_arn])
+                )
+            elif capability == "slack_secret":
+                if self.config.slack_secret_arn:
+                    role.add_to_principal_policy(
+                        iam.PolicyStatement(
+                            actions=["secretsmanager:GetSecretValue"], resources=[self.config.slack_secret_arn]
+                        )
+                    )
+                else:
+                    role.add_to_principal_policy(_read_parameter(stack, self.config.slack_parameter_name))
+            elif capability == "webhook_secret":
+                role.add_to_principal_policy(_read_parameter(stack, self.config.webhook_secret_parameter_name))
+
+
+
+def _read_parameter(stack: Stack, name: str) -> iam.PolicyStatement:
+    return iam.PolicyStatement(actions=["ssm:GetParameter"], resources=[parameter_arn(stack, name)])

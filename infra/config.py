@@ -1,0 +1,125 @@
+"""A team environment's deployment settings, read from CDK context (`-c key=value` or cdk.json)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from constructs import Node
+
+TEAM_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+DEFAULT_TEAM = "dev"
+
+# The AWS-managed Powertools layer (Powertools and pydantic come from it). One constant; a team can
+# pin another version with `-c powertools_layer_version=N`.
+POWERTOOLS_LAYER_ACCOUNT = "017000801446"
+POWERTOOLS_LAYER_VERSION = 27
+POWERTOOLS_PYTHON = "python313"
+POWERTOOLS_ARCHITECTURE = "arm64"
+
+
+def powertools_layer_arn(region: str, version: int = POWERTOOLS_LAYER_VERSION) -> str:
+    return (
+        f"arn:aws:lambda:{region}:{POWERTOOLS_LAYER_ACCOUNT}:layer:"
+        f"AWSLambdaPowertoolsPythonV3-{POWERTOOLS_PYTHON}-{POWERTOOLS_ARCHITECTURE}:{version}"
+    )
+
+
+def _as_list(value: Any) -> list[str]:
+    """`a@x,b@y`, a JSON list, or a list (cdk.json) -> ['a@x', 'b@y']."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    text = str(value).strip()
+    if text.startswith("["):
+        return [str(v).strip() for v in json.loads(text) if str(v).strip()]
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _as_bool(value: Any, default: bool) -> bool:
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def _as_int(value: Any, default: int) -> int:
+    return default if value is None or value == "" else int(value)
+
+
+@dataclass(frozen=True)
+class TeamConfig:
+    """Everything that differs between team environments. Names of every resource derive from `team`."""
+
+    team: str = DEFAULT_TEAM
+    # People who get notifications on the `email` channel, and alarm emails.
+    emails: list[str] = field(default_factory=list)
+    alarm_emails: list[str] = field(default_factory=list)
+    # Slack webhook URL: an SSM SecureString (default name below) or a Secrets Manager secret ARN.
+    slack_parameter: str = ""
+    slack_secret_arn: str = ""
+    # Signed webhook channel (optional): the URL, and the SSM SecureString holding the signing secret.
+    webhook_url: str = ""
+    webhook_secret_parameter: str = ""
+    # The git repository merges land in (https URL), and an optional Secrets Manager secret with a
+    # token for pushing to it (CodeCommit URLs use the build role instead).
+    repository: str = ""
+    repository_token_secret: str = ""
+    # API Gateway stage throttling (requests per second / burst) for each API.
+    throttle_rate: int = 50
+    throttle_burst: int = 100
+    # Create the account-level API Gateway CloudWatch role (needed once per account and region for
+    # access and execution logs); set false when another stack already manages it.
+    api_account_role: bool = True
+    # Alarm when a gate has waited its whole timeout this many times in 5 minutes.
+    gate_timeout_alarm_threshold: int = 1
+    powertools_layer_version: int = POWERTOOLS_LAYER_VERSION
+
+    def __post_init__(self) -> None:
+        if not TEAM_PATTERN.match(self.team):
+            raise ValueError(
+                f"team {self.team!r} must match {TEAM_PATTERN.pattern} (it prefixes every resource name)"
+            )
+
+    @property
+    def prefix(self) -> str:
+        return f"baton-{self.team}"
+
+    @property
+    def stack_name(self) -> str:
+        return f"Baton-{self.team}"
+
+    @property
+    def slack_parameter_name(self) -> str:
+        return self.slack_parameter or f"/baton/{self.team}/slack-webhook-url"
+
+    @property
+    def webhook_secret_parameter_name(self) -> str:
+        return self.webhook_secret_parameter or f"/baton/{self.team}/webhook-secret"
+
+    @classmethod
+    def from_node(cls, node: Node, team: str | None = None) -> TeamConfig:
+        def ctx(key: str) -> Any:
+            return node.try_get_context(key)
+
+        emails = _as_list(ctx("emails"))
+        return cls(
+            team=str(team or ctx("team") or DEFAULT_TEAM),
+            emails=emails,
+            alarm_emails=_as_list(ctx("alarm_emails")) or emails,
+            slack_parameter=str(ctx("slack_parameter") or ""),
+            slack_secret_arn=str(ctx("slack_secret_arn") or ""),
+            webhook_url=str(ctx("webhook_url") or ""),
+            webhook_secret_parameter=str(ctx("webhook_secret_parameter") or ""),
+            repository=str(ctx("repository") or ""),
+            repository_token_secret=str(ctx("repository_token_secret") or ""),
+            throttle_rate=_as_int(ctx("throttle_rate"), 50),
+            throttle_burst=_as_int(ctx("throttle_burst"), 100),
+            api_account_role=_as_bool(ctx("api_account_role"), True),
+            gate_timeout_alarm_threshold=_as_int(ctx("gate_timeout_alarm_threshold"), 1),
+            powertools_layer_version=_as_int(ctx("powertools_layer_version"), POWERTOOLS_LAYER_VERSION),
+        )

@@ -1,0 +1,41 @@
+"""Which AWS access each deployed function gets, by capability. Least privilege: a function gets only
+the capabilities listed for it; `FunctionSpec.aws_access` (when set) wins over the defaults here."""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+from baton.resources import FunctionSpec
+
+Capability = Literal[
+    "table",  # read/write Baton's table (grant_read_write_data)
+    "topic",  # publish to the notifications topic (and use its KMS key for that)
+    "start_execution",  # start/describe/stop executions of Baton's state machines (hosted runs)
+    "send_task",  # states:SendTaskSuccess/Failure/Heartbeat on Baton's state machines (resume a gate)
+    "merge_build",  # codebuild:StartBuild on the merge project
+    "slack_secret",  # read the Slack webhook URL (SSM parameter or Secrets Manager secret)
+    "webhook_secret",  # read the webhook signing secret (SSM parameter)
+]
+CAPABILITIES: Final[tuple[str, ...]] = get_args(Capability)
+
+DEFAULT_ACCESS: Final[tuple[str, ...]] = ("table", "topic")
+
+ACCESS_BY_NAME: Final[dict[str, tuple[str, ...]]] = {
+    "api": ("table", "topic", "start_execution", "send_task"),
+    "park": ("table", "topic"),
+    "gate_timeout": ("table", "topic"),
+    "notify_console": (),
+    "notify_slack": ("slack_secret",),
+    "notify_webhook": ("webhook_secret",),
+    # The merge task's Lambda starts the CodeBuild build with the task token; it may fail the task
+    # itself when the build cannot start, and records the merge's start on the run.
+    "merge_start": ("table", "topic", "merge_build", "send_task"),
+}
+
+
+def access_for(spec: FunctionSpec) -> tuple[str, ...]:
+    access = spec.aws_access if spec.aws_access is not None else ACCESS_BY_NAME.get(spec.name, DEFAULT_ACCESS)
+    unknown = set(access) - set(CAPABILITIES)
+    if unknown:
+        raise ValueError(f"function {spec.name}: unknown aws_access {sorted(unknown)}; expected {CAPABILITIES}")
+    return tuple(access)

@@ -1,0 +1,175 @@
+"""In-memory fakes of the ports, with the same conditional semantics as the DynamoDB adapter.
+For unit tests of the domain; the integration tests run the real adapters on moto."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from baton.errors import ConflictError, NotFoundError, TaskTokenError
+from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, RunSummary
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.runs: dict[str, RunSummary] = {}
+        self.interactions: dict[tuple[str, str], Interaction] = {}
+        self.events: dict[str, list[Event]] = {}
+        self.messages: dict[tuple[str, str], list[tuple[Message, bool]]] = {}
+        self.waits: dict[tuple[str, str], ParkedWait] = {}
+
+    def create_run(self, run: RunSummary) -> None:
+        with self._lock:
+            if run.run_id in self.runs:
+                raise ConflictError(f"run {run.run_id} already exists", details={"run_id": run.run_id})
+            self.runs[run.run_id] = run
+
+    def get_run(self, run_id: str) -> RunSummary | None:
+        return self.runs.get(run_id)
+
+    def update_run(self, run_id: str, changes: dict[str, Any], *, allowed_from: set[str] | None = None) -> RunSummary:
+        with self._lock:
+            run = self.runs.get(run_id)
+            if run is None:
+                raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
+            if allowed_from and run.status not in allowed_from:
+                raise ConflictError(f"run {run_id} is {run.status}", details={"current": run.model_dump()})
+            updated = run.model_copy(update={**changes, "version": run.version + 1})
+            self.runs[run_id] = updated
+            return updated
+
+    def put_interaction(self, interaction: Interaction) -> None:
+        key = (interaction.run_id, interaction.interaction_id)
+        with self._lock:
+            if key in self.interactions:
+                raise ConflictError(f"interaction {interaction.interaction_id} already exists")
+            self.interactions[key] = interaction
+
+    def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None:
+        return self.interactions.get((run_id, interaction_id))
+
+    def transition_interaction(self, interaction: Interaction, new_state: InteractionStatus) -> Interaction:
+        key = (interaction.run_id, interaction.interaction_id)
+        with self._lock:
+            current = self.interactions.get(key)
+            if current is None:
+                raise NotFoundError(f"interaction {interaction.interaction_id} not found")
+            if current.state.version != interaction.state.version:
+                raise ConflictError(
+                    f"interaction {interaction.interaction_id} is already {current.state.status}",
+                    details={"interaction": current.public()},
+                )
+            updated = interaction.model_copy(
+                update={"state": new_state.model_copy(update={"version": interaction.state.version + 1})}
+            )
+            self.interactions[key] = updated
+            return updated
+
+    def list_run_interactions(
+        self, run_id: str, *, kind: str | None = None, status: str | None = None
+    ) -> list[Interaction]:
+        found = [i for (r, _), i in self.interactions.items() if r == run_id]
+        return [
+            i
+            for i in sorted(found, key=lambda i: (i.created_at, i.interaction_id))
+            if (kind is None or i.request.kind == kind) and (status is None or i.state.status == status)
+        ]
+
+    def list_by_status(self, kind: str, status: str, *, run_id: str | None = None) -> list[Interaction]:
+        return sorted(
+            (
+                i
+                for i in self.interactions.values()
+                if i.request.kind == kind and i.state.status == status and (run_id is None or i.run_id == run_id)
+            ),
+            key=lambda i: (i.run_id, i.created_at, i.interaction_id),
+        )
+
+    def list_pending(self, kind: str) -> list[Interaction]:
+        return sorted(
+            (i for i in self.interactions.values() if i.request.kind == kind and i.state.status == "pending"),
+            key=lambda i: (i.created_at, i.interaction_id),
+        )
+
+    def append_event(self, event: Event) -> None:
+        with self._lock:
+            self.events.setdefault(event.run_id, []).append(event)
+
+    def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
+        events = sorted(self.events.get(run_id, []), key=lambda e: e.event_id)
+        return [e for e in events if after is None or e.event_id > after][:limit]
+
+    def put_message(self, message: Message) -> None:
+        with self._lock:
+            self.messages.setdefault((message.run_id, message.node), []).append((message, False))
+
+    def drain_messages(self, run_id: str, node: str, *, drained_at: str) -> list[Message]:
+        with self._lock:
+            queue = sorted(self.messages.get((run_id, node), []), key=lambda m: m[0].message_id)
+            out = [m for m, drained in queue if not drained]
+            self.messages[(run_id, node)] = [(m, True) for m, _ in queue]
+            return out
+
+    def put_wait(self, wait: ParkedWait) -> None:
+        with self._lock:
+            self.waits[(wait.run_id, wait.gate)] = wait
+
+    def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
+        return self.waits.get((run_id, gate))
+
+    def release_wait(self, wait: ParkedWait, status: str) -> bool:
+        with self._lock:
+            current = self.waits.get((wait.run_id, wait.gate))
+            if current is None or current.status != "parked" or current.task_token != wait.task_token:
+                return False
+            self.waits[(wait.run_id, wait.gate)] = current.model_copy(update={"status": status})
+            return True
+
+    def list_parked(self) -> list[ParkedWait]:
+        return [w for w in self.waits.values() if w.status == "parked"]
+
+
+class RecordingTaskTokens:
+    """Accepts each token once, like Step Functions; `fail_next` simulates a refused or failed send."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, Any]] = []
+        self.used: set[str] = set()
+        self.fail_next: Exception | None = None
+
+    def _check(self, token: str) -> None:
+        if self.fail_next is not None:
+            err, self.fail_next = self.fail_next, None
+            raise err
+        if token in self.used:
+            raise TaskTokenError("token already used", reason="InvalidToken")
+        self.used.add(token)
+
+    def send_success(self, token: str, output: dict[str, Any]) -> None:
+        self._check(token)
+        self.sent.append(("success", token, output))
+
+    def send_failure(self, token: str, error: str, cause: str) -> None:
+        self._check(token)
+        self.sent.append(("failure", token, {"error": error, "cause": cause}))
+
+    def send_heartbeat(self, token: str) -> None:
+        self.sent.append(("heartbeat", token, None))
+
+
+class FakeWorkflows:
+    def __init__(self) -> None:
+        self.started: list[tuple[str, str, dict[str, Any]]] = []
+        self.status: dict[str, dict[str, Any]] = {}
+
+    def start(self, state_machine_arn: str, run_id: str, payload: dict[str, Any]) -> str:
+        arn = f"{state_machine_arn.replace(':stateMachine:', ':execution:')}:{run_id}"
+        if arn in self.status:
+            raise ConflictError(f"an execution named {run_id} already exists")
+        self.started.append((state_machine_arn, run_id, payload))
+        self.status[arn] = {"status": "RUNNING"}
+        return arn
+
+    def describe(self, execution_arn: str) -> dict[str, Any]:
+        return self.status[execution_arn]

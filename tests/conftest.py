@@ -1,0 +1,58 @@
+"""Shared test helpers: a controllable clock and in-memory wiring of the domain."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from baton.adapters.memory import FakeWorkflows, MemoryStore, RecordingTaskTokens
+from baton.notify.sns import RecordingNotifier
+from baton.services.core import Core
+from baton.services.runs import RunService
+
+
+class FixedClock:
+    def __init__(self, start: datetime | None = None) -> None:
+        self.current = start or datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, seconds: float) -> None:
+        self.current += timedelta(seconds=seconds)
+
+
+class CountingIds:
+    def __init__(self) -> None:
+        self.n = 0
+
+    def new_id(self) -> str:
+        self.n += 1
+        return f"01TEST{self.n:020d}"
+
+
+WORKFLOW_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:baton-human_pause"
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock()
+
+
+@pytest.fixture
+def core(clock: FixedClock) -> Core:
+    return Core(
+        store=MemoryStore(),
+        tokens=RecordingTaskTokens(),
+        workflows=FakeWorkflows(),
+        notifier=RecordingNotifier(),
+        workflow_arns={"human_pause": WORKFLOW_ARN},
+        clock=clock,
+        ids=CountingIds(),
+    )
+
+
+@pytest.fixture
+def runs(core: Core) -> RunService:
+    return RunService(core)

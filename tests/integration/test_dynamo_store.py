@@ -1,0 +1,115 @@
+"""The DynamoDB adapter on moto: conditional writes decide every race; no Scan."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from baton.errors import ConflictError, NotFoundError
+from baton.models import Interaction, InteractionRequest, InteractionStatus, Message, ParkedWait, RunSummary
+from tests.integration.conftest import MotoStack
+
+
+def _interaction(run_id: str = "r1", iid: str = "i1", kind: str = "question") -> Interaction:
+    return Interaction(
+        interaction_id=iid,
+        run_id=run_id,
+        created_at="2026-11-30T12:00:00.000Z",
+        request=InteractionRequest(kind=kind, node="draft", prompt="Which db?", options=["pg", "dynamo"]),  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def store(moto_stack: MotoStack) -> Any:
+    store = moto_stack.services.core.store
+    store.create_run(RunSummary(run_id="r1", created_at="t", updated_at="t"))
+    return store
+
+
+@pytest.fixture
+def operations(moto_stack: MotoStack) -> list[str]:
+    seen: list[str] = []
+    client = moto_stack.services.core.store._db  # type: ignore[attr-defined]
+    client.meta.events.register("before-call.dynamodb.*", lambda model, **_: seen.append(model.name))
+    return seen
+
+
+def test_run_create_is_conditional_and_update_checks_status(store: Any) -> None:
+    with pytest.raises(ConflictError):
+        store.create_run(RunSummary(run_id="r1", created_at="t", updated_at="t"))
+    updated = store.update_run("r1", {"status": "running"}, allowed_from={"created"})
+    assert updated.status == "running" and updated.version == 1
+    with pytest.raises(ConflictError) as err:
+        store.update_run("r1", {"status": "succeeded"}, allowed_from={"created"})
+    assert err.value.details["current"]["status"] == "running"
+    with pytest.raises(NotFoundError):
+        store.update_run("ghost", {"status": "running"})
+
+
+def test_interaction_request_and_status_round_trip(store: Any) -> None:
+    store.put_interaction(_interaction())
+    got = store.get_interaction("r1", "i1")
+    assert got.request.options == ["pg", "dynamo"] and got.state.status == "pending" and got.state.version == 0
+    assert [i.interaction_id for i in store.list_pending("question")] == ["i1"]
+    assert [i.interaction_id for i in store.list_by_status("question", "pending", run_id="r1")] == ["i1"]
+    answered = store.transition_interaction(got, InteractionStatus(status="answered", answer="pg", answered_by="a"))
+    assert answered.state.version == 1
+    assert store.list_pending("question") == []  # the sparse index entry is gone
+    assert [i.interaction_id for i in store.list_by_status("question", "answered")] == ["i1"]
+
+
+def test_twenty_racing_transitions_exactly_one_wins(store: Any) -> None:
+    store.put_interaction(_interaction())
+    read = store.get_interaction("r1", "i1")
+    results: list[Any] = []
+    barrier = threading.Barrier(20)
+
+    def answer(n: int) -> None:
+        barrier.wait()
+        try:
+            store.transition_interaction(read, InteractionStatus(status="answered", answer=f"a{n}"))
+            results.append(("won", n))
+        except ConflictError as err:
+            results.append(("lost", err.details["interaction"]["answer"]))
+
+    threads = [threading.Thread(target=answer, args=(n,)) for n in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [n for kind, n in results if kind == "won"]
+    assert len(winners) == 1
+    final = store.get_interaction("r1", "i1").state.answer
+    assert final == f"a{winners[0]}"
+    assert all(v == final for kind, v in results if kind == "lost")
+
+
+def test_messages_drain_exactly_once_in_order(store: Any) -> None:
+    for n in range(3):
+        store.put_message(Message(message_id=f"m{n}", run_id="r1", node="draft", text=f"t{n}", created_at="t"))
+    first = store.drain_messages("r1", "draft", drained_at="now")
+    assert [m.text for m in first] == ["t0", "t1", "t2"]
+    assert store.drain_messages("r1", "draft", drained_at="later") == []
+
+
+def test_wait_release_is_conditional_on_the_token(store: Any) -> None:
+    wait = ParkedWait(run_id="r1", gate="g", task_token="tok", kind="ask", parked_at="t")
+    store.put_wait(wait)
+    assert [w.gate for w in store.list_parked()] == ["g"]
+    stale = wait.model_copy(update={"task_token": "old"})
+    assert store.release_wait(stale, "released") is False
+    assert store.release_wait(wait, "released") is True
+    assert store.release_wait(wait, "released") is False
+    assert store.list_parked() == []
+
+
+def test_no_scan_is_ever_issued(store: Any, operations: list[str]) -> None:
+    store.put_interaction(_interaction())
+    store.list_pending("question")
+    store.list_by_status("question", "pending", run_id="r1")
+    store.list_run_interactions("r1")
+    store.list_events("r1")
+    store.list_parked()
+    assert operations and "Scan" not in operations

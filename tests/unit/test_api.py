@@ -1,0 +1,106 @@
+"""The HTTP API through the real resolver, on in-memory services: status codes and error bodies."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from baton.api import deps
+from baton.api.app import create_app
+from baton.config import Settings
+from baton.local.http_adapter import to_proxy_event
+from baton.services.core import Core
+from baton.services.runs import RunService
+from baton.wiring import Services
+
+TOKEN = "local-secret"
+
+
+@pytest.fixture
+def api(core: Core) -> Iterator[Any]:
+    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": TOKEN})
+    services = Services(settings=settings, core=core, runs=RunService(core))
+    deps.set_services_provider(lambda: services)
+    app = create_app()
+
+    def call(method: str, path: str, body: Any = None, token: str | None = TOKEN, raw: str | None = None) -> Any:
+        headers = {"Content-Type": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        data = raw if raw is not None else (json.dumps(body) if body is not None else "")
+        event = to_proxy_event(method, path, headers, data.encode(), "127.0.0.1")
+        result = app.resolve(event, None)
+        return result["statusCode"], json.loads(result["body"]) if result.get("body") else None
+
+    yield call
+    deps.set_services_provider(deps._default_provider)
+
+
+def test_no_token_is_401_and_wrong_token_is_401(api: Any, core: Core) -> None:
+    status, body = api("POST", "/api/runs", {"workflow": "human_pause"}, token=None)
+    assert status == 401 and body["error"] == "unauthorized"
+    status, body = api("POST", "/api/runs", {"workflow": "human_pause"}, token="wrong")
+    assert status == 401 and "not valid" in body["message"]
+    assert core.workflows.started == []  # type: ignore[attr-defined]
+
+
+def test_start_and_read_a_run(api: Any) -> None:
+    status, body = api("POST", "/api/runs", {"workflow": "human_pause", "run_id": "r1", "input": {"prompt": "?"}})
+    assert status == 201 and body["run_id"] == "r1" and body["status"] == "running"
+    status, body = api("GET", "/api/runs/r1")
+    assert status == 200 and body["workflow"] == "human_pause" and body["interactions"] == {}
+    status, body = api("GET", "/api/runs/r1/events")
+    assert status == 200 and [e["type"] for e in body["events"]] == ["run_started"]
+    assert body["next"] == body["events"][-1]["event_id"]
+    status, body = api("GET", f"/api/runs/r1/events?after={body['next']}")
+    assert status == 200 and body["events"] == []
+
+
+def test_malformed_json_is_400_and_changes_nothing(api: Any, core: Core) -> None:
+    status, body = api("POST", "/api/runs", raw='{"workflow": ')
+    assert status == 400 and body["error"] == "bad_request" and "JSON" in body["message"]
+    assert core.workflows.started == []  # type: ignore[attr-defined]
+
+
+def test_missing_or_unknown_fields_are_422(api: Any, core: Core) -> None:
+    status, body = api("POST", "/api/runs", {"input": {}})
+    assert status == 422 and body["error"] == "validation_failed" and "workflow" in body["message"]
+    status, body = api("POST", "/api/runs", {"workflow": "human_pause", "surprise": 1})
+    assert status == 422
+    status, body = api("POST", "/api/runs/r1/resume", {})
+    assert status == 422 and "answers" in body["message"]
+    assert core.workflows.started == []  # type: ignore[attr-defined]
+
+
+def test_unknown_run_and_unknown_workflow_are_404(api: Any) -> None:
+    status, body = api("GET", "/api/runs/ghost")
+    assert status == 404 and body == {"error": "not_found", "message": "run ghost not found", "run_id": "ghost"}
+    status, body = api("POST", "/api/runs/ghost/resume", {"answers": {"a": 1}})
+    assert status == 404
+    status, body = api("POST", "/api/runs", {"workflow": "nope"})
+    assert status == 404 and body["known"] == ["human_pause"]
+    status, body = api("GET", "/api/nothing/here")
+    assert status == 404 and body["error"] == "not_found"
+
+
+def test_resume_then_second_resume_is_409_with_the_winner(api: Any, runs_in_core: None, core: Core) -> None:
+    status, body = api("POST", "/api/runs/r1/resume", {"answers": {"ship": True}})
+    assert status == 200 and body["resumed"] is True
+    status, body = api("POST", "/api/runs/r1/resume", {"answers": {"ship": False}})
+    assert status == 409 and body["error"] == "conflict" and body["interaction"]["answer"] == {"ship": True}
+    assert "task_token" not in json.dumps(body) and "tok-1" not in json.dumps(body)
+
+
+def test_openapi_and_docs_are_served(api: Any) -> None:
+    status, body = api("GET", "/api/openapi.json", token=None)
+    assert status == 200 and "/api/runs/{run_id}/resume" in body["paths"]
+
+
+@pytest.fixture
+def runs_in_core(core: Core) -> None:
+    runs = RunService(core)
+    runs.start("human_pause", {}, run_id="r1", caller="op")
+    runs.park(run_id="r1", node="approve", token="tok-1", prompt="Ship?", timeout_seconds=60)

@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from baton.asl import AslError, check_definition, check_directory, load_definition, substitute
+from baton.resources import FUNCTIONS, STATEMACHINES_DIR
+
+import pytest
+
+
+def _token_task(**extra: object) -> dict[str, object]:
+    return {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken", "End": True, **extra}
+
+
+def test_every_shipped_state_machine_passes() -> None:
+    problems = check_directory(STATEMACHINES_DIR)
+    assert problems == [], "\n".join(str(p) for p in problems)
+    assert list(STATEMACHINES_DIR.glob("*.asl.json")), "no state machines found"
+
+
+def test_token_wait_without_timeout_is_named_by_file_and_state() -> None:
+    definition = {"StartAt": "Ask", "States": {"Ask": _token_task()}}
+    problems = check_definition(definition, "bad.asl.json")
+    assert len(problems) == 1
+    assert str(problems[0]).startswith("bad.asl.json: state 'Ask'")
+    assert "no silent infinity" in str(problems[0])
+
+
+@pytest.mark.parametrize("timeout", [{"TimeoutSeconds": 5}, {"TimeoutSecondsPath": "$.t"}])
+def test_token_wait_with_timeout_passes(timeout: dict[str, object]) -> None:
+    assert check_definition({"StartAt": "Ask", "States": {"Ask": _token_task(**timeout)}}, "ok.asl.json") == []
+
+
+def test_token_wait_nested_in_map_and_parallel_is_found() -> None:
+    definition = {
+        "StartAt": "Fan",
+        "States": {
+            "Fan": {
+                "Type": "Map",
+                "ItemProcessor": {"StartAt": "Gate", "States": {"Gate": _token_task()}},
+                "Next": "Both",
+            },
+            "Both": {
+                "Type": "Parallel",
+                "Branches": [{"StartAt": "Inner", "States": {"Inner": _token_task()}}],
+                "End": True,
+            },
+        },
+    }
+    states = [p.state for p in check_definition(definition, "nested.asl.json")]
+    assert states == ["Fan/items/Gate", "Both/branch[0]/Inner"]
+
+
+def test_next_to_missing_state_is_reported() -> None:
+    definition = {"StartAt": "A", "States": {"A": {"Type": "Pass", "Next": "Nowhere"}}}
+    assert "'Nowhere'" in str(check_definition(definition, "x.asl.json")[0])
+
+
+def test_load_refuses_a_file_that_breaks_the_rule(tmp_path: Path) -> None:
+    path = tmp_path / "bad.asl.json"
+    path.write_text(json.dumps({"StartAt": "Ask", "States": {"Ask": _token_task()}}))
+    with pytest.raises(AslError, match="bad.asl.json: state 'Ask'"):
+        load_definition(path, {})
+
+
+def test_substitution_requires_every_placeholder() -> None:
+    assert substitute('{"F": "${ParkFunctionArn}"}', {"ParkFunctionArn": "arn:x"}) == '{"F": "arn:x"}'
+    with pytest.raises(AslError, match="MissingFunctionArn"):
+        substitute("${MissingFunctionArn}", {})
+
+
+def test_every_placeholder_in_shipped_files_names_a_function() -> None:
+    known = {f.substitution for f in FUNCTIONS}
+    for path in STATEMACHINES_DIR.glob("*.asl.json"):
+        from baton.asl import placeholders
+
+        assert placeholders(path.read_text()) <= known, path.name
