@@ -111,7 +111,7 @@ def test_channels_deduplicated_and_validated() -> None:
     ("kind", "expected"),
     [
         ("question", "POST /api/runs/run-01/interactions/int-7/answer"),
-        ("ask", "baton runs answer run-01 int-7"),
+        ("ask", "baton resume --run-id run-01"),
         ("interrupt", "baton workflow resume-interrupt run-01 --interrupt-id int-7"),
         ("review", "POST /api/runs/run-01/resume"),
         ("await", "GET /api/runs/run-01/interactions/pending"),

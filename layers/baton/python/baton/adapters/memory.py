@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from baton.errors import ConflictError, NotFoundError, TaskTokenError
-from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, RunSummary
+from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, ReviewTurn, RunSummary
 
 
 class MemoryStore:
@@ -18,6 +18,7 @@ class MemoryStore:
         self.events: dict[str, list[Event]] = {}
         self.messages: dict[tuple[str, str], list[tuple[Message, bool]]] = {}
         self.waits: dict[tuple[str, str], ParkedWait] = {}
+        self.turns: dict[tuple[str, str, int], ReviewTurn] = {}
 
     def create_run(self, run: RunSummary) -> None:
         with self._lock:
@@ -110,6 +111,21 @@ class MemoryStore:
             out = [m for m, drained in queue if not drained]
             self.messages[(run_id, node)] = [(m, True) for m, _ in queue]
             return out
+
+    def put_turn(self, turn: ReviewTurn) -> None:
+        key = (turn.run_id, turn.interaction_id, turn.n)
+        with self._lock:
+            if key in self.turns:
+                raise ConflictError(
+                    f"turn {turn.n} of interaction {turn.interaction_id} already exists",
+                    details={"interaction_id": turn.interaction_id, "n": turn.n},
+                )
+            self.turns[key] = turn
+
+    def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]:
+        return sorted(
+            (t for (r, i, _), t in self.turns.items() if r == run_id and i == interaction_id), key=lambda t: t.n
+        )
 
     def put_wait(self, wait: ParkedWait) -> None:
         with self._lock:

@@ -37,7 +37,13 @@ def _now_iso() -> str:
 def how_to_answer_for(kind: Kind, run_id: str, interaction_id: str | None = None) -> str:
     """The CLI command and API path an operator uses to answer, as shown in every channel."""
     iid = interaction_id or "<interaction-id>"
-    if kind in ("question", "ask"):
+    if kind == "ask":
+        # A hosted run paused at a human node: the answers resume it.
+        return (
+            f"CLI: baton resume --run-id {run_id} --answer key=value\n"
+            f'API: POST /api/runs/{run_id}/resume {{"answers": {{...}}}}'
+        )
+    if kind == "question":
         return (
             f'CLI: baton runs answer {run_id} {iid} "<answer>"\n'
             f'API: POST /api/runs/{run_id}/interactions/{iid}/answer {{"answer": ...}}'
