@@ -37,7 +37,11 @@ def cold_import_seconds(samples: int = 5) -> list[float]:
     out = []
     for _ in range(samples):
         result = subprocess.run(
-            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, env={**os.environ, **env_prefix},
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env_prefix},
             check=True,
         )
         out.append(float(result.stdout.strip().splitlines()[-1]))

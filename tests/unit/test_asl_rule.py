@@ -3,10 +3,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from baton.asl import AslError, check_definition, check_directory, load_definition, substitute
 from baton.resources import FUNCTIONS, STATEMACHINES_DIR
-
-import pytest
 
 
 def _token_task(**extra: object) -> dict[str, object]:
@@ -60,7 +60,7 @@ def test_next_to_missing_state_is_reported() -> None:
 def test_load_refuses_a_file_that_breaks_the_rule(tmp_path: Path) -> None:
     path = tmp_path / "bad.asl.json"
     path.write_text(json.dumps({"StartAt": "Ask", "States": {"Ask": _token_task()}}))
-    with pytest.raises(AslError, match="bad.asl.json: state 'Ask'"):
+    with pytest.raises(AslError, match=r"bad\.asl\.json: state 'Ask'"):
         load_definition(path, {})
 
 

@@ -11,13 +11,15 @@ from tests.conftest import FixedClock
 
 
 def _park(runs: RunService, run_id: str = "r1", token: str = "tok-1", timeout: int = 60) -> str:
-    return runs.park(run_id=run_id, node="approve", token=token, prompt="Ship it?", timeout_seconds=timeout).interaction_id
+    return runs.park(
+        run_id=run_id, node="approve", token=token, prompt="Ship it?", timeout_seconds=timeout
+    ).interaction_id
 
 
 def test_start_merges_defaults_and_starts_an_execution(runs: RunService, core: Core) -> None:
     run = runs.start("human_pause", {"prompt": "Deploy?"}, run_id="r1", caller="op")
     assert run.status == "running" and run.hosted and run.execution_arn
-    (_, run_id, payload), = core.workflows.started  # type: ignore[attr-defined]
+    ((_, run_id, payload),) = core.workflows.started  # type: ignore[attr-defined]
     assert run_id == "r1"
     assert payload["input"]["prompt"] == "Deploy?"
     assert payload["input"]["timeout_seconds"] == 3600  # the workflow default
