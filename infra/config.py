@@ -78,12 +78,13 @@ class TeamConfig:
     # Alarm when a gate has waited its whole timeout this many times in 5 minutes.
     gate_timeout_alarm_threshold: int = 1
     powertools_layer_version: int = POWERTOOLS_LAYER_VERSION
+    # Review companion: a Bedrock model id (or inference profile id) turns on the Bedrock companion;
+    # without one the review gate uses the offline companion.
+    companion_model: str = ""
 
     def __post_init__(self) -> None:
         if not TEAM_PATTERN.match(self.team):
-            raise ValueError(
-                f"team {self.team!r} must match {TEAM_PATTERN.pattern} (it prefixes every resource name)"
-            )
+            raise ValueError(f"team {self.team!r} must match {TEAM_PATTERN.pattern} (it prefixes every resource name)")
 
     @property
     def prefix(self) -> str:
@@ -92,6 +93,10 @@ class TeamConfig:
     @property
     def stack_name(self) -> str:
         return f"Baton-{self.team}"
+
+    @property
+    def companion(self) -> str:
+        return "bedrock" if self.companion_model else "offline"
 
     @property
     def slack_parameter_name(self) -> str:
@@ -122,4 +127,5 @@ class TeamConfig:
             api_account_role=_as_bool(ctx("api_account_role"), True),
             gate_timeout_alarm_threshold=_as_int(ctx("gate_timeout_alarm_threshold"), 1),
             powertools_layer_version=_as_int(ctx("powertools_layer_version"), POWERTOOLS_LAYER_VERSION),
+            companion_model=str(ctx("companion_model") or ""),
         )

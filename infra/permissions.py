@@ -15,6 +15,7 @@ Capability = Literal[
     "merge_build",  # codebuild:StartBuild on the merge project
     "slack_secret",  # read the Slack webhook URL (SSM parameter or Secrets Manager secret)
     "webhook_secret",  # read the webhook signing secret (SSM parameter)
+    "companion_model",  # bedrock:InvokeModel on the configured review-companion model (when configured)
 ]
 CAPABILITIES: Final[tuple[str, ...]] = get_args(Capability)
 
@@ -30,7 +31,18 @@ ACCESS_BY_NAME: Final[dict[str, tuple[str, ...]]] = {
     # The merge task's Lambda starts the CodeBuild build with the task token; it may fail the task
     # itself when the build cannot start, and records the merge's start on the run.
     "merge_start": ("table", "topic", "merge_build", "send_task"),
+    "review_turn": ("table", "topic", "companion_model"),
 }
+
+# Functions run on a schedule by default (FunctionSpec.schedule wins when set).
+SCHEDULES: Final[dict[str, str]] = {
+    "reconcile": "rate(1 minute)",
+    "interrupt_sweeper": "rate(1 minute)",
+}
+
+
+def schedule_for(spec: FunctionSpec) -> str | None:
+    return spec.schedule if spec.schedule is not None else SCHEDULES.get(spec.name)
 
 
 def access_for(spec: FunctionSpec) -> tuple[str, ...]:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from aws_cdk import Aws, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_codebuild as codebuild
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -19,11 +21,21 @@ from constructs import Construct
 from baton.resources import FunctionSpec
 from infra.config import TeamConfig, powertools_layer_arn
 from infra.naming import executions_arn, parameter_arn
-from infra.permissions import access_for
+from infra.permissions import access_for, schedule_for
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64
 ASSET_EXCLUDE = ["**/__pycache__", "**/*.pyc", "**/.mypy_cache", "**/.pytest_cache"]
+TABLE_ACTIONS = [
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+]
 SEND_TASK_ACTIONS = ["states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"]
 
 
@@ -110,20 +122,33 @@ class Functions(Construct):
             self.functions[spec.name] = fn
             self.roles[spec.name] = role
             self._grant(spec, role, inputs)
+            schedule = schedule_for(spec)
+            if schedule:
+                events.Rule(
+                    self,
+                    f"{spec.name}Schedule",
+                    rule_name=f"{config.prefix}-{spec.name}",
+                    description=f"Runs {config.prefix}-{spec.name} {schedule}",
+                    schedule=events.Schedule.expression(schedule),
+                    targets=[targets.LambdaFunction(fn, retry_attempts=0)],
+                )
 
     def _grant(self, spec: FunctionSpec, role: iam.Role, inputs: FunctionInputs) -> None:
         stack = Stack.of(self)
         machines = list(inputs.state_machine_arns.values())
         for capability in access_for(spec):
             if capability == "table":
-                inputs.table.grant_read_write_data(role)
+                # Item reads/writes and queries on the table and its GSIs; no Scan (no API scans).
+                inputs.table.grant(role, *TABLE_ACTIONS)
             elif capability == "topic":
                 inputs.topic.grant_publish(role)
             elif capability == "start_execution" and machines:
                 role.add_to_principal_policy(iam.PolicyStatement(actions=["states:StartExecution"], resources=machines))
                 executions = [executions_arn(stack, self.config, wf) for wf in inputs.state_machine_arns]
                 role.add_to_principal_policy(
-                    iam.PolicyStatement(actions=["states:DescribeExecution", "states:StopExecution"], resources=executions)
+                    iam.PolicyStatement(
+                        actions=["states:DescribeExecution", "states:StopExecution"], resources=executions
+                    )
                 )
             elif capability == "send_task" and machines:
                 role.add_to_principal_policy(iam.PolicyStatement(actions=SEND_TASK_ACTIONS, resources=machines))
@@ -140,10 +165,27 @@ class Functions(Construct):
                     )
                 else:
                     role.add_to_principal_policy(_read_parameter(stack, self.config.slack_parameter_name))
+            elif capability == "companion_model" and self.config.companion_model:
+                role.add_to_principal_policy(
+                    iam.PolicyStatement(
+                        actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
+                        resources=bedrock_model_arns(stack, self.config.companion_model),
+                    )
+                )
             elif capability == "webhook_secret":
                 role.add_to_principal_policy(_read_parameter(stack, self.config.webhook_secret_parameter_name))
 
 
-
 def _read_parameter(stack: Stack, name: str) -> iam.PolicyStatement:
     return iam.PolicyStatement(actions=["ssm:GetParameter"], resources=[parameter_arn(stack, name)])
+
+
+def bedrock_model_arns(stack: Stack, model_id: str) -> list[str]:
+    """A foundation model id -> its ARN; a cross-region inference profile id ("us.anthropic...") -> the
+    profile's ARN plus the model in the profile's regions (Bedrock routes the call to any of them)."""
+    partition = stack.partition
+    geo, _, rest = model_id.partition(".")
+    if geo in ("us", "eu", "apac", "global", "us-gov", "ca", "jp", "au") and rest:
+        profile = stack.format_arn(service="bedrock", resource="inference-profile", resource_name=model_id)
+        return [profile, f"arn:{partition}:bedrock:*::foundation-model/{rest}"]
+    return [f"arn:{partition}:bedrock:{stack.region}::foundation-model/{model_id}"]

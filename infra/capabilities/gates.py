@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from aws_cdk import RemovalPolicy
+from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -15,14 +15,21 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from baton.asl import AslError, check_file, placeholders
-from baton.resources import FunctionSpec
+from baton.resources import FunctionSpec, state_machine_substitution
 from infra.config import TeamConfig
-from infra.naming import state_machine_name
+from infra.naming import executions_arn, state_machine_name
 
 
-def substitutions_for(specs: Sequence[FunctionSpec], functions: Mapping[str, lambda_.IFunction]) -> dict[str, str]:
-    """The same mapping `baton.local.provision` builds, with deployed function ARNs."""
-    return {spec.substitution: functions[spec.name].function_arn for spec in specs}
+def substitutions_for(
+    specs: Sequence[FunctionSpec],
+    functions: Mapping[str, lambda_.IFunction],
+    state_machine_arns: Mapping[str, str],
+) -> dict[str, str]:
+    """The same mapping `baton.local.provision` builds: every function's ARN and every Baton state
+    machine's ARN (built from its name, so a workflow can start another whatever the order)."""
+    subs = {spec.substitution: functions[spec.name].function_arn for spec in specs}
+    subs.update({state_machine_substitution(wf): arn for wf, arn in state_machine_arns.items()})
+    return subs
 
 
 class Gates(Construct):
@@ -33,13 +40,17 @@ class Gates(Construct):
         *,
         config: TeamConfig,
         machines: Mapping[str, str],
+        state_machine_arns: Mapping[str, str],
         directory: Path,
         specs: Sequence[FunctionSpec],
         functions: Mapping[str, lambda_.IFunction],
     ) -> None:
         super().__init__(scope, construct_id)
-        substitutions = substitutions_for(specs, functions)
+        substitutions = substitutions_for(specs, functions, state_machine_arns)
         by_substitution = {spec.substitution: spec.name for spec in specs}
+        by_machine = {state_machine_substitution(wf): wf for wf in state_machine_arns}
+        stack = Stack.of(self)
+        self.starts: dict[str, list[str]] = {}  # workflow -> the Baton workflows it starts
         self.state_machines: dict[str, sfn.StateMachine] = {}
         self.log_groups: dict[str, logs.LogGroup] = {}
         for workflow, filename in machines.items():
@@ -65,7 +76,32 @@ class Gates(Construct):
                 assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
                 description=f"{name}: invokes only the functions its definition names",
             )
-            invoked = sorted(used)
+            invoked = sorted(s for s in used if s in by_substitution)
+            started = sorted(by_machine[s] for s in used if s in by_machine)
+            self.starts[workflow] = started
+            if started:
+                # states:startExecution(.sync:2): start, watch and stop the child, through the managed rule.
+                role.add_to_principal_policy(
+                    iam.PolicyStatement(
+                        actions=["states:StartExecution"], resources=[state_machine_arns[wf] for wf in started]
+                    )
+                )
+                role.add_to_principal_policy(
+                    iam.PolicyStatement(
+                        actions=["states:DescribeExecution", "states:StopExecution"],
+                        resources=[executions_arn(stack, config, wf) for wf in started],
+                    )
+                )
+                rule = stack.format_arn(
+                    service="events",
+                    resource="rule",
+                    resource_name="StepFunctionsGetEventsForStepFunctionsExecutionRule",
+                )
+                role.add_to_principal_policy(
+                    iam.PolicyStatement(
+                        actions=["events:PutTargets", "events:PutRule", "events:DescribeRule"], resources=[rule]
+                    )
+                )
             if invoked:
                 role.add_to_principal_policy(
                     iam.PolicyStatement(
@@ -78,7 +114,7 @@ class Gates(Construct):
                 workflow,
                 state_machine_name=name,
                 state_machine_type=sfn.StateMachineType.STANDARD,
-                definition_body=sfn.DefinitionBody.from_file(str(path)),
+                definition_body=sfn.DefinitionBody.from_string(path.read_text()),
                 definition_substitutions=substitutions,
                 role=role,
                 logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False),

@@ -69,4 +69,6 @@ class Notifications(Construct):
             channel = spec.subscribes_to_channel
             if channel is None or channel in skip:
                 continue
-            self.topic.add_subscription(subs.LambdaSubscription(functions[spec.name], filter_policy=filter_policy(channel)))
+            self.topic.add_subscription(
+                subs.LambdaSubscription(functions[spec.name], filter_policy=filter_policy(channel))
+            )

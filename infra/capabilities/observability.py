@@ -1,0 +1,148 @@
+"""observability: alarms (Lambda errors, failed / timed-out executions, gates that waited their whole
+timeout, API 5xx) to the alarms topic, and one dashboard per team environment.
+
+"Parked too long": every token wait has a mandatory timeout, so a gate parked too long is one whose
+timeout fired. A metric filter on each state machine's log counts `TaskTimedOut` events
+(`Baton/<team>` / `GateTimeouts`) and alarms on them; the dashboard also shows executions still
+running next to started ones."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import Duration
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infra.config import TeamConfig
+
+PERIOD = Duration.minutes(5)
+GATE_TIMEOUTS = "GateTimeouts"
+
+
+class Observability(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: TeamConfig,
+        alarm_topic: sns.ITopic,
+        functions: Mapping[str, lambda_.Function],
+        state_machines: Mapping[str, sfn.StateMachine],
+        state_machine_logs: Mapping[str, logs.ILogGroup],
+        apis: Mapping[str, apigw.RestApi],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.alarms: list[cw.Alarm] = []
+        action = cw_actions.SnsAction(alarm_topic)
+        namespace = f"Baton/{config.team}"
+
+        def alarm(construct_id: str, name: str, metric: cw.IMetric, description: str, threshold: float = 1) -> cw.Alarm:
+            created = cw.Alarm(
+                self,
+                construct_id,
+                alarm_name=f"{config.prefix}-{name}",
+                alarm_description=description,
+                metric=metric,
+                threshold=threshold,
+                evaluation_periods=1,
+                comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+            )
+            created.add_alarm_action(action)
+            self.alarms.append(created)
+            return created
+
+        for name, fn in functions.items():
+            alarm(
+                f"{name}Errors",
+                f"{name}-errors",
+                fn.metric_errors(period=PERIOD, statistic="Sum"),
+                f"Lambda {fn.node.id} raised errors",
+            )
+
+        for workflow, machine in state_machines.items():
+            alarm(
+                f"{workflow}Failed",
+                f"{workflow}-failed",
+                machine.metric_failed(period=PERIOD, statistic="Sum"),
+                f"Executions of {workflow} failed (a gate timing out also ends in Fail)",
+            )
+            alarm(
+                f"{workflow}TimedOut",
+                f"{workflow}-timed-out",
+                machine.metric_timed_out(period=PERIOD, statistic="Sum"),
+                f"Executions of {workflow} hit their state machine timeout",
+            )
+            logs.MetricFilter(
+                self,
+                f"{workflow}GateTimeoutFilter",
+                log_group=state_machine_logs[workflow],
+                metric_namespace=namespace,
+                metric_name=GATE_TIMEOUTS,
+                filter_pattern=logs.FilterPattern.string_value("$.type", "=", "TaskTimedOut"),
+                metric_value="1",
+                default_value=0,
+            )
+        gate_timeout_metric = cw.Metric(namespace=namespace, metric_name=GATE_TIMEOUTS, period=PERIOD, statistic="Sum")
+        alarm(
+            "GatesParkedTooLong",
+            "gates-parked-too-long",
+            gate_timeout_metric,
+            "A gate waited its whole timeout with no answer (TaskTimedOut in a Baton state machine log)",
+            threshold=config.gate_timeout_alarm_threshold,
+        )
+        for name, api in apis.items():
+            alarm(
+                f"{name}ServerErrors",
+                f"{name}-5xx",
+                api.metric_server_error(period=PERIOD, statistic="Sum"),
+                f"The {name} REST API returned 5xx responses",
+            )
+
+        self.dashboard = cw.Dashboard(self, "Dashboard", dashboard_name=config.prefix)
+        self.dashboard.add_widgets(
+            cw.GraphWidget(
+                title="Lambda errors",
+                left=[fn.metric_errors(period=PERIOD, label=name) for name, fn in functions.items()],
+                width=12,
+            ),
+            cw.GraphWidget(
+                title="Lambda duration p95",
+                left=[fn.metric_duration(period=PERIOD, statistic="p95", label=name) for name, fn in functions.items()],
+                width=12,
+            ),
+        )
+        for workflow, machine in state_machines.items():
+            self.dashboard.add_widgets(
+                cw.GraphWidget(
+                    title=f"{workflow} executions",
+                    left=[
+                        machine.metric_started(period=PERIOD, label="started"),
+                        machine.metric_succeeded(period=PERIOD, label="succeeded"),
+                        machine.metric_failed(period=PERIOD, label="failed"),
+                        machine.metric_timed_out(period=PERIOD, label="timed out"),
+                    ],
+                    width=12,
+                ),
+            )
+        self.dashboard.add_widgets(cw.GraphWidget(title="Gates that timed out", left=[gate_timeout_metric], width=12))
+        self.dashboard.add_widgets(
+            *[
+                cw.GraphWidget(
+                    title=f"{name} API",
+                    left=[api.metric_count(period=PERIOD), api.metric_client_error(period=PERIOD)],
+                    right=[api.metric_server_error(period=PERIOD), api.metric_latency(period=PERIOD, statistic="p95")],
+                    width=12,
+                )
+                for name, api in apis.items()
+            ],
+            cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms), width=24),
+        )

@@ -1,0 +1,118 @@
+"""One thin stack per team environment, composed of one construct per capability."""
+
+from __future__ import annotations
+
+from aws_cdk import CfnOutput, Stack, Tags
+from constructs import Construct
+
+from baton.resources import FUNCTIONS, PROJECT_ROOT, STATE_MACHINES, STATEMACHINES_DIR
+from infra.capabilities.api import Api
+from infra.capabilities.functions import FunctionInputs, Functions
+from infra.capabilities.gates import Gates
+from infra.capabilities.merge import Merge
+from infra.capabilities.notifications import Notifications
+from infra.capabilities.observability import Observability
+from infra.capabilities.store import Store
+from infra.config import TeamConfig
+from infra.naming import state_machine_arn
+from infra.suppressions import acknowledge_stack
+
+LAYER_DIR = PROJECT_ROOT / "layers" / "baton"
+
+
+class BatonStack(Stack):
+    def __init__(self, scope: Construct, construct_id: str, *, config: TeamConfig, **kwargs: object) -> None:
+        super().__init__(
+            scope,
+            construct_id,
+            stack_name=config.stack_name,
+            description=f"Baton human-in-the-loop service, team environment '{config.team}'",
+            **kwargs,  # type: ignore[arg-type]
+        )
+        self.config = config
+        Tags.of(self).add("baton:team", config.team)
+        prefix = config.prefix
+
+        self.store = Store(self, "Store", table_name=prefix)
+        self.notifications = Notifications(self, "Notifications", prefix=prefix, alarm_emails=config.alarm_emails)
+        # State machine ARNs from their explicit names: no reference from a function to a state machine.
+        self.state_machine_arns = {wf: state_machine_arn(self, config, wf) for wf in STATE_MACHINES}
+        self.merge = Merge(
+            self,
+            "Merge",
+            config=config,
+            package_dir=str(LAYER_DIR),
+            state_machine_arns=list(self.state_machine_arns.values()),
+            key=self.notifications.key,
+        )
+        extra_env = {
+            "SLACK_WEBHOOK_PARAMETER": "" if config.slack_secret_arn else config.slack_parameter_name,
+            "SLACK_WEBHOOK_SECRET_ARN": config.slack_secret_arn,
+            "WEBHOOK_URL": config.webhook_url,
+            "WEBHOOK_SECRET_PARAMETER": config.webhook_secret_parameter_name,
+            "BATON_MERGE_PROJECT": self.merge.project.project_name,
+            "BATON_MERGE_RUNNER": "codebuild",
+            "BATON_COMPANION": config.companion,
+            "BATON_COMPANION_MODEL": config.companion_model,
+        }
+        self.functions = Functions(
+            self,
+            "Functions",
+            config=config,
+            specs=FUNCTIONS,
+            layer_dir=str(LAYER_DIR),
+            inputs=FunctionInputs(
+                table=self.store.table,
+                topic=self.notifications.topic,
+                state_machine_arns=self.state_machine_arns,
+                merge_project=self.merge.project,
+                extra_env=extra_env,
+            ),
+        )
+        fns = self.functions.functions
+        self.gates = Gates(
+            self,
+            "Gates",
+            config=config,
+            machines=STATE_MACHINES,
+            state_machine_arns=self.state_machine_arns,
+            directory=STATEMACHINES_DIR,
+            specs=FUNCTIONS,
+            functions=fns,
+        )
+        self.api = Api(self, "Api", config=config, handler=fns["api"])
+        self.notifications.subscribe_emails(config.emails)
+        # The webhook channel is subscribed only when it has somewhere to post.
+        self.notifications.subscribe_functions(fns, FUNCTIONS, skip=() if config.webhook_url else ("webhook",))
+        self.observability = Observability(
+            self,
+            "Observability",
+            config=config,
+            alarm_topic=self.notifications.alarm_topic,
+            functions=fns,
+            state_machines=self.gates.state_machines,
+            state_machine_logs=self.gates.log_groups,
+            apis={"machines": self.api.iam_api, "people": self.api.web_api},
+        )
+        self._outputs()
+        acknowledge_stack(self)
+
+    def _outputs(self) -> None:
+        prefix = self.config.prefix
+
+        def output(name: str, value: str, description: str) -> None:
+            CfnOutput(self, name, value=value, description=description, export_name=f"{prefix}-{name}")
+
+        # The API URLs are exported by the REST APIs themselves: <prefix>-api-url (machines, IAM SigV4;
+        # point the CLI/SDK here) and <prefix>-web-url (people, Cognito).
+        output("UserPoolId", self.api.user_pool.user_pool_id, "Cognito user pool of operators")
+        output("UserPoolClientId", self.api.user_pool_client.user_pool_client_id, "Cognito app client (web inbox)")
+        output("TableName", self.store.table.table_name, "DynamoDB table")
+        output("TopicArn", self.notifications.topic.topic_arn, "Notifications topic")
+        output("AlarmTopicArn", self.notifications.alarm_topic.topic_arn, "Alarms topic")
+        output("ParkFunctionArn", self.functions.functions["park"].function_arn, "Gate task Lambda (BatonGate)")
+        output("ApiRoleArn", self.functions.roles["api"].role_arn, "Role of the API Lambda (resumes gates)")
+        output("MergeProject", self.merge.project.project_name, "CodeBuild project of merges")
+        for workflow, machine in self.gates.state_machines.items():
+            pascal = "".join(part.capitalize() for part in workflow.split("_"))
+            output(f"Workflow{pascal}", machine.state_machine_arn, f"State machine of workflow {workflow}")

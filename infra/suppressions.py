@@ -1,0 +1,143 @@
+"""Every cdk-nag AwsSolutions acknowledgement of the Baton stack, each with its reason, attached to
+the narrowest construct that has the finding (a role, a resource), never to the whole stack."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from infra.capabilities.functions import bedrock_model_arns
+from infra.nag import acknowledge
+from infra.permissions import access_for
+
+if TYPE_CHECKING:
+    from infra.stack import BatonStack
+
+XRAY = (
+    "X-Ray tracing: xray:PutTraceSegments/PutTelemetryRecords (and the sampling reads) support no "
+    "resource-level permissions, so AWS requires Resource '*'"
+)
+
+
+def acknowledge_stack(stack: BatonStack) -> None:
+    from baton.resources import FUNCTIONS
+
+    # -- functions --------------------------------------------------------------------------------
+    for spec in FUNCTIONS:
+        fn = stack.functions.functions[spec.name]
+        role = stack.functions.roles[spec.name]
+        acknowledge(
+            fn,
+            "AwsSolutions-L1",
+            "Python 3.13 is the newest runtime the AWS-managed Powertools layer we depend on is published "
+            "for (AWSLambdaPowertoolsPythonV3-python313-arm64); it is supported by Lambda until 2029. "
+            "Move RUNTIME and POWERTOOLS_PYTHON together when a python314 layer is adopted",
+        )
+        acknowledge(role, "AwsSolutions-IAM5[Resource::*]", XRAY)
+        access = access_for(spec)
+        if "table" in access:
+            acknowledge(
+                role,
+                f"AwsSolutions-IAM5[Resource::<{stack.resolve(stack.store.table.node.default_child.logical_id)}.Arn>/index/*]",  # type: ignore[union-attr]
+                "Queries Baton's own GSIs (pending inbox, by-status): the grant covers only this table's "
+                "indexes; Scan is not granted",
+            )
+        if "topic" in access:
+            acknowledge(
+                role,
+                "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
+                "Publishing to the KMS-encrypted topic needs kms:GenerateDataKey* (SNS's documented "
+                "requirement); the statement is limited to the one Baton key",
+            )
+        if "companion_model" in access and stack.config.companion_model:
+            for arn in bedrock_model_arns(stack, stack.config.companion_model):
+                if ":bedrock:*:" in arn:
+                    acknowledge(
+                        role,
+                        f"AwsSolutions-IAM5[Resource::{arn.replace(stack.partition, '<AWS::Partition>')}]",
+                        "A cross-region inference profile routes the call to the named model in any of the "
+                        "profile's regions; the statement names that one model only",
+                    )
+        if "start_execution" in access:
+            for workflow in stack.state_machine_arns:
+                acknowledge(
+                    role,
+                    f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:"
+                    f"execution:{stack.config.prefix}-{workflow}:*]",
+                    "Describe/stop executions of Baton's own state machine; execution names are run ids, "
+                    "only known at run time",
+                )
+
+    # -- gates --------------------------------------------------------------------------------------
+    for workflow, started in stack.gates.starts.items():
+        for child in started:
+            acknowledge(
+                stack.gates.state_machines[workflow].role,
+                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:"
+                f"execution:{stack.config.prefix}-{child}:*]",
+                "Watches/stops the executions it starts of Baton's own child workflow (startExecution.sync); "
+                "their names are run ids, only known at run time",
+            )
+    for machine in stack.gates.state_machines.values():
+        acknowledge(
+            machine.role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "Step Functions log delivery (logs:CreateLogDelivery and friends) and X-Ray tracing support "
+            "no resource-level permissions; CloudWatch Logs requires Resource '*' for vended-log delivery",
+        )
+
+    # -- api ----------------------------------------------------------------------------------------
+    api = stack.api
+    for rest_api in (api.iam_api, api.web_api):
+        acknowledge(
+            rest_api,
+            "AwsSolutions-APIG2",
+            "Proxy integration to one Powertools resolver that validates every request body and parameter "
+            "against its pydantic models (enable_validation=True) and answers 422 with details",
+        )
+        acknowledge(
+            rest_api.deployment_stage,
+            "AwsSolutions-APIG3",
+            "No WAF by default: every route requires IAM SigV4 or a Cognito token, the stage is throttled, "
+            "and the API is an internal team tool; attach a WAFv2 web ACL to the stage if it faces the internet",
+        )
+    acknowledge(
+        api.iam_api_method,
+        "AwsSolutions-COG4",
+        "The machines API is authorized with IAM (SigV4) by design: the CLI, SDK and agents sign with "
+        "their IAM identities; people use the Cognito-authorized web API",
+    )
+    acknowledge(
+        api.user_pool,
+        "AwsSolutions-COG8",
+        "The Essentials plan is used: self sign-up is off (operators are invited), MFA (TOTP) is required "
+        "and the password policy is strict; the Plus plan's threat protection is a per-user paid upgrade",
+    )
+    cloud_watch_role = api.iam_api.node.try_find_child("CloudWatchRole")
+    if cloud_watch_role is not None:
+        acknowledge(
+            cloud_watch_role,
+            "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+            "AmazonAPIGatewayPushToCloudWatchLogs]",
+            "The account-level API Gateway logging role uses the AWS-documented managed policy; API Gateway "
+            "(not Baton code) assumes it to write access and execution logs",
+        )
+
+    # -- merge --------------------------------------------------------------------------------------
+    project_role = stack.merge.project.role
+    assert project_role is not None
+    account = "arn:<AWS::Partition>:{service}:<AWS::Region>:<AWS::AccountId>"
+    project_id = stack.resolve(stack.merge.project.node.default_child.logical_id)  # type: ignore[union-attr]
+    for finding, reason in {
+        "Action::s3:GetObject*": "Reads the baton package asset (the build's source) from the CDK assets bucket",
+        "Action::s3:GetBucket*": "CodeBuild reads the S3 source's bucket location/versioning (CDK's S3 source grant)",
+        "Action::s3:List*": "CodeBuild lists the S3 source's bucket (CDK's S3 source grant, assets bucket only)",
+        f"Resource::{account.format(service='logs')}:log-group:/aws/codebuild/<{project_id}>:*": (
+            "CodeBuild's default log streams of this project only (log stream names are build ids)"
+        ),
+        f"Resource::{account.format(service='codebuild')}:report-group/<{project_id}>-*": (
+            "Report groups of this project only (CodeBuild's default grant)"
+        ),
+        "Action::kms:ReEncrypt*": "CodeBuild encrypts build output with the Baton key; limited to that one key",
+        "Action::kms:GenerateDataKey*": "CodeBuild encrypts build output with the Baton key; limited to that one key",
+    }.items():
+        acknowledge(project_role, f"AwsSolutions-IAM5[{finding}]", reason)

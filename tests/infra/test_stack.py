@@ -1,0 +1,296 @@
+"""Template assertions on the important properties of a team environment."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match
+
+from baton.asl import check_definition, substitute
+from baton.resources import FUNCTIONS, STATE_MACHINES
+from baton.table import TTL_ATTRIBUTE
+from tests.infra.conftest import PREFIX, TEAM, resources
+
+pytestmark = pytest.mark.infra
+
+SEND_TASK = {"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"}
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    action = statement.get("Action", [])
+    return [action] if isinstance(action, str) else list(action)
+
+
+def _resources(statement: dict[str, Any]) -> list[Any]:
+    resource = statement.get("Resource", [])
+    return resource if isinstance(resource, list) else [resource]
+
+
+def _flatten(value: Any) -> str:
+    """A Fn::Join/Fn::Sub/Ref structure as a readable string (intrinsics as <...>)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and "Fn::Join" in value:
+        sep, parts = value["Fn::Join"]
+        return sep.join(_flatten(p) for p in parts)
+    if isinstance(value, dict) and "Ref" in value:
+        return f"<{value['Ref']}>"
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        return f"<{'.'.join(value['Fn::GetAtt'])}>"
+    return json.dumps(value, sort_keys=True)
+
+
+def _may_send_task(action: str) -> bool:
+    if action in SEND_TASK or action in ("*", "states:*"):
+        return True
+    return action.endswith("*") and any(a.startswith(action[:-1]) for a in SEND_TASK)
+
+
+def test_send_task_is_scoped_to_batons_state_machines(cfn: dict[str, Any]) -> None:
+    allowed = {
+        f"arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:{PREFIX}-{wf}"
+        for wf in STATE_MACHINES
+    }
+    holders = []
+    for logical_id, policy in resources(cfn, "AWS::IAM::Policy").items():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if any(_may_send_task(a) for a in _actions(statement)):
+                holders.append(logical_id)
+                assert statement["Effect"] == "Allow"
+                targets = {_flatten(r) for r in _resources(statement)}
+                assert targets <= allowed, f"{logical_id} may SendTask* on {targets - allowed}"
+    # The API (resumes gates) and the merge build (reports the merge) - and nobody else of the base set.
+    assert any(h.startswith("FunctionsapiRole") for h in holders)
+    assert any(h.startswith("MergeProjectRole") for h in holders)
+    for name in ("park", "gate_timeout", "notify_console", "notify_slack", "notify_webhook"):
+        assert not any(h.startswith(f"Functions{name.replace('_', '')}Role") for h in holders), name
+
+
+def test_no_scan_and_no_wildcard_actions_on_data(cfn: dict[str, Any]) -> None:
+    for logical_id, policy in resources(cfn, "AWS::IAM::Policy").items():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            actions = _actions(statement)
+            assert "dynamodb:Scan" not in actions, logical_id
+            assert not any(a in ("*", "dynamodb:*", "states:*", "sns:*", "lambda:*") for a in actions), logical_id
+
+
+def _definitions(cfn: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """State machine name -> definition with every substitution replaced by `fn:<function name>`."""
+    functions = {k: v["Properties"]["FunctionName"] for k, v in resources(cfn, "AWS::Lambda::Function").items()}
+    out = {}
+    for machine in resources(cfn, "AWS::StepFunctions::StateMachine").values():
+        props = machine["Properties"]
+        subs = {}
+        for key, value in props.get("DefinitionSubstitutions", {}).items():
+            if "Fn::GetAtt" in value:
+                logical_id, attribute = value["Fn::GetAtt"]
+                assert attribute == "Arn"
+                subs[key] = "fn:" + functions[logical_id].removeprefix(f"{PREFIX}-")
+            else:  # another Baton state machine, by its known name
+                subs[key] = _flatten(value)
+        definition = props["DefinitionString"]
+        assert isinstance(definition, str), "the definition is the ASL file verbatim; functions come in by substitution"
+        out[props["StateMachineName"]] = json.loads(substitute(definition, subs))
+    return out
+
+
+def _token_waits(states: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for state in states.values():
+        if str(state.get("Resource", "")).endswith(".waitForTaskToken"):
+            found.append(state)
+        for branch in state.get("Branches", []):
+            found += _token_waits(branch["States"])
+        processor = state.get("ItemProcessor") or state.get("Iterator")
+        if processor:
+            found += _token_waits(processor["States"])
+    return found
+
+
+def test_every_token_wait_has_a_timeout(cfn: dict[str, Any]) -> None:
+    definitions = _definitions(cfn)
+    assert set(definitions) == {f"{PREFIX}-{wf}" for wf in STATE_MACHINES}
+    waits = 0
+    for name, definition in definitions.items():
+        assert check_definition(definition, name) == []
+        for state in _token_waits(definition["States"]):
+            waits += 1
+            assert "TimeoutSeconds" in state or "TimeoutSecondsPath" in state, (name, state)
+    assert waits >= 1
+
+
+def test_state_machines_log_and_trace(template: Any) -> None:
+    template.all_resources_properties(
+        "AWS::StepFunctions::StateMachine",
+        {
+            "TracingConfiguration": {"Enabled": True},
+            "LoggingConfiguration": Match.object_like({"Level": "ALL"}),
+            "StateMachineName": Match.string_like_regexp(f"^{PREFIX}-"),
+        },
+    )
+
+
+def test_topics_are_kms_encrypted_and_tls_only(cfn: dict[str, Any], template: Any) -> None:
+    topics = resources(cfn, "AWS::SNS::Topic")
+    assert {t["Properties"]["TopicName"] for t in topics.values()} == {f"{PREFIX}-notifications", f"{PREFIX}-alarms"}
+    for topic in topics.values():
+        assert "Fn::GetAtt" in topic["Properties"]["KmsMasterKeyId"]
+    template.all_resources_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
+    template.resource_count_is("AWS::SNS::TopicPolicy", 2)  # enforce_ssl on both
+
+
+def test_table_has_pitr_ttl_on_demand_and_is_retained(template: Any) -> None:
+    template.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "Properties": Match.object_like(
+                {
+                    "TableName": PREFIX,
+                    "BillingMode": "PAY_PER_REQUEST",
+                    "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+                    "TimeToLiveSpecification": {"AttributeName": TTL_ATTRIBUTE, "Enabled": True},
+                    "DeletionProtectionEnabled": True,
+                }
+            ),
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+        },
+    )
+
+
+def test_alarms_and_dashboard_exist(cfn: dict[str, Any], template: Any) -> None:
+    alarms = {a["Properties"]["AlarmName"] for a in resources(cfn, "AWS::CloudWatch::Alarm").values()}
+    expected = {f"{PREFIX}-{spec.name}-errors" for spec in FUNCTIONS}
+    expected |= {f"{PREFIX}-{wf}-failed" for wf in STATE_MACHINES} | {
+        f"{PREFIX}-{wf}-timed-out" for wf in STATE_MACHINES
+    }
+    expected |= {f"{PREFIX}-gates-parked-too-long", f"{PREFIX}-machines-5xx", f"{PREFIX}-people-5xx"}
+    assert expected <= alarms, expected - alarms
+    template.all_resources_properties("AWS::CloudWatch::Alarm", {"AlarmActions": Match.any_value()})
+    template.has_resource_properties(
+        "AWS::Logs::MetricFilter", {"FilterPattern": Match.string_like_regexp("TaskTimedOut")}
+    )
+    template.has_resource_properties("AWS::CloudWatch::Dashboard", {"DashboardName": PREFIX})
+
+
+def test_api_split_iam_for_machines_cognito_for_people(cfn: dict[str, Any], template: Any) -> None:
+    apis = {v["Properties"]["Name"] for v in resources(cfn, "AWS::ApiGateway::RestApi").values()}
+    assert apis == {f"{PREFIX}-api", f"{PREFIX}-web"}
+    methods = resources(cfn, "AWS::ApiGateway::Method")
+    assert sorted(m["Properties"]["AuthorizationType"] for m in methods.values()) == ["AWS_IAM", "COGNITO_USER_POOLS"]
+    for method in methods.values():
+        assert method["Properties"]["Integration"]["Type"] == "AWS_PROXY"
+        assert method["Properties"]["HttpMethod"] == "ANY"
+    template.all_resources_properties(
+        "AWS::ApiGateway::Stage",
+        {
+            "StageName": "live",
+            "AccessLogSetting": Match.object_like({"DestinationArn": Match.any_value()}),
+            "TracingEnabled": True,
+            "MethodSettings": Match.array_with(
+                [
+                    Match.object_like(
+                        {"ThrottlingRateLimit": Match.any_value(), "ThrottlingBurstLimit": Match.any_value()}
+                    )
+                ]
+            ),
+        },
+    )
+    template.has_resource_properties(
+        "AWS::Cognito::UserPool",
+        {"MfaConfiguration": "ON", "AdminCreateUserConfig": {"AllowAdminCreateUserOnly": True}},
+    )
+
+
+def test_functions_runtime_layers_and_environment(cfn: dict[str, Any]) -> None:
+    for fn in resources(cfn, "AWS::Lambda::Function").values():
+        props = fn["Properties"]
+        assert props["Runtime"].startswith("python3.")
+        assert props["Architectures"] == ["arm64"]
+        assert props["TracingConfig"] == {"Mode": "Active"}
+        layers = [_flatten(layer) for layer in props["Layers"]]
+        assert any("017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:" in layer for layer in layers)
+        assert len(layers) == 2
+        env = props["Environment"]["Variables"]
+        assert env["BATON_TABLE_NAME"] == {"Ref": next(iter(resources(cfn, "AWS::DynamoDB::Table")))}
+        assert "Ref" in env["BATON_TOPIC_ARN"]
+        workflows = _flatten(env["BATON_WORKFLOWS"])
+        for wf in STATE_MACHINES:
+            assert (
+                f'"{wf}":"arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:{PREFIX}-{wf}"'
+                in (workflows)
+            )
+
+
+def test_slack_reads_its_url_from_ssm(cfn: dict[str, Any]) -> None:
+    slack = next(
+        v
+        for v in resources(cfn, "AWS::Lambda::Function").values()
+        if v["Properties"]["FunctionName"].endswith("notify_slack")
+    )
+    assert (
+        slack["Properties"]["Environment"]["Variables"]["SLACK_WEBHOOK_PARAMETER"] == f"/baton/{TEAM}/slack-webhook-url"
+    )
+    statements = [
+        s
+        for k, p in resources(cfn, "AWS::IAM::Policy").items()
+        if k.startswith("FunctionsnotifyslackRole")
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    ssm = [s for s in statements if "ssm:GetParameter" in _actions(s)]
+    assert [_flatten(r) for r in _resources(ssm[0])] == [
+        f"arn:<AWS::Partition>:ssm:<AWS::Region>:<AWS::AccountId>:parameter/baton/{TEAM}/slack-webhook-url"
+    ]
+
+
+def test_merge_project_runs_baton_merge(cfn: dict[str, Any]) -> None:
+    (project,) = resources(cfn, "AWS::CodeBuild::Project").values()
+    props = project["Properties"]
+    assert props["Name"] == f"{PREFIX}-merge"
+    assert "python3 -m baton.merge" in props["Source"]["BuildSpec"]
+    assert "send-task-success" in props["Source"]["BuildSpec"]
+    assert props["Environment"]["PrivilegedMode"] is False
+    assert "EncryptionKey" in props
+    env = {v["Name"]: v["Value"] for v in props["Environment"]["EnvironmentVariables"]}
+    assert env["BATON_REPO_URL"].endswith("/v1/repos/agent-work")
+
+
+def test_every_name_and_export_carries_the_team(cfn: dict[str, Any]) -> None:
+    name_keys = (
+        "FunctionName",
+        "TableName",
+        "TopicName",
+        "StateMachineName",
+        "UserPoolName",
+        "DashboardName",
+        "AlarmName",
+        "LogGroupName",
+        "LayerName",
+    )
+    for logical_id, resource in cfn["Resources"].items():
+        props = resource.get("Properties", {})
+        for key in name_keys:
+            if key in props and not ("Fn::GetAtt" in props[key] or "Ref" in props[key]):  # references to resources
+                assert PREFIX in _flatten(props[key]), (logical_id, key, props[key])
+    for output in cfn["Outputs"].values():
+        assert output["Export"]["Name"].startswith(f"{PREFIX}-")
+
+
+def test_scheduled_functions_and_the_companion_grant(cfn: dict[str, Any]) -> None:
+    from infra.permissions import schedule_for
+
+    rules = {r["Properties"]["Name"]: r["Properties"] for r in resources(cfn, "AWS::Events::Rule").values()}
+    for spec in FUNCTIONS:
+        if schedule_for(spec):
+            assert rules[f"{PREFIX}-{spec.name}"]["ScheduleExpression"] == schedule_for(spec)
+    if any(spec.name == "review_turn" for spec in FUNCTIONS):
+        statements = [
+            s
+            for k, p in resources(cfn, "AWS::IAM::Policy").items()
+            if k.startswith("FunctionsreviewturnRole")
+            for s in p["Properties"]["PolicyDocument"]["Statement"]
+        ]
+        bedrock = [s for s in statements if "bedrock:InvokeModel" in _actions(s)]
+        assert bedrock and all("claude-sonnet-4" in _flatten(r) for r in _resources(bedrock[0]))
