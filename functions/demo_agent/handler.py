@@ -1,0 +1,51 @@
+"""The demo's "draft" node: posts its questions through the question service and returns at once with
+their ids ("question posted; keep working"). The workflow's await gate is the sync point.
+
+Input: {run_id, node, questions: [{question, options?, allow_free_text?}], map_item?}
+Output: {run_id, node, question_ids: [...], status: "question posted; keep working"}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, Field
+
+from baton.observability import logger, tracer
+from baton.services.questions import POSTED
+from baton.wiring import services
+
+
+class DemoQuestion(BaseModel):
+    question: str = Field(min_length=1)
+    options: list[str] | None = None
+    allow_free_text: bool | None = None
+
+
+class DemoAgentRequest(BaseModel):
+    run_id: str = Field(min_length=1)
+    node: str = Field(min_length=1)
+    questions: list[DemoQuestion] = Field(default_factory=list)
+    map_item: int | str | None = None  # pass $$.Map.Item.Index if this ever runs in a Map: it is refused
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    request = parse(event=event, model=DemoAgentRequest)
+    questions = services().questions
+    ids = [
+        questions.ask(
+            request.run_id,
+            node=request.node,
+            question=q.question,
+            options=q.options,
+            allow_free_text=q.allow_free_text,
+            map_item=request.map_item,
+            caller=f"agent:{request.node}",
+        )["interaction_id"]
+        for q in request.questions
+    ]
+    return {"run_id": request.run_id, "node": request.node, "question_ids": ids, "status": POSTED}

@@ -1,0 +1,121 @@
+"""Async questions: post, list pending, answer, drain the node's messages, and the await tool form."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from pydantic import BaseModel, Field
+
+from baton.api import deps
+
+router = APIGatewayRouter()
+
+RunId = Annotated[str, Path(min_length=1, max_length=80, description="The run id.")]
+InteractionId = Annotated[str, Path(min_length=1, max_length=80, description="The question's interaction id.")]
+NodeName = Annotated[str, Path(min_length=1, max_length=80, description="The asking node.")]
+MapItem = Field(
+    default=None,
+    description="`$$.Map.Item.Index` when the caller runs inside a Map iteration. Questions and the await "
+    "tool are refused there (422): one node id would be shared by every item.",
+)
+
+
+class AskRequest(BaseModel):
+    node: str = Field(min_length=1, max_length=80, description="The asking node; answers are queued for it.")
+    question: str = Field(description="The question (at most 4000 characters; longer is a 413).")
+    options: list[str] | None = Field(default=None, description="Choices offered to the operator.")
+    allow_free_text: bool | None = Field(
+        default=None, description="Accept answers outside the options. Default: true without options, false with."
+    )
+    map_item: int | str | None = MapItem
+    notify: list[str] | None = Field(default=None, description="Notification channels (default console).")
+
+    model_config = {"extra": "forbid"}
+
+
+class AnswerRequest(BaseModel):
+    answer: Any = Field(description="The operator's answer: a string, or any non-empty JSON value.")
+
+    model_config = {"extra": "forbid"}
+
+
+class AwaitRequest(BaseModel):
+    from_: str | None = Field(
+        default=None, alias="from", description="Only this node's questions; empty/absent = the whole run."
+    )
+    timeout_seconds: int = Field(description="Mandatory bound of the wait (seconds).")
+    map_item: int | str | None = MapItem
+
+    model_config = {"extra": "forbid", "populate_by_name": True}
+
+
+def _json(status: int, body: dict[str, Any]) -> Response[dict[str, Any]]:
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
+
+
+@router.post(
+    "/api/runs/<run_id>/questions",
+    summary="ask_user_async: post a question and keep working",
+    tags=["questions"],
+)
+def ask(run_id: RunId, body: AskRequest) -> Response[dict[str, Any]]:
+    result = deps.get_services().questions.ask(
+        run_id,
+        node=body.node,
+        question=body.question,
+        options=body.options,
+        allow_free_text=body.allow_free_text,
+        map_item=body.map_item,
+        notify=body.notify,
+        caller=deps.current_caller().principal,
+    )
+    return _json(201, result)
+
+
+@router.get("/api/runs/<run_id>/interactions/pending", summary="The run's pending questions", tags=["questions"])
+def pending(run_id: RunId) -> dict[str, Any]:
+    found = deps.get_services().questions.pending(run_id)
+    return {"run_id": run_id, "pending": [i.public() for i in found]}
+
+
+@router.post(
+    "/api/runs/<run_id>/interactions/<interaction_id>/answer",
+    summary="Answer a question (409 with the winning answer if already answered)",
+    tags=["questions"],
+)
+def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) -> dict[str, Any]:
+    services, caller = deps.get_services(), deps.current_caller().principal
+    return services.idempotency.run(
+        "answer",
+        {"run_id": run_id, "interaction_id": interaction_id, "answer": body.answer, "caller": caller},
+        lambda: services.questions.answer(run_id, interaction_id, body.answer, caller=caller),
+    )
+
+
+@router.post(
+    "/api/runs/<run_id>/nodes/<node>/messages/drain",
+    summary="Deliver the node's queued messages (each exactly once, oldest first)",
+    tags=["questions"],
+)
+def drain(run_id: RunId, node: NodeName) -> dict[str, Any]:
+    messages = deps.get_services().questions.drain(run_id, node)
+    return {"run_id": run_id, "node": node, "messages": [m.model_dump() for m in messages]}
+
+
+@router.post(
+    "/api/runs/<run_id>/await",
+    summary="await_answers as a tool: 200 with the answers, or 202 with the pending ids",
+    tags=["questions"],
+)
+def await_answers(run_id: RunId, body: AwaitRequest) -> Response[dict[str, Any]]:
+    done, result = deps.get_services().questions.await_tool(
+        run_id,
+        timeout_seconds=body.timeout_seconds,
+        from_node=body.from_ or None,
+        map_item=body.map_item,
+        caller=deps.current_caller().principal,
+    )
+    return _json(200 if done else 202, result)

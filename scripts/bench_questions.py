@@ -1,0 +1,186 @@
+"""Benchmark of async questions and the await gate on the embedded local stack (moto + our handlers):
+
+- answer → gate resumed latency (median, p95): from just before `POST .../answer` to (a) the answer's
+  HTTP response (the task token has been sent by then) and (b) the execution having moved past the gate
+  (SUCCEEDED: the gate is the workflow's last Task);
+- how many AWS calls one question's whole life costs (ask by the demo_agent Lambda, gate park + re-check,
+  answer + release, drain), counted with a botocore `before-call` event hook on every client, attributed
+  to the Lambda handler that made them. Step Functions' own Lambda invokes are listed apart (on AWS they
+  are state transitions, not calls Baton makes); the run's start and the bench's polling are excluded.
+
+Usage: uv run python scripts/bench_questions.py [--samples 30] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+_label = threading.local()
+_calls: Counter[tuple[str, str]] = Counter()  # (who, "service.Operation")
+_counting = threading.Event()
+# The bench's own polling (GET reads, describe_execution) and the run's start are not the question's life.
+_NOT_THE_QUESTION = ("bench", "api:POST runs")
+
+
+def _is_the_questions(who: str) -> bool:
+    return who not in _NOT_THE_QUESTION and not who.startswith("api:GET")
+
+
+def _install_counter() -> None:
+    """Every botocore client created from now on reports each API call to `_calls` (who = handler)."""
+    import botocore.session
+
+    original = botocore.session.Session.create_client
+
+    def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
+        client = original(self, *args, **kwargs)
+
+        def count(model: Any, **_: Any) -> None:
+            if _counting.is_set():
+                who = getattr(_label, "who", None) or "stepfunctions-engine"
+                _calls[(who, f"{model.service_model.service_name}.{model.name}")] += 1
+
+        client.meta.events.register("before-call.*.*", count)
+        return client
+
+    botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
+
+
+def _labelled_dispatcher(stack: Any) -> None:
+    original = stack.dispatcher.invoke
+
+    def invoke(function_name: str, event: Any) -> Any:
+        previous = getattr(_label, "who", None)
+        if function_name == "api":
+            route = f"{event.get('httpMethod')} {event.get('path', '').split('/')[-1]}"
+            _label.who = f"api:{route}"
+        else:
+            _label.who = function_name
+        try:
+            return original(function_name, event)
+        finally:
+            _label.who = previous
+
+    stack.dispatcher.invoke = invoke
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=30)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+
+    _install_counter()
+    from baton.local.stack import LocalStack
+    from baton.sdk import Client
+
+    state_dir = Path(tempfile.mkdtemp(prefix="baton-bench-q-"))
+    stack = LocalStack(api_port=0, state_dir=state_dir)
+    info = stack.start()
+    _labelled_dispatcher(stack)
+    import boto3
+
+    sfn = boto3.client("stepfunctions")  # the bench's own polling: made before counting, labelled "bench"
+    client = Client(info.api_url, info.token)
+    response_ms: list[float] = []
+    resumed_ms: list[float] = []
+    per_question: list[Counter[tuple[str, str]]] = []
+    try:
+        for n in range(args.samples):
+            run_id = f"bench-q-{n}-{int(time.time() * 1000)}"
+            _calls.clear()
+            _counting.set()
+            run = client.start_run(
+                "await_answers",
+                {"node": "draft", "from": "draft", "timeout_seconds": 120, "questions": [{"question": f"Q{n}?"}]},
+                run_id=run_id,
+            )
+            deadline = time.monotonic() + 30
+            while client.get_run(run_id)["status"] != "paused_waiting_human":
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{run_id} never parked")
+                time.sleep(0.01)
+            [question] = client.pending_questions(run_id)
+            t0 = time.perf_counter()
+            result = client.answer(run_id, question["interaction_id"], f"A{n}")
+            t1 = time.perf_counter()
+            _label.who = "bench"
+            while sfn.describe_execution(executionArn=run["execution_arn"])["status"] == "RUNNING":
+                time.sleep(0.002)
+            t2 = time.perf_counter()
+            _label.who = None
+            assert result["resumed"] is True, result
+            messages = client.drain_messages(run_id, "draft")
+            assert len(messages) == 1
+            time.sleep(0.05)  # let the SNS → console delivery settle before closing the count
+            _counting.clear()
+            response_ms.append((t1 - t0) * 1000)
+            resumed_ms.append((t2 - t0) * 1000)
+            per_question.append(
+                Counter(
+                    {
+                        k: v
+                        for k, v in _calls.items()
+                        if k[0] not in _NOT_THE_QUESTION and not k[0].startswith("api:GET")
+                    }
+                )
+            )
+    finally:
+        client.close()
+        stack.stop()
+
+    life = per_question[-1]
+    by_phase: Counter[str] = Counter()
+    by_operation: Counter[str] = Counter()
+    for (who, op), count in life.items():
+        by_phase[who] += count
+        by_operation[op] += count
+    baton_calls = sum(c for (who, _), c in life.items() if who != "stepfunctions-engine")
+    figures = {
+        "samples": args.samples,
+        "answer_response_ms": {
+            "median": round(statistics.median(response_ms), 1),
+            "p95": round(_percentile(response_ms, 95), 1),
+        },
+        "answer_to_gate_resumed_ms": {
+            "median": round(statistics.median(resumed_ms), 1),
+            "p95": round(_percentile(resumed_ms, 95), 1),
+        },
+        "aws_calls_per_question_life": {
+            "baton_total": baton_calls,
+            "by_phase": dict(sorted(by_phase.items())),
+            "by_operation": dict(sorted(by_operation.items())),
+            "same_every_sample": all(sum(q.values()) == sum(life.values()) for q in per_question),
+        },
+    }
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    print(f"async questions: {args.samples} samples on the local stack (moto, handlers in-process)")
+    r, g = figures["answer_response_ms"], figures["answer_to_gate_resumed_ms"]
+    print(f"  answer → HTTP response (token sent)     median {r['median']:7.1f} ms   p95 {r['p95']:7.1f} ms")
+    print(f"  answer → gate resumed (execution ended) median {g['median']:7.1f} ms   p95 {g['p95']:7.1f} ms")
+    print(f"  AWS calls, one question's whole life: {baton_calls} by Baton code")
+    for who, count in sorted(by_phase.items()):
+        print(f"    {who:<32} {count}")
+    print("  by operation:")
+    for op, count in sorted(by_operation.items()):
+        print(f"    {op:<32} {count}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,298 @@
+"""Async questions and await gates on the in-memory store: every ordering of answer vs. park."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from baton.adapters.memory import MemoryStore, RecordingTaskTokens
+from baton.asl import check_definition
+from baton.await_gate import await_gate_states
+from baton.errors import (
+    ConflictError,
+    GoneError,
+    NotFoundError,
+    PayloadTooLargeError,
+    TaskTokenError,
+    ValidationFailedError,
+)
+from baton.services.core import Core
+from baton.services.questions import MAX_QUESTION_CHARS, QuestionService, answer_text
+
+
+@pytest.fixture
+def qs(core: Core) -> QuestionService:
+    return QuestionService(core)
+
+
+def _tokens(core: Core) -> RecordingTaskTokens:
+    assert isinstance(core.tokens, RecordingTaskTokens)
+    return core.tokens
+
+
+def _store(core: Core) -> MemoryStore:
+    assert isinstance(core.store, MemoryStore)
+    return core.store
+
+
+def _types(core: Core, run_id: str = "r1") -> list[str]:
+    return [e.type for e in core.store.list_events(run_id)]
+
+
+def test_ask_stores_a_pending_question_records_async_and_notifies(qs: QuestionService, core: Core) -> None:
+    posted = qs.ask("r1", node="draft", question="Which database?", options=["pg", "dynamo"], caller="agent")
+    assert posted["message"] == "question posted; keep working" and posted["status"] == "pending"
+    [pending] = qs.pending("r1")
+    assert pending.request.kind == "question" and pending.request.allow_free_text is False
+    requested = [e for e in core.store.list_events("r1") if e.type == "human_input_requested"]
+    assert requested[0].data["async"] is True and requested[0].data["prompt"] == "Which database?"
+    assert core.notifier.notifications[0].event == "human_input_requested"  # type: ignore[attr-defined]
+
+
+def test_answer_queues_the_message_and_a_second_answer_is_409_with_the_winner(qs: QuestionService, core: Core) -> None:
+    iid = qs.ask("r1", node="draft", question="Which database?", options=["pg", "dynamo"], caller="a")["interaction_id"]
+    result = qs.answer("r1", iid, "pg", caller="alice")
+    assert result["queued"] is True and result["resumed"] is False
+    with pytest.raises(ConflictError) as second:
+        qs.answer("r1", iid, "dynamo", caller="bob")
+    assert second.value.details["answer"] == "pg"
+    assert core.store.get_interaction("r1", iid).state.answer == "pg"  # type: ignore[union-attr]
+    [message] = qs.drain("r1", "draft")
+    assert message.text == f'[Answer to question {iid}] Q: "Which database?" — A: pg'
+    assert qs.drain("r1", "draft") == []
+    answered = [e for e in core.store.list_events("r1") if e.type == "interaction_answered"]
+    assert answered[0].data["answer"] == "pg" and answered[0].data["answer_text"] == "pg"
+
+
+def test_non_string_answers_are_compact_json_in_the_message() -> None:
+    assert answer_text({"b": 1, "a": [1, 2]}) == '{"a":[1,2],"b":1}'
+    assert answer_text("as is") == "as is"
+
+
+def test_bad_input_is_refused_and_changes_nothing(qs: QuestionService, core: Core) -> None:
+    iid = qs.ask("r1", node="draft", question="Pick", options=["a", "b"], caller="x")["interaction_id"]
+    before = len(core.store.list_events("r1"))
+    with pytest.raises(ValidationFailedError, match="one of the options"):
+        qs.answer("r1", iid, "c", caller="op")
+    for empty in ("", "   ", None, {}, []):
+        with pytest.raises(ValidationFailedError, match="empty"):
+            qs.answer("r1", iid, empty, caller="op")
+    with pytest.raises(NotFoundError):
+        qs.answer("r1", "nope", "a", caller="op")
+    with pytest.raises(NotFoundError):
+        qs.answer("ghost", iid, "a", caller="op")
+    with pytest.raises(PayloadTooLargeError):
+        qs.ask("r1", node="draft", question="x" * (MAX_QUESTION_CHARS + 1), caller="x")
+    with pytest.raises(ValidationFailedError, match="empty"):
+        qs.ask("r1", node="draft", question="  ", caller="x")
+    with pytest.raises(ValidationFailedError, match="free text"):
+        qs.ask("r1", node="draft", question="?", options=[], allow_free_text=False, caller="x")
+    with pytest.raises(ValidationFailedError, match="distinct"):
+        qs.ask("r1", node="draft", question="?", options=["a", "a"], caller="x")
+    with pytest.raises(ValidationFailedError, match="node"):
+        qs.ask("r1", node="bad node!", question="?", caller="x")
+    assert len(core.store.list_events("r1")) == before
+    assert [i.interaction_id for i in qs.pending("r1")] == [iid]
+    assert qs.drain("r1", "draft") == []
+
+
+def test_free_text_allowed_with_options_accepts_other_answers(qs: QuestionService) -> None:
+    iid = qs.ask("r1", node="n", question="?", options=["a"], allow_free_text=True, caller="x")["interaction_id"]
+    assert qs.answer("r1", iid, "something else", caller="op")["queued"] is True
+
+
+def test_question_from_inside_a_map_iteration_is_refused_with_the_reason(qs: QuestionService, core: Core) -> None:
+    with pytest.raises(ValidationFailedError) as err:
+        qs.ask("r1", node="draft", question="?", map_item=3, caller="x")
+    assert "replays ONE node id for every item" in err.value.message
+    assert err.value.details["reason"] == "inside_map_iteration"
+    assert core.store.get_run("r1") is None  # nothing was created
+
+
+def test_gate_parks_then_the_last_answer_resumes_it_with_all_answers(qs: QuestionService, core: Core) -> None:
+    a = qs.ask("r1", node="draft", question="Q1", caller="x")["interaction_id"]
+    b = qs.ask("r1", node="draft", question="Q2", caller="x")["interaction_id"]
+    parked = qs.park_gate(run_id="r1", gate="sync", token="tok-1", timeout_seconds=60)
+    assert parked["released"] is False and parked["pending"] == [a, b]
+    assert core.store.get_run("r1").status == "paused_waiting_human"  # type: ignore[union-attr]
+    assert qs.answer("r1", a, "one", caller="op")["resumed"] is False
+    assert _tokens(core).sent == []
+    result = qs.answer("r1", b, {"two": 2}, caller="op")
+    assert result["resumed"] is True and result["released"] == ["sync"]
+    [(kind, token, output)] = _tokens(core).sent
+    assert kind == "success" and token == "tok-1"
+    assert output["answers"] == [
+        {"interaction_id": a, "node": "draft", "question": "Q1", "answer": "one"},
+        {"interaction_id": b, "node": "draft", "question": "Q2", "answer": {"two": 2}},
+    ]
+    assert core.store.get_run("r1").status == "running"  # type: ignore[union-attr]
+    types = _types(core)
+    assert "await_started" in types and types.count("await_released") == 1
+
+
+def test_answer_before_park_releases_at_once_on_the_gates_recheck(qs: QuestionService, core: Core) -> None:
+    a = qs.ask("r1", node="draft", question="Q1", caller="x")["interaction_id"]
+    qs.answer("r1", a, "early", caller="op")
+    parked = qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)
+    assert parked["released"] is True
+    assert _tokens(core).sent[0][2]["answers"][0]["answer"] == "early"
+
+
+def test_answer_landing_between_the_gates_read_and_its_park_is_not_lost(qs: QuestionService, core: Core) -> None:
+    """The interleaving that loses resumes without the re-check: gate reads 'pending', answer stores and
+    finds no parked gate, then the gate parks. The re-check after parking sees the answer."""
+    a = qs.ask("r1", node="draft", question="Q1", caller="x")["interaction_id"]
+    store = _store(core)
+    original_put_wait = store.put_wait
+
+    def put_wait_after_an_answer(wait: Any) -> None:
+        qs.answer("r1", a, "racing", caller="op")  # lands before the token is parked
+        original_put_wait(wait)
+
+    store.put_wait = put_wait_after_an_answer  # type: ignore[method-assign]
+    parked = qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)
+    assert parked["released"] is True and len(_tokens(core).sent) == 1
+
+
+def test_scoped_from_waits_only_for_that_nodes_questions(qs: QuestionService, core: Core) -> None:
+    d = qs.ask("r1", node="draft", question="D?", caller="x")["interaction_id"]
+    r = qs.ask("r1", node="research", question="R?", caller="x")["interaction_id"]
+    qs.park_gate(run_id="r1", gate="g-draft", token="t-draft", timeout_seconds=60, from_node="draft")
+    qs.park_gate(run_id="r1", gate="g-all", token="t-all", timeout_seconds=60)
+    assert qs.answer("r1", d, "d", caller="op")["released"] == ["g-draft"]
+    assert [t for _, t, _ in _tokens(core).sent] == ["t-draft"]
+    expected = [{"interaction_id": d, "node": "draft", "question": "D?", "answer": "d"}]
+    assert _tokens(core).sent[0][2]["answers"] == expected
+    assert qs.answer("r1", r, "r", caller="op")["released"] == ["g-all"]
+
+
+def test_failed_send_is_recovered_by_the_reconciler_exactly_once(qs: QuestionService, core: Core) -> None:
+    a = qs.ask("r1", node="draft", question="Q1", caller="x")["interaction_id"]
+    qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)
+    _tokens(core).fail_next = RuntimeError("Step Functions throttled")
+    result = qs.answer("r1", a, "stored anyway", caller="op")
+    assert result["queued"] is True and result["resumed"] is False
+    assert core.store.get_interaction("r1", a).state.status == "answered"  # type: ignore[union-attr]
+    assert qs.reconcile()["released"] == [{"run_id": "r1", "gate": "sync"}]
+    assert qs.reconcile()["released"] == []  # nothing left parked: no second resume
+    assert len(_tokens(core).sent) == 1 and _types(core).count("await_released") == 1
+
+
+def test_concurrent_senders_resume_once(qs: QuestionService, core: Core) -> None:
+    qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)  # nothing pending: released
+    assert qs.reconcile()["released"] == []
+    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    qs.park_gate(run_id="r1", gate="sync2", token="tok2", timeout_seconds=60)
+    core.store.transition_interaction(
+        core.store.get_interaction("r1", a),  # type: ignore[arg-type]
+        core.store.get_interaction("r1", a).state.model_copy(update={"status": "answered", "answer": "x"}),  # type: ignore[union-attr]
+    )
+    threads = [threading.Thread(target=qs.reconcile) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [t for _, t, _ in _tokens(core).sent] == ["tok", "tok2"]
+    assert _types(core).count("await_released") == 2
+
+
+def test_twenty_concurrent_answers_exactly_one_wins(qs: QuestionService, core: Core) -> None:
+    iid = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    barrier = threading.Barrier(20)
+    outcomes: list[Any] = []
+
+    def go(n: int) -> None:
+        barrier.wait()
+        try:
+            qs.answer("r1", iid, f"a{n}", caller=f"op{n}")
+            outcomes.append(("won", f"a{n}"))
+        except ConflictError as err:
+            outcomes.append(("lost", err.details["answer"]))
+
+    threads = [threading.Thread(target=go, args=(n,)) for n in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    winners = [a for k, a in outcomes if k == "won"]
+    assert len(winners) == 1 and all(a == winners[0] for _, a in outcomes)
+    assert len(qs.drain("r1", "draft")) == 1
+
+
+def test_gate_timeout_lists_the_unanswered_questions(qs: QuestionService, core: Core) -> None:
+    a = qs.ask("r1", node="draft", question="Still needed?", caller="x")["interaction_id"]
+    qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=5, from_node="draft")
+    result = qs.record_gate_timeout("r1", "sync", {"Error": "States.Timeout"})
+    assert result["unanswered"] == [{"interaction_id": a, "node": "draft", "question": "Still needed?"}]
+    assert "timed out after 5s" in result["cause"] and a in result["cause"] and "Still needed?" in result["cause"]
+    event = next(e for e in core.store.list_events("r1") if e.type == "await_timed_out")
+    assert event.data["unanswered"][0]["interaction_id"] == a
+    assert core.store.get_run("r1").status == "failed"  # type: ignore[union-attr]
+    assert core.store.get_wait("r1", "sync").status == "timed_out"  # type: ignore[union-attr]
+
+
+def test_release_after_the_gate_timed_out_keeps_the_answer(qs: QuestionService, core: Core) -> None:
+    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=5)
+    _tokens(core).fail_next = TaskTokenError("late", reason="TaskTimedOut")
+    result = qs.answer("r1", a, "late", caller="op")
+    assert result["resumed"] is False and core.store.get_wait("r1", "sync").status == "timed_out"  # type: ignore[union-attr]
+
+
+def test_map_gate_names_are_per_item(qs: QuestionService, core: Core) -> None:
+    d = qs.ask("r1", node="draft", question="D?", caller="x")["interaction_id"]
+    qs.ask("r1", node="research", question="R?", caller="x")
+    qs.park_gate(run_id="r1", gate="item", token="t0", timeout_seconds=60, from_node="research", map_item=0)
+    qs.park_gate(run_id="r1", gate="item", token="t1", timeout_seconds=60, from_node="draft", map_item=1)
+    assert qs.answer("r1", d, "go", caller="op")["released"] == ["item-1"]
+    assert core.store.get_wait("r1", "item-0").status == "parked"  # type: ignore[union-attr]
+    timed_out = qs.record_gate_timeout("r1", "item", map_item=0)
+    assert "item-0" in timed_out["cause"] and core.store.get_run("r1").status != "failed"  # type: ignore[union-attr]
+
+
+def test_tool_form_200_when_answered_else_pending_and_last_answer_resumes(qs: QuestionService, core: Core) -> None:
+    with pytest.raises(NotFoundError):
+        qs.await_tool("ghost", timeout_seconds=60, caller="agent")
+    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    done, result = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    assert done is False and result["pending"] == [a]
+    assert core.store.get_run("r1").status == "paused_waiting_human"  # type: ignore[union-attr]
+    again, second = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    assert again is False and second["interaction_id"] == result["interaction_id"]  # reused, not a new await
+    assert qs.answer("r1", a, "yes", caller="op")["released"] == [f"tool:{result['interaction_id']}"]
+    assert core.store.get_run("r1").status == "running"  # type: ignore[union-attr]
+    done, result = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    assert done is True and result["answers"][0]["answer"] == "yes"
+    with pytest.raises(ValidationFailedError, match="Map iteration"):
+        qs.await_tool("r1", timeout_seconds=60, caller="agent", map_item=0)
+    with pytest.raises(ValidationFailedError, match="timeout"):
+        qs.await_tool("r1", timeout_seconds=0, caller="agent")
+
+
+def test_tool_await_times_out_through_the_reconciler(qs: QuestionService, core: Core, clock: Any) -> None:
+    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    _, result = qs.await_tool("r1", timeout_seconds=30, caller="agent")
+    assert qs.reconcile()["timed_out"] == []
+    clock.advance(31)
+    assert qs.reconcile()["timed_out"] == [result["interaction_id"]]
+    event = next(e for e in core.store.list_events("r1") if e.type == "await_timed_out")
+    assert event.data["unanswered"][0]["interaction_id"] == a
+
+
+def test_answering_a_finished_hosted_run_is_410(qs: QuestionService, core: Core) -> None:
+    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    core.store.update_run("r1", {"status": "failed", "hosted": True})
+    with pytest.raises(GoneError):
+        qs.answer("r1", a, "too late", caller="op")
+    with pytest.raises(ConflictError):
+        qs.ask("r1", node="draft", question="more?", caller="x")
+
+
+def test_await_gate_snippet_passes_the_asl_rule() -> None:
+    states = await_gate_states("Sync", gate="sync", from_node="draft", timeout_seconds=1800, next="Ship")
+    definition = {"StartAt": "Sync", "States": {**states, "Ship": {"Type": "Succeed"}}}
+    assert check_definition(definition, "snippet") == []
+    with pytest.raises(ValueError, match="must end"):
+        await_gate_states("Sync", gate="sync", next=None)
