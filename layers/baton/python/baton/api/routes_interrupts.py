@@ -1,0 +1,162 @@
+"""Interrupts (`/api/v1/interrupts`, the seed's REST API): create, list, read (with long-poll), claim,
+resume with state edits, cancel. Each route makes one call into `InterruptService`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from pydantic import BaseModel, Field
+
+from baton.api import deps
+from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
+from baton.errors import ForbiddenError
+from baton.services.interrupts import (
+    MAX_TIMEOUT_MS,
+    MAX_WAIT_SECONDS,
+    InterruptService,
+    InterruptSpec,
+    public_view,
+)
+
+router = APIGatewayRouter()
+
+InterruptId = Annotated[str, Path(min_length=1, max_length=64, description="The interrupt id.")]
+
+
+class CreateInterruptRequest(BaseModel):
+    sessionId: str = Field(min_length=1, max_length=80, description="Session (= run id); created on first use.")
+    prompt: str = Field(min_length=1, description="What the reviewer is asked.")
+    workflowId: str | None = Field(default=None, max_length=200, description="Logical workflow tag.")
+    schema_: dict[str, Any] | None = Field(
+        default=None,
+        alias="schema",
+        description='Light form of the expected value: {"type", "enum"?, "default"?}.',
+    )
+    jsonSchema: dict[str, Any] | None = Field(default=None, description="Full JSON Schema; wins over schema.")
+    state: dict[str, Any] | None = Field(
+        default=None,
+        description=f"State snapshot the reviewer can inspect and edit; at most {STATE_SNAPSHOT_LIMIT_BYTES} "
+        "bytes of compact JSON (413 above).",
+    )
+    notify: list[str] | None = Field(default=None, description="Channels: console, email, webhook, slack.")
+    timeoutMs: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS, description="Deadline; then cancelled.")
+    key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="Idempotency key: creating again with the same (sessionId, key) returns the first interrupt.",
+    )
+
+    model_config = {"extra": "forbid", "populate_by_name": True}
+
+
+class ResumeInterruptRequest(BaseModel):
+    input: Any = Field(default=None, description="The value for the waiter; validated against the schema.")
+    stateEdits: list[str] = Field(default_factory=list, description='Edits of the snapshot: ["path=value", ...].')
+    operator: str | None = Field(default=None, max_length=200, description="Local stack only: who resumes.")
+
+    model_config = {"extra": "forbid"}
+
+
+class ClaimInterruptRequest(BaseModel):
+    force: bool = Field(default=False, description="Take over a claim held by another operator.")
+    operator: str | None = Field(default=None, max_length=200, description="Local stack only: who claims.")
+
+    model_config = {"extra": "forbid"}
+
+
+class CancelInterruptRequest(BaseModel):
+    reason: str = Field(min_length=1, max_length=1000, description="Why; shown to the waiter and in the run.")
+    operator: str | None = Field(default=None, max_length=200, description="Local stack only: who cancels.")
+
+    model_config = {"extra": "forbid"}
+
+
+def _service() -> InterruptService:
+    return deps.get_services().interrupts
+
+
+def _operator(requested: str | None) -> str:
+    """The authenticated caller. Locally everyone shares one bearer token, so a name may be given
+    (to show claims by different operators); deployed, naming someone else is refused."""
+    caller = deps.current_caller()
+    if requested is None or requested == caller.principal:
+        return caller.principal
+    if caller.via == "local-token":
+        return requested
+    raise ForbiddenError(f"you are {caller.principal}; you cannot act as {requested}", details={"operator": requested})
+
+
+def _json(status: int, body: Any) -> Response[Any]:
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
+
+
+@router.post("/api/v1/interrupts", summary="Create an interrupt (a typed pause)", tags=["interrupts"])
+def create_interrupt(body: CreateInterruptRequest) -> Response[Any]:
+    interrupt, created = _service().create(
+        InterruptSpec(
+            session_id=body.sessionId,
+            prompt=body.prompt,
+            workflow_id=body.workflowId,
+            schema=body.schema_,
+            json_schema=body.jsonSchema,
+            state=body.state,
+            notify=body.notify,
+            timeout_ms=body.timeoutMs,
+            key=body.key,
+        ),
+        caller=deps.current_caller().principal,
+    )
+    return _json(201 if created else 200, public_view(interrupt))
+
+
+@router.get("/api/v1/interrupts", summary="List interrupts (?status= ?sessionId=)", tags=["interrupts"])
+def list_interrupts(
+    status: Annotated[str | None, Query(description="pending | answered | cancelled")] = None,
+    session_id: Annotated[str | None, Query(alias="sessionId", description="One session's interrupts.")] = None,
+) -> dict[str, Any]:
+    found = _service().list_interrupts(status=status, session_id=session_id)
+    return {"interrupts": [public_view(i) for i in found], "count": len(found)}
+
+
+@router.get("/api/v1/interrupts/<interrupt_id>", summary="One interrupt; ?waitSeconds= long-polls", tags=["interrupts"])
+def get_interrupt(
+    interrupt_id: InterruptId,
+    wait_seconds: Annotated[
+        float,
+        Query(
+            alias="waitSeconds",
+            ge=0,
+            le=MAX_WAIT_SECONDS,
+            description="Hold the request until the interrupt is no longer pending, at most this long.",
+        ),
+    ] = 0,
+) -> dict[str, Any]:
+    return public_view(_service().get(interrupt_id, wait_seconds=wait_seconds))
+
+
+@router.post("/api/v1/interrupts/<interrupt_id>/claim", summary="Claim (who is working on it)", tags=["interrupts"])
+def claim_interrupt(
+    interrupt_id: InterruptId, body: Annotated[ClaimInterruptRequest | None, Body()] = None
+) -> dict[str, Any]:
+    request = body or ClaimInterruptRequest()
+    return _service().claim(interrupt_id, operator=_operator(request.operator), force=request.force)
+
+
+@router.post(
+    "/api/v1/interrupts/<interrupt_id>/resume", summary="Resume with a value and state edits", tags=["interrupts"]
+)
+def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) -> dict[str, Any]:
+    caller = _operator(body.operator)
+    request = {"interrupt_id": interrupt_id, "input": body.input, "stateEdits": body.stateEdits, "caller": caller}
+    return deps.get_services().idempotency.run(
+        "interrupt_resume", request, lambda: _service().resume(interrupt_id, body.input, body.stateEdits, caller=caller)
+    )
+
+
+@router.post("/api/v1/interrupts/<interrupt_id>/cancel", summary="Cancel with a reason", tags=["interrupts"])
+def cancel_interrupt(interrupt_id: InterruptId, body: CancelInterruptRequest) -> dict[str, Any]:
+    return _service().cancel(interrupt_id, body.reason, caller=_operator(body.operator))

@@ -1,0 +1,534 @@
+"""Interrupts: typed pauses with a state snapshot an operator can inspect, edit and resume.
+
+An interrupt is an `Interaction` of kind "interrupt" whose run is the session (`run_id = sessionId`;
+external sessions come into being with their first interrupt). Its id is the interaction id; the
+store keeps an `IID#<id>` pointer so `/api/v1/interrupts/{id}` needs no session.
+
+Two kinds of waiter:
+
+* **SDK (external)**: agent code anywhere creates the interrupt over HTTP and long-polls
+  `GET /api/v1/interrupts/{id}?waitSeconds=20`. There is no Step Functions timer, so the deadline
+  (`expires_at`, from `timeoutMs`) is enforced by the store: any read, long-poll, claim, resume or
+  cancel after it first moves the interrupt (conditional write) to cancelled with reason "timeout" and
+  records `interrupt_timed_out`; the sweeper Lambda does the same for interrupts nobody reads.
+* **Hosted**: `statemachines/interrupt.asl.json` parks a task token (`WAIT#<node>`) through the
+  `interrupt_park` Lambda. Resume sends the token with `{input, state}`; cancel sends a task failure
+  with error `InterruptCancelled`; Step Functions' own timer (TimeoutSecondsPath) raises
+  States.Timeout, and the `interrupt_fail` Lambda marks the interrupt and returns the Fail cause.
+
+Statuses: pending → answered (resumed) | cancelled (reason: the operator's, or "timeout").
+
+Claims are advisory (they show who is working on it): a claim by X succeeds when unclaimed or
+already X's (a re-claim by X is a no-op); a claim by Y over X is a 409 naming X unless `force`, which
+records `interrupt_claimed` with `previous`. Resume and cancel are allowed to any operator.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, Final
+
+from baton.domain.answer_schema import check_schema_definition, check_state_size, validate_answer
+from baton.domain.state_edits import apply_state_edits
+from baton.errors import (
+    BadRequestError,
+    ConflictError,
+    GoneError,
+    NotFoundError,
+    TaskTokenError,
+    ValidationFailedError,
+)
+from baton.ids import iso, parse_iso
+from baton.models import Interaction, InteractionRequest, ParkedWait
+from baton.notify.model import CHANNELS
+from baton.services.core import Core
+from baton.services.runs import check_run_id
+
+KIND: Final = "interrupt"
+TIMEOUT_REASON = "timeout"
+STATUSES = ("pending", "answered", "cancelled")
+MAX_TIMEOUT_MS = 7 * 86400 * 1000
+MAX_WAIT_SECONDS = 20  # API Gateway's integration limit is 29 s
+POLL_INTERVAL_SECONDS = 0.5
+MAX_PROMPT_CHARS = 4000
+MAX_REASON_CHARS = 1000
+MAX_KEY_CHARS = 200
+DEFAULT_NODE = "interrupt"
+NODE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
+OPEN_RUN_STATES = {"created", "running", "paused_waiting_human"}
+
+
+@dataclass(frozen=True)
+class InterruptSpec:
+    """What a creator asks for (the API body, the SDK call, or the hosted task's input)."""
+
+    session_id: str
+    prompt: str
+    workflow_id: str | None = None
+    schema: Any = None
+    json_schema: Any = None
+    state: Any = None
+    notify: list[str] | None = None
+    timeout_ms: int | None = None
+    key: str | None = None
+    node: str = DEFAULT_NODE
+
+
+def key_interrupt_id(session_id: str, key: str) -> str:
+    """A deterministic id for (session, key): creating twice with one key returns the first interrupt."""
+    digest = hashlib.sha256(f"{session_id}\x00{key}".encode()).digest()
+    return "K" + base64.b32encode(digest).decode().rstrip("=")[:25]
+
+
+def is_timed_out(i: Interaction) -> bool:
+    return i.state.status == "cancelled" and i.state.reason == TIMEOUT_REASON and i.state.answered_by is None
+
+
+def public_view(i: Interaction) -> dict[str, Any]:
+    """The API shape of an interrupt (camelCase, like the seed's REST API)."""
+    req, st = i.request, i.state
+    answer = st.answer if isinstance(st.answer, dict) else {}
+    return {
+        "id": i.interaction_id,
+        "sessionId": i.run_id,
+        "workflowId": req.workflow_id,
+        "node": req.node,
+        "prompt": req.prompt,
+        "schema": req.schema_,
+        "jsonSchema": req.json_schema,
+        "state": req.state,
+        "notify": req.notify,
+        "timeoutMs": req.extra.get("timeout_ms"),
+        "hosted": bool(req.extra.get("gate")),
+        "key": req.extra.get("key"),
+        "status": st.status,
+        "createdAt": i.created_at,
+        "createdBy": req.extra.get("created_by"),
+        "expiresAt": i.expires_at,
+        "claimedBy": st.claimed_by,
+        "claimedAt": st.claimed_at,
+        "resolvedBy": st.answered_by,
+        "resolvedAt": st.answered_at,
+        "value": answer.get("input"),
+        "editedState": answer.get("state"),
+        "stateEdits": answer.get("state_edits"),
+        "reason": st.reason,
+        "timedOut": is_timed_out(i),
+        "version": st.version,
+    }
+
+
+class InterruptService:
+    def __init__(
+        self,
+        core: Core,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.core = core
+        self._sleep = sleep
+        self._monotonic = monotonic
+
+    # ---- create --------------------------------------------------------------------------------
+    def create(self, spec: InterruptSpec, *, caller: str, token: str | None = None) -> tuple[Interaction, bool]:
+        """Validate everything first (bad input changes nothing), then store, park, notify.
+
+        Returns (interrupt, created); `created` is False when `spec.key` named an existing one.
+        With `token` (the hosted task), the token is parked at WAIT#<node>.
+        """
+        core = self.core
+        session_id = check_run_id(spec.session_id)
+        prompt = spec.prompt.strip() if isinstance(spec.prompt, str) else ""
+        if not prompt:
+            raise BadRequestError("prompt must be a non-empty string", details={"field": "prompt"})
+        if len(prompt) > MAX_PROMPT_CHARS:
+            raise BadRequestError(f"prompt is longer than {MAX_PROMPT_CHARS} characters", details={"field": "prompt"})
+        if not NODE_PATTERN.match(spec.node):
+            raise BadRequestError(
+                "node must be 1-80 letters, digits, '_', '-' or '.'", details={"field": "node", "node": spec.node}
+            )
+        check_schema_definition(spec.schema, spec.json_schema)
+        if spec.state is not None and not isinstance(spec.state, dict):
+            raise BadRequestError("state must be a JSON object", details={"field": "state"})
+        check_state_size(spec.state if spec.state is not None else {})
+        notify = list(spec.notify) if spec.notify else ["console"]
+        for n, channel in enumerate(notify):
+            if channel not in CHANNELS:
+                raise ValidationFailedError(
+                    f"unknown notify channel {channel!r}; expected some of {', '.join(CHANNELS)}",
+                    details={"path": f"notify[{n}]", "field": "notify"},
+                )
+        timeout_ms = spec.timeout_ms
+        if timeout_ms is not None and not (isinstance(timeout_ms, int) and 0 < timeout_ms <= MAX_TIMEOUT_MS):
+            raise BadRequestError(
+                f"timeoutMs must be an integer in 1..{MAX_TIMEOUT_MS}", details={"field": "timeoutMs"}
+            )
+        if token is not None and timeout_ms is None:
+            raise BadRequestError("a hosted interrupt needs a timeout", details={"field": "timeout_seconds"})
+        if spec.key is not None and not (0 < len(spec.key) <= MAX_KEY_CHARS):
+            raise BadRequestError(f"key must be 1-{MAX_KEY_CHARS} characters", details={"field": "key"})
+
+        iid = key_interrupt_id(session_id, spec.key) if spec.key else core.ids.new_id()
+        if spec.key:
+            existing = core.store.find_interaction(iid)
+            if existing is not None:
+                return self._same_key(existing, prompt), False
+
+        core.ensure_run(session_id)
+        now_dt = core.clock.now()
+        enum = spec.schema.get("enum") if isinstance(spec.schema, dict) and spec.json_schema is None else None
+        extra: dict[str, Any] = {"created_by": caller}
+        if timeout_ms is not None:
+            extra["timeout_ms"] = timeout_ms
+        if token is not None:
+            extra["gate"] = spec.node
+        if spec.key:
+            extra["key"] = spec.key
+        interaction = Interaction(
+            interaction_id=iid,
+            run_id=session_id,
+            created_at=iso(now_dt),
+            expires_at=iso(now_dt + timedelta(milliseconds=timeout_ms)) if timeout_ms else None,
+            request=InteractionRequest(
+                kind=KIND,
+                node=spec.node,
+                prompt=prompt,
+                options=[v if isinstance(v, str) else json.dumps(v) for v in enum] if isinstance(enum, list) else None,
+                schema=spec.schema,
+                json_schema=spec.json_schema,
+                state=spec.state,
+                timeout_seconds=math.ceil(timeout_ms / 1000) if timeout_ms else None,
+                notify=notify,
+                workflow_id=spec.workflow_id,
+                extra=extra,
+            ),
+        )
+        try:
+            core.store.put_interaction_indexed(interaction)
+        except ConflictError:
+            if not spec.key:
+                raise
+            existing = core.store.find_interaction(iid)  # lost a creation race with the same key
+            if existing is None:
+                raise
+            return self._same_key(existing, prompt), False
+        if token is not None:
+            core.store.put_wait(
+                ParkedWait(
+                    run_id=session_id,
+                    gate=spec.node,
+                    task_token=token,
+                    kind=KIND,
+                    interaction_ids=[iid],
+                    parked_at=interaction.created_at,
+                )
+            )
+        core.set_run_status(session_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
+        core.record(
+            session_id,
+            "human_input_requested",
+            kind=KIND,
+            interaction_id=iid,
+            node=spec.node,
+            prompt=prompt,
+            workflow_id=spec.workflow_id,
+            timeout_ms=timeout_ms,
+            hosted=token is not None,
+            by=caller,
+        )
+        if token is not None:
+            core.record(session_id, "run_paused", gate=spec.node, kind=KIND)
+        core.notify(interaction, "interrupt_created", session_id=session_id, workflow_id=spec.workflow_id)
+        return interaction, True
+
+    @staticmethod
+    def _same_key(existing: Interaction, prompt: str) -> Interaction:
+        if existing.request.kind != KIND or existing.request.prompt != prompt:
+            raise ConflictError(
+                "an interrupt with this key already exists with a different prompt",
+                details={"interrupt": public_view(existing)},
+            )
+        return existing
+
+    # ---- read ----------------------------------------------------------------------------------
+    def _load(self, interrupt_id: str) -> Interaction:
+        found = self.core.store.find_interaction(interrupt_id) if interrupt_id else None
+        if found is None or found.request.kind != KIND:
+            raise NotFoundError(f"interrupt {interrupt_id} not found", details={"interrupt_id": interrupt_id})
+        return found
+
+    def _seconds_left(self, i: Interaction) -> float | None:
+        if not i.expires_at:
+            return None
+        return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds()
+
+    def _expire_if_due(self, i: Interaction) -> Interaction:
+        """The store-backed deadline: a pending interrupt past `expires_at` becomes cancelled/timeout."""
+        while i.state.status == "pending":
+            left = self._seconds_left(i)
+            if left is None or left > 0:
+                return i
+            try:
+                updated = self.core.store.transition_interaction(
+                    i,
+                    i.state.model_copy(update={"status": "cancelled", "reason": TIMEOUT_REASON}),
+                )
+            except ConflictError:
+                i = self._load(i.interaction_id)  # someone resumed/cancelled/expired it first
+                continue
+            self.core.record(
+                i.run_id,
+                "interrupt_timed_out",
+                interaction_id=i.interaction_id,
+                node=i.request.node,
+                timeout_ms=i.request.extra.get("timeout_ms"),
+            )
+            self._settle_run(updated)
+            return updated
+        return i
+
+    def get(self, interrupt_id: str, *, wait_seconds: float = 0) -> Interaction:
+        """One record; with `wait_seconds` (≤ 20) a long-poll that returns as soon as it is no longer
+        pending (re-read with ConsistentRead every 0.5 s, and exactly at its deadline)."""
+        wait = max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
+        deadline = self._monotonic() + wait
+        while True:
+            i = self._expire_if_due(self._load(interrupt_id))
+            remaining = deadline - self._monotonic()
+            if i.state.status != "pending" or remaining <= 0:
+                return i
+            step = min(POLL_INTERVAL_SECONDS, remaining)
+            left = self._seconds_left(i)
+            if left is not None:
+                step = min(step, max(left, 0.0) + 0.001)
+            self._sleep(step)
+
+    def list_interrupts(self, *, status: str | None = None, session_id: str | None = None) -> list[Interaction]:
+        """Queries only: by status on the by_status index (optionally one session's), or all of one
+        session's interrupts (its partition). With neither filter: the pending ones."""
+        if status is not None and status not in STATUSES:
+            raise BadRequestError(
+                f"status must be one of {', '.join(STATUSES)}", details={"field": "status", "status": status}
+            )
+        if session_id is not None:
+            check_run_id(session_id)
+        store = self.core.store
+        if status is None and session_id is not None:
+            found = store.list_run_interactions(session_id, kind=KIND)
+        else:
+            found = store.list_by_status(KIND, status or "pending", run_id=session_id)
+        # Expired pending ones are moved now, so a listing never shows a pending interrupt past its deadline.
+        settled = [self._expire_if_due(i) if i.state.status == "pending" else i for i in found]
+        if status is not None:
+            settled = [i for i in settled if i.state.status == status]
+        return sorted(settled, key=lambda i: (i.created_at, i.interaction_id))
+
+    # ---- resume --------------------------------------------------------------------------------
+    def resume(self, interrupt_id: str, value: Any, state_edits: list[str], *, caller: str) -> dict[str, Any]:
+        """Apply the edits to the stored snapshot and validate the value, all before anything is
+        written (a 422 names the failing path and leaves the interrupt pending); then store the answer
+        (conditional write) and release the waiter."""
+        core = self.core
+        i = self._expire_if_due(self._load(interrupt_id))
+        if i.state.status != "pending":
+            return self._resume_settled(i, value, state_edits)
+        edited = apply_state_edits(i.request.state or {}, state_edits)
+        accepted = validate_answer(value, schema=i.request.schema_, json_schema=i.request.json_schema)
+        check_state_size(edited)
+        answer = {"input": accepted, "state": edited, "state_edits": list(state_edits)}
+        answered = core.store.transition_interaction(
+            i,
+            i.state.model_copy(
+                update={"status": "answered", "answer": answer, "answered_by": caller, "answered_at": core.now()}
+            ),
+        )
+        core.record(
+            i.run_id,
+            "interrupt_resumed",
+            interaction_id=i.interaction_id,
+            node=i.request.node,
+            input=accepted,
+            state_edits=list(state_edits),
+            by=caller,
+        )
+        resumed = self._release(answered)
+        self._settle_run(answered)
+        return {"interrupt": public_view(answered), "resumed": resumed}
+
+    def _resume_settled(self, i: Interaction, value: Any, state_edits: list[str]) -> dict[str, Any]:
+        if i.state.status == "cancelled":
+            why = "timed out" if is_timed_out(i) else f"was cancelled ({i.state.reason})"
+            raise GoneError(
+                f"interrupt {i.interaction_id} {why}; nothing is waiting for a value",
+                details={"reason": i.state.reason, "interrupt": public_view(i)},
+            )
+        answer = i.state.answer if isinstance(i.state.answer, dict) else {}
+        same = answer.get("input") == value and answer.get("state_edits") == list(state_edits)
+        # A hosted retry of a resume whose token send failed: the stored answer is sent again.
+        if same and i.request.extra.get("gate") and self._release(i):
+            return {"interrupt": public_view(i), "resumed": True}
+        raise ConflictError(
+            f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by}",
+            details={"interrupt": public_view(i)},
+        )
+
+    def _wait_of(self, i: Interaction) -> ParkedWait | None:
+        gate = i.request.extra.get("gate")
+        if not gate:
+            return None
+        wait = self.core.store.get_wait(i.run_id, gate)
+        if wait is None or wait.status != "parked" or i.interaction_id not in wait.interaction_ids:
+            return None
+        return wait
+
+    def _release(self, answered: Interaction) -> bool:
+        """Hosted: send the parked token with the value and the edited state. SDK waiters need
+        nothing: their long-poll sees the answered record."""
+        if self._wait_of(answered) is None:
+            return not answered.request.extra.get("gate")
+        answer = answered.state.answer or {}
+        output = {
+            "interrupt_id": answered.interaction_id,
+            "input": answer.get("input"),
+            "state": answer.get("state"),
+            "state_edits": answer.get("state_edits"),
+            "resolved_by": answered.state.answered_by,
+            "resolved_at": answered.state.answered_at,
+        }
+        return self.core.release_gate(answered.run_id, answered.request.node, output)
+
+    def _settle_run(self, i: Interaction) -> None:
+        """An external session is running again once none of its interrupts is pending."""
+        if i.request.extra.get("gate"):
+            return
+        # The session's partition, read consistently (the by_status GSI may still list this one as pending).
+        if not self.core.store.list_run_interactions(i.run_id, kind=KIND, status="pending"):
+            self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
+
+    # ---- claim and cancel ----------------------------------------------------------------------
+    def claim(self, interrupt_id: str, *, operator: str, force: bool = False) -> dict[str, Any]:
+        core = self.core
+        i = self._expire_if_due(self._load(interrupt_id))
+        self._require_pending(i, "claimed")
+        previous = i.state.claimed_by
+        if previous == operator:
+            return {"interrupt": public_view(i), "claimed": True, "changed": False}
+        if previous is not None and not force:
+            raise ConflictError(
+                f"interrupt {interrupt_id} is claimed by {previous} since {i.state.claimed_at}; "
+                "send force=true to take it over",
+                details={"claimedBy": previous, "claimedAt": i.state.claimed_at, "interrupt": public_view(i)},
+            )
+        claimed = core.store.transition_interaction(
+            i, i.state.model_copy(update={"claimed_by": operator, "claimed_at": core.now()})
+        )
+        data: dict[str, Any] = {"interaction_id": interrupt_id, "node": i.request.node, "by": operator}
+        if previous is not None:
+            data["previous"] = previous
+        core.record(i.run_id, "interrupt_claimed", **data)
+        return {"interrupt": public_view(claimed), "claimed": True, "changed": True}
+
+    def cancel(self, interrupt_id: str, reason: str, *, caller: str) -> dict[str, Any]:
+        core = self.core
+        reason = (reason or "").strip()
+        if not reason or len(reason) > MAX_REASON_CHARS:
+            raise BadRequestError(f"reason must be 1-{MAX_REASON_CHARS} characters", details={"field": "reason"})
+        i = self._expire_if_due(self._load(interrupt_id))
+        self._require_pending(i, "cancelled")
+        cancelled = core.store.transition_interaction(
+            i,
+            i.state.model_copy(
+                update={"status": "cancelled", "reason": reason, "answered_by": caller, "answered_at": core.now()}
+            ),
+        )
+        core.record(
+            i.run_id, "interrupt_cancelled", interaction_id=interrupt_id, node=i.request.node, reason=reason, by=caller
+        )
+        failed = False
+        wait = self._wait_of(cancelled)
+        if wait is not None:
+            try:
+                core.tokens.send_failure(
+                    wait.task_token, "InterruptCancelled", f"interrupt {interrupt_id} cancelled by {caller}: {reason}"
+                )
+                failed = True
+            except TaskTokenError:
+                pass  # the execution already ended or timed out: nothing left to fail
+            core.store.release_wait(wait, "released")
+        self._settle_run(cancelled)
+        return {"interrupt": public_view(cancelled), "cancelled": True, "workflowFailed": failed}
+
+    @staticmethod
+    def _require_pending(i: Interaction, verb: str) -> None:
+        if i.state.status == "pending":
+            return
+        details = {"interrupt": public_view(i), "status": i.state.status}
+        if i.state.status == "cancelled":
+            raise GoneError(
+                f"interrupt {i.interaction_id} is cancelled ({i.state.reason}) and cannot be {verb}", details=details
+            )
+        raise ConflictError(
+            f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by} and cannot be {verb}",
+            details=details,
+        )
+
+    # ---- timeouts: the sweeper and the hosted Catch --------------------------------------------
+    def sweep(self) -> list[str]:
+        """Time out every pending interrupt past its deadline (Query on the `pending` index)."""
+        expired = []
+        for i in self.core.store.list_pending(KIND):
+            left = self._seconds_left(i)
+            if left is not None and left <= 0 and is_timed_out(self._expire_if_due(i)):
+                expired.append(i.interaction_id)
+        return expired
+
+    def hosted_ended(self, run_id: str, node: str, outcome: str) -> dict[str, Any]:
+        """The hosted interrupt's Catch lands here (outcome "timeout" on States.Timeout, "cancelled" on
+        InterruptCancelled): mark what is still pending and return the cause for the Fail state."""
+        core = self.core
+        mine = [i for i in core.store.list_run_interactions(run_id, kind=KIND) if i.request.node == node]
+        for i in mine:
+            if i.state.status == "pending" and outcome == "timeout":
+                try:
+                    core.store.transition_interaction(
+                        i, i.state.model_copy(update={"status": "cancelled", "reason": TIMEOUT_REASON})
+                    )
+                except ConflictError:
+                    continue
+                core.record(
+                    run_id,
+                    "interrupt_timed_out",
+                    interaction_id=i.interaction_id,
+                    node=node,
+                    timeout_ms=i.request.extra.get("timeout_ms"),
+                )
+        latest = core.store.list_run_interactions(run_id, kind=KIND)
+        latest = [i for i in latest if i.request.node == node]
+        target = latest[-1] if latest else None
+        wait = core.store.get_wait(run_id, node)
+        if wait is not None and wait.status == "parked":
+            core.store.release_wait(wait, "timed_out" if outcome == "timeout" else "released")
+        if target is None:
+            cause = f"interrupt at node '{node}' ended ({outcome}) but no interrupt was recorded"
+        elif outcome == "timeout":
+            seconds = target.request.timeout_seconds
+            cause = (
+                f"interrupt {target.interaction_id} at node '{node}' timed out after {seconds}s without a "
+                f"resume (prompt: {target.request.prompt!r}); it is cancelled with reason timeout"
+            )
+        else:
+            cause = (
+                f"interrupt {target.interaction_id} at node '{node}' was cancelled by "
+                f"{target.state.answered_by}: {target.state.reason}"
+            )
+        core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
+        return {"cause": cause, "interrupt_id": target.interaction_id if target else None}

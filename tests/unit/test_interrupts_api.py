@@ -1,0 +1,348 @@
+"""Interrupts through the real resolver on in-memory services: the HTTP contract, the SDK (over an
+httpx MockTransport into the same resolver) and the `baton workflow` CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from baton.api import deps
+from baton.api.app import create_app
+from baton.cli import app as cli_app
+from baton.config import Settings
+from baton.errors import InterruptCancelledError, InterruptTimeoutError, InterruptValidationError
+from baton.local.http_adapter import to_proxy_event
+from baton.sdk import ApiUnavailableError, Client
+from baton.sdk_interrupts import settle, wait_for
+from baton.services.core import Core
+from baton.services.runs import RunService
+from baton.wiring import Services
+
+TOKEN = "local-secret"
+
+
+@pytest.fixture
+def app(core: Core) -> Iterator[Any]:
+    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": TOKEN})
+    services = Services(settings=settings, core=core, runs=RunService(core))
+    deps.set_services_provider(lambda: services)
+    yield create_app()
+    deps.set_services_provider(deps._default_provider)
+
+
+@pytest.fixture
+def api(app: Any) -> Any:
+    def call(method: str, path: str, body: Any = None, token: str | None = TOKEN, raw: str | None = None) -> Any:
+        headers = {"Content-Type": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        data = raw if raw is not None else (json.dumps(body) if body is not None else "")
+        result = app.resolve(to_proxy_event(method, path, headers, data.encode(), "127.0.0.1"), None)
+        return result["statusCode"], json.loads(result["body"]) if result.get("body") else None
+
+    return call
+
+
+def _handler(app: Any) -> Any:
+    def handle(request: httpx.Request) -> httpx.Response:
+        path = request.url.raw_path.decode()
+        event = to_proxy_event(request.method, path, dict(request.headers), request.content, "127.0.0.1")
+        result = app.resolve(event, None)
+        return httpx.Response(result["statusCode"], content=(result.get("body") or "").encode())
+
+    return handle
+
+
+@pytest.fixture
+def client(app: Any) -> Client:
+    return Client("http://baton.test", TOKEN, transport=httpx.MockTransport(_handler(app)))
+
+
+CREATE = {
+    "sessionId": "sess-abc",
+    "workflowId": "deploy",
+    "prompt": "Choose deployment target",
+    "schema": {"type": "enum", "enum": ["staging", "production"]},
+    "state": {"build": {"sha": "abc1234"}, "retries": 1},
+    "notify": ["console"],
+}
+
+
+def _create(api: Any, **changes: Any) -> dict[str, Any]:
+    status, body = api("POST", "/api/v1/interrupts", {**CREATE, **changes})
+    assert status == 201, body
+    return dict(body)
+
+
+# ---- HTTP ------------------------------------------------------------------------------------------
+def test_create_read_list(api: Any) -> None:
+    rec = _create(api)
+    assert rec["status"] == "pending" and rec["schema"]["enum"] == ["staging", "production"]
+    status, one = api("GET", f"/api/v1/interrupts/{rec['id']}")
+    assert status == 200 and one["id"] == rec["id"] and one["state"] == CREATE["state"]
+    status, listed = api("GET", "/api/v1/interrupts?status=pending&sessionId=sess-abc")
+    assert status == 200 and listed["count"] == 1 and listed["interrupts"][0]["id"] == rec["id"]
+    status, listed = api("GET", "/api/v1/interrupts?sessionId=nobody")
+    assert status == 200 and listed["count"] == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "raw", "status", "error"),
+    [
+        (None, '{"sessionId": ', 400, "bad_request"),
+        ({"prompt": "x"}, None, 422, "validation_failed"),
+        ({**CREATE, "surprise": 1}, None, 422, "validation_failed"),
+        ({**CREATE, "timeoutMs": -5}, None, 422, "validation_failed"),
+        ({**CREATE, "schema": {"type": "colour"}}, None, 400, "bad_request"),
+        ({**CREATE, "jsonSchema": {"$ref": "http://evil.example/s.json"}}, None, 400, "bad_request"),
+        ({**CREATE, "state": {"blob": "x" * 70_000}}, None, 413, "payload_too_large"),
+        ({**CREATE, "notify": ["pager"]}, None, 422, "validation_failed"),
+        ({**CREATE, "sessionId": "has space"}, None, 400, "bad_request"),
+    ],
+)
+def test_bad_create_is_4xx_and_changes_nothing(
+    api: Any, core: Core, body: Any, raw: str | None, status: int, error: str
+) -> None:
+    got, resp = api("POST", "/api/v1/interrupts", body, raw=raw)
+    assert (got, resp["error"]) == (status, error), resp
+    assert resp["message"]
+    assert core.store.get_run("sess-abc") is None
+    assert api("GET", "/api/v1/interrupts?status=pending")[1]["count"] == 0
+
+
+def test_resume_validation_then_success(api: Any) -> None:
+    rec = _create(api)
+    status, bad = api("POST", f"/api/v1/interrupts/{rec['id']}/resume", {"input": "prod", "stateEdits": []})
+    assert status == 422 and bad["path"] == "$" and "staging" in bad["message"]
+    status, bad = api(
+        "POST", f"/api/v1/interrupts/{rec['id']}/resume", {"input": "staging", "stateEdits": ["build.sha.deep=1"]}
+    )
+    assert status == 422 and bad["path"] == "build.sha.deep"
+    status, bad = api("POST", f"/api/v1/interrupts/{rec['id']}/resume", {"input": "staging", "stateEdits": "x=1"})
+    assert status == 422  # a lone string is not a list
+    assert api("GET", f"/api/v1/interrupts/{rec['id']}")[1]["status"] == "pending"
+    status, ok = api(
+        "POST",
+        f"/api/v1/interrupts/{rec['id']}/resume",
+        {"input": "staging", "stateEdits": ["retries=5", "config.featureFlag=true", "note=hello world"]},
+    )
+    assert status == 200 and ok["resumed"] is True
+    assert ok["interrupt"]["editedState"] == {
+        "build": {"sha": "abc1234"},
+        "retries": 5,
+        "config": {"featureFlag": True},
+        "note": "hello world",
+    }
+    status, again = api("POST", f"/api/v1/interrupts/{rec['id']}/resume", {"input": "production"})
+    assert status == 409 and again["interrupt"]["value"] == "staging"
+
+
+def test_claim_without_body_with_operator_and_force(api: Any) -> None:
+    rec = _create(api)
+    status, claimed = api("POST", f"/api/v1/interrupts/{rec['id']}/claim")
+    assert status == 200 and claimed["interrupt"]["claimedBy"] == "local-operator"
+    status, taken = api("POST", f"/api/v1/interrupts/{rec['id']}/claim", {"operator": "bob"})
+    assert status == 409 and taken["claimedBy"] == "local-operator"
+    status, forced = api("POST", f"/api/v1/interrupts/{rec['id']}/claim", {"operator": "bob", "force": True})
+    assert status == 200 and forced["interrupt"]["claimedBy"] == "bob"
+    status, _ = api("POST", f"/api/v1/interrupts/{rec['id']}/claim", {"forse": True})
+    assert status == 422
+
+
+def test_operator_name_is_refused_for_a_real_identity(app: Any) -> None:
+    headers = {"Content-Type": "application/json"}
+    event = to_proxy_event("POST", "/api/v1/interrupts", headers, json.dumps(CREATE).encode(), "127.0.0.1")
+    event["requestContext"]["authorizer"] = {"claims": {"email": "alice@example.com", "sub": "1"}}
+    rec = json.loads(app.resolve(event, None)["body"])
+    event = to_proxy_event(
+        "POST", f"/api/v1/interrupts/{rec['id']}/claim", headers, json.dumps({"operator": "bob"}).encode(), "x"
+    )
+    event["requestContext"]["authorizer"] = {"claims": {"email": "alice@example.com", "sub": "1"}}
+    result = app.resolve(event, None)
+    assert result["statusCode"] == 403
+
+
+def test_cancel_and_after(api: Any) -> None:
+    rec = _create(api)
+    assert api("POST", f"/api/v1/interrupts/{rec['id']}/cancel", {})[0] == 422
+    status, done = api("POST", f"/api/v1/interrupts/{rec['id']}/cancel", {"reason": "wrong build"})
+    assert status == 200 and done["interrupt"]["status"] == "cancelled" and done["workflowFailed"] is False
+    assert api("POST", f"/api/v1/interrupts/{rec['id']}/resume", {"input": "staging"})[0] == 410
+    assert api("POST", f"/api/v1/interrupts/{rec['id']}/claim")[0] == 410
+
+
+def test_unknown_ids_and_bad_queries(api: Any) -> None:
+    assert api("GET", "/api/v1/interrupts/ghost")[0] == 404
+    assert api("POST", "/api/v1/interrupts/ghost/resume", {"input": 1})[0] == 404
+    assert api("POST", "/api/v1/interrupts/ghost/cancel", {"reason": "x"})[0] == 404
+    assert api("GET", "/api/v1/interrupts?status=done")[0] == 400
+    assert api("GET", "/api/v1/interrupts/ghost?waitSeconds=99")[0] == 422
+    assert api("GET", "/api/v1/interrupts", token=None)[0] == 401
+
+
+def test_timeout_via_api_is_410_on_resume(api: Any, clock: Any) -> None:
+    rec = _create(api, timeoutMs=1000)
+    clock.advance(2)
+    status, body = api("POST", f"/api/v1/interrupts/{rec['id']}/resume", {"input": "staging"})
+    assert status == 410 and body["reason"] == "timeout"
+    assert api("GET", f"/api/v1/interrupts/{rec['id']}")[1]["timedOut"] is True
+
+
+# ---- SDK -------------------------------------------------------------------------------------------
+def test_sdk_interrupt_returns_value_and_edited_state(client: Client, core: Core) -> None:
+    rec = client.create_interrupt(session_id="sdk-1", prompt="Port?", json_schema={"type": "integer"}, state={"a": 1})
+    with pytest.raises(InterruptValidationError) as bad:
+        client.resume_interrupt(rec["id"], "eighty", ["a=2"])
+    assert bad.value.details["path"] == "$"
+    client.resume_interrupt(rec["id"], 8080, ["a=2", "b.c=x"])
+    result = client.wait_interrupt(rec["id"])  # a restarted waiter: finds it by id, gets the answer
+    assert result.value == 8080 and result.state == {"a": 2, "b": {"c": "x"}} and result.state_edits == ["a=2", "b.c=x"]
+
+
+def test_sdk_errors_for_cancel_and_timeout(client: Client, clock: Any) -> None:
+    rec = client.create_interrupt(session_id="sdk-2", prompt="Go?")
+    client.cancel_interrupt(rec["id"], "not needed")
+    with pytest.raises(InterruptCancelledError) as cancelled:
+        client.wait_interrupt(rec["id"])
+    assert cancelled.value.details["reason"] == "not needed"
+    rec = client.create_interrupt(session_id="sdk-2", prompt="Go?", timeout_ms=500)
+    clock.advance(1)
+    with pytest.raises(InterruptTimeoutError):
+        client.wait_interrupt(rec["id"])
+
+
+def test_sdk_key_finds_the_same_interrupt_after_a_restart(client: Client) -> None:
+    first = client.create_interrupt(session_id="sdk-3", prompt="Deploy?", key="deploy")
+    client.resume_interrupt(first["id"], True)
+    result = client.interrupt(session_id="sdk-3", prompt="Deploy?", key="deploy")  # the restarted agent
+    assert result.interrupt_id == first["id"] and result.value is True
+
+
+def test_sdk_async_waiter(app: Any, client: Client) -> None:
+    rec = client.create_interrupt(session_id="sdk-4", prompt="Async?")
+    client.resume_interrupt(rec["id"], "yes")
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        return _handler(app)(request)
+
+    async_client = Client("http://baton.test", TOKEN, async_transport=httpx.MockTransport(handle))
+    result = asyncio.run(async_client.wait_interrupt_async(rec["id"]))
+    assert result.value == "yes"
+    again = client.create_interrupt(session_id="sdk-4", prompt="Again?", key="k")
+    client.resume_interrupt(again["id"], {"ok": True})
+    resolved = asyncio.run(async_client.interrupt_async(session_id="sdk-4", prompt="Again?", key="k"))
+    assert resolved.value == {"ok": True} and resolved.interrupt_id == again["id"]
+
+
+def test_wait_loop_backs_off_on_transient_errors_and_never_spins() -> None:
+    calls: list[float] = []
+    sleeps: list[float] = []
+    now = [0.0]
+    answers: list[Any] = [
+        ApiUnavailableError("down"),
+        ApiUnavailableError("down"),
+        {"status": "pending"},  # a server that ignores waitSeconds returns at once
+        {"status": "pending"},
+        {"status": "answered", "id": "i", "sessionId": "s", "value": 1, "editedState": {}},
+    ]
+
+    def poll(wait: float) -> dict[str, Any]:
+        calls.append(wait)
+        item = answers.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return dict(item)
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+
+    result = wait_for(poll, poll_seconds=20, sleep=sleep, monotonic=lambda: now[0])
+    assert result.value == 1 and calls == [20, 20, 20, 20, 20]
+    assert sleeps == [1.0, 2.0, 2.0, 2.0]  # backoff 1, 2; then at least 2 s per idle cycle
+
+
+def test_settle_maps_statuses() -> None:
+    assert settle({"status": "pending"}) is None
+    with pytest.raises(InterruptTimeoutError):
+        settle({"status": "cancelled", "id": "i", "timedOut": True, "reason": "timeout", "timeoutMs": 5})
+    with pytest.raises(InterruptCancelledError):
+        settle({"status": "cancelled", "id": "i", "timedOut": False, "reason": "no", "resolvedBy": "a"})
+
+
+# ---- CLI -------------------------------------------------------------------------------------------
+@pytest.fixture
+def cli(client: Client, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr("baton.cli_workflow._client", lambda: client)
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        return runner.invoke(cli_app, list(args))
+
+    return run
+
+
+def test_cli_inspect_shows_what_the_seed_shows(cli: Any, api: Any) -> None:
+    rec = _create(api)
+    out = cli("workflow", "inspect", "sess-abc")
+    assert out.exit_code == 0, out.output
+    text = out.output
+    assert "Session: sess-abc" in text and "Interrupts: 1" in text
+    assert f"[PENDING] {rec['id']}" in text and "prompt:    Choose deployment target" in text
+    assert "workflow:  deploy" in text and "(age " in text
+    assert '{"type":"enum","enum":["staging","production"]}' in text and '"sha": "abc1234"' in text
+    assert f"baton workflow resume-interrupt sess-abc --interrupt-id {rec['id']} --input='<json>'" in text
+    assert "--edit-state='path.to.field=value'" in text
+    as_json = json.loads(cli("workflow", "inspect", "sess-abc", "--json").output)
+    assert as_json["interrupts"][0]["id"] == rec["id"]
+
+
+def test_cli_resume_latest_with_edits_then_inspect_all(cli: Any, api: Any) -> None:
+    _create(api)
+    latest = _create(api, prompt="Second question")
+    out = cli(
+        "workflow", "resume-interrupt", "sess-abc", "--edit-state", "retries=5",
+        "--edit-state", "config.featureFlag=true", "--input", '"production"',
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    assert f"resumed interrupt {latest['id']}" in out.output and "2 state edit(s)" in out.output
+    text = cli("workflow", "inspect", "sess-abc", "--all").output
+    assert "[ANSWERED]" in text and "[PENDING]" in text and "retries=5" in text
+
+
+def test_cli_errors_are_one_readable_line(cli: Any, api: Any) -> None:
+    rec = _create(api)
+    out = cli("workflow", "resume-interrupt", "sess-abc", "--input", "production")
+    assert out.exit_code == 2 and "not JSON" in out.output and "Traceback" not in out.output
+    out = cli("workflow", "resume-interrupt", "sess-abc", "--input", '"prod"')
+    assert out.exit_code == 1 and "validation_failed" in out.output and "still open" in out.output
+    out = cli("workflow", "resume-interrupt", "sess-abc", "--input", '"staging"', "--edit-state", "=1")
+    assert out.exit_code == 1 and "path" in out.output
+    out = cli("workflow", "resume-interrupt", "nobody", "--input", "1")
+    assert out.exit_code == 2 and "no pending interrupt" in out.output
+    out = cli("workflow", "resume-interrupt", "other", "--interrupt-id", rec["id"], "--input", "1")
+    assert out.exit_code == 2 and "belongs to session sess-abc" in out.output
+    out = cli("workflow", "resume-interrupt", "sess-abc", "--interrupt-id", "ghost", "--input", "1")
+    assert out.exit_code == 1 and "not_found" in out.output and "Traceback" not in out.output
+
+
+def test_cli_claim_and_cancel(cli: Any, api: Any) -> None:
+    rec = _create(api)
+    out = cli("workflow", "claim-interrupt", "sess-abc")
+    assert out.exit_code == 0 and "claimed by local-operator" in out.output
+    out = cli("workflow", "claim-interrupt", "sess-abc", "--operator", "bob")
+    assert out.exit_code == 1 and "claimed by local-operator" in out.output
+    out = cli("workflow", "cancel-interrupt", "sess-abc", "--reason", "obsolete")
+    assert out.exit_code == 0 and f"interrupt {rec['id']} cancelled: obsolete" in out.output
+
+
+def test_dev_webhook_url_needs_a_secret() -> None:
+    out = CliRunner().invoke(cli_app, ["dev", "--webhook-url", "http://127.0.0.1:1/hook", "--no-demo"])
+    assert out.exit_code == 2 and "--webhook-secret is required" in out.output
+    assert out.exception is None or isinstance(out.exception, SystemExit)

@@ -1,0 +1,271 @@
+"""InterruptService on the in-memory store: create, resume with edits, claim, cancel, timeouts, long-poll."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from baton.errors import (
+    BadRequestError,
+    ConflictError,
+    GoneError,
+    NotFoundError,
+    PayloadTooLargeError,
+    ValidationFailedError,
+)
+from baton.services.core import Core
+from baton.services.interrupts import InterruptService, InterruptSpec, key_interrupt_id, public_view
+from tests.conftest import FixedClock
+
+
+class FakeTime:
+    """Sleep advances both the service's monotonic clock and the domain clock (no real waiting)."""
+
+    def __init__(self, clock: FixedClock) -> None:
+        self.clock = clock
+        self.t = 0.0
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.t += seconds
+        self.clock.advance(seconds)
+
+    def monotonic(self) -> float:
+        return self.t
+
+
+@pytest.fixture
+def fake_time(clock: FixedClock) -> FakeTime:
+    return FakeTime(clock)
+
+
+@pytest.fixture
+def svc(core: Core, fake_time: FakeTime) -> InterruptService:
+    return InterruptService(core, sleep=fake_time.sleep, monotonic=fake_time.monotonic)
+
+
+def _spec(**kw: Any) -> InterruptSpec:
+    base: dict[str, Any] = {
+        "session_id": "sess-abc",
+        "prompt": "Choose deployment target",
+        "schema": {"type": "enum", "enum": ["staging", "production"]},
+        "state": {"build": {"sha": "abc1234"}, "retries": 1},
+        "workflow_id": "deploy",
+    }
+    base.update(kw)
+    return InterruptSpec(**base)
+
+
+def _events(core: Core, run_id: str = "sess-abc") -> list[str]:
+    return [e.type for e in core.store.list_events(run_id)]
+
+
+def test_create_stores_creates_the_session_and_notifies(svc: InterruptService, core: Core) -> None:
+    i, created = svc.create(_spec(notify=["console", "slack"]), caller="agent")
+    assert created
+    view = public_view(i)
+    assert view["status"] == "pending" and view["sessionId"] == "sess-abc" and view["hosted"] is False
+    assert view["schema"] == {"type": "enum", "enum": ["staging", "production"]}
+    assert core.require_run("sess-abc").status == "paused_waiting_human"
+    assert "human_input_requested" in _events(core)
+    sent = core.notifier.notifications  # type: ignore[attr-defined]
+    assert [(n.event, n.kind, n.channels, n.options) for n in sent] == [
+        ("interrupt_created", "interrupt", ["console", "slack"], ["staging", "production"])
+    ]
+    assert "resume-interrupt sess-abc" in sent[0].how_to_answer
+
+
+@pytest.mark.parametrize(
+    ("spec", "error"),
+    [
+        ({"session_id": "bad id!"}, BadRequestError),
+        ({"prompt": "  "}, BadRequestError),
+        ({"schema": {"type": "color"}}, BadRequestError),
+        ({"json_schema": {"type": 5}}, BadRequestError),
+        ({"state": {"blob": "x" * 70_000}}, PayloadTooLargeError),
+        ({"notify": ["console", "pager"]}, ValidationFailedError),
+        ({"timeout_ms": 0}, BadRequestError),
+    ],
+)
+def test_bad_create_changes_nothing(svc: InterruptService, core: Core, spec: dict[str, Any], error: type) -> None:
+    with pytest.raises(error):
+        svc.create(_spec(**spec), caller="agent")
+    assert core.store.get_run("sess-abc") is None and core.store.get_run("bad id!") is None
+    assert core.notifier.notifications == []  # type: ignore[attr-defined]
+
+
+def test_resume_applies_edits_validates_and_records(svc: InterruptService, core: Core) -> None:
+    i, _ = svc.create(_spec(), caller="agent")
+    result = svc.resume(i.interaction_id, "production", ["retries=5", "$.config.featureFlag=true"], caller="alice")
+    view = result["interrupt"]
+    assert result["resumed"] is True and view["status"] == "answered" and view["resolvedBy"] == "alice"
+    assert view["value"] == "production"
+    assert view["editedState"] == {"build": {"sha": "abc1234"}, "retries": 5, "config": {"featureFlag": True}}
+    assert view["state"] == {"build": {"sha": "abc1234"}, "retries": 1}  # the snapshot itself is kept
+    assert "interrupt_resumed" in _events(core)
+    assert core.require_run("sess-abc").status == "running"
+    with pytest.raises(ConflictError) as second:
+        svc.resume(i.interaction_id, "staging", [], caller="bob")
+    assert second.value.details["interrupt"]["value"] == "production"
+
+
+def test_validation_failure_names_the_path_and_leaves_it_open(svc: InterruptService, core: Core) -> None:
+    schema = {"type": "object", "properties": {"port": {"type": "integer", "minimum": 1024}}, "required": ["port"]}
+    i, _ = svc.create(_spec(schema=None, json_schema=schema), caller="agent")
+    with pytest.raises(ValidationFailedError) as bad_value:
+        svc.resume(i.interaction_id, {"port": 80}, ["retries=2"], caller="alice")
+    assert bad_value.value.details["path"] == "$.port"
+    with pytest.raises(ValidationFailedError) as bad_edit:
+        svc.resume(i.interaction_id, {"port": 8080}, ["retries=2", "build.sha.x=1"], caller="alice")
+    assert bad_edit.value.details["path"] == "build.sha.x" and bad_edit.value.details["index"] == 1
+    after = svc.get(i.interaction_id)
+    assert after.state.status == "pending" and after.state.version == 0 and after.request.state == _spec().state
+    ok = svc.resume(i.interaction_id, {"port": 8080}, ["retries=2"], caller="alice")
+    assert ok["interrupt"]["value"] == {"port": 8080} and ok["interrupt"]["editedState"]["retries"] == 2
+
+
+def test_json_schema_wins_and_default_fills_missing_input(svc: InterruptService) -> None:
+    i, _ = svc.create(_spec(schema={"type": "string"}, json_schema={"type": "integer", "default": 3}), caller="agent")
+    with pytest.raises(ValidationFailedError):
+        svc.resume(i.interaction_id, "text", [], caller="alice")
+    assert svc.resume(i.interaction_id, None, [], caller="alice")["interrupt"]["value"] == 3
+
+
+def test_edits_growing_state_past_the_limit_are_413_and_change_nothing(svc: InterruptService) -> None:
+    i, _ = svc.create(_spec(schema=None), caller="agent")
+    with pytest.raises(PayloadTooLargeError):
+        svc.resume(i.interaction_id, 1, ["blob=" + "y" * 70_000], caller="alice")
+    assert svc.get(i.interaction_id).state.status == "pending"
+
+
+def test_claim_rules(svc: InterruptService, core: Core) -> None:
+    i, _ = svc.create(_spec(), caller="agent")
+    first = svc.claim(i.interaction_id, operator="alice")
+    assert first["changed"] and first["interrupt"]["claimedBy"] == "alice" and first["interrupt"]["claimedAt"]
+    again = svc.claim(i.interaction_id, operator="alice")
+    assert again["changed"] is False
+    with pytest.raises(ConflictError) as taken:
+        svc.claim(i.interaction_id, operator="bob")
+    assert taken.value.details["claimedBy"] == "alice"
+    forced = svc.claim(i.interaction_id, operator="bob", force=True)
+    assert forced["interrupt"]["claimedBy"] == "bob"
+    claims = [e.data for e in core.store.list_events("sess-abc") if e.type == "interrupt_claimed"]
+    assert [(c["by"], c.get("previous")) for c in claims] == [("alice", None), ("bob", "alice")]
+    svc.resume(i.interaction_id, "staging", [], caller="carol")  # claims are advisory
+    with pytest.raises(ConflictError):
+        svc.claim(i.interaction_id, operator="alice")
+
+
+def test_cancel_then_resume_and_claim_are_410(svc: InterruptService, core: Core) -> None:
+    i, _ = svc.create(_spec(), caller="agent")
+    with pytest.raises(BadRequestError):
+        svc.cancel(i.interaction_id, "  ", caller="alice")
+    result = svc.cancel(i.interaction_id, "wrong branch", caller="alice")
+    view = result["interrupt"]
+    assert view["status"] == "cancelled" and view["reason"] == "wrong branch" and view["timedOut"] is False
+    with pytest.raises(GoneError):
+        svc.resume(i.interaction_id, "staging", [], caller="bob")
+    with pytest.raises(GoneError):
+        svc.claim(i.interaction_id, operator="bob")
+    with pytest.raises(GoneError):
+        svc.cancel(i.interaction_id, "again", caller="bob")
+    assert _events(core).count("interrupt_cancelled") == 1
+
+
+def test_deadline_is_enforced_by_any_read(svc: InterruptService, core: Core, clock: FixedClock) -> None:
+    i, _ = svc.create(_spec(timeout_ms=1500), caller="agent")
+    clock.advance(1.0)
+    assert svc.get(i.interaction_id).state.status == "pending"
+    clock.advance(0.6)
+    with pytest.raises(GoneError) as gone:
+        svc.resume(i.interaction_id, "staging", [], caller="alice")
+    assert gone.value.details["reason"] == "timeout" and "timed out" in gone.value.message
+    view = public_view(svc.get(i.interaction_id))
+    assert view["status"] == "cancelled" and view["reason"] == "timeout" and view["timedOut"] is True
+    assert _events(core).count("interrupt_timed_out") == 1
+
+
+def test_list_filters_and_times_out_expired(svc: InterruptService, clock: FixedClock) -> None:
+    a, _ = svc.create(_spec(), caller="agent")
+    b, _ = svc.create(_spec(timeout_ms=1000), caller="agent")
+    c, _ = svc.create(_spec(session_id="other"), caller="agent")
+    svc.resume(a.interaction_id, "staging", [], caller="alice")
+    ids = lambda found: [i.interaction_id for i in found]  # noqa: E731
+    assert ids(svc.list_interrupts(status="pending")) == [b.interaction_id, c.interaction_id]
+    assert ids(svc.list_interrupts(session_id="sess-abc")) == [a.interaction_id, b.interaction_id]
+    assert ids(svc.list_interrupts(status="answered", session_id="sess-abc")) == [a.interaction_id]
+    clock.advance(2)
+    assert ids(svc.list_interrupts(status="pending", session_id="sess-abc")) == []
+    assert ids(svc.list_interrupts(status="cancelled")) == [b.interaction_id]
+    with pytest.raises(BadRequestError):
+        svc.list_interrupts(status="done")
+
+
+def test_long_poll_returns_on_deadline_without_busy_waiting(svc: InterruptService, fake_time: FakeTime) -> None:
+    i, _ = svc.create(_spec(timeout_ms=3200), caller="agent")
+    got = svc.get(i.interaction_id, wait_seconds=20)
+    assert got.state.status == "cancelled" and got.state.reason == "timeout"
+    assert 3.2 <= fake_time.t < 3.3 and all(s <= 0.5 for s in fake_time.sleeps) and len(fake_time.sleeps) <= 8
+
+
+def test_long_poll_without_change_waits_the_full_window(svc: InterruptService, fake_time: FakeTime) -> None:
+    i, _ = svc.create(_spec(), caller="agent")
+    assert svc.get(i.interaction_id, wait_seconds=60).state.status == "pending"  # capped at 20 s
+    assert fake_time.t == pytest.approx(20.0) and len(fake_time.sleeps) == 40
+
+
+def test_unknown_id_is_404(svc: InterruptService) -> None:
+    with pytest.raises(NotFoundError):
+        svc.get("nope")
+    with pytest.raises(NotFoundError):
+        svc.resume("nope", 1, [], caller="a")
+
+
+def test_key_makes_create_idempotent(svc: InterruptService) -> None:
+    first, created = svc.create(_spec(key="deploy-target"), caller="agent")
+    again, created_again = svc.create(_spec(key="deploy-target"), caller="agent")
+    assert created and not created_again and again.interaction_id == first.interaction_id
+    assert first.interaction_id == key_interrupt_id("sess-abc", "deploy-target")
+    with pytest.raises(ConflictError):
+        svc.create(_spec(key="deploy-target", prompt="Something else"), caller="agent")
+
+
+def test_sweep_times_out_only_expired(svc: InterruptService, clock: FixedClock) -> None:
+    a, _ = svc.create(_spec(timeout_ms=1000), caller="agent")
+    b, _ = svc.create(_spec(timeout_ms=60_000), caller="agent")
+    svc.create(_spec(), caller="agent")
+    clock.advance(5)
+    assert svc.sweep() == [a.interaction_id]
+    assert svc.sweep() == []
+    assert svc.get(b.interaction_id).state.status == "pending"
+
+
+def test_hosted_resume_sends_the_token_with_value_and_edited_state(svc: InterruptService, core: Core) -> None:
+    i, _ = svc.create(_spec(timeout_ms=60_000, node="gate"), caller="workflow", token="tok-1")
+    assert public_view(i)["hosted"] is True
+    svc.resume(i.interaction_id, "staging", ["retries=3"], caller="alice")
+    kind, token, output = core.tokens.sent[-1]  # type: ignore[attr-defined]
+    assert (kind, token) == ("success", "tok-1")
+    assert output["input"] == "staging" and output["state"]["retries"] == 3 and output["resolved_by"] == "alice"
+
+
+def test_hosted_cancel_fails_the_task_and_the_catch_builds_the_cause(svc: InterruptService, core: Core) -> None:
+    i, _ = svc.create(_spec(timeout_ms=60_000, node="gate"), caller="workflow", token="tok-2")
+    result = svc.cancel(i.interaction_id, "not today", caller="alice")
+    assert result["workflowFailed"] is True
+    assert core.tokens.sent[-1][0:2] == ("failure", "tok-2")  # type: ignore[attr-defined]
+    assert core.tokens.sent[-1][2]["error"] == "InterruptCancelled"  # type: ignore[attr-defined]
+    ended = svc.hosted_ended("sess-abc", "gate", "cancelled")
+    assert "cancelled by alice: not today" in ended["cause"]
+
+
+def test_hosted_timeout_marks_it_and_says_so(svc: InterruptService, core: Core) -> None:
+    i, _ = svc.create(_spec(timeout_ms=2000, node="gate"), caller="workflow", token="tok-3")
+    ended = svc.hosted_ended("sess-abc", "gate", "timeout")
+    assert "timed out after 2s" in ended["cause"] and ended["interrupt_id"] == i.interaction_id
+    assert public_view(svc.get(i.interaction_id))["timedOut"] is True
+    assert core.require_run("sess-abc").status == "failed"
+    with pytest.raises(GoneError):
+        svc.resume(i.interaction_id, "staging", [], caller="alice")
