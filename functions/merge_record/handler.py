@@ -1,0 +1,32 @@
+"""The review gate's merge outcome: land final_commit/final_branch/merged_into/merge_status on the run
+and emit `review_merged`; a rejection (or a merge that could not run) re-opens the review so the
+operator can fix the tree and approve again; a merge timeout returns the Fail state's cause."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, Field
+
+from baton.observability import logger, tracer
+from baton.wiring import services
+
+
+class MergeRecordRequest(BaseModel):
+    run_id: str = Field(min_length=1)
+    gate: str = Field(min_length=1)
+    outcome: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    request = parse(event=event, model=MergeRecordRequest)
+    return (
+        services()
+        .review_service()
+        .record_merge(request.run_id, request.gate, outcome=request.outcome, error=request.error)
+    )

@@ -1,0 +1,27 @@
+"""The review gate's merge task (`waitForTaskToken`): start `python -m baton.merge` with the token —
+a CodeBuild build when deployed, a subprocess against the local repository in the local stack. The
+command reports the outcome to Step Functions itself; this function returns at once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, Field
+
+from baton.observability import logger, tracer
+from baton.wiring import services
+
+
+class MergeStartRequest(BaseModel):
+    token: str = Field(min_length=1)
+    run_id: str = Field(min_length=1)
+    gate: str = Field(min_length=1)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    request = parse(event=event, model=MergeStartRequest)
+    return services().review_service().start_merge(request.run_id, request.gate, request.token)

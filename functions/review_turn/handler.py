@@ -1,0 +1,31 @@
+"""The review gate's companion turn: `first` (validate the gate, read the bounded diff, numbered test
+steps, initial verdict) or `reply` (answer the operator's stored reply). Returns whether the verdict
+auto-merges (posture agent_verdict_ok) and the gate's timeouts for the next states."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, Field
+
+from baton.observability import logger, tracer
+from baton.wiring import services
+
+
+class TurnRequest(BaseModel):
+    mode: Literal["first", "reply"]
+    run_id: str = Field(min_length=1)
+    config: dict[str, Any] | None = None  # first: the gate's configuration
+    gate: str | None = None  # reply: the gate's name
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    request = parse(event=event, model=TurnRequest)
+    review = services().review_service()
+    if request.mode == "first":
+        return review.first_turn(request.run_id, request.config or {})
+    return review.reply_turn(request.run_id, request.gate or "review")

@@ -1,0 +1,28 @@
+"""The review gate: GET /api/runs/{run_id}/review (thread, verdict, diff stats, review URL, merge status).
+Operator actions ride POST /api/runs/{run_id}/resume with the reserved `__review_*` keys."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+
+from baton.api import deps
+from baton.services.runs import check_run_id
+
+router = APIGatewayRouter()
+
+RunId = Annotated[str, Path(min_length=1, max_length=80, description="The run id.")]
+
+
+@router.get(
+    "/api/runs/<run_id>/review",
+    summary="The run's review: dialogue thread, latest verdict, diff stats, review URL, merge status",
+    tags=["review"],
+)
+def get_review(
+    run_id: RunId,
+    gate: Annotated[str | None, Query(description="The review gate's name, when the run has several.")] = None,
+) -> dict[str, Any]:
+    return deps.get_services().review_service().view(check_run_id(run_id), gate)

@@ -1,0 +1,287 @@
+"""End-to-end: the review-and-merge gate (statemachines/review_gate.asl.json) really executing in the
+local stack (`baton dev` in its own process: offline companion, merge as a `python -m baton.merge`
+subprocess reporting back to the emulator), on throwaway git repositories."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton.errors import ConflictError, NotFoundError, ValidationFailedError
+from baton.local.demo_repo import DemoRepo, create_demo_repo
+from baton.review.gitcmd import git_out, run_git
+from baton.sdk import Client
+from tests.e2e.conftest import LocalStackProcess, wait_for
+
+pytestmark = pytest.mark.e2e
+
+TIMEOUT = 60.0
+
+
+def _git(repo: DemoRepo, *args: str) -> str:
+    return git_out(repo.path, *args)
+
+
+def _commit_on(repo: DemoRepo, branch: str, name: str, text: str, subject: str) -> str:
+    run_git(repo.path, "checkout", "--quiet", branch)
+    (repo.path / name).parent.mkdir(parents=True, exist_ok=True)
+    (repo.path / name).write_text(text)
+    run_git(repo.path, "add", name)
+    run_git(repo.path, "commit", "--quiet", "-m", subject)
+    run_git(repo.path, "checkout", "--quiet", "main")
+    return _git(repo, "rev-parse", branch)
+
+
+class Gate:
+    """One review-gate run on its own repository."""
+
+    def __init__(self, stack: LocalStackProcess, tmp_path: Path, *, repo: DemoRepo | None = None) -> None:
+        self.client: Client = stack.client()
+        self.repo = repo or create_demo_repo(tmp_path / "repo")
+        self.run_id = f"rv-{uuid.uuid4().hex[:10]}"
+
+    def start(self, **config: Any) -> Gate:
+        config.setdefault("timeout_seconds", 120)
+        config.setdefault("merge_timeout_seconds", 60)
+        self.client.start_run("review_gate", self.repo.gate_input(**config), run_id=self.run_id)
+        return self
+
+    def review(self) -> dict[str, Any] | None:
+        try:
+            result: dict[str, Any] = self.client.review(self.run_id)
+        except NotFoundError:
+            return None
+        return result
+
+    def parked(self) -> dict[str, Any]:
+        """Wait until the operator is asked (interaction pending and the token parked)."""
+
+        def ready() -> dict[str, Any] | None:
+            review = self.review()
+            if review and review["status"] == "pending":
+                run = self.client.get_run(self.run_id)
+                if run["status"] == "paused_waiting_human":
+                    return review
+            return None
+
+        result: dict[str, Any] = wait_for(ready, timeout=TIMEOUT)
+        return result
+
+    def act(self, action: str, **kwargs: Any) -> Any:
+        return self.client.review_action(self.run_id, action, **kwargs)
+
+    def finished(self, status: str = "succeeded") -> dict[str, Any]:
+        def done() -> dict[str, Any] | None:
+            run: dict[str, Any] = self.client.get_run(self.run_id)
+            return run if run["status"] in ("succeeded", "failed", "timed_out", "aborted") else None
+
+        run: dict[str, Any] = wait_for(done, timeout=TIMEOUT)
+        assert run["status"] == status, run
+        return run
+
+    def event_types(self) -> list[str]:
+        return [e["type"] for e in self.client.events(self.run_id, limit=500)["events"]]
+
+
+def test_reply_loop_then_approve_squash_merges_with_the_right_message_and_tree(
+    local_stack: LocalStackProcess, tmp_path: Path
+) -> None:
+    gate = Gate(local_stack, tmp_path).start()
+    repo = gate.repo
+    review = gate.parked()
+    assert [t["role"] for t in review["thread"]] == ["companion"]
+    first = review["thread"][0]
+    assert "1. " in first["text"] and first["test_steps"]
+    assert review["verdict"]["decision"] == "approve" and review["turns_used"] == 1
+    assert review["diff"]["files_changed"] == 3 and review["diff"]["truncated"] is False
+    assert review["allowed_actions"] == ["reply", "approve_merge", "force_merge", "request_changes"]
+
+    result = gate.act("reply", reply="I ran the tests and they pass; the README reads well.")
+    assert result["action"] == "reply" and result["resumed"] is True
+    review = gate.parked()
+    assert [t["role"] for t in review["thread"]] == ["companion", "operator", "companion"]
+    assert [t["n"] for t in review["thread"]] == [0, 1, 2]
+    assert review["turns_used"] == 2
+
+    gate.act("approve_merge")
+    run = gate.finished()
+    head = _git(repo, "rev-parse", "main")
+    assert run["merge_status"] == "merged" and run["final_commit"] == head
+    assert run["final_branch"] == "main" and run["merged_into"] == "main"
+    assert _git(repo, "rev-parse", "main^") == repo.base_commit  # ONE commit on top of main
+    assert _git(repo, "rev-parse", "main^{tree}") == _git(repo, "rev-parse", f"{repo.run_branch}^{{tree}}")
+    message = _git(repo, "log", "-1", "--format=%B", "main")
+    assert message.startswith(f"Squash-merge run branch '{repo.run_branch}' into 'main'")
+    for subject in repo.commits:
+        assert f"* {subject}" in message
+    assert f"Baton-Run-Head: {repo.run_head}" in message
+    assert run["output"]["decision"] == "approved" and run["output"]["merge"]["final_commit"] == head
+    types = gate.event_types()
+    assert types.count("review_turn") == 3 and types.count("review_verdict") == 2
+    assert "review_merged" in types
+    final = gate.client.review(gate.run_id)
+    assert final["merge"]["merge_status"] == "merged" and final["status"] == "answered"
+
+
+def test_max_turns_bound_bad_input_and_request_changes(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    gate = Gate(local_stack, tmp_path).start(max_turns=2)
+    gate.parked()
+    with pytest.raises(ValidationFailedError, match="expected one of: reply, approve_merge"):
+        gate.client.resume(gate.run_id, {"__review_action": "ship_it"})
+    with pytest.raises(ValidationFailedError, match="a reply needs text"):
+        gate.client.resume(gate.run_id, {"__review_action": "reply", "__review_reply": "  "})
+    with pytest.raises(ValidationFailedError, match="squash, merge"):
+        gate.act("approve_merge", merge_strategy="rebase")
+    with pytest.raises(ValidationFailedError, match="reserved keys"):
+        gate.client.resume(gate.run_id, {"approved": True})  # plain answers at a review gate
+
+    gate.act("reply", reply="Does the title option handle an empty title?")
+    review = gate.parked()
+    assert review["turns_used"] == 2 and review["allowed_actions"] == [
+        "approve_merge",
+        "force_merge",
+        "request_changes",
+    ]
+    with pytest.raises(ConflictError, match="max_turns") as err:
+        gate.act("reply", reply="one more question")
+    assert err.value.details["allowed"] == ["approve_merge", "force_merge", "request_changes"]
+
+    gate.act("request_changes", message="Handle an empty title.")
+    run = gate.finished()
+    assert run["output"]["decision"] == "changes_requested"
+    assert run["output"]["feedback"] == "Handle an empty title."
+    assert run["merge_status"] is None
+    assert _git(gate.repo, "rev-parse", "main") == gate.repo.base_commit
+
+
+def test_blockers_refuse_approve_but_force_merge_merges(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    repo = create_demo_repo(tmp_path / "repo")
+    head = _commit_on(repo, repo.run_branch, "greeter/extra.py", "# TODO: finish this\nX = 1\n", "Add extra")
+    gate = Gate(local_stack, tmp_path, repo=repo).start()
+    review = gate.parked()
+    assert review["verdict"]["blockers"]
+    with pytest.raises(ConflictError, match="force_merge"):
+        gate.act("approve_merge")
+    gate.act("force_merge", message="Ship the greeter anyway", merge_strategy="merge")
+    run = gate.finished()
+    # strategy "merge" fast-forwards: main is now exactly the run branch's head
+    assert _git(repo, "rev-parse", "main") == head == run["final_commit"]
+    assert run["output"]["action"] == "force_merge"
+
+
+def test_dirty_tree_is_rejected_then_cleaned_and_approved(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    gate = Gate(local_stack, tmp_path).start()
+    repo = gate.repo
+    gate.parked()
+    readme = repo.path / "README.md"
+    original = readme.read_text()
+    readme.write_text(original + "local edit\n")
+    gate.act("approve_merge")
+    review = gate.parked()  # rejected: the gate parks again, the run stays resumable
+    assert review["reason"].startswith("merge rejected:") and "uncommitted changes" in review["reason"]
+    run = gate.client.get_run(gate.run_id)
+    assert run["merge_status"] == "rejected" and run["status"] == "paused_waiting_human"
+    assert _git(repo, "rev-parse", "main") == repo.base_commit
+    assert readme.read_text() == original + "local edit\n"  # the operator's edit is untouched
+
+    readme.write_text(original)
+    gate.act("approve_merge")
+    run = gate.finished()
+    assert run["merge_status"] == "merged" and _git(repo, "rev-parse", "main^") == repo.base_commit
+    assert "review_merge_rejected" in gate.event_types()
+
+
+def test_conflict_is_rejected_and_the_repository_is_unchanged(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    repo = create_demo_repo(tmp_path / "repo")
+    main_head = _commit_on(
+        repo, "main", "greeter/core.py", 'def greet(name: str) -> str:\n    return "Hi " + name\n', "Terser greeting"
+    )
+    gate = Gate(local_stack, tmp_path, repo=repo).start()
+    gate.parked()
+    status_before = _git(repo, "status", "--porcelain")
+    gate.act("approve_merge")
+    review = gate.parked()
+    assert "conflicts" in review["reason"] and "greeter/core.py" in review["reason"]
+    assert _git(repo, "rev-parse", "main") == main_head
+    assert _git(repo, "rev-parse", repo.run_branch) == repo.run_head
+    assert _git(repo, "status", "--porcelain") == status_before
+    gate.act("request_changes", message="rebase onto main")
+    assert gate.finished()["output"]["decision"] == "changes_requested"
+
+
+def test_merge_into_none_leaves_the_run_branch(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    gate = Gate(local_stack, tmp_path).start(merge_into="none")
+    gate.parked()
+    gate.act("approve_merge")
+    run = gate.finished()
+    assert run["merge_status"] == "merged" and run["merged_into"] is None
+    assert run["final_branch"] == gate.repo.run_branch and run["final_commit"] == gate.repo.run_head
+    assert _git(gate.repo, "rev-parse", "main") == gate.repo.base_commit
+
+
+def test_merge_into_a_named_branch(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    repo = create_demo_repo(tmp_path / "repo")
+    run_git(repo.path, "checkout", "--quiet", "-b", "release", repo.base_commit)
+    gate = Gate(local_stack, tmp_path, repo=repo).start(merge_into="release")
+    gate.parked()
+    gate.act("approve_merge")
+    run = gate.finished()
+    assert run["merged_into"] == "release" and run["final_branch"] == "release"
+    assert _git(repo, "rev-parse", "release^") == repo.base_commit
+    assert _git(repo, "rev-parse", "main") == repo.base_commit
+
+
+def test_agent_verdict_ok_auto_merges_above_the_threshold(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    gate = Gate(local_stack, tmp_path).start(posture="agent_verdict_ok", confidence_threshold=0.8)
+    run = gate.finished()  # no operator action at all
+    assert run["merge_status"] == "merged" and run["output"]["action"] == "auto_merge"
+    assert run["output"]["answered_by"] == "companion"
+    assert _git(gate.repo, "rev-parse", "main") == run["final_commit"]
+    types = gate.event_types()
+    assert "review_auto_merge" in types and "run_paused" not in types
+
+
+def test_agent_verdict_ok_below_the_threshold_waits_for_the_operator(
+    local_stack: LocalStackProcess, tmp_path: Path
+) -> None:
+    gate = Gate(local_stack, tmp_path).start(posture="agent_verdict_ok", confidence_threshold=0.99)
+    review = gate.parked()
+    assert review["verdict"]["decision"] == "approve" and review["verdict"]["confidence"] < 0.99
+    assert _git(gate.repo, "rev-parse", "main") == gate.repo.base_commit
+    gate.act("approve_merge")
+    assert gate.finished()["merge_status"] == "merged"
+
+
+def test_review_url_is_resolved_or_hidden_with_a_warning(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    gate = Gate(local_stack, tmp_path).start(
+        review_url="https://preview.example.com/{run_id}/{outputs.preview}", outputs={"preview": "pr-7"}
+    )
+    review = gate.parked()
+    assert review["review_url"] == f"https://preview.example.com/{gate.run_id}/pr-7" and review["warnings"] == []
+    gate.act("request_changes")
+    gate.finished()
+
+    other = Gate(local_stack, tmp_path / "b").start(review_url="https://preview.example.com/{outputs.missing}")
+    review = other.parked()
+    assert review["review_url"] == ""
+    assert "unknown output 'outputs.missing'" in review["warnings"][0]
+    other.act("request_changes")
+    other.finished()
+
+
+def test_a_gate_with_no_repository_is_refused_before_it_starts(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    client = local_stack.client()
+    run_id = f"rv-{uuid.uuid4().hex[:10]}"
+    client.start_run("review_gate", {"gate": "ship_review", "run_branch": "baton/run-x"}, run_id=run_id)
+
+    def done() -> dict[str, Any] | None:
+        run: dict[str, Any] = client.get_run(run_id)
+        return run if run["status"] == "failed" else None
+
+    run = wait_for(done, timeout=TIMEOUT)
+    assert "no repository to merge" in run["reason"] and "repo_path" in run["reason"]
+    events = [e["type"] for e in client.events(run_id)["events"]]
+    assert "review_refused" in events and "run_paused" not in events

@@ -1,0 +1,41 @@
+"""Review turns on the DynamoDB adapter (moto): one item each, read back in order, a taken n is a 409."""
+
+from __future__ import annotations
+
+import pytest
+
+from baton.errors import ConflictError
+from baton.models import ReviewTurn, RunSummary
+from tests.integration.conftest import MotoStack
+
+
+def _turn(n: int, text: str = "hello") -> ReviewTurn:
+    return ReviewTurn(
+        run_id="r1",
+        interaction_id="i1",
+        n=n,
+        role="companion" if n % 2 == 0 else "operator",
+        text=text,
+        at="2026-11-30T12:00:00.000Z",
+        verdict={"decision": "approve", "confidence": 0.9, "blockers": []} if n % 2 == 0 else None,
+    )
+
+
+def test_turns_are_separate_items_read_back_in_order(moto_stack: MotoStack) -> None:
+    store = moto_stack.services.core.store
+    store.create_run(RunSummary(run_id="r1", created_at="t", updated_at="t"))
+    # 24 turns of ~60 KB: ~1.4 MB of dialogue, far past the 400 KB item limit of a single item.
+    big = "x" * 60_000
+    for n in reversed(range(24)):  # written out of order on purpose
+        store.put_turn(_turn(n, f"{n}:{big}"))
+    store.put_turn(ReviewTurn(run_id="r1", interaction_id="i2", n=0, role="companion", text="other", at="t"))
+    turns = store.list_turns("r1", "i1")
+    assert [t.n for t in turns] == list(range(24))  # numeric order, not string order (n=10 after n=9)
+    assert turns[10].text.startswith("10:") and turns[0].verdict == {
+        "decision": "approve",
+        "confidence": 0.9,
+        "blockers": [],
+    }
+    assert [t.text for t in store.list_turns("r1", "i2")] == ["other"]
+    with pytest.raises(ConflictError):
+        store.put_turn(_turn(3))

@@ -1,0 +1,233 @@
+"""The review gate's domain on in-memory ports: companion turns, the operator's actions and their
+validation (as HTTP statuses through the real resolver), the merge outcome on the run summary."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton.adapters.memory import RecordingTaskTokens
+from baton.api import deps
+from baton.api.app import create_app
+from baton.config import Settings
+from baton.errors import ConflictError, NotFoundError, ValidationFailedError
+from baton.local.demo_repo import DemoRepo, create_demo_repo
+from baton.local.http_adapter import to_proxy_event
+from baton.review.companion import OfflineCompanion
+from baton.review.gate import parse_gate_config, resolve_review_url
+from baton.review.runner import CodeBuildMergeRunner, MergeRequest, merge_command
+from baton.services.core import Core
+from baton.services.review import ReviewService
+from baton.services.runs import RunService
+from baton.wiring import Services
+
+TOKEN = "local-secret"
+
+
+class FakeRunner:
+    def __init__(self) -> None:
+        self.started: list[tuple[str, MergeRequest]] = []
+
+    def start(self, token: str, request: MergeRequest) -> str:
+        self.started.append((token, request))
+        return "fake-1"
+
+
+@pytest.fixture
+def runner() -> FakeRunner:
+    return FakeRunner()
+
+
+@pytest.fixture
+def review(core: Core, runner: FakeRunner) -> ReviewService:
+    return ReviewService(core, companion=OfflineCompanion, runner=lambda: runner, merge_runner_kind="local")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> DemoRepo:
+    return create_demo_repo(tmp_path / "repo")
+
+
+def _sent(core: Core) -> list[tuple[str, str, Any]]:
+    tokens = core.tokens
+    assert isinstance(tokens, RecordingTaskTokens)
+    return tokens.sent
+
+
+def test_demo_repo_has_main_checked_out_and_a_run_branch(repo: DemoRepo) -> None:
+    assert repo.base_branch == "main" and len(repo.commits) == 3
+    assert repo.gate_input()["repo_path"] == str(repo.path)
+
+
+def test_config_refusals_are_one_readable_sentence() -> None:
+    with pytest.raises(ValidationFailedError, match=r"no repository to merge.*repo_path"):
+        parse_gate_config({"run_branch": "b"}, merge_runner="local")
+    with pytest.raises(ValidationFailedError, match="no repository to merge: set run_branch"):
+        parse_gate_config({"repo_path": "/tmp/x"}, merge_runner="local")
+    parse_gate_config({"run_branch": "b"}, merge_runner="codebuild")  # deployed: the project has the repo
+    with pytest.raises(ValidationFailedError, match="merge_strategy"):
+        parse_gate_config({"run_branch": "b", "merge_strategy": "rebase"}, merge_runner="codebuild")
+    with pytest.raises(ValidationFailedError, match="merge_stratgy"):
+        parse_gate_config({"run_branch": "b", "merge_stratgy": "squash"}, merge_runner="codebuild")
+    with pytest.raises(ValidationFailedError, match="output_schema"):
+        parse_gate_config({"run_branch": "b", "output_schema": {"type": "nope"}}, merge_runner="codebuild")
+
+
+def test_review_url_template() -> None:
+    scope = {"run_id": "r1", "outputs": {"deploy": {"url": "https://x"}}, "input": {}}
+    assert resolve_review_url("{outputs.deploy.url}/r/{run_id}", scope) == ("https://x/r/r1", [])
+    assert resolve_review_url("", scope) == ("", [])
+    url, warnings = resolve_review_url("https://h/{outputs.preview}", scope)
+    assert url == "" and "unknown output 'outputs.preview'" in warnings[0]
+
+
+def test_first_turn_refuses_a_gate_without_repository(review: ReviewService, core: Core) -> None:
+    result = review.first_turn("r1", {"gate": "ship", "run_branch": "b"})
+    assert result["ok"] is False and "no repository to merge" in result["cause"]
+    assert core.store.list_run_interactions("r1") == []
+    run = core.store.get_run("r1")
+    assert run is not None and run.status == "failed" and "repo_path" in (run.reason or "")
+
+
+def test_full_dialogue_and_merge_on_memory_ports(
+    review: ReviewService, core: Core, runner: FakeRunner, repo: DemoRepo
+) -> None:
+    first = review.first_turn("r1", repo.gate_input(max_turns=3))
+    assert first["ok"] is True and first["auto_merge"] is False and first["gate"] == "ship_review"
+    review.park("r1", "ship_review", "tok-1")
+    view = review.view("r1")
+    assert view["status"] == "pending" and view["turns_used"] == 1 and view["diff"]["files_changed"] == 3
+
+    out = review.act("r1", {"__review_action": "reply", "__review_reply": "tests pass"}, caller="op")
+    assert out["resumed"] is True and _sent(core)[-1][2]["action"] == "reply"
+    assert review.reply_turn("r1", "ship_review")["auto_merge"] is False
+    review.park("r1", "ship_review", "tok-2")
+    view = review.view("r1")
+    assert [t["role"] for t in view["thread"]] == ["companion", "operator", "companion"]
+
+    review.act(
+        "r1",
+        {"__review_action": "approve_merge", "__review_merge_strategy": "merge", "__review_message": "m"},
+        caller="op",
+    )
+    review.start_merge("r1", "ship_review", "tok-3")
+    token, request = runner.started[-1]
+    assert token == "tok-3" and request.strategy == "merge" and request.message == "m"
+    assert request.repo_path == str(repo.path) and request.run_branch == repo.run_branch
+
+    rejected = review.record_merge(
+        "r1", "ship_review", outcome={"merge_status": "rejected", "reason": "dirty", "reject_code": "dirty_tree"}
+    )
+    assert rejected["status"] == "rejected" and review.view("r1")["status"] == "pending"
+    review.park("r1", "ship_review", "tok-4")
+    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    merged = review.record_merge(
+        "r1",
+        "ship_review",
+        outcome={"merge_status": "merged", "final_commit": "abc", "final_branch": "main", "merged_into": "main"},
+    )
+    assert merged["status"] == "merged" and merged["action"] == "approve_merge"
+    run = core.store.get_run("r1")
+    assert run is not None and (run.final_commit, run.merge_status, run.merged_into) == ("abc", "merged", "main")
+    types = [e.type for e in core.store.list_events("r1", limit=500)]
+    for expected in ("review_turn", "review_verdict", "review_merge_rejected", "review_merged"):
+        assert expected in types
+
+
+def test_an_action_stored_before_the_token_is_parked_is_delivered_at_park(
+    review: ReviewService, core: Core, repo: DemoRepo
+) -> None:
+    review.first_turn("r1", repo.gate_input())
+    result = review.act("r1", {"__review_action": "request_changes"}, caller="op")
+    assert result["resumed"] is False  # nothing parked yet; the action is stored
+    parked = review.park("r1", "ship_review", "tok-1")
+    assert parked["delivered"] is True
+    assert _sent(core)[-1][1] == "tok-1" and _sent(core)[-1][2]["action"] == "request_changes"
+
+
+def test_second_action_while_busy_is_409_and_unknown_run_404(review: ReviewService, repo: DemoRepo) -> None:
+    review.first_turn("r1", repo.gate_input())
+    review.park("r1", "ship_review", "tok-1")
+    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    with pytest.raises(ConflictError, match="not waiting for the operator"):
+        review.act("r1", {"__review_action": "force_merge"}, caller="op2")
+    with pytest.raises(NotFoundError):
+        review.view("nope")
+
+
+def test_agent_verdict_ok_auto_merges_only_at_or_above_the_threshold(review: ReviewService, repo: DemoRepo) -> None:
+    assert review.first_turn("hi", repo.gate_input(posture="agent_verdict_ok", confidence_threshold=0.5))["auto_merge"]
+    assert not review.first_turn("lo", repo.gate_input(posture="agent_verdict_ok", confidence_threshold=0.99))[
+        "auto_merge"
+    ]
+    assert not review.first_turn("hr", repo.gate_input(confidence_threshold=0.1))["auto_merge"]  # human_required
+
+
+def test_merge_command_and_codebuild_overrides() -> None:
+    request = MergeRequest(run_id="r", gate="g", run_branch="b", repo_path="/r", strategy="squash", message="hi")
+    argv = merge_command(request)
+    assert argv[1:] == ["-m", "baton.merge", "b", "--repo", "/r", "--into", "current", "--strategy", "squash",
+                        "--json", "--message", "hi"]  # fmt: skip
+
+    class FakeCodeBuild:
+        def start_build(self, **kwargs: Any) -> dict[str, Any]:
+            self.kwargs = kwargs
+            return {"build": {"id": "proj:1"}}
+
+    client = FakeCodeBuild()
+    assert CodeBuildMergeRunner(client, "proj").start("tok", request) == "proj:1"
+    env = {v["name"]: v["value"] for v in client.kwargs["environmentVariablesOverride"]}
+    assert env["BATON_TASK_TOKEN"] == "tok" and env["BATON_RUN_BRANCH"] == "b"
+    assert env["BATON_MERGE_INTO"] == "" and env["BATON_MERGE_STRATEGY"] == "squash"
+
+
+# ---- through the HTTP resolver ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def api(core: Core, review: ReviewService) -> Iterator[Any]:
+    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": TOKEN})
+    services = Services(settings=settings, core=core, runs=RunService(core), review=review)
+    deps.set_services_provider(lambda: services)
+    app = create_app()
+
+    def call(method: str, path: str, body: Any = None) -> Any:
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"}
+        data = json.dumps(body) if body is not None else ""
+        result = app.resolve(to_proxy_event(method, path, headers, data.encode(), "127.0.0.1"), None)
+        return result["statusCode"], json.loads(result["body"]) if result.get("body") else None
+
+    yield call
+    deps.set_services_provider(deps._default_provider)
+
+
+def test_bad_review_input_is_a_clear_4xx(api: Any, review: ReviewService, repo: DemoRepo) -> None:
+    review.first_turn("r1", repo.gate_input(max_turns=1))
+    review.park("r1", "ship_review", "tok-1")
+
+    def resume(answers: dict[str, Any]) -> tuple[int, Any]:
+        status, body = api("POST", "/api/runs/r1/resume", {"answers": answers})
+        return status, body
+
+    status, body = resume({"__review_action": "ship_it"})
+    assert status == 422 and body["allowed"] == ["reply", "approve_merge", "force_merge", "request_changes"]
+    status, body = resume({"__review_action": "reply"})
+    assert status == 422 and "needs text" in body["message"]
+    status, body = resume({"__review_action": "approve_merge", "__review_merge_strategy": "rebase"})
+    assert status == 422 and body["allowed"] == ["squash", "merge"]
+    status, body = resume({"__review_action": "approve_merge", "__review_colour": "red"})
+    assert status == 422 and "__review_colour" in body["message"]
+    status, body = resume({"__review_action": "reply", "__review_reply": "one more?"})
+    assert status == 409 and "max_turns" in body["message"]  # max_turns=1: the first turn used it
+
+    status, body = api("GET", "/api/runs/r1/review")
+    assert status == 200 and body["allowed_actions"] == ["approve_merge", "force_merge", "request_changes"]
+    assert body["thread"][0]["role"] == "companion" and body["merge"]["merge_status"] is None
+    status, body = resume({"__review_action": "approve_merge"})
+    assert status == 200 and body["resumed"] is True
+    status, body = api("GET", "/api/runs/nope/review")
+    assert status == 404
