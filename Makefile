@@ -24,6 +24,7 @@ unit: bootstrap
 
 bench: bootstrap  ## prints the figures: startup, pause→resume round trip, cold import
 	$(UV) run python scripts/bench.py
+	$(UV) run python scripts/bench_questions.py
 
 synth: bootstrap  ## CDK synth offline (no Docker, no credentials)
 	$(UV) run baton synth

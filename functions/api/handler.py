@@ -9,6 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from baton.api.app import create_app
 from baton.observability import logger, tracer
+from baton.wiring import services
 
 # One resolver per handler instance (per Lambda container; per local-stack container too).
 APP = create_app()
@@ -17,4 +18,5 @@ APP = create_app()
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    services().idempotency.register_lambda_context(context)
     return APP.resolve(event, context)

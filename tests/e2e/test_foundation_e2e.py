@@ -90,3 +90,17 @@ def test_ctrl_c_shuts_down_cleanly_and_removes_state(tmp_path: Path) -> None:
     assert stop_local_stack(stack) == 0
     assert not (tmp_path / "own" / "local.json").exists()
     assert "stopped." in stack.log()
+
+
+def test_an_identical_retry_is_idempotent_a_different_answer_is_409(local_stack: LocalStackProcess) -> None:
+    client = local_stack.client()
+    run_id = _run_id("e2e-idem")
+    client.start_run("human_pause", {"prompt": "Retry-safe?", "timeout_seconds": 60}, run_id=run_id)
+    wait_for(lambda: client.get_run(run_id)["status"] == "paused_waiting_human")
+    first = client.resume(run_id, {"ok": True})
+    retry = client.resume(run_id, {"ok": True})  # a client retrying after a lost response
+    assert retry == first and first["resumed"] is True
+    with pytest.raises(ConflictError):
+        client.resume(run_id, {"ok": False})
+    events = [e["type"] for e in client.events(run_id)["events"]]
+    assert events.count("interaction_answered") == 1 and events.count("run_resumed") == 1

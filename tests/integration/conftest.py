@@ -13,6 +13,7 @@ from moto import mock_aws
 
 from baton.config import get_settings
 from baton.local.dispatch import LambdaDispatcher
+from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
 from baton.local.provision import Provisioned, provision
 from baton.wiring import Services, services
 
@@ -42,7 +43,7 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def moto_stack(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[MotoStack]:
     with mock_aws(config=MOTO_CONFIG):
         dispatcher = LambdaDispatcher()
-        with dispatcher.installed():
+        with dispatcher.installed(), atomic_dynamodb_writes(), sfn_integration_casing():
             clients = {n: boto3.client(n) for n in ("iam", "dynamodb", "sns", "lambda", "stepfunctions")}
             provisioned = provision(clients, prefix="baton-it")
             for key, value in provisioned.environment().items():

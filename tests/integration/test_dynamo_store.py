@@ -113,3 +113,10 @@ def test_no_scan_is_ever_issued(store: Any, operations: list[str]) -> None:
     store.list_events("r1")
     store.list_parked()
     assert operations and "Scan" not in operations
+
+
+def test_update_run_with_none_clears_a_field(store: Any) -> None:
+    store.update_run("r1", {"merged_into": "main", "merge_status": "merged"})
+    cleared = store.update_run("r1", {"merged_into": None, "merge_status": "merged"})
+    assert cleared.merged_into is None and cleared.merge_status == "merged"
+    assert store.get_run("r1").merged_into is None

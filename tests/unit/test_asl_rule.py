@@ -70,9 +70,10 @@ def test_substitution_requires_every_placeholder() -> None:
         substitute("${MissingFunctionArn}", {})
 
 
-def test_every_placeholder_in_shipped_files_names_a_function() -> None:
-    known = {f.substitution for f in FUNCTIONS}
-    for path in STATEMACHINES_DIR.glob("*.asl.json"):
-        from baton.asl import placeholders
+def test_every_placeholder_in_shipped_files_names_a_function_or_workflow() -> None:
+    from baton.asl import placeholders
+    from baton.resources import STATE_MACHINES, state_machine_substitution
 
+    known = {f.substitution for f in FUNCTIONS} | {state_machine_substitution(w) for w in STATE_MACHINES}
+    for path in STATEMACHINES_DIR.glob("*.asl.json"):
         assert placeholders(path.read_text()) <= known, path.name

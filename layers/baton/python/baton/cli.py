@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from baton.cli_workflow import workflow_app
 from baton.errors import BatonError
 
 app = typer.Typer(
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
+app.add_typer(workflow_app, name="workflow")
 console = Console()
 err_console = Console(stderr=True)
 
@@ -69,14 +71,40 @@ def dev(
     demo: Annotated[bool, typer.Option(help="Start the demo run once the stack is up.")] = True,
     state_dir: Annotated[Path, typer.Option(help="Where local.json (API URL and token) is written.")] = Path(".baton"),
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the handlers' structured logs.")] = False,
+    webhook_url: Annotated[
+        str | None,
+        typer.Option(envvar="BATON_LOCAL_WEBHOOK_URL", help="Subscribe the webhook channel: POST signed JSON here."),
+    ] = None,
+    webhook_secret: Annotated[
+        str | None,
+        typer.Option(envvar="BATON_LOCAL_WEBHOOK_SECRET", help="HMAC-SHA256 secret of --webhook-url's signatures."),
+    ] = None,
+    slack_webhook_url: Annotated[
+        str | None,
+        typer.Option(envvar="BATON_LOCAL_SLACK_WEBHOOK_URL", help="Subscribe the slack channel: POST Block Kit here."),
+    ] = None,
 ) -> None:
     """Run Baton on this machine: moto as AWS (Step Functions really executing our ASL), our real
     Lambda handlers in-process, and the HTTP API on 127.0.0.1. Ctrl-C stops it."""
     from baton.local.demo import start_demo
     from baton.local.stack import LocalStack
 
+    channels, channel_env = ["console"], {}
+    if webhook_url:
+        if not webhook_secret:
+            raise typer.BadParameter("--webhook-secret is required with --webhook-url", param_hint="--webhook-secret")
+        channels.append("webhook")
+        channel_env.update({"WEBHOOK_URL": webhook_url, "WEBHOOK_SECRET": webhook_secret})
+    if slack_webhook_url:
+        channels.append("slack")
+        channel_env["SLACK_WEBHOOK_URL"] = slack_webhook_url
     stack = LocalStack(
-        api_port=port, moto_port=moto_port, state_dir=state_dir, log_level="INFO" if verbose else "WARNING"
+        api_port=port,
+        moto_port=moto_port,
+        state_dir=state_dir,
+        log_level="INFO" if verbose else "WARNING",
+        extra_env=channel_env,
+        subscribe_channels=tuple(channels),
     )
     stopped = threading.Event()
     # Ctrl-C and SIGTERM only set a flag, so a signal at any moment ends in the same clean shutdown.
@@ -91,10 +119,14 @@ def dev(
     console.print(f"  API        [cyan]{info.api_url}[/]   (Swagger UI: {info.api_url}/api/docs)")
     console.print(f"  emulator   {info.moto_url}")
     console.print(f"  workflows  {', '.join(sorted(info.provisioned.state_machine_arns))}")
+    console.print(f"  notify     {', '.join(channels)} (subscribed to the SNS topic with per-channel filter policies)")
     console.print(f"  state      {state_dir / 'local.json'} (API URL and bearer token for the CLI and SDK)")
     console.print(f"  started in {info.startup_seconds:.2f}s. Notifications are printed below. Ctrl-C stops.\n")
     if demo and not stopped.is_set():
-        start_demo(info, console)
+        try:
+            start_demo(info, console, state_dir)
+        except (BatonError, OSError) as err:  # the stack stays up; say why the demo did not start
+            err_console.print(f"[yellow]demo not started[/]: {err}")
     while not stopped.wait(0.5):
         pass
     console.print("\nstopping…")
@@ -184,6 +216,64 @@ def runs_events(
         return
 
 
+@runs_app.command("questions")
+def runs_questions(
+    run_id: Annotated[str, typer.Argument(help="The run whose pending questions to list.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """List a run's pending async questions (answer one with `baton runs answer <run> <id> "<answer>"`)."""
+    try:
+        pending = _client().pending_questions(run_id)
+    except BatonError as err:
+        _fail(err)
+    if as_json:
+        _print_json(pending)
+        return
+    if not pending:
+        console.print(f"run {run_id}: no pending questions")
+        return
+    table = Table(title=f"Pending questions of run {run_id}")
+    for column in ("id", "node", "question", "options", "asked at"):
+        table.add_column(column, overflow="fold")
+    for q in pending:
+        req = q["request"]
+        options = ", ".join(req.get("options") or [])
+        if options and req.get("allow_free_text"):
+            options += " (or free text)"
+        table.add_row(q["interaction_id"], req["node"], req["prompt"], options or "free text", q["created_at"])
+    console.print(table)
+
+
+@runs_app.command("answer")
+def runs_answer(
+    run_id: Annotated[str, typer.Argument(help="The run.")],
+    interaction_id: Annotated[str, typer.Argument(help="The question's id (see `baton runs questions`).")],
+    answer: Annotated[str, typer.Argument(help="The answer text.")],
+    parse_json: Annotated[
+        bool, typer.Option("--parse-json", help='Send the answer as JSON (e.g. \'{"db": "pg"}\').')
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Answer a pending question. The answer is queued for the asking node; await gates waiting on it resume."""
+    value: Any = answer
+    if parse_json:
+        try:
+            value = json.loads(answer)
+        except ValueError as err:
+            raise typer.BadParameter(f"not JSON: {err}", param_hint="ANSWER") from err
+    try:
+        result = _client().answer(run_id, interaction_id, value)
+    except BatonError as err:
+        _fail(err)
+    if as_json:
+        _print_json(result)
+        return
+    resumed = f"; resumed: {', '.join(result['released'])}" if result.get("released") else ""
+    console.print(
+        f"answered {interaction_id} (node {result.get('node')}): queued for the node{resumed}", soft_wrap=True
+    )
+
+
 @app.command()
 def resume(
     run_id: Annotated[str, typer.Option("--run-id", help="The paused run.")],
@@ -204,6 +294,64 @@ def resume(
         console.print(f"run {run_id} node {result.get('node')}: {state}")
 
 
+review_app = typer.Typer(help="Review-and-merge gates: the dialogue, the verdict, the merge.", no_args_is_help=True)
+app.add_typer(review_app, name="review")
+
+
+@review_app.command("show")
+def review_show(
+    run_id: Annotated[str, typer.Argument(help="The run.")],
+    gate: Annotated[str | None, typer.Option(help="The review gate, when the run has several.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show a run's review: the dialogue thread, the companion's verdict, diff stats, review URL, merge
+    status and the actions the operator can take (`baton resume --run-id <id> --answer __review_action=...`)."""
+    try:
+        review = _client().review(run_id, gate=gate)
+    except BatonError as err:
+        _fail(err)
+    if as_json:
+        _print_json(review)
+        return
+    diff = review.get("diff") or {}
+    console.print(
+        f"[bold]review[/] {review['gate']} of run {run_id}: [bold]{review['status']}[/] "
+        f"(turn {review['turns_used']}/{review['max_turns']}, posture {review['posture']})"
+    )
+    if diff:
+        console.print(
+            f"  diff: {diff.get('files_changed')} file(s), +{diff.get('insertions')} -{diff.get('deletions')}"
+            + (" (truncated)" if diff.get("truncated") else "")
+        )
+    if review.get("review_url"):
+        console.print(f"  open: [cyan]{review['review_url']}[/]")
+    for warning in review.get("warnings") or []:
+        console.print(f"  [yellow]warning[/]: {warning}")
+    for turn in review.get("thread") or []:
+        who = "[magenta]companion[/]" if turn["role"] == "companion" else f"[green]{turn.get('by') or 'operator'}[/]"
+        console.print(f"\n{who} #{turn['n']}:")
+        console.print(turn["text"], markup=False, highlight=False)
+    verdict = review.get("verdict")
+    if verdict:
+        console.print(
+            f"\n[bold]verdict[/]: {verdict['decision']} (confidence {verdict['confidence']:.2f})"
+            + (f"; blockers: {'; '.join(verdict['blockers'])}" if verdict.get("blockers") else "")
+        )
+    merge = review.get("merge") or {}
+    if merge.get("merge_status"):
+        console.print(
+            f"[bold]merge[/]: {merge['merge_status']} {merge.get('final_commit') or ''} "
+            f"into {merge.get('merged_into') or '-'} (branch {merge.get('final_branch') or '-'})"
+        )
+    if review.get("reason"):
+        console.print(f"note: {review['reason']}", markup=False, highlight=False)
+    if review.get("allowed_actions"):
+        console.print(
+            f"\nactions: {', '.join(review['allowed_actions'])} — e.g. "
+            f"baton resume --run-id {run_id} --answer __review_action=approve_merge"
+        )
+
+
 @app.command("check-asl")
 def check_asl(
     directory: Annotated[Path, typer.Argument(help="Folder of *.asl.json files.")] = Path("statemachines"),
@@ -217,6 +365,34 @@ def check_asl(
     if problems:
         raise typer.Exit(code=1)
     console.print(f"[green]✓[/] {len(list(directory.glob('*.asl.json')))} state machines pass")
+
+
+@app.command()
+def synth(
+    team: Annotated[str, typer.Option(help="Team environment; every resource name carries it.")] = "dev",
+    outdir: Annotated[Path, typer.Option(help="Where the cloud assembly is written.")] = Path("cdk.out"),
+) -> None:
+    """Synthesize the CDK app for one team environment, offline (no Docker, no AWS credentials).
+    cdk-nag AwsSolutions findings that are not acknowledged with a reason fail the synth."""
+    import time
+
+    from baton.resources import PROJECT_ROOT
+
+    if str(PROJECT_ROOT) not in sys.path:
+        sys.path.insert(0, str(PROJECT_ROOT))  # infra/ lives beside the package, not inside it
+    console.print(f"synthesizing team [bold]{team}[/] (first run takes ~20 s: CDK loads through jsii)…")
+    started = time.perf_counter()
+    try:
+        from infra.synth import synth as synthesize
+    except ImportError as err:
+        err_console.print(f"[bold red]error[/]: the CDK app needs the dev dependencies (uv sync): {err}")
+        raise typer.Exit(code=1) from err
+    try:
+        template = synthesize(team, outdir)
+    except RuntimeError as err:
+        err_console.print(f"[bold red]error[/]: {err}")
+        raise typer.Exit(code=1) from err
+    console.print(f"[green]✓[/] {template} ({time.perf_counter() - started:.1f}s)")
 
 
 def main() -> None:

@@ -22,6 +22,11 @@ class Settings(BaseModel):
     local_api_token: str = Field(default="", alias="BATON_LOCAL_API_TOKEN")
     idempotency_enabled: bool = Field(default=True, alias="BATON_IDEMPOTENCY")
     event_ttl_days: int = Field(default=90, alias="BATON_EVENT_TTL_DAYS")
+    # Review gate: which companion answers (offline | bedrock) and how the merge runs (codebuild | local).
+    companion: str = Field(default="bedrock", alias="BATON_COMPANION")
+    companion_model: str = Field(default="", alias="BATON_COMPANION_MODEL")
+    merge_runner: str = Field(default="codebuild", alias="BATON_MERGE_RUNNER")
+    merge_project: str = Field(default="", alias="BATON_MERGE_PROJECT")
 
     model_config = {"populate_by_name": True, "frozen": True}
 

@@ -77,3 +77,21 @@ class TaskTokenError(BatonError):
     def __init__(self, message: str, *, reason: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message, details={"reason": reason, **(details or {})})
         self.reason = reason
+
+
+class InterruptTimeoutError(GoneError):
+    """SDK: the interrupt's deadline (timeoutMs) passed; it is cancelled with reason "timeout"."""
+
+    code = "interrupt_timed_out"
+
+
+class InterruptCancelledError(GoneError):
+    """SDK: an operator cancelled the interrupt; `details["reason"]` says why."""
+
+    code = "interrupt_cancelled"
+
+
+class InterruptValidationError(ValidationFailedError):
+    """SDK: a resume value or state edit failed validation; the interrupt stays open for another try."""
+
+    code = "validation_failed"

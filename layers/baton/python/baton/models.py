@@ -106,6 +106,22 @@ class Message(BaseModel):
     interaction_id: str | None = None
 
 
+class ReviewTurn(BaseModel):
+    """One message of a review gate's dialogue, stored as its own item (SK=TURN#<iid>#<n>)."""
+
+    run_id: str
+    interaction_id: str
+    n: int = Field(ge=0, description="position in the thread, 0-based")
+    role: Literal["companion", "operator"]
+    text: str
+    at: str
+    by: str | None = None
+    model: str | None = None
+    is_model: bool = False
+    test_steps: list[str] = Field(default_factory=list)
+    verdict: dict[str, Any] | None = None
+
+
 class ParkedWait(BaseModel):
     """A task token parked by a gate. Server side only: no API returns it."""
 

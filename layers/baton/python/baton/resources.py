@@ -26,6 +26,9 @@ class FunctionSpec:
     # "topic", "start_execution", "send_task", "merge_build", "slack_secret", "webhook_secret".
     # None = the deployment's default for this function name (table + topic for unknown names).
     aws_access: tuple[str, ...] | None = None
+    # EventBridge schedule expression when deployed, e.g. "rate(1 minute)". None = the deployment's
+    # default for this function name (infra/permissions.py SCHEDULES), else not scheduled.
+    schedule: str | None = None
 
     @property
     def directory(self) -> Path:
@@ -54,18 +57,95 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         subscribes_to_channel="webhook",
         extra_env=("WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_SECRET_PARAMETER"),
     ),
+    # The review-and-merge gate (statemachines/review_gate.asl.json).
+    FunctionSpec(
+        "review_turn",
+        "Review gate: a companion turn (first turn on the diff, or an answer to the operator)",
+        timeout_seconds=120,
+        extra_env=("BATON_COMPANION", "BATON_COMPANION_MODEL", "BATON_MERGE_RUNNER"),
+    ),
+    FunctionSpec(
+        "review_park",
+        "Review gate: parks the task token and asks the operator",
+        aws_access=("table", "topic", "send_task"),  # sends an action stored before the token was parked
+    ),
+    FunctionSpec(
+        "merge_start",
+        "Review gate: starts python -m baton.merge with the task token (CodeBuild, or a local subprocess)",
+        extra_env=("BATON_MERGE_RUNNER", "BATON_MERGE_PROJECT"),
+    ),
+    FunctionSpec("merge_record", "Review gate: records the merge outcome on the run"),
+    # Async questions and the await gate (statemachines/await_answers.asl.json, baton.await_gate).
+    FunctionSpec(
+        "await_gate",
+        "Await gate: parks the task token until no question in scope is pending (re-checks after parking)",
+        aws_access=("table", "topic", "send_task"),  # releases at once when everything is already answered
+    ),
+    FunctionSpec("await_timeout", "Await gate: records the unanswered questions and returns the Fail cause"),
+    FunctionSpec(
+        "reconcile",
+        "Releases parked await gates whose questions are all answered (scheduled every minute)",
+        aws_access=("table", "topic", "send_task"),
+    ),
+    FunctionSpec("demo_agent", "Demo 'draft' node: posts its questions and returns at once with their ids"),
+    # Interrupts (statemachines/interrupt.asl.json, baton.services.interrupts).
+    FunctionSpec("interrupt_park", "Interrupt: creates the interrupt and parks the task token"),
+    FunctionSpec("interrupt_fail", "Interrupt: marks a timed-out/cancelled interrupt and returns the Fail cause"),
+    FunctionSpec(
+        "interrupt_sweeper",
+        "Times out SDK interrupts past their deadline (scheduled every minute; Query on the pending index)",
+        timeout_seconds=60,
+    ),
 )
 
 # workflow name -> ASL file. Every file here is registered locally and deployed by CDK.
 STATE_MACHINES: dict[str, str] = {
     "human_pause": "human_pause.asl.json",
+    "interrupt": "interrupt.asl.json",
+    "review_gate": "review_gate.asl.json",
+    "await_answers": "await_answers.asl.json",
+    "await_fanout_example": "await_fanout_example.asl.json",
+    "demo": "demo_workflow.asl.json",
 }
+
+
+def state_machine_substitution(workflow: str) -> str:
+    """ASL placeholder for a Baton state machine's ARN (review_gate -> ReviewGateStateMachineArn), so
+    a workflow can run a whole gate as one `states:startExecution.sync:2` Task."""
+    return "".join(part.capitalize() for part in workflow.split("_")) + "StateMachineArn"
 
 
 # Input defaults per workflow, merged under the caller's input when a hosted run starts (ASL paths
 # such as TimeoutSecondsPath must resolve, and a newcomer should not have to know every field).
 WORKFLOW_DEFAULTS: dict[str, dict[str, object]] = {
+    # `review` (the review gate's config: repo_path, run_branch, ...) has no default: `baton dev`
+    # creates a throwaway repository for it (baton.local.demo).
+    "demo": {
+        "questions": [
+            {
+                "question": "Which database should the new service use?",
+                "options": ["postgres", "dynamodb"],
+                "allow_free_text": False,
+            },
+            {"question": "What should the release be called?"},
+        ],
+        "work_seconds": 2,
+        "gate_timeout_seconds": 3600,
+        "interrupt_timeout_seconds": 3600,
+        "review_timeout_seconds": 86400,
+        "notify": ["console"],
+    },
     "human_pause": {"prompt": "Approve this run?", "timeout_seconds": 3600, "notify": ["console"]},
+    "interrupt": {"prompt": "Review the state and resume", "timeout_seconds": 3600, "notify": ["console"]},
+    "await_answers": {
+        "gate": "await",
+        "from": None,
+        "timeout_seconds": 1800,
+        "node": "agent",
+        "questions": [],
+        "delay_seconds": 0,
+    },
+    "await_fanout_example": {"items": [], "research_questions": [], "draft_questions": [], "timeout_seconds": 1800},
 }
 
 

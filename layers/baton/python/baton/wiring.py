@@ -3,7 +3,7 @@ serves which port. Handlers call `services()` once per cold start."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import boto3
@@ -11,10 +11,14 @@ from botocore.config import Config
 
 from baton.adapters.dynamo import DynamoStore
 from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
+from baton.api.idempotency import Idempotency, NoIdempotency
 from baton.config import Settings, get_settings
 from baton.notify.sns import RecordingNotifier, SnsNotifier
 from baton.ports import Notifier
 from baton.services.core import Core
+from baton.services.interrupts import InterruptService
+from baton.services.questions import QuestionService
+from baton.services.review import ReviewService, build_review_service
 from baton.services.runs import RunService
 
 _BOTO_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5, read_timeout=30)
@@ -25,6 +29,25 @@ class Services:
     settings: Settings
     core: Core
     runs: RunService
+    review: ReviewService | None = None
+    # Powertools Idempotency for answer/resume (in-memory wirings run every call).
+    idempotency: Idempotency | NoIdempotency = field(default_factory=NoIdempotency)
+
+    def review_service(self) -> ReviewService:
+        """The review gate's service (built on first use from the settings when not given)."""
+        if self.review is None:
+            self.review = build_review_service(self.settings, self.core)
+        return self.review
+
+    @property
+    def questions(self) -> QuestionService:
+        """Async questions and await gates (stateless: built from the core on each use)."""
+        return QuestionService(self.core)
+
+    @property
+    def interrupts(self) -> InterruptService:
+        """Interrupts: typed pauses with state edits (stateless: built from the core on each use)."""
+        return InterruptService(self.core)
 
 
 def build_services(settings: Settings) -> Services:
@@ -45,7 +68,11 @@ def build_services(settings: Settings) -> Services:
         notifier=notifier,
         workflow_arns=dict(settings.workflows),
     )
-    return Services(settings=settings, core=core, runs=RunService(core))
+    dynamodb = session.client("dynamodb", config=_BOTO_CONFIG)
+    idempotency: Idempotency | NoIdempotency = (
+        Idempotency(settings.table_name, dynamodb) if settings.idempotency_enabled else NoIdempotency()
+    )
+    return Services(settings=settings, core=core, runs=RunService(core), idempotency=idempotency)
 
 
 @lru_cache(maxsize=1)

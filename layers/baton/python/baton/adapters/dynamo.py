@@ -17,6 +17,7 @@ from baton.models import (
     InteractionStatus,
     Message,
     ParkedWait,
+    ReviewTurn,
     RunSummary,
 )
 from baton.table import GSI_BY_STATUS, GSI_PENDING, TTL_ATTRIBUTE
@@ -107,8 +108,9 @@ class DynamoStore:
         if "output" in changes:
             changes["output"] = json.dumps(changes["output"])
         names = {f"#f{i}": k for i, k in enumerate(changes)}
-        values = {f":v{i}": v for i, v in enumerate(changes.values())}
-        sets = [f"#f{i} = :v{i}" for i in range(len(changes))]
+        values = {f":v{i}": v for i, v in enumerate(changes.values()) if v is not None}
+        sets = [f"#f{i} = :v{i}" for i, v in enumerate(changes.values()) if v is not None]
+        removes = [f"#f{i}" for i, v in enumerate(changes.values()) if v is None]  # None clears the field
         condition = "attribute_exists(PK)"
         if allowed_from:
             names["#st"] = "status"
@@ -123,7 +125,9 @@ class DynamoStore:
             resp = self._db.update_item(
                 TableName=self._table,
                 Key=_to_item({"PK": _run_pk(run_id), "SK": "RUN"}),
-                UpdateExpression="SET " + ", ".join([*sets, "#ver = #ver + :one"]),
+                UpdateExpression="SET "
+                + ", ".join([*sets, "#ver = #ver + :one"])
+                + (" REMOVE " + ", ".join(removes) if removes else ""),
                 ConditionExpression=condition,
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=_to_item(values),
@@ -208,6 +212,40 @@ class DynamoStore:
     def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None:
         values = self._get(_run_pk(run_id), f"INT#{interaction_id}")
         return self._interaction_from(values) if values else None
+
+    def put_interaction_indexed(self, interaction: Interaction) -> None:
+        """The interaction plus a pointer item (PK=SK=IID#<iid> → run_id) in one transaction, so an
+        interaction addressed by id alone (an interrupt) is found with two GetItems, never a Scan."""
+        iid = interaction.interaction_id
+        try:
+            self._db.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self._table,
+                            "Item": _to_item(self._interaction_values(interaction)),
+                            "ConditionExpression": "attribute_not_exists(PK)",
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self._table,
+                            "Item": _to_item(
+                                {"PK": f"IID#{iid}", "SK": f"IID#{iid}", "record": "iid", "run_id": interaction.run_id}
+                            ),
+                            "ConditionExpression": "attribute_not_exists(PK)",
+                        }
+                    },
+                ]
+            )
+        except ClientError as err:
+            if err.response.get("Error", {}).get("Code") == "TransactionCanceledException":
+                raise ConflictError(f"interaction {iid} already exists", details={"interaction_id": iid}) from err
+            raise
+
+    def find_interaction(self, interaction_id: str) -> Interaction | None:
+        pointer = self._get(f"IID#{interaction_id}", f"IID#{interaction_id}")
+        return self.get_interaction(pointer["run_id"], interaction_id) if pointer else None
 
     def transition_interaction(self, interaction: Interaction, new_state: InteractionStatus) -> Interaction:
         """Write `new_state` only if nobody changed the interaction since `interaction` was read."""
@@ -364,6 +402,38 @@ class DynamoStore:
             drained.append(Message.model_validate(values))
         return drained
 
+    # ---- review turns --------------------------------------------------------------------------
+    def put_turn(self, turn: ReviewTurn) -> None:
+        """One item per turn (a long dialogue never nears the item size limit); a taken `n` is a 409."""
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=_to_item(
+                    {
+                        "PK": _run_pk(turn.run_id),
+                        "SK": f"TURN#{turn.interaction_id}#{turn.n:06d}",
+                        "record": "turn",
+                        "turn": turn.model_dump_json(),
+                    }
+                ),
+                ConditionExpression="attribute_not_exists(PK)",
+            )
+        except ClientError as err:
+            if _is_conditional_failure(err):
+                raise ConflictError(
+                    f"turn {turn.n} of interaction {turn.interaction_id} already exists",
+                    details={"interaction_id": turn.interaction_id, "n": turn.n},
+                ) from err
+            raise
+
+    def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]:
+        items = self._query_all(
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
+            ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":prefix": f"TURN#{interaction_id}#"}),
+            ConsistentRead=True,
+        )
+        return sorted((ReviewTurn.model_validate_json(v["turn"]) for v in items), key=lambda t: t.n)
+
     # ---- parked task tokens --------------------------------------------------------------------
     def put_wait(self, wait: ParkedWait) -> None:
         values = {
@@ -409,5 +479,14 @@ class DynamoStore:
             IndexName=GSI_PENDING,
             KeyConditionExpression="GSI1PK = :pk",
             ExpressionAttributeValues=_to_item({":pk": "PARKED"}),
+        )
+        return [self._wait_from(v) for v in items]
+
+    def list_run_waits(self, run_id: str) -> list[ParkedWait]:
+        """Every WAIT# item of one run (parked, released or timed out): one Query on the run's partition."""
+        items = self._query_all(
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
+            ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":prefix": "WAIT#"}),
+            ConsistentRead=True,
         )
         return [self._wait_from(v) for v in items]

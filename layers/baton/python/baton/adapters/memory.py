@@ -15,6 +15,7 @@ class MemoryStore:
         self._lock = threading.RLock()
         self.runs: dict[str, RunSummary] = {}
         self.interactions: dict[tuple[str, str], Interaction] = {}
+        self.interaction_runs: dict[str, str] = {}  # interaction id -> run id (put_interaction_indexed)
         self.events: dict[str, list[Event]] = {}
         self.messages: dict[tuple[str, str], list[tuple[Message, bool]]] = {}
         self.waits: dict[tuple[str, str], ParkedWait] = {}
@@ -49,6 +50,17 @@ class MemoryStore:
 
     def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None:
         return self.interactions.get((run_id, interaction_id))
+
+    def put_interaction_indexed(self, interaction: Interaction) -> None:
+        with self._lock:
+            if interaction.interaction_id in self.interaction_runs:
+                raise ConflictError(f"interaction {interaction.interaction_id} already exists")
+            self.put_interaction(interaction)
+            self.interaction_runs[interaction.interaction_id] = interaction.run_id
+
+    def find_interaction(self, interaction_id: str) -> Interaction | None:
+        run_id = self.interaction_runs.get(interaction_id)
+        return self.interactions.get((run_id, interaction_id)) if run_id is not None else None
 
     def transition_interaction(self, interaction: Interaction, new_state: InteractionStatus) -> Interaction:
         key = (interaction.run_id, interaction.interaction_id)
@@ -144,6 +156,9 @@ class MemoryStore:
 
     def list_parked(self) -> list[ParkedWait]:
         return [w for w in self.waits.values() if w.status == "parked"]
+
+    def list_run_waits(self, run_id: str) -> list[ParkedWait]:
+        return sorted((w for (r, _), w in self.waits.items() if r == run_id), key=lambda w: w.gate)
 
 
 class RecordingTaskTokens:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from baton.api import deps
 from baton.api.auth import resolve_caller
+from baton.api.routes_interrupts import router as interrupts_router
+from baton.api.routes_questions import router as questions_router
+from baton.api.routes_review import router as review_router
 from baton.api.routes_runs import router as runs_router
 from baton.errors import (
     BadRequestError,
@@ -52,6 +53,9 @@ def create_app() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver(enable_validation=True)
     app.use(middlewares=[_auth_middleware])
     app.include_router(runs_router)
+    app.include_router(interrupts_router)
+    app.include_router(review_router)
+    app.include_router(questions_router)
 
     def _register(error_type: type[BatonError]) -> None:
         # One handler per domain error: the body is always {"error", "message", ...details}.

@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field
 
 from baton.api import deps
+from baton.services.review import is_review_answer
 from baton.services.runs import check_run_id
 
 router = APIGatewayRouter()
@@ -64,4 +65,16 @@ def list_events(
 @router.post("/api/runs/<run_id>/resume", summary="Resume the run's paused human node", tags=["runs"])
 def resume(run_id: RunId, body: ResumeRequest) -> dict[str, Any]:
     caller = deps.current_caller()
-    return deps.get_services().runs.resume(check_run_id(run_id), body.answers, caller=caller.principal, node=body.node)
+    services = deps.get_services()
+    run_id = check_run_id(run_id)
+    # Review gates take the operator's action under the reserved __review_* keys (baton.services.review).
+    # They stay outside Idempotency on purpose: the same action may be right twice (approve again
+    # after a rejected merge was fixed); the review interaction's conditional writes guard them.
+    if is_review_answer(body.answers) or services.review_service().waiting_at_review(run_id, body.node):
+        return services.review_service().act(run_id, body.answers, caller=caller.principal, node=body.node)
+    request = {"run_id": run_id, "answers": body.answers, "node": body.node, "caller": caller.principal}
+    return services.idempotency.run(
+        "resume",
+        request,
+        lambda: services.runs.resume(run_id, body.answers, caller=caller.principal, node=body.node),
+    )

@@ -83,6 +83,9 @@ def make_server(host: str, port: int, invoke_api: InvokeApi) -> ThreadingHTTPSer
         def log_message(self, format: str, *args: Any) -> None:
             pass  # requests are visible in the events; keep the console for notifications
 
-    server = ThreadingHTTPServer((host, port), Handler)
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 128  # the default backlog of 5 resets bursts of concurrent clients
+
+    server = Server((host, port), Handler)
     server.daemon_threads = True
     return server

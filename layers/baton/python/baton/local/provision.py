@@ -12,7 +12,7 @@ from typing import Any
 
 from baton.asl import load_definition
 from baton.notify.sns import subscription_attributes_for
-from baton.resources import FUNCTIONS, STATE_MACHINES, STATEMACHINES_DIR
+from baton.resources import FUNCTIONS, STATE_MACHINES, STATEMACHINES_DIR, state_machine_substitution
 from baton.table import create_table_kwargs
 
 ROLE_TRUST = {
@@ -83,6 +83,14 @@ def provision(
         )["FunctionArn"]
         out.function_arns[spec.name] = arn
     substitutions = {spec.substitution: out.function_arns[spec.name] for spec in FUNCTIONS}
+    # State machine ARNs are known before they exist (region, account, name), so a workflow can
+    # start another one (a whole gate as one Task) whatever the creation order.
+    account = role_arn.split(":")[4]
+    region = clients["stepfunctions"].meta.region_name
+    for workflow in STATE_MACHINES:
+        substitutions[state_machine_substitution(workflow)] = (
+            f"arn:aws:states:{region}:{account}:stateMachine:{prefix}-{workflow}"
+        )
     for workflow, filename in STATE_MACHINES.items():
         definition = load_definition(STATEMACHINES_DIR / filename, substitutions)
         out.state_machine_arns[workflow] = clients["stepfunctions"].create_state_machine(

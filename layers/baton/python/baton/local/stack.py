@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import os
 import secrets
 import socket
@@ -18,6 +19,7 @@ from typing import Any
 from baton.errors import BatonError
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import make_server
+from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
 from baton.local.provision import Provisioned, provision
 
 REGION = "us-east-1"
@@ -75,7 +77,9 @@ class LocalStack:
         host: str = "127.0.0.1",
         log_level: str = "WARNING",
         extra_env: dict[str, str] | None = None,
+        subscribe_channels: tuple[str, ...] = ("console",),
     ) -> None:
+        self.subscribe_channels = subscribe_channels  # notify channels whose subscriber Lambdas get SNS
         self.api_port = api_port
         self.moto_port = moto_port
         self.state_dir = state_dir
@@ -92,13 +96,17 @@ class LocalStack:
         started = time.perf_counter()
         _check_port_free(self.host, self.api_port, "Baton API", "--port")
         _check_port_free(self.host, self.moto_port, "AWS emulator", "--moto-port")
-        import logging
-
         from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
 
         self._exit_stack.enter_context(self.dispatcher.installed())
+        self._exit_stack.enter_context(sfn_integration_casing())
+        if self.log_level != "INFO":
+            # The interpreter logs every failed state as a warning with its whole parse tree; the
+            # failure itself is in the execution history and the run's events.
+            logging.getLogger("moto.stepfunctions.parser").setLevel(logging.ERROR)
+        self._exit_stack.enter_context(atomic_dynamodb_writes())  # conditional writes decide races, as on AWS
         self._moto = ThreadedMotoServer(ip_address=self.host, port=self.moto_port, verbose=False)
         self._moto.start()
         moto_port = self._moto.get_host_and_port()[1]
@@ -121,6 +129,9 @@ class LocalStack:
                 "BATON_LOCAL_API_TOKEN": token,
             }
         )
+        # Review gate: the offline companion and the merge as a local subprocess, unless overridden.
+        os.environ.setdefault("BATON_COMPANION", "offline")
+        os.environ.setdefault("BATON_MERGE_RUNNER", "local")
         import boto3
         import requests
 
@@ -137,7 +148,9 @@ class LocalStack:
 
         self._http = make_server(self.host, self.api_port, self._invoke_api)
         api_url = f"http://{self.host}:{self._http.server_address[1]}"
-        provisioned = provision(clients, env={**self.extra_env, "BATON_API_URL": api_url})
+        provisioned = provision(
+            clients, env={**self.extra_env, "BATON_API_URL": api_url}, subscribe_channels=self.subscribe_channels
+        )
         os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **self.extra_env})
         _reset_cached_settings()
         threading.Thread(target=self._http.serve_forever, name="baton-api", daemon=True).start()
