@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -30,6 +32,19 @@ class CountingIds:
     def new_id(self) -> str:
         self.n += 1
         return f"01TEST{self.n:020d}"
+
+
+def wait_for(predicate: Any, timeout: float = 15.0, interval: float = 0.05) -> Any:
+    """Poll `predicate` until it returns something truthy (returned); fail after `timeout` seconds.
+    For things that happen in other threads or processes (executions, the local stack)."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"condition not reached in {timeout}s (last: {last!r})")
 
 
 WORKFLOW_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:baton-human_pause"

@@ -17,8 +17,10 @@ import httpx
 import pytest
 
 from baton.sdk import Client
+from tests.conftest import wait_for
 
 pytestmark = pytest.mark.e2e
+__all__ = ["LocalStackProcess", "start_local_stack", "stop_local_stack", "wait_for"]
 
 
 @dataclass
@@ -84,14 +86,3 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack
     stack = start_local_stack(tmp_path_factory.mktemp("baton-dev"))
     yield stack
     stop_local_stack(stack)
-
-
-def wait_for(predicate: Any, timeout: float = 15.0, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"condition not reached in {timeout}s (last: {last!r})")

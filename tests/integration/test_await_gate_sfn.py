@@ -7,17 +7,8 @@ import time
 from typing import Any
 
 from baton.models import ParkedWait
+from tests.conftest import wait_for
 from tests.integration.conftest import MotoStack
-
-
-def _wait_for(predicate: Any, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _describe(stack: MotoStack, arn: str) -> dict[str, Any]:
@@ -43,12 +34,12 @@ def test_post_park_answer_resumes_and_timeout_lists_the_unanswered(moto_stack: M
         run_id="aw-1",
         caller="op",
     )
-    _wait_for(lambda: services.core.store.get_wait("aw-1", "await"))
+    wait_for(lambda: services.core.store.get_wait("aw-1", "await"))
     pending = qs.pending("aw-1")
     assert [p.request.prompt for p in pending] == ["DB?", "Region?"]
     assert qs.answer("aw-1", pending[0].interaction_id, "pg", caller="op")["resumed"] is False
     assert qs.answer("aw-1", pending[1].interaction_id, "eu-west-1", caller="op")["resumed"] is True
-    described = _wait_for(lambda: _done(moto_stack, run.execution_arn or ""))
+    described = wait_for(lambda: _done(moto_stack, run.execution_arn or ""))
     assert described["status"] == "SUCCEEDED"
     output = json.loads(described["output"])
     assert [a["answer"] for a in output["answers"]] == ["pg", "eu-west-1"]
@@ -60,7 +51,7 @@ def test_post_park_answer_resumes_and_timeout_lists_the_unanswered(moto_stack: M
         run_id="aw-2",
         caller="op",
     )
-    described = _wait_for(lambda: _done(moto_stack, timed.execution_arn or ""), timeout=20)
+    described = wait_for(lambda: _done(moto_stack, timed.execution_arn or ""), timeout=20)
     assert described["status"] == "FAILED" and described["error"] == "AwaitAnswersTimedOut"
     assert "timed out after 1s" in described["cause"] and "Anyone there?" in described["cause"]
 
@@ -71,7 +62,7 @@ def test_reconciler_resumes_a_gate_whose_send_failed(moto_stack: MotoStack) -> N
     run = services.runs.start(
         "await_answers", {"timeout_seconds": 30, "questions": [{"question": "Q?"}]}, run_id="aw-3", caller="op"
     )
-    _wait_for(lambda: services.core.store.get_wait("aw-3", "await"))
+    wait_for(lambda: services.core.store.get_wait("aw-3", "await"))
     [question] = qs.pending("aw-3")
 
     def broken(token: str, output: dict[str, Any]) -> None:
@@ -89,7 +80,7 @@ def test_reconciler_resumes_a_gate_whose_send_failed(moto_stack: MotoStack) -> N
     assert [w.status for w in parked] == ["parked"]
     assert qs.reconcile()["released"] == [{"run_id": "aw-3", "gate": "await"}]
     assert qs.reconcile()["released"] == []
-    described = _wait_for(lambda: _done(moto_stack, run.execution_arn or ""))
+    described = wait_for(lambda: _done(moto_stack, run.execution_arn or ""))
     assert described["status"] == "SUCCEEDED"
     events = [e.type for e in services.core.store.list_events("aw-3")]
     assert events.count("await_released") == 1
@@ -110,14 +101,14 @@ def test_map_items_park_their_own_gates_and_release_independently(moto_stack: Mo
         caller="op",
     )
     store = services.core.store
-    _wait_for(lambda: len([w for w in store.list_run_waits("aw-map") if w.status == "parked"]) == 2)
+    wait_for(lambda: len([w for w in store.list_run_waits("aw-map") if w.status == "parked"]) == 2)
     by_node = {q.request.node: q for q in qs.pending("aw-map")}
     assert qs.answer("aw-map", by_node["draft"].interaction_id, "casual", caller="op")["released"] == ["item-1"]
     waits: dict[str, ParkedWait] = {w.gate: w for w in store.list_run_waits("aw-map")}
     assert waits["item-0"].status == "parked" and waits["item-1"].status == "released"
     assert _describe(moto_stack, run.execution_arn or "")["status"] == "RUNNING"  # item 0 still waits
     assert qs.answer("aw-map", by_node["research"].interaction_id, "arxiv", caller="op")["released"] == ["item-0"]
-    described = _wait_for(lambda: _done(moto_stack, run.execution_arn or ""))
+    described = wait_for(lambda: _done(moto_stack, run.execution_arn or ""))
     assert described["status"] == "SUCCEEDED"
     items = json.loads(described["output"])["items"]
     assert [i["index"] for i in items] == [0, 1]

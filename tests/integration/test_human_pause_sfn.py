@@ -2,20 +2,8 @@
 
 from __future__ import annotations
 
-import time
-from typing import Any
-
+from tests.conftest import wait_for
 from tests.integration.conftest import MotoStack
-
-
-def _wait_for(predicate: Any, timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _execution_status(stack: MotoStack, arn: str) -> str:
@@ -25,11 +13,11 @@ def _execution_status(stack: MotoStack, arn: str) -> str:
 def test_pause_then_resume_succeeds_with_the_answers(moto_stack: MotoStack) -> None:
     runs = moto_stack.services.runs
     run = runs.start("human_pause", {"prompt": "Ship?", "timeout_seconds": 30}, run_id="it-1", caller="op")
-    _wait_for(lambda: runs.get("it-1")["status"] == "paused_waiting_human")
+    wait_for(lambda: runs.get("it-1")["status"] == "paused_waiting_human")
     assert moto_stack.dispatcher.invocations["park"] == 1
     result = runs.resume("it-1", {"ship": True}, caller="alice")
     assert result["resumed"] is True
-    _wait_for(lambda: _execution_status(moto_stack, run.execution_arn or "") == "SUCCEEDED")
+    wait_for(lambda: _execution_status(moto_stack, run.execution_arn or "") == "SUCCEEDED")
     summary = runs.get("it-1")
     assert summary["status"] == "succeeded"
     assert summary["output"]["answers"] == {"ship": True}
@@ -39,7 +27,7 @@ def test_pause_then_resume_succeeds_with_the_answers(moto_stack: MotoStack) -> N
 def test_short_timeout_fails_with_a_cause_naming_what_timed_out(moto_stack: MotoStack) -> None:
     runs = moto_stack.services.runs
     run = runs.start("human_pause", {"prompt": "Still there?", "timeout_seconds": 1}, run_id="it-2", caller="op")
-    _wait_for(lambda: _execution_status(moto_stack, run.execution_arn or "") == "FAILED", timeout=15)
+    wait_for(lambda: _execution_status(moto_stack, run.execution_arn or "") == "FAILED", timeout=15)
     described = moto_stack.clients["stepfunctions"].describe_execution(executionArn=run.execution_arn)
     assert described["error"] == "HumanInputTimedOut"
     assert "timed out after 1s" in described["cause"] and "Still there?" in described["cause"]

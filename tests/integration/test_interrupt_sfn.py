@@ -11,17 +11,8 @@ import pytest
 
 from baton.errors import ConflictError
 from baton.services.interrupts import InterruptSpec
+from tests.conftest import wait_for
 from tests.integration.conftest import MotoStack
-
-
-def _wait_for(predicate: Any, timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not reached in time")
 
 
 def _describe(stack: MotoStack, arn: str | None) -> dict[str, Any]:
@@ -77,12 +68,12 @@ def test_hosted_interrupt_resume_cancel_timeout_and_bad_request(moto_stack: Moto
     )
 
     # resumed with edits: the execution output carries the value and the edited state
-    rec = _wait_for(lambda: _pending(moto_stack, "hi-1"))
+    rec = wait_for(lambda: _pending(moto_stack, "hi-1"))
     # The interrupt is stored before the run's status moves; both happen while the token parks.
-    _wait_for(lambda: runs.get("hi-1")["status"] == "paused_waiting_human")
+    wait_for(lambda: runs.get("hi-1")["status"] == "paused_waiting_human")
     result = svc.resume(rec.interaction_id, "production", ["retries=5", "config.flag=true"], caller="alice")
     assert result["resumed"] is True
-    _wait_for(lambda: _describe(moto_stack, resumed.execution_arn)["status"] == "SUCCEEDED")
+    wait_for(lambda: _describe(moto_stack, resumed.execution_arn)["status"] == "SUCCEEDED")
     output = json.loads(_describe(moto_stack, resumed.execution_arn)["output"])
     assert output["input"] == "production" and output["interrupt_id"] == rec.interaction_id
     assert output["state"] == {"build": {"sha": "abc1234"}, "retries": 5, "config": {"flag": True}}
@@ -91,15 +82,15 @@ def test_hosted_interrupt_resume_cancel_timeout_and_bad_request(moto_stack: Moto
 
     # cancelled: task failure InterruptCancelled → Fail with the reason (moto drops the task's cause;
     # the Catch's Lambda rebuilds it from the store)
-    rec = _wait_for(lambda: _pending(moto_stack, "hi-2"))
+    rec = wait_for(lambda: _pending(moto_stack, "hi-2"))
     assert svc.cancel(rec.interaction_id, "release frozen", caller="alice")["workflowFailed"] is True
-    described = _wait_for(lambda: (d := _describe(moto_stack, cancelled.execution_arn))["status"] == "FAILED" and d)
+    described = wait_for(lambda: (d := _describe(moto_stack, cancelled.execution_arn))["status"] == "FAILED" and d)
     assert described["error"] == "InterruptCancelled"
     assert "cancelled by alice: release frozen" in described["cause"]
     assert "release frozen" in runs.get("hi-2")["reason"]
 
     # timed out: States.Timeout → InterruptTimedOut with a cause naming the interrupt
-    described = _wait_for(
+    described = wait_for(
         lambda: (d := _describe(moto_stack, timed_out.execution_arn))["status"] == "FAILED" and d, timeout=15
     )
     assert described["error"] == "InterruptTimedOut"
@@ -109,6 +100,6 @@ def test_hosted_interrupt_resume_cancel_timeout_and_bad_request(moto_stack: Moto
     assert runs.get("hi-3")["status"] == "failed"
 
     # a bad request fails the run at once with the error, and stores nothing
-    described = _wait_for(lambda: (d := _describe(moto_stack, refused.execution_arn))["status"] == "FAILED" and d)
+    described = wait_for(lambda: (d := _describe(moto_stack, refused.execution_arn))["status"] == "FAILED" and d)
     assert "BadRequestError" in described.get("error", "") + described.get("cause", "")
     assert svc.list_interrupts(session_id="hi-4") == []
