@@ -22,7 +22,7 @@ lint: bootstrap
 unit: bootstrap
 	$(UV) run pytest tests/unit
 
-bench: bootstrap  ## prints the figures: startup, pause→resume round trip, cold import
+bench: bootstrap  ## prints the figures: startup, round trips, cold import, answer→gate latency, AWS calls per question
 	$(UV) run python scripts/bench.py
 	$(UV) run python scripts/bench_questions.py
 

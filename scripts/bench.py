@@ -71,7 +71,9 @@ def main() -> None:
             round_trips: list[float] = []
             for n in range(args.runs):
                 run_id = f"bench-{n}-{int(time.time())}"
-                run = client.start_run("human_pause", {"prompt": "bench", "timeout_seconds": 120}, run_id=run_id)
+                run = client.start_run(
+                    "human_pause", {"prompt": "bench", "timeout_seconds": 120, "notify": ["email"]}, run_id=run_id
+                )
                 while client.get_run(run_id)["status"] != "paused_waiting_human":
                     time.sleep(0.005)
                 started = time.perf_counter()

@@ -27,7 +27,7 @@ app = typer.Typer(
 runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs")
 app.add_typer(workflow_app, name="workflow")
-console = Console()
+console = Console(soft_wrap=True)  # URLs and commands stay copy-pasteable
 err_console = Console(stderr=True)
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]

@@ -35,7 +35,8 @@ def render_console(notification: Notification) -> str:
         ids += f" node={n.node}"
     lines = [f"[baton] {n.event} ({n.kind}) {ids}", f"  {n.title}"]
     prompt_lines = n.prompt.strip().splitlines() or [""]
-    lines.extend(f"  > {line}" for line in prompt_lines)
+    if len(prompt_lines) > 1 or not n.title.endswith(prompt_lines[0]):  # the title holds a short prompt whole
+        lines.extend(f"  > {line}" for line in prompt_lines)
     if n.options:
         lines.append("  options: " + " | ".join(n.options))
     if n.review_url:
