@@ -77,6 +77,8 @@ class TeamConfig:
     api_account_role: bool = True
     # Alarm when a gate has waited its whole timeout this many times in 5 minutes.
     gate_timeout_alarm_threshold: int = 1
+    # Alarm when the oldest parked gate has waited longer than this many hours (while it still waits).
+    parked_gate_alarm_hours: int = 24
     powertools_layer_version: int = POWERTOOLS_LAYER_VERSION
     # Review companion: a Bedrock model id (or inference profile id) turns on the Bedrock companion;
     # without one the review gate uses the offline companion.
@@ -85,6 +87,8 @@ class TeamConfig:
     def __post_init__(self) -> None:
         if not TEAM_PATTERN.match(self.team):
             raise ValueError(f"team {self.team!r} must match {TEAM_PATTERN.pattern} (it prefixes every resource name)")
+        if self.parked_gate_alarm_hours < 1:
+            raise ValueError("parked_gate_alarm_hours must be at least 1")
 
     @property
     def prefix(self) -> str:
@@ -126,6 +130,7 @@ class TeamConfig:
             throttle_burst=_as_int(ctx("throttle_burst"), 100),
             api_account_role=_as_bool(ctx("api_account_role"), True),
             gate_timeout_alarm_threshold=_as_int(ctx("gate_timeout_alarm_threshold"), 1),
+            parked_gate_alarm_hours=_as_int(ctx("parked_gate_alarm_hours"), 24),
             powertools_layer_version=_as_int(ctx("powertools_layer_version"), POWERTOOLS_LAYER_VERSION),
             companion_model=str(ctx("companion_model") or ""),
         )

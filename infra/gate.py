@@ -1,28 +1,44 @@
-"""A Baton gate in YOUR state machine, as one Task state.
+"""Baton gates in YOUR state machine, each one Task state with a mandatory timeout.
 
     from infra.gate import BatonGate, BatonRef
 
     baton = BatonRef.from_exports(self, "Baton", team="alpha")      # or BatonRef.from_stack(baton_stack)
-    approve = BatonGate.ask(
-        self, "Approve", baton=baton, node="approve", prompt="Ship it?", timeout=Duration.hours(4)
-    )
-    approve.add_catch(on_timeout, errors=[sfn.Errors.TIMEOUT])         # recommended
+    approve = BatonGate.ask(self, "Approve", baton=baton, node="approve", prompt="Ship it?",
+                            timeout=Duration.hours(4))
+    edit = BatonGate.interrupt(self, "Edit", baton=baton, node="edit", prompt="Fix the plan",
+                               state_path="$.plan", timeout=Duration.hours(1))
+    answers = BatonGate.await_answers(self, "Sync", baton=baton, gate="sync", from_node="draft",
+                                      timeout=Duration.minutes(30))
+    review = BatonGate.review(self, "Review", baton=baton, config={"gate": "ship", "run_branch": "baton/run-42"},
+                              timeout=Duration.days(2))
+    approve.add_catch(on_timeout, errors=[sfn.Errors.TIMEOUT])         # recommended on every gate
     machine = sfn.StateMachine(self, "Flow", definition_body=sfn.DefinitionBody.from_chainable(...))
     BatonGate.grant_resume(machine, baton=baton)                       # lets Baton's API resume it
 
-The task is `lambda:invoke.waitForTaskToken` on Baton's `park` Lambda with `$$.Task.Token`, the run id
-(`$.run_id` by default), the node, the kind and the prompt; its `task_timeout` is mandatory (no silent
-infinity). Operators answer through Baton (CLI, web inbox, API); Baton's API calls SendTaskSuccess with
-the answers, which become the task's result (`$.human` by default). The state machine's role gets
-lambda:InvokeFunction on `park` (CDK's LambdaInvoke grant); `grant_resume` gives Baton's API role
-states:SendTaskSuccess/Failure/Heartbeat on that one state machine, in the state machine's stack.
+- `ask`: waitForTaskToken on the `park` Lambda (an `ask` interaction); result: the answers (`$.human`).
+- `interrupt`: waitForTaskToken on the `interrupt_park` Lambda (a real interrupt: GET/resume/claim/cancel
+  by id work); result `{interrupt_id, input, state, state_edits, resolved_by}` (`$.interrupt`); a cancel
+  fails the Task with InterruptCancelled.
+- `await_answers`: waitForTaskToken on the `await_gate` Lambda (until no question in scope is pending);
+  result `{answers, gate, from}` (`$.await`).
+- `review`: `states:startExecution.sync:2` of Baton's `review_gate` state machine with input
+  `{run_id, input: config}`; result `{output, execution_arn}` (`$.review`).
+
+Every Task's timeout is mandatory (no silent infinity); the token waits send it as `timeout_seconds`
+so Baton shows the same deadline. The run id comes from `$.run_id` unless `run_id_path=` says
+otherwise. Grants: CDK's LambdaInvoke grant (lambda:InvokeFunction on the one Baton function) and, for
+`review`, CDK's startExecution.sync grant (states:StartExecution on the review_gate state machine,
+DescribeExecution/StopExecution on its executions, events:PutTargets/PutRule/DescribeRule on the managed
+rule StepFunctionsGetEventsForStepFunctionsExecutionRule). `grant_resume` gives Baton's API role
+states:SendTaskSuccess/Failure/Heartbeat on that one state machine, in the state machine's stack (needed
+by ask, interrupt and await_answers; the review gate's own tokens live in Baton's state machine).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import Duration, Fn, Stack
 from aws_cdk import aws_iam as iam
@@ -30,15 +46,22 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
+from pydantic import ValidationError
 
+from baton.review.gate import GateConfig
 from infra.capabilities.functions import SEND_TASK_ACTIONS
 from infra.config import TeamConfig
 
 if TYPE_CHECKING:
     from infra.stack import BatonStack
 
-GateKind = Literal["ask", "await", "interrupt", "review"]
-GATE_KINDS: tuple[str, ...] = ("ask", "await", "interrupt", "review")
+REVIEW_GATE_WORKFLOW = "review_gate"
+# (export name suffix, function) of what the gates call; the stack exports each as baton-<team>-<suffix>.
+GATE_FUNCTION_EXPORTS: dict[str, str] = {
+    "ParkFunctionArn": "park",
+    "InterruptParkFunctionArn": "interrupt_park",
+    "AwaitGateFunctionArn": "await_gate",
+}
 
 
 @dataclass(frozen=True)
@@ -46,22 +69,80 @@ class BatonRef:
     """What a user's stack needs of a Baton team environment."""
 
     park_function: lambda_.IFunction
+    interrupt_park_function: lambda_.IFunction
+    await_gate_function: lambda_.IFunction
+    review_gate: sfn.IStateMachine
     api_role: iam.IRole
 
     @classmethod
     def from_stack(cls, stack: BatonStack) -> BatonRef:
-        return cls(park_function=stack.functions.functions["park"], api_role=stack.functions.roles["api"])
+        fns = stack.functions.functions
+        return cls(
+            park_function=fns["park"],
+            interrupt_park_function=fns["interrupt_park"],
+            await_gate_function=fns["await_gate"],
+            review_gate=stack.gates.state_machines[REVIEW_GATE_WORKFLOW],
+            api_role=stack.functions.roles["api"],
+        )
 
     @classmethod
     def from_exports(cls, scope: Construct, construct_id: str, *, team: str) -> BatonRef:
-        """From the exports of a deployed team environment (`baton-<team>-ParkFunctionArn`, `-ApiRoleArn`)."""
+        """From the exports of a deployed team environment (`baton-<team>-ParkFunctionArn`,
+        `-InterruptParkFunctionArn`, `-AwaitGateFunctionArn`, `-WorkflowReviewGate`, `-ApiRoleArn`)."""
         prefix = TeamConfig(team=team).prefix
         holder = Construct(scope, construct_id)
-        park = lambda_.Function.from_function_attributes(
-            holder, "Park", function_arn=Fn.import_value(f"{prefix}-ParkFunctionArn"), same_environment=True
+
+        def function(export: str, construct: str) -> lambda_.IFunction:
+            return lambda_.Function.from_function_attributes(
+                holder, construct, function_arn=Fn.import_value(f"{prefix}-{export}"), same_environment=True
+            )
+
+        review_gate = sfn.StateMachine.from_state_machine_arn(
+            holder, "ReviewGate", Fn.import_value(f"{prefix}-WorkflowReviewGate")
         )
         role = iam.Role.from_role_arn(holder, "ApiRole", Fn.import_value(f"{prefix}-ApiRoleArn"), mutable=True)
-        return cls(park_function=park, api_role=role)
+        return cls(
+            park_function=function("ParkFunctionArn", "Park"),
+            interrupt_park_function=function("InterruptParkFunctionArn", "InterruptPark"),
+            await_gate_function=function("AwaitGateFunctionArn", "AwaitGate"),
+            review_gate=review_gate,
+            api_role=role,
+        )
+
+
+def _seconds(timeout: Duration, what: str) -> int:
+    seconds = int(timeout.to_seconds())
+    if seconds < 1:
+        raise ValueError(f"a Baton {what} needs a positive timeout (no silent infinity)")
+    return seconds
+
+
+def _text(value: str | None, path: str | None, name: str) -> Any:
+    if (value is None) == (path is None):
+        raise ValueError(f"give exactly one of {name} (text) or {name}_path (a JSONPath into the state input)")
+    return value if value is not None else sfn.JsonPath.string_at(str(path))
+
+
+def _token_wait(
+    scope: Construct,
+    construct_id: str,
+    *,
+    function: lambda_.IFunction,
+    payload: Mapping[str, Any],
+    timeout: Duration,
+    result_path: str,
+    comment: str,
+) -> tasks.LambdaInvoke:
+    return tasks.LambdaInvoke(
+        scope,
+        construct_id,
+        lambda_function=function,
+        integration_pattern=sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+        payload=sfn.TaskInput.from_object(dict(payload)),
+        task_timeout=sfn.Timeout.duration(timeout),
+        result_path=result_path,
+        comment=comment,
+    )
 
 
 class BatonGate:
@@ -75,41 +156,172 @@ class BatonGate:
         timeout: Duration,
         prompt: str | None = None,
         prompt_path: str | None = None,
-        kind: GateKind = "ask",
         run_id_path: str = "$.run_id",
         notify: Sequence[str] | None = None,
-        extra: Mapping[str, Any] | None = None,
         result_path: str = "$.human",
         comment: str | None = None,
     ) -> tasks.LambdaInvoke:
-        """One Task state that parks at Baton until an operator answers, or fails with States.Timeout."""
-        if timeout.to_seconds() < 1:
-            raise ValueError("a Baton gate needs a positive timeout (no silent infinity)")
-        if kind not in GATE_KINDS:
-            raise ValueError(f"kind must be one of {GATE_KINDS}, got {kind!r}")
-        if (prompt is None) == (prompt_path is None):
-            raise ValueError("give exactly one of prompt (text) or prompt_path (a JSONPath into the state input)")
+        """A question to an operator (`park` Lambda): parks until answered, or fails with States.Timeout."""
+        seconds = _seconds(timeout, "gate")
         payload: dict[str, Any] = {
-            **dict(extra or {}),
             "token": sfn.JsonPath.task_token,
             "run_id": sfn.JsonPath.string_at(run_id_path),
             "node": node,
-            "kind": kind,
-            "prompt": prompt if prompt is not None else sfn.JsonPath.string_at(str(prompt_path)),
-            "timeout_seconds": int(timeout.to_seconds()),
+            "kind": "ask",
+            "prompt": _text(prompt, prompt_path, "prompt"),
+            "timeout_seconds": seconds,
         }
         if notify is not None:
             payload["notify"] = list(notify)
-        return tasks.LambdaInvoke(
+        return _token_wait(
             scope,
             construct_id,
-            lambda_function=baton.park_function,
-            integration_pattern=sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-            payload=sfn.TaskInput.from_object(payload),
-            task_timeout=sfn.Timeout.duration(timeout),
+            function=baton.park_function,
+            payload=payload,
+            timeout=timeout,
+            result_path=result_path,
+            comment=comment or f"Baton ask gate '{node}': parks until answered (timeout {timeout.to_human_string()})",
+        )
+
+    @staticmethod
+    def interrupt(
+        scope: Construct,
+        construct_id: str,
+        *,
+        baton: BatonRef,
+        timeout: Duration,
+        node: str = "interrupt",
+        prompt: str | None = None,
+        prompt_path: str | None = None,
+        schema: Mapping[str, Any] | None = None,
+        json_schema: Mapping[str, Any] | None = None,
+        state: Mapping[str, Any] | None = None,
+        state_path: str | None = None,
+        notify: Sequence[str] | None = None,
+        run_id_path: str = "$.run_id",
+        result_path: str = "$.interrupt",
+        comment: str | None = None,
+    ) -> tasks.LambdaInvoke:
+        """An interrupt (`interrupt_park` Lambda, as statemachines/interrupt.asl.json): a prompt, an optional
+        schema and a state snapshot the operator may edit. Resumed with `{interrupt_id, input, state,
+        state_edits, resolved_by}`; a cancel fails the task with InterruptCancelled; the timeout with
+        States.Timeout."""
+        seconds = _seconds(timeout, "interrupt")
+        if state is not None and state_path is not None:
+            raise ValueError("give at most one of state (a snapshot) or state_path (a JSONPath into the state input)")
+        if schema is not None and json_schema is not None:
+            raise ValueError("give at most one of schema or json_schema")
+        request: dict[str, Any] = {"prompt": _text(prompt, prompt_path, "prompt"), "timeout_seconds": seconds}
+        if schema is not None:
+            request["schema"] = dict(schema)
+        if json_schema is not None:
+            request["jsonSchema"] = dict(json_schema)
+        if state is not None:
+            request["state"] = dict(state)
+        elif state_path is not None:
+            request["state"] = sfn.JsonPath.object_at(state_path)
+        if notify is not None:
+            request["notify"] = list(notify)
+        payload = {
+            "token": sfn.JsonPath.task_token,
+            "run_id": sfn.JsonPath.string_at(run_id_path),
+            "node": node,
+            "request": request,
+        }
+        return _token_wait(
+            scope,
+            construct_id,
+            function=baton.interrupt_park_function,
+            payload=payload,
+            timeout=timeout,
             result_path=result_path,
             comment=comment
-            or f"Baton {kind} gate '{node}': parks until answered (timeout {timeout.to_human_string()})",
+            or f"Baton interrupt '{node}': parks until resumed or cancelled (timeout {timeout.to_human_string()})",
+        )
+
+    @staticmethod
+    def await_answers(
+        scope: Construct,
+        construct_id: str,
+        *,
+        baton: BatonRef,
+        gate: str,
+        timeout: Duration,
+        from_node: str | None = None,
+        run_id_path: str = "$.run_id",
+        map_item_path: str | None = None,
+        result_path: str = "$.await",
+        comment: str | None = None,
+    ) -> tasks.LambdaInvoke:
+        """An await gate (`await_gate` Lambda, as statemachines/await_answers.asl.json): parks until no
+        question in scope (`from_node`'s, or the whole run's) is pending; returns `{answers, gate, from}`.
+        Inside a Map pass `map_item_path` (where the item index is) so each item parks its own token."""
+        seconds = _seconds(timeout, "await gate")
+        payload: dict[str, Any] = {
+            "token": sfn.JsonPath.task_token,
+            "run_id": sfn.JsonPath.string_at(run_id_path),
+            "gate": gate,
+            "from": from_node,
+            "timeout_seconds": seconds,
+        }
+        if map_item_path is not None:
+            payload["map_item"] = sfn.JsonPath.string_at(map_item_path)
+        return _token_wait(
+            scope,
+            construct_id,
+            function=baton.await_gate_function,
+            payload=payload,
+            timeout=timeout,
+            result_path=result_path,
+            comment=comment
+            or f"Baton await gate '{gate}': parks until no question in scope is pending "
+            f"(timeout {timeout.to_human_string()})",
+        )
+
+    @staticmethod
+    def review(
+        scope: Construct,
+        construct_id: str,
+        *,
+        baton: BatonRef,
+        timeout: Duration,
+        config: Mapping[str, Any] | None = None,
+        config_path: str | None = None,
+        run_id_path: str = "$.run_id",
+        result_path: str = "$.review",
+        comment: str | None = None,
+    ) -> tasks.StepFunctionsStartExecution:
+        """The review-and-merge gate: Baton's review_gate state machine run as one `startExecution.sync:2`
+        Task with input `{run_id, input: config}`. `config` is checked against the gate's schema at synth
+        (a typo fails the synth); `config_path` takes it from the state input instead. `timeout` bounds the
+        whole dialogue and merge (each pause also has the config's own timeout_seconds). The result is the
+        `{output: {run_id, gate, decision, action, answered_by, verdict, merge}, execution_arn}`; a refused
+        or timed-out gate fails the Task with the child's error (ReviewGateMisconfigured, ...)."""
+        seconds = _seconds(timeout, "review gate")
+        if (config is None) == (config_path is None):
+            raise ValueError("give exactly one of config (the review gate's configuration) or config_path")
+        gate_input: Any
+        if config is not None:
+            try:
+                GateConfig.model_validate(dict(config))
+            except ValidationError as err:
+                raise ValueError(f"invalid review gate config: {err.errors(include_url=False)}") from None
+            gate_input = dict(config)
+        else:
+            gate_input = sfn.JsonPath.object_at(str(config_path))
+        return tasks.StepFunctionsStartExecution(
+            scope,
+            construct_id,
+            state_machine=baton.review_gate,
+            integration_pattern=sfn.IntegrationPattern.RUN_JOB,
+            input=sfn.TaskInput.from_object({"run_id": sfn.JsonPath.string_at(run_id_path), "input": gate_input}),
+            task_timeout=sfn.Timeout.duration(timeout),
+            result_selector={
+                "output": sfn.JsonPath.object_at("$.Output"),
+                "execution_arn": sfn.JsonPath.string_at("$.ExecutionArn"),
+            },
+            result_path=result_path,
+            comment=comment or f"Baton review gate: Baton's review_gate state machine (timeout {seconds} s)",
         )
 
     @staticmethod

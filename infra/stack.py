@@ -14,6 +14,7 @@ from infra.capabilities.notifications import Notifications
 from infra.capabilities.observability import Observability
 from infra.capabilities.store import Store
 from infra.config import TeamConfig
+from infra.gate import GATE_FUNCTION_EXPORTS
 from infra.naming import state_machine_arn
 from infra.suppressions import acknowledge_stack
 
@@ -52,6 +53,8 @@ class BatonStack(Stack):
             "WEBHOOK_SECRET_PARAMETER": config.webhook_secret_parameter_name,
             "BATON_MERGE_PROJECT": self.merge.project.project_name,
             "BATON_MERGE_RUNNER": "codebuild",
+            # Whether (and which) repository merges land in: the review gate refuses to start without one.
+            "BATON_MERGE_REPOSITORY": config.repository,
             "BATON_COMPANION": config.companion,
             "BATON_COMPANION_MODEL": config.companion_model,
         }
@@ -110,7 +113,8 @@ class BatonStack(Stack):
         output("TableName", self.store.table.table_name, "DynamoDB table")
         output("TopicArn", self.notifications.topic.topic_arn, "Notifications topic")
         output("AlarmTopicArn", self.notifications.alarm_topic.topic_arn, "Alarms topic")
-        output("ParkFunctionArn", self.functions.functions["park"].function_arn, "Gate task Lambda (BatonGate)")
+        for export, function in GATE_FUNCTION_EXPORTS.items():
+            output(export, self.functions.functions[function].function_arn, f"{function} Lambda (infra.gate.BatonGate)")
         output("ApiRoleArn", self.functions.roles["api"].role_arn, "Role of the API Lambda (resumes gates)")
         output("MergeProject", self.merge.project.project_name, "CodeBuild project of merges")
         for workflow, machine in self.gates.state_machines.items():

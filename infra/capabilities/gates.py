@@ -1,6 +1,7 @@
 """gates: the state machines of `statemachines/*.asl.json` listed in `baton.resources.STATE_MACHINES`,
-with `DefinitionSubstitutions` = {FunctionSpec.substitution: function ARN} exactly as the local stack
-substitutes them, logging (ALL, with execution data) and X-Ray tracing on."""
+with `DefinitionSubstitutions` built by `baton.resources.substitutions` exactly as the local stack
+builds them, logging (level ALL, without execution data: answers and state snapshots stay out of the
+logs) and X-Ray tracing on."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from baton.asl import AslError, check_file, placeholders
-from baton.resources import FunctionSpec, state_machine_substitution
+from baton.resources import FunctionSpec, state_machine_substitution, substitutions
 from infra.config import TeamConfig
 from infra.naming import executions_arn, state_machine_name
 
@@ -25,11 +26,15 @@ def substitutions_for(
     functions: Mapping[str, lambda_.IFunction],
     state_machine_arns: Mapping[str, str],
 ) -> dict[str, str]:
-    """The same mapping `baton.local.provision` builds: every function's ARN and every Baton state
-    machine's ARN (built from its name, so a workflow can start another whatever the order)."""
-    subs = {spec.substitution: functions[spec.name].function_arn for spec in specs}
-    subs.update({state_machine_substitution(wf): arn for wf, arn in state_machine_arns.items()})
-    return subs
+    """The same mapping `baton.local.provision` builds (one builder, `baton.resources.substitutions`):
+    every function's ARN and every Baton state machine's ARN (built from its name, so a workflow can
+    start another whatever the order)."""
+    return substitutions(
+        lambda spec: functions[spec.name].function_arn,
+        lambda workflow: state_machine_arns[workflow],
+        specs=specs,
+        workflows=state_machine_arns,
+    )
 
 
 class Gates(Construct):

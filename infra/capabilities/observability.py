@@ -1,10 +1,13 @@
 """observability: alarms (Lambda errors, failed / timed-out executions, gates that waited their whole
 timeout, API 5xx) to the alarms topic, and one dashboard per team environment.
 
-"Parked too long": every token wait has a mandatory timeout, so a gate parked too long is one whose
-timeout fired. A metric filter on each state machine's log counts `TaskTimedOut` events
-(`Baton/<team>` / `GateTimeouts`) and alarms on them; the dashboard also shows executions still
-running next to started ones."""
+"Parked too long", twice:
+- while it waits: the `reconcile` Lambda (every minute) publishes `OldestParkedGateAgeSeconds` and
+  `ParkedGates` (`Baton/<team>`, dimension service=baton; see `baton.parked_age`); the
+  `oldest-parked-gate` alarm fires when the oldest parked gate has waited longer than
+  `parked_gate_alarm_hours` (context, default 24);
+- after the fact: every token wait has a mandatory timeout, and a metric filter on each state
+  machine's log counts `TaskTimedOut` events (`GateTimeouts`) for the `gates-parked-too-long` alarm."""
 
 from __future__ import annotations
 
@@ -20,6 +23,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from baton.parked_age import METRIC_OLDEST_AGE, METRIC_PARKED_COUNT
+from baton.parked_age import SERVICE as METRICS_SERVICE
 from infra.config import TeamConfig
 
 PERIOD = Duration.minutes(5)
@@ -99,6 +104,31 @@ class Observability(Construct):
             "A gate waited its whole timeout with no answer (TaskTimedOut in a Baton state machine log)",
             threshold=config.gate_timeout_alarm_threshold,
         )
+        # Published every minute by the reconcile Lambda; Maximum over 5 minutes of the oldest age.
+        metric_dimensions = {"service": METRICS_SERVICE}
+        oldest_parked_metric = cw.Metric(
+            namespace=namespace,
+            metric_name=METRIC_OLDEST_AGE,
+            dimensions_map=metric_dimensions,
+            period=PERIOD,
+            statistic="Maximum",
+        )
+        parked_count_metric = cw.Metric(
+            namespace=namespace,
+            metric_name=METRIC_PARKED_COUNT,
+            dimensions_map=metric_dimensions,
+            period=PERIOD,
+            statistic="Maximum",
+        )
+        hours = config.parked_gate_alarm_hours
+        self.oldest_parked_alarm = alarm(
+            "OldestParkedGate",
+            "oldest-parked-gate",
+            oldest_parked_metric,
+            f"A gate has been parked for more than {hours} h and is still waiting for an operator "
+            "(OldestParkedGateAgeSeconds, published by the reconcile Lambda)",
+            threshold=hours * 3600,
+        )
         for name, api in apis.items():
             alarm(
                 f"{name}ServerErrors",
@@ -133,7 +163,16 @@ class Observability(Construct):
                     width=12,
                 ),
             )
-        self.dashboard.add_widgets(cw.GraphWidget(title="Gates that timed out", left=[gate_timeout_metric], width=12))
+        self.dashboard.add_widgets(
+            cw.GraphWidget(title="Gates that timed out", left=[gate_timeout_metric], width=12),
+            cw.GraphWidget(
+                title="Parked gates: oldest age (s) and count",
+                left=[oldest_parked_metric.with_(label="oldest parked gate (s)")],
+                right=[parked_count_metric.with_(label="parked gates")],
+                left_annotations=[cw.HorizontalAnnotation(value=hours * 3600, label=f"alarm ({hours} h)")],
+                width=12,
+            ),
+        )
         self.dashboard.add_widgets(
             *[
                 cw.GraphWidget(

@@ -294,3 +294,89 @@ def test_scheduled_functions_and_the_companion_grant(cfn: dict[str, Any]) -> Non
         ]
         bedrock = [s for s in statements if "bedrock:InvokeModel" in _actions(s)]
         assert bedrock and all("claude-sonnet-4" in _flatten(r) for r in _resources(bedrock[0]))
+
+
+# The only actions a Baton role may be granted on Resource "*": X-Ray (no resource-level permissions)
+# and, on a state machine's role, Step Functions' vended-log delivery (likewise). Anything else is a
+# wildcard grant that infra/suppressions.py's IAM5[Resource::*] acknowledgement would hide.
+XRAY_ACTIONS = {"xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets"}
+LOG_DELIVERY_ACTIONS = {
+    "logs:CreateLogDelivery",
+    "logs:GetLogDelivery",
+    "logs:UpdateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:DescribeResourcePolicies",
+    "logs:DescribeLogGroups",
+}
+
+
+def _policy_documents(cfn: dict[str, Any]) -> list[tuple[str, list[str], dict[str, Any]]]:
+    """(resource id, role ids it applies to, policy document) for every IAM policy in the template."""
+    found: list[tuple[str, list[str], dict[str, Any]]] = []
+    for rid, res in cfn["Resources"].items():
+        props = res.get("Properties", {})
+        if res["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"):
+            roles = [r["Ref"] for r in props.get("Roles", []) if isinstance(r, dict) and "Ref" in r]
+            found.append((rid, roles, props["PolicyDocument"]))
+        elif res["Type"] == "AWS::IAM::Role":
+            found.extend((rid, [rid], p["PolicyDocument"]) for p in props.get("Policies", []))
+    return found
+
+
+def test_resource_star_is_only_xray_or_state_machine_log_delivery(cfn: dict[str, Any]) -> None:
+    machine_roles = {
+        m["Properties"]["RoleArn"]["Fn::GetAtt"][0] for m in resources(cfn, "AWS::StepFunctions::StateMachine").values()
+    }
+    star_statements = 0
+    for rid, roles, document in _policy_documents(cfn):
+        for statement in document["Statement"]:
+            if statement.get("Effect") != "Allow" or "*" not in _resources(statement):
+                continue
+            star_statements += 1
+            allowed = set(XRAY_ACTIONS)
+            if roles and set(roles) <= machine_roles:
+                allowed |= LOG_DELIVERY_ACTIONS
+            extra = set(_actions(statement)) - allowed
+            assert not extra, f"{rid} grants {sorted(extra)} on Resource '*'"
+    assert star_statements >= len(FUNCTIONS)  # X-Ray on every function role at least
+
+
+def test_review_functions_know_the_deployed_repository(cfn: dict[str, Any]) -> None:
+    """-c repository=... reaches the review gate (BATON_MERGE_REPOSITORY), which refuses to start without it."""
+    from tests.infra.conftest import CONTEXT
+
+    env = {
+        v["Properties"]["FunctionName"].removeprefix(f"{PREFIX}-"): v["Properties"]["Environment"]["Variables"]
+        for v in resources(cfn, "AWS::Lambda::Function").values()
+    }
+    for name in ("review_turn", "merge_start"):
+        assert env[name]["BATON_MERGE_REPOSITORY"] == CONTEXT["repository"], name
+        assert env[name]["BATON_MERGE_RUNNER"] == "codebuild"
+
+
+def test_oldest_parked_gate_alarm_and_widget(cfn: dict[str, Any], template: Any) -> None:
+    template.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "AlarmName": f"{PREFIX}-oldest-parked-gate",
+            "Namespace": f"Baton/{TEAM}",
+            "MetricName": "OldestParkedGateAgeSeconds",
+            "Dimensions": [{"Name": "service", "Value": "baton"}],
+            "Statistic": "Maximum",
+            "Threshold": 24 * 3600,
+            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            "AlarmActions": Match.any_value(),
+        },
+    )
+    (dashboard,) = resources(cfn, "AWS::CloudWatch::Dashboard").values()
+    body = _flatten(dashboard["Properties"]["DashboardBody"])
+    assert "OldestParkedGateAgeSeconds" in body and "ParkedGates" in body
+    # The reconcile Lambda publishes it (EMF through its logs) in the namespace the alarm reads.
+    reconcile = next(
+        v["Properties"]
+        for v in resources(cfn, "AWS::Lambda::Function").values()
+        if v["Properties"]["FunctionName"] == f"{PREFIX}-reconcile"
+    )
+    assert reconcile["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"] == f"Baton/{TEAM}"

@@ -68,13 +68,31 @@ def test_config_refusals_are_one_readable_sentence() -> None:
         parse_gate_config({"run_branch": "b"}, merge_runner="local")
     with pytest.raises(ValidationFailedError, match="no repository to merge: set run_branch"):
         parse_gate_config({"repo_path": "/tmp/x"}, merge_runner="local")
-    parse_gate_config({"run_branch": "b"}, merge_runner="codebuild")  # deployed: the project has the repo
+    deployed = {"merge_runner": "codebuild", "merge_repository": REPO_URL}
+    parse_gate_config({"run_branch": "b"}, **deployed)  # deployed: the project has the repo
     with pytest.raises(ValidationFailedError, match="merge_strategy"):
-        parse_gate_config({"run_branch": "b", "merge_strategy": "rebase"}, merge_runner="codebuild")
+        parse_gate_config({"run_branch": "b", "merge_strategy": "rebase"}, **deployed)
     with pytest.raises(ValidationFailedError, match="merge_stratgy"):
-        parse_gate_config({"run_branch": "b", "merge_stratgy": "squash"}, merge_runner="codebuild")
+        parse_gate_config({"run_branch": "b", "merge_stratgy": "squash"}, **deployed)
     with pytest.raises(ValidationFailedError, match="output_schema"):
-        parse_gate_config({"run_branch": "b", "output_schema": {"type": "nope"}}, merge_runner="codebuild")
+        parse_gate_config({"run_branch": "b", "output_schema": {"type": "nope"}}, **deployed)
+
+
+REPO_URL = "https://git-codecommit.eu-west-1.amazonaws.com/v1/repos/agent-work"
+
+
+@pytest.mark.parametrize("merge_into", ["current", "none", "release"])
+def test_deployed_gate_without_a_repository_is_refused(merge_into: str) -> None:
+    """CodeBuild runner, no repository deployed (-c repository unset) and no repo_url: refused before it
+    starts, whatever merge_into says (the run branch must be fetched from somewhere)."""
+    config = {"run_branch": "b", "merge_into": merge_into}
+    with pytest.raises(ValidationFailedError, match=r"no repository to merge.*-c repository=.*repo_url") as err:
+        parse_gate_config(config, merge_runner="codebuild")
+    assert err.value.details == {"path": "repo_url"}
+    with pytest.raises(ValidationFailedError, match="no repository to merge"):
+        parse_gate_config(config, merge_runner="codebuild", merge_repository="  ")
+    assert parse_gate_config(config, merge_runner="codebuild", merge_repository=REPO_URL).merge_into == merge_into
+    assert parse_gate_config({**config, "repo_url": REPO_URL}, merge_runner="codebuild").repo_url == REPO_URL
 
 
 def test_review_url_template() -> None:
@@ -91,6 +109,25 @@ def test_first_turn_refuses_a_gate_without_repository(review: ReviewService, cor
     assert core.store.list_run_interactions("r1") == []
     run = core.store.get_run("r1")
     assert run is not None and run.status == "failed" and "repo_path" in (run.reason or "")
+
+
+def test_deployed_first_turn_refuses_without_a_repository_before_any_pause(core: Core, runner: FakeRunner) -> None:
+    from baton.config import Settings
+    from baton.services.review import build_review_service
+
+    settings = Settings(BATON_TABLE_NAME="t", BATON_MERGE_RUNNER="codebuild", BATON_MERGE_PROJECT="p")
+    deployed = build_review_service(settings, core)
+    result = deployed.first_turn("r1", {"gate": "ship", "run_branch": "b", "merge_into": "none"})
+    assert result["ok"] is False and "-c repository=" in result["cause"]
+    assert core.store.list_run_interactions("r1") == []
+    run = core.store.get_run("r1")
+    assert run is not None and run.status == "failed"
+
+    # With BATON_MERGE_REPOSITORY (set by the CDK stack from -c repository=...) the gate starts.
+    with_repo = Settings.from_env(
+        {"BATON_TABLE_NAME": "t", "BATON_MERGE_RUNNER": "codebuild", "BATON_MERGE_REPOSITORY": REPO_URL}
+    )
+    assert build_review_service(with_repo, core).first_turn("r2", {"gate": "ship", "run_branch": "b"})["ok"] is True
 
 
 def test_full_dialogue_and_merge_on_memory_ports(

@@ -52,7 +52,9 @@ class GateConfig(BaseModel):
     gate: str = Field(default="review", description="the gate's node name (interaction node, WAIT#<gate>)")
     run_branch: str | None = Field(default=None, description="the run's branch holding the agent's commits")
     repo_path: str | None = Field(default=None, description="local repository (required by the local merge runner)")
-    repo_url: str | None = Field(default=None, description="deployed: overrides the merge project's repository")
+    repo_url: str | None = Field(
+        default=None, description="deployed: overrides the merge project's repository (required when it has none)"
+    )
     base_branch: str | None = Field(default=None, description="diff base (default: the merge target, else HEAD)")
     model: str | None = Field(default=None, description="companion model id (Bedrock); default: the deployment's")
     system: str | None = Field(default=None, description="companion system prompt")
@@ -84,8 +86,12 @@ class GateConfig(BaseModel):
         return self.output_schema or DEFAULT_VERDICT_SCHEMA
 
 
-def parse_gate_config(raw: Any, *, merge_runner: str) -> GateConfig:
-    """The gate's configuration, or ValidationFailedError with one sentence naming what is wrong."""
+def parse_gate_config(raw: Any, *, merge_runner: str, merge_repository: str = "") -> GateConfig:
+    """The gate's configuration, or ValidationFailedError with one sentence naming what is wrong.
+
+    `merge_repository` is the deployment's repository (BATON_MERGE_REPOSITORY, set by the CDK stack from
+    `-c repository=...`). With the CodeBuild runner a gate needs it or its own `repo_url` — also when
+    merge_into is "none": the run branch is fetched from that repository even when nothing is merged."""
     if not isinstance(raw, dict):
         raise ValidationFailedError("the review gate's input must be a JSON object")
     try:
@@ -107,6 +113,12 @@ def parse_gate_config(raw: Any, *, merge_runner: str) -> GateConfig:
             f"review gate '{name}' has no repository to merge: the local merge runner needs repo_path "
             "(the path of the git repository holding the run branch)",
             details={"path": "repo_path"},
+        )
+    if merge_runner != "local" and not (config.repo_url or merge_repository.strip()):
+        raise ValidationFailedError(
+            f"review gate '{name}' has no repository to merge: this deployment has no repository "
+            "(deploy with -c repository=<https URL>) and the gate sets no repo_url",
+            details={"path": "repo_url"},
         )
     if config.merge_into == config.run_branch:
         raise ValidationFailedError(
