@@ -286,3 +286,43 @@ def test_state_size_custom_limit_and_non_json_state() -> None:
         check_state_size({"a": {1, 2}})
     with pytest.raises(BadRequestError):
         check_state_size({"a": float("inf")})
+
+
+@pytest.mark.parametrize(
+    "json_schema",
+    [
+        {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "string"},
+        {"$schema": "https://json-schema.org/draft/2019-09/schema", "type": "string"},
+        {"type": "array", "prefixItems": [{"type": "string"}]},
+        {"type": "object", "dependentRequired": {"a": ["b"]}},
+        {"type": "object", "properties": {"x": {"type": "object", "dependentSchemas": {"a": {}}}}},
+        {"type": "object", "unevaluatedProperties": False},
+        {"type": "array", "items": {"unevaluatedItems": False}},
+        {"$defs": {"p": {"prefixItems": [{"type": "integer"}]}}, "$ref": "#/$defs/p"},
+    ],
+)
+def test_2019_09_and_2020_12_schemas_are_refused_with_the_supported_drafts(json_schema: dict[str, Any]) -> None:
+    with pytest.raises(BadRequestError) as err:
+        check_schema_definition(json_schema=json_schema)
+    assert "draft-04, draft-06 and draft-07" in err.value.message
+    assert err.value.details["field"] == "jsonSchema"
+
+
+@pytest.mark.parametrize(
+    "json_schema",
+    [
+        {"$schema": "http://json-schema.org/draft-07/schema#", "type": "array", "items": [{"type": "string"}]},
+        {"$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n"},  # a $ref into $defs is a plain pointer
+        {"type": "object", "properties": {"prefixItems": {"type": "string"}}},  # a property name, not a keyword
+        {"type": "object", "dependencies": {"a": ["b"]}},
+    ],
+)
+def test_draft_07_schemas_and_defs_refs_are_accepted(json_schema: dict[str, Any]) -> None:
+    check_schema_definition(json_schema=json_schema)
+
+
+def test_defs_ref_is_enforced() -> None:
+    schema = {"$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n"}
+    assert validate_answer(3, json_schema=schema) == 3
+    with pytest.raises(ValidationFailedError):
+        validate_answer("x", json_schema=schema)

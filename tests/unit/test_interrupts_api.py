@@ -265,7 +265,51 @@ def test_wait_loop_backs_off_on_transient_errors_and_never_spins() -> None:
 
     result = wait_for(poll, poll_seconds=20, sleep=sleep, monotonic=lambda: now[0])
     assert result.value == 1 and calls == [20, 20, 20, 20, 20]
-    assert sleeps == [1.0, 2.0, 2.0, 2.0]  # backoff 1, 2; then at least 2 s per idle cycle
+    assert sleeps == [1.0, 2.0, 5.0, 5.0]  # backoff 1, 2; then at least 5 s per idle cycle
+
+
+@pytest.mark.parametrize(("asked", "sent"), [(60, 20.0), (21, 20.0), (1, 5.0), (0, 5.0), (12, 12.0)])
+def test_wait_loop_clamps_poll_seconds_to_the_server_range(asked: float, sent: float) -> None:
+    calls: list[float] = []
+    records = [{"status": "pending"}, {"status": "answered", "id": "i", "sessionId": "s", "value": 1}]
+
+    def poll(wait: float) -> dict[str, Any]:
+        assert 5 <= wait <= 20  # a waitSeconds above 20 would be a 422
+        calls.append(wait)
+        return records.pop(0)
+
+    assert wait_for(poll, poll_seconds=asked, sleep=lambda s: None, monotonic=lambda: 0.0).value == 1
+    assert calls == [sent, sent]
+
+
+def test_sdk_wait_interrupt_above_20_seconds_no_longer_422s(client: Client, api: Any) -> None:
+    rec = _create(api)
+    assert api("POST", f"/api/v1/interrupts/{rec['id']}/resume", {"input": "staging"})[0] == 200
+    assert client.wait_interrupt(rec["id"], poll_seconds=45).value == "staging"
+    assert client.get_interrupt(rec["id"], wait_seconds=30)["status"] == "answered"
+
+
+def test_list_is_paged_with_an_opaque_next_token(client: Client, api: Any) -> None:
+    made = [_create(api, prompt=f"P{n}")["id"] for n in range(5)]
+    status, first = api("GET", "/api/v1/interrupts?sessionId=sess-abc&limit=2")
+    assert status == 200 and first["count"] == 2 and first["next"]
+    seen = [r["id"] for r in first["interrupts"]]
+    token = first["next"]
+    while token:
+        status, page = api("GET", f"/api/v1/interrupts?sessionId=sess-abc&limit=2&next={token}")
+        assert status == 200 and page["count"] <= 2
+        seen += [r["id"] for r in page["interrupts"]]
+        token = page["next"]
+    assert sorted(seen) == sorted(made) and len(seen) == 5
+    status, by_status = api("GET", "/api/v1/interrupts?status=pending&limit=3")
+    assert by_status["count"] == 3 and by_status["next"]
+    assert api("GET", "/api/v1/interrupts")[1]["count"] == 5  # default page size 50
+    assert api("GET", "/api/v1/interrupts?limit=201")[0] == 422
+    assert api("GET", "/api/v1/interrupts?next=garbage")[0] == 400
+    status, other = api("GET", f"/api/v1/interrupts?status=answered&next={first['next']}")
+    assert status == 400 and "another listing" in other["message"]
+    assert len(client.list_interrupts(session_id="sess-abc")) == 5  # the SDK follows the pages
+    assert len(client.list_interrupts(session_id="sess-abc", max_items=3)) == 3
 
 
 def test_settle_maps_statuses() -> None:
@@ -346,3 +390,11 @@ def test_dev_webhook_url_needs_a_secret() -> None:
     out = CliRunner().invoke(cli_app, ["dev", "--webhook-url", "http://127.0.0.1:1/hook", "--no-demo"])
     assert out.exit_code == 2 and "--webhook-secret is required" in out.output
     assert out.exception is None or isinstance(out.exception, SystemExit)
+
+
+def test_create_with_a_2020_12_schema_is_a_clear_400(api: Any) -> None:
+    body = {**CREATE, "jsonSchema": {"type": "array", "prefixItems": [{"type": "string"}]}}
+    status, err = api("POST", "/api/v1/interrupts", body)
+    assert status == 400 and err["error"] == "bad_request"
+    assert "prefixItems" in err["message"] and "draft-04, draft-06 and draft-07" in err["message"]
+    assert api("GET", "/api/v1/interrupts?sessionId=sess-abc")[1]["count"] == 0  # nothing was stored

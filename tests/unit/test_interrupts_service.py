@@ -15,7 +15,13 @@ from baton.errors import (
     ValidationFailedError,
 )
 from baton.services.core import Core
-from baton.services.interrupts import InterruptService, InterruptSpec, key_interrupt_id, public_view
+from baton.services.interrupts import (
+    DEFAULT_TIMEOUT_MS,
+    InterruptService,
+    InterruptSpec,
+    key_interrupt_id,
+    public_view,
+)
 from tests.conftest import FixedClock
 
 
@@ -207,13 +213,50 @@ def test_long_poll_returns_on_deadline_without_busy_waiting(svc: InterruptServic
     i, _ = svc.create(_spec(timeout_ms=3200), caller="agent")
     got = svc.get(i.interaction_id, wait_seconds=20)
     assert got.state.status == "cancelled" and got.state.reason == "timeout"
-    assert 3.2 <= fake_time.t < 3.3 and all(s <= 0.5 for s in fake_time.sleeps) and len(fake_time.sleeps) <= 8
+    assert 3.2 <= fake_time.t < 3.3 and len(fake_time.sleeps) <= 4  # exactly at the deadline, not later
 
 
-def test_long_poll_without_change_waits_the_full_window(svc: InterruptService, fake_time: FakeTime) -> None:
+def test_long_poll_without_change_backs_off_over_the_full_window(svc: InterruptService, fake_time: FakeTime) -> None:
     i, _ = svc.create(_spec(), caller="agent")
     assert svc.get(i.interaction_id, wait_seconds=60).state.status == "pending"  # capped at 20 s
-    assert fake_time.t == pytest.approx(20.0) and len(fake_time.sleeps) == 40
+    assert fake_time.t == pytest.approx(20.0) and len(fake_time.sleeps) == 11  # was 40 reads at a fixed 0.5 s
+    assert fake_time.sleeps[:5] == [0.5, 0.75, 1.125, 1.6875, 2.5] and max(fake_time.sleeps) == 2.5
+
+
+def test_long_poll_rereads_by_session_and_id_and_ends_promptly(
+    svc: InterruptService, core: Core, fake_time: FakeTime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    i, _ = svc.create(_spec(), caller="agent")
+    reads = {"find": 0, "get": 0}
+    find, get = core.store.find_interaction, core.store.get_interaction
+
+    def counting_find(iid: str) -> Any:
+        reads["find"] += 1
+        return find(iid)
+
+    def counting_get(run_id: str, iid: str) -> Any:
+        reads["get"] += 1
+        return get(run_id, iid)
+
+    monkeypatch.setattr(core.store, "find_interaction", counting_find)
+    monkeypatch.setattr(core.store, "get_interaction", counting_get)
+    resolve_at = 7.0
+    sleep = fake_time.sleep
+
+    def sleep_and_resolve(seconds: float) -> None:
+        before = fake_time.t
+        sleep(seconds)
+        if before < resolve_at <= fake_time.t:  # an operator resumes during this sleep
+            counted = dict(reads)
+            InterruptService(core).resume(i.interaction_id, "staging", [], caller="op")
+            reads.update(counted)  # only the long-poll's reads are counted
+
+    monkeypatch.setattr(svc, "_sleep", sleep_and_resolve)
+    got = svc.get(i.interaction_id, wait_seconds=20)
+    assert got.state.status == "answered"
+    assert fake_time.t - resolve_at <= 2.5  # seen at the next re-read: within one (capped) interval
+    assert reads["find"] == 1  # the id pointer is resolved once; re-reads are one GetItem each
+    assert reads["get"] == len(fake_time.sleeps)  # one (run_id, iid) GetItem per re-read
 
 
 def test_unknown_id_is_404(svc: InterruptService) -> None:
@@ -269,3 +312,28 @@ def test_hosted_timeout_marks_it_and_says_so(svc: InterruptService, core: Core) 
     assert core.require_run("sess-abc").status == "failed"
     with pytest.raises(GoneError):
         svc.resume(i.interaction_id, "staging", [], caller="alice")
+
+
+def test_without_timeout_the_default_deadline_applies(svc: InterruptService, clock: FixedClock) -> None:
+    i, _ = svc.create(_spec(), caller="agent")
+    assert public_view(i)["timeoutMs"] == DEFAULT_TIMEOUT_MS == 86_400_000 and i.expires_at is not None
+    clock.advance(86_400)
+    assert svc.sweep() == [i.interaction_id]  # every pause ends
+
+
+@pytest.mark.parametrize("hosted", [False, True])
+def test_run_is_paused_before_the_interrupt_is_visible(
+    svc: InterruptService, core: Core, monkeypatch: pytest.MonkeyPatch, hosted: bool
+) -> None:
+    core.ensure_run("sess-abc")
+    seen: list[str] = []
+    put = core.store.put_interaction_indexed
+
+    def observing_put(interaction: Any) -> None:
+        seen.append(core.require_run("sess-abc").status)
+        put(interaction)
+
+    monkeypatch.setattr(core.store, "put_interaction_indexed", observing_put)
+    extra: dict[str, Any] = {"token": "tok-9"} if hosted else {}
+    svc.create(_spec(timeout_ms=60_000, node="gate"), caller="agent", **extra)
+    assert seen == ["paused_waiting_human"]

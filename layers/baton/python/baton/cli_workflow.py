@@ -167,8 +167,8 @@ def resume_interrupt(
             if input_json
             else "--input is empty; give a JSON value"
         )
-    client = _client()
     try:
+        client = _client()
         target = _target(client, session_id, interrupt_id)
         result = client.resume_interrupt(target["id"], value, edit_state or [], operator=operator)
     except ValidationFailedError as err:
@@ -199,8 +199,8 @@ def claim_interrupt(
     as_json: JsonFlag = False,
 ) -> None:
     """Claim an interrupt so other operators see you are working on it."""
-    client = _client()
     try:
+        client = _client()
         target = _target(client, session_id, interrupt_id)
         result = client.claim_interrupt(target["id"], force=force, operator=operator)
     except BatonError as err:
@@ -221,8 +221,8 @@ def cancel_interrupt(
     as_json: JsonFlag = False,
 ) -> None:
     """Cancel an interrupt: the SDK waiter raises InterruptCancelledError, a hosted run fails."""
-    client = _client()
     try:
+        client = _client()
         target = _target(client, session_id, interrupt_id)
         result = client.cancel_interrupt(target["id"], reason, operator=operator)
     except BatonError as err:

@@ -7,6 +7,13 @@ API unreachable, 5xx) back off 1 s, 2 s, 4 s … 30 s and retry: the interrupt i
 that lost its connection, or a process restarted after a crash (`Client.wait_interrupt(id)`, or
 `Client.interrupt(..., key=...)` again), gets the answer that arrived in the meantime.
 
+`poll_seconds` is clamped to 5..20 s (the server's long-poll limit is 20 s), and an idle waiter never
+sends more than one request per 5 s.
+
+Deadline: `timeout_ms` is the interrupt's deadline; without it the server applies its default
+(`baton.services.interrupts.DEFAULT_TIMEOUT_MS`, 24 hours), so every pause ends: after the deadline the
+interrupt is cancelled with reason "timeout" and the waiter gets `InterruptTimeoutError`.
+
 Outcomes: answered → `InterruptResult(value, state, ...)`; cancelled with reason "timeout" →
 `InterruptTimeoutError`; cancelled by an operator → `InterruptCancelledError` (details carry the reason).
 """
@@ -26,8 +33,15 @@ from baton.errors import (
 )
 
 DEFAULT_POLL_SECONDS = 20.0
-MIN_CYCLE_SECONDS = 2.0  # never more than one idle request per this many seconds, whatever the server does
+MIN_POLL_SECONDS = 5.0  # poll_seconds is clamped to MIN..MAX_POLL_SECONDS (the server accepts waitSeconds <= 20)
+MAX_POLL_SECONDS = 20.0
+MIN_CYCLE_SECONDS = 5.0  # never more than one idle request per this many seconds, whatever the server does
 MAX_BACKOFF_SECONDS = 30.0
+
+
+def clamp_poll_seconds(poll_seconds: float) -> float:
+    """The long-poll window actually requested: within 5..20 s (a larger value would be a 422)."""
+    return max(MIN_POLL_SECONDS, min(float(poll_seconds), MAX_POLL_SECONDS))
 
 
 @dataclass(frozen=True)
@@ -86,6 +100,7 @@ def wait_for(
     monotonic: Callable[[], float] = time.monotonic,
 ) -> InterruptResult:
     """Loop on `poll(wait_seconds)` (one long-poll request) until the interrupt settles."""
+    poll_seconds = clamp_poll_seconds(poll_seconds)
     backoff = 1.0
     while True:
         started = monotonic()
@@ -113,6 +128,7 @@ async def wait_for_async(
     monotonic: Callable[[], float] = time.monotonic,
 ) -> InterruptResult:
     """`wait_for` for asyncio: the event loop stays free while the long-poll is outstanding."""
+    poll_seconds = clamp_poll_seconds(poll_seconds)
     backoff = 1.0
     while True:
         started = monotonic()

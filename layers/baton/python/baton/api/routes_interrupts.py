@@ -14,6 +14,8 @@ from baton.api import deps
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.errors import ForbiddenError
 from baton.services.interrupts import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
     MAX_TIMEOUT_MS,
     MAX_WAIT_SECONDS,
     InterruptService,
@@ -42,7 +44,12 @@ class CreateInterruptRequest(BaseModel):
         "bytes of compact JSON (413 above).",
     )
     notify: list[str] | None = Field(default=None, description="Channels: console, email, webhook, slack.")
-    timeoutMs: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_MS, description="Deadline; then cancelled.")
+    timeoutMs: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description="Deadline; then cancelled (reason timeout). Omitted: 24 hours.",
+    )
     key: str | None = Field(
         default=None,
         min_length=1,
@@ -113,13 +120,19 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[Any]:
     return _json(201 if created else 200, public_view(interrupt))
 
 
-@router.get("/api/v1/interrupts", summary="List interrupts (?status= ?sessionId=)", tags=["interrupts"])
+@router.get(
+    "/api/v1/interrupts", summary="List interrupts (?status= ?sessionId= ?limit= ?next=), paged", tags=["interrupts"]
+)
 def list_interrupts(
     status: Annotated[str | None, Query(description="pending | answered | cancelled")] = None,
     session_id: Annotated[str | None, Query(alias="sessionId", description="One session's interrupts.")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Page size.")] = DEFAULT_PAGE_SIZE,
+    next_token: Annotated[
+        str | None, Query(alias="next", max_length=4096, description="The `next` of the previous page.")
+    ] = None,
 ) -> dict[str, Any]:
-    found = _service().list_interrupts(status=status, session_id=session_id)
-    return {"interrupts": [public_view(i) for i in found], "count": len(found)}
+    found, token = _service().list_page(status=status, session_id=session_id, limit=limit, next_token=next_token)
+    return {"interrupts": [public_view(i) for i in found], "count": len(found), "next": token}
 
 
 @router.get("/api/v1/interrupts/<interrupt_id>", summary="One interrupt; ?waitSeconds= long-polls", tags=["interrupts"])

@@ -5,10 +5,14 @@ An interrupt may describe the value it expects in one of two forms:
 * ``schema`` - the light form ``{"type": T, "enum"?: [...], "default"?: ..., "title"?, "description"?}``
   where ``T`` is ``string | number | integer | boolean | object | array``. ``type`` may be omitted when
   ``enum`` is given, and ``"type": "enum"`` (the form the interrupt seed's examples use) means the same.
-* ``jsonSchema`` - a full JSON Schema (draft-04/06/07/2019-09, picked by ``$schema``; 2019-09 when
-  absent), compiled with fastjsonschema once per distinct schema. Only local ``$ref`` s (``#/...`` or
-  ids declared inside the schema) are allowed: a remote ref would make the service fetch a URL chosen
-  by whoever created the interrupt.
+* ``jsonSchema`` - a full JSON Schema, draft-04, draft-06 or draft-07 only (picked by ``$schema``;
+  draft-07 when absent), compiled with fastjsonschema once per distinct schema. fastjsonschema does not
+  implement 2019-09/2020-12, so a ``$schema`` naming them, or their keywords (``prefixItems``,
+  ``dependentRequired``, ``dependentSchemas``, ``unevaluatedProperties``, ``unevaluatedItems``, ...),
+  anywhere a subschema may stand, is refused with a 400 rather than silently not enforced (a ``$ref``
+  into ``$defs`` is fine: it is a plain JSON pointer). Only local ``$ref`` s (``#/...`` or ids declared
+  inside the schema) are allowed: a remote ref would make the service fetch a URL chosen by whoever
+  created the interrupt.
 
 ``jsonSchema`` wins when both are given. Rules follow JSON Schema in both forms: ``true``/``false`` are
 not integers or numbers, ``3.0`` is an integer, and enum members compare by JSON value (``1`` never
@@ -128,6 +132,7 @@ def compile_json_schema(json_schema: Any) -> JsonValidator:
     except (TypeError, ValueError) as exc:
         raise BadRequestError(f"jsonSchema is not JSON: {exc}", details={"field": "jsonSchema"}) from None
     key = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    _check_supported_draft(json_schema)
     with _compiled_lock:
         cached = _compiled.get(key)
         if cached is not None:
@@ -145,6 +150,76 @@ def compile_json_schema(json_schema: Any) -> JsonValidator:
         while len(_compiled) > _CACHE_SIZE:
             _compiled.popitem(last=False)
     return validator
+
+
+SUPPORTED_DRAFTS = "draft-04, draft-06 and draft-07"
+_UNSUPPORTED_DRAFTS = ("2019-09", "2020-12")
+# Keywords of 2019-09/2020-12 that fastjsonschema would silently ignore.
+_UNSUPPORTED_KEYWORDS = frozenset(
+    {
+        "prefixItems",
+        "dependentRequired",
+        "dependentSchemas",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "minContains",
+        "maxContains",
+        "$recursiveRef",
+        "$recursiveAnchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+    }
+)
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "definitions", "$defs", "dependencies")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "items")
+_SUBSCHEMA_ONE = (
+    "not",
+    "items",
+    "additionalItems",
+    "additionalProperties",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+)
+
+
+def _check_supported_draft(json_schema: dict[str, Any]) -> None:
+    """BadRequestError for a schema written for a draft fastjsonschema does not implement."""
+    declared = json_schema.get("$schema")
+    if isinstance(declared, str) and any(d in declared for d in _UNSUPPORTED_DRAFTS):
+        raise BadRequestError(
+            f"jsonSchema $schema {declared!r} is not supported; supported are {SUPPORTED_DRAFTS} "
+            "(omit $schema for draft-07)",
+            details={"field": "jsonSchema", "path": "$schema", "supported": ["draft-04", "draft-06", "draft-07"]},
+        )
+    _walk_keywords(json_schema, "#")
+
+
+def _walk_keywords(node: Any, where: str) -> None:
+    if not isinstance(node, dict):
+        return
+    for keyword in node:
+        if keyword in _UNSUPPORTED_KEYWORDS:
+            raise BadRequestError(
+                f"jsonSchema keyword {keyword!r} at {where} belongs to JSON Schema 2019-09/2020-12, which is not "
+                f"supported; supported are {SUPPORTED_DRAFTS} (e.g. use items as a list instead of prefixItems, "
+                "dependencies instead of dependentRequired/dependentSchemas)",
+                details={"field": "jsonSchema", "path": f"{where}/{keyword}", "keyword": keyword},
+            )
+    for keyword in _SUBSCHEMA_MAPS:
+        children = node.get(keyword)
+        if isinstance(children, dict):
+            for name, child in children.items():
+                _walk_keywords(child, f"{where}/{keyword}/{name}")
+    for keyword in _SUBSCHEMA_LISTS:
+        children = node.get(keyword)
+        if isinstance(children, list):
+            for n, child in enumerate(children):
+                _walk_keywords(child, f"{where}/{keyword}/{n}")
+    for keyword in _SUBSCHEMA_ONE:
+        _walk_keywords(node.get(keyword), f"{where}/{keyword}")
 
 
 class _NoRemoteRefs(Mapping[str, Callable[[str], Any]]):

@@ -8,7 +8,8 @@ Two kinds of waiter:
 
 * **SDK (external)**: agent code anywhere creates the interrupt over HTTP and long-polls
   `GET /api/v1/interrupts/{id}?waitSeconds=20`. There is no Step Functions timer, so the deadline
-  (`expires_at`, from `timeoutMs`) is enforced by the store: any read, long-poll, claim, resume or
+  (`expires_at`, from `timeoutMs`; DEFAULT_TIMEOUT_MS = 24 h when omitted, so every pause ends) is
+  enforced by the store: any read, long-poll, claim, resume or
   cancel after it first moves the interrupt (conditional write) to cancelled with reason "timeout" and
   records `interrupt_timed_out`; the sweeper Lambda does the same for interrupts nobody reads.
 * **Hosted**: `statemachines/interrupt.asl.json` parks a task token (`WAIT#<node>`) through the
@@ -54,11 +55,17 @@ from baton.services.runs import check_run_id
 
 KIND: Final = "interrupt"
 TIMEOUT_REASON = "timeout"
+CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
 STATUSES = ("pending", "answered", "cancelled")
 MAX_TIMEOUT_MS = 7 * 86400 * 1000
+DEFAULT_TIMEOUT_MS = 86400 * 1000  # an SDK interrupt created without timeoutMs: every pause has a deadline
 MAX_WAIT_SECONDS = 20  # API Gateway's integration limit is 29 s
-POLL_INTERVAL_SECONDS = 0.5
+POLL_INTERVAL_SECONDS = 0.5  # the long-poll's first re-read; then x1.5 per read up to 2.5 s
+POLL_BACKOFF = 1.5
+MAX_POLL_INTERVAL_SECONDS = 2.5
 MAX_PROMPT_CHARS = 4000
+DEFAULT_PAGE_SIZE = 50  # GET /api/v1/interrupts ?limit= (max MAX_PAGE_SIZE) and ?next=
+MAX_PAGE_SIZE = 200
 MAX_REASON_CHARS = 1000
 MAX_KEY_CHARS = 200
 DEFAULT_NODE = "interrupt"
@@ -126,6 +133,26 @@ def public_view(i: Interaction) -> dict[str, Any]:
     }
 
 
+def _encode_page_token(last: dict[str, Any], scope: list[str | None]) -> str:
+    raw = json.dumps({"k": last, "f": scope}, separators=(",", ":"), sort_keys=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_page_token(token: str, scope: list[str | None]) -> dict[str, Any]:
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        start = decoded["k"]
+        same = decoded["f"] == scope
+    except (ValueError, TypeError, KeyError):
+        raise BadRequestError("next is not a valid page token", details={"field": "next"}) from None
+    if not isinstance(start, dict) or not same:
+        raise BadRequestError(
+            "next is a page token for another listing (use it with the same status and sessionId)",
+            details={"field": "next"},
+        )
+    return start
+
+
 class InterruptService:
     def __init__(
         self,
@@ -174,6 +201,8 @@ class InterruptService:
             )
         if token is not None and timeout_ms is None:
             raise BadRequestError("a hosted interrupt needs a timeout", details={"field": "timeout_seconds"})
+        if timeout_ms is None:
+            timeout_ms = DEFAULT_TIMEOUT_MS
         if spec.key is not None and not (0 < len(spec.key) <= MAX_KEY_CHARS):
             raise BadRequestError(f"key must be 1-{MAX_KEY_CHARS} characters", details={"field": "key"})
 
@@ -212,10 +241,13 @@ class InterruptService:
                 extra=extra,
             ),
         )
+        # The run is paused BEFORE the interrupt becomes visible: whoever sees it pending sees the run paused.
+        core.set_run_status(session_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         try:
             core.store.put_interaction_indexed(interaction)
-        except ConflictError:
-            if not spec.key:
+        except Exception as err:
+            self._settle_run(interaction)  # nothing new is pending: an external session runs again if idle
+            if not spec.key or not isinstance(err, ConflictError):
                 raise
             existing = core.store.find_interaction(iid)  # lost a creation race with the same key
             if existing is None:
@@ -232,7 +264,6 @@ class InterruptService:
                     parked_at=interaction.created_at,
                 )
             )
-        core.set_run_status(session_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         core.record(
             session_id,
             "human_input_requested",
@@ -298,19 +329,25 @@ class InterruptService:
 
     def get(self, interrupt_id: str, *, wait_seconds: float = 0) -> Interaction:
         """One record; with `wait_seconds` (≤ 20) a long-poll that returns as soon as it is no longer
-        pending (re-read with ConsistentRead every 0.5 s, and exactly at its deadline)."""
+        pending. The first read resolves the id (pointer + item); re-reads are one consistent GetItem
+        by (session, id), backing off from 0.5 s to 2.5 s between reads, and exactly at its deadline."""
         wait = max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
         deadline = self._monotonic() + wait
+        i = self._expire_if_due(self._load(interrupt_id))
+        interval = POLL_INTERVAL_SECONDS
         while True:
-            i = self._expire_if_due(self._load(interrupt_id))
             remaining = deadline - self._monotonic()
             if i.state.status != "pending" or remaining <= 0:
                 return i
-            step = min(POLL_INTERVAL_SECONDS, remaining)
+            step = min(interval, remaining)
             left = self._seconds_left(i)
             if left is not None:
                 step = min(step, max(left, 0.0) + 0.001)
             self._sleep(step)
+            interval = min(interval * POLL_BACKOFF, MAX_POLL_INTERVAL_SECONDS)
+            i = self._expire_if_due(
+                self.core.store.get_interaction(i.run_id, i.interaction_id) or self._load(interrupt_id)
+            )
 
     def list_interrupts(self, *, status: str | None = None, session_id: str | None = None) -> list[Interaction]:
         """Queries only: by status on the by_status index (optionally one session's), or all of one
@@ -331,6 +368,37 @@ class InterruptService:
         if status is not None:
             settled = [i for i in settled if i.state.status == status]
         return sorted(settled, key=lambda i: (i.created_at, i.interaction_id))
+
+    def list_page(
+        self,
+        *,
+        status: str | None = None,
+        session_id: str | None = None,
+        limit: int = DEFAULT_PAGE_SIZE,
+        next_token: str | None = None,
+    ) -> tuple[list[Interaction], str | None]:
+        """One page of `list_interrupts` (Queries only, at most `limit` ≤ 200 items) and an opaque token
+        for the next page (None on the last). A token is bound to the filters it was issued for."""
+        if status is not None and status not in STATUSES:
+            raise BadRequestError(
+                f"status must be one of {', '.join(STATUSES)}", details={"field": "status", "status": status}
+            )
+        if session_id is not None:
+            check_run_id(session_id)
+        if not (isinstance(limit, int) and 1 <= limit <= MAX_PAGE_SIZE):
+            raise BadRequestError(f"limit must be an integer in 1..{MAX_PAGE_SIZE}", details={"field": "limit"})
+        if status is None and session_id is None:
+            status = "pending"
+        scope = [status, session_id]
+        start = _decode_page_token(next_token, scope) if next_token else None
+        found, last = self.core.store.page_interactions(
+            KIND, status=status, run_id=session_id, limit=limit, start=start
+        )
+        settled = [self._expire_if_due(i) if i.state.status == "pending" else i for i in found]
+        if status is not None:
+            settled = [i for i in settled if i.state.status == status]
+        token = _encode_page_token(last, scope) if last else None
+        return sorted(settled, key=lambda i: (i.created_at, i.interaction_id)), token
 
     # ---- resume --------------------------------------------------------------------------------
     def resume(self, interrupt_id: str, value: Any, state_edits: list[str], *, caller: str) -> dict[str, Any]:
@@ -390,7 +458,7 @@ class InterruptService:
             return None
         return wait
 
-    def _release(self, answered: Interaction) -> bool:
+    def _release(self, answered: Interaction, *, token: str | None = None) -> bool:
         """Hosted: send the parked token with the value and the edited state. SDK waiters need
         nothing: their long-poll sees the answered record."""
         if self._wait_of(answered) is None:
@@ -404,7 +472,7 @@ class InterruptService:
             "resolved_by": answered.state.answered_by,
             "resolved_at": answered.state.answered_at,
         }
-        return self.core.release_gate(answered.run_id, answered.request.node, output)
+        return self.core.release_gate(answered.run_id, answered.request.node, output, token=token)
 
     def _settle_run(self, i: Interaction) -> None:
         """An external session is running again once none of its interrupts is pending."""
@@ -443,6 +511,10 @@ class InterruptService:
         if not reason or len(reason) > MAX_REASON_CHARS:
             raise BadRequestError(f"reason must be 1-{MAX_REASON_CHARS} characters", details={"field": "reason"})
         i = self._expire_if_due(self._load(interrupt_id))
+        if i.state.status == "cancelled" and self._wait_of(i) is not None:
+            # A retry of a cancel whose task failure was not delivered: the stored cancel is sent again.
+            failed = self._fail_waiter(i)
+            return {"interrupt": public_view(i), "cancelled": True, "workflowFailed": failed}
         self._require_pending(i, "cancelled")
         cancelled = core.store.transition_interaction(
             i,
@@ -453,19 +525,41 @@ class InterruptService:
         core.record(
             i.run_id, "interrupt_cancelled", interaction_id=interrupt_id, node=i.request.node, reason=reason, by=caller
         )
-        failed = False
-        wait = self._wait_of(cancelled)
-        if wait is not None:
-            try:
-                core.tokens.send_failure(
-                    wait.task_token, "InterruptCancelled", f"interrupt {interrupt_id} cancelled by {caller}: {reason}"
-                )
-                failed = True
-            except TaskTokenError:
-                pass  # the execution already ended or timed out: nothing left to fail
-            core.store.release_wait(wait, "released")
+        failed = self._fail_waiter(cancelled)
         self._settle_run(cancelled)
         return {"interrupt": public_view(cancelled), "cancelled": True, "workflowFailed": failed}
+
+    def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None) -> bool:
+        """Hosted: fail the parked token of a cancelled interrupt with `InterruptCancelled` (the cause
+        names who cancelled it and why). True if this call failed the task. A send that errors for
+        another reason leaves the wait parked: a retried cancel or the reconciler sends it again."""
+        wait = self._wait_of(cancelled)
+        if wait is None or (token is not None and wait.task_token != token):
+            return False
+        st = cancelled.state
+        if is_timed_out(cancelled):
+            cause = f"interrupt {cancelled.interaction_id} timed out"
+        else:
+            cause = f"interrupt {cancelled.interaction_id} cancelled by {st.answered_by}: {st.reason}"
+        try:
+            self.core.tokens.send_failure(wait.task_token, CANCEL_ERROR, cause)
+        except TaskTokenError:
+            self.core.store.release_wait(wait, "released")
+            return False  # the execution already ended or timed out: nothing left to fail
+        return self.core.store.release_wait(wait, "released")
+
+    def reconcile_wait(self, wait: ParkedWait) -> bool:
+        """The reconciler: a parked hosted interrupt whose interrupt is no longer pending gets the resume
+        (answered) or the task failure (cancelled, incl. timed out) it should have had. True if sent."""
+        for iid in wait.interaction_ids:
+            i = self.core.store.get_interaction(wait.run_id, iid)
+            if i is None or i.request.kind != KIND:
+                continue
+            if i.state.status == "answered":
+                return self._release(i, token=wait.task_token)
+            if i.state.status == "cancelled":
+                return self._fail_waiter(i, token=wait.task_token)
+        return False
 
     @staticmethod
     def _require_pending(i: Interaction, verb: str) -> None:

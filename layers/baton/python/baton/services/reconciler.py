@@ -1,0 +1,75 @@
+"""The reconciler (the `reconcile` Lambda, scheduled every minute): DESIGN §4's "a failed resume is not
+lost". Every parked wait (the sparse `pending` index, GSI1PK=PARKED: a Query, never a Scan) whose
+interaction is no longer pending gets what a failed send lost, exactly as the live path sends it:
+
+* `ask` (RunService.park): answered → the resume output of `RunService.resume`;
+* `interrupt` (hosted): answered → `{input, state, ...}` as on resume; cancelled (incl. timed out by the
+  store deadline) → the task failure `InterruptCancelled` as on cancel;
+* `review`: an operator action stored → the review output (as `act` / a re-`park` deliver it);
+* `await` gates: released once their scope is answered (and tool-form awaits completed or timed out).
+
+Each send goes through a conditional release bound to the parked token it examined (a gate re-parked
+for a later round is left alone), so a concurrent API retry and the reconciler never both resume it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from baton.errors import GoneError
+from baton.models import ParkedWait
+from baton.services.core import Core
+from baton.services.interrupts import InterruptService
+from baton.services.questions import QuestionService
+from baton.services.runs import RunService
+
+if TYPE_CHECKING:
+    from baton.services.review import ReviewService
+
+log = logging.getLogger("baton")
+
+
+class Reconciler:
+    def __init__(
+        self,
+        core: Core,
+        *,
+        runs: RunService | None = None,
+        questions: QuestionService | None = None,
+        interrupts: InterruptService | None = None,
+        review: Callable[[], ReviewService] | None = None,
+    ) -> None:
+        self.core = core
+        self.runs = runs or RunService(core)
+        self.questions = questions or QuestionService(core)
+        self.interrupts = interrupts or InterruptService(core)
+        self._review = review
+
+    def _handler(self, wait: ParkedWait) -> Callable[[ParkedWait], bool] | None:
+        if wait.kind == "await":
+            return self.questions.reconcile_wait
+        if wait.kind == "interrupt":
+            return self.interrupts.reconcile_wait
+        if wait.kind == "review":
+            return self._review().reconcile_wait if self._review is not None else None
+        return self.runs.reconcile_wait  # ask (and any other RunService.park kind)
+
+    def reconcile(self) -> dict[str, Any]:
+        checked = 0
+        released: list[dict[str, str]] = []
+        for wait in self.core.store.list_parked():
+            handler = self._handler(wait)
+            if handler is None:
+                continue
+            checked += 1
+            try:
+                if handler(wait):
+                    released.append({"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind})
+            except GoneError:
+                pass  # the gate timed out first: its timeout handler reports it
+            except Exception:
+                log.exception("reconcile: re-send failed", extra={"run_id": wait.run_id, "gate": wait.gate})
+        tools, timed_out = self.questions.reconcile_tool_awaits()
+        return {"checked": checked, "released": released + tools, "timed_out": timed_out}
