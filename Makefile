@@ -1,5 +1,6 @@
 # The README's commands. Each target bootstraps first, so it works on a fresh clone.
-UV := UV_PYTHON_DOWNLOADS=never python3 -m uv
+# UV is evaluated when used (after bootstrap has installed uv), hence `=` rather than `:=`.
+UV = UV_PYTHON_DOWNLOADS=never $(shell python3 -m uv --version >/dev/null 2>&1 && echo python3 -m uv || (test -x .tools/bin/uv && echo .tools/bin/uv) || echo uv)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
 .PHONY: bootstrap dev test lint unit bench synth

@@ -5,9 +5,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export UV_PYTHON_DOWNLOADS=never  # use this machine's Python; uv cannot fetch interpreters here
 
-if ! python3 -m uv --version >/dev/null 2>&1; then
+uv_cmd() {
+  if python3 -m uv --version >/dev/null 2>&1; then
+    python3 -m uv "$@"
+  elif [ -x .tools/bin/uv ]; then
+    .tools/bin/uv "$@"
+  elif command -v uv >/dev/null 2>&1; then
+    uv "$@"
+  else
+    return 127
+  fi
+}
+
+if ! uv_cmd --version >/dev/null 2>&1; then
   echo "bootstrap: installing uv from PyPI" >&2
-  python3 -m pip install --quiet --disable-pip-version-check uv \
-    || python3 -m pip install --quiet --disable-pip-version-check --user uv
+  # The user's pip first; where the system Python is externally managed (PEP 668) or has no pip,
+  # a private venv in .tools/ holds uv instead.
+  python3 -m pip install --quiet --disable-pip-version-check uv 2>/dev/null \
+    || python3 -m pip install --quiet --disable-pip-version-check --user uv 2>/dev/null \
+    || { python3 -m venv .tools && .tools/bin/pip install --quiet --disable-pip-version-check uv; }
 fi
-python3 -m uv sync --frozen --quiet
+uv_cmd sync --frozen --quiet

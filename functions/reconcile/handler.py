@@ -1,5 +1,10 @@
-"""The reconciler (scheduled; also callable locally): release every parked await gate whose questions
-are all answered already, and time out tool-form awaits past their expiry. Idempotent."""
+"""The reconciler (scheduled; also callable locally): re-send every parked wait's lost resume or cancel
+(ask, interrupt, review and await gates; see baton.services.reconciler), and time out tool-form awaits
+past their expiry. Idempotent.
+
+After each pass it publishes how many gates are still parked and the age of the oldest one
+(`baton.parked_age`: `ParkedGates`, `OldestParkedGateAgeSeconds`), which the "oldest parked gate"
+alarm watches."""
 
 from __future__ import annotations
 
@@ -8,13 +13,22 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from baton.observability import logger, tracer
+from baton.parked_age import parked_age, publish
 from baton.wiring import services
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    result = services().questions.reconcile()
+    svc = services()
+    result = svc.reconciler.reconcile()
     if result["released"] or result["timed_out"]:
         logger.info("reconciled", extra=result)
-    return result
+    age = parked_age(svc.core.store, svc.core.clock.now())
+    publish(age)
+    if age.count:
+        logger.info(
+            "parked gates",
+            extra={"parked": age.count, "oldest_age_seconds": age.oldest_age_seconds, "run_id": age.oldest_run_id},
+        )
+    return {**result, "parked": age.count, "oldest_parked_age_seconds": age.oldest_age_seconds}

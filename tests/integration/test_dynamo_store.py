@@ -94,6 +94,18 @@ def test_messages_drain_exactly_once_in_order(store: Any) -> None:
     assert store.drain_messages("r1", "draft", drained_at="later") == []
 
 
+def test_a_parked_gate_is_never_overwritten_by_another_token(store: Any) -> None:
+    wait = ParkedWait(run_id="r1", gate="g", task_token="tok-1", kind="await", parked_at="t")
+    store.put_wait(wait)
+    store.put_wait(wait)  # the same registration again (a retried Lambda) is fine
+    with pytest.raises(ConflictError, match="already parked"):
+        store.put_wait(wait.model_copy(update={"task_token": "tok-2"}))
+    assert store.get_wait("r1", "g").task_token == "tok-1"
+    assert store.release_wait(wait, "released")
+    store.put_wait(wait.model_copy(update={"task_token": "tok-2"}))  # a new round after release
+    assert store.get_wait("r1", "g").task_token == "tok-2"
+
+
 def test_wait_release_is_conditional_on_the_token(store: Any) -> None:
     wait = ParkedWait(run_id="r1", gate="g", task_token="tok", kind="ask", parked_at="t")
     store.put_wait(wait)
@@ -120,3 +132,30 @@ def test_update_run_with_none_clears_a_field(store: Any) -> None:
     cleared = store.update_run("r1", {"merged_into": None, "merge_status": "merged"})
     assert cleared.merged_into is None and cleared.merge_status == "merged"
     assert store.get_run("r1").merged_into is None
+
+
+@pytest.mark.parametrize("store_kind", ["dynamo", "memory"])
+def test_page_interactions_pages_by_status_and_by_run(store: Any, store_kind: str) -> None:
+    from baton.adapters.memory import MemoryStore
+
+    target = store if store_kind == "dynamo" else MemoryStore()
+    for n in range(5):
+        target.put_interaction(_interaction("r1", f"i{n}", kind="interrupt"))
+    target.put_interaction(_interaction("r1", "q1", kind="question"))  # another kind: never listed
+    target.put_interaction(_interaction("r2", "j1", kind="interrupt"))
+
+    def drain(**kw: Any) -> list[str]:
+        seen: list[str] = []
+        start = None
+        while True:
+            page, start = target.page_interactions("interrupt", limit=2, start=start, **kw)
+            assert len(page) <= 2
+            seen += [i.interaction_id for i in page]
+            if start is None:
+                return seen
+
+    assert sorted(drain(run_id="r1")) == [f"i{n}" for n in range(5)]
+    assert sorted(drain(status="pending")) == sorted([f"i{n}" for n in range(5)] + ["j1"])
+    assert sorted(drain(status="pending", run_id="r2")) == ["j1"]
+    with pytest.raises(ValueError):
+        target.page_interactions("interrupt")

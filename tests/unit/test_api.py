@@ -47,6 +47,13 @@ def test_no_token_is_401_and_wrong_token_is_401(api: Any, core: Core) -> None:
     assert core.workflows.started == []  # type: ignore[attr-defined]
 
 
+def test_auth_comes_before_validation(api: Any) -> None:
+    status, body = api("POST", "/api/runs", raw='{"workflow": ', token=None)
+    assert status == 401 and body["error"] == "unauthorized"
+    status, body = api("POST", "/api/runs/r1/resume", {"surprise": 1}, token="wrong")
+    assert status == 401
+
+
 def test_start_and_read_a_run(api: Any) -> None:
     status, body = api("POST", "/api/runs", {"workflow": "human_pause", "run_id": "r1", "input": {"prompt": "?"}})
     assert status == 201 and body["run_id"] == "r1" and body["status"] == "running"

@@ -52,6 +52,11 @@ def test_token_wait_nested_in_map_and_parallel_is_found() -> None:
     assert states == ["Fan/items/Gate", "Both/branch[0]/Inner"]
 
 
+def test_activity_task_without_timeout_is_a_wait_too() -> None:
+    activity = {"Type": "Task", "Resource": "arn:aws:states:us-east-1:123456789012:activity:approve", "End": True}
+    assert check_definition({"StartAt": "A", "States": {"A": activity}}, "act.asl.json")[0].state == "A"
+
+
 def test_next_to_missing_state_is_reported() -> None:
     definition = {"StartAt": "A", "States": {"A": {"Type": "Pass", "Next": "Nowhere"}}}
     assert "'Nowhere'" in str(check_definition(definition, "x.asl.json")[0])

@@ -4,7 +4,15 @@ import threading
 
 import pytest
 
-from baton.errors import BadRequestError, ConflictError, GoneError, NotFoundError, PayloadTooLargeError, TaskTokenError
+from baton.errors import (
+    BadRequestError,
+    ConflictError,
+    GoneError,
+    NotFoundError,
+    PayloadTooLargeError,
+    TaskTokenError,
+    ValidationFailedError,
+)
 from baton.services.core import Core
 from baton.services.runs import RunService
 from tests.conftest import FixedClock
@@ -35,6 +43,15 @@ def test_start_rejects_bad_input_and_changes_nothing(runs: RunService, core: Cor
         runs.start("human_pause", {"blob": "x" * 40_000}, run_id="r1", caller="op")
     assert core.store.get_run("r1") is None
     assert core.workflows.started == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("bad", [0, -5, "abc", 1.5, True, 10**9])
+def test_start_refuses_timeouts_step_functions_would_refuse(runs: RunService, core: Core, bad: object) -> None:
+    with pytest.raises(ValidationFailedError, match=r"input\.timeout_seconds"):
+        runs.start("human_pause", {"timeout_seconds": bad}, run_id="r1", caller="op")
+    with pytest.raises(ValidationFailedError, match=r"input\.review\.merge_timeout_seconds"):
+        runs.start("human_pause", {"review": {"merge_timeout_seconds": bad}}, run_id="r1", caller="op")
+    assert core.store.get_run("r1") is None
 
 
 def test_duplicate_run_id_is_a_conflict(runs: RunService) -> None:
@@ -87,13 +104,30 @@ def test_failed_send_loses_nothing_and_a_retry_resumes(runs: RunService, core: C
     assert core.store.get_wait("r1", "approve").status == "released"  # type: ignore[union-attr]
 
 
-def test_resume_after_gate_timed_out_is_gone(runs: RunService, core: Core) -> None:
+def test_resume_after_gate_timed_out_is_gone(runs: RunService, core: Core, clock: FixedClock) -> None:
     runs.start("human_pause", {}, run_id="r1", caller="op")
-    _park(runs)
+    _park(runs, timeout=60)
+    clock.advance(61)
     core.tokens.fail_next = TaskTokenError("late", reason="TaskTimedOut")  # type: ignore[attr-defined]
     with pytest.raises(GoneError):
         runs.resume("r1", {"ship": True}, caller="alice")
-    assert core.store.get_wait("r1", "approve").status == "timed_out"  # type: ignore[union-attr]
+    # The gate's timeout path owns the wait now; the answer is stored all the same.
+    assert core.store.get_interaction("r1", core.store.get_wait("r1", "approve").interaction_ids[0]).state.status == (  # type: ignore[union-attr]
+        "answered"
+    )
+
+
+def test_task_timed_out_before_the_deadline_means_a_twin_closed_it(
+    runs: RunService, core: Core, clock: FixedClock
+) -> None:
+    # AWS also says TaskTimedOut for a token another sender already closed: not a 410 then.
+    runs.start("human_pause", {}, run_id="r1", caller="op")
+    _park(runs, timeout=60)
+    clock.advance(5)
+    core.tokens.fail_next = TaskTokenError("closed", reason="TaskTimedOut")  # type: ignore[attr-defined]
+    result = runs.resume("r1", {"ship": True}, caller="alice")
+    assert result["resumed"] is False
+    assert core.store.get_wait("r1", "approve").status == "parked"  # type: ignore[union-attr]
 
 
 def test_resume_of_unknown_or_idle_run(runs: RunService) -> None:

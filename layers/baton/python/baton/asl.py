@@ -52,7 +52,9 @@ def _walk(states: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, di
 
 
 def _is_token_wait(state: Mapping[str, Any]) -> bool:
-    return state.get("Type") == "Task" and str(state.get("Resource", "")).endswith(".waitForTaskToken")
+    """A Task that waits on something outside the execution: a task token, or an activity worker."""
+    resource = str(state.get("Resource", ""))
+    return state.get("Type") == "Task" and (resource.endswith(".waitForTaskToken") or ":activity:" in resource)
 
 
 def check_definition(definition: Mapping[str, Any], file: str) -> list[Problem]:

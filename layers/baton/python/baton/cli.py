@@ -194,9 +194,9 @@ def runs_events(
     as_json: JsonFlag = False,
 ) -> None:
     """Print a run's event log, oldest first."""
-    client = _client()
     after: str | None = None
     try:
+        client = _client()
         while True:
             page = client.events(run_id, after=after)
             for event in page["events"]:
@@ -359,6 +359,9 @@ def check_asl(
     """Check state machines: every task-token wait has a timeout; every Next names a state."""
     from baton.asl import check_directory
 
+    if not directory.is_dir() or not any(directory.glob("*.asl.json")):
+        err_console.print(f"[bold red]error[/]: no *.asl.json files in {directory}")
+        raise typer.Exit(code=1)
     problems = check_directory(directory)
     for problem in problems:
         err_console.print(f"[red]✗[/] {problem}")

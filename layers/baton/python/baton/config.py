@@ -27,6 +27,8 @@ class Settings(BaseModel):
     companion_model: str = Field(default="", alias="BATON_COMPANION_MODEL")
     merge_runner: str = Field(default="codebuild", alias="BATON_MERGE_RUNNER")
     merge_project: str = Field(default="", alias="BATON_MERGE_PROJECT")
+    # The repository merges land in (the CDK stack's `-c repository=`); empty = none deployed.
+    merge_repository: str = Field(default="", alias="BATON_MERGE_REPOSITORY")
 
     model_config = {"populate_by_name": True, "frozen": True}
 

@@ -95,3 +95,12 @@ class InterruptValidationError(ValidationFailedError):
     """SDK: a resume value or state edit failed validation; the interrupt stays open for another try."""
 
     code = "validation_failed"
+
+
+def already_parked(run_id: str, gate: str) -> ConflictError:
+    """A gate tried to park while another token of the same gate is still parked (the store refuses)."""
+    return ConflictError(
+        f"gate '{gate}' of run {run_id} is already parked with another task token; inside a Map iteration, "
+        "give each item its own gate (map_item)",
+        details={"run_id": run_id, "gate": gate},
+    )

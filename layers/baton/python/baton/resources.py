@@ -3,6 +3,7 @@ the substitutions that wire them. The CDK stack and the local stack both build f
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,7 +63,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "review_turn",
         "Review gate: a companion turn (first turn on the diff, or an answer to the operator)",
         timeout_seconds=120,
-        extra_env=("BATON_COMPANION", "BATON_COMPANION_MODEL", "BATON_MERGE_RUNNER"),
+        extra_env=("BATON_COMPANION", "BATON_COMPANION_MODEL", "BATON_MERGE_RUNNER", "BATON_MERGE_REPOSITORY"),
     ),
     FunctionSpec(
         "review_park",
@@ -72,7 +73,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         "merge_start",
         "Review gate: starts python -m baton.merge with the task token (CodeBuild, or a local subprocess)",
-        extra_env=("BATON_MERGE_RUNNER", "BATON_MERGE_PROJECT"),
+        extra_env=("BATON_MERGE_RUNNER", "BATON_MERGE_PROJECT", "BATON_MERGE_REPOSITORY"),
     ),
     FunctionSpec("merge_record", "Review gate: records the merge outcome on the run"),
     # Async questions and the await gate (statemachines/await_answers.asl.json, baton.await_gate).
@@ -86,6 +87,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "reconcile",
         "Releases parked await gates whose questions are all answered (scheduled every minute)",
         aws_access=("table", "topic", "send_task"),
+        schedule="rate(1 minute)",
     ),
     FunctionSpec("demo_agent", "Demo 'draft' node: posts its questions and returns at once with their ids"),
     # Interrupts (statemachines/interrupt.asl.json, baton.services.interrupts).
@@ -95,6 +97,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "interrupt_sweeper",
         "Times out SDK interrupts past their deadline (scheduled every minute; Query on the pending index)",
         timeout_seconds=60,
+        schedule="rate(1 minute)",
     ),
 )
 
@@ -113,6 +116,23 @@ def state_machine_substitution(workflow: str) -> str:
     """ASL placeholder for a Baton state machine's ARN (review_gate -> ReviewGateStateMachineArn), so
     a workflow can run a whole gate as one `states:startExecution.sync:2` Task."""
     return "".join(part.capitalize() for part in workflow.split("_")) + "StateMachineArn"
+
+
+def substitutions(
+    function_arn: Callable[[FunctionSpec], str],
+    state_machine_arn: Callable[[str], str],
+    *,
+    specs: Iterable[FunctionSpec] | None = None,
+    workflows: Iterable[str] | None = None,
+) -> dict[str, str]:
+    """The ASL substitutions, built the same way by the local stack (baton.local.provision) and the CDK
+    stack (infra/capabilities/gates.py): every function's placeholder -> its ARN and every Baton state
+    machine's placeholder -> its ARN (known from its name, so a workflow can start another whatever the
+    creation order). `specs`/`workflows` default to FUNCTIONS/STATE_MACHINES."""
+    subs = {spec.substitution: function_arn(spec) for spec in (FUNCTIONS if specs is None else specs)}
+    for workflow in STATE_MACHINES if workflows is None else workflows:
+        subs[state_machine_substitution(workflow)] = state_machine_arn(workflow)
+    return subs
 
 
 # Input defaults per workflow, merged under the caller's input when a hosted run starts (ASL paths
@@ -147,6 +167,18 @@ WORKFLOW_DEFAULTS: dict[str, dict[str, object]] = {
     },
     "await_fanout_example": {"items": [], "research_questions": [], "draft_questions": [], "timeout_seconds": 1800},
 }
+
+
+def schedule_seconds(expression: str) -> int:
+    """`rate(1 minute)` / `rate(5 minutes)` / `rate(30 seconds)` -> seconds (the local stack's timer)."""
+    inner = expression.strip().removeprefix("rate(").removesuffix(")").split()
+    if len(inner) != 2 or not inner[0].isdigit():
+        raise ValueError(f"unsupported schedule {expression!r}: use rate(N unit)")
+    unit = inner[1].rstrip("s")
+    factor = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}.get(unit)
+    if factor is None:
+        raise ValueError(f"unsupported schedule unit in {expression!r}")
+    return int(inner[0]) * factor
 
 
 def function(name: str) -> FunctionSpec:

@@ -23,6 +23,7 @@ from baton.errors import (
     UnauthorizedError,
     ValidationFailedError,
 )
+from baton.sigv4 import SigV4Auth, is_aws_api, region_of
 
 _BY_STATUS: dict[int, type[BatonError]] = {
     400: BadRequestError,
@@ -65,7 +66,8 @@ def resolve_endpoint(api_url: str | None = None, token: str | None = None) -> tu
         if state is None:
             raise ApiUnavailableError(
                 "no Baton API configured: start the local stack with `baton dev` (it writes "
-                ".baton/local.json), or set BATON_API_URL and BATON_TOKEN"
+                ".baton/local.json), or set BATON_API_URL (a deployed API signs with your AWS credentials; "
+                "set BATON_TOKEN for a bearer-token API)"
             )
         api_url, token = state["api_url"], token or state.get("token")
     return api_url.rstrip("/"), token
@@ -83,7 +85,13 @@ class Client:
     ) -> None:
         self.api_url, self.token = resolve_endpoint(api_url, token)
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        self._http = httpx.Client(base_url=self.api_url, headers=headers, timeout=timeout, transport=transport)
+        # No bearer token and a deployed API Gateway URL: sign with the AWS credential chain (IAM auth).
+        self._auth: httpx.Auth | None = None
+        if not self.token and is_aws_api(self.api_url):
+            self._auth = SigV4Auth(region_of(self.api_url) or os.environ.get("AWS_REGION", "us-east-1"))
+        self._http = httpx.Client(
+            base_url=self.api_url, headers=headers, timeout=timeout, transport=transport, auth=self._auth
+        )
         self._async_transport = async_transport  # for the *_async interrupt waiters
 
     def close(self) -> None:
@@ -256,7 +264,8 @@ class Client:
         return record
 
     def get_interrupt(self, interrupt_id: str, *, wait_seconds: float = 0) -> dict[str, Any]:
-        """One interrupt; with wait_seconds (<= 20) the server holds the request until it settles."""
+        """One interrupt; with wait_seconds (clamped to <= 20) the server holds the request until it settles."""
+        wait_seconds = max(0.0, min(float(wait_seconds), 20.0))
         params = {"waitSeconds": wait_seconds} if wait_seconds else None
         try:
             resp = self._http.get(f"/api/v1/interrupts/{interrupt_id}", params=params, timeout=wait_seconds + 30)
@@ -265,10 +274,20 @@ class Client:
         record: dict[str, Any] = _decode(resp)
         return record
 
-    def list_interrupts(self, *, status: str | None = None, session_id: str | None = None) -> list[dict[str, Any]]:
-        params = {k: v for k, v in (("status", status), ("sessionId", session_id)) if v is not None}
-        found: list[dict[str, Any]] = self.request("GET", "/api/v1/interrupts", params=params)["interrupts"]
-        return found
+    def list_interrupts(
+        self, *, status: str | None = None, session_id: str | None = None, max_items: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Every matching interrupt (follows the `next` pages), or at most `max_items`."""
+        params: dict[str, Any] = {k: v for k, v in (("status", status), ("sessionId", session_id)) if v is not None}
+        params["limit"] = 200
+        found: list[dict[str, Any]] = []
+        while max_items is None or len(found) < max_items:
+            page = self.request("GET", "/api/v1/interrupts", params=params)
+            found.extend(page["interrupts"])
+            if not page.get("next"):
+                break
+            params["next"] = page["next"]
+        return found if max_items is None else found[:max_items]
 
     def claim_interrupt(self, interrupt_id: str, *, force: bool = False, operator: str | None = None) -> Any:
         body: dict[str, Any] = {"force": force} if force else {}
@@ -320,7 +339,9 @@ class Client:
     ) -> Any:
         """Pause: create an interrupt and block until an operator resumes it. Returns InterruptResult
         (.value, .state = the edited snapshot). With `key`, a restarted process calling this again gets
-        the same interrupt (and its answer if it arrived meanwhile) instead of a new one."""
+        the same interrupt (and its answer if it arrived meanwhile) instead of a new one. Without
+        `timeout_ms` the server's default deadline applies (24 hours; then InterruptTimeoutError);
+        `poll_seconds` is clamped to 5..20 s."""
         record = self.create_interrupt(
             session_id=session_id,
             prompt=prompt,
@@ -336,7 +357,9 @@ class Client:
 
     def _async_http(self) -> httpx.AsyncClient:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        return httpx.AsyncClient(base_url=self.api_url, headers=headers, transport=self._async_transport)
+        return httpx.AsyncClient(
+            base_url=self.api_url, headers=headers, transport=self._async_transport, auth=self._auth
+        )
 
     async def wait_interrupt_async(self, interrupt_id: str, *, poll_seconds: float = 20.0) -> Any:
         """`wait_interrupt` for asyncio (the event loop stays free during the long-poll)."""

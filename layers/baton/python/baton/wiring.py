@@ -18,6 +18,7 @@ from baton.ports import Notifier
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
+from baton.services.reconciler import Reconciler
 from baton.services.review import ReviewService, build_review_service
 from baton.services.runs import RunService
 
@@ -48,6 +49,11 @@ class Services:
     def interrupts(self) -> InterruptService:
         """Interrupts: typed pauses with state edits (stateless: built from the core on each use)."""
         return InterruptService(self.core)
+
+    @property
+    def reconciler(self) -> Reconciler:
+        """Re-sends every parked wait's lost resume/cancel (the scheduled `reconcile` Lambda)."""
+        return Reconciler(self.core, runs=self.runs, review=self.review_service)
 
 
 def build_services(settings: Settings) -> Services:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from baton.errors import ConflictError, NotFoundError
+from baton.errors import ConflictError, NotFoundError, already_parked
 from baton.models import (
     Event,
     Interaction,
@@ -305,6 +305,49 @@ class DynamoStore:
         )
         return [self._interaction_from(v) for v in items]
 
+    def page_interactions(
+        self,
+        kind: str,
+        *,
+        status: str | None = None,
+        run_id: str | None = None,
+        limit: int = 50,
+        start: dict[str, Any] | None = None,
+    ) -> tuple[list[Interaction], dict[str, Any] | None]:
+        """One page (at most `limit`) of `kind` interactions and the LastEvaluatedKey to continue from.
+        With `status`: the by_status index (one run's when `run_id`); else one run's partition."""
+        if status is None and run_id is None:
+            raise ValueError("page_interactions needs a status or a run_id")
+        kwargs: dict[str, Any]
+        if status is not None:
+            condition = "GSI2PK = :pk"
+            values: dict[str, Any] = {":pk": f"{kind}#{status}"}
+            if run_id:
+                condition += " AND begins_with(GSI2SK, :run)"
+                values[":run"] = f"{run_id}#"
+            kwargs = {
+                "IndexName": GSI_BY_STATUS,
+                "KeyConditionExpression": condition,
+                "ExpressionAttributeValues": _to_item(values),
+            }
+        else:
+            kwargs = {
+                "KeyConditionExpression": "PK = :pk AND begins_with(SK, :prefix)",
+                "FilterExpression": "kind = :kind",
+                "ExpressionAttributeValues": _to_item({":pk": _run_pk(run_id or ""), ":prefix": "INT#", ":kind": kind}),
+                "ConsistentRead": True,
+            }
+        found: list[Interaction] = []
+        last = start
+        while True:  # a filtered Query may return fewer than it read: continue until the page is full
+            if last:
+                kwargs["ExclusiveStartKey"] = last
+            resp = self._db.query(TableName=self._table, Limit=limit - len(found), **kwargs)
+            found.extend(self._interaction_from(_from_item(i)) for i in resp.get("Items", []))
+            last = resp.get("LastEvaluatedKey")
+            if not last or len(found) >= limit:
+                return found, last
+
     def list_pending(self, kind: str) -> list[Interaction]:
         items = self._query_all(
             IndexName=GSI_PENDING,
@@ -446,7 +489,19 @@ class DynamoStore:
         if wait.status == "parked":
             values["GSI1PK"] = "PARKED"
             values["GSI1SK"] = f"{wait.parked_at}#{wait.run_id}#{wait.gate}"
-        self._db.put_item(TableName=self._table, Item=_to_item(values))
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=_to_item(values),
+                # Never overwrite another parked token: that gate would hang until its timeout.
+                ConditionExpression="attribute_not_exists(PK) OR #st <> :parked OR task_token = :token",
+                ExpressionAttributeNames={"#st": "status"},
+                ExpressionAttributeValues=_to_item({":parked": "parked", ":token": wait.task_token}),
+            )
+        except ClientError as err:
+            if _is_conditional_failure(err):
+                raise already_parked(wait.run_id, wait.gate) from err
+            raise
 
     @staticmethod
     def _wait_from(values: dict[str, Any]) -> ParkedWait:

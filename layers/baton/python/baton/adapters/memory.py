@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from baton.errors import ConflictError, NotFoundError, TaskTokenError
+from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
 from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, ReviewTurn, RunSummary
 
 
@@ -99,6 +99,38 @@ class MemoryStore:
             key=lambda i: (i.run_id, i.created_at, i.interaction_id),
         )
 
+    def page_interactions(
+        self,
+        kind: str,
+        *,
+        status: str | None = None,
+        run_id: str | None = None,
+        limit: int = 50,
+        start: dict[str, Any] | None = None,
+    ) -> tuple[list[Interaction], dict[str, Any] | None]:
+        """DynamoStore's order: by_status (run, created, id) with a status, else the run's ids."""
+        if status is None and run_id is None:
+            raise ValueError("page_interactions needs a status or a run_id")
+
+        def key(i: Interaction) -> list[str]:
+            return [i.run_id, i.created_at, i.interaction_id] if status is not None else [i.interaction_id]
+
+        matching = sorted(
+            (
+                i
+                for i in self.interactions.values()
+                if i.request.kind == kind
+                and (status is None or i.state.status == status)
+                and (run_id is None or i.run_id == run_id)
+            ),
+            key=key,
+        )
+        after = (start or {}).get("after")
+        if after is not None:
+            matching = [i for i in matching if key(i) > after]
+        page = matching[:limit]
+        return page, ({"after": key(page[-1])} if len(matching) > limit else None)
+
     def list_pending(self, kind: str) -> list[Interaction]:
         return sorted(
             (i for i in self.interactions.values() if i.request.kind == kind and i.state.status == "pending"),
@@ -141,6 +173,9 @@ class MemoryStore:
 
     def put_wait(self, wait: ParkedWait) -> None:
         with self._lock:
+            current = self.waits.get((wait.run_id, wait.gate))
+            if current is not None and current.status == "parked" and current.task_token != wait.task_token:
+                raise already_parked(wait.run_id, wait.gate)
             self.waits[(wait.run_id, wait.gate)] = wait
 
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
@@ -174,7 +209,8 @@ class RecordingTaskTokens:
             err, self.fail_next = self.fail_next, None
             raise err
         if token in self.used:
-            raise TaskTokenError("token already used", reason="InvalidToken")
+            # What AWS says for a token that was already closed ("expired or already closed").
+            raise TaskTokenError("task already closed", reason="TaskTimedOut")
         self.used.add(token)
 
     def send_success(self, token: str, output: dict[str, Any]) -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from typing import Any
+
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -49,8 +53,27 @@ def _auth_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddlewar
     return next_middleware(app)
 
 
+class BatonResolver(APIGatewayRestResolver):
+    """Authentication comes before everything else, request validation included: a caller without
+    an identity learns nothing about the API but "401"."""
+
+    def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        path = str(event.get("path") or "")
+        if not path.startswith(PUBLIC_PATHS):
+            try:
+                resolve_caller(event, deps.get_services().settings.local_api_token)
+            except UnauthorizedError as err:
+                return {
+                    "statusCode": err.http_status,
+                    "headers": {"Content-Type": content_types.APPLICATION_JSON},
+                    "body": json.dumps(err.to_body()),
+                    "isBase64Encoded": False,
+                }
+        return super().resolve(event, context)
+
+
 def create_app() -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver(enable_validation=True)
+    app = BatonResolver(enable_validation=True)
     app.use(middlewares=[_auth_middleware])
     app.include_router(runs_router)
     app.include_router(interrupts_router)

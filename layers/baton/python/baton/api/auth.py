@@ -4,6 +4,7 @@ the identity it put in the request context; locally, a bearer token stands in fo
 from __future__ import annotations
 
 import hmac
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ class Caller:
     via: str  # cognito | iam | local-token
 
 
-def resolve_caller(event: dict[str, Any], local_api_token: str) -> Caller:
+def resolve_caller(event: Mapping[str, Any], local_api_token: str) -> Caller:
     ctx = event.get("requestContext") or {}
     claims = ((ctx.get("authorizer") or {}).get("claims")) or {}
     if claims:

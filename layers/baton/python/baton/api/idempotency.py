@@ -17,7 +17,6 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
-from baton.errors import ConflictError
 from baton.table import PK, SK, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -52,11 +51,10 @@ class Idempotency:
         """Run `action` once per distinct (operation, request); a repeat returns the stored result."""
         try:
             result: dict[str, Any] = self._once(request={"operation": operation, **request}, action=action)
-        except IdempotencyAlreadyInProgressError as err:
-            raise ConflictError(
-                "the same request is already being processed; retry in a moment",
-                details={"operation": operation},
-            ) from err
+        except IdempotencyAlreadyInProgressError:
+            # A twin is running right now: let the domain's conditional write decide, so the loser
+            # gets the usual 409 carrying the winner rather than a bare "in progress".
+            return action()
         return result
 
 

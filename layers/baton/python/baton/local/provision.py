@@ -7,12 +7,13 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from baton.asl import load_definition
 from baton.notify.sns import subscription_attributes_for
-from baton.resources import FUNCTIONS, STATE_MACHINES, STATEMACHINES_DIR, state_machine_substitution
+from baton.resources import FUNCTIONS, STATE_MACHINES, STATEMACHINES_DIR, substitutions
 from baton.table import create_table_kwargs
 
 ROLE_TRUST = {
@@ -51,6 +52,12 @@ def _placeholder_zip() -> bytes:
     return buf.getvalue()
 
 
+def local_substitutions(function_arns: Mapping[str, str], state_machine_arn: Callable[[str], str]) -> dict[str, str]:
+    """What the local stack substitutes into every ASL file (tests/infra/test_parity.py checks that the
+    CDK stack substitutes the same placeholders)."""
+    return substitutions(lambda spec: function_arns[spec.name], state_machine_arn)
+
+
 def provision(
     clients: dict[str, Any],
     *,
@@ -82,17 +89,15 @@ def provision(
             MemorySize=spec.memory_mb,
         )["FunctionArn"]
         out.function_arns[spec.name] = arn
-    substitutions = {spec.substitution: out.function_arns[spec.name] for spec in FUNCTIONS}
     # State machine ARNs are known before they exist (region, account, name), so a workflow can
     # start another one (a whole gate as one Task) whatever the creation order.
     account = role_arn.split(":")[4]
     region = clients["stepfunctions"].meta.region_name
-    for workflow in STATE_MACHINES:
-        substitutions[state_machine_substitution(workflow)] = (
-            f"arn:aws:states:{region}:{account}:stateMachine:{prefix}-{workflow}"
-        )
+    subs = local_substitutions(
+        out.function_arns, lambda workflow: f"arn:aws:states:{region}:{account}:stateMachine:{prefix}-{workflow}"
+    )
     for workflow, filename in STATE_MACHINES.items():
-        definition = load_definition(STATEMACHINES_DIR / filename, substitutions)
+        definition = load_definition(STATEMACHINES_DIR / filename, subs)
         out.state_machine_arns[workflow] = clients["stepfunctions"].create_state_machine(
             name=f"{prefix}-{workflow}", definition=definition, roleArn=role_arn
         )["stateMachineArn"]

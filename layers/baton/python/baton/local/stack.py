@@ -21,6 +21,7 @@ from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import make_server
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
 from baton.local.provision import Provisioned, provision
+from baton.resources import FUNCTIONS, schedule_seconds
 
 REGION = "us-east-1"
 STATE_FILE = "local.json"
@@ -91,6 +92,9 @@ class LocalStack:
         self._http: Any = None
         self._exit_stack = contextlib.ExitStack()
         self.info: LocalInfo | None = None
+        self._stopping = threading.Event()
+        # Seconds between scheduled runs, per function (default: its deployed rate).
+        self.schedule_overrides: dict[str, float] = {}
 
     def start(self) -> LocalInfo:
         started = time.perf_counter()
@@ -154,6 +158,7 @@ class LocalStack:
         os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **self.extra_env})
         _reset_cached_settings()
         threading.Thread(target=self._http.serve_forever, name="baton-api", daemon=True).start()
+        self._start_schedules()
 
         self.info = LocalInfo(
             api_url=api_url,
@@ -168,6 +173,23 @@ class LocalStack:
         state_file.chmod(0o600)  # it holds the bearer token
         return self.info
 
+    def _start_schedules(self) -> None:
+        """Stand-in for the deployment's EventBridge schedules: the reconciler and the interrupt
+        sweeper run here on the same rate, through the same handlers."""
+        for spec in FUNCTIONS:
+            if spec.schedule:
+                interval = self.schedule_overrides.get(spec.name, schedule_seconds(spec.schedule))
+                threading.Thread(
+                    target=self._run_on_schedule, args=(spec.name, interval), name=f"schedule-{spec.name}", daemon=True
+                ).start()
+
+    def _run_on_schedule(self, name: str, interval: float) -> None:
+        event = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+        while not self._stopping.wait(interval):
+            _, errored = self.dispatcher.invoke(name, event)
+            if errored:
+                logging.getLogger("baton").warning("scheduled %s failed", name)
+
     def _invoke_api(self, event: dict[str, Any]) -> dict[str, Any]:
         payload, errored = self.dispatcher.invoke("api", event)
         if errored:
@@ -176,6 +198,7 @@ class LocalStack:
         return result
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._http is not None:
             self._http.shutdown()
             self._http.server_close()

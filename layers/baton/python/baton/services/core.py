@@ -9,8 +9,8 @@ from datetime import timedelta
 from typing import Any
 
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
-from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso
-from baton.models import Event, Interaction, RunSummary
+from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso
+from baton.models import Event, Interaction, ParkedWait, RunSummary
 from baton.notify.model import Notification
 from baton.ports import Notifier, Store, TaskTokens, Workflows
 
@@ -93,27 +93,44 @@ class Core:
         except Exception:
             log.exception("notification failed", extra={"run_id": interaction.run_id})
 
-    def release_gate(self, run_id: str, gate: str, output: dict[str, Any]) -> bool:
+    def wait_expired(self, wait: ParkedWait) -> bool:
+        """Has this parked gate's timeout passed? (Unknown deadline: assume it has.)"""
+        seconds = wait.scope.get("timeout_seconds")
+        if isinstance(seconds, int | float):
+            return self.clock.now() >= parse_iso(wait.parked_at) + timedelta(seconds=seconds)
+        for iid in wait.interaction_ids:
+            interaction = self.store.get_interaction(wait.run_id, iid)
+            if interaction is not None and interaction.expires_at:
+                return self.clock.now() >= parse_iso(interaction.expires_at)
+        return True
+
+    def release_gate(self, run_id: str, gate: str, output: dict[str, Any], *, token: str | None = None) -> bool:
         """Send the parked token of `gate` with `output`. True if this call resumed the gate.
 
         Called only after the answer is stored, so a failure here loses nothing: a retry or the
-        reconciler sends it later. The conditional release makes a second sender a no-op.
+        reconciler sends it later. The conditional release makes a second sender a no-op. With `token`,
+        only that parked token is sent (the reconciler: a gate re-parked for a later round is left alone).
         """
         wait = self.store.get_wait(run_id, gate)
-        if wait is None or wait.status != "parked":
+        if wait is None or wait.status != "parked" or (token is not None and wait.task_token != token):
             return False
         try:
             self.tokens.send_success(wait.task_token, output)
         except TaskTokenError as err:
-            self.store.release_wait(wait, "timed_out" if err.reason == "TaskTimedOut" else "released")
-            if err.reason == "TaskTimedOut":
-                raise GoneError(
-                    f"the gate '{gate}' of run {run_id} already timed out; the answer is stored but "
-                    "nothing is waiting for it",
-                    details={"reason": err.reason, "gate": gate},
-                ) from err
-            # InvalidToken / TaskDoesNotExist: someone else already resumed it or the run ended.
-            return False
+            if err.reason != "TaskTimedOut":
+                # InvalidToken / TaskDoesNotExist: someone else already resumed it or the run ended.
+                self.store.release_wait(wait, "released")
+                return False
+            # AWS answers TaskTimedOut both for a gate whose timeout passed and for a token a twin
+            # sender already closed. Before the deadline it is the twin (which marks the wait
+            # released); after it, the gate's timeout path owns the wait. Either way, don't touch it.
+            if not self.wait_expired(wait):
+                return False
+            raise GoneError(
+                f"the gate '{gate}' of run {run_id} already timed out; the answer is stored but "
+                "nothing is waiting for it",
+                details={"reason": err.reason, "gate": gate},
+            ) from err
         if not self.store.release_wait(wait, "released"):
             return False
         self.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})

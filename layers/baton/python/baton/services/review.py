@@ -63,11 +63,13 @@ class ReviewService:
         companion: Callable[[], Companion],
         runner: Callable[[], MergeRunner],
         merge_runner_kind: str = "local",
+        merge_repository: str = "",
     ) -> None:
         self.core = core
         self._companion = companion
         self._runner = runner
         self.merge_runner_kind = merge_runner_kind
+        self.merge_repository = merge_repository  # the deployment's repository (BATON_MERGE_REPOSITORY)
 
     # ---- reading ---------------------------------------------------------------------------------
     def _latest(self, run_id: str, gate: str | None = None) -> Interaction | None:
@@ -159,7 +161,9 @@ class ReviewService:
         core.ensure_run(run_id)
         gate = raw_config.get("gate", "review") if isinstance(raw_config, dict) else "review"
         try:
-            config = parse_gate_config(raw_config, merge_runner=self.merge_runner_kind)
+            config = parse_gate_config(
+                raw_config, merge_runner=self.merge_runner_kind, merge_repository=self.merge_repository
+            )
             diff = self._diff(config)
         except BatonError as err:
             return self._refuse(run_id, str(gate), err.message)
@@ -450,6 +454,17 @@ class ReviewService:
         core.notify(current, "human_input_requested", review_url=url, verdict=self._latest_verdict(turns))
         return {"parked": True, "interaction_id": interaction.interaction_id, "delivered": False}
 
+    def reconcile_wait(self, wait: ParkedWait) -> bool:
+        """The reconciler: a parked review whose interaction holds an operator action gets the resume a
+        failed send lost (the same output `act` and `park` send). True if this call resumed it."""
+        for iid in wait.interaction_ids:
+            current = self.core.store.get_interaction(wait.run_id, iid)
+            if current is None or current.state.status != "answered":
+                continue
+            if (current.state.answer or {}).get("action") in ACTIONS:
+                return self.core.release_gate(wait.run_id, wait.gate, self._output(current), token=wait.task_token)
+        return False
+
     def _output(self, interaction: Interaction) -> dict[str, Any]:
         answer = interaction.state.answer or {}
         turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
@@ -704,7 +719,8 @@ class ReviewService:
 
 def build_review_service(settings: Settings, core: Core) -> ReviewService:
     """Adapters from the settings: BATON_COMPANION=offline|bedrock (+ BATON_COMPANION_MODEL) and
-    BATON_MERGE_RUNNER=codebuild|local (+ BATON_MERGE_PROJECT). The local stack sets offline + local."""
+    BATON_MERGE_RUNNER=codebuild|local (+ BATON_MERGE_PROJECT, BATON_MERGE_REPOSITORY). The local stack
+    sets offline + local."""
     from baton.review.companion import companion_from_config
     from baton.review.runner import CodeBuildMergeRunner, LocalMergeRunner
 
@@ -724,4 +740,10 @@ def build_review_service(settings: Settings, core: Core) -> ReviewService:
 
         return CodeBuildMergeRunner(boto3.client("codebuild"), settings.merge_project)
 
-    return ReviewService(core, companion=companion, runner=runner, merge_runner_kind=settings.merge_runner)
+    return ReviewService(
+        core,
+        companion=companion,
+        runner=runner,
+        merge_runner_kind=settings.merge_runner,
+        merge_repository=settings.merge_repository,
+    )

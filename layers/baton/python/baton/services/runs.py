@@ -6,7 +6,14 @@ import json
 import re
 from typing import Any
 
-from baton.errors import BadRequestError, ConflictError, GoneError, NotFoundError, PayloadTooLargeError
+from baton.errors import (
+    BadRequestError,
+    ConflictError,
+    GoneError,
+    NotFoundError,
+    PayloadTooLargeError,
+    ValidationFailedError,
+)
 from baton.models import (
     TERMINAL_RUN_STATES,
     Event,
@@ -40,6 +47,25 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
+def _check_timeouts(value: Any, path: str = "input") -> None:
+    """Every `*timeout_seconds` in a run's input feeds a TimeoutSecondsPath: refuse what Step Functions
+    would refuse at run time (0, negative, not an integer) or what would never end in practice."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}"
+            if key.endswith("timeout_seconds") and (
+                isinstance(item, bool) or not isinstance(item, int) or not 0 < item <= MAX_TIMEOUT_SECONDS
+            ):
+                raise ValidationFailedError(
+                    f"{where} must be a whole number of seconds in 1..{MAX_TIMEOUT_SECONDS}, got {item!r}",
+                    details={"path": where},
+                )
+            _check_timeouts(item, where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_timeouts(item, f"{path}[{index}]")
+
+
 class RunService:
     def __init__(self, core: Core) -> None:
         self.core = core
@@ -54,6 +80,7 @@ class RunService:
             )
         run_id = check_run_id(run_id) if run_id else self.core.ids.new_id()
         payload = {**WORKFLOW_DEFAULTS.get(workflow, {}), **payload}
+        _check_timeouts(payload)
         size = len(json.dumps(payload))
         if size > MAX_INPUT_BYTES:
             raise PayloadTooLargeError(
@@ -222,6 +249,15 @@ class RunService:
         )
         resumed = core.release_gate(run_id, target.request.node, self._output(answered))
         return self._result(answered, resumed)
+
+    def reconcile_wait(self, wait: ParkedWait) -> bool:
+        """The reconciler: a parked pause whose interaction is answered gets the resume a failed send
+        lost (the same output `resume` sends). True if this call resumed it."""
+        for iid in wait.interaction_ids:
+            i = self.core.store.get_interaction(wait.run_id, iid)
+            if i is not None and i.state.status == "answered":
+                return self.core.release_gate(wait.run_id, wait.gate, self._output(i), token=wait.task_token)
+        return False
 
     @staticmethod
     def _output(i: Interaction) -> dict[str, Any]:
