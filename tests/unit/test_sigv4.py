@@ -69,3 +69,9 @@ def test_no_credentials_is_a_clear_error() -> None:
     # What the AWS credential chain returns when it finds nothing.
     with pytest.raises(CredentialsMissingError, match="IAM auth"):
         SigV4Auth("eu-west-1", credentials=None)
+
+
+def test_ids_are_quoted_as_one_path_segment() -> None:
+    seen, transport = _capture()
+    Client("http://127.0.0.1:8787", "tok", transport=transport).get_run("a/b?c#d")
+    assert seen[0].url.raw_path == b"/api/runs/a%2Fb%3Fc%23d"

@@ -9,6 +9,7 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -46,6 +47,11 @@ class AwaitTimeoutError(BatonError):
 
     code = "await_timed_out"
     http_status = 408
+
+
+def _seg(value: str) -> str:
+    """One URL path segment: an id with '/', '?' or '#' must not change the route it names."""
+    return quote(str(value), safe="")
 
 
 def find_local_state(start: Path | None = None) -> dict[str, Any] | None:
@@ -118,19 +124,19 @@ class Client:
         return self.request("POST", "/api/runs", json_body=body)
 
     def get_run(self, run_id: str) -> Any:
-        return self.request("GET", f"/api/runs/{run_id}")
+        return self.request("GET", f"/api/runs/{_seg(run_id)}")
 
     def events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> Any:
         params: dict[str, Any] = {"limit": limit}
         if after:
             params["after"] = after
-        return self.request("GET", f"/api/runs/{run_id}/events", params=params)
+        return self.request("GET", f"/api/runs/{_seg(run_id)}/events", params=params)
 
     def resume(self, run_id: str, answers: dict[str, Any], *, node: str | None = None) -> Any:
         body: dict[str, Any] = {"answers": answers}
         if node:
             body["node"] = node
-        return self.request("POST", f"/api/runs/{run_id}/resume", json_body=body)
+        return self.request("POST", f"/api/runs/{_seg(run_id)}/resume", json_body=body)
 
     # ---- async questions -----------------------------------------------------------------------
     def ask_async(
@@ -148,23 +154,23 @@ class Client:
         for key, value in (("options", options), ("allow_free_text", allow_free_text), ("map_item", map_item)):
             if value is not None:
                 body[key] = value
-        return self.request("POST", f"/api/runs/{run_id}/questions", json_body=body)
+        return self.request("POST", f"/api/runs/{_seg(run_id)}/questions", json_body=body)
 
     def pending_questions(self, run_id: str) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self.request("GET", f"/api/runs/{run_id}/interactions/pending")["pending"]
+        result: list[dict[str, Any]] = self.request("GET", f"/api/runs/{_seg(run_id)}/interactions/pending")["pending"]
         return result
 
     def answer(self, run_id: str, interaction_id: str, answer: Any) -> Any:
         """Answer a question: {queued, resumed, ...}; ConflictError (409) with the winning answer if answered."""
         return self.request(
-            "POST", f"/api/runs/{run_id}/interactions/{interaction_id}/answer", json_body={"answer": answer}
+            "POST", f"/api/runs/{_seg(run_id)}/interactions/{_seg(interaction_id)}/answer", json_body={"answer": answer}
         )
 
     def drain_messages(self, run_id: str, node: str) -> list[dict[str, Any]]:
         """The node's queued messages (answers arrive as `[Answer to question <id>] Q: ... — A: ...`), once each."""
-        result: list[dict[str, Any]] = self.request("POST", f"/api/runs/{run_id}/nodes/{node}/messages/drain")[
-            "messages"
-        ]
+        result: list[dict[str, Any]] = self.request(
+            "POST", f"/api/runs/{_seg(run_id)}/nodes/{_seg(node)}/messages/drain"
+        )["messages"]
         return result
 
     def await_once(self, run_id: str, *, timeout: float, from_node: str | None = None) -> tuple[bool, Any]:
@@ -173,7 +179,7 @@ class Client:
         if from_node:
             body["from"] = from_node
         try:
-            resp = self._http.post(f"/api/runs/{run_id}/await", json=body)
+            resp = self._http.post(f"/api/runs/{_seg(run_id)}/await", json=body)
         except httpx.HTTPError as err:
             raise ApiUnavailableError(f"cannot reach the Baton API at {self.api_url}: {err}") from err
         result = _decode(resp)
@@ -230,7 +236,7 @@ class Client:
     # ---- review gate ---------------------------------------------------------------------------
     def review(self, run_id: str, *, gate: str | None = None) -> Any:
         """The run's review: thread, verdict, diff stats, review URL, merge status, allowed actions."""
-        return self.request("GET", f"/api/runs/{run_id}/review", params={"gate": gate} if gate else None)
+        return self.request("GET", f"/api/runs/{_seg(run_id)}/review", params={"gate": gate} if gate else None)
 
     def review_action(
         self,
@@ -268,7 +274,7 @@ class Client:
         wait_seconds = max(0.0, min(float(wait_seconds), 20.0))
         params = {"waitSeconds": wait_seconds} if wait_seconds else None
         try:
-            resp = self._http.get(f"/api/v1/interrupts/{interrupt_id}", params=params, timeout=wait_seconds + 30)
+            resp = self._http.get(f"/api/v1/interrupts/{_seg(interrupt_id)}", params=params, timeout=wait_seconds + 30)
         except httpx.HTTPError as err:
             raise ApiUnavailableError(f"cannot reach the Baton API at {self.api_url}: {err}") from err
         record: dict[str, Any] = _decode(resp)
@@ -293,7 +299,7 @@ class Client:
         body: dict[str, Any] = {"force": force} if force else {}
         if operator:
             body["operator"] = operator
-        return self.request("POST", f"/api/v1/interrupts/{interrupt_id}/claim", json_body=body)
+        return self.request("POST", f"/api/v1/interrupts/{_seg(interrupt_id)}/claim", json_body=body)
 
     def resume_interrupt(
         self, interrupt_id: str, input: Any = None, state_edits: list[str] | None = None, *, operator: str | None = None
@@ -306,7 +312,7 @@ class Client:
         if operator:
             body["operator"] = operator
         try:
-            return self.request("POST", f"/api/v1/interrupts/{interrupt_id}/resume", json_body=body)
+            return self.request("POST", f"/api/v1/interrupts/{_seg(interrupt_id)}/resume", json_body=body)
         except ValidationFailedError as err:
             raise InterruptValidationError(err.message, details=err.details) from err
 
@@ -314,7 +320,7 @@ class Client:
         body: dict[str, Any] = {"reason": reason}
         if operator:
             body["operator"] = operator
-        return self.request("POST", f"/api/v1/interrupts/{interrupt_id}/cancel", json_body=body)
+        return self.request("POST", f"/api/v1/interrupts/{_seg(interrupt_id)}/cancel", json_body=body)
 
     def wait_interrupt(self, interrupt_id: str, *, poll_seconds: float = 20.0) -> Any:
         """Block until the interrupt settles (long-poll, one idle request per ~poll_seconds). Returns an
@@ -370,7 +376,7 @@ class Client:
             async def poll(wait: float) -> dict[str, Any]:
                 try:
                     resp = await http.get(
-                        f"/api/v1/interrupts/{interrupt_id}", params={"waitSeconds": wait}, timeout=wait + 30
+                        f"/api/v1/interrupts/{_seg(interrupt_id)}", params={"waitSeconds": wait}, timeout=wait + 30
                     )
                 except httpx.HTTPError as err:
                     raise ApiUnavailableError(f"cannot reach the Baton API at {self.api_url}: {err}") from err
