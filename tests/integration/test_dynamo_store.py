@@ -159,3 +159,24 @@ def test_page_interactions_pages_by_status_and_by_run(store: Any, store_kind: st
     assert sorted(drain(status="pending", run_id="r2")) == ["j1"]
     with pytest.raises(ValueError):
         target.page_interactions("interrupt")
+
+
+def test_an_answer_its_message_and_its_event_are_written_together_or_not_at_all(store: Any) -> None:
+    from baton.models import Event
+
+    store.put_interaction(_interaction())
+    read = store.get_interaction("r1", "i1")
+
+    def records(n: int) -> list[Any]:
+        return [
+            Message(message_id=f"m{n}", run_id="r1", node="draft", text=f"A{n}", created_at="t", interaction_id="i1"),
+            Event(event_id=f"e{n}", run_id="r1", type="interaction_answered", at="2026-11-30T12:00:00.000Z"),
+        ]
+
+    store.transition_interaction(read, InteractionStatus(status="answered", answer="pg"), with_records=records(1))
+    with pytest.raises(ConflictError) as lost:
+        store.transition_interaction(read, InteractionStatus(status="answered", answer="dy"), with_records=records(2))
+    assert lost.value.details["interaction"]["answer"] == "pg"
+    # Only the winner's message and event exist: the loser's transaction wrote nothing.
+    assert [m.text for m in store.drain_messages("r1", "draft", drained_at="now")] == ["A1"]
+    assert [e.event_id for e in store.list_events("r1")] == ["e1"]

@@ -3,6 +3,7 @@ tests use the in-memory fakes in `baton.adapters.memory`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -21,7 +22,13 @@ class Store(Protocol):
     # interactions
     def put_interaction(self, interaction: Interaction) -> None: ...
     def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None: ...
-    def transition_interaction(self, interaction: Interaction, new_state: InteractionStatus) -> Interaction: ...
+    def transition_interaction(
+        self,
+        interaction: Interaction,
+        new_state: InteractionStatus,
+        *,
+        with_records: Sequence[Message | Event] = (),
+    ) -> Interaction: ...
     def list_run_interactions(
         self, run_id: str, *, kind: str | None = None, status: str | None = None
     ) -> list[Interaction]: ...

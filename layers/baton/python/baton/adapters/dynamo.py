@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
@@ -247,11 +248,22 @@ class DynamoStore:
         pointer = self._get(f"IID#{interaction_id}", f"IID#{interaction_id}")
         return self.get_interaction(pointer["run_id"], interaction_id) if pointer else None
 
-    def transition_interaction(self, interaction: Interaction, new_state: InteractionStatus) -> Interaction:
-        """Write `new_state` only if nobody changed the interaction since `interaction` was read."""
+    def transition_interaction(
+        self,
+        interaction: Interaction,
+        new_state: InteractionStatus,
+        *,
+        with_records: Sequence[Message | Event] = (),
+    ) -> Interaction:
+        """Write `new_state` only if nobody changed the interaction since `interaction` was read.
+
+        `with_records` (the answer's message, its event) are written in the same transaction: all or
+        nothing, so an answer is never stored without its delivery."""
         expected = interaction.state.version
         updated = interaction.model_copy(update={"state": new_state.model_copy(update={"version": expected + 1})})
         values = self._interaction_values(updated)
+        if with_records:
+            return self._transition_with_records(interaction, updated, values, expected, with_records)
         try:
             self._db.put_item(
                 TableName=self._table,
@@ -271,6 +283,56 @@ class DynamoStore:
                     details={"interaction_id": interaction.interaction_id},
                 ) from err
             current = self._interaction_from(_from_item(cast(dict[str, Any], old)))
+            raise ConflictError(
+                f"interaction {interaction.interaction_id} is already {current.state.status}",
+                details={"interaction": current.public()},
+            ) from err
+        return updated
+
+    def _transition_with_records(
+        self,
+        interaction: Interaction,
+        updated: Interaction,
+        values: dict[str, Any],
+        expected: int,
+        records: Sequence[Message | Event],
+    ) -> Interaction:
+        items: list[dict[str, Any]] = [
+            {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": _to_item(values),
+                    "ConditionExpression": "attribute_exists(PK) AND #ver = :expected",
+                    "ExpressionAttributeNames": {"#ver": "version"},
+                    "ExpressionAttributeValues": _to_item({":expected": expected}),
+                }
+            }
+        ]
+        for record in records:
+            item = self._message_values(record) if isinstance(record, Message) else self._event_values(record)
+            items.append(
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": _to_item(item),
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                }
+            )
+        try:
+            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type,unused-ignore]
+        except ClientError as err:
+            reasons = err.response.get("CancellationReasons") or []  # type: ignore[typeddict-item,unused-ignore]
+            if err.response.get("Error", {}).get("Code") != "TransactionCanceledException" or not reasons:
+                raise
+            if reasons[0].get("Code") != "ConditionalCheckFailed":
+                raise
+            current = self.get_interaction(interaction.run_id, interaction.interaction_id)
+            if current is None:
+                raise NotFoundError(
+                    f"interaction {interaction.interaction_id} not found",
+                    details={"interaction_id": interaction.interaction_id},
+                ) from err
             raise ConflictError(
                 f"interaction {interaction.interaction_id} is already {current.state.status}",
                 details={"interaction": current.public()},
@@ -360,24 +422,34 @@ class DynamoStore:
     def _expiry(self, at_epoch: int) -> int:
         return at_epoch + self._ttl_seconds
 
-    def append_event(self, event: Event) -> None:
+    def _event_values(self, event: Event) -> dict[str, Any]:
         from baton.ids import parse_iso
 
+        return {
+            "PK": _run_pk(event.run_id),
+            "SK": f"EVT#{event.event_id}",
+            "record": "event",
+            "event_id": event.event_id,
+            "run_id": event.run_id,
+            "type": event.type,
+            "at": event.at,
+            "data": json.dumps(event.data),
+            TTL_ATTRIBUTE: self._expiry(int(parse_iso(event.at).timestamp())),
+        }
+
+    @staticmethod
+    def _message_values(message: Message) -> dict[str, Any]:
+        return {
+            "PK": _run_pk(message.run_id),
+            "SK": f"MSG#{message.node}#{message.message_id}",
+            "record": "message",
+            **message.model_dump(),
+        }
+
+    def append_event(self, event: Event) -> None:
         self._db.put_item(
             TableName=self._table,
-            Item=_to_item(
-                {
-                    "PK": _run_pk(event.run_id),
-                    "SK": f"EVT#{event.event_id}",
-                    "record": "event",
-                    "event_id": event.event_id,
-                    "run_id": event.run_id,
-                    "type": event.type,
-                    "at": event.at,
-                    "data": json.dumps(event.data),
-                    TTL_ATTRIBUTE: self._expiry(int(parse_iso(event.at).timestamp())),
-                }
-            ),
+            Item=_to_item(self._event_values(event)),
             ConditionExpression="attribute_not_exists(PK)",
         )
 
@@ -409,14 +481,7 @@ class DynamoStore:
     def put_message(self, message: Message) -> None:
         self._db.put_item(
             TableName=self._table,
-            Item=_to_item(
-                {
-                    "PK": _run_pk(message.run_id),
-                    "SK": f"MSG#{message.node}#{message.message_id}",
-                    "record": "message",
-                    **message.model_dump(),
-                }
-            ),
+            Item=_to_item(self._message_values(message)),
             ConditionExpression="attribute_not_exists(PK)",
         )
 

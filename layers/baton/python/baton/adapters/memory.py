@@ -4,6 +4,7 @@ For unit tests of the domain; the integration tests run the real adapters on mot
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
@@ -62,7 +63,13 @@ class MemoryStore:
         run_id = self.interaction_runs.get(interaction_id)
         return self.interactions.get((run_id, interaction_id)) if run_id is not None else None
 
-    def transition_interaction(self, interaction: Interaction, new_state: InteractionStatus) -> Interaction:
+    def transition_interaction(
+        self,
+        interaction: Interaction,
+        new_state: InteractionStatus,
+        *,
+        with_records: Sequence[Message | Event] = (),
+    ) -> Interaction:
         key = (interaction.run_id, interaction.interaction_id)
         with self._lock:
             current = self.interactions.get(key)
@@ -77,6 +84,11 @@ class MemoryStore:
                 update={"state": new_state.model_copy(update={"version": interaction.state.version + 1})}
             )
             self.interactions[key] = updated
+            for record in with_records:  # one lock: all or nothing, like the DynamoDB transaction
+                if isinstance(record, Message):
+                    self.put_message(record)
+                else:
+                    self.append_event(record)
             return updated
 
     def list_run_interactions(

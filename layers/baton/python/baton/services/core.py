@@ -33,8 +33,11 @@ class Core:
     def later(self, seconds: int) -> str:
         return iso(self.clock.now() + timedelta(seconds=seconds))
 
+    def new_event(self, run_id: str, type_: str, **data: Any) -> Event:
+        return Event(event_id=self.ids.new_id(), run_id=run_id, type=type_, at=self.now(), data=data)
+
     def record(self, run_id: str, type_: str, **data: Any) -> Event:
-        event = Event(event_id=self.ids.new_id(), run_id=run_id, type=type_, at=self.now(), data=data)
+        event = self.new_event(run_id, type_, **data)
         self.store.append_event(event)
         return event
 

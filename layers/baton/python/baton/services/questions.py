@@ -219,31 +219,16 @@ class QuestionService:
                 f"run {run_id} is {run.status}; nothing is waiting for this answer",
                 details={"run_id": run_id, "status": run.status},
             )
-        try:
-            answered = core.store.transition_interaction(
-                question,
-                InteractionStatus(
-                    status="answered",
-                    answer=answer,
-                    answered_by=caller,
-                    answered_at=core.now(),
-                    version=question.state.version,
-                ),
-            )
-        except ConflictError:
-            current = core.store.get_interaction(run_id, interaction_id)
-            raise self._already(current or question) from None
-        core.store.put_message(
-            Message(
-                message_id=core.ids.new_id(),
-                run_id=run_id,
-                node=question.request.node,
-                text=message_text(question, answer),
-                created_at=core.now(),
-                interaction_id=interaction_id,
-            )
+        # The answer, its message for the asking node and its event: one transaction, all or nothing.
+        message = Message(
+            message_id=core.ids.new_id(),
+            run_id=run_id,
+            node=question.request.node,
+            text=message_text(question, answer),
+            created_at=core.now(),
+            interaction_id=interaction_id,
         )
-        core.record(
+        event = core.new_event(
             run_id,
             "interaction_answered",
             interaction_id=interaction_id,
@@ -254,6 +239,21 @@ class QuestionService:
             by=caller,
             **{"async": True},
         )
+        try:
+            answered = core.store.transition_interaction(
+                question,
+                InteractionStatus(
+                    status="answered",
+                    answer=answer,
+                    answered_by=caller,
+                    answered_at=core.now(),
+                    version=question.state.version,
+                ),
+                with_records=[message, event],
+            )
+        except ConflictError:
+            current = core.store.get_interaction(run_id, interaction_id)
+            raise self._already(current or question) from None
         released = self.release_ready(run_id)
         return {
             "interaction_id": interaction_id,
