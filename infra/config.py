@@ -68,6 +68,9 @@ class TeamConfig:
     # The git repository merges land in (https URL), and an optional Secrets Manager secret with a
     # token for pushing to it (CodeCommit URLs use the build role instead).
     repository: str = ""
+    # IAM principals (ARN regex) that are agents, not operators: they ask, drain, await and create
+    # interrupts, but cannot answer, resume, claim or cancel. Empty: every IAM caller is an operator.
+    agent_principal_pattern: str = ""
     repository_token_secret: str = ""
     # API Gateway stage throttling (requests per second / burst) for each API.
     throttle_rate: int = 50
@@ -125,6 +128,7 @@ class TeamConfig:
             webhook_url=str(ctx("webhook_url") or ""),
             webhook_secret_parameter=str(ctx("webhook_secret_parameter") or ""),
             repository=str(ctx("repository") or ""),
+            agent_principal_pattern=str(ctx("agent_principal_pattern") or ""),
             repository_token_secret=str(ctx("repository_token_secret") or ""),
             throttle_rate=_as_int(ctx("throttle_rate"), 50),
             throttle_burst=_as_int(ctx("throttle_burst"), 100),

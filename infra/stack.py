@@ -55,6 +55,7 @@ class BatonStack(Stack):
             "BATON_MERGE_RUNNER": "codebuild",
             # Whether (and which) repository merges land in: the review gate refuses to start without one.
             "BATON_MERGE_REPOSITORY": config.repository,
+            "BATON_AGENT_PRINCIPAL_PATTERN": config.agent_principal_pattern,
             "BATON_COMPANION": config.companion,
             "BATON_COMPANION_MODEL": config.companion_model,
         }

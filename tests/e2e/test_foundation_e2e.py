@@ -104,3 +104,20 @@ def test_an_identical_retry_is_idempotent_a_different_answer_is_409(local_stack:
         client.resume(run_id, {"ok": False})
     events = [e["type"] for e in client.events(run_id)["events"]]
     assert events.count("interaction_answered") == 1 and events.count("run_resumed") == 1
+
+
+def test_agent_token_asks_and_drains_but_only_the_operator_answers(local_stack: LocalStackProcess) -> None:
+    from baton.api.auth import agent_token
+    from baton.errors import ForbiddenError
+    from baton.sdk import Client
+
+    run_id = _run_id("e2e-agent")
+    agent = Client(local_stack.api_url, agent_token(local_stack.token, run_id))
+    iid = agent.ask_async(run_id, "draft", "Which region?")["interaction_id"]
+    with pytest.raises(ForbiddenError, match="operator action"):
+        agent.answer(run_id, iid, "eu-west-1")
+    with pytest.raises(ForbiddenError, match="scoped to run"):
+        agent.ask_async(_run_id("other"), "draft", "Not mine?")
+    local_stack.client().answer(run_id, iid, "eu-west-1")
+    [message] = agent.drain_messages(run_id, "draft")
+    assert message["text"].endswith("A: eu-west-1")

@@ -23,6 +23,7 @@ CONTEXT: Mapping[str, Any] = {
     "webhook_url": "https://hooks.example.com/baton",
     "repository": "https://git-codecommit.eu-west-1.amazonaws.com/v1/repos/agent-work",
     "companion_model": "us.anthropic.claude-sonnet-4-20250514-v1:0",
+    "agent_principal_pattern": ":assumed-role/alpha-agent-",
 }
 
 

@@ -380,3 +380,14 @@ def test_oldest_parked_gate_alarm_and_widget(cfn: dict[str, Any], template: Any)
         if v["Properties"]["FunctionName"] == f"{PREFIX}-reconcile"
     )
     assert reconcile["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"] == f"Baton/{TEAM}"
+
+
+def test_only_the_api_knows_which_iam_principals_are_agents(cfn: dict[str, Any]) -> None:
+    from tests.infra.conftest import CONTEXT
+
+    env = {
+        v["Properties"]["FunctionName"].removeprefix(f"{PREFIX}-"): v["Properties"]["Environment"]["Variables"]
+        for v in resources(cfn, "AWS::Lambda::Function").values()
+    }
+    assert env["api"]["BATON_AGENT_PRINCIPAL_PATTERN"] == CONTEXT["agent_principal_pattern"]
+    assert all("BATON_AGENT_PRINCIPAL_PATTERN" not in e for name, e in env.items() if name != "api")

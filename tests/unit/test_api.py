@@ -111,3 +111,33 @@ def runs_in_core(core: Core) -> None:
     runs = RunService(core)
     runs.start("human_pause", {}, run_id="r1", caller="op")
     runs.park(run_id="r1", node="approve", token="tok-1", prompt="Ship?", timeout_seconds=60)
+
+
+def test_agent_token_is_scoped_to_its_run_and_cannot_act_as_operator(api: Any, runs_in_core: None) -> None:
+    from baton.api.auth import agent_token
+
+    agent = agent_token(TOKEN, "r1")
+    status, _ = api("GET", "/api/runs/r1", token=agent)
+    assert status == 200
+    status, body = api("GET", "/api/runs/r2", token=agent)
+    assert status == 403 and "scoped to run r1" in body["message"]
+    status, body = api("POST", "/api/runs/r1/resume", {"answers": {"ship": True}}, token=agent)
+    assert status == 403 and "operator action" in body["message"]
+    status, body = api("POST", "/api/runs", {"workflow": "human_pause"}, token=agent)
+    assert status == 403
+    # A forged token for another run (wrong mac) is not an identity at all.
+    status, _ = api("GET", "/api/runs/r2", token=agent.replace("agent.r1.", "agent.r2."))
+    assert status == 401
+    # The operator still can.
+    status, body = api("POST", "/api/runs/r1/resume", {"answers": {"ship": True}})
+    assert status == 200 and body["resumed"] is True
+
+
+def test_iam_principals_matching_the_agent_pattern_are_agents() -> None:
+    from baton.api.auth import resolve_caller
+
+    event = {"requestContext": {"identity": {"userArn": "arn:aws:sts::1:assumed-role/team-agent-runner/x"}}}
+    assert resolve_caller(event, "", r":assumed-role/[^/]*-agent-").role == "agent"
+    assert resolve_caller(event, "", "").role == "operator"
+    cognito = {"requestContext": {"authorizer": {"claims": {"email": "op@example.com", "sub": "1"}}}}
+    assert resolve_caller(cognito, "", r".*").role == "operator"

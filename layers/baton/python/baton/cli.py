@@ -352,6 +352,23 @@ def review_show(
         )
 
 
+@app.command("agent-token")
+def agent_token_command(
+    run_id: Annotated[str, typer.Argument(help="The run the agent may act on.")],
+) -> None:
+    """Print a local agent token scoped to one run (for the SDK in agent code: Client(token=...)).
+    An agent may ask, drain, await and create interrupts on its run; answering, resuming, claiming
+    and cancelling stay operator actions. Local stack only; deployed agents use IAM."""
+    from baton.api.auth import agent_token
+    from baton.sdk import find_local_state
+
+    state = find_local_state()
+    if state is None or not state.get("token"):
+        err_console.print("[bold red]error[/]: no local stack found (.baton/local.json); start it with `baton dev`")
+        raise typer.Exit(code=1)
+    sys.stdout.write(agent_token(state["token"], run_id) + "\n")
+
+
 @app.command("check-asl")
 def check_asl(
     directory: Annotated[Path, typer.Argument(help="Folder of *.asl.json files.")] = Path("statemachines"),

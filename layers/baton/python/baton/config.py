@@ -20,6 +20,9 @@ class Settings(BaseModel):
     api_url: str = Field(default="", alias="BATON_API_URL")
     # Set only by the local stack: the bearer token that stands in for IAM/Cognito there.
     local_api_token: str = Field(default="", alias="BATON_LOCAL_API_TOKEN")
+    # Deployed: IAM principals whose ARN matches this regex are agents (ask/drain/await/interrupt),
+    # everyone else is an operator. Empty: every IAM caller is an operator.
+    agent_principal_pattern: str = Field(default="", alias="BATON_AGENT_PRINCIPAL_PATTERN")
     idempotency_enabled: bool = Field(default=True, alias="BATON_IDEMPOTENCY")
     event_ttl_days: int = Field(default=90, alias="BATON_EVENT_TTL_DAYS")
     # Review gate: which companion answers (offline | bedrock) and how the merge runs (codebuild | local).

@@ -42,7 +42,12 @@ class FunctionSpec:
 
 
 FUNCTIONS: tuple[FunctionSpec, ...] = (
-    FunctionSpec("api", "Baton HTTP API (Powertools resolver)", timeout_seconds=29),
+    FunctionSpec(
+        "api",
+        "Baton HTTP API (Powertools resolver)",
+        timeout_seconds=29,
+        extra_env=("BATON_AGENT_PRINCIPAL_PATTERN",),
+    ),
     FunctionSpec("park", "Registers a gate's task token and what it asks"),
     FunctionSpec("gate_timeout", "Records what timed out at a gate and returns the Fail cause"),
     FunctionSpec("notify_console", "Prints notifications (console channel)", subscribes_to_channel="console"),

@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from baton.api import deps
-from baton.api.auth import resolve_caller
+from baton.api.auth import Caller, resolve_caller
 from baton.api.routes_interrupts import router as interrupts_router
 from baton.api.routes_questions import router as questions_router
 from baton.api.routes_review import router as review_router
@@ -38,6 +38,11 @@ def _error(err: BatonError) -> Response:
     return Response(status_code=err.http_status, content_type=content_types.APPLICATION_JSON, body=err.to_body())
 
 
+def _resolve(event: Mapping[str, Any]) -> Caller:
+    settings = deps.get_services().settings
+    return resolve_caller(event, settings.local_api_token, settings.agent_principal_pattern)
+
+
 def _auth_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
     path = app.current_event.path
     if path.startswith(PUBLIC_PATHS):
@@ -46,7 +51,7 @@ def _auth_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddlewar
     if len(body) > MAX_BODY_BYTES:
         return _error(PayloadTooLargeError(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}"))
     try:
-        caller = resolve_caller(app.current_event.raw_event, deps.get_services().settings.local_api_token)
+        caller = _resolve(app.current_event.raw_event)
     except UnauthorizedError as err:
         return _error(err)
     deps.set_current_caller(caller)
@@ -61,7 +66,7 @@ class BatonResolver(APIGatewayRestResolver):
         path = str(event.get("path") or "")
         if not path.startswith(PUBLIC_PATHS):
             try:
-                resolve_caller(event, deps.get_services().settings.local_api_token)
+                _resolve(event)
             except UnauthorizedError as err:
                 return {
                     "statusCode": err.http_status,

@@ -7,6 +7,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from baton.api.auth import Caller
+from baton.errors import ForbiddenError
 
 if TYPE_CHECKING:
     from baton.wiring import Services
@@ -41,3 +42,25 @@ def set_current_caller(caller: Caller) -> None:
 
 def current_caller() -> Caller:
     return _caller.get()
+
+
+def require_operator(action: str) -> Caller:
+    """Answering, resuming, claiming and cancelling are operator actions (DESIGN §5)."""
+    caller = current_caller()
+    if caller.role != "operator":
+        raise ForbiddenError(
+            f"{action} is an operator action; this identity is an agent",
+            details={"principal": caller.principal},
+        )
+    return caller
+
+
+def require_run(run_id: str | None) -> Caller:
+    """An agent identity scoped to a run may touch that run only."""
+    caller = current_caller()
+    if caller.role == "agent" and caller.run_id is not None and caller.run_id != run_id:
+        raise ForbiddenError(
+            f"this agent identity is scoped to run {caller.run_id}",
+            details={"principal": caller.principal, "run_id": run_id},
+        )
+    return caller

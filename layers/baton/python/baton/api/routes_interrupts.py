@@ -89,7 +89,7 @@ def _service() -> InterruptService:
 def _operator(requested: str | None) -> str:
     """The authenticated caller. Locally everyone shares one bearer token, so a name may be given
     (to show claims by different operators); deployed, naming someone else is refused."""
-    caller = deps.current_caller()
+    caller = deps.require_operator("claiming, resuming or cancelling an interrupt")
     if requested is None or requested == caller.principal:
         return caller.principal
     if caller.via == "local-token":
@@ -103,6 +103,7 @@ def _json(status: int, body: Any) -> Response[Any]:
 
 @router.post("/api/v1/interrupts", summary="Create an interrupt (a typed pause)", tags=["interrupts"])
 def create_interrupt(body: CreateInterruptRequest) -> Response[Any]:
+    deps.require_run(body.sessionId)
     interrupt, created = _service().create(
         InterruptSpec(
             session_id=body.sessionId,
@@ -131,6 +132,7 @@ def list_interrupts(
         str | None, Query(alias="next", max_length=4096, description="The `next` of the previous page.")
     ] = None,
 ) -> dict[str, Any]:
+    deps.require_run(session_id)  # an agent lists its own session's interrupts only
     found, token = _service().list_page(status=status, session_id=session_id, limit=limit, next_token=next_token)
     return {"interrupts": [public_view(i) for i in found], "count": len(found), "next": token}
 
@@ -148,6 +150,8 @@ def get_interrupt(
         ),
     ] = 0,
 ) -> dict[str, Any]:
+    if deps.current_caller().role == "agent":  # scoped before any waiting
+        deps.require_run(public_view(_service().get(interrupt_id))["sessionId"])
     return public_view(_service().get(interrupt_id, wait_seconds=wait_seconds))
 
 

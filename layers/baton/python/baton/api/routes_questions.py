@@ -62,6 +62,7 @@ def _json(status: int, body: dict[str, Any]) -> Response[dict[str, Any]]:
     tags=["questions"],
 )
 def ask(run_id: RunId, body: AskRequest) -> Response[dict[str, Any]]:
+    deps.require_run(run_id)
     result = deps.get_services().questions.ask(
         run_id,
         node=body.node,
@@ -77,6 +78,7 @@ def ask(run_id: RunId, body: AskRequest) -> Response[dict[str, Any]]:
 
 @router.get("/api/runs/<run_id>/interactions/pending", summary="The run's pending questions", tags=["questions"])
 def pending(run_id: RunId) -> dict[str, Any]:
+    deps.require_run(run_id)
     found = deps.get_services().questions.pending(run_id)
     return {"run_id": run_id, "pending": [i.public() for i in found]}
 
@@ -87,7 +89,7 @@ def pending(run_id: RunId) -> dict[str, Any]:
     tags=["questions"],
 )
 def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) -> dict[str, Any]:
-    services, caller = deps.get_services(), deps.current_caller().principal
+    services, caller = deps.get_services(), deps.require_operator("answering a question").principal
     return services.idempotency.run(
         "answer",
         {"run_id": run_id, "interaction_id": interaction_id, "answer": body.answer, "caller": caller},
@@ -101,6 +103,7 @@ def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) ->
     tags=["questions"],
 )
 def drain(run_id: RunId, node: NodeName) -> dict[str, Any]:
+    deps.require_run(run_id)
     messages = deps.get_services().questions.drain(run_id, node)
     return {"run_id": run_id, "node": node, "messages": [m.model_dump() for m in messages]}
 
@@ -111,6 +114,7 @@ def drain(run_id: RunId, node: NodeName) -> dict[str, Any]:
     tags=["questions"],
 )
 def await_answers(run_id: RunId, body: AwaitRequest) -> Response[dict[str, Any]]:
+    deps.require_run(run_id)
     done, result = deps.get_services().questions.await_tool(
         run_id,
         timeout_seconds=body.timeout_seconds,

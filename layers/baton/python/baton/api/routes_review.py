@@ -25,4 +25,5 @@ def get_review(
     run_id: RunId,
     gate: Annotated[str | None, Query(description="The review gate's name, when the run has several.")] = None,
 ) -> dict[str, Any]:
+    deps.require_run(run_id)
     return deps.get_services().review_service().view(check_run_id(run_id), gate)

@@ -36,7 +36,8 @@ class ResumeRequest(BaseModel):
 @router.post("/api/runs", summary="Start a hosted run", tags=["runs"])
 def start_run(body: StartRunRequest) -> Response[dict[str, Any]]:
     services = deps.get_services()
-    run = services.runs.start(body.workflow, body.input, run_id=body.run_id, caller=deps.current_caller().principal)
+    caller = deps.require_operator("starting a hosted run")
+    run = services.runs.start(body.workflow, body.input, run_id=body.run_id, caller=caller.principal)
     return Response(
         status_code=201,
         content_type=content_types.APPLICATION_JSON,
@@ -46,6 +47,7 @@ def start_run(body: StartRunRequest) -> Response[dict[str, Any]]:
 
 @router.get("/api/runs/<run_id>", summary="Run summary: status, counts, merge fields", tags=["runs"])
 def get_run(run_id: RunId) -> dict[str, Any]:
+    deps.require_run(run_id)
     return deps.get_services().runs.get(check_run_id(run_id))
 
 
@@ -55,6 +57,7 @@ def list_events(
     after: Annotated[str | None, Query(description="Cursor: the last event id you have.")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> dict[str, Any]:
+    deps.require_run(run_id)
     events = deps.get_services().runs.events(check_run_id(run_id), after=after, limit=limit)
     return {
         "events": [e.model_dump() for e in events],
@@ -64,7 +67,7 @@ def list_events(
 
 @router.post("/api/runs/<run_id>/resume", summary="Resume the run's paused human node", tags=["runs"])
 def resume(run_id: RunId, body: ResumeRequest) -> dict[str, Any]:
-    caller = deps.current_caller()
+    caller = deps.require_operator("resuming a run")
     services = deps.get_services()
     run_id = check_run_id(run_id)
     # Review gates take the operator's action under the reserved __review_* keys (baton.services.review).
