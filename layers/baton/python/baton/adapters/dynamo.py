@@ -354,17 +354,22 @@ class DynamoStore:
             if (kind is None or i.request.kind == kind) and (status is None or i.state.status == status)
         ]
 
-    def list_by_status(self, kind: str, status: str, *, run_id: str | None = None) -> list[Interaction]:
+    @staticmethod
+    def _by_status_query(kind: str, status: str, run_id: str | None) -> dict[str, Any]:
+        """Query arguments for `kind` interactions in `status` (one run's when `run_id`) on by_status."""
         condition = "GSI2PK = :pk"
         values: dict[str, Any] = {":pk": f"{kind}#{status}"}
         if run_id:
             condition += " AND begins_with(GSI2SK, :run)"
             values[":run"] = f"{run_id}#"
-        items = self._query_all(
-            IndexName=GSI_BY_STATUS,
-            KeyConditionExpression=condition,
-            ExpressionAttributeValues=_to_item(values),
-        )
+        return {
+            "IndexName": GSI_BY_STATUS,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": _to_item(values),
+        }
+
+    def list_by_status(self, kind: str, status: str, *, run_id: str | None = None) -> list[Interaction]:
+        items = self._query_all(**self._by_status_query(kind, status, run_id))
         return [self._interaction_from(v) for v in items]
 
     def page_interactions(
@@ -382,16 +387,7 @@ class DynamoStore:
             raise ValueError("page_interactions needs a status or a run_id")
         kwargs: dict[str, Any]
         if status is not None:
-            condition = "GSI2PK = :pk"
-            values: dict[str, Any] = {":pk": f"{kind}#{status}"}
-            if run_id:
-                condition += " AND begins_with(GSI2SK, :run)"
-                values[":run"] = f"{run_id}#"
-            kwargs = {
-                "IndexName": GSI_BY_STATUS,
-                "KeyConditionExpression": condition,
-                "ExpressionAttributeValues": _to_item(values),
-            }
+            kwargs = self._by_status_query(kind, status, run_id)
         else:
             kwargs = {
                 "KeyConditionExpression": "PK = :pk AND begins_with(SK, :prefix)",
