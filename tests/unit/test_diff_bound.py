@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -10,12 +9,7 @@ import pytest
 
 from baton.errors import NotFoundError, ValidationFailedError
 from baton.review.diff import bounded_diff, run_branch_diff
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True)
-    return proc.stdout.strip()
+from tests.gitrepo import git, init_repo
 
 
 def commit(repo: Path, message: str, files: dict[str, str | bytes]) -> str:
@@ -33,12 +27,7 @@ def commit(repo: Path, message: str, files: dict[str, str | bytes]) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Operator")
-    git(root, "config", "user.email", "operator@example.com")
-    git(root, "config", "commit.gpgsign", "false")
+    root = init_repo(tmp_path / "repo")
     commit(root, "initial", {"a.txt": "one\ntwo\nthree\n", "old.txt": "bye\n", "keep.txt": "k\n" * 20})
     return root
 

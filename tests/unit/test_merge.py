@@ -13,14 +13,9 @@ import pytest
 
 from baton.errors import BatonError, NotFoundError, ValidationFailedError
 from baton.merge import TRAILER_BRANCH, TRAILER_HEAD, MergeOutcome, main, merge_run_branch
+from tests.gitrepo import git, init_repo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def git(repo: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=True)
-    return proc.stdout.strip()
 
 
 def write(repo: Path, name: str, content: str) -> None:
@@ -40,12 +35,7 @@ def commit(repo: Path, message: str, **files: str) -> str:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """main: one commit (README, app.py); run branch `baton/run-1`: two commits; main checked out."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Operator")
-    git(root, "config", "user.email", "operator@example.com")
-    git(root, "config", "commit.gpgsign", "false")
+    root = init_repo(tmp_path / "repo")
     commit(root, "initial", **{"README.md": "hello\n", "app.py": "x = 1\n"})
     git(root, "checkout", "-q", "-b", "baton/run-1")
     git(root, "config", "user.name", "Agent")
