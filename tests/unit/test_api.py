@@ -54,6 +54,12 @@ def test_auth_comes_before_validation(api: Any) -> None:
     assert status == 401
 
 
+def test_an_oversized_body_is_413_before_anything_else(api: Any, core: Core) -> None:
+    status, body = api("POST", "/api/runs", raw='{"workflow": "human_pause", "input": {"x": "' + "y" * 300_000 + '"}}')
+    assert status == 413 and body["error"] == "payload_too_large"
+    assert core.workflows.started == []  # type: ignore[attr-defined]
+
+
 def test_start_and_read_a_run(api: Any) -> None:
     status, body = api("POST", "/api/runs", {"workflow": "human_pause", "run_id": "r1", "input": {"prompt": "?"}})
     assert status == 201 and body["run_id"] == "r1" and body["status"] == "running"

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
-from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from baton.api import deps
@@ -43,31 +42,20 @@ def _resolve(event: Mapping[str, Any]) -> Caller:
     return resolve_caller(event, settings.local_api_token, settings.agent_principal_pattern)
 
 
-def _auth_middleware(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response:
-    path = app.current_event.path
-    if path.startswith(PUBLIC_PATHS):
-        return next_middleware(app)
-    body = app.current_event.body or ""
-    if len(body) > MAX_BODY_BYTES:
-        return _error(PayloadTooLargeError(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}"))
-    try:
-        caller = _resolve(app.current_event.raw_event)
-    except UnauthorizedError as err:
-        return _error(err)
-    deps.set_current_caller(caller)
-    return next_middleware(app)
-
-
 class BatonResolver(APIGatewayRestResolver):
-    """Authentication comes before everything else, request validation included: a caller without
-    an identity learns nothing about the API but "401"."""
+    """Authentication (and the body-size limit) come before everything else, request validation
+    included: a caller without an identity learns nothing about the API but "401". The caller is
+    resolved once here and handed to the routes through `deps.current_caller()`."""
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         path = str(event.get("path") or "")
         if not path.startswith(PUBLIC_PATHS):
+            body = event.get("body") or ""
             try:
-                _resolve(event)
-            except UnauthorizedError as err:
+                if len(body) > MAX_BODY_BYTES:
+                    raise PayloadTooLargeError(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}")
+                deps.set_current_caller(_resolve(event))
+            except (UnauthorizedError, PayloadTooLargeError) as err:
                 return {
                     "statusCode": err.http_status,
                     "headers": {"Content-Type": content_types.APPLICATION_JSON},
@@ -79,7 +67,6 @@ class BatonResolver(APIGatewayRestResolver):
 
 def create_app() -> APIGatewayRestResolver:
     app = BatonResolver(enable_validation=True)
-    app.use(middlewares=[_auth_middleware])
     app.include_router(runs_router)
     app.include_router(interrupts_router)
     app.include_router(review_router)
