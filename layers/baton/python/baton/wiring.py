@@ -63,18 +63,16 @@ def build_services(settings: Settings) -> Services:
         notifier = SnsNotifier(session.client("sns", config=_BOTO_CONFIG), settings.topic_arn)
     else:
         notifier = RecordingNotifier()
+    # One client per service, shared by the adapters (client creation is the costly part of a cold start).
+    dynamodb = session.client("dynamodb", config=_BOTO_CONFIG)
+    stepfunctions = session.client("stepfunctions", config=_BOTO_CONFIG)
     core = Core(
-        store=DynamoStore(
-            settings.table_name,
-            session.client("dynamodb", config=_BOTO_CONFIG),
-            ttl_seconds=settings.event_ttl_days * 86400,
-        ),
-        tokens=SfnTaskTokens(session.client("stepfunctions", config=_BOTO_CONFIG)),
-        workflows=SfnWorkflows(session.client("stepfunctions", config=_BOTO_CONFIG)),
+        store=DynamoStore(settings.table_name, dynamodb, ttl_seconds=settings.event_ttl_days * 86400),
+        tokens=SfnTaskTokens(stepfunctions),
+        workflows=SfnWorkflows(stepfunctions),
         notifier=notifier,
         workflow_arns=dict(settings.workflows),
     )
-    dynamodb = session.client("dynamodb", config=_BOTO_CONFIG)
     idempotency: Idempotency | NoIdempotency = (
         Idempotency(settings.table_name, dynamodb) if settings.idempotency_enabled else NoIdempotency()
     )
