@@ -6,9 +6,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # Node 20 (this machine's Node) is past jsii's support window; the banner is noise for synth.
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
@@ -19,6 +18,9 @@ from aws_cdk import App, Environment
 from infra.config import TeamConfig
 from infra.nag import add_checks
 from infra.stack import BatonStack
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 
 def build_app(

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from constructs import Node
+if TYPE_CHECKING:
+    from constructs import Node
 
 TEAM_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 DEFAULT_TEAM = "dev"

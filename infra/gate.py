@@ -36,7 +36,6 @@ by ask, interrupt and await_answers; the review gate's own tokens live in Baton'
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,11 +47,13 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 from pydantic import ValidationError
 
-from baton.review.gate import GateConfig
+from baton.domain.review_gate import GateConfig
 from infra.capabilities.functions import SEND_TASK_ACTIONS
 from infra.config import TeamConfig
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from infra.stack import BatonStack
 
 REVIEW_GATE_WORKFLOW = "review_gate"

@@ -5,13 +5,16 @@ gives its reason; `acknowledgements(scope)` lists them all (tests and docs read 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk import Acknowledgment, Validations
 from cdk_nag import AwsSolutionsChecks
-from constructs import IConstruct
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from constructs import IConstruct
 
 
 def acknowledge(scope: IConstruct, rule_id: str, reason: str) -> None:

@@ -4,9 +4,12 @@ the definitions reference function ARNs, and the API function needs the state ma
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aws_cdk import ArnFormat, Stack
 
-from infra.config import TeamConfig
+if TYPE_CHECKING:
+    from infra.config import TeamConfig
 
 
 def state_machine_name(config: TeamConfig, workflow: str) -> str:

@@ -3,9 +3,10 @@ the capabilities listed for it; `FunctionSpec.aws_access` (when set) wins over t
 
 from __future__ import annotations
 
-from typing import Final, Literal, get_args
+from typing import TYPE_CHECKING, Final, Literal, get_args
 
-from baton.resources import FunctionSpec
+if TYPE_CHECKING:
+    from baton.workflows.resources import FunctionSpec
 
 Capability = Literal[
     "table",  # read/write Baton's table (grant_read_write_data)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from aws_cdk import CfnOutput, Stack, Tags
-from constructs import Construct
+from typing import TYPE_CHECKING
 
-from baton.resources import FUNCTIONS, PROJECT_ROOT, STATE_MACHINES, STATEMACHINES_DIR
+from aws_cdk import CfnOutput, Stack, Tags
+
+from baton.workflows.resources import FUNCTIONS, STATE_MACHINES
+from baton.workflows.source_tree import source_tree
 from infra.capabilities.api import Api
 from infra.capabilities.functions import FunctionInputs, Functions
 from infra.capabilities.gates import Gates
@@ -13,12 +15,16 @@ from infra.capabilities.merge import Merge
 from infra.capabilities.notifications import Notifications
 from infra.capabilities.observability import Observability
 from infra.capabilities.store import Store
-from infra.config import TeamConfig
 from infra.gate import GATE_FUNCTION_EXPORTS
 from infra.naming import state_machine_arn
 from infra.suppressions import acknowledge_stack
 
-LAYER_DIR = PROJECT_ROOT / "layers" / "baton"
+if TYPE_CHECKING:
+    from constructs import Construct
+
+    from infra.config import TeamConfig
+
+LAYER_DIR = source_tree().layer_dir
 
 
 class BatonStack(Stack):
@@ -80,7 +86,7 @@ class BatonStack(Stack):
             config=config,
             machines=STATE_MACHINES,
             state_machine_arns=self.state_machine_arns,
-            directory=STATEMACHINES_DIR,
+            directory=source_tree().statemachines_dir,
             specs=FUNCTIONS,
             functions=fns,
         )

@@ -19,7 +19,7 @@ XRAY = (
 
 
 def acknowledge_stack(stack: BatonStack) -> None:
-    from baton.resources import FUNCTIONS
+    from baton.workflows.resources import FUNCTIONS
 
     # -- functions --------------------------------------------------------------------------------
     for spec in FUNCTIONS:

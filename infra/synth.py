@@ -4,18 +4,22 @@ credentials, no CDK CLI). The lead exposes `synth()` as the CLI command."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from aws_cdk import App
 
 from infra.app import build_app
-from infra.stack import BatonStack
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from aws_cdk import App
+
+    from infra.stack import BatonStack
 
 
 @dataclass

@@ -58,8 +58,8 @@ def main() -> None:
 
     import boto3
 
+    from baton.client.sdk import Client
     from baton.local.stack import LocalStack
-    from baton.sdk import Client
 
     with tempfile.TemporaryDirectory() as state_dir:
         stack = LocalStack(api_port=0, state_dir=Path(state_dir))

@@ -85,8 +85,8 @@ def main() -> None:
     args = parser.parse_args()
 
     _install_counter()
+    from baton.client.sdk import Client
     from baton.local.stack import LocalStack
-    from baton.sdk import Client
 
     state_dir = Path(tempfile.mkdtemp(prefix="baton-bench-q-"))
     stack = LocalStack(api_port=0, state_dir=state_dir)

@@ -22,7 +22,6 @@ class _Blocker(importlib.abc.MetaPathFinder):
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
         if name.split(".")[0] in NOT_IN_LAMBDA:
             raise ImportError(f"imports {name}, which the Lambda layers do not ship")
-        return None
 
 
 def main() -> int:

@@ -12,6 +12,7 @@ from baton.adapters.memory import FakeWorkflows, MemoryStore, RecordingTaskToken
 from baton.notify.sns import RecordingNotifier
 from baton.services.core import Core
 from baton.services.runs import RunService
+from baton.workflows.resources import WORKFLOW_DEFAULTS
 
 
 class FixedClock:
@@ -70,4 +71,4 @@ def core(clock: FixedClock) -> Core:
 
 @pytest.fixture
 def runs(core: Core) -> RunService:
-    return RunService(core)
+    return RunService(core, input_defaults=WORKFLOW_DEFAULTS)

@@ -8,8 +8,8 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from baton.api.app import create_app
-from baton.observability import logger, tracer
-from baton.wiring import services
+from baton.runtime.observability import logger, tracer
+from baton.runtime.wiring import services
 
 # One resolver per handler instance (per Lambda container; per local-stack container too).
 APP = create_app()

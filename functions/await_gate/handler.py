@@ -9,8 +9,8 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
-from baton.observability import logger, tracer
-from baton.wiring import services
+from baton.runtime.observability import logger, tracer
+from baton.runtime.wiring import services
 
 
 class AwaitGateRequest(BaseModel):

@@ -11,8 +11,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from baton.observability import logger, tracer
-from baton.wiring import services
+from baton.runtime.observability import logger, tracer
+from baton.runtime.wiring import services
 
 
 @logger.inject_lambda_context

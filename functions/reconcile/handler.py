@@ -3,7 +3,7 @@
 past their expiry. Idempotent.
 
 After each pass it publishes how many gates are still parked and the age of the oldest one
-(`baton.parked_age`: `ParkedGates`, `OldestParkedGateAgeSeconds`), which the "oldest parked gate"
+(`baton.runtime.parked_age`: `ParkedGates`, `OldestParkedGateAgeSeconds`), which the "oldest parked gate"
 alarm watches."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from baton.observability import logger, tracer
-from baton.parked_age import parked_age, publish
-from baton.wiring import services
+from baton.runtime.observability import logger, tracer
+from baton.runtime.parked_age import parked_age, publish
+from baton.runtime.wiring import services
 
 
 @logger.inject_lambda_context

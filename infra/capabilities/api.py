@@ -15,6 +15,8 @@ execution logs at ERROR, X-Ray, stage throttling.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cognito as cognito
@@ -22,7 +24,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra.config import TeamConfig
+if TYPE_CHECKING:
+    from infra.config import TeamConfig
 
 STAGE = "live"
 

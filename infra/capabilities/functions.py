@@ -1,11 +1,11 @@
-"""functions: one Lambda per `baton.resources.FUNCTIONS` entry (new entries are picked up on the next
+"""functions: one Lambda per `baton.workflows.resources.FUNCTIONS` entry (new entries are picked up on the next
 synth), each with its own role and log group, the `layers/baton` layer and the Powertools layer."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_cdk import Aws, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_codebuild as codebuild
@@ -18,10 +18,14 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from baton.resources import FunctionSpec
 from infra.config import TeamConfig, powertools_layer_arn
 from infra.naming import executions_arn, parameter_arn
 from infra.permissions import access_for, schedule_for
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from baton.workflows.resources import FunctionSpec
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64

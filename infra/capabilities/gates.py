@@ -1,12 +1,11 @@
-"""gates: the state machines of `statemachines/*.asl.json` listed in `baton.resources.STATE_MACHINES`,
-with `DefinitionSubstitutions` built by `baton.resources.substitutions` exactly as the local stack
+"""gates: the state machines of `statemachines/*.asl.json` listed in `baton.workflows.resources.STATE_MACHINES`,
+with `DefinitionSubstitutions` built by `baton.workflows.resources.substitutions` exactly as the local stack
 builds them, logging (level ALL, without execution data: answers and state snapshots stay out of the
 logs) and X-Ray tracing on."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
@@ -15,10 +14,15 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from baton.asl import AslError, check_file, placeholders
-from baton.resources import FunctionSpec, state_machine_substitution, substitutions
-from infra.config import TeamConfig
+from baton.workflows.asl import AslError, check_file, placeholders
+from baton.workflows.resources import FunctionSpec, state_machine_substitution, substitutions
 from infra.naming import executions_arn, state_machine_name
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+    from infra.config import TeamConfig
 
 
 def substitutions_for(
@@ -26,7 +30,7 @@ def substitutions_for(
     functions: Mapping[str, lambda_.IFunction],
     state_machine_arns: Mapping[str, str],
 ) -> dict[str, str]:
-    """The same mapping `baton.local.provision` builds (one builder, `baton.resources.substitutions`):
+    """The same mapping `baton.local.provision` builds (one builder, `baton.workflows.resources.substitutions`):
     every function's ARN and every Baton state machine's ARN (built from its name, so a workflow can
     start another whatever the order)."""
     return substitutions(
@@ -66,7 +70,7 @@ class Gates(Construct):
             used = placeholders(path.read_text())
             missing = used - set(substitutions)
             if missing:
-                raise AslError(f"{filename}: no function for {sorted(missing)} in baton.resources.FUNCTIONS")
+                raise AslError(f"{filename}: no function for {sorted(missing)} in baton.workflows.resources.FUNCTIONS")
             name = state_machine_name(config, workflow)
             log_group = logs.LogGroup(
                 self,

@@ -5,8 +5,8 @@ Lambda, a .waitForTaskToken task). Its buildspec (infra/buildspec/merge.yml) run
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from aws_cdk import Duration, RemovalPolicy, Stack
@@ -19,7 +19,11 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra.capabilities.functions import ASSET_EXCLUDE
-from infra.config import TeamConfig
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from infra.config import TeamConfig
 
 BUILDSPEC = Path(__file__).resolve().parents[1] / "buildspec" / "merge.yml"
 _CODECOMMIT = re.compile(r"^https://git-codecommit\.([a-z0-9-]+)\.amazonaws\.com/v1/repos/([A-Za-z0-9._-]+)$")

@@ -3,7 +3,7 @@ Lambdas and the people on the `email` channel); a second encrypted topic for ala
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_iam as iam
@@ -14,7 +14,11 @@ from aws_cdk import aws_sns_subscriptions as subs
 from constructs import Construct
 
 from baton.notify.sns import filter_policy_for
-from baton.resources import FunctionSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from baton.workflows.resources import FunctionSpec
 
 
 def filter_policy(channel: str) -> dict[str, sns.SubscriptionFilter]:

@@ -3,7 +3,7 @@ timeout, API 5xx) to the alarms topic, and one dashboard per team environment.
 
 "Parked too long", twice:
 - while it waits: the `reconcile` Lambda (every minute) publishes `OldestParkedGateAgeSeconds` and
-  `ParkedGates` (`Baton/<team>`, dimension service=baton; see `baton.parked_age`); the
+  `ParkedGates` (`Baton/<team>`, dimension service=baton; see `baton.runtime.parked_age`); the
   `oldest-parked-gate` alarm fires when the oldest parked gate has waited longer than
   `parked_gate_alarm_hours` (context, default 24);
 - after the fact: every token wait has a mandatory timeout, and a metric filter on each state
@@ -11,7 +11,7 @@ timeout, API 5xx) to the alarms topic, and one dashboard per team environment.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
@@ -23,9 +23,13 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from baton.parked_age import METRIC_OLDEST_AGE, METRIC_PARKED_COUNT
-from baton.parked_age import SERVICE as METRICS_SERVICE
-from infra.config import TeamConfig
+from baton.runtime.parked_age import METRIC_OLDEST_AGE, METRIC_PARKED_COUNT
+from baton.runtime.parked_age import SERVICE as METRICS_SERVICE
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from infra.config import TeamConfig
 
 PERIOD = Duration.minutes(5)
 GATE_TIMEOUTS = "GateTimeouts"

@@ -1,4 +1,4 @@
-"""store: the one DynamoDB table, mapped from the shared definition in `baton.table`."""
+"""store: the one DynamoDB table, mapped from the shared definition in `baton.workflows.table`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from baton import table as shared
+from baton.workflows import table as shared
 
 _TYPES = {"S": dynamodb.AttributeType.STRING, "N": dynamodb.AttributeType.NUMBER, "B": dynamodb.AttributeType.BINARY}
 _PROJECTIONS = {
@@ -16,7 +16,7 @@ _PROJECTIONS = {
 
 
 class Store(Construct):
-    """On-demand, point-in-time recovery, TTL on `baton.table.TTL_ATTRIBUTE`, retained on delete."""
+    """On-demand, point-in-time recovery, TTL on `baton.workflows.table.TTL_ATTRIBUTE`, retained on delete."""
 
     def __init__(self, scope: Construct, construct_id: str, *, table_name: str) -> None:
         super().__init__(scope, construct_id)

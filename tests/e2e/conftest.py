@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from baton.sdk import Client
+from baton.client.sdk import Client
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -54,7 +54,18 @@ def start_local_stack(state_dir: Path, *extra: str, env: dict[str, str] | None =
     log_path = state_dir / "dev.log"
     log = log_path.open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "baton.cli", "dev", "--port", "0", "--no-demo", "--state-dir", str(state_dir), *extra],
+        [
+            sys.executable,
+            "-m",
+            "baton.cli.main",
+            "dev",
+            "--port",
+            "0",
+            "--no-demo",
+            "--state-dir",
+            str(state_dir),
+            *extra,
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
         text=True,

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from baton.local.demo_repo import create_demo_repo
-from baton.review.gitcmd import run_git
+from baton.merge.gitcmd import run_git
 from tests.e2e.conftest import LocalStackProcess, start_local_stack, stop_local_stack, wait_for
 
 pytestmark = pytest.mark.e2e

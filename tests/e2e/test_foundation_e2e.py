@@ -108,8 +108,8 @@ def test_an_identical_retry_is_idempotent_a_different_answer_is_409(local_stack:
 
 def test_agent_token_asks_and_drains_but_only_the_operator_answers(local_stack: LocalStackProcess) -> None:
     from baton.api.auth import agent_token
+    from baton.client.sdk import Client
     from baton.errors import ForbiddenError
-    from baton.sdk import Client
 
     run_id = _run_id("e2e-agent")
     agent = Client(local_stack.api_url, agent_token(local_stack.token, run_id))

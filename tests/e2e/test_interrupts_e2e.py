@@ -221,7 +221,7 @@ def test_timeout_hosted_and_sdk(stack: LocalStackProcess) -> None:
 
 AGENT = """
 import sys
-from baton.sdk import Client
+from baton.client.sdk import Client
 result = Client().interrupt(session_id=sys.argv[1], prompt="Deploy target?", key="target", state={"n": 1})
 print("RESULT", result.interrupt_id, result.value, result.state, flush=True)
 """

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from baton.local.stack import LocalStack
-from baton.resources import FUNCTIONS, schedule_seconds
+from baton.workflows.resources import FUNCTIONS, schedule_seconds
 from tests.conftest import wait_for
 
 pytestmark = pytest.mark.e2e

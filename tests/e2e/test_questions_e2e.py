@@ -224,7 +224,7 @@ def test_tool_form_202_then_200_and_sdk_await(local_stack: LocalStackProcess) ->
         resp = http.post(f"/api/runs/{run_id}/await", json={"timeout_seconds": 30})
         assert resp.status_code == 202 and resp.json()["pending"] == [iid]
     assert client.get_run(run_id)["status"] == "paused_waiting_human"
-    from baton.sdk import AwaitTimeoutError
+    from baton.client.sdk import AwaitTimeoutError
 
     with pytest.raises(AwaitTimeoutError) as timed_out:
         client.await_answers(run_id, timeout=0.5, poll_interval=0.1)

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from baton.client.sdk import Client
 from baton.errors import ConflictError, NotFoundError, ValidationFailedError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
-from baton.review.gitcmd import git_out, run_git
-from baton.sdk import Client
+from baton.merge.gitcmd import git_out, run_git
 from tests.e2e.conftest import LocalStackProcess, wait_for
 
 pytestmark = pytest.mark.e2e

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from baton.resources import PROJECT_ROOT
+from baton.workflows.source_tree import source_tree
 
 pytestmark = pytest.mark.infra
 
-BUILDSPEC = PROJECT_ROOT / "infra" / "buildspec" / "merge.yml"
+BUILDSPEC = source_tree().root / "infra" / "buildspec" / "merge.yml"
 
 AWS_STUB = """#!/usr/bin/env bash
 # records: <subcommand> <json of args>; copies file:// task output
@@ -69,7 +69,7 @@ def _run(tmp_path: Path, **env: str) -> tuple[int, str, list[str], Any]:
         "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}",
         "HOME": str(home),
         "GIT_CONFIG_NOSYSTEM": "1",
-        "CODEBUILD_SRC_DIR": str(PROJECT_ROOT / "layers" / "baton"),
+        "CODEBUILD_SRC_DIR": str(source_tree().root / "layers" / "baton"),
         "AWS_CALLS": str(calls),
         "BATON_TASK_TOKEN": "token-123",
         **env,

@@ -141,7 +141,7 @@ def test_interrupt_is_a_token_wait_on_interrupt_park(user_stack: tuple[Any, Any,
 def test_interrupt_payload_is_what_interrupt_park_parses(user_stack: tuple[Any, Any, dict[str, Any]]) -> None:
     import importlib.util
 
-    from baton.resources import function
+    from baton.workflows.resources import function
 
     spec = importlib.util.spec_from_file_location(
         "interrupt_park_handler", function("interrupt_park").directory / "handler.py"
@@ -187,7 +187,7 @@ def test_review_starts_batons_review_gate_synchronously(user_stack: tuple[Any, A
 
 
 def test_every_gate_task_has_a_timeout_in_the_definition(user_template: Any) -> None:
-    from baton.asl import check_definition
+    from baton.workflows.asl import check_definition
 
     (machine,) = user_template.find_resources("AWS::StepFunctions::StateMachine").values()
     parts = machine["Properties"]["DefinitionString"]["Fn::Join"][1]

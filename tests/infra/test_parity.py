@@ -1,5 +1,5 @@
-"""What CDK deploys equals what the local stack runs: the table (baton.table), the function set
-(baton.resources), the subscriptions' filter policies, and the state-machine definitions after
+"""What CDK deploys equals what the local stack runs: the table (baton.workflows.table), the function set
+(baton.workflows.resources), the subscriptions' filter policies, and the state-machine definitions after
 substitution (function references normalized to the function's name)."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from baton.asl import load_definition, substitute
 from baton.local.provision import local_substitutions
 from baton.notify.sns import filter_policy_for
-from baton.resources import FUNCTIONS, STATE_MACHINES, STATEMACHINES_DIR
-from baton.table import TTL_ATTRIBUTE, create_table_kwargs
+from baton.workflows.asl import load_definition, substitute
+from baton.workflows.resources import FUNCTIONS, STATE_MACHINES
+from baton.workflows.source_tree import source_tree
+from baton.workflows.table import TTL_ATTRIBUTE, create_table_kwargs
 from tests.infra.conftest import PREFIX, resources
 
 pytestmark = pytest.mark.infra
@@ -100,7 +101,7 @@ def test_state_machine_definitions_match_the_local_stack(cfn: dict[str, Any]) ->
         cdk_subs = {key: normalized(value) for key, value in props["DefinitionSubstitutions"].items()}
         assert cdk_subs == local_subs
         ours = json.loads(substitute(props["DefinitionString"], cdk_subs))
-        theirs = json.loads(load_definition(STATEMACHINES_DIR / filename, local_subs))
+        theirs = json.loads(load_definition(source_tree().statemachines_dir / filename, local_subs))
         assert ours == theirs, workflow
 
 
@@ -123,5 +124,5 @@ def test_provision_deploys_what_local_substitutions_builds(monkeypatch: pytest.M
         subs = local_substitutions(out.function_arns, lambda wf: out.state_machine_arns[wf])
         for workflow, filename in STATE_MACHINES.items():
             deployed = clients["stepfunctions"].describe_state_machine(stateMachineArn=out.state_machine_arns[workflow])
-            expected = json.loads(load_definition(STATEMACHINES_DIR / filename, subs))
+            expected = json.loads(load_definition(source_tree().statemachines_dir / filename, subs))
             assert json.loads(deployed["definition"]) == expected, workflow

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match
 
-from baton.asl import check_definition, substitute
-from baton.resources import FUNCTIONS, STATE_MACHINES
-from baton.table import TTL_ATTRIBUTE
+from baton.workflows.asl import check_definition, substitute
+from baton.workflows.resources import FUNCTIONS, STATE_MACHINES
+from baton.workflows.table import TTL_ATTRIBUTE
 from tests.infra.conftest import PREFIX, TEAM, resources
 
 pytestmark = pytest.mark.infra

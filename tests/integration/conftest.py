@@ -11,11 +11,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from baton.config import get_settings
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
 from baton.local.provision import Provisioned, provision
-from baton.wiring import Services, services
+from baton.runtime.settings import get_settings
+from baton.runtime.wiring import Services, services
 
 MOTO_CONFIG: Any = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 

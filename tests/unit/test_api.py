@@ -10,11 +10,11 @@ import pytest
 
 from baton.api import deps
 from baton.api.app import create_app
-from baton.config import Settings
 from baton.local.http_adapter import to_proxy_event
+from baton.runtime.settings import Settings
+from baton.runtime.wiring import Services
 from baton.services.core import Core
 from baton.services.runs import RunService
-from baton.wiring import Services
 
 TOKEN = "local-secret"
 

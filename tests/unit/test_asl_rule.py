@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from baton.asl import AslError, check_definition, check_directory, load_definition, substitute
-from baton.resources import FUNCTIONS, STATEMACHINES_DIR
+from baton.workflows.asl import AslError, check_definition, check_directory, load_definition, substitute
+from baton.workflows.resources import FUNCTIONS
+from baton.workflows.source_tree import source_tree
 
 
 def _token_task(**extra: object) -> dict[str, object]:
@@ -14,9 +15,9 @@ def _token_task(**extra: object) -> dict[str, object]:
 
 
 def test_every_shipped_state_machine_passes() -> None:
-    problems = check_directory(STATEMACHINES_DIR)
+    problems = check_directory(source_tree().statemachines_dir)
     assert problems == [], "\n".join(str(p) for p in problems)
-    assert list(STATEMACHINES_DIR.glob("*.asl.json")), "no state machines found"
+    assert list(source_tree().statemachines_dir.glob("*.asl.json")), "no state machines found"
 
 
 def test_token_wait_without_timeout_is_named_by_file_and_state() -> None:
@@ -76,9 +77,9 @@ def test_substitution_requires_every_placeholder() -> None:
 
 
 def test_every_placeholder_in_shipped_files_names_a_function_or_workflow() -> None:
-    from baton.asl import placeholders
-    from baton.resources import STATE_MACHINES, state_machine_substitution
+    from baton.workflows.asl import placeholders
+    from baton.workflows.resources import STATE_MACHINES, state_machine_substitution
 
     known = {f.substitution for f in FUNCTIONS} | {state_machine_substitution(w) for w in STATE_MACHINES}
-    for path in STATEMACHINES_DIR.glob("*.asl.json"):
+    for path in source_tree().statemachines_dir.glob("*.asl.json"):
         assert placeholders(path.read_text()) <= known, path.name

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from baton.cli import app
+from baton.cli.main import app
 
 COMMANDS = [
     ["runs", "start", "human_pause"],

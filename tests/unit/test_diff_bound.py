@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from baton.errors import NotFoundError, ValidationFailedError
-from baton.review.diff import bounded_diff, run_branch_diff
+from baton.merge.diff import bounded_diff, run_branch_diff
 from tests.gitrepo import git, init_repo
 
 

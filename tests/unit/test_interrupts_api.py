@@ -14,15 +14,15 @@ from typer.testing import CliRunner
 
 from baton.api import deps
 from baton.api.app import create_app
-from baton.cli import app as cli_app
-from baton.config import Settings
+from baton.cli.main import app as cli_app
+from baton.client.interrupts import settle, wait_for
+from baton.client.sdk import ApiUnavailableError, Client
 from baton.errors import InterruptCancelledError, InterruptTimeoutError, InterruptValidationError
 from baton.local.http_adapter import to_proxy_event
-from baton.sdk import ApiUnavailableError, Client
-from baton.sdk_interrupts import settle, wait_for
+from baton.runtime.settings import Settings
+from baton.runtime.wiring import Services
 from baton.services.core import Core
 from baton.services.runs import RunService
-from baton.wiring import Services
 
 TOKEN = "local-secret"
 
@@ -323,7 +323,7 @@ def test_settle_maps_statuses() -> None:
 # ---- CLI -------------------------------------------------------------------------------------------
 @pytest.fixture
 def cli(client: Client, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr("baton.cli_workflow._client", lambda: client)
+    monkeypatch.setattr("baton.cli.workflow._client", lambda: client)
     runner = CliRunner()
 
     def run(*args: str) -> Any:

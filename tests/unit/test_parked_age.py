@@ -1,4 +1,4 @@
-"""The oldest-parked-gate metric the reconcile Lambda publishes (baton.parked_age)."""
+"""The oldest-parked-gate metric the reconcile Lambda publishes (baton.runtime.parked_age)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from baton.parked_age import METRIC_OLDEST_AGE, METRIC_PARKED_COUNT, parked_age, publish
+from baton.runtime.parked_age import METRIC_OLDEST_AGE, METRIC_PARKED_COUNT, parked_age, publish
 from baton.services.core import Core
 from baton.services.runs import RunService
 from tests.conftest import FixedClock

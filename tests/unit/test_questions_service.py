@@ -8,8 +8,6 @@ from typing import Any
 import pytest
 
 from baton.adapters.memory import MemoryStore, RecordingTaskTokens
-from baton.asl import check_definition
-from baton.await_gate import await_gate_states
 from baton.errors import (
     ConflictError,
     GoneError,
@@ -20,6 +18,8 @@ from baton.errors import (
 )
 from baton.services.core import Core
 from baton.services.questions import MAX_QUESTION_CHARS, QuestionService, answer_text
+from baton.workflows.asl import check_definition
+from baton.workflows.gate_states import await_gate_states
 
 
 @pytest.fixture

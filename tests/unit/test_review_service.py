@@ -11,19 +11,19 @@ from typing import Any
 import pytest
 
 from baton.adapters.memory import RecordingTaskTokens
+from baton.adapters.merge_runners import CodeBuildMergeRunner, MergeRequest, merge_command
 from baton.api import deps
 from baton.api.app import create_app
-from baton.config import Settings
+from baton.domain.review_gate import parse_gate_config, resolve_review_url
 from baton.errors import ConflictError, NotFoundError, ValidationFailedError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.local.http_adapter import to_proxy_event
 from baton.review.companion import OfflineCompanion
-from baton.review.gate import parse_gate_config, resolve_review_url
-from baton.review.runner import CodeBuildMergeRunner, MergeRequest, merge_command
+from baton.runtime.settings import Settings
+from baton.runtime.wiring import Services
 from baton.services.core import Core
 from baton.services.review import ReviewService
 from baton.services.runs import RunService
-from baton.wiring import Services
 
 TOKEN = "local-secret"
 
@@ -112,7 +112,7 @@ def test_first_turn_refuses_a_gate_without_repository(review: ReviewService, cor
 
 
 def test_deployed_first_turn_refuses_without_a_repository_before_any_pause(core: Core, runner: FakeRunner) -> None:
-    from baton.config import Settings
+    from baton.runtime.settings import Settings
     from baton.services.review import build_review_service
 
     settings = Settings(BATON_TABLE_NAME="t", BATON_MERGE_RUNNER="codebuild", BATON_MERGE_PROJECT="p")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from baton.sdk import Client
-from baton.sigv4 import CredentialsMissingError, SigV4Auth, region_of
+from baton.client.sdk import Client
+from baton.client.sigv4 import CredentialsMissingError, SigV4Auth, region_of
 
 API = "https://abc123.execute-api.eu-west-1.amazonaws.com/prod"
 

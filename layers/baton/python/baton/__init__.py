@@ -8,7 +8,7 @@ __version__ = "0.1.0"
 def __getattr__(name: str) -> object:
     # `baton.Client` without importing httpx for every Lambda that imports the package.
     if name == "Client":
-        from baton.sdk import Client
+        from baton.client import Client
 
         return Client
     raise AttributeError(name)

@@ -3,10 +3,11 @@ tests use the in-memory fakes in `baton.adapters.memory`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, ReviewTurn, RunSummary
     from baton.notify.model import Notification
 

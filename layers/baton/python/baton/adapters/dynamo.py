@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, cast
 
@@ -21,9 +20,11 @@ from baton.models import (
     ReviewTurn,
     RunSummary,
 )
-from baton.table import GSI_BY_STATUS, GSI_PENDING, TTL_ATTRIBUTE
+from baton.workflows.table import GSI_BY_STATUS, GSI_PENDING, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from mypy_boto3_dynamodb import DynamoDBClient
 
 _ser = TypeSerializer()
@@ -141,7 +142,7 @@ class DynamoStore:
             old = err.response.get("Item")
             if not old:
                 raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id}) from err
-            current = self._run_from(_from_item(cast(dict[str, Any], old)))
+            current = self._run_from(_from_item(cast("dict[str, Any]", old)))
             raise ConflictError(
                 f"run {run_id} is {current.status}; expected one of {sorted(allowed_from or [])}",
                 details={"run_id": run_id, "current": current.model_dump()},
@@ -282,7 +283,7 @@ class DynamoStore:
                     f"interaction {interaction.interaction_id} not found",
                     details={"interaction_id": interaction.interaction_id},
                 ) from err
-            current = self._interaction_from(_from_item(cast(dict[str, Any], old)))
+            current = self._interaction_from(_from_item(cast("dict[str, Any]", old)))
             raise ConflictError(
                 f"interaction {interaction.interaction_id} is already {current.state.status}",
                 details={"interaction": current.public()},

@@ -4,11 +4,13 @@ For unit tests of the domain; the integration tests run the real adapters on mot
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
 from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, ReviewTurn, RunSummary
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class MemoryStore:

@@ -27,13 +27,13 @@ from baton.errors import (
     UnauthorizedError,
     ValidationFailedError,
 )
-from baton.observability import logger
+from baton.runtime.observability import logger
 
 PUBLIC_PATHS = ("/api/openapi.json", "/api/docs")
 MAX_BODY_BYTES = 256 * 1024
 
 
-def _error(err: BatonError) -> Response:
+def _error(err: BatonError) -> Response[Any]:
     return Response(status_code=err.http_status, content_type=content_types.APPLICATION_JSON, body=err.to_body())
 
 
@@ -75,7 +75,7 @@ def create_app() -> APIGatewayRestResolver:
     def _register(error_type: type[BatonError]) -> None:
         # One handler per domain error: the body is always {"error", "message", ...details}.
         @app.exception_handler(error_type)
-        def _handle(err: BatonError) -> Response:
+        def _handle(err: BatonError) -> Response[Any]:
             if err.http_status >= 500:
                 logger.exception("server error")
             return _error(err)
@@ -94,7 +94,7 @@ def create_app() -> APIGatewayRestResolver:
         _register(error_type)
 
     @app.exception_handler(RequestValidationError)
-    def _invalid_request(err: RequestValidationError) -> Response:
+    def _invalid_request(err: RequestValidationError) -> Response[Any]:
         problems = []
         for e in err.errors():
             loc = ".".join(str(p) for p in e.get("loc", ()) if p != "body")
@@ -105,7 +105,7 @@ def create_app() -> APIGatewayRestResolver:
         return _error(ValidationFailedError(f"invalid request: {summary}", details={"problems": problems}))
 
     @app.not_found
-    def _not_found(_: Exception) -> Response:
+    def _not_found(_: Exception) -> Response[Any]:
         return _error(NotFoundError(f"no route {app.current_event.http_method} {app.current_event.path}"))
 
     @app.get("/api/openapi.json", include_in_schema=False)

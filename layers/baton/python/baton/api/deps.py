@@ -10,11 +10,11 @@ from baton.api.auth import Caller
 from baton.errors import ForbiddenError
 
 if TYPE_CHECKING:
-    from baton.wiring import Services
+    from baton.runtime.wiring import Services
 
 
 def _default_provider() -> Services:
-    from baton.wiring import services
+    from baton.runtime.wiring import services
 
     return services()
 

@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAlreadyInProgressError
 
-from baton.table import PK, SK, TTL_ATTRIBUTE
+from baton.workflows.table import PK, SK, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -32,11 +32,13 @@ import copy
 import json
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import ValidationFailedError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 PathToken = str | int
 """A parsed path step: ``str`` is a dot segment (object key, or array index when all digits), ``int`` a

@@ -4,20 +4,21 @@ stops at a review-and-merge gate over a throwaway git repository."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from baton.ids import UlidGenerator
 from baton.local.demo_repo import create_demo_repo
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rich.console import Console
 
     from baton.local.stack import LocalInfo
 
 
 def start_demo(info: LocalInfo, console: Console, state_dir: Path) -> str:
-    from baton.sdk import Client
+    from baton.client.sdk import Client
 
     run_id = f"demo-{UlidGenerator().new_id()[-8:].lower()}"
     repo = create_demo_repo(state_dir.resolve() / "demo-repos" / run_id)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from baton.review.gitcmd import git_out, run_git
+from baton.merge.gitcmd import git_out, run_git
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "Demo Agent",

@@ -19,11 +19,13 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from baton.resources import FUNCTIONS, FunctionSpec
+from baton.workflows.resources import FUNCTIONS, FunctionSpec
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from types import ModuleType
 
 Handler = Callable[[Any, Any], Any]
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 _WRITE_METHODS = ("put_item", "update_item", "delete_item", "transact_write_items")
 _lock = threading.RLock()

@@ -1,20 +1,23 @@
 """Creates Baton's resources in the emulator from the same definitions the CDK stack deploys:
-the table (baton.table), the topic with per-channel filtered subscriptions, the functions
-(baton.resources.FUNCTIONS) and the state machines (statemachines/*.asl.json, substituted)."""
+the table (baton.workflows.table), the topic with per-channel filtered subscriptions, the functions
+(baton.workflows.resources.FUNCTIONS) and the state machines (statemachines/*.asl.json, substituted)."""
 
 from __future__ import annotations
 
 import io
 import json
 import zipfile
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from baton.asl import load_definition
 from baton.notify.sns import subscription_attributes_for
-from baton.resources import FUNCTIONS, STATE_MACHINES, STATEMACHINES_DIR, substitutions
-from baton.table import create_table_kwargs
+from baton.workflows.asl import load_definition
+from baton.workflows.resources import FUNCTIONS, STATE_MACHINES, substitutions
+from baton.workflows.source_tree import source_tree
+from baton.workflows.table import create_table_kwargs
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
 ROLE_TRUST = {
     "Version": "2012-10-17",
@@ -36,7 +39,7 @@ class Provisioned:
     state_machine_arns: dict[str, str] = field(default_factory=dict)
 
     def environment(self) -> dict[str, str]:
-        """The shared Baton settings every function reads (see baton.config.Settings)."""
+        """The shared Baton settings every function reads (see baton.runtime.settings.Settings)."""
         return {
             "BATON_TABLE_NAME": self.table_name,
             "BATON_TOPIC_ARN": self.topic_arn,
@@ -97,7 +100,7 @@ def provision(
         out.function_arns, lambda workflow: f"arn:aws:states:{region}:{account}:stateMachine:{prefix}-{workflow}"
     )
     for workflow, filename in STATE_MACHINES.items():
-        definition = load_definition(STATEMACHINES_DIR / filename, subs)
+        definition = load_definition(source_tree().statemachines_dir / filename, subs)
         out.state_machine_arns[workflow] = clients["stepfunctions"].create_state_machine(
             name=f"{prefix}-{workflow}", definition=definition, roleArn=role_arn
         )["stateMachineArn"]

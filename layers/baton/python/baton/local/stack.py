@@ -21,7 +21,7 @@ from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import make_server
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
 from baton.local.provision import Provisioned, provision
-from baton.resources import FUNCTIONS, schedule_seconds
+from baton.workflows.resources import FUNCTIONS, schedule_seconds
 
 REGION = "us-east-1"
 STATE_FILE = "local.json"
@@ -213,8 +213,8 @@ class LocalStack:
 
 
 def _reset_cached_settings() -> None:
-    from baton.config import get_settings
-    from baton.wiring import services
+    from baton.runtime.settings import get_settings
+    from baton.runtime.wiring import services
 
     get_settings.cache_clear()
     services.cache_clear()

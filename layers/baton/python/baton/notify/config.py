@@ -7,14 +7,16 @@ once per container by the handlers; every field maps to one environment variable
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from baton.notify.slack import SecretsManagerUrl, SlackPoster, SsmParameterUrl, StaticUrl, UrlProvider
 from baton.notify.transport import DEFAULT_TIMEOUT_SECONDS, Opener
 from baton.notify.webhook import WebhookPoster
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 def _from_env(model: type[BaseModel], environ: Mapping[str, str] | None) -> dict[str, str]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from baton.notify.model import Notification
+if TYPE_CHECKING:
+    from baton.notify.model import Notification
 
 
 def console_fields(notification: Notification) -> dict[str, Any]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from baton.notify.model import Notification
+if TYPE_CHECKING:
+    from baton.notify.model import Notification
 
 SUBJECT_MAX = 99  # SNS: subject must be under 100 characters
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from baton.notify.model import Notification
 from baton.notify.transport import DEFAULT_TIMEOUT_SECONDS, Opener, post_json
+
+if TYPE_CHECKING:
+    from baton.notify.model import Notification
 
 UrlProvider = Callable[[], str]
 

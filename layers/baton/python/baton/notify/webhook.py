@@ -27,10 +27,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from baton.notify.model import Notification
 from baton.notify.transport import DEFAULT_TIMEOUT_SECONDS, Opener, post_json
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.notify.model import Notification
 
 SIGNATURE_HEADER = "X-Baton-Signature"
 EVENT_HEADER = "X-Baton-Event"

@@ -6,13 +6,15 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso
 from baton.models import Event, Interaction, ParkedWait, RunSummary
 from baton.notify.model import Notification
-from baton.ports import Notifier, Store, TaskTokens, Workflows
+
+if TYPE_CHECKING:
+    from baton.ports import Notifier, Store, TaskTokens, Workflows
 
 log = logging.getLogger("baton")
 
@@ -88,7 +90,7 @@ class Core:
                     node=req.node,
                     prompt=req.prompt,
                     options=req.options,
-                    channels=req.notify or ["console"],  # type: ignore[arg-type]
+                    channels=req.notify or ["console"],
                     created_at=interaction.created_at,
                     extra=extra,
                 )

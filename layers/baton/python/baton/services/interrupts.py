@@ -32,10 +32,9 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from baton.domain.answer_schema import check_schema_definition, check_state_size, validate_answer
 from baton.domain.state_edits import apply_state_edits
@@ -50,8 +49,12 @@ from baton.errors import (
 from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionRequest, ParkedWait
 from baton.notify.model import CHANNELS
-from baton.services.core import Core
 from baton.services.runs import check_run_id
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.services.core import Core
 
 KIND: Final = "interrupt"
 TIMEOUT_REASON = "timeout"

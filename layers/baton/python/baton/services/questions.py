@@ -3,7 +3,7 @@
 - `ask` stores a pending `question` interaction and returns at once; `answer` stores the answer by a
   conditional write (a second answer is a 409 carrying the winner), queues it as a message for the
   asking node, then releases every parked await gate of the run whose scope is now fully answered.
-- An await gate (`statemachines/await_answers.asl.json`, or the Task state of `baton.await_gate`) parks
+- An await gate (`statemachines/await_answers.asl.json`, or the Task state of `baton.workflows.gate_states`) parks
   its task token as WAIT#<gate> with scope {"from": node | None}, then RE-CHECKS the store: questions
   answered before it parked release it at once. The reconciler releases any parked gate whose scope is
   already answered (a send that failed after the answer was stored). Every release goes through
@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import (
     BadRequestError,
@@ -40,8 +40,10 @@ from baton.models import (
     Message,
     ParkedWait,
 )
-from baton.services.core import Core
 from baton.services.runs import MAX_TIMEOUT_SECONDS, check_run_id
+
+if TYPE_CHECKING:
+    from baton.services.core import Core
 
 log = logging.getLogger("baton")
 

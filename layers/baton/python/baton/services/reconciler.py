@@ -15,17 +15,18 @@ for a later round is left alone), so a concurrent API retry and the reconciler n
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import GoneError
-from baton.models import ParkedWait
-from baton.services.core import Core
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.models import ParkedWait
+    from baton.services.core import Core
     from baton.services.review import ReviewService
 
 log = logging.getLogger("baton")

@@ -14,15 +14,11 @@ before the token was parked: the stored action is sent with the new token at onc
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from baton.errors import BatonError, ConflictError, GoneError, NotFoundError, ValidationFailedError
-from baton.models import Interaction, InteractionRequest, InteractionStatus, ParkedWait, ReviewTurn
-from baton.review.companion import Companion, CompanionContext, CompanionTurn, ThreadTurn, format_steps
-from baton.review.diff import BoundedDiff, run_branch_diff
-from baton.review.gate import (
+from baton.adapters.merge_runners import MergeRequest, MergeRunner
+from baton.domain.review_gate import (
     ACTIONS,
     FINAL_ACTIONS,
     KEY_ACTION,
@@ -36,11 +32,16 @@ from baton.review.gate import (
     parse_gate_config,
     resolve_review_url,
 )
-from baton.review.runner import MergeRequest, MergeRunner
-from baton.services.core import Core
+from baton.errors import BatonError, ConflictError, GoneError, NotFoundError, ValidationFailedError
+from baton.merge.diff import BoundedDiff, run_branch_diff
+from baton.models import Interaction, InteractionRequest, InteractionStatus, ParkedWait, ReviewTurn
+from baton.review.companion import Companion, CompanionContext, CompanionTurn, ThreadTurn, format_steps
 
 if TYPE_CHECKING:
-    from baton.config import Settings
+    from collections.abc import Callable
+
+    from baton.runtime.settings import Settings
+    from baton.services.core import Core
 
 log = logging.getLogger("baton")
 _EVENT_TEXT_LIMIT = 2000
@@ -721,8 +722,8 @@ def build_review_service(settings: Settings, core: Core) -> ReviewService:
     """Adapters from the settings: BATON_COMPANION=offline|bedrock (+ BATON_COMPANION_MODEL) and
     BATON_MERGE_RUNNER=codebuild|local (+ BATON_MERGE_PROJECT, BATON_MERGE_REPOSITORY). The local stack
     sets offline + local."""
+    from baton.adapters.merge_runners import CodeBuildMergeRunner, LocalMergeRunner
     from baton.review.companion import companion_from_config
-    from baton.review.runner import CodeBuildMergeRunner, LocalMergeRunner
 
     def companion() -> Companion:
         if settings.companion.strip().lower() == "offline":

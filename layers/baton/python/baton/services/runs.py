@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import (
     BadRequestError,
@@ -23,8 +23,11 @@ from baton.models import (
     ParkedWait,
     RunSummary,
 )
-from baton.resources import WORKFLOW_DEFAULTS
-from baton.services.core import Core
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from baton.services.core import Core
 
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$")  # also a valid execution name
 MAX_INPUT_BYTES = 32 * 1024
@@ -67,8 +70,11 @@ def _check_timeouts(value: Any, path: str = "input") -> None:
 
 
 class RunService:
-    def __init__(self, core: Core) -> None:
+    def __init__(self, core: Core, input_defaults: Mapping[str, Mapping[str, object]] | None = None) -> None:
         self.core = core
+        # Per-workflow input merged under the caller's (the deployment declares them: wiring passes
+        # baton.workflows.resources.WORKFLOW_DEFAULTS), so ASL paths such as TimeoutSecondsPath resolve.
+        self.input_defaults: Mapping[str, Mapping[str, object]] = input_defaults or {}
 
     # ---- hosted runs ---------------------------------------------------------------------------
     def start(self, workflow: str, payload: dict[str, Any], *, run_id: str | None, caller: str) -> RunSummary:
@@ -79,7 +85,7 @@ class RunService:
                 details={"workflow": workflow, "known": sorted(self.core.workflow_arns)},
             )
         run_id = check_run_id(run_id) if run_id else self.core.ids.new_id()
-        payload = {**WORKFLOW_DEFAULTS.get(workflow, {}), **payload}
+        payload = {**self.input_defaults.get(workflow, {}), **payload}
         _check_timeouts(payload)
         size = len(json.dumps(payload))
         if size > MAX_INPUT_BYTES:
@@ -162,7 +168,7 @@ class RunService:
             created_at=now,
             expires_at=core.later(timeout_seconds),
             request=InteractionRequest(
-                kind=kind,  # type: ignore[arg-type]
+                kind=kind,
                 node=node,
                 prompt=prompt,
                 timeout_seconds=timeout_seconds,

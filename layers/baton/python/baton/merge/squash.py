@@ -44,14 +44,13 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from baton.errors import BatonError, ValidationFailedError
-from baton.review.gitcmd import (
+from baton.merge.gitcmd import (
     GitCommandError,
     branch_head,
     check_rev_text,
@@ -62,6 +61,9 @@ from baton.review.gitcmd import (
     run_git,
     split_z,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
 
 Strategy = Literal["squash", "merge"]
 MergeStatus = Literal["merged", "rejected", "noop"]
@@ -561,7 +563,3 @@ def main(argv: Sequence[str] | None = None, *, sfn_client: Any | None = None) ->
     if reported:
         return reported
     return EXIT_REJECTED if outcome.merge_status == "rejected" else EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(main())

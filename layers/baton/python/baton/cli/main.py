@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from baton.cli_workflow import workflow_app
+from baton.cli.workflow import workflow_app
 from baton.errors import BatonError
 
 app = typer.Typer(
@@ -34,7 +34,7 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable J
 
 
 def _client() -> Any:
-    from baton.sdk import Client
+    from baton.client.sdk import Client
 
     return Client()
 
@@ -360,7 +360,7 @@ def agent_token_command(
     An agent may ask, drain, await and create interrupts on its run; answering, resuming, claiming
     and cancelling stay operator actions. Local stack only; deployed agents use IAM."""
     from baton.api.auth import agent_token
-    from baton.sdk import find_local_state
+    from baton.client.sdk import find_local_state
 
     state = find_local_state()
     if state is None or not state.get("token"):
@@ -374,7 +374,7 @@ def check_asl(
     directory: Annotated[Path, typer.Argument(help="Folder of *.asl.json files.")] = Path("statemachines"),
 ) -> None:
     """Check state machines: every task-token wait has a timeout; every Next names a state."""
-    from baton.asl import check_directory
+    from baton.workflows.asl import check_directory
 
     if not directory.is_dir() or not any(directory.glob("*.asl.json")):
         err_console.print(f"[bold red]error[/]: no *.asl.json files in {directory}")
@@ -396,10 +396,6 @@ def synth(
     cdk-nag AwsSolutions findings that are not acknowledged with a reason fail the synth."""
     import time
 
-    from baton.resources import PROJECT_ROOT
-
-    if str(PROJECT_ROOT) not in sys.path:
-        sys.path.insert(0, str(PROJECT_ROOT))  # infra/ lives beside the package, not inside it
     console.print(f"synthesizing team [bold]{team}[/] (first run takes ~20 s: CDK loads through jsii)…")
     started = time.perf_counter()
     try:

@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import (
     BatonError,
     InterruptCancelledError,
     InterruptTimeoutError,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
 
 DEFAULT_POLL_SECONDS = 20.0
 MIN_POLL_SECONDS = 5.0  # poll_seconds is clamped to MIN..MAX_POLL_SECONDS (the server accepts waitSeconds <= 20)
@@ -87,7 +89,7 @@ def settle(record: dict[str, Any]) -> InterruptResult | None:
 
 
 def _transient(err: BatonError) -> bool:
-    from baton.sdk import ApiUnavailableError
+    from baton.client.sdk import ApiUnavailableError
 
     return isinstance(err, ApiUnavailableError) or err.http_status >= 500
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config
@@ -12,15 +13,18 @@ from botocore.config import Config
 from baton.adapters.dynamo import DynamoStore
 from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
 from baton.api.idempotency import Idempotency, NoIdempotency
-from baton.config import Settings, get_settings
 from baton.notify.sns import RecordingNotifier, SnsNotifier
-from baton.ports import Notifier
+from baton.runtime.settings import Settings, get_settings
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
 from baton.services.review import ReviewService, build_review_service
 from baton.services.runs import RunService
+from baton.workflows.resources import WORKFLOW_DEFAULTS
+
+if TYPE_CHECKING:
+    from baton.ports import Notifier
 
 _BOTO_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5, read_timeout=30)
 
@@ -76,7 +80,9 @@ def build_services(settings: Settings) -> Services:
     idempotency: Idempotency | NoIdempotency = (
         Idempotency(settings.table_name, dynamodb) if settings.idempotency_enabled else NoIdempotency()
     )
-    return Services(settings=settings, core=core, runs=RunService(core), idempotency=idempotency)
+    return Services(
+        settings=settings, core=core, runs=RunService(core, input_defaults=WORKFLOW_DEFAULTS), idempotency=idempotency
+    )
 
 
 @lru_cache(maxsize=1)

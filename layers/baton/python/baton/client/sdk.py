@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 import httpx
 
+from baton.client.sigv4 import SigV4Auth, is_aws_api, region_of
 from baton.errors import (
     BadRequestError,
     BatonError,
@@ -24,7 +25,6 @@ from baton.errors import (
     UnauthorizedError,
     ValidationFailedError,
 )
-from baton.sigv4 import SigV4Auth, is_aws_api, region_of
 
 _BY_STATUS: dict[int, type[BatonError]] = {
     400: BadRequestError,
@@ -259,10 +259,10 @@ class Client:
                 answers[key] = value
         return self.resume(run_id, answers, node=gate)
 
-    # ---- interrupts (baton.sdk_interrupts) ------------------------------------------------------
+    # ---- interrupts (baton.client.interrupts) ------------------------------------------------------
     def create_interrupt(self, *, session_id: str, prompt: str, **options: Any) -> dict[str, Any]:
         """POST /api/v1/interrupts; options: schema, json_schema, state, notify, timeout_ms, workflow_id, key."""
-        from baton.sdk_interrupts import create_body
+        from baton.client.interrupts import create_body
 
         record: dict[str, Any] = self.request(
             "POST", "/api/v1/interrupts", json_body=create_body(session_id=session_id, prompt=prompt, **options)
@@ -325,7 +325,7 @@ class Client:
     def wait_interrupt(self, interrupt_id: str, *, poll_seconds: float = 20.0) -> Any:
         """Block until the interrupt settles (long-poll, one idle request per ~poll_seconds). Returns an
         InterruptResult; raises InterruptTimeoutError / InterruptCancelledError. Works after a restart."""
-        from baton.sdk_interrupts import wait_for
+        from baton.client.interrupts import wait_for
 
         return wait_for(lambda wait: self.get_interrupt(interrupt_id, wait_seconds=wait), poll_seconds=poll_seconds)
 
@@ -369,7 +369,7 @@ class Client:
 
     async def wait_interrupt_async(self, interrupt_id: str, *, poll_seconds: float = 20.0) -> Any:
         """`wait_interrupt` for asyncio (the event loop stays free during the long-poll)."""
-        from baton.sdk_interrupts import wait_for_async
+        from baton.client.interrupts import wait_for_async
 
         async with self._async_http() as http:
 
@@ -387,7 +387,7 @@ class Client:
 
     async def interrupt_async(self, *, session_id: str, prompt: str, poll_seconds: float = 20.0, **options: Any) -> Any:
         """`interrupt` for asyncio: `result = await client.interrupt_async(session_id=..., prompt=..., ...)`."""
-        from baton.sdk_interrupts import create_body
+        from baton.client.interrupts import create_body
 
         async with self._async_http() as http:
             try:

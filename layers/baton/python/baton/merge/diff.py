@@ -13,13 +13,15 @@ target, i.e. exactly the run's own changes (`git diff target...run_branch`).
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
 from baton.errors import ValidationFailedError
-from baton.review.gitcmd import merge_base, open_repo, resolve_commit, run_git
+from baton.merge.gitcmd import merge_base, open_repo, resolve_commit, run_git
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEFAULT_MAX_BYTES = 60_000
 MIN_MAX_BYTES = 256

@@ -3,14 +3,14 @@ the substitutions that wire them. The CDK stack and the local stack both build f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-# layers/baton/python/baton/resources.py -> the project root (a source checkout, not a Lambda).
-PROJECT_ROOT = Path(__file__).resolve().parents[4]
-FUNCTIONS_DIR = PROJECT_ROOT / "functions"
-STATEMACHINES_DIR = PROJECT_ROOT / "statemachines"
+from baton.workflows.source_tree import source_tree
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class FunctionSpec:
 
     @property
     def directory(self) -> Path:
-        return FUNCTIONS_DIR / self.name
+        return source_tree().function_dir(self.name)
 
     @property
     def substitution(self) -> str:
@@ -81,7 +81,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         extra_env=("BATON_MERGE_RUNNER", "BATON_MERGE_PROJECT", "BATON_MERGE_REPOSITORY"),
     ),
     FunctionSpec("merge_record", "Review gate: records the merge outcome on the run"),
-    # Async questions and the await gate (statemachines/await_answers.asl.json, baton.await_gate).
+    # Async questions and the await gate (statemachines/await_answers.asl.json, baton.workflows.gate_states).
     FunctionSpec(
         "await_gate",
         "Await gate: parks the task token until no question in scope is pending (re-checks after parking)",

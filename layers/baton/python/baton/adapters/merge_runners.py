@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from baton.merge import TASK_TOKEN_ENV
+from baton.merge.squash import TASK_TOKEN_ENV
 
 log = logging.getLogger("baton")
 LOCAL_MERGE_TIMEOUT_SECONDS = 600

@@ -37,7 +37,7 @@ OperatorOption = Annotated[
 
 
 def _client() -> Any:
-    from baton.sdk import Client
+    from baton.client.sdk import Client
 
     return Client()
 

@@ -7,13 +7,15 @@ AWS credential chain (env, profile, SSO, instance/task role) signs each request 
 from __future__ import annotations
 
 import re
-from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from baton.errors import BatonError
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
 
 _EXECUTE_API_HOST = re.compile(r"^[a-z0-9]+\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$")
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, field_validator
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 class Settings(BaseModel):

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from baton.errors import NotFoundError, ValidationFailedError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 GIT_TIMEOUT_SECONDS = 600
 

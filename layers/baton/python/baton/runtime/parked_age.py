@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from baton.ids import parse_iso
-from baton.ports import Store
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from baton.ports import Store
 
 METRIC_OLDEST_AGE = "OldestParkedGateAgeSeconds"
 METRIC_PARKED_COUNT = "ParkedGates"
