@@ -1,5 +1,10 @@
 """Ports: what the domain needs from the outside world. Adapters implement them (boto3 lives there);
-tests use the in-memory fakes in `baton.adapters.memory`."""
+the tests' in-memory fakes live in `tests/fakes/`.
+
+The store is split by what a consumer needs: runs, interactions, events, the per-node message queue,
+review turns and parked waits. `Store` composes them all (the DynamoDB adapter implements it, and the
+services reach it as `Core.store`); a function or class that needs one part names that part.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +17,19 @@ if TYPE_CHECKING:
     from baton.notify.model import Notification
 
 
-class Store(Protocol):
-    # runs
+class RunStore(Protocol):
+    """Run records (one item per run)."""
+
     def create_run(self, run: RunSummary) -> None: ...
     def get_run(self, run_id: str) -> RunSummary | None: ...
     def update_run(
         self, run_id: str, changes: dict[str, Any], *, allowed_from: set[str] | None = None
     ) -> RunSummary: ...
 
-    # interactions
+
+class InteractionStore(Protocol):
+    """Human interactions (questions, interrupts, reviews), each moved by conditional transitions."""
+
     def put_interaction(self, interaction: Interaction) -> None: ...
     def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None: ...
     def transition_interaction(
@@ -48,17 +57,31 @@ class Store(Protocol):
     def put_interaction_indexed(self, interaction: Interaction) -> None: ...
     def find_interaction(self, interaction_id: str) -> Interaction | None: ...
 
-    # events and messages
+
+class EventStore(Protocol):
+    """A run's append-only event log, read in id order."""
+
     def append_event(self, event: Event) -> None: ...
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]: ...
+
+
+class MessageStore(Protocol):
+    """Answers queued for a node until it drains them."""
+
     def put_message(self, message: Message) -> None: ...
     def drain_messages(self, run_id: str, node: str, *, drained_at: str) -> list[Message]: ...
 
-    # review dialogue turns (one item each, read back in order)
+
+class ReviewTurnStore(Protocol):
+    """Review dialogue turns (one item each, read back in order)."""
+
     def put_turn(self, turn: ReviewTurn) -> None: ...
     def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]: ...
 
-    # parked task tokens
+
+class WaitStore(Protocol):
+    """Parked task tokens: one per gate, released by a conditional write."""
+
     def put_wait(self, wait: ParkedWait) -> None: ...
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None: ...
     def release_wait(self, wait: ParkedWait, status: str) -> bool: ...
@@ -66,12 +89,15 @@ class Store(Protocol):
     def list_run_waits(self, run_id: str) -> list[ParkedWait]: ...
 
 
+class Store(RunStore, InteractionStore, EventStore, MessageStore, ReviewTurnStore, WaitStore, Protocol):
+    """Everything the services keep (one DynamoDB table)."""
+
+
 class TaskTokens(Protocol):
     """Step Functions' task-token callbacks. Errors become `TaskTokenError` with a reason."""
 
     def send_success(self, token: str, output: dict[str, Any]) -> None: ...
     def send_failure(self, token: str, error: str, cause: str) -> None: ...
-    def send_heartbeat(self, token: str) -> None: ...
 
 
 class Workflows(Protocol):
@@ -82,4 +108,6 @@ class Workflows(Protocol):
 
 
 class Notifier(Protocol):
-    def publish(self, notification: Notification) -> str | None: ...
+    """Publishes one notification (the SNS topic deployed); returns the message id."""
+
+    def publish(self, notification: Notification) -> str: ...

@@ -1,4 +1,9 @@
-"""DynamoDB adapter of the `Store` port. Every state change is a conditional write; no Scan anywhere."""
+"""DynamoDB adapter of the `Store` port: one class implements every part of it (`RunStore`,
+`InteractionStore`, `EventStore`, `MessageStore`, `ReviewTurnStore`, `WaitStore` in `baton/ports.py`).
+Every state change is a conditional write; no Scan anywhere.
+
+Over 400 lines on purpose: the parts share one table, and its key layout (PK/SK, the by_status and
+pending indexes, the pointer items) is easiest to keep consistent when it is read in one place."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The `reconcile` Lambda (scheduled every minute) publishes both after each pass, so the "gates parked
 too long" alarm fires while a gate is still waiting, not only once its timeout has fired. The parked
-waits come from `Store.list_parked()` (a Query on the sparse `pending` index, no Scan).
+waits come from `WaitStore.list_parked()` (a Query on the sparse `pending` index, no Scan).
 
 Metrics are CloudWatch embedded-metric-format lines (Powertools EphemeralMetrics): namespace from
 `POWERTOOLS_METRICS_NAMESPACE` (the CDK stack sets `Baton/<team>`; `Baton` elsewhere), dimension
@@ -22,7 +22,7 @@ from baton.ids import parse_iso
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from baton.ports import Store
+    from baton.ports import WaitStore
 
 METRIC_OLDEST_AGE = "OldestParkedGateAgeSeconds"
 METRIC_PARKED_COUNT = "ParkedGates"
@@ -37,9 +37,9 @@ class ParkedAge:
     oldest_gate: str | None = None
 
 
-def parked_age(store: Store, now: datetime) -> ParkedAge:
+def parked_age(waits: WaitStore, now: datetime) -> ParkedAge:
     """The number of parked waits and the age of the oldest one (never negative)."""
-    parked = store.list_parked()
+    parked = waits.list_parked()
     if not parked:
         return ParkedAge(count=0, oldest_age_seconds=0)
     oldest = min(parked, key=lambda w: parse_iso(w.parked_at))

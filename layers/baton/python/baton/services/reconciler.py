@@ -1,5 +1,5 @@
-"""The reconciler (the `reconcile` Lambda, scheduled every minute): DESIGN §4's "a failed resume is not
-lost". Every parked wait (the sparse `pending` index, GSI1PK=PARKED: a Query, never a Scan) whose
+"""The reconciler (the `reconcile` Lambda, scheduled every minute): a failed resume is not lost.
+Every parked wait (the sparse `pending` index, GSI1PK=PARKED: a Query, never a Scan) whose
 interaction is no longer pending gets what a failed send lost, exactly as the live path sends it:
 
 * `ask` (RunService.park): answered → the resume output of `RunService.resume`;
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.models import ParkedWait
+    from baton.ports import WaitStore
     from baton.services.core import Core
     from baton.services.review import ReviewService
 
@@ -43,6 +44,7 @@ class Reconciler:
         review: Callable[[], ReviewService] | None = None,
     ) -> None:
         self.core = core
+        self.waits: WaitStore = core.store  # the only part of the store read here: the parked waits
         self.runs = runs or RunService(core)
         self.questions = questions or QuestionService(core)
         self.interrupts = interrupts or InterruptService(core)
@@ -60,7 +62,7 @@ class Reconciler:
     def reconcile(self) -> dict[str, Any]:
         checked = 0
         released: list[dict[str, str]] = []
-        for wait in self.core.store.list_parked():
+        for wait in self.waits.list_parked():
             handler = self._handler(wait)
             if handler is None:
                 continue
