@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from baton.adapters.memory import FakeWorkflows, MemoryStore, RecordingTaskTokens
-from baton.notify.sns import RecordingNotifier
 from baton.services.core import Core
 from baton.services.runs import RunService
 from baton.workflows.resources import WORKFLOW_DEFAULTS
+from tests.fakes import FakeWorkflows, MemoryStore, RecordingNotifier, RecordingTaskTokens
 
 
 class FixedClock:

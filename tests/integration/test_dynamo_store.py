@@ -136,7 +136,7 @@ def test_update_run_with_none_clears_a_field(store: Any) -> None:
 
 @pytest.mark.parametrize("store_kind", ["dynamo", "memory"])
 def test_page_interactions_pages_by_status_and_by_run(store: Any, store_kind: str) -> None:
-    from baton.adapters.memory import MemoryStore
+    from tests.fakes import MemoryStore
 
     target = store if store_kind == "dynamo" else MemoryStore()
     for n in range(5):

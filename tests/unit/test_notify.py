@@ -23,7 +23,6 @@ from baton.notify import (
     FanoutNotifier,
     Notification,
     NotificationDeliveryError,
-    RecordingNotifier,
     SecretsManagerUrl,
     SlackPoster,
     SnsNotifier,
@@ -41,6 +40,7 @@ from baton.notify import (
 )
 from baton.notify.config import SlackConfig, WebhookConfig
 from baton.notify.subscriber import deliver_sns_event
+from tests.fakes import RecordingNotifier
 
 pytestmark = pytest.mark.disable_socket
 
@@ -488,3 +488,19 @@ def test_webhook_config_secret_from_ssm() -> None:
     assert poster.url == "http://x"
     body, headers = poster.build_request(make())
     assert verify(body, headers[SIGNATURE_HEADER], SECRET)
+
+
+@pytest.mark.parametrize(
+    ("environment", "variable"),
+    [
+        ({"BATON_TABLE_NAME": "t"}, "BATON_TOPIC_ARN"),
+        ({"BATON_TABLE_NAME": "", "BATON_TOPIC_ARN": "arn"}, "BATON_TABLE_NAME"),
+    ],
+)
+def test_wiring_fails_loudly_without_the_topic_or_the_table(environment: dict[str, str], variable: str) -> None:
+    """No silent fallback to recording notifications: the cold start names the missing variable."""
+    from baton.runtime.settings import MissingResourceError, Settings
+    from baton.runtime.wiring import build_services
+
+    with pytest.raises(MissingResourceError, match=variable):
+        build_services(Settings.from_env(environment))

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from baton.adapters.memory import MemoryStore, RecordingTaskTokens
 from baton.errors import (
     ConflictError,
     GoneError,
@@ -18,8 +17,10 @@ from baton.errors import (
 )
 from baton.services.core import Core
 from baton.services.questions import MAX_QUESTION_CHARS, QuestionService, answer_text
+from baton.services.reconciler import Reconciler
 from baton.workflows.asl import check_definition
 from baton.workflows.gate_states import await_gate_states
+from tests.fakes import MemoryStore, RecordingTaskTokens
 
 
 @pytest.fixture

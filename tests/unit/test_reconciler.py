@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from baton.adapters.memory import RecordingTaskTokens
 from baton.errors import GoneError
 from baton.local.demo_repo import create_demo_repo
 from baton.models import InteractionStatus
@@ -17,6 +16,7 @@ from baton.services.interrupts import InterruptService, InterruptSpec
 from baton.services.reconciler import Reconciler
 from baton.services.review import ReviewService
 from baton.services.runs import RunService
+from tests.fakes import RecordingTaskTokens
 
 
 def _tokens(core: Core) -> RecordingTaskTokens:

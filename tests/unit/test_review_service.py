@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from baton.adapters.memory import RecordingTaskTokens
 from baton.adapters.merge_runners import CodeBuildMergeRunner, MergeRequest, merge_command
 from baton.api import deps
 from baton.api.app import create_app
@@ -24,6 +23,7 @@ from baton.runtime.wiring import Services
 from baton.services.core import Core
 from baton.services.review import ReviewService
 from baton.services.runs import RunService
+from tests.fakes import RecordingTaskTokens
 
 TOKEN = "local-secret"
 

@@ -21,8 +21,6 @@ from baton.notify.slack import (
     build_blocks,
 )
 from baton.notify.sns import (
-    Notifier,
-    RecordingNotifier,
     SnsNotifier,
     build_publish_request,
     filter_policy_for,
@@ -40,8 +38,6 @@ __all__ = [
     "Kind",
     "Notification",
     "NotificationDeliveryError",
-    "Notifier",
-    "RecordingNotifier",
     "SecretsManagerUrl",
     "SlackPoster",
     "SnsNotifier",

@@ -15,9 +15,8 @@ subscriptions of the channels it names.
 
 from __future__ import annotations
 
-import itertools
 import json
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from baton.notify.email import render_email
 from baton.notify.model import CHANNELS, Channel, Notification
@@ -28,12 +27,6 @@ else:
     SNSClient = Any
 
 CHANNEL_ATTRIBUTE = "channel"
-
-
-class Notifier(Protocol):
-    def publish(self, notification: Notification) -> str:
-        """Send the notification; returns a message id."""
-        ...
 
 
 def message_attributes(notification: Notification) -> dict[str, dict[str, str]]:
@@ -78,7 +71,7 @@ def subscription_attributes_for(channel: Channel | str) -> dict[str, str]:
 
 
 class SnsNotifier:
-    """Publishes notifications to one SNS topic through an injected boto3 SNS client."""
+    """The `baton.ports.Notifier` deployed: publishes to one SNS topic through an injected boto3 client."""
 
     def __init__(self, client: SNSClient, topic_arn: str) -> None:
         if not topic_arn:
@@ -89,26 +82,3 @@ class SnsNotifier:
     def publish(self, notification: Notification) -> str:
         response = self._client.publish(**build_publish_request(notification, self.topic_arn))
         return str(response["MessageId"])
-
-
-class RecordingNotifier:
-    """In-memory fake with the same `publish` interface; keeps what would have been published."""
-
-    def __init__(self, topic_arn: str = "arn:aws:sns:us-east-1:000000000000:baton-notifications") -> None:
-        self.topic_arn = topic_arn
-        self.notifications: list[Notification] = []
-        self.requests: list[dict[str, Any]] = []
-        self._ids = itertools.count(1)
-
-    def publish(self, notification: Notification) -> str:
-        self.notifications.append(notification)
-        self.requests.append(build_publish_request(notification, self.topic_arn))
-        return f"recorded-{next(self._ids)}"
-
-    def for_channel(self, channel: Channel) -> list[Notification]:
-        """What a subscription filtered on `channel` would have received."""
-        return [n for n in self.notifications if channel in n.channels]
-
-    def clear(self) -> None:
-        self.notifications.clear()
-        self.requests.clear()

@@ -13,6 +13,14 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 
+class MissingResourceError(RuntimeError):
+    """A resource every Baton Lambda needs is not configured: raised at cold start, naming the variable."""
+
+
+# The resources a wiring cannot run without, and what each is (for the error that names it).
+REQUIRED_RESOURCES = {"table_name": "the DynamoDB table", "topic_arn": "the notifications SNS topic"}
+
+
 class Settings(BaseModel):
     """Environment of every Baton Lambda (the CDK stack and the local stack set the same names)."""
 
@@ -44,6 +52,13 @@ class Settings(BaseModel):
         if isinstance(value, str):
             return json.loads(value) if value.strip() else {}
         return value
+
+    def require_resources(self) -> None:
+        """Fail loudly when a required resource is missing (the CDK stack and the local stack set both)."""
+        for name, what in REQUIRED_RESOURCES.items():
+            if not getattr(self, name):
+                variable = type(self).model_fields[name].alias
+                raise MissingResourceError(f"{variable} is not set: this function needs {what}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:

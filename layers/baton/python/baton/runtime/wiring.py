@@ -1,11 +1,11 @@
 """Builds the services from settings with real AWS clients: one place that knows which adapter
-serves which port. Handlers call `services()` once per cold start."""
+serves which port. Handlers call `services()` once per cold start; a missing table or topic fails
+there, naming its environment variable (`Settings.require_resources`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 import boto3
 from botocore.config import Config
@@ -13,7 +13,7 @@ from botocore.config import Config
 from baton.adapters.dynamo import DynamoStore
 from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
 from baton.api.idempotency import Idempotency, NoIdempotency
-from baton.notify.sns import RecordingNotifier, SnsNotifier
+from baton.notify.sns import SnsNotifier
 from baton.runtime.settings import Settings, get_settings
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService
@@ -22,9 +22,6 @@ from baton.services.reconciler import Reconciler
 from baton.services.review import ReviewService, build_review_service
 from baton.services.runs import RunService
 from baton.workflows.resources import WORKFLOW_DEFAULTS
-
-if TYPE_CHECKING:
-    from baton.ports import Notifier
 
 _BOTO_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5, read_timeout=30)
 
@@ -61,12 +58,9 @@ class Services:
 
 
 def build_services(settings: Settings) -> Services:
+    settings.require_resources()
     session = boto3.session.Session()
-    notifier: Notifier
-    if settings.topic_arn:
-        notifier = SnsNotifier(session.client("sns", config=_BOTO_CONFIG), settings.topic_arn)
-    else:
-        notifier = RecordingNotifier()
+    notifier = SnsNotifier(session.client("sns", config=_BOTO_CONFIG), settings.topic_arn)
     # One client per service, shared by the adapters (client creation is the costly part of a cold start).
     dynamodb = session.client("dynamodb", config=_BOTO_CONFIG)
     stepfunctions = session.client("stepfunctions", config=_BOTO_CONFIG)

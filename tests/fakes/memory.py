@@ -1,5 +1,5 @@
-"""In-memory fakes of the ports, with the same conditional semantics as the DynamoDB adapter.
-For unit tests of the domain; the integration tests run the real adapters on moto."""
+"""In-memory fakes of the ports in `baton/ports.py`, with the same conditional semantics as the DynamoDB
+adapter. For unit tests of the domain; the integration tests run the real adapters on moto."""
 
 from __future__ import annotations
 
@@ -234,9 +234,6 @@ class RecordingTaskTokens:
     def send_failure(self, token: str, error: str, cause: str) -> None:
         self._check(token)
         self.sent.append(("failure", token, {"error": error, "cause": cause}))
-
-    def send_heartbeat(self, token: str) -> None:
-        self.sent.append(("heartbeat", token, None))
 
 
 class FakeWorkflows:

@@ -1,0 +1,8 @@
+"""Test doubles of the ports in `baton/ports.py`. Tests only: nothing shipped imports them."""
+
+from __future__ import annotations
+
+from tests.fakes.memory import FakeWorkflows, MemoryStore, RecordingTaskTokens
+from tests.fakes.notifier import RecordingNotifier
+
+__all__ = ["FakeWorkflows", "MemoryStore", "RecordingNotifier", "RecordingTaskTokens"]
