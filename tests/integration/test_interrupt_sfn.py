@@ -21,7 +21,7 @@ def _describe(stack: MotoStack, arn: str | None) -> dict[str, Any]:
 
 
 def _pending(stack: MotoStack, run_id: str) -> Any:
-    found = stack.services.interrupts.list_interrupts(status="pending", session_id=run_id)
+    found = stack.services.interrupts.list_page(status="pending", session_id=run_id)[0]
     return found[0] if found else None
 
 
@@ -37,8 +37,8 @@ def test_id_index_on_dynamodb_and_the_sweeper_lambda(moto_stack: MotoStack) -> N
     again, created = svc.create(InterruptSpec(session_id="idx-1", prompt="Where?", key="k"), caller="agent")
     assert not created and again.interaction_id == i.interaction_id
     # by_status GSI and the session partition
-    assert [x.interaction_id for x in svc.list_interrupts(status="pending", session_id="idx-1")] == [i.interaction_id]
-    assert [x.interaction_id for x in svc.list_interrupts(session_id="idx-1")] == [i.interaction_id]
+    assert [x.interaction_id for x in svc.list_page(status="pending", session_id="idx-1")[0]] == [i.interaction_id]
+    assert [x.interaction_id for x in svc.list_page(session_id="idx-1")[0]] == [i.interaction_id]
 
     soon, _ = svc.create(InterruptSpec(session_id="sw-1", prompt="Soon?", timeout_ms=1), caller="agent")
     time.sleep(0.01)
@@ -95,11 +95,11 @@ def test_hosted_interrupt_resume_cancel_timeout_and_bad_request(moto_stack: Moto
     )
     assert described["error"] == "InterruptTimedOut"
     assert "timed out after 1s" in described["cause"] and "Anyone?" in described["cause"]
-    rec = svc.list_interrupts(session_id="hi-3")[0]
+    rec = svc.list_page(session_id="hi-3")[0][0]
     assert rec.state.status == "cancelled" and rec.state.reason == "timeout"
     assert runs.get("hi-3")["status"] == "failed"
 
     # a bad request fails the run at once with the error, and stores nothing
     described = wait_for(lambda: (d := _describe(moto_stack, refused.execution_arn))["status"] == "FAILED" and d)
     assert "BadRequestError" in described.get("error", "") + described.get("cause", "")
-    assert svc.list_interrupts(session_id="hi-4") == []
+    assert svc.list_page(session_id="hi-4")[0] == []

@@ -199,14 +199,14 @@ def test_list_filters_and_times_out_expired(svc: InterruptService, clock: FixedC
     c, _ = svc.create(_spec(session_id="other"), caller="agent")
     svc.resume(a.interaction_id, "staging", [], caller="alice")
     ids = lambda found: [i.interaction_id for i in found]  # noqa: E731
-    assert ids(svc.list_interrupts(status="pending")) == [b.interaction_id, c.interaction_id]
-    assert ids(svc.list_interrupts(session_id="sess-abc")) == [a.interaction_id, b.interaction_id]
-    assert ids(svc.list_interrupts(status="answered", session_id="sess-abc")) == [a.interaction_id]
+    assert ids(svc.list_page(status="pending")[0]) == [b.interaction_id, c.interaction_id]
+    assert ids(svc.list_page(session_id="sess-abc")[0]) == [a.interaction_id, b.interaction_id]
+    assert ids(svc.list_page(status="answered", session_id="sess-abc")[0]) == [a.interaction_id]
     clock.advance(2)
-    assert ids(svc.list_interrupts(status="pending", session_id="sess-abc")) == []
-    assert ids(svc.list_interrupts(status="cancelled")) == [b.interaction_id]
+    assert ids(svc.list_page(status="pending", session_id="sess-abc")[0]) == []
+    assert ids(svc.list_page(status="cancelled")[0]) == [b.interaction_id]
     with pytest.raises(BadRequestError):
-        svc.list_interrupts(status="done")
+        svc.list_page(status="done")[0]
 
 
 def test_long_poll_returns_on_deadline_without_busy_waiting(svc: InterruptService, fake_time: FakeTime) -> None:

@@ -176,21 +176,22 @@ def test_failed_send_is_recovered_by_the_reconciler_exactly_once(qs: QuestionSer
     result = qs.answer("r1", a, "stored anyway", caller="op")
     assert result["queued"] is True and result["resumed"] is False
     assert core.store.get_interaction("r1", a).state.status == "answered"  # type: ignore[union-attr]
-    assert qs.reconcile()["released"] == [{"run_id": "r1", "gate": "sync"}]
-    assert qs.reconcile()["released"] == []  # nothing left parked: no second resume
+    reconciler = Reconciler(core, questions=qs)
+    assert reconciler.reconcile()["released"] == [{"run_id": "r1", "gate": "sync", "kind": "await"}]
+    assert reconciler.reconcile()["released"] == []  # nothing left parked: no second resume
     assert len(_tokens(core).sent) == 1 and _types(core).count("await_released") == 1
 
 
 def test_concurrent_senders_resume_once(qs: QuestionService, core: Core) -> None:
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)  # nothing pending: released
-    assert qs.reconcile()["released"] == []
+    assert Reconciler(core, questions=qs).reconcile()["released"] == []
     a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync2", token="tok2", timeout_seconds=60)
     core.store.transition_interaction(
         core.store.get_interaction("r1", a),  # type: ignore[arg-type]
         core.store.get_interaction("r1", a).state.model_copy(update={"status": "answered", "answer": "x"}),  # type: ignore[union-attr]
     )
-    threads = [threading.Thread(target=qs.reconcile) for _ in range(8)]
+    threads = [threading.Thread(target=Reconciler(core, questions=qs).reconcile) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
@@ -279,9 +280,10 @@ def test_tool_form_200_when_answered_else_pending_and_last_answer_resumes(qs: Qu
 def test_tool_await_times_out_through_the_reconciler(qs: QuestionService, core: Core, clock: Any) -> None:
     a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
     _, result = qs.await_tool("r1", timeout_seconds=30, caller="agent")
-    assert qs.reconcile()["timed_out"] == []
+    reconciler = Reconciler(core, questions=qs)
+    assert reconciler.reconcile()["timed_out"] == []
     clock.advance(31)
-    assert qs.reconcile()["timed_out"] == [result["interaction_id"]]
+    assert reconciler.reconcile()["timed_out"] == [result["interaction_id"]]
     event = next(e for e in core.store.list_events("r1") if e.type == "await_timed_out")
     assert event.data["unanswered"][0]["interaction_id"] == a
 

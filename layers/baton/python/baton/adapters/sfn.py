@@ -46,9 +46,6 @@ class SfnTaskTokens:
     def send_failure(self, token: str, error: str, cause: str) -> None:
         self._call(self._sfn.send_task_failure, taskToken=token, error=error, cause=cause[:32768])
 
-    def send_heartbeat(self, token: str) -> None:
-        self._call(self._sfn.send_task_heartbeat, taskToken=token)
-
 
 class SfnWorkflows:
     def __init__(self, client: SFNClient) -> None:

@@ -352,26 +352,6 @@ class InterruptService:
                 self.core.store.get_interaction(i.run_id, i.interaction_id) or self._load(interrupt_id)
             )
 
-    def list_interrupts(self, *, status: str | None = None, session_id: str | None = None) -> list[Interaction]:
-        """Queries only: by status on the by_status index (optionally one session's), or all of one
-        session's interrupts (its partition). With neither filter: the pending ones."""
-        if status is not None and status not in STATUSES:
-            raise BadRequestError(
-                f"status must be one of {', '.join(STATUSES)}", details={"field": "status", "status": status}
-            )
-        if session_id is not None:
-            check_run_id(session_id)
-        store = self.core.store
-        if status is None and session_id is not None:
-            found = store.list_run_interactions(session_id, kind=KIND)
-        else:
-            found = store.list_by_status(KIND, status or "pending", run_id=session_id)
-        # Expired pending ones are moved now, so a listing never shows a pending interrupt past its deadline.
-        settled = [self._expire_if_due(i) if i.state.status == "pending" else i for i in found]
-        if status is not None:
-            settled = [i for i in settled if i.state.status == status]
-        return sorted(settled, key=lambda i: (i.created_at, i.interaction_id))
-
     def list_page(
         self,
         *,

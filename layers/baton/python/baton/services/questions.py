@@ -541,24 +541,6 @@ class QuestionService:
         return self.core.store.drain_messages(run_id, node, drained_at=self.core.now())
 
     # ---- the reconciler -------------------------------------------------------------------------
-    def reconcile(self) -> dict[str, Any]:
-        """Release every parked await gate whose scope is already answered (a resume lost to a failed
-        send, or answers stored while the gate was parking); time out tool-form awaits past their expiry.
-        Reads the sparse `pending` index only (PARKED and PENDING#await), never a Scan."""
-        checked = 0
-        released: list[dict[str, str]] = []
-        for wait in self.core.store.list_parked():
-            if wait.kind != "await":
-                continue
-            checked += 1
-            try:
-                if self.reconcile_wait(wait):
-                    released.append({"run_id": wait.run_id, "gate": wait.gate})
-            except Exception:
-                log.exception("reconcile: release failed", extra={"run_id": wait.run_id, "gate": wait.gate})
-        released_tools, timed_out = self.reconcile_tool_awaits()
-        return {"checked": checked, "released": released + released_tools, "timed_out": timed_out}
-
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         """One parked await gate: released if its scope is answered. True if this call released it."""
         return self._release_if_ready(wait.run_id, wait.gate, wait.scope.get("from"))
