@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,12 +79,48 @@ def _percentile(values: list[float], pct: float) -> float:
     return ordered[k]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=30)
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    args = parser.parse_args()
+@dataclass
+class _Samples:
+    response_ms: list[float] = field(default_factory=list)
+    resumed_ms: list[float] = field(default_factory=list)
+    per_question: list[Counter[tuple[str, str]]] = field(default_factory=list)
 
+
+def _sample(client: Any, sfn: Any, n: int, samples: _Samples) -> None:
+    """One question's whole life: start, park, ask, answer, resume, drain; its timings and AWS calls."""
+    run_id = f"bench-q-{n}-{int(time.time() * 1000)}"
+    _calls.clear()
+    _counting.set()
+    run = client.start_run(
+        "await_answers",
+        {"node": "draft", "from": "draft", "timeout_seconds": 120, "questions": [{"question": f"Q{n}?"}]},
+        run_id=run_id,
+    )
+    deadline = time.monotonic() + 30
+    while client.get_run(run_id)["status"] != "paused_waiting_human":
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{run_id} never parked")
+        time.sleep(0.01)
+    [question] = client.pending_questions(run_id)
+    t0 = time.perf_counter()
+    result = client.answer(run_id, question["interaction_id"], f"A{n}")
+    t1 = time.perf_counter()
+    _label.who = "bench"
+    while sfn.describe_execution(executionArn=run["execution_arn"])["status"] == "RUNNING":
+        time.sleep(0.002)
+    t2 = time.perf_counter()
+    _label.who = None
+    assert result["resumed"] is True, result
+    messages = client.drain_messages(run_id, "draft")
+    assert len(messages) == 1
+    time.sleep(0.05)  # let the SNS → console delivery settle before closing the count
+    _counting.clear()
+    samples.response_ms.append((t1 - t0) * 1000)
+    samples.resumed_ms.append((t2 - t0) * 1000)
+    samples.per_question.append(Counter({k: v for k, v in _calls.items() if _is_the_questions(k[0])}))
+
+
+def _run_samples(count: int) -> _Samples:
     _install_counter()
     from baton.client.sdk import Client
     from baton.local.stack import LocalStack
@@ -96,62 +133,26 @@ def main() -> None:
 
     sfn = boto3.client("stepfunctions")  # the bench's own polling: made before counting, labelled "bench"
     client = Client(info.api_url, info.token)
-    response_ms: list[float] = []
-    resumed_ms: list[float] = []
-    per_question: list[Counter[tuple[str, str]]] = []
+    samples = _Samples()
     try:
-        for n in range(args.samples):
-            run_id = f"bench-q-{n}-{int(time.time() * 1000)}"
-            _calls.clear()
-            _counting.set()
-            run = client.start_run(
-                "await_answers",
-                {"node": "draft", "from": "draft", "timeout_seconds": 120, "questions": [{"question": f"Q{n}?"}]},
-                run_id=run_id,
-            )
-            deadline = time.monotonic() + 30
-            while client.get_run(run_id)["status"] != "paused_waiting_human":
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"{run_id} never parked")
-                time.sleep(0.01)
-            [question] = client.pending_questions(run_id)
-            t0 = time.perf_counter()
-            result = client.answer(run_id, question["interaction_id"], f"A{n}")
-            t1 = time.perf_counter()
-            _label.who = "bench"
-            while sfn.describe_execution(executionArn=run["execution_arn"])["status"] == "RUNNING":
-                time.sleep(0.002)
-            t2 = time.perf_counter()
-            _label.who = None
-            assert result["resumed"] is True, result
-            messages = client.drain_messages(run_id, "draft")
-            assert len(messages) == 1
-            time.sleep(0.05)  # let the SNS → console delivery settle before closing the count
-            _counting.clear()
-            response_ms.append((t1 - t0) * 1000)
-            resumed_ms.append((t2 - t0) * 1000)
-            per_question.append(
-                Counter(
-                    {
-                        k: v
-                        for k, v in _calls.items()
-                        if k[0] not in _NOT_THE_QUESTION and not k[0].startswith("api:GET")
-                    }
-                )
-            )
+        for n in range(count):
+            _sample(client, sfn, n, samples)
     finally:
         client.close()
         stack.stop()
+    return samples
 
-    life = per_question[-1]
+
+def _figures(count: int, samples: _Samples) -> dict[str, Any]:
+    life = samples.per_question[-1]
     by_phase: Counter[str] = Counter()
     by_operation: Counter[str] = Counter()
-    for (who, op), count in life.items():
-        by_phase[who] += count
-        by_operation[op] += count
-    baton_calls = sum(c for (who, _), c in life.items() if who != "stepfunctions-engine")
-    figures = {
-        "samples": args.samples,
+    for (who, op), calls in life.items():
+        by_phase[who] += calls
+        by_operation[op] += calls
+    response_ms, resumed_ms = samples.response_ms, samples.resumed_ms
+    return {
+        "samples": count,
         "answer_response_ms": {
             "median": round(statistics.median(response_ms), 1),
             "p95": round(_percentile(response_ms, 95), 1),
@@ -161,25 +162,38 @@ def main() -> None:
             "p95": round(_percentile(resumed_ms, 95), 1),
         },
         "aws_calls_per_question_life": {
-            "baton_total": baton_calls,
+            "baton_total": sum(c for (who, _), c in life.items() if who != "stepfunctions-engine"),
             "by_phase": dict(sorted(by_phase.items())),
             "by_operation": dict(sorted(by_operation.items())),
-            "same_every_sample": all(sum(q.values()) == sum(life.values()) for q in per_question),
+            "same_every_sample": all(sum(q.values()) == sum(life.values()) for q in samples.per_question),
         },
     }
-    if args.json:
-        print(json.dumps(figures, indent=2))
-        return
-    print(f"async questions: {args.samples} samples on the local stack (moto, handlers in-process)")
+
+
+def _print_figures(figures: dict[str, Any]) -> None:
+    calls = figures["aws_calls_per_question_life"]
+    print(f"async questions: {figures['samples']} samples on the local stack (moto, handlers in-process)")
     r, g = figures["answer_response_ms"], figures["answer_to_gate_resumed_ms"]
     print(f"  answer → HTTP response (token sent)     median {r['median']:7.1f} ms   p95 {r['p95']:7.1f} ms")
     print(f"  answer → gate resumed (execution ended) median {g['median']:7.1f} ms   p95 {g['p95']:7.1f} ms")
-    print(f"  AWS calls, one question's whole life: {baton_calls} by Baton code")
-    for who, count in sorted(by_phase.items()):
+    print(f"  AWS calls, one question's whole life: {calls['baton_total']} by Baton code")
+    for who, count in calls["by_phase"].items():
         print(f"    {who:<32} {count}")
     print("  by operation:")
-    for op, count in sorted(by_operation.items()):
+    for op, count in calls["by_operation"].items():
         print(f"    {op:<32} {count}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=30)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    figures = _figures(args.samples, _run_samples(args.samples))
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        _print_figures(figures)
 
 
 if __name__ == "__main__":

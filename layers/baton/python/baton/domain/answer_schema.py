@@ -263,6 +263,20 @@ def _check_light_schema(schema: Any) -> None:
             f"schema has unknown keys {unknown}; allowed are {sorted(_LIGHT_SCHEMA_KEYS)}"
             " (use jsonSchema for anything richer)"
         )
+    kind = _check_light_type(schema)
+    if "enum" in schema:
+        _check_light_enum(schema["enum"], kind)
+    for text_key in ("title", "description"):
+        if text_key in schema and not isinstance(schema[text_key], str):
+            _bad_schema(f"schema {text_key} must be a string")
+    if "default" in schema:
+        failure = _light_problem(schema["default"], schema)
+        if failure is not None:
+            _bad_schema(f"schema default {_show(schema['default'])} is not a valid answer: {failure[1]}")
+
+
+def _check_light_type(schema: dict[str, Any]) -> Any:
+    """The schema's `type` (None with only an enum), refused when it is missing or unknown."""
     has_enum = "enum" in schema
     kind = schema.get("type")
     if kind is None and not has_enum:
@@ -271,21 +285,16 @@ def _check_light_schema(schema: Any) -> None:
         _bad_schema(f"schema type must be one of {', '.join(LIGHT_SCHEMA_TYPES)} or enum, got {kind!r}")
     if kind == "enum" and not has_enum:
         _bad_schema('schema type "enum" needs an enum list')
-    if has_enum:
-        options = schema["enum"]
-        if not isinstance(options, list) or not options:
-            _bad_schema("schema enum must be a non-empty list")
-        for option in options:
-            problem = _type_problem(option, kind)
-            if problem is not None:
-                _bad_schema(f"schema enum member {_show(option)} does not match its type: {problem}")
-    for text_key in ("title", "description"):
-        if text_key in schema and not isinstance(schema[text_key], str):
-            _bad_schema(f"schema {text_key} must be a string")
-    if "default" in schema:
-        failure = _light_problem(schema["default"], schema)
-        if failure is not None:
-            _bad_schema(f"schema default {_show(schema['default'])} is not a valid answer: {failure[1]}")
+    return kind
+
+
+def _check_light_enum(options: Any, kind: Any) -> None:
+    if not isinstance(options, list) or not options:
+        _bad_schema("schema enum must be a non-empty list")
+    for option in options:
+        problem = _type_problem(option, kind)
+        if problem is not None:
+            _bad_schema(f"schema enum member {_show(option)} does not match its type: {problem}")
 
 
 def _light_problem(value: Any, schema: dict[str, Any]) -> tuple[str, str] | None:
@@ -353,22 +362,22 @@ def _json_equal(left: Any, right: Any) -> bool:
     return type(left) is type(right) and bool(left == right)
 
 
+# JSON kinds by Python type, in lookup order (bool before int: a boolean is an int to isinstance).
+_JSON_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
     if isinstance(value, float):
         return "number" if math.isfinite(value) else "non-finite number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return next((name for type_, name in _JSON_KINDS if isinstance(value, type_)), type(value).__name__)
 
 
 def _show(value: Any) -> str:

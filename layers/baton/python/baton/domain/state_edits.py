@@ -204,20 +204,20 @@ def _apply(root: dict[str, Any], edit: StateEdit) -> None:
             )
 
 
+# How an error names a value's JSON kind, in lookup order (bool before int: a boolean is an int too).
+_KIND_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (bool, "a boolean"),
+    ((int, float), "a number"),
+    (str, "a string"),
+    (list, "an array"),
+    (dict, "an object"),
+)
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return f"a {type(value).__name__}"
+    return next((name for types, name in _KIND_NAMES if isinstance(value, types)), f"a {type(value).__name__}")
 
 
 def _edit_error(text: str, path: str, reason: str) -> ValidationFailedError:

@@ -133,19 +133,13 @@ class LambdaDispatcher:
             inv_type = (request_headers or {}).get("x-amz-invocation-type", "RequestResponse")
             return text.encode() if inv_type == "RequestResponse" else text
 
-        def simple_invoke(
-            backend: Any,
-            function_name: str,
-            qualifier: str | None,
-            body: Any,
-            headers: Any,
-            response_headers: Any,
-        ) -> str | bytes | None:
-            # With use_docker=False the Invoke API goes to this backend, which only echoes.
+        def simple_invoke(backend: Any, function_name: str, qualifier: str | None, *request: Any) -> str | bytes | None:
+            # With use_docker=False the Invoke API goes to this backend, which only echoes. `request` is
+            # moto's (body, headers, response_headers), passed through as it calls us.
             fn = backend.get_function(function_name, qualifier)
             if not dispatcher.owns(fn.function_name):
-                return original_simple(backend, function_name, qualifier, body, headers, response_headers)
-            return invoke(fn, body, headers, response_headers)
+                return original_simple(backend, function_name, qualifier, *request)
+            return invoke(fn, *request)
 
         LambdaFunction.invoke = invoke  # type: ignore[method-assign,assignment]
         LambdaSimpleBackend.invoke = simple_invoke  # type: ignore[method-assign,assignment]
