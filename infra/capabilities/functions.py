@@ -18,6 +18,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from infra.assets import ASSET_EXCLUDE
 from infra.config import TeamConfig, powertools_layer_arn
 from infra.naming import executions_arn, parameter_arn
 from infra.permissions import access_for, schedule_for
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64
-ASSET_EXCLUDE = ["**/__pycache__", "**/*.pyc", "**/.mypy_cache", "**/.pytest_cache"]
 TABLE_ACTIONS = [
     "dynamodb:GetItem",
     "dynamodb:BatchGetItem",
@@ -71,7 +71,7 @@ class Functions(Construct):
             self,
             "BatonLayer",
             layer_version_name=f"{config.prefix}-baton",
-            description="The baton package (layers/baton/python/baton)",
+            description="The baton package (layers/baton/python/baton) without the CLI, local stack and SDK",
             code=lambda_.Code.from_asset(layer_dir, exclude=ASSET_EXCLUDE),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],

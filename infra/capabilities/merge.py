@@ -18,7 +18,7 @@ from aws_cdk import aws_s3_assets as s3_assets
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from infra.capabilities.functions import ASSET_EXCLUDE
+from infra.assets import ASSET_EXCLUDE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

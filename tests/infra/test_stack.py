@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,7 +11,9 @@ from aws_cdk.assertions import Match
 
 from baton.workflows.asl import check_definition, substitute
 from baton.workflows.resources import FUNCTIONS, STATE_MACHINES
+from baton.workflows.source_tree import source_tree
 from baton.workflows.table import TTL_ATTRIBUTE
+from infra.assets import shipped_files
 from tests.infra.conftest import PREFIX, TEAM, resources
 
 pytestmark = pytest.mark.infra
@@ -391,3 +394,30 @@ def test_only_the_api_knows_which_iam_principals_are_agents(cfn: dict[str, Any])
     }
     assert env["api"]["BATON_AGENT_PRINCIPAL_PATTERN"] == CONTEXT["agent_principal_pattern"]
     assert all("BATON_AGENT_PRINCIPAL_PATTERN" not in e for name, e in env.items() if name != "api")
+
+
+def _staged_asset(synthesized: Any, s3_key: str) -> Path:
+    """The folder the CDK staged for the asset uploaded as `<hash>.zip`."""
+    asset_hash = s3_key.rsplit("/", 1)[-1].removesuffix(".zip")
+    manifest = json.loads((synthesized.outdir / f"{synthesized.stack.stack_name}.assets.json").read_text())
+    folder: Path = synthesized.outdir / manifest["files"][asset_hash]["source"]["path"]
+    return folder
+
+
+def test_the_layer_asset_ships_no_cli_local_stack_client_or_fake(cfn: dict[str, Any], synthesized: Any) -> None:
+    (layer,) = resources(cfn, "AWS::Lambda::LayerVersion").values()
+    folder = _staged_asset(synthesized, layer["Properties"]["Content"]["S3Key"])
+    staged = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    # Exactly what infra/assets.py says ships (the copy scripts/check_lambda_imports.py imports from).
+    assert staged == shipped_files(source_tree().layer_dir)
+    assert "python/baton/runtime/wiring.py" in staged and "python/baton/merge/__main__.py" in staged
+    for left_out in ("python/baton/cli/", "python/baton/local/", "python/baton/client/", "fakes/"):
+        assert not any(left_out in path for path in staged), left_out
+    assert not any(path.endswith(".pyc") or "__pycache__" in path for path in staged)
+    fakes = ("class MemoryStore", "class RecordingNotifier", "class RecordingTaskTokens", "class FakeWorkflows")
+    for path in staged:
+        text = (folder / path).read_text()
+        assert not any(fake in text for fake in fakes), path
+    # The merge build's package is the same asset (one exclude list, one upload).
+    (project,) = resources(cfn, "AWS::CodeBuild::Project").values()
+    assert _flatten(project["Properties"]["Source"]["Location"]).endswith(layer["Properties"]["Content"]["S3Key"])
