@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from baton.errors import BatonError, NotFoundError, ValidationFailedError
-from baton.merge.squash import TRAILER_BRANCH, TRAILER_HEAD, MergeOutcome, main, merge_run_branch
+from baton.merge.cli import main
+from baton.merge.squash import TRAILER_BRANCH, TRAILER_HEAD, MergeOutcome, merge_run_branch
 from tests.gitrepo import git, init_repo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -434,7 +435,7 @@ def test_task_token_reports_crash_as_failure(repo: Path, monkeypatch: pytest.Mon
     def boom(*args: Any, **kwargs: Any) -> MergeOutcome:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr("baton.merge.squash.merge_run_branch", boom)
+    monkeypatch.setattr("baton.merge.cli.merge_run_branch", boom)
     sfn = StubSfn()
     assert main(["baton/run-1", "--repo", str(repo), "--task-token", "tok-3"], sfn_client=sfn) == 3
     [(kind, kwargs)] = sfn.calls

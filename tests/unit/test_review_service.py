@@ -11,14 +11,16 @@ from typing import Any
 import pytest
 
 from baton.adapters.memory import RecordingTaskTokens
-from baton.adapters.merge_runners import CodeBuildMergeRunner, MergeRequest, merge_command
+from baton.adapters.companion_offline import OfflineCompanion
+from baton.adapters.git_diff import GitDiffSource
+from baton.adapters.merge_runners import CodeBuildMergeRunner, merge_command
 from baton.api import deps
 from baton.api.app import create_app
+from baton.domain.merge_contracts import MergeRequest
 from baton.domain.review_gate import parse_gate_config, resolve_review_url
 from baton.errors import ConflictError, NotFoundError, ValidationFailedError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.local.http_adapter import to_proxy_event
-from baton.review.companion import OfflineCompanion
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
@@ -44,7 +46,9 @@ def runner() -> FakeRunner:
 
 @pytest.fixture
 def review(core: Core, runner: FakeRunner) -> ReviewService:
-    return ReviewService(core, companion=OfflineCompanion, runner=lambda: runner, merge_runner_kind="local")
+    return ReviewService(
+        core, companion=OfflineCompanion, runner=lambda: runner, diffs=GitDiffSource(), merge_runner_kind="local"
+    )
 
 
 @pytest.fixture
@@ -113,7 +117,7 @@ def test_first_turn_refuses_a_gate_without_repository(review: ReviewService, cor
 
 def test_deployed_first_turn_refuses_without_a_repository_before_any_pause(core: Core, runner: FakeRunner) -> None:
     from baton.runtime.settings import Settings
-    from baton.services.review import build_review_service
+    from baton.runtime.wiring import build_review_service
 
     settings = Settings(BATON_TABLE_NAME="t", BATON_MERGE_RUNNER="codebuild", BATON_MERGE_PROJECT="p")
     deployed = build_review_service(settings, core)
