@@ -11,10 +11,10 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from baton.errors import BatonError, ValidationFailedError
 from baton.adapters.companion_bedrock import DEFAULT_SYSTEM_PROMPT, REVIEW_TOOL_NAME, BedrockCompanion
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.domain.companion import CompanionContext, CompanionError, CompanionTurn, ThreadTurn, format_steps
+from baton.errors import BatonError, ValidationFailedError
 from baton.ports import Companion
 from baton.runtime.wiring import companion_from_config
 

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from baton.adapters.companion_offline import OfflineCompanion
+from baton.adapters.git_diff import GitDiffSource
 from baton.adapters.memory import RecordingTaskTokens
 from baton.errors import GoneError
 from baton.local.demo_repo import create_demo_repo
 from baton.models import InteractionStatus
-from baton.adapters.companion_offline import OfflineCompanion
-from baton.adapters.git_diff import GitDiffSource
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService, InterruptSpec
 from baton.services.reconciler import Reconciler

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from baton.adapters.memory import RecordingTaskTokens
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
+from baton.adapters.memory import RecordingTaskTokens
 from baton.adapters.merge_runners import CodeBuildMergeRunner, merge_command
 from baton.api import deps
 from baton.api.app import create_app

@@ -10,7 +10,6 @@ if TYPE_CHECKING:
 
     from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
     from baton.domain.merge_contracts import BoundedDiff, DiffRequest, MergeRequest
-
     from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, ReviewTurn, RunSummary
     from baton.notify.model import Notification
 

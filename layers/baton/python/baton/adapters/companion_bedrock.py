@@ -294,5 +294,3 @@ def _parse_verdict(raw: Any) -> Verdict | None:
         )
     except ValidationError:
         return None
-
-

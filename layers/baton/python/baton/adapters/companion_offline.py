@@ -324,5 +324,3 @@ def _operator_signal(messages: Sequence[str]) -> Literal["failure", "success"] |
         if _SUCCESS.search(message):
             return "success"
     return None
-
-

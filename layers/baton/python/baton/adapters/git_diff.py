@@ -13,6 +13,4 @@ if TYPE_CHECKING:
 
 class GitDiffSource:
     def run_branch_diff(self, request: DiffRequest) -> BoundedDiff:
-        return run_branch_diff(
-            Path(request.repo_path), request.run_branch, request.target, max_bytes=request.max_bytes
-        )
+        return run_branch_diff(Path(request.repo_path), request.run_branch, request.target, max_bytes=request.max_bytes)

@@ -111,7 +111,9 @@ def companion_from_config(kind: str, **kwargs: Any) -> Companion:
     if normalized == "bedrock":
         model_id = kwargs.pop("model_id", None)
         if not model_id:
-            raise ValidationFailedError("the bedrock companion needs a model_id", details={"path": "companion.model_id"})
+            raise ValidationFailedError(
+                "the bedrock companion needs a model_id", details={"path": "companion.model_id"}
+            )
         client = kwargs.pop("client", None)
         region_name = kwargs.pop("region_name", None)
         if client is None:

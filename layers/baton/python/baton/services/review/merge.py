@@ -83,9 +83,10 @@ class ReviewMerge(ReviewGate):
             core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
             return {"status": "timed_out", "cause": cause, "merge": {}, **base}
         if error is not None:
+            cause = str(error.get("Cause") or "")
             outcome = {
                 "merge_status": "rejected",
-                "reason": f"the merge did not run: {error.get('Error')}: {str(error.get('Cause') or '')[:REASON_CAUSE_CHARS]}",
+                "reason": f"the merge did not run: {error.get('Error')}: {cause[:REASON_CAUSE_CHARS]}",
                 "reject_code": "merge_failed",
             }
         assert outcome is not None
