@@ -442,3 +442,13 @@ def test_factory(client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_turn_model_roundtrips() -> None:
     turn = OfflineCompanion().first_turn(make_ctx())
     assert CompanionTurn.model_validate_json(turn.model_dump_json()) == turn
+
+
+def test_prompt_and_tool_schema_are_data_that_match_the_contract(client: Any) -> None:
+    """The prompt and the tool schema live in adapters/companion_prompt.md and companion_tool.json."""
+    from baton.domain.companion import DECISIONS
+
+    request = BedrockCompanion(client, MODEL).build_request(make_ctx(), [("user", "hi")])
+    assert request["system"] == [{"text": DEFAULT_SYSTEM_PROMPT}] and REVIEW_TOOL_NAME in DEFAULT_SYSTEM_PROMPT
+    schema = request["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]
+    assert tuple(schema["properties"]["verdict"]["properties"]["decision"]["enum"]) == DECISIONS
