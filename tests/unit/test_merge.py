@@ -490,7 +490,7 @@ def test_report_command_sends_the_outcome_file(repo: Path, tmp_path: Path, monke
     path.write_text(outcome.model_dump_json())
     monkeypatch.setenv("BATON_TASK_TOKEN", "tok-r")
     tokens = RecordingTokens()
-    assert report_main(["--outcome", str(path)], tokens=tokens) == 0
+    assert report_main(["send-task-success", "--outcome", str(path)], tokens=tokens) == 0
     [(kind, token, output)] = tokens.calls
     assert (kind, token) == ("success", "tok-r") and MergeOutcome.model_validate_json(output) == outcome
 
@@ -500,8 +500,9 @@ def test_report_command_caps_every_cause_once(tmp_path: Path, monkeypatch: pytes
     log = tmp_path / "merge.err"
     log.write_text("x" * (MAX_CAUSE_CHARS + 500))
     tokens = RecordingTokens()
-    assert report_main(["--error", "MergeCrashed", "--cause-file", str(log)], tokens=tokens) == 0
-    assert report_main(["--error", "MergeInvalidInput", "--cause=-no run branch"], tokens=tokens) == 0
+    failure = ["send-task-failure", "--error"]
+    assert report_main([*failure, "MergeCrashed", "--cause-file", str(log)], tokens=tokens) == 0
+    assert report_main([*failure, "MergeInvalidInput", "--cause=-no run branch"], tokens=tokens) == 0
     (_, _, error, cause), (_, _, error2, cause2) = tokens.calls
     assert (error, len(cause)) == ("MergeCrashed", MAX_CAUSE_CHARS)
     assert (error2, cause2) == ("MergeInvalidInput", "-no run branch")
@@ -509,4 +510,6 @@ def test_report_command_caps_every_cause_once(tmp_path: Path, monkeypatch: pytes
 
 def test_report_command_without_a_token_is_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("BATON_TASK_TOKEN", raising=False)
-    assert report_main(["--error", "MergeCrashed", "--cause", "boom"], tokens=RecordingTokens()) == 2
+    tokens = RecordingTokens()
+    assert report_main(["send-task-failure", "--error", "MergeCrashed", "--cause", "boom"], tokens=tokens) == 2
+    assert tokens.calls == []

@@ -3,7 +3,8 @@
 `python -m baton.merge` calls `report_outcome` / `report_failure` itself when it holds the task token
 (the local stack's subprocess runner). The CodeBuild merge build (infra/buildspec/merge.yml) merges
 without the token, pushes, then reports through the same functions with
-`python -m baton.merge.report --outcome FILE` or `--error NAME --cause TEXT|--cause-file FILE`.
+`python -m baton.merge.report send-task-success --outcome FILE` or
+`python -m baton.merge.report send-task-failure --error NAME --cause TEXT|--cause-file FILE`.
 Every failure cause is capped here, once, at `MAX_CAUSE_CHARS`.
 """
 
@@ -74,11 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Report a merge outcome (or why the merge could not run) to the waiting Step Functions "
         f"task named by ${TASK_TOKEN_ENV}.",
     )
-    what = parser.add_mutually_exclusive_group(required=True)
-    what.add_argument("--outcome", type=Path, help="file holding the outcome JSON of `python -m baton.merge --json`")
-    what.add_argument("--error", choices=[ERROR_INVALID_INPUT, ERROR_CRASHED], help="the failure's error name")
-    parser.add_argument("--cause", default="", help="the failure's cause")
-    parser.add_argument("--cause-file", type=Path, help="read the failure's cause from this file")
+    calls = parser.add_subparsers(dest="call", required=True)
+    success = calls.add_parser("send-task-success", help="merged, noop or rejected: send the outcome")
+    success.add_argument("--outcome", type=Path, required=True, help="the outcome JSON of `python -m baton.merge`")
+    failure = calls.add_parser("send-task-failure", help="the merge could not run or crashed")
+    failure.add_argument("--error", choices=[ERROR_INVALID_INPUT, ERROR_CRASHED], required=True)
+    failure.add_argument("--cause", default="", help="the failure's cause")
+    failure.add_argument("--cause-file", type=Path, help="read the failure's cause from this file")
     return parser
 
 
@@ -89,13 +92,13 @@ def main(argv: Sequence[str] | None = None, *, tokens: TaskTokens | None = None)
     if not token:
         print(f"error: {TASK_TOKEN_ENV} is not set; nothing to report to", file=sys.stderr)
         return EXIT_BAD_INPUT
-    outcome = None
-    if args.outcome is not None:
+    if args.call == "send-task-success":
         outcome = MergeOutcome.model_validate(json.loads(args.outcome.read_text()))
+        return send_report(tokens or default_task_tokens(), token, outcome, "", "")
     cause = args.cause
     if args.cause_file is not None:
         cause = args.cause_file.read_text(errors="replace").strip() or cause
-    return send_report(tokens or default_task_tokens(), token, outcome, args.error or "", cause)
+    return send_report(tokens or default_task_tokens(), token, None, args.error, cause)
 
 
 if __name__ == "__main__":
