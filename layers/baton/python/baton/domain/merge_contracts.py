@@ -77,3 +77,12 @@ class MergeOutcome(BaseModel):
     run_branch: str
     run_head: str = Field(description="tip of the run branch when the merge was evaluated")
     target: str | None = Field(None, description="target branch the merge was evaluated against")
+
+
+class StatesError(BaseModel):
+    """A Step Functions error a Catch put in the state's input (`ResultPath`): the merge task's failure."""
+
+    error: str = Field(alias="Error")
+    cause: str | None = Field(default=None, alias="Cause")
+
+    model_config = {"populate_by_name": True}

@@ -18,6 +18,7 @@ from baton.services.review.read_model import ReviewReadModel
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.domain.merge_contracts import MergeOutcome, StatesError
     from baton.models import ParkedWait
     from baton.ports import Companion, DiffSource, MergeRunner
     from baton.services.core import Core
@@ -80,8 +81,8 @@ class ReviewService:
         run_id: str,
         gate: str,
         *,
-        outcome: dict[str, Any] | None = None,
-        error: dict[str, Any] | None = None,
+        outcome: MergeOutcome | None = None,
+        error: StatesError | None = None,
     ) -> dict[str, Any]:
         return self.merge.record_merge(run_id, gate, outcome=outcome, error=error)
 

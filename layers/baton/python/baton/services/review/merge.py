@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.merge_contracts import MergeRequest
@@ -12,6 +13,9 @@ from baton.services.review.gate import ACTIVE_RUN, ReviewGate
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.domain.merge_contracts import MergeOutcome, StatesError
+    from baton.domain.review_gate import GateConfig
+    from baton.models import Interaction
     from baton.ports import MergeRunner
     from baton.services.core import Core
 
@@ -60,8 +64,8 @@ class ReviewMerge(ReviewGate):
         run_id: str,
         gate: str,
         *,
-        outcome: dict[str, Any] | None = None,
-        error: dict[str, Any] | None = None,
+        outcome: MergeOutcome | None = None,
+        error: StatesError | None = None,
     ) -> dict[str, Any]:
         """Land the outcome on the run summary. Merged/noop -> the gate finishes; rejected (or a merge that
         failed to run) -> the interaction is pending again, so the operator can fix the tree and re-approve."""
@@ -76,45 +80,72 @@ class ReviewMerge(ReviewGate):
             "verdict": self._latest_verdict(turns),
             "interaction_id": interaction.interaction_id,
         }
-        if error is not None and error.get("Error") == "States.Timeout":
+        if error is not None and error.error == "States.Timeout":
             cause = f"the merge at review gate '{gate}' did not report within {config.merge_timeout_seconds}s"
             core.record(run_id, "review_merge_timed_out", gate=gate, cause=cause)
             core.store.update_run(run_id, {"merge_status": "timed_out", "updated_at": core.now()})
             core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
             return {"status": "timed_out", "cause": cause, "merge": {}, **base}
         if error is not None:
-            cause = str(error.get("Cause") or "")
-            outcome = {
-                "merge_status": "rejected",
-                "reason": f"the merge did not run: {error.get('Error')}: {cause[:REASON_CAUSE_CHARS]}",
-                "reject_code": "merge_failed",
-            }
-        assert outcome is not None
-        status = str(outcome.get("merge_status"))
-        merge = {
-            "merge_status": status,
-            "final_commit": outcome.get("final_commit"),
-            "final_branch": outcome.get("final_branch"),
-            "merged_into": outcome.get("merged_into"),
-            "strategy": outcome.get("strategy"),
-            "reason": outcome.get("reason"),
-        }
-        if status in ("merged", "noop"):
+            reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
+            rejection = _Rejection(reason=reason, reject_code="merge_failed")
+            return self._rejected(interaction, config, base, _merge_fields("rejected", reason=reason), rejection)
+        if outcome is None:
+            raise ValidationFailedError(f"the merge at review gate '{gate}' reported neither an outcome nor an error")
+        merge = _merge_fields(
+            outcome.merge_status,
+            final_commit=outcome.final_commit,
+            final_branch=outcome.final_branch,
+            merged_into=outcome.merged_into,
+            strategy=outcome.strategy,
+            reason=outcome.reason,
+        )
+        if outcome.merge_status in ("merged", "noop"):
             fields = {k: merge[k] for k in ("final_commit", "final_branch", "merged_into") if merge[k] is not None}
-            core.store.update_run(run_id, {**fields, "merge_status": status, "updated_at": core.now()})
+            core.store.update_run(run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()})
             core.record(run_id, "review_merged", gate=gate, by=interaction.state.answered_by, **base, **merge)
             return {"status": "merged", "cause": "", "merge": merge, **base}
-        reason = str(outcome.get("reason") or "the merge was rejected")
+        rejection = _Rejection(
+            reason=outcome.reason or "the merge was rejected",
+            reject_code=outcome.reject_code,
+            conflicting_files=outcome.conflicting_files,
+            dirty_files=outcome.dirty_files,
+        )
+        return self._rejected(interaction, config, base, merge, rejection)
+
+    def _rejected(
+        self,
+        interaction: Interaction,
+        config: GateConfig,
+        base: dict[str, Any],
+        merge: dict[str, Any],
+        rejection: _Rejection,
+    ) -> dict[str, Any]:
+        core, run_id = self.core, interaction.run_id
         core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
         core.record(
             run_id,
             "review_merge_rejected",
-            gate=gate,
-            reject_code=outcome.get("reject_code"),
-            reason=reason,
-            conflicting_files=outcome.get("conflicting_files") or [],
-            dirty_files=outcome.get("dirty_files") or [],
+            gate=config.gate,
+            reject_code=rejection.reject_code,
+            reason=rejection.reason,
+            conflicting_files=rejection.conflicting_files,
+            dirty_files=rejection.dirty_files,
             action=base["action"],
         )
-        self._reopen(interaction, config, reason=f"merge rejected: {reason}")
-        return {"status": "rejected", "cause": reason, "merge": merge, **base}
+        self._reopen(interaction, config, reason=f"merge rejected: {rejection.reason}")
+        return {"status": "rejected", "cause": rejection.reason, "merge": merge, **base}
+
+
+@dataclass(frozen=True)
+class _Rejection:
+    reason: str
+    reject_code: str | None
+    conflicting_files: list[str] = field(default_factory=list)
+    dirty_files: list[str] = field(default_factory=list)
+
+
+def _merge_fields(status: str, **fields: str | None) -> dict[str, Any]:
+    """The merge fields of the gate's output and its review_merged event (absent ones are None)."""
+    names = ("final_commit", "final_branch", "merged_into", "strategy", "reason")
+    return {"merge_status": status, **{name: fields.get(name) for name in names}}
