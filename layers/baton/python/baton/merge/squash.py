@@ -2,6 +2,7 @@
 
 Core: `merge_run_branch(repo, run_branch, into=..., strategy=..., message=...) -> MergeOutcome`.
 CLI:  `python -m baton.merge` (baton/merge/cli.py); reporting: baton/merge/report.py.
+(A little over 400 lines: the algorithm, its guards and its trailer bookkeeping read as one story.)
 
 Strategies
   squash  One new commit on the target whose tree is the three-way merge of the target and the run
