@@ -10,6 +10,7 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
+from baton.domain.merge_contracts import MergeOutcome, StatesError
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
 
@@ -17,8 +18,8 @@ from baton.runtime.wiring import services
 class MergeRecordRequest(BaseModel):
     run_id: str = Field(min_length=1)
     gate: str = Field(min_length=1)
-    outcome: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    outcome: MergeOutcome | None = None  # the merge's SendTaskSuccess output
+    error: StatesError | None = None  # the merge task's caught error (a timeout, MergeCrashed, ...)
 
 
 @logger.inject_lambda_context

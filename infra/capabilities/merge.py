@@ -1,6 +1,7 @@
 """merge: the CodeBuild project the review gate's merge task starts (through the `merge_start`
 Lambda, a .waitForTaskToken task). Its buildspec (infra/buildspec/merge.yml) runs
-`python -m baton.merge` against the team repository and reports back with SendTaskSuccess/Failure."""
+`python -m baton.merge` against the team repository, pushes, and reports back with SendTaskSuccess/Failure
+through `python -m baton.merge.report` (layers/baton/python/baton/merge/report.py)."""
 
 from __future__ import annotations
 

@@ -11,20 +11,12 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
+from baton.adapters.companion_bedrock import DEFAULT_SYSTEM_PROMPT, REVIEW_TOOL_NAME, BedrockCompanion
+from baton.adapters.companion_offline import OfflineCompanion
+from baton.domain.companion import CompanionContext, CompanionError, CompanionTurn, ThreadTurn, format_steps
 from baton.errors import BatonError, ValidationFailedError
-from baton.review.companion import (
-    DEFAULT_SYSTEM_PROMPT,
-    REVIEW_TOOL_NAME,
-    BedrockCompanion,
-    Companion,
-    CompanionContext,
-    CompanionError,
-    CompanionTurn,
-    OfflineCompanion,
-    ThreadTurn,
-    companion_from_config,
-    format_steps,
-)
+from baton.ports import Companion
+from baton.runtime.wiring import companion_from_config
 
 pytestmark = pytest.mark.disable_socket
 
@@ -450,3 +442,13 @@ def test_factory(client: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_turn_model_roundtrips() -> None:
     turn = OfflineCompanion().first_turn(make_ctx())
     assert CompanionTurn.model_validate_json(turn.model_dump_json()) == turn
+
+
+def test_prompt_and_tool_schema_are_data_that_match_the_contract(client: Any) -> None:
+    """The prompt and the tool schema live in adapters/companion_prompt.md and companion_tool.json."""
+    from baton.domain.companion import DECISIONS
+
+    request = BedrockCompanion(client, MODEL).build_request(make_ctx(), [("user", "hi")])
+    assert request["system"] == [{"text": DEFAULT_SYSTEM_PROMPT}] and REVIEW_TOOL_NAME in DEFAULT_SYSTEM_PROMPT
+    schema = request["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]
+    assert tuple(schema["properties"]["verdict"]["properties"]["decision"]["enum"]) == DECISIONS

@@ -118,3 +118,17 @@ def test_bad_inputs(repo: Path, tmp_path: Path) -> None:
     commit(repo, "unrelated", {"z.txt": "z\n"})
     with pytest.raises(ValidationFailedError, match="shares no history"):
         run_branch_diff(repo, "island", "main")
+
+
+def test_one_unified_diff_reader_serves_the_bound_and_the_offline_companion() -> None:
+    from baton.domain.unified_diff import count_file_headers, parse_unified_diff
+
+    text = (
+        "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1 +1,2 @@\n-x = 1\n+x = 2\n+# TODO: y\n"
+        "diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n--- a/old.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"
+    )
+    assert count_file_headers(text.encode()) == 2
+    app, old, listed = parse_unified_diff(text, ["app.py", "unseen.py"])
+    assert (app.path, app.added, app.removed, app.todo_lines) == ("app.py", 2, 1, ["# TODO: y"])
+    assert (old.deleted, old.removed, old.in_diff) == (True, 1, True)
+    assert (listed.path, listed.in_diff) == ("unseen.py", False)

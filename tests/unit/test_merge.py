@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 
 from baton.errors import BatonError, NotFoundError, ValidationFailedError
-from baton.merge.squash import TRAILER_BRANCH, TRAILER_HEAD, MergeOutcome, main, merge_run_branch
+from baton.merge.cli import main
+from baton.merge.report import MAX_CAUSE_CHARS
+from baton.merge.report import main as report_main
+from baton.merge.squash import TRAILER_BRANCH, TRAILER_HEAD, MergeOutcome, merge_run_branch
 from tests.gitrepo import git, init_repo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -434,7 +437,7 @@ def test_task_token_reports_crash_as_failure(repo: Path, monkeypatch: pytest.Mon
     def boom(*args: Any, **kwargs: Any) -> MergeOutcome:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr("baton.merge.squash.merge_run_branch", boom)
+    monkeypatch.setattr("baton.merge.cli.merge_run_branch", boom)
     sfn = StubSfn()
     assert main(["baton/run-1", "--repo", str(repo), "--task-token", "tok-3"], sfn_client=sfn) == 3
     [(kind, kwargs)] = sfn.calls
@@ -462,3 +465,51 @@ def test_no_token_no_report(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None
     sfn = StubSfn()
     assert main(["baton/run-1", "--repo", str(repo)], sfn_client=sfn) == 0
     assert sfn.calls == []
+
+
+# ------------------------------------------------------------- the one reporting path (merge build)
+
+
+class RecordingTokens:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, ...]] = []
+
+    def send_success(self, token: str, output: dict[str, Any]) -> None:
+        self.calls.append(("success", token, json.dumps(output)))
+
+    def send_failure(self, token: str, error: str, cause: str) -> None:
+        self.calls.append(("failure", token, error, cause))
+
+    def send_heartbeat(self, token: str) -> None:
+        raise AssertionError("a merge never heartbeats")
+
+
+def test_report_command_sends_the_outcome_file(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    outcome = merge_run_branch(repo, "baton/run-1")
+    path = tmp_path / "outcome.json"
+    path.write_text(outcome.model_dump_json())
+    monkeypatch.setenv("BATON_TASK_TOKEN", "tok-r")
+    tokens = RecordingTokens()
+    assert report_main(["send-task-success", "--outcome", str(path)], tokens=tokens) == 0
+    [(kind, token, output)] = tokens.calls
+    assert (kind, token) == ("success", "tok-r") and MergeOutcome.model_validate_json(output) == outcome
+
+
+def test_report_command_caps_every_cause_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BATON_TASK_TOKEN", "tok-c")
+    log = tmp_path / "merge.err"
+    log.write_text("x" * (MAX_CAUSE_CHARS + 500))
+    tokens = RecordingTokens()
+    failure = ["send-task-failure", "--error"]
+    assert report_main([*failure, "MergeCrashed", "--cause-file", str(log)], tokens=tokens) == 0
+    assert report_main([*failure, "MergeInvalidInput", "--cause=-no run branch"], tokens=tokens) == 0
+    (_, _, error, cause), (_, _, error2, cause2) = tokens.calls
+    assert (error, len(cause)) == ("MergeCrashed", MAX_CAUSE_CHARS)
+    assert (error2, cause2) == ("MergeInvalidInput", "-no run branch")
+
+
+def test_report_command_without_a_token_is_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BATON_TASK_TOKEN", raising=False)
+    tokens = RecordingTokens()
+    assert report_main(["send-task-failure", "--error", "MergeCrashed", "--cause", "boom"], tokens=tokens) == 2
+    assert tokens.calls == []

@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
+from baton.adapters.companion_offline import OfflineCompanion
+from baton.adapters.git_diff import GitDiffSource
 from baton.errors import GoneError
 from baton.local.demo_repo import create_demo_repo
 from baton.models import InteractionStatus
-from baton.review.companion import OfflineCompanion
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService, InterruptSpec
 from baton.services.reconciler import Reconciler
@@ -129,7 +130,9 @@ def test_reconciler_never_sends_a_stale_round_to_a_reparked_gate(core: Core, run
 
 
 def test_review_action_lost_to_a_failed_send_is_sent_once(core: Core, tmp_path: Path) -> None:
-    review = ReviewService(core, companion=OfflineCompanion, runner=lambda: None, merge_runner_kind="local")
+    review = ReviewService(
+        core, companion=OfflineCompanion, runner=lambda: None, diffs=GitDiffSource(), merge_runner_kind="local"
+    )
     repo = create_demo_repo(tmp_path / "repo")
     review.first_turn("r1", repo.gate_input())
     review.park("r1", "ship_review", "tok-rev")

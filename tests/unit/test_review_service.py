@@ -10,14 +10,16 @@ from typing import Any
 
 import pytest
 
-from baton.adapters.merge_runners import CodeBuildMergeRunner, MergeRequest, merge_command
+from baton.adapters.companion_offline import OfflineCompanion
+from baton.adapters.git_diff import GitDiffSource
+from baton.adapters.merge_runners import CodeBuildMergeRunner, merge_command
 from baton.api import deps
 from baton.api.app import create_app
+from baton.domain.merge_contracts import MergeOutcome, MergeRequest
 from baton.domain.review_gate import parse_gate_config, resolve_review_url
 from baton.errors import ConflictError, NotFoundError, ValidationFailedError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.local.http_adapter import to_proxy_event
-from baton.review.companion import OfflineCompanion
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
@@ -44,7 +46,9 @@ def runner() -> FakeRunner:
 
 @pytest.fixture
 def review(core: Core, runner: FakeRunner) -> ReviewService:
-    return ReviewService(core, companion=OfflineCompanion, runner=lambda: runner, merge_runner_kind="local")
+    return ReviewService(
+        core, companion=OfflineCompanion, runner=lambda: runner, diffs=GitDiffSource(), merge_runner_kind="local"
+    )
 
 
 @pytest.fixture
@@ -113,7 +117,7 @@ def test_first_turn_refuses_a_gate_without_repository(review: ReviewService, cor
 
 def test_deployed_first_turn_refuses_without_a_repository_before_any_pause(core: Core, runner: FakeRunner) -> None:
     from baton.runtime.settings import Settings
-    from baton.services.review import build_review_service
+    from baton.runtime.wiring import build_review_service
 
     settings = Settings(BATON_TABLE_NAME="t", BATON_MERGE_RUNNER="codebuild", BATON_MERGE_PROJECT="p")
     deployed = build_review_service(settings, core)
@@ -156,8 +160,11 @@ def test_full_dialogue_and_merge_on_memory_ports(
     assert token == "tok-3" and request.strategy == "merge" and request.message == "m"
     assert request.repo_path == str(repo.path) and request.run_branch == repo.run_branch
 
+    ran = {"strategy": "squash", "run_branch": repo.run_branch, "run_head": "abc"}
     rejected = review.record_merge(
-        "r1", "ship_review", outcome={"merge_status": "rejected", "reason": "dirty", "reject_code": "dirty_tree"}
+        "r1",
+        "ship_review",
+        outcome=MergeOutcome(merge_status="rejected", reason="dirty", reject_code="dirty_tree", **ran),
     )
     assert rejected["status"] == "rejected" and review.view("r1")["status"] == "pending"
     review.park("r1", "ship_review", "tok-4")
@@ -165,7 +172,9 @@ def test_full_dialogue_and_merge_on_memory_ports(
     merged = review.record_merge(
         "r1",
         "ship_review",
-        outcome={"merge_status": "merged", "final_commit": "abc", "final_branch": "main", "merged_into": "main"},
+        outcome=MergeOutcome(
+            merge_status="merged", final_commit="abc", final_branch="main", merged_into="main", reason="ok", **ran
+        ),
     )
     assert merged["status"] == "merged" and merged["action"] == "approve_merge"
     run = core.store.get_run("r1")
@@ -268,3 +277,28 @@ def test_bad_review_input_is_a_clear_4xx(api: Any, review: ReviewService, repo: 
     assert status == 200 and body["resumed"] is True
     status, body = api("GET", "/api/runs/nope/review")
     assert status == 404
+
+
+def test_a_merge_that_did_not_run_reopens_and_a_merge_timeout_fails_the_run(
+    review: ReviewService, core: Core, repo: DemoRepo
+) -> None:
+    from functions.merge_record.handler import MergeRecordRequest
+
+    review.first_turn("r1", repo.gate_input())
+    review.park("r1", "ship_review", "tok-1")
+    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    event = {"run_id": "r1", "gate": "ship_review", "error": {"Error": "MergeCrashed", "Cause": "x" * 3000}}
+    request = MergeRecordRequest.model_validate(event)  # the merge_record Lambda's payload, as the ASL sends it
+    out = review.record_merge("r1", "ship_review", outcome=request.outcome, error=request.error)
+    prefix = "the merge did not run: MergeCrashed: "
+    assert out["status"] == "rejected" and out["cause"] == prefix + "x" * 2000
+    assert out["merge"]["merge_status"] == "rejected" and out["merge"]["strategy"] is None
+    assert review.view("r1")["status"] == "pending"
+
+    review.park("r1", "ship_review", "tok-2")
+    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    timed_out = MergeRecordRequest.model_validate({**event, "error": {"Error": "States.Timeout"}})
+    out = review.record_merge("r1", "ship_review", error=timed_out.error)
+    assert out["status"] == "timed_out" and "did not report within" in out["cause"]
+    run = core.store.get_run("r1")
+    assert run is not None and run.status == "failed" and run.merge_status == "timed_out"

@@ -8,11 +8,13 @@ services reach it as `Core.store`); a function or class that needs one part name
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
+    from baton.domain.merge_contracts import BoundedDiff, DiffRequest, MergeRequest
     from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, ReviewTurn, RunSummary
     from baton.notify.model import Notification
 
@@ -111,3 +113,31 @@ class Notifier(Protocol):
     """Publishes one notification (the SNS topic deployed); returns the message id."""
 
     def publish(self, notification: Notification) -> str: ...
+
+
+# ---- the review gate's ports (adapters: baton/adapters/companion_*.py, git_diff.py, merge_runners.py) ----
+
+
+@runtime_checkable
+class Companion(Protocol):
+    """The review companion: guides the operator through testing a change and gives a verdict."""
+
+    def first_turn(self, ctx: CompanionContext) -> CompanionTurn:
+        """Read the bounded diff; return numbered test steps for the operator and an initial verdict."""
+        ...
+
+    def reply(self, ctx: CompanionContext, thread: list[ThreadTurn], operator_message: str) -> CompanionTurn:
+        """Answer `operator_message` (not yet in `thread`); converge on a verdict near max_turns."""
+        ...
+
+
+class DiffSource(Protocol):
+    """The run branch's own changes, bounded for a reviewer and a companion model."""
+
+    def run_branch_diff(self, request: DiffRequest) -> BoundedDiff: ...
+
+
+class MergeRunner(Protocol):
+    def start(self, token: str, request: MergeRequest) -> str:
+        """Start the merge; it reports to `token` when done. Returns a handle (build id, pid)."""
+        ...

@@ -2,7 +2,8 @@
 
 * `CodeBuildMergeRunner` (deployed): starts the merge CodeBuild project with the task token and the
   merge's parameters as environment overrides; the buildspec (infra/buildspec/merge.yml) clones the
-  repository, runs `python -m baton.merge … --json` and calls SendTaskSuccess/Failure with the outcome.
+  repository, runs `python -m baton.merge … --json`, pushes, and reports the outcome with
+  `python -m baton.merge.report` (baton/merge/report.py, the one reporting path).
 * `LocalMergeRunner` (the local stack): runs `python -m baton.merge` as a subprocess against a local
   repository, in a background thread, with BATON_TASK_TOKEN and AWS_ENDPOINT_URL in its environment, so
   the command itself reports back to the emulator exactly as it does from CodeBuild.
@@ -17,31 +18,17 @@ import os
 import subprocess
 import sys
 import threading
-from typing import Any, Protocol
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
+from baton.merge.report import TASK_TOKEN_ENV
 
-from baton.merge.squash import TASK_TOKEN_ENV
+if TYPE_CHECKING:
+    from mypy_boto3_codebuild import CodeBuildClient
+
+    from baton.domain.merge_contracts import MergeRequest
 
 log = logging.getLogger("baton")
 LOCAL_MERGE_TIMEOUT_SECONDS = 600
-
-
-class MergeRequest(BaseModel):
-    run_id: str
-    gate: str
-    run_branch: str
-    repo_path: str | None = None
-    repo_url: str | None = None
-    into: str = "current"
-    strategy: str = "squash"
-    message: str | None = None
-
-
-class MergeRunner(Protocol):
-    def start(self, token: str, request: MergeRequest) -> str:
-        """Start the merge; it reports to `token` when done. Returns a handle (build id, pid)."""
-        ...
 
 
 def merge_command(request: MergeRequest) -> list[str]:
@@ -96,7 +83,7 @@ class LocalMergeRunner:
 class CodeBuildMergeRunner:
     """Starts the merge project; the environment names match infra/buildspec/merge.yml."""
 
-    def __init__(self, client: Any, project: str) -> None:
+    def __init__(self, client: CodeBuildClient, project: str) -> None:
         self._client = client
         self.project = project
 

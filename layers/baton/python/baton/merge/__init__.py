@@ -1,3 +1,5 @@
-"""The merge step of the review-and-merge gate: git plumbing, the squash algorithm, its command line.
+"""The merge step of the review-and-merge gate: git plumbing (`gitcmd`), the bounded diff (`diff`), the
+squash algorithm (`squash`), its command line (`cli`, run as `python -m baton.merge`) and the one path
+that reports an outcome to Step Functions (`report`, also `python -m baton.merge.report`).
 
-Runs in the CodeBuild merge build and as a local subprocess: `python -m baton.merge` (see `__main__`)."""
+Runs in the CodeBuild merge build and as a local subprocess."""

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
+from baton.domain.merge_contracts import BoundedDiff
+from baton.domain.unified_diff import count_file_headers
 from baton.errors import ValidationFailedError
 from baton.merge.gitcmd import merge_base, open_repo, resolve_commit, run_git
 
@@ -25,31 +25,12 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_BYTES = 60_000
 MIN_MAX_BYTES = 256
-_FILE_HEADER = b"diff --git "
 
-
-class BoundedDiff(BaseModel):
-    """A unified diff, possibly truncated, with stats of the whole diff."""
-
-    base: str = Field(description="full SHA of the base commit")
-    head: str = Field(description="full SHA of the head commit")
-    text: str = Field(description="unified diff; ends with a marker line when truncated")
-    truncated: bool
-    total_bytes: int = Field(description="size of the whole diff in bytes")
-    shown_bytes: int = Field(description="bytes of the diff included in text (marker excluded)")
-    files_changed: int
-    insertions: int
-    deletions: int
-    files: list[str] = Field(default_factory=list, description="every changed path (new path of a rename)")
-    files_not_shown: int = Field(0, description="files whose diff starts after the cut")
+__all__ = ["DEFAULT_MAX_BYTES", "MIN_MAX_BYTES", "BoundedDiff", "bounded_diff", "run_branch_diff", "truncation_marker"]
 
 
 def truncation_marker(shown: int, total: int, files_not_shown: int) -> str:
     return f"[... diff truncated: showed {shown} of {total} bytes; {files_not_shown} more files not shown ...]"
-
-
-def _count_file_headers(data: bytes) -> int:
-    return data.count(b"\n" + _FILE_HEADER) + (1 if data.startswith(_FILE_HEADER) else 0)
 
 
 def _numstat(repo: Path, base: str, head: str) -> tuple[list[str], int, int]:
@@ -109,12 +90,12 @@ def bounded_diff(repo: Path, base: str, head: str, *, max_bytes: int = DEFAULT_M
     if total <= max_bytes:
         return BoundedDiff(text=raw.decode("utf-8", "replace"), truncated=False, shown_bytes=total, **stats)
 
-    headers = _count_file_headers(raw)
+    headers = count_file_headers(raw)
     # Reserve room for the widest marker this diff could need, so text never exceeds max_bytes.
     budget = max_bytes - len(truncation_marker(total, total, headers).encode()) - 1
     cut = raw.rfind(b"\n", 0, max(budget, 0)) + 1  # keep whole lines only; 0 if none fits
     body = raw[:cut]
-    not_shown = headers - _count_file_headers(body)
+    not_shown = headers - count_file_headers(body)
     text = body.decode("utf-8", "replace") + truncation_marker(cut, total, not_shown) + "\n"
     return BoundedDiff(text=text, truncated=True, shown_bytes=cut, files_not_shown=not_shown, **stats)
 

@@ -1,8 +1,8 @@
 """Merge a run's branch into its target branch: the merge step of the review-and-merge gate.
 
 Core: `merge_run_branch(repo, run_branch, into=..., strategy=..., message=...) -> MergeOutcome`.
-CLI:  `python -m baton.merge RUN_BRANCH [--repo PATH] [--into current|none|BRANCH]
-       [--strategy squash|merge] [--message TEXT] [--json]` (see `--help`).
+CLI:  `python -m baton.merge` (baton/merge/cli.py); reporting: baton/merge/report.py.
+(A little over 400 lines: the algorithm, its guards and its trailer bookkeeping read as one story.)
 
 Strategies
   squash  One new commit on the target whose tree is the three-way merge of the target and the run
@@ -39,19 +39,14 @@ branch itself) raises a `BatonError` subclass; the CLI prints its message and ex
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import sys
-import traceback
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
-from baton.errors import BatonError, ValidationFailedError
+from baton.domain.merge_contracts import MergeOutcome, RejectCode, Strategy
+from baton.errors import ValidationFailedError
 from baton.merge.gitcmd import (
-    GitCommandError,
     branch_head,
     check_rev_text,
     git_out,
@@ -63,51 +58,64 @@ from baton.merge.gitcmd import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator
 
-Strategy = Literal["squash", "merge"]
-MergeStatus = Literal["merged", "rejected", "noop"]
-RejectCode = Literal[
-    "detached_head",
-    "no_work_tree",
-    "target_not_checked_out",
-    "operation_in_progress",
-    "dirty_tree",
-    "untracked_would_be_overwritten",
-    "unrelated_histories",
-    "non_fast_forward",
-    "conflict",
-]
+__all__ = ["STRATEGIES", "TRAILER_BRANCH", "TRAILER_HEAD", "MergeOutcome", "merge_run_branch"]
 
 STRATEGIES: tuple[str, ...] = ("squash", "merge")
 TRAILER_BRANCH = "Baton-Run-Branch"
 TRAILER_HEAD = "Baton-Run-Head"
 FALLBACK_COMMITTER = ("Baton", "baton@localhost")
-TASK_TOKEN_ENV = "BATON_TASK_TOKEN"
-MAX_CAUSE_CHARS = 32_000  # SendTaskFailure caps `cause` at 32768 characters
-
-EXIT_OK = 0
-EXIT_REJECTED = 1
-EXIT_BAD_INPUT = 2
-EXIT_CRASHED = 3
-EXIT_REPORT_FAILED = 4
 
 
-class MergeOutcome(BaseModel):
-    """What the merge did. The final_* fields and merge_status are the run summary's merge fields."""
+@dataclass(frozen=True)
+class _Merge:
+    """What one merge evaluation knows; `target`/`target_head` are set once the target is resolved."""
 
-    merge_status: MergeStatus
-    final_commit: str | None = Field(None, description="commit that holds the run's changes on final_branch")
-    final_branch: str | None = Field(None, description="branch that holds final_commit")
-    merged_into: str | None = Field(None, description="target branch, or None when nothing was merged into one")
+    root: Path
     strategy: Strategy
-    reason: str = Field(description="one human-readable sentence")
-    conflicting_files: list[str] = Field(default_factory=list)
-    dirty_files: list[str] = Field(default_factory=list, description="paths that blocked the merge")
-    reject_code: RejectCode | None = Field(None, description="machine-readable cause of a rejection")
     run_branch: str
-    run_head: str = Field(description="tip of the run branch when the merge was evaluated")
-    target: str | None = Field(None, description="target branch the merge was evaluated against")
+    run_head: str
+    target: str | None = None
+    target_head: str = ""
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy,
+            "run_branch": self.run_branch,
+            "run_head": self.run_head,
+            "target": self.target,
+        }
+
+    def rejected(
+        self,
+        code: RejectCode,
+        reason: str,
+        *,
+        conflicting_files: list[str] | None = None,
+        dirty_files: list[str] | None = None,
+    ) -> MergeOutcome:
+        return MergeOutcome(
+            merge_status="rejected",
+            reject_code=code,
+            reason=reason,
+            conflicting_files=conflicting_files or [],
+            dirty_files=dirty_files or [],
+            **self.fields(),
+        )
+
+    def outcome(self, status: str, final_commit: str | None, reason: str) -> MergeOutcome:
+        """merged or noop into the target."""
+        return MergeOutcome.model_validate(
+            {
+                "merge_status": status,
+                "final_commit": final_commit,
+                "final_branch": self.target,
+                "merged_into": self.target,
+                "reason": reason,
+                **self.fields(),
+            }
+        )
 
 
 # --------------------------------------------------------------------------------------------- core
@@ -127,11 +135,9 @@ def merge_run_branch(
             f"unknown merge strategy {strategy!r}; expected one of: {', '.join(STRATEGIES)}",
             details={"path": "strategy"},
         )
-    strat: Strategy = "squash" if strategy == "squash" else "merge"
     root = open_repo(repo)
     run_head = branch_head(root, run_branch, "run branch")
-    base: dict[str, Any] = {"strategy": strat, "run_branch": run_branch, "run_head": run_head}
-
+    merge = _Merge(root, "squash" if strategy == "squash" else "merge", run_branch, run_head)
     if into == "none":
         return MergeOutcome(
             merge_status="merged",
@@ -139,126 +145,121 @@ def merge_run_branch(
             final_branch=run_branch,
             merged_into=None,
             reason=f"left on run branch {run_branch!r} at {run_head[:12]}; no target branch touched",
-            **base,
+            **merge.fields(),
         )
-
     current = _current_branch(root)
+    target = _target(merge, into, current)
+    if isinstance(target, MergeOutcome):
+        return target
+    merge = replace(merge, target=target, target_head=branch_head(root, target, "target branch"))
+    if merge_base(root, merge.target_head, run_head) is None:
+        return merge.rejected("unrelated_histories", f"run branch {run_branch!r} shares no history with {target!r}")
+    # After an earlier squash of this run branch, merge only what the run branch gained since then.
+    previous = _previous_squash_head(root, merge.target_head, run_branch, run_head)
+    merged_tree, conflicts = _merge_tree(root, merge.target_head, run_head, previous)
+    # Nothing above or in the guards changes HEAD, the index, the working tree or a ref.
+    refused = _already_merged(merge, merged_tree, conflicts) or _guard_repository(merge, current)
+    if refused is not None:
+        return refused
+    result_tree = _result_tree(merge, merged_tree, conflicts)
+    if isinstance(result_tree, MergeOutcome):
+        return result_tree
+    return _apply(merge, result_tree, previous, message)
+
+
+def _target(merge: _Merge, into: str, current: str | None) -> str | MergeOutcome:
+    """The target branch `into` names, or the rejection of a `current` that names none."""
     if into == "current":
         if current is None:
-            return _rejected(base, "detached_head", "HEAD is detached: there is no current branch to merge into")
-        if current == run_branch:
-            return _rejected(
-                base,
+            return merge.rejected("detached_head", "HEAD is detached: there is no current branch to merge into")
+        if current == merge.run_branch:
+            return merge.rejected(
                 "target_not_checked_out",
-                f"the run branch {run_branch!r} itself is checked out; check out the target branch first",
+                f"the run branch {merge.run_branch!r} itself is checked out; check out the target branch first",
             )
         target = current
     else:
-        check_rev_text(into, "target branch")
-        target = into
-    if target == run_branch:
+        target = check_rev_text(into, "target branch")
+    if target == merge.run_branch:
         raise ValidationFailedError(f"run branch and target are the same branch ({target!r})", details={"path": "into"})
-    target_head = branch_head(root, target, "target branch")
-    base["target"] = target
+    return target
 
-    if merge_base(root, target_head, run_head) is None:
-        return _rejected(base, "unrelated_histories", f"run branch {run_branch!r} shares no history with {target!r}")
 
-    # After an earlier squash of this run branch, merge only what the run branch gained since then.
-    previous = _previous_squash_head(root, target_head, run_branch, run_head)
-    merged_tree, conflicts = _merge_tree(root, target_head, run_head, previous)
-    noop = _already_merged(root, base, target, target_head, run_branch, run_head, merged_tree, conflicts)
-    if noop is not None:
-        return noop
-
-    # Guards. Nothing above changed HEAD, the index, the working tree or a ref.
+def _guard_repository(merge: _Merge, current: str | None) -> MergeOutcome | None:
+    """The rejection the repository's state calls for before anything is applied, else None."""
+    root, target = merge.root, merge.target
     if not _is_work_tree(root):
-        return _rejected(base, "no_work_tree", "the repository has no working tree (bare); use into=none")
+        return merge.rejected("no_work_tree", "the repository has no working tree (bare); use into=none")
     if current != target:
         shown = repr(current) if current else "a detached HEAD"
-        return _rejected(
-            base,
+        return merge.rejected(
             "target_not_checked_out",
             f"target branch {target!r} is not checked out (the repository is on {shown}); check it out first",
         )
     in_progress = _operation_in_progress(root)
     if in_progress:
-        return _rejected(base, "operation_in_progress", f"a {in_progress} is in progress; finish or abort it")
+        return merge.rejected("operation_in_progress", f"a {in_progress} is in progress; finish or abort it")
     dirty = _dirty_paths(root)
     if dirty:
-        return _rejected(
-            base,
+        return merge.rejected(
             "dirty_tree",
             f"the working tree has uncommitted changes ({_preview(dirty)}); commit or stash them",
             dirty_files=dirty,
         )
+    return None
 
-    if strat == "merge":
-        if not is_ancestor(root, target_head, run_head):
-            ahead = git_out(root, "rev-list", "--count", f"{run_head}..{target_head}")
-            return _rejected(
-                base,
-                "non_fast_forward",
-                f"cannot fast-forward {target!r} to {run_branch!r}: {target!r} has {ahead} commit(s) "
-                f"the run branch lacks; rebase the run branch or use the squash strategy",
-            )
-        result_tree = git_out(root, "rev-parse", f"{run_head}^{{tree}}")
-    else:
-        if conflicts:
-            return _rejected(
-                base,
-                "conflict",
-                f"merging {run_branch!r} into {target!r} conflicts in {len(conflicts)} file(s): {_preview(conflicts)}",
-                conflicting_files=conflicts,
-            )
-        result_tree = merged_tree
 
-    collisions = _untracked_collisions(root, target_head, result_tree)
+def _result_tree(merge: _Merge, merged_tree: str, conflicts: list[str]) -> str | MergeOutcome:
+    """The tree the target will hold, or the rejection it calls for: not a fast-forward, a conflict,
+    or untracked files in the way."""
+    tree = _strategy_tree(merge, merged_tree, conflicts)
+    if isinstance(tree, MergeOutcome):
+        return tree
+    collisions = _untracked_collisions(merge.root, merge.target_head, tree)
     if collisions:
-        return _rejected(
-            base,
+        return merge.rejected(
             "untracked_would_be_overwritten",
             f"untracked files would be overwritten by the merge ({_preview(collisions)}); move them away",
             dirty_files=collisions,
         )
+    return tree
 
-    if strat == "merge":
+
+def _strategy_tree(merge: _Merge, merged_tree: str, conflicts: list[str]) -> str | MergeOutcome:
+    root, target = merge.root, merge.target
+    if merge.strategy == "merge":
+        if not is_ancestor(root, merge.target_head, merge.run_head):
+            ahead = git_out(root, "rev-list", "--count", f"{merge.run_head}..{merge.target_head}")
+            return merge.rejected(
+                "non_fast_forward",
+                f"cannot fast-forward {target!r} to {merge.run_branch!r}: {target!r} has {ahead} commit(s) "
+                f"the run branch lacks; rebase the run branch or use the squash strategy",
+            )
+        return git_out(root, "rev-parse", f"{merge.run_head}^{{tree}}")
+    if conflicts:
+        return merge.rejected(
+            "conflict",
+            f"merging {merge.run_branch!r} into {target!r} conflicts in {len(conflicts)} file(s): "
+            f"{_preview(conflicts)}",
+            conflicting_files=conflicts,
+        )
+    return merged_tree
+
+
+def _apply(merge: _Merge, result_tree: str, previous: str | None, message: str | None) -> MergeOutcome:
+    """Commit (squash) or pick the run head (merge), then fast-forward the checked-out target to it."""
+    root, target, run_head = merge.root, merge.target, merge.run_head
+    if merge.strategy == "merge":
         final = run_head
-        count = git_out(root, "rev-list", "--count", f"{target_head}..{run_head}")
-        reason = f"fast-forwarded {target!r} to {run_head[:12]} ({count} commit(s) from {run_branch!r})"
+        count = git_out(root, "rev-list", "--count", f"{merge.target_head}..{run_head}")
+        reason = f"fast-forwarded {target!r} to {run_head[:12]} ({count} commit(s) from {merge.run_branch!r})"
     else:
-        since = previous or target_head
-        final = _commit_squash(root, result_tree, target, target_head, since, run_branch, run_head, message)
-        reason = f"squashed {run_branch!r} into {target!r} as {final[:12]}"
+        final = _commit_squash(merge, result_tree, previous or merge.target_head, message)
+        reason = f"squashed {merge.run_branch!r} into {target!r} as {final[:12]}"
     run_git(root, "merge", "--ff-only", "--no-stat", "--quiet", final)
     if git_out(root, "rev-parse", "HEAD") != final:
         raise RuntimeError(f"fast-forward of {target!r} to {final} did not move HEAD")
-    return MergeOutcome(
-        merge_status="merged",
-        final_commit=final,
-        final_branch=target,
-        merged_into=target,
-        reason=reason,
-        **base,
-    )
-
-
-def _rejected(
-    base: dict[str, Any],
-    code: RejectCode,
-    reason: str,
-    *,
-    conflicting_files: list[str] | None = None,
-    dirty_files: list[str] | None = None,
-) -> MergeOutcome:
-    return MergeOutcome(
-        merge_status="rejected",
-        reject_code=code,
-        reason=reason,
-        conflicting_files=conflicting_files or [],
-        dirty_files=dirty_files or [],
-        **base,
-    )
+    return merge.outcome("merged", final, reason)
 
 
 def _preview(paths: list[str], limit: int = 5) -> str:
@@ -357,39 +358,22 @@ def _merge_tree(root: Path, target_head: str, run_head: str, base: str | None = 
     return tree, sorted(set(conflicts))
 
 
-def _already_merged(
-    root: Path,
-    base: dict[str, Any],
-    target: str,
-    target_head: str,
-    run_branch: str,
-    run_head: str,
-    merged_tree: str,
-    conflicts: list[str],
-) -> MergeOutcome | None:
+def _already_merged(merge: _Merge, merged_tree: str, conflicts: list[str]) -> MergeOutcome | None:
     """A `noop` outcome when the run branch's changes are already in the target, else None."""
-    done = {"merge_status": "noop", "final_branch": target, "merged_into": target, **base}
+    root, target, target_head = merge.root, merge.target, merge.target_head
+    run_branch, run_head = merge.run_branch, merge.run_head
     if is_ancestor(root, run_head, target_head):
-        return MergeOutcome(
-            final_commit=run_head,
-            reason=f"{run_branch!r} at {run_head[:12]} is already part of {target!r}; nothing to merge",
-            **done,
-        )
+        reason = f"{run_branch!r} at {run_head[:12]} is already part of {target!r}; nothing to merge"
+        return merge.outcome("noop", run_head, reason)
     earlier = _find_trailer_commit(root, target_head, TRAILER_HEAD, run_head)
     if earlier:
-        return MergeOutcome(
-            final_commit=earlier,
-            reason=f"{run_branch!r} at {run_head[:12]} was already squashed into {target!r} as {earlier[:12]}",
-            **done,
-        )
+        reason = f"{run_branch!r} at {run_head[:12]} was already squashed into {target!r} as {earlier[:12]}"
+        return merge.outcome("noop", earlier, reason)
     target_tree = git_out(root, "rev-parse", f"{target_head}^{{tree}}")
     if not conflicts and merged_tree == target_tree:
         earlier = _find_trailer_commit(root, target_head, TRAILER_BRANCH, run_branch)
-        return MergeOutcome(
-            final_commit=earlier,
-            reason=f"the changes of {run_branch!r} are already in {target!r}; nothing to merge",
-            **done,
-        )
+        reason = f"the changes of {run_branch!r} are already in {target!r}; nothing to merge"
+        return merge.outcome("noop", earlier, reason)
     return None
 
 
@@ -425,16 +409,9 @@ def default_squash_message(root: Path, target: str, since: str, run_branch: str,
     return "\n".join(lines)
 
 
-def _commit_squash(
-    root: Path,
-    tree: str,
-    target: str,
-    target_head: str,
-    since: str,
-    run_branch: str,
-    run_head: str,
-    message: str | None,
-) -> str:
+def _commit_squash(merge: _Merge, tree: str, since: str, message: str | None) -> str:
+    root, run_branch, run_head = merge.root, merge.run_branch, merge.run_head
+    target = merge.target or ""
     body = (message or "").strip() or default_squash_message(root, target, since, run_branch, run_head)
     full = f"{body}\n\n{TRAILER_BRANCH}: {run_branch}\n{TRAILER_HEAD}: {run_head}\n"
     author_name, author_email = git_out(root, "log", "-1", "--format=%an%x00%ae", run_head).split("\0")
@@ -444,122 +421,5 @@ def _commit_squash(
         configured = run_git(root, "config", "--get", f"user.{key}", ok_codes=(0, 1)).stdout.strip()
         if not configured and env_key not in os.environ:
             env[env_key] = fallback
-    proc = run_git(root, "commit-tree", tree, "-p", target_head, "-F", "-", stdin=full.encode(), env=env)
+    proc = run_git(root, "commit-tree", tree, "-p", merge.target_head, "-F", "-", stdin=full.encode(), env=env)
     return proc.stdout.decode().strip()
-
-
-# ---------------------------------------------------------------------------------------------- CLI
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m baton.merge",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "Merge a run's branch into its target branch (the merge step of Baton's review gate).\n\n"
-            "squash (default) lands the run as ONE commit on the target; merge fast-forwards only.\n"
-            "The target must be the checked-out branch and the working tree clean, otherwise the merge\n"
-            "is REJECTED and the repository is left exactly as it was; conflicts are rejected the same\n"
-            "way, with the conflicting files listed. Running it again after a success is a NOOP."
-        ),
-        epilog=(
-            "examples:\n"
-            "  python -m baton.merge baton/run-42                       squash into the current branch\n"
-            "  python -m baton.merge baton/run-42 --strategy merge      fast-forward only\n"
-            "  python -m baton.merge baton/run-42 --into none           branch-only review, touch nothing\n"
-            "  python -m baton.merge baton/run-42 --repo ../app --into main --json\n\n"
-            "exit status:\n"
-            "  0 merged or noop   1 rejected   2 bad input (unknown repo/branch, bad strategy)\n"
-            "  3 unexpected crash   4 the outcome could not be reported to Step Functions\n\n"
-            f"reporting: when ${TASK_TOKEN_ENV} is set (or --task-token is given), the outcome is sent\n"
-            "to Step Functions: SendTaskSuccess with the outcome JSON for merged/noop/rejected,\n"
-            "SendTaskFailure error=MergeInvalidInput for bad input and error=MergeCrashed for crashes.\n"
-            "AWS_ENDPOINT_URL / AWS_REGION are honoured by boto3 (e.g. a local emulator)."
-        ),
-    )
-    parser.add_argument("run_branch", help="the run's (storage) branch holding the agent's commits")
-    parser.add_argument("--repo", type=Path, default=Path("."), help="path to the git repository (default: .)")
-    parser.add_argument(
-        "--into",
-        default="current",
-        metavar="current|none|BRANCH",
-        help="target: the checked-out branch (default), none (leave the result on the run branch), "
-        "or a branch name, which must be the checked-out one",
-    )
-    parser.add_argument(
-        "--strategy",
-        default="squash",
-        metavar="squash|merge",
-        help="squash into one commit (default) or fast-forward only",
-    )
-    parser.add_argument(
-        "-m",
-        "--message",
-        default=None,
-        help="squash commit message (default: names the run branch and lists its commit subjects)",
-    )
-    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
-    parser.add_argument(
-        "--task-token",
-        default=None,
-        help=f"Step Functions task token to report to (default: ${TASK_TOKEN_ENV})",
-    )
-    return parser
-
-
-def format_outcome(outcome: MergeOutcome) -> str:
-    line = f"{outcome.merge_status}: {outcome.reason}"
-    if outcome.final_commit:
-        line += f" [final_commit={outcome.final_commit} final_branch={outcome.final_branch}]"
-    for path in outcome.conflicting_files:
-        line += f"\n  conflict: {path}"
-    return line
-
-
-def _default_sfn_client() -> Any:
-    import boto3
-
-    return boto3.client("stepfunctions")
-
-
-def main(argv: Sequence[str] | None = None, *, sfn_client: Any | None = None) -> int:
-    """CLI entry point; `sfn_client` replaces the boto3 Step Functions client (tests)."""
-    args = build_parser().parse_args(argv)
-    token = args.task_token or os.environ.get(TASK_TOKEN_ENV) or None
-
-    def client() -> Any:
-        return sfn_client if sfn_client is not None else _default_sfn_client()
-
-    def report(call: str, **kwargs: Any) -> int:
-        if token is None:
-            return EXIT_OK
-        try:
-            getattr(client(), call)(taskToken=token, **kwargs)
-        except Exception as exc:
-            print(f"error: could not report the merge outcome to Step Functions: {exc}", file=sys.stderr)
-            return EXIT_REPORT_FAILED
-        return EXIT_OK
-
-    try:
-        outcome = merge_run_branch(
-            args.repo, args.run_branch, into=args.into, strategy=args.strategy, message=args.message
-        )
-    except BatonError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return report("send_task_failure", error="MergeInvalidInput", cause=exc.message[:MAX_CAUSE_CHARS]) or (
-            EXIT_BAD_INPUT
-        )
-    except Exception as exc:
-        detail = traceback.format_exc()
-        print(detail, file=sys.stderr, end="")
-        summary = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, GitCommandError):
-            summary = f"git failed: {exc}"
-        cause = (summary + "\n\n" + detail)[:MAX_CAUSE_CHARS]
-        return report("send_task_failure", error="MergeCrashed", cause=cause) or EXIT_CRASHED
-
-    print(json.dumps(outcome.model_dump(mode="json"), indent=2) if args.json else format_outcome(outcome))
-    reported = report("send_task_success", output=outcome.model_dump_json())
-    if reported:
-        return reported
-    return EXIT_REJECTED if outcome.merge_status == "rejected" else EXIT_OK

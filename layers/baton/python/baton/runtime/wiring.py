@@ -6,24 +6,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import boto3
-from botocore.config import Config
 
+from baton.adapters.clients import CLIENT_CONFIG
 from baton.adapters.dynamo import DynamoStore
 from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
 from baton.api.idempotency import Idempotency, NoIdempotency
+from baton.errors import ValidationFailedError
 from baton.notify.sns import SnsNotifier
 from baton.runtime.settings import Settings, get_settings
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
-from baton.services.review import ReviewService, build_review_service
+from baton.services.review import ReviewService
 from baton.services.runs import RunService
 from baton.workflows.resources import WORKFLOW_DEFAULTS
 
-_BOTO_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5, read_timeout=30)
+if TYPE_CHECKING:
+    from baton.ports import Companion, MergeRunner
+
+_BOTO_CONFIG = CLIENT_CONFIG
 
 
 @dataclass
@@ -82,3 +87,69 @@ def build_services(settings: Settings) -> Services:
 @lru_cache(maxsize=1)
 def services() -> Services:
     return build_services(get_settings())
+
+
+# ---- the review gate: its companion, diff source and merge runner -------------------------------------
+
+
+def companion_from_config(kind: str, **kwargs: Any) -> Companion:
+    """Build a companion. `"offline"` takes no arguments. `"bedrock"` takes `model_id` (required),
+    `client` (a `bedrock-runtime` client; built here from `region_name` if absent) and the keyword
+    options of `BedrockCompanion`."""
+    from baton.adapters.companion_bedrock import BedrockCompanion
+    from baton.adapters.companion_offline import OfflineCompanion
+
+    normalized = kind.strip().lower()
+    if normalized == "offline":
+        if kwargs:
+            raise ValidationFailedError(
+                f"the offline companion takes no options (got {sorted(kwargs)})", details={"path": "companion"}
+            )
+        return OfflineCompanion()
+    if normalized == "bedrock":
+        model_id = kwargs.pop("model_id", None)
+        if not model_id:
+            raise ValidationFailedError(
+                "the bedrock companion needs a model_id", details={"path": "companion.model_id"}
+            )
+        client = kwargs.pop("client", None)
+        region_name = kwargs.pop("region_name", None)
+        if client is None:
+            client = boto3.session.Session().client("bedrock-runtime", region_name=region_name, config=_BOTO_CONFIG)
+        return BedrockCompanion(client, str(model_id), **kwargs)
+    raise ValidationFailedError(
+        f"unknown companion kind {kind!r}; expected 'bedrock' or 'offline'",
+        details={"path": "companion.kind", "allowed": ["bedrock", "offline"]},
+    )
+
+
+def build_review_service(settings: Settings, core: Core) -> ReviewService:
+    """Adapters from the settings: BATON_COMPANION=offline|bedrock (+ BATON_COMPANION_MODEL) and
+    BATON_MERGE_RUNNER=codebuild|local (+ BATON_MERGE_PROJECT, BATON_MERGE_REPOSITORY). The local stack
+    sets offline + local. The companion and the runner are built on first use."""
+    from baton.adapters.git_diff import GitDiffSource
+    from baton.adapters.merge_runners import CodeBuildMergeRunner, LocalMergeRunner
+
+    def companion() -> Companion:
+        if settings.companion.strip().lower() == "offline":
+            return companion_from_config("offline")
+        return companion_from_config("bedrock", model_id=settings.companion_model)
+
+    def runner() -> MergeRunner:
+        if settings.merge_runner == "local":
+            return LocalMergeRunner()
+        if settings.merge_runner != "codebuild":
+            raise ValidationFailedError(
+                f"unknown BATON_MERGE_RUNNER {settings.merge_runner!r}; expected codebuild or local"
+            )
+        client = boto3.session.Session().client("codebuild", config=_BOTO_CONFIG)
+        return CodeBuildMergeRunner(client, settings.merge_project)
+
+    return ReviewService(
+        core,
+        companion=companion,
+        runner=runner,
+        diffs=GitDiffSource(),
+        merge_runner_kind=settings.merge_runner,
+        merge_repository=settings.merge_repository,
+    )

@@ -1,0 +1,20 @@
+"""The one boto3 client configuration (retries, timeouts) every Baton client is built with:
+`baton/runtime/wiring.py` for the Lambdas, `step_functions_client` for the merge build's report
+(`baton/merge/report.py`), which runs outside any Lambda."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import boto3
+from botocore.config import Config
+
+if TYPE_CHECKING:
+    from mypy_boto3_stepfunctions import SFNClient
+
+CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5, read_timeout=30)
+
+
+def step_functions_client() -> SFNClient:
+    """A Step Functions client from the environment (AWS_ENDPOINT_URL / AWS_REGION are honoured)."""
+    return boto3.session.Session().client("stepfunctions", config=CLIENT_CONFIG)

@@ -1,1 +1,0 @@
-"""Review-and-merge gate: bounded diffs of a run's commits (the merge itself is `baton.merge.squash`)."""

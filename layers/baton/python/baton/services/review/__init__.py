@@ -1,0 +1,94 @@
+"""The review-and-merge gate's service: companion turns, the operator's actions, the merge and its
+outcome, and the read model, one module each on the shared `gate.ReviewGate`. Its adapters arrive
+through the ports (`Companion`, `DiffSource`, `MergeRunner` in `baton/ports.py`); `baton/runtime/wiring.py`
+builds them. The state machine (statemachines/review_gate.asl.json) calls, in order:
+
+    first_turn -> park -> [reply -> park]* -> start_merge -> record_merge -> (park again if rejected)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from baton.services.review.actions import ReviewActions
+from baton.services.review.dialogue import ReviewDialogue
+from baton.services.review.merge import ReviewMerge
+from baton.services.review.read_model import ReviewReadModel
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.domain.merge_contracts import MergeOutcome, StatesError
+    from baton.models import ParkedWait
+    from baton.ports import Companion, DiffSource, MergeRunner
+    from baton.services.core import Core
+
+__all__ = ["ReviewService", "is_review_answer"]
+
+
+def is_review_answer(answers: dict[str, Any]) -> bool:
+    return any(key.startswith("__review_") for key in answers)
+
+
+class ReviewService:
+    """One door for the handlers and the API: each call goes to the part that owns it."""
+
+    def __init__(
+        self,
+        core: Core,
+        *,
+        companion: Callable[[], Companion],
+        runner: Callable[[], MergeRunner],
+        diffs: DiffSource,
+        merge_runner_kind: str = "local",
+        merge_repository: str = "",
+    ) -> None:
+        self.core = core
+        self.dialogue = ReviewDialogue(
+            core,
+            companion=companion,
+            diffs=diffs,
+            merge_runner_kind=merge_runner_kind,
+            merge_repository=merge_repository,
+        )
+        self.actions = ReviewActions(core)
+        self.merge = ReviewMerge(core, runner=runner)
+        self.read_model = ReviewReadModel(core)
+
+    # the review_turn Lambda
+    def first_turn(self, run_id: str, raw_config: Any) -> dict[str, Any]:
+        return self.dialogue.first_turn(run_id, raw_config)
+
+    def reply_turn(self, run_id: str, gate: str) -> dict[str, Any]:
+        return self.dialogue.reply_turn(run_id, gate)
+
+    # the review_park Lambda, the operator's action, the reconciler
+    def park(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
+        return self.actions.park(run_id, gate, token)
+
+    def act(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
+        return self.actions.act(run_id, answers, caller=caller, node=node)
+
+    def reconcile_wait(self, wait: ParkedWait) -> bool:
+        return self.actions.reconcile_wait(wait)
+
+    # the merge_start and merge_record Lambdas
+    def start_merge(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
+        return self.merge.start_merge(run_id, gate, token)
+
+    def record_merge(
+        self,
+        run_id: str,
+        gate: str,
+        *,
+        outcome: MergeOutcome | None = None,
+        error: StatesError | None = None,
+    ) -> dict[str, Any]:
+        return self.merge.record_merge(run_id, gate, outcome=outcome, error=error)
+
+    # GET /api/runs/{run_id}/review and the resume route's question
+    def view(self, run_id: str, node: str | None = None) -> dict[str, Any]:
+        return self.read_model.view(run_id, node)
+
+    def waiting_at_review(self, run_id: str, node: str | None = None) -> bool:
+        return self.read_model.waiting_at_review(run_id, node)

@@ -1,0 +1,222 @@
+"""The operator's actions on a review gate (POST /api/runs/{run_id}/resume with the reserved
+`__review_*` keys), the pause that parks the task token (the review_park Lambda), and the reconciler's
+re-send of an action a failed send lost.
+
+Invariant at park time: the interaction is `pending` (park the token) or `answered` (an action arrived
+before the token was parked: the stored action is sent with the new token at once).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from baton.domain.review_gate import (
+    ACTIONS,
+    FINAL_ACTIONS,
+    KEY_ACTION,
+    KEY_MESSAGE,
+    KEY_REPLY,
+    KEY_STRATEGY,
+    MERGE_ACTIONS,
+    RESERVED_KEYS,
+    STRATEGIES,
+)
+from baton.errors import ConflictError, GoneError, ValidationFailedError
+from baton.models import InteractionStatus, ParkedWait, ReviewTurn
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate, clip
+
+
+class ReviewActions(ReviewGate):
+    def park(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
+        core = self.core
+        interaction = self._require(run_id, gate)
+        config = self.config_of(interaction)
+        url, warnings = self.review_url(interaction)
+        core.store.put_wait(
+            ParkedWait(
+                run_id=run_id,
+                gate=gate,
+                task_token=token,
+                kind="review",
+                interaction_ids=[interaction.interaction_id],
+                scope={"review_url": url},
+                parked_at=core.now(),
+            )
+        )
+        core.set_run_status(run_id, "paused_waiting_human", allowed_from=ACTIVE_RUN)
+        # An action stored before the token was parked (or a failed send) is delivered now.
+        current = core.store.get_interaction(run_id, interaction.interaction_id) or interaction
+        answer = current.state.answer or {}
+        if current.state.status == "answered":
+            if answer.get("action") in ACTIONS:
+                core.release_gate(run_id, gate, self._output(current))
+                return {"parked": True, "interaction_id": current.interaction_id, "delivered": True}
+            current = self._reopen(current, config, reason="an answer without a review action was ignored")
+        turns = core.store.list_turns(run_id, interaction.interaction_id)
+        core.record(
+            run_id,
+            "human_input_requested",
+            interaction_id=interaction.interaction_id,
+            node=gate,
+            kind="review",
+            prompt=config.prompt,
+            timeout_seconds=config.timeout_seconds,
+            review_url=url,
+            warnings=warnings,
+            turns_used=self._companion_turns(turns),
+            max_turns=config.max_turns,
+        )
+        core.record(run_id, "run_paused", gate=gate, kind="review")
+        core.notify(current, "human_input_requested", review_url=url, verdict=self._latest_verdict(turns))
+        return {"parked": True, "interaction_id": interaction.interaction_id, "delivered": False}
+
+    def reconcile_wait(self, wait: ParkedWait) -> bool:
+        """The reconciler: a parked review whose interaction holds an operator action gets the resume a
+        failed send lost (the same output `act` and `park` send). True if this call resumed it."""
+        for iid in wait.interaction_ids:
+            current = self.core.store.get_interaction(wait.run_id, iid)
+            if current is None or current.state.status != "answered":
+                continue
+            if (current.state.answer or {}).get("action") in ACTIONS:
+                return self.core.release_gate(wait.run_id, wait.gate, self._output(current), token=wait.task_token)
+        return False
+
+    def act(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
+        core = self.core
+        action, reply, message, strategy = self._check_answers(answers)
+        core.require_run(run_id)
+        interaction = self._latest(run_id, node)
+        if interaction is None:
+            raise ConflictError(
+                f"run {run_id} is not waiting at a review gate" + (f" named '{node}'" if node else ""),
+                details={"run_id": run_id},
+            )
+        if interaction.state.status == "timed_out":
+            raise GoneError(
+                f"the review at gate '{interaction.node}' timed out", details={"interaction": interaction.public()}
+            )
+        if interaction.state.status != "pending":
+            busy = (interaction.state.answer or {}).get("action")
+            raise ConflictError(
+                f"the review at gate '{interaction.node}' is not waiting for the operator (last action: {busy}; "
+                "the companion is answering, a merge is running or the gate finished); try again shortly",
+                details={"interaction": interaction.public()},
+            )
+        config = self.config_of(interaction)
+        turns = core.store.list_turns(run_id, interaction.interaction_id)
+        used = self._companion_turns(turns)
+        if action == "reply" and used >= config.max_turns:
+            raise ConflictError(
+                f"the dialogue reached max_turns ({config.max_turns}); only "
+                f"{', '.join(FINAL_ACTIONS)} are accepted now",
+                details={"allowed": list(FINAL_ACTIONS), "max_turns": config.max_turns, "turns_used": used},
+            )
+        verdict = self._latest_verdict(turns)
+        if (
+            action == "approve_merge"
+            and verdict is not None
+            and (verdict.get("blockers") or verdict.get("decision") == "request_changes")
+        ):
+            raise ConflictError(
+                "the companion's verdict is request_changes or lists blockers; approve_merge is refused. "
+                "Use force_merge to merge anyway (git safety guards still apply), or reply / request_changes",
+                details={"verdict": verdict, "allowed": ["force_merge", "reply", "request_changes"]},
+            )
+        stored = {
+            "action": action,
+            "reply": reply,
+            "message": message,
+            "merge_strategy": strategy or config.merge_strategy,
+            "by": caller,
+        }
+        answered = core.store.transition_interaction(
+            interaction,
+            InteractionStatus(
+                status="answered",
+                answer=stored,
+                answered_by=caller,
+                answered_at=core.now(),
+                version=interaction.state.version,
+            ),
+        )
+        core.record(
+            run_id,
+            "interaction_answered",
+            interaction_id=interaction.interaction_id,
+            node=interaction.node,
+            kind="review",
+            answer={k: v for k, v in stored.items() if k != "reply"},
+            by=caller,
+        )
+        if action == "reply":
+            assert reply is not None
+            n = len(turns)
+            core.store.put_turn(
+                ReviewTurn(
+                    run_id=run_id,
+                    interaction_id=interaction.interaction_id,
+                    n=n,
+                    role="operator",
+                    text=reply,
+                    at=core.now(),
+                    by=caller,
+                )
+            )
+            core.record(
+                run_id,
+                "review_turn",
+                gate=interaction.node,
+                interaction_id=interaction.interaction_id,
+                n=n,
+                role="operator",
+                text=clip(reply),
+                by=caller,
+            )
+        resumed = core.release_gate(run_id, interaction.node, self._output(answered))
+        return {
+            "interaction_id": interaction.interaction_id,
+            "node": interaction.node,
+            "action": action,
+            "queued": True,
+            "resumed": resumed,
+        }
+
+    @staticmethod
+    def _check_answers(answers: dict[str, Any]) -> tuple[str, str | None, str | None, str | None]:
+        unknown = sorted(k for k in answers if k not in RESERVED_KEYS)
+        if unknown:
+            raise ValidationFailedError(
+                f"a review action takes only the reserved keys {', '.join(RESERVED_KEYS)}; unexpected: "
+                f"{', '.join(unknown)}",
+                details={"path": unknown[0], "allowed_keys": list(RESERVED_KEYS)},
+            )
+        action = answers.get(KEY_ACTION)
+        if action not in ACTIONS:
+            shown = "missing" if action is None else repr(action)
+            raise ValidationFailedError(
+                f"{KEY_ACTION} is {shown}; expected one of: {', '.join(ACTIONS)}",
+                details={"path": KEY_ACTION, "allowed": list(ACTIONS)},
+            )
+        for key in (KEY_REPLY, KEY_MESSAGE, KEY_STRATEGY):
+            if answers.get(key) is not None and not isinstance(answers[key], str):
+                raise ValidationFailedError(f"{key} must be a string", details={"path": key})
+        reply = (answers.get(KEY_REPLY) or "").strip() or None
+        if action == "reply" and reply is None:
+            raise ValidationFailedError(
+                f"a reply needs text: set {KEY_REPLY} to the message for the companion", details={"path": KEY_REPLY}
+            )
+        if action != "reply" and reply is not None:
+            raise ValidationFailedError(f"{KEY_REPLY} goes only with {KEY_ACTION}=reply", details={"path": KEY_REPLY})
+        strategy = answers.get(KEY_STRATEGY)
+        if strategy is not None and strategy not in STRATEGIES:
+            raise ValidationFailedError(
+                f"{KEY_STRATEGY} is {strategy!r}; expected one of: {', '.join(STRATEGIES)}",
+                details={"path": KEY_STRATEGY, "allowed": list(STRATEGIES)},
+            )
+        if strategy is not None and action not in MERGE_ACTIONS:
+            raise ValidationFailedError(
+                f"{KEY_STRATEGY} goes only with {KEY_ACTION}=approve_merge or force_merge",
+                details={"path": KEY_STRATEGY},
+            )
+        message = (answers.get(KEY_MESSAGE) or "").strip() or None
+        return str(action), reply, message, strategy

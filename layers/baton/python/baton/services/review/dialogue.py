@@ -1,0 +1,293 @@
+"""The review gate's dialogue (the review_turn Lambda): validate the gate, read the bounded diff, run the
+companion's first turn and its replies, store each turn and verdict, and auto-merge a confident
+approval when the gate's posture allows it."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn, format_steps
+from baton.domain.merge_contracts import DiffRequest
+from baton.domain.review_gate import GateConfig, parse_gate_config
+from baton.errors import BatonError, ConflictError
+from baton.models import Interaction, InteractionRequest, InteractionStatus, ReviewTurn
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate, clip
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.domain.merge_contracts import BoundedDiff
+    from baton.ports import Companion, DiffSource
+    from baton.services.core import Core
+
+log = logging.getLogger("baton")
+
+
+class ReviewDialogue(ReviewGate):
+    def __init__(
+        self,
+        core: Core,
+        *,
+        companion: Callable[[], Companion],
+        diffs: DiffSource,
+        merge_runner_kind: str,
+        merge_repository: str,
+    ) -> None:
+        super().__init__(core)
+        self._companion = companion
+        self._diffs = diffs
+        self.merge_runner_kind = merge_runner_kind
+        self.merge_repository = merge_repository  # the deployment's repository (BATON_MERGE_REPOSITORY)
+
+    def first_turn(self, run_id: str, raw_config: Any) -> dict[str, Any]:
+        """Validate the gate, read the bounded diff, run the companion's first turn. A misconfigured gate
+        is refused here, before any pause: {"ok": false, "cause": ...} and the run fails with it."""
+        core = self.core
+        core.ensure_run(run_id)
+        gate = raw_config.get("gate", "review") if isinstance(raw_config, dict) else "review"
+        try:
+            config = parse_gate_config(
+                raw_config, merge_runner=self.merge_runner_kind, merge_repository=self.merge_repository
+            )
+            diff = self._diff(config)
+        except BatonError as err:
+            return self._refuse(run_id, str(gate), err.message)
+        now = core.now()
+        interaction = Interaction(
+            interaction_id=core.ids.new_id(),
+            run_id=run_id,
+            created_at=now,
+            expires_at=core.later(config.timeout_seconds),
+            request=InteractionRequest(
+                kind="review",
+                node=config.gate,
+                prompt=config.prompt,
+                timeout_seconds=config.timeout_seconds,
+                notify=config.notify,
+                extra={"config": config.model_dump(), "diff": self._diff_stats(diff)},
+            ),
+        )
+        core.store.put_interaction(interaction)
+        core.record(
+            run_id,
+            "review_started",
+            gate=config.gate,
+            interaction_id=interaction.interaction_id,
+            diff=self._diff_stats(diff),
+        )
+        ctx = self._context(run_id, config, diff, turn_index=1)
+        turn = self._call(lambda c: c.first_turn(ctx), config)
+        verdict = self._store_companion_turn(interaction, config, turn, n=0)
+        auto = self._auto_merge(interaction, config, verdict)
+        return {"ok": True, "cause": "", "auto_merge": auto, **self._gate_fields(config, interaction)}
+
+    def reply_turn(self, run_id: str, gate: str) -> dict[str, Any]:
+        """The companion answers the operator's stored reply; the interaction goes back to pending."""
+        interaction = self._require(run_id, gate)
+        config = self.config_of(interaction)
+        answer = interaction.state.answer or {}
+        if interaction.state.status != "answered" or answer.get("action") != "reply":
+            raise ConflictError(f"review at gate '{gate}' has no reply to answer", details={"run_id": run_id})
+        turns = self.core.store.list_turns(run_id, interaction.interaction_id)
+        thread = [ThreadTurn(role=t.role, text=t.text, n=t.n) for t in turns[:-1]]
+        message = turns[-1].text if turns and turns[-1].role == "operator" else str(answer.get("reply") or "")
+        diff = self._diff(config, quiet=True)
+        ctx = self._context(run_id, config, diff, turn_index=self._companion_turns(turns) + 1)
+        turn = self._call(lambda c: c.reply(ctx, thread, message), config)
+        verdict = self._store_companion_turn(interaction, config, turn, n=len(turns))
+        current = self.core.store.get_interaction(run_id, interaction.interaction_id) or interaction
+        auto = False
+        if self._auto_eligible(config, verdict):
+            auto = self._auto_merge(current, config, verdict, from_status="answered")
+        if not auto:
+            self._reopen(current, config, reason=None)
+        return {"ok": True, "cause": "", "auto_merge": auto, **self._gate_fields(config, interaction)}
+
+    def _gate_fields(self, config: GateConfig, interaction: Interaction) -> dict[str, Any]:
+        return {
+            "gate": config.gate,
+            "interaction_id": interaction.interaction_id,
+            "timeout_seconds": config.timeout_seconds,
+            "merge_timeout_seconds": config.merge_timeout_seconds,
+        }
+
+    def _refuse(self, run_id: str, gate: str, message: str) -> dict[str, Any]:
+        cause = f"review gate '{gate}' refused to start: {message}"
+        self.core.record(run_id, "review_refused", gate=gate, cause=cause)
+        self.core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
+        return {
+            "ok": False,
+            "cause": cause,
+            "auto_merge": False,
+            "gate": gate,
+            "interaction_id": "",
+            "timeout_seconds": 1,
+            "merge_timeout_seconds": 1,
+        }
+
+    def _diff(self, config: GateConfig, *, quiet: bool = False) -> BoundedDiff | None:
+        if not config.repo_path or not config.run_branch:
+            return None
+        target = config.base_branch
+        if target is None:
+            target = config.merge_into if config.merge_into not in ("current", "none") else "HEAD"
+        try:
+            request = DiffRequest(
+                repo_path=config.repo_path, run_branch=config.run_branch, target=target, max_bytes=config.diff_max_bytes
+            )
+            return self._diffs.run_branch_diff(request)
+        except BatonError:
+            if quiet:
+                return None
+            raise
+
+    @staticmethod
+    def _diff_stats(diff: BoundedDiff | None) -> dict[str, Any] | None:
+        if diff is None:
+            return None
+        return diff.model_dump(exclude={"text"})
+
+    @staticmethod
+    def _context(run_id: str, config: GateConfig, diff: BoundedDiff | None, *, turn_index: int) -> CompanionContext:
+        fields: dict[str, Any] = {}
+        if diff is not None:
+            fields = {
+                "diff_text": diff.text,
+                "diff_truncated": diff.truncated,
+                "diff_total_bytes": diff.total_bytes,
+                "files_changed": diff.files_changed,
+                "insertions": diff.insertions,
+                "deletions": diff.deletions,
+                "files": diff.files,
+            }
+        return CompanionContext(
+            run_id=run_id,
+            node=config.gate,
+            system_prompt=config.system,
+            model_id=config.model,
+            max_turns=config.max_turns,
+            turn_index=min(turn_index, config.max_turns),
+            **fields,
+        )
+
+    def _call(self, call: Callable[[Companion], CompanionTurn], config: GateConfig) -> CompanionTurn:
+        """A companion failure becomes a turn that says so: the operator can still reply or decide."""
+        try:
+            return call(self._companion())
+        except BatonError as err:
+            log.warning("companion unavailable: %s", err.message)
+            return CompanionTurn(
+                text=f"The review companion is unavailable ({err.message}). You can reply to try again, "
+                "or approve, force-merge or request changes yourself.",
+                model=config.model or "unavailable",
+                is_model=False,
+            )
+
+    def _store_companion_turn(
+        self, interaction: Interaction, config: GateConfig, turn: CompanionTurn, *, n: int
+    ) -> dict[str, Any] | None:
+        core = self.core
+        text = turn.text
+        if turn.test_steps and format_steps(turn.test_steps) not in text:
+            text = f"{text}\n\n{format_steps(turn.test_steps)}"
+        verdict = turn.verdict.model_dump() if turn.verdict is not None else None
+        core.store.put_turn(
+            ReviewTurn(
+                run_id=interaction.run_id,
+                interaction_id=interaction.interaction_id,
+                n=n,
+                role="companion",
+                text=text,
+                at=core.now(),
+                by="companion",
+                model=turn.model,
+                is_model=turn.is_model,
+                test_steps=turn.test_steps,
+                verdict=verdict,
+            )
+        )
+        core.record(
+            interaction.run_id,
+            "review_turn",
+            gate=config.gate,
+            interaction_id=interaction.interaction_id,
+            n=n,
+            role="companion",
+            text=clip(text),
+            model=turn.model,
+        )
+        if verdict is not None:
+            warnings = self._check_verdict(config, verdict)
+            core.record(
+                interaction.run_id,
+                "review_verdict",
+                gate=config.gate,
+                interaction_id=interaction.interaction_id,
+                n=n,
+                warnings=warnings,
+                **verdict,
+            )
+        return verdict
+
+    @staticmethod
+    def _check_verdict(config: GateConfig, verdict: dict[str, Any]) -> list[str]:
+        from baton.domain.answer_schema import validate_answer
+
+        try:
+            validate_answer(verdict, json_schema=config.verdict_schema)
+        except BatonError as err:
+            return [f"the verdict does not satisfy the gate's output_schema: {err.message}"]
+        return []
+
+    @staticmethod
+    def _auto_eligible(config: GateConfig, verdict: dict[str, Any] | None) -> bool:
+        return (
+            config.posture == "agent_verdict_ok"
+            and verdict is not None
+            and verdict.get("decision") == "approve"
+            and not verdict.get("blockers")
+            and float(verdict.get("confidence", 0)) >= config.confidence_threshold
+        )
+
+    def _auto_merge(
+        self,
+        interaction: Interaction,
+        config: GateConfig,
+        verdict: dict[str, Any] | None,
+        *,
+        from_status: str = "pending",
+    ) -> bool:
+        """Posture agent_verdict_ok: an approved verdict at or above the threshold merges without a click."""
+        if not self._auto_eligible(config, verdict) or interaction.state.status != from_status:
+            return False
+        assert verdict is not None
+        action = {
+            "action": "auto_merge",
+            "reply": None,
+            "message": None,
+            "merge_strategy": config.merge_strategy,
+            "by": "companion",
+        }
+        try:
+            self.core.store.transition_interaction(
+                interaction,
+                InteractionStatus(
+                    status="answered",
+                    answer=action,
+                    answered_by="companion",
+                    answered_at=self.core.now(),
+                    version=interaction.state.version,
+                ),
+            )
+        except ConflictError:
+            return False  # the operator acted first
+        self.core.record(
+            interaction.run_id,
+            "review_auto_merge",
+            gate=config.gate,
+            interaction_id=interaction.interaction_id,
+            confidence=verdict.get("confidence"),
+            threshold=config.confidence_threshold,
+        )
+        return True

@@ -1,0 +1,94 @@
+"""What every part of the review gate's service reads and writes the same way: the gate's latest
+`review` interaction, its configuration, its dialogue turns, the output sent with the task token.
+
+One `review` interaction per entry into a gate (node = the gate name) carries the gate's configuration
+(`request.extra["config"]`) and cycles pending -> answered (an action) -> pending (after a reply turn or
+a rejected merge) until a merge lands or changes are requested. The dialogue is stored as separate turn
+items (`TURN#<iid>#<n>`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from baton.domain.review_gate import GateConfig, resolve_review_url
+from baton.errors import NotFoundError
+from baton.models import Interaction, InteractionStatus
+
+if TYPE_CHECKING:
+    from baton.models import ReviewTurn
+    from baton.services.core import Core
+
+EVENT_TEXT_LIMIT = 2000
+ACTIVE_RUN = {"created", "running", "paused_waiting_human"}
+
+
+def clip(text: str, limit: int = EVENT_TEXT_LIMIT) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class ReviewGate:
+    """The shared reads and writes; the dialogue, actions, merge and read model build on them."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def _latest(self, run_id: str, gate: str | None = None) -> Interaction | None:
+        found = [i for i in self.core.store.list_run_interactions(run_id, kind="review") if gate in (None, i.node)]
+        return found[-1] if found else None
+
+    def _require(self, run_id: str, gate: str | None = None) -> Interaction:
+        found = self._latest(run_id, gate)
+        if found is None:
+            where = f" at gate '{gate}'" if gate else ""
+            raise NotFoundError(f"run {run_id} has no review{where}", details={"run_id": run_id})
+        return found
+
+    @staticmethod
+    def config_of(interaction: Interaction) -> GateConfig:
+        return GateConfig.model_validate(interaction.request.extra["config"])
+
+    @staticmethod
+    def _latest_verdict(turns: list[ReviewTurn]) -> dict[str, Any] | None:
+        for turn in reversed(turns):
+            if turn.role == "companion" and turn.verdict is not None:
+                return turn.verdict
+        return None
+
+    @staticmethod
+    def _companion_turns(turns: list[ReviewTurn]) -> int:
+        return sum(1 for t in turns if t.role == "companion")
+
+    def review_url(self, interaction: Interaction) -> tuple[str, list[str]]:
+        config = self.config_of(interaction)
+        run_input = {k: v for k, v in interaction.request.extra["config"].items() if k != "outputs"}
+        scope = {
+            "run_id": interaction.run_id,
+            "gate": config.gate,
+            "run_branch": config.run_branch,
+            "input": run_input,
+            "outputs": config.outputs,
+        }
+        return resolve_review_url(config.review_url, scope)
+
+    def _reopen(self, interaction: Interaction, config: GateConfig, *, reason: str | None) -> Interaction:
+        """Back to pending (after a reply turn or a rejected merge), with a fresh expiry."""
+        reopened = interaction.model_copy(update={"expires_at": self.core.later(config.timeout_seconds)})
+        return self.core.store.transition_interaction(
+            reopened, InteractionStatus(status="pending", reason=reason, version=interaction.state.version)
+        )
+
+    def _output(self, interaction: Interaction) -> dict[str, Any]:
+        answer = interaction.state.answer or {}
+        turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
+        return {
+            "interaction_id": interaction.interaction_id,
+            "node": interaction.node,
+            "action": answer.get("action"),
+            "reply": answer.get("reply"),
+            "message": answer.get("message"),
+            "merge_strategy": answer.get("merge_strategy"),
+            "answered_by": interaction.state.answered_by,
+            "answered_at": interaction.state.answered_at,
+            "verdict": self._latest_verdict(turns),
+        }

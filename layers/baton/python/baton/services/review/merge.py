@@ -1,0 +1,151 @@
+"""The review gate's merge (the merge_start and merge_record Lambdas): start the merge through the
+`MergeRunner` port with the task token, then land its outcome on the run summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from baton.domain.merge_contracts import MergeRequest
+from baton.errors import ValidationFailedError
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.domain.merge_contracts import MergeOutcome, StatesError
+    from baton.domain.review_gate import GateConfig
+    from baton.models import Interaction
+    from baton.ports import MergeRunner
+    from baton.services.core import Core
+
+# How much of a merge build's failure cause lands in the rejection reason shown to the operator.
+REASON_CAUSE_CHARS = 2000
+
+
+class ReviewMerge(ReviewGate):
+    def __init__(self, core: Core, *, runner: Callable[[], MergeRunner]) -> None:
+        super().__init__(core)
+        self._runner = runner
+
+    def start_merge(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
+        interaction = self._require(run_id, gate)
+        config = self.config_of(interaction)
+        answer = interaction.state.answer or {}
+        if config.run_branch is None:  # parse_gate_config refuses this; kept for the type checker
+            raise ValidationFailedError(f"review gate '{gate}' has no run_branch")
+        request = MergeRequest(
+            run_id=run_id,
+            gate=gate,
+            run_branch=config.run_branch,
+            repo_path=config.repo_path,
+            repo_url=config.repo_url,
+            into=config.merge_into,
+            strategy=answer.get("merge_strategy") or config.merge_strategy,
+            message=answer.get("message"),
+        )
+        handle = self._runner().start(token, request)
+        self.core.record(
+            run_id,
+            "review_merge_started",
+            gate=gate,
+            interaction_id=interaction.interaction_id,
+            action=answer.get("action"),
+            by=interaction.state.answered_by,
+            strategy=request.strategy,
+            into=request.into,
+            run_branch=request.run_branch,
+            handle=handle,
+        )
+        return {"started": True, "handle": handle}
+
+    def record_merge(
+        self,
+        run_id: str,
+        gate: str,
+        *,
+        outcome: MergeOutcome | None = None,
+        error: StatesError | None = None,
+    ) -> dict[str, Any]:
+        """Land the outcome on the run summary. Merged/noop -> the gate finishes; rejected (or a merge that
+        failed to run) -> the interaction is pending again, so the operator can fix the tree and re-approve."""
+        core = self.core
+        interaction = self._require(run_id, gate)
+        config = self.config_of(interaction)
+        answer = interaction.state.answer or {}
+        turns = core.store.list_turns(run_id, interaction.interaction_id)
+        base = {
+            "action": answer.get("action"),
+            "answered_by": interaction.state.answered_by,
+            "verdict": self._latest_verdict(turns),
+            "interaction_id": interaction.interaction_id,
+        }
+        if error is not None and error.error == "States.Timeout":
+            cause = f"the merge at review gate '{gate}' did not report within {config.merge_timeout_seconds}s"
+            core.record(run_id, "review_merge_timed_out", gate=gate, cause=cause)
+            core.store.update_run(run_id, {"merge_status": "timed_out", "updated_at": core.now()})
+            core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
+            return {"status": "timed_out", "cause": cause, "merge": {}, **base}
+        if error is not None:
+            reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
+            rejection = _Rejection(reason=reason, reject_code="merge_failed")
+            return self._rejected(interaction, config, base, _merge_fields("rejected", reason=reason), rejection)
+        if outcome is None:
+            raise ValidationFailedError(f"the merge at review gate '{gate}' reported neither an outcome nor an error")
+        merge = _merge_fields(
+            outcome.merge_status,
+            final_commit=outcome.final_commit,
+            final_branch=outcome.final_branch,
+            merged_into=outcome.merged_into,
+            strategy=outcome.strategy,
+            reason=outcome.reason,
+        )
+        if outcome.merge_status in ("merged", "noop"):
+            fields = {k: merge[k] for k in ("final_commit", "final_branch", "merged_into") if merge[k] is not None}
+            core.store.update_run(run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()})
+            core.record(run_id, "review_merged", gate=gate, by=interaction.state.answered_by, **base, **merge)
+            return {"status": "merged", "cause": "", "merge": merge, **base}
+        rejection = _Rejection(
+            reason=outcome.reason or "the merge was rejected",
+            reject_code=outcome.reject_code,
+            conflicting_files=outcome.conflicting_files,
+            dirty_files=outcome.dirty_files,
+        )
+        return self._rejected(interaction, config, base, merge, rejection)
+
+    def _rejected(
+        self,
+        interaction: Interaction,
+        config: GateConfig,
+        base: dict[str, Any],
+        merge: dict[str, Any],
+        rejection: _Rejection,
+    ) -> dict[str, Any]:
+        core, run_id = self.core, interaction.run_id
+        core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
+        core.record(
+            run_id,
+            "review_merge_rejected",
+            gate=config.gate,
+            reject_code=rejection.reject_code,
+            reason=rejection.reason,
+            conflicting_files=rejection.conflicting_files,
+            dirty_files=rejection.dirty_files,
+            action=base["action"],
+        )
+        self._reopen(interaction, config, reason=f"merge rejected: {rejection.reason}")
+        return {"status": "rejected", "cause": rejection.reason, "merge": merge, **base}
+
+
+@dataclass(frozen=True)
+class _Rejection:
+    reason: str
+    reject_code: str | None
+    conflicting_files: list[str] = field(default_factory=list)
+    dirty_files: list[str] = field(default_factory=list)
+
+
+def _merge_fields(status: str, **fields: str | None) -> dict[str, Any]:
+    """The merge fields of the gate's output and its review_merged event (absent ones are None)."""
+    names = ("final_commit", "final_branch", "merged_into", "strategy", "reason")
+    return {"merge_status": status, **{name: fields.get(name) for name in names}}
