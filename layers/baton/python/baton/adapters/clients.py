@@ -1,10 +1,11 @@
 """The one boto3 client configuration (retries, timeouts) every Baton client is built with:
 `baton/runtime/wiring.py` for the Lambdas, `step_functions_client` for the merge build's report
-(`baton/merge/report.py`), which runs outside any Lambda."""
+(`baton/merge/report.py`), which runs outside any Lambda, and `secret_store_client` for the notify
+Lambdas' webhook URLs and secrets."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
 from botocore.config import Config
@@ -18,3 +19,8 @@ CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_
 def step_functions_client() -> SFNClient:
     """A Step Functions client from the environment (AWS_ENDPOINT_URL / AWS_REGION are honoured)."""
     return boto3.session.Session().client("stepfunctions", config=CLIENT_CONFIG)
+
+
+def secret_store_client(service: Literal["ssm", "secretsmanager"]) -> Any:
+    """An SSM or Secrets Manager client for the notify Lambdas' secrets (`baton/notify/config.py`)."""
+    return boto3.session.Session().client(service, config=CLIENT_CONFIG)

@@ -1,13 +1,13 @@
 """Environment config of the notify subscriber Lambdas, and the adapters built from it.
 
-This is where boto3 clients for the secret stores are created (handlers stay thin). Config is read
+The secret stores' clients come from `baton/adapters/clients.py` (handlers stay thin). Config is read
 once per container by the handlers; every field maps to one environment variable (upper-case name).
 """
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -29,10 +29,11 @@ def _from_env(model: type[BaseModel], environ: Mapping[str, str] | None) -> dict
     return values
 
 
-def _boto3_client(service: str) -> Any:
-    import boto3  # adapters only; imported lazily so rendering code needs no AWS SDK
+def _boto3_client(service: Literal["ssm", "secretsmanager"]) -> Any:
+    # Imported on first use, so rendering and verifying notifications needs no AWS SDK.
+    from baton.adapters.clients import secret_store_client
 
-    return boto3.client(service)  # type: ignore[call-overload]
+    return secret_store_client(service)
 
 
 class SlackConfig(BaseModel):
