@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -139,25 +138,13 @@ def test_interrupt_is_a_token_wait_on_interrupt_park(user_stack: tuple[Any, Any,
 
 
 def test_interrupt_payload_is_what_interrupt_park_parses(user_stack: tuple[Any, Any, dict[str, Any]]) -> None:
-    import importlib.util
+    from baton.domain.gate_payloads import HostedInterruptRequest
 
-    from baton.workflows.resources import function
-
-    spec = importlib.util.spec_from_file_location(
-        "interrupt_park_handler", function("interrupt_park").directory / "handler.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves the (postponed) annotations through it
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
     request = _state(user_stack[2]["interrupt"])["Parameters"]["Payload"]["request"]
     concrete = {k.removesuffix(".$"): ({"draft": 1} if k.endswith(".$") else v) for k, v in request.items()}
-    parsed = module.HostedRequest.model_validate(concrete)
+    parsed = HostedInterruptRequest.model_validate(concrete)
     assert (
-        parsed.prompt == "Fix the plan" and parsed.jsonSchema == {"type": "object"} and parsed.timeout_seconds == 3600
+        parsed.prompt == "Fix the plan" and parsed.json_schema == {"type": "object"} and parsed.timeout_seconds == 3600
     )
 
 

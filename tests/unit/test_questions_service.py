@@ -224,7 +224,7 @@ def test_twenty_concurrent_answers_exactly_one_wins(qs: QuestionService, core: C
 def test_gate_timeout_lists_the_unanswered_questions(qs: QuestionService, core: Core) -> None:
     a = qs.ask("r1", node="draft", question="Still needed?", caller="x")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=5, from_node="draft")
-    result = qs.record_gate_timeout("r1", "sync", {"Error": "States.Timeout"})
+    result = qs.record_gate_timeout("r1", "sync")
     assert result["unanswered"] == [{"interaction_id": a, "node": "draft", "question": "Still needed?"}]
     assert "timed out after 5s" in result["cause"] and a in result["cause"] and "Still needed?" in result["cause"]
     event = next(e for e in core.store.list_events("r1") if e.type == "await_timed_out")
