@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from baton.events import PAYLOAD_OF_TYPE, EventPayload, EventType
+
 InteractionKind = Literal["question", "ask", "await", "interrupt", "review"]
 InteractionState = Literal["pending", "answered", "cancelled", "timed_out"]
 RunState = Literal["created", "running", "paused_waiting_human", "succeeded", "failed", "timed_out", "aborted"]
@@ -90,11 +92,16 @@ class Interaction(BaseModel):
 
 
 class Event(BaseModel):
+    """One thing that happened to a run. `data` is the stored form of the type's payload model."""
+
     event_id: str
     run_id: str
-    type: str
+    type: EventType
     at: str
     data: dict[str, Any] = Field(default_factory=dict)
+
+    def payload(self) -> EventPayload:
+        return PAYLOAD_OF_TYPE[self.type].model_validate(self.data)
 
 
 class Message(BaseModel):

@@ -46,6 +46,14 @@ from baton.errors import (
     TaskTokenError,
     ValidationFailedError,
 )
+from baton.events import (
+    HumanInputRequested,
+    InterruptCancelled,
+    InterruptClaimed,
+    InterruptResumed,
+    InterruptTimedOut,
+    RunPaused,
+)
 from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionRequest, ParkedWait
 from baton.notify.model import CHANNELS
@@ -269,18 +277,19 @@ class InterruptService:
             )
         core.record(
             session_id,
-            "human_input_requested",
-            kind=KIND,
-            interaction_id=iid,
-            node=spec.node,
-            prompt=prompt,
-            workflow_id=spec.workflow_id,
-            timeout_ms=timeout_ms,
-            hosted=token is not None,
-            by=caller,
+            HumanInputRequested(
+                kind=KIND,
+                interaction_id=iid,
+                node=spec.node,
+                prompt=prompt,
+                workflow_id=spec.workflow_id,
+                timeout_ms=timeout_ms,
+                hosted=token is not None,
+                by=caller,
+            ),
         )
         if token is not None:
-            core.record(session_id, "run_paused", gate=spec.node, kind=KIND)
+            core.record(session_id, RunPaused(gate=spec.node, kind=KIND))
         core.notify(interaction, "interrupt_created", session_id=session_id, workflow_id=spec.workflow_id)
         return interaction, True
 
@@ -321,10 +330,9 @@ class InterruptService:
                 continue
             self.core.record(
                 i.run_id,
-                "interrupt_timed_out",
-                interaction_id=i.interaction_id,
-                node=i.request.node,
-                timeout_ms=i.request.extra.get("timeout_ms"),
+                InterruptTimedOut(
+                    interaction_id=i.interaction_id, node=i.request.node, timeout_ms=i.request.extra.get("timeout_ms")
+                ),
             )
             self._settle_run(updated)
             return updated
@@ -424,12 +432,13 @@ class InterruptService:
         )
         core.record(
             i.run_id,
-            "interrupt_resumed",
-            interaction_id=i.interaction_id,
-            node=i.request.node,
-            input=accepted,
-            state_edits=list(state_edits),
-            by=caller,
+            InterruptResumed(
+                interaction_id=i.interaction_id,
+                node=i.request.node,
+                input=accepted,
+                state_edits=list(state_edits),
+                by=caller,
+            ),
         )
         resumed = self._release(answered)
         self._settle_run(answered)
@@ -502,10 +511,10 @@ class InterruptService:
         claimed = core.store.transition_interaction(
             i, i.state.model_copy(update={"claimed_by": operator, "claimed_at": core.now()})
         )
-        data: dict[str, Any] = {"interaction_id": interrupt_id, "node": i.request.node, "by": operator}
-        if previous is not None:
-            data["previous"] = previous
-        core.record(i.run_id, "interrupt_claimed", **data)
+        previously = {"previous": previous} if previous is not None else {}
+        core.record(
+            i.run_id, InterruptClaimed(interaction_id=interrupt_id, node=i.request.node, by=operator, **previously)
+        )
         return {"interrupt": public_view(claimed), "claimed": True, "changed": True}
 
     def cancel(self, interrupt_id: str, reason: str, *, caller: str) -> dict[str, Any]:
@@ -526,7 +535,7 @@ class InterruptService:
             ),
         )
         core.record(
-            i.run_id, "interrupt_cancelled", interaction_id=interrupt_id, node=i.request.node, reason=reason, by=caller
+            i.run_id, InterruptCancelled(interaction_id=interrupt_id, node=i.request.node, reason=reason, by=caller)
         )
         failed = self._fail_waiter(cancelled)
         self._settle_run(cancelled)
@@ -603,10 +612,9 @@ class InterruptService:
                     continue
                 core.record(
                     run_id,
-                    "interrupt_timed_out",
-                    interaction_id=i.interaction_id,
-                    node=node,
-                    timeout_ms=i.request.extra.get("timeout_ms"),
+                    InterruptTimedOut(
+                        interaction_id=i.interaction_id, node=node, timeout_ms=i.request.extra.get("timeout_ms")
+                    ),
                 )
         latest = core.store.list_run_interactions(run_id, kind=KIND)
         latest = [i for i in latest if i.request.node == node]

@@ -32,6 +32,16 @@ from baton.errors import (
     PayloadTooLargeError,
     ValidationFailedError,
 )
+from baton.events import (
+    AwaitReleased,
+    AwaitStarted,
+    AwaitTimedOut,
+    HumanInputRequested,
+    InteractionAnswered,
+    RunPaused,
+    RunResumed,
+    UnansweredQuestion,
+)
 from baton.models import (
     TERMINAL_RUN_STATES,
     Interaction,
@@ -89,6 +99,10 @@ def _is_empty(answer: Any) -> bool:
     if isinstance(answer, str):
         return not answer.strip()
     return isinstance(answer, dict | list) and not answer
+
+
+def _unanswered(i: Interaction) -> UnansweredQuestion:
+    return UnansweredQuestion(interaction_id=i.interaction_id, node=i.request.node, question=i.request.prompt)
 
 
 def _in_scope(interaction: Interaction, from_node: str | None) -> bool:
@@ -160,14 +174,15 @@ class QuestionService:
         core.store.put_interaction(interaction)
         core.record(
             run_id,
-            "human_input_requested",
-            interaction_id=interaction.interaction_id,
-            node=node,
-            kind="question",
-            prompt=question,
-            options=options or None,
-            allow_free_text=free_text,
-            **{"async": True},
+            HumanInputRequested(
+                interaction_id=interaction.interaction_id,
+                node=node,
+                kind="question",
+                prompt=question,
+                options=options or None,
+                allow_free_text=free_text,
+                is_async=True,
+            ),
         )
         core.notify(interaction, "human_input_requested", **{"async": True})
         return {
@@ -232,14 +247,15 @@ class QuestionService:
         )
         event = core.new_event(
             run_id,
-            "interaction_answered",
-            interaction_id=interaction_id,
-            node=question.request.node,
-            kind="question",
-            answer=answer,
-            answer_text=answer_text(answer),
-            by=caller,
-            **{"async": True},
+            InteractionAnswered(
+                interaction_id=interaction_id,
+                node=question.request.node,
+                kind="question",
+                answer=answer,
+                answer_text=answer_text(answer),
+                by=caller,
+                is_async=True,
+            ),
         )
         try:
             answered = core.store.transition_interaction(
@@ -351,11 +367,12 @@ class QuestionService:
         )
         core.record(
             run_id,
-            "await_started",
-            gate=gate,
-            **{"from": from_node or None},
-            timeout_seconds=timeout_seconds,
-            pending=[i.interaction_id for i in pending],
+            AwaitStarted(
+                gate=gate,
+                from_node=from_node or None,
+                timeout_seconds=timeout_seconds,
+                pending=[i.interaction_id for i in pending],
+            ),
         )
         if pending:
             core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"})
@@ -372,7 +389,7 @@ class QuestionService:
         except GoneError:
             return False  # the gate timed out first; its timeout handler reports what was missing
         if resumed:
-            self.core.record(run_id, "await_released", gate=gate, answers=len(answers), **{"from": from_node})
+            self.core.record(run_id, AwaitReleased(gate=gate, answers=len(answers), from_node=from_node))
         return resumed
 
     def release_ready(self, run_id: str) -> list[str]:
@@ -404,19 +421,17 @@ class QuestionService:
         if wait is not None and wait.status == "parked":
             core.store.release_wait(wait, "timed_out")
         pending, _ = self._scope(run_id, from_node)
-        unanswered = [
-            {"interaction_id": i.interaction_id, "node": i.request.node, "question": i.request.prompt} for i in pending
-        ]
-        listed = "; ".join(f"{u['interaction_id']} (node {u['node']}): {u['question']!r}" for u in unanswered)
+        unanswered = [_unanswered(i) for i in pending]
+        listed = "; ".join(f"{u.interaction_id} (node {u.node}): {u.question!r}" for u in unanswered)
         seconds = scope.get("timeout_seconds")
         where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
         cause = f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
-        core.record(run_id, "await_timed_out", gate=gate, **{"from": from_node}, unanswered=unanswered, cause=cause)
+        core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
         if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
             core.set_run_status(
                 run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause
             )
-        return {"cause": cause, "unanswered": unanswered}
+        return {"cause": cause, "unanswered": [u.model_dump() for u in unanswered]}
 
     # ---- the tool form --------------------------------------------------------------------------
     def await_tool(
@@ -474,15 +489,16 @@ class QuestionService:
             core.store.put_interaction(awaiting)
             core.record(
                 run_id,
-                "await_started",
-                gate="tool",
-                interaction_id=awaiting.interaction_id,
-                **{"from": from_node},
-                timeout_seconds=timeout_seconds,
-                pending=ids,
+                AwaitStarted(
+                    gate="tool",
+                    interaction_id=awaiting.interaction_id,
+                    from_node=from_node,
+                    timeout_seconds=timeout_seconds,
+                    pending=ids,
+                ),
             )
         if core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
-            core.record(run_id, "run_paused", gate="await_answers", kind="await", pending=ids)
+            core.record(run_id, RunPaused(gate="await_answers", kind="await", pending=ids))
         # Answers that landed between our read and our writes (the await may even have been completed
         # before we marked the run paused): complete it now, and never leave the run paused for nothing.
         current = core.store.get_interaction(run_id, awaiting.interaction_id) or awaiting
@@ -510,7 +526,7 @@ class QuestionService:
         if self.core.store.list_run_interactions(run_id, kind="await", status="pending"):
             return
         if self.core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
-            self.core.record(run_id, "run_resumed", gate="await_answers", kind="await")
+            self.core.record(run_id, RunResumed(gate="await_answers", kind="await"))
 
     def _complete_tool_await(self, awaiting: Interaction) -> bool:
         from_node = awaiting.request.extra.get("from")
@@ -527,10 +543,10 @@ class QuestionService:
         except ConflictError:
             return False  # another answer completed it
         self.core.record(
-            awaiting.run_id, "await_released", gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers)
+            awaiting.run_id, AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
         )
         if self.core.set_run_status(awaiting.run_id, "running", allowed_from={"paused_waiting_human"}):
-            self.core.record(awaiting.run_id, "run_resumed", gate="await_answers", kind="await")
+            self.core.record(awaiting.run_id, RunResumed(gate="await_answers", kind="await"))
         return True
 
     # ---- delivery -------------------------------------------------------------------------------
@@ -583,13 +599,11 @@ class QuestionService:
                     continue
                 core.record(
                     awaiting.run_id,
-                    "await_timed_out",
-                    gate="tool",
-                    interaction_id=awaiting.interaction_id,
-                    unanswered=[
-                        {"interaction_id": i.interaction_id, "node": i.request.node, "question": i.request.prompt}
-                        for i in pending
-                    ],
+                    AwaitTimedOut(
+                        gate="tool",
+                        interaction_id=awaiting.interaction_id,
+                        unanswered=[_unanswered(i) for i in pending],
+                    ),
                 )
                 timed_out.append(awaiting.interaction_id)
         return released, timed_out

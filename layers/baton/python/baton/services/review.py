@@ -33,6 +33,20 @@ from baton.domain.review_gate import (
     resolve_review_url,
 )
 from baton.errors import BatonError, ConflictError, GoneError, NotFoundError, ValidationFailedError
+from baton.events import (
+    HumanInputRequested,
+    InteractionAnswered,
+    ReviewAutoMerge,
+    ReviewMerged,
+    ReviewMergeRejected,
+    ReviewMergeStarted,
+    ReviewMergeTimedOut,
+    ReviewRefused,
+    ReviewStarted,
+    ReviewTurnRecorded,
+    ReviewVerdict,
+    RunPaused,
+)
 from baton.merge.diff import BoundedDiff, run_branch_diff
 from baton.models import Interaction, InteractionRequest, InteractionStatus, ParkedWait, ReviewTurn
 from baton.review.companion import Companion, CompanionContext, CompanionTurn, ThreadTurn, format_steps
@@ -186,10 +200,11 @@ class ReviewService:
         core.store.put_interaction(interaction)
         core.record(
             run_id,
-            "review_started",
-            gate=config.gate,
-            interaction_id=interaction.interaction_id,
-            diff=self._diff_stats(diff),
+            ReviewStarted(
+                gate=config.gate,
+                interaction_id=interaction.interaction_id,
+                diff=self._diff_stats(diff),
+            ),
         )
         ctx = self._context(run_id, config, diff, turn_index=1)
         turn = self._call(lambda c: c.first_turn(ctx), config)
@@ -229,7 +244,7 @@ class ReviewService:
 
     def _refuse(self, run_id: str, gate: str, message: str) -> dict[str, Any]:
         cause = f"review gate '{gate}' refused to start: {message}"
-        self.core.record(run_id, "review_refused", gate=gate, cause=cause)
+        self.core.record(run_id, ReviewRefused(gate=gate, cause=cause))
         self.core.set_run_status(run_id, "failed", allowed_from=_ACTIVE_RUN, reason=cause)
         return {
             "ok": False,
@@ -321,24 +336,26 @@ class ReviewService:
         )
         core.record(
             interaction.run_id,
-            "review_turn",
-            gate=config.gate,
-            interaction_id=interaction.interaction_id,
-            n=n,
-            role="companion",
-            text=_clip(text),
-            model=turn.model,
+            ReviewTurnRecorded(
+                gate=config.gate,
+                interaction_id=interaction.interaction_id,
+                n=n,
+                role="companion",
+                text=_clip(text),
+                model=turn.model,
+            ),
         )
         if verdict is not None:
             warnings = self._check_verdict(config, verdict)
             core.record(
                 interaction.run_id,
-                "review_verdict",
-                gate=config.gate,
-                interaction_id=interaction.interaction_id,
-                n=n,
-                warnings=warnings,
-                **verdict,
+                ReviewVerdict(
+                    gate=config.gate,
+                    interaction_id=interaction.interaction_id,
+                    n=n,
+                    warnings=warnings,
+                    **verdict,
+                ),
             )
         return verdict
 
@@ -396,11 +413,12 @@ class ReviewService:
             return False  # the operator acted first
         self.core.record(
             interaction.run_id,
-            "review_auto_merge",
-            gate=config.gate,
-            interaction_id=interaction.interaction_id,
-            confidence=verdict.get("confidence"),
-            threshold=config.confidence_threshold,
+            ReviewAutoMerge(
+                gate=config.gate,
+                interaction_id=interaction.interaction_id,
+                confidence=verdict.get("confidence"),
+                threshold=config.confidence_threshold,
+            ),
         )
         return True
 
@@ -440,18 +458,19 @@ class ReviewService:
         turns = core.store.list_turns(run_id, interaction.interaction_id)
         core.record(
             run_id,
-            "human_input_requested",
-            interaction_id=interaction.interaction_id,
-            node=gate,
-            kind="review",
-            prompt=config.prompt,
-            timeout_seconds=config.timeout_seconds,
-            review_url=url,
-            warnings=warnings,
-            turns_used=self._companion_turns(turns),
-            max_turns=config.max_turns,
+            HumanInputRequested(
+                interaction_id=interaction.interaction_id,
+                node=gate,
+                kind="review",
+                prompt=config.prompt,
+                timeout_seconds=config.timeout_seconds,
+                review_url=url,
+                warnings=warnings,
+                turns_used=self._companion_turns(turns),
+                max_turns=config.max_turns,
+            ),
         )
-        core.record(run_id, "run_paused", gate=gate, kind="review")
+        core.record(run_id, RunPaused(gate=gate, kind="review"))
         core.notify(current, "human_input_requested", review_url=url, verdict=self._latest_verdict(turns))
         return {"parked": True, "interaction_id": interaction.interaction_id, "delivered": False}
 
@@ -542,12 +561,13 @@ class ReviewService:
         )
         core.record(
             run_id,
-            "interaction_answered",
-            interaction_id=interaction.interaction_id,
-            node=interaction.node,
-            kind="review",
-            answer={k: v for k, v in stored.items() if k != "reply"},
-            by=caller,
+            InteractionAnswered(
+                interaction_id=interaction.interaction_id,
+                node=interaction.node,
+                kind="review",
+                answer={k: v for k, v in stored.items() if k != "reply"},
+                by=caller,
+            ),
         )
         if action == "reply":
             assert reply is not None
@@ -565,13 +585,14 @@ class ReviewService:
             )
             core.record(
                 run_id,
-                "review_turn",
-                gate=interaction.node,
-                interaction_id=interaction.interaction_id,
-                n=n,
-                role="operator",
-                text=_clip(reply),
-                by=caller,
+                ReviewTurnRecorded(
+                    gate=interaction.node,
+                    interaction_id=interaction.interaction_id,
+                    n=n,
+                    role="operator",
+                    text=_clip(reply),
+                    by=caller,
+                ),
             )
         resumed = core.release_gate(run_id, interaction.node, self._output(answered))
         return {
@@ -642,15 +663,16 @@ class ReviewService:
         handle = self._runner().start(token, request)
         self.core.record(
             run_id,
-            "review_merge_started",
-            gate=gate,
-            interaction_id=interaction.interaction_id,
-            action=answer.get("action"),
-            by=interaction.state.answered_by,
-            strategy=request.strategy,
-            into=request.into,
-            run_branch=request.run_branch,
-            handle=handle,
+            ReviewMergeStarted(
+                gate=gate,
+                interaction_id=interaction.interaction_id,
+                action=answer.get("action"),
+                by=interaction.state.answered_by,
+                strategy=request.strategy,
+                into=request.into,
+                run_branch=request.run_branch,
+                handle=handle,
+            ),
         )
         return {"started": True, "handle": handle}
 
@@ -677,7 +699,7 @@ class ReviewService:
         }
         if error is not None and error.get("Error") == "States.Timeout":
             cause = f"the merge at review gate '{gate}' did not report within {config.merge_timeout_seconds}s"
-            core.record(run_id, "review_merge_timed_out", gate=gate, cause=cause)
+            core.record(run_id, ReviewMergeTimedOut(gate=gate, cause=cause))
             core.store.update_run(run_id, {"merge_status": "timed_out", "updated_at": core.now()})
             core.set_run_status(run_id, "failed", allowed_from=_ACTIVE_RUN, reason=cause)
             return {"status": "timed_out", "cause": cause, "merge": {}, **base}
@@ -700,19 +722,20 @@ class ReviewService:
         if status in ("merged", "noop"):
             fields = {k: merge[k] for k in ("final_commit", "final_branch", "merged_into") if merge[k] is not None}
             core.store.update_run(run_id, {**fields, "merge_status": status, "updated_at": core.now()})
-            core.record(run_id, "review_merged", gate=gate, by=interaction.state.answered_by, **base, **merge)
+            core.record(run_id, ReviewMerged(gate=gate, by=interaction.state.answered_by, **base, **merge))
             return {"status": "merged", "cause": "", "merge": merge, **base}
         reason = str(outcome.get("reason") or "the merge was rejected")
         core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
         core.record(
             run_id,
-            "review_merge_rejected",
-            gate=gate,
-            reject_code=outcome.get("reject_code"),
-            reason=reason,
-            conflicting_files=outcome.get("conflicting_files") or [],
-            dirty_files=outcome.get("dirty_files") or [],
-            action=base["action"],
+            ReviewMergeRejected(
+                gate=gate,
+                reject_code=outcome.get("reject_code"),
+                reason=reason,
+                conflicting_files=outcome.get("conflicting_files") or [],
+                dirty_files=outcome.get("dirty_files") or [],
+                action=base["action"],
+            ),
         )
         self._reopen(interaction, config, reason=f"merge rejected: {reason}")
         return {"status": "rejected", "cause": reason, "merge": merge, **base}

@@ -14,6 +14,14 @@ from baton.errors import (
     PayloadTooLargeError,
     ValidationFailedError,
 )
+from baton.events import (
+    HumanInputRequested,
+    HumanInputTimedOut,
+    InteractionAnswered,
+    RunEnded,
+    RunPaused,
+    RunStarted,
+)
 from baton.models import (
     TERMINAL_RUN_STATES,
     Event,
@@ -107,7 +115,7 @@ class RunService:
             )
             raise
         run = self.core.store.update_run(run_id, {"execution_arn": arn_exec})
-        self.core.record(run_id, "run_started", hosted=True, workflow=workflow, by=caller)
+        self.core.record(run_id, RunStarted(hosted=True, workflow=workflow, by=caller))
         return run
 
     def get(self, run_id: str) -> dict[str, Any]:
@@ -136,7 +144,7 @@ class RunService:
             )
         except ConflictError:
             return self.core.require_run(run.run_id)
-        self.core.record(run.run_id, f"run_{status}", reason=changes.get("reason"))
+        self.core.record(run.run_id, RunEnded.of_status(status, changes.get("reason")))
         return updated
 
     def events(self, run_id: str, *, after: str | None, limit: int) -> list[Event]:
@@ -190,14 +198,15 @@ class RunService:
         core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running", "paused_waiting_human"})
         core.record(
             run_id,
-            "human_input_requested",
-            interaction_id=interaction.interaction_id,
-            node=node,
-            kind=kind,
-            prompt=prompt,
-            timeout_seconds=timeout_seconds,
+            HumanInputRequested(
+                interaction_id=interaction.interaction_id,
+                node=node,
+                kind=kind,
+                prompt=prompt,
+                timeout_seconds=timeout_seconds,
+            ),
         )
-        core.record(run_id, "run_paused", gate=node, kind=kind)
+        core.record(run_id, RunPaused(gate=node, kind=kind))
         core.notify(interaction, "human_input_requested")
         return interaction
 
@@ -247,11 +256,9 @@ class RunService:
         )
         core.record(
             run_id,
-            "interaction_answered",
-            interaction_id=target.interaction_id,
-            node=target.request.node,
-            answer=answers,
-            by=caller,
+            InteractionAnswered(
+                interaction_id=target.interaction_id, node=target.request.node, answer=answers, by=caller
+            ),
         )
         resumed = core.release_gate(run_id, target.request.node, self._output(answered))
         return self._result(answered, resumed)
@@ -309,11 +316,7 @@ class RunService:
             else f"timed out waiting for human input at node '{node}'; unanswered: {listed}"
         )
         core.record(
-            run_id,
-            "human_input_timed_out",
-            node=node,
-            unanswered=[i.interaction_id for i in unanswered],
-            cause=cause,
+            run_id, HumanInputTimedOut(node=node, unanswered=[i.interaction_id for i in unanswered], cause=cause)
         )
         core.set_run_status(run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause)
         return {"cause": cause, "unanswered": [i.interaction_id for i in unanswered]}
