@@ -12,14 +12,19 @@ from pydantic import BaseModel, Field
 
 from baton.api import deps
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
+from baton.domain.fields import RunId
 from baton.errors import ForbiddenError
 from baton.services.interrupts import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
     MAX_TIMEOUT_MS,
     MAX_WAIT_SECONDS,
+    InterruptKey,
     InterruptService,
     InterruptSpec,
+    NotifyChannels,
+    Prompt,
+    TimeoutMs,
     public_view,
 )
 
@@ -29,8 +34,8 @@ InterruptId = Annotated[str, Path(min_length=1, max_length=64, description="The 
 
 
 class CreateInterruptRequest(BaseModel):
-    sessionId: str = Field(min_length=1, max_length=80, description="Session (= run id); created on first use.")
-    prompt: str = Field(min_length=1, description="What the reviewer is asked.")
+    sessionId: RunId = Field(description="Session (= run id); created on first use.")
+    prompt: Prompt = Field(description="What the reviewer is asked.")
     workflowId: str | None = Field(default=None, max_length=200, description="Logical workflow tag.")
     schema_: dict[str, Any] | None = Field(
         default=None,
@@ -43,17 +48,13 @@ class CreateInterruptRequest(BaseModel):
         description=f"State snapshot the reviewer can inspect and edit; at most {STATE_SNAPSHOT_LIMIT_BYTES} "
         "bytes of compact JSON (413 above).",
     )
-    notify: list[str] | None = Field(default=None, description="Channels: console, email, webhook, slack.")
-    timeoutMs: int | None = Field(
+    notify: NotifyChannels = Field(default=None, description="Channels: console, email, webhook, slack.")
+    timeoutMs: TimeoutMs = Field(
         default=None,
-        ge=1,
-        le=MAX_TIMEOUT_MS,
-        description="Deadline; then cancelled (reason timeout). Omitted: 24 hours.",
+        description=f"Deadline (at most {MAX_TIMEOUT_MS}); then cancelled (reason timeout). Omitted: 24 hours.",
     )
-    key: str | None = Field(
+    key: InterruptKey = Field(
         default=None,
-        min_length=1,
-        max_length=200,
         description="Idempotency key: creating again with the same (sessionId, key) returns the first interrupt.",
     )
 

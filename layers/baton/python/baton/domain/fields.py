@@ -69,11 +69,7 @@ GateName = Annotated[
     WithJsonSchema({"type": "string", "pattern": GATE_NAME_PATTERN.pattern, "description": "A gate name."}),
 ]
 # An optional scope ("from"): absent, null or "" all mean "the whole run".
-ScopeNode = Annotated[
-    NodeName | None,
-    BeforeValidator(_empty_is_none),
-    WithJsonSchema({"type": ["string", "null"], "pattern": NODE_NAME_PATTERN.pattern}),
-]
+ScopeNode = Annotated[NodeName | None, BeforeValidator(_empty_is_none)]
 
 
 def check_timeout_seconds(value: int, what: str = "timeout_seconds") -> int:

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.fields import check_gate_name
 from baton.errors import (
-    BadRequestError,
     ConflictError,
     GoneError,
     NotFoundError,
@@ -44,13 +43,13 @@ from baton.events import (
 )
 from baton.models import (
     TERMINAL_RUN_STATES,
+    AwaitToolRequest,
     Interaction,
-    InteractionRequest,
-    InteractionStatus,
     Message,
     ParkedWait,
+    QuestionRequest,
+    status_of,
 )
-from baton.services.runs import MAX_TIMEOUT_SECONDS, check_run_id
 
 if TYPE_CHECKING:
     from baton.services.core import Core
@@ -61,7 +60,6 @@ MAX_QUESTION_CHARS = 4000  # longer → 413 payload_too_large
 MAX_ANSWER_BYTES = 16 * 1024  # the answer, JSON-serialized; longer → 413
 MAX_OPTIONS = 50
 MAX_OPTION_CHARS = 500
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")  # node and gate names
 POSTED = "question posted; keep working"
 MAP_REFUSAL = (
     "questions cannot be posted from inside a Map iteration: a question set is keyed per (run, node), and a "
@@ -72,15 +70,6 @@ MAP_AWAIT_REFUSAL = (
     "the await_answers tool cannot be called from inside a Map iteration: a pause by the tool is run-global. "
     "Put an await gate Task state (per-item gate name) in the Map's ItemProcessor instead"
 )
-
-
-def check_name(value: str, what: str) -> str:
-    if not NAME_PATTERN.match(value):
-        raise ValidationFailedError(
-            f"{what} must be 1-80 characters of letters, digits, '_', '.', ':' or '-', starting with a letter or digit",
-            details={what: value},
-        )
-    return value
 
 
 def answer_text(answer: Any) -> str:
@@ -131,8 +120,6 @@ class QuestionService:
         `allow_free_text` defaults to True without options and False with them. `map_item` is the
         caller's `$$.Map.Item.Index` when it runs inside a Map iteration: such a post is refused (422).
         """
-        check_run_id(run_id)
-        check_name(node, "node")
         if map_item is not None:
             raise ValidationFailedError(MAP_REFUSAL, details={"reason": "inside_map_iteration", "map_item": map_item})
         if not question.strip():
@@ -161,14 +148,14 @@ class QuestionService:
             interaction_id=core.ids.new_id(),
             run_id=run_id,
             created_at=core.now(),
-            request=InteractionRequest(
-                kind="question",
+            request=QuestionRequest(
                 node=node,
                 prompt=question,
                 options=options or None,
                 allow_free_text=free_text,
                 notify=notify or ["console"],
-                extra={"async": True, "asked_by": caller},
+                is_async=True,
+                asked_by=caller,
             ),
         )
         core.store.put_interaction(interaction)
@@ -210,7 +197,7 @@ class QuestionService:
 
     # ---- reading --------------------------------------------------------------------------------
     def pending(self, run_id: str) -> list[Interaction]:
-        self.core.require_run(check_run_id(run_id))
+        self.core.require_run(run_id)
         return self.core.store.list_run_interactions(run_id, kind="question", status="pending")
 
     def _get_question(self, run_id: str, interaction_id: str) -> Interaction:
@@ -226,7 +213,7 @@ class QuestionService:
     def answer(self, run_id: str, interaction_id: str, answer: Any, *, caller: str) -> dict[str, Any]:
         """Store the answer (conditional write), queue it for the asking node, release ready gates."""
         core = self.core
-        run = core.require_run(check_run_id(run_id))
+        run = core.require_run(run_id)
         question = self._get_question(run_id, interaction_id)
         self._check_answer(question, answer)
         if question.state.status != "pending":
@@ -260,13 +247,7 @@ class QuestionService:
         try:
             answered = core.store.transition_interaction(
                 question,
-                InteractionStatus(
-                    status="answered",
-                    answer=answer,
-                    answered_by=caller,
-                    answered_at=core.now(),
-                    version=question.state.version,
-                ),
+                status_of(question.state, "answered", answer=answer, by=caller, at=core.now()),
                 with_records=[message, event],
             )
         except ConflictError:
@@ -345,12 +326,8 @@ class QuestionService:
         Inside a Map iteration the gate name is made per item (`<gate>-<map_item>`), so each branch parks
         its own token and is released on its own.
         """
-        if not 0 < timeout_seconds <= MAX_TIMEOUT_SECONDS:
-            raise BadRequestError(f"timeout_seconds must be in 1..{MAX_TIMEOUT_SECONDS} (an await must end)")
-        check_run_id(run_id)
-        gate = check_name(f"{gate}-{map_item}" if map_item is not None else gate, "gate")
-        if from_node:
-            check_name(from_node, "from")
+        if map_item is not None:  # the payload checked the gate's name; the per-item name must hold too
+            gate = check_gate_name(f"{gate}-{map_item}")
         core = self.core
         core.ensure_run(run_id)
         pending, _ = self._scope(run_id, from_node)
@@ -409,9 +386,7 @@ class QuestionService:
                 released.append(f"tool:{awaiting.interaction_id}")
         return released
 
-    def record_gate_timeout(
-        self, run_id: str, gate: str, error: dict[str, Any] | None = None, map_item: int | str | None = None
-    ) -> dict[str, Any]:
+    def record_gate_timeout(self, run_id: str, gate: str, map_item: int | str | None = None) -> dict[str, Any]:
         """The gate's Catch on States.Timeout: list the unanswered questions in the event and the cause."""
         core = self.core
         gate = f"{gate}-{map_item}" if map_item is not None else gate
@@ -450,15 +425,8 @@ class QuestionService:
             raise ValidationFailedError(
                 MAP_AWAIT_REFUSAL, details={"reason": "inside_map_iteration", "map_item": map_item}
             )
-        if not 0 < timeout_seconds <= MAX_TIMEOUT_SECONDS:
-            raise ValidationFailedError(
-                f"timeout_seconds must be in 1..{MAX_TIMEOUT_SECONDS} (an await must end)",
-                details={"path": "timeout_seconds"},
-            )
-        if from_node:
-            check_name(from_node, "from")
         core = self.core
-        core.require_run(check_run_id(run_id))
+        core.require_run(run_id)
         pending, answers = self._scope(run_id, from_node)
         if not pending:
             self._unpause_if_idle(run_id)
@@ -478,12 +446,13 @@ class QuestionService:
                 run_id=run_id,
                 created_at=core.now(),
                 expires_at=core.later(timeout_seconds),
-                request=InteractionRequest(
-                    kind="await",
+                request=AwaitToolRequest(
                     node=scope_key,
                     prompt=f"waiting for {len(ids)} answer(s)" + (f" of node '{from_node}'" if from_node else ""),
                     timeout_seconds=timeout_seconds,
-                    extra={"from": from_node, "pending": ids, "by": caller},
+                    from_node=from_node,
+                    pending=ids,
+                    by=caller,
                 ),
             )
             core.store.put_interaction(awaiting)
@@ -529,16 +498,13 @@ class QuestionService:
             self.core.record(run_id, RunResumed(gate="await_answers", kind="await"))
 
     def _complete_tool_await(self, awaiting: Interaction) -> bool:
-        from_node = awaiting.request.extra.get("from")
+        from_node = awaiting.request_as(AwaitToolRequest).from_node
         pending, answers = self._scope(awaiting.run_id, from_node)
         if pending:
             return False
         try:
             self.core.store.transition_interaction(
-                awaiting,
-                InteractionStatus(
-                    status="answered", answer=answers, answered_at=self.core.now(), version=awaiting.state.version
-                ),
+                awaiting, status_of(awaiting.state, "answered", answer=answers, at=self.core.now())
             )
         except ConflictError:
             return False  # another answer completed it
@@ -552,8 +518,7 @@ class QuestionService:
     # ---- delivery -------------------------------------------------------------------------------
     def drain(self, run_id: str, node: str) -> list[Message]:
         """The agent side: the node's queued messages, oldest first, each delivered exactly once."""
-        self.core.require_run(check_run_id(run_id))
-        check_name(node, "node")
+        self.core.require_run(run_id)
         return self.core.store.drain_messages(run_id, node, drained_at=self.core.now())
 
     # ---- the reconciler -------------------------------------------------------------------------
@@ -589,11 +554,10 @@ class QuestionService:
             if self._complete_tool_await(awaiting):
                 released.append({"run_id": awaiting.run_id, "gate": f"tool:{awaiting.interaction_id}"})
             elif awaiting.expires_at and awaiting.expires_at <= now:
-                pending, _ = self._scope(awaiting.run_id, awaiting.request.extra.get("from"))
+                pending, _ = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
                 try:
                     core.store.transition_interaction(
-                        awaiting,
-                        awaiting.state.model_copy(update={"status": "timed_out", "reason": "timeout"}),
+                        awaiting, status_of(awaiting.state, "timed_out", reason="timeout")
                     )
                 except ConflictError:
                     continue

@@ -1,7 +1,7 @@
 """The review-and-merge gate: companion turns, the operator's actions, the merge and its outcome.
 
 One `review` interaction per entry into a gate (node = the gate name) carries the gate's configuration
-(`request.extra["config"]`) and cycles pending -> answered (an action) -> pending (after a reply turn or
+(`ReviewRequest.config`) and cycles pending -> answered (an action) -> pending (after a reply turn or
 a rejected merge) until a merge lands or changes are requested. The dialogue is stored as separate turn
 items (`TURN#<iid>#<n>`). The state machine (statemachines/review_gate.asl.json) calls, in order:
 
@@ -48,7 +48,7 @@ from baton.events import (
     RunPaused,
 )
 from baton.merge.diff import BoundedDiff, run_branch_diff
-from baton.models import Interaction, InteractionRequest, InteractionStatus, ParkedWait, ReviewTurn
+from baton.models import Interaction, ParkedWait, ReviewRequest, ReviewTurn, status_of
 from baton.review.companion import Companion, CompanionContext, CompanionTurn, ThreadTurn, format_steps
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class ReviewService:
 
     @staticmethod
     def config_of(interaction: Interaction) -> GateConfig:
-        return GateConfig.model_validate(interaction.request.extra["config"])
+        return GateConfig.model_validate(interaction.request_as(ReviewRequest).config)
 
     def waiting_at_review(self, run_id: str, node: str | None = None) -> bool:
         latest = self._latest(run_id, node)
@@ -119,7 +119,7 @@ class ReviewService:
 
     def review_url(self, interaction: Interaction) -> tuple[str, list[str]]:
         config = self.config_of(interaction)
-        run_input = {k: v for k, v in interaction.request.extra["config"].items() if k != "outputs"}
+        run_input = {k: v for k, v in interaction.request_as(ReviewRequest).config.items() if k != "outputs"}
         scope = {
             "run_id": interaction.run_id,
             "gate": config.gate,
@@ -152,7 +152,7 @@ class ReviewService:
             "turns_used": used,
             "max_turns": config.max_turns,
             "allowed_actions": allowed,
-            "diff": interaction.request.extra.get("diff"),
+            "diff": interaction.request_as(ReviewRequest).diff,
             "review_url": url,
             "warnings": warnings,
             "posture": config.posture,
@@ -188,13 +188,13 @@ class ReviewService:
             run_id=run_id,
             created_at=now,
             expires_at=core.later(config.timeout_seconds),
-            request=InteractionRequest(
-                kind="review",
+            request=ReviewRequest(
                 node=config.gate,
                 prompt=config.prompt,
                 timeout_seconds=config.timeout_seconds,
                 notify=config.notify,
-                extra={"config": config.model_dump(), "diff": self._diff_stats(diff)},
+                config=config.model_dump(),
+                diff=self._diff_stats(diff),
             ),
         )
         core.store.put_interaction(interaction)
@@ -401,13 +401,7 @@ class ReviewService:
         try:
             self.core.store.transition_interaction(
                 interaction,
-                InteractionStatus(
-                    status="answered",
-                    answer=action,
-                    answered_by="companion",
-                    answered_at=self.core.now(),
-                    version=interaction.state.version,
-                ),
+                status_of(interaction.state, "answered", answer=action, by="companion", at=self.core.now()),
             )
         except ConflictError:
             return False  # the operator acted first
@@ -425,9 +419,7 @@ class ReviewService:
     def _reopen(self, interaction: Interaction, config: GateConfig, *, reason: str | None) -> Interaction:
         """Back to pending (after a reply turn or a rejected merge), with a fresh expiry."""
         reopened = interaction.model_copy(update={"expires_at": self.core.later(config.timeout_seconds)})
-        return self.core.store.transition_interaction(
-            reopened, InteractionStatus(status="pending", reason=reason, version=interaction.state.version)
-        )
+        return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 
     # ---- the pause (the review_park Lambda) -------------------------------------------------------
     def park(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
@@ -551,13 +543,7 @@ class ReviewService:
         }
         answered = core.store.transition_interaction(
             interaction,
-            InteractionStatus(
-                status="answered",
-                answer=stored,
-                answered_by=caller,
-                answered_at=core.now(),
-                version=interaction.state.version,
-            ),
+            status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),
         )
         core.record(
             run_id,

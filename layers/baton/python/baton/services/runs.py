@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.fields import MAX_TIMEOUT_SECONDS
+from baton.domain.fields import check_run_id as check_run_id  # where the routes import it from
 from baton.errors import (
-    BadRequestError,
     ConflictError,
     GoneError,
     NotFoundError,
@@ -26,10 +26,10 @@ from baton.models import (
     TERMINAL_RUN_STATES,
     Event,
     Interaction,
-    InteractionRequest,
-    InteractionStatus,
     ParkedWait,
+    PauseRequest,
     RunSummary,
+    status_of,
 )
 
 if TYPE_CHECKING:
@@ -37,9 +37,7 @@ if TYPE_CHECKING:
 
     from baton.services.core import Core
 
-RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$")  # also a valid execution name
 MAX_INPUT_BYTES = 32 * 1024
-MAX_TIMEOUT_SECONDS = 7 * 86400
 _EXECUTION_STATUS = {
     "SUCCEEDED": "succeeded",
     "FAILED": "failed",
@@ -47,15 +45,6 @@ _EXECUTION_STATUS = {
     "ABORTED": "aborted",
 }
 RESUMABLE_KINDS = ("ask", "review")
-
-
-def check_run_id(run_id: str) -> str:
-    if not RUN_ID_PATTERN.match(run_id):
-        raise BadRequestError(
-            "run_id must be 1-80 characters of letters, digits, '-' or '_', starting with a letter or digit",
-            details={"run_id": run_id},
-        )
-    return run_id
 
 
 def _check_timeouts(value: Any, path: str = "input") -> None:
@@ -92,7 +81,7 @@ class RunService:
                 f"unknown workflow '{workflow}'",
                 details={"workflow": workflow, "known": sorted(self.core.workflow_arns)},
             )
-        run_id = check_run_id(run_id) if run_id else self.core.ids.new_id()
+        run_id = run_id or self.core.ids.new_id()  # a given one was checked by the request model
         payload = {**self.input_defaults.get(workflow, {}), **payload}
         _check_timeouts(payload)
         size = len(json.dumps(payload))
@@ -160,13 +149,10 @@ class RunService:
         token: str,
         prompt: str,
         timeout_seconds: int,
-        kind: str = "ask",
         notify: list[str] | None = None,
-        extra: dict[str, Any] | None = None,
     ) -> Interaction:
-        """Called by the gate's Lambda with the task token: record what is asked, park the token."""
-        if not 0 < timeout_seconds <= MAX_TIMEOUT_SECONDS:
-            raise BadRequestError(f"timeout_seconds must be in 1..{MAX_TIMEOUT_SECONDS}")
+        """Called by the gate's Lambda (its payload validated) with the task token: record what is asked,
+        park the token."""
         core = self.core
         core.ensure_run(run_id)
         now = core.now()
@@ -175,13 +161,8 @@ class RunService:
             run_id=run_id,
             created_at=now,
             expires_at=core.later(timeout_seconds),
-            request=InteractionRequest(
-                kind=kind,
-                node=node,
-                prompt=prompt,
-                timeout_seconds=timeout_seconds,
-                notify=notify or ["console"],
-                extra=extra or {},
+            request=PauseRequest(
+                node=node, prompt=prompt, timeout_seconds=timeout_seconds, notify=notify or ["console"]
             ),
         )
         core.store.put_interaction(interaction)
@@ -201,12 +182,12 @@ class RunService:
             HumanInputRequested(
                 interaction_id=interaction.interaction_id,
                 node=node,
-                kind=kind,
+                kind=interaction.kind,
                 prompt=prompt,
                 timeout_seconds=timeout_seconds,
             ),
         )
-        core.record(run_id, RunPaused(gate=node, kind=kind))
+        core.record(run_id, RunPaused(gate=node, kind=interaction.kind))
         core.notify(interaction, "human_input_requested")
         return interaction
 
@@ -243,16 +224,7 @@ class RunService:
             )
         target = pending[-1]
         answered = core.store.transition_interaction(
-            target,
-            InteractionStatus(
-                status="answered",
-                answer=answers,
-                answered_by=caller,
-                answered_at=core.now(),
-                claimed_by=target.state.claimed_by,
-                claimed_at=target.state.claimed_at,
-                version=target.state.version,
-            ),
+            target, status_of(target.state, "answered", answer=answers, by=caller, at=core.now())
         )
         core.record(
             run_id,
@@ -291,7 +263,7 @@ class RunService:
             "resumed": resumed,
         }
 
-    def record_timeout(self, run_id: str, node: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
+    def record_timeout(self, run_id: str, node: str) -> dict[str, Any]:
         """The gate's Catch on States.Timeout lands here: mark what timed out and say so."""
         core = self.core
         unanswered = []
@@ -299,9 +271,7 @@ class RunService:
             if i.request.node != node:
                 continue
             try:
-                core.store.transition_interaction(
-                    i, i.state.model_copy(update={"status": "timed_out", "reason": "timeout"})
-                )
+                core.store.transition_interaction(i, status_of(i.state, "timed_out", reason="timeout"))
             except ConflictError:
                 continue  # answered at the last moment: not part of what timed out
             unanswered.append(i)
