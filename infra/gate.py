@@ -24,6 +24,9 @@
 - `review`: `states:startExecution.sync:2` of Baton's `review_gate` state machine with input
   `{run_id, input: config}`; result `{output, execution_arn}` (`$.review`).
 
+Their payloads are built from the Lambda payload models (`baton.domain.gate_payloads`), so a typo or a
+bad name fails the synth. One module for the four helpers (just over 400 lines) so a user reads one file.
+
 Every Task's timeout is mandatory (no silent infinity); the token waits send it as `timeout_seconds`
 so Baton shows the same deadline. The run id comes from `$.run_id` unless `run_id_path=` says
 otherwise. Grants: CDK's LambdaInvoke grant (lambda:InvokeFunction on the one Baton function) and, for

@@ -13,18 +13,13 @@ from pydantic import BaseModel, Field
 from baton.api import deps
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.fields import RunId
+from baton.domain.interrupt_spec import MAX_TIMEOUT_MS, InterruptKey, InterruptSpec, NotifyChannels, Prompt, TimeoutMs
 from baton.errors import ForbiddenError
 from baton.services.interrupts import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
-    MAX_TIMEOUT_MS,
     MAX_WAIT_SECONDS,
-    InterruptKey,
     InterruptService,
-    InterruptSpec,
-    NotifyChannels,
-    Prompt,
-    TimeoutMs,
     public_view,
 )
 

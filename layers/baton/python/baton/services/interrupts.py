@@ -22,8 +22,14 @@ passed). The API and the SDK keep the seed's words: a timed-out interrupt shows 
 reason "timeout" and `timedOut: true` (`public_view`, `edge_status`); items stored with those words
 before load as timed_out (`baton.models.Interaction`).
 
-Validation happens at the door: `InterruptSpec` (built by the API route, the SDK's route and the hosted
-task's Lambda) checks every field with the shared field types, so `create` starts at the work.
+Validation happens at the door: `InterruptSpec` (`baton.domain.interrupt_spec`, built by the API route
+and the hosted task's Lambda) checks every field with the shared field types, so `create` starts at the
+work.
+
+Why one module of this size: every path of an interrupt's life (read, long-poll, list, resume, claim,
+cancel, sweep, the hosted Catch) first runs the same store-backed deadline (`_expire_if_due`) and ends
+in the same release (`_release`, `_fail_waiter`, `_settle_run`); split apart, each part would need
+them all.
 
 Claims are advisory (they show who is working on it): a claim by X succeeds when unclaimed or
 already X's (a re-claim by X is a no-op); a claim by Y over X is a 409 naming X unless `force`, which
@@ -38,12 +44,11 @@ import json
 import math
 import time
 from datetime import timedelta
-from typing import TYPE_CHECKING, Annotated, Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
-
-from baton.domain.answer_schema import check_schema_definition, check_state_size, validate_answer
-from baton.domain.fields import NodeName, RunId, check_run_id
+from baton.domain.answer_schema import check_state_size, validate_answer
+from baton.domain.fields import check_run_id
+from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.state_edits import apply_state_edits
 from baton.errors import (
     BadRequestError,
@@ -51,7 +56,6 @@ from baton.errors import (
     GoneError,
     NotFoundError,
     TaskTokenError,
-    ValidationFailedError,
 )
 from baton.events import (
     HumanInputRequested,
@@ -63,12 +67,13 @@ from baton.events import (
 )
 from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
-from baton.notify.model import CHANNELS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.services.core import Core
+
+__all__ = ["InterruptService", "InterruptSpec", "edge_status", "is_timed_out", "key_interrupt_id", "public_view"]
 
 KIND: Final = "interrupt"
 TIMEOUT_REASON = "timeout"
@@ -80,91 +85,15 @@ DOMAIN_STATUSES: dict[str, tuple[InteractionState, ...]] = {
     "answered": ("answered",),
     "cancelled": ("cancelled", "timed_out"),
 }
-MAX_TIMEOUT_MS = 7 * 86400 * 1000
 DEFAULT_TIMEOUT_MS = 86400 * 1000  # an SDK interrupt created without timeoutMs: every pause has a deadline
 MAX_WAIT_SECONDS = 20  # API Gateway's integration limit is 29 s
 POLL_INTERVAL_SECONDS = 0.5  # the long-poll's first re-read; then x1.5 per read up to 2.5 s
 POLL_BACKOFF = 1.5
 MAX_POLL_INTERVAL_SECONDS = 2.5
-MAX_PROMPT_CHARS = 4000
 DEFAULT_PAGE_SIZE = 50  # GET /api/v1/interrupts ?limit= (max MAX_PAGE_SIZE) and ?next=
 MAX_PAGE_SIZE = 200
 MAX_REASON_CHARS = 1000
-MAX_KEY_CHARS = 200
-DEFAULT_NODE = "interrupt"
 OPEN_RUN_STATES = {"created", "running", "paused_waiting_human"}
-
-
-def _check_prompt(prompt: str) -> str:
-    prompt = prompt.strip()
-    if not prompt:
-        raise ValidationFailedError("prompt must be a non-empty string", details={"field": "prompt"})
-    if len(prompt) > MAX_PROMPT_CHARS:
-        raise ValidationFailedError(f"prompt is longer than {MAX_PROMPT_CHARS} characters", details={"field": "prompt"})
-    return prompt
-
-
-def _check_timeout_ms(timeout_ms: int | None) -> int | None:
-    if timeout_ms is not None and (isinstance(timeout_ms, bool) or not 0 < timeout_ms <= MAX_TIMEOUT_MS):
-        raise ValidationFailedError(
-            f"timeoutMs must be an integer in 1..{MAX_TIMEOUT_MS}", details={"field": "timeoutMs"}
-        )
-    return timeout_ms
-
-
-def _check_notify(notify: list[str] | None) -> list[str] | None:
-    for n, channel in enumerate(notify or []):
-        if channel not in CHANNELS:
-            raise ValidationFailedError(
-                f"unknown notify channel {channel!r}; expected some of {', '.join(CHANNELS)}",
-                details={"path": f"notify[{n}]", "field": "notify"},
-            )
-    return notify
-
-
-def _check_key(key: str | None) -> str | None:
-    if key is not None and not 0 < len(key) <= MAX_KEY_CHARS:
-        raise ValidationFailedError(f"key must be 1-{MAX_KEY_CHARS} characters", details={"field": "key"})
-    return key
-
-
-# The interrupt's own field types, shared by the API's request model and `InterruptSpec`.
-Prompt = Annotated[str, AfterValidator(_check_prompt)]
-TimeoutMs = Annotated[int | None, AfterValidator(_check_timeout_ms)]
-NotifyChannels = Annotated[list[str] | None, AfterValidator(_check_notify)]
-InterruptKey = Annotated[str | None, AfterValidator(_check_key)]
-
-
-class InterruptSpec(BaseModel):
-    """What a creator asks for (the API body, the SDK call, or the hosted task's input), validated here:
-    the one door. Each check raises the Baton error of its status code (a bad run id 400, a bad name,
-    timeout, channel or prompt 422, a bad schema 400, a too-large state 413)."""
-
-    session_id: RunId
-    prompt: Prompt
-    workflow_id: str | None = None
-    schema_: Any = Field(default=None, alias="schema")
-    json_schema: Any = None
-    state: dict[str, Any] | None = None
-    notify: NotifyChannels = None
-    timeout_ms: TimeoutMs = None
-    key: InterruptKey = None
-    node: NodeName = DEFAULT_NODE
-
-    model_config = ConfigDict(populate_by_name=True, frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _state_is_an_object(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("state") is not None and not isinstance(data["state"], dict):
-            raise BadRequestError("state must be a JSON object", details={"field": "state"})
-        return data
-
-    @model_validator(mode="after")
-    def _schema_and_state(self) -> InterruptSpec:
-        check_schema_definition(self.schema_, self.json_schema)
-        check_state_size(self.state if self.state is not None else {})
-        return self
 
 
 def key_interrupt_id(session_id: str, key: str) -> str:

@@ -14,7 +14,11 @@
   question completes it and puts the run back to `running`.
 
 The predicate everywhere is the same, level-triggered and store-backed: "no pending `question` in scope"
-(scope = one node's questions, or the whole run when `from` is empty).
+(scope = one node's questions, or the whole run when `from` is empty). That shared predicate (`_scope`)
+is why questions and both await forms live in one module of this size.
+
+Names, run ids and timeouts are checked at the door (the API's request models, the gates' payload
+models, with `baton.domain.fields`); the rules here are the domain's (options, sizes, Map iterations).
 """
 
 from __future__ import annotations
