@@ -259,3 +259,22 @@ def test_from_stack_uses_the_stack_itself(synthesized: Any) -> None:
     exports = {o["Export"]["Name"] for o in outputs.values() if "Export" in o}
     for suffix in [*GATE_FUNCTION_EXPORTS, "WorkflowReviewGate", "ApiRoleArn"]:
         assert f"baton-ci-{suffix}" in exports, suffix
+
+
+def test_token_gate_payloads_are_what_their_lambdas_parse(user_stack: tuple[Any, Any, dict[str, Any]]) -> None:
+    """Each helper's payload, with its JSONPaths filled in, parses with the model its Lambda parses with."""
+    from baton.domain.gate_payloads import AwaitGatePayload, InterruptParkPayload, ParkPayload
+
+    filled = {"token": "tok", "run_id": "r1", "state": {"draft": 1}}
+
+    def concrete(payload: dict[str, Any]) -> dict[str, Any]:
+        return {
+            k.removesuffix(".$"): (
+                filled[k.removesuffix(".$")] if k.endswith(".$") else concrete(v) if isinstance(v, dict) else v
+            )
+            for k, v in payload.items()
+        }
+
+    for gate, model in (("ask", ParkPayload), ("interrupt", InterruptParkPayload), ("await", AwaitGatePayload)):
+        payload = _state(user_stack[2][gate])["Parameters"]["Payload"]
+        model.model_validate(concrete(payload))

@@ -104,3 +104,17 @@ def test_status_of_keeps_the_claim_and_the_version() -> None:
         "t1",
         None,
     )
+
+
+def test_the_api_view_of_a_request_is_the_stored_form_without_top_level_nones() -> None:
+    await_ = parse_request(STORED[2][1])
+    i = Interaction(interaction_id="i", run_id="r", created_at="t", request=await_)
+    assert i.public()["request"] == {
+        "kind": "await",
+        "node": "n",
+        "prompt": "p",
+        "allow_free_text": True,
+        "timeout_seconds": 60,
+        "notify": ["console"],
+        "extra": {"from": None, "pending": ["q1"], "by": "agent"},
+    }

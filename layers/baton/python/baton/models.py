@@ -183,10 +183,9 @@ def status_of(
     )
 
 
-def _drop_none(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
-    return value
+def _drop_none(value: dict[str, Any]) -> dict[str, Any]:
+    """The API view of a request: its unset top-level fields left out (what is under `extra` stays whole)."""
+    return {k: v for k, v in value.items() if v is not None}
 
 
 class Interaction(BaseModel):
