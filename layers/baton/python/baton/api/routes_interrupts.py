@@ -122,7 +122,7 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[Any]:
 )
 def list_interrupts(
     status: Annotated[str | None, Query(description="pending | answered | cancelled")] = None,
-    session_id: Annotated[str | None, Query(alias="sessionId", description="One session's interrupts.")] = None,
+    session_id: Annotated[RunId | None, Query(alias="sessionId", description="One session's interrupts.")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Page size.")] = DEFAULT_PAGE_SIZE,
     next_token: Annotated[
         str | None, Query(alias="next", max_length=4096, description="The `next` of the previous page.")

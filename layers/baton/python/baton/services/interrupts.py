@@ -186,7 +186,7 @@ class InterruptService:
 
     # ---- create --------------------------------------------------------------------------------
     def create(self, spec: InterruptSpec, *, caller: str, token: str | None = None) -> tuple[Interaction, bool]:
-        """Validate everything first (bad input changes nothing), then store, park, notify.
+        """Store, park, notify: `spec` was validated when it was built, so bad input never gets here.
 
         Returns (interrupt, created); `created` is False when `spec.key` named an existing one.
         With `token` (the hosted task), the token is parked at WAIT#<node>.
@@ -382,10 +382,7 @@ class InterruptService:
             raise BadRequestError(
                 f"status must be one of {', '.join(STATUSES)}", details={"field": "status", "status": status}
             )
-        if session_id is not None:
-            check_run_id(session_id)
-        if not (isinstance(limit, int) and 1 <= limit <= MAX_PAGE_SIZE):
-            raise BadRequestError(f"limit must be an integer in 1..{MAX_PAGE_SIZE}", details={"field": "limit"})
+        # session_id and limit were checked by the route's query types (RunId, 1..MAX_PAGE_SIZE).
         if status is None and session_id is None:
             status = "pending"
         scope = [status, session_id]
