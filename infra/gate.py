@@ -24,6 +24,9 @@
 - `review`: `states:startExecution.sync:2` of Baton's `review_gate` state machine with input
   `{run_id, input: config}`; result `{output, execution_arn}` (`$.review`).
 
+Their payloads are built from the Lambda payload models (`baton.domain.gate_payloads`), so a typo or a
+bad name fails the synth. One module for the four helpers (just over 400 lines) so a user reads one file.
+
 Every Task's timeout is mandatory (no silent infinity); the token waits send it as `timeout_seconds`
 so Baton shows the same deadline. The run id comes from `$.run_id` unless `run_id_path=` says
 otherwise. Grants: CDK's LambdaInvoke grant (lambda:InvokeFunction on the one Baton function) and, for
@@ -37,7 +40,7 @@ by ask, interrupt and await_answers; the review gate's own tokens live in Baton'
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from aws_cdk import Duration, Fn, Stack
 from aws_cdk import aws_iam as iam
@@ -47,22 +50,85 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 from pydantic import ValidationError
 
+from baton.domain.gate_payloads import (
+    TASK_TOKEN,
+    InterruptParkPayload,
+    ParkPayload,
+    StatePath,
+    gate_payload,
+)
 from baton.domain.review_gate import GateConfig
+from baton.workflows.gate_states import await_gate_payloads
 from infra.capabilities.functions import SEND_TASK_ACTIONS
 from infra.config import TeamConfig
+from infra.exports import GATE_FUNCTION_EXPORTS, REVIEW_GATE_WORKFLOW
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import Unpack
 
-    from infra.stack import BatonStack
+__all__ = ["GATE_FUNCTION_EXPORTS", "REVIEW_GATE_WORKFLOW", "BatonGate", "BatonRef"]
 
-REVIEW_GATE_WORKFLOW = "review_gate"
-# (export name suffix, function) of what the gates call; the stack exports each as baton-<team>-<suffix>.
-GATE_FUNCTION_EXPORTS: dict[str, str] = {
-    "ParkFunctionArn": "park",
-    "InterruptParkFunctionArn": "interrupt_park",
-    "AwaitGateFunctionArn": "await_gate",
-}
+
+class _FunctionsLike(Protocol):
+    @property
+    def functions(self) -> Mapping[str, lambda_.IFunction]: ...
+    @property
+    def roles(self) -> Mapping[str, iam.IRole]: ...
+
+
+class _GatesLike(Protocol):
+    @property
+    def state_machines(self) -> Mapping[str, sfn.IStateMachine]: ...
+
+
+class BatonStackLike(Protocol):
+    """What `BatonRef.from_stack` reads of a Baton stack (infra/stack.py's BatonStack)."""
+
+    @property
+    def functions(self) -> _FunctionsLike: ...
+    @property
+    def gates(self) -> _GatesLike: ...
+
+
+class TaskOptions(TypedDict, total=False):
+    """Options every gate helper takes: where the run id is read, where the result goes, the comment."""
+
+    run_id_path: str
+    result_path: str
+    comment: str | None
+
+
+class InterruptOptions(TaskOptions, total=False):
+    """An interrupt's optional parts (at most one of schema / json_schema, of state / state_path)."""
+
+    schema: Mapping[str, Any] | None
+    json_schema: Mapping[str, Any] | None
+    state: Mapping[str, Any] | None
+    state_path: str | None
+    notify: Sequence[str] | None
+
+
+def _options(given: Mapping[str, Any], allowed: type, helper: str) -> None:
+    """TypedDict keywords are not checked at run time: a misspelt option must still fail the synth."""
+    unknown = set(given) - set(allowed.__annotations__) - set(TaskOptions.__annotations__)
+    if unknown:
+        raise TypeError(f"BatonGate.{helper}() got unexpected keyword argument(s) {sorted(unknown)}")
+
+
+def _cdk_payload(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A `gate_payload()` for CDK: each StatePath becomes a JsonPath token (rendered `"key.$": path`)."""
+    rendered: dict[str, Any] = {}
+    for key, value in payload.items():
+        if value is TASK_TOKEN:
+            rendered[key] = sfn.JsonPath.task_token
+        elif isinstance(value, StatePath):
+            rendered[key] = sfn.JsonPath.string_at(value.path)
+        elif isinstance(value, dict):
+            rendered[key] = _cdk_payload(value)
+        else:
+            rendered[key] = value
+    return rendered
 
 
 @dataclass(frozen=True)
@@ -76,7 +142,7 @@ class BatonRef:
     api_role: iam.IRole
 
     @classmethod
-    def from_stack(cls, stack: BatonStack) -> BatonRef:
+    def from_stack(cls, stack: BatonStackLike) -> BatonRef:
         fns = stack.functions.functions
         return cls(
             park_function=fns["park"],
@@ -118,10 +184,10 @@ def _seconds(timeout: Duration, what: str) -> int:
     return seconds
 
 
-def _text(value: str | None, path: str | None, name: str) -> Any:
+def _text(value: str | None, path: str | None, name: str) -> str | StatePath:
     if (value is None) == (path is None):
         raise ValueError(f"give exactly one of {name} (text) or {name}_path (a JSONPath into the state input)")
-    return value if value is not None else sfn.JsonPath.string_at(str(path))
+    return value if value is not None else StatePath(str(path))
 
 
 def _token_wait(
@@ -139,7 +205,7 @@ def _token_wait(
         construct_id,
         lambda_function=function,
         integration_pattern=sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-        payload=sfn.TaskInput.from_object(dict(payload)),
+        payload=sfn.TaskInput.from_object(_cdk_payload(payload)),
         task_timeout=sfn.Timeout.duration(timeout),
         result_path=result_path,
         comment=comment,
@@ -157,31 +223,33 @@ class BatonGate:
         timeout: Duration,
         prompt: str | None = None,
         prompt_path: str | None = None,
-        run_id_path: str = "$.run_id",
         notify: Sequence[str] | None = None,
-        result_path: str = "$.human",
-        comment: str | None = None,
+        **options: Unpack[TaskOptions],
     ) -> tasks.LambdaInvoke:
-        """A question to an operator (`park` Lambda): parks until answered, or fails with States.Timeout."""
+        """A question to an operator (`park` Lambda): parks until answered, or fails with States.Timeout.
+        Result at `result_path` (default `$.human`)."""
+        _options(options, TaskOptions, "ask")
         seconds = _seconds(timeout, "gate")
-        payload: dict[str, Any] = {
-            "token": sfn.JsonPath.task_token,
-            "run_id": sfn.JsonPath.string_at(run_id_path),
-            "node": node,
-            "kind": "ask",
-            "prompt": _text(prompt, prompt_path, "prompt"),
-            "timeout_seconds": seconds,
-        }
-        if notify is not None:
-            payload["notify"] = list(notify)
+        fields: dict[str, Any] = {"notify": list(notify)} if notify is not None else {}
+        payload = gate_payload(
+            ParkPayload,
+            token=TASK_TOKEN,
+            run_id=StatePath(options.get("run_id_path", "$.run_id")),
+            node=node,
+            kind="ask",
+            prompt=_text(prompt, prompt_path, "prompt"),
+            timeout_seconds=seconds,
+            **fields,
+        )
         return _token_wait(
             scope,
             construct_id,
             function=baton.park_function,
             payload=payload,
             timeout=timeout,
-            result_path=result_path,
-            comment=comment or f"Baton ask gate '{node}': parks until answered (timeout {timeout.to_human_string()})",
+            result_path=options.get("result_path", "$.human"),
+            comment=options.get("comment")
+            or f"Baton ask gate '{node}': parks until answered (timeout {timeout.to_human_string()})",
         )
 
     @staticmethod
@@ -194,49 +262,30 @@ class BatonGate:
         node: str = "interrupt",
         prompt: str | None = None,
         prompt_path: str | None = None,
-        schema: Mapping[str, Any] | None = None,
-        json_schema: Mapping[str, Any] | None = None,
-        state: Mapping[str, Any] | None = None,
-        state_path: str | None = None,
-        notify: Sequence[str] | None = None,
-        run_id_path: str = "$.run_id",
-        result_path: str = "$.interrupt",
-        comment: str | None = None,
+        **options: Unpack[InterruptOptions],
     ) -> tasks.LambdaInvoke:
         """An interrupt (`interrupt_park` Lambda, as statemachines/interrupt.asl.json): a prompt, an optional
-        schema and a state snapshot the operator may edit. Resumed with `{interrupt_id, input, state,
-        state_edits, resolved_by}`; a cancel fails the task with InterruptCancelled; the timeout with
-        States.Timeout."""
+        schema (`schema` or `json_schema`) and a state snapshot (`state`, or `state_path` into the state
+        input) the operator may edit. Resumed with `{interrupt_id, input, state, state_edits,
+        resolved_by}` at `result_path` (default `$.interrupt`); a cancel fails the task with
+        InterruptCancelled; the timeout with States.Timeout."""
+        _options(options, InterruptOptions, "interrupt")
         seconds = _seconds(timeout, "interrupt")
-        if state is not None and state_path is not None:
-            raise ValueError("give at most one of state (a snapshot) or state_path (a JSONPath into the state input)")
-        if schema is not None and json_schema is not None:
-            raise ValueError("give at most one of schema or json_schema")
-        request: dict[str, Any] = {"prompt": _text(prompt, prompt_path, "prompt"), "timeout_seconds": seconds}
-        if schema is not None:
-            request["schema"] = dict(schema)
-        if json_schema is not None:
-            request["jsonSchema"] = dict(json_schema)
-        if state is not None:
-            request["state"] = dict(state)
-        elif state_path is not None:
-            request["state"] = sfn.JsonPath.object_at(state_path)
-        if notify is not None:
-            request["notify"] = list(notify)
-        payload = {
-            "token": sfn.JsonPath.task_token,
-            "run_id": sfn.JsonPath.string_at(run_id_path),
-            "node": node,
-            "request": request,
-        }
+        payload = gate_payload(
+            InterruptParkPayload,
+            token=TASK_TOKEN,
+            run_id=StatePath(options.get("run_id_path", "$.run_id")),
+            node=node,
+            request=_interrupt_request(_text(prompt, prompt_path, "prompt"), seconds, options),
+        )
         return _token_wait(
             scope,
             construct_id,
             function=baton.interrupt_park_function,
             payload=payload,
             timeout=timeout,
-            result_path=result_path,
-            comment=comment
+            result_path=options.get("result_path", "$.interrupt"),
+            comment=options.get("comment")
             or f"Baton interrupt '{node}': parks until resumed or cancelled (timeout {timeout.to_human_string()})",
         )
 
@@ -249,32 +298,30 @@ class BatonGate:
         gate: str,
         timeout: Duration,
         from_node: str | None = None,
-        run_id_path: str = "$.run_id",
         map_item_path: str | None = None,
-        result_path: str = "$.await",
-        comment: str | None = None,
+        **options: Unpack[TaskOptions],
     ) -> tasks.LambdaInvoke:
         """An await gate (`await_gate` Lambda, as statemachines/await_answers.asl.json): parks until no
-        question in scope (`from_node`'s, or the whole run's) is pending; returns `{answers, gate, from}`.
-        Inside a Map pass `map_item_path` (where the item index is) so each item parks its own token."""
+        question in scope (`from_node`'s, or the whole run's) is pending; returns `{answers, gate, from}`
+        at `result_path` (default `$.await`). Inside a Map pass `map_item_path` (where the item index is)
+        so each item parks its own token."""
+        _options(options, TaskOptions, "await_answers")
         seconds = _seconds(timeout, "await gate")
-        payload: dict[str, Any] = {
-            "token": sfn.JsonPath.task_token,
-            "run_id": sfn.JsonPath.string_at(run_id_path),
-            "gate": gate,
-            "from": from_node,
-            "timeout_seconds": seconds,
-        }
-        if map_item_path is not None:
-            payload["map_item"] = sfn.JsonPath.string_at(map_item_path)
+        payload, _ = await_gate_payloads(
+            gate=gate,
+            from_node=from_node,
+            timeout=seconds,
+            run_id_path=options.get("run_id_path", "$.run_id"),
+            map_item_path=map_item_path,
+        )
         return _token_wait(
             scope,
             construct_id,
             function=baton.await_gate_function,
             payload=payload,
             timeout=timeout,
-            result_path=result_path,
-            comment=comment
+            result_path=options.get("result_path", "$.await"),
+            comment=options.get("comment")
             or f"Baton await gate '{gate}': parks until no question in scope is pending "
             f"(timeout {timeout.to_human_string()})",
         )
@@ -288,9 +335,7 @@ class BatonGate:
         timeout: Duration,
         config: Mapping[str, Any] | None = None,
         config_path: str | None = None,
-        run_id_path: str = "$.run_id",
-        result_path: str = "$.review",
-        comment: str | None = None,
+        **options: Unpack[TaskOptions],
     ) -> tasks.StepFunctionsStartExecution:
         """The review-and-merge gate: Baton's review_gate state machine run as one `startExecution.sync:2`
         Task with input `{run_id, input: config}`. `config` is checked against the gate's schema at synth
@@ -298,7 +343,9 @@ class BatonGate:
         whole dialogue and merge (each pause also has the config's own timeout_seconds). The result is the
         `{output: {run_id, gate, decision, action, answered_by, verdict, merge}, execution_arn}`; a refused
         or timed-out gate fails the Task with the child's error (ReviewGateMisconfigured, ...)."""
+        _options(options, TaskOptions, "review")
         seconds = _seconds(timeout, "review gate")
+        run_id_path = options.get("run_id_path", "$.run_id")
         if (config is None) == (config_path is None):
             raise ValueError("give exactly one of config (the review gate's configuration) or config_path")
         gate_input: Any
@@ -321,8 +368,9 @@ class BatonGate:
                 "output": sfn.JsonPath.object_at("$.Output"),
                 "execution_arn": sfn.JsonPath.string_at("$.ExecutionArn"),
             },
-            result_path=result_path,
-            comment=comment or f"Baton review gate: Baton's review_gate state machine (timeout {seconds} s)",
+            result_path=options.get("result_path", "$.review"),
+            comment=options.get("comment")
+            or f"Baton review gate: Baton's review_gate state machine (timeout {seconds} s)",
         )
 
     @staticmethod
@@ -339,3 +387,26 @@ class BatonGate:
         )
         policy.attach_to_role(baton.api_role)
         return policy
+
+
+def _interrupt_request(prompt: str | StatePath, seconds: int, options: InterruptOptions) -> dict[str, Any]:
+    """The `request` of an interrupt payload (HostedInterruptRequest's fields), from the helper's options."""
+    schema, json_schema = options.get("schema"), options.get("json_schema")
+    state, state_path = options.get("state"), options.get("state_path")
+    if state is not None and state_path is not None:
+        raise ValueError("give at most one of state (a snapshot) or state_path (a JSONPath into the state input)")
+    if schema is not None and json_schema is not None:
+        raise ValueError("give at most one of schema or json_schema")
+    request: dict[str, Any] = {"prompt": prompt, "timeout_seconds": seconds}
+    if schema is not None:
+        request["schema_"] = dict(schema)
+    if json_schema is not None:
+        request["json_schema"] = dict(json_schema)
+    if state is not None:
+        request["state"] = dict(state)
+    elif state_path is not None:
+        request["state"] = StatePath(state_path)
+    notify = options.get("notify")
+    if notify is not None:
+        request["notify"] = list(notify)
+    return request

@@ -15,7 +15,7 @@ from infra.capabilities.merge import Merge
 from infra.capabilities.notifications import Notifications
 from infra.capabilities.observability import Observability
 from infra.capabilities.store import Store
-from infra.gate import GATE_FUNCTION_EXPORTS
+from infra.exports import GATE_FUNCTION_EXPORTS
 from infra.naming import state_machine_arn
 from infra.suppressions import acknowledge_stack
 

@@ -3,14 +3,43 @@ the narrowest construct that has the finding (a role, a resource), never to the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
+
+from aws_cdk import Stack
 
 from infra.capabilities.functions import bedrock_model_arns
 from infra.nag import acknowledge
 from infra.permissions import access_for
 
 if TYPE_CHECKING:
-    from infra.stack import BatonStack
+    from baton.workflows.resources import FunctionSpec
+    from infra.capabilities.api import Api
+    from infra.capabilities.functions import Functions
+    from infra.capabilities.gates import Gates
+    from infra.capabilities.merge import Merge
+    from infra.capabilities.store import Store
+    from infra.config import TeamConfig
+
+
+class NaggedStack(Protocol):
+    """What the acknowledgements read of the Baton stack (infra/stack.py's BatonStack): its capabilities."""
+
+    @property
+    def config(self) -> TeamConfig: ...
+    @property
+    def functions(self) -> Functions: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def gates(self) -> Gates: ...
+    @property
+    def api(self) -> Api: ...
+    @property
+    def merge(self) -> Merge: ...
+    @property
+    def state_machine_arns(self) -> dict[str, str]: ...
+    def resolve(self, obj: Any) -> Any: ...
+
 
 XRAY = (
     "X-Ray tracing: xray:PutTraceSegments/PutTelemetryRecords (and the sampling reads) support no "
@@ -18,56 +47,64 @@ XRAY = (
 )
 
 
-def acknowledge_stack(stack: BatonStack) -> None:
+def acknowledge_stack(stack: NaggedStack) -> None:
     from baton.workflows.resources import FUNCTIONS
 
-    # -- functions --------------------------------------------------------------------------------
     for spec in FUNCTIONS:
-        fn = stack.functions.functions[spec.name]
-        role = stack.functions.roles[spec.name]
+        _acknowledge_function(stack, spec)
+    _acknowledge_gates(stack)
+    _acknowledge_api(stack)
+    _acknowledge_merge(stack)
+
+
+def _acknowledge_function(stack: NaggedStack, spec: FunctionSpec) -> None:
+    fn = stack.functions.functions[spec.name]
+    role = stack.functions.roles[spec.name]
+    acknowledge(
+        fn,
+        "AwsSolutions-L1",
+        "Python 3.13 is the newest runtime the AWS-managed Powertools layer we depend on is published "
+        "for (AWSLambdaPowertoolsPythonV3-python313-arm64); it is supported by Lambda until 2029. "
+        "Move RUNTIME and POWERTOOLS_PYTHON together when a python314 layer is adopted",
+    )
+    acknowledge(role, "AwsSolutions-IAM5[Resource::*]", XRAY)
+    access = access_for(spec)
+    if "table" in access:
         acknowledge(
-            fn,
-            "AwsSolutions-L1",
-            "Python 3.13 is the newest runtime the AWS-managed Powertools layer we depend on is published "
-            "for (AWSLambdaPowertoolsPythonV3-python313-arm64); it is supported by Lambda until 2029. "
-            "Move RUNTIME and POWERTOOLS_PYTHON together when a python314 layer is adopted",
+            role,
+            f"AwsSolutions-IAM5[Resource::<{stack.resolve(stack.store.table.node.default_child.logical_id)}.Arn>/index/*]",  # type: ignore[union-attr]
+            "Queries Baton's own GSIs (pending inbox, by-status): the grant covers only this table's "
+            "indexes; Scan is not granted",
         )
-        acknowledge(role, "AwsSolutions-IAM5[Resource::*]", XRAY)
-        access = access_for(spec)
-        if "table" in access:
-            acknowledge(
-                role,
-                f"AwsSolutions-IAM5[Resource::<{stack.resolve(stack.store.table.node.default_child.logical_id)}.Arn>/index/*]",  # type: ignore[union-attr]
-                "Queries Baton's own GSIs (pending inbox, by-status): the grant covers only this table's "
-                "indexes; Scan is not granted",
-            )
-        if "topic" in access:
-            acknowledge(
-                role,
-                "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
-                "Publishing to the KMS-encrypted topic needs kms:GenerateDataKey* (SNS's documented "
-                "requirement); the statement is limited to the one Baton key",
-            )
-        if "companion_model" in access and stack.config.companion_model:
-            for arn in bedrock_model_arns(stack, stack.config.companion_model):
-                if ":bedrock:*:" in arn:
-                    acknowledge(
-                        role,
-                        f"AwsSolutions-IAM5[Resource::{arn.replace(stack.partition, '<AWS::Partition>')}]",
-                        "A cross-region inference profile routes the call to the named model in any of the "
-                        "profile's regions; the statement names that one model only",
-                    )
-        if "start_execution" in access:
-            for workflow in stack.state_machine_arns:
+    if "topic" in access:
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Action::kms:GenerateDataKey*]",
+            "Publishing to the KMS-encrypted topic needs kms:GenerateDataKey* (SNS's documented "
+            "requirement); the statement is limited to the one Baton key",
+        )
+    if "companion_model" in access and stack.config.companion_model:
+        cdk_stack = Stack.of(stack.functions)
+        for arn in bedrock_model_arns(cdk_stack, stack.config.companion_model):
+            if ":bedrock:*:" in arn:
                 acknowledge(
                     role,
-                    f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:"
-                    f"execution:{stack.config.prefix}-{workflow}:*]",
-                    "Describe/stop executions of Baton's own state machine; execution names are run ids, "
-                    "only known at run time",
+                    f"AwsSolutions-IAM5[Resource::{arn.replace(cdk_stack.partition, '<AWS::Partition>')}]",
+                    "A cross-region inference profile routes the call to the named model in any of the "
+                    "profile's regions; the statement names that one model only",
                 )
+    if "start_execution" in access:
+        for workflow in stack.state_machine_arns:
+            acknowledge(
+                role,
+                f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:"
+                f"execution:{stack.config.prefix}-{workflow}:*]",
+                "Describe/stop executions of Baton's own state machine; execution names are run ids, "
+                "only known at run time",
+            )
 
-    # -- gates --------------------------------------------------------------------------------------
+
+def _acknowledge_gates(stack: NaggedStack) -> None:
     for workflow, started in stack.gates.starts.items():
         for child in started:
             acknowledge(
@@ -85,7 +122,8 @@ def acknowledge_stack(stack: BatonStack) -> None:
             "no resource-level permissions; CloudWatch Logs requires Resource '*' for vended-log delivery",
         )
 
-    # -- api ----------------------------------------------------------------------------------------
+
+def _acknowledge_api(stack: NaggedStack) -> None:
     api = stack.api
     for rest_api in (api.iam_api, api.web_api):
         acknowledge(
@@ -122,7 +160,8 @@ def acknowledge_stack(stack: BatonStack) -> None:
             "(not Baton code) assumes it to write access and execution logs",
         )
 
-    # -- merge --------------------------------------------------------------------------------------
+
+def _acknowledge_merge(stack: NaggedStack) -> None:
     project_role = stack.merge.project.role
     assert project_role is not None
     account = "arn:<AWS::Partition>:{service}:<AWS::Region>:<AWS::AccountId>"

@@ -13,6 +13,7 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
+from baton.domain.fields import NodeName, RunId
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
 from baton.services.questions import POSTED
@@ -25,8 +26,8 @@ class DemoQuestion(BaseModel):
 
 
 class DemoAgentRequest(BaseModel):
-    run_id: str = Field(min_length=1)
-    node: str = Field(min_length=1)
+    run_id: RunId
+    node: NodeName
     questions: list[DemoQuestion] = Field(default_factory=list)
     map_item: int | str | None = None  # pass $$.Map.Item.Index if this ever runs in a Map: it is refused
 

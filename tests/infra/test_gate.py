@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -139,25 +138,13 @@ def test_interrupt_is_a_token_wait_on_interrupt_park(user_stack: tuple[Any, Any,
 
 
 def test_interrupt_payload_is_what_interrupt_park_parses(user_stack: tuple[Any, Any, dict[str, Any]]) -> None:
-    import importlib.util
+    from baton.domain.gate_payloads import HostedInterruptRequest
 
-    from baton.workflows.resources import function
-
-    spec = importlib.util.spec_from_file_location(
-        "interrupt_park_handler", function("interrupt_park").directory / "handler.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # pydantic resolves the (postponed) annotations through it
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
     request = _state(user_stack[2]["interrupt"])["Parameters"]["Payload"]["request"]
     concrete = {k.removesuffix(".$"): ({"draft": 1} if k.endswith(".$") else v) for k, v in request.items()}
-    parsed = module.HostedRequest.model_validate(concrete)
+    parsed = HostedInterruptRequest.model_validate(concrete)
     assert (
-        parsed.prompt == "Fix the plan" and parsed.jsonSchema == {"type": "object"} and parsed.timeout_seconds == 3600
+        parsed.prompt == "Fix the plan" and parsed.json_schema == {"type": "object"} and parsed.timeout_seconds == 3600
     )
 
 
@@ -272,3 +259,22 @@ def test_from_stack_uses_the_stack_itself(synthesized: Any) -> None:
     exports = {o["Export"]["Name"] for o in outputs.values() if "Export" in o}
     for suffix in [*GATE_FUNCTION_EXPORTS, "WorkflowReviewGate", "ApiRoleArn"]:
         assert f"baton-ci-{suffix}" in exports, suffix
+
+
+def test_token_gate_payloads_are_what_their_lambdas_parse(user_stack: tuple[Any, Any, dict[str, Any]]) -> None:
+    """Each helper's payload, with its JSONPaths filled in, parses with the model its Lambda parses with."""
+    from baton.domain.gate_payloads import AwaitGatePayload, InterruptParkPayload, ParkPayload
+
+    filled = {"token": "tok", "run_id": "r1", "state": {"draft": 1}}
+
+    def concrete(payload: dict[str, Any]) -> dict[str, Any]:
+        return {
+            k.removesuffix(".$"): (
+                filled[k.removesuffix(".$")] if k.endswith(".$") else concrete(v) if isinstance(v, dict) else v
+            )
+            for k, v in payload.items()
+        }
+
+    for gate, model in (("ask", ParkPayload), ("interrupt", InterruptParkPayload), ("await", AwaitGatePayload)):
+        payload = _state(user_stack[2][gate])["Parameters"]["Payload"]
+        model.model_validate(concrete(payload))

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from baton.errors import ConflictError, NotFoundError
-from baton.models import Interaction, InteractionRequest, InteractionStatus, Message, ParkedWait, RunSummary
+from baton.models import Interaction, InteractionStatus, Message, ParkedWait, RunSummary, parse_request
 from tests.integration.conftest import MotoStack
 
 
@@ -17,7 +17,7 @@ def _interaction(run_id: str = "r1", iid: str = "i1", kind: str = "question") ->
         interaction_id=iid,
         run_id=run_id,
         created_at="2026-11-30T12:00:00.000Z",
-        request=InteractionRequest(kind=kind, node="draft", prompt="Which db?", options=["pg", "dynamo"]),  # type: ignore[arg-type]
+        request=parse_request({"kind": kind, "node": "draft", "prompt": "Which db?", "options": ["pg", "dynamo"]}),
     )
 
 

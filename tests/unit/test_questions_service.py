@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from baton.api.routes_questions import AskRequest, AwaitRequest
 from baton.errors import (
     ConflictError,
     GoneError,
@@ -92,8 +93,8 @@ def test_bad_input_is_refused_and_changes_nothing(qs: QuestionService, core: Cor
         qs.ask("r1", node="draft", question="?", options=[], allow_free_text=False, caller="x")
     with pytest.raises(ValidationFailedError, match="distinct"):
         qs.ask("r1", node="draft", question="?", options=["a", "a"], caller="x")
-    with pytest.raises(ValidationFailedError, match="node"):
-        qs.ask("r1", node="bad node!", question="?", caller="x")
+    with pytest.raises(ValidationFailedError, match="node"):  # the request model is the door for names
+        AskRequest(node="bad node!", question="?")
     assert len(core.store.list_events("r1")) == before
     assert [i.interaction_id for i in qs.pending("r1")] == [iid]
     assert qs.drain("r1", "draft") == []
@@ -226,7 +227,7 @@ def test_twenty_concurrent_answers_exactly_one_wins(qs: QuestionService, core: C
 def test_gate_timeout_lists_the_unanswered_questions(qs: QuestionService, core: Core) -> None:
     a = qs.ask("r1", node="draft", question="Still needed?", caller="x")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=5, from_node="draft")
-    result = qs.record_gate_timeout("r1", "sync", {"Error": "States.Timeout"})
+    result = qs.record_gate_timeout("r1", "sync")
     assert result["unanswered"] == [{"interaction_id": a, "node": "draft", "question": "Still needed?"}]
     assert "timed out after 5s" in result["cause"] and a in result["cause"] and "Still needed?" in result["cause"]
     event = next(e for e in core.store.list_events("r1") if e.type == "await_timed_out")
@@ -273,8 +274,8 @@ def test_tool_form_200_when_answered_else_pending_and_last_answer_resumes(qs: Qu
     assert done is True and result["answers"][0]["answer"] == "yes"
     with pytest.raises(ValidationFailedError, match="Map iteration"):
         qs.await_tool("r1", timeout_seconds=60, caller="agent", map_item=0)
-    with pytest.raises(ValidationFailedError, match="timeout"):
-        qs.await_tool("r1", timeout_seconds=0, caller="agent")
+    with pytest.raises(ValidationFailedError, match="timeout"):  # the request model is the door for bounds
+        AwaitRequest(timeout_seconds=0)
 
 
 def test_tool_await_times_out_through_the_reconciler(qs: QuestionService, core: Core, clock: Any) -> None:

@@ -4,6 +4,7 @@ import threading
 
 import pytest
 
+from baton.api.routes_runs import StartRunRequest
 from baton.errors import (
     BadRequestError,
     ConflictError,
@@ -37,8 +38,8 @@ def test_start_merges_defaults_and_starts_an_execution(runs: RunService, core: C
 def test_start_rejects_bad_input_and_changes_nothing(runs: RunService, core: Core) -> None:
     with pytest.raises(NotFoundError, match="unknown workflow"):
         runs.start("nope", {}, run_id="r1", caller="op")
-    with pytest.raises(BadRequestError, match="run_id"):
-        runs.start("human_pause", {}, run_id="bad id!", caller="op")
+    with pytest.raises(BadRequestError, match="run_id"):  # the request model is the door for run ids
+        StartRunRequest(workflow="human_pause", run_id="bad id!")
     with pytest.raises(PayloadTooLargeError):
         runs.start("human_pause", {"blob": "x" * 40_000}, run_id="r1", caller="op")
     assert core.store.get_run("r1") is None

@@ -1,10 +1,14 @@
-"""Records of the store (DESIGN.md §1, §3). Pure data: no boto3 here."""
+"""Records of the store: runs, interactions (a request, discriminated by kind, and its status), events,
+messages, review turns and parked waits. Pure data: no boto3 here."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+from baton.events import PAYLOAD_OF_TYPE, EventPayload, EventType
 
 InteractionKind = Literal["question", "ask", "await", "interrupt", "review"]
 InteractionState = Literal["pending", "answered", "cancelled", "timed_out"]
@@ -29,27 +33,9 @@ class RunSummary(BaseModel):
     version: int = 0
 
 
-class InteractionRequest(BaseModel):
-    """What was asked. Written once, never updated."""
-
-    kind: InteractionKind
-    node: str
-    prompt: str
-    options: list[str] | None = None
-    allow_free_text: bool = True
-    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
-    json_schema: dict[str, Any] | None = None
-    state: dict[str, Any] | None = None
-    timeout_seconds: int | None = None
-    notify: list[str] = Field(default_factory=lambda: ["console"])
-    workflow_id: str | None = None
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-    model_config = {"populate_by_name": True}
-
-
 class InteractionStatus(BaseModel):
-    """What happened to it. Every change is a conditional write on `version`."""
+    """What happened to it. Every change is a conditional write on `version`; build changes with
+    `status_of` so the claim and the version always carry over."""
 
     status: InteractionState = "pending"
     answer: Any = None
@@ -59,6 +45,147 @@ class InteractionStatus(BaseModel):
     claimed_at: str | None = None
     reason: str | None = None
     version: int = 0
+
+
+class _RequestBase(BaseModel):
+    """What was asked: the fields every kind has. Written once, never updated."""
+
+    node: str
+    prompt: str
+    options: list[str] | None = None
+    allow_free_text: bool = True
+    timeout_seconds: int | None = None
+    notify: list[str] = Field(default_factory=lambda: ["console"])
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    # The kind's own fields, stored under `extra` (the stored form predates the union).
+    _OWN_FIELDS: ClassVar[tuple[str, ...]] = ()
+    _OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lift_extra(cls, data: Any) -> Any:
+        """Items stored before the union keep the kind's fields under `extra`: lift them up."""
+        if isinstance(data, dict) and isinstance(data.get("extra"), dict):
+            data = {k: v for k, v in data.items() if k != "extra"} | data["extra"]
+        return data
+
+    def stored(self) -> dict[str, Any]:
+        """The stored form (unchanged by the union): the common fields, the interrupt's schema/state
+        fields (None for the other kinds), and the kind's own fields under `extra`."""
+        own = set(self._OWN_FIELDS)
+        common = self.model_dump(by_alias=True, exclude=own)
+        extra = {
+            (type(self).model_fields[name].alias or name): value
+            for name in self._OWN_FIELDS
+            if (value := getattr(self, name)) is not None or name not in self._OMIT_WHEN_NONE
+        }
+        return {"schema": None, "json_schema": None, "state": None, "workflow_id": None} | common | {"extra": extra}
+
+
+class QuestionRequest(_RequestBase):
+    """An async question (`ask_user_async`): answered by an operator, queued for the asking node."""
+
+    kind: Literal["question"] = "question"
+    is_async: bool = Field(default=True, alias="async")
+    asked_by: str | None = None
+
+    _OWN_FIELDS = ("is_async", "asked_by")
+
+
+class PauseRequest(_RequestBase):
+    """A hosted run's plain human pause (the `park` Lambda; resumed with answers)."""
+
+    kind: Literal["ask"] = "ask"
+
+
+class AwaitToolRequest(_RequestBase):
+    """The await tool's pause: completed when no question in scope (`from_node`, or the run) is pending."""
+
+    kind: Literal["await"] = "await"
+    from_node: str | None = Field(default=None, alias="from")
+    pending: list[str] = Field(default_factory=list)
+    by: str | None = None
+
+    _OWN_FIELDS = ("from_node", "pending", "by")
+
+
+class InterruptRequest(_RequestBase):
+    """A typed pause with a state snapshot. `gate` is set when a hosted task parked its token there."""
+
+    kind: Literal["interrupt"] = "interrupt"
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    json_schema: dict[str, Any] | None = None
+    state: dict[str, Any] | None = None
+    workflow_id: str | None = None
+    created_by: str | None = None
+    timeout_ms: int | None = None
+    gate: str | None = None
+    key: str | None = None
+
+    _OWN_FIELDS = ("created_by", "timeout_ms", "gate", "key")
+    _OMIT_WHEN_NONE = ("timeout_ms", "gate", "key")
+
+    @property
+    def hosted(self) -> bool:
+        return bool(self.gate)
+
+
+class ReviewRequest(_RequestBase):
+    """A review gate's pause: its configuration (a GateConfig dump) and the diff's stats."""
+
+    kind: Literal["review"] = "review"
+    config: dict[str, Any] = Field(default_factory=dict)
+    diff: dict[str, Any] | None = None
+
+    _OWN_FIELDS = ("config", "diff")
+
+
+InteractionRequest = Annotated[
+    QuestionRequest | PauseRequest | AwaitToolRequest | InterruptRequest | ReviewRequest,
+    Field(discriminator="kind"),
+]
+_REQUEST: TypeAdapter[InteractionRequest] = TypeAdapter(InteractionRequest)
+RequestT = TypeVar("RequestT", QuestionRequest, PauseRequest, AwaitToolRequest, InterruptRequest, ReviewRequest)
+
+
+def parse_request(data: Any) -> InteractionRequest:
+    """A request from its stored form (a dict or its JSON text), old items included."""
+    return _REQUEST.validate_json(data) if isinstance(data, str | bytes) else _REQUEST.validate_python(data)
+
+
+def dump_request(request: InteractionRequest) -> str:
+    """The stored form as JSON (what the DynamoDB adapter writes)."""
+    return json.dumps(request.stored(), separators=(",", ":"))
+
+
+def status_of(
+    current: InteractionStatus,
+    status: InteractionState,
+    *,
+    answer: Any = None,
+    by: str | None = None,
+    at: str | None = None,
+    reason: str | None = None,
+) -> InteractionStatus:
+    """The one builder of a status change: the claim and the version carry over; the answer, who and
+    when, and the reason are the new ones (None clears them: a re-opened review starts clean)."""
+    return InteractionStatus(
+        status=status,
+        answer=answer,
+        answered_by=by,
+        answered_at=at,
+        claimed_by=current.claimed_by,
+        claimed_at=current.claimed_at,
+        reason=reason,
+        version=current.version,
+    )
+
+
+def _drop_none(value: dict[str, Any]) -> dict[str, Any]:
+    """The API view of a request: its unset top-level fields left out (what is under `extra` stays whole)."""
+    return {k: v for k, v in value.items() if v is not None}
 
 
 class Interaction(BaseModel):
@@ -77,6 +204,25 @@ class Interaction(BaseModel):
     def node(self) -> str:
         return self.request.node
 
+    @model_validator(mode="after")
+    def _one_timeout_status(self) -> Interaction:
+        """Interrupts stored before the one timeout status said cancelled/"timeout" (nobody cancelled them)."""
+        st = self.state
+        if (
+            self.request.kind == "interrupt"
+            and st.status == "cancelled"
+            and st.reason == "timeout"
+            and not st.answered_by
+        ):
+            self.state = st.model_copy(update={"status": "timed_out"})
+        return self
+
+    def request_as(self, kind: type[RequestT]) -> RequestT:
+        """The request as the kind the caller handles (a service reads only its own kind's fields)."""
+        if not isinstance(self.request, kind):
+            raise TypeError(f"interaction {self.interaction_id} is a {self.request.kind}, not a {kind.__name__}")
+        return self.request
+
     def public(self) -> dict[str, Any]:
         """The API view: the request and its status, side by side."""
         return {
@@ -84,17 +230,22 @@ class Interaction(BaseModel):
             "run_id": self.run_id,
             "created_at": self.created_at,
             "expires_at": self.expires_at,
-            "request": self.request.model_dump(by_alias=True, exclude_none=True),
+            "request": _drop_none(self.request.stored()),
             **self.state.model_dump(),
         }
 
 
 class Event(BaseModel):
+    """One thing that happened to a run. `data` is the stored form of the type's payload model."""
+
     event_id: str
     run_id: str
-    type: str
+    type: EventType
     at: str
     data: dict[str, Any] = Field(default_factory=dict)
+
+    def payload(self) -> EventPayload:
+        return PAYLOAD_OF_TYPE[self.type].model_validate(self.data)
 
 
 class Message(BaseModel):

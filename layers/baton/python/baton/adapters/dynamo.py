@@ -18,12 +18,13 @@ from baton.errors import ConflictError, NotFoundError, already_parked
 from baton.models import (
     Event,
     Interaction,
-    InteractionRequest,
     InteractionStatus,
     Message,
     ParkedWait,
     ReviewTurn,
     RunSummary,
+    dump_request,
+    parse_request,
 )
 from baton.workflows.table import GSI_BY_STATUS, GSI_PENDING, TTL_ATTRIBUTE
 
@@ -167,7 +168,7 @@ class DynamoStore:
             "node": i.request.node,
             "created_at": i.created_at,
             "expires_at": i.expires_at,
-            "request": i.request.model_dump_json(by_alias=True),
+            "request": dump_request(i.request),
             "status": st.status,
             "answer": json.dumps(st.answer) if st.answer is not None else None,
             "answered_by": st.answered_by,
@@ -192,7 +193,7 @@ class DynamoStore:
             run_id=values["run_id"],
             created_at=values["created_at"],
             expires_at=values.get("expires_at"),
-            request=InteractionRequest.model_validate_json(values["request"]),
+            request=parse_request(values["request"]),
             state=InteractionStatus(
                 **{k: values.get(k) for k in _STATUS_FIELDS if k not in ("answer", "status")},
                 status=values["status"],

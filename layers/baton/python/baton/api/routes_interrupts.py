@@ -12,14 +12,14 @@ from pydantic import BaseModel, Field
 
 from baton.api import deps
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
+from baton.domain.fields import RunId
+from baton.domain.interrupt_spec import MAX_TIMEOUT_MS, InterruptKey, InterruptSpec, NotifyChannels, Prompt, TimeoutMs
 from baton.errors import ForbiddenError
 from baton.services.interrupts import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
-    MAX_TIMEOUT_MS,
     MAX_WAIT_SECONDS,
     InterruptService,
-    InterruptSpec,
     public_view,
 )
 
@@ -29,8 +29,8 @@ InterruptId = Annotated[str, Path(min_length=1, max_length=64, description="The 
 
 
 class CreateInterruptRequest(BaseModel):
-    sessionId: str = Field(min_length=1, max_length=80, description="Session (= run id); created on first use.")
-    prompt: str = Field(min_length=1, description="What the reviewer is asked.")
+    sessionId: RunId = Field(description="Session (= run id); created on first use.")
+    prompt: Prompt = Field(description="What the reviewer is asked.")
     workflowId: str | None = Field(default=None, max_length=200, description="Logical workflow tag.")
     schema_: dict[str, Any] | None = Field(
         default=None,
@@ -43,17 +43,13 @@ class CreateInterruptRequest(BaseModel):
         description=f"State snapshot the reviewer can inspect and edit; at most {STATE_SNAPSHOT_LIMIT_BYTES} "
         "bytes of compact JSON (413 above).",
     )
-    notify: list[str] | None = Field(default=None, description="Channels: console, email, webhook, slack.")
-    timeoutMs: int | None = Field(
+    notify: NotifyChannels = Field(default=None, description="Channels: console, email, webhook, slack.")
+    timeoutMs: TimeoutMs = Field(
         default=None,
-        ge=1,
-        le=MAX_TIMEOUT_MS,
-        description="Deadline; then cancelled (reason timeout). Omitted: 24 hours.",
+        description=f"Deadline (at most {MAX_TIMEOUT_MS}); then cancelled (reason timeout). Omitted: 24 hours.",
     )
-    key: str | None = Field(
+    key: InterruptKey = Field(
         default=None,
-        min_length=1,
-        max_length=200,
         description="Idempotency key: creating again with the same (sessionId, key) returns the first interrupt.",
     )
 
@@ -126,7 +122,7 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[Any]:
 )
 def list_interrupts(
     status: Annotated[str | None, Query(description="pending | answered | cancelled")] = None,
-    session_id: Annotated[str | None, Query(alias="sessionId", description="One session's interrupts.")] = None,
+    session_id: Annotated[RunId | None, Query(alias="sessionId", description="One session's interrupts.")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Page size.")] = DEFAULT_PAGE_SIZE,
     next_token: Annotated[
         str | None, Query(alias="next", max_length=4096, description="The `next` of the previous page.")

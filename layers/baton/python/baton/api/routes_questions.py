@@ -10,12 +10,13 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field
 
 from baton.api import deps
+from baton.domain import fields
 
 router = APIGatewayRouter()
 
-RunId = Annotated[str, Path(min_length=1, max_length=80, description="The run id.")]
+RunId = Annotated[fields.RunId, Path(description="The run id.")]
 InteractionId = Annotated[str, Path(min_length=1, max_length=80, description="The question's interaction id.")]
-NodeName = Annotated[str, Path(min_length=1, max_length=80, description="The asking node.")]
+NodeName = Annotated[fields.NodeName, Path(description="The asking node.")]
 MapItem = Field(
     default=None,
     description="`$$.Map.Item.Index` when the caller runs inside a Map iteration. Questions and the await "
@@ -24,7 +25,7 @@ MapItem = Field(
 
 
 class AskRequest(BaseModel):
-    node: str = Field(min_length=1, max_length=80, description="The asking node; answers are queued for it.")
+    node: fields.NodeName = Field(description="The asking node; answers are queued for it.")
     question: str = Field(description="The question (at most 4000 characters; longer is a 413).")
     options: list[str] | None = Field(default=None, description="Choices offered to the operator.")
     allow_free_text: bool | None = Field(
@@ -43,10 +44,10 @@ class AnswerRequest(BaseModel):
 
 
 class AwaitRequest(BaseModel):
-    from_: str | None = Field(
+    from_: fields.ScopeNode = Field(
         default=None, alias="from", description="Only this node's questions; empty/absent = the whole run."
     )
-    timeout_seconds: int = Field(description="Mandatory bound of the wait (seconds).")
+    timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound of the wait (seconds).")
     map_item: int | str | None = MapItem
 
     model_config = {"extra": "forbid", "populate_by_name": True}

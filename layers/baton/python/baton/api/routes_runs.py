@@ -10,25 +10,25 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field
 
 from baton.api import deps
+from baton.domain import fields
 from baton.services.review import is_review_answer
-from baton.services.runs import check_run_id
 
 router = APIGatewayRouter()
 
-RunId = Annotated[str, Path(min_length=1, max_length=80, description="The run id (the Step Functions execution name).")]
+RunId = Annotated[fields.RunId, Path(description="The run id (the Step Functions execution name).")]
 
 
 class StartRunRequest(BaseModel):
     workflow: str = Field(min_length=1, description="A registered workflow, e.g. 'human_pause' or 'demo'.")
     input: dict[str, Any] = Field(default_factory=dict, description="The workflow's input.")
-    run_id: str | None = Field(default=None, description="Caller-given run id; a ULID when omitted.")
+    run_id: fields.RunId | None = Field(default=None, description="Caller-given run id; a ULID when omitted.")
 
     model_config = {"extra": "forbid"}
 
 
 class ResumeRequest(BaseModel):
     answers: dict[str, Any] = Field(description="The operator's answers, delivered to the paused node.")
-    node: str | None = Field(default=None, description="Which paused node, when the run waits at several.")
+    node: fields.NodeName | None = Field(default=None, description="Which paused node, when the run waits at several.")
 
     model_config = {"extra": "forbid"}
 
@@ -48,7 +48,7 @@ def start_run(body: StartRunRequest) -> Response[dict[str, Any]]:
 @router.get("/api/runs/<run_id>", summary="Run summary: status, counts, merge fields", tags=["runs"])
 def get_run(run_id: RunId) -> dict[str, Any]:
     deps.require_run(run_id)
-    return deps.get_services().runs.get(check_run_id(run_id))
+    return deps.get_services().runs.get(run_id)
 
 
 @router.get("/api/runs/<run_id>/events", summary="The run's event log, oldest first", tags=["runs"])
@@ -58,7 +58,7 @@ def list_events(
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> dict[str, Any]:
     deps.require_run(run_id)
-    events = deps.get_services().runs.events(check_run_id(run_id), after=after, limit=limit)
+    events = deps.get_services().runs.events(run_id, after=after, limit=limit)
     return {
         "events": [e.model_dump() for e in events],
         "next": events[-1].event_id if events else after,
@@ -69,7 +69,6 @@ def list_events(
 def resume(run_id: RunId, body: ResumeRequest) -> dict[str, Any]:
     caller = deps.require_operator("resuming a run")
     services = deps.get_services()
-    run_id = check_run_id(run_id)
     # Review gates take the operator's action under the reserved __review_* keys (baton.services.review).
     # They stay outside Idempotency on purpose: the same action may be right twice (approve again
     # after a rejected merge was fixed); the review interaction's conditional writes guard them.

@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
+from baton.events import EventPayload, RunResumed, RunStarted
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso
 from baton.models import Event, Interaction, ParkedWait, RunSummary
 from baton.notify.model import Notification
@@ -35,11 +36,13 @@ class Core:
     def later(self, seconds: int) -> str:
         return iso(self.clock.now() + timedelta(seconds=seconds))
 
-    def new_event(self, run_id: str, type_: str, **data: Any) -> Event:
-        return Event(event_id=self.ids.new_id(), run_id=run_id, type=type_, at=self.now(), data=data)
+    def new_event(self, run_id: str, payload: EventPayload) -> Event:
+        return Event(
+            event_id=self.ids.new_id(), run_id=run_id, type=payload.event_type, at=self.now(), data=payload.data()
+        )
 
-    def record(self, run_id: str, type_: str, **data: Any) -> Event:
-        event = self.new_event(run_id, type_, **data)
+    def record(self, run_id: str, payload: EventPayload) -> Event:
+        event = self.new_event(run_id, payload)
         self.store.append_event(event)
         return event
 
@@ -63,7 +66,7 @@ class Core:
             if found is None:
                 raise
             return found
-        self.record(run_id, "run_started", hosted=False)
+        self.record(run_id, RunStarted(hosted=False))
         return run
 
     def set_run_status(self, run_id: str, status: str, *, allowed_from: set[str], **changes: Any) -> bool:
@@ -139,5 +142,5 @@ class Core:
         if not self.store.release_wait(wait, "released"):
             return False
         self.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
-        self.record(run_id, "run_resumed", gate=gate, kind=wait.kind)
+        self.record(run_id, RunResumed(gate=gate, kind=wait.kind))
         return True

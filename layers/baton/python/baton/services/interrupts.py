@@ -17,7 +17,19 @@ Two kinds of waiter:
   with error `InterruptCancelled`; Step Functions' own timer (TimeoutSecondsPath) raises
   States.Timeout, and the `interrupt_fail` Lambda marks the interrupt and returns the Fail cause.
 
-Statuses: pending → answered (resumed) | cancelled (reason: the operator's, or "timeout").
+Statuses: pending → answered (resumed) | cancelled (reason: the operator's) | timed_out (the deadline
+passed). The API and the SDK keep the seed's words: a timed-out interrupt shows as status "cancelled" with
+reason "timeout" and `timedOut: true` (`public_view`, `edge_status`); items stored with those words
+before load as timed_out (`baton.models.Interaction`).
+
+Validation happens at the door: `InterruptSpec` (`baton.domain.interrupt_spec`, built by the API route
+and the hosted task's Lambda) checks every field with the shared field types, so `create` starts at the
+work.
+
+Why one module of this size: every path of an interrupt's life (read, long-poll, list, resume, claim,
+cancel, sweep, the hosted Catch) first runs the same store-backed deadline (`_expire_if_due`) and ends
+in the same release (`_release`, `_fail_waiter`, `_settle_run`); split apart, each part would need
+them all.
 
 Claims are advisory (they show who is working on it): a claim by X succeeds when unclaimed or
 already X's (a re-claim by X is a no-op); a claim by Y over X is a 409 naming X unless `force`, which
@@ -30,13 +42,12 @@ import base64
 import hashlib
 import json
 import math
-import re
 import time
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from baton.domain.answer_schema import check_schema_definition, check_state_size, validate_answer
+from baton.domain.answer_schema import check_state_size, validate_answer
+from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.state_edits import apply_state_edits
 from baton.errors import (
     BadRequestError,
@@ -44,52 +55,44 @@ from baton.errors import (
     GoneError,
     NotFoundError,
     TaskTokenError,
-    ValidationFailedError,
+)
+from baton.events import (
+    HumanInputRequested,
+    InterruptCancelled,
+    InterruptClaimed,
+    InterruptResumed,
+    InterruptTimedOut,
+    RunPaused,
 )
 from baton.ids import iso, parse_iso
-from baton.models import Interaction, InteractionRequest, ParkedWait
-from baton.notify.model import CHANNELS
-from baton.services.runs import check_run_id
+from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.services.core import Core
 
+__all__ = ["InterruptService", "InterruptSpec", "edge_status", "is_timed_out", "key_interrupt_id", "public_view"]
+
 KIND: Final = "interrupt"
 TIMEOUT_REASON = "timeout"
 CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
-STATUSES = ("pending", "answered", "cancelled")
-MAX_TIMEOUT_MS = 7 * 86400 * 1000
+STATUSES = ("pending", "answered", "cancelled")  # the API's words; timed_out shows as cancelled
+# The domain statuses behind each API word (a listing of "cancelled" includes the timed-out ones).
+DOMAIN_STATUSES: dict[str, tuple[InteractionState, ...]] = {
+    "pending": ("pending",),
+    "answered": ("answered",),
+    "cancelled": ("cancelled", "timed_out"),
+}
 DEFAULT_TIMEOUT_MS = 86400 * 1000  # an SDK interrupt created without timeoutMs: every pause has a deadline
 MAX_WAIT_SECONDS = 20  # API Gateway's integration limit is 29 s
 POLL_INTERVAL_SECONDS = 0.5  # the long-poll's first re-read; then x1.5 per read up to 2.5 s
 POLL_BACKOFF = 1.5
 MAX_POLL_INTERVAL_SECONDS = 2.5
-MAX_PROMPT_CHARS = 4000
 DEFAULT_PAGE_SIZE = 50  # GET /api/v1/interrupts ?limit= (max MAX_PAGE_SIZE) and ?next=
 MAX_PAGE_SIZE = 200
 MAX_REASON_CHARS = 1000
-MAX_KEY_CHARS = 200
-DEFAULT_NODE = "interrupt"
-NODE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,79}$")
 OPEN_RUN_STATES = {"created", "running", "paused_waiting_human"}
-
-
-@dataclass(frozen=True)
-class InterruptSpec:
-    """What a creator asks for (the API body, the SDK call, or the hosted task's input)."""
-
-    session_id: str
-    prompt: str
-    workflow_id: str | None = None
-    schema: Any = None
-    json_schema: Any = None
-    state: Any = None
-    notify: list[str] | None = None
-    timeout_ms: int | None = None
-    key: str | None = None
-    node: str = DEFAULT_NODE
 
 
 def key_interrupt_id(session_id: str, key: str) -> str:
@@ -99,12 +102,21 @@ def key_interrupt_id(session_id: str, key: str) -> str:
 
 
 def is_timed_out(i: Interaction) -> bool:
-    return i.state.status == "cancelled" and i.state.reason == TIMEOUT_REASON and i.state.answered_by is None
+    return i.state.status == "timed_out"
+
+
+def edge_status(i: Interaction) -> str:
+    """The status in the API's (the seed's) words: a timed-out interrupt is "cancelled"."""
+    return "cancelled" if i.state.status == "timed_out" else i.state.status
+
+
+def interrupt_request(i: Interaction) -> InterruptRequest:
+    return i.request_as(InterruptRequest)
 
 
 def public_view(i: Interaction) -> dict[str, Any]:
     """The API shape of an interrupt (camelCase, like the seed's REST API)."""
-    req, st = i.request, i.state
+    req, st = interrupt_request(i), i.state
     answer = st.answer if isinstance(st.answer, dict) else {}
     return {
         "id": i.interaction_id,
@@ -116,12 +128,12 @@ def public_view(i: Interaction) -> dict[str, Any]:
         "jsonSchema": req.json_schema,
         "state": req.state,
         "notify": req.notify,
-        "timeoutMs": req.extra.get("timeout_ms"),
-        "hosted": bool(req.extra.get("gate")),
-        "key": req.extra.get("key"),
-        "status": st.status,
+        "timeoutMs": req.timeout_ms,
+        "hosted": req.hosted,
+        "key": req.key,
+        "status": edge_status(i),
         "createdAt": i.created_at,
-        "createdBy": req.extra.get("created_by"),
+        "createdBy": req.created_by,
         "expiresAt": i.expires_at,
         "claimedBy": st.claimed_by,
         "claimedAt": st.claimed_at,
@@ -130,30 +142,33 @@ def public_view(i: Interaction) -> dict[str, Any]:
         "value": answer.get("input"),
         "editedState": answer.get("state"),
         "stateEdits": answer.get("state_edits"),
-        "reason": st.reason,
+        "reason": TIMEOUT_REASON if is_timed_out(i) else st.reason,
         "timedOut": is_timed_out(i),
         "version": st.version,
     }
 
 
-def _encode_page_token(last: dict[str, Any], scope: list[str | None]) -> str:
-    raw = json.dumps({"k": last, "f": scope}, separators=(",", ":"), sort_keys=True).encode()
+def _encode_page_token(last: dict[str, Any] | None, scope: list[str | None], phase: int = 0) -> str:
+    """`phase` is which of the listing's domain statuses the page is in (cancelled, then timed_out)."""
+    token: dict[str, Any] = {"k": last, "f": scope} | ({"p": phase} if phase else {})
+    raw = json.dumps(token, separators=(",", ":"), sort_keys=True).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _decode_page_token(token: str, scope: list[str | None]) -> dict[str, Any]:
+def _decode_page_token(token: str, scope: list[str | None]) -> tuple[int, dict[str, Any] | None]:
     try:
         decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         start = decoded["k"]
         same = decoded["f"] == scope
-    except (ValueError, TypeError, KeyError):
+        phase = decoded.get("p", 0)
+    except (ValueError, TypeError, KeyError, AttributeError):
         raise BadRequestError("next is not a valid page token", details={"field": "next"}) from None
-    if not isinstance(start, dict) or not same:
+    if not (isinstance(start, dict) or (start is None and phase)) or not same or not isinstance(phase, int):
         raise BadRequestError(
             "next is a page token for another listing (use it with the same status and sessionId)",
             details={"field": "next"},
         )
-    return start
+    return phase, start
 
 
 class InterruptService:
@@ -170,44 +185,15 @@ class InterruptService:
 
     # ---- create --------------------------------------------------------------------------------
     def create(self, spec: InterruptSpec, *, caller: str, token: str | None = None) -> tuple[Interaction, bool]:
-        """Validate everything first (bad input changes nothing), then store, park, notify.
+        """Store, park, notify: `spec` was validated when it was built, so bad input never gets here.
 
         Returns (interrupt, created); `created` is False when `spec.key` named an existing one.
         With `token` (the hosted task), the token is parked at WAIT#<node>.
         """
         core = self.core
-        session_id = check_run_id(spec.session_id)
-        prompt = spec.prompt.strip() if isinstance(spec.prompt, str) else ""
-        if not prompt:
-            raise BadRequestError("prompt must be a non-empty string", details={"field": "prompt"})
-        if len(prompt) > MAX_PROMPT_CHARS:
-            raise BadRequestError(f"prompt is longer than {MAX_PROMPT_CHARS} characters", details={"field": "prompt"})
-        if not NODE_PATTERN.match(spec.node):
-            raise BadRequestError(
-                "node must be 1-80 letters, digits, '_', '-' or '.'", details={"field": "node", "node": spec.node}
-            )
-        check_schema_definition(spec.schema, spec.json_schema)
-        if spec.state is not None and not isinstance(spec.state, dict):
-            raise BadRequestError("state must be a JSON object", details={"field": "state"})
-        check_state_size(spec.state if spec.state is not None else {})
+        session_id, prompt = spec.session_id, spec.prompt
+        timeout_ms = spec.timeout_ms or DEFAULT_TIMEOUT_MS
         notify = list(spec.notify) if spec.notify else ["console"]
-        for n, channel in enumerate(notify):
-            if channel not in CHANNELS:
-                raise ValidationFailedError(
-                    f"unknown notify channel {channel!r}; expected some of {', '.join(CHANNELS)}",
-                    details={"path": f"notify[{n}]", "field": "notify"},
-                )
-        timeout_ms = spec.timeout_ms
-        if timeout_ms is not None and not (isinstance(timeout_ms, int) and 0 < timeout_ms <= MAX_TIMEOUT_MS):
-            raise BadRequestError(
-                f"timeoutMs must be an integer in 1..{MAX_TIMEOUT_MS}", details={"field": "timeoutMs"}
-            )
-        if token is not None and timeout_ms is None:
-            raise BadRequestError("a hosted interrupt needs a timeout", details={"field": "timeout_seconds"})
-        if timeout_ms is None:
-            timeout_ms = DEFAULT_TIMEOUT_MS
-        if spec.key is not None and not (0 < len(spec.key) <= MAX_KEY_CHARS):
-            raise BadRequestError(f"key must be 1-{MAX_KEY_CHARS} characters", details={"field": "key"})
 
         iid = key_interrupt_id(session_id, spec.key) if spec.key else core.ids.new_id()
         if spec.key:
@@ -217,32 +203,12 @@ class InterruptService:
 
         core.ensure_run(session_id)
         now_dt = core.clock.now()
-        enum = spec.schema.get("enum") if isinstance(spec.schema, dict) and spec.json_schema is None else None
-        extra: dict[str, Any] = {"created_by": caller}
-        if timeout_ms is not None:
-            extra["timeout_ms"] = timeout_ms
-        if token is not None:
-            extra["gate"] = spec.node
-        if spec.key:
-            extra["key"] = spec.key
         interaction = Interaction(
             interaction_id=iid,
             run_id=session_id,
             created_at=iso(now_dt),
-            expires_at=iso(now_dt + timedelta(milliseconds=timeout_ms)) if timeout_ms else None,
-            request=InteractionRequest(
-                kind=KIND,
-                node=spec.node,
-                prompt=prompt,
-                options=[v if isinstance(v, str) else json.dumps(v) for v in enum] if isinstance(enum, list) else None,
-                schema=spec.schema,
-                json_schema=spec.json_schema,
-                state=spec.state,
-                timeout_seconds=math.ceil(timeout_ms / 1000) if timeout_ms else None,
-                notify=notify,
-                workflow_id=spec.workflow_id,
-                extra=extra,
-            ),
+            expires_at=iso(now_dt + timedelta(milliseconds=timeout_ms)),
+            request=self._request(spec, notify=notify, timeout_ms=timeout_ms, caller=caller, hosted=token is not None),
         )
         # The run is paused BEFORE the interrupt becomes visible: whoever sees it pending sees the run paused.
         core.set_run_status(session_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
@@ -269,20 +235,43 @@ class InterruptService:
             )
         core.record(
             session_id,
-            "human_input_requested",
-            kind=KIND,
-            interaction_id=iid,
-            node=spec.node,
-            prompt=prompt,
-            workflow_id=spec.workflow_id,
-            timeout_ms=timeout_ms,
-            hosted=token is not None,
-            by=caller,
+            HumanInputRequested(
+                kind=KIND,
+                interaction_id=iid,
+                node=spec.node,
+                prompt=prompt,
+                workflow_id=spec.workflow_id,
+                timeout_ms=timeout_ms,
+                hosted=token is not None,
+                by=caller,
+            ),
         )
         if token is not None:
-            core.record(session_id, "run_paused", gate=spec.node, kind=KIND)
+            core.record(session_id, RunPaused(gate=spec.node, kind=KIND))
         core.notify(interaction, "interrupt_created", session_id=session_id, workflow_id=spec.workflow_id)
         return interaction, True
+
+    @staticmethod
+    def _request(
+        spec: InterruptSpec, *, notify: list[str], timeout_ms: int, caller: str, hosted: bool
+    ) -> InterruptRequest:
+        schema = spec.schema_
+        enum = schema.get("enum") if isinstance(schema, dict) and spec.json_schema is None else None
+        return InterruptRequest(
+            node=spec.node,
+            prompt=spec.prompt,
+            options=[v if isinstance(v, str) else json.dumps(v) for v in enum] if isinstance(enum, list) else None,
+            schema_=schema,
+            json_schema=spec.json_schema,
+            state=spec.state,
+            timeout_seconds=math.ceil(timeout_ms / 1000),
+            notify=notify,
+            workflow_id=spec.workflow_id,
+            created_by=caller,
+            timeout_ms=timeout_ms,
+            gate=spec.node if hosted else None,
+            key=spec.key or None,
+        )
 
     @staticmethod
     def _same_key(existing: Interaction, prompt: str) -> Interaction:
@@ -313,18 +302,16 @@ class InterruptService:
                 return i
             try:
                 updated = self.core.store.transition_interaction(
-                    i,
-                    i.state.model_copy(update={"status": "cancelled", "reason": TIMEOUT_REASON}),
+                    i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON)
                 )
             except ConflictError:
                 i = self._load(i.interaction_id)  # someone resumed/cancelled/expired it first
                 continue
             self.core.record(
                 i.run_id,
-                "interrupt_timed_out",
-                interaction_id=i.interaction_id,
-                node=i.request.node,
-                timeout_ms=i.request.extra.get("timeout_ms"),
+                InterruptTimedOut(
+                    interaction_id=i.interaction_id, node=i.request.node, timeout_ms=interrupt_request(i).timeout_ms
+                ),
             )
             self._settle_run(updated)
             return updated
@@ -352,6 +339,14 @@ class InterruptService:
                 self.core.store.get_interaction(i.run_id, i.interaction_id) or self._load(interrupt_id)
             )
 
+    def _settled(self, found: list[Interaction], status: str | None) -> list[Interaction]:
+        """Expired pending ones are moved now, so a listing never shows a pending interrupt past its
+        deadline; then only those (still) in `status` (the API's word), oldest first."""
+        settled = [self._expire_if_due(i) if i.state.status == "pending" else i for i in found]
+        if status is not None:
+            settled = [i for i in settled if edge_status(i) == status]
+        return sorted(settled, key=lambda i: (i.created_at, i.interaction_id))
+
     def list_page(
         self,
         *,
@@ -366,22 +361,33 @@ class InterruptService:
             raise BadRequestError(
                 f"status must be one of {', '.join(STATUSES)}", details={"field": "status", "status": status}
             )
-        if session_id is not None:
-            check_run_id(session_id)
-        if not (isinstance(limit, int) and 1 <= limit <= MAX_PAGE_SIZE):
-            raise BadRequestError(f"limit must be an integer in 1..{MAX_PAGE_SIZE}", details={"field": "limit"})
+        # session_id and limit were checked by the route's query types (RunId, 1..MAX_PAGE_SIZE).
         if status is None and session_id is None:
             status = "pending"
         scope = [status, session_id]
-        start = _decode_page_token(next_token, scope) if next_token else None
-        found, last = self.core.store.page_interactions(
-            KIND, status=status, run_id=session_id, limit=limit, start=start
-        )
-        settled = [self._expire_if_due(i) if i.state.status == "pending" else i for i in found]
-        if status is not None:
-            settled = [i for i in settled if i.state.status == status]
-        token = _encode_page_token(last, scope) if last else None
-        return sorted(settled, key=lambda i: (i.created_at, i.interaction_id)), token
+        phase, start = _decode_page_token(next_token, scope) if next_token else (0, None)
+        domains: tuple[str | None, ...] = DOMAIN_STATUSES[status] if status else (None,)
+        if phase >= len(domains):
+            raise BadRequestError("next is not a valid page token", details={"field": "next"})
+        found: list[Interaction] = []
+        token: str | None = None
+        # A status may span two stored states (cancelled = cancelled + timed out): a page that has room
+        # left goes on into the next one, so a first page is never empty while later ones are not.
+        while True:
+            page, last = self.core.store.page_interactions(
+                KIND, status=domains[phase], run_id=session_id, limit=limit - len(found), start=start
+            )
+            found += page
+            if last:
+                token = _encode_page_token(last, scope, phase)
+                break
+            phase, start = phase + 1, None
+            if phase >= len(domains):
+                break
+            if len(found) >= limit:
+                token = _encode_page_token(None, scope, phase)
+                break
+        return self._settled(found, status), token
 
     # ---- resume --------------------------------------------------------------------------------
     def resume(self, interrupt_id: str, value: Any, state_edits: list[str], *, caller: str) -> dict[str, Any]:
@@ -392,31 +398,31 @@ class InterruptService:
         i = self._expire_if_due(self._load(interrupt_id))
         if i.state.status != "pending":
             return self._resume_settled(i, value, state_edits)
-        edited = apply_state_edits(i.request.state or {}, state_edits)
-        accepted = validate_answer(value, schema=i.request.schema_, json_schema=i.request.json_schema)
+        req = interrupt_request(i)
+        edited = apply_state_edits(req.state or {}, state_edits)
+        accepted = validate_answer(value, schema=req.schema_, json_schema=req.json_schema)
         check_state_size(edited)
         answer = {"input": accepted, "state": edited, "state_edits": list(state_edits)}
         answered = core.store.transition_interaction(
             i,
-            i.state.model_copy(
-                update={"status": "answered", "answer": answer, "answered_by": caller, "answered_at": core.now()}
-            ),
+            status_of(i.state, "answered", answer=answer, by=caller, at=core.now()),
         )
         core.record(
             i.run_id,
-            "interrupt_resumed",
-            interaction_id=i.interaction_id,
-            node=i.request.node,
-            input=accepted,
-            state_edits=list(state_edits),
-            by=caller,
+            InterruptResumed(
+                interaction_id=i.interaction_id,
+                node=i.request.node,
+                input=accepted,
+                state_edits=list(state_edits),
+                by=caller,
+            ),
         )
         resumed = self._release(answered)
         self._settle_run(answered)
         return {"interrupt": public_view(answered), "resumed": resumed}
 
     def _resume_settled(self, i: Interaction, value: Any, state_edits: list[str]) -> dict[str, Any]:
-        if i.state.status == "cancelled":
+        if i.state.status in ("cancelled", "timed_out"):
             why = "timed out" if is_timed_out(i) else f"was cancelled ({i.state.reason})"
             raise GoneError(
                 f"interrupt {i.interaction_id} {why}; nothing is waiting for a value",
@@ -425,7 +431,7 @@ class InterruptService:
         answer = i.state.answer if isinstance(i.state.answer, dict) else {}
         same = answer.get("input") == value and answer.get("state_edits") == list(state_edits)
         # A hosted retry of a resume whose token send failed: the stored answer is sent again.
-        if same and i.request.extra.get("gate") and self._release(i):
+        if same and interrupt_request(i).hosted and self._release(i):
             return {"interrupt": public_view(i), "resumed": True}
         raise ConflictError(
             f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by}",
@@ -433,7 +439,7 @@ class InterruptService:
         )
 
     def _wait_of(self, i: Interaction) -> ParkedWait | None:
-        gate = i.request.extra.get("gate")
+        gate = interrupt_request(i).gate
         if not gate:
             return None
         wait = self.core.store.get_wait(i.run_id, gate)
@@ -445,7 +451,7 @@ class InterruptService:
         """Hosted: send the parked token with the value and the edited state. SDK waiters need
         nothing: their long-poll sees the answered record."""
         if self._wait_of(answered) is None:
-            return not answered.request.extra.get("gate")
+            return not interrupt_request(answered).hosted
         answer = answered.state.answer or {}
         output = {
             "interrupt_id": answered.interaction_id,
@@ -459,7 +465,7 @@ class InterruptService:
 
     def _settle_run(self, i: Interaction) -> None:
         """An external session is running again once none of its interrupts is pending."""
-        if i.request.extra.get("gate"):
+        if interrupt_request(i).hosted:
             return
         # The session's partition, read consistently (the by_status GSI may still list this one as pending).
         if not self.core.store.list_run_interactions(i.run_id, kind=KIND, status="pending"):
@@ -482,10 +488,10 @@ class InterruptService:
         claimed = core.store.transition_interaction(
             i, i.state.model_copy(update={"claimed_by": operator, "claimed_at": core.now()})
         )
-        data: dict[str, Any] = {"interaction_id": interrupt_id, "node": i.request.node, "by": operator}
-        if previous is not None:
-            data["previous"] = previous
-        core.record(i.run_id, "interrupt_claimed", **data)
+        previously = {"previous": previous} if previous is not None else {}
+        core.record(
+            i.run_id, InterruptClaimed(interaction_id=interrupt_id, node=i.request.node, by=operator, **previously)
+        )
         return {"interrupt": public_view(claimed), "claimed": True, "changed": True}
 
     def cancel(self, interrupt_id: str, reason: str, *, caller: str) -> dict[str, Any]:
@@ -494,19 +500,17 @@ class InterruptService:
         if not reason or len(reason) > MAX_REASON_CHARS:
             raise BadRequestError(f"reason must be 1-{MAX_REASON_CHARS} characters", details={"field": "reason"})
         i = self._expire_if_due(self._load(interrupt_id))
-        if i.state.status == "cancelled" and self._wait_of(i) is not None:
+        if i.state.status in ("cancelled", "timed_out") and self._wait_of(i) is not None:
             # A retry of a cancel whose task failure was not delivered: the stored cancel is sent again.
             failed = self._fail_waiter(i)
             return {"interrupt": public_view(i), "cancelled": True, "workflowFailed": failed}
         self._require_pending(i, "cancelled")
         cancelled = core.store.transition_interaction(
             i,
-            i.state.model_copy(
-                update={"status": "cancelled", "reason": reason, "answered_by": caller, "answered_at": core.now()}
-            ),
+            status_of(i.state, "cancelled", by=caller, at=core.now(), reason=reason),
         )
         core.record(
-            i.run_id, "interrupt_cancelled", interaction_id=interrupt_id, node=i.request.node, reason=reason, by=caller
+            i.run_id, InterruptCancelled(interaction_id=interrupt_id, node=i.request.node, reason=reason, by=caller)
         )
         failed = self._fail_waiter(cancelled)
         self._settle_run(cancelled)
@@ -540,7 +544,7 @@ class InterruptService:
                 continue
             if i.state.status == "answered":
                 return self._release(i, token=wait.task_token)
-            if i.state.status == "cancelled":
+            if i.state.status in ("cancelled", "timed_out"):
                 return self._fail_waiter(i, token=wait.task_token)
         return False
 
@@ -548,8 +552,8 @@ class InterruptService:
     def _require_pending(i: Interaction, verb: str) -> None:
         if i.state.status == "pending":
             return
-        details = {"interrupt": public_view(i), "status": i.state.status}
-        if i.state.status == "cancelled":
+        details = {"interrupt": public_view(i), "status": edge_status(i)}
+        if i.state.status in ("cancelled", "timed_out"):
             raise GoneError(
                 f"interrupt {i.interaction_id} is cancelled ({i.state.reason}) and cannot be {verb}", details=details
             )
@@ -576,17 +580,14 @@ class InterruptService:
         for i in mine:
             if i.state.status == "pending" and outcome == "timeout":
                 try:
-                    core.store.transition_interaction(
-                        i, i.state.model_copy(update={"status": "cancelled", "reason": TIMEOUT_REASON})
-                    )
+                    core.store.transition_interaction(i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON))
                 except ConflictError:
                     continue
                 core.record(
                     run_id,
-                    "interrupt_timed_out",
-                    interaction_id=i.interaction_id,
-                    node=node,
-                    timeout_ms=i.request.extra.get("timeout_ms"),
+                    InterruptTimedOut(
+                        interaction_id=i.interaction_id, node=node, timeout_ms=interrupt_request(i).timeout_ms
+                    ),
                 )
         latest = core.store.list_run_interactions(run_id, kind=KIND)
         latest = [i for i in latest if i.request.node == node]

@@ -14,33 +14,46 @@
   question completes it and puts the run back to `running`.
 
 The predicate everywhere is the same, level-triggered and store-backed: "no pending `question` in scope"
-(scope = one node's questions, or the whole run when `from` is empty).
+(scope = one node's questions, or the whole run when `from` is empty). That shared predicate (`_scope`)
+is why questions and both await forms live in one module of this size.
+
+Names, run ids and timeouts are checked at the door (the API's request models, the gates' payload
+models, with `baton.domain.fields`); the rules here are the domain's (options, sizes, Map iterations).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.fields import check_gate_name
 from baton.errors import (
-    BadRequestError,
     ConflictError,
     GoneError,
     NotFoundError,
     PayloadTooLargeError,
     ValidationFailedError,
 )
+from baton.events import (
+    AwaitReleased,
+    AwaitStarted,
+    AwaitTimedOut,
+    HumanInputRequested,
+    InteractionAnswered,
+    RunPaused,
+    RunResumed,
+    UnansweredQuestion,
+)
 from baton.models import (
     TERMINAL_RUN_STATES,
+    AwaitToolRequest,
     Interaction,
-    InteractionRequest,
-    InteractionStatus,
     Message,
     ParkedWait,
+    QuestionRequest,
+    status_of,
 )
-from baton.services.runs import MAX_TIMEOUT_SECONDS, check_run_id
 
 if TYPE_CHECKING:
     from baton.services.core import Core
@@ -51,7 +64,6 @@ MAX_QUESTION_CHARS = 4000  # longer → 413 payload_too_large
 MAX_ANSWER_BYTES = 16 * 1024  # the answer, JSON-serialized; longer → 413
 MAX_OPTIONS = 50
 MAX_OPTION_CHARS = 500
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")  # node and gate names
 POSTED = "question posted; keep working"
 MAP_REFUSAL = (
     "questions cannot be posted from inside a Map iteration: a question set is keyed per (run, node), and a "
@@ -62,15 +74,6 @@ MAP_AWAIT_REFUSAL = (
     "the await_answers tool cannot be called from inside a Map iteration: a pause by the tool is run-global. "
     "Put an await gate Task state (per-item gate name) in the Map's ItemProcessor instead"
 )
-
-
-def check_name(value: str, what: str) -> str:
-    if not NAME_PATTERN.match(value):
-        raise ValidationFailedError(
-            f"{what} must be 1-80 characters of letters, digits, '_', '.', ':' or '-', starting with a letter or digit",
-            details={what: value},
-        )
-    return value
 
 
 def answer_text(answer: Any) -> str:
@@ -89,6 +92,10 @@ def _is_empty(answer: Any) -> bool:
     if isinstance(answer, str):
         return not answer.strip()
     return isinstance(answer, dict | list) and not answer
+
+
+def _unanswered(i: Interaction) -> UnansweredQuestion:
+    return UnansweredQuestion(interaction_id=i.interaction_id, node=i.request.node, question=i.request.prompt)
 
 
 def _in_scope(interaction: Interaction, from_node: str | None) -> bool:
@@ -117,8 +124,6 @@ class QuestionService:
         `allow_free_text` defaults to True without options and False with them. `map_item` is the
         caller's `$$.Map.Item.Index` when it runs inside a Map iteration: such a post is refused (422).
         """
-        check_run_id(run_id)
-        check_name(node, "node")
         if map_item is not None:
             raise ValidationFailedError(MAP_REFUSAL, details={"reason": "inside_map_iteration", "map_item": map_item})
         if not question.strip():
@@ -147,27 +152,28 @@ class QuestionService:
             interaction_id=core.ids.new_id(),
             run_id=run_id,
             created_at=core.now(),
-            request=InteractionRequest(
-                kind="question",
+            request=QuestionRequest(
                 node=node,
                 prompt=question,
                 options=options or None,
                 allow_free_text=free_text,
                 notify=notify or ["console"],
-                extra={"async": True, "asked_by": caller},
+                is_async=True,
+                asked_by=caller,
             ),
         )
         core.store.put_interaction(interaction)
         core.record(
             run_id,
-            "human_input_requested",
-            interaction_id=interaction.interaction_id,
-            node=node,
-            kind="question",
-            prompt=question,
-            options=options or None,
-            allow_free_text=free_text,
-            **{"async": True},
+            HumanInputRequested(
+                interaction_id=interaction.interaction_id,
+                node=node,
+                kind="question",
+                prompt=question,
+                options=options or None,
+                allow_free_text=free_text,
+                is_async=True,
+            ),
         )
         core.notify(interaction, "human_input_requested", **{"async": True})
         return {
@@ -195,7 +201,7 @@ class QuestionService:
 
     # ---- reading --------------------------------------------------------------------------------
     def pending(self, run_id: str) -> list[Interaction]:
-        self.core.require_run(check_run_id(run_id))
+        self.core.require_run(run_id)
         return self.core.store.list_run_interactions(run_id, kind="question", status="pending")
 
     def _get_question(self, run_id: str, interaction_id: str) -> Interaction:
@@ -211,7 +217,7 @@ class QuestionService:
     def answer(self, run_id: str, interaction_id: str, answer: Any, *, caller: str) -> dict[str, Any]:
         """Store the answer (conditional write), queue it for the asking node, release ready gates."""
         core = self.core
-        run = core.require_run(check_run_id(run_id))
+        run = core.require_run(run_id)
         question = self._get_question(run_id, interaction_id)
         self._check_answer(question, answer)
         if question.state.status != "pending":
@@ -232,25 +238,20 @@ class QuestionService:
         )
         event = core.new_event(
             run_id,
-            "interaction_answered",
-            interaction_id=interaction_id,
-            node=question.request.node,
-            kind="question",
-            answer=answer,
-            answer_text=answer_text(answer),
-            by=caller,
-            **{"async": True},
+            InteractionAnswered(
+                interaction_id=interaction_id,
+                node=question.request.node,
+                kind="question",
+                answer=answer,
+                answer_text=answer_text(answer),
+                by=caller,
+                is_async=True,
+            ),
         )
         try:
             answered = core.store.transition_interaction(
                 question,
-                InteractionStatus(
-                    status="answered",
-                    answer=answer,
-                    answered_by=caller,
-                    answered_at=core.now(),
-                    version=question.state.version,
-                ),
+                status_of(question.state, "answered", answer=answer, by=caller, at=core.now()),
                 with_records=[message, event],
             )
         except ConflictError:
@@ -329,12 +330,8 @@ class QuestionService:
         Inside a Map iteration the gate name is made per item (`<gate>-<map_item>`), so each branch parks
         its own token and is released on its own.
         """
-        if not 0 < timeout_seconds <= MAX_TIMEOUT_SECONDS:
-            raise BadRequestError(f"timeout_seconds must be in 1..{MAX_TIMEOUT_SECONDS} (an await must end)")
-        check_run_id(run_id)
-        gate = check_name(f"{gate}-{map_item}" if map_item is not None else gate, "gate")
-        if from_node:
-            check_name(from_node, "from")
+        if map_item is not None:  # the payload checked the gate's name; the per-item name must hold too
+            gate = check_gate_name(f"{gate}-{map_item}")
         core = self.core
         core.ensure_run(run_id)
         pending, _ = self._scope(run_id, from_node)
@@ -351,11 +348,12 @@ class QuestionService:
         )
         core.record(
             run_id,
-            "await_started",
-            gate=gate,
-            **{"from": from_node or None},
-            timeout_seconds=timeout_seconds,
-            pending=[i.interaction_id for i in pending],
+            AwaitStarted(
+                gate=gate,
+                from_node=from_node or None,
+                timeout_seconds=timeout_seconds,
+                pending=[i.interaction_id for i in pending],
+            ),
         )
         if pending:
             core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"})
@@ -372,7 +370,7 @@ class QuestionService:
         except GoneError:
             return False  # the gate timed out first; its timeout handler reports what was missing
         if resumed:
-            self.core.record(run_id, "await_released", gate=gate, answers=len(answers), **{"from": from_node})
+            self.core.record(run_id, AwaitReleased(gate=gate, answers=len(answers), from_node=from_node))
         return resumed
 
     def release_ready(self, run_id: str) -> list[str]:
@@ -392,9 +390,7 @@ class QuestionService:
                 released.append(f"tool:{awaiting.interaction_id}")
         return released
 
-    def record_gate_timeout(
-        self, run_id: str, gate: str, error: dict[str, Any] | None = None, map_item: int | str | None = None
-    ) -> dict[str, Any]:
+    def record_gate_timeout(self, run_id: str, gate: str, map_item: int | str | None = None) -> dict[str, Any]:
         """The gate's Catch on States.Timeout: list the unanswered questions in the event and the cause."""
         core = self.core
         gate = f"{gate}-{map_item}" if map_item is not None else gate
@@ -404,19 +400,17 @@ class QuestionService:
         if wait is not None and wait.status == "parked":
             core.store.release_wait(wait, "timed_out")
         pending, _ = self._scope(run_id, from_node)
-        unanswered = [
-            {"interaction_id": i.interaction_id, "node": i.request.node, "question": i.request.prompt} for i in pending
-        ]
-        listed = "; ".join(f"{u['interaction_id']} (node {u['node']}): {u['question']!r}" for u in unanswered)
+        unanswered = [_unanswered(i) for i in pending]
+        listed = "; ".join(f"{u.interaction_id} (node {u.node}): {u.question!r}" for u in unanswered)
         seconds = scope.get("timeout_seconds")
         where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
         cause = f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
-        core.record(run_id, "await_timed_out", gate=gate, **{"from": from_node}, unanswered=unanswered, cause=cause)
+        core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
         if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
             core.set_run_status(
                 run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause
             )
-        return {"cause": cause, "unanswered": unanswered}
+        return {"cause": cause, "unanswered": [u.model_dump() for u in unanswered]}
 
     # ---- the tool form --------------------------------------------------------------------------
     def await_tool(
@@ -435,15 +429,8 @@ class QuestionService:
             raise ValidationFailedError(
                 MAP_AWAIT_REFUSAL, details={"reason": "inside_map_iteration", "map_item": map_item}
             )
-        if not 0 < timeout_seconds <= MAX_TIMEOUT_SECONDS:
-            raise ValidationFailedError(
-                f"timeout_seconds must be in 1..{MAX_TIMEOUT_SECONDS} (an await must end)",
-                details={"path": "timeout_seconds"},
-            )
-        if from_node:
-            check_name(from_node, "from")
         core = self.core
-        core.require_run(check_run_id(run_id))
+        core.require_run(run_id)
         pending, answers = self._scope(run_id, from_node)
         if not pending:
             self._unpause_if_idle(run_id)
@@ -463,26 +450,28 @@ class QuestionService:
                 run_id=run_id,
                 created_at=core.now(),
                 expires_at=core.later(timeout_seconds),
-                request=InteractionRequest(
-                    kind="await",
+                request=AwaitToolRequest(
                     node=scope_key,
                     prompt=f"waiting for {len(ids)} answer(s)" + (f" of node '{from_node}'" if from_node else ""),
                     timeout_seconds=timeout_seconds,
-                    extra={"from": from_node, "pending": ids, "by": caller},
+                    from_node=from_node,
+                    pending=ids,
+                    by=caller,
                 ),
             )
             core.store.put_interaction(awaiting)
             core.record(
                 run_id,
-                "await_started",
-                gate="tool",
-                interaction_id=awaiting.interaction_id,
-                **{"from": from_node},
-                timeout_seconds=timeout_seconds,
-                pending=ids,
+                AwaitStarted(
+                    gate="tool",
+                    interaction_id=awaiting.interaction_id,
+                    from_node=from_node,
+                    timeout_seconds=timeout_seconds,
+                    pending=ids,
+                ),
             )
         if core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
-            core.record(run_id, "run_paused", gate="await_answers", kind="await", pending=ids)
+            core.record(run_id, RunPaused(gate="await_answers", kind="await", pending=ids))
         # Answers that landed between our read and our writes (the await may even have been completed
         # before we marked the run paused): complete it now, and never leave the run paused for nothing.
         current = core.store.get_interaction(run_id, awaiting.interaction_id) or awaiting
@@ -510,34 +499,30 @@ class QuestionService:
         if self.core.store.list_run_interactions(run_id, kind="await", status="pending"):
             return
         if self.core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
-            self.core.record(run_id, "run_resumed", gate="await_answers", kind="await")
+            self.core.record(run_id, RunResumed(gate="await_answers", kind="await"))
 
     def _complete_tool_await(self, awaiting: Interaction) -> bool:
-        from_node = awaiting.request.extra.get("from")
+        from_node = awaiting.request_as(AwaitToolRequest).from_node
         pending, answers = self._scope(awaiting.run_id, from_node)
         if pending:
             return False
         try:
             self.core.store.transition_interaction(
-                awaiting,
-                InteractionStatus(
-                    status="answered", answer=answers, answered_at=self.core.now(), version=awaiting.state.version
-                ),
+                awaiting, status_of(awaiting.state, "answered", answer=answers, at=self.core.now())
             )
         except ConflictError:
             return False  # another answer completed it
         self.core.record(
-            awaiting.run_id, "await_released", gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers)
+            awaiting.run_id, AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
         )
         if self.core.set_run_status(awaiting.run_id, "running", allowed_from={"paused_waiting_human"}):
-            self.core.record(awaiting.run_id, "run_resumed", gate="await_answers", kind="await")
+            self.core.record(awaiting.run_id, RunResumed(gate="await_answers", kind="await"))
         return True
 
     # ---- delivery -------------------------------------------------------------------------------
     def drain(self, run_id: str, node: str) -> list[Message]:
         """The agent side: the node's queued messages, oldest first, each delivered exactly once."""
-        self.core.require_run(check_run_id(run_id))
-        check_name(node, "node")
+        self.core.require_run(run_id)
         return self.core.store.drain_messages(run_id, node, drained_at=self.core.now())
 
     # ---- the reconciler -------------------------------------------------------------------------
@@ -555,23 +540,20 @@ class QuestionService:
             if self._complete_tool_await(awaiting):
                 released.append({"run_id": awaiting.run_id, "gate": f"tool:{awaiting.interaction_id}"})
             elif awaiting.expires_at and awaiting.expires_at <= now:
-                pending, _ = self._scope(awaiting.run_id, awaiting.request.extra.get("from"))
+                pending, _ = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
                 try:
                     core.store.transition_interaction(
-                        awaiting,
-                        awaiting.state.model_copy(update={"status": "timed_out", "reason": "timeout"}),
+                        awaiting, status_of(awaiting.state, "timed_out", reason="timeout")
                     )
                 except ConflictError:
                     continue
                 core.record(
                     awaiting.run_id,
-                    "await_timed_out",
-                    gate="tool",
-                    interaction_id=awaiting.interaction_id,
-                    unanswered=[
-                        {"interaction_id": i.interaction_id, "node": i.request.node, "question": i.request.prompt}
-                        for i in pending
-                    ],
+                    AwaitTimedOut(
+                        gate="tool",
+                        interaction_id=awaiting.interaction_id,
+                        unanswered=[_unanswered(i) for i in pending],
+                    ),
                 )
                 timed_out.append(awaiting.interaction_id)
         return released, timed_out

@@ -3,25 +3,33 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.fields import MAX_TIMEOUT_SECONDS
+from baton.domain.fields import check_run_id as check_run_id  # where the routes import it from
 from baton.errors import (
-    BadRequestError,
     ConflictError,
     GoneError,
     NotFoundError,
     PayloadTooLargeError,
     ValidationFailedError,
 )
+from baton.events import (
+    HumanInputRequested,
+    HumanInputTimedOut,
+    InteractionAnswered,
+    RunEnded,
+    RunPaused,
+    RunStarted,
+)
 from baton.models import (
     TERMINAL_RUN_STATES,
     Event,
     Interaction,
-    InteractionRequest,
-    InteractionStatus,
     ParkedWait,
+    PauseRequest,
     RunSummary,
+    status_of,
 )
 
 if TYPE_CHECKING:
@@ -29,9 +37,7 @@ if TYPE_CHECKING:
 
     from baton.services.core import Core
 
-RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$")  # also a valid execution name
 MAX_INPUT_BYTES = 32 * 1024
-MAX_TIMEOUT_SECONDS = 7 * 86400
 _EXECUTION_STATUS = {
     "SUCCEEDED": "succeeded",
     "FAILED": "failed",
@@ -39,15 +45,6 @@ _EXECUTION_STATUS = {
     "ABORTED": "aborted",
 }
 RESUMABLE_KINDS = ("ask", "review")
-
-
-def check_run_id(run_id: str) -> str:
-    if not RUN_ID_PATTERN.match(run_id):
-        raise BadRequestError(
-            "run_id must be 1-80 characters of letters, digits, '-' or '_', starting with a letter or digit",
-            details={"run_id": run_id},
-        )
-    return run_id
 
 
 def _check_timeouts(value: Any, path: str = "input") -> None:
@@ -84,7 +81,7 @@ class RunService:
                 f"unknown workflow '{workflow}'",
                 details={"workflow": workflow, "known": sorted(self.core.workflow_arns)},
             )
-        run_id = check_run_id(run_id) if run_id else self.core.ids.new_id()
+        run_id = run_id or self.core.ids.new_id()  # a given one was checked by the request model
         payload = {**self.input_defaults.get(workflow, {}), **payload}
         _check_timeouts(payload)
         size = len(json.dumps(payload))
@@ -107,7 +104,7 @@ class RunService:
             )
             raise
         run = self.core.store.update_run(run_id, {"execution_arn": arn_exec})
-        self.core.record(run_id, "run_started", hosted=True, workflow=workflow, by=caller)
+        self.core.record(run_id, RunStarted(hosted=True, workflow=workflow, by=caller))
         return run
 
     def get(self, run_id: str) -> dict[str, Any]:
@@ -136,7 +133,7 @@ class RunService:
             )
         except ConflictError:
             return self.core.require_run(run.run_id)
-        self.core.record(run.run_id, f"run_{status}", reason=changes.get("reason"))
+        self.core.record(run.run_id, RunEnded.of_status(status, changes.get("reason")))
         return updated
 
     def events(self, run_id: str, *, after: str | None, limit: int) -> list[Event]:
@@ -152,13 +149,10 @@ class RunService:
         token: str,
         prompt: str,
         timeout_seconds: int,
-        kind: str = "ask",
         notify: list[str] | None = None,
-        extra: dict[str, Any] | None = None,
     ) -> Interaction:
-        """Called by the gate's Lambda with the task token: record what is asked, park the token."""
-        if not 0 < timeout_seconds <= MAX_TIMEOUT_SECONDS:
-            raise BadRequestError(f"timeout_seconds must be in 1..{MAX_TIMEOUT_SECONDS}")
+        """Called by the gate's Lambda (its payload validated) with the task token: record what is asked,
+        park the token."""
         core = self.core
         core.ensure_run(run_id)
         now = core.now()
@@ -167,13 +161,8 @@ class RunService:
             run_id=run_id,
             created_at=now,
             expires_at=core.later(timeout_seconds),
-            request=InteractionRequest(
-                kind=kind,
-                node=node,
-                prompt=prompt,
-                timeout_seconds=timeout_seconds,
-                notify=notify or ["console"],
-                extra=extra or {},
+            request=PauseRequest(
+                node=node, prompt=prompt, timeout_seconds=timeout_seconds, notify=notify or ["console"]
             ),
         )
         core.store.put_interaction(interaction)
@@ -190,14 +179,15 @@ class RunService:
         core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running", "paused_waiting_human"})
         core.record(
             run_id,
-            "human_input_requested",
-            interaction_id=interaction.interaction_id,
-            node=node,
-            kind=kind,
-            prompt=prompt,
-            timeout_seconds=timeout_seconds,
+            HumanInputRequested(
+                interaction_id=interaction.interaction_id,
+                node=node,
+                kind=interaction.kind,
+                prompt=prompt,
+                timeout_seconds=timeout_seconds,
+            ),
         )
-        core.record(run_id, "run_paused", gate=node, kind=kind)
+        core.record(run_id, RunPaused(gate=node, kind=interaction.kind))
         core.notify(interaction, "human_input_requested")
         return interaction
 
@@ -234,24 +224,13 @@ class RunService:
             )
         target = pending[-1]
         answered = core.store.transition_interaction(
-            target,
-            InteractionStatus(
-                status="answered",
-                answer=answers,
-                answered_by=caller,
-                answered_at=core.now(),
-                claimed_by=target.state.claimed_by,
-                claimed_at=target.state.claimed_at,
-                version=target.state.version,
-            ),
+            target, status_of(target.state, "answered", answer=answers, by=caller, at=core.now())
         )
         core.record(
             run_id,
-            "interaction_answered",
-            interaction_id=target.interaction_id,
-            node=target.request.node,
-            answer=answers,
-            by=caller,
+            InteractionAnswered(
+                interaction_id=target.interaction_id, node=target.request.node, answer=answers, by=caller
+            ),
         )
         resumed = core.release_gate(run_id, target.request.node, self._output(answered))
         return self._result(answered, resumed)
@@ -284,7 +263,7 @@ class RunService:
             "resumed": resumed,
         }
 
-    def record_timeout(self, run_id: str, node: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
+    def record_timeout(self, run_id: str, node: str) -> dict[str, Any]:
         """The gate's Catch on States.Timeout lands here: mark what timed out and say so."""
         core = self.core
         unanswered = []
@@ -292,9 +271,7 @@ class RunService:
             if i.request.node != node:
                 continue
             try:
-                core.store.transition_interaction(
-                    i, i.state.model_copy(update={"status": "timed_out", "reason": "timeout"})
-                )
+                core.store.transition_interaction(i, status_of(i.state, "timed_out", reason="timeout"))
             except ConflictError:
                 continue  # answered at the last moment: not part of what timed out
             unanswered.append(i)
@@ -309,11 +286,7 @@ class RunService:
             else f"timed out waiting for human input at node '{node}'; unanswered: {listed}"
         )
         core.record(
-            run_id,
-            "human_input_timed_out",
-            node=node,
-            unanswered=[i.interaction_id for i in unanswered],
-            cause=cause,
+            run_id, HumanInputTimedOut(node=node, unanswered=[i.interaction_id for i in unanswered], cause=cause)
         )
         core.set_run_status(run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause)
         return {"cause": cause, "unanswered": [i.interaction_id for i in unanswered]}

@@ -12,45 +12,88 @@ Inside a Map's ItemProcessor pass `map_item_path="$.index"` (with an ItemSelecto
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from baton.domain.gate_payloads import (
+    TASK_TOKEN,
+    AwaitGatePayload,
+    AwaitTimeoutPayload,
+    StatePath,
+    asl_payload,
+    gate_payload,
+)
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 AWAIT_GATE_ARN = "${AwaitGateFunctionArn}"
 AWAIT_TIMEOUT_ARN = "${AwaitTimeoutFunctionArn}"
 
 
+class AwaitGatePaths(TypedDict, total=False):
+    """Where the gate reads and writes, and which functions it calls (defaults in `await_gate_states`)."""
+
+    run_id_path: str
+    result_path: str
+    map_item_path: str | None
+    gate_arn: str
+    timeout_arn: str
+
+
+def await_gate_payloads(
+    *,
+    gate: str | StatePath,
+    from_node: str | StatePath | None,
+    timeout: int | StatePath,
+    run_id_path: str = "$.run_id",
+    map_item_path: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The await gate's two ASL payloads (the gate's, its timeout handler's), built from their models:
+    the one place the await-gate payload is written (`infra/gate.py` and the tests use it too)."""
+    run_id = StatePath(run_id_path)
+    map_item = {"map_item": StatePath(map_item_path)} if map_item_path else {}
+    park = gate_payload(
+        AwaitGatePayload,
+        token=TASK_TOKEN,
+        run_id=run_id,
+        gate=gate,
+        from_node=from_node,
+        timeout_seconds=timeout,
+        **map_item,
+    )
+    timed_out = gate_payload(AwaitTimeoutPayload, run_id=run_id, gate=gate, error=StatePath("$.error"), **map_item)
+    return park, timed_out
+
+
 def await_gate_states(
     name: str,
     *,
-    gate: str,
+    gate: str | StatePath,
     next: str | None,
-    from_node: str | None = None,
+    from_node: str | StatePath | None = None,
     timeout_seconds: int | None = None,
     timeout_seconds_path: str | None = None,
-    run_id_path: str = "$.run_id",
-    result_path: str = "$.await",
-    map_item_path: str | None = None,
-    gate_arn: str = AWAIT_GATE_ARN,
-    timeout_arn: str = AWAIT_TIMEOUT_ARN,
+    **paths: Unpack[AwaitGatePaths],
 ) -> dict[str, dict[str, Any]]:
-    """`{name: Task, name+"TimedOut": Task, name+"Failed": Fail}`. The Task's result (at `result_path`)
-    is `{answers: [{interaction_id, node, question, answer}, …], gate, from}`."""
+    """`{name: Task, name+"TimedOut": Task, name+"Failed": Fail}`. The Task's result (at `result_path`,
+    default `$.await`) is `{answers: [{interaction_id, node, question, answer}, …], gate, from}`.
+    `paths` may set run_id_path (`$.run_id`), map_item_path, gate_arn and timeout_arn."""
     if (timeout_seconds is None) == (timeout_seconds_path is None):
         raise ValueError("an await gate needs exactly one of timeout_seconds / timeout_seconds_path (it must end)")
-    payload: dict[str, Any] = {"token.$": "$$.Task.Token", "run_id.$": run_id_path, "gate": gate, "from": from_node}
-    if timeout_seconds is not None:
-        payload["timeout_seconds"] = timeout_seconds
-    else:
-        payload["timeout_seconds.$"] = timeout_seconds_path
-    timeout_payload: dict[str, Any] = {"run_id.$": run_id_path, "gate": gate, "error.$": "$.error"}
-    if map_item_path:
-        payload["map_item.$"] = map_item_path
-        timeout_payload["map_item.$"] = map_item_path
+    timeout: int | StatePath = timeout_seconds if timeout_seconds is not None else StatePath(str(timeout_seconds_path))
+    park, timed_out = await_gate_payloads(
+        gate=gate,
+        from_node=from_node,
+        timeout=timeout,
+        run_id_path=paths.get("run_id_path", "$.run_id"),
+        map_item_path=paths.get("map_item_path"),
+    )
     task: dict[str, Any] = {
         "Type": "Task",
         "Comment": "Baton await gate: parks until no question in scope is pending; the timeout is mandatory.",
         "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
-        "Parameters": {"FunctionName": gate_arn, "Payload": payload},
-        "ResultPath": result_path,
+        "Parameters": {"FunctionName": paths.get("gate_arn", AWAIT_GATE_ARN), "Payload": asl_payload(park)},
+        "ResultPath": paths.get("result_path", "$.await"),
         "Catch": [{"ErrorEquals": ["States.Timeout"], "ResultPath": "$.error", "Next": f"{name}TimedOut"}],
     }
     if timeout_seconds is not None:
@@ -66,7 +109,10 @@ def await_gate_states(
         f"{name}TimedOut": {
             "Type": "Task",
             "Resource": "arn:aws:states:::lambda:invoke",
-            "Parameters": {"FunctionName": timeout_arn, "Payload": timeout_payload},
+            "Parameters": {
+                "FunctionName": paths.get("timeout_arn", AWAIT_TIMEOUT_ARN),
+                "Payload": asl_payload(timed_out),
+            },
             "ResultSelector": {"cause.$": "$.Payload.cause"},
             "ResultPath": "$.timeout",
             "Next": f"{name}Failed",

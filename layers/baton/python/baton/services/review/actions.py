@@ -22,7 +22,8 @@ from baton.domain.review_gate import (
     STRATEGIES,
 )
 from baton.errors import ConflictError, GoneError, ValidationFailedError
-from baton.models import InteractionStatus, ParkedWait, ReviewTurn
+from baton.events import HumanInputRequested, InteractionAnswered, ReviewTurnRecorded, RunPaused
+from baton.models import ParkedWait, ReviewTurn, status_of
 from baton.services.review.gate import ACTIVE_RUN, ReviewGate, clip
 
 
@@ -55,18 +56,19 @@ class ReviewActions(ReviewGate):
         turns = core.store.list_turns(run_id, interaction.interaction_id)
         core.record(
             run_id,
-            "human_input_requested",
-            interaction_id=interaction.interaction_id,
-            node=gate,
-            kind="review",
-            prompt=config.prompt,
-            timeout_seconds=config.timeout_seconds,
-            review_url=url,
-            warnings=warnings,
-            turns_used=self._companion_turns(turns),
-            max_turns=config.max_turns,
+            HumanInputRequested(
+                interaction_id=interaction.interaction_id,
+                node=gate,
+                kind="review",
+                prompt=config.prompt,
+                timeout_seconds=config.timeout_seconds,
+                review_url=url,
+                warnings=warnings,
+                turns_used=self._companion_turns(turns),
+                max_turns=config.max_turns,
+            ),
         )
-        core.record(run_id, "run_paused", gate=gate, kind="review")
+        core.record(run_id, RunPaused(gate=gate, kind="review"))
         core.notify(current, "human_input_requested", review_url=url, verdict=self._latest_verdict(turns))
         return {"parked": True, "interaction_id": interaction.interaction_id, "delivered": False}
 
@@ -131,22 +133,17 @@ class ReviewActions(ReviewGate):
         }
         answered = core.store.transition_interaction(
             interaction,
-            InteractionStatus(
-                status="answered",
-                answer=stored,
-                answered_by=caller,
-                answered_at=core.now(),
-                version=interaction.state.version,
-            ),
+            status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),
         )
         core.record(
             run_id,
-            "interaction_answered",
-            interaction_id=interaction.interaction_id,
-            node=interaction.node,
-            kind="review",
-            answer={k: v for k, v in stored.items() if k != "reply"},
-            by=caller,
+            InteractionAnswered(
+                interaction_id=interaction.interaction_id,
+                node=interaction.node,
+                kind="review",
+                answer={k: v for k, v in stored.items() if k != "reply"},
+                by=caller,
+            ),
         )
         if action == "reply":
             assert reply is not None
@@ -164,13 +161,14 @@ class ReviewActions(ReviewGate):
             )
             core.record(
                 run_id,
-                "review_turn",
-                gate=interaction.node,
-                interaction_id=interaction.interaction_id,
-                n=n,
-                role="operator",
-                text=clip(reply),
-                by=caller,
+                ReviewTurnRecorded(
+                    gate=interaction.node,
+                    interaction_id=interaction.interaction_id,
+                    n=n,
+                    role="operator",
+                    text=clip(reply),
+                    by=caller,
+                ),
             )
         resumed = core.release_gate(run_id, interaction.node, self._output(answered))
         return {

@@ -11,7 +11,8 @@ from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn, 
 from baton.domain.merge_contracts import DiffRequest
 from baton.domain.review_gate import GateConfig, parse_gate_config
 from baton.errors import BatonError, ConflictError
-from baton.models import Interaction, InteractionRequest, InteractionStatus, ReviewTurn
+from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewTurnRecorded, ReviewVerdict
+from baton.models import Interaction, ReviewRequest, ReviewTurn, status_of
 from baton.services.review.gate import ACTIVE_RUN, ReviewGate, clip
 
 if TYPE_CHECKING:
@@ -59,22 +60,23 @@ class ReviewDialogue(ReviewGate):
             run_id=run_id,
             created_at=now,
             expires_at=core.later(config.timeout_seconds),
-            request=InteractionRequest(
-                kind="review",
+            request=ReviewRequest(
                 node=config.gate,
                 prompt=config.prompt,
                 timeout_seconds=config.timeout_seconds,
                 notify=config.notify,
-                extra={"config": config.model_dump(), "diff": self._diff_stats(diff)},
+                config=config.model_dump(),
+                diff=self._diff_stats(diff),
             ),
         )
         core.store.put_interaction(interaction)
         core.record(
             run_id,
-            "review_started",
-            gate=config.gate,
-            interaction_id=interaction.interaction_id,
-            diff=self._diff_stats(diff),
+            ReviewStarted(
+                gate=config.gate,
+                interaction_id=interaction.interaction_id,
+                diff=self._diff_stats(diff),
+            ),
         )
         ctx = self._context(run_id, config, diff, turn_index=1)
         turn = self._call(lambda c: c.first_turn(ctx), config)
@@ -114,7 +116,7 @@ class ReviewDialogue(ReviewGate):
 
     def _refuse(self, run_id: str, gate: str, message: str) -> dict[str, Any]:
         cause = f"review gate '{gate}' refused to start: {message}"
-        self.core.record(run_id, "review_refused", gate=gate, cause=cause)
+        self.core.record(run_id, ReviewRefused(gate=gate, cause=cause))
         self.core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
         return {
             "ok": False,
@@ -209,24 +211,26 @@ class ReviewDialogue(ReviewGate):
         )
         core.record(
             interaction.run_id,
-            "review_turn",
-            gate=config.gate,
-            interaction_id=interaction.interaction_id,
-            n=n,
-            role="companion",
-            text=clip(text),
-            model=turn.model,
+            ReviewTurnRecorded(
+                gate=config.gate,
+                interaction_id=interaction.interaction_id,
+                n=n,
+                role="companion",
+                text=clip(text),
+                model=turn.model,
+            ),
         )
         if verdict is not None:
             warnings = self._check_verdict(config, verdict)
             core.record(
                 interaction.run_id,
-                "review_verdict",
-                gate=config.gate,
-                interaction_id=interaction.interaction_id,
-                n=n,
-                warnings=warnings,
-                **verdict,
+                ReviewVerdict(
+                    gate=config.gate,
+                    interaction_id=interaction.interaction_id,
+                    n=n,
+                    warnings=warnings,
+                    **verdict,
+                ),
             )
         return verdict
 
@@ -272,22 +276,17 @@ class ReviewDialogue(ReviewGate):
         try:
             self.core.store.transition_interaction(
                 interaction,
-                InteractionStatus(
-                    status="answered",
-                    answer=action,
-                    answered_by="companion",
-                    answered_at=self.core.now(),
-                    version=interaction.state.version,
-                ),
+                status_of(interaction.state, "answered", answer=action, by="companion", at=self.core.now()),
             )
         except ConflictError:
             return False  # the operator acted first
         self.core.record(
             interaction.run_id,
-            "review_auto_merge",
-            gate=config.gate,
-            interaction_id=interaction.interaction_id,
-            confidence=verdict.get("confidence"),
-            threshold=config.confidence_threshold,
+            ReviewAutoMerge(
+                gate=config.gate,
+                interaction_id=interaction.interaction_id,
+                confidence=verdict.get("confidence"),
+                threshold=config.confidence_threshold,
+            ),
         )
         return True

@@ -2,7 +2,7 @@
 `review` interaction, its configuration, its dialogue turns, the output sent with the task token.
 
 One `review` interaction per entry into a gate (node = the gate name) carries the gate's configuration
-(`request.extra["config"]`) and cycles pending -> answered (an action) -> pending (after a reply turn or
+(`ReviewRequest.config`) and cycles pending -> answered (an action) -> pending (after a reply turn or
 a rejected merge) until a merge lands or changes are requested. The dialogue is stored as separate turn
 items (`TURN#<iid>#<n>`).
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.domain.review_gate import GateConfig, resolve_review_url
 from baton.errors import NotFoundError
-from baton.models import Interaction, InteractionStatus
+from baton.models import Interaction, ReviewRequest, status_of
 
 if TYPE_CHECKING:
     from baton.models import ReviewTurn
@@ -46,7 +46,7 @@ class ReviewGate:
 
     @staticmethod
     def config_of(interaction: Interaction) -> GateConfig:
-        return GateConfig.model_validate(interaction.request.extra["config"])
+        return GateConfig.model_validate(interaction.request_as(ReviewRequest).config)
 
     @staticmethod
     def _latest_verdict(turns: list[ReviewTurn]) -> dict[str, Any] | None:
@@ -61,7 +61,7 @@ class ReviewGate:
 
     def review_url(self, interaction: Interaction) -> tuple[str, list[str]]:
         config = self.config_of(interaction)
-        run_input = {k: v for k, v in interaction.request.extra["config"].items() if k != "outputs"}
+        run_input = {k: v for k, v in interaction.request_as(ReviewRequest).config.items() if k != "outputs"}
         scope = {
             "run_id": interaction.run_id,
             "gate": config.gate,
@@ -74,9 +74,7 @@ class ReviewGate:
     def _reopen(self, interaction: Interaction, config: GateConfig, *, reason: str | None) -> Interaction:
         """Back to pending (after a reply turn or a rejected merge), with a fresh expiry."""
         reopened = interaction.model_copy(update={"expires_at": self.core.later(config.timeout_seconds)})
-        return self.core.store.transition_interaction(
-            reopened, InteractionStatus(status="pending", reason=reason, version=interaction.state.version)
-        )
+        return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 
     def _output(self, interaction: Interaction) -> dict[str, Any]:
         answer = interaction.state.answer or {}

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.domain.merge_contracts import MergeRequest
 from baton.errors import ValidationFailedError
+from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
 from baton.services.review.gate import ACTIVE_RUN, ReviewGate
 
 if TYPE_CHECKING:
@@ -47,15 +48,16 @@ class ReviewMerge(ReviewGate):
         handle = self._runner().start(token, request)
         self.core.record(
             run_id,
-            "review_merge_started",
-            gate=gate,
-            interaction_id=interaction.interaction_id,
-            action=answer.get("action"),
-            by=interaction.state.answered_by,
-            strategy=request.strategy,
-            into=request.into,
-            run_branch=request.run_branch,
-            handle=handle,
+            ReviewMergeStarted(
+                gate=gate,
+                interaction_id=interaction.interaction_id,
+                action=answer.get("action"),
+                by=interaction.state.answered_by,
+                strategy=request.strategy,
+                into=request.into,
+                run_branch=request.run_branch,
+                handle=handle,
+            ),
         )
         return {"started": True, "handle": handle}
 
@@ -82,7 +84,7 @@ class ReviewMerge(ReviewGate):
         }
         if error is not None and error.error == "States.Timeout":
             cause = f"the merge at review gate '{gate}' did not report within {config.merge_timeout_seconds}s"
-            core.record(run_id, "review_merge_timed_out", gate=gate, cause=cause)
+            core.record(run_id, ReviewMergeTimedOut(gate=gate, cause=cause))
             core.store.update_run(run_id, {"merge_status": "timed_out", "updated_at": core.now()})
             core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
             return {"status": "timed_out", "cause": cause, "merge": {}, **base}
@@ -103,7 +105,7 @@ class ReviewMerge(ReviewGate):
         if outcome.merge_status in ("merged", "noop"):
             fields = {k: merge[k] for k in ("final_commit", "final_branch", "merged_into") if merge[k] is not None}
             core.store.update_run(run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()})
-            core.record(run_id, "review_merged", gate=gate, by=interaction.state.answered_by, **base, **merge)
+            core.record(run_id, ReviewMerged(gate=gate, by=interaction.state.answered_by, **base, **merge))
             return {"status": "merged", "cause": "", "merge": merge, **base}
         rejection = _Rejection(
             reason=outcome.reason or "the merge was rejected",
@@ -125,13 +127,14 @@ class ReviewMerge(ReviewGate):
         core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
         core.record(
             run_id,
-            "review_merge_rejected",
-            gate=config.gate,
-            reject_code=rejection.reject_code,
-            reason=rejection.reason,
-            conflicting_files=rejection.conflicting_files,
-            dirty_files=rejection.dirty_files,
-            action=base["action"],
+            ReviewMergeRejected(
+                gate=config.gate,
+                reject_code=rejection.reject_code,
+                reason=rejection.reason,
+                conflicting_files=rejection.conflicting_files,
+                dirty_files=rejection.dirty_files,
+                action=base["action"],
+            ),
         )
         self._reopen(interaction, config, reason=f"merge rejected: {rejection.reason}")
         return {"status": "rejected", "cause": rejection.reason, "merge": merge, **base}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from baton.domain.review_gate import ACTIONS
+from baton.models import ReviewRequest
 from baton.services.review.gate import ReviewGate
 
 
@@ -36,7 +37,7 @@ class ReviewReadModel(ReviewGate):
             "turns_used": used,
             "max_turns": config.max_turns,
             "allowed_actions": allowed,
-            "diff": interaction.request.extra.get("diff"),
+            "diff": interaction.request_as(ReviewRequest).diff,
             "review_url": url,
             "warnings": warnings,
             "posture": config.posture,

@@ -1,0 +1,365 @@
+"""A run's events: a closed set of types, each with its own payload model.
+
+Services build a payload (`RunPaused(gate=..., kind=...)`) and hand it to `Core.record`; the stored and
+wire form is unchanged: `Event{event_id, run_id, type, at, data}` where `data` holds exactly the fields
+the service set (unset optional fields are left out, as before). `Event.payload()` reads `data` back as
+its model.
+
+| type                    | payload                 | recorded when                                              |
+|-------------------------|-------------------------|------------------------------------------------------------|
+| run_started             | RunStarted              | a hosted run starts, or an external run's first request    |
+| run_paused              | RunPaused               | a gate parks (ask, interrupt, review, the await tool)      |
+| run_resumed             | RunResumed              | a parked gate is released                                  |
+| run_succeeded / run_failed / run_timed_out / run_aborted | RunEnded | a hosted run's execution ended    |
+| human_input_requested   | HumanInputRequested     | a question, ask, interrupt or review asks an operator      |
+| interaction_answered    | InteractionAnswered     | a question, ask or review is answered                      |
+| human_input_timed_out   | HumanInputTimedOut      | an ask gate's timeout (its Catch)                          |
+| await_started           | AwaitStarted            | an await gate (or the await tool) starts waiting           |
+| await_released          | AwaitReleased           | everything an await waits for is answered                  |
+| await_timed_out         | AwaitTimedOut           | an await gate (or tool-form await) timed out               |
+| interrupt_resumed       | InterruptResumed        | an operator resumed an interrupt                           |
+| interrupt_claimed       | InterruptClaimed        | an operator claimed an interrupt                           |
+| interrupt_cancelled     | InterruptCancelled      | an operator cancelled an interrupt                         |
+| interrupt_timed_out     | InterruptTimedOut       | an interrupt's deadline passed                             |
+| review_started          | ReviewStarted           | a review gate read its diff                                |
+| review_refused          | ReviewRefused           | a review gate refused its configuration                    |
+| review_turn             | ReviewTurnRecorded      | the companion or the operator spoke                        |
+| review_verdict          | ReviewVerdict           | the companion gave a verdict                               |
+| review_auto_merge       | ReviewAutoMerge         | a verdict merges without an operator (agent_verdict_ok)    |
+| review_merge_started    | ReviewMergeStarted      | the merge build started                                    |
+| review_merged           | ReviewMerged            | the merge landed (or had nothing to do)                    |
+| review_merge_rejected   | ReviewMergeRejected     | the merge was refused; the review re-opens                 |
+| review_merge_timed_out  | ReviewMergeTimedOut     | the merge build timed out                                  |
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class EventType(StrEnum):
+    RUN_STARTED = "run_started"
+    RUN_PAUSED = "run_paused"
+    RUN_RESUMED = "run_resumed"
+    RUN_SUCCEEDED = "run_succeeded"
+    RUN_FAILED = "run_failed"
+    RUN_TIMED_OUT = "run_timed_out"
+    RUN_ABORTED = "run_aborted"
+    HUMAN_INPUT_REQUESTED = "human_input_requested"
+    INTERACTION_ANSWERED = "interaction_answered"
+    HUMAN_INPUT_TIMED_OUT = "human_input_timed_out"
+    AWAIT_STARTED = "await_started"
+    AWAIT_RELEASED = "await_released"
+    AWAIT_TIMED_OUT = "await_timed_out"
+    INTERRUPT_RESUMED = "interrupt_resumed"
+    INTERRUPT_CLAIMED = "interrupt_claimed"
+    INTERRUPT_CANCELLED = "interrupt_cancelled"
+    INTERRUPT_TIMED_OUT = "interrupt_timed_out"
+    REVIEW_STARTED = "review_started"
+    REVIEW_REFUSED = "review_refused"
+    REVIEW_TURN = "review_turn"
+    REVIEW_VERDICT = "review_verdict"
+    REVIEW_AUTO_MERGE = "review_auto_merge"
+    REVIEW_MERGE_STARTED = "review_merge_started"
+    REVIEW_MERGED = "review_merged"
+    REVIEW_MERGE_REJECTED = "review_merge_rejected"
+    REVIEW_MERGE_TIMED_OUT = "review_merge_timed_out"
+
+
+class EventPayload(BaseModel):
+    """One event type's `data`. `event_type` names the type; `data()` is the stored form."""
+
+    event_type: ClassVar[EventType]
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+
+    def data(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=True, exclude_unset=True)
+
+
+# ---- runs -----------------------------------------------------------------------------------------
+class RunStarted(EventPayload):
+    event_type = EventType.RUN_STARTED
+    hosted: bool
+    workflow: str | None = None
+    by: str | None = None
+
+
+class RunPaused(EventPayload):
+    event_type = EventType.RUN_PAUSED
+    gate: str
+    kind: str
+    pending: list[str] | None = None
+
+
+class RunResumed(EventPayload):
+    event_type = EventType.RUN_RESUMED
+    gate: str
+    kind: str
+
+
+class RunEnded(EventPayload):
+    """A hosted run's execution ended; `of_status` picks the type from the run's final status."""
+
+    event_type = EventType.RUN_FAILED
+    reason: str | None = None
+
+    @staticmethod
+    def of_status(status: str, reason: str | None) -> RunEnded:
+        return _RUN_ENDED[status](reason=reason)
+
+
+class RunSucceeded(RunEnded):
+    event_type = EventType.RUN_SUCCEEDED
+
+
+class RunFailed(RunEnded):
+    event_type = EventType.RUN_FAILED
+
+
+class RunTimedOut(RunEnded):
+    event_type = EventType.RUN_TIMED_OUT
+
+
+class RunAborted(RunEnded):
+    event_type = EventType.RUN_ABORTED
+
+
+_RUN_ENDED: dict[str, type[RunEnded]] = {
+    "succeeded": RunSucceeded,
+    "failed": RunFailed,
+    "timed_out": RunTimedOut,
+    "aborted": RunAborted,
+}
+
+
+# ---- asking and answering -------------------------------------------------------------------------
+class HumanInputRequested(EventPayload):
+    """Any kind asks an operator; each kind sets the fields it has."""
+
+    event_type = EventType.HUMAN_INPUT_REQUESTED
+    interaction_id: str
+    node: str
+    kind: str
+    prompt: str
+    options: list[str] | None = None
+    allow_free_text: bool | None = None
+    is_async: bool | None = Field(default=None, alias="async")
+    timeout_seconds: int | None = None
+    workflow_id: str | None = None
+    timeout_ms: int | None = None
+    hosted: bool | None = None
+    by: str | None = None
+    review_url: str | None = None
+    warnings: list[str] | None = None
+    turns_used: int | None = None
+    max_turns: int | None = None
+
+
+class InteractionAnswered(EventPayload):
+    event_type = EventType.INTERACTION_ANSWERED
+    interaction_id: str
+    node: str
+    kind: str | None = None
+    answer: Any = None
+    answer_text: str | None = None
+    by: str | None = None
+    is_async: bool | None = Field(default=None, alias="async")
+
+
+class HumanInputTimedOut(EventPayload):
+    event_type = EventType.HUMAN_INPUT_TIMED_OUT
+    node: str
+    unanswered: list[str]
+    cause: str
+
+
+# ---- awaits ---------------------------------------------------------------------------------------
+class UnansweredQuestion(BaseModel):
+    interaction_id: str
+    node: str
+    question: str
+
+
+class AwaitStarted(EventPayload):
+    event_type = EventType.AWAIT_STARTED
+    gate: str
+    interaction_id: str | None = None  # the tool form's await interaction
+    from_node: str | None = Field(default=None, alias="from")
+    timeout_seconds: int
+    pending: list[str]
+
+
+class AwaitReleased(EventPayload):
+    event_type = EventType.AWAIT_RELEASED
+    gate: str
+    interaction_id: str | None = None
+    answers: int
+    from_node: str | None = Field(default=None, alias="from")
+
+
+class AwaitTimedOut(EventPayload):
+    event_type = EventType.AWAIT_TIMED_OUT
+    gate: str
+    interaction_id: str | None = None
+    from_node: str | None = Field(default=None, alias="from")
+    unanswered: list[UnansweredQuestion]
+    cause: str | None = None
+
+
+# ---- interrupts -----------------------------------------------------------------------------------
+class InterruptResumed(EventPayload):
+    event_type = EventType.INTERRUPT_RESUMED
+    interaction_id: str
+    node: str
+    input: Any = None
+    state_edits: list[str]
+    by: str
+
+
+class InterruptClaimed(EventPayload):
+    event_type = EventType.INTERRUPT_CLAIMED
+    interaction_id: str
+    node: str
+    by: str
+    previous: str | None = None
+
+
+class InterruptCancelled(EventPayload):
+    event_type = EventType.INTERRUPT_CANCELLED
+    interaction_id: str
+    node: str
+    reason: str
+    by: str
+
+
+class InterruptTimedOut(EventPayload):
+    event_type = EventType.INTERRUPT_TIMED_OUT
+    interaction_id: str
+    node: str
+    timeout_ms: int | None = None
+
+
+# ---- review gates ---------------------------------------------------------------------------------
+class ReviewStarted(EventPayload):
+    event_type = EventType.REVIEW_STARTED
+    gate: str
+    interaction_id: str
+    diff: dict[str, Any] | None = None
+
+
+class ReviewRefused(EventPayload):
+    event_type = EventType.REVIEW_REFUSED
+    gate: str
+    cause: str
+
+
+class ReviewTurnRecorded(EventPayload):
+    event_type = EventType.REVIEW_TURN
+    gate: str
+    interaction_id: str
+    n: int
+    role: str
+    text: str
+    model: str | None = None
+    by: str | None = None
+
+
+class ReviewVerdict(EventPayload):
+    """The verdict's own fields ride along: their shape is the gate's `verdict_schema`."""
+
+    event_type = EventType.REVIEW_VERDICT
+    gate: str
+    interaction_id: str
+    n: int
+    warnings: list[str]
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow", frozen=True)
+
+
+class ReviewAutoMerge(EventPayload):
+    event_type = EventType.REVIEW_AUTO_MERGE
+    gate: str
+    interaction_id: str
+    confidence: Any = None
+    threshold: float
+
+
+class ReviewMergeStarted(EventPayload):
+    event_type = EventType.REVIEW_MERGE_STARTED
+    gate: str
+    interaction_id: str
+    action: str | None = None
+    by: str | None = None
+    strategy: str | None = None
+    into: str | None = None
+    run_branch: str | None = None
+    handle: Any = None
+
+
+class ReviewMerged(EventPayload):
+    event_type = EventType.REVIEW_MERGED
+    gate: str
+    by: str | None = None
+    interaction_id: str | None = None
+    action: str | None = None
+    answered_by: str | None = None
+    verdict: dict[str, Any] | None = None
+    merge_status: str | None = None
+    final_commit: str | None = None
+    final_branch: str | None = None
+    merged_into: str | None = None
+    strategy: str | None = None
+    reason: str | None = None
+
+
+class ReviewMergeRejected(EventPayload):
+    event_type = EventType.REVIEW_MERGE_REJECTED
+    gate: str
+    reject_code: str | None = None
+    reason: str
+    conflicting_files: list[str]
+    dirty_files: list[str]
+    action: str | None = None
+
+
+class ReviewMergeTimedOut(EventPayload):
+    event_type = EventType.REVIEW_MERGE_TIMED_OUT
+    gate: str
+    cause: str
+
+
+PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
+    model.event_type: model
+    for model in (
+        RunStarted,
+        RunPaused,
+        RunResumed,
+        RunSucceeded,
+        RunFailed,
+        RunTimedOut,
+        RunAborted,
+        HumanInputRequested,
+        InteractionAnswered,
+        HumanInputTimedOut,
+        AwaitStarted,
+        AwaitReleased,
+        AwaitTimedOut,
+        InterruptResumed,
+        InterruptClaimed,
+        InterruptCancelled,
+        InterruptTimedOut,
+        ReviewStarted,
+        ReviewRefused,
+        ReviewTurnRecorded,
+        ReviewVerdict,
+        ReviewAutoMerge,
+        ReviewMergeStarted,
+        ReviewMerged,
+        ReviewMergeRejected,
+        ReviewMergeTimedOut,
+    )
+}
