@@ -8,24 +8,16 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, Field
 
-from baton.domain.merge_contracts import MergeOutcome, StatesError
+from baton.domain.gate_payloads import MergeRecordPayload
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
-
-
-class MergeRecordRequest(BaseModel):
-    run_id: str = Field(min_length=1)
-    gate: str = Field(min_length=1)
-    outcome: MergeOutcome | None = None  # the merge's SendTaskSuccess output
-    error: StatesError | None = None  # the merge task's caught error (a timeout, MergeCrashed, ...)
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    request = parse(event=event, model=MergeRecordRequest)
+    request = parse(event=event, model=MergeRecordPayload)
     return (
         services()
         .review_service()

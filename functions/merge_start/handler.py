@@ -8,20 +8,14 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, Field
 
+from baton.domain.gate_payloads import MergeStartPayload
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
-
-
-class MergeStartRequest(BaseModel):
-    token: str = Field(min_length=1)
-    run_id: str = Field(min_length=1)
-    gate: str = Field(min_length=1)
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    request = parse(event=event, model=MergeStartRequest)
+    request = parse(event=event, model=MergeStartPayload)
     return services().review_service().start_merge(request.run_id, request.gate, request.token)

@@ -4,27 +4,20 @@ auto-merges (posture agent_verdict_ok) and the gate's timeouts for the next stat
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, Field
 
+from baton.domain.gate_payloads import ReviewTurnPayload
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
-
-
-class TurnRequest(BaseModel):
-    mode: Literal["first", "reply"]
-    run_id: str = Field(min_length=1)
-    config: dict[str, Any] | None = None  # first: the gate's configuration
-    gate: str | None = None  # reply: the gate's name
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    request = parse(event=event, model=TurnRequest)
+    request = parse(event=event, model=ReviewTurnPayload)
     review = services().review_service()
     if request.mode == "first":
         return review.first_turn(request.run_id, request.config or {})

@@ -282,13 +282,13 @@ def test_bad_review_input_is_a_clear_4xx(api: Any, review: ReviewService, repo: 
 def test_a_merge_that_did_not_run_reopens_and_a_merge_timeout_fails_the_run(
     review: ReviewService, core: Core, repo: DemoRepo
 ) -> None:
-    from functions.merge_record.handler import MergeRecordRequest
+    from baton.domain.gate_payloads import MergeRecordPayload
 
     review.first_turn("r1", repo.gate_input())
     review.park("r1", "ship_review", "tok-1")
     review.act("r1", {"__review_action": "approve_merge"}, caller="op")
     event = {"run_id": "r1", "gate": "ship_review", "error": {"Error": "MergeCrashed", "Cause": "x" * 3000}}
-    request = MergeRecordRequest.model_validate(event)  # the merge_record Lambda's payload, as the ASL sends it
+    request = MergeRecordPayload.model_validate(event)  # the merge_record Lambda's payload, as the ASL sends it
     out = review.record_merge("r1", "ship_review", outcome=request.outcome, error=request.error)
     prefix = "the merge did not run: MergeCrashed: "
     assert out["status"] == "rejected" and out["cause"] == prefix + "x" * 2000
@@ -297,7 +297,7 @@ def test_a_merge_that_did_not_run_reopens_and_a_merge_timeout_fails_the_run(
 
     review.park("r1", "ship_review", "tok-2")
     review.act("r1", {"__review_action": "approve_merge"}, caller="op")
-    timed_out = MergeRecordRequest.model_validate({**event, "error": {"Error": "States.Timeout"}})
+    timed_out = MergeRecordPayload.model_validate({**event, "error": {"Error": "States.Timeout"}})
     out = review.record_merge("r1", "ship_review", error=timed_out.error)
     assert out["status"] == "timed_out" and "did not report within" in out["cause"]
     run = core.store.get_run("r1")

@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from baton.domain.fields import GateName, NodeName, RunId, ScopeNode, TaskToken, TimeoutSeconds
+from baton.domain.merge_contracts import MergeOutcome, StatesError
 
 MapItem = Annotated[int | str | None, Field(default=None, description="$$.Map.Item.Index inside a Map iteration")]
 StepError = Annotated[dict[str, Any] | None, Field(default=None, description="The Catch's error ($.error)")]
@@ -118,8 +119,8 @@ class MergeStartPayload(GatePayload):
 class MergeRecordPayload(GatePayload):
     run_id: RunId
     gate: GateName
-    outcome: dict[str, Any] | None = None
-    error: StepError = None
+    outcome: MergeOutcome | None = None  # the merge's SendTaskSuccess output
+    error: StatesError | None = None  # the merge task's caught error (a timeout, MergeCrashed, ...)
 
 
 # Which payload each gate Lambda takes (by function name, as in baton.workflows.resources.FUNCTIONS).
