@@ -26,7 +26,7 @@ Validation happens at the door: `InterruptSpec` (`baton.domain.interrupt_spec`, 
 and the hosted task's Lambda) checks every field with the shared field types, so `create` starts at the
 work.
 
-Why one module of this size: every path of an interrupt's life (read, long-poll, list, resume, claim,
+Why one module of over 400 lines: every path of an interrupt's life (read, long-poll, list, resume, claim,
 cancel, sweep, the hosted Catch) first runs the same store-backed deadline (`_expire_if_due`) and ends
 in the same release (`_release`, `_fail_waiter`, `_settle_run`); split apart, each part would need
 them all.

@@ -1,4 +1,4 @@
-"""Async questions and await gates: ask, keep working, sync later (issue 3).
+"""Async questions and await gates: ask, keep working, sync later.
 
 - `ask` stores a pending `question` interaction and returns at once; `answer` stores the answer by a
   conditional write (a second answer is a 409 carrying the winner), queues it as a message for the
@@ -15,7 +15,7 @@
 
 The predicate everywhere is the same, level-triggered and store-backed: "no pending `question` in scope"
 (scope = one node's questions, or the whole run when `from` is empty). That shared predicate (`_scope`)
-is why questions and both await forms live in one module of this size.
+is why questions and both await forms live in one module of over 400 lines.
 
 Names, run ids and timeouts are checked at the door (the API's request models, the gates' payload
 models, with `baton.domain.fields`); the rules here are the domain's (options, sizes, Map iterations).
