@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from baton.contracts.interrupts import InterruptView
 from baton.domain.answer_schema import check_schema_definition, check_state_size, validate_answer
 from baton.domain.state_edits import apply_state_edits
 from baton.errors import (
@@ -102,38 +103,43 @@ def is_timed_out(i: Interaction) -> bool:
     return i.state.status == "cancelled" and i.state.reason == TIMEOUT_REASON and i.state.answered_by is None
 
 
-def public_view(i: Interaction) -> dict[str, Any]:
-    """The API shape of an interrupt (camelCase, like the seed's REST API)."""
+def interrupt_view(i: Interaction) -> InterruptView:
+    """The API shape of an interrupt (baton/contracts/interrupts.py), built from the stored record."""
     req, st = i.request, i.state
     answer = st.answer if isinstance(st.answer, dict) else {}
-    return {
-        "id": i.interaction_id,
-        "sessionId": i.run_id,
-        "workflowId": req.workflow_id,
-        "node": req.node,
-        "prompt": req.prompt,
-        "schema": req.schema_,
-        "jsonSchema": req.json_schema,
-        "state": req.state,
-        "notify": req.notify,
-        "timeoutMs": req.extra.get("timeout_ms"),
-        "hosted": bool(req.extra.get("gate")),
-        "key": req.extra.get("key"),
-        "status": st.status,
-        "createdAt": i.created_at,
-        "createdBy": req.extra.get("created_by"),
-        "expiresAt": i.expires_at,
-        "claimedBy": st.claimed_by,
-        "claimedAt": st.claimed_at,
-        "resolvedBy": st.answered_by,
-        "resolvedAt": st.answered_at,
-        "value": answer.get("input"),
-        "editedState": answer.get("state"),
-        "stateEdits": answer.get("state_edits"),
-        "reason": st.reason,
-        "timedOut": is_timed_out(i),
-        "version": st.version,
-    }
+    return InterruptView(
+        interrupt_id=i.interaction_id,
+        session_id=i.run_id,
+        workflow_id=req.workflow_id,
+        node=req.node,
+        prompt=req.prompt,
+        schema_=req.schema_,
+        json_schema=req.json_schema,
+        state=req.state,
+        notify=req.notify,
+        timeout_ms=req.extra.get("timeout_ms"),
+        hosted=bool(req.extra.get("gate")),
+        key=req.extra.get("key"),
+        status=st.status,
+        created_at=i.created_at,
+        created_by=req.extra.get("created_by"),
+        expires_at=i.expires_at,
+        claimed_by=st.claimed_by,
+        claimed_at=st.claimed_at,
+        resolved_by=st.answered_by,
+        resolved_at=st.answered_at,
+        value=answer.get("input"),
+        edited_state=answer.get("state"),
+        state_edits=answer.get("state_edits"),
+        reason=st.reason,
+        timed_out=is_timed_out(i),
+        version=st.version,
+    )
+
+
+def public_view(i: Interaction) -> dict[str, Any]:
+    """`interrupt_view` as the JSON object of the wire (error details and service results carry it)."""
+    return interrupt_view(i).model_dump(by_alias=True)
 
 
 def _encode_page_token(last: dict[str, Any], scope: list[str | None]) -> str:
