@@ -323,7 +323,7 @@ def test_settle_maps_statuses() -> None:
 # ---- CLI -------------------------------------------------------------------------------------------
 @pytest.fixture
 def cli(client: Client, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr("baton.cli.workflow._client", lambda: client)
+    monkeypatch.setattr("baton.cli.common.client", lambda: client)
     runner = CliRunner()
 
     def run(*args: str) -> Any:
