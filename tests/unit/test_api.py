@@ -190,3 +190,28 @@ def test_a_bad_run_id_is_the_same_400_on_every_route(api: Any, method: str, path
     status, err = api(method, path, body)
     assert (status, err["error"]) == (400, "bad_request"), err
     assert "run_id must be" in err["message"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/api/runs", {"workflow": "human_pause", "surprise": 1}),
+        ("POST", "/api/runs/r1/resume", {"answers": {}, "surprise": 1}),
+        ("POST", "/api/runs/r1/questions", {"node": "n", "question": "q?", "surprise": 1}),
+        ("POST", "/api/runs/r1/interactions/i1/answer", {"answer": "x", "surprise": 1}),
+        ("POST", "/api/runs/r1/await", {"timeout_seconds": 5, "surprise": 1}),
+        ("POST", "/api/v1/interrupts", {"sessionId": "s1", "prompt": "p", "surprise": 1}),
+        ("POST", "/api/v1/interrupts/i1/claim", {"surprise": 1}),
+        ("POST", "/api/v1/interrupts/i1/resume", {"input": 1, "surprise": 1}),
+        ("POST", "/api/v1/interrupts/i1/cancel", {"reason": "r", "surprise": 1}),
+        ("GET", "/api/runs/r1/events?limit=0", None),
+        ("GET", "/api/v1/interrupts?limit=0", None),
+        ("GET", "/api/v1/interrupts/i1?waitSeconds=-1", None),
+    ],
+)
+def test_a_body_or_query_failing_its_model_is_the_same_422_on_every_route(
+    api: Any, method: str, path: str, body: Any
+) -> None:
+    status, err = api(method, path, body)
+    assert (status, err["error"]) == (422, "validation_failed"), err
+    assert err["problems"] and err["message"].startswith("invalid request:")

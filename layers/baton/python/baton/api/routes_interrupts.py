@@ -82,6 +82,25 @@ class CancelInterruptRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
 
+class ListInterruptsQuery(BaseModel):
+    status: str | None = Field(default=None, description="pending | answered | cancelled")
+    session_id: str | None = Field(default=None, alias="sessionId", description="One session's interrupts.")
+    limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE, description="Page size.")
+    next_token: str | None = Field(
+        default=None, alias="next", max_length=4096, description="The `next` of the previous page."
+    )
+
+
+class GetInterruptQuery(BaseModel):
+    wait_seconds: float = Field(
+        default=0,
+        alias="waitSeconds",
+        ge=0,
+        le=MAX_WAIT_SECONDS,
+        description="Hold the request until the interrupt is no longer pending, at most this long.",
+    )
+
+
 def _service() -> InterruptService:
     return deps.get_services().interrupts
 
@@ -132,16 +151,11 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[InterruptView]:
     tags=["interrupts"],
     responses=responses({200: InterruptPage}, 400, 403),
 )
-def list_interrupts(
-    status: Annotated[str | None, Query(description="pending | answered | cancelled")] = None,
-    session_id: Annotated[str | None, Query(alias="sessionId", description="One session's interrupts.")] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Page size.")] = DEFAULT_PAGE_SIZE,
-    next_token: Annotated[
-        str | None, Query(alias="next", max_length=4096, description="The `next` of the previous page.")
-    ] = None,
-) -> InterruptPage:
-    deps.require_run(session_id)  # an agent lists its own session's interrupts only
-    found, token = _service().list_page(status=status, session_id=session_id, limit=limit, next_token=next_token)
+def list_interrupts(query: Annotated[ListInterruptsQuery, Query()]) -> InterruptPage:
+    deps.require_run(query.session_id)  # an agent lists its own session's interrupts only
+    found, token = _service().list_page(
+        status=query.status, session_id=query.session_id, limit=query.limit, next_token=query.next_token
+    )
     return InterruptPage(interrupts=[interrupt_view(i) for i in found], count=len(found), next=token)
 
 
@@ -151,21 +165,10 @@ def list_interrupts(
     tags=["interrupts"],
     responses=responses({200: InterruptView}, 403, 404),
 )
-def get_interrupt(
-    interrupt_id: InterruptId,
-    wait_seconds: Annotated[
-        float,
-        Query(
-            alias="waitSeconds",
-            ge=0,
-            le=MAX_WAIT_SECONDS,
-            description="Hold the request until the interrupt is no longer pending, at most this long.",
-        ),
-    ] = 0,
-) -> InterruptView:
+def get_interrupt(interrupt_id: InterruptId, query: Annotated[GetInterruptQuery, Query()]) -> InterruptView:
     if deps.current_caller().role == "agent":  # scoped before any waiting
         deps.require_run(_service().get(interrupt_id).run_id)
-    return interrupt_view(_service().get(interrupt_id, wait_seconds=wait_seconds))
+    return interrupt_view(_service().get(interrupt_id, wait_seconds=query.wait_seconds))
 
 
 @router.post(

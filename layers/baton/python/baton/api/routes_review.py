@@ -7,6 +7,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from pydantic import BaseModel, Field
 
 from baton.api import deps
 from baton.api.contract import RunId, responses
@@ -16,15 +17,16 @@ from baton.services.runs import check_run_id
 router = APIGatewayRouter()
 
 
+class ReviewQuery(BaseModel):
+    gate: str | None = Field(default=None, description="The review gate's name, when the run has several.")
+
+
 @router.get(
     "/api/runs/<run_id>/review",
     summary="The run's review: dialogue thread, latest verdict, diff stats, review URL, merge status",
     tags=["review"],
     responses=responses({200: ReviewView}, 400, 403, 404),
 )
-def get_review(
-    run_id: RunId,
-    gate: Annotated[str | None, Query(description="The review gate's name, when the run has several.")] = None,
-) -> ReviewView:
+def get_review(run_id: RunId, query: Annotated[ReviewQuery, Query()]) -> ReviewView:
     deps.require_run(run_id)
-    return ReviewView.model_validate(deps.get_services().review_service().view(check_run_id(run_id), gate))
+    return ReviewView.model_validate(deps.get_services().review_service().view(check_run_id(run_id), query.gate))

@@ -26,6 +26,11 @@ class StartRunRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
 
+class EventsQuery(BaseModel):
+    after: str | None = Field(default=None, description="Cursor: the last event id you have.")
+    limit: int = Field(default=100, ge=1, le=500)
+
+
 class ResumeRequest(BaseModel):
     answers: dict[str, Any] = Field(description="The operator's answers, delivered to the paused node.")
     node: str | None = Field(default=None, description="Which paused node, when the run waits at several.")
@@ -67,16 +72,12 @@ def get_run(run_id: RunId) -> RunView:
     tags=["runs"],
     responses=responses({200: EventPage}, 400, 403, 404),
 )
-def list_events(
-    run_id: RunId,
-    after: Annotated[str | None, Query(description="Cursor: the last event id you have.")] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
-) -> EventPage:
+def list_events(run_id: RunId, query: Annotated[EventsQuery, Query()]) -> EventPage:
     deps.require_run(run_id)
-    events = deps.get_services().runs.events(check_run_id(run_id), after=after, limit=limit)
+    events = deps.get_services().runs.events(check_run_id(run_id), after=query.after, limit=query.limit)
     return EventPage(
         events=[EventView.model_validate(e.model_dump()) for e in events],
-        next=events[-1].event_id if events else after,
+        next=events[-1].event_id if events else query.after,
     )
 
 
