@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 class Contract(BaseModel):
     """A response body (or a part of one). Unknown keys from a newer server are ignored by the SDK."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", defer_build=True)
 
     def _field_of(self, key: str) -> str | None:
         fields = type(self).model_fields
