@@ -74,11 +74,11 @@ def main() -> None:
                 run = client.start_run(
                     "human_pause", {"prompt": "bench", "timeout_seconds": 120, "notify": ["email"]}, run_id=run_id
                 )
-                while client.get_run(run_id)["status"] != "paused_waiting_human":
+                while client.get_run(run_id).status != "paused_waiting_human":
                     time.sleep(0.005)
                 started = time.perf_counter()
                 client.resume(run_id, {"ok": True})
-                while sfn.describe_execution(executionArn=run["execution_arn"])["status"] != "SUCCEEDED":
+                while sfn.describe_execution(executionArn=str(run.execution_arn))["status"] != "SUCCEEDED":
                     time.sleep(0.002)
                 round_trips.append(time.perf_counter() - started)
                 print(f"\r  round trips: {n + 1}/{args.runs}", end="", file=sys.stderr, flush=True)

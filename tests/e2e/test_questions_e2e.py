@@ -231,7 +231,9 @@ def test_tool_form_202_then_200_and_sdk_await(local_stack: LocalStackProcess) ->
     assert timed_out.value.details["pending"] == [iid]
     threading.Timer(0.5, lambda: local_stack.client().answer(run_id, iid, "yes")).start()
     answers = client.await_answers(run_id, timeout=15, poll_interval=0.1)
-    assert answers == [{"interaction_id": iid, "node": "draft", "question": "Proceed?", "answer": "yes"}]
+    assert [a.wire() for a in answers] == [
+        {"interaction_id": iid, "node": "draft", "question": "Proceed?", "answer": "yes"}
+    ]
     assert client.get_run(run_id)["status"] == "running"
 
 

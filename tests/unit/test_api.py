@@ -147,3 +147,71 @@ def test_iam_principals_matching_the_agent_pattern_are_agents() -> None:
     assert resolve_caller(event, "", "").role == "operator"
     cognito = {"requestContext": {"authorizer": {"claims": {"email": "op@example.com", "sub": "1"}}}}
     assert resolve_caller(cognito, "", r".*").role == "operator"
+
+
+def test_openapi_describes_every_response_and_its_errors(api: Any) -> None:
+    status, doc = api("GET", "/api/openapi.json", token=None)
+    assert status == 200
+    schemas = doc["components"]["schemas"]
+    assert set(schemas["ErrorBody"]["required"]) == {"error", "message"}
+    operations = [(path, method, op) for path, ops in doc["paths"].items() for method, op in ops.items()]
+    assert len(operations) == 16
+    for path, method, op in operations:
+        codes = {int(code): response for code, response in op["responses"].items()}
+        ok = [code for code in codes if 200 <= code < 300]
+        assert ok, (method, path)
+        for code in ok:
+            schema = codes[code]["content"]["application/json"]["schema"]
+            refs = [schema.get("$ref")] if "$ref" in schema else [s["$ref"] for s in schema["anyOf"]]
+            for ref in refs:
+                assert schemas[ref.rsplit("/", 1)[-1]]["properties"], (method, path, ref)
+        errors = [code for code in codes if code >= 400]
+        assert {401, 422} <= set(errors), (method, path)
+        for code in errors:
+            assert codes[code]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("GET", "/api/runs/has%20space", None),
+        ("GET", "/api/runs/has%20space/events", None),
+        ("POST", "/api/runs/has%20space/resume", {"answers": {"a": 1}}),
+        ("GET", "/api/runs/has%20space/review", None),
+        ("POST", "/api/runs/has%20space/questions", {"node": "n", "question": "q?"}),
+        ("GET", "/api/runs/has%20space/interactions/pending", None),
+        ("POST", "/api/runs/has%20space/interactions/i1/answer", {"answer": "x"}),
+        ("POST", "/api/runs/has%20space/nodes/n/messages/drain", None),
+        ("POST", "/api/runs/has%20space/await", {"timeout_seconds": 5}),
+        ("POST", "/api/v1/interrupts", {"sessionId": "has space", "prompt": "p"}),
+    ],
+)
+def test_a_bad_run_id_is_the_same_400_on_every_route(api: Any, method: str, path: str, body: Any) -> None:
+    status, err = api(method, path, body)
+    assert (status, err["error"]) == (400, "bad_request"), err
+    assert "run_id must be" in err["message"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", "/api/runs", {"workflow": "human_pause", "surprise": 1}),
+        ("POST", "/api/runs/r1/resume", {"answers": {}, "surprise": 1}),
+        ("POST", "/api/runs/r1/questions", {"node": "n", "question": "q?", "surprise": 1}),
+        ("POST", "/api/runs/r1/interactions/i1/answer", {"answer": "x", "surprise": 1}),
+        ("POST", "/api/runs/r1/await", {"timeout_seconds": 5, "surprise": 1}),
+        ("POST", "/api/v1/interrupts", {"sessionId": "s1", "prompt": "p", "surprise": 1}),
+        ("POST", "/api/v1/interrupts/i1/claim", {"surprise": 1}),
+        ("POST", "/api/v1/interrupts/i1/resume", {"input": 1, "surprise": 1}),
+        ("POST", "/api/v1/interrupts/i1/cancel", {"reason": "r", "surprise": 1}),
+        ("GET", "/api/runs/r1/events?limit=0", None),
+        ("GET", "/api/v1/interrupts?limit=0", None),
+        ("GET", "/api/v1/interrupts/i1?waitSeconds=-1", None),
+    ],
+)
+def test_a_body_or_query_failing_its_model_is_the_same_422_on_every_route(
+    api: Any, method: str, path: str, body: Any
+) -> None:
+    status, err = api(method, path, body)
+    assert (status, err["error"]) == (422, "validation_failed"), err
+    assert err["problems"] and err["message"].startswith("invalid request:")

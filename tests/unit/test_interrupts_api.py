@@ -17,6 +17,7 @@ from baton.api.app import create_app
 from baton.cli.main import app as cli_app
 from baton.client.interrupts import settle, wait_for
 from baton.client.sdk import ApiUnavailableError, Client
+from baton.contracts import InterruptClaimed, InterruptView
 from baton.errors import InterruptCancelledError, InterruptTimeoutError, InterruptValidationError
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
@@ -240,6 +241,33 @@ def test_sdk_async_waiter(app: Any, client: Client) -> None:
     assert resolved.value == {"ok": True} and resolved.interrupt_id == again["id"]
 
 
+def test_sdk_returns_the_contract_models(client: Client, api: Any) -> None:
+    rec = client.create_interrupt(session_id="sdk-5", prompt="Typed?", state={"a": 1})
+    assert isinstance(rec, InterruptView) and rec.session_id == "sdk-5" and rec.state == {"a": 1}
+    assert rec["sessionId"] == "sdk-5" and rec.get("nothing") is None  # wire names read like the old dicts
+    claimed = client.claim_interrupt(rec.interrupt_id)
+    assert isinstance(claimed, InterruptClaimed) and claimed.interrupt.claimed_by == "local-operator"
+    [listed] = client.list_interrupts(session_id="sdk-5")
+    assert listed == client.get_interrupt(rec.interrupt_id) == claimed.interrupt
+    resumed = client.resume_interrupt(rec.interrupt_id, "ok", ["a=2"])
+    assert resumed.resumed is True and resumed.interrupt.edited_state == {"a": 2}
+    status, wire = api("GET", f"/api/v1/interrupts/{rec.interrupt_id}")
+    assert status == 200 and wire == resumed.interrupt.wire()  # the SDK's model is the wire, field for field
+
+
+def test_the_sdk_imports_without_the_server() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, baton.client.sdk; "
+        "server = [m for m in sys.modules if m.startswith(('baton.services', 'baton.api', 'aws_lambda_powertools'))]; "
+        "assert not server, server"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
 def test_wait_loop_backs_off_on_transient_errors_and_never_spins() -> None:
     calls: list[float] = []
     sleeps: list[float] = []
@@ -323,7 +351,7 @@ def test_settle_maps_statuses() -> None:
 # ---- CLI -------------------------------------------------------------------------------------------
 @pytest.fixture
 def cli(client: Client, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr("baton.cli.workflow._client", lambda: client)
+    monkeypatch.setattr("baton.cli.common.client", lambda: client)
     runner = CliRunner()
 
     def run(*args: str) -> Any:

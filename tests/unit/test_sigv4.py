@@ -9,6 +9,17 @@ from baton.client.sdk import Client
 from baton.client.sigv4 import CredentialsMissingError, SigV4Auth, region_of
 
 API = "https://abc123.execute-api.eu-west-1.amazonaws.com/prod"
+# One body that parses as both a run (GET) and a resume result (POST): the SDK returns typed results.
+ANY_RESULT = {
+    "run_id": "r1",
+    "status": "running",
+    "created_at": "2026-01-01T00:00:00Z",
+    "updated_at": "2026-01-01T00:00:00Z",
+    "interaction_id": "i1",
+    "node": "approve",
+    "queued": True,
+    "resumed": True,
+}
 
 
 def _capture() -> tuple[list[httpx.Request], httpx.MockTransport]:
@@ -16,7 +27,7 @@ def _capture() -> tuple[list[httpx.Request], httpx.MockTransport]:
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
-        return httpx.Response(200, json={"run_id": "r1"})
+        return httpx.Response(200, json=ANY_RESULT)
 
     return seen, httpx.MockTransport(handler)
 

@@ -1,7 +1,7 @@
 """Who is calling. Deployed, API Gateway authenticates (IAM SigV4 or Cognito) and the handler reads
 the identity it put in the request context; locally, a bearer token stands in for both.
 
-Two roles (DESIGN §5): operators answer, resume, claim and cancel; agents ask, drain, await and create
+Two roles: operators answer, resume, claim and cancel; agents ask, drain, await and create
 interrupts. A local agent token is scoped to one run: `agent.<run_id>.<mac>`, where the mac is an
 HMAC of the run id keyed with the stack's operator token (`baton agent-token <run>` prints one).
 Deployed, an IAM principal matching BATON_AGENT_PRINCIPAL_PATTERN is an agent."""

@@ -45,7 +45,7 @@ def current_caller() -> Caller:
 
 
 def require_operator(action: str) -> Caller:
-    """Answering, resuming, claiming and cancelling are operator actions (DESIGN §5)."""
+    """Answering, resuming, claiming and cancelling are operator actions; an agent identity is refused (403)."""
     caller = current_caller()
     if caller.role != "operator":
         raise ForbiddenError(

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field
 
 from baton.api import deps
+from baton.api.contract import InterruptId, responses
+from baton.contracts import InterruptCancelled, InterruptClaimed, InterruptPage, InterruptResumed, InterruptView
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.fields import RunId
 from baton.domain.interrupt_spec import MAX_TIMEOUT_MS, InterruptKey, InterruptSpec, NotifyChannels, Prompt, TimeoutMs
@@ -20,12 +22,10 @@ from baton.services.interrupts import (
     MAX_PAGE_SIZE,
     MAX_WAIT_SECONDS,
     InterruptService,
-    public_view,
+    interrupt_view,
 )
 
 router = APIGatewayRouter()
-
-InterruptId = Annotated[str, Path(min_length=1, max_length=64, description="The interrupt id.")]
 
 
 class CreateInterruptRequest(BaseModel):
@@ -78,6 +78,25 @@ class CancelInterruptRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
 
+class ListInterruptsQuery(BaseModel):
+    status: str | None = Field(default=None, description="pending | answered | cancelled")
+    session_id: RunId | None = Field(default=None, alias="sessionId", description="One session's interrupts.")
+    limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE, description="Page size.")
+    next_token: str | None = Field(
+        default=None, alias="next", max_length=4096, description="The `next` of the previous page."
+    )
+
+
+class GetInterruptQuery(BaseModel):
+    wait_seconds: float = Field(
+        default=0,
+        alias="waitSeconds",
+        ge=0,
+        le=MAX_WAIT_SECONDS,
+        description="Hold the request until the interrupt is no longer pending, at most this long.",
+    )
+
+
 def _service() -> InterruptService:
     return deps.get_services().interrupts
 
@@ -93,12 +112,13 @@ def _operator(requested: str | None) -> str:
     raise ForbiddenError(f"you are {caller.principal}; you cannot act as {requested}", details={"operator": requested})
 
 
-def _json(status: int, body: Any) -> Response[Any]:
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
-
-
-@router.post("/api/v1/interrupts", summary="Create an interrupt (a typed pause)", tags=["interrupts"])
-def create_interrupt(body: CreateInterruptRequest) -> Response[Any]:
+@router.post(
+    "/api/v1/interrupts",
+    summary="Create an interrupt (a typed pause); 200 when `key` names an existing one",
+    tags=["interrupts"],
+    responses=responses({201: InterruptView, 200: InterruptView}, 400, 403, 409, 413),
+)
+def create_interrupt(body: CreateInterruptRequest) -> Response[InterruptView]:
     deps.require_run(body.sessionId)
     interrupt, created = _service().create(
         InterruptSpec(
@@ -114,62 +134,74 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[Any]:
         ),
         caller=deps.current_caller().principal,
     )
-    return _json(201 if created else 200, public_view(interrupt))
-
-
-@router.get(
-    "/api/v1/interrupts", summary="List interrupts (?status= ?sessionId= ?limit= ?next=), paged", tags=["interrupts"]
-)
-def list_interrupts(
-    status: Annotated[str | None, Query(description="pending | answered | cancelled")] = None,
-    session_id: Annotated[RunId | None, Query(alias="sessionId", description="One session's interrupts.")] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Page size.")] = DEFAULT_PAGE_SIZE,
-    next_token: Annotated[
-        str | None, Query(alias="next", max_length=4096, description="The `next` of the previous page.")
-    ] = None,
-) -> dict[str, Any]:
-    deps.require_run(session_id)  # an agent lists its own session's interrupts only
-    found, token = _service().list_page(status=status, session_id=session_id, limit=limit, next_token=next_token)
-    return {"interrupts": [public_view(i) for i in found], "count": len(found), "next": token}
-
-
-@router.get("/api/v1/interrupts/<interrupt_id>", summary="One interrupt; ?waitSeconds= long-polls", tags=["interrupts"])
-def get_interrupt(
-    interrupt_id: InterruptId,
-    wait_seconds: Annotated[
-        float,
-        Query(
-            alias="waitSeconds",
-            ge=0,
-            le=MAX_WAIT_SECONDS,
-            description="Hold the request until the interrupt is no longer pending, at most this long.",
-        ),
-    ] = 0,
-) -> dict[str, Any]:
-    if deps.current_caller().role == "agent":  # scoped before any waiting
-        deps.require_run(public_view(_service().get(interrupt_id))["sessionId"])
-    return public_view(_service().get(interrupt_id, wait_seconds=wait_seconds))
-
-
-@router.post("/api/v1/interrupts/<interrupt_id>/claim", summary="Claim (who is working on it)", tags=["interrupts"])
-def claim_interrupt(
-    interrupt_id: InterruptId, body: Annotated[ClaimInterruptRequest | None, Body()] = None
-) -> dict[str, Any]:
-    request = body or ClaimInterruptRequest()
-    return _service().claim(interrupt_id, operator=_operator(request.operator), force=request.force)
-
-
-@router.post(
-    "/api/v1/interrupts/<interrupt_id>/resume", summary="Resume with a value and state edits", tags=["interrupts"]
-)
-def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) -> dict[str, Any]:
-    caller = _operator(body.operator)
-    request = {"interrupt_id": interrupt_id, "input": body.input, "stateEdits": body.stateEdits, "caller": caller}
-    return deps.get_services().idempotency.run(
-        "interrupt_resume", request, lambda: _service().resume(interrupt_id, body.input, body.stateEdits, caller=caller)
+    return Response(
+        status_code=201 if created else 200,
+        content_type=content_types.APPLICATION_JSON,
+        body=interrupt_view(interrupt),
     )
 
 
-@router.post("/api/v1/interrupts/<interrupt_id>/cancel", summary="Cancel with a reason", tags=["interrupts"])
-def cancel_interrupt(interrupt_id: InterruptId, body: CancelInterruptRequest) -> dict[str, Any]:
-    return _service().cancel(interrupt_id, body.reason, caller=_operator(body.operator))
+@router.get(
+    "/api/v1/interrupts",
+    summary="List interrupts (?status= ?sessionId= ?limit= ?next=), paged",
+    tags=["interrupts"],
+    responses=responses({200: InterruptPage}, 400, 403),
+)
+def list_interrupts(query: Annotated[ListInterruptsQuery, Query()]) -> InterruptPage:
+    deps.require_run(query.session_id)  # an agent lists its own session's interrupts only
+    found, token = _service().list_page(
+        status=query.status, session_id=query.session_id, limit=query.limit, next_token=query.next_token
+    )
+    return InterruptPage(interrupts=[interrupt_view(i) for i in found], count=len(found), next=token)
+
+
+@router.get(
+    "/api/v1/interrupts/<interrupt_id>",
+    summary="One interrupt; ?waitSeconds= long-polls",
+    tags=["interrupts"],
+    responses=responses({200: InterruptView}, 403, 404),
+)
+def get_interrupt(interrupt_id: InterruptId, query: Annotated[GetInterruptQuery, Query()]) -> InterruptView:
+    if deps.current_caller().role == "agent":  # scoped before any waiting
+        deps.require_run(_service().get(interrupt_id).run_id)
+    return interrupt_view(_service().get(interrupt_id, wait_seconds=query.wait_seconds))
+
+
+@router.post(
+    "/api/v1/interrupts/<interrupt_id>/claim",
+    summary="Claim (who is working on it)",
+    tags=["interrupts"],
+    responses=responses({200: InterruptClaimed}, 403, 404, 409, 410),
+)
+def claim_interrupt(
+    interrupt_id: InterruptId, body: Annotated[ClaimInterruptRequest | None, Body()] = None
+) -> InterruptClaimed:
+    request = body or ClaimInterruptRequest()
+    claimed = _service().claim(interrupt_id, operator=_operator(request.operator), force=request.force)
+    return InterruptClaimed.model_validate(claimed)
+
+
+@router.post(
+    "/api/v1/interrupts/<interrupt_id>/resume",
+    summary="Resume with a value and state edits",
+    tags=["interrupts"],
+    responses=responses({200: InterruptResumed}, 400, 403, 404, 409, 410, 413),
+)
+def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) -> InterruptResumed:
+    caller = _operator(body.operator)
+    request = {"interrupt_id": interrupt_id, "input": body.input, "stateEdits": body.stateEdits, "caller": caller}
+    resumed = deps.get_services().idempotency.run(
+        "interrupt_resume", request, lambda: _service().resume(interrupt_id, body.input, body.stateEdits, caller=caller)
+    )
+    return InterruptResumed.model_validate(resumed)
+
+
+@router.post(
+    "/api/v1/interrupts/<interrupt_id>/cancel",
+    summary="Cancel with a reason",
+    tags=["interrupts"],
+    responses=responses({200: InterruptCancelled}, 400, 403, 404, 409, 410),
+)
+def cancel_interrupt(interrupt_id: InterruptId, body: CancelInterruptRequest) -> InterruptCancelled:
+    cancelled = _service().cancel(interrupt_id, body.reason, caller=_operator(body.operator))
+    return InterruptCancelled.model_validate(cancelled)

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field
 
 from baton.api import deps
+from baton.api.contract import InteractionId, NodeName, RunId, responses
+from baton.contracts import (
+    AnswerResult,
+    AskResult,
+    AwaitAnswered,
+    AwaitPending,
+    DrainResult,
+    MessageView,
+    PendingQuestions,
+    QuestionView,
+)
 from baton.domain import fields
 
 router = APIGatewayRouter()
-
-RunId = Annotated[fields.RunId, Path(description="The run id.")]
-InteractionId = Annotated[str, Path(min_length=1, max_length=80, description="The question's interaction id.")]
-NodeName = Annotated[fields.NodeName, Path(description="The asking node.")]
 MapItem = Field(
     default=None,
     description="`$$.Map.Item.Index` when the caller runs inside a Map iteration. Questions and the await "
@@ -53,16 +59,13 @@ class AwaitRequest(BaseModel):
     model_config = {"extra": "forbid", "populate_by_name": True}
 
 
-def _json(status: int, body: dict[str, Any]) -> Response[dict[str, Any]]:
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
-
-
 @router.post(
     "/api/runs/<run_id>/questions",
     summary="ask_user_async: post a question and keep working",
     tags=["questions"],
+    responses=responses({201: AskResult}, 400, 403, 404, 409, 413),
 )
-def ask(run_id: RunId, body: AskRequest) -> Response[dict[str, Any]]:
+def ask(run_id: RunId, body: AskRequest) -> Response[AskResult]:
     deps.require_run(run_id)
     result = deps.get_services().questions.ask(
         run_id,
@@ -74,47 +77,56 @@ def ask(run_id: RunId, body: AskRequest) -> Response[dict[str, Any]]:
         notify=body.notify,
         caller=deps.current_caller().principal,
     )
-    return _json(201, result)
+    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=AskResult.model_validate(result))
 
 
-@router.get("/api/runs/<run_id>/interactions/pending", summary="The run's pending questions", tags=["questions"])
-def pending(run_id: RunId) -> dict[str, Any]:
+@router.get(
+    "/api/runs/<run_id>/interactions/pending",
+    summary="The run's pending questions",
+    tags=["questions"],
+    responses=responses({200: PendingQuestions}, 400, 403, 404),
+)
+def pending(run_id: RunId) -> PendingQuestions:
     deps.require_run(run_id)
     found = deps.get_services().questions.pending(run_id)
-    return {"run_id": run_id, "pending": [i.public() for i in found]}
+    return PendingQuestions(run_id=run_id, pending=[QuestionView.of(i) for i in found])
 
 
 @router.post(
     "/api/runs/<run_id>/interactions/<interaction_id>/answer",
     summary="Answer a question (409 with the winning answer if already answered)",
     tags=["questions"],
+    responses=responses({200: AnswerResult}, 400, 403, 404, 409, 410, 413),
 )
-def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) -> dict[str, Any]:
+def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) -> AnswerResult:
     services, caller = deps.get_services(), deps.require_operator("answering a question").principal
-    return services.idempotency.run(
+    answered = services.idempotency.run(
         "answer",
         {"run_id": run_id, "interaction_id": interaction_id, "answer": body.answer, "caller": caller},
         lambda: services.questions.answer(run_id, interaction_id, body.answer, caller=caller),
     )
+    return AnswerResult.model_validate(answered)
 
 
 @router.post(
     "/api/runs/<run_id>/nodes/<node>/messages/drain",
     summary="Deliver the node's queued messages (each exactly once, oldest first)",
     tags=["questions"],
+    responses=responses({200: DrainResult}, 400, 403, 404),
 )
-def drain(run_id: RunId, node: NodeName) -> dict[str, Any]:
+def drain(run_id: RunId, node: NodeName) -> DrainResult:
     deps.require_run(run_id)
     messages = deps.get_services().questions.drain(run_id, node)
-    return {"run_id": run_id, "node": node, "messages": [m.model_dump() for m in messages]}
+    return DrainResult(run_id=run_id, node=node, messages=[MessageView.of(m) for m in messages])
 
 
 @router.post(
     "/api/runs/<run_id>/await",
     summary="await_answers as a tool: 200 with the answers, or 202 with the pending ids",
     tags=["questions"],
+    responses=responses({200: AwaitAnswered, 202: AwaitPending}, 400, 403, 404),
 )
-def await_answers(run_id: RunId, body: AwaitRequest) -> Response[dict[str, Any]]:
+def await_answers(run_id: RunId, body: AwaitRequest) -> Response[AwaitAnswered | AwaitPending]:
     deps.require_run(run_id)
     done, result = deps.get_services().questions.await_tool(
         run_id,
@@ -123,4 +135,5 @@ def await_answers(run_id: RunId, body: AwaitRequest) -> Response[dict[str, Any]]
         map_item=body.map_item,
         caller=deps.current_caller().principal,
     )
-    return _json(200 if done else 202, result)
+    outcome = AwaitAnswered.model_validate(result) if done else AwaitPending.model_validate(result)
+    return Response(status_code=200 if done else 202, content_type=content_types.APPLICATION_JSON, body=outcome)

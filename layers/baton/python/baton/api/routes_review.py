@@ -3,27 +3,29 @@ Operator actions ride POST /api/runs/{run_id}/resume with the reserved `__review
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from pydantic import BaseModel, Field
 
 from baton.api import deps
-from baton.services.runs import check_run_id
+from baton.api.contract import RunId, responses
+from baton.contracts import ReviewView
 
 router = APIGatewayRouter()
 
-RunId = Annotated[str, Path(min_length=1, max_length=80, description="The run id.")]
+
+class ReviewQuery(BaseModel):
+    gate: str | None = Field(default=None, description="The review gate's name, when the run has several.")
 
 
 @router.get(
     "/api/runs/<run_id>/review",
     summary="The run's review: dialogue thread, latest verdict, diff stats, review URL, merge status",
     tags=["review"],
+    responses=responses({200: ReviewView}, 400, 403, 404),
 )
-def get_review(
-    run_id: RunId,
-    gate: Annotated[str | None, Query(description="The review gate's name, when the run has several.")] = None,
-) -> dict[str, Any]:
+def get_review(run_id: RunId, query: Annotated[ReviewQuery, Query()]) -> ReviewView:
     deps.require_run(run_id)
-    return deps.get_services().review_service().view(check_run_id(run_id), gate)
+    return ReviewView.model_validate(deps.get_services().review_service().view(run_id, query.gate))

@@ -5,17 +5,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field
 
 from baton.api import deps
+from baton.api.contract import RunId, responses
+from baton.contracts import EventPage, EventView, ResumeResult, ReviewActionResult, RunView, StartedRun
 from baton.domain import fields
 from baton.services.review import is_review_answer
 
 router = APIGatewayRouter()
-
-RunId = Annotated[fields.RunId, Path(description="The run id (the Step Functions execution name).")]
 
 
 class StartRunRequest(BaseModel):
@@ -26,6 +26,11 @@ class StartRunRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
 
+class EventsQuery(BaseModel):
+    after: str | None = Field(default=None, description="Cursor: the last event id you have.")
+    limit: int = Field(default=100, ge=1, le=500)
+
+
 class ResumeRequest(BaseModel):
     answers: dict[str, Any] = Field(description="The operator's answers, delivered to the paused node.")
     node: fields.NodeName | None = Field(default=None, description="Which paused node, when the run waits at several.")
@@ -33,50 +38,68 @@ class ResumeRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
 
-@router.post("/api/runs", summary="Start a hosted run", tags=["runs"])
-def start_run(body: StartRunRequest) -> Response[dict[str, Any]]:
+@router.post(
+    "/api/runs",
+    summary="Start a hosted run",
+    tags=["runs"],
+    responses=responses({201: StartedRun}, 400, 403, 404, 409, 413),
+)
+def start_run(body: StartRunRequest) -> Response[StartedRun]:
     services = deps.get_services()
     caller = deps.require_operator("starting a hosted run")
     run = services.runs.start(body.workflow, body.input, run_id=body.run_id, caller=caller.principal)
     return Response(
         status_code=201,
         content_type=content_types.APPLICATION_JSON,
-        body=run.model_dump(exclude={"version"}),
+        body=StartedRun.model_validate(run.model_dump(exclude={"version"})),
     )
 
 
-@router.get("/api/runs/<run_id>", summary="Run summary: status, counts, merge fields", tags=["runs"])
-def get_run(run_id: RunId) -> dict[str, Any]:
+@router.get(
+    "/api/runs/<run_id>",
+    summary="Run summary: status, counts, merge fields",
+    tags=["runs"],
+    responses=responses({200: RunView}, 400, 403, 404),
+)
+def get_run(run_id: RunId) -> RunView:
     deps.require_run(run_id)
-    return deps.get_services().runs.get(run_id)
+    return RunView.model_validate(deps.get_services().runs.get(run_id))
 
 
-@router.get("/api/runs/<run_id>/events", summary="The run's event log, oldest first", tags=["runs"])
-def list_events(
-    run_id: RunId,
-    after: Annotated[str | None, Query(description="Cursor: the last event id you have.")] = None,
-    limit: Annotated[int, Query(ge=1, le=500)] = 100,
-) -> dict[str, Any]:
+@router.get(
+    "/api/runs/<run_id>/events",
+    summary="The run's event log, oldest first",
+    tags=["runs"],
+    responses=responses({200: EventPage}, 400, 403, 404),
+)
+def list_events(run_id: RunId, query: Annotated[EventsQuery, Query()]) -> EventPage:
     deps.require_run(run_id)
-    events = deps.get_services().runs.events(run_id, after=after, limit=limit)
-    return {
-        "events": [e.model_dump() for e in events],
-        "next": events[-1].event_id if events else after,
-    }
+    events = deps.get_services().runs.events(run_id, after=query.after, limit=query.limit)
+    return EventPage(
+        events=[EventView.model_validate(e.model_dump()) for e in events],
+        next=events[-1].event_id if events else query.after,
+    )
 
 
-@router.post("/api/runs/<run_id>/resume", summary="Resume the run's paused human node", tags=["runs"])
-def resume(run_id: RunId, body: ResumeRequest) -> dict[str, Any]:
+@router.post(
+    "/api/runs/<run_id>/resume",
+    summary="Resume the run's paused human node (a review gate's action with the reserved __review_* keys)",
+    tags=["runs"],
+    responses=responses({200: ReviewActionResult | ResumeResult}, 400, 403, 404, 409, 410, 413),
+)
+def resume(run_id: RunId, body: ResumeRequest) -> ReviewActionResult | ResumeResult:
     caller = deps.require_operator("resuming a run")
     services = deps.get_services()
     # Review gates take the operator's action under the reserved __review_* keys (baton.services.review).
     # They stay outside Idempotency on purpose: the same action may be right twice (approve again
     # after a rejected merge was fixed); the review interaction's conditional writes guard them.
     if is_review_answer(body.answers) or services.review_service().waiting_at_review(run_id, body.node):
-        return services.review_service().act(run_id, body.answers, caller=caller.principal, node=body.node)
+        acted = services.review_service().act(run_id, body.answers, caller=caller.principal, node=body.node)
+        return ReviewActionResult.model_validate(acted)
     request = {"run_id": run_id, "answers": body.answers, "node": body.node, "caller": caller.principal}
-    return services.idempotency.run(
+    resumed = services.idempotency.run(
         "resume",
         request,
         lambda: services.runs.resume(run_id, body.answers, caller=caller.principal, node=body.node),
     )
+    return ResumeResult.model_validate(resumed)

@@ -11,23 +11,24 @@ Without --interrupt-id the latest pending interrupt of the session is the target
 from __future__ import annotations
 
 import json
-import sys
 from datetime import UTC, datetime
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from baton.cli import common
+from baton.cli.common import JsonFlag, err_console, usage
+from baton.cli.common import plain_console as console
 from baton.errors import BatonError, ValidationFailedError
+
+if TYPE_CHECKING:
+    from baton.client.sdk import Client
+    from baton.contracts import InterruptView
 
 workflow_app = typer.Typer(
     help="Interrupts of a session: inspect, resume (with state edits), claim, cancel.", no_args_is_help=True
 )
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
-
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 InterruptIdOption = Annotated[
     str | None, typer.Option("--interrupt-id", help="Which interrupt (default: the session's latest pending one).")
 ]
@@ -36,23 +37,8 @@ OperatorOption = Annotated[
 ]
 
 
-def _client() -> Any:
-    from baton.client.sdk import Client
-
-    return Client()
-
-
 def _fail(err: BatonError) -> NoReturn:
-    err_console.print(f"[bold red]error[/] ({err.code}): {escape(err.message)}")
-    for key, value in err.details.items():
-        if key not in ("error", "interrupt", "problems"):
-            err_console.print(f"  {key}: {escape(json.dumps(value, default=str)[:400])}")
-    raise typer.Exit(code=1)
-
-
-def _usage(message: str) -> NoReturn:
-    err_console.print(f"[bold red]error[/]: {escape(message)}")
-    raise typer.Exit(code=2)
+    common.fail(err, hide=("interrupt", "problems"))  # the record is shown by `inspect`, the problem by the message
 
 
 def _age(created_at: str, now: datetime | None = None) -> str:
@@ -70,55 +56,56 @@ def _age(created_at: str, now: datetime | None = None) -> str:
     return f"{seconds // 86400}d"
 
 
-def render_interrupt(rec: dict[str, Any], session_id: str, now: datetime | None = None) -> list[str]:
-    """The seed's `workflow inspect` block for one interrupt (plain text lines)."""
-    iid = rec["id"]
-    lines = [f"  [{rec['status'].upper()}] {iid}", f"    prompt:    {rec['prompt']}"]
-    lines.append(f"    workflow:  {rec.get('workflowId') or '-'}")
-    lines.append(f"    created:   {rec['createdAt']} (age {_age(rec['createdAt'], now)})")
-    if rec.get("expiresAt"):
-        lines.append(f"    expires:   {rec['expiresAt']}")
-    if rec.get("claimedBy"):
-        lines.append(f"    claimed:   by {rec['claimedBy']} at {rec['claimedAt']}")
-    schema = rec.get("jsonSchema") or rec.get("schema")
-    label = "jsonSchema" if rec.get("jsonSchema") else "schema"
-    lines.append(f"    {label + ':':<10} {json.dumps(schema, separators=(',', ':')) if schema else '(any JSON value)'}")
-    lines.append("    state:")
-    state_text = json.dumps(rec.get("state") or {}, indent=2)
-    lines.extend("      " + line for line in state_text.splitlines())
-    if rec["status"] == "pending":
-        base = f"baton workflow resume-interrupt {session_id} --interrupt-id {iid}"
-        lines += [
+def _outcome_lines(rec: InterruptView, session_id: str) -> list[str]:
+    """How to resume a pending interrupt, or how a settled one ended."""
+    if rec.status == "pending":
+        base = f"baton workflow resume-interrupt {session_id} --interrupt-id {rec.interrupt_id}"
+        return [
             "",
             "    Resume with:",
             f"      {base} --input='<json>'",
             "    Or edit state first:",
             f"      {base} --edit-state='path.to.field=value' --input='<json>'",
         ]
-    else:
-        who = rec.get("resolvedBy") or "baton"
-        when = rec.get("resolvedAt") or ""
-        if rec["status"] == "answered":
-            lines.append(f"    resumed:   by {who} at {when} with {json.dumps(rec.get('value'))}")
-            if rec.get("stateEdits"):
-                lines.append(f"    edits:     {', '.join(rec['stateEdits'])}")
-        else:
-            why = "timeout" if rec.get("timedOut") else f"by {who}: {rec.get('reason')}"
-            lines.append(f"    cancelled: {why}")
-    return lines
+    who = rec.resolved_by or "baton"
+    if rec.status == "answered":
+        lines = [f"    resumed:   by {who} at {rec.resolved_at or ''} with {json.dumps(rec.value)}"]
+        if rec.state_edits:
+            lines.append(f"    edits:     {', '.join(rec.state_edits)}")
+        return lines
+    why = "timeout" if rec.timed_out else f"by {who}: {rec.reason}"
+    return [f"    cancelled: {why}"]
 
 
-def _target(client: Any, session_id: str, interrupt_id: str | None) -> dict[str, Any]:
+def render_interrupt(rec: InterruptView, session_id: str, now: datetime | None = None) -> list[str]:
+    """The seed's `workflow inspect` block for one interrupt (plain text lines)."""
+    created = rec.created_at or ""
+    lines = [f"  [{rec.status.upper()}] {rec.interrupt_id}", f"    prompt:    {rec.prompt}"]
+    lines.append(f"    workflow:  {rec.workflow_id or '-'}")
+    lines.append(f"    created:   {created} (age {_age(created, now)})")
+    if rec.expires_at:
+        lines.append(f"    expires:   {rec.expires_at}")
+    if rec.claimed_by:
+        lines.append(f"    claimed:   by {rec.claimed_by} at {rec.claimed_at}")
+    schema = rec.json_schema or rec.schema_
+    label = "jsonSchema" if rec.json_schema else "schema"
+    lines.append(f"    {label + ':':<10} {json.dumps(schema, separators=(',', ':')) if schema else '(any JSON value)'}")
+    lines.append("    state:")
+    state_text = json.dumps(rec.state or {}, indent=2)
+    lines.extend("      " + line for line in state_text.splitlines())
+    return lines + _outcome_lines(rec, session_id)
+
+
+def _target(client: Client, session_id: str, interrupt_id: str | None) -> InterruptView:
     if interrupt_id:
-        rec: dict[str, Any] = client.get_interrupt(interrupt_id)
-        if rec["sessionId"] != session_id:
-            _usage(f"interrupt {interrupt_id} belongs to session {rec['sessionId']}, not {session_id}")
+        rec = client.get_interrupt(interrupt_id)
+        if rec.session_id != session_id:
+            usage(f"interrupt {interrupt_id} belongs to session {rec.session_id}, not {session_id}")
         return rec
     pending = client.list_interrupts(status="pending", session_id=session_id)
     if not pending:
-        _usage(f"session {session_id} has no pending interrupt (see `baton workflow inspect {session_id} --all`)")
-    latest: dict[str, Any] = max(pending, key=lambda r: (r["createdAt"], r["id"]))
-    return latest
+        usage(f"session {session_id} has no pending interrupt (see `baton workflow inspect {session_id} --all`)")
+    return max(pending, key=lambda r: (r.created_at or "", r.interrupt_id))
 
 
 @workflow_app.command("inspect")
@@ -129,11 +116,11 @@ def inspect(
 ) -> None:
     """Show a session's pending interrupts (or all, with --all): prompt, schema, state, resume commands."""
     try:
-        found = _client().list_interrupts(status=None if show_all else "pending", session_id=session_id)
+        found = common.client().list_interrupts(status=None if show_all else "pending", session_id=session_id)
     except BatonError as err:
         _fail(err)
     if as_json:
-        sys.stdout.write(json.dumps({"sessionId": session_id, "interrupts": found}, indent=2) + "\n")
+        common.print_json({"sessionId": session_id, "interrupts": found})
         return
     lines = [f"Session: {session_id}", f"Interrupts: {len(found)}"]
     for rec in found:
@@ -147,6 +134,7 @@ def inspect(
 @workflow_app.command("resume-interrupt")
 def resume_interrupt(
     session_id: Annotated[str, typer.Argument(help="The session (run) id.")],
+    *,
     input_json: Annotated[
         str, typer.Option("--input", help="The value as JSON, e.g. '\"staging\"', 5, '{\"ok\": true}'.")
     ],
@@ -162,29 +150,29 @@ def resume_interrupt(
     try:
         value = json.loads(input_json)
     except ValueError:
-        _usage(
+        usage(
             f"--input is not JSON: {input_json!r}. Quote strings as JSON, e.g. --input '\"staging\"'"
             if input_json
             else "--input is empty; give a JSON value"
         )
     try:
-        client = _client()
+        client = common.client()
         target = _target(client, session_id, interrupt_id)
-        result = client.resume_interrupt(target["id"], value, edit_state or [], operator=operator)
+        result = client.resume_interrupt(target.interrupt_id, value, edit_state or [], operator=operator)
     except ValidationFailedError as err:
         err_console.print("[yellow]the interrupt is still open; fix the value or edit and try again[/]")
         _fail(err)
     except BatonError as err:
         _fail(err)
     if as_json:
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        common.print_json(result)
         return
-    rec = result["interrupt"]
-    waiter = "the workflow continues" if rec.get("hosted") else "the waiting agent receives it"
-    edits = len(rec.get("stateEdits") or [])
+    rec = result.interrupt
+    waiter = "the workflow continues" if rec.hosted else "the waiting agent receives it"
+    edits = len(rec.state_edits or [])
     console.print(
         escape(
-            f"resumed interrupt {rec['id']} (session {session_id}) with {json.dumps(rec.get('value'))}; "
+            f"resumed interrupt {rec.interrupt_id} (session {session_id}) with {json.dumps(rec.value)}; "
             f"{edits} state edit(s) applied; {waiter}"
         )
     )
@@ -200,16 +188,16 @@ def claim_interrupt(
 ) -> None:
     """Claim an interrupt so other operators see you are working on it."""
     try:
-        client = _client()
+        client = common.client()
         target = _target(client, session_id, interrupt_id)
-        result = client.claim_interrupt(target["id"], force=force, operator=operator)
+        result = client.claim_interrupt(target.interrupt_id, force=force, operator=operator)
     except BatonError as err:
         _fail(err)
     if as_json:
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        common.print_json(result)
         return
-    rec = result["interrupt"]
-    console.print(escape(f"interrupt {rec['id']} claimed by {rec['claimedBy']} at {rec['claimedAt']}"))
+    rec = result.interrupt
+    console.print(escape(f"interrupt {rec.interrupt_id} claimed by {rec.claimed_by} at {rec.claimed_at}"))
 
 
 @workflow_app.command("cancel-interrupt")
@@ -222,12 +210,12 @@ def cancel_interrupt(
 ) -> None:
     """Cancel an interrupt: the SDK waiter raises InterruptCancelledError, a hosted run fails."""
     try:
-        client = _client()
+        client = common.client()
         target = _target(client, session_id, interrupt_id)
-        result = client.cancel_interrupt(target["id"], reason, operator=operator)
+        result = client.cancel_interrupt(target.interrupt_id, reason, operator=operator)
     except BatonError as err:
         _fail(err)
     if as_json:
-        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+        common.print_json(result)
         return
-    console.print(escape(f"interrupt {result['interrupt']['id']} cancelled: {reason}"))
+    console.print(escape(f"interrupt {result.interrupt.interrupt_id} cancelled: {reason}"))

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
+from baton.client.transport import ApiUnavailableError
+from baton.contracts import InterruptView
 from baton.errors import (
     BatonError,
     InterruptCancelledError,
@@ -39,6 +42,41 @@ MIN_POLL_SECONDS = 5.0  # poll_seconds is clamped to MIN..MAX_POLL_SECONDS (the 
 MAX_POLL_SECONDS = 20.0
 MIN_CYCLE_SECONDS = 5.0  # never more than one idle request per this many seconds, whatever the server does
 MAX_BACKOFF_SECONDS = 30.0
+
+Record = InterruptView | Mapping[str, Any]  # a poll may hand back the parsed view or its JSON object
+
+
+class InterruptOptions(TypedDict, total=False):
+    """What `Client.create_interrupt` / `Client.interrupt` take besides the session and the prompt."""
+
+    schema: dict[str, Any] | None
+    json_schema: dict[str, Any] | None
+    state: dict[str, Any] | None
+    notify: list[str] | None
+    timeout_ms: int | None
+    workflow_id: str | None
+    key: str | None
+
+
+_WIRE_NAMES = {
+    "schema": "schema",
+    "json_schema": "jsonSchema",
+    "state": "state",
+    "notify": "notify",
+    "timeout_ms": "timeoutMs",
+    "workflow_id": "workflowId",
+    "key": "key",
+}
+
+
+def create_body(session_id: str, prompt: str, options: InterruptOptions) -> dict[str, Any]:
+    """The POST /api/v1/interrupts body (baton/api/routes_interrupts.py CreateInterruptRequest)."""
+    unknown = sorted(set(options) - set(_WIRE_NAMES))
+    if unknown:
+        raise TypeError(f"unknown interrupt option(s): {', '.join(unknown)}")
+    body: dict[str, Any] = {"sessionId": session_id, "prompt": prompt}
+    body.update({_WIRE_NAMES[k]: v for k, v in options.items() if v is not None})
+    return body
 
 
 def clamp_poll_seconds(poll_seconds: float) -> float:
@@ -57,45 +95,43 @@ class InterruptResult:
     state_edits: list[str] = field(default_factory=list)
     resolved_by: str | None = None
     resolved_at: str | None = None
-    record: dict[str, Any] = field(default_factory=dict, repr=False)
+    record: InterruptView = field(default_factory=InterruptView, repr=False)
 
 
-def settle(record: dict[str, Any]) -> InterruptResult | None:
+def settle(record: Record) -> InterruptResult | None:
     """None while pending; the result when answered; raises when cancelled or timed out."""
-    status = record.get("status")
-    if status == "pending":
+    view = record if isinstance(record, InterruptView) else InterruptView.model_validate(record)
+    if view.status == "pending":
         return None
-    if status == "answered":
+    if view.status == "answered":
         return InterruptResult(
-            interrupt_id=record["id"],
-            session_id=record["sessionId"],
-            value=record.get("value"),
-            state=record.get("editedState"),
-            state_edits=list(record.get("stateEdits") or []),
-            resolved_by=record.get("resolvedBy"),
-            resolved_at=record.get("resolvedAt"),
-            record=record,
+            interrupt_id=view.interrupt_id,
+            session_id=view.session_id,
+            value=view.value,
+            state=view.edited_state,
+            state_edits=list(view.state_edits or []),
+            resolved_by=view.resolved_by,
+            resolved_at=view.resolved_at,
+            record=view,
         )
-    details = {"interrupt_id": record.get("id"), "reason": record.get("reason"), "interrupt": record}
-    if record.get("timedOut"):
+    details = {"interrupt_id": view.interrupt_id, "reason": view.reason, "interrupt": view.wire()}
+    if view.timed_out:
         raise InterruptTimeoutError(
-            f"interrupt {record.get('id')} timed out after {record.get('timeoutMs')} ms without a resume",
+            f"interrupt {view.interrupt_id} timed out after {view.timeout_ms} ms without a resume",
             details=details,
         )
     raise InterruptCancelledError(
-        f"interrupt {record.get('id')} was cancelled by {record.get('resolvedBy')}: {record.get('reason')}",
+        f"interrupt {view.interrupt_id} was cancelled by {view.resolved_by}: {view.reason}",
         details=details,
     )
 
 
 def _transient(err: BatonError) -> bool:
-    from baton.client.sdk import ApiUnavailableError
-
     return isinstance(err, ApiUnavailableError) or err.http_status >= 500
 
 
 def wait_for(
-    poll: Callable[[float], dict[str, Any]],
+    poll: Callable[[float], Record],
     *,
     poll_seconds: float = DEFAULT_POLL_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
@@ -124,7 +160,7 @@ def wait_for(
 
 
 async def wait_for_async(
-    poll: Callable[[float], Awaitable[dict[str, Any]]],
+    poll: Callable[[float], Awaitable[Record]],
     *,
     poll_seconds: float = DEFAULT_POLL_SECONDS,
     monotonic: Callable[[], float] = time.monotonic,
@@ -149,29 +185,3 @@ async def wait_for_async(
         elapsed = monotonic() - started
         if elapsed < MIN_CYCLE_SECONDS:
             await asyncio.sleep(MIN_CYCLE_SECONDS - elapsed)
-
-
-def create_body(
-    *,
-    session_id: str,
-    prompt: str,
-    schema: dict[str, Any] | None = None,
-    json_schema: dict[str, Any] | None = None,
-    state: dict[str, Any] | None = None,
-    notify: list[str] | None = None,
-    timeout_ms: int | None = None,
-    workflow_id: str | None = None,
-    key: str | None = None,
-) -> dict[str, Any]:
-    body: dict[str, Any] = {"sessionId": session_id, "prompt": prompt}
-    optional = {
-        "schema": schema,
-        "jsonSchema": json_schema,
-        "state": state,
-        "notify": notify,
-        "timeoutMs": timeout_ms,
-        "workflowId": workflow_id,
-        "key": key,
-    }
-    body.update({k: v for k, v in optional.items() if v is not None})
-    return body

@@ -46,6 +46,7 @@ import time
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from baton.contracts.interrupts import InterruptView
 from baton.domain.answer_schema import check_state_size, validate_answer
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.state_edits import apply_state_edits
@@ -114,38 +115,44 @@ def interrupt_request(i: Interaction) -> InterruptRequest:
     return i.request_as(InterruptRequest)
 
 
-def public_view(i: Interaction) -> dict[str, Any]:
-    """The API shape of an interrupt (camelCase, like the seed's REST API)."""
+def interrupt_view(i: Interaction) -> InterruptView:
+    """The API shape of an interrupt (baton/contracts/interrupts.py), built from the stored record; a
+    timed-out interrupt is shown in the seed's words (status "cancelled", reason "timeout")."""
     req, st = interrupt_request(i), i.state
     answer = st.answer if isinstance(st.answer, dict) else {}
-    return {
-        "id": i.interaction_id,
-        "sessionId": i.run_id,
-        "workflowId": req.workflow_id,
-        "node": req.node,
-        "prompt": req.prompt,
-        "schema": req.schema_,
-        "jsonSchema": req.json_schema,
-        "state": req.state,
-        "notify": req.notify,
-        "timeoutMs": req.timeout_ms,
-        "hosted": req.hosted,
-        "key": req.key,
-        "status": edge_status(i),
-        "createdAt": i.created_at,
-        "createdBy": req.created_by,
-        "expiresAt": i.expires_at,
-        "claimedBy": st.claimed_by,
-        "claimedAt": st.claimed_at,
-        "resolvedBy": st.answered_by,
-        "resolvedAt": st.answered_at,
-        "value": answer.get("input"),
-        "editedState": answer.get("state"),
-        "stateEdits": answer.get("state_edits"),
-        "reason": TIMEOUT_REASON if is_timed_out(i) else st.reason,
-        "timedOut": is_timed_out(i),
-        "version": st.version,
-    }
+    return InterruptView(
+        interrupt_id=i.interaction_id,
+        session_id=i.run_id,
+        workflow_id=req.workflow_id,
+        node=req.node,
+        prompt=req.prompt,
+        schema_=req.schema_,
+        json_schema=req.json_schema,
+        state=req.state,
+        notify=req.notify,
+        timeout_ms=req.timeout_ms,
+        hosted=req.hosted,
+        key=req.key,
+        status=edge_status(i),
+        created_at=i.created_at,
+        created_by=req.created_by,
+        expires_at=i.expires_at,
+        claimed_by=st.claimed_by,
+        claimed_at=st.claimed_at,
+        resolved_by=st.answered_by,
+        resolved_at=st.answered_at,
+        value=answer.get("input"),
+        edited_state=answer.get("state"),
+        state_edits=answer.get("state_edits"),
+        reason=TIMEOUT_REASON if is_timed_out(i) else st.reason,
+        timed_out=is_timed_out(i),
+        version=st.version,
+    )
+
+
+def public_view(i: Interaction) -> dict[str, Any]:
+    """`interrupt_view` as the JSON object of the wire (error details and service results carry it)."""
+    return interrupt_view(i).model_dump(by_alias=True)
 
 
 def _encode_page_token(last: dict[str, Any] | None, scope: list[str | None], phase: int = 0) -> str:

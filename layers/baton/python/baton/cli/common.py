@@ -1,0 +1,84 @@
+"""What every command group shares: the consoles, the SDK client, one readable error line, JSON output
+and the parsing of `key=value` answers. Kept light: `baton --help` imports it, the SDK only on use."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from baton.errors import BatonError
+
+if TYPE_CHECKING:
+    from baton.client.sdk import Client
+
+console = Console(soft_wrap=True)  # URLs and commands stay copy-pasteable
+plain_console = Console(highlight=False, soft_wrap=True)  # text shown as is (prompts, JSON, state)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def client() -> Client:
+    """The SDK client for the configured API (flags-free: environment, then .baton/local.json)."""
+    from baton.client.sdk import Client
+
+    return Client()
+
+
+def fail(err: BatonError, *, hide: Iterable[str] = ()) -> NoReturn:
+    """One readable error line and its details (except `hide`), then exit 1."""
+    hidden = {"error", *hide}
+    err_console.print(f"[bold red]error[/] ({err.code}): {escape(err.message)}")
+    for key, value in err.details.items():
+        if key not in hidden:
+            err_console.print(f"  {key}: {escape(json.dumps(value, default=str)[:400])}")
+    raise typer.Exit(code=1)
+
+
+def usage(message: str) -> NoReturn:
+    err_console.print(f"[bold red]error[/]: {escape(message)}")
+    raise typer.Exit(code=2)
+
+
+def _jsonable(value: Any) -> Any:
+    from pydantic import BaseModel
+
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    return str(value)
+
+
+def to_json(data: Any, *, indent: int | None = 2) -> str:
+    """SDK results (contracts) as their wire JSON."""
+    return json.dumps(data, indent=indent, default=_jsonable)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(to_json(data) + "\n")
+
+
+def parse_answers(pairs: list[str]) -> dict[str, Any]:
+    """`key=value` pairs; a value is parsed as JSON when it can be, else kept as a string."""
+    answers: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected key=value, got {pair!r}", param_hint="--answer")
+        try:
+            answers[key] = json.loads(raw)
+        except ValueError:
+            answers[key] = raw
+    return answers
+
+
+def parse_json(raw: str, param_hint: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError as err:
+        raise typer.BadParameter(f"not JSON: {err}", param_hint=param_hint) from err

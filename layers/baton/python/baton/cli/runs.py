@@ -1,0 +1,171 @@
+"""`baton runs …` (start, show, events, questions, answer) and `baton resume`: hosted and external runs."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Annotated, Any
+
+import typer
+
+from baton.cli import common
+from baton.cli.common import JsonFlag, console, fail, print_json
+from baton.errors import BatonError
+
+runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
+
+SUMMARY_FIELDS = (
+    "run_id",
+    "workflow",
+    "status",
+    "reason",
+    "created_at",
+    "updated_at",
+    "interactions",
+    "output",
+    "merge_status",
+    "final_commit",
+    "final_branch",
+    "merged_into",
+)
+
+
+@runs_app.command("start")
+def runs_start(
+    workflow: Annotated[str, typer.Argument(help="Registered workflow, e.g. human_pause.")],
+    input_json: Annotated[str, typer.Option("--input", help="Workflow input as JSON.")] = "{}",
+    run_id: Annotated[str | None, typer.Option(help="Run id (default: a new ULID).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Start a hosted run (a Step Functions execution)."""
+    payload = common.parse_json(input_json, "--input")
+    try:
+        run = common.client().start_run(workflow, payload, run_id=run_id)
+    except BatonError as err:
+        fail(err)
+    if as_json:
+        print_json(run)
+    else:
+        console.print(f"started run [bold]{run.run_id}[/] ({workflow}): {run.status}")
+
+
+@runs_app.command("show")
+def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
+    """Show a run's summary: status, reason, interaction counts, merge fields."""
+    from rich.table import Table
+
+    try:
+        run = common.client().get_run(run_id)
+    except BatonError as err:
+        fail(err)
+    if as_json:
+        print_json(run)
+        return
+    table = Table(show_header=False, box=None)
+    for key in SUMMARY_FIELDS:
+        value = getattr(run, key)
+        if value not in (None, {}, ""):
+            table.add_row(f"[bold]{key}[/]", json.dumps(value) if isinstance(value, dict | list) else str(value))
+    console.print(table)
+
+
+@runs_app.command("events")
+def runs_events(
+    run_id: str,
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events (Ctrl-C stops).")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Print a run's event log, oldest first."""
+    after: str | None = None
+    try:
+        client = common.client()
+        while True:
+            page = client.events(run_id, after=after)
+            for event in page.events:
+                if as_json:
+                    sys.stdout.write(common.to_json(event, indent=None) + "\n")
+                else:
+                    data = ", ".join(f"{k}={json.dumps(v)[:80]}" for k, v in event.data.items())
+                    console.print(f"{event.at}  [bold]{event.type}[/]  {data}")
+            after = page.next
+            if not follow:
+                return
+            if not page.events:
+                time.sleep(1.0)
+    except BatonError as err:
+        fail(err)
+    except KeyboardInterrupt:
+        return
+
+
+@runs_app.command("questions")
+def runs_questions(
+    run_id: Annotated[str, typer.Argument(help="The run whose pending questions to list.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """List a run's pending async questions (answer one with `baton runs answer <run> <id> "<answer>"`)."""
+    from rich.table import Table
+
+    try:
+        pending = common.client().pending_questions(run_id)
+    except BatonError as err:
+        fail(err)
+    if as_json:
+        print_json(pending)
+        return
+    if not pending:
+        console.print(f"run {run_id}: no pending questions")
+        return
+    table = Table(title=f"Pending questions of run {run_id}")
+    for column in ("id", "node", "question", "options", "asked at"):
+        table.add_column(column, overflow="fold")
+    for q in pending:
+        req = q.request
+        options = ", ".join(req.options or [])
+        if options and req.allow_free_text:
+            options += " (or free text)"
+        table.add_row(q.interaction_id, req.node, req.prompt, options or "free text", q.created_at)
+    console.print(table)
+
+
+@runs_app.command("answer")
+def runs_answer(
+    run_id: Annotated[str, typer.Argument(help="The run.")],
+    interaction_id: Annotated[str, typer.Argument(help="The question's id (see `baton runs questions`).")],
+    answer: Annotated[str, typer.Argument(help="The answer text.")],
+    parse_json: Annotated[
+        bool, typer.Option("--parse-json", help='Send the answer as JSON (e.g. \'{"db": "pg"}\').')
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Answer a pending question. The answer is queued for the asking node; await gates waiting on it resume."""
+    value: Any = common.parse_json(answer, "ANSWER") if parse_json else answer
+    try:
+        result = common.client().answer(run_id, interaction_id, value)
+    except BatonError as err:
+        fail(err)
+    if as_json:
+        print_json(result)
+        return
+    resumed = f"; resumed: {', '.join(result.released)}" if result.released else ""
+    console.print(f"answered {interaction_id} (node {result.node}): queued for the node{resumed}", soft_wrap=True)
+
+
+def resume(
+    run_id: Annotated[str, typer.Option("--run-id", help="The paused run.")],
+    answer: Annotated[list[str], typer.Option("--answer", "-a", help="key=value (value parsed as JSON if it can be).")],
+    node: Annotated[str | None, typer.Option(help="The paused node, when the run waits at several.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Resume a run paused at a human node with answers (stored first, then the gate is released)."""
+    answers = common.parse_answers(answer)
+    try:
+        result = common.client().resume(run_id, answers, node=node)
+    except BatonError as err:
+        fail(err)
+    if as_json:
+        print_json(result)
+    else:
+        state = "resumed" if result.resumed else "answer stored; the gate will pick it up"
+        console.print(f"run {run_id} node {result.node}: {state}")

@@ -1,0 +1,66 @@
+"""The tools: `baton check-asl`, `baton synth` and `baton agent-token`."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from baton.cli.common import console, err_console
+
+
+def agent_token_command(
+    run_id: Annotated[str, typer.Argument(help="The run the agent may act on.")],
+) -> None:
+    """Print a local agent token scoped to one run (for the SDK in agent code: Client(token=...)).
+    An agent may ask, drain, await and create interrupts on its run; answering, resuming, claiming
+    and cancelling stay operator actions. Local stack only; deployed agents use IAM."""
+    from baton.api.auth import agent_token
+    from baton.client.transport import find_local_state
+
+    state = find_local_state()
+    if state is None or not state.get("token"):
+        err_console.print("[bold red]error[/]: no local stack found (.baton/local.json); start it with `baton dev`")
+        raise typer.Exit(code=1)
+    sys.stdout.write(agent_token(state["token"], run_id) + "\n")
+
+
+def check_asl(
+    directory: Annotated[Path, typer.Argument(help="Folder of *.asl.json files.")] = Path("statemachines"),
+) -> None:
+    """Check state machines: every task-token wait has a timeout; every Next names a state."""
+    from baton.workflows.asl import check_directory
+
+    if not directory.is_dir() or not any(directory.glob("*.asl.json")):
+        err_console.print(f"[bold red]error[/]: no *.asl.json files in {directory}")
+        raise typer.Exit(code=1)
+    problems = check_directory(directory)
+    for problem in problems:
+        err_console.print(f"[red]✗[/] {problem}")
+    if problems:
+        raise typer.Exit(code=1)
+    console.print(f"[green]✓[/] {len(list(directory.glob('*.asl.json')))} state machines pass")
+
+
+def synth(
+    team: Annotated[str, typer.Option(help="Team environment; every resource name carries it.")] = "dev",
+    outdir: Annotated[Path, typer.Option(help="Where the cloud assembly is written.")] = Path("cdk.out"),
+) -> None:
+    """Synthesize the CDK app for one team environment, offline (no Docker, no AWS credentials).
+    cdk-nag AwsSolutions findings that are not acknowledged with a reason fail the synth."""
+    console.print(f"synthesizing team [bold]{team}[/] (first run takes ~20 s: CDK loads through jsii)…")
+    started = time.perf_counter()
+    try:
+        from infra.synth import synth as synthesize
+    except ImportError as err:
+        err_console.print(f"[bold red]error[/]: the CDK app needs the dev dependencies (uv sync): {err}")
+        raise typer.Exit(code=1) from err
+    try:
+        template = synthesize(team, outdir)
+    except RuntimeError as err:
+        err_console.print(f"[bold red]error[/]: {err}")
+        raise typer.Exit(code=1) from err
+    console.print(f"[green]✓[/] {template} ({time.perf_counter() - started:.1f}s)")

@@ -1,0 +1,58 @@
+"""Response contracts of the Baton API, written once: the routes declare them (so `/api/openapi.json`
+describes every response) and the SDK (`baton.client`) returns them. Pydantic only: agent code imports
+this package without the server's services."""
+
+from __future__ import annotations
+
+from baton.contracts.base import Contract
+from baton.contracts.errors import ErrorBody
+from baton.contracts.interrupts import (
+    InterruptCancelled,
+    InterruptClaimed,
+    InterruptPage,
+    InterruptResumed,
+    InterruptView,
+)
+from baton.contracts.questions import (
+    AnswerResult,
+    AskedRequest,
+    AskResult,
+    AwaitAnswered,
+    AwaitPending,
+    CollectedAnswer,
+    DrainResult,
+    MessageView,
+    PendingQuestions,
+    QuestionView,
+)
+from baton.contracts.review import MergeFields, ReviewView, ThreadTurn
+from baton.contracts.runs import EventPage, EventView, ResumeResult, ReviewActionResult, RunView, StartedRun
+
+__all__ = [
+    "AnswerResult",
+    "AskResult",
+    "AskedRequest",
+    "AwaitAnswered",
+    "AwaitPending",
+    "CollectedAnswer",
+    "Contract",
+    "DrainResult",
+    "ErrorBody",
+    "EventPage",
+    "EventView",
+    "InterruptCancelled",
+    "InterruptClaimed",
+    "InterruptPage",
+    "InterruptResumed",
+    "InterruptView",
+    "MergeFields",
+    "MessageView",
+    "PendingQuestions",
+    "QuestionView",
+    "ResumeResult",
+    "ReviewActionResult",
+    "ReviewView",
+    "RunView",
+    "StartedRun",
+    "ThreadTurn",
+]

@@ -1,0 +1,70 @@
+"""The interrupt as the `/api/v1/interrupts` routes show it (camelCase, like the seed's REST API).
+
+`InterruptView` is built once, from the stored record, by `baton.services.interrupts.interrupt_view`;
+the routes answer with it and the SDK (`baton.client.interrupts`) parses it. Every field has a
+default so a waiter can settle on a partial record (and on one from an older server)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from baton.contracts.base import Contract
+
+
+class InterruptView(Contract):
+    model_config = ConfigDict(alias_generator=to_camel)
+
+    interrupt_id: str = Field(default="", alias="id")
+    session_id: str = ""
+    workflow_id: str | None = None
+    node: str | None = None
+    prompt: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema", description="The light schema form.")
+    json_schema: dict[str, Any] | None = None
+    state: dict[str, Any] | None = Field(default=None, description="The snapshot the reviewer can edit.")
+    notify: list[str] | None = None
+    timeout_ms: int | None = None
+    hosted: bool = False
+    key: str | None = None
+    status: str = Field(default="pending", description="pending | answered | cancelled")
+    created_at: str | None = None
+    created_by: str | None = None
+    expires_at: str | None = None
+    claimed_by: str | None = None
+    claimed_at: str | None = None
+    resolved_by: str | None = None
+    resolved_at: str | None = None
+    value: Any = Field(default=None, description="The resume value, validated against the schema.")
+    edited_state: dict[str, Any] | None = None
+    state_edits: list[str] | None = None
+    reason: str | None = None
+    timed_out: bool = False
+    version: int = 0
+
+
+class InterruptPage(Contract):
+    interrupts: list[InterruptView]
+    count: int
+    next: str | None = Field(default=None, description="Pass it as ?next= for the next page; null on the last.")
+
+
+class InterruptClaimed(Contract):
+    interrupt: InterruptView
+    claimed: bool
+    changed: bool = Field(description="False when the caller already held the claim.")
+
+
+class InterruptResumed(Contract):
+    interrupt: InterruptView
+    resumed: bool = Field(description="The waiter was released (hosted: the task token was sent).")
+
+
+class InterruptCancelled(Contract):
+    model_config = ConfigDict(alias_generator=to_camel)
+
+    interrupt: InterruptView
+    cancelled: bool
+    workflow_failed: bool = Field(description="Hosted: the parked task was failed with InterruptCancelled.")

@@ -1,0 +1,127 @@
+"""Responses of the async-question routes: ask, pending, answer, drain and the await tool."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+from baton.contracts.base import Contract
+
+if TYPE_CHECKING:
+    from baton.models import Interaction, Message
+
+
+class AskResult(Contract):
+    interaction_id: str
+    run_id: str
+    node: str
+    status: Literal["pending"]
+    message: str = Field(description="What the agent tells the model: the question is posted, keep working.")
+
+
+class AskedRequest(Contract):
+    """What was asked, as stored; absent values are left out. Fields of other kinds pass through."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str
+    node: str
+    prompt: str
+    options: list[str] | None = None
+    allow_free_text: bool | None = None
+    notify: list[str] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        return {k: v for k, v in dumped.items() if v is not None}
+
+
+class QuestionView(Contract):
+    """A question: the request and its status, side by side."""
+
+    interaction_id: str
+    run_id: str
+    created_at: str
+    expires_at: str | None = None
+    request: AskedRequest
+    status: str
+    answer: Any = None
+    answered_by: str | None = None
+    answered_at: str | None = None
+    claimed_by: str | None = None
+    claimed_at: str | None = None
+    reason: str | None = None
+    version: int = 0
+
+    @classmethod
+    def of(cls, i: Interaction) -> QuestionView:
+        return cls(
+            interaction_id=i.interaction_id,
+            run_id=i.run_id,
+            created_at=i.created_at,
+            expires_at=i.expires_at,
+            request=AskedRequest.model_validate(i.request.model_dump(by_alias=True, exclude_none=True)),
+            **i.state.model_dump(),
+        )
+
+
+class PendingQuestions(Contract):
+    run_id: str
+    pending: list[QuestionView]
+
+
+class AnswerResult(Contract):
+    interaction_id: str
+    node: str
+    status: Literal["answered"]
+    queued: bool
+    resumed: bool = Field(description="An await gate waiting on this answer was released.")
+    released: list[str] = Field(default_factory=list, description="The gates this answer released.")
+
+
+class MessageView(Contract):
+    message_id: str
+    run_id: str
+    node: str
+    text: str
+    created_at: str
+    interaction_id: str | None = None
+
+    @classmethod
+    def of(cls, m: Message) -> MessageView:
+        return cls.model_validate(m.model_dump())
+
+
+class DrainResult(Contract):
+    run_id: str
+    node: str
+    messages: list[MessageView]
+
+
+class CollectedAnswer(Contract):
+    interaction_id: str
+    node: str
+    question: str
+    answer: Any
+
+
+class AwaitAnswered(Contract):
+    """200: nothing in scope is pending; every answer in scope, oldest first."""
+
+    status: Literal["answered"]
+    run_id: str
+    from_: str | None = Field(default=None, alias="from")
+    answers: list[CollectedAnswer]
+
+
+class AwaitPending(Contract):
+    """202: questions in scope are still pending; the run is marked paused until they are answered."""
+
+    status: Literal["pending"]
+    run_id: str
+    from_: str | None = Field(default=None, alias="from")
+    pending: list[str]
+    interaction_id: str
+    run_status: str
