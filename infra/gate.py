@@ -33,7 +33,7 @@ otherwise. Grants: CDK's LambdaInvoke grant (lambda:InvokeFunction on the one Ba
 `review`, CDK's startExecution.sync grant (states:StartExecution on the review_gate state machine,
 DescribeExecution/StopExecution on its executions, events:PutTargets/PutRule/DescribeRule on the managed
 rule StepFunctionsGetEventsForStepFunctionsExecutionRule). `grant_resume` gives Baton's API role
-states:SendTaskSuccess/Failure/Heartbeat on that one state machine, in the state machine's stack (needed
+states:SendTaskSuccess/Failure on that one state machine, in the state machine's stack (needed
 by ask, interrupt and await_answers; the review gate's own tokens live in Baton's state machine).
 """
 
@@ -375,7 +375,7 @@ class BatonGate:
 
     @staticmethod
     def grant_resume(state_machine: sfn.IStateMachine, *, baton: BatonRef) -> iam.Policy:
-        """Let Baton's API resume (SendTaskSuccess/Failure/Heartbeat) the gates of this state machine only.
+        """Let Baton's API resume (SendTaskSuccess/Failure) the gates of this state machine only.
 
         The policy lives in the state machine's stack, so the user's stack depends on Baton's and not the
         other way round."""

@@ -12,7 +12,7 @@ Capability = Literal[
     "table",  # read/write Baton's table (grant_read_write_data)
     "topic",  # publish to the notifications topic (and use its KMS key for that)
     "start_execution",  # start/describe/stop executions of Baton's state machines (hosted runs)
-    "send_task",  # states:SendTaskSuccess/Failure/Heartbeat on Baton's state machines (resume a gate)
+    "send_task",  # states:SendTaskSuccess/Failure on Baton's state machines (resume a gate)
     "merge_build",  # codebuild:StartBuild on the merge project
     "slack_secret",  # read the Slack webhook URL (SSM parameter or Secrets Manager secret)
     "webhook_secret",  # read the webhook signing secret (SSM parameter)

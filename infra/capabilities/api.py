@@ -1,6 +1,6 @@
 """api: the HTTP API in front of the API Lambda, as two REST APIs with the same routes.
 
-Split (DESIGN.md §5 "Auth"): one REST API per kind of caller, both `/api/{proxy+}` -> the same API
+One REST API per kind of caller, both `/api/{proxy+}` -> the same API
 Lambda (proxy integration), so the handler sees the same paths either way:
 
 - `<prefix>-api` (IAM auth, SigV4): machines — the CLI, the SDK, agents, CI. The caller's IAM

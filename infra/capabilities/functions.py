@@ -40,7 +40,7 @@ TABLE_ACTIONS = [
     "dynamodb:BatchWriteItem",
     "dynamodb:ConditionCheckItem",
 ]
-SEND_TASK_ACTIONS = ["states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"]
+SEND_TASK_ACTIONS = ["states:SendTaskSuccess", "states:SendTaskFailure"]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Issue 2 over HTTP: a hosted run parks at a real task token, resumes, times out; bad input is refused."""
+"""The foundation over HTTP: a hosted run parks at a real task token, resumes, times out; bad input is refused."""
 
 from __future__ import annotations
 

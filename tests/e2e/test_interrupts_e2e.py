@@ -1,4 +1,4 @@
-"""Issue 4 end to end: `baton dev` in its own process (with the webhook and Slack channels subscribed to a
+"""Interrupts end to end: `baton dev` in its own process (with the webhook and Slack channels subscribed to a
 local receiver), driven over HTTP, through the SDK and through the `baton workflow` CLI."""
 
 from __future__ import annotations

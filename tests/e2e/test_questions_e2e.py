@@ -1,4 +1,4 @@
-"""Issue 3 over HTTP against `baton dev`: async questions, the await gate state machine really executing
+"""Async questions over HTTP against `baton dev`: async questions, the await gate state machine really executing
 (auto-resume, answer-before-park, timeout, scoped `from`, Map), 409 and the 20-answer race, drain once,
 the tool form, the CLI from another process, and bad input refused without side effects."""
 

@@ -207,7 +207,7 @@ def test_grants_invoke_start_and_resume(user_template: Any) -> None:
     (resume,) = [
         s
         for s in statements
-        if s["Action"] == ["states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"]
+        if s["Action"] == ["states:SendTaskSuccess", "states:SendTaskFailure"]
     ]
     assert json.dumps(resume["Resource"]).startswith('{"Ref": "Flow')
     assert "baton-ci-ApiRoleArn" in json.dumps(user_template.to_json())

@@ -18,7 +18,7 @@ from tests.infra.conftest import PREFIX, TEAM, resources
 
 pytestmark = pytest.mark.infra
 
-SEND_TASK = {"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"}
+SEND_TASK = {"states:SendTaskSuccess", "states:SendTaskFailure"}
 
 
 def _actions(statement: dict[str, Any]) -> list[str]:

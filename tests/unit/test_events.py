@@ -45,3 +45,20 @@ def test_recorded_events_read_back_as_their_models(core: Core) -> None:
     assert {e.type for e in events} >= {"human_input_requested", "await_started", "interaction_answered"}
     for event in events:
         assert event.payload().data() == event.data, event.type
+
+
+def test_the_readme_lists_every_event_type_and_no_other() -> None:
+    import re
+
+    from baton.events import EventType
+    from baton.workflows.source_tree import source_tree
+
+    readme = (source_tree().root / "README.md").read_text()
+    section = readme.split("### Events", 1)[1].split("\n## ", 1)[0]
+    listed = {
+        name
+        for row in section.splitlines()
+        if row.startswith("| `")
+        for name in re.findall(r"`([a-z_]+)`", row.split("|")[1])
+    }
+    assert listed == {t.value for t in EventType}

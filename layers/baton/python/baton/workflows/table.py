@@ -1,6 +1,6 @@
 """The one DynamoDB table, declared once. The CDK construct and the local stack both read this.
 
-Keys (DESIGN.md §3):
+Keys:
   PK = RUN#<run_id>
   SK = RUN | INT#<iid> | EVT#<ulid> | MSG#<node>#<ulid> | TURN#<iid>#<n> | WAIT#<gate>
 GSI1 (sparse, "pending"): present only while an interaction is pending or a token is parked.
