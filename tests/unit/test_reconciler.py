@@ -1,4 +1,5 @@
-"""The reconciler re-sends a resume or cancel whose task-token send failed (the task token's send failed after the answer was stored), exactly once."""
+"""The reconciler re-sends a resume or cancel whose task-token send failed after the answer was stored,
+exactly once."""
 
 from __future__ import annotations
 
