@@ -204,11 +204,7 @@ def test_grants_invoke_start_and_resume(user_template: Any) -> None:
         (arn,) = resources_for(action)
         assert "rule/StepFunctionsGetEventsForStepFunctionsExecutionRule" in arn, arn
     # Baton's API role may resume this machine's gates, and only this machine's.
-    (resume,) = [
-        s
-        for s in statements
-        if s["Action"] == ["states:SendTaskSuccess", "states:SendTaskFailure"]
-    ]
+    (resume,) = [s for s in statements if s["Action"] == ["states:SendTaskSuccess", "states:SendTaskFailure"]]
     assert json.dumps(resume["Resource"]).startswith('{"Ref": "Flow')
     assert "baton-ci-ApiRoleArn" in json.dumps(user_template.to_json())
 
