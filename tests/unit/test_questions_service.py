@@ -16,6 +16,7 @@ from baton.errors import (
     TaskTokenError,
     ValidationFailedError,
 )
+from baton.models import status_of
 from baton.services.core import Core
 from baton.services.questions import MAX_QUESTION_CHARS, QuestionService, answer_text
 from baton.services.reconciler import Reconciler
@@ -276,6 +277,22 @@ def test_tool_form_200_when_answered_else_pending_and_last_answer_resumes(qs: Qu
         qs.await_tool("r1", timeout_seconds=60, caller="agent", map_item=0)
     with pytest.raises(ValidationFailedError, match="timeout"):  # the request model is the door for bounds
         AwaitRequest(timeout_seconds=0)
+
+
+def test_a_200_from_the_tool_await_never_leaves_the_run_paused(qs: QuestionService, core: Core) -> None:
+    """The answer is stored before its request completes the tool await: a poll in that gap gets the
+    answers, and it must not leave the run marked paused_waiting_human behind it."""
+    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    _, waiting = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    question = core.store.get_interaction("r1", a)
+    assert question is not None
+    # The answer's conditional write has landed; its completion of the tool await has not run yet.
+    core.store.transition_interaction(question, status_of(question.state, "answered", answer="yes", by="op", at="t"))
+    done, result = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    assert done is True and result["answers"][0]["answer"] == "yes"
+    assert core.store.get_run("r1").status == "running"  # type: ignore[union-attr]
+    awaiting = core.store.get_interaction("r1", waiting["interaction_id"])
+    assert awaiting is not None and awaiting.state.status == "answered"
 
 
 def test_tool_await_times_out_through_the_reconciler(qs: QuestionService, core: Core, clock: Any) -> None:

@@ -433,6 +433,11 @@ class QuestionService:
         core.require_run(run_id)
         pending, answers = self._scope(run_id, from_node)
         if not pending:
+            # The last answer may still be on its way to completing this scope's tool await: complete it
+            # here too (a conditional write: one of the two does it), so a 200 never leaves the run paused.
+            for awaiting in core.store.list_run_interactions(run_id, kind="await", status="pending"):
+                if awaiting.request.node == (from_node or "*"):
+                    self._complete_tool_await(awaiting)
             self._unpause_if_idle(run_id)
             return True, {"status": "answered", "run_id": run_id, "from": from_node, "answers": answers}
         ids = [i.interaction_id for i in pending]
