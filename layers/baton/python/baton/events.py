@@ -74,7 +74,8 @@ class EventPayload(BaseModel):
 
     event_type: ClassVar[EventType]
 
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+    # Built on first use: a cold start pays only for the events its request records.
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True, defer_build=True)
 
     def data(self) -> dict[str, Any]:
         return self.model_dump(by_alias=True, exclude_unset=True)
@@ -277,7 +278,7 @@ class ReviewVerdict(EventPayload):
     n: int
     warnings: list[str]
 
-    model_config = ConfigDict(populate_by_name=True, extra="allow", frozen=True)
+    model_config = ConfigDict(populate_by_name=True, extra="allow", frozen=True, defer_build=True)
 
 
 class ReviewAutoMerge(EventPayload):

@@ -13,7 +13,6 @@ from baton.api import deps
 from baton.api.contract import RunId, responses
 from baton.contracts import EventPage, EventView, ResumeResult, ReviewActionResult, RunView, StartedRun
 from baton.domain import fields
-from baton.services.review import is_review_answer
 
 router = APIGatewayRouter()
 
@@ -93,6 +92,8 @@ def resume(run_id: RunId, body: ResumeRequest) -> ReviewActionResult | ResumeRes
     # Review gates take the operator's action under the reserved __review_* keys (baton.services.review).
     # They stay outside Idempotency on purpose: the same action may be right twice (approve again
     # after a rejected merge was fixed); the review interaction's conditional writes guard them.
+    from baton.services.review import is_review_answer  # the review wing loads on first use, not at cold start
+
     if is_review_answer(body.answers) or services.review_service().waiting_at_review(run_id, body.node):
         acted = services.review_service().act(run_id, body.answers, caller=caller.principal, node=body.node)
         return ReviewActionResult.model_validate(acted)

@@ -21,12 +21,12 @@ from baton.services.core import Core
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
-from baton.services.review import ReviewService
 from baton.services.runs import RunService
 from baton.workflows.resources import WORKFLOW_DEFAULTS
 
 if TYPE_CHECKING:
     from baton.ports import Companion, MergeRunner
+    from baton.services.review import ReviewService
 
 _BOTO_CONFIG = CLIENT_CONFIG
 
@@ -127,8 +127,10 @@ def build_review_service(settings: Settings, core: Core) -> ReviewService:
     """Adapters from the settings: BATON_COMPANION=offline|bedrock (+ BATON_COMPANION_MODEL) and
     BATON_MERGE_RUNNER=codebuild|local (+ BATON_MERGE_PROJECT, BATON_MERGE_REPOSITORY). The local stack
     sets offline + local. The companion and the runner are built on first use."""
+    # Imported here: only the review gate's functions and review actions need the review wing.
     from baton.adapters.git_diff import GitDiffSource
     from baton.adapters.merge_runners import CodeBuildMergeRunner, LocalMergeRunner
+    from baton.services.review import ReviewService
 
     def companion() -> Companion:
         if settings.companion.strip().lower() == "offline":
