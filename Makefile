@@ -12,7 +12,7 @@ dev: bootstrap  ## the embedded local stack with its demo
 	$(UV) run baton dev
 
 test: bootstrap lint  ## everything CI runs: lint, types, ASL rule, all test levels
-	$(UV) run pytest -n auto --dist loadfile  # one worker per core; each e2e file keeps its own local stack
+	$(UV) run pytest -n auto --dist loadfile  # one worker per core, whole files per worker; each worker starts its own local stack
 
 lint: bootstrap
 	$(UV) run ruff check .
