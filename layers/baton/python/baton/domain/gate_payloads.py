@@ -22,12 +22,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
 
 from baton.domain.fields import GateName, NodeName, RunId, ScopeNode, TaskToken, TimeoutSeconds
 from baton.domain.merge_contracts import MergeOutcome, StatesError
 
 MapItem = Annotated[int | str | None, Field(default=None, description="$$.Map.Item.Index inside a Map iteration")]
+EnteredAt = Annotated[
+    AwareDatetime | None,
+    Field(
+        default=None,
+        description="$$.State.EnteredTime: when the task started, where Baton's deadline starts (absent: the park)",
+    ),
+]
 StepError = Annotated[dict[str, Any] | None, Field(default=None, description="The Catch's error ($.error)")]
 
 
@@ -45,6 +52,7 @@ class ParkPayload(GatePayload):
     prompt: str = Field(min_length=1)
     timeout_seconds: TimeoutSeconds
     notify: list[str] | None = None
+    entered_at: EnteredAt = None
 
 
 class GateTimeoutPayload(GatePayload):
@@ -60,6 +68,7 @@ class AwaitGatePayload(GatePayload):
     from_node: ScopeNode = Field(default=None, alias="from", description="One node's questions; empty = whole run")
     timeout_seconds: TimeoutSeconds
     map_item: MapItem = None
+    entered_at: EnteredAt = None
 
 
 class AwaitTimeoutPayload(GatePayload):
@@ -88,6 +97,7 @@ class InterruptParkPayload(GatePayload):
     run_id: RunId
     node: NodeName
     request: HostedInterruptRequest
+    entered_at: EnteredAt = None
 
 
 class InterruptFailPayload(GatePayload):
@@ -101,6 +111,7 @@ class ReviewParkPayload(GatePayload):
     token: TaskToken
     run_id: RunId
     gate: GateName
+    entered_at: EnteredAt = None
 
 
 class ReviewTurnPayload(GatePayload):
@@ -146,6 +157,7 @@ class StatePath:
 
 
 TASK_TOKEN = StatePath("$$.Task.Token")
+ENTERED_TIME = StatePath("$$.State.EnteredTime")  # every parking task passes it as `entered_at`
 
 
 def wire_name(model: type[BaseModel], field: str) -> str:
