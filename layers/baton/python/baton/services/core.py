@@ -87,9 +87,11 @@ class Core:
         wait = self.store.get_wait(run_id, gate)
         return wait if wait is not None and wait.task_token == token else None
 
-    def refuse_if_late(self, interaction: Interaction, answer: Any, *, caller: str, deadline: str | None) -> None:
+    def refuse_if_late(
+        self, interaction: Interaction, answer: Any, *, caller: str, deadline: str | None, **details: Any
+    ) -> None:
         """Accept an answer only before the deadline: after it, record the answer as late (kept, never
-        delivered) and refuse with a 410 that says so."""
+        delivered) and refuse with a 410 that says so (`details` added to the error's)."""
         if not self.is_past(deadline):
             return
         self.record(
@@ -104,9 +106,14 @@ class Core:
             ),
         )
         raise GoneError(
-            f"the deadline of {interaction.request.kind} {interaction.interaction_id} passed at {deadline}; "
-            "the answer is recorded as late and not delivered",
-            details={"reason": "deadline_passed", "deadline": deadline, "interaction_id": interaction.interaction_id},
+            f"{interaction.request.kind} {interaction.interaction_id} timed out: its deadline passed at "
+            f"{deadline}; the answer is recorded as late and not delivered",
+            details={
+                "reason": "deadline_passed",
+                "deadline": deadline,
+                "interaction_id": interaction.interaction_id,
+                **details,
+            },
         )
 
     def new_event(self, run_id: str, payload: EventPayload) -> Event:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
@@ -35,6 +34,7 @@ from baton.models import (
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from datetime import datetime
 
     from baton.services.core import Core
 
