@@ -12,6 +12,7 @@ with an injected clock:
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -290,3 +291,31 @@ def test_deadlines_are_iso_utc(gates: Gates, core: Core) -> None:
     wait = core.store.get_wait("r1", "approve")
     assert wait is not None and wait.deadline is not None and wait.deadline.endswith("Z")
     assert isinstance(parse_iso(wait.deadline), datetime)
+
+
+# ---- the state machines pass the task's entry and catch Baton's deadline -----------------------------
+PARKS = {"${ParkFunctionArn}", "${AwaitGateFunctionArn}", "${InterruptParkFunctionArn}", "${ReviewParkFunctionArn}"}
+
+
+def _states(states: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for state in states.values():
+        found.append(state)
+        for nested in (state.get("ItemProcessor") or state.get("Iterator") or {}, *state.get("Branches", [])):
+            found += _states(nested.get("States", {}))
+    return found
+
+
+def test_every_parking_task_passes_its_entered_time_and_catches_the_deadline() -> None:
+    from baton.workflows.gate_states import TIMEOUT_ERRORS, await_gate_states
+
+    root = Path(__file__).resolve().parents[2] / "statemachines"
+    built = {"States": await_gate_states("Sync", gate="sync", timeout_seconds=60, next=None)}
+    machines = [json.loads(p.read_text()) for p in sorted(root.glob("*.asl.json"))] + [built]
+    parks = [s for m in machines for s in _states(m["States"]) if s.get("Parameters", {}).get("FunctionName") in PARKS]
+    assert len(parks) >= 7
+    for state in parks:
+        assert state["Parameters"]["Payload"]["entered_at.$"] == "$$.State.EnteredTime"
+        caught = {e for c in state.get("Catch", []) for e in c["ErrorEquals"]}
+        if state["Parameters"]["FunctionName"] != "${InterruptParkFunctionArn}":  # it fails as InterruptCancelled
+            assert set(TIMEOUT_ERRORS) <= caught, state

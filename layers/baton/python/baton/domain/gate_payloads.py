@@ -15,6 +15,10 @@ every literal value by the field's own type; `tests/unit/test_gate_payloads.py` 
 | interrupt_park              | `InterruptParkPayload`  | hosted interrupts                        |
 | interrupt_fail              | `InterruptFailPayload`  | their Catch (timeout, InterruptCancelled)|
 | review_park / review_turn / merge_start / merge_record | `Review*`, `Merge*` | statemachines/review_gate.asl.json |
+
+Every parking payload (park, await_gate, interrupt_park, review_park) takes `entered_at`
+(`ENTERED_TIME`, the state's `$$.State.EnteredTime`): Baton's deadline starts when the task started
+(`baton.services.core.Core.deadline_of`), not when its Lambda ran.
 """
 
 from __future__ import annotations
