@@ -37,7 +37,7 @@ class ReviewActions(ReviewGate):
         core = self.core
         again = core.parked_again(run_id, gate, token)
         if again is not None and again.interaction_ids:
-            return {"parked": True, "interaction_id": again.interaction_ids[0], "delivered": again.status != "parked"}
+            return {"parked": True, "interaction_id": again.interaction_ids[0], "delivered": again.status == "released"}
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         url, warnings = self.review_url(interaction)
