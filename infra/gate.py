@@ -28,8 +28,12 @@ Their payloads are built from the Lambda payload models (`baton.domain.gate_payl
 bad name fails the synth. One module for the four helpers (just over 400 lines) so a user reads one file.
 
 Every Task's timeout is mandatory (no silent infinity); the token waits send it as `timeout_seconds`
-so Baton shows the same deadline. The run id comes from `$.run_id` unless `run_id_path=` says
-otherwise. Grants: CDK's LambdaInvoke grant (lambda:InvokeFunction on the one Baton function) and, for
+and the task's `$$.State.EnteredTime` as `entered_at`, so Baton's deadline is the task's,
+ending 2 s before it (`baton.services.core.GRACE_SECONDS`). At that deadline Baton fails the `ask` and
+`await_answers` tasks itself with the error `BatonDeadlinePassed` (Step Functions' States.Timeout is the
+backstop): catch both (`baton.workflows.gate_states.TIMEOUT_ERRORS`).
+The run id comes from `$.run_id` unless `run_id_path=` says otherwise. Grants: CDK's LambdaInvoke
+grant (lambda:InvokeFunction on the one Baton function) and, for
 `review`, CDK's startExecution.sync grant (states:StartExecution on the review_gate state machine,
 DescribeExecution/StopExecution on its executions, events:PutTargets/PutRule/DescribeRule on the managed
 rule StepFunctionsGetEventsForStepFunctionsExecutionRule). `grant_resume` gives Baton's API role
@@ -51,6 +55,7 @@ from constructs import Construct
 from pydantic import ValidationError
 
 from baton.domain.gate_payloads import (
+    ENTERED_TIME,
     TASK_TOKEN,
     InterruptParkPayload,
     ParkPayload,
@@ -234,6 +239,7 @@ class BatonGate:
         payload = gate_payload(
             ParkPayload,
             token=TASK_TOKEN,
+            entered_at=ENTERED_TIME,
             run_id=StatePath(options.get("run_id_path", "$.run_id")),
             node=node,
             kind="ask",
@@ -274,6 +280,7 @@ class BatonGate:
         payload = gate_payload(
             InterruptParkPayload,
             token=TASK_TOKEN,
+            entered_at=ENTERED_TIME,
             run_id=StatePath(options.get("run_id_path", "$.run_id")),
             node=node,
             request=_interrupt_request(_text(prompt, prompt_path, "prompt"), seconds, options),

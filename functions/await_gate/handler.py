@@ -24,4 +24,5 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         timeout_seconds=payload.timeout_seconds,
         from_node=payload.from_node,
         map_item=payload.map_item,
+        entered_at=payload.entered_at,
     )

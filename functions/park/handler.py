@@ -23,5 +23,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         prompt=payload.prompt,
         timeout_seconds=payload.timeout_seconds,
         notify=payload.notify,
+        entered_at=payload.entered_at,
     )
     return {"parked": True, "interaction_id": interaction.interaction_id}

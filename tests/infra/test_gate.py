@@ -123,6 +123,7 @@ def test_interrupt_is_a_token_wait_on_interrupt_park(user_stack: tuple[Any, Any,
     payload = state["Parameters"]["Payload"]
     assert payload == {
         "token.$": "$$.Task.Token",
+        "entered_at.$": "$$.State.EnteredTime",  # Baton's deadline starts with the task (issue 17)
         "run_id.$": "$.run_id",
         "node": "edit",
         "request": {
@@ -155,6 +156,7 @@ def test_await_answers_is_a_token_wait_on_await_gate(user_stack: tuple[Any, Any,
     assert state["TimeoutSeconds"] == 1800
     assert state["Parameters"]["Payload"] == {
         "token.$": "$$.Task.Token",
+        "entered_at.$": "$$.State.EnteredTime",  # Baton's deadline starts with the task (issue 17)
         "run_id.$": "$.run_id",
         "gate": "sync",
         "from": "draft",
@@ -261,7 +263,7 @@ def test_token_gate_payloads_are_what_their_lambdas_parse(user_stack: tuple[Any,
     """Each helper's payload, with its JSONPaths filled in, parses with the model its Lambda parses with."""
     from baton.domain.gate_payloads import AwaitGatePayload, InterruptParkPayload, ParkPayload
 
-    filled = {"token": "tok", "run_id": "r1", "state": {"draft": 1}}
+    filled = {"token": "tok", "run_id": "r1", "state": {"draft": 1}, "entered_at": "2026-12-01T10:00:00.123Z"}
 
     def concrete(payload: dict[str, Any]) -> dict[str, Any]:
         return {

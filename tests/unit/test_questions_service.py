@@ -13,7 +13,6 @@ from baton.errors import (
     GoneError,
     NotFoundError,
     PayloadTooLargeError,
-    TaskTokenError,
     ValidationFailedError,
 )
 from baton.models import status_of
@@ -237,15 +236,18 @@ def test_gate_timeout_lists_the_unanswered_questions(qs: QuestionService, core: 
     assert core.store.get_wait("r1", "sync").status == "timed_out"  # type: ignore[union-attr]
 
 
-def test_release_after_the_gate_timed_out_keeps_the_answer(qs: QuestionService, core: Core) -> None:
+def test_answer_after_the_gate_timed_out_is_410_and_kept_as_late(qs: QuestionService, core: Core) -> None:
+    # Issue 17 (one clock): past the await gate's deadline the answer is refused with a 410 (it used to
+    # be a 200 `resumed: false` while the run failed) and kept as an `answer_late` event.
     a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=5)
     core.clock.advance(6)  # type: ignore[attr-defined]
-    _tokens(core).fail_next = TaskTokenError("late", reason="TaskTimedOut")
-    result = qs.answer("r1", a, "late", caller="op")
-    assert result["resumed"] is False
-    assert core.store.get_interaction("r1", a).state.answer == "late"  # type: ignore[union-attr]
-    # The gate's own timeout path (await_timeout) marks the wait; the sender leaves it alone.
+    with pytest.raises(GoneError, match="deadline"):
+        qs.answer("r1", a, "late", caller="op")
+    assert core.store.get_interaction("r1", a).state.status == "pending"  # type: ignore[union-attr]
+    late = [e for e in core.store.list_events("r1") if e.type == "answer_late"]
+    assert len(late) == 1 and late[0].data["answer"] == "late"
+    # The gate's own timeout path (await_timeout, or Baton's deadline) marks the wait.
     assert core.store.get_wait("r1", "sync").status == "parked"  # type: ignore[union-attr]
 
 

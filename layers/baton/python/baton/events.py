@@ -51,6 +51,7 @@ class EventType(StrEnum):
     HUMAN_INPUT_REQUESTED = "human_input_requested"
     INTERACTION_ANSWERED = "interaction_answered"
     HUMAN_INPUT_TIMED_OUT = "human_input_timed_out"
+    ANSWER_LATE = "answer_late"
     AWAIT_STARTED = "await_started"
     AWAIT_RELEASED = "await_released"
     AWAIT_TIMED_OUT = "await_timed_out"
@@ -176,6 +177,18 @@ class HumanInputTimedOut(EventPayload):
     node: str
     unanswered: list[str]
     cause: str
+
+
+class AnswerLate(EventPayload):
+    """An answer that came after its gate's deadline: kept here, never delivered (the caller got a 410)."""
+
+    event_type = EventType.ANSWER_LATE
+    interaction_id: str
+    node: str
+    kind: str
+    answer: Any = None
+    by: str | None = None
+    deadline: str
 
 
 # ---- awaits ---------------------------------------------------------------------------------------
@@ -346,6 +359,7 @@ PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
         HumanInputRequested,
         InteractionAnswered,
         HumanInputTimedOut,
+        AnswerLate,
         AwaitStarted,
         AwaitReleased,
         AwaitTimedOut,

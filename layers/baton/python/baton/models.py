@@ -284,3 +284,6 @@ class ParkedWait(BaseModel):
     scope: dict[str, Any] = Field(default_factory=dict)
     parked_at: str
     status: Literal["parked", "released", "timed_out"] = "parked"
+    # When Baton stops accepting answers (`Core.deadline_of`: the task's entry + its timeout - a grace):
+    # at it the reconciler ends the pause itself; Step Functions' own timeout is only the backstop.
+    deadline: str | None = None

@@ -15,6 +15,10 @@ every literal value by the field's own type; `tests/unit/test_gate_payloads.py` 
 | interrupt_park              | `InterruptParkPayload`  | hosted interrupts                        |
 | interrupt_fail              | `InterruptFailPayload`  | their Catch (timeout, InterruptCancelled)|
 | review_park / review_turn / merge_start / merge_record | `Review*`, `Merge*` | statemachines/review_gate.asl.json |
+
+Every parking payload (park, await_gate, interrupt_park, review_park) takes `entered_at`
+(`ENTERED_TIME`, the state's `$$.State.EnteredTime`): Baton's deadline starts when the task started
+(`baton.services.core.Core.deadline_of`), not when its Lambda ran.
 """
 
 from __future__ import annotations
@@ -22,12 +26,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
 
 from baton.domain.fields import GateName, NodeName, RunId, ScopeNode, TaskToken, TimeoutSeconds
 from baton.domain.merge_contracts import MergeOutcome, StatesError
 
 MapItem = Annotated[int | str | None, Field(default=None, description="$$.Map.Item.Index inside a Map iteration")]
+EnteredAt = Annotated[
+    AwareDatetime | None,
+    Field(
+        default=None,
+        description="$$.State.EnteredTime: when the task started, where Baton's deadline starts (absent: the park)",
+    ),
+]
 StepError = Annotated[dict[str, Any] | None, Field(default=None, description="The Catch's error ($.error)")]
 
 
@@ -45,6 +56,7 @@ class ParkPayload(GatePayload):
     prompt: str = Field(min_length=1)
     timeout_seconds: TimeoutSeconds
     notify: list[str] | None = None
+    entered_at: EnteredAt = None
 
 
 class GateTimeoutPayload(GatePayload):
@@ -60,6 +72,7 @@ class AwaitGatePayload(GatePayload):
     from_node: ScopeNode = Field(default=None, alias="from", description="One node's questions; empty = whole run")
     timeout_seconds: TimeoutSeconds
     map_item: MapItem = None
+    entered_at: EnteredAt = None
 
 
 class AwaitTimeoutPayload(GatePayload):
@@ -88,6 +101,7 @@ class InterruptParkPayload(GatePayload):
     run_id: RunId
     node: NodeName
     request: HostedInterruptRequest
+    entered_at: EnteredAt = None
 
 
 class InterruptFailPayload(GatePayload):
@@ -101,6 +115,7 @@ class ReviewParkPayload(GatePayload):
     token: TaskToken
     run_id: RunId
     gate: GateName
+    entered_at: EnteredAt = None
 
 
 class ReviewTurnPayload(GatePayload):
@@ -146,6 +161,7 @@ class StatePath:
 
 
 TASK_TOKEN = StatePath("$$.Task.Token")
+ENTERED_TIME = StatePath("$$.State.EnteredTime")  # every parking task passes it as `entered_at`
 
 
 def wire_name(model: type[BaseModel], field: str) -> str:

@@ -1,15 +1,28 @@
 """What every capability shares: the ports, the clock and ids, and the moves common to all gates
-(record an event, notify, release a parked task token)."""
+(record an event, notify, release a parked task token).
+
+One clock decides a gate's deadline (`deadline_of`): it starts when the Step Functions task started (the
+state's entered time, passed in the gate's payload as `entered_at`) and ends GRACE_SECONDS before the
+task's TimeoutSeconds. An answer is accepted only before it (`refuse_if_late`: after it, a 410 and the
+answer kept as an `answer_late` event); an accepted answer's send then lands inside the grace, before
+Step Functions' timer. At the deadline the reconciler ends the pause itself (a task failure with
+DEADLINE_ERROR and its cause), so the Step Functions timeout is only a backstop.
+
+A park is idempotent under retries (CDK's LambdaInvoke retries a task-token invoke): `park_id` derives
+the interaction id from the task (its entered time and a hash of its token), and `parked_again` tells a
+retried park from a new one by the token its gate already holds.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
-from baton.events import EventPayload, RunResumed, RunStarted
+from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso
 from baton.models import Event, Interaction, ParkedWait, RunSummary
 from baton.notify.model import Notification
@@ -18,6 +31,23 @@ if TYPE_CHECKING:
     from baton.ports import Notifier, Store, TaskTokens, Workflows
 
 log = logging.getLogger("baton")
+
+GRACE_SECONDS = 2.0  # Baton's deadline ends this long before the task's TimeoutSeconds (at most half of it)
+DEADLINE_ERROR = "BatonDeadlinePassed"  # the task failure Baton sends at a deadline (the gates' Catch names it)
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+# What Step Functions says when a token was already closed; before the deadline that is an earlier send.
+_CLOSED = ("TaskTimedOut", "InvalidToken")
+
+
+def _crockford(value: int, length: int) -> str:
+    return "".join(_CROCKFORD[(value >> (5 * n)) & 31] for n in reversed(range(length)))
+
+
+def task_interaction_id(token: str, entered_at: datetime) -> str:
+    """A ULID-shaped id made from the task itself: its entry time (ids still sort by time) and 80 bits of
+    its token's hash. The same task (a retried park) always gets the same id."""
+    digest = int.from_bytes(hashlib.sha256(token.encode()).digest()[:10], "big")
+    return _crockford(int(entered_at.timestamp() * 1000), 10) + _crockford(digest, 16)
 
 
 @dataclass
@@ -35,6 +65,56 @@ class Core:
 
     def later(self, seconds: int) -> str:
         return iso(self.clock.now() + timedelta(seconds=seconds))
+
+    # ---- one clock for deadlines, idempotent parks --------------------------------------------------
+    def deadline_of(self, timeout_seconds: float, entered_at: datetime | None = None) -> str:
+        """When Baton stops accepting answers for a task that entered at `entered_at` (now, if the
+        payload did not say) with `timeout_seconds`: strictly before Step Functions' timeout."""
+        start = entered_at or self.clock.now()
+        grace = min(GRACE_SECONDS, timeout_seconds / 2)
+        return iso(start + timedelta(seconds=timeout_seconds - grace))
+
+    def is_past(self, deadline: str | None) -> bool:
+        return deadline is not None and self.clock.now() >= parse_iso(deadline)
+
+    def park_id(self, token: str, entered_at: datetime | None) -> str:
+        """The interaction id of a park. Without an entry time a retry gets another id, but
+        `parked_again` still finds it through the token its gate holds."""
+        return task_interaction_id(token, entered_at or self.clock.now())
+
+    def parked_again(self, run_id: str, gate: str, token: str) -> ParkedWait | None:
+        """The wait a previous attempt of this very park left (same gate, same token), or None."""
+        wait = self.store.get_wait(run_id, gate)
+        return wait if wait is not None and wait.task_token == token else None
+
+    def refuse_if_late(
+        self, interaction: Interaction, answer: Any, *, caller: str, deadline: str | None, **details: Any
+    ) -> None:
+        """Accept an answer only before the deadline: after it, record the answer as late (kept, never
+        delivered) and refuse with a 410 that says so (`details` added to the error's)."""
+        if not self.is_past(deadline):
+            return
+        self.record(
+            interaction.run_id,
+            AnswerLate(
+                interaction_id=interaction.interaction_id,
+                node=interaction.request.node,
+                kind=interaction.request.kind,
+                answer=answer,
+                by=caller,
+                deadline=deadline,
+            ),
+        )
+        raise GoneError(
+            f"{interaction.request.kind} {interaction.interaction_id} timed out: its deadline passed at "
+            f"{deadline}; the answer is recorded as late and not delivered",
+            details={
+                "reason": "deadline_passed",
+                "deadline": deadline,
+                "interaction_id": interaction.interaction_id,
+                **details,
+            },
+        )
 
     def new_event(self, run_id: str, payload: EventPayload) -> Event:
         return Event(
@@ -103,6 +183,8 @@ class Core:
 
     def wait_expired(self, wait: ParkedWait) -> bool:
         """Has this parked gate's timeout passed? (Unknown deadline: assume it has.)"""
+        if wait.deadline is not None:
+            return self.is_past(wait.deadline)
         seconds = wait.scope.get("timeout_seconds")
         if isinstance(seconds, int | float):
             return self.clock.now() >= parse_iso(wait.parked_at) + timedelta(seconds=seconds)
@@ -125,22 +207,53 @@ class Core:
         try:
             self.tokens.send_success(wait.task_token, output)
         except TaskTokenError as err:
-            if err.reason != "TaskTimedOut":
-                # InvalidToken / TaskDoesNotExist: someone else already resumed it or the run ended.
-                self.store.release_wait(wait, "released")
+            if not self._closed_by_earlier_send(wait, err):
                 return False
-            # AWS answers TaskTimedOut both for a gate whose timeout passed and for a token a twin
-            # sender already closed. Before the deadline it is the twin (which marks the wait
-            # released); after it, the gate's timeout path owns the wait. Either way, don't touch it.
-            if not self.wait_expired(wait):
-                return False
-            raise GoneError(
-                f"the gate '{gate}' of run {run_id} already timed out; the answer is stored but "
-                "nothing is waiting for it",
-                details={"reason": err.reason, "gate": gate},
-            ) from err
+            # An earlier send of this stored answer closed the token and its sender did not finish the
+            # bookkeeping (it died after the send, or is about to finish): complete it, exactly once.
+            return self.complete_release(wait)
+        self.complete_release(wait)
+        return True  # sent; if a twin finished the bookkeeping first, the resume is still ours
+
+    def complete_release(self, wait: ParkedWait) -> bool:
+        """The bookkeeping of a delivered release: the wait marked released (conditional: one caller
+        wins), the run running again and `run_resumed` recorded. True if this call did it."""
         if not self.store.release_wait(wait, "released"):
             return False
-        self.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
-        self.record(run_id, RunResumed(gate=gate, kind=wait.kind))
+        self.set_run_status(wait.run_id, "running", allowed_from={"paused_waiting_human"})
+        self.record(wait.run_id, RunResumed(gate=wait.gate, kind=wait.kind))
         return True
+
+    def fail_at_deadline(self, wait: ParkedWait, cause: str) -> bool:
+        """End a parked task at Baton's deadline: the task failure DEADLINE_ERROR with `cause` (the
+        gate's Catch records the timeout and fails the run), then the wait marked timed out. A token
+        already closed (Step Functions' own timer won) only gets the wait marked."""
+        try:
+            self.tokens.send_failure(wait.task_token, DEADLINE_ERROR, cause)
+        except TaskTokenError:
+            log.info("deadline: the task was already closed", extra={"run_id": wait.run_id, "gate": wait.gate})
+        return self.store.release_wait(wait, "timed_out")
+
+    def _closed_by_earlier_send(self, wait: ParkedWait, err: TaskTokenError) -> bool:
+        """Why was the token already closed? Before the deadline only a send of the stored answer can
+        have closed it (AWS says TaskTimedOut or InvalidToken): True. A task that no longer exists: True
+        only if Step Functions reports the execution running on or succeeded. A timeout: GoneError."""
+        if err.reason in _CLOSED and not self.wait_expired(wait):
+            return True
+        if err.reason == "TaskTimedOut":
+            raise GoneError(
+                f"the gate '{wait.gate}' of run {wait.run_id} already timed out; the answer is stored but "
+                "nothing is waiting for it",
+                details={"reason": err.reason, "gate": wait.gate},
+            ) from err
+        run = self.store.get_run(wait.run_id)
+        if run is not None and run.execution_arn:
+            try:
+                status = self.workflows.describe(run.execution_arn).get("status")
+            except Exception:  # unknown: leave the wait to the next reconcile
+                log.exception("describe failed", extra={"run_id": wait.run_id})
+                return False
+            if status in ("RUNNING", "SUCCEEDED"):
+                return True
+        self.store.release_wait(wait, "released")  # the run ended: nothing is left to resume
+        return False

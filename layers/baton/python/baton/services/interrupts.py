@@ -43,7 +43,7 @@ import hashlib
 import json
 import math
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from baton.contracts.interrupts import InterruptView
@@ -191,18 +191,26 @@ class InterruptService:
         self._monotonic = monotonic
 
     # ---- create --------------------------------------------------------------------------------
-    def create(self, spec: InterruptSpec, *, caller: str, token: str | None = None) -> tuple[Interaction, bool]:
+    def create(
+        self, spec: InterruptSpec, *, caller: str, token: str | None = None, entered_at: datetime | None = None
+    ) -> tuple[Interaction, bool]:
         """Store, park, notify: `spec` was validated when it was built, so bad input never gets here.
 
-        Returns (interrupt, created); `created` is False when `spec.key` named an existing one.
-        With `token` (the hosted task), the token is parked at WAIT#<node>.
+        Returns (interrupt, created); `created` is False when `spec.key` named an existing one, or when
+        this is a retried park of the same task (`token`): its id comes from the task, it is returned as
+        it is and nothing is recorded or notified again.
+        With `token` (the hosted task), the token is parked at WAIT#<node>, and the deadline is the task's
+        (`Core.deadline_of`, from `entered_at`).
         """
         core = self.core
         session_id, prompt = spec.session_id, spec.prompt
         timeout_ms = spec.timeout_ms or DEFAULT_TIMEOUT_MS
         notify = list(spec.notify) if spec.notify else ["console"]
 
-        iid = key_interrupt_id(session_id, spec.key) if spec.key else core.ids.new_id()
+        iid = self._new_id(spec, token, entered_at)
+        retried = self._parked_before(session_id, spec.node, token, iid)
+        if retried is not None:
+            return retried, False
         if spec.key:
             existing = core.store.find_interaction(iid)
             if existing is not None:
@@ -210,11 +218,14 @@ class InterruptService:
 
         core.ensure_run(session_id)
         now_dt = core.clock.now()
+        # A hosted task's deadline is its own (from its entry, before its timeout); an SDK waiter's is ours.
+        hosted_deadline = core.deadline_of(timeout_ms / 1000, entered_at) if token is not None else None
+        expires_at = hosted_deadline or iso(now_dt + timedelta(milliseconds=timeout_ms))
         interaction = Interaction(
             interaction_id=iid,
             run_id=session_id,
             created_at=iso(now_dt),
-            expires_at=iso(now_dt + timedelta(milliseconds=timeout_ms)),
+            expires_at=expires_at,
             request=self._request(spec, notify=notify, timeout_ms=timeout_ms, caller=caller, hosted=token is not None),
         )
         # The run is paused BEFORE the interrupt becomes visible: whoever sees it pending sees the run paused.
@@ -223,23 +234,17 @@ class InterruptService:
             core.store.put_interaction_indexed(interaction)
         except Exception as err:
             self._settle_run(interaction)  # nothing new is pending: an external session runs again if idle
-            if not spec.key or not isinstance(err, ConflictError):
+            if not (spec.key or token is not None) or not isinstance(err, ConflictError):
                 raise
-            existing = core.store.find_interaction(iid)  # lost a creation race with the same key
+            existing = core.store.find_interaction(iid)  # lost a creation race with the same key or task
             if existing is None:
                 raise
+            if token is not None:
+                self._park_token(existing, token)
+                return existing, False
             return self._same_key(existing, prompt), False
         if token is not None:
-            core.store.put_wait(
-                ParkedWait(
-                    run_id=session_id,
-                    gate=spec.node,
-                    task_token=token,
-                    kind=KIND,
-                    interaction_ids=[iid],
-                    parked_at=interaction.created_at,
-                )
-            )
+            self._park_token(interaction, token)
         core.record(
             session_id,
             HumanInputRequested(
@@ -257,6 +262,43 @@ class InterruptService:
             core.record(session_id, RunPaused(gate=spec.node, kind=KIND))
         core.notify(interaction, "interrupt_created", session_id=session_id, workflow_id=spec.workflow_id)
         return interaction, True
+
+    def _new_id(self, spec: InterruptSpec, token: str | None, entered_at: datetime | None) -> str:
+        """From the key (one interrupt per key), from the hosted task (one per task), or new."""
+        if spec.key:
+            return key_interrupt_id(spec.session_id, spec.key)
+        if token is not None:
+            return self.core.park_id(token, entered_at)
+        return self.core.ids.new_id()
+
+    def _parked_before(self, session_id: str, node: str, token: str | None, iid: str) -> Interaction | None:
+        """A retried park of the same hosted task: the interrupt its earlier attempt made (its wait
+        parked now if the attempt died before parking it), else None."""
+        if token is None:
+            return None
+        wait = self.core.parked_again(session_id, node, token)
+        existing = self.core.store.find_interaction(wait.interaction_ids[0] if wait and wait.interaction_ids else iid)
+        if existing is None or existing.request.kind != KIND:
+            return None
+        self._park_token(existing, token)
+        return existing
+
+    def _park_token(self, interrupt: Interaction, token: str) -> None:
+        """Park the hosted task's token at WAIT#<node>, never over a wait an earlier attempt parked."""
+        node = interrupt.request.node
+        if self.core.parked_again(interrupt.run_id, node, token) is not None:
+            return
+        self.core.store.put_wait(
+            ParkedWait(
+                run_id=interrupt.run_id,
+                gate=node,
+                task_token=token,
+                kind=KIND,
+                interaction_ids=[interrupt.interaction_id],
+                parked_at=interrupt.created_at,
+                deadline=interrupt.expires_at,
+            )
+        )
 
     @staticmethod
     def _request(
@@ -404,6 +446,11 @@ class InterruptService:
         core = self.core
         i = self._expire_if_due(self._load(interrupt_id))
         if i.state.status != "pending":
+            if is_timed_out(i):  # past the deadline: a 410, the value kept as a late answer
+                late = {"input": value, "state_edits": list(state_edits)}
+                core.refuse_if_late(
+                    i, late, caller=caller, deadline=i.expires_at, reason=TIMEOUT_REASON, interrupt=public_view(i)
+                )
             return self._resume_settled(i, value, state_edits)
         req = interrupt_request(i)
         edited = apply_state_edits(req.state or {}, state_edits)
@@ -555,6 +602,18 @@ class InterruptService:
                 return self._fail_waiter(i, token=wait.task_token)
         return False
 
+    def end_at_deadline(self, wait: ParkedWait) -> bool:
+        """The reconciler, at a parked hosted interrupt's deadline: time it out (recorded, as any read
+        past the deadline does) and fail its task as a timed-out interrupt. True if this call ended it.
+        One the sweeper already timed out is left to `reconcile_wait`, which fails its task the same way."""
+        for iid in wait.interaction_ids:
+            i = self.core.store.get_interaction(wait.run_id, iid)
+            if i is None or i.request.kind != KIND or i.state.status != "pending":
+                continue
+            if is_timed_out(self._expire_if_due(i)):
+                return self._fail_waiter(self._load(iid), token=wait.task_token)
+        return False
+
     @staticmethod
     def _require_pending(i: Interaction, verb: str) -> None:
         if i.state.status == "pending":
@@ -604,7 +663,7 @@ class InterruptService:
             core.store.release_wait(wait, "timed_out" if outcome == "timeout" else "released")
         if target is None:
             cause = f"interrupt at node '{node}' ended ({outcome}) but no interrupt was recorded"
-        elif outcome == "timeout":
+        elif outcome == "timeout" or is_timed_out(target):  # Baton's deadline fails it as InterruptCancelled
             seconds = target.request.timeout_seconds
             cause = (
                 f"interrupt {target.interaction_id} at node '{node}' timed out after {seconds}s without a "

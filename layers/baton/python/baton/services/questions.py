@@ -56,6 +56,8 @@ from baton.models import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
@@ -222,6 +224,7 @@ class QuestionService:
         self._check_answer(question, answer)
         if question.state.status != "pending":
             raise self._already(question)
+        self._refuse_after_gate_deadline(question, answer, caller)
         if run.status in TERMINAL_RUN_STATES and run.hosted:
             raise GoneError(
                 f"run {run_id} is {run.status}; nothing is waiting for this answer",
@@ -266,6 +269,13 @@ class QuestionService:
             "resumed": bool(released),
             "released": released,
         }
+
+    def _refuse_after_gate_deadline(self, question: Interaction, answer: Any, caller: str) -> None:
+        """A question an await gate waits for is answered under that gate's deadline: after it, a 410
+        and the answer kept as late (the gate is ended by Baton, its run fails with what was missing)."""
+        for wait in self.core.store.list_run_waits(question.run_id):
+            if wait.kind == "await" and wait.status != "released" and _in_scope(question, wait.scope.get("from")):
+                self.core.refuse_if_late(question, answer, caller=caller, deadline=wait.deadline)
 
     @staticmethod
     def _already(current: Interaction) -> ConflictError:
@@ -324,16 +334,22 @@ class QuestionService:
         timeout_seconds: int,
         from_node: str | None = None,
         map_item: int | str | None = None,
+        entered_at: datetime | None = None,
     ) -> dict[str, Any]:
         """The gate's waitForTaskToken Lambda: park the token, then re-check the store.
 
         Inside a Map iteration the gate name is made per item (`<gate>-<map_item>`), so each branch parks
-        its own token and is released on its own.
+        its own token and is released on its own. Idempotent: a retried invoke (same token) finds its
+        wait, records nothing again and only re-checks the store.
         """
         if map_item is not None:  # the payload checked the gate's name; the per-item name must hold too
             gate = check_gate_name(f"{gate}-{map_item}")
         core = self.core
         core.ensure_run(run_id)
+        again = core.parked_again(run_id, gate, token)
+        if again is not None:
+            released = again.status == "released" or self._release_if_ready(run_id, gate, from_node)
+            return {"parked": True, "gate": gate, "released": released, "pending": again.interaction_ids}
         pending, _ = self._scope(run_id, from_node)
         core.store.put_wait(
             ParkedWait(
@@ -344,6 +360,7 @@ class QuestionService:
                 interaction_ids=[i.interaction_id for i in pending],
                 scope={"from": from_node or None, "timeout_seconds": timeout_seconds},
                 parked_at=core.now(),
+                deadline=core.deadline_of(timeout_seconds, entered_at),
             )
         )
         core.record(
@@ -534,6 +551,16 @@ class QuestionService:
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         """One parked await gate: released if its scope is answered. True if this call released it."""
         return self._release_if_ready(wait.run_id, wait.gate, wait.scope.get("from"))
+
+    def end_at_deadline(self, wait: ParkedWait) -> bool:
+        """The reconciler, at a parked await gate's deadline: a scope answered in time is left to its
+        release; otherwise the task fails with DEADLINE_ERROR (the gate's Catch lists what is missing)."""
+        pending, _ = self._scope(wait.run_id, wait.scope.get("from"))
+        if not pending:
+            return False
+        listed = ", ".join(i.interaction_id for i in pending)
+        cause = f"await gate '{wait.gate}' passed its deadline {wait.deadline}; unanswered: {listed}"
+        return self.core.fail_at_deadline(wait, cause)
 
     def reconcile_tool_awaits(self) -> tuple[list[dict[str, str]], list[str]]:
         """Complete tool-form awaits whose questions are answered; time out those past their expiry."""

@@ -8,6 +8,15 @@ interaction is no longer pending gets what a failed send lost, exactly as the li
 * `review`: an operator action stored → the review output (as `act` / a re-`park` deliver it);
 * `await` gates: released once their scope is answered (and tool-form awaits completed or timed out).
 
+At a parked wait's deadline (`ParkedWait.deadline`, `Core.deadline_of`) Baton ends the pause itself
+before looking for a lost resume: what is still pending is timed out (a conditional write an answer
+accepted in time beats) and the task fails with `DEADLINE_ERROR` and its cause, so the gate's Catch runs
+as on Step Functions' own timeout, which is only the backstop.
+
+A release whose sender died after the send (token sent, wait still parked) is completed here too: the
+re-send finds the token closed before its deadline, and `Core.release_gate` records what the sender did
+not (the wait released, `run_resumed`), exactly once.
+
 Each send goes through a conditional release bound to the parked token it examined (a gate re-parked
 for a later round is left alone), so a concurrent API retry and the reconciler never both resume it.
 """
@@ -59,14 +68,36 @@ class Reconciler:
             return self._review().reconcile_wait if self._review is not None else None
         return self.runs.reconcile_wait  # ask (and any other RunService.park kind)
 
+    def _at_deadline(self, wait: ParkedWait) -> Callable[[ParkedWait], bool] | None:
+        if wait.kind == "await":
+            return self.questions.end_at_deadline
+        if wait.kind == "interrupt":
+            return self.interrupts.end_at_deadline
+        return self.runs.end_at_deadline  # ask and review: the interactions the wait names
+
+    def _end_if_due(self, wait: ParkedWait) -> bool:
+        """True if Baton ended this pause at its deadline now (then there is nothing left to resend)."""
+        if not self.core.is_past(wait.deadline):
+            return False
+        end = self._at_deadline(wait)
+        try:
+            return end is not None and end(wait)
+        except Exception:
+            log.exception("reconcile: ending at the deadline failed", extra={"run_id": wait.run_id, "gate": wait.gate})
+            return False
+
     def reconcile(self) -> dict[str, Any]:
         checked = 0
         released: list[dict[str, str]] = []
+        ended: list[dict[str, str]] = []
         for wait in self.waits.list_parked():
             handler = self._handler(wait)
             if handler is None:
                 continue
             checked += 1
+            if self._end_if_due(wait):
+                ended.append({"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind})
+                continue
             try:
                 if handler(wait):
                     released.append({"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind})
@@ -75,4 +106,4 @@ class Reconciler:
             except Exception:
                 log.exception("reconcile: re-send failed", extra={"run_id": wait.run_id, "gate": wait.gate})
         tools, timed_out = self.questions.reconcile_tool_awaits()
-        return {"checked": checked, "released": released + tools, "timed_out": timed_out}
+        return {"checked": checked, "released": released + tools, "timed_out": timed_out, "ended": ended}

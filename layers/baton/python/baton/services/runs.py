@@ -34,6 +34,7 @@ from baton.models import (
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from datetime import datetime
 
     from baton.services.core import Core
 
@@ -150,32 +151,39 @@ class RunService:
         prompt: str,
         timeout_seconds: int,
         notify: list[str] | None = None,
+        entered_at: datetime | None = None,
     ) -> Interaction:
         """Called by the gate's Lambda (its payload validated) with the task token: record what is asked,
-        park the token."""
+        park the token. Idempotent: a retried invoke (same token) returns the same interaction and wait,
+        and records and notifies nothing again."""
         core = self.core
         core.ensure_run(run_id)
+        again = core.parked_again(run_id, node, token)
+        if again is not None and again.interaction_ids:
+            found = core.store.get_interaction(run_id, again.interaction_ids[0])
+            if found is not None:
+                return found
         now = core.now()
+        deadline = core.deadline_of(timeout_seconds, entered_at)
         interaction = Interaction(
-            interaction_id=core.ids.new_id(),
+            interaction_id=core.park_id(token, entered_at),
             run_id=run_id,
             created_at=now,
-            expires_at=core.later(timeout_seconds),
+            expires_at=deadline,
             request=PauseRequest(
                 node=node, prompt=prompt, timeout_seconds=timeout_seconds, notify=notify or ["console"]
             ),
         )
-        core.store.put_interaction(interaction)
-        core.store.put_wait(
-            ParkedWait(
-                run_id=run_id,
-                gate=node,
-                task_token=token,
-                kind=interaction.request.kind,
-                interaction_ids=[interaction.interaction_id],
-                parked_at=now,
-            )
-        )
+        try:
+            core.store.put_interaction(interaction)
+        except ConflictError:
+            # A concurrent or earlier attempt of this park stored it: park its wait (a no-op if parked).
+            existing = core.store.get_interaction(run_id, interaction.interaction_id)
+            if existing is None:
+                raise
+            self._park_wait(existing, token, deadline)
+            return existing
+        self._park_wait(interaction, token, deadline)
         core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running", "paused_waiting_human"})
         core.record(
             run_id,
@@ -190,6 +198,21 @@ class RunService:
         core.record(run_id, RunPaused(gate=node, kind=interaction.kind))
         core.notify(interaction, "human_input_requested")
         return interaction
+
+    def _park_wait(self, interaction: Interaction, token: str, deadline: str) -> None:
+        if self.core.parked_again(interaction.run_id, interaction.request.node, token) is not None:
+            return  # never re-park a token an earlier attempt parked (it may be released by now)
+        self.core.store.put_wait(
+            ParkedWait(
+                run_id=interaction.run_id,
+                gate=interaction.request.node,
+                task_token=token,
+                kind=interaction.request.kind,
+                interaction_ids=[interaction.interaction_id],
+                parked_at=interaction.created_at,
+                deadline=deadline,
+            )
+        )
 
     def resume(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
         """Store the answers on the run's pending human interaction, then send its parked token."""
@@ -214,6 +237,7 @@ class RunService:
                 if resumed:
                     return self._result(latest, resumed)
             if latest.state.status == "timed_out":
+                core.refuse_if_late(latest, answers, caller=caller, deadline=latest.expires_at or core.now())
                 raise GoneError(
                     f"the pause at node '{latest.request.node}' timed out",
                     details={"interaction": latest.public()},
@@ -223,6 +247,7 @@ class RunService:
                 details={"interaction": latest.public()},
             )
         target = pending[-1]
+        core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
         answered = core.store.transition_interaction(
             target, status_of(target.state, "answered", answer=answers, by=caller, at=core.now())
         )
@@ -243,6 +268,25 @@ class RunService:
             if i is not None and i.state.status == "answered":
                 return self.core.release_gate(wait.run_id, wait.gate, self._output(i), token=wait.task_token)
         return False
+
+    def end_at_deadline(self, wait: ParkedWait) -> bool:
+        """The reconciler, at a parked pause's deadline: time out what is still pending (a conditional
+        write: an answer accepted first wins and is released instead) and fail the task with
+        DEADLINE_ERROR, so the gate's Catch records the timeout. True if this call ended it."""
+        pending = []
+        for iid in wait.interaction_ids:
+            i = self.core.store.get_interaction(wait.run_id, iid)
+            if i is None or i.state.status != "pending":
+                continue
+            try:
+                self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason="timeout"))
+            except ConflictError:
+                return False  # answered just in time: the answer's release delivers it
+            pending.append(i.interaction_id)
+        cause = f"the pause at node '{wait.gate}' passed its deadline {wait.deadline}; unanswered: " + (
+            ", ".join(pending) or "none"
+        )
+        return self.core.fail_at_deadline(wait, cause)
 
     @staticmethod
     def _output(i: Interaction) -> dict[str, Any]:
@@ -267,15 +311,21 @@ class RunService:
         """The gate's Catch on States.Timeout lands here: mark what timed out and say so."""
         core = self.core
         unanswered = []
-        for i in core.store.list_run_interactions(run_id, status="pending"):
+        wait = core.store.get_wait(run_id, node)
+        ended_by_baton = set(wait.interaction_ids) if wait is not None else set()
+        for i in core.store.list_run_interactions(run_id):
             if i.request.node != node:
+                continue
+            if i.state.status == "timed_out" and i.interaction_id in ended_by_baton:
+                unanswered.append(i)  # Baton ended it at its deadline (`end_at_deadline`)
+                continue
+            if i.state.status != "pending":
                 continue
             try:
                 core.store.transition_interaction(i, status_of(i.state, "timed_out", reason="timeout"))
             except ConflictError:
                 continue  # answered at the last moment: not part of what timed out
             unanswered.append(i)
-        wait = core.store.get_wait(run_id, node)
         if wait is not None and wait.status == "parked":
             core.store.release_wait(wait, "timed_out")
         listed = "; ".join(f"{i.interaction_id} ({i.request.prompt!r})" for i in unanswered) or "none"

@@ -1,6 +1,7 @@
 """The await gate as states you drop into your own workflow (the same shape as
 `statemachines/await_answers.asl.json`): one `waitForTaskToken` Task calling the `await_gate` Lambda,
-its mandatory timeout, and the Catch → `await_timeout` Lambda → Fail whose cause lists the unanswered
+its mandatory timeout, and the Catch (States.Timeout, or Baton's own deadline `BatonDeadlinePassed`, 2 s
+earlier) → `await_timeout` Lambda → Fail whose cause lists the unanswered
 questions. Use `${AwaitGateFunctionArn}` / `${AwaitTimeoutFunctionArn}` placeholders (substituted by the
 local stack and CDK alike) or pass deployed ARNs.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from baton.domain.gate_payloads import (
+    ENTERED_TIME,
     TASK_TOKEN,
     AwaitGatePayload,
     AwaitTimeoutPayload,
@@ -26,6 +28,9 @@ from baton.domain.gate_payloads import (
 if TYPE_CHECKING:
     from typing import Unpack
 
+# What ends a parked gate at its timeout: Step Functions' own timer (the backstop), or Baton's deadline
+# (a task failure sent by the reconciler, strictly before it; `baton.services.core.DEADLINE_ERROR`).
+TIMEOUT_ERRORS = ["States.Timeout", "BatonDeadlinePassed"]
 AWAIT_GATE_ARN = "${AwaitGateFunctionArn}"
 AWAIT_TIMEOUT_ARN = "${AwaitTimeoutFunctionArn}"
 
@@ -59,6 +64,7 @@ def await_gate_payloads(
         gate=gate,
         from_node=from_node,
         timeout_seconds=timeout,
+        entered_at=ENTERED_TIME,
         **map_item,
     )
     timed_out = gate_payload(AwaitTimeoutPayload, run_id=run_id, gate=gate, error=StatePath("$.error"), **map_item)
@@ -94,7 +100,7 @@ def await_gate_states(
         "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
         "Parameters": {"FunctionName": paths.get("gate_arn", AWAIT_GATE_ARN), "Payload": asl_payload(park)},
         "ResultPath": paths.get("result_path", "$.await"),
-        "Catch": [{"ErrorEquals": ["States.Timeout"], "ResultPath": "$.error", "Next": f"{name}TimedOut"}],
+        "Catch": [{"ErrorEquals": TIMEOUT_ERRORS, "ResultPath": "$.error", "Next": f"{name}TimedOut"}],
     }
     if timeout_seconds is not None:
         task["TimeoutSeconds"] = timeout_seconds

@@ -17,6 +17,7 @@ from baton.services.review.read_model import ReviewReadModel
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from datetime import datetime
 
     from baton.domain.merge_contracts import MergeOutcome, StatesError
     from baton.models import ParkedWait
@@ -63,8 +64,8 @@ class ReviewService:
         return self.dialogue.reply_turn(run_id, gate)
 
     # the review_park Lambda, the operator's action, the reconciler
-    def park(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
-        return self.actions.park(run_id, gate, token)
+    def park(self, run_id: str, gate: str, token: str, entered_at: datetime | None = None) -> dict[str, Any]:
+        return self.actions.park(run_id, gate, token, entered_at)
 
     def act(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
         return self.actions.act(run_id, answers, caller=caller, node=node)

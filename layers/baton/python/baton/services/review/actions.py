@@ -8,7 +8,7 @@ before the token was parked: the stored action is sent with the new token at onc
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.domain.review_gate import (
     ACTIONS,
@@ -26,10 +26,18 @@ from baton.events import HumanInputRequested, InteractionAnswered, ReviewTurnRec
 from baton.models import ParkedWait, ReviewTurn, status_of
 from baton.services.review.gate import ACTIVE_RUN, ReviewGate, clip
 
+if TYPE_CHECKING:
+    from datetime import datetime
+
 
 class ReviewActions(ReviewGate):
-    def park(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
+    def park(self, run_id: str, gate: str, token: str, entered_at: datetime | None = None) -> dict[str, Any]:
+        """Park the token (its deadline: `Core.deadline_of` the gate's timeout from the task's entry) and
+        ask the operator. Idempotent: a retried invoke (same token) records and notifies nothing again."""
         core = self.core
+        again = core.parked_again(run_id, gate, token)
+        if again is not None and again.interaction_ids:
+            return {"parked": True, "interaction_id": again.interaction_ids[0], "delivered": again.status == "released"}
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         url, warnings = self.review_url(interaction)
@@ -42,6 +50,7 @@ class ReviewActions(ReviewGate):
                 interaction_ids=[interaction.interaction_id],
                 scope={"review_url": url},
                 parked_at=core.now(),
+                deadline=core.deadline_of(config.timeout_seconds, entered_at),
             )
         )
         core.set_run_status(run_id, "paused_waiting_human", allowed_from=ACTIVE_RUN)
@@ -104,6 +113,9 @@ class ReviewActions(ReviewGate):
                 "the companion is answering, a merge is running or the gate finished); try again shortly",
                 details={"interaction": interaction.public()},
             )
+        wait = core.store.get_wait(run_id, interaction.node)
+        if wait is not None and wait.status == "parked" and interaction.interaction_id in wait.interaction_ids:
+            core.refuse_if_late(interaction, answers, caller=caller, deadline=wait.deadline)
         config = self.config_of(interaction)
         turns = core.store.list_turns(run_id, interaction.interaction_id)
         used = self._companion_turns(turns)

@@ -1,0 +1,45 @@
+"""Issue 17 on moto with the real handlers: the park Lambda gets the task's entered time, Baton's
+deadline ends before the Task's TimeoutSeconds, and at it the reconciler ends the pause itself (the
+Catch takes BatonDeadlinePassed as it takes States.Timeout)."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+from baton.ids import parse_iso
+from baton.models import ParkedWait
+from tests.conftest import wait_for
+from tests.integration.conftest import MotoStack
+
+
+def _execution(stack: MotoStack, arn: str) -> dict[str, object]:
+    return dict(stack.clients["stepfunctions"].describe_execution(executionArn=arn))
+
+
+def test_the_deadline_round_trips_in_the_table(moto_stack: MotoStack) -> None:
+    store = moto_stack.services.core.store
+    wait = ParkedWait(
+        run_id="r1", gate="g", task_token="tok", kind="ask", parked_at="t", deadline="2026-12-01T10:00:58.000Z"
+    )
+    store.put_wait(wait)
+    assert store.get_wait("r1", "g") == wait
+
+
+def test_baton_ends_the_pause_at_its_deadline_before_the_task_timeout(moto_stack: MotoStack) -> None:
+    runs = moto_stack.services.runs
+    run = runs.start("human_pause", {"prompt": "Still there?", "timeout_seconds": 6}, run_id="dl-1", caller="op")
+    wait = wait_for(lambda: moto_stack.services.core.store.get_wait("dl-1", "approve"))
+    assert wait.deadline is not None
+    # The deadline counts from the task's entry (before the park ran), 2 s before its TimeoutSeconds.
+    assert parse_iso(wait.deadline) <= parse_iso(wait.parked_at) + timedelta(seconds=4)
+    while not moto_stack.services.core.is_past(wait.deadline):
+        time.sleep(0.1)
+    ended = moto_stack.services.reconciler.reconcile()["ended"]
+    assert ended == [{"run_id": "dl-1", "gate": "approve", "kind": "ask"}]
+    wait_for(lambda: _execution(moto_stack, run.execution_arn or "")["status"] == "FAILED", timeout=15)
+    described = _execution(moto_stack, run.execution_arn or "")
+    assert described["error"] == "HumanInputTimedOut"  # through the gate's Catch, with the cause
+    assert "Still there?" in str(described["cause"])
+    summary = runs.get("dl-1")
+    assert summary["status"] == "failed" and summary["interactions"] == {"timed_out": 1}
