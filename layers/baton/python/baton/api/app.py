@@ -11,6 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from baton.api import deps
 from baton.api.auth import Caller, resolve_caller
+from baton.api.request_scope import RequestScopedResolver
 from baton.api.routes_interrupts import router as interrupts_router
 from baton.api.routes_questions import router as questions_router
 from baton.api.routes_review import router as review_router
@@ -42,7 +43,7 @@ def _resolve(event: Mapping[str, Any]) -> Caller:
     return resolve_caller(event, settings.local_api_token, settings.agent_principal_pattern)
 
 
-class BatonResolver(APIGatewayRestResolver):
+class BatonResolver(RequestScopedResolver):
     """Authentication (and the body-size limit) come before everything else, request validation
     included: a caller without an identity learns nothing about the API but "401". The caller is
     resolved once here and handed to the routes through `deps.current_caller()`."""
