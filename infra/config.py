@@ -72,6 +72,9 @@ class TeamConfig:
     # IAM principals (ARN regex) that are agents, not operators: they ask, drain, await and create
     # interrupts, but cannot answer, resume, claim or cancel. Empty: every IAM caller is an operator.
     agent_principal_pattern: str = ""
+    # Who may start agent sessions (assume `<prefix>-agent` with RoleSessionName=run-<run_id>): IAM ARNs.
+    # Empty: principals of this account whose own policies allow sts:AssumeRole on the agent role.
+    agent_launchers: list[str] = field(default_factory=list)
     repository_token_secret: str = ""
     # API Gateway stage throttling (requests per second / burst) for each API.
     throttle_rate: int = 50
@@ -130,6 +133,7 @@ class TeamConfig:
             webhook_secret_parameter=str(ctx("webhook_secret_parameter") or ""),
             repository=str(ctx("repository") or ""),
             agent_principal_pattern=str(ctx("agent_principal_pattern") or ""),
+            agent_launchers=_as_list(ctx("agent_launchers")),
             repository_token_secret=str(ctx("repository_token_secret") or ""),
             throttle_rate=_as_int(ctx("throttle_rate"), 50),
             throttle_burst=_as_int(ctx("throttle_burst"), 100),

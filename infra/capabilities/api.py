@@ -11,27 +11,37 @@ Lambda (proxy integration), so the handler sees the same paths either way:
 Two APIs rather than two resource trees keep the paths identical (the resolver routes on `/api/...`)
 and let each have its own throttling and access log. Both: regional, stage `live`, JSON access logs,
 execution logs at ERROR, X-Ray, stage throttling.
+
+Agents are confined to their run by their credentials: the agent role `<prefix>-agent` may call the
+machines' API, and its trust policy lets a session start only when its name is `run-*` (whoever
+launches an agent for run R assumes it with `RoleSessionName=run-R`). API Gateway reports the session
+as `.../assumed-role/<prefix>-agent/run-R`, and the API Lambda (told the role's name) reads the run
+from it; see baton/api/auth.py.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cognito as cognito
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
+
+from infra.nag import acknowledge
 
 if TYPE_CHECKING:
     from infra.config import TeamConfig
 
 STAGE = "live"
+RUN_SESSION_PATTERN = "run-*"  # baton.api.auth.RUN_SESSION_PREFIX: a session is for one run
 
 
 class Api(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, config: TeamConfig, handler: lambda_.IFunction) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, config: TeamConfig, handler: lambda_.Function) -> None:
         super().__init__(scope, construct_id)
         self.user_pool = cognito.UserPool(
             self,
@@ -69,6 +79,41 @@ class Api(Construct):
         self.web_api_method = self._proxy(
             self.web_api, handler, authorization_type=apigw.AuthorizationType.COGNITO, authorizer=authorizer
         )
+        self.agent_role = self._agent_role(config)
+        # Only the API needs to know which sessions are agents.
+        handler.add_environment("BATON_AGENT_ROLE_NAME", self.agent_role.role_name)
+
+    def _agent_role(self, config: TeamConfig) -> iam.Role:
+        launchers: list[iam.IPrincipal] = [iam.ArnPrincipal(arn) for arn in config.agent_launchers] or [
+            iam.AccountRootPrincipal()
+        ]
+        role = iam.Role(
+            self,
+            "AgentRole",
+            role_name=f"{config.prefix}-agent",
+            description="Agents of Baton runs: one session per run, named run-<run_id>",
+            assumed_by=iam.CompositePrincipal(
+                *(
+                    iam.PrincipalWithConditions(p, {"StringLike": {"sts:RoleSessionName": RUN_SESSION_PATTERN}})
+                    for p in launchers
+                )
+            ),
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["execute-api:Invoke"],
+                resources=[self.iam_api.arn_for_execute_api("*", "/api/*", STAGE)],
+            )
+        )
+        api_id = Stack.of(self).resolve(self.iam_api.node.default_child.logical_id)  # type: ignore[union-attr]
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
+            f"<{api_id}>/{STAGE}/*/api/*]",
+            "The agent role may call every route of the machines' API (method and path wildcards under /api); "
+            "which run it may touch is decided per request by the API from the session name",
+        )
+        return role
 
     def _rest_api(
         self, construct_id: str, name: str, config: TeamConfig, handler: lambda_.IFunction, *, cloud_watch_role: bool

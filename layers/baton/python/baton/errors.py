@@ -104,3 +104,10 @@ def already_parked(run_id: str, gate: str) -> ConflictError:
         "give each item its own gate (map_item)",
         details={"run_id": run_id, "gate": gate},
     )
+
+
+def winner(*, status: str, value: Any, by: str | None, at: str | None) -> dict[str, Any]:
+    """Who won a conditional write, with what and when. Every 409 (and the 410 of a settled interrupt)
+    of answer, resume, claim and cancel carries it as `details["winner"]`, next to the current record
+    in the route's own shape."""
+    return {"status": status, "value": value, "by": by, "at": at}

@@ -10,7 +10,8 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from baton.api import deps
-from baton.api.auth import Caller, resolve_caller
+from baton.api.auth import Caller, admit, resolve_caller
+from baton.api.request_scope import RequestScopedResolver
 from baton.api.routes_interrupts import router as interrupts_router
 from baton.api.routes_questions import router as questions_router
 from baton.api.routes_review import router as review_router
@@ -39,10 +40,12 @@ def _error(err: BatonError) -> Response[Any]:
 
 def _resolve(event: Mapping[str, Any]) -> Caller:
     settings = deps.get_services().settings
-    return resolve_caller(event, settings.local_api_token, settings.agent_principal_pattern)
+    return admit(
+        resolve_caller(event, settings.local_api_token, settings.agent_principal_pattern, settings.agent_role_name)
+    )
 
 
-class BatonResolver(APIGatewayRestResolver):
+class BatonResolver(RequestScopedResolver):
     """Authentication (and the body-size limit) come before everything else, request validation
     included: a caller without an identity learns nothing about the API but "401". The caller is
     resolved once here and handed to the routes through `deps.current_caller()`."""
@@ -55,7 +58,7 @@ class BatonResolver(APIGatewayRestResolver):
                 if len(body) > MAX_BODY_BYTES:
                     raise PayloadTooLargeError(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}")
                 deps.set_current_caller(_resolve(event))
-            except (UnauthorizedError, PayloadTooLargeError) as err:
+            except (UnauthorizedError, ForbiddenError, PayloadTooLargeError) as err:
                 return {
                     "statusCode": err.http_status,
                     "headers": {"Content-Type": content_types.APPLICATION_JSON},

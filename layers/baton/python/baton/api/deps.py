@@ -56,11 +56,20 @@ def require_operator(action: str) -> Caller:
 
 
 def require_run(run_id: str | None) -> Caller:
-    """An agent identity scoped to a run may touch that run only."""
+    """An agent identity may touch its own run only; an agent without a run touches none (deny by default)."""
     caller = current_caller()
-    if caller.role == "agent" and caller.run_id is not None and caller.run_id != run_id:
+    if caller.role == "agent" and (caller.run_id is None or caller.run_id != run_id):
+        scope = f"scoped to run {caller.run_id}" if caller.run_id else "not scoped to any run"
         raise ForbiddenError(
-            f"this agent identity is scoped to run {caller.run_id}",
+            f"this agent identity is {scope}",
             details={"principal": caller.principal, "run_id": run_id},
         )
     return caller
+
+
+def own_run_or(run_id: str | None) -> str | None:
+    """A listing's run filter: an agent's listing is of its own run (the filter defaults to it)."""
+    caller = current_caller()
+    if caller.role == "agent" and run_id is None:
+        return caller.run_id
+    return run_id

@@ -148,9 +148,10 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[InterruptView]:
     responses=responses({200: InterruptPage}, 400, 403),
 )
 def list_interrupts(query: Annotated[ListInterruptsQuery, Query()]) -> InterruptPage:
-    deps.require_run(query.session_id)  # an agent lists its own session's interrupts only
+    session_id = deps.own_run_or(query.session_id)  # an agent lists its own session's interrupts only
+    deps.require_run(session_id)
     found, token = _service().list_page(
-        status=query.status, session_id=query.session_id, limit=query.limit, next_token=query.next_token
+        status=query.status, session_id=session_id, limit=query.limit, next_token=query.next_token
     )
     return InterruptPage(interrupts=[interrupt_view(i) for i in found], count=len(found), next=token)
 

@@ -69,15 +69,17 @@ class LambdaDispatcher:
 
     def _load(self, name: str) -> ModuleType:
         path: Path = self.specs[name].directory / "handler.py"
+        # Cold starts load one at a time: two first imports of the package racing in one process can
+        # see each other's half-initialised modules (an ImportError Lambda never has).
         with self._load_lock:
             self._loaded += 1
             module_name = f"baton_local_fn_{name}_{self._loaded}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise RuntimeError(f"cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
+            spec = importlib.util.spec_from_file_location(module_name, path)
+            if spec is None or spec.loader is None:
+                raise RuntimeError(f"cannot load {path}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[module_name] = module
+            spec.loader.exec_module(module)
         return module
 
     @contextmanager

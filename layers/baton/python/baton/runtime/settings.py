@@ -34,6 +34,9 @@ class Settings(BaseModel):
     # Deployed: IAM principals whose ARN matches this regex are agents (ask/drain/await/interrupt),
     # everyone else is an operator. Empty: every IAM caller is an operator.
     agent_principal_pattern: str = Field(default="", alias="BATON_AGENT_PRINCIPAL_PATTERN")
+    # Deployed: the agent role (infra/capabilities/api.py); its sessions are agents, each for the run its
+    # session name gives (baton/api/auth.py).
+    agent_role_name: str = Field(default="", alias="BATON_AGENT_ROLE_NAME")
     idempotency_enabled: bool = Field(default=True, alias="BATON_IDEMPOTENCY")
     event_ttl_days: int = Field(default=90, alias="BATON_EVENT_TTL_DAYS")
     # Review gate: which companion answers (offline | bedrock) and how the merge runs (codebuild | local).

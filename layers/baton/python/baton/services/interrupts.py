@@ -56,6 +56,7 @@ from baton.errors import (
     GoneError,
     NotFoundError,
     TaskTokenError,
+    winner,
 )
 from baton.events import (
     HumanInputRequested,
@@ -148,6 +149,18 @@ def interrupt_view(i: Interaction) -> InterruptView:
         timed_out=is_timed_out(i),
         version=st.version,
     )
+
+
+def interrupt_winner(i: Interaction) -> dict[str, Any]:
+    """What settled (or holds) the interrupt: the resume's value, the cancel's reason, or the claim."""
+    st = i.state
+    if st.status == "answered":
+        answer = st.answer if isinstance(st.answer, dict) else {}
+        return winner(status="answered", value=answer.get("input"), by=st.answered_by, at=st.answered_at)
+    if st.status in ("cancelled", "timed_out"):
+        reason = TIMEOUT_REASON if is_timed_out(i) else st.reason
+        return winner(status="cancelled", value=reason, by=st.answered_by, at=st.answered_at)
+    return winner(status="claimed", value=st.claimed_by, by=st.claimed_by, at=st.claimed_at)
 
 
 def public_view(i: Interaction) -> dict[str, Any]:
@@ -457,10 +470,13 @@ class InterruptService:
         accepted = validate_answer(value, schema=req.schema_, json_schema=req.json_schema)
         check_state_size(edited)
         answer = {"input": accepted, "state": edited, "state_edits": list(state_edits)}
-        answered = core.store.transition_interaction(
-            i,
-            status_of(i.state, "answered", answer=answer, by=caller, at=core.now()),
-        )
+        try:
+            answered = core.store.transition_interaction(
+                i,
+                status_of(i.state, "answered", answer=answer, by=caller, at=core.now()),
+            )
+        except ConflictError:  # lost the race: answer as if it had come second, from a consistent read
+            return self._resume_settled(self._expire_if_due(self._load(interrupt_id)), value, state_edits)
         core.record(
             i.run_id,
             InterruptResumed(
@@ -480,7 +496,12 @@ class InterruptService:
             why = "timed out" if is_timed_out(i) else f"was cancelled ({i.state.reason})"
             raise GoneError(
                 f"interrupt {i.interaction_id} {why}; nothing is waiting for a value",
-                details={"reason": i.state.reason, "interrupt": public_view(i)},
+                details={"reason": i.state.reason, "interrupt": public_view(i), "winner": interrupt_winner(i)},
+            )
+        if i.state.status == "pending":  # only a claim changed it: the resume may go ahead
+            raise ConflictError(
+                f"interrupt {i.interaction_id} changed while resuming; send the resume again",
+                details={"interrupt": public_view(i), "winner": interrupt_winner(i)},
             )
         answer = i.state.answer if isinstance(i.state.answer, dict) else {}
         same = answer.get("input") == value and answer.get("state_edits") == list(state_edits)
@@ -489,7 +510,7 @@ class InterruptService:
             return {"interrupt": public_view(i), "resumed": True}
         raise ConflictError(
             f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by}",
-            details={"interrupt": public_view(i)},
+            details={"interrupt": public_view(i), "winner": interrupt_winner(i)},
         )
 
     def _wait_of(self, i: Interaction) -> ParkedWait | None:
@@ -527,26 +548,37 @@ class InterruptService:
 
     # ---- claim and cancel ----------------------------------------------------------------------
     def claim(self, interrupt_id: str, *, operator: str, force: bool = False) -> dict[str, Any]:
-        core = self.core
-        i = self._expire_if_due(self._load(interrupt_id))
-        self._require_pending(i, "claimed")
-        previous = i.state.claimed_by
-        if previous == operator:
-            return {"interrupt": public_view(i), "claimed": True, "changed": False}
-        if previous is not None and not force:
-            raise ConflictError(
-                f"interrupt {interrupt_id} is claimed by {previous} since {i.state.claimed_at}; "
-                "send force=true to take it over",
-                details={"claimedBy": previous, "claimedAt": i.state.claimed_at, "interrupt": public_view(i)},
+        """Claim for `operator`. A claim that loses its conditional write is decided again on a fresh
+        read: already the operator's is a 200 (a re-claim), someone else's a 409 naming the winner."""
+        while True:
+            i = self._expire_if_due(self._load(interrupt_id))
+            self._require_pending(i, "claimed")
+            previous = i.state.claimed_by
+            if previous == operator:
+                return {"interrupt": public_view(i), "claimed": True, "changed": False}
+            if previous is not None and not force:
+                raise ConflictError(
+                    f"interrupt {interrupt_id} is claimed by {previous} since {i.state.claimed_at}; "
+                    "send force=true to take it over",
+                    details={
+                        "claimedBy": previous,
+                        "claimedAt": i.state.claimed_at,
+                        "interrupt": public_view(i),
+                        "winner": interrupt_winner(i),
+                    },
+                )
+            try:
+                claimed = self.core.store.transition_interaction(
+                    i, i.state.model_copy(update={"claimed_by": operator, "claimed_at": self.core.now()})
+                )
+            except ConflictError:
+                force = False  # a forced take-over overrides the claim it saw, not one made since
+                continue
+            previously = {"previous": previous} if previous is not None else {}
+            self.core.record(
+                i.run_id, InterruptClaimed(interaction_id=interrupt_id, node=i.request.node, by=operator, **previously)
             )
-        claimed = core.store.transition_interaction(
-            i, i.state.model_copy(update={"claimed_by": operator, "claimed_at": core.now()})
-        )
-        previously = {"previous": previous} if previous is not None else {}
-        core.record(
-            i.run_id, InterruptClaimed(interaction_id=interrupt_id, node=i.request.node, by=operator, **previously)
-        )
-        return {"interrupt": public_view(claimed), "claimed": True, "changed": True}
+            return {"interrupt": public_view(claimed), "claimed": True, "changed": True}
 
     def cancel(self, interrupt_id: str, reason: str, *, caller: str) -> dict[str, Any]:
         core = self.core
@@ -559,10 +591,15 @@ class InterruptService:
             failed = self._fail_waiter(i)
             return {"interrupt": public_view(i), "cancelled": True, "workflowFailed": failed}
         self._require_pending(i, "cancelled")
-        cancelled = core.store.transition_interaction(
-            i,
-            status_of(i.state, "cancelled", by=caller, at=core.now(), reason=reason),
-        )
+        try:
+            cancelled = core.store.transition_interaction(
+                i,
+                status_of(i.state, "cancelled", by=caller, at=core.now(), reason=reason),
+            )
+        except ConflictError:
+            current = self._expire_if_due(self._load(interrupt_id))
+            self._require_pending(current, "cancelled")  # settled by another: 410/409 naming the winner
+            return self.cancel(interrupt_id, reason, caller=caller)  # only a claim changed it: again
         core.record(
             i.run_id, InterruptCancelled(interaction_id=interrupt_id, node=i.request.node, reason=reason, by=caller)
         )
@@ -618,7 +655,7 @@ class InterruptService:
     def _require_pending(i: Interaction, verb: str) -> None:
         if i.state.status == "pending":
             return
-        details = {"interrupt": public_view(i), "status": edge_status(i)}
+        details = {"interrupt": public_view(i), "status": edge_status(i), "winner": interrupt_winner(i)}
         if i.state.status in ("cancelled", "timed_out"):
             raise GoneError(
                 f"interrupt {i.interaction_id} is cancelled ({i.state.reason}) and cannot be {verb}", details=details

@@ -34,6 +34,7 @@ from baton.errors import (
     NotFoundError,
     PayloadTooLargeError,
     ValidationFailedError,
+    winner,
 )
 from baton.events import (
     AwaitReleased,
@@ -283,7 +284,16 @@ class QuestionService:
         return ConflictError(
             f"question {current.interaction_id} is already {status}"
             + (f" (answer: {answer_text(current.state.answer)!r})" if status == "answered" else ""),
-            details={"answer": current.state.answer, "interaction": current.public()},
+            details={
+                "answer": current.state.answer,
+                "interaction": current.public(),
+                "winner": winner(
+                    status=status,
+                    value=current.state.answer,
+                    by=current.state.answered_by,
+                    at=current.state.answered_at,
+                ),
+            },
         )
 
     @staticmethod

@@ -13,6 +13,7 @@ from baton.errors import (
     NotFoundError,
     PayloadTooLargeError,
     ValidationFailedError,
+    winner,
 )
 from baton.events import (
     HumanInputRequested,
@@ -242,15 +243,30 @@ class RunService:
                     f"the pause at node '{latest.request.node}' timed out",
                     details={"interaction": latest.public()},
                 )
+            st = latest.state
             raise ConflictError(
                 f"run {run_id} was already resumed at node '{latest.request.node}'",
-                details={"interaction": latest.public()},
+                details={
+                    "interaction": latest.public(),
+                    "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
+                },
             )
         target = pending[-1]
         core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
-        answered = core.store.transition_interaction(
-            target, status_of(target.state, "answered", answer=answers, by=caller, at=core.now())
-        )
+        try:
+            answered = core.store.transition_interaction(
+                target, status_of(target.state, "answered", answer=answers, by=caller, at=core.now())
+            )
+        except ConflictError:  # lost the race: the 409 names the winner, from a consistent read
+            current = core.store.get_interaction(run_id, target.interaction_id) or target
+            st = current.state
+            raise ConflictError(
+                f"run {run_id} was already resumed at node '{current.request.node}' by {st.answered_by}",
+                details={
+                    "interaction": current.public(),
+                    "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
+                },
+            ) from None
         core.record(
             run_id,
             InteractionAnswered(
