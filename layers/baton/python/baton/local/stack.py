@@ -19,7 +19,7 @@ from typing import Any
 from baton.errors import BatonError
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import make_server
-from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
+from baton.local.moto_fixes import atomic_dynamodb_writes, dynamodb_at_scale, sfn_integration_casing
 from baton.local.provision import Provisioned, provision
 from baton.workflows.resources import FUNCTIONS, schedule_seconds
 
@@ -111,6 +111,7 @@ class LocalStack:
             # failure itself is in the execution history and the run's events.
             logging.getLogger("moto.stepfunctions.parser").setLevel(logging.ERROR)
         self._exit_stack.enter_context(atomic_dynamodb_writes())  # conditional writes decide races, as on AWS
+        self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
         self._moto = ThreadedMotoServer(ip_address=self.host, port=self.moto_port, verbose=False)
         self._moto.start()
         moto_port = self._moto.get_host_and_port()[1]
