@@ -233,3 +233,23 @@ def test_reads_and_writes_from_many_threads_never_fail(db: Any) -> None:
         thread.join()
     assert errors == []
     assert db.scan(TableName=TABLE, Select="COUNT")["Count"] == OTHER_RUNS + 3 + 60
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["fixed", "plain-moto"])
+def test_the_stacks_own_calls_reach_moto_without_a_socket(aws_env: None, in_process: bool) -> None:
+    from botocore.config import Config
+    from botocore.exceptions import EndpointConnectionError
+
+    from baton.local.in_process import calls_in_process
+
+    nobody_listens = "http://127.0.0.1:9"  # the discard port: a socket there is refused
+    with mock_aws(), ExitStack() as fixes:
+        if in_process:
+            fixes.enter_context(calls_in_process(nobody_listens, "us-east-1"))
+        client = boto3.client("dynamodb", endpoint_url=nobody_listens, config=Config(retries={"max_attempts": 1}))
+        if in_process:
+            client.create_table(**create_table_kwargs(TABLE))
+            assert client.list_tables()["TableNames"] == [TABLE]
+        else:
+            with pytest.raises(EndpointConnectionError):
+                client.list_tables()

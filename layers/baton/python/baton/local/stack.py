@@ -21,6 +21,7 @@ from baton.errors import BatonError
 from baton.local import persist
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import make_server
+from baton.local.in_process import calls_in_process
 from baton.local.moto_fixes import atomic_dynamodb_writes, dynamodb_at_scale, sfn_integration_casing
 from baton.local.provision import Provisioned, provision
 from baton.workflows.resources import FUNCTIONS, schedule_seconds
@@ -126,6 +127,7 @@ class LocalStack:
         self._moto.start()
         moto_port = self._moto.get_host_and_port()[1]
         moto_url = f"http://{self.host}:{moto_port}"
+        self._exit_stack.enter_context(calls_in_process(moto_url, REGION))  # this process's calls skip the socket
         data_file = self.state_dir / persist.DATA_FILE
         if self.data == "fresh":
             data_file.unlink(missing_ok=True)
