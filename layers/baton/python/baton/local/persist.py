@@ -4,7 +4,8 @@ thread and event) and the bearer token, in one file under the state dir (`.baton
 The file is written whole to a temporary file beside it and renamed over it (a crash mid-write leaves the
 previous file), from a snapshot taken under the lock every moto DynamoDB call holds (no write is ever
 half in it): every second while anything changed, and on stop. An answer is in the file once the next
-snapshot after its 200 is written (within a second), and stays there.
+snapshot after its 200 is written (within a second; longer only for a table so big that copying it
+takes more than a tenth of a second), and stays there.
 
 Step Functions executions live in moto's memory and cannot be saved: on restart every hosted run that
 was running or paused is marked failed with `RESTART_REASON` (and a `run_failed` event), its pending
@@ -20,6 +21,7 @@ import json
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,13 +67,17 @@ def save(path: Path, token: str, item_texts: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds the bearer token
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(f'{{"format":{FORMAT},"token":{json.dumps(token)},"items":[')
-        out.write(",\n".join(item_texts))
-        out.write("]}\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temporary, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(f'{{"format":{FORMAT},"token":{json.dumps(token)},"items":[')
+            out.write(",\n".join(item_texts))
+            out.write("]}\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def _table(table_name: str) -> Any:
@@ -152,11 +158,15 @@ class Persister:
             return True
 
     def _loop(self) -> None:
-        while not self._stopping.wait(self.interval):
+        pause = self.interval
+        while not self._stopping.wait(pause):
+            started = time.monotonic()
             try:
                 self.save_if_changed()
             except Exception:
                 log.exception("local stack: saving %s failed (will try again)", self.path)
+            # a big table takes a while to copy under the DynamoDB lock: keep that under ~10% of the time
+            pause = max(self.interval, 10 * (time.monotonic() - started))
 
     def stop(self) -> None:
         self._stopping.set()
