@@ -13,7 +13,8 @@ import pytest
 from moto import mock_aws
 from moto.dynamodb.models.table import Table
 
-from baton.local.moto_fixes import atomic_dynamodb_writes, dynamodb_at_scale
+from baton.local.moto_fixes import atomic_dynamodb_writes
+from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
 
 TABLE = "fixes-table"
@@ -253,3 +254,25 @@ def test_the_stacks_own_calls_reach_moto_without_a_socket(aws_env: None, in_proc
         else:
             with pytest.raises(EndpointConnectionError):
                 client.list_tables()
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_a_range_condition_narrows_before_moto_sorts(db: Any, request: pytest.FixtureRequest) -> None:
+    _fill(db)  # 300 items in the GSI partition "run#running", GSI2SK other-0 … other-299
+
+    def of_other_1x() -> list[str]:
+        found = db.query(
+            TableName=TABLE,
+            IndexName="by_status",
+            KeyConditionExpression="GSI2PK = :pk AND begins_with(GSI2SK, :prefix)",
+            ExpressionAttributeValues={":pk": _s("run#running"), ":prefix": _s("other-1")},
+            ScanIndexForward=False,
+            Limit=5,
+        )
+        return [item["GSI2SK"]["S"] for item in found["Items"]]
+
+    of_other_1x()  # builds the index map
+    with _Walked() as walked:
+        # other-1, other-10..19, other-100..199: 111 matches, sorted descending, first 5
+        assert of_other_1x() == ["other-199", "other-198", "other-197", "other-196", "other-195"]
+    assert walked.sizes == ([111] if request.node.callspec.id == "fixed" else [OTHER_RUNS + 3])

@@ -22,7 +22,8 @@ from baton.local import persist
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import make_server
 from baton.local.in_process import calls_in_process
-from baton.local.moto_fixes import atomic_dynamodb_writes, dynamodb_at_scale, sfn_integration_casing
+from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
+from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.provision import Provisioned, provision
 from baton.workflows.resources import FUNCTIONS, schedule_seconds
 
