@@ -3,7 +3,8 @@
 Starts `baton dev` in its own process (as a developer runs it: data kept in a throwaway state dir),
 posts the questions (external runs, `POST /api/runs/{id}/questions`), then C threads answer every one
 of them. Prints answers/s, the answer latency (median, p95), the stack's peak RSS (VmHWM of its process)
-and how long Ctrl-C took to end it. Targets (not asserted): >= 50 answers/s, peak RSS < 1 GB.
+and how long Ctrl-C took to end it while clients were still asking and answering.
+Targets (not asserted): >= 50 answers/s, peak RSS < 1 GB.
 
 Usage: uv run python scripts/bench_load.py [--questions 1000] [--runs 100] [--clients 8]
 """
@@ -84,6 +85,26 @@ def _answer_all(client: Any, pending: list[tuple[str, str]], clients: int) -> tu
     return time.perf_counter() - started, latencies
 
 
+def _keep_busy(client: Any, clients: int) -> None:
+    """`clients` threads asking and answering until the stack goes away; returns once they are going."""
+    stopped = threading.Event()
+
+    def loop(n: int) -> None:
+        k = 0
+        while not stopped.is_set():
+            try:
+                run_id = f"busy-{n}"
+                asked = client.ask_async(run_id, "draft", f"busy {k}?")
+                client.answer(run_id, asked.interaction_id, "yes")
+            except Exception:  # the stack is stopping: that is the point
+                stopped.set()
+            k += 1
+
+    for n in range(clients):
+        threading.Thread(target=loop, args=(n,), daemon=True).start()
+    time.sleep(1.0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=1000)
@@ -103,7 +124,8 @@ def main() -> None:
                 rss_pending = _rss_mb(process.pid, "VmRSS")
                 seconds, latencies = _answer_all(client, pending, args.clients)
                 left = sum(len(client.pending_questions(f"load-{r:03d}")) for r in range(args.runs))
-            peak = _rss_mb(process.pid, "VmHWM")
+                peak = _rss_mb(process.pid, "VmHWM")
+            _keep_busy(Client(state["api_url"], state["token"]), args.clients)  # Ctrl-C is measured under load
         finally:
             stop_started = time.perf_counter()
             process.send_signal(signal.SIGINT)
@@ -124,7 +146,7 @@ def main() -> None:
     print(f"  still pending after    {left} (expected 0)")
     print(f"  stack RSS              {rss_pending:7.0f} MB with all pending, peak {peak:7.0f} MB (target < 1024)")
     exited = f"exit code {code}" if code is not None else "did not exit: killed"
-    print(f"  Ctrl-C → exited        {stop_seconds:7.2f} s   ({exited})")
+    print(f"  Ctrl-C under load → exited {stop_seconds:5.2f} s   ({exited}; {args.clients} clients still asking)")
     if os.environ.get("BATON_BENCH_JSON"):
         print(json.dumps({"answers_per_s": count / seconds, "peak_rss_mb": peak, "stop_s": stop_seconds}))
 
