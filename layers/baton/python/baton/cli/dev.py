@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from baton.cli.common import console, err_console, fail
 from baton.errors import BatonError
+
+if TYPE_CHECKING:
+    from baton.local.stack import LocalStack
 
 
 def _channels(
@@ -29,12 +34,31 @@ def _channels(
     return channels, channel_env
 
 
-def dev(
+def _data_line(stack: LocalStack, state_dir: Path) -> str:
+    where = state_dir / "local-data.json"
+    if not stack.restored_items:
+        return f"{where} (kept across restarts; --fresh starts clean)"
+    closed = f"; {len(stack.closed_runs)} hosted run(s) marked failed: executions do not survive a restart"
+    return f"{where}: {stack.restored_items} item(s) restored{closed if stack.closed_runs else ''}"
+
+
+def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
     *,
     port: Annotated[int, typer.Option(help="Port of the HTTP API on 127.0.0.1 (0 = any free port).")] = 8787,
     moto_port: Annotated[int, typer.Option(help="Port of the AWS emulator (0 = any free port).")] = 0,
     demo: Annotated[bool, typer.Option(help="Start the demo run once the stack is up.")] = True,
-    state_dir: Annotated[Path, typer.Option(help="Where local.json (API URL and token) is written.")] = Path(".baton"),
+    state_dir: Annotated[
+        Path,
+        typer.Option(help="Where local.json (API URL and token) and local-data.json (the kept data) are written."),
+    ] = Path(".baton"),
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh",
+            help="Start clean: drop the data kept from earlier runs (runs, questions, interrupts, events) "
+            "and use a new bearer token. Without it the table and the token are kept across restarts.",
+        ),
+    ] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show the handlers' structured logs.")] = False,
     webhook_url: Annotated[
         str | None,
@@ -50,7 +74,12 @@ def dev(
     ] = None,
 ) -> None:
     """Run Baton on this machine: moto as AWS (Step Functions really executing our ASL), our real
-    Lambda handlers in-process, and the HTTP API on 127.0.0.1. Ctrl-C stops it."""
+    Lambda handlers in-process, and the HTTP API on 127.0.0.1. Ctrl-C stops it.
+
+    The data (the DynamoDB table: every run's history, questions, interrupts, review threads) and the
+    bearer token are kept in --state-dir across restarts; --fresh starts clean. Step Functions
+    executions cannot survive a restart: runs that were running or paused come back failed, with the
+    reason. A single-user development tool: the API and the emulator port are for this machine only."""
     from baton.local.demo import start_demo
     from baton.local.stack import LocalStack
 
@@ -62,6 +91,7 @@ def dev(
         log_level="INFO" if verbose else "WARNING",
         extra_env=channel_env,
         subscribe_channels=tuple(channels),
+        data="fresh" if fresh else "keep",
     )
     stopped = threading.Event()
     # Ctrl-C and SIGTERM only set a flag, so a signal at any moment ends in the same clean shutdown.
@@ -77,6 +107,7 @@ def dev(
     console.print(f"  workflows  {', '.join(sorted(info.provisioned.state_machine_arns))}")
     console.print(f"  notify     {', '.join(channels)} (subscribed to the SNS topic with per-channel filter policies)")
     console.print(f"  state      {state_dir / 'local.json'} (API URL and bearer token for the CLI and SDK)")
+    console.print(f"  data       {_data_line(stack, state_dir)}")
     console.print(f"  started in {info.startup_seconds:.2f}s. Notifications are printed below. Ctrl-C stops.\n")
     if demo and not stopped.is_set():
         try:
@@ -86,5 +117,10 @@ def dev(
     while not stopped.wait(0.5):
         pass
     console.print("\nstopping…")
-    stack.stop()
+    stack.stop()  # the data is saved here
     console.print("stopped.")
+    # moto's parked executions hold threads that wait for task tokens nobody will send; waiting for
+    # them at interpreter exit would hang. Everything worth keeping is saved: leave now.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -1,5 +1,6 @@
 """`baton dev`: moto's threaded server in-process as the AWS emulator, Baton's resources created in
-it, Lambda invokes dispatched to our handlers, and the HTTP API on 127.0.0.1."""
+it, Lambda invokes dispatched to our handlers, and the HTTP API on 127.0.0.1. The table and the bearer
+token are kept across restarts in the state dir (baton.local.persist) unless `fresh`."""
 
 from __future__ import annotations
 
@@ -14,17 +15,21 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from baton.errors import BatonError
+from baton.local import persist
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import make_server
+from baton.local.in_process import calls_in_process
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
+from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.provision import Provisioned, provision
 from baton.workflows.resources import FUNCTIONS, schedule_seconds
 
 REGION = "us-east-1"
 STATE_FILE = "local.json"
+DataMode = Literal["keep", "fresh", "off"]
 
 
 class PortInUseError(BatonError):
@@ -79,7 +84,14 @@ class LocalStack:
         log_level: str = "WARNING",
         extra_env: dict[str, str] | None = None,
         subscribe_channels: tuple[str, ...] = ("console",),
+        data: DataMode = "keep",
     ) -> None:
+        # "keep": load what the state dir saved, and save; "fresh": drop it (empty table, new token), then
+        # save; "off": neither (benchmarks, tests that want nothing on disk but local.json)
+        self.data = data
+        self.restored_items = 0
+        self.closed_runs: list[str] = []
+        self._persister: persist.Persister | None = None
         self.subscribe_channels = subscribe_channels  # notify channels whose subscriber Lambdas get SNS
         self.api_port = api_port
         self.moto_port = moto_port
@@ -111,11 +123,17 @@ class LocalStack:
             # failure itself is in the execution history and the run's events.
             logging.getLogger("moto.stepfunctions.parser").setLevel(logging.ERROR)
         self._exit_stack.enter_context(atomic_dynamodb_writes())  # conditional writes decide races, as on AWS
+        self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
         self._moto = ThreadedMotoServer(ip_address=self.host, port=self.moto_port, verbose=False)
         self._moto.start()
         moto_port = self._moto.get_host_and_port()[1]
         moto_url = f"http://{self.host}:{moto_port}"
-        token = secrets.token_urlsafe(24)
+        self._exit_stack.enter_context(calls_in_process(moto_url, REGION))  # this process's calls skip the socket
+        data_file = self.state_dir / persist.DATA_FILE
+        if self.data == "fresh":
+            data_file.unlink(missing_ok=True)
+        saved = persist.load(data_file) if self.data == "keep" else None
+        token = saved.token if saved else secrets.token_urlsafe(24)
 
         # One environment for the process: moto's Step Functions engine calls Lambda at MOTO_PORT,
         # handlers' boto3 calls reach the emulator through AWS_ENDPOINT_URL.
@@ -157,6 +175,11 @@ class LocalStack:
         )
         os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **self.extra_env})
         _reset_cached_settings()
+        if saved:
+            self._restore(provisioned.table_name, saved)
+        if self.data != "off":
+            self._persister = persist.Persister(data_file, provisioned.table_name, token)
+            self._persister.start()
         threading.Thread(target=self._http.serve_forever, name="baton-api", daemon=True).start()
         self._start_schedules()
 
@@ -172,6 +195,14 @@ class LocalStack:
         state_file.write_text(json.dumps(self.info.to_json(), indent=2))
         state_file.chmod(0o600)  # it holds the bearer token
         return self.info
+
+    def _restore(self, table_name: str, saved: persist.Saved) -> None:
+        """The saved table back, then the hosted runs whose executions were lost closed with a reason."""
+        from baton.runtime.wiring import services
+
+        persist.restore(table_name, saved.items)
+        self.restored_items = len(saved.items)
+        self.closed_runs = persist.close_interrupted_runs(services().core, saved.items)
 
     def _start_schedules(self) -> None:
         """Stand-in for the deployment's EventBridge schedules: the reconciler and the interrupt
@@ -198,10 +229,14 @@ class LocalStack:
         return result
 
     def stop(self) -> None:
+        """Stop serving, save the data, then stop the emulator. Nothing here waits on a request or an
+        execution: request threads are daemons, and parked executions are simply abandoned."""
         self._stopping.set()
         if self._http is not None:
             self._http.shutdown()
             self._http.server_close()
+        if self._persister is not None:
+            self._persister.stop()
         if self._moto is not None:
             self._moto.stop()
         self._exit_stack.close()

@@ -1,0 +1,175 @@
+"""What the local stack keeps across restarts: its DynamoDB table (every run, question, interrupt, review
+thread and event) and the bearer token, in one file under the state dir (`.baton/local-data.json`).
+
+The file is written whole to a temporary file beside it and renamed over it (a crash mid-write leaves the
+previous file), from a snapshot taken under the lock every moto DynamoDB call holds (no write is ever
+half in it): every second while anything changed, and on stop. An answer is in the file once the next
+snapshot after its 200 is written (within a second; longer only for a table so big that copying it
+takes more than a tenth of a second), and stays there.
+
+Step Functions executions live in moto's memory and cannot be saved: on restart every hosted run that
+was running or paused is marked failed with `RESTART_REASON` (and a `run_failed` event), its pending
+interactions are cancelled and its parked waits released, so nothing looks answerable that is not.
+External runs (agents that talk to the API) have no execution: their questions and interrupts stay
+pending and answerable with the same token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from baton.events import RunFailed
+from baton.local.moto_fixes import dynamodb_lock, dynamodb_writes
+from baton.models import status_of
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from baton.services.core import Core
+
+DATA_FILE = "local-data.json"
+FORMAT = 1
+RESTART_REASON = "the local stack restarted; executions do not survive a restart"
+_OPEN_RUN_STATES = frozenset({"created", "running", "paused_waiting_human"})
+log = logging.getLogger("baton")
+
+
+@dataclass
+class Saved:
+    token: str
+    items: list[dict[str, Any]] = field(default_factory=list)  # the table's items, in DynamoDB JSON
+
+
+def load(path: Path) -> Saved | None:
+    """The saved data, or None when there is none (or it cannot be read: then say so and start clean)."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT or not isinstance(data.get("token"), str):
+            raise ValueError(f"unknown format {data.get('format')!r}")
+        return Saved(token=data["token"], items=list(data.get("items", [])))
+    except (OSError, ValueError, TypeError, AttributeError) as err:
+        log.warning("local stack: %s is unreadable (%s); starting with an empty table", path, err)
+        return None
+
+
+def save(path: Path, token: str, item_texts: list[str]) -> None:
+    """Write the whole file (`item_texts`: each item as JSON text) to a temporary one beside it, then
+    rename it over the old one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds the bearer token
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(f'{{"format":{FORMAT},"token":{json.dumps(token)},"items":[')
+            out.write(",\n".join(item_texts))
+            out.write("]}\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+def _table(table_name: str) -> Any:
+    from moto.core.models import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    return dynamodb_backends[DEFAULT_ACCOUNT_ID][os.environ.get("AWS_REGION", "us-east-1")].get_table(table_name)
+
+
+def snapshot(table_name: str) -> list[str]:
+    """Every item of the table as DynamoDB JSON text, read under the DynamoDB lock (a consistent cut)."""
+    table = _table(table_name)
+    with dynamodb_lock():
+        stored = table.items.values()
+        items = [i for p in stored for i in p.values()] if table.range_key_attr else list(stored)
+        return [json.dumps(item.to_json()["Attributes"], separators=(",", ":")) for item in items]
+
+
+def restore(table_name: str, items: list[dict[str, Any]]) -> None:
+    """Put the saved items back into the (new, empty) table."""
+    table = _table(table_name)
+    with dynamodb_lock():
+        for attrs in items:
+            table.put_item(attrs, overwrite=True)
+
+
+def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]:
+    """Mark every hosted run that was running or paused as failed (executions did not survive), cancel
+    its pending interactions and release its parked waits. Returns the run ids it closed."""
+    closed = []
+    for attrs in items:
+        if attrs.get("SK", {}).get("S") != "RUN" or not attrs.get("hosted", {}).get("BOOL"):
+            continue
+        if attrs.get("status", {}).get("S") not in _OPEN_RUN_STATES:
+            continue
+        run_id = attrs["PK"]["S"].removeprefix("RUN#")
+        if core.set_run_status(run_id, "failed", allowed_from=set(_OPEN_RUN_STATES), reason=RESTART_REASON):
+            core.record(run_id, RunFailed(reason=RESTART_REASON))
+            closed.append(run_id)
+        _close_waiting(core, run_id)
+    return closed
+
+
+def _close_waiting(core: Core, run_id: str) -> None:
+    """Nothing of a run whose execution is gone stays answerable: pending interactions are cancelled,
+    parked waits released (the reconciler would otherwise try their dead tokens every minute)."""
+    now = core.now()
+    for interaction in core.store.list_run_interactions(run_id, status="pending"):
+        closed = status_of(interaction.state, "cancelled", by="baton-local", at=now, reason=RESTART_REASON)
+        with contextlib.suppress(Exception):  # someone moved it meanwhile: it is not pending any more
+            core.store.transition_interaction(interaction, closed)
+    for wait in core.store.list_run_waits(run_id):
+        if wait.status == "parked":
+            core.store.release_wait(wait, "released")
+
+
+class Persister:
+    """Saves the table (and the token) every `interval` seconds while it changes, and once more on stop."""
+
+    def __init__(self, path: Path, table_name: str, token: str, *, interval: float = 1.0) -> None:
+        self.path, self.table_name, self.token, self.interval = path, table_name, token, interval
+        self._saved_at_write = -1
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="baton-persist", daemon=True)
+        self._save_lock = threading.Lock()
+
+    def start(self) -> None:
+        self.save_if_changed()
+        self._thread.start()
+
+    def save_if_changed(self) -> bool:
+        with self._save_lock:
+            writes = dynamodb_writes()
+            if writes == self._saved_at_write:
+                return False
+            save(self.path, self.token, snapshot(self.table_name))
+            self._saved_at_write = writes
+            return True
+
+    def _loop(self) -> None:
+        pause = self.interval
+        while not self._stopping.wait(pause):
+            started = time.monotonic()
+            try:
+                self.save_if_changed()
+            except Exception:
+                log.exception("local stack: saving %s failed (will try again)", self.path)
+            # a big table takes a while to copy under the DynamoDB lock: keep that under ~10% of the time
+            pause = max(self.interval, 10 * (time.monotonic() - started))
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+        self.save_if_changed()

@@ -1,0 +1,278 @@
+"""The local stack's moto fixes (baton.local.moto_fixes): each measured against plain moto, so a test
+shows both that the fix is needed and that it holds. `fixed=False` runs plain moto."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+from moto.dynamodb.models.table import Table
+
+from baton.local.moto_fixes import atomic_dynamodb_writes
+from baton.local.moto_scale import dynamodb_at_scale
+from baton.workflows.table import create_table_kwargs
+
+TABLE = "fixes-table"
+OTHER_RUNS = 300  # items in other partitions: plain moto walks them, the fixed one does not
+
+
+@pytest.fixture
+def db(aws_env: None, request: pytest.FixtureRequest) -> Iterator[Any]:
+    fixed = getattr(request, "param", True)
+    with mock_aws(), ExitStack() as fixes:
+        if fixed:
+            fixes.enter_context(atomic_dynamodb_writes())
+            fixes.enter_context(dynamodb_at_scale())
+        client = boto3.client("dynamodb")
+        client.create_table(**create_table_kwargs(TABLE))
+        yield client
+
+
+def _s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def _put(db: Any, pk: str, sk: str, **extra: str) -> None:
+    db.put_item(TableName=TABLE, Item={"PK": _s(pk), "SK": _s(sk), **{k: _s(v) for k, v in extra.items()}})
+
+
+def _fill(db: Any) -> None:
+    for n in range(OTHER_RUNS):
+        _put(db, f"RUN#other-{n}", "RUN", GSI2PK="run#running", GSI2SK=f"other-{n}")
+    _put(db, "RUN#mine", "RUN")
+    _put(db, "RUN#mine", "INT#1", GSI1PK="PENDING#question", GSI1SK="2026#1")
+    _put(db, "RUN#mine", "INT#2", GSI1PK="PENDING#question", GSI1SK="2026#2")
+
+
+class _Walked:
+    """How many items moto's query looked at (the length of what `Table.all_items` gave it)."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int] = []
+
+    def __enter__(self) -> _Walked:
+        self._original = Table.__dict__["all_items"]
+
+        def all_items(table: Any) -> Any:
+            items = self._original(table)
+            self.sizes.append(len(items))
+            return items
+
+        Table.all_items = all_items  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        Table.all_items = self._original  # type: ignore[method-assign]
+
+
+def _pending_ids(db: Any) -> list[str]:
+    found = db.query(
+        TableName=TABLE,
+        IndexName="pending",
+        KeyConditionExpression="GSI1PK = :pk",
+        ExpressionAttributeValues={":pk": _s("PENDING#question")},
+    )["Items"]
+    return [item["SK"]["S"] for item in found]
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_a_table_query_looks_at_its_partition_only(db: Any, request: pytest.FixtureRequest) -> None:
+    _fill(db)
+    with _Walked() as walked:
+        found = db.query(
+            TableName=TABLE, KeyConditionExpression="PK = :pk", ExpressionAttributeValues={":pk": _s("RUN#mine")}
+        )["Items"]
+    assert [i["SK"]["S"] for i in found] == ["INT#1", "INT#2", "RUN"]
+    if request.node.callspec.id == "fixed":
+        assert walked.sizes == [3]
+    else:
+        assert walked.sizes == [OTHER_RUNS + 3]  # plain moto walks (and sorts) the whole table
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_a_gsi_query_looks_at_its_index_partition_only(db: Any, request: pytest.FixtureRequest) -> None:
+    _fill(db)
+    _pending_ids(db)  # the first GSI query builds the index map (one walk)
+    with _Walked() as walked:
+        assert _pending_ids(db) == ["INT#1", "INT#2"]
+    assert walked.sizes == ([2] if request.node.callspec.id == "fixed" else [OTHER_RUNS + 3])
+
+
+def test_the_gsi_map_follows_every_kind_of_write(db: Any) -> None:
+    _fill(db)
+    assert _pending_ids(db) == ["INT#1", "INT#2"]
+    # update_item changes the stored item in place: answered, it leaves the sparse index
+    db.update_item(
+        TableName=TABLE, Key={"PK": _s("RUN#mine"), "SK": _s("INT#1")}, UpdateExpression="REMOVE GSI1PK, GSI1SK"
+    )
+    assert _pending_ids(db) == ["INT#2"]
+    db.update_item(
+        TableName=TABLE,
+        Key={"PK": _s("RUN#mine"), "SK": _s("INT#3")},
+        UpdateExpression="SET GSI1PK = :pk, GSI1SK = :sk",
+        ExpressionAttributeValues={":pk": _s("PENDING#question"), ":sk": _s("2026#0")},
+    )
+    assert _pending_ids(db) == ["INT#3", "INT#2"]
+    db.delete_item(TableName=TABLE, Key={"PK": _s("RUN#mine"), "SK": _s("INT#2")})
+    _put(db, "RUN#mine", "INT#3", GSI1PK="PENDING#interrupt", GSI1SK="2026#0")  # overwritten: moved index partition
+    assert _pending_ids(db) == []
+    db.transact_write_items(
+        TransactItems=[
+            {
+                "Put": {
+                    "TableName": TABLE,
+                    "Item": {
+                        "PK": _s("RUN#x"),
+                        "SK": _s("INT#9"),
+                        "GSI1PK": _s("PENDING#question"),
+                        "GSI1SK": _s("2027"),
+                    },
+                }
+            }
+        ]
+    )
+    assert _pending_ids(db) == ["INT#9"]
+
+
+class _TableCopies:
+    """Counts deep copies of a whole moto Table."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __enter__(self) -> _TableCopies:
+        def deepcopy(table: Any, memo: Any) -> Any:
+            self.count += 1
+            clone = Table.__new__(Table)
+            memo[id(table)] = clone
+            clone.__dict__.update({k: __import__("copy").deepcopy(v, memo) for k, v in table.__dict__.items()})
+            return clone
+
+        Table.__deepcopy__ = deepcopy  # type: ignore[attr-defined]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        del Table.__deepcopy__  # type: ignore[attr-defined]
+
+
+def _transact_put(pk: str, sk: str, *, condition: str | None = None) -> dict[str, Any]:
+    put: dict[str, Any] = {"TableName": TABLE, "Item": {"PK": _s(pk), "SK": _s(sk)}}
+    if condition:
+        put["ConditionExpression"] = condition
+    return {"Put": put}
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_a_transaction_does_not_copy_the_table(db: Any, request: pytest.FixtureRequest) -> None:
+    _fill(db)
+    with _TableCopies() as copies:
+        db.transact_write_items(TransactItems=[_transact_put("RUN#mine", "EVT#1"), _transact_put("RUN#mine", "MSG#1")])
+    # plain moto deep-copies the whole table once per item of the transaction, and keeps no less
+    assert copies.count == (0 if request.node.callspec.id == "fixed" else 2)
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_a_cancelled_transaction_leaves_every_item_as_it_was(db: Any) -> None:
+    _fill(db)
+    db.update_item(
+        TableName=TABLE,
+        Key={"PK": _s("RUN#mine"), "SK": _s("INT#1")},
+        UpdateExpression="SET version = :v",
+        ExpressionAttributeValues={":v": {"N": "1"}},
+    )
+    _pending_ids(db)
+    before = db.scan(TableName=TABLE)["Items"]
+    with pytest.raises(db.exceptions.TransactionCanceledException):
+        db.transact_write_items(
+            TransactItems=[
+                _transact_put("RUN#mine", "EVT#1"),  # written, then rolled back
+                {
+                    "Update": {
+                        "TableName": TABLE,
+                        "Key": {"PK": _s("RUN#mine"), "SK": _s("INT#1")},
+                        "UpdateExpression": "SET version = :v REMOVE GSI1PK",
+                        "ExpressionAttributeValues": {":v": {"N": "2"}},
+                    }
+                },
+                _transact_put("RUN#mine", "RUN", condition="attribute_not_exists(PK)"),  # fails
+            ]
+        )
+    assert sorted(map(str, db.scan(TableName=TABLE)["Items"])) == sorted(map(str, before))
+    assert _pending_ids(db) == ["INT#1", "INT#2"]
+
+
+def test_reads_and_writes_from_many_threads_never_fail(db: Any) -> None:
+    _fill(db)
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        try:
+            for k in range(20):
+                db.transact_write_items(TransactItems=[_transact_put(f"RUN#t{n}-{k}", "RUN")])
+        except BaseException as err:
+            errors.append(err)
+
+    def read() -> None:
+        try:
+            for _ in range(20):
+                _pending_ids(db)
+                db.scan(TableName=TABLE, Limit=50)
+        except BaseException as err:
+            errors.append(err)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(3)] + [
+        threading.Thread(target=read) for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert db.scan(TableName=TABLE, Select="COUNT")["Count"] == OTHER_RUNS + 3 + 60
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["fixed", "plain-moto"])
+def test_the_stacks_own_calls_reach_moto_without_a_socket(aws_env: None, in_process: bool) -> None:
+    from botocore.config import Config
+    from botocore.exceptions import EndpointConnectionError
+
+    from baton.local.in_process import calls_in_process
+
+    nobody_listens = "http://127.0.0.1:9"  # the discard port: a socket there is refused
+    with mock_aws(), ExitStack() as fixes:
+        if in_process:
+            fixes.enter_context(calls_in_process(nobody_listens, "us-east-1"))
+        client = boto3.client("dynamodb", endpoint_url=nobody_listens, config=Config(retries={"max_attempts": 1}))
+        if in_process:
+            client.create_table(**create_table_kwargs(TABLE))
+            assert client.list_tables()["TableNames"] == [TABLE]
+        else:
+            with pytest.raises(EndpointConnectionError):
+                client.list_tables()
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_a_range_condition_narrows_before_moto_sorts(db: Any, request: pytest.FixtureRequest) -> None:
+    _fill(db)  # 300 items in the GSI partition "run#running", GSI2SK other-0 … other-299
+
+    def of_other_1x() -> list[str]:
+        found = db.query(
+            TableName=TABLE,
+            IndexName="by_status",
+            KeyConditionExpression="GSI2PK = :pk AND begins_with(GSI2SK, :prefix)",
+            ExpressionAttributeValues={":pk": _s("run#running"), ":prefix": _s("other-1")},
+            ScanIndexForward=False,
+            Limit=5,
+        )
+        return [item["GSI2SK"]["S"] for item in found["Items"]]
+
+    of_other_1x()  # builds the index map
+    with _Walked() as walked:
+        # other-1, other-10..19, other-100..199: 111 matches, sorted descending, first 5
+        assert of_other_1x() == ["other-199", "other-198", "other-197", "other-196", "other-195"]
+    assert walked.sizes == ([111] if request.node.callspec.id == "fixed" else [OTHER_RUNS + 3])
