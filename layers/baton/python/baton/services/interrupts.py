@@ -170,12 +170,30 @@ def _decode_page_token(token: str, scope: list[str | None]) -> tuple[int, dict[s
         phase = decoded.get("p", 0)
     except (ValueError, TypeError, KeyError, AttributeError):
         raise BadRequestError("next is not a valid page token", details={"field": "next"}) from None
-    if not (isinstance(start, dict) or (start is None and phase)) or not same or not isinstance(phase, int):
+    if not _is_start_key(start) or not isinstance(phase, int) or phase < 0:
+        raise BadRequestError("next is not a valid page token", details={"field": "next"})
+    if not (isinstance(start, dict) or (start is None and phase)) or not same:
         raise BadRequestError(
             "next is a page token for another listing (use it with the same status and sessionId)",
             details={"field": "next"},
         )
     return phase, start
+
+
+_START_KEY_NAMES = frozenset({"PK", "SK", "GSI2PK", "GSI2SK"})
+
+
+def _is_start_key(start: Any) -> bool:
+    """A store position as the listing's own queries return it: table and by_status index keys only,
+    each a short string attribute. Anything else is refused before it reaches the store."""
+    if start is None:
+        return True
+    if not isinstance(start, dict) or not {"PK", "SK"} <= start.keys() <= _START_KEY_NAMES:
+        return False
+    return all(
+        isinstance(v, dict) and list(v) == ["S"] and isinstance(v["S"], str) and 0 < len(v["S"]) <= 1024
+        for v in start.values()
+    )
 
 
 class InterruptService:
