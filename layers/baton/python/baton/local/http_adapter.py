@@ -73,6 +73,7 @@ class _Handler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         # http.server's own refusals (a malformed request line, headers too long) in the API's shape.
         self.close_connection = True
+        self.request_version = "HTTP/1.1"  # unparsed requests default to 0.9, which has no status line
         reason = message or self.responses.get(code, ("error",))[0]
         self._send_json(code, _error_body("bad_request" if code < 500 else "server_error", reason))
 
