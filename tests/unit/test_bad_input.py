@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from baton.adapters.dynamo import _is_start_key
 from baton.api import deps
 from baton.api.app import create_app
 from baton.api.contract import ALWAYS
@@ -195,16 +196,17 @@ def test_deep_state_and_schemas_are_refused_on_the_hosted_door_too() -> None:
         InterruptSpec(session_id="s", prompt="p", json_schema=deep)
 
 
+def _token(raw: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(raw).encode()).decode()
+
+
 @pytest.mark.parametrize(
     "token",
     [
         "not-base64!",
-        base64.urlsafe_b64encode(b'{"k": {"PK": 1}, "f": ["pending", null]}').decode(),
-        base64.urlsafe_b64encode(b'{"k": {"PK": {"S": "x"}, "SK": {"N": "1"}}, "f": ["pending", null]}').decode(),
-        base64.urlsafe_b64encode(
-            b'{"k": {"PK": {"S": "x"}, "SK": {"S": "y"}, "Evil": {"S": "z"}}, "f": ["pending", null]}'
-        ).decode(),
-        base64.urlsafe_b64encode(b'{"k": null, "f": ["pending", null], "p": -1}').decode(),
+        _token({"k": ["PK"], "f": ["pending", None]}),
+        _token({"k": {f"K{n}": n for n in range(20)}, "f": ["pending", None]}),
+        _token({"k": None, "f": ["pending", None], "p": -1}),
     ],
 )
 def test_forged_page_tokens_are_a_400_before_the_store(app: Any, core: Core, token: str) -> None:
@@ -254,3 +256,12 @@ def test_every_route_declares_what_the_resolver_answers_before_it_runs(app: Any)
             for status in declared - {200, 201, 202}:
                 content = operation["responses"][str(status)]["content"]["application/json"]
                 assert content["schema"]["$ref"].endswith("/ErrorBody"), (method, path, status)
+
+
+def test_the_dynamo_store_accepts_only_its_own_start_keys() -> None:
+    own = {"PK": {"S": "RUN#r1"}, "SK": {"S": "INT#1"}, "GSI2PK": {"S": "interrupt#pending"}, "GSI2SK": {"S": "r1#t#1"}}
+    assert _is_start_key(own, with_index=True)
+    assert not _is_start_key(own, with_index=False)
+    assert not _is_start_key({**own, "GSI2SK": {"N": "1"}}, with_index=True)
+    assert not _is_start_key({**own, "PK": {"S": ""}}, with_index=True)
+    assert not _is_start_key({"PK": {"S": "x"}, "SK": {"S": "x" * 2000}}, with_index=False)
