@@ -3,7 +3,7 @@
 UV = UV_PYTHON_DOWNLOADS=never $(shell python3 -m uv --version >/dev/null 2>&1 && echo python3 -m uv || (test -x .tools/bin/uv && echo .tools/bin/uv) || echo uv)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: bootstrap dev test lint unit bench synth
+.PHONY: bootstrap dev test lint unit bench synth fuzz
 
 bootstrap:
 	@./scripts/bootstrap.sh
@@ -30,3 +30,6 @@ bench: bootstrap  ## prints the figures: startup, round trips, cold import, answ
 
 synth: bootstrap  ## CDK synth offline (no Docker, no credentials)
 	$(UV) run baton synth
+
+fuzz: bootstrap  ## Schemathesis against the local stack: every phase, every check, thousands of requests
+	FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-300} $(UV) run python scripts/fuzz.py

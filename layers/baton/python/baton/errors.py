@@ -61,6 +61,13 @@ class PayloadTooLargeError(BatonError):
     http_status = 413
 
 
+class UnsupportedMediaTypeError(BatonError):
+    """The body is not JSON by its Content-Type (or not UTF-8)."""
+
+    code = "unsupported_media_type"
+    http_status = 415
+
+
 class ValidationFailedError(BatonError):
     """Input is well-formed but breaks a rule (schema, options, path). `details` names the failing path."""
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from baton.errors import ConflictError, NotFoundError, already_parked
+from baton.errors import BadRequestError, ConflictError, NotFoundError, already_parked
 from baton.models import (
     Event,
     Interaction,
@@ -54,6 +54,18 @@ def _to_item(values: dict[str, Any]) -> dict[str, Any]:
 
 def _from_item(item: dict[str, Any]) -> dict[str, Any]:
     return {k: _plain(_de.deserialize(v)) for k, v in item.items()}
+
+
+def _is_start_key(start: Any, *, with_index: bool) -> bool:
+    """A LastEvaluatedKey as the listing's own query returns it: the table's keys (and the by_status
+    index's), each a short string attribute. A forged one is refused before it reaches DynamoDB."""
+    names = {"PK", "SK", "GSI2PK", "GSI2SK"} if with_index else {"PK", "SK"}
+    if not isinstance(start, dict) or set(start) != names:
+        return False
+    return all(
+        isinstance(v, dict) and list(v) == ["S"] and isinstance(v["S"], str) and 0 < len(v["S"]) <= 1024
+        for v in start.values()
+    )
 
 
 def _run_pk(run_id: str) -> str:
@@ -402,6 +414,8 @@ class DynamoStore:
                 "ExpressionAttributeValues": _to_item({":pk": _run_pk(run_id or ""), ":prefix": "INT#", ":kind": kind}),
                 "ConsistentRead": True,
             }
+        if start is not None and not _is_start_key(start, with_index=status is not None):
+            raise BadRequestError("next is not a valid page token", details={"field": "next"})
         found: list[Interaction] = []
         last = start
         while True:  # a filtered Query may return fewer than it read: continue until the page is full

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -16,6 +18,7 @@ from baton.api.routes_interrupts import router as interrupts_router
 from baton.api.routes_questions import router as questions_router
 from baton.api.routes_review import router as review_router
 from baton.api.routes_runs import router as runs_router
+from baton.domain.fields import MAX_JSON_DEPTH, json_text_depth
 from baton.errors import (
     BadRequestError,
     BatonError,
@@ -26,6 +29,7 @@ from baton.errors import (
     PayloadTooLargeError,
     TaskTokenError,
     UnauthorizedError,
+    UnsupportedMediaTypeError,
     ValidationFailedError,
 )
 from baton.runtime.observability import logger
@@ -45,10 +49,69 @@ def _resolve(event: Mapping[str, Any]) -> Caller:
     )
 
 
+def _header(event: Mapping[str, Any], name: str) -> str:
+    headers = event.get("headers") or {}
+    return next((str(v) for k, v in headers.items() if k.lower() == name), "")
+
+
+def _is_json_media_type(content_type: str) -> bool:
+    """`application/json` or a `+json` type, with no charset or UTF-8 (JSON is UTF-8 on the wire)."""
+    media_type, *params = (part.strip().lower() for part in content_type.split(";"))
+    if media_type != "application/json" and not (
+        media_type.startswith("application/") and media_type.endswith("+json")
+    ):
+        return False
+    charsets = [p.partition("=")[2].strip('"') for p in params if p.startswith("charset=")]
+    return all(c in ("utf-8", "utf8") for c in charsets)
+
+
+def _text_body(event: Mapping[str, Any]) -> str:
+    """The body as text; a base64 body (API Gateway's form for non-UTF-8 bytes) must decode as UTF-8."""
+    body = event.get("body") or ""
+    if not event.get("isBase64Encoded") or not body:
+        return str(body)
+    try:
+        return base64.b64decode(str(body), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        raise UnsupportedMediaTypeError("the request body is not UTF-8 JSON") from None
+
+
+def _check_body(event: Mapping[str, Any]) -> str:
+    """Refuse, before any work, a body that is not UTF-8 JSON by its type, or nests too deep.
+    Returns the body as text. An empty body passes: routes with an optional body accept it."""
+    body = event.get("body") or ""
+    if len(body) > MAX_BODY_BYTES:
+        raise PayloadTooLargeError(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}")
+    text = _text_body(event)
+    if not text:
+        return text
+    content_type = _header(event, "content-type")
+    if content_type and not _is_json_media_type(content_type):
+        raise UnsupportedMediaTypeError(
+            f"the request body must be application/json (UTF-8), got {content_type[:100]!r}",
+            details={"content_type": content_type[:100]},
+        )
+    if json_text_depth(text) > MAX_JSON_DEPTH:
+        raise BadRequestError(
+            f"the request body is nested deeper than {MAX_JSON_DEPTH} levels", details={"limit": MAX_JSON_DEPTH}
+        )
+    return text
+
+
+def _error_result(err: BatonError) -> dict[str, Any]:
+    return {
+        "statusCode": err.http_status,
+        "headers": {"Content-Type": content_types.APPLICATION_JSON},
+        "body": json.dumps(err.to_body()),
+        "isBase64Encoded": False,
+    }
+
+
 class BatonResolver(RequestScopedResolver):
-    """Authentication (and the body-size limit) come before everything else, request validation
-    included: a caller without an identity learns nothing about the API but "401". The caller is
-    resolved once here and handed to the routes through `deps.current_caller()`."""
+    """Authentication (and the body checks: size, UTF-8 JSON by Content-Type, nesting depth) come
+    before everything else, request validation included: a caller without an identity learns nothing
+    about the API but "401". The caller is resolved once here and handed to the routes through
+    `deps.current_caller()`."""
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         path = str(event.get("path") or "")
@@ -58,13 +121,17 @@ class BatonResolver(RequestScopedResolver):
                 if len(body) > MAX_BODY_BYTES:
                     raise PayloadTooLargeError(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}")
                 deps.set_current_caller(_resolve(event))
-            except (UnauthorizedError, ForbiddenError, PayloadTooLargeError) as err:
-                return {
-                    "statusCode": err.http_status,
-                    "headers": {"Content-Type": content_types.APPLICATION_JSON},
-                    "body": json.dumps(err.to_body()),
-                    "isBase64Encoded": False,
-                }
+                text = _check_body(event)
+            except (
+                UnauthorizedError,
+                ForbiddenError,
+                PayloadTooLargeError,
+                UnsupportedMediaTypeError,
+                BadRequestError,
+            ) as err:
+                return _error_result(err)
+            if event.get("isBase64Encoded"):
+                event = {**event, "body": text, "isBase64Encoded": False}
         return super().resolve(event, context)
 
 
@@ -91,6 +158,7 @@ def create_app() -> APIGatewayRestResolver:
         ConflictError,
         GoneError,
         PayloadTooLargeError,
+        UnsupportedMediaTypeError,
         ValidationFailedError,
         TaskTokenError,
     ):

@@ -2,7 +2,9 @@
 
 `responses(...)` gives Powertools the success model(s) and the error statuses a route can answer
 with; every error has the one body of `baton.contracts.ErrorBody`, so `/api/openapi.json` describes
-both. 401 (no identity) and 422 (a body, path or query that fails its model) apply to every route."""
+both. Some apply to every route, since the resolver checks them before any route runs: 400 (malformed
+or too deeply nested JSON), 401 (no identity), 413 (a body over the limit), 415 (a body that is not
+UTF-8 JSON by its Content-Type) and 422 (a body, path or query that fails its model)."""
 
 from __future__ import annotations
 
@@ -29,9 +31,10 @@ _ERRORS = {
     409: "Somebody else changed it first; the body carries the current state",
     410: "Nothing is waiting any more (timed out, cancelled or finished)",
     413: "The body (or a field of it) is over its size limit",
+    415: "The body is not UTF-8 JSON by its Content-Type",
     422: "The body, path or query fails its model, or a value breaks a rule; the body names the path",
 }
-ALWAYS = (401, 422)
+ALWAYS = (400, 401, 413, 415, 422)
 
 
 def _describe(model: type[BaseModel] | UnionType) -> str:

@@ -21,6 +21,7 @@ from baton.contracts import (
     QuestionView,
 )
 from baton.domain import fields
+from baton.domain.interrupt_spec import NotifyChannels
 
 router = APIGatewayRouter()
 MapItem = Field(
@@ -38,7 +39,9 @@ class AskRequest(BaseModel):
         default=None, description="Accept answers outside the options. Default: true without options, false with."
     )
     map_item: int | str | None = MapItem
-    notify: list[str] | None = Field(default=None, description="Notification channels (default console).")
+    notify: NotifyChannels = Field(
+        default=None, description="Notification channels: console, email, webhook, slack (default console)."
+    )
 
     model_config = {"extra": "forbid"}
 

@@ -34,6 +34,13 @@ from typing import Any, NoReturn
 
 import fastjsonschema
 
+from baton.domain.fields import check_json_depth
+from baton.domain.schema_limits import (
+    check_schema_limits,
+    check_subject_sizes,
+    check_supported_draft,
+    pattern_subject_limit,
+)
 from baton.errors import BadRequestError, PayloadTooLargeError, ValidationFailedError
 
 STATE_SNAPSHOT_LIMIT_BYTES = 64 * 1024
@@ -66,7 +73,7 @@ def check_schema_definition(schema: Any = None, json_schema: Any = None) -> None
         validator = compile_json_schema(json_schema)
         if "default" in json_schema:
             try:
-                validator(copy.deepcopy(json_schema["default"]))
+                _run(validator, json_schema, json_schema["default"])
             except fastjsonschema.JsonSchemaValueException as exc:
                 path, reason = _describe_json_schema_error(exc)
                 raise BadRequestError(
@@ -87,7 +94,7 @@ def validate_answer(value: Any, *, schema: Any = None, json_schema: Any = None) 
         if value is None and "default" in json_schema:
             value = json_schema["default"]
         try:
-            return validator(copy.deepcopy(value))
+            return _run(validator, json_schema, value)
         except fastjsonschema.JsonSchemaValueException as exc:
             path, reason = _describe_json_schema_error(exc)
             _fail(path, reason, exc.rule)
@@ -101,6 +108,20 @@ def validate_answer(value: Any, *, schema: Any = None, json_schema: Any = None) 
             _fail("$", reason, rule)
         return value
     return value
+
+
+def _run(validator: JsonValidator, json_schema: dict[str, Any], value: Any) -> Any:
+    """Validate within the budgets: the value's depth, and its strings' length under patterns."""
+    check_json_depth(value, "input")
+    limit = pattern_subject_limit(json_schema)
+    if limit is not None:
+        check_subject_sizes(value, limit)
+    try:
+        return validator(copy.deepcopy(value))
+    except RecursionError:  # a recursion the creation checks did not foresee: the schema's fault
+        raise BadRequestError(
+            "jsonSchema recurses without end on this value", details={"field": "jsonSchema"}
+        ) from None
 
 
 def check_state_size(state: Any, limit_bytes: int = STATE_SNAPSHOT_LIMIT_BYTES) -> int:
@@ -132,7 +153,8 @@ def compile_json_schema(json_schema: Any) -> JsonValidator:
     except (TypeError, ValueError) as exc:
         raise BadRequestError(f"jsonSchema is not JSON: {exc}", details={"field": "jsonSchema"}) from None
     key = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-    _check_supported_draft(json_schema)
+    check_supported_draft(json_schema)
+    check_json_depth(json_schema, "jsonSchema")
     with _compiled_lock:
         cached = _compiled.get(key)
         if cached is not None:
@@ -145,81 +167,12 @@ def compile_json_schema(json_schema: Any) -> JsonValidator:
         )
     except Exception as exc:  # generator failures surface as assorted exception types
         raise BadRequestError(f"jsonSchema does not compile: {exc}", details={"field": "jsonSchema"}) from None
+    check_schema_limits(json_schema)  # after compiling, so a schema that does not compile says so first
     with _compiled_lock:
         _compiled[key] = validator
         while len(_compiled) > _CACHE_SIZE:
             _compiled.popitem(last=False)
     return validator
-
-
-SUPPORTED_DRAFTS = "draft-04, draft-06 and draft-07"
-_UNSUPPORTED_DRAFTS = ("2019-09", "2020-12")
-# Keywords of 2019-09/2020-12 that fastjsonschema would silently ignore.
-_UNSUPPORTED_KEYWORDS = frozenset(
-    {
-        "prefixItems",
-        "dependentRequired",
-        "dependentSchemas",
-        "unevaluatedProperties",
-        "unevaluatedItems",
-        "minContains",
-        "maxContains",
-        "$recursiveRef",
-        "$recursiveAnchor",
-        "$dynamicRef",
-        "$dynamicAnchor",
-    }
-)
-_SUBSCHEMA_MAPS = ("properties", "patternProperties", "definitions", "$defs", "dependencies")
-_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "items")
-_SUBSCHEMA_ONE = (
-    "not",
-    "items",
-    "additionalItems",
-    "additionalProperties",
-    "contains",
-    "propertyNames",
-    "if",
-    "then",
-    "else",
-)
-
-
-def _check_supported_draft(json_schema: dict[str, Any]) -> None:
-    """BadRequestError for a schema written for a draft fastjsonschema does not implement."""
-    declared = json_schema.get("$schema")
-    if isinstance(declared, str) and any(d in declared for d in _UNSUPPORTED_DRAFTS):
-        raise BadRequestError(
-            f"jsonSchema $schema {declared!r} is not supported; supported are {SUPPORTED_DRAFTS} "
-            "(omit $schema for draft-07)",
-            details={"field": "jsonSchema", "path": "$schema", "supported": ["draft-04", "draft-06", "draft-07"]},
-        )
-    _walk_keywords(json_schema, "#")
-
-
-def _walk_keywords(node: Any, where: str) -> None:
-    if not isinstance(node, dict):
-        return
-    for keyword in node:
-        if keyword in _UNSUPPORTED_KEYWORDS:
-            raise BadRequestError(
-                f"jsonSchema keyword {keyword!r} at {where} belongs to JSON Schema 2019-09/2020-12, which is not "
-                f"supported; supported are {SUPPORTED_DRAFTS} (e.g. use items as a list instead of prefixItems, "
-                "dependencies instead of dependentRequired/dependentSchemas)",
-                details={"field": "jsonSchema", "path": f"{where}/{keyword}", "keyword": keyword},
-            )
-    for keyword in _SUBSCHEMA_MAPS:
-        children = node.get(keyword)
-        if isinstance(children, dict):
-            for name, child in children.items():
-                _walk_keywords(child, f"{where}/{keyword}/{name}")
-    for keyword in _SUBSCHEMA_LISTS:
-        children = node.get(keyword)
-        if isinstance(children, list):
-            for n, child in enumerate(children):
-                _walk_keywords(child, f"{where}/{keyword}/{n}")
-    for keyword in _SUBSCHEMA_ONE:
-        _walk_keywords(node.get(keyword), f"{where}/{keyword}")
 
 
 class _NoRemoteRefs(Mapping[str, Callable[[str], Any]]):

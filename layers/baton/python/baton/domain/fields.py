@@ -72,6 +72,14 @@ GateName = Annotated[
 ScopeNode = Annotated[NodeName | None, BeforeValidator(_empty_is_none)]
 
 
+def refuse_non_numbers(value: object) -> object:
+    """Before a number field's own parsing: a boolean or a string is not a number (pydantic's lax mode
+    would read `true` as 1 and `"1000"` as 1000)."""
+    if isinstance(value, bool | str | bytes):
+        raise ValidationFailedError(f"expected a number, got {type(value).__name__} {value!r:.40}")
+    return value
+
+
 def check_timeout_seconds(value: int, what: str = "timeout_seconds") -> int:
     if isinstance(value, bool) or not 0 < value <= MAX_TIMEOUT_SECONDS:
         raise ValidationFailedError(
@@ -83,8 +91,63 @@ def check_timeout_seconds(value: int, what: str = "timeout_seconds") -> int:
 
 TimeoutSeconds = Annotated[
     int,
+    BeforeValidator(refuse_non_numbers),
     AfterValidator(check_timeout_seconds),
     WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECONDS}),
 ]
 # A Step Functions task token: server side only (never in an API response).
 TaskToken = Annotated[str, Field(min_length=1)]
+
+# ---- JSON limits: every door measures bodies, state, answers, schemas and edit values the same way ----
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays/objects accepted anywhere (bodies, state, answers, schemas, edit values).
+
+Python's JSON decoder, deepcopy and fastjsonschema recurse per level; 64 is far beyond any real state
+snapshot and far below the interpreter's recursion limit, so deep input is a 400 before any work."""
+
+
+def json_text_depth(text: str, limit: int = MAX_JSON_DEPTH) -> int:
+    """The nesting depth of JSON `text`, measured without parsing (one pass, no recursion); stops
+    counting at `limit + 1`. Brackets inside strings do not count."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    return deepest
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def json_value_depth(value: object, limit: int = MAX_JSON_DEPTH) -> int:
+    """The nesting depth of a decoded JSON value (iterative); stops counting at `limit + 1`."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            stack.extend((child, depth) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def check_json_depth(value: object, what: str, limit: int = MAX_JSON_DEPTH) -> None:
+    """BadRequestError when `value` nests deeper than `limit` (`what` names the field)."""
+    if json_value_depth(value, limit) > limit:
+        raise BadRequestError(f"{what} is nested deeper than {limit} levels", details={"field": what, "limit": limit})

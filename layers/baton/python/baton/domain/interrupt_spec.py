@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from baton.domain.answer_schema import check_schema_definition, check_state_size
-from baton.domain.fields import NodeName, RunId
+from baton.domain.fields import NodeName, RunId, check_json_depth, refuse_non_numbers
 from baton.errors import BadRequestError, ValidationFailedError
 from baton.notify.model import CHANNELS
 
@@ -56,7 +56,7 @@ def _check_key(key: str | None) -> str | None:
 
 # The interrupt's own field types, shared by the API's request model and `InterruptSpec`.
 Prompt = Annotated[str, AfterValidator(_check_prompt)]
-TimeoutMs = Annotated[int | None, AfterValidator(_check_timeout_ms)]
+TimeoutMs = Annotated[int | None, BeforeValidator(refuse_non_numbers), AfterValidator(_check_timeout_ms)]
 NotifyChannels = Annotated[list[str] | None, AfterValidator(_check_notify)]
 InterruptKey = Annotated[str | None, AfterValidator(_check_key)]
 
@@ -84,6 +84,9 @@ class InterruptSpec(BaseModel):
     def _state_is_an_object(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("state") is not None and not isinstance(data["state"], dict):
             raise BadRequestError("state must be a JSON object", details={"field": "state"})
+        if isinstance(data, dict):  # before any recursive walk of state or schemas
+            for field in ("state", "schema", "json_schema", "jsonSchema"):
+                check_json_depth(data.get(field), field)
         return data
 
     @model_validator(mode="after")

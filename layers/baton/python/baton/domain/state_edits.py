@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.fields import MAX_JSON_DEPTH, json_text_depth
 from baton.errors import ValidationFailedError
 
 if TYPE_CHECKING:
@@ -47,6 +48,9 @@ bracket index."""
 _SEGMENT_RE = re.compile(r"(?P<key>[^\[\]]*)(?P<indices>(?:\[[^\[\]]*\])*)")
 _INDEX_RE = re.compile(r"\[([^\[\]]*)\]")
 _DIGITS_RE = re.compile(r"[0-9]+")
+MAX_PATH_CHARS = 1024
+MAX_PATH_SEGMENTS = 32  # with the value's own depth, the edited state stays within MAX_JSON_DEPTH
+MAX_EDITS = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +89,14 @@ def parse_edit(text: str) -> StateEdit:
     path_text = raw_path.strip()
     if not sep:
         raise _edit_error(text, path_text, "expected path=value (no '=' found)")
+    if len(path_text) > MAX_PATH_CHARS:
+        raise _edit_error(text[:80], path_text[:80], f"the path is longer than {MAX_PATH_CHARS} characters")
     tokens = _parse_path(path_text, text)
+    if len(tokens) > MAX_PATH_SEGMENTS:
+        raise _edit_error(text[:80], path_text[:80], f"the path has more than {MAX_PATH_SEGMENTS} segments")
+    if json_text_depth(raw_value) > MAX_JSON_DEPTH - len(tokens):
+        reason = f"the value is nested deeper than {MAX_JSON_DEPTH - len(tokens)} levels at this path"
+        raise _edit_error(text[:80], path_text, reason)
     return StateEdit(text=text, path=tokens, value=_parse_value(raw_value))
 
 
@@ -96,6 +107,8 @@ def parse_edits(edits: Sequence[str]) -> list[StateEdit]:
             "state edits must be a list of path=value strings, got a single string",
             details={"edit": edits, "path": ""},
         )
+    if len(edits) > MAX_EDITS:
+        raise ValidationFailedError(f"at most {MAX_EDITS} state edits at once", details={"path": ""})
     parsed: list[StateEdit] = []
     for index, text in enumerate(edits):
         try:

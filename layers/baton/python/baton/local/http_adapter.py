@@ -12,6 +12,12 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 InvokeApi = Callable[[dict[str, Any]], dict[str, Any]]
+MAX_REQUEST_BYTES = 1024 * 1024  # above the API's own body limit, so it answers 413 in its own words
+READ_TIMEOUT_SECONDS = 30  # a client that announces more than it sends is dropped, not waited for
+
+
+def _error_body(code: str, message: str) -> bytes:
+    return json.dumps({"error": code, "message": message}).encode()
 
 
 def to_proxy_event(method: str, raw_path: str, headers: dict[str, str], body: bytes, source_ip: str) -> dict[str, Any]:
@@ -47,41 +53,93 @@ def to_proxy_event(method: str, raw_path: str, headers: dict[str, str], body: by
     }
 
 
+class _Handler(BaseHTTPRequestHandler):
+    invoke_api: InvokeApi  # set by make_server
+
+    server_version = "BatonLocal/1"
+    protocol_version = "HTTP/1.1"
+
+    timeout = READ_TIMEOUT_SECONDS
+
+    def _send_json(self, status: int, data: bytes, headers: dict[str, Any] | None = None) -> None:
+        self.send_response(status)
+        for key, value in (headers or {"Content-Type": "application/json"}).items():
+            if key.lower() not in ("content-length", "connection"):
+                self.send_header(key, str(value))
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        # http.server's own refusals (a malformed request line, headers too long) in the API's shape.
+        self.close_connection = True
+        self.request_version = "HTTP/1.1"  # unparsed requests default to 0.9, which has no status line
+        reason = message or self.responses.get(code, ("error",))[0]
+        self._send_json(code, _error_body("bad_request" if code < 500 else "server_error", reason))
+
+    def _read_body(self) -> bytes | None:
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            return b""
+        if not raw.isdigit():
+            self.close_connection = True
+            self._send_json(400, _error_body("bad_request", f"Content-Length {raw[:40]!r} is not a length"))
+            return None
+        length = int(raw)
+        if length > MAX_REQUEST_BYTES:
+            self.close_connection = True
+            message = f"request body is {length} bytes; the limit is {MAX_REQUEST_BYTES}"
+            self._send_json(413, _error_body("payload_too_large", message))
+            return None
+        body = self.rfile.read(length) if length else b""
+        if len(body) < length:  # the client closed (or timed out) before sending what it announced
+            self.close_connection = True
+            self._send_json(400, _error_body("bad_request", "request body shorter than its Content-Length"))
+            return None
+        return body
+
+    def _handle(self) -> None:
+        try:
+            body = self._read_body()
+        except TimeoutError:
+            self.close_connection = True
+            self._send_json(408, _error_body("request_timeout", "request body not received in time"))
+            return
+        if body is None:
+            return
+        headers = {k: v for k, v in self.headers.items()}
+        event = to_proxy_event(self.command, self.path, headers, body, self.client_address[0])
+        try:
+            result = type(self).invoke_api(event)
+        except Exception:  # the handler crashed: API Gateway answers 502 (the cause stays in the server)
+            result = {
+                "statusCode": 502,
+                "body": json.dumps({"error": "bad_gateway", "message": "the API handler failed"}),
+                "headers": {"Content-Type": "application/json"},
+            }
+        payload = result.get("body") or ""
+        data = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode()
+        out_headers = dict(result.get("headers") or {})
+        for key, values in (result.get("multiValueHeaders") or {}).items():
+            out_headers.setdefault(key, values[-1] if values else "")
+        self._send_json(int(result.get("statusCode", 200)), data, out_headers)
+
+    def __getattr__(self, name: str) -> Any:
+        # Every method reaches the API (do_TRACE, do_QUERY, do_OPTIONS, ...), which answers it in
+        # its own shape (a 404 for a method no route has), as API Gateway does.
+        if name.startswith("do_"):
+            return self._handle
+        raise AttributeError(name)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # requests are visible in the events; keep the console for notifications
+
+
 def make_server(host: str, port: int, invoke_api: InvokeApi) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "BatonLocal/1"
-        protocol_version = "HTTP/1.1"
+    class Handler(_Handler):
+        pass
 
-        def _handle(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            headers = {k: v for k, v in self.headers.items()}
-            event = to_proxy_event(self.command, self.path, headers, body, self.client_address[0])
-            try:
-                result = invoke_api(event)
-            except Exception as err:  # the handler crashed: API Gateway answers 502
-                result = {
-                    "statusCode": 502,
-                    "body": json.dumps({"error": "bad_gateway", "message": str(err)}),
-                    "headers": {"Content-Type": "application/json"},
-                }
-            payload = result.get("body") or ""
-            data = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode()
-            self.send_response(int(result.get("statusCode", 200)))
-            out_headers = dict(result.get("headers") or {})
-            for key, values in (result.get("multiValueHeaders") or {}).items():
-                out_headers.setdefault(key, values[-1] if values else "")
-            for key, value in out_headers.items():
-                if key.lower() not in ("content-length", "connection"):
-                    self.send_header(key, str(value))
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # requests are visible in the events; keep the console for notifications
+    Handler.invoke_api = staticmethod(invoke_api)
 
     class Server(ThreadingHTTPServer):
         request_queue_size = 128  # the default backlog of 5 resets bursts of concurrent clients

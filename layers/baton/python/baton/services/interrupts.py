@@ -183,12 +183,21 @@ def _decode_page_token(token: str, scope: list[str | None]) -> tuple[int, dict[s
         phase = decoded.get("p", 0)
     except (ValueError, TypeError, KeyError, AttributeError):
         raise BadRequestError("next is not a valid page token", details={"field": "next"}) from None
-    if not (isinstance(start, dict) or (start is None and phase)) or not same or not isinstance(phase, int):
+    if not _is_start_key(start) or not isinstance(phase, int) or phase < 0:
+        raise BadRequestError("next is not a valid page token", details={"field": "next"})
+    if not (isinstance(start, dict) or (start is None and phase)) or not same:
         raise BadRequestError(
             "next is a page token for another listing (use it with the same status and sessionId)",
             details={"field": "next"},
         )
     return phase, start
+
+
+def _is_start_key(start: Any) -> bool:
+    """A store position is a small object (the store checks its own shape before any query)."""
+    if start is None:
+        return True
+    return isinstance(start, dict) and len(start) <= 8 and len(json.dumps(start)) <= 4096
 
 
 class InterruptService:

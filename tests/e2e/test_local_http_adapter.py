@@ -1,0 +1,67 @@
+"""The local HTTP adapter (issue 18): every method and every malformed request line or
+Content-Length gets the API's JSON error shape, and a body shorter than announced never holds a
+thread. An in-process server on 127.0.0.1 over the real resolver."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from baton.local.http_adapter import make_server
+from tests.unit.test_bad_input import TOKEN, app
+
+pytestmark = pytest.mark.e2e
+__all__ = ["app"]
+
+
+@pytest.fixture
+def server(app: Any) -> Iterator[int]:
+    httpd = make_server("127.0.0.1", 0, lambda event: app.resolve(event, None))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _raw(port: int, request: bytes, timeout: float = 10) -> tuple[int, dict[str, Any]]:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
+        conn.sendall(request)
+        conn.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+@pytest.mark.parametrize("method", ["TRACE", "QUERY", "OPTIONS", "PROPFIND"])
+def test_every_method_gets_the_json_error_shape(server: int, method: str) -> None:
+    status, body = _raw(
+        server,
+        f"{method} /api/v1/interrupts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Connection: close\r\n\r\n".encode(),
+    )
+    assert 400 <= status < 500 and {"error", "message"} <= body.keys()
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n{}", 400),
+        (b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n{}", 413),
+        (b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{}", 400),  # shorter than announced
+        (b"GARBAGE\r\n\r\n", 400),
+        (b"GET /api/runs HTTP/9.9\r\n\r\n", 505),
+    ],
+)
+def test_malformed_requests_get_the_json_error_shape_and_never_hang(
+    server: int, request_bytes: bytes, status: int
+) -> None:
+    got, body = _raw(server, request_bytes)
+    assert got == status and {"error", "message"} <= body.keys()
