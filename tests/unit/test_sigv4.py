@@ -86,3 +86,12 @@ def test_ids_are_quoted_as_one_path_segment() -> None:
     seen, transport = _capture()
     Client("http://127.0.0.1:8787", "tok", transport=transport).get_run("a/b?c#d")
     assert seen[0].url.raw_path == b"/api/runs/a%2Fb%3Fc%23d"
+
+
+def test_the_sdk_raises_the_api_error_class_of_every_status_it_can_answer() -> None:
+    from baton.errors import ERROR_BY_STATUS, BatonError
+
+    classes = {cls for cls in BatonError.__subclasses__() if cls.__module__ == "baton.errors"}
+    declared = {cls.http_status for cls in classes}
+    assert declared <= set(ERROR_BY_STATUS), "a status the API answers with has no SDK error class"
+    assert all(ERROR_BY_STATUS[status].http_status == status for status in ERROR_BY_STATUS)

@@ -118,3 +118,20 @@ def winner(*, status: str, value: Any, by: str | None, at: str | None) -> dict[s
     of answer, resume, claim and cancel carries it as `details["winner"]`, next to the current record
     in the route's own shape."""
     return {"status": status, "value": value, "by": by, "at": at}
+
+
+# The one error class a client raises for each status the API answers with (the SDK reads this).
+ERROR_BY_STATUS: dict[int, type[BatonError]] = {
+    cls.http_status: cls
+    for cls in (
+        BadRequestError,
+        UnauthorizedError,
+        ForbiddenError,
+        NotFoundError,
+        ConflictError,
+        GoneError,
+        PayloadTooLargeError,
+        UnsupportedMediaTypeError,
+        ValidationFailedError,
+    )
+}

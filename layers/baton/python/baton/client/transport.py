@@ -13,28 +13,8 @@ from urllib.parse import quote
 import httpx
 
 from baton.client.sigv4 import SigV4Auth, is_aws_api, region_of
-from baton.errors import (
-    BadRequestError,
-    BatonError,
-    ConflictError,
-    ForbiddenError,
-    GoneError,
-    NotFoundError,
-    PayloadTooLargeError,
-    UnauthorizedError,
-    ValidationFailedError,
-)
+from baton.errors import ERROR_BY_STATUS, BatonError
 
-_BY_STATUS: dict[int, type[BatonError]] = {
-    400: BadRequestError,
-    401: UnauthorizedError,
-    403: ForbiddenError,
-    404: NotFoundError,
-    409: ConflictError,
-    410: GoneError,
-    413: PayloadTooLargeError,
-    422: ValidationFailedError,
-}
 LONG_POLL_GRACE_SECONDS = 30  # the HTTP timeout of a long-poll: its window plus this
 
 
@@ -81,7 +61,7 @@ def decode(resp: httpx.Response) -> Any:
     if resp.status_code < 400:
         return body
     message = (body or {}).get("message") if isinstance(body, dict) else None
-    error_type = _BY_STATUS.get(resp.status_code, BatonError)
+    error_type = ERROR_BY_STATUS.get(resp.status_code, BatonError)
     details = {k: v for k, v in body.items() if k not in ("message",)} if isinstance(body, dict) else {}
     err = error_type(message or f"HTTP {resp.status_code}", details=details)
     err.http_status = resp.status_code
