@@ -120,18 +120,20 @@ def winner(*, status: str, value: Any, by: str | None, at: str | None) -> dict[s
     return {"status": status, "value": value, "by": by, "at": at}
 
 
-# The one error class a client raises for each status the API answers with (the SDK reads this).
-ERROR_BY_STATUS: dict[int, type[BatonError]] = {
-    cls.http_status: cls
-    for cls in (
-        BadRequestError,
-        UnauthorizedError,
-        ForbiddenError,
-        NotFoundError,
-        ConflictError,
-        GoneError,
-        PayloadTooLargeError,
-        UnsupportedMediaTypeError,
-        ValidationFailedError,
-    )
-}
+# Every error the API answers with (one handler each, baton/api/app.py). A client reads a status back
+# as the first class listed for it (410 is GoneError, not TaskTokenError).
+API_ERRORS: tuple[type[BatonError], ...] = (
+    BadRequestError,
+    UnauthorizedError,
+    ForbiddenError,
+    NotFoundError,
+    ConflictError,
+    GoneError,
+    PayloadTooLargeError,
+    UnsupportedMediaTypeError,
+    ValidationFailedError,
+    TaskTokenError,
+)
+ERROR_BY_STATUS: dict[int, type[BatonError]] = {}
+for _error in API_ERRORS:
+    ERROR_BY_STATUS.setdefault(_error.http_status, _error)

@@ -20,14 +20,12 @@ from baton.api.routes_review import router as review_router
 from baton.api.routes_runs import router as runs_router
 from baton.domain.fields import MAX_JSON_DEPTH, json_text_depth
 from baton.errors import (
+    API_ERRORS,
     BadRequestError,
     BatonError,
-    ConflictError,
     ForbiddenError,
-    GoneError,
     NotFoundError,
     PayloadTooLargeError,
-    TaskTokenError,
     UnauthorizedError,
     UnsupportedMediaTypeError,
     ValidationFailedError,
@@ -150,18 +148,7 @@ def create_app() -> APIGatewayRestResolver:
                 logger.exception("server error")
             return _error(err)
 
-    for error_type in (
-        BadRequestError,
-        UnauthorizedError,
-        ForbiddenError,
-        NotFoundError,
-        ConflictError,
-        GoneError,
-        PayloadTooLargeError,
-        UnsupportedMediaTypeError,
-        ValidationFailedError,
-        TaskTokenError,
-    ):
+    for error_type in API_ERRORS:
         _register(error_type)
 
     @app.exception_handler(RequestValidationError)
