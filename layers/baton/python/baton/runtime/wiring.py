@@ -1,6 +1,10 @@
 """Builds the services from settings with real AWS clients: one place that knows which adapter
 serves which port. Handlers call `services()` once per cold start; a missing table or topic fails
-there, naming its environment variable (`Settings.require_resources`)."""
+there, naming its environment variable (`Settings.require_resources`).
+
+Nothing AWS is imported with this module: boto3, the adapters and Powertools Idempotency are imported
+by `build_services`, on a function's first call, so importing a handler costs only its own code
+(`tests/unit/test_lambda_imports.py` holds every handler to that)."""
 
 from __future__ import annotations
 
@@ -8,27 +12,24 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-import boto3
-
-from baton.adapters.clients import CLIENT_CONFIG
-from baton.adapters.dynamo import DynamoStore
-from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
-from baton.api.idempotency import Idempotency, NoIdempotency
 from baton.errors import ValidationFailedError
-from baton.notify.sns import SnsNotifier
 from baton.runtime.settings import Settings, get_settings
-from baton.services.core import Core
-from baton.services.interrupts import InterruptService
-from baton.services.questions import QuestionService
-from baton.services.reconciler import Reconciler
-from baton.services.runs import RunService
-from baton.workflows.resources import WORKFLOW_DEFAULTS
 
 if TYPE_CHECKING:
+    from baton.api.idempotency import Idempotency, NoIdempotency
     from baton.ports import Companion, MergeRunner
+    from baton.services.core import Core
+    from baton.services.interrupts import InterruptService
+    from baton.services.questions import QuestionService
+    from baton.services.reconciler import Reconciler
     from baton.services.review import ReviewService
+    from baton.services.runs import RunService
 
-_BOTO_CONFIG = CLIENT_CONFIG
+
+def _no_idempotency() -> NoIdempotency:
+    from baton.api.idempotency import NoIdempotency
+
+    return NoIdempotency()
 
 
 @dataclass
@@ -38,7 +39,7 @@ class Services:
     runs: RunService
     review: ReviewService | None = None
     # Powertools Idempotency for answer/resume (in-memory wirings run every call).
-    idempotency: Idempotency | NoIdempotency = field(default_factory=NoIdempotency)
+    idempotency: Idempotency | NoIdempotency = field(default_factory=_no_idempotency)
 
     def review_service(self) -> ReviewService:
         """The review gate's service (built on first use from the settings when not given)."""
@@ -49,26 +50,44 @@ class Services:
     @property
     def questions(self) -> QuestionService:
         """Async questions and await gates (stateless: built from the core on each use)."""
+        from baton.services.questions import QuestionService
+
         return QuestionService(self.core)
 
     @property
     def interrupts(self) -> InterruptService:
         """Interrupts: typed pauses with state edits (stateless: built from the core on each use)."""
+        from baton.services.interrupts import InterruptService
+
         return InterruptService(self.core)
 
     @property
     def reconciler(self) -> Reconciler:
         """Re-sends every parked wait's lost resume/cancel (the scheduled `reconcile` Lambda)."""
+        from baton.services.reconciler import Reconciler
+
         return Reconciler(self.core, runs=self.runs, review=self.review_service)
 
 
 def build_services(settings: Settings) -> Services:
+    # Imported here, on the first call (see the module docstring).
+    import boto3
+
+    from baton.adapters.clients import CLIENT_CONFIG
+    from baton.adapters.dynamo import DynamoStore
+    from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
+    from baton.api.idempotency import Idempotency, NoIdempotency
+    from baton.notify.sns import SnsNotifier
+    from baton.services.core import Core
+    from baton.services.runs import RunService
+    from baton.workflows.resources import WORKFLOW_DEFAULTS
+
     settings.require_resources()
     session = boto3.session.Session()
-    notifier = SnsNotifier(session.client("sns", config=_BOTO_CONFIG), settings.topic_arn)
+    notifier = SnsNotifier(session.client("sns", config=CLIENT_CONFIG), settings.topic_arn)
     # One client per service, shared by the adapters (client creation is the costly part of a cold start).
-    dynamodb = session.client("dynamodb", config=_BOTO_CONFIG)
-    stepfunctions = session.client("stepfunctions", config=_BOTO_CONFIG)
+    dynamodb = session.client("dynamodb", config=CLIENT_CONFIG)
+    stepfunctions = session.client("stepfunctions", config=CLIENT_CONFIG)
     core = Core(
         store=DynamoStore(settings.table_name, dynamodb, ttl_seconds=settings.event_ttl_days * 86400),
         tokens=SfnTaskTokens(stepfunctions),
@@ -115,7 +134,11 @@ def companion_from_config(kind: str, **kwargs: Any) -> Companion:
         client = kwargs.pop("client", None)
         region_name = kwargs.pop("region_name", None)
         if client is None:
-            client = boto3.session.Session().client("bedrock-runtime", region_name=region_name, config=_BOTO_CONFIG)
+            import boto3
+
+            from baton.adapters.clients import CLIENT_CONFIG
+
+            client = boto3.session.Session().client("bedrock-runtime", region_name=region_name, config=CLIENT_CONFIG)
         return BedrockCompanion(client, str(model_id), **kwargs)
     raise ValidationFailedError(
         f"unknown companion kind {kind!r}; expected 'bedrock' or 'offline'",
@@ -144,7 +167,11 @@ def build_review_service(settings: Settings, core: Core) -> ReviewService:
             raise ValidationFailedError(
                 f"unknown BATON_MERGE_RUNNER {settings.merge_runner!r}; expected codebuild or local"
             )
-        client = boto3.session.Session().client("codebuild", config=_BOTO_CONFIG)
+        import boto3
+
+        from baton.adapters.clients import CLIENT_CONFIG
+
+        client = boto3.session.Session().client("codebuild", config=CLIENT_CONFIG)
         return CodeBuildMergeRunner(client, settings.merge_project)
 
     return ReviewService(
