@@ -4,8 +4,11 @@ so this process's imports don't hide any)."""
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -50,3 +53,115 @@ def test_the_check_fails_on_a_handler_that_imports_the_cli(tmp_path: Path, sourc
     )
     assert result.returncode == 1 and "FAIL bad" in result.stdout and named in result.stdout, result.stdout
     assert "ok   good" in result.stdout
+
+
+# ---- cold start: what importing a handler loads ------------------------------------------------------
+
+# Imports each handler in turn in one fresh interpreter and reports, after each, which of `watched` are
+# loaded. A module some handler loads shows up at the first handler that loads it; the API's handler
+# comes last, so what it loads (the routes) cannot hide what another handler loads.
+_PROBE = """
+import importlib.util, json, sys
+from pathlib import Path
+watched = json.loads(sys.argv[2])
+report = {}
+for handler in sorted(Path(sys.argv[1]).glob("*/handler.py"), key=lambda p: (p.parent.name == "api", p)):
+    spec = importlib.util.spec_from_file_location(f"lambda_{handler.parent.name}", handler)
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    prefixes = tuple(w + "." for w in watched)
+    report[handler.parent.name] = sorted(m for m in sys.modules if m in watched or m.startswith(prefixes))
+print(json.dumps(report))
+"""
+# Not imported by any handler with tracing off: the X-Ray SDK, boto3, and the botocore modules a client
+# is built from (Powertools itself imports the `botocore` package to tag its user agent).
+NOT_AT_IMPORT = ["aws_xray_sdk", "boto3", "botocore.client", "botocore.session"]
+API_ONLY = ["baton.api"]  # the routes, their request models and the resolver: only the API function serves them
+NEVER_DEPLOYED = ["baton.cli", "baton.local", "baton.client"]
+
+
+TRACING_ENV = ("LAMBDA_TASK_ROOT", "POWERTOOLS_TRACE_DISABLED", "AWS_SAM_LOCAL", "AWS_CHALICE_CLI_MODE")
+
+
+def _without(environ: Mapping[str, str], *names: str) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if k not in names}
+
+
+def _loaded_per_handler(env: dict[str, str], watched: list[str]) -> dict[str, list[str]]:
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(ROOT / "functions"), json.dumps(watched)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={
+            **_without(os.environ, *TRACING_ENV),
+            "BATON_TABLE_NAME": "import-check",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            **env,
+        },
+    )
+    assert result.returncode == 0, result.stderr
+    report: dict[str, list[str]] = json.loads(result.stdout.strip().splitlines()[-1])
+    assert set(report) == {p.parent.name for p in (ROOT / "functions").glob("*/handler.py")}
+    return report
+
+
+def test_importing_any_handler_with_tracing_off_loads_no_xray_sdk_and_builds_no_boto3_client() -> None:
+    # A Lambda sandbox (LAMBDA_TASK_ROOT set) with tracing turned off.
+    env = {"LAMBDA_TASK_ROOT": str(ROOT), "POWERTOOLS_TRACE_DISABLED": "true"}
+    report = _loaded_per_handler(env, NOT_AT_IMPORT + API_ONLY + NEVER_DEPLOYED)
+    for name, loaded in report.items():
+        assert not [m for m in loaded if m.split(".")[0] in ("aws_xray_sdk", "boto3")], (name, loaded)
+        assert "botocore.client" not in loaded and "botocore.session" not in loaded, (name, loaded)
+        assert not [m for m in loaded if m.startswith(tuple(NEVER_DEPLOYED))], (name, loaded)
+        if name != "api":
+            assert not [m for m in loaded if m.startswith("baton.api")], (name, loaded)
+
+
+def test_outside_lambda_tracing_is_off_and_no_handler_loads_the_xray_sdk() -> None:
+    report = _loaded_per_handler({}, ["aws_xray_sdk"])
+    assert report and not any(report.values()), report
+
+
+def test_with_tracing_on_the_tracer_patches_botocore_and_nothing_else() -> None:
+    code = (
+        "import json, sys\n"
+        "from baton.runtime.observability import tracer\n"
+        "from aws_xray_sdk.core import patcher\n"
+        "print(json.dumps({'type': type(tracer).__name__, 'patched': sorted(patcher._PATCHED_MODULES),"
+        " 'loaded': sorted(m for m in ('requests', 'httpx', 'pymysql', 'sqlite3') if m in sys.modules)}))\n"
+    )
+    env = {**_without(os.environ, *TRACING_ENV), "LAMBDA_TASK_ROOT": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == {
+        "type": "Tracer",
+        "patched": ["botocore"],
+        "loaded": [],
+    }
+
+
+@pytest.mark.parametrize(
+    ("environ", "enabled"),
+    [
+        ({}, False),  # outside Lambda
+        ({"LAMBDA_TASK_ROOT": "/var/task"}, True),
+        ({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "true"}, False),
+        ({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "false"}, True),
+        ({"LAMBDA_TASK_ROOT": "/var/task", "AWS_SAM_LOCAL": "true"}, False),
+    ],
+)
+def test_tracing_is_on_only_in_a_lambda_sandbox_unless_disabled(environ: dict[str, str], enabled: bool) -> None:
+    from baton.runtime.observability import Untraced, build_tracer, tracing_enabled
+
+    assert tracing_enabled(environ) is enabled
+    if not enabled:
+        tracer = build_tracer(environ)
+        assert isinstance(tracer, Untraced)
+
+        def handler(event: dict[str, str], context: object) -> dict[str, str]:
+            return event
+
+        assert tracer.capture_lambda_handler(handler) is handler

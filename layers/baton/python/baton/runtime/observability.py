@@ -31,7 +31,7 @@ TRACED_MODULES = ("botocore",)
 def tracing_enabled(environ: Mapping[str, str] | None = None) -> bool:
     """Tracing is on in a Lambda sandbox (not under SAM local or Chalice) unless POWERTOOLS_TRACE_DISABLED."""
     env = os.environ if environ is None else environ
-    if resolve_truthy_env_var_choice(env=env.get(constants.TRACER_DISABLED_ENV, "false")):
+    if resolve_truthy_env_var_choice(env=env.get(constants.TRACER_DISABLED_ENV) or "false"):
         return False
     in_lambda = bool(env.get(constants.LAMBDA_TASK_ROOT_ENV))
     emulated = bool(env.get(constants.SAM_LOCAL_ENV) or env.get(constants.CHALICE_LOCAL_ENV))
@@ -61,7 +61,7 @@ def build_tracer(environ: Mapping[str, str] | None = None) -> Tracer | Untraced:
         return Untraced()
     from aws_lambda_powertools import Tracer
 
-    return Tracer(service="baton", patch_modules=TRACED_MODULES)
+    return Tracer(service="baton", disabled=False, patch_modules=TRACED_MODULES)
 
 
 logger = Logger(service="baton")
