@@ -65,3 +65,24 @@ def test_malformed_requests_get_the_json_error_shape_and_never_hang(
 ) -> None:
     got, body = _raw(server, request_bytes)
     assert got == status and {"error", "message"} <= body.keys()
+
+
+def test_every_connection_has_nagle_off_so_a_response_is_not_held_for_an_ack(app: Any) -> None:
+    httpd = make_server("127.0.0.1", 0, lambda event: app.resolve(event, None))
+    handler_class = httpd.RequestHandlerClass
+    nodelay: list[int] = []
+    setup = handler_class.setup
+
+    def recording_setup(self: Any) -> None:
+        setup(self)
+        nodelay.append(self.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+    handler_class.setup = recording_setup  # type: ignore[method-assign]
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        status, _ = _raw(httpd.server_address[1], b"GET /api/runs/r-1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert status == 401 and nodelay and all(nodelay), nodelay
