@@ -69,7 +69,7 @@ def test_malformed_requests_get_the_json_error_shape_and_never_hang(
 
 def test_every_connection_has_nagle_off_so_a_response_is_not_held_for_an_ack(app: Any) -> None:
     httpd = make_server("127.0.0.1", 0, lambda event: app.resolve(event, None))
-    handler_class = httpd.RequestHandlerClass
+    handler_class: Any = httpd.RequestHandlerClass
     nodelay: list[int] = []
     setup = handler_class.setup
 
@@ -77,7 +77,7 @@ def test_every_connection_has_nagle_off_so_a_response_is_not_held_for_an_ack(app
         setup(self)
         nodelay.append(self.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
 
-    handler_class.setup = recording_setup  # type: ignore[method-assign]
+    handler_class.setup = recording_setup
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
