@@ -1,6 +1,11 @@
 """Creates Baton's resources in the emulator from the same definitions the CDK stack deploys:
 the table (baton.workflows.table), the topic with per-channel filtered subscriptions, the functions
-(baton.workflows.resources.FUNCTIONS) and the state machines (statemachines/*.asl.json, substituted)."""
+(baton.workflows.resources.FUNCTIONS) and the state machines (statemachines/*.asl.json, substituted).
+
+Creating the state machines is most of the cost (moto imports its Step Functions interpreter and parses
+each definition with ANTLR: ~2 s for the six). Their ARNs are known before they exist, so
+`provision(..., create_workflows=False)` leaves them to `create_state_machines`, which the local stack
+runs after its API is up (`baton.local.stack`)."""
 
 from __future__ import annotations
 
@@ -37,6 +42,9 @@ class Provisioned:
     topic_arn: str
     function_arns: dict[str, str] = field(default_factory=dict)
     state_machine_arns: dict[str, str] = field(default_factory=dict)
+    role_arn: str = ""
+    # workflow -> its substituted ASL, until `create_state_machines` has created it
+    pending_definitions: dict[str, str] = field(default_factory=dict, repr=False)
 
     def environment(self) -> dict[str, str]:
         """The shared Baton settings every function reads (see baton.runtime.settings.Settings)."""
@@ -67,21 +75,32 @@ def provision(
     prefix: str = "baton-local",
     env: dict[str, str] | None = None,
     subscribe_channels: tuple[str, ...] = ("console",),
+    create_workflows: bool = True,
 ) -> Provisioned:
-    """`clients`: boto3 clients for iam, dynamodb, sns, lambda, stepfunctions."""
+    """`clients`: boto3 clients for iam, dynamodb, sns, lambda, stepfunctions. With `create_workflows`
+    false the state machines' ARNs are set but the machines are not created yet (`create_state_machines`)."""
     table_name = f"{prefix}-table"
     clients["dynamodb"].create_table(**create_table_kwargs(table_name))
     topic_arn = clients["sns"].create_topic(Name=f"{prefix}-notifications")["TopicArn"]
     role_arn = clients["iam"].create_role(RoleName=f"{prefix}-role", AssumeRolePolicyDocument=json.dumps(ROLE_TRUST))[
         "Role"
     ]["Arn"]
-    out = Provisioned(table_name=table_name, topic_arn=topic_arn)
+    out = Provisioned(table_name=table_name, topic_arn=topic_arn, role_arn=role_arn)
 
-    # Function ARNs are needed for the state machines; environment needs the state machine ARNs, so
-    # the ARNs are computed first and the environment is set after the state machines exist.
+    # State machine ARNs are known before they exist (region, account, name), so a workflow can
+    # start another one (a whole gate as one Task) whatever the creation order, and each function is
+    # created with its environment (which names them) in one call.
+    account = role_arn.split(":")[4]
+    region = clients["stepfunctions"].meta.region_name
+
+    def state_machine_arn(workflow: str) -> str:
+        return f"arn:aws:states:{region}:{account}:stateMachine:{prefix}-{workflow}"
+
+    out.state_machine_arns = {workflow: state_machine_arn(workflow) for workflow in STATE_MACHINES}
+    variables = {**out.environment(), **(env or {})}
     code = _placeholder_zip()
     for spec in FUNCTIONS:
-        arn = clients["lambda"].create_function(
+        out.function_arns[spec.name] = clients["lambda"].create_function(
             FunctionName=f"{spec.name}",
             Runtime="python3.12",
             Role=role_arn,
@@ -90,24 +109,8 @@ def provision(
             Description=spec.description,
             Timeout=spec.timeout_seconds,
             MemorySize=spec.memory_mb,
+            Environment={"Variables": variables},
         )["FunctionArn"]
-        out.function_arns[spec.name] = arn
-    # State machine ARNs are known before they exist (region, account, name), so a workflow can
-    # start another one (a whole gate as one Task) whatever the creation order.
-    account = role_arn.split(":")[4]
-    region = clients["stepfunctions"].meta.region_name
-    subs = local_substitutions(
-        out.function_arns, lambda workflow: f"arn:aws:states:{region}:{account}:stateMachine:{prefix}-{workflow}"
-    )
-    for workflow, filename in STATE_MACHINES.items():
-        definition = load_definition(source_tree().statemachines_dir / filename, subs)
-        out.state_machine_arns[workflow] = clients["stepfunctions"].create_state_machine(
-            name=f"{prefix}-{workflow}", definition=definition, roleArn=role_arn
-        )["stateMachineArn"]
-
-    variables = {**out.environment(), **(env or {})}
-    for spec in FUNCTIONS:
-        clients["lambda"].update_function_configuration(FunctionName=spec.name, Environment={"Variables": variables})
         if spec.subscribes_to_channel in subscribe_channels:
             clients["sns"].subscribe(
                 TopicArn=topic_arn,
@@ -115,4 +118,21 @@ def provision(
                 Endpoint=out.function_arns[spec.name],
                 Attributes=subscription_attributes_for(spec.subscribes_to_channel),
             )
+    subs = local_substitutions(out.function_arns, state_machine_arn)
+    for workflow, filename in STATE_MACHINES.items():
+        out.pending_definitions[workflow] = load_definition(source_tree().statemachines_dir / filename, subs)
+    if create_workflows:
+        create_state_machines(clients["stepfunctions"], out)
     return out
+
+
+def create_state_machines(stepfunctions: Any, provisioned: Provisioned) -> None:
+    """Create the state machines `provision` left pending, at the ARNs it announced."""
+    for workflow, definition in list(provisioned.pending_definitions.items()):
+        arn = provisioned.state_machine_arns[workflow]
+        created = stepfunctions.create_state_machine(
+            name=arn.rsplit(":", 1)[1], definition=definition, roleArn=provisioned.role_arn
+        )["stateMachineArn"]
+        if created != arn:
+            raise RuntimeError(f"state machine {workflow} was created at {created}, not at {arn}")
+        del provisioned.pending_definitions[workflow]

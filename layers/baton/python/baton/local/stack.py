@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from baton.errors import BatonError
 from baton.local import persist
@@ -24,16 +24,70 @@ from baton.local.http_adapter import make_server
 from baton.local.in_process import calls_in_process
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
 from baton.local.moto_scale import dynamodb_at_scale
-from baton.local.provision import Provisioned, provision
+from baton.local.provision import Provisioned, create_state_machines, provision
 from baton.workflows.resources import FUNCTIONS, schedule_seconds
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 REGION = "us-east-1"
 STATE_FILE = "local.json"
+WORKFLOWS_READY_SECONDS = 120.0  # the longest a Step Functions call waits for the state machines to exist
 DataMode = Literal["keep", "fresh", "off"]
 
 
 class PortInUseError(BatonError):
     code = "port_in_use"
+
+
+class WorkflowsPending:
+    """The state machines are created after the API is up (`LocalStack.start`). Until they exist,
+    every Step Functions call to the emulator (this process's, in-process, and other processes', over
+    its port) waits for them, at most `WORKFLOWS_READY_SECONDS`; other services answer at once."""
+
+    def __init__(self) -> None:
+        self.ready = threading.Event()
+        self.error: BaseException | None = None
+        self.seconds = 0.0
+        self._creator: int | None = None
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        from moto.stepfunctions.responses import StepFunctionResponse
+
+        original = StepFunctionResponse.call_action
+        pending = self
+
+        def call_action(response: Any) -> Any:
+            if threading.get_ident() != pending._creator:
+                pending.wait()
+            return original(response)
+
+        StepFunctionResponse.call_action = call_action  # type: ignore[method-assign,assignment]
+        try:
+            yield
+        finally:
+            StepFunctionResponse.call_action = original  # type: ignore[method-assign]
+
+    def create(self, stepfunctions: Any, provisioned: Provisioned, warm_up: Any) -> None:
+        """Warm the API handler first (the first request waits for it anyway), then create the machines."""
+        self._creator = threading.get_ident()
+        started = time.perf_counter()
+        try:
+            warm_up()
+            create_state_machines(stepfunctions, provisioned)
+        except BaseException as err:  # said by every waiting call, and by `wait_for_workflows`
+            self.error = err
+            logging.getLogger("baton").exception("creating the state machines failed")
+        finally:
+            self.seconds = time.perf_counter() - started
+            self.ready.set()
+
+    def wait(self, timeout: float = WORKFLOWS_READY_SECONDS) -> None:
+        if not self.ready.wait(timeout):
+            raise TimeoutError(f"the state machines were not created within {timeout:.0f} s")
+        if self.error is not None:
+            raise RuntimeError(f"the state machines could not be created: {self.error}") from self.error
 
 
 @dataclass
@@ -105,6 +159,7 @@ class LocalStack:
         self._exit_stack = contextlib.ExitStack()
         self.info: LocalInfo | None = None
         self._stopping = threading.Event()
+        self.workflows = WorkflowsPending()
         # Seconds between scheduled runs, per function (default: its deployed rate).
         self.schedule_overrides: dict[str, float] = {}
 
@@ -171,8 +226,12 @@ class LocalStack:
         self._http = make_server(self.host, self.api_port, self._invoke_api)
         api_url = f"http://{self.host}:{self._http.server_address[1]}"
         provisioned = provision(
-            clients, env={**self.extra_env, "BATON_API_URL": api_url}, subscribe_channels=self.subscribe_channels
+            clients,
+            env={**self.extra_env, "BATON_API_URL": api_url},
+            subscribe_channels=self.subscribe_channels,
+            create_workflows=False,  # created below, once the API is up
         )
+        self._exit_stack.enter_context(self.workflows.installed())
         os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **self.extra_env})
         _reset_cached_settings()
         if saved:
@@ -181,6 +240,12 @@ class LocalStack:
             self._persister = persist.Persister(data_file, provisioned.table_name, token)
             self._persister.start()
         threading.Thread(target=self._http.serve_forever, name="baton-api", daemon=True).start()
+        threading.Thread(
+            target=self.workflows.create,
+            args=(clients["stepfunctions"], provisioned, self._warm_up_api),
+            name="baton-workflows",
+            daemon=True,
+        ).start()
         self._start_schedules()
 
         self.info = LocalInfo(
@@ -220,6 +285,16 @@ class LocalStack:
             _, errored = self.dispatcher.invoke(name, event)
             if errored:
                 logging.getLogger("baton").warning("scheduled %s failed", name)
+
+    def wait_for_workflows(self, timeout: float = WORKFLOWS_READY_SECONDS) -> float:
+        """Block until the state machines exist; returns the seconds their creation took."""
+        self.workflows.wait(timeout)
+        return self.workflows.seconds
+
+    def _warm_up_api(self) -> None:
+        """One unauthenticated request (answered 401): imports the API handler and builds its clients."""
+        event = {"httpMethod": "GET", "path": "/api/runs/warm-up", "headers": {}, "requestContext": {}}
+        self.dispatcher.invoke("api", event)
 
     def _invoke_api(self, event: dict[str, Any]) -> dict[str, Any]:
         payload, errored = self.dispatcher.invoke("api", event)
