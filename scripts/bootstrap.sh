@@ -25,4 +25,9 @@ if ! uv_cmd --version >/dev/null 2>&1; then
     || python3 -m pip install --quiet --disable-pip-version-check --user uv 2>/dev/null \
     || { python3 -m venv .tools && .tools/bin/pip install --quiet --disable-pip-version-check uv; }
 fi
-uv_cmd sync --frozen --quiet
+# Bytecode compiled once here: the environment sets PYTHONDONTWRITEBYTECODE, so nothing would write it
+# at import and every start (the CLI, `baton dev`, each test worker) would compile from source again.
+# `--compile-bytecode` compiles site-packages (only what changed, after the first time); compileall
+# does the checkout's own code (it skips what is up to date).
+uv_cmd sync --frozen --quiet --compile-bytecode
+.venv/bin/python -m compileall -q -j 0 layers/baton/python functions infra scripts tests >/dev/null
