@@ -30,4 +30,4 @@ fi
 # `--compile-bytecode` compiles site-packages (only what changed, after the first time); compileall
 # does the checkout's own code (it skips what is up to date).
 uv_cmd sync --frozen --quiet --compile-bytecode
-.venv/bin/python -m compileall -q -j 0 layers/baton/python functions infra scripts tests >/dev/null
+.venv/bin/python -m compileall -q -j 0 layers/baton/python functions infra >/dev/null
