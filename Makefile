@@ -13,6 +13,7 @@ dev: bootstrap  ## the embedded local stack with its demo
 
 test: bootstrap lint  ## everything CI runs: lint, types, ASL rule, all test levels
 	$(UV) run pytest -n auto --dist loadfile  # one worker per core, whole files per worker; each worker starts its own local stack
+	$(UV) run python scripts/bench.py --quick  # the start-up bench, one sample of each, so it never rots (prints, asserts nothing)
 
 lint: bootstrap
 	$(UV) run ruff check .

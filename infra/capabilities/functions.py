@@ -18,7 +18,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from infra.assets import ASSET_EXCLUDE
+from infra.assets import asset_options
 from infra.config import TeamConfig, powertools_layer_arn
 from infra.naming import executions_arn, parameter_arn
 from infra.permissions import access_for, schedule_for
@@ -72,7 +72,7 @@ class Functions(Construct):
             "BatonLayer",
             layer_version_name=f"{config.prefix}-baton",
             description="The baton package (layers/baton/python/baton) without the CLI, local stack and SDK",
-            code=lambda_.Code.from_asset(layer_dir, exclude=ASSET_EXCLUDE),
+            code=lambda_.Code.from_asset(layer_dir, **asset_options(layer_dir)),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[ARCHITECTURE],
             removal_policy=RemovalPolicy.RETAIN,
@@ -114,7 +114,7 @@ class Functions(Construct):
                 runtime=RUNTIME,
                 architecture=ARCHITECTURE,
                 handler="handler.lambda_handler",
-                code=lambda_.Code.from_asset(str(spec.directory), exclude=ASSET_EXCLUDE),
+                code=lambda_.Code.from_asset(str(spec.directory), **asset_options(str(spec.directory))),
                 layers=[self.layer, self.powertools],
                 timeout=Duration.seconds(spec.timeout_seconds),
                 memory_size=spec.memory_mb,

@@ -19,7 +19,7 @@ from aws_cdk import aws_s3_assets as s3_assets
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
-from infra.assets import ASSET_EXCLUDE
+from infra.assets import asset_options
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -50,7 +50,7 @@ class Merge(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
-        package = s3_assets.Asset(self, "BatonPackage", path=package_dir, exclude=ASSET_EXCLUDE)
+        package = s3_assets.Asset(self, "BatonPackage", path=package_dir, **asset_options(package_dir))
         log_group = logs.LogGroup(
             self,
             "Logs",
