@@ -11,7 +11,7 @@ the X-Ray SDK knows and so imports httpx, requests and the rest at cold start.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.shared import constants
@@ -20,9 +20,14 @@ from aws_lambda_powertools.shared.functions import resolve_truthy_env_var_choice
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from aws_lambda_powertools import Tracer
-
 F = TypeVar("F", bound="Callable[..., Any]")
+
+
+class HandlerTracer(Protocol):
+    """What the handlers use of a tracer: Powertools' `Tracer` (whose decorator keeps the handler's
+    signature) or `Untraced`."""
+
+    def capture_lambda_handler(self, lambda_handler: F) -> F: ...
 
 # What X-Ray traces when tracing is on: the AWS calls (DynamoDB, Step Functions, SNS, ...).
 TRACED_MODULES = ("botocore",)
@@ -56,12 +61,12 @@ class Untraced:
         return None
 
 
-def build_tracer(environ: Mapping[str, str] | None = None) -> Tracer | Untraced:
+def build_tracer(environ: Mapping[str, str] | None = None) -> HandlerTracer:
     if not tracing_enabled(environ):
         return Untraced()
     from aws_lambda_powertools import Tracer
 
-    return Tracer(service="baton", disabled=False, patch_modules=TRACED_MODULES)
+    return cast("HandlerTracer", Tracer(service="baton", disabled=False, patch_modules=TRACED_MODULES))
 
 
 logger = Logger(service="baton")
