@@ -29,6 +29,7 @@ class HandlerTracer(Protocol):
 
     def capture_lambda_handler(self, lambda_handler: F) -> F: ...
 
+
 # What X-Ray traces when tracing is on: the AWS calls (DynamoDB, Step Functions, SNS, ...).
 TRACED_MODULES = ("botocore",)
 
