@@ -51,7 +51,9 @@ def test_the_api_answers_while_the_state_machines_are_created_and_step_functions
     stack = LocalStack(api_port=0, state_dir=tmp_path, data="off")
     info = stack.start()
     try:
-        answer = httpx.get(f"{info.api_url}/api/runs/no-such-run", headers={"Authorization": f"Bearer {info.token}"})
+        answer = httpx.get(
+            f"{info.api_url}/api/runs/no-such-run", headers={"Authorization": f"Bearer {info.token}"}, timeout=120
+        )
         assert answer.status_code == 404  # the API answers (from the table) whether or not they exist yet
         # over the emulator's port, as another process would call it: waits, then sees all of them
         sfn = boto3.client("stepfunctions", endpoint_url=info.moto_url)

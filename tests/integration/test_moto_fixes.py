@@ -276,3 +276,36 @@ def test_a_range_condition_narrows_before_moto_sorts(db: Any, request: pytest.Fi
         # other-1, other-10..19, other-100..199: 111 matches, sorted descending, first 5
         assert of_other_1x() == ["other-199", "other-198", "other-197", "other-196", "other-195"]
     assert walked.sizes == ([111] if request.node.callspec.id == "fixed" else [OTHER_RUNS + 3])
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_a_read_never_runs_inside_a_write(db: Any, request: pytest.FixtureRequest) -> None:
+    """A write is held midway (inside moto's table, after its checks); a scan from another thread must
+    wait for it. Plain moto lets the scan walk the table meanwhile: the overlap that ends in
+    "dictionary changed size during iteration" and a 500."""
+    _fill(db)
+    inside, release, scanned = threading.Event(), threading.Event(), threading.Event()
+    put_item = Table.__dict__["put_item"]
+
+    def held_put_item(table: Any, *args: Any, **kwargs: Any) -> Any:
+        inside.set()
+        release.wait(30)
+        return put_item(table, *args, **kwargs)
+
+    Table.put_item = held_put_item  # type: ignore[method-assign]
+    try:
+        writer = threading.Thread(target=_put, args=(db, "RUN#held", "RUN"))
+        writer.start()
+        assert inside.wait(30)
+        reader = threading.Thread(target=lambda: (db.scan(TableName=TABLE, Limit=50), scanned.set()))
+        reader.start()
+        fixed = request.node.callspec.id == "fixed"
+        overlapped = scanned.wait(1 if fixed else 30)
+        release.set()
+        writer.join(30)
+        reader.join(30)
+    finally:
+        release.set()
+        Table.put_item = put_item  # type: ignore[method-assign]
+    assert scanned.is_set()
+    assert overlapped is not fixed  # fixed: the scan waited for the write; plain moto: it ran inside it
