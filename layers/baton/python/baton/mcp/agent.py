@@ -18,7 +18,6 @@ wait for real.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,8 @@ from baton.models import AwaitToolRequest, Interaction
 from baton.services.interrupts import InterruptService, interrupt_view
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from baton.api.auth import Caller
     from baton.mcp.tools import (
         AskAsyncArgs,
@@ -218,7 +219,9 @@ class AgentTools:
             question_id, node = question.interaction_id, question.request.node
         else:
             if args.question is None:
-                raise ValidationFailedError("question is required (or question_id to keep waiting)", details={"field": "question"})
+                raise ValidationFailedError(
+                    "question is required (or question_id to keep waiting)", details={"field": "question"}
+                )
             node = ASK_USER_NODE_PREFIX + self.services.core.ids.new_id()
             posted = self.services.questions.ask(
                 self.run_id,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,8 @@ from baton.mcp.agent import AgentTools, WaitPolicy
 from baton.mcp.server import McpServer
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
     from baton.runtime.wiring import Services
 
 MAX_BODY_BYTES = 256 * 1024  # the HTTP API's limit too
@@ -69,9 +70,7 @@ def _from_baton(err: BatonError) -> HttpRefusal:
 def _text_body(event: Mapping[str, Any]) -> str:
     body = str(event.get("body") or "")
     if len(body) > MAX_BODY_BYTES:
-        raise _from_baton(
-            PayloadTooLargeError(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}")
-        )
+        raise _from_baton(PayloadTooLargeError(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}"))
     if not event.get("isBase64Encoded"):
         return body
     try:
@@ -104,9 +103,7 @@ def bound_run(event: Mapping[str, Any], caller: Caller) -> str:
 def _parse(event: Mapping[str, Any], text: str) -> Any:
     content_type = _headers(event).get("content-type", "")
     if content_type.split(";")[0].strip().lower() != "application/json":
-        raise _from_baton(
-            UnsupportedMediaTypeError(f"an MCP message is application/json, got {content_type[:100]!r}")
-        )
+        raise _from_baton(UnsupportedMediaTypeError(f"an MCP message is application/json, got {content_type[:100]!r}"))
     if json_text_depth(text) > MAX_JSON_DEPTH:
         raise HttpRefusal(400, f"the message is nested deeper than {MAX_JSON_DEPTH} levels")
     try:
@@ -134,7 +131,9 @@ class McpHttpHandler:
     def _handle(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         method = str(event.get("httpMethod") or "").upper()
         if method != "POST":
-            raise HttpRefusal(405, f"{method or 'this method'} is not offered: this MCP endpoint is stateless, POST only")
+            raise HttpRefusal(
+                405, f"{method or 'this method'} is not offered: this MCP endpoint is stateless, POST only"
+            )
         text = _text_body(event)
         services = self.services()
         settings = services.settings

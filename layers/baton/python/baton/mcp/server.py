@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,8 @@ from baton.errors import BatonError, NotFoundError
 from baton.mcp.tools import TOOLS, TOOLS_BY_NAME
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from baton.mcp.agent import AgentTools, Outcome
 
 log = logging.getLogger("baton")
@@ -105,26 +106,36 @@ class McpServer:
 
     def handle(self, message: Any) -> dict[str, Any] | None:
         """One message. A request gets its response (or error); a notification or a response gets None."""
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return self._error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 message (one object; batches are not used)")
-        if "method" not in message:
-            return None  # a response to a server request: this server sends none
         try:
-            request = types.JSONRPCRequest.model_validate(message)
-        except ValidationError:
-            if "id" not in message:
-                return None  # a notification (notifications/initialized, cancelled): nothing to answer
-            return self._error(None, INVALID_REQUEST, "invalid JSON-RPC request", _problems_of(message))
+            request = self._request(message)
+        except McpError as err:
+            return self._error(None, err.code, err.message, err.data)
+        if request is None:
+            return None
         method = self._methods.get(request.method)
-        if method is None:
-            return self._error(request.id, METHOD_NOT_FOUND, f"method {request.method!r} is not offered")
         try:
+            if method is None:
+                raise McpError(METHOD_NOT_FOUND, f"method {request.method!r} is not offered")
             result = method(request.params or {})
         except McpError as err:
             return self._error(request.id, err.code, err.message, err.data)
         except ValidationError as err:
             return self._error(request.id, INVALID_PARAMS, "invalid params", {"problems": _problems(err)})
         return types.JSONRPCResponse(jsonrpc="2.0", id=request.id, result=_dump(result)).model_dump(mode="json")
+
+    @staticmethod
+    def _request(message: Any) -> types.JSONRPCRequest | None:
+        """The request in `message`; None for a notification or a response (nothing to answer)."""
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            raise McpError(INVALID_REQUEST, "not a JSON-RPC 2.0 message (one object; batches are not used)")
+        if "method" not in message:
+            return None  # a response to a server request: this server sends none
+        try:
+            return types.JSONRPCRequest.model_validate(message)
+        except ValidationError:
+            if "id" not in message:
+                return None  # a notification (notifications/initialized, cancelled)
+            raise McpError(INVALID_REQUEST, "invalid JSON-RPC request", _problems_of(message)) from None
 
     @staticmethod
     def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -210,9 +221,7 @@ class McpServer:
             raise McpError(INVALID_PARAMS, f"unknown prompt {name!r}; the prompt is {PROMPT_NAME!r}")
         return types.GetPromptResult(
             description="Add this to the agent's system prompt.",
-            messages=[
-                types.PromptMessage(role="user", content=types.TextContent(type="text", text=protocol_prompt()))
-            ],
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=protocol_prompt()))],
         )
 
     # ---- resources: one per pending question ---------------------------------------------------
