@@ -19,6 +19,7 @@ MCP_PATH = "/mcp"
 def function_for_path(path: str) -> str:
     return "mcp" if path == MCP_PATH or path.startswith(MCP_PATH + "/") else "api"
 
+
 MAX_REQUEST_BYTES = 1024 * 1024  # above the API's own body limit, so it answers 413 in its own words
 READ_TIMEOUT_SECONDS = 30  # a client that announces more than it sends is dropped, not waited for
 
