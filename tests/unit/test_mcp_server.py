@@ -214,3 +214,14 @@ def test_a_conflict_says_what_happened(mcp: Mcp) -> None:
     mcp.services.interrupts.cancel(made["interrupt_id"], "not needed", caller="op")
     done = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
     assert done["status"] == "cancelled" and done["reason"] == "not needed" and done["timed_out"] is False
+
+
+def test_the_readme_carries_the_protocol_prompt_as_served() -> None:
+    from pathlib import Path
+
+    from baton.mcp.server import protocol_prompt
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    quoted = "\n".join(f"> {line}" if line else ">" for line in protocol_prompt().rstrip("\n").split("\n"))
+    assert "## Agents over MCP" in readme and quoted in readme
+    assert '"url": "http://127.0.0.1:8787/mcp"' in readme and '"mcp", "--run"' in readme
