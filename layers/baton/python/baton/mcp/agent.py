@@ -129,9 +129,11 @@ class AgentTools:
         mine = [i for i in awaits if i.request.node == scope]
         return max(mine, key=lambda i: (i.created_at, i.interaction_id)) if mine else None
 
-    def _answered(self, from_node: str | None, started: float) -> Outcome | None:
+    def _answered(self, from_node: str | None, timeout_seconds: int, started: float) -> Outcome | None:
+        """The answers when nothing in scope is pending (completing the scope's tool await), else None.
+        `timeout_seconds` is the caller's: should a question land meanwhile, its await gets that deadline."""
         done, result = self.services.questions.await_tool(
-            self.run_id, timeout_seconds=1, from_node=from_node, caller=self.caller.principal
+            self.run_id, timeout_seconds=timeout_seconds, from_node=from_node, caller=self.caller.principal
         )
         if not done:
             return None  # a question was posted meanwhile
@@ -166,7 +168,7 @@ class AgentTools:
 
     def _await(self, from_node: str | None, timeout_seconds: int, started: float) -> Outcome:
         if not self._pending(from_node):
-            answered = self._answered(from_node, started)
+            answered = self._answered(from_node, timeout_seconds, started)
             if answered is not None:
                 return answered
         expired = self._past_deadline(from_node, self._pending(from_node))
@@ -176,11 +178,13 @@ class AgentTools:
             self.run_id, timeout_seconds=timeout_seconds, from_node=from_node, caller=self.caller.principal
         )
         if done:
-            return self._answered(from_node, started) or self._await(from_node, timeout_seconds, started)
+            return self._answered(from_node, timeout_seconds, started) or self._await(
+                from_node, timeout_seconds, started
+            )
         awaiting = self.services.core.store.get_interaction(self.run_id, result["interaction_id"])
         deadline = awaiting.expires_at if awaiting else None
         if self._poll(lambda: not self._pending(from_node), started, deadline):
-            answered = self._answered(from_node, started)
+            answered = self._answered(from_node, timeout_seconds, started)
             if answered is not None:
                 return answered
         pending = self._pending(from_node)
