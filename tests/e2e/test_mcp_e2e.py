@@ -104,7 +104,8 @@ async def two_questions_round_trip(client: Client, stack: LocalStackProcess, run
     assert pending["status"] == "pending" and [q["interaction_id"] for q in pending["pending"]] == [
         rel["interaction_id"]
     ]
-    assert pending["waited_s"] >= BOUND and took[-1] < BOUND + SLACK, took  # it waited its bound, and no longer
+    # It waited (its bound less the reserve for its last reads), and was not held for the deadline.
+    assert BOUND / 2 <= pending["waited_s"] <= BOUND + 0.5 and took[-1] < BOUND + SLACK, took
     cli_answer(stack, run, rel["interaction_id"], "first light")
     done = await timed(client, "await_answers", {"timeout_seconds": 600}, took)
     assert done["status"] == "answered"
@@ -150,7 +151,7 @@ def test_blocking_ask_user_round_trip(stack: LocalStackProcess) -> None:
             first = await timed(
                 client, "ask_user", {"question": "Ship it?", "options": ["yes", "no"], "timeout_seconds": 300}, took
             )
-            assert first["status"] == "pending" and BOUND <= took[-1] < BOUND + SLACK
+            assert first["status"] == "pending" and first["waited_s"] >= BOUND / 2 and took[-1] < BOUND + SLACK
             [question] = operator.pending_questions(run)
             assert question.interaction_id == first["question_id"]
 
@@ -187,7 +188,7 @@ def test_interrupt_resolved_from_the_api_with_a_state_edit(stack: LocalStackProc
                 },
                 took,
             )
-            assert made["status"] == "pending" and BOUND <= took[-1] < BOUND + SLACK
+            assert made["status"] == "pending" and made["waited_s"] >= BOUND / 2 and took[-1] < BOUND + SLACK
             operator.resume_interrupt(made["interrupt_id"], "staging", state_edits=["config.flag=true"])
             done = await timed(client, "get_interrupt", {"interrupt_id": made["interrupt_id"]}, took)
             assert done["status"] == "answered" and done["value"] == "staging"

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 
 MAX_CALL_WAIT_SECONDS = 20.0
 LAMBDA_MARGIN_SECONDS = 4.0  # leave the handler this much of its Lambda time to answer
+# Polling stops this long before the call's bound: the last store reads and the answer fit in it, so the
+# whole call, not just its sleeps, stays within `max_call_seconds`.
+FINISH_RESERVE_SECONDS = 1.0
 FIRST_POLL_SECONDS = 0.5
 POLL_BACKOFF = 1.5
 MAX_POLL_SECONDS = 2.5
@@ -80,7 +83,7 @@ class AgentTools:
     def _budget(self, started: float, deadline: str | None) -> float:
         """How long this call may still wait: the call's bound, the Lambda's time, the deadline."""
         p = self.policy
-        budget = p.max_call_seconds - (p.monotonic() - started)
+        budget = p.max_call_seconds - min(FINISH_RESERVE_SECONDS, p.max_call_seconds / 4) - (p.monotonic() - started)
         if p.remaining_seconds is not None:
             budget = min(budget, p.remaining_seconds() - LAMBDA_MARGIN_SECONDS)
         if deadline is not None:
@@ -183,11 +186,18 @@ class AgentTools:
             )
         awaiting = self.services.core.store.get_interaction(self.run_id, result["interaction_id"])
         deadline = awaiting.expires_at if awaiting else None
-        if self._poll(lambda: not self._pending(from_node), started, deadline):
+        last: list[list[Interaction]] = []
+
+        def all_answered() -> bool:
+            last[:] = [self._pending(from_node)]
+            return not last[0]
+
+        if self._poll(all_answered, started, deadline):
             answered = self._answered(from_node, timeout_seconds, started)
             if answered is not None:
                 return answered
-        pending = self._pending(from_node)
+            last.clear()  # a question was posted meanwhile: read the scope again
+        pending = last[0] if last else self._pending(from_node)
         if awaiting is not None and self.services.core.is_past(deadline):
             return self._timed_out(awaiting, pending)
         data = {
