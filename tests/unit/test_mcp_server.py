@@ -226,3 +226,39 @@ def test_the_readme_carries_the_protocol_prompt_as_served() -> None:
     quoted = "\n".join(f"> {line}" if line else ">" for line in protocol_prompt().rstrip("\n").split("\n"))
     assert "## Agents over MCP" in readme and quoted in readme
     assert '"url": "http://127.0.0.1:8787/mcp"' in readme and '"mcp", "--run"' in readme
+
+
+def test_deployed_the_run_comes_from_the_agent_roles_session(core: Core, fake: FakeTime) -> None:
+    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_AGENT_ROLE_NAME": "baton-ci-agent"})
+    services = Services(settings=settings, core=core, runs=RunService(core))
+    handler = McpHttpHandler(lambda: services, policy=WaitPolicy(sleep=fake.sleep, monotonic=fake.monotonic))
+
+    def post(session: str, run: str | None = None) -> Any:
+        headers = {"Content-Type": "application/json"} | ({"X-Baton-Run": run} if run else {})
+        ask = {"name": "ask_user_async", "arguments": {"question": "Deploy?"}}
+        event = to_proxy_event(
+            "POST",
+            "/mcp",
+            headers,
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ask}).encode(),
+            "10.0.0.1",
+        )
+        event["requestContext"]["identity"]["userArn"] = (
+            f"arn:aws:sts::123456789012:assumed-role/baton-ci-agent/{session}"
+        )
+        result = handler(event, None)
+        return result["statusCode"], json.loads(result["body"])
+
+    status, body = post("run-run-a")
+    assert status == 200 and not body["result"]["isError"]
+    assert [i.run_id for i in core.store.list_run_interactions("run-a")] == ["run-a"]
+    assert post("run-run-a", run="run-b")[0] == 403  # the header disagrees with the session
+    assert post("laptop")[0] == 403  # an agent session not named for a run touches nothing
+    assert core.store.list_run_interactions("run-b") == []
+
+
+def test_the_local_stack_routes_mcp_to_the_mcp_function() -> None:
+    from baton.local.http_adapter import function_for_path
+
+    assert function_for_path("/mcp") == "mcp" and function_for_path("/mcp/") == "mcp"
+    assert function_for_path("/api/runs") == "api" and function_for_path("/mcpx") == "api"

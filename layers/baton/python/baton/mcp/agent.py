@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
+from baton.ids import parse_iso
 from baton.models import AwaitToolRequest, Interaction
 from baton.services.interrupts import InterruptService, interrupt_view
 
@@ -91,8 +92,6 @@ class AgentTools:
         return max(0.0, budget)
 
     def _seconds_until(self, deadline: str) -> float:
-        from baton.ids import parse_iso
-
         return (parse_iso(deadline) - self.services.core.clock.now()).total_seconds()
 
     def _poll(self, ready: Callable[[], bool], started: float, deadline: str | None) -> bool:
