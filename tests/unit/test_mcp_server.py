@@ -262,3 +262,17 @@ def test_the_local_stack_routes_mcp_to_the_mcp_function() -> None:
 
     assert function_for_path("/mcp") == "mcp" and function_for_path("/mcp/") == "mcp"
     assert function_for_path("/api/runs") == "api" and function_for_path("/mcpx") == "api"
+
+
+def test_a_new_run_has_no_resources_yet_and_a_failing_store_is_no_stack_trace(mcp: Mcp, core: Core) -> None:
+    assert mcp.request("resources/list")["result"]["resources"] == []  # the run does not exist yet
+
+    def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("the table is unreachable")
+
+    core.store.get_run = broken  # type: ignore[method-assign]
+    failed = mcp.request("resources/list")
+    assert failed["error"]["code"] == -32603 and "unreachable" not in json.dumps(failed)
+    tool = mcp.call("await_answers", timeout_seconds=5)
+    assert tool["isError"] and tool["structuredContent"]["error"] == "internal_error"
+    assert "Traceback" not in json.dumps(tool) and "unreachable" not in json.dumps(tool)

@@ -22,7 +22,7 @@ from importlib.resources import files
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import BaseModel, ValidationError
 
@@ -110,8 +110,9 @@ class McpServer:
             request = self._request(message)
         except McpError as err:
             return self._error(None, err.code, err.message, err.data)
-        if request is None:
-            return None
+        return None if request is None else self._dispatch(request)
+
+    def _dispatch(self, request: types.JSONRPCRequest) -> dict[str, Any]:
         method = self._methods.get(request.method)
         try:
             if method is None:
@@ -121,6 +122,11 @@ class McpServer:
             return self._error(request.id, err.code, err.message, err.data)
         except ValidationError as err:
             return self._error(request.id, INVALID_PARAMS, "invalid params", {"problems": _problems(err)})
+        except BatonError as err:
+            return self._error(request.id, INVALID_PARAMS, err.message, {"error": err.code, "status": err.http_status})
+        except Exception:
+            log.exception("MCP method failed", extra={"method": request.method, "run_id": self.tools.run_id})
+            return self._error(request.id, INTERNAL_ERROR, "Baton failed on this request (it is logged)")
         return types.JSONRPCResponse(jsonrpc="2.0", id=request.id, result=_dump(result)).model_dump(mode="json")
 
     @staticmethod
@@ -227,7 +233,10 @@ class McpServer:
     # ---- resources: one per pending question ---------------------------------------------------
     def _list_resources(self, _: dict[str, Any]) -> types.ListResourcesResult:
         run_id = self.tools.run_id
-        pending = self.tools.services.questions.pending(run_id)
+        try:
+            pending = self.tools.services.questions.pending(run_id)
+        except NotFoundError:
+            pending = []  # the run comes into being with its first question
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
