@@ -11,6 +11,7 @@ from baton.workflows.source_tree import source_tree
 from infra.capabilities.api import Api
 from infra.capabilities.functions import FunctionInputs, Functions
 from infra.capabilities.gates import Gates
+from infra.capabilities.mcp import McpEndpoint
 from infra.capabilities.merge import Merge
 from infra.capabilities.notifications import Notifications
 from infra.capabilities.observability import Observability
@@ -91,6 +92,7 @@ class BatonStack(Stack):
             functions=fns,
         )
         self.api = Api(self, "Api", config=config, handler=fns["api"])
+        self.mcp = McpEndpoint(self, "Mcp", config=config, api=self.api, function=fns["mcp"])
         self.notifications.subscribe_emails(config.emails)
         # The webhook channel is subscribed only when it has somewhere to post.
         self.notifications.subscribe_functions(fns, FUNCTIONS, skip=() if config.webhook_url else ("webhook",))

@@ -1,6 +1,7 @@
 """Every Lambda handler imports with only what the deployment ships: the baton layer as its asset ships
 (without the CLI, the local stack and the SDK: `infra/assets.py`), the AWS-managed Powertools layer
-(Powertools, pydantic, fastjsonschema, aws-xray-sdk) and the runtime's boto3. Dev-machine packages (the
+(Powertools, pydantic, fastjsonschema, aws-xray-sdk), the runtime's boto3 and, for the mcp function,
+its mcp-types layer (infra/capabilities/mcp.py). Dev-machine packages (the
 CLI's httpx/typer/rich, moto, CDK, test tools) and the checkout's own folders must not be on that path.
 
 The layer is copied to a temporary folder with the asset's exclude list and put first on the path; the
@@ -35,6 +36,7 @@ NOT_IN_LAMBDA = {
     "pytest",
     "yaml",
     "jsonschema",
+    "mcp",  # the MCP SDK's server and client: the mcp function gets only its types (mcp_types, its own layer)
     # the checkout's folders beside the layer: not deployed with any function
     "infra",
     "tests",

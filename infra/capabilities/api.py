@@ -102,7 +102,10 @@ class Api(Construct):
         role.add_to_policy(
             iam.PolicyStatement(
                 actions=["execute-api:Invoke"],
-                resources=[self.iam_api.arn_for_execute_api("*", "/api/*", STAGE)],
+                resources=[
+                    self.iam_api.arn_for_execute_api("*", "/api/*", STAGE),
+                    self.iam_api.arn_for_execute_api("*", "/mcp", STAGE),  # the MCP server (infra/capabilities/mcp.py)
+                ],
             )
         )
         api_id = Stack.of(self).resolve(self.iam_api.node.default_child.logical_id)  # type: ignore[union-attr]
@@ -112,6 +115,13 @@ class Api(Construct):
             f"<{api_id}>/{STAGE}/*/api/*]",
             "The agent role may call every route of the machines' API (method and path wildcards under /api); "
             "which run it may touch is decided per request by the API from the session name",
+        )
+        acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
+            f"<{api_id}>/{STAGE}/*/mcp]",
+            "The agent role may call the MCP route with any method (the function answers all but POST 405); "
+            "which run it may touch is decided per request from the session name",
         )
         return role
 

@@ -40,6 +40,7 @@ def test_the_agent_role_may_call_the_machines_api_only(cfn: dict[str, Any]) -> N
     statements = [s for doc in policies for s in doc]
     assert [s["Action"] for s in statements] == ["execute-api:Invoke"]
     assert "/live/*/api/*" in json.dumps(statements[0]["Resource"])
+    assert "/live/*/mcp" in json.dumps(statements[0]["Resource"])  # and the MCP route
 
 
 def test_only_the_api_knows_the_agent_role(cfn: dict[str, Any]) -> None:
@@ -48,4 +49,5 @@ def test_only_the_api_knows_the_agent_role(cfn: dict[str, Any]) -> None:
         for v in resources(cfn, "AWS::Lambda::Function").values()
     }
     assert "BATON_AGENT_ROLE_NAME" in env["api"]
-    assert all("BATON_AGENT_ROLE_NAME" not in e for name, e in env.items() if name != "api")
+    assert "BATON_AGENT_ROLE_NAME" in env["mcp"]  # the MCP server resolves callers as the API does
+    assert all("BATON_AGENT_ROLE_NAME" not in e for name, e in env.items() if name not in ("api", "mcp"))

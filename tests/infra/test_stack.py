@@ -182,7 +182,12 @@ def test_api_split_iam_for_machines_cognito_for_people(cfn: dict[str, Any], temp
     apis = {v["Properties"]["Name"] for v in resources(cfn, "AWS::ApiGateway::RestApi").values()}
     assert apis == {f"{PREFIX}-api", f"{PREFIX}-web"}
     methods = resources(cfn, "AWS::ApiGateway::Method")
-    assert sorted(m["Properties"]["AuthorizationType"] for m in methods.values()) == ["AWS_IAM", "COGNITO_USER_POOLS"]
+    # /api/{proxy+} on both APIs, and /mcp (the MCP server) on the machines' API only.
+    assert sorted(m["Properties"]["AuthorizationType"] for m in methods.values()) == [
+        "AWS_IAM",
+        "AWS_IAM",
+        "COGNITO_USER_POOLS",
+    ]
     for method in methods.values():
         assert method["Properties"]["Integration"]["Type"] == "AWS_PROXY"
         assert method["Properties"]["HttpMethod"] == "ANY"
@@ -215,7 +220,8 @@ def test_functions_runtime_layers_and_environment(cfn: dict[str, Any]) -> None:
         assert props["TracingConfig"] == {"Mode": "Active"}
         layers = [_flatten(layer) for layer in props["Layers"]]
         assert any("017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:" in layer for layer in layers)
-        assert len(layers) == 2
+        # The MCP server has one more: the SDK's types package (infra/capabilities/mcp.py).
+        assert len(layers) == (3 if props["FunctionName"] == f"{PREFIX}-mcp" else 2)
         env = props["Environment"]["Variables"]
         assert env["BATON_TABLE_NAME"] == {"Ref": next(iter(resources(cfn, "AWS::DynamoDB::Table")))}
         assert "Ref" in env["BATON_TOPIC_ARN"]
@@ -393,7 +399,8 @@ def test_only_the_api_knows_which_iam_principals_are_agents(cfn: dict[str, Any])
         for v in resources(cfn, "AWS::Lambda::Function").values()
     }
     assert env["api"]["BATON_AGENT_PRINCIPAL_PATTERN"] == CONTEXT["agent_principal_pattern"]
-    assert all("BATON_AGENT_PRINCIPAL_PATTERN" not in e for name, e in env.items() if name != "api")
+    assert env["mcp"]["BATON_AGENT_PRINCIPAL_PATTERN"] == CONTEXT["agent_principal_pattern"]  # the MCP door too
+    assert all("BATON_AGENT_PRINCIPAL_PATTERN" not in e for name, e in env.items() if name not in ("api", "mcp"))
 
 
 def _staged_asset(synthesized: Any, s3_key: str) -> Path:
@@ -405,7 +412,11 @@ def _staged_asset(synthesized: Any, s3_key: str) -> Path:
 
 
 def test_the_layer_asset_ships_no_cli_local_stack_client_or_fake(cfn: dict[str, Any], synthesized: Any) -> None:
-    (layer,) = resources(cfn, "AWS::Lambda::LayerVersion").values()
+    (layer,) = [
+        v
+        for v in resources(cfn, "AWS::Lambda::LayerVersion").values()
+        if v["Properties"]["LayerName"] == f"{PREFIX}-baton"
+    ]
     folder = _staged_asset(synthesized, layer["Properties"]["Content"]["S3Key"])
     staged = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     # Exactly what infra/assets.py says ships (the copy scripts/check_lambda_imports.py imports from).
@@ -421,3 +432,29 @@ def test_the_layer_asset_ships_no_cli_local_stack_client_or_fake(cfn: dict[str, 
     # The merge build's package is the same asset (one exclude list, one upload).
     (project,) = resources(cfn, "AWS::CodeBuild::Project").values()
     assert _flatten(project["Properties"]["Source"]["Location"]).endswith(layer["Properties"]["Content"]["S3Key"])
+
+
+def test_the_mcp_server_is_behind_the_machines_api_with_iam_and_its_types_layer(
+    cfn: dict[str, Any], synthesized: Any
+) -> None:
+    from infra.capabilities.mcp import MCP_TYPES, locked_version
+
+    methods = resources(cfn, "AWS::ApiGateway::Method")
+    paths = {
+        k: v for k, v in resources(cfn, "AWS::ApiGateway::Resource").items() if v["Properties"]["PathPart"] == "mcp"
+    }
+    (path_id,) = paths
+    (method,) = [m for m in methods.values() if m["Properties"]["ResourceId"] == {"Ref": path_id}]
+    assert method["Properties"]["AuthorizationType"] == "AWS_IAM"
+    assert f"{PREFIX}-api" in json.dumps(cfn["Resources"][paths[path_id]["Properties"]["RestApiId"]["Ref"]])
+    assert "mcp" in _flatten(method["Properties"]["Integration"]["Uri"])
+    (layer,) = [
+        v
+        for v in resources(cfn, "AWS::Lambda::LayerVersion").values()
+        if v["Properties"]["LayerName"] == f"{PREFIX}-mcp-types"
+    ]
+    folder = _staged_asset(synthesized, layer["Properties"]["Content"]["S3Key"])
+    staged = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    assert "python/mcp_types/__init__.py" in staged and "python/mcp_types.LICENSE" in staged
+    assert not any(path.endswith((".so", ".pyc")) for path in staged)  # pure Python: any architecture
+    assert locked_version(MCP_TYPES) in layer["Properties"]["Description"]

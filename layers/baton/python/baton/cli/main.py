@@ -8,6 +8,7 @@ from __future__ import annotations
 import typer
 
 from baton.cli.dev import dev
+from baton.cli.mcp import mcp_command
 from baton.cli.review import review_app
 from baton.cli.runs import resume, runs_app
 from baton.cli.tools import agent_token_command, check_asl, synth
@@ -25,6 +26,7 @@ app.command()(dev)
 app.command()(resume)
 app.add_typer(review_app, name="review")
 app.command("agent-token")(agent_token_command)
+app.command("mcp")(mcp_command)
 app.command("check-asl")(check_asl)
 app.command()(synth)
 

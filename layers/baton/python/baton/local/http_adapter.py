@@ -12,6 +12,14 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 InvokeApi = Callable[[dict[str, Any]], dict[str, Any]]
+# Which function serves a path, as the deployed API's resources do: /mcp is the MCP server, the rest the API.
+MCP_PATH = "/mcp"
+
+
+def function_for_path(path: str) -> str:
+    return "mcp" if path == MCP_PATH or path.startswith(MCP_PATH + "/") else "api"
+
+
 MAX_REQUEST_BYTES = 1024 * 1024  # above the API's own body limit, so it answers 413 in its own words
 READ_TIMEOUT_SECONDS = 30  # a client that announces more than it sends is dropped, not waited for
 

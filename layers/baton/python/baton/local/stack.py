@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from baton.errors import BatonError
 from baton.local import persist
 from baton.local.dispatch import LambdaDispatcher
-from baton.local.http_adapter import make_server
+from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
 from baton.local.moto_scale import dynamodb_at_scale
@@ -297,7 +297,7 @@ class LocalStack:
         self.dispatcher.invoke("api", event)
 
     def _invoke_api(self, event: dict[str, Any]) -> dict[str, Any]:
-        payload, errored = self.dispatcher.invoke("api", event)
+        payload, errored = self.dispatcher.invoke(function_for_path(str(event.get("path") or "")), event)
         if errored:
             raise RuntimeError(f"{payload.get('errorType')}: {payload.get('errorMessage')}")
         result: dict[str, Any] = payload

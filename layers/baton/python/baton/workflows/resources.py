@@ -48,6 +48,14 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         timeout_seconds=29,
         extra_env=("BATON_AGENT_PRINCIPAL_PATTERN",),
     ),
+    # The agent tools over MCP (baton/mcp): POST /mcp, each call held at most ~20 s (API Gateway cuts at 29 s).
+    FunctionSpec(
+        "mcp",
+        "Baton MCP server: the agent tools over stateless Streamable HTTP",
+        timeout_seconds=29,
+        extra_env=("BATON_AGENT_PRINCIPAL_PATTERN",),
+        aws_access=("table", "topic"),
+    ),
     FunctionSpec("park", "Registers a gate's task token and what it asks"),
     FunctionSpec("gate_timeout", "Records what timed out at a gate and returns the Fail cause"),
     FunctionSpec("notify_console", "Prints notifications (console channel)", subscribes_to_channel="console"),

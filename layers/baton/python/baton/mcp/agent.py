@@ -1,0 +1,316 @@
+"""What each MCP tool does, for one run and one caller, through Baton's own services.
+
+No call is held past its bound: a wait (`await_answers`, `ask_user`, `interrupt`, `get_interrupt`)
+polls the store for at most `WaitPolicy.max_call_seconds` (20 s; API Gateway cuts an integration at
+29 s), less when the Lambda has less time left or the deadline is nearer, then returns "pending". The
+overall deadline is the server's, stored in the table and never re-armed by a later call:
+
+- await_answers / ask_user: the run's tool-form `await` interaction for the scope (created once by
+  `QuestionService.await_tool`, a conditional put; its `expires_at` is the deadline). Past it, or once
+  the reconciler timed it out while any of its questions is still open, the result is "timed_out" and
+  names the unanswered questions.
+- interrupt / get_interrupt: the interrupt's own `expires_at`, enforced by `InterruptService`.
+
+The clock (`Core.clock`) decides deadlines; `WaitPolicy.sleep`/`monotonic` are injected so tests never
+wait for real.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from baton.domain.interrupt_spec import InterruptSpec
+from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
+from baton.ids import parse_iso
+from baton.models import AwaitToolRequest, Interaction
+from baton.services.interrupts import InterruptService, interrupt_view
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.api.auth import Caller
+    from baton.mcp.tools import (
+        AskAsyncArgs,
+        AskUserArgs,
+        AwaitArgs,
+        DrainArgs,
+        GetInterruptArgs,
+        InterruptArgs,
+    )
+    from baton.runtime.wiring import Services
+
+MAX_CALL_WAIT_SECONDS = 20.0
+LAMBDA_MARGIN_SECONDS = 4.0  # leave the handler this much of its Lambda time to answer
+# Polling stops this long before the call's bound: the last store reads and the answer fit in it, so the
+# whole call, not just its sleeps, stays within `max_call_seconds`.
+FINISH_RESERVE_SECONDS = 1.0
+FIRST_POLL_SECONDS = 0.5
+POLL_BACKOFF = 1.5
+MAX_POLL_SECONDS = 2.5
+ASK_USER_NODE_PREFIX = "ask_user."  # each blocking question gets its own node, so its scope is itself
+
+
+@dataclass(frozen=True)
+class WaitPolicy:
+    max_call_seconds: float = MAX_CALL_WAIT_SECONDS
+    sleep: Callable[[float], None] = time.sleep
+    monotonic: Callable[[], float] = time.monotonic
+    # Seconds the Lambda invocation has left (None: no limit but max_call_seconds).
+    remaining_seconds: Callable[[], float] | None = None
+
+
+@dataclass
+class Outcome:
+    """A tool's result: `data` is the structured content, `text` what the model reads first."""
+
+    data: dict[str, Any]
+    text: str
+
+
+def _question(i: Interaction) -> dict[str, Any]:
+    return {"interaction_id": i.interaction_id, "node": i.request.node, "question": i.request.prompt}
+
+
+class AgentTools:
+    def __init__(self, services: Services, run_id: str, caller: Caller, policy: WaitPolicy | None = None) -> None:
+        self.services = services
+        self.run_id = run_id
+        self.caller = caller
+        self.policy = policy or WaitPolicy()
+
+    # ---- the clock -----------------------------------------------------------------------------
+    def _budget(self, started: float, deadline: str | None) -> float:
+        """How long this call may still wait: the call's bound, the Lambda's time, the deadline."""
+        p = self.policy
+        budget = p.max_call_seconds - min(FINISH_RESERVE_SECONDS, p.max_call_seconds / 4) - (p.monotonic() - started)
+        if p.remaining_seconds is not None:
+            budget = min(budget, p.remaining_seconds() - LAMBDA_MARGIN_SECONDS)
+        if deadline is not None:
+            budget = min(budget, self._seconds_until(deadline))
+        return max(0.0, budget)
+
+    def _seconds_until(self, deadline: str) -> float:
+        return (parse_iso(deadline) - self.services.core.clock.now()).total_seconds()
+
+    def _poll(self, ready: Callable[[], bool], started: float, deadline: str | None) -> bool:
+        """Re-check `ready` with backoff until it holds or the budget is spent; never sleeps past it."""
+        interval = FIRST_POLL_SECONDS
+        while True:
+            if ready():
+                return True
+            budget = self._budget(started, deadline)
+            if budget <= 0:
+                return False
+            self.policy.sleep(min(interval, budget))
+            interval = min(interval * POLL_BACKOFF, MAX_POLL_SECONDS)
+
+    def _waited(self, started: float) -> float:
+        return round(self.policy.monotonic() - started, 1)
+
+    # ---- questions -----------------------------------------------------------------------------
+    def ask_user_async(self, args: AskAsyncArgs) -> Outcome:
+        posted = self.services.questions.ask(
+            self.run_id,
+            node=args.node,
+            question=args.question,
+            options=args.options,
+            allow_free_text=args.allow_free_text,
+            caller=self.caller.principal,
+        )
+        return Outcome(posted, f"question posted; keep working (question id {posted['interaction_id']})")
+
+    def _pending(self, from_node: str | None) -> list[Interaction]:
+        found = self.services.questions.pending(self.run_id)
+        return [i for i in found if not from_node or i.request.node == from_node]
+
+    def _latest_await(self, from_node: str | None) -> Interaction | None:
+        scope = from_node or "*"
+        awaits = self.services.core.store.list_run_interactions(self.run_id, kind="await")
+        mine = [i for i in awaits if i.request.node == scope]
+        return max(mine, key=lambda i: (i.created_at, i.interaction_id)) if mine else None
+
+    def _answered(self, from_node: str | None, timeout_seconds: int, started: float) -> Outcome | None:
+        """The answers when nothing in scope is pending (completing the scope's tool await), else None.
+        `timeout_seconds` is the caller's: should a question land meanwhile, its await gets that deadline."""
+        done, result = self.services.questions.await_tool(
+            self.run_id, timeout_seconds=timeout_seconds, from_node=from_node, caller=self.caller.principal
+        )
+        if not done:
+            return None  # a question was posted meanwhile
+        answers = result["answers"]
+        data = {"status": "answered", "answers": answers, "waited_s": self._waited(started)}
+        return Outcome(data, f"all {len(answers)} question(s) answered; the answers are below")
+
+    def _timed_out(self, awaiting: Interaction, pending: list[Interaction]) -> Outcome:
+        unanswered = [_question(i) for i in pending]
+        data = {"status": "timed_out", "deadline": awaiting.expires_at, "unanswered": unanswered}
+        listed = "; ".join(f"{q['interaction_id']}: {q['question']!r}" for q in unanswered)
+        text = (
+            f"the deadline {awaiting.expires_at} passed; {len(unanswered)} question(s) went unanswered ({listed}). "
+            "Decide without them, say which assumption you made, and go on."
+        )
+        return Outcome(data, text)
+
+    def _past_deadline(self, from_node: str | None, pending: list[Interaction]) -> Outcome | None:
+        """The stored deadline of this scope's wait has passed while questions of it are still open."""
+        latest = self._latest_await(from_node)
+        if latest is None:
+            return None
+        status = latest.state.status
+        if status == "pending" and self.services.core.is_past(latest.expires_at):
+            return self._timed_out(latest, pending)
+        if status == "timed_out":
+            waited_for = set(latest.request_as(AwaitToolRequest).pending)
+            still_open = [i for i in pending if i.interaction_id in waited_for]
+            if still_open:
+                return self._timed_out(latest, still_open)
+        return None
+
+    def _await(self, from_node: str | None, timeout_seconds: int, started: float) -> Outcome:
+        if not self._pending(from_node):
+            answered = self._answered(from_node, timeout_seconds, started)
+            if answered is not None:
+                return answered
+        expired = self._past_deadline(from_node, self._pending(from_node))
+        if expired is not None:
+            return expired
+        done, result = self.services.questions.await_tool(
+            self.run_id, timeout_seconds=timeout_seconds, from_node=from_node, caller=self.caller.principal
+        )
+        if done:
+            return self._answered(from_node, timeout_seconds, started) or self._await(
+                from_node, timeout_seconds, started
+            )
+        awaiting = self.services.core.store.get_interaction(self.run_id, result["interaction_id"])
+        deadline = awaiting.expires_at if awaiting else None
+        last: list[list[Interaction]] = []
+
+        def all_answered() -> bool:
+            last[:] = [self._pending(from_node)]
+            return not last[0]
+
+        if self._poll(all_answered, started, deadline):
+            answered = self._answered(from_node, timeout_seconds, started)
+            if answered is not None:
+                return answered
+            last.clear()  # a question was posted meanwhile: read the scope again
+        pending = last[0] if last else self._pending(from_node)
+        if awaiting is not None and self.services.core.is_past(deadline):
+            return self._timed_out(awaiting, pending)
+        data = {
+            "status": "pending",
+            "pending": [_question(i) for i in pending],
+            "waited_s": self._waited(started),
+            "deadline": deadline,
+            "await_id": result["interaction_id"],
+        }
+        text = (
+            f"still waiting for {len(pending)} answer(s) after {data['waited_s']}s (deadline {deadline}). "
+            "Keep working on what does not depend on them, or call await_answers again."
+        )
+        return Outcome(data, text)
+
+    def await_answers(self, args: AwaitArgs) -> Outcome:
+        return self._await(args.from_node, args.timeout_seconds, self.policy.monotonic())
+
+    def ask_user(self, args: AskUserArgs) -> Outcome:
+        started = self.policy.monotonic()
+        if args.question_id:
+            question = self.services.core.store.get_interaction(self.run_id, args.question_id)
+            if question is None or question.request.kind != "question":
+                raise NotFoundError(
+                    f"question {args.question_id} not found in run {self.run_id}",
+                    details={"field": "question_id", "question_id": args.question_id},
+                )
+            if not question.request.node.startswith(ASK_USER_NODE_PREFIX):
+                raise ValidationFailedError(
+                    "question_id names a question ask_user_async posted; collect it with await_answers",
+                    details={"field": "question_id"},
+                )
+            question_id, node = question.interaction_id, question.request.node
+        else:
+            if args.question is None:
+                raise ValidationFailedError(
+                    "question is required (or question_id to keep waiting)", details={"field": "question"}
+                )
+            node = ASK_USER_NODE_PREFIX + self.services.core.ids.new_id()
+            posted = self.services.questions.ask(
+                self.run_id,
+                node=node,
+                question=args.question,
+                options=args.options,
+                allow_free_text=args.allow_free_text,
+                caller=self.caller.principal,
+            )
+            question_id = posted["interaction_id"]
+        outcome = self._await(node, args.timeout_seconds, started)
+        return self._one_question(outcome, question_id)
+
+    @staticmethod
+    def _one_question(outcome: Outcome, question_id: str) -> Outcome:
+        data = {"question_id": question_id, **outcome.data}
+        if data["status"] == "answered":
+            answer = next((a["answer"] for a in data.pop("answers") if a["interaction_id"] == question_id), None)
+            return Outcome({**data, "answer": answer}, f"answered: {answer!r}")
+        if data["status"] == "pending":
+            data.pop("pending", None)
+            text = (
+                f"not answered yet after {data['waited_s']}s (deadline {data['deadline']}). Call ask_user again "
+                f'with {{"question_id": "{question_id}"}} to keep waiting; it is not asked twice.'
+            )
+            return Outcome(data, text)
+        return Outcome(data, outcome.text)
+
+    def drain_messages(self, args: DrainArgs) -> Outcome:
+        messages = self.services.questions.drain(self.run_id, args.node)
+        views = [{"message_id": m.message_id, "interaction_id": m.interaction_id, "text": m.text} for m in messages]
+        text = f"{len(views)} message(s) for node {args.node}" + ("" if views else "; nothing new")
+        return Outcome({"node": args.node, "messages": views}, text)
+
+    # ---- interrupts ----------------------------------------------------------------------------
+    def _interrupts(self) -> InterruptService:
+        return InterruptService(self.services.core, sleep=self.policy.sleep, monotonic=self.policy.monotonic)
+
+    def interrupt(self, args: InterruptArgs) -> Outcome:
+        started = self.policy.monotonic()
+        spec = InterruptSpec(
+            session_id=self.run_id,
+            prompt=args.prompt,
+            schema=args.schema_,
+            json_schema=args.json_schema,
+            state=args.state,
+            timeout_ms=args.timeout_seconds * 1000,
+        )
+        created, _ = self._interrupts().create(spec, caller=self.caller.principal)
+        return self._wait_interrupt(created.interaction_id, started)
+
+    def get_interrupt(self, args: GetInterruptArgs) -> Outcome:
+        return self._wait_interrupt(args.interrupt_id, self.policy.monotonic())
+
+    def _wait_interrupt(self, interrupt_id: str, started: float) -> Outcome:
+        service = self._interrupts()
+        found = service.get(interrupt_id)
+        if found.run_id != self.run_id:
+            raise ForbiddenError(
+                f"interrupt {interrupt_id} belongs to another run; this connection is bound to run {self.run_id}",
+                details={"field": "interrupt_id", "run_id": self.run_id},
+            )
+        if found.state.status == "pending":
+            found = service.get(interrupt_id, wait_seconds=self._budget(started, found.expires_at))
+        view = interrupt_view(found)
+        base = {"interrupt_id": interrupt_id, "status": view.status}
+        if view.status == "answered":
+            data = {**base, "value": view.value, "state": view.edited_state, "resolved_by": view.resolved_by}
+            return Outcome(data, f"resolved by {view.resolved_by}: value {view.value!r}; use the returned state")
+        if view.status == "cancelled":
+            data = {**base, "reason": view.reason, "timed_out": view.timed_out}
+            why = "its deadline passed" if view.timed_out else f"reason: {view.reason}"
+            return Outcome(data, f"the interrupt was cancelled ({why}); do not retry it blindly")
+        data = {**base, "waited_s": self._waited(started), "deadline": view.expires_at}
+        text = (
+            f"not resolved yet after {data['waited_s']}s (deadline {view.expires_at}); keep working or call "
+            f'get_interrupt with {{"interrupt_id": "{interrupt_id}"}} again'
+        )
+        return Outcome(data, text)

@@ -1,0 +1,135 @@
+"""The MCP tools an agent sees: one argument model and one description per tool.
+
+The descriptions are what a model reads to decide how to call a tool, so each says what it returns and
+what to do next. The argument models are the door (`extra="forbid"`, the shared field types of
+`baton/domain/fields.py`): a bad argument is refused with the field named before any work. The run is
+never an argument: it comes from the connection's credentials (`baton/mcp/http.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from baton.domain import fields
+from baton.domain.interrupt_spec import Prompt
+
+DEFAULT_NODE = "agent"  # the node an agent's questions are asked from when it does not name one
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AskAsyncArgs(_Args):
+    question: str = Field(description="The question for a person (at most 4000 characters).")
+    options: list[str] | None = Field(default=None, description="Choices to offer, when the answer is a choice.")
+    allow_free_text: bool | None = Field(
+        default=None, description="Accept answers outside the options. Default: true without options, false with."
+    )
+    node: fields.NodeName = Field(
+        default=DEFAULT_NODE, description="Who asks (answers are queued for this node). Default: agent."
+    )
+
+
+class AwaitArgs(_Args):
+    timeout_seconds: fields.TimeoutSeconds = Field(
+        description="The overall deadline of this wait, in seconds (mandatory). The first call sets it; later "
+        "calls keep the deadline the server stored."
+    )
+    from_node: fields.ScopeNode = Field(
+        default=None, description="Only this node's questions. Absent: every question of the run."
+    )
+
+
+class AskUserArgs(_Args):
+    question: str | None = Field(default=None, description="The question (omit when continuing with question_id).")
+    options: list[str] | None = Field(default=None, description="Choices to offer.")
+    allow_free_text: bool | None = Field(default=None, description="Accept answers outside the options.")
+    timeout_seconds: fields.TimeoutSeconds = Field(
+        description="The overall deadline in seconds (mandatory; kept by the server from the first call)."
+    )
+    question_id: str | None = Field(
+        default=None,
+        max_length=64,
+        description="Keep waiting for a question an earlier ask_user posted (from its pending result).",
+    )
+
+
+class InterruptArgs(_Args):
+    prompt: Prompt = Field(description="What the person is asked to decide or edit.")
+    json_schema: dict[str, Any] | None = Field(default=None, description="A JSON Schema the value must match.")
+    schema_: dict[str, Any] | None = Field(
+        default=None, alias="schema", description='Light form: {"type": ..., "enum": [...]} (json_schema wins).'
+    )
+    state: dict[str, Any] | None = Field(default=None, description="A state snapshot the person may inspect and edit.")
+    timeout_seconds: fields.TimeoutSeconds = Field(description="Deadline of the pause in seconds (mandatory).")
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class GetInterruptArgs(_Args):
+    interrupt_id: str = Field(min_length=1, max_length=64, description="The id `interrupt` returned.")
+
+
+class DrainArgs(_Args):
+    node: fields.NodeName = Field(default=DEFAULT_NODE, description="Whose answers to take. Default: agent.")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    args: type[_Args]
+    description: str
+    read_only: bool = False
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(
+        "ask_user_async",
+        AskAsyncArgs,
+        "Post a question for a person and return AT ONCE with its id: 'question posted; keep working'. "
+        "Front-load every question you will need, then keep working; collect answers later with "
+        "await_answers or drain_messages.",
+    ),
+    ToolSpec(
+        "await_answers",
+        AwaitArgs,
+        "Collect the answers to your questions. All answered: the answers inline (status 'answered'). Otherwise "
+        "it waits at most about 20 seconds and returns status 'pending' with the open questions, waited_s and "
+        "the overall deadline: keep working, or call again. The deadline is set by the first call's "
+        "timeout_seconds and kept by the server; past it, status 'timed_out' names the unanswered questions.",
+    ),
+    ToolSpec(
+        "ask_user",
+        AskUserArgs,
+        "Ask a person and wait for the answer: for hard stops only. Returns the answer (status 'answered'), or "
+        "after at most about 20 seconds status 'pending' with question_id: call ask_user again with that "
+        "question_id (the question is not posted twice) until it is answered or its deadline passes "
+        "(status 'timed_out').",
+    ),
+    ToolSpec(
+        "interrupt",
+        InterruptArgs,
+        "Pause for a typed decision: a person resolves it with a value (checked against json_schema or "
+        "schema) and may edit `state`. Returns the resolution (status 'answered' with value and state; or "
+        "'cancelled' with the reason, timed_out true if its deadline passed), or after at most about 20 "
+        "seconds status 'pending' with interrupt_id: poll with get_interrupt.",
+    ),
+    ToolSpec(
+        "get_interrupt",
+        GetInterruptArgs,
+        "Wait at most about 20 seconds for an interrupt of this run to be resolved; returns the same result "
+        "shapes as interrupt ('pending' means call again).",
+        read_only=True,
+    ),
+    ToolSpec(
+        "drain_messages",
+        DrainArgs,
+        "Take the answers queued for a node, oldest first; each answer is delivered exactly once (a second "
+        "drain does not return it again). Returns at once.",
+    ),
+)
+TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}

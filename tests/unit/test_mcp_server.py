@@ -1,0 +1,278 @@
+"""The MCP endpoint (baton/mcp/http.py) on in-memory services: the handshake, the tools, the run binding,
+bounded waits on an injected clock, and errors a model can act on."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from baton.api.auth import agent_token
+from baton.local.http_adapter import to_proxy_event
+from baton.mcp.agent import WaitPolicy
+from baton.mcp.http import McpHttpHandler
+from baton.mcp.server import PROMPT_NAME
+from baton.runtime.settings import Settings
+from baton.runtime.wiring import Services
+from baton.services.core import Core
+from baton.services.runs import RunService
+from tests.conftest import FixedClock
+
+TOKEN = "local-secret"
+RUN = "run-a"
+
+
+class FakeTime:
+    """A monotonic clock and a sleep that advance the domain clock too: waits cost no real time."""
+
+    def __init__(self, clock: FixedClock) -> None:
+        self.clock = clock
+        self.now = 1000.0
+        self.slept: list[float] = []
+        self.on_sleep: list[Any] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+        self.clock.advance(seconds)
+        while self.on_sleep:
+            self.on_sleep.pop(0)()
+
+
+class Mcp:
+    def __init__(self, core: Core, fake: FakeTime) -> None:
+        settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": TOKEN})
+        self.services = Services(settings=settings, core=core, runs=RunService(core))
+        policy = WaitPolicy(sleep=fake.sleep, monotonic=fake.monotonic)
+        self.handler = McpHttpHandler(lambda: self.services, policy=policy)
+        self.next_id = 0
+
+    def post(self, message: Any, *, token: str | None = None, run: str | None = RUN, method: str = "POST") -> Any:
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token or agent_token(TOKEN, RUN)}"}
+        if run is not None:
+            headers["X-Baton-Run"] = run
+        event = to_proxy_event(method, "/mcp", headers, json.dumps(message).encode(), "127.0.0.1")
+        result = self.handler(event, None)
+        return result["statusCode"], json.loads(result["body"]) if result["body"] else None
+
+    def request(self, method: str, params: dict[str, Any] | None = None, **kw: Any) -> Any:
+        self.next_id += 1
+        status, body = self.post({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}}, **kw)
+        assert status == 200, body
+        return body
+
+    def call(self, tool: str, *, token: str | None = None, run: str | None = RUN, **arguments: Any) -> dict[str, Any]:
+        body = self.request("tools/call", {"name": tool, "arguments": arguments}, token=token, run=run)
+        result: dict[str, Any] = body["result"]
+        return result
+
+
+@pytest.fixture
+def fake(clock: FixedClock) -> FakeTime:
+    return FakeTime(clock)
+
+
+@pytest.fixture
+def mcp(core: Core, fake: FakeTime) -> Mcp:
+    return Mcp(core, fake)
+
+
+def test_the_handshake_lists_tools_prompt_and_instructions(mcp: Mcp) -> None:
+    init = mcp.request(
+        "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    )["result"]
+    assert init["protocolVersion"] == "2025-06-18" and "front-load" in init["instructions"].lower()
+    assert mcp.post({"jsonrpc": "2.0", "method": "notifications/initialized"}) == (202, None)
+    tools = {t["name"]: t for t in mcp.request("tools/list")["result"]["tools"]}
+    assert set(tools) == {"ask_user_async", "await_answers", "ask_user", "interrupt", "get_interrupt", "drain_messages"}
+    assert "timeout_seconds" in tools["await_answers"]["inputSchema"]["required"]
+    assert "keep working" in tools["ask_user_async"]["description"]
+    prompt = mcp.request("prompts/get", {"name": PROMPT_NAME})["result"]
+    assert "sync only when truly blocked" in prompt["messages"][0]["content"]["text"].lower()
+    # A client on the per-request revision probes server/discover first and falls back on "not found".
+    assert mcp.request("server/discover")["error"]["code"] == -32601
+
+
+def test_ask_two_await_is_bounded_then_returns_both(mcp: Mcp, fake: FakeTime) -> None:
+    first = mcp.call("ask_user_async", question="Which database?", options=["postgres", "dynamodb"])
+    assert first["structuredContent"]["message"] == "question posted; keep working"
+    second = mcp.call("ask_user_async", question="Release name?")
+    q1, q2 = first["structuredContent"]["interaction_id"], second["structuredContent"]["interaction_id"]
+    mcp.services.questions.answer(RUN, q1, "postgres", caller="op")
+    before = fake.now
+    pending = mcp.call("await_answers", timeout_seconds=600)["structuredContent"]
+    assert pending["status"] == "pending" and [q["interaction_id"] for q in pending["pending"]] == [q2]
+    # The bound (20 s) less the reserve for the final reads (1 s): the whole call stays within 20 s.
+    assert fake.now - before == pytest.approx(19.0) and pending["waited_s"] == 19.0
+    assert max(fake.slept) <= 2.5
+    deadline = pending["deadline"]
+    mcp.services.questions.answer(RUN, q2, "first light", caller="op")
+    done = mcp.call("await_answers", timeout_seconds=5)["structuredContent"]
+    assert done["status"] == "answered"
+    assert {a["interaction_id"]: a["answer"] for a in done["answers"]} == {q1: "postgres", q2: "first light"}
+    assert deadline.startswith("2026-11-30T12:10")  # the first call's 600 s, not re-armed
+
+
+def test_an_answer_during_the_wait_returns_at_once(mcp: Mcp, fake: FakeTime) -> None:
+    q = mcp.call("ask_user_async", question="Go?")["structuredContent"]["interaction_id"]
+    fake.on_sleep.append(lambda: mcp.services.questions.answer(RUN, q, "yes", caller="op"))
+    done = mcp.call("await_answers", timeout_seconds=60)["structuredContent"]
+    assert done["status"] == "answered" and done["waited_s"] < 1
+
+
+def test_the_deadline_is_kept_across_calls_and_names_the_unanswered(mcp: Mcp, fake: FakeTime) -> None:
+    q = mcp.call("ask_user_async", question="Which region?")["structuredContent"]["interaction_id"]
+    assert mcp.call("await_answers", timeout_seconds=30)["structuredContent"]["status"] == "pending"
+    # A later call asking for a longer wait does not move the stored deadline.
+    late = mcp.call("await_answers", timeout_seconds=3600)["structuredContent"]
+    assert late["status"] == "timed_out" and [u["interaction_id"] for u in late["unanswered"]] == [q]
+    assert fake.now - 1000.0 <= 30.5  # two calls, each within the bound and the deadline
+
+
+def test_ask_user_blocks_within_the_bound_and_continues_by_id(mcp: Mcp, fake: FakeTime) -> None:
+    pending = mcp.call("ask_user", question="Ship it?", options=["yes", "no"], timeout_seconds=300)
+    data = pending["structuredContent"]
+    assert data["status"] == "pending" and data["waited_s"] == 19.0 and "question_id" in pending["content"][0]["text"]
+    mcp.services.questions.answer(RUN, data["question_id"], "yes", caller="op")
+    done = mcp.call("ask_user", question_id=data["question_id"], timeout_seconds=300)["structuredContent"]
+    assert done == {**done, "status": "answered", "answer": "yes", "question_id": data["question_id"]}
+    assert len(mcp.services.questions.pending(RUN)) == 0  # continuing did not post the question again
+
+
+def test_interrupt_resolution_with_a_state_edit(mcp: Mcp) -> None:
+    made = mcp.call(
+        "interrupt",
+        prompt="Deploy where?",
+        schema={"type": "string", "enum": ["staging", "production"]},
+        state={"config": {"flag": False}},
+        timeout_seconds=600,
+    )["structuredContent"]
+    assert made["status"] == "pending" and made["waited_s"] == 19.0
+    mcp.services.interrupts.resume(made["interrupt_id"], "staging", ["config.flag=true"], caller="op")
+    done = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
+    assert done["status"] == "answered" and done["value"] == "staging" and done["state"] == {"config": {"flag": True}}
+
+
+def test_drain_delivers_each_answer_once(mcp: Mcp) -> None:
+    q = mcp.call("ask_user_async", question="Name?")["structuredContent"]["interaction_id"]
+    mcp.services.questions.answer(RUN, q, "Ada", caller="op")
+    first = mcp.call("drain_messages", node="agent")["structuredContent"]["messages"]
+    assert len(first) == 1 and "Ada" in first[0]["text"]
+    assert mcp.call("drain_messages")["structuredContent"]["messages"] == []
+
+
+def test_pending_questions_are_resources(mcp: Mcp) -> None:
+    q = mcp.call("ask_user_async", question="Colour?")["structuredContent"]["interaction_id"]
+    listed = mcp.request("resources/list")["result"]["resources"]
+    assert [r["uri"] for r in listed] == [f"baton://runs/{RUN}/questions/{q}"]
+    read = mcp.request("resources/read", {"uri": listed[0]["uri"]})["result"]["contents"][0]
+    assert json.loads(read["text"])["request"]["prompt"] == "Colour?"
+
+
+def test_an_agent_token_for_run_a_cannot_touch_run_b(mcp: Mcp, core: Core) -> None:
+    status, body = mcp.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, run="run-b")
+    assert status == 403 and "scoped to run run-a" in body["error"]["message"]
+    other = agent_token(TOKEN, "run-b")
+    made = mcp.call("interrupt", prompt="B's", timeout_seconds=60, token=other, run="run-b")
+    refused = mcp.call("get_interrupt", interrupt_id=made["structuredContent"]["interrupt_id"])
+    assert refused["isError"] and refused["structuredContent"]["status"] == 403
+    assert core.store.list_run_interactions("run-a") == []
+
+
+def test_http_refusals_come_before_any_work(mcp: Mcp, core: Core) -> None:
+    status, body = mcp.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, token="wrong")
+    assert status == 401 and body["error"]["data"]["error"] == "unauthorized"
+    status, body = mcp.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, token=TOKEN, run=None)
+    assert status == 400 and body["error"]["data"]["field"] == "X-Baton-Run"
+    status, _ = mcp.post({}, method="GET")
+    assert status == 405
+    status, body = mcp.post([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+    assert status == 200 and body["error"]["code"] == -32600
+    assert core.store.list_run_interactions(RUN) == []
+
+
+def test_bad_arguments_name_the_field_and_change_nothing(mcp: Mcp, core: Core) -> None:
+    bad = mcp.call("await_answers", timeout_seconds=0)
+    assert bad["isError"] and "timeout_seconds" in bad["content"][0]["text"]
+    missing = mcp.call("interrupt", prompt="x")
+    assert missing["isError"] and missing["structuredContent"]["problems"][0]["field"] == "timeout_seconds"
+    extra = mcp.call("ask_user_async", question="q", run_id="run-b")
+    assert extra["isError"] and extra["structuredContent"]["problems"][0]["field"] == "run_id"
+    empty = mcp.call("ask_user_async", question="  ")
+    assert empty["isError"] and empty["structuredContent"]["path"] == "question"
+    assert "Traceback" not in json.dumps([bad, missing, extra, empty])
+    assert core.store.list_run_interactions(RUN) == []
+    unknown = mcp.request("tools/call", {"name": "answer", "arguments": {}})
+    assert unknown["error"]["code"] == -32602  # operator actions are not tools
+
+
+def test_a_conflict_says_what_happened(mcp: Mcp) -> None:
+    made = mcp.call("interrupt", prompt="Approve?", timeout_seconds=60)["structuredContent"]
+    mcp.services.interrupts.cancel(made["interrupt_id"], "not needed", caller="op")
+    done = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
+    assert done["status"] == "cancelled" and done["reason"] == "not needed" and done["timed_out"] is False
+
+
+def test_the_readme_carries_the_protocol_prompt_as_served() -> None:
+    from pathlib import Path
+
+    from baton.mcp.server import protocol_prompt
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    quoted = "\n".join(f"> {line}" if line else ">" for line in protocol_prompt().rstrip("\n").split("\n"))
+    assert "## Agents over MCP" in readme and quoted in readme
+    assert '"url": "http://127.0.0.1:8787/mcp"' in readme and '"mcp", "--run"' in readme
+
+
+def test_deployed_the_run_comes_from_the_agent_roles_session(core: Core, fake: FakeTime) -> None:
+    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_AGENT_ROLE_NAME": "baton-ci-agent"})
+    services = Services(settings=settings, core=core, runs=RunService(core))
+    handler = McpHttpHandler(lambda: services, policy=WaitPolicy(sleep=fake.sleep, monotonic=fake.monotonic))
+
+    def post(session: str, run: str | None = None) -> Any:
+        headers = {"Content-Type": "application/json"} | ({"X-Baton-Run": run} if run else {})
+        ask = {"name": "ask_user_async", "arguments": {"question": "Deploy?"}}
+        event = to_proxy_event(
+            "POST",
+            "/mcp",
+            headers,
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": ask}).encode(),
+            "10.0.0.1",
+        )
+        event["requestContext"]["identity"]["userArn"] = (
+            f"arn:aws:sts::123456789012:assumed-role/baton-ci-agent/{session}"
+        )
+        result = handler(event, None)
+        return result["statusCode"], json.loads(result["body"])
+
+    status, body = post("run-run-a")
+    assert status == 200 and not body["result"]["isError"]
+    assert [i.run_id for i in core.store.list_run_interactions("run-a")] == ["run-a"]
+    assert post("run-run-a", run="run-b")[0] == 403  # the header disagrees with the session
+    assert post("laptop")[0] == 403  # an agent session not named for a run touches nothing
+    assert core.store.list_run_interactions("run-b") == []
+
+
+def test_the_local_stack_routes_mcp_to_the_mcp_function() -> None:
+    from baton.local.http_adapter import function_for_path
+
+    assert function_for_path("/mcp") == "mcp" and function_for_path("/mcp/") == "mcp"
+    assert function_for_path("/api/runs") == "api" and function_for_path("/mcpx") == "api"
+
+
+def test_a_new_run_has_no_resources_yet_and_a_failing_store_is_no_stack_trace(mcp: Mcp, core: Core) -> None:
+    assert mcp.request("resources/list")["result"]["resources"] == []  # the run does not exist yet
+
+    def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("the table is unreachable")
+
+    core.store.get_run = broken  # type: ignore[method-assign]
+    failed = mcp.request("resources/list")
+    assert failed["error"]["code"] == -32603 and "unreachable" not in json.dumps(failed)
+    tool = mcp.call("await_answers", timeout_seconds=5)
+    assert tool["isError"] and tool["structuredContent"]["error"] == "internal_error"
+    assert "Traceback" not in json.dumps(tool) and "unreachable" not in json.dumps(tool)
