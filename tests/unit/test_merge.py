@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from baton.errors import BatonError, NotFoundError, ValidationFailedError
-from baton.merge.cli import main
 from baton.domain.merge_contracts import MAX_CAUSE_CHARS, BuildReport, BuildRequest
+from baton.errors import BatonError, NotFoundError, ValidationFailedError
 from baton.merge.build import main as build_main
+from baton.merge.cli import main
 from baton.merge.diff import run_branch_diff
 from baton.merge.squash import TRAILER_BRANCH, TRAILER_HEAD, MergeOutcome, merge_run_branch
 from tests.gitrepo import git, init_repo

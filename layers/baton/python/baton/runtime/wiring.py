@@ -150,7 +150,8 @@ def build_review_service(settings: Settings, core: Core, *, records: BuildRecord
         return CodeBuildBuildRunner(client, settings.merge_project)
 
     if records is None:
-        records = DynamoBuildRecords(settings.table_name, boto3.session.Session().client("dynamodb", config=_BOTO_CONFIG))
+        dynamodb = boto3.session.Session().client("dynamodb", config=_BOTO_CONFIG)
+        records = DynamoBuildRecords(settings.table_name, dynamodb)
     review = ReviewService(
         core,
         companion=companion,
