@@ -20,6 +20,8 @@ from baton.domain.merge_contracts import BuildRecord, BuildReport
 from baton.errors import ValidationFailedError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
 
@@ -59,9 +61,18 @@ def decode_report(blob: bytes) -> BuildReport:
 
 
 class DynamoBuildRecords:
-    def __init__(self, table_name: str, client: DynamoDBClient) -> None:
+    """`client` may be a factory: the client is then built on first use (a function that never touches a
+    build, such as the API, never builds it)."""
+
+    def __init__(self, table_name: str, client: DynamoDBClient | Callable[[], DynamoDBClient]) -> None:
         self._table = table_name
-        self._db = client
+        self._client = client
+
+    @property
+    def _db(self) -> DynamoDBClient:
+        if callable(self._client):
+            self._client = self._client()
+        return self._client
 
     # ---- the build's own write ----------------------------------------------------------------
     def put_report(self, report: BuildReport) -> None:

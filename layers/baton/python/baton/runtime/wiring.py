@@ -150,8 +150,9 @@ def build_review_service(settings: Settings, core: Core, *, records: BuildRecord
         return CodeBuildBuildRunner(client, settings.merge_project)
 
     if records is None:
-        dynamodb = boto3.session.Session().client("dynamodb", config=_BOTO_CONFIG)
-        records = DynamoBuildRecords(settings.table_name, dynamodb)
+        records = DynamoBuildRecords(
+            settings.table_name, lambda: boto3.session.Session().client("dynamodb", config=_BOTO_CONFIG)
+        )
     review = ReviewService(
         core,
         companion=companion,
