@@ -29,9 +29,12 @@ ACCESS_BY_NAME: Final[dict[str, tuple[str, ...]]] = {
     "notify_console": (),
     "notify_slack": ("slack_secret",),
     "notify_webhook": ("webhook_secret",),
-    # The merge task's Lambda starts the CodeBuild build with the task token; it may fail the task
-    # itself when the build cannot start, and records the merge's start on the run.
-    "merge_start": ("table", "topic", "merge_build", "send_task"),
+    # The review gate's build Lambdas park the task token in the table and start the CodeBuild build
+    # (which never sees the token); diff_start releases a gate with nothing to diff at once, and
+    # build_finished (the build's state-change rule) sends the parked token.
+    "merge_start": ("table", "topic", "merge_build"),
+    "diff_start": ("table", "merge_build", "send_task"),
+    "build_finished": ("table", "send_task"),
     "review_turn": ("table", "topic", "companion_model"),
 }
 

@@ -50,7 +50,7 @@ class BatonStack(Stack):
             "Merge",
             config=config,
             package_dir=str(LAYER_DIR),
-            state_machine_arns=list(self.state_machine_arns.values()),
+            table=self.store.table,
             key=self.notifications.key,
         )
         extra_env = {
@@ -81,6 +81,7 @@ class BatonStack(Stack):
             ),
         )
         fns = self.functions.functions
+        self.merge.report_to(fns["build_finished"])  # the builds' ends send the parked tokens
         self.gates = Gates(
             self,
             "Gates",

@@ -1,6 +1,7 @@
-"""The review gate's merge task (`waitForTaskToken`): start `python -m baton.merge` with the token —
-a CodeBuild build when deployed, a subprocess against the local repository in the local stack. The
-command reports the outcome to Step Functions itself; this function returns at once."""
+"""The review gate's merge task (`waitForTaskToken`): park the token in the table and start the merge
+build (`python -m baton.merge.build`, kind merge) — a CodeBuild build when deployed, a subprocess
+against the local repository in the local stack. The build never sees the token: it writes its outcome
+into the table, and its end (build_finished) sends the token. This function returns at once."""
 
 from __future__ import annotations
 

@@ -1,7 +1,10 @@
-"""merge: the CodeBuild project the review gate's merge task starts (through the `merge_start`
-Lambda, a .waitForTaskToken task). Its buildspec (infra/buildspec/merge.yml) runs
-`python -m baton.merge` against the team repository, pushes, and reports back with SendTaskSuccess/Failure
-through `python -m baton.merge.report` (layers/baton/python/baton/merge/report.py)."""
+"""merge: the CodeBuild project of the review gate's builds, the bounded diff (started by `diff_start`)
+and the merge (`merge_start`), each a .waitForTaskToken task whose token stays in Baton's table. Its
+buildspec (infra/buildspec/merge.yml) runs `python -m baton.merge.build`, which clones the team
+repository, diffs or merges (and pushes), and writes its report into the table: the build's role may
+PutItem there and nothing else on the table (no read, no return values), and it may not call Step
+Functions at all. The project's state-change rule (`report_to`) invokes `build_finished`, which sends
+the token."""
 
 from __future__ import annotations
 
@@ -12,6 +15,9 @@ from typing import TYPE_CHECKING
 import yaml
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_codebuild as codebuild
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
@@ -22,11 +28,15 @@ from constructs import Construct
 from infra.assets import asset_options
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from aws_cdk import aws_lambda as lambda_
 
     from infra.config import TeamConfig
 
 BUILDSPEC = Path(__file__).resolve().parents[1] / "buildspec" / "merge.yml"
+# What a build's report item holds (baton/adapters/build_records.py `put_report`): its only write.
+REPORT_ATTRIBUTES = ["PK", "SK", "record", "build_key", "report"]
+# CodeBuild's terminal build statuses: the end of a build, whatever it did.
+FINISHED_STATUSES = ["SUCCEEDED", "FAILED", "FAULT", "STOPPED", "TIMED_OUT"]
 _CODECOMMIT = re.compile(r"^https://git-codecommit\.([a-z0-9-]+)\.amazonaws\.com/v1/repos/([A-Za-z0-9._-]+)$")
 
 
@@ -45,10 +55,11 @@ class Merge(Construct):
         *,
         config: TeamConfig,
         package_dir: str,
-        state_machine_arns: Sequence[str],
+        table: dynamodb.ITable,
         key: kms.IKey,
     ) -> None:
         super().__init__(scope, construct_id)
+        self.config = config
         stack = Stack.of(self)
         package = s3_assets.Asset(self, "BatonPackage", path=package_dir, **asset_options(package_dir))
         log_group = logs.LogGroup(
@@ -60,6 +71,7 @@ class Merge(Construct):
         )
         env: dict[str, codebuild.BuildEnvironmentVariable] = {
             "BATON_REPO_URL": codebuild.BuildEnvironmentVariable(value=config.repository),
+            "BATON_TABLE_NAME": codebuild.BuildEnvironmentVariable(value=table.table_name),
         }
         token_secret: secretsmanager.ISecret | None = None
         if config.repository_token_secret:
@@ -78,7 +90,7 @@ class Merge(Construct):
             self,
             "Project",
             project_name=f"{config.prefix}-merge",
-            description="Baton: merge a reviewed run branch and report to the waiting gate",
+            description="Baton: the bounded diff or the merge of a run branch, reported into Baton's table",
             source=codebuild.Source.s3(bucket=package.bucket, path=package.s3_object_key),
             build_spec=codebuild.BuildSpec.from_object(load_buildspec()),
             environment=codebuild.BuildEnvironment(
@@ -94,12 +106,17 @@ class Merge(Construct):
         )
         role = self.project.role
         assert role is not None
-        if state_machine_arns:
-            role.add_to_principal_policy(
-                iam.PolicyStatement(
-                    actions=["states:SendTaskSuccess", "states:SendTaskFailure"], resources=list(state_machine_arns)
-                )
+        # The build's one write: its report item, without reading anything back (no return values).
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:PutItem"],
+                resources=[table.table_arn],
+                conditions={
+                    "ForAllValues:StringEquals": {"dynamodb:Attributes": REPORT_ATTRIBUTES},
+                    "StringEqualsIfExists": {"dynamodb:ReturnValues": "NONE"},
+                },
             )
+        )
         match = _CODECOMMIT.match(config.repository)
         if match:
             region, name = match.groups()
@@ -107,3 +124,19 @@ class Merge(Construct):
             role.add_to_principal_policy(
                 iam.PolicyStatement(actions=["codecommit:GitPull", "codecommit:GitPush"], resources=[repo_arn])
             )
+
+    def report_to(self, function: lambda_.IFunction) -> events.Rule:
+        """The end of every build of this project invokes `function` (build_finished), and nothing else does:
+        the rule matches this project's terminal state changes only."""
+        return events.Rule(
+            self,
+            "BuildFinished",
+            rule_name=f"{self.config.prefix}-build-finished",
+            description=f"A {self.project.project_name} build ended: send the review gate's parked token",
+            event_pattern=events.EventPattern(
+                source=["aws.codebuild"],
+                detail_type=["CodeBuild Build State Change"],
+                detail={"project-name": [self.project.project_name], "build-status": FINISHED_STATUSES},
+            ),
+            targets=[targets.LambdaFunction(function, retry_attempts=4, max_event_age=Duration.hours(2))],
+        )

@@ -47,10 +47,17 @@ def test_demo_workflow_questions_gate_interrupt_review_merge(local_stack: LocalS
         local_stack, "workflow", "resume-interrupt", run_id, "--input", '"staging"', "--edit-state", "config.flag=true"
     )
 
-    # The review gate: the companion's numbered steps, a reply, then approve → squash merge.
-    review = wait_for(
-        lambda: (r := _cli(local_stack, "review", "show", run_id, "--json")).get("status") == "pending" and r
-    )
+    # The review gate: the companion's numbered steps, a reply, then approve → squash merge. The review
+    # exists once the gate's diff build has reported: until then `review show` says not_found.
+    def pending_review() -> Any:
+        try:
+            review = _cli(local_stack, "review", "show", run_id, "--json")
+        except AssertionError as err:
+            assert "not_found" in str(err), err
+            return None
+        return review.get("status") == "pending" and review
+
+    review = wait_for(pending_review)
     assert review["thread"][0]["test_steps"], "the companion's first turn lists test steps"
     _cli(
         local_stack,

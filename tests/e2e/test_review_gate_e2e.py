@@ -285,3 +285,25 @@ def test_a_gate_with_no_repository_is_refused_before_it_starts(local_stack: Loca
     assert "no repository to merge" in run["reason"] and "repo_path" in run["reason"]
     events = [e["type"] for e in client.events(run_id)["events"]]
     assert "review_refused" in events and "run_paused" not in events
+
+
+def test_the_diff_build_reports_the_diff_every_turn_and_the_review_show(
+    local_stack: LocalStackProcess, tmp_path: Path
+) -> None:
+    """The gate's Diff state runs `python -m baton.merge.build` (kind diff) as a subprocess, the way the
+    CodeBuild project runs it; the review's stats and each companion turn are that build's diff."""
+    from baton.merge.diff import run_branch_diff
+
+    gate = Gate(local_stack, tmp_path).start(diff_max_bytes=512)
+    review = gate.parked()
+    expected = run_branch_diff(gate.repo.path, gate.repo.run_branch, "HEAD", max_bytes=512)
+    assert expected.truncated
+    assert review["diff"] == expected.model_dump(exclude={"text"})
+    assert all(name in review["thread"][0]["text"] for name in expected.files)
+    # The operator's tree changing after the diff build does not change what this review shows.
+    _commit_on(gate.repo, gate.repo.run_branch, "later.txt", "later\n", "a later commit")
+    gate.act("reply", reply="what changed?")
+    review = gate.parked()
+    assert review["diff"] == expected.model_dump(exclude={"text"})
+    started = [e for e in gate.client.events(gate.run_id, limit=500)["events"] if e["type"] == "review_started"]
+    assert started and started[0]["data"]["diff"]["head"] == expected.head

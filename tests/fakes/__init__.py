@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
+from tests.fakes.builds import MemoryBuildRecords
 from tests.fakes.memory import FakeWorkflows, MemoryStore, RecordingTaskTokens
 from tests.fakes.notifier import RecordingNotifier
 
-__all__ = ["FakeWorkflows", "MemoryStore", "RecordingNotifier", "RecordingTaskTokens"]
+__all__ = ["FakeWorkflows", "MemoryBuildRecords", "MemoryStore", "RecordingNotifier", "RecordingTaskTokens"]

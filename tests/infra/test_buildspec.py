@@ -1,152 +1,93 @@
-"""The merge buildspec's build script, run for real against local git repositories with this interpreter
-as `python3` and a stub Step Functions endpoint (AWS_ENDPOINT_URL) that records the callbacks the
-build's one reporting path (`python -m baton.merge.report`) sends, rendered as the aws CLI would name them."""
+"""The merge project's buildspec, its build commands run for real with this interpreter as `python3`:
+the repository reached by URL (a throwaway bare repository), Baton's table on a DynamoDB endpoint
+(moto's server, AWS_ENDPOINT_URL). The build reports one way only, `python -m baton.merge.build`
+writing its report into the table; it holds no task token and calls no Step Functions API."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from baton.domain.merge_contracts import BuildReport, BuildRequest
 from baton.workflows.source_tree import source_tree
+from tests.build_env import BuildTable, bare_origin, build_process_env, build_table, origin_head
 
 pytestmark = pytest.mark.infra
 
 BUILDSPEC = source_tree().root / "infra" / "buildspec" / "merge.yml"
 
-_CALL_NAMES = {"SendTaskSuccess": "send-task-success", "SendTaskFailure": "send-task-failure"}
-
-
-class StepFunctionsStub:
-    """Answers Step Functions' JSON protocol on localhost; keeps each call as an aws-CLI-like line."""
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-        self.output: Any = None
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                action = self.headers.get("X-Amz-Target", "").rpartition(".")[2]
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                line = f"stepfunctions {_CALL_NAMES.get(action, action)} --task-token {body.get('taskToken')}"
-                if "error" in body:
-                    line += f" --error {body['error']} --cause {body.get('cause', '')}"
-                if "output" in body:
-                    stub.output = json.loads(body["output"])
-                stub.calls.append(line)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/x-amz-json-1.0")
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"{}")
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
 
 @pytest.fixture
-def sfn() -> Iterator[StepFunctionsStub]:
-    stub = StepFunctionsStub()
-    thread = threading.Thread(target=stub.server.serve_forever, daemon=True)
-    thread.start()
-    yield stub
-    stub.server.shutdown()
-    stub.server.server_close()
+def table() -> Iterator[BuildTable]:
+    with build_table() as built:
+        yield built
 
 
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
-
-
-def _origin(tmp_path: Path) -> Path:
-    work = tmp_path / "seed"
-    work.mkdir()
-    _git(work, "init", "-q", "-b", "main")
-    _git(work, "config", "user.email", "dev@example.com")
-    _git(work, "config", "user.name", "Dev")
-    (work / "README.md").write_text("hello\n")
-    _git(work, "add", ".")
-    _git(work, "commit", "-q", "-m", "init")
-    _git(work, "checkout", "-q", "-b", "baton/run-1")
-    (work / "feature.txt").write_text("agent work\n")
-    _git(work, "add", ".")
-    _git(work, "commit", "-q", "-m", "agent: add feature")
-    _git(work, "checkout", "-q", "main")
-    origin = tmp_path / "origin.git"
-    _git(tmp_path, "clone", "-q", "--bare", str(work), str(origin))
-    return origin
-
-
-def _run(tmp_path: Path, sfn: StepFunctionsStub, **env: str) -> tuple[int, str, list[str], Any]:
+def _script() -> tuple[dict[str, Any], str]:
     spec: Any = yaml.safe_load(BUILDSPEC.read_text())  # no CDK import needed here
-    script = "\n".join(spec["phases"]["build"]["commands"])
+    return spec, "\n".join(spec["phases"]["build"]["commands"])
+
+
+def _run(tmp_path: Path, table: BuildTable, request: BuildRequest, **env: str) -> tuple[int, str, BuildReport | None]:
+    spec, script = _script()
     stubs = tmp_path / "bin"
     stubs.mkdir(exist_ok=True)
-    (stubs / "python3").symlink_to(sys.executable)
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
+    if not (stubs / "python3").exists():
+        (stubs / "python3").symlink_to(sys.executable)
     full_env = {
+        **build_process_env(tmp_path, table),
         **{k: str(v) for k, v in spec["env"]["variables"].items()},
         "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}",
-        "HOME": str(home),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "CODEBUILD_SRC_DIR": str(source_tree().root / "layers" / "baton"),
-        "AWS_ENDPOINT_URL": sfn.url,
-        "AWS_REGION": "us-east-1",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "BATON_TASK_TOKEN": "token-123",
+        "CODEBUILD_SRC_DIR": str(source_tree().layer_dir),
+        **request.environment(),
         **env,
     }
+    full_env.pop("PYTHONPATH")  # the buildspec sets it from CODEBUILD_SRC_DIR
     proc = subprocess.run(["bash", "-c", script], env=full_env, capture_output=True, text=True, timeout=120)
-    return proc.returncode, proc.stderr, sfn.calls, sfn.output
+    return proc.returncode, proc.stderr, table.records.get_report(request.run_id, request.gate, request.kind)
 
 
-def test_merges_pushes_then_reports_success(tmp_path: Path, sfn: StepFunctionsStub) -> None:
-    origin = _origin(tmp_path)
-    code, err, calls, output = _run(tmp_path, sfn, BATON_REPO_URL=str(origin), BATON_RUN_BRANCH="baton/run-1")
+def _request(run_branch: str, url: str | None, kind: str = "merge") -> BuildRequest:
+    return BuildRequest(run_id="r1", gate="ship", kind=kind, build_key="k1", run_branch=run_branch, repo_url=url)  # type: ignore[arg-type]
+
+
+def test_merges_pushes_then_reports_into_the_table(tmp_path: Path, table: BuildTable) -> None:
+    work, origin = bare_origin(tmp_path)
+    code, err, report = _run(tmp_path, table, _request(work.run_branch, origin.as_uri()))
     assert code == 0, err
-    assert len(calls) == 1 and calls[0].startswith("stepfunctions send-task-success --task-token token-123"), calls
-    assert output["merge_status"] == "merged"
-    assert output["merged_into"] == "main"
-    # pushed before reporting: origin's main now holds the squash commit with the run's file
-    assert _git(origin, "rev-parse", "main") == output["final_commit"]
-    assert "feature.txt" in _git(origin, "ls-tree", "--name-only", "main")
+    assert report is not None and report.outcome is not None and report.build_key == "k1"
+    assert report.outcome.merge_status == "merged" and report.outcome.merged_into == "main"
+    # pushed before reporting: origin's main now holds the squash commit with the run's changes
+    assert origin_head(origin, "main") == report.outcome.final_commit
 
 
-def test_unknown_run_branch_reports_invalid_input(tmp_path: Path, sfn: StepFunctionsStub) -> None:
-    origin = _origin(tmp_path)
-    code, _, calls, _ = _run(tmp_path, sfn, BATON_REPO_URL=str(origin), BATON_RUN_BRANCH="baton/nope")
+def test_unknown_run_branch_reports_invalid_input(tmp_path: Path, table: BuildTable) -> None:
+    _, origin = bare_origin(tmp_path)
+    code, _, report = _run(tmp_path, table, _request("baton/nope", origin.as_uri()))
     assert code != 0
-    assert len(calls) == 1 and "send-task-failure" in calls[0] and "--error MergeInvalidInput" in calls[0], calls
+    assert report is not None and report.error == "MergeInvalidInput" and "baton/nope" in (report.cause or "")
 
 
-def test_no_repository_configured_reports_invalid_input(tmp_path: Path, sfn: StepFunctionsStub) -> None:
-    code, _, calls, _ = _run(tmp_path, sfn, BATON_REPO_URL="", BATON_RUN_BRANCH="baton/run-1")
+def test_no_repository_configured_reports_invalid_input(tmp_path: Path, table: BuildTable) -> None:
+    code, _, report = _run(tmp_path, table, _request("baton/run-1", None), BATON_REPO_URL="")
     assert code != 0
-    assert len(calls) == 1 and "--error MergeInvalidInput" in calls[0], calls
+    assert report is not None and report.error == "MergeInvalidInput" and "no repository" in (report.cause or "")
 
 
-def test_the_build_reports_only_through_the_python_reporting_path() -> None:
-    """One reporting path: the buildspec sends no callback of its own (no `aws stepfunctions`)."""
-    spec: Any = yaml.safe_load(BUILDSPEC.read_text())
-    script = "\n".join(spec["phases"]["build"]["commands"])
-    assert "aws stepfunctions" not in script
-    assert script.count("python3 -m baton.merge.report") == 3  # the failure, the logged failure, the outcome
+def test_the_build_reports_only_through_the_one_python_path() -> None:
+    """One reporting path and no token: no bash outcome handling, no Step Functions call, no token."""
+    spec, script = _script()
+    assert [line.strip() for line in script.splitlines() if line.strip()] == [
+        'PYTHONPATH="$CODEBUILD_SRC_DIR/python" python3 -m baton.merge.build'
+    ]
+    text = BUILDSPEC.read_text()
+    assert "stepfunctions" not in text and "send-task" not in text and "baton.merge.report" not in text
+    assert "TASK_TOKEN" not in text and "TaskToken" not in text
+    assert not any("TOKEN" in name and "GIT" not in name for name in spec["env"].get("variables", {}))

@@ -64,9 +64,10 @@ def test_send_task_is_scoped_to_batons_state_machines(cfn: dict[str, Any]) -> No
                 assert statement["Effect"] == "Allow"
                 targets = {_flatten(r) for r in _resources(statement)}
                 assert targets <= allowed, f"{logical_id} may SendTask* on {targets - allowed}"
-    # The API (resumes gates) and the merge build (reports the merge) - and nobody else of the base set.
+    # The API (resumes gates) and build_finished (a build's end) - not the build, nor the base set.
     assert any(h.startswith("FunctionsapiRole") for h in holders)
-    assert any(h.startswith("MergeProjectRole") for h in holders)
+    assert any(h.startswith("FunctionsbuildfinishedRole") for h in holders)
+    assert not any(h.startswith("MergeProjectRole") for h in holders)
     for name in ("park", "gate_timeout", "notify_console", "notify_slack", "notify_webhook"):
         assert not any(h.startswith(f"Functions{name.replace('_', '')}Role") for h in holders), name
 
@@ -258,8 +259,8 @@ def test_merge_project_runs_baton_merge(cfn: dict[str, Any]) -> None:
     (project,) = resources(cfn, "AWS::CodeBuild::Project").values()
     props = project["Properties"]
     assert props["Name"] == f"{PREFIX}-merge"
-    assert "python3 -m baton.merge" in props["Source"]["BuildSpec"]
-    assert "send-task-success" in props["Source"]["BuildSpec"]
+    assert "python3 -m baton.merge.build" in props["Source"]["BuildSpec"]
+    assert "send-task" not in props["Source"]["BuildSpec"]
     assert props["Environment"]["PrivilegedMode"] is False
     assert "EncryptionKey" in props
     env = {v["Name"]: v["Value"] for v in props["Environment"]["EnvironmentVariables"]}
@@ -360,7 +361,7 @@ def test_review_functions_know_the_deployed_repository(cfn: dict[str, Any]) -> N
         v["Properties"]["FunctionName"].removeprefix(f"{PREFIX}-"): v["Properties"]["Environment"]["Variables"]
         for v in resources(cfn, "AWS::Lambda::Function").values()
     }
-    for name in ("review_turn", "merge_start"):
+    for name in ("review_turn", "merge_start", "diff_start"):
         assert env[name]["BATON_MERGE_REPOSITORY"] == CONTEXT["repository"], name
         assert env[name]["BATON_MERGE_RUNNER"] == "codebuild"
 

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from baton.domain.merge_contracts import MAX_CAUSE_CHARS, BuildReport, BuildRequest
 from baton.errors import BatonError, NotFoundError, ValidationFailedError
+from baton.merge.build import main as build_main
 from baton.merge.cli import main
-from baton.merge.report import MAX_CAUSE_CHARS
-from baton.merge.report import main as report_main
+from baton.merge.diff import run_branch_diff
 from baton.merge.squash import TRAILER_BRANCH, TRAILER_HEAD, MergeOutcome, merge_run_branch
 from tests.gitrepo import git, init_repo
 
@@ -325,7 +326,7 @@ def test_bad_inputs_raise_baton_errors(repo: Path, tmp_path: Path) -> None:
 
 
 def _cli_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "BATON_TASK_TOKEN"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT / "layers/baton/python"), env.get("PYTHONPATH")]))
     return env
 
@@ -378,7 +379,7 @@ def test_cli_help_teaches() -> None:
         check=False,
     )
     assert proc.returncode == 0
-    for word in ("--into", "--strategy", "--json", "BATON_TASK_TOKEN", "exit status", "examples"):
+    for word in ("--into", "--strategy", "--json", "baton.merge.build", "exit status", "examples"):
         assert word in proc.stdout
 
 
@@ -390,126 +391,97 @@ def test_cli_readable_line_and_rejected_exit_code(repo: Path, capsys: pytest.Cap
     assert "conflict: app.py" in out
 
 
-# ------------------------------------------------------------------------------ task-token report
+# ---------------------------------------------- the gate's build: one report into the table, no token
 
 
-class StubSfn:
+class RecordingWriter:
+    """The build's only port (`BuildReportWriter`); `fail` simulates a table that refuses the write."""
+
     def __init__(self, fail: bool = False) -> None:
-        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.reports: list[BuildReport] = []
         self.fail = fail
 
-    def send_task_success(self, **kwargs: Any) -> dict[str, Any]:
-        self.calls.append(("success", kwargs))
+    def put_report(self, report: BuildReport) -> None:
         if self.fail:
-            raise RuntimeError("TaskTimedOut")
-        return {}
-
-    def send_task_failure(self, **kwargs: Any) -> dict[str, Any]:
-        self.calls.append(("failure", kwargs))
-        return {}
+            raise RuntimeError("AccessDenied")
+        self.reports.append(report)
 
 
-def test_task_token_reports_merged_outcome(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("BATON_TASK_TOKEN", "tok-1")
-    sfn = StubSfn()
-    assert main(["baton/run-1", "--repo", str(repo), "--json"], sfn_client=sfn) == 0
-    assert len(sfn.calls) == 1
-    kind, kwargs = sfn.calls[0]
-    assert kind == "success" and kwargs["taskToken"] == "tok-1"
-    outcome = MergeOutcome.model_validate_json(kwargs["output"])
-    assert outcome.merge_status == "merged"
-    assert json.loads(capsys.readouterr().out)["final_commit"] == outcome.final_commit
+def _build_env(repo: Path, kind: str = "merge", **extra: str) -> dict[str, str]:
+    request = BuildRequest(
+        run_id="r1", gate="ship", kind=kind, build_key="k1", run_branch="baton/run-1", repo_path=str(repo)
+    )  # type: ignore[arg-type]
+    return {**request.environment(), **extra}
 
 
-def test_task_token_reports_rejection_as_success(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BATON_TASK_TOKEN", "tok-2")
+def test_build_reports_merged_outcome(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    writer = RecordingWriter()
+    assert build_main(_build_env(repo), writer=writer) == 0
+    [report] = writer.reports
+    assert (report.run_id, report.gate, report.kind, report.build_key) == ("r1", "ship", "merge", "k1")
+    assert report.outcome is not None and report.outcome.merge_status == "merged" and report.error is None
+    assert report.outcome.final_commit == git(repo, "rev-parse", "HEAD")
+    assert json.loads(capsys.readouterr().out)["final_commit"] == report.outcome.final_commit
+
+
+def test_build_reports_rejection_as_an_outcome(repo: Path) -> None:
     write(repo, "README.md", "dirty\n")
-    sfn = StubSfn()
-    assert main(["baton/run-1", "--repo", str(repo)], sfn_client=sfn) == 1
-    [(kind, kwargs)] = sfn.calls
-    assert kind == "success"
-    assert json.loads(kwargs["output"])["merge_status"] == "rejected"
+    writer = RecordingWriter()
+    assert build_main(_build_env(repo), writer=writer) == 1
+    [report] = writer.reports
+    assert report.outcome is not None and report.outcome.merge_status == "rejected"
+    assert report.outcome.reject_code == "dirty_tree"
 
 
-def test_task_token_reports_crash_as_failure(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_reports_crash_as_merge_crashed(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: Any, **kwargs: Any) -> MergeOutcome:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr("baton.merge.cli.merge_run_branch", boom)
-    sfn = StubSfn()
-    assert main(["baton/run-1", "--repo", str(repo), "--task-token", "tok-3"], sfn_client=sfn) == 3
-    [(kind, kwargs)] = sfn.calls
-    assert kind == "failure"
-    assert kwargs["error"] == "MergeCrashed"
-    assert "disk on fire" in kwargs["cause"]
-    assert kwargs["taskToken"] == "tok-3"
+    monkeypatch.setattr("baton.merge.build.merge_run_branch", boom)
+    writer = RecordingWriter()
+    assert build_main(_build_env(repo), writer=writer) == 3
+    [report] = writer.reports
+    assert report.error == "MergeCrashed" and report.outcome is None
+    assert report.cause is not None and "disk on fire" in report.cause
 
 
-def test_task_token_reports_bad_input_as_failure(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BATON_TASK_TOKEN", "tok-4")
-    sfn = StubSfn()
-    assert main(["baton/run-404", "--repo", str(repo)], sfn_client=sfn) == 2
-    [(kind, kwargs)] = sfn.calls
-    assert (kind, kwargs["error"]) == ("failure", "MergeInvalidInput")
+def test_build_reports_bad_input_as_merge_invalid_input(repo: Path) -> None:
+    writer = RecordingWriter()
+    assert build_main({**_build_env(repo), "BATON_RUN_BRANCH": "baton/run-404"}, writer=writer) == 2
+    [report] = writer.reports
+    assert report.error == "MergeInvalidInput" and report.cause is not None and "baton/run-404" in report.cause
 
 
-def test_report_failure_exits_4(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BATON_TASK_TOKEN", "tok-5")
-    assert main(["baton/run-1", "--repo", str(repo)], sfn_client=StubSfn(fail=True)) == 4
+def test_build_whose_report_cannot_be_written_exits_4(repo: Path) -> None:
+    assert build_main(_build_env(repo), writer=RecordingWriter(fail=True)) == 4
 
 
-def test_no_token_no_report(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("BATON_TASK_TOKEN", raising=False)
-    sfn = StubSfn()
-    assert main(["baton/run-1", "--repo", str(repo)], sfn_client=sfn) == 0
-    assert sfn.calls == []
+def test_build_without_a_build_request_writes_nothing(repo: Path) -> None:
+    writer = RecordingWriter()
+    assert build_main({"BATON_RUN_BRANCH": "baton/run-1"}, writer=writer) == 2  # no run, gate or kind
+    assert writer.reports == []
 
 
-# ------------------------------------------------------------- the one reporting path (merge build)
+def test_diff_build_reports_the_bounded_diff_of_baton_merge_diff(repo: Path) -> None:
+    writer = RecordingWriter()
+    assert build_main(_build_env(repo, "diff", BATON_DIFF_MAX_BYTES="256"), writer=writer) == 0
+    [report] = writer.reports
+    assert report.kind == "diff" and report.diff == run_branch_diff(repo, "baton/run-1", "HEAD", max_bytes=256)
+    assert report.diff is not None and report.diff.truncated
+    assert git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"  # a diff touches nothing
 
 
-class RecordingTokens:
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, ...]] = []
-
-    def send_success(self, token: str, output: dict[str, Any]) -> None:
-        self.calls.append(("success", token, json.dumps(output)))
-
-    def send_failure(self, token: str, error: str, cause: str) -> None:
-        self.calls.append(("failure", token, error, cause))
-
-    def send_heartbeat(self, token: str) -> None:
-        raise AssertionError("a merge never heartbeats")
+def test_every_reported_cause_is_capped_once_by_the_report() -> None:
+    long = BuildReport(run_id="r", gate="g", kind="merge", build_key="k", error="MergeCrashed", cause="x" * 40_000)
+    short = BuildReport(run_id="r", gate="g", kind="merge", build_key="k", error="MergeInvalidInput", cause="-no")
+    assert long.cause is not None and len(long.cause) == MAX_CAUSE_CHARS
+    assert short.cause == "-no"
 
 
-def test_report_command_sends_the_outcome_file(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    outcome = merge_run_branch(repo, "baton/run-1")
-    path = tmp_path / "outcome.json"
-    path.write_text(outcome.model_dump_json())
-    monkeypatch.setenv("BATON_TASK_TOKEN", "tok-r")
-    tokens = RecordingTokens()
-    assert report_main(["send-task-success", "--outcome", str(path)], tokens=tokens) == 0
-    [(kind, token, output)] = tokens.calls
-    assert (kind, token) == ("success", "tok-r") and MergeOutcome.model_validate_json(output) == outcome
-
-
-def test_report_command_caps_every_cause_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("BATON_TASK_TOKEN", "tok-c")
-    log = tmp_path / "merge.err"
-    log.write_text("x" * (MAX_CAUSE_CHARS + 500))
-    tokens = RecordingTokens()
-    failure = ["send-task-failure", "--error"]
-    assert report_main([*failure, "MergeCrashed", "--cause-file", str(log)], tokens=tokens) == 0
-    assert report_main([*failure, "MergeInvalidInput", "--cause=-no run branch"], tokens=tokens) == 0
-    (_, _, error, cause), (_, _, error2, cause2) = tokens.calls
-    assert (error, len(cause)) == ("MergeCrashed", MAX_CAUSE_CHARS)
-    assert (error2, cause2) == ("MergeInvalidInput", "-no run branch")
-
-
-def test_report_command_without_a_token_is_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("BATON_TASK_TOKEN", raising=False)
-    tokens = RecordingTokens()
-    assert report_main(["send-task-failure", "--error", "MergeCrashed", "--cause", "boom"], tokens=tokens) == 2
-    assert tokens.calls == []
+def test_build_holds_no_task_token(repo: Path) -> None:
+    """Nothing the build is given or writes names a task token: Baton's function sends it."""
+    writer = RecordingWriter()
+    env = _build_env(repo)
+    assert build_main(env, writer=writer) == 0
+    assert not any("TOKEN" in name for name in env)
+    assert "token" not in writer.reports[0].model_dump_json().lower()

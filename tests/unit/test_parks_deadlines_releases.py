@@ -31,7 +31,7 @@ from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
 from baton.services.review import ReviewService
-from tests.fakes import MemoryStore, RecordingNotifier, RecordingTaskTokens
+from tests.fakes import MemoryBuildRecords, MemoryStore, RecordingNotifier, RecordingTaskTokens
 
 if TYPE_CHECKING:
     from baton.services.core import Core
@@ -55,7 +55,12 @@ class Gates:
         self.questions = QuestionService(core)
         self.interrupts = InterruptService(core)
         self.review = ReviewService(
-            core, companion=OfflineCompanion, runner=_NoRunner, diffs=GitDiffSource(), merge_runner_kind="local"
+            core,
+            companion=OfflineCompanion,
+            runner=_NoRunner,
+            records=MemoryBuildRecords(),
+            diffs=GitDiffSource(),
+            merge_runner_kind="local",
         )
         self.repo = create_demo_repo(tmp / "repo")
         self.entered = core.clock.now()

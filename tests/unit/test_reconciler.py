@@ -18,7 +18,7 @@ from baton.services.interrupts import InterruptService, InterruptSpec
 from baton.services.reconciler import Reconciler
 from baton.services.review import ReviewService
 from baton.services.runs import RunService
-from tests.fakes import RecordingTaskTokens
+from tests.fakes import MemoryBuildRecords, RecordingTaskTokens
 
 
 def _tokens(core: Core) -> RecordingTaskTokens:
@@ -132,7 +132,12 @@ def test_reconciler_never_sends_a_stale_round_to_a_reparked_gate(core: Core, run
 
 def test_review_action_lost_to_a_failed_send_is_sent_once(core: Core, tmp_path: Path) -> None:
     review = ReviewService(
-        core, companion=OfflineCompanion, runner=lambda: None, diffs=GitDiffSource(), merge_runner_kind="local"
+        core,
+        companion=OfflineCompanion,
+        runner=lambda: None,
+        records=MemoryBuildRecords(),
+        diffs=GitDiffSource(),
+        merge_runner_kind="local",
     )
     repo = create_demo_repo(tmp_path / "repo")
     review.first_turn("r1", repo.gate_input())

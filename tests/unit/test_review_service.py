@@ -12,10 +12,10 @@ import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
-from baton.adapters.merge_runners import CodeBuildMergeRunner, merge_command
+from baton.adapters.merge_runners import CodeBuildBuildRunner, build_command
 from baton.api import deps
 from baton.api.app import create_app
-from baton.domain.merge_contracts import MergeOutcome, MergeRequest
+from baton.domain.merge_contracts import BoundedDiff, BuildRecord, BuildReport, BuildRequest, MergeOutcome
 from baton.domain.review_gate import parse_gate_config, resolve_review_url
 from baton.errors import ConflictError, NotFoundError, ValidationFailedError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
@@ -25,17 +25,17 @@ from baton.runtime.wiring import Services
 from baton.services.core import Core
 from baton.services.review import ReviewService
 from baton.services.runs import RunService
-from tests.fakes import RecordingTaskTokens
+from tests.fakes import MemoryBuildRecords, RecordingTaskTokens
 
 TOKEN = "local-secret"
 
 
 class FakeRunner:
     def __init__(self) -> None:
-        self.started: list[tuple[str, MergeRequest]] = []
+        self.started: list[BuildRequest] = []
 
-    def start(self, token: str, request: MergeRequest) -> str:
-        self.started.append((token, request))
+    def start(self, request: BuildRequest) -> str:
+        self.started.append(request)
         return "fake-1"
 
 
@@ -45,9 +45,19 @@ def runner() -> FakeRunner:
 
 
 @pytest.fixture
-def review(core: Core, runner: FakeRunner) -> ReviewService:
+def records() -> MemoryBuildRecords:
+    return MemoryBuildRecords()
+
+
+@pytest.fixture
+def review(core: Core, runner: FakeRunner, records: MemoryBuildRecords) -> ReviewService:
     return ReviewService(
-        core, companion=OfflineCompanion, runner=lambda: runner, diffs=GitDiffSource(), merge_runner_kind="local"
+        core,
+        companion=OfflineCompanion,
+        runner=lambda: runner,
+        records=records,
+        diffs=GitDiffSource(),
+        merge_runner_kind="local",
     )
 
 
@@ -115,12 +125,14 @@ def test_first_turn_refuses_a_gate_without_repository(review: ReviewService, cor
     assert run is not None and run.status == "failed" and "repo_path" in (run.reason or "")
 
 
-def test_deployed_first_turn_refuses_without_a_repository_before_any_pause(core: Core, runner: FakeRunner) -> None:
+def test_deployed_first_turn_refuses_without_a_repository_before_any_pause(
+    core: Core, records: MemoryBuildRecords
+) -> None:
     from baton.runtime.settings import Settings
     from baton.runtime.wiring import build_review_service
 
     settings = Settings(BATON_TABLE_NAME="t", BATON_MERGE_RUNNER="codebuild", BATON_MERGE_PROJECT="p")
-    deployed = build_review_service(settings, core)
+    deployed = build_review_service(settings, core, records=records)
     result = deployed.first_turn("r1", {"gate": "ship", "run_branch": "b", "merge_into": "none"})
     assert result["ok"] is False and "-c repository=" in result["cause"]
     assert core.store.list_run_interactions("r1") == []
@@ -131,11 +143,22 @@ def test_deployed_first_turn_refuses_without_a_repository_before_any_pause(core:
     with_repo = Settings.from_env(
         {"BATON_TABLE_NAME": "t", "BATON_MERGE_RUNNER": "codebuild", "BATON_MERGE_REPOSITORY": REPO_URL}
     )
-    assert build_review_service(with_repo, core).first_turn("r2", {"gate": "ship", "run_branch": "b"})["ok"] is True
+    # The deployed gate reads the diff its diff build wrote into the table (here: written as the build would).
+    diff = BoundedDiff(
+        base="a" * 40, head="b" * 40, text="diff --git a/x b/x\n", truncated=False, total_bytes=19, shown_bytes=19,
+        files_changed=1, insertions=1, deletions=0, files=["x"],
+    )  # fmt: skip
+    records.put_build(
+        BuildRecord(run_id="r2", gate="ship", kind="diff", build_key="k1", task_token="tok-d", started_at=core.now())
+    )
+    records.put_report(BuildReport(run_id="r2", gate="ship", kind="diff", build_key="k1", diff=diff))
+    started = build_review_service(with_repo, core, records=records)
+    assert started.first_turn("r2", {"gate": "ship", "run_branch": "b"})["ok"] is True
+    assert started.view("r2")["diff"]["files"] == ["x"]  # GET .../review shows the deployed diff's stats
 
 
 def test_full_dialogue_and_merge_on_memory_ports(
-    review: ReviewService, core: Core, runner: FakeRunner, repo: DemoRepo
+    review: ReviewService, core: Core, runner: FakeRunner, records: MemoryBuildRecords, repo: DemoRepo
 ) -> None:
     first = review.first_turn("r1", repo.gate_input(max_turns=3))
     assert first["ok"] is True and first["auto_merge"] is False and first["gate"] == "ship_review"
@@ -156,9 +179,13 @@ def test_full_dialogue_and_merge_on_memory_ports(
         caller="op",
     )
     review.start_merge("r1", "ship_review", "tok-3")
-    token, request = runner.started[-1]
-    assert token == "tok-3" and request.strategy == "merge" and request.message == "m"
+    request = runner.started[-1]
+    assert request.kind == "merge" and request.strategy == "merge" and request.message == "m"
     assert request.repo_path == str(repo.path) and request.run_branch == repo.run_branch
+    # The token stays with Baton: parked in the build's record, never in what the build is given.
+    record = records.get_build("r1", "ship_review", "merge")
+    assert record is not None and record.task_token == "tok-3" and record.build_key == request.build_key
+    assert "tok-3" not in json.dumps(request.environment())
 
     ran = {"strategy": "squash", "run_branch": repo.run_branch, "run_head": "abc"}
     rejected = review.record_merge(
@@ -213,11 +240,11 @@ def test_agent_verdict_ok_auto_merges_only_at_or_above_the_threshold(review: Rev
     assert not review.first_turn("hr", repo.gate_input(confidence_threshold=0.1))["auto_merge"]  # human_required
 
 
-def test_merge_command_and_codebuild_overrides() -> None:
-    request = MergeRequest(run_id="r", gate="g", run_branch="b", repo_path="/r", strategy="squash", message="hi")
-    argv = merge_command(request)
-    assert argv[1:] == ["-m", "baton.merge", "b", "--repo", "/r", "--into", "current", "--strategy", "squash",
-                        "--json", "--message", "hi"]  # fmt: skip
+def test_build_command_and_codebuild_overrides_carry_no_token() -> None:
+    request = BuildRequest(
+        run_id="r", gate="g", kind="merge", build_key="k", run_branch="b", strategy="squash", message="hi"
+    )
+    assert build_command()[1:] == ["-m", "baton.merge.build"]
 
     class FakeCodeBuild:
         def start_build(self, **kwargs: Any) -> dict[str, Any]:
@@ -225,10 +252,13 @@ def test_merge_command_and_codebuild_overrides() -> None:
             return {"build": {"id": "proj:1"}}
 
     client = FakeCodeBuild()
-    assert CodeBuildMergeRunner(client, "proj").start("tok", request) == "proj:1"
+    assert CodeBuildBuildRunner(client, "proj").start(request) == "proj:1"  # type: ignore[arg-type]
     env = {v["name"]: v["value"] for v in client.kwargs["environmentVariablesOverride"]}
-    assert env["BATON_TASK_TOKEN"] == "tok" and env["BATON_RUN_BRANCH"] == "b"
-    assert env["BATON_MERGE_INTO"] == "" and env["BATON_MERGE_STRATEGY"] == "squash"
+    assert not any("TOKEN" in name for name in env)
+    assert env["BATON_RUN_BRANCH"] == "b" and env["BATON_BUILD_KIND"] == "merge" and env["BATON_BUILD_KEY"] == "k"
+    assert env["BATON_MERGE_INTO"] == "current" and env["BATON_MERGE_STRATEGY"] == "squash"
+    assert "BATON_REPO_URL" not in env  # the project's repository unless the gate names its own
+    assert BuildRequest.from_environment(env) == request
 
 
 # ---- through the HTTP resolver ---------------------------------------------------------------------

@@ -14,7 +14,14 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
-    from baton.domain.merge_contracts import BoundedDiff, DiffRequest, MergeRequest
+    from baton.domain.merge_contracts import (
+        BoundedDiff,
+        BuildKind,
+        BuildRecord,
+        BuildReport,
+        BuildRequest,
+        DiffRequest,
+    )
     from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, ReviewTurn, RunSummary
     from baton.notify.model import Notification
 
@@ -115,7 +122,7 @@ class Notifier(Protocol):
     def publish(self, notification: Notification) -> str: ...
 
 
-# ---- the review gate's ports (adapters: baton/adapters/companion_*.py, git_diff.py, merge_runners.py) ----
+# ---- the review gate's ports (adapters: companion_*.py, git_diff.py, merge_runners.py, build_records.py) ----
 
 
 @runtime_checkable
@@ -137,7 +144,30 @@ class DiffSource(Protocol):
     def run_branch_diff(self, request: DiffRequest) -> BoundedDiff: ...
 
 
-class MergeRunner(Protocol):
-    def start(self, token: str, request: MergeRequest) -> str:
-        """Start the merge; it reports to `token` when done. Returns a handle (build id, pid)."""
+class BuildRunner(Protocol):
+    def start(self, request: BuildRequest) -> str:
+        """Start the build (the bounded diff or the merge); it writes a `BuildReport` and Baton learns of
+        its end (`BuildFinished`). Returns a handle (build id, thread). Never given a task token."""
         ...
+
+
+class BuildReportWriter(Protocol):
+    """All a build may do to Baton's table: write its report (no read, no token)."""
+
+    def put_report(self, report: BuildReport) -> None: ...
+
+
+class BuildRecords(BuildReportWriter, Protocol):
+    """The review gate's builds: the record holding the parked token and the report the build wrote."""
+
+    def put_build(self, record: BuildRecord) -> None: ...
+    def get_build(self, run_id: str, gate: str, kind: BuildKind) -> BuildRecord | None: ...
+    def finish_build(self, record: BuildRecord) -> bool:
+        """running -> finished if the record still holds this build; False if another call did it."""
+        ...
+
+    def reopen_build(self, record: BuildRecord) -> None:
+        """finished -> running again (its token's send failed; the next delivery of the end retries)."""
+        ...
+
+    def get_report(self, run_id: str, gate: str, kind: BuildKind) -> BuildReport | None: ...

@@ -1,6 +1,6 @@
 """The one boto3 client configuration (retries, timeouts) every Baton client is built with:
-`baton/runtime/wiring.py` for the Lambdas, `step_functions_client` for the merge build's report
-(`baton/merge/report.py`), which runs outside any Lambda, and `secret_store_client` for the notify
+`baton/runtime/wiring.py` for the Lambdas, `dynamodb_client` for the review gate's build report
+(`baton/merge/build.py`), which runs outside any Lambda, and `secret_store_client` for the notify
 Lambdas' webhook URLs and secrets."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import boto3
 from botocore.config import Config
 
 if TYPE_CHECKING:
-    from mypy_boto3_stepfunctions import SFNClient
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5, read_timeout=30)
 
 
-def step_functions_client() -> SFNClient:
-    """A Step Functions client from the environment (AWS_ENDPOINT_URL / AWS_REGION are honoured)."""
-    return boto3.session.Session().client("stepfunctions", config=CLIENT_CONFIG)
+def dynamodb_client() -> DynamoDBClient:
+    """A DynamoDB client from the environment (AWS_ENDPOINT_URL / AWS_REGION are honoured)."""
+    return boto3.session.Session().client("dynamodb", config=CLIENT_CONFIG)
 
 
 def secret_store_client(service: Literal["ssm", "secretsmanager"]) -> Any:

@@ -15,6 +15,7 @@ every literal value by the field's own type; `tests/unit/test_gate_payloads.py` 
 | interrupt_park              | `InterruptParkPayload`  | hosted interrupts                        |
 | interrupt_fail              | `InterruptFailPayload`  | their Catch (timeout, InterruptCancelled)|
 | review_park / review_turn / merge_start / merge_record | `Review*`, `Merge*` | statemachines/review_gate.asl.json |
+| diff_start                  | `DiffStartPayload`      | statemachines/review_gate.asl.json       |
 
 Every parking payload (park, await_gate, interrupt_park, review_park) takes `entered_at`
 (`ENTERED_TIME`, the state's `$$.State.EnteredTime`): Baton's deadline starts when the task started
@@ -125,6 +126,12 @@ class ReviewTurnPayload(GatePayload):
     gate: str | None = None  # reply: the gate's name
 
 
+class DiffStartPayload(GatePayload):
+    token: TaskToken
+    run_id: RunId
+    config: dict[str, Any] | None = None  # the gate's configuration (the review_turn's first turn reads it too)
+
+
 class MergeStartPayload(GatePayload):
     token: TaskToken
     run_id: RunId
@@ -150,6 +157,7 @@ PAYLOAD_OF_FUNCTION: dict[str, type[GatePayload]] = {
     "review_turn": ReviewTurnPayload,
     "merge_start": MergeStartPayload,
     "merge_record": MergeRecordPayload,
+    "diff_start": DiffStartPayload,
 }
 
 

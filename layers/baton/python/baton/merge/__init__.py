@@ -1,5 +1,4 @@
 """The merge step of the review-and-merge gate: git plumbing (`gitcmd`), the bounded diff (`diff`), the
-squash algorithm (`squash`), its command line (`cli`, run as `python -m baton.merge`) and the one path
-that reports an outcome to Step Functions (`report`, also `python -m baton.merge.report`).
-
-Runs in the CodeBuild merge build and as a local subprocess."""
+squash algorithm (`squash`), its command line (`cli`, run as `python -m baton.merge`) and the gate's
+build (`build`, `python -m baton.merge.build`: the bounded diff or the merge, reported into Baton's
+table; the one path, in the CodeBuild project and as the local stack's subprocess)."""

@@ -1,42 +1,29 @@
 """`python -m baton.merge RUN_BRANCH [--repo PATH] [--into current|none|BRANCH] [--strategy squash|merge]
-[--message TEXT] [--json] [--task-token TOKEN]`: the merge build's and the local stack's merge command.
+[--message TEXT] [--json]`: merge a run branch by hand, with the review gate's merge rules.
 
-It runs `baton.merge.squash.merge_run_branch`, prints the outcome and, when it holds a task token,
-reports it through `baton.merge.report` (the one reporting path). Exit status: 0 merged or noop,
-1 rejected, 2 bad input, 3 crash, 4 the outcome could not be reported.
+It runs `baton.merge.squash.merge_run_branch` and prints the outcome. It reports to nobody: the review
+gate's builds run `python -m baton.merge.build` (baton/merge/build.py), which writes its report into
+Baton's table. Exit status: 0 merged or noop, 1 rejected, 2 bad input, 3 crash.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.errors import BatonError
+from baton.merge.build import EXIT_BAD_INPUT, EXIT_CRASHED, EXIT_OK, EXIT_REJECTED
 from baton.merge.gitcmd import GitCommandError
-from baton.merge.report import (
-    ERROR_CRASHED,
-    ERROR_INVALID_INPUT,
-    EXIT_BAD_INPUT,
-    EXIT_OK,
-    TASK_TOKEN_ENV,
-    default_task_tokens,
-    send_report,
-)
 from baton.merge.squash import merge_run_branch
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.domain.merge_contracts import MergeOutcome
-    from baton.ports import TaskTokens
-
-EXIT_REJECTED = 1
-EXIT_CRASHED = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,12 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
             "  python -m baton.merge baton/run-42 --repo ../app --into main --json\n\n"
             "exit status:\n"
             "  0 merged or noop   1 rejected   2 bad input (unknown repo/branch, bad strategy)\n"
-            "  3 unexpected crash   4 the outcome could not be reported to Step Functions\n\n"
-            f"reporting: when ${TASK_TOKEN_ENV} is set (or --task-token is given), the outcome is sent\n"
-            "to Step Functions: SendTaskSuccess with the outcome JSON for merged/noop/rejected,\n"
-            f"SendTaskFailure error={ERROR_INVALID_INPUT} for bad input and error={ERROR_CRASHED} for crashes\n"
-            "(python -m baton.merge.report sends the same reports on its own, for the merge build).\n"
-            "AWS_ENDPOINT_URL / AWS_REGION are honoured by boto3 (e.g. a local emulator)."
+            "  3 unexpected crash\n\n"
+            "The review gate runs the same merge through python -m baton.merge.build, which clones the\n"
+            "repository when deployed and writes the outcome into Baton's table."
         ),
     )
     parser.add_argument("run_branch", help="the run's (storage) branch holding the agent's commits")
@@ -88,11 +72,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="squash commit message (default: names the run branch and lists its commit subjects)",
     )
     parser.add_argument("--json", action="store_true", help="print the outcome as JSON")
-    parser.add_argument(
-        "--task-token",
-        default=None,
-        help=f"Step Functions task token to report to (default: ${TASK_TOKEN_ENV})",
-    )
     return parser
 
 
@@ -105,43 +84,19 @@ def format_outcome(outcome: MergeOutcome) -> str:
     return line
 
 
-def _crash_cause(exc: Exception, detail: str) -> str:
-    summary = f"git failed: {exc}" if isinstance(exc, GitCommandError) else f"{type(exc).__name__}: {exc}"
-    return summary + "\n\n" + detail
-
-
-def main(argv: Sequence[str] | None = None, *, sfn_client: Any | None = None) -> int:
-    """CLI entry point; `sfn_client` replaces the boto3 Step Functions client (tests)."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry point."""
     args = build_parser().parse_args(argv)
-    token = args.task_token or os.environ.get(TASK_TOKEN_ENV) or None
-
-    def report(outcome: MergeOutcome | None, error: str = "", cause: str = "") -> int:
-        if token is None:
-            return EXIT_OK
-        return send_report(_task_tokens(sfn_client), token, outcome, error, cause)
-
     try:
         outcome = merge_run_branch(
             args.repo, args.run_branch, into=args.into, strategy=args.strategy, message=args.message
         )
     except BatonError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
-        return report(None, ERROR_INVALID_INPUT, exc.message) or EXIT_BAD_INPUT
+        return EXIT_BAD_INPUT
     except Exception as exc:
-        detail = traceback.format_exc()
-        print(detail, file=sys.stderr, end="")
-        return report(None, ERROR_CRASHED, _crash_cause(exc, detail)) or EXIT_CRASHED
-
+        summary = f"git failed: {exc}" if isinstance(exc, GitCommandError) else f"{type(exc).__name__}: {exc}"
+        print(f"error: {summary}\n{traceback.format_exc()}", file=sys.stderr, end="")
+        return EXIT_CRASHED
     print(json.dumps(outcome.model_dump(mode="json"), indent=2) if args.json else format_outcome(outcome))
-    reported = report(outcome)
-    if reported:
-        return reported
     return EXIT_REJECTED if outcome.merge_status == "rejected" else EXIT_OK
-
-
-def _task_tokens(sfn_client: Any | None) -> TaskTokens:
-    if sfn_client is None:
-        return default_task_tokens()
-    from baton.adapters.sfn import SfnTaskTokens
-
-    return SfnTaskTokens(sfn_client)

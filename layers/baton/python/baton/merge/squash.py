@@ -1,7 +1,7 @@
 """Merge a run's branch into its target branch: the merge step of the review-and-merge gate.
 
 Core: `merge_run_branch(repo, run_branch, into=..., strategy=..., message=...) -> MergeOutcome`.
-CLI:  `python -m baton.merge` (baton/merge/cli.py); reporting: baton/merge/report.py.
+CLI:  `python -m baton.merge` (baton/merge/cli.py); the gate's build: baton/merge/build.py.
 (A little over 400 lines: the algorithm, its guards and its trailer bookkeeping read as one story.)
 
 Strategies

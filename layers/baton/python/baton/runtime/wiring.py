@@ -16,8 +16,10 @@ from baton.errors import ValidationFailedError
 from baton.runtime.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
     from baton.api.idempotency import Idempotency, NoIdempotency
-    from baton.ports import Companion, MergeRunner
+    from baton.ports import BuildRecords, BuildRunner, Companion
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
     from baton.services.questions import QuestionService
@@ -146,13 +148,15 @@ def companion_from_config(kind: str, **kwargs: Any) -> Companion:
     )
 
 
-def build_review_service(settings: Settings, core: Core) -> ReviewService:
+def build_review_service(settings: Settings, core: Core, *, records: BuildRecords | None = None) -> ReviewService:
     """Adapters from the settings: BATON_COMPANION=offline|bedrock (+ BATON_COMPANION_MODEL) and
-    BATON_MERGE_RUNNER=codebuild|local (+ BATON_MERGE_PROJECT, BATON_MERGE_REPOSITORY). The local stack
-    sets offline + local. The companion and the runner are built on first use."""
+    BATON_MERGE_RUNNER=codebuild|local (+ BATON_MERGE_PROJECT, BATON_MERGE_REPOSITORY): where the gate's
+    builds (the bounded diff, the merge) run. Their records and reports live in the table; the diff every
+    companion turn sees is the one the gate's diff build reported. The local stack sets offline + local.
+    The companion and the runner are built on first use; `records` replaces the table's (tests)."""
     # Imported here: only the review gate's functions and review actions need the review wing.
-    from baton.adapters.git_diff import GitDiffSource
-    from baton.adapters.merge_runners import CodeBuildMergeRunner, LocalMergeRunner
+    from baton.adapters.build_records import DynamoBuildRecords
+    from baton.adapters.merge_runners import CodeBuildBuildRunner, LocalBuildRunner
     from baton.services.review import ReviewService
 
     def companion() -> Companion:
@@ -160,9 +164,9 @@ def build_review_service(settings: Settings, core: Core) -> ReviewService:
             return companion_from_config("offline")
         return companion_from_config("bedrock", model_id=settings.companion_model)
 
-    def runner() -> MergeRunner:
+    def runner() -> BuildRunner:
         if settings.merge_runner == "local":
-            return LocalMergeRunner()
+            return LocalBuildRunner(on_finished=review.build_finished)
         if settings.merge_runner != "codebuild":
             raise ValidationFailedError(
                 f"unknown BATON_MERGE_RUNNER {settings.merge_runner!r}; expected codebuild or local"
@@ -172,13 +176,23 @@ def build_review_service(settings: Settings, core: Core) -> ReviewService:
         from baton.adapters.clients import CLIENT_CONFIG
 
         client = boto3.session.Session().client("codebuild", config=CLIENT_CONFIG)
-        return CodeBuildMergeRunner(client, settings.merge_project)
+        return CodeBuildBuildRunner(client, settings.merge_project)
 
-    return ReviewService(
+    def table_client() -> DynamoDBClient:
+        import boto3
+
+        from baton.adapters.clients import CLIENT_CONFIG
+
+        return boto3.session.Session().client("dynamodb", config=CLIENT_CONFIG)
+
+    if records is None:
+        records = DynamoBuildRecords(settings.table_name, table_client)
+    review = ReviewService(
         core,
         companion=companion,
         runner=runner,
-        diffs=GitDiffSource(),
+        records=records,
         merge_runner_kind=settings.merge_runner,
         merge_repository=settings.merge_repository,
     )
+    return review

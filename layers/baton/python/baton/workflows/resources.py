@@ -85,8 +85,18 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
     ),
     FunctionSpec(
         "merge_start",
-        "Review gate: starts python -m baton.merge with the task token (CodeBuild, or a local subprocess)",
+        "Review gate: parks the token and starts the merge build (CodeBuild, or a local subprocess)",
         extra_env=("BATON_MERGE_RUNNER", "BATON_MERGE_PROJECT", "BATON_MERGE_REPOSITORY"),
+    ),
+    FunctionSpec(
+        "diff_start",
+        "Review gate: parks the token and starts the bounded-diff build (CodeBuild, or a local subprocess)",
+        extra_env=("BATON_MERGE_RUNNER", "BATON_MERGE_PROJECT", "BATON_MERGE_REPOSITORY"),
+    ),
+    FunctionSpec(
+        "build_finished",
+        "Review gate: a diff or merge build ended (its state-change event); sends the parked token once",
+        extra_env=("BATON_MERGE_RUNNER",),
     ),
     FunctionSpec("merge_record", "Review gate: records the merge outcome on the run"),
     # Async questions and the await gate (statemachines/await_answers.asl.json, baton.workflows.gate_states).

@@ -1,9 +1,12 @@
-"""The review-and-merge gate's service: companion turns, the operator's actions, the merge and its
-outcome, and the read model, one module each on the shared `gate.ReviewGate`. Its adapters arrive
-through the ports (`Companion`, `DiffSource`, `MergeRunner` in `baton/ports.py`); `baton/runtime/wiring.py`
-builds them. The state machine (statemachines/review_gate.asl.json) calls, in order:
+"""The review-and-merge gate's service: the diff and merge builds, companion turns, the operator's
+actions, the merge and its outcome, and the read model, one module each. Its adapters arrive through
+the ports (`Companion`, `DiffSource`, `BuildRunner`, `BuildRecords` in `baton/ports.py`);
+`baton/runtime/wiring.py` builds them. The state machine (statemachines/review_gate.asl.json) calls, in
+order:
 
-    first_turn -> park -> [reply -> park]* -> start_merge -> record_merge -> (park again if rejected)
+    start_diff -> first_turn -> park -> [reply -> park]* -> start_merge -> record_merge -> (park again if rejected)
+
+and each build's end comes back through `build_finished` (the build_finished Lambda).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from baton.services.review.actions import ReviewActions
+from baton.services.review.builds import ReviewBuilds, StoredDiffSource
 from baton.services.review.dialogue import ReviewDialogue
 from baton.services.review.merge import ReviewMerge
 from baton.services.review.read_model import ReviewReadModel
@@ -19,9 +23,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from baton.domain.merge_contracts import MergeOutcome, StatesError
+    from baton.domain.merge_contracts import BuildFinished, MergeOutcome, StatesError
     from baton.models import ParkedWait
-    from baton.ports import Companion, DiffSource, MergeRunner
+    from baton.ports import BuildRecords, BuildRunner, Companion, DiffSource
     from baton.services.core import Core
 
 __all__ = ["ReviewService", "is_review_answer"]
@@ -39,22 +43,33 @@ class ReviewService:
         core: Core,
         *,
         companion: Callable[[], Companion],
-        runner: Callable[[], MergeRunner],
-        diffs: DiffSource,
+        runner: Callable[[], BuildRunner],
+        records: BuildRecords,
+        diffs: DiffSource | None = None,
         merge_runner_kind: str = "local",
         merge_repository: str = "",
     ) -> None:
+        """`diffs` defaults to the stored diff of the gate's own diff build (`StoredDiffSource`)."""
         self.core = core
+        self.builds = ReviewBuilds(core, records=records, runner=runner)
         self.dialogue = ReviewDialogue(
             core,
             companion=companion,
-            diffs=diffs,
+            diffs=diffs if diffs is not None else StoredDiffSource(self.builds),
+            builds=self.builds,
             merge_runner_kind=merge_runner_kind,
             merge_repository=merge_repository,
         )
         self.actions = ReviewActions(core)
-        self.merge = ReviewMerge(core, runner=runner)
+        self.merge = ReviewMerge(core, builds=self.builds)
         self.read_model = ReviewReadModel(core)
+
+    # the diff_start Lambda and the end of every build (the build_finished Lambda)
+    def start_diff(self, run_id: str, raw_config: Any, token: str) -> dict[str, Any]:
+        return self.dialogue.start_diff(run_id, raw_config, token)
+
+    def build_finished(self, event: BuildFinished) -> dict[str, Any]:
+        return self.builds.finished(event)
 
     # the review_turn Lambda
     def first_turn(self, run_id: str, raw_config: Any) -> dict[str, Any]:

@@ -1,6 +1,6 @@
-"""The review gate's dialogue (the review_turn Lambda): validate the gate, read the bounded diff, run the
-companion's first turn and its replies, store each turn and verdict, and auto-merge a confident
-approval when the gate's posture allows it."""
+"""The review gate's dialogue: start the gate's diff build (the diff_start Lambda), then (the review_turn
+Lambda) validate the gate, read the bounded diff, run the companion's first turn and its replies, store
+each turn and verdict, and auto-merge a confident approval when the gate's posture allows it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn, format_steps
-from baton.domain.merge_contracts import DiffRequest
+from baton.domain.merge_contracts import BuildRequest, DiffRequest
 from baton.domain.review_gate import GateConfig, parse_gate_config
 from baton.errors import BatonError, ConflictError
 from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewTurnRecorded, ReviewVerdict
@@ -21,8 +21,16 @@ if TYPE_CHECKING:
     from baton.domain.merge_contracts import BoundedDiff
     from baton.ports import Companion, DiffSource
     from baton.services.core import Core
+    from baton.services.review.builds import ReviewBuilds
 
 log = logging.getLogger("baton")
+
+
+def diff_target(config: GateConfig) -> str:
+    """What the run branch is diffed against: base_branch, else the named merge target, else HEAD."""
+    if config.base_branch is not None:
+        return config.base_branch
+    return config.merge_into if config.merge_into not in ("current", "none") else "HEAD"
 
 
 class ReviewDialogue(ReviewGate):
@@ -32,14 +40,40 @@ class ReviewDialogue(ReviewGate):
         *,
         companion: Callable[[], Companion],
         diffs: DiffSource,
+        builds: ReviewBuilds,
         merge_runner_kind: str,
         merge_repository: str,
     ) -> None:
         super().__init__(core)
         self._companion = companion
         self._diffs = diffs
+        self._builds = builds
         self.merge_runner_kind = merge_runner_kind
         self.merge_repository = merge_repository  # the deployment's repository (BATON_MERGE_REPOSITORY)
+
+    def start_diff(self, run_id: str, raw_config: Any, token: str) -> dict[str, Any]:
+        """Start the gate's diff build with the task token parked (the Diff state). A gate with nothing to
+        diff, or one its first turn will refuse, is released at once: the first turn says why."""
+        try:
+            config = parse_gate_config(
+                raw_config, merge_runner=self.merge_runner_kind, merge_repository=self.merge_repository
+            )
+        except BatonError:
+            config = None
+        if config is None or config.run_branch is None:
+            self.core.tokens.send_success(token, {"started": False})
+            return {"started": False, "handle": ""}
+        request = BuildRequest(
+            run_id=run_id,
+            gate=config.gate,
+            kind="diff",
+            run_branch=config.run_branch,
+            repo_path=config.repo_path,
+            repo_url=config.repo_url,
+            diff_target=diff_target(config),
+            max_bytes=config.diff_max_bytes,
+        )
+        return {"started": True, "handle": self._builds.start(request, token)}
 
     def first_turn(self, run_id: str, raw_config: Any) -> dict[str, Any]:
         """Validate the gate, read the bounded diff, run the companion's first turn. A misconfigured gate
@@ -51,7 +85,7 @@ class ReviewDialogue(ReviewGate):
             config = parse_gate_config(
                 raw_config, merge_runner=self.merge_runner_kind, merge_repository=self.merge_repository
             )
-            diff = self._diff(config)
+            diff = self._diff(run_id, config)
         except BatonError as err:
             return self._refuse(run_id, str(gate), err.message)
         now = core.now()
@@ -94,7 +128,7 @@ class ReviewDialogue(ReviewGate):
         turns = self.core.store.list_turns(run_id, interaction.interaction_id)
         thread = [ThreadTurn(role=t.role, text=t.text, n=t.n) for t in turns[:-1]]
         message = turns[-1].text if turns and turns[-1].role == "operator" else str(answer.get("reply") or "")
-        diff = self._diff(config, quiet=True)
+        diff = self._diff(run_id, config, quiet=True)
         ctx = self._context(run_id, config, diff, turn_index=self._companion_turns(turns) + 1)
         turn = self._call(lambda c: c.reply(ctx, thread, message), config)
         verdict = self._store_companion_turn(interaction, config, turn, n=len(turns))
@@ -128,15 +162,18 @@ class ReviewDialogue(ReviewGate):
             "merge_timeout_seconds": 1,
         }
 
-    def _diff(self, config: GateConfig, *, quiet: bool = False) -> BoundedDiff | None:
-        if not config.repo_path or not config.run_branch:
+    def _diff(self, run_id: str, config: GateConfig, *, quiet: bool = False) -> BoundedDiff | None:
+        if not config.run_branch:
             return None
-        target = config.base_branch
-        if target is None:
-            target = config.merge_into if config.merge_into not in ("current", "none") else "HEAD"
         try:
             request = DiffRequest(
-                repo_path=config.repo_path, run_branch=config.run_branch, target=target, max_bytes=config.diff_max_bytes
+                run_id=run_id,
+                gate=config.gate,
+                repo_path=config.repo_path,
+                repo_url=config.repo_url,
+                run_branch=config.run_branch,
+                target=diff_target(config),
+                max_bytes=config.diff_max_bytes,
             )
             return self._diffs.run_branch_diff(request)
         except BatonError:

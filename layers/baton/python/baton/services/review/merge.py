@@ -1,33 +1,31 @@
-"""The review gate's merge (the merge_start and merge_record Lambdas): start the merge through the
-`MergeRunner` port with the task token, then land its outcome on the run summary."""
+"""The review gate's merge (the merge_start and merge_record Lambdas): start the merge build
+(`builds.ReviewBuilds`, the token parked in the table), then land its outcome on the run summary."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from baton.domain.merge_contracts import MergeRequest
+from baton.domain.merge_contracts import BuildRequest
 from baton.errors import ValidationFailedError
 from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
 from baton.services.review.gate import ACTIVE_RUN, ReviewGate
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from baton.domain.merge_contracts import MergeOutcome, StatesError
     from baton.domain.review_gate import GateConfig
     from baton.models import Interaction
-    from baton.ports import MergeRunner
     from baton.services.core import Core
+    from baton.services.review.builds import ReviewBuilds
 
 # How much of a merge build's failure cause lands in the rejection reason shown to the operator.
 REASON_CAUSE_CHARS = 2000
 
 
 class ReviewMerge(ReviewGate):
-    def __init__(self, core: Core, *, runner: Callable[[], MergeRunner]) -> None:
+    def __init__(self, core: Core, *, builds: ReviewBuilds) -> None:
         super().__init__(core)
-        self._runner = runner
+        self._builds = builds
 
     def start_merge(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
         interaction = self._require(run_id, gate)
@@ -35,9 +33,10 @@ class ReviewMerge(ReviewGate):
         answer = interaction.state.answer or {}
         if config.run_branch is None:  # parse_gate_config refuses this; kept for the type checker
             raise ValidationFailedError(f"review gate '{gate}' has no run_branch")
-        request = MergeRequest(
+        request = BuildRequest(
             run_id=run_id,
             gate=gate,
+            kind="merge",
             run_branch=config.run_branch,
             repo_path=config.repo_path,
             repo_url=config.repo_url,
@@ -45,7 +44,7 @@ class ReviewMerge(ReviewGate):
             strategy=answer.get("merge_strategy") or config.merge_strategy,
             message=answer.get("message"),
         )
-        handle = self._runner().start(token, request)
+        handle = self._builds.start(request, token)
         self.core.record(
             run_id,
             ReviewMergeStarted(

@@ -1,0 +1,141 @@
+"""The review gate's builds: the bounded diff (the diff_start Lambda) and the merge (merge_start), each
+a `.waitForTaskToken` task whose token stays in Baton's table.
+
+`start` parks the token in a `BuildRecord` (with a fresh build key) and starts the build through the
+`BuildRunner` port with a `BuildRequest`, which carries no token. The build (`python -m
+baton.merge.build`) writes its `BuildReport` into the table. `finished` (the build_finished Lambda, fed
+by the CodeBuild state-change rule; the local runner calls it when its subprocess exits) claims the
+record with a conditional write, so one delivery of a build's end sends its token exactly once:
+
+* merge: SendTaskSuccess with the outcome (merged, noop, rejected) or SendTaskFailure with the build's
+  `MergeInvalidInput` / `MergeCrashed` and its cause; a build that ended without a report is a
+  `MergeCrashed` that says how it ended.
+* diff: SendTaskSuccess (the companion's turns read the stored diff); a build that ended without a
+  report gets one written here that says why, so the gate's first turn refuses with that reason.
+
+`StoredDiffSource` is the `DiffSource` the deployed and local stacks use: the diff the gate's diff build
+reported, read for every companion turn and for `GET .../review`'s stats.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from baton.domain.merge_contracts import ERROR_CRASHED, BuildRecord, BuildReport
+from baton.errors import TaskTokenError, ValidationFailedError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.domain.merge_contracts import BoundedDiff, BuildFinished, BuildKind, BuildRequest, DiffRequest
+    from baton.ports import BuildRecords, BuildRunner
+    from baton.services.core import Core
+
+log = logging.getLogger("baton")
+
+
+class ReviewBuilds:
+    def __init__(self, core: Core, *, records: BuildRecords, runner: Callable[[], BuildRunner]) -> None:
+        self.core = core
+        self.records = records
+        self._runner = runner
+
+    def start(self, request: BuildRequest, token: str) -> str:
+        """Park `token` for this build and start it; returns the build's handle."""
+        key = self.core.ids.new_id()
+        request = request.model_copy(update={"build_key": key})
+        self.records.put_build(
+            BuildRecord(
+                run_id=request.run_id,
+                gate=request.gate,
+                kind=request.kind,
+                build_key=key,
+                task_token=token,
+                started_at=self.core.now(),
+            )
+        )
+        return self._runner().start(request)
+
+    def finished(self, event: BuildFinished) -> dict[str, Any]:
+        """A build ended: send its parked token once, with what its report says."""
+        record = self.records.get_build(event.run_id, event.gate, event.kind)
+        if record is None or record.build_key != event.build_key:
+            return {"sent": False, "reason": "no such build (or a later build of this gate replaced it)"}
+        if record.status != "running" or not self.records.finish_build(record):
+            return {"sent": False, "reason": "this build's end was already handled"}
+        report = self._report(event.run_id, event.gate, event.kind, event.build_key)
+        try:
+            sent = self._send(record, report, event)
+        except Exception:
+            self.records.reopen_build(record)  # a redelivery (the event's retry) sends it again
+            raise
+        return {"sent": sent, "kind": event.kind, "build_status": event.build_status}
+
+    def _send(self, record: BuildRecord, report: BuildReport | None, event: BuildFinished) -> bool:
+        tokens = self.core.tokens
+        if record.kind == "diff" and report is None:
+            cause = f"the diff build ended {event.build_status} without reporting a diff"
+            report = BuildReport(
+                run_id=record.run_id,
+                gate=record.gate,
+                kind="diff",
+                build_key=record.build_key,
+                error=ERROR_CRASHED,
+                cause=cause,
+            )
+            self.records.put_report(report)
+        try:
+            if record.kind == "diff":
+                assert report is not None
+                tokens.send_success(record.task_token, {"reported": report.diff is not None})
+            elif report is not None and report.outcome is not None:
+                tokens.send_success(record.task_token, report.outcome.model_dump(mode="json"))
+            elif report is not None and report.error is not None:
+                tokens.send_failure(record.task_token, report.error, report.cause or "")
+            else:
+                cause = f"the merge build ended {event.build_status} without reporting an outcome"
+                if event.build_id:
+                    cause += f" (build {event.build_id}: see its log)"
+                tokens.send_failure(record.task_token, ERROR_CRASHED, cause)
+        except TaskTokenError as err:
+            # The task is gone (it timed out, or its execution stopped): nothing is waiting any more.
+            log.info("build finished after its task closed: %s", err.reason, extra={"run_id": record.run_id})
+            return False
+        return True
+
+    def _report(self, run_id: str, gate: str, kind: BuildKind, build_key: str) -> BuildReport | None:
+        """The report of this very build (a stale one from an earlier entry into the gate is ignored)."""
+        report = self.records.get_report(run_id, gate, kind)
+        return report if report is not None and report.build_key == build_key else None
+
+    def stored_diff(self, run_id: str, gate: str) -> BoundedDiff:
+        """The diff the gate's latest diff build reported; a clear refusal when it reported none."""
+        record = self.records.get_build(run_id, gate, "diff")
+        if record is None:
+            raise ValidationFailedError(
+                f"review gate '{gate}' has no diff build (its Diff state did not run)", details={"path": "gate"}
+            )
+        report = self._report(run_id, gate, "diff", record.build_key)
+        if report is None:
+            raise ValidationFailedError(
+                f"the diff build of review gate '{gate}' has not reported a diff", details={"path": "run_branch"}
+            )
+        if report.diff is None:
+            raise ValidationFailedError(
+                f"the diff of review gate '{gate}' could not be computed: {report.cause}",
+                details={"path": "run_branch", "error": report.error},
+            )
+        return report.diff
+
+
+class StoredDiffSource:
+    """The `DiffSource` of the stacks: the diff the gate's own diff build wrote into the table."""
+
+    def __init__(self, builds: ReviewBuilds) -> None:
+        self._builds = builds
+
+    def run_branch_diff(self, request: DiffRequest) -> BoundedDiff:
+        if not request.run_id or not request.gate:
+            raise ValidationFailedError("the stored diff is read by run and gate; the request names neither")
+        return self._builds.stored_diff(request.run_id, request.gate)

@@ -1,0 +1,44 @@
+"""In-memory `BuildRecords` (the review gate's build records and reports), as the DynamoDB adapter
+behaves: `finish_build` is conditional on the record still holding that build and running."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from baton.domain.merge_contracts import BuildKind, BuildRecord, BuildReport
+
+
+class MemoryBuildRecords:
+    def __init__(self) -> None:
+        self.builds: dict[tuple[str, str, str], BuildRecord] = {}
+        self.reports: dict[tuple[str, str, str], BuildReport] = {}
+        self._lock = threading.Lock()
+
+    def put_report(self, report: BuildReport) -> None:
+        self.reports[(report.run_id, report.gate, report.kind)] = report.model_copy(deep=True)
+
+    def get_report(self, run_id: str, gate: str, kind: BuildKind) -> BuildReport | None:
+        return self.reports.get((run_id, gate, kind))
+
+    def put_build(self, record: BuildRecord) -> None:
+        self.builds[(record.run_id, record.gate, record.kind)] = record
+
+    def get_build(self, run_id: str, gate: str, kind: BuildKind) -> BuildRecord | None:
+        return self.builds.get((run_id, gate, kind))
+
+    def finish_build(self, record: BuildRecord) -> bool:
+        return self._move(record, "running", "finished")
+
+    def reopen_build(self, record: BuildRecord) -> None:
+        self._move(record, "finished", "running")
+
+    def _move(self, record: BuildRecord, old: str, new: str) -> bool:
+        key = (record.run_id, record.gate, record.kind)
+        with self._lock:
+            current = self.builds.get(key)
+            if current is None or current.status != old or current.build_key != record.build_key:
+                return False
+            self.builds[key] = current.model_copy(update={"status": new})
+            return True
