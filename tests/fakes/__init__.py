@@ -4,5 +4,6 @@ from __future__ import annotations
 
 from tests.fakes.memory import FakeWorkflows, MemoryStore, RecordingTaskTokens
 from tests.fakes.notifier import RecordingNotifier
+from tests.fakes.timers import RecordingDeadlineTimers
 
-__all__ = ["FakeWorkflows", "MemoryStore", "RecordingNotifier", "RecordingTaskTokens"]
+__all__ = ["FakeWorkflows", "MemoryStore", "RecordingDeadlineTimers", "RecordingNotifier", "RecordingTaskTokens"]

@@ -111,4 +111,7 @@ class Deadlines:
             # Released in time, already ended, or the gate parked again (another round, another timer).
             return {"ended": False, "released": False, "reason": "not_parked"}
         outcome = self._reconcile_one(wait)
-        return {**outcome, "reason": "deadline" if outcome["ended"] else "answered_in_time"}
+        # Not ended here: an answer accepted in time (released now if its send was lost), or a pause
+        # settled before (an interrupt a late read already timed out gets its task failure sent now).
+        settled = "settled" if outcome["released"] else "answered_in_time"
+        return {**outcome, "reason": "deadline" if outcome["ended"] else settled}

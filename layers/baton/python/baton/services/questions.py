@@ -633,8 +633,8 @@ class QuestionService:
         return not self._complete_tool_await(awaiting) and self._time_out_tool_await(awaiting)
 
     def _time_out_tool_await(self, awaiting: Interaction) -> bool:
-        """Time out a pending tool-form await: its questions stop listing as pending, and the run is no
-        longer paused for it (the agent is told by `await_answers`' next call, not blocked)."""
+        """Time out a pending tool-form await: the run is no longer paused for it. Its questions stay
+        open (the tool form blocks nobody: the agent may await them again), unlike a gate's."""
         core = self.core
         pending, _ = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
         try:
@@ -647,6 +647,5 @@ class QuestionService:
                 gate="tool", interaction_id=awaiting.interaction_id, unanswered=[_unanswered(i) for i in pending]
             ),
         )
-        self._time_out_questions(pending, "the await_answers wait timed out")
         self._unpause_if_idle(awaiting.run_id)
         return True
