@@ -29,7 +29,7 @@ bad name fails the synth. One module for the four helpers (just over 400 lines) 
 
 Every Task's timeout is mandatory (no silent infinity); the token waits send it as `timeout_seconds`
 and the task's `$$.State.EnteredTime` as `entered_at`, so Baton's deadline is the task's,
-ending 2 s before it (`baton.services.core.GRACE_SECONDS`). At that deadline Baton fails the `ask` and
+ending a grace before it (`baton.domain.deadline.GRACE_SECONDS`, 5 s). At that deadline Baton fails the `ask` and
 `await_answers` tasks itself with the error `BatonDeadlinePassed` (Step Functions' States.Timeout is the
 backstop): catch both (`baton.workflows.gate_states.TIMEOUT_ERRORS`).
 The run id comes from `$.run_id` unless `run_id_path=` says otherwise. Grants: CDK's LambdaInvoke

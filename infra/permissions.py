@@ -17,14 +17,16 @@ Capability = Literal[
     "slack_secret",  # read the Slack webhook URL (SSM parameter or Secrets Manager secret)
     "webhook_secret",  # read the webhook signing secret (SSM parameter)
     "companion_model",  # bedrock:InvokeModel on the configured review-companion model (when configured)
+    "deadline_timer",  # states:StartExecution on the gates' timer machine only (baton.services.deadlines)
 ]
 CAPABILITIES: Final[tuple[str, ...]] = get_args(Capability)
 
 DEFAULT_ACCESS: Final[tuple[str, ...]] = ("table", "topic")
 
 ACCESS_BY_NAME: Final[dict[str, tuple[str, ...]]] = {
-    "api": ("table", "topic", "start_execution", "send_task"),
-    "park": ("table", "topic"),
+    "api": ("table", "topic", "start_execution", "send_task", "deadline_timer"),  # tool-form awaits' timers
+    "park": ("table", "topic", "deadline_timer"),
+    "interrupt_park": ("table", "topic", "deadline_timer"),
     "gate_timeout": ("table", "topic"),
     "notify_console": (),
     "notify_slack": ("slack_secret",),

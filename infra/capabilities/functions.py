@@ -18,6 +18,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from baton.domain.deadline import TIMER_STATE_MACHINE
 from infra.assets import asset_options
 from infra.config import TeamConfig, powertools_layer_arn
 from infra.naming import executions_arn, parameter_arn
@@ -139,7 +140,9 @@ class Functions(Construct):
 
     def _grant(self, spec: FunctionSpec, role: iam.Role, inputs: FunctionInputs) -> None:
         stack = Stack.of(self)
-        machines = list(inputs.state_machine_arns.values())
+        # The gates' timer machine is started only through its own capability, and has no task tokens.
+        workflows = {wf: arn for wf, arn in inputs.state_machine_arns.items() if wf != TIMER_STATE_MACHINE}
+        machines = list(workflows.values())
         for capability in access_for(spec):
             if capability == "table":
                 # Item reads/writes and queries on the table and its GSIs; no Scan (no API scans).
@@ -148,7 +151,7 @@ class Functions(Construct):
                 inputs.topic.grant_publish(role)
             elif capability == "start_execution" and machines:
                 role.add_to_principal_policy(iam.PolicyStatement(actions=["states:StartExecution"], resources=machines))
-                executions = [executions_arn(stack, self.config, wf) for wf in inputs.state_machine_arns]
+                executions = [executions_arn(stack, self.config, wf) for wf in workflows]
                 role.add_to_principal_policy(
                     iam.PolicyStatement(
                         actions=["states:DescribeExecution", "states:StopExecution"], resources=executions
@@ -160,6 +163,9 @@ class Functions(Construct):
                 role.add_to_principal_policy(
                     iam.PolicyStatement(actions=["codebuild:StartBuild"], resources=[inputs.merge_project.project_arn])
                 )
+            elif capability == "deadline_timer" and TIMER_STATE_MACHINE in inputs.state_machine_arns:
+                timer = inputs.state_machine_arns[TIMER_STATE_MACHINE]
+                role.add_to_principal_policy(iam.PolicyStatement(actions=["states:StartExecution"], resources=[timer]))
             elif capability == "slack_secret":
                 if self.config.slack_secret_arn:
                     role.add_to_principal_policy(

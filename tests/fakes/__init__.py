@@ -5,5 +5,13 @@ from __future__ import annotations
 from tests.fakes.builds import MemoryBuildRecords
 from tests.fakes.memory import FakeWorkflows, MemoryStore, RecordingTaskTokens
 from tests.fakes.notifier import RecordingNotifier
+from tests.fakes.timers import RecordingDeadlineTimers
 
-__all__ = ["FakeWorkflows", "MemoryBuildRecords", "MemoryStore", "RecordingNotifier", "RecordingTaskTokens"]
+__all__ = [
+    "FakeWorkflows",
+    "MemoryBuildRecords",
+    "MemoryStore",
+    "RecordingDeadlineTimers",
+    "RecordingNotifier",
+    "RecordingTaskTokens",
+]

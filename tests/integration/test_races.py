@@ -1,5 +1,6 @@
 """50-way races through the real API handler (the dispatcher's handler copies, Idempotency on the table,
-moto as DynamoDB): 50 threads released by one barrier send answer, resume, claim and cancel at once.
+moto as DynamoDB): 50 threads released by one barrier send answer, resume (an interrupt's, and a
+run's `POST /api/runs/{id}/resume` at a parked ask), claim and cancel at once.
 
 Exactly one request wins; every loser's conflict carries the winner (value, who, when) next to the
 record in the route's shape; a holder re-claiming its own claim gets 200; identical concurrent
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.local.http_adapter import to_proxy_event
+from tests.conftest import wait_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -127,3 +129,21 @@ def test_fifty_cancels_one_winner_every_loser_names_it(moto_stack: MotoStack) ->
         assert body["error"] == "gone" and body["interrupt"]["id"] == iid
         assert body["winner"]["value"] == f"reason {won}" and body["winner"]["by"] == _operator(won)
         assert body["winner"]["status"] == "cancelled" and body["winner"]["at"]
+
+
+def test_fifty_run_resumes_one_winner_every_409_names_it(moto_stack: MotoStack) -> None:
+    moto_stack.services.runs.start("human_pause", {"prompt": "Ship it?"}, run_id="race-run-resume", caller="op")
+    wait_for(lambda: moto_stack.services.core.store.get_wait("race-run-resume", "approve"), timeout=30)
+    path = "/api/runs/race-run-resume/resume"
+    results = _race(lambda n: _call(moto_stack, _operator(n), "POST", path, {"answers": {"choice": n}}))
+    won, losers = _one_winner(results)
+    assert results[won][1]["resumed"] is True
+    for body in losers:
+        assert body["error"] == "conflict" and body["interaction"]["request"]["node"] == "approve"  # the route's shape
+        assert body["interaction"]["status"] == "answered" and body["interaction"]["answer"] == {"choice": won}
+        assert body["winner"]["value"] == {"choice": won} and body["winner"]["by"] == _operator(won)
+        assert body["winner"]["status"] == "answered" and body["winner"]["at"]
+    wait = moto_stack.services.core.store.get_wait("race-run-resume", "approve")
+    assert wait is not None and wait.status == "released"  # one send, recorded once
+    events = moto_stack.services.core.store.list_events("race-run-resume", limit=1000)
+    assert [e.type for e in events].count("run_resumed") == 1

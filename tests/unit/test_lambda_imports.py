@@ -58,14 +58,14 @@ def test_the_check_fails_on_a_handler_that_imports_the_cli(tmp_path: Path, sourc
 # ---- cold start: what importing a handler loads ------------------------------------------------------
 
 # Imports each handler in turn in one fresh interpreter and reports, after each, which of `watched` are
-# loaded. A module some handler loads shows up at the first handler that loads it; the API's handler
-# comes last, so what it loads (the routes) cannot hide what another handler loads.
+# loaded. A module some handler loads shows up at the first handler that loads it; the MCP and API
+# handlers come last, so what they load (the resolver, the routes) cannot hide what another handler loads.
 _PROBE = """
 import importlib.util, json, sys
 from pathlib import Path
 watched = json.loads(sys.argv[2])
 report = {}
-for handler in sorted(Path(sys.argv[1]).glob("*/handler.py"), key=lambda p: (p.parent.name == "api", p)):
+for handler in sorted(Path(sys.argv[1]).glob("*/handler.py"), key=lambda p: (p.parent.name in ("mcp", "api"), p.parent.name == "api", p)):
     spec = importlib.util.spec_from_file_location(f"lambda_{handler.parent.name}", handler)
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
     prefixes = tuple(w + "." for w in watched)
@@ -114,8 +114,10 @@ def test_importing_any_handler_with_tracing_off_loads_no_xray_sdk_and_builds_no_
         assert not [m for m in loaded if m.split(".")[0] in ("aws_xray_sdk", "boto3")], (name, loaded)
         assert "botocore.client" not in loaded and "botocore.session" not in loaded, (name, loaded)
         assert not [m for m in loaded if m.startswith(tuple(NEVER_DEPLOYED))], (name, loaded)
-        if name != "api":
-            assert not [m for m in loaded if m.startswith("baton.api")], (name, loaded)
+        # The MCP door resolves its caller with the API's one resolver (baton.api.auth), and no more of it.
+        allowed = {"api": None, "mcp": {"baton.api", "baton.api.auth"}}.get(name, set())
+        if allowed is not None:
+            assert not [m for m in loaded if m.startswith("baton.api") and m not in allowed], (name, loaded)
 
 
 def test_outside_lambda_tracing_is_off_and_no_handler_loads_the_xray_sdk() -> None:

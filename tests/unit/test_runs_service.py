@@ -69,7 +69,7 @@ def test_park_records_interaction_wait_status_and_events(runs: RunService, core:
     assert wait is not None and wait.task_token == "tok-1" and wait.interaction_ids == [iid]
     interaction = core.store.get_interaction("r1", iid)
     assert interaction is not None and interaction.state.status == "pending"
-    assert interaction.expires_at == "2026-11-30T12:00:58.000Z"  # the 60 s timeout less the 2 s grace
+    assert interaction.expires_at == "2026-11-30T12:00:55.000Z"  # the 60 s timeout less the 5 s grace
     types = [e.type for e in core.store.list_events("r1")]
     assert types == ["run_started", "human_input_requested", "run_paused"]
     (note,) = core.notifier.notifications  # type: ignore[attr-defined]

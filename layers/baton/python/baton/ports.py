@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
+    from baton.domain.gate_payloads import GateDeadlinePayload
     from baton.domain.merge_contracts import (
         BoundedDiff,
         BuildKind,
@@ -114,6 +115,13 @@ class Workflows(Protocol):
 
     def start(self, state_machine_arn: str, run_id: str, payload: dict[str, Any]) -> str: ...
     def describe(self, execution_arn: str) -> dict[str, Any]: ...
+
+
+class DeadlineTimers(Protocol):
+    """Starts a gate's timer: after `wait_seconds` it invokes the `gate_deadline` Lambda with `payload`.
+    Starting the same `name` again is a no-op (a retried park)."""
+
+    def start(self, name: str, payload: GateDeadlinePayload, wait_seconds: int) -> None: ...
 
 
 class Notifier(Protocol):

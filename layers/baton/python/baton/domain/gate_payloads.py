@@ -16,6 +16,7 @@ every literal value by the field's own type; `tests/unit/test_gate_payloads.py` 
 | interrupt_fail              | `InterruptFailPayload`  | their Catch (timeout, InterruptCancelled)|
 | review_park / review_turn / merge_start / merge_record | `Review*`, `Merge*` | statemachines/review_gate.asl.json |
 | diff_start                  | `DiffStartPayload`      | statemachines/review_gate.asl.json       |
+| gate_deadline               | `GateDeadlinePayload`   | a gate's timer (gate_deadline.asl.json)  |
 
 Every parking payload (park, await_gate, interrupt_park, review_park) takes `entered_at`
 (`ENTERED_TIME`, the state's `$$.State.EnteredTime`): Baton's deadline starts when the task started
@@ -145,6 +146,16 @@ class MergeRecordPayload(GatePayload):
     error: StatesError | None = None  # the merge task's caught error (a timeout, MergeCrashed, ...)
 
 
+class GateDeadlinePayload(GatePayload):
+    """A gate's timer, at the deadline of the wait it was started for (`baton.services.deadlines`). No
+    task token: the timer's input is visible in Step Functions; the wait is found by run and gate."""
+
+    run_id: RunId
+    gate: str = Field(min_length=1, max_length=256, description="The parked wait's gate (tool awaits: 'tool')")
+    deadline: AwareDatetime = Field(description="The deadline the timer was started for (a re-parked gate has another)")
+    interaction_id: str | None = Field(default=None, max_length=64, description="The tool-form await it ends")
+
+
 # Which payload each gate Lambda takes (by function name, as in baton.workflows.resources.FUNCTIONS).
 PAYLOAD_OF_FUNCTION: dict[str, type[GatePayload]] = {
     "park": ParkPayload,
@@ -158,6 +169,7 @@ PAYLOAD_OF_FUNCTION: dict[str, type[GatePayload]] = {
     "merge_start": MergeStartPayload,
     "merge_record": MergeRecordPayload,
     "diff_start": DiffStartPayload,
+    "gate_deadline": GateDeadlinePayload,
 }
 
 

@@ -76,9 +76,11 @@ def build_services(settings: Settings) -> Services:
     import boto3
 
     from baton.adapters.clients import CLIENT_CONFIG
+    from baton.adapters.deadline_timer import SfnDeadlineTimers
     from baton.adapters.dynamo import DynamoStore
     from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
     from baton.api.idempotency import Idempotency, NoIdempotency
+    from baton.domain.deadline import TIMER_STATE_MACHINE
     from baton.notify.sns import SnsNotifier
     from baton.services.core import Core
     from baton.services.runs import RunService
@@ -90,12 +92,15 @@ def build_services(settings: Settings) -> Services:
     # One client per service, shared by the adapters (client creation is the costly part of a cold start).
     dynamodb = session.client("dynamodb", config=CLIENT_CONFIG)
     stepfunctions = session.client("stepfunctions", config=CLIENT_CONFIG)
+    workflow_arns = dict(settings.workflows)
+    timer_arn = workflow_arns.pop(TIMER_STATE_MACHINE, "")  # the gates' timer: never started as a run
     core = Core(
         store=DynamoStore(settings.table_name, dynamodb, ttl_seconds=settings.event_ttl_days * 86400),
         tokens=SfnTaskTokens(stepfunctions),
         workflows=SfnWorkflows(stepfunctions),
         notifier=notifier,
-        workflow_arns=dict(settings.workflows),
+        workflow_arns=workflow_arns,
+        timers=SfnDeadlineTimers(stepfunctions, timer_arn) if timer_arn else None,
     )
     idempotency: Idempotency | NoIdempotency = (
         Idempotency(settings.table_name, dynamodb) if settings.idempotency_enabled else NoIdempotency()

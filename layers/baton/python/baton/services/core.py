@@ -3,10 +3,11 @@
 
 One clock decides a gate's deadline (`deadline_of`): it starts when the Step Functions task started (the
 state's entered time, passed in the gate's payload as `entered_at`) and ends GRACE_SECONDS before the
-task's TimeoutSeconds. An answer is accepted only before it (`refuse_if_late`: after it, a 410 and the
-answer kept as an `answer_late` event); an accepted answer's send then lands inside the grace, before
-Step Functions' timer. At the deadline the reconciler ends the pause itself (a task failure with
-DEADLINE_ERROR and its cause), so the Step Functions timeout is only a backstop.
+task's TimeoutSeconds (the grace is written once, in `baton.domain.deadline`). An answer is accepted
+only before it (`refuse_if_late`: after it, a 410 and the answer kept as an `answer_late` event); an
+accepted answer's send then lands inside the grace, before Step Functions' timer. At the deadline the
+gate's timer (`baton.services.deadlines`; the reconciler sweeps any it missed) ends the pause itself
+(a task failure with DEADLINE_ERROR and its cause), so the Step Functions timeout is only a backstop.
 
 A park is idempotent under retries (CDK's LambdaInvoke retries a task-token invoke): `park_id` derives
 the interaction id from the task (its entered time and a hash of its token), and `parked_again` tells a
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.deadline import GRACE_SECONDS, grace_for
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
 from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso
@@ -28,11 +30,11 @@ from baton.models import Event, Interaction, ParkedWait, RunSummary
 from baton.notify.model import Notification
 
 if TYPE_CHECKING:
-    from baton.ports import Notifier, Store, TaskTokens, Workflows
+    from baton.ports import DeadlineTimers, Notifier, Store, TaskTokens, Workflows
 
 log = logging.getLogger("baton")
 
-GRACE_SECONDS = 2.0  # Baton's deadline ends this long before the task's TimeoutSeconds (at most half of it)
+__all__ = ["DEADLINE_ERROR", "GRACE_SECONDS", "Core", "task_interaction_id"]
 DEADLINE_ERROR = "BatonDeadlinePassed"  # the task failure Baton sends at a deadline (the gates' Catch names it)
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # What Step Functions says when a token was already closed; before the deadline that is an earlier send.
@@ -59,6 +61,7 @@ class Core:
     workflow_arns: dict[str, str] = field(default_factory=dict)
     clock: Clock = field(default_factory=SystemClock)
     ids: IdGenerator = field(default_factory=UlidGenerator)
+    timers: DeadlineTimers | None = None  # each gate's timer (baton.services.deadlines); None: the reconciler only
 
     def now(self) -> str:
         return iso(self.clock.now())
@@ -71,8 +74,7 @@ class Core:
         """When Baton stops accepting answers for a task that entered at `entered_at` (now, if the
         payload did not say) with `timeout_seconds`: strictly before Step Functions' timeout."""
         start = entered_at or self.clock.now()
-        grace = min(GRACE_SECONDS, timeout_seconds / 2)
-        return iso(start + timedelta(seconds=timeout_seconds - grace))
+        return iso(start + timedelta(seconds=timeout_seconds - grace_for(timeout_seconds)))
 
     def is_past(self, deadline: str | None) -> bool:
         return deadline is not None and self.clock.now() >= parse_iso(deadline)

@@ -68,6 +68,7 @@ from baton.events import (
 )
 from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
+from baton.services.deadlines import park_wait
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -310,7 +311,8 @@ class InterruptService:
         node = interrupt.request.node
         if self.core.parked_again(interrupt.run_id, node, token) is not None:
             return
-        self.core.store.put_wait(
+        park_wait(
+            self.core,
             ParkedWait(
                 run_id=interrupt.run_id,
                 gate=node,
@@ -319,7 +321,7 @@ class InterruptService:
                 interaction_ids=[interrupt.interaction_id],
                 parked_at=interrupt.created_at,
                 deadline=interrupt.expires_at,
-            )
+            ),
         )
 
     @staticmethod

@@ -37,6 +37,7 @@ from baton.errors import (
     winner,
 )
 from baton.events import (
+    AnswerLate,
     AwaitReleased,
     AwaitStarted,
     AwaitTimedOut,
@@ -55,6 +56,7 @@ from baton.models import (
     QuestionRequest,
     status_of,
 )
+from baton.services.deadlines import arm_tool_await, park_wait
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -223,6 +225,8 @@ class QuestionService:
         run = core.require_run(run_id)
         question = self._get_question(run_id, interaction_id)
         self._check_answer(question, answer)
+        if question.state.status == "timed_out":
+            raise self._late(question, answer, caller)
         if question.state.status != "pending":
             raise self._already(question)
         self._refuse_after_gate_deadline(question, answer, caller)
@@ -277,6 +281,38 @@ class QuestionService:
         for wait in self.core.store.list_run_waits(question.run_id):
             if wait.kind == "await" and wait.status != "released" and _in_scope(question, wait.scope.get("from")):
                 self.core.refuse_if_late(question, answer, caller=caller, deadline=wait.deadline)
+
+    def _late(self, question: Interaction, answer: Any, caller: str) -> GoneError:
+        """An answer to a question whose gate timed out: kept on the record as late, never delivered."""
+        st = question.state
+        when = st.answered_at or self.core.now()
+        self.core.record(
+            question.run_id,
+            AnswerLate(
+                interaction_id=question.interaction_id,
+                node=question.request.node,
+                kind="question",
+                answer=answer,
+                by=caller,
+                deadline=when,
+            ),
+        )
+        return GoneError(
+            f"question {question.interaction_id} is no longer pending: {st.reason or 'its gate timed out'} at "
+            f"{when}; the answer is recorded as late and not delivered",
+            details={"reason": "gate_timed_out", "timed_out_at": when, "interaction": question.public()},
+        )
+
+    def _time_out_questions(self, pending: list[Interaction], why: str) -> None:
+        """The questions a timed-out gate waited on stop being pending: marked timed out, with `why`
+        (a conditional write: one answered at the last moment keeps its answer)."""
+        for question in pending:
+            try:
+                self.core.store.transition_interaction(
+                    question, status_of(question.state, "timed_out", at=self.core.now(), reason=why)
+                )
+            except ConflictError:
+                continue
 
     @staticmethod
     def _already(current: Interaction) -> ConflictError:
@@ -361,7 +397,8 @@ class QuestionService:
             released = again.status == "released" or self._release_if_ready(run_id, gate, from_node)
             return {"parked": True, "gate": gate, "released": released, "pending": again.interaction_ids}
         pending, _ = self._scope(run_id, from_node)
-        core.store.put_wait(
+        park_wait(
+            core,
             ParkedWait(
                 run_id=run_id,
                 gate=gate,
@@ -371,7 +408,7 @@ class QuestionService:
                 scope={"from": from_node or None, "timeout_seconds": timeout_seconds},
                 parked_at=core.now(),
                 deadline=core.deadline_of(timeout_seconds, entered_at),
-            )
+            ),
         )
         core.record(
             run_id,
@@ -433,6 +470,7 @@ class QuestionService:
         where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
         cause = f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
         core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
+        self._time_out_questions(pending, f"await gate '{gate}' timed out")
         if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
             core.set_run_status(
                 run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause
@@ -492,6 +530,7 @@ class QuestionService:
                 ),
             )
             core.store.put_interaction(awaiting)
+            arm_tool_await(core, awaiting)
             core.record(
                 run_id,
                 AwaitStarted(
@@ -581,21 +620,32 @@ class QuestionService:
         for awaiting in core.store.list_pending("await"):
             if self._complete_tool_await(awaiting):
                 released.append({"run_id": awaiting.run_id, "gate": f"tool:{awaiting.interaction_id}"})
-            elif awaiting.expires_at and awaiting.expires_at <= now:
-                pending, _ = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
-                try:
-                    core.store.transition_interaction(
-                        awaiting, status_of(awaiting.state, "timed_out", reason="timeout")
-                    )
-                except ConflictError:
-                    continue
-                core.record(
-                    awaiting.run_id,
-                    AwaitTimedOut(
-                        gate="tool",
-                        interaction_id=awaiting.interaction_id,
-                        unanswered=[_unanswered(i) for i in pending],
-                    ),
-                )
+            elif awaiting.expires_at and awaiting.expires_at <= now and self._time_out_tool_await(awaiting):
                 timed_out.append(awaiting.interaction_id)
         return released, timed_out
+
+    def time_out_tool_await(self, run_id: str, interaction_id: str) -> bool:
+        """A tool-form await's timer, at its expiry: completed if its scope is answered, else timed out.
+        True if this call timed it out."""
+        awaiting = self.core.store.get_interaction(run_id, interaction_id)
+        if awaiting is None or awaiting.request.kind != "await" or awaiting.state.status != "pending":
+            return False
+        return not self._complete_tool_await(awaiting) and self._time_out_tool_await(awaiting)
+
+    def _time_out_tool_await(self, awaiting: Interaction) -> bool:
+        """Time out a pending tool-form await: the run is no longer paused for it. Its questions stay
+        open (the tool form blocks nobody: the agent may await them again), unlike a gate's."""
+        core = self.core
+        pending, _ = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
+        try:
+            core.store.transition_interaction(awaiting, status_of(awaiting.state, "timed_out", reason="timeout"))
+        except ConflictError:
+            return False
+        core.record(
+            awaiting.run_id,
+            AwaitTimedOut(
+                gate="tool", interaction_id=awaiting.interaction_id, unanswered=[_unanswered(i) for i in pending]
+            ),
+        )
+        self._unpause_if_idle(awaiting.run_id)
+        return True

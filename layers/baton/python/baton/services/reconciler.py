@@ -107,3 +107,14 @@ class Reconciler:
                 log.exception("reconcile: re-send failed", extra={"run_id": wait.run_id, "gate": wait.gate})
         tools, timed_out = self.questions.reconcile_tool_awaits()
         return {"checked": checked, "released": released + tools, "timed_out": timed_out, "ended": ended}
+
+    def reconcile_one(self, wait: ParkedWait) -> dict[str, bool]:
+        """One parked wait, as a pass treats it (a gate's timer at its deadline, baton.services.deadlines):
+        ended at its deadline, or else the resume a lost send owes it."""
+        if self._end_if_due(wait):
+            return {"ended": True, "released": False}
+        handler = self._handler(wait)
+        try:
+            return {"ended": False, "released": handler is not None and handler(wait)}
+        except GoneError:
+            return {"ended": False, "released": False}  # the gate timed out first

@@ -32,6 +32,7 @@ from baton.models import (
     RunSummary,
     status_of,
 )
+from baton.services.deadlines import park_wait
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -203,7 +204,8 @@ class RunService:
     def _park_wait(self, interaction: Interaction, token: str, deadline: str) -> None:
         if self.core.parked_again(interaction.run_id, interaction.request.node, token) is not None:
             return  # never re-park a token an earlier attempt parked (it may be released by now)
-        self.core.store.put_wait(
+        park_wait(
+            self.core,
             ParkedWait(
                 run_id=interaction.run_id,
                 gate=interaction.request.node,
@@ -212,7 +214,7 @@ class RunService:
                 interaction_ids=[interaction.interaction_id],
                 parked_at=interaction.created_at,
                 deadline=deadline,
-            )
+            ),
         )
 
     def resume(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:

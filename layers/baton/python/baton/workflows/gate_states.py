@@ -1,7 +1,7 @@
 """The await gate as states you drop into your own workflow (the same shape as
 `statemachines/await_answers.asl.json`): one `waitForTaskToken` Task calling the `await_gate` Lambda,
-its mandatory timeout, and the Catch (States.Timeout, or Baton's own deadline `BatonDeadlinePassed`, 2 s
-earlier) → `await_timeout` Lambda → Fail whose cause lists the unanswered
+its mandatory timeout, and the Catch (States.Timeout, or Baton's own deadline `BatonDeadlinePassed`, a
+grace earlier: `baton.domain.deadline`) → `await_timeout` Lambda → Fail whose cause lists the unanswered
 questions. Use `${AwaitGateFunctionArn}` / `${AwaitTimeoutFunctionArn}` placeholders (substituted by the
 local stack and CDK alike) or pass deployed ARNs.
 

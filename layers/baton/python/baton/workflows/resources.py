@@ -24,7 +24,8 @@ class FunctionSpec:
     # Extra environment names this function reads (beyond the shared Baton settings).
     extra_env: tuple[str, ...] = field(default_factory=tuple)
     # AWS access the deployed function needs, by capability (see infra/permissions.py): "table",
-    # "topic", "start_execution", "send_task", "merge_build", "slack_secret", "webhook_secret".
+    # "topic", "start_execution", "send_task", "merge_build", "slack_secret", "webhook_secret",
+    # "deadline_timer".
     # None = the deployment's default for this function name (table + topic for unknown names).
     aws_access: tuple[str, ...] | None = None
     # EventBridge schedule expression when deployed, e.g. "rate(1 minute)". None = the deployment's
@@ -81,7 +82,8 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         "review_park",
         "Review gate: parks the task token and asks the operator",
-        aws_access=("table", "topic", "send_task"),  # sends an action stored before the token was parked
+        # sends an action stored before the token was parked; starts the gate's timer
+        aws_access=("table", "topic", "send_task", "deadline_timer"),
     ),
     FunctionSpec(
         "merge_start",
@@ -103,7 +105,8 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         "await_gate",
         "Await gate: parks the task token until no question in scope is pending (re-checks after parking)",
-        aws_access=("table", "topic", "send_task"),  # releases at once when everything is already answered
+        # releases at once when everything is already answered; starts the gate's timer
+        aws_access=("table", "topic", "send_task", "deadline_timer"),
     ),
     FunctionSpec("await_timeout", "Await gate: records the unanswered questions and returns the Fail cause"),
     FunctionSpec(
@@ -116,6 +119,12 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
     # Interrupts (statemachines/interrupt.asl.json, baton.services.interrupts).
     FunctionSpec("interrupt_park", "Interrupt: creates the interrupt and parks the task token"),
     FunctionSpec("interrupt_fail", "Interrupt: marks a timed-out/cancelled interrupt and returns the Fail cause"),
+    # Every gate's timer (statemachines/gate_deadline.asl.json, baton.services.deadlines).
+    FunctionSpec(
+        "gate_deadline",
+        "Ends a parked gate at Baton's deadline when its timer fires (BatonDeadlinePassed)",
+        aws_access=("table", "topic", "send_task"),
+    ),
     FunctionSpec(
         "interrupt_sweeper",
         "Times out SDK interrupts past their deadline (scheduled every minute; Query on the pending index)",
@@ -132,6 +141,8 @@ STATE_MACHINES: dict[str, str] = {
     "await_answers": "await_answers.asl.json",
     "await_fanout_example": "await_fanout_example.asl.json",
     "demo": "demo_workflow.asl.json",
+    # Not a workflow: every gate's timer, started by the parks (never by POST /api/runs).
+    "gate_deadline": "gate_deadline.asl.json",
 }
 
 

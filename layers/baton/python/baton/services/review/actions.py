@@ -24,6 +24,7 @@ from baton.domain.review_gate import (
 from baton.errors import ConflictError, GoneError, ValidationFailedError
 from baton.events import HumanInputRequested, InteractionAnswered, ReviewTurnRecorded, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
+from baton.services.deadlines import park_wait
 from baton.services.review.gate import ACTIVE_RUN, ReviewGate, clip
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ class ReviewActions(ReviewGate):
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         url, warnings = self.review_url(interaction)
-        core.store.put_wait(
+        park_wait(
+            core,
             ParkedWait(
                 run_id=run_id,
                 gate=gate,
@@ -51,7 +53,7 @@ class ReviewActions(ReviewGate):
                 scope={"review_url": url},
                 parked_at=core.now(),
                 deadline=core.deadline_of(config.timeout_seconds, entered_at),
-            )
+            ),
         )
         core.set_run_status(run_id, "paused_waiting_human", allowed_from=ACTIVE_RUN)
         # An action stored before the token was parked (or a failed send) is delivered now.

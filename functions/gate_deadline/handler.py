@@ -1,0 +1,29 @@
+"""A gate's timer fired (statemachines/gate_deadline.asl.json): end that pause at its deadline, as the
+reconciler would (see baton.services.deadlines). Idempotent: a wait already released or ended is left."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.parser import parse
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from baton.domain.gate_payloads import GateDeadlinePayload
+from baton.runtime.observability import logger, tracer
+from baton.runtime.wiring import services
+from baton.services.deadlines import Deadlines
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    timer = parse(event=event, model=GateDeadlinePayload)
+    reconciler = services().reconciler
+    deadlines = Deadlines(
+        reconciler.core,
+        reconcile_one=reconciler.reconcile_one,
+        time_out_tool_await=reconciler.questions.time_out_tool_await,
+    )
+    result = deadlines.fire(timer)
+    logger.info("gate deadline", extra={"run_id": timer.run_id, "gate": timer.gate, **result})
+    return result

@@ -1,0 +1,49 @@
+"""The grace between Baton's deadline and Step Functions' own timeout, written once.
+
+Baton's deadline for a parked task is its entered time + its timeout - `grace_for(timeout)`
+(`baton.services.core.Core.deadline_of`); the task's `TimeoutSeconds` (the ASL's `TimeoutSecondsPath`
+reads the same `timeout_seconds` the park payload carries) is the backstop at entered time + timeout.
+At the deadline the gate's timer (`statemachines/gate_deadline.asl.json`, started by the park through
+`baton.services.deadlines.arm`) ends the pause itself. The grace must exceed what the timer can be
+late by, so Baton's failure always lands before Step Functions' timeout:
+
+* `TIMER_PRECISION_SECONDS`: the timer is a Step Functions Wait state, which counts whole seconds
+  (a Wait on a timestamp truncates its milliseconds); the timer waits the deadline rounded up to the
+  next second, so it fires up to 1 s after the deadline, never before it;
+* `TIMER_DELIVERY_SECONDS`: the Wait's Lambda task (a cold start included) and its SendTaskFailure.
+
+(EventBridge Scheduler was the other engine considered: its one-time schedules fire with 60 s
+precision, which would make every gate's grace over a minute.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+TIMER_PRECISION_SECONDS = 1.0
+TIMER_DELIVERY_SECONDS = 3.0
+# Baton's deadline ends this long before the task's TimeoutSeconds (at most half of a short timeout).
+GRACE_SECONDS = TIMER_PRECISION_SECONDS + TIMER_DELIVERY_SECONDS + 1.0
+TIMER_STATE_MACHINE = "gate_deadline"  # the timer's entry in baton.workflows.resources.STATE_MACHINES
+
+
+def grace_for(timeout_seconds: float) -> float:
+    """The grace of a task with this timeout: GRACE_SECONDS, or half of a timeout shorter than twice it."""
+    return min(GRACE_SECONDS, timeout_seconds / 2)
+
+
+def timer_wait_seconds(deadline: datetime, now: datetime) -> int:
+    """Whole seconds the timer waits so that it fires at the deadline or up to 1 s after it."""
+    return max(0, math.ceil((deadline - now).total_seconds()))
+
+
+def timer_name(run_id: str, gate: str, deadline: str) -> str:
+    """The timer execution's name: one per parked wait (run, gate, deadline), so a retried park finds
+    its timer already started (Step Functions refuses a second execution of the same name)."""
+    digest = hashlib.sha256(f"{run_id}\n{gate}\n{deadline}".encode()).hexdigest()[:40]
+    return f"deadline-{digest}"

@@ -1,0 +1,41 @@
+"""Issue 17 item 4 on moto with the real handlers: each park starts its gate's timer (an execution of
+statemachines/gate_deadline.asl.json, whose Wait moto runs for real), and at Baton's deadline the timer,
+not the reconciler and not Step Functions' TimeoutSeconds, ends the pause with BatonDeadlinePassed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from baton.domain.deadline import TIMER_STATE_MACHINE
+from tests.conftest import wait_for
+
+if TYPE_CHECKING:
+    from tests.integration.conftest import MotoStack
+
+
+def _history(stack: MotoStack, arn: str) -> list[dict[str, Any]]:
+    sfn = stack.clients["stepfunctions"]
+    return list(sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"])
+
+
+def _timers(stack: MotoStack) -> list[dict[str, Any]]:
+    arn = stack.provisioned.state_machine_arns[TIMER_STATE_MACHINE]
+    return list(stack.clients["stepfunctions"].list_executions(stateMachineArn=arn)["executions"])
+
+
+def test_the_gate_timer_ends_an_ask_pause_before_the_task_timeout(moto_stack: MotoStack) -> None:
+    runs = moto_stack.services.runs
+    run = runs.start("human_pause", {"prompt": "Still there?", "timeout_seconds": 8}, run_id="tm-1", caller="op")
+    wait_for(lambda: moto_stack.services.core.store.get_wait("tm-1", "approve"))
+    assert len(_timers(moto_stack)) == 1  # the park started one timer, named after its wait
+    sfn = moto_stack.clients["stepfunctions"]
+    arn = run.execution_arn or ""
+    wait_for(lambda: sfn.describe_execution(executionArn=arn)["status"] == "FAILED", timeout=30)
+    failed = [e for e in _history(moto_stack, arn) if e["type"] == "TaskFailed"]
+    assert [e["taskFailedEventDetails"]["error"] for e in failed] == ["BatonDeadlinePassed"]
+    assert not [e for e in _history(moto_stack, arn) if e["type"] == "TaskTimedOut"]  # the backstop never fired
+    (timer,) = _timers(moto_stack)
+    assert timer["status"] == "SUCCEEDED"
+    output = sfn.describe_execution(executionArn=timer["executionArn"])["output"]
+    assert '"ended": true' in output
+    assert moto_stack.services.core.store.get_wait("tm-1", "approve").status == "timed_out"  # type: ignore[union-attr]
