@@ -65,7 +65,8 @@ import importlib.util, json, sys
 from pathlib import Path
 watched = json.loads(sys.argv[2])
 report = {}
-for handler in sorted(Path(sys.argv[1]).glob("*/handler.py"), key=lambda p: (p.parent.name in ("mcp", "api"), p.parent.name == "api", p)):
+last = {"mcp": 1, "api": 2}
+for handler in sorted(Path(sys.argv[1]).glob("*/handler.py"), key=lambda p: (last.get(p.parent.name, 0), p)):
     spec = importlib.util.spec_from_file_location(f"lambda_{handler.parent.name}", handler)
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
     prefixes = tuple(w + "." for w in watched)
