@@ -23,7 +23,16 @@ if TYPE_CHECKING:
         BuildRequest,
         DiffRequest,
     )
-    from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, ReviewTurn, RunSummary
+    from baton.models import (
+        Event,
+        Interaction,
+        InteractionStatus,
+        Message,
+        ParkedWait,
+        PendingQuery,
+        ReviewTurn,
+        RunSummary,
+    )
     from baton.notify.model import Notification
 
 
@@ -54,6 +63,8 @@ class InteractionStore(Protocol):
     ) -> list[Interaction]: ...
     def list_by_status(self, kind: str, status: str, *, run_id: str | None = None) -> list[Interaction]: ...
     def list_pending(self, kind: str) -> list[Interaction]: ...
+    # one page of a kind's pending ones in created order (the inbox), and whether more follow it
+    def page_pending(self, kind: str, query: PendingQuery) -> tuple[list[Interaction], bool]: ...
     def page_interactions(
         self,
         kind: str,
