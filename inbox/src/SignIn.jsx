@@ -1,0 +1,13 @@
+// Shown on a 401: the browser has no session. Locally `baton dev` prints a one-time sign-in link;
+// deployed, the team's Cognito sign-in sets the session.
+export function SignIn() {
+  return (
+    <section className="card" aria-labelledby="signin-title">
+      <h1 id="signin-title">Sign in to the inbox</h1>
+      <p>
+        This browser is not signed in. Locally, open the one-time sign-in link that <code>baton dev</code> prints
+        (“inbox … /inbox/login?code=…”); each link works once and sets a session cookie.
+      </p>
+    </section>
+  );
+}
