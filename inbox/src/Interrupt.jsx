@@ -5,6 +5,7 @@ import { api, winnerText } from "./api.js";
 import { previewStateEdits } from "./stateEdits.js";
 import { SignIn } from "./SignIn.jsx";
 import { useInterval } from "./util.js";
+import { useMe } from "./me.js";
 
 // The light `schema` ({type|"enum", enum, default, title, description}) as the JSON Schema it means
 // (layers/baton/python/baton/domain/answer_schema.py); `jsonSchema` wins when both are given.
@@ -79,7 +80,9 @@ function StateEdits({ snapshot, text, setText, serverError }) {
 
 export function InterruptScreen({ interruptId }) {
   const [view, setView] = useState(null);
-  const [me, setMe] = useState(null);
+  const signedIn = useMe();
+  const [claimedAs, setClaimedAs] = useState(null);
+  const me = claimedAs || (signedIn && signedIn.principal);
   const [error, setError] = useState(null);
   const [formData, setFormData] = useState(undefined);
   const [edits, setEdits] = useState("");
@@ -96,7 +99,7 @@ export function InterruptScreen({ interruptId }) {
     async (force) => {
       try {
         const claimed = await api.claim(interruptId, force);
-        setMe(claimed.interrupt.claimedBy);
+        setClaimedAs(claimed.interrupt.claimedBy);
         setView(claimed.interrupt);
       } catch (err) {
         if (err.status === 409 && err.body.interrupt) setView(err.body.interrupt);

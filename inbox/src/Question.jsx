@@ -3,9 +3,16 @@ import { api, winnerText } from "./api.js";
 import { ago, settledBy } from "./util.js";
 import { SignIn } from "./SignIn.jsx";
 
-// The question as the inbox lists it; when it is no longer pending, what its run's events say.
+// The question as its run's pending list shows it (a pause, `ask`, as the inbox lists it); when it is
+// no longer pending, what its run's events say about it.
 async function loadQuestion(runId, id) {
-  const page = await api.inbox({ run: runId, limit: 200 });
+  const pending = (await api.pendingQuestions(runId)).pending || [];
+  const question = pending.find((q) => q.interaction_id === id);
+  if (question) {
+    const waited = (Date.now() - Date.parse(question.created_at)) / 1000;
+    return { item: { id, run_id: runId, kind: "question", ...question.request, waited_s: waited }, settled: null };
+  }
+  const page = await api.inbox({ run: runId, limit: 100 }).catch(() => ({ items: [] }));
   const item = (page.items || []).find((i) => i.id === id);
   if (item) return { item, settled: null };
   const events = (await api.events(runId)).events || [];

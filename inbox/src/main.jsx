@@ -1,4 +1,6 @@
 import { StrictMode, useEffect, useState } from "react";
+import { MeContext } from "./me.js";
+import { api } from "./api.js";
 import { createRoot } from "react-dom/client";
 import { InboxList } from "./List.jsx";
 import { QuestionScreen } from "./Question.jsx";
@@ -56,6 +58,10 @@ function App() {
   const route = useRoute();
   const [shortcuts, setShortcuts] = useShortcutsSetting();
   const [help, setHelp] = useState(false);
+  const [me, setMe] = useState(null);
+  useEffect(() => {
+    api.me().then(setMe, () => setMe(null));
+  }, []);
   useEffect(() => {
     const onKey = (event) => {
       if (!shortcuts || event.ctrlKey || event.metaKey || event.altKey) return;
@@ -73,6 +79,7 @@ function App() {
           Baton inbox
         </a>
         <nav aria-label="Settings">
+          {me && <span className="who-am-i">{me.principal}</span>}
           <label className="switch">
             <input
               type="checkbox"
@@ -88,7 +95,15 @@ function App() {
         </nav>
       </header>
       <main>
-        <Screen route={route} shortcuts={shortcuts} />
+        <MeContext.Provider value={me}>
+          {me && me.role === "agent" ? (
+            <p className="error" role="alert">
+              This is an agent identity ({me.principal}); the inbox is for operators.
+            </p>
+          ) : (
+            <Screen route={route} shortcuts={shortcuts} />
+          )}
+        </MeContext.Provider>
       </main>
       {help && <KeysHelp onClose={() => setHelp(false)} />}
     </>
