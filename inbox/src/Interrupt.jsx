@@ -68,9 +68,19 @@ function StateEdits({ snapshot, text, setText, serverError }) {
           {serverError}
         </p>
       )}
+      {preview.changes.length > 0 && (
+        <ul className="changes" aria-label="State changes">
+          {preview.changes.map((c, n) => (
+            <li key={n}>
+              <code>{c.path}</code>: {c.before === undefined ? "(missing)" : JSON.stringify(c.before)} →{" "}
+              {JSON.stringify(c.after)}
+            </li>
+          ))}
+        </ul>
+      )}
       {preview.edits.length > 0 && (
-        <details open id="state-preview">
-          <summary>Preview of the state after the edits</summary>
+        <details id="state-preview">
+          <summary>Preview of the whole state after the edits</summary>
           <pre aria-label="Edited state preview">{JSON.stringify(preview.state, null, 2)}</pre>
         </details>
       )}

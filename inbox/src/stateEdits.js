@@ -39,8 +39,10 @@ function kindOf(value) {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
+// Applies one edit in place; returns the value the path held before (undefined when it was missing).
 function applyOne(root, tokens, value) {
   let node = root;
+  let before;
   tokens.forEach((token, n) => {
     const last = n === tokens.length - 1;
     const isIndex = typeof token === "number" || (Array.isArray(node) && /^[0-9]+$/.test(token));
@@ -48,33 +50,38 @@ function applyOne(root, tokens, value) {
       if (!Array.isArray(node)) throw new Error(`${kindOf(node)} is not an array; use .key instead`);
       const index = Number(token);
       if (index >= node.length) throw new Error(`index ${index} is past the end (length ${node.length})`);
-      if (last) node[index] = value;
+      if (last) [before, node[index]] = [node[index], value];
       else node = node[index];
     } else {
       if (node === null || typeof node !== "object" || Array.isArray(node))
         throw new Error(`cannot set '${token}' inside ${kindOf(node)}`);
-      if (last) node[token] = value;
+      if (last) [before, node[token]] = [node[token], value];
       else {
         if (!(token in node)) node[token] = {};
         node = node[token];
       }
     }
   });
+  return before;
 }
 
-// Returns {state, edits, errors}: errors holds {line, message} for each edit that does not apply.
+// Returns {state, edits, changes, errors}: changes holds {path, before, after} for each edit that applies,
+// errors {line, message} for each edit that does not.
 export function previewStateEdits(snapshot, text) {
   const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
   const state = structuredClone(snapshot || {});
   const errors = [];
+  const changes = [];
   lines.forEach((line, n) => {
     const eq = line.indexOf("=");
     if (eq < 0) return errors.push({ line: n + 1, message: `${line}: expected path=value (no '=' found)` });
     try {
-      applyOne(state, parsePath(line.slice(0, eq)), parseValue(line.slice(eq + 1)));
+      const after = parseValue(line.slice(eq + 1));
+      const before = applyOne(state, parsePath(line.slice(0, eq)), after);
+      changes.push({ path: line.slice(0, eq).trim(), before, after });
     } catch (error) {
       errors.push({ line: n + 1, message: `${line}: ${error.message}` });
     }
   });
-  return { state, edits: lines, errors };
+  return { state, edits: lines, changes, errors };
 }
