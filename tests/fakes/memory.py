@@ -7,7 +7,16 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
-from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, ReviewTurn, RunSummary
+from baton.models import (
+    Event,
+    Interaction,
+    InteractionStatus,
+    Message,
+    ParkedWait,
+    PendingQuery,
+    ReviewTurn,
+    RunSummary,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -150,6 +159,27 @@ class MemoryStore:
             (i for i in self.interactions.values() if i.request.kind == kind and i.state.status == "pending"),
             key=lambda i: (i.created_at, i.interaction_id),
         )
+
+    def page_pending(self, kind: str, query: PendingQuery) -> tuple[list[Interaction], bool]:
+        """DynamoStore's page: created order, `after` exclusive, `created_before` inclusive."""
+        matching = sorted(
+            (
+                i
+                for i in self.list_pending(kind)
+                if (query.run_id is None or i.run_id == query.run_id)
+                and (query.node is None or i.node == query.node)
+                and (query.claimed_by is None or i.state.claimed_by == query.claimed_by)
+                and not (query.unclaimed and i.state.claimed_by is not None)
+                and (query.created_before is None or i.created_at <= query.created_before)
+            ),
+            key=query.position,
+            reverse=query.newest_first,
+        )
+        if query.after is not None:
+            after = query.after
+            beyond = (lambda p: p < after) if query.newest_first else (lambda p: p > after)
+            matching = [i for i in matching if beyond(query.position(i))]
+        return matching[: query.limit], len(matching) > query.limit
 
     def append_event(self, event: Event) -> None:
         with self._lock:

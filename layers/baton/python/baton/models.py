@@ -287,3 +287,26 @@ class ParkedWait(BaseModel):
     # When Baton stops accepting answers (`Core.deadline_of`: the task's entry + its timeout - a grace):
     # at it the reconciler ends the pause itself; Step Functions' own timeout is only the backstop.
     deadline: str | None = None
+
+
+class PendingQuery(BaseModel):
+    """One page of a kind's pending interactions, as the inbox reads it (`InteractionStore.page_pending`).
+
+    Positions are the pending index's sort key, `<created_at>#<interaction_id>`: `after` is exclusive
+    (the last item of the previous page, in the page's order), `created_before` an inclusive upper bound
+    on `created_at` (an age filter). With `run_id` the by_status index is read instead (the run's
+    pending ones exactly, not the whole kind filtered)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    newest_first: bool = True
+    after: str | None = None
+    created_before: str | None = None
+    run_id: str | None = None
+    node: str | None = None
+    claimed_by: str | None = None
+    unclaimed: bool = False
+    limit: int = Field(default=50, ge=1, le=1000)
+
+    def position(self, interaction: Interaction) -> str:
+        return f"{interaction.created_at}#{interaction.interaction_id}"

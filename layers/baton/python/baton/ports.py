@@ -15,7 +15,16 @@ if TYPE_CHECKING:
 
     from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
     from baton.domain.merge_contracts import BoundedDiff, DiffRequest, MergeRequest
-    from baton.models import Event, Interaction, InteractionStatus, Message, ParkedWait, ReviewTurn, RunSummary
+    from baton.models import (
+        Event,
+        Interaction,
+        InteractionStatus,
+        Message,
+        ParkedWait,
+        PendingQuery,
+        ReviewTurn,
+        RunSummary,
+    )
     from baton.notify.model import Notification
 
 
@@ -46,6 +55,8 @@ class InteractionStore(Protocol):
     ) -> list[Interaction]: ...
     def list_by_status(self, kind: str, status: str, *, run_id: str | None = None) -> list[Interaction]: ...
     def list_pending(self, kind: str) -> list[Interaction]: ...
+    # one page of a kind's pending ones in created order (the inbox), and whether more follow it
+    def page_pending(self, kind: str, query: PendingQuery) -> tuple[list[Interaction], bool]: ...
     def page_interactions(
         self,
         kind: str,

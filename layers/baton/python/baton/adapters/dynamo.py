@@ -21,6 +21,7 @@ from baton.models import (
     InteractionStatus,
     Message,
     ParkedWait,
+    PendingQuery,
     ReviewTurn,
     RunSummary,
     dump_request,
@@ -434,6 +435,56 @@ class DynamoStore:
             ExpressionAttributeValues=_to_item({":pk": f"PENDING#{kind}"}),
         )
         return [self._interaction_from(v) for v in items]
+
+    def page_pending(self, kind: str, query: PendingQuery) -> tuple[list[Interaction], bool]:
+        """One page of `kind`'s pending interactions in created order (the inbox): a Query on the sparse
+        pending index (by_status for one run's), bounded by the cursor and the age filter in the key
+        condition. Unfiltered, one Query reads exactly the page and one more item (is there more?)."""
+        if query.run_id is not None:
+            index, pk_name, sk_name = GSI_BY_STATUS, "GSI2PK", "GSI2SK"
+            pk, prefix = f"{kind}#pending", f"{query.run_id}#"
+        else:
+            index, pk_name, sk_name = GSI_PENDING, "GSI1PK", "GSI1SK"
+            pk, prefix = f"PENDING#{kind}", ""
+        low = query.after if not query.newest_first else None
+        high = f"{query.created_before}#~" if query.created_before else None
+        if query.newest_first and query.after is not None:
+            high = min(high, query.after) if high else query.after
+        names = {"#pk": pk_name, "#sk": sk_name}
+        values: dict[str, Any] = {":pk": pk, ":lo": prefix + (low or "0"), ":hi": prefix + (high or "~")}
+        filters = []
+        if query.node is not None:
+            names["#node"], values[":node"] = "node", query.node
+            filters.append("#node = :node")
+        if query.claimed_by is not None:
+            names["#claimed"], values[":claimed"] = "claimed_by", query.claimed_by
+            filters.append("#claimed = :claimed")
+        elif query.unclaimed:
+            names["#claimed"] = "claimed_by"
+            filters.append("attribute_not_exists(#claimed)")
+        kwargs: dict[str, Any] = {
+            "IndexName": index,
+            "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :lo AND :hi",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": _to_item(values),
+            "ScanIndexForward": not query.newest_first,
+            # the page, one more (is there more?) and the cursor's own item, which BETWEEN includes;
+            # a filtered read takes a larger bite, since DynamoDB limits what it reads, not what matches
+            "Limit": query.limit + 2 if not filters else max(query.limit + 2, 200),
+        }
+        if filters:
+            kwargs["FilterExpression"] = " AND ".join(filters)
+        found: list[Interaction] = []
+        while True:
+            resp = self._db.query(TableName=self._table, **kwargs)
+            for raw in resp.get("Items", []):
+                interaction = self._interaction_from(_from_item(raw))
+                if query.position(interaction) != query.after:
+                    found.append(interaction)
+            last = resp.get("LastEvaluatedKey")
+            if not last or len(found) > query.limit:
+                return found[: query.limit], len(found) > query.limit
+            kwargs["ExclusiveStartKey"] = last
 
     # ---- events and messages -------------------------------------------------------------------
     def _expiry(self, at_epoch: int) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from baton.contracts.base import Contract
 from baton.contracts.errors import ErrorBody
+from baton.contracts.inbox import InboxAction, InboxBlocks, InboxItem, InboxPage, MeView
 from baton.contracts.interrupts import (
     InterruptCancelled,
     InterruptClaimed,
@@ -40,11 +41,16 @@ __all__ = [
     "ErrorBody",
     "EventPage",
     "EventView",
+    "InboxAction",
+    "InboxBlocks",
+    "InboxItem",
+    "InboxPage",
     "InterruptCancelled",
     "InterruptClaimed",
     "InterruptPage",
     "InterruptResumed",
     "InterruptView",
+    "MeView",
     "MergeFields",
     "MessageView",
     "PendingQuestions",

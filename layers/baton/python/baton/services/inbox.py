@@ -1,0 +1,191 @@
+"""The inbox: everything waiting for a person, across runs (`GET /api/inbox`).
+
+Read by Query only: each kind asked for is one partition of the sparse pending index
+(`PENDING#<kind>`, `baton/workflows/table.py`), read newest or oldest first with the page cursor and the
+age filter in the key condition; one run's items come from the by_status index instead. The kinds'
+pages are merged by creation time. What an item holds up comes from the parked waits (one Query on the
+index's `PARKED` partition), never from a task token: the item shows the gate's name only.
+
+A page token is the position of the page's last item (`<created_at>#<id>`) bound to the filters it
+was issued for; a forged or foreign one is a 400 before any read."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from datetime import timedelta
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from baton.contracts.inbox import INBOX_KINDS, InboxAction, InboxBlocks, InboxItem, InboxKind, InboxPage
+from baton.errors import BadRequestError
+from baton.ids import iso, parse_iso
+from baton.models import InterruptRequest, PendingQuery
+
+if TYPE_CHECKING:
+    from baton.models import Interaction, ParkedWait
+    from baton.services.core import Core
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+_POSITION = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z#[A-Za-z0-9_-]{1,80}$")
+Claimed = Literal["me", "unclaimed", "any"]
+
+
+class InboxQuery(BaseModel):
+    """The inbox's filters (the route's query model validates them first)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kinds: tuple[InboxKind, ...] = INBOX_KINDS
+    run_id: str | None = None
+    node: str | None = None
+    claimed: Claimed = "any"
+    min_age_s: int = Field(default=0, ge=0)
+    order: Literal["newest", "oldest"] = "newest"
+    limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
+    next_token: str | None = None
+
+    def scope(self) -> list[object]:
+        """What a page token is bound to: every filter but the page size."""
+        return [sorted(self.kinds), self.run_id, self.node, self.claimed, self.min_age_s, self.order]
+
+
+def encode_token(position: str, query: InboxQuery) -> str:
+    raw = json.dumps({"p": position, "f": query.scope()}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_token(token: str, query: InboxQuery) -> str:
+    """The position a token continues from; 400 when it is not one this listing issued."""
+    invalid = BadRequestError("next is not a valid page token", details={"field": "next"})
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        position, scope = decoded["p"], decoded["f"]
+    except (ValueError, TypeError, KeyError):
+        raise invalid from None
+    if not isinstance(position, str) or len(position) > 200 or not _POSITION.match(position):
+        raise invalid
+    if scope != query.scope():
+        raise BadRequestError(
+            "next is a page token for another listing (use it with the same filters)", details={"field": "next"}
+        )
+    return position
+
+
+SchemaForm = Literal["json_schema", "light"]
+
+
+def _answer_schema(request: InterruptRequest) -> tuple[dict[str, object] | None, SchemaForm | None]:
+    if request.json_schema is not None:
+        return request.json_schema, "json_schema"
+    if request.schema_ is not None:
+        return request.schema_, "light"
+    return None, None
+
+
+def actions_of(i: Interaction) -> list[InboxAction]:
+    """The public routes that act on the item (the same the CLI and the SDK use)."""
+    run = f"/api/runs/{i.run_id}"
+    own: list[InboxAction]
+    if i.kind == "question":
+        own = [InboxAction(name="answer", method="POST", path=f"{run}/interactions/{i.interaction_id}/answer")]
+    elif i.kind == "interrupt":
+        path = f"/api/v1/interrupts/{i.interaction_id}"
+        own = [
+            InboxAction(name="view", method="GET", path=path),
+            InboxAction(name="claim", method="POST", path=f"{path}/claim"),
+            InboxAction(name="resume", method="POST", path=f"{path}/resume"),
+            InboxAction(name="cancel", method="POST", path=f"{path}/cancel"),
+        ]
+    elif i.kind == "review":
+        own = [
+            InboxAction(name="review", method="GET", path=f"{run}/review?gate={i.node}"),
+            InboxAction(name="review_action", method="POST", path=f"{run}/resume"),
+        ]
+    elif i.kind == "ask":
+        own = [InboxAction(name="resume", method="POST", path=f"{run}/resume")]
+    else:  # an await completes when the questions in its scope are answered
+        own = [InboxAction(name="questions", method="GET", path=f"{run}/interactions/pending")]
+    return [*own, InboxAction(name="run", method="GET", path=run)]
+
+
+def blocking_gate(i: Interaction, waits: list[ParkedWait]) -> str | None:
+    """The parked gate of the item's run that waits on it: named in the wait, or (an await gate) a
+    question of its scope asked after it parked."""
+    for wait in waits:
+        if i.interaction_id in wait.interaction_ids:
+            return wait.gate
+        scope_node = wait.scope.get("from")
+        if i.kind == "question" and wait.kind == "await" and scope_node in (None, i.node):
+            return wait.gate
+    return None
+
+
+class InboxService:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def _store_query(self, query: InboxQuery, caller: str) -> PendingQuery:
+        now = self.core.clock.now()
+        return PendingQuery(
+            newest_first=query.order == "newest",
+            after=decode_token(query.next_token, query) if query.next_token else None,
+            created_before=iso(now - timedelta(seconds=query.min_age_s)) if query.min_age_s else None,
+            run_id=query.run_id,
+            node=query.node,
+            claimed_by=caller if query.claimed == "me" else None,
+            unclaimed=query.claimed == "unclaimed",
+            limit=query.limit,
+        )
+
+    def page(self, query: InboxQuery, *, caller: str) -> InboxPage:
+        """One page across the kinds asked for: each kind's page, merged by creation time."""
+        store_query = self._store_query(query, caller)
+        merged: list[Interaction] = []
+        more = False
+        for kind in dict.fromkeys(query.kinds):
+            found, kind_more = self.core.store.page_pending(kind, store_query)
+            merged.extend(found)
+            more = more or kind_more
+        merged.sort(key=store_query.position, reverse=store_query.newest_first)
+        more = more or len(merged) > query.limit
+        page = merged[: query.limit]
+        as_of = self.core.now()
+        waits: dict[str, list[ParkedWait]] = {}
+        if page:  # one Query for every run on the page
+            for wait in self.core.store.list_parked():
+                waits.setdefault(wait.run_id, []).append(wait)
+        items = [self.item(i, waits.get(i.run_id, []), as_of) for i in page]
+        token = encode_token(store_query.position(page[-1]), query) if more and page else None
+        return InboxPage(items=items, count=len(items), next=token, as_of=as_of)
+
+    @staticmethod
+    def item(i: Interaction, waits: list[ParkedWait], as_of: str) -> InboxItem:
+        request = i.request
+        schema, form = _answer_schema(request) if isinstance(request, InterruptRequest) else (None, None)
+        gate = blocking_gate(i, waits)
+        if gate is None and isinstance(request, InterruptRequest):
+            gate = request.gate  # a hosted interrupt names its gate even before its wait is read
+        waited = (parse_iso(as_of) - parse_iso(i.created_at)).total_seconds()
+        return InboxItem(
+            id=i.interaction_id,
+            kind=request.kind,
+            run_id=i.run_id,
+            node=i.node,
+            prompt=request.prompt,
+            options=request.options,
+            allow_free_text=request.allow_free_text,
+            answer_schema=schema,
+            answer_schema_form=form,
+            created_at=i.created_at,
+            expires_at=i.expires_at,
+            waited_s=max(0, int(waited)),
+            claimed_by=i.state.claimed_by,
+            claimed_at=i.state.claimed_at,
+            blocks=InboxBlocks(gate=gate, run_id=i.run_id),
+            actions=actions_of(i),
+            version=i.state.version,
+        )

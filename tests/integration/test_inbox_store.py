@@ -1,0 +1,150 @@
+"""The inbox on the DynamoDB adapter (moto): the same pages as the in-memory fake, from Queries on the
+sparse pending index only, and the first page of 1,000 pending questions across 100 runs in one Query of the pending
+index (and one of the parked gates, for what each item blocks)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from baton.adapters.dynamo import DynamoStore
+from baton.ids import iso
+from baton.models import Interaction, InteractionStatus, ParkedWait, PendingQuery, parse_request
+from baton.services.core import Core
+from baton.services.inbox import InboxQuery, InboxService
+from baton.workflows.table import create_table_kwargs
+from tests.conftest import FixedClock
+from tests.fakes import FakeWorkflows, MemoryStore, RecordingNotifier, RecordingTaskTokens
+
+KINDS = ("question", "interrupt", "ask", "review", "await")
+
+
+@pytest.fixture
+def dynamo(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[DynamoStore, list[dict[str, Any]]]]:
+    for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(**create_table_kwargs("inbox-it"))
+        queries: list[dict[str, Any]] = []
+        client.meta.events.register(
+            "provide-client-params.dynamodb.*",
+            lambda params, model, **_: queries.append({"op": model.name, **params}),
+        )
+        yield DynamoStore("inbox-it", client), queries
+
+
+def _interaction(n: int, clock: FixedClock, *, kind: str = "question", runs: int = 100) -> Interaction:
+    request: dict[str, Any] = {"kind": kind, "node": f"node-{n % 7}", "prompt": f"question {n}?"}
+    if kind == "interrupt":
+        request["schema"] = {"type": "string"}
+    claimed = "alice" if n % 5 == 0 else ("bob" if n % 5 == 1 else None)
+    return Interaction(
+        interaction_id=f"01I{n:023d}",
+        run_id=f"run-{n % runs:03d}",
+        created_at=iso(clock.now() + timedelta(seconds=n)),
+        request=parse_request(request),
+        state=InteractionStatus(claimed_by=claimed),
+    )
+
+
+def _core(store: Any, clock: FixedClock) -> Core:
+    return Core(
+        store=store, tokens=RecordingTaskTokens(), workflows=FakeWorkflows(), notifier=RecordingNotifier(), clock=clock
+    )
+
+
+def _walk(service: InboxService, query: InboxQuery, caller: str = "alice") -> list[list[str]]:
+    pages, token = [], None
+    while True:
+        page = service.page(query.model_copy(update={"next_token": token}), caller=caller)
+        pages.append([item.id for item in page.items])
+        token = page.next
+        if token is None:
+            return pages
+
+
+def test_pages_match_the_in_memory_fake(dynamo: tuple[DynamoStore, list[dict[str, Any]]]) -> None:
+    store, queries = dynamo
+    clock, memory = FixedClock(), MemoryStore()
+    for n in range(60):
+        interaction = _interaction(n, clock, kind=KINDS[n % len(KINDS)], runs=6)
+        store.put_interaction(interaction)
+        memory.put_interaction(interaction)
+    answered = _interaction(99, clock, runs=6).model_copy(update={"state": InteractionStatus(status="answered")})
+    store.put_interaction(answered)
+    memory.put_interaction(answered)
+    clock.advance(60)
+    real, fake = InboxService(_core(store, clock)), InboxService(_core(memory, clock))
+    cases = [
+        InboxQuery(limit=7),
+        InboxQuery(limit=7, order="oldest"),
+        InboxQuery(kinds=("question", "interrupt"), limit=4),
+        InboxQuery(run_id="run-002", limit=3),
+        InboxQuery(run_id="run-002", order="oldest", limit=3, kinds=("question",)),
+        InboxQuery(node="node-3", limit=2),
+        InboxQuery(claimed="me", limit=3),
+        InboxQuery(claimed="unclaimed", limit=5, order="oldest"),
+        InboxQuery(min_age_s=45, limit=4),
+        InboxQuery(min_age_s=45, limit=4, order="oldest", run_id="run-001"),
+    ]
+    for case in cases:
+        expected = _walk(fake, case)
+        assert _walk(real, case) == expected, case
+        assert sum(len(p) for p in expected) == len({i for p in expected for i in p})  # no item twice
+    assert answered.interaction_id not in {i for p in _walk(real, InboxQuery(limit=200)) for i in p}
+    assert {q["op"] for q in queries} >= {"Query"} and "Scan" not in {q["op"] for q in queries}
+
+
+def test_first_page_of_1000_pending_across_100_runs_is_one_query_of_the_pending_index(
+    dynamo: tuple[DynamoStore, list[dict[str, Any]]],
+) -> None:
+    store, queries = dynamo
+    clock = FixedClock()
+    for n in range(1000):
+        store.put_interaction(_interaction(n, clock))
+    for r in range(100):  # every run's await gate waits on its questions
+        run_id = f"run-{r:03d}"
+        store.put_wait(
+            ParkedWait(
+                run_id=run_id, gate="await_answers", task_token=f"token-{r}", kind="await", parked_at=iso(clock.now())
+            )
+        )
+    clock.advance(2000)
+    service = InboxService(_core(store, clock))
+    queries.clear()
+    page = service.page(InboxQuery(kinds=("question",), limit=50), caller="alice")
+    assert [item.id for item in page.items] == [f"01I{n:023d}" for n in range(999, 949, -1)]
+    assert page.next is not None and all(item.blocks.gate == "await_answers" for item in page.items)
+    pending_reads = [q for q in queries if q.get("IndexName") == "pending" and "PENDING#" in str(q)]
+    assert [q["op"] for q in queries] == ["Query", "Query"]  # the page, then the parked gates it blocks
+    assert len(pending_reads) == 1 and pending_reads[0]["Limit"] == 52
+    queries.clear()
+    every_kind = service.page(InboxQuery(limit=50), caller="alice")
+    assert [i.id for i in every_kind.items] == [i.id for i in page.items]
+    assert [q["op"] for q in queries] == ["Query"] * 6  # one per kind partition, then the parked gates
+
+
+def test_store_page_bounds_are_exclusive_after_and_inclusive_age(
+    dynamo: tuple[DynamoStore, list[dict[str, Any]]],
+) -> None:
+    store, _ = dynamo
+    clock = FixedClock()
+    made = [_interaction(n, clock) for n in range(5)]
+    for interaction in made:
+        store.put_interaction(interaction)
+    query = PendingQuery(limit=2)
+    first, more = store.page_pending("question", query)
+    assert [i.interaction_id for i in first] == [made[4].interaction_id, made[3].interaction_id] and more
+    after = PendingQuery(limit=10, after=query.position(first[-1]))
+    rest, more = store.page_pending("question", after)
+    assert [i.interaction_id for i in rest] == [m.interaction_id for m in reversed(made[:3])] and not more
+    aged, _ = store.page_pending("question", PendingQuery(limit=10, created_before=made[1].created_at))
+    assert [i.interaction_id for i in aged] == [made[1].interaction_id, made[0].interaction_id]
