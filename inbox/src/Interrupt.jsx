@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import Form from "@rjsf/core";
-import validator from "@rjsf/validator-ajv8";
+import { validator } from "./validator.js";
 import { api, winnerText } from "./api.js";
 import { previewStateEdits } from "./stateEdits.js";
 import { SignIn } from "./SignIn.jsx";
@@ -143,7 +143,7 @@ export function InterruptScreen({ interruptId }) {
       setResult({ ok: true, text: `Resumed by ${done.interrupt.resolvedBy}.` });
     } catch (err) {
       if (err.status === 422 && err.body.edit !== undefined) setEditError(err.message);
-      else if (err.status === 422) setExtraErrors(errorAt(err.body.path, err.body.reason || err.message));
+      else if (err.status === 422) setExtraErrors(errorAt(err.body.path, `the server refused it: ${err.body.reason || err.message}`));
       else setResult({ ok: false, text: err.status === 409 || err.status === 410 ? winnerText(err) : err.message });
       if (err.body && err.body.interrupt) setView(err.body.interrupt);
     }
@@ -181,7 +181,10 @@ export function InterruptScreen({ interruptId }) {
             schema={formSchema(view)}
             validator={validator}
             formData={formData}
-            onChange={(e) => setFormData(e.formData)}
+            onChange={(e) => {
+              setFormData(e.formData);
+              setExtraErrors(undefined);
+            }}
             onSubmit={resume}
             extraErrors={extraErrors}
             showErrorList={false}
