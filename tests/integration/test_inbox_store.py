@@ -1,6 +1,6 @@
 """The inbox on the DynamoDB adapter (moto): the same pages as the in-memory fake, from Queries on the
-sparse pending index only, and the first page of 1,000 pending questions across 100 runs in one Query of the pending
-index (and one of the parked gates, for what each item blocks)."""
+sparse pending index only, and the first page of 1,000 pending questions across 100 runs in one Query of
+the pending index (and one of the parked gates, for what each item blocks)."""
 
 from __future__ import annotations
 

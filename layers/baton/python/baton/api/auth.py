@@ -12,12 +12,21 @@ credentials: the role session name, `run-<run_id>`, which API Gateway reports in
 `requestContext.identity.userArn` (`arn:aws:sts::<account>:assumed-role/<role>/run-<run_id>`); the agent
 role's trust policy only lets sessions named `run-*` start. Deny by default: an agent whose run cannot
 be read from its ARN (an IAM user, another session name) is refused with a 403 (`admit`), never
-treated as unscoped."""
+treated as unscoped.
+
+Locally, the web inbox signs in without the bearer token: `baton dev` prints a one-time code, the local
+stack exchanges it (`baton/local/inbox.py`) for an HttpOnly, SameSite=Strict cookie holding a session
+token (`inbox_session_token`: an expiry and an HMAC keyed with the operator token), and the cookie is
+the local operator. Writes with the cookie must carry `X-Baton-Inbox: 1`: SameSite does not separate
+ports, so a page of another server on 127.0.0.1 is same-site and its forms would carry the cookie; a
+custom header cannot be sent cross-origin without a CORS preflight, which this API never grants."""
 
 from __future__ import annotations
 
 import hmac
 import re
+import secrets
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from hashlib import sha256
@@ -27,6 +36,10 @@ from baton.domain.fields import RUN_ID_PATTERN
 from baton.errors import ForbiddenError, UnauthorizedError
 
 RUN_SESSION_PREFIX = "run-"  # an agent role session for run R is named run-R
+SESSION_COOKIE = "baton_session"
+SESSION_SECONDS = 12 * 3600
+CSRF_HEADER = "x-baton-inbox"
+_SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 _ASSUMED_ROLE = re.compile(r"^arn:aws[a-z-]*:sts::\d{12}:assumed-role/(?P<role>[^/]+)/(?P<session>[^/]+)$")
 
 
@@ -50,6 +63,49 @@ def _local_agent(token: str, operator_token: str) -> Caller | None:
     if not hmac.compare_digest(token.encode(), agent_token(operator_token, parts[1]).encode()):
         return None
     return Caller(principal=f"agent:{parts[1]}", via="local-token", role="agent", run_id=parts[1])
+
+
+def _session_mac(operator_token: str, expires: str, nonce: str) -> str:
+    return hmac.new(operator_token.encode(), f"inbox-session:{expires}:{nonce}".encode(), sha256).hexdigest()
+
+
+def inbox_session_token(operator_token: str, now: float | None = None) -> str:
+    """A local inbox session: `s1.<expires>.<nonce>.<mac>`, valid SESSION_SECONDS (the cookie's value)."""
+    expires = str(int((time.time() if now is None else now) + SESSION_SECONDS))
+    nonce = secrets.token_urlsafe(12)
+    return f"s1.{expires}.{nonce}.{_session_mac(operator_token, expires, nonce)}"
+
+
+def _valid_session(value: str, operator_token: str, now: float) -> bool:
+    parts = value.split(".")
+    if len(parts) != 4 or parts[0] != "s1" or not parts[1].isdigit():
+        return False
+    expected = _session_mac(operator_token, parts[1], parts[2])
+    return hmac.compare_digest(parts[3].encode(), expected.encode()) and int(parts[1]) > now
+
+
+def _cookie(headers: Mapping[str, Any], name: str) -> str | None:
+    for pair in str(headers.get("cookie", "")).split(";"):
+        key, _, value = pair.strip().partition("=")
+        if key == name:
+            return value
+    return None
+
+
+def _session_caller(event: Mapping[str, Any], headers: Mapping[str, Any], operator_token: str) -> Caller | None:
+    """The local operator signed in by the inbox's cookie, or None when there is no such cookie."""
+    value = _cookie(headers, SESSION_COOKIE)
+    if value is None:
+        return None
+    if not _valid_session(value, operator_token, time.time()):
+        raise UnauthorizedError("the inbox session has expired or is not valid: sign in again with a new link")
+    method = str(event.get("httpMethod") or "GET").upper()
+    if method not in _SAFE_METHODS and headers.get(CSRF_HEADER) != "1":
+        raise ForbiddenError(
+            "a write signed in by the inbox's session cookie must carry the header 'X-Baton-Inbox: 1'",
+            details={"header": "X-Baton-Inbox"},
+        )
+    return Caller(principal="local-operator", via="local-session")
 
 
 def run_of_session(arn: str) -> str | None:
@@ -92,6 +148,9 @@ def resolve_caller(
             return agent
         if auth:
             raise UnauthorizedError("the bearer token is not valid for this Baton API")
+        session = _session_caller(event, headers, local_api_token)
+        if session is not None:
+            return session
     raise UnauthorizedError(
         "no caller identity: send 'Authorization: Bearer <token>' (local stack: see .baton/local.json) "
         "or sign the request with IAM"

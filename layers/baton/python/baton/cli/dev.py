@@ -42,6 +42,31 @@ def _data_line(stack: LocalStack, state_dir: Path) -> str:
     return f"{where}: {stack.restored_items} item(s) restored{closed if stack.closed_runs else ''}"
 
 
+def inbox_login(
+    state_dir: Annotated[Path, typer.Option(help="The running `baton dev`'s state dir (its local.json).")] = Path(
+        ".baton"
+    ),
+) -> None:
+    """Print a new one-time sign-in link for the local web inbox (the local stack must be running)."""
+    import json
+
+    import httpx
+
+    state_file = state_dir / "local.json"
+    try:
+        state = json.loads(state_file.read_text())
+        response = httpx.post(
+            f"{state['api_url']}/inbox/login-code", headers={"Authorization": f"Bearer {state['token']}"}, timeout=10
+        )
+    except (OSError, ValueError, KeyError, httpx.HTTPError) as err:
+        err_console.print(f"[bold red]error[/]: no running local stack found through {state_file} ({err})")
+        raise typer.Exit(code=1) from err
+    if response.status_code != 201:
+        err_console.print(f"[bold red]error[/]: the local stack refused a new sign-in code ({response.status_code})")
+        raise typer.Exit(code=1)
+    console.print(response.json()["url"])
+
+
 def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
     *,
     port: Annotated[int, typer.Option(help="Port of the HTTP API on 127.0.0.1 (0 = any free port).")] = 8787,
@@ -103,6 +128,10 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
     except BatonError as err:
         fail(err)
     console.print(f"  API        [cyan]{info.api_url}[/]   (Swagger UI: {info.api_url}/api/docs)")
+    console.print(f"  inbox      [cyan]{stack.inbox_login_url()}[/]")
+    console.print(
+        "             (a one-time sign-in link for the browser, valid 15 minutes; `baton inbox-login` prints a new one)"
+    )
     console.print(f"  emulator   {info.moto_url}")
     console.print(f"  workflows  {', '.join(sorted(info.provisioned.state_machine_arns))}")
     console.print(f"  notify     {', '.join(channels)} (subscribed to the SNS topic with per-channel filter policies)")

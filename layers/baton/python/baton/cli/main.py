@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from baton.cli.dev import dev
+from baton.cli.dev import dev, inbox_login
 from baton.cli.review import review_app
 from baton.cli.runs import resume, runs_app
 from baton.cli.tools import agent_token_command, check_asl, synth
@@ -22,6 +22,7 @@ app = typer.Typer(
 app.add_typer(runs_app, name="runs")
 app.add_typer(workflow_app, name="workflow")
 app.command()(dev)
+app.command("inbox-login")(inbox_login)
 app.command()(resume)
 app.add_typer(review_app, name="review")
 app.command("agent-token")(agent_token_command)

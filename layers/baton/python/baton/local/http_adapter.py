@@ -8,8 +8,11 @@ import json
 import uuid
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
+
+if TYPE_CHECKING:
+    from baton.local.inbox import InboxSite
 
 InvokeApi = Callable[[dict[str, Any]], dict[str, Any]]
 MAX_REQUEST_BYTES = 1024 * 1024  # above the API's own body limit, so it answers 413 in its own words
@@ -55,6 +58,7 @@ def to_proxy_event(method: str, raw_path: str, headers: dict[str, str], body: by
 
 class _Handler(BaseHTTPRequestHandler):
     invoke_api: InvokeApi  # set by make_server
+    inbox: InboxSite | None = None  # the web inbox's files and sign-in (baton/local/inbox.py), under /inbox
 
     server_version = "BatonLocal/1"
     protocol_version = "HTTP/1.1"
@@ -107,6 +111,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if body is None:
             return
+        if self.inbox is not None and self.inbox.handles(self.path):
+            site = self.inbox.handle(self.command, self.path, self.headers.get("Authorization") or "")
+            self._send_json(site.status, site.body if self.command != "HEAD" else b"", site.headers)
+            return
         headers = {k: v for k, v in self.headers.items()}
         event = to_proxy_event(self.command, self.path, headers, body, self.client_address[0])
         try:
@@ -135,11 +143,12 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # requests are visible in the events; keep the console for notifications
 
 
-def make_server(host: str, port: int, invoke_api: InvokeApi) -> ThreadingHTTPServer:
+def make_server(host: str, port: int, invoke_api: InvokeApi, inbox: InboxSite | None = None) -> ThreadingHTTPServer:
     class Handler(_Handler):
         pass
 
     Handler.invoke_api = staticmethod(invoke_api)
+    Handler.inbox = inbox
 
     class Server(ThreadingHTTPServer):
         request_queue_size = 128  # the default backlog of 5 resets bursts of concurrent clients

@@ -22,6 +22,7 @@ from baton.local import persist
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import make_server
 from baton.local.in_process import calls_in_process
+from baton.local.inbox import InboxSite
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.provision import Provisioned, provision
@@ -43,6 +44,7 @@ class LocalInfo:
     moto_url: str
     provisioned: Provisioned
     startup_seconds: float
+    inbox_url: str = ""  # the web inbox (sign in with `LocalStack.inbox_login_url()`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,6 +109,7 @@ class LocalStack:
         self._stopping = threading.Event()
         # Seconds between scheduled runs, per function (default: its deployed rate).
         self.schedule_overrides: dict[str, float] = {}
+        self.inbox: InboxSite | None = None
 
     def start(self) -> LocalInfo:
         started = time.perf_counter()
@@ -168,8 +171,10 @@ class LocalStack:
         session = boto3.session.Session()
         clients = {name: session.client(name) for name in ("iam", "dynamodb", "sns", "lambda", "stepfunctions")}
 
-        self._http = make_server(self.host, self.api_port, self._invoke_api)
+        self.inbox = InboxSite(token, _inbox_dist())
+        self._http = make_server(self.host, self.api_port, self._invoke_api, inbox=self.inbox)
         api_url = f"http://{self.host}:{self._http.server_address[1]}"
+        self.inbox.base_url = api_url
         provisioned = provision(
             clients, env={**self.extra_env, "BATON_API_URL": api_url}, subscribe_channels=self.subscribe_channels
         )
@@ -189,12 +194,19 @@ class LocalStack:
             moto_url=moto_url,
             provisioned=provisioned,
             startup_seconds=time.perf_counter() - started,
+            inbox_url=f"{api_url}/inbox/",
         )
         self.state_dir.mkdir(parents=True, exist_ok=True)
         state_file = self.state_dir / STATE_FILE
         state_file.write_text(json.dumps(self.info.to_json(), indent=2))
         state_file.chmod(0o600)  # it holds the bearer token
         return self.info
+
+    def inbox_login_url(self) -> str:
+        """A one-time sign-in link for the web inbox (baton/local/inbox.py)."""
+        if self.inbox is None:
+            raise RuntimeError("the local stack is not started")
+        return self.inbox.login_url()
 
     def _restore(self, table_name: str, saved: persist.Saved) -> None:
         """The saved table back, then the hosted runs whose executions were lost closed with a reason."""
@@ -245,6 +257,16 @@ class LocalStack:
             with contextlib.suppress(OSError, ValueError):
                 if json.loads(state_file.read_text()).get("api_url") == self.info.api_url:
                     state_file.unlink()
+
+
+def _inbox_dist() -> Path:
+    """Where the built web inbox is: `inbox/dist` of the source checkout (none outside one)."""
+    from baton.workflows.source_tree import SourceTreeNotFoundError, source_tree
+
+    try:
+        return source_tree().root / "inbox" / "dist"
+    except SourceTreeNotFoundError:
+        return Path("inbox") / "dist"
 
 
 def _reset_cached_settings() -> None:

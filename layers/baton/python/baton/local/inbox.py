@@ -1,0 +1,183 @@
+"""The web inbox on the local stack: the built app (`inbox/dist`) at `/inbox/`, and its sign-in.
+
+Sign-in without pasting a token: `baton dev` prints `/inbox/login?code=<code>`. A code is random,
+single-use and short-lived (CODE_SECONDS); it lives only in this process's memory. Exchanging it sets
+an HttpOnly, SameSite=Strict cookie holding a session token (`baton.api.auth.inbox_session_token`,
+which the API checks in `resolve_caller`) and redirects to `/inbox/`, so the code leaves the address
+bar at once. A new code: `POST /inbox/login-code` with the operator's bearer token (`baton inbox-login`).
+
+Static files: `/inbox/assets/*` (content-hashed names: cached for a year) and `index.html` for every
+other `/inbox/...` path (the app routes in the browser; never cached). Without `inbox/dist` a page says
+how to build it. Nothing here reaches the API: the app is only a client of its public routes."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import json
+import mimetypes
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+from urllib.parse import parse_qs, urlsplit
+
+from baton.api.auth import SESSION_COOKIE, SESSION_SECONDS, inbox_session_token
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+PREFIX: Final = "/inbox"
+CODE_SECONDS: Final = 15 * 60
+MAX_CODES: Final = 32  # unexchanged codes kept; the oldest is dropped first
+_TYPES: Final = {
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".html": "text/html; charset=utf-8",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".woff2": "font/woff2",
+    ".webmanifest": "application/manifest+json",
+    ".txt": "text/plain; charset=utf-8",
+}
+# The app talks to this origin only; no inline script, no framing, no referrer (a login URL never leaks).
+_PAGE_HEADERS: Final = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+@dataclass(frozen=True)
+class SiteResponse:
+    status: int
+    headers: dict[str, str]
+    body: bytes = b""
+
+
+def _page(status: int, title: str, text: str, **headers: str) -> SiteResponse:
+    body = (
+        f"<!doctype html><html lang=en><meta charset=utf-8><title>{html.escape(title)}</title>"
+        f"<body><h1>{html.escape(title)}</h1><p>{text}</p></body></html>"
+    ).encode()
+    return SiteResponse(
+        status,
+        {**_PAGE_HEADERS, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store", **headers},
+        body,
+    )
+
+
+def _hash(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+@dataclass
+class InboxSite:
+    """The inbox's static files and sign-in for one local stack (its operator token keys the sessions)."""
+
+    operator_token: str
+    dist_dir: Path
+    base_url: str = ""
+    _codes: dict[str, float] = field(default_factory=dict)  # sha256(code) -> expiry; the codes are not kept
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def handles(self, path: str) -> bool:
+        route = urlsplit(path).path
+        return route == PREFIX or route.startswith(PREFIX + "/")
+
+    # ---- sign-in ---------------------------------------------------------------------------------
+    def new_code(self, now: float | None = None) -> str:
+        code = secrets.token_urlsafe(24)
+        at = time.time() if now is None else now
+        with self._lock:
+            self._codes = {h: exp for h, exp in self._codes.items() if exp > at}
+            while len(self._codes) >= MAX_CODES:
+                self._codes.pop(next(iter(self._codes)))
+            self._codes[_hash(code)] = at + CODE_SECONDS
+        return code
+
+    def login_url(self, now: float | None = None) -> str:
+        return f"{self.base_url}{PREFIX}/login?code={self.new_code(now)}"
+
+    def _take(self, code: str, now: float) -> bool:
+        """Spend a code: true once, for a known code before its expiry."""
+        with self._lock:
+            expires = self._codes.pop(_hash(code), None)
+        return expires is not None and expires > now
+
+    def _login(self, query: str, now: float) -> SiteResponse:
+        codes = parse_qs(query).get("code") or [""]
+        if not self._take(codes[0], now):
+            return _page(
+                403,
+                "This sign-in link was used or has expired",
+                "A sign-in link works once, within 15 minutes. Get a new one with "
+                "<code>uv run baton inbox-login</code> (the local stack must be running).",
+            )
+        cookie = (
+            f"{SESSION_COOKIE}={inbox_session_token(self.operator_token, now)}; Path=/; HttpOnly; "
+            f"SameSite=Strict; Max-Age={SESSION_SECONDS}"
+        )
+        headers = {**_PAGE_HEADERS, "Location": f"{PREFIX}/", "Set-Cookie": cookie, "Cache-Control": "no-store"}
+        return SiteResponse(303, headers)
+
+    def _mint(self, authorization: str) -> SiteResponse:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), self.operator_token.encode()):
+            body = b'{"error": "unauthorized", "message": "a new sign-in code needs the operator bearer token"}'
+            return SiteResponse(401, {"Content-Type": "application/json", "Cache-Control": "no-store"}, body)
+        url = self.login_url()
+        body = json.dumps({"url": url, "expires_in": CODE_SECONDS}).encode()
+        return SiteResponse(201, {"Content-Type": "application/json", "Cache-Control": "no-store"}, body)
+
+    def _logout(self) -> SiteResponse:
+        cookie = f"{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+        return _page(200, "Signed out", "The inbox's session cookie is cleared.", **{"Set-Cookie": cookie})
+
+    # ---- the app's files -------------------------------------------------------------------------
+    def _file(self, route: str) -> SiteResponse:
+        index = self.dist_dir / "index.html"
+        if not index.is_file():
+            return _page(
+                503,
+                "The inbox is not built yet",
+                f"There is no <code>{html.escape(str(index))}</code>. Build the app with <code>make inbox</code> "
+                "(it runs <code>npm ci</code> and <code>npm run build</code> in <code>inbox/</code>), then reload.",
+            )
+        relative = route.removeprefix(PREFIX).lstrip("/")
+        if relative.startswith("assets/"):
+            target = (self.dist_dir / relative).resolve()
+            if not target.is_relative_to(self.dist_dir.resolve()) or not target.is_file():
+                return _page(404, "Not found", f"No file {html.escape(route)} in the built inbox.")
+            headers = {"Content-Type": self._type_of(target), "Cache-Control": "public, max-age=31536000, immutable"}
+            return SiteResponse(200, {"X-Content-Type-Options": "nosniff", **headers}, target.read_bytes())
+        # Every other path is a screen of the app (it routes in the browser): the page, never cached.
+        headers = {**_PAGE_HEADERS, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"}
+        return SiteResponse(200, headers, index.read_bytes())
+
+    @staticmethod
+    def _type_of(path: Path) -> str:
+        return _TYPES.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+
+    def handle(self, method: str, path: str, authorization: str = "", now: float | None = None) -> SiteResponse:
+        parts = urlsplit(path)
+        at = time.time() if now is None else now
+        if parts.path == f"{PREFIX}/login" and method == "GET":
+            return self._login(parts.query, at)
+        if parts.path == f"{PREFIX}/login-code" and method == "POST":
+            return self._mint(authorization)
+        if parts.path == f"{PREFIX}/logout" and method == "POST":
+            return self._logout()
+        if parts.path == PREFIX:
+            return SiteResponse(308, {"Location": f"{PREFIX}/"})
+        if method not in ("GET", "HEAD"):
+            return _page(405, "Method not allowed", "The inbox's files are read with GET.", Allow="GET, HEAD")
+        return self._file(parts.path)
