@@ -28,7 +28,7 @@ function Filters({ filters, setFilters, search, setSearch, searchRef }) {
         value={search}
         onChange={(e) => setSearch(e.target.value)}
       />
-      <select aria-label="Kind" value={filters.kind} onChange={set("kind")}>
+      <select aria-label="Filter by kind" value={filters.kind} onChange={set("kind")}>
         <option value="">every kind</option>
         {KINDS.map((kind) => (
           <option key={kind} value={kind}>
@@ -36,14 +36,14 @@ function Filters({ filters, setFilters, search, setSearch, searchRef }) {
           </option>
         ))}
       </select>
-      <input aria-label="Run" placeholder="run id" value={filters.run} onChange={set("run")} />
-      <input aria-label="Node" placeholder="node" value={filters.node} onChange={set("node")} />
-      <select aria-label="Claimed" value={filters.claimed} onChange={set("claimed")}>
+      <input aria-label="Filter by run" placeholder="run id" value={filters.run} onChange={set("run")} />
+      <input aria-label="Filter by node" placeholder="node" value={filters.node} onChange={set("node")} />
+      <select aria-label="Filter by claim" value={filters.claimed} onChange={set("claimed")}>
         <option value="">claimed or not</option>
         <option value="me">claimed by me</option>
         <option value="unclaimed">unclaimed</option>
       </select>
-      <select aria-label="Minimum age" value={filters.min_age_s} onChange={set("min_age_s")}>
+      <select aria-label="Filter by age" value={filters.min_age_s} onChange={set("min_age_s")}>
         <option value="">any age</option>
         <option value="60">older than 1 min</option>
         <option value="600">older than 10 min</option>
@@ -216,11 +216,12 @@ export function InboxList({ shortcuts }) {
   const [filters, setFilters] = useState({ kind: "", run: "", node: "", claimed: "", min_age_s: "", order: "newest" });
   const [search, setSearch] = useState("");
   const { items, error, next, settled, loadMore, reload } = useInbox(filters);
-  const [focus, setFocus] = useState(0);
+  const [focusAt, setFocus] = useState(0);
   const [selected, setSelected] = useState(new Set());
   const [outcomes, setOutcomes] = useState({});
   const searchRef = useRef(null);
   const shown = useMemo(() => (items || []).filter((item) => matches(item, search)), [items, search]);
+  const focus = Math.max(0, Math.min(focusAt, shown.length - 1)); // the list may have shrunk under the focus
 
   const answer = useCallback(
     async (item, value) => {

@@ -101,7 +101,7 @@ function App() {
               This is an agent identity ({me.principal}); the inbox is for operators.
             </p>
           ) : (
-            <Screen route={route} shortcuts={shortcuts} />
+            <Screen key={`${route.screen}/${route.args.join("/")}`} route={route} shortcuts={shortcuts} />
           )}
         </MeContext.Provider>
       </main>
