@@ -110,7 +110,7 @@ function App() {
   );
 }
 
-createRoot(document.getElementById("root")).render(
+createRoot(document.getElementById("app")).render(
   <StrictMode>
     <App />
   </StrictMode>,
