@@ -11,6 +11,7 @@ from baton.workflows.source_tree import source_tree
 from infra.capabilities.api import Api
 from infra.capabilities.functions import FunctionInputs, Functions
 from infra.capabilities.gates import Gates
+from infra.capabilities.inbox import Inbox
 from infra.capabilities.merge import Merge
 from infra.capabilities.notifications import Notifications
 from infra.capabilities.observability import Observability
@@ -91,6 +92,7 @@ class BatonStack(Stack):
             functions=fns,
         )
         self.api = Api(self, "Api", config=config, handler=fns["api"])
+        self.inbox = Inbox(self, "Inbox", config=config, api=self.api)
         self.notifications.subscribe_emails(config.emails)
         # The webhook channel is subscribed only when it has somewhere to post.
         self.notifications.subscribe_functions(fns, FUNCTIONS, skip=() if config.webhook_url else ("webhook",))
@@ -117,6 +119,8 @@ class BatonStack(Stack):
         # point the CLI/SDK here) and <prefix>-web-url (people, Cognito).
         output("UserPoolId", self.api.user_pool.user_pool_id, "Cognito user pool of operators")
         output("UserPoolClientId", self.api.user_pool_client.user_pool_client_id, "Cognito app client (web inbox)")
+        output("InboxUrl", self.inbox.app_url, "The web inbox (CloudFront; sign in with Cognito)")
+        output("InboxClientId", self.inbox.client.user_pool_client_id, "Cognito app client of the inbox's sign-in")
         output("TableName", self.store.table.table_name, "DynamoDB table")
         output("TopicArn", self.notifications.topic.topic_arn, "Notifications topic")
         output("AlarmTopicArn", self.notifications.alarm_topic.topic_arn, "Alarms topic")

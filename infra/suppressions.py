@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from infra.capabilities.api import Api
     from infra.capabilities.functions import Functions
     from infra.capabilities.gates import Gates
+    from infra.capabilities.inbox import Inbox
     from infra.capabilities.merge import Merge
     from infra.capabilities.store import Store
     from infra.config import TeamConfig
@@ -37,6 +38,8 @@ class NaggedStack(Protocol):
     @property
     def merge(self) -> Merge: ...
     @property
+    def inbox(self) -> Inbox: ...
+    @property
     def state_machine_arns(self) -> dict[str, str]: ...
     def resolve(self, obj: Any) -> Any: ...
 
@@ -55,6 +58,7 @@ def acknowledge_stack(stack: NaggedStack) -> None:
     _acknowledge_gates(stack)
     _acknowledge_api(stack)
     _acknowledge_merge(stack)
+    _acknowledge_inbox(stack)
 
 
 def _acknowledge_function(stack: NaggedStack, spec: FunctionSpec) -> None:
@@ -180,3 +184,58 @@ def _acknowledge_merge(stack: NaggedStack) -> None:
         "Action::kms:GenerateDataKey*": "CodeBuild encrypts build output with the Baton key; limited to that one key",
     }.items():
         acknowledge(project_role, f"AwsSolutions-IAM5[{finding}]", reason)
+
+
+def _acknowledge_inbox(stack: NaggedStack) -> None:
+    distribution = stack.inbox.distribution
+    acknowledge(
+        distribution,
+        "AwsSolutions-CFR1",
+        "The inbox is for a team's operators wherever they are; every API call needs a Cognito sign-in "
+        "with MFA, so a country allow-list would add no protection (set one on the distribution if required)",
+    )
+    acknowledge(
+        distribution,
+        "AwsSolutions-CFR2",
+        "No WAF by default, as for the APIs (AwsSolutions-APIG3): static files and a Cognito-authorized, "
+        "throttled API; attach a WAFv2 web ACL (us-east-1) to the distribution if the team needs one",
+    )
+    acknowledge(
+        distribution,
+        "AwsSolutions-CFR4",
+        "The distribution uses its cloudfront.net name and certificate, whose security policy CloudFront "
+        "fixes at TLSv1; minimum_protocol_version TLSv1.2_2021 is set and applies once a custom domain "
+        "and ACM certificate are attached",
+    )
+    cdk_stack = Stack.of(distribution)
+    deployment = next(
+        child for child in cdk_stack.node.children if child.node.id.startswith("Custom::CDKBucketDeployment")
+    )
+    acknowledge(
+        deployment,
+        "AwsSolutions-L1",
+        "CDK's BucketDeployment provider Lambda: its runtime is chosen and kept current by aws-cdk-lib, "
+        "not by Baton; it runs only at deployment time",
+    )
+    acknowledge(
+        deployment,
+        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
+        "CDK's BucketDeployment provider Lambda writes its own logs with the AWS basic execution policy; "
+        "it runs only at deployment time",
+    )
+    site = cdk_stack.resolve(stack.inbox.bucket.node.default_child.logical_id)  # type: ignore[union-attr]
+    for finding in (
+        "Action::s3:GetObject*",
+        "Action::s3:GetBucket*",
+        "Action::s3:List*",
+        "Action::s3:DeleteObject*",
+        "Action::s3:Abort*",
+        "Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*",
+        f"Resource::<{site}.Arn>/*",
+    ):
+        acknowledge(
+            deployment,
+            f"AwsSolutions-IAM5[{finding}]",
+            "CDK's BucketDeployment copies the built inbox from the CDK assets bucket into the inbox bucket: "
+            "its grant is read on the assets bucket and read/write on the inbox bucket's objects only",
+        )
