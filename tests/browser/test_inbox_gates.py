@@ -10,6 +10,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, Request, expect
 
+from baton.errors import NotFoundError
 from baton.local.demo_repo import create_demo_repo
 from baton.merge.gitcmd import git_out
 from tests.browser.conftest import shoot
@@ -122,14 +123,15 @@ def test_walk_a_review_dialogue_through_a_rejected_merge_to_a_squash_merge(
     operator = stack.client()
     repo = create_demo_repo(tmp_path / "repo")
     run_id = _session("ui-review")
-    operator.start_run(
-        "review_gate", repo.gate_input(timeout_seconds=300, merge_timeout_seconds=60), run_id=run_id
+    config = repo.gate_input(
+        timeout_seconds=300, merge_timeout_seconds=60, review_url="https://preview.example.com/{run_id}"
     )
+    operator.start_run("review_gate", config, run_id=run_id)
 
     def parked() -> bool:
         try:
             review = operator.review(run_id)
-        except Exception:  # not opened yet
+        except NotFoundError:  # the gate has not opened yet
             return False
         return review.status == "pending" and operator.get_run(run_id).status == "paused_waiting_human"
 
@@ -142,6 +144,8 @@ def test_walk_a_review_dialogue_through_a_rejected_merge_to_a_squash_merge(
     expect(page.get_by_label("Diff stats")).to_contain_text("3 files changed")
     thread = page.get_by_role("list", name="Review thread").locator("> li")
     expect(thread).to_have_count(1)
+    link = page.get_by_role("link", name="Open review environment")
+    expect(link).to_have_attribute("href", f"https://preview.example.com/{run_id}")
     shoot(page, "review")
 
     page.get_by_label("Reply to the companion").fill("what should I test first?")
