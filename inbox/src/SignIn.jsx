@@ -1,6 +1,17 @@
+import { isDeployed, signIn } from "./auth.js";
+
 // Shown on a 401: the browser has no session. Locally `baton dev` prints a one-time sign-in link;
-// deployed, the team's Cognito sign-in sets the session.
+// deployed, the team's Cognito sign-in page signs the browser in.
 export function SignIn() {
+  if (isDeployed())
+    return (
+      <section className="card" aria-labelledby="signin-title">
+        <h1 id="signin-title">Sign in to the inbox</h1>
+        <button type="button" className="primary" onClick={() => signIn()}>
+          Sign in with your team account
+        </button>
+      </section>
+    );
   return (
     <section className="card" aria-labelledby="signin-title">
       <h1 id="signin-title">Sign in to the inbox</h1>

@@ -1,6 +1,8 @@
-// The inbox is only a client of Baton's public API. The browser is signed in by an HttpOnly session
-// cookie (locally: `baton dev` prints a one-time sign-in link); cookie-authenticated writes carry the
-// X-Baton-Inbox header so a cross-site form cannot forge them. No token is ever held in the page.
+// The inbox is only a client of Baton's public API. Locally the browser is signed in by an HttpOnly
+// session cookie (`baton dev` prints a one-time sign-in link) and cookie-authenticated writes carry the
+// X-Baton-Inbox header so a cross-site form cannot forge them; deployed, the Cognito ID token (held in
+// memory, see auth.js) goes in the Authorization header. No task token ever reaches the page.
+import { authHeaders } from "./auth.js";
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -11,7 +13,7 @@ export class ApiError extends Error {
 }
 
 async function request(method, path, body) {
-  const headers = { Accept: "application/json", "X-Baton-Inbox": "1" };
+  const headers = { Accept: "application/json", "X-Baton-Inbox": "1", ...authHeaders() };
   const init = { method, headers, credentials: "same-origin" };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";

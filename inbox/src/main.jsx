@@ -1,6 +1,7 @@
 import { StrictMode, useEffect, useState } from "react";
 import { MeContext } from "./me.js";
 import { api } from "./api.js";
+import { startAuth } from "./auth.js";
 import { createRoot } from "react-dom/client";
 import { InboxList } from "./List.jsx";
 import { QuestionScreen } from "./Question.jsx";
@@ -110,8 +111,10 @@ function App() {
   );
 }
 
-createRoot(document.getElementById("app")).render(
-  <StrictMode>
-    <App />
-  </StrictMode>,
+startAuth().finally(() =>
+  createRoot(document.getElementById("app")).render(
+    <StrictMode>
+      <App />
+    </StrictMode>,
+  ),
 );
