@@ -61,7 +61,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStackProces
 
 
 @pytest.fixture(scope="module")
-def browser(stack: LocalStackProcess) -> Iterator[Browser]:
+def browser() -> Iterator[Browser]:
+    reason = _missing()
+    if reason:
+        pytest.skip(reason)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched
