@@ -73,13 +73,15 @@ async function redeem(code, state) {
 }
 
 // Run once before the first API call: reads the deployed settings and finishes a sign-in redirect.
+// `redirecting` means the page is on its way to the sign-in page: render nothing, call nothing.
 export async function startAuth() {
   config = await loadConfig();
-  if (!config) return { deployed: false };
+  if (!config) return { deployed: false, redirecting: false };
   const params = new URLSearchParams(window.location.search);
   if (params.get("code")) await redeem(params.get("code"), params.get("state"));
-  if (!idToken) await signIn();
-  return { deployed: true };
+  if (idToken) return { deployed: true, redirecting: false };
+  await signIn();
+  return { deployed: true, redirecting: true };
 }
 
 export const isDeployed = () => config !== null;

@@ -111,10 +111,13 @@ function App() {
   );
 }
 
-startAuth().finally(() =>
+startAuth()
+  .catch(() => ({ redirecting: false })) // a failed sign-in exchange: the app shows its sign-in screen
+  .then(({ redirecting }) => {
+  if (redirecting) return;
   createRoot(document.getElementById("app")).render(
     <StrictMode>
       <App />
     </StrictMode>,
-  ),
-);
+  );
+});
