@@ -114,10 +114,10 @@ function App() {
 startAuth()
   .catch(() => ({ redirecting: false })) // a failed sign-in exchange: the app shows its sign-in screen
   .then(({ redirecting }) => {
-  if (redirecting) return;
-  createRoot(document.getElementById("app")).render(
-    <StrictMode>
-      <App />
-    </StrictMode>,
-  );
-});
+    if (redirecting) return;
+    createRoot(document.getElementById("app")).render(
+      <StrictMode>
+        <App />
+      </StrictMode>,
+    );
+  });
