@@ -55,6 +55,7 @@ class Route:
     template: str  # {run}, {question}, {interrupt} are filled with the target run's ids
     body: Any = None
     operator_only: bool = False
+    runless: bool = False  # about the caller, not a run: any admitted identity may call it
 
 
 ROUTES = [
@@ -74,6 +75,8 @@ ROUTES = [
     Route("POST", "/api/v1/interrupts/{interrupt}/claim", {}, operator_only=True),
     Route("POST", "/api/v1/interrupts/{interrupt}/resume", {"input": "x"}, operator_only=True),
     Route("POST", "/api/v1/interrupts/{interrupt}/cancel", {"reason": "no"}, operator_only=True),
+    Route("GET", "/api/inbox?run={run}", operator_only=True),
+    Route("GET", "/api/me", runless=True),
 ]
 
 # (door, identity, the run the request targets)
@@ -116,7 +119,7 @@ def _expected(door: str, identity: str, route: Route) -> str:
         return "401"
     if identity in ("wrong", "forged"):
         return "401" if door == "local" else "403"
-    if identity == "agent_a_on_b" or (identity == "agent_a_own_run" and route.operator_only):
+    if (identity == "agent_a_on_b" and not route.runless) or (identity == "agent_a_own_run" and route.operator_only):
         return "403"
     return "allowed"
 

@@ -32,6 +32,7 @@ def dist(tmp_path: Path) -> Path:
     (tmp_path / "assets" / "index-abc123.js").write_text("console.log('inbox')")
     (tmp_path / "assets" / "index-abc123.css").write_text("body{}")
     (tmp_path / "assets" / "logo.svg").write_text("<svg/>")
+    (tmp_path / "favicon.svg").write_text("<svg/>")
     return tmp_path
 
 
@@ -95,6 +96,10 @@ def test_the_built_app_is_served_with_types_and_cache_headers(site: InboxSite) -
     assert site.handle("GET", "/inbox/assets/../../etc/passwd").status == 404
     assert site.handle("GET", "/inbox/assets/%2e%2e/index.html").status == 404
     assert site.handle("DELETE", "/inbox/").status == 405
+    icon = site.handle("GET", "/inbox/favicon.svg")  # a file of the build outside assets/: by name, revalidated
+    assert icon.status == 200 and icon.headers["Cache-Control"] == "no-cache"
+    assert icon.headers["Content-Type"] == "image/svg+xml"
+    assert site.handle("GET", "/inbox/config.json").status == 404  # the deployed sign-in's file; none locally
 
 
 def test_without_a_build_a_page_says_how_to_make_it(tmp_path: Path) -> None:

@@ -6,9 +6,11 @@ an HttpOnly, SameSite=Strict cookie holding a session token (`baton.api.auth.inb
 which the API checks in `resolve_caller`) and redirects to `/inbox/`, so the code leaves the address
 bar at once. A new code: `POST /inbox/login-code` with the operator's bearer token (`baton inbox-login`).
 
-Static files: `/inbox/assets/*` (content-hashed names: cached for a year) and `index.html` for every
-other `/inbox/...` path (the app routes in the browser; never cached). Without `inbox/dist` a page says
-how to build it. Nothing here reaches the API: the app is only a client of its public routes."""
+Static files: `/inbox/assets/*` (content-hashed names: cached for a year), other files of the build
+by name (revalidated), and `index.html` for every other `/inbox/...` path (a screen: the app routes in
+the browser; never cached). `/inbox/config.json` is the deployed sign-in's and is absent here (404).
+Without `inbox/dist` a page says how to build it. Nothing here reaches the API: the app is only a
+client of its public routes."""
 
 from __future__ import annotations
 
@@ -153,11 +155,13 @@ class InboxSite:
                 "(it runs <code>npm ci</code> and <code>npm run build</code> in <code>inbox/</code>), then reload.",
             )
         relative = route.removeprefix(PREFIX).lstrip("/")
-        if relative.startswith("assets/"):
+        if relative.startswith("assets/") or "." in relative.rsplit("/", 1)[-1]:  # a file, not a screen
             target = (self.dist_dir / relative).resolve()
             if not target.is_relative_to(self.dist_dir.resolve()) or not target.is_file():
                 return _page(404, "Not found", f"No file {html.escape(route)} in the built inbox.")
-            headers = {"Content-Type": self._type_of(target), "Cache-Control": "public, max-age=31536000, immutable"}
+            hashed = relative.startswith("assets/")  # content-hashed names: a new build has new names
+            cache = "public, max-age=31536000, immutable" if hashed else "no-cache"
+            headers = {"Content-Type": self._type_of(target), "Cache-Control": cache}
             return SiteResponse(200, {"X-Content-Type-Options": "nosniff", **headers}, target.read_bytes())
         # Every other path is a screen of the app (it routes in the browser): the page, never cached.
         headers = {**_PAGE_HEADERS, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"}
