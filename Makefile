@@ -3,7 +3,7 @@
 UV = UV_PYTHON_DOWNLOADS=never $(shell python3 -m uv --version >/dev/null 2>&1 && echo python3 -m uv || (test -x .tools/bin/uv && echo .tools/bin/uv) || echo uv)
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 
-.PHONY: bootstrap dev test lint unit bench synth fuzz
+.PHONY: bootstrap dev test lint unit bench synth fuzz inbox
 
 bootstrap:
 	@./scripts/bootstrap.sh
@@ -14,6 +14,9 @@ dev: bootstrap  ## the embedded local stack with its demo
 test: bootstrap lint  ## everything CI runs: lint, types, ASL rule, all test levels
 	$(UV) run pytest -n auto --dist loadfile  # one worker per core, whole files per worker; each worker starts its own local stack
 	$(UV) run python scripts/bench.py --quick  # the start-up bench, one sample of each, so it never rots (prints, asserts nothing)
+
+inbox:  ## build the web inbox (inbox/ -> inbox/dist/, served by `baton dev` at /inbox/)
+	cd inbox && npm ci --no-audit --no-fund && npm run build
 
 lint: bootstrap
 	$(UV) run ruff check .

@@ -31,3 +31,20 @@ fi
 # does the checkout's own code (it skips what is up to date).
 uv_cmd sync --frozen --quiet --compile-bytecode
 .venv/bin/python -m compileall -q -j 0 layers/baton/python functions infra >/dev/null
+
+# The web inbox (inbox/ -> inbox/dist/, served by `baton dev` at /inbox/): built when dist is missing or
+# older than any of its sources, so a fresh clone's `make dev` and `make test` have it.
+if [ -f inbox/package.json ] && command -v npm >/dev/null 2>&1; then
+  if [ ! -f inbox/dist/index.html ] \
+    || [ -n "$(find inbox/src inbox/index.html inbox/package.json inbox/package-lock.json inbox/vite.config.js \
+      -newer inbox/dist/index.html -print -quit)" ]; then
+    echo "bootstrap: building the web inbox (inbox/dist)" >&2
+    (cd inbox && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent >/dev/null)
+  fi
+fi
+
+# The browser tests (tests/browser/) drive Debian's Chromium; install it where it is missing.
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  echo "bootstrap: installing Debian's chromium for the browser tests" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi

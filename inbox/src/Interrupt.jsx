@@ -1,0 +1,214 @@
+import { useCallback, useEffect, useMemo, useState } from "react";
+import Form from "@rjsf/core";
+import { validator } from "./validator.js";
+import { api, winnerText } from "./api.js";
+import { previewStateEdits } from "./stateEdits.js";
+import { SignIn } from "./SignIn.jsx";
+import { useInterval } from "./util.js";
+import { useMe } from "./me.js";
+
+// The light `schema` ({type|"enum", enum, default, title, description}) as the JSON Schema it means
+// (layers/baton/python/baton/domain/answer_schema.py); `jsonSchema` wins when both are given.
+export function formSchema(view) {
+  if (view.jsonSchema) return view.jsonSchema;
+  const light = view.schema;
+  if (!light) return { type: "string", title: "Value" };
+  const schema = { ...light };
+  if (schema.type === "enum" || !schema.type) delete schema.type;
+  if (!schema.title) schema.title = "Value";
+  return schema;
+}
+
+// A server 422 path ("$", "$.release", "$.items[1].n") as the error schema rjsf shows next to the field.
+export function errorAt(path, message) {
+  const keys = (path || "$").replace(/^\$\.?/, "").split(/\.|\[(\d+)\]/).filter((k) => k !== undefined && k !== "");
+  const root = {};
+  let node = root;
+  for (const key of keys) node = node[key] = {};
+  node.__errors = [message];
+  return root;
+}
+
+function ClaimBar({ view, me, onClaim }) {
+  if (view.status !== "pending") return null;
+  const holder = view.claimedBy;
+  if (!holder) return <p role="status">Not claimed.</p>;
+  if (holder === me) return <p role="status" className="ok">Claimed by you ({me}).</p>;
+  return (
+    <div className="claimbar" role="alert">
+      Claimed by <strong>{holder}</strong> since {view.claimedAt}.{" "}
+      <button type="button" onClick={() => onClaim(true)}>
+        Take over
+      </button>
+    </div>
+  );
+}
+
+function StateEdits({ snapshot, text, setText, serverError }) {
+  const preview = useMemo(() => previewStateEdits(snapshot, text), [snapshot, text]);
+  return (
+    <fieldset>
+      <legend>State edits</legend>
+      <label htmlFor="state-edits">One path=value per line (e.g. config.flag=true)</label>
+      <textarea
+        id="state-edits"
+        rows={3}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        aria-describedby="state-preview"
+        spellCheck={false}
+      />
+      {preview.errors.map((error) => (
+        <p key={error.line} className="error">
+          line {error.line}: {error.message}
+        </p>
+      ))}
+      {serverError && (
+        <p className="error" role="alert">
+          {serverError}
+        </p>
+      )}
+      {preview.changes.length > 0 && (
+        <ul className="changes" aria-label="State changes">
+          {preview.changes.map((c, n) => (
+            <li key={n}>
+              <code>{c.path}</code>: {c.before === undefined ? "(missing)" : JSON.stringify(c.before)} →{" "}
+              {JSON.stringify(c.after)}
+            </li>
+          ))}
+        </ul>
+      )}
+      {preview.edits.length > 0 && (
+        <details id="state-preview">
+          <summary>Preview of the whole state after the edits</summary>
+          <pre aria-label="Edited state preview">{JSON.stringify(preview.state, null, 2)}</pre>
+        </details>
+      )}
+    </fieldset>
+  );
+}
+
+export function InterruptScreen({ interruptId }) {
+  const [view, setView] = useState(null);
+  const signedIn = useMe();
+  const [claimedAs, setClaimedAs] = useState(null);
+  const me = claimedAs || (signedIn && signedIn.principal);
+  const [error, setError] = useState(null);
+  const [formData, setFormData] = useState(undefined);
+  const [edits, setEdits] = useState("");
+  const [extraErrors, setExtraErrors] = useState(undefined);
+  const [editError, setEditError] = useState(null);
+  const [result, setResult] = useState(null);
+  const [reason, setReason] = useState("");
+
+  const refresh = useCallback(
+    () => api.interrupt(interruptId).then((v) => (v.id ? setView(v) : null), setError),
+    [interruptId],
+  );
+  const claim = useCallback(
+    async (force) => {
+      try {
+        const claimed = await api.claim(interruptId, force);
+        setClaimedAs(claimed.interrupt.claimedBy);
+        setView(claimed.interrupt);
+      } catch (err) {
+        if (err.status === 409 && err.body.interrupt) setView(err.body.interrupt);
+        else if (err.status !== 410) setResult({ ok: false, text: err.message });
+      }
+    },
+    [interruptId],
+  );
+  // Claim on open: a free interrupt becomes ours; someone else's claim is shown with a take-over.
+  useEffect(() => {
+    api.interrupt(interruptId).then((v) => {
+      setView(v);
+      setFormData(v.jsonSchema ? v.jsonSchema.default : v.schema && v.schema.default);
+      if (v.status === "pending") claim(false);
+    }, setError);
+  }, [interruptId, claim]);
+  useInterval(() => view && view.status === "pending" && refresh(), 3000);
+
+  if (error && error.status === 401) return <SignIn />;
+  if (error) return <p className="error" role="alert">{error.message}</p>;
+  if (!view) return <p role="status">Loading…</p>;
+  const pending = view.status === "pending";
+  const lines = edits.split("\n").map((l) => l.trim()).filter(Boolean);
+
+  const resume = async ({ formData: value }) => {
+    setExtraErrors(undefined);
+    setEditError(null);
+    try {
+      const done = await api.resumeInterrupt(interruptId, value === undefined ? null : value, lines);
+      setView(done.interrupt);
+      setResult({ ok: true, text: `Resumed by ${done.interrupt.resolvedBy}.` });
+    } catch (err) {
+      if (err.status === 422 && err.body.edit !== undefined) setEditError(err.message);
+      else if (err.status === 422) setExtraErrors(errorAt(err.body.path, `the server refused it: ${err.body.reason || err.message}`));
+      else setResult({ ok: false, text: err.status === 409 || err.status === 410 ? winnerText(err) : err.message });
+      if (err.body && err.body.interrupt) setView(err.body.interrupt);
+    }
+  };
+  const cancel = async (event) => {
+    event.preventDefault();
+    try {
+      const done = await api.cancelInterrupt(interruptId, reason);
+      setView(done.interrupt);
+      setResult({ ok: true, text: `Cancelled: ${reason}` });
+    } catch (err) {
+      setResult({ ok: false, text: err.status === 409 || err.status === 410 ? winnerText(err) : err.message });
+    }
+  };
+  return (
+    <section aria-labelledby="i-title" className="card">
+      <p className="crumbs">
+        <a href="#/">Inbox</a> / <a href={`#/run/${encodeURIComponent(view.sessionId)}`}>run {view.sessionId}</a>
+        {view.node && ` / node ${view.node}`}
+      </p>
+      <h1 id="i-title">{view.prompt}</h1>
+      <p className="meta">
+        interrupt {view.id} · {view.status}
+        {view.expiresAt && ` · expires ${view.expiresAt}`}
+        {view.resolvedBy && ` · by ${view.resolvedBy}`}
+      </p>
+      <ClaimBar view={view} me={me} onClaim={claim} />
+      <details className="snapshot">
+        <summary>State snapshot</summary>
+        <pre aria-label="State snapshot">{JSON.stringify(view.state || {}, null, 2)}</pre>
+      </details>
+      {pending && (
+        <>
+          <Form
+            schema={formSchema(view)}
+            validator={validator}
+            formData={formData}
+            onChange={(e) => {
+              setFormData(e.formData);
+              setExtraErrors(undefined);
+            }}
+            onSubmit={resume}
+            extraErrors={extraErrors}
+            showErrorList={false}
+            noHtml5Validate
+          >
+            <StateEdits snapshot={view.state} text={edits} setText={setEdits} serverError={editError} />
+            <button type="submit" className="primary">
+              Resume
+            </button>
+          </Form>
+          <form className="cancel" onSubmit={cancel}>
+            <label htmlFor="cancel-reason">Reason to cancel</label>
+            <input id="cancel-reason" value={reason} onChange={(e) => setReason(e.target.value)} />
+            <button type="submit" disabled={!reason.trim()}>
+              Cancel interrupt
+            </button>
+          </form>
+        </>
+      )}
+      {result && (
+        <p className={result.ok ? "ok" : "error"} role={result.ok ? "status" : "alert"}>
+          {result.text}
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,326 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { api, winnerText } from "./api.js";
+import { ago, itemHref, settledBy, show, useInterval } from "./util.js";
+import { SignIn } from "./SignIn.jsx";
+
+const POLL_MS = 2000; // a new item shows, and a settled one leaves, within 5 s
+const PAGE = 50;
+const KINDS = ["question", "ask", "await", "interrupt", "review"];
+
+function blocksText(blocks) {
+  if (!blocks) return "";
+  if (typeof blocks === "string") return blocks;
+  const parts = [];
+  if (blocks.gate) parts.push(`gate ${blocks.gate}`);
+  if (blocks.run || blocks.run_id) parts.push(`run ${blocks.run || blocks.run_id}`);
+  return parts.join(", ") || show(blocks);
+}
+
+function Filters({ filters, setFilters, search, setSearch, searchRef }) {
+  const set = (key) => (event) => setFilters({ ...filters, [key]: event.target.value });
+  return (
+    <form className="filters" role="search" aria-label="Filter the inbox" onSubmit={(e) => e.preventDefault()}>
+      <input
+        ref={searchRef}
+        type="search"
+        placeholder="Search prompts, runs, nodes"
+        aria-label="Search"
+        value={search}
+        onChange={(e) => setSearch(e.target.value)}
+      />
+      <select aria-label="Filter by kind" value={filters.kind} onChange={set("kind")}>
+        <option value="">every kind</option>
+        {KINDS.map((kind) => (
+          <option key={kind} value={kind}>
+            {kind}
+          </option>
+        ))}
+      </select>
+      <input aria-label="Filter by run" placeholder="run id" value={filters.run} onChange={set("run")} />
+      <input aria-label="Filter by node" placeholder="node" value={filters.node} onChange={set("node")} />
+      <select aria-label="Filter by claim" value={filters.claimed} onChange={set("claimed")}>
+        <option value="">claimed or not</option>
+        <option value="me">claimed by me</option>
+        <option value="unclaimed">unclaimed</option>
+      </select>
+      <select aria-label="Filter by age" value={filters.min_age_s} onChange={set("min_age_s")}>
+        <option value="">any age</option>
+        <option value="60">older than 1 min</option>
+        <option value="600">older than 10 min</option>
+        <option value="3600">older than 1 h</option>
+      </select>
+      <select aria-label="Order" value={filters.order} onChange={set("order")}>
+        <option value="newest">newest first</option>
+        <option value="oldest">oldest first</option>
+      </select>
+    </form>
+  );
+}
+
+function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome }) {
+  const ref = useRef(null);
+  useEffect(() => {
+    if (focused && ref.current && !ref.current.contains(document.activeElement)) ref.current.focus();
+  }, [focused]);
+  const question = item.kind === "question";
+  return (
+    <li
+      ref={ref}
+      tabIndex={focused ? 0 : -1}
+      className={`item${focused ? " focused" : ""}${item.fresh ? " fresh" : ""}`}
+      aria-current={focused ? "true" : undefined}
+      aria-label={`${item.kind}: ${item.prompt}`}
+      data-item-id={item.id}
+      onFocus={onFocus}
+    >
+      <div className="item-head">
+        {question && (
+          <input
+            type="checkbox"
+            checked={selected}
+            onChange={onSelect}
+            aria-label={`Select question: ${item.prompt}`}
+          />
+        )}
+        <span className={`kind kind-${item.kind}`}>{item.kind}</span>
+        <a className="prompt" href={itemHref(item)}>
+          {item.prompt || "(no prompt)"}
+        </a>
+      </div>
+      <div className="meta">
+        <a href={`#/run/${encodeURIComponent(item.run_id)}`} aria-label={`Run ${item.run_id}`}>
+          {item.run_id}
+        </a>
+        <span>node {item.node}</span>
+        <span>waited {ago(item.waited_s)}</span>
+        {item.claimed_by && <span className="claim">claimed by {item.claimed_by}</span>}
+        {item.blocks && <span>blocks {blocksText(item.blocks)}</span>}
+      </div>
+      {question && item.options && item.options.length > 0 && (
+        <div className="options" role="group" aria-label={`Answers to: ${item.prompt}`}>
+          {item.options.map((option) => (
+            <button type="button" key={option} onClick={() => onAnswer(item, option)}>
+              {option}
+            </button>
+          ))}
+        </div>
+      )}
+      {outcome && (
+        <p className={outcome.ok ? "ok" : "error"} role={outcome.ok ? "status" : "alert"}>
+          {outcome.text}
+        </p>
+      )}
+    </li>
+  );
+}
+
+function BulkBar({ selected, items, onDone }) {
+  const [value, setValue] = useState("");
+  const [busy, setBusy] = useState(false);
+  const chosen = items.filter((item) => selected.has(item.id));
+  const common = chosen.length ? chosen.map((i) => i.options || []).reduce((a, b) => a.filter((o) => b.includes(o))) : [];
+  const send = async (answer) => {
+    setBusy(true);
+    const results = await Promise.all(
+      chosen.map((item) =>
+        api.answer(item.run_id, item.id, answer).then(
+          () => [item.id, { ok: true, text: `answered with ${answer}` }],
+          (error) => [item.id, { ok: false, text: error.status === 409 ? winnerText(error) : error.message }],
+        ),
+      ),
+    );
+    setBusy(false);
+    setValue("");
+    onDone(Object.fromEntries(results));
+  };
+  return (
+    <section className="bulk" aria-label="Bulk answer">
+      <span>{chosen.length} selected</span>
+      {common.map((option) => (
+        <button type="button" key={option} disabled={busy} onClick={() => send(option)}>
+          Answer all: {option}
+        </button>
+      ))}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (value.trim()) send(value.trim());
+        }}
+      >
+        <input aria-label="Answer for the selected questions" value={value} onChange={(e) => setValue(e.target.value)} />
+        <button type="submit" disabled={busy || !value.trim()}>
+          Answer {chosen.length} selected
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function useInbox(filters) {
+  const [items, setItems] = useState(null);
+  const [error, setError] = useState(null);
+  const [next, setNext] = useState(null);
+  const [settled, setSettled] = useState([]);
+  const [pages, setPages] = useState(1);
+  const known = useRef(null);
+  const key = JSON.stringify(filters);
+  useEffect(() => {
+    known.current = null;
+    setItems(null);
+    setSettled([]);
+    setPages(1);
+  }, [key]);
+  const load = useCallback(async () => {
+    const params = { ...filters, limit: Math.min(200, PAGE * pages) };
+    let data;
+    try {
+      data = await api.inbox(params);
+    } catch (err) {
+      setError(err);
+      return;
+    }
+    setError(null);
+    const fresh = data.items || [];
+    const before = known.current;
+    const ids = new Set(fresh.map((i) => i.id));
+    setItems(fresh.map((i) => ({ ...i, fresh: before !== null && !before.has(i.id) })));
+    setNext(data.next || null);
+    if (before) {
+      const gone = [...before.values()].filter((i) => !ids.has(i.id));
+      gone.forEach(async (item) => {
+        let text = "no longer waiting";
+        try {
+          text = settledBy((await api.events(item.run_id)).events || [], item.id) || text;
+        } catch {
+          /* the run's events could not be read: say only that it left */
+        }
+        setSettled((list) => [{ ...item, text, at: Date.now() }, ...list.filter((s) => s.id !== item.id)].slice(0, 20));
+      });
+    }
+    known.current = new Map(fresh.map((i) => [i.id, i]));
+  }, [key, pages]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => {
+    load();
+  }, [load]);
+  useInterval(load, POLL_MS);
+  return { items, error, next, settled, loadMore: () => setPages((p) => p + 1), reload: load };
+}
+
+function matches(item, search) {
+  if (!search) return true;
+  const text = `${item.prompt} ${item.run_id} ${item.node} ${item.kind} ${item.claimed_by || ""}`.toLowerCase();
+  return search.toLowerCase().split(/\s+/).every((word) => text.includes(word));
+}
+
+export function InboxList({ shortcuts }) {
+  const [filters, setFilters] = useState({ kind: "", run: "", node: "", claimed: "", min_age_s: "", order: "newest" });
+  const [search, setSearch] = useState("");
+  const { items, error, next, settled, loadMore, reload } = useInbox(filters);
+  const [focusAt, setFocus] = useState(0);
+  const [selected, setSelected] = useState(new Set());
+  const [outcomes, setOutcomes] = useState({});
+  const searchRef = useRef(null);
+  const shown = useMemo(() => (items || []).filter((item) => matches(item, search)), [items, search]);
+  const focus = Math.max(0, Math.min(focusAt, shown.length - 1)); // the list may have shrunk under the focus
+
+  const answer = useCallback(
+    async (item, value) => {
+      try {
+        await api.answer(item.run_id, item.id, value);
+        setOutcomes((o) => ({ ...o, [item.id]: { ok: true, text: `answered with ${value}` } }));
+        reload();
+      } catch (err) {
+        const text = err.status === 409 ? winnerText(err) : err.message;
+        setOutcomes((o) => ({ ...o, [item.id]: { ok: false, text } }));
+      }
+    },
+    [reload],
+  );
+  const toggle = (id) =>
+    setSelected((s) => {
+      const copy = new Set(s);
+      if (copy.has(id)) copy.delete(id);
+      else copy.add(id);
+      return copy;
+    });
+
+  useEffect(() => {
+    if (!shortcuts) return undefined;
+    const onKey = (event) => {
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      if (event.target.closest("input, textarea, select, [contenteditable], [role=dialog]")) return;
+      const item = shown[focus];
+      if (event.key === "j") setFocus((f) => Math.min(f + 1, shown.length - 1));
+      else if (event.key === "k") setFocus((f) => Math.max(f - 1, 0));
+      else if (event.key === "/") {
+        event.preventDefault();
+        searchRef.current && searchRef.current.focus();
+      } else if (!item) return;
+      else if (event.key === "Enter" && event.target.tagName !== "A" && event.target.tagName !== "BUTTON")
+        window.location.hash = itemHref(item);
+      else if ((event.key === "a" || event.key === "r") && item.kind === "question" && item.options) {
+        const option = item.options[event.key === "a" ? 0 : 1];
+        if (option !== undefined) answer(item, option);
+      } else if (event.key === "x" && item.kind === "question") toggle(item.id);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [shortcuts, shown, focus, answer]);
+
+  if (error && error.status === 401) return <SignIn />;
+  return (
+    <section aria-labelledby="list-title">
+      <h1 id="list-title">Waiting for a person</h1>
+      <Filters filters={filters} setFilters={setFilters} search={search} setSearch={setSearch} searchRef={searchRef} />
+      {error && (
+        <p className="error" role="alert">
+          The inbox could not be read: {error.message}
+        </p>
+      )}
+      {selected.size > 0 && (
+        <BulkBar
+          selected={selected}
+          items={shown}
+          onDone={(results) => {
+            setOutcomes((o) => ({ ...o, ...results }));
+            setSelected(new Set());
+            reload();
+          }}
+        />
+      )}
+      {items === null && !error && <p role="status">Loading…</p>}
+      {items !== null && shown.length === 0 && <p role="status">Nothing is waiting for a person.</p>}
+      <ul className="items" aria-label="Pending items" aria-live="polite" aria-relevant="additions">
+        {shown.map((item, n) => (
+          <ItemRow
+            key={item.id}
+            item={item}
+            focused={n === focus}
+            selected={selected.has(item.id)}
+            onFocus={() => setFocus(n)}
+            onSelect={() => toggle(item.id)}
+            onAnswer={answer}
+            outcome={outcomes[item.id]}
+          />
+        ))}
+      </ul>
+      {next && (
+        <button type="button" onClick={loadMore}>
+          Load more
+        </button>
+      )}
+      {settled.length > 0 && (
+        <section aria-labelledby="settled-title" className="settled">
+          <h2 id="settled-title">Just settled</h2>
+          <ul aria-live="polite">
+            {settled.map((item) => (
+              <li key={item.id} data-settled-id={item.id}>
+                <span className={`kind kind-${item.kind}`}>{item.kind}</span> {item.prompt} — {item.text}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
+    </section>
+  );
+}

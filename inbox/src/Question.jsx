@@ -1,0 +1,99 @@
+import { useEffect, useState } from "react";
+import { api, winnerText } from "./api.js";
+import { ago, settledBy } from "./util.js";
+import { SignIn } from "./SignIn.jsx";
+
+// The question as its run's pending list shows it (a pause, `ask`, as the inbox lists it); when it is
+// no longer pending, what its run's events say about it.
+async function loadQuestion(runId, id) {
+  const pending = (await api.pendingQuestions(runId)).pending || [];
+  const question = pending.find((q) => q.interaction_id === id);
+  if (question) {
+    const waited = (Date.now() - Date.parse(question.created_at)) / 1000;
+    return { item: { id, run_id: runId, kind: "question", ...question.request, waited_s: waited }, settled: null };
+  }
+  const page = await api.inbox({ run: runId, limit: 100 }).catch(() => ({ items: [] }));
+  const item = (page.items || []).find((i) => i.id === id);
+  if (item) return { item, settled: null };
+  const events = (await api.events(runId)).events || [];
+  const asked = events.find((e) => e.type === "human_input_requested" && e.data.interaction_id === id);
+  const data = asked ? asked.data : { prompt: "(unknown question)", node: "" };
+  return {
+    item: { id, run_id: runId, kind: data.kind || "question", ...data },
+    settled: settledBy(events, id) || "no longer waiting",
+  };
+}
+
+export function QuestionScreen({ runId, interactionId }) {
+  const [state, setState] = useState(null);
+  const [error, setError] = useState(null);
+  const [text, setText] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState(null);
+  useEffect(() => {
+    loadQuestion(runId, interactionId).then(setState, setError);
+  }, [runId, interactionId]);
+
+  if (error && error.status === 401) return <SignIn />;
+  if (error) return <p className="error" role="alert">{error.message}</p>;
+  if (!state) return <p role="status">Loading…</p>;
+  const { item, settled } = state;
+
+  const send = async (value) => {
+    setBusy(true);
+    try {
+      if (item.kind === "ask") await api.resumeRun(runId, { answer: value }, item.node);
+      else await api.answer(runId, interactionId, value);
+      setResult({ ok: true, text: `Answered with ${value}.` });
+    } catch (err) {
+      // A 409 names the answer that won; the screen stays, so the operator sees it in place.
+      const why = err.status === 409 ? `This question was ${winnerText(err)}.` : err.message;
+      setResult({ ok: false, text: why, path: err.body && err.body.path });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const done = settled || (result && result.ok);
+  const free = item.kind === "ask" || item.allow_free_text || !item.options || item.options.length === 0;
+  return (
+    <section aria-labelledby="q-title" className="card">
+      <p className="crumbs">
+        <a href="#/">Inbox</a> / <a href={`#/run/${encodeURIComponent(runId)}`}>run {runId}</a> / node {item.node}
+      </p>
+      <h1 id="q-title">{item.prompt}</h1>
+      <p className="meta">
+        {item.kind} · waited {ago(item.waited_s)} {item.claimed_by && `· claimed by ${item.claimed_by}`}
+      </p>
+      {settled && <p role="status">This question was {settled}.</p>}
+      {item.options && item.options.length > 0 && (
+        <div className="options big" role="group" aria-label="Answer with an option">
+          {item.options.map((option) => (
+            <button type="button" key={option} disabled={busy || done} onClick={() => send(option)}>
+              {option}
+            </button>
+          ))}
+        </div>
+      )}
+      {free && (
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (text.trim()) send(text.trim());
+          }}
+        >
+          <label htmlFor="free-text">Your answer</label>
+          <textarea id="free-text" rows={3} value={text} onChange={(e) => setText(e.target.value)} disabled={done} />
+          <button type="submit" disabled={busy || done || !text.trim()}>
+            Send answer
+          </button>
+        </form>
+      )}
+      {result && (
+        <p className={result.ok ? "ok" : "error"} role={result.ok ? "status" : "alert"}>
+          {result.text}
+        </p>
+      )}
+      {done && <a href="#/">Back to the inbox</a>}
+    </section>
+  );
+}

@@ -1,0 +1,66 @@
+// The inbox is only a client of Baton's public API. Locally the browser is signed in by an HttpOnly
+// session cookie (`baton dev` prints a one-time sign-in link) and cookie-authenticated writes carry the
+// X-Baton-Inbox header so a cross-site form cannot forge them; deployed, the Cognito ID token (held in
+// memory, see auth.js) goes in the Authorization header. No task token ever reaches the page.
+import { authHeaders } from "./auth.js";
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.message) || `HTTP ${status}`);
+    this.status = status;
+    this.body = body || {};
+  }
+}
+
+async function request(method, path, body) {
+  const headers = { Accept: "application/json", "X-Baton-Inbox": "1", ...authHeaders() };
+  const init = { method, headers, credentials: "same-origin" };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = { message: text };
+  }
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+const enc = encodeURIComponent;
+
+function query(params) {
+  const pairs = Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== "");
+  return pairs.length ? "?" + pairs.map(([k, v]) => `${enc(k)}=${enc(v)}`).join("&") : "";
+}
+
+export const api = {
+  me: () => request("GET", "/api/me"),
+  inbox: (filters) => request("GET", "/api/inbox" + query(filters)),
+  run: (runId) => request("GET", `/api/runs/${enc(runId)}`),
+  events: (runId, after) => request("GET", `/api/runs/${enc(runId)}/events` + query({ after, limit: 200 })),
+  pendingQuestions: (runId) => request("GET", `/api/runs/${enc(runId)}/interactions/pending`),
+  answer: (runId, iid, answer) =>
+    request("POST", `/api/runs/${enc(runId)}/interactions/${enc(iid)}/answer`, { answer }),
+  resumeRun: (runId, answers, node) => request("POST", `/api/runs/${enc(runId)}/resume`, { answers, node }),
+  review: (runId) => request("GET", `/api/runs/${enc(runId)}/review`),
+  interrupt: (id) => request("GET", `/api/v1/interrupts/${enc(id)}`),
+  claim: (id, force) => request("POST", `/api/v1/interrupts/${enc(id)}/claim`, { force: !!force }),
+  resumeInterrupt: (id, input, stateEdits) =>
+    request("POST", `/api/v1/interrupts/${enc(id)}/resume`, { input, stateEdits }),
+  cancelInterrupt: (id, reason) => request("POST", `/api/v1/interrupts/${enc(id)}/cancel`, { reason }),
+};
+
+// The one sentence a 409 says: who answered first and with what (every 409 carries the `winner`).
+export function winnerText(error) {
+  const w = error && error.body && error.body.winner;
+  if (!w) return error ? error.message : "";
+  const value = typeof w.value === "string" ? w.value : JSON.stringify(w.value);
+  if (w.status === "claimed") return `claimed by ${w.by}`;
+  if (w.status === "cancelled") return `already cancelled by ${w.by || "someone"} (${value})`;
+  return `already ${w.status || "answered"} by ${w.by || "someone"} with ${value}`;
+}

@@ -1,0 +1,46 @@
+// Small helpers shared by the screens.
+import { useEffect, useRef } from "react";
+
+export function ago(seconds) {
+  const s = Math.max(0, Math.round(seconds || 0));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+export function show(value) {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+// The hash route of an inbox item's own screen.
+export function itemHref(item) {
+  if (item.kind === "interrupt") return `#/interrupt/${encodeURIComponent(item.id)}`;
+  if (item.kind === "review") return `#/review/${encodeURIComponent(item.run_id)}`;
+  if (item.kind === "await") return `#/run/${encodeURIComponent(item.run_id)}`;
+  return `#/question/${encodeURIComponent(item.run_id)}/${encodeURIComponent(item.id)}`;
+}
+
+// What settled an item that left the list, read from its run's events ("answered by X with Y").
+export function settledBy(events, id) {
+  for (const event of [...events].reverse()) {
+    const data = event.data || {};
+    if (data.interaction_id !== id || !data.by) continue;
+    if (event.type === "interaction_answered")
+      return `answered by ${data.by}` + (data.answer_text ? ` with ${data.answer_text}` : "");
+    if (event.type === "interrupt_resumed") return `resumed by ${data.by}`;
+    if (event.type === "interrupt_cancelled") return `cancelled by ${data.by}: ${data.reason}`;
+  }
+  return null;
+}
+
+export function useInterval(callback, ms) {
+  const saved = useRef(callback);
+  useEffect(() => {
+    saved.current = callback;
+  }, [callback]);
+  useEffect(() => {
+    const timer = setInterval(() => saved.current(), ms);
+    return () => clearInterval(timer);
+  }, [ms]);
+}
