@@ -248,9 +248,7 @@ class MemoryStore:
             self.waits[(wait.run_id, wait.gate)] = current.model_copy(update={"status": status})
             return True
 
-    def record_release(
-        self, wait: ParkedWait, *, run_status: str, run_from: set[str], events: Sequence[Event]
-    ) -> bool:
+    def record_release(self, wait: ParkedWait, *, run_status: str, run_from: set[str], events: Sequence[Event]) -> bool:
         with self._lock:  # one lock: all or nothing, like the DynamoDB transaction
             if not self.release_wait(wait, "released"):
                 return False
