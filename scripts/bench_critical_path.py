@@ -21,10 +21,12 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SEND = "stepfunctions.SendTaskSuccess"
 _counting = threading.local()
@@ -120,7 +122,7 @@ class _Bench:
         return run_id, run.execution_arn, wait
 
     def bare(self) -> float:
-        run_id, arn, wait = self._parked("human_pause", {"prompt": "bench?", "timeout_seconds": 120})
+        _run_id, arn, wait = self._parked("human_pause", {"prompt": "bench?", "timeout_seconds": 120})
         output = _output(wait)
         started = time.perf_counter()
         self.sfn.send_task_success(taskToken=wait.task_token, output=json.dumps(output))
