@@ -28,6 +28,7 @@ bench: bootstrap  ## prints the figures: startup, round trips, cold import, answ
 	$(UV) run python scripts/bench_questions.py
 	$(UV) run python scripts/bench_critical_path.py --samples 50
 	$(UV) run python scripts/bench_load.py --questions 1000 --runs 100 --clients 8
+	$(UV) run python scripts/bench_load.py --questions 1000 --runs 100 --clients 8 --history 10
 
 synth: bootstrap  ## CDK synth offline (no Docker, no credentials)
 	$(UV) run baton synth
