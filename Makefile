@@ -30,7 +30,9 @@ unit: bootstrap
 bench: bootstrap  ## prints the figures: startup, round trips, cold import, answer→gate latency, AWS calls per question, load (1,000 pending answered by 8 clients: answers/s, peak RSS, Ctrl-C)
 	$(UV) run python scripts/bench.py
 	$(UV) run python scripts/bench_questions.py
+	$(UV) run python scripts/bench_critical_path.py --samples 50
 	$(UV) run python scripts/bench_load.py --questions 1000 --runs 100 --clients 8
+	$(UV) run python scripts/bench_load.py --questions 1000 --runs 100 --clients 8 --history 10
 	$(UV) run python scripts/bench_mcp.py
 
 synth: bootstrap  ## CDK synth offline (no Docker, no credentials)

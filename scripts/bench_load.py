@@ -4,9 +4,13 @@ Starts `baton dev` in its own process (as a developer runs it: data kept in a th
 posts the questions (external runs, `POST /api/runs/{id}/questions`), then C threads answer every one
 of them. Prints answers/s, the answer latency (median, p95), the stack's peak RSS (VmHWM of its process)
 and how long Ctrl-C took to end it while clients were still asking and answering.
+With `--history H` the same runs first get H rounds of as many questions, asked and answered before
+the measured round, so the measured answers meet H times their number in history (`--history 10`:
+"at 10x history"; a flat figure means the answer's cost does not grow with the run's history).
+`--quick` is a small run for CI (the figures are printed, never judged).
 Targets (not asserted): >= 50 answers/s, peak RSS < 1 GB.
 
-Usage: uv run python scripts/bench_load.py [--questions 1000] [--runs 100] [--clients 8]
+Usage: uv run python scripts/bench_load.py [--questions 1000] [--runs 100] [--clients 8] [--history 0] [--quick]
 """
 
 from __future__ import annotations
@@ -110,7 +114,11 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--history", type=int, default=0, help="rounds asked and answered before the measured one")
+    parser.add_argument("--quick", action="store_true", help="40 questions over 4 runs, 4 clients, 1 round of history")
     args = parser.parse_args()
+    if args.quick:
+        args.questions, args.runs, args.clients, args.history = 40, 4, 4, 1
 
     from baton.client.sdk import Client
 
@@ -118,6 +126,8 @@ def main() -> None:
         process, state = _start_stack(Path(tmp))
         try:
             with Client(state["api_url"], state["token"], timeout=120) as client:
+                for _round in range(args.history):  # history: answered rounds in the same runs, unmeasured
+                    _answer_all(client, _ask_all(client, args.runs, args.questions, args.clients), args.clients)
                 asked_at = time.perf_counter()
                 pending = _ask_all(client, args.runs, args.questions, args.clients)
                 ask_seconds = time.perf_counter() - asked_at
@@ -136,7 +146,10 @@ def main() -> None:
                 code = None
             stop_seconds = time.perf_counter() - stop_started
     count = len(latencies)
-    print(f"local stack under load: {args.questions} pending questions over {args.runs} runs, {args.clients} clients")
+    print(
+        f"local stack under load: {args.questions} pending questions over {args.runs} runs, {args.clients} clients, "
+        f"history {args.history}x ({args.history * args.questions} answered before)"
+    )
     print(f"  asked                  {ask_seconds:7.1f} s   ({args.questions / ask_seconds:6.1f} questions/s)")
     print(f"  answered               {seconds:7.1f} s   ({count / seconds:6.1f} answers/s, target >= 50)")
     print(

@@ -17,9 +17,12 @@ from baton.models import (
     ReviewTurn,
     RunSummary,
 )
+from baton.ports import PENDING_MARKED_KINDS, GuardFailedError, RunSnapshot, ScopeUnchanged, WaitStillOpen
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from baton.ports import Guard
 
 
 class MemoryStore:
@@ -32,6 +35,7 @@ class MemoryStore:
         self.messages: dict[tuple[str, str], list[tuple[Message, bool]]] = {}
         self.waits: dict[tuple[str, str], ParkedWait] = {}
         self.turns: dict[tuple[str, str, int], ReviewTurn] = {}
+        self.scope_versions: dict[str, int] = {}
 
     def create_run(self, run: RunSummary) -> None:
         with self._lock:
@@ -80,6 +84,7 @@ class MemoryStore:
         new_state: InteractionStatus,
         *,
         with_records: Sequence[Message | Event] = (),
+        guards: Sequence[Guard] = (),
     ) -> Interaction:
         key = (interaction.run_id, interaction.interaction_id)
         with self._lock:
@@ -91,6 +96,9 @@ class MemoryStore:
                     f"interaction {interaction.interaction_id} is already {current.state.status}",
                     details={"interaction": current.public()},
                 )
+            for guard in guards:
+                if not self._holds(guard):
+                    raise GuardFailedError(guard)
             updated = interaction.model_copy(
                 update={"state": new_state.model_copy(update={"version": interaction.state.version + 1})}
             )
@@ -101,6 +109,40 @@ class MemoryStore:
                 else:
                     self.append_event(record)
             return updated
+
+    def _holds(self, guard: Guard) -> bool:
+        if isinstance(guard, WaitStillOpen):
+            wait = self.waits.get((guard.wait.run_id, guard.wait.gate))
+            return (
+                wait is not None
+                and wait.status == "parked"
+                and wait.task_token == guard.wait.task_token
+                and (wait.deadline is None or wait.deadline > guard.now)
+            )
+        if isinstance(guard, ScopeUnchanged):
+            return self.scope_versions.get(guard.run_id, 0) == guard.version
+        current = self.interactions.get((guard.interaction.run_id, guard.interaction.interaction_id))
+        return current is not None and current.state.status == "pending"
+
+    def snapshot_run(self, run_id: str) -> RunSnapshot:
+        with self._lock:
+            pending = [
+                i
+                for i in self.list_run_interactions(run_id, status="pending")
+                if i.request.kind in PENDING_MARKED_KINDS
+            ]
+            return RunSnapshot(
+                run=self.runs.get(run_id),
+                pending=pending,
+                waits=self.list_run_waits(run_id),
+                scope_version=self.scope_versions.get(run_id, 0),
+            )
+
+    def bump_scope(self, run_id: str) -> None:
+        with self._lock:
+            if run_id not in self.runs:
+                raise NotFoundError(f"run {run_id} not found")
+            self.scope_versions[run_id] = self.scope_versions.get(run_id, 0) + 1
 
     def list_run_interactions(
         self, run_id: str, *, kind: str | None = None, status: str | None = None
@@ -218,7 +260,8 @@ class MemoryStore:
     def put_wait(self, wait: ParkedWait) -> None:
         with self._lock:
             current = self.waits.get((wait.run_id, wait.gate))
-            if current is not None and current.status == "parked" and current.task_token != wait.task_token:
+            open_ = current is not None and current.status in ("parked", "expiring")
+            if open_ and current is not None and current.task_token != wait.task_token:
                 raise already_parked(wait.run_id, wait.gate)
             self.waits[(wait.run_id, wait.gate)] = wait
 
@@ -226,15 +269,30 @@ class MemoryStore:
         return self.waits.get((run_id, gate))
 
     def release_wait(self, wait: ParkedWait, status: str) -> bool:
+        """From parked (or, unless it is the move to expiring, from expiring), like DynamoStore."""
+        allowed = ("parked",) if status == "expiring" else ("parked", "expiring")
         with self._lock:
             current = self.waits.get((wait.run_id, wait.gate))
-            if current is None or current.status != "parked" or current.task_token != wait.task_token:
+            if current is None or current.status not in allowed or current.task_token != wait.task_token:
                 return False
             self.waits[(wait.run_id, wait.gate)] = current.model_copy(update={"status": status})
             return True
 
+    def record_release(self, wait: ParkedWait, *, run_status: str, run_from: set[str], events: Sequence[Event]) -> bool:
+        with self._lock:  # one lock: all or nothing, like the DynamoDB transaction
+            if not self.release_wait(wait, "released"):
+                return False
+            run = self.runs.get(wait.run_id)
+            if run is not None and run.status in run_from:
+                at = events[0].at if events else run.updated_at
+                self.update_run(wait.run_id, {"status": run_status, "updated_at": at})
+            for event in events:
+                self.append_event(event)
+            return True
+
     def list_parked(self) -> list[ParkedWait]:
-        return [w for w in self.waits.values() if w.status == "parked"]
+        """The pending index lists parked and expiring waits (DynamoStore keeps both on it)."""
+        return [w for w in self.waits.values() if w.status in ("parked", "expiring")]
 
     def list_run_waits(self, run_id: str) -> list[ParkedWait]:
         return sorted((w for (r, _), w in self.waits.items() if r == run_id), key=lambda w: w.gate)

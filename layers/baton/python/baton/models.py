@@ -283,7 +283,8 @@ class ParkedWait(BaseModel):
     interaction_ids: list[str] = Field(default_factory=list)
     scope: dict[str, Any] = Field(default_factory=dict)
     parked_at: str
-    status: Literal["parked", "released", "timed_out"] = "parked"
+    # expiring: Baton's deadline path closed it to answers and is deciding (release or fail)
+    status: Literal["parked", "expiring", "released", "timed_out"] = "parked"
     # When Baton stops accepting answers (`Core.deadline_of`: the task's entry + its timeout - a grace):
     # at it the reconciler ends the pause itself; Step Functions' own timeout is only the backstop.
     deadline: str | None = None

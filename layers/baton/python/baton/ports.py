@@ -8,6 +8,7 @@ services reach it as `Core.store`); a function or class that needs one part name
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -36,6 +37,57 @@ if TYPE_CHECKING:
     from baton.notify.model import Notification
 
 
+@dataclass(frozen=True)
+class RunSnapshot:
+    """What one consistent read of a run's partition tells the answer path (`InteractionStore.snapshot_run`):
+    the run, its open questions and tool-form awaits (`PENDING_MARKED_KINDS`), its waits, and the run's
+    scope version (bumped when a gate or a tool await starts waiting on the run's questions)."""
+
+    run: RunSummary | None
+    pending: list[Interaction] = field(default_factory=list)
+    waits: list[ParkedWait] = field(default_factory=list)
+    scope_version: int = 0
+
+
+@dataclass(frozen=True)
+class WaitStillOpen:
+    """A guard: the wait is still parked with this token and (if it has one) its deadline is after `now`."""
+
+    wait: ParkedWait
+    now: str
+
+
+@dataclass(frozen=True)
+class ScopeUnchanged:
+    """A guard: no gate or tool await started waiting on the run since `version` was read."""
+
+    run_id: str
+    version: int
+
+
+@dataclass(frozen=True)
+class StillPending:
+    """A guard: this interaction is still pending (another answer in the same scope has not landed)."""
+
+    interaction: Interaction
+
+
+Guard = WaitStillOpen | ScopeUnchanged | StillPending
+
+
+class GuardFailedError(Exception):
+    """A guarded transition was refused because `guard` no longer held (nothing was written); `guard` is
+    None when the transaction met a concurrent one (read again and retry)."""
+
+    def __init__(self, guard: Guard | None) -> None:
+        super().__init__(f"guard failed: {type(guard).__name__ if guard else 'a concurrent transaction'}")
+        self.guard = guard
+
+
+# The kinds whose pending interactions the store can list from the run's own partition in O(pending).
+PENDING_MARKED_KINDS = ("question", "await")
+
+
 class RunStore(Protocol):
     """Run records (one item per run)."""
 
@@ -57,7 +109,11 @@ class InteractionStore(Protocol):
         new_state: InteractionStatus,
         *,
         with_records: Sequence[Message | Event] = (),
+        guards: Sequence[Guard] = (),
     ) -> Interaction: ...
+    # one consistent read: the run, its pending questions and tool awaits, its waits (O(pending + waits))
+    def snapshot_run(self, run_id: str) -> RunSnapshot: ...
+    def bump_scope(self, run_id: str) -> None: ...
     def list_run_interactions(
         self, run_id: str, *, kind: str | None = None, status: str | None = None
     ) -> list[Interaction]: ...
@@ -106,6 +162,11 @@ class WaitStore(Protocol):
     def put_wait(self, wait: ParkedWait) -> None: ...
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None: ...
     def release_wait(self, wait: ParkedWait, status: str) -> bool: ...
+    # the bookkeeping of a delivered release in one write: the wait released, the run moved if it is in
+    # `run_from` (else left alone), the events recorded. False if the wait was no longer parked.
+    def record_release(
+        self, wait: ParkedWait, *, run_status: str, run_from: set[str], events: Sequence[Event]
+    ) -> bool: ...
     def list_parked(self) -> list[ParkedWait]: ...
     def list_run_waits(self, run_id: str) -> list[ParkedWait]: ...
 

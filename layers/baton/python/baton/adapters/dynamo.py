@@ -27,12 +27,21 @@ from baton.models import (
     dump_request,
     parse_request,
 )
+from baton.ports import (
+    PENDING_MARKED_KINDS,
+    GuardFailedError,
+    RunSnapshot,
+    ScopeUnchanged,
+    WaitStillOpen,
+)
 from baton.workflows.table import GSI_BY_STATUS, GSI_PENDING, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from mypy_boto3_dynamodb import DynamoDBClient
+
+    from baton.ports import Guard
 
 _ser = TypeSerializer()
 _de = TypeDeserializer()
@@ -75,6 +84,21 @@ def _run_pk(run_id: str) -> str:
 
 def _is_conditional_failure(err: ClientError) -> bool:
     return err.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+def _cancellation_codes(err: ClientError) -> list[str] | None:
+    """The per-item codes of a cancelled transaction ("None", "ConditionalCheckFailed",
+    "TransactionConflict", ...), or None when `err` is not a cancelled transaction."""
+    if err.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+        return None
+    reasons = err.response.get("CancellationReasons") or []  # type: ignore[typeddict-item,unused-ignore]
+    return [str(r.get("Code") or "None") for r in reasons]
+
+
+def _marker_sk(interaction_id: str) -> str:
+    # PEND# sorts after EVT#, INT# and MSG# and before RUN, TURN# and WAIT#: one Query from PEND# reads
+    # the open questions, the run and its waits, never the run's history.
+    return f"PEND#{interaction_id}"
 
 
 class DynamoStore:
@@ -215,15 +239,40 @@ class DynamoStore:
             ),
         )
 
+    @staticmethod
+    def _is_marked(i: Interaction) -> bool:
+        return i.request.kind in PENDING_MARKED_KINDS and i.state.status == "pending"
+
+    @staticmethod
+    def _marker_values(values: dict[str, Any]) -> dict[str, Any]:
+        """The pending marker of a question or tool await: a copy of the item in the run's partition,
+        present exactly while it is pending (written and deleted with it, in one transaction)."""
+        marker = {k: v for k, v in values.items() if not k.startswith("GSI")}
+        return {**marker, "SK": _marker_sk(values["interaction_id"]), "record": "pending"}
+
     def put_interaction(self, interaction: Interaction) -> None:
+        values = self._interaction_values(interaction)
         try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=_to_item(self._interaction_values(interaction)),
-                ConditionExpression="attribute_not_exists(PK)",
-            )
+            if self._is_marked(interaction):
+                self._db.transact_write_items(
+                    TransactItems=[
+                        {
+                            "Put": {
+                                "TableName": self._table,
+                                "Item": _to_item(values),
+                                "ConditionExpression": "attribute_not_exists(PK)",
+                            }
+                        },
+                        {"Put": {"TableName": self._table, "Item": _to_item(self._marker_values(values))}},
+                    ]
+                )
+            else:
+                self._db.put_item(
+                    TableName=self._table, Item=_to_item(values), ConditionExpression="attribute_not_exists(PK)"
+                )
         except ClientError as err:
-            if _is_conditional_failure(err):
+            codes = _cancellation_codes(err)
+            if _is_conditional_failure(err) or (codes and codes[0] == "ConditionalCheckFailed"):
                 raise ConflictError(
                     f"interaction {interaction.interaction_id} already exists",
                     details={"interaction_id": interaction.interaction_id},
@@ -274,16 +323,18 @@ class DynamoStore:
         new_state: InteractionStatus,
         *,
         with_records: Sequence[Message | Event] = (),
+        guards: Sequence[Guard] = (),
     ) -> Interaction:
         """Write `new_state` only if nobody changed the interaction since `interaction` was read.
 
         `with_records` (the answer's message, its event) are written in the same transaction: all or
-        nothing, so an answer is never stored without its delivery."""
+        nothing, so an answer is never stored without its delivery. `guards` are checked in it too
+        (GuardFailedError names the one that failed); a question's pending marker moves with it."""
         expected = interaction.state.version
         updated = interaction.model_copy(update={"state": new_state.model_copy(update={"version": expected + 1})})
         values = self._interaction_values(updated)
-        if with_records:
-            return self._transition_with_records(interaction, updated, values, expected, with_records)
+        if with_records or guards or self._is_marked(interaction) or self._is_marked(updated):
+            return self._transition_in_transaction(interaction, updated, values, records=with_records, guards=guards)
         try:
             self._db.put_item(
                 TableName=self._table,
@@ -309,14 +360,56 @@ class DynamoStore:
             ) from err
         return updated
 
-    def _transition_with_records(
+    def _guard_item(self, guard: Guard) -> dict[str, Any]:
+        """The ConditionCheck of one guard."""
+        if isinstance(guard, WaitStillOpen):
+            wait = guard.wait
+            condition = "#st = :parked AND task_token = :token"
+            values: dict[str, Any] = {":parked": "parked", ":token": wait.task_token}
+            names = {"#st": "status"}
+            if wait.deadline is not None:
+                condition += " AND #dl > :now"  # ISO-8601 UTC strings of one format sort as times
+                names["#dl"] = "deadline"
+                values[":now"] = guard.now
+            key = {"PK": _run_pk(wait.run_id), "SK": f"WAIT#{wait.gate}"}
+        elif isinstance(guard, ScopeUnchanged):
+            names = {"#sv": "scope_version"}
+            values = {":v": guard.version}
+            condition = "attribute_not_exists(#sv) OR #sv = :v" if guard.version == 0 else "#sv = :v"
+            key = {"PK": _run_pk(guard.run_id), "SK": "RUN"}
+        else:
+            i = guard.interaction
+            names, values = {"#pk": "PK"}, {}
+            condition = "attribute_exists(#pk)"
+            key = {"PK": _run_pk(i.run_id), "SK": _marker_sk(i.interaction_id)}
+        check: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": _to_item(key),
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+        }
+        if values:
+            check["ExpressionAttributeValues"] = _to_item(values)
+        return {"ConditionCheck": check}
+
+    def _marker_item(self, interaction: Interaction, updated: Interaction, values: dict[str, Any]) -> list[Any]:
+        if self._is_marked(updated):
+            return [{"Put": {"TableName": self._table, "Item": _to_item(self._marker_values(values))}}]
+        if self._is_marked(interaction):
+            key = {"PK": _run_pk(interaction.run_id), "SK": _marker_sk(interaction.interaction_id)}
+            return [{"Delete": {"TableName": self._table, "Key": _to_item(key)}}]
+        return []
+
+    def _transition_in_transaction(
         self,
         interaction: Interaction,
         updated: Interaction,
         values: dict[str, Any],
-        expected: int,
+        *,
         records: Sequence[Message | Event],
+        guards: Sequence[Guard],
     ) -> Interaction:
+        expected = interaction.state.version
         items: list[dict[str, Any]] = [
             {
                 "Put": {
@@ -326,7 +419,9 @@ class DynamoStore:
                     "ExpressionAttributeNames": {"#ver": "version"},
                     "ExpressionAttributeValues": _to_item({":expected": expected}),
                 }
-            }
+            },
+            *[self._guard_item(g) for g in guards],
+            *self._marker_item(interaction, updated, values),
         ]
         for record in records:
             item = self._message_values(record) if isinstance(record, Message) else self._event_values(record)
@@ -342,11 +437,11 @@ class DynamoStore:
         try:
             self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type,unused-ignore]
         except ClientError as err:
-            reasons = err.response.get("CancellationReasons") or []  # type: ignore[typeddict-item,unused-ignore]
-            if err.response.get("Error", {}).get("Code") != "TransactionCanceledException" or not reasons:
+            codes = _cancellation_codes(err)
+            if not codes:
                 raise
-            if reasons[0].get("Code") != "ConditionalCheckFailed":
-                raise
+            if codes[0] != "ConditionalCheckFailed":
+                self._raise_guard(guards, codes, err)
             current = self.get_interaction(interaction.run_id, interaction.interaction_id)
             if current is None:
                 raise NotFoundError(
@@ -359,12 +454,60 @@ class DynamoStore:
             ) from err
         return updated
 
+    @staticmethod
+    def _raise_guard(guards: Sequence[Guard], codes: list[str], err: ClientError) -> None:
+        """A failed guard, or a conflict with a concurrent transaction (the caller re-reads and retries)."""
+        for n, guard in enumerate(guards, start=1):
+            if n < len(codes) and codes[n] == "ConditionalCheckFailed":
+                raise GuardFailedError(guard) from err
+        if "TransactionConflict" in codes and guards:
+            raise GuardFailedError(None) from err
+        raise err
+
+    def snapshot_run(self, run_id: str) -> RunSnapshot:
+        """One consistent Query from PEND# on: the open questions and tool awaits (their markers), the run
+        and its waits; review turns are filtered out. Never reads the run's events or answered history."""
+        items = self._query_all(
+            KeyConditionExpression="PK = :pk AND SK >= :from",
+            FilterExpression="#rec <> :turn",
+            ExpressionAttributeNames={"#rec": "record"},
+            ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":from": "PEND#", ":turn": "turn"}),
+            ConsistentRead=True,
+        )
+        run: RunSummary | None = None
+        pending: list[Interaction] = []
+        waits: list[ParkedWait] = []
+        version = 0
+        for values in items:
+            record = values.get("record")
+            if record == "pending":
+                pending.append(self._interaction_from(values))
+            elif record == "wait":
+                waits.append(self._wait_from(values))
+            elif record == "run":
+                version = int(values.get("scope_version") or 0)
+                run = self._run_from(values)
+        pending.sort(key=lambda i: (i.created_at, i.interaction_id))
+        return RunSnapshot(run=run, pending=pending, waits=waits, scope_version=version)
+
+    def bump_scope(self, run_id: str) -> None:
+        self._db.update_item(
+            TableName=self._table,
+            Key=_to_item({"PK": _run_pk(run_id), "SK": "RUN"}),
+            UpdateExpression="ADD scope_version :one",
+            ConditionExpression="attribute_exists(PK)",
+            ExpressionAttributeValues=_to_item({":one": 1}),
+        )
+
     def list_run_interactions(
         self, run_id: str, *, kind: str | None = None, status: str | None = None
     ) -> list[Interaction]:
+        """One run's interactions, oldest first. The pending questions and tool awaits come from their
+        markers (O(pending), consistent); anything else from the run's interactions."""
+        marked = status == "pending" and kind in PENDING_MARKED_KINDS
         items = self._query_all(
             KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
-            ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":prefix": "INT#"}),
+            ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":prefix": "PEND#" if marked else "INT#"}),
             ConsistentRead=True,
         )
         found = [self._interaction_from(v) for v in items]
@@ -627,9 +770,13 @@ class DynamoStore:
                 TableName=self._table,
                 Item=_to_item(values),
                 # Never overwrite another parked token: that gate would hang until its timeout.
-                ConditionExpression="attribute_not_exists(PK) OR #st <> :parked OR task_token = :token",
+                ConditionExpression=(
+                    "attribute_not_exists(PK) OR NOT (#st IN (:parked, :expiring)) OR task_token = :token"
+                ),
                 ExpressionAttributeNames={"#st": "status"},
-                ExpressionAttributeValues=_to_item({":parked": "parked", ":token": wait.task_token}),
+                ExpressionAttributeValues=_to_item(
+                    {":parked": "parked", ":expiring": "expiring", ":token": wait.task_token}
+                ),
             )
         except ClientError as err:
             if _is_conditional_failure(err):
@@ -645,22 +792,79 @@ class DynamoStore:
         values = self._get(_run_pk(run_id), f"WAIT#{gate}")
         return self._wait_from(values) if values else None
 
+    def _release_update(self, wait: ParkedWait, status: str) -> dict[str, Any]:
+        """The conditional update that moves a parked (or expiring) wait holding this token to `status`.
+        "expiring" keeps it on the pending index, so the reconciler finishes a deadline that died midway."""
+        keep_indexed = status == "expiring"
+        return {
+            "TableName": self._table,
+            "Key": _to_item({"PK": _run_pk(wait.run_id), "SK": f"WAIT#{wait.gate}"}),
+            "UpdateExpression": "SET #st = :new" + ("" if keep_indexed else " REMOVE GSI1PK, GSI1SK"),
+            "ConditionExpression": "#st IN (:parked, :expiring) AND task_token = :token"
+            if not keep_indexed
+            else "#st = :parked AND task_token = :token",
+            "ExpressionAttributeNames": {"#st": "status"},
+            "ExpressionAttributeValues": _to_item(
+                {":new": status, ":parked": "parked", ":token": wait.task_token}
+                | ({} if keep_indexed else {":expiring": "expiring"})
+            ),
+        }
+
     def release_wait(self, wait: ParkedWait, status: str) -> bool:
-        """Mark the wait released/timed out if it still holds this token. False if someone else did."""
+        """Mark the wait released/timed out (or expiring) if it still holds this token. False if someone
+        else did."""
         try:
-            self._db.update_item(
-                TableName=self._table,
-                Key=_to_item({"PK": _run_pk(wait.run_id), "SK": f"WAIT#{wait.gate}"}),
-                UpdateExpression="SET #st = :new REMOVE GSI1PK, GSI1SK",
-                ConditionExpression="#st = :parked AND task_token = :token",
-                ExpressionAttributeNames={"#st": "status"},
-                ExpressionAttributeValues=_to_item({":new": status, ":parked": "parked", ":token": wait.task_token}),
-            )
+            self._db.update_item(**self._release_update(wait, status))
         except ClientError as err:
             if _is_conditional_failure(err):
                 return False
             raise
         return True
+
+    def record_release(self, wait: ParkedWait, *, run_status: str, run_from: set[str], events: Sequence[Event]) -> bool:
+        """The wait released, the run moved (only if it is in `run_from`) and `events` recorded: one
+        transaction. A run already elsewhere is left alone (the transaction runs again without it)."""
+        names = {"#st": "status", "#up": "updated_at", "#ver": "version"}
+        values: dict[str, Any] = {":new": run_status, ":now": events[0].at if events else "", ":one": 1}
+        keys = []
+        for n, status in enumerate(sorted(run_from)):
+            values[f":a{n}"] = status
+            keys.append(f":a{n}")
+        run_update = {
+            "Update": {
+                "TableName": self._table,
+                "Key": _to_item({"PK": _run_pk(wait.run_id), "SK": "RUN"}),
+                "UpdateExpression": "SET #st = :new, #up = :now, #ver = #ver + :one",
+                "ConditionExpression": f"#st IN ({', '.join(keys)})",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": _to_item(values),
+            }
+        }
+        puts = [
+            {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": _to_item(self._event_values(e)),
+                    "ConditionExpression": "attribute_not_exists(PK)",
+                }
+            }
+            for e in events
+        ]
+        items: list[Any] = [{"Update": self._release_update(wait, "released")}, run_update, *puts]
+        for _attempt in range(3):
+            try:
+                self._db.transact_write_items(TransactItems=items)
+            except ClientError as err:
+                codes = _cancellation_codes(err)
+                if not codes:
+                    raise
+                if codes[0] == "ConditionalCheckFailed":
+                    return False  # released by someone else
+                if len(codes) > 1 and codes[1] == "ConditionalCheckFailed" and run_update in items:
+                    items.remove(run_update)  # the run is not where a resume moves it from: leave it
+                continue  # a conflict with a concurrent transaction: again
+            return True
+        return False
 
     def list_parked(self) -> list[ParkedWait]:
         items = self._query_all(

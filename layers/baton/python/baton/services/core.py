@@ -30,6 +30,8 @@ from baton.models import Event, Interaction, ParkedWait, RunSummary
 from baton.notify.model import Notification
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from baton.ports import DeadlineTimers, Notifier, Store, TaskTokens, Workflows
 
 log = logging.getLogger("baton")
@@ -196,15 +198,28 @@ class Core:
                 return self.clock.now() >= parse_iso(interaction.expires_at)
         return True
 
-    def release_gate(self, run_id: str, gate: str, output: dict[str, Any], *, token: str | None = None) -> bool:
+    def release_gate(
+        self,
+        run_id: str,
+        gate: str,
+        output: dict[str, Any],
+        *,
+        token: str | None = None,
+        wait: ParkedWait | None = None,
+        also: Sequence[EventPayload] = (),
+    ) -> bool:
         """Send the parked token of `gate` with `output`. True if this call resumed the gate.
 
         Called only after the answer is stored, so a failure here loses nothing: a retry or the
         reconciler sends it later. The conditional release makes a second sender a no-op. With `token`,
         only that parked token is sent (the reconciler: a gate re-parked for a later round is left alone).
+        With `wait`, the wait the caller has just read consistently is used (no second read). `also`:
+        events recorded with the release (in its one write).
         """
-        wait = self.store.get_wait(run_id, gate)
-        if wait is None or wait.status != "parked" or (token is not None and wait.task_token != token):
+        wait = wait if wait is not None else self.store.get_wait(run_id, gate)
+        if wait is None or wait.status not in ("parked", "expiring"):
+            return False
+        if token is not None and wait.task_token != token:
             return False
         try:
             self.tokens.send_success(wait.task_token, output)
@@ -213,18 +228,17 @@ class Core:
                 return False
             # An earlier send of this stored answer closed the token and its sender did not finish the
             # bookkeeping (it died after the send, or is about to finish): complete it, exactly once.
-            return self.complete_release(wait)
-        self.complete_release(wait)
+            return self.complete_release(wait, also=also)
+        self.complete_release(wait, also=also)
         return True  # sent; if a twin finished the bookkeeping first, the resume is still ours
 
-    def complete_release(self, wait: ParkedWait) -> bool:
-        """The bookkeeping of a delivered release: the wait marked released (conditional: one caller
-        wins), the run running again and `run_resumed` recorded. True if this call did it."""
-        if not self.store.release_wait(wait, "released"):
-            return False
-        self.set_run_status(wait.run_id, "running", allowed_from={"paused_waiting_human"})
-        self.record(wait.run_id, RunResumed(gate=wait.gate, kind=wait.kind))
-        return True
+    def complete_release(self, wait: ParkedWait, *, also: Sequence[EventPayload] = ()) -> bool:
+        """The bookkeeping of a delivered release, in one write: the wait marked released (conditional:
+        one caller wins), the run running again (if it was paused) and `run_resumed` (and `also`)
+        recorded. True if this call did it."""
+        events = [self.new_event(wait.run_id, RunResumed(gate=wait.gate, kind=wait.kind))]
+        events += [self.new_event(wait.run_id, payload) for payload in also]
+        return self.store.record_release(wait, run_status="running", run_from={"paused_waiting_human"}, events=events)
 
     def fail_at_deadline(self, wait: ParkedWait, cause: str) -> bool:
         """End a parked task at Baton's deadline: the task failure DEADLINE_ERROR with `cause` (the

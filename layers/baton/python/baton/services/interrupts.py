@@ -481,14 +481,7 @@ class InterruptService:
         accepted = validate_answer(value, schema=req.schema_, json_schema=req.json_schema)
         check_state_size(edited)
         answer = {"input": accepted, "state": edited, "state_edits": list(state_edits)}
-        try:
-            answered = core.store.transition_interaction(
-                i,
-                status_of(i.state, "answered", answer=answer, by=caller, at=core.now()),
-            )
-        except ConflictError:  # lost the race: answer as if it had come second, from a consistent read
-            return self._resume_settled(self._expire_if_due(self._load(interrupt_id)), value, state_edits)
-        core.record(
+        resumed_event = core.new_event(
             i.run_id,
             InterruptResumed(
                 interaction_id=i.interaction_id,
@@ -498,6 +491,14 @@ class InterruptService:
                 by=caller,
             ),
         )
+        try:  # the answer and its event: one write
+            answered = core.store.transition_interaction(
+                i,
+                status_of(i.state, "answered", answer=answer, by=caller, at=core.now()),
+                with_records=[resumed_event],
+            )
+        except ConflictError:  # lost the race: answer as if it had come second, from a consistent read
+            return self._resume_settled(self._expire_if_due(self._load(interrupt_id)), value, state_edits)
         resumed = self._release(answered)
         self._settle_run(answered)
         return {"interrupt": public_view(answered), "resumed": resumed}
@@ -534,9 +535,10 @@ class InterruptService:
         return wait
 
     def _release(self, answered: Interaction, *, token: str | None = None) -> bool:
-        """Hosted: send the parked token with the value and the edited state. SDK waiters need
-        nothing: their long-poll sees the answered record."""
-        if self._wait_of(answered) is None:
+        """Hosted: send the parked token with the value and the edited state (the wait read once, here).
+        SDK waiters need nothing: their long-poll sees the answered record."""
+        wait = self._wait_of(answered)
+        if wait is None:
             return not interrupt_request(answered).hosted
         answer = answered.state.answer or {}
         output = {
@@ -547,7 +549,7 @@ class InterruptService:
             "resolved_by": answered.state.answered_by,
             "resolved_at": answered.state.answered_at,
         }
-        return self.core.release_gate(answered.run_id, answered.request.node, output, token=token)
+        return self.core.release_gate(answered.run_id, answered.request.node, output, token=token, wait=wait)
 
     def _settle_run(self, i: Interaction) -> None:
         """An external session is running again once none of its interrupts is pending."""

@@ -56,11 +56,14 @@ from baton.models import (
     QuestionRequest,
     status_of,
 )
+from baton.ports import GuardFailedError, ScopeUnchanged, StillPending, WaitStillOpen
 from baton.services.deadlines import arm_tool_await, park_wait
 
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from baton.models import Event
+    from baton.ports import Guard, RunSnapshot
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
@@ -69,6 +72,8 @@ MAX_QUESTION_CHARS = 4000  # longer → 413 payload_too_large
 MAX_ANSWER_BYTES = 16 * 1024  # the answer, JSON-serialized; longer → 413
 MAX_OPTIONS = 50
 MAX_OPTION_CHARS = 500
+ANSWER_ATTEMPTS = 5  # an answer whose guard failed (the run changed under it) reads again and decides again
+MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
 POSTED = "question posted; keep working"
 MAP_REFUSAL = (
     "questions cannot be posted from inside a Map iteration: a question set is keyed per (run, node), and a "
@@ -105,6 +110,27 @@ def _unanswered(i: Interaction) -> UnansweredQuestion:
 
 def _in_scope(interaction: Interaction, from_node: str | None) -> bool:
     return interaction.request.kind == "question" and (not from_node or interaction.request.node == from_node)
+
+
+def _split(questions: list[Interaction], from_node: str | None) -> tuple[list[Interaction], list[dict[str, Any]]]:
+    """(pending questions, collected answers) of `questions` in scope, in their order."""
+    pending: list[Interaction] = []
+    answers: list[dict[str, Any]] = []
+    for i in questions:
+        if not _in_scope(i, from_node):
+            continue
+        if i.state.status == "pending":
+            pending.append(i)
+        elif i.state.status == "answered":
+            answers.append(
+                {
+                    "interaction_id": i.interaction_id,
+                    "node": i.request.node,
+                    "question": i.request.prompt,
+                    "answer": i.state.answer,
+                }
+            )
+    return pending, answers
 
 
 class QuestionService:
@@ -206,8 +232,11 @@ class QuestionService:
 
     # ---- reading --------------------------------------------------------------------------------
     def pending(self, run_id: str) -> list[Interaction]:
-        self.core.require_run(run_id)
-        return self.core.store.list_run_interactions(run_id, kind="question", status="pending")
+        """The run's pending questions: one consistent read of its open markers (O(pending))."""
+        snapshot = self.core.store.snapshot_run(run_id)
+        if snapshot.run is None:
+            raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
+        return [i for i in snapshot.pending if i.request.kind == "question"]
 
     def _get_question(self, run_id: str, interaction_id: str) -> Interaction:
         found = self.core.store.get_interaction(run_id, interaction_id)
@@ -220,52 +249,78 @@ class QuestionService:
 
     # ---- answering ------------------------------------------------------------------------------
     def answer(self, run_id: str, interaction_id: str, answer: Any, *, caller: str) -> dict[str, Any]:
-        """Store the answer (conditional write), queue it for the asking node, release ready gates."""
+        """Store the answer (conditional write), queue it for the asking node, release ready gates.
+
+        The critical path (AWS calls before the send, counted in tests/integration/test_call_budgets.py):
+        one consistent read of the run's open part (`snapshot_run`: the run, its pending questions and
+        tool awaits, its waits), then one transaction that decides the answer: the answer, its message
+        and event, guarded by every in-scope await gate's wait being still open before its deadline
+        (so an answer can never be accepted while the deadline path fails the gate), by the run's scope
+        version (no gate parked in between unseen) and by the other in-scope questions still pending
+        (so "not the last one" is decided by the write, with no read after it). Only an answer that may
+        be the last in a parked gate's scope reads the scope's answers (the gate's output), then sends.
+        A guard that failed means the run changed under us: read again and decide again."""
+        for _attempt in range(ANSWER_ATTEMPTS):
+            snapshot = self.core.store.snapshot_run(run_id)
+            try:
+                return self._answer_on(snapshot, run_id, interaction_id, answer, caller=caller)
+            except GuardFailedError:
+                continue
+        raise ConflictError(
+            f"question {interaction_id} of run {run_id} is changing too fast to answer; send the answer again",
+            details={"run_id": run_id, "interaction_id": interaction_id, "reason": "contention"},
+        )
+
+    def _answer_on(
+        self, snapshot: RunSnapshot, run_id: str, interaction_id: str, answer: Any, *, caller: str
+    ) -> dict[str, Any]:
         core = self.core
-        run = core.require_run(run_id)
-        question = self._get_question(run_id, interaction_id)
+        run = snapshot.run
+        if run is None:
+            raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
+        question = next((i for i in snapshot.pending if i.interaction_id == interaction_id), None)
+        if question is None or question.request.kind != "question":
+            question = self._get_question(run_id, interaction_id)  # not pending: only to say why not
         self._check_answer(question, answer)
         if question.state.status == "timed_out":
             raise self._late(question, answer, caller)
         if question.state.status != "pending":
             raise self._already(question)
-        self._refuse_after_gate_deadline(question, answer, caller)
+        gates = self._gates_of(question, snapshot.waits, answer, caller)
         if run.status in TERMINAL_RUN_STATES and run.hosted:
             raise GoneError(
                 f"run {run_id} is {run.status}; nothing is waiting for this answer",
                 details={"run_id": run_id, "status": run.status},
             )
-        # The answer, its message for the asking node and its event: one transaction, all or nothing.
-        message = Message(
-            message_id=core.ids.new_id(),
-            run_id=run_id,
-            node=question.request.node,
-            text=message_text(question, answer),
-            created_at=core.now(),
-            interaction_id=interaction_id,
-        )
-        event = core.new_event(
-            run_id,
-            InteractionAnswered(
-                interaction_id=interaction_id,
-                node=question.request.node,
-                kind="question",
-                answer=answer,
-                answer_text=answer_text(answer),
-                by=caller,
-                is_async=True,
-            ),
-        )
+        others = [
+            i
+            for i in snapshot.pending
+            if i.interaction_id != interaction_id and any(_in_scope(i, w.scope.get("from")) for w in gates)
+        ]
+        guards: list[Guard] = [WaitStillOpen(w, core.now()) for w in gates]
+        guards.append(ScopeUnchanged(run_id, snapshot.scope_version))
+        if len(others) <= MAX_PENDING_GUARDS:  # more: decided by a read after the write instead
+            guards += [StillPending(i) for i in others]
+        message, event = self._answer_records(question, answer, caller)
         try:
             answered = core.store.transition_interaction(
                 question,
                 status_of(question.state, "answered", answer=answer, by=caller, at=core.now()),
                 with_records=[message, event],
+                guards=guards,
             )
         except ConflictError:
             current = core.store.get_interaction(run_id, interaction_id)
             raise self._already(current or question) from None
-        released = self.release_ready(run_id)
+        ready = [
+            w
+            for w in gates
+            if len(others) > MAX_PENDING_GUARDS or not any(_in_scope(i, w.scope.get("from")) for i in others)
+        ]
+        released = self._release_gates(run_id, ready)
+        for awaiting in snapshot.pending:
+            if awaiting.request.kind == "await" and self._complete_tool_await(awaiting):
+                released.append(f"tool:{awaiting.interaction_id}")
         return {
             "interaction_id": interaction_id,
             "node": answered.request.node,
@@ -275,12 +330,64 @@ class QuestionService:
             "released": released,
         }
 
-    def _refuse_after_gate_deadline(self, question: Interaction, answer: Any, caller: str) -> None:
-        """A question an await gate waits for is answered under that gate's deadline: after it, a 410
-        and the answer kept as late (the gate is ended by Baton, its run fails with what was missing)."""
-        for wait in self.core.store.list_run_waits(question.run_id):
-            if wait.kind == "await" and wait.status != "released" and _in_scope(question, wait.scope.get("from")):
-                self.core.refuse_if_late(question, answer, caller=caller, deadline=wait.deadline)
+    def _gates_of(self, question: Interaction, waits: list[ParkedWait], answer: Any, caller: str) -> list[ParkedWait]:
+        """The parked await gates waiting on `question`. A question an await gate waits for is answered
+        under that gate's deadline: after it (or once the deadline path closed the gate), a 410 and the
+        answer kept as late (the gate is ended by Baton, its run fails with what was missing)."""
+        gates = []
+        for wait in waits:
+            if wait.kind != "await" or wait.status == "released" or not _in_scope(question, wait.scope.get("from")):
+                continue
+            closed = wait.status != "parked"
+            self.core.refuse_if_late(
+                question, answer, caller=caller, deadline=self.core.now() if closed else wait.deadline
+            )
+            gates.append(wait)
+        return gates
+
+    def _answer_records(self, question: Interaction, answer: Any, caller: str) -> tuple[Message, Event]:
+        """The answer's message for the asking node and its event (written with it, all or nothing)."""
+        core = self.core
+        message = Message(
+            message_id=core.ids.new_id(),
+            run_id=question.run_id,
+            node=question.request.node,
+            text=message_text(question, answer),
+            created_at=core.now(),
+            interaction_id=question.interaction_id,
+        )
+        event = core.new_event(
+            question.run_id,
+            InteractionAnswered(
+                interaction_id=question.interaction_id,
+                node=question.request.node,
+                kind="question",
+                answer=answer,
+                answer_text=answer_text(answer),
+                by=caller,
+                is_async=True,
+            ),
+        )
+        return message, event
+
+    def _release_gates(self, run_id: str, gates: list[ParkedWait]) -> list[str]:
+        """Release each of `gates` whose scope is now fully answered (one read of the run's questions
+        for all of them). A failed send loses nothing: the answer is stored, the reconciler retries."""
+        if not gates:
+            return []
+        questions = self.core.store.list_run_interactions(run_id, kind="question")
+        released = []
+        for wait in gates:
+            from_node = wait.scope.get("from")
+            pending, answers = _split(questions, from_node)
+            if pending:
+                continue
+            try:
+                if self._send_release(wait, answers):
+                    released.append(wait.gate)
+            except Exception:
+                log.exception("await gate release failed", extra={"run_id": run_id, "gate": wait.gate})
+        return released
 
     def _late(self, question: Interaction, answer: Any, caller: str) -> GoneError:
         """An answer to a question whose gate timed out: kept on the record as late, never delivered."""
@@ -352,23 +459,7 @@ class QuestionService:
     # ---- scope ----------------------------------------------------------------------------------
     def _scope(self, run_id: str, from_node: str | None) -> tuple[list[Interaction], list[dict[str, Any]]]:
         """(pending questions, collected answers) in scope, oldest first."""
-        pending: list[Interaction] = []
-        answers: list[dict[str, Any]] = []
-        for i in self.core.store.list_run_interactions(run_id, kind="question"):
-            if not _in_scope(i, from_node):
-                continue
-            if i.state.status == "pending":
-                pending.append(i)
-            elif i.state.status == "answered":
-                answers.append(
-                    {
-                        "interaction_id": i.interaction_id,
-                        "node": i.request.node,
-                        "question": i.request.prompt,
-                        "answer": i.state.answer,
-                    }
-                )
-        return pending, answers
+        return _split(self.core.store.list_run_interactions(run_id, kind="question"), from_node)
 
     # ---- the await gate (Step Functions) --------------------------------------------------------
     def park_gate(
@@ -410,6 +501,9 @@ class QuestionService:
                 deadline=core.deadline_of(timeout_seconds, entered_at),
             ),
         )
+        # An answer that read the run before this wait existed is refused by its write (and decides
+        # again, seeing the gate); one that landed first is seen by the re-check below.
+        core.store.bump_scope(run_id)
         core.record(
             run_id,
             AwaitStarted(
@@ -429,30 +523,22 @@ class QuestionService:
         pending, answers = self._scope(run_id, from_node)
         if pending:
             return False
+        wait = self.core.store.get_wait(run_id, gate)
+        return wait is not None and self._send_release(wait, answers)
+
+    def _send_release(self, wait: ParkedWait, answers: list[dict[str, Any]]) -> bool:
+        """Send the gate's output with the scope's answers; `await_released` is recorded with the release."""
+        from_node = wait.scope.get("from")
         try:
-            resumed = self.core.release_gate(run_id, gate, {"answers": answers, "gate": gate, "from": from_node})
+            return self.core.release_gate(
+                wait.run_id,
+                wait.gate,
+                {"answers": answers, "gate": wait.gate, "from": from_node},
+                wait=wait,
+                also=[AwaitReleased(gate=wait.gate, answers=len(answers), from_node=from_node)],
+            )
         except GoneError:
             return False  # the gate timed out first; its timeout handler reports what was missing
-        if resumed:
-            self.core.record(run_id, AwaitReleased(gate=gate, answers=len(answers), from_node=from_node))
-        return resumed
-
-    def release_ready(self, run_id: str) -> list[str]:
-        """Release every parked await gate of the run whose scope is fully answered; complete the tool
-        form's pending `await` interactions likewise. Returns the released gates."""
-        released = []
-        for wait in self.core.store.list_run_waits(run_id):
-            if wait.kind != "await" or wait.status != "parked":
-                continue
-            try:
-                if self._release_if_ready(run_id, wait.gate, wait.scope.get("from")):
-                    released.append(wait.gate)
-            except Exception:  # a failed send loses nothing: the answer is stored, the reconciler retries
-                log.exception("await gate release failed", extra={"run_id": run_id, "gate": wait.gate})
-        for awaiting in self.core.store.list_run_interactions(run_id, kind="await", status="pending"):
-            if self._complete_tool_await(awaiting):
-                released.append(f"tool:{awaiting.interaction_id}")
-        return released
 
     def record_gate_timeout(self, run_id: str, gate: str, map_item: int | str | None = None) -> dict[str, Any]:
         """The gate's Catch on States.Timeout: list the unanswered questions in the event and the cause."""
@@ -461,7 +547,7 @@ class QuestionService:
         wait = core.store.get_wait(run_id, gate)
         scope = wait.scope if wait else {}
         from_node = scope.get("from")
-        if wait is not None and wait.status == "parked":
+        if wait is not None and wait.status in ("parked", "expiring"):
             core.store.release_wait(wait, "timed_out")
         pending, _ = self._scope(run_id, from_node)
         unanswered = [_unanswered(i) for i in pending]
@@ -531,6 +617,7 @@ class QuestionService:
             )
             core.store.put_interaction(awaiting)
             arm_tool_await(core, awaiting)
+            core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again
             core.record(
                 run_id,
                 AwaitStarted(
@@ -602,11 +689,21 @@ class QuestionService:
         return self._release_if_ready(wait.run_id, wait.gate, wait.scope.get("from"))
 
     def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """The reconciler, at a parked await gate's deadline: a scope answered in time is left to its
-        release; otherwise the task fails with DEADLINE_ERROR (the gate's Catch lists what is missing)."""
-        pending, _ = self._scope(wait.run_id, wait.scope.get("from"))
-        if not pending:
+        """At a parked await gate's deadline: first close the wait to answers (a conditional write to
+        "expiring": an answer's write is guarded by the wait being parked, so from here none is
+        accepted), then read the scope. Everything answered before it closed: the gate is released with
+        the answers, not failed. Otherwise the task fails with DEADLINE_ERROR (the gate's Catch lists what
+        is missing). A wait found already expiring (a deadline that died midway) goes on from the read.
+        True if this call ended (or released) the gate."""
+        if wait.status == "parked":
+            if not self.core.store.release_wait(wait, "expiring"):
+                return False  # released or ended by someone else first
+            wait = wait.model_copy(update={"status": "expiring"})
+        elif wait.status != "expiring":
             return False
+        pending, answers = self._scope(wait.run_id, wait.scope.get("from"))
+        if not pending:
+            return self._send_release(wait, answers)
         listed = ", ".join(i.interaction_id for i in pending)
         cause = f"await gate '{wait.gate}' passed its deadline {wait.deadline}; unanswered: {listed}"
         return self.core.fail_at_deadline(wait, cause)

@@ -2,7 +2,11 @@
 
 Keys:
   PK = RUN#<run_id>
-  SK = RUN | INT#<iid> | EVT#<ulid> | MSG#<node>#<ulid> | TURN#<iid>#<n> | WAIT#<gate>
+  SK = RUN | INT#<iid> | EVT#<ulid> | MSG#<node>#<ulid> | TURN#<iid>#<n> | WAIT#<gate> | PEND#<iid>
+  PEND#<iid> is the marker of a pending question or tool await (a copy of its item, present exactly
+  while it is pending): it sorts after EVT#, INT# and MSG#, so one Query from PEND# on reads the open
+  questions, the run and its waits (O(pending)), never the run's history; no index is needed, and the
+  read is consistent (a GSI's is not).
 GSI1 (sparse, "pending"): present only while an interaction is pending or a token is parked.
   GSI1PK = PENDING#<kind> | PARKED ; GSI1SK = <created_at>#<id>
 GSI2 ("by_status"): every interaction, by kind and status; the sort key starts with the run id so

@@ -1,0 +1,243 @@
+"""The answer's critical path against its floors, measured side by side in one run on one local stack
+(moto as AWS, Baton's handlers in-process):
+
+- bare:       `SendTaskSuccess` of a parked token -> the execution SUCCEEDED (what Step Functions costs);
+- one write:  one conditional DynamoDB write, then the send (the floor of any correct resume);
+- resume:     `POST /api/runs/{id}/resume` of a plain pause (human_pause) -> SUCCEEDED;
+- last answer: `POST .../answer` of an await gate's only question (await_answers) -> SUCCEEDED.
+
+Each is timed from just before the request to the execution reaching SUCCEEDED (median, p95 over n
+samples), then divided by the floors. The AWS calls of each Baton request are counted with botocore
+`before-call` hooks (those before the send listed apart). Figures are printed, never asserted.
+
+Usage: uv run python scripts/bench_critical_path.py [--samples 50] [--quick] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+SEND = "stepfunctions.SendTaskSuccess"
+_counting = threading.local()
+
+
+@dataclass
+class _Calls:
+    """The AWS calls of the request being counted (the API handler's thread), in order."""
+
+    current: list[str] = field(default_factory=list)
+    per_operation: dict[str, list[str]] = field(default_factory=dict)
+
+    def hook(self, model: Any, **_: Any) -> None:
+        if getattr(_counting, "on", False):
+            self.current.append(f"{model.service_model.service_name}.{model.name}")
+
+
+CALLS = _Calls()
+
+
+def _install_counter() -> None:
+    """Every botocore client created from now on reports its calls to CALLS (only while counting)."""
+    import botocore.session
+
+    original = botocore.session.Session.create_client
+
+    def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
+        client = original(self, *args, **kwargs)
+        client.meta.events.register("before-call.*.*", CALLS.hook)
+        return client
+
+    botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
+
+
+def _count_api_calls(stack: Any) -> None:
+    original = stack.dispatcher.invoke
+
+    def invoke(function_name: str, event: Any) -> Any:
+        if function_name != "api":
+            return original(function_name, event)
+        _counting.on = True
+        try:
+            return original(function_name, event)
+        finally:
+            _counting.on = False
+
+    stack.dispatcher.invoke = invoke
+
+
+def _percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1))))]
+
+
+def _output(wait: Any) -> dict[str, Any]:
+    """What Baton's resume sends for a plain pause (the state machine reads these fields)."""
+    at = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    return {
+        "interaction_id": wait.interaction_ids[0],
+        "node": wait.gate,
+        "answers": {"ok": True},
+        "answered_by": "bench",
+        "answered_at": at,
+    }
+
+
+class _Bench:
+    def __init__(self, client: Any, sfn: Any, db: Any, store: Any, table: str) -> None:
+        self.client, self.sfn, self.db, self.store, self.table = client, sfn, db, store, table
+        self.n = 0
+
+    def _until(self, predicate: Callable[[], Any], what: str, timeout: float = 60) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = predicate()
+            if found:
+                return found
+            time.sleep(0.005)
+        raise RuntimeError(f"timed out waiting for {what}")
+
+    def _succeeded(self, arn: str) -> None:
+        while (status := self.sfn.describe_execution(executionArn=arn)["status"]) == "RUNNING":
+            time.sleep(0.002)
+        if status != "SUCCEEDED":
+            raise RuntimeError(f"{arn} ended {status}")
+
+    def _parked(self, workflow: str, payload: dict[str, Any]) -> tuple[str, str, Any]:
+        self.n += 1
+        run_id = f"bench-cp-{workflow}-{self.n}-{int(time.time() * 1000)}"
+        run = self.client.start_run(workflow, payload, run_id=run_id)
+        wait = self._until(lambda: [w for w in self.store.list_run_waits(run_id) if w.status == "parked"], "park")[0]
+        self._until(lambda: self.client.get_run(run_id).status == "paused_waiting_human", "paused", timeout=30)
+        return run_id, run.execution_arn, wait
+
+    def bare(self) -> float:
+        _run_id, arn, wait = self._parked("human_pause", {"prompt": "bench?", "timeout_seconds": 120})
+        output = _output(wait)
+        started = time.perf_counter()
+        self.sfn.send_task_success(taskToken=wait.task_token, output=json.dumps(output))
+        self._succeeded(arn)
+        return time.perf_counter() - started
+
+    def one_write(self) -> float:
+        run_id, arn, wait = self._parked("human_pause", {"prompt": "bench?", "timeout_seconds": 120})
+        output = _output(wait)
+        started = time.perf_counter()
+        self.db.update_item(
+            TableName=self.table,
+            Key={"PK": {"S": f"RUN#{run_id}"}, "SK": {"S": f"INT#{wait.interaction_ids[0]}"}},
+            UpdateExpression="SET bench_answer = :a",
+            ConditionExpression="#st = :pending",
+            ExpressionAttributeNames={"#st": "status"},
+            ExpressionAttributeValues={":a": {"S": "ok"}, ":pending": {"S": "pending"}},
+        )
+        self.sfn.send_task_success(taskToken=wait.task_token, output=json.dumps(output))
+        self._succeeded(arn)
+        return time.perf_counter() - started
+
+    def resume(self) -> float:
+        run_id, arn, _ = self._parked("human_pause", {"prompt": "bench?", "timeout_seconds": 120})
+        CALLS.current = []
+        started = time.perf_counter()
+        result = self.client.resume(run_id, {"ok": True})
+        calls = list(CALLS.current)
+        self._succeeded(arn)
+        took = time.perf_counter() - started
+        assert result.resumed, result
+        CALLS.per_operation["resume"] = calls
+        return took
+
+    def last_answer(self) -> float:
+        payload = {"node": "draft", "from": "draft", "timeout_seconds": 120, "questions": [{"question": "Q?"}]}
+        run_id, arn, _ = self._parked("await_answers", payload)
+        [question] = self._until(lambda: self.client.pending_questions(run_id), "question")
+        CALLS.current = []
+        started = time.perf_counter()
+        result = self.client.answer(run_id, question.interaction_id, "A")
+        calls = list(CALLS.current)
+        self._succeeded(arn)
+        took = time.perf_counter() - started
+        assert result.resumed, result
+        CALLS.per_operation["last answer"] = calls
+        return took
+
+
+def _measure(samples: int) -> dict[str, Any]:
+    _install_counter()
+    import boto3
+
+    from baton.client.sdk import Client
+    from baton.local.stack import LocalStack
+    from baton.runtime.settings import get_settings
+    from baton.runtime.wiring import services
+
+    stack = LocalStack(api_port=0, state_dir=Path(tempfile.mkdtemp(prefix="baton-bench-cp-")), data="off")
+    info = stack.start()
+    _count_api_calls(stack)
+    client = Client(info.api_url, info.token, timeout=60)
+    bench = _Bench(
+        client,
+        boto3.client("stepfunctions"),
+        boto3.client("dynamodb"),
+        services().core.store,
+        get_settings().table_name,
+    )
+    timings: dict[str, list[float]] = {"bare": [], "one write": [], "resume": [], "last answer": []}
+    steps = {"bare": bench.bare, "one write": bench.one_write, "resume": bench.resume, "last answer": bench.last_answer}
+    try:
+        for _ in range(samples):  # interleaved, so a slow moment of the machine hits every figure alike
+            for name, step in steps.items():
+                timings[name].append(step() * 1000)
+    finally:
+        client.close()
+        stack.stop()
+    figures: dict[str, Any] = {"samples": samples, "ms": {}, "calls": {}}
+    for name, values in timings.items():
+        figures["ms"][name] = {"median": statistics.median(values), "p95": _percentile(values, 95)}
+    for name, calls in CALLS.per_operation.items():
+        before = calls.index(SEND) if SEND in calls else None
+        figures["calls"][name] = {"total": len(calls), "before_send": before, "sequence": calls}
+    return figures
+
+
+def _print(figures: dict[str, Any]) -> None:
+    ms = figures["ms"]
+    floor, bare = ms["one write"], ms["bare"]
+    print(f"critical path: request -> execution SUCCEEDED, {figures['samples']} samples each, one local stack")
+    print(f"  {'':<12} {'median':>9} {'p95':>9}   {'x bare':>7} {'x one-write':>12}")
+    for name, figure in ms.items():
+        ratio_bare = figure["median"] / bare["median"]
+        ratio_floor = figure["median"] / floor["median"]
+        print(
+            f"  {name:<12} {figure['median']:7.1f}ms {figure['p95']:7.1f}ms   {ratio_bare:6.2f}x {ratio_floor:11.2f}x"
+        )
+    print("  AWS calls per Baton request (botocore before-call hooks):")
+    for name, calls in figures["calls"].items():
+        print(f"    {name:<12} {calls['total']:>2} calls, {calls['before_send']} before the send: {calls['sequence']}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument("--quick", action="store_true", help="3 samples (CI: the figures are printed, not judged)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    figures = _measure(3 if args.quick else args.samples)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        _print(figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""The benches' quick modes run in CI so they never rot: each prints its figures (checked for being
+there and being numbers), never judged as timings."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "layers/baton/python"), str(ROOT)])}
+    done = subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_the_critical_path_bench_prints_its_ratios_and_calls() -> None:
+    figures = _last_json(_run("scripts/bench_critical_path.py", "--quick", "--json"))
+    assert figures["samples"] == 3
+    for name in ("bare", "one write", "resume", "last answer"):
+        assert figures["ms"][name]["median"] > 0 and figures["ms"][name]["p95"] >= figures["ms"][name]["median"]
+    for name in ("resume", "last answer"):
+        calls = figures["calls"][name]
+        assert calls["before_send"] is not None and 0 < calls["before_send"] < calls["total"]
+
+
+def test_the_load_bench_prints_answers_per_second_with_history() -> None:
+    out = _run("scripts/bench_load.py", "--quick")
+    assert "history 1x (40 answered before)" in out
+    assert re.search(r"answered\s+[\d.]+ s\s+\(\s*[\d.]+ answers/s", out), out
+    assert re.search(r"still pending after\s+0 ", out), out
+
+
+def _last_json(out: str) -> dict[str, Any]:
+    """The JSON object the bench prints last (the stack's console notifications come before it)."""
+    start = out.rindex("\n{") + 1 if "\n{" in out else out.index("{")
+    parsed: dict[str, Any] = json.loads(out[start:])
+    return parsed

@@ -1,0 +1,175 @@
+"""AWS calls per operation, counted with botocore `before-call` event hooks on every client, against a
+declared budget (a count, never a timing). Each operation goes through the real API handler (the
+dispatcher's handler copy, Powertools Idempotency on the table, moto as AWS), so what is counted is
+what one request costs deployed.
+
+Only the calls the request's own thread makes are counted: the Step Functions engine's Lambda invokes
+(on AWS, state transitions) and the SNS fan-out run elsewhere. `before send` is what the request does
+before it sends the task token (`SendTaskSuccess`): the part a waiting workflow waits for.
+
+Where each remaining call goes is named in the README's section on the answer path."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from baton.local.http_adapter import to_proxy_event
+from tests.conftest import wait_for
+
+if TYPE_CHECKING:
+    from tests.integration.conftest import MotoStack
+
+OPERATOR = "arn:aws:sts::123456789012:assumed-role/operators/op-1"
+SEND = "stepfunctions.SendTaskSuccess"
+
+
+@dataclass(frozen=True)
+class Budget:
+    total: int  # every AWS call of the request
+    before_send: int | None = None  # calls before the token is sent (None: the request sends nothing)
+
+
+# The declared budgets. A change that adds a call to one of these paths fails here: say why in the
+# README's answer-path section and raise the number in the same commit.
+BUDGETS: dict[str, Budget] = {
+    "answer": Budget(total=4),
+    "last answer releasing a gate": Budget(total=7, before_send=4),
+    "resume": Budget(total=10, before_send=7),
+    "hosted interrupt resume": Budget(total=8, before_send=5),
+    "GET pending": Budget(total=1),
+}
+
+
+@dataclass
+class CallLog:
+    """The calls of the threads that are counting, in order ("service.Operation")."""
+
+    calls: list[str] = field(default_factory=list)
+    _local: threading.local = field(default_factory=threading.local)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hook(self, model: Any, **_: Any) -> None:
+        if getattr(self._local, "on", False):
+            with self._lock:
+                self.calls.append(f"{model.service_model.service_name}.{model.name}")
+
+    def measure(self, action: Any) -> tuple[Any, list[str]]:
+        self.calls.clear()
+        self._local.on = True
+        try:
+            result = action()
+        finally:
+            self._local.on = False
+        return result, list(self.calls)
+
+
+@pytest.fixture
+def call_log(monkeypatch: pytest.MonkeyPatch) -> Iterator[CallLog]:
+    """Every botocore client created while the test runs (the stack's are made after this) reports
+    each API call to the log. Requested before `moto_stack`, so its clients are counted too."""
+    import botocore.session
+
+    log = CallLog()
+    original = botocore.session.Session.create_client
+
+    def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
+        client = original(self, *args, **kwargs)
+        client.meta.events.register("before-call.*.*", log.hook)
+        return client
+
+    monkeypatch.setattr(botocore.session.Session, "create_client", create_client)
+    yield log
+
+
+def _api(stack: MotoStack, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
+    raw = json.dumps(body).encode() if body is not None else b""
+    event = to_proxy_event(method, path, {"Content-Type": "application/json"}, raw, "10.0.0.1")
+    event["requestContext"]["identity"]["userArn"] = OPERATOR
+    payload, errored = stack.dispatcher.invoke("api", event)
+    assert not errored, payload
+    return payload["statusCode"], json.loads(payload["body"])
+
+
+def _check(name: str, calls: list[str]) -> None:
+    budget = BUDGETS[name]
+    listed = "\n  ".join(calls)
+    assert len(calls) <= budget.total, f"{name}: {len(calls)} AWS calls, budget {budget.total}:\n  {listed}"
+    if budget.before_send is not None:
+        assert SEND in calls, f"{name}: the token was never sent:\n  {listed}"
+        before = calls.index(SEND)
+        assert before <= budget.before_send, (
+            f"{name}: {before} AWS calls before the send, budget {budget.before_send}:\n  {listed}"
+        )
+
+
+def _warm(stack: MotoStack) -> None:
+    """The handler copy is imported and its clients built once, as a warm Lambda container is."""
+    status, _ = _api(stack, "GET", "/api/runs/warm-up/interactions/pending")
+    assert status in (200, 404)
+
+
+def test_answer_and_get_pending_stay_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    questions = moto_stack.services.questions
+    first = questions.ask("budget-q", node="draft", question="Which DB?", caller="agent")
+    questions.ask("budget-q", node="draft", question="Which region?", caller="agent")
+    _warm(moto_stack)
+
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "GET", "/api/runs/budget-q/interactions/pending"))
+    assert status == 200 and len(body["pending"]) == 2
+    _check("GET pending", calls)
+
+    path = f"/api/runs/budget-q/interactions/{first['interaction_id']}/answer"
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"answer": "postgres"}))
+    assert status == 200 and body["resumed"] is False, body
+    _check("answer", calls)
+
+
+def test_last_answer_releasing_a_gate_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    services = moto_stack.services
+    run = services.runs.start(
+        "await_answers",
+        {"from": "draft", "node": "draft", "timeout_seconds": 60, "questions": [{"question": "DB?"}]},
+        run_id="budget-gate",
+        caller="op",
+    )
+    wait_for(lambda: services.core.store.get_wait("budget-gate", "await"))
+    [question] = services.questions.pending("budget-gate")
+    _warm(moto_stack)
+    path = f"/api/runs/budget-gate/interactions/{question.interaction_id}/answer"
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"answer": "pg"}))
+    assert status == 200 and body["resumed"] is True, body
+    _check("last answer releasing a gate", calls)
+    sfn = moto_stack.clients["stepfunctions"]
+    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
+    assert sfn.describe_execution(executionArn=run.execution_arn)["status"] == "SUCCEEDED"
+
+
+def test_resume_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    runs = moto_stack.services.runs
+    runs.start("human_pause", {"prompt": "Ship?", "timeout_seconds": 60}, run_id="budget-pause", caller="op")
+    wait_for(lambda: runs.get("budget-pause")["status"] == "paused_waiting_human")
+    _warm(moto_stack)
+    (status, body), calls = call_log.measure(
+        lambda: _api(moto_stack, "POST", "/api/runs/budget-pause/resume", {"answers": {"ship": True}})
+    )
+    assert status == 200 and body["resumed"] is True, body
+    _check("resume", calls)
+
+
+def test_hosted_interrupt_resume_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    services = moto_stack.services
+    services.runs.start("interrupt", {"prompt": "Where?", "timeout_seconds": 60}, run_id="budget-int", caller="op")
+    wait_for(lambda: services.core.store.list_run_interactions("budget-int", kind="interrupt"))
+    [interrupt] = services.core.store.list_run_interactions("budget-int", kind="interrupt")
+    wait_for(lambda: services.core.store.get_wait("budget-int", interrupt.request.node))
+    _warm(moto_stack)
+    path = f"/api/v1/interrupts/{interrupt.interaction_id}/resume"
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"input": "production"}))
+    assert status == 200 and body["resumed"] is True, body
+    _check("hosted interrupt resume", calls)
