@@ -271,6 +271,7 @@ def test_a_new_run_has_no_resources_yet_and_a_failing_store_is_no_stack_trace(mc
         raise RuntimeError("the table is unreachable")
 
     core.store.get_run = broken  # type: ignore[method-assign]
+    core.store.snapshot_run = broken  # type: ignore[method-assign]  # the pending listing's one read
     failed = mcp.request("resources/list")
     assert failed["error"]["code"] == -32603 and "unreachable" not in json.dumps(failed)
     tool = mcp.call("await_answers", timeout_seconds=5)
