@@ -153,7 +153,10 @@ class MemoryStore:
 
     def append_event(self, event: Event) -> None:
         with self._lock:
-            self.events.setdefault(event.run_id, []).append(event)
+            events = self.events.setdefault(event.run_id, [])
+            if any(e.event_id == event.event_id for e in events):  # the table's conditional put
+                raise ConflictError(f"event {event.event_id} already recorded")
+            events.append(event)
 
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
         events = sorted(self.events.get(run_id, []), key=lambda e: e.event_id)

@@ -464,11 +464,18 @@ class DynamoStore:
         }
 
     def append_event(self, event: Event) -> None:
-        self._db.put_item(
-            TableName=self._table,
-            Item=_to_item(self._event_values(event)),
-            ConditionExpression="attribute_not_exists(PK)",
-        )
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=_to_item(self._event_values(event)),
+                ConditionExpression="attribute_not_exists(PK)",
+            )
+        except ClientError as err:  # an event id written before (a run's end is recorded once)
+            if _is_conditional_failure(err):
+                raise ConflictError(
+                    f"event {event.event_id} already recorded", details={"run_id": event.run_id}
+                ) from err
+            raise
 
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
         lower = f"EVT#{after}" if after else "EVT#"

@@ -26,6 +26,7 @@ class StartedRun(Contract):
     final_branch: str | None = None
     merged_into: str | None = None
     merge_status: str | None = None
+    ended_at: str | None = Field(default=None, description="When the run's execution stopped (its own stop time).")
 
 
 class RunView(StartedRun):

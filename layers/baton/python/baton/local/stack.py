@@ -22,6 +22,7 @@ from baton.local import persist
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import make_server
 from baton.local.in_process import calls_in_process
+from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.provision import Provisioned, provision
@@ -118,6 +119,8 @@ class LocalStack:
 
         self._exit_stack.enter_context(self.dispatcher.installed())
         self._exit_stack.enter_context(sfn_integration_casing())
+        # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
+        self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
         if self.log_level != "INFO":
             # The interpreter logs every failed state as a warning with its whole parse tree; the
             # failure itself is in the execution history and the run's events.
@@ -220,6 +223,11 @@ class LocalStack:
             _, errored = self.dispatcher.invoke(name, event)
             if errored:
                 logging.getLogger("baton").warning("scheduled %s failed", name)
+
+    def _deliver_execution_end(self, event: dict[str, Any]) -> None:
+        payload, errored = self.dispatcher.invoke("run_lifecycle", event)
+        if errored:
+            logging.getLogger("baton").warning("run_lifecycle failed: %s", payload.get("errorMessage"))
 
     def _invoke_api(self, event: dict[str, Any]) -> dict[str, Any]:
         payload, errored = self.dispatcher.invoke("api", event)

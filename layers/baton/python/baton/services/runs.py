@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.execution_events import ENDED_STATUSES, ExecutionEnd
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.domain.fields import check_run_id as check_run_id  # where the routes import it from
 from baton.errors import (
@@ -19,10 +20,10 @@ from baton.events import (
     HumanInputRequested,
     HumanInputTimedOut,
     InteractionAnswered,
-    RunEnded,
     RunPaused,
     RunStarted,
 )
+from baton.ids import parse_iso
 from baton.models import (
     TERMINAL_RUN_STATES,
     Event,
@@ -32,6 +33,7 @@ from baton.models import (
     RunSummary,
     status_of,
 )
+from baton.services import lifecycle
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -40,12 +42,6 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 MAX_INPUT_BYTES = 32 * 1024
-_EXECUTION_STATUS = {
-    "SUCCEEDED": "succeeded",
-    "FAILED": "failed",
-    "TIMED_OUT": "timed_out",
-    "ABORTED": "aborted",
-}
 RESUMABLE_KINDS = ("ask", "review")
 
 
@@ -117,26 +113,31 @@ class RunService:
         return {**run.model_dump(exclude={"version"}), "interactions": counts}
 
     def refresh(self, run: RunSummary) -> RunSummary:
-        """A hosted run's final state comes from its execution; fold it into the summary once."""
+        """The fallback for a missing end event: a hosted run still open whose execution ended gets its
+        end recorded here, the same way and with the same stop time as `functions/run_lifecycle` would
+        (baton.services.lifecycle), never stamped with the reading time."""
         if not run.hosted or not run.execution_arn or run.status in TERMINAL_RUN_STATES:
             return run
         described = self.core.workflows.describe(run.execution_arn)
-        status = _EXECUTION_STATUS.get(described["status"])
-        if status is None:
+        if described["status"] not in ENDED_STATUSES:
             return run
-        changes: dict[str, Any] = {"status": status, "updated_at": self.core.now()}
-        if "output" in described:
-            changes["output"] = described["output"]
-        if status != "succeeded":
-            changes["reason"] = run.reason or described.get("cause") or described.get("error") or status
-        try:
-            updated = self.core.store.update_run(
-                run.run_id, changes, allowed_from={"created", "running", "paused_waiting_human"}
-            )
-        except ConflictError:
-            return self.core.require_run(run.run_id)
-        self.core.record(run.run_id, RunEnded.of_status(status, changes.get("reason")))
-        return updated
+        stopped = described.get("stopped_at")
+        end = ExecutionEnd(
+            execution_arn=run.execution_arn,
+            name=run.run_id,
+            status=described["status"],
+            stopped_at=parse_iso(stopped) if isinstance(stopped, str) else self.core.clock.now(),
+            input=described.get("input"),
+            output=described.get("output"),
+            error=described.get("error"),
+            cause=described.get("cause"),
+        )
+        lifecycle.record_end(self.core, end)
+        return self.core.require_run(run.run_id)
+
+    def record_execution_end(self, end: ExecutionEnd) -> bool:
+        """`functions/run_lifecycle`: an execution ended; record its run's end once (True if this did)."""
+        return lifecycle.record_end(self.core, end)
 
     def events(self, run_id: str, *, after: str | None, limit: int) -> list[Event]:
         self.core.require_run(run_id)

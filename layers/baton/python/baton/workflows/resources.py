@@ -94,6 +94,11 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         aws_access=("table", "topic", "send_task"),
         schedule="rate(1 minute)",
     ),
+    FunctionSpec(
+        "run_lifecycle",
+        "Records a run's end when its execution ends (EventBridge: Step Functions execution status change)",
+        aws_access=("table", "topic"),
+    ),
     FunctionSpec("demo_agent", "Demo 'draft' node: posts its questions and returns at once with their ids"),
     # Interrupts (statemachines/interrupt.asl.json, baton.services.interrupts).
     FunctionSpec("interrupt_park", "Interrupt: creates the interrupt and parks the task token"),

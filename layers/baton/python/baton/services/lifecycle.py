@@ -1,0 +1,104 @@
+"""A run's end, recorded when its execution ends: `run_succeeded` / `run_failed` / `run_timed_out` /
+`run_aborted`, stamped with the execution's own stop time and published like every other event.
+
+Fed by `functions/run_lifecycle/handler.py` (deployed: EventBridge's execution status changes; locally:
+baton/local/lifecycle_hook.py when moto's execution ends). `RunService.refresh` uses it too, as a
+fallback when the event never came, with the stop time from DescribeExecution, never the reading time.
+
+Exactly once: the end event's id is derived from the execution and its stop time, so EventBridge's
+at-least-once delivery and the read fallback write the same item, and the store's conditional put
+keeps the first (only that writer notifies). The run's status moves by a conditional write too; a
+status a gate already set (a timeout's `failed` with its reason) stands.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from baton.errors import ConflictError
+from baton.events import RunEnded
+from baton.ids import iso
+from baton.models import Event, RunSummary
+from baton.notify.model import CHANNELS, Notification
+from baton.services.core import task_interaction_id
+
+if TYPE_CHECKING:
+    from baton.domain.execution_events import ExecutionEnd
+    from baton.services.core import Core
+
+log = logging.getLogger("baton")
+
+OPEN_RUN_STATES = frozenset({"created", "running", "paused_waiting_human"})
+
+
+def end_event_id(end: ExecutionEnd) -> str:
+    """The id of the end event of this execution: the same for every delivery of its end."""
+    return task_interaction_id(f"{end.execution_arn}#end", end.stopped_at)
+
+
+def run_of(core: Core, end: ExecutionEnd) -> RunSummary | None:
+    """The run this execution is: a hosted run is named after its run (and holds its ARN); the
+    executions of machines granted to Baton name their run in their input. A child execution (a review
+    gate run as one Task of its parent) is not the run, and is left alone."""
+    for run_id in dict.fromkeys(x for x in (end.name, end.run_id_hint) if x):
+        run = core.store.get_run(run_id)
+        if run is None:
+            continue
+        if run.execution_arn is None or run.execution_arn == end.execution_arn:
+            return run
+    return None
+
+
+def record_end(core: Core, end: ExecutionEnd) -> bool:
+    """Record the end of `end`'s run once. True if this call recorded it (and published it)."""
+    run = run_of(core, end)
+    if run is None:
+        log.info("execution ended with no Baton run of its own", extra={"execution_arn": end.execution_arn})
+        return False
+    stopped = iso(end.stopped_at)
+    status = end.run_status
+    reason = None if status == "succeeded" else (end.cause or end.error or status)
+    changes: dict[str, Any] = {"status": status, "updated_at": stopped, "ended_at": stopped}
+    if end.output is not None and status == "succeeded":
+        changes["output"] = end.output
+    if reason is not None:
+        changes["reason"] = run.reason or reason
+    try:
+        run = core.store.update_run(run.run_id, changes, allowed_from=set(OPEN_RUN_STATES))
+    except ConflictError:
+        # A gate ended the run first (its timeout's `failed` and reason stand); the stop time is added.
+        run = core.store.update_run(run.run_id, {"ended_at": stopped})
+    payload = RunEnded.of_status(status, run.reason if status != "succeeded" else None)
+    event = Event(
+        event_id=end_event_id(end), run_id=run.run_id, type=payload.event_type, at=stopped, data=payload.data()
+    )
+    try:
+        core.store.append_event(event)
+    except ConflictError:
+        return False  # a redelivery, or the read fallback got there first: recorded and published once
+    _publish(core, run, end, event)
+    return True
+
+
+def _publish(core: Core, run: RunSummary, end: ExecutionEnd, event: Event) -> None:
+    """The end goes out like every other event (best effort, like `Core.notify`)."""
+    channels = [c for c in end.notify_channels if c in CHANNELS] or ["console"]
+    what = run.status.replace("_", " ")
+    prompt = f"Run {run.run_id} ({run.workflow or 'external'}) {what}" + (f": {run.reason}" if run.reason else "")
+    try:
+        core.notifier.publish(
+            Notification.model_validate(
+                {
+                    "event": event.type,
+                    "kind": "run",
+                    "run_id": run.run_id,
+                    "prompt": prompt,
+                    "channels": channels,
+                    "created_at": event.at,
+                    "extra": {"status": run.status, "ended_at": event.at, "workflow": run.workflow},
+                }
+            )
+        )
+    except Exception:
+        log.exception("notification failed", extra={"run_id": run.run_id})
