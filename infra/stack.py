@@ -11,6 +11,7 @@ from baton.workflows.source_tree import source_tree
 from infra.capabilities.api import Api
 from infra.capabilities.functions import FunctionInputs, Functions
 from infra.capabilities.gates import Gates
+from infra.capabilities.lifecycle import Lifecycle
 from infra.capabilities.merge import Merge
 from infra.capabilities.notifications import Notifications
 from infra.capabilities.observability import Observability
@@ -91,6 +92,13 @@ class BatonStack(Stack):
             functions=fns,
         )
         self.api = Api(self, "Api", config=config, handler=fns["api"])
+        self.lifecycle = Lifecycle(
+            self,
+            "Lifecycle",
+            config=config,
+            function=fns["run_lifecycle"],
+            state_machine_arns=list(self.state_machine_arns.values()),
+        )
         self.notifications.subscribe_emails(config.emails)
         # The webhook channel is subscribed only when it has somewhere to post.
         self.notifications.subscribe_functions(fns, FUNCTIONS, skip=() if config.webhook_url else ("webhook",))

@@ -5,16 +5,25 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from baton.cli import common
 from baton.cli.common import JsonFlag, console, fail, print_json
 from baton.errors import BatonError
+from baton.events import EventType
+
+if TYPE_CHECKING:
+    from baton.contracts import EventView
 
 runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
 
+RUN_END_EVENTS = frozenset(
+    {EventType.RUN_SUCCEEDED, EventType.RUN_FAILED, EventType.RUN_TIMED_OUT, EventType.RUN_ABORTED}
+)
+FOLLOW_POLL_SECONDS = 1.0
+FOLLOW_STATUS_EVERY = 5  # idle polls between reads of the run (the fallback for a missing end event)
 SUMMARY_FIELDS = (
     "run_id",
     "workflow",
@@ -28,6 +37,7 @@ SUMMARY_FIELDS = (
     "final_commit",
     "final_branch",
     "merged_into",
+    "ended_at",
 )
 
 
@@ -73,30 +83,42 @@ def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
 @runs_app.command("events")
 def runs_events(
     run_id: str,
-    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events (Ctrl-C stops).")] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new events until the run ends (Ctrl-C stops).")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Print a run's event log, oldest first."""
+    """Print a run's event log, oldest first. With --follow, exits once the run's end event is printed."""
     after: str | None = None
+    idle_polls = 0
     try:
         client = common.client()
         while True:
             page = client.events(run_id, after=after)
             for event in page.events:
-                if as_json:
-                    sys.stdout.write(common.to_json(event, indent=None) + "\n")
-                else:
-                    data = ", ".join(f"{k}={json.dumps(v)[:80]}" for k, v in event.data.items())
-                    console.print(f"{event.at}  [bold]{event.type}[/]  {data}")
+                _print_event(event, as_json=as_json)
             after = page.next
-            if not follow:
+            if not follow or any(event.type in RUN_END_EVENTS for event in page.events):
                 return
+            idle_polls = 0 if page.events else idle_polls + 1
+            if idle_polls and idle_polls % FOLLOW_STATUS_EVERY == 0:
+                # Reading the run records an end whose event never came (the read path's fallback).
+                client.get_run(run_id)
             if not page.events:
-                time.sleep(1.0)
+                time.sleep(FOLLOW_POLL_SECONDS)
     except BatonError as err:
         fail(err)
     except KeyboardInterrupt:
         return
+
+
+def _print_event(event: EventView, *, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(common.to_json(event, indent=None) + "\n")
+        sys.stdout.flush()  # a follower piped into another program sees each event as it happens
+    else:
+        data = ", ".join(f"{k}={json.dumps(v)[:80]}" for k, v in event.data.items())
+        console.print(f"{event.at}  [bold]{event.type}[/]  {data}")
 
 
 @runs_app.command("questions")
