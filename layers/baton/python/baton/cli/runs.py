@@ -14,7 +14,10 @@ from baton.cli.common import JsonFlag, console, fail, print_json
 from baton.errors import BatonError
 from baton.events import EventType
 
+from baton.models import TERMINAL_RUN_STATES
+
 if TYPE_CHECKING:
+    from baton.client.sdk import Client
     from baton.contracts import EventView
 
 runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
@@ -101,15 +104,22 @@ def runs_events(
             if not follow or any(event.type in RUN_END_EVENTS for event in page.events):
                 return
             idle_polls = 0 if page.events else idle_polls + 1
-            if idle_polls and idle_polls % FOLLOW_STATUS_EVERY == 0:
-                # Reading the run records an end whose event never came (the read path's fallback).
-                client.get_run(run_id)
+            if idle_polls and idle_polls % FOLLOW_STATUS_EVERY == 0 and _ended(client, run_id):
+                # Reading the run records an end whose event never came (the read path's fallback);
+                # whatever came meanwhile is printed, then the follow ends with the run.
+                for event in client.events(run_id, after=after).events:
+                    _print_event(event, as_json=as_json)
+                return
             if not page.events:
                 time.sleep(FOLLOW_POLL_SECONDS)
     except BatonError as err:
         fail(err)
     except KeyboardInterrupt:
         return
+
+
+def _ended(client: Client, run_id: str) -> bool:
+    return client.get_run(run_id).status in TERMINAL_RUN_STATES
 
 
 def _print_event(event: EventView, *, as_json: bool) -> None:
