@@ -33,13 +33,22 @@ class MemoryStore:
     def get_run(self, run_id: str) -> RunSummary | None:
         return self.runs.get(run_id)
 
-    def update_run(self, run_id: str, changes: dict[str, Any], *, allowed_from: set[str] | None = None) -> RunSummary:
+    def update_run(
+        self,
+        run_id: str,
+        changes: dict[str, Any],
+        *,
+        allowed_from: set[str] | None = None,
+        only_if_unset: str | None = None,
+    ) -> RunSummary:
         with self._lock:
             run = self.runs.get(run_id)
             if run is None:
                 raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
             if allowed_from and run.status not in allowed_from:
                 raise ConflictError(f"run {run_id} is {run.status}", details={"current": run.model_dump()})
+            if only_if_unset and getattr(run, only_if_unset, None) is not None:
+                raise ConflictError(f"run {run_id} has {only_if_unset} set", details={"current": run.model_dump()})
             updated = run.model_copy(update={**changes, "version": run.version + 1})
             self.runs[run_id] = updated
             return updated

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from baton.contracts import EventPage, EventView, RunView
 from baton.domain.execution_events import ExecutionEnd, ExecutionStatusChange
-from baton.services import lifecycle
+from baton.events import RunResumed
 from tests.conftest import WORKFLOW_ARN
 
 if TYPE_CHECKING:
@@ -164,12 +164,33 @@ def test_the_read_fallback_stamps_the_stop_time_not_the_reading_time(
     assert [e.type for e in core.store.list_events("r1")].count("run_succeeded") == 1
 
 
-def test_the_end_event_id_sorts_after_the_events_before_the_stop(runs: RunService, core: Core) -> None:
+def test_the_end_event_sorts_after_what_was_recorded_before_it_even_when_the_stop_came_first(
+    runs: RunService, core: Core
+) -> None:
+    arn = _started(runs)
+    core.record("r1", RunResumed(gate="approve", kind="ask"))  # recorded after the send, the stop came before
+    runs.record_execution_end(_end(_event(arn, "r1", "SUCCEEDED")))
+    types = [e.type for e in core.store.list_events("r1")]
+    assert types[-2:] == ["run_resumed", "run_succeeded"]  # a cursor at run_resumed still reads the end
+    assert core.store.list_events("r1")[-1].at == STOP_ISO
+
+
+def test_an_end_whose_event_could_not_be_written_is_recorded_by_the_retry(
+    runs: RunService, core: Core, monkeypatch: pytest.MonkeyPatch
+) -> None:
     arn = _started(runs)
     end = _end(_event(arn, "r1", "SUCCEEDED"))
-    assert lifecycle.end_event_id(end) == lifecycle.end_event_id(_end(_event(arn, "r1", "SUCCEEDED")))
-    earlier = _end(_event(arn, "r1", "SUCCEEDED", stopDate=int(STOP.timestamp() * 1000) - 1))
-    assert lifecycle.end_event_id(earlier) < lifecycle.end_event_id(end)
+    original = core.store.append_event
+
+    def failing(event: Event) -> None:
+        raise RuntimeError("throttled")
+
+    monkeypatch.setattr(core.store, "append_event", failing)
+    with pytest.raises(RuntimeError):
+        runs.record_execution_end(end)
+    monkeypatch.setattr(core.store, "append_event", original)
+    assert runs.record_execution_end(end) is True  # EventBridge's retry
+    assert _end_event(core, "r1").type == "run_succeeded"
 
 
 class _FollowClient:

@@ -123,7 +123,14 @@ class DynamoStore:
         values = self._get(_run_pk(run_id), "RUN")
         return self._run_from(values) if values else None
 
-    def update_run(self, run_id: str, changes: dict[str, Any], *, allowed_from: set[str] | None = None) -> RunSummary:
+    def update_run(
+        self,
+        run_id: str,
+        changes: dict[str, Any],
+        *,
+        allowed_from: set[str] | None = None,
+        only_if_unset: str | None = None,
+    ) -> RunSummary:
         changes = dict(changes)
         if "output" in changes:
             changes["output"] = json.dumps(changes["output"])
@@ -139,6 +146,9 @@ class DynamoStore:
                 values[f":a{i}"] = status
                 keys.append(f":a{i}")
             condition += f" AND #st IN ({', '.join(keys)})"
+        if only_if_unset:
+            names["#unset"] = only_if_unset
+            condition += " AND attribute_not_exists(#unset)"
         names["#ver"] = "version"
         values[":one"] = 1
         try:

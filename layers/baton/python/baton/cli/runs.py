@@ -13,7 +13,6 @@ from baton.cli import common
 from baton.cli.common import JsonFlag, console, fail, print_json
 from baton.errors import BatonError
 from baton.events import EventType
-
 from baton.models import TERMINAL_RUN_STATES
 
 if TYPE_CHECKING:

@@ -5,10 +5,12 @@ Fed by `functions/run_lifecycle/handler.py` (deployed: EventBridge's execution s
 baton/local/lifecycle_hook.py when moto's execution ends). `RunService.refresh` uses it too, as a
 fallback when the event never came, with the stop time from DescribeExecution, never the reading time.
 
-Exactly once: the end event's id is derived from the execution and its stop time, so EventBridge's
-at-least-once delivery and the read fallback write the same item, and the store's conditional put
-keeps the first (only that writer notifies). The run's status moves by a conditional write too; a
-status a gate already set (a timeout's `failed` with its reason) stands.
+Exactly once: the run's `ended_at` is set by a conditional write (only if it is not set yet), so of
+EventBridge's at-least-once deliveries and the read fallback one writer wins, and only it records the
+event and publishes it. The event gets a fresh id (ids sort by when they were recorded, so a follower
+whose cursor is at the last event before the end still reads it) and the stop time as its `at`. The
+status moves in the same write when the run is still open; a status a gate already set (a timeout's
+`failed` with its reason) stands.
 """
 
 from __future__ import annotations
@@ -19,22 +21,16 @@ from typing import TYPE_CHECKING, Any
 from baton.errors import ConflictError
 from baton.events import RunEnded
 from baton.ids import iso
-from baton.models import Event, RunSummary
 from baton.notify.model import CHANNELS, Notification
-from baton.services.core import task_interaction_id
 
 if TYPE_CHECKING:
     from baton.domain.execution_events import ExecutionEnd
+    from baton.models import Event, RunSummary
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
 
 OPEN_RUN_STATES = frozenset({"created", "running", "paused_waiting_human"})
-
-
-def end_event_id(end: ExecutionEnd) -> str:
-    """The id of the end event of this execution: the same for every delivery of its end."""
-    return task_interaction_id(f"{end.execution_arn}#end", end.stopped_at)
 
 
 def run_of(core: Core, end: ExecutionEnd) -> RunSummary | None:
@@ -65,18 +61,20 @@ def record_end(core: Core, end: ExecutionEnd) -> bool:
     if reason is not None:
         changes["reason"] = run.reason or reason
     try:
-        run = core.store.update_run(run.run_id, changes, allowed_from=set(OPEN_RUN_STATES))
+        run = core.store.update_run(run.run_id, changes, allowed_from=set(OPEN_RUN_STATES), only_if_unset="ended_at")
     except ConflictError:
-        # A gate ended the run first (its timeout's `failed` and reason stand); the stop time is added.
-        run = core.store.update_run(run.run_id, {"ended_at": stopped})
+        try:  # a gate ended the run first (its timeout's `failed` and reason stand): add the stop time
+            run = core.store.update_run(run.run_id, {"ended_at": stopped}, only_if_unset="ended_at")
+        except ConflictError:
+            return False  # a redelivery, or the read fallback got there first: recorded and published once
     payload = RunEnded.of_status(status, run.reason if status != "succeeded" else None)
-    event = Event(
-        event_id=end_event_id(end), run_id=run.run_id, type=payload.event_type, at=stopped, data=payload.data()
-    )
+    event = core.new_event(run.run_id, payload).model_copy(update={"at": stopped})
     try:
         core.store.append_event(event)
-    except ConflictError:
-        return False  # a redelivery, or the read fallback got there first: recorded and published once
+    except Exception:
+        # Undo the claim so EventBridge's retry (or the read fallback) records the end after all.
+        core.store.update_run(run.run_id, {"ended_at": None})
+        raise
     _publish(core, run, end, event)
     return True
 
