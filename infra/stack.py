@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import CfnOutput, Stack, Tags
 
+from baton.workflows.input_schema import compact, load_schemas
 from baton.workflows.resources import FUNCTIONS, STATE_MACHINES
 from baton.workflows.source_tree import source_tree
 from infra.capabilities.api import Api
@@ -65,6 +66,8 @@ class BatonStack(Stack):
             "BATON_AGENT_PRINCIPAL_PATTERN": config.agent_principal_pattern,
             "BATON_COMPANION": config.companion,
             "BATON_COMPANION_MODEL": config.companion_model,
+            # POST /api/runs checks each workflow's input schema (statemachines/*.input.schema.json).
+            "BATON_INPUT_SCHEMAS": compact(load_schemas(source_tree().statemachines_dir)),
         }
         self.functions = Functions(
             self,

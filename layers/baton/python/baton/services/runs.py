@@ -34,9 +34,10 @@ from baton.models import (
     status_of,
 )
 from baton.services import lifecycle
+from baton.workflows.input_schema import check_input, review_config_of
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from datetime import datetime
 
     from baton.services.core import Core
@@ -65,11 +66,22 @@ def _check_timeouts(value: Any, path: str = "input") -> None:
 
 
 class RunService:
-    def __init__(self, core: Core, input_defaults: Mapping[str, Mapping[str, object]] | None = None) -> None:
+    def __init__(
+        self,
+        core: Core,
+        input_defaults: Mapping[str, Mapping[str, object]] | None = None,
+        *,
+        input_schemas: Mapping[str, Mapping[str, Any]] | None = None,
+        check_review: Callable[[Any], object] | None = None,
+    ) -> None:
         self.core = core
         # Per-workflow input merged under the caller's (the deployment declares them: wiring passes
         # baton.workflows.resources.WORKFLOW_DEFAULTS), so ASL paths such as TimeoutSecondsPath resolve.
         self.input_defaults: Mapping[str, Mapping[str, object]] = input_defaults or {}
+        # Each workflow's input schema (statemachines/<stem>.input.schema.json; baton.workflows.input_schema)
+        # and the review gate's own configuration check, both before the execution starts.
+        self.input_schemas: Mapping[str, Mapping[str, Any]] = input_schemas or {}
+        self.check_review = check_review
 
     # ---- hosted runs ---------------------------------------------------------------------------
     def start(self, workflow: str, payload: dict[str, Any], *, run_id: str | None, caller: str) -> RunSummary:
@@ -88,6 +100,7 @@ class RunService:
                 f"run input is {size} bytes; the limit is {MAX_INPUT_BYTES}",
                 details={"size": size, "limit": MAX_INPUT_BYTES},
             )
+        self._check_declared_input(workflow, payload)
         now = self.core.now()
         run = RunSummary(
             run_id=run_id, status="running", workflow=workflow, hosted=True, created_at=now, updated_at=now
@@ -104,6 +117,23 @@ class RunService:
         run = self.core.store.update_run(run_id, {"execution_arn": arn_exec})
         self.core.record(run_id, RunStarted(hosted=True, workflow=workflow, by=caller))
         return run
+
+    def _check_declared_input(self, workflow: str, payload: dict[str, Any]) -> None:
+        """422 naming the field when the input breaks the workflow's schema or its review gate's
+        configuration would make the gate refuse to start (after questions were already posted)."""
+        schema = self.input_schemas.get(workflow)
+        check_input(workflow, payload, schema)
+        found = review_config_of(payload, schema)
+        if found is None or self.check_review is None:
+            return
+        field, config = found
+        try:
+            self.check_review(config)
+        except ValidationFailedError as err:
+            inner = err.details.get("path")
+            raise ValidationFailedError(
+                f"{field}: {err.message}", details={**err.details, "path": f"{field}.{inner}" if inner else field}
+            ) from None
 
     def get(self, run_id: str) -> dict[str, Any]:
         run = self.refresh(self.core.require_run(run_id))

@@ -46,7 +46,12 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "api",
         "Baton HTTP API (Powertools resolver)",
         timeout_seconds=29,
-        extra_env=("BATON_AGENT_PRINCIPAL_PATTERN",),
+        extra_env=(
+            "BATON_AGENT_PRINCIPAL_PATTERN",
+            "BATON_INPUT_SCHEMAS",
+            "BATON_MERGE_RUNNER",
+            "BATON_MERGE_REPOSITORY",
+        ),
     ),
     FunctionSpec("park", "Registers a gate's task token and what it asks"),
     FunctionSpec("gate_timeout", "Records what timed out at a gate and returns the Fail cause"),
