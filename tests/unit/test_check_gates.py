@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from typer.testing import CliRunner
 
 from baton.cli.main import app
+from baton.services.questions import QuestionService
 from baton.workflows.asl import check_definition, check_directory
 from baton.workflows.source_tree import source_tree
+
+if TYPE_CHECKING:
+    from baton.services.core import Core
 
 REVIEW_CONFIG = {"run_branch": "baton/run-1", "repo_path": "/tmp/r", "review_url": "https://x/{outputs.preview}"}
 
@@ -133,3 +138,20 @@ def test_baton_check_names_the_code_and_fails(tmp_path: Path, command: str) -> N
     good.mkdir()
     (good / "flow.asl.json").write_text(json.dumps(_flow()))
     assert CliRunner().invoke(app, [command, str(good)]).exit_code == 0
+
+
+def test_c242_at_run_time_the_await_says_loudly_why_it_released_with_nothing(
+    core: Core, caplog: pytest.LogCaptureFixture
+) -> None:
+    questions = QuestionService(core)
+    questions.ask("r1", node="draft", question="Which database?", caller="agent")
+    with caplog.at_level(logging.WARNING, logger="baton"):
+        typo = questions.park_gate(run_id="r1", gate="sync", token="tok-1", timeout_seconds=60, from_node="drfat")
+    assert typo["released"] is True  # nothing of 'drfat' is pending
+    started = [e for e in core.store.list_events("r1") if e.type == "await_started"][-1]
+    assert "C242" in started.data["warning"] and "'drfat'" in started.data["warning"]
+    assert any("C242" in r.getMessage() for r in caplog.records)
+    right = questions.park_gate(run_id="r1", gate="sync2", token="tok-2", timeout_seconds=60, from_node="draft")
+    assert right["released"] is False
+    started = [e for e in core.store.list_events("r1") if e.type == "await_started"][-1]
+    assert "warning" not in started.data
