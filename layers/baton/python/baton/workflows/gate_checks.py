@@ -6,8 +6,10 @@ compilers refuse a bad workflow. Each finding has a code:
 - C101: a review gate's `review_url` names an output its `outputs` do not have.
 - C241: an await gate without a positive timeout (`TimeoutSeconds` <= 0, or a literal
   `timeout_seconds` <= 0 in its payload).
-- C242: an await gate whose `from` names a node that never asks in this workflow (no Task posts
-  questions as that node): it would release at once with no answers.
+- C242: an await gate whose `from` names a node that never asks in this workflow (Tasks post questions
+  as other nodes, none as that one): it would release at once with no answers. A workflow in which no
+  Task asks gets its questions from agents over the API, and is not judged; at run time the gate says
+  so loudly either way (`baton.services.questions`: a warning on `await_started`).
 
 Gates are found by what they call: a review gate is a `states:startExecution.sync:2` Task on
 `${ReviewGateStateMachineArn}`; an await gate is a `waitForTaskToken` Task on `${AwaitGateFunctionArn}`.
@@ -137,8 +139,9 @@ def await_findings(path: str, state: Mapping[str, Any], asking: set[str]) -> lis
     if any(isinstance(t, bool) or not isinstance(t, int) or t <= 0 for t in literal) or not (literal or has_path):
         findings.append((path, "C241", f"await gate without a positive timeout (TimeoutSeconds: {timeouts[0]!r})"))
     source = payload.get("from")
-    if isinstance(source, str) and source not in asking:
-        known = ", ".join(sorted(asking)) or "none"
+    # A workflow where no Task asks gets its questions from agents over the API: nothing to compare with.
+    if isinstance(source, str) and asking and source not in asking:
+        known = ", ".join(sorted(asking))
         findings.append(
             (
                 path,
