@@ -135,18 +135,29 @@ def runs_questions(
     run_id: Annotated[str, typer.Argument(help="The run whose pending questions to list.")],
     as_json: JsonFlag = False,
 ) -> None:
-    """List a run's pending async questions (answer one with `baton runs answer <run> <id> "<answer>"`)."""
+    """List a run's pending questions: async questions (answer one with `baton runs answer <run> <id>
+    "<answer>"`) and its blocking ask, if any (an agent's ask_user or a hosted pause: `baton resume`)."""
     from rich.table import Table
 
     try:
-        pending = common.client().pending_questions(run_id)
+        client = common.client()
+        pending = client.pending_questions(run_id)
+        asks = client.pending_asks(run_id)
     except BatonError as err:
         fail(err)
     if as_json:
-        print_json(pending)
+        print_json({"questions": pending, "asks": asks})
         return
+    for ask in asks:
+        options = f" (options: {', '.join(ask.options)})" if ask.options else ""
+        console.print(
+            f"[bold]blocking ask[/] {ask.interaction_id} (node {ask.node}, until {ask.expires_at}): "
+            f"{ask.question}{options}\n  answer: {ask.how_to_answer.replace(chr(10), chr(10) + '  ')}",
+            soft_wrap=True,
+        )
     if not pending:
-        console.print(f"run {run_id}: no pending questions")
+        if not asks:
+            console.print(f"run {run_id}: no pending questions")
         return
     table = Table(title=f"Pending questions of run {run_id}")
     for column in ("id", "node", "question", "options", "asked at"):
@@ -200,3 +211,24 @@ def resume(
     else:
         state = "resumed" if result.resumed else "answer stored; the gate will pick it up"
         console.print(f"run {run_id} node {result.node}: {state}")
+
+
+@runs_app.command("ask")
+def runs_ask(
+    run_id: Annotated[str, typer.Argument(help="The agent's run.")],
+    node: Annotated[str, typer.Argument(help="The asking node.")],
+    question: Annotated[str, typer.Argument(help="What the operator must decide.")],
+    *,
+    timeout: Annotated[int, typer.Option("--timeout", help="Seconds to wait at most (mandatory bound).")] = 600,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="A choice (repeatable).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """ask_user: post a blocking ask and wait for the operator's answer (exit 1 at the timeout)."""
+    try:
+        answered = common.client().ask_user(run_id, node, question, timeout_seconds=timeout, options=option or None)
+    except BatonError as err:
+        fail(err)
+    if as_json:
+        print_json(answered)
+    else:
+        console.print(f"answered by {answered.answered_by}: {json.dumps(answered.answers)}", soft_wrap=True)

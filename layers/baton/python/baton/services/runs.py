@@ -21,6 +21,7 @@ from baton.events import (
     HumanInputTimedOut,
     InteractionAnswered,
     RunPaused,
+    RunResumed,
     RunStarted,
 )
 from baton.ids import parse_iso
@@ -249,7 +250,7 @@ class RunService:
     def resume(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
         """Store the answers on the run's pending human interaction, then send its parked token."""
         core = self.core
-        core.require_run(run_id)
+        hosted = core.require_run(run_id).hosted
         mine = [
             i
             for i in core.store.list_run_interactions(run_id)
@@ -305,6 +306,11 @@ class RunService:
             ),
         )
         resumed = core.release_gate(run_id, target.request.node, self._output(answered))
+        if not resumed and not hosted and core.store.get_wait(run_id, target.request.node) is None:
+            # A blocking ask of an agent (baton.services.asks): no token; its waiter reads the answer.
+            core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
+            core.record(run_id, RunResumed(gate=target.request.node, kind="ask"))
+            resumed = True
         return self._result(answered, resumed)
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
