@@ -142,11 +142,11 @@ def runs_questions(
     try:
         client = common.client()
         pending = client.pending_questions(run_id)
-        asks = client.pending_asks(run_id)
+        asks = [] if as_json else client.pending_asks(run_id)
     except BatonError as err:
         fail(err)
     if as_json:
-        print_json({"questions": pending, "asks": asks})
+        print_json(pending)  # the questions, as always; the blocking asks: GET /api/runs/{run}/asks
         return
     for ask in asks:
         options = f" (options: {', '.join(ask.options)})" if ask.options else ""
