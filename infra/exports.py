@@ -9,4 +9,5 @@ GATE_FUNCTION_EXPORTS: dict[str, str] = {
     "ParkFunctionArn": "park",
     "InterruptParkFunctionArn": "interrupt_park",
     "AwaitGateFunctionArn": "await_gate",
+    "RunLifecycleFunctionArn": "run_lifecycle",  # granted machines report ends (infra/capabilities/lifecycle.py)
 }

@@ -39,6 +39,8 @@ DescribeExecution/StopExecution on its executions, events:PutTargets/PutRule/Des
 rule StepFunctionsGetEventsForStepFunctionsExecutionRule). `grant_resume` gives Baton's API role
 states:SendTaskSuccess/Failure on that one state machine, in the state machine's stack (needed
 by ask, interrupt and await_answers; the review gate's own tokens live in Baton's state machine).
+It also adds a rule sending the ends of the machine's executions to Baton's `run_lifecycle`
+(infra/capabilities/lifecycle.py), so runs of that machine end on time.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from baton.domain.gate_payloads import (
 from baton.domain.review_gate import GateConfig
 from baton.workflows.gate_states import await_gate_payloads
 from infra.capabilities.functions import SEND_TASK_ACTIONS
+from infra.capabilities.lifecycle import report_ends
 from infra.config import TeamConfig
 from infra.exports import GATE_FUNCTION_EXPORTS, REVIEW_GATE_WORKFLOW
 
@@ -94,6 +97,8 @@ class BatonStackLike(Protocol):
     def functions(self) -> _FunctionsLike: ...
     @property
     def gates(self) -> _GatesLike: ...
+    @property
+    def config(self) -> TeamConfig: ...
 
 
 class TaskOptions(TypedDict, total=False):
@@ -145,6 +150,9 @@ class BatonRef:
     await_gate_function: lambda_.IFunction
     review_gate: sfn.IStateMachine
     api_role: iam.IRole
+    # Where the ends of a granted machine's executions go (`grant_resume`), and the team's name prefix.
+    run_lifecycle_function: lambda_.IFunction | None = None
+    prefix: str | None = None
 
     @classmethod
     def from_stack(cls, stack: BatonStackLike) -> BatonRef:
@@ -155,6 +163,8 @@ class BatonRef:
             await_gate_function=fns["await_gate"],
             review_gate=stack.gates.state_machines[REVIEW_GATE_WORKFLOW],
             api_role=stack.functions.roles["api"],
+            run_lifecycle_function=fns["run_lifecycle"],
+            prefix=stack.config.prefix,
         )
 
     @classmethod
@@ -179,6 +189,8 @@ class BatonRef:
             await_gate_function=function("AwaitGateFunctionArn", "AwaitGate"),
             review_gate=review_gate,
             api_role=role,
+            run_lifecycle_function=function("RunLifecycleFunctionArn", "RunLifecycle"),
+            prefix=prefix,
         )
 
 
@@ -393,6 +405,8 @@ class BatonGate:
             statements=[iam.PolicyStatement(actions=SEND_TASK_ACTIONS, resources=[state_machine.state_machine_arn])],
         )
         policy.attach_to_role(baton.api_role)
+        if baton.run_lifecycle_function is not None and baton.prefix is not None:
+            report_ends(state_machine, function=baton.run_lifecycle_function, prefix=baton.prefix)  # runs end on time
         return policy
 
 

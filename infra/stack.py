@@ -6,12 +6,14 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import CfnOutput, Stack, Tags
 
+from baton.workflows.input_schema import compact, load_schemas
 from baton.workflows.resources import FUNCTIONS, STATE_MACHINES
 from baton.workflows.source_tree import source_tree
 from infra.capabilities.api import Api
 from infra.capabilities.functions import FunctionInputs, Functions
 from infra.capabilities.gates import Gates
 from infra.capabilities.inbox import Inbox
+from infra.capabilities.lifecycle import Lifecycle
 from infra.capabilities.mcp import McpEndpoint
 from infra.capabilities.merge import Merge
 from infra.capabilities.notifications import Notifications
@@ -66,6 +68,8 @@ class BatonStack(Stack):
             "BATON_AGENT_PRINCIPAL_PATTERN": config.agent_principal_pattern,
             "BATON_COMPANION": config.companion,
             "BATON_COMPANION_MODEL": config.companion_model,
+            # POST /api/runs checks each workflow's input schema (statemachines/*.input.schema.json).
+            "BATON_INPUT_SCHEMAS": compact(load_schemas(source_tree().statemachines_dir)),
         }
         self.functions = Functions(
             self,
@@ -96,6 +100,13 @@ class BatonStack(Stack):
         self.api = Api(self, "Api", config=config, handler=fns["api"])
         self.mcp = McpEndpoint(self, "Mcp", config=config, api=self.api, function=fns["mcp"])
         self.inbox = Inbox(self, "Inbox", config=config, api=self.api)
+        self.lifecycle = Lifecycle(
+            self,
+            "Lifecycle",
+            config=config,
+            function=fns["run_lifecycle"],
+            state_machine_arns=list(self.state_machine_arns.values()),
+        )
         self.notifications.subscribe_emails(config.emails)
         # The webhook channel is subscribed only when it has somewhere to post.
         self.notifications.subscribe_functions(fns, FUNCTIONS, skip=() if config.webhook_url else ("webhook",))

@@ -273,18 +273,15 @@ def test_review_url_is_resolved_or_hidden_with_a_warning(local_stack: LocalStack
 
 
 def test_a_gate_with_no_repository_is_refused_before_it_starts(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    # Issue 10 item 6: refused at creation now (422 naming the field), before anything starts or asks.
     client = local_stack.client()
     run_id = f"rv-{uuid.uuid4().hex[:10]}"
-    client.start_run("review_gate", {"gate": "ship_review", "run_branch": "baton/run-x"}, run_id=run_id)
-
-    def done() -> dict[str, Any] | None:
-        run: dict[str, Any] = client.get_run(run_id)
-        return run if run["status"] == "failed" else None
-
-    run = wait_for(done, timeout=TIMEOUT)
-    assert "no repository to merge" in run["reason"] and "repo_path" in run["reason"]
-    events = [e["type"] for e in client.events(run_id)["events"]]
-    assert "review_refused" in events and "run_paused" not in events
+    with pytest.raises(ValidationFailedError) as refused:
+        client.start_run("review_gate", {"gate": "ship_review", "run_branch": "baton/run-x"}, run_id=run_id)
+    assert "no repository to merge" in refused.value.message and "repo_path" in refused.value.message
+    assert refused.value.details["path"] == "input.repo_path"
+    with pytest.raises(NotFoundError):
+        client.get_run(run_id)
 
 
 def test_the_diff_build_reports_the_diff_every_turn_and_the_review_show(

@@ -46,13 +46,22 @@ class MemoryStore:
     def get_run(self, run_id: str) -> RunSummary | None:
         return self.runs.get(run_id)
 
-    def update_run(self, run_id: str, changes: dict[str, Any], *, allowed_from: set[str] | None = None) -> RunSummary:
+    def update_run(
+        self,
+        run_id: str,
+        changes: dict[str, Any],
+        *,
+        allowed_from: set[str] | None = None,
+        only_if_unset: str | None = None,
+    ) -> RunSummary:
         with self._lock:
             run = self.runs.get(run_id)
             if run is None:
                 raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
             if allowed_from and run.status not in allowed_from:
                 raise ConflictError(f"run {run_id} is {run.status}", details={"current": run.model_dump()})
+            if only_if_unset and getattr(run, only_if_unset, None) is not None:
+                raise ConflictError(f"run {run_id} has {only_if_unset} set", details={"current": run.model_dump()})
             updated = run.model_copy(update={**changes, "version": run.version + 1})
             self.runs[run_id] = updated
             return updated
@@ -225,7 +234,10 @@ class MemoryStore:
 
     def append_event(self, event: Event) -> None:
         with self._lock:
-            self.events.setdefault(event.run_id, []).append(event)
+            events = self.events.setdefault(event.run_id, [])
+            if any(e.event_id == event.event_id for e in events):  # the table's conditional put
+                raise ConflictError(f"event {event.event_id} already recorded")
+            events.append(event)
 
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
         events = sorted(self.events.get(run_id, []), key=lambda e: e.event_id)

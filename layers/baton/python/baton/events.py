@@ -205,6 +205,8 @@ class AwaitStarted(EventPayload):
     from_node: str | None = Field(default=None, alias="from")
     timeout_seconds: int
     pending: list[str]
+    # Why this await will release with no answers (C242: its `from` names a node that asked nothing).
+    warning: str | None = None
 
 
 class AwaitReleased(EventPayload):

@@ -30,6 +30,7 @@ class RunSummary(BaseModel):
     final_branch: str | None = None
     merged_into: str | None = None
     merge_status: str | None = None
+    ended_at: str | None = None  # the execution's stop time (baton.services.lifecycle)
     version: int = 0
 
 

@@ -94,7 +94,12 @@ class RunStore(Protocol):
     def create_run(self, run: RunSummary) -> None: ...
     def get_run(self, run_id: str) -> RunSummary | None: ...
     def update_run(
-        self, run_id: str, changes: dict[str, Any], *, allowed_from: set[str] | None = None
+        self,
+        run_id: str,
+        changes: dict[str, Any],
+        *,
+        allowed_from: set[str] | None = None,
+        only_if_unset: str | None = None,  # a field that must not be set yet (a run's end: `ended_at`)
     ) -> RunSummary: ...
 
 

@@ -148,7 +148,14 @@ class DynamoStore:
         values = self._get(_run_pk(run_id), "RUN")
         return self._run_from(values) if values else None
 
-    def update_run(self, run_id: str, changes: dict[str, Any], *, allowed_from: set[str] | None = None) -> RunSummary:
+    def update_run(
+        self,
+        run_id: str,
+        changes: dict[str, Any],
+        *,
+        allowed_from: set[str] | None = None,
+        only_if_unset: str | None = None,
+    ) -> RunSummary:
         changes = dict(changes)
         if "output" in changes:
             changes["output"] = json.dumps(changes["output"])
@@ -164,6 +171,9 @@ class DynamoStore:
                 values[f":a{i}"] = status
                 keys.append(f":a{i}")
             condition += f" AND #st IN ({', '.join(keys)})"
+        if only_if_unset:
+            names["#unset"] = only_if_unset
+            condition += " AND attribute_not_exists(#unset)"
         names["#ver"] = "version"
         values[":one"] = 1
         try:
@@ -658,11 +668,18 @@ class DynamoStore:
         }
 
     def append_event(self, event: Event) -> None:
-        self._db.put_item(
-            TableName=self._table,
-            Item=_to_item(self._event_values(event)),
-            ConditionExpression="attribute_not_exists(PK)",
-        )
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=_to_item(self._event_values(event)),
+                ConditionExpression="attribute_not_exists(PK)",
+            )
+        except ClientError as err:  # an event id written before (a run's end is recorded once)
+            if _is_conditional_failure(err):
+                raise ConflictError(
+                    f"event {event.event_id} already recorded", details={"run_id": event.run_id}
+                ) from err
+            raise
 
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
         lower = f"EVT#{after}" if after else "EVT#"

@@ -68,6 +68,10 @@ class SfnWorkflows:
         out: dict[str, Any] = {"status": resp["status"]}
         if resp.get("output"):
             out["output"] = json.loads(resp["output"])
+        if resp.get("stopDate"):
+            out["stopped_at"] = resp["stopDate"].isoformat()
+        if resp.get("input"):
+            out["input"] = json.loads(resp["input"])
         for key in ("error", "cause"):
             if resp.get(key):
                 out[key] = resp[key]  # type: ignore[literal-required,unused-ignore]

@@ -10,9 +10,19 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field
 
 from baton.api import deps
-from baton.api.contract import RunId, responses
-from baton.contracts import EventPage, EventView, ResumeResult, ReviewActionResult, RunView, StartedRun
+from baton.api.contract import InteractionId, RunId, responses
+from baton.contracts import (
+    BlockingAsks,
+    BlockingAskView,
+    EventPage,
+    EventView,
+    ResumeResult,
+    ReviewActionResult,
+    RunView,
+    StartedRun,
+)
 from baton.domain import fields
+from baton.domain.interrupt_spec import NotifyChannels
 
 router = APIGatewayRouter()
 
@@ -35,6 +45,25 @@ class ResumeRequest(BaseModel):
     node: fields.NodeName | None = Field(default=None, description="Which paused node, when the run waits at several.")
 
     model_config = {"extra": "forbid"}
+
+
+class BlockingAskRequest(BaseModel):
+    node: fields.NodeName = Field(description="The asking node (the agent's step that must not go on alone).")
+    question: str = Field(min_length=1, max_length=4000, description="What the operator must decide.")
+    options: list[str] | None = Field(default=None, min_length=1, description="Choices shown to the operator.")
+    timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound: after it the ask is timed_out.")
+    notify: NotifyChannels = Field(default=None, description="Notification channels (default console).")
+
+    model_config = {"extra": "forbid"}
+
+
+class AskWaitQuery(BaseModel):
+    # camelCase on the wire like the interrupts' long-poll, so the SDK's one long-poll call serves both
+    wait_seconds: float = Field(
+        default=0, ge=0, le=20, alias="waitSeconds", description="Long-poll: hold until answered (<= 20 s)."
+    )
+
+    model_config = {"populate_by_name": True}
 
 
 @router.post(
@@ -104,3 +133,55 @@ def resume(run_id: RunId, body: ResumeRequest) -> ReviewActionResult | ResumeRes
         lambda: services.runs.resume(run_id, body.answers, caller=caller.principal, node=body.node),
     )
     return ResumeResult.model_validate(resumed)
+
+
+@router.post(
+    "/api/runs/<run_id>/asks",
+    summary="ask_user: the blocking ask of an agent that is not a workflow (answered with /resume)",
+    tags=["runs"],
+    responses=responses({201: BlockingAskView}, 400, 403, 404, 409, 413),
+)
+def blocking_ask(run_id: RunId, body: BlockingAskRequest) -> Response[BlockingAskView]:
+    deps.require_run(run_id)
+    from baton.services.asks import AskService
+
+    asked = AskService(deps.get_services().core).ask(
+        run_id,
+        node=body.node,
+        question=body.question,
+        options=body.options,
+        timeout_seconds=body.timeout_seconds,
+        notify=body.notify,
+        caller=deps.current_caller().principal,
+    )
+    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=BlockingAskView.of(asked))
+
+
+@router.get(
+    "/api/runs/<run_id>/asks/<interaction_id>",
+    summary="One blocking ask; ?waitSeconds=0..20 long-polls until it is answered or timed out",
+    tags=["runs"],
+    responses=responses({200: BlockingAskView}, 400, 403, 404),
+)
+def get_blocking_ask(
+    run_id: RunId, interaction_id: InteractionId, query: Annotated[AskWaitQuery, Query()]
+) -> BlockingAskView:
+    deps.require_run(run_id)
+    from baton.services.asks import AskService
+
+    found = AskService(deps.get_services().core).get(run_id, interaction_id, wait_seconds=query.wait_seconds)
+    return BlockingAskView.of(found)
+
+
+@router.get(
+    "/api/runs/<run_id>/asks",
+    summary="The run's pending blocking asks (an agent's ask_user, or a hosted run's pause), with how to answer",
+    tags=["runs"],
+    responses=responses({200: BlockingAsks}, 400, 403, 404),
+)
+def pending_asks(run_id: RunId) -> BlockingAsks:
+    deps.require_run(run_id)
+    from baton.services.asks import AskService
+
+    found = AskService(deps.get_services().core).pending(run_id)
+    return BlockingAsks(run_id=run_id, asks=[BlockingAskView.of(i) for i in found])

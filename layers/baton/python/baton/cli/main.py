@@ -28,7 +28,8 @@ app.command()(resume)
 app.add_typer(review_app, name="review")
 app.command("agent-token")(agent_token_command)
 app.command("mcp")(mcp_command)
-app.command("check-asl")(check_asl)
+app.command("check")(check_asl)
+app.command("check-asl", help="The same as `baton check` (its former name).")(check_asl)
 app.command()(synth)
 
 

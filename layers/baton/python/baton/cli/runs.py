@@ -5,16 +5,27 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from baton.cli import common
 from baton.cli.common import JsonFlag, console, fail, print_json
 from baton.errors import BatonError
+from baton.events import EventType
+from baton.models import TERMINAL_RUN_STATES
+
+if TYPE_CHECKING:
+    from baton.client.sdk import Client
+    from baton.contracts import EventView
 
 runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
 
+RUN_END_EVENTS = frozenset(
+    {EventType.RUN_SUCCEEDED, EventType.RUN_FAILED, EventType.RUN_TIMED_OUT, EventType.RUN_ABORTED}
+)
+FOLLOW_POLL_SECONDS = 1.0
+FOLLOW_STATUS_EVERY = 5  # idle polls between reads of the run (the fallback for a missing end event)
 SUMMARY_FIELDS = (
     "run_id",
     "workflow",
@@ -28,6 +39,7 @@ SUMMARY_FIELDS = (
     "final_commit",
     "final_branch",
     "merged_into",
+    "ended_at",
 )
 
 
@@ -73,30 +85,49 @@ def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
 @runs_app.command("events")
 def runs_events(
     run_id: str,
-    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new events (Ctrl-C stops).")] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing new events until the run ends (Ctrl-C stops).")
+    ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Print a run's event log, oldest first."""
+    """Print a run's event log, oldest first. With --follow, exits once the run's end event is printed."""
     after: str | None = None
+    idle_polls = 0
     try:
         client = common.client()
         while True:
             page = client.events(run_id, after=after)
             for event in page.events:
-                if as_json:
-                    sys.stdout.write(common.to_json(event, indent=None) + "\n")
-                else:
-                    data = ", ".join(f"{k}={json.dumps(v)[:80]}" for k, v in event.data.items())
-                    console.print(f"{event.at}  [bold]{event.type}[/]  {data}")
+                _print_event(event, as_json=as_json)
             after = page.next
-            if not follow:
+            if not follow or any(event.type in RUN_END_EVENTS for event in page.events):
+                return
+            idle_polls = 0 if page.events else idle_polls + 1
+            if idle_polls and idle_polls % FOLLOW_STATUS_EVERY == 0 and _ended(client, run_id):
+                # Reading the run records an end whose event never came (the read path's fallback);
+                # whatever came meanwhile is printed, then the follow ends with the run.
+                for event in client.events(run_id, after=after).events:
+                    _print_event(event, as_json=as_json)
                 return
             if not page.events:
-                time.sleep(1.0)
+                time.sleep(FOLLOW_POLL_SECONDS)
     except BatonError as err:
         fail(err)
     except KeyboardInterrupt:
         return
+
+
+def _ended(client: Client, run_id: str) -> bool:
+    return client.get_run(run_id).status in TERMINAL_RUN_STATES
+
+
+def _print_event(event: EventView, *, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(common.to_json(event, indent=None) + "\n")
+        sys.stdout.flush()  # a follower piped into another program sees each event as it happens
+    else:
+        data = ", ".join(f"{k}={json.dumps(v)[:80]}" for k, v in event.data.items())
+        console.print(f"{event.at}  [bold]{event.type}[/]  {data}")
 
 
 @runs_app.command("questions")
@@ -104,18 +135,29 @@ def runs_questions(
     run_id: Annotated[str, typer.Argument(help="The run whose pending questions to list.")],
     as_json: JsonFlag = False,
 ) -> None:
-    """List a run's pending async questions (answer one with `baton runs answer <run> <id> "<answer>"`)."""
+    """List a run's pending questions: async questions (answer one with `baton runs answer <run> <id>
+    "<answer>"`) and its blocking ask, if any (an agent's ask_user or a hosted pause: `baton resume`)."""
     from rich.table import Table
 
     try:
-        pending = common.client().pending_questions(run_id)
+        client = common.client()
+        pending = client.pending_questions(run_id)
+        asks = [] if as_json else client.pending_asks(run_id)
     except BatonError as err:
         fail(err)
     if as_json:
-        print_json(pending)
+        print_json(pending)  # the questions, as always; the blocking asks: GET /api/runs/{run}/asks
         return
+    for ask in asks:
+        options = f" (options: {', '.join(ask.options)})" if ask.options else ""
+        console.print(
+            f"[bold]blocking ask[/] {ask.interaction_id} (node {ask.node}, until {ask.expires_at}): "
+            f"{ask.question}{options}\n  answer: {ask.how_to_answer.replace(chr(10), chr(10) + '  ')}",
+            soft_wrap=True,
+        )
     if not pending:
-        console.print(f"run {run_id}: no pending questions")
+        if not asks:
+            console.print(f"run {run_id}: no pending questions")
         return
     table = Table(title=f"Pending questions of run {run_id}")
     for column in ("id", "node", "question", "options", "asked at"):
@@ -169,3 +211,24 @@ def resume(
     else:
         state = "resumed" if result.resumed else "answer stored; the gate will pick it up"
         console.print(f"run {run_id} node {result.node}: {state}")
+
+
+@runs_app.command("ask")
+def runs_ask(
+    run_id: Annotated[str, typer.Argument(help="The agent's run.")],
+    node: Annotated[str, typer.Argument(help="The asking node.")],
+    question: Annotated[str, typer.Argument(help="What the operator must decide.")],
+    *,
+    timeout: Annotated[int, typer.Option("--timeout", help="Seconds to wait at most (mandatory bound).")] = 600,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="A choice (repeatable).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """ask_user: post a blocking ask and wait for the operator's answer (exit 1 at the timeout)."""
+    try:
+        answered = common.client().ask_user(run_id, node, question, timeout_seconds=timeout, options=option or None)
+    except BatonError as err:
+        fail(err)
+    if as_json:
+        print_json(answered)
+    else:
+        console.print(f"answered by {answered.answered_by}: {json.dumps(answered.answers)}", soft_wrap=True)

@@ -31,7 +31,10 @@ def agent_token_command(
 def check_asl(
     directory: Annotated[Path, typer.Argument(help="Folder of *.asl.json files.")] = Path("statemachines"),
 ) -> None:
-    """Check state machines: every task-token wait has a timeout; every Next names a state."""
+    """Check state machines before anything runs: every task-token wait has a timeout, every Next names a
+    state, and the gates' configurations hold (C100 review gate with nothing to merge, C101 review_url
+    naming a missing output, C241 await gate without a positive timeout, C242 await `from` naming a
+    node that never asks)."""
     from baton.workflows.asl import check_directory
 
     if not directory.is_dir() or not any(directory.glob("*.asl.json")):

@@ -11,6 +11,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Unpack
 
+from baton.client.asks import AskCancelledError, AskTimeoutError, wait_for_ask, wait_for_ask_async
 from baton.client.interrupts import InterruptOptions, InterruptResult, create_body, wait_for, wait_for_async
 from baton.client.transport import ApiUnavailableError, Transport, decode, find_local_state, resolve_endpoint, seg
 from baton.contracts import (
@@ -18,6 +19,8 @@ from baton.contracts import (
     AskResult,
     AwaitAnswered,
     AwaitPending,
+    BlockingAsks,
+    BlockingAskView,
     CollectedAnswer,
     DrainResult,
     EventPage,
@@ -40,7 +43,15 @@ from baton.errors import BatonError, InterruptValidationError, ValidationFailedE
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["ApiUnavailableError", "AwaitTimeoutError", "Client", "find_local_state", "resolve_endpoint"]
+__all__ = [
+    "ApiUnavailableError",
+    "AskCancelledError",
+    "AskTimeoutError",
+    "AwaitTimeoutError",
+    "Client",
+    "find_local_state",
+    "resolve_endpoint",
+]
 
 PAGE_SIZE = 200  # the largest page GET /api/v1/interrupts serves
 MAX_WAIT_SECONDS = 20.0  # the server's long-poll limit
@@ -187,6 +198,72 @@ class Client:
             if left <= 0:
                 raise _await_timeout(run_id, timeout, outcome)
             await asyncio.sleep(min(poll_interval, left))
+
+    # ---- ask_user: the blocking ask (baton/services/asks.py, baton/client/asks.py) ---------------
+    def create_ask(
+        self,
+        run_id: str,
+        node: str,
+        question: str,
+        *,
+        timeout_seconds: int,
+        options: list[str] | None = None,
+        notify: list[str] | None = None,
+    ) -> BlockingAskView:
+        """Post a blocking ask (an operator answers it with `baton resume --run-id ...`); never waits."""
+        body: dict[str, Any] = {"node": node, "question": question, "timeout_seconds": timeout_seconds}
+        body.update({k: v for k, v in (("options", options), ("notify", notify)) if v is not None})
+        return BlockingAskView.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/asks", json_body=body))
+
+    def get_ask(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> BlockingAskView:
+        path = f"/api/runs/{seg(run_id)}/asks/{seg(interaction_id)}"
+        return BlockingAskView.model_validate(self._transport.poll(path, wait_seconds))
+
+    def pending_asks(self, run_id: str) -> list[BlockingAskView]:
+        """The run's pending blocking asks (an agent's `ask_user`, a hosted run's pause)."""
+        return BlockingAsks.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/asks")).asks
+
+    def ask_user(
+        self,
+        run_id: str,
+        node: str,
+        question: str,
+        *,
+        timeout_seconds: int,
+        options: list[str] | None = None,
+        notify: list[str] | None = None,
+        poll_seconds: float = 20.0,
+    ) -> BlockingAskView:
+        """The hard stop: ask and block until an operator answers (`.answers`, `.answered_by`). Bounded:
+        at `timeout_seconds` raises AskTimeoutError. Long-polls like `interrupt` (5..20 s per request)."""
+        asked = self.create_ask(run_id, node, question, timeout_seconds=timeout_seconds, options=options, notify=notify)
+        return wait_for_ask(
+            lambda wait: self.get_ask(run_id, asked.interaction_id, wait_seconds=wait), poll_seconds=poll_seconds
+        )
+
+    async def ask_user_asyncio(
+        self,
+        run_id: str,
+        node: str,
+        question: str,
+        *,
+        timeout_seconds: int,
+        options: list[str] | None = None,
+        notify: list[str] | None = None,
+        poll_seconds: float = 20.0,
+    ) -> BlockingAskView:
+        """`ask_user` for asyncio code (the event loop stays free during the long-polls). Not to be confused
+        with `ask_async`, the non-blocking question (`ask_user_async`)."""
+        asked = await asyncio.to_thread(
+            self.create_ask, run_id, node, question, timeout_seconds=timeout_seconds, options=options, notify=notify
+        )
+        async with self._transport.async_session() as session:
+            path = f"/api/runs/{seg(run_id)}/asks/{seg(asked.interaction_id)}"
+
+            async def poll(wait: float) -> BlockingAskView:
+                return BlockingAskView.model_validate(await session.poll(path, wait))
+
+            return await wait_for_ask_async(poll, poll_seconds=poll_seconds)
 
     async def drain_messages_async(self, run_id: str, node: str) -> list[MessageView]:
         """`drain_messages` for asyncio code."""

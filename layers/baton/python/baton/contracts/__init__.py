@@ -27,7 +27,16 @@ from baton.contracts.questions import (
     QuestionView,
 )
 from baton.contracts.review import MergeFields, ReviewView, ThreadTurn
-from baton.contracts.runs import EventPage, EventView, ResumeResult, ReviewActionResult, RunView, StartedRun
+from baton.contracts.runs import (
+    BlockingAsks,
+    BlockingAskView,
+    EventPage,
+    EventView,
+    ResumeResult,
+    ReviewActionResult,
+    RunView,
+    StartedRun,
+)
 
 __all__ = [
     "AnswerResult",
@@ -35,6 +44,8 @@ __all__ = [
     "AskedRequest",
     "AwaitAnswered",
     "AwaitPending",
+    "BlockingAskView",
+    "BlockingAsks",
     "CollectedAnswer",
     "Contract",
     "DrainResult",

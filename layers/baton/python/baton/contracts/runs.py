@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from baton.contracts.base import Contract
 from baton.models import RunState
+from baton.notify.model import how_to_answer_for
+
+if TYPE_CHECKING:
+    from baton.models import Interaction
 
 
 class StartedRun(Contract):
@@ -26,6 +30,7 @@ class StartedRun(Contract):
     final_branch: str | None = None
     merged_into: str | None = None
     merge_status: str | None = None
+    ended_at: str | None = Field(default=None, description="When the run's execution stopped (its own stop time).")
 
 
 class RunView(StartedRun):
@@ -55,6 +60,48 @@ class ResumeResult(Contract):
     node: str
     queued: bool
     resumed: bool
+
+
+class BlockingAskView(Contract):
+    """POST /api/runs/{run_id}/asks (201) and GET /api/runs/{run_id}/asks/{interaction_id}: the blocking
+    ask of an agent that is not a workflow, answered with POST /api/runs/{run_id}/resume."""
+
+    interaction_id: str
+    run_id: str
+    node: str
+    question: str
+    options: list[str] | None = None
+    status: str = Field(description="pending | answered | timed_out | cancelled")
+    answers: Any = Field(default=None, description="The operator's answers (the resume's `answers`), once answered.")
+    answered_by: str | None = None
+    answered_at: str | None = None
+    created_at: str
+    expires_at: str | None = Field(default=None, description="Baton's deadline: after it, the ask is timed_out.")
+    how_to_answer: str = Field(description="The CLI command and API call an operator answers with.")
+
+    @classmethod
+    def of(cls, i: Interaction) -> BlockingAskView:
+        return cls(
+            interaction_id=i.interaction_id,
+            run_id=i.run_id,
+            node=i.request.node,
+            question=i.request.prompt,
+            options=i.request.options,
+            status=i.state.status,
+            answers=i.state.answer,
+            answered_by=i.state.answered_by,
+            answered_at=i.state.answered_at,
+            created_at=i.created_at,
+            expires_at=i.expires_at,
+            how_to_answer=how_to_answer_for("ask", i.run_id, i.interaction_id),
+        )
+
+
+class BlockingAsks(Contract):
+    """GET /api/runs/{run_id}/asks: the run's pending blocking asks, oldest first."""
+
+    run_id: str
+    asks: list[BlockingAskView]
 
 
 class ReviewActionResult(ResumeResult):

@@ -23,6 +23,7 @@ from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process
 from baton.local.inbox import InboxSite
+from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.provision import Provisioned, create_state_machines, provision
@@ -166,6 +167,19 @@ class LocalStack:
         self.schedule_overrides: dict[str, float] = {}
         self.inbox: InboxSite | None = None
 
+    def _install_emulation(self) -> None:
+        """What makes moto behave as AWS does for Baton (each undone on stop)."""
+        self._exit_stack.enter_context(self.dispatcher.installed())
+        self._exit_stack.enter_context(sfn_integration_casing())
+        # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
+        self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
+        if self.log_level != "INFO":
+            # The interpreter logs every failed state as a warning with its whole parse tree; the
+            # failure itself is in the execution history and the run's events.
+            logging.getLogger("moto.stepfunctions.parser").setLevel(logging.ERROR)
+        self._exit_stack.enter_context(atomic_dynamodb_writes())  # conditional writes decide races, as on AWS
+        self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
+
     def start(self) -> LocalInfo:
         started = time.perf_counter()
         _check_port_free(self.host, self.api_port, "Baton API", "--port")
@@ -174,14 +188,7 @@ class LocalStack:
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
 
-        self._exit_stack.enter_context(self.dispatcher.installed())
-        self._exit_stack.enter_context(sfn_integration_casing())
-        if self.log_level != "INFO":
-            # The interpreter logs every failed state as a warning with its whole parse tree; the
-            # failure itself is in the execution history and the run's events.
-            logging.getLogger("moto.stepfunctions.parser").setLevel(logging.ERROR)
-        self._exit_stack.enter_context(atomic_dynamodb_writes())  # conditional writes decide races, as on AWS
-        self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
+        self._install_emulation()
         self._moto = ThreadedMotoServer(ip_address=self.host, port=self.moto_port, verbose=False)
         self._moto.start()
         moto_port = self._moto.get_host_and_port()[1]
@@ -307,6 +314,11 @@ class LocalStack:
         """One unauthenticated request (answered 401): imports the API handler and builds its clients."""
         event = {"httpMethod": "GET", "path": "/api/runs/warm-up", "headers": {}, "requestContext": {}}
         self.dispatcher.invoke("api", event)
+
+    def _deliver_execution_end(self, event: dict[str, Any]) -> None:
+        payload, errored = self.dispatcher.invoke("run_lifecycle", event)
+        if errored:
+            logging.getLogger("baton").warning("run_lifecycle failed: %s", payload.get("errorMessage"))
 
     def _invoke_api(self, event: dict[str, Any]) -> dict[str, Any]:
         payload, errored = self.dispatcher.invoke(function_for_path(str(event.get("path") or "")), event)

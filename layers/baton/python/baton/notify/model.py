@@ -15,7 +15,7 @@ from typing import Any, Final, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Channel = Literal["console", "email", "webhook", "slack"]
-Kind = Literal["question", "ask", "await", "interrupt", "review"]
+Kind = Literal["question", "ask", "await", "interrupt", "review", "run"]  # "run": a run ended, nothing to answer
 
 CHANNELS: Final[tuple[Channel, ...]] = get_args(Channel)
 KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
@@ -27,6 +27,7 @@ DEFAULT_EVENT_BY_KIND: Final[dict[Kind, str]] = {
     "await": "await_started",
     "interrupt": "interrupt_created",
     "review": "review_turn",
+    "run": "run_succeeded",
 }
 
 
@@ -59,6 +60,8 @@ def how_to_answer_for(kind: Kind, run_id: str, interaction_id: str | None = None
             f"baton resume --run-id {run_id} --answer __review_action=<approve|request_changes|reply>\n"
             f'API: POST /api/runs/{run_id}/resume {{"answers": {{"__review_action": ...}}}}'
         )
+    if kind == "run":
+        return f"Nothing to answer: the run ended. CLI: baton runs show {run_id} · baton runs events {run_id}"
     # await: the gate is released by answering the run's pending questions.
     return (
         f'CLI: baton runs questions {run_id}, then baton runs answer {run_id} <interaction-id> "<answer>"\n'
@@ -124,6 +127,7 @@ _TITLE_PREFIX: Final[dict[Kind, str]] = {
     "await": "Gate waiting for answers",
     "interrupt": "Interrupt",
     "review": "Review requested",
+    "run": "Run ended",
 }
 
 

@@ -46,10 +46,13 @@ class Settings(BaseModel):
     merge_project: str = Field(default="", alias="BATON_MERGE_PROJECT")
     # The repository merges land in (the CDK stack's `-c repository=`); empty = none deployed.
     merge_repository: str = Field(default="", alias="BATON_MERGE_REPOSITORY")
+    # Deployed: each workflow's input schema (compact JSON from statemachines/*.input.schema.json, set on
+    # the API function by infra/stack.py); empty = read them from the checkout (baton dev, tests).
+    input_schemas: dict[str, dict[str, object]] = Field(default_factory=dict, alias="BATON_INPUT_SCHEMAS")
 
     model_config = {"populate_by_name": True, "frozen": True}
 
-    @field_validator("workflows", mode="before")
+    @field_validator("workflows", "input_schemas", mode="before")
     @classmethod
     def _parse_workflows(cls, value: object) -> object:
         if isinstance(value, str):

@@ -105,9 +105,32 @@ def build_services(settings: Settings) -> Services:
     idempotency: Idempotency | NoIdempotency = (
         Idempotency(settings.table_name, dynamodb) if settings.idempotency_enabled else NoIdempotency()
     )
-    return Services(
-        settings=settings, core=core, runs=RunService(core, input_defaults=WORKFLOW_DEFAULTS), idempotency=idempotency
+    runs = RunService(
+        core,
+        input_defaults=WORKFLOW_DEFAULTS,
+        input_schemas=input_schemas(settings),
+        check_review=lambda raw: _check_review_config(settings, raw),
     )
+    return Services(settings=settings, core=core, runs=runs, idempotency=idempotency)
+
+
+def input_schemas(settings: Settings) -> dict[str, dict[str, Any]]:
+    """The workflows' input schemas: deployed from the API function's environment, else the checkout's."""
+    if settings.input_schemas:
+        return {name: dict(schema) for name, schema in settings.input_schemas.items()}
+    from baton.workflows.input_schema import load_schemas
+    from baton.workflows.source_tree import SourceTreeNotFoundError
+
+    try:
+        return load_schemas()
+    except SourceTreeNotFoundError:
+        return {}
+
+
+def _check_review_config(settings: Settings, raw: Any) -> object:
+    from baton.domain.review_gate import parse_gate_config
+
+    return parse_gate_config(raw, merge_runner=settings.merge_runner, merge_repository=settings.merge_repository)
 
 
 @lru_cache(maxsize=1)

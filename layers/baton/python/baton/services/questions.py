@@ -108,6 +108,16 @@ def _unanswered(i: Interaction) -> UnansweredQuestion:
     return UnansweredQuestion(interaction_id=i.interaction_id, node=i.request.node, question=i.request.prompt)
 
 
+def _never_asked(gate: str, from_node: str) -> str:
+    """C242 at run time (`baton check` finds it in ASL): said loudly, in the log and on the event."""
+    warning = (
+        f"await gate '{gate}' waits on node '{from_node}', which has asked nothing in this run (C242): it "
+        "releases at once with no answers. Is `from` the node that posts the questions?"
+    )
+    log.warning(warning)
+    return warning
+
+
 def _in_scope(interaction: Interaction, from_node: str | None) -> bool:
     return interaction.request.kind == "question" and (not from_node or interaction.request.node == from_node)
 
@@ -487,7 +497,8 @@ class QuestionService:
         if again is not None:
             released = again.status == "released" or self._release_if_ready(run_id, gate, from_node)
             return {"parked": True, "gate": gate, "released": released, "pending": again.interaction_ids}
-        pending, _ = self._scope(run_id, from_node)
+        pending, answered = self._scope(run_id, from_node)
+        warning = _never_asked(gate, from_node) if from_node and not pending and not answered else None
         park_wait(
             core,
             ParkedWait(
@@ -511,6 +522,7 @@ class QuestionService:
                 from_node=from_node or None,
                 timeout_seconds=timeout_seconds,
                 pending=[i.interaction_id for i in pending],
+                **({"warning": warning} if warning else {}),
             ),
         )
         if pending:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.execution_events import ENDED_STATUSES, ExecutionEnd
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.domain.fields import check_run_id as check_run_id  # where the routes import it from
 from baton.errors import (
@@ -19,10 +20,11 @@ from baton.events import (
     HumanInputRequested,
     HumanInputTimedOut,
     InteractionAnswered,
-    RunEnded,
     RunPaused,
+    RunResumed,
     RunStarted,
 )
+from baton.ids import parse_iso
 from baton.models import (
     TERMINAL_RUN_STATES,
     Event,
@@ -32,21 +34,17 @@ from baton.models import (
     RunSummary,
     status_of,
 )
+from baton.services import lifecycle
 from baton.services.deadlines import park_wait
+from baton.workflows.input_schema import check_input, review_config_of
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from datetime import datetime
 
     from baton.services.core import Core
 
 MAX_INPUT_BYTES = 32 * 1024
-_EXECUTION_STATUS = {
-    "SUCCEEDED": "succeeded",
-    "FAILED": "failed",
-    "TIMED_OUT": "timed_out",
-    "ABORTED": "aborted",
-}
 RESUMABLE_KINDS = ("ask", "review")
 
 
@@ -70,11 +68,22 @@ def _check_timeouts(value: Any, path: str = "input") -> None:
 
 
 class RunService:
-    def __init__(self, core: Core, input_defaults: Mapping[str, Mapping[str, object]] | None = None) -> None:
+    def __init__(
+        self,
+        core: Core,
+        input_defaults: Mapping[str, Mapping[str, object]] | None = None,
+        *,
+        input_schemas: Mapping[str, Mapping[str, Any]] | None = None,
+        check_review: Callable[[Any], object] | None = None,
+    ) -> None:
         self.core = core
         # Per-workflow input merged under the caller's (the deployment declares them: wiring passes
         # baton.workflows.resources.WORKFLOW_DEFAULTS), so ASL paths such as TimeoutSecondsPath resolve.
         self.input_defaults: Mapping[str, Mapping[str, object]] = input_defaults or {}
+        # Each workflow's input schema (statemachines/<stem>.input.schema.json; baton.workflows.input_schema)
+        # and the review gate's own configuration check, both before the execution starts.
+        self.input_schemas: Mapping[str, Mapping[str, Any]] = input_schemas or {}
+        self.check_review = check_review
 
     # ---- hosted runs ---------------------------------------------------------------------------
     def start(self, workflow: str, payload: dict[str, Any], *, run_id: str | None, caller: str) -> RunSummary:
@@ -93,6 +102,7 @@ class RunService:
                 f"run input is {size} bytes; the limit is {MAX_INPUT_BYTES}",
                 details={"size": size, "limit": MAX_INPUT_BYTES},
             )
+        self._check_declared_input(workflow, payload)
         now = self.core.now()
         run = RunSummary(
             run_id=run_id, status="running", workflow=workflow, hosted=True, created_at=now, updated_at=now
@@ -110,6 +120,23 @@ class RunService:
         self.core.record(run_id, RunStarted(hosted=True, workflow=workflow, by=caller))
         return run
 
+    def _check_declared_input(self, workflow: str, payload: dict[str, Any]) -> None:
+        """422 naming the field when the input breaks the workflow's schema or its review gate's
+        configuration would make the gate refuse to start (after questions were already posted)."""
+        schema = self.input_schemas.get(workflow)
+        check_input(workflow, payload, schema)
+        found = review_config_of(payload, schema)
+        if found is None or self.check_review is None:
+            return
+        field, config = found
+        try:
+            self.check_review(config)
+        except ValidationFailedError as err:
+            inner = err.details.get("path")
+            raise ValidationFailedError(
+                f"{field}: {err.message}", details={**err.details, "path": f"{field}.{inner}" if inner else field}
+            ) from None
+
     def get(self, run_id: str) -> dict[str, Any]:
         run = self.refresh(self.core.require_run(run_id))
         counts: dict[str, int] = {}
@@ -118,26 +145,31 @@ class RunService:
         return {**run.model_dump(exclude={"version"}), "interactions": counts}
 
     def refresh(self, run: RunSummary) -> RunSummary:
-        """A hosted run's final state comes from its execution; fold it into the summary once."""
+        """The fallback for a missing end event: a hosted run still open whose execution ended gets its
+        end recorded here, the same way and with the same stop time as `functions/run_lifecycle` would
+        (baton.services.lifecycle), never stamped with the reading time."""
         if not run.hosted or not run.execution_arn or run.status in TERMINAL_RUN_STATES:
             return run
         described = self.core.workflows.describe(run.execution_arn)
-        status = _EXECUTION_STATUS.get(described["status"])
-        if status is None:
+        if described["status"] not in ENDED_STATUSES:
             return run
-        changes: dict[str, Any] = {"status": status, "updated_at": self.core.now()}
-        if "output" in described:
-            changes["output"] = described["output"]
-        if status != "succeeded":
-            changes["reason"] = run.reason or described.get("cause") or described.get("error") or status
-        try:
-            updated = self.core.store.update_run(
-                run.run_id, changes, allowed_from={"created", "running", "paused_waiting_human"}
-            )
-        except ConflictError:
-            return self.core.require_run(run.run_id)
-        self.core.record(run.run_id, RunEnded.of_status(status, changes.get("reason")))
-        return updated
+        stopped = described.get("stopped_at")
+        end = ExecutionEnd(
+            execution_arn=run.execution_arn,
+            name=run.run_id,
+            status=described["status"],
+            stopped_at=parse_iso(stopped) if isinstance(stopped, str) else self.core.clock.now(),
+            input=described.get("input"),
+            output=described.get("output"),
+            error=described.get("error"),
+            cause=described.get("cause"),
+        )
+        lifecycle.record_end(self.core, end)
+        return self.core.require_run(run.run_id)
+
+    def record_execution_end(self, end: ExecutionEnd) -> bool:
+        """`functions/run_lifecycle`: an execution ended; record its run's end once (True if this did)."""
+        return lifecycle.record_end(self.core, end)
 
     def events(self, run_id: str, *, after: str | None, limit: int) -> list[Event]:
         self.core.require_run(run_id)
@@ -220,7 +252,7 @@ class RunService:
     def resume(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
         """Store the answers on the run's pending human interaction, then send its parked token."""
         core = self.core
-        core.require_run(run_id)
+        hosted = core.require_run(run_id).hosted
         mine = [
             i
             for i in core.store.list_run_interactions(run_id)
@@ -276,6 +308,11 @@ class RunService:
             ),
         )
         resumed = core.release_gate(run_id, target.request.node, self._output(answered))
+        if not resumed and not hosted and core.store.get_wait(run_id, target.request.node) is None:
+            # A blocking ask of an agent (baton.services.asks): no token; its waiter reads the answer.
+            core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
+            core.record(run_id, RunResumed(gate=target.request.node, kind="ask"))
+            resumed = True
         return self._result(answered, resumed)
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:

@@ -10,6 +10,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from baton.workflows.gate_checks import asking_nodes, await_findings, review_findings
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -36,9 +38,10 @@ class Problem:
     file: str
     state: str
     message: str
+    code: str = ""  # the gate checks' codes (C100, C101, C241, C242: baton.workflows.gate_checks)
 
     def __str__(self) -> str:
-        return f"{self.file}: state '{self.state}': {self.message}"
+        return f"{self.file}: state '{self.state}': " + (f"{self.code} " if self.code else "") + self.message
 
 
 def _walk(states: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, dict[str, Any], Mapping[str, Any]]]:
@@ -59,11 +62,14 @@ def _is_token_wait(state: Mapping[str, Any]) -> bool:
     return state.get("Type") == "Task" and (resource.endswith(".waitForTaskToken") or ":activity:" in resource)
 
 
-def check_definition(definition: Mapping[str, Any], file: str) -> list[Problem]:
+def check_definition(
+    definition: Mapping[str, Any], file: str, *, input_schema: Mapping[str, Any] | None = None
+) -> list[Problem]:
     problems: list[Problem] = []
     top = definition.get("States")
     if not isinstance(top, Mapping) or definition.get("StartAt") not in top:
         return [Problem(file, "<top>", "StartAt must name a state in States")]
+    problems.extend(_gate_problems(top, file, input_schema))
     for path, state, siblings in _walk(top):
         if _is_token_wait(state) and not ("TimeoutSeconds" in state or "TimeoutSecondsPath" in state):
             problems.append(
@@ -83,12 +89,23 @@ def check_definition(definition: Mapping[str, Any], file: str) -> list[Problem]:
     return problems
 
 
+def _gate_problems(top: Mapping[str, Any], file: str, input_schema: Mapping[str, Any] | None) -> list[Problem]:
+    asking = asking_nodes((p, s) for p, s, _ in _walk(top))
+    found: list[Problem] = []
+    for path, state, _ in _walk(top):
+        for where, code, message in [*review_findings(path, state, input_schema), *await_findings(path, state, asking)]:
+            found.append(Problem(file, where, message, code))
+    return found
+
+
 def check_file(path: Path) -> list[Problem]:
     try:
         definition = json.loads(path.read_text())
     except json.JSONDecodeError as err:
         return [Problem(path.name, "<file>", f"not valid JSON: {err}")]
-    return check_definition(definition, path.name)
+    schema_file = path.with_name(path.name.removesuffix(".asl.json") + ".input.schema.json")
+    schema = json.loads(schema_file.read_text()) if schema_file.is_file() else None
+    return check_definition(definition, path.name, input_schema=schema)
 
 
 def check_directory(directory: Path) -> list[Problem]:

@@ -47,7 +47,12 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "api",
         "Baton HTTP API (Powertools resolver)",
         timeout_seconds=29,
-        extra_env=("BATON_AGENT_PRINCIPAL_PATTERN",),
+        extra_env=(
+            "BATON_AGENT_PRINCIPAL_PATTERN",
+            "BATON_INPUT_SCHEMAS",
+            "BATON_MERGE_RUNNER",
+            "BATON_MERGE_REPOSITORY",
+        ),
     ),
     # The agent tools over MCP (baton/mcp): POST /mcp, each call held at most ~20 s (API Gateway cuts at 29 s).
     FunctionSpec(
@@ -114,6 +119,11 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "Releases parked await gates whose questions are all answered (scheduled every minute)",
         aws_access=("table", "topic", "send_task"),
         schedule="rate(1 minute)",
+    ),
+    FunctionSpec(
+        "run_lifecycle",
+        "Records a run's end when its execution ends (EventBridge: Step Functions execution status change)",
+        aws_access=("table", "topic"),
     ),
     FunctionSpec("demo_agent", "Demo 'draft' node: posts its questions and returns at once with their ids"),
     # Interrupts (statemachines/interrupt.asl.json, baton.services.interrupts).

@@ -1,0 +1,98 @@
+"""The SDK side of the blocking ask (`Client.ask_user`, baton/services/asks.py): waiting for the
+operator's answer the way interrupts wait (baton/client/interrupts.py): long-polls of
+`GET /api/runs/{run}/asks/{id}?wait_seconds=<5..20>`, at most one idle request per 5 s, transient
+failures retried with backoff (1 s, 2 s, … 30 s). The ask's own deadline (`timeout_seconds`, mandatory)
+bounds the wait: after it the server marks the ask timed_out and the waiter raises AskTimeoutError."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from baton.client.interrupts import MAX_BACKOFF_SECONDS, MIN_CYCLE_SECONDS, _transient, clamp_poll_seconds
+from baton.errors import BatonError
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from baton.contracts import BlockingAskView
+
+
+class AskTimeoutError(BatonError):
+    """The blocking ask reached its deadline unanswered; `details["ask"]` is its record."""
+
+    code = "ask_timed_out"
+    http_status = 408
+
+
+class AskCancelledError(BatonError):
+    """The blocking ask was cancelled (its run was closed)."""
+
+    code = "ask_cancelled"
+    http_status = 410
+
+
+def settle(view: BlockingAskView) -> BlockingAskView | None:
+    """None while pending; the answered record; raises when it timed out or was cancelled."""
+    if view.status == "pending":
+        return None
+    if view.status == "answered":
+        return view
+    details = {"ask": view.model_dump(mode="json")}
+    if view.status == "timed_out":
+        raise AskTimeoutError(
+            f"ask {view.interaction_id} timed out at {view.expires_at} without an answer", details=details
+        )
+    raise AskCancelledError(f"ask {view.interaction_id} was {view.status}", details=details)
+
+
+def wait_for_ask(
+    poll: Callable[[float], BlockingAskView],
+    *,
+    poll_seconds: float = 20.0,
+    sleep: Callable[[float], None] = time.sleep,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> BlockingAskView:
+    poll_seconds = clamp_poll_seconds(poll_seconds)
+    backoff = 1.0
+    while True:
+        started = monotonic()
+        try:
+            view = poll(poll_seconds)
+        except BatonError as err:
+            if not _transient(err):
+                raise
+            sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            continue
+        backoff = 1.0
+        if (done := settle(view)) is not None:
+            return done
+        if (elapsed := monotonic() - started) < MIN_CYCLE_SECONDS:
+            sleep(MIN_CYCLE_SECONDS - elapsed)
+
+
+async def wait_for_ask_async(
+    poll: Callable[[float], Awaitable[BlockingAskView]],
+    *,
+    poll_seconds: float = 20.0,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> BlockingAskView:
+    poll_seconds = clamp_poll_seconds(poll_seconds)
+    backoff = 1.0
+    while True:
+        started = monotonic()
+        try:
+            view = await poll(poll_seconds)
+        except BatonError as err:
+            if not _transient(err):
+                raise
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            continue
+        backoff = 1.0
+        if (done := settle(view)) is not None:
+            return done
+        if (elapsed := monotonic() - started) < MIN_CYCLE_SECONDS:
+            await asyncio.sleep(MIN_CYCLE_SECONDS - elapsed)

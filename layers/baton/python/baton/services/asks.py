@@ -1,0 +1,139 @@
+"""The blocking ask (`ask_user`) for agents that are not workflows: the hard stop before a destructive
+decision. A hosted workflow asks with the `park` Task (a task token); an agent that only talks to the
+API asks here and waits, with bounded long-polls, until an operator answers or the deadline passes.
+
+It is the same `ask` interaction the hosted pause stores (`PauseRequest`), so everything an operator
+already uses applies: `baton runs questions` lists it with how to answer, `POST /api/runs/{run}/resume`
+(`baton resume --run-id ... --answer k=v`) answers it (a conditional write: one answer wins, the other
+gets 409), and an answer after its deadline is a 410 kept as `answer_late`. There is no task token: the
+agent's waiter is what resumes. `get` with `wait_seconds` (<= 20) long-polls like an interrupt's GET, and
+moves a pending ask past its deadline to `timed_out` (recording `human_input_timed_out`), so every ask ends.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from baton.errors import ConflictError, NotFoundError
+from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused
+from baton.models import Interaction, PauseRequest, status_of
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.services.core import Core
+
+MAX_WAIT_SECONDS = 20.0
+POLL_INTERVAL_SECONDS = 0.5
+MAX_POLL_INTERVAL_SECONDS = 2.0
+
+
+class AskService:
+    def __init__(
+        self,
+        core: Core,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.core = core
+        self._sleep = sleep
+        self._monotonic = monotonic
+
+    def ask(
+        self,
+        run_id: str,
+        *,
+        node: str,
+        question: str,
+        timeout_seconds: int,
+        caller: str,
+        options: list[str] | None = None,
+        notify: list[str] | None = None,
+    ) -> Interaction:
+        """Store the blocking ask, pause the run, publish it; the caller then waits with `get`."""
+        core = self.core
+        core.ensure_run(run_id)
+        interaction = Interaction(
+            interaction_id=core.ids.new_id(),
+            run_id=run_id,
+            created_at=core.now(),
+            expires_at=core.later(timeout_seconds),
+            request=PauseRequest(
+                node=node,
+                prompt=question,
+                options=options,
+                allow_free_text=not options,
+                timeout_seconds=timeout_seconds,
+                notify=notify or ["console"],
+            ),
+        )
+        core.store.put_interaction(interaction)
+        core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running", "paused_waiting_human"})
+        core.record(
+            run_id,
+            HumanInputRequested(
+                interaction_id=interaction.interaction_id,
+                node=node,
+                kind="ask",
+                prompt=question,
+                options=options,
+                timeout_seconds=timeout_seconds,
+                by=caller,
+            ),
+        )
+        core.record(run_id, RunPaused(gate=node, kind="ask"))
+        core.notify(interaction, "human_input_requested")
+        return interaction
+
+    def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
+        """The ask; with `wait_seconds` a long-poll that returns once it is no longer pending."""
+        wait = max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
+        until = self._monotonic() + wait
+        interval = POLL_INTERVAL_SECONDS
+        current = self._expire_if_due(self._load(run_id, interaction_id))
+        while current.state.status == "pending" and (remaining := until - self._monotonic()) > 0:
+            self._sleep(min(interval, remaining))
+            interval = min(interval * 2, MAX_POLL_INTERVAL_SECONDS)
+            current = self._expire_if_due(self._load(run_id, interaction_id))
+        return current
+
+    def pending(self, run_id: str) -> list[Interaction]:
+        """The run's pending asks (agents' and hosted pauses'), oldest first; past-deadline ones end first."""
+        self.core.require_run(run_id)
+        found = self.core.store.list_run_interactions(run_id, kind="ask", status="pending")
+        settled = [self._expire_if_due(i) for i in found]
+        return sorted((i for i in settled if i.state.status == "pending"), key=lambda i: i.interaction_id)
+
+    def _load(self, run_id: str, interaction_id: str) -> Interaction:
+        found = self.core.store.get_interaction(run_id, interaction_id)
+        if found is None or found.request.kind != "ask":
+            raise NotFoundError(
+                f"ask {interaction_id} not found in run {run_id}",
+                details={"run_id": run_id, "interaction_id": interaction_id},
+            )
+        return found
+
+    def _expire_if_due(self, interaction: Interaction) -> Interaction:
+        """A pending ask past its deadline ends here (a conditional write: an answer accepted first wins)."""
+        if interaction.state.status != "pending" or not self.core.is_past(interaction.expires_at):
+            return interaction
+        if self.core.store.get_wait(interaction.run_id, interaction.request.node) is not None:
+            return interaction  # a hosted pause: its token's deadline ends it (the reconciler, the gate's Catch)
+        try:
+            ended = self.core.store.transition_interaction(
+                interaction, status_of(interaction.state, "timed_out", reason="timeout")
+            )
+        except ConflictError:
+            return self._load(interaction.run_id, interaction.interaction_id)
+        req = interaction.request
+        cause = (
+            f"timed out after {req.timeout_seconds}s waiting for human input at node '{req.node}'; "
+            f"unanswered: {interaction.interaction_id} ({req.prompt!r})"
+        )
+        self.core.record(
+            interaction.run_id, HumanInputTimedOut(node=req.node, unanswered=[interaction.interaction_id], cause=cause)
+        )
+        self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"})
+        return ended

@@ -1,0 +1,102 @@
+"""A run's end, recorded when its execution ends: `run_succeeded` / `run_failed` / `run_timed_out` /
+`run_aborted`, stamped with the execution's own stop time and published like every other event.
+
+Fed by `functions/run_lifecycle/handler.py` (deployed: EventBridge's execution status changes; locally:
+baton/local/lifecycle_hook.py when moto's execution ends). `RunService.refresh` uses it too, as a
+fallback when the event never came, with the stop time from DescribeExecution, never the reading time.
+
+Exactly once: the run's `ended_at` is set by a conditional write (only if it is not set yet), so of
+EventBridge's at-least-once deliveries and the read fallback one writer wins, and only it records the
+event and publishes it. The event gets a fresh id (ids sort by when they were recorded, so a follower
+whose cursor is at the last event before the end still reads it) and the stop time as its `at`. The
+status moves in the same write when the run is still open; a status a gate already set (a timeout's
+`failed` with its reason) stands.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from baton.errors import ConflictError
+from baton.events import RunEnded
+from baton.ids import iso
+from baton.notify.model import CHANNELS, Notification
+
+if TYPE_CHECKING:
+    from baton.domain.execution_events import ExecutionEnd
+    from baton.models import Event, RunSummary
+    from baton.services.core import Core
+
+log = logging.getLogger("baton")
+
+OPEN_RUN_STATES = frozenset({"created", "running", "paused_waiting_human"})
+
+
+def run_of(core: Core, end: ExecutionEnd) -> RunSummary | None:
+    """The run this execution is: a hosted run is named after its run (and holds its ARN); the
+    executions of machines granted to Baton name their run in their input. A child execution (a review
+    gate run as one Task of its parent) is not the run, and is left alone."""
+    for run_id in dict.fromkeys(x for x in (end.name, end.run_id_hint) if x):
+        run = core.store.get_run(run_id)
+        if run is None:
+            continue
+        if run.execution_arn is None or run.execution_arn == end.execution_arn:
+            return run
+    return None
+
+
+def record_end(core: Core, end: ExecutionEnd) -> bool:
+    """Record the end of `end`'s run once. True if this call recorded it (and published it)."""
+    run = run_of(core, end)
+    if run is None:
+        log.info("execution ended with no Baton run of its own", extra={"execution_arn": end.execution_arn})
+        return False
+    stopped = iso(end.stopped_at)
+    status = end.run_status
+    reason = None if status == "succeeded" else (end.cause or end.error or status)
+    changes: dict[str, Any] = {"status": status, "updated_at": stopped, "ended_at": stopped}
+    if end.output is not None and status == "succeeded":
+        changes["output"] = end.output
+    if reason is not None:
+        changes["reason"] = run.reason or reason
+    try:
+        run = core.store.update_run(run.run_id, changes, allowed_from=set(OPEN_RUN_STATES), only_if_unset="ended_at")
+    except ConflictError:
+        try:  # a gate ended the run first (its timeout's `failed` and reason stand): add the stop time
+            run = core.store.update_run(run.run_id, {"ended_at": stopped}, only_if_unset="ended_at")
+        except ConflictError:
+            return False  # a redelivery, or the read fallback got there first: recorded and published once
+    payload = RunEnded.of_status(status, run.reason if status != "succeeded" else None)
+    event = core.new_event(run.run_id, payload).model_copy(update={"at": stopped})
+    try:
+        core.store.append_event(event)
+    except Exception:
+        # Undo the claim so EventBridge's retry (or the read fallback) records the end after all.
+        core.store.update_run(run.run_id, {"ended_at": None})
+        raise
+    _publish(core, run, end, event)
+    return True
+
+
+def _publish(core: Core, run: RunSummary, end: ExecutionEnd, event: Event) -> None:
+    """The end goes out like every other event (best effort, like `Core.notify`)."""
+    channels = [c for c in end.notify_channels if c in CHANNELS] or ["console"]
+    what = run.status.replace("_", " ")
+    prompt = f"Run {run.run_id} ({run.workflow or 'external'}) {what}" + (f": {run.reason}" if run.reason else "")
+    try:
+        core.notifier.publish(
+            Notification.model_validate(
+                {
+                    "event": event.type,
+                    "kind": "run",
+                    "run_id": run.run_id,
+                    "prompt": prompt,
+                    "channels": channels,
+                    "created_at": event.at,
+                    "extra": {"status": run.status, "ended_at": event.at, "workflow": run.workflow},
+                }
+            )
+        )
+    except Exception:
+        log.exception("notification failed", extra={"run_id": run.run_id})

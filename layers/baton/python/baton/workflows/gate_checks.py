@@ -1,0 +1,153 @@
+"""Gate configurations checked before anything runs (`baton check`, `make test`), the way the seeds'
+compilers refuse a bad workflow. Each finding has a code:
+
+- C100: a review gate with nothing to merge (no `run_branch`, neither in its literal configuration nor
+  required by the workflow's input schema when the configuration comes from the input).
+- C101: a review gate's `review_url` names an output its `outputs` do not have.
+- C241: an await gate without a positive timeout (`TimeoutSeconds` <= 0, or a literal
+  `timeout_seconds` <= 0 in its payload).
+- C242: an await gate whose `from` names a node that never asks in this workflow (Tasks post questions
+  as other nodes, none as that one): it would release at once with no answers. A workflow in which no
+  Task asks gets its questions from agents over the API, and is not judged; at run time the gate says
+  so loudly either way (`baton.services.questions`: a warning on `await_started`).
+
+Gates are found by what they call: a review gate is a `states:startExecution.sync:2` Task on
+`${ReviewGateStateMachineArn}`; an await gate is a `waitForTaskToken` Task on `${AwaitGateFunctionArn}`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+
+REVIEW_GATE_ARN = "${ReviewGateStateMachineArn}"
+AWAIT_GATE_ARN = "${AwaitGateFunctionArn}"
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def _payload(state: Mapping[str, Any]) -> Mapping[str, Any]:
+    params = state.get("Parameters") or state.get("Arguments") or {}
+    payload = params.get("Payload", {}) if isinstance(params, dict) else {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def _is_review_gate(state: Mapping[str, Any]) -> bool:
+    params = state.get("Parameters") or {}
+    return (
+        state.get("Type") == "Task"
+        and str(state.get("Resource", "")).startswith("arn:aws:states:::states:startExecution")
+        and isinstance(params, dict)
+        and params.get("StateMachineArn") == REVIEW_GATE_ARN
+    )
+
+
+def _is_await_gate(state: Mapping[str, Any]) -> bool:
+    params = state.get("Parameters") or {}
+    return (
+        state.get("Type") == "Task"
+        and str(state.get("Resource", "")).endswith(".waitForTaskToken")
+        and isinstance(params, dict)
+        and params.get("FunctionName") == AWAIT_GATE_ARN
+    )
+
+
+def asking_nodes(states: Iterator[tuple[str, Mapping[str, Any]]]) -> set[str]:
+    """The nodes that post questions here: every Task whose payload names a literal `node` (a Baton
+    Lambda asking as that node, or an agent's own Lambda)."""
+    return {
+        str(_payload(state)["node"])
+        for _, state in states
+        if state.get("Type") == "Task" and isinstance(_payload(state).get("node"), str)
+    }
+
+
+def _schema_requires(schema: Mapping[str, Any] | None, dotted: str) -> bool:
+    """Does the input schema require the field at `dotted` (e.g. `review.run_branch`)?"""
+    node: Any = schema
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in (node.get("required") or []):
+            return False
+        node = (node.get("properties") or {}).get(part)
+    return True
+
+
+def _review_config(state: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, str | None]:
+    """(the literal configuration, or None) and (the input path it comes from, `$.input.x`, or None)."""
+    given = (state.get("Parameters") or {}).get("Input") or {}
+    if not isinstance(given, dict):
+        return None, None
+    if isinstance(given.get("input"), dict):
+        return given["input"], None
+    path = given.get("input.$")
+    return None, str(path) if isinstance(path, str) else None
+
+
+def review_findings(
+    path: str, state: Mapping[str, Any], input_schema: Mapping[str, Any] | None
+) -> list[tuple[str, str, str]]:
+    if not _is_review_gate(state):
+        return []
+    config, from_input = _review_config(state)
+    findings: list[tuple[str, str, str]] = []
+    if config is not None:
+        if not config.get("run_branch") and "run_branch.$" not in config:
+            findings.append((path, "C100", "review gate with nothing to merge: its configuration has no run_branch"))
+        findings.extend(_review_url_findings(path, config))
+    elif from_input is not None and from_input.startswith("$.input."):
+        field = from_input.removeprefix("$.input.")
+        if not _schema_requires(input_schema, f"{field}.run_branch"):
+            findings.append(
+                (
+                    path,
+                    "C100",
+                    f"review gate may have nothing to merge: its configuration comes from input.{field}, and the "
+                    f"workflow's input schema does not require input.{field}.run_branch",
+                )
+            )
+    return findings
+
+
+def _review_url_findings(path: str, config: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    template = config.get("review_url")
+    outputs = config.get("outputs", {})
+    if not isinstance(template, str) or not isinstance(outputs, dict) or "outputs.$" in config:
+        return []
+    findings = []
+    for name in _PLACEHOLDER.findall(template):
+        dotted = name.strip()
+        if not dotted.startswith("outputs."):
+            continue
+        node: Any = outputs
+        for part in dotted.removeprefix("outputs.").split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None or isinstance(node, dict | list):
+            findings.append((path, "C101", f"review_url names '{dotted}', which its outputs do not have"))
+    return findings
+
+
+def await_findings(path: str, state: Mapping[str, Any], asking: set[str]) -> list[tuple[str, str, str]]:
+    if not _is_await_gate(state):
+        return []
+    findings: list[tuple[str, str, str]] = []
+    payload = _payload(state)
+    timeouts = [state.get("TimeoutSeconds"), payload.get("timeout_seconds")]
+    literal = [t for t in timeouts if t is not None]
+    has_path = "TimeoutSecondsPath" in state or "timeout_seconds.$" in payload
+    if any(isinstance(t, bool) or not isinstance(t, int) or t <= 0 for t in literal) or not (literal or has_path):
+        findings.append((path, "C241", f"await gate without a positive timeout (TimeoutSeconds: {timeouts[0]!r})"))
+    source = payload.get("from")
+    # A workflow where no Task asks gets its questions from agents over the API: nothing to compare with.
+    if isinstance(source, str) and asking and source not in asking:
+        known = ", ".join(sorted(asking))
+        findings.append(
+            (
+                path,
+                "C242",
+                f"await gate waits on node '{source}', which never asks in this workflow (nodes that ask: {known}); "
+                "it would release at once with no answers",
+            )
+        )
+    return findings
