@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import CfnOutput, Stack, Tags
 
+from baton.domain.deadline import TIMER_STATE_MACHINE
 from baton.workflows.input_schema import compact, load_schemas
 from baton.workflows.resources import FUNCTIONS, STATE_MACHINES
 from baton.workflows.source_tree import source_tree
@@ -105,7 +106,8 @@ class BatonStack(Stack):
             "Lifecycle",
             config=config,
             function=fns["run_lifecycle"],
-            state_machine_arns=list(self.state_machine_arns.values()),
+            # The gates' timers belong to no run: their ends are not a run's lifecycle.
+            state_machine_arns=[arn for wf, arn in self.state_machine_arns.items() if wf != TIMER_STATE_MACHINE],
         )
         self.notifications.subscribe_emails(config.emails)
         # The webhook channel is subscribed only when it has somewhere to post.

@@ -41,6 +41,7 @@ def test_baton_s_machines_end_into_run_lifecycle(synthesized: Any) -> None:
     machines = json.dumps(pattern["detail"]["stateMachineArn"])
     for workflow in ("human_pause", "review_gate", "demo", "interrupt", "await_answers"):
         assert f"stateMachine:baton-ci-{workflow}" in machines, workflow
+    assert "stateMachine:baton-ci-gate_deadline" not in machines  # a gate's timer is no run
     function_id = _lifecycle_function_id(template)
     (target,) = rule["Targets"]
     assert target["Arn"] == {"Fn::GetAtt": [function_id, "Arn"]}
