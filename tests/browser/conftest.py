@@ -3,12 +3,15 @@ against `baton dev` in its own process (as in tests/e2e/conftest.py), signed in 
 with the one-time link exchanged for the session cookie.
 
 `scripts/bootstrap.sh` builds `inbox/dist` and installs `/usr/bin/chromium`; without either the tests
-are skipped with the reason (Playwright never downloads a browser here). Each screen is photographed
-at desktop width and at 375 px into `tests/browser/screenshots/` (gitignored) for a person to look at;
-at 375 px the page must not scroll sideways, and every control must have an accessible name."""
+are skipped with the reason (Playwright never downloads a browser here), except under CI
+(`BATON_REQUIRE_BROWSER=1`, set by `.ci/run`), where a missing browser or build is a failure.
+Each screen is photographed at desktop width and at 375 px into `tests/browser/screenshots/`
+(gitignored) for a person to look at; at 375 px the page must not scroll sideways, and every
+control must have an accessible name."""
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +45,12 @@ CONTROL_ROLES = {"button", "link", "textbox", "searchbox", "combobox", "checkbox
 LIVE_SECONDS = 5.0  # the issue's bound for a change elsewhere to show in the inbox
 
 
+def _skip_or_fail(reason: str) -> None:
+    if os.environ.get("BATON_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"browser tests required here: {reason}")
+    pytest.skip(reason)
+
+
 def _missing() -> str | None:
     if not CHROMIUM.exists():
         return f"{CHROMIUM} is missing (scripts/bootstrap.sh installs Debian's chromium)"
@@ -54,7 +63,7 @@ def _missing() -> str | None:
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStackProcess]:
     reason = _missing()
     if reason:
-        pytest.skip(reason)
+        _skip_or_fail(reason)
     started = start_local_stack(tmp_path_factory.mktemp("baton-inbox"))
     yield started
     stop_local_stack(started)
@@ -64,7 +73,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStackProces
 def browser() -> Iterator[Browser]:
     reason = _missing()
     if reason:
-        pytest.skip(reason)
+        _skip_or_fail(reason)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield launched
