@@ -144,6 +144,14 @@ def test_a_granted_machine_s_execution_ends_the_external_run_its_input_names(run
     assert _end_event(core, "ext-1").type == "run_succeeded"
 
 
+def test_a_gate_timer_s_end_is_no_run_s_end() -> None:
+    # The timer's input names the run it times (statemachines/gate_deadline.asl.json); it must not end it.
+    machine = "arn:aws:states:us-east-1:123456789012:stateMachine:baton-ci-gate_deadline"
+    arn = "arn:aws:states:us-east-1:123456789012:execution:baton-ci-gate_deadline:t1"
+    timer = _event(arn, "t1", "SUCCEEDED", stateMachineArn=machine, input=json.dumps({"run_id": "ext-1"}))
+    assert ExecutionEnd.from_event(ExecutionStatusChange.model_validate(timer)) is None
+
+
 def test_running_is_not_an_end() -> None:
     arn = "arn:aws:states:us-east-1:123456789012:execution:baton-human_pause:r1"
     assert ExecutionEnd.from_event(ExecutionStatusChange.model_validate(_event(arn, "r1", "RUNNING"))) is None

@@ -12,8 +12,6 @@ import typer
 from baton.cli import common
 from baton.cli.common import JsonFlag, console, fail, print_json
 from baton.errors import BatonError
-from baton.events import EventType
-from baton.models import TERMINAL_RUN_STATES
 
 if TYPE_CHECKING:
     from baton.client.sdk import Client
@@ -21,9 +19,14 @@ if TYPE_CHECKING:
 
 runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
 
-RUN_END_EVENTS = frozenset(
-    {EventType.RUN_SUCCEEDED, EventType.RUN_FAILED, EventType.RUN_TIMED_OUT, EventType.RUN_ABORTED}
-)
+
+def _run_end_events() -> frozenset[str]:
+    # Imported on use: the event models load pydantic, which `baton --help` never needs.
+    from baton.events import EventType
+
+    return frozenset({EventType.RUN_SUCCEEDED, EventType.RUN_FAILED, EventType.RUN_TIMED_OUT, EventType.RUN_ABORTED})
+
+
 FOLLOW_POLL_SECONDS = 1.0
 FOLLOW_STATUS_EVERY = 5  # idle polls between reads of the run (the fallback for a missing end event)
 SUMMARY_FIELDS = (
@@ -100,7 +103,7 @@ def runs_events(
             for event in page.events:
                 _print_event(event, as_json=as_json)
             after = page.next
-            if not follow or any(event.type in RUN_END_EVENTS for event in page.events):
+            if not follow or any(event.type in _run_end_events() for event in page.events):
                 return
             idle_polls = 0 if page.events else idle_polls + 1
             if idle_polls and idle_polls % FOLLOW_STATUS_EVERY == 0 and _ended(client, run_id):
@@ -118,6 +121,8 @@ def runs_events(
 
 
 def _ended(client: Client, run_id: str) -> bool:
+    from baton.models import TERMINAL_RUN_STATES  # on use, as in _run_end_events
+
     return client.get_run(run_id).status in TERMINAL_RUN_STATES
 
 

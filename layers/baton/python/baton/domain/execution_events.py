@@ -15,6 +15,8 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from baton.domain.deadline import TIMER_STATE_MACHINE
+
 ExecutionStatus = Literal["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"]
 EndedStatus = Literal["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"]
 ENDED_STATUSES: Final[tuple[str, ...]] = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
@@ -100,9 +102,10 @@ class ExecutionEnd(BaseModel):
 
     @classmethod
     def from_event(cls, change: ExecutionStatusChange) -> ExecutionEnd | None:
-        """None for a status that is not an end (RUNNING, PENDING_REDRIVE)."""
+        """None for a status that is not an end (RUNNING, PENDING_REDRIVE), and for a gate's timer
+        (statemachines/gate_deadline.asl.json): its input names the run it times, yet it is no run."""
         d = change.detail
-        if d.status not in ENDED_STATUSES:
+        if d.status not in ENDED_STATUSES or d.state_machine_arn.rsplit(":", 1)[-1].endswith(TIMER_STATE_MACHINE):
             return None
         stopped = (
             datetime.fromtimestamp(d.stop_date / 1000, tz=UTC) if d.stop_date is not None else datetime.now(tz=UTC)
