@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from baton.cli.common import console, err_console, fail
+from baton.domain.deadline import TIMER_STATE_MACHINE
 from baton.errors import BatonError
 
 if TYPE_CHECKING:
@@ -133,7 +134,10 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
         "             (a one-time sign-in link for the browser, valid 15 minutes; `baton inbox-login` prints a new one)"
     )
     console.print(f"  emulator   {info.moto_url}")
-    console.print(f"  workflows  {', '.join(sorted(info.provisioned.state_machine_arns))}")
+    # The gates' timer machine is no workflow a person starts.
+    runnable = sorted(wf for wf in info.provisioned.state_machine_arns if wf != TIMER_STATE_MACHINE)
+    console.print(f"  MCP        [cyan]{info.api_url}/mcp[/]   (agents: README, Agents over MCP)")
+    console.print(f"  workflows  {', '.join(runnable)}")
     console.print(f"  notify     {', '.join(channels)} (subscribed to the SNS topic with per-channel filter policies)")
     console.print(f"  state      {state_dir / 'local.json'} (API URL and bearer token for the CLI and SDK)")
     console.print(f"  data       {_data_line(stack, state_dir)}")
