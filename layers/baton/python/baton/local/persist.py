@@ -16,6 +16,7 @@ pending and answerable with the same token.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import logging
@@ -52,7 +53,7 @@ def load(path: Path) -> Saved | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), object_hook=_binary_back)
         if data.get("format") != FORMAT or not isinstance(data.get("token"), str):
             raise ValueError(f"unknown format {data.get('format')!r}")
         return Saved(token=data["token"], items=list(data.get("items", [])))
@@ -87,13 +88,29 @@ def _table(table_name: str) -> Any:
     return dynamodb_backends[DEFAULT_ACCOUNT_ID][os.environ.get("AWS_REGION", "us-east-1")].get_table(table_name)
 
 
+_BINARY = "__baton_b64__"  # how a binary (B) attribute value is kept in the JSON file
+
+
+def _binary_out(value: object) -> object:
+    """A binary attribute (a build's compressed report, adapters/build_records.py) as base64 text."""
+    if isinstance(value, bytes | bytearray):
+        return {_BINARY: base64.b64encode(bytes(value)).decode("ascii")}
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _binary_back(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1 and _BINARY in obj and isinstance(obj[_BINARY], str):
+        return base64.b64decode(obj[_BINARY])
+    return obj
+
+
 def snapshot(table_name: str) -> list[str]:
     """Every item of the table as DynamoDB JSON text, read under the DynamoDB lock (a consistent cut)."""
     table = _table(table_name)
     with dynamodb_lock():
         stored = table.items.values()
         items = [i for p in stored for i in p.values()] if table.range_key_attr else list(stored)
-        return [json.dumps(item.to_json()["Attributes"], separators=(",", ":")) for item in items]
+        return [json.dumps(item.to_json()["Attributes"], separators=(",", ":"), default=_binary_out) for item in items]
 
 
 def restore(table_name: str, items: list[dict[str, Any]]) -> None:
