@@ -6,11 +6,10 @@ bounds the wait: after it the server marks the ask timed_out and the waiter rais
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from baton.client.interrupts import MAX_BACKOFF_SECONDS, MIN_CYCLE_SECONDS, _transient, clamp_poll_seconds
+from baton.client.interrupts import long_poll, long_poll_async
 from baton.errors import BatonError
 
 if TYPE_CHECKING:
@@ -54,23 +53,7 @@ def wait_for_ask(
     sleep: Callable[[float], None] = time.sleep,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> BlockingAskView:
-    poll_seconds = clamp_poll_seconds(poll_seconds)
-    backoff = 1.0
-    while True:
-        started = monotonic()
-        try:
-            view = poll(poll_seconds)
-        except BatonError as err:
-            if not _transient(err):
-                raise
-            sleep(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
-            continue
-        backoff = 1.0
-        if (done := settle(view)) is not None:
-            return done
-        if (elapsed := monotonic() - started) < MIN_CYCLE_SECONDS:
-            sleep(MIN_CYCLE_SECONDS - elapsed)
+    return long_poll(poll, settle, poll_seconds=poll_seconds, sleep=sleep, monotonic=monotonic)
 
 
 async def wait_for_ask_async(
@@ -79,20 +62,4 @@ async def wait_for_ask_async(
     poll_seconds: float = 20.0,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> BlockingAskView:
-    poll_seconds = clamp_poll_seconds(poll_seconds)
-    backoff = 1.0
-    while True:
-        started = monotonic()
-        try:
-            view = await poll(poll_seconds)
-        except BatonError as err:
-            if not _transient(err):
-                raise
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
-            continue
-        backoff = 1.0
-        if (done := settle(view)) is not None:
-            return done
-        if (elapsed := monotonic() - started) < MIN_CYCLE_SECONDS:
-            await asyncio.sleep(MIN_CYCLE_SECONDS - elapsed)
+    return await long_poll_async(poll, settle, poll_seconds=poll_seconds, monotonic=monotonic)

@@ -24,7 +24,7 @@ import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from baton.client.transport import ApiUnavailableError
 from baton.contracts import InterruptView
@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
 DEFAULT_POLL_SECONDS = 20.0
+Polled = TypeVar("Polled")  # what one long-poll request returns
+Settled = TypeVar("Settled")  # what the waiter returns once it settles
 MIN_POLL_SECONDS = 5.0  # poll_seconds is clamped to MIN..MAX_POLL_SECONDS (the server accepts waitSeconds <= 20)
 MAX_POLL_SECONDS = 20.0
 MIN_CYCLE_SECONDS = 5.0  # never more than one idle request per this many seconds, whatever the server does
@@ -130,6 +132,67 @@ def _transient(err: BatonError) -> bool:
     return isinstance(err, ApiUnavailableError) or err.http_status >= 500
 
 
+def long_poll(
+    poll: Callable[[float], Polled],
+    settle: Callable[[Polled], Settled | None],
+    *,
+    poll_seconds: float = DEFAULT_POLL_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> Settled:
+    """Loop on `poll(wait_seconds)` (one long-poll request) until `settle` gives a result (or raises):
+    at most one request per MIN_CYCLE_SECONDS while idle, transient failures retried with backoff.
+    The interrupt waiter and the blocking ask's (baton/client/asks.py) share it."""
+    poll_seconds = clamp_poll_seconds(poll_seconds)
+    backoff = 1.0
+    while True:
+        started = monotonic()
+        try:
+            polled = poll(poll_seconds)
+        except BatonError as err:
+            if not _transient(err):
+                raise
+            sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            continue
+        backoff = 1.0
+        result = settle(polled)
+        if result is not None:
+            return result
+        elapsed = monotonic() - started
+        if elapsed < MIN_CYCLE_SECONDS:
+            sleep(MIN_CYCLE_SECONDS - elapsed)
+
+
+async def long_poll_async(
+    poll: Callable[[float], Awaitable[Polled]],
+    settle: Callable[[Polled], Settled | None],
+    *,
+    poll_seconds: float = DEFAULT_POLL_SECONDS,
+    monotonic: Callable[[], float] = time.monotonic,
+) -> Settled:
+    """`long_poll` for asyncio: the event loop stays free while the long-poll is outstanding."""
+    poll_seconds = clamp_poll_seconds(poll_seconds)
+    backoff = 1.0
+    while True:
+        started = monotonic()
+        try:
+            polled = await poll(poll_seconds)
+        except BatonError as err:
+            if not _transient(err):
+                raise
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
+            continue
+        backoff = 1.0
+        result = settle(polled)
+        if result is not None:
+            return result
+        elapsed = monotonic() - started
+        if elapsed < MIN_CYCLE_SECONDS:
+            await asyncio.sleep(MIN_CYCLE_SECONDS - elapsed)
+
+
 def wait_for(
     poll: Callable[[float], Record],
     *,
@@ -138,25 +201,7 @@ def wait_for(
     monotonic: Callable[[], float] = time.monotonic,
 ) -> InterruptResult:
     """Loop on `poll(wait_seconds)` (one long-poll request) until the interrupt settles."""
-    poll_seconds = clamp_poll_seconds(poll_seconds)
-    backoff = 1.0
-    while True:
-        started = monotonic()
-        try:
-            record = poll(poll_seconds)
-        except BatonError as err:
-            if not _transient(err):
-                raise
-            sleep(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
-            continue
-        backoff = 1.0
-        result = settle(record)
-        if result is not None:
-            return result
-        elapsed = monotonic() - started
-        if elapsed < MIN_CYCLE_SECONDS:
-            sleep(MIN_CYCLE_SECONDS - elapsed)
+    return long_poll(poll, settle, poll_seconds=poll_seconds, sleep=sleep, monotonic=monotonic)
 
 
 async def wait_for_async(
@@ -166,22 +211,4 @@ async def wait_for_async(
     monotonic: Callable[[], float] = time.monotonic,
 ) -> InterruptResult:
     """`wait_for` for asyncio: the event loop stays free while the long-poll is outstanding."""
-    poll_seconds = clamp_poll_seconds(poll_seconds)
-    backoff = 1.0
-    while True:
-        started = monotonic()
-        try:
-            record = await poll(poll_seconds)
-        except BatonError as err:
-            if not _transient(err):
-                raise
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_SECONDS)
-            continue
-        backoff = 1.0
-        result = settle(record)
-        if result is not None:
-            return result
-        elapsed = monotonic() - started
-        if elapsed < MIN_CYCLE_SECONDS:
-            await asyncio.sleep(MIN_CYCLE_SECONDS - elapsed)
+    return await long_poll_async(poll, settle, poll_seconds=poll_seconds, monotonic=monotonic)
