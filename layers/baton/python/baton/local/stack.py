@@ -270,8 +270,13 @@ class LocalStack:
         )
         self.state_dir.mkdir(parents=True, exist_ok=True)
         state_file = self.state_dir / STATE_FILE
-        state_file.write_text(json.dumps(self.info.to_json(), indent=2))
-        state_file.chmod(0o600)  # it holds the bearer token
+        # Written whole, then renamed into place: a reader (the CLI, the SDK, a test waiting for the
+        # stack) never sees it half written; created 0600, since it holds the bearer token.
+        temporary = state_file.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps(self.info.to_json(), indent=2))
+        os.replace(temporary, state_file)
         return self.info
 
     def inbox_login_url(self) -> str:
