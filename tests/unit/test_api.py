@@ -217,3 +217,19 @@ def test_a_body_or_query_failing_its_model_is_the_same_422_on_every_route(
     status, err = api(method, path, body)
     assert (status, err["error"]) == (422, "validation_failed"), err
     assert err["problems"] and err["message"].startswith("invalid request:")
+
+
+def test_a_named_local_operator_acts_under_its_name_and_a_forged_one_is_refused(api: Any, runs_in_core: None) -> None:
+    from baton.api.auth import operator_token
+
+    alice = operator_token(TOKEN, "alice@example.com")
+    status, body = api("POST", "/api/runs/r1/resume", {"answers": {"ship": True}}, token=alice)
+    assert status == 200 and body["resumed"] is True
+    status, events = api("GET", "/api/runs/r1/events")
+    assert status == 200
+    assert "alice@example.com" in json.dumps([e for e in events["events"] if e["type"] != "run_started"])
+    # Another name with alice's mac is no identity; a name outside the pattern is refused when minted.
+    status, _ = api("GET", "/api/runs/r1", token=alice.replace("operator.alice@", "operator.mallory@"))
+    assert status == 401
+    with pytest.raises(ValueError, match="operator name"):
+        operator_token(TOKEN, "bad name")

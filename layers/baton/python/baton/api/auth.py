@@ -4,7 +4,9 @@ the identity it put in the request context; locally, a bearer token stands in fo
 Two roles: operators answer, resume, claim and cancel; agents ask, drain, await and create
 interrupts, each on its own run only. A local agent token is scoped to one run: `agent.<run_id>.<mac>`,
 where the mac is an HMAC of the run id keyed with the stack's operator token (`baton agent-token <run>`
-prints one).
+prints one). A named local operator (`baton operator-token <name>`) is `operator.<name>.<mac>`, the mac
+keyed the same way: the local stack has many operators (for claims, quorum and the audit log), one
+bearer token stands for `local-operator`.
 
 Deployed, an IAM principal is an agent when it is a session of the stack's agent role
 (BATON_AGENT_ROLE_NAME) or its ARN matches BATON_AGENT_PRINCIPAL_PATTERN. Its run comes from its
@@ -54,6 +56,27 @@ class Caller:
 def agent_token(operator_token: str, run_id: str) -> str:
     mac = hmac.new(operator_token.encode(), f"agent:{run_id}".encode(), sha256).hexdigest()[:32]
     return f"agent.{run_id}.{mac}"
+
+
+OPERATOR_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,63}$")
+
+
+def operator_token(operator_token: str, name: str) -> str:
+    """A named local operator's bearer token: `operator.<name>.<mac>` (names may hold dots: the mac is last)."""
+    if not OPERATOR_NAME.match(name):
+        raise ValueError(f"an operator name is 1-64 of A-Z a-z 0-9 @ . _ + - starting with a letter or digit: {name!r}")
+    mac = hmac.new(operator_token.encode(), f"operator:{name}".encode(), sha256).hexdigest()[:32]
+    return f"operator.{name}.{mac}"
+
+
+def _local_operator(token: str, operator_secret: str) -> Caller | None:
+    prefix, _, rest = token.partition(".")
+    name, _, _mac = rest.rpartition(".")
+    if prefix != "operator" or not OPERATOR_NAME.match(name):
+        return None
+    if not hmac.compare_digest(token.encode(), operator_token(operator_secret, name).encode()):
+        return None
+    return Caller(principal=name, via="local-token")
 
 
 def _local_agent(token: str, operator_token: str) -> Caller | None:
@@ -108,6 +131,10 @@ def _session_caller(event: Mapping[str, Any], headers: Mapping[str, Any], operat
     return Caller(principal="local-operator", via="local-session")
 
 
+def _named_local_caller(token: str, operator_secret: str) -> Caller | None:
+    return _local_agent(token, operator_secret) or _local_operator(token, operator_secret)
+
+
 def run_of_session(arn: str) -> str | None:
     """The run an assumed-role session is for (`.../assumed-role/<role>/run-<run_id>`), else None."""
     found = _ASSUMED_ROLE.match(arn)
@@ -143,9 +170,9 @@ def resolve_caller(
         scheme, _, token = auth.partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), local_api_token.encode()):
             return Caller(principal="local-operator", via="local-token")
-        agent = _local_agent(token.strip(), local_api_token) if scheme.lower() == "bearer" else None
-        if agent is not None:
-            return agent
+        named = _named_local_caller(token.strip(), local_api_token) if scheme.lower() == "bearer" else None
+        if named is not None:
+            return named
         if auth:
             raise UnauthorizedError("the bearer token is not valid for this Baton API")
         session = _session_caller(event, headers, local_api_token)

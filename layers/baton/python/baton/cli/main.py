@@ -11,7 +11,7 @@ from baton.cli.dev import dev, inbox_login
 from baton.cli.mcp import mcp_command
 from baton.cli.review import review_app
 from baton.cli.runs import resume, runs_app
-from baton.cli.tools import agent_token_command, check_asl, synth
+from baton.cli.tools import agent_token_command, check_asl, operator_token_command, synth
 from baton.cli.workflow import workflow_app
 
 app = typer.Typer(
@@ -27,6 +27,7 @@ app.command("inbox-login")(inbox_login)
 app.command()(resume)
 app.add_typer(review_app, name="review")
 app.command("agent-token")(agent_token_command)
+app.command("operator-token")(operator_token_command)
 app.command("mcp")(mcp_command)
 app.command("check")(check_asl)
 app.command("check-asl", help="The same as `baton check` (its former name).")(check_asl)

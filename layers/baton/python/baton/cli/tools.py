@@ -1,4 +1,4 @@
-"""The tools: `baton check-asl`, `baton synth` and `baton agent-token`."""
+"""The tools: `baton check-asl`, `baton synth`, `baton agent-token` and `baton operator-token`."""
 
 from __future__ import annotations
 
@@ -26,6 +26,29 @@ def agent_token_command(
         err_console.print("[bold red]error[/]: no local stack found (.baton/local.json); start it with `baton dev`")
         raise typer.Exit(code=1)
     sys.stdout.write(agent_token(state["token"], run_id) + "\n")
+
+
+def operator_token_command(
+    name: Annotated[str, typer.Argument(help="The operator's name, e.g. alice or alice@example.com.")],
+) -> None:
+    """Print a named local operator's token: act as another person on the local stack
+    (`BATON_TOKEN=$(uv run baton operator-token alice) uv run baton runs answer ...`). Claims, answers
+    and the run's events name that operator. Local stack only; deployed operators sign in with Cognito
+    or IAM."""
+    from baton.api.auth import OPERATOR_NAME, operator_token
+    from baton.client.transport import find_local_state
+
+    if not OPERATOR_NAME.match(name):
+        err_console.print(
+            f"[bold red]error[/]: {name!r} is not an operator name: 1-64 of A-Z a-z 0-9 @ . _ + -, "
+            "starting with a letter or digit"
+        )
+        raise typer.Exit(code=2)
+    state = find_local_state()
+    if state is None or not state.get("token"):
+        err_console.print("[bold red]error[/]: no local stack found (.baton/local.json); start it with `baton dev`")
+        raise typer.Exit(code=1)
+    sys.stdout.write(operator_token(state["token"], name) + "\n")
 
 
 def check_asl(
