@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.approval import Approval, ApprovalTally
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
 from baton.models import (
     Event,
@@ -17,11 +18,19 @@ from baton.models import (
     ReviewTurn,
     RunSummary,
 )
-from baton.ports import PENDING_MARKED_KINDS, GuardFailedError, RunSnapshot, ScopeUnchanged, WaitStillOpen
+from baton.ports import (
+    PENDING_MARKED_KINDS,
+    GuardFailedError,
+    QuorumMet,
+    RunSnapshot,
+    ScopeUnchanged,
+    WaitStillOpen,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from baton.domain.approval import VoteOutcome
     from baton.ports import Guard
 
 
@@ -36,6 +45,8 @@ class MemoryStore:
         self.waits: dict[tuple[str, str], ParkedWait] = {}
         self.turns: dict[tuple[str, str, int], ReviewTurn] = {}
         self.scope_versions: dict[str, int] = {}
+        self.votes: dict[tuple[str, str, str], Approval] = {}  # (run, interaction, operator)
+        self.tallies: dict[tuple[str, str], ApprovalTally] = {}
 
     def create_run(self, run: RunSummary) -> None:
         with self._lock:
@@ -130,8 +141,44 @@ class MemoryStore:
             )
         if isinstance(guard, ScopeUnchanged):
             return self.scope_versions.get(guard.run_id, 0) == guard.version
+        if isinstance(guard, QuorumMet):
+            tally = self.get_tally(guard.run_id, guard.interaction_id)
+            if guard.approvals is not None:
+                return tally.approvals >= guard.approvals
+            return guard.rejections is not None and tally.rejections >= guard.rejections
         current = self.interactions.get((guard.interaction.run_id, guard.interaction.interaction_id))
         return current is not None and current.state.status == "pending"
+
+    def record_vote(
+        self, vote: Approval, *, event: Event, approvals_needed: int, rejections_needed: int
+    ) -> VoteOutcome:
+        with self._lock:
+            key = (vote.run_id, vote.interaction_id, vote.operator)
+            if key in self.votes:
+                return "already_counted"
+            tally = self.get_tally(vote.run_id, vote.interaction_id)
+            current = self.interactions.get((vote.run_id, vote.interaction_id))
+            if (
+                current is None
+                or current.state.status != "pending"
+                or tally.approvals >= approvals_needed
+                or tally.rejections >= rejections_needed
+            ):
+                return "closed"
+            self.votes[key] = vote
+            approve = vote.vote == "approve"
+            self.tallies[key[:2]] = ApprovalTally(
+                approvals=tally.approvals + approve, rejections=tally.rejections + (not approve)
+            )
+            self.append_event(event)
+            return "recorded"
+
+    def list_votes(self, run_id: str, interaction_id: str) -> list[Approval]:
+        found = [v for (r, i, _), v in self.votes.items() if (r, i) == (run_id, interaction_id)]
+        return sorted(found, key=lambda v: (v.at, v.operator))
+
+    def get_tally(self, run_id: str, interaction_id: str) -> ApprovalTally:
+        return self.tallies.get((run_id, interaction_id), ApprovalTally())
 
     def snapshot_run(self, run_id: str) -> RunSnapshot:
         with self._lock:

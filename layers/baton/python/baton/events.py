@@ -30,6 +30,9 @@ its model.
 | review_merged           | ReviewMerged            | the merge landed (or had nothing to do)                    |
 | review_merge_rejected   | ReviewMergeRejected     | the merge was refused; the review re-opens                 |
 | review_merge_timed_out  | ReviewMergeTimedOut     | the merge build timed out                                  |
+| approval_recorded       | ApprovalRecorded        | one operator's vote on a quorum pause was counted          |
+| quorum_reached          | QuorumReached           | a quorum pause got its approvals and was released          |
+| approval_rejected       | ApprovalRejected        | a quorum pause met its rejection rule and was released so  |
 """
 
 from __future__ import annotations
@@ -68,6 +71,9 @@ class EventType(StrEnum):
     REVIEW_MERGED = "review_merged"
     REVIEW_MERGE_REJECTED = "review_merge_rejected"
     REVIEW_MERGE_TIMED_OUT = "review_merge_timed_out"
+    APPROVAL_RECORDED = "approval_recorded"
+    QUORUM_REACHED = "quorum_reached"
+    APPROVAL_REJECTED = "approval_rejected"
 
 
 class EventPayload(BaseModel):
@@ -348,6 +354,34 @@ class ReviewMergeTimedOut(EventPayload):
     cause: str
 
 
+class ApprovalRecorded(EventPayload):
+    """A vote on a quorum pause (baton.domain.approval), written in the vote's own transaction."""
+
+    event_type = EventType.APPROVAL_RECORDED
+    interaction_id: str
+    node: str
+    by: str
+    vote: str
+    answer: str
+    needed: int
+
+
+class QuorumReached(EventPayload):
+    event_type = EventType.QUORUM_REACHED
+    interaction_id: str
+    node: str
+    approvers: list[str]
+    needed: int
+
+
+class ApprovalRejected(EventPayload):
+    event_type = EventType.APPROVAL_REJECTED
+    interaction_id: str
+    node: str
+    rejected_by: list[str]
+    rule: str
+
+
 PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
     model.event_type: model
     for model in (
@@ -378,5 +412,8 @@ PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
         ReviewMerged,
         ReviewMergeRejected,
         ReviewMergeTimedOut,
+        ApprovalRecorded,
+        QuorumReached,
+        ApprovalRejected,
     )
 }

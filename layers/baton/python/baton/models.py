@@ -8,6 +8,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
+from baton.domain.approval import ApprovalPolicy
 from baton.events import PAYLOAD_OF_TYPE, EventPayload, EventType
 
 InteractionKind = Literal["question", "ask", "await", "interrupt", "review"]
@@ -31,6 +32,7 @@ class RunSummary(BaseModel):
     merged_into: str | None = None
     merge_status: str | None = None
     ended_at: str | None = None  # the execution's stop time (baton.services.lifecycle)
+    started_by: str | None = None  # who started a hosted run: it may not approve its pauses (baton.domain.approval)
     version: int = 0
 
 
@@ -78,7 +80,7 @@ class _RequestBase(BaseModel):
         own = set(self._OWN_FIELDS)
         common = self.model_dump(by_alias=True, exclude=own)
         extra = {
-            (type(self).model_fields[name].alias or name): value
+            (type(self).model_fields[name].alias or name): value.model_dump() if isinstance(value, BaseModel) else value
             for name in self._OWN_FIELDS
             if (value := getattr(self, name)) is not None or name not in self._OMIT_WHEN_NONE
         }
@@ -91,8 +93,12 @@ class QuestionRequest(_RequestBase):
     kind: Literal["question"] = "question"
     is_async: bool = Field(default=True, alias="async")
     asked_by: str | None = None
+    # a quorum (baton.domain.approval); requested_by (the hosted run's starter, else the asker) may not vote
+    approval: ApprovalPolicy | None = None
+    requested_by: str | None = None
 
-    _OWN_FIELDS = ("is_async", "asked_by")
+    _OWN_FIELDS = ("is_async", "asked_by", "approval", "requested_by")
+    _OMIT_WHEN_NONE = ("approval", "requested_by")
 
 
 class PauseRequest(_RequestBase):

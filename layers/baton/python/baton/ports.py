@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from baton.domain.approval import Approval, ApprovalTally, VoteOutcome
     from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
     from baton.domain.gate_payloads import GateDeadlinePayload
     from baton.domain.merge_contracts import (
@@ -72,7 +73,18 @@ class StillPending:
     interaction: Interaction
 
 
-Guard = WaitStillOpen | ScopeUnchanged | StillPending
+@dataclass(frozen=True)
+class QuorumMet:
+    """A guard: the pause's vote tally (`ApprovalStore`) has `approvals` approvals or `rejections`
+    rejections (whichever is set): a quorum pause is released only by the write that sees it met."""
+
+    run_id: str
+    interaction_id: str
+    approvals: int | None = None
+    rejections: int | None = None
+
+
+Guard = WaitStillOpen | ScopeUnchanged | StillPending | QuorumMet
 
 
 class GuardFailedError(Exception):
@@ -176,7 +188,19 @@ class WaitStore(Protocol):
     def list_run_waits(self, run_id: str) -> list[ParkedWait]: ...
 
 
-class Store(RunStore, InteractionStore, EventStore, MessageStore, ReviewTurnStore, WaitStore, Protocol):
+class ApprovalStore(Protocol):
+    """The votes on quorum pauses (baton.domain.approval): one record per (interaction, operator) and a
+    tally, both written in one transaction guarded by the tally being below `approvals_needed` approvals
+    and `rejections_needed` rejections and the interaction still pending."""
+
+    def record_vote(
+        self, vote: Approval, *, event: Event, approvals_needed: int, rejections_needed: int
+    ) -> VoteOutcome: ...
+    def list_votes(self, run_id: str, interaction_id: str) -> list[Approval]: ...
+    def get_tally(self, run_id: str, interaction_id: str) -> ApprovalTally: ...
+
+
+class Store(RunStore, InteractionStore, EventStore, MessageStore, ReviewTurnStore, WaitStore, ApprovalStore, Protocol):
     """Everything the services keep (one DynamoDB table)."""
 
 

@@ -1,5 +1,6 @@
 """DynamoDB adapter of the `Store` port: one class implements every part of it (`RunStore`,
-`InteractionStore`, `EventStore`, `MessageStore`, `ReviewTurnStore`, `WaitStore` in `baton/ports.py`).
+`InteractionStore`, `EventStore`, `MessageStore`, `ReviewTurnStore`, `WaitStore` in `baton/ports.py`;
+`ApprovalStore` is mixed in from `dynamo_approvals.py`).
 Every state change is a conditional write; no Scan anywhere.
 
 Over 400 lines on purpose: the parts share one table, and its key layout (PK/SK, the by_status and
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from baton.adapters.dynamo_approvals import DynamoApprovals, quorum_check
 from baton.errors import BadRequestError, ConflictError, NotFoundError, already_parked
 from baton.models import (
     Event,
@@ -30,6 +32,7 @@ from baton.models import (
 from baton.ports import (
     PENDING_MARKED_KINDS,
     GuardFailedError,
+    QuorumMet,
     RunSnapshot,
     ScopeUnchanged,
     WaitStillOpen,
@@ -101,7 +104,7 @@ def _marker_sk(interaction_id: str) -> str:
     return f"PEND#{interaction_id}"
 
 
-class DynamoStore:
+class DynamoStore(DynamoApprovals):
     def __init__(self, table_name: str, client: DynamoDBClient, *, ttl_seconds: int = 90 * 86400) -> None:
         self._table = table_name
         self._db = client
@@ -372,6 +375,8 @@ class DynamoStore:
 
     def _guard_item(self, guard: Guard) -> dict[str, Any]:
         """The ConditionCheck of one guard."""
+        if isinstance(guard, QuorumMet):
+            return quorum_check(self._table, guard)
         if isinstance(guard, WaitStillOpen):
             wait = guard.wait
             condition = "#st = :parked AND task_token = :token"

@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from baton.api import deps
-from baton.api.auth import Caller, admit, resolve_caller
+from baton.api.auth import Caller, admit, resolve_caller, with_local_groups
 from baton.api.request_scope import RequestScopedResolver
 from baton.api.routes_inbox import router as inbox_router
 from baton.api.routes_interrupts import router as interrupts_router
@@ -43,9 +43,8 @@ def _error(err: BatonError) -> Response[Any]:
 
 def _resolve(event: Mapping[str, Any]) -> Caller:
     settings = deps.get_services().settings
-    return admit(
-        resolve_caller(event, settings.local_api_token, settings.agent_principal_pattern, settings.agent_role_name)
-    )
+    caller = resolve_caller(event, settings.local_api_token, settings.agent_principal_pattern, settings.agent_role_name)
+    return admit(with_local_groups(caller, settings.local_groups) if settings.local_api_token else caller)
 
 
 def _header(event: Mapping[str, Any], name: str) -> str:

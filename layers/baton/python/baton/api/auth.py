@@ -30,7 +30,7 @@ import re
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from hashlib import sha256
 from typing import Any
 
@@ -51,6 +51,27 @@ class Caller:
     via: str  # cognito | iam | local-token
     role: str = "operator"  # operator | agent
     run_id: str | None = None  # an agent scoped to one run
+    # quorum approver groups (baton/domain/approval.py): Cognito's `cognito:groups`, or locally BATON_LOCAL_GROUPS
+    groups: frozenset[str] = frozenset()
+
+
+def cognito_groups(claims: Mapping[str, Any]) -> frozenset[str]:
+    """The `cognito:groups` claim: API Gateway's REST authorizer passes every claim as a string
+    (`[a, b]` or `a,b`); a list is taken as it is."""
+    value = claims.get("cognito:groups")
+    if isinstance(value, list):
+        return frozenset(str(g) for g in value if str(g))
+    if not isinstance(value, str):
+        return frozenset()
+    return frozenset(g for g in re.split(r"[\s,]+", value.strip().strip("[]")) if g)
+
+
+def with_local_groups(caller: Caller, local_groups: Mapping[str, list[str]]) -> Caller:
+    """A local operator's groups, from BATON_LOCAL_GROUPS (`{"release": ["alice", "bob"]}`)."""
+    if caller.via not in ("local-token", "local-session") or caller.role != "operator" or not local_groups:
+        return caller
+    found = frozenset(group for group, members in local_groups.items() if caller.principal in members)
+    return replace(caller, groups=caller.groups | found)
 
 
 def agent_token(operator_token: str, run_id: str) -> str:
@@ -157,7 +178,11 @@ def resolve_caller(
     ctx = event.get("requestContext") or {}
     claims = ((ctx.get("authorizer") or {}).get("claims")) or {}
     if claims:
-        return Caller(principal=claims.get("email") or claims.get("cognito:username") or claims["sub"], via="cognito")
+        return Caller(
+            principal=claims.get("email") or claims.get("cognito:username") or claims["sub"],
+            via="cognito",
+            groups=cognito_groups(claims),
+        )
     identity = ctx.get("identity") or {}
     if identity.get("userArn"):
         arn = str(identity["userArn"])

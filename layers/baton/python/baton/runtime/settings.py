@@ -49,10 +49,13 @@ class Settings(BaseModel):
     # Deployed: each workflow's input schema (compact JSON from statemachines/*.input.schema.json, set on
     # the API function by infra/stack.py); empty = read them from the checkout (baton dev, tests).
     input_schemas: dict[str, dict[str, object]] = Field(default_factory=dict, alias="BATON_INPUT_SCHEMAS")
+    # Local stack: the named local operators' groups for quorum approvers, as JSON {"group": ["alice", ...]}
+    # (deployed, groups come from the caller's Cognito groups; baton/api/auth.py).
+    local_groups: dict[str, list[str]] = Field(default_factory=dict, alias="BATON_LOCAL_GROUPS")
 
     model_config = {"populate_by_name": True, "frozen": True}
 
-    @field_validator("workflows", "input_schemas", mode="before")
+    @field_validator("workflows", "input_schemas", "local_groups", mode="before")
     @classmethod
     def _parse_workflows(cls, value: object) -> object:
         if isinstance(value, str):

@@ -57,13 +57,16 @@ from baton.models import (
     status_of,
 )
 from baton.ports import GuardFailedError, ScopeUnchanged, StillPending, WaitStillOpen
+from baton.services.approvals import ApprovalService, Voter
 from baton.services.deadlines import arm_tool_await, park_wait
 
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from baton.domain.approval import ApprovalPolicy
     from baton.models import Event
     from baton.ports import Guard, RunSnapshot
+    from baton.services.approvals import Decided
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
@@ -146,9 +149,10 @@ def _split(questions: list[Interaction], from_node: str | None) -> tuple[list[In
 class QuestionService:
     def __init__(self, core: Core) -> None:
         self.core = core
+        self.approvals = ApprovalService(core)
 
     # ---- posting --------------------------------------------------------------------------------
-    def ask(
+    def ask(  # noqa: PLR0913 - the API's AskRequest, field by field (the quorum policy made it nine)
         self,
         run_id: str,
         *,
@@ -159,8 +163,13 @@ class QuestionService:
         allow_free_text: bool | None = None,
         map_item: int | str | None = None,
         notify: list[str] | None = None,
+        approval: ApprovalPolicy | None = None,
     ) -> dict[str, Any]:
         """`ask_user_async`: store a pending question for `node`, publish it, return at once.
+
+        With `approval` it is a quorum pause (`baton/domain/approval.py`): each answer is a vote, the
+        question is answered when the quorum (or the rejection rule) is met, and `requested_by` (the
+        hosted run's starter, else the asker) may not vote.
 
         `allow_free_text` defaults to True without options and False with them. `map_item` is the
         caller's `$$.Map.Item.Index` when it runs inside a Map iteration: such a post is refused (422).
@@ -201,6 +210,8 @@ class QuestionService:
                 notify=notify or ["console"],
                 is_async=True,
                 asked_by=caller,
+                approval=approval,
+                requested_by=(run.started_by if run.hosted and run.started_by else caller) if approval else None,
             ),
         )
         core.store.put_interaction(interaction)
@@ -258,7 +269,16 @@ class QuestionService:
         return found
 
     # ---- answering ------------------------------------------------------------------------------
-    def answer(self, run_id: str, interaction_id: str, answer: Any, *, caller: str) -> dict[str, Any]:
+    def answer(
+        self,
+        run_id: str,
+        interaction_id: str,
+        answer: Any,
+        *,
+        caller: str,
+        groups: frozenset[str] = frozenset(),
+        decided: Decided | None = None,
+    ) -> dict[str, Any]:
         """Store the answer (conditional write), queue it for the asking node, release ready gates.
 
         The critical path (AWS calls before the send, counted in tests/integration/test_call_budgets.py):
@@ -269,11 +289,16 @@ class QuestionService:
         version (no gate parked in between unseen) and by the other in-scope questions still pending
         (so "not the last one" is decided by the write, with no read after it). Only an answer that may
         be the last in a parked gate's scope reads the scope's answers (the gate's output), then sends.
-        A guard that failed means the run changed under us: read again and decide again."""
+        A guard that failed means the run changed under us: read again and decide again.
+
+        A quorum question's answer is a vote (`_vote`); the vote that meets the quorum answers it here
+        with `decided` (the agreed answer, its voters, and the tally guard on the write)."""
         for _attempt in range(ANSWER_ATTEMPTS):
             snapshot = self.core.store.snapshot_run(run_id)
             try:
-                return self._answer_on(snapshot, run_id, interaction_id, answer, caller=caller)
+                return self._answer_on(
+                    snapshot, run_id, interaction_id, answer, caller=caller, groups=groups, decided=decided
+                )
             except GuardFailedError:
                 continue
         raise ConflictError(
@@ -282,7 +307,15 @@ class QuestionService:
         )
 
     def _answer_on(
-        self, snapshot: RunSnapshot, run_id: str, interaction_id: str, answer: Any, *, caller: str
+        self,
+        snapshot: RunSnapshot,
+        run_id: str,
+        interaction_id: str,
+        answer: Any,
+        *,
+        caller: str,
+        groups: frozenset[str],
+        decided: Decided | None,
     ) -> dict[str, Any]:
         core = self.core
         run = snapshot.run
@@ -302,6 +335,9 @@ class QuestionService:
                 f"run {run_id} is {run.status}; nothing is waiting for this answer",
                 details={"run_id": run_id, "status": run.status},
             )
+        policy = question.request_as(QuestionRequest).approval
+        if policy is not None and decided is None:
+            return self._vote(question, policy, answer, Voter(caller, groups))
         others = [
             i
             for i in snapshot.pending
@@ -312,11 +348,22 @@ class QuestionService:
         if len(others) <= MAX_PENDING_GUARDS:  # more: decided by a read after the write instead
             guards += [StillPending(i) for i in others]
         message, event = self._answer_records(question, answer, caller)
+        records: list[Message | Event] = [message, event]
+        if decided is not None:  # released by a quorum: only while the tally is met, with its event
+            guards.append(decided.guard)
+            records.append(core.new_event(run_id, decided.event))
         try:
             answered = core.store.transition_interaction(
                 question,
-                status_of(question.state, "answered", answer=answer, by=caller, at=core.now()),
-                with_records=[message, event],
+                status_of(
+                    question.state,
+                    "answered",
+                    answer=answer,
+                    by=caller,
+                    at=core.now(),
+                    reason=decided.reason if decided else None,
+                ),
+                with_records=records,
                 guards=guards,
             )
         except ConflictError:
@@ -339,6 +386,33 @@ class QuestionService:
             "resumed": bool(released),
             "released": released,
         }
+
+    def _vote(self, question: Interaction, policy: ApprovalPolicy, answer: Any, voter: Voter) -> dict[str, Any]:
+        """One operator's vote on a quorum question: 403 for the requester or a non-approver; counted
+        once per operator (a second vote: 200, `already_counted`); the vote that meets the quorum (or
+        the rejection rule) answers the question, exactly once; a vote after that is a 409."""
+        requested_by = question.request_as(QuestionRequest).requested_by
+        ballot = self.approvals.cast(question, policy, answer, voter, requested_by=requested_by)
+        result: dict[str, Any] = {
+            "interaction_id": question.interaction_id,
+            "node": question.request.node,
+            "status": "pending",
+            "queued": False,
+            "resumed": False,
+            "released": [],
+        }
+        if ballot.decision is not None:
+            decided = self.approvals.decided(question, policy, ballot)
+            try:
+                result = self.answer(
+                    question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
+                )
+            except ConflictError:  # a concurrent vote that read the same tally released it first
+                result["status"] = "answered"
+        if ballot.outcome == "closed":
+            current = self.core.store.get_interaction(question.run_id, question.interaction_id)
+            raise self._already(current or question)
+        return result | {"approval": ballot.view(policy)}
 
     def _gates_of(self, question: Interaction, waits: list[ParkedWait], answer: Any, caller: str) -> list[ParkedWait]:
         """The parked await gates waiting on `question`. A question an await gate waits for is answered

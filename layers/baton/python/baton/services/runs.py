@@ -105,7 +105,13 @@ class RunService:
         self._check_declared_input(workflow, payload)
         now = self.core.now()
         run = RunSummary(
-            run_id=run_id, status="running", workflow=workflow, hosted=True, created_at=now, updated_at=now
+            run_id=run_id,
+            status="running",
+            workflow=workflow,
+            hosted=True,
+            created_at=now,
+            updated_at=now,
+            started_by=caller,
         )
         self.core.store.create_run(run)  # ConflictError if the run id is taken
         try:

@@ -1,0 +1,181 @@
+"""The `ApprovalStore` part of the DynamoDB adapter (`baton/ports.py`): the votes on quorum pauses.
+
+Items, in the run's partition (both sort before PEND#, so `snapshot_run` never reads them):
+- `APV#<interaction>#<operator>`: one vote, put with `attribute_not_exists(PK)` (a second vote of the
+  same operator is refused by the key: counted once);
+- `APT#<interaction>`: the tally, `ADD approvals|rejections :one` conditioned on both counts being
+  below their thresholds, so at most N approvals (or R rejections) are ever counted.
+Both go in one transaction with a ConditionCheck that the interaction is still pending and the vote's
+`approval_recorded` event. The release itself is the interaction's own transition, guarded by
+`QuorumMet` (`quorum_check` below), written by `DynamoStore.transition_interaction`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from baton.domain.approval import Approval, ApprovalTally
+from baton.errors import ConflictError
+from baton.workflows.table import TTL_ATTRIBUTE
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from baton.domain.approval import VoteOutcome
+    from baton.models import Event
+    from baton.ports import QuorumMet
+
+_ser = TypeSerializer()
+_de = TypeDeserializer()
+VOTE_ATTEMPTS = 8  # a vote that met a concurrent transaction on the tally tries again (TransactionConflict)
+
+
+def _item(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: _ser.serialize(v) for k, v in values.items() if v is not None}
+
+
+def _plain(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _de.deserialize(v) for k, v in item.items()}
+
+
+def _pk(run_id: str) -> str:
+    return f"RUN#{run_id}"
+
+
+def vote_sk(interaction_id: str, operator: str) -> str:
+    return f"APV#{interaction_id}#{operator}"
+
+
+def tally_sk(interaction_id: str) -> str:
+    return f"APT#{interaction_id}"
+
+
+def quorum_check(table: str, guard: QuorumMet) -> dict[str, Any]:
+    """The ConditionCheck of a `QuorumMet` guard: the tally has met the threshold it names."""
+    name, needed = ("approvals", guard.approvals) if guard.approvals is not None else ("rejections", guard.rejections)
+    return {
+        "ConditionCheck": {
+            "TableName": table,
+            "Key": _item({"PK": _pk(guard.run_id), "SK": tally_sk(guard.interaction_id)}),
+            "ConditionExpression": "#n >= :needed",
+            "ExpressionAttributeNames": {"#n": name},
+            "ExpressionAttributeValues": _item({":needed": needed}),
+        }
+    }
+
+
+def _codes(err: ClientError) -> list[str]:
+    if err.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+        raise err
+    reasons = err.response.get("CancellationReasons") or []  # type: ignore[typeddict-item,unused-ignore]
+    return [str(r.get("Code") or "None") for r in reasons]
+
+
+class DynamoApprovals:
+    """Mixed into `DynamoStore` (which provides the table, the client and the event items)."""
+
+    _table: str
+    _db: DynamoDBClient
+
+    def _event_values(self, event: Event) -> dict[str, Any]:
+        raise NotImplementedError  # DynamoStore's
+
+    def _expiry(self, at_epoch: int) -> int:
+        raise NotImplementedError  # DynamoStore's
+
+    def record_vote(
+        self, vote: Approval, *, event: Event, approvals_needed: int, rejections_needed: int
+    ) -> VoteOutcome:
+        pk = _pk(vote.run_id)
+        column = "approvals" if vote.vote == "approve" else "rejections"
+        items: list[dict[str, Any]] = [
+            {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": _item(
+                        {"PK": pk, "SK": vote_sk(vote.interaction_id, vote.operator), "record": "approval"}
+                        | vote.model_dump()
+                        | {TTL_ATTRIBUTE: self._expiry(int(time.time()))}
+                    ),
+                    "ConditionExpression": "attribute_not_exists(PK)",
+                }
+            },
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": _item({"PK": pk, "SK": tally_sk(vote.interaction_id)}),
+                    "UpdateExpression": "ADD #col :one SET #rec = :rec, #ttl = if_not_exists(#ttl, :ttl)",
+                    "ConditionExpression": "(attribute_not_exists(approvals) OR approvals < :an) AND "
+                    "(attribute_not_exists(rejections) OR rejections < :rn)",
+                    "ExpressionAttributeNames": {"#col": column, "#rec": "record", "#ttl": TTL_ATTRIBUTE},
+                    "ExpressionAttributeValues": _item(
+                        {
+                            ":one": 1,
+                            ":rec": "tally",
+                            ":an": approvals_needed,
+                            ":rn": rejections_needed,
+                            ":ttl": self._expiry(int(time.time())),
+                        }
+                    ),
+                }
+            },
+            {
+                "ConditionCheck": {
+                    "TableName": self._table,
+                    "Key": _item({"PK": pk, "SK": f"INT#{vote.interaction_id}"}),
+                    "ConditionExpression": "#st = :pending",
+                    "ExpressionAttributeNames": {"#st": "status"},
+                    "ExpressionAttributeValues": _item({":pending": "pending"}),
+                }
+            },
+            {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": _item(self._event_values(event)),
+                    "ConditionExpression": "attribute_not_exists(PK)",
+                }
+            },
+        ]
+        return self._vote_transaction(items)
+
+    def _vote_transaction(self, items: list[dict[str, Any]]) -> VoteOutcome:
+        codes: list[str] = []
+        for attempt in range(VOTE_ATTEMPTS):
+            try:
+                self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type,unused-ignore]
+            except ClientError as err:
+                codes = _codes(err)
+                if codes and codes[0] == "ConditionalCheckFailed":
+                    return "already_counted"
+                if "ConditionalCheckFailed" in codes[1:3]:
+                    return "closed"
+                time.sleep(0.01 * (attempt + 1))  # TransactionConflict: a concurrent vote on the tally
+                continue
+            return "recorded"
+        raise ConflictError(
+            "the votes on this pause are changing too fast; send the vote again",
+            details={"reason": "contention", "codes": codes},
+        )
+
+    def list_votes(self, run_id: str, interaction_id: str) -> list[Approval]:
+        resp = self._db.query(
+            TableName=self._table,
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
+            ExpressionAttributeValues=_item({":pk": _pk(run_id), ":prefix": f"APV#{interaction_id}#"}),
+            ConsistentRead=True,
+        )
+        votes = [Approval.model_validate(_plain(i)) for i in resp.get("Items", [])]
+        return sorted(votes, key=lambda v: (v.at, v.operator))
+
+    def get_tally(self, run_id: str, interaction_id: str) -> ApprovalTally:
+        resp = self._db.get_item(
+            TableName=self._table,
+            Key=_item({"PK": _pk(run_id), "SK": tally_sk(interaction_id)}),
+            ConsistentRead=True,
+        )
+        found = _plain(resp.get("Item") or {})
+        return ApprovalTally(approvals=int(found.get("approvals", 0)), rejections=int(found.get("rejections", 0)))

@@ -1,0 +1,142 @@
+"""Quorum and separation of duties: the pure rules of a pause that needs more than one person.
+
+A pause (today: an async question) may declare an `ApprovalPolicy`:
+
+- `approvals: N` (>= 1; 1 is the first-writer-wins pause of before, with the requester refused);
+- `approvers`: operator names and/or `group:<name>`; empty = any operator except the requester;
+- `rejection`: `any` (one rejection rejects) or `majority` (rejections reach a majority of the named
+  operators when `approvers` names only operators, else as many rejections as approvals needed);
+- `approve_option`: with options, the option that approves (default the first); every other option
+  rejects. Without options the answers are `approve` or `reject` (any case); other text is a 422.
+
+Each vote is its own record keyed by (interaction, operator): a second vote of the same operator is
+not counted again. The store counts the votes on a tally item in the same transaction as the vote,
+conditioned on the tally being below both thresholds, so no more than N approvals (or R rejections)
+are ever recorded; the release is the interaction's own conditional transition, guarded by the
+tally having met its threshold (`baton/ports.py QuorumMet`), so it happens exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+GROUP_PREFIX = "group:"
+MAX_APPROVALS = 20
+MAX_APPROVERS = 50
+Vote = Literal["approve", "reject"]
+Decision = Literal["approved", "rejected"]
+REQUESTER_CANNOT_APPROVE = "requester_cannot_approve"
+NOT_AN_APPROVER = "not_an_approver"
+
+
+class ApprovalPolicy(BaseModel):
+    """How many people must approve a pause, who may, and what rejects it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    approvals: int = Field(default=1, ge=1, le=MAX_APPROVALS, description="Approvals needed to release the pause.")
+    approvers: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_APPROVERS,
+        description="Operator names and/or `group:<name>`; empty = any operator but the requester.",
+    )
+    rejection: Literal["any", "majority"] = Field(
+        default="any",
+        description="`any`: one rejection rejects; `majority`: rejections reach a majority of the named "
+        "operators (only names listed), else as many rejections as approvals needed.",
+    )
+    approve_option: str | None = Field(
+        default=None, description="With options: the option that approves (default the first); others reject."
+    )
+
+    @model_validator(mode="after")
+    def _reachable(self) -> ApprovalPolicy:
+        problem = policy_problem(self)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+    @property
+    def operators(self) -> list[str]:
+        return [a for a in self.approvers if not a.startswith(GROUP_PREFIX)]
+
+    @property
+    def groups(self) -> list[str]:
+        return [a.removeprefix(GROUP_PREFIX) for a in self.approvers if a.startswith(GROUP_PREFIX)]
+
+    @property
+    def rejections_needed(self) -> int:
+        """How many rejections end the pause as rejected."""
+        if self.rejection == "any":
+            return 1
+        if self.approvers and not self.groups:
+            return len(self.operators) // 2 + 1
+        return self.approvals
+
+
+def policy_problem(policy: ApprovalPolicy) -> str | None:
+    """Why a policy can never be met (None when it can): shared by the API's model and `baton check`."""
+    if any(not a.strip() or a == GROUP_PREFIX for a in policy.approvers):
+        return "approvers must be operator names or group:<name>, none empty"
+    if len(set(policy.approvers)) != len(policy.approvers):
+        return "approvers must be distinct"
+    if policy.approvers and not policy.groups and policy.approvals > len(policy.operators):
+        return (
+            f"approvals: {policy.approvals} can never be met: only {len(policy.operators)} named approver(s) "
+            f"{policy.operators}"
+        )
+    return None
+
+
+def vote_of(policy: ApprovalPolicy, options: list[str] | None, answer: object) -> tuple[Vote, str] | None:
+    """The vote an answer casts and the answer as it is delivered, or None when it casts none."""
+    if options:
+        if not isinstance(answer, str) or answer not in options:
+            return None
+        approving = policy.approve_option or options[0]
+        return ("approve" if answer == approving else "reject"), answer
+    if isinstance(answer, str) and answer.strip().lower() in ("approve", "reject"):
+        word = answer.strip().lower()
+        return ("approve" if word == "approve" else "reject"), word
+    return None
+
+
+def refusal(policy: ApprovalPolicy, *, operator: str, groups: frozenset[str], requested_by: str | None) -> str | None:
+    """Why `operator` may not vote on this pause (a 403's reason), or None when they may."""
+    if requested_by is not None and operator == requested_by:
+        return REQUESTER_CANNOT_APPROVE
+    if not policy.approvers:
+        return None
+    if operator in policy.operators or groups & set(policy.groups):
+        return None
+    return NOT_AN_APPROVER
+
+
+class Approval(BaseModel):
+    """One operator's vote on one pause (SK=APV#<interaction>#<operator>): written once, never updated."""
+
+    run_id: str
+    interaction_id: str
+    operator: str
+    vote: Vote
+    answer: str
+    at: str
+
+
+class ApprovalTally(BaseModel):
+    """The counts of a pause's votes (SK=APT#<interaction>), moved only with a vote, in its transaction."""
+
+    approvals: int = 0
+    rejections: int = 0
+
+    def decision(self, policy: ApprovalPolicy) -> Decision | None:
+        if self.approvals >= policy.approvals:
+            return "approved"
+        if self.rejections >= policy.rejections_needed:
+            return "rejected"
+        return None
+
+
+VoteOutcome = Literal["recorded", "already_counted", "closed"]

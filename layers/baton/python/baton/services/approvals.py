@@ -1,0 +1,179 @@
+"""Votes on quorum pauses (the rules: `baton/domain/approval.py`; the store: `ApprovalStore` in
+`baton/ports.py`).
+
+`cast` refuses the requester and anyone not in `approvers` (403, nothing written), maps the answer to
+a vote (422 when it casts none), records it (one conditional transaction: the vote keyed by operator,
+the tally below both thresholds, the interaction still pending, the `approval_recorded` event), then
+reads the tally. When the tally meets a threshold, `decided` says how the pause is released: the
+answer delivered, by whom, and the `QuorumMet` guard its transition carries with the `quorum_reached`
+or `approval_rejected` event. The pause's own service writes that transition (a conditional write on
+the interaction's version): released exactly once. A vote that finds the tally already met (its
+decider died between the vote and the release) releases it too, so no met quorum stays parked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from baton.domain.approval import NOT_AN_APPROVER, REQUESTER_CANNOT_APPROVE, Approval, refusal, vote_of
+from baton.errors import ForbiddenError, ValidationFailedError
+from baton.events import ApprovalRecorded, ApprovalRejected, QuorumReached
+from baton.ports import QuorumMet
+
+if TYPE_CHECKING:
+    from baton.domain.approval import ApprovalPolicy, ApprovalTally, Decision, Vote, VoteOutcome
+    from baton.events import EventPayload
+    from baton.models import Interaction
+    from baton.services.core import Core
+
+_REFUSALS = {
+    REQUESTER_CANNOT_APPROVE: "{who} requested this pause and cannot approve it (separation of duties)",
+    NOT_AN_APPROVER: "{who} is not among this pause's approvers {approvers}",
+}
+
+
+@dataclass(frozen=True)
+class Voter:
+    operator: str
+    groups: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """What one vote did, and the pause's votes after it."""
+
+    outcome: VoteOutcome
+    vote: Vote
+    votes: list[Approval]
+    tally: ApprovalTally
+    decision: Decision | None
+
+    def view(self, policy: ApprovalPolicy) -> dict[str, Any]:
+        """The count and who voted (the API's `ApprovalView`)."""
+        return {
+            "needed": policy.approvals,
+            "approvals": self.tally.approvals,
+            "rejections": self.tally.rejections,
+            "approved_by": [v.operator for v in self.votes if v.vote == "approve"],
+            "rejected_by": [v.operator for v in self.votes if v.vote == "reject"],
+            "counted": self.outcome == "recorded",
+            "already_counted": self.outcome == "already_counted",
+            "decision": self.decision,
+        }
+
+
+@dataclass(frozen=True)
+class Decided:
+    """How a met tally releases its pause: the transition's answer, by, reason, guard and event."""
+
+    answer: str
+    by: str
+    reason: str
+    guard: QuorumMet
+    event: EventPayload
+
+
+def approval_view(core: Core, pause: Interaction, policy: ApprovalPolicy) -> dict[str, Any]:
+    """A pause's count and voters as the read views show them (one Query of its votes)."""
+    votes = core.store.list_votes(pause.run_id, pause.interaction_id)
+    approved = [v.operator for v in votes if v.vote == "approve"]
+    rejected = [v.operator for v in votes if v.vote == "reject"]
+    return {
+        "needed": policy.approvals,
+        "approvals": len(approved),
+        "rejections": len(rejected),
+        "approved_by": approved,
+        "rejected_by": rejected,
+        "approvers": policy.approvers,
+        "rejection": policy.rejection,
+    }
+
+
+class ApprovalService:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def cast(
+        self,
+        pause: Interaction,
+        policy: ApprovalPolicy,
+        answer: Any,
+        voter: Voter,
+        *,
+        requested_by: str | None,
+    ) -> Ballot:
+        core = self.core
+        why = refusal(policy, operator=voter.operator, groups=voter.groups, requested_by=requested_by)
+        if why is not None:
+            raise ForbiddenError(
+                _REFUSALS[why].format(who=voter.operator, approvers=policy.approvers),
+                details={"reason": why, "interaction_id": pause.interaction_id, "requested_by": requested_by},
+            )
+        cast = vote_of(policy, pause.request.options, answer)
+        if cast is None:
+            expected = pause.request.options or ["approve", "reject"]
+            raise ValidationFailedError(
+                f"this pause needs {policy.approvals} approval(s): answer one of {expected}",
+                details={"path": "answer", "options": expected},
+            )
+        vote, delivered = cast
+        record = Approval(
+            run_id=pause.run_id,
+            interaction_id=pause.interaction_id,
+            operator=voter.operator,
+            vote=vote,
+            answer=delivered,
+            at=core.now(),
+        )
+        event = core.new_event(
+            pause.run_id,
+            ApprovalRecorded(
+                interaction_id=pause.interaction_id,
+                node=pause.request.node,
+                by=voter.operator,
+                vote=vote,
+                answer=delivered,
+                needed=policy.approvals if vote == "approve" else policy.rejections_needed,
+            ),
+        )
+        outcome = core.store.record_vote(
+            record, event=event, approvals_needed=policy.approvals, rejections_needed=policy.rejections_needed
+        )
+        tally = core.store.get_tally(pause.run_id, pause.interaction_id)
+        votes = core.store.list_votes(pause.run_id, pause.interaction_id)
+        return Ballot(outcome=outcome, vote=vote, votes=votes, tally=tally, decision=tally.decision(policy))
+
+    @staticmethod
+    def decided(pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Decided:
+        """The release of a pause whose tally met `ballot.decision`."""
+        if ballot.decision == "approved":
+            approvers = [v.operator for v in ballot.votes if v.vote == "approve"][: policy.approvals]
+            options = pause.request.options
+            answer = (policy.approve_option or options[0]) if options else "approve"
+            return Decided(
+                answer=answer,
+                by=", ".join(approvers),
+                reason=f"approved by {len(approvers)} of {policy.approvals} needed",
+                guard=QuorumMet(pause.run_id, pause.interaction_id, approvals=policy.approvals),
+                event=QuorumReached(
+                    interaction_id=pause.interaction_id,
+                    node=pause.request.node,
+                    approvers=approvers,
+                    needed=policy.approvals,
+                ),
+            )
+        rejections = [v for v in ballot.votes if v.vote == "reject"][: policy.rejections_needed]
+        rejecters = [v.operator for v in rejections]
+        return Decided(
+            answer=rejections[0].answer if rejections else "reject",
+            by=", ".join(rejecters),
+            reason=f"rejected ({policy.rejection} rule) by {', '.join(rejecters)}",
+            guard=QuorumMet(pause.run_id, pause.interaction_id, rejections=policy.rejections_needed),
+            event=ApprovalRejected(
+                interaction_id=pause.interaction_id,
+                node=pause.request.node,
+                rejected_by=rejecters,
+                rule=policy.rejection,
+            ),
+        )
