@@ -21,6 +21,7 @@ from baton.contracts import (
     QuestionView,
 )
 from baton.domain import fields
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import NotifyChannels
 
 router = APIGatewayRouter()
@@ -41,6 +42,12 @@ class AskRequest(BaseModel):
     map_item: int | str | None = MapItem
     notify: NotifyChannels = Field(
         default=None, description="Notification channels: console, email, webhook, slack (default console)."
+    )
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="A quorum: each answer is a vote (the approving option, default the first; or "
+        "approve/reject without options); answered once `approvals` approvers agree. The asker (a hosted "
+        "run's starter) cannot vote.",
     )
 
     model_config = {"extra": "forbid"}
@@ -78,6 +85,7 @@ def ask(run_id: RunId, body: AskRequest) -> Response[AskResult]:
         allow_free_text=body.allow_free_text,
         map_item=body.map_item,
         notify=body.notify,
+        approval=body.approval,
         caller=deps.current_caller().principal,
     )
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=AskResult.model_validate(result))
@@ -91,22 +99,24 @@ def ask(run_id: RunId, body: AskRequest) -> Response[AskResult]:
 )
 def pending(run_id: RunId) -> PendingQuestions:
     deps.require_run(run_id)
-    found = deps.get_services().questions.pending(run_id)
-    return PendingQuestions(run_id=run_id, pending=[QuestionView.of(i) for i in found])
+    questions = deps.get_services().questions
+    found = questions.pending(run_id)
+    return PendingQuestions(run_id=run_id, pending=[QuestionView.of(i, questions.approval_of(i)) for i in found])
 
 
 @router.post(
     "/api/runs/<run_id>/interactions/<interaction_id>/answer",
-    summary="Answer a question (409 with the winning answer if already answered)",
+    summary="Answer a question (409 with the winning answer if already answered); on a quorum question, vote",
     tags=["questions"],
     responses=responses({200: AnswerResult}, 400, 403, 404, 409, 410, 413),
 )
 def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) -> AnswerResult:
-    services, caller = deps.get_services(), deps.require_operator("answering a question").principal
+    services, operator = deps.get_services(), deps.require_operator("answering a question")
+    caller = operator.principal
     answered = services.idempotency.run(
         "answer",
         {"run_id": run_id, "interaction_id": interaction_id, "answer": body.answer, "caller": caller},
-        lambda: services.questions.answer(run_id, interaction_id, body.answer, caller=caller),
+        lambda: services.questions.answer(run_id, interaction_id, body.answer, caller=caller, groups=operator.groups),
     )
     return AnswerResult.model_validate(answered)
 

@@ -38,6 +38,7 @@ from baton.contracts import (
     RunView,
     StartedRun,
 )
+from baton.domain.approval import ApprovalPolicy
 from baton.errors import BatonError, InterruptValidationError, ValidationFailedError
 
 if TYPE_CHECKING:
@@ -137,9 +138,15 @@ class Client:
         options: list[str] | None = None,
         allow_free_text: bool | None = None,
         map_item: int | str | None = None,
+        approval: ApprovalPolicy | dict[str, Any] | None = None,
     ) -> AskResult:
-        """ask_user_async: post a question for `node` and return at once (its interaction_id, a message)."""
+        """ask_user_async: post a question for `node` and return at once (its interaction_id, a message).
+
+        `approval` makes it a quorum question (`{"approvals": 2, "approvers": ["alice", "group:release"]}`):
+        each operator's answer is a vote and `answer` returns status `pending` with the count until it is met."""
         body: dict[str, Any] = {"node": node, "question": question}
+        if approval is not None:
+            body["approval"] = ApprovalPolicy.model_validate(approval).model_dump(exclude_defaults=True)
         for key, value in (("options", options), ("allow_free_text", allow_free_text), ("map_item", map_item)):
             if value is not None:
                 body[key] = value

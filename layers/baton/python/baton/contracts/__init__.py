@@ -16,6 +16,7 @@ from baton.contracts.interrupts import (
 )
 from baton.contracts.questions import (
     AnswerResult,
+    ApprovalView,
     AskedRequest,
     AskResult,
     AwaitAnswered,
@@ -40,6 +41,7 @@ from baton.contracts.runs import (
 
 __all__ = [
     "AnswerResult",
+    "ApprovalView",
     "AskResult",
     "AskedRequest",
     "AwaitAnswered",

@@ -38,6 +38,21 @@ class AskedRequest(Contract):
         return {k: v for k, v in dumped.items() if v is not None}
 
 
+class ApprovalView(Contract):
+    """A quorum pause's count and its voters (`baton/services/approvals.py`)."""
+
+    needed: int = Field(description="Approvals that release the pause.")
+    approvals: int
+    rejections: int
+    approved_by: list[str] = Field(default_factory=list)
+    rejected_by: list[str] = Field(default_factory=list)
+    counted: bool = Field(default=False, description="This vote was counted (an answer's result only).")
+    already_counted: bool = Field(default=False, description="This operator had voted already: not counted again.")
+    decision: Literal["approved", "rejected"] | None = None
+    approvers: list[str] | None = None
+    rejection: str | None = None
+
+
 class QuestionView(Contract):
     """A question: the request and its status, side by side."""
 
@@ -54,10 +69,12 @@ class QuestionView(Contract):
     claimed_at: str | None = None
     reason: str | None = None
     version: int = 0
+    approval: ApprovalView | None = Field(default=None, description="A quorum question: its count and voters.")
 
     @classmethod
-    def of(cls, i: Interaction) -> QuestionView:
+    def of(cls, i: Interaction, approval: dict[str, Any] | None = None) -> QuestionView:
         return cls(
+            approval=ApprovalView.model_validate(approval) if approval else None,
             interaction_id=i.interaction_id,
             run_id=i.run_id,
             created_at=i.created_at,
@@ -75,10 +92,13 @@ class PendingQuestions(Contract):
 class AnswerResult(Contract):
     interaction_id: str
     node: str
-    status: Literal["answered"]
+    status: Literal["answered", "pending"] = Field(
+        description="pending: a vote on a quorum question that is not yet decided (see `approval`)."
+    )
     queued: bool
     resumed: bool = Field(description="An await gate waiting on this answer was released.")
     released: list[str] = Field(default_factory=list, description="The gates this answer released.")
+    approval: ApprovalView | None = Field(default=None, description="A quorum question: the count after this vote.")
 
 
 class MessageView(Contract):

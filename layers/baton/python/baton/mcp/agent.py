@@ -117,6 +117,7 @@ class AgentTools:
             question=args.question,
             options=args.options,
             allow_free_text=args.allow_free_text,
+            approval=args.approval,
             caller=self.caller.principal,
         )
         return Outcome(posted, f"question posted; keep working (question id {posted['interaction_id']})")
@@ -242,6 +243,7 @@ class AgentTools:
                 question=args.question,
                 options=args.options,
                 allow_free_text=args.allow_free_text,
+                approval=args.approval,
                 caller=self.caller.principal,
             )
             question_id = posted["interaction_id"]

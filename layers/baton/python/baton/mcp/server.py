@@ -262,7 +262,9 @@ class McpServer:
                 f"no question resource {uri!r} in run {run_id}",
                 {"uri": uri, "error": NotFoundError.code},
             )
-        text = QuestionView.of(found).model_dump_json(exclude_none=True)
+        text = QuestionView.of(found, self.tools.services.questions.approval_of(found)).model_dump_json(
+            exclude_none=True
+        )
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
         )

@@ -14,8 +14,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from baton.domain import fields
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import Prompt
 
+APPROVAL_ARG = (
+    "A quorum: {approvals: N, approvers: [names or group:<name>], rejection: any|majority, approve_option}. "
+    "The question is answered once N approvers agree (or the rejection rule is met); you cannot approve it."
+)
 DEFAULT_NODE = "agent"  # the node an agent's questions are asked from when it does not name one
 
 
@@ -32,6 +37,7 @@ class AskAsyncArgs(_Args):
     node: fields.NodeName = Field(
         default=DEFAULT_NODE, description="Who asks (answers are queued for this node). Default: agent."
     )
+    approval: ApprovalPolicy | None = Field(default=None, description=APPROVAL_ARG)
 
 
 class AwaitArgs(_Args):
@@ -56,6 +62,7 @@ class AskUserArgs(_Args):
         max_length=64,
         description="Keep waiting for a question an earlier ask_user posted (from its pending result).",
     )
+    approval: ApprovalPolicy | None = Field(default=None, description=APPROVAL_ARG)
 
 
 class InterruptArgs(_Args):

@@ -57,7 +57,7 @@ from baton.models import (
     status_of,
 )
 from baton.ports import GuardFailedError, ScopeUnchanged, StillPending, WaitStillOpen
-from baton.services.approvals import ApprovalService, Voter
+from baton.services.approvals import ApprovalService, Voter, approval_view
 from baton.services.deadlines import arm_tool_await, park_wait
 
 if TYPE_CHECKING:
@@ -258,6 +258,11 @@ class QuestionService:
         if snapshot.run is None:
             raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
         return [i for i in snapshot.pending if i.request.kind == "question"]
+
+    def approval_of(self, question: Interaction) -> dict[str, Any] | None:
+        """A quorum question's count and voters (one Query of its votes); None for any other question."""
+        policy = question.request_as(QuestionRequest).approval if question.request.kind == "question" else None
+        return approval_view(self.core, question, policy) if policy else None
 
     def _get_question(self, run_id: str, interaction_id: str) -> Interaction:
         found = self.core.store.get_interaction(run_id, interaction_id)
