@@ -1,0 +1,101 @@
+"""Quorum under concurrency on moto (the real DynamoDB adapter's transactions): 50 approvals at once on
+a 2-of-3 question, through the real API handler (IAM operators, Idempotency on the table), and 50
+members of one approver group voting at once through the service. Each answers the question exactly
+once with exactly two approvals recorded; every vote after the quorum is a 409."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from baton.domain.approval import ApprovalPolicy
+from baton.errors import ConflictError
+from baton.local.http_adapter import to_proxy_event
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tests.integration.conftest import MotoStack
+
+RACERS = 50
+
+
+def _operator(n: int) -> str:
+    return f"arn:aws:sts::123456789012:assumed-role/operators/op-{n}"
+
+
+def _call(stack: MotoStack, caller: str, path: str, body: Any) -> tuple[int, dict[str, Any]]:
+    event = to_proxy_event("POST", path, {"Content-Type": "application/json"}, json.dumps(body).encode(), "10.0.0.1")
+    event["requestContext"]["identity"]["userArn"] = caller
+    payload, errored = stack.dispatcher.invoke("api", event)
+    assert not errored, payload
+    return payload["statusCode"], json.loads(payload["body"])
+
+
+def _race(request: Callable[[int], Any]) -> list[Any]:
+    barrier = threading.Barrier(RACERS)
+
+    def one(n: int) -> Any:
+        barrier.wait()
+        return request(n)
+
+    with ThreadPoolExecutor(RACERS) as pool:
+        return list(pool.map(one, range(RACERS)))
+
+
+def _types(stack: MotoStack, run_id: str) -> Counter[str]:
+    return Counter(e.type for e in stack.services.core.store.list_events(run_id, limit=1000))
+
+
+def test_fifty_approvals_on_two_of_three_release_once_with_two_recorded(moto_stack: MotoStack) -> None:
+    approvers = [_operator(n) for n in range(3)]
+    policy = ApprovalPolicy(approvals=2, approvers=approvers)
+    asked = moto_stack.services.questions.ask(
+        "quorum-api", node="deploy", question="ship?", caller="agent", approval=policy
+    )
+    iid = asked["interaction_id"]
+    path = f"/api/runs/quorum-api/interactions/{iid}/answer"
+    results = _race(lambda n: (n % 3, *_call(moto_stack, _operator(n % 3), path, {"answer": "approve"})))
+    by_operator: dict[int, set[int]] = defaultdict(set)
+    for who, status, _ in results:
+        by_operator[who].add(status)
+    assert all(len(statuses) == 1 for statuses in by_operator.values()), by_operator  # twins agree
+    assert sorted(next(iter(s)) for s in by_operator.values()) == [200, 200, 409]
+    store = moto_stack.services.core.store
+    votes = store.list_votes("quorum-api", iid)
+    assert len(votes) == 2 and {v.operator for v in votes} < set(approvers)
+    assert store.get_tally("quorum-api", iid).approvals == 2
+    found = store.get_interaction("quorum-api", iid)
+    assert found is not None and found.state.status == "answered" and found.state.answer == "approve"
+    types = _types(moto_stack, "quorum-api")
+    assert types["approval_recorded"] == 2 and types["quorum_reached"] == 1 and types["interaction_answered"] == 1
+    conflict = next(body for _, status, body in results if status == 409)
+    assert conflict["error"] == "conflict" and conflict["winner"]["status"] == "answered"
+
+
+def test_fifty_group_members_at_once_answer_it_once_with_two_votes(moto_stack: MotoStack) -> None:
+    questions = moto_stack.services.questions
+    policy = ApprovalPolicy(approvals=2, approvers=["group:release"])
+    iid = questions.ask("quorum-group", node="deploy", question="ship?", caller="agent", approval=policy)[
+        "interaction_id"
+    ]
+
+    def vote(n: int) -> str:
+        try:
+            return str(
+                questions.answer("quorum-group", iid, "approve", caller=f"op-{n}", groups=frozenset({"release"}))[
+                    "status"
+                ]
+            )
+        except ConflictError:
+            return "409"
+
+    outcomes = Counter(_race(vote))
+    assert outcomes["409"] == RACERS - 2, outcomes
+    store = moto_stack.services.core.store
+    assert len(store.list_votes("quorum-group", iid)) == 2
+    types = _types(moto_stack, "quorum-group")
+    assert types["quorum_reached"] == 1 and types["interaction_answered"] == 1 and types["approval_recorded"] == 2
