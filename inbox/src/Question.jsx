@@ -10,7 +10,8 @@ async function loadQuestion(runId, id) {
   const question = pending.find((q) => q.interaction_id === id);
   if (question) {
     const waited = (Date.now() - Date.parse(question.created_at)) / 1000;
-    return { item: { id, run_id: runId, kind: "question", ...question.request, waited_s: waited }, settled: null };
+    const item = { id, run_id: runId, kind: "question", ...question.request, waited_s: waited };
+    return { item: { ...item, approval: question.approval }, settled: null };
   }
   const page = await api.inbox({ run: runId, limit: 100 }).catch(() => ({ items: [] }));
   const item = (page.items || []).find((i) => i.id === id);
@@ -22,6 +23,14 @@ async function loadQuestion(runId, id) {
     item: { id, run_id: runId, kind: data.kind || "question", ...data },
     settled: settledBy(events, id) || "no longer waiting",
   };
+}
+
+// A quorum question's count: "1 of 2 approvals, by alice" (the item stays pending until it is met).
+export function approvalText(approval) {
+  if (!approval) return "";
+  const by = approval.approved_by && approval.approved_by.length ? `, by ${approval.approved_by.join(", ")}` : "";
+  const against = approval.rejections ? ` · ${approval.rejections} rejected` : "";
+  return `${approval.approvals} of ${approval.needed} approvals${by}${against}`;
 }
 
 export function QuestionScreen({ runId, interactionId }) {
@@ -43,7 +52,15 @@ export function QuestionScreen({ runId, interactionId }) {
     setBusy(true);
     try {
       if (item.kind === "ask") await api.resumeRun(runId, { answer: value }, item.node);
-      else await api.answer(runId, interactionId, value);
+      else {
+        const answered = await api.answer(runId, interactionId, value);
+        if (answered && answered.status === "pending" && answered.approval) {
+          const counted = answered.approval.already_counted ? "Your vote was already counted" : "Vote counted";
+          setState({ item: { ...item, approval: answered.approval }, settled: null });
+          setResult({ ok: true, text: `${counted}: ${approvalText(answered.approval)}.` });
+          return;
+        }
+      }
       setResult({ ok: true, text: `Answered with ${value}.` });
     } catch (err) {
       // A 409 names the answer that won; the screen stays, so the operator sees it in place.
@@ -63,6 +80,7 @@ export function QuestionScreen({ runId, interactionId }) {
       <h1 id="q-title">{item.prompt}</h1>
       <p className="meta">
         {item.kind} · waited {ago(item.waited_s)} {item.claimed_by && `· claimed by ${item.claimed_by}`}
+        {item.approval && ` · ${approvalText(item.approval)}`}
       </p>
       {settled && <p role="status">This question was {settled}.</p>}
       {item.options && item.options.length > 0 && (

@@ -15,7 +15,7 @@ from baton.errors import BatonError
 
 if TYPE_CHECKING:
     from baton.client.sdk import Client
-    from baton.contracts import EventView
+    from baton.contracts import ApprovalView, EventView, QuestionView
 
 runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
 
@@ -165,14 +165,14 @@ def runs_questions(
             console.print(f"run {run_id}: no pending questions")
         return
     table = Table(title=f"Pending questions of run {run_id}")
-    for column in ("id", "node", "question", "options", "asked at"):
+    for column in ("id", "node", "question", "options", "asked at", "approvals"):
         table.add_column(column, overflow="fold")
     for q in pending:
         req = q.request
         options = ", ".join(req.options or [])
         if options and req.allow_free_text:
             options += " (or free text)"
-        table.add_row(q.interaction_id, req.node, req.prompt, options or "free text", q.created_at)
+        table.add_row(q.interaction_id, req.node, req.prompt, options or "free text", q.created_at, approvals_text(q))
     console.print(table)
 
 
@@ -195,8 +195,23 @@ def runs_answer(
     if as_json:
         print_json(result)
         return
+    if result.status == "pending" and result.approval is not None:
+        counted = "already counted" if result.approval.already_counted else "vote counted"
+        console.print(f"{interaction_id}: {counted}; {approval_line(result.approval)}; still pending", soft_wrap=True)
+        return
     resumed = f"; resumed: {', '.join(result.released)}" if result.released else ""
     console.print(f"answered {interaction_id} (node {result.node}): queued for the node{resumed}", soft_wrap=True)
+
+
+def approval_line(approval: ApprovalView) -> str:
+    """ "1 of 2 approvals, by alice" (and the rejections, if any)."""
+    by = f", by {', '.join(approval.approved_by)}" if approval.approved_by else ""
+    against = f"; {approval.rejections} rejected ({', '.join(approval.rejected_by)})" if approval.rejections else ""
+    return f"{approval.approvals} of {approval.needed} approvals{by}{against}"
+
+
+def approvals_text(question: QuestionView) -> str:
+    return approval_line(question.approval) if question.approval is not None else "-"
 
 
 def resume(
