@@ -130,9 +130,11 @@ class InterruptRequest(_RequestBase):
     timeout_ms: int | None = None
     gate: str | None = None
     key: str | None = None
+    approval: ApprovalPolicy | None = None  # a quorum: resume approves, cancel rejects (baton.domain.approval)
+    requested_by: str | None = None
 
-    _OWN_FIELDS = ("created_by", "timeout_ms", "gate", "key")
-    _OMIT_WHEN_NONE = ("timeout_ms", "gate", "key")
+    _OWN_FIELDS = ("created_by", "timeout_ms", "gate", "key", "approval", "requested_by")
+    _OMIT_WHEN_NONE = ("timeout_ms", "gate", "key", "approval", "requested_by")
 
     @property
     def hosted(self) -> bool:

@@ -14,9 +14,11 @@ from baton.api import deps
 from baton.api.contract import InterruptId, responses
 from baton.contracts import InterruptCancelled, InterruptClaimed, InterruptPage, InterruptResumed, InterruptView
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunId
 from baton.domain.interrupt_spec import MAX_TIMEOUT_MS, InterruptKey, InterruptSpec, NotifyChannels, Prompt, TimeoutMs
 from baton.errors import ForbiddenError
+from baton.services.approvals import Voter
 from baton.services.interrupts import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
@@ -51,6 +53,11 @@ class CreateInterruptRequest(BaseModel):
     key: InterruptKey = Field(
         default=None,
         description="Idempotency key: creating again with the same (sessionId, key) returns the first interrupt.",
+    )
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="A quorum: each resume is an approval, each cancel a rejection; the waiter is released when "
+        "`approvals` approvers agree (with the value of the resume that met it). The creator cannot vote.",
     )
 
     model_config = {"extra": "forbid", "populate_by_name": True}
@@ -112,6 +119,12 @@ def _operator(requested: str | None) -> str:
     raise ForbiddenError(f"you are {caller.principal}; you cannot act as {requested}", details={"operator": requested})
 
 
+def _voter() -> Voter:
+    """A quorum vote is the authenticated caller's, never the `operator` a local body names."""
+    caller = deps.current_caller()
+    return Voter(caller.principal, caller.groups)
+
+
 @router.post(
     "/api/v1/interrupts",
     summary="Create an interrupt (a typed pause); 200 when `key` names an existing one",
@@ -131,6 +144,7 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[InterruptView]:
             notify=body.notify,
             timeout_ms=body.timeoutMs,
             key=body.key,
+            approval=body.approval,
         ),
         caller=deps.current_caller().principal,
     )
@@ -191,8 +205,11 @@ def claim_interrupt(
 def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) -> InterruptResumed:
     caller = _operator(body.operator)
     request = {"interrupt_id": interrupt_id, "input": body.input, "stateEdits": body.stateEdits, "caller": caller}
+    voter = _voter()
     resumed = deps.get_services().idempotency.run(
-        "interrupt_resume", request, lambda: _service().resume(interrupt_id, body.input, body.stateEdits, caller=caller)
+        "interrupt_resume",
+        request,
+        lambda: _service().resume(interrupt_id, body.input, body.stateEdits, caller=caller, voter=voter),
     )
     return InterruptResumed.model_validate(resumed)
 
@@ -204,5 +221,5 @@ def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) ->
     responses=responses({200: InterruptCancelled}, 400, 403, 404, 409, 410),
 )
 def cancel_interrupt(interrupt_id: InterruptId, body: CancelInterruptRequest) -> InterruptCancelled:
-    cancelled = _service().cancel(interrupt_id, body.reason, caller=_operator(body.operator))
+    cancelled = _service().cancel(interrupt_id, body.reason, caller=_operator(body.operator), voter=_voter())
     return InterruptCancelled.model_validate(cancelled)

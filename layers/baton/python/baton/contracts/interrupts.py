@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from baton.contracts.base import Contract
+from baton.contracts.questions import ApprovalView
 
 
 class InterruptView(Contract):
@@ -60,6 +61,7 @@ class InterruptClaimed(Contract):
 class InterruptResumed(Contract):
     interrupt: InterruptView
     resumed: bool = Field(description="The waiter was released (hosted: the task token was sent).")
+    approval: ApprovalView | None = Field(default=None, description="A quorum interrupt: the count after this vote.")
 
 
 class InterruptCancelled(Contract):
@@ -68,3 +70,4 @@ class InterruptCancelled(Contract):
     interrupt: InterruptView
     cancelled: bool
     workflow_failed: bool = Field(description="Hosted: the parked task was failed with InterruptCancelled.")
+    approval: ApprovalView | None = Field(default=None, description="A quorum interrupt: the count after this vote.")

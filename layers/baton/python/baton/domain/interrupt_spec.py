@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from baton.domain.answer_schema import check_schema_definition, check_state_size
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import NodeName, RunId, check_json_depth, refuse_non_numbers
 from baton.errors import BadRequestError, ValidationFailedError
 from baton.notify.model import CHANNELS
@@ -76,6 +77,7 @@ class InterruptSpec(BaseModel):
     timeout_ms: TimeoutMs = None
     key: InterruptKey = None
     node: NodeName = DEFAULT_NODE
+    approval: ApprovalPolicy | None = None  # a quorum: resume approves, cancel rejects
 
     model_config = ConfigDict(populate_by_name=True, frozen=True)
 

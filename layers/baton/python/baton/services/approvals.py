@@ -102,7 +102,10 @@ class ApprovalService:
         voter: Voter,
         *,
         requested_by: str | None,
+        vote: Vote | None = None,
     ) -> Ballot:
+        """Record `voter`'s vote: `vote` when the action says it (an interrupt's resume approves, its
+        cancel rejects; `answer` is then kept as the vote's text), else the one `answer` casts."""
         core = self.core
         why = refusal(policy, operator=voter.operator, groups=voter.groups, requested_by=requested_by)
         if why is not None:
@@ -110,7 +113,7 @@ class ApprovalService:
                 _REFUSALS[why].format(who=voter.operator, approvers=policy.approvers),
                 details={"reason": why, "interaction_id": pause.interaction_id, "requested_by": requested_by},
             )
-        cast = vote_of(policy, pause.request.options, answer)
+        cast = (vote, str(answer)) if vote is not None else vote_of(policy, pause.request.options, answer)
         if cast is None:
             expected = pause.request.options or ["approve", "reject"]
             raise ValidationFailedError(

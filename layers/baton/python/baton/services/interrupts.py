@@ -68,11 +68,16 @@ from baton.events import (
 )
 from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
+from baton.ports import GuardFailedError
+from baton.services.approvals import ApprovalService, Voter
 from baton.services.deadlines import park_wait
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.events import EventPayload
+    from baton.services.approvals import Ballot
     from baton.services.core import Core
 
 __all__ = ["InterruptService", "InterruptSpec", "edge_status", "is_timed_out", "key_interrupt_id", "public_view"]
@@ -212,6 +217,7 @@ class InterruptService:
         self.core = core
         self._sleep = sleep
         self._monotonic = monotonic
+        self.approvals = ApprovalService(core)
 
     # ---- create --------------------------------------------------------------------------------
     def create(
@@ -239,7 +245,7 @@ class InterruptService:
             if existing is not None:
                 return self._same_key(existing, prompt), False
 
-        core.ensure_run(session_id)
+        run = core.ensure_run(session_id)
         now_dt = core.clock.now()
         # A hosted task's deadline is its own (from its entry, before its timeout); an SDK waiter's is ours.
         hosted_deadline = core.deadline_of(timeout_ms / 1000, entered_at) if token is not None else None
@@ -251,6 +257,11 @@ class InterruptService:
             expires_at=expires_at,
             request=self._request(spec, notify=notify, timeout_ms=timeout_ms, caller=caller, hosted=token is not None),
         )
+        if spec.approval is not None:  # the requester (a hosted run's starter, else the creator) may not vote
+            requester = run.started_by if run.hosted and run.started_by else caller
+            interaction.request = interaction.request.model_copy(
+                update={"approval": spec.approval, "requested_by": requester}
+            )
         # The run is paused BEFORE the interrupt becomes visible: whoever sees it pending sees the run paused.
         core.set_run_status(session_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         try:
@@ -463,10 +474,13 @@ class InterruptService:
         return self._settled(found, status), token
 
     # ---- resume --------------------------------------------------------------------------------
-    def resume(self, interrupt_id: str, value: Any, state_edits: list[str], *, caller: str) -> dict[str, Any]:
+    def resume(
+        self, interrupt_id: str, value: Any, state_edits: list[str], *, caller: str, voter: Voter | None = None
+    ) -> dict[str, Any]:
         """Apply the edits to the stored snapshot and validate the value, all before anything is
         written (a 422 names the failing path and leaves the interrupt pending); then store the answer
-        (conditional write) and release the waiter."""
+        (conditional write) and release the waiter. On a quorum interrupt the resume is an approval by
+        `voter` (the authenticated caller): the waiter is released by the one that meets the quorum."""
         core = self.core
         i = self._expire_if_due(self._load(interrupt_id))
         if i.state.status != "pending":
@@ -481,6 +495,8 @@ class InterruptService:
         accepted = validate_answer(value, schema=req.schema_, json_schema=req.json_schema)
         check_state_size(edited)
         answer = {"input": accepted, "state": edited, "state_edits": list(state_edits)}
+        if req.approval is not None:
+            return self._vote(i, req.approval, json.dumps(answer), voter or Voter(caller), "approve")
         resumed_event = core.new_event(
             i.run_id,
             InterruptResumed(
@@ -593,7 +609,7 @@ class InterruptService:
             )
             return {"interrupt": public_view(claimed), "claimed": True, "changed": True}
 
-    def cancel(self, interrupt_id: str, reason: str, *, caller: str) -> dict[str, Any]:
+    def cancel(self, interrupt_id: str, reason: str, *, caller: str, voter: Voter | None = None) -> dict[str, Any]:
         core = self.core
         reason = (reason or "").strip()
         if not reason or len(reason) > MAX_REASON_CHARS:
@@ -604,6 +620,9 @@ class InterruptService:
             failed = self._fail_waiter(i)
             return {"interrupt": public_view(i), "cancelled": True, "workflowFailed": failed}
         self._require_pending(i, "cancelled")
+        policy = interrupt_request(i).approval
+        if policy is not None:  # a quorum interrupt: the cancel is a rejection by the authenticated caller
+            return self._vote(i, policy, reason, voter or Voter(caller), "reject")
         try:
             cancelled = core.store.transition_interaction(
                 i,
@@ -619,6 +638,59 @@ class InterruptService:
         failed = self._fail_waiter(cancelled)
         self._settle_run(cancelled)
         return {"interrupt": public_view(cancelled), "cancelled": True, "workflowFailed": failed}
+
+    # ---- quorum -----------------------------------------------------------------------------------
+    def _vote(self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote) -> dict[str, Any]:
+        """One vote on a quorum interrupt (`baton/services/approvals.py`): 403 for the requester or a
+        non-approver, counted once per operator; the vote that meets the quorum resumes it with that
+        vote's value (the rejection rule: cancels it), exactly once; a vote after the decision is a 409."""
+        ballot = self.approvals.cast(i, policy, text, voter, requested_by=interrupt_request(i).requested_by, vote=vote)
+        released = self._decide(i.interaction_id, policy, ballot) if ballot.decision else False
+        current = self._load(i.interaction_id)
+        if ballot.outcome == "closed":
+            raise ConflictError(
+                f"interrupt {i.interaction_id} is already {edge_status(current)}: the vote is not counted",
+                details={"interrupt": public_view(current), "winner": interrupt_winner(current)},
+            )
+        view = {"interrupt": public_view(current), "approval": ballot.view(policy)}
+        if vote == "approve":
+            return view | {"resumed": released and current.state.status == "answered"}
+        return view | {"cancelled": current.state.status == "cancelled", "workflowFailed": released}
+
+    def _decide(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        """Settle a quorum interrupt whose tally is met (guarded by it; a claim in between: read again).
+        True if this call released (or failed) the waiter."""
+        core = self.core
+        for _attempt in range(3):
+            i = self._load(interrupt_id)
+            if i.state.status != "pending":
+                return False
+            decided = self.approvals.decided(i, policy, ballot)
+            approving = [v for v in ballot.votes if v.vote == "approve"]
+            if ballot.decision == "approved":
+                answer = json.loads(approving[policy.approvals - 1].answer)
+                new = status_of(i.state, "answered", answer=answer, by=decided.by, at=core.now(), reason=decided.reason)
+                first: EventPayload = InterruptResumed(
+                    interaction_id=interrupt_id,
+                    node=i.request.node,
+                    input=answer["input"],
+                    state_edits=answer["state_edits"],
+                    by=decided.by,
+                )
+            else:
+                new = status_of(i.state, "cancelled", by=decided.by, at=core.now(), reason=decided.reason)
+                first = InterruptCancelled(
+                    interaction_id=interrupt_id, node=i.request.node, reason=decided.reason, by=decided.by
+                )
+            records = [core.new_event(i.run_id, first), core.new_event(i.run_id, decided.event)]
+            try:
+                settled = core.store.transition_interaction(i, new, with_records=records, guards=[decided.guard])
+            except (ConflictError, GuardFailedError):
+                continue
+            done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
+            self._settle_run(settled)
+            return done
+        return False
 
     def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None) -> bool:
         """Hosted: fail the parked token of a cancelled interrupt with `InterruptCancelled` (the cause
