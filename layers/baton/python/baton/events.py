@@ -3,7 +3,7 @@
 Services build a payload (`RunPaused(gate=..., kind=...)`) and hand it to `Core.record`; the stored and
 wire form is unchanged: `Event{event_id, run_id, type, at, data}` where `data` holds exactly the fields
 the service set (unset optional fields are left out, as before). `Event.payload()` reads `data` back as
-its model.
+its model. Over 400 lines on purpose: the closed set reads best as one table and one model per row.
 
 | type                    | payload                 | recorded when                                              |
 |-------------------------|-------------------------|------------------------------------------------------------|

@@ -104,15 +104,8 @@ class RunService:
             )
         self._check_declared_input(workflow, payload)
         now = self.core.now()
-        run = RunSummary(
-            run_id=run_id,
-            status="running",
-            workflow=workflow,
-            hosted=True,
-            created_at=now,
-            updated_at=now,
-            started_by=caller,
-        )
+        started = {"workflow": workflow, "hosted": True, "started_by": caller}  # the starter cannot approve
+        run = RunSummary(run_id=run_id, status="running", created_at=now, updated_at=now, **started)
         self.core.store.create_run(run)  # ConflictError if the run id is taken
         try:
             arn_exec = self.core.workflows.start(arn, run_id, {"run_id": run_id, "input": payload})
