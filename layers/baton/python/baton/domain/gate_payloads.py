@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
 
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import GateName, NodeName, RunId, ScopeNode, TaskToken, TimeoutSeconds
 from baton.domain.merge_contracts import MergeOutcome, StatesError
 
@@ -94,6 +95,7 @@ class HostedInterruptRequest(GatePayload):
     state: dict[str, Any] | None = None
     notify: list[str] | None = None
     workflow_id: str | None = Field(default=None, alias="workflowId")
+    approval: ApprovalPolicy | None = None  # a quorum (baton/domain/approval.py); `baton check` reads literal ones
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 

@@ -10,6 +10,9 @@ compilers refuse a bad workflow. Each finding has a code:
   as other nodes, none as that one): it would release at once with no answers. A workflow in which no
   Task asks gets its questions from agents over the API, and is not judged; at run time the gate says
   so loudly either way (`baton.services.questions`: a warning on `await_started`).
+- C250: a quorum (`approval` in a gate Task's Payload, at any depth) that can never be met or is not
+  valid: `approvals` < 1, or more approvals than named approvers when only operators are named
+  (`baton/domain/approval.py`). An `approval` taken from the input (`approval.$`) is checked at run time.
 
 Gates are found by what they call: a review gate is a `states:startExecution.sync:2` Task on
 `${ReviewGateStateMachineArn}`; an await gate is a `waitForTaskToken` Task on `${AwaitGateFunctionArn}`.
@@ -19,6 +22,10 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from baton.domain.approval import ApprovalPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -125,6 +132,32 @@ def _review_url_findings(path: str, config: Mapping[str, Any]) -> list[tuple[str
             node = node.get(part) if isinstance(node, dict) else None
         if node is None or isinstance(node, dict | list):
             findings.append((path, "C101", f"review_url names '{dotted}', which its outputs do not have"))
+    return findings
+
+
+def _approvals_in(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "approval":
+                yield inner
+            else:
+                yield from _approvals_in(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _approvals_in(inner)
+
+
+def quorum_findings(path: str, state: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """C250: every literal quorum in a Task's Parameters/Arguments must be one that can be met."""
+    if state.get("Type") != "Task":
+        return []
+    findings: list[tuple[str, str, str]] = []
+    for literal in _approvals_in(state.get("Parameters") or state.get("Arguments") or {}):
+        try:
+            ApprovalPolicy.model_validate(literal)
+        except ValidationError as err:
+            reasons = "; ".join(e["msg"].removeprefix("Value error, ") for e in err.errors())
+            findings.append((path, "C250", f"approval {literal!r} is not a quorum that can be met: {reasons}"))
     return findings
 
 
