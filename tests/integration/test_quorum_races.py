@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ConflictError
 from baton.local.http_adapter import to_proxy_event
 
@@ -99,3 +100,21 @@ def test_fifty_group_members_at_once_answer_it_once_with_two_votes(moto_stack: M
     assert len(store.list_votes("quorum-group", iid)) == 2
     types = _types(moto_stack, "quorum-group")
     assert types["quorum_reached"] == 1 and types["interaction_answered"] == 1 and types["approval_recorded"] == 2
+
+
+def test_fifty_resumes_on_a_two_of_three_interrupt_resume_it_once(moto_stack: MotoStack) -> None:
+    approvers = [_operator(n) for n in range(3)]
+    spec = InterruptSpec(
+        session_id="quorum-int", prompt="deploy?", approval=ApprovalPolicy(approvals=2, approvers=approvers)
+    )
+    created, _ = moto_stack.services.interrupts.create(spec, caller="agent")
+    path = f"/api/v1/interrupts/{created.interaction_id}/resume"
+    results = _race(lambda n: (n % 3, *_call(moto_stack, _operator(n % 3), path, {"input": "go"})))
+    statuses = sorted({(who, status) for who, status, _ in results})
+    assert sorted(status for _, status in statuses) == [200, 200, 409], statuses
+    store = moto_stack.services.core.store
+    assert len(store.list_votes("quorum-int", created.interaction_id)) == 2
+    found = store.get_interaction("quorum-int", created.interaction_id)
+    assert found is not None and found.state.status == "answered"
+    types = _types(moto_stack, "quorum-int")
+    assert types["interrupt_resumed"] == 1 and types["quorum_reached"] == 1 and types["approval_recorded"] == 2
