@@ -137,6 +137,12 @@ def test_majority_with_one_rejection_still_lets_the_quorum_approve(qs: QuestionS
     assert done["approval"]["decision"] == "approved" and done["approval"]["rejected_by"] == ["alice"]
 
 
+def test_an_approving_option_that_is_not_an_option_is_422(qs: QuestionService, core: Core) -> None:
+    with pytest.raises(ValidationFailedError, match="approve_option"):
+        _ask(qs, ApprovalPolicy(approve_option="yes"), options=["ship", "hold"])
+    assert core.store.get_run("r1") is None  # refused before anything was written
+
+
 def test_an_answer_that_casts_no_vote_is_422(qs: QuestionService, core: Core) -> None:
     iid = _ask(qs, TWO_OF_THREE)
     with pytest.raises(ValidationFailedError):

@@ -165,14 +165,16 @@ def runs_questions(
             console.print(f"run {run_id}: no pending questions")
         return
     table = Table(title=f"Pending questions of run {run_id}")
-    for column in ("id", "node", "question", "options", "asked at", "approvals"):
+    quorum = any(q.approval is not None for q in pending)  # the approvals column only when one needs a quorum
+    for column in ("id", "node", "question", "options", "asked at", *(["approvals"] if quorum else [])):
         table.add_column(column, overflow="fold")
     for q in pending:
         req = q.request
         options = ", ".join(req.options or [])
         if options and req.allow_free_text:
             options += " (or free text)"
-        table.add_row(q.interaction_id, req.node, req.prompt, options or "free text", q.created_at, approvals_text(q))
+        row = [q.interaction_id, req.node, req.prompt, options or "free text", q.created_at]
+        table.add_row(*row, *([approvals_text(q)] if quorum else []))
     console.print(table)
 
 
