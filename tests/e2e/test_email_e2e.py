@@ -123,3 +123,34 @@ def test_the_mail_link_answers_once_as_its_recipient(mail_stack: LocalStackProce
     late = anonymous.post(bob, data={"option": "dynamodb"})
     assert late.status_code == 409 and f"Already answered by {ALICE} with postgres" in late.text
     assert _state(mail_stack, run_id) == after
+
+
+def test_a_hosted_pause_mails_the_inbox_item_and_never_its_task_token(mail_stack: LocalStackProcess) -> None:
+    import boto3
+
+    client = mail_stack.client()
+    run_id = f"mail-pause-{uuid.uuid4().hex[:8]}"
+    client.start_run("human_pause", {"prompt": "Ship it?", "timeout_seconds": 300, "notify": ["email"]}, run_id=run_id)
+    state = mail_stack.state
+    table = boto3.client(
+        "dynamodb",
+        endpoint_url=state["moto_url"],
+        region_name=state["region"],
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+
+    def parked_token() -> str | None:
+        items = table.query(
+            TableName=state["table_name"],
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :wait)",
+            ExpressionAttributeValues={":pk": {"S": f"RUN#{run_id}"}, ":wait": {"S": "WAIT#"}},
+        )["Items"]
+        return items[0]["task_token"]["S"] if items else None
+
+    token: str = wait_for(parked_token, timeout=30)
+    outbox = mail_stack.state_dir / "outbox"
+    text = wait_for(lambda: next((m.text for m in read_outbox(outbox) if run_id in m.text and m.to == ALICE), None))
+    assert token not in text and token[:40] not in text
+    assert "Ship it?" in text and f"{mail_stack.api_url}/inbox/#/question/{run_id}/" in text
+    assert "/answer/" not in text  # a hosted pause is answered in the inbox or the CLI, not by a link
