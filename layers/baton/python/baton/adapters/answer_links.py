@@ -74,17 +74,23 @@ class DynamoAnswerLinks:
         return None
 
     def complete_link(self, use: LinkUse) -> None:
-        # Only the claim this request made (same `at`) becomes the answered use.
-        self._db.update_item(
-            TableName=self._table,
-            Key=_key(use.run_id, use.link_id),
-            UpdateExpression="SET #state = :answered, answer = :answer",
-            ConditionExpression="#state = :claimed AND #at = :at",
-            ExpressionAttributeNames={"#state": "state", "#at": "at"},
-            ExpressionAttributeValues=_to_item(
-                {":answered": "answered", ":claimed": "claimed", ":at": use.at, ":answer": json.dumps(use.answer)}
-            ),
-        )
+        try:
+            # Only the claim this request made (same `at`) becomes the answered use.
+            self._db.update_item(
+                TableName=self._table,
+                Key=_key(use.run_id, use.link_id),
+                UpdateExpression="SET #state = :answered, answer = :answer",
+                ConditionExpression="#state = :claimed AND #at = :at",
+                ExpressionAttributeNames={"#state": "state", "#at": "at"},
+                ExpressionAttributeValues=_to_item(
+                    {":answered": "answered", ":claimed": "claimed", ":at": use.at, ":answer": json.dumps(use.answer)}
+                ),
+            )
+        except ClientError as err:
+            # Our claim went stale and another request took it over: the answer is stored all the same,
+            # and that request's answer gets the 409 naming it.
+            if not _is_conditional_failure(err):
+                raise
 
     def release_link(self, use: LinkUse) -> None:
         try:
