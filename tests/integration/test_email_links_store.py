@@ -19,6 +19,9 @@ from baton.channels.email.links import LinkUse
 from baton.channels.email.mail import Mail
 from baton.workflows.table import TTL_ATTRIBUTE
 from tests.integration.conftest import MotoStack
+from tests.integration.test_call_budgets import CallLog, call_log
+
+__all__ = ["call_log"]  # the fixture, shared with the answer path's budgets
 
 SENDER = "baton@example.com"
 
@@ -84,7 +87,7 @@ def test_ses_v2_sends_one_plain_text_mail_per_recipient_from_the_sender(aws_env:
 
 
 def test_a_link_answers_through_the_real_api_handler_on_the_table(
-    moto_stack: MotoStack, monkeypatch: pytest.MonkeyPatch
+    call_log: CallLog, moto_stack: MotoStack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from baton.channels.email.config import cached_link_key, email_config
     from baton.channels.email.mail import EmailLinks
@@ -114,9 +117,22 @@ def test_a_link_answers_through_the_real_api_handler_on_the_table(
             result: dict[str, Any] = payload
             return result
 
-        assert call("GET")["statusCode"] == 200
-        assert call("POST", {"option": "yes"})["statusCode"] == 200
-        assert call("POST", {"option": "no"})["statusCode"] == 410
+        call("GET")  # the first request builds the clients; the counted ones below reuse them
+        shown, get_calls = call_log.measure(lambda: call("GET"))
+        answered, post_calls = call_log.measure(lambda: call("POST", {"option": "yes"}))
+        replayed, replay_calls = call_log.measure(lambda: call("POST", {"option": "no"}))
+        assert (shown["statusCode"], answered["statusCode"], replayed["statusCode"]) == (200, 200, 410)
+        # AWS calls (counts): the page reads the question and the link; the answer adds the claim, the
+        # answer path's Query and transaction, and the completion; a replay stops at the claim.
+        assert get_calls == ["dynamodb.GetItem", "dynamodb.GetItem"]
+        assert post_calls == [
+            "dynamodb.GetItem",
+            "dynamodb.PutItem",
+            "dynamodb.Query",
+            "dynamodb.TransactWriteItems",
+            "dynamodb.UpdateItem",
+        ]
+        assert replay_calls == ["dynamodb.GetItem", "dynamodb.PutItem", "dynamodb.GetItem"]
         stored = services().core.store.get_interaction("r1", iid)
         assert stored is not None and stored.state.answer == "yes" and stored.state.answered_by == "ops@example.com"
         assert json.dumps(stored.state.answer) == '"yes"'
