@@ -60,6 +60,10 @@ class TeamConfig:
     # People who get notifications on the `email` channel, and alarm emails.
     emails: list[str] = field(default_factory=list)
     alarm_emails: list[str] = field(default_factory=list)
+    # The SES identity Baton's mail is sent from (a verified address). Set: each of `emails` gets their
+    # own mail with a signed answer link (infra/capabilities/email_links.py); unset: the SNS email
+    # subscription, with no links. Alarms always go by SNS email.
+    email_sender: str = ""
     # Slack webhook URL: an SSM SecureString (default name below) or a Secrets Manager secret ARN.
     slack_parameter: str = ""
     slack_secret_arn: str = ""
@@ -127,6 +131,7 @@ class TeamConfig:
             team=str(team or ctx("team") or DEFAULT_TEAM),
             emails=emails,
             alarm_emails=_as_list(ctx("alarm_emails")) or emails,
+            email_sender=str(ctx("email_sender") or ""),
             slack_parameter=str(ctx("slack_parameter") or ""),
             slack_secret_arn=str(ctx("slack_secret_arn") or ""),
             webhook_url=str(ctx("webhook_url") or ""),

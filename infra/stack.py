@@ -11,6 +11,7 @@ from baton.workflows.input_schema import compact, load_schemas
 from baton.workflows.resources import FUNCTIONS, STATE_MACHINES
 from baton.workflows.source_tree import source_tree
 from infra.capabilities.api import Api
+from infra.capabilities.email_links import EmailLinks
 from infra.capabilities.functions import FunctionInputs, Functions
 from infra.capabilities.gates import Gates
 from infra.capabilities.inbox import Inbox
@@ -109,9 +110,25 @@ class BatonStack(Stack):
             # The gates' timers belong to no run: their ends are not a run's lifecycle.
             state_machine_arns=[arn for wf, arn in self.state_machine_arns.items() if wf != TIMER_STATE_MACHINE],
         )
-        self.notifications.subscribe_emails(config.emails)
-        # The webhook channel is subscribed only when it has somewhere to post.
-        self.notifications.subscribe_functions(fns, FUNCTIONS, skip=() if config.webhook_url else ("webhook",))
+        # With an SES sender, each recipient gets their own mail with answer links; else the SNS email path.
+        self.email_links = (
+            EmailLinks(
+                self,
+                "EmailLinks",
+                config=config,
+                api=self.api,
+                functions=fns,
+                roles=self.functions.roles,
+                inbox_url=self.inbox.app_url,
+            )
+            if config.email_sender
+            else None
+        )
+        if self.email_links is None:
+            self.notifications.subscribe_emails(config.emails)
+        skip = (() if config.webhook_url else ("webhook",)) + (() if config.email_sender else ("email",))
+        # The webhook channel is subscribed only when it has somewhere to post, the email Lambda only with a sender.
+        self.notifications.subscribe_functions(fns, FUNCTIONS, skip=skip)
         self.observability = Observability(
             self,
             "Observability",

@@ -20,6 +20,7 @@ TEAM = "ci"
 PREFIX = f"baton-{TEAM}"
 CONTEXT: Mapping[str, Any] = {
     "emails": "ops@example.com,lead@example.com",
+    "email_sender": "baton@example.com",
     "webhook_url": "https://hooks.example.com/baton",
     "repository": "https://git-codecommit.eu-west-1.amazonaws.com/v1/repos/agent-work",
     "companion_model": "us.anthropic.claude-sonnet-4-20250514-v1:0",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from baton.channels.email.links import LinkUse
     from baton.domain.approval import Approval, ApprovalTally, VoteOutcome
     from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
     from baton.domain.gate_payloads import GateDeadlinePayload
@@ -223,6 +224,20 @@ class DeadlineTimers(Protocol):
     Starting the same `name` again is a no-op (a retried park)."""
 
     def start(self, name: str, payload: GateDeadlinePayload, wait_seconds: int) -> None: ...
+
+
+class AnswerLinkStore(Protocol):
+    """The single-use email answer links (`baton/channels/email/links.py`): a link answers once.
+
+    `claim_link` is the conditional write that decides it: it records the use unless the link was used
+    before (then it returns that earlier use) or another claim of it is still fresh (`stale_before`: a
+    claim left by a request that died may be taken over after it). `complete_link` records the answer
+    the claim stored; `release_link` drops a claim whose answer was not stored (so the link still works)."""
+
+    def claim_link(self, use: LinkUse, *, stale_before: str) -> LinkUse | None: ...
+    def complete_link(self, use: LinkUse) -> None: ...
+    def release_link(self, use: LinkUse) -> None: ...
+    def get_link(self, run_id: str, link_id: str) -> LinkUse | None: ...
 
 
 class Notifier(Protocol):

@@ -14,6 +14,8 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from baton.api import deps
 from baton.api.auth import Caller, admit, resolve_caller, with_local_groups
 from baton.api.request_scope import RequestScopedResolver
+from baton.api.routes_email import ANSWER_PREFIX
+from baton.api.routes_email import router as email_router
 from baton.api.routes_inbox import router as inbox_router
 from baton.api.routes_interrupts import router as interrupts_router
 from baton.api.routes_questions import router as questions_router
@@ -33,7 +35,8 @@ from baton.errors import (
 )
 from baton.runtime.observability import logger
 
-PUBLIC_PATHS = ("/api/openapi.json", "/api/docs")
+# The answer links carry their own credential (a signed, single-use link: baton/channels/email/links.py).
+PUBLIC_PATHS = ("/api/openapi.json", "/api/docs", ANSWER_PREFIX)
 MAX_BODY_BYTES = 256 * 1024
 
 
@@ -137,6 +140,7 @@ def create_app() -> APIGatewayRestResolver:
     app.include_router(review_router)
     app.include_router(questions_router)
     app.include_router(inbox_router)
+    app.include_router(email_router)
 
     def _register(error_type: type[BatonError]) -> None:
         # One handler per domain error: the body is always {"error", "message", ...details}.

@@ -36,6 +36,10 @@ REGION = "us-east-1"
 STATE_FILE = "local.json"
 WORKFLOWS_READY_SECONDS = 120.0  # the longest a Step Functions call waits for the state machines to exist
 DataMode = Literal["keep", "fresh", "off"]
+# Who gets the `email` channel's mail locally (comma list): printed and kept in <state dir>/outbox.
+EMAIL_RECIPIENTS_ENV = "BATON_LOCAL_EMAIL_TO"
+DEFAULT_EMAIL_RECIPIENT = "you@localhost"
+OUTBOX_DIR = "outbox"
 
 
 class PortInUseError(BatonError):
@@ -149,7 +153,8 @@ class LocalStack:
         self.restored_items = 0
         self.closed_runs: list[str] = []
         self._persister: persist.Persister | None = None
-        self.subscribe_channels = subscribe_channels  # notify channels whose subscriber Lambdas get SNS
+        # notify channels whose subscriber Lambdas get SNS; email always (its mail goes to the outbox)
+        self.subscribe_channels = tuple(dict.fromkeys((*subscribe_channels, "email")))
         self.api_port = api_port
         self.moto_port = moto_port
         self.state_dir = state_dir
@@ -244,7 +249,8 @@ class LocalStack:
             create_workflows=False,  # created below, once the API is up
         )
         self._exit_stack.enter_context(self.workflows.installed())
-        os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **self.extra_env})
+        os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **self._email_env(api_url)})
+        os.environ.update(self.extra_env)
         _reset_cached_settings()
         if saved:
             self._restore(provisioned.table_name, saved)
@@ -278,6 +284,15 @@ class LocalStack:
             out.write(json.dumps(self.info.to_json(), indent=2))
         os.replace(temporary, state_file)
         return self.info
+
+    def _email_env(self, api_url: str) -> dict[str, str]:
+        """The email channel locally: mail printed and kept in the outbox, links signed with a key
+        derived from the operator token (baton/channels/email/config.py)."""
+        return {
+            "BATON_EMAIL_RECIPIENTS": os.environ.get(EMAIL_RECIPIENTS_ENV) or DEFAULT_EMAIL_RECIPIENT,
+            "BATON_EMAIL_OUTBOX": str((self.state_dir / OUTBOX_DIR).resolve()),
+            "BATON_INBOX_URL": f"{api_url}/inbox/",
+        }
 
     def inbox_login_url(self) -> str:
         """A one-time sign-in link for the web inbox (baton/local/inbox.py)."""
@@ -362,8 +377,11 @@ def _inbox_dist() -> Path:
 
 
 def _reset_cached_settings() -> None:
+    from baton.channels.email.config import cached_link_key, email_config
     from baton.runtime.settings import get_settings
     from baton.runtime.wiring import services
 
     get_settings.cache_clear()
     services.cache_clear()
+    email_config.cache_clear()
+    cached_link_key.cache_clear()

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from baton.api.idempotency import Idempotency, NoIdempotency
+    from baton.channels.email.answers import EmailAnswers
     from baton.ports import BuildRecords, BuildRunner, Companion
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
@@ -42,12 +43,33 @@ class Services:
     review: ReviewService | None = None
     # Powertools Idempotency for answer/resume (in-memory wirings run every call).
     idempotency: Idempotency | NoIdempotency = field(default_factory=_no_idempotency)
+    # The email answer links' pages (built on first use from the environment when not given).
+    email_answers: EmailAnswers | None = None
 
     def review_service(self) -> ReviewService:
         """The review gate's service (built on first use from the settings when not given)."""
         if self.review is None:
             self.review = build_review_service(self.settings, self.core)
         return self.review
+
+    def email_answers_service(self) -> EmailAnswers:
+        """What `/answer/<link>` serves (baton/channels/email/answers.py), on the table's link items."""
+        if self.email_answers is None:
+            from baton.adapters.answer_links import DynamoAnswerLinks
+            from baton.adapters.clients import dynamodb_client
+            from baton.channels.email.answers import EmailAnswers
+            from baton.channels.email.config import cached_link_key, email_config
+
+            config = email_config()
+            self.email_answers = EmailAnswers(
+                questions=self.questions,
+                interactions=self.core.store,
+                links=DynamoAnswerLinks(self.settings.table_name, dynamodb_client()),
+                key=cached_link_key,
+                recipients=config.baton_email_recipients,
+                inbox_url=config.baton_inbox_url,
+            )
+        return self.email_answers
 
     @property
     def questions(self) -> QuestionService:

@@ -77,6 +77,20 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         subscribes_to_channel="webhook",
         extra_env=("WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_SECRET_PARAMETER"),
     ),
+    # Per-recipient mail with signed answer links (baton/channels/email); its SES, secret and table grants
+    # are made by infra/capabilities/email_links.py, so it has no default capability here.
+    FunctionSpec(
+        "notify_email",
+        "Mails each email recipient their own notification with a signed answer link (SES v2)",
+        subscribes_to_channel="email",
+        extra_env=(
+            "BATON_EMAIL_RECIPIENTS",
+            "BATON_EMAIL_SENDER",
+            "BATON_EMAIL_LINK_TTL_SECONDS",
+            "BATON_EMAIL_OUTBOX",
+        ),
+        aws_access=(),
+    ),
     # The review-and-merge gate (statemachines/review_gate.asl.json).
     FunctionSpec(
         "review_turn",

@@ -1,0 +1,213 @@
+"""What an answer link's URL does: GET shows the confirmation page and changes nothing; POST answers,
+once, as the link's recipient, through `QuestionService.answer` (the API's own path: the same checks,
+the same 409 with the winner, the same 410 past a gate's deadline).
+
+The order of a POST: the link's signature, expiry and recipient (no I/O); the question; the form; then
+the conditional write that spends the link (`AnswerLinkStore.claim_link`); then the answer. An answer
+that is refused (409, 410, 422) releases the claim, so the link is spent only by the answer it stored;
+a request that dies between the claim and the answer leaves a claim that a retry may take over after
+`STALE_CLAIM_SECONDS`."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, read_link
+from baton.channels.email.pages import Page
+from baton.errors import BatonError
+from baton.ids import iso
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Mapping
+
+    from baton.models import Interaction
+    from baton.ports import AnswerLinkStore, InteractionStore
+    from baton.services.questions import QuestionService
+
+log = logging.getLogger("baton")
+STALE_CLAIM_SECONDS = 60
+_INBOX_ROUTE = {"interrupt": "#/interrupt/{iid}", "review": "#/review/{run}", "await": "#/run/{run}"}
+
+
+def inbox_item_url(inbox_url: str, kind: str, run_id: str, interaction_id: str) -> str:
+    """The web inbox's screen of one item (its hash routes: inbox/src/util.js `itemHref`)."""
+    route = _INBOX_ROUTE.get(kind, "#/question/{run}/{iid}").format(run=run_id, iid=interaction_id)
+    return inbox_url.split("#", 1)[0] + route
+
+
+def _shown(value: Any) -> str:
+    from baton.services.questions import answer_text
+
+    return answer_text(value)
+
+
+@dataclass
+class EmailAnswers:
+    questions: QuestionService
+    interactions: InteractionStore
+    links: AnswerLinkStore
+    key: Callable[[], bytes]  # read on first use (deployed: from Secrets Manager)
+    recipients: Collection[str]  # who may hold a link (config); an address not here is refused
+    inbox_url: str = ""
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    # ---- GET ------------------------------------------------------------------------------------
+    def view(self, token: str) -> Page:
+        """The confirmation page: what is asked, for whom, until when. Reads only."""
+        try:
+            claims, interaction = self._open(token)
+        except LinkRefused as refused:
+            return _refused(refused)
+        used = self.links.get_link(claims.run_id, claims.link_id)
+        if used is not None and used.state == "answered":
+            return _used(used)
+        settled = self._settled(interaction)
+        if settled is not None:
+            return settled
+        req = interaction.request
+        return Page(
+            200,
+            "Answer this question",
+            prompt=req.prompt,
+            paragraphs=["Nothing is answered until you press a button below."],
+            options=req.options or (),
+            free_text=req.allow_free_text,
+            meta=self._meta(claims, interaction),
+        )
+
+    # ---- POST -----------------------------------------------------------------------------------
+    def submit(self, token: str, form: Mapping[str, str]) -> Page:
+        try:
+            claims, interaction = self._open(token)
+        except LinkRefused as refused:
+            return _refused(refused)
+        answer = _answer_of(form)
+        if answer is None:
+            return Page(
+                422,
+                "No answer given",
+                ["The form had neither an option nor a text. Go back and choose one."],
+                meta=self._meta(claims, interaction),
+            )
+        now = self.clock()
+        use = LinkUse(
+            link_id=claims.link_id,
+            run_id=claims.run_id,
+            interaction_id=claims.interaction_id,
+            recipient=claims.recipient,
+            at=iso(now),
+            expires_at=claims.expires_at,
+        )
+        earlier = self.links.claim_link(use, stale_before=iso(now - timedelta(seconds=STALE_CLAIM_SECONDS)))
+        if earlier is not None:
+            return _used(earlier)
+        try:
+            self.questions.answer(claims.run_id, claims.interaction_id, answer, caller=claims.recipient)
+        except BatonError as err:
+            self.links.release_link(use)
+            return _answer_refused(err)
+        except Exception:
+            self.links.release_link(use)
+            log.exception("answer by email link failed", extra={"run_id": claims.run_id})
+            return Page(503, "Not answered: try again", ["Baton could not store the answer just now. Nothing changed."])
+        self.links.complete_link(use.model_copy(update={"state": "answered", "answer": answer}))
+        return Page(
+            200,
+            "Answered",
+            [f"Your answer was recorded: {_shown(answer)}", "This link is now used up."],
+            meta=self._meta(claims, interaction),
+        )
+
+    # ---- the shared part ------------------------------------------------------------------------
+    def _open(self, token: str) -> tuple[LinkClaims, Interaction]:
+        """The link's claims and its question, or why not (nothing is read for a link that fails its mac)."""
+        claims = read_link(token, self.key(), now=self.clock())
+        if claims.recipient.lower() not in {r.lower() for r in self.recipients}:
+            raise LinkRefused(
+                "not_a_recipient",
+                403,
+                f"This link was made for {claims.recipient}, who is not (or no longer) a recipient of Baton's mail.",
+            )
+        found = self.interactions.get_interaction(claims.run_id, claims.interaction_id)
+        if found is None:
+            raise LinkRefused(
+                "not_found", 404, f"Question {claims.interaction_id} of run {claims.run_id} was not found."
+            )
+        if found.request.kind != "question":
+            url = inbox_item_url(self.inbox_url, found.request.kind, found.run_id, found.interaction_id)
+            raise LinkRefused(
+                "not_answerable",
+                409,
+                "This item cannot be answered from a mail link: open it in the inbox.",
+                url=url if self.inbox_url else "",
+            )
+        return claims, found
+
+    def _settled(self, interaction: Interaction) -> Page | None:
+        st = interaction.state
+        if st.status == "pending":
+            return None
+        if st.status == "answered":
+            return Page(
+                409,
+                "Already answered",
+                [f"Already answered by {st.answered_by} with {_shown(st.answer)} at {st.answered_at}."],
+                prompt=interaction.request.prompt,
+            )
+        return Page(
+            410,
+            "No longer waiting",
+            [f"This question is {st.status.replace('_', ' ')}{': ' + st.reason if st.reason else ''}."],
+            prompt=interaction.request.prompt,
+        )
+
+    def _meta(self, claims: LinkClaims, interaction: Interaction) -> list[str]:
+        until = iso(datetime.fromtimestamp(claims.expires_at, UTC))
+        meta = [
+            f"For: {claims.recipient}",
+            f"Run: {claims.run_id} · node {interaction.request.node} · question {claims.interaction_id}",
+            f"This link works once, until {until}.",
+        ]
+        if interaction.expires_at:
+            meta.append(f"The question itself closes at {interaction.expires_at}.")
+        return meta
+
+
+def _answer_of(form: Mapping[str, str]) -> str | None:
+    for name in ("option", "text"):
+        value = form.get(name)
+        if value is not None and value.strip():
+            return value if name == "option" else value.strip()
+    return None
+
+
+def _refused(refused: LinkRefused) -> Page:
+    titles = {
+        "malformed": "Not a Baton link",
+        "tampered": "This link was altered",
+        "expired": "This link has expired",
+        "not_a_recipient": "Not a recipient",
+        "not_found": "Question not found",
+        "not_answerable": "Answer this in the inbox",
+    }
+    link = ("Open it in the inbox", refused.url) if refused.url else None
+    return Page(refused.status, titles[refused.reason], [refused.message, "Nothing was changed."], link=link)
+
+
+def _used(use: LinkUse) -> Page:
+    if use.state == "answered":
+        said = f"It was used by {use.recipient} at {use.at} to answer: {_shown(use.answer)}."
+    else:
+        said = f"It is being used by {use.recipient} right now (since {use.at})."
+    return Page(410, "This link was already used", [said, "A link answers once. Nothing was changed."])
+
+
+def _answer_refused(err: BatonError) -> Page:
+    found = err.details.get("winner")
+    if err.http_status == 409 and isinstance(found, dict) and found.get("status") == "answered":
+        text = f"Already answered by {found.get('by')} with {_shown(found.get('value'))} at {found.get('at')}."
+        return Page(409, "Already answered", [text, "Your answer was not recorded."])
+    return Page(err.http_status, "Not answered", [err.message, "Your answer was not recorded."])

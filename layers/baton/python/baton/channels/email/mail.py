@@ -1,0 +1,111 @@
+"""Per-recipient mail: each recipient of the `email` channel gets their own message, whose answer link
+is signed for them and for the one question (`links.py`). What a link cannot offer (interrupts with
+their JSON Schemas, reviews, await gates) gets the web inbox item's address instead."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Protocol
+
+from baton.channels.email.answers import inbox_item_url
+from baton.channels.email.links import LinkClaims, new_link_id, sign_link
+from baton.ids import iso
+from baton.notify.email import render_email
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from baton.notify.model import Notification
+
+ANSWER_PATH = "/answer/"
+DEFAULT_LINK_TTL_SECONDS = 3 * 86400
+
+
+@dataclass(frozen=True)
+class Mail:
+    to: str
+    subject: str
+    text: str
+
+
+class MailSender(Protocol):
+    """Sends one mail; returns its message id (deployed: SES v2 `SendEmail`; locally: the outbox)."""
+
+    def send(self, mail: Mail) -> str: ...
+
+
+@dataclass
+class EmailLinks:
+    """Makes the answer links of one deployment."""
+
+    key: Callable[[], bytes]
+    base_url: str  # where `/answer/<link>` is served (the API's public URL)
+    ttl_seconds: int = DEFAULT_LINK_TTL_SECONDS
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+
+    def link_for(self, run_id: str, interaction_id: str, recipient: str) -> tuple[str, datetime]:
+        expires = self.clock() + timedelta(seconds=self.ttl_seconds)
+        claims = LinkClaims(
+            link_id=new_link_id(),
+            run_id=run_id,
+            interaction_id=interaction_id,
+            recipient=recipient,
+            expires_at=int(expires.timestamp()),
+        )
+        return self.base_url.rstrip("/") + ANSWER_PATH + sign_link(claims, self.key()), expires
+
+
+def compose(notification: Notification, recipient: str, links: EmailLinks, inbox_url: str = "") -> Mail:
+    """The mail for one recipient: the readable body of `render_email` with, first, how to answer here."""
+    subject, body = render_email(notification)
+    n = notification
+    lines: list[str] = []
+    if n.kind == "question" and n.interaction_id:
+        url, expires = links.link_for(n.run_id, n.interaction_id, recipient)
+        lines += [
+            "Answer from this mail:",
+            f"  {url}",
+            "  The link opens a page that shows the question and its options; nothing is answered until you",
+            f"  press a button there. It answers once, as {recipient}, until {iso(expires)}.",
+            "",
+        ]
+    elif n.interaction_id and inbox_url and n.kind in ("interrupt", "review", "await", "ask"):
+        lines += [
+            "Answer in the inbox (this form cannot be answered from a mail):",
+            f"  {inbox_item_url(inbox_url, n.kind, n.run_id, n.interaction_id)}",
+            "",
+        ]
+    title, _, rest = body.partition("\n\n")
+    return Mail(
+        to=recipient, subject=subject, text="\n\n".join([title, "\n".join(lines).rstrip("\n"), rest]) if lines else body
+    )
+
+
+@dataclass
+class EmailNotifier:
+    """The `email` channel's subscriber: one mail per recipient. Every recipient is tried; failures are
+    raised together afterwards (SNS retries the event)."""
+
+    sender: MailSender
+    recipients: Sequence[str]
+    links: EmailLinks
+    inbox_url: str = ""
+
+    def deliver(self, notification: Notification) -> list[str]:
+        from baton.notify.transport import NotificationDeliveryError
+
+        sent: list[str] = []
+        failures: dict[str, str] = {}
+        for recipient in self.recipients:
+            try:
+                sent.append(self.sender.send(compose(notification, recipient, self.links, self.inbox_url)))
+            except Exception as exc:
+                failures[recipient] = str(exc)
+        if failures:
+            raise NotificationDeliveryError(
+                f"mail to {', '.join(failures)} failed", details={"failures": failures, "sent": len(sent)}
+            )
+        return sent
+
+    __call__ = deliver
