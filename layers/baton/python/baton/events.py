@@ -3,7 +3,7 @@
 Services build a payload (`RunPaused(gate=..., kind=...)`) and hand it to `Core.record`; the stored and
 wire form is unchanged: `Event{event_id, run_id, type, at, data}` where `data` holds exactly the fields
 the service set (unset optional fields are left out, as before). `Event.payload()` reads `data` back as
-its model.
+its model. (Over 400 lines: one small payload model per event type of the closed set, kept together.)
 
 | type                    | payload                 | recorded when                                              |
 |-------------------------|-------------------------|------------------------------------------------------------|
@@ -30,6 +30,9 @@ its model.
 | review_merged           | ReviewMerged            | the merge landed (or had nothing to do)                    |
 | review_merge_rejected   | ReviewMergeRejected     | the merge was refused; the review re-opens                 |
 | review_merge_timed_out  | ReviewMergeTimedOut     | the merge build timed out                                  |
+| reminder_sent           | ReminderSent            | a pause's ladder reminded its channels (baton.domain.ladder)|
+| escalated               | Escalated               | a pause's ladder announced it to its escalate_to channels  |
+| timed_out_default       | TimedOutDefault         | nobody answered: the pause's declared default was taken     |
 """
 
 from __future__ import annotations
@@ -68,6 +71,9 @@ class EventType(StrEnum):
     REVIEW_MERGED = "review_merged"
     REVIEW_MERGE_REJECTED = "review_merge_rejected"
     REVIEW_MERGE_TIMED_OUT = "review_merge_timed_out"
+    REMINDER_SENT = "reminder_sent"
+    ESCALATED = "escalated"
+    TIMED_OUT_DEFAULT = "timed_out_default"
 
 
 class EventPayload(BaseModel):
@@ -348,6 +354,32 @@ class ReviewMergeTimedOut(EventPayload):
     cause: str
 
 
+# ---- deadline ladders (baton.domain.ladder, baton.services.deadlines) -------------------------------
+class ReminderSent(EventPayload):
+    event_type = EventType.REMINDER_SENT
+    gate: str
+    interaction_ids: list[str]
+    channels: list[str]
+
+
+class Escalated(EventPayload):
+    event_type = EventType.ESCALATED
+    gate: str
+    interaction_ids: list[str]
+    channels: list[str]
+
+
+class TimedOutDefault(EventPayload):
+    """Nobody answered by the deadline: the declared default was delivered. Never a person's answer."""
+
+    event_type = EventType.TIMED_OUT_DEFAULT
+    interaction_id: str
+    node: str
+    kind: str
+    default: Any = None
+    deadline: str
+
+
 PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
     model.event_type: model
     for model in (
@@ -378,5 +410,8 @@ PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
         ReviewMerged,
         ReviewMergeRejected,
         ReviewMergeTimedOut,
+        ReminderSent,
+        Escalated,
+        TimedOutDefault,
     )
 }

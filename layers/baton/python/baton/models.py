@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, model_validator
 
+from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
 from baton.events import PAYLOAD_OF_TYPE, EventPayload, EventType
 
 InteractionKind = Literal["question", "ask", "await", "interrupt", "review"]
@@ -47,6 +48,13 @@ class InteractionStatus(BaseModel):
     reason: str | None = None
     version: int = 0
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def outcome(self) -> str | None:
+        """`timed_out_default`: nobody answered, the pause's declared default was taken at its deadline
+        (`answered_by` is then empty: never a person's answer). None otherwise."""
+        return TIMED_OUT_DEFAULT if self.status == "answered" and self.reason == TIMED_OUT_DEFAULT else None
+
 
 class _RequestBase(BaseModel):
     """What was asked: the fields every kind has. Written once, never updated."""
@@ -57,6 +65,7 @@ class _RequestBase(BaseModel):
     allow_free_text: bool = True
     timeout_seconds: int | None = None
     notify: list[str] = Field(default_factory=lambda: ["console"])
+    ladder: Ladder | None = None  # remind / escalate / on_timeout (baton.domain.ladder); absent: none
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -76,7 +85,7 @@ class _RequestBase(BaseModel):
         """The stored form (unchanged by the union): the common fields, the interrupt's schema/state
         fields (None for the other kinds), and the kind's own fields under `extra`."""
         own = set(self._OWN_FIELDS)
-        common = self.model_dump(by_alias=True, exclude=own)
+        common = self.model_dump(by_alias=True, exclude=own | ({"ladder"} if self.ladder is None else set()))
         extra = {
             (type(self).model_fields[name].alias or name): value
             for name in self._OWN_FIELDS

@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
 
 from baton.domain.fields import GateName, NodeName, RunId, ScopeNode, TaskToken, TimeoutSeconds
+from baton.domain.ladder import Ladder
 from baton.domain.merge_contracts import MergeOutcome, StatesError
 
 MapItem = Annotated[int | str | None, Field(default=None, description="$$.Map.Item.Index inside a Map iteration")]
@@ -59,6 +60,7 @@ class ParkPayload(GatePayload):
     timeout_seconds: TimeoutSeconds
     notify: list[str] | None = None
     entered_at: EnteredAt = None
+    ladder: Ladder | None = Field(default=None, description="remind / escalate / on_timeout (baton.domain.ladder)")
 
 
 class GateTimeoutPayload(GatePayload):
@@ -154,6 +156,9 @@ class GateDeadlinePayload(GatePayload):
     gate: str = Field(min_length=1, max_length=256, description="The parked wait's gate (tool awaits: 'tool')")
     deadline: AwareDatetime = Field(description="The deadline the timer was started for (a re-parked gate has another)")
     interaction_id: str | None = Field(default=None, max_length=64, description="The tool-form await it ends")
+    step: Literal["remind", "escalate", "deadline"] = Field(
+        default="deadline", description="Which step of the pause's ladder fired (baton.domain.ladder)"
+    )
 
 
 # Which payload each gate Lambda takes (by function name, as in baton.workflows.resources.FUNCTIONS).

@@ -322,6 +322,7 @@ class InterruptService:
                 parked_at=interrupt.created_at,
                 deadline=interrupt.expires_at,
             ),
+            ladder=interrupt.request.ladder,
         )
 
     @staticmethod

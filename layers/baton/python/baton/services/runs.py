@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from datetime import datetime
 
+    from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
 MAX_INPUT_BYTES = 32 * 1024
@@ -186,6 +187,7 @@ class RunService:
         timeout_seconds: int,
         notify: list[str] | None = None,
         entered_at: datetime | None = None,
+        ladder: Ladder | None = None,
     ) -> Interaction:
         """Called by the gate's Lambda (its payload validated) with the task token: record what is asked,
         park the token. Idempotent: a retried invoke (same token) returns the same interaction and wait,
@@ -205,7 +207,7 @@ class RunService:
             created_at=now,
             expires_at=deadline,
             request=PauseRequest(
-                node=node, prompt=prompt, timeout_seconds=timeout_seconds, notify=notify or ["console"]
+                node=node, prompt=prompt, timeout_seconds=timeout_seconds, notify=notify or ["console"], ladder=ladder
             ),
         )
         try:
@@ -247,6 +249,7 @@ class RunService:
                 parked_at=interaction.created_at,
                 deadline=deadline,
             ),
+            ladder=interaction.request.ladder,
         )
 
     def resume(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
