@@ -33,6 +33,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         state=req.state,
         notify=req.notify,
         timeout_ms=req.timeout_seconds * 1000,
+        ladder=req.ladder,
     )
     interrupt, _ = services().interrupts.create(
         spec, caller=f"workflow:{payload.run_id}", token=payload.token, entered_at=payload.entered_at

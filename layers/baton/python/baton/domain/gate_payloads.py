@@ -96,6 +96,7 @@ class HostedInterruptRequest(GatePayload):
     state: dict[str, Any] | None = None
     notify: list[str] | None = None
     workflow_id: str | None = Field(default=None, alias="workflowId")
+    ladder: Ladder | None = None  # remind / escalate / on_timeout (baton.domain.ladder)
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 

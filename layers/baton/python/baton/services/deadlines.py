@@ -201,6 +201,28 @@ def default_answer(i: Interaction, default: Any) -> Any:
     return default
 
 
+def answer_with_default(core: Core, i: Interaction, deadline: str | None) -> Interaction | None:
+    """A pending interaction past its deadline whose request declared a default: answered with it,
+    nobody's answer (`answered_by` empty, outcome `timed_out_default`), with its event, in one
+    conditional write. None if it declared no default; ConflictError if it changed first."""
+    ladder = i.request.ladder
+    if ladder is None or ladder.default is None or i.state.status != "pending":
+        return None
+    event = core.new_event(
+        i.run_id,
+        TimedOutDefault(
+            interaction_id=i.interaction_id,
+            node=i.request.node,
+            kind=i.request.kind,
+            default=ladder.default.default,
+            deadline=deadline or i.expires_at or core.now(),
+        ),
+    )
+    answer = default_answer(i, ladder.default.default)
+    new_state = status_of(i.state, "answered", answer=answer, at=core.now(), reason=TIMED_OUT_DEFAULT)
+    return core.store.transition_interaction(i, new_state, with_records=[event])
+
+
 def take_default(core: Core, wait: ParkedWait, release: Callable[[ParkedWait], bool] | None) -> bool | None:
     """At the deadline of a pause that declared `on_timeout: {"default": ...}`: answer what is still
     pending with the default (`timed_out_default`, nobody's answer), then release the gate as an answer
@@ -211,30 +233,8 @@ def take_default(core: Core, wait: ParkedWait, release: Callable[[ParkedWait], b
     if ladder is None or ladder.default is None or release is None:
         return None
     for i in found:
-        if i.state.status != "pending":
-            continue
-        event = core.new_event(
-            wait.run_id,
-            TimedOutDefault(
-                interaction_id=i.interaction_id,
-                node=i.request.node,
-                kind=i.request.kind,
-                default=ladder.default.default,
-                deadline=wait.deadline or core.now(),
-            ),
-        )
         try:
-            core.store.transition_interaction(
-                i,
-                status_of(
-                    i.state,
-                    "answered",
-                    answer=default_answer(i, ladder.default.default),
-                    at=core.now(),
-                    reason=TIMED_OUT_DEFAULT,
-                ),
-                with_records=[event],
-            )
+            answer_with_default(core, i, wait.deadline)
         except ConflictError:
             continue  # answered (or ended) just in time: its own path delivers it
     if not any(i.state.status == "answered" for i in _interactions(core, wait)):

@@ -68,7 +68,7 @@ from baton.events import (
 )
 from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
-from baton.services.deadlines import park_wait
+from baton.services.deadlines import answer_with_default, park_wait
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -345,6 +345,7 @@ class InterruptService:
             timeout_ms=timeout_ms,
             gate=spec.node if hosted else None,
             key=spec.key or None,
+            ladder=spec.ladder,
         )
 
     @staticmethod
@@ -374,6 +375,15 @@ class InterruptService:
             left = self._seconds_left(i)
             if left is None or left > 0:
                 return i
+            try:  # a declared default is taken at the deadline, never a timeout (baton.domain.ladder)
+                defaulted = answer_with_default(self.core, i, i.expires_at)
+            except ConflictError:
+                i = self._load(i.interaction_id)
+                continue
+            if defaulted is not None:
+                self._release(defaulted)
+                self._settle_run(defaulted)
+                return defaulted
             try:
                 updated = self.core.store.transition_interaction(
                     i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON)
@@ -471,7 +481,7 @@ class InterruptService:
         core = self.core
         i = self._expire_if_due(self._load(interrupt_id))
         if i.state.status != "pending":
-            if is_timed_out(i):  # past the deadline: a 410, the value kept as a late answer
+            if is_timed_out(i) or i.state.outcome:  # past the deadline: a 410, the value kept as late
                 late = {"input": value, "state_edits": list(state_edits)}
                 core.refuse_if_late(
                     i, late, caller=caller, deadline=i.expires_at, reason=TIMEOUT_REASON, interrupt=public_view(i)
