@@ -274,7 +274,7 @@ class RunService:
                 resumed = core.release_gate(run_id, latest.request.node, self._output(latest))
                 if resumed:
                     return self._result(latest, resumed)
-            if latest.state.status == "timed_out":
+            if latest.state.status == "timed_out" or latest.state.outcome:  # a default taken: also late
                 core.refuse_if_late(latest, answers, caller=caller, deadline=latest.expires_at or core.now())
                 raise GoneError(
                     f"the pause at node '{latest.request.node}' timed out",
