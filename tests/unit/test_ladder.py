@@ -107,7 +107,7 @@ def test_the_timer_walks_remind_then_escalate_then_takes_the_default(
     assert escalated["next"]["wait_seconds"] == int((deadline - clock.now()).total_seconds())
 
     ended = _walk(core, clock, GateDeadlinePayload.model_validate(escalated["next"]), escalated["next"]["wait_seconds"])
-    assert "next" not in ended  # the timer ends here
+    assert ended.get("next") is None  # the timer ends here
     interaction = core.store.get_interaction("r1", iid)
     assert interaction is not None
     st = interaction.state
@@ -134,7 +134,7 @@ def test_steps_after_an_answer_are_skipped_and_end_the_timer(
     started.resume("r1", {"approved": True}, caller="alice")
     notified_before = len(_notified(core))
     fired = _walk(core, clock, timer.payload, 5)
-    assert fired["done"] is True and "next" not in fired
+    assert fired["done"] is True and fired.get("next") is None
     assert "reminder_sent" not in _types(core) and len(_notified(core)) == notified_before
     ((_, _, output),) = _sent(core)
     assert output["answered_by"] == "alice" and output["answers"] == {"approved": True}
@@ -281,8 +281,12 @@ def test_the_park_payload_takes_a_ladder_as_the_workflow_input_declares_it() -> 
     assert ParkPayload.model_validate({**payload.model_dump(exclude={"ladder"}), "ladder": None}).ladder is None
 
 
-def test_steps_are_in_order_and_those_past_the_deadline_are_left_out(clock: FixedClock) -> None:
+def test_steps_count_from_the_task_entry_in_order_and_those_past_the_deadline_are_left_out(
+    clock: FixedClock,
+) -> None:
     began = clock.now()
-    steps = LADDER.steps(began, began + timedelta(seconds=15))
-    assert [(s.step, (s.at - began).total_seconds()) for s in steps] == [("remind", 10.0)]
-    assert [s.step for s in LADDER.steps(began, began + timedelta(seconds=55))] == ["remind", "escalate"]
+    deadline = began + timedelta(seconds=60 - GRACE_SECONDS)  # Core.deadline_of of a 60 s task entered now
+    steps = LADDER.steps(deadline, 60)
+    assert [(s.step, (s.at - began).total_seconds()) for s in steps] == [("remind", 10.0), ("escalate", 20.0)]
+    short = began + timedelta(seconds=20 - GRACE_SECONDS)  # a 20 s task: its deadline comes before the escalation
+    assert [s.step for s in LADDER.steps(short, 20)] == ["remind"]

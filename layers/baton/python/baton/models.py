@@ -4,12 +4,15 @@ messages, review turns and parked waits. Pure data: no boto3 here."""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, model_validator
 
-from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
+from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder, LadderStep
 from baton.events import PAYLOAD_OF_TYPE, EventPayload, EventType
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 InteractionKind = Literal["question", "ask", "await", "interrupt", "review"]
 InteractionState = Literal["pending", "answered", "cancelled", "timed_out"]
@@ -80,6 +83,10 @@ class _RequestBase(BaseModel):
         if isinstance(data, dict) and isinstance(data.get("extra"), dict):
             data = {k: v for k, v in data.items() if k != "extra"} | data["extra"]
         return data
+
+    def ladder_steps(self, deadline: datetime) -> list[LadderStep]:
+        """The steps of this pause's ladder before its deadline, in order (none without a ladder)."""
+        return self.ladder.steps(deadline, self.timeout_seconds) if self.ladder is not None else []
 
     def stored(self) -> dict[str, Any]:
         """The stored form (unchanged by the union): the common fields, the interrupt's schema/state

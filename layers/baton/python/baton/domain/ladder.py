@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from baton.domain.answer_schema import validate_answer
+from baton.domain.deadline import grace_for
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.errors import ValidationFailedError
 from baton.notify.model import Channel
@@ -129,10 +130,17 @@ class Ladder(BaseModel):
         if self.default is not None:
             answer_is.check(self.default.default)
 
-    def steps(self, began: datetime, deadline: datetime) -> list[LadderStep]:
-        """The ladder's steps as times, in order; a step that would not come before the deadline
-        (a gate whose task started late) is left out."""
-        wanted = [("remind", self.remind_after), ("escalate", self.escalate_after)]
+    def steps(self, deadline: datetime, timeout_seconds: int | None) -> list[LadderStep]:
+        """The ladder's steps as times, in order, counted from when the pause began: the task's entry,
+        on the one clock of its deadline (`baton.services.core.Core.deadline_of`: entry + timeout -
+        grace). A step that would not come before the deadline is left out."""
+        if timeout_seconds is None:
+            return []
+        began = deadline - timedelta(seconds=timeout_seconds - grace_for(timeout_seconds))
+        wanted: list[tuple[LadderStepName, int | None]] = [
+            ("remind", self.remind_after),
+            ("escalate", self.escalate_after),
+        ]
         found = [
             LadderStep(step=name, at=began + timedelta(seconds=seconds))
             for name, seconds in wanted

@@ -42,8 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from baton.domain.ladder import Ladder
-    from baton.models import Interaction, ParkedWait
+    from baton.models import Interaction, InteractionRequest, ParkedWait
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
@@ -53,19 +52,19 @@ TOOL_GATE = "tool"  # the timer of a tool-form await names its interaction, not 
 MAX_EARLY_SECONDS = 2 * TIMER_PRECISION_SECONDS
 
 
-def park_wait(core: Core, wait: ParkedWait, *, ladder: Ladder | None = None) -> None:
+def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
     """Store a wait a park just made, then start its timer: how every park parks."""
     core.store.put_wait(wait)
-    arm(core, wait, ladder=ladder)
+    arm(core, wait, pause=pause)
 
 
-def arm(core: Core, wait: ParkedWait, *, ladder: Ladder | None = None) -> None:
+def arm(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
     """Start the timer of a wait just parked (best effort: the reconciler sweeps a missed one): due at
-    the deadline, or at the first step of the pause's ladder."""
+    the deadline, or at the first step of the ladder `pause` (the parked request) declared."""
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
-        steps = ladder.steps(parse_iso(wait.parked_at), deadline) if ladder is not None else []
+        steps = pause.ladder_steps(deadline) if pause is not None else []
         due = steps[0].at if steps else deadline
         if steps:
             payload = payload.model_copy(update={"step": steps[0].step})
@@ -117,6 +116,7 @@ class Deadlines:
         self._sleep = sleep
 
     def fire(self, timer: GateDeadlinePayload) -> dict[str, Any]:
+        """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
         if timer.step != "deadline":
             return self._ladder_step(timer)
         early = (timer.deadline - self.core.clock.now()).total_seconds()
@@ -158,7 +158,7 @@ class Deadlines:
         ladder = next((i.request.ladder for i in pending if i.request.ladder is not None), None)
         if ladder is None:
             return {"done": True, "step": timer.step, "reason": "answered"}  # answered: the rest is skipped
-        steps = ladder.steps(parse_iso(wait.parked_at), timer.deadline)
+        steps = next(i.request for i in pending if i.request.ladder is not None).ladder_steps(timer.deadline)
         this = next((s for s in steps if s.step == timer.step), None)
         if this is not None and (early := (this.at - core.clock.now()).total_seconds()) > 0:
             self._sleep(min(early, MAX_EARLY_SECONDS))

@@ -322,7 +322,7 @@ class InterruptService:
                 parked_at=interrupt.created_at,
                 deadline=interrupt.expires_at,
             ),
-            ladder=interrupt.request.ladder,
+            pause=interrupt.request,
         )
 
     @staticmethod

@@ -142,7 +142,7 @@ class RunService:
         run = self.refresh(self.core.require_run(run_id))
         counts: dict[str, int] = {}
         for i in self.core.store.list_run_interactions(run_id):
-            counts[i.state.status] = counts.get(i.state.status, 0) + 1
+            counts[i.state.outcome or i.state.status] = counts.get(i.state.outcome or i.state.status, 0) + 1
         return {**run.model_dump(exclude={"version"}), "interactions": counts}
 
     def refresh(self, run: RunSummary) -> RunSummary:
@@ -249,7 +249,7 @@ class RunService:
                 parked_at=interaction.created_at,
                 deadline=deadline,
             ),
-            ladder=interaction.request.ladder,
+            pause=interaction.request,
         )
 
     def resume(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
