@@ -54,6 +54,11 @@ class QuestionView(Contract):
     claimed_at: str | None = None
     reason: str | None = None
     version: int = 0
+    outcome: str | None = Field(
+        default=None,
+        description="timed_out_default: nobody answered; the pause's declared default was taken at its deadline "
+        "(answered_by is then empty). Absent otherwise.",
+    )
 
     @classmethod
     def of(cls, i: Interaction) -> QuestionView:

@@ -149,6 +149,7 @@ def interrupt_view(i: Interaction) -> InterruptView:
         reason=TIMEOUT_REASON if is_timed_out(i) else st.reason,
         timed_out=is_timed_out(i),
         version=st.version,
+        outcome=st.outcome,
     )
 
 
