@@ -16,6 +16,7 @@ from baton.contracts import InterruptCancelled, InterruptClaimed, InterruptPage,
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.fields import RunId
 from baton.domain.interrupt_spec import MAX_TIMEOUT_MS, InterruptKey, InterruptSpec, NotifyChannels, Prompt, TimeoutMs
+from baton.domain.ladder import Ladder, OnTimeout
 from baton.errors import ForbiddenError
 from baton.services.interrupts import (
     DEFAULT_PAGE_SIZE,
@@ -51,6 +52,11 @@ class CreateInterruptRequest(BaseModel):
     key: InterruptKey = Field(
         default=None,
         description="Idempotency key: creating again with the same (sessionId, key) returns the first interrupt.",
+    )
+    onTimeout: OnTimeout = Field(
+        default="fail",
+        description='"fail" (timed out at the deadline) or {"default": <value>}: taken at the deadline as '
+        "timed_out_default; checked against the schema now (422)",
     )
 
     model_config = {"extra": "forbid", "populate_by_name": True}
@@ -131,6 +137,7 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[InterruptView]:
             notify=body.notify,
             timeout_ms=body.timeoutMs,
             key=body.key,
+            ladder=Ladder(on_timeout=body.onTimeout) if body.onTimeout != "fail" else None,
         ),
         caller=deps.current_caller().principal,
     )

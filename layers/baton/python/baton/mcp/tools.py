@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from baton.domain import fields
 from baton.domain.interrupt_spec import Prompt
+from baton.domain.ladder import OnTimeout
 
 DEFAULT_NODE = "agent"  # the node an agent's questions are asked from when it does not name one
 
@@ -66,6 +67,11 @@ class InterruptArgs(_Args):
     )
     state: dict[str, Any] | None = Field(default=None, description="A state snapshot the person may inspect and edit.")
     timeout_seconds: fields.TimeoutSeconds = Field(description="Deadline of the pause in seconds (mandatory).")
+    on_timeout: OnTimeout = Field(
+        default="fail",
+        description='At the deadline: "fail" (the interrupt times out) or {"default": <a value the schema '
+        "accepts>}: that value is taken and marked timed_out_default (nobody's answer).",
+    )
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

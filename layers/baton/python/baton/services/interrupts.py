@@ -56,6 +56,7 @@ from baton.errors import (
     GoneError,
     NotFoundError,
     TaskTokenError,
+    ValidationFailedError,
     winner,
 )
 from baton.events import (
@@ -228,6 +229,12 @@ class InterruptService:
         """
         core = self.core
         session_id, prompt = spec.session_id, spec.prompt
+        steps = spec.ladder is not None and (spec.ladder.remind_after or spec.ladder.escalate_after)
+        if token is None and steps:  # an SDK waiter's interrupt has no gate timer (a default needs none)
+            raise ValidationFailedError(
+                "remind_after/escalate_after need a hosted interrupt's timer; declare onTimeout only",
+                details={"path": "remind_after"},
+            )
         timeout_ms = spec.timeout_ms or DEFAULT_TIMEOUT_MS
         notify = list(spec.notify) if spec.notify else ["console"]
 
