@@ -6,6 +6,8 @@ deadline wins, and a default that is not a valid answer is refused when the paus
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -290,3 +292,91 @@ def test_steps_count_from_the_task_entry_in_order_and_those_past_the_deadline_ar
     assert [(s.step, (s.at - began).total_seconds()) for s in steps] == [("remind", 10.0), ("escalate", 20.0)]
     short = began + timedelta(seconds=20 - GRACE_SECONDS)  # a 20 s task: its deadline comes before the escalation
     assert [s.step for s in LADDER.steps(short, 20)] == ["remind"]
+
+
+# ---- the REST doors: 422 at creation, the default shown as such ---------------------------------------
+@pytest.fixture
+def api(core: Core) -> Iterator[Any]:
+    """The HTTP API through the real resolver on these in-memory services (as tests/unit/test_api.py)."""
+    from baton.api import deps
+    from baton.api.app import create_app
+    from baton.local.http_adapter import to_proxy_event
+    from baton.runtime.settings import Settings
+    from baton.runtime.wiring import Services
+    from baton.services.runs import RunService as Runs
+
+    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": "local-secret"})
+    services = Services(settings=settings, core=core, runs=Runs(core))
+    deps.set_services_provider(lambda: services)
+    app = create_app()
+
+    def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        headers = {"Content-Type": "application/json", "Authorization": "Bearer local-secret"}
+        event = to_proxy_event(method, path, headers, json.dumps(body).encode() if body else b"", "127.0.0.1")
+        result = app.resolve(event, None)
+        return result["statusCode"], json.loads(result["body"]) if result.get("body") else None
+
+    yield call
+    deps.set_services_provider(deps._default_provider)
+
+
+def test_rest_refuses_a_default_that_is_not_a_valid_answer_and_stores_nothing(api: Any, core: Core) -> None:
+    core.ensure_run("r9")
+    status, body = api(
+        "POST",
+        "/api/runs/r9/asks",
+        {
+            "node": "agent",
+            "question": "Drop it?",
+            "options": ["yes", "no"],
+            "timeout_seconds": 60,
+            "on_timeout": {"default": {"choice": "maybe"}},
+        },
+    )
+    assert status == 422 and "maybe" in body["message"] and body["path"] == "on_timeout.default.choice", body
+    status, body = api(
+        "POST",
+        "/api/v1/interrupts",
+        {"sessionId": "r9", "prompt": "Go?", "jsonSchema": {"enum": ["go", "stop"]}, "onTimeout": {"default": "later"}},
+    )
+    assert status == 422, body
+    status, body = api(
+        "POST", "/api/v1/interrupts", {"sessionId": "r9", "prompt": "Go?", "onTimeout": {"value": "stop"}}
+    )
+    assert status == 422, body
+    assert core.store.list_run_interactions("r9") == []
+
+
+def test_a_blocking_ask_takes_its_default_at_the_deadline_shown_as_timed_out_default(
+    api: Any, core: Core, clock: FixedClock
+) -> None:
+    core.ensure_run("r9")
+    status, asked = api(
+        "POST",
+        "/api/runs/r9/asks",
+        {"node": "agent", "question": "Drop it?", "timeout_seconds": 30, "on_timeout": {"default": {"drop": "no"}}},
+    )
+    assert status == 201 and asked["outcome"] is None
+    clock.advance(31)
+    status, view = api("GET", f"/api/runs/r9/asks/{asked['interaction_id']}")
+    assert status == 200 and view["status"] == "answered"
+    assert (view["outcome"], view["answered_by"], view["answers"]) == ("timed_out_default", None, {"drop": "no"})
+    status, run = api("GET", "/api/runs/r9")
+    assert run["interactions"] == {"timed_out_default": 1} and run["status"] == "running"
+    status, _ = api("POST", "/api/runs/r9/resume", {"answers": {"drop": "yes"}})
+    assert status == 410 and "answer_late" in _types_of(core, "r9")
+
+
+def test_a_blocking_ask_refuses_steps_it_has_no_timer_for(core: Core) -> None:
+    from baton.services.asks import AskService
+
+    core.ensure_run("r9")
+    with pytest.raises(ValidationFailedError) as refused:
+        AskService(core).ask(
+            "r9", node="agent", question="Drop it?", timeout_seconds=60, caller="agent", ladder=Ladder(remind_after=5)
+        )
+    assert refused.value.details["path"] == "remind_after" and core.store.list_run_interactions("r9") == []
+
+
+def _types_of(core: Core, run_id: str) -> list[str]:
+    return [e.type for e in core.store.list_events(run_id, limit=1000)]

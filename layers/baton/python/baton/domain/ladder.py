@@ -182,9 +182,10 @@ class AnswerCheck(BaseModel):
                 details={"path": "on_timeout.default"},
             )
         if self.options and not self.allow_free_text:
-            refused = [k for k, v in value.items() if v not in self.options]
+            refused = [(k, v) for k, v in value.items() if v not in self.options]
             if refused:
+                key, bad = refused[0]
                 raise ValidationFailedError(
-                    f"on_timeout.default: {refused[0]!r} is not one of the options {self.options}",
-                    details={"path": f"on_timeout.default.{refused[0]}", "options": self.options},
+                    f"on_timeout.default.{key}: {bad!r} is not one of the options {self.options}",
+                    details={"path": f"on_timeout.default.{key}", "options": self.options},
                 )
