@@ -105,6 +105,10 @@ def test_the_timer_walks_remind_then_escalate_then_takes_the_default(
     escalated = _walk(core, clock, GateDeadlinePayload.model_validate(reminded["next"]), 10)
     assert escalated["done"] is False and escalated["next"]["step"] == "deadline"
     assert _types(core)[-1] == "escalated" and _notified(core)[-1] == ("escalated", ["slack"])
+    notifier: RecordingNotifier = core.notifier  # type: ignore[assignment]
+    titles = [n.title for n in notifier.notifications[-2:]]
+    assert titles == ["Reminder: Question (agent waiting): Ship it?", "Escalated: Question (agent waiting): Ship it?"]
+    assert notifier.notifications[-1].extra["deadline"] == core.store.get_wait("r1", "approve").deadline  # type: ignore[union-attr]
     deadline = clock.now() + timedelta(seconds=TIMEOUT - 20 - GRACE_SECONDS)
     assert escalated["next"]["wait_seconds"] == int((deadline - clock.now()).total_seconds())
 
