@@ -384,3 +384,47 @@ def test_a_blocking_ask_refuses_steps_it_has_no_timer_for(core: Core) -> None:
 
 def _types_of(core: Core, run_id: str) -> list[str]:
     return [e.type for e in core.store.list_events(run_id, limit=1000)]
+
+
+# ---- `baton check`: a literal ladder in a workflow's gate parameters --------------------------------
+def _park_flow(ladder: Any, *, interrupt: bool = False) -> dict[str, Any]:
+    payload: dict[str, Any] = {"token.$": "$$.Task.Token", "run_id.$": "$.run_id", "node": "approve"}
+    if interrupt:
+        payload["request"] = {"prompt": "Go?", "timeout_seconds": 60, "ladder": ladder}
+    else:
+        payload.update({"prompt": "OK?", "timeout_seconds": 60, "ladder": ladder})
+    park = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
+        "Parameters": {"FunctionName": "${ParkFunctionArn}", "Payload": payload},
+        "TimeoutSeconds": 60,
+        "End": True,
+    }
+    return {"StartAt": "Approve", "States": {"Approve": park}}
+
+
+@pytest.mark.parametrize(
+    ("ladder", "interrupt"),
+    [
+        ({"remind_after": 90}, False),  # after the 60 s timeout
+        ({"escalate_after": 10}, False),  # to nobody
+        ({"on_timeout": {"default": "yes"}}, False),  # an ask resumes with an object of answers
+        ({"on_timeout": "approve"}, True),
+    ],
+)
+def test_baton_check_refuses_a_literal_ladder_the_park_would_refuse(ladder: Any, interrupt: bool) -> None:
+    from baton.workflows.asl import check_definition
+
+    problems = check_definition(_park_flow(ladder, interrupt=interrupt), "flow.asl.json")
+    assert [p.code for p in problems] == ["C250"], problems
+
+
+def test_baton_check_accepts_a_valid_ladder_and_one_from_the_input() -> None:
+    from baton.workflows.asl import check_definition
+
+    good = {"remind_after": 10, "escalate_after": 20, "escalate_to": ["slack"], "on_timeout": {"default": {"a": 1}}}
+    assert check_definition(_park_flow(good), "flow.asl.json") == []
+    assert check_definition(_park_flow({"on_timeout": {"default": "stop"}}, interrupt=True), "f.asl.json") == []
+    from_input = _park_flow(None)
+    from_input["States"]["Approve"]["Parameters"]["Payload"]["ladder.$"] = "$.input.ladder"
+    assert check_definition(from_input, "flow.asl.json") == []

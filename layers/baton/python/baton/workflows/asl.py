@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.workflows.gate_checks import asking_nodes, await_findings, review_findings
+from baton.workflows.gate_checks import asking_nodes, await_findings, ladder_findings, review_findings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -93,7 +93,11 @@ def _gate_problems(top: Mapping[str, Any], file: str, input_schema: Mapping[str,
     asking = asking_nodes((p, s) for p, s, _ in _walk(top))
     found: list[Problem] = []
     for path, state, _ in _walk(top):
-        for where, code, message in [*review_findings(path, state, input_schema), *await_findings(path, state, asking)]:
+        for where, code, message in [
+            *review_findings(path, state, input_schema),
+            *await_findings(path, state, asking),
+            *ladder_findings(path, state),
+        ]:
             found.append(Problem(file, where, message, code))
     return found
 

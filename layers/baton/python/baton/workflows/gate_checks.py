@@ -10,6 +10,8 @@ compilers refuse a bad workflow. Each finding has a code:
   as other nodes, none as that one): it would release at once with no answers. A workflow in which no
   Task asks gets its questions from agents over the API, and is not judged; at run time the gate says
   so loudly either way (`baton.services.questions`: a warning on `await_started`).
+- C250: a pause's literal `ladder` (baton.domain.ladder) that would be refused when it parks: malformed,
+  a step not before a literal timeout, or an ask's default that is not an object of answers.
 
 Gates are found by what they call: a review gate is a `states:startExecution.sync:2` Task on
 `${ReviewGateStateMachineArn}`; an await gate is a `waitForTaskToken` Task on `${AwaitGateFunctionArn}`.
@@ -151,3 +153,28 @@ def await_findings(path: str, state: Mapping[str, Any], asking: set[str]) -> lis
             )
         )
     return findings
+
+
+def ladder_findings(path: str, state: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """C250: a literal ladder in a parking task's payload (`ladder`, or an interrupt's `request.ladder`)."""
+    if state.get("Type") != "Task" or not str(state.get("Resource", "")).endswith(".waitForTaskToken"):
+        return []
+    from pydantic import ValidationError
+
+    from baton.domain.ladder import AnswerCheck, Ladder
+    from baton.errors import ValidationFailedError
+
+    payload = _payload(state)
+    request = payload.get("request")
+    declared = request.get("ladder") if isinstance(request, dict) else payload.get("ladder")
+    if not isinstance(declared, dict):
+        return []  # none, or from the input at run time (the input schema checks it at POST /api/runs)
+    timeout = state.get("TimeoutSeconds", payload.get("timeout_seconds"))
+    try:
+        # An ask's default must be an object of answers; an interrupt's is checked against its schema at park.
+        check = AnswerCheck(kind="interrupt" if isinstance(request, dict) else "answers")
+        Ladder.model_validate(declared).check_for(timeout if isinstance(timeout, int) else None, answer_is=check)
+    except (ValidationError, ValidationFailedError) as err:
+        why = err.message if isinstance(err, ValidationFailedError) else err.errors()[0]["msg"]
+        return [(path, "C250", f"the pause's ladder would be refused when it parks: {why}")]
+    return []
