@@ -172,6 +172,17 @@ def test_an_answer_after_the_default_was_taken_is_a_410_kept_as_late(
     assert output["answers"] == {"approved": False} and "answer_late" in _types(core)
 
 
+def test_a_step_the_pause_did_not_declare_sends_nothing_and_goes_on_to_the_deadline(
+    started: RunService, core: Core, clock: FixedClock, timers: RecordingDeadlineTimers
+) -> None:
+    _park(started, core, Ladder(remind_after=10))
+    (timer,) = timers.started
+    forged = timer.payload.model_copy(update={"step": "escalate"})  # no escalation was declared
+    fired = _walk(core, clock, forged, timer.wait_seconds)
+    assert fired["reason"] == "not_a_step" and fired["next"]["step"] == "deadline"
+    assert "escalated" not in _types(core) and [e for e, _ in _notified(core)] == ["human_input_requested"]
+
+
 def test_without_a_default_the_ladder_ends_in_todays_failure(
     started: RunService, core: Core, clock: FixedClock, timers: RecordingDeadlineTimers
 ) -> None:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
+    from baton.domain.ladder import LadderStep
     from baton.models import Interaction, InteractionRequest, ParkedWait
     from baton.services.core import Core
 
@@ -160,7 +161,9 @@ class Deadlines:
             return {"done": True, "step": timer.step, "reason": "answered"}  # answered: the rest is skipped
         steps = next(i.request for i in pending if i.request.ladder is not None).ladder_steps(timer.deadline)
         this = next((s for s in steps if s.step == timer.step), None)
-        if this is not None and (early := (this.at - core.clock.now()).total_seconds()) > 0:
+        if this is None:  # not a step of this pause's ladder (or past its deadline): on to the deadline
+            return {"done": False, "step": timer.step, "reason": "not_a_step", "next": self._next(timer, None)}
+        if (early := (this.at - core.clock.now()).total_seconds()) > 0:
             self._sleep(min(early, MAX_EARLY_SECONDS))
         ids = [i.interaction_id for i in pending]
         if timer.step == "remind":
@@ -173,19 +176,14 @@ class Deadlines:
             core.record(wait.run_id, Escalated(gate=wait.gate, interaction_ids=ids, channels=channels))
             for i in pending:
                 core.notify_to(i, "escalated", channels, deadline=wait.deadline)
-        later = [s for s in steps if this is not None and s.at > this.at]
-        following = later[0] if later else None
+        following = next((s for s in steps if s.at > this.at), None)
+        return {"done": False, "step": timer.step, "reason": "sent", "next": self._next(timer, following)}
+
+    def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> dict[str, Any]:
+        """The timer's next input: the following step, or the deadline, and how long to wait for it."""
         due = following.at if following is not None else timer.deadline
         upcoming = timer.model_copy(update={"step": following.step if following is not None else "deadline"})
-        return {
-            "done": False,
-            "step": timer.step,
-            "reason": "sent",
-            "next": {
-                **upcoming.model_dump(mode="json"),
-                "wait_seconds": timer_wait_seconds(due, core.clock.now()),
-            },
-        }
+        return {**upcoming.model_dump(mode="json"), "wait_seconds": timer_wait_seconds(due, self.core.clock.now())}
 
 
 def _interactions(core: Core, wait: ParkedWait) -> list[Interaction]:
