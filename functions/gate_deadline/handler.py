@@ -1,5 +1,6 @@
-"""A gate's timer fired (statemachines/gate_deadline.asl.json): end that pause at its deadline, as the
-reconciler would (see baton.services.deadlines). Idempotent: a wait already released or ended is left."""
+"""A gate's timer fired (statemachines/gate_deadline.asl.json): a step of the pause's ladder, or its
+deadline, where the pause ends as the reconciler would end it (see baton.services.deadlines).
+Idempotent: a wait already released or ended is left."""
 
 from __future__ import annotations
 
@@ -25,5 +26,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         time_out_tool_await=reconciler.questions.time_out_tool_await,
     )
     result = deadlines.fire(timer)
-    logger.info("gate deadline", extra={"run_id": timer.run_id, "gate": timer.gate, **result})
-    return result
+    logger.info("gate deadline", extra={"run_id": timer.run_id, "gate": timer.gate, "step": timer.step, **result})
+    # The timer's Choice reads `next` (always present: null ends the timer; a ladder step sets it).
+    return {"next": None, **result}

@@ -34,6 +34,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         notify=req.notify,
         timeout_ms=req.timeout_seconds * 1000,
         approval=req.approval,
+        ladder=req.ladder,
     )
     interrupt, _ = services().interrupts.create(
         spec, caller=f"workflow:{payload.run_id}", token=payload.token, entered_at=payload.entered_at

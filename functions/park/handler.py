@@ -24,5 +24,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         timeout_seconds=payload.timeout_seconds,
         notify=payload.notify,
         entered_at=payload.entered_at,
+        ladder=payload.ladder,
     )
     return {"parked": True, "interaction_id": interaction.interaction_id}

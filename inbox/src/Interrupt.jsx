@@ -169,6 +169,7 @@ export function InterruptScreen({ interruptId }) {
         interrupt {view.id} · {view.status}
         {view.expiresAt && ` · expires ${view.expiresAt}`}
         {view.resolvedBy && ` · by ${view.resolvedBy}`}
+        {view.outcome === "timed_out_default" && " · nobody answered: the declared default was taken"}
       </p>
       <ClaimBar view={view} me={me} onClaim={claim} />
       <details className="snapshot">

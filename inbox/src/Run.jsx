@@ -10,6 +10,8 @@ function summary(event) {
   if (d.by) parts.push(`by ${d.by}`);
   if (d.answer_text || d.answer !== undefined) parts.push(`answer ${d.answer_text || show(d.answer)}`);
   if (d.reason) parts.push(d.reason);
+  if (event.type === "timed_out_default") parts.push(`default ${show(d.default)} taken (nobody answered)`);
+  if (d.channels) parts.push(`to ${d.channels.join(", ")}`);
   if (d.merge_status) parts.push(`merge ${d.merge_status}`);
   return parts.filter(Boolean).join(" · ");
 }

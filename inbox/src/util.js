@@ -25,6 +25,9 @@ export function itemHref(item) {
 export function settledBy(events, id) {
   for (const event of [...events].reverse()) {
     const data = event.data || {};
+    // A default taken at the deadline is nobody's answer: said so, never shown as someone's.
+    if (data.interaction_id === id && event.type === "timed_out_default")
+      return `not answered: the declared default ${show(data.default)} was taken at the deadline`;
     if (data.interaction_id !== id || !data.by) continue;
     if (event.type === "interaction_answered")
       return `answered by ${data.by}` + (data.answer_text ? ` with ${data.answer_text}` : "");

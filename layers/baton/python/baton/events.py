@@ -33,6 +33,9 @@ its model. Over 400 lines on purpose: the closed set reads best as one table and
 | approval_recorded       | ApprovalRecorded        | one operator's vote on a quorum pause was counted          |
 | quorum_reached          | QuorumReached           | a quorum pause got its approvals and was released          |
 | approval_rejected       | ApprovalRejected        | a quorum pause met its rejection rule and was released so  |
+| reminder_sent           | ReminderSent            | a pause's ladder reminded its channels (baton.domain.ladder)|
+| escalated               | Escalated               | a pause's ladder announced it to its escalate_to channels  |
+| timed_out_default       | TimedOutDefault         | nobody answered: the pause's declared default was taken     |
 """
 
 from __future__ import annotations
@@ -74,6 +77,9 @@ class EventType(StrEnum):
     APPROVAL_RECORDED = "approval_recorded"
     QUORUM_REACHED = "quorum_reached"
     APPROVAL_REJECTED = "approval_rejected"
+    REMINDER_SENT = "reminder_sent"
+    ESCALATED = "escalated"
+    TIMED_OUT_DEFAULT = "timed_out_default"
 
 
 class EventPayload(BaseModel):
@@ -382,6 +388,32 @@ class ApprovalRejected(EventPayload):
     rule: str
 
 
+# ---- deadline ladders (baton.domain.ladder, baton.services.deadlines) -------------------------------
+class ReminderSent(EventPayload):
+    event_type = EventType.REMINDER_SENT
+    gate: str
+    interaction_ids: list[str]
+    channels: list[str]
+
+
+class Escalated(EventPayload):
+    event_type = EventType.ESCALATED
+    gate: str
+    interaction_ids: list[str]
+    channels: list[str]
+
+
+class TimedOutDefault(EventPayload):
+    """Nobody answered by the deadline: the declared default was delivered. Never a person's answer."""
+
+    event_type = EventType.TIMED_OUT_DEFAULT
+    interaction_id: str
+    node: str
+    kind: str
+    default: Any = None
+    deadline: str
+
+
 PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
     model.event_type: model
     for model in (
@@ -415,5 +447,8 @@ PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
         ApprovalRecorded,
         QuorumReached,
         ApprovalRejected,
+        ReminderSent,
+        Escalated,
+        TimedOutDefault,
     )
 }

@@ -4,12 +4,16 @@ messages, review turns and parked waits. Pure data: no boto3 here."""
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, model_validator
 
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder, LadderStep
 from baton.events import PAYLOAD_OF_TYPE, EventPayload, EventType
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 InteractionKind = Literal["question", "ask", "await", "interrupt", "review"]
 InteractionState = Literal["pending", "answered", "cancelled", "timed_out"]
@@ -49,6 +53,13 @@ class InteractionStatus(BaseModel):
     reason: str | None = None
     version: int = 0
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def outcome(self) -> str | None:
+        """`timed_out_default`: nobody answered, the pause's declared default was taken at its deadline
+        (`answered_by` is then empty: never a person's answer). None otherwise."""
+        return TIMED_OUT_DEFAULT if self.status == "answered" and self.reason == TIMED_OUT_DEFAULT else None
+
 
 class _RequestBase(BaseModel):
     """What was asked: the fields every kind has. Written once, never updated."""
@@ -59,6 +70,7 @@ class _RequestBase(BaseModel):
     allow_free_text: bool = True
     timeout_seconds: int | None = None
     notify: list[str] = Field(default_factory=lambda: ["console"])
+    ladder: Ladder | None = None  # remind / escalate / on_timeout (baton.domain.ladder); absent: none
 
     model_config = ConfigDict(populate_by_name=True)
 
@@ -74,11 +86,15 @@ class _RequestBase(BaseModel):
             data = {k: v for k, v in data.items() if k != "extra"} | data["extra"]
         return data
 
+    def ladder_steps(self, deadline: datetime) -> list[LadderStep]:
+        """The steps of this pause's ladder before its deadline, in order (none without a ladder)."""
+        return self.ladder.steps(deadline, self.timeout_seconds) if self.ladder is not None else []
+
     def stored(self) -> dict[str, Any]:
         """The stored form (unchanged by the union): the common fields, the interrupt's schema/state
         fields (None for the other kinds), and the kind's own fields under `extra`."""
         own = set(self._OWN_FIELDS)
-        common = self.model_dump(by_alias=True, exclude=own)
+        common = self.model_dump(by_alias=True, exclude=own | ({"ladder"} if self.ladder is None else set()))
         extra = {
             (type(self).model_fields[name].alias or name): value.model_dump() if isinstance(value, BaseModel) else value
             for name in self._OWN_FIELDS

@@ -17,6 +17,7 @@ from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunId
 from baton.domain.interrupt_spec import MAX_TIMEOUT_MS, InterruptKey, InterruptSpec, NotifyChannels, Prompt, TimeoutMs
+from baton.domain.ladder import Ladder, OnTimeout
 from baton.errors import ForbiddenError
 from baton.services.approvals import Voter
 from baton.services.interrupts import (
@@ -58,6 +59,11 @@ class CreateInterruptRequest(BaseModel):
         default=None,
         description="A quorum: each resume is an approval, each cancel a rejection; the waiter is released when "
         "`approvals` approvers agree (with the value of the resume that met it). The creator cannot vote.",
+    )
+    onTimeout: OnTimeout = Field(
+        default="fail",
+        description='"fail" (timed out at the deadline) or {"default": <value>}: taken at the deadline as '
+        "timed_out_default; checked against the schema now (422)",
     )
 
     model_config = {"extra": "forbid", "populate_by_name": True}
@@ -145,6 +151,7 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[InterruptView]:
             timeout_ms=body.timeoutMs,
             key=body.key,
             approval=body.approval,
+            ladder=Ladder(on_timeout=body.onTimeout) if body.onTimeout != "fail" else None,
         ),
         caller=deps.current_caller().principal,
     )

@@ -23,6 +23,7 @@ from baton.contracts import (
 )
 from baton.domain import fields
 from baton.domain.interrupt_spec import NotifyChannels
+from baton.domain.ladder import Ladder, OnTimeout
 
 router = APIGatewayRouter()
 
@@ -53,6 +54,11 @@ class BlockingAskRequest(BaseModel):
     options: list[str] | None = Field(default=None, min_length=1, description="Choices shown to the operator.")
     timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound: after it the ask is timed_out.")
     notify: NotifyChannels = Field(default=None, description="Notification channels (default console).")
+    on_timeout: OnTimeout = Field(
+        default="fail",
+        description='"fail" (timed_out at the deadline) or {"default": <answers>}: taken at the deadline as '
+        "timed_out_default, checked against the options now (422)",
+    )
 
     model_config = {"extra": "forbid"}
 
@@ -153,6 +159,7 @@ def blocking_ask(run_id: RunId, body: BlockingAskRequest) -> Response[BlockingAs
         timeout_seconds=body.timeout_seconds,
         notify=body.notify,
         caller=deps.current_caller().principal,
+        ladder=Ladder(on_timeout=body.on_timeout) if body.on_timeout != "fail" else None,
     )
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=BlockingAskView.of(asked))
 

@@ -243,14 +243,23 @@ def runs_ask(
     *,
     timeout: Annotated[int, typer.Option("--timeout", help="Seconds to wait at most (mandatory bound).")] = 600,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="A choice (repeatable).")] = None,
+    default: Annotated[
+        str | None, typer.Option("--default", help="Answers (JSON object) taken at the timeout instead of failing.")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """ask_user: post a blocking ask and wait for the operator's answer (exit 1 at the timeout)."""
+    """ask_user: post a blocking ask and wait for the operator's answer (exit 1 at the timeout, or the
+    --default taken, shown as timed_out_default: nobody's answer)."""
+    on_timeout = {"default": common.parse_json(default, "--default")} if default is not None else None
     try:
-        answered = common.client().ask_user(run_id, node, question, timeout_seconds=timeout, options=option or None)
+        answered = common.client().ask_user(
+            run_id, node, question, timeout_seconds=timeout, options=option or None, on_timeout=on_timeout
+        )
     except BatonError as err:
         fail(err)
     if as_json:
         print_json(answered)
+    elif answered.outcome:
+        console.print(f"{answered.outcome} (nobody answered): {json.dumps(answered.answers)}", soft_wrap=True)
     else:
         console.print(f"answered by {answered.answered_by}: {json.dumps(answered.answers)}", soft_wrap=True)

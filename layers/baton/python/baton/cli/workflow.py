@@ -68,6 +68,8 @@ def _outcome_lines(rec: InterruptView, session_id: str) -> list[str]:
             f"      {base} --edit-state='path.to.field=value' --input='<json>'",
         ]
     who = rec.resolved_by or "baton"
+    if rec.status == "answered" and rec.outcome:  # nobody answered: the declared default was taken
+        return [f"    {rec.outcome}: at {rec.resolved_at or ''} with {json.dumps(rec.value)} (nobody's answer)"]
     if rec.status == "answered":
         lines = [f"    resumed:   by {who} at {rec.resolved_at or ''} with {json.dumps(rec.value)}"]
         if rec.state_edits:

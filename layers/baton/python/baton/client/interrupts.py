@@ -58,6 +58,7 @@ class InterruptOptions(TypedDict, total=False):
     timeout_ms: int | None
     workflow_id: str | None
     key: str | None
+    on_timeout: Any  # "fail" or {"default": <a valid value>}: taken at the deadline (timed_out_default)
 
 
 _WIRE_NAMES = {
@@ -68,6 +69,7 @@ _WIRE_NAMES = {
     "timeout_ms": "timeoutMs",
     "workflow_id": "workflowId",
     "key": "key",
+    "on_timeout": "onTimeout",
 }
 
 

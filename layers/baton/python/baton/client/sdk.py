@@ -216,10 +216,13 @@ class Client:
         timeout_seconds: int,
         options: list[str] | None = None,
         notify: list[str] | None = None,
+        on_timeout: dict[str, Any] | None = None,
     ) -> BlockingAskView:
-        """Post a blocking ask (an operator answers it with `baton resume --run-id ...`); never waits."""
-        body: dict[str, Any] = {"node": node, "question": question, "timeout_seconds": timeout_seconds}
-        body.update({k: v for k, v in (("options", options), ("notify", notify)) if v is not None})
+        """Post a blocking ask (answered with `baton resume --run-id ...`; `on_timeout` as in `ask_user`)."""
+        given = {"options": options, "notify": notify, "on_timeout": on_timeout}
+        body = {"node": node, "question": question, "timeout_seconds": timeout_seconds} | {
+            k: v for k, v in given.items() if v is not None
+        }
         return BlockingAskView.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/asks", json_body=body))
 
     def get_ask(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> BlockingAskView:
@@ -240,10 +243,13 @@ class Client:
         options: list[str] | None = None,
         notify: list[str] | None = None,
         poll_seconds: float = 20.0,
+        on_timeout: dict[str, Any] | None = None,
     ) -> BlockingAskView:
         """The hard stop: ask and block until an operator answers (`.answers`, `.answered_by`). Bounded:
-        at `timeout_seconds` raises AskTimeoutError. Long-polls like `interrupt` (5..20 s per request)."""
-        asked = self.create_ask(run_id, node, question, timeout_seconds=timeout_seconds, options=options, notify=notify)
+        at `timeout_seconds` raises AskTimeoutError, or with `on_timeout={"default": ...}` returns the
+        default (`.outcome == "timed_out_default"`, `.answered_by` None). Long-polls like `interrupt`."""
+        bounds: dict[str, Any] = {"timeout_seconds": timeout_seconds, "on_timeout": on_timeout}
+        asked = self.create_ask(run_id, node, question, options=options, notify=notify, **bounds)
         return wait_for_ask(
             lambda wait: self.get_ask(run_id, asked.interaction_id, wait_seconds=wait), poll_seconds=poll_seconds
         )

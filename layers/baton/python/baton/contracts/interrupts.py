@@ -44,6 +44,11 @@ class InterruptView(Contract):
     reason: str | None = None
     timed_out: bool = False
     version: int = 0
+    outcome: str | None = Field(
+        default=None,
+        description="timed_out_default: nobody answered; the pause's declared default was taken at its deadline "
+        "(resolvedBy is then empty). Absent otherwise.",
+    )
 
 
 class InterruptPage(Contract):

@@ -70,6 +70,11 @@ class QuestionView(Contract):
     reason: str | None = None
     version: int = 0
     approval: ApprovalView | None = Field(default=None, description="A quorum question: its count and voters.")
+    outcome: str | None = Field(
+        default=None,
+        description="timed_out_default: nobody answered; the pause's declared default was taken at its deadline "
+        "(answered_by is then empty). Absent otherwise.",
+    )
 
     @classmethod
     def of(cls, i: Interaction, approval: dict[str, Any] | None = None) -> QuestionView:

@@ -77,6 +77,11 @@ class BlockingAskView(Contract):
     answered_at: str | None = None
     created_at: str
     expires_at: str | None = Field(default=None, description="Baton's deadline: after it, the ask is timed_out.")
+    outcome: str | None = Field(
+        default=None,
+        description="timed_out_default: nobody answered; the pause's declared default was taken at its deadline "
+        "(answered_by is then empty). Absent otherwise.",
+    )
     how_to_answer: str = Field(description="The CLI command and API call an operator answers with.")
 
     @classmethod
@@ -93,6 +98,7 @@ class BlockingAskView(Contract):
             answered_at=i.state.answered_at,
             created_at=i.created_at,
             expires_at=i.expires_at,
+            outcome=i.state.outcome,
             how_to_answer=how_to_answer_for("ask", i.run_id, i.interaction_id),
         )
 

@@ -32,6 +32,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
 
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import GateName, NodeName, RunId, ScopeNode, TaskToken, TimeoutSeconds
+from baton.domain.ladder import Ladder
 from baton.domain.merge_contracts import MergeOutcome, StatesError
 
 MapItem = Annotated[int | str | None, Field(default=None, description="$$.Map.Item.Index inside a Map iteration")]
@@ -60,6 +61,7 @@ class ParkPayload(GatePayload):
     timeout_seconds: TimeoutSeconds
     notify: list[str] | None = None
     entered_at: EnteredAt = None
+    ladder: Ladder | None = Field(default=None, description="remind / escalate / on_timeout (baton.domain.ladder)")
 
 
 class GateTimeoutPayload(GatePayload):
@@ -96,6 +98,7 @@ class HostedInterruptRequest(GatePayload):
     notify: list[str] | None = None
     workflow_id: str | None = Field(default=None, alias="workflowId")
     approval: ApprovalPolicy | None = None  # a quorum (baton/domain/approval.py); `baton check` reads literal ones
+    ladder: Ladder | None = None  # remind / escalate / on_timeout (baton.domain.ladder)
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
@@ -156,6 +159,9 @@ class GateDeadlinePayload(GatePayload):
     gate: str = Field(min_length=1, max_length=256, description="The parked wait's gate (tool awaits: 'tool')")
     deadline: AwareDatetime = Field(description="The deadline the timer was started for (a re-parked gate has another)")
     interaction_id: str | None = Field(default=None, max_length=64, description="The tool-form await it ends")
+    step: Literal["remind", "escalate", "deadline"] = Field(
+        default="deadline", description="Which step of the pause's ladder fired (baton.domain.ladder)"
+    )
 
 
 # Which payload each gate Lambda takes (by function name, as in baton.workflows.resources.FUNCTIONS).

@@ -6,6 +6,7 @@ bad node name, timeout, channel, key or prompt 422, a malformed schema 400, a to
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -13,6 +14,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from baton.domain.answer_schema import check_schema_definition, check_state_size
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import NodeName, RunId, check_json_depth, refuse_non_numbers
+from baton.domain.ladder import AnswerCheck, Ladder
 from baton.errors import BadRequestError, ValidationFailedError
 from baton.notify.model import CHANNELS
 
@@ -78,6 +80,7 @@ class InterruptSpec(BaseModel):
     key: InterruptKey = None
     node: NodeName = DEFAULT_NODE
     approval: ApprovalPolicy | None = None  # a quorum: resume approves, cancel rejects
+    ladder: Ladder | None = None  # remind / escalate / on_timeout (baton.domain.ladder)
 
     model_config = ConfigDict(populate_by_name=True, frozen=True)
 
@@ -95,4 +98,8 @@ class InterruptSpec(BaseModel):
     def _schema_and_state(self) -> InterruptSpec:
         check_schema_definition(self.schema_, self.json_schema)
         check_state_size(self.state if self.state is not None else {})
+        if self.ladder is not None:  # a default must be a value the resume would accept (422 otherwise)
+            seconds = math.ceil(self.timeout_ms / 1000) if self.timeout_ms else None
+            check = AnswerCheck(kind="interrupt", schema_=self.schema_, json_schema=self.json_schema)
+            self.ladder.check_for(seconds, answer_is=check)
         return self

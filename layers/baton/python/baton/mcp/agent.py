@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.interrupt_spec import InterruptSpec
+from baton.domain.ladder import Ladder
 from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
 from baton.ids import parse_iso
 from baton.models import AwaitToolRequest, Interaction
@@ -284,6 +285,7 @@ class AgentTools:
             json_schema=args.json_schema,
             state=args.state,
             timeout_ms=args.timeout_seconds * 1000,
+            ladder=Ladder(on_timeout=args.on_timeout) if args.on_timeout != "fail" else None,
         )
         created, _ = self._interrupts().create(spec, caller=self.caller.principal)
         return self._wait_interrupt(created.interaction_id, started)
@@ -303,6 +305,9 @@ class AgentTools:
             found = service.get(interrupt_id, wait_seconds=self._budget(started, found.expires_at))
         view = interrupt_view(found)
         base = {"interrupt_id": interrupt_id, "status": view.status}
+        if view.status == "answered" and view.outcome:  # nobody answered: the declared default was taken
+            data = {**base, "value": view.value, "state": view.edited_state, "outcome": view.outcome}
+            return Outcome(data, f"nobody answered by the deadline: your declared default {view.value!r} was taken")
         if view.status == "answered":
             data = {**base, "value": view.value, "state": view.edited_state, "resolved_by": view.resolved_by}
             return Outcome(data, f"resolved by {view.resolved_by}: value {view.value!r}; use the returned state")

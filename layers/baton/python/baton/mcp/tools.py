@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import Prompt
+from baton.domain.ladder import OnTimeout
 
 APPROVAL_ARG = (
     "A quorum: {approvals: N, approvers: [names or group:<name>], rejection: any|majority, approve_option}. "
@@ -73,6 +74,11 @@ class InterruptArgs(_Args):
     )
     state: dict[str, Any] | None = Field(default=None, description="A state snapshot the person may inspect and edit.")
     timeout_seconds: fields.TimeoutSeconds = Field(description="Deadline of the pause in seconds (mandatory).")
+    on_timeout: OnTimeout = Field(
+        default="fail",
+        description='At the deadline: "fail" (the interrupt times out) or {"default": <a value the schema '
+        "accepts>}: that value is taken and marked timed_out_default (nobody's answer).",
+    )
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -107,7 +107,9 @@ class Notification(BaseModel):
     @model_validator(mode="after")
     def _derive_defaults(self) -> Notification:
         if not self.title:
-            object.__setattr__(self, "title", default_title(self.kind, self.prompt))
+            title = default_title(self.kind, self.prompt)
+            step = _LADDER_TITLE.get(self.event)  # a deadline ladder's step (baton.domain.ladder)
+            object.__setattr__(self, "title", f"{step}: {title}" if step else title)
         if not self.how_to_answer:
             object.__setattr__(self, "how_to_answer", how_to_answer_for(self.kind, self.run_id, self.interaction_id))
         return self
@@ -129,6 +131,9 @@ _TITLE_PREFIX: Final[dict[Kind, str]] = {
     "review": "Review requested",
     "run": "Run ended",
 }
+
+
+_LADDER_TITLE: Final[dict[str, str]] = {"reminder_sent": "Reminder", "escalated": "Escalated"}
 
 
 def default_title(kind: Kind, prompt: str) -> str:

@@ -15,18 +15,34 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from baton.errors import ConflictError, NotFoundError
-from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused
+from baton.domain.ladder import AnswerCheck
+from baton.errors import ConflictError, NotFoundError, ValidationFailedError
+from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused, RunResumed
 from baton.models import Interaction, PauseRequest, status_of
+from baton.services.deadlines import answer_with_default
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
 MAX_WAIT_SECONDS = 20.0
 POLL_INTERVAL_SECONDS = 0.5
 MAX_POLL_INTERVAL_SECONDS = 2.0
+
+
+def _check_ladder(ladder: Ladder, timeout_seconds: int, options: list[str] | None) -> None:
+    for name in ("remind_after", "escalate_after"):
+        if getattr(ladder, name) is not None:
+            raise ValidationFailedError(
+                f"{name}: a blocking ask has no gate timer to remind or escalate with (its waiter is the agent); "
+                "declare on_timeout only, or use a hosted pause",
+                details={"path": name},
+            )
+    ladder.check_for(
+        timeout_seconds, answer_is=AnswerCheck(kind="answers", options=options, allow_free_text=not options)
+    )
 
 
 class AskService:
@@ -51,9 +67,14 @@ class AskService:
         caller: str,
         options: list[str] | None = None,
         notify: list[str] | None = None,
+        ladder: Ladder | None = None,
     ) -> Interaction:
-        """Store the blocking ask, pause the run, publish it; the caller then waits with `get`."""
+        """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. A `ladder`
+        may declare `on_timeout` (a default is checked against the options here: 422, nothing stored);
+        remind/escalate steps need a parked gate's timer, which a blocking ask has not: 422."""
         core = self.core
+        if ladder is not None:
+            _check_ladder(ladder, timeout_seconds, options)
         core.ensure_run(run_id)
         interaction = Interaction(
             interaction_id=core.ids.new_id(),
@@ -67,6 +88,7 @@ class AskService:
                 allow_free_text=not options,
                 timeout_seconds=timeout_seconds,
                 notify=notify or ["console"],
+                ladder=ladder,
             ),
         )
         core.store.put_interaction(interaction)
@@ -121,6 +143,14 @@ class AskService:
             return interaction
         if self.core.store.get_wait(interaction.run_id, interaction.request.node) is not None:
             return interaction  # a hosted pause: its token's deadline ends it (the reconciler, the gate's Catch)
+        try:  # a declared default is taken at the deadline, never a timeout (baton.domain.ladder)
+            defaulted = answer_with_default(self.core, interaction, interaction.expires_at)
+        except ConflictError:
+            return self._load(interaction.run_id, interaction.interaction_id)
+        if defaulted is not None:
+            self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"})
+            self.core.record(interaction.run_id, RunResumed(gate=interaction.request.node, kind="ask"))
+            return defaulted
         try:
             ended = self.core.store.transition_interaction(
                 interaction, status_of(interaction.state, "timed_out", reason="timeout")

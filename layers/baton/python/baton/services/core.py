@@ -166,6 +166,10 @@ class Core:
 
     def notify(self, interaction: Interaction, event: str, **extra: Any) -> None:
         """Notifications are best effort: a failed publish is logged, never loses the request."""
+        self.notify_to(interaction, event, None, **extra)
+
+    def notify_to(self, interaction: Interaction, event: str, channels: list[str] | None, **extra: Any) -> None:
+        """`notify` to other channels than the request's (a ladder's escalation, baton.domain.ladder)."""
         req = interaction.request
         try:
             self.notifier.publish(
@@ -177,7 +181,7 @@ class Core:
                     node=req.node,
                     prompt=req.prompt,
                     options=req.options,
-                    channels=req.notify or ["console"],
+                    channels=channels or req.notify or ["console"],
                     created_at=interaction.created_at,
                     extra=extra,
                 )

@@ -8,6 +8,16 @@ after the wait so a retried park starts no second one. At the deadline the Lambd
 (`baton.services.reconciler.Reconciler.reconcile_one`: what is still pending is timed out and the task
 fails with `BatonDeadlinePassed` and its cause; a scope answered in time is released instead).
 
+A pause with a ladder (`baton.domain.ladder`: `remind_after`, `escalate_after`, `on_timeout`) starts the
+same one timer at its first step instead: at each step the Lambda (`Deadlines.fire`) records
+`reminder_sent` / `escalated` and notifies (the pause's channels / `escalate_to`), then hands the timer
+its next step and how long to wait for it (the deadline last); a step that finds the pause answered (or
+no longer parked) is skipped and ends the timer. At the deadline a declared default is taken
+(`take_default`, through the reconciler): each still-pending interaction is answered with the default,
+`answered_by` empty and `reason`/outcome `timed_out_default` (a conditional write: a person's answer
+accepted first wins), with the `timed_out_default` event, and the gate is released as an answer would
+release it (`reconcile_wait`, so a lost send is resent by the reconciler as any other).
+
 The timer fires at the deadline or up to `TIMER_PRECISION_SECONDS` after it, and Step Functions' own
 `TimeoutSeconds` comes `GRACE_SECONDS` after the deadline (`baton.domain.deadline`), so Baton's
 failure lands first and States.Timeout is only the backstop. A timer that fails to start loses
@@ -22,12 +32,18 @@ from typing import TYPE_CHECKING, Any
 
 from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
+from baton.domain.ladder import TIMED_OUT_DEFAULT
+from baton.errors import ConflictError
+from baton.events import Escalated, ReminderSent, TimedOutDefault
 from baton.ids import parse_iso
+from baton.models import status_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from datetime import datetime
 
-    from baton.models import Interaction, ParkedWait
+    from baton.domain.ladder import LadderStep
+    from baton.models import Interaction, InteractionRequest, ParkedWait
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
@@ -37,17 +53,23 @@ TOOL_GATE = "tool"  # the timer of a tool-form await names its interaction, not 
 MAX_EARLY_SECONDS = 2 * TIMER_PRECISION_SECONDS
 
 
-def park_wait(core: Core, wait: ParkedWait) -> None:
+def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
     """Store a wait a park just made, then start its timer: how every park parks."""
     core.store.put_wait(wait)
-    arm(core, wait)
+    arm(core, wait, pause=pause)
 
 
-def arm(core: Core, wait: ParkedWait) -> None:
-    """Start the timer of a wait just parked (best effort: the reconciler sweeps a missed one)."""
+def arm(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
+    """Start the timer of a wait just parked (best effort: the reconciler sweeps a missed one): due at
+    the deadline, or at the first step of the ladder `pause` (the parked request) declared."""
     if wait.deadline is not None:
-        payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=parse_iso(wait.deadline))
-        _start(core, payload, key=wait.gate, deadline=wait.deadline)
+        deadline = parse_iso(wait.deadline)
+        payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
+        steps = pause.ladder_steps(deadline) if pause is not None else []
+        due = steps[0].at if steps else deadline
+        if steps:
+            payload = payload.model_copy(update={"step": steps[0].step})
+        _start(core, payload, key=wait.gate, deadline=wait.deadline, due=due)
 
 
 def arm_tool_await(core: Core, awaiting: Interaction) -> None:
@@ -62,12 +84,14 @@ def arm_tool_await(core: Core, awaiting: Interaction) -> None:
         _start(core, payload, key=f"{TOOL_GATE}:{awaiting.interaction_id}", deadline=awaiting.expires_at)
 
 
-def _start(core: Core, payload: GateDeadlinePayload, *, key: str, deadline: str) -> None:
+def _start(core: Core, payload: GateDeadlinePayload, *, key: str, deadline: str, due: datetime | None = None) -> None:
     if core.timers is None:
         return
     try:
         core.timers.start(
-            timer_name(payload.run_id, key, deadline), payload, timer_wait_seconds(payload.deadline, core.clock.now())
+            timer_name(payload.run_id, key, deadline),
+            payload,
+            timer_wait_seconds(due or payload.deadline, core.clock.now()),
         )
     except Exception:  # the park itself succeeded: never fail it for its timer
         log.exception(
@@ -93,6 +117,9 @@ class Deadlines:
         self._sleep = sleep
 
     def fire(self, timer: GateDeadlinePayload) -> dict[str, Any]:
+        """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
+        if timer.step != "deadline":
+            return self._ladder_step(timer)
         early = (timer.deadline - self.core.clock.now()).total_seconds()
         if early > MAX_EARLY_SECONDS:
             return {"ended": False, "released": False, "reason": "not_due"}  # the reconciler will see it
@@ -115,3 +142,99 @@ class Deadlines:
         # settled before (an interrupt a late read already timed out gets its task failure sent now).
         settled = "settled" if outcome["released"] else "answered_in_time"
         return {**outcome, "reason": "deadline" if outcome["ended"] else settled}
+
+    def _ladder_step(self, timer: GateDeadlinePayload) -> dict[str, Any]:
+        """A ladder step: sent while the pause is still waiting, skipped (ending the timer) once it is
+        not. Returns the timer's next step under `next` (the timer waits its `wait_seconds`)."""
+        core = self.core
+        wait = core.store.get_wait(timer.run_id, timer.gate)
+        if (
+            wait is None
+            or wait.status != "parked"
+            or wait.deadline is None
+            or parse_iso(wait.deadline) != timer.deadline
+        ):
+            return {"done": True, "step": timer.step, "reason": "not_parked"}
+        pending = [i for i in _interactions(core, wait) if i.state.status == "pending"]
+        ladder = next((i.request.ladder for i in pending if i.request.ladder is not None), None)
+        if ladder is None:
+            return {"done": True, "step": timer.step, "reason": "answered"}  # answered: the rest is skipped
+        steps = next(i.request for i in pending if i.request.ladder is not None).ladder_steps(timer.deadline)
+        this = next((s for s in steps if s.step == timer.step), None)
+        if this is None:  # not a step of this pause's ladder (or past its deadline): on to the deadline
+            return {"done": False, "step": timer.step, "reason": "not_a_step", "next": self._next(timer, None)}
+        if (early := (this.at - core.clock.now()).total_seconds()) > 0:
+            self._sleep(min(early, MAX_EARLY_SECONDS))
+        ids = [i.interaction_id for i in pending]
+        if timer.step == "remind":
+            channels = sorted({c for i in pending for c in i.request.notify})
+            core.record(wait.run_id, ReminderSent(gate=wait.gate, interaction_ids=ids, channels=channels))
+            for i in pending:
+                core.notify(i, "reminder_sent", deadline=wait.deadline)
+        else:
+            channels = list(ladder.escalate_to)
+            core.record(wait.run_id, Escalated(gate=wait.gate, interaction_ids=ids, channels=channels))
+            for i in pending:
+                core.notify_to(i, "escalated", channels, deadline=wait.deadline)
+        following = next((s for s in steps if s.at > this.at), None)
+        return {"done": False, "step": timer.step, "reason": "sent", "next": self._next(timer, following)}
+
+    def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> dict[str, Any]:
+        """The timer's next input: the following step, or the deadline, and how long to wait for it."""
+        due = following.at if following is not None else timer.deadline
+        upcoming = timer.model_copy(update={"step": following.step if following is not None else "deadline"})
+        return {**upcoming.model_dump(mode="json"), "wait_seconds": timer_wait_seconds(due, self.core.clock.now())}
+
+
+def _interactions(core: Core, wait: ParkedWait) -> list[Interaction]:
+    found = (core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
+    return [i for i in found if i is not None]
+
+
+def default_answer(i: Interaction, default: Any) -> Any:
+    """The stored answer a default stands for, shaped as a person's answer of that kind is stored."""
+    if i.request.kind == "interrupt":
+        state = getattr(i.request, "state", None) or {}
+        return {"input": default, "state": state, "state_edits": []}
+    return default
+
+
+def answer_with_default(core: Core, i: Interaction, deadline: str | None) -> Interaction | None:
+    """A pending interaction past its deadline whose request declared a default: answered with it,
+    nobody's answer (`answered_by` empty, outcome `timed_out_default`), with its event, in one
+    conditional write. None if it declared no default; ConflictError if it changed first."""
+    ladder = i.request.ladder
+    if ladder is None or ladder.default is None or i.state.status != "pending":
+        return None
+    event = core.new_event(
+        i.run_id,
+        TimedOutDefault(
+            interaction_id=i.interaction_id,
+            node=i.request.node,
+            kind=i.request.kind,
+            default=ladder.default.default,
+            deadline=deadline or i.expires_at or core.now(),
+        ),
+    )
+    answer = default_answer(i, ladder.default.default)
+    new_state = status_of(i.state, "answered", answer=answer, at=core.now(), reason=TIMED_OUT_DEFAULT)
+    return core.store.transition_interaction(i, new_state, with_records=[event])
+
+
+def take_default(core: Core, wait: ParkedWait, release: Callable[[ParkedWait], bool] | None) -> bool | None:
+    """At the deadline of a pause that declared `on_timeout: {"default": ...}`: answer what is still
+    pending with the default (`timed_out_default`, nobody's answer), then release the gate as an answer
+    would. None when no default was declared (or nothing was answered): the pause fails as always.
+    A person's answer that got in first wins the conditional write and is what gets released."""
+    found = _interactions(core, wait)
+    ladder = next((i.request.ladder for i in found if i.request.ladder is not None), None)
+    if ladder is None or ladder.default is None or release is None:
+        return None
+    for i in found:
+        try:
+            answer_with_default(core, i, wait.deadline)
+        except ConflictError:
+            continue  # answered (or ended) just in time: its own path delivers it
+    if not any(i.state.status == "answered" for i in _interactions(core, wait)):
+        return None
+    return release(wait)

@@ -56,6 +56,7 @@ from baton.errors import (
     GoneError,
     NotFoundError,
     TaskTokenError,
+    ValidationFailedError,
     winner,
 )
 from baton.events import (
@@ -70,7 +71,7 @@ from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
 from baton.ports import GuardFailedError
 from baton.services.approvals import ApprovalService, Voter
-from baton.services.deadlines import park_wait
+from baton.services.deadlines import answer_with_default, park_wait
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -154,6 +155,7 @@ def interrupt_view(i: Interaction) -> InterruptView:
         reason=TIMEOUT_REASON if is_timed_out(i) else st.reason,
         timed_out=is_timed_out(i),
         version=st.version,
+        outcome=st.outcome,
     )
 
 
@@ -233,6 +235,12 @@ class InterruptService:
         """
         core = self.core
         session_id, prompt = spec.session_id, spec.prompt
+        steps = spec.ladder is not None and (spec.ladder.remind_after or spec.ladder.escalate_after)
+        if token is None and steps:  # an SDK waiter's interrupt has no gate timer (a default needs none)
+            raise ValidationFailedError(
+                "remind_after/escalate_after need a hosted interrupt's timer; declare onTimeout only",
+                details={"path": "remind_after"},
+            )
         timeout_ms = spec.timeout_ms or DEFAULT_TIMEOUT_MS
         notify = list(spec.notify) if spec.notify else ["console"]
 
@@ -333,6 +341,7 @@ class InterruptService:
                 parked_at=interrupt.created_at,
                 deadline=interrupt.expires_at,
             ),
+            pause=interrupt.request,
         )
 
     @staticmethod
@@ -355,6 +364,7 @@ class InterruptService:
             timeout_ms=timeout_ms,
             gate=spec.node if hosted else None,
             key=spec.key or None,
+            ladder=spec.ladder,
         )
 
     @staticmethod
@@ -384,6 +394,15 @@ class InterruptService:
             left = self._seconds_left(i)
             if left is None or left > 0:
                 return i
+            try:  # a declared default is taken at the deadline, never a timeout (baton.domain.ladder)
+                defaulted = answer_with_default(self.core, i, i.expires_at)
+            except ConflictError:
+                i = self._load(i.interaction_id)
+                continue
+            if defaulted is not None:
+                self._release(defaulted)
+                self._settle_run(defaulted)
+                return defaulted
             try:
                 updated = self.core.store.transition_interaction(
                     i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON)
@@ -484,7 +503,7 @@ class InterruptService:
         core = self.core
         i = self._expire_if_due(self._load(interrupt_id))
         if i.state.status != "pending":
-            if is_timed_out(i):  # past the deadline: a 410, the value kept as a late answer
+            if is_timed_out(i) or i.state.outcome:  # past the deadline: a 410, the value kept as late
                 late = {"input": value, "state_edits": list(state_edits)}
                 core.refuse_if_late(
                     i, late, caller=caller, deadline=i.expires_at, reason=TIMEOUT_REASON, interrupt=public_view(i)

@@ -27,6 +27,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import GoneError
+from baton.services.deadlines import take_default
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from baton.services.review import ReviewService
 
 log = logging.getLogger("baton")
+LADDER_KINDS = ("ask", "interrupt")  # the pauses that may declare on_timeout: {"default": ...}
 
 
 class Reconciler:
@@ -81,6 +83,9 @@ class Reconciler:
             return False
         end = self._at_deadline(wait)
         try:
+            defaulted = take_default(self.core, wait, self._handler(wait)) if wait.kind in LADDER_KINDS else None
+            if defaulted is not None:
+                return defaulted  # a declared default released the gate (baton.services.deadlines)
             return end is not None and end(wait)
         except Exception:
             log.exception("reconcile: ending at the deadline failed", extra={"run_id": wait.run_id, "gate": wait.gate})

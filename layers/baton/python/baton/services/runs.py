@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from datetime import datetime
 
+    from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
 MAX_INPUT_BYTES = 32 * 1024
@@ -140,7 +141,7 @@ class RunService:
         run = self.refresh(self.core.require_run(run_id))
         counts: dict[str, int] = {}
         for i in self.core.store.list_run_interactions(run_id):
-            counts[i.state.status] = counts.get(i.state.status, 0) + 1
+            counts[i.state.outcome or i.state.status] = counts.get(i.state.outcome or i.state.status, 0) + 1
         return {**run.model_dump(exclude={"version"}), "interactions": counts}
 
     def refresh(self, run: RunSummary) -> RunSummary:
@@ -185,6 +186,7 @@ class RunService:
         timeout_seconds: int,
         notify: list[str] | None = None,
         entered_at: datetime | None = None,
+        ladder: Ladder | None = None,
     ) -> Interaction:
         """Called by the gate's Lambda (its payload validated) with the task token: record what is asked,
         park the token. Idempotent: a retried invoke (same token) returns the same interaction and wait,
@@ -204,7 +206,7 @@ class RunService:
             created_at=now,
             expires_at=deadline,
             request=PauseRequest(
-                node=node, prompt=prompt, timeout_seconds=timeout_seconds, notify=notify or ["console"]
+                node=node, prompt=prompt, timeout_seconds=timeout_seconds, notify=notify or ["console"], ladder=ladder
             ),
         )
         try:
@@ -246,6 +248,7 @@ class RunService:
                 parked_at=interaction.created_at,
                 deadline=deadline,
             ),
+            pause=interaction.request,
         )
 
     def resume(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
@@ -270,7 +273,7 @@ class RunService:
                 resumed = core.release_gate(run_id, latest.request.node, self._output(latest))
                 if resumed:
                     return self._result(latest, resumed)
-            if latest.state.status == "timed_out":
+            if latest.state.status == "timed_out" or latest.state.outcome:  # a default taken: also late
                 core.refuse_if_late(latest, answers, caller=caller, deadline=latest.expires_at or core.now())
                 raise GoneError(
                     f"the pause at node '{latest.request.node}' timed out",

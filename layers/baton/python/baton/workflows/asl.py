@@ -10,7 +10,13 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.workflows.gate_checks import asking_nodes, await_findings, quorum_findings, review_findings
+from baton.workflows.gate_checks import (
+    asking_nodes,
+    await_findings,
+    ladder_findings,
+    quorum_findings,
+    review_findings,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,7 +44,7 @@ class Problem:
     file: str
     state: str
     message: str
-    code: str = ""  # the gate checks' codes (C100, C101, C241, C242, C250: baton.workflows.gate_checks)
+    code: str = ""  # the gate checks' codes (C100, C101, C241, C242, C250, C251: baton.workflows.gate_checks)
 
     def __str__(self) -> str:
         return f"{self.file}: state '{self.state}': " + (f"{self.code} " if self.code else "") + self.message
@@ -93,8 +99,12 @@ def _gate_problems(top: Mapping[str, Any], file: str, input_schema: Mapping[str,
     asking = asking_nodes((p, s) for p, s, _ in _walk(top))
     found: list[Problem] = []
     for path, state, _ in _walk(top):
-        findings = [*review_findings(path, state, input_schema), *await_findings(path, state, asking)]
-        for where, code, message in [*findings, *quorum_findings(path, state)]:
+        for where, code, message in [
+            *review_findings(path, state, input_schema),
+            *await_findings(path, state, asking),
+            *quorum_findings(path, state),
+            *ladder_findings(path, state),
+        ]:
             found.append(Problem(file, where, message, code))
     return found
 

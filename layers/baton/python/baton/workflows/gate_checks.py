@@ -13,6 +13,8 @@ compilers refuse a bad workflow. Each finding has a code:
 - C250: a quorum (`approval` in a gate Task's Payload, at any depth) that can never be met or is not
   valid: `approvals` < 1, or more approvals than named approvers when only operators are named
   (`baton/domain/approval.py`). An `approval` taken from the input (`approval.$`) is checked at run time.
+- C251: a pause's literal `ladder` (baton.domain.ladder) that would be refused when it parks: malformed,
+  a step not before a literal timeout, or an ask's default that is not an object of answers.
 
 Gates are found by what they call: a review gate is a `states:startExecution.sync:2` Task on
 `${ReviewGateStateMachineArn}`; an await gate is a `waitForTaskToken` Task on `${AwaitGateFunctionArn}`.
@@ -184,3 +186,28 @@ def await_findings(path: str, state: Mapping[str, Any], asking: set[str]) -> lis
             )
         )
     return findings
+
+
+def ladder_findings(path: str, state: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """C251: a literal ladder in a parking task's payload (`ladder`, or an interrupt's `request.ladder`)."""
+    if state.get("Type") != "Task" or not str(state.get("Resource", "")).endswith(".waitForTaskToken"):
+        return []
+    from pydantic import ValidationError
+
+    from baton.domain.ladder import AnswerCheck, Ladder
+    from baton.errors import ValidationFailedError
+
+    payload = _payload(state)
+    request = payload.get("request")
+    declared = request.get("ladder") if isinstance(request, dict) else payload.get("ladder")
+    if not isinstance(declared, dict):
+        return []  # none, or from the input at run time (the input schema checks it at POST /api/runs)
+    timeout = state.get("TimeoutSeconds", payload.get("timeout_seconds"))
+    try:
+        # An ask's default must be an object of answers; an interrupt's is checked against its schema at park.
+        check = AnswerCheck(kind="interrupt" if isinstance(request, dict) else "answers")
+        Ladder.model_validate(declared).check_for(timeout if isinstance(timeout, int) else None, answer_is=check)
+    except (ValidationError, ValidationFailedError) as err:
+        why = err.message if isinstance(err, ValidationFailedError) else err.errors()[0]["msg"]
+        return [(path, "C251", f"the pause's ladder would be refused when it parks: {why}")]
+    return []

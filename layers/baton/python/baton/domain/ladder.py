@@ -1,0 +1,191 @@
+"""A pause's deadline ladder: remind, escalate, then fail or take a declared safe default.
+
+A pause (a hosted ask, a blocking ask, a hosted interrupt) may declare, next to its timeout:
+
+* `remind_after` (seconds after the pause began): one reminder to the pause's own channels (it does
+  not repeat: a second nudge is what `escalate_after` is for);
+* `escalate_after` (seconds, later than the reminder) with `escalate_to` (other notification channels,
+  `console`, `email`, `slack`, `webhook`, whose recipients `baton.notify.config` configures, e.g. the
+  on-call Slack channel): the pause is announced there too;
+* `on_timeout`: `"fail"` (the default: the pause fails at its deadline as it always has) or
+  `{"default": <value>}`: at the deadline the gate is released with that value, recorded as
+  `timed_out_default` (never as a person's answer: `answered_by` stays empty).
+
+`Ladder.check_for` runs when the pause is created: a step at or after the deadline, or a default that is
+not a valid answer to the pause (its options, its answer schema), is a 422 and nothing is stored.
+`steps` is the ladder as times, in order; the gate's timer walks them (`baton.services.deadlines`,
+`statemachines/gate_deadline.asl.json`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from baton.domain.answer_schema import validate_answer
+from baton.domain.deadline import grace_for
+from baton.domain.fields import MAX_TIMEOUT_SECONDS
+from baton.errors import ValidationFailedError
+from baton.notify.model import Channel
+
+LadderStepName = Literal["remind", "escalate"]
+TIMED_OUT_DEFAULT = "timed_out_default"  # the outcome (and stored reason) of a default taken at the deadline
+
+
+class TimeoutDefault(BaseModel):
+    """`on_timeout: {"default": <value>}`: the value the gate is released with at its deadline."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    default: Any = Field(description="A valid answer to the pause (checked when the pause is created)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_required(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "default" not in data:
+            raise ValueError('on_timeout must be "fail" or {"default": <value>}')
+        return data
+
+
+OnTimeout = Literal["fail"] | TimeoutDefault
+
+
+class LadderFields(BaseModel):
+    """The ladder's fields, flat, as the request bodies, the SDK and the MCP tools take them."""
+
+    remind_after: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_SECONDS,
+        description="Seconds after the pause began: one reminder to its channels",
+    )
+    escalate_after: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_SECONDS,
+        description="Seconds after the pause began: announce it to escalate_to",
+    )
+    escalate_to: list[Channel] | None = Field(
+        default=None, min_length=1, max_length=4, description="Channels the escalation notifies"
+    )
+    on_timeout: OnTimeout = Field(
+        default="fail", description='"fail" (as without a ladder) or {"default": <a valid answer>}'
+    )
+
+    def ladder(self) -> Ladder | None:
+        """The ladder these fields declare, or None when they declare nothing beyond today's behaviour."""
+        steps = (self.remind_after, self.escalate_after, self.escalate_to)
+        if all(field is None for field in steps) and self.on_timeout == "fail":
+            return None
+        return Ladder(
+            remind_after=self.remind_after,
+            escalate_after=self.escalate_after,
+            escalate_to=self.escalate_to or [],
+            on_timeout=self.on_timeout,
+        )
+
+
+class Ladder(BaseModel):
+    """What a pause declared (stored on its request, `baton.models._RequestBase.ladder`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    remind_after: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
+    escalate_after: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
+    escalate_to: list[Channel] = Field(default_factory=list, max_length=4)
+    on_timeout: OnTimeout = "fail"
+
+    @model_validator(mode="after")
+    def _in_order(self) -> Ladder:
+        if self.escalate_after is not None and not self.escalate_to:
+            raise ValueError("escalate_after needs escalate_to (the channels to escalate to)")
+        if self.escalate_to and self.escalate_after is None:
+            raise ValueError("escalate_to needs escalate_after")
+        remind, escalate = self.remind_after, self.escalate_after
+        if remind is not None and escalate is not None and escalate <= remind:
+            raise ValueError("escalate_after must come after remind_after")
+        return self
+
+    @property
+    def default(self) -> TimeoutDefault | None:
+        return self.on_timeout if isinstance(self.on_timeout, TimeoutDefault) else None
+
+    def check_for(
+        self,
+        timeout_seconds: int | None,
+        *,
+        answer_is: AnswerCheck,
+    ) -> None:
+        """422 (ValidationFailedError naming the field) if a step does not come before the pause's
+        timeout, or the default is not an answer the pause would accept from a person."""
+        for name in ("remind_after", "escalate_after"):
+            seconds = getattr(self, name)
+            if seconds is not None and timeout_seconds is not None and seconds >= timeout_seconds:
+                raise ValidationFailedError(
+                    f"{name} ({seconds}s) must come before the pause's timeout ({timeout_seconds}s)",
+                    details={"path": name},
+                )
+        if self.default is not None:
+            answer_is.check(self.default.default)
+
+    def steps(self, deadline: datetime, timeout_seconds: int | None) -> list[LadderStep]:
+        """The ladder's steps as times, in order, counted from when the pause began: the task's entry,
+        on the one clock of its deadline (`baton.services.core.Core.deadline_of`: entry + timeout -
+        grace). A step that would not come before the deadline is left out."""
+        if timeout_seconds is None:
+            return []
+        began = deadline - timedelta(seconds=timeout_seconds - grace_for(timeout_seconds))
+        wanted: list[tuple[LadderStepName, int | None]] = [
+            ("remind", self.remind_after),
+            ("escalate", self.escalate_after),
+        ]
+        found = [
+            LadderStep(step=name, at=began + timedelta(seconds=seconds))
+            for name, seconds in wanted
+            if seconds is not None
+        ]
+        return [s for s in found if s.at < deadline]
+
+
+class LadderStep(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    step: LadderStepName
+    at: datetime
+
+
+class AnswerCheck(BaseModel):
+    """What a person's answer to this pause must be: `kind` says how the default is checked."""
+
+    kind: Literal["answers", "interrupt"]
+    options: list[str] | None = None
+    allow_free_text: bool = True
+    schema_: dict[str, Any] | None = None
+    json_schema: dict[str, Any] | None = None
+
+    def check(self, value: Any) -> None:
+        if self.kind == "interrupt":
+            try:
+                validate_answer(value, schema=self.schema_, json_schema=self.json_schema)
+            except ValidationFailedError as err:
+                raise ValidationFailedError(
+                    f"on_timeout.default is not a valid answer: {err.message}",
+                    details={**err.details, "path": "on_timeout.default"},
+                ) from None
+            return
+        # An ask is resumed with an object of answers (POST /api/runs/{run_id}/resume).
+        if not isinstance(value, dict) or not value:
+            raise ValidationFailedError(
+                "on_timeout.default of an ask must be a non-empty object of answers, as a resume sends",
+                details={"path": "on_timeout.default"},
+            )
+        if self.options and not self.allow_free_text:
+            refused = [(k, v) for k, v in value.items() if v not in self.options]
+            if refused:
+                key, bad = refused[0]
+                raise ValidationFailedError(
+                    f"on_timeout.default.{key}: {bad!r} is not one of the options {self.options}",
+                    details={"path": f"on_timeout.default.{key}", "options": self.options},
+                )
