@@ -96,5 +96,7 @@ def test_good_inputs_start(core: Core) -> None:
 def test_deployed_schemas_come_from_the_environment_and_fit_it() -> None:
     text = compact(load_schemas())
     settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_INPUT_SCHEMAS": text})
-    assert input_schemas(settings) == json.loads(text)
+    assert input_schemas(settings) == {
+        name: {k: v for k, v in s.items() if k != "$comment"} for name, s in load_schemas().items()
+    }
     assert len(text) < 2500  # Lambda's 4 KB for all of a function's environment; the rest is small

@@ -141,9 +141,8 @@ class Client:
         approval: ApprovalPolicy | dict[str, Any] | None = None,
     ) -> AskResult:
         """ask_user_async: post a question for `node` and return at once (its interaction_id, a message).
-
         `approval` makes it a quorum question (`{"approvals": 2, "approvers": ["alice", "group:release"]}`):
-        each operator's answer is a vote and `answer` returns status `pending` with the count until it is met."""
+        each operator's answer is a vote; `answer` says `pending` with the count until it is met."""
         body: dict[str, Any] = {"node": node, "question": question}
         if approval is not None:
             body["approval"] = ApprovalPolicy.model_validate(approval).model_dump(exclude_defaults=True)
@@ -219,10 +218,8 @@ class Client:
         on_timeout: dict[str, Any] | None = None,
     ) -> BlockingAskView:
         """Post a blocking ask (answered with `baton resume --run-id ...`; `on_timeout` as in `ask_user`)."""
-        given = {"options": options, "notify": notify, "on_timeout": on_timeout}
-        body = {"node": node, "question": question, "timeout_seconds": timeout_seconds} | {
-            k: v for k, v in given.items() if v is not None
-        }
+        given = {"options": options, "notify": notify, "on_timeout": on_timeout, "timeout_seconds": timeout_seconds}
+        body = {"node": node, "question": question} | {k: v for k, v in given.items() if v is not None}
         return BlockingAskView.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/asks", json_body=body))
 
     def get_ask(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> BlockingAskView:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import zlib
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -16,6 +18,9 @@ if TYPE_CHECKING:
 class MissingResourceError(RuntimeError):
     """A resource every Baton Lambda needs is not configured: raised at cold start, naming the variable."""
 
+
+# A settings value holding deflated, base64'd JSON starts with this (baton.workflows.input_schema.compact).
+COMPRESSED_PREFIX = "zlib64:"
 
 # The resources a wiring cannot run without, and what each is (for the error that names it).
 REQUIRED_RESOURCES = {"table_name": "the DynamoDB table", "topic_arn": "the notifications SNS topic"}
@@ -46,8 +51,9 @@ class Settings(BaseModel):
     merge_project: str = Field(default="", alias="BATON_MERGE_PROJECT")
     # The repository merges land in (the CDK stack's `-c repository=`); empty = none deployed.
     merge_repository: str = Field(default="", alias="BATON_MERGE_REPOSITORY")
-    # Deployed: each workflow's input schema (compact JSON from statemachines/*.input.schema.json, set on
-    # the API function by infra/stack.py); empty = read them from the checkout (baton dev, tests).
+    # Deployed: each workflow's input schema (statemachines/*.input.schema.json as compact JSON, deflated and
+    # base64'd after COMPRESSED_PREFIX to fit Lambda's 4 KB environment; set on the API function by
+    # infra/stack.py); empty = read them from the checkout (baton dev, tests).
     input_schemas: dict[str, dict[str, object]] = Field(default_factory=dict, alias="BATON_INPUT_SCHEMAS")
     # Local stack: the named local operators' groups for quorum approvers, as JSON {"group": ["alice", ...]}
     # (deployed, groups come from the caller's Cognito groups; baton/api/auth.py).
@@ -58,6 +64,8 @@ class Settings(BaseModel):
     @field_validator("workflows", "input_schemas", "local_groups", mode="before")
     @classmethod
     def _parse_workflows(cls, value: object) -> object:
+        if isinstance(value, str) and value.startswith(COMPRESSED_PREFIX):
+            value = zlib.decompress(base64.b64decode(value.removeprefix(COMPRESSED_PREFIX))).decode()
         if isinstance(value, str):
             return json.loads(value) if value.strip() else {}
         return value

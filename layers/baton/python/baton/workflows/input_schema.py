@@ -13,13 +13,16 @@ CDK stack passes them to the API function as `BATON_INPUT_SCHEMAS` (compact JSON
 
 from __future__ import annotations
 
+import base64
 import json
+import zlib
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
 
 from baton.errors import ValidationFailedError
+from baton.runtime.settings import COMPRESSED_PREFIX
 from baton.workflows.resources import STATE_MACHINES
 
 if TYPE_CHECKING:
@@ -49,9 +52,12 @@ def load_schemas(directory: Path | None = None) -> dict[str, dict[str, Any]]:
 
 
 def compact(schemas: Mapping[str, Mapping[str, Any]]) -> str:
-    """The schemas as the deployed API function receives them (comments dropped, no spaces)."""
+    """The schemas as the deployed API function receives them: comments dropped, no spaces, deflated and
+    base64'd (the ladder and quorum fields took the plain JSON past what fits in a function's 4 KB
+    environment; `baton.runtime.settings.Settings` inflates it)."""
     stripped = {name: {k: v for k, v in schema.items() if k != "$comment"} for name, schema in schemas.items()}
-    return json.dumps(stripped, separators=(",", ":"), sort_keys=True)
+    text = json.dumps(stripped, separators=(",", ":"), sort_keys=True)
+    return COMPRESSED_PREFIX + base64.b64encode(zlib.compress(text.encode(), 9)).decode()
 
 
 @lru_cache(maxsize=64)
