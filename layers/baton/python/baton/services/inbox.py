@@ -142,7 +142,6 @@ class InboxService:
             claimed_by=caller if query.claimed == "me" else None,
             unclaimed=query.claimed == "unclaimed",
             now=iso(now),
-            kinds=None if set(query.kinds) >= set(INBOX_KINDS) else tuple(sorted(set(query.kinds))),
             limit=query.limit,
         )
 
@@ -150,7 +149,8 @@ class InboxService:
         """The page's items (up to `limit` + whatever the per-kind reads brought) and whether more follow."""
         kinds = tuple(dict.fromkeys(query.kinds))
         if query.run_id is None and len(kinds) > 1:
-            return self.core.store.page_all_pending(store_query)
+            some = None if set(kinds) >= set(INBOX_KINDS) else tuple(sorted(kinds))
+            return self.core.store.page_all_pending(store_query.model_copy(update={"kinds": some}))
         merged: list[Interaction] = []
         more = False
         for kind in kinds:
