@@ -399,10 +399,11 @@ class DynamoStore:
             raise ValueError("claims are for interrupts; a marked kind moves with its marker")
         expected = interaction.state.version
         updated = interaction.model_copy(update={"state": new_state.model_copy(update={"version": expected + 1})})
-        names = {"#ver": "version", "#claimed": "claimed_by", "#lease": "lease_expires_at", "#st": "status"}
-        values: dict[str, Any] = {":expected": expected, ":now": now, ":pending": "pending"}
+        names = {"#ver": "version", "#claimed": "claimed_by", "#st": "status"}
+        values: dict[str, Any] = {":expected": expected, ":pending": "pending"}
         if expected_holder is None:
             holder = "(attribute_not_exists(#claimed) OR attribute_not_exists(#lease) OR #lease <= :now)"
+            names["#lease"], values[":now"] = "lease_expires_at", now
         else:
             holder = "#claimed = :holder"
             values[":holder"] = expected_holder
