@@ -154,9 +154,9 @@ class Observability(Construct):
                 dimensions_map=by_kind,
                 period=PERIOD,
                 statistic="Maximum",
-                label=f"oldest pending {kind} (s)",
             )
-            pending_age_metrics.append(age_metric)
+            # a labelled metric makes the alarm a metric-math one: the label is the dashboard's only
+            pending_age_metrics.append(age_metric.with_(label=f"oldest pending {kind} (s)"))
             seconds = config.pending_age_alarm_seconds(kind)
             alarm(
                 f"OldestPending{kind.capitalize()}",
