@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 from baton.errors import ConflictError, ValidationFailedError
 from baton.events import InterruptClaimed, InterruptClaimReleased, InterruptClaimRenewed, InterruptReassigned
 from baton.ids import iso
+from baton.services.interrupts import interrupt_winner, public_view
 
 if TYPE_CHECKING:
     from baton.models import Interaction, InteractionStatus
@@ -82,8 +83,6 @@ class ClaimService:
         return iso(self.core.clock.now() + timedelta(seconds=lease_seconds))
 
     def _held_elsewhere(self, i: Interaction, verb: str, hint: str) -> ConflictError:
-        from baton.services.interrupts import interrupt_winner, public_view
-
         st = i.state
         return ConflictError(
             f"interrupt {i.interaction_id} is claimed by {st.claimed_by} until {st.lease_expires_at}; "
@@ -98,8 +97,6 @@ class ClaimService:
         )
 
     def _result(self, i: Interaction, *, changed: bool) -> dict[str, Any]:
-        from baton.services.interrupts import public_view
-
         return {"interrupt": public_view(i), "claimed": i.state.claimed_by is not None, "changed": changed}
 
     def _write(self, i: Interaction, state: InteractionStatus) -> Interaction | None:
@@ -227,8 +224,6 @@ class ClaimService:
             return self._result(assigned, changed=True)
 
     def _not_claimed(self, i: Interaction, verb: str) -> ConflictError:
-        from baton.services.interrupts import public_view
-
         return ConflictError(
             f"interrupt {i.interaction_id} is not claimed (or its lease ended); claim it instead of trying to {verb}",
             details={"claimedBy": None, "interrupt": public_view(i)},
