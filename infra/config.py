@@ -52,6 +52,16 @@ def _as_int(value: Any, default: int) -> int:
     return default if value is None or value == "" else int(value)
 
 
+def _as_int_map(value: Any) -> dict[str, int]:
+    """`{"review": 480}` (a JSON object, or a dict in cdk.json) -> {"review": 480}."""
+    if value is None or value == "":
+        return {}
+    loaded = json.loads(value) if isinstance(value, str) else value
+    if not isinstance(loaded, dict):
+        raise ValueError(f"expected a JSON object of numbers, got {value!r}")
+    return {str(k): int(v) for k, v in loaded.items()}
+
+
 @dataclass(frozen=True)
 class TeamConfig:
     """Everything that differs between team environments. Names of every resource derive from `team`."""
@@ -90,6 +100,13 @@ class TeamConfig:
     gate_timeout_alarm_threshold: int = 1
     # Alarm when the oldest parked gate has waited longer than this many hours (while it still waits).
     parked_gate_alarm_hours: int = 24
+    # Alarm when the oldest pending item of a kind of pause (question, ask, await, interrupt, review) has
+    # waited longer than this many minutes; `pending_age_alarm_minutes_by_kind` overrides it per kind
+    # (context: a JSON object, e.g. {"review": 480}).
+    pending_age_alarm_minutes: int = 240
+    pending_age_alarm_minutes_by_kind: dict[str, int] = field(default_factory=dict)
+    # Alarm when more than this many items of one kind are pending at once; 0: no count alarm.
+    pending_count_alarm_threshold: int = 0
     powertools_layer_version: int = POWERTOOLS_LAYER_VERSION
     # Review companion: a Bedrock model id (or inference profile id) turns on the Bedrock companion;
     # without one the review gate uses the offline companion.
@@ -100,6 +117,13 @@ class TeamConfig:
             raise ValueError(f"team {self.team!r} must match {TEAM_PATTERN.pattern} (it prefixes every resource name)")
         if self.parked_gate_alarm_hours < 1:
             raise ValueError("parked_gate_alarm_hours must be at least 1")
+        if self.pending_age_alarm_minutes < 1 or any(v < 1 for v in self.pending_age_alarm_minutes_by_kind.values()):
+            raise ValueError("pending-age alarm thresholds must be at least 1 minute")
+        if self.pending_count_alarm_threshold < 0:
+            raise ValueError("pending_count_alarm_threshold must be 0 (off) or more")
+
+    def pending_age_alarm_seconds(self, kind: str) -> int:
+        return 60 * self.pending_age_alarm_minutes_by_kind.get(kind, self.pending_age_alarm_minutes)
 
     @property
     def prefix(self) -> str:
@@ -145,6 +169,9 @@ class TeamConfig:
             api_account_role=_as_bool(ctx("api_account_role"), True),
             gate_timeout_alarm_threshold=_as_int(ctx("gate_timeout_alarm_threshold"), 1),
             parked_gate_alarm_hours=_as_int(ctx("parked_gate_alarm_hours"), 24),
+            pending_age_alarm_minutes=_as_int(ctx("pending_age_alarm_minutes"), 240),
+            pending_age_alarm_minutes_by_kind=_as_int_map(ctx("pending_age_alarm_minutes_by_kind")),
+            pending_count_alarm_threshold=_as_int(ctx("pending_count_alarm_threshold"), 0),
             powertools_layer_version=_as_int(ctx("powertools_layer_version"), POWERTOOLS_LAYER_VERSION),
             companion_model=str(ctx("companion_model") or ""),
         )

@@ -1,7 +1,10 @@
 """Benchmark of the inbox's first page on the embedded local stack (moto + our handlers, over HTTP):
 1,000 pending questions across 100 runs (every run's await gate parked on them), then
 `GET /api/inbox?kind=question&limit=50` and `GET /api/inbox?limit=50` (every kind) timed from the client
-(median, p95), with the DynamoDB calls each page costs counted by a botocore `before-call` hook.
+(median, p95), with the DynamoDB calls each page costs counted by a botocore `before-call` hook. The
+every-kind page is one Query of the all-pending index (GSI3, `baton/workflows/table.py`) plus one of the
+parked gates (what each item blocks); the kind=question page is one Query of that kind's partition plus
+the same parked-gates Query.
 
 The items are written straight through the store (the same `put_interaction` the API's ask uses), so the
 seeding is fast; what is timed is the whole page: HTTP, auth, the Queries, the merge and the JSON.

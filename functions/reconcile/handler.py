@@ -4,7 +4,8 @@ past their expiry. Idempotent.
 
 After each pass it publishes how many gates are still parked and the age of the oldest one
 (`baton.runtime.parked_age`: `ParkedGates`, `OldestParkedGateAgeSeconds`), which the "oldest parked gate"
-alarm watches."""
+alarm watches; then, per kind of pause, the count pending and the age of the oldest pending item
+(`PendingItems`, `OldestPendingAgeSeconds`, dimension kind), which the per-kind pending-age alarms watch."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from baton.runtime.observability import logger, tracer
-from baton.runtime.parked_age import parked_age, publish
+from baton.runtime.parked_age import parked_age, pending_ages, publish, publish_pending
 from baton.runtime.wiring import services
 
 
@@ -31,4 +32,12 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
             "parked gates",
             extra={"parked": age.count, "oldest_age_seconds": age.oldest_age_seconds, "run_id": age.oldest_run_id},
         )
-    return {**result, "parked": age.count, "oldest_parked_age_seconds": age.oldest_age_seconds}
+    pending = pending_ages(svc.core.store, svc.core.clock.now())
+    publish_pending(pending)
+    oldest_pending = {p.kind: p.oldest_age_seconds for p in pending if p.count}
+    return {
+        **result,
+        "parked": age.count,
+        "oldest_parked_age_seconds": age.oldest_age_seconds,
+        "oldest_pending_age_seconds": oldest_pending,
+    }

@@ -4,7 +4,7 @@ import { validator } from "./validator.js";
 import { api, winnerText } from "./api.js";
 import { previewStateEdits } from "./stateEdits.js";
 import { SignIn } from "./SignIn.jsx";
-import { useInterval } from "./util.js";
+import { until, useInterval } from "./util.js";
 import { useMe } from "./me.js";
 
 // The light `schema` ({type|"enum", enum, default, title, description}) as the JSON Schema it means
@@ -30,14 +30,18 @@ export function errorAt(path, message) {
 }
 
 function ClaimBar({ view, me, onClaim }) {
+  const [why, setWhy] = useState("");
   if (view.status !== "pending") return null;
   const holder = view.claimedBy;
   if (!holder) return <p role="status">Not claimed.</p>;
-  if (holder === me) return <p role="status" className="ok">Claimed by you ({me}).</p>;
+  const lease = until(view.leaseExpiresAt);
+  if (holder === me) return <p role="status" className="ok">Claimed by you ({me}) until {lease}.</p>;
   return (
     <div className="claimbar" role="alert">
-      Claimed by <strong>{holder}</strong> since {view.claimedAt}.{" "}
-      <button type="button" onClick={() => onClaim(true)}>
+      Claimed by <strong>{holder}</strong> until {lease}.{" "}
+      <label htmlFor="takeover-reason">Reason to take over</label>{" "}
+      <input id="takeover-reason" value={why} onChange={(e) => setWhy(e.target.value)} />{" "}
+      <button type="button" disabled={!why.trim()} onClick={() => onClaim(true, why.trim())}>
         Take over
       </button>
     </div>
@@ -106,9 +110,9 @@ export function InterruptScreen({ interruptId }) {
     [interruptId],
   );
   const claim = useCallback(
-    async (force) => {
+    async (force, why) => {
       try {
-        const claimed = await api.claim(interruptId, force);
+        const claimed = await api.claim(interruptId, force, why);
         setClaimedAs(claimed.interrupt.claimedBy);
         setView(claimed.interrupt);
       } catch (err) {

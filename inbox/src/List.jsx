@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { api, winnerText } from "./api.js";
-import { ago, itemHref, settledBy, show, useInterval } from "./util.js";
+import { ago, itemHref, settledBy, show, until, useInterval } from "./util.js";
 import { SignIn } from "./SignIn.jsx";
 
 const POLL_MS = 2000; // a new item shows, and a settled one leaves, within 5 s
@@ -93,7 +93,11 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
         </a>
         <span>node {item.node}</span>
         <span>waited {ago(item.waited_s)}</span>
-        {item.claimed_by && <span className="claim">claimed by {item.claimed_by}</span>}
+        {item.claimed_by && (
+          <span className="claim">
+            claimed by {item.claimed_by} until {until(item.lease_expires_at)}
+          </span>
+        )}
         {item.blocks && <span>blocks {blocksText(item.blocks)}</span>}
       </div>
       {question && item.options && item.options.length > 0 && (

@@ -49,7 +49,9 @@ export const api = {
   resumeRun: (runId, answers, node) => request("POST", `/api/runs/${enc(runId)}/resume`, { answers, node }),
   review: (runId) => request("GET", `/api/runs/${enc(runId)}/review`),
   interrupt: (id) => request("GET", `/api/v1/interrupts/${enc(id)}`),
-  claim: (id, force) => request("POST", `/api/v1/interrupts/${enc(id)}/claim`, { force: !!force }),
+  // A take-over (force) carries its reason: the server records it and refuses one without (422).
+  claim: (id, force, reason) =>
+    request("POST", `/api/v1/interrupts/${enc(id)}/claim`, force ? { force: true, reason } : {}),
   resumeInterrupt: (id, input, stateEdits) =>
     request("POST", `/api/v1/interrupts/${enc(id)}/resume`, { input, stateEdits }),
   cancelInterrupt: (id, reason) => request("POST", `/api/v1/interrupts/${enc(id)}/cancel`, { reason }),

@@ -1,6 +1,13 @@
 // Small helpers shared by the screens.
 import { useEffect, useRef } from "react";
 
+// A lease's end as HH:MM (the browser's local time): "claimed by X until 14:05".
+export function until(iso) {
+  const at = iso ? new Date(iso) : null;
+  if (!at || Number.isNaN(at.getTime())) return "?";
+  return at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hour12: false });
+}
+
 export function ago(seconds) {
   const s = Math.max(0, Math.round(seconds || 0));
   if (s < 60) return `${s}s`;

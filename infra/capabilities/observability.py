@@ -6,6 +6,11 @@ timeout, API 5xx) to the alarms topic, and one dashboard per team environment.
   `ParkedGates` (`Baton/<team>`, dimension service=baton; see `baton.runtime.parked_age`); the
   `oldest-parked-gate` alarm fires when the oldest parked gate has waited longer than
   `parked_gate_alarm_hours` (context, default 24);
+- per kind of pause, while it waits: the same Lambda publishes `OldestPendingAgeSeconds` and
+  `PendingItems` (dimensions service and kind); an `oldest-pending-<kind>` alarm per kind fires when the
+  oldest pending item of that kind has waited longer than `pending_age_alarm_minutes` (context, default
+  240; `pending_age_alarm_minutes_by_kind` per kind), and, when `pending_count_alarm_threshold` is set,
+  a `pending-<kind>-count` alarm when that many are pending at once;
 - after the fact: every token wait has a mandatory timeout, and a metric filter on each state
   machine's log counts `TaskTimedOut` events (`GateTimeouts`) for the `gates-parked-too-long` alarm."""
 
@@ -23,7 +28,14 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from baton.runtime.parked_age import METRIC_OLDEST_AGE, METRIC_PARKED_COUNT
+from baton.runtime.parked_age import (
+    KIND_DIMENSION,
+    METRIC_OLDEST_AGE,
+    METRIC_OLDEST_PENDING_AGE,
+    METRIC_PARKED_COUNT,
+    METRIC_PENDING_COUNT,
+    PENDING_KINDS,
+)
 from baton.runtime.parked_age import SERVICE as METRICS_SERVICE
 
 if TYPE_CHECKING:
@@ -133,6 +145,42 @@ class Observability(Construct):
             "(OldestParkedGateAgeSeconds, published by the reconcile Lambda)",
             threshold=hours * 3600,
         )
+        pending_age_metrics: list[cw.IMetric] = []
+        for kind in PENDING_KINDS:
+            by_kind = {"service": METRICS_SERVICE, KIND_DIMENSION: kind}
+            age_metric = cw.Metric(
+                namespace=namespace,
+                metric_name=METRIC_OLDEST_PENDING_AGE,
+                dimensions_map=by_kind,
+                period=PERIOD,
+                statistic="Maximum",
+            )
+            # a labelled metric makes the alarm a metric-math one: the label is the dashboard's only
+            pending_age_metrics.append(age_metric.with_(label=f"oldest pending {kind} (s)"))
+            seconds = config.pending_age_alarm_seconds(kind)
+            alarm(
+                f"OldestPending{kind.capitalize()}",
+                f"oldest-pending-{kind}",
+                age_metric,
+                f"A pending {kind} has waited more than {seconds // 60} min for an operator "
+                "(OldestPendingAgeSeconds, published by the reconcile Lambda)",
+                threshold=seconds,
+            )
+            if config.pending_count_alarm_threshold:
+                count_metric = cw.Metric(
+                    namespace=namespace,
+                    metric_name=METRIC_PENDING_COUNT,
+                    dimensions_map=by_kind,
+                    period=PERIOD,
+                    statistic="Maximum",
+                )
+                alarm(
+                    f"Pending{kind.capitalize()}Count",
+                    f"pending-{kind}-count",
+                    count_metric,
+                    f"{config.pending_count_alarm_threshold} or more {kind} items are pending at once",
+                    threshold=config.pending_count_alarm_threshold,
+                )
         for name, api in apis.items():
             alarm(
                 f"{name}ServerErrors",
@@ -176,6 +224,9 @@ class Observability(Construct):
                 left_annotations=[cw.HorizontalAnnotation(value=hours * 3600, label=f"alarm ({hours} h)")],
                 width=12,
             ),
+        )
+        self.dashboard.add_widgets(
+            cw.GraphWidget(title="Oldest pending item per kind (s)", left=pending_age_metrics, width=12),
         )
         self.dashboard.add_widgets(
             *[

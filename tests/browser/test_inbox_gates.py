@@ -100,14 +100,17 @@ def test_another_operators_claim_is_shown_taken_over_and_the_interrupt_cancelled
     shoot(page, "interrupt-claimed")
     assert operator.get_interrupt(rec.interrupt_id).claimed_by == "alice"  # opening it did not take it
 
+    expect(claim.get_by_role("button", name="Take over")).to_be_disabled()  # a take-over needs a reason
+    claim.get_by_label("Reason to take over").fill("alice is away")
     claim.get_by_role("button", name="Take over").click()
-    expect(page.get_by_text("Claimed by you (local-operator).")).to_be_visible()
+    expect(page.get_by_text("Claimed by you (local-operator) until")).to_be_visible()
     assert operator.get_interrupt(rec.interrupt_id).claimed_by == "local-operator"
     claimed = [e.data for e in operator.events(rec.session_id, limit=100).events if e.type == "interrupt_claimed"]
     assert claimed[-1]["by"] == "local-operator" and claimed[-1]["previous"] == "alice"
+    assert claimed[-1]["reason"] == "alice is away"
 
     # A claim made elsewhere after opening shows within the screen's refresh.
-    operator.claim_interrupt(rec.interrupt_id, operator="bob", force=True)
+    operator.claim_interrupt(rec.interrupt_id, operator="bob", force=True, reason="on call")
     expect(page.get_by_role("alert").filter(has_text="Claimed by bob")).to_be_visible(timeout=6000)
 
     page.get_by_label("Reason to cancel").fill("wrong target")

@@ -130,6 +130,23 @@ class MemoryStore:
                     self.append_event(record)
             return updated
 
+    def write_claim(
+        self, interaction: Interaction, new_state: InteractionStatus, *, expected_holder: str | None, now: str
+    ) -> Interaction:
+        """DynamoStore's conditional claim write: same version, still pending, and the holder seen then
+        (None: no live lease at `now`)."""
+        with self._lock:
+            current = self.interactions.get((interaction.run_id, interaction.interaction_id))
+            holder = current.state.claim_holder(now) if current is not None else None
+            if (
+                current is None
+                or current.state.status != "pending"
+                or (expected_holder is None and holder is not None)
+                or (expected_holder is not None and current.state.claimed_by != expected_holder)
+            ):
+                raise ConflictError(f"interaction {interaction.interaction_id} changed while its claim was written")
+            return self.transition_interaction(interaction, new_state)
+
     def _holds(self, guard: Guard) -> bool:
         if isinstance(guard, WaitStillOpen):
             wait = self.waits.get((guard.wait.run_id, guard.wait.gate))
@@ -259,15 +276,26 @@ class MemoryStore:
         )
 
     def page_pending(self, kind: str, query: PendingQuery) -> tuple[list[Interaction], bool]:
-        """DynamoStore's page: created order, `after` exclusive, `created_before` inclusive."""
+        """DynamoStore's page: created order, `after` exclusive, `created_before` inclusive; a claim
+        counts only while its lease runs at `query.now`."""
+        return self._page(self.list_pending(kind), query)
+
+    def page_all_pending(self, query: PendingQuery) -> tuple[list[Interaction], bool]:
+        with self._lock:
+            pending = [i for i in self.interactions.values() if i.state.status == "pending"]
+        return self._page([i for i in pending if query.kinds is None or i.request.kind in query.kinds], query)
+
+    @staticmethod
+    def _page(pending: list[Interaction], query: PendingQuery) -> tuple[list[Interaction], bool]:
+        now = query.now or ""
         matching = sorted(
             (
                 i
-                for i in self.list_pending(kind)
+                for i in pending
                 if (query.run_id is None or i.run_id == query.run_id)
                 and (query.node is None or i.node == query.node)
-                and (query.claimed_by is None or i.state.claimed_by == query.claimed_by)
-                and not (query.unclaimed and i.state.claimed_by is not None)
+                and (query.claimed_by is None or i.state.claim_holder(now) == query.claimed_by)
+                and not (query.unclaimed and i.state.claim_holder(now) is not None)
                 and (query.created_before is None or i.created_at <= query.created_before)
             ),
             key=query.position,

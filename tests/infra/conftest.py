@@ -25,6 +25,9 @@ CONTEXT: Mapping[str, Any] = {
     "repository": "https://git-codecommit.eu-west-1.amazonaws.com/v1/repos/agent-work",
     "companion_model": "us.anthropic.claude-sonnet-4-20250514-v1:0",
     "agent_principal_pattern": ":assumed-role/alpha-agent-",
+    # pending-age alarms (tests/infra/test_pending_age_alarms.py): one kind's own threshold, a count alarm
+    "pending_age_alarm_minutes_by_kind": '{"review": 480}',
+    "pending_count_alarm_threshold": "25",
 }
 
 

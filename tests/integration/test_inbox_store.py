@@ -14,6 +14,8 @@ from moto import mock_aws
 
 from baton.adapters.dynamo import DynamoStore
 from baton.ids import iso
+from baton.local.moto_fixes import atomic_dynamodb_writes
+from baton.local.moto_scale import dynamodb_at_scale
 from baton.models import Interaction, InteractionStatus, ParkedWait, PendingQuery, parse_request
 from baton.services.core import Core
 from baton.services.inbox import InboxQuery, InboxService
@@ -30,7 +32,8 @@ def dynamo(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[DynamoStore, list[
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with mock_aws():
+    # moto's transactions copy the whole table (quadratic over 1,000 puts): the local stack's scale fixes
+    with mock_aws(), atomic_dynamodb_writes(), dynamodb_at_scale():
         client = boto3.client("dynamodb", region_name="us-east-1")
         client.create_table(**create_table_kwargs("inbox-it"))
         queries: list[dict[str, Any]] = []
@@ -46,12 +49,14 @@ def _interaction(n: int, clock: FixedClock, *, kind: str = "question", runs: int
     if kind == "interrupt":
         request["schema"] = {"type": "string"}
     claimed = "alice" if n % 5 == 0 else ("bob" if n % 5 == 1 else None)
+    # a claim holds while its lease runs: most for a day, every 15th's lease ended a minute in
+    lease = iso(clock.now() + timedelta(seconds=60 if n % 15 == 0 else 86400)) if claimed else None
     return Interaction(
         interaction_id=f"01I{n:023d}",
         run_id=f"run-{n % runs:03d}",
         created_at=iso(clock.now() + timedelta(seconds=n)),
         request=parse_request(request),
-        state=InteractionStatus(claimed_by=claimed),
+        state=InteractionStatus(claimed_by=claimed, lease_expires_at=lease),
     )
 
 
@@ -92,6 +97,8 @@ def test_pages_match_the_in_memory_fake(dynamo: tuple[DynamoStore, list[dict[str
         InboxQuery(node="node-3", limit=2),
         InboxQuery(claimed="me", limit=3),
         InboxQuery(claimed="unclaimed", limit=5, order="oldest"),
+        InboxQuery(claimed="unclaimed", limit=6),
+        InboxQuery(claimed="me", limit=4, order="oldest", kinds=("question", "review")),
         InboxQuery(min_age_s=45, limit=4),
         InboxQuery(min_age_s=45, limit=4, order="oldest", run_id="run-001"),
     ]
@@ -129,7 +136,13 @@ def test_first_page_of_1000_pending_across_100_runs_is_one_query_of_the_pending_
     queries.clear()
     every_kind = service.page(InboxQuery(limit=50), caller="alice")
     assert [i.id for i in every_kind.items] == [i.id for i in page.items]
-    assert [q["op"] for q in queries] == ["Query"] * 6  # one per kind partition, then the parked gates
+    # ONE Query of the all-pending index (GSI3) for every kind, then the parked gates
+    assert [(q["op"], q.get("IndexName")) for q in queries] == [("Query", "all_pending"), ("Query", "pending")]
+    assert "FilterExpression" not in queries[0] and queries[0]["Limit"] == 52
+    queries.clear()
+    two_kinds = service.page(InboxQuery(kinds=("question", "interrupt"), limit=50), caller="alice")
+    assert [i.id for i in two_kinds.items] == [i.id for i in page.items]
+    assert [(q["op"], q.get("IndexName")) for q in queries] == [("Query", "all_pending"), ("Query", "pending")]
 
 
 def test_store_page_bounds_are_exclusive_after_and_inclusive_age(

@@ -104,7 +104,7 @@ def test_filters_kind_run_node_claimed_and_age(api: Any, clock: FixedClock) -> N
     assert status == 200, claimed
     assert _ids(api("GET", "/api/inbox?claimed=me")[1]) == [i1]
     assert _ids(api("GET", "/api/inbox?claimed=unclaimed")[1]) == [q_new, q_old]
-    status, body = api("POST", f"/api/v1/interrupts/{i1}/claim", {"force": True, "operator": "bob"})
+    status, body = api("POST", f"/api/v1/interrupts/{i1}/claim", {"force": True, "operator": "bob", "reason": "away"})
     assert status == 200, body
     assert _ids(api("GET", "/api/inbox?claimed=me")[1]) == []
     page = api("GET", "/api/inbox?kind=interrupt")[1]

@@ -150,7 +150,9 @@ def test_claim_without_body_with_operator_and_force(api: Any) -> None:
     assert status == 200 and claimed["interrupt"]["claimedBy"] == "local-operator"
     status, taken = api("POST", f"/api/v1/interrupts/{rec['id']}/claim", {"operator": "bob"})
     assert status == 409 and taken["claimedBy"] == "local-operator"
-    status, forced = api("POST", f"/api/v1/interrupts/{rec['id']}/claim", {"operator": "bob", "force": True})
+    status, forced = api(
+        "POST", f"/api/v1/interrupts/{rec['id']}/claim", {"operator": "bob", "force": True, "reason": "away"}
+    )
     assert status == 200 and forced["interrupt"]["claimedBy"] == "bob"
     status, _ = api("POST", f"/api/v1/interrupts/{rec['id']}/claim", {"forse": True})
     assert status == 422

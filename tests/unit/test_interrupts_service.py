@@ -14,6 +14,7 @@ from baton.errors import (
     PayloadTooLargeError,
     ValidationFailedError,
 )
+from baton.services.claims import ClaimService
 from baton.services.core import Core
 from baton.services.interrupts import (
     DEFAULT_TIMEOUT_MS,
@@ -149,20 +150,20 @@ def test_edits_growing_state_past_the_limit_are_413_and_change_nothing(svc: Inte
 
 def test_claim_rules(svc: InterruptService, core: Core) -> None:
     i, _ = svc.create(_spec(), caller="agent")
-    first = svc.claim(i.interaction_id, operator="alice")
+    first = ClaimService(svc).claim(i.interaction_id, operator="alice")
     assert first["changed"] and first["interrupt"]["claimedBy"] == "alice" and first["interrupt"]["claimedAt"]
-    again = svc.claim(i.interaction_id, operator="alice")
+    again = ClaimService(svc).claim(i.interaction_id, operator="alice")
     assert again["changed"] is False
     with pytest.raises(ConflictError) as taken:
-        svc.claim(i.interaction_id, operator="bob")
+        ClaimService(svc).claim(i.interaction_id, operator="bob")
     assert taken.value.details["claimedBy"] == "alice"
-    forced = svc.claim(i.interaction_id, operator="bob", force=True)
+    forced = ClaimService(svc).claim(i.interaction_id, operator="bob", force=True, reason="alice is away")
     assert forced["interrupt"]["claimedBy"] == "bob"
     claims = [e.data for e in core.store.list_events("sess-abc") if e.type == "interrupt_claimed"]
     assert [(c["by"], c.get("previous")) for c in claims] == [("alice", None), ("bob", "alice")]
     svc.resume(i.interaction_id, "staging", [], caller="carol")  # claims are advisory
     with pytest.raises(ConflictError):
-        svc.claim(i.interaction_id, operator="alice")
+        ClaimService(svc).claim(i.interaction_id, operator="alice")
 
 
 def test_cancel_then_resume_and_claim_are_410(svc: InterruptService, core: Core) -> None:
@@ -175,7 +176,7 @@ def test_cancel_then_resume_and_claim_are_410(svc: InterruptService, core: Core)
     with pytest.raises(GoneError):
         svc.resume(i.interaction_id, "staging", [], caller="bob")
     with pytest.raises(GoneError):
-        svc.claim(i.interaction_id, operator="bob")
+        ClaimService(svc).claim(i.interaction_id, operator="bob")
     with pytest.raises(GoneError):
         svc.cancel(i.interaction_id, "again", caller="bob")
     assert _events(core).count("interrupt_cancelled") == 1

@@ -5,6 +5,9 @@ wire form is unchanged: `Event{event_id, run_id, type, at, data}` where `data` h
 the service set (unset optional fields are left out, as before). `Event.payload()` reads `data` back as
 its model. Over 400 lines on purpose: the closed set reads best as one table and one model per row.
 
+Over 400 lines on purpose: the set is closed, so every type, its payload model and its row in the table
+below live in this one file, where a reader (and `PAYLOAD_OF_TYPE`) finds them all.
+
 | type                    | payload                 | recorded when                                              |
 |-------------------------|-------------------------|------------------------------------------------------------|
 | run_started             | RunStarted              | a hosted run starts, or an external run's first request    |
@@ -18,7 +21,10 @@ its model. Over 400 lines on purpose: the closed set reads best as one table and
 | await_released          | AwaitReleased           | everything an await waits for is answered                  |
 | await_timed_out         | AwaitTimedOut           | an await gate (or tool-form await) timed out               |
 | interrupt_resumed       | InterruptResumed        | an operator resumed an interrupt                           |
-| interrupt_claimed       | InterruptClaimed        | an operator claimed an interrupt                           |
+| interrupt_claimed       | InterruptClaimed        | an operator claimed an interrupt (took over: `previous`)   |
+| interrupt_claim_renewed | InterruptClaimRenewed   | the claim's holder extended its lease                      |
+| interrupt_claim_released | InterruptClaimReleased | the claim's holder let it go                               |
+| interrupt_reassigned    | InterruptReassigned     | an operator gave the claim to a named operator             |
 | interrupt_cancelled     | InterruptCancelled      | an operator cancelled an interrupt                         |
 | interrupt_timed_out     | InterruptTimedOut       | an interrupt's deadline passed                             |
 | review_started          | ReviewStarted           | a review gate read its diff                                |
@@ -63,6 +69,9 @@ class EventType(StrEnum):
     AWAIT_TIMED_OUT = "await_timed_out"
     INTERRUPT_RESUMED = "interrupt_resumed"
     INTERRUPT_CLAIMED = "interrupt_claimed"
+    INTERRUPT_CLAIM_RENEWED = "interrupt_claim_renewed"
+    INTERRUPT_CLAIM_RELEASED = "interrupt_claim_released"
+    INTERRUPT_REASSIGNED = "interrupt_reassigned"
     INTERRUPT_CANCELLED = "interrupt_cancelled"
     INTERRUPT_TIMED_OUT = "interrupt_timed_out"
     REVIEW_STARTED = "review_started"
@@ -254,6 +263,34 @@ class InterruptClaimed(EventPayload):
     node: str
     by: str
     previous: str | None = None
+    reason: str | None = None  # why a held claim was taken over (force)
+    lease_expires_at: str | None = None
+
+
+class InterruptClaimRenewed(EventPayload):
+    event_type = EventType.INTERRUPT_CLAIM_RENEWED
+    interaction_id: str
+    node: str
+    by: str
+    lease_expires_at: str
+
+
+class InterruptClaimReleased(EventPayload):
+    event_type = EventType.INTERRUPT_CLAIM_RELEASED
+    interaction_id: str
+    node: str
+    by: str
+
+
+class InterruptReassigned(EventPayload):
+    event_type = EventType.INTERRUPT_REASSIGNED
+    interaction_id: str
+    node: str
+    by: str
+    to: str
+    previous: str | None = None
+    reason: str | None = None
+    lease_expires_at: str
 
 
 class InterruptCancelled(EventPayload):
@@ -433,6 +470,9 @@ PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
         AwaitTimedOut,
         InterruptResumed,
         InterruptClaimed,
+        InterruptClaimRenewed,
+        InterruptClaimReleased,
+        InterruptReassigned,
         InterruptCancelled,
         InterruptTimedOut,
         ReviewStarted,

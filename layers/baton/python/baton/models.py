@@ -50,6 +50,9 @@ class InteractionStatus(BaseModel):
     answered_at: str | None = None
     claimed_by: str | None = None
     claimed_at: str | None = None
+    # The claim's lease (`baton.services.claims`): past it the claim is not held (nobody's), one clock
+    # (`Core.clock`) deciding; a claim stored before leases has none and is not held either.
+    lease_expires_at: str | None = None
     reason: str | None = None
     version: int = 0
 
@@ -59,6 +62,19 @@ class InteractionStatus(BaseModel):
         """`timed_out_default`: nobody answered, the pause's declared default was taken at its deadline
         (`answered_by` is then empty: never a person's answer). None otherwise."""
         return TIMED_OUT_DEFAULT if self.status == "answered" and self.reason == TIMED_OUT_DEFAULT else None
+
+    def claim_holder(self, now: str) -> str | None:
+        """Who holds the claim at `now` (an ISO-8601 UTC time of `baton.ids.iso`): None when unclaimed or
+        its lease has passed."""
+        if self.claimed_by is None or self.lease_expires_at is None or self.lease_expires_at <= now:
+            return None
+        return self.claimed_by
+
+    def without_lapsed_claim(self, now: str) -> InteractionStatus:
+        """This status as a reader sees it at `now`: a claim past its lease is cleared (the item is free)."""
+        if self.claimed_by is None or self.claim_holder(now) is not None:
+            return self
+        return self.model_copy(update={"claimed_by": None, "claimed_at": None, "lease_expires_at": None})
 
 
 class _RequestBase(BaseModel):
@@ -203,6 +219,7 @@ def status_of(
         answered_at=at,
         claimed_by=current.claimed_by,
         claimed_at=current.claimed_at,
+        lease_expires_at=current.lease_expires_at,
         reason=reason,
         version=current.version,
     )
@@ -332,6 +349,10 @@ class PendingQuery(BaseModel):
     node: str | None = None
     claimed_by: str | None = None
     unclaimed: bool = False
+    # When the claim filters are decided: a claim whose lease ended before it counts as unclaimed.
+    now: str | None = None
+    # Several kinds on the all-pending index (`page_all_pending`); None: every kind.
+    kinds: tuple[str, ...] | None = None
     limit: int = Field(default=50, ge=1, le=1000)
 
     def position(self, interaction: Interaction) -> str:

@@ -37,7 +37,15 @@ from baton.ports import (
     ScopeUnchanged,
     WaitStillOpen,
 )
-from baton.workflows.table import GSI_BY_STATUS, GSI_PENDING, TTL_ATTRIBUTE
+from baton.workflows.table import (
+    ALL_PENDING_PK,
+    ALL_PENDING_PK_ATTRIBUTE,
+    ALL_PENDING_SK_ATTRIBUTE,
+    GSI_ALL_PENDING,
+    GSI_BY_STATUS,
+    GSI_PENDING,
+    TTL_ATTRIBUTE,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -48,7 +56,16 @@ if TYPE_CHECKING:
 
 _ser = TypeSerializer()
 _de = TypeDeserializer()
-_STATUS_FIELDS = ("status", "answer", "answered_by", "answered_at", "claimed_by", "claimed_at", "reason")
+_STATUS_FIELDS = (
+    "status",
+    "answer",
+    "answered_by",
+    "answered_at",
+    "claimed_by",
+    "claimed_at",
+    "lease_expires_at",
+    "reason",
+)
 
 
 def _plain(value: Any) -> Any:
@@ -225,6 +242,7 @@ class DynamoStore(DynamoApprovals):
             "answered_at": st.answered_at,
             "claimed_by": st.claimed_by,
             "claimed_at": st.claimed_at,
+            "lease_expires_at": st.lease_expires_at,
             "reason": st.reason,
             "version": st.version,
             "GSI2PK": f"{i.request.kind}#{st.status}",
@@ -233,6 +251,8 @@ class DynamoStore(DynamoApprovals):
         if st.status == "pending":
             values["GSI1PK"] = f"PENDING#{i.request.kind}"
             values["GSI1SK"] = f"{i.created_at}#{i.interaction_id}"
+            values[ALL_PENDING_PK_ATTRIBUTE] = ALL_PENDING_PK
+            values[ALL_PENDING_SK_ATTRIBUTE] = values["GSI1SK"]
         return values
 
     @staticmethod
@@ -370,6 +390,40 @@ class DynamoStore(DynamoApprovals):
             raise ConflictError(
                 f"interaction {interaction.interaction_id} is already {current.state.status}",
                 details={"interaction": current.public()},
+            ) from err
+        return updated
+
+    def write_claim(
+        self, interaction: Interaction, new_state: InteractionStatus, *, expected_holder: str | None, now: str
+    ) -> Interaction:
+        """A claim change (`baton.services.claims`): one conditional put on the version read AND the holder
+        then: `claimed_by = :holder`, or for a free one no live lease (`lease_expires_at <= :now`)."""
+        if self._is_marked(interaction):
+            raise ValueError("claims are for interrupts; a marked kind moves with its marker")
+        expected = interaction.state.version
+        updated = interaction.model_copy(update={"state": new_state.model_copy(update={"version": expected + 1})})
+        names = {"#ver": "version", "#claimed": "claimed_by", "#st": "status"}
+        values: dict[str, Any] = {":expected": expected, ":pending": "pending"}
+        if expected_holder is None:
+            holder = "(attribute_not_exists(#claimed) OR attribute_not_exists(#lease) OR #lease <= :now)"
+            names["#lease"], values[":now"] = "lease_expires_at", now
+        else:
+            holder = "#claimed = :holder"
+            values[":holder"] = expected_holder
+        try:
+            self._db.put_item(
+                TableName=self._table,
+                Item=_to_item(self._interaction_values(updated)),
+                ConditionExpression=f"attribute_exists(PK) AND #ver = :expected AND #st = :pending AND {holder}",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=_to_item(values),
+            )
+        except ClientError as err:
+            if not _is_conditional_failure(err):
+                raise
+            raise ConflictError(
+                f"interaction {interaction.interaction_id} changed while its claim was written",
+                details={"interaction_id": interaction.interaction_id},
             ) from err
         return updated
 
@@ -594,32 +648,89 @@ class DynamoStore(DynamoApprovals):
         )
         return [self._interaction_from(v) for v in items]
 
+    def backfill_all_pending(self, kinds: Sequence[str]) -> int:
+        """Give every pending item of `kinds` written before the all-pending index its keys (Queries on
+        the per-kind pending index, one conditional UpdateItem per item lacking them). Returns how many."""
+        added = 0
+        for kind in kinds:
+            items = self._query_all(
+                IndexName=GSI_PENDING,
+                KeyConditionExpression="GSI1PK = :pk",
+                FilterExpression="attribute_not_exists(#all)",
+                ExpressionAttributeNames={"#all": ALL_PENDING_PK_ATTRIBUTE},
+                ExpressionAttributeValues=_to_item({":pk": f"PENDING#{kind}"}),
+            )
+            for values in items:
+                try:
+                    self._db.update_item(
+                        TableName=self._table,
+                        Key=_to_item({"PK": values["PK"], "SK": values["SK"]}),
+                        UpdateExpression="SET #all = :all, #allsk = #sk",
+                        ConditionExpression="#pk1 = :pk AND attribute_not_exists(#all)",
+                        ExpressionAttributeNames={
+                            "#all": ALL_PENDING_PK_ATTRIBUTE,
+                            "#allsk": ALL_PENDING_SK_ATTRIBUTE,
+                            "#sk": "GSI1SK",
+                            "#pk1": "GSI1PK",
+                        },
+                        ExpressionAttributeValues=_to_item({":all": ALL_PENDING_PK, ":pk": f"PENDING#{kind}"}),
+                    )
+                except ClientError as err:  # it stopped waiting meanwhile (or was backfilled): nothing to add
+                    if not _is_conditional_failure(err):
+                        raise
+                    continue
+                added += 1
+        return added
+
     def page_pending(self, kind: str, query: PendingQuery) -> tuple[list[Interaction], bool]:
         """One page of `kind`'s pending interactions in created order (the inbox): a Query on the sparse
         pending index (by_status for one run's), bounded by the cursor and the age filter in the key
         condition. Unfiltered, one Query reads exactly the page and one more item (is there more?)."""
         if query.run_id is not None:
-            index, pk_name, sk_name = GSI_BY_STATUS, "GSI2PK", "GSI2SK"
-            pk, prefix = f"{kind}#pending", f"{query.run_id}#"
-        else:
-            index, pk_name, sk_name = GSI_PENDING, "GSI1PK", "GSI1SK"
-            pk, prefix = f"PENDING#{kind}", ""
-        low = query.after if not query.newest_first else None
-        high = f"{query.created_before}#~" if query.created_before else None
-        if query.newest_first and query.after is not None:
-            high = min(high, query.after) if high else query.after
-        names = {"#pk": pk_name, "#sk": sk_name}
-        values: dict[str, Any] = {":pk": pk, ":lo": prefix + (low or "0"), ":hi": prefix + (high or "~")}
+            return self._page_index(GSI_BY_STATUS, ("GSI2PK", "GSI2SK"), f"{kind}#pending", f"{query.run_id}#", query)
+        return self._page_index(GSI_PENDING, ("GSI1PK", "GSI1SK"), f"PENDING#{kind}", "", query)
+
+    def page_all_pending(self, query: PendingQuery) -> tuple[list[Interaction], bool]:
+        """One page of every kind's pending interactions (or `query.kinds`') in created order: one Query
+        on the all-pending index (`baton/workflows/table.py`), whatever the number of kinds."""
+        keys = (ALL_PENDING_PK_ATTRIBUTE, ALL_PENDING_SK_ATTRIBUTE)
+        return self._page_index(GSI_ALL_PENDING, keys, ALL_PENDING_PK, "", query)
+
+    @staticmethod
+    def _pending_filters(query: PendingQuery, names: dict[str, str], values: dict[str, Any]) -> list[str]:
+        """The FilterExpression parts of the page's node, claim and kind filters. A claim counts only
+        while its lease runs (`lease_expires_at` > now; a claim without one is not held)."""
         filters = []
         if query.node is not None:
             names["#node"], values[":node"] = "node", query.node
             filters.append("#node = :node")
+        if query.claimed_by is not None or query.unclaimed:
+            names["#claimed"], names["#lease"] = "claimed_by", "lease_expires_at"
+            values[":now"] = query.now or ""
         if query.claimed_by is not None:
-            names["#claimed"], values[":claimed"] = "claimed_by", query.claimed_by
-            filters.append("#claimed = :claimed")
+            values[":claimed"] = query.claimed_by
+            filters.append("#claimed = :claimed AND #lease > :now")
         elif query.unclaimed:
-            names["#claimed"] = "claimed_by"
-            filters.append("attribute_not_exists(#claimed)")
+            filters.append("(attribute_not_exists(#claimed) OR attribute_not_exists(#lease) OR #lease <= :now)")
+        if query.kinds is not None:
+            names["#kind"] = "kind"
+            keys = []
+            for n, kind in enumerate(sorted(query.kinds)):
+                values[f":k{n}"] = kind
+                keys.append(f":k{n}")
+            filters.append(f"#kind IN ({', '.join(keys)})")
+        return filters
+
+    def _page_index(
+        self, index: str, key_names: tuple[str, str], pk: str, prefix: str, query: PendingQuery
+    ) -> tuple[list[Interaction], bool]:
+        low = query.after if not query.newest_first else None
+        high = f"{query.created_before}#~" if query.created_before else None
+        if query.newest_first and query.after is not None:
+            high = min(high, query.after) if high else query.after
+        names = {"#pk": key_names[0], "#sk": key_names[1]}
+        values: dict[str, Any] = {":pk": pk, ":lo": prefix + (low or "0"), ":hi": prefix + (high or "~")}
+        filters = self._pending_filters(query, names, values)
         kwargs: dict[str, Any] = {
             "IndexName": index,
             "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :lo AND :hi",

@@ -1,18 +1,18 @@
-"""Interrupts (`/api/v1/interrupts`, the seed's REST API): create, list, read (with long-poll), claim,
-resume with state edits, cancel. Each route makes one call into `InterruptService`."""
+"""Interrupts (`/api/v1/interrupts`, the seed's REST API): create, list, read (with long-poll), resume
+with state edits, cancel (claims: `baton/api/routes_claims.py`). Each route makes one call into `InterruptService`."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field
 
 from baton.api import deps
 from baton.api.contract import InterruptId, responses
-from baton.contracts import InterruptCancelled, InterruptClaimed, InterruptPage, InterruptResumed, InterruptView
+from baton.contracts import InterruptCancelled, InterruptPage, InterruptResumed, InterruptView
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunId
@@ -77,13 +77,6 @@ class ResumeInterruptRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
 
-class ClaimInterruptRequest(BaseModel):
-    force: bool = Field(default=False, description="Take over a claim held by another operator.")
-    operator: str | None = Field(default=None, max_length=200, description="Local stack only: who claims.")
-
-    model_config = {"extra": "forbid"}
-
-
 class CancelInterruptRequest(BaseModel):
     reason: str = Field(min_length=1, max_length=1000, description="Why; shown to the waiter and in the run.")
     operator: str | None = Field(default=None, max_length=200, description="Local stack only: who cancels.")
@@ -129,6 +122,9 @@ def _voter() -> Voter:
     """A quorum vote is the authenticated caller's, never the `operator` a local body names."""
     caller = deps.current_caller()
     return Voter(caller.principal, caller.groups)
+
+
+acting_operator = _operator  # the claim routes (baton/api/routes_claims.py) decide who acts the same way
 
 
 @router.post(
@@ -187,20 +183,6 @@ def get_interrupt(interrupt_id: InterruptId, query: Annotated[GetInterruptQuery,
     if deps.current_caller().role == "agent":  # scoped before any waiting
         deps.require_run(_service().get(interrupt_id).run_id)
     return interrupt_view(_service().get(interrupt_id, wait_seconds=query.wait_seconds))
-
-
-@router.post(
-    "/api/v1/interrupts/<interrupt_id>/claim",
-    summary="Claim (who is working on it)",
-    tags=["interrupts"],
-    responses=responses({200: InterruptClaimed}, 403, 404, 409, 410),
-)
-def claim_interrupt(
-    interrupt_id: InterruptId, body: Annotated[ClaimInterruptRequest | None, Body()] = None
-) -> InterruptClaimed:
-    request = body or ClaimInterruptRequest()
-    claimed = _service().claim(interrupt_id, operator=_operator(request.operator), force=request.force)
-    return InterruptClaimed.model_validate(claimed)
 
 
 @router.post(

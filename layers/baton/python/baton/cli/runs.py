@@ -1,4 +1,4 @@
-"""`baton runs …` (start, show, events, questions, answer) and `baton resume`: hosted and external runs."""
+"""`baton runs …` (start, show, events, questions, answer, pending) and `baton resume`: hosted and external runs."""
 
 from __future__ import annotations
 
@@ -263,3 +263,35 @@ def runs_ask(
         console.print(f"{answered.outcome} (nobody answered): {json.dumps(answered.answers)}", soft_wrap=True)
     else:
         console.print(f"answered by {answered.answered_by}: {json.dumps(answered.answers)}", soft_wrap=True)
+
+
+@runs_app.command("pending")
+def runs_pending(as_json: JsonFlag = False) -> None:
+    """What waits for a person, per kind of pause: how many, and how long the oldest has waited (the same
+    ages the deployed stack's OldestPendingAgeSeconds metric and alarms watch; read from GET /api/inbox)."""
+    from baton.contracts import InboxPage
+
+    oldest: dict[str, tuple[int, str]] = {}
+    counts: dict[str, int] = {}
+    params: dict[str, Any] = {"order": "oldest", "limit": 200}
+    try:
+        client = common.client()
+        while True:
+            page = InboxPage.model_validate(client.request("GET", "/api/inbox", params=params))
+            for item in page.items:
+                counts[item.kind] = counts.get(item.kind, 0) + 1
+                oldest.setdefault(item.kind, (item.waited_s, item.run_id))  # oldest first: the first one
+            if not page.next:
+                break
+            params["next"] = page.next
+    except BatonError as err:
+        fail(err)
+    summary = {kind: {"pending": n, "oldest_age_seconds": oldest[kind][0]} for kind, n in counts.items()}
+    if as_json:
+        print_json(summary)
+        return
+    if not counts:
+        console.print("nothing is waiting for a person")
+    for kind, n in sorted(counts.items()):
+        age, run_id = oldest[kind]
+        console.print(f"{kind}: {n} pending, oldest waited {age}s (run {run_id})")

@@ -2,17 +2,21 @@
 
     baton workflow inspect <session-id> [--all] [--json]
     baton workflow resume-interrupt <session-id> [--interrupt-id ID] --input '<json>' [--edit-state 'path=value']…
-    baton workflow claim-interrupt <session-id> [--interrupt-id ID] [--force]
+    baton workflow claim-interrupt <session-id> [--interrupt-id ID] [--lease-seconds N] [--force --reason '<text>']
+    baton workflow renew-claim <session-id> [--interrupt-id ID] [--lease-seconds N]
+    baton workflow release-claim <session-id> [--interrupt-id ID]
+    baton workflow reassign-interrupt <session-id> --to <operator> [--interrupt-id ID] [--reason '<text>']
     baton workflow cancel-interrupt <session-id> [--interrupt-id ID] --reason '<text>'
 
-Without --interrupt-id the latest pending interrupt of the session is the target.
+Without --interrupt-id the latest pending interrupt of the session is the target. A claim holds for its
+lease (default 15 min, at most 8 h: `baton/services/claims.py`); "claimed by X until HH:MM" says until when.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.markup import escape
@@ -79,6 +83,21 @@ def _outcome_lines(rec: InterruptView, session_id: str) -> list[str]:
     return [f"    cancelled: {why}"]
 
 
+def until_text(at: str | None) -> str:
+    """A lease's end as HH:MM (UTC), or "?" when unreadable."""
+    try:
+        return datetime.fromisoformat((at or "").replace("Z", "+00:00")).astimezone(UTC).strftime("%H:%M UTC")
+    except ValueError:
+        return "?"
+
+
+def claim_line(rec: InterruptView) -> str:
+    """ "by X until HH:MM UTC" (or "nobody" when unclaimed or the lease has ended)."""
+    if not rec.claimed_by:
+        return "nobody"
+    return f"by {rec.claimed_by} until {until_text(rec.lease_expires_at)}"
+
+
 def render_interrupt(rec: InterruptView, session_id: str, now: datetime | None = None) -> list[str]:
     """The seed's `workflow inspect` block for one interrupt (plain text lines)."""
     created = rec.created_at or ""
@@ -88,7 +107,7 @@ def render_interrupt(rec: InterruptView, session_id: str, now: datetime | None =
     if rec.expires_at:
         lines.append(f"    expires:   {rec.expires_at}")
     if rec.claimed_by:
-        lines.append(f"    claimed:   by {rec.claimed_by} at {rec.claimed_at}")
+        lines.append(f"    claimed:   {claim_line(rec)}")
     schema = rec.json_schema or rec.schema_
     label = "jsonSchema" if rec.json_schema else "schema"
     lines.append(f"    {label + ':':<10} {json.dumps(schema, separators=(',', ':')) if schema else '(any JSON value)'}")
@@ -180,26 +199,98 @@ def resume_interrupt(
     )
 
 
-@workflow_app.command("claim-interrupt")
-def claim_interrupt(
-    session_id: Annotated[str, typer.Argument(help="The session (run) id.")],
-    interrupt_id: InterruptIdOption = None,
-    force: Annotated[bool, typer.Option("--force", help="Take over another operator's claim.")] = False,
-    operator: OperatorOption = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Claim an interrupt so other operators see you are working on it."""
+LeaseOption = Annotated[
+    int | None, typer.Option("--lease-seconds", help="How long the claim holds (60..28800; default 900).")
+]
+
+
+def _claim_call(session_id: str, interrupt_id: str | None, as_json: bool, call: Any) -> None:
+    """Resolve the target, make the claim call, print the result (claimed by X until HH:MM)."""
     try:
         client = common.client()
         target = _target(client, session_id, interrupt_id)
-        result = client.claim_interrupt(target.interrupt_id, force=force, operator=operator)
+        result = call(client, target.interrupt_id)
     except BatonError as err:
         _fail(err)
     if as_json:
         common.print_json(result)
         return
     rec = result.interrupt
-    console.print(escape(f"interrupt {rec.interrupt_id} claimed by {rec.claimed_by} at {rec.claimed_at}"))
+    console.print(escape(f"interrupt {rec.interrupt_id} claimed {claim_line(rec)}"))
+
+
+@workflow_app.command("claim-interrupt")
+def claim_interrupt(
+    session_id: Annotated[str, typer.Argument(help="The session (run) id.")],
+    *,
+    interrupt_id: InterruptIdOption = None,
+    lease_seconds: LeaseOption = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Take over another operator's claim (needs --reason).")
+    ] = False,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why you take it over (recorded).")] = None,
+    operator: OperatorOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Claim an interrupt so other operators see you are working on it (until the lease ends)."""
+    if force and not (reason or "").strip():
+        usage("--force takes over another operator's claim: say why with --reason '<text>'")
+    _claim_call(
+        session_id,
+        interrupt_id,
+        as_json,
+        lambda c, iid: c.claim_interrupt(
+            iid, force=force, reason=reason, lease_seconds=lease_seconds, operator=operator
+        ),
+    )
+
+
+@workflow_app.command("renew-claim")
+def renew_claim(
+    session_id: Annotated[str, typer.Argument(help="The session (run) id.")],
+    interrupt_id: InterruptIdOption = None,
+    lease_seconds: LeaseOption = None,
+    operator: OperatorOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Extend your claim's lease (counted from now)."""
+    _claim_call(
+        session_id,
+        interrupt_id,
+        as_json,
+        lambda c, iid: c.renew_claim(iid, lease_seconds=lease_seconds, operator=operator),
+    )
+
+
+@workflow_app.command("release-claim")
+def release_claim(
+    session_id: Annotated[str, typer.Argument(help="The session (run) id.")],
+    interrupt_id: InterruptIdOption = None,
+    operator: OperatorOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Give your claim up: the interrupt is unclaimed."""
+    _claim_call(session_id, interrupt_id, as_json, lambda c, iid: c.release_claim(iid, operator=operator))
+
+
+@workflow_app.command("reassign-interrupt")
+def reassign_interrupt(
+    session_id: Annotated[str, typer.Argument(help="The session (run) id.")],
+    *,
+    to: Annotated[str, typer.Option("--to", help="The operator who gets the claim.")],
+    interrupt_id: InterruptIdOption = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (recorded).")] = None,
+    lease_seconds: LeaseOption = None,
+    operator: OperatorOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Give the interrupt's claim to a named operator (recorded as interrupt_reassigned)."""
+    _claim_call(
+        session_id,
+        interrupt_id,
+        as_json,
+        lambda c, iid: c.reassign_interrupt(iid, to, reason=reason, lease_seconds=lease_seconds, operator=operator),
+    )
 
 
 @workflow_app.command("cancel-interrupt")

@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any, Unpack
 
 from baton.client.asks import AskCancelledError, AskTimeoutError, wait_for_ask, wait_for_ask_async
+from baton.client.claims import ClaimCalls
 from baton.client.interrupts import InterruptOptions, InterruptResult, create_body, wait_for, wait_for_async
 from baton.client.transport import ApiUnavailableError, Transport, decode, find_local_state, resolve_endpoint, seg
 from baton.contracts import (
@@ -25,7 +26,6 @@ from baton.contracts import (
     DrainResult,
     EventPage,
     InterruptCancelled,
-    InterruptClaimed,
     InterruptPage,
     InterruptResumed,
     InterruptView,
@@ -72,7 +72,7 @@ def _await_timeout(run_id: str, timeout: float, pending: AwaitPending) -> AwaitT
     )
 
 
-class Client:
+class Client(ClaimCalls):
     def __init__(
         self,
         api_url: str | None = None,
@@ -333,15 +333,6 @@ class Client:
                 break
             params["next"] = page.next
         return found if max_items is None else found[:max_items]
-
-    def claim_interrupt(
-        self, interrupt_id: str, *, force: bool = False, operator: str | None = None
-    ) -> InterruptClaimed:
-        body: dict[str, Any] = {"force": force} if force else {}
-        if operator:
-            body["operator"] = operator
-        claimed = self.request("POST", f"/api/v1/interrupts/{seg(interrupt_id)}/claim", json_body=body)
-        return InterruptClaimed.model_validate(claimed)
 
     def resume_interrupt(
         self, interrupt_id: str, input: Any = None, state_edits: list[str] | None = None, *, operator: str | None = None

@@ -54,8 +54,11 @@ class InboxItem(Contract):
     created_at: str
     expires_at: str | None = None
     waited_s: int = Field(ge=0, description="Seconds since it was asked (at the page's `as_of`).")
-    claimed_by: str | None = None
+    claimed_by: str | None = Field(default=None, description="Who holds the claim now (null once its lease ended).")
     claimed_at: str | None = None
+    lease_expires_at: str | None = Field(
+        default=None, description="When the claim's lease ends: then the item is unclaimed by itself."
+    )
     blocks: InboxBlocks
     actions: list[InboxAction]
     version: int = Field(default=0, description="Changes with every transition (answer, claim, cancel).")

@@ -34,8 +34,9 @@ class InterruptView(Contract):
     created_at: str | None = None
     created_by: str | None = None
     expires_at: str | None = None
-    claimed_by: str | None = None
+    claimed_by: str | None = Field(default=None, description="Who holds the claim (null once its lease ended).")
     claimed_at: str | None = None
+    lease_expires_at: str | None = Field(default=None, description="When the claim's lease ends.")
     resolved_by: str | None = None
     resolved_at: str | None = None
     value: Any = Field(default=None, description="The resume value, validated against the schema.")
@@ -60,7 +61,7 @@ class InterruptPage(Contract):
 class InterruptClaimed(Contract):
     interrupt: InterruptView
     claimed: bool
-    changed: bool = Field(description="False when the caller already held the claim.")
+    changed: bool = Field(description="False when nothing changed (a re-claim, a release of a free one).")
 
 
 class InterruptResumed(Contract):

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from baton.events import RunFailed
 from baton.local.moto_fixes import dynamodb_lock, dynamodb_writes
 from baton.models import status_of
+from baton.workflows.table import ALL_PENDING_PK, ALL_PENDING_PK_ATTRIBUTE, ALL_PENDING_SK_ATTRIBUTE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -113,11 +114,27 @@ def snapshot(table_name: str) -> list[str]:
         return [json.dumps(item.to_json()["Attributes"], separators=(",", ":"), default=_binary_out) for item in items]
 
 
+def with_current_indexes(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Saved items as the current key layout has them: a pending item saved before the all-pending index
+    (`baton/workflows/table.py`, GSI3) gets its keys, so the inbox's every-kind page lists it."""
+    upgraded = []
+    for attrs in items:
+        pending = attrs.get("GSI1PK", {}).get("S", "")
+        if pending.startswith("PENDING#") and ALL_PENDING_PK_ATTRIBUTE not in attrs and "GSI1SK" in attrs:
+            attrs = {
+                **attrs,
+                ALL_PENDING_PK_ATTRIBUTE: {"S": ALL_PENDING_PK},
+                ALL_PENDING_SK_ATTRIBUTE: attrs["GSI1SK"],
+            }
+        upgraded.append(attrs)
+    return upgraded
+
+
 def restore(table_name: str, items: list[dict[str, Any]]) -> None:
-    """Put the saved items back into the (new, empty) table."""
+    """Put the saved items back into the (new, empty) table, in the current key layout."""
     table = _table(table_name)
     with dynamodb_lock():
-        for attrs in items:
+        for attrs in with_current_indexes(items):
             table.put_item(attrs, overwrite=True)
 
 

@@ -1,4 +1,6 @@
-"""How long the oldest parked gate has waited: `ParkedGates` and `OldestParkedGateAgeSeconds`.
+"""How long the oldest parked gate has waited (`ParkedGates`, `OldestParkedGateAgeSeconds`), and per kind
+of pause how long its oldest pending item has waited (`PendingItems`, `OldestPendingAgeSeconds`,
+dimension `kind`: question, ask, await, interrupt, review).
 
 The `reconcile` Lambda (scheduled every minute) publishes both after each pass, so the "gates parked
 too long" alarm fires while a gate is still waiting, not only once its timeout has fired. The parked
@@ -6,7 +8,11 @@ waits come from `WaitStore.list_parked()` (a Query on the sparse `pending` index
 
 Metrics are CloudWatch embedded-metric-format lines (Powertools EphemeralMetrics): namespace from
 `POWERTOOLS_METRICS_NAMESPACE` (the CDK stack sets `Baton/<team>`; `Baton` elsewhere), dimension
-`service=baton` — the alarm in `infra/capabilities/observability.py` reads exactly these.
+`service=baton` — the alarm in `infra/capabilities/observability.py` reads exactly these. The pending
+ages come from one Query per kind on the sparse pending index (`InteractionStore.list_pending`,
+`PENDING#<kind>`: only what is pending is read; never a Scan), published as one EMF line per kind with
+dimensions `service` and `kind`; the per-kind alarms sit beside the parked-gate one. Locally the same
+ages show in `baton runs` (`PendingAge.text`) and on every inbox item (`waited_s`).
 """
 
 from __future__ import annotations
@@ -22,11 +28,16 @@ from baton.ids import parse_iso
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from baton.ports import WaitStore
+    from baton.ports import InteractionStore, WaitStore
 
 METRIC_OLDEST_AGE = "OldestParkedGateAgeSeconds"
 METRIC_PARKED_COUNT = "ParkedGates"
+METRIC_OLDEST_PENDING_AGE = "OldestPendingAgeSeconds"
+METRIC_PENDING_COUNT = "PendingItems"
+KIND_DIMENSION = "kind"
 SERVICE = "baton"
+# The kinds of pause (`baton.models.InteractionKind`); the alarms are made per kind from this list.
+PENDING_KINDS: tuple[str, ...] = ("question", "ask", "await", "interrupt", "review")
 
 
 @dataclass(frozen=True)
@@ -60,3 +71,51 @@ def publish(age: ParkedAge, metrics: EphemeralMetrics | None = None) -> Ephemera
     used.add_metric(name=METRIC_PARKED_COUNT, unit=MetricUnit.Count, value=age.count)
     used.flush_metrics()
     return used
+
+
+@dataclass(frozen=True)
+class PendingAge:
+    kind: str
+    count: int
+    oldest_age_seconds: int  # 0 when nothing of this kind is pending
+    oldest_run_id: str | None = None
+
+    def text(self) -> str:
+        """ "question: 3 pending, oldest 5m (run r1)" — what `baton runs` prints."""
+        if not self.count:
+            return f"{self.kind}: none pending"
+        return f"{self.kind}: {self.count} pending, oldest {_short(self.oldest_age_seconds)} (run {self.oldest_run_id})"
+
+
+def _short(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def pending_ages(store: InteractionStore, now: datetime) -> list[PendingAge]:
+    """For each kind of pause: how many are pending and how long the oldest has waited (never negative)."""
+    ages = []
+    for kind in PENDING_KINDS:
+        pending = store.list_pending(kind)
+        if not pending:
+            ages.append(PendingAge(kind=kind, count=0, oldest_age_seconds=0))
+            continue
+        oldest = min(pending, key=lambda i: (i.created_at, i.interaction_id))
+        age = max(0, int((now - parse_iso(oldest.created_at)).total_seconds()))
+        ages.append(PendingAge(kind=kind, count=len(pending), oldest_age_seconds=age, oldest_run_id=oldest.run_id))
+    return ages
+
+
+def publish_pending(ages: list[PendingAge]) -> list[EphemeralMetrics]:
+    """One EMF line per kind (dimensions service and kind): the oldest pending age and the count."""
+    published = []
+    for age in ages:
+        metrics = new_metrics()
+        metrics.add_dimension(name=KIND_DIMENSION, value=age.kind)
+        metrics.add_metric(name=METRIC_OLDEST_PENDING_AGE, unit=MetricUnit.Seconds, value=age.oldest_age_seconds)
+        metrics.add_metric(name=METRIC_PENDING_COUNT, unit=MetricUnit.Count, value=age.count)
+        metrics.flush_metrics()
+        published.append(metrics)
+    return published

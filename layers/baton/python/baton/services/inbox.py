@@ -1,9 +1,12 @@
 """The inbox: everything waiting for a person, across runs (`GET /api/inbox`).
 
-Read by Query only: each kind asked for is one partition of the sparse pending index
-(`PENDING#<kind>`, `baton/workflows/table.py`), read newest or oldest first with the page cursor and the
-age filter in the key condition; one run's items come from the by_status index instead. The kinds'
-pages are merged by creation time. What an item holds up comes from the parked waits (one Query on the
+Read by Query only: one kind is one partition of the sparse pending index (`PENDING#<kind>`,
+`baton/workflows/table.py`); every kind, or several, is ONE Query of the all-pending index (GSI3,
+`PENDING`), with a kind filter when only some are asked for; both are read newest or oldest first with
+the page cursor and the age filter in the key condition. One run's items come from the by_status index
+instead (one Query per kind, merged by creation time). A claim counts only while its lease runs
+(`baton.services.claims`): "claimed by me" and "unclaimed" are decided at the page's time, and an item
+whose lease ended shows unclaimed. What an item holds up comes from the parked waits (one Query on the
 index's `PARKED` partition), never from a task token: the item shows the gate's name only.
 
 A page token is the position of the page's last item (`<created_at>#<id>`) bound to the filters it
@@ -138,18 +141,28 @@ class InboxService:
             node=query.node,
             claimed_by=caller if query.claimed == "me" else None,
             unclaimed=query.claimed == "unclaimed",
+            now=iso(now),
             limit=query.limit,
         )
 
-    def page(self, query: InboxQuery, *, caller: str) -> InboxPage:
-        """One page across the kinds asked for: each kind's page, merged by creation time."""
-        store_query = self._store_query(query, caller)
+    def _read(self, query: InboxQuery, store_query: PendingQuery) -> tuple[list[Interaction], bool]:
+        """The page's items (up to `limit` + whatever the per-kind reads brought) and whether more follow."""
+        kinds = tuple(dict.fromkeys(query.kinds))
+        if query.run_id is None and len(kinds) > 1:
+            some = None if set(kinds) >= set(INBOX_KINDS) else tuple(sorted(kinds))
+            return self.core.store.page_all_pending(store_query.model_copy(update={"kinds": some}))
         merged: list[Interaction] = []
         more = False
-        for kind in dict.fromkeys(query.kinds):
+        for kind in kinds:
             found, kind_more = self.core.store.page_pending(kind, store_query)
             merged.extend(found)
             more = more or kind_more
+        return merged, more
+
+    def page(self, query: InboxQuery, *, caller: str) -> InboxPage:
+        """One page across the kinds asked for, in creation order (newest or oldest first)."""
+        store_query = self._store_query(query, caller)
+        merged, more = self._read(query, store_query)
         merged.sort(key=store_query.position, reverse=store_query.newest_first)
         more = more or len(merged) > query.limit
         page = merged[: query.limit]
@@ -170,6 +183,7 @@ class InboxService:
         if gate is None and isinstance(request, InterruptRequest):
             gate = request.gate  # a hosted interrupt names its gate even before its wait is read
         waited = (parse_iso(as_of) - parse_iso(i.created_at)).total_seconds()
+        claim = i.state.without_lapsed_claim(as_of)
         return InboxItem(
             id=i.interaction_id,
             kind=request.kind,
@@ -183,8 +197,9 @@ class InboxService:
             created_at=i.created_at,
             expires_at=i.expires_at,
             waited_s=max(0, int(waited)),
-            claimed_by=i.state.claimed_by,
-            claimed_at=i.state.claimed_at,
+            claimed_by=claim.claimed_by,
+            claimed_at=claim.claimed_at,
+            lease_expires_at=claim.lease_expires_at,
             blocks=InboxBlocks(gate=gate, run_id=i.run_id),
             actions=actions_of(i),
             version=i.state.version,

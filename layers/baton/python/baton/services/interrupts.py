@@ -31,9 +31,9 @@ cancel, sweep, the hosted Catch) first runs the same store-backed deadline (`_ex
 in the same release (`_release`, `_fail_waiter`, `_settle_run`); split apart, each part would need
 them all.
 
-Claims are advisory (they show who is working on it): a claim by X succeeds when unclaimed or
-already X's (a re-claim by X is a no-op); a claim by Y over X is a 409 naming X unless `force`, which
-records `interrupt_claimed` with `previous`. Resume and cancel are allowed to any operator.
+Claims are advisory (they show who is working on it) and leased: claim, renew, release, take-over and
+reassign live in `baton.services.claims`; every read here (`_load`) shows a claim past its lease as
+unclaimed. Resume and cancel are allowed to any operator.
 """
 
 from __future__ import annotations
@@ -62,7 +62,6 @@ from baton.errors import (
 from baton.events import (
     HumanInputRequested,
     InterruptCancelled,
-    InterruptClaimed,
     InterruptResumed,
     InterruptTimedOut,
     RunPaused,
@@ -147,6 +146,7 @@ def interrupt_view(i: Interaction) -> InterruptView:
         expires_at=i.expires_at,
         claimed_by=st.claimed_by,
         claimed_at=st.claimed_at,
+        lease_expires_at=st.lease_expires_at,
         resolved_by=st.answered_by,
         resolved_at=st.answered_at,
         value=answer.get("input"),
@@ -381,7 +381,19 @@ class InterruptService:
         found = self.core.store.find_interaction(interrupt_id) if interrupt_id else None
         if found is None or found.request.kind != KIND:
             raise NotFoundError(f"interrupt {interrupt_id} not found", details={"interrupt_id": interrupt_id})
-        return found
+        return self._seen(found)
+
+    def _seen(self, i: Interaction) -> Interaction:
+        """The record as a reader sees it now: a claim past its lease is nobody's (`Core.clock`)."""
+        state = i.state.without_lapsed_claim(self.core.now())
+        return i if state is i.state else i.model_copy(update={"state": state})
+
+    def current(self, interrupt_id: str, verb: str) -> Interaction:
+        """The pending interrupt as it is now (its deadline applied, a lapsed claim cleared); 410/409
+        naming what settled it when it is no longer pending (`verb`: what the caller wanted to do)."""
+        i = self._expire_if_due(self._load(interrupt_id))
+        self._require_pending(i, verb)
+        return i
 
     def _seconds_left(self, i: Interaction) -> float | None:
         if not i.expires_at:
@@ -438,14 +450,13 @@ class InterruptService:
                 step = min(step, max(left, 0.0) + 0.001)
             self._sleep(step)
             interval = min(interval * POLL_BACKOFF, MAX_POLL_INTERVAL_SECONDS)
-            i = self._expire_if_due(
-                self.core.store.get_interaction(i.run_id, i.interaction_id) or self._load(interrupt_id)
-            )
+            reread = self.core.store.get_interaction(i.run_id, i.interaction_id)
+            i = self._expire_if_due(self._seen(reread) if reread is not None else self._load(interrupt_id))
 
     def _settled(self, found: list[Interaction], status: str | None) -> list[Interaction]:
         """Expired pending ones are moved now, so a listing never shows a pending interrupt past its
         deadline; then only those (still) in `status` (the API's word), oldest first."""
-        settled = [self._expire_if_due(i) if i.state.status == "pending" else i for i in found]
+        settled = [self._expire_if_due(self._seen(i)) if i.state.status == "pending" else i for i in found]
         if status is not None:
             settled = [i for i in settled if edge_status(i) == status]
         return sorted(settled, key=lambda i: (i.created_at, i.interaction_id))
@@ -594,40 +605,7 @@ class InterruptService:
         if not self.core.store.list_run_interactions(i.run_id, kind=KIND, status="pending"):
             self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
 
-    # ---- claim and cancel ----------------------------------------------------------------------
-    def claim(self, interrupt_id: str, *, operator: str, force: bool = False) -> dict[str, Any]:
-        """Claim for `operator`. A claim that loses its conditional write is decided again on a fresh
-        read: already the operator's is a 200 (a re-claim), someone else's a 409 naming the winner."""
-        while True:
-            i = self._expire_if_due(self._load(interrupt_id))
-            self._require_pending(i, "claimed")
-            previous = i.state.claimed_by
-            if previous == operator:
-                return {"interrupt": public_view(i), "claimed": True, "changed": False}
-            if previous is not None and not force:
-                raise ConflictError(
-                    f"interrupt {interrupt_id} is claimed by {previous} since {i.state.claimed_at}; "
-                    "send force=true to take it over",
-                    details={
-                        "claimedBy": previous,
-                        "claimedAt": i.state.claimed_at,
-                        "interrupt": public_view(i),
-                        "winner": interrupt_winner(i),
-                    },
-                )
-            try:
-                claimed = self.core.store.transition_interaction(
-                    i, i.state.model_copy(update={"claimed_by": operator, "claimed_at": self.core.now()})
-                )
-            except ConflictError:
-                force = False  # a forced take-over overrides the claim it saw, not one made since
-                continue
-            previously = {"previous": previous} if previous is not None else {}
-            self.core.record(
-                i.run_id, InterruptClaimed(interaction_id=interrupt_id, node=i.request.node, by=operator, **previously)
-            )
-            return {"interrupt": public_view(claimed), "claimed": True, "changed": True}
-
+    # ---- cancel (claims: baton.services.claims) -----------------------------------------------
     def cancel(self, interrupt_id: str, reason: str, *, caller: str, voter: Voter | None = None) -> dict[str, Any]:
         core = self.core
         reason = (reason or "").strip()

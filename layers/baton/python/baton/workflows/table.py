@@ -12,6 +12,17 @@ GSI1 (sparse, "pending"): present only while an interaction is pending or a toke
 GSI2 ("by_status"): every interaction, by kind and status; the sort key starts with the run id so
   "interrupts of one session with one status" is a begins_with Query.
   GSI2PK = <kind>#<status> ; GSI2SK = <run_id>#<created_at>#<iid>
+GSI3 (sparse, "all_pending"): every pending interaction of every kind, in one partition, so the inbox's
+  first page over all kinds (or several) is ONE Query (`DynamoStore.page_all_pending`), not one per kind.
+  GSI3PK = PENDING ; GSI3SK = <created_at>#<iid> — written with the GSI1 keys, gone with them (an item
+  is written whole, and only a pending one carries them). One partition is acceptable for a team table:
+  a GSI partition takes 1,000 writes/s and 3,000 reads/s, and each key here changes only when an item
+  starts or stops waiting for a person (a claim or a status change); a team asks people a few questions
+  a minute, orders of magnitude below that. A table many teams share would shard it
+  (`PENDING#<n>`, one Query per shard). Items written before the index lack the keys: the local stack
+  adds them when it loads its saved table (`baton/local/persist.py`); a deployed table's older pending
+  items get them from `DynamoStore.backfill_all_pending` (`scripts/backfill_all_pending.py`, once); until
+  then such an item is listed under its kind's filter (GSI1) but not on the all-kinds page.
 The TTL attribute is shared with Powertools Idempotency records (they write `expiration` too).
 """
 
@@ -23,6 +34,10 @@ PK: Final = "PK"
 SK: Final = "SK"
 GSI_PENDING: Final = "pending"
 GSI_BY_STATUS: Final = "by_status"
+GSI_ALL_PENDING: Final = "all_pending"
+ALL_PENDING_PK_ATTRIBUTE: Final = "GSI3PK"
+ALL_PENDING_SK_ATTRIBUTE: Final = "GSI3SK"
+ALL_PENDING_PK: Final = "PENDING"
 TTL_ATTRIBUTE: Final = "expiration"
 
 KEY_ATTRIBUTES: Final[list[tuple[str, str]]] = [
@@ -32,11 +47,19 @@ KEY_ATTRIBUTES: Final[list[tuple[str, str]]] = [
     ("GSI1SK", "S"),
     ("GSI2PK", "S"),
     ("GSI2SK", "S"),
+    (ALL_PENDING_PK_ATTRIBUTE, "S"),
+    (ALL_PENDING_SK_ATTRIBUTE, "S"),
 ]
 
 GLOBAL_SECONDARY_INDEXES: Final[list[dict[str, Any]]] = [
     {"name": GSI_PENDING, "partition_key": "GSI1PK", "sort_key": "GSI1SK", "projection": "ALL"},
     {"name": GSI_BY_STATUS, "partition_key": "GSI2PK", "sort_key": "GSI2SK", "projection": "ALL"},
+    {
+        "name": GSI_ALL_PENDING,
+        "partition_key": ALL_PENDING_PK_ATTRIBUTE,
+        "sort_key": ALL_PENDING_SK_ATTRIBUTE,
+        "projection": "ALL",
+    },
 ]
 
 

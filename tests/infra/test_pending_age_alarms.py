@@ -1,0 +1,60 @@
+"""The pending-age alarms in the team stack (infra/capabilities/observability.py): per kind of pause, an
+alarm on the oldest pending item's age with the threshold from context, and (context
+`pending_count_alarm_threshold`) one on the count pending, beside the parked-gate alarm; the reconcile
+Lambda, which publishes the metrics, reads the pending index (its table grant) and nothing else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match
+
+from baton.runtime.parked_age import PENDING_KINDS
+from infra.config import TeamConfig
+from tests.infra.conftest import PREFIX, TEAM, resources
+
+
+def _alarms(cfn: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {a["Properties"]["AlarmName"]: a["Properties"] for a in resources(cfn, "AWS::CloudWatch::Alarm").values()}
+
+
+def test_one_oldest_pending_alarm_per_kind_with_its_threshold(cfn: dict[str, Any], template: Any) -> None:
+    alarms = _alarms(cfn)
+    for kind in PENDING_KINDS:
+        template.has_resource_properties(
+            "AWS::CloudWatch::Alarm",
+            {
+                "AlarmName": f"{PREFIX}-oldest-pending-{kind}",
+                "Namespace": f"Baton/{TEAM}",
+                "MetricName": "OldestPendingAgeSeconds",
+                "Statistic": "Maximum",
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                "AlarmActions": Match.any_value(),
+            },
+        )
+        dimensions = alarms[f"{PREFIX}-oldest-pending-{kind}"]["Dimensions"]
+        assert sorted((d["Name"], d["Value"]) for d in dimensions) == [("kind", kind), ("service", "baton")]
+        expected = 480 * 60 if kind == "review" else 240 * 60  # the context's review override, else the default
+        assert alarms[f"{PREFIX}-oldest-pending-{kind}"]["Threshold"] == expected
+    assert f"{PREFIX}-oldest-parked-gate" in alarms  # beside the parked-gate alarm, not instead of it
+
+
+def test_count_alarms_follow_the_context_threshold(cfn: dict[str, Any]) -> None:
+    alarms = _alarms(cfn)
+    for kind in PENDING_KINDS:
+        counted = alarms[f"{PREFIX}-pending-{kind}-count"]
+        assert counted["MetricName"] == "PendingItems" and counted["Threshold"] == 25
+    assert TeamConfig(team="x").pending_count_alarm_threshold == 0  # off unless the context asks
+
+
+def test_dashboard_graphs_the_pending_ages(cfn: dict[str, Any]) -> None:
+    (dashboard,) = resources(cfn, "AWS::CloudWatch::Dashboard").values()
+    body = str(dashboard["Properties"]["DashboardBody"])
+    assert "OldestPendingAgeSeconds" in body and "Oldest pending item per kind" in body
+
+
+def test_thresholds_are_checked() -> None:
+    with pytest.raises(ValueError, match="at least 1 minute"):
+        TeamConfig(team="x", pending_age_alarm_minutes_by_kind={"review": 0})
+    assert TeamConfig(team="x", pending_age_alarm_minutes=30).pending_age_alarm_seconds("ask") == 1800

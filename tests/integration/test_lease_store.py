@@ -1,0 +1,104 @@
+"""Claim leases on the DynamoDB adapter (moto): the claim write is conditional on the holder seen (a
+free one: no live lease at `now`), the inbox's claim filters count a claim only while its lease runs,
+and pending items stored before the all-pending index get its keys (the local stack's load, and
+`DynamoStore.backfill_all_pending` for a deployed table)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from baton.adapters.dynamo import DynamoStore
+from baton.errors import ConflictError
+from baton.local import persist
+from baton.models import Interaction, InteractionStatus, PendingQuery, parse_request
+from baton.workflows.table import create_table_kwargs
+
+TABLE = "lease-it"
+
+
+@pytest.fixture
+def client(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    for key in ("AWS_ENDPOINT_URL", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    with mock_aws():
+        db = boto3.client("dynamodb", region_name="us-east-1")
+        db.create_table(**create_table_kwargs(TABLE))
+        yield db
+
+
+def _interrupt(n: int, **state: Any) -> Interaction:
+    return Interaction(
+        interaction_id=f"01L{n:023d}",
+        run_id="sess-1",
+        created_at=f"2026-11-30T12:00:{n:02d}.000Z",
+        request=parse_request({"kind": "interrupt", "node": "interrupt", "prompt": "Ship?"}),
+        state=InteractionStatus(**state),
+    )
+
+
+def test_claim_write_is_conditional_on_the_lease(client: Any) -> None:
+    store = DynamoStore(TABLE, client)
+    lapsed = _interrupt(1, claimed_by="alice", lease_expires_at="2026-11-30T12:05:00.000Z")
+    store.put_interaction(lapsed)
+    bob = lapsed.state.model_copy(update={"claimed_by": "bob", "lease_expires_at": "2026-11-30T12:30:00.000Z"})
+    with pytest.raises(ConflictError):  # at 12:04 alice's lease still runs: a write for a free one loses
+        store.write_claim(lapsed, bob, expected_holder=None, now="2026-11-30T12:04:59.000Z")
+    claimed = store.write_claim(lapsed, bob, expected_holder=None, now="2026-11-30T12:05:00.000Z")
+    stored = store.get_interaction("sess-1", lapsed.interaction_id)
+    assert stored is not None and stored.state.claimed_by == "bob" and stored.state.version == claimed.state.version
+    renew = stored.state.model_copy(update={"lease_expires_at": "2026-11-30T13:00:00.000Z"})
+    with pytest.raises(ConflictError):  # the holder condition: not alice's any more
+        store.write_claim(stored, renew, expected_holder="alice", now="2026-11-30T12:06:00.000Z")
+    store.write_claim(stored, renew, expected_holder="bob", now="2026-11-30T12:06:00.000Z")
+
+
+def test_claim_filters_count_only_live_leases(client: Any) -> None:
+    store = DynamoStore(TABLE, client)
+    live = _interrupt(1, claimed_by="alice", lease_expires_at="2026-11-30T13:00:00.000Z")
+    lapsed = _interrupt(2, claimed_by="alice", lease_expires_at="2026-11-30T12:10:00.000Z")
+    legacy = _interrupt(3, claimed_by="alice")  # stored before leases: not held
+    free = _interrupt(4)
+    for i in (live, lapsed, legacy, free):
+        store.put_interaction(i)
+    now = "2026-11-30T12:30:00.000Z"
+    mine, _ = store.page_all_pending(PendingQuery(claimed_by="alice", now=now))
+    unclaimed, _ = store.page_all_pending(PendingQuery(unclaimed=True, now=now, kinds=("interrupt",)))
+    assert [i.interaction_id for i in mine] == [live.interaction_id]
+    assert [i.interaction_id for i in unclaimed] == [free.interaction_id, legacy.interaction_id, lapsed.interaction_id]
+
+
+def test_items_stored_before_the_index_get_its_keys(client: Any) -> None:
+    store = DynamoStore(TABLE, client)
+    old = _interrupt(1)
+    store.put_interaction(old)
+    client.update_item(  # as it was stored before the all-pending index
+        TableName=TABLE,
+        Key={"PK": {"S": "RUN#sess-1"}, "SK": {"S": f"INT#{old.interaction_id}"}},
+        UpdateExpression="REMOVE GSI3PK, GSI3SK",
+    )
+    assert store.page_all_pending(PendingQuery())[0] == []
+    assert [i.interaction_id for i in store.page_pending("interrupt", PendingQuery())[0]] == [old.interaction_id]
+    assert store.backfill_all_pending(["interrupt", "question"]) == 1
+    assert store.backfill_all_pending(["interrupt"]) == 0  # once is enough
+    assert [i.interaction_id for i in store.page_all_pending(PendingQuery())[0]] == [old.interaction_id]
+
+
+def test_the_local_stack_adds_the_keys_when_it_loads_saved_items(client: Any) -> None:
+    saved = {
+        "PK": {"S": "RUN#sess-1"},
+        "SK": {"S": "INT#01OLD"},
+        "GSI1PK": {"S": "PENDING#question"},
+        "GSI1SK": {"S": "2026-11-30T12:00:00.000Z#01OLD"},
+    }
+    answered = {"PK": {"S": "RUN#sess-1"}, "SK": {"S": "INT#01DONE"}, "status": {"S": "answered"}}
+    upgraded = persist.with_current_indexes([saved, answered])
+    assert upgraded[0]["GSI3PK"] == {"S": "PENDING"} and upgraded[0]["GSI3SK"] == saved["GSI1SK"]
+    assert upgraded[1] == answered  # not pending: no pending keys
