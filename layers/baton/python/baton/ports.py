@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from baton.domain.audit import AuditHead, AuditTrail
     from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
     from baton.domain.gate_payloads import GateDeadlinePayload
     from baton.domain.merge_contracts import (
@@ -41,12 +42,14 @@ if TYPE_CHECKING:
 class RunSnapshot:
     """What one consistent read of a run's partition tells the answer path (`InteractionStore.snapshot_run`):
     the run, its open questions and tool-form awaits (`PENDING_MARKED_KINDS`), its waits, and the run's
-    scope version (bumped when a gate or a tool await starts waiting on the run's questions)."""
+    scope version (bumped when a gate or a tool await starts waiting on the run's questions), and the
+    head of the run's decision log (`baton/domain/audit.py`; None: not read)."""
 
     run: RunSummary | None
     pending: list[Interaction] = field(default_factory=list)
     waits: list[ParkedWait] = field(default_factory=list)
     scope_version: int = 0
+    audit_head: AuditHead | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,7 @@ class InteractionStore(Protocol):
         *,
         with_records: Sequence[Message | Event] = (),
         guards: Sequence[Guard] = (),
+        audit_head: AuditHead | None = None,  # the run's decision-log head as read (snapshot_run); None: read it
     ) -> Interaction: ...
     # one consistent read: the run, its pending questions and tool awaits, its waits (O(pending + waits))
     def snapshot_run(self, run_id: str) -> RunSnapshot: ...
@@ -141,10 +145,14 @@ class InteractionStore(Protocol):
 
 
 class EventStore(Protocol):
-    """A run's append-only event log, read in id order."""
+    """A run's append-only event log, read in id order. Decision events (`baton/domain/audit.py`) are
+    also chained per run: wherever one is written, the run's chain head advances in the same write
+    (conditional on the head read, retried on a lost race)."""
 
     def append_event(self, event: Event) -> None: ...
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]: ...
+    # the run's chained decision records and its chain head, read consistently
+    def read_audit(self, run_id: str) -> AuditTrail: ...
 
 
 class MessageStore(Protocol):

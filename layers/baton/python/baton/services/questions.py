@@ -318,6 +318,7 @@ class QuestionService:
                 status_of(question.state, "answered", answer=answer, by=caller, at=core.now()),
                 with_records=[message, event],
                 guards=guards,
+                audit_head=snapshot.audit_head,
             )
         except ConflictError:
             current = core.store.get_interaction(run_id, interaction_id)
