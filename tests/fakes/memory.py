@@ -250,9 +250,7 @@ class MemoryStore:
 
     def read_audit(self, run_id: str) -> AuditTrail:
         with self._lock:
-            return AuditTrail(
-                records=list(self.audit.get(run_id, [])), head=self.audit_heads.get(run_id, EMPTY_HEAD)
-            )
+            return AuditTrail(records=list(self.audit.get(run_id, [])), head=self.audit_heads.get(run_id, EMPTY_HEAD))
 
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
         events = sorted(self.events.get(run_id, []), key=lambda e: e.event_id)

@@ -14,6 +14,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from baton.api import deps
 from baton.api.auth import Caller, admit, resolve_caller
 from baton.api.request_scope import RequestScopedResolver
+from baton.api.routes_audit import router as audit_router
 from baton.api.routes_inbox import router as inbox_router
 from baton.api.routes_interrupts import router as interrupts_router
 from baton.api.routes_questions import router as questions_router
@@ -138,6 +139,7 @@ def create_app() -> APIGatewayRestResolver:
     app.include_router(review_router)
     app.include_router(questions_router)
     app.include_router(inbox_router)
+    app.include_router(audit_router)
 
     def _register(error_type: type[BatonError]) -> None:
         # One handler per domain error: the body is always {"error", "message", ...details}.

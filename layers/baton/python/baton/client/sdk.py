@@ -41,7 +41,11 @@ from baton.contracts import (
 from baton.errors import BatonError, InterruptValidationError, ValidationFailedError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import httpx
+
+    from baton.contracts.audit import AuditRecordPage, AuditRecordView, AuditVerification
 
 __all__ = [
     "ApiUnavailableError",
@@ -114,6 +118,28 @@ class Client:
         if after:
             params["after"] = after
         return EventPage.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/events", params=params))
+
+    # ---- the decision log (operators) ---------------------------------------------------------
+    def audit_page(self, run_id: str, *, after: int = 0, limit: int = 100) -> AuditRecordPage:
+        """One page of the run's chained decisions in seq order (`next`: the `after` of the next page)."""
+        from baton.contracts.audit import AuditRecordPage
+
+        params = {"after": after, "limit": limit}
+        return AuditRecordPage.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/audit", params=params))
+
+    def audit_records(self, run_id: str) -> Iterator[AuditRecordView]:
+        """Every chained decision of the run, in seq order (page after page)."""
+        after: int | None = 0
+        while after is not None:
+            page = self.audit_page(run_id, after=after, limit=500)
+            yield from page.records
+            after = page.next
+
+    def audit_verify(self, run_id: str) -> AuditVerification:
+        """The run's decision chain recomputed by the server: `valid`, or its `first_mismatch`."""
+        from baton.contracts.audit import AuditVerification
+
+        return AuditVerification.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/audit/verify"))
 
     def _resume(self, run_id: str, answers: dict[str, Any], node: str | None) -> Any:
         body: dict[str, Any] = {"answers": answers}
