@@ -90,12 +90,21 @@ class TeamConfig:
     # Review companion: a Bedrock model id (or inference profile id) turns on the Bedrock companion;
     # without one the review gate uses the offline companion.
     companion_model: str = ""
+    # The decision log streamed to an S3 bucket with Object Lock (infra/capabilities/audit.py): off by
+    # default; each record kept `audit_retention_days`, in GOVERNANCE or COMPLIANCE mode.
+    audit_bucket: bool = False
+    audit_retention_days: int = 365
+    audit_lock_mode: str = "GOVERNANCE"
 
     def __post_init__(self) -> None:
         if not TEAM_PATTERN.match(self.team):
             raise ValueError(f"team {self.team!r} must match {TEAM_PATTERN.pattern} (it prefixes every resource name)")
         if self.parked_gate_alarm_hours < 1:
             raise ValueError("parked_gate_alarm_hours must be at least 1")
+        if self.audit_lock_mode not in ("GOVERNANCE", "COMPLIANCE"):
+            raise ValueError(f"audit_lock_mode {self.audit_lock_mode!r} must be GOVERNANCE or COMPLIANCE")
+        if not 1 <= self.audit_retention_days <= 36500:
+            raise ValueError("audit_retention_days must be 1..36500")
 
     @property
     def prefix(self) -> str:
@@ -142,4 +151,7 @@ class TeamConfig:
             parked_gate_alarm_hours=_as_int(ctx("parked_gate_alarm_hours"), 24),
             powertools_layer_version=_as_int(ctx("powertools_layer_version"), POWERTOOLS_LAYER_VERSION),
             companion_model=str(ctx("companion_model") or ""),
+            audit_bucket=_as_bool(ctx("audit_bucket"), False),
+            audit_retention_days=_as_int(ctx("audit_retention_days"), 365),
+            audit_lock_mode=str(ctx("audit_lock_mode") or "GOVERNANCE").upper(),
         )

@@ -188,6 +188,13 @@ class Store(RunStore, InteractionStore, EventStore, MessageStore, ReviewTurnStor
     """Everything the services keep (one DynamoDB table)."""
 
 
+class AuditArchive(Protocol):
+    """Where decision records are copied to be kept unchanged (deployed: an S3 bucket with Object Lock).
+    Putting a key already there is a no-op (a redelivered stream batch)."""
+
+    def put(self, key: str, body: bytes) -> None: ...
+
+
 class TaskTokens(Protocol):
     """Step Functions' task-token callbacks. Errors become `TaskTokenError` with a reason."""
 

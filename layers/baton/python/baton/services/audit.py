@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from baton.domain.audit import AuditRecord, AuditVerdict, verify_chain
+from baton.domain.audit import AuditRecord, AuditVerdict, canonical_json, verify_chain
 
 if TYPE_CHECKING:
-    from baton.ports import EventStore
+    from collections.abc import Iterable
+
+    from baton.ports import AuditArchive, EventStore
 
 MAX_PAGE = 500
 
@@ -39,3 +41,17 @@ class AuditService:
         )
         page = records[:limit]
         return AuditPage(records=page, next=page[-1].seq if len(records) > limit else None)
+
+
+def archive_key(record: AuditRecord) -> str:
+    """runs/<run>/<seq, 12 digits>-<event id>.json: a run's records list in chain order."""
+    return f"runs/{record.run_id}/{record.seq:012d}-{record.event_id}.json"
+
+
+def archive(records: Iterable[AuditRecord], sink: AuditArchive) -> int:
+    """Copy each record (its canonical JSON, hash included) to the archive; returns how many."""
+    count = 0
+    for record in records:
+        sink.put(archive_key(record), canonical_json(record.model_dump()))
+        count += 1
+    return count
