@@ -296,3 +296,79 @@ def test_an_agent_may_not_read_the_decision_log_even_of_its_own_run(core: Core, 
     for path in ("/api/runs/r1/audit", "/api/runs/r1/audit/verify"):
         status, body = api(path, token=agent_token(TOKEN, "r1"))
         assert status == 403 and body["error"] == "forbidden"
+
+
+# ---- the archive (deployed option: the stream -> functions/audit_archive -> the Object Lock bucket) ----
+class _Sink:
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+
+    def put(self, key: str, body: bytes) -> None:
+        self.objects.setdefault(key, body)
+
+
+def _stream_image(record: AuditRecord) -> dict[str, Any]:
+    return {
+        "PK": {"S": f"RUN#{record.run_id}"},
+        "SK": {"S": f"EVT#{record.event_id}"},
+        "record": {"S": "event"},
+        "event_id": {"S": record.event_id},
+        "run_id": {"S": record.run_id},
+        "type": {"S": record.type},
+        "at": {"S": record.at},
+        "data": {"S": json.dumps(record.data)},
+        "seq": {"N": str(record.seq)},
+        "prev_hash": {"S": record.prev_hash},
+        "hash": {"S": record.hash},
+    }
+
+
+def test_the_stream_batch_s_chained_inserts_are_archived_once_each_in_chain_order() -> None:
+    from baton.adapters.audit_archive import decision_records
+    from baton.services.audit import archive
+
+    records, _ = _three()
+    unchained = {"PK": {"S": "RUN#r1"}, "SK": {"S": "EVT#X"}, "record": {"S": "event"}}
+    batch = {
+        "Records": [
+            {"eventName": "INSERT", "dynamodb": {"NewImage": _stream_image(records[0])}},
+            {"eventName": "INSERT", "dynamodb": {"NewImage": unchained}},  # not a decision
+            {"eventName": "MODIFY", "dynamodb": {"NewImage": _stream_image(records[1])}},  # an edit: not archived
+            {"eventName": "INSERT", "dynamodb": {"NewImage": _stream_image(records[2])}},
+        ]
+    }
+    found = decision_records(batch)
+    assert found == [records[0], records[2]]
+    sink = _Sink()
+    assert archive(found, sink) == 2
+    key = f"runs/r1/{1:012d}-E001.json"
+    assert list(sink.objects) == [key, f"runs/r1/{3:012d}-E003.json"]
+    assert json.loads(sink.objects[key]) == records[0].model_dump()
+    assert canonical_json(records[0].model_dump()) == sink.objects[key]
+
+
+def test_the_s3_archive_puts_conditionally_and_a_second_put_of_a_key_is_a_no_op() -> None:
+    from botocore.exceptions import ClientError
+
+    from baton.adapters.audit_archive import S3AuditArchive
+
+    calls: list[dict[str, Any]] = []
+
+    class FakeS3:
+        def put_object(self, **kwargs: Any) -> None:
+            calls.append(kwargs)
+            if len(calls) > 1:
+                raise ClientError({"Error": {"Code": "PreconditionFailed"}}, "PutObject")
+
+    archive = S3AuditArchive("bucket", FakeS3())
+    archive.put("runs/r1/1.json", b"{}")
+    archive.put("runs/r1/1.json", b"{}")  # a redelivered batch: already there
+    assert calls[0]["IfNoneMatch"] == "*" and calls[0]["ChecksumAlgorithm"] == "SHA256"
+    with pytest.raises(ClientError):
+        S3AuditArchive("bucket", type("Broken", (), {"put_object": _raise_denied})()).put("k", b"{}")
+
+
+def _raise_denied(*_: Any, **__: Any) -> None:
+    from botocore.exceptions import ClientError
+
+    raise ClientError({"Error": {"Code": "AccessDenied"}}, "PutObject")

@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any, Unpack
 
 from baton.client.asks import AskCancelledError, AskTimeoutError, wait_for_ask, wait_for_ask_async
+from baton.client.audit import AuditCalls
 from baton.client.interrupts import InterruptOptions, InterruptResult, create_body, wait_for, wait_for_async
 from baton.client.transport import ApiUnavailableError, Transport, decode, find_local_state, resolve_endpoint, seg
 from baton.contracts import (
@@ -41,11 +42,7 @@ from baton.contracts import (
 from baton.errors import BatonError, InterruptValidationError, ValidationFailedError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     import httpx
-
-    from baton.contracts.audit import AuditRecordPage, AuditRecordView, AuditVerification
 
 __all__ = [
     "ApiUnavailableError",
@@ -75,7 +72,7 @@ def _await_timeout(run_id: str, timeout: float, pending: AwaitPending) -> AwaitT
     )
 
 
-class Client:
+class Client(AuditCalls):
     def __init__(
         self,
         api_url: str | None = None,
@@ -118,28 +115,6 @@ class Client:
         if after:
             params["after"] = after
         return EventPage.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/events", params=params))
-
-    # ---- the decision log (operators) ---------------------------------------------------------
-    def audit_page(self, run_id: str, *, after: int = 0, limit: int = 100) -> AuditRecordPage:
-        """One page of the run's chained decisions in seq order (`next`: the `after` of the next page)."""
-        from baton.contracts.audit import AuditRecordPage
-
-        params = {"after": after, "limit": limit}
-        return AuditRecordPage.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/audit", params=params))
-
-    def audit_records(self, run_id: str) -> Iterator[AuditRecordView]:
-        """Every chained decision of the run, in seq order (page after page)."""
-        after: int | None = 0
-        while after is not None:
-            page = self.audit_page(run_id, after=after, limit=500)
-            yield from page.records
-            after = page.next
-
-    def audit_verify(self, run_id: str) -> AuditVerification:
-        """The run's decision chain recomputed by the server: `valid`, or its `first_mismatch`."""
-        from baton.contracts.audit import AuditVerification
-
-        return AuditVerification.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/audit/verify"))
 
     def _resume(self, run_id: str, answers: dict[str, Any], node: str | None) -> Any:
         body: dict[str, Any] = {"answers": answers}
