@@ -3,7 +3,8 @@
 Services build a payload (`RunPaused(gate=..., kind=...)`) and hand it to `Core.record`; the stored and
 wire form is unchanged: `Event{event_id, run_id, type, at, data}` where `data` holds exactly the fields
 the service set (unset optional fields are left out, as before). `Event.payload()` reads `data` back as
-its model.
+its model. The decisions among them (`baton/domain/audit.py` DECISION_TYPES) are also chained per
+run, tamper-evident.
 
 | type                    | payload                 | recorded when                                              |
 |-------------------------|-------------------------|------------------------------------------------------------|
