@@ -111,6 +111,11 @@ class TeamConfig:
     # Review companion: a Bedrock model id (or inference profile id) turns on the Bedrock companion;
     # without one the review gate uses the offline companion.
     companion_model: str = ""
+    # The decision log streamed to an S3 bucket with Object Lock (infra/capabilities/audit.py): off by
+    # default; each record kept `audit_retention_days`, in GOVERNANCE or COMPLIANCE mode.
+    audit_bucket: bool = False
+    audit_retention_days: int = 365
+    audit_lock_mode: str = "GOVERNANCE"
 
     def __post_init__(self) -> None:
         if not TEAM_PATTERN.match(self.team):
@@ -124,6 +129,10 @@ class TeamConfig:
 
     def pending_age_alarm_seconds(self, kind: str) -> int:
         return 60 * self.pending_age_alarm_minutes_by_kind.get(kind, self.pending_age_alarm_minutes)
+        if self.audit_lock_mode not in ("GOVERNANCE", "COMPLIANCE"):
+            raise ValueError(f"audit_lock_mode {self.audit_lock_mode!r} must be GOVERNANCE or COMPLIANCE")
+        if not 1 <= self.audit_retention_days <= 36500:
+            raise ValueError("audit_retention_days must be 1..36500")
 
     @property
     def prefix(self) -> str:
@@ -174,4 +183,7 @@ class TeamConfig:
             pending_count_alarm_threshold=_as_int(ctx("pending_count_alarm_threshold"), 0),
             powertools_layer_version=_as_int(ctx("powertools_layer_version"), POWERTOOLS_LAYER_VERSION),
             companion_model=str(ctx("companion_model") or ""),
+            audit_bucket=_as_bool(ctx("audit_bucket"), False),
+            audit_retention_days=_as_int(ctx("audit_retention_days"), 365),
+            audit_lock_mode=str(ctx("audit_lock_mode") or "GOVERNANCE").upper(),
         )

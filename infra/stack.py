@@ -11,6 +11,7 @@ from baton.workflows.input_schema import compact, load_schemas
 from baton.workflows.resources import FUNCTIONS, STATE_MACHINES
 from baton.workflows.source_tree import source_tree
 from infra.capabilities.api import Api
+from infra.capabilities.audit import AuditArchive
 from infra.capabilities.email_links import EmailLinks
 from infra.capabilities.functions import FunctionInputs, Functions
 from infra.capabilities.gates import Gates
@@ -88,6 +89,15 @@ class BatonStack(Stack):
             ),
         )
         fns = self.functions.functions
+        self.audit: AuditArchive | None = None
+        if config.audit_bucket:  # the decision log copied to an Object Lock bucket (off by default)
+            self.audit = AuditArchive(
+                self,
+                "Audit",
+                config=config,
+                table=self.store.table,
+                layers=[self.functions.layer, self.functions.powertools],
+            )
         self.merge.report_to(fns["build_finished"])  # the builds' ends send the parked tokens
         self.gates = Gates(
             self,
@@ -157,6 +167,8 @@ class BatonStack(Stack):
         output("TableName", self.store.table.table_name, "DynamoDB table")
         output("TopicArn", self.notifications.topic.topic_arn, "Notifications topic")
         output("AlarmTopicArn", self.notifications.alarm_topic.topic_arn, "Alarms topic")
+        if self.audit is not None:
+            output("AuditBucket", self.audit.bucket.bucket_name, "Object Lock bucket of the decision log")
         for export, function in GATE_FUNCTION_EXPORTS.items():
             output(export, self.functions.functions[function].function_arn, f"{function} Lambda (infra.gate.BatonGate)")
         output("ApiRoleArn", self.functions.roles["api"].role_arn, "Role of the API Lambda (resumes gates)")

@@ -14,6 +14,7 @@ from infra.permissions import access_for
 if TYPE_CHECKING:
     from baton.workflows.resources import FunctionSpec
     from infra.capabilities.api import Api
+    from infra.capabilities.audit import AuditArchive
     from infra.capabilities.functions import Functions
     from infra.capabilities.gates import Gates
     from infra.capabilities.inbox import Inbox
@@ -40,6 +41,8 @@ class NaggedStack(Protocol):
     @property
     def inbox(self) -> Inbox: ...
     @property
+    def audit(self) -> AuditArchive | None: ...
+    @property
     def state_machine_arns(self) -> dict[str, str]: ...
     def resolve(self, obj: Any) -> Any: ...
 
@@ -59,6 +62,8 @@ def acknowledge_stack(stack: NaggedStack) -> None:
     _acknowledge_api(stack)
     _acknowledge_merge(stack)
     _acknowledge_inbox(stack)
+    if stack.audit is not None:
+        _acknowledge_audit(stack.audit)
 
 
 def _acknowledge_function(stack: NaggedStack, spec: FunctionSpec) -> None:
@@ -239,3 +244,20 @@ def _acknowledge_inbox(stack: NaggedStack) -> None:
             "CDK's BucketDeployment copies the built inbox from the CDK assets bucket into the inbox bucket: "
             "its grant is read on the assets bucket and read/write on the inbox bucket's objects only",
         )
+
+
+def _acknowledge_audit(audit: AuditArchive) -> None:
+    """The decision log's archive (infra/capabilities/audit.py)."""
+    acknowledge(
+        audit.function,
+        "AwsSolutions-L1",
+        "Python 3.13, like every Baton function: the newest runtime the AWS-managed Powertools layer it "
+        "shares with them is published for",
+    )
+    acknowledge(audit.role, "AwsSolutions-IAM5[Resource::*]", XRAY + "; dynamodb:ListStreams takes no resource")
+    acknowledge(
+        audit.role,
+        f"AwsSolutions-IAM5[Resource::<{audit.bucket.stack.resolve(audit.bucket.node.default_child.logical_id)}.Arn>/runs/*]",  # type: ignore[union-attr]
+        "PutObject of new decision records under runs/ of the audit bucket only (one object per record, "
+        "named by run and seq); no read, delete or retention change",
+    )

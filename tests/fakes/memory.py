@@ -7,6 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.approval import Approval, ApprovalTally
+from baton.domain.audit import EMPTY_HEAD, AuditHead, AuditRecord, AuditTrail, chain, is_decision
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
 from baton.models import (
     Event,
@@ -47,6 +48,8 @@ class MemoryStore:
         self.scope_versions: dict[str, int] = {}
         self.votes: dict[tuple[str, str, str], Approval] = {}  # (run, interaction, operator)
         self.tallies: dict[tuple[str, str], ApprovalTally] = {}
+        self.audit: dict[str, list[AuditRecord]] = {}  # run id -> its chained decision records
+        self.audit_heads: dict[str, AuditHead] = {}
 
     def create_run(self, run: RunSummary) -> None:
         with self._lock:
@@ -105,6 +108,7 @@ class MemoryStore:
         *,
         with_records: Sequence[Message | Event] = (),
         guards: Sequence[Guard] = (),
+        audit_head: AuditHead | None = None,  # under the one lock the current head is always the one read
     ) -> Interaction:
         key = (interaction.run_id, interaction.interaction_id)
         with self._lock:
@@ -209,6 +213,7 @@ class MemoryStore:
                 pending=pending,
                 waits=self.list_run_waits(run_id),
                 scope_version=self.scope_versions.get(run_id, 0),
+                audit_head=self.audit_heads.get(run_id, EMPTY_HEAD),
             )
 
     def bump_scope(self, run_id: str) -> None:
@@ -313,6 +318,14 @@ class MemoryStore:
             if any(e.event_id == event.event_id for e in events):  # the table's conditional put
                 raise ConflictError(f"event {event.event_id} already recorded")
             events.append(event)
+            if is_decision(event.type):  # the chain head advances with the decision (DynamoStore: one write)
+                records, head = chain([event], self.audit_heads.get(event.run_id, EMPTY_HEAD))
+                self.audit.setdefault(event.run_id, []).extend(records)
+                self.audit_heads[event.run_id] = head
+
+    def read_audit(self, run_id: str) -> AuditTrail:
+        with self._lock:
+            return AuditTrail(records=list(self.audit.get(run_id, [])), head=self.audit_heads.get(run_id, EMPTY_HEAD))
 
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
         events = sorted(self.events.get(run_id, []), key=lambda e: e.event_id)

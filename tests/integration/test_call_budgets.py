@@ -41,7 +41,10 @@ BUDGETS: dict[str, Budget] = {
     "answer": Budget(total=4),
     "last answer releasing a gate": Budget(total=7, before_send=4),
     "resume": Budget(total=10, before_send=7),
-    "hosted interrupt resume": Budget(total=8, before_send=5),
+    # +1 (was 8/5): the resume is a decision, so its transaction advances the run's decision-log head
+    # (baton/domain/audit.py) conditionally on the head it read: one GetItem of the head, since this
+    # path does not read the run's partition (the answer paths get the head in snapshot_run's Query).
+    "hosted interrupt resume": Budget(total=9, before_send=6),
     "GET pending": Budget(total=1),
 }
 

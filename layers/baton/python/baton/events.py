@@ -3,10 +3,9 @@
 Services build a payload (`RunPaused(gate=..., kind=...)`) and hand it to `Core.record`; the stored and
 wire form is unchanged: `Event{event_id, run_id, type, at, data}` where `data` holds exactly the fields
 the service set (unset optional fields are left out, as before). `Event.payload()` reads `data` back as
-its model. Over 400 lines on purpose: the closed set reads best as one table and one model per row.
-
-Over 400 lines on purpose: the set is closed, so every type, its payload model and its row in the table
-below live in this one file, where a reader (and `PAYLOAD_OF_TYPE`) finds them all.
+its model. The decisions among them (`baton/domain/audit.py` DECISION_TYPES) are also chained per
+run, tamper-evident. Over 400 lines on purpose: the set is closed, so every type, its payload model and
+its row in the table below live in this one file, where a reader (and `PAYLOAD_OF_TYPE`) finds them all.
 
 | type                    | payload                 | recorded when                                              |
 |-------------------------|-------------------------|------------------------------------------------------------|

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from baton.channels.email.links import LinkUse
     from baton.domain.approval import Approval, ApprovalTally, VoteOutcome
+    from baton.domain.audit import AuditHead, AuditTrail
     from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
     from baton.domain.gate_payloads import GateDeadlinePayload
     from baton.domain.merge_contracts import (
@@ -43,12 +44,14 @@ if TYPE_CHECKING:
 class RunSnapshot:
     """What one consistent read of a run's partition tells the answer path (`InteractionStore.snapshot_run`):
     the run, its open questions and tool-form awaits (`PENDING_MARKED_KINDS`), its waits, and the run's
-    scope version (bumped when a gate or a tool await starts waiting on the run's questions)."""
+    scope version (bumped when a gate or a tool await starts waiting on the run's questions), and the
+    head of the run's decision log (`baton/domain/audit.py`; None: not read)."""
 
     run: RunSummary | None
     pending: list[Interaction] = field(default_factory=list)
     waits: list[ParkedWait] = field(default_factory=list)
     scope_version: int = 0
+    audit_head: AuditHead | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,7 @@ class InteractionStore(Protocol):
         *,
         with_records: Sequence[Message | Event] = (),
         guards: Sequence[Guard] = (),
+        audit_head: AuditHead | None = None,  # the run's decision-log head as read (snapshot_run); None: read it
     ) -> Interaction: ...
     # a claim change of a pending interrupt: conditional on the version read and on its holder then
     # (`expected_holder`; None: no live lease at `now`); ConflictError when either changed
@@ -161,10 +165,14 @@ class InteractionStore(Protocol):
 
 
 class EventStore(Protocol):
-    """A run's append-only event log, read in id order."""
+    """A run's append-only event log, read in id order. Decision events (`baton/domain/audit.py`) are
+    also chained per run: wherever one is written, the run's chain head advances in the same write
+    (conditional on the head read, retried on a lost race)."""
 
     def append_event(self, event: Event) -> None: ...
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]: ...
+    # the run's chained decision records and its chain head, read consistently
+    def read_audit(self, run_id: str) -> AuditTrail: ...
 
 
 class MessageStore(Protocol):
@@ -210,6 +218,13 @@ class ApprovalStore(Protocol):
 
 class Store(RunStore, InteractionStore, EventStore, MessageStore, ReviewTurnStore, WaitStore, ApprovalStore, Protocol):
     """Everything the services keep (one DynamoDB table)."""
+
+
+class AuditArchive(Protocol):
+    """Where decision records are copied to be kept unchanged (deployed: an S3 bucket with Object Lock).
+    Putting a key already there is a no-op (a redelivered stream batch)."""
+
+    def put(self, key: str, body: bytes) -> None: ...
 
 
 class TaskTokens(Protocol):

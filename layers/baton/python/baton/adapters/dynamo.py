@@ -9,13 +9,16 @@ pending indexes, the pointer items) is easiest to keep consistent when it is rea
 from __future__ import annotations
 
 import json
+import random
+import time
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from baton.adapters.dynamo_approvals import DynamoApprovals, quorum_check
+from baton.domain.audit import EMPTY_HEAD, AuditHead, AuditRecord, AuditTrail, chain, is_decision, stored_data
 from baton.errors import BadRequestError, ConflictError, NotFoundError, already_parked
 from baton.models import (
     Event,
@@ -113,6 +116,24 @@ def _cancellation_codes(err: ClientError) -> list[str] | None:
         return None
     reasons = err.response.get("CancellationReasons") or []  # type: ignore[typeddict-item,unused-ignore]
     return [str(r.get("Code") or "None") for r in reasons]
+
+
+# The run's decision-log head (baton/domain/audit.py): at or after PEND#, so snapshot_run's one Query
+# reads it with the run (the answer path gets it at no extra call).
+_AUDIT_HEAD_SK = "RUN#AUDIT"
+# Attempts at a chained write that lost the race for its run's head (each attempt, one racer wins).
+AUDIT_ATTEMPTS = 30
+
+
+def _lost_head_race(codes: list[str]) -> bool:
+    """A cancelled transaction whose last item (the head) alone failed: another decision advanced the
+    run's chain first (read the head again and retry)."""
+    return codes[-1] in ("ConditionalCheckFailed", "TransactionConflict") and all(c == "None" for c in codes[:-1])
+
+
+def _back_off(attempt: int) -> None:
+    if attempt:  # a short random pause, so racers on one run's head do not retry in step
+        time.sleep(random.uniform(0, min(0.05, 0.005 * attempt)))
 
 
 def _marker_sk(interaction_id: str) -> str:
@@ -357,17 +378,22 @@ class DynamoStore(DynamoApprovals):
         *,
         with_records: Sequence[Message | Event] = (),
         guards: Sequence[Guard] = (),
+        audit_head: AuditHead | None = None,
     ) -> Interaction:
         """Write `new_state` only if nobody changed the interaction since `interaction` was read.
 
         `with_records` (the answer's message, its event) are written in the same transaction: all or
         nothing, so an answer is never stored without its delivery. `guards` are checked in it too
-        (GuardFailedError names the one that failed); a question's pending marker moves with it."""
+        (GuardFailedError names the one that failed); a question's pending marker moves with it. A
+        decision event among the records advances the run's chain head in it as well (from
+        `audit_head` when the caller read it, else read here)."""
         expected = interaction.state.version
         updated = interaction.model_copy(update={"state": new_state.model_copy(update={"version": expected + 1})})
         values = self._interaction_values(updated)
         if with_records or guards or self._is_marked(interaction) or self._is_marked(updated):
-            return self._transition_in_transaction(interaction, updated, values, records=with_records, guards=guards)
+            return self._transition_in_transaction(
+                interaction, updated, values, records=with_records, guards=guards, audit_head=audit_head
+            )
         try:
             self._db.put_item(
                 TableName=self._table,
@@ -477,6 +503,7 @@ class DynamoStore(DynamoApprovals):
         *,
         records: Sequence[Message | Event],
         guards: Sequence[Guard],
+        audit_head: AuditHead | None,
     ) -> Interaction:
         expected = interaction.state.version
         items: list[dict[str, Any]] = [
@@ -492,36 +519,123 @@ class DynamoStore(DynamoApprovals):
             *[self._guard_item(g) for g in guards],
             *self._marker_item(interaction, updated, values),
         ]
+        head = audit_head
+        for attempt in range(AUDIT_ATTEMPTS):
+            head = self._head_for(interaction.run_id, records, head)
+            chained = self._record_items(interaction.run_id, records, head)
+            try:
+                self._db.transact_write_items(TransactItems=[*items, *chained])  # type: ignore[list-item,unused-ignore]
+            except ClientError as err:
+                codes = _cancellation_codes(err)
+                if not codes:
+                    raise
+                if len(chained) > len(records) and _lost_head_race(codes):
+                    head = None  # another decision on this run went first: read its head, chain after it
+                    _back_off(attempt)
+                    continue
+                self._raise_transition_failure(interaction, guards, codes, err)
+            return updated
+        raise self._contention(interaction.run_id)
+
+    def _raise_transition_failure(
+        self, interaction: Interaction, guards: Sequence[Guard], codes: list[str], err: ClientError
+    ) -> NoReturn:
+        if codes[0] != "ConditionalCheckFailed":
+            self._raise_guard(guards, codes, err)
+        current = self.get_interaction(interaction.run_id, interaction.interaction_id)
+        if current is None:
+            raise NotFoundError(
+                f"interaction {interaction.interaction_id} not found",
+                details={"interaction_id": interaction.interaction_id},
+            ) from err
+        raise ConflictError(
+            f"interaction {interaction.interaction_id} is already {current.state.status}",
+            details={"interaction": current.public()},
+        ) from err
+
+    # ---- the decision log (baton/domain/audit.py) ----------------------------------------------
+    @staticmethod
+    def _contention(run_id: str) -> ConflictError:
+        return ConflictError(
+            f"run {run_id}'s decision log is changing too fast; send the request again",
+            details={"run_id": run_id, "reason": "contention"},
+        )
+
+    def _head_for(self, run_id: str, records: Sequence[Message | Event], head: AuditHead | None) -> AuditHead:
+        """The head to chain `records` after: the one given, else (when one is a decision) read now."""
+        if head is not None:
+            return head
+        if any(isinstance(r, Event) and is_decision(r.type) for r in records):
+            return self.get_audit_head(run_id)
+        return EMPTY_HEAD
+
+    def get_audit_head(self, run_id: str) -> AuditHead:
+        values = self._get(_run_pk(run_id), _AUDIT_HEAD_SK)
+        return AuditHead(seq=int(values["seq"]), hash=str(values["hash"])) if values else EMPTY_HEAD
+
+    def _record_items(self, run_id: str, records: Sequence[Message | Event], head: AuditHead) -> list[dict[str, Any]]:
+        """The Puts of `records` (decisions chained after `head`) and, when there is a decision, last,
+        the head's conditional advance (seq = the one read)."""
+        chained, new_head = chain((r for r in records if isinstance(r, Event)), head)
+        by_id = {c.event_id: c for c in chained}
+        items: list[dict[str, Any]] = []
         for record in records:
-            item = self._message_values(record) if isinstance(record, Message) else self._event_values(record)
+            if isinstance(record, Message):
+                values = self._message_values(record)
+            else:
+                values = self._event_values(record, by_id.get(record.event_id))
             items.append(
                 {
                     "Put": {
                         "TableName": self._table,
-                        "Item": _to_item(item),
+                        "Item": _to_item(values),
                         "ConditionExpression": "attribute_not_exists(PK)",
                     }
                 }
             )
-        try:
-            self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type,unused-ignore]
-        except ClientError as err:
-            codes = _cancellation_codes(err)
-            if not codes:
-                raise
-            if codes[0] != "ConditionalCheckFailed":
-                self._raise_guard(guards, codes, err)
-            current = self.get_interaction(interaction.run_id, interaction.interaction_id)
-            if current is None:
-                raise NotFoundError(
-                    f"interaction {interaction.interaction_id} not found",
-                    details={"interaction_id": interaction.interaction_id},
-                ) from err
-            raise ConflictError(
-                f"interaction {interaction.interaction_id} is already {current.state.status}",
-                details={"interaction": current.public()},
-            ) from err
-        return updated
+        if not chained:
+            return items
+        head_item = {"PK": _run_pk(run_id), "SK": _AUDIT_HEAD_SK, "record": "audit_head", **new_head.model_dump()}
+        put: dict[str, Any] = {"TableName": self._table, "Item": _to_item(head_item)}
+        if head.seq == 0:
+            put["ConditionExpression"] = "attribute_not_exists(PK)"
+        else:
+            put["ConditionExpression"] = "#seq = :seq"
+            put["ExpressionAttributeNames"] = {"#seq": "seq"}
+            put["ExpressionAttributeValues"] = _to_item({":seq": head.seq})
+        return [*items, {"Put": put}]
+
+    def read_audit(self, run_id: str) -> AuditTrail:
+        """The run's chained records and its head, consistent: the head is read before and after the
+        records, and again if a decision landed in between (so a record is never counted missing only
+        because it was written while the records were read)."""
+        head = self.get_audit_head(run_id)
+        for _attempt in range(5):
+            items = self._query_all(
+                KeyConditionExpression="PK = :pk AND begins_with(SK, :evt)",
+                FilterExpression="attribute_exists(#seq)",
+                ExpressionAttributeNames={"#seq": "seq"},
+                ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":evt": "EVT#"}),
+                ConsistentRead=True,
+            )
+            after = self.get_audit_head(run_id)
+            if after == head:
+                break
+            head = after
+        records = [
+            AuditRecord(
+                event_id=str(v.get("event_id")),
+                run_id=str(v.get("run_id")),
+                type=str(v.get("type")),
+                at=str(v.get("at")),
+                data=stored_data(v.get("data")),
+                seq=int(v["seq"]) if isinstance(v.get("seq"), int) else -1,
+                prev_hash=str(v.get("prev_hash")),
+                hash=str(v.get("hash")),
+            )
+            for v in items
+        ]
+        return AuditTrail(records=records, head=head)
 
     @staticmethod
     def _raise_guard(guards: Sequence[Guard], codes: list[str], err: ClientError) -> None:
@@ -534,8 +648,9 @@ class DynamoStore(DynamoApprovals):
         raise err
 
     def snapshot_run(self, run_id: str) -> RunSnapshot:
-        """One consistent Query from PEND# on: the open questions and tool awaits (their markers), the run
-        and its waits; review turns are filtered out. Never reads the run's events or answered history."""
+        """One consistent Query from PEND# on: the open questions and tool awaits (their markers), the run,
+        its decision-log head and its waits; review turns are filtered out. Never reads the run's events
+        or answered history."""
         items = self._query_all(
             KeyConditionExpression="PK = :pk AND SK >= :from",
             FilterExpression="#rec <> :turn",
@@ -547,6 +662,7 @@ class DynamoStore(DynamoApprovals):
         pending: list[Interaction] = []
         waits: list[ParkedWait] = []
         version = 0
+        head = EMPTY_HEAD
         for values in items:
             record = values.get("record")
             if record == "pending":
@@ -556,8 +672,10 @@ class DynamoStore(DynamoApprovals):
             elif record == "run":
                 version = int(values.get("scope_version") or 0)
                 run = self._run_from(values)
+            elif record == "audit_head":
+                head = AuditHead(seq=int(values["seq"]), hash=str(values["hash"]))
         pending.sort(key=lambda i: (i.created_at, i.interaction_id))
-        return RunSnapshot(run=run, pending=pending, waits=waits, scope_version=version)
+        return RunSnapshot(run=run, pending=pending, waits=waits, scope_version=version, audit_head=head)
 
     def bump_scope(self, run_id: str) -> None:
         self._db.update_item(
@@ -759,9 +877,19 @@ class DynamoStore(DynamoApprovals):
     def _expiry(self, at_epoch: int) -> int:
         return at_epoch + self._ttl_seconds
 
-    def _event_values(self, event: Event) -> dict[str, Any]:
+    def _event_values(self, event: Event, chained: AuditRecord | None = None) -> dict[str, Any]:
+        """An event's item; a decision's carries its place in the run's chain and never expires (an
+        expired record would be a gap in the chain)."""
         from baton.ids import parse_iso
 
+        if chained is not None:
+            return {
+                "PK": _run_pk(event.run_id),
+                "SK": f"EVT#{event.event_id}",
+                "record": "event",
+                **chained.model_dump(exclude={"data"}),
+                "data": json.dumps(event.data),
+            }
         return {
             "PK": _run_pk(event.run_id),
             "SK": f"EVT#{event.event_id}",
@@ -784,6 +912,9 @@ class DynamoStore(DynamoApprovals):
         }
 
     def append_event(self, event: Event) -> None:
+        if is_decision(event.type):
+            self._append_decision(event)
+            return
         try:
             self._db.put_item(
                 TableName=self._table,
@@ -796,6 +927,27 @@ class DynamoStore(DynamoApprovals):
                     f"event {event.event_id} already recorded", details={"run_id": event.run_id}
                 ) from err
             raise
+
+    def _append_decision(self, event: Event) -> None:
+        """A decision event and its run's chain head advanced: one transaction, retried on a lost race."""
+        head: AuditHead | None = None
+        for attempt in range(AUDIT_ATTEMPTS):
+            head = self._head_for(event.run_id, [event], head)
+            try:
+                self._db.transact_write_items(TransactItems=self._record_items(event.run_id, [event], head))  # type: ignore[arg-type,unused-ignore]
+            except ClientError as err:
+                codes = _cancellation_codes(err)
+                if codes and codes[0] == "ConditionalCheckFailed":
+                    raise ConflictError(
+                        f"event {event.event_id} already recorded", details={"run_id": event.run_id}
+                    ) from err
+                if not codes or not _lost_head_race(codes):
+                    raise
+                head = None
+                _back_off(attempt)
+                continue
+            return
+        raise self._contention(event.run_id)
 
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
         lower = f"EVT#{after}" if after else "EVT#"
@@ -973,18 +1125,12 @@ class DynamoStore(DynamoApprovals):
                 "ExpressionAttributeValues": _to_item(values),
             }
         }
-        puts = [
-            {
-                "Put": {
-                    "TableName": self._table,
-                    "Item": _to_item(self._event_values(e)),
-                    "ConditionExpression": "attribute_not_exists(PK)",
-                }
-            }
-            for e in events
-        ]
-        items: list[Any] = [{"Update": self._release_update(wait, "released")}, run_update, *puts]
-        for _attempt in range(3):
+        release = {"Update": self._release_update(wait, "released")}
+        move_run, head = True, None
+        for attempt in range(AUDIT_ATTEMPTS):
+            head = self._head_for(wait.run_id, events, head)
+            chained = self._record_items(wait.run_id, events, head)
+            items: list[Any] = [release, *([run_update] if move_run else []), *chained]
             try:
                 self._db.transact_write_items(TransactItems=items)
             except ClientError as err:
@@ -993,8 +1139,11 @@ class DynamoStore(DynamoApprovals):
                     raise
                 if codes[0] == "ConditionalCheckFailed":
                     return False  # released by someone else
-                if len(codes) > 1 and codes[1] == "ConditionalCheckFailed" and run_update in items:
-                    items.remove(run_update)  # the run is not where a resume moves it from: leave it
+                if move_run and len(codes) > 1 and codes[1] == "ConditionalCheckFailed":
+                    move_run = False  # the run is not where a resume moves it from: leave it
+                elif len(chained) > len(events) and _lost_head_race(codes):
+                    head = None  # another decision on this run went first
+                    _back_off(attempt)
                 continue  # a conflict with a concurrent transaction: again
             return True
         return False

@@ -14,6 +14,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from baton.api import deps
 from baton.api.auth import Caller, admit, resolve_caller, with_local_groups
 from baton.api.request_scope import RequestScopedResolver
+from baton.api.routes_audit import router as audit_router
 from baton.api.routes_claims import router as claims_router
 from baton.api.routes_email import ANSWER_PREFIX
 from baton.api.routes_email import router as email_router
@@ -143,6 +144,7 @@ def create_app() -> APIGatewayRestResolver:
     app.include_router(inbox_router)
     app.include_router(email_router)
     app.include_router(claims_router)
+    app.include_router(audit_router)
 
     def _register(error_type: type[BatonError]) -> None:
         # One handler per domain error: the body is always {"error", "message", ...details}.

@@ -1,5 +1,5 @@
 """The `baton` command line, assembled: each command group lives in its own module of this package
-(runs.py, review.py, workflow.py, dev.py, tools.py; shared helpers in common.py). Every command has
+(runs.py, review.py, workflow.py, dev.py, tools.py, audit.py; shared helpers in common.py). Every command has
 `--help`; the ones that print data take `--json` for scripts. Errors print one readable line and exit
 non-zero."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import typer
 
+from baton.cli.audit import audit_app
 from baton.cli.dev import dev, inbox_login
 from baton.cli.mcp import mcp_command
 from baton.cli.review import review_app
@@ -26,6 +27,7 @@ app.command()(dev)
 app.command("inbox-login")(inbox_login)
 app.command()(resume)
 app.add_typer(review_app, name="review")
+app.add_typer(audit_app, name="audit")
 app.command("agent-token")(agent_token_command)
 app.command("operator-token")(operator_token_command)
 app.command("mcp")(mcp_command)

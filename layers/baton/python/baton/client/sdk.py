@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any, Unpack
 
 from baton.client.asks import AskCancelledError, AskTimeoutError, wait_for_ask, wait_for_ask_async
+from baton.client.audit import AuditCalls
 from baton.client.claims import ClaimCalls
 from baton.client.interrupts import InterruptOptions, InterruptResult, create_body, wait_for, wait_for_async
 from baton.client.transport import ApiUnavailableError, Transport, decode, find_local_state, resolve_endpoint, seg
@@ -72,7 +73,7 @@ def _await_timeout(run_id: str, timeout: float, pending: AwaitPending) -> AwaitT
     )
 
 
-class Client(ClaimCalls):
+class Client(ClaimCalls, AuditCalls):
     def __init__(
         self,
         api_url: str | None = None,

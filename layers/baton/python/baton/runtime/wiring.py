@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from baton.api.idempotency import Idempotency, NoIdempotency
     from baton.channels.email.answers import EmailAnswers
-    from baton.ports import BuildRecords, BuildRunner, Companion
+    from baton.ports import AuditArchive, BuildRecords, BuildRunner, Companion
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
     from baton.services.questions import QuestionService
@@ -246,3 +246,13 @@ def build_review_service(settings: Settings, core: Core, *, records: BuildRecord
         merge_repository=settings.merge_repository,
     )
     return review
+
+
+def audit_archive(bucket: str) -> AuditArchive:
+    """The decision log's archive (`functions/audit_archive`): the Object Lock bucket `bucket`."""
+    import boto3
+
+    from baton.adapters.audit_archive import S3AuditArchive
+    from baton.adapters.clients import CLIENT_CONFIG
+
+    return S3AuditArchive(bucket, boto3.session.Session().client("s3", config=CLIENT_CONFIG))

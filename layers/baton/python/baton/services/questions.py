@@ -379,6 +379,7 @@ class QuestionService:
                 ),
                 with_records=records,
                 guards=guards,
+                audit_head=snapshot.audit_head,
             )
         except ConflictError:
             current = core.store.get_interaction(run_id, interaction_id)

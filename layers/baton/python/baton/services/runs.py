@@ -289,9 +289,17 @@ class RunService:
             )
         target = pending[-1]
         core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
-        try:
+        answered_event = core.new_event(
+            run_id,
+            InteractionAnswered(
+                interaction_id=target.interaction_id, node=target.request.node, answer=answers, by=caller
+            ),
+        )
+        try:  # the answer and its event (a decision: it extends the run's chain) in one write
             answered = core.store.transition_interaction(
-                target, status_of(target.state, "answered", answer=answers, by=caller, at=core.now())
+                target,
+                status_of(target.state, "answered", answer=answers, by=caller, at=core.now()),
+                with_records=[answered_event],
             )
         except ConflictError:  # lost the race: the 409 names the winner, from a consistent read
             current = core.store.get_interaction(run_id, target.interaction_id) or target
@@ -303,12 +311,6 @@ class RunService:
                     "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
                 },
             ) from None
-        core.record(
-            run_id,
-            InteractionAnswered(
-                interaction_id=target.interaction_id, node=target.request.node, answer=answers, by=caller
-            ),
-        )
         resumed = core.release_gate(run_id, target.request.node, self._output(answered))
         if not resumed and not hosted and core.store.get_wait(run_id, target.request.node) is None:
             # A blocking ask of an agent (baton.services.asks): no token; its waiter reads the answer.

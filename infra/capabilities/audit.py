@@ -1,0 +1,162 @@
+"""audit (optional, context `audit_bucket=true`): the decision log streamed to an S3 bucket with Object Lock.
+
+Every chained decision record (baton/domain/audit.py) is copied, as its canonical JSON with its hash, to
+`runs/<run>/<seq>-<event id>.json` in a bucket where it cannot be changed or deleted until its retention
+ends: the table's DynamoDB stream (NEW_IMAGE, filtered to inserted records that carry a `seq`) feeds the
+`audit_archive` Lambda (functions/audit_archive), which puts each record once. With the table alone, a
+rewrite of a whole chain and its head goes unseen; the bucket's copy is what such a rewrite is checked
+against.
+
+Options (infra/config.py): `audit_retention_days` (default 365) and `audit_lock_mode`: `GOVERNANCE`
+(default: users with s3:BypassGovernanceRetention may still shorten or delete, e.g. to fix a mistaken
+deployment) or `COMPLIANCE` (nobody, the root user included, can delete a record or shorten its
+retention until it ends; choose it only once the retention is right). The bucket is private (all public
+access blocked, bucket-owner objects), TLS only, S3-managed encryption, versioned (Object Lock needs it),
+retained when the stack is deleted, and logs its access to a bucket of its own.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from baton.workflows.source_tree import source_tree
+from infra.assets import asset_options
+from infra.capabilities.functions import ARCHITECTURE, RUNTIME
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from infra.config import TeamConfig
+
+FUNCTION = "audit_archive"
+
+
+class AuditArchive(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: TeamConfig,
+        table: dynamodb.Table,
+        layers: Sequence[lambda_.ILayerVersion],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        cfn_table = table.node.default_child
+        assert isinstance(cfn_table, dynamodb.CfnTable)
+        cfn_table.stream_specification = dynamodb.CfnTable.StreamSpecificationProperty(stream_view_type="NEW_IMAGE")
+        self.access_logs = s3.Bucket(
+            self,
+            "AccessLogs",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            enforce_ssl=True,
+            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        retention = Duration.days(config.audit_retention_days)
+        self.bucket = s3.Bucket(
+            self,
+            "Bucket",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            enforce_ssl=True,
+            versioned=True,
+            object_lock_enabled=True,
+            object_lock_default_retention=s3.ObjectLockRetention.compliance(retention)
+            if config.audit_lock_mode == "COMPLIANCE"
+            else s3.ObjectLockRetention.governance(retention),
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        _log_access(self.bucket, self.access_logs, "audit/")
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"{config.prefix}-{FUNCTION}: reads the table's stream, puts records in the audit bucket",
+        )
+        log_group = logs.LogGroup(
+            self,
+            "Logs",
+            log_group_name=f"/aws/lambda/{config.prefix}-{FUNCTION}",
+            retention=logs.RetentionDays.THREE_MONTHS,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        log_group.grant_write(self.role)
+        directory = str(source_tree().function_dir(FUNCTION))
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            function_name=f"{config.prefix}-{FUNCTION}",
+            description="Copies each chained decision record to the Object Lock audit bucket",
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler="handler.lambda_handler",
+            code=lambda_.Code.from_asset(directory, **asset_options(directory)),
+            layers=list(layers),
+            timeout=Duration.seconds(60),
+            memory_size=256,
+            role=self.role,
+            log_group=log_group,
+            tracing=lambda_.Tracing.ACTIVE,
+            environment={"BATON_AUDIT_BUCKET": self.bucket.bucket_name, "POWERTOOLS_SERVICE_NAME": "baton"},
+        )
+        # Only new objects: no read, no delete, no retention change.
+        self.role.add_to_policy(
+            iam.PolicyStatement(actions=["s3:PutObject"], resources=[self.bucket.arn_for_objects("runs/*")])
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+                resources=[cfn_table.attr_stream_arn],
+            )
+        )
+        self.role.add_to_policy(iam.PolicyStatement(actions=["dynamodb:ListStreams"], resources=["*"]))
+        self.stream = lambda_.EventSourceMapping(
+            self,
+            "Stream",
+            target=self.function,
+            event_source_arn=cfn_table.attr_stream_arn,
+            starting_position=lambda_.StartingPosition.TRIM_HORIZON,
+            batch_size=100,
+            bisect_batch_on_error=True,  # a bad record is retried alone; the others still land
+            filters=[
+                lambda_.FilterCriteria.filter(
+                    {
+                        "eventName": lambda_.FilterRule.is_equal("INSERT"),
+                        "dynamodb": {"NewImage": {"seq": {"N": lambda_.FilterRule.exists()}}},
+                    }
+                )
+            ],
+        )
+        self.function.node.add_dependency(self.role)
+
+
+def _log_access(bucket: s3.Bucket, target: s3.Bucket, prefix: str) -> None:
+    """S3 server access logs under a bucket policy for the logging service (as infra/capabilities/inbox.py)."""
+    cfn_bucket = bucket.node.default_child
+    assert isinstance(cfn_bucket, s3.CfnBucket)
+    cfn_bucket.logging_configuration = s3.CfnBucket.LoggingConfigurationProperty(
+        destination_bucket_name=target.bucket_name, log_file_prefix=prefix
+    )
+    target.add_to_resource_policy(
+        iam.PolicyStatement(
+            principals=[iam.ServicePrincipal("logging.s3.amazonaws.com")],
+            actions=["s3:PutObject"],
+            resources=[target.arn_for_objects(f"{prefix}*")],
+            conditions={
+                "ArnLike": {"aws:SourceArn": bucket.bucket_arn},
+                "StringEquals": {"aws:SourceAccount": Stack.of(bucket).account},
+            },
+        )
+    )

@@ -1,0 +1,57 @@
+"""The decision log of a run, read back: its records in chain order, page by page, and the chain
+recomputed (`baton/domain/audit.py` says what is chained and how).
+
+Both read the run's whole chain (one consistent Query of its events, filtered to the chained ones, and
+its head): an operator's tool, never on an answer's path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from baton.domain.audit import AuditRecord, AuditVerdict, canonical_json, verify_chain
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from baton.ports import AuditArchive, EventStore
+
+MAX_PAGE = 500
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    records: list[AuditRecord]
+    next: int | None  # the seq to pass as `after` for the next page; None: this was the last
+
+
+@dataclass
+class AuditService:
+    store: EventStore
+
+    def verify(self, run_id: str) -> AuditVerdict:
+        trail = self.store.read_audit(run_id)
+        return verify_chain(run_id, trail.records, trail.head)
+
+    def page(self, run_id: str, *, after: int = 0, limit: int = 100) -> AuditPage:
+        """The records after seq `after`, in seq order, at most `limit` (1..MAX_PAGE)."""
+        limit = max(1, min(limit, MAX_PAGE))
+        records = sorted(
+            (r for r in self.store.read_audit(run_id).records if r.seq > after), key=lambda r: (r.seq, r.event_id)
+        )
+        page = records[:limit]
+        return AuditPage(records=page, next=page[-1].seq if len(records) > limit else None)
+
+
+def archive_key(record: AuditRecord) -> str:
+    """runs/<run>/<seq, 12 digits>-<event id>.json: a run's records list in chain order."""
+    return f"runs/{record.run_id}/{record.seq:012d}-{record.event_id}.json"
+
+
+def archive(records: Iterable[AuditRecord], sink: AuditArchive) -> int:
+    """Copy each record (its canonical JSON, hash included) to the archive; returns how many."""
+    count = 0
+    for record in records:
+        sink.put(archive_key(record), canonical_json(record.model_dump()))
+        count += 1
+    return count

@@ -1,0 +1,121 @@
+"""The decision log's deployed option (infra/capabilities/audit.py): with `audit_bucket=true` the table
+streams to a Lambda that copies each chained record to a private, TLS-only S3 bucket with Object Lock;
+cdk-nag clean. Without the option none of it is deployed (the shared synth in conftest.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from tests.infra.conftest import CONTEXT, PREFIX, TEAM
+
+pytestmark = pytest.mark.infra
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from infra.synth import synthesize
+
+    outdir = tmp_path_factory.mktemp("cdk-audit") / "cdk.out"
+    context = {**CONTEXT, "audit_bucket": "true", "audit_retention_days": "400", "audit_lock_mode": "compliance"}
+    return synthesize(TEAM, outdir, context=context, nag=False)
+
+
+@pytest.fixture(scope="module")
+def template(audited: Any) -> Template:
+    return Template.from_json(json.loads(Path(audited.template_path).read_text()))
+
+
+def test_the_bucket_is_object_locked_private_versioned_and_retained(template: Template) -> None:
+    template.has_resource(
+        "AWS::S3::Bucket",
+        {
+            "Properties": Match.object_like(
+                {
+                    "ObjectLockEnabled": True,
+                    "ObjectLockConfiguration": {
+                        "ObjectLockEnabled": "Enabled",
+                        "Rule": {"DefaultRetention": {"Mode": "COMPLIANCE", "Days": 400}},
+                    },
+                    "VersioningConfiguration": {"Status": "Enabled"},
+                    "PublicAccessBlockConfiguration": {
+                        "BlockPublicAcls": True,
+                        "BlockPublicPolicy": True,
+                        "IgnorePublicAcls": True,
+                        "RestrictPublicBuckets": True,
+                    },
+                    "LoggingConfiguration": Match.object_like({"LogFilePrefix": "audit/"}),
+                }
+            ),
+            "DeletionPolicy": "Retain",
+        },
+    )
+
+
+def test_the_bucket_refuses_plain_http(template: Template) -> None:
+    policies = template.find_resources("AWS::S3::BucketPolicy")
+    denies = [
+        s
+        for p in policies.values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if s["Effect"] == "Deny" and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
+    ]
+    assert len(denies) >= 2  # the audit bucket and its access-log bucket (and the inbox's own)
+
+
+def test_the_table_streams_new_images_to_the_archive_function_filtered_to_chained_inserts(template: Template) -> None:
+    template.has_resource_properties("AWS::DynamoDB::Table", {"StreamSpecification": {"StreamViewType": "NEW_IMAGE"}})
+    template.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "FunctionName": f"{PREFIX}-audit_archive",
+            "Environment": {"Variables": Match.object_like({"BATON_AUDIT_BUCKET": Match.any_value()})},
+        },
+    )
+    mappings = template.find_resources("AWS::Lambda::EventSourceMapping")
+    [mapping] = mappings.values()
+    props = mapping["Properties"]
+    assert props["StartingPosition"] == "TRIM_HORIZON" and props["BisectBatchOnFunctionError"] is True
+    [pattern] = [json.loads(f["Pattern"]) for f in props["FilterCriteria"]["Filters"]]
+    assert pattern == {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"seq": {"N": [{"exists": True}]}}}}
+
+
+def test_the_archive_role_may_only_put_records(template: Template) -> None:
+    roles = template.find_resources("AWS::IAM::Policy")
+    statements = [
+        s
+        for p in roles.values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if "s3:PutObject" in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
+    ]
+    assert statements, "no role may put into the audit bucket"
+    for statement in statements:
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        assert not [a for a in actions if a.startswith("s3:") and a != "s3:PutObject"], statement
+
+
+def test_the_audited_stack_is_cdk_nag_clean(audited: Any) -> None:
+    from infra.nag import findings
+
+    found = findings(audited.stack)
+    assert not found, "unacknowledged cdk-nag findings:\n" + "\n".join(str(f) for f in found)
+
+
+def test_without_the_option_nothing_is_deployed(synthesized: Any) -> None:
+    template = json.loads(Path(synthesized.template_path).read_text())
+    kinds = [r["Type"] for r in template["Resources"].values()]
+    assert "AWS::Lambda::EventSourceMapping" not in kinds
+    assert not any(r.get("Properties", {}).get("ObjectLockEnabled") for r in template["Resources"].values())
+
+
+def test_a_bad_lock_mode_or_retention_is_refused() -> None:
+    from infra.config import TeamConfig
+
+    with pytest.raises(ValueError, match="audit_lock_mode"):
+        TeamConfig(audit_bucket=True, audit_lock_mode="LOOSE")
+    with pytest.raises(ValueError, match="audit_retention_days"):
+        TeamConfig(audit_bucket=True, audit_retention_days=0)
