@@ -1,0 +1,1 @@
+"""Where people answer outside the API and the inbox: chat apps (Slack)."""
