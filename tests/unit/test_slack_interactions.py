@@ -259,13 +259,13 @@ class CountingSecrets:
     def __init__(self) -> None:
         self.reads = 0
 
-    def get_secret_value(self, SecretId: str) -> dict[str, str]:  # noqa: N803 - boto3's parameter name
+    def get_secret_value(self, SecretId: str) -> dict[str, str]:
         self.reads += 1
         return {"SecretString": json.dumps({"signing_secret": "from-sm", "bot_token": "xoxb-1"})}
 
 
 class OneParameter:
-    def get_parameter(self, Name: str, WithDecryption: bool) -> dict[str, Any]:  # noqa: N803 - boto3's names
+    def get_parameter(self, Name: str, WithDecryption: bool) -> dict[str, Any]:
         return {"Parameter": {"Value": '{"W0ADMIN": "root@example.com"}'}}
 
 
