@@ -168,7 +168,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "Slack app: answers a click or a modal as the mapped operator, then updates the message in place",
         timeout_seconds=60,
         extra_env=SLACK_APP_ENV,
-        aws_access=("table", "topic", "send_task", "deadline_timer"),  # the API's answer path
+        aws_access=("table", "send_task"),  # the API's answer path: store the answer, send the parked token
     ),
 )
 
