@@ -39,6 +39,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, slack: FakeSlack) -> Iterato
         "SLACK_API_URL": f"{slack.url}/api/",
         "BATON_SLACK_OPERATORS": json.dumps(OPERATORS),
         "BATON_INBOX_URL": "http://127.0.0.1/inbox/",
+        "SLACK_CHANNEL": "C0BATON",  # notifications on the slack channel are posted as the app
     }
     started = start_local_stack(tmp_path_factory.mktemp("baton-slack"), "--fresh", env=env)
     yield started
@@ -239,3 +240,33 @@ def test_a_modal_checks_the_answer_schema_per_field_then_answers(stack: LocalSta
     assert update["text"] == f"answered by alice@example.com with {expected}"
     settled = client.get_interrupt(iid)
     assert settled.status == "answered" and settled.resolved_by == "alice@example.com"
+
+
+def test_the_notification_posted_as_the_app_carries_the_buttons_that_answer(
+    stack: LocalStackProcess, slack: FakeSlack
+) -> None:
+    client = stack.client()
+    run_id = f"slack-{uuid.uuid4().hex[:10]}"
+    with stack.http() as http:
+        body = {"node": "draft", "question": "Deploy now?", "options": ["deploy", "wait"], "notify": ["slack"]}
+        asked = http.post(f"/api/runs/{run_id}/questions", json=body)
+    assert asked.status_code == 201, asked.text
+    (posted,) = wait_for(lambda: [p for p in slack.to("/api/chat.postMessage") if run_id in json.dumps(p)], timeout=30)
+    assert posted["channel"] == "C0BATON"
+    (actions,) = [b for b in posted["blocks"] if b["type"] == "actions"]
+    button = next(e for e in actions["elements"] if e["text"]["text"] == "wait")
+    assert "token" not in button["value"].lower()
+
+    click = {
+        "type": "block_actions",
+        "user": {"id": "U0BOB"},
+        "trigger_id": "trigger-notified",
+        "response_url": f"{slack.url}/response/notified",
+        "container": {"channel_id": "C0BATON", "message_ts": "1700000000.000100"},
+        "actions": [{"action_id": button["action_id"], "value": button["value"], "block_id": "baton_actions"}],
+    }
+    assert _post(stack, *_signed(click)).status_code == 200
+    (update,) = wait_for(lambda: slack.to("/response/notified"), timeout=30)
+    assert update["text"] == "answered by bob@example.com with wait"
+    (answered,) = _answers(client, run_id)
+    assert answered["by"] == "bob@example.com"
