@@ -287,3 +287,19 @@ def test_the_slack_clock_is_the_one_checked(harness: Harness) -> None:
     # The service's clock, not the machine's: a request signed "now" by the real clock is stale at NOW.
     run_id, iid = _ask(harness.core)
     assert harness.post(_click(run_id, iid, 0), ts=int(time.time())).status == 401
+
+
+class RefusingSlack(RecordingSlack):
+    def views_open(self, *, trigger_id: str, view: dict[str, Any]) -> None:
+        from slack_sdk.errors import SlackApiError
+
+        raise SlackApiError("expired_trigger_id", {"ok": False, "error": "expired_trigger_id"})
+
+
+def test_a_modal_slack_will_not_open_is_said_and_changes_nothing(harness: Harness) -> None:
+    iid = _interrupt(harness.core)
+    harness.slack = RefusingSlack()
+    reply = harness.post(_click("sess-1", iid, None))
+    assert reply.status == 502 and "click again" in reply.body["message"]
+    assert harness.jobs.jobs == []
+    assert harness.core.store.get_interaction("sess-1", iid).state.status == "pending"  # type: ignore[union-attr]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs
 
 from pydantic import BaseModel, ValidationError
+from slack_sdk.errors import SlackClientError
 from slack_sdk.signature import Clock, SignatureVerifier
 
 from baton.channels.slack.blocks import modal_view
@@ -172,7 +173,11 @@ class SlackInteractions:
         if interaction is None or form is None or not form.has_modal or not payload.trigger_id:
             return SlackReply.refused(404, f"interaction {button.i} has no Slack form", "not_found")
         view = modal_view(interaction, form, channel=message.channel, ts=message.ts)
-        self._views().views_open(trigger_id=payload.trigger_id, view=view)
+        try:
+            self._views().views_open(trigger_id=payload.trigger_id, view=view)
+        except SlackClientError as err:  # Slack refused or did not answer: said, and nothing changed
+            log.warning("views.open failed", extra={"run_id": button.r, "error": str(err)[:300]})
+            return SlackReply.refused(502, "Slack did not open the answer form; click again", "bad_gateway")
         return SlackReply()
 
     # ---- a modal's Submit -----------------------------------------------------------------------
