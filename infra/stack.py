@@ -110,6 +110,7 @@ class BatonStack(Stack):
             functions=fns,
             roles=self.functions.roles,
             inbox_url=self.inbox.app_url,
+            table=self.store.table,
         )
         self.lifecycle = Lifecycle(
             self,

@@ -11,7 +11,8 @@ Secrets, by name from context (read once per container by the functions, never i
 - `slack_operators_parameter` (default `/baton/<team>/slack-operators`): an SSM parameter holding the
   Slack user -> Baton operator mapping, `{"U0123ABC": "alice@example.com"}`;
 - `slack_channel` (optional): the channel the app posts notifications to. With it, `notify_slack` posts
-  as the app (buttons and forms); without it, it keeps the incoming webhook.
+  as the app (buttons and forms; it reads the bot token and GetItem's the interaction it renders);
+  without it, it keeps the incoming webhook.
 
 Least privilege: the interaction function may read the two secrets, use the table (the replay guard,
 the interaction it opens a modal for) and invoke the worker, nothing else; the worker reads the secret
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
@@ -110,6 +112,7 @@ class SlackApp(Construct):
         functions: Mapping[str, lambda_.Function],
         roles: Mapping[str, iam.Role],
         inbox_url: str,
+        table: dynamodb.ITable,
     ) -> None:
         super().__init__(scope, construct_id)
         self.context = SlackAppContext.from_node(self.node, config.team)
@@ -145,6 +148,7 @@ class SlackApp(Construct):
             # must not: the inbox's distribution depends on the people's API, which routes to it.
             notify.add_environment("BATON_INBOX_URL", inbox_url)
             self._read_secrets(roles["notify_slack"], operators=False)
+            table.grant(roles["notify_slack"], "dynamodb:GetItem")  # the interaction it renders the form of
         # By its physical name (infra/capabilities/functions.py names every function): no Ref, no cycle.
         interactions.add_environment("BATON_SLACK_WORKER_FUNCTION", f"{config.prefix}-slack_worker")
         worker.grant_invoke(roles["slack_interactions"])
