@@ -21,6 +21,7 @@ from infra.capabilities.mcp import McpEndpoint
 from infra.capabilities.merge import Merge
 from infra.capabilities.notifications import Notifications
 from infra.capabilities.observability import Observability
+from infra.capabilities.slack import SlackApp
 from infra.capabilities.store import Store
 from infra.exports import GATE_FUNCTION_EXPORTS
 from infra.naming import state_machine_arn
@@ -112,6 +113,16 @@ class BatonStack(Stack):
         self.api = Api(self, "Api", config=config, handler=fns["api"])
         self.mcp = McpEndpoint(self, "Mcp", config=config, api=self.api, function=fns["mcp"])
         self.inbox = Inbox(self, "Inbox", config=config, api=self.api)
+        self.slack = SlackApp(
+            self,
+            "Slack",
+            config=config,
+            api=self.api,
+            functions=fns,
+            roles=self.functions.roles,
+            inbox_url=self.inbox.app_url,
+            table=self.store.table,
+        )
         self.lifecycle = Lifecycle(
             self,
             "Lifecycle",

@@ -183,19 +183,26 @@ def test_api_split_iam_for_machines_cognito_for_people(cfn: dict[str, Any], temp
     apis = {v["Properties"]["Name"] for v in resources(cfn, "AWS::ApiGateway::RestApi").values()}
     assert apis == {f"{PREFIX}-api", f"{PREFIX}-web"}
     methods = resources(cfn, "AWS::ApiGateway::Method")
-    # /api/{proxy+} on both APIs, and /mcp (the MCP server) on the machines' API only; the email answer
-    # links' GET and POST /answer/{link} (their own credential) are held by tests/infra/test_email_links_infra.py.
-    answer_links = {k for k, m in methods.items() if m["Properties"]["AuthorizationType"] == "NONE"}
+    # /api/{proxy+} on both APIs, /mcp (the MCP server) on the machines' API only, and the Slack app's
+    # POST /slack/interactions (signed by Slack, no IAM or Cognito: tests/infra/test_slack_infra.py); the
+    # email answer links' GET and POST /answer/{link} (their own credential) are held by
+    # tests/infra/test_email_links_infra.py.
+    answer_links = {
+        k for k, m in methods.items() if m["Properties"]["AuthorizationType"] == "NONE" and "answer" in k.lower()
+    }
     assert len(answer_links) == 2
     methods = {k: m for k, m in methods.items() if k not in answer_links}
     assert sorted(m["Properties"]["AuthorizationType"] for m in methods.values()) == [
         "AWS_IAM",
         "AWS_IAM",
         "COGNITO_USER_POOLS",
+        "NONE",
     ]
     for method in methods.values():
         assert method["Properties"]["Integration"]["Type"] == "AWS_PROXY"
-        assert method["Properties"]["HttpMethod"] == "ANY"
+        assert method["Properties"]["HttpMethod"] == (
+            "POST" if method["Properties"]["AuthorizationType"] == "NONE" else "ANY"
+        )
     template.all_resources_properties(
         "AWS::ApiGateway::Stage",
         {
@@ -225,8 +232,10 @@ def test_functions_runtime_layers_and_environment(cfn: dict[str, Any]) -> None:
         assert props["TracingConfig"] == {"Mode": "Active"}
         layers = [_flatten(layer) for layer in props["Layers"]]
         assert any("017000801446:layer:AWSLambdaPowertoolsPythonV3-python313-arm64:" in layer for layer in layers)
-        # The MCP server has one more: the SDK's types package (infra/capabilities/mcp.py).
-        assert len(layers) == (3 if props["FunctionName"] == f"{PREFIX}-mcp" else 2)
+        # The MCP server has one more: the SDK's types package (infra/capabilities/mcp.py); so have the
+        # Slack app's functions: slack_sdk (infra/capabilities/slack.py).
+        with_own_layer = (f"{PREFIX}-mcp", f"{PREFIX}-slack_interactions", f"{PREFIX}-slack_worker")
+        assert len(layers) == (3 if props["FunctionName"] in with_own_layer else 2)
         env = props["Environment"]["Variables"]
         assert env["BATON_TABLE_NAME"] == {"Ref": next(iter(resources(cfn, "AWS::DynamoDB::Table")))}
         assert "Ref" in env["BATON_TOPIC_ARN"]

@@ -1,1 +1,2 @@
-"""Channels where a person answers where the notification lands (email links; each in its own package)."""
+"""Where people answer outside the API and the inbox, where the notification lands: email links
+(`email/`) and the Slack app (`slack/`), each in its own package."""

@@ -32,6 +32,8 @@ def _channels(
     if slack_webhook_url:
         channels.append("slack")
         channel_env["SLACK_WEBHOOK_URL"] = slack_webhook_url
+    elif os.environ.get("SLACK_SIGNING_SECRET") and os.environ.get("SLACK_CHANNEL"):
+        channels.append("slack")  # a Slack app (baton/channels/slack/config.py reads its environment)
     return channels, channel_env
 
 

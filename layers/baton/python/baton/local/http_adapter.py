@@ -17,9 +17,12 @@ if TYPE_CHECKING:
 InvokeApi = Callable[[dict[str, Any]], dict[str, Any]]
 # Which function serves a path, as the deployed API's resources do: /mcp is the MCP server, the rest the API.
 MCP_PATH = "/mcp"
+SLACK_INTERACTIONS_PATH = "/slack/interactions"  # the Slack app's interaction URL (its own function, no auth)
 
 
 def function_for_path(path: str) -> str:
+    if path == SLACK_INTERACTIONS_PATH:
+        return "slack_interactions"
     return "mcp" if path == MCP_PATH or path.startswith(MCP_PATH + "/") else "api"
 
 

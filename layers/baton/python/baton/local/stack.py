@@ -224,6 +224,8 @@ class LocalStack:
         # Review gate: the offline companion and the merge as a local subprocess, unless overridden.
         os.environ.setdefault("BATON_COMPANION", "offline")
         os.environ.setdefault("BATON_MERGE_RUNNER", "local")
+        # The Slack app's worker runs after the ack: locally in a background thread (baton/adapters/slack.py).
+        os.environ.setdefault("BATON_SLACK_WORKER_INVOKE", "thread")
         import boto3
         import requests
 

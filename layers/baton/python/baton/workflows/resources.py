@@ -42,6 +42,20 @@ class FunctionSpec:
         return "".join(part.capitalize() for part in self.name.split("_")) + "FunctionArn"
 
 
+# What the Slack app's functions read (baton/channels/slack/config.py); notify_slack reads them too.
+SLACK_APP_ENV: tuple[str, ...] = (
+    "SLACK_SIGNING_SECRET",
+    "SLACK_BOT_TOKEN",
+    "SLACK_APP_SECRET_ARN",
+    "SLACK_CHANNEL",
+    "SLACK_API_URL",
+    "BATON_SLACK_OPERATORS",
+    "BATON_SLACK_OPERATORS_PARAMETER",
+    "BATON_SLACK_WORKER_FUNCTION",
+    "BATON_SLACK_WORKER_INVOKE",
+    "BATON_INBOX_URL",
+)
+
 FUNCTIONS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         "api",
@@ -69,7 +83,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "notify_slack",
         "Posts notifications to Slack as Block Kit",
         subscribes_to_channel="slack",
-        extra_env=("SLACK_WEBHOOK_URL", "SLACK_WEBHOOK_PARAMETER", "SLACK_WEBHOOK_SECRET_ARN"),
+        extra_env=("SLACK_WEBHOOK_URL", "SLACK_WEBHOOK_PARAMETER", "SLACK_WEBHOOK_SECRET_ARN", *SLACK_APP_ENV),
     ),
     FunctionSpec(
         "notify_webhook",
@@ -154,6 +168,21 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "Times out SDK interrupts past their deadline (scheduled every minute; Query on the pending index)",
         timeout_seconds=60,
         schedule="rate(1 minute)",
+    ),
+    # The Slack app (baton/channels/slack): POST /slack/interactions acks at once, the worker answers after.
+    FunctionSpec(
+        "slack_interactions",
+        "Slack app: verifies a signed interaction, refuses replays, acks, hands the answer to the worker",
+        timeout_seconds=10,
+        extra_env=SLACK_APP_ENV,
+        aws_access=("table",),  # + invoke the worker and read the app's secrets (infra/capabilities/slack.py)
+    ),
+    FunctionSpec(
+        "slack_worker",
+        "Slack app: answers a click or a modal as the mapped operator, then updates the message in place",
+        timeout_seconds=60,
+        extra_env=SLACK_APP_ENV,
+        aws_access=("table", "send_task"),  # the API's answer path: store the answer, send the parked token
     ),
 )
 

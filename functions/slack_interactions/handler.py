@@ -1,0 +1,44 @@
+"""`POST /slack/interactions` (API Gateway, no IAM/Cognito: Slack signs each request instead): verify the
+signature on the raw body, refuse a replay, then ack at once; the answer runs in the worker
+(`baton/channels/slack/interactions.py`). Env: `SLACK_SIGNING_SECRET` | `SLACK_APP_SECRET_ARN`,
+`BATON_SLACK_OPERATORS` | `BATON_SLACK_OPERATORS_PARAMETER`, `BATON_SLACK_WORKER_FUNCTION`."""
+
+from __future__ import annotations
+
+import base64
+import json
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from baton.runtime.observability import logger
+
+if TYPE_CHECKING:
+    from baton.channels.slack.interactions import SlackInteractions
+
+
+@cache
+def _service() -> SlackInteractions:
+    """Built once per container (the secrets are read on the first request)."""
+    from baton.channels.slack.app import app_config, build_interactions
+
+    return build_interactions(app_config())
+
+
+def _raw_body(event: dict[str, Any]) -> bytes:
+    body = event.get("body") or ""
+    return base64.b64decode(body) if event.get("isBase64Encoded") else str(body).encode("utf-8")
+
+
+@logger.inject_lambda_context
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    headers = {str(k): str(v) for k, v in (event.get("headers") or {}).items()}
+    reply = _service().handle(_raw_body(event), headers)
+    if reply.status != 200:
+        logger.warning("slack interaction refused", extra={"status": reply.status, "body": reply.body})
+    return {
+        "statusCode": reply.status,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(reply.body) if reply.body is not None else "",
+    }

@@ -1,0 +1,1 @@
+"""Slack: the app's messages, its interaction endpoint and the worker that answers after the ack."""

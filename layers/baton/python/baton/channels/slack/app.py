@@ -1,0 +1,134 @@
+"""The Slack app assembled from its configuration: the poster (`chat.postMessage` to a channel, with the
+interaction's buttons and form), the interaction service and the worker, each with its Slack clients
+(`slack_sdk`'s `WebClient`, base URL from `SLACK_API_URL` so tests talk to a fake Slack) and its AWS
+adapters (`baton/adapters/slack.py`, imported on first use as `baton/runtime/wiring.py` does).
+
+Teams without an app keep the incoming webhook (`baton/notify/slack.py`): `notify_slack` uses the app
+only when `SLACK_SIGNING_SECRET` or `SLACK_APP_SECRET_ARN` is set.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk import WebClient
+from slack_sdk.webhook import WebhookClient
+
+from baton.channels.slack.blocks import message_blocks, message_text
+from baton.channels.slack.config import SlackAppConfig
+from baton.channels.slack.interactions import SlackInteractions
+from baton.channels.slack.worker import SlackWorker
+from baton.notify.slack import build_blocks
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.channels.slack.config import SecretsProvider
+    from baton.models import Interaction
+    from baton.notify.model import Notification
+    from baton.runtime.wiring import Services
+
+HTTP_TIMEOUT_SECONDS = 10
+
+
+def web_client(config: SlackAppConfig, secrets: SecretsProvider) -> WebClient:
+    return WebClient(token=secrets().bot_token or None, base_url=config.slack_api_url, timeout=HTTP_TIMEOUT_SECONDS)
+
+
+class SlackWebReplies:
+    """`response_url` posts (slack_sdk's WebhookClient) and `chat.update` (the WebClient)."""
+
+    def __init__(self, client: Callable[[], WebClient]) -> None:
+        self._client = client
+
+    def respond(self, response_url: str, body: dict[str, Any]) -> None:
+        WebhookClient(response_url, timeout=HTTP_TIMEOUT_SECONDS).send_dict(body)
+
+    def update(self, channel: str, ts: str, *, text: str, blocks: list[dict[str, Any]]) -> None:
+        self._client().chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+
+
+class SlackAppPoster:
+    """Posts a notification as the app: the interaction's buttons and form when there is one (read from
+    the store: the notification names it, the request says what it asks), else the webhook's blocks."""
+
+    def __init__(
+        self,
+        client: Callable[[], WebClient],
+        *,
+        channel: str,
+        inbox_url: str,
+        lookup: Callable[[str, str], Interaction | None],
+    ) -> None:
+        self._client = client
+        self._channel = channel
+        self._inbox_url = inbox_url
+        self._lookup = lookup
+
+    def post(self, notification: Notification) -> int:
+        found = self._lookup(notification.run_id, notification.interaction_id) if notification.interaction_id else None
+        if found is not None and found.state.status == "pending":
+            blocks, text = message_blocks(found, inbox_url=self._inbox_url), message_text(found)
+        else:
+            payload = build_blocks(notification)
+            blocks, text = payload["blocks"], str(payload["text"])
+        response = self._client().chat_postMessage(channel=self._channel, text=text, blocks=blocks)
+        return int(response.status_code)
+
+    __call__ = post
+
+
+def _services() -> Services:
+    from baton.runtime.wiring import services
+
+    return services()
+
+
+class _Lazy:
+    """One WebClient per container, built on first use (the bot token is read then)."""
+
+    def __init__(self, config: SlackAppConfig, secrets: SecretsProvider) -> None:
+        self._config = config
+        self._secrets = secrets
+        self._client: WebClient | None = None
+
+    def __call__(self) -> WebClient:
+        if self._client is None:
+            self._client = web_client(self._config, self._secrets)
+        return self._client
+
+
+def build_poster(config: SlackAppConfig) -> SlackAppPoster:
+    if not config.slack_channel:
+        raise ValueError("set SLACK_CHANNEL: the channel the Slack app posts to")
+    return SlackAppPoster(
+        _Lazy(config, config.secrets_provider()),
+        channel=config.slack_channel,
+        inbox_url=config.baton_inbox_url,
+        lookup=lambda run_id, iid: _services().core.store.get_interaction(run_id, iid),
+    )
+
+
+def build_interactions(config: SlackAppConfig) -> SlackInteractions:
+    from baton.adapters.clients import dynamodb_client
+    from baton.adapters.slack import DynamoReplayGuard, LambdaJobs, ThreadedLambdaJobs, lambda_client
+
+    services = _services()
+    secrets = config.secrets_provider()
+    jobs_type = ThreadedLambdaJobs if config.baton_slack_worker_invoke == "thread" else LambdaJobs
+    return SlackInteractions(
+        signing_secret=lambda: secrets().signing_secret,
+        operators=config.operators_provider(),
+        store=services.core.store,
+        replay=DynamoReplayGuard(services.settings.table_name, dynamodb_client()),
+        jobs=jobs_type(lambda_client(), config.baton_slack_worker_function),
+        views=_Lazy(config, secrets),
+    )
+
+
+def build_worker(config: SlackAppConfig) -> SlackWorker:
+    return SlackWorker(_services(), SlackWebReplies(_Lazy(config, config.secrets_provider())))
+
+
+def app_config() -> SlackAppConfig:
+    return SlackAppConfig.from_env()
