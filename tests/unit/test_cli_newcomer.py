@@ -301,9 +301,7 @@ class _ReviewClient:
         return self.view
 
 
-def test_review_show_labels_messages_and_prints_the_verdict_once(
-    monkeypatch: pytest.MonkeyPatch, narrow: None
-) -> None:
+def test_review_show_labels_messages_and_prints_the_verdict_once(monkeypatch: pytest.MonkeyPatch, narrow: None) -> None:
     offline_text = "Test steps:\n1. Run it.\n\nVerdict: approve (confidence 0.90) — No blocker found in the diff."
     monkeypatch.setattr(common, "client", lambda: _ReviewClient(_review(offline_text)))
     out = CliRunner().invoke(cli_app, ["review", "show", "r1"])
