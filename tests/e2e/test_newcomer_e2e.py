@@ -115,9 +115,8 @@ def test_the_walkthrough_runs_as_printed(tmp_path: Path) -> None:
 
         # 9 + 1 + 7. The README's plain pause: listed by `runs questions` with a command that answers
         # it; left to time out, it is one line in terminal 1 and `--follow` exits 1 (failed).
-        paused_id = json.loads(
-            _ok(stack, f'{cli} runs start human_pause --input \'{{"prompt": "Deploy?", "timeout_seconds": 15}}\' --json')
-        )["run_id"]
+        pause_input = json.dumps({"prompt": "Deploy?", "timeout_seconds": 15})
+        paused_id = json.loads(_ok(stack, f"{cli} runs start human_pause --input '{pause_input}' --json"))["run_id"]
         listed = wait_for(lambda: "blocking ask" in (out := _ok(stack, f"{cli} runs questions {paused_id}")) and out)
         assert f"answer: CLI: {cli} resume --run-id {paused_id} --answer key=value" in listed
         timed_out = _shell(stack, f"{cli} runs events {paused_id} --follow")
