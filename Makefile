@@ -8,8 +8,12 @@ export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 bootstrap:
 	@./scripts/bootstrap.sh
 
+# Ctrl-C stops `baton dev`, which then exits 0 (README, "The demo, step by step"). The recipe's shell
+# waits it out (trap) instead of dying of the same SIGINT, so make has no failed command to report
+# ("make: *** [Makefile:..: dev] Interrupt"). DEV_ARGS passes options, e.g. DEV_ARGS='--fresh -v'.
+DEV_ARGS ?=
 dev: bootstrap  ## the embedded local stack with its demo
-	$(UV) run baton dev
+	@echo '$(UV) run baton dev $(DEV_ARGS)'; trap 'true' INT; $(UV) run baton dev $(DEV_ARGS); status=$$?; exit $$status
 
 test: bootstrap lint  ## everything CI runs: lint, types, ASL rule, all test levels
 	$(UV) run pytest -n auto --dist loadfile  # one worker per core, whole files per worker; each worker starts its own local stack

@@ -51,7 +51,8 @@ def test_follow_exits_when_a_hosted_run_ends_and_the_end_is_published(local_stac
     (end,) = [e for e in events if e.type in ENDS]
     summary = client.get_run(run_id)
     assert summary.status == "succeeded" and summary.ended_at == end.at
-    wait_for(lambda: f"run_succeeded (run) run={run_id}" in local_stack.log(), timeout=10)
+    # published to the console channel, which shows a run's end as one line (issue 16)
+    wait_for(lambda: f"[baton] run {run_id} (human_pause) succeeded" in local_stack.log(), timeout=10)
 
 
 def test_a_timed_out_pause_ends_the_run_on_time_with_its_reason(local_stack: LocalStackProcess) -> None:

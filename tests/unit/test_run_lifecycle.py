@@ -232,7 +232,7 @@ def test_follow_exits_when_the_run_ends(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(common, "client", lambda: client)
     monkeypatch.setattr(runs_cli, "FOLLOW_POLL_SECONDS", 0.0)
     result = CliRunner().invoke(app, ["runs", "events", "r1", "--follow", "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the run's final status (failed) is the exit code (issue 16)
     printed = [json.loads(line)["type"] for line in result.output.splitlines()]
     assert printed == ["run_started", "run_paused", "run_resumed", "run_failed"]
     assert client.polls == 4  # stopped at the end event, did not poll on

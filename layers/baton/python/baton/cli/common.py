@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -31,10 +32,47 @@ def client() -> Client:
     return Client()
 
 
+# The records a refusal carries for programs (the interaction, the interrupt, the stored answer): a
+# person gets the winner in words instead (`winner_in_words`).
+RECORD_DETAILS = ("interaction", "interrupt", "answer", "winner")
+
+
+def winner_in_words(winner: dict[str, Any]) -> str:
+    """`errors.winner(...)` as a sentence: who settled it, how, with what and when."""
+    status = str(winner.get("status") or "settled").replace("_", " ")
+    line = f"it was {status} by {winner.get('by') or 'baton'}"
+    if winner.get("value") is not None:
+        line += f" with {json.dumps(winner['value'], default=str)}"
+    if winner.get("at"):
+        line += f" at {winner['at']}"
+    return line + "; nothing was changed by this call"
+
+
+def age(created_at: str, now: datetime | None = None) -> str:
+    """How long ago `created_at` (ISO-8601) was: 42s, 5m, 3h, 2d (? when it is not a time)."""
+    try:
+        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return "?"
+    seconds = int(((now or datetime.now(UTC)) - created).total_seconds())
+    if seconds < 120:
+        return f"{max(seconds, 0)}s"
+    if seconds < 7200:
+        return f"{seconds // 60}m"
+    if seconds < 172800:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"
+
+
 def fail(err: BatonError, *, hide: Iterable[str] = ()) -> NoReturn:
-    """One readable error line and its details (except `hide`), then exit 1."""
+    """One readable error line and its details (except `hide`), then exit 1. A refusal that names
+    its winner (a 409: already answered, resumed, claimed) says it in words, without the records."""
     hidden = {"error", *hide}
     err_console.print(f"[bold red]error[/] ({err.code}): {escape(err.message)}")
+    winner = err.details.get("winner")
+    if isinstance(winner, dict):
+        err_console.print(f"  {escape(winner_in_words(winner))}")
+        hidden.update(RECORD_DETAILS)
     for key, value in err.details.items():
         if key not in hidden:
             err_console.print(f"  {key}: {escape(json.dumps(value, default=str)[:400])}")

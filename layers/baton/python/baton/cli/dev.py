@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from baton.cli.common import console, err_console, fail
 from baton.domain.deadline import TIMER_STATE_MACHINE
 from baton.errors import BatonError
+from baton.hints import cli_command
 
 if TYPE_CHECKING:
     from baton.local.stack import LocalStack
@@ -55,9 +57,15 @@ def inbox_login(
 
     import httpx
 
+    from baton.client.transport import gone_pid, not_running_message
+
     state_file = state_dir / "local.json"
     try:
         state = json.loads(state_file.read_text())
+        pid = gone_pid(state)
+        if pid is not None:
+            err_console.print(f"[bold red]error[/]: {not_running_message(pid)}", markup=False)
+            raise typer.Exit(code=1)
         response = httpx.post(
             f"{state['api_url']}/inbox/login-code", headers={"Authorization": f"Bearer {state['token']}"}, timeout=10
         )
@@ -107,7 +115,12 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
     The data (the DynamoDB table: every run's history, questions, interrupts, review threads) and the
     bearer token are kept in --state-dir across restarts; --fresh starts clean. Step Functions
     executions cannot survive a restart: runs that were running or paused come back failed, with the
-    reason. A single-user development tool: the API and the emulator port are for this machine only."""
+    reason. A single-user development tool: the API and the emulator port are for this machine only.
+
+    Exit codes: 0 after Ctrl-C (SIGINT) or SIGTERM, the normal way to stop it (local.json is removed
+    and the data saved first, even when stdout is a pipe that Ctrl-C closed); 1 when it cannot start.
+    -v shows the handlers' logs and the emulator's own failure detail (its parse trees); without it
+    each ended run is one line."""
     from baton.local.demo import start_demo
     from baton.local.stack import LocalStack
 
@@ -133,7 +146,8 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
     console.print(f"  API        [cyan]{info.api_url}[/]   (Swagger UI: {info.api_url}/api/docs)")
     console.print(f"  inbox      [cyan]{stack.inbox_login_url()}[/]")
     console.print(
-        "             (a one-time sign-in link for the browser, valid 15 minutes; `baton inbox-login` prints a new one)"
+        "             (a one-time sign-in link for the browser, valid 15 minutes; "
+        f"`{cli_command()} inbox-login` prints a new one)"
     )
     console.print(f"  emulator   {info.moto_url}")
     # The gates' timer machine is no workflow a person starts.
@@ -151,11 +165,31 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
             err_console.print(f"[yellow]demo not started[/]: {err}")
     while not stopped.wait(0.5):
         pass
-    console.print("\nstopping…")
-    stack.stop()  # the data is saved here
-    console.print("stopped.")
+    _shut_down(stack)
+
+
+def _say(text: str) -> None:
+    """Print, unless stdout is gone (Ctrl-C under `make dev | tee` ends the tee first): the shutdown
+    must still save the data and remove local.json."""
+    try:
+        console.print(text)
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError):
+        # Point stdout at nothing, so later writes (and the interpreter's final flush) cannot fail.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _shut_down(stack: LocalStack) -> NoReturn:
+    """Stop the stack (the data is saved, local.json removed) and exit 0: Ctrl-C and SIGTERM are the
+    way `baton dev` is meant to end, so they are a success (`make dev` reports nothing)."""
+    try:
+        _say("\nstopping…")
+    finally:
+        stack.stop()
+    _say("stopped.")
     # moto's parked executions hold threads that wait for task tokens nobody will send; waiting for
     # them at interpreter exit would hang. Everything worth keeping is saved: leave now.
-    sys.stdout.flush()
-    sys.stderr.flush()
+    with contextlib.suppress(OSError):
+        sys.stderr.flush()
     os._exit(0)

@@ -5,13 +5,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from baton.cli import common
 from baton.cli.common import JsonFlag, console, fail, print_json
 from baton.errors import BatonError
+from baton.hints import cli_command
 
 if TYPE_CHECKING:
     from baton.contracts import ReviewView
+    from baton.contracts.review import ThreadTurn
 
 review_app = typer.Typer(help="Review-and-merge gates: the dialogue, the verdict, the merge.", no_args_is_help=True)
 
@@ -23,7 +26,8 @@ def review_show(
     as_json: JsonFlag = False,
 ) -> None:
     """Show a run's review: the dialogue thread, the companion's verdict, diff stats, review URL, merge
-    status and the actions the operator can take (`baton resume --run-id <id> --answer __review_action=...`)."""
+    status and the actions the operator can take (`baton resume --run-id <id> --answer __review_action=...`).
+    Messages are counted from 1 over the whole thread; the verdict is printed once."""
     try:
         review = common.client().review(run_id, gate=gate)
     except BatonError as err:
@@ -33,7 +37,7 @@ def review_show(
         return
     console.print(
         f"[bold]review[/] {review.gate} of run {run_id}: [bold]{review.status}[/] "
-        f"(turn {review.turns_used}/{review.max_turns}, posture {review.posture})"
+        f"(companion turns used: {review.turns_used} of {review.max_turns}; posture {review.posture})"
     )
     _print_header(review)
     _print_thread(review)
@@ -53,16 +57,31 @@ def _print_header(review: ReviewView) -> None:
         console.print(f"  [yellow]warning[/]: {warning}")
 
 
+def turn_label(turn: ThreadTurn, position: int, total: int) -> str:
+    """`message 2 of 3 · local-operator (operator)`: counted from 1 over the whole thread, and who."""
+    who = "companion" if turn.role == "companion" else f"{turn.by or 'operator'} (operator)"
+    return f"message {position} of {total} · {who} · {turn.at}"
+
+
 def _print_thread(review: ReviewView) -> None:
-    for turn in review.thread:
-        who = "[magenta]companion[/]" if turn.role == "companion" else f"[green]{turn.by or 'operator'}[/]"
-        console.print(f"\n{who} #{turn.n}:")
+    total = len(review.thread)
+    for position, turn in enumerate(review.thread, start=1):
+        color = "magenta" if turn.role == "companion" else "green"
+        console.print(f"\n[{color}]── {escape(turn_label(turn, position, total))}[/]")
         console.print(turn.text, markup=False, highlight=False)
+
+
+def _verdict_in_thread(review: ReviewView) -> bool:
+    """Whether the latest companion message already states the verdict in its text (the offline
+    companion writes `Verdict: <decision> ...` there); then it is not printed a second time."""
+    verdict = review.verdict or {}
+    latest = next((t for t in reversed(review.thread) if t.role == "companion"), None)
+    return latest is not None and f"Verdict: {verdict.get('decision')}" in latest.text
 
 
 def _print_outcome(review: ReviewView, run_id: str) -> None:
     verdict = review.verdict
-    if verdict:
+    if verdict and not _verdict_in_thread(review):
         console.print(
             f"\n[bold]verdict[/]: {verdict['decision']} (confidence {verdict['confidence']:.2f})"
             + (f"; blockers: {'; '.join(verdict['blockers'])}" if verdict.get("blockers") else "")
@@ -76,7 +95,11 @@ def _print_outcome(review: ReviewView, run_id: str) -> None:
     if review.reason:
         console.print(f"note: {review.reason}", markup=False, highlight=False)
     if review.allowed_actions:
+        b = cli_command()
+        example = "approve_merge" if "approve_merge" in review.allowed_actions else review.allowed_actions[0]
         console.print(
             f"\nactions: {', '.join(review.allowed_actions)} — e.g. "
-            f"baton resume --run-id {run_id} --answer __review_action=approve_merge"
+            f"{b} resume --run-id {run_id} --answer __review_action={example}",
+            markup=False,
+            highlight=False,
         )

@@ -14,6 +14,8 @@ from baton.cli.common import JsonFlag, console, fail, print_json
 from baton.errors import BatonError
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from baton.client.sdk import Client
     from baton.contracts import ApprovalView, EventView, QuestionView
 
@@ -85,6 +87,10 @@ def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
     console.print(table)
 
 
+# `runs events --follow` exits with the run's final status (2 stays Typer's usage error).
+FOLLOW_EXIT_CODES = {"succeeded": 0, "failed": 1, "timed_out": 3, "aborted": 4}
+
+
 @runs_app.command("events")
 def runs_events(
     run_id: str,
@@ -93,7 +99,9 @@ def runs_events(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Print a run's event log, oldest first. With --follow, exits once the run's end event is printed."""
+    """Print a run's event log, oldest first. With --follow, exits once the run's end event is printed,
+    with the run's final status as the exit code: 0 succeeded, 1 failed, 3 timed out, 4 aborted
+    (Ctrl-C: 0)."""
     after: str | None = None
     idle_polls = 0
     try:
@@ -103,15 +111,19 @@ def runs_events(
             for event in page.events:
                 _print_event(event, as_json=as_json)
             after = page.next
-            if not follow or any(event.type in _run_end_events() for event in page.events):
+            if not follow:
                 return
+            ended = next((event.type for event in page.events if event.type in _run_end_events()), None)
+            if ended is not None:
+                raise typer.Exit(code=FOLLOW_EXIT_CODES[str(ended).removeprefix("run_")])
             idle_polls = 0 if page.events else idle_polls + 1
-            if idle_polls and idle_polls % FOLLOW_STATUS_EVERY == 0 and _ended(client, run_id):
+            status = _ended(client, run_id) if idle_polls and idle_polls % FOLLOW_STATUS_EVERY == 0 else None
+            if status is not None:
                 # Reading the run records an end whose event never came (the read path's fallback);
                 # whatever came meanwhile is printed, then the follow ends with the run.
                 for event in client.events(run_id, after=after).events:
                     _print_event(event, as_json=as_json)
-                return
+                raise typer.Exit(code=FOLLOW_EXIT_CODES[status])
             if not page.events:
                 time.sleep(FOLLOW_POLL_SECONDS)
     except BatonError as err:
@@ -120,10 +132,12 @@ def runs_events(
         return
 
 
-def _ended(client: Client, run_id: str) -> bool:
+def _ended(client: Client, run_id: str) -> str | None:
+    """The run's final status once it has ended, else None."""
     from baton.models import TERMINAL_RUN_STATES  # on use, as in _run_end_events
 
-    return client.get_run(run_id).status in TERMINAL_RUN_STATES
+    status = client.get_run(run_id).status
+    return status if status in TERMINAL_RUN_STATES else None
 
 
 def _print_event(event: EventView, *, as_json: bool) -> None:
@@ -142,8 +156,6 @@ def runs_questions(
 ) -> None:
     """List a run's pending questions: async questions (answer one with `baton runs answer <run> <id>
     "<answer>"`) and its blocking ask, if any (an agent's ask_user or a hosted pause: `baton resume`)."""
-    from rich.table import Table
-
     try:
         client = common.client()
         pending = client.pending_questions(run_id)
@@ -164,18 +176,32 @@ def runs_questions(
         if not asks:
             console.print(f"run {run_id}: no pending questions")
         return
-    table = Table(title=f"Pending questions of run {run_id}")
+    console.print(_questions_table(run_id, pending))
+
+
+def _questions_table(run_id: str, pending: list[QuestionView]) -> Table:
+    """The pending questions, ids whole on one line at 80 columns (they are copied into `runs
+    answer`): the id column never wraps, the question and options fold, the time is an age."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=f"Pending questions of run {run_id}", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("id", no_wrap=True, min_width=max((len(q.interaction_id) for q in pending), default=2))
+    table.add_column("node", overflow="fold", max_width=16)
+    table.add_column("question", overflow="fold", ratio=3)
+    table.add_column("options", overflow="fold", ratio=2)
+    table.add_column("age", no_wrap=True)
     quorum = any(q.approval is not None for q in pending)  # the approvals column only when one needs a quorum
-    for column in ("id", "node", "question", "options", "asked at", *(["approvals"] if quorum else [])):
-        table.add_column(column, overflow="fold")
+    if quorum:
+        table.add_column("approvals", overflow="fold")
     for q in pending:
         req = q.request
         options = ", ".join(req.options or [])
         if options and req.allow_free_text:
             options += " (or free text)"
-        row = [q.interaction_id, req.node, req.prompt, options or "free text", q.created_at]
+        row = [q.interaction_id, req.node, req.prompt, options or "free text", common.age(q.created_at)]
         table.add_row(*row, *([approvals_text(q)] if quorum else []))
-    console.print(table)
+    return table
 
 
 @runs_app.command("answer")

@@ -5,11 +5,27 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from baton.cli.common import console, err_console
+
+
+def _running_local_state() -> dict[str, Any]:
+    """The running local stack's local.json, or exit 1 saying there is none (or it is gone)."""
+    from baton.client.transport import find_local_state, gone_pid, not_running_message
+
+    state = find_local_state()
+    if state is None or not state.get("token"):
+        err_console.print("[bold red]error[/]: no local stack found (.baton/local.json); start it with `baton dev`")
+        raise typer.Exit(code=1)
+    pid = gone_pid(state)
+    if pid is not None:
+        err_console.print(f"[bold red]error[/]: {escape(not_running_message(pid))}")
+        raise typer.Exit(code=1)
+    return state
 
 
 def agent_token_command(
@@ -19,12 +35,8 @@ def agent_token_command(
     An agent may ask, drain, await and create interrupts on its run; answering, resuming, claiming
     and cancelling stay operator actions. Local stack only; deployed agents use IAM."""
     from baton.api.auth import agent_token
-    from baton.client.transport import find_local_state
 
-    state = find_local_state()
-    if state is None or not state.get("token"):
-        err_console.print("[bold red]error[/]: no local stack found (.baton/local.json); start it with `baton dev`")
-        raise typer.Exit(code=1)
+    state = _running_local_state()
     sys.stdout.write(agent_token(state["token"], run_id) + "\n")
 
 
@@ -36,7 +48,6 @@ def operator_token_command(
     and the run's events name that operator. Local stack only; deployed operators sign in with Cognito
     or IAM."""
     from baton.api.auth import OPERATOR_NAME, operator_token
-    from baton.client.transport import find_local_state
 
     if not OPERATOR_NAME.match(name):
         err_console.print(
@@ -44,10 +55,7 @@ def operator_token_command(
             "starting with a letter or digit"
         )
         raise typer.Exit(code=2)
-    state = find_local_state()
-    if state is None or not state.get("token"):
-        err_console.print("[bold red]error[/]: no local stack found (.baton/local.json); start it with `baton dev`")
-        raise typer.Exit(code=1)
+    state = _running_local_state()
     sys.stdout.write(operator_token(state["token"], name) + "\n")
 
 

@@ -23,10 +23,14 @@ from rich.markup import escape
 
 from baton.cli import common
 from baton.cli.common import JsonFlag, err_console, usage
+from baton.cli.common import age as _age
 from baton.cli.common import plain_console as console
 from baton.errors import BatonError, ValidationFailedError
+from baton.hints import cli_command
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from baton.client.sdk import Client
     from baton.contracts import InterruptView
 
@@ -45,25 +49,10 @@ def _fail(err: BatonError) -> NoReturn:
     common.fail(err, hide=("interrupt", "problems"))  # the record is shown by `inspect`, the problem by the message
 
 
-def _age(created_at: str, now: datetime | None = None) -> str:
-    try:
-        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
-    except ValueError:
-        return "?"
-    seconds = int(((now or datetime.now(UTC)) - created).total_seconds())
-    if seconds < 120:
-        return f"{max(seconds, 0)}s"
-    if seconds < 7200:
-        return f"{seconds // 60}m"
-    if seconds < 172800:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 86400}d"
-
-
 def _outcome_lines(rec: InterruptView, session_id: str) -> list[str]:
     """How to resume a pending interrupt, or how a settled one ended."""
     if rec.status == "pending":
-        base = f"baton workflow resume-interrupt {session_id} --interrupt-id {rec.interrupt_id}"
+        base = f"{cli_command()} workflow resume-interrupt {session_id} --interrupt-id {rec.interrupt_id}"
         return [
             "",
             "    Resume with:",
@@ -125,7 +114,8 @@ def _target(client: Client, session_id: str, interrupt_id: str | None) -> Interr
         return rec
     pending = client.list_interrupts(status="pending", session_id=session_id)
     if not pending:
-        usage(f"session {session_id} has no pending interrupt (see `baton workflow inspect {session_id} --all`)")
+        hint = f"{cli_command()} workflow inspect {session_id} --all"
+        usage(f"session {session_id} has no pending interrupt (see `{hint}`)")
     return max(pending, key=lambda r: (r.created_at or "", r.interrupt_id))
 
 

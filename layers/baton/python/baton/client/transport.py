@@ -37,6 +37,25 @@ def find_local_state(start: Path | None = None) -> dict[str, Any] | None:
     return None
 
 
+def gone_pid(state: dict[str, Any]) -> int | None:
+    """The pid a local.json names when that process is gone (a stack killed before it could remove
+    its file, e.g. by Ctrl-C under `make dev | tee`); None while it runs, or when none is named."""
+    pid = state.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return None
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return pid
+    except PermissionError:  # it exists, as another user's process
+        return None
+    return None
+
+
+def not_running_message(pid: int) -> str:
+    return f"the local stack is not running (pid {pid} gone): start it with `make dev`"
+
+
 def resolve_endpoint(api_url: str | None = None, token: str | None = None) -> tuple[str, str | None]:
     api_url = api_url or os.environ.get("BATON_API_URL")
     token = token or os.environ.get("BATON_TOKEN")
@@ -48,6 +67,9 @@ def resolve_endpoint(api_url: str | None = None, token: str | None = None) -> tu
                 ".baton/local.json), or set BATON_API_URL (a deployed API signs with your AWS credentials; "
                 "set BATON_TOKEN for a bearer-token API)"
             )
+        pid = gone_pid(state)
+        if pid is not None:
+            raise ApiUnavailableError(not_running_message(pid))
         api_url, token = state["api_url"], token or state.get("token")
     return api_url.rstrip("/"), token
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.hints import cli_command
 from baton.ids import UlidGenerator
 from baton.local.demo_repo import create_demo_repo
 
@@ -24,7 +25,7 @@ def start_demo(info: LocalInfo, console: Console, state_dir: Path) -> str:
     repo = create_demo_repo(state_dir.resolve() / "demo-repos" / run_id)
     with Client(info.api_url, info.token) as client:
         client.start_run("demo", {"review": repo.gate_input(max_turns=6)}, run_id=run_id)
-    b = "uv run baton"
+    b = cli_command()
     console.print(
         f"[bold]demo[/]: run [cyan]{run_id}[/] started. Its draft node posted two questions and keeps working;\n"
         "the await gate blocks until you answer them. In another terminal, in this folder:\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 import uuid
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -166,6 +167,13 @@ def make_server(host: str, port: int, invoke_api: InvokeApi, inbox: InboxSite | 
 
     class Server(ThreadingHTTPServer):
         request_queue_size = 128  # the default backlog of 5 resets bursts of concurrent clients
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            # A client that went away before its answer (a long-poll given up, Ctrl-C) is no error
+            # of the server's: API Gateway would drop the answer too. Anything else prints as before.
+            if isinstance(sys.exc_info()[1], ConnectionError):
+                return
+            super().handle_error(request, client_address)
 
     server = Server((host, port), Handler)
     server.daemon_threads = True

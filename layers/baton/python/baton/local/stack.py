@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from baton.errors import BatonError
 from baton.local import persist
 from baton.local.dispatch import LambdaDispatcher
+from baton.local.emulator_logs import quiet_interpreter
 from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process
 from baton.local.inbox import InboxSite
@@ -179,9 +180,9 @@ class LocalStack:
         # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
         self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
         if self.log_level != "INFO":
-            # The interpreter logs every failed state as a warning with its whole parse tree; the
-            # failure itself is in the execution history and the run's events.
-            logging.getLogger("moto.stepfunctions.parser").setLevel(logging.ERROR)
+            # The interpreter logs every failed state with its whole parse tree; the failure itself
+            # is the run's end line and events (baton/local/emulator_logs.py). -v shows it all.
+            self._exit_stack.enter_context(quiet_interpreter())
         self._exit_stack.enter_context(atomic_dynamodb_writes())  # conditional writes decide races, as on AWS
         self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
 

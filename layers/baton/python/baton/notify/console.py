@@ -29,6 +29,8 @@ def console_fields(notification: Notification) -> dict[str, Any]:
 def render_console(notification: Notification) -> str:
     """A short readable block: headline with ids, the prompt, options, and how to answer."""
     n = notification
+    if n.kind == "run":
+        return run_ended_line(n)
     ids = f"run={n.run_id}"
     if n.interaction_id:
         ids += f" interaction={n.interaction_id}"
@@ -44,3 +46,15 @@ def render_console(notification: Notification) -> str:
         lines.append(f"  review: {n.review_url}")
     lines.extend(f"  {line}" for line in n.how_to_answer.splitlines())
     return "\n".join(lines)
+
+
+def run_ended_line(notification: Notification) -> str:
+    """A run's end in one line: what ended, how, and why (`run X failed: HumanInputTimedOut — …`)."""
+    n = notification
+    status = str(n.extra.get("status") or n.event.removeprefix("run_")).replace("_", " ")
+    workflow = f" ({n.extra['workflow']})" if n.extra.get("workflow") else ""
+    error = n.extra.get("error")
+    # The prompt is "Run <id> (<workflow>) <status>: <reason>" (services/lifecycle.py); the reason is what is left.
+    _, sep, reason = n.prompt.partition(": ")
+    why = " — ".join(part for part in (str(error) if error else "", reason if sep else "") if part)
+    return f"[baton] run {n.run_id}{workflow} {status}" + (f": {why}" if why else "")

@@ -35,36 +35,48 @@ def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def review_actions_hint() -> str:
+    """The review actions as one `a|b|c` choice: the list the review service accepts
+    (`domain/review_gate.py` ACTIONS), the final ones first."""
+    from baton.domain.review_gate import ACTIONS, FINAL_ACTIONS
+
+    return "|".join((*FINAL_ACTIONS, *(a for a in ACTIONS if a not in FINAL_ACTIONS)))
+
+
 def how_to_answer_for(kind: Kind, run_id: str, interaction_id: str | None = None) -> str:
-    """The CLI command and API path an operator uses to answer, as shown in every channel."""
+    """The CLI command and API path an operator uses to answer, as shown in every channel. The
+    command is spelled as it runs where the user is (`baton/hints.py`)."""
+    from baton.hints import cli_command
+
+    b = cli_command()
     iid = interaction_id or "<interaction-id>"
     if kind == "ask":
         # A hosted run paused at a human node: the answers resume it.
         return (
-            f"CLI: baton resume --run-id {run_id} --answer key=value\n"
+            f"CLI: {b} resume --run-id {run_id} --answer key=value\n"
             f'API: POST /api/runs/{run_id}/resume {{"answers": {{...}}}}'
         )
     if kind == "question":
         return (
-            f'CLI: baton runs answer {run_id} {iid} "<answer>"\n'
+            f'CLI: {b} runs answer {run_id} {iid} "<answer>"\n'
             f'API: POST /api/runs/{run_id}/interactions/{iid}/answer {{"answer": ...}}'
         )
     if kind == "interrupt":
         return (
-            f"CLI: baton workflow resume-interrupt {run_id} --interrupt-id {iid} --input '<json>'\n"
+            f"CLI: {b} workflow resume-interrupt {run_id} --interrupt-id {iid} --input '<json>'\n"
             f'API: POST /api/v1/interrupts/{iid}/resume {{"input": ..., "stateEdits": []}}'
         )
     if kind == "review":
         return (
-            f"CLI: baton review show {run_id}, then "
-            f"baton resume --run-id {run_id} --answer __review_action=<approve|request_changes|reply>\n"
+            f"CLI: {b} review show {run_id}, then "
+            f"{b} resume --run-id {run_id} --answer __review_action=<{review_actions_hint()}>\n"
             f'API: POST /api/runs/{run_id}/resume {{"answers": {{"__review_action": ...}}}}'
         )
     if kind == "run":
-        return f"Nothing to answer: the run ended. CLI: baton runs show {run_id} · baton runs events {run_id}"
+        return f"Nothing to answer: the run ended. CLI: {b} runs show {run_id} · {b} runs events {run_id}"
     # await: the gate is released by answering the run's pending questions.
     return (
-        f'CLI: baton runs questions {run_id}, then baton runs answer {run_id} <interaction-id> "<answer>"\n'
+        f'CLI: {b} runs questions {run_id}, then {b} runs answer {run_id} <interaction-id> "<answer>"\n'
         f"API: GET /api/runs/{run_id}/interactions/pending"
     )
 

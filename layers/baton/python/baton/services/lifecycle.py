@@ -94,7 +94,7 @@ def _publish(core: Core, run: RunSummary, end: ExecutionEnd, event: Event) -> No
                     "prompt": prompt,
                     "channels": channels,
                     "created_at": event.at,
-                    "extra": {"status": run.status, "ended_at": event.at, "workflow": run.workflow},
+                    "extra": {"status": run.status, "ended_at": event.at, "workflow": run.workflow, "error": end.error},
                 }
             )
         )

@@ -1,0 +1,52 @@
+"""What the AWS emulator may print in `baton dev`'s terminal.
+
+moto's Step Functions interpreter reports every failed state with `logging.error`, once per nesting
+level, each with the state's whole parse tree (`moto/stepfunctions/parser/asl/component/
+eval_component.py`). A run that fails on purpose (a gate's timeout, a cancel, a refused review) is
+already one line in the terminal (the run-ended notification, `notify/console.py`) and its events,
+so without -v those reports are dropped here, by a logging filter: moto itself is left as it is.
+Any other error of the interpreter still prints. With -v nothing is filtered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+INTERPRETER_LOGGER = "moto.stepfunctions.parser"
+# The loggers and messages of the interpreter's failure reports (a failure it hands back as the
+# execution's result, which the run's end already says).
+FAILURE_REPORT_LOGGERS = ("moto.stepfunctions.parser.asl.component.eval_component",)
+FAILURE_REPORT_PREFIXES = ("Stepfunctions computation ended with exception",)
+
+
+class DropFailureReports(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name in FAILURE_REPORT_LOGGERS:
+            return False
+        return not str(record.msg).startswith(FAILURE_REPORT_PREFIXES)
+
+
+@contextlib.contextmanager
+def quiet_interpreter() -> Iterator[logging.Handler]:
+    """Until exit: the interpreter's records stop at its own logger, whose one handler drops the
+    failure reports and prints the rest on stderr (its warnings, as before, stay below ERROR)."""
+    logger = logging.getLogger(INTERPRETER_LOGGER)
+    saved = (logger.level, logger.propagate)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(DropFailureReports())
+    handler.setFormatter(logging.Formatter("emulator: %(message)s"))
+    logger.setLevel(logging.ERROR)
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
