@@ -1,6 +1,6 @@
 """Item 3 of issue 10, the aborted path, on the local stack: `baton runs stop <run>` stops the execution,
-`run_aborted` is in the run's log when the command returns (with who stopped it and why), the run's
-pending ask stops blocking, and `baton runs events --follow` exits by itself. Stopping again is a 409;
+`run_aborted` is in the run's log when the command returns (with who stopped it and why), and
+`baton runs events --follow` exits by itself. Stopping again is a 409;
 another operator's stop names that operator; bad input is a 4xx that changes nothing."""
 
 from __future__ import annotations

@@ -43,7 +43,9 @@ def _paused(stack: MotoStack, run_id: str) -> bool:
 
 
 def _start_and_stop(stack: MotoStack, run_id: str, *, settle: float) -> str:
-    run = stack.services.runs.start("human_pause", {"prompt": "Ship?", "timeout_seconds": 60}, run_id=run_id, caller="op")
+    run = stack.services.runs.start(
+        "human_pause", {"prompt": "Ship?", "timeout_seconds": 60}, run_id=run_id, caller="op"
+    )
     wait_for(lambda: _paused(stack, run_id))  # set by the park Lambda, which may still be returning
     time.sleep(settle)
     arn = run.execution_arn or ""

@@ -25,6 +25,7 @@ def stop_run(core: Core, runs: RunService, run_id: str, *, caller: str, reason: 
             f"run {run_id} is not a hosted run: Baton has no execution to stop",
             details={"run_id": run_id, "hosted": run.hosted},
         )
+    arn = run.execution_arn
     run = runs.refresh(run)
     if run.status in TERMINAL_RUN_STATES:
         raise ConflictError(
@@ -36,7 +37,7 @@ def stop_run(core: Core, runs: RunService, run_id: str, *, caller: str, reason: 
     previous = run.reason
     core.store.update_run(run_id, {"reason": cause})
     try:
-        core.workflows.stop(run.execution_arn, error=STOP_ERROR, cause=cause)
+        core.workflows.stop(arn, error=STOP_ERROR, cause=cause)
     except Exception:
         core.store.update_run(run_id, {"reason": previous})
         raise
