@@ -32,6 +32,21 @@ if TYPE_CHECKING:
 LAYER_DIR = source_tree().layer_dir
 
 
+def skipped_channels(config: TeamConfig) -> tuple[str, ...]:
+    """Channel functions left unsubscribed: the webhook has nowhere to post without its URL."""
+    return () if config.webhook_url else ("webhook",)
+
+
+def wired_channels(config: TeamConfig) -> list[str]:
+    """The notify channels this stack subscribes (`BATON_NOTIFY_CHANNELS`): each channel function not
+    skipped, and email when the team lists addresses."""
+    skip = skipped_channels(config)
+    channels = [
+        s.subscribes_to_channel for s in FUNCTIONS if s.subscribes_to_channel and s.subscribes_to_channel not in skip
+    ]
+    return [*channels, "email"] if config.emails else channels
+
+
 class BatonStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: TeamConfig, **kwargs: object) -> None:
         super().__init__(
@@ -71,6 +86,8 @@ class BatonStack(Stack):
             "BATON_COMPANION_MODEL": config.companion_model,
             # POST /api/runs checks each workflow's input schema (statemachines/*.input.schema.json).
             "BATON_INPUT_SCHEMAS": compact(load_schemas(source_tree().statemachines_dir)),
+            # What the stack wires below (subscriptions): a notify list naming another channel is a 422.
+            "BATON_NOTIFY_CHANNELS": ",".join(wired_channels(config)),
         }
         self.functions = Functions(
             self,
@@ -111,7 +128,7 @@ class BatonStack(Stack):
         )
         self.notifications.subscribe_emails(config.emails)
         # The webhook channel is subscribed only when it has somewhere to post.
-        self.notifications.subscribe_functions(fns, FUNCTIONS, skip=() if config.webhook_url else ("webhook",))
+        self.notifications.subscribe_functions(fns, FUNCTIONS, skip=skipped_channels(config))
         self.observability = Observability(
             self,
             "Observability",

@@ -215,6 +215,8 @@ class LocalStack:
                 "POWERTOOLS_METRICS_DISABLED": "true",
                 "POWERTOOLS_LOG_LEVEL": self.log_level,
                 "BATON_LOCAL_API_TOKEN": token,
+                # The channels this stack subscribes: a question asking for another one is a 422.
+                "BATON_NOTIFY_CHANNELS": ",".join(self.subscribe_channels),
             }
         )
         # Review gate: the offline companion and the merge as a local subprocess, unless overridden.

@@ -54,6 +54,7 @@ class AskService:
     ) -> Interaction:
         """Store the blocking ask, pause the run, publish it; the caller then waits with `get`."""
         core = self.core
+        core.check_notify(notify)
         core.ensure_run(run_id)
         interaction = Interaction(
             interaction_id=core.ids.new_id(),

@@ -176,6 +176,7 @@ class QuestionService:
             )
         if options is not None:
             options = self._check_options(options)
+        self.core.check_notify(notify)
         free_text = allow_free_text if allow_free_text is not None else not options
         if not options and not free_text:
             raise ValidationFailedError(

@@ -52,6 +52,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
             "BATON_INPUT_SCHEMAS",
             "BATON_MERGE_RUNNER",
             "BATON_MERGE_REPOSITORY",
+            "BATON_NOTIFY_CHANNELS",  # the doors where a question is created: an unwired channel is a 422
         ),
     ),
     # The agent tools over MCP (baton/mcp): POST /mcp, each call held at most ~20 s (API Gateway cuts at 29 s).
@@ -59,7 +60,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "mcp",
         "Baton MCP server: the agent tools over stateless Streamable HTTP",
         timeout_seconds=29,
-        extra_env=("BATON_AGENT_PRINCIPAL_PATTERN",),
+        extra_env=("BATON_AGENT_PRINCIPAL_PATTERN", "BATON_NOTIFY_CHANNELS"),
         aws_access=("table", "topic"),
     ),
     FunctionSpec("park", "Registers a gate's task token and what it asks"),
