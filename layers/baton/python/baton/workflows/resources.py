@@ -152,6 +152,7 @@ STATE_MACHINES: dict[str, str] = {
     "await_answers": "await_answers.asl.json",
     "await_fanout_example": "await_fanout_example.asl.json",
     "demo": "demo_workflow.asl.json",
+    "fix_loop_example": "fix_loop_example.asl.json",  # the demo's request_changes as a bounded fix loop
     # Not a workflow: every gate's timer, started by the parks (never by POST /api/runs).
     "gate_deadline": "gate_deadline.asl.json",
 }
@@ -211,6 +212,7 @@ WORKFLOW_DEFAULTS: dict[str, dict[str, object]] = {
         "delay_seconds": 0,
     },
     "await_fanout_example": {"items": [], "research_questions": [], "draft_questions": [], "timeout_seconds": 1800},
+    "fix_loop_example": {"max_fix_loops": 5, "review_timeout_seconds": 86400},  # the seed's fix_loop(5)
 }
 
 
