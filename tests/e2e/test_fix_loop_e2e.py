@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from baton.client.sdk import Client
+from baton.errors import NotFoundError
 from baton.local.demo_repo import create_demo_repo
 from baton.merge.gitcmd import git_out
 from tests.e2e.conftest import LocalStackProcess, wait_for
@@ -34,12 +35,10 @@ def _next_review(client: Client, run_id: str, seen: set[str]) -> str:
     def ready() -> str | None:
         try:
             review = client.review(run_id)
-        except Exception:  # no review yet (404) while the first round starts
+        except NotFoundError:  # no review yet while the first round starts
             return None
-        if review.status == "pending" and review.interaction_id not in seen:
-            if client.get_run(run_id).status == "paused_waiting_human":
-                return review.interaction_id
-        return None
+        fresh = review.status == "pending" and review.interaction_id not in seen
+        return review.interaction_id if fresh and client.get_run(run_id).status == "paused_waiting_human" else None
 
     iid: str = wait_for(ready, timeout=TIMEOUT)
     seen.add(iid)
