@@ -25,7 +25,9 @@
   `{run_id, input: config}`; result `{output, execution_arn}` (`$.review`).
 
 Their payloads are built from the Lambda payload models (`baton.domain.gate_payloads`), so a typo or a
-bad name fails the synth. One module for the four helpers (just over 400 lines) so a user reads one file.
+bad name fails the synth, and `baton check`'s gate checks (C100, C101, C241, C242) run on them
+(infra/gate_checks.py): a finding fails the synth with its code and reason. One module for the four helpers
+(just over 400 lines) so a user reads one file.
 
 Every Task's timeout is mandatory (no silent infinity); the token waits send it as `timeout_seconds`
 and the task's `$$.State.EnteredTime` as `entered_at`, so Baton's deadline is the task's,
@@ -70,6 +72,7 @@ from infra.capabilities.functions import SEND_TASK_ACTIONS
 from infra.capabilities.lifecycle import report_ends
 from infra.config import TeamConfig
 from infra.exports import GATE_FUNCTION_EXPORTS, REVIEW_GATE_WORKFLOW
+from infra.gate_checks import asks_as, check_await_from_at_synth, check_await_timeout, check_review
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -259,7 +262,7 @@ class BatonGate:
             timeout_seconds=seconds,
             **fields,
         )
-        return _token_wait(
+        task = _token_wait(
             scope,
             construct_id,
             function=baton.park_function,
@@ -269,6 +272,8 @@ class BatonGate:
             comment=options.get("comment")
             or f"Baton ask gate '{node}': parks until answered (timeout {timeout.to_human_string()})",
         )
+        asks_as(task, node)
+        return task
 
     @staticmethod
     def interrupt(
@@ -297,7 +302,7 @@ class BatonGate:
             node=node,
             request=_interrupt_request(_text(prompt, prompt_path, "prompt"), seconds, options),
         )
-        return _token_wait(
+        task = _token_wait(
             scope,
             construct_id,
             function=baton.interrupt_park_function,
@@ -307,6 +312,8 @@ class BatonGate:
             comment=options.get("comment")
             or f"Baton interrupt '{node}': parks until resumed or cancelled (timeout {timeout.to_human_string()})",
         )
+        asks_as(task, node)
+        return task
 
     @staticmethod
     def await_answers(
@@ -325,6 +332,7 @@ class BatonGate:
         at `result_path` (default `$.await`). Inside a Map pass `map_item_path` (where the item index is)
         so each item parks its own token."""
         _options(options, TaskOptions, "await_answers")
+        check_await_timeout(f"{scope.node.path}/{construct_id}", int(timeout.to_seconds()))  # C241
         seconds = _seconds(timeout, "await gate")
         payload, _ = await_gate_payloads(
             gate=gate,
@@ -333,7 +341,7 @@ class BatonGate:
             run_id_path=options.get("run_id_path", "$.run_id"),
             map_item_path=map_item_path,
         )
-        return _token_wait(
+        task = _token_wait(
             scope,
             construct_id,
             function=baton.await_gate_function,
@@ -344,6 +352,8 @@ class BatonGate:
             or f"Baton await gate '{gate}': parks until no question in scope is pending "
             f"(timeout {timeout.to_human_string()})",
         )
+        check_await_from_at_synth(task, seconds, from_node)  # C242, once the whole stack is known
+        return task
 
     @staticmethod
     def review(
@@ -369,6 +379,7 @@ class BatonGate:
             raise ValueError("give exactly one of config (the review gate's configuration) or config_path")
         gate_input: Any
         if config is not None:
+            check_review(f"{scope.node.path}/{construct_id}", config)  # C100, C101
             try:
                 GateConfig.model_validate(dict(config))
             except ValidationError as err:

@@ -35,6 +35,22 @@ if TYPE_CHECKING:
 LAYER_DIR = source_tree().layer_dir
 
 
+def skipped_channels(config: TeamConfig) -> tuple[str, ...]:
+    """Channel functions left unsubscribed: the webhook has nowhere to post without its URL, the email
+    Lambda no sender without an SES identity (email then goes by the SNS subscription)."""
+    return (() if config.webhook_url else ("webhook",)) + (() if config.email_sender else ("email",))
+
+
+def wired_channels(config: TeamConfig) -> list[str]:
+    """The notify channels this stack subscribes (`BATON_NOTIFY_CHANNELS`): each channel function not
+    skipped, and email when the team lists addresses."""
+    skip = skipped_channels(config)
+    channels = [
+        s.subscribes_to_channel for s in FUNCTIONS if s.subscribes_to_channel and s.subscribes_to_channel not in skip
+    ]
+    return [*channels, "email"] if config.emails and "email" not in channels else channels
+
+
 class BatonStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: TeamConfig, **kwargs: object) -> None:
         super().__init__(
@@ -74,6 +90,8 @@ class BatonStack(Stack):
             "BATON_COMPANION_MODEL": config.companion_model,
             # POST /api/runs checks each workflow's input schema (statemachines/*.input.schema.json).
             "BATON_INPUT_SCHEMAS": compact(load_schemas(source_tree().statemachines_dir)),
+            # What the stack wires below (subscriptions): a notify list naming another channel is a 422.
+            "BATON_NOTIFY_CHANNELS": ",".join(wired_channels(config)),
         }
         self.functions = Functions(
             self,
@@ -147,9 +165,8 @@ class BatonStack(Stack):
         )
         if self.email_links is None:
             self.notifications.subscribe_emails(config.emails)
-        skip = (() if config.webhook_url else ("webhook",)) + (() if config.email_sender else ("email",))
         # The webhook channel is subscribed only when it has somewhere to post, the email Lambda only with a sender.
-        self.notifications.subscribe_functions(fns, FUNCTIONS, skip=skip)
+        self.notifications.subscribe_functions(fns, FUNCTIONS, skip=skipped_channels(config))
         self.observability = Observability(
             self,
             "Observability",

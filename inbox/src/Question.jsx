@@ -39,6 +39,7 @@ export function QuestionScreen({ runId, interactionId }) {
   const [text, setText] = useState("");
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState(null);
+  const [winner, setWinner] = useState(null); // who answered first, and with what (the 409's `winner`)
   useEffect(() => {
     loadQuestion(runId, interactionId).then(setState, setError);
   }, [runId, interactionId]);
@@ -66,11 +67,16 @@ export function QuestionScreen({ runId, interactionId }) {
       // A 409 names the answer that won; the screen stays, so the operator sees it in place.
       const why = err.status === 409 ? `This question was ${winnerText(err)}.` : err.message;
       setResult({ ok: false, text: why, path: err.body && err.body.path });
+      if (err.status === 409 && err.body && err.body.winner) setWinner(err.body.winner);
     } finally {
       setBusy(false);
     }
   };
-  const done = settled || (result && result.ok);
+  const done = settled || (result && result.ok) || winner;
+  // After a 409 the options stay in view, disabled, each saying who answered (and which one won).
+  const by = winner && (winner.by || "someone");
+  const won = winner && (typeof winner.value === "string" ? winner.value : JSON.stringify(winner.value));
+  const caption = (option) => (option === won ? `chosen by ${by}` : `${by} answered ${won}`);
   const free = item.kind === "ask" || item.allow_free_text || !item.options || item.options.length === 0;
   return (
     <section aria-labelledby="q-title" className="card">
@@ -88,6 +94,7 @@ export function QuestionScreen({ runId, interactionId }) {
           {item.options.map((option) => (
             <button type="button" key={option} disabled={busy || done} onClick={() => send(option)}>
               {option}
+              {winner && <small className="answered-by">{caption(option)}</small>}
             </button>
           ))}
         </div>

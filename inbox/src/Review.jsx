@@ -75,7 +75,7 @@ function Thread({ thread }) {
   );
 }
 
-function Actions({ review, busy, act }) {
+function Actions({ review, busy, act, result, rejected }) {
   const [strategy, setStrategy] = useState(review.merge_strategy || "squash");
   const [message, setMessage] = useState("");
   const [reply, setReply] = useState("");
@@ -126,6 +126,18 @@ function Actions({ review, busy, act }) {
               </button>
             ))}
         </div>
+        {/* Right beside the buttons (on a phone too): why the last merge did not land, and what the
+            last action got, so the operator sees the guard's reason where the next click is. */}
+        {rejected && (
+          <p className="error" role="alert" aria-label="Why the last merge did not land">
+            {rejected}
+          </p>
+        )}
+        {result && (
+          <p className={result.ok ? "ok" : "error"} role={result.ok ? "status" : "alert"}>
+            {result.text}
+          </p>
+        )}
       </fieldset>
     </>
   );
@@ -184,11 +196,6 @@ export function ReviewScreen({ runId }) {
         {merge.final_commit && ` · ${merge.final_commit.slice(0, 12)} on ${merge.merged_into || merge.final_branch}`}
         {` · turns ${review.turns_used}/${review.max_turns}`}
       </p>
-      {review.reason && review.status === "pending" && (
-        <p className="error" role="alert" aria-label="Why the last merge did not land">
-          {review.reason}
-        </p>
-      )}
       {review.review_url && (
         <p>
           <a href={review.review_url} target="_blank" rel="noreferrer">
@@ -204,12 +211,13 @@ export function ReviewScreen({ runId }) {
       <DiffStats diff={review.diff} />
       <Verdict verdict={review.verdict} />
       <Thread thread={review.thread || []} />
-      <Actions review={review} busy={busy} act={act} />
-      {result && (
-        <p className={result.ok ? "ok" : "error"} role={result.ok ? "status" : "alert"}>
-          {result.text}
-        </p>
-      )}
+      <Actions
+        review={review}
+        busy={busy}
+        act={act}
+        result={result}
+        rejected={review.status === "pending" ? review.reason : null}
+      />
     </section>
   );
 }

@@ -13,7 +13,7 @@ from playwright.sync_api import Page, Request, expect
 from baton.errors import NotFoundError
 from baton.local.demo_repo import create_demo_repo
 from baton.merge.gitcmd import git_out
-from tests.browser.conftest import shoot
+from tests.browser.conftest import DESKTOP, PHONE, shoot
 from tests.e2e.conftest import LocalStackProcess, wait_for
 
 # Three unbounded repeats: the server allows at most 100 characters under this pattern (its ReDoS
@@ -166,6 +166,14 @@ def test_walk_a_review_dialogue_through_a_rejected_merge_to_a_squash_merge(
     reason = page.get_by_role("alert", name="Why the last merge did not land")
     expect(reason).to_contain_text("uncommitted changes", timeout=REVIEW_SECONDS * 1000)
     expect(approve).to_be_enabled(timeout=REVIEW_SECONDS * 1000)
+    # On a 375 px phone the reason sits right beside the merge buttons, on screen with them.
+    page.set_viewport_size(PHONE)
+    page.locator(".merge .actions").evaluate("el => el.scrollIntoView({block: 'start'})")
+    buttons, why = page.locator(".merge .actions").bounding_box(), reason.bounding_box()
+    assert buttons is not None and why is not None
+    assert 0 <= why["y"] - (buttons["y"] + buttons["height"]) <= 24, (buttons, why)  # just below them
+    assert why["y"] + why["height"] <= PHONE["height"], "the reason is off screen when the buttons are on it"
+    page.set_viewport_size(DESKTOP)
     shoot(page, "review-rejected")
     assert git_out(repo.path, "rev-parse", "main") == repo.base_commit
 

@@ -38,7 +38,7 @@ def test_killed_then_restarted_the_same_questions_are_answerable_with_the_same_t
             asked = [client.ask_async("ext-1", "draft", f"question {n}?") for n in range(3)]
             interrupt = client.create_interrupt(session_id="ext-1", prompt="which environment?")
             hosted = client.start_run(
-                "human_pause", {"prompt": "go on?", "timeout_seconds": 300, "notify": ["email"]}, run_id="hosted-1"
+                "human_pause", {"prompt": "go on?", "timeout_seconds": 300, "notify": ["console"]}, run_id="hosted-1"
             )
             wait_for(lambda: client.get_run("hosted-1").status == "paused_waiting_human", timeout=30)
         ids = {a.interaction_id for a in asked}

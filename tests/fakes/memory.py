@@ -439,3 +439,7 @@ class FakeWorkflows:
 
     def describe(self, execution_arn: str) -> dict[str, Any]:
         return self.status[execution_arn]
+
+    def stop(self, execution_arn: str, *, error: str, cause: str) -> None:
+        if self.status[execution_arn]["status"] == "RUNNING":
+            self.status[execution_arn] = {"status": "ABORTED", "error": error, "cause": cause}

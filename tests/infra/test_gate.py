@@ -44,7 +44,7 @@ def _user_stack(outdir: Path) -> tuple[Any, Any, dict[str, Any]]:
             timeout=Duration.hours(1),
         ),
         "await": BatonGate.await_answers(
-            stack, "Sync", baton=baton, gate="sync", from_node="draft", timeout=Duration.minutes(30)
+            stack, "Sync", baton=baton, gate="sync", from_node="approve", timeout=Duration.minutes(30)
         ),
         "review": BatonGate.review(stack, "Review", baton=baton, config=CONFIG, timeout=Duration.days(2)),
     }
@@ -159,7 +159,7 @@ def test_await_answers_is_a_token_wait_on_await_gate(user_stack: tuple[Any, Any,
         "entered_at.$": "$$.State.EnteredTime",  # Baton's deadline starts with the task (issue 17)
         "run_id.$": "$.run_id",
         "gate": "sync",
-        "from": "draft",
+        "from": "approve",
         "timeout_seconds": 1800,
     }
     assert state["ResultPath"] == "$.await"

@@ -63,6 +63,7 @@ ROUTES = [
     Route("GET", "/api/runs/{run}"),
     Route("GET", "/api/runs/{run}/events"),
     Route("POST", "/api/runs/{run}/resume", {"answers": {"ok": True}}, operator_only=True),
+    Route("POST", "/api/runs/{run}/stop", {"reason": "no"}, operator_only=True),
     Route("GET", "/api/runs/{run}/review"),
     Route("POST", "/api/runs/{run}/questions", {"node": "draft", "question": "which?"}),
     Route("GET", "/api/runs/{run}/interactions/pending"),

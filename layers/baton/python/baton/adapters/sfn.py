@@ -63,6 +63,9 @@ class SfnWorkflows:
             raise
         return resp["executionArn"]
 
+    def stop(self, execution_arn: str, *, error: str, cause: str) -> None:
+        self._sfn.stop_execution(executionArn=execution_arn, error=error[:256], cause=cause[:32768])
+
     def describe(self, execution_arn: str) -> dict[str, Any]:
         resp = self._sfn.describe_execution(executionArn=execution_arn)
         out: dict[str, Any] = {"status": resp["status"]}

@@ -22,6 +22,7 @@ from baton.api.routes_inbox import router as inbox_router
 from baton.api.routes_interrupts import router as interrupts_router
 from baton.api.routes_questions import router as questions_router
 from baton.api.routes_review import router as review_router
+from baton.api.routes_run_stop import router as run_stop_router
 from baton.api.routes_runs import router as runs_router
 from baton.domain.fields import MAX_JSON_DEPTH, json_text_depth
 from baton.errors import (
@@ -138,6 +139,7 @@ class BatonResolver(RequestScopedResolver):
 def create_app() -> APIGatewayRestResolver:
     app = BatonResolver(enable_validation=True)
     app.include_router(runs_router)
+    app.include_router(run_stop_router)
     app.include_router(interrupts_router)
     app.include_router(review_router)
     app.include_router(questions_router)

@@ -1,4 +1,4 @@
-"""`baton runs …` (start, show, events, questions, answer, pending) and `baton resume`: hosted and external runs."""
+"""`baton runs …` (start, show, stop, events, questions, answer, pending) and `baton resume`."""
 
 from __future__ import annotations
 
@@ -85,6 +85,23 @@ def runs_show(run_id: str, as_json: JsonFlag = False) -> None:
         if value not in (None, {}, ""):
             table.add_row(f"[bold]{key}[/]", json.dumps(value) if isinstance(value, dict | list) else str(value))
     console.print(table)
+
+
+@runs_app.command("stop")
+def runs_stop(
+    run_id: str,
+    reason: Annotated[str | None, typer.Option(help="Why: kept as the run's reason.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Stop a hosted run: its execution is stopped and the run ends aborted (run_aborted recorded at once)."""
+    try:
+        run = common.client().stop_run(run_id, reason=reason)
+    except BatonError as err:
+        fail(err)
+    if as_json:
+        print_json(run)
+    else:
+        console.print(f"run [bold]{run.run_id}[/]: {run.status} ({run.reason})")
 
 
 # `runs events --follow` exits with the run's final status (2 stays Typer's usage error).

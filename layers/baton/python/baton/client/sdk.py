@@ -111,6 +111,11 @@ class Client(ClaimCalls, AuditCalls):
     def get_run(self, run_id: str) -> RunView:
         return RunView.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}"))
 
+    def stop_run(self, run_id: str, *, reason: str | None = None) -> RunView:
+        """Stop a hosted run: it ends aborted, `run_aborted` recorded before this returns."""
+        body = {"reason": reason} if reason else {}
+        return RunView.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/stop", json_body=body))
+
     def events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> EventPage:
         params: dict[str, Any] = {"limit": limit}
         if after:

@@ -12,6 +12,15 @@ moto 5.2's port of the `states:startExecution(.sync:2)` integration leaves param
 casing alone (its `_normalise_*` hooks are no-ops), so ASL's `StateMachineArn`/`Input`/`Name` reach
 botocore unconverted and fail, and `$.Output` is never found. AWS converts both ways; so does
 `sfn_integration_casing`, so the same ASL (a gate run as one Task) works here and on AWS.
+
+moto 5.2's StopExecution only marks the program stopped: a `waitForTaskToken` Task keeps waiting for its
+token (the execution stays RUNNING until the Task's own timeout), and a stop that lands while the Task's
+Lambda is still being invoked leaves the evaluation stack half popped, so the execution ends FAILED with
+States.Runtime "'>' not supported between instances of 'dict' and 'int'" (the TimeoutSecondsPath value
+read from the wrong stack slot). AWS ends a stopped execution at once as ABORTED; `sfn_stop_execution`
+does too: the execution is ABORTED with its stop date, error and cause when StopExecution returns, its
+end is reported once (the lifecycle hook, `baton.local.lifecycle_hook`, sees it then), its waits are woken
+and whatever the stopped worker thread does afterwards no longer changes the execution.
 """
 
 from __future__ import annotations
@@ -132,3 +141,38 @@ def sfn_integration_casing() -> Iterator[None]:
     finally:
         StateTaskServiceSfn._normalise_parameters = original_params  # type: ignore[method-assign]
         StateTaskServiceSfn._normalise_response = original_response  # type: ignore[method-assign]
+
+
+class _Ended:
+    """The worker communication of a stopped execution: its end was already reported by the stop."""
+
+    def terminated(self) -> None:
+        return None
+
+
+@contextmanager
+def sfn_stop_execution() -> Iterator[None]:
+    """While open, moto's StopExecution ends the execution at once as ABORTED, as AWS does."""
+    from moto.stepfunctions.parser.api import ExecutionStatus
+    from moto.stepfunctions.parser.backend.execution import Execution
+
+    original_stop = Execution.stop
+
+    def stop(self: Any, stop_date: Any, error: str | None, cause: str | None) -> None:
+        worker = self.exec_worker
+        if worker is None or self.exec_status != ExecutionStatus.RUNNING:
+            original_stop(self, stop_date=stop_date, error=error, cause=cause)
+            return
+        original_stop(self, stop_date=stop_date, error=error, cause=cause)  # the program is ProgramStopped
+        self.error, self.cause = error or None, cause or None  # moto's StopExecution passes ""
+        communication = worker._execution_communication
+        worker._execution_communication = _Ended()  # the worker's own end, later, changes nothing
+        communication.terminated()  # ABORTED (from ProgramStopped) and stop date now; the end is reported
+        for endpoint in list(worker.env.callback_pool_manager._pool.values()):
+            endpoint.interrupt_all()  # the token waits return, so the stopped worker thread ends
+
+    Execution.stop = stop  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Execution.stop = original_stop  # type: ignore[method-assign]

@@ -25,7 +25,7 @@ from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process
 from baton.local.inbox import InboxSite
 from baton.local.lifecycle_hook import execution_end_events
-from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
+from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing, sfn_stop_execution
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.provision import Provisioned, create_state_machines, provision
 from baton.workflows.resources import FUNCTIONS, schedule_seconds
@@ -177,6 +177,7 @@ class LocalStack:
         """What makes moto behave as AWS does for Baton (each undone on stop)."""
         self._exit_stack.enter_context(self.dispatcher.installed())
         self._exit_stack.enter_context(sfn_integration_casing())
+        self._exit_stack.enter_context(sfn_stop_execution())  # StopExecution ends a run at once, as on AWS
         # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
         self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
         if self.log_level != "INFO":
@@ -220,6 +221,8 @@ class LocalStack:
                 "POWERTOOLS_METRICS_DISABLED": "true",
                 "POWERTOOLS_LOG_LEVEL": self.log_level,
                 "BATON_LOCAL_API_TOKEN": token,
+                # The channels this stack subscribes: a question asking for another one is a 422.
+                "BATON_NOTIFY_CHANNELS": ",".join(self.subscribe_channels),
             }
         )
         # Review gate: the offline companion and the merge as a local subprocess, unless overridden.

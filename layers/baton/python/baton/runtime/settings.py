@@ -58,6 +58,9 @@ class Settings(BaseModel):
     # Local stack: the named local operators' groups for quorum approvers, as JSON {"group": ["alice", ...]}
     # (deployed, groups come from the caller's Cognito groups; baton/api/auth.py).
     local_groups: dict[str, list[str]] = Field(default_factory=dict, alias="BATON_LOCAL_GROUPS")
+    # The notify channels the stack wires (comma-separated; infra/stack.py and the local stack set it);
+    # empty = not said, every channel Baton knows is accepted (baton/domain/channels.py).
+    notify_channels: tuple[str, ...] = Field(default=(), alias="BATON_NOTIFY_CHANNELS")
 
     model_config = {"populate_by_name": True, "frozen": True}
 
@@ -69,6 +72,13 @@ class Settings(BaseModel):
         if isinstance(value, str):
             return json.loads(value) if value.strip() else {}
         return value
+
+    @field_validator("notify_channels", mode="before")
+    @classmethod
+    def _parse_channels(cls, value: object) -> object:
+        from baton.domain.channels import parse_channels
+
+        return parse_channels(value)
 
     def require_resources(self) -> None:
         """Fail loudly when a required resource is missing (the CDK stack and the local stack set both)."""

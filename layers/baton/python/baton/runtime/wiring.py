@@ -103,6 +103,7 @@ def build_services(settings: Settings) -> Services:
     from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
     from baton.api.idempotency import Idempotency, NoIdempotency
     from baton.domain.deadline import TIMER_STATE_MACHINE
+    from baton.notify.model import CHANNELS
     from baton.notify.sns import SnsNotifier
     from baton.services.core import Core
     from baton.services.runs import RunService
@@ -123,6 +124,7 @@ def build_services(settings: Settings) -> Services:
         notifier=notifier,
         workflow_arns=workflow_arns,
         timers=SfnDeadlineTimers(stepfunctions, timer_arn) if timer_arn else None,
+        channels=settings.notify_channels or CHANNELS,
     )
     idempotency: Idempotency | NoIdempotency = (
         Idempotency(settings.table_name, dynamodb) if settings.idempotency_enabled else NoIdempotency()

@@ -75,6 +75,7 @@ class AskService:
         core = self.core
         if ladder is not None:
             _check_ladder(ladder, timeout_seconds, options)
+        core.check_notify(notify)
         core.ensure_run(run_id)
         interaction = Interaction(
             interaction_id=core.ids.new_id(),

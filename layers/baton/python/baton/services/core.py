@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.channels import refuse_unconfigured
 from baton.domain.deadline import GRACE_SECONDS, grace_for
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
 from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso
 from baton.models import Event, Interaction, ParkedWait, RunSummary
-from baton.notify.model import Notification
+from baton.notify.model import CHANNELS, Notification
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -64,6 +65,7 @@ class Core:
     clock: Clock = field(default_factory=SystemClock)
     ids: IdGenerator = field(default_factory=UlidGenerator)
     timers: DeadlineTimers | None = None  # each gate's timer (baton.services.deadlines); None: the reconciler only
+    channels: tuple[str, ...] = CHANNELS  # the notify channels the stack wires (Settings.notify_channels)
 
     def now(self) -> str:
         return iso(self.clock.now())
@@ -163,6 +165,10 @@ class Core:
         except ConflictError:
             return False
         return True
+
+    def check_notify(self, notify: list[str] | None, *, field: str = "notify") -> None:
+        """422 when `notify` names a channel this stack does not wire (baton/domain/channels.py)."""
+        refuse_unconfigured(notify, self.channels, field=field)
 
     def notify(self, interaction: Interaction, event: str, **extra: Any) -> None:
         """Notifications are best effort: a failed publish is logged, never loses the request."""

@@ -243,6 +243,7 @@ class InterruptService:
             )
         timeout_ms = spec.timeout_ms or DEFAULT_TIMEOUT_MS
         notify = list(spec.notify) if spec.notify else ["console"]
+        core.check_notify(notify)
 
         iid = self._new_id(spec, token, entered_at)
         retried = self._parked_before(session_id, spec.node, token, iid)

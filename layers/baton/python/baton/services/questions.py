@@ -194,6 +194,7 @@ class QuestionService:
                 f"approval.approve_option {approval.approve_option!r} is not one of the options",
                 details={"path": "approval.approve_option", "options": options},
             )
+        self.core.check_notify(notify)
         free_text = allow_free_text if allow_free_text is not None else not options
         if not options and not free_text:
             raise ValidationFailedError(

@@ -104,6 +104,8 @@ class RunService:
                 details={"size": size, "limit": MAX_INPUT_BYTES},
             )
         self._check_declared_input(workflow, payload)
+        notify = payload.get("notify")
+        self.core.check_notify(notify if isinstance(notify, list) else None, field="input.notify")
         now = self.core.now()
         started = {"workflow": workflow, "hosted": True, "started_by": caller}  # the starter cannot approve
         run = RunSummary(run_id=run_id, status="running", created_at=now, updated_at=now, **started)

@@ -66,6 +66,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
             "BATON_INPUT_SCHEMAS",
             "BATON_MERGE_RUNNER",
             "BATON_MERGE_REPOSITORY",
+            "BATON_NOTIFY_CHANNELS",  # the doors where a question is created: an unwired channel is a 422
         ),
     ),
     # The agent tools over MCP (baton/mcp): POST /mcp, each call held at most ~20 s (API Gateway cuts at 29 s).
@@ -73,7 +74,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "mcp",
         "Baton MCP server: the agent tools over stateless Streamable HTTP",
         timeout_seconds=29,
-        extra_env=("BATON_AGENT_PRINCIPAL_PATTERN",),
+        extra_env=("BATON_AGENT_PRINCIPAL_PATTERN", "BATON_NOTIFY_CHANNELS"),
         aws_access=("table", "topic"),
     ),
     FunctionSpec("park", "Registers a gate's task token and what it asks"),
@@ -194,6 +195,7 @@ STATE_MACHINES: dict[str, str] = {
     "await_answers": "await_answers.asl.json",
     "await_fanout_example": "await_fanout_example.asl.json",
     "demo": "demo_workflow.asl.json",
+    "fix_loop_example": "fix_loop_example.asl.json",  # the demo's request_changes as a bounded fix loop
     # Not a workflow: every gate's timer, started by the parks (never by POST /api/runs).
     "gate_deadline": "gate_deadline.asl.json",
 }
@@ -253,6 +255,7 @@ WORKFLOW_DEFAULTS: dict[str, dict[str, object]] = {
         "delay_seconds": 0,
     },
     "await_fanout_example": {"items": [], "research_questions": [], "draft_questions": [], "timeout_seconds": 1800},
+    "fix_loop_example": {"max_fix_loops": 5, "review_timeout_seconds": 86400},  # the seed's fix_loop(5)
 }
 
 

@@ -1,0 +1,87 @@
+"""`baton check`'s gate checks (baton/workflows/gate_checks.py) run on the CDK helpers of infra/gate.py, so a
+bad helper configuration fails the synth with the same code and reason as a bad ASL file:
+
+- C100 / C101 (review gate: nothing to merge, a `review_url` naming a missing output) and C241 (an await
+  gate without a positive timeout) are known when the helper is called: it raises `GateCheckError` then.
+- C242 (an await gate whose `from` names a node that never asks) needs the whole stack: each await gate
+  gets a construct validation, run at synth, judging `from` against the nodes the stack's Baton gates ask
+  as (`ask` and `interrupt`), the way the ASL check judges it against the machine's Tasks; a stack where no
+  Baton gate asks gets its questions from agents over the API and is not judged, as in the ASL check.
+
+Each helper's state is given to the ASL checks in the ASL shape they read (the same placeholders).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import jsii
+from aws_cdk import Stack
+from constructs import IValidation
+
+from baton.workflows.gate_checks import AWAIT_GATE_ARN, REVIEW_GATE_ARN, await_findings, review_findings
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from constructs import Construct
+
+ASKS_AS = "_baton_asks_as"  # attribute on an ask/interrupt gate's Task: the node it asks as
+
+
+class GateCheckError(ValueError):
+    """A helper configuration `baton check` would refuse: the message starts with the finding's code."""
+
+
+def _refuse(findings: list[tuple[str, str, str]]) -> None:
+    if findings:
+        raise GateCheckError("; ".join(f"{code} {where}: {reason}" for where, code, reason in findings))
+
+
+def check_review(where: str, config: Mapping[str, Any]) -> None:
+    """C100 / C101 on a review helper's literal configuration."""
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::states:startExecution.sync:2",
+        "Parameters": {"StateMachineArn": REVIEW_GATE_ARN, "Input": {"input": dict(config)}},
+    }
+    _refuse(review_findings(where, state, None))
+
+
+def _await_state(seconds: int, from_node: str | None) -> dict[str, Any]:
+    payload = {"timeout_seconds": seconds, **({"from": from_node} if from_node is not None else {})}
+    return {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
+        "TimeoutSeconds": seconds,
+        "Parameters": {"FunctionName": AWAIT_GATE_ARN, "Payload": payload},
+    }
+
+
+def check_await_timeout(where: str, seconds: int) -> None:
+    """C241 on an await helper's timeout."""
+    _refuse([f for f in await_findings(where, _await_state(seconds, None), set()) if f[1] == "C241"])
+
+
+def asks_as(task: Construct, node: str) -> None:
+    """Mark an ask/interrupt gate's Task as asking as `node` (what C242 compares `from` with)."""
+    setattr(task, ASKS_AS, node)
+
+
+@jsii.implements(IValidation)
+class _FromNodeAsks:
+    """C242 at synth: once the stack is built, does any Baton gate of it ask as `from_node`?"""
+
+    def __init__(self, task: Construct, seconds: int, from_node: str) -> None:
+        self._task, self._seconds, self._from = task, seconds, from_node
+
+    def validate(self) -> list[str]:
+        asking = {str(getattr(c, ASKS_AS)) for c in Stack.of(self._task).node.find_all() if hasattr(c, ASKS_AS)}
+        where = self._task.node.path
+        found = await_findings(where, _await_state(self._seconds, self._from), asking)
+        return [f"{code} {where}: {reason}" for _, code, reason in found if code == "C242"]
+
+
+def check_await_from_at_synth(task: Construct, seconds: int, from_node: str | None) -> None:
+    if from_node is not None:
+        task.node.add_validation(_FromNodeAsks(task, seconds, from_node))
