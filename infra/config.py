@@ -126,13 +126,13 @@ class TeamConfig:
             raise ValueError("pending-age alarm thresholds must be at least 1 minute")
         if self.pending_count_alarm_threshold < 0:
             raise ValueError("pending_count_alarm_threshold must be 0 (off) or more")
-
-    def pending_age_alarm_seconds(self, kind: str) -> int:
-        return 60 * self.pending_age_alarm_minutes_by_kind.get(kind, self.pending_age_alarm_minutes)
         if self.audit_lock_mode not in ("GOVERNANCE", "COMPLIANCE"):
             raise ValueError(f"audit_lock_mode {self.audit_lock_mode!r} must be GOVERNANCE or COMPLIANCE")
         if not 1 <= self.audit_retention_days <= 36500:
             raise ValueError("audit_retention_days must be 1..36500")
+
+    def pending_age_alarm_seconds(self, kind: str) -> int:
+        return 60 * self.pending_age_alarm_minutes_by_kind.get(kind, self.pending_age_alarm_minutes)
 
     @property
     def prefix(self) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import importlib.metadata
+import importlib.util
 import re
 import shutil
 import tempfile
@@ -47,26 +48,30 @@ def locked_version(package: str, lock: Path = ROOT / "uv.lock") -> str:
     return found[1]
 
 
-def stage_mcp_types(destination: Path) -> Path:
-    """`destination/python/mcp_types` (and its license) from the installed package, which must be the
-    version uv.lock pins. Returns `destination`."""
-    installed, locked = importlib.metadata.version(MCP_TYPES), locked_version(MCP_TYPES)
+def stage_locked_package(distribution: str, module: str, destination: Path) -> Path:
+    """`destination/python/<module>` (and its license) from the installed package, which must be the
+    version uv.lock pins: a pure-Python layer staged offline. Returns `destination`."""
+    installed, locked = importlib.metadata.version(distribution), locked_version(distribution)
     if installed != locked:
-        raise RuntimeError(f"{MCP_TYPES} {installed} is installed but uv.lock pins {locked}: run `uv sync`")
-    import mcp_types
-
-    source = Path(mcp_types.__file__).parent
-    target = destination / "python" / "mcp_types"
+        raise RuntimeError(f"{distribution} {installed} is installed but uv.lock pins {locked}: run `uv sync`")
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise RuntimeError(f"{module} is not importable: run `uv sync`")
+    source = Path(spec.origin).parent
+    target = destination / "python" / module
     for path in sorted(source.rglob("*")):
         relative = path.relative_to(source).as_posix()
         if path.is_file() and not is_excluded(relative, list(BYTECODE)):
             (target / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target / relative)
-    dist = importlib.metadata.distribution(MCP_TYPES)
-    for file in dist.files or ():
+    for file in importlib.metadata.distribution(distribution).files or ():
         if file.name in ("LICENSE", "METADATA"):
-            shutil.copy2(Path(str(file.locate())), destination / "python" / f"mcp_types.{file.name}")
+            shutil.copy2(Path(str(file.locate())), destination / "python" / f"{module}.{file.name}")
     return destination
+
+
+def stage_mcp_types(destination: Path) -> Path:
+    return stage_locked_package(MCP_TYPES, "mcp_types", destination)
 
 
 class McpEndpoint(Construct):

@@ -26,7 +26,6 @@ at synth, offline.
 from __future__ import annotations
 
 import atexit
-import importlib.metadata
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -40,9 +39,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from infra.assets import BYTECODE, is_excluded
 from infra.capabilities.functions import ARCHITECTURE, RUNTIME
-from infra.capabilities.mcp import locked_version
+from infra.capabilities.mcp import locked_version, stage_locked_package
 from infra.nag import acknowledge
 from infra.naming import parameter_arn
 
@@ -80,25 +78,7 @@ class SlackAppContext:
 
 
 def stage_slack_sdk(destination: Path) -> Path:
-    """`destination/python/slack_sdk` (and its license) from the installed package, which must be the
-    version uv.lock pins. Returns `destination`."""
-    installed, locked = importlib.metadata.version(SLACK_SDK), locked_version(SLACK_SDK)
-    if installed != locked:
-        raise RuntimeError(f"{SLACK_SDK} {installed} is installed but uv.lock pins {locked}: run `uv sync`")
-    import slack_sdk
-
-    source = Path(slack_sdk.__file__).parent
-    target = destination / "python" / "slack_sdk"
-    for path in sorted(source.rglob("*")):
-        relative = path.relative_to(source).as_posix()
-        if path.is_file() and not is_excluded(relative, list(BYTECODE)):
-            (target / relative).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, target / relative)
-    dist = importlib.metadata.distribution(SLACK_SDK)
-    for file in dist.files or ():
-        if file.name in ("LICENSE", "METADATA"):
-            shutil.copy2(Path(str(file.locate())), destination / "python" / f"slack_sdk.{file.name}")
-    return destination
+    return stage_locked_package(SLACK_SDK, "slack_sdk", destination)
 
 
 class SlackApp(Construct):

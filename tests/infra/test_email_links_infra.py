@@ -76,7 +76,7 @@ def test_only_the_mailer_sends_mail_and_only_from_the_sender(cfn: dict[str, Any]
     assert "BATON_EMAIL_OUTBOX" not in env  # deployed mail is sent, never kept
 
 
-def test_the_answer_routes_are_the_only_unauthenticated_methods(cfn: dict[str, Any]) -> None:
+def test_the_answer_routes_and_the_slack_endpoint_are_the_only_unauthenticated_methods(cfn: dict[str, Any]) -> None:
     paths = {k: v["Properties"] for k, v in resources(cfn, "AWS::ApiGateway::Resource").items()}
     open_methods = []
     for method in resources(cfn, "AWS::ApiGateway::Method").values():
@@ -87,7 +87,13 @@ def test_the_answer_routes_are_the_only_unauthenticated_methods(cfn: dict[str, A
             open_methods.append((parent["PathPart"], resource["PathPart"], props["HttpMethod"]))
             assert props["Integration"]["Type"] == "AWS_PROXY"
             assert "api" in json.dumps(props["Integration"]["Uri"])
-    assert sorted(open_methods) == [("answer", "{link}", "GET"), ("answer", "{link}", "POST")]
+    # The signed link is the answer routes' credential; Slack's signature the Slack endpoint's
+    # (tests/infra/test_slack_infra.py).
+    assert sorted(open_methods) == [
+        ("answer", "{link}", "GET"),
+        ("answer", "{link}", "POST"),
+        ("slack", "interactions", "POST"),
+    ]
 
 
 def test_the_notifications_topic_has_no_email_subscription_and_alarms_still_mail(cfn: dict[str, Any]) -> None:

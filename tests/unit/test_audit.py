@@ -29,6 +29,7 @@ from baton.models import Event
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.audit import AuditService
+from baton.services.claims import ClaimService
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
@@ -202,7 +203,7 @@ def _decide(core: Core) -> None:
     asked = questions.ask("r1", node="draft", question="Which DB?", caller="agent")
     questions.answer("r1", asked["interaction_id"], "postgres", caller="alice")
     first, _ = interrupts.create(InterruptSpec(session_id="r1", prompt="Deploy?", state={"env": "dev"}), caller="a")
-    interrupts.claim(first.interaction_id, operator="bob")
+    ClaimService(interrupts).claim(first.interaction_id, operator="bob")
     interrupts.resume(first.interaction_id, "yes", ["env=prod"], caller="bob")
     second, _ = interrupts.create(InterruptSpec(session_id="r1", prompt="Again?"), caller="agent")
     interrupts.cancel(second.interaction_id, "not today", caller="carol")

@@ -8,14 +8,7 @@ from typing import TYPE_CHECKING, Any
 from baton.domain.execution_events import ENDED_STATUSES, ExecutionEnd
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.domain.fields import check_run_id as check_run_id  # where the routes import it from
-from baton.errors import (
-    ConflictError,
-    GoneError,
-    NotFoundError,
-    PayloadTooLargeError,
-    ValidationFailedError,
-    winner,
-)
+from baton.errors import ConflictError, GoneError, NotFoundError, PayloadTooLargeError, ValidationFailedError, winner
 from baton.events import (
     HumanInputRequested,
     HumanInputTimedOut,
