@@ -58,14 +58,14 @@ def test_runs_stop_records_run_aborted_at_once_and_follow_exits(local_stack: Loc
     finally:
         if follower.poll() is None:
             follower.kill()
-    assert follower.returncode == 0, err
+    assert follower.returncode == 4, err  # --follow exits with the run's final status: 4 = aborted
     printed = [json.loads(line)["type"] for line in out.splitlines() if line.strip()]
     assert printed[0] == "run_started" and printed[-1] == "run_aborted"
     summary = client.get_run(run_id)
     assert summary.status == "aborted" and summary.ended_at == end.at
     assert summary.reason == "stopped by local-operator: wrong branch"
     # the execution is ABORTED too, and stays so: one end, no late run_failed from the stopped worker
-    wait_for(lambda: f"run_aborted (run) run={run_id}" in local_stack.log(), timeout=10)
+    wait_for(lambda: f"[baton] run {run_id} (human_pause) aborted" in local_stack.log(), timeout=10)
     assert [e.type for e in client.events(run_id).events if e.type in ENDS] == ["run_aborted"]
     again = _cli(local_stack, "runs", "stop", run_id)
     assert again.returncode != 0 and "already ended (aborted)" in again.stderr and "Traceback" not in again.stderr
