@@ -49,7 +49,7 @@ def test_resume_an_interrupt_through_the_form_with_a_422_then_a_valid_value_and_
     page.on("request", lambda r: resumes.append(r) if r.url.endswith(f"/{rec.interrupt_id}/resume") else None)
     page.goto(f"{stack.api_url}/inbox/#/interrupt/{rec.interrupt_id}")
     expect(page.get_by_role("heading", name="Name the release")).to_be_visible()
-    expect(page.get_by_text("Claimed by you (local-operator).")).to_be_visible()  # claimed on open
+    expect(page.get_by_text("Claimed by you (local-operator) until")).to_be_visible()  # claimed on open
     assert operator.get_interrupt(rec.interrupt_id).claimed_by == "local-operator"
     page.get_by_text("State snapshot").click()
     expect(page.get_by_label("State snapshot")).to_contain_text('"flag": false')
