@@ -1,5 +1,6 @@
 """Item 6 of issue 10 on the local stack: the stack subscribes only the console and email channels here
-(email always: each mail is printed and kept in the outbox; no `--webhook-url`, no `--slack-webhook-url`), so a question, blocking ask, interrupt or hosted run asking
+(email always: each mail is printed and kept in the outbox; no `--webhook-url`, no
+`--slack-webhook-url`), so a question, blocking ask, interrupt or hosted run asking
 for Slack is a 422 at creation through every door (REST, the SDK), naming the field and the configured
 channels, and nothing is created."""
 
