@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import pytest
@@ -23,6 +23,9 @@ from baton.runtime.wiring import Services
 from baton.services.core import Core
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
+
+if TYPE_CHECKING:
+    from pathlib import Path
 from tests.conftest import FixedClock
 from tests.fakes import MemoryStore
 from tests.fakes.links import MemoryAnswerLinks
@@ -291,3 +294,18 @@ def test_each_recipient_gets_their_own_link_and_no_task_token(clock: FixedClock)
     interrupt = Notification(event="interrupt_created", kind="interrupt", run_id="r1", interaction_id="i1", prompt="?")
     mail = compose(interrupt, ALICE, links, "https://inbox.example/inbox/")
     assert "https://inbox.example/inbox/#/interrupt/i1" in mail.text and "/answer/" not in mail.text
+
+
+def test_the_local_outbox_prints_an_answerable_mail_whole_and_any_other_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from baton.channels.email.mail import ANSWER_LINK_HEADING
+    from baton.channels.email.outbox import OutboxMailSender, read_outbox
+
+    sender = OutboxMailSender(tmp_path)
+    sender.send(Mail(to="a@x", subject="Question: db?", text=f"db?\n\n{ANSWER_LINK_HEADING}\n  http://x/answer/l"))
+    sender.send(Mail(to="a@x", subject="Run ended", text="Run r1 succeeded\n\nDetails:\n  run: r1"))
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "[baton] mail to a@x: Question: db?" and "  http://x/answer/l" in printed
+    assert printed[-1].startswith("[baton] mail to a@x: Run ended (kept in ") and "Details:" not in printed
+    assert [m.subject for m in read_outbox(tmp_path)] == ["Question: db?", "Run ended"]  # both kept whole

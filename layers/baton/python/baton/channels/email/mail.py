@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 ANSWER_PATH = "/answer/"
 DEFAULT_LINK_TTL_SECONDS = 3 * 86400
+ANSWER_LINK_HEADING = "Answer from this mail:"  # the local outbox prints a mail with it whole
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def compose(notification: Notification, recipient: str, links: EmailLinks, inbox
     if n.kind == "question" and n.interaction_id:
         url, expires = links.link_for(n.run_id, n.interaction_id, recipient)
         lines += [
-            "Answer from this mail:",
+            ANSWER_LINK_HEADING,
             f"  {url}",
             "  The link opens a page that shows the question and its options; nothing is answered until you",
             f"  press a button there. It answers once, as {recipient}, until {iso(expires)}.",

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from baton.channels.email.mail import Mail
+from baton.channels.email.mail import ANSWER_LINK_HEADING, Mail
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,7 +33,10 @@ class OutboxMailSender:
         temporary.write_text(json.dumps({"id": message_id, "to": mail.to, "subject": mail.subject, "text": mail.text}))
         os.replace(temporary, target)  # a reader never sees half a mail
         if self.echo:
-            print(f"[baton] mail to {mail.to}: {mail.subject}\n{mail.text}", flush=True)
+            # A mail a person can answer from is printed whole (its link is what they open); the rest (a
+            # run's end, a reminder) is one line, so the stack's terminal stays readable (issue 16 item 1).
+            body = f"\n{mail.text}" if ANSWER_LINK_HEADING in mail.text else f" (kept in {target})"
+            print(f"[baton] mail to {mail.to}: {mail.subject}{body}", flush=True)
         return message_id
 
 
