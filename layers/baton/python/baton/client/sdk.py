@@ -267,11 +267,13 @@ class Client(ClaimCalls, AuditCalls):
         options: list[str] | None = None,
         notify: list[str] | None = None,
         poll_seconds: float = 20.0,
+        on_timeout: dict[str, Any] | None = None,
     ) -> BlockingAskView:
         """`ask_user` for asyncio code (the event loop stays free during the long-polls). Not to be confused
         with `ask_async`, the non-blocking question (`ask_user_async`)."""
+        bounds: dict[str, Any] = {"timeout_seconds": timeout_seconds, "on_timeout": on_timeout}
         asked = await asyncio.to_thread(
-            self.create_ask, run_id, node, question, timeout_seconds=timeout_seconds, options=options, notify=notify
+            self.create_ask, run_id, node, question, options=options, notify=notify, **bounds
         )
         async with self._transport.async_session() as session:
             path = f"/api/runs/{seg(run_id)}/asks/{seg(asked.interaction_id)}"
