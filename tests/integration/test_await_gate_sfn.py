@@ -20,6 +20,14 @@ def _done(stack: MotoStack, arn: str) -> dict[str, Any] | None:
     return described if described["status"] != "RUNNING" else None
 
 
+def _park_returned(stack: MotoStack, arn: str) -> bool:
+    """The park Lambda has returned (its `TaskSubmitted` is in the history): it has stored the wait AND
+    made its own check for answers, so nothing but the test can send the gate's token any more."""
+    sfn = stack.clients["stepfunctions"]
+    history = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    return any(event["type"] == "TaskSubmitted" for event in history)
+
+
 def test_post_park_answer_resumes_and_timeout_lists_the_unanswered(moto_stack: MotoStack) -> None:
     services = moto_stack.services
     qs = services.questions
@@ -62,7 +70,9 @@ def test_reconciler_resumes_a_gate_whose_send_failed(moto_stack: MotoStack) -> N
     run = services.runs.start(
         "await_answers", {"timeout_seconds": 30, "questions": [{"question": "Q?"}]}, run_id="aw-3", caller="op"
     )
-    wait_for(lambda: services.core.store.get_wait("aw-3", "await"))
+    # Waiting for the stored wait alone races the park Lambda's own answer check under load: an answer
+    # landing between its store and its check makes the park call the broken send below.
+    wait_for(lambda: _park_returned(moto_stack, run.execution_arn or ""))
     [question] = qs.pending("aw-3")
 
     def broken(token: str, output: dict[str, Any]) -> None:

@@ -13,7 +13,7 @@ from baton.adapters.git_diff import GitDiffSource
 from baton.errors import GoneError
 from baton.local.demo_repo import create_demo_repo
 from baton.models import InteractionStatus
-from baton.services.core import Core
+from baton.services.core import DEADLINE_ERROR, Core
 from baton.services.interrupts import InterruptService, InterruptSpec
 from baton.services.reconciler import Reconciler
 from baton.services.review import ReviewService
@@ -114,7 +114,7 @@ def test_store_deadline_timeout_of_a_hosted_interrupt_fails_its_task(core: Core,
     assert svc.sweep() == [iid]  # cancelled/timeout by the store deadline; the token is still parked
     assert Reconciler(core).reconcile()["released"] == [{"run_id": "sess-1", "gate": "gate", "kind": "interrupt"}]
     ((kind, _, output),) = _tokens(core).sent
-    assert kind == "failure" and output == {"error": "InterruptCancelled", "cause": f"interrupt {iid} timed out"}
+    assert kind == "failure" and output == {"error": DEADLINE_ERROR, "cause": f"interrupt {iid} timed out"}
 
 
 def test_reconciler_never_sends_a_stale_round_to_a_reparked_gate(core: Core, runs: RunService) -> None:

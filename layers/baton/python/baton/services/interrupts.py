@@ -15,7 +15,8 @@ Two kinds of waiter:
 * **Hosted**: `statemachines/interrupt.asl.json` parks a task token (`WAIT#<node>`) through the
   `interrupt_park` Lambda. Resume sends the token with `{input, state}`; cancel sends a task failure
   with error `InterruptCancelled`; Step Functions' own timer (TimeoutSecondsPath) raises
-  States.Timeout, and the `interrupt_fail` Lambda marks the interrupt and returns the Fail cause.
+  States.Timeout, and the `interrupt_fail` Lambda marks the interrupt and returns the Fail cause. A
+  timeout Baton's own clock decides first fails the task with `BatonDeadlinePassed`, caught the same way.
 
 Statuses: pending → answered (resumed) | cancelled (reason: the operator's) | timed_out (the deadline
 passed). The API and the SDK keep the seed's words: a timed-out interrupt shows as status "cancelled" with
@@ -70,6 +71,7 @@ from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
 from baton.ports import GuardFailedError
 from baton.services.approvals import ApprovalService, Voter
+from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, park_wait
 
 if TYPE_CHECKING:
@@ -698,12 +700,15 @@ class InterruptService:
         if wait is None or (token is not None and wait.task_token != token):
             return False
         st = cancelled.state
+        # A timeout fails the task with the deadline error, which the hosted Catch takes as Step
+        # Functions' own timeout: the run ends InterruptTimedOut whichever clock path got there first.
         if is_timed_out(cancelled):
-            cause = f"interrupt {cancelled.interaction_id} timed out"
+            error, cause = DEADLINE_ERROR, f"interrupt {cancelled.interaction_id} timed out"
         else:
+            error = CANCEL_ERROR
             cause = f"interrupt {cancelled.interaction_id} cancelled by {st.answered_by}: {st.reason}"
         try:
-            self.core.tokens.send_failure(wait.task_token, CANCEL_ERROR, cause)
+            self.core.tokens.send_failure(wait.task_token, error, cause)
         except TaskTokenError:
             self.core.store.release_wait(wait, "released")
             return False  # the execution already ended or timed out: nothing left to fail
@@ -783,7 +788,7 @@ class InterruptService:
             core.store.release_wait(wait, "timed_out" if outcome == "timeout" else "released")
         if target is None:
             cause = f"interrupt at node '{node}' ended ({outcome}) but no interrupt was recorded"
-        elif outcome == "timeout" or is_timed_out(target):  # Baton's deadline fails it as InterruptCancelled
+        elif outcome == "timeout" or is_timed_out(target):
             seconds = target.request.timeout_seconds
             cause = (
                 f"interrupt {target.interaction_id} at node '{node}' timed out after {seconds}s without a "

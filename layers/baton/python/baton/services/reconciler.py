@@ -4,7 +4,7 @@ interaction is no longer pending gets what a failed send lost, exactly as the li
 
 * `ask` (RunService.park): answered → the resume output of `RunService.resume`;
 * `interrupt` (hosted): answered → `{input, state, ...}` as on resume; cancelled (incl. timed out by the
-  store deadline) → the task failure `InterruptCancelled` as on cancel;
+  store deadline) → the task failure `InterruptCancelled` as on cancel (`DEADLINE_ERROR` when timed out);
 * `review`: an operator action stored → the review output (as `act` / a re-`park` deliver it);
 * `await` gates: released once their scope is answered (and tool-form awaits completed or timed out).
 
