@@ -24,7 +24,7 @@ with one summary table of every ratio (`make bench`; `--quick` in `make test`, s
                              at 10x history
 
 Usage: uv run python scripts/bench.py [--quick] [--samples 5] [--critical-samples 50] [--no-callgrind]
-       --quick (CI): one sample of each import, 3 critical-path samples, a 40-question load; no callgrind,
+       --quick (CI): one sample of each import, 3 critical-path samples, a 24-question load; no callgrind,
        no import without bytecode, no in-process stack start
 """
 
@@ -43,7 +43,10 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = ROOT / "functions"
@@ -443,20 +446,27 @@ def main() -> None:
     args = parser.parse_args()
     samples = 1 if args.quick else args.samples
     callgrind = not (args.quick or args.no_callgrind)
-    load = os.getloadavg()[0]
+    load, began = os.getloadavg()[0], time.perf_counter()
     print(f"load average at start: {load:.2f} on {os.cpu_count()} CPUs")
-    bench_cold_imports(samples, callgrind)
-    bench_cli(samples if args.quick else max(samples, 5), callgrind)
-    bench_http_adapter(20 if args.quick else 100)
-    bench_baton_dev()
-    if not args.quick:
-        bench_stack_start()
-    bench_critical(3 if args.quick else args.critical_samples)
-    pending, runs, history = (40, 4, 2) if args.quick else (1000, 100, 10)
-    bench_load(pending, runs, 8, 0)
-    bench_load(pending, runs, 8, history)
+    pending, runs, history = (24, 3, 2) if args.quick else (1000, 100, 10)
+    sections: list[tuple[str, Callable[[], None]]] = [
+        ("cold imports", lambda: bench_cold_imports(samples, callgrind)),
+        ("CLI", lambda: bench_cli(samples if args.quick else max(samples, 5), callgrind)),
+        ("HTTP adapter", lambda: bench_http_adapter(20 if args.quick else 100)),
+        ("baton dev", bench_baton_dev),
+        *([] if args.quick else [("stack start", bench_stack_start)]),
+        ("critical path", lambda: bench_critical(3 if args.quick else args.critical_samples)),
+        ("load", lambda: bench_load(pending, runs, 8, 0)),
+        ("load with history", lambda: bench_load(pending, runs, 8, history)),
+    ]
+    took = []
+    for name, section in sections:
+        started = time.perf_counter()
+        section()
+        took.append(f"{name} {time.perf_counter() - started:.0f} s")
     mode = "quick (CI: small n)" if args.quick else "full"
     SUMMARY.print(f"summary, {mode}, one run; load average {load:.2f} at start, {os.getloadavg()[0]:.2f} at end")
+    print(f"  bench took {time.perf_counter() - began:.0f} s: " + ", ".join(took))
 
 
 if __name__ == "__main__":
