@@ -184,8 +184,6 @@ class LocalStack:
         """What makes moto behave as AWS does for Baton (each undone on stop; Step Functions' below)."""
         self._exit_stack.enter_context(shared_botocore_loader())  # each service model parsed once
         self._exit_stack.enter_context(self.dispatcher.installed())
-        # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
-        self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
         if self.log_level != "INFO":
             # The interpreter logs every failed state with its whole parse tree; the failure itself
             # is the run's end line and events (baton/local/emulator_logs.py). -v shows it all.
@@ -194,12 +192,14 @@ class LocalStack:
         self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
 
     def _install_sfn_fixes(self) -> None:
-        """Off the start-up path: they import moto's ASL interpreter (and its Batch and EC2 backends)."""
+        """Off the start-up path (they import moto's ASL interpreter): no execution precedes the machines."""
         with self._installing:
             if self._stopping.is_set():
                 return
             self._exit_stack.enter_context(sfn_integration_casing())
             self._exit_stack.enter_context(sfn_stop_execution())  # StopExecution ends a run at once, as on AWS
+            # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
+            self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
 
     def _create_workflows_in_background(self, stepfunctions: Any, provisioned: Provisioned) -> None:
         creation = (stepfunctions, provisioned, self._warm_up_api, self._install_sfn_fixes)
