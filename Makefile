@@ -17,7 +17,7 @@ dev: bootstrap  ## the embedded local stack with its demo
 
 test: bootstrap lint  ## everything CI runs: lint, types, ASL rule, all test levels
 	$(UV) run pytest -n auto --dist loadfile  # one worker per core, whole files per worker; each worker starts its own local stack
-	$(UV) run python scripts/bench.py --quick  # the start-up bench, one sample of each, so it never rots (prints, asserts nothing)
+	$(UV) run python scripts/bench.py --quick  # the bench's summary table with small n, so it never rots (prints, asserts nothing)
 
 inbox:  ## build the web inbox (inbox/ -> inbox/dist/, served by `baton dev` at /inbox/)
 	cd inbox && npm ci --no-audit --no-fund && npm run build
@@ -31,13 +31,10 @@ lint: bootstrap
 unit: bootstrap
 	$(UV) run pytest tests/unit
 
-bench: bootstrap  ## prints the figures: startup, round trips, cold import, answer→gate latency, AWS calls per question, load (1,000 pending answered by 8 clients: answers/s, peak RSS, Ctrl-C)
-	$(UV) run python scripts/bench.py
+bench: bootstrap  ## prints the figures, ending with one summary table measured in one run (scripts/bench.py)
 	$(UV) run python scripts/bench_questions.py
-	$(UV) run python scripts/bench_critical_path.py --samples 50
-	$(UV) run python scripts/bench_load.py --questions 1000 --runs 100 --clients 8
-	$(UV) run python scripts/bench_load.py --questions 1000 --runs 100 --clients 8 --history 10
 	$(UV) run python scripts/bench_mcp.py
+	$(UV) run python scripts/bench.py  # cold imports, CLI, baton dev, critical path (n=50), load at 1,000 pending and 10x history, then the summary
 
 synth: bootstrap  ## CDK synth offline (no Docker, no credentials)
 	$(UV) run baton synth

@@ -1,21 +1,32 @@
-"""Baton's start-up benchmark: prints figures measured side by side in one run, asserts nothing about speed.
+"""Baton's bench: prints figures measured side by side in one run, asserts nothing about speed, and ends
+with one summary table of every ratio (`make bench`; `--quick` in `make test`, small n).
 
   cold import per function   a fresh interpreter imports functions/<name>/handler.py (with tracing off,
                              as a Lambda sandbox with POWERTOOLS_TRACE_DISABLED), against its libraries'
-                             floor: the API against Powertools' resolver with validation + pydantic, a
-                             gate/payload function against Powertools' Logger + parser, a notify function
-                             against Logger + pydantic. With bytecode (what the bootstrap compiles) and,
-                             for the API, without (a pycache prefix with nothing in it: no .pyc is read)
+                             floor: the API against Powertools' resolver with validation + pydantic, the
+                             MCP door against Logger + pydantic + mcp_types, a gate/payload function
+                             against Powertools' Logger + parser, a notify function against Logger +
+                             pydantic with one model defined (pydantic's model machinery loads then).
+                             With bytecode (what the bootstrap compiles) and, for the API, without (a
+                             pycache prefix with nothing in it: no .pyc is read); the API also
+                             with the routes its first request loads (a resume: baton/api/route_families.py)
   instructions (callgrind)   the same imports counted by `valgrind --tool=callgrind` (reproducible where
                              wall time is not; the interpreter's own start is subtracted); full mode only
   CLI start                  `baton --help` against a bare two-command Typer app (wall and CPU)
   HTTP adapter               one small response over a kept-alive connection, with TCP_NODELAY (as the
                              adapter runs) and without it (the Nagle / delayed-ACK stall)
-  baton dev                  `baton dev --no-demo` spawned until its API answers a request
-  pause→resume round trip    resume request sent → execution SUCCEEDED (median, p95 over N runs)
+  baton dev                  `baton dev --no-demo` spawned until its API answers a request (wall, and the
+                             CPU its process used by then: the figure to read on a loaded machine)
+  local-stack start()        in this process, and the state machines' creation after it
+  critical path              scripts/bench_critical_path.py: resume and last answer -> SUCCEEDED against
+                             the bare SendTaskSuccess round trip and the one-write floor (median, p95),
+                             with the AWS calls of each request
+  load                       scripts/bench_load.py: answers/s with 8 clients at 1,000 pending, and again
+                             at 10x history
 
-Usage: uv run python scripts/bench.py [--quick] [--runs 50] [--samples 5] [--no-callgrind]
-       --quick (CI): one sample of each, 5 round trips, no callgrind
+Usage: uv run python scripts/bench.py [--quick] [--samples 5] [--critical-samples 50] [--no-callgrind]
+       --quick (CI): one sample of each import, 3 critical-path samples, a 24-question load; no callgrind,
+       no import without bytecode, no in-process stack start
 """
 
 from __future__ import annotations
@@ -33,10 +44,14 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = ROOT / "functions"
+SCRIPTS = ROOT / "scripts"
 
 # What each kind of function cannot import less than: the libraries its handler is built on.
 FLOORS = {
@@ -46,11 +61,15 @@ FLOORS = {
         "from aws_lambda_powertools.event_handler import APIGatewayRestResolver\n"
         "APIGatewayRestResolver(enable_validation=True)\n"
     ),
+    "mcp": "import pydantic\nfrom aws_lambda_powertools import Logger\nimport mcp_types\n",
     "gate": (
         "import pydantic\nfrom aws_lambda_powertools import Logger\n"
         "from aws_lambda_powertools.utilities.parser import parse\n"
     ),
-    "notify": "import pydantic\nfrom aws_lambda_powertools import Logger\n",
+    # pydantic imports its model machinery with the first model defined: a floor that uses it defines one.
+    "notify": (
+        "import pydantic\nfrom aws_lambda_powertools import Logger\nclass Model(pydantic.BaseModel):\n    x: int\n"
+    ),
 }
 BARE_TYPER = (
     "import typer\n"
@@ -69,6 +88,27 @@ LAMBDA_ENV = {
     "LAMBDA_TASK_ROOT": str(ROOT),
     "POWERTOOLS_TRACE_DISABLED": "true",
 }
+# The API function's cold start as a resume request meets it: the import, then its route module.
+API_FIRST_REQUEST = "api + resume's routes"
+
+
+class Summary:
+    """The rows of the closing table: figure, Baton's value, the anchor it is measured against, ratio."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str, str]] = []
+
+    def add(self, figure: str, value: str, anchor: str = "", ratio: float | None = None, note: str = "") -> None:
+        self.rows.append((figure, value, anchor, ("" if ratio is None else f"{ratio:.2f}x") + note))
+
+    def print(self, title: str) -> None:
+        widths = [max(len(row[i]) for row in [("figure", "Baton", "anchor", "ratio"), *self.rows]) for i in range(4)]
+        print(f"\n{title}")
+        for row in [("figure", "Baton", "anchor", "ratio"), *self.rows]:
+            print("  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+
+
+SUMMARY = Summary()
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -78,8 +118,8 @@ def percentile(values: list[float], pct: float) -> float:
 
 
 def floor_of(function: str) -> str:
-    if function == "api":
-        return "api"
+    if function in ("api", "mcp"):
+        return function
     return "notify" if function.startswith("notify_") else "gate"
 
 
@@ -87,7 +127,15 @@ def import_code(function: str) -> str:
     return (
         "import importlib.util\n"
         f"spec = importlib.util.spec_from_file_location('handler', {str(FUNCTIONS / function / 'handler.py')!r})\n"
-        "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "handler = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(handler)\n"
+    )
+
+
+def api_first_request_code() -> str:
+    """The API handler's import, then the route module a resume request includes (its models and services)."""
+    return import_code("api") + (
+        "from baton.api.route_families import family_of\nhandler.APP.include_family(family_of('/api/runs/r/resume'))\n"
     )
 
 
@@ -140,31 +188,67 @@ def bench_cold_imports(samples: int, callgrind: bool) -> None:
     for kind, (wall, cpu) in floors.items():
         print(f"  floor {kind:<18} {wall:7.1f} wall {cpu:7.1f} CPU")
     cpu_of: dict[str, float] = {}
-    for name in names:
-        wall, cpu = median_ms(import_code(name), samples)
+    for name in [*names, API_FIRST_REQUEST]:
+        code = api_first_request_code() if name == API_FIRST_REQUEST else import_code(name)
+        wall, cpu = median_ms(code, samples)
         cpu_of[name] = cpu
-        kind = floor_of(name)
+        kind = floor_of(name.split()[0])
         print(f"  {name:<24} {wall:7.1f} wall {cpu:7.1f} CPU   {cpu / floors[kind][1]:4.2f}x its floor ({kind}, CPU)")
+    _summarise_imports(cpu_of, {kind: cpu for kind, (_, cpu) in floors.items()})
+    if samples == 1:
+        return  # quick mode: the import without bytecode and the instruction counts are full-mode figures
     _, no_pyc = median_ms(import_code("api"), samples, bytecode=False)
     _, no_pyc_floor = median_ms(FLOORS["api"], samples, bytecode=False)
     print(
         f"  api without bytecode     {no_pyc:7.1f} CPU   ({no_pyc / cpu_of['api']:.1f}x the api with bytecode;"
         f" its floor without bytecode {no_pyc_floor:.1f} CPU)"
     )
-    if not callgrind:
-        return
+    if callgrind:
+        bench_instructions()
+
+
+def _summarise_imports(cpu_of: dict[str, float], floors: dict[str, float]) -> None:
+    for name in ("api", API_FIRST_REQUEST, "mcp"):
+        kind = floor_of(name.split()[0])
+        SUMMARY.add(
+            f"cold import {name}",
+            f"{cpu_of[name]:.0f} ms CPU",
+            f"floor {kind} {floors[kind]:.0f} ms",
+            cpu_of[name] / floors[kind],
+        )
+    for kind in ("gate", "notify"):
+        ratios = {n: c / floors[kind] for n, c in cpu_of.items() if floor_of(n.split()[0]) == kind}
+        worst = max(ratios, key=ratios.__getitem__)
+        SUMMARY.add(
+            f"cold import, {len(ratios)} {kind} functions",
+            f"median {statistics.median(ratios.values()):.2f}x",
+            f"floor {kind} {floors[kind]:.0f} ms",
+            ratios[worst],
+            f" worst ({worst})",
+        )
+
+
+def bench_instructions() -> None:
     if shutil.which("valgrind") is None:
         print("  instructions: valgrind not installed")
         return
     base = instructions("pass") or 0
     print("cold import, instructions (callgrind, the interpreter's own start subtracted)")
     counted = {"floor api": FLOORS["api"], "floor gate": FLOORS["gate"], "api": import_code("api")}
+    counted[API_FIRST_REQUEST] = api_first_request_code()
     counted["park"] = import_code("park")
     figures = {label: (instructions(code) or 0) - base for label, code in counted.items()}
     for label, count in figures.items():
-        kind = "api" if label == "api" else "gate"
+        kind = "api" if label.startswith("api") else "gate"
         ratio = "" if label.startswith("floor") else f"   {count / figures[f'floor {kind}']:4.2f}x floor {kind}"
         print(f"  {label:<24} {count / 1e6:9.1f} M{ratio}")
+        if not label.startswith("floor"):
+            SUMMARY.add(
+                f"instructions {label}",
+                f"{count / 1e6:.0f} M",
+                f"floor {kind} {figures[f'floor {kind}'] / 1e6:.0f} M",
+                count / figures[f"floor {kind}"],
+            )
 
 
 def _run_cpu(argv: list[str]) -> tuple[float, float]:
@@ -195,6 +279,9 @@ def bench_cli(samples: int, callgrind: bool) -> None:
             f"  baton --help             {wall * 1000:7.1f} ms wall  {cpu * 1000:7.1f} ms CPU"
             f"   {cpu / bare_cpu:4.2f}x the bare app's CPU"
         )
+        SUMMARY.add(
+            "baton --help", f"{cpu * 1000:.0f} ms CPU", f"bare Typer app {bare_cpu * 1000:.0f} ms", cpu / bare_cpu
+        )
         if callgrind and shutil.which("valgrind"):
             cli = (
                 "import sys; sys.argv = ['baton', '--help']\nfrom baton.cli.main import main\n"
@@ -207,6 +294,12 @@ def bench_cli(samples: int, callgrind: bool) -> None:
             print(
                 f"  instructions             {baton_ir / 1e6:9.1f} M vs {bare_ir / 1e6:.1f} M:"
                 f" {baton_ir / bare_ir:4.2f}x"
+            )
+            SUMMARY.add(
+                "baton --help instructions",
+                f"{baton_ir / 1e6:.0f} M",
+                f"bare {bare_ir / 1e6:.0f} M",
+                baton_ir / bare_ir,
             )
 
 
@@ -237,6 +330,7 @@ def bench_http_adapter(requests: int) -> None:
     on, off = _adapter_ms(requests, nodelay=True), _adapter_ms(requests, nodelay=False)
     print(f"local HTTP adapter, one response on a kept-alive connection, median of {requests}")
     print(f"  with TCP_NODELAY (as it runs) {on:7.2f} ms   without {off:7.2f} ms")
+    SUMMARY.add("HTTP adapter, one response", f"{on:.1f} ms", f"without TCP_NODELAY {off:.1f} ms", on / off)
 
 
 def bench_baton_dev() -> None:
@@ -255,13 +349,23 @@ def bench_baton_dev() -> None:
         try:
             answered = _first_answer(state_file, process, httpx)
             elapsed = time.perf_counter() - started
+            cpu = _cpu_seconds(process.pid)
         finally:
             process.send_signal(signal.SIGTERM)
             try:
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
-        print(f"baton dev until its API answers   {elapsed:6.2f} s   (HTTP {answered})")
+    print(
+        f"baton dev until its API answers   {elapsed:6.2f} s wall  {cpu:6.2f} s CPU of its process   (HTTP {answered})"
+    )
+    SUMMARY.add("baton dev until its API answers", f"{elapsed:.2f} s wall, {cpu:.2f} s CPU", "goal 4 s")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU a running process has used (Linux /proc; fields 14 and 15, in clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _first_answer(state_file: Path, process: subprocess.Popen[bytes], httpx: Any) -> int:
@@ -279,57 +383,94 @@ def _first_answer(state_file: Path, process: subprocess.Popen[bytes], httpx: Any
     raise RuntimeError("baton dev did not answer within 120 s")
 
 
-def bench_round_trips(runs: int) -> None:
-    import boto3
-
-    from baton.client.sdk import Client
+def bench_stack_start() -> None:
+    """`LocalStack.start()` in this process, and the state machines' creation that follows it."""
     from baton.local.stack import LocalStack
 
     with tempfile.TemporaryDirectory() as state_dir:
         stack = LocalStack(api_port=0, state_dir=Path(state_dir), data="off")
-        info = stack.start()
-        print(f"local-stack start() in this process   {info.startup_seconds:6.2f} s", end="")
-        wait_for_workflows = getattr(stack, "wait_for_workflows", None)  # absent before they were deferred
-        print(f"   (state machines created after it, in {wait_for_workflows():.2f} s)" if wait_for_workflows else "")
         try:
-            sfn = boto3.client("stepfunctions")
-            client = Client(info.api_url, info.token)
-            round_trips: list[float] = []
-            for n in range(runs):
-                run_id = f"bench-{n}-{int(time.time())}"
-                run = client.start_run(
-                    "human_pause", {"prompt": "bench", "timeout_seconds": 120, "notify": ["email"]}, run_id=run_id
-                )
-                while client.get_run(run_id).status != "paused_waiting_human":
-                    time.sleep(0.005)
-                started = time.perf_counter()
-                client.resume(run_id, {"ok": True})
-                while sfn.describe_execution(executionArn=str(run.execution_arn))["status"] != "SUCCEEDED":
-                    time.sleep(0.002)
-                round_trips.append(time.perf_counter() - started)
-            print(
-                f"pause→resume round trip      median {statistics.median(round_trips) * 1000:7.1f} ms   "
-                f"p95 {percentile(round_trips, 95) * 1000:7.1f} ms   (n={len(round_trips)}, resume request → SUCCEEDED)"
-            )
+            info = stack.start()
+            workflows = stack.wait_for_workflows()
         finally:
             stack.stop()
+    print(
+        f"local-stack start() in this process   {info.startup_seconds:6.2f} s"
+        f"   (state machines created after it, in {workflows:.2f} s)"
+    )
+    SUMMARY.add("local-stack start() in process", f"{info.startup_seconds:.2f} s", f"then machines {workflows:.2f} s")
+
+
+def _script_json(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run a bench script, echo what it prints, and return the JSON object it prints last."""
+    done = subprocess.run(
+        [sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, env={**os.environ, **(env or {})}, check=True
+    )
+    start = done.stdout.rindex("\n{") + 1 if "\n{" in done.stdout else done.stdout.index("{")
+    if done.stdout[:start].strip():
+        print(done.stdout[:start].rstrip())
+    figures: dict[str, Any] = json.loads(done.stdout[start:])
+    return figures
+
+
+def bench_critical(samples: int) -> None:
+    """scripts/bench_critical_path.py in its own process (its own stack), its table, then the summary rows."""
+    sys.path.insert(0, str(SCRIPTS))
+    import bench_critical_path
+
+    figures = _script_json([str(SCRIPTS / "bench_critical_path.py"), "--samples", str(samples), "--json"])
+    bench_critical_path._print(figures)
+    ms = figures["ms"]
+    floor, bare = ms["one write"], ms["bare"]
+    anchor = f"one write {floor['median']:.1f} / {floor['p95']:.1f} ms, bare {bare['median']:.1f} / {bare['p95']:.1f}"
+    for name in ("resume", "last answer"):
+        figure, calls = ms[name], figures["calls"][name]
+        value = f"{figure['median']:.1f} / {figure['p95']:.1f} ms (n={samples})"
+        SUMMARY.add(f"{name} -> SUCCEEDED, median / p95", value, anchor, figure["median"] / floor["median"])
+        SUMMARY.add(f"AWS calls, {name}", f"{calls['total']} ({calls['before_send']} before the send)")
+
+
+def bench_load(questions: int, runs: int, clients: int, history: int) -> None:
+    argv = [str(SCRIPTS / "bench_load.py"), "--questions", str(questions), "--runs", str(runs)]
+    argv += ["--clients", str(clients), "--history", str(history)]
+    figures = _script_json(argv, env={"BATON_BENCH_JSON": "1"})
+    SUMMARY.add(
+        f"answers/s, {clients} clients, {questions} pending, {history}x history",
+        f"{figures['answers_per_s']:.1f}/s",
+        f"peak RSS {figures['peak_rss_mb']:.0f} MB",
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="one sample of each, 5 round trips, no callgrind (CI)")
-    parser.add_argument("--runs", type=int, default=50, help="pause→resume round trips to measure (default 50)")
+    parser.add_argument("--quick", action="store_true", help="small n for CI (one sample per import, no callgrind)")
     parser.add_argument("--samples", type=int, default=5, help="fresh interpreters per import figure (default 5)")
+    parser.add_argument("--critical-samples", type=int, default=50, help="critical-path samples (default 50)")
     parser.add_argument("--no-callgrind", action="store_true", help="skip the instruction counts")
     args = parser.parse_args()
     samples = 1 if args.quick else args.samples
     callgrind = not (args.quick or args.no_callgrind)
-    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    bench_cold_imports(samples, callgrind)
-    bench_cli(samples if args.quick else max(samples, 5), callgrind)
-    bench_http_adapter(20 if args.quick else 100)
-    bench_baton_dev()
-    bench_round_trips(5 if args.quick else args.runs)
+    load, began = os.getloadavg()[0], time.perf_counter()
+    print(f"load average at start: {load:.2f} on {os.cpu_count()} CPUs")
+    pending, runs, history = (24, 3, 2) if args.quick else (1000, 100, 10)
+    sections: list[tuple[str, Callable[[], None]]] = [
+        ("cold imports", lambda: bench_cold_imports(samples, callgrind)),
+        ("CLI", lambda: bench_cli(samples if args.quick else max(samples, 5), callgrind)),
+        ("HTTP adapter", lambda: bench_http_adapter(20 if args.quick else 100)),
+        ("baton dev", bench_baton_dev),
+        *([] if args.quick else [("stack start", bench_stack_start)]),
+        ("critical path", lambda: bench_critical(3 if args.quick else args.critical_samples)),
+        ("load", lambda: bench_load(pending, runs, 8, 0)),
+        ("load with history", lambda: bench_load(pending, runs, 8, history)),
+    ]
+    took = []
+    for name, section in sections:
+        started = time.perf_counter()
+        section()
+        took.append(f"{name} {time.perf_counter() - started:.0f} s")
+    mode = "quick (CI: small n)" if args.quick else "full"
+    SUMMARY.print(f"summary, {mode}, one run; load average {load:.2f} at start, {os.getloadavg()[0]:.2f} at end")
+    print(f"  bench took {time.perf_counter() - began:.0f} s: " + ", ".join(took))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
 
 # One resolver per handler instance (per Lambda container; per local-stack container too).
-APP = create_app()
+APP = create_app(lazy=True)  # each route module loads with the first request it serves
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)

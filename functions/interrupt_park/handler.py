@@ -13,9 +13,9 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from baton.domain.gate_payloads import InterruptParkPayload
+from baton.domain.interrupt_spec import InterruptSpec
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
-from baton.services.interrupts import InterruptSpec
 
 
 @logger.inject_lambda_context

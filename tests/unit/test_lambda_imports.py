@@ -121,6 +121,41 @@ def test_importing_any_handler_with_tracing_off_loads_no_xray_sdk_and_builds_no_
             assert not [m for m in loaded if m.startswith("baton.api") and m not in allowed], (name, loaded)
 
 
+# What the API function imports at cold start: its resolver and the request plumbing, not the routes.
+# Each route module (with its request and response models and the services behind it) is imported by the
+# first request it serves (baton/api/route_families.py); Powertools' OpenAPI document models and the
+# Swagger UI only by a request for the spec or the docs page; answer schemas are compiled on first use.
+API_NOT_AT_IMPORT = [
+    "baton.api.routes_",
+    "baton.contracts",
+    "baton.services",
+    "baton.models",
+    "baton.events",
+    "aws_lambda_powertools.event_handler.openapi.models",
+    "aws_lambda_powertools.event_handler.openapi.swagger_ui",
+    "fastjsonschema",
+]
+
+
+def test_the_api_handler_imports_no_route_module_contract_service_or_openapi_document_model() -> None:
+    handler = str(ROOT / "functions" / "api" / "handler.py")
+    code = (
+        "import importlib.util, json, sys\n"
+        f"spec = importlib.util.spec_from_file_location('lambda_api', {handler!r})\n"
+        "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    env = {**_without(os.environ, *TRACING_ENV), "BATON_TABLE_NAME": "import-check", "AWS_DEFAULT_REGION": "us-east-1"}
+    env |= {"LAMBDA_TASK_ROOT": str(ROOT), "POWERTOOLS_TRACE_DISABLED": "true"}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    loaded: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
+    assert "baton.api.app" in loaded and "baton.api.route_families" in loaded  # the probe imported the handler
+    assert [m for m in loaded if m.startswith(tuple(API_NOT_AT_IMPORT))] == []
+
+
 def test_outside_lambda_tracing_is_off_and_no_handler_loads_the_xray_sdk() -> None:
     report = _loaded_per_handler({}, ["aws_xray_sdk"])
     assert report and not any(report.values()), report

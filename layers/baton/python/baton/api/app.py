@@ -4,26 +4,20 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import json
+import threading
 from collections.abc import Mapping
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from baton.api import deps
 from baton.api.auth import Caller, admit, resolve_caller, with_local_groups
+from baton.api.openapi_docs import add_docs_route
 from baton.api.request_scope import RequestScopedResolver
-from baton.api.routes_audit import router as audit_router
-from baton.api.routes_claims import router as claims_router
-from baton.api.routes_email import ANSWER_PREFIX
-from baton.api.routes_email import router as email_router
-from baton.api.routes_inbox import router as inbox_router
-from baton.api.routes_interrupts import router as interrupts_router
-from baton.api.routes_questions import router as questions_router
-from baton.api.routes_review import router as review_router
-from baton.api.routes_run_stop import router as run_stop_router
-from baton.api.routes_runs import router as runs_router
+from baton.api.route_families import ANSWER_PREFIX, FAMILIES, family_of
 from baton.domain.fields import MAX_JSON_DEPTH, json_text_depth
 from baton.errors import (
     API_ERRORS,
@@ -114,8 +108,39 @@ class BatonResolver(RequestScopedResolver):
     about the API but "401". The caller is resolved once here and handed to the routes through
     `deps.current_caller()`."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._families: set[str] = set()
+        self._including = threading.Lock()  # the local stack resolves requests in several threads
+
+    def include_family(self, family: str) -> None:
+        """Import a route module (baton/api/route_families.py) and include its routes, once."""
+        if family in self._families:
+            return
+        with self._including:
+            if family not in self._families:
+                self.include_router(importlib.import_module(f"baton.api.{family}").router)
+                self._families.add(family)
+
+    @property
+    def included_families(self) -> frozenset[str]:
+        return frozenset(self._families)
+
+    def include_all(self) -> None:
+        for family in FAMILIES:
+            self.include_family(family)
+
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        self.include_all()  # the spec describes every route, loaded or not
+        return super().get_openapi_schema(**kwargs)
+
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         path = str(event.get("path") or "")
+        family = family_of(path)
+        if family is None:
+            self.include_all()  # no one family claims the path: answer it over every route, as eagerly
+        else:
+            self.include_family(family)
         if not path.startswith(PUBLIC_PATHS):
             body = event.get("body") or ""
             try:
@@ -136,17 +161,12 @@ class BatonResolver(RequestScopedResolver):
         return super().resolve(event, context)
 
 
-def create_app() -> APIGatewayRestResolver:
+def create_app(*, lazy: bool = False) -> BatonResolver:
+    """The API's resolver. `lazy` (the API function) includes each route module on the first request
+    that needs it (baton/api/route_families.py), so a cold start imports only the request's routes."""
     app = BatonResolver(enable_validation=True)
-    app.include_router(runs_router)
-    app.include_router(run_stop_router)
-    app.include_router(interrupts_router)
-    app.include_router(review_router)
-    app.include_router(questions_router)
-    app.include_router(inbox_router)
-    app.include_router(email_router)
-    app.include_router(claims_router)
-    app.include_router(audit_router)
+    if not lazy:
+        app.include_all()
 
     def _register(error_type: type[BatonError]) -> None:
         # One handler per domain error: the body is always {"error", "message", ...details}.
@@ -182,7 +202,7 @@ def create_app() -> APIGatewayRestResolver:
             body=app.get_openapi_json_schema(title="Baton API", version=_version()),
         )
 
-    app.enable_swagger(path="/api/docs", title="Baton API", version=_version())
+    add_docs_route(app, path="/api/docs", title="Baton API", version=_version())
     return app
 
 

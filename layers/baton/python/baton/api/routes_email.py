@@ -14,7 +14,6 @@ from baton.api import deps
 from baton.channels.email.pages import Page
 
 router = APIGatewayRouter()
-ANSWER_PREFIX = "/answer/"
 MAX_FORM_BYTES = 64 * 1024
 
 

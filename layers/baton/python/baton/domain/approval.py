@@ -34,7 +34,7 @@ NOT_AN_APPROVER = "not_an_approver"
 class ApprovalPolicy(BaseModel):
     """How many people must approve a pause, who may, and what rejects it."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     approvals: int = Field(default=1, ge=1, le=MAX_APPROVALS, description="Approvals needed to release the pause.")
     approvers: list[str] = Field(

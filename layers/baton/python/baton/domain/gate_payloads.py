@@ -49,7 +49,8 @@ StepError = Annotated[dict[str, Any] | None, Field(default=None, description="Th
 class GatePayload(BaseModel):
     """Base of every gate payload: the wire names are the aliases (`from`), Python names the fields."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    # Built on the first parse (each function parses one payload), not at import.
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)
 
 
 class ParkPayload(GatePayload):
@@ -100,7 +101,7 @@ class HostedInterruptRequest(GatePayload):
     approval: ApprovalPolicy | None = None  # a quorum (baton/domain/approval.py); `baton check` reads literal ones
     ladder: Ladder | None = None  # remind / escalate / on_timeout (baton.domain.ladder)
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True)
 
 
 class InterruptParkPayload(GatePayload):

@@ -37,7 +37,7 @@ TIMED_OUT_DEFAULT = "timed_out_default"  # the outcome (and stored reason) of a 
 class TimeoutDefault(BaseModel):
     """`on_timeout: {"default": <value>}`: the value the gate is released with at its deadline."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     default: Any = Field(description="A valid answer to the pause (checked when the pause is created)")
 
@@ -90,7 +90,7 @@ class LadderFields(BaseModel):
 class Ladder(BaseModel):
     """What a pause declared (stored on its request, `baton.models._RequestBase.ladder`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     remind_after: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
     escalate_after: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
@@ -150,7 +150,7 @@ class Ladder(BaseModel):
 
 
 class LadderStep(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     step: LadderStepName
     at: datetime

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from baton.errors import BatonError
 from baton.local import persist
+from baton.local.boto_loader import shared_botocore_loader
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.emulator_logs import quiet_interpreter
 from baton.local.http_adapter import function_for_path, make_server
@@ -41,6 +42,9 @@ DataMode = Literal["keep", "fresh", "off"]
 EMAIL_RECIPIENTS_ENV = "BATON_LOCAL_EMAIL_TO"
 DEFAULT_EMAIL_RECIPIENT = "you@localhost"
 OUTBOX_DIR = "outbox"
+
+
+MOTO_CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 
 
 class PortInUseError(BatonError):
@@ -76,12 +80,14 @@ class WorkflowsPending:
         finally:
             StepFunctionResponse.call_action = original  # type: ignore[method-assign]
 
-    def create(self, stepfunctions: Any, provisioned: Provisioned, warm_up: Any) -> None:
-        """Warm the API handler first (the first request waits for it anyway), then create the machines."""
+    def create(self, stepfunctions: Any, provisioned: Provisioned, warm_up: Any, prepare: Any) -> None:
+        """Warm the API handler (the first request waits for it anyway), `prepare` the Step Functions
+        fixes (no call needs them before the machines exist), then create the machines."""
         self._creator = threading.get_ident()
         started = time.perf_counter()
         try:
             warm_up()
+            prepare()
             create_state_machines(stepfunctions, provisioned)
         except BaseException as err:  # said by every waiting call, and by `wait_for_workflows`
             self.error = err
@@ -168,24 +174,36 @@ class LocalStack:
         self._exit_stack = contextlib.ExitStack()
         self.info: LocalInfo | None = None
         self._stopping = threading.Event()
+        self._installing = threading.Lock()  # the workflows thread enters the exit stack, stop closes it
         self.workflows = WorkflowsPending()
         # Seconds between scheduled runs, per function (default: its deployed rate).
         self.schedule_overrides: dict[str, float] = {}
         self.inbox: InboxSite | None = None
 
     def _install_emulation(self) -> None:
-        """What makes moto behave as AWS does for Baton (each undone on stop)."""
+        """What makes moto behave as AWS does for Baton (each undone on stop; Step Functions' below)."""
+        self._exit_stack.enter_context(shared_botocore_loader())  # each service model parsed once
         self._exit_stack.enter_context(self.dispatcher.installed())
-        self._exit_stack.enter_context(sfn_integration_casing())
-        self._exit_stack.enter_context(sfn_stop_execution())  # StopExecution ends a run at once, as on AWS
-        # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
-        self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
         if self.log_level != "INFO":
             # The interpreter logs every failed state with its whole parse tree; the failure itself
             # is the run's end line and events (baton/local/emulator_logs.py). -v shows it all.
             self._exit_stack.enter_context(quiet_interpreter())
         self._exit_stack.enter_context(atomic_dynamodb_writes())  # conditional writes decide races, as on AWS
         self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
+
+    def _install_sfn_fixes(self) -> None:
+        """Off the start-up path (they import moto's ASL interpreter): no execution precedes the machines."""
+        with self._installing:
+            if self._stopping.is_set():
+                return
+            self._exit_stack.enter_context(sfn_integration_casing())
+            self._exit_stack.enter_context(sfn_stop_execution())  # StopExecution ends a run at once, as on AWS
+            # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
+            self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
+
+    def _create_workflows_in_background(self, stepfunctions: Any, provisioned: Provisioned) -> None:
+        creation = (stepfunctions, provisioned, self._warm_up_api, self._install_sfn_fixes)
+        threading.Thread(target=self.workflows.create, args=creation, name="baton-workflows", daemon=True).start()
 
     def start(self) -> LocalInfo:
         started = time.perf_counter()
@@ -233,14 +251,7 @@ class LocalStack:
         import boto3
         import requests
 
-        requests.post(
-            f"{moto_url}/moto-api/config",
-            timeout=10,
-            json={
-                "stepfunctions": {"execute_state_machine": True},
-                "lambda": {"use_docker": False},
-            },
-        ).raise_for_status()
+        requests.post(f"{moto_url}/moto-api/config", timeout=10, json=MOTO_CONFIG).raise_for_status()
         session = boto3.session.Session()
         clients = {name: session.client(name) for name in ("iam", "dynamodb", "sns", "lambda", "stepfunctions")}
 
@@ -264,12 +275,7 @@ class LocalStack:
             self._persister = persist.Persister(data_file, provisioned.table_name, token)
             self._persister.start()
         threading.Thread(target=self._http.serve_forever, name="baton-api", daemon=True).start()
-        threading.Thread(
-            target=self.workflows.create,
-            args=(clients["stepfunctions"], provisioned, self._warm_up_api),
-            name="baton-workflows",
-            daemon=True,
-        ).start()
+        self._create_workflows_in_background(clients["stepfunctions"], provisioned)
         self._start_schedules()
 
         self.info = LocalInfo(
@@ -364,7 +370,8 @@ class LocalStack:
             self._persister.stop()
         if self._moto is not None:
             self._moto.stop()
-        self._exit_stack.close()
+        with self._installing:
+            self._exit_stack.close()
         state_file = self.state_dir / STATE_FILE
         if self.info and state_file.exists():
             with contextlib.suppress(OSError, ValueError):
