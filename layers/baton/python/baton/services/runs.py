@@ -27,19 +27,27 @@ from baton.models import (
     RunSummary,
     status_of,
 )
+from baton.ports import GuardFailedError, WaitStillOpen
 from baton.services import lifecycle
 from baton.services.deadlines import park_wait
 from baton.workflows.input_schema import check_input, review_config_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from datetime import datetime
 
     from baton.domain.ladder import Ladder
+    from baton.ports import Guard, RunSnapshot
     from baton.services.core import Core
 
 MAX_INPUT_BYTES = 32 * 1024
 RESUMABLE_KINDS = ("ask", "review")
+
+
+def _is_repeat(current: Interaction, answers: dict[str, Any], caller: str) -> bool:
+    """The stored answer is this very request's: the same caller sent the same answers."""
+    st = current.state
+    return st.status == "answered" and st.answer == answers and st.answered_by == caller
 
 
 def _check_timeouts(value: Any, path: str = "input") -> None:
@@ -246,10 +254,61 @@ class RunService:
             pause=interaction.request,
         )
 
-    def resume(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
-        """Store the answers on the run's pending human interaction, then send its parked token."""
+    @staticmethod
+    def parked_pause(snapshot: RunSnapshot, node: str | None = None) -> ParkedWait | None:
+        """The plain pause a resume is for, known from what is parked (`snapshot`, one read of the run's
+        open part): the one parked wait of a resumable kind at `node` (or anywhere), when it is a pause.
+        None: a review gate, several pauses, or none parked (a blocking ask, a retry): `resume` reads
+        the run's interactions instead."""
+        found = [
+            w
+            for w in snapshot.waits
+            if w.status == "parked" and w.kind in RESUMABLE_KINDS and (node is None or w.gate == node)
+        ]
+        if len(found) == 1 and found[0].kind == "ask" and found[0].interaction_ids:
+            return found[0]
+        return None
+
+    def resume(
+        self,
+        run_id: str,
+        answers: dict[str, Any],
+        *,
+        caller: str,
+        node: str | None = None,
+        snapshot: RunSnapshot | None = None,
+    ) -> dict[str, Any]:
+        """Store the answers on the run's pending human interaction, then send its parked token.
+
+        The critical path (tests/integration/test_call_budgets.py): the run's snapshot (`snapshot`, when
+        the route already read it) names the parked pause; one read of its interaction; one transaction
+        that decides the answer (the answer and its chained event, guarded by the wait still parked
+        before its deadline); the send; the release recorded in one write. A repeat of an accepted
+        resume (the same caller, the same answers: a client's retry, a twin request) is answered as the
+        first was, from the stored answer (re-sending it when the first one's send failed)."""
         core = self.core
-        hosted = core.require_run(run_id).hosted
+        snapshot = snapshot if snapshot is not None else core.store.snapshot_run(run_id)
+        if snapshot.run is None:
+            raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
+        wait = self.parked_pause(snapshot, node)
+        target = core.store.get_interaction(run_id, wait.interaction_ids[0]) if wait is not None else None
+        if wait is None or target is None or target.state.status != "pending":
+            return self._resume_read(run_id, answers, caller=caller, node=node, hosted=snapshot.run.hosted)
+        core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
+        try:
+            answered, repeat = self._decide(
+                target, answers, caller, guards=[WaitStillOpen(wait, core.now())], snapshot=snapshot
+            )
+        except GuardFailedError:  # the wait closed under us (its deadline): decided on a fresh read
+            return self._resume_read(run_id, answers, caller=caller, node=node, hosted=snapshot.run.hosted)
+        resumed = core.release_gate(run_id, wait.gate, self._output(answered), wait=wait)
+        return self._result(answered, resumed or (repeat and self._delivered(answered)))
+
+    def _resume_read(
+        self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None, hosted: bool
+    ) -> dict[str, Any]:
+        """`resume` from the run's interactions: a blocking ask, a review, several pauses, a repeat."""
+        core = self.core
         mine = [
             i
             for i in core.store.list_run_interactions(run_id)
@@ -263,56 +322,92 @@ class RunService:
                     f"run {run_id} is not waiting for input" + (f" at node '{node}'" if node else ""),
                     details={"run_id": run_id},
                 )
-            if latest.state.status == "answered" and latest.state.answer == answers:
-                # A retry of a resume whose token send failed: the stored answer is resent.
-                resumed = core.release_gate(run_id, latest.request.node, self._output(latest))
-                if resumed:
-                    return self._result(latest, resumed)
-            if latest.state.status == "timed_out" or latest.state.outcome:  # a default taken: also late
-                core.refuse_if_late(latest, answers, caller=caller, deadline=latest.expires_at or core.now())
-                raise GoneError(
-                    f"the pause at node '{latest.request.node}' timed out",
-                    details={"interaction": latest.public()},
-                )
-            st = latest.state
-            raise ConflictError(
-                f"run {run_id} was already resumed at node '{latest.request.node}'",
-                details={
-                    "interaction": latest.public(),
-                    "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
-                },
-            )
+            return self._settled(latest, answers, caller)
         target = pending[-1]
         core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
-        answered_event = core.new_event(
-            run_id,
-            InteractionAnswered(
-                interaction_id=target.interaction_id, node=target.request.node, answer=answers, by=caller
-            ),
-        )
-        try:  # the answer and its event (a decision: it extends the run's chain) in one write
-            answered = core.store.transition_interaction(
-                target,
-                status_of(target.state, "answered", answer=answers, by=caller, at=core.now()),
-                with_records=[answered_event],
-            )
-        except ConflictError:  # lost the race: the 409 names the winner, from a consistent read
-            current = core.store.get_interaction(run_id, target.interaction_id) or target
-            st = current.state
-            raise ConflictError(
-                f"run {run_id} was already resumed at node '{current.request.node}' by {st.answered_by}",
-                details={
-                    "interaction": current.public(),
-                    "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
-                },
-            ) from None
+        answered, repeat = self._decide(target, answers, caller)
         resumed = core.release_gate(run_id, target.request.node, self._output(answered))
+        if repeat and not resumed:
+            return self._result(answered, self._delivered(answered))
         if not resumed and not hosted and core.store.get_wait(run_id, target.request.node) is None:
             # A blocking ask of an agent (baton.services.asks): no token; its waiter reads the answer.
             core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
             core.record(run_id, RunResumed(gate=target.request.node, kind="ask"))
             resumed = True
         return self._result(answered, resumed)
+
+    def _decide(
+        self,
+        target: Interaction,
+        answers: dict[str, Any],
+        caller: str,
+        *,
+        guards: Sequence[Guard] = (),
+        snapshot: RunSnapshot | None = None,
+    ) -> tuple[Interaction, bool]:
+        """The deciding write: the answer and its event (a decision: it extends the run's chain, from the
+        head `snapshot` read) in one transaction. Lost to a twin of this request: its stored answer is
+        ours (returned with True); lost to another answer: the 409 names the winner, from a consistent read."""
+        core = self.core
+        answered_event = core.new_event(
+            target.run_id,
+            InteractionAnswered(
+                interaction_id=target.interaction_id, node=target.request.node, answer=answers, by=caller
+            ),
+        )
+        try:
+            answered = core.store.transition_interaction(
+                target,
+                status_of(target.state, "answered", answer=answers, by=caller, at=core.now()),
+                with_records=[answered_event],
+                guards=guards,
+                audit_head=snapshot.audit_head if snapshot is not None else None,
+            )
+        except ConflictError:
+            current = core.store.get_interaction(target.run_id, target.interaction_id) or target
+            if _is_repeat(current, answers, caller):
+                return current, True
+            st = current.state
+            raise ConflictError(
+                f"run {target.run_id} was already resumed at node '{current.request.node}' by {st.answered_by}",
+                details={
+                    "interaction": current.public(),
+                    "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
+                },
+            ) from None
+        return answered, False
+
+    def _settled(self, latest: Interaction, answers: dict[str, Any], caller: str) -> dict[str, Any]:
+        """A resume that finds the pause no longer pending: a repeat of the accepted one, late, or a 409."""
+        core = self.core
+        st = latest.state
+        if st.status == "answered" and st.answer == answers:
+            # A retry of a resume whose token send failed: the stored answer is resent. The same caller's
+            # repeat is answered as the first was, even once the gate is resumed.
+            resumed = core.release_gate(latest.run_id, latest.request.node, self._output(latest))
+            if resumed or st.answered_by == caller:
+                return self._result(latest, resumed or self._delivered(latest))
+        if st.status == "timed_out" or st.outcome:  # a default taken: also late
+            core.refuse_if_late(latest, answers, caller=caller, deadline=latest.expires_at or core.now())
+            raise GoneError(
+                f"the pause at node '{latest.request.node}' timed out",
+                details={"interaction": latest.public()},
+            )
+        raise ConflictError(
+            f"run {latest.run_id} was already resumed at node '{latest.request.node}'",
+            details={
+                "interaction": latest.public(),
+                "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
+            },
+        )
+
+    def _delivered(self, answered: Interaction) -> bool:
+        """Was the answer delivered (its gate's wait released), or is there no token to send (an agent's
+        blocking ask, whose waiter reads the answer)?"""
+        wait = self.core.store.get_wait(answered.run_id, answered.request.node)
+        if wait is None:
+            return True
+        return wait.status == "released" and answered.interaction_id in wait.interaction_ids
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         """The reconciler: a parked pause whose interaction is answered gets the resume a failed send
