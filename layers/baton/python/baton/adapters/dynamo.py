@@ -394,8 +394,8 @@ class DynamoStore(DynamoApprovals):
         while request:
             resp = self._db.batch_get_item(RequestItems=request)  # type: ignore[arg-type,unused-ignore]
             for item in resp.get("Responses", {}).get(self._table, []):
-                values = _from_item(item)
-                found[str(values["SK"])] = values
+                read = _from_item(item)
+                found[str(read["SK"])] = read
             request = cast("dict[str, Any]", resp.get("UnprocessedKeys") or {})
         values = found.get(f"INT#{interaction_id}")
         if values is None:

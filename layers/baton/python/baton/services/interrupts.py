@@ -525,13 +525,14 @@ class InterruptService:
                 core.refuse_if_late(
                     i, late, caller=caller, deadline=i.expires_at, reason=TIMEOUT_REASON, interrupt=public_view(i)
                 )
-            return self._resume_settled(i, value, state_edits, caller=caller)
+            if interrupt_request(i).approval is None or i.state.status != "answered":
+                return self._resume_settled(i, value, state_edits, caller=caller)
         req = interrupt_request(i)
         edited = apply_state_edits(req.state or {}, state_edits)
         accepted = validate_answer(value, schema=req.schema_, json_schema=req.json_schema)
         check_state_size(edited)
         answer = {"input": accepted, "state": edited, "state_edits": list(state_edits)}
-        if req.approval is not None:
+        if req.approval is not None:  # settled: a counted voter's repeat is told so (200), any other a 409
             return self._vote(i, req.approval, json.dumps(answer), voter or Voter(caller), "approve")
         resumed_event = core.new_event(
             i.run_id,

@@ -342,9 +342,12 @@ class QuestionService:
         self._check_answer(question, answer)
         if question.state.status == "timed_out":
             raise self._late(question, answer, caller)
+        policy = question.request_as(QuestionRequest).approval
         if question.state.status != "pending":
             if self._is_repeat(question, answer, caller):
                 return self._repeat(snapshot, question)
+            if policy is not None and decided is None:  # a counted voter's repeat: 200; any other: 409
+                return self._vote(question, policy, answer, Voter(caller, groups))
             raise self._already(question)
         gates = self._gates_of(question, snapshot.waits, answer, caller)
         if run.status in TERMINAL_RUN_STATES and run.hosted:
@@ -352,7 +355,6 @@ class QuestionService:
                 f"run {run_id} is {run.status}; nothing is waiting for this answer",
                 details={"run_id": run_id, "status": run.status},
             )
-        policy = question.request_as(QuestionRequest).approval
         if policy is not None and decided is None:
             return self._vote(question, policy, answer, Voter(caller, groups))
         others = [
