@@ -340,15 +340,9 @@ class QuestionService:
         if question is None or question.request.kind != "question":
             question = self._get_question(run_id, interaction_id)  # not pending: only to say why not
         self._check_answer(question, answer)
-        if question.state.status == "timed_out":
-            raise self._late(question, answer, caller)
         policy = question.request_as(QuestionRequest).approval
         if question.state.status != "pending":
-            if self._is_repeat(question, answer, caller):
-                return self._repeat(snapshot, question)
-            if policy is not None and decided is None:  # a counted voter's repeat: 200; any other: 409
-                return self._vote(question, policy, answer, Voter(caller, groups))
-            raise self._already(question)
+            return self._settled(snapshot, question, answer, Voter(caller, groups), quorum=decided is None)
         gates = self._gates_of(question, snapshot.waits, answer, caller)
         if run.status in TERMINAL_RUN_STATES and run.hosted:
             raise GoneError(
@@ -434,6 +428,20 @@ class QuestionService:
         sent = self._release_gates(answered.run_id, [w for w in gates if w.status in ("parked", "expiring")])
         released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
         return self._after_answer(snapshot, answered, released)
+
+    def _settled(
+        self, snapshot: RunSnapshot, question: Interaction, answer: Any, voter: Voter, *, quorum: bool
+    ) -> dict[str, Any]:
+        """An answer to a question no longer pending: late (410), a repeat of the accepted answer (its
+        200 again), a counted voter's repeat on a quorum question (200: counted once), else the 409."""
+        if question.state.status == "timed_out":
+            raise self._late(question, answer, voter.operator)
+        if self._is_repeat(question, answer, voter.operator):
+            return self._repeat(snapshot, question)
+        policy = question.request_as(QuestionRequest).approval
+        if policy is not None and quorum:
+            return self._vote(question, policy, answer, voter)
+        raise self._already(question)
 
     def _vote(self, question: Interaction, policy: ApprovalPolicy, answer: Any, voter: Voter) -> dict[str, Any]:
         """One operator's vote on a quorum question: 403 for the requester or a non-approver; counted
