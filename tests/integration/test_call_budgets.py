@@ -1,6 +1,6 @@
 """AWS calls per operation, counted with botocore `before-call` event hooks on every client, against a
 declared budget (a count, never a timing). Each operation goes through the real API handler (the
-dispatcher's handler copy, Powertools Idempotency on the table, moto as AWS), so what is counted is
+dispatcher's handler copy, moto as AWS), so what is counted is
 what one request costs deployed.
 
 Only the calls the request's own thread makes are counted: the Step Functions engine's Lambda invokes
