@@ -391,12 +391,17 @@ class DynamoStore(DynamoApprovals):
         keys = [_to_item({"PK": pk, "SK": sk}) for sk in sks]
         found: dict[str, dict[str, Any]] = {}
         request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
-        while request:
+        for attempt in range(AUDIT_ATTEMPTS):  # keys left unprocessed (throttling): asked again, backing off
+            if not request:
+                break
+            _back_off(attempt)
             resp = self._db.batch_get_item(RequestItems=request)  # type: ignore[arg-type,unused-ignore]
             for item in resp.get("Responses", {}).get(self._table, []):
                 read = _from_item(item)
                 found[str(read["SK"])] = read
             request = cast("dict[str, Any]", resp.get("UnprocessedKeys") or {})
+        if request:
+            raise self._contention(str(pointer["run_id"]))
         values = found.get(f"INT#{interaction_id}")
         if values is None:
             return None
