@@ -214,12 +214,14 @@ def _print(figures: dict[str, Any]) -> None:
     ms = figures["ms"]
     floor, bare = ms["one write"], ms["bare"]
     print(f"critical path: request -> execution SUCCEEDED, {figures['samples']} samples each, one local stack")
-    print(f"  {'':<12} {'median':>9} {'p95':>9}   {'x bare':>7} {'x one-write':>12}")
+    print(f"  {'':<12} {'median':>9} {'p95':>9}   {'x bare':>7} {'x one-write':>12}   {'p95 x one-write':>15}")
     for name, figure in ms.items():
         ratio_bare = figure["median"] / bare["median"]
         ratio_floor = figure["median"] / floor["median"]
+        ratio_p95 = figure["p95"] / floor["p95"]
         print(
             f"  {name:<12} {figure['median']:7.1f}ms {figure['p95']:7.1f}ms   {ratio_bare:6.2f}x {ratio_floor:11.2f}x"
+            f"   {ratio_p95:14.2f}x"
         )
     print("  AWS calls per Baton request (botocore before-call hooks):")
     for name, calls in figures["calls"].items():

@@ -21,6 +21,7 @@ from baton.models import (
 )
 from baton.ports import (
     PENDING_MARKED_KINDS,
+    FoundInteraction,
     GuardFailedError,
     QuorumMet,
     RunSnapshot,
@@ -100,6 +101,17 @@ class MemoryStore:
     def find_interaction(self, interaction_id: str) -> Interaction | None:
         run_id = self.interaction_runs.get(interaction_id)
         return self.interactions.get((run_id, interaction_id)) if run_id is not None else None
+
+    def find_for_decision(self, interaction_id: str) -> FoundInteraction | None:
+        with self._lock:
+            found = self.find_interaction(interaction_id)
+            if found is None:
+                return None
+            return FoundInteraction(
+                interaction=found,
+                wait=self.get_wait(found.run_id, found.request.node),
+                audit_head=self.audit_heads.get(found.run_id, EMPTY_HEAD),
+            )
 
     def transition_interaction(
         self,

@@ -55,6 +55,17 @@ class RunSnapshot:
 
 
 @dataclass(frozen=True)
+class FoundInteraction:
+    """An interaction found by its id alone (`InteractionStore.find_for_decision`), with what deciding
+    on it needs from its run, read together: the wait at its node (None: nothing parked there) and the
+    run's decision-log head."""
+
+    interaction: Interaction
+    wait: ParkedWait | None
+    audit_head: AuditHead
+
+
+@dataclass(frozen=True)
 class WaitStillOpen:
     """A guard: the wait is still parked with this token and (if it has one) its deadline is after `now`."""
 
@@ -162,6 +173,7 @@ class InteractionStore(Protocol):
     # interactions addressed by id alone (interrupts: /api/v1/interrupts/{id}); an IID#<iid> pointer item
     def put_interaction_indexed(self, interaction: Interaction) -> None: ...
     def find_interaction(self, interaction_id: str) -> Interaction | None: ...
+    def find_for_decision(self, interaction_id: str) -> FoundInteraction | None: ...
 
 
 class EventStore(Protocol):

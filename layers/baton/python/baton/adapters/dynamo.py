@@ -34,6 +34,7 @@ from baton.models import (
 )
 from baton.ports import (
     PENDING_MARKED_KINDS,
+    FoundInteraction,
     GuardFailedError,
     QuorumMet,
     RunSnapshot,
@@ -355,7 +356,13 @@ class DynamoStore(DynamoApprovals):
                         "Put": {
                             "TableName": self._table,
                             "Item": _to_item(
-                                {"PK": f"IID#{iid}", "SK": f"IID#{iid}", "record": "iid", "run_id": interaction.run_id}
+                                {
+                                    "PK": f"IID#{iid}",
+                                    "SK": f"IID#{iid}",
+                                    "record": "iid",
+                                    "run_id": interaction.run_id,
+                                    "node": interaction.request.node,  # its gate: find_for_decision
+                                }
                             ),
                             "ConditionExpression": "attribute_not_exists(PK)",
                         }
@@ -370,6 +377,43 @@ class DynamoStore(DynamoApprovals):
     def find_interaction(self, interaction_id: str) -> Interaction | None:
         pointer = self._get(f"IID#{interaction_id}", f"IID#{interaction_id}")
         return self.get_interaction(pointer["run_id"], interaction_id) if pointer else None
+
+    def find_for_decision(self, interaction_id: str) -> FoundInteraction | None:
+        """The interaction by id, its node's wait and its run's decision-log head: the pointer (GetItem),
+        then one consistent BatchGetItem of the three items in the run's partition. A pointer stored
+        before it named the node costs one GetItem more (the wait, once the node is read)."""
+        pointer = self._get(f"IID#{interaction_id}", f"IID#{interaction_id}")
+        if pointer is None:
+            return None
+        pk = _run_pk(str(pointer["run_id"]))
+        node = pointer.get("node")
+        sks = [f"INT#{interaction_id}", _AUDIT_HEAD_SK] + ([f"WAIT#{node}"] if isinstance(node, str) else [])
+        keys = [_to_item({"PK": pk, "SK": sk}) for sk in sks]
+        found: dict[str, dict[str, Any]] = {}
+        request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
+        for attempt in range(AUDIT_ATTEMPTS):  # keys left unprocessed (throttling): asked again, backing off
+            if not request:
+                break
+            _back_off(attempt)
+            resp = self._db.batch_get_item(RequestItems=request)  # type: ignore[arg-type,unused-ignore]
+            for item in resp.get("Responses", {}).get(self._table, []):
+                read = _from_item(item)
+                found[str(read["SK"])] = read
+            request = cast("dict[str, Any]", resp.get("UnprocessedKeys") or {})
+        if request:
+            raise self._contention(str(pointer["run_id"]))
+        values = found.get(f"INT#{interaction_id}")
+        if values is None:
+            return None
+        interaction = self._interaction_from(values)
+        head_values = found.get(_AUDIT_HEAD_SK)
+        head = AuditHead(seq=int(head_values["seq"]), hash=str(head_values["hash"])) if head_values else EMPTY_HEAD
+        if isinstance(node, str):
+            wait_values = found.get(f"WAIT#{node}")
+            wait = self._wait_from(wait_values) if wait_values else None
+        else:
+            wait = self.get_wait(interaction.run_id, interaction.request.node)
+        return FoundInteraction(interaction=interaction, wait=wait, audit_head=head)
 
     def transition_interaction(
         self,

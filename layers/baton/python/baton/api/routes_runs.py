@@ -125,19 +125,22 @@ def resume(run_id: RunId, body: ResumeRequest) -> ReviewActionResult | ResumeRes
     caller = deps.require_operator("resuming a run")
     services = deps.get_services()
     # Review gates take the operator's action under the reserved __review_* keys (baton.services.review).
-    # They stay outside Idempotency on purpose: the same action may be right twice (approve again
-    # after a rejected merge was fixed); the review interaction's conditional writes guard them.
+    # The same review action may be right twice (approve again after a rejected merge was fixed); the
+    # review interaction's conditional writes guard them. Which gate waits is known from what is parked
+    # (one read of the run's open part, handed on to the resume): a parked pause is resumed with no
+    # review check; anything else asks the review wing first, as before.
     from baton.services.review import is_review_answer  # the review wing loads on first use, not at cold start
 
-    if is_review_answer(body.answers) or services.review_service().waiting_at_review(run_id, body.node):
+    snapshot = None if is_review_answer(body.answers) else services.core.store.snapshot_run(run_id)
+    if snapshot is None or (
+        services.runs.parked_pause(snapshot, body.node) is None
+        and services.review_service().waiting_at_review(run_id, body.node)
+    ):
         acted = services.review_service().act(run_id, body.answers, caller=caller.principal, node=body.node)
         return ReviewActionResult.model_validate(acted)
-    request = {"run_id": run_id, "answers": body.answers, "node": body.node, "caller": caller.principal}
-    resumed = services.idempotency.run(
-        "resume",
-        request,
-        lambda: services.runs.resume(run_id, body.answers, caller=caller.principal, node=body.node),
-    )
+    # A repeat of an accepted resume (same caller, same answers) gets the first one's 200 from the
+    # stored answer (baton.services.runs); different answers meet the deciding write's 409.
+    resumed = services.runs.resume(run_id, body.answers, caller=caller.principal, node=body.node, snapshot=snapshot)
     return ResumeResult.model_validate(resumed)
 
 

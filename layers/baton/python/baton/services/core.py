@@ -218,7 +218,9 @@ class Core:
         wait: ParkedWait | None = None,
         also: Sequence[EventPayload] = (),
     ) -> bool:
-        """Send the parked token of `gate` with `output`. True if this call resumed the gate.
+        """Send the parked token of `gate` with `output`. True if the gate is resumed with `output`: by
+        this call's send, or by an earlier send of the same stored answer (a twin request, a sender that
+        died after sending), whose bookkeeping this call then completes if nobody has.
 
         Called only after the answer is stored, so a failure here loses nothing: a retry or the
         reconciler sends it later. The conditional release makes a second sender a no-op. With `token`,
@@ -238,7 +240,8 @@ class Core:
                 return False
             # An earlier send of this stored answer closed the token and its sender did not finish the
             # bookkeeping (it died after the send, or is about to finish): complete it, exactly once.
-            return self.complete_release(wait, also=also)
+            self.complete_release(wait, also=also)
+            return True
         self.complete_release(wait, also=also)
         return True  # sent; if a twin finished the bookkeeping first, the resume is still ours
 

@@ -515,20 +515,26 @@ class InterruptService:
         (conditional write) and release the waiter. On a quorum interrupt the resume is an approval by
         `voter` (the authenticated caller): the waiter is released by the one that meets the quorum."""
         core = self.core
-        i = self._expire_if_due(self._load(interrupt_id))
+        # One read of the id's pointer, then the interrupt, its node's wait and the run's decision-log
+        # head together (the resume is a decision, chained in its transaction; the wait is read once).
+        found = core.store.find_for_decision(interrupt_id) if interrupt_id else None
+        if found is None or found.interaction.request.kind != KIND:
+            raise NotFoundError(f"interrupt {interrupt_id} not found", details={"interrupt_id": interrupt_id})
+        i = self._expire_if_due(self._seen(found.interaction))
         if i.state.status != "pending":
             if is_timed_out(i) or i.state.outcome:  # past the deadline: a 410, the value kept as late
                 late = {"input": value, "state_edits": list(state_edits)}
                 core.refuse_if_late(
                     i, late, caller=caller, deadline=i.expires_at, reason=TIMEOUT_REASON, interrupt=public_view(i)
                 )
-            return self._resume_settled(i, value, state_edits)
+            if interrupt_request(i).approval is None or i.state.status != "answered":
+                return self._resume_settled(i, value, state_edits, caller=caller)
         req = interrupt_request(i)
         edited = apply_state_edits(req.state or {}, state_edits)
         accepted = validate_answer(value, schema=req.schema_, json_schema=req.json_schema)
         check_state_size(edited)
         answer = {"input": accepted, "state": edited, "state_edits": list(state_edits)}
-        if req.approval is not None:
+        if req.approval is not None:  # settled: a counted voter's repeat is told so (200), any other a 409
             return self._vote(i, req.approval, json.dumps(answer), voter or Voter(caller), "approve")
         resumed_event = core.new_event(
             i.run_id,
@@ -545,14 +551,20 @@ class InterruptService:
                 i,
                 status_of(i.state, "answered", answer=answer, by=caller, at=core.now()),
                 with_records=[resumed_event],
+                audit_head=found.audit_head,
             )
         except ConflictError:  # lost the race: answer as if it had come second, from a consistent read
-            return self._resume_settled(self._expire_if_due(self._load(interrupt_id)), value, state_edits)
-        resumed = self._release(answered)
+            current = self._expire_if_due(self._load(interrupt_id))
+            return self._resume_settled(current, value, state_edits, caller=caller)
+        resumed = self._release(answered, wait=found.wait)
         self._settle_run(answered)
         return {"interrupt": public_view(answered), "resumed": resumed}
 
-    def _resume_settled(self, i: Interaction, value: Any, state_edits: list[str]) -> dict[str, Any]:
+    def _resume_settled(self, i: Interaction, value: Any, state_edits: list[str], *, caller: str) -> dict[str, Any]:
+        """A resume that finds the interrupt settled: gone, changed, a repeat, or a 409 naming the winner.
+        A repeat (the same caller, the same value and edits: a client's retry, a twin request) is
+        answered as the first one was, from the stored answer: what idempotency needs, with no record
+        of its own."""
         if i.state.status in ("cancelled", "timed_out"):
             why = "timed out" if is_timed_out(i) else f"was cancelled ({i.state.reason})"
             raise GoneError(
@@ -566,27 +578,37 @@ class InterruptService:
             )
         answer = i.state.answer if isinstance(i.state.answer, dict) else {}
         same = answer.get("input") == value and answer.get("state_edits") == list(state_edits)
+        hosted = interrupt_request(i).hosted
         # A hosted retry of a resume whose token send failed: the stored answer is sent again.
-        if same and interrupt_request(i).hosted and self._release(i):
+        if same and hosted and self._release(i):
             return {"interrupt": public_view(i), "resumed": True}
+        if same and i.state.answered_by == caller and interrupt_request(i).approval is None:
+            return {"interrupt": public_view(i), "resumed": not hosted or self._delivered(i)}
         raise ConflictError(
             f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by}",
             details={"interrupt": public_view(i), "winner": interrupt_winner(i)},
         )
 
-    def _wait_of(self, i: Interaction) -> ParkedWait | None:
+    def _wait_of(self, i: Interaction, read: ParkedWait | None = None) -> ParkedWait | None:
+        """The hosted interrupt's parked wait: `read` when the caller read it with the interrupt."""
         gate = interrupt_request(i).gate
         if not gate:
             return None
-        wait = self.core.store.get_wait(i.run_id, gate)
+        wait = read if read is not None and read.gate == gate else self.core.store.get_wait(i.run_id, gate)
         if wait is None or wait.status != "parked" or i.interaction_id not in wait.interaction_ids:
             return None
         return wait
 
-    def _release(self, answered: Interaction, *, token: str | None = None) -> bool:
-        """Hosted: send the parked token with the value and the edited state (the wait read once, here).
-        SDK waiters need nothing: their long-poll sees the answered record."""
-        wait = self._wait_of(answered)
+    def _delivered(self, answered: Interaction) -> bool:
+        """The hosted interrupt's wait was released with this answer (its token sent)."""
+        gate = interrupt_request(answered).gate
+        wait = self.core.store.get_wait(answered.run_id, gate) if gate else None
+        return wait is not None and wait.status == "released" and answered.interaction_id in wait.interaction_ids
+
+    def _release(self, answered: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
+        """Hosted: send the parked token with the value and the edited state (the wait read once: `wait`,
+        when read with the interrupt). SDK waiters need nothing: their long-poll sees the answered record."""
+        wait = self._wait_of(answered, wait)
         if wait is None:
             return not interrupt_request(answered).hosted
         answer = answered.state.answer or {}

@@ -340,17 +340,15 @@ class QuestionService:
         if question is None or question.request.kind != "question":
             question = self._get_question(run_id, interaction_id)  # not pending: only to say why not
         self._check_answer(question, answer)
-        if question.state.status == "timed_out":
-            raise self._late(question, answer, caller)
+        policy = question.request_as(QuestionRequest).approval
         if question.state.status != "pending":
-            raise self._already(question)
+            return self._settled(snapshot, question, answer, Voter(caller, groups), quorum=decided is None)
         gates = self._gates_of(question, snapshot.waits, answer, caller)
         if run.status in TERMINAL_RUN_STATES and run.hosted:
             raise GoneError(
                 f"run {run_id} is {run.status}; nothing is waiting for this answer",
                 details={"run_id": run_id, "status": run.status},
             )
-        policy = question.request_as(QuestionRequest).approval
         if policy is not None and decided is None:
             return self._vote(question, policy, answer, Voter(caller, groups))
         others = [
@@ -383,25 +381,67 @@ class QuestionService:
                 audit_head=snapshot.audit_head,
             )
         except ConflictError:
-            current = core.store.get_interaction(run_id, interaction_id)
-            raise self._already(current or question) from None
+            current = core.store.get_interaction(run_id, interaction_id) or question
+            if self._is_repeat(current, answer, caller):
+                return self._repeat(snapshot, current)
+            raise self._already(current) from None
         ready = [
             w
             for w in gates
             if len(others) > MAX_PENDING_GUARDS or not any(_in_scope(i, w.scope.get("from")) for i in others)
         ]
-        released = self._release_gates(run_id, ready)
+        return self._after_answer(snapshot, answered, self._release_gates(run_id, ready))
+
+    def _after_answer(self, snapshot: RunSnapshot, answered: Interaction, released: list[str]) -> dict[str, Any]:
+        """Tool-form awaits the answer completes, and the answer's result."""
         for awaiting in snapshot.pending:
             if awaiting.request.kind == "await" and self._complete_tool_await(awaiting):
                 released.append(f"tool:{awaiting.interaction_id}")
         return {
-            "interaction_id": interaction_id,
+            "interaction_id": answered.interaction_id,
             "node": answered.request.node,
             "status": "answered",
             "queued": True,
             "resumed": bool(released),
             "released": released,
         }
+
+    @staticmethod
+    def _is_repeat(current: Interaction, answer: Any, caller: str) -> bool:
+        """The stored answer is this very request's (the same caller, the same answer; not a quorum's)."""
+        st = current.state
+        plain = current.request.kind == "question" and current.request_as(QuestionRequest).approval is None
+        return plain and st.status == "answered" and st.answer == answer and st.answered_by == caller
+
+    def _repeat(self, snapshot: RunSnapshot, answered: Interaction) -> dict[str, Any]:
+        """A repeat of an accepted answer (a client's retry, a twin request) is answered as the first one
+        was, from the stored answer: this is what idempotency needs, with no record of its own. The
+        await gates parked on its scope before it was answered count as released once resumed; one still
+        parked (the first one's send failed, or is under way) is released now (a conditional release:
+        never twice)."""
+        at = answered.state.answered_at or ""
+        gates = [
+            w
+            for w in snapshot.waits
+            if w.kind == "await" and _in_scope(answered, w.scope.get("from")) and w.parked_at <= at
+        ]
+        sent = self._release_gates(answered.run_id, [w for w in gates if w.status in ("parked", "expiring")])
+        released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
+        return self._after_answer(snapshot, answered, released)
+
+    def _settled(
+        self, snapshot: RunSnapshot, question: Interaction, answer: Any, voter: Voter, *, quorum: bool
+    ) -> dict[str, Any]:
+        """An answer to a question no longer pending: late (410), a repeat of the accepted answer (its
+        200 again), a counted voter's repeat on a quorum question (200: counted once), else the 409."""
+        if question.state.status == "timed_out":
+            raise self._late(question, answer, voter.operator)
+        if self._is_repeat(question, answer, voter.operator):
+            return self._repeat(snapshot, question)
+        policy = question.request_as(QuestionRequest).approval
+        if policy is not None and quorum:
+            return self._vote(question, policy, answer, voter)
+        raise self._already(question)
 
     def _vote(self, question: Interaction, policy: ApprovalPolicy, answer: Any, voter: Voter) -> dict[str, Any]:
         """One operator's vote on a quorum question: 403 for the requester or a non-approver; counted
