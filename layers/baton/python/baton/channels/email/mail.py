@@ -1,9 +1,16 @@
 """Per-recipient mail: each recipient of the `email` channel gets their own message, whose answer link
 is signed for them and for the one question (`links.py`). What a link cannot offer (interrupts with
-their JSON Schemas, reviews, await gates) gets the web inbox item's address instead."""
+their JSON Schemas, reviews, await gates) gets the web inbox item's address instead.
+
+Delivery is idempotent per recipient: after a successful send a `MailedMark` is recorded
+(`MailLedger`, deployed `MAILED#<interaction>#<notification digest>#<recipient>` in the run's partition,
+`baton/adapters/mail_marks.py`), and a retried delivery of the same notification (SNS retries the
+event when one recipient's send failed) skips every recipient already marked: the others are not
+mailed again, the failed one is."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
@@ -28,6 +35,30 @@ class Mail:
     to: str
     subject: str
     text: str
+
+
+@dataclass(frozen=True)
+class MailedMark:
+    """One notification mailed to one recipient: `digest` is the notification's own (its SNS body), so a
+    retried delivery of the same message finds the mark and a new notification does not."""
+
+    run_id: str
+    subject_id: str  # the interaction, or the event for a notification without one (a run's end)
+    digest: str
+    recipient: str
+
+    @classmethod
+    def of(cls, notification: Notification, recipient: str) -> MailedMark:
+        digest = hashlib.sha256(notification.to_message().encode("utf-8")).hexdigest()[:32]
+        subject = notification.interaction_id or notification.event
+        return cls(run_id=notification.run_id, subject_id=subject, digest=digest, recipient=recipient.lower())
+
+
+class MailLedger(Protocol):
+    """Which recipients a notification was already mailed to (deployed: DynamoDB; tests: in memory)."""
+
+    def was_mailed(self, mark: MailedMark) -> bool: ...
+    def record_mailed(self, mark: MailedMark) -> None: ...
 
 
 class MailSender(Protocol):
@@ -86,12 +117,14 @@ def compose(notification: Notification, recipient: str, links: EmailLinks, inbox
 @dataclass
 class EmailNotifier:
     """The `email` channel's subscriber: one mail per recipient. Every recipient is tried; failures are
-    raised together afterwards (SNS retries the event)."""
+    raised together afterwards (SNS retries the event), and the retry mails only the recipients not
+    marked in `ledger` (None: no marks, every delivery mails everyone)."""
 
     sender: MailSender
     recipients: Sequence[str]
     links: EmailLinks
     inbox_url: str = ""
+    ledger: MailLedger | None = None
 
     def deliver(self, notification: Notification) -> list[str]:
         from baton.notify.transport import NotificationDeliveryError
@@ -99,8 +132,13 @@ class EmailNotifier:
         sent: list[str] = []
         failures: dict[str, str] = {}
         for recipient in self.recipients:
+            mark = MailedMark.of(notification, recipient)
             try:
+                if self.ledger is not None and self.ledger.was_mailed(mark):
+                    continue  # mailed by an earlier delivery of this notification
                 sent.append(self.sender.send(compose(notification, recipient, self.links, self.inbox_url)))
+                if self.ledger is not None:
+                    self.ledger.record_mailed(mark)
             except Exception as exc:
                 failures[recipient] = str(exc)
         if failures:
