@@ -1,7 +1,8 @@
 """The Slack app assembled from its configuration: the poster (`chat.postMessage` to a channel, with the
 interaction's buttons and form), the interaction service and the worker, each with its Slack clients
 (`slack_sdk`'s `WebClient`, base URL from `SLACK_API_URL` so tests talk to a fake Slack) and its AWS
-adapters (`baton/adapters/slack.py`, imported on first use as `baton/runtime/wiring.py` does).
+adapters (`baton/adapters/slack.py`, imported on first use as `baton/runtime/wiring.py` does). The interaction
+endpoint's fast path is not here (`endpoint.py`): this module imports the Web API client.
 
 Teams without an app keep the incoming webhook (`baton/notify/slack.py`): `notify_slack` uses the app
 only when `SLACK_SIGNING_SECRET` or `SLACK_APP_SECRET_ARN` is set.
@@ -16,13 +17,14 @@ from slack_sdk.webhook import WebhookClient
 
 from baton.channels.slack.blocks import message_blocks, message_text
 from baton.channels.slack.config import SlackAppConfig
-from baton.channels.slack.interactions import SlackInteractions
+from baton.channels.slack.interactions import SlackForms
 from baton.channels.slack.worker import SlackWorker
 from baton.notify.slack import build_blocks
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.channels.slack.ack import JobQueue
     from baton.channels.slack.config import SecretsProvider
     from baton.models import Interaction
     from baton.notify.model import Notification
@@ -109,20 +111,14 @@ def build_poster(config: SlackAppConfig) -> SlackAppPoster:
     )
 
 
-def build_interactions(config: SlackAppConfig) -> SlackInteractions:
-    from baton.adapters.clients import dynamodb_client
-    from baton.adapters.slack import DynamoReplayGuard, LambdaJobs, ThreadedLambdaJobs, lambda_client
-
-    services = _services()
-    secrets = config.secrets_provider()
-    jobs_type = ThreadedLambdaJobs if config.baton_slack_worker_invoke == "thread" else LambdaJobs
-    return SlackInteractions(
-        signing_secret=lambda: secrets().signing_secret,
-        operators=config.operators_provider(),
-        store=services.core.store,
-        replay=DynamoReplayGuard(services.settings.table_name, dynamodb_client()),
-        jobs=jobs_type(lambda_client(), config.baton_slack_worker_function),
-        views=_Lazy(config, secrets),
+def build_forms(config: SlackAppConfig, *, operators: Callable[[], dict[str, str]], jobs: JobQueue) -> SlackForms:
+    """The interaction endpoint's form desk (`interactions.py`): the store and the Web API client, built
+    on the first request that opens or submits a modal (the fast path is `endpoint.build_ack`)."""
+    return SlackForms(
+        operators=operators,
+        store=_services().core.store,
+        jobs=jobs,
+        views=_Lazy(config, config.secrets_provider()),
     )
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
+from baton.channels.slack.ack import not_an_operator
 from baton.channels.slack.blocks import outcome_blocks
-from baton.channels.slack.interactions import not_an_operator
 from baton.errors import BatonError, ConflictError, GoneError, NotFoundError
 from baton.services.questions import answer_text
 
