@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk import WebClient
 from slack_sdk.webhook import WebhookClient
 
-from baton.channels.slack.blocks import message_blocks, message_text
+from baton.channels.slack.blocks import await_blocks, message_blocks, message_text, review_blocks
 from baton.channels.slack.config import SlackAppConfig
 from baton.channels.slack.interactions import SlackForms
 from baton.channels.slack.worker import SlackWorker
+from baton.models import AwaitToolRequest, ReviewRequest
 from baton.notify.slack import build_blocks
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
     from baton.channels.slack.ack import JobQueue
     from baton.channels.slack.config import SecretsProvider
-    from baton.models import Interaction
+    from baton.models import Interaction, ReviewTurn
     from baton.notify.model import Notification
     from baton.runtime.wiring import Services
 
@@ -61,16 +62,31 @@ class SlackAppPoster:
         channel: str,
         inbox_url: str,
         lookup: Callable[[str, str], Interaction | None],
+        turns: Callable[[str, str], list[ReviewTurn]] = lambda run_id, iid: [],
     ) -> None:
         self._client = client
         self._channel = channel
         self._inbox_url = inbox_url
         self._lookup = lookup
+        self._turns = turns
+
+    def blocks_of(self, interaction: Interaction) -> list[dict[str, Any]]:
+        """What the pending interaction's message shows: a review's verdict and its buttons, an await's
+        questions with theirs, anything else its own buttons or form."""
+        request = interaction.request
+        if isinstance(request, ReviewRequest):
+            turns = self._turns(interaction.run_id, interaction.interaction_id)
+            return review_blocks(interaction, turns, inbox_url=self._inbox_url)
+        if isinstance(request, AwaitToolRequest):
+            found = [self._lookup(interaction.run_id, iid) for iid in request.pending]
+            questions = [q for q in found if q is not None and q.state.status == "pending"]
+            return await_blocks(interaction, questions, inbox_url=self._inbox_url)
+        return message_blocks(interaction, inbox_url=self._inbox_url)
 
     def post(self, notification: Notification) -> int:
         found = self._lookup(notification.run_id, notification.interaction_id) if notification.interaction_id else None
         if found is not None and found.state.status == "pending":
-            blocks, text = message_blocks(found, inbox_url=self._inbox_url), message_text(found)
+            blocks, text = self.blocks_of(found), message_text(found)
         else:
             payload = build_blocks(notification)
             blocks, text = payload["blocks"], str(payload["text"])
@@ -108,6 +124,7 @@ def build_poster(config: SlackAppConfig) -> SlackAppPoster:
         channel=config.slack_channel,
         inbox_url=config.baton_inbox_url,
         lookup=lambda run_id, iid: _services().core.store.get_interaction(run_id, iid),
+        turns=lambda run_id, iid: _services().core.store.list_turns(run_id, iid),
     )
 
 
@@ -123,7 +140,8 @@ def build_forms(config: SlackAppConfig, *, operators: Callable[[], dict[str, str
 
 
 def build_worker(config: SlackAppConfig) -> SlackWorker:
-    return SlackWorker(_services(), SlackWebReplies(_Lazy(config, config.secrets_provider())))
+    replies = SlackWebReplies(_Lazy(config, config.secrets_provider()))
+    return SlackWorker(_services(), replies, inbox_url=config.baton_inbox_url)
 
 
 def app_config() -> SlackAppConfig:
