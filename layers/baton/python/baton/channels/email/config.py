@@ -10,7 +10,8 @@ per container, and what is built from it: the link key, the link maker and the m
 - `BATON_EMAIL_LINK_TTL_SECONDS`: how long a link works (default 3 days).
 - `BATON_EMAIL_OUTBOX`: a directory: mail is printed and kept there instead of sent (`baton dev`).
 - `BATON_TABLE_NAME`: Baton's table, where each recipient's mail is marked once sent (`mail.MailLedger`),
-  so a retried delivery mails only those not yet mailed; without it every delivery mails everyone.
+  so a retried delivery mails only those not yet mailed (without it every delivery mails everyone),
+  and where an ask or an interrupt is read to know whether its mail can carry an answer link.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from baton.channels.email.links import local_link_key
 from baton.channels.email.mail import DEFAULT_LINK_TTL_SECONDS, EmailLinks, EmailNotifier, MailSender
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from baton.channels.email.mail import MailLedger
+    from baton.models import Interaction
 
 MIN_SECRET_CHARS = 32
 
@@ -104,8 +106,22 @@ class EmailConfig(BaseModel):
             key=cached_link_key, base_url=self.link_base_url, ttl_seconds=self.baton_email_link_ttl_seconds
         )
         return EmailNotifier(
-            self.sender(), self.baton_email_recipients, links, self.baton_inbox_url, ledger=self.ledger()
+            self.sender(),
+            self.baton_email_recipients,
+            links,
+            self.baton_inbox_url,
+            ledger=self.ledger(),
+            lookup=self.lookup(),
         )
+
+    def lookup(self) -> Callable[[str, str], Interaction | None] | None:
+        """Reads an ask or an interrupt, to know whether its mail can carry an answer link."""
+        if not self.baton_table_name:
+            return None
+        from baton.adapters.clients import dynamodb_client
+        from baton.adapters.dynamo import DynamoStore
+
+        return DynamoStore(self.baton_table_name, dynamodb_client()).get_interaction
 
     def ledger(self) -> MailLedger | None:
         if not self.baton_table_name:

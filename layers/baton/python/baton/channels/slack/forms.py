@@ -173,10 +173,10 @@ def _value_of(field: FormField, state: dict[str, Any]) -> tuple[Any, str | None]
         if not text.isdigit() or int(text) >= len(field.choices):
             return None, "pick one of the options"
         return field.choices[int(text)], None
-    return _number(text)
+    return parse_number(text)
 
 
-def _number(text: str) -> tuple[Any, str | None]:
+def parse_number(text: str) -> tuple[Any, str | None]:
     """A number input's text as a JSON number: whole numbers as integers (the schema decides the rest)."""
     try:
         number = float(text)
