@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from typing import Any
 from urllib.parse import urlencode
 
 from slack_sdk.signature import SignatureVerifier
@@ -115,3 +116,34 @@ def test_the_worker_reads_back_the_job_the_ack_sent_and_refuses_a_bad_one() -> N
     for bad in ({**json.loads(job.to_json()), "run_id": "../x"}, {**json.loads(job.to_json()), "action": "merge"}):
         with pytest.raises(ValueError):
             SlackJob.from_event(bad)
+
+
+def test_the_fast_path_reads_the_deployed_secret_and_mapping_once_and_refuses_a_missing_one() -> None:
+    import pytest
+
+    from baton.channels.slack.endpoint import _operators, _signing_secret, build_ack
+
+    reads: list[str] = []
+
+    class Aws:
+        def get_secret_value(self, SecretId: str) -> dict[str, str]:
+            reads.append(SecretId)
+            return {"SecretString": json.dumps({"signing_secret": "from-sm", "bot_token": "xoxb-1"})}
+
+        def get_parameter(self, Name: str, WithDecryption: bool) -> dict[str, Any]:
+            reads.append(Name)
+            return {"Parameter": {"Value": '{"W0ADMIN": "root@example.com"}'}}
+
+    aws = Aws()
+    env = {"SLACK_APP_SECRET_ARN": "arn:slack", "BATON_SLACK_OPERATORS_PARAMETER": "/baton/ops"}
+    secret, operators = _signing_secret(env, lambda _service: aws), _operators(env, lambda _service: aws)
+    assert reads == []  # nothing is read before the first request
+    assert (secret(), secret(), operators(), operators()) == (
+        "from-sm",
+        "from-sm",
+        {"W0ADMIN": "root@example.com"},
+        {"W0ADMIN": "root@example.com"},
+    )
+    assert reads == ["arn:slack", "/baton/ops"]
+    with pytest.raises(ValueError, match="SLACK_SIGNING_SECRET or SLACK_APP_SECRET_ARN"):
+        build_ack({"BATON_TABLE_NAME": "t", "AWS_DEFAULT_REGION": "us-east-1"})

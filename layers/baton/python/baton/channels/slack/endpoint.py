@@ -77,6 +77,7 @@ def build_ack(environ: Mapping[str, str] | None = None) -> SlackAck:
     table = env.get("BATON_TABLE_NAME", "").strip()
     if not table:
         raise ValueError("set BATON_TABLE_NAME: the Slack replay guard writes there")
+    signing_secret = _signing_secret(env, botocore_client)  # a missing one is refused before any client
     operators = _operators(env, botocore_client)
     worker = env.get("BATON_SLACK_WORKER_FUNCTION", "").strip() or "slack_worker"
     threaded = env.get("BATON_SLACK_WORKER_INVOKE", "event").strip() == "thread"
@@ -88,7 +89,7 @@ def build_ack(environ: Mapping[str, str] | None = None) -> SlackAck:
         return build_forms(app_config(), operators=operators, jobs=jobs)
 
     return SlackAck(
-        signing_secret=_signing_secret(env, botocore_client),
+        signing_secret=signing_secret,
         operators=operators,
         replay=DynamoReplayGuard(table, botocore_client("dynamodb")),
         jobs=jobs,
