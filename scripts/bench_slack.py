@@ -3,7 +3,15 @@
 until the worker, after the ack, has answered and updated the message (a fake Slack API on 127.0.0.1
 records the `response_url` post). The first click is the function's cold start; the rest are warm.
 
+`--cold` measures instead what a cold container of `slack_interactions` spends in Python before its
+first ack: a fresh interpreter (bytecode compiled first, tracing off, as deployed) imports the handler,
+builds its service and answers one signed click, with the replay guard and the worker queue in memory
+(the first request's two AWS calls are the same cold or warm). `--baseline <git rev>` measures that
+revision's handler too (exported with `git archive`), side by side. Wall and CPU time, median of
+`--samples` interpreters; on a shared machine CPU is the figure to compare.
+
 Usage: uv run python scripts/bench_slack.py [--samples 20] [--json]
+       uv run python scripts/bench_slack.py --cold [--samples 7] [--baseline <rev>]
 """
 
 from __future__ import annotations
@@ -63,11 +71,123 @@ def _click(api: httpx.Client, slack: FakeSlack, n: int) -> tuple[float, float]:
     return acked, time.perf_counter() - started
 
 
+ROOT = Path(__file__).resolve().parents[1]
+COLD_ENV = {
+    "BATON_TABLE_NAME": "bench",
+    "BATON_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:bench",  # what older handlers' wiring required
+    "BATON_STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:bench",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "SLACK_SIGNING_SECRET": SECRET,
+    "BATON_SLACK_OPERATORS": json.dumps({"U0BENCH": "bench@example.com"}),
+}
+# One cold container: import the handler, then its first request (the service built on it).
+COLD_CODE = """
+import json, sys, time, importlib.util
+from types import SimpleNamespace
+t, c = time.perf_counter(), time.process_time()
+spec = importlib.util.spec_from_file_location("handler", sys.argv[1])
+handler = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(handler)
+t1, c1 = time.perf_counter(), time.process_time()
+service = handler._service()
+class Memory:
+    jobs = []
+    def first_use(self, signature, *, expires_at): return True
+    def submit(self, job): self.jobs.append(job)
+service._replay = service._jobs = Memory()
+event = json.loads(sys.argv[2])
+context = SimpleNamespace(function_name="slack_interactions", memory_limit_in_mb=512, aws_request_id="bench",
+                          invoked_function_arn="arn:aws:lambda:us-east-1:123456789012:function:slack_interactions")
+reply = handler.lambda_handler(event, context)
+t2, c2 = time.perf_counter(), time.process_time()
+assert reply["statusCode"] == 200 and len(Memory.jobs) == 1, reply
+print(json.dumps({"import": [t1 - t, c1 - c], "first_click": [t2 - t1, c2 - c1], "total": [t2 - t, c2 - c],
+                  "modules": len(sys.modules), "pydantic": "pydantic" in sys.modules}))
+"""
+
+
+def _cold_event() -> str:
+    payload = {
+        "type": "block_actions",
+        "user": {"id": "U0BENCH"},
+        "response_url": "https://hooks.slack.test/bench",
+        "actions": [{"action_id": "baton_option_0", "value": json.dumps({"r": "bench-run", "i": "q1", "o": 0})}],
+    }
+    body, headers = _signed(payload)
+    return json.dumps({"body": body.decode(), "headers": headers, "isBase64Encoded": False})
+
+
+def _cold_once(tree: Path) -> dict[str, Any]:
+    import subprocess
+
+    env = {**os.environ, **COLD_ENV, "PYTHONPATH": str(tree / "layers" / "baton" / "python")}
+    handler = str(tree / "functions" / "slack_interactions" / "handler.py")
+    done = subprocess.run(
+        [sys.executable, "-c", COLD_CODE, handler, _cold_event()],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def _compiled(tree: Path) -> None:
+    """Bytecode for the tree and the libraries a handler imports (what the bootstrap and the layer ship)."""
+    import compileall
+    import sysconfig
+
+    for folder in (tree / "layers", tree / "functions", Path(sysconfig.get_paths()["purelib"])):
+        compileall.compile_dir(str(folder), quiet=1, workers=1)
+
+
+def cold(samples: int, baseline: str | None, as_json: bool) -> None:
+    import subprocess
+
+    trees = {"this tree": ROOT}
+    if baseline:
+        target = Path(tempfile.mkdtemp(prefix="baton-bench-slack-base-"))
+        archive = subprocess.run(["git", "archive", baseline], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
+        trees[f"baseline {baseline}"] = target
+    figures: dict[str, dict[str, Any]] = {}
+    for label, tree in trees.items():
+        _compiled(tree)
+        runs = [_cold_once(tree) for _ in range(samples)]
+        figures[label] = {
+            part: {
+                "wall_ms": round(statistics.median(r[part][0] for r in runs) * 1000, 1),
+                "cpu_ms": round(statistics.median(r[part][1] for r in runs) * 1000, 1),
+            }
+            for part in ("import", "first_click", "total")
+        } | {"modules": runs[0]["modules"], "pydantic": runs[0]["pydantic"]}
+    if as_json:
+        print(json.dumps(figures))
+        return
+    print(f"slack_interactions cold start in Python, median of {samples} fresh interpreters, bytecode compiled:")
+    for label, f in figures.items():
+        print(
+            f"  {label:<22} import {f['import']['cpu_ms']:7.1f} ms CPU ({f['import']['wall_ms']:.1f} wall) · "
+            f"first click {f['first_click']['cpu_ms']:7.1f} ms CPU ({f['first_click']['wall_ms']:.1f} wall) · "
+            f"total {f['total']['cpu_ms']:7.1f} ms CPU · {f['modules']} modules, pydantic loaded: {f['pydantic']}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=20)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cold", action="store_true", help="the handler's cold start in fresh interpreters")
+    parser.add_argument("--baseline", help="with --cold: also measure this git revision's handler")
     args = parser.parse_args()
+    if args.cold:
+        cold(args.samples, args.baseline, args.json)
+        return
     slack = FakeSlack()
     os.environ.update(
         {

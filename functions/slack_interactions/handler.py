@@ -1,7 +1,9 @@
 """`POST /slack/interactions` (API Gateway, no IAM/Cognito: Slack signs each request instead): verify the
 signature on the raw body, refuse a replay, then ack at once; the answer runs in the worker
-(`baton/channels/slack/interactions.py`). Env: `SLACK_SIGNING_SECRET` | `SLACK_APP_SECRET_ARN`,
-`BATON_SLACK_OPERATORS` | `BATON_SLACK_OPERATORS_PARAMETER`, `BATON_SLACK_WORKER_FUNCTION`."""
+(`baton/channels/slack/ack.py`). Its cold start imports only what verifying and queueing need
+(`baton/channels/slack/endpoint.py`); a modal's open or submit loads the form desk on first use.
+Env: `SLACK_SIGNING_SECRET` | `SLACK_APP_SECRET_ARN`, `BATON_SLACK_OPERATORS` |
+`BATON_SLACK_OPERATORS_PARAMETER`, `BATON_SLACK_WORKER_FUNCTION`, `BATON_TABLE_NAME`."""
 
 from __future__ import annotations
 
@@ -10,20 +12,20 @@ import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from baton.runtime.observability import logger
 
 if TYPE_CHECKING:
-    from baton.channels.slack.interactions import SlackInteractions
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from baton.channels.slack.ack import SlackAck
 
 
 @cache
-def _service() -> SlackInteractions:
+def _service() -> SlackAck:
     """Built once per container (the secrets are read on the first request)."""
-    from baton.channels.slack.app import app_config, build_interactions
+    from baton.channels.slack.endpoint import build_ack
 
-    return build_interactions(app_config())
+    return build_ack()
 
 
 def _raw_body(event: dict[str, Any]) -> bytes:

@@ -25,9 +25,9 @@ def _worker() -> SlackWorker:
 
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    from baton.channels.slack.payloads import SlackJob
+    from baton.channels.slack.jobs import SlackJob
 
-    job = SlackJob.model_validate(event)
+    job = SlackJob.from_event(event)
     outcome = _worker().run(job)
     logger.info(
         "slack job done", extra={"run_id": job.run_id, "interaction_id": job.interaction_id, "outcome": outcome}

@@ -14,6 +14,11 @@ Secrets, by name from context (read once per container by the functions, never i
   as the app (buttons and forms; it reads the bot token and GetItem's the interaction it renders);
   without it, it keeps the incoming webhook.
 
+Cold starts: `slack_provisioned_concurrency=N` (context, default 0) keeps N instances of the interaction
+function initialized (a `live` alias on its current version with provisioned concurrency; the route
+invokes the alias), so a click never lands on a cold container; without it the function's own cold path
+is kept small instead (`baton/channels/slack/ack.py`, measured by `scripts/bench_slack.py --cold`).
+
 Least privilege: the interaction function may read the two secrets, use the table (the replay guard,
 the interaction it opens a modal for) and invoke the worker, nothing else; the worker reads the secret
 and the mapping and has the API's answer path (table, topic, task tokens, deadline timers).
@@ -56,6 +61,7 @@ SLACK_SDK = "slack-sdk"  # the distribution; the import package is slack_sdk
 SLACK_FUNCTIONS = ("slack_interactions", "slack_worker")
 USES_SLACK_SDK = (*SLACK_FUNCTIONS, "notify_slack")
 INTERACTIONS_PATH = ("slack", "interactions")
+MAX_PROVISIONED = 100  # a typo guard: every provisioned instance is billed while idle
 
 
 @dataclass(frozen=True)
@@ -65,15 +71,22 @@ class SlackAppContext:
     secret: str
     operators_parameter: str
     channel: str = ""
+    provisioned_concurrency: int = 0
 
     @classmethod
     def from_node(cls, node: Node, team: str) -> SlackAppContext:
+        raw = str(node.try_get_context("slack_provisioned_concurrency") or "0").strip()
+        if not raw.isdigit() or int(raw) > MAX_PROVISIONED:
+            raise ValueError(
+                f"slack_provisioned_concurrency must be a whole number from 0 to {MAX_PROVISIONED}, got {raw!r}"
+            )
         return cls(
             secret=str(node.try_get_context("slack_app_secret") or f"baton/{team}/slack-app"),
             operators_parameter=str(
                 node.try_get_context("slack_operators_parameter") or f"/baton/{team}/slack-operators"
             ),
             channel=str(node.try_get_context("slack_channel") or ""),
+            provisioned_concurrency=int(raw),
         )
 
 
@@ -135,7 +148,7 @@ class SlackApp(Construct):
         # A click is queued once: an invoke Lambda could not deliver in 10 minutes is dropped (Slack's
         # response_url lasts 30 minutes; the person can click again), one retry for a failed run.
         worker.configure_async_invoke(max_event_age=Duration.minutes(10), retry_attempts=1)
-        self._route(api, interactions)
+        self._route(api, self._warm(interactions))
         self._acknowledge(roles, worker)
 
     def _read_secrets(self, role: iam.Role, *, operators: bool = True) -> None:
@@ -160,7 +173,23 @@ class SlackApp(Construct):
                 )
             )
 
-    def _route(self, api: Api, interactions: lambda_.Function) -> None:
+    def _warm(self, interactions: lambda_.Function) -> lambda_.IFunction:
+        """The interaction function as the route invokes it: with provisioned concurrency, its `live`
+        alias on the current version (kept initialized); else the function itself."""
+        count = self.context.provisioned_concurrency
+        if count == 0:
+            return interactions
+        self.alias = lambda_.Alias(
+            self,
+            "InteractionsLive",
+            alias_name="live",
+            version=interactions.current_version,
+            provisioned_concurrent_executions=count,
+            description="Slack's interaction URL: kept warm for the 3 s ack",
+        )
+        return self.alias
+
+    def _route(self, api: Api, interactions: lambda_.IFunction) -> None:
         resource = api.web_api.root
         for part in INTERACTIONS_PATH:
             resource = resource.add_resource(part)

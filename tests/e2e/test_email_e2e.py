@@ -125,7 +125,9 @@ def test_the_mail_link_answers_once_as_its_recipient(mail_stack: LocalStackProce
     assert _state(mail_stack, run_id) == after
 
 
-def test_a_hosted_pause_mails_the_inbox_item_and_never_its_task_token(mail_stack: LocalStackProcess) -> None:
+def test_a_hosted_pause_mails_an_answer_link_that_resumes_it_and_never_its_task_token(
+    mail_stack: LocalStackProcess,
+) -> None:
     import boto3
 
     client = mail_stack.client()
@@ -152,5 +154,16 @@ def test_a_hosted_pause_mails_the_inbox_item_and_never_its_task_token(mail_stack
     outbox = mail_stack.state_dir / "outbox"
     text = wait_for(lambda: next((m.text for m in read_outbox(outbox) if run_id in m.text and m.to == ALICE), None))
     assert token not in text and token[:40] not in text
-    assert "Ship it?" in text and f"{mail_stack.api_url}/inbox/#/question/{run_id}/" in text
-    assert "/answer/" not in text  # a hosted pause is answered in the inbox or the CLI, not by a link
+    assert "Ship it?" in text
+    link = _link(text)  # a hosted pause takes free text: its mail carries an answer link (issue 13 item 2)
+    assert token not in link and set(_claims(link)) == {"l", "r", "i", "t", "e"}  # ids, recipient, expiry only
+    anonymous = httpx.Client(timeout=30)
+    page = anonymous.get(link)
+    assert page.status_code == 200 and "<textarea" in page.text
+    assert anonymous.post(link, data={"text": "ship it"}).status_code == 200
+    assert anonymous.post(link, data={"text": "again"}).status_code == 410
+
+    def resumed() -> bool | None:
+        return client.get_run(run_id).status in ("running", "succeeded") or None
+
+    wait_for(resumed, timeout=30)

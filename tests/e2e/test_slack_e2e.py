@@ -270,3 +270,31 @@ def test_the_notification_posted_as_the_app_carries_the_buttons_that_answer(
     assert update["text"] == "answered by bob@example.com with wait"
     (answered,) = _answers(client, run_id)
     assert answered["by"] == "bob@example.com"
+
+
+def test_an_agents_blocking_ask_is_answered_from_its_buttons_through_resume(
+    stack: LocalStackProcess, slack: FakeSlack
+) -> None:
+    """Issue 13 round 5: an ask (`POST /api/runs/{run}/asks`) is answered from Slack like a question,
+    through the resume path: the run goes on, and the ask reads back the answer and who gave it."""
+    client = stack.client()
+    run_id = f"slack-ask-{uuid.uuid4().hex[:10]}"
+    with stack.http() as http:
+        asked = http.post(
+            f"/api/runs/{run_id}/asks",
+            json={"node": "deploy", "question": "Drop the table?", "options": ["yes", "no"], "timeout_seconds": 300},
+        )
+        assert asked.status_code == 201, asked.text
+        iid = asked.json()["interaction_id"]
+        body, headers = _signed(_click(slack, "U0BOB", run_id, iid, option=1, hook="ask-1"))
+        assert _post(stack, body, headers).status_code == 200
+        updates = wait_for(lambda: slack.to("/response/ask-1"), timeout=30)
+        assert updates[0]["text"] == "answered by bob@example.com with no"
+        read = http.get(f"/api/runs/{run_id}/asks/{iid}").json()
+    assert (
+        read["status"] == "answered"
+        and read["answers"] == {"answer": "no"}
+        and read["answered_by"] == "bob@example.com"
+    )
+    (answered,) = _answers(client, run_id)
+    assert answered["by"] == "bob@example.com"

@@ -38,3 +38,16 @@ class MemoryAnswerLinks:
 
     def get_link(self, run_id: str, link_id: str) -> LinkUse | None:
         return self.uses.get((run_id, link_id))
+
+
+class MemoryMailMarks:
+    """In-memory `MailLedger` (`baton/channels/email/mail.py`): a recipient's mark, once sent."""
+
+    def __init__(self) -> None:
+        self.marks: set[object] = set()
+
+    def was_mailed(self, mark: object) -> bool:
+        return mark in self.marks
+
+    def record_mailed(self, mark: object) -> None:
+        self.marks.add(mark)

@@ -139,3 +139,51 @@ def test_a_link_answers_through_the_real_api_handler_on_the_table(
     finally:
         for cached in (get_settings, services, email_config, cached_link_key):
             cached.cache_clear()
+
+
+def test_per_recipient_marks_on_the_table_make_a_retry_mail_only_the_failed_recipient(
+    moto_stack: MotoStack,
+) -> None:
+    """SES on moto, the marks on the table: bob's first send fails, so the event is retried; alice is
+    mailed exactly once, bob once after the retry, and the marks carry a TTL."""
+    from baton.adapters.mail_marks import DynamoMailMarks
+    from baton.channels.email.links import local_link_key
+    from baton.channels.email.mail import EmailLinks, EmailNotifier
+    from baton.notify.model import Notification
+    from baton.notify.transport import NotificationDeliveryError
+
+    ses = boto3.client("sesv2")
+    ses.create_email_identity(EmailIdentity=SENDER)
+    real = SesMailSender(ses, SENDER)
+    attempts: list[str] = []
+
+    class FlakySes:
+        def send(self, mail: Mail) -> str:
+            attempts.append(mail.to)
+            if mail.to == "bob@example.com" and attempts.count(mail.to) == 1:
+                raise RuntimeError("Throttling: Maximum sending rate exceeded")
+            return real.send(mail)
+
+    table, db = moto_stack.provisioned.table_name, moto_stack.clients["dynamodb"]
+    links = EmailLinks(key=lambda: local_link_key("t" * 20), base_url="https://api.example/")
+    notifier = EmailNotifier(
+        FlakySes(), ["alice@example.com", "bob@example.com"], links, ledger=DynamoMailMarks(table, db)
+    )
+    message = Notification(
+        event="human_input_requested", kind="question", run_id="r1", interaction_id="q1", prompt="Ship?"
+    ).to_message()
+    with pytest.raises(NotificationDeliveryError):
+        notifier.deliver(Notification.from_message(message))
+    notifier.deliver(Notification.from_message(message))
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ses.models import ses_backends
+
+    sent = ses_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].sent_messages
+    assert sorted(m.destinations["ToAddresses"][0] for m in sent) == ["alice@example.com", "bob@example.com"]
+    assert attempts == ["alice@example.com", "bob@example.com", "bob@example.com"]
+    marks = db.query(
+        TableName=table,
+        KeyConditionExpression="PK = :pk AND begins_with(SK, :m)",
+        ExpressionAttributeValues={":pk": {"S": "RUN#r1"}, ":m": {"S": "MAILED#q1#"}},
+    )["Items"]
+    assert len(marks) == 2 and all(int(m[TTL_ATTRIBUTE]["N"]) > 0 for m in marks)

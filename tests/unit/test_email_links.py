@@ -309,3 +309,40 @@ def test_the_local_outbox_prints_an_answerable_mail_whole_and_any_other_in_one_l
     assert printed[0] == "[baton] mail to a@x: Question: db?" and "  http://x/answer/l" in printed
     assert printed[-1].startswith("[baton] mail to a@x: Run ended (kept in ") and "Details:" not in printed
     assert [m.subject for m in read_outbox(tmp_path)] == ["Question: db?", "Run ended"]  # both kept whole
+
+
+class _FailsOnceFor(_Outbox):
+    """An outbox whose send to `recipient` fails the first time (an SES throttle, say)."""
+
+    def __init__(self, recipient: str) -> None:
+        super().__init__()
+        self.recipient = recipient
+        self.failed = 0
+
+    def send(self, mail: Mail) -> str:
+        if mail.to == self.recipient and not self.failed:
+            self.failed += 1
+            raise RuntimeError("SES throttled")
+        return super().send(mail)
+
+
+def test_a_failed_send_for_one_recipient_remails_only_that_recipient_on_the_retry(clock: FixedClock) -> None:
+    from baton.notify.transport import NotificationDeliveryError
+    from tests.fakes.links import MemoryMailMarks
+
+    outbox = _FailsOnceFor(BOB)
+    links = EmailLinks(key=lambda: KEY, base_url="https://api.example/live/", ttl_seconds=3600, clock=clock.now)
+    notifier = EmailNotifier(outbox, [ALICE, BOB], links, ledger=MemoryMailMarks())
+    question = Notification(
+        event="human_input_requested", kind="question", run_id="r1", interaction_id="q1", prompt="Which?", options=["a"]
+    )
+    with pytest.raises(NotificationDeliveryError) as failed:
+        notifier.deliver(question)
+    assert failed.value.details["failures"] == {BOB: "SES throttled"} and [m.to for m in outbox.sent] == [ALICE]
+    notifier.deliver(Notification.from_message(question.to_message()))  # SNS retries the same message
+    assert [m.to for m in outbox.sent] == [ALICE, BOB]  # alice once, bob once after the retry
+    notifier.deliver(question)  # a third delivery of it mails nobody
+    assert len(outbox.sent) == 2
+    later = question.model_copy(update={"event": "reminder_sent"})  # another notification mails both again
+    notifier.deliver(later)
+    assert [m.to for m in outbox.sent] == [ALICE, BOB, ALICE, BOB]

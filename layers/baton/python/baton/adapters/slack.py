@@ -1,7 +1,11 @@
 """The Slack app's AWS side: the replay guard (a signature seen once, by a conditional write in the
 table, kept until its timestamp leaves Slack's 5-minute window) and the hand-off to the worker after the
 ack (an asynchronous Lambda invoke deployed; locally the same worker function invoked in a background
-thread, since the local stack runs every invoke in the caller's thread)."""
+thread, since the local stack runs every invoke in the caller's thread).
+
+It is on the interaction function's cold path (`baton/channels/slack/ack.py`), so its clients come from
+botocore itself (`botocore_client`): `boto3` adds s3transfer and the resource layer, which an ack never
+uses."""
 
 from __future__ import annotations
 
@@ -10,15 +14,18 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from baton.adapters.clients import CLIENT_CONFIG
 from baton.workflows.table import PK, SK, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from baton.channels.slack.payloads import SlackJob
 
 log = logging.getLogger("baton")
+
+# The values of `baton/adapters/clients.py` CLIENT_CONFIG (not imported from there: it imports boto3).
+ACK_CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5, read_timeout=30)
 
 
 class DynamoReplayGuard:
@@ -56,7 +63,7 @@ class LambdaJobs:
         self._function = function_name
 
     def submit(self, job: SlackJob) -> None:
-        self._lambda.invoke(FunctionName=self._function, InvocationType="Event", Payload=job.model_dump_json().encode())
+        self._lambda.invoke(FunctionName=self._function, InvocationType="Event", Payload=job.to_json())
 
 
 class ThreadedLambdaJobs:
@@ -72,14 +79,29 @@ class ThreadedLambdaJobs:
 
     def _invoke(self, job: SlackJob) -> None:
         try:
-            response = self._lambda.invoke(FunctionName=self._function, Payload=job.model_dump_json().encode())
+            response = self._lambda.invoke(FunctionName=self._function, Payload=job.to_json())
             if response.get("FunctionError"):
                 log.warning("slack worker failed: %s", json.loads(response["Payload"].read() or b"{}"))
         except Exception:
             log.exception("slack worker invoke failed")
 
 
-def lambda_client() -> Any:
-    import boto3
+def botocore_client(service: str) -> Any:
+    """A client from the environment (AWS_ENDPOINT_URL / AWS_REGION honoured, as boto3's are), with the
+    shared client configuration; one botocore session per container."""
+    return _session().create_client(service, config=ACK_CLIENT_CONFIG)
 
-    return boto3.session.Session().client("lambda", config=CLIENT_CONFIG)
+
+_SESSIONS: list[Any] = []
+
+
+def _session() -> Any:
+    if not _SESSIONS:
+        import botocore.session
+
+        _SESSIONS.append(botocore.session.get_session())
+    return _SESSIONS[0]
+
+
+def lambda_client() -> Any:
+    return botocore_client("lambda")

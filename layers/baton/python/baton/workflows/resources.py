@@ -92,8 +92,8 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         subscribes_to_channel="webhook",
         extra_env=("WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_SECRET_PARAMETER"),
     ),
-    # Per-recipient mail with signed answer links (baton/channels/email); its SES, secret and table grants
-    # are made by infra/capabilities/email_links.py, so it has no default capability here.
+    # Per-recipient mail with signed answer links (baton/channels/email); its SES and secret grants are
+    # made by infra/capabilities/email_links.py; the table holds each recipient's sent mark (MAILED#).
     FunctionSpec(
         "notify_email",
         "Mails each email recipient their own notification with a signed answer link (SES v2)",
@@ -104,7 +104,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
             "BATON_EMAIL_LINK_TTL_SECONDS",
             "BATON_EMAIL_OUTBOX",
         ),
-        aws_access=(),
+        aws_access=("table",),
     ),
     # The review-and-merge gate (statemachines/review_gate.asl.json).
     FunctionSpec(

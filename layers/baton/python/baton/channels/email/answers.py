@@ -1,9 +1,13 @@
 """What an answer link's URL does: GET shows the confirmation page and changes nothing; POST answers,
-once, as the link's recipient, through `QuestionService.answer` (the API's own path: the same checks,
-the same 409 with the winner, the same 410 past a gate's deadline).
+once, as the link's recipient, through the API's own service for the kind (the same checks, the same
+409 with the winner, the same 410 past a gate's deadline): `QuestionService.answer` for a question,
+`RunService.resume` with `{"answer": ...}` for an ask (a hosted pause, an agent's blocking ask),
+`InterruptService.resume` for an interrupt whose answer one page can give (`forms.py`).
 
-The order of a POST: the link's signature, expiry and recipient (no I/O); the question; the form; then
-the conditional write that spends the link (`AnswerLinkStore.claim_link`); then the answer. An answer
+The order of a POST: the link's signature, expiry and recipient (no I/O); the interaction; the form,
+and for an interrupt its answer schema (`baton/domain/answer_schema.py`: a refused value is a 422 page
+and the link still works); then the conditional write that spends the link
+(`AnswerLinkStore.claim_link`); then the answer. An answer
 that is refused (409, 410, 422) releases the claim, so the link is spent only by the answer it stored;
 a request that dies between the claim and the answer leaves a claim that a retry may take over after
 `STALE_CLAIM_SECONDS`."""
@@ -15,17 +19,21 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from baton.channels.email.forms import LinkForm, NotAnAnswer, answer_of, link_form
 from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, read_link
 from baton.channels.email.pages import Page
 from baton.errors import BatonError
 from baton.ids import iso
+from baton.models import InterruptRequest
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping
 
     from baton.models import Interaction
     from baton.ports import AnswerLinkStore, InteractionStore
+    from baton.services.interrupts import InterruptService
     from baton.services.questions import QuestionService
+    from baton.services.runs import RunService
 
 log = logging.getLogger("baton")
 STALE_CLAIM_SECONDS = 60
@@ -53,6 +61,8 @@ class EmailAnswers:
     recipients: Collection[str]  # who may hold a link (config); an address not here is refused
     inbox_url: str = ""
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+    runs: RunService | None = None  # default: on the questions' core
+    interrupts: InterruptService | None = None
 
     # ---- GET ------------------------------------------------------------------------------------
     def view(self, token: str) -> Page:
@@ -67,31 +77,24 @@ class EmailAnswers:
         settled = self._settled(interaction)
         if settled is not None:
             return settled
-        req = interaction.request
+        form = _form(interaction)
         return Page(
             200,
             "Answer this question",
-            prompt=req.prompt,
+            prompt=interaction.request.prompt,
             paragraphs=["Nothing is answered until you press a button below."],
-            options=req.options or (),
-            free_text=req.allow_free_text,
+            options=[label for label, _ in form.buttons],
+            option_values=[value for _, value in form.buttons],
+            free_text=form.free_text,
             meta=self._meta(claims, interaction),
         )
 
     # ---- POST -----------------------------------------------------------------------------------
     def submit(self, token: str, form: Mapping[str, str]) -> Page:
-        try:
-            claims, interaction = self._open(token)
-        except LinkRefused as refused:
-            return _refused(refused)
-        answer = _answer_of(form)
-        if answer is None:
-            return Page(
-                422,
-                "No answer given",
-                ["The form had neither an option nor a text. Go back and choose one."],
-                meta=self._meta(claims, interaction),
-            )
+        ready = self._ready(token, form)
+        if isinstance(ready, Page):
+            return ready
+        claims, interaction, answer = ready
         now = self.clock()
         use = LinkUse(
             link_id=claims.link_id,
@@ -105,7 +108,7 @@ class EmailAnswers:
         if earlier is not None:
             return _used(earlier)
         try:
-            self.questions.answer(claims.run_id, claims.interaction_id, answer, caller=claims.recipient)
+            self._deliver(interaction, answer, claims.recipient)
         except BatonError as err:
             self.links.release_link(use)
             return _answer_refused(err)
@@ -120,6 +123,47 @@ class EmailAnswers:
             [f"Your answer was recorded: {_shown(answer)}", "This link is now used up."],
             meta=self._meta(claims, interaction),
         )
+
+    def _ready(self, token: str, form: Mapping[str, str]) -> tuple[LinkClaims, Interaction, Any] | Page:
+        """The link's claims, its interaction and the checked answer; or the page that says why not
+        (nothing read or written beyond the interaction: the link still works)."""
+        try:
+            claims, interaction = self._open(token)
+        except LinkRefused as refused:
+            return _refused(refused)
+        try:
+            return claims, interaction, self._checked(interaction, form)
+        except NotAnAnswer as why:
+            meta = self._meta(claims, interaction)
+            return Page(422, "No answer given", [str(why), "Nothing was changed."], meta=meta)
+        except BatonError as err:  # the answer schema refused it: said, and the link still works
+            return Page(err.http_status, "Not answered", [err.message, "Nothing was changed."])
+
+    def _checked(self, interaction: Interaction, posted: Mapping[str, str]) -> Any:
+        """The answer the form gives, checked by the interrupt's answer schema (the API's check)."""
+        value = answer_of(_form(interaction), posted)
+        request = interaction.request
+        if isinstance(request, InterruptRequest):
+            from baton.domain.answer_schema import validate_answer
+
+            return validate_answer(value, schema=request.schema_, json_schema=request.json_schema)
+        return value
+
+    def _deliver(self, interaction: Interaction, answer: Any, recipient: str) -> None:
+        """The API's own service call for the kind, as the link's recipient."""
+        run_id, iid, kind = interaction.run_id, interaction.interaction_id, interaction.request.kind
+        core = self.questions.core
+        if kind == "ask":
+            from baton.services.runs import RunService
+
+            runs = self.runs or RunService(core)
+            runs.resume(run_id, {"answer": answer}, caller=recipient, node=interaction.request.node)
+        elif kind == "interrupt":
+            from baton.services.interrupts import InterruptService
+
+            (self.interrupts or InterruptService(core)).resume(iid, answer, [], caller=recipient)
+        else:
+            self.questions.answer(run_id, iid, answer, caller=recipient)
 
     # ---- the shared part ------------------------------------------------------------------------
     def _open(self, token: str) -> tuple[LinkClaims, Interaction]:
@@ -136,7 +180,7 @@ class EmailAnswers:
             raise LinkRefused(
                 "not_found", 404, f"Question {claims.interaction_id} of run {claims.run_id} was not found."
             )
-        if found.request.kind != "question":
+        if link_form(found) is None:
             url = inbox_item_url(self.inbox_url, found.request.kind, found.run_id, found.interaction_id)
             raise LinkRefused(
                 "not_answerable",
@@ -176,12 +220,10 @@ class EmailAnswers:
         return meta
 
 
-def _answer_of(form: Mapping[str, str]) -> str | None:
-    for name in ("option", "text"):
-        value = form.get(name)
-        if value is not None and value.strip():
-            return value if name == "option" else value.strip()
-    return None
+def _form(interaction: Interaction) -> LinkForm:
+    form = link_form(interaction)
+    assert form is not None  # `_open` refused the interactions a link cannot answer
+    return form
 
 
 def _refused(refused: LinkRefused) -> Page:

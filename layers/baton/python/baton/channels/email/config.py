@@ -9,6 +9,9 @@ per container, and what is built from it: the link key, the link maker and the m
 - `BATON_INBOX_URL`: the web inbox, for what a link cannot answer.
 - `BATON_EMAIL_LINK_TTL_SECONDS`: how long a link works (default 3 days).
 - `BATON_EMAIL_OUTBOX`: a directory: mail is printed and kept there instead of sent (`baton dev`).
+- `BATON_TABLE_NAME`: Baton's table, where each recipient's mail is marked once sent (`mail.MailLedger`),
+  so a retried delivery mails only those not yet mailed (without it every delivery mails everyone),
+  and where an ask or an interrupt is read to know whether its mail can carry an answer link.
 """
 
 from __future__ import annotations
@@ -24,7 +27,10 @@ from baton.channels.email.links import local_link_key
 from baton.channels.email.mail import DEFAULT_LINK_TTL_SECONDS, EmailLinks, EmailNotifier, MailSender
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
+
+    from baton.channels.email.mail import MailLedger
+    from baton.models import Interaction
 
 MIN_SECRET_CHARS = 32
 
@@ -45,6 +51,7 @@ class EmailConfig(BaseModel):
     baton_email_link_ttl_seconds: int = Field(default=DEFAULT_LINK_TTL_SECONDS, gt=0, le=30 * 86400)
     baton_email_outbox: str = ""
     baton_local_api_token: str = Field(default="", repr=False)
+    baton_table_name: str = ""
 
     @field_validator("baton_email_recipients", mode="before")
     @classmethod
@@ -98,7 +105,31 @@ class EmailConfig(BaseModel):
         links = EmailLinks(
             key=cached_link_key, base_url=self.link_base_url, ttl_seconds=self.baton_email_link_ttl_seconds
         )
-        return EmailNotifier(self.sender(), self.baton_email_recipients, links, self.baton_inbox_url)
+        return EmailNotifier(
+            self.sender(),
+            self.baton_email_recipients,
+            links,
+            self.baton_inbox_url,
+            ledger=self.ledger(),
+            lookup=self.lookup(),
+        )
+
+    def lookup(self) -> Callable[[str, str], Interaction | None] | None:
+        """Reads an ask or an interrupt, to know whether its mail can carry an answer link."""
+        if not self.baton_table_name:
+            return None
+        from baton.adapters.clients import dynamodb_client
+        from baton.adapters.dynamo import DynamoStore
+
+        return DynamoStore(self.baton_table_name, dynamodb_client()).get_interaction
+
+    def ledger(self) -> MailLedger | None:
+        if not self.baton_table_name:
+            return None
+        from baton.adapters.clients import dynamodb_client
+        from baton.adapters.mail_marks import DynamoMailMarks
+
+        return DynamoMailMarks(self.baton_table_name, dynamodb_client())
 
 
 @cache

@@ -36,6 +36,7 @@ class Page:
     paragraphs: Sequence[str] = ()  # plain text, escaped when rendered
     prompt: str | None = None
     options: Sequence[str] = ()
+    option_values: Sequence[str] = ()  # what each option's button posts (default: its label)
     free_text: bool = False
     meta: Sequence[str] = ()
     link: tuple[str, str] | None = None  # (text, url): the inbox item, for what the page cannot offer
@@ -47,9 +48,10 @@ class Page:
             parts.append(f'<div class="prompt">{escape(self.prompt)}</div>')
         parts += [f"<p>{escape(text)}</p>" for text in self.paragraphs]
         if self.options:
+            values = list(self.option_values) or list(self.options)
             buttons = "".join(
-                f'<button type="submit" name="option" value="{escape(option, quote=True)}">{escape(option)}</button>'
-                for option in self.options
+                f'<button type="submit" name="option" value="{escape(value, quote=True)}">{escape(option)}</button>'
+                for option, value in zip(self.options, values, strict=True)
             )
             parts.append(f'<form method="post"><p>Answer with:</p>{buttons}</form>')
         if self.free_text:

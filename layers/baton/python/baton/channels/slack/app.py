@@ -1,7 +1,8 @@
 """The Slack app assembled from its configuration: the poster (`chat.postMessage` to a channel, with the
 interaction's buttons and form), the interaction service and the worker, each with its Slack clients
 (`slack_sdk`'s `WebClient`, base URL from `SLACK_API_URL` so tests talk to a fake Slack) and its AWS
-adapters (`baton/adapters/slack.py`, imported on first use as `baton/runtime/wiring.py` does).
+adapters (`baton/adapters/slack.py`, imported on first use as `baton/runtime/wiring.py` does). The interaction
+endpoint's fast path is not here (`endpoint.py`): this module imports the Web API client.
 
 Teams without an app keep the incoming webhook (`baton/notify/slack.py`): `notify_slack` uses the app
 only when `SLACK_SIGNING_SECRET` or `SLACK_APP_SECRET_ARN` is set.
@@ -14,17 +15,19 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk import WebClient
 from slack_sdk.webhook import WebhookClient
 
-from baton.channels.slack.blocks import message_blocks, message_text
+from baton.channels.slack.blocks import await_blocks, message_blocks, message_text, review_blocks
 from baton.channels.slack.config import SlackAppConfig
-from baton.channels.slack.interactions import SlackInteractions
+from baton.channels.slack.interactions import SlackForms
 from baton.channels.slack.worker import SlackWorker
+from baton.models import AwaitToolRequest, ReviewRequest
 from baton.notify.slack import build_blocks
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.channels.slack.ack import JobQueue
     from baton.channels.slack.config import SecretsProvider
-    from baton.models import Interaction
+    from baton.models import Interaction, ReviewTurn
     from baton.notify.model import Notification
     from baton.runtime.wiring import Services
 
@@ -59,16 +62,31 @@ class SlackAppPoster:
         channel: str,
         inbox_url: str,
         lookup: Callable[[str, str], Interaction | None],
+        turns: Callable[[str, str], list[ReviewTurn]] = lambda run_id, iid: [],
     ) -> None:
         self._client = client
         self._channel = channel
         self._inbox_url = inbox_url
         self._lookup = lookup
+        self._turns = turns
+
+    def blocks_of(self, interaction: Interaction) -> list[dict[str, Any]]:
+        """What the pending interaction's message shows: a review's verdict and its buttons, an await's
+        questions with theirs, anything else its own buttons or form."""
+        request = interaction.request
+        if isinstance(request, ReviewRequest):
+            turns = self._turns(interaction.run_id, interaction.interaction_id)
+            return review_blocks(interaction, turns, inbox_url=self._inbox_url)
+        if isinstance(request, AwaitToolRequest):
+            found = [self._lookup(interaction.run_id, iid) for iid in request.pending]
+            questions = [q for q in found if q is not None and q.state.status == "pending"]
+            return await_blocks(interaction, questions, inbox_url=self._inbox_url)
+        return message_blocks(interaction, inbox_url=self._inbox_url)
 
     def post(self, notification: Notification) -> int:
         found = self._lookup(notification.run_id, notification.interaction_id) if notification.interaction_id else None
         if found is not None and found.state.status == "pending":
-            blocks, text = message_blocks(found, inbox_url=self._inbox_url), message_text(found)
+            blocks, text = self.blocks_of(found), message_text(found)
         else:
             payload = build_blocks(notification)
             blocks, text = payload["blocks"], str(payload["text"])
@@ -106,28 +124,24 @@ def build_poster(config: SlackAppConfig) -> SlackAppPoster:
         channel=config.slack_channel,
         inbox_url=config.baton_inbox_url,
         lookup=lambda run_id, iid: _services().core.store.get_interaction(run_id, iid),
+        turns=lambda run_id, iid: _services().core.store.list_turns(run_id, iid),
     )
 
 
-def build_interactions(config: SlackAppConfig) -> SlackInteractions:
-    from baton.adapters.clients import dynamodb_client
-    from baton.adapters.slack import DynamoReplayGuard, LambdaJobs, ThreadedLambdaJobs, lambda_client
-
-    services = _services()
-    secrets = config.secrets_provider()
-    jobs_type = ThreadedLambdaJobs if config.baton_slack_worker_invoke == "thread" else LambdaJobs
-    return SlackInteractions(
-        signing_secret=lambda: secrets().signing_secret,
-        operators=config.operators_provider(),
-        store=services.core.store,
-        replay=DynamoReplayGuard(services.settings.table_name, dynamodb_client()),
-        jobs=jobs_type(lambda_client(), config.baton_slack_worker_function),
-        views=_Lazy(config, secrets),
+def build_forms(config: SlackAppConfig, *, operators: Callable[[], dict[str, str]], jobs: JobQueue) -> SlackForms:
+    """The interaction endpoint's form desk (`interactions.py`): the store and the Web API client, built
+    on the first request that opens or submits a modal (the fast path is `endpoint.build_ack`)."""
+    return SlackForms(
+        operators=operators,
+        store=_services().core.store,
+        jobs=jobs,
+        views=_Lazy(config, config.secrets_provider()),
     )
 
 
 def build_worker(config: SlackAppConfig) -> SlackWorker:
-    return SlackWorker(_services(), SlackWebReplies(_Lazy(config, config.secrets_provider())))
+    replies = SlackWebReplies(_Lazy(config, config.secrets_provider()))
+    return SlackWorker(_services(), replies, inbox_url=config.baton_inbox_url)
 
 
 def app_config() -> SlackAppConfig:

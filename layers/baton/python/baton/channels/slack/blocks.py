@@ -32,17 +32,19 @@ from baton.channels.slack.payloads import (
     MODAL_CALLBACK,
     OPEN_FORM_ACTION,
     OPTION_ACTION,
+    REVIEW_ACTION,
     ButtonValue,
     ModalMetadata,
 )
 
 if TYPE_CHECKING:
     from baton.channels.slack.forms import FormField, SlackForm
-    from baton.models import Interaction
+    from baton.models import Interaction, ReviewTurn
 
 _HEADER_MAX = 150
 _SECTION_MAX = 3000
 _OPTION_TEXT_MAX = 75
+_MAX_AWAIT_QUESTIONS = 10  # a message holds 50 blocks: 10 questions of up to 4 blocks, the head and a link
 _TITLE_PREFIX = {
     "question": "Question",
     "ask": "Question (agent waiting)",
@@ -91,11 +93,11 @@ def _value(interaction: Interaction, option: int | None = None) -> str:
     return button.model_dump_json(exclude_none=True)
 
 
-def message_blocks(interaction: Interaction, *, inbox_url: str) -> list[dict[str, Any]]:
-    """The asking message: option buttons and "Answer…" when Slack can render the form, else a link to
-    the inbox item (and the CLI command, as every channel shows)."""
+def _answer_blocks(interaction: Interaction, *, inbox_url: str, block_id: str = "baton_actions") -> list[Block]:
+    """The buttons that answer one interaction (its options, "Answer…" for its modal), or the inbox link
+    with a note when Slack cannot render its form."""
     form = form_of(interaction)
-    blocks = _head(interaction)
+    blocks: list[Block] = []
     elements: list[ButtonElement] = []
     if form is not None:
         for n, option in enumerate(form.buttons):
@@ -111,16 +113,82 @@ def message_blocks(interaction: Interaction, *, inbox_url: str) -> list[dict[str
                 ButtonElement(text="Answer…", action_id=OPEN_FORM_ACTION, value=_value(interaction), style="primary")
             )
     if form is None or not elements:
-        elements.append(
-            ButtonElement(
-                text="Open in the Baton inbox",
-                action_id="baton_open_inbox",
-                url=inbox_item_url(inbox_url, interaction),
-            )
-        )
+        elements.append(_inbox_button(inbox_url, interaction))
         note = "Slack cannot show this form: answer it in the web inbox."
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=note)]))
-    blocks.append(ActionsBlock(block_id="baton_actions", elements=list(elements)))
+    approval = getattr(interaction.request, "approval", None)
+    if approval is not None:
+        note = f"A quorum decides: {approval.approvals} approval(s) needed; each person's click is one vote."
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=escape(note))]))
+    blocks.append(ActionsBlock(block_id=block_id, elements=list(elements)))
+    return blocks
+
+
+def _inbox_button(inbox_url: str, interaction: Interaction) -> ButtonElement:
+    return ButtonElement(
+        text="Open in the Baton inbox", action_id="baton_open_inbox", url=inbox_item_url(inbox_url, interaction)
+    )
+
+
+def message_blocks(interaction: Interaction, *, inbox_url: str, note: str | None = None) -> list[dict[str, Any]]:
+    """The asking message: option buttons and "Answer…" when Slack can render the form, else a link to
+    the inbox item (and the CLI command, as every channel shows). `note` (a vote counted) goes above
+    the buttons, which stay: the quorum is not met yet."""
+    blocks = _head(interaction)
+    if note:
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(escape(note), _SECTION_MAX))))
+    blocks += _answer_blocks(interaction, inbox_url=inbox_url)
+    return [block.to_dict() for block in blocks]
+
+
+def await_blocks(gate: Interaction, questions: list[Interaction], *, inbox_url: str) -> list[dict[str, Any]]:
+    """An await is not answered itself: its message lists the questions it waits on, each with its own
+    buttons (or its inbox link); the gate goes on once they are answered."""
+    blocks = _head(gate)
+    if not questions:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text="No question is pending any more.")]))
+    for question in questions[:_MAX_AWAIT_QUESTIONS]:
+        prompt = f"*{escape(question.request.node)}*: {escape(question.request.prompt)}"
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(prompt, _SECTION_MAX))))
+        blocks += _answer_blocks(question, inbox_url=inbox_url, block_id=f"baton_actions_{question.interaction_id}")
+    if len(questions) > _MAX_AWAIT_QUESTIONS:
+        more = f"{len(questions) - _MAX_AWAIT_QUESTIONS} more question(s): open the run in the inbox."
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=more)]))
+        blocks.append(ActionsBlock(block_id="baton_await_more", elements=[_inbox_button(inbox_url, gate)]))
+    return [block.to_dict() for block in blocks]
+
+
+def review_blocks(review: Interaction, turns: list[ReviewTurn], *, inbox_url: str) -> list[dict[str, Any]]:
+    """A review: the companion's verdict and test steps, then "Request changes" and "Approve & merge"
+    (answered through the review service the API uses, with its guards) and the inbox for the rest
+    (a reply to the companion, force_merge, the diff)."""
+    blocks = _head(review)
+    verdict = next((t.verdict for t in reversed(turns) if t.verdict), None)
+    steps = next((t.test_steps for t in turns if t.test_steps), [])
+    if verdict is not None:
+        said = f"*Companion's verdict:* {escape(str(verdict.get('decision', '?')))}"
+        if verdict.get("summary"):
+            said += f"\n{escape(str(verdict['summary']))}"
+        blockers = [str(b) for b in verdict.get("blockers") or []]
+        if blockers:
+            said += "\n*Blockers:*\n" + "\n".join(f"• {escape(b)}" for b in blockers)
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(said, _SECTION_MAX))))
+    if steps:
+        listed = "\n".join(f"{n}. {escape(step)}" for n, step in enumerate(steps, 1))
+        blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(f"*Test steps:*\n{listed}", _SECTION_MAX))))
+    elements = [
+        ButtonElement(
+            text="Request changes",
+            action_id=f"{REVIEW_ACTION}_request_changes",
+            value=_value(review),
+            style="danger",
+        ),
+        ButtonElement(
+            text="Approve & merge", action_id=f"{REVIEW_ACTION}_approve_merge", value=_value(review), style="primary"
+        ),
+        _inbox_button(inbox_url, review),
+    ]
+    blocks.append(ActionsBlock(block_id="baton_actions", elements=elements))
     return [block.to_dict() for block in blocks]
 
 

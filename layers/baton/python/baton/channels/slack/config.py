@@ -12,13 +12,12 @@ The mapping `{"U0123ABC": "alice@example.com"}` turns a Slack user id into the B
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from baton.channels.slack.ack import parse_operators as parse_operators  # light: the ack reads it too
 from baton.notify.config import _boto3_client, _from_env
 
 if TYPE_CHECKING:
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
 
 SLACK_API_URL = "https://slack.com/api/"
 T = TypeVar("T")
-_SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,30}$")
-_OPERATOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9@._+-]{0,127}$")
 
 
 class AppSecrets(BaseModel):
@@ -35,21 +32,6 @@ class AppSecrets(BaseModel):
 
     signing_secret: str = Field(min_length=1, repr=False)
     bot_token: str = Field(default="", repr=False)
-
-
-def parse_operators(raw: str | None) -> dict[str, str]:
-    """`{"<slack user id>": "<operator>"}`; anything else is a configuration error (raised at cold start)."""
-    if raw is None or not raw.strip():
-        return {}
-    data = json.loads(raw)
-    if not isinstance(data, dict):
-        raise ValueError("the Slack operator mapping must be a JSON object {slack_user_id: operator}")
-    mapping: dict[str, str] = {}
-    for user, operator in data.items():
-        if not _SLACK_USER.match(str(user)) or not isinstance(operator, str) or not _OPERATOR.match(operator):
-            raise ValueError(f"bad Slack operator mapping entry {user!r}: {operator!r}")
-        mapping[str(user)] = operator
-    return mapping
 
 
 class SlackAppConfig(BaseModel):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from baton.models import InterruptRequest, QuestionRequest
+from baton.models import InterruptRequest, PauseRequest, QuestionRequest
 
 if TYPE_CHECKING:
     from baton.models import Interaction
@@ -66,12 +66,15 @@ class FieldError(BaseModel):
 def form_of(interaction: Interaction) -> SlackForm | None:
     """The interaction's Slack form, or None when Slack cannot render what it asks (link to the inbox)."""
     request = interaction.request
-    if isinstance(request, QuestionRequest):
+    if isinstance(request, QuestionRequest | PauseRequest):
+        # A question, or an ask (a hosted pause, an agent's blocking ask): its options are buttons, its
+        # free text a modal; an ask's answer is delivered as {"answer": <value>} (the inbox's own form).
         buttons = list(request.options or [])
         if len(buttons) > MAX_BUTTONS or any(len(b) > MAX_BUTTON_LABEL for b in buttons):
             return None
+        free = request.allow_free_text or not buttons
         fields = [FormField(block_id="answer", kind="text", label="Your answer", multiline=True)]
-        return SlackForm(buttons=buttons, fields=fields if request.allow_free_text else [])
+        return SlackForm(buttons=buttons, fields=fields if free else [])
     if isinstance(request, InterruptRequest):
         if request.json_schema is not None:  # it wins over the light form, as in validate_answer
             return _json_schema_form(request.json_schema)
@@ -79,7 +82,7 @@ def form_of(interaction: Interaction) -> SlackForm | None:
             field = _field_of(request.schema_, block_id="answer", label="Your answer")
             return SlackForm(fields=[field]) if field is not None else None
         return SlackForm(fields=[FormField(block_id="answer", kind="text", label="Your answer", multiline=True)])
-    return None  # pauses, awaits and reviews are answered in the inbox (or the CLI)
+    return None  # awaits are answered by their questions, reviews by their own buttons (blocks.py)
 
 
 def _label(schema: dict[str, Any], default: str) -> str:
@@ -170,10 +173,10 @@ def _value_of(field: FormField, state: dict[str, Any]) -> tuple[Any, str | None]
         if not text.isdigit() or int(text) >= len(field.choices):
             return None, "pick one of the options"
         return field.choices[int(text)], None
-    return _number(text)
+    return parse_number(text)
 
 
-def _number(text: str) -> tuple[Any, str | None]:
+def parse_number(text: str) -> tuple[Any, str | None]:
     """A number input's text as a JSON number: whole numbers as integers (the schema decides the rest)."""
     try:
         number = float(text)

@@ -1,52 +1,35 @@
-"""`POST /slack/interactions`: what Slack sends when someone clicks a Baton button or submits its modal.
+"""`POST /slack/interactions`: the two things decided inside the request beyond a queued click, loaded
+on the first such request (the ack's fast path is `ack.py`, which verifies, refuses replays and queues
+clicks without any of this):
 
-Order matters, and is the whole point:
-1. the signature (`X-Slack-Signature`, HMAC-SHA256 over `v0:{timestamp}:{raw body}` with the signing
-   secret, timestamp within 5 minutes, constant-time compare: `slack_sdk`'s `SignatureVerifier`) is
-   checked on the raw bytes before anything is parsed: a bad one or an old timestamp is a 401;
-2. the signature is then written once (`ReplayGuard`, a conditional write with a TTL): a request seen
-   before is refused (409) and changes nothing;
-3. only then the payload is parsed, the Slack user mapped to a Baton operator, and the work handed to
-   the worker (`JobQueue`): Slack needs its ack within 3 s, so the answer runs after it.
+- the "Answer…" button opens the modal (`views.open` must use the click's `trigger_id` within 3 s);
+- a modal's values are checked against the answer schema (`baton/domain/answer_schema.py`, the API's
+  check), so a refused value comes back as Slack's per-field error and nothing is stored; an accepted
+  one is queued for the worker like a click.
 
-Two things are decided here, synchronously, because Slack needs them in the response or at once: the
-"Answer…" button opens the modal (`views.open` must use the click's `trigger_id` within 3 s), and a
-modal's values are checked against the answer schema (`baton/domain/answer_schema.py`, the API's
-check), so a refused value comes back as Slack's per-field error and nothing is stored.
+`SlackInteractions` is the whole endpoint (`ack.SlackAck` with this desk behind it), as tests and the
+local stack build it.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import parse_qs
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from slack_sdk.errors import SlackClientError
-from slack_sdk.signature import Clock, SignatureVerifier
 
+from baton.channels.slack.ack import Click, JobQueue, ReplayGuard, SlackAck, SlackReply, not_an_operator
 from baton.channels.slack.blocks import modal_view
 from baton.channels.slack.forms import answer_of, block_of_path, form_of
-from baton.channels.slack.payloads import (
-    MODAL_CALLBACK,
-    OPEN_FORM_ACTION,
-    OPTION_ACTION,
-    ButtonValue,
-    Container,
-    InteractionPayload,
-    MessageRef,
-    ModalMetadata,
-    SlackJob,
-    SlackView,
-)
+from baton.channels.slack.payloads import InteractionPayload, MessageRef, ModalMetadata, SlackJob, SlackView
 from baton.domain.answer_schema import validate_answer
 from baton.errors import BatonError, ValidationFailedError
 from baton.models import InterruptRequest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
     from baton.channels.slack.forms import SlackForm
     from baton.models import Interaction
@@ -54,136 +37,49 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("baton")
 
-WINDOW_SECONDS = 5 * 60  # Slack's: a request older than this is refused (slack_sdk checks the same)
-
-
-class ReplayGuard(Protocol):
-    def first_use(self, signature: str, *, expires_at: int) -> bool:
-        """True the first time `signature` is seen; False for every later use (kept until expires_at)."""
-        ...
-
-
-class JobQueue(Protocol):
-    def submit(self, job: SlackJob) -> None:
-        """Run `job` in the worker after this request is answered."""
-        ...
+__all__ = ["SlackForms", "SlackInteractions", "SlackReply", "not_an_operator"]
 
 
 class ViewOpener(Protocol):
     def views_open(self, *, trigger_id: str, view: dict[str, Any]) -> Any: ...
 
 
-class SlackReply(BaseModel):
-    """What the interaction endpoint answers: a status and a JSON body (None: an empty 200, Slack's ack)."""
+class SlackForms:
+    """The `FormDesk` of `ack.py`: the modal opened, and a submitted modal checked, then queued."""
 
-    status: int = 200
-    body: dict[str, Any] | None = None
-
-    @classmethod
-    def refused(cls, status: int, message: str, code: str) -> SlackReply:
-        return cls(status=status, body={"error": code, "message": message})
-
-
-def not_an_operator(slack_user: str) -> str:
-    return f"you are not a Baton operator: ask your admin to map {slack_user}"
-
-
-class SlackInteractions:
     def __init__(
         self,
         *,
-        signing_secret: Callable[[], str],
         operators: Callable[[], dict[str, str]],
         store: InteractionStore,
-        replay: ReplayGuard,
         jobs: JobQueue,
         views: Callable[[], ViewOpener],
-        clock: Callable[[], float] = time.time,
     ) -> None:
-        self._secret = signing_secret
         self._operators = operators
         self._store = store
-        self._replay = replay
         self._jobs = jobs
         self._views = views
-        self._clock = clock
 
-    def handle(self, body: bytes, headers: Mapping[str, str]) -> SlackReply:
-        refused = self._verify(body, headers)
-        if refused is not None:
-            return refused
-        try:
-            payload = _parse(body)
-        except (ValueError, ValidationError) as err:
-            return SlackReply.refused(400, f"not a Slack interaction payload: {str(err)[:200]}", "bad_request")
-        if payload.type == "block_actions":
-            return self._block_action(payload)
-        if payload.type == "view_submission" and payload.view is not None:
-            return self._view_submission(payload, payload.view)
-        return SlackReply()  # other interaction types: acknowledged, nothing to do
-
-    def _verify(self, body: bytes, headers: Mapping[str, str]) -> SlackReply | None:
-        """None when the request is Slack's, signed within the window and seen for the first time."""
-        lowered = {k.lower(): v for k, v in headers.items()}
-        timestamp = lowered.get("x-slack-request-timestamp")
-        signature = lowered.get("x-slack-signature")
-        if not timestamp or not signature or not timestamp.isdigit():
-            return SlackReply.refused(401, "missing or malformed Slack signature headers", "unauthorized")
-        verifier = SignatureVerifier(self._secret(), clock=_Clock(self._clock))
-        if not verifier.is_valid(body=body, timestamp=timestamp, signature=signature):
-            return SlackReply.refused(401, "bad Slack signature, or a timestamp outside 5 minutes", "unauthorized")
-        if not self._replay.first_use(signature, expires_at=int(timestamp) + WINDOW_SECONDS + 60):
-            return SlackReply.refused(409, "this Slack request was already received (a replay)", "replayed")
-        return None
-
-    # ---- a button --------------------------------------------------------------------------------
-    def _block_action(self, payload: InteractionPayload) -> SlackReply:
-        action = payload.actions[0] if payload.actions else None
-        if action is None or not action.value or not action.action_id.startswith(("baton_option_", OPEN_FORM_ACTION)):
-            return SlackReply()  # the inbox link button, or someone else's
-        try:
-            button = ButtonValue.model_validate_json(action.value)
-        except ValidationError:
-            return SlackReply.refused(400, "the button's value is not one Baton made", "bad_request")
-        container = payload.container or _NO_CONTAINER
-        message = MessageRef(response_url=payload.response_url, channel=container.channel_id, ts=container.message_ts)
-        operator = self._operators().get(payload.user.id)
-        if operator is None:
-            self._jobs.submit(_refusal(payload.user.id, button.r, button.i, message))
-            return SlackReply()
-        if action.action_id == OPEN_FORM_ACTION:
-            return self._open_modal(payload, button, message)
-        if not action.action_id.startswith(OPTION_ACTION) or button.o is None:
-            return SlackReply.refused(400, "an option button without its option", "bad_request")
-        job = SlackJob(
-            action="answer",
-            slack_user=payload.user.id,
-            operator=operator,
-            run_id=button.r,
-            interaction_id=button.i,
-            option=button.o,
-            message=message,
-        )
-        self._jobs.submit(job)
-        return SlackReply()
-
-    def _open_modal(self, payload: InteractionPayload, button: ButtonValue, message: MessageRef) -> SlackReply:
-        interaction = self._store.get_interaction(button.r, button.i)
+    def open_modal(self, click: Click, operator: str) -> SlackReply:
+        interaction = self._store.get_interaction(click.run_id, click.interaction_id)
         form = form_of(interaction) if interaction is not None else None
-        if interaction is None or form is None or not form.has_modal or not payload.trigger_id:
-            return SlackReply.refused(404, f"interaction {button.i} has no Slack form", "not_found")
-        view = modal_view(interaction, form, channel=message.channel, ts=message.ts)
+        if interaction is None or form is None or not form.has_modal or not click.trigger_id:
+            return SlackReply.refused(404, f"interaction {click.interaction_id} has no Slack form", "not_found")
+        view = modal_view(interaction, form, channel=click.message.channel, ts=click.message.ts)
         try:
-            self._views().views_open(trigger_id=payload.trigger_id, view=view)
+            self._views().views_open(trigger_id=click.trigger_id, view=view)
         except SlackClientError as err:  # Slack refused or did not answer: said, and nothing changed
-            log.warning("views.open failed", extra={"run_id": button.r, "error": str(err)[:300]})
+            log.warning("views.open failed", extra={"run_id": click.run_id, "error": str(err)[:300]})
             return SlackReply.refused(502, "Slack did not open the answer form; click again", "bad_gateway")
         return SlackReply()
 
-    # ---- a modal's Submit -----------------------------------------------------------------------
-    def _view_submission(self, payload: InteractionPayload, view: SlackView) -> SlackReply:
-        if view.callback_id != MODAL_CALLBACK:
-            return SlackReply()
+    def submit_view(self, raw: dict[str, Any]) -> SlackReply:
+        try:
+            payload = InteractionPayload.model_validate(raw)
+        except ValidationError as err:
+            return SlackReply.refused(400, f"not a Slack interaction payload: {str(err)[:200]}", "bad_request")
+        view = payload.view
+        assert view is not None  # ack.py routes only a view_submission with its view here
         target = self._modal_target(view)
         if isinstance(target, SlackReply):
             return target
@@ -220,32 +116,29 @@ class SlackInteractions:
         return meta, interaction, form
 
 
-class _Clock(Clock):
-    """slack_sdk's clock over an injected time source."""
+class SlackInteractions(SlackAck):
+    """The whole endpoint on injected parts: the fast path with `SlackForms` behind it."""
 
-    def __init__(self, now: Callable[[], float]) -> None:
-        self._now = now
-
-    def now(self) -> float:
-        return float(self._now())
-
-
-_NO_CONTAINER = Container()
-
-
-def _parse(body: bytes) -> InteractionPayload:
-    """Slack posts `application/x-www-form-urlencoded` with one field, `payload`, holding the JSON."""
-    fields = parse_qs(body.decode("utf-8"), strict_parsing=True)
-    raw = fields.get("payload")
-    if not raw:
-        raise ValueError("no payload field")
-    return InteractionPayload.model_validate(json.loads(raw[0]))
-
-
-def _refusal(slack_user: str, run_id: str, interaction_id: str, message: MessageRef) -> SlackJob:
-    return SlackJob(
-        action="refuse", slack_user=slack_user, run_id=run_id, interaction_id=interaction_id, message=message
-    )
+    def __init__(
+        self,
+        *,
+        signing_secret: Callable[[], str],
+        operators: Callable[[], dict[str, str]],
+        store: InteractionStore,
+        replay: ReplayGuard,
+        jobs: JobQueue,
+        views: Callable[[], ViewOpener],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        forms = SlackForms(operators=operators, store=store, jobs=jobs, views=views)
+        super().__init__(
+            signing_secret=signing_secret,
+            operators=operators,
+            replay=replay,
+            jobs=jobs,
+            forms=lambda: forms,
+            clock=clock,
+        )
 
 
 def _errors(errors: dict[str, str]) -> SlackReply:

@@ -8,14 +8,20 @@ ignored, missing required ones are a 400.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-OPTION_ACTION = "baton_option"  # action_id prefix of an option button: baton_option_<n>
-OPEN_FORM_ACTION = "baton_open_form"  # the "Answer…" button
-MODAL_CALLBACK = "baton_answer"  # callback_id of the answer modal
-_ID = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$"  # a run id (baton/domain/fields.py RUN_ID_PATTERN) or an interaction id
+# The names the Slack messages use, and the job's shapes, live in jobs.py (no pydantic: the ack's fast path).
+from baton.channels.slack.jobs import ID_PATTERN
+from baton.channels.slack.jobs import MODAL_CALLBACK as MODAL_CALLBACK
+from baton.channels.slack.jobs import OPEN_FORM_ACTION as OPEN_FORM_ACTION
+from baton.channels.slack.jobs import OPTION_ACTION as OPTION_ACTION
+from baton.channels.slack.jobs import REVIEW_ACTION as REVIEW_ACTION
+from baton.channels.slack.jobs import MessageRef as MessageRef
+from baton.channels.slack.jobs import SlackJob as SlackJob
+
+_ID = ID_PATTERN.pattern
 
 
 class ButtonValue(BaseModel):
@@ -26,16 +32,6 @@ class ButtonValue(BaseModel):
     r: str = Field(pattern=_ID)
     i: str = Field(pattern=_ID)
     o: int | None = Field(default=None, ge=0)
-
-
-class MessageRef(BaseModel):
-    """Where the message to update is: Slack's `response_url` for a click, channel + ts for a modal."""
-
-    model_config = ConfigDict(frozen=True)
-
-    response_url: str | None = None
-    channel: str | None = None
-    ts: str | None = None
 
 
 class ModalMetadata(BaseModel):
@@ -90,20 +86,3 @@ class InteractionPayload(_Loose):
     actions: list[SlackAction] = Field(default_factory=list)
     container: Container | None = None
     view: SlackView | None = None
-
-
-class SlackJob(BaseModel):
-    """What the worker does after the ack: answer as `operator`, or tell an unmapped user why not; then
-    update the message in place."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    action: Literal["answer", "refuse"]
-    slack_user: str
-    operator: str | None = None
-    run_id: str
-    interaction_id: str
-    option: int | None = None  # a button's option index
-    value: Any = None  # a modal's answer (already checked against the answer schema)
-    from_modal: bool = False
-    message: MessageRef = Field(default_factory=MessageRef)
