@@ -192,9 +192,7 @@ AWAIT_LADDER = Ladder(remind_after=10, escalate_after=20, escalate_to=["email"],
 
 
 def _park_await(questions: QuestionService, ladder: Ladder = AWAIT_LADDER) -> None:
-    questions.park_gate(
-        run_id="r1", gate="sync", token="tok-a", timeout_seconds=60, from_node="planner", ladder=ladder
-    )
+    questions.park_gate(run_id="r1", gate="sync", token="tok-a", timeout_seconds=60, from_node="planner", ladder=ladder)
 
 
 def test_an_await_gate_reminds_and_escalates_about_its_unanswered_questions_then_takes_their_defaults(
@@ -308,3 +306,151 @@ def test_an_sdk_interrupt_reminds_once_even_when_its_create_is_retried(
     assert [f["reason"] for f in fired] == ["sent"] and _types(core).count("reminder_sent") == 1
     interrupts.resume(first.interaction_id, {"ok": True}, [], caller="alice")
     assert _deadlines(core, clock).fire(timer.payload)["reason"] == "not_pending"  # answered: nothing more
+
+
+# ---- review gates --------------------------------------------------------------------------------------
+class _NoRunner:
+    def start(self, token: str, request: Any) -> str:
+        raise AssertionError("a default never merges")
+
+
+def _review_service(core: Core) -> Any:
+    from baton.adapters.companion_offline import OfflineCompanion
+    from baton.adapters.git_diff import GitDiffSource
+    from baton.services.review import ReviewService
+    from tests.fakes import MemoryBuildRecords
+
+    return ReviewService(
+        core,
+        companion=OfflineCompanion,
+        runner=_NoRunner,
+        records=MemoryBuildRecords(),
+        diffs=GitDiffSource(),
+        merge_runner_kind="local",
+    )
+
+
+def test_a_review_gate_reminds_then_takes_request_changes_as_timed_out_default_never_an_approval(
+    core: Core, clock: FixedClock, timers: RecordingDeadlineTimers, tmp_path: Any
+) -> None:
+    from baton.local.demo_repo import create_demo_repo
+
+    core.ensure_run("r1")
+    review = _review_service(core)
+    repo = create_demo_repo(tmp_path / "repo")
+    ladder = {"remind_after": 10, "on_timeout": {"default": "request_changes"}}
+    review.first_turn("r1", repo.gate_input(timeout_seconds=60, ladder=ladder))
+    iid = review.park("r1", "ship_review", "tok-r", clock.now())["interaction_id"]
+    (timer,) = timers.started
+    assert (timer.payload.gate, timer.payload.step, timer.wait_seconds) == ("ship_review", "remind", 10)
+
+    reconciler = Reconciler(core, review=lambda: review)
+    deadlines = Deadlines(
+        core,
+        reconcile_one=reconciler.reconcile_one,
+        time_out_tool_await=reconciler.questions.time_out_tool_await,
+        sleep=clock.advance,
+    )
+    clock.advance(timer.wait_seconds)
+    reminded = deadlines.fire(timer.payload)
+    assert reminded["reason"] == "sent" and _types(core)[-1] == "reminder_sent"
+    nxt = reminded["next"]
+    clock.advance(nxt["wait_seconds"])
+    ended = deadlines.fire(GateDeadlinePayload.model_validate(nxt))
+    assert ended["ended"] is True
+    st = core.store.get_interaction("r1", iid).state  # type: ignore[union-attr]
+    assert (st.status, st.answered_by, st.outcome) == ("answered", None, "timed_out_default")
+    assert st.answer["action"] == "request_changes"
+    ((kind, token, output),) = _sent(core)
+    assert (kind, token, output["action"], output["answered_by"]) == ("success", "tok-r", "request_changes", None)
+    types = _types(core)
+    assert "timed_out_default" in types and "interaction_answered" not in types and "review_merged" not in types
+
+
+@pytest.mark.parametrize("default", ["approve_merge", "force_merge", "reply"])
+def test_a_review_gate_refuses_a_default_that_could_merge(default: str, tmp_path: Any) -> None:
+    from baton.domain.review_gate import parse_gate_config
+    from baton.local.demo_repo import create_demo_repo
+
+    repo = create_demo_repo(tmp_path / "repo")
+    raw = repo.gate_input(timeout_seconds=60, ladder={"on_timeout": {"default": default}})
+    with pytest.raises(ValidationFailedError) as refused:
+        parse_gate_config(raw, merge_runner="local")
+    assert "request_changes" in refused.value.message and "never" in refused.value.message
+
+
+# ---- `baton check`: await and review gates' literal ladders ---------------------------------------------
+def _await_flow(ladder: dict[str, Any]) -> dict[str, Any]:
+    from baton.workflows.gate_states import await_gate_states
+
+    states = await_gate_states("Sync", gate="sync", next=None, from_node="planner", timeout_seconds=60, ladder=ladder)
+    asker = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": "${AgentArn}", "Payload": {"node": "planner"}},
+        "Next": "Sync",
+    }
+    return {"StartAt": "Plan", "States": {"Plan": asker, **states}}
+
+
+@pytest.mark.parametrize(
+    ("ladder", "code"),
+    [
+        ({"on_timeout": {"default": "yes"}}, "C261"),  # an await gate has no answer of its own
+        ({"remind_after": 90}, "C261"),  # after the 60 s timeout
+    ],
+)
+def test_baton_check_refuses_an_await_gate_ladder_its_park_would_refuse(ladder: dict[str, Any], code: str) -> None:
+    from baton.workflows.asl import check_definition
+
+    problems = check_definition(_await_flow(ladder), "flow.asl.json")
+    assert [p.code for p in problems] == [code], problems
+
+
+def test_baton_check_accepts_an_await_gate_ladder_and_the_payload_model_takes_it() -> None:
+    from baton.domain.gate_payloads import AwaitGatePayload
+    from baton.workflows.asl import check_definition
+
+    ladder = {"remind_after": 10, "escalate_after": 20, "escalate_to": ["slack"], "on_timeout": "use_question_defaults"}
+    flow = _await_flow(ladder)
+    assert check_definition(flow, "flow.asl.json") == []
+    payload = {k: v for k, v in flow["States"]["Sync"]["Parameters"]["Payload"].items() if not k.endswith(".$")}
+    parsed = AwaitGatePayload.model_validate(
+        {**payload, "token": "t", "run_id": "r1", "gate": "sync", "timeout_seconds": 60}
+    )
+    assert parsed.ladder is not None and parsed.ladder.on_timeout == "use_question_defaults"
+
+
+def _review_flow(ladder: dict[str, Any]) -> dict[str, Any]:
+    config = {"gate": "ship", "run_branch": "baton/run", "timeout_seconds": 60, "ladder": ladder}
+    review = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::states:startExecution.sync:2",
+        "Parameters": {"StateMachineArn": "${ReviewGateStateMachineArn}", "Input": {"input": config}},
+        "End": True,
+    }
+    return {"StartAt": "Review", "States": {"Review": review}}
+
+
+@pytest.mark.parametrize(
+    ("ladder", "code"),
+    [
+        ({"on_timeout": {"default": "approve_merge"}}, "C260"),
+        ({"on_timeout": {"default": "force_merge"}}, "C260"),
+        ({"remind_after": 60}, "C251"),
+    ],
+)
+def test_baton_check_refuses_a_review_default_that_could_merge(ladder: dict[str, Any], code: str) -> None:
+    from baton.workflows.asl import check_definition
+
+    problems = check_definition(_review_flow(ladder), "flow.asl.json")
+    assert [p.code for p in problems] == [code], problems
+    if code == "C260":
+        assert "never approve or merge" in problems[0].message
+
+
+def test_baton_check_accepts_a_review_ladder_with_request_changes() -> None:
+    from baton.workflows.asl import check_definition
+
+    ladder = {"remind_after": 10, "on_timeout": {"default": "request_changes"}}
+    assert check_definition(_review_flow(ladder), "flow.asl.json") == []

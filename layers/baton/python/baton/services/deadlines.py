@@ -296,6 +296,9 @@ def default_answer(i: Interaction, default: Any) -> Any:
     if i.request.kind == "interrupt":
         state = getattr(i.request, "state", None) or {}
         return {"input": default, "state": state, "state_edits": []}
+    if i.request.kind == "review":  # a review action as `ReviewActions.act` stores one, by nobody
+        message = "nobody answered by the deadline: the review gate's declared default was taken"
+        return {"action": default, "reply": None, "message": message, "merge_strategy": None, "by": None}
     return default
 
 
