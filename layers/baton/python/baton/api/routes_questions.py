@@ -6,7 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from baton.api import deps
 from baton.api.contract import InteractionId, NodeName, RunId, responses
@@ -23,6 +23,7 @@ from baton.contracts import (
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import NotifyChannels
+from baton.domain.ladder import LadderFields
 
 router = APIGatewayRouter()
 MapItem = Field(
@@ -32,7 +33,10 @@ MapItem = Field(
 )
 
 
-class AskRequest(BaseModel):
+class AskRequest(LadderFields):
+    """`ask_user_async`. A ladder (remind_after, escalate_after/escalate_to, on_timeout) needs the
+    question's own `timeout_seconds` (422 without); see the README's "Deadline ladders"."""
+
     node: fields.NodeName = Field(description="The asking node; answers are queued for it.")
     question: str = Field(description="The question (at most 4000 characters; longer is a 413).")
     options: list[str] | None = Field(default=None, description="Choices offered to the operator.")
@@ -49,8 +53,13 @@ class AskRequest(BaseModel):
         "approve/reject without options); answered once `approvals` approvers agree. The asker (a hosted "
         "run's starter) cannot vote.",
     )
+    timeout_seconds: fields.TimeoutSeconds | None = Field(
+        default=None,
+        description="The question's own deadline, which its ladder counts to (the await gate's timeout still "
+        "bounds the wait). Without a default the question stays open at it.",
+    )
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
 
 class AnswerRequest(BaseModel):
@@ -87,6 +96,8 @@ def ask(run_id: RunId, body: AskRequest) -> Response[AskResult]:
         notify=body.notify,
         approval=body.approval,
         caller=deps.current_caller().principal,
+        timeout_seconds=body.timeout_seconds,
+        ladder=body.ladder(),
     )
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=AskResult.model_validate(result))
 

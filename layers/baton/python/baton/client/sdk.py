@@ -40,6 +40,7 @@ from baton.contracts import (
     StartedRun,
 )
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.ladder import LadderFields
 from baton.errors import BatonError, InterruptValidationError, ValidationFailedError
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ class Client(ClaimCalls, AuditCalls):
         return ResumeResult.model_validate(result)
 
     # ---- async questions -----------------------------------------------------------------------
-    def ask_async(
+    def ask_async(  # noqa: PLR0913 - the API's AskRequest, field by field (as QuestionService.ask)
         self,
         run_id: str,
         node: str,
@@ -145,14 +146,26 @@ class Client(ClaimCalls, AuditCalls):
         allow_free_text: bool | None = None,
         map_item: int | str | None = None,
         approval: ApprovalPolicy | dict[str, Any] | None = None,
+        timeout_seconds: int | None = None,
+        ladder: LadderFields | dict[str, Any] | None = None,
     ) -> AskResult:
         """ask_user_async: post a question for `node` and return at once (its interaction_id, a message).
         `approval` makes it a quorum question (`{"approvals": 2, "approvers": ["alice", "group:release"]}`):
-        each operator's answer is a vote; `answer` says `pending` with the count until it is met."""
+        each operator's answer is a vote; `answer` says `pending` with the count until it is met.
+        `ladder` (`{"remind_after": 600, "escalate_after": 1800, "escalate_to": ["slack"], "on_timeout":
+        {"default": "no"}}`) needs the question's own `timeout_seconds` (README "Deadline ladders")."""
         body: dict[str, Any] = {"node": node, "question": question}
         if approval is not None:
             body["approval"] = ApprovalPolicy.model_validate(approval).model_dump(exclude_defaults=True)
-        for key, value in (("options", options), ("allow_free_text", allow_free_text), ("map_item", map_item)):
+        if ladder is not None:
+            body |= LadderFields.model_validate(ladder).model_dump(mode="json", exclude_defaults=True)
+        given = (
+            ("options", options),
+            ("allow_free_text", allow_free_text),
+            ("map_item", map_item),
+            ("timeout_seconds", timeout_seconds),
+        )
+        for key, value in given:
             if value is not None:
                 body[key] = value
         return AskResult.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/questions", json_body=body))
@@ -222,10 +235,15 @@ class Client(ClaimCalls, AuditCalls):
         options: list[str] | None = None,
         notify: list[str] | None = None,
         on_timeout: dict[str, Any] | None = None,
+        ladder: LadderFields | dict[str, Any] | None = None,
     ) -> BlockingAskView:
-        """Post a blocking ask (answered with `baton resume --run-id ...`; `on_timeout` as in `ask_user`)."""
+        """Post a blocking ask (answered with `baton resume --run-id ...`; `on_timeout` as in `ask_user`;
+        `ladder` adds remind_after / escalate_after + escalate_to, walked by the ask's own timer)."""
         given = {"options": options, "notify": notify, "on_timeout": on_timeout, "timeout_seconds": timeout_seconds}
         body = {"node": node, "question": question} | {k: v for k, v in given.items() if v is not None}
+        if ladder is not None:
+            steps = LadderFields.model_validate(ladder).model_dump(mode="json", exclude_defaults=True)
+            body = steps | body
         return BlockingAskView.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/asks", json_body=body))
 
     def get_ask(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> BlockingAskView:

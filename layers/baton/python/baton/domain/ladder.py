@@ -27,7 +27,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from baton.domain.answer_schema import validate_answer
 from baton.domain.deadline import grace_for
@@ -80,6 +80,15 @@ class LadderFields(BaseModel):
     on_timeout: OnTimeout = Field(
         default="fail", description='"fail" (as without a ladder) or {"default": <a valid answer>}'
     )
+
+    @model_validator(mode="after")
+    def _keeps_the_ladder_rules(self) -> LadderFields:
+        """The stored ladder's cross-field rules at the door (a request model's 422, not a 500 later)."""
+        try:
+            self.ladder()
+        except ValidationError as err:
+            raise ValueError(err.errors()[0]["msg"].removeprefix("Value error, ")) from None
+        return self
 
     def ladder(self) -> Ladder | None:
         """The ladder these fields declare, or None when they declare nothing beyond today's behaviour."""

@@ -60,7 +60,9 @@ def await_gate_payloads(
     run_id = StatePath(run_id_path)
     map_item = {"map_item": StatePath(map_item_path)} if map_item_path else {}
     # remind / escalate about the unanswered questions (baton.domain.ladder); the gate's payload only
-    own: dict[str, Any] = {} if ladder is None else {"ladder": ladder if isinstance(ladder, StatePath) else dict(ladder)}
+    own: dict[str, Any] = (
+        {} if ladder is None else {"ladder": ladder if isinstance(ladder, StatePath) else dict(ladder)}
+    )
     park = gate_payload(
         AwaitGatePayload,
         token=TASK_TOKEN,
