@@ -454,3 +454,12 @@ def test_baton_check_accepts_a_review_ladder_with_request_changes() -> None:
 
     ladder = {"remind_after": 10, "on_timeout": {"default": "request_changes"}}
     assert check_definition(_review_flow(ladder), "flow.asl.json") == []
+
+
+def test_the_ladders_channels_are_the_notification_channels() -> None:
+    from typing import get_args
+
+    from baton.domain import ladder
+    from baton.notify import model
+
+    assert get_args(ladder.Channel) == get_args(model.Channel)

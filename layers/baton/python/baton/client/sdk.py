@@ -11,7 +11,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Unpack
 
-from baton.client.asks import AskCancelledError, AskTimeoutError, wait_for_ask, wait_for_ask_async
+from baton.client.asks import AskCancelledError, AskTimeoutError, ladder_body, wait_for_ask, wait_for_ask_async
 from baton.client.audit import AuditCalls
 from baton.client.claims import ClaimCalls
 from baton.client.interrupts import InterruptOptions, InterruptResult, create_body, wait_for, wait_for_async
@@ -40,7 +40,6 @@ from baton.contracts import (
     StartedRun,
 )
 from baton.domain.approval import ApprovalPolicy
-from baton.domain.ladder import LadderFields
 from baton.errors import BatonError, InterruptValidationError, ValidationFailedError
 
 if TYPE_CHECKING:
@@ -147,27 +146,16 @@ class Client(ClaimCalls, AuditCalls):
         map_item: int | str | None = None,
         approval: ApprovalPolicy | dict[str, Any] | None = None,
         timeout_seconds: int | None = None,
-        ladder: LadderFields | dict[str, Any] | None = None,
+        ladder: dict[str, Any] | None = None,
     ) -> AskResult:
         """ask_user_async: post a question for `node` and return at once (its interaction_id, a message).
         `approval` makes it a quorum question (`{"approvals": 2, "approvers": ["alice", "group:release"]}`):
-        each operator's answer is a vote; `answer` says `pending` with the count until it is met.
-        `ladder` (`{"remind_after": 600, "escalate_after": 1800, "escalate_to": ["slack"], "on_timeout":
-        {"default": "no"}}`) needs the question's own `timeout_seconds` (README "Deadline ladders")."""
-        body: dict[str, Any] = {"node": node, "question": question}
+        each operator's answer is a vote; `answer` says `pending` with the count until it is met. A
+        `ladder` ({"remind_after": 600, "on_timeout": {"default": "no"}}) needs its `timeout_seconds`."""
+        given = {"options": options, "allow_free_text": allow_free_text, "map_item": map_item}
+        body = ladder_body(ladder, node=node, question=question, timeout_seconds=timeout_seconds, **given)
         if approval is not None:
             body["approval"] = ApprovalPolicy.model_validate(approval).model_dump(exclude_defaults=True)
-        if ladder is not None:
-            body |= LadderFields.model_validate(ladder).model_dump(mode="json", exclude_defaults=True)
-        given = (
-            ("options", options),
-            ("allow_free_text", allow_free_text),
-            ("map_item", map_item),
-            ("timeout_seconds", timeout_seconds),
-        )
-        for key, value in given:
-            if value is not None:
-                body[key] = value
         return AskResult.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/questions", json_body=body))
 
     def pending_questions(self, run_id: str) -> list[QuestionView]:
@@ -235,15 +223,11 @@ class Client(ClaimCalls, AuditCalls):
         options: list[str] | None = None,
         notify: list[str] | None = None,
         on_timeout: dict[str, Any] | None = None,
-        ladder: LadderFields | dict[str, Any] | None = None,
+        ladder: dict[str, Any] | None = None,
     ) -> BlockingAskView:
-        """Post a blocking ask (answered with `baton resume --run-id ...`; `on_timeout` as in `ask_user`;
-        `ladder` adds remind_after / escalate_after + escalate_to, walked by the ask's own timer)."""
+        """Post a blocking ask (answered with `baton resume --run-id ...`; `on_timeout` as in `ask_user`)."""
         given = {"options": options, "notify": notify, "on_timeout": on_timeout, "timeout_seconds": timeout_seconds}
-        body = {"node": node, "question": question} | {k: v for k, v in given.items() if v is not None}
-        if ladder is not None:
-            steps = LadderFields.model_validate(ladder).model_dump(mode="json", exclude_defaults=True)
-            body = steps | body
+        body = ladder_body(ladder, node=node, question=question, **given)
         return BlockingAskView.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/asks", json_body=body))
 
     def get_ask(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> BlockingAskView:
