@@ -463,3 +463,103 @@ def test_the_ladders_channels_are_the_notification_channels() -> None:
     from baton.notify import model
 
     assert get_args(ladder.Channel) == get_args(model.Channel)
+
+
+# ---- the await tool form -------------------------------------------------------------------------------
+def test_the_await_tool_reminds_about_pending_questions_then_takes_their_defaults_at_its_expiry(
+    questions: QuestionService, core: Core, clock: FixedClock, timers: RecordingDeadlineTimers
+) -> None:
+    iid = _ask(questions, Ladder(on_timeout={"default": "no"}), timeout_seconds=3600)
+    ladder = Ladder(remind_after=5, on_timeout="use_question_defaults")
+    done, pending = questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="planner", ladder=ladder)
+    assert not done and pending["pending"] == [iid]
+    (tool_timer,) = [t for t in timers.started if t.payload.gate == "tool"]
+    assert (tool_timer.payload.step, tool_timer.wait_seconds) == ("remind", 5)
+    fired = _walk(core, clock, tool_timer)
+    assert fired[0]["reason"] == "sent" and fired[-1] == {"ended": False, "released": False, "reason": "not_pending"}
+    reminder = next(e for e in core.store.list_events("r1", limit=100) if e.type == "reminder_sent")
+    assert (reminder.data["gate"], reminder.data["interaction_ids"]) == ("tool", [iid])
+    st = core.store.get_interaction("r1", iid).state  # type: ignore[union-attr]
+    assert (st.outcome, st.answered_by) == ("timed_out_default", None)
+    awaiting = core.store.get_interaction("r1", pending["interaction_id"])
+    assert awaiting is not None and awaiting.state.status == "answered"  # completed by the default, not timed out
+    done, answered = questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="planner")
+    assert done and [a["answer"] for a in answered["answers"]] == ["no"]
+
+
+def test_the_await_tool_without_defaults_times_out_as_today(
+    questions: QuestionService, core: Core, clock: FixedClock, timers: RecordingDeadlineTimers
+) -> None:
+    _ask(questions, None)
+    ladder = Ladder(remind_after=5)
+    _, pending = questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="planner", ladder=ladder)
+    (tool_timer,) = [t for t in timers.started if t.payload.gate == "tool"]
+    fired = _walk(core, clock, tool_timer)
+    assert fired[-1]["reason"] == "timed_out"
+    awaiting = core.store.get_interaction("r1", pending["interaction_id"])
+    assert awaiting is not None and awaiting.state.status == "timed_out"
+
+
+# ---- the REST doors -------------------------------------------------------------------------------------
+@pytest.fixture
+def api(core: Core, timers: RecordingDeadlineTimers) -> Any:
+    """The HTTP API through the real resolver on these in-memory services (as tests/unit/test_ladder.py)."""
+    import json
+
+    from baton.api import deps
+    from baton.api.app import create_app
+    from baton.local.http_adapter import to_proxy_event
+    from baton.runtime.settings import Settings
+    from baton.runtime.wiring import Services
+    from baton.services.runs import RunService
+
+    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": "local-secret"})
+    services = Services(settings=settings, core=core, runs=RunService(core))
+    deps.set_services_provider(lambda: services)
+    app = create_app()
+
+    def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        headers = {"Content-Type": "application/json", "Authorization": "Bearer local-secret"}
+        event = to_proxy_event(method, path, headers, json.dumps(body).encode() if body else b"", "127.0.0.1")
+        result = app.resolve(event, None)
+        return result["statusCode"], json.loads(result["body"]) if result.get("body") else None
+
+    yield call
+    deps.set_services_provider(deps._default_provider)
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/runs/r9/questions", {"node": "a", "question": "Q?", "remind_after": 5}),  # no timeout_seconds
+        ("/api/runs/r9/questions", {"node": "a", "question": "Q?", "timeout_seconds": 60, "escalate_after": 5}),
+        ("/api/runs/r9/asks", {"node": "a", "question": "Q?", "timeout_seconds": 60, "escalate_to": ["slack"]}),
+        ("/api/runs/r9/asks", {"node": "a", "question": "Q?", "timeout_seconds": 60, "remind_after": 60}),
+        ("/api/v1/interrupts", {"sessionId": "r9", "prompt": "Go?", "escalateAfter": 5}),
+        ("/api/runs/r9/await", {"timeout_seconds": 60, "on_timeout": {"default": "x"}}),
+    ],
+)
+def test_rest_refuses_a_ladder_it_cannot_keep_with_a_422_and_stores_nothing(
+    api: Any, core: Core, path: str, body: dict[str, Any]
+) -> None:
+    core.ensure_run("r9")
+    status, refused = api("POST", path, body)
+    assert status == 422, refused
+    assert core.store.list_run_interactions("r9") == []
+
+
+def test_rest_takes_a_ladder_on_a_question_an_ask_an_interrupt_and_starts_their_timers(
+    api: Any, core: Core, timers: RecordingDeadlineTimers
+) -> None:
+    core.ensure_run("r9")
+    ladder = {"remind_after": 5, "escalate_after": 10, "escalate_to": ["slack"]}
+    status, _ = api("POST", "/api/runs/r9/questions", {"node": "a", "question": "Q?", "timeout_seconds": 60, **ladder})
+    assert status == 201
+    status, _ = api("POST", "/api/runs/r9/asks", {"node": "b", "question": "Q?", "timeout_seconds": 60, **ladder})
+    assert status == 201
+    camel = {"remindAfter": 5, "escalateAfter": 10, "escalateTo": ["slack"]}
+    status, _ = api("POST", "/api/v1/interrupts", {"sessionId": "r9", "prompt": "Go?", "timeoutMs": 60_000, **camel})
+    assert status == 201
+    assert [(t.payload.gate, t.payload.step, t.wait_seconds) for t in timers.started] == [
+        (INTERACTION_GATE, "remind", 5)
+    ] * 3

@@ -68,14 +68,17 @@ class AnswerRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
 
-class AwaitRequest(BaseModel):
+class AwaitRequest(LadderFields):
+    """The await tool. Its ladder reminds / escalates about the pending questions; on_timeout "fail" or
+    "use_question_defaults" (each pending question's own default at the expiry)."""
+
     from_: fields.ScopeNode = Field(
         default=None, alias="from", description="Only this node's questions; empty/absent = the whole run."
     )
     timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound of the wait (seconds).")
     map_item: int | str | None = MapItem
 
-    model_config = {"extra": "forbid", "populate_by_name": True}
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 @router.post(
@@ -158,6 +161,7 @@ def await_answers(run_id: RunId, body: AwaitRequest) -> Response[AwaitAnswered |
         from_node=body.from_ or None,
         map_item=body.map_item,
         caller=deps.current_caller().principal,
+        ladder=body.ladder(),
     )
     outcome = AwaitAnswered.model_validate(result) if done else AwaitPending.model_validate(result)
     return Response(status_code=200 if done else 202, content_type=content_types.APPLICATION_JSON, body=outcome)

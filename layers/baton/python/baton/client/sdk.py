@@ -172,11 +172,11 @@ class Client(ClaimCalls, AuditCalls):
         drained = self.request("POST", f"/api/runs/{seg(run_id)}/nodes/{seg(node)}/messages/drain")
         return DrainResult.model_validate(drained).messages
 
-    def await_once(self, run_id: str, *, timeout: float, from_node: str | None = None) -> AwaitAnswered | AwaitPending:
-        """One call of the await tool: the answers (200) or the pending ids (202); never blocks."""
-        body: dict[str, Any] = {"timeout_seconds": max(1, int(timeout + 0.999))}
-        if from_node:
-            body["from"] = from_node
+    def await_once(
+        self, run_id: str, *, timeout: float, from_node: str | None = None, ladder: dict[str, Any] | None = None
+    ) -> AwaitAnswered | AwaitPending:
+        """One call of the await tool: the answers (200) or the pending ids (202); never blocks (`ladder`: README)."""
+        body = ladder_body(ladder, timeout_seconds=max(1, int(timeout + 0.999)), **{"from": from_node or None})
         resp = self._transport.send("POST", f"/api/runs/{seg(run_id)}/await", json_body=body)
         result = decode(resp)
         if resp.status_code == 200:

@@ -44,7 +44,7 @@ from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
 from baton.errors import ConflictError
 from baton.events import Escalated, ReminderSent, TimedOutDefault
 from baton.ids import parse_iso
-from baton.models import status_of
+from baton.models import AwaitToolRequest, status_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -121,15 +121,21 @@ def _defaults_at_deadline(interaction: Interaction) -> bool:
 
 
 def arm_tool_await(core: Core, awaiting: Interaction) -> None:
-    """Start the timer of a tool-form await (`QuestionService.await_tool`) at its expiry."""
+    """Start the timer of a tool-form await (`QuestionService.await_tool`) at its expiry, or at the first
+    step of its ladder."""
     if awaiting.expires_at is not None:
+        deadline = parse_iso(awaiting.expires_at)
+        ladder = awaiting.request.ladder
+        steps = ladder.steps_from(parse_iso(awaiting.created_at), deadline) if ladder is not None else []
         payload = GateDeadlinePayload(
             run_id=awaiting.run_id,
             gate=TOOL_GATE,
-            deadline=parse_iso(awaiting.expires_at),
+            deadline=deadline,
             interaction_id=awaiting.interaction_id,
+            step=steps[0].step if steps else "deadline",
         )
-        _start(core, payload, key=f"{TOOL_GATE}:{awaiting.interaction_id}", deadline=awaiting.expires_at)
+        key = f"{TOOL_GATE}:{awaiting.interaction_id}"
+        _start(core, payload, key=key, deadline=awaiting.expires_at, due=steps[0].at if steps else None)
 
 
 def _start(core: Core, payload: GateDeadlinePayload, *, key: str, deadline: str, due: datetime | None = None) -> None:
@@ -168,8 +174,10 @@ class Deadlines:
 
     def fire(self, timer: GateDeadlinePayload) -> dict[str, Any]:
         """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
-        if timer.gate == INTERACTION_GATE and timer.interaction_id is not None:
-            return self._interaction_step(timer, timer.interaction_id)
+        own_timer = timer.gate == INTERACTION_GATE or (timer.gate == TOOL_GATE and timer.step != "deadline")
+        if timer.interaction_id is not None and own_timer:  # a pause no gate parks, or a tool await's step
+            walk = self._interaction_step if timer.gate == INTERACTION_GATE else self._tool_step
+            return walk(timer, timer.interaction_id)
         if timer.step != "deadline":
             return self._ladder_step(timer)
         early = (timer.deadline - self.core.clock.now()).total_seconds()
@@ -277,6 +285,22 @@ class Deadlines:
         following = next((s for s in steps if s.at > this.at), None) if this is not None else None
         if following is None and not _defaults_at_deadline(i):
             return {"done": True, "step": timer.step, "reason": "sent" if this else "not_a_step", "next": None}
+        return {"done": False, "step": timer.step, "reason": "sent", "next": self._next(timer, following)}
+
+    def _tool_step(self, timer: GateDeadlinePayload, interaction_id: str) -> dict[str, Any]:
+        """A step of a tool-form await's ladder, about its questions still pending (then its expiry)."""
+        core = self.core
+        awaiting = core.store.get_interaction(timer.run_id, interaction_id)
+        ladder = awaiting.request.ladder if awaiting is not None else None
+        if awaiting is None or ladder is None or awaiting.state.status != "pending":
+            return {"done": True, "step": timer.step, "reason": "not_pending"}
+        found = (core.store.get_interaction(timer.run_id, iid) for iid in awaiting.request_as(AwaitToolRequest).pending)
+        pending = [i for i in found if i is not None and i.state.status == "pending"]
+        steps = ladder.steps_from(parse_iso(awaiting.created_at), timer.deadline)
+        this = next((s for s in steps if s.step == timer.step), None)
+        if this is not None and pending:
+            self._send(this, TOOL_GATE, pending, ladder, awaiting.expires_at)
+        following = next((s for s in steps if s.at > this.at), None) if this is not None else None
         return {"done": False, "step": timer.step, "reason": "sent", "next": self._next(timer, following)}
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> dict[str, Any]:

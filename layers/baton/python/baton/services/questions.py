@@ -773,14 +773,18 @@ class QuestionService:
         caller: str,
         from_node: str | None = None,
         map_item: int | str | None = None,
+        ladder: Ladder | None = None,
     ) -> tuple[bool, dict[str, Any]]:
         """`await_answers` as a tool. (True, answers) when nothing in scope is pending; otherwise
         (False, pending ids) with the run marked paused_waiting_human and an `await` interaction that
-        the last answer completes. Calling again while waiting reuses that interaction."""
+        the last answer completes. Calling again while waiting reuses that interaction (and its ladder:
+        remind / escalate about the pending questions, `use_question_defaults` at its expiry)."""
         if map_item is not None:
             raise ValidationFailedError(
                 MAP_AWAIT_REFUSAL, details={"reason": "inside_map_iteration", "map_item": map_item}
             )
+        if ladder is not None:
+            ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
         core = self.core
         core.require_run(run_id)
         pending, answers = self._scope(run_id, from_node)
@@ -814,6 +818,7 @@ class QuestionService:
                     from_node=from_node,
                     pending=ids,
                     by=caller,
+                    ladder=ladder,
                 ),
             )
             core.store.put_interaction(awaiting)
@@ -936,6 +941,14 @@ class QuestionService:
         awaiting = self.core.store.get_interaction(run_id, interaction_id)
         if awaiting is None or awaiting.request.kind != "await" or awaiting.state.status != "pending":
             return False
+        ladder = awaiting.request.ladder
+        if ladder is not None and ladder.on_timeout == USE_QUESTION_DEFAULTS:  # each question's own default
+            pending, _ = self._scope(run_id, awaiting.request_as(AwaitToolRequest).from_node)
+            for question in pending:
+                self.take_default(run_id, question.interaction_id)
+            awaiting = self.core.store.get_interaction(run_id, interaction_id) or awaiting
+            if awaiting.state.status != "pending":
+                return False  # completed by the defaults: not timed out
         return not self._complete_tool_await(awaiting) and self._time_out_tool_await(awaiting)
 
     def _time_out_tool_await(self, awaiting: Interaction) -> bool:
