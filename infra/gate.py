@@ -72,7 +72,13 @@ from infra.capabilities.functions import SEND_TASK_ACTIONS
 from infra.capabilities.lifecycle import report_ends
 from infra.config import TeamConfig
 from infra.exports import GATE_FUNCTION_EXPORTS, REVIEW_GATE_WORKFLOW
-from infra.gate_checks import asks_as, check_await_from_at_synth, check_await_timeout, check_review
+from infra.gate_checks import (
+    asks_as,
+    check_await_from_at_synth,
+    check_await_ladder,
+    check_await_timeout,
+    check_review,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -325,21 +331,26 @@ class BatonGate:
         timeout: Duration,
         from_node: str | None = None,
         map_item_path: str | None = None,
+        ladder: Mapping[str, Any] | None = None,
         **options: Unpack[TaskOptions],
     ) -> tasks.LambdaInvoke:
         """An await gate (`await_gate` Lambda, as statemachines/await_answers.asl.json): parks until no
         question in scope (`from_node`'s, or the whole run's) is pending; returns `{answers, gate, from}`
         at `result_path` (default `$.await`). Inside a Map pass `map_item_path` (where the item index is)
-        so each item parks its own token."""
+        so each item parks its own token. A `ladder` (baton.domain.ladder: remind / escalate about the
+        unanswered questions, on_timeout "fail" | "use_question_defaults") is checked at synth (C261)."""
         _options(options, TaskOptions, "await_answers")
         check_await_timeout(f"{scope.node.path}/{construct_id}", int(timeout.to_seconds()))  # C241
         seconds = _seconds(timeout, "await gate")
+        if ladder is not None:
+            check_await_ladder(f"{scope.node.path}/{construct_id}", seconds, ladder)  # C261
         payload, _ = await_gate_payloads(
             gate=gate,
             from_node=from_node,
             timeout=seconds,
             run_id_path=options.get("run_id_path", "$.run_id"),
             map_item_path=map_item_path,
+            ladder=ladder,
         )
         task = _token_wait(
             scope,

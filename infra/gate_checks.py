@@ -19,7 +19,13 @@ import jsii
 from aws_cdk import Stack
 from constructs import IValidation
 
-from baton.workflows.gate_checks import AWAIT_GATE_ARN, REVIEW_GATE_ARN, await_findings, review_findings
+from baton.workflows.gate_checks import (
+    AWAIT_GATE_ARN,
+    REVIEW_GATE_ARN,
+    await_findings,
+    ladder_findings,
+    review_findings,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -61,6 +67,16 @@ def _await_state(seconds: int, from_node: str | None) -> dict[str, Any]:
 def check_await_timeout(where: str, seconds: int) -> None:
     """C241 on an await helper's timeout."""
     _refuse([f for f in await_findings(where, _await_state(seconds, None), set()) if f[1] == "C241"])
+
+
+def check_await_ladder(where: str, seconds: int, ladder: Mapping[str, Any]) -> None:
+    """C261 on an await helper's ladder (its park would refuse it)."""
+    state = _await_state(seconds, None)
+    state["Parameters"] = {
+        "FunctionName": AWAIT_GATE_ARN,
+        "Payload": {"timeout_seconds": seconds, "ladder": dict(ladder)},
+    }
+    _refuse(ladder_findings(where, state))
 
 
 def asks_as(task: Construct, node: str) -> None:

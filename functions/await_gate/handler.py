@@ -25,4 +25,5 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         from_node=payload.from_node,
         map_item=payload.map_item,
         entered_at=payload.entered_at,
+        ladder=payload.ladder,
     )

@@ -1,7 +1,8 @@
 """The demo's "draft" node: posts its questions through the question service and returns at once with
 their ids ("question posted; keep working"). The workflow's await gate is the sync point.
 
-Input: {run_id, node, questions: [{question, options?, allow_free_text?}], map_item?}
+Input: {run_id, node, questions: [{question, options?, allow_free_text?, timeout_seconds?, remind_after?,
+escalate_after?, escalate_to?, on_timeout?}], map_item?} (a question's ladder needs its timeout_seconds)
 Output: {run_id, node, question_ids: [...], status: "question posted; keep working"}
 """
 
@@ -13,16 +14,18 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
-from baton.domain.fields import NodeName, RunId
+from baton.domain.fields import NodeName, RunId, TimeoutSeconds
+from baton.domain.ladder import LadderFields
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
 from baton.services.questions import POSTED
 
 
-class DemoQuestion(BaseModel):
+class DemoQuestion(LadderFields):
     question: str = Field(min_length=1)
     options: list[str] | None = None
     allow_free_text: bool | None = None
+    timeout_seconds: TimeoutSeconds | None = None
 
 
 class DemoAgentRequest(BaseModel):
@@ -46,6 +49,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
             allow_free_text=q.allow_free_text,
             map_item=request.map_item,
             caller=f"agent:{request.node}",
+            timeout_seconds=q.timeout_seconds,
+            ladder=q.ladder(),
         )["interaction_id"]
         for q in request.questions
     ]

@@ -24,6 +24,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         reconciler.core,
         reconcile_one=reconciler.reconcile_one,
         time_out_tool_await=reconciler.questions.time_out_tool_await,
+        default_question=reconciler.questions.take_default,
     )
     result = deadlines.fire(timer)
     logger.info("gate deadline", extra={"run_id": timer.run_id, "gate": timer.gate, "step": timer.step, **result})

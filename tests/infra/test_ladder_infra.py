@@ -36,3 +36,17 @@ def test_the_timer_machine_loops_wait_then_lambda_over_the_ladder_steps(cfn: dic
 def test_there_is_still_one_timer_machine(cfn: dict[str, Any]) -> None:
     names = [m["Properties"]["StateMachineName"] for m in resources(cfn, "AWS::StepFunctions::StateMachine").values()]
     assert [n for n in names if "deadline" in n or "ladder" in n] == [f"{PREFIX}-{TIMER_STATE_MACHINE}"]
+
+
+def test_the_helpers_refuse_an_await_ladder_with_a_default_and_a_review_default_that_could_merge() -> None:
+    from infra.gate_checks import GateCheckError, check_await_ladder, check_review
+
+    check_await_ladder("Stack/Sync", 60, {"remind_after": 10, "on_timeout": "use_question_defaults"})
+    with pytest.raises(GateCheckError, match="C261"):
+        check_await_ladder("Stack/Sync", 60, {"on_timeout": {"default": "yes"}})
+    with pytest.raises(GateCheckError, match="C261"):
+        check_await_ladder("Stack/Sync", 60, {"remind_after": 60})
+    config = {"gate": "ship", "run_branch": "baton/run", "timeout_seconds": 60}
+    check_review("Stack/Review", {**config, "ladder": {"on_timeout": {"default": "request_changes"}}})
+    with pytest.raises(GateCheckError, match="C260"):
+        check_review("Stack/Review", {**config, "ladder": {"on_timeout": {"default": "approve_merge"}}})

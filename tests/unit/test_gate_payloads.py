@@ -100,6 +100,7 @@ def test_await_gate_tasks_in_the_json_are_what_the_builder_writes() -> None:
             timeout=value.get("timeout_seconds", 1),
             run_id_path=value["run_id"].path,
             map_item_path=value["map_item"].path if "map_item" in value else None,
+            ladder=value.get("ladder"),  # an await gate's ladder (round 5), from the input or literal
         )
         built = asl_payload(park if fn == "await_gate" else timed_out)
         if fn == "await_gate" and "from" not in payload:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from baton.api import deps
 from baton.api.contract import InterruptId, responses
@@ -17,8 +17,9 @@ from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunId
 from baton.domain.interrupt_spec import MAX_TIMEOUT_MS, InterruptKey, InterruptSpec, NotifyChannels, Prompt, TimeoutMs
-from baton.domain.ladder import Ladder, OnTimeout
+from baton.domain.ladder import Ladder, LadderFields, OnTimeout
 from baton.errors import ForbiddenError
+from baton.notify.model import Channel
 from baton.services.approvals import Voter
 from baton.services.interrupts import (
     DEFAULT_PAGE_SIZE,
@@ -65,8 +66,29 @@ class CreateInterruptRequest(BaseModel):
         description='"fail" (timed out at the deadline) or {"default": <value>}: taken at the deadline as '
         "timed_out_default; checked against the schema now (422)",
     )
+    remindAfter: int | None = Field(
+        default=None, ge=1, description="Seconds after creation: one reminder to its channels (its own timer)"
+    )
+    escalateAfter: int | None = Field(default=None, ge=1, description="Seconds after creation: announce to escalateTo")
+    escalateTo: list[Channel] | None = Field(
+        default=None, min_length=1, max_length=4, description="Channels the escalation notifies"
+    )
 
     model_config = {"extra": "forbid", "populate_by_name": True}
+
+    @model_validator(mode="after")
+    def _ladder_rules(self) -> CreateInterruptRequest:
+        self.ladder()  # LadderFields refuses a malformed ladder with a ValueError: a 422 at the door
+        return self
+
+    def ladder(self) -> Ladder | None:
+        """The ladder the camelCase fields declare (`baton.domain.ladder.LadderFields`, snake_case)."""
+        return LadderFields(
+            remind_after=self.remindAfter,
+            escalate_after=self.escalateAfter,
+            escalate_to=self.escalateTo,
+            on_timeout=self.onTimeout,
+        ).ladder()
 
 
 class ResumeInterruptRequest(BaseModel):
@@ -147,7 +169,7 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[InterruptView]:
             timeout_ms=body.timeoutMs,
             key=body.key,
             approval=body.approval,
-            ladder=Ladder(on_timeout=body.onTimeout) if body.onTimeout != "fail" else None,
+            ladder=body.ladder(),
         ),
         caller=deps.current_caller().principal,
     )

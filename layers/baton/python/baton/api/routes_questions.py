@@ -6,7 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from baton.api import deps
 from baton.api.contract import InteractionId, NodeName, RunId, responses
@@ -23,6 +23,7 @@ from baton.contracts import (
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import NotifyChannels
+from baton.domain.ladder import LadderFields
 
 router = APIGatewayRouter()
 MapItem = Field(
@@ -32,7 +33,10 @@ MapItem = Field(
 )
 
 
-class AskRequest(BaseModel):
+class AskRequest(LadderFields):
+    """`ask_user_async`. A ladder (remind_after, escalate_after/escalate_to, on_timeout) needs the
+    question's own `timeout_seconds` (422 without); see the README's "Deadline ladders"."""
+
     node: fields.NodeName = Field(description="The asking node; answers are queued for it.")
     question: str = Field(description="The question (at most 4000 characters; longer is a 413).")
     options: list[str] | None = Field(default=None, description="Choices offered to the operator.")
@@ -49,8 +53,13 @@ class AskRequest(BaseModel):
         "approve/reject without options); answered once `approvals` approvers agree. The asker (a hosted "
         "run's starter) cannot vote.",
     )
+    timeout_seconds: fields.TimeoutSeconds | None = Field(
+        default=None,
+        description="The question's own deadline, which its ladder counts to (the await gate's timeout still "
+        "bounds the wait). Without a default the question stays open at it.",
+    )
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
 
 class AnswerRequest(BaseModel):
@@ -59,14 +68,17 @@ class AnswerRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
 
-class AwaitRequest(BaseModel):
+class AwaitRequest(LadderFields):
+    """The await tool. Its ladder reminds / escalates about the pending questions; on_timeout "fail" or
+    "use_question_defaults" (each pending question's own default at the expiry)."""
+
     from_: fields.ScopeNode = Field(
         default=None, alias="from", description="Only this node's questions; empty/absent = the whole run."
     )
     timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound of the wait (seconds).")
     map_item: int | str | None = MapItem
 
-    model_config = {"extra": "forbid", "populate_by_name": True}
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 @router.post(
@@ -87,6 +99,8 @@ def ask(run_id: RunId, body: AskRequest) -> Response[AskResult]:
         notify=body.notify,
         approval=body.approval,
         caller=deps.current_caller().principal,
+        timeout_seconds=body.timeout_seconds,
+        ladder=body.ladder(),
     )
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=AskResult.model_validate(result))
 
@@ -145,6 +159,7 @@ def await_answers(run_id: RunId, body: AwaitRequest) -> Response[AwaitAnswered |
         from_node=body.from_ or None,
         map_item=body.map_item,
         caller=deps.current_caller().principal,
+        ladder=body.ladder(),
     )
     outcome = AwaitAnswered.model_validate(result) if done else AwaitPending.model_validate(result)
     return Response(status_code=200 if done else 202, content_type=content_types.APPLICATION_JSON, body=outcome)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from baton.api import deps
 from baton.api.contract import InteractionId, RunId, responses
@@ -23,7 +23,7 @@ from baton.contracts import (
 )
 from baton.domain import fields
 from baton.domain.interrupt_spec import NotifyChannels
-from baton.domain.ladder import Ladder, OnTimeout
+from baton.domain.ladder import LadderFields, OnTimeout
 
 router = APIGatewayRouter()
 
@@ -48,7 +48,9 @@ class ResumeRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
 
-class BlockingAskRequest(BaseModel):
+class BlockingAskRequest(LadderFields):
+    """`ask_user`: remind_after / escalate_after / escalate_to are walked by the ask's own timer."""
+
     node: fields.NodeName = Field(description="The asking node (the agent's step that must not go on alone).")
     question: str = Field(min_length=1, max_length=4000, description="What the operator must decide.")
     options: list[str] | None = Field(default=None, min_length=1, description="Choices shown to the operator.")
@@ -60,7 +62,7 @@ class BlockingAskRequest(BaseModel):
         "timed_out_default, checked against the options now (422)",
     )
 
-    model_config = {"extra": "forbid"}
+    model_config = ConfigDict(extra="forbid")
 
 
 class AskWaitQuery(BaseModel):
@@ -162,7 +164,7 @@ def blocking_ask(run_id: RunId, body: BlockingAskRequest) -> Response[BlockingAs
         timeout_seconds=body.timeout_seconds,
         notify=body.notify,
         caller=deps.current_caller().principal,
-        ladder=Ladder(on_timeout=body.on_timeout) if body.on_timeout != "fail" else None,
+        ladder=body.ladder(),
     )
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=BlockingAskView.of(asked))
 

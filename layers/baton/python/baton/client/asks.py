@@ -7,9 +7,10 @@ bounds the wait: after it the server marks the ask timed_out and the waiter rais
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from baton.client.interrupts import long_poll, long_poll_async
+from baton.domain.ladder import LadderFields
 from baton.errors import BatonError
 
 if TYPE_CHECKING:
@@ -63,3 +64,11 @@ async def wait_for_ask_async(
     monotonic: Callable[[], float] = time.monotonic,
 ) -> BlockingAskView:
     return await long_poll_async(poll, settle, poll_seconds=poll_seconds, monotonic=monotonic)
+
+
+def ladder_body(ladder: LadderFields | dict[str, Any] | None, **fields: Any) -> dict[str, Any]:
+    """A request body: the ladder's wire fields (remind_after, escalate_after, escalate_to, on_timeout,
+    checked here first: a malformed one raises pydantic's ValidationError before any request), then each
+    of `fields` that is not None."""
+    body = {} if ladder is None else LadderFields.model_validate(ladder).model_dump(mode="json", exclude_defaults=True)
+    return body | {k: v for k, v in fields.items() if v is not None}

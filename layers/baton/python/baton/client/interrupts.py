@@ -59,6 +59,9 @@ class InterruptOptions(TypedDict, total=False):
     workflow_id: str | None
     key: str | None
     on_timeout: Any  # "fail" or {"default": <a valid value>}: taken at the deadline (timed_out_default)
+    remind_after: int | None  # seconds after creation: one reminder (the interrupt's own timer)
+    escalate_after: int | None  # seconds after creation: announced to escalate_to
+    escalate_to: list[str] | None
 
 
 _WIRE_NAMES = {
@@ -70,6 +73,9 @@ _WIRE_NAMES = {
     "workflow_id": "workflowId",
     "key": "key",
     "on_timeout": "onTimeout",
+    "remind_after": "remindAfter",
+    "escalate_after": "escalateAfter",
+    "escalate_to": "escalateTo",
 }
 
 

@@ -11,7 +11,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Unpack
 
-from baton.client.asks import AskCancelledError, AskTimeoutError, wait_for_ask, wait_for_ask_async
+from baton.client.asks import AskCancelledError, AskTimeoutError, ladder_body, wait_for_ask, wait_for_ask_async
 from baton.client.audit import AuditCalls
 from baton.client.claims import ClaimCalls
 from baton.client.interrupts import InterruptOptions, InterruptResult, create_body, wait_for, wait_for_async
@@ -135,7 +135,7 @@ class Client(ClaimCalls, AuditCalls):
         return ResumeResult.model_validate(result)
 
     # ---- async questions -----------------------------------------------------------------------
-    def ask_async(
+    def ask_async(  # noqa: PLR0913 - the API's AskRequest, field by field (as QuestionService.ask)
         self,
         run_id: str,
         node: str,
@@ -145,16 +145,17 @@ class Client(ClaimCalls, AuditCalls):
         allow_free_text: bool | None = None,
         map_item: int | str | None = None,
         approval: ApprovalPolicy | dict[str, Any] | None = None,
+        timeout_seconds: int | None = None,
+        ladder: dict[str, Any] | None = None,
     ) -> AskResult:
         """ask_user_async: post a question for `node` and return at once (its interaction_id, a message).
         `approval` makes it a quorum question (`{"approvals": 2, "approvers": ["alice", "group:release"]}`):
-        each operator's answer is a vote; `answer` says `pending` with the count until it is met."""
-        body: dict[str, Any] = {"node": node, "question": question}
+        each operator's answer is a vote; `answer` says `pending` with the count until it is met. A
+        `ladder` ({"remind_after": 600, "on_timeout": {"default": "no"}}) needs its `timeout_seconds`."""
+        given = {"options": options, "allow_free_text": allow_free_text, "map_item": map_item}
+        body = ladder_body(ladder, node=node, question=question, timeout_seconds=timeout_seconds, **given)
         if approval is not None:
             body["approval"] = ApprovalPolicy.model_validate(approval).model_dump(exclude_defaults=True)
-        for key, value in (("options", options), ("allow_free_text", allow_free_text), ("map_item", map_item)):
-            if value is not None:
-                body[key] = value
         return AskResult.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/questions", json_body=body))
 
     def pending_questions(self, run_id: str) -> list[QuestionView]:
@@ -171,11 +172,11 @@ class Client(ClaimCalls, AuditCalls):
         drained = self.request("POST", f"/api/runs/{seg(run_id)}/nodes/{seg(node)}/messages/drain")
         return DrainResult.model_validate(drained).messages
 
-    def await_once(self, run_id: str, *, timeout: float, from_node: str | None = None) -> AwaitAnswered | AwaitPending:
-        """One call of the await tool: the answers (200) or the pending ids (202); never blocks."""
-        body: dict[str, Any] = {"timeout_seconds": max(1, int(timeout + 0.999))}
-        if from_node:
-            body["from"] = from_node
+    def await_once(
+        self, run_id: str, *, timeout: float, from_node: str | None = None, ladder: dict[str, Any] | None = None
+    ) -> AwaitAnswered | AwaitPending:
+        """One call of the await tool: the answers (200) or the pending ids (202); never blocks (`ladder`: README)."""
+        body = ladder_body(ladder, timeout_seconds=max(1, int(timeout + 0.999)), **{"from": from_node or None})
         resp = self._transport.send("POST", f"/api/runs/{seg(run_id)}/await", json_body=body)
         result = decode(resp)
         if resp.status_code == 200:
@@ -222,10 +223,11 @@ class Client(ClaimCalls, AuditCalls):
         options: list[str] | None = None,
         notify: list[str] | None = None,
         on_timeout: dict[str, Any] | None = None,
+        ladder: dict[str, Any] | None = None,
     ) -> BlockingAskView:
         """Post a blocking ask (answered with `baton resume --run-id ...`; `on_timeout` as in `ask_user`)."""
         given = {"options": options, "notify": notify, "on_timeout": on_timeout, "timeout_seconds": timeout_seconds}
-        body = {"node": node, "question": question} | {k: v for k, v in given.items() if v is not None}
+        body = ladder_body(ladder, node=node, question=question, **given)
         return BlockingAskView.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/asks", json_body=body))
 
     def get_ask(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> BlockingAskView:

@@ -79,6 +79,10 @@ class AwaitGatePayload(GatePayload):
     timeout_seconds: TimeoutSeconds
     map_item: MapItem = None
     entered_at: EnteredAt = None
+    ladder: Ladder | None = Field(
+        default=None,
+        description='remind / escalate about the unanswered questions; on_timeout "fail" | "use_question_defaults"',
+    )
 
 
 class AwaitTimeoutPayload(GatePayload):
@@ -157,7 +161,11 @@ class GateDeadlinePayload(GatePayload):
     task token: the timer's input is visible in Step Functions; the wait is found by run and gate."""
 
     run_id: RunId
-    gate: str = Field(min_length=1, max_length=256, description="The parked wait's gate (tool awaits: 'tool')")
+    gate: str = Field(
+        min_length=1,
+        max_length=256,
+        description="The parked wait's gate (tool awaits: 'tool'; a pause no gate parks: 'interaction')",
+    )
     deadline: AwareDatetime = Field(description="The deadline the timer was started for (a re-parked gate has another)")
     interaction_id: str | None = Field(default=None, max_length=64, description="The tool-form await it ends")
     step: Literal["remind", "escalate", "deadline"] = Field(

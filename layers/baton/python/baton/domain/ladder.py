@@ -1,6 +1,8 @@
 """A pause's deadline ladder: remind, escalate, then fail or take a declared safe default.
 
-A pause (a hosted ask, a blocking ask, a hosted interrupt) may declare, next to its timeout:
+Every pause may declare, next to its timeout (the README's "Deadline ladders" table says which takes
+what): a hosted or blocking ask, a hosted or SDK interrupt, an async question (which then needs its own
+`timeout_seconds`), an await gate and a review gate:
 
 * `remind_after` (seconds after the pause began): one reminder to the pause's own channels (it does
   not repeat: a second nudge is what `escalate_after` is for);
@@ -9,7 +11,10 @@ A pause (a hosted ask, a blocking ask, a hosted interrupt) may declare, next to 
   on-call Slack channel): the pause is announced there too;
 * `on_timeout`: `"fail"` (the default: the pause fails at its deadline as it always has) or
   `{"default": <value>}`: at the deadline the gate is released with that value, recorded as
-  `timed_out_default` (never as a person's answer: `answered_by` stays empty).
+  `timed_out_default` (never as a person's answer: `answered_by` stays empty). An await gate has no
+  answer of its own: its `on_timeout` is `"fail"` or `"use_question_defaults"` (each unanswered question
+  takes its own declared default; one without a default fails the gate as today, named in the cause).
+  A review gate's default may only be `request_changes`: a default can never merge (`REVIEW_DEFAULTS`).
 
 `Ladder.check_for` runs when the pause is created: a step at or after the deadline, or a default that is
 not a valid answer to the pause (its options, its answer schema), is a 422 and nothing is stored.
@@ -22,15 +27,18 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from baton.domain.answer_schema import validate_answer
 from baton.domain.deadline import grace_for
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.errors import ValidationFailedError
-from baton.notify.model import Channel
 
 LadderStepName = Literal["remind", "escalate"]
+# `baton.notify.model.Channel`, spelled here: the review gate's configuration takes a ladder, and the
+# notification model reads the review actions, so importing it would make a cycle (a unit test keeps the
+# two equal: tests/unit/test_ladder_pauses.py).
+Channel = Literal["console", "email", "webhook", "slack"]
 TIMED_OUT_DEFAULT = "timed_out_default"  # the outcome (and stored reason) of a default taken at the deadline
 
 
@@ -49,7 +57,9 @@ class TimeoutDefault(BaseModel):
         return data
 
 
-OnTimeout = Literal["fail"] | TimeoutDefault
+USE_QUESTION_DEFAULTS = "use_question_defaults"  # an await gate's on_timeout: each question's own default
+OnTimeout = Literal["fail", "use_question_defaults"] | TimeoutDefault
+REVIEW_DEFAULTS = ("request_changes",)  # the only review action a default may take: it can never merge
 
 
 class LadderFields(BaseModel):
@@ -73,6 +83,15 @@ class LadderFields(BaseModel):
     on_timeout: OnTimeout = Field(
         default="fail", description='"fail" (as without a ladder) or {"default": <a valid answer>}'
     )
+
+    @model_validator(mode="after")
+    def _keeps_the_ladder_rules(self) -> LadderFields:
+        """The stored ladder's cross-field rules at the door (a request model's 422, not a 500 later)."""
+        try:
+            self.ladder()
+        except ValidationError as err:
+            raise ValueError(err.errors()[0]["msg"].removeprefix("Value error, ")) from None
+        return self
 
     def ladder(self) -> Ladder | None:
         """The ladder these fields declare, or None when they declare nothing beyond today's behaviour."""
@@ -119,7 +138,15 @@ class Ladder(BaseModel):
         answer_is: AnswerCheck,
     ) -> None:
         """422 (ValidationFailedError naming the field) if a step does not come before the pause's
-        timeout, or the default is not an answer the pause would accept from a person."""
+        timeout, or the default is not an answer the pause would accept from a person (an await gate,
+        which has no answer of its own, takes `use_question_defaults` instead of a default)."""
+        awaiting = answer_is.kind == "await"
+        if (self.on_timeout == USE_QUESTION_DEFAULTS) != awaiting and self.on_timeout != "fail":
+            raise ValidationFailedError(
+                'on_timeout: an await gate takes "fail" or "use_question_defaults" (its questions\' own defaults); '
+                'any other pause "fail" or {"default": <a valid answer>}',
+                details={"path": "on_timeout"},
+            )
         for name in ("remind_after", "escalate_after"):
             seconds = getattr(self, name)
             if seconds is not None and timeout_seconds is not None and seconds >= timeout_seconds:
@@ -136,7 +163,11 @@ class Ladder(BaseModel):
         grace). A step that would not come before the deadline is left out."""
         if timeout_seconds is None:
             return []
-        began = deadline - timedelta(seconds=timeout_seconds - grace_for(timeout_seconds))
+        return self.steps_from(deadline - timedelta(seconds=timeout_seconds - grace_for(timeout_seconds)), deadline)
+
+    def steps_from(self, began: datetime, deadline: datetime) -> list[LadderStep]:
+        """The steps counted from `began` (an async question's or a blocking ask's creation, whose
+        deadline is its `expires_at`), those before `deadline`, in order."""
         wanted: list[tuple[LadderStepName, int | None]] = [
             ("remind", self.remind_after),
             ("escalate", self.escalate_after),
@@ -159,13 +190,30 @@ class LadderStep(BaseModel):
 class AnswerCheck(BaseModel):
     """What a person's answer to this pause must be: `kind` says how the default is checked."""
 
-    kind: Literal["answers", "interrupt"]
+    kind: Literal["answers", "interrupt", "question", "review", "await"]
     options: list[str] | None = None
     allow_free_text: bool = True
     schema_: dict[str, Any] | None = None
     json_schema: dict[str, Any] | None = None
 
     def check(self, value: Any) -> None:
+        if self.kind == "await":
+            raise ValidationFailedError(
+                "on_timeout.default: an await gate has no answer of its own; declare the default on each "
+                'question and "use_question_defaults" here',
+                details={"path": "on_timeout"},
+            )
+        if self.kind == "review":
+            if value not in REVIEW_DEFAULTS:
+                raise ValidationFailedError(
+                    f"on_timeout.default of a review gate must be one of {list(REVIEW_DEFAULTS)}: a default "
+                    f"can never approve or merge (got {value!r})",
+                    details={"path": "on_timeout.default", "allowed": list(REVIEW_DEFAULTS), "code": "C260"},
+                )
+            return
+        if self.kind == "question":
+            self._check_question(value)
+            return
         if self.kind == "interrupt":
             try:
                 validate_answer(value, schema=self.schema_, json_schema=self.json_schema)
@@ -189,3 +237,14 @@ class AnswerCheck(BaseModel):
                     f"on_timeout.default.{key}: {bad!r} is not one of the options {self.options}",
                     details={"path": f"on_timeout.default.{key}", "options": self.options},
                 )
+
+    def _check_question(self, value: Any) -> None:
+        """An async question's answer: any non-empty value, one of its options when free text is off."""
+        empty = value is None or (isinstance(value, str) and not value.strip()) or value in ({}, [])
+        if empty:
+            raise ValidationFailedError("on_timeout.default must not be empty", details={"path": "on_timeout.default"})
+        if self.options and not self.allow_free_text and value not in self.options:
+            raise ValidationFailedError(
+                f"on_timeout.default: {value!r} is not one of the options {self.options}",
+                details={"path": "on_timeout.default", "options": self.options},
+            )

@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from baton.domain.answer_schema import check_schema_definition
+from baton.domain.ladder import AnswerCheck, Ladder
 from baton.errors import BatonError, ValidationFailedError
 
 ACTIONS: tuple[str, ...] = ("reply", "approve_merge", "force_merge", "request_changes")
@@ -73,6 +74,21 @@ class GateConfig(BaseModel):
     prompt: str = Field(default="Test the change with the companion, then approve and merge or request changes.")
 
     model_config = {"extra": "forbid"}
+
+    ladder: Ladder | None = Field(
+        default=None,
+        description='remind / escalate; on_timeout "fail" or {"default": "request_changes"} (a default never merges)',
+    )
+
+    @model_validator(mode="after")
+    def _ladder_keeps(self) -> GateConfig:
+        """A ladder's steps come before the timeout; its default can only be `request_changes` (C260)."""
+        if self.ladder is not None:
+            try:
+                self.ladder.check_for(self.timeout_seconds, answer_is=AnswerCheck(kind="review"))
+            except ValidationFailedError as err:
+                raise ValueError(err.message) from None
+        return self
 
     @field_validator("gate")
     @classmethod

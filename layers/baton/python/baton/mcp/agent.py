@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.interrupt_spec import InterruptSpec
-from baton.domain.ladder import Ladder
 from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
 from baton.ids import parse_iso
 from baton.models import AwaitToolRequest, Interaction
@@ -120,6 +119,8 @@ class AgentTools:
             allow_free_text=args.allow_free_text,
             approval=args.approval,
             caller=self.caller.principal,
+            timeout_seconds=args.timeout_seconds,
+            ladder=args.ladder(),
         )
         return Outcome(posted, f"question posted; keep working (question id {posted['interaction_id']})")
 
@@ -285,7 +286,7 @@ class AgentTools:
             json_schema=args.json_schema,
             state=args.state,
             timeout_ms=args.timeout_seconds * 1000,
-            ladder=Ladder(on_timeout=args.on_timeout) if args.on_timeout != "fail" else None,
+            ladder=args.ladder(),
         )
         created, _ = self._interrupts().create(spec, caller=self.caller.principal)
         return self._wait_interrupt(created.interaction_id, started)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import Prompt
-from baton.domain.ladder import OnTimeout
+from baton.domain.ladder import LadderFields, OnTimeout
 
 APPROVAL_ARG = (
     "A quorum: {approvals: N, approvers: [names or group:<name>], rejection: any|majority, approve_option}. "
@@ -29,7 +29,9 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class AskAsyncArgs(_Args):
+class AskAsyncArgs(_Args, LadderFields):
+    """A ladder (remind_after, escalate_after + escalate_to, on_timeout {"default": ...}) needs timeout_seconds."""
+
     question: str = Field(description="The question for a person (at most 4000 characters).")
     options: list[str] | None = Field(default=None, description="Choices to offer, when the answer is a choice.")
     allow_free_text: bool | None = Field(
@@ -39,6 +41,9 @@ class AskAsyncArgs(_Args):
         default=DEFAULT_NODE, description="Who asks (answers are queued for this node). Default: agent."
     )
     approval: ApprovalPolicy | None = Field(default=None, description=APPROVAL_ARG)
+    timeout_seconds: fields.TimeoutSeconds | None = Field(
+        default=None, description="The question's own deadline, which its ladder counts to (optional otherwise)."
+    )
 
 
 class AwaitArgs(_Args):
@@ -66,7 +71,9 @@ class AskUserArgs(_Args):
     approval: ApprovalPolicy | None = Field(default=None, description=APPROVAL_ARG)
 
 
-class InterruptArgs(_Args):
+class InterruptArgs(_Args, LadderFields):
+    """remind_after / escalate_after + escalate_to are walked by the interrupt's own timer."""
+
     prompt: Prompt = Field(description="What the person is asked to decide or edit.")
     json_schema: dict[str, Any] | None = Field(default=None, description="A JSON Schema the value must match.")
     schema_: dict[str, Any] | None = Field(

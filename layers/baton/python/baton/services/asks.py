@@ -16,10 +16,10 @@ import time
 from typing import TYPE_CHECKING
 
 from baton.domain.ladder import AnswerCheck
-from baton.errors import ConflictError, NotFoundError, ValidationFailedError
+from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused, RunResumed
 from baton.models import Interaction, PauseRequest, status_of
-from baton.services.deadlines import answer_with_default
+from baton.services.deadlines import answer_with_default, arm_interaction
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,13 +33,6 @@ MAX_POLL_INTERVAL_SECONDS = 2.0
 
 
 def _check_ladder(ladder: Ladder, timeout_seconds: int, options: list[str] | None) -> None:
-    for name in ("remind_after", "escalate_after"):
-        if getattr(ladder, name) is not None:
-            raise ValidationFailedError(
-                f"{name}: a blocking ask has no gate timer to remind or escalate with (its waiter is the agent); "
-                "declare on_timeout only, or use a hosted pause",
-                details={"path": name},
-            )
     ladder.check_for(
         timeout_seconds, answer_is=AnswerCheck(kind="answers", options=options, allow_free_text=not options)
     )
@@ -70,8 +63,9 @@ class AskService:
         ladder: Ladder | None = None,
     ) -> Interaction:
         """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. A `ladder`
-        may declare `on_timeout` (a default is checked against the options here: 422, nothing stored);
-        remind/escalate steps need a parked gate's timer, which a blocking ask has not: 422."""
+        is checked here (a default against the options: 422, nothing stored); its remind/escalate steps
+        are walked by the ask's own timer (`arm_interaction`: no gate is parked, the agent waits), and its
+        default is taken by the waiter's read at the deadline (`_expire_if_due`)."""
         core = self.core
         if ladder is not None:
             _check_ladder(ladder, timeout_seconds, options)
@@ -108,6 +102,7 @@ class AskService:
         )
         core.record(run_id, RunPaused(gate=node, kind="ask"))
         core.notify(interaction, "human_input_requested")
+        arm_interaction(core, interaction)
         return interaction
 
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:

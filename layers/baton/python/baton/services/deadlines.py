@@ -18,6 +18,14 @@ no longer parked) is skipped and ends the timer. At the deadline a declared defa
 accepted first wins), with the `timed_out_default` event, and the gate is released as an answer would
 release it (`reconcile_wait`, so a lost send is resent by the reconciler as any other).
 
+The same timer machine serves the pauses no gate parks (an async question, a blocking ask, an SDK
+interrupt: `arm_interaction`), named after the interaction (gate `interaction`) so a retried create starts
+none twice: its steps count from the interaction's creation to its `expires_at`, each notifies about that
+one interaction while it is pending, and a question's declared default is taken at its deadline
+(`default_question`, `baton.services.questions.QuestionService.take_default`: it lands in the node's
+queue and counts for an await gate like any answer). An await gate's own ladder (`wait_ladder`, kept in
+its wait's scope) reminds and escalates about its still-unanswered questions.
+
 The timer fires at the deadline or up to `TIMER_PRECISION_SECONDS` after it, and Step Functions' own
 `TimeoutSeconds` comes `GRACE_SECONDS` after the deadline (`baton.domain.deadline`), so Baton's
 failure lands first and States.Timeout is only the backstop. A timer that fails to start loses
@@ -32,23 +40,24 @@ from typing import TYPE_CHECKING, Any
 
 from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
-from baton.domain.ladder import TIMED_OUT_DEFAULT
+from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
 from baton.errors import ConflictError
 from baton.events import Escalated, ReminderSent, TimedOutDefault
 from baton.ids import parse_iso
-from baton.models import status_of
+from baton.models import AwaitToolRequest, status_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from baton.domain.ladder import LadderStep
+    from baton.domain.ladder import LadderStep, LadderStepName
     from baton.models import Interaction, InteractionRequest, ParkedWait
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
 
 TOOL_GATE = "tool"  # the timer of a tool-form await names its interaction, not a parked wait
+INTERACTION_GATE = "interaction"  # the ladder timer of a pause no gate parks (question, blocking ask, SDK interrupt)
 # A timer that fires this early (clock skew between the engine and the Lambda) waits for the deadline.
 MAX_EARLY_SECONDS = 2 * TIMER_PRECISION_SECONDS
 
@@ -65,23 +74,68 @@ def arm(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
-        steps = pause.ladder_steps(deadline) if pause is not None else []
+        own = wait_ladder(wait)
+        if own is not None:
+            steps = own.steps(deadline, wait.scope.get("timeout_seconds"))
+        else:
+            steps = pause.ladder_steps(deadline) if pause is not None else []
         due = steps[0].at if steps else deadline
         if steps:
             payload = payload.model_copy(update={"step": steps[0].step})
         _start(core, payload, key=wait.gate, deadline=wait.deadline, due=due)
 
 
+def wait_ladder(wait: ParkedWait) -> Ladder | None:
+    """An await gate's own ladder, kept in its wait's scope (the gate has no request of its own)."""
+    declared = wait.scope.get("ladder")
+    return Ladder.model_validate(declared) if isinstance(declared, dict) else None
+
+
+def arm_interaction(core: Core, interaction: Interaction) -> None:
+    """Start the ladder timer of a pause no gate parks (an async question, a blocking ask, an SDK
+    interrupt) at its first step; a question whose only step is its default, at its deadline."""
+    ladder = interaction.request.ladder
+    if ladder is None or interaction.expires_at is None:
+        return
+    deadline = parse_iso(interaction.expires_at)
+    steps = ladder.steps_from(parse_iso(interaction.created_at), deadline)
+    if not steps and not _defaults_at_deadline(interaction):
+        return
+    first: LadderStepName | None = steps[0].step if steps else None
+    payload = GateDeadlinePayload(
+        run_id=interaction.run_id,
+        gate=INTERACTION_GATE,
+        deadline=deadline,
+        interaction_id=interaction.interaction_id,
+        step=first or "deadline",
+    )
+    key = f"{INTERACTION_GATE}:{interaction.interaction_id}"
+    _start(core, payload, key=key, deadline=interaction.expires_at, due=steps[0].at if steps else deadline)
+
+
+def _defaults_at_deadline(interaction: Interaction) -> bool:
+    """Only a question's default is the timer's to take: a blocking ask's and an SDK interrupt's are
+    taken by their waiter's read at the deadline (`AskService.get`, `InterruptService.current`)."""
+    ladder = interaction.request.ladder
+    return interaction.request.kind == "question" and ladder is not None and ladder.default is not None
+
+
 def arm_tool_await(core: Core, awaiting: Interaction) -> None:
-    """Start the timer of a tool-form await (`QuestionService.await_tool`) at its expiry."""
+    """Start the timer of a tool-form await (`QuestionService.await_tool`) at its expiry, or at the first
+    step of its ladder."""
     if awaiting.expires_at is not None:
+        deadline = parse_iso(awaiting.expires_at)
+        ladder = awaiting.request.ladder
+        steps = ladder.steps_from(parse_iso(awaiting.created_at), deadline) if ladder is not None else []
         payload = GateDeadlinePayload(
             run_id=awaiting.run_id,
             gate=TOOL_GATE,
-            deadline=parse_iso(awaiting.expires_at),
+            deadline=deadline,
             interaction_id=awaiting.interaction_id,
+            step=steps[0].step if steps else "deadline",
         )
-        _start(core, payload, key=f"{TOOL_GATE}:{awaiting.interaction_id}", deadline=awaiting.expires_at)
+        key = f"{TOOL_GATE}:{awaiting.interaction_id}"
+        _start(core, payload, key=key, deadline=awaiting.expires_at, due=steps[0].at if steps else None)
 
 
 def _start(core: Core, payload: GateDeadlinePayload, *, key: str, deadline: str, due: datetime | None = None) -> None:
@@ -109,15 +163,21 @@ class Deadlines:
         *,
         reconcile_one: Callable[[ParkedWait], dict[str, bool]],
         time_out_tool_await: Callable[[str, str], bool],
+        default_question: Callable[[str, str], bool] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.core = core
         self._reconcile_one = reconcile_one
         self._time_out_tool_await = time_out_tool_await
+        self._default_question = default_question
         self._sleep = sleep
 
     def fire(self, timer: GateDeadlinePayload) -> dict[str, Any]:
         """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
+        own_timer = timer.gate == INTERACTION_GATE or (timer.gate == TOOL_GATE and timer.step != "deadline")
+        if timer.interaction_id is not None and own_timer:  # a pause no gate parks, or a tool await's step
+            walk = self._interaction_step if timer.gate == INTERACTION_GATE else self._tool_step
+            return walk(timer, timer.interaction_id)
         if timer.step != "deadline":
             return self._ladder_step(timer)
         early = (timer.deadline - self.core.clock.now()).total_seconds()
@@ -156,27 +216,91 @@ class Deadlines:
         ):
             return {"done": True, "step": timer.step, "reason": "not_parked"}
         pending = [i for i in _interactions(core, wait) if i.state.status == "pending"]
-        ladder = next((i.request.ladder for i in pending if i.request.ladder is not None), None)
-        if ladder is None:
+        own = wait_ladder(wait)  # an await gate's own ladder, about its still-unanswered questions
+        ladder = own or next((i.request.ladder for i in pending if i.request.ladder is not None), None)
+        if ladder is None or not pending:
             return {"done": True, "step": timer.step, "reason": "answered"}  # answered: the rest is skipped
-        steps = next(i.request for i in pending if i.request.ladder is not None).ladder_steps(timer.deadline)
+        if own is not None:
+            steps = own.steps(timer.deadline, wait.scope.get("timeout_seconds"))
+        else:
+            steps = next(i.request for i in pending if i.request.ladder is not None).ladder_steps(timer.deadline)
         this = next((s for s in steps if s.step == timer.step), None)
         if this is None:  # not a step of this pause's ladder (or past its deadline): on to the deadline
             return {"done": False, "step": timer.step, "reason": "not_a_step", "next": self._next(timer, None)}
+        self._send(this, wait.gate, pending, ladder, wait.deadline)
+        following = next((s for s in steps if s.at > this.at), None)
+        return {"done": False, "step": timer.step, "reason": "sent", "next": self._next(timer, following)}
+
+    def _send(
+        self,
+        this: LadderStep,
+        gate: str,
+        pending: list[Interaction],
+        ladder: Ladder,
+        deadline: str | None,
+    ) -> None:
+        """One ladder step (due at `this.at`: a timer a little early waits for it), about `pending`:
+        its event, then a notification per interaction (the reminder to their own channels)."""
+        core = self.core
         if (early := (this.at - core.clock.now()).total_seconds()) > 0:
             self._sleep(min(early, MAX_EARLY_SECONDS))
         ids = [i.interaction_id for i in pending]
-        if timer.step == "remind":
+        run_id = pending[0].run_id
+        if this.step == "remind":
             channels = sorted({c for i in pending for c in i.request.notify})
-            core.record(wait.run_id, ReminderSent(gate=wait.gate, interaction_ids=ids, channels=channels))
+            core.record(run_id, ReminderSent(gate=gate, interaction_ids=ids, channels=channels))
             for i in pending:
-                core.notify(i, "reminder_sent", deadline=wait.deadline)
+                core.notify(i, "reminder_sent", deadline=deadline)
         else:
             channels = list(ladder.escalate_to)
-            core.record(wait.run_id, Escalated(gate=wait.gate, interaction_ids=ids, channels=channels))
+            core.record(run_id, Escalated(gate=gate, interaction_ids=ids, channels=channels))
             for i in pending:
-                core.notify_to(i, "escalated", channels, deadline=wait.deadline)
-        following = next((s for s in steps if s.at > this.at), None)
+                core.notify_to(i, "escalated", channels, deadline=deadline)
+
+    def _interaction_step(self, timer: GateDeadlinePayload, interaction_id: str) -> dict[str, Any]:
+        """A step of a pause no gate parks: sent while that one interaction is pending (its node names
+        the step's `gate`); at the deadline a question's declared default is taken."""
+        core = self.core
+        i = core.store.get_interaction(timer.run_id, interaction_id)
+        ladder = i.request.ladder if i is not None else None
+        if (
+            i is None
+            or ladder is None
+            or i.state.status != "pending"
+            or i.expires_at is None
+            or parse_iso(i.expires_at) != timer.deadline
+        ):
+            return {"done": True, "step": timer.step, "reason": "not_pending"}
+        if timer.step == "deadline":
+            if (early := (timer.deadline - core.clock.now()).total_seconds()) > MAX_EARLY_SECONDS:
+                return {"done": True, "step": "deadline", "reason": "not_due"}
+            if early > 0:
+                self._sleep(early)
+            taken = self._default_question is not None and self._default_question(i.run_id, interaction_id)
+            return {"done": True, "step": "deadline", "reason": TIMED_OUT_DEFAULT if taken else "not_pending"}
+        steps = ladder.steps_from(parse_iso(i.created_at), timer.deadline)
+        this = next((s for s in steps if s.step == timer.step), None)
+        if this is not None:
+            self._send(this, i.request.node, [i], ladder, i.expires_at)
+        following = next((s for s in steps if s.at > this.at), None) if this is not None else None
+        if following is None and not _defaults_at_deadline(i):
+            return {"done": True, "step": timer.step, "reason": "sent" if this else "not_a_step", "next": None}
+        return {"done": False, "step": timer.step, "reason": "sent", "next": self._next(timer, following)}
+
+    def _tool_step(self, timer: GateDeadlinePayload, interaction_id: str) -> dict[str, Any]:
+        """A step of a tool-form await's ladder, about its questions still pending (then its expiry)."""
+        core = self.core
+        awaiting = core.store.get_interaction(timer.run_id, interaction_id)
+        ladder = awaiting.request.ladder if awaiting is not None else None
+        if awaiting is None or ladder is None or awaiting.state.status != "pending":
+            return {"done": True, "step": timer.step, "reason": "not_pending"}
+        found = (core.store.get_interaction(timer.run_id, iid) for iid in awaiting.request_as(AwaitToolRequest).pending)
+        pending = [i for i in found if i is not None and i.state.status == "pending"]
+        steps = ladder.steps_from(parse_iso(awaiting.created_at), timer.deadline)
+        this = next((s for s in steps if s.step == timer.step), None)
+        if this is not None and pending:
+            self._send(this, TOOL_GATE, pending, ladder, awaiting.expires_at)
+        following = next((s for s in steps if s.at > this.at), None) if this is not None else None
         return {"done": False, "step": timer.step, "reason": "sent", "next": self._next(timer, following)}
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> dict[str, Any]:
@@ -196,6 +320,9 @@ def default_answer(i: Interaction, default: Any) -> Any:
     if i.request.kind == "interrupt":
         state = getattr(i.request, "state", None) or {}
         return {"input": default, "state": state, "state_edits": []}
+    if i.request.kind == "review":  # a review action as `ReviewActions.act` stores one, by nobody
+        message = "nobody answered by the deadline: the review gate's declared default was taken"
+        return {"action": default, "reply": None, "message": message, "merge_strategy": None, "by": None}
     return default
 
 

@@ -57,7 +57,6 @@ from baton.errors import (
     GoneError,
     NotFoundError,
     TaskTokenError,
-    ValidationFailedError,
     winner,
 )
 from baton.events import (
@@ -72,7 +71,7 @@ from baton.models import Interaction, InteractionState, InterruptRequest, Parked
 from baton.ports import GuardFailedError
 from baton.services.approvals import ApprovalService, Voter
 from baton.services.core import DEADLINE_ERROR
-from baton.services.deadlines import answer_with_default, park_wait
+from baton.services.deadlines import answer_with_default, arm_interaction, park_wait
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -237,12 +236,6 @@ class InterruptService:
         """
         core = self.core
         session_id, prompt = spec.session_id, spec.prompt
-        steps = spec.ladder is not None and (spec.ladder.remind_after or spec.ladder.escalate_after)
-        if token is None and steps:  # an SDK waiter's interrupt has no gate timer (a default needs none)
-            raise ValidationFailedError(
-                "remind_after/escalate_after need a hosted interrupt's timer; declare onTimeout only",
-                details={"path": "remind_after"},
-            )
         timeout_ms = spec.timeout_ms or DEFAULT_TIMEOUT_MS
         notify = list(spec.notify) if spec.notify else ["console"]
         core.check_notify(notify)
@@ -306,6 +299,8 @@ class InterruptService:
         if token is not None:
             core.record(session_id, RunPaused(gate=spec.node, kind=KIND))
         core.notify(interaction, "interrupt_created", session_id=session_id, workflow_id=spec.workflow_id)
+        if token is None:  # an SDK waiter's interrupt: no gate is parked, its ladder gets its own timer
+            arm_interaction(core, interaction)
         return interaction, True
 
     def _new_id(self, spec: InterruptSpec, token: str | None, entered_at: datetime | None) -> str:

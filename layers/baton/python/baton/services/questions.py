@@ -28,6 +28,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.fields import check_gate_name
+from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, AnswerCheck
 from baton.errors import (
     ConflictError,
     GoneError,
@@ -45,6 +46,7 @@ from baton.events import (
     InteractionAnswered,
     RunPaused,
     RunResumed,
+    TimedOutDefault,
     UnansweredQuestion,
 )
 from baton.models import (
@@ -58,12 +60,13 @@ from baton.models import (
 )
 from baton.ports import GuardFailedError, ScopeUnchanged, StillPending, WaitStillOpen
 from baton.services.approvals import ApprovalService, Voter, approval_view
-from baton.services.deadlines import arm_tool_await, park_wait
+from baton.services.deadlines import arm_interaction, arm_tool_await, park_wait, wait_ladder
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from baton.domain.approval import ApprovalPolicy
+    from baton.domain.ladder import Ladder
     from baton.models import Event
     from baton.ports import Guard, RunSnapshot
     from baton.services.approvals import Decided
@@ -164,8 +167,15 @@ class QuestionService:
         map_item: int | str | None = None,
         notify: list[str] | None = None,
         approval: ApprovalPolicy | None = None,
+        timeout_seconds: int | None = None,
+        ladder: Ladder | None = None,
     ) -> dict[str, Any]:
         """`ask_user_async`: store a pending question for `node`, publish it, return at once.
+
+        A `ladder` (`baton.domain.ladder`) needs the question's own `timeout_seconds` (its steps count
+        from the post to `expires_at`; 422 without): reminders and escalations about this question, and
+        a declared default taken at its deadline (`take_default`). Without a default the question stays
+        open at its deadline: the await gate waiting on it ends it with its own timeout, as today.
 
         With `approval` it is a quorum pause (`baton/domain/approval.py`): each answer is a vote, the
         question is answered when the quorum (or the rejection rule) is met, and `requested_by` (the
@@ -201,6 +211,8 @@ class QuestionService:
                 "a question with no options must allow free text (nothing could answer it)",
                 details={"path": "allow_free_text"},
             )
+        if ladder is not None:
+            self._check_ladder(ladder, timeout_seconds, options, free_text=free_text, quorum=approval is not None)
         core = self.core
         run = core.ensure_run(run_id)
         if run.status in TERMINAL_RUN_STATES:
@@ -212,11 +224,14 @@ class QuestionService:
             interaction_id=core.ids.new_id(),
             run_id=run_id,
             created_at=core.now(),
+            expires_at=core.later(timeout_seconds) if timeout_seconds is not None else None,
             request=QuestionRequest(
                 node=node,
                 prompt=question,
                 options=options or None,
                 allow_free_text=free_text,
+                timeout_seconds=timeout_seconds,
+                ladder=ladder,
                 notify=notify or ["console"],
                 is_async=True,
                 asked_by=caller,
@@ -238,6 +253,7 @@ class QuestionService:
             ),
         )
         core.notify(interaction, "human_input_requested", **{"async": True})
+        arm_interaction(core, interaction)
         return {
             "interaction_id": interaction.interaction_id,
             "run_id": run_id,
@@ -245,6 +261,27 @@ class QuestionService:
             "status": "pending",
             "message": POSTED,
         }
+
+    @staticmethod
+    def _check_ladder(
+        ladder: Ladder, timeout_seconds: int | None, options: list[str] | None, *, free_text: bool, quorum: bool
+    ) -> None:
+        """422 before anything is stored: a ladder needs the question's own deadline, and a default must
+        be an answer a person could give (a quorum is never met by a default: refused too)."""
+        if timeout_seconds is None:
+            raise ValidationFailedError(
+                "a question's ladder needs the question's own timeout_seconds (its steps and its default "
+                "count to that deadline)",
+                details={"path": "timeout_seconds"},
+            )
+        if quorum and ladder.default is not None:
+            raise ValidationFailedError(
+                "on_timeout.default: a quorum question is answered by votes, never by a default",
+                details={"path": "on_timeout.default"},
+            )
+        ladder.check_for(
+            timeout_seconds, answer_is=AnswerCheck(kind="question", options=options, allow_free_text=free_text)
+        )
 
     @staticmethod
     def _check_options(options: list[str]) -> list[str]:
@@ -529,6 +566,60 @@ class QuestionService:
                 log.exception("await gate release failed", extra={"run_id": run_id, "gate": wait.gate})
         return released
 
+    def take_default(self, run_id: str, interaction_id: str) -> bool:
+        """A question's own deadline (its timer, `baton.services.deadlines`), with a declared default: it
+        is answered with it (nobody's answer: `answered_by` empty, `timed_out_default`), queued for its
+        node like any answer, and the await gates it completes are released. A person's answer accepted
+        first wins the conditional write; a gate already closing to answers refuses it (a guard). True
+        if this call took the default."""
+        core = self.core
+        question = core.store.get_interaction(run_id, interaction_id)
+        if question is None or question.request.kind != "question" or question.state.status != "pending":
+            return False
+        gates = [
+            w
+            for w in core.store.list_run_waits(run_id)
+            if w.kind == "await" and w.status == "parked" and _in_scope(question, w.scope.get("from"))
+        ]
+        if not self._answer_default(question, guards=[WaitStillOpen(w, core.now()) for w in gates]):
+            return False
+        self._release_gates(run_id, gates)
+        for awaiting in core.store.list_run_interactions(run_id, kind="await", status="pending"):
+            self._complete_tool_await(awaiting)
+        return True
+
+    def _answer_default(self, question: Interaction, guards: list[Guard] | None = None) -> bool:
+        """Answer a pending question with its declared default, with its message and `timed_out_default`
+        event (one conditional write). False if it declared none or changed first."""
+        ladder = question.request.ladder
+        if ladder is None or ladder.default is None:
+            return False
+        core, value = self.core, ladder.default.default
+        message = Message(
+            message_id=core.ids.new_id(),
+            run_id=question.run_id,
+            node=question.request.node,
+            text=message_text(question, value) + " (nobody answered: the declared default, timed_out_default)",
+            created_at=core.now(),
+            interaction_id=question.interaction_id,
+        )
+        event = core.new_event(
+            question.run_id,
+            TimedOutDefault(
+                interaction_id=question.interaction_id,
+                node=question.request.node,
+                kind="question",
+                default=value,
+                deadline=question.expires_at or core.now(),
+            ),
+        )
+        answered = status_of(question.state, "answered", answer=value, at=core.now(), reason=TIMED_OUT_DEFAULT)
+        try:
+            core.store.transition_interaction(question, answered, with_records=[message, event], guards=guards or ())
+        except (ConflictError, GuardFailedError):
+            return False
+        return True
+
     def _late(self, question: Interaction, answer: Any, caller: str) -> GoneError:
         """An answer to a question whose gate timed out: kept on the record as late, never delivered."""
         st = question.state
@@ -612,8 +703,13 @@ class QuestionService:
         from_node: str | None = None,
         map_item: int | str | None = None,
         entered_at: datetime | None = None,
+        ladder: Ladder | None = None,
     ) -> dict[str, Any]:
         """The gate's waitForTaskToken Lambda: park the token, then re-check the store.
+
+        A `ladder` reminds and escalates about the scope's still-unanswered questions; its `on_timeout`
+        is "fail" or "use_question_defaults" (`end_at_deadline`). Checked here (a bad one fails the task
+        with the 422's message; `baton check` finds a literal one first, C261).
 
         Inside a Map iteration the gate name is made per item (`<gate>-<map_item>`), so each branch parks
         its own token and is released on its own. Idempotent: a retried invoke (same token) finds its
@@ -622,6 +718,8 @@ class QuestionService:
         if map_item is not None:  # the payload checked the gate's name; the per-item name must hold too
             gate = check_gate_name(f"{gate}-{map_item}")
         core = self.core
+        if ladder is not None:
+            ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
         core.ensure_run(run_id)
         again = core.parked_again(run_id, gate, token)
         if again is not None:
@@ -637,7 +735,8 @@ class QuestionService:
                 task_token=token,
                 kind="await",
                 interaction_ids=[i.interaction_id for i in pending],
-                scope={"from": from_node or None, "timeout_seconds": timeout_seconds},
+                scope={"from": from_node or None, "timeout_seconds": timeout_seconds}
+                | ({"ladder": ladder.model_dump(mode="json")} if ladder is not None else {}),
                 parked_at=core.now(),
                 deadline=core.deadline_of(timeout_seconds, entered_at),
             ),
@@ -714,14 +813,18 @@ class QuestionService:
         caller: str,
         from_node: str | None = None,
         map_item: int | str | None = None,
+        ladder: Ladder | None = None,
     ) -> tuple[bool, dict[str, Any]]:
         """`await_answers` as a tool. (True, answers) when nothing in scope is pending; otherwise
         (False, pending ids) with the run marked paused_waiting_human and an `await` interaction that
-        the last answer completes. Calling again while waiting reuses that interaction."""
+        the last answer completes. Calling again while waiting reuses that interaction (and its ladder:
+        remind / escalate about the pending questions, `use_question_defaults` at its expiry)."""
         if map_item is not None:
             raise ValidationFailedError(
                 MAP_AWAIT_REFUSAL, details={"reason": "inside_map_iteration", "map_item": map_item}
             )
+        if ladder is not None:
+            ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
         core = self.core
         core.require_run(run_id)
         pending, answers = self._scope(run_id, from_node)
@@ -755,6 +858,7 @@ class QuestionService:
                     from_node=from_node,
                     pending=ids,
                     by=caller,
+                    ladder=ladder,
                 ),
             )
             core.store.put_interaction(awaiting)
@@ -844,10 +948,18 @@ class QuestionService:
         elif wait.status != "expiring":
             return False
         pending, answers = self._scope(wait.run_id, wait.scope.get("from"))
+        ladder = wait_ladder(wait)
+        defaults = ladder is not None and ladder.on_timeout == USE_QUESTION_DEFAULTS
+        if pending and defaults:  # the wait is closed to answers: each question's own default, if any
+            for question in pending:
+                self._answer_default(question)
+            pending, answers = self._scope(wait.run_id, wait.scope.get("from"))
         if not pending:
             return self._send_release(wait, answers)
         listed = ", ".join(i.interaction_id for i in pending)
         cause = f"await gate '{wait.gate}' passed its deadline {wait.deadline}; unanswered: {listed}"
+        if defaults:
+            cause += " (no declared default)"
         return self.core.fail_at_deadline(wait, cause)
 
     def reconcile_tool_awaits(self) -> tuple[list[dict[str, str]], list[str]]:
@@ -869,6 +981,14 @@ class QuestionService:
         awaiting = self.core.store.get_interaction(run_id, interaction_id)
         if awaiting is None or awaiting.request.kind != "await" or awaiting.state.status != "pending":
             return False
+        ladder = awaiting.request.ladder
+        if ladder is not None and ladder.on_timeout == USE_QUESTION_DEFAULTS:  # each question's own default
+            pending, _ = self._scope(run_id, awaiting.request_as(AwaitToolRequest).from_node)
+            for question in pending:
+                self.take_default(run_id, question.interaction_id)
+            awaiting = self.core.store.get_interaction(run_id, interaction_id) or awaiting
+            if awaiting.state.status != "pending":
+                return False  # completed by the defaults: not timed out
         return not self._complete_tool_await(awaiting) and self._time_out_tool_await(awaiting)
 
     def _time_out_tool_await(self, awaiting: Interaction) -> bool:

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from baton.services.review import ReviewService
 
 log = logging.getLogger("baton")
-LADDER_KINDS = ("ask", "interrupt")  # the pauses that may declare on_timeout: {"default": ...}
+# The parked pauses that may declare on_timeout: {"default": ...} (a review gate's: request_changes only).
+LADDER_KINDS = ("ask", "interrupt", "review")
 
 
 class Reconciler:

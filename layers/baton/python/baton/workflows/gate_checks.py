@@ -15,6 +15,12 @@ compilers refuse a bad workflow. Each finding has a code:
   (`baton/domain/approval.py`). An `approval` taken from the input (`approval.$`) is checked at run time.
 - C251: a pause's literal `ladder` (baton.domain.ladder) that would be refused when it parks: malformed,
   a step not before a literal timeout, or an ask's default that is not an object of answers.
+- C260: a review gate's literal `ladder` whose `on_timeout` default could merge (or is no review action):
+  a default may only be `request_changes` (baton.domain.ladder.REVIEW_DEFAULTS); its other ladder
+  problems (a step not before the gate's timeout_seconds) are C251.
+- C261: an await gate's literal `ladder` that its park would refuse: a `{"default": ...}` (an await gate
+  has no answer of its own: its questions declare defaults, it takes "use_question_defaults"), or a step
+  not before the gate's timeout.
 
 Gates are found by what they call: a review gate is a `states:startExecution.sync:2` Task on
 `${ReviewGateStateMachineArn}`; an await gate is a `waitForTaskToken` Task on `${AwaitGateFunctionArn}`.
@@ -105,6 +111,7 @@ def review_findings(
         if not config.get("run_branch") and "run_branch.$" not in config:
             findings.append((path, "C100", "review gate with nothing to merge: its configuration has no run_branch"))
         findings.extend(_review_url_findings(path, config))
+        findings.extend(_review_ladder_findings(path, config))
     elif from_input is not None and from_input.startswith("$.input."):
         field = from_input.removeprefix("$.input.")
         if not _schema_requires(input_schema, f"{field}.run_branch"):
@@ -117,6 +124,27 @@ def review_findings(
                 )
             )
     return findings
+
+
+def _review_ladder_findings(path: str, config: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """C260 / C251: a review gate's literal ladder, as its configuration would refuse it at run time."""
+    declared = config.get("ladder")
+    if not isinstance(declared, dict):
+        return []
+    from baton.domain.ladder import AnswerCheck, Ladder
+    from baton.errors import ValidationFailedError
+
+    timeout = config.get("timeout_seconds", 86400)
+    try:
+        Ladder.model_validate(declared).check_for(
+            timeout if isinstance(timeout, int) else None, answer_is=AnswerCheck(kind="review")
+        )
+    except (ValidationError, ValidationFailedError) as err:
+        if isinstance(err, ValidationFailedError):
+            code = "C260" if err.details.get("code") == "C260" else "C251"
+            return [(path, code, f"the review gate's ladder would be refused: {err.message}")]
+        return [(path, "C251", f"the review gate's ladder would be refused: {err.errors()[0]['msg']}")]
+    return []
 
 
 def _review_url_findings(path: str, config: Mapping[str, Any]) -> list[tuple[str, str, str]]:
@@ -203,11 +231,13 @@ def ladder_findings(path: str, state: Mapping[str, Any]) -> list[tuple[str, str,
     if not isinstance(declared, dict):
         return []  # none, or from the input at run time (the input schema checks it at POST /api/runs)
     timeout = state.get("TimeoutSeconds", payload.get("timeout_seconds"))
+    awaiting = _is_await_gate(state)  # an await gate's ladder: "use_question_defaults", never a default (C261)
     try:
         # An ask's default must be an object of answers; an interrupt's is checked against its schema at park.
-        check = AnswerCheck(kind="interrupt" if isinstance(request, dict) else "answers")
+        check = AnswerCheck(kind="await" if awaiting else "interrupt" if isinstance(request, dict) else "answers")
         Ladder.model_validate(declared).check_for(timeout if isinstance(timeout, int) else None, answer_is=check)
     except (ValidationError, ValidationFailedError) as err:
         why = err.message if isinstance(err, ValidationFailedError) else err.errors()[0]["msg"]
-        return [(path, "C251", f"the pause's ladder would be refused when it parks: {why}")]
+        code = "C261" if awaiting else "C251"
+        return [(path, code, f"the pause's ladder would be refused when it parks: {why}")]
     return []

@@ -26,6 +26,7 @@ from baton.domain.gate_payloads import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Unpack
 
 # What ends a parked gate at its timeout: Step Functions' own timer (the backstop), or Baton's deadline
@@ -52,11 +53,16 @@ def await_gate_payloads(
     timeout: int | StatePath,
     run_id_path: str = "$.run_id",
     map_item_path: str | None = None,
+    ladder: Mapping[str, Any] | StatePath | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The await gate's two ASL payloads (the gate's, its timeout handler's), built from their models:
     the one place the await-gate payload is written (`infra/gate.py` and the tests use it too)."""
     run_id = StatePath(run_id_path)
     map_item = {"map_item": StatePath(map_item_path)} if map_item_path else {}
+    # remind / escalate about the unanswered questions (baton.domain.ladder); the gate's payload only
+    own: dict[str, Any] = (
+        {} if ladder is None else {"ladder": ladder if isinstance(ladder, StatePath) else dict(ladder)}
+    )
     park = gate_payload(
         AwaitGatePayload,
         token=TASK_TOKEN,
@@ -66,6 +72,7 @@ def await_gate_payloads(
         timeout_seconds=timeout,
         entered_at=ENTERED_TIME,
         **map_item,
+        **own,
     )
     timed_out = gate_payload(AwaitTimeoutPayload, run_id=run_id, gate=gate, error=StatePath("$.error"), **map_item)
     return park, timed_out
@@ -79,6 +86,7 @@ def await_gate_states(
     from_node: str | StatePath | None = None,
     timeout_seconds: int | None = None,
     timeout_seconds_path: str | None = None,
+    ladder: Mapping[str, Any] | None = None,
     **paths: Unpack[AwaitGatePaths],
 ) -> dict[str, dict[str, Any]]:
     """`{name: Task, name+"TimedOut": Task, name+"Failed": Fail}`. The Task's result (at `result_path`,
@@ -93,6 +101,7 @@ def await_gate_states(
         timeout=timeout,
         run_id_path=paths.get("run_id_path", "$.run_id"),
         map_item_path=paths.get("map_item_path"),
+        ladder=ladder,
     )
     task: dict[str, Any] = {
         "Type": "Task",

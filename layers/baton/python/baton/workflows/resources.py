@@ -253,6 +253,7 @@ WORKFLOW_DEFAULTS: dict[str, dict[str, object]] = {
         "node": "agent",
         "questions": [],
         "delay_seconds": 0,
+        "ladder": None,  # remind / escalate / use_question_defaults (baton.domain.ladder)
     },
     "await_fanout_example": {"items": [], "research_questions": [], "draft_questions": [], "timeout_seconds": 1800},
     "fix_loop_example": {"max_fix_loops": 5, "review_timeout_seconds": 86400},  # the seed's fix_loop(5)

@@ -54,6 +54,7 @@ class ReviewActions(ReviewGate):
                 parked_at=core.now(),
                 deadline=core.deadline_of(config.timeout_seconds, entered_at),
             ),
+            pause=interaction.request,  # its ladder (remind / escalate / request_changes at the deadline)
         )
         core.set_run_status(run_id, "paused_waiting_human", allowed_from=ACTIVE_RUN)
         # An action stored before the token was parked (or a failed send) is delivered now.

@@ -99,6 +99,7 @@ class ReviewDialogue(ReviewGate):
                 prompt=config.prompt,
                 timeout_seconds=config.timeout_seconds,
                 notify=config.notify,
+                ladder=config.ladder,
                 config=config.model_dump(),
                 diff=self._diff_stats(diff),
             ),
