@@ -1057,7 +1057,7 @@ class DynamoStore(DynamoApprovals):
         if wait.status == "parked":
             values["GSI1PK"] = "PARKED"
             values["GSI1SK"] = f"{wait.parked_at}#{wait.run_id}#{wait.gate}"
-        put = {
+        put: dict[str, Any] = {
             "TableName": self._table,
             "Item": _to_item(values),
             # Never overwrite another parked token: that gate would hang until its timeout.
@@ -1098,11 +1098,11 @@ class DynamoStore(DynamoApprovals):
         meanwhile is marked all the same (harmless: it is off the pending indexes); a name with no item
         is left out and the transaction runs again."""
         for attempt in range(AUDIT_ATTEMPTS):
-            marks = [
+            marks: list[Any] = [
                 {"Update": self._blocks_update(wait.run_id, wait.gate, iid, "attribute_exists(PK)")} for iid in named
             ]
             try:
-                self._db.transact_write_items(TransactItems=[{"Put": put}, *marks])  # type: ignore[list-item]
+                self._db.transact_write_items(TransactItems=[{"Put": put}, *marks])  # type: ignore[typeddict-item]
             except ClientError as err:
                 codes = _cancellation_codes(err)
                 if not codes:
