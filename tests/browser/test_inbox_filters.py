@@ -48,6 +48,7 @@ def test_filters_and_search_narrow_the_list_and_a_row_says_what_it_blocks(stack:
     page.get_by_role("searchbox", name="Search").fill("database")
     expect(rows).to_have_count(1)
     expect(rows.nth(0)).to_contain_text("Which database engine?")
+    expect(rows.nth(0)).not_to_contain_text("blocks")  # nothing waits on it: no "blocks run ..." line
     shoot(page, "list-filtered")
     page.get_by_role("searchbox", name="Search").fill("")
     page.get_by_label("Filter by age").select_option("60")  # both were asked seconds ago
@@ -84,4 +85,6 @@ def test_filters_and_search_narrow_the_list_and_a_row_says_what_it_blocks(stack:
     page.get_by_role("textbox", name="Filter by run").fill(hosted)
     expect(rows).to_have_count(1, timeout=LIVE_SECONDS * 1000)
     expect(rows.nth(0)).to_contain_text(f"blocks gate await, run {hosted}")
+    # What the filters hid was not settled: nothing of the earlier listings shows as "Just settled".
+    expect(page.locator("[data-settled-id]")).to_have_count(0)
     shoot(page, "list-blocks")
