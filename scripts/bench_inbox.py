@@ -2,9 +2,9 @@
 1,000 pending questions across 100 runs (every run's await gate parked on them), then
 `GET /api/inbox?kind=question&limit=50` and `GET /api/inbox?limit=50` (every kind) timed from the client
 (median, p95), with the DynamoDB calls each page costs counted by a botocore `before-call` hook. The
-every-kind page is one Query of the all-pending index (GSI3, `baton/workflows/table.py`) plus one of the
-parked gates (what each item blocks); the kind=question page is one Query of that kind's partition plus
-the same parked-gates Query.
+every-kind page is ONE Query of the all-pending index (GSI3, `baton/workflows/table.py`); the
+kind=question page is ONE Query of that kind's partition. What each item blocks is on the item (each
+run's await gate names its questions when it parks, as `QuestionService.park_gate` writes it).
 
 The items are written straight through the store (the same `put_interaction` the API's ask uses), so the
 seeding is fast; what is timed is the whole page: HTTP, auth, the Queries, the merge and the JSON.
@@ -75,13 +75,14 @@ def _seed(items: int, runs: int) -> None:
                 request=parse_request({"kind": "question", "node": f"node-{n % 5}", "prompt": f"Question {n}?"}),
             )
         )
-    for r in range(runs):
+    for r in range(runs):  # a park names the questions it waits on, and marks them (`put_wait`)
         core.store.put_wait(
             ParkedWait(
                 run_id=f"bench-{r:03d}",
                 gate="await_answers",
                 task_token=f"bench-token-{r}",
                 kind="await",
+                interaction_ids=[f"01BENCH{n:019d}" for n in range(r, items, runs)],
                 parked_at=iso(start),
             )
         )
@@ -102,6 +103,7 @@ def _time(http: Any, path: str, samples: int) -> dict[str, Any]:
     return {
         "path": path,
         "items_on_page": page["count"],
+        "items_naming_their_gate": sum(1 for item in page["items"] if item["blocks"]["gate"]),
         "has_next": page["next"] is not None,
         "median_ms": round(statistics.median(timings), 2),
         "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)], 2),
@@ -169,14 +171,17 @@ def main() -> None:
     print(f"inbox first page: {args.items} pending questions across {args.runs} runs ({args.samples} samples each)")
     for result in results:
         print(f"  GET {result['path']}")
-        print(f"    {result['items_on_page']} items, next page: {result['has_next']}")
+        print(
+            f"    {result['items_on_page']} items ({result['items_naming_their_gate']} naming the gate they block), "
+            f"next page: {result['has_next']}"
+        )
         print(f"    median {result['median_ms']} ms, p95 {result['p95_ms']} ms")
         calls = ", ".join(f"{k} x{v:g}" for k, v in result["dynamodb_calls_per_page"].items())
         print(f"    DynamoDB calls per page: {calls}")
     print(
         f"  the same kind=question page in-process (InboxService.page on moto, no HTTP): "
         f"median {in_process['median_ms']} ms, max {in_process['max_ms']} ms; outside the DynamoDB calls "
-        f"(the merge, the items, what each blocks): median {in_process['outside_dynamodb_median_ms']} ms"
+        f"(the merge, the items): median {in_process['outside_dynamodb_median_ms']} ms"
     )
 
 

@@ -98,7 +98,7 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
             claimed by {item.claimed_by} until {until(item.lease_expires_at)}
           </span>
         )}
-        {item.blocks && <span>blocks {blocksText(item.blocks)}</span>}
+        {item.blocks && item.blocks.gate && <span>blocks {blocksText(item.blocks)}</span>}
       </div>
       {question && item.options && item.options.length > 0 && (
         <div className="options" role="group" aria-label={`Answers to: ${item.prompt}`}>
@@ -168,7 +168,9 @@ function useInbox(filters) {
   const [pages, setPages] = useState(1);
   const known = useRef(null);
   const key = JSON.stringify(filters);
+  const shownKey = useRef(key);
   useEffect(() => {
+    shownKey.current = key;
     known.current = null;
     setItems(null);
     setSettled([]);
@@ -180,9 +182,12 @@ function useInbox(filters) {
     try {
       data = await api.inbox(params);
     } catch (err) {
-      setError(err);
+      if (shownKey.current === key) setError(err);
       return;
     }
+    // The filters changed while this page was on its way: it is another listing's, and what it lacks
+    // was filtered out, not settled (it must not show under "Just settled").
+    if (shownKey.current !== key) return;
     setError(null);
     const fresh = data.items || [];
     const before = known.current;
@@ -198,6 +203,7 @@ function useInbox(filters) {
         } catch {
           /* the run's events could not be read: say only that it left */
         }
+        if (shownKey.current !== key) return; // the filters changed while its events were read
         setSettled((list) => [{ ...item, text, at: Date.now() }, ...list.filter((s) => s.id !== item.id)].slice(0, 20));
       });
     }

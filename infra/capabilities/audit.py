@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -29,6 +29,7 @@ from constructs import Construct
 
 from baton.workflows.source_tree import source_tree
 from infra.assets import asset_options
+from infra.buckets import log_access, private_bucket
 from infra.capabilities.functions import ARCHITECTURE, RUNTIME
 
 if TYPE_CHECKING:
@@ -53,32 +54,20 @@ class AuditArchive(Construct):
         cfn_table = table.node.default_child
         assert isinstance(cfn_table, dynamodb.CfnTable)
         cfn_table.stream_specification = dynamodb.CfnTable.StreamSpecificationProperty(stream_view_type="NEW_IMAGE")
-        self.access_logs = s3.Bucket(
-            self,
-            "AccessLogs",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            enforce_ssl=True,
-            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
-            removal_policy=RemovalPolicy.RETAIN,
+        self.access_logs = private_bucket(
+            self, "AccessLogs", expire_after_days=365, removal_policy=RemovalPolicy.RETAIN
         )
         retention = Duration.days(config.audit_retention_days)
-        self.bucket = s3.Bucket(
+        self.bucket = private_bucket(
             self,
             "Bucket",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            enforce_ssl=True,
             versioned=True,
-            object_lock_enabled=True,
             object_lock_default_retention=s3.ObjectLockRetention.compliance(retention)
             if config.audit_lock_mode == "COMPLIANCE"
             else s3.ObjectLockRetention.governance(retention),
             removal_policy=RemovalPolicy.RETAIN,
         )
-        _log_access(self.bucket, self.access_logs, "audit/")
+        log_access(self.bucket, self.access_logs, "audit/")
         self.role = iam.Role(
             self,
             "Role",
@@ -140,23 +129,3 @@ class AuditArchive(Construct):
             ],
         )
         self.function.node.add_dependency(self.role)
-
-
-def _log_access(bucket: s3.Bucket, target: s3.Bucket, prefix: str) -> None:
-    """S3 server access logs under a bucket policy for the logging service (as infra/capabilities/inbox.py)."""
-    cfn_bucket = bucket.node.default_child
-    assert isinstance(cfn_bucket, s3.CfnBucket)
-    cfn_bucket.logging_configuration = s3.CfnBucket.LoggingConfigurationProperty(
-        destination_bucket_name=target.bucket_name, log_file_prefix=prefix
-    )
-    target.add_to_resource_policy(
-        iam.PolicyStatement(
-            principals=[iam.ServicePrincipal("logging.s3.amazonaws.com")],
-            actions=["s3:PutObject"],
-            resources=[target.arn_for_objects(f"{prefix}*")],
-            conditions={
-                "ArnLike": {"aws:SourceArn": bucket.bucket_arn},
-                "StringEquals": {"aws:SourceAccount": Stack.of(bucket).account},
-            },
-        )
-    )

@@ -29,11 +29,11 @@ from aws_cdk import Annotations, Duration, NestedStack, RemovalPolicy, Stack
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_cognito as cognito
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_s3_deployment as s3deploy
 
 from baton.workflows.source_tree import source_tree
+from infra.buckets import log_access, private_bucket
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -78,40 +78,23 @@ class Inbox(NestedStack):
     def __init__(self, scope: Construct, construct_id: str, *, config: TeamConfig, api: Api) -> None:
         super().__init__(scope, construct_id, description=f"Baton web inbox, team environment '{config.team}'")
         self.user_pool = api.user_pool
-        self.log_bucket = s3.Bucket(
+        self.log_bucket = private_bucket(
             self,
             "Logs",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            enforce_ssl=True,
             # CloudFront's standard logs are written with an ACL grant to the log delivery account.
             object_ownership=s3.ObjectOwnership.OBJECT_WRITER,
-            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(90))],
+            expire_after_days=90,
             removal_policy=RemovalPolicy.RETAIN,
         )
         # S3's server access logs go to a bucket of their own: S3 delivers them under a bucket policy
         # (bucket-owner objects, no ACLs), while CloudFront's standard logs need the ACL grant above.
-        self.access_log_bucket = s3.Bucket(
-            self,
-            "AccessLogs",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            enforce_ssl=True,
-            lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(90))],
-            removal_policy=RemovalPolicy.RETAIN,
+        self.access_log_bucket = private_bucket(
+            self, "AccessLogs", expire_after_days=90, removal_policy=RemovalPolicy.RETAIN
         )
-        self.bucket = s3.Bucket(
-            self,
-            "Site",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            enforce_ssl=True,
-            removal_policy=RemovalPolicy.DESTROY,  # only the built app lives here
-        )
-        self._log_access(self.bucket, self.access_log_bucket, "s3/")
-        self._log_access(self.log_bucket, self.access_log_bucket, "logs/")
+        # only the built app lives here
+        self.bucket = private_bucket(self, "Site", removal_policy=RemovalPolicy.DESTROY)
+        log_access(self.bucket, self.access_log_bucket, "s3/")
+        log_access(self.log_bucket, self.access_log_bucket, "logs/")
         self.distribution = self._distribution(config, api)
         self.domain = cognito.UserPoolDomain(
             self,
@@ -143,27 +126,6 @@ class Inbox(NestedStack):
         self.app_url = app_url
         self.placeholder = not (dist_dir() / "index.html").is_file()
         self.deployment = self._deploy(app_url)
-
-    @staticmethod
-    def _log_access(bucket: s3.Bucket, target: s3.Bucket, prefix: str) -> None:
-        """S3 server access logs under a bucket policy for the logging service (CDK's own
-        `server_access_logs_bucket` grants an ACL unless a feature flag is set in cdk.json)."""
-        cfn_bucket = bucket.node.default_child
-        assert isinstance(cfn_bucket, s3.CfnBucket)
-        cfn_bucket.logging_configuration = s3.CfnBucket.LoggingConfigurationProperty(
-            destination_bucket_name=target.bucket_name, log_file_prefix=prefix
-        )
-        target.add_to_resource_policy(
-            iam.PolicyStatement(
-                principals=[iam.ServicePrincipal("logging.s3.amazonaws.com")],
-                actions=["s3:PutObject"],
-                resources=[target.arn_for_objects(f"{prefix}*")],
-                conditions={
-                    "ArnLike": {"aws:SourceArn": bucket.bucket_arn},
-                    "StringEquals": {"aws:SourceAccount": Stack.of(bucket).account},
-                },
-            )
-        )
 
     def _distribution(self, config: TeamConfig, api: Api) -> cloudfront.Distribution:
         headers = cloudfront.ResponseSecurityHeadersBehavior(

@@ -5,6 +5,7 @@ and a review dialogue walked to a squash merge through a rejected merge."""
 
 from __future__ import annotations
 
+import math
 import uuid
 from pathlib import Path
 
@@ -143,7 +144,15 @@ def test_walk_a_review_dialogue_through_a_rejected_merge_to_a_squash_merge(
     steps = page.get_by_role("region", name="Test steps").get_by_role("listitem")
     expect(steps.first).to_be_visible()
     assert steps.count() == len(operator.review(run_id).thread[0].test_steps)
-    expect(page.get_by_role("region", name="Verdict")).to_contain_text("approve")
+    verdict = page.get_by_role("region", name="Verdict")
+    expect(verdict).to_contain_text("approve")
+    given = operator.review(run_id).thread[0].verdict or {}
+    assert isinstance(given.get("confidence"), int | float), given  # the verdict with its confidence
+    expect(verdict).to_contain_text(f"confidence {math.floor(given['confidence'] * 100 + 0.5)}%")  # JS Math.round
+    for blocker in given.get("blockers") or ["No blockers."]:
+        expect(verdict).to_contain_text(str(blocker))
+    for action in ("Approve & merge", "Force-merge", "Request changes"):
+        expect(page.get_by_role("button", name=action)).to_be_enabled()
     expect(page.get_by_label("Diff stats")).to_contain_text("3 files changed")
     thread = page.get_by_role("list", name="Review thread").locator("> li")
     expect(thread).to_have_count(1)

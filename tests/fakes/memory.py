@@ -376,6 +376,21 @@ class MemoryStore:
             if open_ and current is not None and current.task_token != wait.task_token:
                 raise already_parked(wait.run_id, wait.gate)
             self.waits[(wait.run_id, wait.gate)] = wait
+            if wait.status == "parked":  # its gate on each interaction it names, as DynamoStore's one write
+                for iid in wait.interaction_ids:
+                    found = self.interactions.get((wait.run_id, iid))
+                    if found is not None:
+                        self.interactions[(wait.run_id, iid)] = found.model_copy(update={"blocks": wait.gate})
+
+    def mark_blocked(self, run_id: str, gate: str, interaction_ids: Sequence[str]) -> int:
+        marked = 0
+        with self._lock:
+            for iid in dict.fromkeys(interaction_ids):
+                found = self.interactions.get((run_id, iid))
+                if found is not None and found.state.status == "pending":
+                    self.interactions[(run_id, iid)] = found.model_copy(update={"blocks": gate})
+                    marked += 1
+        return marked
 
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
         return self.waits.get((run_id, gate))

@@ -1,6 +1,6 @@
 """The inbox on the DynamoDB adapter (moto): the same pages as the in-memory fake, from Queries on the
-sparse pending index only, and the first page of 1,000 pending questions across 100 runs in one Query of
-the pending index (and one of the parked gates, for what each item blocks)."""
+sparse pending index only, and the first page of 1,000 pending questions across 100 runs in ONE Query
+(what each item blocks is written on the item by the park that waits on it, not read from the waits)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from moto import mock_aws
 
 from baton.adapters.dynamo import DynamoStore
 from baton.ids import iso
+from baton.local import persist
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.models import Interaction, InteractionStatus, ParkedWait, PendingQuery, parse_request
 from baton.services.core import Core
-from baton.services.inbox import InboxQuery, InboxService
+from baton.services.inbox import InboxQuery, InboxService, mark_parked_blocks
+from baton.services.questions import QuestionService
 from baton.workflows.table import create_table_kwargs
 from tests.conftest import FixedClock
 from tests.fakes import FakeWorkflows, MemoryStore, RecordingNotifier, RecordingTaskTokens
@@ -117,11 +119,16 @@ def test_first_page_of_1000_pending_across_100_runs_is_one_query_of_the_pending_
     clock = FixedClock()
     for n in range(1000):
         store.put_interaction(_interaction(n, clock))
-    for r in range(100):  # every run's await gate waits on its questions
+    for r in range(100):  # every run's await gate waits on its questions (named in the wait, as a park does)
         run_id = f"run-{r:03d}"
         store.put_wait(
             ParkedWait(
-                run_id=run_id, gate="await_answers", task_token=f"token-{r}", kind="await", parked_at=iso(clock.now())
+                run_id=run_id,
+                gate="await_answers",
+                task_token=f"token-{r}",
+                kind="await",
+                interaction_ids=[f"01I{n:023d}" for n in range(r, 1000, 100)],
+                parked_at=iso(clock.now()),
             )
         )
     clock.advance(2000)
@@ -130,19 +137,20 @@ def test_first_page_of_1000_pending_across_100_runs_is_one_query_of_the_pending_
     page = service.page(InboxQuery(kinds=("question",), limit=50), caller="alice")
     assert [item.id for item in page.items] == [f"01I{n:023d}" for n in range(999, 949, -1)]
     assert page.next is not None and all(item.blocks.gate == "await_answers" for item in page.items)
-    pending_reads = [q for q in queries if q.get("IndexName") == "pending" and "PENDING#" in str(q)]
-    assert [q["op"] for q in queries] == ["Query", "Query"]  # the page, then the parked gates it blocks
-    assert len(pending_reads) == 1 and pending_reads[0]["Limit"] == 52
+    # ONE Query of the kind's partition: no read of the parked gates
+    assert [(q["op"], q.get("IndexName")) for q in queries] == [("Query", "pending")]
+    assert "PENDING#question" in str(queries[0]) and queries[0]["Limit"] == 52
     queries.clear()
     every_kind = service.page(InboxQuery(limit=50), caller="alice")
     assert [i.id for i in every_kind.items] == [i.id for i in page.items]
-    # ONE Query of the all-pending index (GSI3) for every kind, then the parked gates
-    assert [(q["op"], q.get("IndexName")) for q in queries] == [("Query", "all_pending"), ("Query", "pending")]
+    # ONE Query of the all-pending index (GSI3) for every kind, and nothing else
+    assert [(q["op"], q.get("IndexName")) for q in queries] == [("Query", "all_pending")]
+    assert all(item.blocks.gate == "await_answers" for item in every_kind.items)
     assert "FilterExpression" not in queries[0] and queries[0]["Limit"] == 52
     queries.clear()
     two_kinds = service.page(InboxQuery(kinds=("question", "interrupt"), limit=50), caller="alice")
     assert [i.id for i in two_kinds.items] == [i.id for i in page.items]
-    assert [(q["op"], q.get("IndexName")) for q in queries] == [("Query", "all_pending"), ("Query", "pending")]
+    assert [(q["op"], q.get("IndexName")) for q in queries] == [("Query", "all_pending")]
 
 
 def test_store_page_bounds_are_exclusive_after_and_inclusive_age(
@@ -161,3 +169,94 @@ def test_store_page_bounds_are_exclusive_after_and_inclusive_age(
     assert [i.interaction_id for i in rest] == [m.interaction_id for m in reversed(made[:3])] and not more
     aged, _ = store.page_pending("question", PendingQuery(limit=10, created_before=made[1].created_at))
     assert [i.interaction_id for i in aged] == [made[1].interaction_id, made[0].interaction_id]
+
+
+def _blocks(store: DynamoStore, ids: list[str]) -> dict[str, str | None]:
+    found = {i.interaction_id: i.blocks for i in store.page_all_pending(PendingQuery(limit=200))[0]}
+    return {iid: found.get(iid) for iid in ids}
+
+
+def test_what_an_item_blocks_is_on_the_item_whenever_the_question_was_asked(
+    dynamo: tuple[DynamoStore, list[dict[str, Any]]],
+) -> None:
+    store, queries = dynamo
+    clock = FixedClock()
+    core = _core(store, clock)
+    questions = QuestionService(core)
+    before = questions.ask("run-a", node="draft", question="Before the park?", caller="agent")["interaction_id"]
+    other = questions.ask("run-a", node="review", question="Out of scope?", caller="agent")["interaction_id"]
+    # one asked between the park's read of its scope and its wait (its own read of the waits came first too)
+    raced: list[str] = []
+    put_wait = store.put_wait
+
+    def racing_put_wait(wait: ParkedWait) -> None:
+        late = _interaction(7, clock, runs=1).model_copy(update={"run_id": "run-a"})
+        late = late.model_copy(update={"request": parse_request({"kind": "question", "node": "draft", "prompt": "?"})})
+        store.put_interaction(late)
+        raced.append(late.interaction_id)
+        put_wait(wait)
+
+    store.put_wait = racing_put_wait  # type: ignore[method-assign]
+    questions.park_gate(run_id="run-a", gate="await_draft", token="T-1", timeout_seconds=300, from_node="draft")
+    store.put_wait = put_wait  # type: ignore[method-assign]
+    after = questions.ask("run-a", node="draft", question="After the park?", caller="agent")["interaction_id"]
+    assert _blocks(store, [before, *raced, after, other]) == {
+        before: "await_draft",  # named in the wait: marked in the park's own transaction
+        raced[0]: "await_draft",  # missed by the park's first read: marked by its re-read
+        after: "await_draft",  # asked while the gate is parked: marked by the ask
+        other: None,  # not in the gate's scope
+    }
+    queries.clear()
+    page = InboxService(core).page(InboxQuery(), caller="alice")
+    assert [(q["op"], q.get("IndexName")) for q in queries] == [("Query", "all_pending")]
+    assert {i.id: i.blocks.gate for i in page.items}[after] == "await_draft"
+
+
+def test_a_park_marks_every_interaction_it_names_even_past_one_transaction(
+    dynamo: tuple[DynamoStore, list[dict[str, Any]]],
+) -> None:
+    store, _ = dynamo
+    clock = FixedClock()
+    made = [_interaction(n, clock, runs=1) for n in range(150)]
+    for interaction in made:
+        store.put_interaction(interaction)
+    named = [i.interaction_id for i in made] + ["01I-never-stored"]
+    wait = ParkedWait(
+        run_id="run-000", gate="g", task_token="t", kind="await", interaction_ids=named, parked_at=iso(clock.now())
+    )
+    store.put_wait(wait)
+    assert set(_blocks(store, named[:-1]).values()) == {"g"}
+    assert store.get_interaction("run-000", "01I-never-stored") is None  # no stub item made
+    assert store.get_wait("run-000", "g") == wait
+
+
+def test_backfill_and_the_local_load_write_what_saved_items_block(
+    dynamo: tuple[DynamoStore, list[dict[str, Any]]],
+) -> None:
+    store, _ = dynamo
+    clock = FixedClock()
+    core = _core(store, clock)
+    asked = [_interaction(n, clock, runs=1) for n in range(3)]
+    for interaction in asked:
+        store.put_interaction(interaction)
+    store.put_wait(
+        ParkedWait(
+            run_id="run-000",
+            gate="await_all",
+            task_token="t",
+            kind="await",
+            interaction_ids=[asked[0].interaction_id],
+            parked_at=iso(clock.now()),
+        )
+    )
+    client = store._db  # as stored before items carried what they block
+    for interaction in asked:
+        key = {"PK": {"S": "RUN#run-000"}, "SK": {"S": f"INT#{interaction.interaction_id}"}}
+        client.update_item(TableName="inbox-it", Key=key, UpdateExpression="REMOVE blocks")
+    ids = [i.interaction_id for i in asked]
+    assert set(_blocks(store, ids).values()) == {None}
+    saved = client.scan(TableName="inbox-it")["Items"]  # what the local stack saved (the test reads it all)
+    loaded = {a["SK"]["S"]: a.get("blocks") for a in persist.with_current_indexes(saved)}
+    assert {loaded[f"INT#{iid}"]["S"] for iid in ids} == {"await_all"}  # type: ignore[index]
+    assert mark_parked_blocks(core) == 3  # the named one and the two of its scope
+    assert set(_blocks(store, ids).values()) == {"await_all"}

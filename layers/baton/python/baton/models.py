@@ -237,6 +237,9 @@ class Interaction(BaseModel):
     expires_at: str | None = None
     request: InteractionRequest
     state: InteractionStatus = Field(default_factory=InteractionStatus)
+    # The parked gate this pending item holds up, written on the item by the park that waits on it
+    # (`WaitStore.put_wait`, `mark_blocked`) so the inbox's page needs no read of the waits. Server side.
+    blocks: str | None = None
 
     @property
     def kind(self) -> str:

@@ -124,6 +124,8 @@ def _cancellation_codes(err: ClientError) -> list[str] | None:
 _AUDIT_HEAD_SK = "RUN#AUDIT"
 # Attempts at a chained write that lost the race for its run's head (each attempt, one racer wins).
 AUDIT_ATTEMPTS = 30
+# A park's marks in its own transaction (100 items at most, the wait one of them).
+_MARKS_PER_PARK = 99
 
 
 def _lost_head_race(codes: list[str]) -> bool:
@@ -267,6 +269,7 @@ class DynamoStore(DynamoApprovals):
             "lease_expires_at": st.lease_expires_at,
             "reason": st.reason,
             "version": st.version,
+            "blocks": i.blocks,
             "GSI2PK": f"{i.request.kind}#{st.status}",
             "GSI2SK": f"{i.run_id}#{i.created_at}#{i.interaction_id}",
         }
@@ -292,6 +295,7 @@ class DynamoStore(DynamoApprovals):
                 answer=json.loads(answer) if isinstance(answer, str) else None,
                 version=values.get("version", 0),
             ),
+            blocks=values.get("blocks"),
         )
 
     @staticmethod
@@ -1084,6 +1088,9 @@ class DynamoStore(DynamoApprovals):
 
     # ---- parked task tokens --------------------------------------------------------------------
     def put_wait(self, wait: ParkedWait) -> None:
+        """Store a wait. A parked one writes its gate on the interactions it names (what each holds up,
+        which the inbox's page reads with the item) in the same transaction: a park is never half written.
+        A transaction holds 100 items; names past that are marked right after it (`mark_blocked`)."""
         values = {
             "PK": _run_pk(wait.run_id),
             "SK": f"WAIT#{wait.gate}",
@@ -1094,23 +1101,76 @@ class DynamoStore(DynamoApprovals):
         if wait.status == "parked":
             values["GSI1PK"] = "PARKED"
             values["GSI1SK"] = f"{wait.parked_at}#{wait.run_id}#{wait.gate}"
+        put: dict[str, Any] = {
+            "TableName": self._table,
+            "Item": _to_item(values),
+            # Never overwrite another parked token: that gate would hang until its timeout.
+            "ConditionExpression": (
+                "attribute_not_exists(PK) OR NOT (#st IN (:parked, :expiring)) OR task_token = :token"
+            ),
+            "ExpressionAttributeNames": {"#st": "status"},
+            "ExpressionAttributeValues": _to_item(
+                {":parked": "parked", ":expiring": "expiring", ":token": wait.task_token}
+            ),
+        }
+        named = list(dict.fromkeys(wait.interaction_ids)) if wait.status == "parked" else []
+        if named:
+            self._park_marking(put, wait, named[:_MARKS_PER_PARK])
+            self.mark_blocked(wait.run_id, wait.gate, named[_MARKS_PER_PARK:])
+            return
         try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=_to_item(values),
-                # Never overwrite another parked token: that gate would hang until its timeout.
-                ConditionExpression=(
-                    "attribute_not_exists(PK) OR NOT (#st IN (:parked, :expiring)) OR task_token = :token"
-                ),
-                ExpressionAttributeNames={"#st": "status"},
-                ExpressionAttributeValues=_to_item(
-                    {":parked": "parked", ":expiring": "expiring", ":token": wait.task_token}
-                ),
-            )
+            self._db.put_item(**put)
         except ClientError as err:
             if _is_conditional_failure(err):
                 raise already_parked(wait.run_id, wait.gate) from err
             raise
+
+    def _blocks_update(self, run_id: str, gate: str, interaction_id: str, condition: str) -> dict[str, Any]:
+        return {
+            "TableName": self._table,
+            "Key": _to_item({"PK": _run_pk(run_id), "SK": f"INT#{interaction_id}"}),
+            "UpdateExpression": "SET #blocks = :gate",
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {"#blocks": "blocks", **({"#st": "status"} if "#st" in condition else {})},
+            "ExpressionAttributeValues": _to_item(
+                {":gate": gate, **({":pending": "pending"} if ":pending" in condition else {})}
+            ),
+        }
+
+    def _park_marking(self, put: dict[str, Any], wait: ParkedWait, named: list[str]) -> None:
+        """The wait and its gate on each named interaction, one transaction. An interaction answered
+        meanwhile is marked all the same (harmless: it is off the pending indexes); a name with no item
+        is left out and the transaction runs again."""
+        for attempt in range(AUDIT_ATTEMPTS):
+            marks: list[Any] = [
+                {"Update": self._blocks_update(wait.run_id, wait.gate, iid, "attribute_exists(PK)")} for iid in named
+            ]
+            try:
+                self._db.transact_write_items(TransactItems=[{"Put": put}, *marks])  # type: ignore[typeddict-item]
+            except ClientError as err:
+                codes = _cancellation_codes(err)
+                if not codes:
+                    raise
+                if codes[0] == "ConditionalCheckFailed":
+                    raise already_parked(wait.run_id, wait.gate) from err
+                named = [iid for iid, code in zip(named, codes[1:], strict=False) if code != "ConditionalCheckFailed"]
+                _back_off(attempt)  # a concurrent write on one of them (an answer): again
+                continue
+            return
+        raise self._contention(wait.run_id)
+
+    def mark_blocked(self, run_id: str, gate: str, interaction_ids: Sequence[str]) -> int:
+        """`gate` on each still pending interaction of `interaction_ids` (one conditional UpdateItem each)."""
+        marked = 0
+        for iid in dict.fromkeys(interaction_ids):
+            try:
+                self._db.update_item(**self._blocks_update(run_id, gate, iid, "#st = :pending"))
+            except ClientError as err:
+                if not _is_conditional_failure(err):
+                    raise
+                continue  # answered (or gone) meanwhile: nothing it holds up
+            marked += 1
+        return marked
 
     @staticmethod
     def _wait_from(values: dict[str, Any]) -> ParkedWait:

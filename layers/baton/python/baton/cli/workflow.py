@@ -15,7 +15,9 @@ lease (default 15 min, at most 8 h: `baton/services/claims.py`); "claimed by X u
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
+from inspect import Parameter, Signature
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from baton.client.sdk import Client
-    from baton.contracts import InterruptView
+    from baton.contracts import InterruptClaimed, InterruptView
 
 workflow_app = typer.Typer(
     help="Interrupts of a session: inspect, resume (with state edits), claim, cancel.", no_args_is_help=True
@@ -192,9 +194,51 @@ def resume_interrupt(
 LeaseOption = Annotated[
     int | None, typer.Option("--lease-seconds", help="How long the claim holds (60..28800; default 900).")
 ]
+SessionArgument = Annotated[str, typer.Argument(help="The session (run) id.")]
+# The claim commands' own options come after these, which each of them takes.
+_CLAIM_TARGET = [
+    Parameter("session_id", Parameter.POSITIONAL_OR_KEYWORD, annotation=SessionArgument),
+    Parameter("interrupt_id", Parameter.KEYWORD_ONLY, default=None, annotation=InterruptIdOption),
+    Parameter("operator", Parameter.KEYWORD_ONLY, default=None, annotation=OperatorOption),
+    Parameter("as_json", Parameter.KEYWORD_ONLY, default=False, annotation=JsonFlag),
+]
+ClaimCall = Callable[..., "InterruptClaimed"]
 
 
-def _claim_call(session_id: str, interrupt_id: str | None, as_json: bool, call: Any) -> None:
+def _claim_command(
+    name: str, options: dict[str, tuple[Any, Any]], *, check: Callable[..., None] | None = None
+) -> Callable[[ClaimCall], ClaimCall]:
+    """Register `baton workflow <name>`: the decorated `call(client, interrupt_id, operator=..., **options)`
+    makes the claim call. The session argument, --interrupt-id, --operator and --json are the same for
+    every claim command (added here); `options` are the command's own, name -> (annotation, default);
+    `check(**options)` refuses bad usage before any call; the target is resolved and the result printed
+    alike (`_claim_call`)."""
+
+    def register(call: ClaimCall) -> ClaimCall:
+        def command(
+            session_id: str, *, interrupt_id: str | None, operator: str | None, as_json: bool, **own: Any
+        ) -> None:
+            if check is not None:
+                check(**own)
+            _claim_call(session_id, interrupt_id, as_json, lambda c, iid: call(c, iid, operator=operator, **own))
+
+        own = [
+            Parameter(key, Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+            for key, (annotation, default) in options.items()
+        ]
+        parameters = [*_CLAIM_TARGET, *own]
+        command.__signature__ = Signature(parameters, return_annotation=None)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in parameters}
+        command.__doc__ = call.__doc__
+        workflow_app.command(name)(command)
+        return call
+
+    return register
+
+
+def _claim_call(
+    session_id: str, interrupt_id: str | None, as_json: bool, call: Callable[[Client, str], InterruptClaimed]
+) -> None:
     """Resolve the target, make the claim call, print the result (claimed by X until HH:MM)."""
     try:
         client = common.client()
@@ -209,78 +253,52 @@ def _claim_call(session_id: str, interrupt_id: str | None, as_json: bool, call: 
     console.print(escape(f"interrupt {rec.interrupt_id} claimed {claim_line(rec)}"))
 
 
-@workflow_app.command("claim-interrupt")
-def claim_interrupt(
-    session_id: Annotated[str, typer.Argument(help="The session (run) id.")],
-    *,
-    interrupt_id: InterruptIdOption = None,
-    lease_seconds: LeaseOption = None,
-    force: Annotated[
-        bool, typer.Option("--force", help="Take over another operator's claim (needs --reason).")
-    ] = False,
-    reason: Annotated[str | None, typer.Option("--reason", help="Why you take it over (recorded).")] = None,
-    operator: OperatorOption = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """Claim an interrupt so other operators see you are working on it (until the lease ends)."""
+_ForceOption = Annotated[bool, typer.Option("--force", help="Take over another operator's claim (needs --reason).")]
+_TakeOverReason = Annotated[str | None, typer.Option("--reason", help="Why you take it over (recorded).")]
+
+
+def _take_over_says_why(*, force: bool, reason: str | None, **_: Any) -> None:
     if force and not (reason or "").strip():
         usage("--force takes over another operator's claim: say why with --reason '<text>'")
-    _claim_call(
-        session_id,
-        interrupt_id,
-        as_json,
-        lambda c, iid: c.claim_interrupt(
-            iid, force=force, reason=reason, lease_seconds=lease_seconds, operator=operator
-        ),
-    )
 
 
-@workflow_app.command("renew-claim")
-def renew_claim(
-    session_id: Annotated[str, typer.Argument(help="The session (run) id.")],
-    interrupt_id: InterruptIdOption = None,
-    lease_seconds: LeaseOption = None,
-    operator: OperatorOption = None,
-    as_json: JsonFlag = False,
-) -> None:
+@_claim_command(
+    "claim-interrupt",
+    {"lease_seconds": (LeaseOption, None), "force": (_ForceOption, False), "reason": (_TakeOverReason, None)},
+    check=_take_over_says_why,
+)
+def claim_interrupt(
+    client: Client, iid: str, *, operator: str | None, lease_seconds: int | None, force: bool, reason: str | None
+) -> InterruptClaimed:
+    """Claim an interrupt so other operators see you are working on it (until the lease ends)."""
+    return client.claim_interrupt(iid, force=force, reason=reason, lease_seconds=lease_seconds, operator=operator)
+
+
+@_claim_command("renew-claim", {"lease_seconds": (LeaseOption, None)})
+def renew_claim(client: Client, iid: str, *, operator: str | None, lease_seconds: int | None) -> InterruptClaimed:
     """Extend your claim's lease (counted from now)."""
-    _claim_call(
-        session_id,
-        interrupt_id,
-        as_json,
-        lambda c, iid: c.renew_claim(iid, lease_seconds=lease_seconds, operator=operator),
-    )
+    return client.renew_claim(iid, lease_seconds=lease_seconds, operator=operator)
 
 
-@workflow_app.command("release-claim")
-def release_claim(
-    session_id: Annotated[str, typer.Argument(help="The session (run) id.")],
-    interrupt_id: InterruptIdOption = None,
-    operator: OperatorOption = None,
-    as_json: JsonFlag = False,
-) -> None:
+@_claim_command("release-claim", {})
+def release_claim(client: Client, iid: str, *, operator: str | None) -> InterruptClaimed:
     """Give your claim up: the interrupt is unclaimed."""
-    _claim_call(session_id, interrupt_id, as_json, lambda c, iid: c.release_claim(iid, operator=operator))
+    return client.release_claim(iid, operator=operator)
 
 
-@workflow_app.command("reassign-interrupt")
+_ToOption = Annotated[str, typer.Option("--to", help="The operator who gets the claim.")]
+_ReasonOption = Annotated[str | None, typer.Option("--reason", help="Why (recorded).")]
+
+
+@_claim_command(
+    "reassign-interrupt",
+    {"to": (_ToOption, Parameter.empty), "reason": (_ReasonOption, None), "lease_seconds": (LeaseOption, None)},
+)
 def reassign_interrupt(
-    session_id: Annotated[str, typer.Argument(help="The session (run) id.")],
-    *,
-    to: Annotated[str, typer.Option("--to", help="The operator who gets the claim.")],
-    interrupt_id: InterruptIdOption = None,
-    reason: Annotated[str | None, typer.Option("--reason", help="Why (recorded).")] = None,
-    lease_seconds: LeaseOption = None,
-    operator: OperatorOption = None,
-    as_json: JsonFlag = False,
-) -> None:
+    client: Client, iid: str, *, operator: str | None, to: str, reason: str | None, lease_seconds: int | None
+) -> InterruptClaimed:
     """Give the interrupt's claim to a named operator (recorded as interrupt_reassigned)."""
-    _claim_call(
-        session_id,
-        interrupt_id,
-        as_json,
-        lambda c, iid: c.reassign_interrupt(iid, to, reason=reason, lease_seconds=lease_seconds, operator=operator),
-    )
+    return client.reassign_interrupt(iid, to, reason=reason, lease_seconds=lease_seconds, operator=operator)
 
 
 @workflow_app.command("cancel-interrupt")

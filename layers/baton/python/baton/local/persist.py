@@ -114,11 +114,52 @@ def snapshot(table_name: str) -> list[str]:
         return [json.dumps(item.to_json()["Attributes"], separators=(",", ":"), default=_binary_out) for item in items]
 
 
-def with_current_indexes(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Saved items as the current key layout has them: a pending item saved before the all-pending index
-    (`baton/workflows/table.py`, GSI3) gets its keys, so the inbox's every-kind page lists it."""
+def _parked_gates(items: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], str], dict[str, list[tuple[str, str]]]]:
+    """The parked waits of saved items: the gate of each interaction a wait names, by (PK, id), and each
+    run's await gates with the node their scope is from ("" for every node)."""
+    named: dict[tuple[str, str], str] = {}
+    awaits: dict[str, list[tuple[str, str]]] = {}
+    for attrs in items:
+        if attrs.get("record", {}).get("S") != "wait" or attrs.get("status", {}).get("S") != "parked":
+            continue
+        pk, gate = attrs["PK"]["S"], attrs["gate"]["S"]
+        for iid in attrs.get("interaction_ids", {}).get("L", []):
+            named[(pk, iid["S"])] = gate
+        if attrs.get("kind", {}).get("S") == "await":
+            scope = json.loads(attrs.get("scope", {}).get("S") or "{}")
+            awaits.setdefault(pk, []).append((gate, scope.get("from") or ""))
+    return named, awaits
+
+
+def _with_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A pending interaction saved before items carried what they hold up (`Interaction.blocks`) gets the
+    gate of its run's parked wait that waits on it, as the park would have written it."""
+    named, awaits = _parked_gates(items)
     upgraded = []
     for attrs in items:
+        sk, pk = attrs.get("SK", {}).get("S", ""), attrs.get("PK", {}).get("S", "")
+        if sk.startswith("INT#") and attrs.get("status", {}).get("S") == "pending" and "blocks" not in attrs:
+            node = attrs.get("node", {}).get("S")
+            gate = named.get((pk, sk.removeprefix("INT#"))) or next(
+                (
+                    g
+                    for g, src in awaits.get(pk, [])
+                    if attrs.get("kind", {}).get("S") == "question" and src in ("", node)
+                ),
+                None,
+            )
+            if gate is not None:
+                attrs = {**attrs, "blocks": {"S": gate}}
+        upgraded.append(attrs)
+    return upgraded
+
+
+def with_current_indexes(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Saved items as the current key layout has them: a pending item saved before the all-pending index
+    (`baton/workflows/table.py`, GSI3) gets its keys, so the inbox's every-kind page lists it, and what
+    it holds up (`_with_blocks`)."""
+    upgraded = []
+    for attrs in _with_blocks(items):
         pending = attrs.get("GSI1PK", {}).get("S", "")
         if pending.startswith("PENDING#") and ALL_PENDING_PK_ATTRIBUTE not in attrs and "GSI1SK" in attrs:
             attrs = {

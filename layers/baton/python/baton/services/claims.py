@@ -32,8 +32,17 @@ from baton.ids import iso
 from baton.services.interrupts import interrupt_winner, public_view
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
     from baton.services.interrupts import InterruptService
+
+    # A claim change decided: the state to write, and the event of it given the interrupt written.
+    Decision = tuple[InteractionStatus, Callable[[Interaction], EventPayload]]
+    # What a change decides on the interrupt as read (and whether this is a decision again after a
+    # lost write): a Decision, None for nothing to change, or an error raised.
+    Decide = Callable[[Interaction, bool], Decision | None]
 
 DEFAULT_LEASE_SECONDS: Final = 15 * 60
 MIN_LEASE_SECONDS: Final = 60
@@ -111,6 +120,25 @@ class ClaimService:
             update={"claimed_by": operator, "claimed_at": self._now(), "lease_expires_at": self._until(lease_seconds)}
         )
 
+    def _change(self, interrupt_id: str, verb: str, decide: Decide) -> dict[str, Any]:
+        """The loop every claim change runs: read the interrupt, `decide` on what it shows (the new state
+        and the event of the change; None: nothing to change, a 200 with changed false; or an error),
+        write it conditionally on what was read, and after a lost write decide again on a fresh read
+        (`decide` is told it is deciding again)."""
+        again = False
+        while True:
+            i = self.interrupts.current(interrupt_id, verb)
+            decided = decide(i, again)
+            if decided is None:
+                return self._result(i, changed=False)
+            state, event_of = decided
+            written = self._write(i, state)
+            if written is None:
+                again = True
+                continue
+            self.core.record(i.run_id, event_of(written))
+            return self._result(written, changed=True)
+
     # ---- the operator's actions -----------------------------------------------------------------
     def claim(
         self,
@@ -125,69 +153,58 @@ class ClaimService:
         one made since: after a lost write it is decided again without force."""
         lease = check_lease_seconds(lease_seconds)
         why = check_reason(reason, required=force)
-        while True:
-            i = self.interrupts.current(interrupt_id, "claimed")
+
+        def decide(i: Interaction, again: bool) -> Decision | None:
             previous = i.state.claimed_by
             if previous == operator:
-                return self._result(i, changed=False)
-            if previous is not None and not force:
+                return None
+            if previous is not None and (not force or again):
                 raise self._held_elsewhere(i, "claim", "; send force=true with a reason to take it over")
-            claimed = self._write(i, self._claimed_state(i, operator, lease))
-            if claimed is None:
-                force = False
-                continue
             taken = {"previous": previous, "reason": why} if previous is not None else {}
-            self.core.record(
-                i.run_id,
-                InterruptClaimed(
-                    interaction_id=interrupt_id,
-                    node=i.request.node,
-                    by=operator,
-                    lease_expires_at=claimed.state.lease_expires_at,
-                    **taken,
-                ),
+            return self._claimed_state(i, operator, lease), lambda claimed: InterruptClaimed(
+                interaction_id=interrupt_id,
+                node=i.request.node,
+                by=operator,
+                lease_expires_at=claimed.state.lease_expires_at,
+                **taken,
             )
-            return self._result(claimed, changed=True)
+
+        return self._change(interrupt_id, "claimed", decide)
 
     def renew(self, interrupt_id: str, *, operator: str, lease_seconds: int | None = None) -> dict[str, Any]:
         """The holder's lease, extended to now + `lease_seconds` (the default when omitted)."""
         lease = check_lease_seconds(lease_seconds)
-        while True:
-            i = self.interrupts.current(interrupt_id, "renewed")
+
+        def decide(i: Interaction, _again: bool) -> Decision:
             if i.state.claimed_by is None:
                 raise self._not_claimed(i, "renew")
             if i.state.claimed_by != operator:
                 raise self._held_elsewhere(i, "renew", "; only its holder can renew it")
-            renewed = self._write(i, i.state.model_copy(update={"lease_expires_at": self._until(lease)}))
-            if renewed is None:
-                continue
-            self.core.record(
-                i.run_id,
-                InterruptClaimRenewed(
-                    interaction_id=interrupt_id,
-                    node=i.request.node,
-                    by=operator,
-                    lease_expires_at=renewed.state.lease_expires_at or "",
-                ),
+            return i.state.model_copy(
+                update={"lease_expires_at": self._until(lease)}
+            ), lambda renewed: InterruptClaimRenewed(
+                interaction_id=interrupt_id,
+                node=i.request.node,
+                by=operator,
+                lease_expires_at=renewed.state.lease_expires_at or "",
             )
-            return self._result(renewed, changed=True)
+
+        return self._change(interrupt_id, "renewed", decide)
 
     def release(self, interrupt_id: str, *, operator: str) -> dict[str, Any]:
         """The holder gives the claim up; an unclaimed interrupt is left as it is (changed false)."""
-        while True:
-            i = self.interrupts.current(interrupt_id, "released")
+
+        def decide(i: Interaction, _again: bool) -> Decision | None:
             if i.state.claimed_by is None:
-                return self._result(i, changed=False)
+                return None
             if i.state.claimed_by != operator:
                 raise self._held_elsewhere(i, "release", "; only its holder can release it")
             free = i.state.model_copy(update={"claimed_by": None, "claimed_at": None, "lease_expires_at": None})
-            released = self._write(i, free)
-            if released is None:
-                continue
-            self.core.record(
-                i.run_id, InterruptClaimReleased(interaction_id=interrupt_id, node=i.request.node, by=operator)
+            return free, lambda _released: InterruptClaimReleased(
+                interaction_id=interrupt_id, node=i.request.node, by=operator
             )
-            return self._result(released, changed=True)
+
+        return self._change(interrupt_id, "released", decide)
 
     def reassign(
         self,
@@ -201,27 +218,22 @@ class ClaimService:
         """`operator` gives the claim to `to` (whoever held it): an explicit operator action."""
         lease = check_lease_seconds(lease_seconds)
         why = check_reason(reason, required=False)
-        while True:
-            i = self.interrupts.current(interrupt_id, "reassigned")
+
+        def decide(i: Interaction, _again: bool) -> Decision | None:
             previous = i.state.claimed_by
             if previous == to:
-                return self._result(i, changed=False)
-            assigned = self._write(i, self._claimed_state(i, to, lease))
-            if assigned is None:
-                continue
-            self.core.record(
-                i.run_id,
-                InterruptReassigned(
-                    interaction_id=interrupt_id,
-                    node=i.request.node,
-                    by=operator,
-                    to=to,
-                    previous=previous,
-                    reason=why,
-                    lease_expires_at=assigned.state.lease_expires_at or "",
-                ),
+                return None
+            return self._claimed_state(i, to, lease), lambda assigned: InterruptReassigned(
+                interaction_id=interrupt_id,
+                node=i.request.node,
+                by=operator,
+                to=to,
+                previous=previous,
+                reason=why,
+                lease_expires_at=assigned.state.lease_expires_at or "",
             )
-            return self._result(assigned, changed=True)
+
+        return self._change(interrupt_id, "reassigned", decide)
 
     def _not_claimed(self, i: Interaction, verb: str) -> ConflictError:
         return ConflictError(

@@ -6,8 +6,11 @@ Read by Query only: one kind is one partition of the sparse pending index (`PEND
 the page cursor and the age filter in the key condition. One run's items come from the by_status index
 instead (one Query per kind, merged by creation time). A claim counts only while its lease runs
 (`baton.services.claims`): "claimed by me" and "unclaimed" are decided at the page's time, and an item
-whose lease ended shows unclaimed. What an item holds up comes from the parked waits (one Query on the
-index's `PARKED` partition), never from a task token: the item shows the gate's name only.
+whose lease ended shows unclaimed. What an item holds up is written on the item itself by the park
+that waits on it (`Interaction.blocks`: `WaitStore.put_wait` marks the interactions a wait names in its
+own transaction; a question asked while an await gate of its scope is parked is marked by the ask or by
+the park's re-read, `baton/services/questions.py`), so the page is the one Query and nothing more; it is
+never a task token, only the gate's name.
 
 A page token is the position of the page's last item (`<created_at>#<id>`) bound to the filters it
 was issued for; a forged or foreign one is a 400 before any read."""
@@ -28,7 +31,7 @@ from baton.ids import iso, parse_iso
 from baton.models import InterruptRequest, PendingQuery
 
 if TYPE_CHECKING:
-    from baton.models import Interaction, ParkedWait
+    from baton.models import Interaction
     from baton.services.core import Core
 
 DEFAULT_PAGE_SIZE = 50
@@ -115,16 +118,22 @@ def actions_of(i: Interaction) -> list[InboxAction]:
     return [*own, InboxAction(name="run", method="GET", path=run)]
 
 
-def blocking_gate(i: Interaction, waits: list[ParkedWait]) -> str | None:
-    """The parked gate of the item's run that waits on it: named in the wait, or (an await gate) a
-    question of its scope asked after it parked."""
-    for wait in waits:
-        if i.interaction_id in wait.interaction_ids:
-            return wait.gate
-        scope_node = wait.scope.get("from")
-        if i.kind == "question" and wait.kind == "await" and scope_node in (None, i.node):
-            return wait.gate
-    return None
+def mark_parked_blocks(core: Core) -> int:
+    """Write what each pending item holds up for the waits parked before items carried it (a deployed
+    table, once: `scripts/backfill_all_pending.py`): a wait's named interactions, and for an await gate
+    the pending questions of its scope. One Query of the parked waits, one of each await gate's run,
+    one conditional UpdateItem per still pending item. Safe to run twice. Returns how many it marked."""
+    marked = 0
+    for wait in core.store.list_parked():
+        if wait.status != "parked":
+            continue
+        ids = list(wait.interaction_ids)
+        if wait.kind == "await":
+            from_node = wait.scope.get("from")
+            questions = core.store.list_run_interactions(wait.run_id, kind="question", status="pending")
+            ids += [q.interaction_id for q in questions if not from_node or q.node == from_node]
+        marked += core.store.mark_blocked(wait.run_id, wait.gate, ids)
+    return marked
 
 
 class InboxService:
@@ -167,19 +176,15 @@ class InboxService:
         more = more or len(merged) > query.limit
         page = merged[: query.limit]
         as_of = self.core.now()
-        waits: dict[str, list[ParkedWait]] = {}
-        if page:  # one Query for every run on the page
-            for wait in self.core.store.list_parked():
-                waits.setdefault(wait.run_id, []).append(wait)
-        items = [self.item(i, waits.get(i.run_id, []), as_of) for i in page]
+        items = [self.item(i, as_of) for i in page]
         token = encode_token(store_query.position(page[-1]), query) if more and page else None
         return InboxPage(items=items, count=len(items), next=token, as_of=as_of)
 
     @staticmethod
-    def item(i: Interaction, waits: list[ParkedWait], as_of: str) -> InboxItem:
+    def item(i: Interaction, as_of: str) -> InboxItem:
         request = i.request
         schema, form = _answer_schema(request) if isinstance(request, InterruptRequest) else (None, None)
-        gate = blocking_gate(i, waits)
+        gate = i.blocks
         if gate is None and isinstance(request, InterruptRequest):
             gate = request.gate  # a hosted interrupt names its gate even before its wait is read
         waited = (parse_iso(as_of) - parse_iso(i.created_at)).total_seconds()

@@ -240,6 +240,7 @@ class QuestionService:
             ),
         )
         core.store.put_interaction(interaction)
+        self._mark_awaited(interaction)
         core.record(
             run_id,
             HumanInputRequested(
@@ -758,7 +759,20 @@ class QuestionService:
             core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"})
         # The re-check: anything answered between our read above and the park is seen here.
         released = self._release_if_ready(run_id, gate, from_node)
+        if not released:  # asked between our read above and the park: this gate holds it up too
+            late, _ = self._scope(run_id, from_node)
+            named = {i.interaction_id for i in pending}
+            core.store.mark_blocked(run_id, gate, [i.interaction_id for i in late if i.interaction_id not in named])
         return {"parked": True, "gate": gate, "released": released, "pending": [i.interaction_id for i in pending]}
+
+    def _mark_awaited(self, question: Interaction) -> None:
+        """A question asked while an await gate of its scope is parked holds that gate up (the inbox shows
+        it). Read after the question's write, as the park reads its scope after the wait's: of a question
+        and a gate racing, one of the two reads sees the other's write, so one of them marks it."""
+        for wait in self.core.store.list_run_waits(question.run_id):
+            if wait.kind == "await" and wait.status == "parked" and _in_scope(question, wait.scope.get("from")):
+                self.core.store.mark_blocked(question.run_id, wait.gate, [question.interaction_id])
+                return
 
     def _release_if_ready(self, run_id: str, gate: str, from_node: str | None) -> bool:
         pending, answers = self._scope(run_id, from_node)

@@ -23,6 +23,9 @@ GSI3 (sparse, "all_pending"): every pending interaction of every kind, in one pa
   adds them when it loads its saved table (`baton/local/persist.py`); a deployed table's older pending
   items get them from `DynamoStore.backfill_all_pending` (`scripts/backfill_all_pending.py`, once); until
   then such an item is listed under its kind's filter (GSI1) but not on the all-kinds page.
+  A pending interaction also carries `blocks`, the gate parked on it (written by the park: `put_wait`,
+  `mark_blocked`), so the page is that one Query with no read of the WAIT# items; the same backfill
+  writes it for waits parked before it (`baton.services.inbox.mark_parked_blocks`).
 The TTL attribute is shared with Powertools Idempotency records (they write `expiration` too).
 """
 
