@@ -6,12 +6,16 @@ Items, in the run's partition (both sort before PEND#, so `snapshot_run` never r
 - `APT#<interaction>`: the tally, `ADD approvals|rejections :one` conditioned on both counts being
   below their thresholds, so at most N approvals (or R rejections) are ever counted.
 Both go in one transaction with a ConditionCheck that the interaction is still pending and the vote's
-`approval_recorded` event. The release itself is the interaction's own transition, guarded by
-`QuorumMet` (`quorum_check` below), written by `DynamoStore.transition_interaction`.
+`approval_recorded` event, a decision: chained, with the run's decision-log head advanced in the same
+transaction (`DynamoStore._record_items`), so `audit verify` covers every vote; a vote that lost the
+head (or the tally) to a concurrent write reads the head again and retries. The release itself is the
+interaction's own transition, guarded by `QuorumMet` (`quorum_check` below), written by
+`DynamoStore.transition_interaction`.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -23,15 +27,20 @@ from baton.errors import ConflictError
 from baton.workflows.table import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from baton.domain.approval import VoteOutcome
-    from baton.models import Event
+    from baton.domain.audit import AuditHead
+    from baton.models import Event, Message
     from baton.ports import QuorumMet
 
 _ser = TypeSerializer()
 _de = TypeDeserializer()
-VOTE_ATTEMPTS = 8  # a vote that met a concurrent transaction on the tally tries again (TransactionConflict)
+# A vote that met a concurrent transaction on the tally or the run's chain head tries again (each round,
+# one racer wins; 50 votes and other decisions on one run need more rounds than the tally alone).
+VOTE_ATTEMPTS = 40
 
 
 def _item(values: dict[str, Any]) -> dict[str, Any]:
@@ -81,7 +90,10 @@ class DynamoApprovals:
     _table: str
     _db: DynamoDBClient
 
-    def _event_values(self, event: Event) -> dict[str, Any]:
+    def _record_items(self, run_id: str, records: Sequence[Message | Event], head: AuditHead) -> list[dict[str, Any]]:
+        raise NotImplementedError  # DynamoStore's
+
+    def get_audit_head(self, run_id: str) -> AuditHead:
         raise NotImplementedError  # DynamoStore's
 
     def _expiry(self, at_epoch: int) -> int:
@@ -132,28 +144,27 @@ class DynamoApprovals:
                     "ExpressionAttributeValues": _item({":pending": "pending"}),
                 }
             },
-            {
-                "Put": {
-                    "TableName": self._table,
-                    "Item": _item(self._event_values(event)),
-                    "ConditionExpression": "attribute_not_exists(PK)",
-                }
-            },
         ]
-        return self._vote_transaction(items)
+        return self._vote_transaction(items, event)
 
-    def _vote_transaction(self, items: list[dict[str, Any]]) -> VoteOutcome:
+    def _vote_transaction(self, items: list[dict[str, Any]], event: Event) -> VoteOutcome:
         codes: list[str] = []
+        head: AuditHead | None = None
         for attempt in range(VOTE_ATTEMPTS):
+            head = head or self.get_audit_head(event.run_id)
+            chained = self._record_items(event.run_id, [event], head)  # the event and the head's advance
             try:
-                self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type,unused-ignore]
+                self._db.transact_write_items(TransactItems=[*items, *chained])  # type: ignore[list-item,unused-ignore]
             except ClientError as err:
                 codes = _codes(err)
                 if codes and codes[0] == "ConditionalCheckFailed":
                     return "already_counted"
                 if "ConditionalCheckFailed" in codes[1:3]:
                     return "closed"
-                time.sleep(0.01 * (attempt + 1))  # TransactionConflict: a concurrent vote on the tally
+                # A concurrent vote on the tally, or another decision advanced the run's head: again,
+                # after the head as it is now.
+                head = None
+                time.sleep(random.uniform(0, min(0.05, 0.005 * (attempt + 1))))
                 continue
             return "recorded"
         raise ConflictError(

@@ -61,8 +61,7 @@ DECISION_TYPES: frozenset[str] = frozenset(
         EventType.INTERRUPT_CLAIM_RENEWED,  # claims (baton/services/claims.py) record through Core.record
         EventType.INTERRUPT_CLAIM_RELEASED,
         EventType.INTERRUPT_REASSIGNED,
-        # Not yet: approval_recorded, written in the vote's own transaction (baton/adapters/dynamo_approvals.py)
-        # without the head's advance; the vote's outcome is chained by quorum_reached / approval_rejected.
+        EventType.APPROVAL_RECORDED,  # each counted vote, the head advanced in the vote's own transaction
     }
 )
 
