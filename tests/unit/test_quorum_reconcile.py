@@ -96,3 +96,24 @@ def test_an_unmet_tally_and_a_released_quorum_are_left_alone(core: Core) -> None
     qs.answer("r1", iid, "approve", caller="bob")  # released by its decider
     assert core.store.list_met_tallies() == [] and Reconciler(core, questions=qs).reconcile()["quorums"] == []
     assert _types(core, "r1").count("quorum_reached") == 1
+
+
+def test_a_met_park_quorum_whose_release_failed_sends_its_token_once_from_the_reconciler(
+    core: Core, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.services.runs import RunService
+    from tests.fakes import RecordingTaskTokens
+
+    runs = RunService(core)
+    runs.park(run_id="h1", node="approve", token="tok-h1", prompt="Ship?", timeout_seconds=600, approval=TWO_OF_THREE)
+    runs.resume("h1", {"decision": "approve"}, caller="alice")
+    _fail_first_release(monkeypatch, core)
+    with pytest.raises(DeciderDied):
+        runs.resume("h1", {"decision": "approve"}, caller="bob")
+    assert isinstance(core.tokens, RecordingTaskTokens) and core.tokens.sent == []
+    reconciler = Reconciler(core, runs=runs)
+    assert [q["kind"] for q in reconciler.reconcile()["quorums"]] == ["quorum"]
+    assert reconciler.reconcile()["quorums"] == []
+    [(kind, token, output)] = core.tokens.sent
+    assert (kind, token, output["answered_by"]) == ("success", "tok-h1", "alice, bob")
+    assert _types(core, "h1").count("quorum_reached") == 1

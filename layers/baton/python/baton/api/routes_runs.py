@@ -22,6 +22,7 @@ from baton.contracts import (
     StartedRun,
 )
 from baton.domain import fields
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import NotifyChannels
 from baton.domain.ladder import Ladder, OnTimeout
 
@@ -58,6 +59,11 @@ class BlockingAskRequest(BaseModel):
         default="fail",
         description='"fail" (timed_out at the deadline) or {"default": <answers>}: taken at the deadline as '
         "timed_out_default, checked against the options now (422)",
+    )
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="A quorum (README 'Quorum and separation of duties'): each resume is a vote under "
+        "answers.decision; the asking agent may not vote",
     )
 
     model_config = {"extra": "forbid"}
@@ -136,7 +142,9 @@ def resume(run_id: RunId, body: ResumeRequest) -> ReviewActionResult | ResumeRes
     resumed = services.idempotency.run(
         "resume",
         request,
-        lambda: services.runs.resume(run_id, body.answers, caller=caller.principal, node=body.node),
+        lambda: services.runs.resume(
+            run_id, body.answers, caller=caller.principal, node=body.node, groups=caller.groups
+        ),
     )
     return ResumeResult.model_validate(resumed)
 
@@ -160,6 +168,7 @@ def blocking_ask(run_id: RunId, body: BlockingAskRequest) -> Response[BlockingAs
         notify=body.notify,
         caller=deps.current_caller().principal,
         ladder=Ladder(on_timeout=body.on_timeout) if body.on_timeout != "fail" else None,
+        approval=body.approval,
     )
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=BlockingAskView.of(asked))
 

@@ -24,6 +24,7 @@ from baton.services.deadlines import answer_with_default
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.domain.approval import ApprovalPolicy
     from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
@@ -57,7 +58,7 @@ class AskService:
         self._sleep = sleep
         self._monotonic = monotonic
 
-    def ask(
+    def ask(  # noqa: PLR0913 - the BlockingAskRequest, field by field (the quorum policy made it nine)
         self,
         run_id: str,
         *,
@@ -68,13 +69,24 @@ class AskService:
         options: list[str] | None = None,
         notify: list[str] | None = None,
         ladder: Ladder | None = None,
+        approval: ApprovalPolicy | None = None,
     ) -> Interaction:
         """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. A `ladder`
         may declare `on_timeout` (a default is checked against the options here: 422, nothing stored);
-        remind/escalate steps need a parked gate's timer, which a blocking ask has not: 422."""
+        remind/escalate steps need a parked gate's timer, which a blocking ask has not: 422. With
+        `approval` the ask needs a quorum and the asking agent may not vote (baton/services/pause_quorum.py)."""
         core = self.core
         if ladder is not None:
             _check_ladder(ladder, timeout_seconds, options)
+        if (
+            approval is not None
+            and approval.approve_option is not None
+            and approval.approve_option not in (options or [])
+        ):
+            raise ValidationFailedError(
+                f"approval.approve_option {approval.approve_option!r} is not one of the options",
+                details={"path": "approval.approve_option", "options": options},
+            )
         core.check_notify(notify)
         core.ensure_run(run_id)
         interaction = Interaction(
@@ -90,6 +102,8 @@ class AskService:
                 timeout_seconds=timeout_seconds,
                 notify=notify or ["console"],
                 ladder=ladder,
+                approval=approval,
+                requested_by=caller if approval is not None else None,
             ),
         )
         core.store.put_interaction(interaction)

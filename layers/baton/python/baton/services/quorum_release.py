@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from baton.errors import ConflictError, GoneError
 from baton.models import QuestionRequest
+from baton.services.pause_quorum import PauseQuorum
 
 if TYPE_CHECKING:
     from baton.domain.approval import MetTally
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
     from baton.services.questions import QuestionService
+    from baton.services.runs import RunService
 
 log = logging.getLogger("baton")
 
@@ -43,12 +45,14 @@ def _settle_question(questions: QuestionService, question: Interaction) -> bool:
     return True
 
 
-def settle_met_quorums(core: Core, questions: QuestionService, interrupts: InterruptService) -> list[dict[str, str]]:
+def settle_met_quorums(
+    core: Core, questions: QuestionService, interrupts: InterruptService, runs: RunService
+) -> list[dict[str, str]]:
     """Release every quorum met but not released; returns the ones this pass released."""
     released: list[dict[str, str]] = []
     for met in core.store.list_met_tallies():
         try:
-            if _settle(core, questions, interrupts, met):
+            if _settle(core, (questions, interrupts, runs), met):
                 released.append({"run_id": met.run_id, "interaction_id": met.interaction_id, "kind": "quorum"})
         except GoneError:  # its run or gate ended first: nothing waits for the decision
             core.store.close_tally(met.run_id, met.interaction_id)
@@ -57,7 +61,8 @@ def settle_met_quorums(core: Core, questions: QuestionService, interrupts: Inter
     return released
 
 
-def _settle(core: Core, questions: QuestionService, interrupts: InterruptService, met: MetTally) -> bool:
+def _settle(core: Core, services: tuple[QuestionService, InterruptService, RunService], met: MetTally) -> bool:
+    questions, interrupts, runs = services
     pause = core.store.get_interaction(met.run_id, met.interaction_id)
     if pause is None or pause.state.status != "pending":
         core.store.close_tally(met.run_id, met.interaction_id)  # ended another way (or a stale index read)
@@ -66,4 +71,6 @@ def _settle(core: Core, questions: QuestionService, interrupts: InterruptService
         return _settle_question(questions, pause)
     if pause.request.kind == "interrupt":
         return interrupts.settle_quorum(pause)
+    if pause.request.kind == "ask":  # a hosted park or a blocking ask (baton/services/pause_quorum.py)
+        return PauseQuorum(runs).settle_standing(pause)
     return False

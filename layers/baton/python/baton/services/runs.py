@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from datetime import datetime
 
+    from baton.domain.approval import ApprovalPolicy
     from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
@@ -171,7 +172,7 @@ class RunService:
         return self.core.store.list_events(run_id, after=after, limit=limit)
 
     # ---- the human pause -----------------------------------------------------------------------
-    def park(
+    def park(  # noqa: PLR0913 - the ParkPayload, field by field (the quorum policy made it nine)
         self,
         *,
         run_id: str,
@@ -182,10 +183,12 @@ class RunService:
         notify: list[str] | None = None,
         entered_at: datetime | None = None,
         ladder: Ladder | None = None,
+        approval: ApprovalPolicy | None = None,
     ) -> Interaction:
         """Called by the gate's Lambda (its payload validated) with the task token: record what is asked,
         park the token. Idempotent: a retried invoke (same token) returns the same interaction and wait,
-        and records and notifies nothing again."""
+        and records and notifies nothing again. With `approval` the pause needs a quorum and the run's
+        starter may not vote (baton/services/pause_quorum.py)."""
         core = self.core
         core.ensure_run(run_id)
         again = core.parked_again(run_id, node, token)
@@ -201,7 +204,13 @@ class RunService:
             created_at=now,
             expires_at=deadline,
             request=PauseRequest(
-                node=node, prompt=prompt, timeout_seconds=timeout_seconds, notify=notify or ["console"], ladder=ladder
+                node=node,
+                prompt=prompt,
+                timeout_seconds=timeout_seconds,
+                notify=notify or ["console"],
+                ladder=ladder,
+                approval=approval,
+                requested_by=core.require_run(run_id).started_by if approval is not None else None,
             ),
         )
         try:
@@ -246,8 +255,17 @@ class RunService:
             pause=interaction.request,
         )
 
-    def resume(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
-        """Store the answers on the run's pending human interaction, then send its parked token."""
+    def resume(
+        self,
+        run_id: str,
+        answers: dict[str, Any],
+        *,
+        caller: str,
+        node: str | None = None,
+        groups: frozenset[str] = frozenset(),
+    ) -> dict[str, Any]:
+        """Store the answers on the run's pending human interaction, then send its parked token. On a
+        quorum pause the resume is one vote (baton/services/pause_quorum.py)."""
         core = self.core
         hosted = core.require_run(run_id).hosted
         mine = [
@@ -284,6 +302,12 @@ class RunService:
             )
         target = pending[-1]
         core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
+        policy = target.request_as(PauseRequest).approval if target.request.kind == "ask" else None
+        if policy is not None:
+            from baton.services.approvals import Voter
+            from baton.services.pause_quorum import PauseQuorum
+
+            return PauseQuorum(self).vote(target, policy, answers, Voter(caller, groups))
         answered_event = core.new_event(
             run_id,
             InteractionAnswered(
@@ -306,13 +330,20 @@ class RunService:
                     "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
                 },
             ) from None
-        resumed = core.release_gate(run_id, target.request.node, self._output(answered))
-        if not resumed and not hosted and core.store.get_wait(run_id, target.request.node) is None:
+        return self._result(answered, self.deliver(answered, hosted=hosted))
+
+    def deliver(self, answered: Interaction, *, hosted: bool | None = None) -> bool:
+        """Send an answered pause's token; a blocking ask (no token) lets its waiter go instead."""
+        core, run_id, node = self.core, answered.run_id, answered.request.node
+        if hosted is None:
+            hosted = core.require_run(run_id).hosted
+        resumed = core.release_gate(run_id, node, self._output(answered))
+        if not resumed and not hosted and core.store.get_wait(run_id, node) is None:
             # A blocking ask of an agent (baton.services.asks): no token; its waiter reads the answer.
             core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
-            core.record(run_id, RunResumed(gate=target.request.node, kind="ask"))
+            core.record(run_id, RunResumed(gate=node, kind="ask"))
             resumed = True
-        return self._result(answered, resumed)
+        return resumed
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         """The reconciler: a parked pause whose interaction is answered gets the resume a failed send
