@@ -212,6 +212,13 @@ class MemoryStore:
         with self._lock:
             self.open_tallies.pop((run_id, interaction_id), None)
 
+    def clear_votes(self, run_id: str, interaction_id: str) -> None:
+        with self._lock:
+            self.open_tallies.pop((run_id, interaction_id), None)
+            self.tallies.pop((run_id, interaction_id), None)
+            for key in [k for k in self.votes if k[:2] == (run_id, interaction_id)]:
+                del self.votes[key]
+
     def list_votes(self, run_id: str, interaction_id: str) -> list[Approval]:
         found = [v for (r, i, _), v in self.votes.items() if (r, i) == (run_id, interaction_id)]
         return sorted(found, key=lambda v: (v.at, v.operator))

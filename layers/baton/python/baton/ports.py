@@ -222,6 +222,11 @@ class ApprovalStore(Protocol):
         """Take a tally off that list without a release (its pause ended another way)."""
         ...
 
+    def clear_votes(self, run_id: str, interaction_id: str) -> None:
+        """Remove a pause's votes and tally (a review gate reopened for a new round; each vote stays in
+        the run's chained `approval_recorded` events)."""
+        ...
+
 
 class Store(RunStore, InteractionStore, EventStore, MessageStore, ReviewTurnStore, WaitStore, ApprovalStore, Protocol):
     """Everything the services keep (one DynamoDB table)."""

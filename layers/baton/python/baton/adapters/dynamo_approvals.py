@@ -248,3 +248,12 @@ class DynamoApprovals:
         except ClientError as err:
             if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise
+
+    def clear_votes(self, run_id: str, interaction_id: str) -> None:
+        keys = [{"PK": _pk(run_id), "SK": tally_sk(interaction_id)}]
+        keys += [
+            {"PK": _pk(run_id), "SK": vote_sk(v.interaction_id, v.operator)}
+            for v in self.list_votes(run_id, interaction_id)
+        ]
+        for key in keys:
+            self._db.delete_item(TableName=self._table, Key=_item(key))

@@ -136,7 +136,9 @@ def resume(run_id: RunId, body: ResumeRequest) -> ReviewActionResult | ResumeRes
     from baton.services.review import is_review_answer  # the review wing loads on first use, not at cold start
 
     if is_review_answer(body.answers) or services.review_service().waiting_at_review(run_id, body.node):
-        acted = services.review_service().act(run_id, body.answers, caller=caller.principal, node=body.node)
+        acted = services.review_service().act(
+            run_id, body.answers, caller=caller.principal, node=body.node, groups=caller.groups
+        )
         return ReviewActionResult.model_validate(acted)
     request = {"run_id": run_id, "answers": body.answers, "node": body.node, "caller": caller.principal}
     resumed = services.idempotency.run(

@@ -20,14 +20,18 @@ from baton.models import QuestionRequest
 from baton.services.pause_quorum import PauseQuorum
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from baton.domain.approval import MetTally
     from baton.models import Interaction
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
     from baton.services.questions import QuestionService
+    from baton.services.review import ReviewService
     from baton.services.runs import RunService
 
 log = logging.getLogger("baton")
+_Services = tuple["QuestionService", "InterruptService", "RunService", "Callable[[], ReviewService] | None"]
 
 
 def _settle_question(questions: QuestionService, question: Interaction) -> bool:
@@ -46,13 +50,17 @@ def _settle_question(questions: QuestionService, question: Interaction) -> bool:
 
 
 def settle_met_quorums(
-    core: Core, questions: QuestionService, interrupts: InterruptService, runs: RunService
+    core: Core,
+    questions: QuestionService,
+    interrupts: InterruptService,
+    runs: RunService,
+    review: Callable[[], ReviewService] | None = None,
 ) -> list[dict[str, str]]:
     """Release every quorum met but not released; returns the ones this pass released."""
     released: list[dict[str, str]] = []
     for met in core.store.list_met_tallies():
         try:
-            if _settle(core, (questions, interrupts, runs), met):
+            if _settle(core, (questions, interrupts, runs, review), met):
                 released.append({"run_id": met.run_id, "interaction_id": met.interaction_id, "kind": "quorum"})
         except GoneError:  # its run or gate ended first: nothing waits for the decision
             core.store.close_tally(met.run_id, met.interaction_id)
@@ -61,8 +69,8 @@ def settle_met_quorums(
     return released
 
 
-def _settle(core: Core, services: tuple[QuestionService, InterruptService, RunService], met: MetTally) -> bool:
-    questions, interrupts, runs = services
+def _settle(core: Core, services: _Services, met: MetTally) -> bool:
+    questions, interrupts, runs, review = services
     pause = core.store.get_interaction(met.run_id, met.interaction_id)
     if pause is None or pause.state.status != "pending":
         core.store.close_tally(met.run_id, met.interaction_id)  # ended another way (or a stale index read)
@@ -73,4 +81,6 @@ def _settle(core: Core, services: tuple[QuestionService, InterruptService, RunSe
         return interrupts.settle_quorum(pause)
     if pause.request.kind == "ask":  # a hosted park or a blocking ask (baton/services/pause_quorum.py)
         return PauseQuorum(runs).settle_standing(pause)
+    if pause.request.kind == "review" and review is not None:  # baton/services/review/quorum.py
+        return review().settle_quorum(pause)
     return False

@@ -115,7 +115,9 @@ class Reconciler:
             except Exception:
                 log.exception("reconcile: re-send failed", extra={"run_id": wait.run_id, "gate": wait.gate})
         tools, timed_out = self.questions.reconcile_tool_awaits()
-        quorums = settle_met_quorums(self.core, self.questions, self.interrupts, self.runs)  # a met quorum never waits
+        quorums = settle_met_quorums(
+            self.core, self.questions, self.interrupts, self.runs, self._review
+        )  # a met quorum never waits
         return {
             "checked": checked,
             "released": released + tools,
