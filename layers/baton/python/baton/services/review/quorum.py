@@ -24,7 +24,7 @@ from baton.ports import GuardFailedError
 from baton.services.approvals import ApprovalService
 
 if TYPE_CHECKING:
-    from baton.domain.approval import ApprovalPolicy
+    from baton.domain.approval import ApprovalPolicy, Vote
     from baton.models import Interaction
     from baton.services.approvals import Ballot, Voter
     from baton.services.review.gate import ReviewGate
@@ -40,7 +40,7 @@ class ReviewQuorum:
         self, interaction: Interaction, policy: ApprovalPolicy, action: dict[str, Any], voter: Voter
     ) -> dict[str, Any]:
         """One operator's `approve_merge`/`force_merge` (approve) or `request_changes` (reject)."""
-        vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
+        vote: Vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
         text = json.dumps(action, sort_keys=True, separators=(",", ":"))
         requested_by = self.core.require_run(interaction.run_id).started_by
         ballot = self.approvals.cast(interaction, policy, text, voter, requested_by=requested_by, vote=vote)
