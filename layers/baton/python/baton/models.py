@@ -145,6 +145,12 @@ class PauseRequest(_RequestBase):
     _OWN_FIELDS = ("approval", "requested_by")
     _OMIT_WHEN_NONE = ("approval", "requested_by")
 
+    def with_quorum(self, approval: ApprovalPolicy | None, *, requested_by: str | None) -> PauseRequest:
+        """This pause needing `approval` (`requested_by` may not vote); unchanged without one."""
+        if approval is None:
+            return self
+        return self.model_copy(update={"approval": approval, "requested_by": requested_by})
+
 
 class AwaitToolRequest(_RequestBase):
     """The await tool's pause: completed when no question in scope (`from_node`, or the run) is pending."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.domain.approval import vote_of
 from baton.errors import ConflictError, ValidationFailedError, winner
-from baton.events import InteractionAnswered
+from baton.events import InteractionAnswered, RunResumed
 from baton.models import PauseRequest, status_of
 from baton.ports import GuardFailedError
 from baton.services.approvals import ApprovalService
@@ -28,16 +28,42 @@ if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
     from baton.models import Interaction
     from baton.services.approvals import Ballot, Voter
-    from baton.services.runs import RunService
+    from baton.services.core import Core
 
 DECISION_KEY = "decision"
+Groups = frozenset[str]  # the voter's approver groups (baton/api/auth.py Caller.groups)
+NO_GROUPS: Groups = frozenset()
+
+
+def pause_output(i: Interaction) -> dict[str, Any]:
+    """What an answered pause sends its workflow (the token's output; a blocking ask's waiter reads it)."""
+    return {
+        "interaction_id": i.interaction_id,
+        "node": i.request.node,
+        "answers": i.state.answer,
+        "answered_by": i.state.answered_by,
+        "answered_at": i.state.answered_at,
+    }
+
+
+def deliver(core: Core, answered: Interaction, *, hosted: bool | None = None) -> bool:
+    """Send an answered pause's token; a blocking ask (no token) lets its waiter go instead."""
+    run_id, node = answered.run_id, answered.request.node
+    if hosted is None:
+        hosted = core.require_run(run_id).hosted
+    resumed = core.release_gate(run_id, node, pause_output(answered))
+    if not resumed and not hosted and core.store.get_wait(run_id, node) is None:
+        # A blocking ask of an agent (baton.services.asks): no token; its waiter reads the answer.
+        core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
+        core.record(run_id, RunResumed(gate=node, kind="ask"))
+        resumed = True
+    return resumed
 
 
 class PauseQuorum:
-    def __init__(self, runs: RunService) -> None:
-        self.runs = runs
-        self.core = runs.core
-        self.approvals = ApprovalService(runs.core)
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.approvals = ApprovalService(core)
 
     def vote(self, pause: Interaction, policy: ApprovalPolicy, answers: dict[str, Any], voter: Voter) -> dict[str, Any]:
         cast = vote_of(policy, pause.request.options, answers.get(DECISION_KEY))
@@ -99,7 +125,7 @@ class PauseQuorum:
                 answered = core.store.transition_interaction(current, new, with_records=records, guards=[decided.guard])
             except (ConflictError, GuardFailedError):
                 continue  # another voter released it, or a concurrent write: read again
-            return self.runs.deliver(answered)
+            return deliver(self.core, answered)
         return False
 
     def settle_standing(self, pause: Interaction) -> bool:

@@ -28,10 +28,9 @@ if TYPE_CHECKING:
     from baton.services.interrupts import InterruptService
     from baton.services.questions import QuestionService
     from baton.services.review import ReviewService
-    from baton.services.runs import RunService
 
 log = logging.getLogger("baton")
-_Services = tuple["QuestionService", "InterruptService", "RunService", "Callable[[], ReviewService] | None"]
+_Services = tuple["QuestionService", "InterruptService", "Callable[[], ReviewService] | None"]
 
 
 def _settle_question(questions: QuestionService, question: Interaction) -> bool:
@@ -53,14 +52,13 @@ def settle_met_quorums(
     core: Core,
     questions: QuestionService,
     interrupts: InterruptService,
-    runs: RunService,
     review: Callable[[], ReviewService] | None = None,
 ) -> list[dict[str, str]]:
     """Release every quorum met but not released; returns the ones this pass released."""
     released: list[dict[str, str]] = []
     for met in core.store.list_met_tallies():
         try:
-            if _settle(core, (questions, interrupts, runs, review), met):
+            if _settle(core, (questions, interrupts, review), met):
                 released.append({"run_id": met.run_id, "interaction_id": met.interaction_id, "kind": "quorum"})
         except GoneError:  # its run or gate ended first: nothing waits for the decision
             core.store.close_tally(met.run_id, met.interaction_id)
@@ -70,7 +68,7 @@ def settle_met_quorums(
 
 
 def _settle(core: Core, services: _Services, met: MetTally) -> bool:
-    questions, interrupts, runs, review = services
+    questions, interrupts, review = services
     pause = core.store.get_interaction(met.run_id, met.interaction_id)
     if pause is None or pause.state.status != "pending":
         core.store.close_tally(met.run_id, met.interaction_id)  # ended another way (or a stale index read)
@@ -80,7 +78,7 @@ def _settle(core: Core, services: _Services, met: MetTally) -> bool:
     if pause.request.kind == "interrupt":
         return interrupts.settle_quorum(pause)
     if pause.request.kind == "ask":  # a hosted park or a blocking ask (baton/services/pause_quorum.py)
-        return PauseQuorum(runs).settle_standing(pause)
+        return PauseQuorum(core).settle_standing(pause)
     if pause.request.kind == "review" and review is not None:  # baton/services/review/quorum.py
         return review().settle_quorum(pause)
     return False

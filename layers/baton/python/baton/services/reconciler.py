@@ -115,9 +115,8 @@ class Reconciler:
             except Exception:
                 log.exception("reconcile: re-send failed", extra={"run_id": wait.run_id, "gate": wait.gate})
         tools, timed_out = self.questions.reconcile_tool_awaits()
-        quorums = settle_met_quorums(
-            self.core, self.questions, self.interrupts, self.runs, self._review
-        )  # a met quorum never waits
+        # a met quorum never waits: one whose decider died before its release is released here
+        quorums = settle_met_quorums(self.core, self.questions, self.interrupts, self._review)
         return {
             "checked": checked,
             "released": released + tools,

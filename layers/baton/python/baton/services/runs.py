@@ -14,7 +14,6 @@ from baton.events import (
     HumanInputTimedOut,
     InteractionAnswered,
     RunPaused,
-    RunResumed,
     RunStarted,
 )
 from baton.ids import parse_iso
@@ -28,7 +27,9 @@ from baton.models import (
     status_of,
 )
 from baton.services import lifecycle
+from baton.services.approvals import Voter
 from baton.services.deadlines import park_wait
+from baton.services.pause_quorum import NO_GROUPS, Groups, PauseQuorum, deliver, pause_output
 from baton.workflows.input_schema import check_input, review_config_of
 
 if TYPE_CHECKING:
@@ -204,14 +205,8 @@ class RunService:
             created_at=now,
             expires_at=deadline,
             request=PauseRequest(
-                node=node,
-                prompt=prompt,
-                timeout_seconds=timeout_seconds,
-                notify=notify or ["console"],
-                ladder=ladder,
-                approval=approval,
-                requested_by=core.require_run(run_id).started_by if approval is not None else None,
-            ),
+                node=node, prompt=prompt, timeout_seconds=timeout_seconds, notify=notify or ["console"], ladder=ladder
+            ).with_quorum(approval, requested_by=core.require_run(run_id).started_by),
         )
         try:
             core.store.put_interaction(interaction)
@@ -256,16 +251,9 @@ class RunService:
         )
 
     def resume(
-        self,
-        run_id: str,
-        answers: dict[str, Any],
-        *,
-        caller: str,
-        node: str | None = None,
-        groups: frozenset[str] = frozenset(),
+        self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None, groups: Groups = NO_GROUPS
     ) -> dict[str, Any]:
-        """Store the answers on the run's pending human interaction, then send its parked token. On a
-        quorum pause the resume is one vote (baton/services/pause_quorum.py)."""
+        """Store the answers on the run's pending human interaction, then send its parked token."""
         core = self.core
         hosted = core.require_run(run_id).hosted
         mine = [
@@ -303,11 +291,8 @@ class RunService:
         target = pending[-1]
         core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
         policy = target.request_as(PauseRequest).approval if target.request.kind == "ask" else None
-        if policy is not None:
-            from baton.services.approvals import Voter
-            from baton.services.pause_quorum import PauseQuorum
-
-            return PauseQuorum(self).vote(target, policy, answers, Voter(caller, groups))
+        if policy is not None:  # a quorum pause: this resume is one vote
+            return PauseQuorum(core).vote(target, policy, answers, Voter(caller, groups))
         answered_event = core.new_event(
             run_id,
             InteractionAnswered(
@@ -330,20 +315,7 @@ class RunService:
                     "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
                 },
             ) from None
-        return self._result(answered, self.deliver(answered, hosted=hosted))
-
-    def deliver(self, answered: Interaction, *, hosted: bool | None = None) -> bool:
-        """Send an answered pause's token; a blocking ask (no token) lets its waiter go instead."""
-        core, run_id, node = self.core, answered.run_id, answered.request.node
-        if hosted is None:
-            hosted = core.require_run(run_id).hosted
-        resumed = core.release_gate(run_id, node, self._output(answered))
-        if not resumed and not hosted and core.store.get_wait(run_id, node) is None:
-            # A blocking ask of an agent (baton.services.asks): no token; its waiter reads the answer.
-            core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
-            core.record(run_id, RunResumed(gate=node, kind="ask"))
-            resumed = True
-        return resumed
+        return self._result(answered, deliver(core, answered, hosted=hosted))
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         """The reconciler: a parked pause whose interaction is answered gets the resume a failed send
@@ -373,15 +345,7 @@ class RunService:
         )
         return self.core.fail_at_deadline(wait, cause)
 
-    @staticmethod
-    def _output(i: Interaction) -> dict[str, Any]:
-        return {
-            "interaction_id": i.interaction_id,
-            "node": i.request.node,
-            "answers": i.state.answer,
-            "answered_by": i.state.answered_by,
-            "answered_at": i.state.answered_at,
-        }
+    _output = staticmethod(pause_output)
 
     @staticmethod
     def _result(i: Interaction, resumed: bool) -> dict[str, Any]:
