@@ -116,6 +116,7 @@ class BatonStack(Stack):
                 config=config,
                 table=self.store.table,
                 layers=[self.functions.layer, self.functions.powertools],
+                alarm_topic=self.notifications.alarm_topic,
             )
         self.merge.report_to(fns["build_finished"])  # the builds' ends send the parked tokens
         self.gates = Gates(

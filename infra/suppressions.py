@@ -261,3 +261,9 @@ def _acknowledge_audit(audit: AuditArchive) -> None:
         "PutObject of new decision records under runs/ of the audit bucket only (one object per record, "
         "named by run and seq); no read, delete or retention change",
     )
+    acknowledge(
+        audit.failed,
+        "AwsSolutions-SQS3",
+        "The queue is itself the failure destination of the audit stream's event source mapping (its OnFailure "
+        "destination, which cdk-nag's redrive check does not see); its depth alarms (audit-archive-failed)",
+    )

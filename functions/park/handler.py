@@ -25,5 +25,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         notify=payload.notify,
         entered_at=payload.entered_at,
         ladder=payload.ladder,
+        approval=payload.approval,
     )
     return {"parked": True, "interaction_id": interaction.interaction_id}

@@ -23,7 +23,7 @@ from baton.runtime.wiring import services
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()
     result = svc.reconciler.reconcile()
-    if result["released"] or result["timed_out"]:
+    if result["released"] or result["timed_out"] or result["quorums"]:
         logger.info("reconciled", extra=result)
     age = parked_age(svc.core.store, svc.core.clock.now())
     publish(age)

@@ -13,6 +13,12 @@ deployment) or `COMPLIANCE` (nobody, the root user included, can delete a record
 retention until it ends; choose it only once the retention is right). The bucket is private (all public
 access blocked, bucket-owner objects), TLS only, S3-managed encryption, versioned (Object Lock needs it),
 retained when the stack is deleted, and logs its access to a bucket of its own.
+
+A batch the Lambda cannot archive is retried (bisected, so one bad record is retried alone) up to
+`STREAM_RETRIES` times or until it is `MAX_RECORD_AGE` old, then described on the failure queue (an SQS
+queue, SQS-managed encryption, TLS only, kept 14 days): its message names the shard and the sequence
+numbers of the records not archived, which are still in the table (`baton audit export <run>`). The
+`audit-archive-failed` alarm fires on the first message in it, so no record leaves the stream unseen.
 """
 
 from __future__ import annotations
@@ -20,11 +26,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_cloudwatch as cw
+from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from baton.workflows.source_tree import source_tree
@@ -38,6 +49,8 @@ if TYPE_CHECKING:
     from infra.config import TeamConfig
 
 FUNCTION = "audit_archive"
+STREAM_RETRIES = 10  # then the batch goes to the failure queue (the stream's default retries forever)
+MAX_RECORD_AGE = Duration.hours(12)  # well inside the stream's 24 h retention: nothing expires unseen
 
 
 class AuditArchive(Construct):
@@ -49,6 +62,7 @@ class AuditArchive(Construct):
         config: TeamConfig,
         table: dynamodb.Table,
         layers: Sequence[lambda_.ILayerVersion],
+        alarm_topic: sns.ITopic | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         cfn_table = table.node.default_child
@@ -111,6 +125,30 @@ class AuditArchive(Construct):
             )
         )
         self.role.add_to_policy(iam.PolicyStatement(actions=["dynamodb:ListStreams"], resources=["*"]))
+        self.failed = sqs.Queue(
+            self,
+            "Failed",
+            queue_name=f"{config.prefix}-{FUNCTION}-failed",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        self.failed_alarm = cw.Alarm(
+            self,
+            "FailedAlarm",
+            alarm_name=f"{config.prefix}-audit-archive-failed",
+            alarm_description="Decision records the audit archive could not copy to the Object Lock bucket "
+            "(the failure queue names their shard and sequence numbers; the records are still in the table)",
+            metric=self.failed.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(5), statistic="Maximum"
+            ),
+            threshold=1,
+            evaluation_periods=1,
+            comparison_operator=cw.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cw.TreatMissingData.NOT_BREACHING,
+        )
+        if alarm_topic is not None:
+            self.failed_alarm.add_alarm_action(cw_actions.SnsAction(alarm_topic))
         self.stream = lambda_.EventSourceMapping(
             self,
             "Stream",
@@ -119,6 +157,9 @@ class AuditArchive(Construct):
             starting_position=lambda_.StartingPosition.TRIM_HORIZON,
             batch_size=100,
             bisect_batch_on_error=True,  # a bad record is retried alone; the others still land
+            retry_attempts=STREAM_RETRIES,
+            max_record_age=MAX_RECORD_AGE,
+            on_failure=event_sources.SqsDlq(self.failed),
             filters=[
                 lambda_.FilterCriteria.filter(
                     {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from baton.domain.approval import Approval, ApprovalTally
+from baton.domain.approval import Approval, ApprovalTally, MetTally
 from baton.domain.audit import EMPTY_HEAD, AuditHead, AuditRecord, AuditTrail, chain, is_decision
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
 from baton.models import (
@@ -49,6 +49,8 @@ class MemoryStore:
         self.scope_versions: dict[str, int] = {}
         self.votes: dict[tuple[str, str, str], Approval] = {}  # (run, interaction, operator)
         self.tallies: dict[tuple[str, str], ApprovalTally] = {}
+        # the tallies of open quorum pauses and their thresholds (DynamoStore: the sparse QUORUM keys)
+        self.open_tallies: dict[tuple[str, str], tuple[int, int]] = {}
         self.audit: dict[str, list[AuditRecord]] = {}  # run id -> its chained decision records
         self.audit_heads: dict[str, AuditHead] = {}
 
@@ -135,6 +137,9 @@ class MemoryStore:
             for guard in guards:
                 if not self._holds(guard):
                     raise GuardFailedError(guard)
+            for guard in guards:  # a quorum's release takes its tally off the met-but-unreleased list
+                if isinstance(guard, QuorumMet):
+                    self.open_tallies.pop((guard.run_id, guard.interaction_id), None)
             updated = interaction.model_copy(
                 update={"state": new_state.model_copy(update={"version": interaction.state.version + 1})}
             )
@@ -203,8 +208,28 @@ class MemoryStore:
             self.tallies[key[:2]] = ApprovalTally(
                 approvals=tally.approvals + approve, rejections=tally.rejections + (not approve)
             )
+            self.open_tallies[key[:2]] = (approvals_needed, rejections_needed)
             self.append_event(event)
             return "recorded"
+
+    def list_met_tallies(self) -> list[MetTally]:
+        with self._lock:
+            return [
+                MetTally(run_id=run_id, interaction_id=iid)
+                for (run_id, iid), (an, rn) in self.open_tallies.items()
+                if self.get_tally(run_id, iid).approvals >= an or self.get_tally(run_id, iid).rejections >= rn
+            ]
+
+    def close_tally(self, run_id: str, interaction_id: str) -> None:
+        with self._lock:
+            self.open_tallies.pop((run_id, interaction_id), None)
+
+    def clear_votes(self, run_id: str, interaction_id: str) -> None:
+        with self._lock:
+            self.open_tallies.pop((run_id, interaction_id), None)
+            self.tallies.pop((run_id, interaction_id), None)
+            for key in [k for k in self.votes if k[:2] == (run_id, interaction_id)]:
+                del self.votes[key]
 
     def list_votes(self, run_id: str, interaction_id: str) -> list[Approval]:
         found = [v for (r, i, _), v in self.votes.items() if (r, i) == (run_id, interaction_id)]

@@ -119,3 +119,53 @@ def test_a_bad_lock_mode_or_retention_is_refused() -> None:
         TeamConfig(audit_bucket=True, audit_lock_mode="LOOSE")
     with pytest.raises(ValueError, match="audit_retention_days"):
         TeamConfig(audit_bucket=True, audit_retention_days=0)
+
+
+def _ref_of(template: Template, kind: str, name_part: str) -> str:
+    [logical] = [k for k, r in template.find_resources(kind).items() if name_part in json.dumps(r["Properties"])]
+    return logical
+
+
+def test_a_batch_that_cannot_be_archived_goes_to_an_encrypted_failure_queue_after_finite_retries(
+    template: Template,
+) -> None:
+    queue = _ref_of(template, "AWS::SQS::Queue", f"{PREFIX}-audit_archive-failed")
+    props = template.find_resources("AWS::SQS::Queue")[queue]["Properties"]
+    assert props["SqsManagedSseEnabled"] is True and props["MessageRetentionPeriod"] == 14 * 24 * 3600
+    [mapping] = template.find_resources("AWS::Lambda::EventSourceMapping").values()
+    stream = mapping["Properties"]
+    # finite: the stream's default (-1) retries a failing batch until it expires, never reaching a destination
+    assert stream["MaximumRetryAttempts"] == 10 and stream["MaximumRecordAgeInSeconds"] == 12 * 3600
+    assert stream["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": [queue, "Arn"]}
+    # the queue refuses plain HTTP, and the archive function may send to it
+    [policy] = [
+        p
+        for p in template.find_resources("AWS::SQS::QueuePolicy").values()
+        if {"Ref": queue} in p["Properties"]["Queues"]
+    ]
+    assert any(
+        s["Effect"] == "Deny" and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]
+    )
+    sends = [
+        s
+        for p in template.find_resources("AWS::IAM::Policy").values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if "sqs:SendMessage" in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
+    ]
+    assert any(s["Resource"] == {"Fn::GetAtt": [queue, "Arn"]} for s in sends)
+
+
+def test_the_failure_queue_s_depth_alarms_to_the_alarm_topic(template: Template) -> None:
+    queue = _ref_of(template, "AWS::SQS::Queue", f"{PREFIX}-audit_archive-failed")
+    [alarm] = [
+        a["Properties"]
+        for a in template.find_resources("AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("AlarmName") == f"{PREFIX}-audit-archive-failed"
+    ]
+    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible" and alarm["Namespace"] == "AWS/SQS"
+    assert alarm["Dimensions"] == [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue, "QueueName"]}}]
+    assert alarm["Threshold"] == 1 and alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    [action] = alarm["AlarmActions"]
+    topics = template.find_resources("AWS::SNS::Topic")
+    assert action["Ref"] in topics and "alarm" in json.dumps(topics[action["Ref"]]).lower()

@@ -143,3 +143,30 @@ def test_a_decision_written_with_a_stale_head_chains_after_the_one_that_won(moto
     claimed, answered = _records(moto_stack)
     assert (claimed.seq, claimed.type, answered.seq, answered.event_id) == (1, "interrupt_claimed", 2, event.event_id)
     assert answered.prev_hash == claimed.hash and AuditService(store).verify(RUN).valid
+
+
+def test_a_decision_stored_before_the_chain_is_reported_unchained_not_skipped(moto_stack: MotoStack) -> None:
+    """An `interaction_answered` item as the table held it before the chain existed (no seq, no hashes,
+    a TTL) is read by verify and reported as unchained; the chain after it verifies."""
+    db, table = moto_stack.clients["dynamodb"], moto_stack.provisioned.table_name
+    db.put_item(
+        TableName=table,
+        Item={
+            "PK": {"S": f"RUN#{RUN}"},
+            "SK": {"S": "EVT#00000000000000000000000000"},
+            "record": {"S": "event"},
+            "event_id": {"S": "00000000000000000000000000"},
+            "run_id": {"S": RUN},
+            "type": {"S": "interaction_answered"},
+            "at": {"S": "2020-01-01T00:00:00Z"},
+            "data": {"S": json.dumps({"answer": "old", "by": "alice"})},
+            TTL_ATTRIBUTE: {"N": "4102444800"},
+        },
+    )
+    _decide(moto_stack)
+    verdict = AuditService(moto_stack.services.core.store).verify(RUN)
+    assert verdict.valid and verdict.records == 5, verdict.first_mismatch
+    [note] = verdict.unchained
+    assert note.event_id == "00000000000000000000000000" and note.type == "interaction_answered"
+    assert note.message == "unchained (recorded before the chain began at seq 1)"
+    assert [r.seq for r in _records(moto_stack)] == [1, 2, 3, 4, 5]  # export stays the chain

@@ -137,6 +137,19 @@ class PauseRequest(_RequestBase):
     """A hosted run's plain human pause (the `park` Lambda; resumed with answers)."""
 
     kind: Literal["ask"] = "ask"
+    # a quorum (baton.domain.approval, baton/services/pause_quorum.py); requested_by (the hosted run's
+    # starter, or the agent of a blocking ask) may not vote
+    approval: ApprovalPolicy | None = None
+    requested_by: str | None = None
+
+    _OWN_FIELDS = ("approval", "requested_by")
+    _OMIT_WHEN_NONE = ("approval", "requested_by")
+
+    def with_quorum(self, approval: ApprovalPolicy | None, *, requested_by: str | None) -> PauseRequest:
+        """This pause needing `approval` (`requested_by` may not vote); unchanged without one."""
+        if approval is None:
+            return self
+        return self.model_copy(update={"approval": approval, "requested_by": requested_by})
 
 
 class AwaitToolRequest(_RequestBase):

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.channels.email.links import LinkUse
-    from baton.domain.approval import Approval, ApprovalTally, VoteOutcome
+    from baton.domain.approval import Approval, ApprovalTally, MetTally, VoteOutcome
     from baton.domain.audit import AuditHead, AuditTrail
     from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
     from baton.domain.gate_payloads import GateDeadlinePayload
@@ -229,6 +229,18 @@ class ApprovalStore(Protocol):
     ) -> VoteOutcome: ...
     def list_votes(self, run_id: str, interaction_id: str) -> list[Approval]: ...
     def get_tally(self, run_id: str, interaction_id: str) -> ApprovalTally: ...
+    def list_met_tallies(self) -> list[MetTally]:
+        """Tallies at a threshold whose pause was not released (a `QuorumMet` release takes its tally off)."""
+        ...
+
+    def close_tally(self, run_id: str, interaction_id: str) -> None:
+        """Take a tally off that list without a release (its pause ended another way)."""
+        ...
+
+    def clear_votes(self, run_id: str, interaction_id: str) -> None:
+        """Remove a pause's votes and tally (a review gate reopened for a new round; each vote stays in
+        the run's chained `approval_recorded` events)."""
+        ...
 
 
 class Store(RunStore, InteractionStore, EventStore, MessageStore, ReviewTurnStore, WaitStore, ApprovalStore, Protocol):

@@ -18,7 +18,17 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from baton.adapters.dynamo_approvals import DynamoApprovals, quorum_check
-from baton.domain.audit import EMPTY_HEAD, AuditHead, AuditRecord, AuditTrail, chain, is_decision, stored_data
+from baton.domain.audit import (
+    DECISION_TYPES,
+    EMPTY_HEAD,
+    AuditHead,
+    AuditRecord,
+    AuditTrail,
+    UnchainedDecision,
+    chain,
+    is_decision,
+    stored_data,
+)
 from baton.errors import BadRequestError, ConflictError, NotFoundError, already_parked
 from baton.models import (
     Event,
@@ -658,12 +668,15 @@ class DynamoStore(DynamoApprovals):
         records, and again if a decision landed in between (so a record is never counted missing only
         because it was written while the records were read)."""
         head = self.get_audit_head(run_id)
+        # The chained records, and the decision events without a place in the chain (stored before it
+        # began): verify says which those are instead of passing over them.
+        types = {f":t{n}": str(t) for n, t in enumerate(sorted(DECISION_TYPES))}
         for _attempt in range(5):
             items = self._query_all(
                 KeyConditionExpression="PK = :pk AND begins_with(SK, :evt)",
-                FilterExpression="attribute_exists(#seq)",
-                ExpressionAttributeNames={"#seq": "seq"},
-                ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":evt": "EVT#"}),
+                FilterExpression=f"attribute_exists(#seq) OR #type IN ({', '.join(types)})",
+                ExpressionAttributeNames={"#seq": "seq", "#type": "type"},
+                ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":evt": "EVT#", **types}),
                 ConsistentRead=True,
             )
             after = self.get_audit_head(run_id)
@@ -682,8 +695,14 @@ class DynamoStore(DynamoApprovals):
                 hash=str(v.get("hash")),
             )
             for v in items
+            if "seq" in v
         ]
-        return AuditTrail(records=records, head=head)
+        unchained = [
+            UnchainedDecision(event_id=str(v.get("event_id")), type=str(v.get("type")), at=str(v.get("at")))
+            for v in items
+            if "seq" not in v
+        ]
+        return AuditTrail(records=records, head=head, unchained=unchained)
 
     @staticmethod
     def _raise_guard(guards: Sequence[Guard], codes: list[str], err: ClientError) -> None:

@@ -6,32 +6,50 @@ Items, in the run's partition (both sort before PEND#, so `snapshot_run` never r
 - `APT#<interaction>`: the tally, `ADD approvals|rejections :one` conditioned on both counts being
   below their thresholds, so at most N approvals (or R rejections) are ever counted.
 Both go in one transaction with a ConditionCheck that the interaction is still pending and the vote's
-`approval_recorded` event. The release itself is the interaction's own transition, guarded by
-`QuorumMet` (`quorum_check` below), written by `DynamoStore.transition_interaction`.
+`approval_recorded` event, a decision: chained, with the run's decision-log head advanced in the same
+transaction (`DynamoStore._record_items`), so `audit verify` covers every vote; a vote that lost the
+head (or the tally) to a concurrent write reads the head again and retries. The release itself is the
+interaction's own transition, guarded by `QuorumMet` (`quorum_check` below), written by
+`DynamoStore.transition_interaction`.
+
+A met quorum never waits: while its pause is open the tally carries the sparse keys
+`GSI1PK = QUORUM`, `GSI1SK = <first vote's time>#<interaction>` of the `pending` index, with the
+thresholds it was counted against; the release's `QuorumMet` item is an Update that removes them (in
+the release's transaction, conditioned on the tally being met). So `list_met_tallies` (one Query of that
+partition, filtered to tallies at a threshold; never a Scan) is exactly the quorums met but not
+released: a decider that died after the vote that met it leaves its tally there, and the reconciler
+releases it (`baton/services/reconciler.py`).
 """
 
 from __future__ import annotations
 
+import random
 import time
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from baton.domain.approval import Approval, ApprovalTally
+from baton.domain.approval import Approval, ApprovalTally, MetTally
 from baton.errors import ConflictError
-from baton.workflows.table import TTL_ATTRIBUTE
+from baton.workflows.table import GSI_PENDING, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from baton.domain.approval import VoteOutcome
-    from baton.models import Event
+    from baton.domain.audit import AuditHead
+    from baton.models import Event, Message
     from baton.ports import QuorumMet
 
+OPEN_TALLIES = "QUORUM"  # the `pending` index partition of the tallies of open quorum pauses
 _ser = TypeSerializer()
 _de = TypeDeserializer()
-VOTE_ATTEMPTS = 8  # a vote that met a concurrent transaction on the tally tries again (TransactionConflict)
+# A vote that met a concurrent transaction on the tally or the run's chain head tries again (each round,
+# one racer wins; 50 votes and other decisions on one run need more rounds than the tally alone).
+VOTE_ATTEMPTS = 40
 
 
 def _item(values: dict[str, Any]) -> dict[str, Any]:
@@ -55,14 +73,16 @@ def tally_sk(interaction_id: str) -> str:
 
 
 def quorum_check(table: str, guard: QuorumMet) -> dict[str, Any]:
-    """The ConditionCheck of a `QuorumMet` guard: the tally has met the threshold it names."""
+    """The item of a `QuorumMet` guard: the tally has met the threshold it names, and (the release being
+    in the same transaction) it leaves the met-but-unreleased list."""
     name, needed = ("approvals", guard.approvals) if guard.approvals is not None else ("rejections", guard.rejections)
     return {
-        "ConditionCheck": {
+        "Update": {
             "TableName": table,
             "Key": _item({"PK": _pk(guard.run_id), "SK": tally_sk(guard.interaction_id)}),
+            "UpdateExpression": "REMOVE #gpk, #gsk",
             "ConditionExpression": "#n >= :needed",
-            "ExpressionAttributeNames": {"#n": name},
+            "ExpressionAttributeNames": {"#n": name, "#gpk": "GSI1PK", "#gsk": "GSI1SK"},
             "ExpressionAttributeValues": _item({":needed": needed}),
         }
     }
@@ -81,7 +101,10 @@ class DynamoApprovals:
     _table: str
     _db: DynamoDBClient
 
-    def _event_values(self, event: Event) -> dict[str, Any]:
+    def _record_items(self, run_id: str, records: Sequence[Message | Event], head: AuditHead) -> list[dict[str, Any]]:
+        raise NotImplementedError  # DynamoStore's
+
+    def get_audit_head(self, run_id: str) -> AuditHead:
         raise NotImplementedError  # DynamoStore's
 
     def _expiry(self, at_epoch: int) -> int:
@@ -108,10 +131,18 @@ class DynamoApprovals:
                 "Update": {
                     "TableName": self._table,
                     "Key": _item({"PK": pk, "SK": tally_sk(vote.interaction_id)}),
-                    "UpdateExpression": "ADD #col :one SET #rec = :rec, #ttl = if_not_exists(#ttl, :ttl)",
+                    "UpdateExpression": "ADD #col :one SET #rec = :rec, #ttl = if_not_exists(#ttl, :ttl), "
+                    "#gpk = :open, #gsk = if_not_exists(#gsk, :order), run_id = :run, interaction_id = :iid, "
+                    "approvals_needed = :an, rejections_needed = :rn",
                     "ConditionExpression": "(attribute_not_exists(approvals) OR approvals < :an) AND "
                     "(attribute_not_exists(rejections) OR rejections < :rn)",
-                    "ExpressionAttributeNames": {"#col": column, "#rec": "record", "#ttl": TTL_ATTRIBUTE},
+                    "ExpressionAttributeNames": {
+                        "#col": column,
+                        "#rec": "record",
+                        "#ttl": TTL_ATTRIBUTE,
+                        "#gpk": "GSI1PK",
+                        "#gsk": "GSI1SK",
+                    },
                     "ExpressionAttributeValues": _item(
                         {
                             ":one": 1,
@@ -119,6 +150,10 @@ class DynamoApprovals:
                             ":an": approvals_needed,
                             ":rn": rejections_needed,
                             ":ttl": self._expiry(int(time.time())),
+                            ":open": OPEN_TALLIES,
+                            ":order": f"{vote.at}#{vote.interaction_id}",
+                            ":run": vote.run_id,
+                            ":iid": vote.interaction_id,
                         }
                     ),
                 }
@@ -132,28 +167,27 @@ class DynamoApprovals:
                     "ExpressionAttributeValues": _item({":pending": "pending"}),
                 }
             },
-            {
-                "Put": {
-                    "TableName": self._table,
-                    "Item": _item(self._event_values(event)),
-                    "ConditionExpression": "attribute_not_exists(PK)",
-                }
-            },
         ]
-        return self._vote_transaction(items)
+        return self._vote_transaction(items, event)
 
-    def _vote_transaction(self, items: list[dict[str, Any]]) -> VoteOutcome:
+    def _vote_transaction(self, items: list[dict[str, Any]], event: Event) -> VoteOutcome:
         codes: list[str] = []
+        head: AuditHead | None = None
         for attempt in range(VOTE_ATTEMPTS):
+            head = head or self.get_audit_head(event.run_id)
+            chained = self._record_items(event.run_id, [event], head)  # the event and the head's advance
             try:
-                self._db.transact_write_items(TransactItems=items)  # type: ignore[arg-type,unused-ignore]
+                self._db.transact_write_items(TransactItems=[*items, *chained])  # type: ignore[list-item,unused-ignore]
             except ClientError as err:
                 codes = _codes(err)
                 if codes and codes[0] == "ConditionalCheckFailed":
                     return "already_counted"
                 if "ConditionalCheckFailed" in codes[1:3]:
                     return "closed"
-                time.sleep(0.01 * (attempt + 1))  # TransactionConflict: a concurrent vote on the tally
+                # A concurrent vote on the tally, or another decision advanced the run's head: again,
+                # after the head as it is now.
+                head = None
+                time.sleep(random.uniform(0, min(0.05, 0.005 * (attempt + 1))))
                 continue
             return "recorded"
         raise ConflictError(
@@ -179,3 +213,47 @@ class DynamoApprovals:
         )
         found = _plain(resp.get("Item") or {})
         return ApprovalTally(approvals=int(found.get("approvals", 0)), rejections=int(found.get("rejections", 0)))
+
+    def list_met_tallies(self) -> list[MetTally]:
+        """The tallies at a threshold whose pause was not released (the sparse keys are removed by the
+        release): one Query of the `pending` index, eventually consistent (the reconciler re-reads the
+        interaction before it acts)."""
+        found: list[MetTally] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "IndexName": GSI_PENDING,
+            "KeyConditionExpression": "GSI1PK = :open",
+            "FilterExpression": "approvals >= approvals_needed OR rejections >= rejections_needed",
+            "ExpressionAttributeValues": _item({":open": OPEN_TALLIES}),
+        }
+        while True:
+            resp = self._db.query(**kwargs)
+            for raw in resp.get("Items", []):
+                item = _plain(raw)
+                found.append(MetTally(run_id=str(item["run_id"]), interaction_id=str(item["interaction_id"])))
+            if not resp.get("LastEvaluatedKey"):
+                return found
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+
+    def close_tally(self, run_id: str, interaction_id: str) -> None:
+        """Take a tally off the met-but-unreleased list (its pause ended another way: timed out)."""
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=_item({"PK": _pk(run_id), "SK": tally_sk(interaction_id)}),
+                UpdateExpression="REMOVE #gpk, #gsk",
+                ConditionExpression="attribute_exists(PK)",  # never create a tally
+                ExpressionAttributeNames={"#gpk": "GSI1PK", "#gsk": "GSI1SK"},
+            )
+        except ClientError as err:
+            if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+
+    def clear_votes(self, run_id: str, interaction_id: str) -> None:
+        keys = [{"PK": _pk(run_id), "SK": tally_sk(interaction_id)}]
+        keys += [
+            {"PK": _pk(run_id), "SK": vote_sk(v.interaction_id, v.operator)}
+            for v in self.list_votes(run_id, interaction_id)
+        ]
+        for key in keys:
+            self._db.delete_item(TableName=self._table, Key=_item(key))

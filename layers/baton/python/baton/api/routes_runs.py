@@ -22,6 +22,7 @@ from baton.contracts import (
     StartedRun,
 )
 from baton.domain import fields
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import NotifyChannels
 from baton.domain.ladder import LadderFields, OnTimeout
 
@@ -60,6 +61,11 @@ class BlockingAskRequest(LadderFields):
         default="fail",
         description='"fail" (timed_out at the deadline) or {"default": <answers>}: taken at the deadline as '
         "timed_out_default, checked against the options now (422)",
+    )
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="A quorum (README 'Quorum and separation of duties'): each resume is a vote under "
+        "answers.decision; the asking agent may not vote",
     )
 
     model_config = ConfigDict(extra="forbid")
@@ -138,11 +144,15 @@ def resume(run_id: RunId, body: ResumeRequest) -> ReviewActionResult | ResumeRes
         services.runs.parked_pause(snapshot, body.node) is None
         and services.review_service().waiting_at_review(run_id, body.node)
     ):
-        acted = services.review_service().act(run_id, body.answers, caller=caller.principal, node=body.node)
+        acted = services.review_service().act(
+            run_id, body.answers, caller=caller.principal, node=body.node, groups=caller.groups
+        )
         return ReviewActionResult.model_validate(acted)
     # A repeat of an accepted resume (same caller, same answers) gets the first one's 200 from the
-    # stored answer (baton.services.runs); different answers meet the deciding write's 409.
-    resumed = services.runs.resume(run_id, body.answers, caller=caller.principal, node=body.node, snapshot=snapshot)
+    # stored answer (baton.services.pauses); different answers meet the deciding write's 409.
+    resumed = services.runs.resume(
+        run_id, body.answers, caller=caller.principal, node=body.node, snapshot=snapshot, groups=caller.groups
+    )
     return ResumeResult.model_validate(resumed)
 
 
@@ -165,6 +175,7 @@ def blocking_ask(run_id: RunId, body: BlockingAskRequest) -> Response[BlockingAs
         notify=body.notify,
         caller=deps.current_caller().principal,
         ladder=body.ladder(),
+        approval=body.approval,
     )
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=BlockingAskView.of(asked))
 

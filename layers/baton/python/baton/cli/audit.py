@@ -26,6 +26,8 @@ def audit_verify(
         verdict = common.client().audit_verify(run_id)
     except BatonError as err:
         fail(err)
+    for note in [] if as_json else verdict.unchained:
+        console.print(f"{note.event_id} ({note.type}, {note.at}): {note.message}")
     if as_json:
         print_json(verdict)
     elif verdict.valid:

@@ -32,9 +32,18 @@ class AuditRecordPage(Contract):
 class AuditMismatchView(Contract):
     seq: int
     event_id: str | None = None
-    problem: Literal["hash", "prev_hash", "missing", "duplicate", "tail"]
+    problem: Literal["hash", "prev_hash", "missing", "duplicate", "tail", "unchained"]
     expected: str
     stored: str
+    message: str
+
+
+class UnchainedView(Contract):
+    """A decision stored before the run's chain began (no seq): not covered by the chain."""
+
+    event_id: str
+    type: str
+    at: str
     message: str
 
 
@@ -47,3 +56,6 @@ class AuditVerification(Contract):
     head_seq: int
     head_hash: str
     first_mismatch: AuditMismatchView | None = None
+    unchained: list[UnchainedView] = Field(
+        default_factory=list, description="Decisions recorded before the chain began at seq 1 (not covered by it)."
+    )

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from baton.contracts.base import Contract
+from baton.contracts.questions import ApprovalView
 from baton.models import RunState
 from baton.notify.model import how_to_answer_for
 
@@ -60,6 +61,10 @@ class ResumeResult(Contract):
     node: str
     queued: bool
     resumed: bool
+    status: str | None = Field(
+        default=None, description="A quorum pause: pending until the quorum is met, then answered."
+    )
+    approval: ApprovalView | None = Field(default=None, description="A quorum pause: the count and who voted.")
 
 
 class BlockingAskView(Contract):

@@ -139,4 +139,11 @@ class ApprovalTally(BaseModel):
         return None
 
 
-VoteOutcome = Literal["recorded", "already_counted", "closed"]
+VoteOutcome = Literal["recorded", "already_counted", "closed", "standing"]  # standing: the votes as stored
+
+
+class MetTally(BaseModel):
+    """A tally that met its threshold while its pause is not yet released (the reconciler's work list)."""
+
+    run_id: str
+    interaction_id: str

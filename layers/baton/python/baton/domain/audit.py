@@ -32,7 +32,7 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -61,8 +61,7 @@ DECISION_TYPES: frozenset[str] = frozenset(
         EventType.INTERRUPT_CLAIM_RENEWED,  # claims (baton/services/claims.py) record through Core.record
         EventType.INTERRUPT_CLAIM_RELEASED,
         EventType.INTERRUPT_REASSIGNED,
-        # Not yet: approval_recorded, written in the vote's own transaction (baton/adapters/dynamo_approvals.py)
-        # without the head's advance; the vote's outcome is chained by quorum_reached / approval_rejected.
+        EventType.APPROVAL_RECORDED,  # each counted vote, the head advanced in the vote's own transaction
     }
 )
 
@@ -175,12 +174,23 @@ class AuditRecord(BaseModel):
         return record_hash(self.hashed_part())
 
 
+class UnchainedDecision(BaseModel):
+    """A decision event stored without a place in the chain (no `seq`): written before the chain
+    existed (the table predates it), or stripped of its chain fields since."""
+
+    event_id: str
+    type: str
+    at: str
+
+
 @dataclass(frozen=True)
 class AuditTrail:
-    """What the store holds of one run's chain: its records (any order) and its head."""
+    """What the store holds of one run's chain: its records (any order), its head, and the decision
+    events that carry no place in it."""
 
     records: list[AuditRecord]
     head: AuditHead
+    unchained: list[UnchainedDecision] = field(default_factory=list)
 
 
 def stored_data(raw: Any) -> dict[str, Any]:
@@ -219,7 +229,8 @@ def chain(events: Iterable[Event], head: AuditHead) -> tuple[list[AuditRecord], 
     return records, head
 
 
-Problem = Literal["hash", "prev_hash", "missing", "duplicate", "tail"]
+Problem = Literal["hash", "prev_hash", "missing", "duplicate", "tail", "unchained"]
+BEFORE_THE_CHAIN = "unchained (recorded before the chain began at seq 1)"
 
 
 class AuditMismatch(BaseModel):
@@ -233,6 +244,15 @@ class AuditMismatch(BaseModel):
     message: str
 
 
+class UnchainedNote(BaseModel):
+    """A decision recorded before the run's chain began: not covered by the chain, said so plainly."""
+
+    event_id: str
+    type: str
+    at: str
+    message: str = BEFORE_THE_CHAIN
+
+
 class AuditVerdict(BaseModel):
     run_id: str
     valid: bool
@@ -240,6 +260,7 @@ class AuditVerdict(BaseModel):
     head_seq: int
     head_hash: str
     first_mismatch: AuditMismatch | None = None
+    unchained: list[UnchainedNote] = []
 
 
 def _mismatch_in(records: list[AuditRecord]) -> AuditMismatch | None:
@@ -286,12 +307,43 @@ def _mismatch_in(records: list[AuditRecord]) -> AuditMismatch | None:
     return None
 
 
-def verify_chain(run_id: str, records: Iterable[AuditRecord], head: AuditHead | None) -> AuditVerdict:
+def _split_unchained(
+    unchained: Iterable[UnchainedDecision], first: AuditRecord | None
+) -> tuple[list[UnchainedNote], AuditMismatch | None]:
+    """The unchained decisions recorded before the chain's first record (or with no chain yet), noted;
+    the first one recorded after it, a mismatch: Baton chains every decision once the chain exists, so
+    a decision without its place after seq 1 was stripped of it."""
+    notes: list[UnchainedNote] = []
+    late: AuditMismatch | None = None
+    for record in sorted(unchained, key=lambda u: (u.at, u.event_id)):
+        if first is None or record.at < first.at:
+            notes.append(UnchainedNote(event_id=record.event_id, type=record.type, at=record.at))
+        elif late is None:
+            late = AuditMismatch(
+                seq=first.seq,
+                event_id=record.event_id,
+                problem="unchained",
+                expected=f"a place in the chain (it began at seq 1, {first.at})",
+                stored=f"no seq ({record.type} at {record.at})",
+                message=f"{record.event_id} ({record.type}, {record.at}) was recorded after the chain began "
+                "but carries no place in it",
+            )
+    return notes, late
+
+
+def verify_chain(
+    run_id: str,
+    records: Iterable[AuditRecord],
+    head: AuditHead | None,
+    unchained: Iterable[UnchainedDecision] = (),
+) -> AuditVerdict:
     """Recompute `run_id`'s chain from its stored records (any order) and its head; name the first
-    record that does not match."""
+    record that does not match. Decisions stored without a place in the chain are listed as
+    `unchained` when they were recorded before it began, and are a mismatch when after."""
     ordered = sorted(records, key=lambda r: (r.seq, r.event_id))
     head = head or EMPTY_HEAD
-    found = _mismatch_in(ordered)
+    notes, late = _split_unchained(unchained, ordered[0] if ordered else None)
+    found = _mismatch_in(ordered) or late
     last = ordered[-1] if ordered else None
     last_seq, last_hash = (last.seq, last.hash) if last else (0, GENESIS_HASH)
     if found is None and (head.seq, head.hash) != (last_seq, last_hash):
@@ -316,4 +368,5 @@ def verify_chain(run_id: str, records: Iterable[AuditRecord], head: AuditHead | 
         head_seq=head.seq,
         head_hash=head.hash,
         first_mismatch=found,
+        unchained=notes,
     )

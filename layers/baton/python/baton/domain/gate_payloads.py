@@ -63,6 +63,9 @@ class ParkPayload(GatePayload):
     notify: list[str] | None = None
     entered_at: EnteredAt = None
     ladder: Ladder | None = Field(default=None, description="remind / escalate / on_timeout (baton.domain.ladder)")
+    approval: ApprovalPolicy | None = Field(
+        default=None, description="A quorum: N approvals of a set release the pause (baton.domain.approval)"
+    )
 
 
 class GateTimeoutPayload(GatePayload):

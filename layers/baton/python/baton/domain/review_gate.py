@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from baton.domain.answer_schema import check_schema_definition
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.ladder import AnswerCheck, Ladder
 from baton.errors import BatonError, ValidationFailedError
 
@@ -72,6 +73,11 @@ class GateConfig(BaseModel):
     diff_max_bytes: int = Field(default=60_000, ge=256, le=400_000)
     notify: list[str] = Field(default_factory=lambda: ["console"])
     prompt: str = Field(default="Test the change with the companion, then approve and merge or request changes.")
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="a quorum: approve_merge / force_merge approve, request_changes rejects; the merge runs once "
+        "the approvals are met (baton/services/review/quorum.py); no auto-merge",
+    )
 
     model_config = {"extra": "forbid"}
 

@@ -147,6 +147,13 @@ class ApprovalService:
         votes = core.store.list_votes(pause.run_id, pause.interaction_id)
         return Ballot(outcome=outcome, vote=vote, votes=votes, tally=tally, decision=tally.decision(policy))
 
+    def standing(self, pause: Interaction, policy: ApprovalPolicy) -> Ballot:
+        """The pause's votes and tally as stored (no vote cast): what the reconciler settles a met
+        quorum from when its decider died before the release."""
+        tally = self.core.store.get_tally(pause.run_id, pause.interaction_id)
+        votes = self.core.store.list_votes(pause.run_id, pause.interaction_id)
+        return Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=tally.decision(policy))
+
     @staticmethod
     def decided(pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Decided:
         """The release of a pause whose tally met `ballot.decision`."""

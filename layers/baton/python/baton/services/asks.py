@@ -16,7 +16,7 @@ import time
 from typing import TYPE_CHECKING
 
 from baton.domain.ladder import AnswerCheck
-from baton.errors import ConflictError, NotFoundError
+from baton.errors import ConflictError, NotFoundError, ValidationFailedError
 from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused, RunResumed
 from baton.models import Interaction, PauseRequest, status_of
 from baton.services.deadlines import answer_with_default, arm_interaction
@@ -24,6 +24,7 @@ from baton.services.deadlines import answer_with_default, arm_interaction
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.domain.approval import ApprovalPolicy
     from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
@@ -50,7 +51,7 @@ class AskService:
         self._sleep = sleep
         self._monotonic = monotonic
 
-    def ask(
+    def ask(  # noqa: PLR0913 - the BlockingAskRequest, field by field (the quorum policy made it nine)
         self,
         run_id: str,
         *,
@@ -61,14 +62,25 @@ class AskService:
         options: list[str] | None = None,
         notify: list[str] | None = None,
         ladder: Ladder | None = None,
+        approval: ApprovalPolicy | None = None,
     ) -> Interaction:
         """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. A `ladder`
         is checked here (a default against the options: 422, nothing stored); its remind/escalate steps
         are walked by the ask's own timer (`arm_interaction`: no gate is parked, the agent waits), and its
-        default is taken by the waiter's read at the deadline (`_expire_if_due`)."""
+        default is taken by the waiter's read at the deadline (`_expire_if_due`). With `approval` the ask
+        needs a quorum and the asking agent may not vote (baton/services/pause_quorum.py)."""
         core = self.core
         if ladder is not None:
             _check_ladder(ladder, timeout_seconds, options)
+        if (
+            approval is not None
+            and approval.approve_option is not None
+            and approval.approve_option not in (options or [])
+        ):
+            raise ValidationFailedError(
+                f"approval.approve_option {approval.approve_option!r} is not one of the options",
+                details={"path": "approval.approve_option", "options": options},
+            )
         core.check_notify(notify)
         core.ensure_run(run_id)
         interaction = Interaction(
@@ -84,6 +96,8 @@ class AskService:
                 timeout_seconds=timeout_seconds,
                 notify=notify or ["console"],
                 ladder=ladder,
+                approval=approval,
+                requested_by=caller if approval is not None else None,
             ),
         )
         core.store.put_interaction(interaction)

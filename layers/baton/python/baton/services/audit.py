@@ -31,7 +31,7 @@ class AuditService:
 
     def verify(self, run_id: str) -> AuditVerdict:
         trail = self.store.read_audit(run_id)
-        return verify_chain(run_id, trail.records, trail.head)
+        return verify_chain(run_id, trail.records, trail.head, trail.unchained)
 
     def page(self, run_id: str, *, after: int = 0, limit: int = 100) -> AuditPage:
         """The records after seq `after`, in seq order, at most `limit` (1..MAX_PAGE)."""

@@ -674,6 +674,18 @@ class InterruptService:
             return view | {"resumed": released and current.state.status == "answered"}
         return view | {"cancelled": current.state.status == "cancelled", "workflowFailed": released}
 
+    def settle_quorum(self, i: Interaction) -> bool:
+        """A pending quorum interrupt whose stored tally is met (its decider died before the release):
+        settle it as that vote would have (the reconciler, baton/services/quorum_release.py)."""
+        policy = interrupt_request(i).approval
+        if policy is None:
+            return False
+        ballot = self.approvals.standing(i, policy)
+        if ballot.decision is None:
+            return False
+        self._decide(i.interaction_id, policy, ballot)  # its result says whether a waiter was sent to
+        return self._load(i.interaction_id).state.status != "pending"
+
     def _decide(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """Settle a quorum interrupt whose tally is met (guarded by it; a claim in between: read again).
         True if this call released (or failed) the waiter."""

@@ -9,12 +9,15 @@ from baton.errors import ConflictError, GoneError, NotFoundError, winner
 from baton.events import HumanInputRequested, HumanInputTimedOut, InteractionAnswered, RunPaused, RunResumed
 from baton.models import Interaction, ParkedWait, PauseRequest, status_of
 from baton.ports import GuardFailedError, WaitStillOpen
+from baton.services.approvals import Voter
 from baton.services.deadlines import park_wait
+from baton.services.pause_quorum import NO_GROUPS, Groups, PauseQuorum, pause_output
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
+    from baton.domain.approval import ApprovalPolicy
     from baton.domain.ladder import Ladder
     from baton.ports import Guard, RunSnapshot
     from baton.services.core import Core
@@ -32,7 +35,7 @@ class PauseService:
     core: Core
 
     # ---- the human pause -----------------------------------------------------------------------
-    def park(
+    def park(  # noqa: PLR0913 - the ParkPayload, field by field (the quorum policy made it nine)
         self,
         *,
         run_id: str,
@@ -43,10 +46,12 @@ class PauseService:
         notify: list[str] | None = None,
         entered_at: datetime | None = None,
         ladder: Ladder | None = None,
+        approval: ApprovalPolicy | None = None,
     ) -> Interaction:
         """Called by the gate's Lambda (its payload validated) with the task token: record what is asked,
         park the token. Idempotent: a retried invoke (same token) returns the same interaction and wait,
-        and records and notifies nothing again."""
+        and records and notifies nothing again. With `approval` the pause needs a quorum and the run's
+        starter may not vote (baton/services/pause_quorum.py)."""
         core = self.core
         core.ensure_run(run_id)
         again = core.parked_again(run_id, node, token)
@@ -63,7 +68,7 @@ class PauseService:
             expires_at=deadline,
             request=PauseRequest(
                 node=node, prompt=prompt, timeout_seconds=timeout_seconds, notify=notify or ["console"], ladder=ladder
-            ),
+            ).with_quorum(approval, requested_by=core.require_run(run_id).started_by),
         )
         try:
             core.store.put_interaction(interaction)
@@ -130,6 +135,7 @@ class PauseService:
         caller: str,
         node: str | None = None,
         snapshot: RunSnapshot | None = None,
+        groups: Groups = NO_GROUPS,
     ) -> dict[str, Any]:
         """Store the answers on the run's pending human interaction, then send its parked token.
 
@@ -146,19 +152,25 @@ class PauseService:
         wait = self.parked_pause(snapshot, node)
         target = core.store.get_interaction(run_id, wait.interaction_ids[0]) if wait is not None else None
         if wait is None or target is None or target.state.status != "pending":
-            return self._resume_read(run_id, answers, caller=caller, node=node, hosted=snapshot.run.hosted)
+            return self._resume_read(
+                run_id, answers, caller=caller, node=node, hosted=snapshot.run.hosted, groups=groups
+            )
         core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
+        if (voted := self._vote(target, answers, caller, groups)) is not None:
+            return voted
         try:
             answered, repeat = self._decide(
                 target, answers, caller, guards=[WaitStillOpen(wait, core.now())], snapshot=snapshot
             )
         except GuardFailedError:  # the wait closed under us (its deadline): decided on a fresh read
-            return self._resume_read(run_id, answers, caller=caller, node=node, hosted=snapshot.run.hosted)
+            return self._resume_read(
+                run_id, answers, caller=caller, node=node, hosted=snapshot.run.hosted, groups=groups
+            )
         resumed = core.release_gate(run_id, wait.gate, self._output(answered), wait=wait)
         return self._result(answered, resumed or (repeat and self._delivered(answered)))
 
     def _resume_read(
-        self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None, hosted: bool
+        self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None, hosted: bool, groups: Groups
     ) -> dict[str, Any]:
         """`resume` from the run's interactions: a blocking ask, a review, several pauses, a repeat."""
         core = self.core
@@ -178,6 +190,8 @@ class PauseService:
             return self._settled(latest, answers, caller)
         target = pending[-1]
         core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
+        if (voted := self._vote(target, answers, caller, groups)) is not None:
+            return voted
         answered, repeat = self._decide(target, answers, caller)
         resumed = core.release_gate(run_id, target.request.node, self._output(answered))
         if repeat and not resumed:
@@ -188,6 +202,13 @@ class PauseService:
             core.record(run_id, RunResumed(gate=target.request.node, kind="ask"))
             resumed = True
         return self._result(answered, resumed)
+
+    def _vote(self, target: Interaction, answers: dict[str, Any], caller: str, groups: Groups) -> dict[str, Any] | None:
+        """A quorum pause: this resume is one vote (baton/services/pause_quorum.py). None: no quorum."""
+        policy = target.request_as(PauseRequest).approval if target.request.kind == "ask" else None
+        if policy is None:
+            return None
+        return PauseQuorum(self.core).vote(target, policy, answers, Voter(caller, groups))
 
     def _decide(
         self,
@@ -290,15 +311,7 @@ class PauseService:
         )
         return self.core.fail_at_deadline(wait, cause)
 
-    @staticmethod
-    def _output(i: Interaction) -> dict[str, Any]:
-        return {
-            "interaction_id": i.interaction_id,
-            "node": i.request.node,
-            "answers": i.state.answer,
-            "answered_by": i.state.answered_by,
-            "answered_at": i.state.answered_at,
-        }
+    _output = staticmethod(pause_output)
 
     @staticmethod
     def _result(i: Interaction, resumed: bool) -> dict[str, Any]:

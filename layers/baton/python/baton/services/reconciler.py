@@ -17,6 +17,9 @@ A release whose sender died after the send (token sent, wait still parked) is co
 re-send finds the token closed before its deadline, and `Core.release_gate` records what the sender did
 not (the wait released, `run_resumed`), exactly once.
 
+A quorum met but not released (its decider died between the vote and the release) is released here
+too, exactly once (`baton/services/quorum_release.py`).
+
 Each send goes through a conditional release bound to the parked token it examined (a gate re-parked
 for a later round is left alone), so a concurrent API retry and the reconciler never both resume it.
 """
@@ -30,6 +33,7 @@ from baton.errors import GoneError
 from baton.services.deadlines import take_default
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
+from baton.services.quorum_release import settle_met_quorums
 from baton.services.runs import RunService
 
 if TYPE_CHECKING:
@@ -112,7 +116,15 @@ class Reconciler:
             except Exception:
                 log.exception("reconcile: re-send failed", extra={"run_id": wait.run_id, "gate": wait.gate})
         tools, timed_out = self.questions.reconcile_tool_awaits()
-        return {"checked": checked, "released": released + tools, "timed_out": timed_out, "ended": ended}
+        # a met quorum never waits: one whose decider died before its release is released here
+        quorums = settle_met_quorums(self.core, self.questions, self.interrupts, self._review)
+        return {
+            "checked": checked,
+            "released": released + tools,
+            "timed_out": timed_out,
+            "ended": ended,
+            "quorums": quorums,
+        }
 
     def reconcile_one(self, wait: ParkedWait) -> dict[str, bool]:
         """One parked wait, as a pass treats it (a gate's timer at its deadline, baton.services.deadlines):

@@ -102,7 +102,7 @@ def _gate_problems(top: Mapping[str, Any], file: str, input_schema: Mapping[str,
         for where, code, message in [
             *review_findings(path, state, input_schema),
             *await_findings(path, state, asking),
-            *quorum_findings(path, state),
+            *quorum_findings(path, state, input_schema),
             *ladder_findings(path, state),
         ]:
             found.append(Problem(file, where, message, code))

@@ -13,6 +13,12 @@ compilers refuse a bad workflow. Each finding has a code:
 - C250: a quorum (`approval` in a gate Task's Payload, at any depth) that can never be met or is not
   valid: `approvals` < 1, or more approvals than named approvers when only operators are named
   (`baton/domain/approval.py`). An `approval` taken from the input (`approval.$`) is checked at run time.
+- C270: a quorum (`approval` or `approval.$`) in an await gate's payload: an await gate is released by
+  its questions' answers and would ignore it (put the quorum on the questions: `ask_user_async`'s
+  `approval`).
+- C271: a quorum taken from the run's input (`approval.$: $.input.<field>`) that the workflow's input
+  schema does not declare: a run started without it fails at the Task (States.Runtime: the path is
+  missing); declare `<field>` (`{"type": ["object", "null"]}`) and default it (`workflows/resources.py`).
 - C251: a pause's literal `ladder` (baton.domain.ladder) that would be refused when it parks: malformed,
   a step not before a literal timeout, or an ask's default that is not an object of answers.
 - C260: a review gate's literal `ladder` whose `on_timeout` default could merge (or is no review action):
@@ -177,11 +183,45 @@ def _approvals_in(value: Any) -> Iterator[Any]:
             yield from _approvals_in(inner)
 
 
-def quorum_findings(path: str, state: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """C250: every literal quorum in a Task's Parameters/Arguments must be one that can be met."""
+def _quorum_placement(
+    path: str, state: Mapping[str, Any], input_schema: Mapping[str, Any] | None
+) -> list[tuple[str, str, str]]:
+    """C270 (a quorum on an await gate) and C271 (a quorum from an input field the schema lacks)."""
+    payload = _payload(state)
+    given = [key for key in ("approval", "approval.$") if key in payload]
+    if given and _is_await_gate(state):
+        return [
+            (
+                path,
+                "C270",
+                f"await gate with {given[0]!r}: it is released by its questions' answers and would ignore a quorum; "
+                "put the approval on the questions (ask_user_async approval)",
+            )
+        ]
+    source = payload.get("approval.$")
+    if input_schema is None or not isinstance(source, str) or not source.startswith("$.input."):
+        return []
+    field = source.removeprefix("$.input.").split(".")[0]
+    if field in (input_schema.get("properties") or {}):
+        return []
+    return [
+        (
+            path,
+            "C271",
+            f"the quorum comes from input.{field}, which the workflow's input schema does not declare: a run "
+            f"started without it fails at this Task; declare input.{field} (object or null) and give it a default",
+        )
+    ]
+
+
+def quorum_findings(
+    path: str, state: Mapping[str, Any], input_schema: Mapping[str, Any] | None = None
+) -> list[tuple[str, str, str]]:
+    """C250: every literal quorum in a Task's Parameters/Arguments must be one that can be met; C270 and
+    C271: where a quorum is given."""
     if state.get("Type") != "Task":
         return []
-    findings: list[tuple[str, str, str]] = []
+    findings: list[tuple[str, str, str]] = _quorum_placement(path, state, input_schema)
     for literal in _approvals_in(state.get("Parameters") or state.get("Arguments") or {}):
         try:
             ApprovalPolicy.model_validate(literal)

@@ -244,7 +244,13 @@ WORKFLOW_DEFAULTS: dict[str, dict[str, object]] = {
         "review_timeout_seconds": 86400,
         "notify": ["console"],
     },
-    "human_pause": {"prompt": "Approve this run?", "timeout_seconds": 3600, "notify": ["console"], "ladder": None},
+    "human_pause": {
+        "prompt": "Approve this run?",
+        "timeout_seconds": 3600,
+        "notify": ["console"],
+        "ladder": None,
+        "approval": None,
+    },
     "interrupt": {"prompt": "Review the state and resume", "timeout_seconds": 3600, "notify": ["console"]},
     "await_answers": {
         "gate": "await",

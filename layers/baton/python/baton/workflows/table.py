@@ -7,8 +7,10 @@ Keys:
   while it is pending): it sorts after EVT#, INT# and MSG#, so one Query from PEND# on reads the open
   questions, the run and its waits (O(pending)), never the run's history; no index is needed, and the
   read is consistent (a GSI's is not).
-GSI1 (sparse, "pending"): present only while an interaction is pending or a token is parked.
-  GSI1PK = PENDING#<kind> | PARKED ; GSI1SK = <created_at>#<id>
+GSI1 (sparse, "pending"): present only while an interaction is pending or a token is parked, or while
+  a quorum pause's vote tally (APT#<iid>) is open (QUORUM: the reconciler's met-but-unreleased list,
+  `baton/adapters/dynamo_approvals.py`).
+  GSI1PK = PENDING#<kind> | PARKED | QUORUM ; GSI1SK = <created_at>#<id>
 GSI2 ("by_status"): every interaction, by kind and status; the sort key starts with the run id so
   "interrupts of one session with one status" is a begins_with Query.
   GSI2PK = <kind>#<status> ; GSI2SK = <run_id>#<created_at>#<iid>

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from baton.domain.merge_contracts import BuildFinished, MergeOutcome, StatesError
-    from baton.models import ParkedWait
+    from baton.models import Interaction, ParkedWait
     from baton.ports import BuildRecords, BuildRunner, Companion, DiffSource
     from baton.services.core import Core
 
@@ -82,11 +82,26 @@ class ReviewService:
     def park(self, run_id: str, gate: str, token: str, entered_at: datetime | None = None) -> dict[str, Any]:
         return self.actions.park(run_id, gate, token, entered_at)
 
-    def act(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
-        return self.actions.act(run_id, answers, caller=caller, node=node)
+    def act(
+        self,
+        run_id: str,
+        answers: dict[str, Any],
+        *,
+        caller: str,
+        node: str | None = None,
+        groups: frozenset[str] = frozenset(),
+    ) -> dict[str, Any]:
+        return self.actions.act(run_id, answers, caller=caller, node=node, groups=groups)
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         return self.actions.reconcile_wait(wait)
+
+    def settle_quorum(self, interaction: Interaction) -> bool:
+        """The reconciler: a pending review whose quorum is met but was not released (quorum.py)."""
+        from baton.services.review.quorum import ReviewQuorum
+
+        policy = self.actions.config_of(interaction).approval
+        return policy is not None and ReviewQuorum(self.actions).settle_standing(interaction, policy)
 
     # the merge_start and merge_record Lambdas
     def start_merge(self, run_id: str, gate: str, token: str) -> dict[str, Any]:

@@ -95,7 +95,15 @@ class ReviewActions(ReviewGate):
                 return self.core.release_gate(wait.run_id, wait.gate, self._output(current), token=wait.task_token)
         return False
 
-    def act(self, run_id: str, answers: dict[str, Any], *, caller: str, node: str | None = None) -> dict[str, Any]:
+    def act(
+        self,
+        run_id: str,
+        answers: dict[str, Any],
+        *,
+        caller: str,
+        node: str | None = None,
+        groups: frozenset[str] = frozenset(),
+    ) -> dict[str, Any]:
         core = self.core
         action, reply, message, strategy = self._check_answers(answers)
         core.require_run(run_id)
@@ -146,6 +154,12 @@ class ReviewActions(ReviewGate):
             "merge_strategy": strategy or config.merge_strategy,
             "by": caller,
         }
+        if config.approval is not None and action != "reply":  # a vote (baton/services/review/quorum.py)
+            from baton.services.approvals import Voter
+            from baton.services.review.quorum import ReviewQuorum
+
+            vote = {k: v for k, v in stored.items() if k not in ("reply", "by")}
+            return ReviewQuorum(self).vote(interaction, config.approval, vote, Voter(caller, groups))
         answered = core.store.transition_interaction(
             interaction,
             status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),

@@ -286,6 +286,7 @@ class ReviewDialogue(ReviewGate):
     def _auto_eligible(config: GateConfig, verdict: dict[str, Any] | None) -> bool:
         return (
             config.posture == "agent_verdict_ok"
+            and config.approval is None  # a quorum needs its people: never merged on a verdict alone
             and verdict is not None
             and verdict.get("decision") == "approve"
             and not verdict.get("blockers")

@@ -72,7 +72,10 @@ class ReviewGate:
         return resolve_review_url(config.review_url, scope)
 
     def _reopen(self, interaction: Interaction, config: GateConfig, *, reason: str | None) -> Interaction:
-        """Back to pending (after a reply turn or a rejected merge), with a fresh expiry."""
+        """Back to pending (after a reply turn or a rejected merge), with a fresh expiry. A gate with a
+        quorum starts a new round: its votes are cleared first (no vote lands while it is not pending)."""
+        if config.approval is not None:
+            self.core.store.clear_votes(interaction.run_id, interaction.interaction_id)
         reopened = interaction.model_copy(update={"expires_at": self.core.later(config.timeout_seconds)})
         return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 

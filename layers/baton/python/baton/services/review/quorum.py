@@ -1,0 +1,108 @@
+"""Quorum on a review gate's merge (`approval` in the gate's configuration, `baton/domain/review_gate.py`).
+
+With a quorum, `approve_merge` and `force_merge` are approvals and `request_changes` a rejection, each
+one operator's vote (`baton/services/approvals.py`); `reply` stays a turn of the dialogue and votes
+nothing. The run's starter may not vote (403 `requester_cannot_approve`; agents and the companion never
+reach an operator action: the route is operators only); non-approvers get 403; the same operator twice
+counts once. The vote that meets the quorum stores the deciding approver's action (its strategy and
+message) as the gate's answer, in one transition guarded by the tally (`QuorumMet`), and sends the token
+once: the merge runs exactly once. A met rejection rule stores `request_changes` the same way. A posture
+of `agent_verdict_ok` never auto-merges a gate with a quorum. A reply or a rejected merge reopens the
+gate for a new round: its votes are cleared before it is pending again (`ReviewGate._reopen`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from baton.domain.review_gate import MERGE_ACTIONS
+from baton.errors import ConflictError
+from baton.events import InteractionAnswered
+from baton.models import status_of
+from baton.ports import GuardFailedError
+from baton.services.approvals import ApprovalService
+
+if TYPE_CHECKING:
+    from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.models import Interaction
+    from baton.services.approvals import Ballot, Voter
+    from baton.services.review.gate import ReviewGate
+
+
+class ReviewQuorum:
+    def __init__(self, gate: ReviewGate) -> None:
+        self.gate = gate
+        self.core = gate.core
+        self.approvals = ApprovalService(gate.core)
+
+    def vote(
+        self, interaction: Interaction, policy: ApprovalPolicy, action: dict[str, Any], voter: Voter
+    ) -> dict[str, Any]:
+        """One operator's `approve_merge`/`force_merge` (approve) or `request_changes` (reject)."""
+        vote: Vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
+        text = json.dumps(action, sort_keys=True, separators=(",", ":"))
+        requested_by = self.core.require_run(interaction.run_id).started_by
+        ballot = self.approvals.cast(interaction, policy, text, voter, requested_by=requested_by, vote=vote)
+        resumed = self.settle(interaction, policy, ballot) if ballot.decision else False
+        current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id) or interaction
+        if ballot.outcome == "closed":
+            raise ConflictError(
+                f"the review at gate '{interaction.node}' is already decided: the vote is not counted",
+                details={"interaction": current.public()},
+            )
+        decided = current.state.status != "pending" and ballot.decision is not None
+        return {
+            "interaction_id": interaction.interaction_id,
+            "node": interaction.node,
+            "action": action["action"],
+            "queued": decided,
+            "resumed": resumed,
+            "status": "answered" if decided else "pending",
+            "approval": ballot.view(policy),
+        }
+
+    def settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        """Store the deciding vote's action (guarded by the met tally) and send the token: True if this
+        call resumed the gate."""
+        core = self.core
+        side = "approve" if ballot.decision == "approved" else "reject"
+        deciding = [v for v in ballot.votes if v.vote == side]
+        chosen: dict[str, Any] = json.loads(deciding[-1].answer) if deciding else {"action": "request_changes"}
+        for _attempt in range(3):
+            current = core.store.get_interaction(interaction.run_id, interaction.interaction_id)
+            if current is None or current.state.status != "pending":
+                return False
+            decided = self.approvals.decided(current, policy, ballot)
+            stored = chosen | {"reply": None, "by": decided.by}
+            records = [
+                core.new_event(
+                    current.run_id,
+                    InteractionAnswered(
+                        interaction_id=current.interaction_id,
+                        node=current.node,
+                        kind="review",
+                        answer={k: v for k, v in stored.items() if k != "reply"},
+                        by=decided.by,
+                    ),
+                ),
+                core.new_event(current.run_id, decided.event),
+            ]
+            new = status_of(
+                current.state, "answered", answer=stored, by=decided.by, at=core.now(), reason=decided.reason
+            )
+            try:
+                answered = core.store.transition_interaction(current, new, with_records=records, guards=[decided.guard])
+            except (ConflictError, GuardFailedError):
+                continue
+            return core.release_gate(answered.run_id, answered.node, self.gate._output(answered))
+        return False
+
+    def settle_standing(self, interaction: Interaction, policy: ApprovalPolicy) -> bool:
+        """The reconciler: a pending review whose stored tally is met is decided and delivered."""
+        ballot = self.approvals.standing(interaction, policy)
+        if ballot.decision is None:
+            return False
+        self.settle(interaction, policy, ballot)
+        current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id)
+        return current is not None and current.state.status != "pending"
