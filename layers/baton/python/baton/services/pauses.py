@@ -187,7 +187,7 @@ class PauseService:
                     f"run {run_id} is not waiting for input" + (f" at node '{node}'" if node else ""),
                     details={"run_id": run_id},
                 )
-            return self._settled(latest, answers, caller)
+            return self._settled(latest, answers, caller, groups)
         target = pending[-1]
         core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
         if (voted := self._vote(target, answers, caller, groups)) is not None:
@@ -251,8 +251,9 @@ class PauseService:
             ) from None
         return answered, False
 
-    def _settled(self, latest: Interaction, answers: dict[str, Any], caller: str) -> dict[str, Any]:
-        """A resume that finds the pause no longer pending: a repeat of the accepted one, late, or a 409."""
+    def _settled(self, latest: Interaction, answers: dict[str, Any], caller: str, groups: Groups) -> dict[str, Any]:
+        """A resume that finds the pause no longer pending: a repeat of the accepted one, late, a counted
+        voter's repeat on a quorum pause (200: counted once), or a 409."""
         core = self.core
         st = latest.state
         if st.status == "answered" and st.answer == answers:
@@ -267,6 +268,8 @@ class PauseService:
                 f"the pause at node '{latest.request.node}' timed out",
                 details={"interaction": latest.public()},
             )
+        if (voted := self._vote(latest, answers, caller, groups)) is not None:
+            return voted  # the vote path tells a counted voter so and gives anyone else the 409
         raise ConflictError(
             f"run {latest.run_id} was already resumed at node '{latest.request.node}'",
             details={
