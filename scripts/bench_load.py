@@ -58,6 +58,12 @@ def _rss_mb(pid: int, field: str) -> float:
     return float("nan")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux /proc), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
     return ordered[max(0, min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1))))]
@@ -132,7 +138,9 @@ def main() -> None:
                 pending = _ask_all(client, args.runs, args.questions, args.clients)
                 ask_seconds = time.perf_counter() - asked_at
                 rss_pending = _rss_mb(process.pid, "VmRSS")
+                cpu_before, load_before = _cpu_seconds(process.pid), os.getloadavg()[0]
                 seconds, latencies = _answer_all(client, pending, args.clients)
+                stack_cpu, load_after = _cpu_seconds(process.pid) - cpu_before, os.getloadavg()[0]
                 left = sum(len(client.pending_questions(f"load-{r:03d}")) for r in range(args.runs))
                 peak = _rss_mb(process.pid, "VmHWM")
             _keep_busy(Client(state["api_url"], state["token"]), args.clients)  # Ctrl-C is measured under load
@@ -156,12 +164,20 @@ def main() -> None:
         f"  answer latency         median {statistics.median(latencies) * 1000:6.1f} ms   "
         f"p95 {_percentile(latencies, 95) * 1000:6.1f} ms"
     )
+    # The stack is one Python process: its handlers share one core (the GIL), so the CPU an answer costs
+    # it bounds the answers/s an idle machine can reach, whatever else the machine is doing meanwhile.
+    cpu_ms = 1000 * stack_cpu / count
+    print(
+        f"  stack CPU per answer   {cpu_ms:7.1f} ms   (one core's ceiling {1000 / cpu_ms:6.1f} answers/s; "
+        f"load average {load_before:.1f} -> {load_after:.1f} on {os.cpu_count()} cores)"
+    )
     print(f"  still pending after    {left} (expected 0)")
     print(f"  stack RSS              {rss_pending:7.0f} MB with all pending, peak {peak:7.0f} MB (target < 1024)")
     exited = f"exit code {code}" if code is not None else "did not exit: killed"
     print(f"  Ctrl-C under load → exited {stop_seconds:5.2f} s   ({exited}; {args.clients} clients still asking)")
     if os.environ.get("BATON_BENCH_JSON"):
-        print(json.dumps({"answers_per_s": count / seconds, "peak_rss_mb": peak, "stop_s": stop_seconds}))
+        figures = {"answers_per_s": count / seconds, "cpu_ms_per_answer": cpu_ms, "peak_rss_mb": peak}
+        print(json.dumps({**figures, "stop_s": stop_seconds, "load_average": load_after}))
 
 
 if __name__ == "__main__":

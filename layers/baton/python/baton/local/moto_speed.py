@@ -207,7 +207,7 @@ def cached_handler_methods() -> Iterator[None]:
     """While open, moto lists a response handler class's methods once (until the class changes)."""
     from moto.core import responses
 
-    current = responses.method_names_from_class
+    current = responses.__dict__["method_names_from_class"]
     if getattr(current, "_baton_cached", False):
         yield
         return
