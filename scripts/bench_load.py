@@ -10,7 +10,8 @@ the measured round, so the measured answers meet H times their number in history
 `--quick` is a small run for CI (the figures are printed, never judged).
 Targets (not asserted): >= 50 answers/s, peak RSS < 1 GB.
 
-Usage: uv run python scripts/bench_load.py [--questions 1000] [--runs 100] [--clients 8] [--history 0] [--quick]
+Usage: uv run python scripts/bench_load.py [--questions 1000] [--runs 100] [--clients 8] [--history 0]
+       [--without-idempotency] [--quick]
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _start_stack(state_dir: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+def _start_stack(state_dir: Path, extra_env: dict[str, str]) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
     log = (state_dir / "dev.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "baton.cli.main", "dev", "--port", "0", "--no-demo", "--state-dir", str(state_dir)],
         cwd=ROOT,
+        env={**os.environ, **extra_env},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -115,21 +117,32 @@ def _keep_busy(client: Any, clients: int) -> None:
     time.sleep(1.0)
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--history", type=int, default=0, help="rounds asked and answered before the measured one")
+    parser.add_argument(
+        "--without-idempotency",
+        action="store_true",
+        help="the stack with Powertools Idempotency off (POWERTOOLS_IDEMPOTENCY_DISABLED): what its two calls cost",
+    )
     parser.add_argument("--quick", action="store_true", help="40 questions over 4 runs, 4 clients, 1 round of history")
     args = parser.parse_args()
     if args.quick:
         args.questions, args.runs, args.clients, args.history = 40, 4, 4, 1
+    return args
+
+
+def main() -> None:
+    args = _arguments()
 
     from baton.client.sdk import Client
 
     with tempfile.TemporaryDirectory(prefix="baton-bench-load-") as tmp:
-        process, state = _start_stack(Path(tmp))
+        extra_env = {"POWERTOOLS_IDEMPOTENCY_DISABLED": "true"} if args.without_idempotency else {}
+        process, state = _start_stack(Path(tmp), extra_env)
         try:
             with Client(state["api_url"], state["token"], timeout=120) as client:
                 for _round in range(args.history):  # history: answered rounds in the same runs, unmeasured
@@ -157,6 +170,7 @@ def main() -> None:
     print(
         f"local stack under load: {args.questions} pending questions over {args.runs} runs, {args.clients} clients, "
         f"history {args.history}x ({args.history * args.questions} answered before)"
+        + (", idempotency off" if args.without_idempotency else "")
     )
     print(f"  asked                  {ask_seconds:7.1f} s   ({args.questions / ask_seconds:6.1f} questions/s)")
     print(f"  answered               {seconds:7.1f} s   ({count / seconds:6.1f} answers/s, target >= 50)")
