@@ -244,34 +244,3 @@ def test_handler_methods_are_listed_once_per_class_and_follow_changes(db: Any, m
     calls.clear()
     db.describe_table(TableName=TABLE)
     assert calls.count(DynamoHandler) == 1  # closed: moto's own function again
-
-
-@pytest.mark.parametrize("in_process", [False, True])
-def test_in_process_calls_are_not_signed_and_reach_the_same_account(aws_env: None, in_process: bool) -> None:
-    from botocore.auth import SigV4Auth
-    from botocore.config import Config
-
-    from baton.local.in_process import calls_in_process
-
-    emulator = "http://127.0.0.1:9"  # nobody listens: only the in-process path can answer
-    signed = []
-    real_add_auth = SigV4Auth.add_auth
-
-    def add_auth(auth: Any, request: Any) -> None:
-        signed.append(request.url)
-        real_add_auth(auth, request)
-
-    with mock_aws(), ExitStack() as stack:
-        stack.enter_context(pytest.MonkeyPatch.context()).setattr(SigV4Auth, "add_auth", add_auth)
-        if in_process:
-            stack.enter_context(calls_in_process(emulator, "us-east-1"))
-            local = boto3.client("dynamodb", endpoint_url=emulator, config=Config(retries={"max_attempts": 1}))
-        else:
-            local = boto3.client("dynamodb")
-        local.create_table(**create_table_kwargs(TABLE))
-        local.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#a"}, "SK": {"S": "RUN"}})
-        writes_signed = len(signed)
-        stack.close()  # the in-process path closed: a signed client of moto's default account reads it
-        reader = boto3.client("dynamodb")
-        assert reader.get_item(TableName=TABLE, Key={"PK": {"S": "RUN#a"}, "SK": {"S": "RUN"}})["Item"]
-    assert writes_signed == (0 if in_process else 2)

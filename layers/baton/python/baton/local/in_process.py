@@ -7,11 +7,6 @@ the same request from the same backends in ~3 ms. While `calls_in_process` is op
 created in this process hands requests addressed to the emulator's URL to that stubber (rewritten to the
 service's AWS address it expects). Other processes (the CLI, agents, a merge subprocess) still use the
 emulator port, and see the same data.
-
-Those in-process requests are not signed: SigV4 (a canonical request, its hash and four HMACs, ~6% of
-an answer's CPU) proves nothing to moto, which checks no signature; without an Authorization header it
-takes the default account and the region from the URL, as it does for a signed request with the local
-stack's credentials. Requests that leave the process keep their signature.
 """
 
 from __future__ import annotations
@@ -50,13 +45,6 @@ def _hook(moto_url: str, region: str) -> Any:
     return before_send
 
 
-def _unsigned(signature_version: Any = None, **_: Any) -> Any:
-    """choose-signer for the services answered in process: no signature."""
-    from botocore import UNSIGNED
-
-    return UNSIGNED
-
-
 @contextmanager
 def calls_in_process(moto_url: str, region: str) -> Iterator[None]:
     """While open, botocore clients created in this process call the emulator at `moto_url` directly."""
@@ -65,12 +53,7 @@ def calls_in_process(moto_url: str, region: str) -> Iterator[None]:
     entry = ("before-send", _hook(moto_url, region))
     # first, so it answers before moto's own (disabled) stubber or a real send is tried
     BUILTIN_HANDLERS.insert(0, entry)
-    # only the services answered in process (the endpoint is the emulator's for every client here)
-    unsigned = [(f"choose-signer.{service}", _unsigned) for service in _ENDPOINT_PREFIX]
-    BUILTIN_HANDLERS[1:1] = unsigned
     try:
         yield
     finally:
         BUILTIN_HANDLERS.remove(entry)
-        for handler in unsigned:
-            BUILTIN_HANDLERS.remove(handler)
