@@ -10,7 +10,8 @@ the measured round, so the measured answers meet H times their number in history
 `--quick` is a small run for CI (the figures are printed, never judged).
 Targets (not asserted): >= 50 answers/s, peak RSS < 1 GB.
 
-Usage: uv run python scripts/bench_load.py [--questions 1000] [--runs 100] [--clients 8] [--history 0] [--quick]
+Usage: uv run python scripts/bench_load.py [--questions 1000] [--runs 100] [--clients 8] [--history 0]
+       [--without-idempotency] [--quick]
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _start_stack(state_dir: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
+def _start_stack(state_dir: Path, extra_env: dict[str, str]) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
     log = (state_dir / "dev.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "baton.cli.main", "dev", "--port", "0", "--no-demo", "--state-dir", str(state_dir)],
         cwd=ROOT,
+        env={**os.environ, **extra_env},
         stdout=log,
         stderr=subprocess.STDOUT,
     )
@@ -56,6 +58,12 @@ def _rss_mb(pid: int, field: str) -> float:
         if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux /proc), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _percentile(values: list[float], pct: float) -> float:
@@ -109,21 +117,32 @@ def _keep_busy(client: Any, clients: int) -> None:
     time.sleep(1.0)
 
 
-def main() -> None:
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--history", type=int, default=0, help="rounds asked and answered before the measured one")
+    parser.add_argument(
+        "--without-idempotency",
+        action="store_true",
+        help="the stack with Powertools Idempotency off (POWERTOOLS_IDEMPOTENCY_DISABLED): what its two calls cost",
+    )
     parser.add_argument("--quick", action="store_true", help="40 questions over 4 runs, 4 clients, 1 round of history")
     args = parser.parse_args()
     if args.quick:
         args.questions, args.runs, args.clients, args.history = 40, 4, 4, 1
+    return args
+
+
+def main() -> None:
+    args = _arguments()
 
     from baton.client.sdk import Client
 
     with tempfile.TemporaryDirectory(prefix="baton-bench-load-") as tmp:
-        process, state = _start_stack(Path(tmp))
+        extra_env = {"POWERTOOLS_IDEMPOTENCY_DISABLED": "true"} if args.without_idempotency else {}
+        process, state = _start_stack(Path(tmp), extra_env)
         try:
             with Client(state["api_url"], state["token"], timeout=120) as client:
                 for _round in range(args.history):  # history: answered rounds in the same runs, unmeasured
@@ -132,7 +151,9 @@ def main() -> None:
                 pending = _ask_all(client, args.runs, args.questions, args.clients)
                 ask_seconds = time.perf_counter() - asked_at
                 rss_pending = _rss_mb(process.pid, "VmRSS")
+                cpu_before, load_before = _cpu_seconds(process.pid), os.getloadavg()[0]
                 seconds, latencies = _answer_all(client, pending, args.clients)
+                stack_cpu, load_after = _cpu_seconds(process.pid) - cpu_before, os.getloadavg()[0]
                 left = sum(len(client.pending_questions(f"load-{r:03d}")) for r in range(args.runs))
                 peak = _rss_mb(process.pid, "VmHWM")
             _keep_busy(Client(state["api_url"], state["token"]), args.clients)  # Ctrl-C is measured under load
@@ -149,6 +170,7 @@ def main() -> None:
     print(
         f"local stack under load: {args.questions} pending questions over {args.runs} runs, {args.clients} clients, "
         f"history {args.history}x ({args.history * args.questions} answered before)"
+        + (", idempotency off" if args.without_idempotency else "")
     )
     print(f"  asked                  {ask_seconds:7.1f} s   ({args.questions / ask_seconds:6.1f} questions/s)")
     print(f"  answered               {seconds:7.1f} s   ({count / seconds:6.1f} answers/s, target >= 50)")
@@ -156,12 +178,20 @@ def main() -> None:
         f"  answer latency         median {statistics.median(latencies) * 1000:6.1f} ms   "
         f"p95 {_percentile(latencies, 95) * 1000:6.1f} ms"
     )
+    # The stack is one Python process: its handlers share one core (the GIL), so the CPU an answer costs
+    # it bounds the answers/s an idle machine can reach, whatever else the machine is doing meanwhile.
+    cpu_ms = 1000 * stack_cpu / count
+    print(
+        f"  stack CPU per answer   {cpu_ms:7.1f} ms   (one core's ceiling {1000 / cpu_ms:6.1f} answers/s; "
+        f"load average {load_before:.1f} -> {load_after:.1f} on {os.cpu_count()} cores)"
+    )
     print(f"  still pending after    {left} (expected 0)")
     print(f"  stack RSS              {rss_pending:7.0f} MB with all pending, peak {peak:7.0f} MB (target < 1024)")
     exited = f"exit code {code}" if code is not None else "did not exit: killed"
     print(f"  Ctrl-C under load → exited {stop_seconds:5.2f} s   ({exited}; {args.clients} clients still asking)")
     if os.environ.get("BATON_BENCH_JSON"):
-        print(json.dumps({"answers_per_s": count / seconds, "peak_rss_mb": peak, "stop_s": stop_seconds}))
+        figures = {"answers_per_s": count / seconds, "cpu_ms_per_answer": cpu_ms, "peak_rss_mb": peak}
+        print(json.dumps({**figures, "stop_s": stop_seconds, "load_average": load_after}))
 
 
 if __name__ == "__main__":

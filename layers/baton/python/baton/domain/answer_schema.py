@@ -35,6 +35,7 @@ from typing import Any, NoReturn
 import fastjsonschema
 
 from baton.domain.fields import check_json_depth
+from baton.domain.schema_formats import safe_formats
 from baton.domain.schema_limits import (
     check_schema_limits,
     check_subject_sizes,
@@ -163,7 +164,7 @@ def compile_json_schema(json_schema: Any) -> JsonValidator:
     try:
         # fastjsonschema rewrites $ref values in place, so it gets its own copy.
         validator: JsonValidator = fastjsonschema.compile(
-            json.loads(canonical), handlers=_NoRemoteRefs(), use_default=True
+            json.loads(canonical), handlers=_NoRemoteRefs(), use_default=True, formats=safe_formats(json_schema)
         )
     except Exception as exc:  # generator failures surface as assorted exception types
         raise BadRequestError(f"jsonSchema does not compile: {exc}", details={"field": "jsonSchema"}) from None

@@ -1,0 +1,225 @@
+"""Faster paths through moto's per-call work, each giving the same result as moto's own code.
+
+**Item values in responses.** moto (5.2) writes every JSON response by walking the operation's output
+shape with a generic serializer: for each member of each structure it asks an attribute picker, which
+builds six alias providers and tries every name they offer. A DynamoDB `AttributeValue` is a structure
+of ten members, so one item of twenty attributes costs ~200 picker calls, and a `Query` returning a
+run's items spent more time in the serializer than in DynamoDB itself (~30% of an answer through the
+local stack, profiled).
+
+The item values moto's DynamoDB handlers return are already the wire form: a dict such as `{"S": "x"}`
+or `{"M": {"a": {"N": "1"}}}`. For those the generic walk returns a copy of the same dict (the picker
+finds each member by its own name, a string member is `str()` of a string, a boolean member is the
+boolean, a map or list recurses), so `fast_attribute_values` hands such a value over as that copy, in
+the shape's member order. Anything else (a binary `B`/`BS`, which is base64 encoded on the way out, an
+unexpected key or type, a None) goes through moto's own serializer unchanged. The response JSON is the
+same byte for byte (`tests/integration/test_moto_speed.py` compares them).
+
+**Condition expressions.** moto lexes every `ConditionExpression`, `FilterExpression` and
+`KeyConditionExpression` character by character on every call (~20 lexings an answer, each building its
+token table anew). The tokens depend on the expression text alone, so `cached_condition_lexing` keeps
+them per text (bounded) and hands each parse fresh nodes, as a new lexing would.
+
+**Handler methods.** Every moto request lists its handler class's methods with `inspect.getmembers` to
+check the action exists; `cached_handler_methods` keeps that list per class, recomputed when the class
+(or a base) gains or loses an attribute.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict, deque
+from contextlib import ExitStack, contextmanager
+from typing import TYPE_CHECKING, Any
+
+from baton.local.moto_fixes import patched
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+ATTRIBUTE_VALUE_SHAPE = "AttributeValue"
+# The members of `AttributeValue` whose wire value is the value itself (not a blob), in shape order.
+_MEMBER_ORDER = ("S", "N", "SS", "NS", "M", "L", "NULL", "BOOL")
+
+
+def wire_copy(value: Any) -> Any:
+    """The value as moto's generic serializer would write it, when it is a plain wire-form attribute
+    value; None when it is not (then the generic serializer writes it)."""
+    if type(value) is not dict or not value:
+        return None
+    copied: dict[str, Any] = {}
+    for member in _MEMBER_ORDER:
+        if member not in value:
+            continue
+        inner = _member_copy(member, value[member])
+        if inner is None:
+            return None
+        copied[member] = inner
+    return copied if len(copied) == len(value) else None  # an unknown (or B/BS) key: the generic path
+
+
+def _string(inner: Any) -> Any:
+    return inner if type(inner) is str else None
+
+
+def _boolean(inner: Any) -> Any:
+    return inner if type(inner) is bool else None
+
+
+def _string_set(inner: Any) -> Any:
+    if type(inner) is not list or any(type(s) is not str for s in inner):
+        return None
+    return list(inner)
+
+
+def _map(inner: Any) -> Any:
+    if type(inner) is not dict:
+        return None
+    mapped = {}
+    for key, item in inner.items():
+        copied = wire_copy(item)
+        if copied is None or type(key) is not str:
+            return None
+        mapped[key] = copied
+    return mapped
+
+
+def _list(inner: Any) -> Any:
+    if type(inner) is not list:
+        return None
+    listed = []
+    for item in inner:
+        copied = wire_copy(item)
+        if copied is None:
+            return None
+        listed.append(copied)
+    return listed
+
+
+_COPIERS: dict[str, Callable[[Any], Any]] = {
+    "S": _string,
+    "N": _string,
+    "SS": _string_set,
+    "NS": _string_set,
+    "M": _map,
+    "L": _list,
+    "NULL": _boolean,
+    "BOOL": _boolean,
+}
+
+
+def _member_copy(member: str, inner: Any) -> Any:
+    return _COPIERS[member](inner)
+
+
+def _structure(original: Callable[..., None], counter: list[int]) -> Callable[..., None]:
+    def serialize_structure(self: Any, serialized: Any, value: Any, shape: Any, key: str) -> None:
+        if key and shape.name == ATTRIBUTE_VALUE_SHAPE:
+            copied = wire_copy(value)
+            if copied is not None:
+                counter[0] += 1
+                self._default_serialize(serialized, copied, shape, key)
+                return
+        original(self, serialized, value, shape, key)
+
+    serialize_structure._baton_fast = True  # type: ignore[attr-defined]
+    return serialize_structure
+
+
+FAST_VALUES = [0]  # how many attribute values took the fast path (tests count it)
+
+
+@contextmanager
+def fast_attribute_values() -> Iterator[None]:
+    """While open, moto's JSON serializer writes plain DynamoDB attribute values by copying them."""
+    from moto.core.serialize import BaseJSONSerializer
+
+    if getattr(BaseJSONSerializer.__dict__["_serialize_type_structure"], "_baton_fast", False):
+        yield
+        return
+    original = BaseJSONSerializer.__dict__["_serialize_type_structure"]
+    with patched(BaseJSONSerializer, {"_serialize_type_structure": _structure(original, FAST_VALUES)}):
+        yield
+
+
+LEX_CACHE_SIZE = 512  # distinct expression texts kept (Baton's code uses a few dozen)
+LEXINGS = [0]  # how many expressions were lexed by moto's own lexer (tests count it)
+
+
+def _cached_lexer(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    cache: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
+    lock = threading.Lock()
+
+    @functools.wraps(original)
+    def lex_condition_expression(self: Any) -> Any:
+        text = self.condition_expression
+        with lock:
+            tokens = cache.get(text)
+            if tokens is not None:
+                cache.move_to_end(text)
+        if tokens is None:
+            LEXINGS[0] += 1
+            tokens = tuple(original(self))
+            with lock:
+                cache[text] = tokens
+                while len(cache) > LEX_CACHE_SIZE:
+                    cache.popitem(last=False)
+        # a lexed node is a namedtuple whose `children` list is always empty: each parse gets its own
+        return deque(node._replace(children=[]) for node in tokens)
+
+    lex_condition_expression._baton_cached = True  # type: ignore[attr-defined]
+    return lex_condition_expression
+
+
+@contextmanager
+def cached_condition_lexing() -> Iterator[None]:
+    """While open, moto lexes each distinct condition expression text once."""
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    current = ConditionExpressionParser.__dict__["_lex_condition_expression"]
+    if getattr(current, "_baton_cached", False):
+        yield
+        return
+    with patched(ConditionExpressionParser, {"_lex_condition_expression": _cached_lexer(current)}):
+        yield
+
+
+def _cached_method_names(original: Callable[[object], list[str]]) -> Callable[[object], list[str]]:
+    cache: dict[object, tuple[tuple[int, ...], list[str]]] = {}
+
+    def method_names_from_class(clazz: object) -> list[str]:
+        mro = getattr(clazz, "__mro__", ())
+        shape = tuple(len(vars(klass)) for klass in mro)
+        known = cache.get(clazz)
+        if known is not None and known[0] == shape:
+            return list(known[1])
+        names = original(clazz)
+        cache[clazz] = (shape, names)
+        return list(names)
+
+    method_names_from_class._baton_cached = True  # type: ignore[attr-defined]
+    return method_names_from_class
+
+
+@contextmanager
+def cached_handler_methods() -> Iterator[None]:
+    """While open, moto lists a response handler class's methods once (until the class changes)."""
+    from moto.core import responses
+
+    current = responses.__dict__["method_names_from_class"]
+    if getattr(current, "_baton_cached", False):
+        yield
+        return
+    with patched(responses, {"method_names_from_class": _cached_method_names(current)}):
+        yield
+
+
+@contextmanager
+def moto_fast_paths() -> Iterator[None]:
+    """All of the above, while open."""
+    with ExitStack() as stack:
+        stack.enter_context(fast_attribute_values())
+        stack.enter_context(cached_condition_lexing())
+        stack.enter_context(cached_handler_methods())
+        yield

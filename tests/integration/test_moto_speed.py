@@ -1,0 +1,246 @@
+"""The local stack's moto fast paths (baton.local.moto_speed): each gives moto's own answer, byte for byte,
+and does less work than plain moto, counted (`fast=False` runs plain moto, showing the work it does)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import boto3
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from moto import mock_aws
+from moto.core import serialize
+from moto.core.utils import get_service_model
+from moto.dynamodb.comparisons import ConditionExpressionParser
+
+from baton.local import moto_speed
+from baton.local.moto_fixes import atomic_dynamodb_writes
+from baton.local.moto_scale import dynamodb_at_scale
+from baton.workflows.table import create_table_kwargs
+
+TABLE = "speed-table"
+ITEMS = 40
+ATTRIBUTES = 8
+# Every kind of attribute value, nested, with the edge cases of the wire form (empty strings, unicode,
+# a binary, which goes through moto's own serializer).
+TRICKY = {
+    "S": {"S": 'héllo \u2603 "quoted"'},
+    "empty": {"S": ""},
+    "N": {"N": "-12.50"},
+    "SS": {"SS": ["a", "b"]},
+    "NS": {"NS": ["1", "2.5"]},
+    "B": {"B": b"\x00\xffbinary"},
+    "BS": {"BS": [b"x", b"y"]},
+    "NULL": {"NULL": True},
+    "BOOL": {"BOOL": False},
+    "L": {"L": [{"S": "x"}, {"N": "1"}, {"M": {"deep": {"L": [{"BOOL": True}, {"B": b"\x01"}]}}}]},
+    "M": {"M": {"a": {"S": "1"}, "b": {"M": {}}, "c": {"L": []}}},
+}
+
+
+@pytest.fixture
+def db(aws_env: None) -> Iterator[Any]:
+    with mock_aws(), atomic_dynamodb_writes(), dynamodb_at_scale():
+        client = boto3.client("dynamodb")
+        client.create_table(**create_table_kwargs(TABLE))
+        yield client
+
+
+def _raw_bodies(client: Any) -> list[bytes]:
+    """Collects the raw response body of every call the client makes."""
+    bodies: list[bytes] = []
+
+    def capture(response_dict: dict[str, Any], **_: Any) -> None:
+        bodies.append(bytes(response_dict["body"]))
+
+    client.meta.events.register("before-parse.dynamodb.*", capture, unique_id="baton-test-capture")
+    return bodies
+
+
+def _reads(db: Any) -> None:
+    key = {"PK": {"S": "RUN#tricky"}, "SK": {"S": "ITEM"}}
+    db.get_item(TableName=TABLE, Key=key)
+    db.query(
+        TableName=TABLE,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": "RUN#tricky"}},
+    )
+    db.scan(TableName=TABLE)
+    db.batch_get_item(RequestItems={TABLE: {"Keys": [key]}})
+    db.transact_get_items(TransactItems=[{"Get": {"TableName": TABLE, "Key": key}}])
+    db.update_item(
+        TableName=TABLE,
+        Key=key,
+        UpdateExpression="SET #n = :n",
+        ExpressionAttributeNames={"#n": "N"},
+        ExpressionAttributeValues={":n": {"N": "-12.50"}},
+        ReturnValues="ALL_NEW",
+    )
+
+
+def test_fast_item_values_write_the_same_bytes_as_moto(db: Any) -> None:
+    db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#tricky"}, "SK": {"S": "ITEM"}, **TRICKY})
+    plain = _raw_bodies(db)
+    _reads(db)
+    db.meta.events.unregister("before-parse.dynamodb.*", unique_id="baton-test-capture")
+    fast_before = moto_speed.FAST_VALUES[0]
+    with moto_speed.fast_attribute_values():
+        fast = _raw_bodies(db)
+        _reads(db)
+    assert moto_speed.FAST_VALUES[0] > fast_before  # the fast path was taken
+    assert len(fast) == len(plain) == 6
+    assert fast == plain
+
+
+_LEAVES = st.one_of(
+    st.builds(lambda s: {"S": s}, st.text(max_size=5)),
+    st.builds(lambda n: {"N": str(n)}, st.integers()),
+    st.builds(lambda b: {"BOOL": b}, st.booleans()),
+    st.just({"NULL": True}),
+    st.builds(lambda b: {"B": b}, st.binary(max_size=4)),
+    st.builds(lambda ss: {"SS": ss}, st.lists(st.text(max_size=3), max_size=3)),
+    st.builds(lambda ns: {"NS": [str(n) for n in ns]}, st.lists(st.integers(), max_size=3)),
+)
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.builds(lambda items: {"L": items}, st.lists(inner, max_size=3)),
+        st.builds(lambda m: {"M": m}, st.dictionaries(st.text(min_size=1, max_size=3), inner, max_size=3)),
+    ),
+    max_leaves=12,
+)
+
+
+def _serialized(result: dict[str, Any]) -> str:
+    operation = get_service_model("dynamodb").operation_model("GetItem")
+    serializer = serialize.get_serializer_class("dynamodb", "json")(
+        operation_model=operation, pretty_print=False, value_picker=serialize.XFormedAttributePicker()
+    )
+    return str(serializer.serialize(result)["body"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(item=st.dictionaries(st.text(min_size=1, max_size=4), _VALUES, min_size=1, max_size=4))
+def test_any_attribute_value_serializes_as_moto_does(item: dict[str, Any]) -> None:
+    plain = _serialized({"Item": item})
+    with moto_speed.fast_attribute_values():
+        fast = _serialized({"Item": item})
+    assert fast == plain
+
+
+class _Picked:
+    """How many times moto's serializer asked its attribute picker for a value."""
+
+    def __enter__(self) -> _Picked:
+        self.count = 0
+        self._original = serialize.AttributePicker.__dict__["__call__"]
+        original = self._original
+
+        def picked(picker: Any, context: Any) -> Any:
+            self.count += 1
+            return original(picker, context)
+
+        serialize.AttributePicker.__call__ = picked  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        serialize.AttributePicker.__call__ = self._original  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_query_response_does_not_pick_every_member_of_every_value(db: Any, fast: bool) -> None:
+    for n in range(ITEMS):
+        extra = {f"a{k}": {"S": f"value {k}"} for k in range(ATTRIBUTES)}
+        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#many"}, "SK": {"S": f"INT#{n:03d}"}, **extra})
+    with ExitStack() as stack:
+        if fast:
+            stack.enter_context(moto_speed.fast_attribute_values())
+        picked = stack.enter_context(_Picked())
+        found = db.query(
+            TableName=TABLE,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": "RUN#many"}},
+        )["Items"]
+    assert len(found) == ITEMS
+    values = ITEMS * (ATTRIBUTES + 2)
+    if fast:
+        assert picked.count < 20  # the output structure's own members, whatever the items hold
+    else:
+        assert picked.count >= 10 * values  # plain moto: every member of every value
+
+
+class _Lexed:
+    def __enter__(self) -> _Lexed:
+        self.count = 0
+        self._original = ConditionExpressionParser.__dict__["_lex_one_node"]
+        original = self._original
+
+        def lex_one(parser: Any, remaining: str) -> Any:
+            self.count += 1
+            return original(parser, remaining)
+
+        ConditionExpressionParser._lex_one_node = lex_one  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        ConditionExpressionParser._lex_one_node = self._original  # type: ignore[method-assign]
+
+
+def _conditional_put(db: Any, sk: str, status: str) -> bool:
+    try:
+        db.put_item(
+            TableName=TABLE,
+            Item={"PK": {"S": "RUN#cond"}, "SK": {"S": sk}, "status": {"S": status}},
+            ConditionExpression="attribute_not_exists(PK) OR #s = :pending",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={":pending": {"S": "pending"}},
+        )
+    except db.exceptions.ConditionalCheckFailedException:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_condition_expression_is_lexed_once_and_still_decides(db: Any, fast: bool) -> None:
+    with ExitStack() as stack:
+        if fast:
+            stack.enter_context(moto_speed.cached_condition_lexing())
+        assert _conditional_put(db, "INT#1", "pending")  # the item did not exist
+        lexed = stack.enter_context(_Lexed())
+        assert _conditional_put(db, "INT#1", "answered")  # it was pending
+        assert not _conditional_put(db, "INT#1", "answered")  # it is answered: the condition refuses
+        assert _conditional_put(db, "INT#2", "pending")  # another item: allowed
+    if fast:
+        assert lexed.count == 0  # the same text: its tokens were kept
+    else:
+        assert lexed.count > 3 * 10  # plain moto lexes the whole text on every call
+
+
+def test_handler_methods_are_listed_once_per_class_and_follow_changes(db: Any, monkeypatch: Any) -> None:
+    from moto.core import responses
+    from moto.dynamodb.responses import DynamoHandler
+
+    calls = []
+    real_getmembers = inspect.getmembers
+
+    def getmembers(obj: Any, predicate: Any = None) -> Any:
+        calls.append(obj)
+        return real_getmembers(obj, predicate)
+
+    monkeypatch.setattr(inspect, "getmembers", getmembers)
+    plain = responses.method_names_from_class(DynamoHandler)
+    calls.clear()
+    with moto_speed.cached_handler_methods():
+        for _ in range(5):
+            db.describe_table(TableName=TABLE)
+        assert calls.count(DynamoHandler) == 1  # plain moto lists them on every request
+        assert responses.method_names_from_class(DynamoHandler) == plain
+        monkeypatch.setattr(DynamoHandler, "baton_added", lambda self: None, raising=False)
+        assert "baton_added" in responses.method_names_from_class(DynamoHandler)
+    calls.clear()
+    db.describe_table(TableName=TABLE)
+    assert calls.count(DynamoHandler) == 1  # closed: moto's own function again
