@@ -23,13 +23,11 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from pathlib import Path
+from typing import Final
 from urllib.parse import parse_qs, urlsplit
 
 from baton.api.auth import SESSION_COOKIE, SESSION_SECONDS, inbox_session_token
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 PREFIX: Final = "/inbox"
 CODE_SECONDS: Final = 15 * 60
@@ -185,3 +183,13 @@ class InboxSite:
         if method not in ("GET", "HEAD"):
             return _page(405, "Method not allowed", "The inbox's files are read with GET.", Allow="GET, HEAD")
         return self._file(parts.path)
+
+
+def inbox_dist() -> Path:
+    """Where the built web inbox is: `inbox/dist` of the source checkout (none outside one)."""
+    from baton.workflows.source_tree import SourceTreeNotFoundError, source_tree
+
+    try:
+        return source_tree().root / "inbox" / "dist"
+    except SourceTreeNotFoundError:
+        return Path("inbox") / "dist"

@@ -24,7 +24,7 @@ from baton.local.dispatch import LambdaDispatcher
 from baton.local.emulator_logs import quiet_interpreter
 from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process
-from baton.local.inbox import InboxSite
+from baton.local.inbox import InboxSite, inbox_dist
 from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing, sfn_stop_execution
 from baton.local.moto_scale import dynamodb_at_scale
@@ -257,7 +257,7 @@ class LocalStack:
         session = boto3.session.Session()
         clients = {name: session.client(name) for name in ("iam", "dynamodb", "sns", "lambda", "stepfunctions")}
 
-        self.inbox = InboxSite(token, _inbox_dist())
+        self.inbox = InboxSite(token, inbox_dist())
         self._http = make_server(self.host, self.api_port, self._invoke_api, inbox=self.inbox)
         api_url = f"http://{self.host}:{self._http.server_address[1]}"
         self.inbox.base_url = api_url
@@ -379,16 +379,6 @@ class LocalStack:
             with contextlib.suppress(OSError, ValueError):
                 if json.loads(state_file.read_text()).get("api_url") == self.info.api_url:
                     state_file.unlink()
-
-
-def _inbox_dist() -> Path:
-    """Where the built web inbox is: `inbox/dist` of the source checkout (none outside one)."""
-    from baton.workflows.source_tree import SourceTreeNotFoundError, source_tree
-
-    try:
-        return source_tree().root / "inbox" / "dist"
-    except SourceTreeNotFoundError:
-        return Path("inbox") / "dist"
 
 
 def _reset_cached_settings() -> None:
