@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import ConflictError, GoneError, NotFoundError, winner
-from baton.events import HumanInputRequested, HumanInputTimedOut, InteractionAnswered, RunPaused, RunResumed
+from baton.events import HumanInputRequested, HumanInputTimedOut, InteractionAnswered, RunPaused
 from baton.models import Interaction, ParkedWait, PauseRequest, status_of
 from baton.ports import GuardFailedError, WaitStillOpen
 from baton.services.approvals import Voter
 from baton.services.deadlines import park_wait
-from baton.services.pause_quorum import NO_GROUPS, Groups, PauseQuorum, pause_output
+from baton.services.pause_quorum import NO_GROUPS, Groups, PauseQuorum, deliver, pause_output
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -193,15 +193,10 @@ class PauseService:
         if (voted := self._vote(target, answers, caller, groups)) is not None:
             return voted
         answered, repeat = self._decide(target, answers, caller)
-        resumed = core.release_gate(run_id, target.request.node, self._output(answered))
-        if repeat and not resumed:
-            return self._result(answered, self._delivered(answered))
-        if not resumed and not hosted and core.store.get_wait(run_id, target.request.node) is None:
-            # A blocking ask of an agent (baton.services.asks): no token; its waiter reads the answer.
-            core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
-            core.record(run_id, RunResumed(gate=target.request.node, kind="ask"))
-            resumed = True
-        return self._result(answered, resumed)
+        if repeat:  # the first request decided it: resend if its send failed, else say what it did
+            resumed = core.release_gate(run_id, target.request.node, self._output(answered))
+            return self._result(answered, resumed or self._delivered(answered))
+        return self._result(answered, deliver(core, answered, hosted=hosted))
 
     def _vote(self, target: Interaction, answers: dict[str, Any], caller: str, groups: Groups) -> dict[str, Any] | None:
         """A quorum pause: this resume is one vote (baton/services/pause_quorum.py). None: no quorum."""
