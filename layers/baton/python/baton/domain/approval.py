@@ -22,6 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from baton.errors import ValidationFailedError
+
 GROUP_PREFIX = "group:"
 MAX_APPROVALS = 20
 MAX_APPROVERS = 50
@@ -57,6 +59,14 @@ class ApprovalPolicy(BaseModel):
         if problem:
             raise ValueError(problem)
         return self
+
+    def check_options(self, options: list[str] | None) -> None:
+        """422 when `approve_option` names no option of the pause it is declared on."""
+        if self.approve_option is not None and self.approve_option not in (options or []):
+            raise ValidationFailedError(
+                f"approval.approve_option {self.approve_option!r} is not one of the options",
+                details={"path": "approval.approve_option", "options": options},
+            )
 
     @property
     def operators(self) -> list[str]:

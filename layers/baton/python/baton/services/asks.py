@@ -16,7 +16,7 @@ import time
 from typing import TYPE_CHECKING
 
 from baton.domain.ladder import AnswerCheck
-from baton.errors import ConflictError, NotFoundError, ValidationFailedError
+from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused, RunResumed
 from baton.models import Interaction, PauseRequest, status_of
 from baton.services.deadlines import answer_with_default, arm_interaction
@@ -72,15 +72,8 @@ class AskService:
         core = self.core
         if ladder is not None:
             _check_ladder(ladder, timeout_seconds, options)
-        if (
-            approval is not None
-            and approval.approve_option is not None
-            and approval.approve_option not in (options or [])
-        ):
-            raise ValidationFailedError(
-                f"approval.approve_option {approval.approve_option!r} is not one of the options",
-                details={"path": "approval.approve_option", "options": options},
-            )
+        if approval is not None:
+            approval.check_options(options)
         core.check_notify(notify)
         core.ensure_run(run_id)
         interaction = Interaction(

@@ -195,15 +195,8 @@ class QuestionService:
             )
         if options is not None:
             options = self._check_options(options)
-        if (
-            approval is not None
-            and approval.approve_option is not None
-            and approval.approve_option not in (options or [])
-        ):
-            raise ValidationFailedError(
-                f"approval.approve_option {approval.approve_option!r} is not one of the options",
-                details={"path": "approval.approve_option", "options": options},
-            )
+        if approval is not None:
+            approval.check_options(options)
         self.core.check_notify(notify)
         free_text = allow_free_text if allow_free_text is not None else not options
         if not options and not free_text:
