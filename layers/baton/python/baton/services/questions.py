@@ -519,14 +519,7 @@ class QuestionService:
     def _answer_records(self, question: Interaction, answer: Any, caller: str) -> tuple[Message, Event]:
         """The answer's message for the asking node and its event (written with it, all or nothing)."""
         core = self.core
-        message = Message(
-            message_id=core.ids.new_id(),
-            run_id=question.run_id,
-            node=question.request.node,
-            text=message_text(question, answer),
-            created_at=core.now(),
-            interaction_id=question.interaction_id,
-        )
+        message = self._message(question, message_text(question, answer))
         event = core.new_event(
             question.run_id,
             InteractionAnswered(
@@ -540,6 +533,17 @@ class QuestionService:
             ),
         )
         return message, event
+
+    def _message(self, question: Interaction, text: str) -> Message:
+        """The message an answered question leaves in its asking node's queue."""
+        return Message(
+            message_id=self.core.ids.new_id(),
+            run_id=question.run_id,
+            node=question.request.node,
+            text=text,
+            created_at=self.core.now(),
+            interaction_id=question.interaction_id,
+        )
 
     def _release_gates(self, run_id: str, gates: list[ParkedWait]) -> list[str]:
         """Release each of `gates` whose scope is now fully answered (one read of the run's questions
@@ -589,13 +593,8 @@ class QuestionService:
         if ladder is None or ladder.default is None:
             return False
         core, value = self.core, ladder.default.default
-        message = Message(
-            message_id=core.ids.new_id(),
-            run_id=question.run_id,
-            node=question.request.node,
-            text=message_text(question, value) + " (nobody answered: the declared default, timed_out_default)",
-            created_at=core.now(),
-            interaction_id=question.interaction_id,
+        message = self._message(
+            question, message_text(question, value) + " (nobody answered: the declared default, timed_out_default)"
         )
         event = core.new_event(
             question.run_id,
