@@ -7,10 +7,12 @@
 - last answer: `POST .../answer` of an await gate's only question (await_answers) -> SUCCEEDED.
 
 Each is timed from just before the request to the execution reaching SUCCEEDED (median, p95 over n
-samples), then divided by the floors. The AWS calls of each Baton request are counted with botocore
+samples), then divided by the floors. With `--history N` each Baton sample's run first has N rounds
+asked and answered on it (a question at another node, answered; untimed), so the figures show whether
+the path stays flat as a run's history grows. The AWS calls of each Baton request are counted with botocore
 `before-call` hooks (those before the send listed apart). Figures are printed, never asserted.
 
-Usage: uv run python scripts/bench_critical_path.py [--samples 50] [--quick] [--json]
+Usage: uv run python scripts/bench_critical_path.py [--samples 50] [--history 0] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -93,10 +95,20 @@ def _output(wait: Any) -> dict[str, Any]:
     }
 
 
+HISTORY_NODE = "history"  # outside every measured gate's scope (the await gate waits on "draft")
+
+
 class _Bench:
-    def __init__(self, client: Any, sfn: Any, db: Any, store: Any, table: str) -> None:
+    def __init__(self, client: Any, sfn: Any, db: Any, store: Any, table: str, *, history: int = 0) -> None:
         self.client, self.sfn, self.db, self.store, self.table = client, sfn, db, store, table
         self.n = 0
+        self.history = history
+
+    def _with_history(self, run_id: str) -> None:
+        """`history` rounds on the run before the sample: a question asked at another node, answered."""
+        for n in range(self.history):
+            asked = self.client.ask_async(run_id, HISTORY_NODE, f"round {n}?")
+            self.client.answer(run_id, asked.interaction_id, f"answer {n}")
 
     def _until(self, predicate: Callable[[], Any], what: str, timeout: float = 60) -> Any:
         deadline = time.monotonic() + timeout
@@ -147,6 +159,7 @@ class _Bench:
 
     def resume(self) -> float:
         run_id, arn, _ = self._parked("human_pause", {"prompt": "bench?", "timeout_seconds": 120})
+        self._with_history(run_id)
         CALLS.current = []
         started = time.perf_counter()
         result = self.client.resume(run_id, {"ok": True})
@@ -161,6 +174,7 @@ class _Bench:
         payload = {"node": "draft", "from": "draft", "timeout_seconds": 120, "questions": [{"question": "Q?"}]}
         run_id, arn, _ = self._parked("await_answers", payload)
         [question] = self._until(lambda: self.client.pending_questions(run_id), "question")
+        self._with_history(run_id)
         CALLS.current = []
         started = time.perf_counter()
         result = self.client.answer(run_id, question.interaction_id, "A")
@@ -172,7 +186,7 @@ class _Bench:
         return took
 
 
-def _measure(samples: int) -> dict[str, Any]:
+def _measure(samples: int, history: int = 0) -> dict[str, Any]:
     _install_counter()
     import boto3
 
@@ -191,6 +205,7 @@ def _measure(samples: int) -> dict[str, Any]:
         boto3.client("dynamodb"),
         services().core.store,
         get_settings().table_name,
+        history=history,
     )
     timings: dict[str, list[float]] = {"bare": [], "one write": [], "resume": [], "last answer": []}
     steps = {"bare": bench.bare, "one write": bench.one_write, "resume": bench.resume, "last answer": bench.last_answer}
@@ -201,7 +216,7 @@ def _measure(samples: int) -> dict[str, Any]:
     finally:
         client.close()
         stack.stop()
-    figures: dict[str, Any] = {"samples": samples, "ms": {}, "calls": {}}
+    figures: dict[str, Any] = {"samples": samples, "history": history, "ms": {}, "calls": {}}
     for name, values in timings.items():
         figures["ms"][name] = {"median": statistics.median(values), "p95": _percentile(values, 95)}
     for name, calls in CALLS.per_operation.items():
@@ -213,7 +228,10 @@ def _measure(samples: int) -> dict[str, Any]:
 def _print(figures: dict[str, Any]) -> None:
     ms = figures["ms"]
     floor, bare = ms["one write"], ms["bare"]
-    print(f"critical path: request -> execution SUCCEEDED, {figures['samples']} samples each, one local stack")
+    print(
+        f"critical path: request -> execution SUCCEEDED, {figures['samples']} samples each, one local stack, "
+        f"history {figures.get('history', 0)} rounds per run"
+    )
     print(f"  {'':<12} {'median':>9} {'p95':>9}   {'x bare':>7} {'x one-write':>12}   {'p95 x one-write':>15}")
     for name, figure in ms.items():
         ratio_bare = figure["median"] / bare["median"]
@@ -231,10 +249,11 @@ def _print(figures: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument("--history", type=int, default=0, help="rounds asked and answered on each run first")
     parser.add_argument("--quick", action="store_true", help="3 samples (CI: the figures are printed, not judged)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    figures = _measure(3 if args.quick else args.samples)
+    figures = _measure(3 if args.quick else args.samples, max(0, args.history))
     if args.json:
         print(json.dumps(figures, indent=2))
     else:

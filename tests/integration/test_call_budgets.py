@@ -44,10 +44,10 @@ BUDGETS: dict[str, Budget] = {
     # (was 7/4) the snapshot Query, the deciding transaction, the scope's answers (a Query: the
     # gate's output), the send, the release in one transaction.
     "last answer releasing a gate": Budget(total=5, before_send=3),
-    # (was 10/7) the snapshot Query (it names the parked pause: no review-check Query), the pause's
-    # interaction (GetItem), the deciding transaction (the audit head came with the snapshot), the
-    # send (the wait came with the snapshot), the release in one transaction.
-    "resume": Budget(total=5, before_send=3),
+    # (was 10/7, then 5/3) the snapshot Query: it names the parked pause (no review-check Query) and
+    # holds the pause's interaction whole (its PEND# marker: no GetItem), its wait and the run's chain
+    # head; the deciding transaction; the send; the release in one transaction.
+    "resume": Budget(total=4, before_send=2),
     # (was 9/6) the id's pointer (GetItem), one BatchGetItem of the interrupt, its wait and the run's
     # decision-log head, the deciding transaction, the send, the release in one transaction.
     "hosted interrupt resume": Budget(total=5, before_send=3),
@@ -60,11 +60,24 @@ BUDGETS: dict[str, Budget] = {
 }
 
 
+def _items_read(operation: str, parsed: dict[str, Any]) -> int:
+    """The DynamoDB items a read call read (a Query's ScannedCount: what it read before its filter)."""
+    if operation == "Query":
+        return int(parsed.get("ScannedCount", parsed.get("Count", 0)))
+    if operation == "GetItem":
+        return 1 if parsed.get("Item") else 0
+    if operation == "BatchGetItem":
+        return sum(len(items) for items in (parsed.get("Responses") or {}).values())
+    return 0
+
+
 @dataclass
 class CallLog:
-    """The calls of the threads that are counting, in order ("service.Operation")."""
+    """The calls of the threads that are counting, in order ("service.Operation"), and the DynamoDB
+    items their reads read (`items_read`, from each response)."""
 
     calls: list[str] = field(default_factory=list)
+    items_read: int = 0
     _local: threading.local = field(default_factory=threading.local)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -73,8 +86,14 @@ class CallLog:
             with self._lock:
                 self.calls.append(f"{model.service_model.service_name}.{model.name}")
 
+    def after(self, model: Any, parsed: Any = None, **_: Any) -> None:
+        if getattr(self._local, "on", False) and isinstance(parsed, dict):
+            with self._lock:
+                self.items_read += _items_read(model.name, parsed)
+
     def measure(self, action: Any) -> tuple[Any, list[str]]:
         self.calls.clear()
+        self.items_read = 0
         self._local.on = True
         try:
             result = action()
@@ -95,6 +114,7 @@ def call_log(monkeypatch: pytest.MonkeyPatch) -> Iterator[CallLog]:
     def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
         client = original(self, *args, **kwargs)
         client.meta.events.register("before-call.*.*", log.hook)
+        client.meta.events.register("after-call.dynamodb.*", log.after)
         return client
 
     monkeypatch.setattr(botocore.session.Session, "create_client", create_client)
@@ -200,3 +220,49 @@ def test_claim_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None
     (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {}))
     assert status == 200 and body["interrupt"]["claimedBy"] == OPERATOR, body
     _check("claim", calls)
+
+
+def _history(stack: MotoStack, run_id: str, rounds: int) -> None:
+    """`rounds` questions asked at another node and answered on the run (its history, not its open part)."""
+    questions = stack.services.questions
+    for n in range(rounds):
+        asked = questions.ask(run_id, node="history", question=f"round {n}?", caller="agent")
+        questions.answer(run_id, asked["interaction_id"], f"answer {n}", caller="op")
+
+
+def test_get_pending_reads_stay_flat_as_history_grows(call_log: CallLog, moto_stack: MotoStack) -> None:
+    """GET pending is one Query of the run's open part: the items it reads are the pending ones (and
+    the run, its chain head, its waits), the same after ten more rounds of answered history."""
+    questions = moto_stack.services.questions
+    questions.ask("flat-q", node="draft", question="Which DB?", caller="agent")
+    questions.ask("flat-q", node="draft", question="Which region?", caller="agent")
+    _history(moto_stack, "flat-q", 1)  # the chain head exists from the first answer on
+    _warm(moto_stack)
+    path = "/api/runs/flat-q/interactions/pending"
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "GET", path))
+    assert status == 200 and len(body["pending"]) == 2 and calls == ["dynamodb.Query"], calls
+    read_before = call_log.items_read
+    assert read_before >= 3, read_before  # the two pending markers and the run, at least
+    _history(moto_stack, "flat-q", 10)
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "GET", path))
+    assert status == 200 and len(body["pending"]) == 2 and calls == ["dynamodb.Query"], calls
+    assert call_log.items_read == read_before, f"read {read_before} items at history 1, {call_log.items_read} at 11"
+
+
+def test_resume_reads_stay_flat_as_history_grows(call_log: CallLog, moto_stack: MotoStack) -> None:
+    """A resume reads the same items on a run with one round of history as on one with eleven."""
+    runs = moto_stack.services.runs
+    read: dict[int, int] = {}
+    for rounds in (1, 11):
+        run_id = f"flat-pause-{rounds}"
+        runs.start("human_pause", {"prompt": "Ship?", "timeout_seconds": 60}, run_id=run_id, caller="op")
+        wait_for(lambda run_id=run_id: runs.get(run_id)["status"] == "paused_waiting_human")  # type: ignore[misc]
+        _history(moto_stack, run_id, rounds)
+        _warm(moto_stack)
+        path = f"/api/runs/{run_id}/resume"
+        (status, body), calls = call_log.measure(lambda path=path: _api(moto_stack, "POST", path, {"answers": {"ok": 1}}))  # type: ignore[misc]
+        assert status == 200 and body["resumed"] is True, body
+        _check("resume", calls)
+        read[rounds] = call_log.items_read
+        assert read[rounds] >= 3, read  # the run, the pause's marker and its wait, at least
+    assert read[11] == read[1], f"a resume read {read[1]} items at history 1, {read[11]} at 11"

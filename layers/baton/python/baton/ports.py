@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class RunSnapshot:
     """What one consistent read of a run's partition tells the answer path (`InteractionStore.snapshot_run`):
-    the run, its open questions and tool-form awaits (`PENDING_MARKED_KINDS`), its waits, and the run's
+    the run, its open questions, tool-form awaits and pauses (`PENDING_MARKED_KINDS`), its waits, and the run's
     scope version (bumped when a gate or a tool await starts waiting on the run's questions), and the
     head of the run's decision log (`baton/domain/audit.py`; None: not read)."""
 
@@ -111,8 +111,10 @@ class GuardFailedError(Exception):
         self.guard = guard
 
 
-# The kinds whose pending interactions the store can list from the run's own partition in O(pending).
-PENDING_MARKED_KINDS = ("question", "await")
+# The kinds whose pending interactions the store can list from the run's own partition in O(pending)
+# (each pending one has a PEND# marker, so `snapshot_run` reads it whole: a pause's resume needs no
+# read of its own).
+PENDING_MARKED_KINDS = ("question", "await", "ask")
 
 
 class RunStore(Protocol):

@@ -127,6 +127,16 @@ class PauseService:
             return found[0]
         return None
 
+    @staticmethod
+    def _pending_pause(snapshot: RunSnapshot, wait: ParkedWait) -> Interaction | None:
+        """The parked pause's interaction as the snapshot read it (its pending marker: the whole item,
+        version and request included, so the resume makes no read of its own). None: not pending, or
+        stored before pauses had markers (`_resume_read` finds it)."""
+        iid = wait.interaction_ids[0]
+        found = next((i for i in snapshot.pending if i.interaction_id == iid and i.request.kind == "ask"), None)
+        # The park wrote its gate on the item (`blocks`, after the marker was copied): kept as stored.
+        return found.model_copy(update={"blocks": wait.gate}) if found is not None else None
+
     def resume(
         self,
         run_id: str,
@@ -140,8 +150,8 @@ class PauseService:
         """Store the answers on the run's pending human interaction, then send its parked token.
 
         The critical path (tests/integration/test_call_budgets.py): the run's snapshot (`snapshot`, when
-        the route already read it) names the parked pause; one read of its interaction; one transaction
-        that decides the answer (the answer and its chained event, guarded by the wait still parked
+        the route already read it) names the parked pause and holds its interaction (its marker); one
+        transaction that decides the answer (the answer and its chained event, guarded by the wait still parked
         before its deadline); the send; the release recorded in one write. A repeat of an accepted
         resume (the same caller, the same answers: a client's retry, a twin request) is answered as the
         first was, from the stored answer (re-sending it when the first one's send failed)."""
@@ -150,8 +160,8 @@ class PauseService:
         if snapshot.run is None:
             raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
         wait = self.parked_pause(snapshot, node)
-        target = core.store.get_interaction(run_id, wait.interaction_ids[0]) if wait is not None else None
-        if wait is None or target is None or target.state.status != "pending":
+        target = self._pending_pause(snapshot, wait) if wait is not None else None
+        if wait is None or target is None:
             return self._resume_read(
                 run_id, answers, caller=caller, node=node, hosted=snapshot.run.hosted, groups=groups
             )
