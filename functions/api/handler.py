@@ -9,7 +9,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from baton.api.app import create_app
 from baton.runtime.observability import logger, tracer
-from baton.runtime.wiring import services
 
 # One resolver per handler instance (per Lambda container; per local-stack container too).
 APP = create_app(lazy=True)  # each route module loads with the first request it serves
@@ -18,5 +17,4 @@ APP = create_app(lazy=True)  # each route module loads with the first request it
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    services().idempotency.register_lambda_context(context)
     return APP.resolve(event, context)

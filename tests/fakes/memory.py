@@ -152,7 +152,14 @@ class MemoryStore:
             return updated
 
     def write_claim(
-        self, interaction: Interaction, new_state: InteractionStatus, *, expected_holder: str | None, now: str
+        self,
+        interaction: Interaction,
+        new_state: InteractionStatus,
+        *,
+        expected_holder: str | None,
+        now: str,
+        with_records: Sequence[Event] = (),
+        audit_head: AuditHead | None = None,  # under the one lock the current head is always the one read
     ) -> Interaction:
         """DynamoStore's conditional claim write: same version, still pending, and the holder seen then
         (None: no live lease at `now`)."""
@@ -166,7 +173,7 @@ class MemoryStore:
                 or (expected_holder is not None and current.state.claimed_by != expected_holder)
             ):
                 raise ConflictError(f"interaction {interaction.interaction_id} changed while its claim was written")
-            return self.transition_interaction(interaction, new_state)
+            return self.transition_interaction(interaction, new_state, with_records=with_records)
 
     def _holds(self, guard: Guard) -> bool:
         if isinstance(guard, WaitStillOpen):

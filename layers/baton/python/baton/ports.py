@@ -147,11 +147,19 @@ class InteractionStore(Protocol):
         audit_head: AuditHead | None = None,  # the run's decision-log head as read (snapshot_run); None: read it
     ) -> Interaction: ...
     # a claim change of a pending interrupt: conditional on the version read and on its holder then
-    # (`expected_holder`; None: no live lease at `now`); ConflictError when either changed
+    # (`expected_holder`; None: no live lease at `now`); ConflictError when either changed. `with_records`
+    # (the change's event) go in the same write, chained after `audit_head` when it is a decision
     def write_claim(
-        self, interaction: Interaction, new_state: InteractionStatus, *, expected_holder: str | None, now: str
+        self,
+        interaction: Interaction,
+        new_state: InteractionStatus,
+        *,
+        expected_holder: str | None,
+        now: str,
+        with_records: Sequence[Event] = (),
+        audit_head: AuditHead | None = None,
     ) -> Interaction: ...
-    # one consistent read: the run, its pending questions and tool awaits, its waits (O(pending + waits))
+    # one consistent read: the run, its pending questions, tool awaits and pauses, its waits (O(pending + waits))
     def snapshot_run(self, run_id: str) -> RunSnapshot: ...
     def bump_scope(self, run_id: str) -> None: ...
     def list_run_interactions(

@@ -314,7 +314,7 @@ class DynamoStore(DynamoApprovals):
 
     @staticmethod
     def _marker_values(values: dict[str, Any]) -> dict[str, Any]:
-        """The pending marker of a question or tool await: a copy of the item in the run's partition,
+        """The pending marker of a question, tool await or pause: a copy of the item in the run's partition,
         present exactly while it is pending (written and deleted with it, in one transaction)."""
         marker = {k: v for k, v in values.items() if not k.startswith("GSI")}
         return {**marker, "SK": _marker_sk(values["interaction_id"]), "record": "pending"}
@@ -478,10 +478,19 @@ class DynamoStore(DynamoApprovals):
         return updated
 
     def write_claim(
-        self, interaction: Interaction, new_state: InteractionStatus, *, expected_holder: str | None, now: str
+        self,
+        interaction: Interaction,
+        new_state: InteractionStatus,
+        *,
+        expected_holder: str | None,
+        now: str,
+        with_records: Sequence[Event] = (),
+        audit_head: AuditHead | None = None,
     ) -> Interaction:
         """A claim change (`baton.services.claims`): one conditional put on the version read AND the holder
-        then: `claimed_by = :holder`, or for a free one no live lease (`lease_expires_at <= :now`)."""
+        then: `claimed_by = :holder`, or for a free one no live lease (`lease_expires_at <= :now`). With
+        `with_records` (the change's event, a decision) the put, the event and the chain head's advance
+        are one transaction (chained after `audit_head`; a lost head race reads the head and retries)."""
         if self._is_marked(interaction):
             raise ValueError("claims are for interrupts; a marked kind moves with its marker")
         expected = interaction.state.version
@@ -494,22 +503,55 @@ class DynamoStore(DynamoApprovals):
         else:
             holder = "#claimed = :holder"
             values[":holder"] = expected_holder
+        put = {
+            "TableName": self._table,
+            "Item": _to_item(self._interaction_values(updated)),
+            "ConditionExpression": f"attribute_exists(PK) AND #ver = :expected AND #st = :pending AND {holder}",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": _to_item(values),
+        }
+        changed = ConflictError(
+            f"interaction {interaction.interaction_id} changed while its claim was written",
+            details={"interaction_id": interaction.interaction_id},
+        )
+        if with_records:
+            self._claim_in_transaction(interaction.run_id, put, with_records, audit_head, changed)
+            return updated
         try:
-            self._db.put_item(
-                TableName=self._table,
-                Item=_to_item(self._interaction_values(updated)),
-                ConditionExpression=f"attribute_exists(PK) AND #ver = :expected AND #st = :pending AND {holder}",
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=_to_item(values),
-            )
+            self._db.put_item(**put)  # type: ignore[arg-type]
         except ClientError as err:
             if not _is_conditional_failure(err):
                 raise
-            raise ConflictError(
-                f"interaction {interaction.interaction_id} changed while its claim was written",
-                details={"interaction_id": interaction.interaction_id},
-            ) from err
+            raise changed from err
         return updated
+
+    def _claim_in_transaction(
+        self,
+        run_id: str,
+        put: dict[str, Any],
+        records: Sequence[Event],
+        audit_head: AuditHead | None,
+        changed: ConflictError,
+    ) -> None:
+        head = audit_head
+        for attempt in range(AUDIT_ATTEMPTS):
+            head = self._head_for(run_id, records, head)
+            chained = self._record_items(run_id, records, head)
+            try:
+                self._db.transact_write_items(TransactItems=[{"Put": put}, *chained])  # type: ignore[list-item,typeddict-item,unused-ignore]
+            except ClientError as err:
+                codes = _cancellation_codes(err)
+                if not codes:
+                    raise
+                if codes[0] == "ConditionalCheckFailed":
+                    raise changed from err
+                if len(chained) > len(records) and _lost_head_race(codes):
+                    head = None  # another decision on this run went first: chain after it
+                    _back_off(attempt)
+                    continue
+                raise
+            return
+        raise self._contention(run_id)
 
     def _guard_item(self, guard: Guard) -> dict[str, Any]:
         """The ConditionCheck of one guard."""
@@ -715,7 +757,7 @@ class DynamoStore(DynamoApprovals):
         raise err
 
     def snapshot_run(self, run_id: str) -> RunSnapshot:
-        """One consistent Query from PEND# on: the open questions and tool awaits (their markers), the run,
+        """One consistent Query from PEND# on: the open questions, tool awaits and pauses (their markers), the run,
         its decision-log head and its waits; review turns are filtered out. Never reads the run's events
         or answered history."""
         items = self._query_all(

@@ -42,7 +42,6 @@ class Settings(BaseModel):
     # Deployed: the agent role (infra/capabilities/api.py); its sessions are agents, each for the run its
     # session name gives (baton/api/auth.py).
     agent_role_name: str = Field(default="", alias="BATON_AGENT_ROLE_NAME")
-    idempotency_enabled: bool = Field(default=True, alias="BATON_IDEMPOTENCY")
     event_ttl_days: int = Field(default=90, alias="BATON_EVENT_TTL_DAYS")
     # Review gate: which companion answers (offline | bedrock) and how the merge runs (codebuild | local).
     companion: str = Field(default="bedrock", alias="BATON_COMPANION")

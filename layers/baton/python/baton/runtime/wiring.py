@@ -2,13 +2,13 @@
 serves which port. Handlers call `services()` once per cold start; a missing table or topic fails
 there, naming its environment variable (`Settings.require_resources`).
 
-Nothing AWS is imported with this module: boto3, the adapters and Powertools Idempotency are imported
-by `build_services`, on a function's first call, so importing a handler costs only its own code
+Nothing AWS is imported with this module: boto3 and the adapters are imported by `build_services`, on
+a function's first call, so importing a handler costs only its own code
 (`tests/unit/test_lambda_imports.py` holds every handler to that)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,6 @@ from baton.runtime.settings import Settings, get_settings
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from baton.api.idempotency import Idempotency, NoIdempotency
     from baton.channels.email.answers import EmailAnswers
     from baton.ports import AuditArchive, BuildRecords, BuildRunner, Companion
     from baton.services.core import Core
@@ -29,20 +28,12 @@ if TYPE_CHECKING:
     from baton.services.runs import RunService
 
 
-def _no_idempotency() -> NoIdempotency:
-    from baton.api.idempotency import NoIdempotency
-
-    return NoIdempotency()
-
-
 @dataclass
 class Services:
     settings: Settings
     core: Core
     runs: RunService
     review: ReviewService | None = None
-    # Powertools Idempotency for answer/resume (in-memory wirings run every call).
-    idempotency: Idempotency | NoIdempotency = field(default_factory=_no_idempotency)
     # The email answer links' pages (built on first use from the environment when not given).
     email_answers: EmailAnswers | None = None
 
@@ -101,7 +92,6 @@ def build_services(settings: Settings) -> Services:
     from baton.adapters.deadline_timer import SfnDeadlineTimers
     from baton.adapters.dynamo import DynamoStore
     from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
-    from baton.api.idempotency import Idempotency, NoIdempotency
     from baton.domain.deadline import TIMER_STATE_MACHINE
     from baton.notify.model import CHANNELS
     from baton.notify.sns import SnsNotifier
@@ -126,16 +116,13 @@ def build_services(settings: Settings) -> Services:
         timers=SfnDeadlineTimers(stepfunctions, timer_arn) if timer_arn else None,
         channels=settings.notify_channels or CHANNELS,
     )
-    idempotency: Idempotency | NoIdempotency = (
-        Idempotency(settings.table_name, dynamodb) if settings.idempotency_enabled else NoIdempotency()
-    )
     runs = RunService(
         core,
         input_defaults=WORKFLOW_DEFAULTS,
         input_schemas=input_schemas(settings),
         check_review=lambda raw: _check_review_config(settings, raw),
     )
-    return Services(settings=settings, core=core, runs=runs, idempotency=idempotency)
+    return Services(settings=settings, core=core, runs=runs)
 
 
 def input_schemas(settings: Settings) -> dict[str, dict[str, Any]]:

@@ -16,7 +16,9 @@ and is not held either.
   with `previous` and the optional reason).
 
 Every change is one conditional write (`InteractionStore.write_claim`): the version read, and the
-holder seen then (or, for a free one, "no live lease": `lease_expires_at <= now`). A write that loses
+holder seen then (or, for a free one, "no live lease": `lease_expires_at <= now`), with its event (a
+decision, chained after the run's head read with the interrupt: `find_for_decision`) in the same
+transaction, so a claim costs three calls (the pointer, one BatchGetItem, the transaction). A write that loses
 is decided again on a fresh read. Claims stay advisory: resume and cancel are allowed to any operator
 (`baton.services.interrupts`).
 """
@@ -34,6 +36,7 @@ from baton.services.interrupts import interrupt_winner, public_view
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.domain.audit import AuditHead
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
     from baton.services.interrupts import InterruptService
@@ -108,11 +111,20 @@ class ClaimService:
     def _result(self, i: Interaction, *, changed: bool) -> dict[str, Any]:
         return {"interrupt": public_view(i), "claimed": i.state.claimed_by is not None, "changed": changed}
 
-    def _write(self, i: Interaction, state: InteractionStatus) -> Interaction | None:
-        """The claim change, conditional on what `i` showed (None: it lost; decide again)."""
+    def _write(
+        self, i: Interaction, state: InteractionStatus, event_of: Callable[[Interaction], EventPayload], head: AuditHead
+    ) -> Interaction | None:
+        """The claim change and its event (a decision, chained after `head`) in one write, conditional on
+        what `i` showed (None: it lost; decide again)."""
+        written = i.model_copy(update={"state": state.model_copy(update={"version": i.state.version + 1})})
+        event = self.core.new_event(i.run_id, event_of(written))
         try:
-            return self.core.store.write_claim(i, state, expected_holder=i.state.claimed_by, now=self._now())
-        except ConflictError:
+            return self.core.store.write_claim(
+                i, state, expected_holder=i.state.claimed_by, now=self._now(), with_records=[event], audit_head=head
+            )
+        except ConflictError as err:
+            if err.details.get("reason") == "contention":
+                raise
             return None
 
     def _claimed_state(self, i: Interaction, operator: str, lease_seconds: int) -> InteractionStatus:
@@ -127,16 +139,15 @@ class ClaimService:
         (`decide` is told it is deciding again)."""
         again = False
         while True:
-            i = self.interrupts.current(interrupt_id, verb)
+            i, head = self.interrupts.current_for_decision(interrupt_id, verb)
             decided = decide(i, again)
             if decided is None:
                 return self._result(i, changed=False)
             state, event_of = decided
-            written = self._write(i, state)
+            written = self._write(i, state, event_of, head)
             if written is None:
                 again = True
                 continue
-            self.core.record(i.run_id, event_of(written))
             return self._result(written, changed=True)
 
     # ---- the operator's actions -----------------------------------------------------------------

@@ -77,6 +77,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.domain.audit import AuditHead
     from baton.events import EventPayload
     from baton.services.approvals import Ballot
     from baton.services.core import Core
@@ -392,6 +393,16 @@ class InterruptService:
         i = self._expire_if_due(self._load(interrupt_id))
         self._require_pending(i, verb)
         return i
+
+    def current_for_decision(self, interrupt_id: str, verb: str) -> tuple[Interaction, AuditHead]:
+        """`current`, with the run's decision-log head read with it (`find_for_decision`: the pointer,
+        then one BatchGetItem), for a change whose event is a decision written in the same transaction."""
+        found = self.core.store.find_for_decision(interrupt_id) if interrupt_id else None
+        if found is None or found.interaction.request.kind != KIND:
+            raise NotFoundError(f"interrupt {interrupt_id} not found", details={"interrupt_id": interrupt_id})
+        i = self._expire_if_due(self._seen(found.interaction))
+        self._require_pending(i, verb)
+        return i, found.audit_head
 
     def _seconds_left(self, i: Interaction) -> float | None:
         if not i.expires_at:

@@ -3,7 +3,7 @@
 Keys:
   PK = RUN#<run_id>
   SK = RUN | INT#<iid> | EVT#<ulid> | MSG#<node>#<ulid> | TURN#<iid>#<n> | WAIT#<gate> | PEND#<iid>
-  PEND#<iid> is the marker of a pending question or tool await (a copy of its item, present exactly
+  PEND#<iid> is the marker of a pending question, tool await or pause (a copy of its item, present exactly
   while it is pending): it sorts after EVT#, INT# and MSG#, so one Query from PEND# on reads the open
   questions, the run and its waits (O(pending)), never the run's history; no index is needed, and the
   read is consistent (a GSI's is not).
@@ -28,7 +28,8 @@ GSI3 (sparse, "all_pending"): every pending interaction of every kind, in one pa
   A pending interaction also carries `blocks`, the gate parked on it (written by the park: `put_wait`,
   `mark_blocked`), so the page is that one Query with no read of the WAIT# items; the same backfill
   writes it for waits parked before it (`baton.services.inbox.mark_parked_blocks`).
-The TTL attribute is shared with Powertools Idempotency records (they write `expiration` too).
+The TTL attribute (`expiration`) is set only on items that may expire; decision records and a run's
+chain head never carry it.
 """
 
 from __future__ import annotations
