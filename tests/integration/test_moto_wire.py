@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator
 from contextlib import ExitStack
 from typing import Any
@@ -21,7 +22,7 @@ from moto.dynamodb.models import utilities
 from moto.dynamodb.models.dynamo_type import DynamoType
 
 from baton.local import moto_speed, moto_wire
-from baton.local.moto_fixes import atomic_dynamodb_writes
+from baton.local.moto_fixes import atomic_dynamodb_writes, patched
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
 
@@ -324,3 +325,111 @@ def test_a_kept_parse_refuses_what_moto_refuses(db: Any) -> None:
     with moto_speed.cached_condition_parsing():
         assert _refusals(db) == plain
         assert _refusals(db) == plain  # from what was kept
+
+
+def _client_calls(db: Any) -> tuple[list[bytes], list[str]]:
+    """The bodies botocore sent and what it parsed out of the answers, for calls of every kind."""
+    sent: list[bytes] = []
+
+    def capture(request: Any, **_: Any) -> None:  # a transaction's idempotency token is new each time
+        sent.append(re.sub(rb'"ClientRequestToken": "[^"]+"', b'"ClientRequestToken": "-"', bytes(request.body)))
+
+    db.meta.events.register("request-created.dynamodb.*", capture, unique_id="baton-test-sent")
+    try:
+        _calls(db)
+        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#odd"}, "SK": {"S": "X"}, "two": {"S": "a", "N": "1"}})
+        got = [
+            db.get_item(TableName=TABLE, Key={"PK": {"S": "RUN#wire"}, "SK": {"S": "ITEM"}}),
+            db.query(
+                TableName=TABLE,
+                KeyConditionExpression="PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": "RUN#wire"}},
+            ),
+            db.scan(TableName=TABLE),
+        ]
+    finally:
+        db.meta.events.unregister("request-created.dynamodb.*", unique_id="baton-test-sent")
+    return sent, [json.dumps({k: v for k, v in r.items() if k != "ResponseMetadata"}, default=repr) for r in got]
+
+
+def test_client_paths_send_and_read_what_botocore_does(db: Any) -> None:
+    plain_sent, plain_read = _client_calls(db)
+    before = moto_wire.FAST_CLIENT_VALUES[0]
+    with moto_wire.fast_client_values():
+        fast_sent, fast_read = _client_calls(db)
+    assert moto_wire.FAST_CLIENT_VALUES[0] > before
+    assert len(fast_sent) == len(plain_sent) > 10
+    assert fast_sent == plain_sent
+    assert fast_read == plain_read
+
+
+def _sent_and_read(item: dict[str, Any]) -> tuple[bytes | str, str]:
+    """What botocore's serializer (validation off: it would refuse the odd values first) sends for the item,
+    or how it fails; and what its parser reads from an answer holding it."""
+    from botocore.parsers import create_parser
+    from botocore.serialize import create_serializer
+
+    model = get_service_model("dynamodb")
+    put = model.operation_model("PutItem")
+    serializer = create_serializer("json", include_validation=False)
+    try:
+        body: bytes | str = serializer.serialize_to_request({"TableName": TABLE, "Item": item}, put)["body"]
+    except (KeyError, TypeError) as failed:
+        body = repr(failed)
+    get = model.operation_model("GetItem")
+    answer = json.dumps({"Item": item}, default=lambda b: base64.b64encode(b).decode()).encode()
+    read = create_parser("json").parse({"body": answer, "headers": {}, "status_code": 200}, get.output_shape)
+    return body, json.dumps(read, default=repr)
+
+
+@settings(max_examples=150, deadline=None)
+@given(item=_ITEMS)
+def test_any_value_is_sent_and_read_as_botocore_does(item: dict[str, Any]) -> None:
+    plain = _sent_and_read(item)
+    with moto_wire.fast_client_values():
+        fast = _sent_and_read(item)
+    assert fast == plain
+
+
+class _ClientWalks:
+    """How many shapes botocore's serializer and response parser walked."""
+
+    def __enter__(self) -> _ClientWalks:
+        from botocore.parsers import ResponseParser
+        from botocore.serialize import JSONSerializer
+
+        self.count = 0
+        serialize, parse_shape = JSONSerializer.__dict__["_serialize"], ResponseParser.__dict__["_parse_shape"]
+
+        def serialized(serializer: Any, *args: Any) -> Any:
+            self.count += 1
+            return serialize(serializer, *args)
+
+        def parsed(parser: Any, *args: Any) -> Any:
+            self.count += 1
+            return parse_shape(parser, *args)
+
+        self._stack = ExitStack()
+        self._stack.enter_context(patched(JSONSerializer, {"_serialize": serialized}))
+        self._stack.enter_context(patched(ResponseParser, {"_parse_shape": parsed}))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_the_client_does_not_walk_every_member(db: Any, fast: bool) -> None:
+    nested = {"M": {"v": {"S": "value"}, "w": {"L": [{"N": "1"}, {"BOOL": True}]}}}
+    item = {"PK": {"S": "RUN#walk"}, "SK": {"S": "ITEM"}, **{f"a{k}": nested for k in range(ATTRIBUTES)}}
+    with ExitStack() as stack:
+        if fast:
+            stack.enter_context(moto_wire.fast_client_values())
+        walked = stack.enter_context(_ClientWalks())
+        db.put_item(TableName=TABLE, Item=item)
+        got = db.get_item(TableName=TABLE, Key={"PK": {"S": "RUN#walk"}, "SK": {"S": "ITEM"}})["Item"]
+    assert got == item
+    if fast:
+        assert walked.count <= 4 * len(item) + 20  # each attribute's name and value, sent and read
+    else:
+        assert walked.count >= 2 * 10 * ATTRIBUTES  # every member of every value, both ways

@@ -51,9 +51,10 @@ _MEMBER_ORDER = ("S", "N", "SS", "NS", "M", "L", "NULL", "BOOL")
 
 def wire_copy(value: Any) -> Any:
     """The value as moto's generic serializer would write it, when it is a plain wire-form attribute
-    value; None when it is not (then the generic serializer writes it)."""
-    if type(value) is not dict or not value:
-        return None
+    value (one member, no binary, all the way down); None when it is not (then the generic serializer
+    writes it)."""
+    if type(value) is not dict or len(value) != 1:
+        return None  # a valid value has one member; with more, the member order would matter: the generic path
     copied: dict[str, Any] = {}
     for member in _MEMBER_ORDER:
         if member not in value:

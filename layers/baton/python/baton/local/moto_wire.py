@@ -1,4 +1,5 @@
-"""Faster paths through moto's DynamoDB request parsing and result building, each giving moto's own result.
+"""Faster paths through the DynamoDB wire inside the local stack (botocore's request and response walks,
+moto's parsing and result building), each giving the generic code's own result.
 
 `baton.local.moto_speed` copies item values past moto's response serializer; two more walks over every
 attribute value of every call remained (profiled under `scripts/bench_load.py`):
@@ -16,7 +17,14 @@ object (every string included) `isinstance` against datetime and DynamoType and 
 `fast_result_values` answers the plain cases (a DynamoType other than B/BS, a dict, a list, a string, a
 number, a boolean, None) by their exact type and leaves everything else to moto's function.
 
-`tests/integration/test_moto_wire.py` compares both with plain moto and counts the work they skip.
+**The client's side.** botocore walks the same shapes once more in this process: serializing each
+request (`JSONSerializer`) and parsing each response (`BaseJSONParser`), member by member. For a plain
+value both walks give a copy of it (the serializer in the value's own order, the parser in shape order:
+the same for a value of one member, and `wire_copy` takes nothing else); `fast_client_values` hands
+such a value over as that copy. Parameter validation still walks every value first.
+
+`tests/integration/test_moto_wire.py` compares each with plain moto and botocore and counts the work they
+skip.
 """
 
 from __future__ import annotations
@@ -96,10 +104,58 @@ def fast_result_values() -> Iterator[None]:
         yield
 
 
+FAST_CLIENT_VALUES = [0]  # attribute values botocore serialized or parsed as copies (tests count it)
+
+
+def _serialize_structure(original: Callable[..., None]) -> Callable[..., None]:
+    def serialize_structure(self: Any, serialized: Any, value: Any, shape: Any, key: Any) -> None:
+        if key is not None and shape.name == ATTRIBUTE_VALUE_SHAPE and self.MAP_TYPE is dict:
+            copied = wire_copy(value)
+            if copied is not None:
+                FAST_CLIENT_VALUES[0] += 1
+                serialized[key] = copied
+                return
+        original(self, serialized, value, shape, key)
+
+    serialize_structure._baton_fast = True  # type: ignore[attr-defined]
+    return serialize_structure
+
+
+def _handle_structure(original: Callable[..., Any]) -> Callable[..., Any]:
+    def handle_structure(self: Any, shape: Any, value: Any) -> Any:
+        if shape.name == ATTRIBUTE_VALUE_SHAPE and not shape.is_tagged_union:
+            copied = wire_copy(value)
+            if copied is not None:
+                FAST_CLIENT_VALUES[0] += 1
+                return copied
+        return original(self, shape, value)
+
+    handle_structure._baton_fast = True  # type: ignore[attr-defined]
+    return handle_structure
+
+
+@contextmanager
+def fast_client_values() -> Iterator[None]:
+    """While open, botocore serializes and parses plain DynamoDB attribute values as copies."""
+    from botocore.parsers import BaseJSONParser
+    from botocore.serialize import JSONSerializer
+
+    current = JSONSerializer.__dict__["_serialize_type_structure"]
+    if getattr(current, "_baton_fast", False):
+        yield
+        return
+    with (
+        patched(JSONSerializer, {"_serialize_type_structure": _serialize_structure(current)}),
+        patched(BaseJSONParser, {"_handle_structure": _handle_structure(BaseJSONParser.__dict__["_handle_structure"])}),
+    ):
+        yield
+
+
 @contextmanager
 def moto_wire_paths() -> Iterator[None]:
-    """Both of the above, while open."""
+    """All of the above, while open."""
     with ExitStack() as stack:
         stack.enter_context(fast_request_values())
         stack.enter_context(fast_result_values())
+        stack.enter_context(fast_client_values())
         yield
