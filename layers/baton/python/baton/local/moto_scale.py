@@ -7,11 +7,17 @@ moto's DynamoDB has costs that grow with the table, which a long-lived local sta
 * a table `Query` walks and sorts every item of the table to find one partition, and a GSI `Query`
   walks the whole table. Here the table query reads its partition, and each GSI keeps a map from its
   partition key to the items in it, maintained on every write.
-Both keep moto's own code doing the work: they only narrow what moto looks at.
+* within its partition a table `Query` with a sort key condition (`SK >= :from`, `begins_with`) still
+  compared every item of the partition (a run's whole history, for a read of its few open items). Here
+  each queried partition keeps its sort keys in order (maintained on every write, like the GSI maps), and
+  the query is given the slice the condition can match, found by bisection; moto's own comparison still
+  decides every item of it. A partition whose sort keys are not all strings or all numbers is not kept.
+All keep moto's own code doing the work: they only narrow what moto looks at.
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import copy
 import functools
@@ -47,7 +53,7 @@ def _put_back(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
         table.items[hash_key][range_key] = item
     else:
         table.items[hash_key] = item
-    _reindex(table, hash_key, range_key)
+    _written(table, hash_key, range_key)
 
 
 def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, Any, Any, Any]]:
@@ -128,6 +134,90 @@ def _all_stored(table: Any) -> list[Any]:
     return list(table.items.values())
 
 
+def _written(table: Any, hash_key: Any, range_key: Any) -> None:
+    """After any write of one item: the GSI maps and the partition's sort key order follow it."""
+    _reindex(table, hash_key, range_key)
+    if range_key is not None:
+        _resort(table, hash_key, range_key)
+
+
+_SORTABLE = frozenset({"S", "N"})
+
+
+def _sorted_keys(table: Any, hash_key: Any) -> tuple[list[Any], list[Any], str] | None:
+    """A partition's sort key values in order, the keys themselves, and their type; built on the first
+    query of the partition, then kept by every write (`_resort`). None: not all strings or all numbers."""
+    kept: dict[Any, tuple[list[Any], list[Any], str]] = table.__dict__.setdefault("_baton_sorted", {})
+    entry = kept.get(hash_key)
+    if entry is None:
+        keys = list(table.items.get(hash_key) or {})
+        kinds = {key.type for key in keys}
+        if len(kinds) != 1 or not kinds <= _SORTABLE:
+            return None
+        keys.sort(key=lambda k: k.cast_value)
+        entry = ([key.cast_value for key in keys], keys, kinds.pop())
+        kept[hash_key] = entry
+    return entry
+
+
+def _resort(table: Any, hash_key: Any, range_key: Any) -> None:
+    kept = table.__dict__.get("_baton_sorted")
+    entry = kept.get(hash_key) if kept else None
+    if entry is None:
+        return
+    values, keys, kind = entry
+    if range_key.type != kind:
+        del kept[hash_key]  # another type of sort key: the partition is not kept (moto walks it)
+        return
+    value = range_key.cast_value
+    at = bisect.bisect_left(values, value)
+    listed = at < len(values) and values[at] == value
+    stored = range_key in (table.items.get(hash_key) or {})
+    if stored and not listed:
+        values.insert(at, value)
+        keys.insert(at, range_key)
+    elif listed and not stored:
+        del values[at], keys[at]
+
+
+def _slice(values: list[Any], comparison: str, bounds: list[Any]) -> tuple[int, int] | None:
+    """Where in sorted `values` the items a sort key condition can match are (None: not a known one)."""
+    low, high = bounds[0], bounds[-1]
+    spans: dict[str, Callable[[], tuple[int, int]]] = {
+        "EQ": lambda: (bisect.bisect_left(values, low), bisect.bisect_right(values, low)),
+        "LT": lambda: (0, bisect.bisect_left(values, low)),
+        "LE": lambda: (0, bisect.bisect_right(values, low)),
+        "GT": lambda: (bisect.bisect_right(values, low), len(values)),
+        "GE": lambda: (bisect.bisect_left(values, low), len(values)),
+        "BETWEEN": lambda: (bisect.bisect_left(values, low), bisect.bisect_right(values, high)),
+    }
+    name = _COMPARISON_NAMES.get(comparison.upper(), comparison.upper())
+    if name == "BEGINS_WITH":
+        start = end = bisect.bisect_left(values, low)
+        while end < len(values) and values[end].startswith(low):
+            end += 1
+        return start, end
+    span = spans.get(name)
+    return span() if span is not None else None
+
+
+_COMPARISON_NAMES = {"=": "EQ", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
+
+
+def _in_sort_range(table: Any, hash_key: Any, comparison: str, range_values: list[Any]) -> list[Any] | None:
+    """The partition's items whose sort key the condition can match, by bisection (None: walk them all)."""
+    entry = _sorted_keys(table, hash_key)
+    if entry is None or not range_values or any(v.type != entry[2] for v in range_values):
+        return None
+    if comparison.upper() == "BEGINS_WITH" and entry[2] != "S":
+        return None
+    span = _slice(entry[0], comparison, [v.cast_value for v in range_values])
+    if span is None:
+        return None
+    partition = table.items[hash_key]
+    return [partition[key] for key in entry[1][span[0] : span[1]]]
+
+
 def _reindex(table: Any, hash_key: Any, range_key: Any) -> None:
     """Move one table item's entries in the GSI maps to where its current attributes put it."""
     maps = table.__dict__.get("_baton_gsi")
@@ -154,15 +244,23 @@ def _reindex(table: Any, hash_key: Any, range_key: Any) -> None:
         where[key] = placed
 
 
-def _candidates(table: Any, hash_key: Any, index_name: str | None, conditions: Any) -> list[Any] | None:
-    """The items a query can match, or None to let moto walk the whole table."""
+def _table_candidates(table: Any, hash_key: Any, sort: Any) -> list[Any] | None:
+    if hash_key is None:
+        return None
+    partition = table.items.get(hash_key)
+    if partition is None:
+        return []
+    if not table.range_key_attr:
+        return [partition]
+    narrowed = _in_sort_range(table, hash_key, *sort) if sort else None
+    return list(partition.values()) if narrowed is None else narrowed
+
+
+def _candidates(table: Any, hash_key: Any, index_name: str | None, conditions: Any, sort: Any) -> list[Any] | None:
+    """The items a query can match, or None to let moto walk the whole table. `sort`: the query's
+    (comparison, values) on the table's sort key, when it has one."""
     if index_name is None:
-        if hash_key is None:
-            return None
-        partition = table.items.get(hash_key)
-        if partition is None:
-            return []
-        return list(partition.values()) if table.range_key_attr else [partition]
+        return _table_candidates(table, hash_key, sort)
     index = next((i for i in table.global_indexes or [] if i.name == index_name), None)
     if index is None or not conditions:
         return None
@@ -194,10 +292,12 @@ def _query(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
         index_name = kwargs.get("index_name", args[6] if len(args) > 6 else None)
-        candidates = _candidates(self, hash_key, index_name, kwargs.get("hash_key_conditions"))
+        range_attr = _range_attr(self, index_name, kwargs.get("range_key_conditions"))
+        on_sort_key = args and args[0] and index_name is None and range_attr == self.range_key_attr
+        sort = (args[0], args[1]) if on_sort_key else None
+        candidates = _candidates(self, hash_key, index_name, kwargs.get("hash_key_conditions"), sort)
         if candidates is None:
             return original(self, hash_key, *args, **kwargs)
-        range_attr = _range_attr(self, index_name, kwargs.get("range_key_conditions"))
         if args and args[0] and range_attr:  # moto sorts every candidate before comparing: compare first
             candidates = [i for i in candidates if _in_range(i, range_attr, args[0], args[1])]
         _scope.table, _scope.items = self, candidates
@@ -225,9 +325,9 @@ def _reindexing(original: Callable[..., Any], key_of: Callable[..., tuple[Any, A
         try:
             return original(self, *args, **kwargs)
         finally:
-            if "_baton_gsi" in self.__dict__:
+            if "_baton_gsi" in self.__dict__ or "_baton_sorted" in self.__dict__:
                 with _suppress_key_errors():
-                    _reindex(self, *key_of(self, *args, **kwargs))
+                    _written(self, *key_of(self, *args, **kwargs))
 
     return write
 
@@ -261,9 +361,9 @@ def _update_item(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _reindex_updated(backend: Any, table_name: str, key: dict[str, Any]) -> None:
     table = backend.tables.get(table_name)
-    if table is not None and "_baton_gsi" in table.__dict__:
+    if table is not None and ("_baton_gsi" in table.__dict__ or "_baton_sorted" in table.__dict__):
         with _suppress_key_errors():
-            _reindex(table, *_key_of(table, "Update", {"Key": key}))
+            _written(table, *_key_of(table, "Update", {"Key": key}))
 
 
 @contextmanager
