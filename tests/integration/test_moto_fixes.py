@@ -3,6 +3,7 @@ shows both that the fix is needed and that it holds. `fixed=False` runs plain mo
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -13,6 +14,7 @@ import pytest
 from moto import mock_aws
 from moto.dynamodb.models.table import Table
 
+from baton.local import persist
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
@@ -435,3 +437,47 @@ def test_the_sort_key_order_follows_every_kind_of_write(db: Any) -> None:
         expected = sorted(sk for sk in stored if matches(sk))
         assert _sort_query(db, condition, values) == expected, condition
         assert _sort_query(db, condition, values, forward=False) == expected[::-1], condition
+
+
+def _saved(path: Any) -> list[str]:
+    saved = persist.load(path)
+    assert saved is not None
+    return sorted(json.dumps(item, sort_keys=True, default=repr) for item in saved.items)
+
+
+def _now(db: Any) -> list[str]:
+    return sorted(json.dumps(item, sort_keys=True) for item in db.scan(TableName=TABLE, ConsistentRead=True)["Items"])
+
+
+def test_a_save_encodes_only_what_was_written_since_the_last(
+    db: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The local stack's saver (baton/local/persist.py) keeps each item's text; the write hooks of
+    `dynamodb_at_scale` tell it which items changed. The file must hold the table as it is after every
+    kind of write, having encoded only the items written."""
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    _fill(db)
+    encoded: list[Any] = []
+    item_text = persist._item_text
+
+    def counted(item: Any) -> str:
+        encoded.append(item)
+        return item_text(item)
+
+    monkeypatch.setattr(persist, "_item_text", counted)
+    saver = persist.Persister(tmp_path / persist.DATA_FILE, TABLE, "token")
+    assert saver.save_if_changed()
+    assert len(encoded) == OTHER_RUNS + 3  # the first save: every item
+    assert _saved(saver.path) == _now(db)
+    stored = {"PEND#1", "PEND#2", "PEND#3", "RUN", "EVT#0001"}
+    for sk in sorted(stored):
+        _put(db, "RUN#hist", sk)
+    encoded.clear()
+    assert saver.save_if_changed()
+    assert len(encoded) == len(stored)
+    encoded.clear()
+    _write_every_way(db, stored)  # puts, deletes, an update, a batch, transactions (one cancelled)
+    assert saver.save_if_changed()
+    assert _saved(saver.path) == _now(db)
+    assert len(encoded) <= 12  # the items those writes named, not the table's 300-odd
+    assert not saver.save_if_changed()  # nothing written since

@@ -11,13 +11,13 @@ moto's DynamoDB has costs that grow with the table, which a long-lived local sta
   compared every item of the partition (a run's whole history, for a read of its few open items). Here
   each queried partition keeps its sort keys in order (maintained on every write, like the GSI maps), and
   the query is given the slice the condition can match, found by bisection; moto's own comparison still
-  decides every item of it. A partition whose sort keys are not all strings or all numbers is not kept.
-All keep moto's own code doing the work: they only narrow what moto looks at.
+  decides every item of it (`baton.local.moto_sort_keys`).
+All keep moto's own code doing the work: they only narrow what moto looks at. The same write hooks tell
+the local stack's saver which items changed (`track_changes`), so a save re-encodes only those.
 """
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import copy
 import functools
@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from baton.local.moto_fixes import dynamodb_lock, patched
+from baton.local.moto_sort_keys import in_sort_range, resort
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -134,88 +135,33 @@ def _all_stored(table: Any) -> list[Any]:
     return list(table.items.values())
 
 
+_KEPT = ("_baton_gsi", "_baton_sorted", "_baton_changed")  # what a table keeps that its writes must update
+
+
+def _keeps(table: Any) -> bool:
+    return any(name in table.__dict__ for name in _KEPT)
+
+
+def track_changes(table: Any) -> set[tuple[Any, Any]] | None:
+    """The (hash, range) keys of the table's items written from now on (deletes included), as a set the
+    caller takes keys out of; None when `dynamodb_at_scale` is not open (its hooks are what add them)."""
+    from moto.dynamodb.models.table import Table
+
+    if not getattr(Table.all_items, "_baton_scaled", False):
+        return None
+    changed: set[tuple[Any, Any]] = table.__dict__.setdefault("_baton_changed", set())
+    return changed
+
+
 def _written(table: Any, hash_key: Any, range_key: Any) -> None:
-    """After any write of one item: the GSI maps and the partition's sort key order follow it."""
+    """After any write of one item: the GSI maps and the partition's sort key order follow it, and a
+    change tracker hears of it."""
+    changed = table.__dict__.get("_baton_changed")
+    if changed is not None:
+        changed.add((hash_key, range_key))
     _reindex(table, hash_key, range_key)
     if range_key is not None:
-        _resort(table, hash_key, range_key)
-
-
-_SORTABLE = frozenset({"S", "N"})
-
-
-def _sorted_keys(table: Any, hash_key: Any) -> tuple[list[Any], list[Any], str] | None:
-    """A partition's sort key values in order, the keys themselves, and their type; built on the first
-    query of the partition, then kept by every write (`_resort`). None: not all strings or all numbers."""
-    kept: dict[Any, tuple[list[Any], list[Any], str]] = table.__dict__.setdefault("_baton_sorted", {})
-    entry = kept.get(hash_key)
-    if entry is None:
-        keys = list(table.items.get(hash_key) or {})
-        kinds = {key.type for key in keys}
-        if len(kinds) != 1 or not kinds <= _SORTABLE:
-            return None
-        keys.sort(key=lambda k: k.cast_value)
-        entry = ([key.cast_value for key in keys], keys, kinds.pop())
-        kept[hash_key] = entry
-    return entry
-
-
-def _resort(table: Any, hash_key: Any, range_key: Any) -> None:
-    kept = table.__dict__.get("_baton_sorted")
-    entry = kept.get(hash_key) if kept else None
-    if entry is None:
-        return
-    values, keys, kind = entry
-    if range_key.type != kind:
-        del kept[hash_key]  # another type of sort key: the partition is not kept (moto walks it)
-        return
-    value = range_key.cast_value
-    at = bisect.bisect_left(values, value)
-    listed = at < len(values) and values[at] == value
-    stored = range_key in (table.items.get(hash_key) or {})
-    if stored and not listed:
-        values.insert(at, value)
-        keys.insert(at, range_key)
-    elif listed and not stored:
-        del values[at], keys[at]
-
-
-def _slice(values: list[Any], comparison: str, bounds: list[Any]) -> tuple[int, int] | None:
-    """Where in sorted `values` the items a sort key condition can match are (None: not a known one)."""
-    low, high = bounds[0], bounds[-1]
-    spans: dict[str, Callable[[], tuple[int, int]]] = {
-        "EQ": lambda: (bisect.bisect_left(values, low), bisect.bisect_right(values, low)),
-        "LT": lambda: (0, bisect.bisect_left(values, low)),
-        "LE": lambda: (0, bisect.bisect_right(values, low)),
-        "GT": lambda: (bisect.bisect_right(values, low), len(values)),
-        "GE": lambda: (bisect.bisect_left(values, low), len(values)),
-        "BETWEEN": lambda: (bisect.bisect_left(values, low), bisect.bisect_right(values, high)),
-    }
-    name = _COMPARISON_NAMES.get(comparison.upper(), comparison.upper())
-    if name == "BEGINS_WITH":
-        start = end = bisect.bisect_left(values, low)
-        while end < len(values) and values[end].startswith(low):
-            end += 1
-        return start, end
-    span = spans.get(name)
-    return span() if span is not None else None
-
-
-_COMPARISON_NAMES = {"=": "EQ", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
-
-
-def _in_sort_range(table: Any, hash_key: Any, comparison: str, range_values: list[Any]) -> list[Any] | None:
-    """The partition's items whose sort key the condition can match, by bisection (None: walk them all)."""
-    entry = _sorted_keys(table, hash_key)
-    if entry is None or not range_values or any(v.type != entry[2] for v in range_values):
-        return None
-    if comparison.upper() == "BEGINS_WITH" and entry[2] != "S":
-        return None
-    span = _slice(entry[0], comparison, [v.cast_value for v in range_values])
-    if span is None:
-        return None
-    partition = table.items[hash_key]
-    return [partition[key] for key in entry[1][span[0] : span[1]]]
+        resort(table, hash_key, range_key)
 
 
 def _reindex(table: Any, hash_key: Any, range_key: Any) -> None:
@@ -252,7 +198,7 @@ def _table_candidates(table: Any, hash_key: Any, sort: Any) -> list[Any] | None:
         return []
     if not table.range_key_attr:
         return [partition]
-    narrowed = _in_sort_range(table, hash_key, *sort) if sort else None
+    narrowed = in_sort_range(table, hash_key, *sort) if sort else None
     return list(partition.values()) if narrowed is None else narrowed
 
 
@@ -325,7 +271,7 @@ def _reindexing(original: Callable[..., Any], key_of: Callable[..., tuple[Any, A
         try:
             return original(self, *args, **kwargs)
         finally:
-            if "_baton_gsi" in self.__dict__ or "_baton_sorted" in self.__dict__:
+            if _keeps(self):
                 with _suppress_key_errors():
                     _written(self, *key_of(self, *args, **kwargs))
 
@@ -361,7 +307,7 @@ def _update_item(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _reindex_updated(backend: Any, table_name: str, key: dict[str, Any]) -> None:
     table = backend.tables.get(table_name)
-    if table is not None and ("_baton_gsi" in table.__dict__ or "_baton_sorted" in table.__dict__):
+    if table is not None and _keeps(table):
         with _suppress_key_errors():
             _written(table, *_key_of(table, "Update", {"Key": key}))
 
