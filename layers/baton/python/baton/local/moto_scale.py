@@ -117,15 +117,22 @@ def _index_partition(table: Any, index: Any, item: Any) -> tuple[Any, ...] | Non
 
 
 def _gsi_maps(table: Any) -> dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]]:
-    """Per GSI: its partition → {(hash, range) of the table item: the item}. Built on first use by
-    one walk of the table, then kept current by every write (`_reindex`)."""
+    """Per GSI: its partition → {(hash, range) of the table item: the item}. Built on the table's first
+    write or GSI query by one walk of the table (empty, on a new table), then kept current by every write
+    (`_reindex`): no query or scheduled sweep ever pays for a walk of a table grown big."""
     maps: dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]] | None = table.__dict__.get("_baton_gsi")
     if maps is None:
         maps = {index.name: {} for index in table.global_indexes or []}
-        table.__dict__["_baton_gsi"] = maps
-        table.__dict__["_baton_gsi_of"] = {}
+        where: dict[tuple[Any, Any], dict[str, tuple[Any, ...]]] = {}
         for item in _all_stored(table):
-            _reindex(table, item.hash_key, item.range_key)
+            key = (item.hash_key, item.range_key)
+            for index in table.global_indexes or []:
+                into = _index_partition(table, index, item)
+                if into is not None:
+                    maps[index.name].setdefault(into, {})[key] = item
+                    where.setdefault(key, {})[index.name] = into
+        table.__dict__["_baton_gsi_of"] = where
+        table.__dict__["_baton_gsi"] = maps
     return maps
 
 
@@ -133,13 +140,6 @@ def _all_stored(table: Any) -> list[Any]:
     if table.range_key_attr:
         return [item for partition in table.items.values() for item in partition.values()]
     return list(table.items.values())
-
-
-_KEPT = ("_baton_gsi", "_baton_sorted", "_baton_changed")  # what a table keeps that its writes must update
-
-
-def _keeps(table: Any) -> bool:
-    return any(name in table.__dict__ for name in _KEPT)
 
 
 def track_changes(table: Any) -> set[tuple[Any, Any]] | None:
@@ -271,9 +271,9 @@ def _reindexing(original: Callable[..., Any], key_of: Callable[..., tuple[Any, A
         try:
             return original(self, *args, **kwargs)
         finally:
-            if _keeps(self):
-                with _suppress_key_errors():
-                    _written(self, *key_of(self, *args, **kwargs))
+            with _suppress_key_errors():
+                _gsi_maps(self)
+                _written(self, *key_of(self, *args, **kwargs))
 
     return write
 
@@ -307,8 +307,9 @@ def _update_item(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _reindex_updated(backend: Any, table_name: str, key: dict[str, Any]) -> None:
     table = backend.tables.get(table_name)
-    if table is not None and _keeps(table):
+    if table is not None:
         with _suppress_key_errors():
+            _gsi_maps(table)
             _written(table, *_key_of(table, "Update", {"Key": key}))
 
 
