@@ -25,6 +25,13 @@ evaluates it against an item), so `cached_condition_parsing` keeps the tree per 
 (bounded; values as their JSON text, a binary value is never kept) and gives each parse the names and
 values it found, as moto's own parse would. A text that fails to parse is parsed (and fails) each time.
 
+**Item size.** moto checks DynamoDB's 400 KB item limit as it builds an item: each attribute set into the
+item's `LimitedSizeDict` sums the sizes of every attribute already in it, so building an item of n
+attributes computes ~n²/2 attribute sizes (an interaction of 30 attributes: ~450, on every put and every
+transaction). The sizes only add up, so the limit is passed at some attribute exactly when the whole
+item passes it: `item_size_once` builds the item with one running total (each size computed once) and
+raises moto's own `ItemSizeTooLarge` when it is over, as moto does.
+
 **Handler methods.** Every moto request lists its handler class's methods with `inspect.getmembers` to
 check the action exists; `cached_handler_methods` keeps that list per class, recomputed when the class
 (or a base) gains or loses an attribute.
@@ -260,6 +267,45 @@ def cached_condition_parsing() -> Iterator[None]:
         yield
 
 
+ITEM_SIZE_LIMIT = 405000  # moto's own limit (moto/dynamodb/models/dynamo_type.py LimitedSizeDict)
+
+
+def _item_init(original: Callable[..., None]) -> Callable[..., None]:
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import DynamoType, LimitedSizeDict
+    from moto.dynamodb.models.utilities import bytesize
+
+    @functools.wraps(original)
+    def item_init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
+        self.hash_key = hash_key
+        self.range_key = range_key
+        self.attrs = built = LimitedSizeDict.__new__(LimitedSizeDict)
+        dict.__init__(built)
+        total = 0
+        for key, value in attrs.items():
+            typed = DynamoType(value)
+            total += bytesize(key) + typed.size()
+            if total > ITEM_SIZE_LIMIT:
+                raise ItemSizeTooLarge
+            dict.__setitem__(built, key, typed)
+
+    item_init._baton_fast = True  # type: ignore[attr-defined]
+    return item_init
+
+
+@contextmanager
+def item_size_once() -> Iterator[None]:
+    """While open, moto sizes each attribute of an item it builds once, not once per later attribute."""
+    from moto.dynamodb.models.dynamo_type import Item
+
+    current = Item.__dict__["__init__"]
+    if getattr(current, "_baton_fast", False):
+        yield
+        return
+    with patched(Item, {"__init__": _item_init(current)}):
+        yield
+
+
 def _cached_method_names(original: Callable[[object], list[str]]) -> Callable[[object], list[str]]:
     cache: dict[object, tuple[tuple[int, ...], list[str]]] = {}
 
@@ -297,5 +343,6 @@ def moto_fast_paths() -> Iterator[None]:
         stack.enter_context(fast_attribute_values())
         stack.enter_context(cached_condition_lexing())
         stack.enter_context(cached_condition_parsing())
+        stack.enter_context(item_size_once())
         stack.enter_context(cached_handler_methods())
         yield
