@@ -481,3 +481,49 @@ def test_a_save_encodes_only_what_was_written_since_the_last(
     assert _saved(saver.path) == _now(db)
     assert len(encoded) <= 12  # the items those writes named, not the table's 300-odd
     assert not saver.save_if_changed()  # nothing written since
+
+
+class _ItemCopies:
+    """How many stored items moto (or the fix) deep-copied."""
+
+    def __enter__(self) -> _ItemCopies:
+        from moto.dynamodb.models.dynamo_type import Item
+
+        self.count = 0
+        self._original = Item.__dict__["__deepcopy__"]
+        original = self._original
+
+        def deepcopy(item: Any, memo: Any) -> Any:
+            self.count += 1
+            return original(item, memo)
+
+        Item.__deepcopy__ = deepcopy  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from moto.dynamodb.models.dynamo_type import Item
+
+        Item.__deepcopy__ = self._original  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_a_transaction_copies_only_what_it_changes_in_place(db: Any, request: pytest.FixtureRequest) -> None:
+    _fill(db)
+    _put(db, "RUN#mine", "EVT#0", note="old")
+    before = sorted(map(str, db.scan(TableName=TABLE)["Items"]))
+    replace_and_delete = [
+        _transact_put("RUN#mine", "INT#1"),  # over the stored item
+        {"Delete": {"TableName": TABLE, "Key": {"PK": _s("RUN#mine"), "SK": _s("EVT#0")}}},
+    ]
+    failing = _transact_put("RUN#mine", "RUN", condition="attribute_not_exists(PK)")
+    with _ItemCopies() as copies, pytest.raises(db.exceptions.TransactionCanceledException):
+        db.transact_write_items(TransactItems=[*replace_and_delete, failing])
+    assert sorted(map(str, db.scan(TableName=TABLE)["Items"])) == before  # rolled back: the same items
+    with _ItemCopies() as committed:
+        db.transact_write_items(TransactItems=replace_and_delete)
+    assert _pending_ids(db) == ["INT#2"]  # the replaced item left the pending index
+    assert "Item" not in db.get_item(TableName=TABLE, Key={"PK": _s("RUN#mine"), "SK": _s("EVT#0")})
+    if request.node.callspec.id == "fixed":
+        assert copies.count == committed.count == 0  # a Put or a Delete leaves the stored item as it was
+    else:
+        assert committed.count >= OTHER_RUNS  # plain moto copies the whole table for its rollback

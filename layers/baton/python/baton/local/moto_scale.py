@@ -58,7 +58,9 @@ def _put_back(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
 
 
 def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, Any, Any, Any]]:
-    """(table, hash, range, a copy of the item or None) for every item the transaction names."""
+    """(table, hash, range, the item as it is before or None) for every item the transaction names. Only
+    an Update changes the stored item in place, so only its item is copied: a Put stores a new item and a
+    Delete removes it, leaving the stored one unchanged for the rollback to put back."""
     touched = []
     for entry in transact_items:
         op_type, op = next(iter(entry.items()))
@@ -70,7 +72,7 @@ def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[t
         except (KeyError, TypeError, AttributeError):
             continue  # a malformed key: moto raises its own validation error before writing anything
         current = table.get_item(hash_key, range_key) if (range_key is not None or not table.range_key_attr) else None
-        touched.append((table, hash_key, range_key, copy.deepcopy(current)))
+        touched.append((table, hash_key, range_key, copy.deepcopy(current) if op_type == "Update" else current))
     return touched
 
 
