@@ -439,6 +439,13 @@ def bench_load(questions: int, runs: int, clients: int, history: int) -> None:
         f"{figures['answers_per_s']:.1f}/s",
         f"peak RSS {figures['peak_rss_mb']:.0f} MB",
     )
+    # the stack's CPU per answer bounds what an idle machine reaches (one process: 1000 / ms answers/s)
+    SUMMARY.add(
+        f"  stack CPU per answer, p50 / p95, Ctrl-C ({history}x history)",
+        f"{figures['cpu_ms_per_answer']:.1f} ms",
+        f"{figures['p50_ms']:.0f} / {figures['p95_ms']:.0f} ms, Ctrl-C {figures['stop_s']:.1f} s, "
+        f"load {figures['load_average']:.1f}",
+    )
 
 
 def main() -> None:

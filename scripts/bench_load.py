@@ -191,7 +191,8 @@ def main() -> None:
     print(f"  Ctrl-C under load → exited {stop_seconds:5.2f} s   ({exited}; {args.clients} clients still asking)")
     if os.environ.get("BATON_BENCH_JSON"):
         figures = {"answers_per_s": count / seconds, "cpu_ms_per_answer": cpu_ms, "peak_rss_mb": peak}
-        print(json.dumps({**figures, "stop_s": stop_seconds, "load_average": load_after}))
+        latency = {"p50_ms": statistics.median(latencies) * 1000, "p95_ms": _percentile(latencies, 95) * 1000}
+        print(json.dumps({**figures, **latency, "stop_s": stop_seconds, "load_average": load_after}))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ shows both that the fix is needed and that it holds. `fixed=False` runs plain mo
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -13,6 +14,7 @@ import pytest
 from moto import mock_aws
 from moto.dynamodb.models.table import Table
 
+from baton.local import persist
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
@@ -309,3 +311,219 @@ def test_a_read_never_runs_inside_a_write(db: Any, request: pytest.FixtureReques
         Table.put_item = put_item  # type: ignore[method-assign]
     assert scanned.is_set()
     assert overlapped is not fixed  # fixed: the scan waited for the write; plain moto: it ran inside it
+
+
+HISTORY = 400  # answered history in one run's partition: a sort key condition must not compare it all
+
+# (key condition on SK, its values, which sort keys match it): every comparison moto's queries accept
+_SORT_CONDITIONS: list[tuple[str, dict[str, Any], Any]] = [
+    ("SK >= :a", {":a": "PEND#"}, lambda sk: sk >= "PEND#"),
+    ("SK > :a", {":a": "PEND#2"}, lambda sk: sk > "PEND#2"),
+    ("SK < :a", {":a": "EVT#0003"}, lambda sk: sk < "EVT#0003"),
+    ("SK <= :a", {":a": "EVT#0003"}, lambda sk: sk <= "EVT#0003"),
+    ("SK = :a", {":a": "RUN"}, lambda sk: sk == "RUN"),
+    ("SK BETWEEN :a AND :b", {":a": "EVT#0398", ":b": "PEND#1"}, lambda sk: "EVT#0398" <= sk <= "PEND#1"),
+    ("begins_with(SK, :a)", {":a": "PEND#"}, lambda sk: sk.startswith("PEND#")),
+    ("begins_with(SK, :a)", {":a": "WAIT"}, lambda sk: sk.startswith("WAIT")),
+]
+
+
+class _Compared:
+    """How many stored sort keys a query compared with its condition (moto's `DynamoType.compare`)."""
+
+    def __enter__(self) -> _Compared:
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
+        self.count = 0
+        self._original = DynamoType.__dict__["compare"]
+        original = self._original
+
+        def compare(value: Any, *args: Any) -> Any:
+            self.count += 1
+            return original(value, *args)
+
+        DynamoType.compare = compare  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
+        DynamoType.compare = self._original  # type: ignore[method-assign]
+
+
+def _sort_query(db: Any, condition: str, values: dict[str, Any], forward: bool = True) -> list[str]:
+    found = db.query(
+        TableName=TABLE,
+        KeyConditionExpression=f"PK = :pk AND {condition}",
+        ExpressionAttributeValues={":pk": _s("RUN#hist"), **{k: _s(v) for k, v in values.items()}},
+        ScanIndexForward=forward,
+        ConsistentRead=True,
+    )
+    return [item["SK"]["S"] for item in found["Items"]]
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_a_sort_key_condition_compares_only_what_it_can_match(db: Any, request: pytest.FixtureRequest) -> None:
+    for n in range(HISTORY):
+        _put(db, "RUN#hist", f"EVT#{n:04d}")
+    for sk in ("PEND#1", "PEND#2", "PEND#3", "RUN", "WAIT#1"):
+        _put(db, "RUN#hist", sk)
+    _sort_query(db, "SK >= :a", {":a": "PEND#"})  # the first query of the partition puts its keys in order
+    with _Compared() as compared:
+        assert _sort_query(db, "SK >= :a", {":a": "PEND#"}) == ["PEND#1", "PEND#2", "PEND#3", "RUN", "WAIT#1"]
+    if request.node.callspec.id == "fixed":
+        assert compared.count <= 2 * 5  # the slice the condition can match (ours, then moto's own check)
+    else:
+        assert compared.count >= HISTORY  # plain moto compares the run's whole history
+
+
+def _write_every_way(db: Any, stored: set[str]) -> None:
+    """Puts, deletes, an update that creates an item, a batch and a transaction (one that commits, one
+    that is cancelled): `stored` follows what should be in the partition."""
+    _put(db, "RUN#hist", "PEND#4")
+    stored.add("PEND#4")
+    db.delete_item(TableName=TABLE, Key={"PK": _s("RUN#hist"), "SK": _s("PEND#1")})
+    stored.discard("PEND#1")
+    db.update_item(
+        TableName=TABLE,
+        Key={"PK": _s("RUN#hist"), "SK": _s("PEND#0")},
+        UpdateExpression="SET answered = :no",
+        ExpressionAttributeValues={":no": _s("no")},
+    )
+    stored.add("PEND#0")
+    db.batch_write_item(
+        RequestItems={
+            TABLE: [
+                {"PutRequest": {"Item": {"PK": _s("RUN#hist"), "SK": _s("WAIT#2")}}},
+                {"DeleteRequest": {"Key": {"PK": _s("RUN#hist"), "SK": _s("EVT#0001")}}},
+            ]
+        }
+    )
+    stored.add("WAIT#2")
+    stored.discard("EVT#0001")
+    db.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": TABLE, "Item": {"PK": _s("RUN#hist"), "SK": _s("PEND#5")}}},
+            {"Delete": {"TableName": TABLE, "Key": {"PK": _s("RUN#hist"), "SK": _s("PEND#2")}}},
+        ]
+    )
+    stored.add("PEND#5")
+    stored.discard("PEND#2")
+    with pytest.raises(db.exceptions.TransactionCanceledException):
+        db.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": TABLE, "Item": {"PK": _s("RUN#hist"), "SK": _s("PEND#6")}}},
+                {"Delete": {"TableName": TABLE, "Key": {"PK": _s("RUN#hist"), "SK": _s("PEND#3")}}},
+                {
+                    "Put": {
+                        "TableName": TABLE,
+                        "Item": {"PK": _s("RUN#hist"), "SK": _s("RUN")},
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                },
+            ]
+        )
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_the_sort_key_order_follows_every_kind_of_write(db: Any) -> None:
+    stored = {f"EVT#{n:04d}" for n in range(5)} | {"EVT#0398", "EVT#0399", "PEND#1", "PEND#2", "PEND#3", "RUN"}
+    for sk in sorted(stored):
+        _put(db, "RUN#hist", sk)
+    for condition, values, _ in _SORT_CONDITIONS:
+        _sort_query(db, condition, values)  # the partition's order is kept from here on
+    _write_every_way(db, stored)
+    for condition, values, matches in _SORT_CONDITIONS:
+        expected = sorted(sk for sk in stored if matches(sk))
+        assert _sort_query(db, condition, values) == expected, condition
+        assert _sort_query(db, condition, values, forward=False) == expected[::-1], condition
+
+
+def _saved(path: Any) -> list[str]:
+    saved = persist.load(path)
+    assert saved is not None
+    return sorted(json.dumps(item, sort_keys=True, default=repr) for item in saved.items)
+
+
+def _now(db: Any) -> list[str]:
+    return sorted(json.dumps(item, sort_keys=True) for item in db.scan(TableName=TABLE, ConsistentRead=True)["Items"])
+
+
+def test_a_save_encodes_only_what_was_written_since_the_last(
+    db: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The local stack's saver (baton/local/persist.py) keeps each item's text; the write hooks of
+    `dynamodb_at_scale` tell it which items changed. The file must hold the table as it is after every
+    kind of write, having encoded only the items written."""
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    _fill(db)
+    encoded: list[Any] = []
+    item_text = persist._item_text
+
+    def counted(item: Any) -> str:
+        encoded.append(item)
+        return item_text(item)
+
+    monkeypatch.setattr(persist, "_item_text", counted)
+    saver = persist.Persister(tmp_path / persist.DATA_FILE, TABLE, "token")
+    assert saver.save_if_changed()
+    assert len(encoded) == OTHER_RUNS + 3  # the first save: every item
+    assert _saved(saver.path) == _now(db)
+    stored = {"PEND#1", "PEND#2", "PEND#3", "RUN", "EVT#0001"}
+    for sk in sorted(stored):
+        _put(db, "RUN#hist", sk)
+    encoded.clear()
+    assert saver.save_if_changed()
+    assert len(encoded) == len(stored)
+    encoded.clear()
+    _write_every_way(db, stored)  # puts, deletes, an update, a batch, transactions (one cancelled)
+    assert saver.save_if_changed()
+    assert _saved(saver.path) == _now(db)
+    assert len(encoded) <= 12  # the items those writes named, not the table's 300-odd
+    assert not saver.save_if_changed()  # nothing written since
+
+
+class _ItemCopies:
+    """How many stored items moto (or the fix) deep-copied."""
+
+    def __enter__(self) -> _ItemCopies:
+        from moto.dynamodb.models.dynamo_type import Item
+
+        self.count = 0
+        self._original = Item.__dict__["__deepcopy__"]
+        original = self._original
+
+        def deepcopy(item: Any, memo: Any) -> Any:
+            self.count += 1
+            return original(item, memo)
+
+        Item.__deepcopy__ = deepcopy  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from moto.dynamodb.models.dynamo_type import Item
+
+        Item.__deepcopy__ = self._original  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
+def test_a_transaction_copies_only_what_it_changes_in_place(db: Any, request: pytest.FixtureRequest) -> None:
+    _fill(db)
+    _put(db, "RUN#mine", "EVT#0", note="old")
+    before = sorted(map(str, db.scan(TableName=TABLE)["Items"]))
+    replace_and_delete = [
+        _transact_put("RUN#mine", "INT#1"),  # over the stored item
+        {"Delete": {"TableName": TABLE, "Key": {"PK": _s("RUN#mine"), "SK": _s("EVT#0")}}},
+    ]
+    failing = _transact_put("RUN#mine", "RUN", condition="attribute_not_exists(PK)")
+    with _ItemCopies() as copies, pytest.raises(db.exceptions.TransactionCanceledException):
+        db.transact_write_items(TransactItems=[*replace_and_delete, failing])
+    assert sorted(map(str, db.scan(TableName=TABLE)["Items"])) == before  # rolled back: the same items
+    with _ItemCopies() as committed:
+        db.transact_write_items(TransactItems=replace_and_delete)
+    assert _pending_ids(db) == ["INT#2"]  # the replaced item left the pending index
+    assert "Item" not in db.get_item(TableName=TABLE, Key={"PK": _s("RUN#mine"), "SK": _s("EVT#0")})
+    if request.node.callspec.id == "fixed":
+        assert copies.count == committed.count == 0  # a Put or a Delete leaves the stored item as it was
+    else:
+        assert committed.count >= OTHER_RUNS  # plain moto copies the whole table for its rollback

@@ -244,3 +244,53 @@ def test_handler_methods_are_listed_once_per_class_and_follow_changes(db: Any, m
     calls.clear()
     db.describe_table(TableName=TABLE)
     assert calls.count(DynamoHandler) == 1  # closed: moto's own function again
+
+
+class _Sized:
+    """How many attribute sizes moto computed (top-level `DynamoType.size` calls and their recursion)."""
+
+    def __enter__(self) -> _Sized:
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
+        self.count = 0
+        self._original = DynamoType.__dict__["size"]
+        original = self._original
+
+        def size(value: Any) -> Any:
+            self.count += 1
+            return original(value)
+
+        DynamoType.size = size  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from moto.dynamodb.models.dynamo_type import DynamoType
+
+        DynamoType.size = self._original  # type: ignore[method-assign]
+
+
+WIDE = 40  # attributes of one item
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_an_item_is_sized_once_per_attribute_and_the_limit_still_holds(db: Any, fast: bool) -> None:
+    wide = {"PK": {"S": "RUN#wide"}, "SK": {"S": "ITEM"}, **{f"a{k:02d}": {"S": f"value {k}"} for k in range(WIDE)}}
+    # moto's limit is on the sum of names and values: 405,000 bytes
+    at_limit = {"PK": {"S": "RUN#big"}, "SK": {"S": "A"}, "blob": {"S": "x" * (405000 - 20)}}
+    over = {"PK": {"S": "RUN#big"}, "SK": {"S": "B"}, "blob": {"S": "x" * 405000}, "z": {"S": "z"}}
+    with ExitStack() as stack:
+        if fast:
+            stack.enter_context(moto_speed.item_size_once())
+        with _Sized() as sized:
+            db.put_item(TableName=TABLE, Item=wide)
+        db.put_item(TableName=TABLE, Item=at_limit)
+        with pytest.raises(db.exceptions.ClientError, match="Item size has exceeded the maximum allowed size"):
+            db.put_item(TableName=TABLE, Item=over)
+    assert db.get_item(TableName=TABLE, Key={"PK": wide["PK"], "SK": wide["SK"]})["Item"] == wide
+    assert "Item" in db.get_item(TableName=TABLE, Key={"PK": at_limit["PK"], "SK": at_limit["SK"]})
+    assert "Item" not in db.get_item(TableName=TABLE, Key={"PK": over["PK"], "SK": over["SK"]})
+    attributes = WIDE + 2
+    if fast:
+        assert sized.count <= 4 * attributes  # once as it is built (and the few whole-item sizes moto takes)
+    else:
+        assert sized.count >= attributes * (attributes - 1) // 2  # every earlier attribute, at each one

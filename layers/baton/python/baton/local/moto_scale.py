@@ -7,7 +7,13 @@ moto's DynamoDB has costs that grow with the table, which a long-lived local sta
 * a table `Query` walks and sorts every item of the table to find one partition, and a GSI `Query`
   walks the whole table. Here the table query reads its partition, and each GSI keeps a map from its
   partition key to the items in it, maintained on every write.
-Both keep moto's own code doing the work: they only narrow what moto looks at.
+* within its partition a table `Query` with a sort key condition (`SK >= :from`, `begins_with`) still
+  compared every item of the partition (a run's whole history, for a read of its few open items). Here
+  each queried partition keeps its sort keys in order (maintained on every write, like the GSI maps), and
+  the query is given the slice the condition can match, found by bisection; moto's own comparison still
+  decides every item of it (`baton.local.moto_sort_keys`).
+All keep moto's own code doing the work: they only narrow what moto looks at. The same write hooks tell
+the local stack's saver which items changed (`track_changes`), so a save re-encodes only those.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from baton.local.moto_fixes import dynamodb_lock, patched
+from baton.local.moto_sort_keys import in_sort_range, resort
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -47,11 +54,13 @@ def _put_back(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
         table.items[hash_key][range_key] = item
     else:
         table.items[hash_key] = item
-    _reindex(table, hash_key, range_key)
+    _written(table, hash_key, range_key)
 
 
 def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, Any, Any, Any]]:
-    """(table, hash, range, a copy of the item or None) for every item the transaction names."""
+    """(table, hash, range, the item as it is before or None) for every item the transaction names. Only
+    an Update changes the stored item in place, so only its item is copied: a Put stores a new item and a
+    Delete removes it, leaving the stored one unchanged for the rollback to put back."""
     touched = []
     for entry in transact_items:
         op_type, op = next(iter(entry.items()))
@@ -63,7 +72,7 @@ def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[t
         except (KeyError, TypeError, AttributeError):
             continue  # a malformed key: moto raises its own validation error before writing anything
         current = table.get_item(hash_key, range_key) if (range_key is not None or not table.range_key_attr) else None
-        touched.append((table, hash_key, range_key, copy.deepcopy(current)))
+        touched.append((table, hash_key, range_key, copy.deepcopy(current) if op_type == "Update" else current))
     return touched
 
 
@@ -110,15 +119,22 @@ def _index_partition(table: Any, index: Any, item: Any) -> tuple[Any, ...] | Non
 
 
 def _gsi_maps(table: Any) -> dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]]:
-    """Per GSI: its partition → {(hash, range) of the table item: the item}. Built on first use by
-    one walk of the table, then kept current by every write (`_reindex`)."""
+    """Per GSI: its partition → {(hash, range) of the table item: the item}. Built on the table's first
+    write or GSI query by one walk of the table (empty, on a new table), then kept current by every write
+    (`_reindex`): no query or scheduled sweep ever pays for a walk of a table grown big."""
     maps: dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]] | None = table.__dict__.get("_baton_gsi")
     if maps is None:
         maps = {index.name: {} for index in table.global_indexes or []}
-        table.__dict__["_baton_gsi"] = maps
-        table.__dict__["_baton_gsi_of"] = {}
+        where: dict[tuple[Any, Any], dict[str, tuple[Any, ...]]] = {}
         for item in _all_stored(table):
-            _reindex(table, item.hash_key, item.range_key)
+            key = (item.hash_key, item.range_key)
+            for index in table.global_indexes or []:
+                into = _index_partition(table, index, item)
+                if into is not None:
+                    maps[index.name].setdefault(into, {})[key] = item
+                    where.setdefault(key, {})[index.name] = into
+        table.__dict__["_baton_gsi_of"] = where
+        table.__dict__["_baton_gsi"] = maps
     return maps
 
 
@@ -126,6 +142,28 @@ def _all_stored(table: Any) -> list[Any]:
     if table.range_key_attr:
         return [item for partition in table.items.values() for item in partition.values()]
     return list(table.items.values())
+
+
+def track_changes(table: Any) -> set[tuple[Any, Any]] | None:
+    """The (hash, range) keys of the table's items written from now on (deletes included), as a set the
+    caller takes keys out of; None when `dynamodb_at_scale` is not open (its hooks are what add them)."""
+    from moto.dynamodb.models.table import Table
+
+    if not getattr(Table.all_items, "_baton_scaled", False):
+        return None
+    changed: set[tuple[Any, Any]] = table.__dict__.setdefault("_baton_changed", set())
+    return changed
+
+
+def _written(table: Any, hash_key: Any, range_key: Any) -> None:
+    """After any write of one item: the GSI maps and the partition's sort key order follow it, and a
+    change tracker hears of it."""
+    changed = table.__dict__.get("_baton_changed")
+    if changed is not None:
+        changed.add((hash_key, range_key))
+    _reindex(table, hash_key, range_key)
+    if range_key is not None:
+        resort(table, hash_key, range_key)
 
 
 def _reindex(table: Any, hash_key: Any, range_key: Any) -> None:
@@ -154,15 +192,23 @@ def _reindex(table: Any, hash_key: Any, range_key: Any) -> None:
         where[key] = placed
 
 
-def _candidates(table: Any, hash_key: Any, index_name: str | None, conditions: Any) -> list[Any] | None:
-    """The items a query can match, or None to let moto walk the whole table."""
+def _table_candidates(table: Any, hash_key: Any, sort: Any) -> list[Any] | None:
+    if hash_key is None:
+        return None
+    partition = table.items.get(hash_key)
+    if partition is None:
+        return []
+    if not table.range_key_attr:
+        return [partition]
+    narrowed = in_sort_range(table, hash_key, *sort) if sort else None
+    return list(partition.values()) if narrowed is None else narrowed
+
+
+def _candidates(table: Any, hash_key: Any, index_name: str | None, conditions: Any, sort: Any) -> list[Any] | None:
+    """The items a query can match, or None to let moto walk the whole table. `sort`: the query's
+    (comparison, values) on the table's sort key, when it has one."""
     if index_name is None:
-        if hash_key is None:
-            return None
-        partition = table.items.get(hash_key)
-        if partition is None:
-            return []
-        return list(partition.values()) if table.range_key_attr else [partition]
+        return _table_candidates(table, hash_key, sort)
     index = next((i for i in table.global_indexes or [] if i.name == index_name), None)
     if index is None or not conditions:
         return None
@@ -194,10 +240,12 @@ def _query(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
         index_name = kwargs.get("index_name", args[6] if len(args) > 6 else None)
-        candidates = _candidates(self, hash_key, index_name, kwargs.get("hash_key_conditions"))
+        range_attr = _range_attr(self, index_name, kwargs.get("range_key_conditions"))
+        on_sort_key = args and args[0] and index_name is None and range_attr == self.range_key_attr
+        sort = (args[0], args[1]) if on_sort_key else None
+        candidates = _candidates(self, hash_key, index_name, kwargs.get("hash_key_conditions"), sort)
         if candidates is None:
             return original(self, hash_key, *args, **kwargs)
-        range_attr = _range_attr(self, index_name, kwargs.get("range_key_conditions"))
         if args and args[0] and range_attr:  # moto sorts every candidate before comparing: compare first
             candidates = [i for i in candidates if _in_range(i, range_attr, args[0], args[1])]
         _scope.table, _scope.items = self, candidates
@@ -225,9 +273,9 @@ def _reindexing(original: Callable[..., Any], key_of: Callable[..., tuple[Any, A
         try:
             return original(self, *args, **kwargs)
         finally:
-            if "_baton_gsi" in self.__dict__:
-                with _suppress_key_errors():
-                    _reindex(self, *key_of(self, *args, **kwargs))
+            with _suppress_key_errors():
+                _gsi_maps(self)
+                _written(self, *key_of(self, *args, **kwargs))
 
     return write
 
@@ -261,9 +309,10 @@ def _update_item(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _reindex_updated(backend: Any, table_name: str, key: dict[str, Any]) -> None:
     table = backend.tables.get(table_name)
-    if table is not None and "_baton_gsi" in table.__dict__:
+    if table is not None:
         with _suppress_key_errors():
-            _reindex(table, *_key_of(table, "Update", {"Key": key}))
+            _gsi_maps(table)
+            _written(table, *_key_of(table, "Update", {"Key": key}))
 
 
 @contextmanager

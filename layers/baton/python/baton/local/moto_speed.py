@@ -18,7 +18,19 @@ same byte for byte (`tests/integration/test_moto_speed.py` compares them).
 **Condition expressions.** moto lexes every `ConditionExpression`, `FilterExpression` and
 `KeyConditionExpression` character by character on every call (~20 lexings an answer, each building its
 token table anew). The tokens depend on the expression text alone, so `cached_condition_lexing` keeps
-them per text (bounded) and hands each parse fresh nodes, as a new lexing would.
+them per text (bounded) and hands each parse fresh nodes, as a new lexing would. The parse after the
+lexing (paths, functions, precedence, then the tree of operations) depends on the text, the attribute
+names and the attribute values alone, and the tree is only read afterwards (an operation's `expr(item)`
+evaluates it against an item), so `cached_condition_parsing` keeps the tree per (text, names, values)
+(bounded; values as their JSON text, a binary value is never kept) and gives each parse the names and
+values it found, as moto's own parse would. A text that fails to parse is parsed (and fails) each time.
+
+**Item size.** moto checks DynamoDB's 400 KB item limit as it builds an item: each attribute set into the
+item's `LimitedSizeDict` sums the sizes of every attribute already in it, so building an item of n
+attributes computes ~n²/2 attribute sizes (an interaction of 30 attributes: ~450, on every put and every
+transaction). The sizes only add up, so the limit is passed at some attribute exactly when the whole
+item passes it: `item_size_once` builds the item with one running total (each size computed once) and
+raises moto's own `ItemSizeTooLarge` when it is over, as moto does.
 
 **Handler methods.** Every moto request lists its handler class's methods with `inspect.getmembers` to
 check the action exists; `cached_handler_methods` keeps that list per class, recomputed when the class
@@ -28,6 +40,7 @@ check the action exists; `cached_handler_methods` keeps that list per class, rec
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from collections import OrderedDict, deque
 from contextlib import ExitStack, contextmanager
@@ -45,9 +58,10 @@ _MEMBER_ORDER = ("S", "N", "SS", "NS", "M", "L", "NULL", "BOOL")
 
 def wire_copy(value: Any) -> Any:
     """The value as moto's generic serializer would write it, when it is a plain wire-form attribute
-    value; None when it is not (then the generic serializer writes it)."""
-    if type(value) is not dict or not value:
-        return None
+    value (one member, no binary, all the way down); None when it is not (then the generic serializer
+    writes it)."""
+    if type(value) is not dict or len(value) != 1:
+        return None  # a valid value has one member; with more, the member order would matter: the generic path
     copied: dict[str, Any] = {}
     for member in _MEMBER_ORDER:
         if member not in value:
@@ -185,6 +199,113 @@ def cached_condition_lexing() -> Iterator[None]:
         yield
 
 
+PARSE_CACHE_SIZE = 1024  # distinct (text, names, values) kept
+PARSES = [0]  # how many condition expressions moto parsed itself (tests count it)
+
+
+def _parse_key(parser: Any) -> tuple[str, str, str] | None:
+    """What a parse depends on, as hashable text; None when a value is not JSON (a binary): not kept."""
+    try:
+        names = json.dumps(parser.expression_attribute_names)
+        values = json.dumps(parser.expression_attribute_values)
+    except (TypeError, ValueError):
+        return None
+    return str(parser.condition_expression), names, values
+
+
+def _cached_parser(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    cache: OrderedDict[tuple[str, str, str], tuple[Any, tuple[str, ...], tuple[str, ...]]] = OrderedDict()
+    lock = threading.Lock()
+
+    @functools.wraps(original)
+    def parse(self: Any) -> Any:
+        key = _parse_key(self) if self.condition_expression else None
+        if key is None:
+            return original(self)
+        with lock:
+            kept = cache.get(key)
+            if kept is not None:
+                cache.move_to_end(key)
+        if kept is None:
+            PARSES[0] += 1
+            names_before, values_before = len(self.expr_attr_names_found), len(self.expr_attr_values_found)
+            given = self.expression_attribute_values
+            # the kept tree holds the values it compares with: its own copy, not the caller's request
+            self.expression_attribute_values = json.loads(key[2])
+            try:
+                tree = original(self)
+            finally:
+                self.expression_attribute_values = given
+            kept = (
+                tree,
+                tuple(self.expr_attr_names_found[names_before:]),
+                tuple(self.expr_attr_values_found[values_before:]),
+            )
+            with lock:
+                cache[key] = kept
+                while len(cache) > PARSE_CACHE_SIZE:
+                    cache.popitem(last=False)
+            return tree
+        self.expr_attr_names_found.extend(kept[1])
+        self.expr_attr_values_found.extend(kept[2])
+        return kept[0]
+
+    parse._baton_cached = True  # type: ignore[attr-defined]
+    return parse
+
+
+@contextmanager
+def cached_condition_parsing() -> Iterator[None]:
+    """While open, moto parses each distinct (expression, names, values) once."""
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    current = ConditionExpressionParser.__dict__["parse"]
+    if getattr(current, "_baton_cached", False):
+        yield
+        return
+    with patched(ConditionExpressionParser, {"parse": _cached_parser(current)}):
+        yield
+
+
+ITEM_SIZE_LIMIT = 405000  # moto's own limit (moto/dynamodb/models/dynamo_type.py LimitedSizeDict)
+
+
+def _item_init(original: Callable[..., None]) -> Callable[..., None]:
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import DynamoType, LimitedSizeDict
+    from moto.dynamodb.models.utilities import bytesize
+
+    @functools.wraps(original)
+    def item_init(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
+        self.hash_key = hash_key
+        self.range_key = range_key
+        self.attrs = built = LimitedSizeDict.__new__(LimitedSizeDict)
+        dict.__init__(built)
+        total = 0
+        for key, value in attrs.items():
+            typed = DynamoType(value)
+            total += bytesize(key) + typed.size()
+            if total > ITEM_SIZE_LIMIT:
+                raise ItemSizeTooLarge
+            dict.__setitem__(built, key, typed)
+
+    item_init._baton_fast = True  # type: ignore[attr-defined]
+    return item_init
+
+
+@contextmanager
+def item_size_once() -> Iterator[None]:
+    """While open, moto sizes each attribute of an item it builds once, not once per later attribute."""
+    from moto.dynamodb.models.dynamo_type import Item
+
+    current = Item.__dict__["__init__"]
+    if getattr(current, "_baton_fast", False):
+        yield
+        return
+    with patched(Item, {"__init__": _item_init(current)}):
+        yield
+
+
 def _cached_method_names(original: Callable[[object], list[str]]) -> Callable[[object], list[str]]:
     cache: dict[object, tuple[tuple[int, ...], list[str]]] = {}
 
@@ -221,5 +342,7 @@ def moto_fast_paths() -> Iterator[None]:
     with ExitStack() as stack:
         stack.enter_context(fast_attribute_values())
         stack.enter_context(cached_condition_lexing())
+        stack.enter_context(cached_condition_parsing())
+        stack.enter_context(item_size_once())
         stack.enter_context(cached_handler_methods())
         yield

@@ -3,7 +3,9 @@ thread and event) and the bearer token, in one file under the state dir (`.baton
 
 The file is written whole to a temporary file beside it and renamed over it (a crash mid-write leaves the
 previous file), from a snapshot taken under the lock every moto DynamoDB call holds (no write is ever
-half in it): every second while anything changed, and on stop. An answer is in the file once the next
+half in it): every second while anything changed, and on stop. Each item's text is kept between saves
+and only the items written since the last one are encoded again (`moto_scale.track_changes`), so a
+save's cost under the lock follows what changed, not the whole history. An answer is in the file once the next
 snapshot after its 200 is written (within a second; longer only for a table so big that copying it
 takes more than a tenth of a second), and stays there.
 
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.events import RunFailed
 from baton.local.moto_fixes import dynamodb_lock, dynamodb_writes
+from baton.local.moto_scale import track_changes
 from baton.models import status_of
 from baton.workflows.table import ALL_PENDING_PK, ALL_PENDING_PK_ATTRIBUTE, ALL_PENDING_SK_ATTRIBUTE
 
@@ -105,13 +108,57 @@ def _binary_back(obj: dict[str, Any]) -> Any:
     return obj
 
 
+def _item_text(item: Any) -> str:
+    return json.dumps(item.to_json()["Attributes"], separators=(",", ":"), default=_binary_out)
+
+
+def _stored_items(table: Any) -> list[Any]:
+    stored = table.items.values()
+    return [i for p in stored for i in p.values()] if table.range_key_attr else list(stored)
+
+
 def snapshot(table_name: str) -> list[str]:
     """Every item of the table as DynamoDB JSON text, read under the DynamoDB lock (a consistent cut)."""
     table = _table(table_name)
     with dynamodb_lock():
-        stored = table.items.values()
-        items = [i for p in stored for i in p.values()] if table.range_key_attr else list(stored)
-        return [json.dumps(item.to_json()["Attributes"], separators=(",", ":"), default=_binary_out) for item in items]
+        return [_item_text(item) for item in _stored_items(table)]
+
+
+class _KeptTexts:
+    """The table's item texts, kept between snapshots: each one after the first encodes only the items
+    written since (or takes a whole snapshot when the writes are not tracked)."""
+
+    def __init__(self, table_name: str) -> None:
+        self.table_name = table_name
+        self._table: Any = None
+        self._texts: dict[tuple[Any, Any], str] = {}
+        self._changed: set[tuple[Any, Any]] | None = None
+
+    def snapshot(self) -> list[str]:
+        table = _table(self.table_name)
+        with dynamodb_lock():
+            if table is not self._table or self._changed is None:
+                self._changed = track_changes(table)
+                if self._changed is None:
+                    return [_item_text(item) for item in _stored_items(table)]
+                self._changed.clear()
+                self._table = table
+                self._texts = {(i.hash_key, i.range_key): _item_text(i) for i in _stored_items(table)}
+            while self._changed:
+                key = self._changed.pop()
+                item = _stored_item(table, *key)
+                if item is None:
+                    self._texts.pop(key, None)
+                else:
+                    self._texts[key] = _item_text(item)
+            return list(self._texts.values())
+
+
+def _stored_item(table: Any, hash_key: Any, range_key: Any) -> Any:
+    try:
+        return table.get_item(hash_key, range_key)
+    except (KeyError, ValueError):  # a key the write refused: nothing stored under it
+        return None
 
 
 def _parked_gates(items: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], str], dict[str, list[tuple[str, str]]]]:
@@ -218,6 +265,7 @@ class Persister:
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="baton-persist", daemon=True)
         self._save_lock = threading.Lock()
+        self._texts = _KeptTexts(table_name)
 
     def start(self) -> None:
         self.save_if_changed()
@@ -228,7 +276,7 @@ class Persister:
             writes = dynamodb_writes()
             if writes == self._saved_at_write:
                 return False
-            save(self.path, self.token, snapshot(self.table_name))
+            save(self.path, self.token, self._texts.snapshot())
             self._saved_at_write = writes
             return True
 
