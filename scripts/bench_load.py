@@ -10,8 +10,7 @@ the measured round, so the measured answers meet H times their number in history
 `--quick` is a small run for CI (the figures are printed, never judged).
 Targets (not asserted): >= 50 answers/s, peak RSS < 1 GB.
 
-Usage: uv run python scripts/bench_load.py [--questions 1000] [--runs 100] [--clients 8] [--history 0]
-       [--without-idempotency] [--quick]
+Usage: uv run python scripts/bench_load.py [--questions 1000] [--runs 100] [--clients 8] [--history 0] [--quick]
 """
 
 from __future__ import annotations
@@ -123,11 +122,6 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--history", type=int, default=0, help="rounds asked and answered before the measured one")
-    parser.add_argument(
-        "--without-idempotency",
-        action="store_true",
-        help="the stack with Powertools Idempotency off (POWERTOOLS_IDEMPOTENCY_DISABLED): what its two calls cost",
-    )
     parser.add_argument("--quick", action="store_true", help="40 questions over 4 runs, 4 clients, 1 round of history")
     args = parser.parse_args()
     if args.quick:
@@ -141,8 +135,7 @@ def main() -> None:
     from baton.client.sdk import Client
 
     with tempfile.TemporaryDirectory(prefix="baton-bench-load-") as tmp:
-        extra_env = {"POWERTOOLS_IDEMPOTENCY_DISABLED": "true"} if args.without_idempotency else {}
-        process, state = _start_stack(Path(tmp), extra_env)
+        process, state = _start_stack(Path(tmp), {})
         try:
             with Client(state["api_url"], state["token"], timeout=120) as client:
                 for _round in range(args.history):  # history: answered rounds in the same runs, unmeasured
@@ -170,7 +163,6 @@ def main() -> None:
     print(
         f"local stack under load: {args.questions} pending questions over {args.runs} runs, {args.clients} clients, "
         f"history {args.history}x ({args.history * args.questions} answered before)"
-        + (", idempotency off" if args.without_idempotency else "")
     )
     print(f"  asked                  {ask_seconds:7.1f} s   ({args.questions / ask_seconds:6.1f} questions/s)")
     print(f"  answered               {seconds:7.1f} s   ({count / seconds:6.1f} answers/s, target >= 50)")
