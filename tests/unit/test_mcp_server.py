@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from baton.api.auth import agent_token
+from baton.domain.approval import ApprovalPolicy
 from baton.local.http_adapter import to_proxy_event
 from baton.mcp.agent import WaitPolicy
 from baton.mcp.http import McpHttpHandler
@@ -332,3 +333,17 @@ def test_ask_user_with_a_default_says_nobody_answered(mcp: Mcp, core: Core, fake
     data = done["structuredContent"]
     assert data["status"] == "answered" and data["answer"] == "no" and data["outcome"] == "timed_out_default"
     assert "nobody answered" in done["content"][0]["text"]
+
+
+def test_the_interrupt_tool_takes_a_quorum_the_agent_cannot_meet_alone(mcp: Mcp, core: Core) -> None:
+    approval = {"approvals": 2, "approvers": ["alice", "bob"]}
+    made = mcp.call("interrupt", prompt="Deploy?", timeout_seconds=600, approval=approval)["structuredContent"]
+    assert made["status"] == "pending"
+    stored = core.store.get_interaction(RUN, made["interrupt_id"])
+    assert stored is not None and getattr(stored.request, "approval", None) == ApprovalPolicy(**approval)
+    mcp.services.interrupts.resume(made["interrupt_id"], "go", [], caller="alice")
+    one = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
+    assert one["status"] == "pending"  # one approval of two
+    mcp.services.interrupts.resume(made["interrupt_id"], "go", [], caller="bob")
+    done = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
+    assert done["status"] == "answered" and done["value"] == "go"

@@ -331,6 +331,7 @@ class AgentTools:
             state=args.state,
             timeout_ms=args.timeout_seconds * 1000,
             ladder=args.ladder(),
+            approval=args.approval,
         )
         created, _ = self._interrupts().create(spec, caller=self.caller.principal)
         return self._wait_interrupt(created.interaction_id, started)

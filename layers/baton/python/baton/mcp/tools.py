@@ -87,6 +87,11 @@ class InterruptArgs(_Args, LadderFields):
     )
     state: dict[str, Any] | None = Field(default=None, description="A state snapshot the person may inspect and edit.")
     timeout_seconds: fields.TimeoutSeconds = Field(description="Deadline of the pause in seconds (mandatory).")
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="A quorum: each resume approves, each cancel rejects; resolved once `approvals` approvers "
+        "agree (with the value of the resume that met it). You cannot approve it.",
+    )
     on_timeout: OnTimeout = Field(
         default="fail",
         description='At the deadline: "fail" (the interrupt times out) or {"default": <a value the schema '
