@@ -4,7 +4,7 @@ import { validator } from "./validator.js";
 import { api, winnerText } from "./api.js";
 import { previewStateEdits } from "./stateEdits.js";
 import { SignIn } from "./SignIn.jsx";
-import { until, useInterval } from "./util.js";
+import { relative, until, useInterval } from "./util.js";
 import { useMe } from "./me.js";
 
 // The light `schema` ({type|"enum", enum, default, title, description}) as the JSON Schema it means
@@ -171,7 +171,14 @@ export function InterruptScreen({ interruptId }) {
       <h1 id="i-title">{view.prompt}</h1>
       <p className="meta">
         interrupt {view.id} · {view.status}
-        {view.expiresAt && ` · expires ${view.expiresAt}`}
+        {view.expiresAt && (
+          <span>
+            {" · expires "}
+            <time dateTime={view.expiresAt} title={view.expiresAt}>
+              {relative(view.expiresAt)}
+            </time>
+          </span>
+        )}
         {view.resolvedBy && ` · by ${view.resolvedBy}`}
         {view.outcome === "timed_out_default" && " · nobody answered: the declared default was taken"}
       </p>

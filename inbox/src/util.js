@@ -8,6 +8,21 @@ export function until(iso) {
   return at.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hour12: false });
 }
 
+// A moment in words from now, for a deadline: "in 4 min", "in 2 h 5 min", "3 min ago". The ISO string
+// goes in the element's title (a tooltip), as <When> does.
+export function relative(iso, now = Date.now()) {
+  const at = iso ? new Date(iso).getTime() : NaN;
+  if (Number.isNaN(at)) return "?";
+  const seconds = Math.round((at - now) / 1000);
+  const s = Math.abs(seconds);
+  let words;
+  if (s < 60) words = `${s} s`;
+  else if (s < 3600) words = `${Math.floor(s / 60)} min`;
+  else if (s < 86400) words = `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  else words = `${Math.floor(s / 86400)} d`;
+  return seconds >= 0 ? `in ${words}` : `${words} ago`;
+}
+
 export function ago(seconds) {
   const s = Math.max(0, Math.round(seconds || 0));
   if (s < 60) return `${s}s`;

@@ -217,3 +217,91 @@ def test_an_agent_token_for_run_a_cannot_touch_run_b(stack: LocalStackProcess) -
 
     anyio.run(scenario)
     assert stack.client().pending_questions(run_b) == []
+
+
+# ---- deadline ladders over the MCP session (baton/mcp/tools.py AwaitArgs, AskUserArgs) ------------------
+async def call_until_settled(client: Client, tool: str, arguments: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """Call `tool` again while it says pending (each call is bounded by the stack's 2 s), at most `seconds`."""
+    ends = time.monotonic() + seconds
+    while True:
+        data = await timed(client, tool, arguments, [])
+        if data["status"] != "pending" or time.monotonic() > ends:
+            return data
+
+
+def test_the_tools_input_schemas_are_the_ladder_models(stack: LocalStackProcess) -> None:
+    from baton.mcp.tools import AskUserArgs, AwaitArgs
+
+    async def scenario() -> dict[str, Any]:
+        async with over_http(stack, agent_token(stack.token, new_run())) as client:
+            return {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+
+    schemas = anyio.run(scenario)
+    assert schemas["await_answers"] == AwaitArgs.model_json_schema()
+    assert schemas["ask_user"] == AskUserArgs.model_json_schema()
+    on_timeout = schemas["await_answers"]["properties"]["on_timeout"]
+    assert on_timeout["enum"] == ["fail", "use_question_defaults"]
+    assert {"remind_after", "escalate_after", "escalate_to"} <= set(schemas["await_answers"]["properties"])
+    assert {"remind_after", "escalate_after", "escalate_to", "on_timeout"} <= set(schemas["ask_user"]["properties"])
+
+
+def test_await_answers_takes_use_question_defaults_at_its_expiry_over_http(stack: LocalStackProcess) -> None:
+    run = new_run()
+
+    async def scenario() -> None:
+        async with over_http(stack, agent_token(stack.token, run)) as client:
+            # The question's own deadline is far off; the await's (4 s) comes first and takes its default.
+            asked = await timed(
+                client,
+                "ask_user_async",
+                {
+                    "question": "Which database?",
+                    "options": ["postgres", "dynamodb"],
+                    "timeout_seconds": 600,
+                    "on_timeout": {"default": "postgres"},
+                },
+                [],
+            )
+            refused = await client.call_tool("await_answers", {"timeout_seconds": 4, "on_timeout": {"default": "x"}})
+            assert refused.is_error and "on_timeout" in str(refused.content)
+            wait = {"timeout_seconds": 4, "on_timeout": "use_question_defaults", "remind_after": 1}
+            done = await call_until_settled(client, "await_answers", wait, seconds=40)
+            assert done["status"] == "answered", done
+            assert done["answers"] == [
+                {
+                    "interaction_id": asked["interaction_id"],
+                    "node": "agent",
+                    "question": "Which database?",
+                    "answer": "postgres",
+                }
+            ]
+
+    anyio.run(scenario)
+    types = [e.type for e in stack.client().events(run, limit=500).events]
+    assert "reminder_sent" in types and "timed_out_default" in types, types
+    assert "interaction_answered" not in types  # nobody answered: the default is never a person's answer
+
+
+def test_ask_user_with_a_default_returns_it_as_timed_out_default_over_stdio(stack: LocalStackProcess) -> None:
+    run = new_run()
+
+    async def scenario() -> dict[str, Any]:
+        async with over_stdio(stack, run) as client:
+            first = await timed(
+                client,
+                "ask_user",
+                {
+                    "question": "Ship it?",
+                    "options": ["yes", "no"],
+                    "timeout_seconds": 4,
+                    "on_timeout": {"default": "no"},
+                },
+                [],
+            )
+            assert first["status"] == "pending", first
+            again = {"question_id": first["question_id"], "timeout_seconds": 4}
+            return await call_until_settled(client, "ask_user", again, seconds=40)
+
+    done = anyio.run(scenario)
+    assert done["status"] == "answered" and done["answer"] == "no", done
+    assert done["outcome"] == "timed_out_default"

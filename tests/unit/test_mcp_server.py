@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from baton.api.auth import agent_token
+from baton.domain.approval import ApprovalPolicy
 from baton.local.http_adapter import to_proxy_event
 from baton.mcp.agent import WaitPolicy
 from baton.mcp.http import McpHttpHandler
@@ -277,3 +278,72 @@ def test_a_new_run_has_no_resources_yet_and_a_failing_store_is_no_stack_trace(mc
     tool = mcp.call("await_answers", timeout_seconds=5)
     assert tool["isError"] and tool["structuredContent"]["error"] == "internal_error"
     assert "Traceback" not in json.dumps(tool) and "unreachable" not in json.dumps(tool)
+
+
+# ---- deadline ladders on the pause tools (baton/mcp/tools.py AwaitArgs, AskUserArgs) ----------------------
+def test_await_answers_takes_the_questions_defaults_at_its_expiry_and_names_the_rest(
+    mcp: Mcp, core: Core, fake: FakeTime
+) -> None:
+    with_default = mcp.call(
+        "ask_user_async", question="Which db?", timeout_seconds=3600, on_timeout={"default": "postgres"}
+    )["structuredContent"]["interaction_id"]
+    without = mcp.call("ask_user_async", question="Release name?")["structuredContent"]["interaction_id"]
+    first = mcp.call("await_answers", timeout_seconds=30, on_timeout="use_question_defaults", remind_after=5)
+    assert first["structuredContent"]["status"] == "pending"
+    [awaiting] = core.store.list_run_interactions(RUN, kind="await")
+    assert awaiting.request.ladder is not None and awaiting.request.ladder.on_timeout == "use_question_defaults"
+    # No timer runs here: the call that meets the stored deadline takes the defaults itself.
+    late = mcp.call("await_answers", timeout_seconds=30)["structuredContent"]
+    assert late["status"] == "timed_out" and [u["interaction_id"] for u in late["unanswered"]] == [without]
+    taken = core.store.get_interaction(RUN, with_default)
+    assert taken is not None and taken.state.answer == "postgres" and taken.state.reason == "timed_out_default"
+    assert fake.now - 1000.0 <= 30.5
+
+
+def test_await_answers_answered_by_the_defaults_alone(mcp: Mcp, fake: FakeTime) -> None:
+    q = mcp.call("ask_user_async", question="Go?", timeout_seconds=3600, on_timeout={"default": "no"})
+    iid = q["structuredContent"]["interaction_id"]
+    first = mcp.call("await_answers", timeout_seconds=25, on_timeout="use_question_defaults")["structuredContent"]
+    assert first["status"] == "pending"
+    done = mcp.call("await_answers", timeout_seconds=25)["structuredContent"]
+    assert done["status"] == "answered" and done["answers"][0] == {
+        "interaction_id": iid,
+        "node": "agent",
+        "question": "Go?",
+        "answer": "no",
+    }
+
+
+def test_await_answers_refuses_a_default_of_its_own_naming_the_field(mcp: Mcp, core: Core) -> None:
+    refused = mcp.call("await_answers", timeout_seconds=30, on_timeout={"default": "x"})
+    assert refused["isError"] and refused["structuredContent"]["problems"][0]["field"].startswith("on_timeout")
+    steps = mcp.call("await_answers", timeout_seconds=30, escalate_after=5)  # escalate_after needs escalate_to
+    assert steps["isError"] and "escalate_to" in steps["content"][0]["text"]
+    assert core.store.list_run_interactions(RUN) == []
+
+
+def test_ask_user_with_a_default_says_nobody_answered(mcp: Mcp, core: Core, fake: FakeTime) -> None:
+    first = mcp.call(
+        "ask_user", question="Ship it?", options=["yes", "no"], timeout_seconds=30, on_timeout={"default": "no"}
+    )["structuredContent"]
+    assert first["status"] == "pending"
+    question = core.store.get_interaction(RUN, first["question_id"])
+    assert question is not None and question.request.ladder is not None and question.expires_at is not None
+    done = mcp.call("ask_user", question_id=first["question_id"], timeout_seconds=30)
+    data = done["structuredContent"]
+    assert data["status"] == "answered" and data["answer"] == "no" and data["outcome"] == "timed_out_default"
+    assert "nobody answered" in done["content"][0]["text"]
+
+
+def test_the_interrupt_tool_takes_a_quorum_the_agent_cannot_meet_alone(mcp: Mcp, core: Core) -> None:
+    approval = {"approvals": 2, "approvers": ["alice", "bob"]}
+    made = mcp.call("interrupt", prompt="Deploy?", timeout_seconds=600, approval=approval)["structuredContent"]
+    assert made["status"] == "pending"
+    stored = core.store.get_interaction(RUN, made["interrupt_id"])
+    assert stored is not None and getattr(stored.request, "approval", None) == ApprovalPolicy(**approval)
+    mcp.services.interrupts.resume(made["interrupt_id"], "go", [], caller="alice")
+    one = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
+    assert one["status"] == "pending"  # one approval of two
+    mcp.services.interrupts.resume(made["interrupt_id"], "go", [], caller="bob")
+    done = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
+    assert done["status"] == "answered" and done["value"] == "go"

@@ -23,7 +23,7 @@ from baton.contracts import (
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import NotifyChannels
-from baton.domain.ladder import LadderFields
+from baton.domain.ladder import AwaitLadderFields, LadderFields
 
 router = APIGatewayRouter()
 MapItem = Field(
@@ -68,7 +68,7 @@ class AnswerRequest(BaseModel):
     model_config = {"extra": "forbid"}
 
 
-class AwaitRequest(LadderFields):
+class AwaitRequest(AwaitLadderFields):
     """The await tool. Its ladder reminds / escalates about the pending questions; on_timeout "fail" or
     "use_question_defaults" (each pending question's own default at the expiry)."""
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from baton.cli import common
+from baton.cli.ask import HELP as ASK_HELP
+from baton.cli.ask import runs_ask
 from baton.cli.common import JsonFlag, console, fail, print_json
 from baton.errors import BatonError
 
@@ -278,34 +280,7 @@ def resume(
         console.print(f"run {run_id} node {result.node}: {state}")
 
 
-@runs_app.command("ask")
-def runs_ask(
-    run_id: Annotated[str, typer.Argument(help="The agent's run.")],
-    node: Annotated[str, typer.Argument(help="The asking node.")],
-    question: Annotated[str, typer.Argument(help="What the operator must decide.")],
-    *,
-    timeout: Annotated[int, typer.Option("--timeout", help="Seconds to wait at most (mandatory bound).")] = 600,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="A choice (repeatable).")] = None,
-    default: Annotated[
-        str | None, typer.Option("--default", help="Answers (JSON object) taken at the timeout instead of failing.")
-    ] = None,
-    as_json: JsonFlag = False,
-) -> None:
-    """ask_user: post a blocking ask and wait for the operator's answer (exit 1 at the timeout, or the
-    --default taken, shown as timed_out_default: nobody's answer)."""
-    on_timeout = {"default": common.parse_json(default, "--default")} if default is not None else None
-    try:
-        answered = common.client().ask_user(
-            run_id, node, question, timeout_seconds=timeout, options=option or None, on_timeout=on_timeout
-        )
-    except BatonError as err:
-        fail(err)
-    if as_json:
-        print_json(answered)
-    elif answered.outcome:
-        console.print(f"{answered.outcome} (nobody answered): {json.dumps(answered.answers)}", soft_wrap=True)
-    else:
-        console.print(f"answered by {answered.answered_by}: {json.dumps(answered.answers)}", soft_wrap=True)
+runs_app.command("ask", help=ASK_HELP)(runs_ask)  # baton/cli/ask.py: the blocking ask, its ladder and quorum flags
 
 
 @runs_app.command("pending")

@@ -1,22 +1,29 @@
-"""The SDK side of the blocking ask (`Client.ask_user`, baton/services/asks.py): waiting for the
-operator's answer the way interrupts wait (baton/client/interrupts.py): long-polls of
-`GET /api/runs/{run}/asks/{id}?wait_seconds=<5..20>`, at most one idle request per 5 s, transient
-failures retried with backoff (1 s, 2 s, … 30 s). The ask's own deadline (`timeout_seconds`, mandatory)
-bounds the wait: after it the server marks the ask timed_out and the waiter raises AskTimeoutError."""
+"""The SDK side of the blocking ask (`Client.create_ask`, `Client.ask_user`, baton/services/asks.py):
+the calls (`AskCalls`, inherited by `baton.Client`) and waiting for the operator's answer the way
+interrupts wait (baton/client/interrupts.py): long-polls of `GET /api/runs/{run}/asks/{id}?wait_seconds=
+<5..20>`, at most one idle request per 5 s, transient failures retried with backoff (1 s, 2 s, … 30 s).
+The ask's own deadline (`timeout_seconds`, mandatory) bounds the wait: after it the server marks the ask
+timed_out (or takes its declared default) and the waiter raises AskTimeoutError (or returns the default).
+The ask's ladder and quorum are the REST body's own models (`baton.client.pauses`)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
+from baton.client.base import ClientBase
 from baton.client.interrupts import long_poll, long_poll_async
-from baton.domain.ladder import LadderFields
+from baton.client.pauses import approval_body, ladder_fields
+from baton.client.transport import seg
+from baton.contracts import BlockingAsks, BlockingAskView
 from baton.errors import BatonError
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from baton.contracts import BlockingAskView
+    from baton.client.pauses import ApprovalArg, LadderArg
+    from baton.domain.ladder import OnTimeout
 
 
 class AskTimeoutError(BatonError):
@@ -66,9 +73,94 @@ async def wait_for_ask_async(
     return await long_poll_async(poll, settle, poll_seconds=poll_seconds, monotonic=monotonic)
 
 
-def ladder_body(ladder: LadderFields | dict[str, Any] | None, **fields: Any) -> dict[str, Any]:
-    """A request body: the ladder's wire fields (remind_after, escalate_after, escalate_to, on_timeout,
-    checked here first: a malformed one raises pydantic's ValidationError before any request), then each
-    of `fields` that is not None."""
-    body = {} if ladder is None else LadderFields.model_validate(ladder).model_dump(mode="json", exclude_defaults=True)
-    return body | {k: v for k, v in fields.items() if v is not None}
+class AskCalls(ClientBase):
+    def create_ask(  # noqa: PLR0913 - the API's BlockingAskRequest, field by field
+        self,
+        run_id: str,
+        node: str,
+        question: str,
+        *,
+        timeout_seconds: int,
+        options: list[str] | None = None,
+        notify: list[str] | None = None,
+        on_timeout: OnTimeout | dict[str, Any] | None = None,
+        ladder: LadderArg = None,
+        approval: ApprovalArg = None,
+    ) -> BlockingAskView:
+        """Post a blocking ask (answered with `baton resume --run-id ...`). `ladder` (`LadderFields`:
+        remind_after, escalate_after + escalate_to, on_timeout) is walked by the ask's own timer;
+        `on_timeout` may also be given on its own (`{"default": {answers}}`, as in `ask_user`). `approval`
+        (`ApprovalPolicy` or its JSON object) needs a quorum: each resume votes under `answers.decision`."""
+        body = ladder_fields(ladder, on_timeout=on_timeout) | {"node": node, "question": question}
+        given = {"options": options, "notify": notify, "timeout_seconds": timeout_seconds}
+        body |= {k: v for k, v in given.items() if v is not None} | approval_body(approval)
+        return BlockingAskView.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/asks", json_body=body))
+
+    def get_ask(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> BlockingAskView:
+        path = f"/api/runs/{seg(run_id)}/asks/{seg(interaction_id)}"
+        return BlockingAskView.model_validate(self._transport.poll(path, wait_seconds))
+
+    def pending_asks(self, run_id: str) -> list[BlockingAskView]:
+        """The run's pending blocking asks (an agent's `ask_user`, a hosted run's pause)."""
+        return BlockingAsks.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/asks")).asks
+
+    def ask_user(  # noqa: PLR0913 - create_ask's fields and the waiter's poll
+        self,
+        run_id: str,
+        node: str,
+        question: str,
+        *,
+        timeout_seconds: int,
+        options: list[str] | None = None,
+        notify: list[str] | None = None,
+        poll_seconds: float = 20.0,
+        on_timeout: OnTimeout | dict[str, Any] | None = None,
+        ladder: LadderArg = None,
+        approval: ApprovalArg = None,
+    ) -> BlockingAskView:
+        """The hard stop: ask and block until an operator answers (`.answers`, `.answered_by`). Bounded:
+        at `timeout_seconds` raises AskTimeoutError, or with `on_timeout={"default": ...}` returns the
+        default (`.outcome == "timed_out_default"`, `.answered_by` None). Long-polls like `interrupt`.
+        `ladder` and `approval` as in `create_ask`."""
+        fields: dict[str, Any] = {"on_timeout": on_timeout, "ladder": ladder, "approval": approval}
+        asked = self.create_ask(
+            run_id, node, question, timeout_seconds=timeout_seconds, options=options, notify=notify, **fields
+        )
+        return wait_for_ask(
+            lambda wait: self.get_ask(run_id, asked.interaction_id, wait_seconds=wait), poll_seconds=poll_seconds
+        )
+
+    async def ask_user_asyncio(  # noqa: PLR0913 - as ask_user
+        self,
+        run_id: str,
+        node: str,
+        question: str,
+        *,
+        timeout_seconds: int,
+        options: list[str] | None = None,
+        notify: list[str] | None = None,
+        poll_seconds: float = 20.0,
+        on_timeout: OnTimeout | dict[str, Any] | None = None,
+        ladder: LadderArg = None,
+        approval: ApprovalArg = None,
+    ) -> BlockingAskView:
+        """`ask_user` for asyncio code (the event loop stays free during the long-polls). Not to be confused
+        with `ask_async`, the non-blocking question (`ask_user_async`)."""
+        fields: dict[str, Any] = {"on_timeout": on_timeout, "ladder": ladder, "approval": approval}
+        asked = await asyncio.to_thread(
+            self.create_ask,
+            run_id,
+            node,
+            question,
+            timeout_seconds=timeout_seconds,
+            options=options,
+            notify=notify,
+            **fields,
+        )
+        async with self._transport.async_session() as session:
+            path = f"/api/runs/{seg(run_id)}/asks/{seg(asked.interaction_id)}"
+
+            async def poll(wait: float) -> BlockingAskView:
+                return BlockingAskView.model_validate(await session.poll(path, wait))
+
+            return await wait_for_ask_async(poll, poll_seconds=poll_seconds)

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
+from baton.client.pauses import INTERRUPT_LADDER_NAMES, approval_body, ladder_fields
 from baton.client.transport import ApiUnavailableError
 from baton.contracts import InterruptView
 from baton.errors import (
@@ -36,6 +37,9 @@ from baton.errors import (
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
+
+    from baton.domain.approval import ApprovalPolicy
+    from baton.domain.ladder import LadderFields
 
 DEFAULT_POLL_SECONDS = 20.0
 Polled = TypeVar("Polled")  # what one long-poll request returns
@@ -58,10 +62,15 @@ class InterruptOptions(TypedDict, total=False):
     timeout_ms: int | None
     workflow_id: str | None
     key: str | None
+    # The deadline ladder, as the REST body's own model (`LadderFields`, or its JSON object) ...
+    ladder: LadderFields | dict[str, Any] | None
+    # ... or field by field (not both):
     on_timeout: Any  # "fail" or {"default": <a valid value>}: taken at the deadline (timed_out_default)
     remind_after: int | None  # seconds after creation: one reminder (the interrupt's own timer)
     escalate_after: int | None  # seconds after creation: announced to escalate_to
     escalate_to: list[str] | None
+    # A quorum (`ApprovalPolicy` or its JSON object): each resume approves, each cancel rejects.
+    approval: ApprovalPolicy | dict[str, Any] | None
 
 
 _WIRE_NAMES = {
@@ -80,13 +89,21 @@ _WIRE_NAMES = {
 
 
 def create_body(session_id: str, prompt: str, options: InterruptOptions) -> dict[str, Any]:
-    """The POST /api/v1/interrupts body (baton/api/routes_interrupts.py CreateInterruptRequest)."""
-    unknown = sorted(set(options) - set(_WIRE_NAMES))
+    """The POST /api/v1/interrupts body (baton/api/routes_interrupts.py CreateInterruptRequest): the
+    ladder and the quorum through the API's own models (`baton.client.pauses`)."""
+    ladder, approval = options.get("ladder"), options.get("approval")
+    given: dict[str, Any] = {k: v for k, v in options.items() if k not in ("ladder", "approval")}
+    unknown = sorted(set(given) - set(_WIRE_NAMES))
     if unknown:
         raise TypeError(f"unknown interrupt option(s): {', '.join(unknown)}")
     body: dict[str, Any] = {"sessionId": session_id, "prompt": prompt}
-    body.update({_WIRE_NAMES[k]: v for k, v in options.items() if v is not None})
-    return body
+    body.update({_WIRE_NAMES[k]: v for k, v in given.items() if v is not None})
+    if ladder is not None:
+        twice = sorted(k for k in INTERRUPT_LADDER_NAMES if given.get(k) is not None)
+        if twice:
+            raise TypeError(f"the ladder is given twice: in `ladder` and as {', '.join(twice)}; give it once")
+        body.update({INTERRUPT_LADDER_NAMES[k]: v for k, v in ladder_fields(ladder).items()})
+    return body | approval_body(approval)
 
 
 def clamp_poll_seconds(poll_seconds: float) -> float:

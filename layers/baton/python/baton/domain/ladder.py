@@ -106,6 +106,21 @@ class LadderFields(BaseModel):
         )
 
 
+AwaitOnTimeout = Literal["fail", "use_question_defaults"]  # an await has no answer of its own
+
+
+class AwaitLadderFields(LadderFields):
+    """An await's ladder (the await tool, `POST /api/runs/{run_id}/await`, the MCP `await_answers`): its
+    steps remind / escalate about the questions still pending; at the expiry "fail" or
+    "use_question_defaults" (each pending question's own declared default)."""
+
+    on_timeout: AwaitOnTimeout = Field(  # narrowed: a subset of OnTimeout
+        default="fail",
+        description='"fail" (timed out as without a ladder) or "use_question_defaults": each pending question '
+        "takes its own declared default",
+    )
+
+
 class Ladder(BaseModel):
     """What a pause declared (stored on its request, `baton.models._RequestBase.ladder`)."""
 

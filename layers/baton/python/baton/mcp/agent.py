@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.interrupt_spec import InterruptSpec
+from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, Ladder
 from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
 from baton.ids import parse_iso
 from baton.models import AwaitToolRequest, Interaction
@@ -59,6 +60,15 @@ class WaitPolicy:
     monotonic: Callable[[], float] = time.monotonic
     # Seconds the Lambda invocation has left (None: no limit but max_call_seconds).
     remaining_seconds: Callable[[], float] | None = None
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """One await's scope (a node, or the run), its deadline and its ladder: set by the first call."""
+
+    from_node: str | None
+    timeout_seconds: int
+    ladder: Ladder | None = None
 
 
 @dataclass
@@ -134,12 +144,11 @@ class AgentTools:
         mine = [i for i in awaits if i.request.node == scope]
         return max(mine, key=lambda i: (i.created_at, i.interaction_id)) if mine else None
 
-    def _answered(self, from_node: str | None, timeout_seconds: int, started: float) -> Outcome | None:
+    def _answered(self, scope: _Scope, started: float) -> Outcome | None:
         """The answers when nothing in scope is pending (completing the scope's tool await), else None.
-        `timeout_seconds` is the caller's: should a question land meanwhile, its await gets that deadline."""
-        done, result = self.services.questions.await_tool(
-            self.run_id, timeout_seconds=timeout_seconds, from_node=from_node, caller=self.caller.principal
-        )
+        The scope's deadline and ladder are the caller's: should a question land meanwhile, its await
+        gets them."""
+        done, result = self._await_tool(scope)
         if not done:
             return None  # a question was posted meanwhile
         answers = result["answers"]
@@ -156,6 +165,17 @@ class AgentTools:
         )
         return Outcome(data, text)
 
+    def _expired(self, awaiting: Interaction, from_node: str | None, pending: list[Interaction]) -> Outcome | None:
+        """A wait past its stored deadline: timed out naming the unanswered; or, when its ladder says
+        `use_question_defaults`, the questions' declared defaults taken first, through the timer's own path
+        (conditional writes: the timer and this call never both take one). None when nothing is left open."""
+        ladder = awaiting.request.ladder
+        if ladder is None or ladder.on_timeout != USE_QUESTION_DEFAULTS:
+            return self._timed_out(awaiting, pending)
+        self.services.questions.time_out_tool_await(self.run_id, awaiting.interaction_id)
+        still_open = self._pending(from_node)
+        return self._timed_out(awaiting, still_open) if still_open else None
+
     def _past_deadline(self, from_node: str | None, pending: list[Interaction]) -> Outcome | None:
         """The stored deadline of this scope's wait has passed while questions of it are still open."""
         latest = self._latest_await(from_node)
@@ -163,7 +183,7 @@ class AgentTools:
             return None
         status = latest.state.status
         if status == "pending" and self.services.core.is_past(latest.expires_at):
-            return self._timed_out(latest, pending)
+            return self._expired(latest, from_node, pending)
         if status == "timed_out":
             waited_for = set(latest.request_as(AwaitToolRequest).pending)
             still_open = [i for i in pending if i.interaction_id in waited_for]
@@ -171,21 +191,27 @@ class AgentTools:
                 return self._timed_out(latest, still_open)
         return None
 
-    def _await(self, from_node: str | None, timeout_seconds: int, started: float) -> Outcome:
+    def _await_tool(self, scope: _Scope) -> tuple[bool, dict[str, Any]]:
+        return self.services.questions.await_tool(
+            self.run_id,
+            timeout_seconds=scope.timeout_seconds,
+            from_node=scope.from_node,
+            caller=self.caller.principal,
+            ladder=scope.ladder,
+        )
+
+    def _await(self, scope: _Scope, started: float) -> Outcome:
+        from_node = scope.from_node
         if not self._pending(from_node):
-            answered = self._answered(from_node, timeout_seconds, started)
+            answered = self._answered(scope, started)
             if answered is not None:
                 return answered
         expired = self._past_deadline(from_node, self._pending(from_node))
         if expired is not None:
             return expired
-        done, result = self.services.questions.await_tool(
-            self.run_id, timeout_seconds=timeout_seconds, from_node=from_node, caller=self.caller.principal
-        )
+        done, result = self._await_tool(scope)
         if done:
-            return self._answered(from_node, timeout_seconds, started) or self._await(
-                from_node, timeout_seconds, started
-            )
+            return self._answered(scope, started) or self._await(scope, started)
         awaiting = self.services.core.store.get_interaction(self.run_id, result["interaction_id"])
         deadline = awaiting.expires_at if awaiting else None
         last: list[list[Interaction]] = []
@@ -195,13 +221,17 @@ class AgentTools:
             return not last[0]
 
         if self._poll(all_answered, started, deadline):
-            answered = self._answered(from_node, timeout_seconds, started)
+            answered = self._answered(scope, started)
             if answered is not None:
                 return answered
             last.clear()  # a question was posted meanwhile: read the scope again
         pending = last[0] if last else self._pending(from_node)
         if awaiting is not None and self.services.core.is_past(deadline):
-            return self._timed_out(awaiting, pending)
+            ended = self._expired(awaiting, from_node, pending)
+            settled = ended or self._answered(scope, started)  # None: the defaults answered all
+            if settled is not None:
+                return settled
+            pending = self._pending(from_node)  # a question landed meanwhile
         data = {
             "status": "pending",
             "pending": [_question(i) for i in pending],
@@ -216,47 +246,61 @@ class AgentTools:
         return Outcome(data, text)
 
     def await_answers(self, args: AwaitArgs) -> Outcome:
-        return self._await(args.from_node, args.timeout_seconds, self.policy.monotonic())
+        scope = _Scope(args.from_node, args.timeout_seconds, args.ladder())
+        return self._await(scope, self.policy.monotonic())
 
     def ask_user(self, args: AskUserArgs) -> Outcome:
         started = self.policy.monotonic()
-        if args.question_id:
-            question = self.services.core.store.get_interaction(self.run_id, args.question_id)
-            if question is None or question.request.kind != "question":
-                raise NotFoundError(
-                    f"question {args.question_id} not found in run {self.run_id}",
-                    details={"field": "question_id", "question_id": args.question_id},
-                )
-            if not question.request.node.startswith(ASK_USER_NODE_PREFIX):
-                raise ValidationFailedError(
-                    "question_id names a question ask_user_async posted; collect it with await_answers",
-                    details={"field": "question_id"},
-                )
-            question_id, node = question.interaction_id, question.request.node
-        else:
-            if args.question is None:
-                raise ValidationFailedError(
-                    "question is required (or question_id to keep waiting)", details={"field": "question"}
-                )
-            node = ASK_USER_NODE_PREFIX + self.services.core.ids.new_id()
-            posted = self.services.questions.ask(
-                self.run_id,
-                node=node,
-                question=args.question,
-                options=args.options,
-                allow_free_text=args.allow_free_text,
-                approval=args.approval,
-                caller=self.caller.principal,
-            )
-            question_id = posted["interaction_id"]
-        outcome = self._await(node, args.timeout_seconds, started)
+        question_id, node, declared = self._continued(args) if args.question_id else self._posted(args)
+        # A declared default is the answer at the deadline: the wait takes it then (rather than timing out).
+        waits = Ladder(on_timeout=USE_QUESTION_DEFAULTS) if declared is not None and declared.default else None
+        outcome = self._await(_Scope(node, args.timeout_seconds, waits), started)
         return self._one_question(outcome, question_id)
 
-    @staticmethod
-    def _one_question(outcome: Outcome, question_id: str) -> Outcome:
+    def _continued(self, args: AskUserArgs) -> tuple[str, str, Ladder | None]:
+        """The question an earlier ask_user posted: its id, its own node and its declared ladder."""
+        question = self.services.core.store.get_interaction(self.run_id, args.question_id or "")
+        if question is None or question.request.kind != "question":
+            raise NotFoundError(
+                f"question {args.question_id} not found in run {self.run_id}",
+                details={"field": "question_id", "question_id": args.question_id},
+            )
+        if not question.request.node.startswith(ASK_USER_NODE_PREFIX):
+            raise ValidationFailedError(
+                "question_id names a question ask_user_async posted; collect it with await_answers",
+                details={"field": "question_id"},
+            )
+        return question.interaction_id, question.request.node, question.request.ladder
+
+    def _posted(self, args: AskUserArgs) -> tuple[str, str, Ladder | None]:
+        """A new question on its own node; with a ladder, its deadline is the call's timeout_seconds."""
+        if args.question is None:
+            raise ValidationFailedError(
+                "question is required (or question_id to keep waiting)", details={"field": "question"}
+            )
+        node = ASK_USER_NODE_PREFIX + self.services.core.ids.new_id()
+        ladder = args.ladder()
+        posted = self.services.questions.ask(
+            self.run_id,
+            node=node,
+            question=args.question,
+            options=args.options,
+            allow_free_text=args.allow_free_text,
+            approval=args.approval,
+            caller=self.caller.principal,
+            timeout_seconds=args.timeout_seconds if ladder is not None else None,
+            ladder=ladder,
+        )
+        return posted["interaction_id"], node, ladder
+
+    def _one_question(self, outcome: Outcome, question_id: str) -> Outcome:
         data = {"question_id": question_id, **outcome.data}
         if data["status"] == "answered":
             answer = next((a["answer"] for a in data.pop("answers") if a["interaction_id"] == question_id), None)
+            stored = self.services.core.store.get_interaction(self.run_id, question_id)
+            if stored is not None and stored.state.reason == TIMED_OUT_DEFAULT:  # nobody answered
+                data = {**data, "answer": answer, "outcome": TIMED_OUT_DEFAULT}
+                return Outcome(data, f"nobody answered by the deadline: your declared default {answer!r} was taken")
             return Outcome({**data, "answer": answer}, f"answered: {answer!r}")
         if data["status"] == "pending":
             data.pop("pending", None)
@@ -287,6 +331,7 @@ class AgentTools:
             state=args.state,
             timeout_ms=args.timeout_seconds * 1000,
             ladder=args.ladder(),
+            approval=args.approval,
         )
         created, _ = self._interrupts().create(spec, caller=self.caller.principal)
         return self._wait_interrupt(created.interaction_id, started)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import Prompt
-from baton.domain.ladder import LadderFields, OnTimeout
+from baton.domain.ladder import AwaitLadderFields, LadderFields, OnTimeout
 
 APPROVAL_ARG = (
     "A quorum: {approvals: N, approvers: [names or group:<name>], rejection: any|majority, approve_option}. "
@@ -46,7 +46,10 @@ class AskAsyncArgs(_Args, LadderFields):
     )
 
 
-class AwaitArgs(_Args):
+class AwaitArgs(_Args, AwaitLadderFields):
+    """The ladder (first call only, like the deadline): remind_after / escalate_after + escalate_to about the
+    questions still open; on_timeout "fail" or "use_question_defaults" (each takes its own declared default)."""
+
     timeout_seconds: fields.TimeoutSeconds = Field(
         description="The overall deadline of this wait, in seconds (mandatory). The first call sets it; later "
         "calls keep the deadline the server stored."
@@ -56,7 +59,10 @@ class AwaitArgs(_Args):
     )
 
 
-class AskUserArgs(_Args):
+class AskUserArgs(_Args, LadderFields):
+    """The question's ladder (first call only): remind_after / escalate_after + escalate_to, counted to
+    timeout_seconds; on_timeout {"default": <answer>} is taken at the deadline (outcome timed_out_default)."""
+
     question: str | None = Field(default=None, description="The question (omit when continuing with question_id).")
     options: list[str] | None = Field(default=None, description="Choices to offer.")
     allow_free_text: bool | None = Field(default=None, description="Accept answers outside the options.")
@@ -81,6 +87,11 @@ class InterruptArgs(_Args, LadderFields):
     )
     state: dict[str, Any] | None = Field(default=None, description="A state snapshot the person may inspect and edit.")
     timeout_seconds: fields.TimeoutSeconds = Field(description="Deadline of the pause in seconds (mandatory).")
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="A quorum: each resume approves, each cancel rejects; resolved once `approvals` approvers "
+        "agree (with the value of the resume that met it). You cannot approve it.",
+    )
     on_timeout: OnTimeout = Field(
         default="fail",
         description='At the deadline: "fail" (the interrupt times out) or {"default": <a value the schema '
@@ -120,7 +131,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Collect the answers to your questions. All answered: the answers inline (status 'answered'). Otherwise "
         "it waits at most about 20 seconds and returns status 'pending' with the open questions, waited_s and "
         "the overall deadline: keep working, or call again. The deadline is set by the first call's "
-        "timeout_seconds and kept by the server; past it, status 'timed_out' names the unanswered questions.",
+        "timeout_seconds and kept by the server; past it, status 'timed_out' names the unanswered questions "
+        "(with on_timeout 'use_question_defaults', each question that declared a default takes it instead). "
+        "remind_after / escalate_after nudge the people meanwhile.",
     ),
     ToolSpec(
         "ask_user",
@@ -128,7 +141,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Ask a person and wait for the answer: for hard stops only. Returns the answer (status 'answered'), or "
         "after at most about 20 seconds status 'pending' with question_id: call ask_user again with that "
         "question_id (the question is not posted twice) until it is answered or its deadline passes "
-        "(status 'timed_out').",
+        "(status 'timed_out'; with on_timeout {'default': ...} the default is the answer, outcome "
+        "'timed_out_default': nobody's answer).",
     ),
     ToolSpec(
         "interrupt",

@@ -29,7 +29,9 @@ its wait's scope) reminds and escalates about its still-unanswered questions.
 The timer fires at the deadline or up to `TIMER_PRECISION_SECONDS` after it, and Step Functions' own
 `TimeoutSeconds` comes `GRACE_SECONDS` after the deadline (`baton.domain.deadline`), so Baton's
 failure lands first and States.Timeout is only the backstop. A timer that fails to start loses
-nothing: the reconciler (every minute) still sweeps every parked wait past its deadline.
+nothing: the reconciler (every minute) still sweeps every parked wait past its deadline, and every
+pending async question past its own deadline whose declared default it then takes
+(`Reconciler.take_question_defaults`).
 """
 
 from __future__ import annotations

@@ -20,6 +20,12 @@ not (the wait released, `run_resumed`), exactly once.
 A quorum met but not released (its decider died between the vote and the release) is released here
 too, exactly once (`baton/services/quorum_release.py`).
 
+An async question's own deadline (`expires_at`, the one clock its timer waits for) with a declared
+default (`on_timeout: {"default": ...}`) is kept here too: a pending question past it has the default
+taken through the timer's own path (`QuestionService.take_default`: a conditional write, so the timer
+and this sweep never both take it), so a timer that failed to start loses nothing. One Query of the
+pending questions (the `pending` index, `PENDING#question`), never a Scan.
+
 Each send goes through a conditional release bound to the parked token it examined (a gate re-parked
 for a later round is left alone), so a concurrent API retry and the reconciler never both resume it.
 """
@@ -124,7 +130,23 @@ class Reconciler:
             "timed_out": timed_out,
             "ended": ended,
             "quorums": quorums,
+            "defaults": self.take_question_defaults(),
         }
+
+    def take_question_defaults(self) -> list[dict[str, str]]:
+        """Pending async questions past their stored deadline that declared a default: the default taken
+        (`timed_out_default`, nobody's answer), as their timer would have. Returns those taken here."""
+        taken: list[dict[str, str]] = []
+        for question in self.core.store.list_pending("question"):
+            ladder = question.request.ladder
+            if ladder is None or ladder.default is None or not self.core.is_past(question.expires_at):
+                continue
+            try:
+                if self.questions.take_default(question.run_id, question.interaction_id):
+                    taken.append({"run_id": question.run_id, "interaction_id": question.interaction_id})
+            except Exception:
+                log.exception("reconcile: taking a question's default failed", extra={"run_id": question.run_id})
+        return taken
 
     def reconcile_one(self, wait: ParkedWait) -> dict[str, bool]:
         """One parked wait, as a pass treats it (a gate's timer at its deadline, baton.services.deadlines):

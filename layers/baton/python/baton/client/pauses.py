@@ -1,0 +1,55 @@
+"""How the SDK writes a pause's deadline ladder and quorum into a request body: through the API's own
+models (`baton.domain.ladder.LadderFields` / `AwaitLadderFields`, `baton.domain.approval.ApprovalPolicy`),
+never a copy of their shape. A malformed ladder or policy raises pydantic's ValidationError here, before
+any request; the server checks them again (against the pause's options and timeout: a 422)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from baton.domain.approval import ApprovalPolicy
+from baton.domain.ladder import LadderFields
+
+if TYPE_CHECKING:
+    from baton.domain.ladder import OnTimeout
+
+# What a caller may hand in: the model itself, or its JSON object (validated by the same model).
+LadderArg = LadderFields | dict[str, Any] | None
+ApprovalArg = ApprovalPolicy | dict[str, Any] | None
+# The interrupt route's camelCase names of the ladder's fields (baton/api/routes_interrupts.py).
+INTERRUPT_LADDER_NAMES = {
+    "remind_after": "remindAfter",
+    "escalate_after": "escalateAfter",
+    "escalate_to": "escalateTo",
+    "on_timeout": "onTimeout",
+}
+
+
+def ladder_fields(
+    ladder: LadderArg,
+    *,
+    on_timeout: OnTimeout | dict[str, Any] | None = None,
+    model: type[LadderFields] = LadderFields,
+) -> dict[str, Any]:
+    """The ladder's wire fields (only those it sets), `on_timeout` given on its own merged in (both at
+    once is a ValueError: one place says what happens at the deadline)."""
+    declared = {} if ladder is None else model.model_validate(ladder).model_dump(mode="json", exclude_defaults=True)
+    if on_timeout is not None:
+        if "on_timeout" in declared:
+            raise ValueError("on_timeout is given twice: in the ladder and on its own; give it once")
+        declared = model.model_validate({**declared, "on_timeout": on_timeout}).model_dump(
+            mode="json", exclude_defaults=True
+        )
+    return declared
+
+
+def ladder_body(ladder: LadderArg, **fields: Any) -> dict[str, Any]:
+    """A request body: the ladder's wire fields, then each of `fields` that is not None."""
+    return ladder_fields(ladder) | {k: v for k, v in fields.items() if v is not None}
+
+
+def approval_body(approval: ApprovalArg) -> dict[str, Any]:
+    """`{"approval": {...}}` for a quorum pause, `{}` without one."""
+    if approval is None:
+        return {}
+    return {"approval": ApprovalPolicy.model_validate(approval).model_dump(mode="json", exclude_defaults=True)}

@@ -1,0 +1,44 @@
+"""The SDK's review-gate calls (`baton.Client` inherits them): read the review, and act on it with the
+reserved resume keys (baton/services/review)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from baton.client.base import ClientBase
+from baton.client.transport import seg
+from baton.contracts import ReviewActionResult, ReviewView
+
+
+class ReviewCalls(ClientBase):
+    def _resume(self, run_id: str, answers: dict[str, Any], node: str | None) -> Any:
+        body: dict[str, Any] = {"answers": answers}
+        if node:
+            body["node"] = node
+        return self.request("POST", f"/api/runs/{seg(run_id)}/resume", json_body=body)
+
+    def review(self, run_id: str, *, gate: str | None = None) -> ReviewView:
+        """The run's review: thread, verdict, diff stats, review URL, merge status, allowed actions."""
+        params = {"gate": gate} if gate else None
+        return ReviewView.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/review", params=params))
+
+    def review_action(
+        self,
+        run_id: str,
+        action: str,
+        *,
+        reply: str | None = None,
+        message: str | None = None,
+        merge_strategy: str | None = None,
+        gate: str | None = None,
+    ) -> ReviewActionResult:
+        """reply | approve_merge | force_merge | request_changes, sent as the reserved resume keys."""
+        answers: dict[str, Any] = {"__review_action": action}
+        for key, value in (
+            ("__review_reply", reply),
+            ("__review_message", message),
+            ("__review_merge_strategy", merge_strategy),
+        ):
+            if value is not None:
+                answers[key] = value
+        return ReviewActionResult.model_validate(self._resume(run_id, answers, gate))
