@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export UV_PYTHON_DOWNLOADS=never  # use this machine's Python; uv cannot fetch interpreters here
+# uv gives up on a file it cannot compile within 60 s; on a loaded machine aws_cdk's largest modules take
+# longer than that, and the whole sync fails. A longer bound, still finite.
+export UV_COMPILE_BYTECODE_TIMEOUT="${UV_COMPILE_BYTECODE_TIMEOUT:-600}"
 
 uv_cmd() {
   if python3 -m uv --version >/dev/null 2>&1; then
