@@ -15,9 +15,21 @@ DEV_ARGS ?=
 dev: bootstrap  ## the embedded local stack with its demo
 	@echo '$(UV) run baton dev $(DEV_ARGS)'; trap 'true' INT; $(UV) run baton dev $(DEV_ARGS); status=$$?; exit $$status
 
-test: bootstrap lint  ## everything CI runs: lint, types, ASL rule, all test levels
-	$(UV) run pytest -n auto --dist loadfile  # one worker per core, whole files per worker; each worker starts its own local stack
-	$(UV) run python scripts/bench.py --quick  # the bench's summary table with small n, so it never rots (prints, asserts nothing)
+# `make test` (CI): the quick checks first (they fail in seconds), then mypy in the background beside the
+# tests (one process, cold on a fresh clone, while the test workers spend much of their time waiting on
+# their local stacks), its output printed when the tests end; then the bench. Every step prints its wall
+# and CPU time (scripts/ci_phase.sh). Test scheduling: tests/conftest.py (pytest_collection_modifyitems).
+PHASE = ./scripts/ci_phase.sh
+test: bootstrap  ## everything CI runs: lint, types, ASL rule, all test levels
+	$(PHASE) ruff env $(UV) run ruff check .
+	$(PHASE) format env $(UV) run ruff format --check .
+	$(PHASE) asl env $(UV) run baton check-asl statemachines
+	@types_log=$$(mktemp); $(PHASE) mypy env $(UV) run mypy >"$$types_log" 2>&1 & types=$$!; \
+	echo '$(UV) run pytest -n auto --dist loadfile  (mypy beside it)'; \
+	$(PHASE) pytest env $(UV) run pytest -n auto --dist loadfile; tests=$$?; \
+	wait $$types; typed=$$?; echo '--- mypy (ran beside the tests):'; cat "$$types_log"; rm -f "$$types_log"; \
+	test $$tests = 0 && test $$typed = 0
+	$(PHASE) bench env $(UV) run python scripts/bench.py --quick  # the bench's summary table with small n, so it never rots (prints, asserts nothing)
 
 inbox:  ## build the web inbox (inbox/ -> inbox/dist/, served by `baton dev` at /inbox/)
 	cd inbox && npm ci --no-audit --no-fund && npm run build

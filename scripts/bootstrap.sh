@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export UV_PYTHON_DOWNLOADS=never  # use this machine's Python; uv cannot fetch interpreters here
+# uv gives up on a file it cannot compile within 60 s; on a loaded machine aws_cdk's largest modules take
+# longer than that, and the whole sync fails. A longer bound, still finite.
+export UV_COMPILE_BYTECODE_TIMEOUT="${UV_COMPILE_BYTECODE_TIMEOUT:-600}"
 
 uv_cmd() {
   if python3 -m uv --version >/dev/null 2>&1; then
@@ -25,22 +28,30 @@ if ! uv_cmd --version >/dev/null 2>&1; then
     || python3 -m pip install --quiet --disable-pip-version-check --user uv 2>/dev/null \
     || { python3 -m venv .tools && .tools/bin/pip install --quiet --disable-pip-version-check uv; }
 fi
+# The web inbox (inbox/ -> inbox/dist/, served by `baton dev` at /inbox/): built when dist is missing or
+# older than any of its sources, so a fresh clone's `make dev` and `make test` have it. It needs nothing
+# from Python, so it builds in the background while uv fills .venv (mostly waiting on the npm registry
+# and the disk while uv compiles); the script waits for it below and fails if it failed.
+inbox_build=
+if [ -f inbox/package.json ] && command -v npm >/dev/null 2>&1; then
+  if [ ! -f inbox/dist/index.html ] \
+    || [ -n "$(find inbox/src inbox/index.html inbox/package.json inbox/package-lock.json inbox/vite.config.js \
+      -newer inbox/dist/index.html -print -quit)" ]; then
+    echo "bootstrap: building the web inbox (inbox/dist)" >&2
+    (cd inbox && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent >/dev/null) &
+    inbox_build=$!
+  fi
+fi
+
 # Bytecode compiled once here: the environment sets PYTHONDONTWRITEBYTECODE, so nothing would write it
 # at import and every start (the CLI, `baton dev`, each test worker) would compile from source again.
 # `--compile-bytecode` compiles site-packages (only what changed, after the first time); compileall
 # does the checkout's own code (it skips what is up to date).
 uv_cmd sync --frozen --quiet --compile-bytecode
 .venv/bin/python -m compileall -q -j 0 layers/baton/python functions infra >/dev/null
-
-# The web inbox (inbox/ -> inbox/dist/, served by `baton dev` at /inbox/): built when dist is missing or
-# older than any of its sources, so a fresh clone's `make dev` and `make test` have it.
-if [ -f inbox/package.json ] && command -v npm >/dev/null 2>&1; then
-  if [ ! -f inbox/dist/index.html ] \
-    || [ -n "$(find inbox/src inbox/index.html inbox/package.json inbox/package-lock.json inbox/vite.config.js \
-      -newer inbox/dist/index.html -print -quit)" ]; then
-    echo "bootstrap: building the web inbox (inbox/dist)" >&2
-    (cd inbox && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent >/dev/null)
-  fi
+if [ -n "$inbox_build" ] && ! wait "$inbox_build"; then
+  echo "bootstrap: building the web inbox failed (see above; or run: make inbox)" >&2
+  exit 1
 fi
 
 # The browser tests (tests/browser/) drive Debian's Chromium; install it where it is missing.

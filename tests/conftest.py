@@ -48,6 +48,25 @@ def wait_for(predicate: Any, timeout: float = 15.0, interval: float = 0.05) -> A
 
 
 WORKFLOW_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:baton-human_pause"
+INFRA_UNIT = "tests/infra"
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook (xdist/newhooks.py)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadfile` (`make test`) hands one test file at a time to an xdist worker (so a module's
+    fixtures, such as its own local stack, start once), except that tests/infra/ is handed out as ONE
+    unit: its session fixture (tests/infra/conftest.py) synthesizes the CDK app and starts cfn-lint, the
+    largest set-up of the suite, which so runs on one worker instead of on each. (An `xdist_group` mark
+    would say the same, but xdist 3.8's loadgroup cannot rename the node ids of pytest 9.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class InfraAsOneUnit(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return INFRA_UNIT if nodeid.startswith(f"{INFRA_UNIT}/") else str(super()._split_scope(nodeid))
+
+    return InfraAsOneUnit(config, log)
 
 
 @pytest.fixture
