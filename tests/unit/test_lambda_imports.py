@@ -136,20 +136,9 @@ WATCHED = [
 ]
 MAY_LOAD: dict[str, tuple[str, ...]] = {
     "api": ("baton.api", "aws_lambda_powertools.event_handler"),
-    # The MCP door: its tools, the API's caller resolution, the interrupt and question services it calls.
-    "mcp": (
-        "baton.mcp",
-        "baton.api.auth",
-        "mcp_types",
-        "baton.contracts",
-        "baton.services.approvals",
-        "baton.services.core",
-        "baton.services.deadlines",
-        "baton.services.interrupts",
-        "baton.models",
-        "baton.events",
-        "baton.notify.model",
-    ),
+    # The MCP door: its tools' models and the API's caller resolution; the services, records and
+    # contracts a tool call uses are imported by that call (baton/mcp/agent.py, baton/mcp/server.py).
+    "mcp": ("baton.mcp", "baton.api.auth", "mcp_types", "baton.notify.model"),
     "audit_archive": ("baton.services.audit", "baton.events"),
     "gate_deadline": ("baton.services.deadlines", "baton.models", "baton.events"),
     "demo_agent": (
