@@ -12,11 +12,14 @@ behind, and the deployed code is compiled for the Lambda runtime instead. A `.py
 Python version that wrote it (its magic number), and the functions run Python `RUNTIME_PYTHON` (see
 `infra/capabilities/functions.py`), so `compiled_code_asset` stages the asset and compiles it with an
 interpreter of that version (`runtime_interpreter`: `$BATON_RUNTIME_PYTHON`, `python3.13` on the PATH,
-or one uv knows), as unchecked-hash `.pyc` (the deployed files never change, so nothing is re-checked
-at import, and the bytes do not depend on file times: the asset hash stays stable). Without such an
-interpreter the asset ships as source only, as before, and the synth says so on stderr. With no `.pyc`
-a cold start compiles every module it imports (the API handler: ~3x its import with bytecode,
-`scripts/bench.py`).
+one pyenv installed, or one uv knows), as unchecked-hash `.pyc` (the deployed files never change, so
+nothing is re-checked at import, and the bytes do not depend on file times: the asset hash stays
+stable). Without such an interpreter the asset ships as source only, as before, and the synth says so
+on stderr. The pure-Python layers staged from installed packages (mcp-types, slack-sdk:
+`infra/capabilities/mcp.py`) are compiled the same way (`compile_for_the_runtime`). Nothing in a
+function's environment turns bytecode off (`PYTHONPYCACHEPREFIX` would send the runtime looking for it
+elsewhere; `tests/infra/test_asset_bytecode.py`). With no `.pyc` a cold start compiles every module it
+imports (the API handler: ~3x its import with bytecode, `scripts/bench.py`).
 
 `shipped_files` applies the same patterns the way the CDK's glob exclusion does (a pattern without a
 slash matches a name at any depth; an excluded folder is not entered), so `scripts/check_lambda_imports.py`
@@ -92,10 +95,19 @@ def _version_of(interpreter: str) -> str | None:
     return result.stdout.strip()
 
 
+def _pyenv_interpreters(version: str) -> list[str]:
+    """pyenv's installs of `version` (newest first): its shim on the PATH answers only for the versions
+    the shell selected, so `python3.13` may fail where pyenv has one (uv then refuses the broken shim)."""
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    found = [*root.glob(f"{version}/bin/python{version}"), *root.glob(f"{version}.*/bin/python{version}")]
+    return [str(p) for p in sorted(found, key=lambda p: p.parts[-3], reverse=True)]
+
+
 @functools.cache
 def runtime_interpreter(version: str = RUNTIME_PYTHON) -> str | None:
     """A Python of the runtime's version on this machine, or None."""
     candidates = [os.environ.get("BATON_RUNTIME_PYTHON") or "", shutil.which(f"python{version}") or ""]
+    candidates += _pyenv_interpreters(version)
     uv = shutil.which("uv")
     if uv:
         found = subprocess.run(
@@ -128,6 +140,17 @@ def _warn_source_only() -> None:
         "ship without bytecode, so each cold start compiles what it imports",
         file=sys.stderr,
     )
+
+
+def compile_for_the_runtime(folder: Path) -> bool:
+    """Compile a staged asset for the runtime where this machine has its Python (the mcp-types and
+    slack-sdk layers, staged from the installed packages); returns whether it was compiled."""
+    interpreter = runtime_interpreter()
+    if interpreter is None:
+        _warn_source_only()
+        return False
+    compile_bytecode(folder, interpreter)
+    return True
 
 
 def stage_compiled(root: Path, destination: Path, interpreter: str | None, exclude: list[str] = ASSET_EXCLUDE) -> bool:

@@ -28,7 +28,7 @@ from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from infra.assets import BYTECODE, is_excluded
+from infra.assets import BYTECODE, compile_for_the_runtime, is_excluded
 from infra.capabilities.functions import ARCHITECTURE, RUNTIME
 from infra.nag import acknowledge
 
@@ -67,6 +67,7 @@ def stage_locked_package(distribution: str, module: str, destination: Path) -> P
     for file in importlib.metadata.distribution(distribution).files or ():
         if file.name in ("LICENSE", "METADATA"):
             shutil.copy2(Path(str(file.locate())), destination / "python" / f"{module}.{file.name}")
+    compile_for_the_runtime(destination)  # bytecode for the runtime, as the baton layer (infra/assets.py)
     return destination
 
 

@@ -33,11 +33,9 @@ CONTEXT: Mapping[str, Any] = {
 
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from infra.synth import synthesize
-
     outdir = tmp_path_factory.mktemp("cdk") / "cdk.out"
     # nag=False here: test_nag.py lists the findings itself, so a failure names them all.
-    result = synthesize(TEAM, outdir, context=CONTEXT, nag=False)
+    result = synthesize_compiled(outdir)
     # cfn-lint takes ~10-30 s (mostly its start-up): run it in the background while the other tests
     # run; test_cfn_lint.py is moved to the end of the session and collects the result.
     _CFN_LINT.append(
@@ -58,6 +56,25 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 _CFN_LINT: list[subprocess.Popen[str]] = []
+
+
+def synthesize_compiled(outdir: Path) -> Any:
+    """The synth, with every code asset compiled as deployed (infra/assets.py). Where this machine has no
+    Python of the runtime's version, this interpreter compiles them instead (its own cache tag), so the
+    tests still see compiled assets (tests/infra/test_asset_bytecode.py); the real runtime's Python is
+    used wherever one is found."""
+    from infra import assets
+    from infra.synth import synthesize
+
+    found = assets.runtime_interpreter()
+    if found is not None:
+        return synthesize(TEAM, outdir, context=CONTEXT, nag=False)
+    original = assets.runtime_interpreter
+    assets.runtime_interpreter = lambda version=assets.RUNTIME_PYTHON: sys.executable  # type: ignore[assignment]
+    try:
+        return synthesize(TEAM, outdir, context=CONTEXT, nag=False)
+    finally:
+        assets.runtime_interpreter = original
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -107,18 +107,139 @@ def _loaded_per_handler(env: dict[str, str], watched: list[str]) -> dict[str, li
     return report
 
 
-def test_importing_any_handler_with_tracing_off_loads_no_xray_sdk_and_builds_no_boto3_client() -> None:
-    # A Lambda sandbox (LAMBDA_TASK_ROOT set) with tracing turned off.
-    env = {"LAMBDA_TASK_ROOT": str(ROOT), "POWERTOOLS_TRACE_DISABLED": "true"}
-    report = _loaded_per_handler(env, NOT_AT_IMPORT + API_ONLY + NEVER_DEPLOYED)
-    for name, loaded in report.items():
-        assert not [m for m in loaded if m.split(".")[0] in ("aws_xray_sdk", "boto3")], (name, loaded)
-        assert "botocore.client" not in loaded and "botocore.session" not in loaded, (name, loaded)
-        assert not [m for m in loaded if m.startswith(tuple(NEVER_DEPLOYED))], (name, loaded)
-        # The MCP door resolves its caller with the API's one resolver (baton.api.auth), and no more of it.
-        allowed = {"api": None, "mcp": {"baton.api", "baton.api.auth"}}.get(name, set())
-        if allowed is not None:
-            assert not [m for m in loaded if m.startswith("baton.api") and m not in allowed], (name, loaded)
+HANDLERS = sorted(p.parent.name for p in (ROOT / "functions").glob("*/handler.py"))
+
+# What a handler's import may load, checked one handler per fresh interpreter (a Lambda sandbox imports
+# one handler): the modules under WATCHED that it loads must be ones MAY_LOAD names for it (a name allows
+# its submodules and the packages above it). A handler that starts importing one more of them fails here
+# until this table says why it needs it: the pins that keep each cold start at its floor.
+WATCHED = [
+    *NOT_AT_IMPORT,
+    *NEVER_DEPLOYED,
+    "baton.api",  # the routes and the resolver's plumbing: the API function's
+    "baton.adapters",  # boto3's side: imported by baton/runtime/wiring.py on the first call
+    "baton.services",
+    "baton.contracts",
+    "baton.models",
+    "baton.events",
+    "baton.notify",
+    "baton.channels",
+    "baton.mcp",
+    "baton.workflows",
+    "baton.merge",
+    "fastjsonschema",  # compiled answer schemas: loaded with the first jsonSchema
+    "urllib.request",  # and with it http.client, ssl, email: loaded at a notifier's first POST
+    "http.client",
+    "aws_lambda_powertools.event_handler",
+    "aws_lambda_powertools.utilities.idempotency",
+    "mcp_types",
+]
+MAY_LOAD: dict[str, tuple[str, ...]] = {
+    "api": ("baton.api", "aws_lambda_powertools.event_handler"),
+    # The MCP door: its tools' models and the API's caller resolution; the services, records and
+    # contracts a tool call uses are imported by that call (baton/mcp/agent.py, baton/mcp/server.py).
+    "mcp": ("baton.mcp", "baton.api.auth", "mcp_types", "baton.notify.model"),
+    "audit_archive": ("baton.services.audit", "baton.events"),
+    "gate_deadline": ("baton.services.deadlines", "baton.models", "baton.events"),
+    "demo_agent": (
+        "baton.services.questions",
+        "baton.services.approvals",
+        "baton.services.deadlines",
+        "baton.models",
+        "baton.events",
+    ),
+    "interrupt_park": ("baton.notify.model",),  # the channel names an interrupt's notify list is checked against
+    "notify_console": ("baton.notify.console", "baton.notify.model", "baton.notify.subscriber"),
+    "notify_email": (
+        "baton.notify.email",
+        "baton.notify.model",
+        "baton.notify.subscriber",
+        "baton.channels.email",
+        "baton.channels.slack.forms",  # the answer forms the email's links open, shared with Slack
+        "baton.models",
+        "baton.events",
+    ),
+    **{
+        name: (
+            "baton.notify.config",
+            "baton.notify.model",
+            "baton.notify.slack",
+            "baton.notify.subscriber",
+            "baton.notify.transport",
+            "baton.notify.webhook",
+        )
+        for name in ("notify_slack", "notify_webhook")
+    },
+}
+
+_ONE_HANDLER = """
+import importlib.util, json, sys
+handler, watched = sys.argv[1], json.loads(sys.argv[2])
+spec = importlib.util.spec_from_file_location("lambda_handler", handler)
+spec.loader.exec_module(importlib.util.module_from_spec(spec))
+print(json.dumps(sorted(m for m in sys.modules if m in watched or m.startswith(tuple(w + "." for w in watched)))))
+"""
+
+
+def _loaded_by(function: str, env: dict[str, str]) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", _ONE_HANDLER, str(ROOT / "functions" / function / "handler.py"), json.dumps(WATCHED)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={
+            **_without(os.environ, *TRACING_ENV),
+            "BATON_TABLE_NAME": "import-check",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            **env,
+        },
+    )
+    assert result.returncode == 0, result.stderr
+    loaded: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def _allowed(module: str, allowed: tuple[str, ...]) -> bool:
+    return any(module == a or module.startswith(a + ".") or a.startswith(module + ".") for a in allowed)
+
+
+def test_every_handler_has_its_pins_and_every_pin_names_a_handler() -> None:
+    assert set(MAY_LOAD) <= set(HANDLERS)
+    assert "park" in HANDLERS and "api" in HANDLERS and "notify_console" in HANDLERS
+
+
+@pytest.mark.parametrize("function", HANDLERS)
+def test_importing_each_handler_with_tracing_off_loads_no_xray_sdk_builds_no_boto3_client_and_keeps_its_pins(
+    function: str,
+) -> None:
+    # A Lambda sandbox (LAMBDA_TASK_ROOT set) with tracing turned off, importing this one handler.
+    loaded = _loaded_by(function, {"LAMBDA_TASK_ROOT": str(ROOT), "POWERTOOLS_TRACE_DISABLED": "true"})
+    assert not [m for m in loaded if m.split(".")[0] in ("aws_xray_sdk", "boto3")], loaded
+    assert "botocore.client" not in loaded and "botocore.session" not in loaded, loaded
+    assert not [m for m in loaded if m.startswith(tuple(NEVER_DEPLOYED))], loaded
+    # The MCP door resolves its caller with the API's one resolver (baton.api.auth), and no more of it.
+    allowed_api = {"api": None, "mcp": {"baton.api", "baton.api.auth"}}.get(function, set())
+    if allowed_api is not None:
+        assert not [m for m in loaded if m.startswith("baton.api") and m not in allowed_api], loaded
+    assert [m for m in loaded if not _allowed(m, MAY_LOAD.get(function, ()))] == []
+
+
+def test_the_pins_catch_a_handler_that_loads_one_more_module(tmp_path: Path) -> None:
+    # The check itself can fail: a handler importing the SNS notifier (and so urllib.request) is refused.
+    handler = tmp_path / "handler.py"
+    handler.write_text("import baton.notify.sns\nimport urllib.request\n")
+    result = subprocess.run(
+        [sys.executable, "-c", _ONE_HANDLER, str(handler), json.dumps(WATCHED)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={**os.environ, "BATON_TABLE_NAME": "import-check", "AWS_DEFAULT_REGION": "us-east-1"},
+    )
+    loaded: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
+    refused = [m for m in loaded if not _allowed(m, MAY_LOAD["notify_console"])]
+    assert "baton.notify.sns" in refused and "urllib.request" in refused, loaded
 
 
 # What the API function imports at cold start: its resolver and the request plumbing, not the routes.

@@ -30,9 +30,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NoReturn
-
-import fastjsonschema
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from baton.domain.fields import check_json_depth
 from baton.domain.schema_formats import safe_formats
@@ -43,6 +41,10 @@ from baton.domain.schema_limits import (
     pattern_subject_limit,
 )
 from baton.errors import BadRequestError, PayloadTooLargeError, ValidationFailedError
+
+if TYPE_CHECKING:
+    # Imported where a jsonSchema is compiled or run (below): a light schema, or none, never loads it.
+    import fastjsonschema
 
 STATE_SNAPSHOT_LIMIT_BYTES = 64 * 1024
 """Largest state snapshot an interrupt may carry, measured as compact UTF-8 JSON.
@@ -71,6 +73,8 @@ def check_schema_definition(schema: Any = None, json_schema: Any = None) -> None
     if schema is not None:
         _check_light_schema(schema)
     if json_schema is not None:
+        import fastjsonschema
+
         validator = compile_json_schema(json_schema)
         if "default" in json_schema:
             try:
@@ -91,6 +95,8 @@ def validate_answer(value: Any, *, schema: Any = None, json_schema: Any = None) 
     have passed :func:`check_schema_definition`; a broken one still raises BadRequestError.
     """
     if json_schema is not None:
+        import fastjsonschema
+
         validator = compile_json_schema(json_schema)
         if value is None and "default" in json_schema:
             value = json_schema["default"]
@@ -161,6 +167,8 @@ def compile_json_schema(json_schema: Any) -> JsonValidator:
         if cached is not None:
             _compiled.move_to_end(key)
             return cached
+    import fastjsonschema
+
     try:
         # fastjsonschema rewrites $ref values in place, so it gets its own copy.
         validator: JsonValidator = fastjsonschema.compile(
@@ -193,6 +201,8 @@ class _NoRemoteRefs(Mapping[str, Callable[[str], Any]]):
 
 
 def _refuse_remote_ref(uri: str) -> NoReturn:
+    import fastjsonschema
+
     raise fastjsonschema.JsonSchemaDefinitionException(
         f"remote $ref {uri!r} is not allowed; only refs inside the schema are"
     )

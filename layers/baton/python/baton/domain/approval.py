@@ -127,6 +127,8 @@ def refusal(policy: ApprovalPolicy, *, operator: str, groups: frozenset[str], re
 class Approval(BaseModel):
     """One operator's vote on one pause (SK=APV#<interaction>#<operator>): written once, never updated."""
 
+    model_config = ConfigDict(defer_build=True)
+
     run_id: str
     interaction_id: str
     operator: str
@@ -137,6 +139,8 @@ class Approval(BaseModel):
 
 class ApprovalTally(BaseModel):
     """The counts of a pause's votes (SK=APT#<interaction>), moved only with a vote, in its transaction."""
+
+    model_config = ConfigDict(defer_build=True)
 
     approvals: int = 0
     rejections: int = 0
@@ -154,6 +158,8 @@ VoteOutcome = Literal["recorded", "already_counted", "closed", "standing"]  # st
 
 class MetTally(BaseModel):
     """A tally that met its threshold while its pause is not yet released (the reconciler's work list)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     run_id: str
     interaction_id: str

@@ -29,7 +29,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from baton.domain.answer_schema import validate_answer
 from baton.domain.deadline import grace_for
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.errors import ValidationFailedError
@@ -64,6 +63,8 @@ REVIEW_DEFAULTS = ("request_changes",)  # the only review action a default may t
 
 class LadderFields(BaseModel):
     """The ladder's fields, flat, as the request bodies, the SDK and the MCP tools take them."""
+
+    model_config = ConfigDict(defer_build=True)
 
     remind_after: int | None = Field(
         default=None,
@@ -205,6 +206,8 @@ class LadderStep(BaseModel):
 class AnswerCheck(BaseModel):
     """What a person's answer to this pause must be: `kind` says how the default is checked."""
 
+    model_config = ConfigDict(defer_build=True)
+
     kind: Literal["answers", "interrupt", "question", "review", "await"]
     options: list[str] | None = None
     allow_free_text: bool = True
@@ -230,6 +233,10 @@ class AnswerCheck(BaseModel):
             self._check_question(value)
             return
         if self.kind == "interrupt":
+            # Imported here: the answer schemas (and fastjsonschema) are for the pause's creation, not for
+            # every gate function that parses a ladder in its payload.
+            from baton.domain.answer_schema import validate_answer
+
             try:
                 validate_answer(value, schema=self.schema_, json_schema=self.json_schema)
             except ValidationFailedError as err:

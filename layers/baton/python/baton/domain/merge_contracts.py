@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -36,6 +36,8 @@ class DiffRequest(BaseModel):
     """The run branch's own changes against `target` (merge-base(target, run_branch)..run_branch).
     `run_id`/`gate` name the review the diff belongs to (the stored diff of the gate's diff build)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     repo_path: str | None = None
     repo_url: str | None = None
     run_id: str | None = None
@@ -47,6 +49,8 @@ class DiffRequest(BaseModel):
 
 class BoundedDiff(BaseModel):
     """A unified diff, possibly truncated, with stats of the whole diff."""
+
+    model_config = ConfigDict(defer_build=True)
 
     base: str = Field(description="full SHA of the base commit")
     head: str = Field(description="full SHA of the head commit")
@@ -63,6 +67,8 @@ class BoundedDiff(BaseModel):
 
 class MergeOutcome(BaseModel):
     """What the merge did. The final_* fields and merge_status are the run summary's merge fields."""
+
+    model_config = ConfigDict(defer_build=True)
 
     merge_status: MergeStatus
     final_commit: str | None = Field(None, description="commit that holds the run's changes on final_branch")
@@ -84,7 +90,7 @@ class StatesError(BaseModel):
     error: str = Field(alias="Error")
     cause: str | None = Field(default=None, alias="Cause")
 
-    model_config = {"populate_by_name": True}
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)
 
 
 # ---- builds: the bounded diff and the merge, run where the repository is (CodeBuild or a subprocess) ----
@@ -118,6 +124,8 @@ BUILD_ENV_NAMES: frozenset[str] = frozenset(_ENV_NAMES.values())
 class BuildRequest(BaseModel):
     """One build of a run branch, as the review gate asks for it. Carries no task token."""
 
+    model_config = ConfigDict(defer_build=True)
+
     run_id: str
     gate: str
     kind: BuildKind
@@ -146,6 +154,8 @@ class BuildRequest(BaseModel):
 class BuildReport(BaseModel):
     """What a build wrote into Baton's table: the merge outcome, the bounded diff, or why neither."""
 
+    model_config = ConfigDict(defer_build=True)
+
     run_id: str
     gate: str
     kind: BuildKind
@@ -165,6 +175,8 @@ class BuildRecord(BaseModel):
     """A started build and the task token waiting for it. Server side only: no API returns it, and the
     build never sees it (the build reports to the table; Baton's function sends the token)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     run_id: str
     gate: str
     kind: BuildKind
@@ -176,6 +188,8 @@ class BuildRecord(BaseModel):
 
 class BuildFinished(BaseModel):
     """A build ended (CodeBuild's state-change event when deployed, the subprocess's exit locally)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     run_id: str
     gate: str

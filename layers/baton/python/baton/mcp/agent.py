@@ -21,13 +21,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, Ladder
 from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
 from baton.ids import parse_iso
-from baton.models import AwaitToolRequest, Interaction
-from baton.services.interrupts import InterruptService, interrupt_view
 
+# The records, the interrupt spec and service are imported by the tool calls that use them: the MCP door's
+# cold start (an `initialize` or `tools/list`) needs the tools' models only (tests/unit/test_lambda_imports.py).
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -40,7 +39,9 @@ if TYPE_CHECKING:
         GetInterruptArgs,
         InterruptArgs,
     )
+    from baton.models import Interaction
     from baton.runtime.wiring import Services
+    from baton.services.interrupts import InterruptService
 
 MAX_CALL_WAIT_SECONDS = 20.0
 LAMBDA_MARGIN_SECONDS = 4.0  # leave the handler this much of its Lambda time to answer
@@ -185,6 +186,8 @@ class AgentTools:
         if status == "pending" and self.services.core.is_past(latest.expires_at):
             return self._expired(latest, from_node, pending)
         if status == "timed_out":
+            from baton.models import AwaitToolRequest
+
             waited_for = set(latest.request_as(AwaitToolRequest).pending)
             still_open = [i for i in pending if i.interaction_id in waited_for]
             if still_open:
@@ -319,9 +322,13 @@ class AgentTools:
 
     # ---- interrupts ----------------------------------------------------------------------------
     def _interrupts(self) -> InterruptService:
+        from baton.services.interrupts import InterruptService
+
         return InterruptService(self.services.core, sleep=self.policy.sleep, monotonic=self.policy.monotonic)
 
     def interrupt(self, args: InterruptArgs) -> Outcome:
+        from baton.domain.interrupt_spec import InterruptSpec
+
         started = self.policy.monotonic()
         spec = InterruptSpec(
             session_id=self.run_id,
@@ -349,6 +356,8 @@ class AgentTools:
             )
         if found.state.status == "pending":
             found = service.get(interrupt_id, wait_seconds=self._budget(started, found.expires_at))
+        from baton.services.interrupts import interrupt_view
+
         view = interrupt_view(found)
         base = {"interrupt_id": interrupt_id, "status": view.status}
         if view.status == "answered" and view.outcome:  # nobody answered: the declared default was taken

@@ -26,7 +26,6 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, M
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import BaseModel, ValidationError
 
-from baton.contracts import QuestionView
 from baton.errors import BatonError, NotFoundError
 from baton.mcp.tools import TOOLS, TOOLS_BY_NAME
 
@@ -262,6 +261,8 @@ class McpServer:
                 f"no question resource {uri!r} in run {run_id}",
                 {"uri": uri, "error": NotFoundError.code},
             )
+        from baton.contracts import QuestionView  # at the first resource read, not at the door's cold start
+
         text = QuestionView.of(found, self.tools.services.questions.approval_of(found)).model_dump_json(
             exclude_none=True
         )

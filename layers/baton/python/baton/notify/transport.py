@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -43,6 +41,11 @@ def post_json(
     redact_url: bool = False,
 ) -> tuple[int, bytes]:
     """POST `body` as application/json; return (status, response body) or raise NotificationDeliveryError."""
+    # Imported at the first POST: urllib.request brings http.client, ssl and email, which a function that
+    # only renders (the console, a fan-out's publish) never needs at its cold start.
+    import urllib.error
+    import urllib.request
+
     shown = _redact(url) if redact_url else url
     all_headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **(headers or {})}
     request = urllib.request.Request(url, data=body, headers=all_headers, method="POST")
