@@ -55,7 +55,8 @@ def test_demo_workflow_questions_gate_interrupt_review_merge(local_stack: LocalS
         except AssertionError as err:
             assert "not_found" in str(err), err
             return None
-        return review.get("status") == "pending" and review
+        # Pending with the companion's first turn: the turn is written right after the review itself.
+        return review.get("status") == "pending" and review.get("thread") and review
 
     review = wait_for(pending_review)
     assert review["thread"][0]["test_steps"], "the companion's first turn lists test steps"

@@ -88,6 +88,9 @@ class ReviewDialogue(ReviewGate):
             diff = self._diff(run_id, config)
         except BatonError as err:
             return self._refuse(run_id, str(gate), err.message)
+        # The companion speaks before the review is stored: an operator never finds a pending review
+        # whose first turn is still being written (the call can take as long as the model does).
+        turn = self._call(lambda c: c.first_turn(self._context(run_id, config, diff, turn_index=1)), config)
         now = core.now()
         interaction = Interaction(
             interaction_id=core.ids.new_id(),
@@ -113,8 +116,6 @@ class ReviewDialogue(ReviewGate):
                 diff=self._diff_stats(diff),
             ),
         )
-        ctx = self._context(run_id, config, diff, turn_index=1)
-        turn = self._call(lambda c: c.first_turn(ctx), config)
         verdict = self._store_companion_turn(interaction, config, turn, n=0)
         auto = self._auto_merge(interaction, config, verdict)
         return {"ok": True, "cause": "", "auto_merge": auto, **self._gate_fields(config, interaction)}
