@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
-from baton.client.pauses import INTERRUPT_LADDER_NAMES, approval_body, ladder_fields
+from baton.client.pauses import approval_body, ladder_fields
 from baton.client.transport import ApiUnavailableError
 from baton.contracts import InterruptView
 from baton.errors import (
@@ -86,6 +86,8 @@ _WIRE_NAMES = {
     "escalate_after": "escalateAfter",
     "escalate_to": "escalateTo",
 }
+# The options a `ladder` also sets (LadderFields' fields), under their wire names above.
+_LADDER_OPTIONS = ("on_timeout", "remind_after", "escalate_after", "escalate_to")
 
 
 def create_body(session_id: str, prompt: str, options: InterruptOptions) -> dict[str, Any]:
@@ -99,10 +101,10 @@ def create_body(session_id: str, prompt: str, options: InterruptOptions) -> dict
     body: dict[str, Any] = {"sessionId": session_id, "prompt": prompt}
     body.update({_WIRE_NAMES[k]: v for k, v in given.items() if v is not None})
     if ladder is not None:
-        twice = sorted(k for k in INTERRUPT_LADDER_NAMES if given.get(k) is not None)
+        twice = sorted(k for k in _LADDER_OPTIONS if given.get(k) is not None)
         if twice:
             raise TypeError(f"the ladder is given twice: in `ladder` and as {', '.join(twice)}; give it once")
-        body.update({INTERRUPT_LADDER_NAMES[k]: v for k, v in ladder_fields(ladder).items()})
+        body.update({_WIRE_NAMES[k]: v for k, v in ladder_fields(ladder).items()})
     return body | approval_body(approval)
 
 

@@ -16,13 +16,6 @@ if TYPE_CHECKING:
 # What a caller may hand in: the model itself, or its JSON object (validated by the same model).
 LadderArg = LadderFields | dict[str, Any] | None
 ApprovalArg = ApprovalPolicy | dict[str, Any] | None
-# The interrupt route's camelCase names of the ladder's fields (baton/api/routes_interrupts.py).
-INTERRUPT_LADDER_NAMES = {
-    "remind_after": "remindAfter",
-    "escalate_after": "escalateAfter",
-    "escalate_to": "escalateTo",
-    "on_timeout": "onTimeout",
-}
 
 
 def ladder_fields(
