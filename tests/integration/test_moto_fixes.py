@@ -527,3 +527,61 @@ def test_a_transaction_copies_only_what_it_changes_in_place(db: Any, request: py
         assert copies.count == committed.count == 0  # a Put or a Delete leaves the stored item as it was
     else:
         assert committed.count >= OTHER_RUNS  # plain moto copies the whole table for its rollback
+
+
+class _HeldCopy:
+    """moto's UpdateItem handler deep-copies the stored item before it calls the backend: hold it there."""
+
+    def __init__(self) -> None:
+        import copy
+
+        self.inside, self.release = threading.Event(), threading.Event()
+        self._deepcopy = copy.deepcopy
+
+    def deepcopy(self, value: Any, *args: Any) -> Any:
+        if value is not None and not self.inside.is_set():  # the handler's copy of the stored item
+            self.inside.set()
+            self.release.wait(30)
+        return self._deepcopy(value, *args)
+
+
+@pytest.mark.parametrize("lock", ["whole-request", "backend-only"])
+def test_an_update_items_copy_never_overlaps_a_transaction(
+    aws_env: None, lock: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An UpdateItem is held at its handler's copy of the stored item (outside every backend method); a
+    transaction that changes that item in place from another thread must wait for it. With the lock on
+    the backend's methods only, the transaction runs inside the copy: the overlap that failed a local
+    e2e run with "dictionary changed size during iteration" in moto's `DynamoHandler.update_item`."""
+    from moto.dynamodb import responses
+    from moto.dynamodb.responses import DynamoHandler
+
+    with mock_aws(), atomic_dynamodb_writes(), dynamodb_at_scale():
+        if lock == "backend-only":
+            unlocked = DynamoHandler.__dict__["call_action"].__wrapped__
+            monkeypatch.setattr(DynamoHandler, "call_action", unlocked)
+        db = boto3.client("dynamodb")
+        db.create_table(**create_table_kwargs(TABLE))
+        _put(db, "RUN#mine", "INT#1", status="pending")
+        held = _HeldCopy()
+        monkeypatch.setattr(responses, "copy", held)
+        update = {"Key": {"PK": _s("RUN#mine"), "SK": _s("INT#1")}, "TableName": TABLE}
+        updater = threading.Thread(
+            target=db.update_item,
+            kwargs={**update, "UpdateExpression": "SET a = :v", "ExpressionAttributeValues": {":v": _s("1")}},
+        )
+        updater.start()
+        assert held.inside.wait(30)
+        done = threading.Event()
+        transacted = {**update, "UpdateExpression": "SET b = :v", "ExpressionAttributeValues": {":v": _s("2")}}
+        writer = threading.Thread(
+            target=lambda: (db.transact_write_items(TransactItems=[{"Update": transacted}]), done.set())
+        )
+        writer.start()
+        overlapped = done.wait(0.5 if lock == "whole-request" else 30)
+        held.release.set()
+        updater.join(30)
+        writer.join(30)
+        item = db.get_item(TableName=TABLE, Key=update["Key"])["Item"]
+    assert done.is_set() and item["a"] == _s("1") and item["b"] == _s("2")
+    assert overlapped is (lock == "backend-only")  # whole request locked: the transaction waited

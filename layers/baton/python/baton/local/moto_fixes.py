@@ -64,7 +64,7 @@ def dynamodb_writes() -> int:
 
 
 def _wrap(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-    is_write = name in _WRITE_METHODS
+    is_write = name in _WRITE_METHODS  # a request's `call_action` is not: its backend call counts
 
     @functools.wraps(method)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -94,14 +94,21 @@ def patched(owner: Any, replacements: dict[str, Any]) -> Iterator[None]:
 
 @contextmanager
 def atomic_dynamodb_writes() -> Iterator[None]:
-    """While open, every moto DynamoDB call (condition check + write, or a read) runs under one lock."""
+    """While open, every moto DynamoDB call (condition check + write, or a read) runs under one lock:
+    each request whole (`DynamoHandler.call_action`), and each backend method for callers that reach
+    the backend directly (the stack's persistence, Step Functions' DynamoDB integration)."""
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.responses import DynamoHandler
 
     if getattr(DynamoDBBackend.put_item, "_baton_atomic", False):  # already installed (nested use)
         yield
         return
     names = [name for name in _LOCKED_METHODS if name in DynamoDBBackend.__dict__]
-    with patched(DynamoDBBackend, {name: _wrap(name, getattr(DynamoDBBackend, name)) for name in names}):
+    request = {"call_action": _wrap("call_action", DynamoHandler.call_action)}
+    with (
+        patched(DynamoDBBackend, {name: _wrap(name, getattr(DynamoDBBackend, name)) for name in names}),
+        patched(DynamoHandler, request),
+    ):
         yield
 
 
