@@ -170,17 +170,20 @@ export function InterruptScreen({ interruptId }) {
       </p>
       <h1 id="i-title">{view.prompt}</h1>
       <p className="meta">
-        interrupt {view.id} · {view.status}
-        {view.expiresAt && (
-          <span>
-            {" · expires "}
-            <time dateTime={view.expiresAt} title={view.expiresAt}>
-              {relative(view.expiresAt)}
-            </time>
-          </span>
-        )}
-        {view.resolvedBy && ` · by ${view.resolvedBy}`}
-        {view.outcome === "timed_out_default" && " · nobody answered: the declared default was taken"}
+        {/* one flex item: `.meta`'s gap would otherwise open between the text and the <time> */}
+        <span>
+          interrupt {view.id} · {view.status}
+          {view.expiresAt && (
+            <>
+              {" · expires "}
+              <time dateTime={view.expiresAt} title={view.expiresAt}>
+                {relative(view.expiresAt)}
+              </time>
+            </>
+          )}
+          {view.resolvedBy && ` · by ${view.resolvedBy}`}
+          {view.outcome === "timed_out_default" && " · nobody answered: the declared default was taken"}
+        </span>
       </p>
       <ClaimBar view={view} me={me} onClaim={claim} />
       <details className="snapshot">

@@ -35,6 +35,8 @@ def test_the_timer_machine_walks_the_ladder_then_releases_the_gate_with_the_defa
     wait_for(lambda: sfn.describe_execution(executionArn=arn)["status"] == "SUCCEEDED", timeout=40)
     output = sfn.describe_execution(executionArn=arn)["output"]
     assert '"answers": {"ok": "no"}' in output and '"answered_by": null' in output
+    # The timer's last Lambda released the gate; the timer itself ends just after (under load, later).
+    wait_for(lambda: _timers(moto_stack)[0]["status"] != "RUNNING", timeout=20)
     (timer,) = _timers(moto_stack)  # still one timer per park
     assert timer["status"] == "SUCCEEDED"
     entered = _states_entered(moto_stack, timer["executionArn"])
