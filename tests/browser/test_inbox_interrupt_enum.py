@@ -34,7 +34,7 @@ def test_the_light_enum_form_is_a_choice_and_the_deadline_reads_relative(stack: 
     expect(expiry).to_have_attribute("datetime", rec.expires_at)
     expect(page.locator("p.meta")).not_to_contain_text(rec.expires_at)  # no raw ISO in the text
     # One line of text with the deadline in it (the flex gap of `.meta` does not split it from its words).
-    meta_line = page.locator("p.meta > span", has=expiry)
+    meta_line = page.locator("p.meta > span", has=page.locator("time"))
     expect(meta_line).to_contain_text(f"interrupt {rec.interrupt_id} · pending · expires in")
 
     # The light form: a choice of exactly the enum's values, the declared default first chosen.
