@@ -12,6 +12,9 @@ moto's DynamoDB has costs that grow with the table, which a long-lived local sta
   each queried partition keeps its sort keys in order (maintained on every write, like the GSI maps), and
   the query is given the slice the condition can match, found by bisection; moto's own comparison still
   decides every item of it (`baton.local.moto_sort_keys`).
+* an UpdateItem (alone or in a transaction) deep-copies the stored item before changing it, to hand the
+  old image to the table's stream; a table without a stream never reads that copy. Here it is not made
+  for such a table (a transaction's rollback keeps its own copy of the items it updates, above).
 All keep moto's own code doing the work: they only narrow what moto looks at. The same write hooks tell
 the local stack's saver which items changed (`track_changes`), so a save re-encodes only those.
 """
@@ -76,16 +79,25 @@ def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[t
     return touched
 
 
+_updating = threading.local()  # set while moto's update_item runs on a table without a stream
+ITEM_COPIES_SKIPPED = [0]  # old images of updated items not copied (tests count it)
+
+
 class _NoTableCopy:
     """Stands in for the `copy` module inside moto's DynamoDB backend: a Table is not deep-copied
-    (the transaction's own items are, by `_transact_write_items`); everything else is."""
+    (the transaction's own items are, by `_transact_write_items`), nor the old image of an item updated
+    on a table without a stream (update_item's only copy, read by the stream alone); everything else is."""
 
-    def __init__(self, table_type: type) -> None:
+    def __init__(self, table_type: type, item_type: type) -> None:
         self._table_type = table_type
+        self._item_type = item_type
 
     def deepcopy(self, value: Any, memo: Any = None) -> Any:
         if isinstance(value, self._table_type):
             return value  # moto's rollback then puts the same table back: a no-op
+        if getattr(_updating, "streamless", False) and isinstance(value, self._item_type):
+            ITEM_COPIES_SKIPPED[0] += 1
+            return value  # update_item's `orig_item`: handed only to a stream, which this table has not
         return copy.deepcopy(value, memo)
 
     def __getattr__(self, name: str) -> Any:
@@ -298,10 +310,14 @@ def _update_item(original: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(original)
     def update_item(self: Any, table_name: str, key: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        table = self.tables.get(table_name)
         with dynamodb_lock():
+            outer = getattr(_updating, "streamless", False)
+            _updating.streamless = table is not None and table.stream_shard is None
             try:
                 return original(self, table_name, key, *args, **kwargs)
             finally:
+                _updating.streamless = outer
                 _reindex_updated(self, table_name, key)
 
     return update_item
@@ -321,6 +337,7 @@ def dynamodb_at_scale() -> Iterator[None]:
     what the table holds. Enter it inside `atomic_dynamodb_writes` (the index maps rely on the lock)."""
     from moto.dynamodb import models
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.dynamo_type import Item
     from moto.dynamodb.models.table import Table
 
     if getattr(Table.all_items, "_baton_scaled", False):
@@ -339,7 +356,7 @@ def dynamodb_at_scale() -> Iterator[None]:
     }
     # moto's backend module calls `copy.deepcopy(table)`; the name `copy` there is what it looks up.
     with (
-        patched(models, {"copy": _NoTableCopy(Table)}),
+        patched(models, {"copy": _NoTableCopy(Table, Item)}),
         patched(Table, table_methods),
         patched(DynamoDBBackend, backend_methods),
     ):
