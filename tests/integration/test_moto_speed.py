@@ -17,7 +17,7 @@ from moto.core import serialize
 from moto.core.utils import get_service_model
 from moto.dynamodb.comparisons import ConditionExpressionParser
 
-from baton.local import moto_speed
+from baton.local import moto_speed, moto_updates
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
@@ -351,7 +351,7 @@ def test_an_update_expression_is_parsed_once_and_still_applies(db: Any, fast: bo
         db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": f"WAIT#{n}"}, **parked})
     with ExitStack() as stack:
         if fast:
-            stack.enter_context(moto_speed.cached_update_parsing())
+            stack.enter_context(moto_updates.cached_update_parsing())
         with _Tokenized() as tokenized:
             stored = [_release(db, f"WAIT#{n}") for n in range(rounds)]
         with pytest.raises(db.exceptions.TransactionCanceledException):
@@ -428,3 +428,65 @@ def test_a_table_with_a_stream_still_gets_the_old_image(aws_env: None) -> None:
     assert len(modify) == 1
     assert modify[0]["dynamodb"]["OldImage"]["status"] == {"S": "parked"}
     assert modify[0]["dynamodb"]["NewImage"]["status"] == {"S": "released"}
+
+
+class _ShapeChecks:
+    """How many times moto ran its clause-count check of an update expression (at every node of it)."""
+
+    def __enter__(self) -> _ShapeChecks:
+        from moto.dynamodb.parsing.validators import ActionCountValidator
+
+        self.count = 0
+        self._original = ActionCountValidator.__dict__["verify_action_counts"]
+        original = self._original
+
+        def verify_action_counts(validator: Any, node: Any) -> Any:
+            self.count += 1
+            return original(validator, node)
+
+        ActionCountValidator.verify_action_counts = verify_action_counts  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from moto.dynamodb.parsing.validators import ActionCountValidator
+
+        ActionCountValidator.verify_action_counts = self._original  # type: ignore[method-assign]
+
+
+def _set(db: Any, sk: str, name: str) -> None:
+    db.update_item(
+        TableName=TABLE,
+        Key={"PK": {"S": "RUN#upd"}, "SK": {"S": sk}},
+        UpdateExpression="SET #a = :v",
+        ExpressionAttributeNames={"#a": name},
+        ExpressionAttributeValues={":v": {"S": "x"}},
+    )
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_an_update_expression_is_checked_once_and_still_refused(db: Any, fast: bool) -> None:
+    rounds = 5
+    for n in range(rounds):
+        parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
+        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": f"WAIT#{n}"}, **parked})
+    with ExitStack() as stack:
+        if fast:
+            stack.enter_context(moto_updates.update_expressions_once())
+        with _ShapeChecks() as checks:
+            stored = [_release(db, "WAIT#0")]
+            first = checks.count  # one per node of the expression's tree
+            stored += [_release(db, f"WAIT#{n}") for n in range(1, rounds)]
+        for _ in range(2):  # the same text and names updating a key attribute: refused every time
+            with pytest.raises(db.exceptions.ClientError, match="Cannot update attribute SK"):
+                _set(db, "WAIT#0", "SK")
+        _set(db, "WAIT#0", "note")  # the same text with other names: checked for those, allowed
+    for item in stored:
+        assert item["status"] == {"S": "released"} and item["version"] == {"N": "2"} and "GSI1PK" not in item
+    assert db.get_item(TableName=TABLE, Key={"PK": {"S": "RUN#upd"}, "SK": {"S": "WAIT#0"}})["Item"]["note"] == {
+        "S": "x"
+    }
+    assert first > 1
+    if fast:
+        assert checks.count == first  # the first release's; the same (tree, names, keys) is not checked again
+    else:
+        assert checks.count == rounds * first  # plain moto: every node, every time

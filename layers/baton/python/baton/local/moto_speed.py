@@ -25,12 +25,7 @@ evaluates it against an item), so `cached_condition_parsing` keeps the tree per 
 (bounded; values as their JSON text, a binary value is never kept) and gives each parse the names and
 values it found, as moto's own parse would. A text that fails to parse is parsed (and fails) each time.
 
-**Update expressions.** moto parses every `UpdateExpression` twice per Update: the request handler
-parses it to check its placeholders, the backend parses it again to apply it (a transaction's release of
-a wait and its run: four parses). The tree depends on the text alone, and neither reader changes it (the
-handler only looks for placeholders; the backend's validator works on its own deep copy, as moto's
-`Validator.__init__` makes one), so `cached_update_parsing` keeps the tree per text (bounded). A text
-that fails to parse is parsed (and fails) each time.
+**Update expressions** are parsed once per text and checked once per text: `baton.local.moto_updates`.
 
 **Item size.** moto checks DynamoDB's 400 KB item limit as it builds an item: each attribute set into the
 item's `LimitedSizeDict` sums the sizes of every attribute already in it, so building an item of n
@@ -54,6 +49,7 @@ from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from baton.local.moto_fixes import patched
+from baton.local.moto_updates import update_expressions_once
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -274,48 +270,6 @@ def cached_condition_parsing() -> Iterator[None]:
         yield
 
 
-UPDATE_PARSES = [0]  # how many update expressions moto parsed itself (tests count it)
-
-
-def _cached_update_parser(original: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
-    cache: OrderedDict[str, Any] = OrderedDict()
-    lock = threading.Lock()
-
-    @functools.wraps(original)
-    def make(cls: Any, expression_str: str) -> Any:
-        if type(expression_str) is not str:
-            return original(cls, expression_str)
-        with lock:
-            tree = cache.get(expression_str)
-            if tree is not None:
-                cache.move_to_end(expression_str)
-                return tree
-        UPDATE_PARSES[0] += 1
-        tree = original(cls, expression_str)
-        with lock:
-            cache[expression_str] = tree
-            while len(cache) > PARSE_CACHE_SIZE:
-                cache.popitem(last=False)
-        return tree
-
-    make._baton_cached = True  # type: ignore[attr-defined]
-    return make
-
-
-@contextmanager
-def cached_update_parsing() -> Iterator[None]:
-    """While open, moto parses each distinct update expression text once (its readers never change the
-    tree: the backend's validator deep-copies it first)."""
-    from moto.dynamodb.parsing.expressions import UpdateExpressionParser
-
-    current = UpdateExpressionParser.__dict__["make"]  # a classmethod
-    if getattr(current.__func__, "_baton_cached", False):
-        yield
-        return
-    with patched(UpdateExpressionParser, {"make": classmethod(_cached_update_parser(current.__func__))}):
-        yield
-
-
 ITEM_SIZE_LIMIT = 405000  # moto's own limit (moto/dynamodb/models/dynamo_type.py LimitedSizeDict)
 
 
@@ -392,7 +346,7 @@ def moto_fast_paths() -> Iterator[None]:
         stack.enter_context(fast_attribute_values())
         stack.enter_context(cached_condition_lexing())
         stack.enter_context(cached_condition_parsing())
-        stack.enter_context(cached_update_parsing())
+        stack.enter_context(update_expressions_once())
         stack.enter_context(item_size_once())
         stack.enter_context(cached_handler_methods())
         yield
