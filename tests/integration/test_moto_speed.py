@@ -490,3 +490,67 @@ def test_an_update_expression_is_checked_once_and_still_refused(db: Any, fast: b
         assert checks.count == first  # the first release's; the same (tree, names, keys) is not checked again
     else:
         assert checks.count == rounds * first  # plain moto: every node, every time
+
+
+class _ConditionParses:
+    """How many condition expressions moto parsed (each parse is followed by an evaluation)."""
+
+    def __enter__(self) -> _ConditionParses:
+        self.count = 0
+        self._original = ConditionExpressionParser.__dict__["parse"]
+        original = self._original
+
+        def parse(parser: Any) -> Any:
+            if parser.condition_expression:
+                self.count += 1
+            return original(parser)
+
+        ConditionExpressionParser.parse = parse  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        ConditionExpressionParser.parse = self._original  # type: ignore[method-assign]
+
+
+def _guarded_puts(db: Any, sks: list[str]) -> None:
+    db.transact_write_items(
+        TransactItems=[
+            {
+                "Put": {
+                    "TableName": TABLE,
+                    "Item": {"PK": {"S": "RUN#txn"}, "SK": {"S": sk}, "status": {"S": "answered"}},
+                    "ConditionExpression": "attribute_not_exists(PK) OR #s = :pending",
+                    "ExpressionAttributeNames": {"#s": "status"},
+                    "ExpressionAttributeValues": {":pending": {"S": "pending"}},
+                }
+            }
+            for sk in sks
+        ]
+    )
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+def test_a_transaction_decides_each_condition_once(aws_env: None, scaled: bool) -> None:
+    with mock_aws(), atomic_dynamodb_writes(), ExitStack() as stack:
+        if scaled:
+            stack.enter_context(dynamodb_at_scale())
+        db = boto3.client("dynamodb")
+        db.create_table(**create_table_kwargs(TABLE))
+        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#txn"}, "SK": {"S": "B"}, "status": {"S": "pending"}})
+        with _ConditionParses() as parses:
+            _guarded_puts(db, ["A", "B", "C"])  # new, pending, new: all allowed
+        with pytest.raises(db.exceptions.TransactionCanceledException) as refused:
+            _guarded_puts(db, ["D", "B"])  # B is answered now: the whole transaction is refused
+        codes = [r["Code"] for r in refused.value.response["CancellationReasons"]]
+        stored = db.query(
+            TableName=TABLE,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": "RUN#txn"}},
+            ConsistentRead=True,
+        )["Items"]
+    assert codes == ["None", "ConditionalCheckFailed"]
+    assert sorted(i["SK"]["S"] for i in stored) == ["A", "B", "C"]  # D rolled back with it
+    if scaled:
+        assert parses.count == 2 * 3  # the request handler's check of its placeholders, the transaction's
+    else:
+        assert parses.count == 3 * 3  # plain moto: and again by put_item, on the item it reads again

@@ -15,6 +15,10 @@ moto's DynamoDB has costs that grow with the table, which a long-lived local sta
 * an UpdateItem (alone or in a transaction) deep-copies the stored item before changing it, to hand the
   old image to the table's stream; a table without a stream never reads that copy. Here it is not made
   for such a table (a transaction's rollback keeps its own copy of the items it updates, above).
+* a transaction evaluates each item's ConditionExpression against the stored item, then hands the item to
+  put_item / update_item / delete_item with the same condition, which read the item again and evaluate it
+  again. Under the lock, with no item named twice in one transaction (moto refuses that), the second
+  verdict is the first one: here the write is handed the item without its condition (once decided).
 All keep moto's own code doing the work: they only narrow what moto looks at. The same write hooks tell
 the local stack's saver which items changed (`track_changes`), so a save re-encodes only those.
 """
@@ -104,19 +108,39 @@ class _NoTableCopy:
         return getattr(copy, name)
 
 
+_transacting = threading.local()  # set while moto's transact_write_items runs on this thread
+CONDITIONS_DECIDED_ONCE = [0]  # transaction writes handed over without their (decided) condition
+
+
 def _transact_write_items(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> Any:
         with dynamodb_lock():
             touched = _touched_items(self, transact_items)
+            _transacting.on = True
             try:
                 return original(self, transact_items)
             except Exception:
                 for table, hash_key, range_key, item in reversed(touched):
                     _put_back(table, hash_key, range_key, item)
                 raise
+            finally:
+                _transacting.on = False
 
     return transact_write_items
+
+
+def _decided_once(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A backend write called by the transaction, its condition already decided: not evaluated again."""
+
+    @functools.wraps(original)
+    def write(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(_transacting, "on", False) and kwargs.get("condition_expression") is not None:
+            CONDITIONS_DECIDED_ONCE[0] += 1
+            kwargs["condition_expression"] = None
+        return original(self, *args, **kwargs)
+
+    return write
 
 
 def _index_partition(table: Any, index: Any, item: Any) -> tuple[Any, ...] | None:
@@ -352,7 +376,9 @@ def dynamodb_at_scale() -> Iterator[None]:
     table_methods["all_items"]._baton_scaled = True  # type: ignore[attr-defined]
     backend_methods = {
         "transact_write_items": _transact_write_items(DynamoDBBackend.transact_write_items),
-        "update_item": _update_item(DynamoDBBackend.update_item),
+        "update_item": _update_item(_decided_once(DynamoDBBackend.update_item)),
+        "put_item": _decided_once(DynamoDBBackend.put_item),
+        "delete_item": _decided_once(DynamoDBBackend.delete_item),
     }
     # moto's backend module calls `copy.deepcopy(table)`; the name `copy` there is what it looks up.
     with (
