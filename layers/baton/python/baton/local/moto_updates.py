@@ -66,7 +66,7 @@ def _cached_update_parser(original: Callable[[Any, str], Any]) -> Callable[[Any,
 @contextmanager
 def cached_update_parsing() -> Iterator[None]:
     """While open, moto parses each distinct update expression text once."""
-    from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
 
     current = UpdateExpressionParser.__dict__["make"]  # a classmethod
     if getattr(current.__func__, "_baton_cached", False):
