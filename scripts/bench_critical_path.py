@@ -7,7 +7,10 @@
 - last answer: `POST .../answer` of an await gate's only question (await_answers) -> SUCCEEDED.
 
 Each is timed from just before the request to the execution reaching SUCCEEDED (median, p95 over n
-samples), then divided by the floors. With `--history N` each Baton sample's run first has N rounds
+samples), then divided by the floors. Beside the wall times, two CPU figures that do not depend on how
+loaded the machine is: the CPU time of the thread that made the request (the API handler's, for Baton's;
+the bench's own, for the floors) and the whole process's CPU time from the request to SUCCEEDED (the
+Step Functions engine's work included). With `--history N` each Baton sample's run first has N rounds
 asked and answered on it (a question at another node, answered; untimed), so the figures show whether
 the path stays flat as a run's history grows. The AWS calls of each Baton request are counted with botocore
 `before-call` hooks (those before the send listed apart). Figures are printed, never asserted.
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import threading
@@ -47,6 +51,7 @@ class _Calls:
 
 
 CALLS = _Calls()
+API_CPU: list[float] = []  # CPU seconds of each counted API request, in the handler's own thread
 
 
 def _install_counter() -> None:
@@ -70,9 +75,11 @@ def _count_api_calls(stack: Any) -> None:
         if function_name != "api":
             return original(function_name, event)
         _counting.on = True
+        started = time.thread_time()
         try:
             return original(function_name, event)
         finally:
+            API_CPU.append(time.thread_time() - started)
             _counting.on = False
 
     stack.dispatcher.invoke = invoke
@@ -103,6 +110,10 @@ class _Bench:
         self.client, self.sfn, self.db, self.store, self.table = client, sfn, db, store, table
         self.n = 0
         self.history = history
+        self.cpu: dict[str, list[tuple[float, float]]] = {}  # name -> (request CPU, process CPU to SUCCEEDED)
+
+    def _cpu(self, name: str, request: float, process_started: float) -> None:
+        self.cpu.setdefault(name, []).append((request, time.process_time() - process_started))
 
     def _with_history(self, run_id: str) -> None:
         """`history` rounds on the run before the sample: a question asked at another node, answered."""
@@ -136,14 +147,19 @@ class _Bench:
     def bare(self) -> float:
         _run_id, arn, wait = self._parked("human_pause", {"prompt": "bench?", "timeout_seconds": 120})
         output = _output(wait)
+        process, thread = time.process_time(), time.thread_time()
         started = time.perf_counter()
         self.sfn.send_task_success(taskToken=wait.task_token, output=json.dumps(output))
+        request = time.thread_time() - thread
         self._succeeded(arn)
-        return time.perf_counter() - started
+        took = time.perf_counter() - started
+        self._cpu("bare", request, process)
+        return took
 
     def one_write(self) -> float:
         run_id, arn, wait = self._parked("human_pause", {"prompt": "bench?", "timeout_seconds": 120})
         output = _output(wait)
+        process, thread = time.process_time(), time.thread_time()
         started = time.perf_counter()
         self.db.update_item(
             TableName=self.table,
@@ -154,18 +170,24 @@ class _Bench:
             ExpressionAttributeValues={":a": {"S": "ok"}, ":pending": {"S": "pending"}},
         )
         self.sfn.send_task_success(taskToken=wait.task_token, output=json.dumps(output))
+        request = time.thread_time() - thread
         self._succeeded(arn)
-        return time.perf_counter() - started
+        took = time.perf_counter() - started
+        self._cpu("one write", request, process)
+        return took
 
     def resume(self) -> float:
         run_id, arn, _ = self._parked("human_pause", {"prompt": "bench?", "timeout_seconds": 120})
         self._with_history(run_id)
         CALLS.current = []
+        API_CPU.clear()
+        process = time.process_time()
         started = time.perf_counter()
         result = self.client.resume(run_id, {"ok": True})
         calls = list(CALLS.current)
         self._succeeded(arn)
         took = time.perf_counter() - started
+        self._cpu("resume", sum(API_CPU), process)
         assert result.resumed, result
         CALLS.per_operation["resume"] = calls
         return took
@@ -176,11 +198,14 @@ class _Bench:
         [question] = self._until(lambda: self.client.pending_questions(run_id), "question")
         self._with_history(run_id)
         CALLS.current = []
+        API_CPU.clear()
+        process = time.process_time()
         started = time.perf_counter()
         result = self.client.answer(run_id, question.interaction_id, "A")
         calls = list(CALLS.current)
         self._succeeded(arn)
         took = time.perf_counter() - started
+        self._cpu("last answer", sum(API_CPU), process)
         assert result.resumed, result
         CALLS.per_operation["last answer"] = calls
         return took
@@ -216,9 +241,14 @@ def _measure(samples: int, history: int = 0) -> dict[str, Any]:
     finally:
         client.close()
         stack.stop()
-    figures: dict[str, Any] = {"samples": samples, "history": history, "ms": {}, "calls": {}}
+    figures: dict[str, Any] = {"samples": samples, "history": history, "ms": {}, "cpu_ms": {}, "calls": {}}
     for name, values in timings.items():
         figures["ms"][name] = {"median": statistics.median(values), "p95": _percentile(values, 95)}
+    for name, pairs in bench.cpu.items():
+        figures["cpu_ms"][name] = {
+            "request": statistics.median(p[0] * 1000 for p in pairs),
+            "to_succeeded": statistics.median(p[1] * 1000 for p in pairs),
+        }
     for name, calls in CALLS.per_operation.items():
         before = calls.index(SEND) if SEND in calls else None
         figures["calls"][name] = {"total": len(calls), "before_send": before, "sequence": calls}
@@ -241,6 +271,11 @@ def _print(figures: dict[str, Any]) -> None:
             f"  {name:<12} {figure['median']:7.1f}ms {figure['p95']:7.1f}ms   {ratio_bare:6.2f}x {ratio_floor:11.2f}x"
             f"   {ratio_p95:14.2f}x"
         )
+    print("  load average at the end: " + " ".join(f"{v:.2f}" for v in figures.get("load_average", [])))
+    print("  CPU ms (median; much less sensitive to the machine's load than the wall times):")
+    print(f"  {'':<12} {'request':>9} {'to SUCCEEDED':>13}   (request: its own thread; to SUCCEEDED: the process)")
+    for name, cpu in figures.get("cpu_ms", {}).items():
+        print(f"  {name:<12} {cpu['request']:7.1f}ms {cpu['to_succeeded']:11.1f}ms")
     print("  AWS calls per Baton request (botocore before-call hooks):")
     for name, calls in figures["calls"].items():
         print(f"    {name:<12} {calls['total']:>2} calls, {calls['before_send']} before the send: {calls['sequence']}")
@@ -254,6 +289,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
     figures = _measure(3 if args.quick else args.samples, max(0, args.history))
+    figures["load_average"] = list(os.getloadavg())  # at the end of the run; the machine may be shared
     if args.json:
         print(json.dumps(figures, indent=2))
     else:

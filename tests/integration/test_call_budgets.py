@@ -268,3 +268,41 @@ def test_resume_reads_stay_flat_as_history_grows(call_log: CallLog, moto_stack: 
     read = {rounds: _resume_after_history(call_log, moto_stack, rounds) for rounds in (1, 11)}
     assert read[1] >= 3, read  # the run, the pause's marker and its wait, at least
     assert read[11] == read[1], f"a resume read {read[1]} items at history 1, {read[11]} at 11"
+
+
+def _dialogue(stack: MotoStack, run_id: str, turns: int) -> None:
+    """`turns` more turns of a review dialogue on the run (a review gate's thread, as its service stores it)."""
+    from baton.models import ReviewTurn
+
+    store = stack.services.core.store
+    start = len(store.list_turns(run_id, "review-1"))
+    for n in range(start, start + turns):
+        role = "companion" if n % 2 == 0 else "operator"
+        store.put_turn(ReviewTurn(run_id=run_id, interaction_id="review-1", n=n, role=role, text=f"turn {n}", at="t"))
+
+
+def test_resume_reads_stay_flat_as_a_review_dialogue_grows(call_log: CallLog, moto_stack: MotoStack) -> None:
+    """A run's review dialogue is never read by its answers: a resume (and GET pending) reads the same
+    items on a run with one review turn as on one with twenty-one."""
+    runs = moto_stack.services.runs
+    read: dict[int, tuple[int, int]] = {}
+    for turns in (1, 21):
+        run_id = f"flat-turns-{turns}"
+        runs.start("human_pause", {"prompt": "Ship?", "timeout_seconds": 60}, run_id=run_id, caller="op")
+        wait_for(lambda run_id=run_id: runs.get(run_id)["status"] == "paused_waiting_human")  # type: ignore[misc]
+        _dialogue(moto_stack, run_id, turns)
+        _warm(moto_stack)
+        (status, _), calls = call_log.measure(
+            lambda run_id=run_id: _api(moto_stack, "GET", f"/api/runs/{run_id}/interactions/pending")
+        )  # type: ignore[misc]
+        assert status == 200 and calls == ["dynamodb.Query"], calls
+        pending_read = call_log.items_read
+        path = f"/api/runs/{run_id}/resume"
+        (status, body), calls = call_log.measure(
+            lambda path=path: _api(moto_stack, "POST", path, {"answers": {"ok": 1}})
+        )  # type: ignore[misc]
+        assert status == 200 and body["resumed"] is True, body
+        _check("resume", calls)
+        read[turns] = (pending_read, call_log.items_read)
+    assert read[1][1] >= 3, read  # the run, the pause's marker and its wait, at least
+    assert read[21] == read[1], f"(GET pending, resume) read {read[1]} items with 1 review turn, {read[21]} with 21"

@@ -17,7 +17,7 @@ from moto.core import serialize
 from moto.core.utils import get_service_model
 from moto.dynamodb.comparisons import ConditionExpressionParser
 
-from baton.local import moto_speed
+from baton.local import moto_speed, moto_updates
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
@@ -294,3 +294,263 @@ def test_an_item_is_sized_once_per_attribute_and_the_limit_still_holds(db: Any, 
         assert sized.count <= 4 * attributes  # once as it is built (and the few whole-item sizes moto takes)
     else:
         assert sized.count >= attributes * (attributes - 1) // 2  # every earlier attribute, at each one
+
+
+class _Tokenized:
+    """How many update expressions moto tokenized (the first step of each of its parses)."""
+
+    def __enter__(self) -> _Tokenized:
+        from moto.dynamodb.parsing.tokens import ExpressionTokenizer
+
+        self.count = 0
+        self._original = ExpressionTokenizer.__dict__["make_list"]
+        original = self._original.__func__
+
+        def make_list(cls: Any, expression: str) -> Any:
+            self.count += 1
+            return original(cls, expression)
+
+        ExpressionTokenizer.make_list = classmethod(make_list)  # type: ignore[method-assign,assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from moto.dynamodb.parsing.tokens import ExpressionTokenizer
+
+        ExpressionTokenizer.make_list = self._original  # type: ignore[method-assign]
+
+
+def _release(db: Any, sk: str) -> dict[str, Any]:
+    """The release's shape: one Update in a transaction, then the item as stored."""
+    key = {"PK": {"S": "RUN#upd"}, "SK": {"S": sk}}
+    db.transact_write_items(
+        TransactItems=[
+            {
+                "Update": {
+                    "TableName": TABLE,
+                    "Key": key,
+                    "UpdateExpression": "SET #st = :new, #ver = #ver + :one REMOVE GSI1PK",
+                    "ConditionExpression": "#st = :parked",
+                    "ExpressionAttributeNames": {"#st": "status", "#ver": "version"},
+                    "ExpressionAttributeValues": {
+                        ":new": {"S": "released"},
+                        ":parked": {"S": "parked"},
+                        ":one": {"N": "1"},
+                    },
+                }
+            }
+        ]
+    )
+    return dict(db.get_item(TableName=TABLE, Key=key, ConsistentRead=True)["Item"])
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_an_update_expression_is_parsed_once_and_still_applies(db: Any, fast: bool) -> None:
+    rounds = 5
+    for n in range(rounds):
+        parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
+        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": f"WAIT#{n}"}, **parked})
+    with ExitStack() as stack:
+        if fast:
+            stack.enter_context(moto_updates.cached_update_parsing())
+        with _Tokenized() as tokenized:
+            stored = [_release(db, f"WAIT#{n}") for n in range(rounds)]
+        with pytest.raises(db.exceptions.TransactionCanceledException):
+            _release(db, "WAIT#0")  # released: the condition still decides
+        for _ in range(2):  # a text that does not parse fails each time, as in moto
+            with pytest.raises(db.exceptions.ClientError, match="Invalid UpdateExpression"):
+                db.update_item(TableName=TABLE, Key={"PK": {"S": "RUN#upd"}, "SK": {"S": "X"}}, UpdateExpression="SET")
+    for item in stored:
+        assert item["status"] == {"S": "released"} and item["version"] == {"N": "2"} and "GSI1PK" not in item
+    if fast:
+        assert tokenized.count == 1  # the one text, parsed once for every request and the backend
+    else:
+        assert tokenized.count == 2 * rounds  # plain moto: the handler's parse and the backend's, each time
+
+
+class _ItemCopies:
+    """How many stored items moto deep-copied."""
+
+    def __enter__(self) -> _ItemCopies:
+        from moto.dynamodb.models.dynamo_type import Item
+
+        self.count = 0
+        self._original = Item.__dict__["__deepcopy__"]
+        original = self._original
+
+        def deepcopy(item: Any, memo: Any) -> Any:
+            self.count += 1
+            return original(item, memo)
+
+        Item.__deepcopy__ = deepcopy  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from moto.dynamodb.models.dynamo_type import Item
+
+        Item.__deepcopy__ = self._original  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+def test_an_update_copies_the_stored_item_once_for_its_rollback(aws_env: None, scaled: bool) -> None:
+    with mock_aws(), atomic_dynamodb_writes(), ExitStack() as stack:
+        if scaled:
+            stack.enter_context(dynamodb_at_scale())
+        db = boto3.client("dynamodb")
+        db.create_table(**create_table_kwargs(TABLE))
+        for n in range(ITEMS):
+            parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
+            db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": f"WAIT#{n}"}, **parked})
+        with _ItemCopies() as copies:
+            stored = _release(db, "WAIT#0")
+        assert stored["status"] == {"S": "released"}
+    if scaled:
+        assert copies.count == 1  # the transaction's rollback copy; no old image for a stream it has not
+    else:
+        assert copies.count >= ITEMS + 1  # plain moto: the whole table, and the item's old image again
+
+
+def test_a_table_with_a_stream_still_gets_the_old_image(aws_env: None) -> None:
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    with mock_aws(), atomic_dynamodb_writes(), dynamodb_at_scale():
+        db = boto3.client("dynamodb")
+        spec = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+        db.create_table(**create_table_kwargs(TABLE), StreamSpecification=spec)
+        parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
+        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": "WAIT#0"}, **parked})
+        with _ItemCopies() as copies:
+            _release(db, "WAIT#0")
+        shard = dynamodb_backends[DEFAULT_ACCOUNT_ID][db.meta.region_name].tables[TABLE].stream_shard
+        records = [r.record for r in shard.items]
+    assert copies.count == 2  # the rollback copy and the stream's old image
+    modify = [r for r in records if r["eventName"] == "MODIFY"]
+    assert len(modify) == 1
+    assert modify[0]["dynamodb"]["OldImage"]["status"] == {"S": "parked"}
+    assert modify[0]["dynamodb"]["NewImage"]["status"] == {"S": "released"}
+
+
+class _ShapeChecks:
+    """How many times moto ran its clause-count check of an update expression (at every node of it)."""
+
+    def __enter__(self) -> _ShapeChecks:
+        from moto.dynamodb.parsing.validators import ActionCountValidator
+
+        self.count = 0
+        self._original = ActionCountValidator.__dict__["verify_action_counts"]
+        original = self._original
+
+        def verify_action_counts(validator: Any, node: Any) -> Any:
+            self.count += 1
+            return original(validator, node)
+
+        ActionCountValidator.verify_action_counts = verify_action_counts  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        from moto.dynamodb.parsing.validators import ActionCountValidator
+
+        ActionCountValidator.verify_action_counts = self._original  # type: ignore[method-assign]
+
+
+def _set(db: Any, sk: str, name: str) -> None:
+    db.update_item(
+        TableName=TABLE,
+        Key={"PK": {"S": "RUN#upd"}, "SK": {"S": sk}},
+        UpdateExpression="SET #a = :v",
+        ExpressionAttributeNames={"#a": name},
+        ExpressionAttributeValues={":v": {"S": "x"}},
+    )
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_an_update_expression_is_checked_once_and_still_refused(db: Any, fast: bool) -> None:
+    rounds = 5
+    for n in range(rounds):
+        parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
+        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": f"WAIT#{n}"}, **parked})
+    with ExitStack() as stack:
+        if fast:
+            stack.enter_context(moto_updates.update_expressions_once())
+        with _ShapeChecks() as checks:
+            stored = [_release(db, "WAIT#0")]
+            first = checks.count  # one per node of the expression's tree
+            stored += [_release(db, f"WAIT#{n}") for n in range(1, rounds)]
+        for _ in range(2):  # the same text and names updating a key attribute: refused every time
+            with pytest.raises(db.exceptions.ClientError, match="Cannot update attribute SK"):
+                _set(db, "WAIT#0", "SK")
+        _set(db, "WAIT#0", "note")  # the same text with other names: checked for those, allowed
+    for item in stored:
+        assert item["status"] == {"S": "released"} and item["version"] == {"N": "2"} and "GSI1PK" not in item
+    assert db.get_item(TableName=TABLE, Key={"PK": {"S": "RUN#upd"}, "SK": {"S": "WAIT#0"}})["Item"]["note"] == {
+        "S": "x"
+    }
+    assert first > 1
+    if fast:
+        assert checks.count == first  # the first release's; the same (tree, names, keys) is not checked again
+    else:
+        assert checks.count == rounds * first  # plain moto: every node, every time
+
+
+class _ConditionParses:
+    """How many condition expressions moto parsed (each parse is followed by an evaluation)."""
+
+    def __enter__(self) -> _ConditionParses:
+        self.count = 0
+        self._original = ConditionExpressionParser.__dict__["parse"]
+        original = self._original
+
+        def parse(parser: Any) -> Any:
+            if parser.condition_expression:
+                self.count += 1
+            return original(parser)
+
+        ConditionExpressionParser.parse = parse  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        ConditionExpressionParser.parse = self._original  # type: ignore[method-assign]
+
+
+def _guarded_puts(db: Any, sks: list[str]) -> None:
+    db.transact_write_items(
+        TransactItems=[
+            {
+                "Put": {
+                    "TableName": TABLE,
+                    "Item": {"PK": {"S": "RUN#txn"}, "SK": {"S": sk}, "status": {"S": "answered"}},
+                    "ConditionExpression": "attribute_not_exists(PK) OR #s = :pending",
+                    "ExpressionAttributeNames": {"#s": "status"},
+                    "ExpressionAttributeValues": {":pending": {"S": "pending"}},
+                }
+            }
+            for sk in sks
+        ]
+    )
+
+
+@pytest.mark.parametrize("scaled", [False, True])
+def test_a_transaction_decides_each_condition_once(aws_env: None, scaled: bool) -> None:
+    with mock_aws(), atomic_dynamodb_writes(), ExitStack() as stack:
+        if scaled:
+            stack.enter_context(dynamodb_at_scale())
+        db = boto3.client("dynamodb")
+        db.create_table(**create_table_kwargs(TABLE))
+        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#txn"}, "SK": {"S": "B"}, "status": {"S": "pending"}})
+        with _ConditionParses() as parses:
+            _guarded_puts(db, ["A", "B", "C"])  # new, pending, new: all allowed
+        with pytest.raises(db.exceptions.TransactionCanceledException) as refused:
+            _guarded_puts(db, ["D", "B"])  # B is answered now: the whole transaction is refused
+        codes = [r["Code"] for r in refused.value.response["CancellationReasons"]]
+        stored = db.query(
+            TableName=TABLE,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": "RUN#txn"}},
+            ConsistentRead=True,
+        )["Items"]
+    assert codes == ["None", "ConditionalCheckFailed"]
+    assert sorted(i["SK"]["S"] for i in stored) == ["A", "B", "C"]  # D rolled back with it
+    if scaled:
+        assert parses.count == 2 * 3  # the request handler's check of its placeholders, the transaction's
+    else:
+        assert parses.count == 3 * 3  # plain moto: and again by put_item, on the item it reads again

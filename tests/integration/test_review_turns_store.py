@@ -39,3 +39,22 @@ def test_turns_are_separate_items_read_back_in_order(moto_stack: MotoStack) -> N
     assert [t.text for t in store.list_turns("r1", "i2")] == ["other"]
     with pytest.raises(ConflictError):
         store.put_turn(_turn(3))
+
+
+def test_a_dialogue_begun_under_the_old_turn_keys_reads_back_whole(moto_stack: MotoStack) -> None:
+    """Turns stored before they moved (SK=TURN#<iid>#<n>) are read with the ones stored after, in order."""
+    store = moto_stack.services.core.store
+    db = moto_stack.clients["dynamodb"]
+    table = moto_stack.provisioned.table_name
+    store.create_run(RunSummary(run_id="r1", created_at="t", updated_at="t"))
+    for n in range(3):  # as the adapter wrote them before
+        old = _turn(n, f"old {n}")
+        item = {"PK": "RUN#r1", "SK": f"TURN#i1#{n:06d}", "record": "turn", "turn": old.model_dump_json()}
+        db.put_item(TableName=table, Item={k: {"S": v} for k, v in item.items()})
+    assert [t.text for t in store.list_turns("r1", "i1")] == ["old 0", "old 1", "old 2"]
+    store.put_turn(_turn(3, "new 3"))
+    store.put_turn(_turn(4, "new 4"))
+    assert [t.n for t in store.list_turns("r1", "i1")] == [0, 1, 2, 3, 4]
+    store.put_turn(ReviewTurn(run_id="r1", interaction_id="i3", n=0, role="companion", text="fresh", at="t"))
+    assert [t.text for t in store.list_turns("r1", "i3")] == ["fresh"]
+    assert [t.text for t in store.list_turns("r1", "i1")][2:] == ["old 2", "new 3", "new 4"]

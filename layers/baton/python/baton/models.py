@@ -316,7 +316,7 @@ class Message(BaseModel):
 
 
 class ReviewTurn(BaseModel):
-    """One message of a review gate's dialogue, stored as its own item (SK=TURN#<iid>#<n>)."""
+    """One message of a review gate's dialogue, stored as its own item (SK=DLG#<iid>#<n>)."""
 
     run_id: str
     interaction_id: str

@@ -149,9 +149,19 @@ def _back_off(attempt: int) -> None:
         time.sleep(random.uniform(0, min(0.05, 0.005 * attempt)))
 
 
+# A review dialogue's turns sort before PEND#, so snapshot_run's Query (from PEND# on) never reads them:
+# a run's long review dialogue costs its answers nothing. Turns stored under `TURN#` (which sorts between
+# the run and its waits) before they moved are still read by `list_turns`, and filtered out by the snapshot.
+_TURN_PREFIX = "DLG#"
+
+
+def _turn_sk(interaction_id: str, n: int) -> str:
+    return f"{_TURN_PREFIX}{interaction_id}#{n:06d}"
+
+
 def _marker_sk(interaction_id: str) -> str:
-    # PEND# sorts after EVT#, INT# and MSG# and before RUN, TURN# and WAIT#: one Query from PEND# reads
-    # the open questions, the run and its waits, never the run's history.
+    # PEND# sorts after DLG#, EVT#, INT# and MSG# and before RUN and WAIT#: one Query from PEND# reads
+    # the open questions, the run and its waits, never the run's history or its review dialogues.
     return f"PEND#{interaction_id}"
 
 
@@ -758,8 +768,8 @@ class DynamoStore(DynamoApprovals):
 
     def snapshot_run(self, run_id: str) -> RunSnapshot:
         """One consistent Query from PEND# on: the open questions, tool awaits and pauses (their markers), the run,
-        its decision-log head and its waits; review turns are filtered out. Never reads the run's events
-        or answered history."""
+        its decision-log head and its waits. Never reads the run's events, answered history or review
+        dialogues (`DLG#`, before PEND#); turns stored under the old `TURN#` are filtered out."""
         items = self._query_all(
             KeyConditionExpression="PK = :pk AND SK >= :from",
             FilterExpression="#rec <> :turn",
@@ -1124,7 +1134,7 @@ class DynamoStore(DynamoApprovals):
                 Item=_to_item(
                     {
                         "PK": _run_pk(turn.run_id),
-                        "SK": f"TURN#{turn.interaction_id}#{turn.n:06d}",
+                        "SK": _turn_sk(turn.interaction_id, turn.n),
                         "record": "turn",
                         "turn": turn.model_dump_json(),
                     }
@@ -1139,13 +1149,23 @@ class DynamoStore(DynamoApprovals):
                 ) from err
             raise
 
-    def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]:
+    def _turns_at(self, run_id: str, prefix: str) -> list[ReviewTurn]:
         items = self._query_all(
             KeyConditionExpression="PK = :pk AND begins_with(SK, :prefix)",
-            ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":prefix": f"TURN#{interaction_id}#"}),
+            ExpressionAttributeValues=_to_item({":pk": _run_pk(run_id), ":prefix": prefix}),
             ConsistentRead=True,
         )
-        return sorted((ReviewTurn.model_validate_json(v["turn"]) for v in items), key=lambda t: t.n)
+        return [ReviewTurn.model_validate_json(v["turn"]) for v in items]
+
+    def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]:
+        """One Query of the dialogue's `DLG#` items. A dialogue begun before turns moved there (its first
+        turns under `TURN#`, which sorts among the run's open items): no turn 0 among them, so the old
+        ones are read too (a second Query, for such dialogues only)."""
+        turns = self._turns_at(run_id, f"{_TURN_PREFIX}{interaction_id}#")
+        if not turns or min(t.n for t in turns) > 0:
+            moved = {t.n for t in turns}
+            turns += [t for t in self._turns_at(run_id, f"TURN#{interaction_id}#") if t.n not in moved]
+        return sorted(turns, key=lambda t: t.n)
 
     # ---- parked task tokens --------------------------------------------------------------------
     def put_wait(self, wait: ParkedWait) -> None:

@@ -12,6 +12,13 @@ moto's DynamoDB has costs that grow with the table, which a long-lived local sta
   each queried partition keeps its sort keys in order (maintained on every write, like the GSI maps), and
   the query is given the slice the condition can match, found by bisection; moto's own comparison still
   decides every item of it (`baton.local.moto_sort_keys`).
+* an UpdateItem (alone or in a transaction) deep-copies the stored item before changing it, to hand the
+  old image to the table's stream; a table without a stream never reads that copy. Here it is not made
+  for such a table (a transaction's rollback keeps its own copy of the items it updates, above).
+* a transaction evaluates each item's ConditionExpression against the stored item, then hands the item to
+  put_item / update_item / delete_item with the same condition, which read the item again and evaluate it
+  again. Under the lock, with no item named twice in one transaction (moto refuses that), the second
+  verdict is the first one: here the write is handed the item without its condition (once decided).
 All keep moto's own code doing the work: they only narrow what moto looks at. The same write hooks tell
 the local stack's saver which items changed (`track_changes`), so a save re-encodes only those.
 """
@@ -76,20 +83,33 @@ def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[t
     return touched
 
 
+_updating = threading.local()  # set while moto's update_item runs on a table without a stream
+ITEM_COPIES_SKIPPED = [0]  # old images of updated items not copied (tests count it)
+
+
 class _NoTableCopy:
     """Stands in for the `copy` module inside moto's DynamoDB backend: a Table is not deep-copied
-    (the transaction's own items are, by `_transact_write_items`); everything else is."""
+    (the transaction's own items are, by `_transact_write_items`), nor the old image of an item updated
+    on a table without a stream (update_item's only copy, read by the stream alone); everything else is."""
 
-    def __init__(self, table_type: type) -> None:
+    def __init__(self, table_type: type, item_type: type) -> None:
         self._table_type = table_type
+        self._item_type = item_type
 
     def deepcopy(self, value: Any, memo: Any = None) -> Any:
         if isinstance(value, self._table_type):
             return value  # moto's rollback then puts the same table back: a no-op
+        if getattr(_updating, "streamless", False) and isinstance(value, self._item_type):
+            ITEM_COPIES_SKIPPED[0] += 1
+            return value  # update_item's `orig_item`: handed only to a stream, which this table has not
         return copy.deepcopy(value, memo)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(copy, name)
+
+
+_transacting = threading.local()  # set while moto's transact_write_items runs on this thread
+CONDITIONS_DECIDED_ONCE = [0]  # transaction writes handed over without their (decided) condition
 
 
 def _transact_write_items(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -97,14 +117,30 @@ def _transact_write_items(original: Callable[..., Any]) -> Callable[..., Any]:
     def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> Any:
         with dynamodb_lock():
             touched = _touched_items(self, transact_items)
+            _transacting.on = True
             try:
                 return original(self, transact_items)
             except Exception:
                 for table, hash_key, range_key, item in reversed(touched):
                     _put_back(table, hash_key, range_key, item)
                 raise
+            finally:
+                _transacting.on = False
 
     return transact_write_items
+
+
+def _decided_once(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A backend write called by the transaction, its condition already decided: not evaluated again."""
+
+    @functools.wraps(original)
+    def write(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(_transacting, "on", False) and kwargs.get("condition_expression") is not None:
+            CONDITIONS_DECIDED_ONCE[0] += 1
+            kwargs["condition_expression"] = None
+        return original(self, *args, **kwargs)
+
+    return write
 
 
 def _index_partition(table: Any, index: Any, item: Any) -> tuple[Any, ...] | None:
@@ -298,10 +334,14 @@ def _update_item(original: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(original)
     def update_item(self: Any, table_name: str, key: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        table = self.tables.get(table_name)
         with dynamodb_lock():
+            outer = getattr(_updating, "streamless", False)
+            _updating.streamless = table is not None and table.stream_shard is None
             try:
                 return original(self, table_name, key, *args, **kwargs)
             finally:
+                _updating.streamless = outer
                 _reindex_updated(self, table_name, key)
 
     return update_item
@@ -321,6 +361,7 @@ def dynamodb_at_scale() -> Iterator[None]:
     what the table holds. Enter it inside `atomic_dynamodb_writes` (the index maps rely on the lock)."""
     from moto.dynamodb import models
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.dynamo_type import Item
     from moto.dynamodb.models.table import Table
 
     if getattr(Table.all_items, "_baton_scaled", False):
@@ -335,11 +376,13 @@ def dynamodb_at_scale() -> Iterator[None]:
     table_methods["all_items"]._baton_scaled = True  # type: ignore[attr-defined]
     backend_methods = {
         "transact_write_items": _transact_write_items(DynamoDBBackend.transact_write_items),
-        "update_item": _update_item(DynamoDBBackend.update_item),
+        "update_item": _update_item(_decided_once(DynamoDBBackend.update_item)),
+        "put_item": _decided_once(DynamoDBBackend.put_item),
+        "delete_item": _decided_once(DynamoDBBackend.delete_item),
     }
     # moto's backend module calls `copy.deepcopy(table)`; the name `copy` there is what it looks up.
     with (
-        patched(models, {"copy": _NoTableCopy(Table)}),
+        patched(models, {"copy": _NoTableCopy(Table, Item)}),
         patched(Table, table_methods),
         patched(DynamoDBBackend, backend_methods),
     ):

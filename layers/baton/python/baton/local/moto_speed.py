@@ -25,6 +25,8 @@ evaluates it against an item), so `cached_condition_parsing` keeps the tree per 
 (bounded; values as their JSON text, a binary value is never kept) and gives each parse the names and
 values it found, as moto's own parse would. A text that fails to parse is parsed (and fails) each time.
 
+**Update expressions** are parsed once per text and checked once per text: `baton.local.moto_updates`.
+
 **Item size.** moto checks DynamoDB's 400 KB item limit as it builds an item: each attribute set into the
 item's `LimitedSizeDict` sums the sizes of every attribute already in it, so building an item of n
 attributes computes ~n²/2 attribute sizes (an interaction of 30 attributes: ~450, on every put and every
@@ -47,6 +49,7 @@ from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from baton.local.moto_fixes import patched
+from baton.local.moto_updates import update_expressions_once
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -343,6 +346,7 @@ def moto_fast_paths() -> Iterator[None]:
         stack.enter_context(fast_attribute_values())
         stack.enter_context(cached_condition_lexing())
         stack.enter_context(cached_condition_parsing())
+        stack.enter_context(update_expressions_once())
         stack.enter_context(item_size_once())
         stack.enter_context(cached_handler_methods())
         yield

@@ -2,10 +2,11 @@
 
 Keys:
   PK = RUN#<run_id>
-  SK = RUN | INT#<iid> | EVT#<ulid> | MSG#<node>#<ulid> | TURN#<iid>#<n> | WAIT#<gate> | PEND#<iid>
+  SK = RUN | INT#<iid> | EVT#<ulid> | MSG#<node>#<ulid> | DLG#<iid>#<n> | WAIT#<gate> | PEND#<iid>
   PEND#<iid> is the marker of a pending question, tool await or pause (a copy of its item, present exactly
-  while it is pending): it sorts after EVT#, INT# and MSG#, so one Query from PEND# on reads the open
-  questions, the run and its waits (O(pending)), never the run's history; no index is needed, and the
+  while it is pending): it sorts after DLG# (a review's dialogue turns), EVT#, INT# and MSG#, so one Query
+  from PEND# on reads the open questions, the run and its waits (O(pending)), never the run's history or
+  its review dialogues (turns stored before they moved sit under TURN#<iid>#<n>); no index is needed, and the
   read is consistent (a GSI's is not).
 GSI1 (sparse, "pending"): present only while an interaction is pending or a token is parked, or while
   a quorum pause's vote tally (APT#<iid>) is open (QUORUM: the reconciler's met-but-unreleased list,

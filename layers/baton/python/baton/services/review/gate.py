@@ -4,7 +4,7 @@
 One `review` interaction per entry into a gate (node = the gate name) carries the gate's configuration
 (`ReviewRequest.config`) and cycles pending -> answered (an action) -> pending (after a reply turn or
 a rejected merge) until a merge lands or changes are requested. The dialogue is stored as separate turn
-items (`TURN#<iid>#<n>`).
+items (`DLG#<iid>#<n>`, outside what a run's answers read: baton/adapters/dynamo.py).
 """
 
 from __future__ import annotations
