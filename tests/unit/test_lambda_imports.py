@@ -140,9 +140,8 @@ MAY_LOAD: dict[str, tuple[str, ...]] = {
     # the notification model (for an interrupt's channel names) a tool call uses are imported by that call
     # (baton/mcp/agent.py, baton/domain/interrupt_fields.py).
     "mcp": ("baton.mcp", "baton.api.auth", "mcp_types"),
-    "audit_archive": ("baton.services.audit", "baton.events"),
-    # Every other gate function (gate_deadline, demo_agent, interrupt_park, ...) loads none of them: its
-    # services, records and events come with its first call's `services()`.
+    # Every other function (the gate functions, the scheduled ones, audit_archive) loads none of them: its
+    # services, records and events come with its first call (`services()`, or the archive's own import).
     "notify_console": ("baton.notify.console", "baton.notify.model", "baton.notify.subscriber"),
     # The mail and its signed link; the answer desk behind the link (its forms, shared with Slack, and the
     # records) is the API's, not this function's.

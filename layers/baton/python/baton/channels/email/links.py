@@ -36,7 +36,8 @@ RefusalReason = Literal["malformed", "tampered", "expired", "not_a_recipient", "
 class LinkClaims(BaseModel):
     """What a link is for. The field aliases are the short keys of the encoded JSON."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Built with the first link signed or read, not with the notify function's import.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     link_id: str = Field(alias="l", min_length=8, max_length=64)
     run_id: str = Field(alias="r", min_length=1, max_length=200)
@@ -49,7 +50,7 @@ class LinkUse(BaseModel):
     """The record of a link's one use, kept in the run's partition (`LINK#<link_id>`). `state` is
     `claimed` while its answer is being stored and `answered` once it is."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     link_id: str
     run_id: str
