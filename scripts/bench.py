@@ -1,18 +1,11 @@
 """Baton's bench: prints figures measured side by side in one run, asserts nothing about speed, and ends
 with one summary table of every ratio (`make bench`; `--quick` in `make test`, small n).
 
-  cold import per function   (every function's ratio in the summary; those over 1.2x marked OVER)
-                             a fresh interpreter imports functions/<name>/handler.py (with tracing off,
-                             as a Lambda sandbox with POWERTOOLS_TRACE_DISABLED), against its libraries'
-                             floor: the API against Powertools' resolver with validation + pydantic, the
-                             MCP door against Logger + pydantic + mcp_types, a gate/payload function
-                             against Powertools' Logger + parser, a notify function against Logger +
-                             pydantic with one model defined (pydantic's model machinery loads then).
-                             With bytecode (what the bootstrap compiles) and, for the API, without (a
-                             pycache prefix with nothing in it: no .pyc is read); the API also
-                             with the routes its first request loads (a resume: baton/api/route_families.py)
-  instructions (callgrind)   the same imports counted by `valgrind --tool=callgrind` (reproducible where
-                             wall time is not; the interpreter's own start is subtracted); full mode only
+  cold import per function   scripts/bench_cold.py (its docstring: the floors and the two units): a fresh
+                             interpreter imports functions/<name>/handler.py (tracing off, bytecode
+                             compiled) against its libraries' floor, in CPU time (best of N) and, in full
+                             mode, in instructions counted by valgrind (the same on a loaded machine);
+                             every function's ratio in the summary, those over 1.2x marked OVER
   CLI start                  `baton --help` against a bare two-command Typer app (wall and CPU)
   HTTP adapter               one small response over a kept-alive connection, with TCP_NODELAY (as the
                              adapter runs) and without it (the Nagle / delayed-ACK stall)
@@ -26,8 +19,9 @@ with one summary table of every ratio (`make bench`; `--quick` in `make test`, s
                              at 10x history
 
 Usage: uv run python scripts/bench.py [--quick] [--samples 5] [--critical-samples 50] [--no-callgrind]
-       --quick (CI): one sample of each import, 3 critical-path samples, a 24-question load; no callgrind,
-       no import without bytecode, no in-process stack start
+       --quick (CI): one sample of each import, 3 critical-path samples, a 24-question load; no instruction
+       counts, no import without bytecode, no in-process stack start
+       the cold imports alone: uv run python scripts/bench_cold.py [--instructions] [names...]
 """
 
 from __future__ import annotations
@@ -54,24 +48,6 @@ ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = ROOT / "functions"
 SCRIPTS = ROOT / "scripts"
 
-# What each kind of function cannot import less than: the libraries its handler is built on.
-FLOORS = {
-    "api": (
-        "import pydantic\n"
-        "from aws_lambda_powertools import Logger\n"
-        "from aws_lambda_powertools.event_handler import APIGatewayRestResolver\n"
-        "APIGatewayRestResolver(enable_validation=True)\n"
-    ),
-    "mcp": "import pydantic\nfrom aws_lambda_powertools import Logger\nimport mcp_types\n",
-    "gate": (
-        "import pydantic\nfrom aws_lambda_powertools import Logger\n"
-        "from aws_lambda_powertools.utilities.parser import parse\n"
-    ),
-    # pydantic imports its model machinery with the first model defined: a floor that uses it defines one.
-    "notify": (
-        "import pydantic\nfrom aws_lambda_powertools import Logger\nclass Model(pydantic.BaseModel):\n    x: int\n"
-    ),
-}
 BARE_TYPER = (
     "import typer\n"
     "app = typer.Typer(no_args_is_help=True)\n"
@@ -89,8 +65,6 @@ LAMBDA_ENV = {
     "LAMBDA_TASK_ROOT": str(ROOT),
     "POWERTOOLS_TRACE_DISABLED": "true",
 }
-# The API function's cold start as a resume request meets it: the import, then its route module.
-API_FIRST_REQUEST = "api + resume's routes"
 
 
 class Summary:
@@ -118,56 +92,6 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[index]
 
 
-def floor_of(function: str) -> str:
-    if function in ("api", "mcp"):
-        return function
-    return "notify" if function.startswith("notify_") else "gate"
-
-
-def import_code(function: str) -> str:
-    return (
-        "import importlib.util\n"
-        f"spec = importlib.util.spec_from_file_location('handler', {str(FUNCTIONS / function / 'handler.py')!r})\n"
-        "handler = importlib.util.module_from_spec(spec)\n"
-        "spec.loader.exec_module(handler)\n"
-    )
-
-
-def api_first_request_code() -> str:
-    """The API handler's import, then the route module a resume request includes (its models and services)."""
-    return import_code("api") + (
-        "from baton.api.route_families import family_of\nhandler.APP.include_family(family_of('/api/runs/r/resume'))\n"
-    )
-
-
-def timed(code: str, *, bytecode: bool = True) -> tuple[float, float]:
-    """(wall, CPU) seconds a fresh interpreter spends running `code` (its own start excluded). CPU time
-    is what the ratios use: on a loaded machine the wall time mostly measures the other processes."""
-    wrapped = (
-        "import time\nt, c = time.perf_counter(), time.process_time()\n"
-        f"exec(compile({code!r}, 'bench', 'exec'))\n"
-        "print(time.perf_counter() - t, time.process_time() - c)\n"
-    )
-    with tempfile.TemporaryDirectory() as empty:
-        flags = [] if bytecode else ["-X", f"pycache_prefix={empty}"]
-        result = subprocess.run(
-            [sys.executable, *flags, "-c", wrapped],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            env={**os.environ, **LAMBDA_ENV},
-            check=True,
-        )
-    wall, cpu = result.stdout.strip().splitlines()[-1].split()
-    return float(wall), float(cpu)
-
-
-def median_ms(code: str, samples: int, *, bytecode: bool = True) -> tuple[float, float]:
-    """Median (wall, CPU) milliseconds over `samples` fresh interpreters."""
-    measured = [timed(code, bytecode=bytecode) for _ in range(samples)]
-    return statistics.median(w for w, _ in measured) * 1000, statistics.median(c for _, c in measured) * 1000
-
-
 def instructions(code: str) -> int | None:
     """Instructions callgrind counts for a fresh interpreter running `code`."""
     result = subprocess.run(
@@ -182,83 +106,12 @@ def instructions(code: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def bench_cold_imports(samples: int, callgrind: bool) -> None:
-    names = sorted(p.parent.name for p in FUNCTIONS.glob("*/handler.py"))
-    floors = {kind: median_ms(code, samples) for kind, code in FLOORS.items()}
-    print(f"cold import, median of {samples} fresh interpreters, bytecode compiled, tracing off (ms)")
-    for kind, (wall, cpu) in floors.items():
-        print(f"  floor {kind:<18} {wall:7.1f} wall {cpu:7.1f} CPU")
-    cpu_of: dict[str, float] = {}
-    for name in [*names, API_FIRST_REQUEST]:
-        code = api_first_request_code() if name == API_FIRST_REQUEST else import_code(name)
-        wall, cpu = median_ms(code, samples)
-        cpu_of[name] = cpu
-        kind = floor_of(name.split()[0])
-        ratio = cpu / floors[kind][1]
-        print(f"  {name:<24} {wall:7.1f} wall {cpu:7.1f} CPU   {ratio:4.2f}x its floor ({kind}, CPU){_over(ratio)}")
-    _summarise_imports(cpu_of, {kind: cpu for kind, (_, cpu) in floors.items()})
-    if samples == 1:
-        return  # quick mode: the import without bytecode and the instruction counts are full-mode figures
-    _, no_pyc = median_ms(import_code("api"), samples, bytecode=False)
-    _, no_pyc_floor = median_ms(FLOORS["api"], samples, bytecode=False)
-    print(
-        f"  api without bytecode     {no_pyc:7.1f} CPU   ({no_pyc / cpu_of['api']:.1f}x the api with bytecode;"
-        f" its floor without bytecode {no_pyc_floor:.1f} CPU)"
-    )
-    if callgrind:
-        bench_instructions()
+def bench_cold_imports(samples: int, count: bool) -> None:
+    """scripts/bench_cold.py: every function's cold import against its floor, each row into the summary."""
+    sys.path.insert(0, str(SCRIPTS))
+    import bench_cold
 
-
-GOAL = 1.2  # issue 15: every function's cold import within 1.2x its libraries' floor
-
-
-def _over(ratio: float) -> str:
-    return f"  OVER {GOAL}x" if ratio > GOAL else ""
-
-
-def _summarise_imports(cpu_of: dict[str, float], floors: dict[str, float]) -> None:
-    """One row per function (and the API with its first request's routes), each against its floor; the
-    ones over the goal are marked, then how many are."""
-    over = []
-    for name, cpu in cpu_of.items():
-        kind = floor_of(name.split()[0])
-        ratio = cpu / floors[kind]
-        SUMMARY.add(
-            f"cold import {name}", f"{cpu:.0f} ms CPU", f"floor {kind} {floors[kind]:.0f} ms", ratio, _over(ratio)
-        )
-        over += [name] if ratio > GOAL else []
-    SUMMARY.add(
-        f"cold imports over {GOAL}x their floor",
-        f"{len(over)} of {len(cpu_of)}",
-        "CPU time: noisy on a loaded machine (the instruction counts are not)",
-        note=(": " + ", ".join(over)) if over else "",
-    )
-
-
-def bench_instructions() -> None:
-    if shutil.which("valgrind") is None:
-        print("  instructions: valgrind not installed")
-        return
-    base = instructions("pass") or 0
-    print("cold import, instructions (callgrind, the interpreter's own start subtracted)")
-    counted = {"floor api": FLOORS["api"], "floor gate": FLOORS["gate"], "api": import_code("api")}
-    counted |= {"floor mcp": FLOORS["mcp"], "floor notify": FLOORS["notify"]}
-    counted[API_FIRST_REQUEST] = api_first_request_code()
-    counted |= {name: import_code(name) for name in ("mcp", "park", "gate_deadline", "notify_console", "notify_email")}
-    figures = {label: (instructions(code) or 0) - base for label, code in counted.items()}
-    for label, count in figures.items():
-        kind = label.split()[1] if label.startswith("floor") else floor_of(label.split()[0])
-        ratio = count / figures[f"floor {kind}"]
-        shown = "" if label.startswith("floor") else f"   {ratio:4.2f}x floor {kind}{_over(ratio)}"
-        print(f"  {label:<24} {count / 1e6:9.1f} M{shown}")
-        if not label.startswith("floor"):
-            SUMMARY.add(
-                f"instructions {label}",
-                f"{count / 1e6:.0f} M",
-                f"floor {kind} {figures[f'floor {kind}'] / 1e6:.0f} M",
-                ratio,
-                _over(ratio),
-            )
+    bench_cold.run(samples, count, 2, SUMMARY.add)
 
 
 def _run_cpu(argv: list[str]) -> tuple[float, float]:

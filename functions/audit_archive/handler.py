@@ -11,12 +11,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import audit_archive
-from baton.services.audit import archive
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     from baton.adapters.audit_archive import decision_records  # boto3 on the first call, not at import
+    from baton.services.audit import archive  # and the decision records and events with it
 
     return {"archived": archive(decision_records(event), audit_archive(os.environ["BATON_AUDIT_BUCKET"]))}

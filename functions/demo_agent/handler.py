@@ -18,7 +18,6 @@ from baton.domain.fields import NodeName, RunId, TimeoutSeconds
 from baton.domain.ladder import LadderFields
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
-from baton.services.questions import POSTED
 
 
 class DemoQuestion(LadderFields):
@@ -38,6 +37,8 @@ class DemoAgentRequest(BaseModel):
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    from baton.services.questions import POSTED  # the service's module (records, events): the first call's
+
     request = parse(event=event, model=DemoAgentRequest)
     questions = services().questions
     ids = [

@@ -12,12 +12,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
-from baton.services.deadlines import Deadlines
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    from baton.services.deadlines import Deadlines  # with the records and events: the first call's, not the import's
+
     timer = parse(event=event, model=GateDeadlinePayload)
     reconciler = services().reconciler
     deadlines = Deadlines(

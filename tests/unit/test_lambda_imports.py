@@ -136,29 +136,16 @@ WATCHED = [
 ]
 MAY_LOAD: dict[str, tuple[str, ...]] = {
     "api": ("baton.api", "aws_lambda_powertools.event_handler"),
-    # The MCP door: its tools' models and the API's caller resolution; the services, records and
-    # contracts a tool call uses are imported by that call (baton/mcp/agent.py, baton/mcp/server.py).
-    "mcp": ("baton.mcp", "baton.api.auth", "mcp_types", "baton.notify.model"),
-    "audit_archive": ("baton.services.audit", "baton.events"),
-    "gate_deadline": ("baton.services.deadlines", "baton.models", "baton.events"),
-    "demo_agent": (
-        "baton.services.questions",
-        "baton.services.approvals",
-        "baton.services.deadlines",
-        "baton.models",
-        "baton.events",
-    ),
-    "interrupt_park": ("baton.notify.model",),  # the channel names an interrupt's notify list is checked against
+    # The MCP door: its tools' models and the API's caller resolution; the services, records, contracts and
+    # the notification model (for an interrupt's channel names) a tool call uses are imported by that call
+    # (baton/mcp/agent.py, baton/domain/interrupt_fields.py).
+    "mcp": ("baton.mcp", "baton.api.auth", "mcp_types"),
+    # Every other function (the gate functions, the scheduled ones, audit_archive) loads none of them: its
+    # services, records and events come with its first call (`services()`, or the archive's own import).
     "notify_console": ("baton.notify.console", "baton.notify.model", "baton.notify.subscriber"),
-    "notify_email": (
-        "baton.notify.email",
-        "baton.notify.model",
-        "baton.notify.subscriber",
-        "baton.channels.email",
-        "baton.channels.slack.forms",  # the answer forms the email's links open, shared with Slack
-        "baton.models",
-        "baton.events",
-    ),
+    # The mail and its signed link; the answer desk behind the link (its forms, shared with Slack, and the
+    # records) is the API's, not this function's.
+    "notify_email": ("baton.notify.email", "baton.notify.model", "baton.notify.subscriber", "baton.channels.email"),
     **{
         name: (
             "baton.notify.config",
@@ -258,23 +245,55 @@ API_NOT_AT_IMPORT = [
 ]
 
 
-def test_the_api_handler_imports_no_route_module_contract_service_or_openapi_document_model() -> None:
-    handler = str(ROOT / "functions" / "api" / "handler.py")
-    code = (
-        "import importlib.util, json, sys\n"
-        f"spec = importlib.util.spec_from_file_location('lambda_api', {handler!r})\n"
-        "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
-        "print(json.dumps(sorted(sys.modules)))\n"
-    )
+def _modules_after(code: str) -> list[str]:
+    """Every module loaded once `code` ran in a fresh interpreter, as a Lambda sandbox with tracing off."""
     env = {**_without(os.environ, *TRACING_ENV), "BATON_TABLE_NAME": "import-check", "AWS_DEFAULT_REGION": "us-east-1"}
     env |= {"LAMBDA_TASK_ROOT": str(ROOT), "POWERTOOLS_TRACE_DISABLED": "true"}
+    code += "import json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120, env=env
     )
     assert result.returncode == 0, result.stderr
     loaded: list[str] = json.loads(result.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+_IMPORT_API = (
+    "import importlib.util\n"
+    f"spec = importlib.util.spec_from_file_location('lambda_api', {str(ROOT / 'functions' / 'api' / 'handler.py')!r})\n"
+    "api = importlib.util.module_from_spec(spec)\n"
+    "spec.loader.exec_module(api)\n"
+)
+
+
+def test_the_api_handler_imports_no_route_module_contract_service_or_openapi_document_model() -> None:
+    loaded = _modules_after(_IMPORT_API)
     assert "baton.api.app" in loaded and "baton.api.route_families" in loaded  # the probe imported the handler
     assert [m for m in loaded if m.startswith(tuple(API_NOT_AT_IMPORT))] == []
+
+
+# What a resume's first request includes before it runs (baton/api/route_families.py): its route module with
+# its request models and the response contracts; not the records, events, services or the notification
+# model, which the call itself imports (through baton/runtime/wiring.py) when it needs them.
+RESUME_ROUTES_NOT_AT_INCLUDE = [
+    "baton.models",
+    "baton.events",
+    "baton.services",
+    "baton.notify",
+    "baton.channels",
+    "baton.domain.interrupt_spec",
+    "baton.domain.answer_schema",
+    "fastjsonschema",
+]
+
+
+def test_a_resume_requests_routes_load_no_record_event_service_or_notification_model() -> None:
+    include = (
+        "from baton.api.route_families import family_of\napi.APP.include_family(family_of('/api/runs/r/resume'))\n"
+    )
+    loaded = _modules_after(_IMPORT_API + include)
+    assert "baton.api.routes_runs" in loaded and "baton.contracts.runs" in loaded  # the family was included
+    assert [m for m in loaded if m.startswith(tuple(RESUME_ROUTES_NOT_AT_INCLUDE))] == []
 
 
 def test_outside_lambda_tracing_is_off_and_no_handler_loads_the_xray_sdk() -> None:

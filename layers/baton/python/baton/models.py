@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, model_validator
 
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.fields import RunState
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder, LadderStep
 from baton.events import PAYLOAD_OF_TYPE, EventPayload, EventType
 
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
 
 InteractionKind = Literal["question", "ask", "await", "interrupt", "review"]
 InteractionState = Literal["pending", "answered", "cancelled", "timed_out"]
-RunState = Literal["created", "running", "paused_waiting_human", "succeeded", "failed", "timed_out", "aborted"]
 TERMINAL_RUN_STATES: frozenset[str] = frozenset({"succeeded", "failed", "timed_out", "aborted"})
 
 

@@ -16,7 +16,8 @@ from baton.contracts import InterruptCancelled, InterruptPage, InterruptResumed,
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunId
-from baton.domain.interrupt_spec import MAX_TIMEOUT_MS, InterruptKey, InterruptSpec, NotifyChannels, Prompt, TimeoutMs
+from baton.domain.interrupt_fields import MAX_TIMEOUT_MS, InterruptKey, NotifyChannels, Prompt, TimeoutMs
+from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder, LadderFields, OnTimeout
 from baton.errors import ForbiddenError
 from baton.notify.model import Channel

@@ -23,7 +23,7 @@ from baton.contracts import (
 )
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
-from baton.domain.interrupt_spec import NotifyChannels
+from baton.domain.interrupt_fields import NotifyChannels
 from baton.domain.ladder import LadderFields, OnTimeout
 
 router = APIGatewayRouter()

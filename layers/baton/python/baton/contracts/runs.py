@@ -8,8 +8,7 @@ from pydantic import Field
 
 from baton.contracts.base import Contract
 from baton.contracts.questions import ApprovalView
-from baton.models import RunState
-from baton.notify.model import how_to_answer_for
+from baton.domain.fields import RunState
 
 if TYPE_CHECKING:
     from baton.models import Interaction
@@ -67,6 +66,14 @@ class ResumeResult(Contract):
     approval: ApprovalView | None = Field(default=None, description="A quorum pause: the count and who voted.")
 
 
+def _how_to_answer(run_id: str, interaction_id: str) -> str:
+    # The notification model's module, imported by the first ask shown (a route module's import need not
+    # build that model).
+    from baton.notify.model import how_to_answer_for
+
+    return how_to_answer_for("ask", run_id, interaction_id)
+
+
 class BlockingAskView(Contract):
     """POST /api/runs/{run_id}/asks (201) and GET /api/runs/{run_id}/asks/{interaction_id}: the blocking
     ask of an agent that is not a workflow, answered with POST /api/runs/{run_id}/resume."""
@@ -104,7 +111,7 @@ class BlockingAskView(Contract):
             created_at=i.created_at,
             expires_at=i.expires_at,
             outcome=i.state.outcome,
-            how_to_answer=how_to_answer_for("ask", i.run_id, i.interaction_id),
+            how_to_answer=_how_to_answer(i.run_id, i.interaction_id),
         )
 
 

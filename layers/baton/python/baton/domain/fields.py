@@ -11,7 +11,7 @@ status codes.
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
@@ -21,6 +21,8 @@ RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$")  # also a valid
 NODE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")
 GATE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")  # WAIT#<gate> in the store
 MAX_TIMEOUT_SECONDS = 7 * 86400  # no silent infinity: every gate's wait ends within a week
+# A run's status: its record's (baton.models.RunSummary) and every contract that shows it.
+RunState = Literal["created", "running", "paused_waiting_human", "succeeded", "failed", "timed_out", "aborted"]
 
 
 def check_run_id(run_id: str) -> str:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
-from baton.domain.interrupt_spec import Prompt
+from baton.domain.interrupt_fields import Prompt
 from baton.domain.ladder import AwaitLadderFields, LadderFields, OnTimeout
 
 APPROVAL_ARG = (

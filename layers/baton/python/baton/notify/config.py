@@ -41,7 +41,7 @@ class SlackConfig(BaseModel):
     `SLACK_WEBHOOK_SECRET_ARN` (Secrets Manager); first one set wins, in that order.
     `NOTIFY_HTTP_TIMEOUT_SECONDS` optional (default 10)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)  # built by the first call's read
 
     slack_webhook_url: str | None = None
     slack_webhook_parameter: str | None = None
@@ -81,7 +81,7 @@ class WebhookConfig(BaseModel):
     """`WEBHOOK_URL` (required) and `WEBHOOK_SECRET` or `WEBHOOK_SECRET_PARAMETER` (SSM SecureString
     name, read once with decryption). `NOTIFY_HTTP_TIMEOUT_SECONDS` optional (default 10)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)  # built by the first call's read
 
     webhook_url: str
     webhook_secret: str | None = Field(default=None, repr=False)

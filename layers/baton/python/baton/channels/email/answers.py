@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from baton.channels.email.forms import LinkForm, NotAnAnswer, answer_of, link_form
-from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, read_link
+from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, inbox_item_url, read_link
 from baton.channels.email.pages import Page
 from baton.errors import BatonError
 from baton.ids import iso
@@ -37,13 +37,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("baton")
 STALE_CLAIM_SECONDS = 60
-_INBOX_ROUTE = {"interrupt": "#/interrupt/{iid}", "review": "#/review/{run}", "await": "#/run/{run}"}
-
-
-def inbox_item_url(inbox_url: str, kind: str, run_id: str, interaction_id: str) -> str:
-    """The web inbox's screen of one item (its hash routes: inbox/src/util.js `itemHref`)."""
-    route = _INBOX_ROUTE.get(kind, "#/question/{run}/{iid}").format(run=run_id, iid=interaction_id)
-    return inbox_url.split("#", 1)[0] + route
 
 
 def _shown(value: Any) -> str:

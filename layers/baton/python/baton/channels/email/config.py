@@ -40,7 +40,7 @@ class EmailConfigError(RuntimeError):
 
 
 class EmailConfig(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)  # built by the first call's read
 
     baton_email_recipients: tuple[str, ...] = ()
     baton_email_sender: str = ""

@@ -36,7 +36,8 @@ RefusalReason = Literal["malformed", "tampered", "expired", "not_a_recipient", "
 class LinkClaims(BaseModel):
     """What a link is for. The field aliases are the short keys of the encoded JSON."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Built with the first link signed or read, not with the notify function's import.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     link_id: str = Field(alias="l", min_length=8, max_length=64)
     run_id: str = Field(alias="r", min_length=1, max_length=200)
@@ -49,7 +50,7 @@ class LinkUse(BaseModel):
     """The record of a link's one use, kept in the run's partition (`LINK#<link_id>`). `state` is
     `claimed` while its answer is being stored and `answered` once it is."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     link_id: str
     run_id: str
@@ -124,3 +125,13 @@ def read_link(token: str, key: bytes, *, now: datetime) -> LinkClaims:
         until = iso(datetime.fromtimestamp(claims.expires_at, UTC))
         raise LinkRefused("expired", 410, f"This link has expired: it could be used until {until}.")
     return claims
+
+
+# The web inbox's screen of each kind of item (a question's, the default, takes the run and the id).
+_INBOX_ROUTE = {"interrupt": "#/interrupt/{iid}", "review": "#/review/{run}", "await": "#/run/{run}"}
+
+
+def inbox_item_url(inbox_url: str, kind: str, run_id: str, interaction_id: str) -> str:
+    """The web inbox's screen of one item (its hash routes: inbox/src/util.js `itemHref`)."""
+    route = _INBOX_ROUTE.get(kind, "#/question/{run}/{iid}").format(run=run_id, iid=interaction_id)
+    return inbox_url.split("#", 1)[0] + route

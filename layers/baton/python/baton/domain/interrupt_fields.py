@@ -1,0 +1,60 @@
+"""The field types of an interrupt, shared by `InterruptSpec` (`baton/domain/interrupt_spec.py`), the API's
+request model and the MCP door's `interrupt` tool: each check raises the Baton error of its status code (a
+bad timeout, channel, key or prompt 422). Kept apart from `InterruptSpec` so that a model using only these
+types (the MCP tools, a route's request model) imports neither the answer schemas nor the ladder."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, BeforeValidator
+
+from baton.domain.fields import refuse_non_numbers
+from baton.errors import ValidationFailedError
+
+MAX_TIMEOUT_MS = 7 * 86400 * 1000
+MAX_PROMPT_CHARS = 4000
+MAX_KEY_CHARS = 200
+
+
+def _check_prompt(prompt: str) -> str:
+    prompt = prompt.strip()
+    if not prompt:
+        raise ValidationFailedError("prompt must be a non-empty string", details={"field": "prompt"})
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise ValidationFailedError(f"prompt is longer than {MAX_PROMPT_CHARS} characters", details={"field": "prompt"})
+    return prompt
+
+
+def _check_timeout_ms(timeout_ms: int | None) -> int | None:
+    if timeout_ms is not None and (isinstance(timeout_ms, bool) or not 0 < timeout_ms <= MAX_TIMEOUT_MS):
+        raise ValidationFailedError(
+            f"timeoutMs must be an integer in 1..{MAX_TIMEOUT_MS}", details={"field": "timeoutMs"}
+        )
+    return timeout_ms
+
+
+def _check_notify(notify: list[str] | None) -> list[str] | None:
+    # The channel names live with the notification model, imported by the first list checked (the MCP
+    # door's and a route module's import need not build that model).
+    from baton.notify.model import CHANNELS
+
+    for n, channel in enumerate(notify or []):
+        if channel not in CHANNELS:
+            raise ValidationFailedError(
+                f"unknown notify channel {channel!r}; expected some of {', '.join(CHANNELS)}",
+                details={"path": f"notify[{n}]", "field": "notify"},
+            )
+    return notify
+
+
+def _check_key(key: str | None) -> str | None:
+    if key is not None and not 0 < len(key) <= MAX_KEY_CHARS:
+        raise ValidationFailedError(f"key must be 1-{MAX_KEY_CHARS} characters", details={"field": "key"})
+    return key
+
+
+Prompt = Annotated[str, AfterValidator(_check_prompt)]
+TimeoutMs = Annotated[int | None, BeforeValidator(refuse_non_numbers), AfterValidator(_check_timeout_ms)]
+NotifyChannels = Annotated[list[str] | None, AfterValidator(_check_notify)]
+InterruptKey = Annotated[str | None, AfterValidator(_check_key)]
