@@ -12,6 +12,7 @@ Where each remaining call goes is named in the README's section on the answer pa
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -276,3 +277,82 @@ def test_resume_reads_stay_flat_as_history_grows(call_log: CallLog, moto_stack: 
     read = {rounds: _resume_after_history(call_log, moto_stack, rounds) for rounds in (1, 11)}
     assert read[1] >= 3, read  # the run, the pause's marker and its wait, at least
     assert read[11] == read[1], f"a resume read {read[1]} items at history 1, {read[11]} at 11"
+
+
+def _last_answer_after_history(call_log: CallLog, stack: MotoStack, rounds: int) -> tuple[int, dict[str, Any]]:
+    """The items the last answer of an await gate reads on a fresh run with `rounds` of history (its
+    calls in budget), and the gate's output."""
+    services = stack.services
+    run_id = f"flat-gate-{rounds}"
+    run = services.runs.start(
+        "await_answers",
+        {"from": "draft", "node": "draft", "timeout_seconds": 60, "questions": [{"question": "DB?"}]},
+        run_id=run_id,
+        caller="op",
+    )
+    _until_parked(stack, run_id)
+    _history(stack, run_id, rounds)
+    [question] = [q for q in services.questions.pending(run_id) if q.request.node == "draft"]
+    _warm(stack)
+    path = f"/api/runs/{run_id}/interactions/{question.interaction_id}/answer"
+    (status, body), calls = call_log.measure(lambda: _api(stack, "POST", path, {"answer": "pg"}))
+    assert status == 200 and body["resumed"] is True, body
+    _check("last answer releasing a gate", calls)
+    read = call_log.items_read
+    sfn = stack.clients["stepfunctions"]
+    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
+    described = sfn.describe_execution(executionArn=run.execution_arn)
+    assert described["status"] == "SUCCEEDED", described
+    return read, json.loads(described["output"])
+
+
+def test_last_answer_reads_stay_flat_as_history_grows(call_log: CallLog, moto_stack: MotoStack) -> None:
+    """The last answer releasing an await gate reads the same items with one round of answered history
+    on its run as with eleven: the gate's output comes from the answers its wait carries, not from a
+    read of the run's interactions (which grew by one item per round)."""
+    read: dict[int, int] = {}
+    for rounds in (1, 11):
+        read[rounds], output = _last_answer_after_history(call_log, moto_stack, rounds)
+        assert [(a["node"], a["question"], a["answer"]) for a in output["answers"]] == [("draft", "DB?", "pg")]
+    assert read[1] >= 3, read  # the run, the question's marker and the gate's wait, at least
+    assert read[11] == read[1], f"the last answer read {read[1]} items at history 1, {read[11]} at 11"
+
+
+def test_a_wait_stored_before_waits_carried_answers_is_released_from_a_read(
+    call_log: CallLog, moto_stack: MotoStack
+) -> None:
+    """A wait without carried answers (as stored before them) is released as before: after the deciding
+    write, one read of the run's questions gives the gate's output, the answer before the park in it."""
+    services = moto_stack.services
+    run = services.runs.start(
+        "await_answers",
+        {
+            "from": "draft",
+            "node": "draft",
+            "timeout_seconds": 60,
+            "questions": [{"question": "DB?"}, {"question": "Region?"}],
+        },
+        run_id="legacy-gate",
+        caller="op",
+    )
+    _until_parked(moto_stack, "legacy-gate")
+    first, second = services.questions.pending("legacy-gate")
+    services.questions.answer("legacy-gate", first.interaction_id, "pg", caller="op")
+    moto_stack.clients["dynamodb"].update_item(  # the wait as an older Baton stored it
+        TableName=os.environ["BATON_TABLE_NAME"],
+        Key={"PK": {"S": "RUN#legacy-gate"}, "SK": {"S": "WAIT#await"}},
+        UpdateExpression="REMOVE carry, answers, carry_version, carried_bytes",
+    )
+    assert services.core.store.get_wait("legacy-gate", "await").carry is None
+    _warm(moto_stack)
+    path = f"/api/runs/legacy-gate/interactions/{second.interaction_id}/answer"
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"answer": "eu"}))
+    assert status == 200 and body["resumed"] is True, body
+    assert calls[:3] == ["dynamodb.Query", "dynamodb.TransactWriteItems", "dynamodb.Query"], calls
+    assert calls[3] == SEND, calls
+    sfn = moto_stack.clients["stepfunctions"]
+    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
+    described = sfn.describe_execution(executionArn=run.execution_arn)
+    assert described["status"] == "SUCCEEDED", described
+    answers = json.loads(described["output"])["answers"]
+    assert [(a["question"], a["answer"]) for a in answers] == [("DB?", "pg"), ("Region?", "eu")]
