@@ -213,12 +213,16 @@ class MemoryStore:
             )
             return True
 
+    def _carry_holds(self, guard: CarryAnswer) -> bool:
+        """The wait exists (open, with `now`), carrying the answers read (with `seen_version`)."""
+        wait = self.waits.get((guard.wait.run_id, guard.wait.gate))
+        if wait is None or (guard.seen_version is not None and wait.carry_version != guard.seen_version):
+            return False
+        return guard.now is None or self._holds(WaitStillOpen(guard.wait, guard.now))
+
     def _holds(self, guard: Guard) -> bool:
         if isinstance(guard, CarryAnswer):
-            wait = self.waits.get((guard.wait.run_id, guard.wait.gate))
-            if wait is None or (guard.seen_version is not None and wait.carry_version != guard.seen_version):
-                return False
-            return guard.now is None or self._holds(WaitStillOpen(guard.wait, guard.now))
+            return self._carry_holds(guard)
         if isinstance(guard, WaitStillOpen):
             wait = self.waits.get((guard.wait.run_id, guard.wait.gate))
             return (

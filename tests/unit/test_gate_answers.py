@@ -56,9 +56,7 @@ def _answers(core: Core) -> list[tuple[str, Any]]:
     return [(a["question"], a["answer"]) for a in output["answers"]]
 
 
-def test_the_last_answer_sends_the_carried_answers_without_reading_the_scope(
-    qs: QuestionService, core: Core
-) -> None:
+def test_the_last_answer_sends_the_carried_answers_without_reading_the_scope(qs: QuestionService, core: Core) -> None:
     early = _ask(qs, "Q1")
     qs.answer("r1", early, "before the park", caller="op")
     second, third = _ask(qs, "Q2"), _ask(qs, "Q3")
@@ -165,9 +163,7 @@ def test_a_wait_stored_before_waits_carried_answers_is_released_from_a_read(qs: 
     assert _answers(core) == [("Q1", "one"), ("Q2", "two")]
 
 
-def test_a_default_taken_at_one_gates_deadline_is_carried_onto_the_other_gates(
-    qs: QuestionService, core: Core
-) -> None:
+def test_a_default_taken_at_one_gates_deadline_is_carried_onto_the_other_gates(qs: QuestionService, core: Core) -> None:
     """Gate `drafts` ends at its deadline taking its question's default; the whole-run gate waiting on
     the same question gets the default carried onto its wait, so its last answer still sends it."""
     defaulted = _ask(qs, "Q1", timeout_seconds=30, ladder=Ladder(on_timeout={"default": "yes"}))

@@ -337,7 +337,13 @@ class DynamoStore(DynamoApprovals):
 
     def _put_marked(self, values: dict[str, Any], run_id: str, *, count_ask: bool) -> None:
         items: list[Any] = [
-            {"Put": {"TableName": self._table, "Item": _to_item(values), "ConditionExpression": "attribute_not_exists(PK)"}},
+            {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": _to_item(values),
+                    "ConditionExpression": "attribute_not_exists(PK)",
+                }
+            },
             {"Put": {"TableName": self._table, "Item": _to_item(self._marker_values(values))}},
             *([self._ask_count(run_id)] if count_ask else []),
         ]
@@ -861,9 +867,7 @@ class DynamoStore(DynamoApprovals):
             elif record == "audit_head":
                 head = AuditHead(seq=int(values["seq"]), hash=str(values["hash"]))
         pending.sort(key=lambda i: (i.created_at, i.interaction_id))
-        return RunSnapshot(
-            run=run, pending=pending, waits=waits, scope_version=version, audit_head=head, asked=asked
-        )
+        return RunSnapshot(run=run, pending=pending, waits=waits, scope_version=version, audit_head=head, asked=asked)
 
     def bump_scope(self, run_id: str) -> None:
         self._db.update_item(

@@ -87,7 +87,9 @@ def carried_by(waits: Sequence[ParkedWait], question: Interaction, answer: Any) 
         if wait.carry in CARRYING:
             entry = entry_of(question, answer)
             fits = _fits(wait, entry)
-            guards.append(CarryAnswer(wait=wait, now=None, interaction_id=question.interaction_id, entry=entry if fits else None))
+            guards.append(
+                CarryAnswer(wait=wait, now=None, interaction_id=question.interaction_id, entry=entry if fits else None)
+            )
     return guards
 
 

@@ -396,9 +396,7 @@ class QuestionService:
         ]
         # The gates this answer releases from their carried answers (no read of the scope after the write).
         known = {
-            w.gate
-            for w in ready
-            if len(others) <= MAX_PENDING_GUARDS and gate_answers.releasable(w, question, answer)
+            w.gate for w in ready if len(others) <= MAX_PENDING_GUARDS and gate_answers.releasable(w, question, answer)
         }
         now = core.now()
         guards: list[Guard] = [
@@ -792,7 +790,9 @@ class QuestionService:
                 self.core.store.mark_blocked(question.run_id, wait.gate, [question.interaction_id])
                 return
 
-    def _release_if_ready(self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None = None) -> bool:
+    def _release_if_ready(
+        self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None = None
+    ) -> bool:
         """Release the gate if its scope is answered. Not yet, after a park (`parked`, the wait it
         wrote): what was answered before it is merged into the wait's carried answers, read after the
         wait and its scope bump were written (`baton/services/gate_answers.py`)."""
@@ -996,9 +996,7 @@ class QuestionService:
                 if w.kind == "await" and w.status == "parked" and w.gate != wait.gate
             ]
             for question in pending:
-                self._answer_default(
-                    question, carrying=[w for w in others if _in_scope(question, w.scope.get("from"))]
-                )
+                self._answer_default(question, carrying=[w for w in others if _in_scope(question, w.scope.get("from"))])
             pending, answers = self._scope(wait.run_id, wait.scope.get("from"))
         if not pending:
             return self._send_release(wait, answers)
