@@ -143,6 +143,7 @@ MAY_LOAD: dict[str, tuple[str, ...]] = {
     "gate_deadline": ("baton.services.deadlines", "baton.models", "baton.events"),
     "demo_agent": (
         "baton.services.questions",
+        "baton.services.gate_answers",  # the questions' await gates carry their answers (json and the ports)
         "baton.services.approvals",
         "baton.services.deadlines",
         "baton.models",
