@@ -335,9 +335,11 @@ class QuestionService:
         and event, guarded by every in-scope await gate's wait being still open before its deadline
         (so an answer can never be accepted while the deadline path fails the gate), by the run's scope
         version (no gate parked in between unseen) and by the other in-scope questions still pending
-        (so "not the last one" is decided by the write, with no read after it). Only an answer that may
-        be the last in a parked gate's scope reads the scope's answers (the gate's output), then sends.
-        A guard that failed means the run changed under us: read again and decide again.
+        (so "not the last one" is decided by the write, with no read after it). The answer is carried
+        onto each such gate's wait in the same write, so the last one sends the gate's output from the
+        answers the wait carries, with no read (`baton/services/gate_answers.py`; a wait whose carry
+        cannot be trusted: one read of the scope's answers after the write, then the send). A guard
+        that failed means the run changed under us: read again and decide again.
 
         A quorum question's answer is a vote (`_vote`); the vote that meets the quorum answers it here
         with `decided` (the agreed answer, its voters, and the tally guard on the write)."""
