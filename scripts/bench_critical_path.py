@@ -13,7 +13,9 @@ the bench's own, for the floors) and the whole process's CPU time from the reque
 Step Functions engine's work included). With `--history N` each Baton sample's run first has N rounds
 asked and answered on it (a question at another node, answered; untimed), so the figures show whether
 the path stays flat as a run's history grows. The AWS calls of each Baton request are counted with botocore
-`before-call` hooks (those before the send listed apart). Figures are printed, never asserted.
+`before-call` hooks (those before the send listed apart), and the DynamoDB items its reads read with
+`after-call` hooks (a Query's ScannedCount): counts that do not depend on the machine's load. Figures
+are printed, never asserted.
 
 Usage: uv run python scripts/bench_critical_path.py [--samples 50] [--history 0] [--quick] [--json]
 """
@@ -44,10 +46,28 @@ class _Calls:
 
     current: list[str] = field(default_factory=list)
     per_operation: dict[str, list[str]] = field(default_factory=dict)
+    items: int = 0  # DynamoDB items the counted request's reads read
+    items_per_operation: dict[str, list[int]] = field(default_factory=dict)
 
     def hook(self, model: Any, **_: Any) -> None:
         if getattr(_counting, "on", False):
             self.current.append(f"{model.service_model.service_name}.{model.name}")
+
+    def after(self, model: Any, parsed: Any = None, **_: Any) -> None:
+        if getattr(_counting, "on", False) and isinstance(parsed, dict):
+            if model.name == "Query":
+                self.items += int(parsed.get("ScannedCount", parsed.get("Count", 0)))
+            elif model.name == "GetItem":
+                self.items += 1 if parsed.get("Item") else 0
+            elif model.name == "BatchGetItem":
+                self.items += sum(len(found) for found in (parsed.get("Responses") or {}).values())
+
+    def start(self) -> None:
+        self.current, self.items = [], 0
+
+    def keep(self, name: str, calls: list[str]) -> None:
+        self.per_operation[name] = calls
+        self.items_per_operation.setdefault(name, []).append(self.items)
 
 
 CALLS = _Calls()
@@ -63,6 +83,7 @@ def _install_counter() -> None:
     def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
         client = original(self, *args, **kwargs)
         client.meta.events.register("before-call.*.*", CALLS.hook)
+        client.meta.events.register("after-call.dynamodb.*", CALLS.after)
         return client
 
     botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
@@ -179,7 +200,7 @@ class _Bench:
     def resume(self) -> float:
         run_id, arn, _ = self._parked("human_pause", {"prompt": "bench?", "timeout_seconds": 120})
         self._with_history(run_id)
-        CALLS.current = []
+        CALLS.start()
         API_CPU.clear()
         process = time.process_time()
         started = time.perf_counter()
@@ -189,15 +210,18 @@ class _Bench:
         took = time.perf_counter() - started
         self._cpu("resume", sum(API_CPU), process)
         assert result.resumed, result
-        CALLS.per_operation["resume"] = calls
+        CALLS.keep("resume", calls)
         return took
 
     def last_answer(self) -> float:
         payload = {"node": "draft", "from": "draft", "timeout_seconds": 120, "questions": [{"question": "Q?"}]}
         run_id, arn, _ = self._parked("await_answers", payload)
         [question] = self._until(lambda: self.client.pending_questions(run_id), "question")
+        # A person answers seconds after the park, not amid it: its re-check has merged what its scope
+        # answered before it into the answers its wait carries (baton/services/gate_answers.py).
+        self._until(lambda: getattr(self.store.get_wait(run_id, "await"), "carry", None) != "filling", "park")
         self._with_history(run_id)
-        CALLS.current = []
+        CALLS.start()
         API_CPU.clear()
         process = time.process_time()
         started = time.perf_counter()
@@ -207,7 +231,7 @@ class _Bench:
         took = time.perf_counter() - started
         self._cpu("last answer", sum(API_CPU), process)
         assert result.resumed, result
-        CALLS.per_operation["last answer"] = calls
+        CALLS.keep("last answer", calls)
         return took
 
 
@@ -251,7 +275,13 @@ def _measure(samples: int, history: int = 0) -> dict[str, Any]:
         }
     for name, calls in CALLS.per_operation.items():
         before = calls.index(SEND) if SEND in calls else None
-        figures["calls"][name] = {"total": len(calls), "before_send": before, "sequence": calls}
+        items = CALLS.items_per_operation.get(name, [])
+        figures["calls"][name] = {
+            "total": len(calls),
+            "before_send": before,
+            "sequence": calls,
+            "items_read": {"min": min(items, default=0), "max": max(items, default=0)},
+        }
     return figures
 
 
@@ -278,7 +308,11 @@ def _print(figures: dict[str, Any]) -> None:
         print(f"  {name:<12} {cpu['request']:7.1f}ms {cpu['to_succeeded']:11.1f}ms")
     print("  AWS calls per Baton request (botocore before-call hooks):")
     for name, calls in figures["calls"].items():
-        print(f"    {name:<12} {calls['total']:>2} calls, {calls['before_send']} before the send: {calls['sequence']}")
+        read = calls["items_read"]
+        print(
+            f"    {name:<12} {calls['total']:>2} calls, {calls['before_send']} before the send, "
+            f"{read['min']}-{read['max']} DynamoDB items read: {calls['sequence']}"
+        )
 
 
 def main() -> None:

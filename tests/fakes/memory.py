@@ -21,6 +21,7 @@ from baton.models import (
 )
 from baton.ports import (
     PENDING_MARKED_KINDS,
+    CarryAnswer,
     FoundInteraction,
     GuardFailedError,
     QuorumMet,
@@ -47,6 +48,7 @@ class MemoryStore:
         self.waits: dict[tuple[str, str], ParkedWait] = {}
         self.turns: dict[tuple[str, str, int], ReviewTurn] = {}
         self.scope_versions: dict[str, int] = {}
+        self.asked: dict[str, int] = {}  # run id -> questions asked (put_interaction's count_ask)
         self.votes: dict[tuple[str, str, str], Approval] = {}  # (run, interaction, operator)
         self.tallies: dict[tuple[str, str], ApprovalTally] = {}
         # the tallies of open quorum pauses and their thresholds (DynamoStore: the sparse QUORUM keys)
@@ -83,12 +85,16 @@ class MemoryStore:
             self.runs[run_id] = updated
             return updated
 
-    def put_interaction(self, interaction: Interaction) -> None:
+    def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None:
         key = (interaction.run_id, interaction.interaction_id)
         with self._lock:
             if key in self.interactions:
                 raise ConflictError(f"interaction {interaction.interaction_id} already exists")
+            if count_ask and interaction.run_id not in self.runs:
+                raise NotFoundError(f"run {interaction.run_id} not found")
             self.interactions[key] = interaction
+            if count_ask:
+                self.asked[interaction.run_id] = self.asked.get(interaction.run_id, 0) + 1
 
     def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None:
         return self.interactions.get((run_id, interaction_id))
@@ -140,6 +146,8 @@ class MemoryStore:
             for guard in guards:  # a quorum's release takes its tally off the met-but-unreleased list
                 if isinstance(guard, QuorumMet):
                     self.open_tallies.pop((guard.run_id, guard.interaction_id), None)
+                if isinstance(guard, CarryAnswer):  # the answer carried onto its gate's wait
+                    self._carry(guard)
             updated = interaction.model_copy(
                 update={"state": new_state.model_copy(update={"version": interaction.state.version + 1})}
             )
@@ -175,7 +183,46 @@ class MemoryStore:
                 raise ConflictError(f"interaction {interaction.interaction_id} changed while its claim was written")
             return self.transition_interaction(interaction, new_state, with_records=with_records)
 
+    def _carry(self, guard: CarryAnswer) -> None:
+        wait = self.waits[(guard.wait.run_id, guard.wait.gate)]
+        changes: dict[str, Any] = {"carry_version": wait.carry_version + 1}
+        if guard.entry is None:
+            changes["carry"] = "off"
+        else:
+            changes["answers"] = {**wait.answers, guard.interaction_id: guard.entry}
+            changes["carried_bytes"] = wait.carried_bytes + len(guard.entry.encode())
+        self.waits[(guard.wait.run_id, guard.wait.gate)] = wait.model_copy(update=changes)
+
+    def merge_carried(self, wait: ParkedWait, entries: dict[str, str], *, carry: str, bytes_added: int) -> bool:
+        with self._lock:
+            current = self.waits.get((wait.run_id, wait.gate))
+            if (
+                current is None
+                or current.status != "parked"
+                or current.task_token != wait.task_token
+                or current.carry != "filling"
+            ):
+                return False
+            self.waits[(wait.run_id, wait.gate)] = current.model_copy(
+                update={
+                    "answers": {**current.answers, **entries},
+                    "carry": carry,
+                    "carry_version": current.carry_version + 1,
+                    "carried_bytes": current.carried_bytes + bytes_added,
+                }
+            )
+            return True
+
+    def _carry_holds(self, guard: CarryAnswer) -> bool:
+        """The wait exists (open, with `now`), carrying the answers read (with `seen_version`)."""
+        wait = self.waits.get((guard.wait.run_id, guard.wait.gate))
+        if wait is None or (guard.seen_version is not None and wait.carry_version != guard.seen_version):
+            return False
+        return guard.now is None or self._holds(WaitStillOpen(guard.wait, guard.now))
+
     def _holds(self, guard: Guard) -> bool:
+        if isinstance(guard, CarryAnswer):
+            return self._carry_holds(guard)
         if isinstance(guard, WaitStillOpen):
             wait = self.waits.get((guard.wait.run_id, guard.wait.gate))
             return (
@@ -185,7 +232,8 @@ class MemoryStore:
                 and (wait.deadline is None or wait.deadline > guard.now)
             )
         if isinstance(guard, ScopeUnchanged):
-            return self.scope_versions.get(guard.run_id, 0) == guard.version
+            asked_unchanged = guard.asked is None or self.asked.get(guard.run_id, 0) == guard.asked
+            return self.scope_versions.get(guard.run_id, 0) == guard.version and asked_unchanged
         if isinstance(guard, QuorumMet):
             tally = self.get_tally(guard.run_id, guard.interaction_id)
             if guard.approvals is not None:
@@ -258,6 +306,7 @@ class MemoryStore:
                 waits=self.list_run_waits(run_id),
                 scope_version=self.scope_versions.get(run_id, 0),
                 audit_head=self.audit_heads.get(run_id, EMPTY_HEAD),
+                asked=self.asked.get(run_id, 0),
             )
 
     def bump_scope(self, run_id: str) -> None:
@@ -434,7 +483,8 @@ class MemoryStore:
             current = self.waits.get((wait.run_id, wait.gate))
             if current is None or current.status not in allowed or current.task_token != wait.task_token:
                 return False
-            self.waits[(wait.run_id, wait.gate)] = current.model_copy(update={"status": status})
+            cleared = {} if status == "expiring" else {"answers": {}}  # the output is sent (as DynamoStore)
+            self.waits[(wait.run_id, wait.gate)] = current.model_copy(update={"status": status, **cleared})
             return True
 
     def record_release(self, wait: ParkedWait, *, run_status: str, run_from: set[str], events: Sequence[Event]) -> bool:

@@ -12,6 +12,7 @@ Where each remaining call goes is named in the README's section on the answer pa
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -41,9 +42,10 @@ BUDGETS: dict[str, Budget] = {
     # (was 4) the snapshot Query; the deciding transaction. A repeat is answered from the stored
     # answer, so Powertools Idempotency's in-progress PutItem and result UpdateItem are gone.
     "answer": Budget(total=2),
-    # (was 7/4) the snapshot Query, the deciding transaction, the scope's answers (a Query: the
-    # gate's output), the send, the release in one transaction.
-    "last answer releasing a gate": Budget(total=5, before_send=3),
+    # (was 7/4, then 5/3) the snapshot Query: it holds the gate's wait, and the wait carries the
+    # answers of its scope (baton/services/gate_answers.py), so no read of the scope; the deciding
+    # transaction (it carries this answer onto the wait too); the send; the release in one transaction.
+    "last answer releasing a gate": Budget(total=4, before_send=2),
     # (was 10/7, then 5/3) the snapshot Query: it names the parked pause (no review-check Query) and
     # holds the pause's interaction whole (its PEND# marker: no GetItem), its wait and the run's chain
     # head; the deciding transaction; the send; the release in one transaction.
@@ -163,6 +165,13 @@ def test_answer_and_get_pending_stay_in_budget(call_log: CallLog, moto_stack: Mo
     _check("answer", calls)
 
 
+def _until_parked(stack: MotoStack, run_id: str) -> None:
+    """Until the await gate's park has finished: its re-check has merged what its scope answered before
+    it into the answers its wait carries (a person answers a gate seconds after it parked, not amid it)."""
+    store = stack.services.core.store
+    wait_for(lambda: (wait := store.get_wait(run_id, "await")) is not None and wait.carry == "complete")
+
+
 def test_last_answer_releasing_a_gate_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
     services = moto_stack.services
     run = services.runs.start(
@@ -171,7 +180,7 @@ def test_last_answer_releasing_a_gate_stays_in_budget(call_log: CallLog, moto_st
         run_id="budget-gate",
         caller="op",
     )
-    wait_for(lambda: services.core.store.get_wait("budget-gate", "await"))
+    _until_parked(moto_stack, "budget-gate")
     [question] = services.questions.pending("budget-gate")
     _warm(moto_stack)
     path = f"/api/runs/budget-gate/interactions/{question.interaction_id}/answer"
@@ -306,3 +315,82 @@ def test_resume_reads_stay_flat_as_a_review_dialogue_grows(call_log: CallLog, mo
         read[turns] = (pending_read, call_log.items_read)
     assert read[1][1] >= 3, read  # the run, the pause's marker and its wait, at least
     assert read[21] == read[1], f"(GET pending, resume) read {read[1]} items with 1 review turn, {read[21]} with 21"
+
+
+def _last_answer_after_history(call_log: CallLog, stack: MotoStack, rounds: int) -> tuple[int, dict[str, Any]]:
+    """The items the last answer of an await gate reads on a fresh run with `rounds` of history (its
+    calls in budget), and the gate's output."""
+    services = stack.services
+    run_id = f"flat-gate-{rounds}"
+    run = services.runs.start(
+        "await_answers",
+        {"from": "draft", "node": "draft", "timeout_seconds": 60, "questions": [{"question": "DB?"}]},
+        run_id=run_id,
+        caller="op",
+    )
+    _until_parked(stack, run_id)
+    _history(stack, run_id, rounds)
+    [question] = [q for q in services.questions.pending(run_id) if q.request.node == "draft"]
+    _warm(stack)
+    path = f"/api/runs/{run_id}/interactions/{question.interaction_id}/answer"
+    (status, body), calls = call_log.measure(lambda: _api(stack, "POST", path, {"answer": "pg"}))
+    assert status == 200 and body["resumed"] is True, body
+    _check("last answer releasing a gate", calls)
+    read = call_log.items_read
+    sfn = stack.clients["stepfunctions"]
+    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
+    described = sfn.describe_execution(executionArn=run.execution_arn)
+    assert described["status"] == "SUCCEEDED", described
+    return read, json.loads(described["output"])
+
+
+def test_last_answer_reads_stay_flat_as_history_grows(call_log: CallLog, moto_stack: MotoStack) -> None:
+    """The last answer releasing an await gate reads the same items with one round of answered history
+    on its run as with eleven: the gate's output comes from the answers its wait carries, not from a
+    read of the run's interactions (which grew by one item per round)."""
+    read: dict[int, int] = {}
+    for rounds in (1, 11):
+        read[rounds], output = _last_answer_after_history(call_log, moto_stack, rounds)
+        assert [(a["node"], a["question"], a["answer"]) for a in output["answers"]] == [("draft", "DB?", "pg")]
+    assert read[1] >= 3, read  # the run, the question's marker and the gate's wait, at least
+    assert read[11] == read[1], f"the last answer read {read[1]} items at history 1, {read[11]} at 11"
+
+
+def test_a_wait_stored_before_waits_carried_answers_is_released_from_a_read(
+    call_log: CallLog, moto_stack: MotoStack
+) -> None:
+    """A wait without carried answers (as stored before them) is released as before: after the deciding
+    write, one read of the run's questions gives the gate's output, the answer before the park in it."""
+    services = moto_stack.services
+    run = services.runs.start(
+        "await_answers",
+        {
+            "from": "draft",
+            "node": "draft",
+            "timeout_seconds": 60,
+            "questions": [{"question": "DB?"}, {"question": "Region?"}],
+        },
+        run_id="legacy-gate",
+        caller="op",
+    )
+    _until_parked(moto_stack, "legacy-gate")
+    first, second = services.questions.pending("legacy-gate")
+    services.questions.answer("legacy-gate", first.interaction_id, "pg", caller="op")
+    moto_stack.clients["dynamodb"].update_item(  # the wait as an older Baton stored it
+        TableName=os.environ["BATON_TABLE_NAME"],
+        Key={"PK": {"S": "RUN#legacy-gate"}, "SK": {"S": "WAIT#await"}},
+        UpdateExpression="REMOVE carry, answers, carry_version, carried_bytes",
+    )
+    assert services.core.store.get_wait("legacy-gate", "await").carry is None
+    _warm(moto_stack)
+    path = f"/api/runs/legacy-gate/interactions/{second.interaction_id}/answer"
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"answer": "eu"}))
+    assert status == 200 and body["resumed"] is True, body
+    assert calls[:3] == ["dynamodb.Query", "dynamodb.TransactWriteItems", "dynamodb.Query"], calls
+    assert calls[3] == SEND, calls
+    sfn = moto_stack.clients["stepfunctions"]
+    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
+    described = sfn.describe_execution(executionArn=run.execution_arn)
+    assert described["status"] == "SUCCEEDED", described
+    answers = json.loads(described["output"])["answers"]
+    assert [(a["question"], a["answer"]) for a in answers] == [("DB?", "pg"), ("Region?", "eu")]

@@ -346,6 +346,14 @@ class ParkedWait(BaseModel):
     # When Baton stops accepting answers (`Core.deadline_of`: the task's entry + its timeout - a grace):
     # at it the reconciler ends the pause itself; Step Functions' own timeout is only the backstop.
     deadline: str | None = None
+    # An await gate's answers, carried on its wait while it waits (`baton/services/gate_answers.py`), so
+    # the last answer knows the gate's output without reading the scope: "filling" from the park until
+    # its re-check has merged what was answered before it, "complete" after, "off" when too large (or
+    # a write did not carry itself); None: a wait stored before waits carried answers (the scope is read).
+    carry: Literal["filling", "complete", "off"] | None = None
+    answers: dict[str, str] = Field(default_factory=dict)  # interaction id -> its output entry, as JSON
+    carry_version: int = 0  # advanced by every change to `answers` / `carry` (the deciding answer's guard)
+    carried_bytes: int = 0
 
 
 class PendingQuery(BaseModel):

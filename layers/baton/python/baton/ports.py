@@ -52,6 +52,7 @@ class RunSnapshot:
     waits: list[ParkedWait] = field(default_factory=list)
     scope_version: int = 0
     audit_head: AuditHead | None = None
+    asked: int = 0  # how many questions the run has been asked (`ScopeUnchanged.asked`)
 
 
 @dataclass(frozen=True)
@@ -75,10 +76,27 @@ class WaitStillOpen:
 
 @dataclass(frozen=True)
 class ScopeUnchanged:
-    """A guard: no gate or tool await started waiting on the run since `version` was read."""
+    """A guard: no gate or tool await started waiting on the run since `version` was read (and, with
+    `asked`, no question was asked on it since its count was read: an answer that releases a gate from
+    its carried answers, without reading the scope, is refused if a question joined the scope meanwhile)."""
 
     run_id: str
     version: int
+    asked: int | None = None
+
+
+@dataclass(frozen=True)
+class CarryAnswer:
+    """A guard that also writes (one Update of the wait): the wait is still open, as `WaitStillOpen`
+    (with `now`; None: only that the wait exists), and the answer is added to the answers it carries
+    (`entry`, JSON; None: too large to carry, the wait stops carrying). With `seen_version`, only if its
+    carried answers are still the ones read: the answer that releases the gate from them."""
+
+    wait: ParkedWait
+    now: str | None
+    interaction_id: str
+    entry: str | None
+    seen_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -99,7 +117,7 @@ class QuorumMet:
     rejections: int | None = None
 
 
-Guard = WaitStillOpen | ScopeUnchanged | StillPending | QuorumMet
+Guard = WaitStillOpen | ScopeUnchanged | StillPending | QuorumMet | CarryAnswer
 
 
 class GuardFailedError(Exception):
@@ -135,7 +153,7 @@ class RunStore(Protocol):
 class InteractionStore(Protocol):
     """Human interactions (questions, interrupts, reviews), each moved by conditional transitions."""
 
-    def put_interaction(self, interaction: Interaction) -> None: ...
+    def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None: ...
     def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None: ...
     def transition_interaction(
         self,
@@ -227,6 +245,10 @@ class WaitStore(Protocol):
     # `gate` written on each of these still pending interactions as what it holds up (`put_wait` does it
     # for the wait's own `interaction_ids`, in its write); returns how many were pending
     def mark_blocked(self, run_id: str, gate: str, interaction_ids: Sequence[str]) -> int: ...
+    # `entries` (the answers in scope, read after a park) added to the wait's carried answers (each by
+    # its own key: an answer carrying itself meanwhile is kept) and its carry set to `carry`, in one
+    # Update, only while the wait is parked with its token and still "filling". False otherwise.
+    def merge_carried(self, wait: ParkedWait, entries: dict[str, str], *, carry: str, bytes_added: int) -> bool: ...
 
 
 class ApprovalStore(Protocol):

@@ -44,6 +44,7 @@ from baton.models import (
 )
 from baton.ports import (
     PENDING_MARKED_KINDS,
+    CarryAnswer,
     FoundInteraction,
     GuardFailedError,
     QuorumMet,
@@ -132,6 +133,8 @@ def _cancellation_codes(err: ClientError) -> list[str] | None:
 # The run's decision-log head (baton/domain/audit.py): at or after PEND#, so snapshot_run's one Query
 # reads it with the run (the answer path gets it at no extra call).
 _AUDIT_HEAD_SK = "RUN#AUDIT"
+# A wait that carries no answers (any gate but an await gate) stores none of their fields.
+_CARRY_FIELDS = {"carry", "answers", "carry_version", "carried_bytes"}
 # Attempts at a chained write that lost the race for its run's head (each attempt, one racer wins).
 AUDIT_ATTEMPTS = 30
 # A park's marks in its own transaction (100 items at most, the wait one of them).
@@ -329,22 +332,50 @@ class DynamoStore(DynamoApprovals):
         marker = {k: v for k, v in values.items() if not k.startswith("GSI")}
         return {**marker, "SK": _marker_sk(values["interaction_id"]), "record": "pending"}
 
-    def put_interaction(self, interaction: Interaction) -> None:
+    def _ask_count(self, run_id: str) -> dict[str, Any]:
+        """The run's count of questions asked, advanced with a question's put (`ScopeUnchanged.asked`)."""
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": _to_item({"PK": _run_pk(run_id), "SK": "RUN"}),
+                "UpdateExpression": "ADD #ak :one",
+                "ConditionExpression": "attribute_exists(PK)",
+                "ExpressionAttributeNames": {"#ak": "asked"},
+                "ExpressionAttributeValues": _to_item({":one": 1}),
+            }
+        }
+
+    def _put_marked(self, values: dict[str, Any], run_id: str, *, count_ask: bool) -> None:
+        items: list[Any] = [
+            {
+                "Put": {
+                    "TableName": self._table,
+                    "Item": _to_item(values),
+                    "ConditionExpression": "attribute_not_exists(PK)",
+                }
+            },
+            {"Put": {"TableName": self._table, "Item": _to_item(self._marker_values(values))}},
+            *([self._ask_count(run_id)] if count_ask else []),
+        ]
+        for attempt in range(AUDIT_ATTEMPTS):  # the run's item met a concurrent transaction: again
+            try:
+                self._db.transact_write_items(TransactItems=items)
+            except ClientError as err:
+                codes = _cancellation_codes(err)
+                if not count_ask or not codes or "TransactionConflict" not in codes:
+                    raise
+                _back_off(attempt + 1)
+                continue
+            return
+        raise self._contention(run_id)
+
+    def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None:
+        """Store a new interaction (a pending one with its marker). `count_ask`: a question, counted on
+        its run in the same write (the run must exist)."""
         values = self._interaction_values(interaction)
         try:
             if self._is_marked(interaction):
-                self._db.transact_write_items(
-                    TransactItems=[
-                        {
-                            "Put": {
-                                "TableName": self._table,
-                                "Item": _to_item(values),
-                                "ConditionExpression": "attribute_not_exists(PK)",
-                            }
-                        },
-                        {"Put": {"TableName": self._table, "Item": _to_item(self._marker_values(values))}},
-                    ]
-                )
+                self._put_marked(values, interaction.run_id, count_ask=count_ask)
             else:
                 self._db.put_item(
                     TableName=self._table, Item=_to_item(values), ConditionExpression="attribute_not_exists(PK)"
@@ -563,24 +594,75 @@ class DynamoStore(DynamoApprovals):
             return
         raise self._contention(run_id)
 
+    @staticmethod
+    def _open_condition(wait: ParkedWait, now: str) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """The condition that a wait is still parked with its token, before its deadline."""
+        condition = "#st = :parked AND task_token = :token"
+        values: dict[str, Any] = {":parked": "parked", ":token": wait.task_token}
+        names = {"#st": "status"}
+        if wait.deadline is not None:
+            condition += " AND #dl > :now"  # ISO-8601 UTC strings of one format sort as times
+            names["#dl"] = "deadline"
+            values[":now"] = now
+        return condition, names, values
+
+    def _carry_item(self, guard: CarryAnswer) -> dict[str, Any]:
+        """The Update of a wait that checks it is open and carries the answer (baton/services/gate_answers.py)."""
+        wait = guard.wait
+        if guard.now is not None:
+            condition, names, values = self._open_condition(wait, guard.now)
+        else:
+            condition, names, values = "attribute_exists(PK)", {}, {}
+        names["#cv"] = "carry_version"
+        values[":one"] = 1
+        if guard.seen_version is not None:  # the deciding answer: onto exactly the carried answers it read
+            condition += " AND #cv = :seen"
+            values[":seen"] = guard.seen_version
+        if guard.entry is not None:
+            names |= {"#ans": "answers", "#iid": guard.interaction_id, "#cb": "carried_bytes"}
+            values |= {":entry": guard.entry, ":size": len(guard.entry.encode())}
+            update = "SET #ans.#iid = :entry ADD #cv :one, #cb :size"
+        else:  # too large to carry: this gate's release reads its scope
+            names["#carry"] = "carry"
+            values[":off"] = "off"
+            update = "SET #carry = :off ADD #cv :one"
+        key = {"PK": _run_pk(wait.run_id), "SK": f"WAIT#{wait.gate}"}
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": _to_item(key),
+                "UpdateExpression": update,
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": _to_item(values),
+            }
+        }
+
+    @staticmethod
+    def _scope_condition(guard: ScopeUnchanged) -> tuple[str, dict[str, str], dict[str, Any]]:
+        names = {"#sv": "scope_version"}
+        values: dict[str, Any] = {":v": guard.version}
+        condition = "(attribute_not_exists(#sv) OR #sv = :v)" if guard.version == 0 else "#sv = :v"
+        if guard.asked is not None:  # and no question asked since the count was read
+            names["#ak"] = "asked"
+            if guard.asked == 0:
+                condition += " AND attribute_not_exists(#ak)"
+            else:
+                condition += " AND #ak = :ak"
+                values[":ak"] = guard.asked
+        return condition, names, values
+
     def _guard_item(self, guard: Guard) -> dict[str, Any]:
-        """The ConditionCheck of one guard."""
+        """The ConditionCheck of one guard (a carried answer's: the Update of its wait)."""
         if isinstance(guard, QuorumMet):
             return quorum_check(self._table, guard)
+        if isinstance(guard, CarryAnswer):
+            return self._carry_item(guard)
         if isinstance(guard, WaitStillOpen):
-            wait = guard.wait
-            condition = "#st = :parked AND task_token = :token"
-            values: dict[str, Any] = {":parked": "parked", ":token": wait.task_token}
-            names = {"#st": "status"}
-            if wait.deadline is not None:
-                condition += " AND #dl > :now"  # ISO-8601 UTC strings of one format sort as times
-                names["#dl"] = "deadline"
-                values[":now"] = guard.now
-            key = {"PK": _run_pk(wait.run_id), "SK": f"WAIT#{wait.gate}"}
+            condition, names, values = self._open_condition(guard.wait, guard.now)
+            key = {"PK": _run_pk(guard.wait.run_id), "SK": f"WAIT#{guard.wait.gate}"}
         elif isinstance(guard, ScopeUnchanged):
-            names = {"#sv": "scope_version"}
-            values = {":v": guard.version}
-            condition = "attribute_not_exists(#sv) OR #sv = :v" if guard.version == 0 else "#sv = :v"
+            condition, names, values = self._scope_condition(guard)
             key = {"PK": _run_pk(guard.run_id), "SK": "RUN"}
         else:
             i = guard.interaction
@@ -780,7 +862,7 @@ class DynamoStore(DynamoApprovals):
         run: RunSummary | None = None
         pending: list[Interaction] = []
         waits: list[ParkedWait] = []
-        version = 0
+        version = asked = 0
         head = EMPTY_HEAD
         for values in items:
             record = values.get("record")
@@ -790,11 +872,12 @@ class DynamoStore(DynamoApprovals):
                 waits.append(self._wait_from(values))
             elif record == "run":
                 version = int(values.get("scope_version") or 0)
+                asked = int(values.get("asked") or 0)
                 run = self._run_from(values)
             elif record == "audit_head":
                 head = AuditHead(seq=int(values["seq"]), hash=str(values["hash"]))
         pending.sort(key=lambda i: (i.created_at, i.interaction_id))
-        return RunSnapshot(run=run, pending=pending, waits=waits, scope_version=version, audit_head=head)
+        return RunSnapshot(run=run, pending=pending, waits=waits, scope_version=version, audit_head=head, asked=asked)
 
     def bump_scope(self, run_id: str) -> None:
         self._db.update_item(
@@ -1176,7 +1259,7 @@ class DynamoStore(DynamoApprovals):
             "PK": _run_pk(wait.run_id),
             "SK": f"WAIT#{wait.gate}",
             "record": "wait",
-            **wait.model_dump(),
+            **wait.model_dump(exclude=_CARRY_FIELDS if wait.carry is None else None),
             "scope": json.dumps(wait.scope),
         }
         if wait.status == "parked":
@@ -1266,17 +1349,21 @@ class DynamoStore(DynamoApprovals):
         """The conditional update that moves a parked (or expiring) wait holding this token to `status`.
         "expiring" keeps it on the pending index, so the reconciler finishes a deadline that died midway."""
         keep_indexed = status == "expiring"
+        clear = not keep_indexed and wait.carry is not None  # the output is sent: nothing reads them again
         return {
             "TableName": self._table,
             "Key": _to_item({"PK": _run_pk(wait.run_id), "SK": f"WAIT#{wait.gate}"}),
-            "UpdateExpression": "SET #st = :new" + ("" if keep_indexed else " REMOVE GSI1PK, GSI1SK"),
+            "UpdateExpression": "SET #st = :new"
+            + (", #ans = :none" if clear else "")
+            + ("" if keep_indexed else " REMOVE GSI1PK, GSI1SK"),
             "ConditionExpression": "#st IN (:parked, :expiring) AND task_token = :token"
             if not keep_indexed
             else "#st = :parked AND task_token = :token",
-            "ExpressionAttributeNames": {"#st": "status"},
+            "ExpressionAttributeNames": {"#st": "status"} | ({"#ans": "answers"} if clear else {}),
             "ExpressionAttributeValues": _to_item(
                 {":new": status, ":parked": "parked", ":token": wait.task_token}
                 | ({} if keep_indexed else {":expiring": "expiring"})
+                | ({":none": {}} if clear else {})
             ),
         }
 
@@ -1332,6 +1419,38 @@ class DynamoStore(DynamoApprovals):
                 continue  # a conflict with a concurrent transaction: again
             return True
         return False
+
+    def merge_carried(self, wait: ParkedWait, entries: dict[str, str], *, carry: str, bytes_added: int) -> bool:
+        """A park's merge of the answers in its scope into its wait's carried ones (each by its own key,
+        so an answer that carried itself meanwhile is kept), while the wait is parked and filling."""
+        names = {"#st": "status", "#carry": "carry", "#cv": "carry_version", "#cb": "carried_bytes"}
+        values: dict[str, Any] = {
+            ":parked": "parked",
+            ":token": wait.task_token,
+            ":filling": "filling",
+            ":carry": carry,
+            ":one": 1,
+            ":size": bytes_added,
+        }
+        sets = ["#carry = :carry"]
+        for n, (iid, entry) in enumerate(entries.items()):
+            names |= {"#ans": "answers", f"#i{n}": iid}
+            values[f":e{n}"] = entry
+            sets.append(f"#ans.#i{n} = :e{n}")
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key=_to_item({"PK": _run_pk(wait.run_id), "SK": f"WAIT#{wait.gate}"}),
+                UpdateExpression=f"SET {', '.join(sets)} ADD #cv :one, #cb :size",
+                ConditionExpression="#st = :parked AND task_token = :token AND #carry = :filling",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=_to_item(values),
+            )
+        except ClientError as err:
+            if _is_conditional_failure(err):
+                return False
+            raise
+        return True
 
     def list_parked(self) -> list[ParkedWait]:
         items = self._query_all(

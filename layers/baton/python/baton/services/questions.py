@@ -58,11 +58,13 @@ from baton.models import (
     QuestionRequest,
     status_of,
 )
-from baton.ports import GuardFailedError, ScopeUnchanged, StillPending, WaitStillOpen
+from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
+from baton.services import gate_answers
 from baton.services.approvals import ApprovalService, Voter, approval_view
 from baton.services.deadlines import arm_interaction, arm_tool_await, park_wait, wait_ladder
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
     from baton.domain.approval import ApprovalPolicy
@@ -232,7 +234,7 @@ class QuestionService:
                 requested_by=(run.started_by if run.hosted and run.started_by else caller) if approval else None,
             ),
         )
-        core.store.put_interaction(interaction)
+        core.store.put_interaction(interaction, count_ask=True)  # counted: a gate released unread sees it
         self._mark_awaited(interaction)
         core.record(
             run_id,
@@ -333,9 +335,11 @@ class QuestionService:
         and event, guarded by every in-scope await gate's wait being still open before its deadline
         (so an answer can never be accepted while the deadline path fails the gate), by the run's scope
         version (no gate parked in between unseen) and by the other in-scope questions still pending
-        (so "not the last one" is decided by the write, with no read after it). Only an answer that may
-        be the last in a parked gate's scope reads the scope's answers (the gate's output), then sends.
-        A guard that failed means the run changed under us: read again and decide again.
+        (so "not the last one" is decided by the write, with no read after it). The answer is carried
+        onto each such gate's wait in the same write, so the last one sends the gate's output from the
+        answers the wait carries, with no read (`baton/services/gate_answers.py`; a wait whose carry
+        cannot be trusted: one read of the scope's answers after the write, then the send). A guard
+        that failed means the run changed under us: read again and decide again.
 
         A quorum question's answer is a vote (`_vote`); the vote that meets the quorum answers it here
         with `decided` (the agreed answer, its voters, and the tally guard on the write)."""
@@ -387,8 +391,20 @@ class QuestionService:
             for i in snapshot.pending
             if i.interaction_id != interaction_id and any(_in_scope(i, w.scope.get("from")) for w in gates)
         ]
-        guards: list[Guard] = [WaitStillOpen(w, core.now()) for w in gates]
-        guards.append(ScopeUnchanged(run_id, snapshot.scope_version))
+        ready = [
+            w
+            for w in gates
+            if len(others) > MAX_PENDING_GUARDS or not any(_in_scope(i, w.scope.get("from")) for i in others)
+        ]
+        # The gates this answer releases from their carried answers (no read of the scope after the write).
+        known = {
+            w.gate for w in ready if len(others) <= MAX_PENDING_GUARDS and gate_answers.releasable(w, question, answer)
+        }
+        now = core.now()
+        guards: list[Guard] = [
+            gate_answers.open_guard(w, question, answer, now=now, deciding=w.gate in known) for w in gates
+        ]
+        guards.append(ScopeUnchanged(run_id, snapshot.scope_version, asked=snapshot.asked if known else None))
         if len(others) <= MAX_PENDING_GUARDS:  # more: decided by a read after the write instead
             guards += [StillPending(i) for i in others]
         message, event = self._answer_records(question, answer, caller)
@@ -404,7 +420,7 @@ class QuestionService:
                     "answered",
                     answer=answer,
                     by=caller,
-                    at=core.now(),
+                    at=now,
                     reason=decided.reason if decided else None,
                 ),
                 with_records=records,
@@ -416,12 +432,8 @@ class QuestionService:
             if self._is_repeat(current, answer, caller):
                 return self._repeat(snapshot, current)
             raise self._already(current) from None
-        ready = [
-            w
-            for w in gates
-            if len(others) > MAX_PENDING_GUARDS or not any(_in_scope(i, w.scope.get("from")) for i in others)
-        ]
-        return self._after_answer(snapshot, answered, self._release_gates(run_id, ready))
+        outputs = {w.gate: gate_answers.output(w, question, answer) for w in ready if w.gate in known}
+        return self._after_answer(snapshot, answered, self._release_gates(run_id, ready, known=outputs))
 
     def _after_answer(self, snapshot: RunSnapshot, answered: Interaction, released: list[str]) -> dict[str, Any]:
         """Tool-form awaits the answer completes, and the answer's result."""
@@ -545,18 +557,26 @@ class QuestionService:
             interaction_id=question.interaction_id,
         )
 
-    def _release_gates(self, run_id: str, gates: list[ParkedWait]) -> list[str]:
-        """Release each of `gates` whose scope is now fully answered (one read of the run's questions
-        for all of them). A failed send loses nothing: the answer is stored, the reconciler retries."""
+    def _release_gates(
+        self, run_id: str, gates: list[ParkedWait], *, known: dict[str, list[dict[str, Any]]] | None = None
+    ) -> list[str]:
+        """Release each of `gates` whose scope is now fully answered: with its `known` output (from the
+        answers its wait carried, `baton/services/gate_answers.py`), else from one read of the run's
+        questions for all of them. A failed send loses nothing: the answer is stored, the reconciler
+        retries."""
         if not gates:
             return []
-        questions = self.core.store.list_run_interactions(run_id, kind="question")
+        known = known or {}
+        unknown = [w for w in gates if w.gate not in known]
+        questions = self.core.store.list_run_interactions(run_id, kind="question") if unknown else []
         released = []
         for wait in gates:
-            from_node = wait.scope.get("from")
-            pending, answers = _split(questions, from_node)
-            if pending:
-                continue
+            if wait.gate in known:
+                answers = known[wait.gate]
+            else:
+                pending, answers = _split(questions, wait.scope.get("from"))
+                if pending:
+                    continue
             try:
                 if self._send_release(wait, answers):
                     released.append(wait.gate)
@@ -579,20 +599,26 @@ class QuestionService:
             for w in core.store.list_run_waits(run_id)
             if w.kind == "await" and w.status == "parked" and _in_scope(question, w.scope.get("from"))
         ]
-        if not self._answer_default(question, guards=[WaitStillOpen(w, core.now()) for w in gates]):
+        if not self._answer_default(question, open_gates=gates):
             return False
         self._release_gates(run_id, gates)
         for awaiting in core.store.list_run_interactions(run_id, kind="await", status="pending"):
             self._complete_tool_await(awaiting)
         return True
 
-    def _answer_default(self, question: Interaction, guards: list[Guard] | None = None) -> bool:
+    def _answer_default(
+        self, question: Interaction, *, open_gates: Sequence[ParkedWait] = (), carrying: Sequence[ParkedWait] = ()
+    ) -> bool:
         """Answer a pending question with its declared default, with its message and `timed_out_default`
-        event (one conditional write). False if it declared none or changed first."""
+        event (one conditional write), guarded by `open_gates` still open, carried onto their waits and
+        onto `carrying`'s. False if it declared none or changed first."""
         ladder = question.request.ladder
         if ladder is None or ladder.default is None:
             return False
         core, value = self.core, ladder.default.default
+        now = core.now()
+        guards = [gate_answers.open_guard(w, question, value, now=now, deciding=False) for w in open_gates]
+        guards += gate_answers.carried_by(carrying, question, value)
         message = self._message(
             question, message_text(question, value) + " (nobody answered: the declared default, timed_out_default)"
         )
@@ -606,9 +632,9 @@ class QuestionService:
                 deadline=question.expires_at or core.now(),
             ),
         )
-        answered = status_of(question.state, "answered", answer=value, at=core.now(), reason=TIMED_OUT_DEFAULT)
+        answered = status_of(question.state, "answered", answer=value, at=now, reason=TIMED_OUT_DEFAULT)
         try:
-            core.store.transition_interaction(question, answered, with_records=[message, event], guards=guards or ())
+            core.store.transition_interaction(question, answered, with_records=[message, event], guards=guards)
         except (ConflictError, GuardFailedError):
             return False
         return True
@@ -716,24 +742,24 @@ class QuestionService:
         core.ensure_run(run_id)
         again = core.parked_again(run_id, gate, token)
         if again is not None:
-            released = again.status == "released" or self._release_if_ready(run_id, gate, from_node)
+            parked = again if again.status == "parked" else None
+            released = again.status == "released" or self._release_if_ready(run_id, gate, from_node, parked)
             return {"parked": True, "gate": gate, "released": released, "pending": again.interaction_ids}
         pending, answered = self._scope(run_id, from_node)
         warning = _never_asked(gate, from_node) if from_node and not pending and not answered else None
-        park_wait(
-            core,
-            ParkedWait(
-                run_id=run_id,
-                gate=gate,
-                task_token=token,
-                kind="await",
-                interaction_ids=[i.interaction_id for i in pending],
-                scope={"from": from_node or None, "timeout_seconds": timeout_seconds}
-                | ({"ladder": ladder.model_dump(mode="json")} if ladder is not None else {}),
-                parked_at=core.now(),
-                deadline=core.deadline_of(timeout_seconds, entered_at),
-            ),
+        parked = ParkedWait(
+            run_id=run_id,
+            gate=gate,
+            task_token=token,
+            kind="await",
+            interaction_ids=[i.interaction_id for i in pending],
+            scope={"from": from_node or None, "timeout_seconds": timeout_seconds}
+            | ({"ladder": ladder.model_dump(mode="json")} if ladder is not None else {}),
+            parked_at=core.now(),
+            deadline=core.deadline_of(timeout_seconds, entered_at),
+            carry="filling",  # the re-check below merges what was answered before it (gate_answers.py)
         )
+        park_wait(core, parked)
         # An answer that read the run before this wait existed is refused by its write (and decides
         # again, seeing the gate); one that landed first is seen by the re-check below.
         core.store.bump_scope(run_id)
@@ -750,7 +776,7 @@ class QuestionService:
         if pending:
             core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"})
         # The re-check: anything answered between our read above and the park is seen here.
-        released = self._release_if_ready(run_id, gate, from_node)
+        released = self._release_if_ready(run_id, gate, from_node, parked)
         if not released:  # asked between our read above and the park: this gate holds it up too
             late, _ = self._scope(run_id, from_node)
             named = {i.interaction_id for i in pending}
@@ -766,9 +792,18 @@ class QuestionService:
                 self.core.store.mark_blocked(question.run_id, wait.gate, [question.interaction_id])
                 return
 
-    def _release_if_ready(self, run_id: str, gate: str, from_node: str | None) -> bool:
-        pending, answers = self._scope(run_id, from_node)
+    def _release_if_ready(
+        self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None = None
+    ) -> bool:
+        """Release the gate if its scope is answered. Not yet, after a park (`parked`, the wait it
+        wrote): what was answered before it is merged into the wait's carried answers, read after the
+        wait and its scope bump were written (`baton/services/gate_answers.py`)."""
+        questions = self.core.store.list_run_interactions(run_id, kind="question")
+        pending, answers = _split(questions, from_node)
         if pending:
+            if parked is not None:
+                answered = [i for i in questions if _in_scope(i, from_node) and i.state.status == "answered"]
+                gate_answers.merge_at_park(self.core.store, parked, answered)
             return False
         wait = self.core.store.get_wait(run_id, gate)
         return wait is not None and self._send_release(wait, answers)
@@ -957,8 +992,13 @@ class QuestionService:
         ladder = wait_ladder(wait)
         defaults = ladder is not None and ladder.on_timeout == USE_QUESTION_DEFAULTS
         if pending and defaults:  # the wait is closed to answers: each question's own default, if any
+            others = [
+                w
+                for w in self.core.store.list_run_waits(wait.run_id)
+                if w.kind == "await" and w.status == "parked" and w.gate != wait.gate
+            ]
             for question in pending:
-                self._answer_default(question)
+                self._answer_default(question, carrying=[w for w in others if _in_scope(question, w.scope.get("from"))])
             pending, answers = self._scope(wait.run_id, wait.scope.get("from"))
         if not pending:
             return self._send_release(wait, answers)
