@@ -49,6 +49,18 @@ def wait_for(predicate: Any, timeout: float = 15.0, interval: float = 0.05) -> A
 
 WORKFLOW_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:baton-human_pause"
 INFRA_UNIT = "tests/infra"
+# Folders whose tests share no set-up beyond a test's own (no module or session fixture: their stacks are
+# function-scoped), so `make test` hands out each test alone: the two workers end within a test of each
+# other instead of one of them running a whole big file at the end.
+PER_TEST = ("tests/unit/", "tests/integration/")
+# The order units are handed out, costliest kinds first (their wall time in a `--durations` run): the CDK
+# synth and cfn-lint, then each file with its own `baton dev`, then the moto stacks, then the pure tests.
+HANDED_OUT_FIRST = (INFRA_UNIT, "tests/browser/", "tests/e2e/", "tests/integration/", "tests/unit/")
+
+
+def _rank(unit: str, size: int) -> tuple[int, int]:
+    kind = next((n for n, prefix in enumerate(HANDED_OUT_FIRST) if unit.startswith(prefix)), len(HANDED_OUT_FIRST))
+    return kind, -size
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook (xdist/newhooks.py)
@@ -56,17 +68,32 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """`--dist loadfile` (`make test`) hands one test file at a time to an xdist worker (so a module's
     fixtures, such as its own local stack, start once), except that tests/infra/ is handed out as ONE
     unit: its session fixture (tests/infra/conftest.py) synthesizes the CDK app and starts cfn-lint, the
-    largest set-up of the suite, which so runs on one worker instead of on each. (An `xdist_group` mark
-    would say the same, but xdist 3.8's loadgroup cannot rename the node ids of pytest 9.)"""
+    largest set-up of the suite, which so runs on one worker instead of on each; and the tests under
+    PER_TEST are handed out one by one. Units go out in HANDED_OUT_FIRST's order, not xdist's (most tests
+    first, which put every end-to-end file, a few slow tests each, at the end of the run on one worker).
+    (An `xdist_group` mark would say the same, but xdist 3.8's loadgroup cannot rename the node ids of
+    pytest 9.)"""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
 
-    class InfraAsOneUnit(LoadFileScheduling):
+    class CostlyFirst(LoadFileScheduling):
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(PER_TEST):
+                return nodeid
             return INFRA_UNIT if nodeid.startswith(f"{INFRA_UNIT}/") else str(super()._split_scope(nodeid))
 
-    return InfraAsOneUnit(config, log)
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:  # the first assignment: the queue is complete, sort it once
+                units = sorted(self.workqueue.items(), key=lambda unit: _rank(unit[0], len(unit[1])))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+                self.ordered = True
+            super()._assign_work_unit(node)
+
+    return CostlyFirst(config, log)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
@@ -18,6 +19,9 @@ from baton.runtime.settings import get_settings
 from baton.runtime.wiring import Services, services
 
 MOTO_CONFIG: Any = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+# Definitions moto has parsed without error in this worker (see _definitions_parsed_once).
+_VALID_DEFINITIONS: set[str] = set()
+_parse_definition = StepFunctionsParserBackend._validate_definition
 
 
 @dataclass
@@ -39,8 +43,23 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
 
 
+def _validate_once(definition: str) -> None:
+    if definition not in _VALID_DEFINITIONS:
+        _parse_definition(definition=definition)  # raises InvalidDefinition, every time, for a bad one
+        _VALID_DEFINITIONS.add(definition)
+
+
+def _definitions_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto validates a state machine's definition by parsing it whole (its ANTLR ASL parser) on every
+    CreateStateMachine: about three quarters of the CPU `provision` takes, for the same eight
+    definitions in every test. The parse is a function of the text alone, so a text that parsed once in
+    this worker is not parsed again; a definition that fails is parsed, and refused, every time."""
+    monkeypatch.setattr(StepFunctionsParserBackend, "_validate_definition", staticmethod(_validate_once))
+
+
 @pytest.fixture
 def moto_stack(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[MotoStack]:
+    _definitions_parsed_once(monkeypatch)
     with mock_aws(config=MOTO_CONFIG):
         dispatcher = LambdaDispatcher()
         with dispatcher.installed(), atomic_dynamodb_writes(), sfn_integration_casing():
