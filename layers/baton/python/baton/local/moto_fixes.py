@@ -26,6 +26,7 @@ and whatever the stopped worker thread does afterwards no longer changes the exe
 from __future__ import annotations
 
 import functools
+import importlib
 import itertools
 import threading
 from contextlib import contextmanager
@@ -110,6 +111,21 @@ def atomic_dynamodb_writes() -> Iterator[None]:
         patched(DynamoHandler, request),
     ):
         yield
+
+
+# What the Step Functions fixes below patch: moto's ASL interpreter, seconds to import from source on a cold
+# or loaded machine (CI: the stack's Ctrl-C once waited 5-8 s for an install holding the stack's lock).
+SFN_FIX_MODULES = (
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn",
+    "moto.stepfunctions.parser.api",
+    "moto.stepfunctions.parser.backend.execution",
+)
+
+
+def import_sfn_fix_targets() -> None:
+    """Import what the Step Functions fixes patch, so entering them afterwards takes no time."""
+    for name in SFN_FIX_MODULES:
+        importlib.import_module(name)
 
 
 def _camel(key: str) -> str:

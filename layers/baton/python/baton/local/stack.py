@@ -26,6 +26,7 @@ from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process
 from baton.local.inbox import InboxSite, inbox_dist
 from baton.local.lifecycle_hook import execution_end_events
+from baton.local import moto_fixes
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing, sfn_stop_execution
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.moto_speed import moto_fast_paths
@@ -196,7 +197,9 @@ class LocalStack:
         self._exit_stack.enter_context(moto_wire_paths())  # the same requests and results, fewer walks over values
 
     def _install_sfn_fixes(self) -> None:
-        """Off the start-up path (they import moto's ASL interpreter): no execution precedes the machines."""
+        """Off the start-up path (they import moto's ASL interpreter): no execution precedes the machines.
+        The import comes first, outside the lock `stop` takes: a Ctrl-C never waits for it."""
+        moto_fixes.import_sfn_fix_targets()
         with self._installing:
             if self._stopping.is_set():
                 return
