@@ -48,12 +48,41 @@ _LOCKED_METHODS = (
     "transact_get_items",
 )
 _WRITE_METHODS = frozenset({"put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item"})
-_lock = threading.RLock()
 _write_counter = itertools.count(1)
 _last_write = 0
+_write_hooks: list[Callable[[], None]] = []
 
 
-def dynamodb_lock() -> threading.RLock:
+class _DynamoLock:
+    """A re-entrant lock that, at the end of each outermost hold in which a write ran, calls the write
+    hooks (`after_each_write`) before it is released: before the request that wrote gets its response."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._held = threading.local()
+
+    def __enter__(self) -> _DynamoLock:
+        self._lock.acquire()
+        depth = getattr(self._held, "depth", 0)
+        if not depth:
+            self._held.writes_before = _last_write
+        self._held.depth = depth + 1
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        try:
+            self._held.depth -= 1
+            if not self._held.depth and _last_write != self._held.writes_before:
+                for hook in _write_hooks:
+                    hook()
+        finally:
+            self._lock.release()
+
+
+_lock = _DynamoLock()
+
+
+def dynamodb_lock() -> _DynamoLock:
     """The lock every moto DynamoDB call runs under while `atomic_dynamodb_writes` is open (a snapshot
     taken under it is consistent: no write is half done)."""
     return _lock
@@ -62,6 +91,18 @@ def dynamodb_lock() -> threading.RLock:
 def dynamodb_writes() -> int:
     """How many moto DynamoDB writes have run so far (a changed number means the data changed)."""
     return _last_write
+
+
+@contextmanager
+def after_each_write(hook: Callable[[], None]) -> Iterator[None]:
+    """While open, `hook` runs under the lock at the end of each outermost hold of it in which a moto
+    DynamoDB write ran (a request whole, or a direct backend call): the local stack's journal
+    (`baton.local.journal`). An exception from it fails that request."""
+    _write_hooks.append(hook)
+    try:
+        yield
+    finally:
+        _write_hooks.remove(hook)
 
 
 def _wrap(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
