@@ -34,8 +34,16 @@ from baton.events import RunFailed
 from baton.local.journal import Journal, key_of, line, replay
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import track_changes
-from baton.models import status_of
-from baton.workflows.table import ALL_PENDING_PK, ALL_PENDING_PK_ATTRIBUTE, ALL_PENDING_SK_ATTRIBUTE, PK, SK
+from baton.models import parse_request, status_of
+from baton.workflows.table import (
+    ALL_PENDING_PK,
+    ALL_PENDING_PK_ATTRIBUTE,
+    ALL_PENDING_SK_ATTRIBUTE,
+    DUE_PK_ATTRIBUTE,
+    PK,
+    SK,
+    due_keys,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -186,8 +194,9 @@ def _with_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def with_current_indexes(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Saved items as the current key layout has them: a pending item saved before the all-pending index
-    (`baton/workflows/table.py`, GSI3) gets its keys, so the inbox's every-kind page lists it, and what
-    it holds up (`_with_blocks`)."""
+    (`baton/workflows/table.py`, GSI3) gets its keys, so the inbox's every-kind page lists it, one saved
+    before the due index (GSI4) the keys a sweep finds it by (`_due_attrs`), and what it holds up
+    (`_with_blocks`)."""
     upgraded = []
     for attrs in _with_blocks(items):
         pending = attrs.get("GSI1PK", {}).get("S", "")
@@ -197,8 +206,22 @@ def with_current_indexes(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 ALL_PENDING_PK_ATTRIBUTE: {"S": ALL_PENDING_PK},
                 ALL_PENDING_SK_ATTRIBUTE: attrs["GSI1SK"],
             }
+        if pending.startswith("PENDING#") and DUE_PK_ATTRIBUTE not in attrs:
+            attrs = {**attrs, **_due_attrs(attrs)}
         upgraded.append(attrs)
     return upgraded
+
+
+def _due_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """The due index's keys of a saved pending interaction ({} when it carries none, or is unreadable)."""
+    try:
+        request = parse_request(attrs["request"]["S"])
+        expires_at = attrs.get("expires_at", {}).get("S")
+        has_default = request.ladder is not None and request.ladder.default is not None
+        keys = due_keys(request.kind, attrs["interaction_id"]["S"], expires_at, has_default=has_default)
+    except (KeyError, TypeError, ValueError):
+        return {}
+    return {name: {"S": value} for name, value in keys.items()}
 
 
 def restore(table_name: str, items: list[dict[str, Any]]) -> None:
