@@ -8,6 +8,10 @@ table while another thread inserts fails with "dictionary changed size during it
 
 moto's DynamoDB also has costs that grow with the table: `baton.local.moto_scale` narrows them.
 
+The same lock tells the local stack's journal (`baton.local.persist`) when a write is done: at the end of
+each outermost hold in which a write ran, before it is released (so before that request's response is
+sent), it calls the hooks `after_each_write` installed.
+
 moto 5.2's port of the `states:startExecution(.sync:2)` integration leaves parameter and response
 casing alone (its `_normalise_*` hooks are no-ops), so ASL's `StateMachineArn`/`Input`/`Name` reach
 botocore unconverted and fail, and `$.Output` is never found. AWS converts both ways; so does
