@@ -366,8 +366,8 @@ class LocalStack:
         return result
 
     def stop(self) -> None:
-        """Stop serving, save the data, then stop the emulator. Nothing here waits on a request or an
-        execution: request threads are daemons, and parked executions are simply abandoned."""
+        """Stop serving (the API and, meanwhile, the emulator's port), save the data. Nothing here waits on a
+        request or an execution: request threads are daemons, and parked executions are simply abandoned."""
         self._stopping.set()
         # the emulator's server polls for its shutdown every 0.5 s: meanwhile the API stops and the data is saved
         moto = threading.Thread(target=self._moto.stop if self._moto else lambda: None, name="baton-stop-moto")
