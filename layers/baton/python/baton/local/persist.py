@@ -285,6 +285,7 @@ class Persister:
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="baton-persist", daemon=True)
         self._hooked = contextlib.ExitStack()
+        self._file_lock = threading.Lock()  # one compaction (or fsync) at a time: rotation closes the file
 
     def start(self) -> None:
         """Under the lock: every item's text kept, the snapshot written, the journal started empty and the
@@ -327,11 +328,12 @@ class Persister:
     def compact(self) -> None:
         """The snapshot rewritten from the texts kept (cut under the lock, written outside it), and the
         journal it covers dropped."""
-        with dynamodb_lock():
-            texts = list(self._texts.values())
-            self.journal.rotate()
-        self._write_snapshot(texts)
-        self.journal.drop_old()
+        with self._file_lock:
+            with dynamodb_lock():
+                texts = list(self._texts.values())
+                self.journal.rotate()
+            self._write_snapshot(texts)
+            self.journal.drop_old()
 
     def _write_snapshot(self, texts: list[str]) -> None:
         save(self.path, self.token, texts)
@@ -340,7 +342,8 @@ class Persister:
     def _loop(self) -> None:
         while not self._stopping.wait(self.interval):
             try:
-                self.journal.sync()
+                with self._file_lock:
+                    self.journal.sync()
                 if self.journal.bytes >= max(self.compact_bytes, self._snapshot_bytes):
                     self.compact()
             except Exception:
