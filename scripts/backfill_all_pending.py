@@ -1,7 +1,8 @@
 """One-off: give the pending items of a table created before the all-pending index (GSI3,
 `baton/workflows/table.py`) its keys, so the inbox's every-kind first page lists them, and write on each
 pending item the gate that waits on it (`Interaction.blocks`, `baton.services.inbox.mark_parked_blocks`),
-which the inbox's one-Query page shows as what it holds up. Items written since carry both already; the
+which the inbox's one-Query page shows as what it holds up, and the due index's keys (GSI4: the interrupt
+sweeper's and the reconciler's reads by deadline). Items written since carry both already; the
 local stack adds them itself when it loads its saved table (`baton/local/persist.py`). Safe to run twice
 (conditional UpdateItems).
 
@@ -28,6 +29,8 @@ def main() -> None:
         raise SystemExit("backfill_all_pending: the configured store is not the DynamoDB table")
     added = store.backfill_all_pending(get_args(InteractionKind))
     print(f"backfill_all_pending: {added} pending item(s) given the all-pending index keys")
+    due = store.backfill_due()
+    print(f"backfill_all_pending: {due} pending item(s) given the due index keys (GSI4, what the sweeps read)")
     marked = mark_parked_blocks(core)
     print(f"backfill_all_pending: {marked} pending item(s) given the gate that waits on them")
 

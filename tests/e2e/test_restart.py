@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from baton.errors import NotFoundError
-from baton.local.persist import DATA_FILE, RESTART_REASON
+from baton.errors import ConflictError, NotFoundError
+from baton.local.persist import DATA_FILE, JOURNAL_FILE, RESTART_REASON
 from tests.e2e.conftest import LocalStackProcess, start_local_stack, stop_local_stack, wait_for
 
 if TYPE_CHECKING:
@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 
 def _saved_text(stack: LocalStackProcess) -> str:
-    path = stack.state_dir / DATA_FILE
-    return path.read_text() if path.exists() else ""
+    """The snapshot and the journal of the writes since it (baton/local/persist.py)."""
+    paths = [stack.state_dir / name for name in (DATA_FILE, JOURNAL_FILE)]
+    return "".join(path.read_text() for path in paths if path.exists())
 
 
 def _kill(stack: LocalStackProcess) -> None:
@@ -42,7 +43,7 @@ def test_killed_then_restarted_the_same_questions_are_answerable_with_the_same_t
             )
             wait_for(lambda: client.get_run("hosted-1").status == "paused_waiting_human", timeout=30)
         ids = {a.interaction_id for a in asked}
-        # saved within about a second of the writes (kill -9 skips the save on stop)
+        # journaled before each write's response (kill -9 skips the save on stop)
         wait_for(lambda: all(i in _saved_text(first) for i in ids) and "paused_waiting_human" in _saved_text(first))
     finally:
         _kill(first)
@@ -87,3 +88,29 @@ def test_killed_then_restarted_the_same_questions_are_answerable_with_the_same_t
         assert saved["token"] == fresh.token
     finally:
         stop_local_stack(fresh)
+
+
+def test_an_answer_acknowledged_survives_a_kill_right_after_its_200(tmp_path: Path) -> None:
+    """No wait between the 200 and `kill -9`: the answer was in the journal before its response left."""
+    first = start_local_stack(tmp_path)
+    try:
+        with first.client() as client:
+            asked = [client.ask_async("ext-kill", "draft", f"question {n}?") for n in range(3)]
+            answered = client.answer("ext-kill", asked[1].interaction_id, "yes")
+            _kill(first)  # at once, from the 200 on
+    finally:
+        if first.process.poll() is None:
+            _kill(first)
+    assert answered.interaction_id == asked[1].interaction_id
+    assert (tmp_path / JOURNAL_FILE).stat().st_size > 0  # what restores it: the snapshot is from the start
+
+    second = start_local_stack(tmp_path)
+    try:
+        assert second.token == first.token
+        with second.client() as client:
+            pending = {q.interaction_id for q in client.pending_questions("ext-kill")}
+            assert pending == {asked[0].interaction_id, asked[2].interaction_id}
+            with pytest.raises(ConflictError):  # answered before the kill: answering again is refused
+                client.answer("ext-kill", asked[1].interaction_id, "no")
+    finally:
+        stop_local_stack(second)

@@ -29,6 +29,7 @@ from baton.ports import (
     ScopeUnchanged,
     WaitStillOpen,
 )
+from baton.workflows.table import DUE_SK_ATTRIBUTE, due_before, due_keys
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -372,6 +373,22 @@ class MemoryStore:
             (i for i in self.interactions.values() if i.request.kind == kind and i.state.status == "pending"),
             key=lambda i: (i.created_at, i.interaction_id),
         )
+
+    def list_due(self, kind: str, now: str) -> list[Interaction]:
+        """DynamoStore's due index: the pending ones carrying its keys, by deadline, up to `now`."""
+        due = []
+        for i in self.list_pending(kind):
+            has_default = i.request.ladder is not None and i.request.ladder.default is not None
+            keys = due_keys(kind, i.interaction_id, i.expires_at, has_default=has_default)
+            if keys and keys[DUE_SK_ATTRIBUTE] < due_before(now):
+                due.append((keys[DUE_SK_ATTRIBUTE], i))
+        return [i for _, i in sorted(due, key=lambda pair: pair[0])]
+
+    def oldest_pending(self, kind: str) -> Interaction | None:
+        return next(iter(self.list_pending(kind)), None)
+
+    def count_pending(self, kind: str) -> int:
+        return len(self.list_pending(kind))
 
     def page_pending(self, kind: str, query: PendingQuery) -> tuple[list[Interaction], bool]:
         """DynamoStore's page: created order, `after` exclusive, `created_before` inclusive; a claim

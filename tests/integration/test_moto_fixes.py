@@ -449,12 +449,11 @@ def _now(db: Any) -> list[str]:
     return sorted(json.dumps(item, sort_keys=True) for item in db.scan(TableName=TABLE, ConsistentRead=True)["Items"])
 
 
-def test_a_save_encodes_only_what_was_written_since_the_last(
-    db: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_each_write_journals_only_what_it_wrote(db: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The local stack's saver (baton/local/persist.py) keeps each item's text; the write hooks of
-    `dynamodb_at_scale` tell it which items changed. The file must hold the table as it is after every
-    kind of write, having encoded only the items written."""
+    `dynamodb_at_scale` tell it which items changed, and the lock's write hook (`after_each_write`) appends
+    them to the journal before the request returns. Snapshot + journal must hold the table as it is after
+    every kind of write, having encoded only the items written."""
     monkeypatch.setenv("AWS_REGION", "us-east-1")
     _fill(db)
     encoded: list[Any] = []
@@ -466,21 +465,29 @@ def test_a_save_encodes_only_what_was_written_since_the_last(
 
     monkeypatch.setattr(persist, "_item_text", counted)
     saver = persist.Persister(tmp_path / persist.DATA_FILE, TABLE, "token")
-    assert saver.save_if_changed()
-    assert len(encoded) == OTHER_RUNS + 3  # the first save: every item
+    saver.start()
+    try:
+        assert len(encoded) == OTHER_RUNS + 3  # the snapshot at start: every item
+        assert _saved(saver.path) == _now(db)
+        stored = {"PEND#1", "PEND#2", "PEND#3", "RUN", "EVT#0001"}
+        for sk in sorted(stored):
+            encoded.clear()
+            _put(db, "RUN#hist", sk)
+            assert len(encoded) == 1  # journaled by the write itself, before it returned
+            assert _saved(saver.path) == _now(db)
+        encoded.clear()
+        _write_every_way(db, stored)  # puts, deletes, an update, a batch, transactions (one cancelled)
+        assert _saved(saver.path) == _now(db)
+        assert len(encoded) <= 12  # the items those writes named, not the table's 300-odd
+        lines = saver.journal.appended
+        _now(db)
+        db.query(TableName=TABLE, KeyConditionExpression="PK = :pk", ExpressionAttributeValues={":pk": _s("RUN#hist")})
+        assert saver.journal.appended == lines  # reads journal nothing
+    finally:
+        saver.stop()
+        saver.close()
     assert _saved(saver.path) == _now(db)
-    stored = {"PEND#1", "PEND#2", "PEND#3", "RUN", "EVT#0001"}
-    for sk in sorted(stored):
-        _put(db, "RUN#hist", sk)
-    encoded.clear()
-    assert saver.save_if_changed()
-    assert len(encoded) == len(stored)
-    encoded.clear()
-    _write_every_way(db, stored)  # puts, deletes, an update, a batch, transactions (one cancelled)
-    assert saver.save_if_changed()
-    assert _saved(saver.path) == _now(db)
-    assert len(encoded) <= 12  # the items those writes named, not the table's 300-odd
-    assert not saver.save_if_changed()  # nothing written since
+    assert saver.journal.path.stat().st_size == 0  # the stop's snapshot holds it all
 
 
 class _ItemCopies:

@@ -56,10 +56,16 @@ from baton.workflows.table import (
     ALL_PENDING_PK,
     ALL_PENDING_PK_ATTRIBUTE,
     ALL_PENDING_SK_ATTRIBUTE,
+    DUE_KINDS,
+    DUE_PK_ATTRIBUTE,
+    DUE_SK_ATTRIBUTE,
     GSI_ALL_PENDING,
     GSI_BY_STATUS,
+    GSI_DUE,
     GSI_PENDING,
     TTL_ATTRIBUTE,
+    due_before,
+    due_keys,
 )
 
 if TYPE_CHECKING:
@@ -166,6 +172,13 @@ def _marker_sk(interaction_id: str) -> str:
     # PEND# sorts after DLG#, EVT#, INT# and MSG# and before RUN and WAIT#: one Query from PEND# reads
     # the open questions, the run and its waits, never the run's history or its review dialogues.
     return f"PEND#{interaction_id}"
+
+
+def _due_keys_of(i: Interaction) -> dict[str, str]:
+    """The due index's keys of a pending interaction (`baton/workflows/table.py`, GSI4)."""
+    ladder = i.request.ladder
+    has_default = ladder is not None and ladder.default is not None
+    return due_keys(i.request.kind, i.interaction_id, i.expires_at, has_default=has_default)
 
 
 class DynamoStore(DynamoApprovals):
@@ -301,6 +314,7 @@ class DynamoStore(DynamoApprovals):
             values["GSI1SK"] = f"{i.created_at}#{i.interaction_id}"
             values[ALL_PENDING_PK_ATTRIBUTE] = ALL_PENDING_PK
             values[ALL_PENDING_SK_ATTRIBUTE] = values["GSI1SK"]
+            values.update(_due_keys_of(i))
         return values
 
     @staticmethod
@@ -967,6 +981,73 @@ class DynamoStore(DynamoApprovals):
             ExpressionAttributeValues=_to_item({":pk": f"PENDING#{kind}"}),
         )
         return [self._interaction_from(v) for v in items]
+
+    def list_due(self, kind: str, now: str) -> list[Interaction]:
+        """`kind`'s pending interactions whose deadline Baton acts on, past by `now`: a Query on the sparse
+        due index (`baton/workflows/table.py`, GSI4) that reads only those, never the rest pending."""
+        items = self._query_all(
+            IndexName=GSI_DUE,
+            KeyConditionExpression="#pk = :pk AND #sk < :before",
+            ExpressionAttributeNames={"#pk": DUE_PK_ATTRIBUTE, "#sk": DUE_SK_ATTRIBUTE},
+            ExpressionAttributeValues=_to_item({":pk": f"DUE#{kind}", ":before": due_before(now)}),
+        )
+        return [self._interaction_from(v) for v in items]
+
+    def oldest_pending(self, kind: str) -> Interaction | None:
+        """The first of `kind`'s pending interactions in created order: one item of the pending index."""
+        resp = self._db.query(
+            TableName=self._table,
+            IndexName=GSI_PENDING,
+            KeyConditionExpression="GSI1PK = :pk",
+            ExpressionAttributeValues=_to_item({":pk": f"PENDING#{kind}"}),
+            Limit=1,
+        )
+        items = resp.get("Items", [])
+        return self._interaction_from(_from_item(items[0])) if items else None
+
+    def count_pending(self, kind: str) -> int:
+        """How many of `kind` are pending: `Select=COUNT` on the pending index (no item is returned or
+        decoded; DynamoDB still counts the index entries, 1 MB of them a page)."""
+        kwargs: dict[str, Any] = {
+            "IndexName": GSI_PENDING,
+            "KeyConditionExpression": "GSI1PK = :pk",
+            "ExpressionAttributeValues": _to_item({":pk": f"PENDING#{kind}"}),
+            "Select": "COUNT",
+        }
+        count = 0
+        while True:
+            resp = self._db.query(TableName=self._table, **kwargs)
+            count += int(resp.get("Count", 0))
+            if not resp.get("LastEvaluatedKey"):
+                return count
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+
+    def backfill_due(self) -> int:
+        """Give every pending item written before the due index (GSI4) the keys it should carry (one
+        conditional UpdateItem each, only while it is still pending). Returns how many."""
+        added = 0
+        for kind in DUE_KINDS:
+            for i in self.list_pending(kind):
+                keys = _due_keys_of(i)
+                if not keys:
+                    continue
+                try:
+                    self._db.update_item(
+                        TableName=self._table,
+                        Key=_to_item({"PK": _run_pk(i.run_id), "SK": f"INT#{i.interaction_id}"}),
+                        UpdateExpression="SET #dpk = :dpk, #dsk = :dsk",
+                        ConditionExpression="#st = :pending AND attribute_not_exists(#dpk)",
+                        ExpressionAttributeNames={"#dpk": DUE_PK_ATTRIBUTE, "#dsk": DUE_SK_ATTRIBUTE, "#st": "status"},
+                        ExpressionAttributeValues=_to_item(
+                            {":dpk": keys[DUE_PK_ATTRIBUTE], ":dsk": keys[DUE_SK_ATTRIBUTE], ":pending": "pending"}
+                        ),
+                    )
+                except ClientError as err:  # it stopped waiting meanwhile (or has them): nothing to add
+                    if not _is_conditional_failure(err):
+                        raise
+                    continue
+                added += 1
+        return added
 
     def backfill_all_pending(self, kinds: Sequence[str]) -> int:
         """Give every pending item of `kinds` written before the all-pending index its keys (Queries on

@@ -8,6 +8,10 @@ table while another thread inserts fails with "dictionary changed size during it
 
 moto's DynamoDB also has costs that grow with the table: `baton.local.moto_scale` narrows them.
 
+The same lock tells the local stack's journal (`baton.local.persist`) when a write is done: at the end of
+each outermost hold in which a write ran, before it is released (so before that request's response is
+sent), it calls the hooks `after_each_write` installed.
+
 moto 5.2's port of the `states:startExecution(.sync:2)` integration leaves parameter and response
 casing alone (its `_normalise_*` hooks are no-ops), so ASL's `StateMachineArn`/`Input`/`Name` reach
 botocore unconverted and fail, and `$.Output` is never found. AWS converts both ways; so does
@@ -26,6 +30,7 @@ and whatever the stopped worker thread does afterwards no longer changes the exe
 from __future__ import annotations
 
 import functools
+import importlib
 import itertools
 import threading
 from contextlib import contextmanager
@@ -47,12 +52,41 @@ _LOCKED_METHODS = (
     "transact_get_items",
 )
 _WRITE_METHODS = frozenset({"put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item"})
-_lock = threading.RLock()
 _write_counter = itertools.count(1)
 _last_write = 0
+_write_hooks: list[Callable[[], None]] = []
 
 
-def dynamodb_lock() -> threading.RLock:
+class _DynamoLock:
+    """A re-entrant lock that, at the end of each outermost hold in which a write ran, calls the write
+    hooks (`after_each_write`) before it is released: before the request that wrote gets its response."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._held = threading.local()
+
+    def __enter__(self) -> _DynamoLock:
+        self._lock.acquire()
+        depth = getattr(self._held, "depth", 0)
+        if not depth:
+            self._held.writes_before = _last_write
+        self._held.depth = depth + 1
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        try:
+            self._held.depth -= 1
+            if not self._held.depth and _last_write != self._held.writes_before:
+                for hook in _write_hooks:
+                    hook()
+        finally:
+            self._lock.release()
+
+
+_lock = _DynamoLock()
+
+
+def dynamodb_lock() -> _DynamoLock:
     """The lock every moto DynamoDB call runs under while `atomic_dynamodb_writes` is open (a snapshot
     taken under it is consistent: no write is half done)."""
     return _lock
@@ -61,6 +95,18 @@ def dynamodb_lock() -> threading.RLock:
 def dynamodb_writes() -> int:
     """How many moto DynamoDB writes have run so far (a changed number means the data changed)."""
     return _last_write
+
+
+@contextmanager
+def after_each_write(hook: Callable[[], None]) -> Iterator[None]:
+    """While open, `hook` runs under the lock at the end of each outermost hold of it in which a moto
+    DynamoDB write ran (a request whole, or a direct backend call): the local stack's journal
+    (`baton.local.journal`). An exception from it fails that request."""
+    _write_hooks.append(hook)
+    try:
+        yield
+    finally:
+        _write_hooks.remove(hook)
 
 
 def _wrap(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
@@ -110,6 +156,21 @@ def atomic_dynamodb_writes() -> Iterator[None]:
         patched(DynamoHandler, request),
     ):
         yield
+
+
+# What the Step Functions fixes below patch: moto's ASL interpreter, seconds to import from source on a cold
+# or loaded machine (CI: the stack's Ctrl-C once waited 5-8 s for an install holding the stack's lock).
+SFN_FIX_MODULES = (
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn",
+    "moto.stepfunctions.parser.api",
+    "moto.stepfunctions.parser.backend.execution",
+)
+
+
+def import_sfn_fix_targets() -> None:
+    """Import what the Step Functions fixes patch, so entering them afterwards takes no time."""
+    for name in SFN_FIX_MODULES:
+        importlib.import_module(name)
 
 
 def _camel(key: str) -> str:

@@ -1,13 +1,16 @@
 """What the local stack keeps across restarts: its DynamoDB table (every run, question, interrupt, review
-thread and event) and the bearer token, in one file under the state dir (`.baton/local-data.json`).
+thread and event) and the bearer token, under the state dir: a snapshot (`.baton/local-data.json`) and
+the journal of every write since it (`.baton/local-data.journal`, `baton.local.journal`).
 
-The file is written whole to a temporary file beside it and renamed over it (a crash mid-write leaves the
-previous file), from a snapshot taken under the lock every moto DynamoDB call holds (no write is ever
-half in it): every second while anything changed, and on stop. Each item's text is kept between saves
-and only the items written since the last one are encoded again (`moto_scale.track_changes`), so a
-save's cost under the lock follows what changed, not the whole history. An answer is in the file once the next
-snapshot after its 200 is written (within a second; longer only for a table so big that copying it
-takes more than a tenth of a second), and stays there.
+Every moto DynamoDB write is appended to the journal before the lock it runs under is released, so
+before its response leaves (`Persister.commit`, called by `baton.local.moto_fixes.after_each_write`):
+only the items that write changed are encoded and appended, so a write's cost follows what it changed,
+never the table's history. The journal is flushed to the operating system at once (an answer the API
+acknowledged survives the process being killed) and `fsync`ed within a second (a power loss keeps it
+too). Now and then (when the journal has grown past the snapshot's size, at least `COMPACT_BYTES`), and
+on stop, the snapshot is written again whole (to a temporary file beside it, renamed over it: a crash
+mid-write leaves the previous one) from the item texts kept in memory, cut under the lock, and the
+journal it covers is dropped. Restart = snapshot + journal replay (`load`).
 
 Step Functions executions live in moto's memory and cannot be saved: on restart every hosted run that
 was running or paused is marked failed with `RESTART_REASON` (and a `run_failed` event), its pending
@@ -24,15 +27,23 @@ import json
 import logging
 import os
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from baton.events import RunFailed
-from baton.local.moto_fixes import dynamodb_lock, dynamodb_writes
+from baton.local.journal import Journal, key_of, line, replay
+from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import track_changes
-from baton.models import status_of
-from baton.workflows.table import ALL_PENDING_PK, ALL_PENDING_PK_ATTRIBUTE, ALL_PENDING_SK_ATTRIBUTE
+from baton.models import parse_request, status_of
+from baton.workflows.table import (
+    ALL_PENDING_PK,
+    ALL_PENDING_PK_ATTRIBUTE,
+    ALL_PENDING_SK_ATTRIBUTE,
+    DUE_PK_ATTRIBUTE,
+    PK,
+    SK,
+    due_keys,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,6 +51,8 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 DATA_FILE = "local-data.json"
+JOURNAL_FILE = "local-data.journal"
+COMPACT_BYTES = 8 * 1024 * 1024  # the least the journal grows to before the snapshot is rewritten
 FORMAT = 1
 RESTART_REASON = "the local stack restarted; executions do not survive a restart"
 _OPEN_RUN_STATES = frozenset({"created", "running", "paused_waiting_human"})
@@ -52,18 +65,26 @@ class Saved:
     items: list[dict[str, Any]] = field(default_factory=list)  # the table's items, in DynamoDB JSON
 
 
+def journal_of(path: Path) -> Journal:
+    """The journal that follows the snapshot at `path`."""
+    return Journal(path.with_name(JOURNAL_FILE))
+
+
 def load(path: Path) -> Saved | None:
-    """The saved data, or None when there is none (or it cannot be read: then say so and start clean)."""
+    """The saved data: the snapshot, then the journal's writes since it. None when there is none (or the
+    snapshot cannot be read: then say so and start clean)."""
     if not path.exists():
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"), object_hook=_binary_back)
         if data.get("format") != FORMAT or not isinstance(data.get("token"), str):
             raise ValueError(f"unknown format {data.get('format')!r}")
-        return Saved(token=data["token"], items=list(data.get("items", [])))
-    except (OSError, ValueError, TypeError, AttributeError) as err:
+        items = {key_of(attrs, (PK, SK)): attrs for attrs in data.get("items", [])}
+    except (OSError, ValueError, TypeError, AttributeError, KeyError) as err:
         log.warning("local stack: %s is unreadable (%s); starting with an empty table", path, err)
         return None
+    replay(items, journal_of(path), (PK, SK), _binary_back)
+    return Saved(token=data["token"], items=list(items.values()))
 
 
 def save(path: Path, token: str, item_texts: list[str]) -> None:
@@ -124,36 +145,6 @@ def snapshot(table_name: str) -> list[str]:
         return [_item_text(item) for item in _stored_items(table)]
 
 
-class _KeptTexts:
-    """The table's item texts, kept between snapshots: each one after the first encodes only the items
-    written since (or takes a whole snapshot when the writes are not tracked)."""
-
-    def __init__(self, table_name: str) -> None:
-        self.table_name = table_name
-        self._table: Any = None
-        self._texts: dict[tuple[Any, Any], str] = {}
-        self._changed: set[tuple[Any, Any]] | None = None
-
-    def snapshot(self) -> list[str]:
-        table = _table(self.table_name)
-        with dynamodb_lock():
-            if table is not self._table or self._changed is None:
-                self._changed = track_changes(table)
-                if self._changed is None:
-                    return [_item_text(item) for item in _stored_items(table)]
-                self._changed.clear()
-                self._table = table
-                self._texts = {(i.hash_key, i.range_key): _item_text(i) for i in _stored_items(table)}
-            while self._changed:
-                key = self._changed.pop()
-                item = _stored_item(table, *key)
-                if item is None:
-                    self._texts.pop(key, None)
-                else:
-                    self._texts[key] = _item_text(item)
-            return list(self._texts.values())
-
-
 def _stored_item(table: Any, hash_key: Any, range_key: Any) -> Any:
     try:
         return table.get_item(hash_key, range_key)
@@ -203,8 +194,9 @@ def _with_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def with_current_indexes(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Saved items as the current key layout has them: a pending item saved before the all-pending index
-    (`baton/workflows/table.py`, GSI3) gets its keys, so the inbox's every-kind page lists it, and what
-    it holds up (`_with_blocks`)."""
+    (`baton/workflows/table.py`, GSI3) gets its keys, so the inbox's every-kind page lists it, one saved
+    before the due index (GSI4) the keys a sweep finds it by (`_due_attrs`), and what it holds up
+    (`_with_blocks`)."""
     upgraded = []
     for attrs in _with_blocks(items):
         pending = attrs.get("GSI1PK", {}).get("S", "")
@@ -214,8 +206,22 @@ def with_current_indexes(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 ALL_PENDING_PK_ATTRIBUTE: {"S": ALL_PENDING_PK},
                 ALL_PENDING_SK_ATTRIBUTE: attrs["GSI1SK"],
             }
+        if pending.startswith("PENDING#") and DUE_PK_ATTRIBUTE not in attrs:
+            attrs = {**attrs, **_due_attrs(attrs)}
         upgraded.append(attrs)
     return upgraded
+
+
+def _due_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """The due index's keys of a saved pending interaction ({} when it carries none, or is unreadable)."""
+    try:
+        request = parse_request(attrs["request"]["S"])
+        expires_at = attrs.get("expires_at", {}).get("S")
+        has_default = request.ladder is not None and request.ladder.default is not None
+        keys = due_keys(request.kind, attrs["interaction_id"]["S"], expires_at, has_default=has_default)
+    except (KeyError, TypeError, ValueError):
+        return {}
+    return {name: {"S": value} for name, value in keys.items()}
 
 
 def restore(table_name: str, items: list[dict[str, Any]]) -> None:
@@ -256,43 +262,101 @@ def _close_waiting(core: Core, run_id: str) -> None:
             core.store.release_wait(wait, "released")
 
 
+def _key_text(table: Any, hash_key: Any, range_key: Any) -> str:
+    key = {table.hash_key_attr: hash_key.to_json()}
+    if range_key is not None:
+        key[table.range_key_attr] = range_key.to_json()
+    return json.dumps(key, separators=(",", ":"))
+
+
 class Persister:
-    """Saves the table (and the token) every `interval` seconds while it changes, and once more on stop."""
+    """Journals every write of the table as it is made (`commit`), `fsync`s the journal every `interval`
+    seconds, rewrites the snapshot when the journal has grown past it (`compact`), and once more on stop."""
 
     def __init__(self, path: Path, table_name: str, token: str, *, interval: float = 1.0) -> None:
         self.path, self.table_name, self.token, self.interval = path, table_name, token, interval
-        self._saved_at_write = -1
+        self.journal = journal_of(path)
+        self.compact_bytes = COMPACT_BYTES
+        self.encoded = 0  # items encoded since start (a count tests read)
+        self._table: Any = None
+        self._changed: set[tuple[Any, Any]] = set()
+        self._texts: dict[tuple[Any, Any], str] = {}
+        self._snapshot_bytes = 0
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="baton-persist", daemon=True)
-        self._save_lock = threading.Lock()
-        self._texts = _KeptTexts(table_name)
+        self._hooked = contextlib.ExitStack()
+        self._file_lock = threading.Lock()  # one compaction (or fsync) at a time: rotation closes the file
 
     def start(self) -> None:
-        self.save_if_changed()
+        """Under the lock: every item's text kept, the snapshot written, the journal started empty and the
+        write hook installed (no write can fall between the snapshot and the journal)."""
+        table = _table(self.table_name)
+        with dynamodb_lock():
+            changed = track_changes(table)
+            if changed is None:
+                raise RuntimeError("the journal needs the write hooks of baton.local.moto_scale.dynamodb_at_scale")
+            changed.clear()
+            self._table, self._changed = table, changed
+            self._texts = {(i.hash_key, i.range_key): self._encode(i) for i in _stored_items(table)}
+            self._write_snapshot(list(self._texts.values()))
+            self.journal.open(truncate=True)
+            self.journal.drop_old()
+            self._hooked.enter_context(after_each_write(self.commit))
         self._thread.start()
 
-    def save_if_changed(self) -> bool:
-        with self._save_lock:
-            writes = dynamodb_writes()
-            if writes == self._saved_at_write:
-                return False
-            save(self.path, self.token, self._texts.snapshot())
-            self._saved_at_write = writes
-            return True
+    def _encode(self, item: Any) -> str:
+        self.encoded += 1
+        return _item_text(item)
+
+    def commit(self) -> None:
+        """The items the write just made changed, appended as one journal line (under the lock)."""
+        if not self._changed:
+            return
+        puts, deletes = [], []
+        while self._changed:
+            key = self._changed.pop()
+            item = _stored_item(self._table, *key)
+            if item is None:
+                if self._texts.pop(key, None) is not None:
+                    deletes.append(_key_text(self._table, *key))
+            else:
+                self._texts[key] = text = self._encode(item)
+                puts.append(text)
+        if puts or deletes:
+            self.journal.append(line(puts, deletes))
+
+    def compact(self) -> None:
+        """The snapshot rewritten from the texts kept (cut under the lock, written outside it), and the
+        journal it covers dropped."""
+        with self._file_lock:
+            with dynamodb_lock():
+                texts = list(self._texts.values())
+                self.journal.rotate()
+            self._write_snapshot(texts)
+            self.journal.drop_old()
+
+    def _write_snapshot(self, texts: list[str]) -> None:
+        save(self.path, self.token, texts)
+        self._snapshot_bytes = sum(map(len, texts))
 
     def _loop(self) -> None:
-        pause = self.interval
-        while not self._stopping.wait(pause):
-            started = time.monotonic()
+        while not self._stopping.wait(self.interval):
             try:
-                self.save_if_changed()
+                with self._file_lock:
+                    self.journal.sync()
+                if self.journal.bytes >= max(self.compact_bytes, self._snapshot_bytes):
+                    self.compact()
             except Exception:
                 log.exception("local stack: saving %s failed (will try again)", self.path)
-            # a big table takes a while to copy under the DynamoDB lock: keep that under ~10% of the time
-            pause = max(self.interval, 10 * (time.monotonic() - started))
 
     def stop(self) -> None:
+        """The snapshot written once more (the journal stays open: a write still in flight is journaled)."""
         self._stopping.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
-        self.save_if_changed()
+        self.compact()
+
+    def close(self) -> None:
+        """The write hook removed and the journal closed (after the emulator stopped)."""
+        self._hooked.close()
+        self.journal.close()

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from baton.errors import BatonError
-from baton.local import persist
+from baton.local import moto_fixes, persist
 from baton.local.boto_loader import shared_botocore_loader
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.emulator_logs import quiet_interpreter
@@ -196,7 +196,9 @@ class LocalStack:
         self._exit_stack.enter_context(moto_wire_paths())  # the same requests and results, fewer walks over values
 
     def _install_sfn_fixes(self) -> None:
-        """Off the start-up path (they import moto's ASL interpreter): no execution precedes the machines."""
+        """Off the start-up path (they import moto's ASL interpreter): no execution precedes the machines.
+        The import comes first, outside the lock `stop` takes: a Ctrl-C never waits for it."""
+        moto_fixes.import_sfn_fix_targets()
         with self._installing:
             if self._stopping.is_set():
                 return
@@ -278,7 +280,7 @@ class LocalStack:
         if self.data != "off":
             self._persister = persist.Persister(data_file, provisioned.table_name, token)
             self._persister.start()
-        threading.Thread(target=self._http.serve_forever, name="baton-api", daemon=True).start()
+        threading.Thread(target=self._http.serve_forever, args=(0.1,), name="baton-api", daemon=True).start()
         self._create_workflows_in_background(clients["stepfunctions"], provisioned)
         self._start_schedules()
 
@@ -364,16 +366,20 @@ class LocalStack:
         return result
 
     def stop(self) -> None:
-        """Stop serving, save the data, then stop the emulator. Nothing here waits on a request or an
-        execution: request threads are daemons, and parked executions are simply abandoned."""
+        """Stop serving (the API and, meanwhile, the emulator's port), save the data. Nothing here waits on a
+        request or an execution: request threads are daemons, and parked executions are simply abandoned."""
         self._stopping.set()
+        # the emulator's server polls for its shutdown every 0.5 s: meanwhile the API stops and the data is saved
+        moto = threading.Thread(target=self._moto.stop if self._moto else lambda: None, name="baton-stop-moto")
+        moto.start()
         if self._http is not None:
             self._http.shutdown()
             self._http.server_close()
         if self._persister is not None:
             self._persister.stop()
-        if self._moto is not None:
-            self._moto.stop()
+        moto.join()
+        if self._persister is not None:
+            self._persister.close()  # after the emulator stopped: a write still in flight was journaled
         with self._installing:
             self._exit_stack.close()
         state_file = self.state_dir / STATE_FILE

@@ -9,8 +9,10 @@ waits come from `WaitStore.list_parked()` (a Query on the sparse `pending` index
 Metrics are CloudWatch embedded-metric-format lines (Powertools EphemeralMetrics): namespace from
 `POWERTOOLS_METRICS_NAMESPACE` (the CDK stack sets `Baton/<team>`; `Baton` elsewhere), dimension
 `service=baton` — the alarm in `infra/capabilities/observability.py` reads exactly these. The pending
-ages come from one Query per kind on the sparse pending index (`InteractionStore.list_pending`,
-`PENDING#<kind>`: only what is pending is read; never a Scan), published as one EMF line per kind with
+ages come from two Queries per kind on the sparse pending index (`PENDING#<kind>`, never a Scan): the
+oldest one (`InteractionStore.oldest_pending`, one item) and the count (`count_pending`, `Select=COUNT`:
+no item returned or decoded), so a pass reads one item per kind however many are pending; published as
+one EMF line per kind with
 dimensions `service` and `kind`; the per-kind alarms sit beside the parked-gate one. Locally the same
 ages show in `baton runs` (`PendingAge.text`) and on every inbox item (`waited_s`).
 """
@@ -98,13 +100,13 @@ def pending_ages(store: InteractionStore, now: datetime) -> list[PendingAge]:
     """For each kind of pause: how many are pending and how long the oldest has waited (never negative)."""
     ages = []
     for kind in PENDING_KINDS:
-        pending = store.list_pending(kind)
-        if not pending:
+        oldest = store.oldest_pending(kind)
+        if oldest is None:
             ages.append(PendingAge(kind=kind, count=0, oldest_age_seconds=0))
             continue
-        oldest = min(pending, key=lambda i: (i.created_at, i.interaction_id))
         age = max(0, int((now - parse_iso(oldest.created_at)).total_seconds()))
-        ages.append(PendingAge(kind=kind, count=len(pending), oldest_age_seconds=age, oldest_run_id=oldest.run_id))
+        count = store.count_pending(kind)
+        ages.append(PendingAge(kind=kind, count=count, oldest_age_seconds=age, oldest_run_id=oldest.run_id))
     return ages
 
 

@@ -795,9 +795,10 @@ class InterruptService:
 
     # ---- timeouts: the sweeper and the hosted Catch --------------------------------------------
     def sweep(self) -> list[str]:
-        """Time out every pending interrupt past its deadline (Query on the `pending` index)."""
+        """Time out every pending interrupt past its deadline: a Query on the sparse `due` index reads only
+        those (`InteractionStore.list_due`), never every pending interrupt."""
         expired = []
-        for i in self.core.store.list_pending(KIND):
+        for i in self.core.store.list_due(KIND, self.core.now()):
             left = self._seconds_left(i)
             if left is not None and left <= 0 and is_timed_out(self._expire_if_due(i)):
                 expired.append(i.interaction_id)

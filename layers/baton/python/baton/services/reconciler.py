@@ -24,7 +24,8 @@ An async question's own deadline (`expires_at`, the one clock its timer waits fo
 default (`on_timeout: {"default": ...}`) is kept here too: a pending question past it has the default
 taken through the timer's own path (`QuestionService.take_default`: a conditional write, so the timer
 and this sweep never both take it), so a timer that failed to start loses nothing. One Query of the
-pending questions (the `pending` index, `PENDING#question`), never a Scan.
+questions that declared a default and are past their deadline (the sparse `due` index, `DUE#question`:
+O(due), never every pending question), never a Scan.
 
 Each send goes through a conditional release bound to the parked token it examined (a gate re-parked
 for a later round is left alone), so a concurrent API retry and the reconciler never both resume it.
@@ -137,7 +138,7 @@ class Reconciler:
         """Pending async questions past their stored deadline that declared a default: the default taken
         (`timed_out_default`, nobody's answer), as their timer would have. Returns those taken here."""
         taken: list[dict[str, str]] = []
-        for question in self.core.store.list_pending("question"):
+        for question in self.core.store.list_due("question", self.core.now()):
             ladder = question.request.ladder
             if ladder is None or ladder.default is None or not self.core.is_past(question.expires_at):
                 continue

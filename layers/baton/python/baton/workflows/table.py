@@ -29,6 +29,14 @@ GSI3 (sparse, "all_pending"): every pending interaction of every kind, in one pa
   A pending interaction also carries `blocks`, the gate parked on it (written by the park: `put_wait`,
   `mark_blocked`), so the page is that one Query with no read of the WAIT# items; the same backfill
   writes it for waits parked before it (`baton.services.inbox.mark_parked_blocks`).
+GSI4 (sparse, "due"): a pending interaction whose deadline Baton acts on by itself, by its deadline, so a
+  sweep reads what is due, never everything pending: every interrupt with an `expires_at` (the interrupt
+  sweeper times it out or takes its default), a question only when it declared a default (the
+  reconciler takes it). GSI4PK = DUE#<kind> ; GSI4SK = <expires_at>#<iid> (`due_keys`); the sweep's Query
+  is `GSI4SK < "<now>$"` (timestamps are one fixed-length ISO form, `baton.ids.iso`, and "$" sorts right
+  after "#"). Written with the GSI1 keys, gone with them. Items written before the index lack the keys:
+  the local stack adds them when it loads its saved table (`baton/local/persist.py`); a deployed table's
+  get them from `DynamoStore.backfill_all_pending` (`scripts/backfill_all_pending.py`, once).
 The TTL attribute (`expiration`) is set only on items that may expire; decision records and a run's
 chain head never carry it.
 """
@@ -45,6 +53,10 @@ GSI_ALL_PENDING: Final = "all_pending"
 ALL_PENDING_PK_ATTRIBUTE: Final = "GSI3PK"
 ALL_PENDING_SK_ATTRIBUTE: Final = "GSI3SK"
 ALL_PENDING_PK: Final = "PENDING"
+GSI_DUE: Final = "due"
+DUE_PK_ATTRIBUTE: Final = "GSI4PK"
+DUE_SK_ATTRIBUTE: Final = "GSI4SK"
+DUE_KINDS: Final = ("interrupt", "question")  # what the sweeps read by deadline (see GSI4 above)
 TTL_ATTRIBUTE: Final = "expiration"
 
 KEY_ATTRIBUTES: Final[list[tuple[str, str]]] = [
@@ -56,6 +68,8 @@ KEY_ATTRIBUTES: Final[list[tuple[str, str]]] = [
     ("GSI2SK", "S"),
     (ALL_PENDING_PK_ATTRIBUTE, "S"),
     (ALL_PENDING_SK_ATTRIBUTE, "S"),
+    (DUE_PK_ATTRIBUTE, "S"),
+    (DUE_SK_ATTRIBUTE, "S"),
 ]
 
 GLOBAL_SECONDARY_INDEXES: Final[list[dict[str, Any]]] = [
@@ -67,7 +81,20 @@ GLOBAL_SECONDARY_INDEXES: Final[list[dict[str, Any]]] = [
         "sort_key": ALL_PENDING_SK_ATTRIBUTE,
         "projection": "ALL",
     },
+    {"name": GSI_DUE, "partition_key": DUE_PK_ATTRIBUTE, "sort_key": DUE_SK_ATTRIBUTE, "projection": "ALL"},
 ]
+
+
+def due_keys(kind: str, interaction_id: str, expires_at: str | None, *, has_default: bool) -> dict[str, str]:
+    """The `due` index's keys of a pending interaction ({} when no sweep reads it by its deadline)."""
+    if expires_at is None or kind not in DUE_KINDS or (kind == "question" and not has_default):
+        return {}
+    return {DUE_PK_ATTRIBUTE: f"DUE#{kind}", DUE_SK_ATTRIBUTE: f"{expires_at}#{interaction_id}"}
+
+
+def due_before(now: str) -> str:
+    """The bound of a due Query: every `GSI4SK` of a deadline at or before `now` sorts below it."""
+    return f"{now}$"
 
 
 def create_table_kwargs(table_name: str) -> dict[str, Any]:
