@@ -18,6 +18,7 @@ from baton.local import persist
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
+from tests.counting import CallsCounted
 
 TABLE = "fixes-table"
 OTHER_RUNS = 300  # items in other partitions: plain moto walks them, the fixed one does not
@@ -328,27 +329,11 @@ _SORT_CONDITIONS: list[tuple[str, dict[str, Any], Any]] = [
 ]
 
 
-class _Compared:
+def _compared() -> CallsCounted:
     """How many stored sort keys a query compared with its condition (moto's `DynamoType.compare`)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
 
-    def __enter__(self) -> _Compared:
-        from moto.dynamodb.models.dynamo_type import DynamoType
-
-        self.count = 0
-        self._original = DynamoType.__dict__["compare"]
-        original = self._original
-
-        def compare(value: Any, *args: Any) -> Any:
-            self.count += 1
-            return original(value, *args)
-
-        DynamoType.compare = compare  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        from moto.dynamodb.models.dynamo_type import DynamoType
-
-        DynamoType.compare = self._original  # type: ignore[method-assign]
+    return CallsCounted((DynamoType, "compare"))
 
 
 def _sort_query(db: Any, condition: str, values: dict[str, Any], forward: bool = True) -> list[str]:
@@ -369,7 +354,7 @@ def test_a_sort_key_condition_compares_only_what_it_can_match(db: Any, request: 
     for sk in ("PEND#1", "PEND#2", "PEND#3", "RUN", "WAIT#1"):
         _put(db, "RUN#hist", sk)
     _sort_query(db, "SK >= :a", {":a": "PEND#"})  # the first query of the partition puts its keys in order
-    with _Compared() as compared:
+    with _compared() as compared:
         assert _sort_query(db, "SK >= :a", {":a": "PEND#"}) == ["PEND#1", "PEND#2", "PEND#3", "RUN", "WAIT#1"]
     if request.node.callspec.id == "fixed":
         assert compared.count <= 2 * 5  # the slice the condition can match (ours, then moto's own check)
@@ -490,27 +475,11 @@ def test_each_write_journals_only_what_it_wrote(db: Any, tmp_path: Any, monkeypa
     assert saver.journal.path.stat().st_size == 0  # the stop's snapshot holds it all
 
 
-class _ItemCopies:
+def _item_copies() -> CallsCounted:
     """How many stored items moto (or the fix) deep-copied."""
+    from moto.dynamodb.models.dynamo_type import Item
 
-    def __enter__(self) -> _ItemCopies:
-        from moto.dynamodb.models.dynamo_type import Item
-
-        self.count = 0
-        self._original = Item.__dict__["__deepcopy__"]
-        original = self._original
-
-        def deepcopy(item: Any, memo: Any) -> Any:
-            self.count += 1
-            return original(item, memo)
-
-        Item.__deepcopy__ = deepcopy  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        from moto.dynamodb.models.dynamo_type import Item
-
-        Item.__deepcopy__ = self._original  # type: ignore[method-assign]
+    return CallsCounted((Item, "__deepcopy__"))
 
 
 @pytest.mark.parametrize("db", [True, False], ids=["fixed", "plain-moto"], indirect=True)
@@ -523,10 +492,10 @@ def test_a_transaction_copies_only_what_it_changes_in_place(db: Any, request: py
         {"Delete": {"TableName": TABLE, "Key": {"PK": _s("RUN#mine"), "SK": _s("EVT#0")}}},
     ]
     failing = _transact_put("RUN#mine", "RUN", condition="attribute_not_exists(PK)")
-    with _ItemCopies() as copies, pytest.raises(db.exceptions.TransactionCanceledException):
+    with _item_copies() as copies, pytest.raises(db.exceptions.TransactionCanceledException):
         db.transact_write_items(TransactItems=[*replace_and_delete, failing])
     assert sorted(map(str, db.scan(TableName=TABLE)["Items"])) == before  # rolled back: the same items
-    with _ItemCopies() as committed:
+    with _item_copies() as committed:
         db.transact_write_items(TransactItems=replace_and_delete)
     assert _pending_ids(db) == ["INT#2"]  # the replaced item left the pending index
     assert "Item" not in db.get_item(TableName=TABLE, Key={"PK": _s("RUN#mine"), "SK": _s("EVT#0")})

@@ -21,6 +21,7 @@ from baton.local import moto_speed, moto_updates
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
+from tests.counting import CallsCounted
 
 TABLE = "speed-table"
 ITEMS = 40
@@ -132,23 +133,9 @@ def test_any_attribute_value_serializes_as_moto_does(item: dict[str, Any]) -> No
     assert fast == plain
 
 
-class _Picked:
+def _picked() -> CallsCounted:
     """How many times moto's serializer asked its attribute picker for a value."""
-
-    def __enter__(self) -> _Picked:
-        self.count = 0
-        self._original = serialize.AttributePicker.__dict__["__call__"]
-        original = self._original
-
-        def picked(picker: Any, context: Any) -> Any:
-            self.count += 1
-            return original(picker, context)
-
-        serialize.AttributePicker.__call__ = picked  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        serialize.AttributePicker.__call__ = self._original  # type: ignore[method-assign]
+    return CallsCounted((serialize.AttributePicker, "__call__"))
 
 
 @pytest.mark.parametrize("fast", [False, True])
@@ -159,7 +146,7 @@ def test_a_query_response_does_not_pick_every_member_of_every_value(db: Any, fas
     with ExitStack() as stack:
         if fast:
             stack.enter_context(moto_speed.fast_attribute_values())
-        picked = stack.enter_context(_Picked())
+        picked = stack.enter_context(_picked())
         found = db.query(
             TableName=TABLE,
             KeyConditionExpression="PK = :pk",
@@ -173,21 +160,9 @@ def test_a_query_response_does_not_pick_every_member_of_every_value(db: Any, fas
         assert picked.count >= 10 * values  # plain moto: every member of every value
 
 
-class _Lexed:
-    def __enter__(self) -> _Lexed:
-        self.count = 0
-        self._original = ConditionExpressionParser.__dict__["_lex_one_node"]
-        original = self._original
-
-        def lex_one(parser: Any, remaining: str) -> Any:
-            self.count += 1
-            return original(parser, remaining)
-
-        ConditionExpressionParser._lex_one_node = lex_one  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        ConditionExpressionParser._lex_one_node = self._original  # type: ignore[method-assign]
+def _lexed() -> CallsCounted:
+    """How many nodes moto's condition parser lexed."""
+    return CallsCounted((ConditionExpressionParser, "_lex_one_node"))
 
 
 def _conditional_put(db: Any, sk: str, status: str) -> bool:
@@ -210,7 +185,7 @@ def test_a_condition_expression_is_lexed_once_and_still_decides(db: Any, fast: b
         if fast:
             stack.enter_context(moto_speed.cached_condition_lexing())
         assert _conditional_put(db, "INT#1", "pending")  # the item did not exist
-        lexed = stack.enter_context(_Lexed())
+        lexed = stack.enter_context(_lexed())
         assert _conditional_put(db, "INT#1", "answered")  # it was pending
         assert not _conditional_put(db, "INT#1", "answered")  # it is answered: the condition refuses
         assert _conditional_put(db, "INT#2", "pending")  # another item: allowed
@@ -246,27 +221,11 @@ def test_handler_methods_are_listed_once_per_class_and_follow_changes(db: Any, m
     assert calls.count(DynamoHandler) == 1  # closed: moto's own function again
 
 
-class _Sized:
+def _sized() -> CallsCounted:
     """How many attribute sizes moto computed (top-level `DynamoType.size` calls and their recursion)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
 
-    def __enter__(self) -> _Sized:
-        from moto.dynamodb.models.dynamo_type import DynamoType
-
-        self.count = 0
-        self._original = DynamoType.__dict__["size"]
-        original = self._original
-
-        def size(value: Any) -> Any:
-            self.count += 1
-            return original(value)
-
-        DynamoType.size = size  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        from moto.dynamodb.models.dynamo_type import DynamoType
-
-        DynamoType.size = self._original  # type: ignore[method-assign]
+    return CallsCounted((DynamoType, "size"))
 
 
 WIDE = 40  # attributes of one item
@@ -281,7 +240,7 @@ def test_an_item_is_sized_once_per_attribute_and_the_limit_still_holds(db: Any, 
     with ExitStack() as stack:
         if fast:
             stack.enter_context(moto_speed.item_size_once())
-        with _Sized() as sized:
+        with _sized() as sized:
             db.put_item(TableName=TABLE, Item=wide)
         db.put_item(TableName=TABLE, Item=at_limit)
         with pytest.raises(db.exceptions.ClientError, match="Item size has exceeded the maximum allowed size"):
@@ -296,27 +255,11 @@ def test_an_item_is_sized_once_per_attribute_and_the_limit_still_holds(db: Any, 
         assert sized.count >= attributes * (attributes - 1) // 2  # every earlier attribute, at each one
 
 
-class _Tokenized:
+def _tokenized() -> CallsCounted:
     """How many update expressions moto tokenized (the first step of each of its parses)."""
+    from moto.dynamodb.parsing.tokens import ExpressionTokenizer
 
-    def __enter__(self) -> _Tokenized:
-        from moto.dynamodb.parsing.tokens import ExpressionTokenizer
-
-        self.count = 0
-        self._original = ExpressionTokenizer.__dict__["make_list"]
-        original = self._original.__func__
-
-        def make_list(cls: Any, expression: str) -> Any:
-            self.count += 1
-            return original(cls, expression)
-
-        ExpressionTokenizer.make_list = classmethod(make_list)  # type: ignore[method-assign,assignment]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        from moto.dynamodb.parsing.tokens import ExpressionTokenizer
-
-        ExpressionTokenizer.make_list = self._original  # type: ignore[method-assign]
+    return CallsCounted((ExpressionTokenizer, "make_list"))
 
 
 def _release(db: Any, sk: str) -> dict[str, Any]:
@@ -352,7 +295,7 @@ def test_an_update_expression_is_parsed_once_and_still_applies(db: Any, fast: bo
     with ExitStack() as stack:
         if fast:
             stack.enter_context(moto_updates.cached_update_parsing())
-        with _Tokenized() as tokenized:
+        with _tokenized() as tokenized:
             stored = [_release(db, f"WAIT#{n}") for n in range(rounds)]
         with pytest.raises(db.exceptions.TransactionCanceledException):
             _release(db, "WAIT#0")  # released: the condition still decides
@@ -367,27 +310,11 @@ def test_an_update_expression_is_parsed_once_and_still_applies(db: Any, fast: bo
         assert tokenized.count == 2 * rounds  # plain moto: the handler's parse and the backend's, each time
 
 
-class _ItemCopies:
-    """How many stored items moto deep-copied."""
+def _item_copies() -> CallsCounted:
+    """How many stored items moto (or a fix) deep-copied."""
+    from moto.dynamodb.models.dynamo_type import Item
 
-    def __enter__(self) -> _ItemCopies:
-        from moto.dynamodb.models.dynamo_type import Item
-
-        self.count = 0
-        self._original = Item.__dict__["__deepcopy__"]
-        original = self._original
-
-        def deepcopy(item: Any, memo: Any) -> Any:
-            self.count += 1
-            return original(item, memo)
-
-        Item.__deepcopy__ = deepcopy  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        from moto.dynamodb.models.dynamo_type import Item
-
-        Item.__deepcopy__ = self._original  # type: ignore[method-assign]
+    return CallsCounted((Item, "__deepcopy__"))
 
 
 @pytest.mark.parametrize("scaled", [False, True])
@@ -400,7 +327,7 @@ def test_an_update_copies_the_stored_item_once_for_its_rollback(aws_env: None, s
         for n in range(ITEMS):
             parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
             db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": f"WAIT#{n}"}, **parked})
-        with _ItemCopies() as copies:
+        with _item_copies() as copies:
             stored = _release(db, "WAIT#0")
         assert stored["status"] == {"S": "released"}
     if scaled:
@@ -419,7 +346,7 @@ def test_a_table_with_a_stream_still_gets_the_old_image(aws_env: None) -> None:
         db.create_table(**create_table_kwargs(TABLE), StreamSpecification=spec)
         parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
         db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": "WAIT#0"}, **parked})
-        with _ItemCopies() as copies:
+        with _item_copies() as copies:
             _release(db, "WAIT#0")
         shard = dynamodb_backends[DEFAULT_ACCOUNT_ID][db.meta.region_name].tables[TABLE].stream_shard
         records = [r.record for r in shard.items]
@@ -430,27 +357,11 @@ def test_a_table_with_a_stream_still_gets_the_old_image(aws_env: None) -> None:
     assert modify[0]["dynamodb"]["NewImage"]["status"] == {"S": "released"}
 
 
-class _ShapeChecks:
+def _shape_checks() -> CallsCounted:
     """How many times moto ran its clause-count check of an update expression (at every node of it)."""
+    from moto.dynamodb.parsing.validators import ActionCountValidator
 
-    def __enter__(self) -> _ShapeChecks:
-        from moto.dynamodb.parsing.validators import ActionCountValidator
-
-        self.count = 0
-        self._original = ActionCountValidator.__dict__["verify_action_counts"]
-        original = self._original
-
-        def verify_action_counts(validator: Any, node: Any) -> Any:
-            self.count += 1
-            return original(validator, node)
-
-        ActionCountValidator.verify_action_counts = verify_action_counts  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        from moto.dynamodb.parsing.validators import ActionCountValidator
-
-        ActionCountValidator.verify_action_counts = self._original  # type: ignore[method-assign]
+    return CallsCounted((ActionCountValidator, "verify_action_counts"))
 
 
 def _set(db: Any, sk: str, name: str) -> None:
@@ -472,7 +383,7 @@ def test_an_update_expression_is_checked_once_and_still_refused(db: Any, fast: b
     with ExitStack() as stack:
         if fast:
             stack.enter_context(moto_updates.update_expressions_once())
-        with _ShapeChecks() as checks:
+        with _shape_checks() as checks:
             stored = [_release(db, "WAIT#0")]
             first = checks.count  # one per node of the expression's tree
             stored += [_release(db, f"WAIT#{n}") for n in range(1, rounds)]
@@ -492,24 +403,9 @@ def test_an_update_expression_is_checked_once_and_still_refused(db: Any, fast: b
         assert checks.count == rounds * first  # plain moto: every node, every time
 
 
-class _ConditionParses:
+def _condition_parses() -> CallsCounted:
     """How many condition expressions moto parsed (each parse is followed by an evaluation)."""
-
-    def __enter__(self) -> _ConditionParses:
-        self.count = 0
-        self._original = ConditionExpressionParser.__dict__["parse"]
-        original = self._original
-
-        def parse(parser: Any) -> Any:
-            if parser.condition_expression:
-                self.count += 1
-            return original(parser)
-
-        ConditionExpressionParser.parse = parse  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        ConditionExpressionParser.parse = self._original  # type: ignore[method-assign]
+    return CallsCounted((ConditionExpressionParser, "parse"), counts=lambda parser: bool(parser.condition_expression))
 
 
 def _guarded_puts(db: Any, sks: list[str]) -> None:
@@ -537,7 +433,7 @@ def test_a_transaction_decides_each_condition_once(aws_env: None, scaled: bool) 
         db = boto3.client("dynamodb")
         db.create_table(**create_table_kwargs(TABLE))
         db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#txn"}, "SK": {"S": "B"}, "status": {"S": "pending"}})
-        with _ConditionParses() as parses:
+        with _condition_parses() as parses:
             _guarded_puts(db, ["A", "B", "C"])  # new, pending, new: all allowed
         with pytest.raises(db.exceptions.TransactionCanceledException) as refused:
             _guarded_puts(db, ["D", "B"])  # B is answered now: the whole transaction is refused

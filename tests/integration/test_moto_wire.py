@@ -22,9 +22,10 @@ from moto.dynamodb.models import utilities
 from moto.dynamodb.models.dynamo_type import DynamoType
 
 from baton.local import moto_speed, moto_wire
-from baton.local.moto_fixes import atomic_dynamodb_writes, patched
+from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
+from tests.counting import CallsCounted
 
 TABLE = "wire-table"
 ITEMS = 30
@@ -174,23 +175,9 @@ def test_any_request_value_parses_as_moto_does(item: dict[str, Any]) -> None:
     assert json.dumps(fast, default=repr) == json.dumps(plain, default=repr)  # the same member order too
 
 
-class _Walked:
+def _walked() -> CallsCounted:
     """How many shapes moto's request parser walked."""
-
-    def __enter__(self) -> _Walked:
-        self.count = 0
-        self._original = parse.RequestParser.__dict__["_parse_shape"]
-        original = self._original
-
-        def walked(parser: Any, shape: Any, node: Any) -> Any:
-            self.count += 1
-            return original(parser, shape, node)
-
-        parse.RequestParser._parse_shape = walked  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        parse.RequestParser._parse_shape = self._original  # type: ignore[method-assign]
+    return CallsCounted((parse.RequestParser, "_parse_shape"))
 
 
 @pytest.mark.parametrize("fast", [False, True])
@@ -200,7 +187,7 @@ def test_a_request_is_not_walked_member_by_member(db: Any, fast: bool) -> None:
     with ExitStack() as stack:
         if fast:
             stack.enter_context(moto_wire.fast_request_values())
-        walked = stack.enter_context(_Walked())
+        walked = stack.enter_context(_walked())
         db.put_item(TableName=TABLE, Item=item)
     assert db.get_item(TableName=TABLE, Key={"PK": {"S": "RUN#walk"}, "SK": {"S": "ITEM"}})["Item"] == item
     if fast:
@@ -391,31 +378,12 @@ def test_any_value_is_sent_and_read_as_botocore_does(item: dict[str, Any]) -> No
     assert fast == plain
 
 
-class _ClientWalks:
+def _client_walks() -> CallsCounted:
     """How many shapes botocore's serializer and response parser walked."""
+    from botocore.parsers import ResponseParser
+    from botocore.serialize import JSONSerializer
 
-    def __enter__(self) -> _ClientWalks:
-        from botocore.parsers import ResponseParser
-        from botocore.serialize import JSONSerializer
-
-        self.count = 0
-        serialize, parse_shape = JSONSerializer.__dict__["_serialize"], ResponseParser.__dict__["_parse_shape"]
-
-        def serialized(serializer: Any, *args: Any) -> Any:
-            self.count += 1
-            return serialize(serializer, *args)
-
-        def parsed(parser: Any, *args: Any) -> Any:
-            self.count += 1
-            return parse_shape(parser, *args)
-
-        self._stack = ExitStack()
-        self._stack.enter_context(patched(JSONSerializer, {"_serialize": serialized}))
-        self._stack.enter_context(patched(ResponseParser, {"_parse_shape": parsed}))
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stack.close()
+    return CallsCounted((JSONSerializer, "_serialize"), (ResponseParser, "_parse_shape"))
 
 
 @pytest.mark.parametrize("fast", [False, True])
@@ -425,7 +393,7 @@ def test_the_client_does_not_walk_every_member(db: Any, fast: bool) -> None:
     with ExitStack() as stack:
         if fast:
             stack.enter_context(moto_wire.fast_client_values())
-        walked = stack.enter_context(_ClientWalks())
+        walked = stack.enter_context(_client_walks())
         db.put_item(TableName=TABLE, Item=item)
         got = db.get_item(TableName=TABLE, Key={"PK": {"S": "RUN#walk"}, "SK": {"S": "ITEM"}})["Item"]
     assert got == item
