@@ -27,6 +27,7 @@ def test_the_gate_timer_ends_an_ask_pause_before_the_task_timeout(moto_stack: Mo
     runs = moto_stack.services.runs
     run = runs.start("human_pause", {"prompt": "Still there?", "timeout_seconds": 8}, run_id="tm-1", caller="op")
     wait_for(lambda: moto_stack.services.core.store.get_wait("tm-1", "approve"))
+    wait_for(lambda: _timers(moto_stack))  # the park starts its timer just after it stores the wait
     assert len(_timers(moto_stack)) == 1  # the park started one timer, named after its wait
     sfn = moto_stack.clients["stepfunctions"]
     arn = run.execution_arn or ""
