@@ -22,6 +22,7 @@ from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
 from tests.counting import CallsCounted
+from tests.dynamo_values import ATTRIBUTE_VALUES
 
 TABLE = "speed-table"
 ITEMS = 40
@@ -97,25 +98,6 @@ def test_fast_item_values_write_the_same_bytes_as_moto(db: Any) -> None:
     assert fast == plain
 
 
-_LEAVES = st.one_of(
-    st.builds(lambda s: {"S": s}, st.text(max_size=5)),
-    st.builds(lambda n: {"N": str(n)}, st.integers()),
-    st.builds(lambda b: {"BOOL": b}, st.booleans()),
-    st.just({"NULL": True}),
-    st.builds(lambda b: {"B": b}, st.binary(max_size=4)),
-    st.builds(lambda ss: {"SS": ss}, st.lists(st.text(max_size=3), max_size=3)),
-    st.builds(lambda ns: {"NS": [str(n) for n in ns]}, st.lists(st.integers(), max_size=3)),
-)
-_VALUES = st.recursive(
-    _LEAVES,
-    lambda inner: st.one_of(
-        st.builds(lambda items: {"L": items}, st.lists(inner, max_size=3)),
-        st.builds(lambda m: {"M": m}, st.dictionaries(st.text(min_size=1, max_size=3), inner, max_size=3)),
-    ),
-    max_leaves=12,
-)
-
-
 def _serialized(result: dict[str, Any]) -> str:
     operation = get_service_model("dynamodb").operation_model("GetItem")
     serializer = serialize.get_serializer_class("dynamodb", "json")(
@@ -125,7 +107,7 @@ def _serialized(result: dict[str, Any]) -> str:
 
 
 @settings(max_examples=150, deadline=None)
-@given(item=st.dictionaries(st.text(min_size=1, max_size=4), _VALUES, min_size=1, max_size=4))
+@given(item=st.dictionaries(st.text(min_size=1, max_size=4), ATTRIBUTE_VALUES, min_size=1, max_size=4))
 def test_any_attribute_value_serializes_as_moto_does(item: dict[str, Any]) -> None:
     plain = _serialized({"Item": item})
     with moto_speed.fast_attribute_values():
@@ -262,6 +244,12 @@ def _tokenized() -> CallsCounted:
     return CallsCounted((ExpressionTokenizer, "make_list"))
 
 
+def _park(db: Any, sk: str) -> None:
+    """A parked wait as the park stores it (what `_release` then releases)."""
+    parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
+    db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": sk}, **parked})
+
+
 def _release(db: Any, sk: str) -> dict[str, Any]:
     """The release's shape: one Update in a transaction, then the item as stored."""
     key = {"PK": {"S": "RUN#upd"}, "SK": {"S": sk}}
@@ -290,8 +278,7 @@ def _release(db: Any, sk: str) -> dict[str, Any]:
 def test_an_update_expression_is_parsed_once_and_still_applies(db: Any, fast: bool) -> None:
     rounds = 5
     for n in range(rounds):
-        parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
-        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": f"WAIT#{n}"}, **parked})
+        _park(db, f"WAIT#{n}")
     with ExitStack() as stack:
         if fast:
             stack.enter_context(moto_updates.cached_update_parsing())
@@ -325,8 +312,7 @@ def test_an_update_copies_the_stored_item_once_for_its_rollback(aws_env: None, s
         db = boto3.client("dynamodb")
         db.create_table(**create_table_kwargs(TABLE))
         for n in range(ITEMS):
-            parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
-            db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": f"WAIT#{n}"}, **parked})
+            _park(db, f"WAIT#{n}")
         with _item_copies() as copies:
             stored = _release(db, "WAIT#0")
         assert stored["status"] == {"S": "released"}
@@ -344,8 +330,7 @@ def test_a_table_with_a_stream_still_gets_the_old_image(aws_env: None) -> None:
         db = boto3.client("dynamodb")
         spec = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
         db.create_table(**create_table_kwargs(TABLE), StreamSpecification=spec)
-        parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
-        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": "WAIT#0"}, **parked})
+        _park(db, "WAIT#0")
         with _item_copies() as copies:
             _release(db, "WAIT#0")
         shard = dynamodb_backends[DEFAULT_ACCOUNT_ID][db.meta.region_name].tables[TABLE].stream_shard
@@ -378,8 +363,7 @@ def _set(db: Any, sk: str, name: str) -> None:
 def test_an_update_expression_is_checked_once_and_still_refused(db: Any, fast: bool) -> None:
     rounds = 5
     for n in range(rounds):
-        parked = {"status": {"S": "parked"}, "version": {"N": "1"}, "GSI1PK": {"S": "PARKED"}}
-        db.put_item(TableName=TABLE, Item={"PK": {"S": "RUN#upd"}, "SK": {"S": f"WAIT#{n}"}, **parked})
+        _park(db, f"WAIT#{n}")
     with ExitStack() as stack:
         if fast:
             stack.enter_context(moto_updates.update_expressions_once())

@@ -26,6 +26,7 @@ from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
 from tests.counting import CallsCounted
+from tests.dynamo_values import ATTRIBUTE_VALUES
 
 TABLE = "wire-table"
 ITEMS = 30
@@ -129,23 +130,6 @@ def test_the_fast_paths_give_the_same_bytes_and_store_the_same_items_as_moto(db:
     assert again == plain
 
 
-_LEAVES = st.one_of(
-    st.builds(lambda s: {"S": s}, st.text(max_size=5)),
-    st.builds(lambda n: {"N": str(n)}, st.integers()),
-    st.builds(lambda b: {"BOOL": b}, st.booleans()),
-    st.just({"NULL": True}),
-    st.builds(lambda b: {"B": b}, st.binary(max_size=4)),
-    st.builds(lambda ss: {"SS": ss}, st.lists(st.text(max_size=3), max_size=3)),
-    st.builds(lambda ns: {"NS": [str(n) for n in ns]}, st.lists(st.integers(), max_size=3)),
-)
-_VALUES = st.recursive(
-    _LEAVES,
-    lambda inner: st.one_of(
-        st.builds(lambda items: {"L": items}, st.lists(inner, max_size=3)),
-        st.builds(lambda m: {"M": m}, st.dictionaries(st.text(min_size=1, max_size=3), inner, max_size=3)),
-    ),
-    max_leaves=12,
-)
 # what a client may send that is not the plain form: moto's own parser decides what it means
 _ODD = st.one_of(
     st.just({"S": None}),
@@ -155,7 +139,7 @@ _ODD = st.one_of(
     st.just({"S": "a", "N": "1"}),
     st.just({}),
 )
-_ITEMS = st.dictionaries(st.text(min_size=1, max_size=4), st.one_of(_VALUES, _ODD), min_size=1, max_size=4)
+_ITEMS = st.dictionaries(st.text(min_size=1, max_size=4), st.one_of(ATTRIBUTE_VALUES, _ODD), min_size=1, max_size=4)
 
 
 def _parsed(body: dict[str, Any]) -> Any:
@@ -197,7 +181,7 @@ def test_a_request_is_not_walked_member_by_member(db: Any, fast: bool) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(item=st.dictionaries(st.text(min_size=1, max_size=4), _VALUES, min_size=1, max_size=4))
+@given(item=st.dictionaries(st.text(min_size=1, max_size=4), ATTRIBUTE_VALUES, min_size=1, max_size=4))
 def test_any_result_becomes_the_plain_values_moto_makes(item: dict[str, Any]) -> None:
     result = {"Items": [{k: DynamoType(v) for k, v in item.items()}], "Count": 1, "Nested": [[{"x": None, "y": 1.5}]]}
     plain = utilities.dynamo_to_dict(result)
