@@ -1,65 +1,31 @@
 """Quorum under concurrency on moto (the real DynamoDB adapter's transactions): 50 approvals at once on
-a 2-of-3 question, through the real API handler (IAM operators, Idempotency on the table), and 50
+a 2-of-3 question, through the real API handler (IAM operators), and 50
 members of one approver group voting at once through the service. Each answers the question exactly
 once with exactly two approvals recorded; every vote after the quorum is a 409."""
 
 from __future__ import annotations
 
-import json
-import threading
 from collections import Counter, defaultdict
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ConflictError
-from baton.local.http_adapter import to_proxy_event
+from tests.integration.racing import RACERS, call_api, event_types, operator, race
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from tests.integration.conftest import MotoStack
-
-RACERS = 50
-
-
-def _operator(n: int) -> str:
-    return f"arn:aws:sts::123456789012:assumed-role/operators/op-{n}"
-
-
-def _call(stack: MotoStack, caller: str, path: str, body: Any) -> tuple[int, dict[str, Any]]:
-    event = to_proxy_event("POST", path, {"Content-Type": "application/json"}, json.dumps(body).encode(), "10.0.0.1")
-    event["requestContext"]["identity"]["userArn"] = caller
-    payload, errored = stack.dispatcher.invoke("api", event)
-    assert not errored, payload
-    return payload["statusCode"], json.loads(payload["body"])
-
-
-def _race(request: Callable[[int], Any]) -> list[Any]:
-    barrier = threading.Barrier(RACERS)
-
-    def one(n: int) -> Any:
-        barrier.wait()
-        return request(n)
-
-    with ThreadPoolExecutor(RACERS) as pool:
-        return list(pool.map(one, range(RACERS)))
-
-
-def _types(stack: MotoStack, run_id: str) -> Counter[str]:
-    return Counter(e.type for e in stack.services.core.store.list_events(run_id, limit=1000))
 
 
 def test_fifty_approvals_on_two_of_three_release_once_with_two_recorded(moto_stack: MotoStack) -> None:
-    approvers = [_operator(n) for n in range(3)]
+    approvers = [operator(n) for n in range(3)]
     policy = ApprovalPolicy(approvals=2, approvers=approvers)
     asked = moto_stack.services.questions.ask(
         "quorum-api", node="deploy", question="ship?", caller="agent", approval=policy
     )
     iid = asked["interaction_id"]
     path = f"/api/runs/quorum-api/interactions/{iid}/answer"
-    results = _race(lambda n: (n % 3, *_call(moto_stack, _operator(n % 3), path, {"answer": "approve"})))
+    results = race(lambda n: (n % 3, *call_api(moto_stack, operator(n % 3), "POST", path, {"answer": "approve"})))
     by_operator: dict[int, set[int]] = defaultdict(set)
     for who, status, _ in results:
         by_operator[who].add(status)
@@ -71,7 +37,7 @@ def test_fifty_approvals_on_two_of_three_release_once_with_two_recorded(moto_sta
     assert store.get_tally("quorum-api", iid).approvals == 2
     found = store.get_interaction("quorum-api", iid)
     assert found is not None and found.state.status == "answered" and found.state.answer == "approve"
-    types = _types(moto_stack, "quorum-api")
+    types = event_types(moto_stack, "quorum-api")
     assert types["approval_recorded"] == 2 and types["quorum_reached"] == 1 and types["interaction_answered"] == 1
     conflict = next(body for _, status, body in results if status == 409)
     assert conflict["error"] == "conflict" and conflict["winner"]["status"] == "answered"
@@ -94,27 +60,27 @@ def test_fifty_group_members_at_once_answer_it_once_with_two_votes(moto_stack: M
         except ConflictError:
             return "409"
 
-    outcomes = Counter(_race(vote))
+    outcomes = Counter(race(vote))
     assert outcomes["409"] == RACERS - 2, outcomes
     store = moto_stack.services.core.store
     assert len(store.list_votes("quorum-group", iid)) == 2
-    types = _types(moto_stack, "quorum-group")
+    types = event_types(moto_stack, "quorum-group")
     assert types["quorum_reached"] == 1 and types["interaction_answered"] == 1 and types["approval_recorded"] == 2
 
 
 def test_fifty_resumes_on_a_two_of_three_interrupt_resume_it_once(moto_stack: MotoStack) -> None:
-    approvers = [_operator(n) for n in range(3)]
+    approvers = [operator(n) for n in range(3)]
     spec = InterruptSpec(
         session_id="quorum-int", prompt="deploy?", approval=ApprovalPolicy(approvals=2, approvers=approvers)
     )
     created, _ = moto_stack.services.interrupts.create(spec, caller="agent")
     path = f"/api/v1/interrupts/{created.interaction_id}/resume"
-    results = _race(lambda n: (n % 3, *_call(moto_stack, _operator(n % 3), path, {"input": "go"})))
+    results = race(lambda n: (n % 3, *call_api(moto_stack, operator(n % 3), "POST", path, {"input": "go"})))
     statuses = sorted({(who, status) for who, status, _ in results})
     assert sorted(status for _, status in statuses) == [200, 200, 409], statuses
     store = moto_stack.services.core.store
     assert len(store.list_votes("quorum-int", created.interaction_id)) == 2
     found = store.get_interaction("quorum-int", created.interaction_id)
     assert found is not None and found.state.status == "answered"
-    types = _types(moto_stack, "quorum-int")
+    types = event_types(moto_stack, "quorum-int")
     assert types["interrupt_resumed"] == 1 and types["quorum_reached"] == 1 and types["approval_recorded"] == 2

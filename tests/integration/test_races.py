@@ -1,4 +1,4 @@
-"""50-way races through the real API handler (the dispatcher's handler copies, Idempotency on the table,
+"""50-way races through the real API handler (the dispatcher's handler copies,
 moto as DynamoDB): 50 threads released by one barrier send answer, resume (an interrupt's, and a
 run's `POST /api/runs/{id}/resume` at a parked ask), claim and cancel at once.
 
@@ -10,45 +10,15 @@ machines' API sees them."""
 from __future__ import annotations
 
 import json
-import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.interrupt_spec import InterruptSpec
-from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
+from tests.integration.racing import RACERS, Result, call_api, operator, race
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from tests.integration.conftest import MotoStack
-
-RACERS = 50
-Result = tuple[int, dict[str, Any]]
-
-
-def _operator(n: int) -> str:
-    return f"arn:aws:sts::123456789012:assumed-role/operators/op-{n}"
-
-
-def _call(stack: MotoStack, caller: str, method: str, path: str, body: Any) -> Result:
-    event = to_proxy_event(method, path, {"Content-Type": "application/json"}, json.dumps(body).encode(), "10.0.0.1")
-    event["requestContext"]["identity"]["userArn"] = caller
-    payload, errored = stack.dispatcher.invoke("api", event)
-    assert not errored, payload
-    return payload["statusCode"], json.loads(payload["body"])
-
-
-def _race(request: Callable[[int], Result]) -> list[Result]:
-    barrier = threading.Barrier(RACERS)
-
-    def one(n: int) -> Result:
-        barrier.wait()
-        return request(n)
-
-    with ThreadPoolExecutor(RACERS) as pool:
-        return list(pool.map(one, range(RACERS)))
 
 
 def _one_winner(results: list[Result], loser_status: int = 409) -> tuple[int, list[dict[str, Any]]]:
@@ -66,18 +36,18 @@ def _interrupt(stack: MotoStack, run_id: str) -> str:
 def test_fifty_answers_one_winner_every_409_names_it(moto_stack: MotoStack) -> None:
     asked = moto_stack.services.questions.ask("race-answer", node="draft", question="which?", caller="agent")
     path = f"/api/runs/race-answer/interactions/{asked['interaction_id']}/answer"
-    results = _race(lambda n: _call(moto_stack, _operator(n), "POST", path, {"answer": f"answer {n}"}))
+    results = race(lambda n: call_api(moto_stack, operator(n), "POST", path, {"answer": f"answer {n}"}))
     won, losers = _one_winner(results)
     for body in losers:
         assert body["error"] == "conflict" and body["answer"] == f"answer {won}"
-        assert body["winner"]["value"] == f"answer {won}" and body["winner"]["by"] == _operator(won)
+        assert body["winner"]["value"] == f"answer {won}" and body["winner"]["by"] == operator(won)
         assert body["winner"]["at"] and body["interaction"]["interaction_id"] == asked["interaction_id"]
 
 
 def test_fifty_identical_answers_from_one_caller_all_get_the_same_200(moto_stack: MotoStack) -> None:
     asked = moto_stack.services.questions.ask("race-same", node="draft", question="which?", caller="agent")
     path = f"/api/runs/race-same/interactions/{asked['interaction_id']}/answer"
-    results = _race(lambda _: _call(moto_stack, _operator(0), "POST", path, {"answer": "postgres"}))
+    results = race(lambda _: call_api(moto_stack, operator(0), "POST", path, {"answer": "postgres"}))
     assert Counter(status for status, _ in results) == {200: RACERS}
     assert len({json.dumps(body, sort_keys=True) for _, body in results}) == 1
 
@@ -85,26 +55,26 @@ def test_fifty_identical_answers_from_one_caller_all_get_the_same_200(moto_stack
 def test_fifty_resumes_one_winner_every_409_names_it(moto_stack: MotoStack) -> None:
     iid = _interrupt(moto_stack, "race-resume")
     path = f"/api/v1/interrupts/{iid}/resume"
-    results = _race(lambda n: _call(moto_stack, _operator(n), "POST", path, {"input": f"value {n}"}))
+    results = race(lambda n: call_api(moto_stack, operator(n), "POST", path, {"input": f"value {n}"}))
     won, losers = _one_winner(results)
     for body in losers:
         assert body["error"] == "conflict" and body["interrupt"]["id"] == iid  # the route's shape
         assert body["interrupt"]["value"] == f"value {won}"
-        assert body["winner"]["value"] == f"value {won}" and body["winner"]["by"] == _operator(won)
+        assert body["winner"]["value"] == f"value {won}" and body["winner"]["by"] == operator(won)
         assert body["winner"]["at"]
 
 
 def test_fifty_claims_one_winner_every_409_names_it(moto_stack: MotoStack) -> None:
     iid = _interrupt(moto_stack, "race-claim")
     path = f"/api/v1/interrupts/{iid}/claim"
-    results = _race(lambda n: _call(moto_stack, _operator(n), "POST", path, {}))
+    results = race(lambda n: call_api(moto_stack, operator(n), "POST", path, {}))
     won, losers = _one_winner(results)
     for body in losers:
-        assert body["error"] == "conflict" and body["claimedBy"] == _operator(won)
+        assert body["error"] == "conflict" and body["claimedBy"] == operator(won)
         assert body["winner"] == {
             "status": "claimed",
-            "value": _operator(won),
-            "by": _operator(won),
+            "value": operator(won),
+            "by": operator(won),
             "at": body["claimedAt"],
         }
         assert body["interrupt"]["id"] == iid
@@ -113,21 +83,21 @@ def test_fifty_claims_one_winner_every_409_names_it(moto_stack: MotoStack) -> No
 def test_fifty_self_reclaims_are_all_200(moto_stack: MotoStack) -> None:
     iid = _interrupt(moto_stack, "race-reclaim")
     path = f"/api/v1/interrupts/{iid}/claim"
-    results = _race(lambda _: _call(moto_stack, _operator(7), "POST", path, {}))
+    results = race(lambda _: call_api(moto_stack, operator(7), "POST", path, {}))
     assert Counter(status for status, _ in results) == {200: RACERS}
     assert Counter(body["changed"] for _, body in results) == {True: 1, False: RACERS - 1}
-    assert {body["interrupt"]["claimedBy"] for _, body in results} == {_operator(7)}
+    assert {body["interrupt"]["claimedBy"] for _, body in results} == {operator(7)}
 
 
 def test_fifty_cancels_one_winner_every_loser_names_it(moto_stack: MotoStack) -> None:
     iid = _interrupt(moto_stack, "race-cancel")
     path = f"/api/v1/interrupts/{iid}/cancel"
-    results = _race(lambda n: _call(moto_stack, _operator(n), "POST", path, {"reason": f"reason {n}"}))
+    results = race(lambda n: call_api(moto_stack, operator(n), "POST", path, {"reason": f"reason {n}"}))
     # A cancel that comes second finds the interrupt cancelled: 410 (as a sequential second cancel does).
     won, losers = _one_winner(results, loser_status=410)
     for body in losers:
         assert body["error"] == "gone" and body["interrupt"]["id"] == iid
-        assert body["winner"]["value"] == f"reason {won}" and body["winner"]["by"] == _operator(won)
+        assert body["winner"]["value"] == f"reason {won}" and body["winner"]["by"] == operator(won)
         assert body["winner"]["status"] == "cancelled" and body["winner"]["at"]
 
 
@@ -135,13 +105,13 @@ def test_fifty_run_resumes_one_winner_every_409_names_it(moto_stack: MotoStack) 
     moto_stack.services.runs.start("human_pause", {"prompt": "Ship it?"}, run_id="race-run-resume", caller="op")
     wait_for(lambda: moto_stack.services.core.store.get_wait("race-run-resume", "approve"), timeout=30)
     path = "/api/runs/race-run-resume/resume"
-    results = _race(lambda n: _call(moto_stack, _operator(n), "POST", path, {"answers": {"choice": n}}))
+    results = race(lambda n: call_api(moto_stack, operator(n), "POST", path, {"answers": {"choice": n}}))
     won, losers = _one_winner(results)
     assert results[won][1]["resumed"] is True
     for body in losers:
         assert body["error"] == "conflict" and body["interaction"]["request"]["node"] == "approve"  # the route's shape
         assert body["interaction"]["status"] == "answered" and body["interaction"]["answer"] == {"choice": won}
-        assert body["winner"]["value"] == {"choice": won} and body["winner"]["by"] == _operator(won)
+        assert body["winner"]["value"] == {"choice": won} and body["winner"]["by"] == operator(won)
         assert body["winner"]["status"] == "answered" and body["winner"]["at"]
     wait = moto_stack.services.core.store.get_wait("race-run-resume", "approve")
     assert wait is not None and wait.status == "released"  # one send, recorded once
