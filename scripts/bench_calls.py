@@ -1,0 +1,317 @@
+"""CPU per AWS call inside the local stack, split into where it goes.
+
+Starts a LocalStack in this process (as `scripts/bench_critical_path.py` does: moto as AWS, the stack's
+moto fixes on, the process's own calls handed to moto in process by `baton/local/in_process.py`), then
+times single calls from this thread with `time.thread_time` (CPU of this thread only: the Step Functions
+engine's worker threads, the persister and the API server do not count), n samples each, and prints the
+median of each part:
+
+- total:   the whole `client.<operation>(...)` call;
+- client:  botocore's own side (parameter validation, serialization, endpoint resolution, signing,
+           events, response parsing): total minus the two below;
+- routing: from the in-process hook handing the request to moto until moto calls the service's handler
+           (moto's URL matching over its services, then over the service's URLs);
+- moto:    the service's handler (request normalization, moto's response class parsing and dispatching
+           the action, the backend's work, the response serialized).
+
+The calls: DynamoDB Query (a partition of 3 items), TransactWriteItems (2 conditional Updates and 2 Puts),
+a conditional UpdateItem, GetItem; Step Functions DescribeExecution and SendTaskSuccess (a parked
+`human_pause` execution's token each; the execution is awaited to SUCCEEDED between samples, untimed).
+CPU times on a shared machine still move with cache pressure; the load average is printed at the end.
+`--profile OP` prints where one operation's CPU goes (cProfile, top functions by own time) instead.
+Figures are printed, never asserted.
+
+Usage: uv run python scripts/bench_calls.py [--samples 200] [--sends 200] [--quick] [--profile Query]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_marks = threading.local()  # thread-CPU stamps of the call being timed, set by the wrappers below
+
+
+def _install_stamps() -> None:
+    """Stamp the thread's CPU time where the request enters moto and where moto calls the handler."""
+    import moto.core.botocore_stubber as stubber_module
+    from moto.core.models import botocore_stubber
+
+    process_request = botocore_stubber.process_request
+    normalize_request = stubber_module.normalize_request
+
+    def stamped_process_request(request: Any) -> Any:
+        _marks.routed = time.thread_time()
+        answered = process_request(request)
+        _marks.answered = time.thread_time()
+        return answered
+
+    def stamped_normalize_request(request: Any) -> Any:
+        _marks.handled = time.thread_time()  # the first thing moto does once it found the handler
+        return normalize_request(request)
+
+    botocore_stubber.process_request = stamped_process_request  # type: ignore[method-assign]
+    stubber_module.normalize_request = stamped_normalize_request  # type: ignore[attr-defined]
+
+
+def _timed(call: Callable[[], Any]) -> tuple[float, float, float, float]:
+    """(total, client, routing, moto) CPU seconds of one call."""
+    _marks.routed = _marks.handled = _marks.answered = None
+    started = time.thread_time()
+    call()
+    total = time.thread_time() - started
+    routed, handled, answered = _marks.routed, _marks.handled, _marks.answered
+    if routed is None or handled is None or answered is None:
+        raise RuntimeError("the call did not go through moto in process")
+    routing, moto = handled - routed, answered - handled
+    return total, total - routing - moto, routing, moto
+
+
+class _Calls:
+    def __init__(self, db: Any, sfn: Any, table: str, client: Any, store: Any) -> None:
+        self.db, self.sfn, self.table, self.client, self.store = db, sfn, table, client, store
+        self.n = 0
+        self.partition = "BENCHCALLS#query"
+        for sk in ("A", "B", "C"):
+            db.put_item(TableName=table, Item=self._item(self.partition, sk))
+        self.db.put_item(TableName=table, Item=self._item("BENCHCALLS#get", "X"))
+        self.parked: list[tuple[str, str]] = []  # (execution arn, task token)
+
+    @staticmethod
+    def _item(pk: str, sk: str) -> dict[str, Any]:
+        return {
+            "PK": {"S": pk},
+            "SK": {"S": sk},
+            "status": {"S": "pending"},
+            "kind": {"S": "question"},
+            "created_at": {"S": "2026-01-01T00:00:00.000Z"},
+            "payload": {"M": {"question": {"S": "Q?"}, "n": {"N": "1"}}},
+        }
+
+    def query(self) -> None:
+        self.db.query(
+            TableName=self.table,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": self.partition}},
+        )
+
+    def get_item(self) -> None:
+        self.db.get_item(TableName=self.table, Key={"PK": {"S": "BENCHCALLS#get"}, "SK": {"S": "X"}})
+
+    def _update(self, pk: str) -> None:
+        self.db.update_item(
+            TableName=self.table,
+            Key={"PK": {"S": pk}, "SK": {"S": "I"}},
+            UpdateExpression="SET bench_answer = :a, #st = :answered",
+            ConditionExpression="#st = :pending",
+            ExpressionAttributeNames={"#st": "status"},
+            ExpressionAttributeValues={":a": {"S": "ok"}, ":pending": {"S": "pending"}, ":answered": {"S": "answered"}},
+        )
+
+    def transact_prepare(self) -> None:
+        self.n += 1
+        for sk in ("I", "W"):
+            self.db.put_item(TableName=self.table, Item={**self._item(f"BENCHCALLS#t{self.n}", sk), "SK": {"S": sk}})
+
+    def transact(self) -> None:
+        pk = f"BENCHCALLS#t{self.n}"
+        update = {
+            "TableName": self.table,
+            "UpdateExpression": "SET #st = :answered, answer = :a",
+            "ConditionExpression": "#st = :pending",
+            "ExpressionAttributeNames": {"#st": "status"},
+            "ExpressionAttributeValues": {
+                ":a": {"S": "ok"},
+                ":pending": {"S": "pending"},
+                ":answered": {"S": "answered"},
+            },
+        }
+        self.db.transact_write_items(
+            TransactItems=[
+                {"Update": {**update, "Key": {"PK": {"S": pk}, "SK": {"S": "I"}}}},
+                {"Update": {**update, "Key": {"PK": {"S": pk}, "SK": {"S": "W"}}}},
+                {
+                    "Put": {
+                        "TableName": self.table,
+                        "Item": self._item(pk, "E#1"),
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": self.table,
+                        "Item": self._item(pk, "E#2"),
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                },
+            ]
+        )
+
+    def park(self, count: int) -> None:
+        """`count` human_pause executions parked on their task token (untimed)."""
+        started: list[str] = []
+        for _ in range(count):
+            self.n += 1
+            run_id = f"bench-calls-{self.n}-{int(time.time() * 1000)}"
+            self.client.start_run("human_pause", {"prompt": "bench?", "timeout_seconds": 600}, run_id=run_id)
+            started.append(run_id)
+        for run_id in started:
+            deadline = time.monotonic() + 120
+            while True:
+                waits = [w for w in self.store.list_run_waits(run_id) if w.status == "parked" and w.task_token]
+                if waits:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{run_id} did not park")
+                time.sleep(0.01)
+            arn = self.client.get_run(run_id).execution_arn
+            self.parked.append((arn, waits[0].task_token))
+
+    def describe(self) -> None:
+        self.sfn.describe_execution(executionArn=self.parked[0][0])
+
+    def send_next(self) -> Callable[[], None]:
+        arn, token = self.parked.pop()
+        output = json.dumps({"answers": {"ok": True}, "answered_by": "bench"})
+        self._last = arn
+        return lambda: self.sfn.send_task_success(taskToken=token, output=output)
+
+    def until_ended(self) -> None:
+        while self.sfn.describe_execution(executionArn=self._last)["status"] == "RUNNING":
+            time.sleep(0.002)
+
+
+def _measure(samples: int, sends: int) -> dict[str, dict[str, float]]:
+    parts: dict[str, list[tuple[float, float, float, float]]] = {}
+    with _stack() as calls:
+        calls.park(max(sends, 1))
+        plain: dict[str, tuple[Callable[[], None] | None, Callable[[], None]]] = {
+            "dynamodb.Query": (None, calls.query),
+            "dynamodb.GetItem": (None, calls.get_item),
+            "dynamodb.UpdateItem": (_updated_item(calls), lambda: calls._update(f"BENCHCALLS#u{calls.n}")),
+            "dynamodb.TransactWriteItems": (calls.transact_prepare, calls.transact),
+            "stepfunctions.DescribeExecution": (None, calls.describe),
+        }
+        for _ in range(samples):  # interleaved, so a slow moment of the machine hits every figure alike
+            for name, (prepare, call) in plain.items():
+                if prepare is not None:
+                    prepare()
+                parts.setdefault(name, []).append(_timed(call))
+        for _ in range(sends):
+            send = calls.send_next()
+            parts.setdefault("stepfunctions.SendTaskSuccess", []).append(_timed(send))
+            calls.until_ended()
+    return {
+        name: {
+            "samples": len(values),
+            **{part: statistics.median(v[i] for v in values) * 1000 for i, part in enumerate(PARTS)},
+        }
+        for name, values in parts.items()
+    }
+
+
+PARTS = ("total", "client", "routing", "moto")
+
+
+def _updated_item(calls: _Calls) -> Callable[[], None]:
+    def prepare() -> None:
+        calls.n += 1
+        calls.db.put_item(TableName=calls.table, Item=calls._item(f"BENCHCALLS#u{calls.n}", "I"))
+
+    return prepare
+
+
+class _stack:
+    def __enter__(self) -> _Calls:
+        import boto3
+
+        from baton.client.sdk import Client
+        from baton.local.stack import LocalStack
+        from baton.runtime.settings import get_settings
+        from baton.runtime.wiring import services
+
+        self.stack = LocalStack(api_port=0, state_dir=Path(tempfile.mkdtemp(prefix="baton-bench-calls-")), data="off", subscribe_channels=())
+        info = self.stack.start()
+        self.stack.wait_for_workflows()
+        _install_stamps()
+        self.client = Client(info.api_url, info.token, timeout=60)
+        return _Calls(
+            boto3.client("dynamodb"),
+            boto3.client("stepfunctions"),
+            get_settings().table_name,
+            self.client,
+            services().core.store,
+        )
+
+    def __exit__(self, *_: object) -> None:
+        self.client.close()
+        self.stack.stop()
+
+
+def _profile(operation: str, samples: int) -> None:
+    import cProfile
+    import pstats
+
+    with _stack() as calls:
+        if operation == "SendTaskSuccess":
+            calls.park(samples)
+        chosen: dict[str, Callable[[], None]] = {
+            "Query": calls.query,
+            "GetItem": calls.get_item,
+            "TransactWriteItems": lambda: (calls.transact_prepare(), profiler.runcall(calls.transact)),  # type: ignore[func-returns-value]
+            "DescribeExecution": calls.describe,
+        }
+        profiler = cProfile.Profile()
+        for _ in range(samples):
+            if operation == "SendTaskSuccess":
+                profiler.runcall(calls.send_next())
+                calls.until_ended()
+            elif operation == "TransactWriteItems":
+                chosen[operation]()
+            else:
+                profiler.runcall(chosen[operation])
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(40)
+
+
+def _print(figures: dict[str, dict[str, float]]) -> None:
+    print("CPU per AWS call in process (this thread's CPU, median ms): the local stack, its moto fixes on")
+    print(f"  {'call':<34} {'n':>4} {'total':>8} {'client':>8} {'routing':>8} {'moto':>8}")
+    for name, figure in figures.items():
+        print(
+            f"  {name:<34} {figure['samples']:>4.0f} {figure['total']:8.2f} {figure['client']:8.2f}"
+            f" {figure['routing']:8.2f} {figure['moto']:8.2f}"
+        )
+    print("  load average at the end: " + " ".join(f"{v:.2f}" for v in os.getloadavg()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--samples", type=int, default=200, help="samples of each DynamoDB call and DescribeExecution")
+    parser.add_argument("--sends", type=int, default=200, help="SendTaskSuccess samples (one parked execution each)")
+    parser.add_argument("--quick", action="store_true", help="5 samples of each (CI: it runs, figures not meaningful)")
+    parser.add_argument("--profile", metavar="OPERATION", help="profile one operation (Query, GetItem, ...) instead")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.profile:
+        _profile(args.profile, args.samples)
+        return
+    samples, sends = (5, 5) if args.quick else (args.samples, args.sends)
+    figures = _measure(samples, sends)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        _print(figures)
+
+
+if __name__ == "__main__":
+    main()
