@@ -240,7 +240,7 @@ class _stack:
         from baton.runtime.settings import get_settings
         from baton.runtime.wiring import services
 
-        self.stack = LocalStack(api_port=0, state_dir=Path(tempfile.mkdtemp(prefix="baton-bench-calls-")), data="off", subscribe_channels=())
+        self.stack = LocalStack(api_port=0, state_dir=Path(tempfile.mkdtemp(prefix="baton-bench-calls-")), data="off")
         info = self.stack.start()
         self.stack.wait_for_workflows()
         _install_stamps()
@@ -280,7 +280,9 @@ def _profile(operation: str, samples: int) -> None:
                 chosen[operation]()
             else:
                 profiler.runcall(chosen[operation])
-    pstats.Stats(profiler).sort_stats("tottime").print_stats(40)
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("tottime").print_stats(40)
+    stats.sort_stats("cumulative").print_stats(60)
 
 
 def _print(figures: dict[str, dict[str, float]]) -> None:
