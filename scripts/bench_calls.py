@@ -45,14 +45,19 @@ _marks = threading.local()  # thread-CPU stamps of the call being timed, set by 
 def _install_stamps() -> None:
     """Stamp the thread's CPU time where the request enters moto and where moto calls the handler."""
     import moto.core.botocore_stubber as stubber_module
+    import moto.core.request as request_module
     from moto.core.models import botocore_stubber
 
-    process_request = botocore_stubber.process_request
-    normalize_request = stubber_module.normalize_request
+    from baton.local import in_process
 
-    def stamped_process_request(request: Any) -> Any:
+    normalize_request = request_module.normalize_request
+    # the in-process hook's router (baton/local/in_process.py DirectRoutes), else moto's stubber
+    owner: Any = getattr(in_process, "DirectRoutes", None) or botocore_stubber
+    process_request = owner.process_request
+
+    def stamped_process_request(*args: Any) -> Any:
         _marks.routed = time.thread_time()
-        answered = process_request(request)
+        answered = process_request(*args)
         _marks.answered = time.thread_time()
         return answered
 
@@ -60,8 +65,9 @@ def _install_stamps() -> None:
         _marks.handled = time.thread_time()  # the first thing moto does once it found the handler
         return normalize_request(request)
 
-    botocore_stubber.process_request = stamped_process_request  # type: ignore[method-assign]
+    owner.process_request = stamped_process_request
     stubber_module.normalize_request = stamped_normalize_request  # type: ignore[attr-defined]
+    request_module.normalize_request = stamped_normalize_request  # type: ignore[attr-defined]
 
 
 def _timed(call: Callable[[], Any]) -> tuple[float, float, float, float]:
@@ -258,7 +264,7 @@ class _stack:
         self.stack.stop()
 
 
-def _profile(operation: str, samples: int) -> None:
+def _profile(operation: str, samples: int, out: str | None) -> None:
     import cProfile
     import pstats
 
@@ -281,6 +287,8 @@ def _profile(operation: str, samples: int) -> None:
             else:
                 profiler.runcall(chosen[operation])
     stats = pstats.Stats(profiler)
+    if out:
+        stats.dump_stats(out)
     stats.sort_stats("tottime").print_stats(40)
     stats.sort_stats("cumulative").print_stats(60)
 
@@ -302,10 +310,11 @@ def main() -> None:
     parser.add_argument("--sends", type=int, default=200, help="SendTaskSuccess samples (one parked execution each)")
     parser.add_argument("--quick", action="store_true", help="5 samples of each (CI: it runs, figures not meaningful)")
     parser.add_argument("--profile", metavar="OPERATION", help="profile one operation (Query, GetItem, ...) instead")
+    parser.add_argument("--profile-out", metavar="PATH", help="with --profile: also write the pstats file there")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.profile:
-        _profile(args.profile, args.samples)
+        _profile(args.profile, args.samples, args.profile_out)
         return
     samples, sends = (5, 5) if args.quick else (args.samples, args.sends)
     figures = _measure(samples, sends)
