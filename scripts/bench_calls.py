@@ -14,6 +14,11 @@ median of each part:
 - moto:    the service's handler (request normalization, moto's response class parsing and dispatching
            the action, the backend's work, the response serialized).
 
+Each call is timed twice per sample, interleaved: `plain` (moto's stubber routes the request, botocore
+computes its SigV4 signature: the in-process path before `DirectRoutes` and `unsigned_in_process` of
+`baton/local/in_process.py`) and `fixed` (as the stack runs now); `saved` is the difference of the
+medians. Read the two side by side: on a shared machine each moves with the load, the difference less.
+
 The calls: DynamoDB Query (a partition of 3 items), TransactWriteItems (2 conditional Updates and 2 Puts),
 a conditional UpdateItem, GetItem; Step Functions DescribeExecution and SendTaskSuccess (a parked
 `human_pause` execution's token each; the execution is awaited to SUCCEEDED between samples, untimed).
@@ -42,22 +47,43 @@ if TYPE_CHECKING:
 _marks = threading.local()  # thread-CPU stamps of the call being timed, set by the wrappers below
 
 
-def _install_stamps() -> None:
+class _Variant:
+    """Which in-process path a call takes: this branch's (`fixed`) or moto's stubber and botocore's own
+    signing (`plain`, as before `DirectRoutes` and `unsigned_in_process`), switched between samples."""
+
+    def __init__(self) -> None:
+        from botocore.auth import SigV4Auth
+        from moto.core.models import botocore_stubber
+
+        from baton.local import in_process
+
+        self._signing = SigV4Auth
+        self._fixed_signing = SigV4Auth.__dict__["add_auth"]
+        self._plain_signing = getattr(self._fixed_signing, "__wrapped__", self._fixed_signing)
+        direct = getattr(in_process, "DirectRoutes", None)
+        self._fixed_route = direct.process_request if direct is not None else None
+        self._plain_route = lambda _routes, request: botocore_stubber.process_request(request)
+        self.route: Any = self._fixed_route
+
+    def use(self, name: str) -> None:
+        fixed = name == "fixed"
+        self.route = self._fixed_route if fixed else self._plain_route
+        self._signing.add_auth = self._fixed_signing if fixed else self._plain_signing  # type: ignore[method-assign]
+
+
+def _install_stamps() -> _Variant:
     """Stamp the thread's CPU time where the request enters moto and where moto calls the handler."""
     import moto.core.botocore_stubber as stubber_module
     import moto.core.request as request_module
-    from moto.core.models import botocore_stubber
 
     from baton.local import in_process
 
+    variant = _Variant()
     normalize_request = request_module.normalize_request
-    # the in-process hook's router (baton/local/in_process.py DirectRoutes), else moto's stubber
-    owner: Any = getattr(in_process, "DirectRoutes", None) or botocore_stubber
-    process_request = owner.process_request
 
     def stamped_process_request(*args: Any) -> Any:
         _marks.routed = time.thread_time()
-        answered = process_request(*args)
+        answered = variant.route(*args)
         _marks.answered = time.thread_time()
         return answered
 
@@ -65,9 +91,10 @@ def _install_stamps() -> None:
         _marks.handled = time.thread_time()  # the first thing moto does once it found the handler
         return normalize_request(request)
 
-    owner.process_request = stamped_process_request
+    in_process.DirectRoutes.process_request = stamped_process_request  # type: ignore[method-assign]
     stubber_module.normalize_request = stamped_normalize_request  # type: ignore[attr-defined]
     request_module.normalize_request = stamped_normalize_request  # type: ignore[attr-defined]
+    return variant
 
 
 def _timed(call: Callable[[], Any]) -> tuple[float, float, float, float]:
@@ -197,10 +224,11 @@ class _Calls:
             time.sleep(0.002)
 
 
-def _measure(samples: int, sends: int) -> dict[str, dict[str, float]]:
-    parts: dict[str, list[tuple[float, float, float, float]]] = {}
-    with _stack() as calls:
-        calls.park(max(sends, 1))
+def _measure(samples: int, sends: int) -> dict[str, dict[str, dict[str, float]]]:
+    """name -> variant ("plain", "fixed") -> samples and the median ms of each part."""
+    parts: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
+    with _stack() as (calls, variant):
+        calls.park(2 * max(sends, 1))
         plain: dict[str, tuple[Callable[[], None] | None, Callable[[], None]]] = {
             "dynamodb.Query": (None, calls.query),
             "dynamodb.GetItem": (None, calls.get_item),
@@ -208,24 +236,33 @@ def _measure(samples: int, sends: int) -> dict[str, dict[str, float]]:
             "dynamodb.TransactWriteItems": (calls.transact_prepare, calls.transact),
             "stepfunctions.DescribeExecution": (None, calls.describe),
         }
-        for _ in range(samples):  # interleaved, so a slow moment of the machine hits every figure alike
-            for name, (prepare, call) in plain.items():
-                if prepare is not None:
-                    prepare()
-                parts.setdefault(name, []).append(_timed(call))
-        for _ in range(sends):
-            send = calls.send_next()
-            parts.setdefault("stepfunctions.SendTaskSuccess", []).append(_timed(send))
-            calls.until_ended()
-    return {
-        name: {
-            "samples": len(values),
-            **{part: statistics.median(v[i] for v in values) * 1000 for i, part in enumerate(PARTS)},
-        }
-        for name, values in parts.items()
-    }
+        try:
+            # interleaved, variant by variant, so a slow moment of the machine hits every figure alike
+            for _ in range(samples):
+                for name, (prepare, call) in plain.items():
+                    for which in VARIANTS:
+                        if prepare is not None:
+                            prepare()
+                        variant.use(which)
+                        parts.setdefault((name, which), []).append(_timed(call))
+                        variant.use("fixed")
+            for _ in range(sends):
+                for which in VARIANTS:
+                    send = calls.send_next()
+                    variant.use(which)
+                    parts.setdefault(("stepfunctions.SendTaskSuccess", which), []).append(_timed(send))
+                    variant.use("fixed")
+                    calls.until_ended()
+        finally:
+            variant.use("fixed")
+    figures: dict[str, dict[str, dict[str, float]]] = {}
+    for (name, which), values in parts.items():
+        medians = {part: statistics.median(v[i] for v in values) * 1000 for i, part in enumerate(PARTS)}
+        figures.setdefault(name, {})[which] = {"samples": len(values), **medians}
+    return figures
 
 
+VARIANTS = ("plain", "fixed")
 PARTS = ("total", "client", "routing", "moto")
 
 
@@ -238,7 +275,7 @@ def _updated_item(calls: _Calls) -> Callable[[], None]:
 
 
 class _stack:
-    def __enter__(self) -> _Calls:
+    def __enter__(self) -> tuple[_Calls, _Variant]:
         import boto3
 
         from baton.client.sdk import Client
@@ -249,15 +286,16 @@ class _stack:
         self.stack = LocalStack(api_port=0, state_dir=Path(tempfile.mkdtemp(prefix="baton-bench-calls-")), data="off")
         info = self.stack.start()
         self.stack.wait_for_workflows()
-        _install_stamps()
+        variant = _install_stamps()
         self.client = Client(info.api_url, info.token, timeout=60)
-        return _Calls(
+        calls = _Calls(
             boto3.client("dynamodb"),
             boto3.client("stepfunctions"),
             get_settings().table_name,
             self.client,
             services().core.store,
         )
+        return calls, variant
 
     def __exit__(self, *_: object) -> None:
         self.client.close()
@@ -268,7 +306,7 @@ def _profile(operation: str, samples: int, out: str | None) -> None:
     import cProfile
     import pstats
 
-    with _stack() as calls:
+    with _stack() as (calls, _variant):
         if operation == "SendTaskSuccess":
             calls.park(samples)
         chosen: dict[str, Callable[[], None]] = {
@@ -293,13 +331,20 @@ def _profile(operation: str, samples: int, out: str | None) -> None:
     stats.sort_stats("cumulative").print_stats(60)
 
 
-def _print(figures: dict[str, dict[str, float]]) -> None:
-    print("CPU per AWS call in process (this thread's CPU, median ms): the local stack, its moto fixes on")
-    print(f"  {'call':<34} {'n':>4} {'total':>8} {'client':>8} {'routing':>8} {'moto':>8}")
-    for name, figure in figures.items():
+def _print(figures: dict[str, dict[str, dict[str, float]]]) -> None:
+    print("CPU per AWS call in process (this thread's CPU, median ms): the local stack, its moto fixes on;")
+    print("  plain: moto's stubber routes and botocore signs (as before); fixed: baton/local/in_process.py now")
+    print(f"  {'call':<34} {'':<6} {'n':>4} {'total':>8} {'client':>8} {'routing':>8} {'moto':>8}")
+    for name, variants in figures.items():
+        for which, figure in variants.items():
+            label = name if which == VARIANTS[0] else ""
+            print(
+                f"  {label:<34} {which:<6} {figure['samples']:>4.0f} {figure['total']:8.2f} {figure['client']:8.2f}"
+                f" {figure['routing']:8.2f} {figure['moto']:8.2f}"
+            )
+        plain, fixed = variants["plain"]["total"], variants["fixed"]["total"]
         print(
-            f"  {name:<34} {figure['samples']:>4.0f} {figure['total']:8.2f} {figure['client']:8.2f}"
-            f" {figure['routing']:8.2f} {figure['moto']:8.2f}"
+            f"  {'':<34} {'saved':<6} {'':>4} {plain - fixed:8.2f}   ({(plain - fixed) / plain:.0%} of the plain call)"
         )
     print("  load average at the end: " + " ".join(f"{v:.2f}" for v in os.getloadavg()))
 

@@ -30,6 +30,7 @@ A request to any other address (a deployed AWS) is signed as always.
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from contextlib import ExitStack, contextmanager
@@ -141,6 +142,7 @@ UNSIGNED_REQUESTS = [0]  # requests given the header form without a computed sig
 def _add_auth(original: Callable[[Any, Any], None], moto_url: str) -> Callable[[Any, Any], None]:
     from moto import settings
 
+    @functools.wraps(original)
     def add_auth(self: Any, request: Any) -> None:
         in_process = self._service_name in _SIGNING_NAMES and str(request.url).startswith(moto_url)
         moto_checks_signatures = float("inf") > settings.INITIAL_NO_AUTH_ACTION_COUNT
