@@ -210,6 +210,20 @@ class _Calls:
             arn = self.client.get_run(run_id).execution_arn
             self.parked.append((arn, waits[0].task_token))
 
+    def operations(self) -> dict[str, tuple[Callable[[], None] | None, Callable[[], None]]]:
+        """The timed calls but SendTaskSuccess: name -> (untimed preparation, the call)."""
+        return {
+            "dynamodb.Query": (None, self.query),
+            "dynamodb.GetItem": (None, self.get_item),
+            "dynamodb.UpdateItem": (self.update_prepare, lambda: self._update(f"BENCHCALLS#u{self.n}")),
+            "dynamodb.TransactWriteItems": (self.transact_prepare, self.transact),
+            "stepfunctions.DescribeExecution": (None, self.describe),
+        }
+
+    def update_prepare(self) -> None:
+        self.n += 1
+        self.db.put_item(TableName=self.table, Item=self._item(f"BENCHCALLS#u{self.n}", "I"))
+
     def describe(self) -> None:
         self.sfn.describe_execution(executionArn=self.parked[0][0])
 
@@ -229,17 +243,10 @@ def _measure(samples: int, sends: int) -> dict[str, dict[str, dict[str, float]]]
     parts: dict[tuple[str, str], list[tuple[float, float, float, float]]] = {}
     with _stack() as (calls, variant):
         calls.park(2 * max(sends, 1))
-        plain: dict[str, tuple[Callable[[], None] | None, Callable[[], None]]] = {
-            "dynamodb.Query": (None, calls.query),
-            "dynamodb.GetItem": (None, calls.get_item),
-            "dynamodb.UpdateItem": (_updated_item(calls), lambda: calls._update(f"BENCHCALLS#u{calls.n}")),
-            "dynamodb.TransactWriteItems": (calls.transact_prepare, calls.transact),
-            "stepfunctions.DescribeExecution": (None, calls.describe),
-        }
         try:
             # interleaved, variant by variant, so a slow moment of the machine hits every figure alike
             for _ in range(samples):
-                for name, (prepare, call) in plain.items():
+                for name, (prepare, call) in calls.operations().items():
                     for which in VARIANTS:
                         if prepare is not None:
                             prepare()
@@ -264,14 +271,6 @@ def _measure(samples: int, sends: int) -> dict[str, dict[str, dict[str, float]]]
 
 VARIANTS = ("plain", "fixed")
 PARTS = ("total", "client", "routing", "moto")
-
-
-def _updated_item(calls: _Calls) -> Callable[[], None]:
-    def prepare() -> None:
-        calls.n += 1
-        calls.db.put_item(TableName=calls.table, Item=calls._item(f"BENCHCALLS#u{calls.n}", "I"))
-
-    return prepare
 
 
 class _stack:
@@ -306,24 +305,21 @@ def _profile(operation: str, samples: int, out: str | None) -> None:
     import cProfile
     import pstats
 
+    profiler = cProfile.Profile()
     with _stack() as (calls, _variant):
         if operation == "SendTaskSuccess":
             calls.park(samples)
-        chosen: dict[str, Callable[[], None]] = {
-            "Query": calls.query,
-            "GetItem": calls.get_item,
-            "TransactWriteItems": lambda: (calls.transact_prepare(), profiler.runcall(calls.transact)),  # type: ignore[func-returns-value]
-            "DescribeExecution": calls.describe,
-        }
-        profiler = cProfile.Profile()
-        for _ in range(samples):
-            if operation == "SendTaskSuccess":
+            for _ in range(samples):
                 profiler.runcall(calls.send_next())
                 calls.until_ended()
-            elif operation == "TransactWriteItems":
-                chosen[operation]()
-            else:
-                profiler.runcall(chosen[operation])
+        else:
+            prepare, call = calls.operations()[
+                f"dynamodb.{operation}" if operation != "DescribeExecution" else "stepfunctions.DescribeExecution"
+            ]
+            for _ in range(samples):
+                if prepare is not None:
+                    prepare()
+                profiler.runcall(call)
     stats = pstats.Stats(profiler)
     if out:
         stats.dump_stats(out)

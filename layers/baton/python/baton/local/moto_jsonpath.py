@@ -14,12 +14,10 @@ and executions with plain moto and counts the parses.
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from baton.local.moto_fixes import patched
+from baton.local.moto_fixes import KeptPerKey, patched
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -34,25 +32,13 @@ PATH_MODULES = (
 
 
 def _cached_parse(original: Callable[[str], Any]) -> Callable[[str], Any]:
-    cache: OrderedDict[str, Any] = OrderedDict()
-    lock = threading.Lock()
+    parsed = KeptPerKey(PATH_CACHE_SIZE, PARSES)
 
     @functools.wraps(original)
     def parse(path: str) -> Any:
         if type(path) is not str:
             return original(path)
-        with lock:
-            parsed = cache.get(path)
-            if parsed is not None:
-                cache.move_to_end(path)
-                return parsed
-        PARSES[0] += 1
-        parsed = original(path)  # raises for a bad path: nothing kept
-        with lock:
-            cache[path] = parsed
-            while len(cache) > PATH_CACHE_SIZE:
-                cache.popitem(last=False)
-        return parsed
+        return parsed.get(path, lambda: original(path))  # a bad path raises each time: nothing kept
 
     parse._baton_cached = True  # type: ignore[attr-defined]
     return parse
