@@ -307,8 +307,8 @@ def _profile(operation: str, samples: int, out: str | None) -> None:
 
     profiler = cProfile.Profile()
     with _stack() as (calls, _variant):
+        calls.park(samples if operation == "SendTaskSuccess" else 1)  # DescribeExecution describes one
         if operation == "SendTaskSuccess":
-            calls.park(samples)
             for _ in range(samples):
                 profiler.runcall(calls.send_next())
                 calls.until_ended()
