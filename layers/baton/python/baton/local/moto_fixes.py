@@ -33,6 +33,7 @@ import functools
 import importlib
 import itertools
 import threading
+from collections import OrderedDict
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -124,6 +125,31 @@ def _wrap(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
 
     wrapper._baton_atomic = True  # type: ignore[attr-defined]
     return wrapper
+
+
+class KeptPerKey:
+    """What a pure, deterministic parse made of a key (an expression's text), kept for the next use of
+    the same key: the most recent `size` keys, safe across threads. A make that raises keeps nothing."""
+
+    def __init__(self, size: int, made: list[int]) -> None:
+        self._kept: OrderedDict[Any, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self._size = size
+        self._made = made  # counts the makes (tests read it)
+
+    def get(self, key: Any, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None:
+                self._kept.move_to_end(key)
+                return kept
+        self._made[0] += 1
+        kept = make()
+        with self._lock:
+            self._kept[key] = kept
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return kept
 
 
 @contextmanager

@@ -27,7 +27,7 @@ from collections import OrderedDict
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from baton.local.moto_fixes import patched
+from baton.local.moto_fixes import KeptPerKey, patched
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -39,25 +39,13 @@ CHECKS_SKIPPED = [0]  # validations that skipped those three (tests count it)
 
 
 def _cached_update_parser(original: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
-    cache: OrderedDict[str, Any] = OrderedDict()
-    lock = threading.Lock()
+    trees = KeptPerKey(CACHE_SIZE, UPDATE_PARSES)
 
     @functools.wraps(original)
     def make(cls: Any, expression_str: str) -> Any:
         if type(expression_str) is not str:
             return original(cls, expression_str)
-        with lock:
-            tree = cache.get(expression_str)
-            if tree is not None:
-                cache.move_to_end(expression_str)
-                return tree
-        UPDATE_PARSES[0] += 1
-        tree = original(cls, expression_str)
-        with lock:
-            cache[expression_str] = tree
-            while len(cache) > CACHE_SIZE:
-                cache.popitem(last=False)
-        return tree
+        return trees.get(expression_str, lambda: original(cls, expression_str))
 
     make._baton_cached = True  # type: ignore[attr-defined]
     return make

@@ -27,6 +27,7 @@ from baton.local.in_process import calls_in_process
 from baton.local.inbox import InboxSite, inbox_dist
 from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing, sfn_stop_execution
+from baton.local.moto_jsonpath import cached_json_paths
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.moto_speed import moto_fast_paths
 from baton.local.moto_wire import moto_wire_paths
@@ -204,6 +205,7 @@ class LocalStack:
                 return
             self._exit_stack.enter_context(sfn_integration_casing())
             self._exit_stack.enter_context(sfn_stop_execution())  # StopExecution ends a run at once, as on AWS
+            self._exit_stack.enter_context(cached_json_paths())  # each state's JSONPaths parsed once per text
             # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
             self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
 

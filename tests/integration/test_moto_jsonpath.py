@@ -1,0 +1,114 @@
+"""JSONPaths parsed once per text in moto's Step Functions interpreter (baton.local.moto_jsonpath): the
+same results, errors and executions as plain moto, and each distinct path parsed once, counted."""
+
+from __future__ import annotations
+
+import json
+from contextlib import ExitStack
+from typing import Any
+
+import pytest
+from moto.stepfunctions.parser.asl.utils.json_path import NoSuchJsonPathError
+
+from baton.local import moto_jsonpath
+from baton.local.moto_jsonpath import cached_json_paths
+from tests.conftest import wait_for
+from tests.counting import CallsCounted
+from tests.integration.conftest import MotoStack
+
+DATA = {"a": {"b": [1, {"c": "x"}, 3]}, "list": [{"n": 1}, {"n": 2}], "s": "text", "empty": []}
+PATHS = ["$", "$.a", "$.a.b", "$.a.b[1].c", "$.a.b[0]", "$.list[*].n", "$.list[0]", "$.s", "$.empty[*]", "$.nope"]
+# Every kind of path the interpreter evaluates: InputPath, Parameters, ResultSelector, ResultPath, OutputPath.
+DEFINITION = {
+    "StartAt": "Select",
+    "States": {
+        "Select": {
+            "Type": "Pass",
+            "InputPath": "$.a",
+            "Parameters": {"first.$": "$.b[0]", "c.$": "$.b[1].c", "all.$": "$.b"},
+            "ResultPath": "$.picked",
+            "Next": "Shape",
+        },
+        "Shape": {
+            "Type": "Pass",
+            "Parameters": {"value.$": "$.picked.c", "count.$": "States.ArrayLength($.picked.all)"},
+            "ResultPath": "$.shaped",
+            "OutputPath": "$.shaped",
+            "End": True,
+        },
+    },
+}
+
+
+def _extracted(path: str) -> Any:
+    from moto.stepfunctions.parser.asl.utils.json_path import extract_json
+
+    try:
+        return extract_json(path, json.loads(json.dumps(DATA)))
+    except NoSuchJsonPathError as err:
+        return ("error", str(err))
+
+
+def test_extracted_values_and_errors_are_motos() -> None:
+    plain = [_extracted(path) for path in PATHS]
+    before = moto_jsonpath.PARSES[0]
+    with cached_json_paths():
+        fixed = [[_extracted(path) for path in PATHS] for _ in range(3)]
+    assert fixed == [plain] * 3
+    assert ("error", str(NoSuchJsonPathError("$.nope", DATA))) in plain  # a missing path fails each time
+    assert moto_jsonpath.PARSES[0] - before == len(PATHS)  # each text parsed once over the three rounds
+
+
+def _run(stack: MotoStack, name: str, machine: str) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    sfn = stack.clients["stepfunctions"]
+    arn = sfn.start_execution(stateMachineArn=machine, name=name, input=json.dumps(DATA))["executionArn"]
+    wait_for(lambda: sfn.describe_execution(executionArn=arn)["status"] != "RUNNING")
+    described = sfn.describe_execution(executionArn=arn)
+    events = sfn.get_execution_history(executionArn=arn)["events"]
+    details = [
+        (e["type"], {k: v for k, v in e.items() if k.endswith("EventDetails") and k != "executionStartedEventDetails"})
+        for e in events
+    ]
+    return {"status": described["status"], "output": json.loads(described.get("output", "null"))}, details
+
+
+def test_an_execution_is_motos_and_parses_each_path_once(moto_stack: MotoStack) -> None:
+    sfn = moto_stack.clients["stepfunctions"]
+    role = "arn:aws:iam::123456789012:role/jsonpath"
+    machine = sfn.create_state_machine(name="jsonpath", definition=json.dumps(DEFINITION), roleArn=role)[
+        "stateMachineArn"
+    ]
+    plain_parses = _counted_parses()
+    with plain_parses:
+        plain = [_run(moto_stack, f"plain-{n}", machine) for n in range(2)]
+    before = moto_jsonpath.PARSES[0]
+    fixed_parses = _counted_parses()
+    with ExitStack() as fixes:
+        fixes.enter_context(cached_json_paths())
+        with fixed_parses:
+            fixed = [_run(moto_stack, f"fixed-{n}", machine) for n in range(2)]
+    assert fixed == plain
+    assert plain[0][0]["status"] == "SUCCEEDED"
+    assert plain[0][0]["output"]["count"] == 3
+    distinct = moto_jsonpath.PARSES[0] - before
+    assert distinct >= 7  # the definition's paths (and the interpreter's own "$" defaults)
+    assert fixed_parses.count == distinct  # the second execution parsed nothing
+    assert plain_parses.count == 2 * distinct  # plain moto: every path of every execution, again
+
+
+def _counted_parses() -> CallsCounted:
+    from jsonpath_ng.parser import JsonPathParser
+
+    return CallsCounted((JsonPathParser, "parse"))
+
+
+@pytest.mark.parametrize("path", ["$.[", "$..", "not a path ]"])
+def test_a_bad_path_fails_as_in_moto_every_time(path: str) -> None:
+    from moto.stepfunctions.parser.asl.utils import json_path
+
+    with pytest.raises(Exception) as plain:
+        json_path.parse(path)
+    with cached_json_paths():
+        for _ in range(2):
+            with pytest.raises(type(plain.value)):
+                json_path.parse(path)
