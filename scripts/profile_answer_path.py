@@ -9,13 +9,17 @@ included (moto runs in that thread), the Step Functions engine's (other threads)
 
 For each operation it prints:
 - the request thread's CPU per request (median) and how much of it is spent inside botocore calls,
-  split into the emulator's side (from the `before-call` hook to the `after-call` hook: sending,
-  moto's work, parsing) and botocore's own around it (parameter validation, serialisation, hooks:
-  `BaseClient._make_api_call` minus that);
+  split into the emulator's side (`BaseClient._make_request`, what runs between the `before-call` and
+  `after-call` hooks: the request sent, moto's work on it, the response parsed) and botocore's own
+  around it (`_make_api_call` minus that: serialisation, endpoint resolution, hooks);
+- each request's AWS calls in order, counted by sequence (a retried transaction shows as a longer one);
 - the top functions by own time and by cumulative time (cProfile, totals over the samples).
 
-Timings under a profiler run slower than without it; read the shares, not the absolute figures, and
-use `scripts/bench_critical_path.py` for those.
+Timings under a profiler run slower than without it, and cProfile charges each Python call its own cost
+(it reads the thread's CPU clock at every call and return), so code made of many small calls (botocore's
+parameter validation, moto's expression walks) looks several times dearer than it is: read the profile
+for where to look, and the `--split-only` figures (or an A/B alternating per request in one process) for
+what a change saves. `scripts/bench_critical_path.py` gives the figures against the floors.
 
 With `--split-only` no profiler runs: the CPU split alone, at the request's real speed.
 
@@ -53,7 +57,7 @@ class _Operation:
     # a lock) would otherwise be charged with the time other threads held it.
     profile: cProfile.Profile = field(default_factory=lambda: cProfile.Profile(time.thread_time))
     request_cpu: list[float] = field(default_factory=list)  # thread CPU seconds inside invoke("api")
-    emulator_cpu: list[float] = field(default_factory=list)  # before-call -> after-call, summed per request
+    emulator_cpu: list[float] = field(default_factory=list)  # _make_request, summed per request
     botocore_cpu: list[float] = field(default_factory=list)  # _make_api_call, summed per request
     calls: list[int] = field(default_factory=list)
     sequences: Counter[tuple[str, ...]] = field(default_factory=Counter)  # each request's AWS calls, in order
@@ -70,46 +74,37 @@ class _Recorder:
         self._calls = 0
         self._sequence: list[str] = []
 
-    def before_call(self, model: Any, **_: Any) -> None:
-        if getattr(_profiled, "on", False):
-            self._sequence.append(f"{model.service_model.service_name}.{model.name}")
-            _profiled.sent = time.thread_time()
-
-    def after_call(self, **_: Any) -> None:
-        if getattr(_profiled, "on", False):
-            self._emulator += time.thread_time() - getattr(_profiled, "sent", time.thread_time())
-
-    def wrap_make_api_call(self) -> None:
+    def wrap_botocore(self) -> None:
+        """Every client's calls, timed in the thread that makes them: `_make_api_call` is the whole call,
+        `_make_request` the part between botocore's before-call and after-call hooks (the request sent,
+        the emulator's work on it, the response parsed)."""
         from botocore.client import BaseClient
 
-        original = BaseClient._make_api_call
+        make_api_call, make_request = BaseClient._make_api_call, BaseClient._make_request
         recorder = self
 
         def _make_api_call(client: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
             if not getattr(_profiled, "on", False):
-                return original(client, operation_name, api_params)
+                return make_api_call(client, operation_name, api_params)
+            recorder._sequence.append(f"{client.meta.service_model.service_name}.{operation_name}")
             started = time.thread_time()
             try:
-                return original(client, operation_name, api_params)
+                return make_api_call(client, operation_name, api_params)
             finally:
                 recorder._botocore += time.thread_time() - started
                 recorder._calls += 1
 
+        def _make_request(client: Any, *args: Any, **kwargs: Any) -> Any:
+            if not getattr(_profiled, "on", False):
+                return make_request(client, *args, **kwargs)
+            started = time.thread_time()
+            try:
+                return make_request(client, *args, **kwargs)
+            finally:
+                recorder._emulator += time.thread_time() - started
+
         BaseClient._make_api_call = _make_api_call  # type: ignore[method-assign]
-
-    def install_hooks(self) -> None:
-        import botocore.session
-
-        original = botocore.session.Session.create_client
-        recorder = self
-
-        def create_client(session: Any, *args: Any, **kwargs: Any) -> Any:
-            client = original(session, *args, **kwargs)
-            client.meta.events.register("before-call.*.*", recorder.before_call)
-            client.meta.events.register("after-call.*.*", recorder.after_call)
-            return client
-
-        botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
+        BaseClient._make_request = _make_request  # type: ignore[method-assign]
 
     def wrap_invoke(self, stack: Any) -> None:
         original = stack.dispatcher.invoke
@@ -160,7 +155,7 @@ def _report(name: str, operation: _Operation, top: int, dump: Path | None) -> No
     profiled = "profiled" if operation.profile.getstats() else "not profiled"
     print(
         f"  request thread CPU (median, {profiled}) {request:6.1f} ms: inside botocore calls {botocore:5.1f} ms "
-        f"(emulator side, before-call -> after-call {emulator:5.1f} ms; botocore around it "
+        f"(emulator side, _make_request {emulator:5.1f} ms; botocore around it "
         f"{botocore - emulator:5.1f} ms), the rest {request - botocore:5.1f} ms"
     )
     for sequence, count in operation.sequences.most_common():
@@ -248,8 +243,7 @@ def main() -> None:
     args = parser.parse_args()
 
     recorder = _Recorder(profiling=not args.split_only)
-    recorder.install_hooks()
-    recorder.wrap_make_api_call()
+    recorder.wrap_botocore()
     operations = {"resume": _Operation(), "last answer": _Operation()}
     _run(args, recorder, operations)
     for name, operation in operations.items():
