@@ -136,14 +136,14 @@ class _Recorder:
         stack.dispatcher.invoke = invoke
 
 
-def _until(predicate: Callable[[], Any], what: str, timeout: float = 60) -> Any:
+def _await_all(items: list[Any], done: Callable[[Any], bool], what: str, timeout: float = 120) -> None:
+    """Poll until `done` holds for every item (each checked again only while it does not)."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.005)
-    raise RuntimeError(f"timed out waiting for {what}")
+    waiting = list(items)
+    while waiting := [item for item in waiting if not done(item)]:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out waiting for {len(waiting)} {what}")
+        time.sleep(0.01)
 
 
 def _report(name: str, operation: _Operation, top: int, dump: Path | None) -> None:
@@ -184,8 +184,7 @@ def _parked_pauses(client: Any, count: int, stamp: int) -> list[str]:
         run_id = f"profile-pause-{n}-{stamp}"
         client.start_run("human_pause", {"prompt": "profile?", "timeout_seconds": 600}, run_id=run_id)
         pauses.append(run_id)
-    for run_id in pauses:
-        _until(lambda run_id=run_id: client.get_run(run_id).status == "paused_waiting_human", "pause")
+    _await_all(pauses, lambda run_id: client.get_run(run_id).status == "paused_waiting_human", "pauses")
     return pauses
 
 
@@ -198,12 +197,9 @@ def _parked_gates(client: Any, store: Any, count: int, stamp: int) -> list[tuple
         payload = {"node": "draft", "from": "draft", "timeout_seconds": 600, "questions": [{"question": "Q?"}]}
         client.start_run("await_answers", payload, run_id=run_id)
         runs.append(run_id)
-    gates = []
-    for run_id in runs:
-        [question] = _until(lambda run_id=run_id: client.pending_questions(run_id), "question")
-        _until(lambda run_id=run_id: getattr(store.get_wait(run_id, "await"), "carry", None) in _MERGED, "park")
-        gates.append((run_id, question.interaction_id))
-    return gates
+    _await_all(runs, lambda run_id: bool(client.pending_questions(run_id)), "questions")
+    _await_all(runs, lambda run_id: getattr(store.get_wait(run_id, "await"), "carry", None) in _MERGED, "parks")
+    return [(run_id, client.pending_questions(run_id)[0].interaction_id) for run_id in runs]
 
 
 def _run(args: argparse.Namespace, recorder: _Recorder, operations: dict[str, _Operation]) -> None:
