@@ -11,7 +11,10 @@ For each operation it prints:
 - the request thread's CPU per request (median) and how much of it is spent inside botocore calls,
   split into the emulator's side (`BaseClient._make_request`, what runs between the `before-call` and
   `after-call` hooks: the request sent, moto's work on it, the response parsed) and botocore's own
-  around it (`_make_api_call` minus that: serialisation, endpoint resolution, hooks);
+  around it (`_make_api_call` minus that: serialisation, endpoint resolution, hooks); and the rest,
+  split into Baton's services (what the route hands them: the snapshot read, the resume, the answer)
+  and what runs outside them (Powertools' resolver, routing, the request and response models, the
+  logger's context);
 - each request's AWS calls in order, counted by sequence (a retried transaction shows as a longer one);
 - the top functions by own time and by cumulative time (cProfile, totals over the samples).
 
@@ -59,6 +62,7 @@ class _Operation:
     request_cpu: list[float] = field(default_factory=list)  # thread CPU seconds inside invoke("api")
     emulator_cpu: list[float] = field(default_factory=list)  # _make_request, summed per request
     botocore_cpu: list[float] = field(default_factory=list)  # _make_api_call, summed per request
+    service_cpu: list[float] = field(default_factory=list)  # inside the route's service calls, botocore's included
     calls: list[int] = field(default_factory=list)
     sequences: Counter[tuple[str, ...]] = field(default_factory=Counter)  # each request's AWS calls, in order
 
@@ -71,6 +75,8 @@ class _Recorder:
         self.current: _Operation | None = None
         self._emulator = 0.0
         self._botocore = 0.0
+        self._service = 0.0
+        self._service_depth = 0
         self._calls = 0
         self._sequence: list[str] = []
 
@@ -106,6 +112,31 @@ class _Recorder:
         BaseClient._make_api_call = _make_api_call  # type: ignore[method-assign]
         BaseClient._make_request = _make_request  # type: ignore[method-assign]
 
+    def wrap_services(self) -> None:
+        """What the routes hand to Baton's services (the snapshot read, the resume, the answer), timed as
+        one: the request's CPU outside them is Powertools' resolver, routing, the request and response
+        models and the logger's context."""
+        from baton.adapters.dynamo import DynamoStore
+        from baton.services.questions import QuestionService
+        from baton.services.runs import RunService
+
+        recorder = self
+        for owner, name in ((DynamoStore, "snapshot_run"), (RunService, "resume"), (QuestionService, "answer")):
+            method = getattr(owner, name)
+
+            def timed(*args: Any, _method: Any = method, **kwargs: Any) -> Any:
+                if not getattr(_profiled, "on", False) or recorder._service_depth:
+                    return _method(*args, **kwargs)
+                recorder._service_depth += 1
+                started = time.thread_time()
+                try:
+                    return _method(*args, **kwargs)
+                finally:
+                    recorder._service += time.thread_time() - started
+                    recorder._service_depth -= 1
+
+            setattr(owner, name, timed)
+
     def wrap_invoke(self, stack: Any) -> None:
         original = stack.dispatcher.invoke
         recorder = self
@@ -114,7 +145,7 @@ class _Recorder:
             operation = recorder.current
             if function_name != "api" or operation is None:
                 return original(function_name, event)
-            recorder._emulator = recorder._botocore = 0.0
+            recorder._emulator = recorder._botocore = recorder._service = 0.0
             recorder._calls = 0
             recorder._sequence = []
             _profiled.on = True
@@ -130,6 +161,7 @@ class _Recorder:
                 _profiled.on = False
                 operation.emulator_cpu.append(recorder._emulator)
                 operation.botocore_cpu.append(recorder._botocore)
+                operation.service_cpu.append(recorder._service)
                 operation.calls.append(recorder._calls)
                 operation.sequences[tuple(recorder._sequence)] += 1
 
@@ -151,12 +183,18 @@ def _report(name: str, operation: _Operation, top: int, dump: Path | None) -> No
     request = statistics.median(operation.request_cpu) * ms
     emulator = statistics.median(operation.emulator_cpu) * ms
     botocore = statistics.median(operation.botocore_cpu) * ms
+    services = statistics.median(s - b for s, b in zip(operation.service_cpu, operation.botocore_cpu, strict=True)) * ms
+    outside = statistics.median(r - s for r, s in zip(operation.request_cpu, operation.service_cpu, strict=True)) * ms
     print(f"== {name}: {len(operation.request_cpu)} requests, {statistics.median(operation.calls):.0f} AWS calls each")
     profiled = "profiled" if operation.profile.getstats() else "not profiled"
     print(
         f"  request thread CPU (median, {profiled}) {request:6.1f} ms: inside botocore calls {botocore:5.1f} ms "
         f"(emulator side, _make_request {emulator:5.1f} ms; botocore around it "
         f"{botocore - emulator:5.1f} ms), the rest {request - botocore:5.1f} ms"
+    )
+    print(
+        f"  the rest: Baton's services without their botocore calls {services:5.1f} ms; outside the services "
+        f"(Powertools' resolver, routing, models, logger) {outside:5.1f} ms"
     )
     for sequence, count in operation.sequences.most_common():
         print(f"  {count:3d} x {len(sequence)} calls: {', '.join(sequence)}")
@@ -240,6 +278,7 @@ def main() -> None:
 
     recorder = _Recorder(profiling=not args.split_only)
     recorder.wrap_botocore()
+    recorder.wrap_services()
     operations = {"resume": _Operation(), "last answer": _Operation()}
     _run(args, recorder, operations)
     for name, operation in operations.items():
