@@ -118,7 +118,8 @@ def _to_value(value: Any) -> dict[str, Any]:
         return {"M": {k: _to_value(v) for k, v in value.items()}}
     if kind is list:
         return {"L": [_to_value(v) for v in value]}
-    return _ser.serialize(value)  # type: ignore[no-any-return]
+    serialized: Any = _ser.serialize(value)
+    return cast("dict[str, Any]", serialized)
 
 
 def _from_value(value: dict[str, Any]) -> Any:
@@ -131,7 +132,7 @@ def _from_value(value: dict[str, Any]) -> Any:
         return {k: _from_value(v) for k, v in value["M"].items()}
     if tag == "L":
         return [_from_value(v) for v in value["L"]]
-    return _plain(_de.deserialize(value))
+    return _plain(_de.deserialize(cast("Any", value)))
 
 
 def _to_item(values: dict[str, Any]) -> dict[str, Any]:
