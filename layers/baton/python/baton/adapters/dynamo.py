@@ -99,12 +99,48 @@ def _plain(value: Any) -> Any:
     return value
 
 
+# A DynamoDB number holds 38 digits: an int inside this bound is written as its digits, as boto3's
+# TypeSerializer writes it; one outside it (and every other type) goes through the TypeSerializer.
+_N_BOUND = 10**38
+
+
+def _to_value(value: Any) -> dict[str, Any]:
+    """One attribute value, as `TypeSerializer.serialize` makes it: the types every item is made of
+    (exactly str, bool, int, dict, list) without its type dispatch, the rest through it."""
+    kind = type(value)
+    if kind is str:
+        return {"S": value}
+    if kind is bool:
+        return {"BOOL": value}
+    if kind is int and -_N_BOUND < value < _N_BOUND:
+        return {"N": str(value)}
+    if kind is dict:
+        return {"M": {k: _to_value(v) for k, v in value.items()}}
+    if kind is list:
+        return {"L": [_to_value(v) for v in value]}
+    serialized: Any = _ser.serialize(value)
+    return cast("dict[str, Any]", serialized)
+
+
+def _from_value(value: dict[str, Any]) -> Any:
+    """One attribute value, as `_plain(TypeDeserializer.deserialize(...))` reads it: strings, booleans,
+    maps and lists directly, the rest (numbers, sets, binary, null) through the deserializer."""
+    tag = next(iter(value), None)
+    if tag in {"S", "BOOL"}:
+        return value[tag]
+    if tag == "M":
+        return {k: _from_value(v) for k, v in value["M"].items()}
+    if tag == "L":
+        return [_from_value(v) for v in value["L"]]
+    return _plain(_de.deserialize(cast("Any", value)))
+
+
 def _to_item(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: _ser.serialize(v) for k, v in values.items() if v is not None}
+    return {k: _to_value(v) for k, v in values.items() if v is not None}
 
 
 def _from_item(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: _plain(_de.deserialize(v)) for k, v in item.items()}
+    return {k: _from_value(v) for k, v in item.items()}
 
 
 def _is_start_key(start: Any, *, with_index: bool) -> bool:
