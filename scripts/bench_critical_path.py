@@ -269,6 +269,7 @@ class _Bench:
         self.n = 0
         self.history = history
         self.samples: dict[str, list[Sample]] = {}
+        self.unsettled = 0  # samples started without the process idle first (3 s of waiting)
 
     def _with_history(self, run_id: str) -> None:
         """`history` rounds on the run before the sample: a question asked at another node, answered."""
@@ -309,8 +310,22 @@ class _Bench:
         wait = self.store.get_wait(run_id, "await")
         return wait if wait is not None and getattr(wait, "carry", None) != "filling" else None
 
+    def _quiet(self, window: float = 0.02, most: float = 0.001, timeout: float = 3.0) -> bool:
+        """Until the process is idle (under `most` CPU seconds in a `window`): what the untimed set-up
+        left running (the park's notifications and deadline timer, the last execution's lifecycle
+        event) would otherwise run under the GIL beside the timed request, unevenly."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            before = time.process_time()
+            time.sleep(window)
+            if time.process_time() - before < most:
+                return True
+        return False
+
     def _measured(self, name: str, arn: str, request: Callable[[], Any], *, served_here: bool) -> Any:
         """`request` timed to the execution's end (the hook's Event: no CPU while waiting)."""
+        if not self._quiet():
+            self.unsettled += 1
         sample = Sample()
         with _ending_lock:
             ENDING[arn] = sample
@@ -491,6 +506,7 @@ def _measure(samples: int, history: int = 0) -> dict[str, Any]:
         "cpu_ms": {},
         "calls": {},
         "ratios": {},
+        "unsettled": bench.unsettled,
     }
     for name, measured in bench.samples.items():
         for key, value in _figures(measured).items():
@@ -538,6 +554,7 @@ def _print(figures: dict[str, Any]) -> None:
                 f" {_ms(wall[name]['response'], 8)}   {ratios[0]:5.2f}x {ratios[1]:10.2f}x {ratios[2]:14.2f}x"
             )
     print("  load average at the end: " + " ".join(f"{v:.2f}" for v in figures.get("load_average", [])))
+    print(f"  samples started before the process was idle (3 s at most): {figures.get('unsettled', 0)}")
     print("  CPU ms, medians (far less sensitive to the machine's load than the wall times). The request's own")
     print("  thread (Baton: the HTTP server's; floors: the bench's): all of it, by the send, by the end; inside")
     print("  AWS calls (botocore and, of that, moto) and outside them; then the process to the end:")
