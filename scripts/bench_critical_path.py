@@ -14,7 +14,8 @@ Each is timed from just before the request to the moment moto's engine sets the 
 (`BaseExecutionWorkerCommunication._reflect_execution_status`, hooked in this process): no poller. A
 poller here would run botocore and moto under the GIL the engine needs, slowing what it times, and
 unevenly (a request that returns after the end never polls). The bench waits on a threading.Event the
-hook sets, then confirms SUCCEEDED with one `describe_execution`. Median and p95 over n samples; beside
+hook sets, then confirms SUCCEEDED with one `describe_execution`. Each sample starts once the process is
+idle (what the untimed park left running would otherwise run beside it). Median and p95 over n samples; beside
 them when the send started and when the response came back (the last answer's request releases its gate
 after the send, so it can return after the end).
 
@@ -22,8 +23,9 @@ CPU figures, which depend far less on the machine's load than the wall times: th
 request's own thread (the HTTP server's thread, from parsing the request line to writing the response,
 for Baton's; the bench's, for the floors), split into the time inside AWS calls (botocore's
 `provide-client-params` -> `after-call`: parameters, serializing, endpoint, signing, moto's handling,
-parsing; per operation) and the rest (for Baton's: the HTTP adapter and the API Gateway event outside the
-handler, and inside it the Powertools resolver, validation and Baton's code); how much of it ran before
+parsing; per operation, with moto's share) and the rest (for Baton's: the HTTP adapter and the API Gateway
+event outside the handler; inside it, outside the service method the route calls, the Powertools resolver,
+logging, validation, auth and the route's own code; and the service's own code); how much of it ran before
 the send and before the end; and the whole process's CPU from the request to the end (the engine's work
 included). With `--history N` each Baton sample's run first has N rounds asked and answered on it (a
 question at another node, answered; untimed), so the figures show whether the path stays flat as a run's
@@ -65,6 +67,7 @@ _request = threading.local()  # .sample: the Sample whose request this thread is
 class Call:
     operation: str
     depth: int  # 0 for a call the request made itself
+    in_service: bool  # made inside the service method the route calls
     started: float  # the request thread's CPU at provide-client-params
     moto_started: float | None = None  # ... at before-send, before the local stack hands it to moto
     moto_ended: float | None = None  # ... once moto answered (the last before-send handler)
@@ -90,6 +93,8 @@ class Sample:
     responded: float | None = None  # wall when the request returned
     thread_cpu: float | None = None  # the request thread's CPU, the whole request
     handler_cpu: float | None = None  # of which inside the API handler (Baton's requests)
+    service_cpu: float | None = None  # of which inside the service method the route calls
+    in_service: bool = False
     calls: list[Call] = field(default_factory=list)
     open_calls: list[Call] = field(default_factory=list)
     items: int = 0  # DynamoDB items its reads read
@@ -131,7 +136,7 @@ def _call_began(model: Any, **_: Any) -> None:
     now = sample.thread_now()
     if operation == SEND and sample.sent is None:
         sample.sent, sample.cpu_before_send = time.perf_counter(), now
-    sample.open_calls.append(Call(operation, len(sample.open_calls), now))
+    sample.open_calls.append(Call(operation, len(sample.open_calls), sample.in_service, now))
 
 
 def _moto_starts(**_: Any) -> None:
@@ -238,6 +243,44 @@ def _time_handler(stack: Any) -> None:
             sample.handler_cpu = sample.thread_now() - began
 
     stack.dispatcher.invoke = timed
+
+
+# The service methods the measured routes call (baton/api/routes_runs.py resume, routes_questions.py
+# answer): inside them Baton's own code and most of its AWS calls; outside them, in the handler, the
+# Powertools resolver, validation, auth and the route's own reads.
+SERVICE_METHODS = (
+    ("baton.services.runs", "RunService", "resume"),
+    ("baton.services.questions", "QuestionService", "answer"),
+)
+
+
+def _time_services() -> list[str]:
+    """The service methods timed (a method renamed elsewhere is left out, and its figure with it)."""
+    import importlib
+
+    timed_methods = []
+    for module, owner_name, method in SERVICE_METHODS:
+        owner = getattr(importlib.import_module(module), owner_name, None)
+        original = getattr(owner, method, None)
+        if owner is not None and original is not None:
+            setattr(owner, method, _timed_service(original))
+            timed_methods.append(f"{owner_name}.{method}")
+    return timed_methods
+
+
+def _timed_service(original: Callable[..., Any]) -> Callable[..., Any]:
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        sample = _served_sample()
+        if sample is None or sample.in_service:
+            return original(*args, **kwargs)
+        sample.in_service, began = True, sample.thread_now()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            sample.service_cpu = (sample.service_cpu or 0.0) + sample.thread_now() - began
+            sample.in_service = False
+
+    return timed
 
 
 def _percentile(values: list[float], pct: float) -> float:
@@ -348,32 +391,40 @@ class _Bench:
         self.samples.setdefault(name, []).append(sample)
         return result
 
-    def _one_write(self, run_id: str, interaction_id: str, token: str, output: dict[str, Any]) -> None:
-        self.db.update_item(
-            TableName=self.table,
-            Key={"PK": {"S": f"RUN#{run_id}"}, "SK": {"S": f"INT#{interaction_id}"}},
-            UpdateExpression="SET bench_answer = :a",
-            ConditionExpression="#st = :pending",
-            ExpressionAttributeNames={"#st": "status"},
-            ExpressionAttributeValues={":a": {"S": "ok"}, ":pending": {"S": "pending"}},
-        )
-        self.sfn.send_task_success(taskToken=token, output=json.dumps(output))
+    def _bare(self, name: str, arn: str, token: str, output: dict[str, Any]) -> None:
+        """The send alone."""
+        text = json.dumps(output)
+        self._measured(name, arn, lambda: self.sfn.send_task_success(taskToken=token, output=text), served_here=True)
+
+    def _one_write(
+        self, name: str, arn: str, token: str, output: dict[str, Any], *, run_id: str, interaction_id: str
+    ) -> None:
+        """One conditional write on the interaction (it is still pending), then the send."""
+        text = json.dumps(output)
+
+        def write_then_send() -> None:
+            self.db.update_item(
+                TableName=self.table,
+                Key={"PK": {"S": f"RUN#{run_id}"}, "SK": {"S": f"INT#{interaction_id}"}},
+                UpdateExpression="SET bench_answer = :a",
+                ConditionExpression="#st = :pending",
+                ExpressionAttributeNames={"#st": "status"},
+                ExpressionAttributeValues={":a": {"S": "ok"}, ":pending": {"S": "pending"}},
+            )
+            self.sfn.send_task_success(taskToken=token, output=text)
+
+        self._measured(name, arn, write_then_send, served_here=True)
 
     def bare_pause(self) -> None:
         _run_id, arn, wait = self._pause()
-        output = json.dumps(_pause_output(wait))
-        self._measured(
-            "bare, pause",
-            arn,
-            lambda: self.sfn.send_task_success(taskToken=wait.task_token, output=output),
-            served_here=True,
-        )
+        self._bare("bare, pause", arn, wait.task_token, _pause_output(wait))
 
     def one_write_pause(self) -> None:
         run_id, arn, wait = self._pause()
         output = _pause_output(wait)
-        send = lambda: self._one_write(run_id, wait.interaction_ids[0], wait.task_token, output)  # noqa: E731
-        self._measured("one write, pause", arn, send, served_here=True)
+        self._one_write(
+            "one write, pause", arn, wait.task_token, output, run_id=run_id, interaction_id=wait.interaction_ids[0]
+        )
 
     def resume(self) -> None:
         run_id, arn, _ = self._pause()
@@ -383,19 +434,14 @@ class _Bench:
 
     def bare_await(self) -> None:
         _run_id, arn, wait, question = self._await()
-        output = json.dumps(_await_output(wait, question))
-        self._measured(
-            "bare, await",
-            arn,
-            lambda: self.sfn.send_task_success(taskToken=wait.task_token, output=output),
-            served_here=True,
-        )
+        self._bare("bare, await", arn, wait.task_token, _await_output(wait, question))
 
     def one_write_await(self) -> None:
         run_id, arn, wait, question = self._await()
         output = _await_output(wait, question)
-        send = lambda: self._one_write(run_id, question.interaction_id, wait.task_token, output)  # noqa: E731
-        self._measured("one write, await", arn, send, served_here=True)
+        self._one_write(
+            "one write, await", arn, wait.task_token, output, run_id=run_id, interaction_id=question.interaction_id
+        )
 
     def last_answer(self) -> None:
         run_id, arn, _wait, question = self._await()
@@ -439,6 +485,22 @@ def _figures(samples: list[Sample]) -> dict[str, Any]:
         "handler_outside_aws_calls": ms_of(
             [None if s.handler_cpu is None else s.handler_cpu - a for s, a in zip(samples, aws, strict=True)]
         ),
+        "service_outside_aws_calls": ms_of(
+            [
+                None
+                if s.service_cpu is None
+                else s.service_cpu - sum(c.cpu for c in s.calls if c.depth == 0 and c.in_service)
+                for s in samples
+            ]
+        ),
+        "handler_outside_service": ms_of(
+            [
+                None
+                if s.handler_cpu is None or s.service_cpu is None
+                else s.handler_cpu - s.service_cpu - sum(c.cpu for c in s.calls if c.depth == 0 and not c.in_service)
+                for s in samples
+            ]
+        ),
         "http_adapter": ms_of(
             [None if s.handler_cpu is None else (s.thread_cpu or 0.0) - s.handler_cpu for s in samples]
         ),
@@ -461,6 +523,7 @@ def _figures(samples: list[Sample]) -> dict[str, Any]:
 
 def _measure(samples: int, history: int = 0) -> dict[str, Any]:
     _install_hooks()
+    timed_services = _time_services()
     import boto3
 
     from baton.client.sdk import Client
@@ -507,6 +570,7 @@ def _measure(samples: int, history: int = 0) -> dict[str, Any]:
         "calls": {},
         "ratios": {},
         "unsettled": bench.unsettled,
+        "timed_services": timed_services,
     }
     for name, measured in bench.samples.items():
         for key, value in _figures(measured).items():
@@ -576,8 +640,12 @@ def _print(figures: dict[str, Any]) -> None:
     print("  Gateway event, the response) and, in the API handler, the resolver, validation and Baton's code:")
     for name in (names[-1] for names in figures["workflows"].values()):
         c = cpu[name]
-        adapter, handler = _ms(c["http_adapter"], 5), _ms(c["handler_outside_aws_calls"], 5)
-        print(f"    {name:<17} HTTP adapter {adapter}   API handler outside its AWS calls {handler}")
+        adapter, handler = _ms(c["http_adapter"], 4), _ms(c["handler_outside_aws_calls"], 4)
+        route, service = _ms(c.get("handler_outside_service"), 4), _ms(c.get("service_outside_aws_calls"), 4)
+        print(
+            f"    {name:<17} HTTP adapter {adapter}   API handler outside its AWS calls {handler}: resolver, logging,"
+            f" validation, auth, route {route}; the service's own code {service}"
+        )
     print("  AWS calls per request (botocore hooks); CPU ms of each operation in the request's thread, of")
     print("  which moto's, medians:")
     for name, calls in figures["calls"].items():

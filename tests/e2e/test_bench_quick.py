@@ -42,6 +42,8 @@ def test_the_critical_path_bench_prints_its_ratios_and_calls() -> None:
         assert calls["before_send"] is not None and 0 < calls["before_send"] < calls["total"]
         assert set(figures["cpu_ms"][name]["per_operation"]) == set(calls["sequence"])
         assert figures["cpu_ms"][name]["http_adapter"] > 0 and figures["ratios"][name]["x_one_write"] > 0
+        assert figures["cpu_ms"][name]["service_outside_aws_calls"] > 0
+    assert figures["timed_services"] == ["RunService.resume", "QuestionService.answer"]
 
 
 def test_the_load_bench_prints_answers_per_second_with_history() -> None:
