@@ -45,6 +45,7 @@ import statistics
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,7 @@ class Call:
     moto_ended: float | None = None  # ... once moto answered (the last before-send handler)
     cpu: float = 0.0  # provide-client-params -> after-call: botocore and moto
     moto: float = 0.0  # of which moto's (baton/local/in_process.py answers at before-send)
+    error: str | None = None  # the error code of a call that failed (a condition not met, say)
 
 
 @dataclass
@@ -163,6 +165,8 @@ def _call_ended(model: Any = None, parsed: Any = None, **_: Any) -> None:
     sample.calls.append(call)
     if model is None or not isinstance(parsed, dict):
         return
+    if "Error" in parsed:
+        call.error = str(parsed["Error"].get("Code"))
     if model.name == "Query":
         sample.items += int(parsed.get("ScannedCount", parsed.get("Count", 0)))
     elif model.name == "GetItem":
@@ -506,12 +510,28 @@ def _figures(samples: list[Sample]) -> dict[str, Any]:
         ),
         "per_operation": per_operation,
     }
-    ordered = [c.operation for c in sorted((c for c in samples[-1].calls if c.depth == 0), key=lambda c: c.started)]
+    in_order = [sorted((c for c in s.calls if c.depth == 0), key=lambda c: c.started) for s in samples]
+    ordered = [c.operation for c in in_order[-1]]
+    alike = [made for made in in_order if [c.operation for c in made] == ordered]  # the last sample's sequence
+    cpu["per_call"] = [
+        {
+            "operation": op,
+            "cpu": ms_of([made[n].cpu for made in alike]),
+            "moto": ms_of([made[n].moto for made in alike]),
+        }
+        for n, op in enumerate(ordered)
+    ]
     items = [s.items for s in samples]
     calls = {
         "total": len(ordered),
         "before_send": ordered.index(SEND) if SEND in ordered else None,
         "sequence": ordered,
+        "sequences_seen": len({tuple(c.operation for c in made) for made in in_order}),
+        "sequences": {
+            " ".join(key): n
+            for key, n in Counter(tuple(c.operation.split(".")[1] for c in made) for made in in_order).items()
+        },
+        "failed": dict(Counter(f"{c.operation} {c.error}" for s in samples for c in s.calls if c.error)),
         "items_read": {"min": min(items, default=0), "max": max(items, default=0)},
     }
     wall = {
@@ -658,7 +678,13 @@ def _print(figures: dict[str, Any]) -> None:
             f"{read['min']}-{read['max']} DynamoDB items read: {operations}"
         )
         if name in figures["floors"]:
-            print(f"    {'':<17} in order: {calls['sequence']}")
+            each = ", ".join(
+                f"{c['operation']} {_ms(c['cpu'], 1)} ({_ms(c['moto'], 1)})" for c in cpu[name]["per_call"]
+            )
+            seen = calls.get("sequences_seen", 1)
+            print(f"    {'':<17} in order ({len(calls['sequence'])} calls in {seen} sequence(s) seen): {each}")
+            if seen > 1 or calls.get("failed"):
+                print(f"    {'':<17} sequences over the samples: {calls['sequences']}; failed calls: {calls['failed']}")
 
 
 def main() -> None:
