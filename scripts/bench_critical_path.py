@@ -166,7 +166,8 @@ def _call_ended(model: Any = None, parsed: Any = None, **_: Any) -> None:
     if model is None or not isinstance(parsed, dict):
         return
     if "Error" in parsed:
-        call.error = str(parsed["Error"].get("Code"))
+        reasons = [str(r.get("Code")) for r in parsed.get("CancellationReasons") or []]  # a transaction's, item by item
+        call.error = str(parsed["Error"].get("Code")) + (f" [{', '.join(reasons)}]" if reasons else "")
     if model.name == "Query":
         sample.items += int(parsed.get("ScannedCount", parsed.get("Count", 0)))
     elif model.name == "GetItem":
