@@ -12,9 +12,10 @@ with one summary table of every ratio (`make bench`; `--quick` in `make test`, s
   baton dev                  `baton dev --no-demo` spawned until its API answers a request (wall, and the
                              CPU its process used by then: the figure to read on a loaded machine)
   local-stack start()        in this process, and the state machines' creation after it
-  critical path              scripts/bench_critical_path.py: resume and last answer -> SUCCEEDED against
-                             the bare SendTaskSuccess round trip and the one-write floor (median, p95),
-                             with the AWS calls of each request
+  critical path              scripts/bench_critical_path.py: resume and last answer -> SUCCEEDED (the end
+                             hooked in moto's engine, no poller) against the bare SendTaskSuccess round
+                             trip and the one-write floor of each one's own workflow (median, p95), the
+                             CPU of each request's thread (in AWS calls and outside) and its AWS calls
   load                       scripts/bench_load.py: answers/s with 8 clients at 1,000 pending, and again
                              at 10x history
 
@@ -283,13 +284,27 @@ def bench_critical(samples: int) -> None:
 
     figures = _script_json([str(SCRIPTS / "bench_critical_path.py"), "--samples", str(samples), "--json"])
     bench_critical_path._print(figures)
-    ms = figures["ms"]
-    floor, bare = ms["one write"], ms["bare"]
-    anchor = f"one write {floor['median']:.1f} / {floor['p95']:.1f} ms, bare {bare['median']:.1f} / {bare['p95']:.1f}"
-    for name in ("resume", "last answer"):
-        figure, calls = ms[name], figures["calls"][name]
+    ms, cpu = figures["ms"], figures["cpu_ms"]
+    for workflow, (bare_name, floor_name, name) in figures["workflows"].items():
+        figure, floor, bare, ratios = ms[name], ms[floor_name], ms[bare_name], figures["ratios"][name]
+        anchor = f"{workflow}: one write {floor['median']:.1f} / {floor['p95']:.1f} ms, bare {bare['median']:.1f}"
         value = f"{figure['median']:.1f} / {figure['p95']:.1f} ms (n={samples})"
-        SUMMARY.add(f"{name} -> SUCCEEDED, median / p95", value, anchor, figure["median"] / floor["median"])
+        p95 = f" (p95 {ratios['p95_x_one_write']:.2f}x)"
+        SUMMARY.add(f"{name} -> SUCCEEDED, median / p95", value, anchor, ratios["x_one_write"], p95)
+        mine, floor_cpu = cpu[name], cpu[floor_name]
+        SUMMARY.add(
+            f"  {name}: process CPU to SUCCEEDED",
+            f"{mine['to_succeeded']:.1f} ms",
+            f"one write {floor_cpu['to_succeeded']:.1f} ms",
+            ratios["cpu_x_one_write"],
+        )
+        SUMMARY.add(
+            f"  {name}: request thread CPU, in AWS calls",
+            f"{mine['request']:.1f} ms, {mine['aws_calls']:.1f} in calls",
+            f"one write {floor_cpu['request']:.1f} ms, {floor_cpu['aws_calls']:.1f} in calls",
+            mine["request"] / floor_cpu["request"],
+        )
+        calls = figures["calls"][name]
         SUMMARY.add(f"AWS calls, {name}", f"{calls['total']} ({calls['before_send']} before the send)")
 
 

@@ -29,11 +29,21 @@ def _run(*args: str) -> str:
 def test_the_critical_path_bench_prints_its_ratios_and_calls() -> None:
     figures = _last_json(_run("scripts/bench_critical_path.py", "--quick", "--json"))
     assert figures["samples"] == 3
-    for name in ("bare", "one write", "resume", "last answer"):
+    for name in ("bare, pause", "one write, pause", "resume", "bare, await", "one write, await", "last answer"):
         assert figures["ms"][name]["median"] > 0 and figures["ms"][name]["p95"] >= figures["ms"][name]["median"]
-    for name in ("resume", "last answer"):
+        cpu = figures["cpu_ms"][name]  # the request's thread: its AWS calls (moto's part within) and the rest
+        assert 0 < cpu["aws_moto"] < cpu["aws_calls"] <= cpu["request"] and cpu["to_succeeded"] > 0
+    for name, floors in (
+        ("resume", ("bare, pause", "one write, pause")),
+        ("last answer", ("bare, await", "one write, await")),
+    ):
+        assert (figures["floors"][name]["bare"], figures["floors"][name]["one write"]) == floors
         calls = figures["calls"][name]
         assert calls["before_send"] is not None and 0 < calls["before_send"] < calls["total"]
+        assert set(figures["cpu_ms"][name]["per_operation"]) == set(calls["sequence"])
+        assert figures["cpu_ms"][name]["http_adapter"] > 0 and figures["ratios"][name]["x_one_write"] > 0
+        assert figures["cpu_ms"][name]["service_outside_aws_calls"] > 0
+    assert figures["timed_services"] == ["RunService.resume", "QuestionService.answer"]
 
 
 def test_the_load_bench_prints_answers_per_second_with_history() -> None:
