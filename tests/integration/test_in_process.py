@@ -186,3 +186,22 @@ def test_requests_are_signed_when_moto_checks_signatures_or_they_leave_the_proce
         with _signed() as signed:
             local_db.list_tables()
         assert signed.count == 1
+
+
+def test_the_stacks_own_clients_skip_client_side_validation_and_baton_clients_elsewhere_keep_it(aws: None) -> None:
+    from botocore.exceptions import ParamValidationError
+
+    from baton.adapters.clients import CLIENT_CONFIG
+
+    bad = {"TableName": TABLE, "Key": {"PK": {"S": "RUN#r"}, "SK": {"S": "RUN"}}, "ConsistentRead": "yes"}
+    _fill()
+    with pytest.raises(ParamValidationError):  # deployed and on moto in the tests: botocore refuses it
+        boto3.client("dynamodb", config=CLIENT_CONFIG).get_item(**bad)
+    before = in_process.SERIALIZERS_UNVALIDATED[0]
+    with calls_in_process(NOBODY_LISTENS, "us-east-1"):
+        local_db = boto3.session.Session().client("dynamodb", endpoint_url=NOBODY_LISTENS, config=CLIENT_CONFIG)
+        answered = local_db.get_item(**bad)  # sent as it is (botocore would refuse the string)
+    assert answered["ResponseMetadata"]["HTTPStatusCode"] == 200
+    assert in_process.SERIALIZERS_UNVALIDATED[0] - before == 1
+    with pytest.raises(ParamValidationError):  # closed: clients validate again
+        boto3.client("dynamodb", config=CLIENT_CONFIG).get_item(**bad)

@@ -13,12 +13,11 @@ from botocore.config import Config
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-# No client-side parameter validation: every request is built by Baton's adapters from models already
-# validated, and the service validates it again; botocore's walk of each request against its shape was
-# the largest part of the client's own CPU on the answer path (scripts/profile_answer_path.py).
-CLIENT_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5, read_timeout=30, parameter_validation=False
-)
+# botocore's client-side parameter validation stays on here (deployed, and in the tests on moto, where it
+# catches a malformed request moto might accept); the local stack turns it off for its own in-process calls
+# (`baton/local/in_process.py` `unvalidated_in_process`), where it was the largest part of the client's own
+# CPU on the answer path (scripts/profile_answer_path.py).
+CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=5, read_timeout=30)
 
 
 def dynamodb_client() -> DynamoDBClient:
