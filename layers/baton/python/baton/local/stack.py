@@ -26,7 +26,6 @@ from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process
 from baton.local.inbox import InboxSite, inbox_dist
 from baton.local.lifecycle_hook import execution_end_events
-from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing, sfn_stop_execution
 from baton.local.moto_jsonpath import cached_json_paths
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.moto_speed import moto_fast_paths
@@ -45,8 +44,6 @@ DataMode = Literal["keep", "fresh", "off"]
 EMAIL_RECIPIENTS_ENV = "BATON_LOCAL_EMAIL_TO"
 DEFAULT_EMAIL_RECIPIENT = "you@localhost"
 OUTBOX_DIR = "outbox"
-
-
 MOTO_CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 
 
@@ -191,7 +188,7 @@ class LocalStack:
             # The interpreter logs every failed state with its whole parse tree; the failure itself
             # is the run's end line and events (baton/local/emulator_logs.py). -v shows it all.
             self._exit_stack.enter_context(quiet_interpreter())
-        self._exit_stack.enter_context(atomic_dynamodb_writes())  # conditional writes decide races, as on AWS
+        self._exit_stack.enter_context(moto_fixes.atomic_dynamodb_writes())  # writes decide races, as on AWS
         self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
         self._exit_stack.enter_context(moto_fast_paths())  # the same responses with less of moto's per-call work
         self._exit_stack.enter_context(moto_wire_paths())  # the same requests and results, fewer walks over values
@@ -203,8 +200,8 @@ class LocalStack:
         with self._installing:
             if self._stopping.is_set():
                 return
-            self._exit_stack.enter_context(sfn_integration_casing())
-            self._exit_stack.enter_context(sfn_stop_execution())  # StopExecution ends a run at once, as on AWS
+            self._exit_stack.enter_context(moto_fixes.sfn_integration_casing())
+            self._exit_stack.enter_context(moto_fixes.sfn_stop_execution())  # it ends a run at once, as on AWS
             self._exit_stack.enter_context(cached_json_paths())  # each state's JSONPaths parsed once per text
             # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
             self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
