@@ -63,12 +63,12 @@ class DirectRoutes:
     def _resolve(self, clean_url: str) -> tuple[str, Routes] | None:
         """The service moto's scan picks for this URL and its URL table, compiled in moto's order."""
         from moto import backend_index, backends
-        from moto.core import DEFAULT_ACCOUNT_ID
         from moto.core.base_backend import BackendDict
+        from moto.core.models import DEFAULT_ACCOUNT_ID
 
         for service, pattern in backend_index.backend_url_patterns:
             if pattern.match(clean_url):
-                backend_dict = backends.get_backend(service)
+                backend_dict: Any = backends.get_backend(service)  # type: ignore[call-overload]
                 if isinstance(backend_dict, BackendDict):
                     regions = backend_dict[DEFAULT_ACCOUNT_ID]
                     backend = regions["us-east-1"] if "us-east-1" in regions else regions["aws"]
@@ -99,8 +99,8 @@ class DirectRoutes:
             return botocore_stubber.process_request(request)  # moto's own answer (None, or its error)
         for url, method_to_execute in routes:
             if url.match(clean_url):
-                from moto.core.exceptions import HTTPException
                 from moto.moto_api import recorder
+                from werkzeug.exceptions import HTTPException  # what moto.core.exceptions raises
 
                 normalized_request = normalize_request(request)
                 try:
@@ -131,7 +131,7 @@ def _hook(moto_url: str, region: str, routes: DirectRoutes) -> Any:
         if answered is None:
             return None
         status, headers, body = answered
-        return AWSResponse(request.url, status, headers, MockRawResponse(body))  # type: ignore[arg-type]
+        return AWSResponse(request.url, status, headers, MockRawResponse(body))
 
     return before_send
 
@@ -150,7 +150,8 @@ def _add_auth(original: Callable[[Any, Any], None], moto_url: str) -> Callable[[
         if not in_process or moto_checks_signatures:
             original(self, request)
             return
-        from botocore.auth import SIGV4_TIMESTAMP, get_current_datetime
+        from botocore.auth import SIGV4_TIMESTAMP
+        from botocore.compat import get_current_datetime
         from botocore.exceptions import NoCredentialsError
 
         if self.credentials is None:
