@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from baton.local.boto_loader import shared_botocore_loader
 from baton.services.core import Core
 from baton.services.runs import RunService
 from baton.workflows.resources import WORKFLOW_DEFAULTS
@@ -94,6 +96,17 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             super()._assign_work_unit(node)
 
     return CostlyFirst(config, log)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_botocore_loader() -> Iterator[None]:
+    """Each `mock_aws` starts with no boto3 default session (moto patches `boto3.DEFAULT_SESSION` to None), so
+    every test that makes clients makes a new botocore session, whose new loader parses each service
+    model and the endpoint list again: most of the CPU of a moto stack's set-up. The worker's sessions
+    share one loader instead, as `baton dev`'s do (layers/baton/python/baton/local/boto_loader.py; the parsed models are
+    read-only to botocore). Moto's backends, and so each test's isolation, are untouched."""
+    with shared_botocore_loader():
+        yield
 
 
 @pytest.fixture
