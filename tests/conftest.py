@@ -56,8 +56,11 @@ INFRA_UNIT = "tests/infra"
 # other instead of one of them running a whole big file at the end.
 PER_TEST = ("tests/unit/", "tests/integration/")
 # The order units are handed out, costliest kinds first (their wall time in a `--durations` run): the CDK
-# synth and cfn-lint, then each file with its own `baton dev`, then the moto stacks, then the pure tests.
-HANDED_OUT_FIRST = (INFRA_UNIT, "tests/browser/", "tests/e2e/", "tests/integration/", "tests/unit/")
+# synth and cfn-lint; the quick bench (one test of a minute or more, which by its size would go out last
+# of the e2e files and could end the run alone on one worker); then each file with its own `baton dev`,
+# then the moto stacks, then the pure tests.
+BENCH_UNIT = "tests/e2e/test_bench_quick.py"
+HANDED_OUT_FIRST = (INFRA_UNIT, BENCH_UNIT, "tests/browser/", "tests/e2e/", "tests/integration/", "tests/unit/")
 
 
 def _rank(unit: str, size: int) -> tuple[int, int]:
