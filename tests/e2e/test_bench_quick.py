@@ -46,6 +46,8 @@ def test_the_quick_bench_prints_every_summary_figure() -> None:
         assert found, out
         median, p95 = float(found[1]), float(found[2])
         assert 0 < median <= p95, found[0]
+        anchors = re.search(r"one write ([\d.]+) / ([\d.]+) ms, bare ([\d.]+) / ([\d.]+)", found.string[found.end() :])
+        assert anchors and 0 < float(anchors[1]) <= float(anchors[2]) and 0 < float(anchors[3]) <= float(anchors[4])
         calls = re.search(rf"^  AWS calls, {name}\s+(\d+) \((\d+) before the send\)", summary, re.M)
         assert calls and 0 < int(calls[2]) < int(calls[1]), out
     for history in (0, 2):
