@@ -17,19 +17,22 @@ dev: bootstrap  ## the embedded local stack with its demo
 
 # `make test` (CI): the quick checks first (they fail in seconds), then mypy in the background beside the
 # tests (one process, cold on a fresh clone, while the test workers spend much of their time waiting on
-# their local stacks), its output printed when the tests end; then the bench. Every step prints its wall
-# and CPU time (scripts/ci_phase.sh). Test scheduling: tests/conftest.py (pytest_collection_modifyitems).
+# their local stacks), its output printed when the tests end. The bench's quick mode (`scripts/bench.py
+# --quick`, small n, so it never rots) runs once, as a test among the others (tests/e2e/test_bench_quick.py
+# checks its summary's shape, never its timings); its output is printed after the tests. Every step prints
+# its wall and CPU time (scripts/ci_phase.sh). Test scheduling: tests/conftest.py (pytest_xdist_make_scheduler).
 PHASE = ./scripts/ci_phase.sh
 test: bootstrap  ## everything CI runs: lint, types, ASL rule, all test levels
 	$(PHASE) ruff env $(UV) run ruff check .
 	$(PHASE) format env $(UV) run ruff format --check .
 	$(PHASE) asl env $(UV) run baton check-asl statemachines
-	@types_log=$$(mktemp); $(PHASE) mypy env $(UV) run mypy >"$$types_log" 2>&1 & types=$$!; \
+	@types_log=$$(mktemp); bench_log=$$(mktemp); \
+	$(PHASE) mypy env $(UV) run mypy >"$$types_log" 2>&1 & types=$$!; \
 	echo '$(UV) run pytest -n auto --dist loadfile  (mypy beside it)'; \
-	$(PHASE) pytest env $(UV) run pytest -n auto --dist loadfile; tests=$$?; \
-	wait $$types; typed=$$?; echo '--- mypy (ran beside the tests):'; cat "$$types_log"; rm -f "$$types_log"; \
-	test $$tests = 0 && test $$typed = 0
-	$(PHASE) bench env $(UV) run python scripts/bench.py --quick  # the bench's summary table with small n, so it never rots (prints, asserts nothing)
+	$(PHASE) pytest env BATON_BENCH_LOG="$$bench_log" $(UV) run pytest -n auto --dist loadfile; tests=$$?; \
+	wait $$types; typed=$$?; echo '--- mypy (ran beside the tests):'; cat "$$types_log"; \
+	echo '--- scripts/bench.py --quick (ran among the tests, tests/e2e/test_bench_quick.py):'; cat "$$bench_log"; \
+	rm -f "$$types_log" "$$bench_log"; test $$tests = 0 && test $$typed = 0
 
 inbox:  ## build the web inbox (inbox/ -> inbox/dist/, served by `baton dev` at /inbox/)
 	cd inbox && npm ci --no-audit --no-fund && npm run build

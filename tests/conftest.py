@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from baton.local.boto_loader import shared_botocore_loader
 from baton.services.core import Core
 from baton.services.runs import RunService
 from baton.workflows.resources import WORKFLOW_DEFAULTS
@@ -54,8 +56,11 @@ INFRA_UNIT = "tests/infra"
 # other instead of one of them running a whole big file at the end.
 PER_TEST = ("tests/unit/", "tests/integration/")
 # The order units are handed out, costliest kinds first (their wall time in a `--durations` run): the CDK
-# synth and cfn-lint, then each file with its own `baton dev`, then the moto stacks, then the pure tests.
-HANDED_OUT_FIRST = (INFRA_UNIT, "tests/browser/", "tests/e2e/", "tests/integration/", "tests/unit/")
+# synth and cfn-lint; the quick bench (one test of a minute or more, which by its size would go out last
+# of the e2e files and could end the run alone on one worker); then each file with its own `baton dev`,
+# then the moto stacks, then the pure tests.
+BENCH_UNIT = "tests/e2e/test_bench_quick.py"
+HANDED_OUT_FIRST = (INFRA_UNIT, BENCH_UNIT, "tests/browser/", "tests/e2e/", "tests/integration/", "tests/unit/")
 
 
 def _rank(unit: str, size: int) -> tuple[int, int]:
@@ -94,6 +99,17 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             super()._assign_work_unit(node)
 
     return CostlyFirst(config, log)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_botocore_loader() -> Iterator[None]:
+    """Each `mock_aws` starts with no boto3 default session (moto patches `boto3.DEFAULT_SESSION` to None), so
+    every test that makes clients makes a new botocore session, whose new loader parses each service
+    model and the endpoint list again: most of the CPU of a moto stack's set-up. The worker's sessions
+    share one loader instead, as `baton dev`'s do (layers/baton/python/baton/local/boto_loader.py; the parsed models are
+    read-only to botocore). Moto's backends, and so each test's isolation, are untouched."""
+    with shared_botocore_loader():
+        yield
 
 
 @pytest.fixture
