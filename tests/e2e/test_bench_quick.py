@@ -26,6 +26,13 @@ def _run(*args: str, **extra_env: str) -> str:
     return done.stdout
 
 
+def _last_json(out: str) -> dict[str, Any]:
+    """The JSON object a bench prints last (the stack's console notifications come before it)."""
+    start = out.rindex("\n{") + 1 if "\n{" in out else out.index("{")
+    parsed: dict[str, Any] = json.loads(out[start:])
+    return parsed
+
+
 # `make test` sets BATON_BENCH_LOG: the bench's whole output is copied there and printed after the tests,
 # so the CI log shows the figures of its one quick run (scripts/bench.py --quick runs nowhere else in CI).
 BENCH_LOG = "BATON_BENCH_LOG"
