@@ -13,7 +13,7 @@ from moto import mock_aws
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
 from baton.local.dispatch import LambdaDispatcher
-from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing
+from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing, sfn_stop_execution
 from baton.local.provision import Provisioned, provision
 from baton.runtime.settings import get_settings
 from baton.runtime.wiring import Services, services
@@ -57,8 +57,37 @@ def _definitions_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(StepFunctionsParserBackend, "_validate_definition", staticmethod(_validate_once))
 
 
+EXECUTIONS_END_WITHIN_S = 5.0  # a stopped execution's thread ends at its state's next step
+
+
+def _running_executions_stopped(sfn: Any, threads_before: int) -> None:
+    """The test's executions still running are stopped, and the threads its executions started waited
+    for, before its mock ends. Otherwise an execution parked on a token or a Wait state runs on into the
+    next tests of this worker: its Lambdas fail there (the environment is gone) and its parses and
+    DynamoDB calls land in the counts those tests take (tests/counting.py). `threads_before`: how many
+    threads moto's interpreter had started (its TMP_THREADS, append-only) when the test began."""
+    import time
+
+    from moto.stepfunctions.parser.utils import TMP_THREADS
+
+    with sfn_stop_execution():  # plain moto's stop wakes no token wait (tests/integration/test_moto_stop_execution.py)
+        for page in sfn.get_paginator("list_state_machines").paginate():
+            for machine in page["stateMachines"]:
+                executions = sfn.get_paginator("list_executions")
+                arn = machine["stateMachineArn"]
+                for listed in executions.paginate(stateMachineArn=arn, statusFilter="RUNNING"):
+                    for execution in listed["executions"]:
+                        sfn.stop_execution(executionArn=execution["executionArn"], error="TestEnded")
+    deadline = time.monotonic() + EXECUTIONS_END_WITHIN_S
+    for thread in TMP_THREADS[threads_before:]:
+        thread.join(max(0.0, deadline - time.monotonic()))
+
+
 @pytest.fixture
 def moto_stack(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[MotoStack]:
+    from moto.stepfunctions.parser.utils import TMP_THREADS
+
+    threads_before = len(TMP_THREADS)
     _definitions_parsed_once(monkeypatch)
     with mock_aws(config=MOTO_CONFIG):
         dispatcher = LambdaDispatcher()
@@ -72,6 +101,7 @@ def moto_stack(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[MotoS
             try:
                 yield MotoStack(provisioned, services(), dispatcher, clients)
             finally:
+                _running_executions_stopped(clients["stepfunctions"], threads_before)
                 get_settings.cache_clear()
                 services.cache_clear()
     assert "BATON_TABLE_NAME" in os.environ  # monkeypatch restores it after the test
