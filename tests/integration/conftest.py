@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+from moto.stepfunctions.parser.utils import TMP_THREADS
 
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.moto_fixes import atomic_dynamodb_writes, sfn_integration_casing, sfn_stop_execution
@@ -66,10 +68,6 @@ def _running_executions_stopped(sfn: Any, threads_before: int) -> None:
     next tests of this worker: its Lambdas fail there (the environment is gone) and its parses and
     DynamoDB calls land in the counts those tests take (tests/counting.py). `threads_before`: how many
     threads moto's interpreter had started (its TMP_THREADS, append-only) when the test began."""
-    import time
-
-    from moto.stepfunctions.parser.utils import TMP_THREADS
-
     with sfn_stop_execution():  # plain moto's stop wakes no token wait (tests/integration/test_moto_stop_execution.py)
         for page in sfn.get_paginator("list_state_machines").paginate():
             for machine in page["stateMachines"]:
@@ -85,8 +83,6 @@ def _running_executions_stopped(sfn: Any, threads_before: int) -> None:
 
 @pytest.fixture
 def moto_stack(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[MotoStack]:
-    from moto.stepfunctions.parser.utils import TMP_THREADS
-
     threads_before = len(TMP_THREADS)
     _definitions_parsed_once(monkeypatch)
     with mock_aws(config=MOTO_CONFIG):

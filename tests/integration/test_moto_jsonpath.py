@@ -64,10 +64,14 @@ def _extracted(path: str) -> Any:
 
 def test_extracted_values_and_errors_are_motos() -> None:
     test_thread = threading.get_ident()
-    plain_parses = _counted_parses(lambda _path: threading.get_ident() == test_thread)
+
+    def on_test_thread(_path: str) -> bool:
+        return threading.get_ident() == test_thread
+
+    plain_parses = _counted_parses(on_test_thread)
     with plain_parses:
         plain = [_extracted(path) for path in PATHS]
-    fixed_parses = _counted_parses(lambda _path: threading.get_ident() == test_thread)
+    fixed_parses = _counted_parses(on_test_thread)
     with cached_json_paths(), fixed_parses:
         fixed = [[_extracted(path) for path in PATHS] for _ in range(3)]
     assert fixed == [plain] * 3
@@ -95,10 +99,14 @@ def test_an_execution_is_motos_and_parses_each_path_once(moto_stack: MotoStack) 
     machine = sfn.create_state_machine(name="jsonpath", definition=json.dumps(DEFINITION), roleArn=role)[
         "stateMachineArn"
     ]
-    plain_parses = _counted_parses(lambda path: MARK in path)
+
+    def marked(path: str) -> bool:
+        return MARK in path
+
+    plain_parses = _counted_parses(marked)
     with plain_parses:
         plain = [_run(moto_stack, f"plain-{n}", machine) for n in range(2)]
-    fixed_parses = [_counted_parses(lambda path: MARK in path) for _ in range(2)]
+    fixed_parses = [_counted_parses(marked) for _ in range(2)]
     with cached_json_paths():
         fixed = []
         for n, parses in enumerate(fixed_parses):

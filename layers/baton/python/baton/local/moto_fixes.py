@@ -131,11 +131,10 @@ class KeptPerKey:
     """What a pure, deterministic parse made of a key (an expression's text), kept for the next use of
     the same key: the most recent `size` keys, safe across threads. A make that raises keeps nothing."""
 
-    def __init__(self, size: int, made: list[int]) -> None:
+    def __init__(self, size: int) -> None:
         self._kept: OrderedDict[Any, Any] = OrderedDict()
         self._lock = threading.Lock()
         self._size = size
-        self._made = made  # counts the makes (tests read it)
 
     def get(self, key: Any, make: Callable[[], Any]) -> Any:
         with self._lock:
@@ -143,7 +142,6 @@ class KeptPerKey:
             if kept is not None:
                 self._kept.move_to_end(key)
                 return kept
-        self._made[0] += 1
         kept = make()
         with self._lock:
             self._kept[key] = kept

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 PATH_CACHE_SIZE = 1024  # distinct JSONPath texts kept (a state machine has a few dozen)
-PARSES = [0]  # JSONPath texts parsed by jsonpath_ng itself while the cache is open (tests count it)
 # the interpreter's modules that call `parse`, each with its own import of it
 PATH_MODULES = (
     "moto.stepfunctions.parser.asl.utils.json_path",
@@ -32,7 +31,7 @@ PATH_MODULES = (
 
 
 def _cached_parse(original: Callable[[str], Any]) -> Callable[[str], Any]:
-    parsed = KeptPerKey(PATH_CACHE_SIZE, PARSES)
+    parsed = KeptPerKey(PATH_CACHE_SIZE)
 
     @functools.wraps(original)
     def parse(path: str) -> Any:
