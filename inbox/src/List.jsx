@@ -60,7 +60,12 @@ function Filters({ filters, setFilters, search, setSearch, searchRef }) {
 function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome }) {
   const ref = useRef(null);
   useEffect(() => {
-    if (focused && ref.current && !ref.current.contains(document.activeElement)) ref.current.focus();
+    // The focus follows j/k within the list, and lands on a list that shows up while nothing has it; it
+    // never leaves what the operator is in elsewhere. A row that mounts while they type in a filter must
+    // not take their next keys: "a" or "r" on a row answers it.
+    const active = document.activeElement;
+    const idle = !active || active === document.body || (ref.current && ref.current.parentElement.contains(active));
+    if (focused && ref.current && !ref.current.contains(active) && idle) ref.current.focus();
   }, [focused]);
   const question = item.kind === "question";
   return (

@@ -88,3 +88,18 @@ def test_filters_and_search_narrow_the_list_and_a_row_says_what_it_blocks(stack:
     # What the filters hid was not settled: nothing of the earlier listings shows as "Just settled".
     expect(page.locator("[data-settled-id]")).to_have_count(0)
     shoot(page, "list-blocks")
+
+
+def test_a_row_that_shows_up_while_the_operator_types_in_a_filter_leaves_the_keys_in_the_filter(
+    stack: LocalStackProcess, page: Page
+) -> None:
+    run_id = _unique("ui-typing")
+    agent(stack, run_id).ask_async(run_id, "draft", "Keep the focus?", options=["yes", "no"])
+    page.goto(f"{stack.api_url}/inbox/#/")
+    run_filter = page.get_by_role("textbox", name="Filter by run")
+    run_filter.fill(run_id)  # the list empties and loads again: its first row mounts as the focused one
+    expect(page.locator("li.item")).to_have_count(1)
+    expect(run_filter).to_be_focused()
+    page.keyboard.press("a")  # typed into the filter: not the shortcut that answers the row with "yes"
+    expect(run_filter).to_have_value(f"{run_id}a")
+    assert _inbox_item(stack, run_id) is not None  # still waiting: nothing answered it
