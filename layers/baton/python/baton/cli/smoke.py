@@ -42,31 +42,38 @@ def smoke(
     ] = 300.0,
     as_json: JsonFlag = False,
 ) -> None:
-    """Smoke-test a Baton deployment right after `cdk deploy`: each check creates what it needs, drives it as
-    an operator and an agent would, and says in words what works.
+    """Smoke-test a Baton deployment right after `cdk deploy` (or the local stack): each check creates what
+    it needs, drives it as an agent and an operator would, and says in words what works.
 
     \b
-    Checks, in order:
-      api          GET /api/me: the URL answers and the credentials are an operator's
-      ask          an async question is posted and listed as pending
-      answer       the question is answered and the agent's drain delivers the answer
-      await gate   a hosted run asks and parks on its await gate; the answer releases it
-      interrupt    a hosted run raises an interrupt; resuming it with a value ends the run with it
-      review       a review gate on a throwaway branch: companion turn, approve, merge build (merge_into
-                   none: no branch changes). Deployed: needs --review-branch and a repository; else skipped
-      notify <c>   one question per channel (console, email, webhook, slack): accepted and published, or
-                   skipped when the deployment does not wire it. Delivery itself is not visible to the API
+    The checks, in order:
+      api         GET /api/me answers; the credentials are an operator's
+      ask         an async question is posted and listed as pending
+      answer      it is answered; the agent's drain delivers the answer
+      await gate  a hosted run asks and parks; the answer releases it
+      interrupt   a hosted run raises one; resuming with a value ends it
+      review      a review gate on a throwaway branch: companion turn,
+                  approve, merge build with merge_into none (no branch
+                  changes). Deployed: needs --review-branch and a
+                  repository, else skipped. Locally: a throwaway repo
+      notify <c>  per channel (console, email, webhook, slack): accepted
+                  and published, or skipped when not wired. Delivery is
+                  not visible to the API: the line says where to look
 
     \b
-    Each line reads `ok: …`, `failed: <why>` or `skipped: <why>`; the exit code is 1 when any check failed.
-    Every run it creates is named smoke-<time>-<random>-<check>; what a failed check leaves open is stopped,
-    answered or cancelled at the end, and every pause ends on its own a minute after --timeout regardless.
+    One line per check: `ok: ...`, `failed: <why>` or `skipped: <why>`.
+    Exit code 1 when any check failed. Runs are named
+    smoke-<time>-<random>-<check>; what a failed check leaves open is
+    stopped, answered or cancelled at the end, and every pause ends on
+    its own a minute after --timeout anyway. Waits print a progress
+    line every 10 s.
 
     \b
     Examples:
-      baton smoke                                   # the local stack (`baton dev`)
-      AWS_PROFILE=alpha baton smoke --api-url "$BATON_API_URL" --review-branch baton-smoke
-      baton smoke --json | jq '.checks[] | select(.outcome == "failed")'
+      baton smoke                     # the local stack (`baton dev`)
+      AWS_PROFILE=alpha baton smoke --api-url "$BATON_API_URL" \\
+          --review-branch baton-smoke
+      baton smoke --json | jq '.checks[] | select(.outcome=="failed")'
     """
     from baton.client.sdk import Client
     from baton.errors import BatonError

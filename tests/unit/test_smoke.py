@@ -1,0 +1,71 @@
+"""`baton smoke`'s pieces that need no stack: every wait ends at its timeout with progress lines on the way
+(a smoke test never hangs), and an API error reads as a sentence (baton/smoke/)."""
+
+from __future__ import annotations
+
+import pytest
+
+from baton.client.transport import ApiUnavailableError
+from baton.errors import ForbiddenError, NotFoundError
+from baton.smoke.checks import Waiter, is_loopback, new_tag
+from baton.smoke.report import CheckFailedError, in_words
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_a_wait_that_never_ends_fails_at_its_timeout_with_a_progress_line_every_ten_seconds() -> None:
+    clock, lines = FakeClock(), list[str]()
+    waiter = Waiter(timeout=35, progress=lines.append, monotonic=clock.monotonic, sleep=clock.sleep)
+    with pytest.raises(CheckFailedError, match=r"^timed out after 35s waiting for the run to park$"):
+        waiter.until("await gate", "the run to park", lambda: None)
+    assert clock.now == pytest.approx(35)
+    assert lines == [
+        "await gate: still waiting for the run to park (10s of 35s)",
+        "await gate: still waiting for the run to park (20s of 35s)",
+        "await gate: still waiting for the run to park (30s of 35s)",
+    ]
+
+
+def test_a_wait_returns_what_its_probe_found() -> None:
+    clock, seen = FakeClock(), iter([None, None, "parked"])
+    waiter = Waiter(timeout=10, progress=lambda _: None, monotonic=clock.monotonic, sleep=clock.sleep)
+    assert waiter.until("interrupt", "it", lambda: next(seen)) == "parked"
+    assert clock.now == pytest.approx(1.0)
+
+
+def test_an_api_gateway_refusal_reads_as_a_sentence_with_what_to_check() -> None:
+    err = ForbiddenError("User: arn:aws:iam::1:user/x is not authorized to perform: execute-api:Invoke")
+    err.http_status = 403
+    words = in_words(err, "GET /api/me")
+    assert words.startswith("GET /api/me answered 403 (forbidden): User: arn:aws:iam::1:user/x is not authorized")
+    assert "check that AWS credentials are set and allowed execute-api:Invoke" in words
+
+
+def test_an_html_error_page_is_one_short_line() -> None:
+    err = NotFoundError("<html>\n<head><title>404</title></head>\n<body>" + "Not Found " * 50 + "</body></html>")
+    err.http_status = 404
+    words = in_words(err, "GET /api/me")
+    assert "\n" not in words and "<html" not in words and "</body>" not in words
+    assert words.startswith("GET /api/me answered 404 (not_found): 404 Not Found Not Found")
+    assert "…; nothing answers at this path" in words
+
+
+def test_an_unreachable_api_keeps_the_transport_sentence() -> None:
+    err = ApiUnavailableError("cannot reach the Baton API at http://127.0.0.1:9: [Errno 111] Connection refused")
+    assert in_words(err, "GET /api/me") == err.message
+
+
+def test_smoke_run_ids_are_tagged_and_the_local_review_needs_a_loopback_api() -> None:
+    tag = new_tag()
+    assert tag.startswith("smoke-") and len(f"{tag}-interrupt") <= 60  # fits an agent session name
+    assert is_loopback("http://127.0.0.1:4566") and is_loopback("http://localhost:8080/")
+    assert not is_loopback("https://abc123.execute-api.eu-west-1.amazonaws.com/live")
