@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+
 import pytest
 
 from baton.client.transport import ApiUnavailableError
@@ -14,32 +17,35 @@ from baton.smoke.report import CheckFailedError, in_words
 class FakeClock:
     def __init__(self) -> None:
         self.now = 0.0
+        self.sleeps: list[float] = []
 
     def monotonic(self) -> float:
         return self.now
 
     def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
         self.now += seconds
 
 
-def test_a_wait_that_never_ends_fails_at_its_timeout_with_a_progress_line_every_ten_seconds() -> None:
+def test_a_wait_that_never_ends_fails_at_its_timeout_with_progress_lines_on_the_way() -> None:
     clock, lines = FakeClock(), list[str]()
-    waiter = Waiter(timeout=35, progress=lines.append, monotonic=clock.monotonic, sleep=clock.sleep)
-    with pytest.raises(CheckFailedError, match=r"^timed out after 35s waiting for the run to park$"):
+    waiter = Waiter(timeout=60, progress=lines.append, monotonic=clock.monotonic, sleep=clock.sleep)
+    with pytest.raises(CheckFailedError, match=r"^timed out after 60s waiting for the run to park$"):
         waiter.until("await gate", "the run to park", lambda: None)
-    assert clock.now == pytest.approx(35)
-    assert lines == [
-        "await gate: still waiting for the run to park (10s of 35s)",
-        "await gate: still waiting for the run to park (20s of 35s)",
-        "await gate: still waiting for the run to park (30s of 35s)",
-    ]
+    assert clock.now == pytest.approx(60)
+    assert clock.sleeps[:13] == pytest.approx([0.5] * 11 + [0.75, 1.125])  # fast for 5 s, then less often
+    assert max(clock.sleeps) == 5.0  # but at least every 5 s
+    said = [re.fullmatch(r"await gate: still waiting for the run to park \((\d+)s of 60s\)", line) for line in lines]
+    at = [int(match.group(1)) for match in said if match]
+    assert len(at) == len(lines) >= 4
+    assert at[0] <= 15 and all(10 <= later - earlier <= 15 for earlier, later in itertools.pairwise(at))
 
 
 def test_a_wait_returns_what_its_probe_found() -> None:
     clock, seen = FakeClock(), iter([None, None, "parked"])
     waiter = Waiter(timeout=10, progress=lambda _: None, monotonic=clock.monotonic, sleep=clock.sleep)
     assert waiter.until("interrupt", "it", lambda: next(seen)) == "parked"
-    assert clock.now == pytest.approx(1.0)
+    assert clock.sleeps == pytest.approx([0.5, 0.5])
 
 
 def test_an_api_gateway_refusal_reads_as_a_sentence_with_what_to_check() -> None:

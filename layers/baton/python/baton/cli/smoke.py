@@ -66,7 +66,7 @@ def smoke(
     smoke-<time>-<random>-<check>; what a failed check leaves open is
     stopped, answered or cancelled at the end, and every pause ends on
     its own a minute after --timeout anyway. Waits print a progress
-    line every 10 s.
+    line about every 10 s.
 
     \b
     Examples:

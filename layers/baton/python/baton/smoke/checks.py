@@ -45,18 +45,22 @@ DELIVERY_SEEN_AT: dict[str, str] = {
 
 @dataclass
 class Waiter:
-    """Polls until a probe returns something, within `timeout`; a progress line every `progress_every`."""
+    """Polls until a probe returns something, within `timeout`: every `interval` for the first `fast_for`
+    seconds (the local stack answers within them), then less and less often up to `max_interval` (a long
+    wait on a deployment is not hundreds of calls); a progress line every `progress_every` seconds."""
 
     timeout: float
     progress: Callable[[str], None]
     interval: float = 0.5
+    max_interval: float = 5.0
+    fast_for: float = 5.0
     progress_every: float = 10.0
     monotonic: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
 
     def until(self, check: str, what: str, probe: Callable[[], T | None]) -> T:
         start = self.monotonic()
-        told = start
+        told, interval = start, self.interval
         while True:
             found = probe()
             if found is not None:
@@ -67,7 +71,9 @@ class Waiter:
             if now - told >= self.progress_every:
                 told = now
                 self.progress(f"{check}: still waiting for {what} ({now - start:.0f}s of {self.timeout:.0f}s)")
-            self.sleep(min(self.interval, max(0.0, self.timeout - (now - start))))
+            self.sleep(min(interval, self.timeout - (now - start)))
+            if now - start >= self.fast_for:
+                interval = min(interval * 1.5, self.max_interval)
 
 
 def new_tag(now: datetime | None = None) -> str:
@@ -85,7 +91,7 @@ class SmokeTest:
     review_branch: str | None = None
     tag: str = field(default_factory=new_tag)
     runs: list[str] = field(default_factory=list)  # every run a check created, for the cleanup
-    _asked: str | None = None  # the ask check's question, answered by the answer check
+    _asked: tuple[str, str] | None = None  # the ask check's (run, question), answered by the answer check
     _scratch: Path | None = None  # the local review's throwaway repository
 
     @property
@@ -139,15 +145,21 @@ class SmokeTest:
 
     # ---- the checks ----------------------------------------------------------------------------------
     def check_api(self) -> str:
-        me = self._call("GET /api/me", lambda: self.client.request("GET", "/api/me"))
-        if not isinstance(me, dict) or "role" not in me:
-            raise CheckFailedError(f"GET /api/me did not answer as Baton does (got {str(me)[:120]!r})")
-        if me["role"] != "operator":
+        from pydantic import ValidationError
+
+        from baton.contracts import MeView
+
+        answered = self._call("GET /api/me", lambda: self.client.request("GET", "/api/me"))
+        try:
+            me = MeView.model_validate(answered)
+        except ValidationError:
+            raise CheckFailedError(f"GET /api/me did not answer as Baton does (got {str(answered)[:120]!r})") from None
+        if me.role != "operator":
             raise CheckFailedError(
-                f"the caller {me.get('principal')} is an agent (run {me.get('run_id')}); the smoke test answers "
-                "and resumes, which only an operator may: use operator credentials"
+                f"the caller {me.principal} is an agent (run {me.run_id}); the smoke test answers and resumes, "
+                "which only an operator may: use operator credentials"
             )
-        return f"reached {self.client.api_url} as operator {me.get('principal')} (via {me.get('via')})"
+        return f"reached {self.client.api_url} as operator {me.principal} (via {me.via})"
 
     def check_ask(self) -> str:
         run_id = self.run_id("ask")
@@ -160,20 +172,20 @@ class SmokeTest:
         pending = self._call("GET pending questions", lambda: self.client.pending_questions(run_id))
         if asked.interaction_id not in [q.interaction_id for q in pending]:
             raise CheckFailedError(f"question {asked.interaction_id} was posted but is not listed as pending")
-        self._asked = asked.interaction_id
+        self._asked = (run_id, asked.interaction_id)
         return f"question {asked.interaction_id} posted to run {run_id} and listed as pending"
 
     def check_answer(self) -> str:
         if self._asked is None:
             raise CheckSkippedError("the ask check posted no question to answer")
-        run_id, iid = f"{self.tag}-ask", self._asked
+        run_id, iid = self._asked
         answered = self._call(f"POST answer to {iid}", lambda: self.client.answer(run_id, iid, ANSWER))
         if answered.status != "answered":
             raise CheckFailedError(f"the answer was taken as {answered.status!r}, not answered")
         delivered = self._call("drain the node's messages", lambda: self.client.drain_messages(run_id, NODE))
         if not any(m.interaction_id == iid and ANSWER in m.text for m in delivered):
             raise CheckFailedError("the answer was stored but not delivered to the agent's message queue")
-        return f"answered {iid}; the agent's drain delivered it once"
+        return f"answered {iid}; the agent's drain delivered the answer"
 
     def check_await_gate(self) -> str:
         run_id = self.run_id("await")
