@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ import boto3
 import pytest
 
 from baton.api.auth import agent_token
-from tests.e2e.conftest import LocalStackProcess, start_local_stack, stop_local_stack
+from tests.e2e.conftest import LocalStackProcess, start_local_stack, stop_local_stack, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -69,6 +70,11 @@ def test_smoke_passes_every_check_the_local_stack_can_and_leaves_nothing_open(lo
         assert client.pending_questions(f"{tag}-{check}") == []
     [removed] = [note for note in report["cleanup"] if note.startswith("removed the throwaway repository")]
     assert not Path(removed.rsplit(" ", 1)[1]).exists()
+    # What the API cannot see, the local stack shows: each published notification was delivered.
+    printed = re.compile(rf"run={tag}-notify interaction=\S+ node=smoke\n +Question: \[baton smoke\] console notif")
+    assert wait_for(lambda: printed.search(local_stack.log()))
+    outbox = local_stack.state_dir / "outbox"
+    assert wait_for(lambda: [m for m in outbox.glob("*.json") if f"{tag}-notify" in m.read_text()])
 
 
 @pytest.mark.parametrize(

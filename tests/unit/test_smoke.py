@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
 from baton.client.transport import ApiUnavailableError
-from baton.errors import ForbiddenError, NotFoundError
-from baton.smoke.checks import Waiter, is_loopback, new_tag
-from baton.smoke.report import CheckFailedError, in_words
+from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
+from baton.smoke.checks import SmokeTest, Waiter, is_loopback, new_tag
+from baton.smoke.report import CheckFailedError, CheckResult, in_words
+
+if TYPE_CHECKING:
+    from baton.client.sdk import Client
 
 
 class FakeClock:
@@ -75,3 +79,38 @@ def test_smoke_run_ids_are_tagged_and_the_local_review_needs_a_loopback_api() ->
     assert tag.startswith("smoke-") and len(f"{tag}-interrupt") <= 60  # fits an agent session name
     assert is_loopback("http://127.0.0.1:4566") and is_loopback("http://localhost:8080/")
     assert not is_loopback("https://abc123.execute-api.eu-west-1.amazonaws.com/live")
+
+
+class DeployedApi:
+    """A deployed API as the review check meets it: only `start_run` is reached, and it refuses like a stack
+    without `-c repository` (baton/domain/review_gate.py)."""
+
+    api_url = "https://abc123.execute-api.eu-west-1.amazonaws.com/live"
+
+    def __init__(self) -> None:
+        self.started: list[dict[str, object]] = []
+
+    def start_run(self, workflow: str, gate_input: dict[str, object], *, run_id: str) -> None:
+        self.started.append(gate_input)
+        raise ValidationFailedError(
+            "input: review gate 'smoke_review' has no repository to merge: this deployment has no repository "
+            "(deploy with -c repository=<https URL>) and the gate sets no repo_url",
+            details={"path": "input.repo_url"},
+        )
+
+
+def _review(api: DeployedApi, branch: str | None) -> CheckResult:
+    smoke = SmokeTest(cast("Client", api), Waiter(timeout=5, progress=lambda _: None), review_branch=branch)
+    return smoke.run_one("review", smoke.check_review)
+
+
+def test_the_review_check_on_a_deployment_says_why_it_is_skipped() -> None:
+    api = DeployedApi()
+    no_branch = _review(api, None)
+    assert no_branch.outcome == "skipped" and "pass --review-branch" in no_branch.detail
+    assert api.started == []  # nothing started without a branch to review
+    no_repository = _review(api, "baton-smoke")
+    assert no_repository.outcome == "skipped"
+    assert no_repository.detail.startswith("this deployment has no repository configured")
+    assert "-c repository=" in no_repository.detail
+    assert api.started[0]["run_branch"] == "baton-smoke" and api.started[0]["merge_into"] == "none"

@@ -37,7 +37,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # Where a channel's delivery can be seen: the API only knows it published the notification.
 DELIVERY_SEEN_AT: dict[str, str] = {
     "console": "the notify_console Lambda's log (locally: the `baton dev` console)",
-    "email": "the mailboxes of -c emails (without email_sender each must have confirmed its SNS subscription)",
+    "email": "the mailboxes of -c emails (without email_sender each must have confirmed its SNS subscription; "
+    "locally: the outbox in the stack's state directory)",
     "webhook": "the receiver at -c webhook_url (its signature checked with the webhook secret)",
     "slack": "the Slack channel of the stored webhook URL",
 }
@@ -116,13 +117,14 @@ class SmokeTest:
         ]
         for name, check in checks:
             api_failed = bool(result.checks) and result.checks[0].outcome == "failed"
-            outcome = self._one(name, check, skip_why="not tried: the api check failed" if api_failed else None)
+            outcome = self.run_one(name, check, skip_why="not tried: the api check failed" if api_failed else None)
             result.checks.append(outcome)
             report(outcome)
         result.cleanup = self.cleanup()
         return result
 
-    def _one(self, name: str, check: Callable[[], str], *, skip_why: str | None) -> CheckResult:
+    def run_one(self, name: str, check: Callable[[], str], *, skip_why: str | None = None) -> CheckResult:
+        """One check's outcome: ok with what it saw, skipped or failed with why; never an exception."""
         start = time.monotonic()
         if skip_why is not None:
             return CheckResult(name=name, outcome="skipped", detail=skip_why, seconds=0.0)
