@@ -114,3 +114,22 @@ def test_the_review_check_on_a_deployment_says_why_it_is_skipped() -> None:
     assert no_repository.detail.startswith("this deployment has no repository configured")
     assert "-c repository=" in no_repository.detail
     assert api.started[0]["run_branch"] == "baton-smoke" and api.started[0]["merge_into"] == "none"
+
+
+def test_ctrl_c_mid_check_still_cleans_up_and_reports_a_failure() -> None:
+    smoke = SmokeTest(cast("Client", DeployedApi()), Waiter(timeout=5, progress=lambda _: None))
+    cleaned: list[str] = []
+
+    def interrupted() -> str:
+        raise KeyboardInterrupt
+
+    def cleanup() -> list[str]:
+        cleaned.append("cleaned")
+        return ["nothing was left open"]
+
+    smoke.check_api = interrupted  # type: ignore[method-assign]
+    smoke.cleanup = cleanup  # type: ignore[method-assign]
+    report = smoke.run()
+    assert [(c.name, c.outcome) for c in report.checks] == [("interrupted", "failed")]
+    assert report.checks[0].detail.startswith("stopped by Ctrl-C")
+    assert cleaned == ["cleaned"] and report.cleanup == ["nothing was left open"]

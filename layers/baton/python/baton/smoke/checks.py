@@ -32,6 +32,7 @@ T = TypeVar("T")
 NODE = "smoke"
 ANSWER = "smoke-ok"
 ENDED = ("succeeded", "failed", "timed_out", "aborted")
+INTERRUPTED = "stopped by Ctrl-C: the checks after the last line did not run"
 PAUSE_GRACE_SECONDS = 60  # a pause outlives its check by this much, then ends on its own deadline
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # Where a channel's delivery can be seen: the API only knows it published the notification.
@@ -115,11 +116,16 @@ class SmokeTest:
             ("review", self.check_review),
             *((f"notify {channel}", self._notify_check(channel)) for channel in CHANNELS),
         ]
-        for name, check in checks:
-            api_failed = bool(result.checks) and result.checks[0].outcome == "failed"
-            outcome = self.run_one(name, check, skip_why="not tried: the api check failed" if api_failed else None)
-            result.checks.append(outcome)
-            report(outcome)
+        try:
+            for name, check in checks:
+                api_failed = bool(result.checks) and result.checks[0].outcome == "failed"
+                outcome = self.run_one(name, check, skip_why="not tried: the api check failed" if api_failed else None)
+                result.checks.append(outcome)
+                report(outcome)
+        except KeyboardInterrupt:  # Ctrl-C on a long wait: what was created is still cleaned up
+            stopped = CheckResult(name="interrupted", outcome="failed", detail=INTERRUPTED, seconds=0.0)
+            result.checks.append(stopped)
+            report(stopped)
         result.cleanup = self.cleanup()
         return result
 
