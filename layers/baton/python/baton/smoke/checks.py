@@ -216,7 +216,8 @@ class SmokeTest:
         answered = self._call(f"POST answer to {iid}", lambda: self.client.answer(run_id, iid, ANSWER))
         run = self._ended(run_id, "await gate")
         answers = run.output.get("answers") if isinstance(run.output, dict) else None
-        if not answers or answers[0].get("answer") != ANSWER:
+        first = answers[0] if isinstance(answers, list) and answers else None
+        if not isinstance(first, dict) or first.get("answer") != ANSWER:
             raise CheckFailedError(f"the run succeeded without the answer in its output: {str(run.output)[:160]}")
         released = "by the answer" if answered.resumed else "by the reconciler after the answer"
         return f"run {run_id} parked on its gate, was released {released} and succeeded with it"
@@ -267,6 +268,8 @@ class SmokeTest:
         except ValidationFailedError as err:
             if str(err.details.get("path", "")).endswith("repo_url"):
                 raise CheckSkippedError(f"this deployment has no repository configured: {err.message}") from err
+            raise CheckFailedError(in_words(err, "start the review_gate run")) from err
+        except BatonError as err:
             raise CheckFailedError(in_words(err, "start the review_gate run")) from err
         review = self.waiter.until("review", "the companion's first turn", lambda: self._review_pending(run_id))
         self._call("approve the review", lambda: self.client.review_action(run_id, "approve_merge"))
