@@ -12,6 +12,7 @@ from baton.cli.dev import dev, inbox_login
 from baton.cli.mcp import mcp_command
 from baton.cli.review import review_app
 from baton.cli.runs import resume, runs_app
+from baton.cli.smoke import smoke
 from baton.cli.tools import agent_token_command, check_asl, operator_token_command, synth
 from baton.cli.workflow import workflow_app
 
@@ -34,6 +35,7 @@ app.command("mcp")(mcp_command)
 app.command("check")(check_asl)
 app.command("check-asl", help="The same as `baton check` (its former name).")(check_asl)
 app.command()(synth)
+app.command()(smoke)
 
 
 def main() -> None:
