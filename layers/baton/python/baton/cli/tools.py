@@ -80,7 +80,7 @@ def check_asl(
         raise typer.Exit(code=1)
     problems = check_directory(directory)
     for problem in problems:
-        err_console.print(f"[red]✗[/] {problem}")
+        err_console.print(f"[red]✗[/] {escape(str(problem))}")
     if problems:
         raise typer.Exit(code=1)
     console.print(f"[green]✓[/] {len(list(directory.glob('*.asl.json')))} state machines pass")
