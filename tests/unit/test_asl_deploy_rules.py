@@ -80,7 +80,7 @@ def test_c300_names_the_errors_not_retried() -> None:
 
 
 # ---- C301: a long model call has a Catch ----------------------------------------------------------
-RETRYING = {"Retry": [dict(LAMBDA_RETRIER)]}
+RETRYING: dict[str, Any] = {"Retry": [dict(LAMBDA_RETRIER)]}
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from baton.errors import BadRequestError, ValidationFailedError
 # The longest run id, the one limit every door checks (the API, the gates' payloads, the interrupt spec).
 # Names are built from a run id: the hosted execution's (the run id, max 80), a workflow's child
 # execution names (`States.Format('{}-ship-review-{}', $.run_id, ...)`, max 80: `baton check` measures
-# each one at this length, NAME_LENGTH in baton.workflows.asl_rules) and an agent's IAM role session
+# each one at this length: C302 in baton.workflows.asl_rules) and an agent's IAM role session
 # `run-<run_id>` (RoleSessionName, max 64), the tightest: 64 - len("run-") = 60.
 MAX_RUN_ID_LENGTH = 60
 RUN_ID_PATTERN = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_RUN_ID_LENGTH - 1}}}$")  # a valid execution name
