@@ -1,7 +1,7 @@
-"""Issue 27, defect 6: one Lambda throttle no longer fails a run. On moto's interpreter (the same ASL the
-deployment runs), the first invoke of a Task's Lambda is refused as Lambda refuses a throttled call (HTTP
-429 TooManyRequestsException, which Step Functions names Lambda.TooManyRequestsException); the Task's
-Retry calls it again, and the run goes on."""
+"""Issue 27, defect 6, on moto's interpreter (the same ASL the deployment runs): one Lambda throttle no
+longer fails a run (the first invoke is refused as Lambda refuses a throttled call, HTTP 429
+TooManyRequestsException, which Step Functions names Lambda.TooManyRequestsException; the Task's Retry
+calls again), and a crashed companion turn ends the review gate as CompanionTurnFailed (its Catch)."""
 
 from __future__ import annotations
 
@@ -61,3 +61,29 @@ def test_a_throttled_lambda_task_is_retried_and_the_run_goes_on(
     history = moto_stack.clients["stepfunctions"].get_execution_history(executionArn=run.execution_arn)["events"]
     failed = [e["taskFailedEventDetails"]["error"] for e in history if e["type"] == "TaskFailed"]
     assert failed == ["Lambda.TooManyRequestsException"]
+
+
+def test_a_failed_companion_turn_ends_the_review_gate_saying_so(
+    moto_stack: MotoStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """review_turn (a model call of up to 120 s) crashing is caught (Catch States.ALL) into
+    CompanionTurnFailed with its cause, not left a bare Lambda error. The gate here has nothing to diff
+    (no configuration), so Diff releases at once and FirstTurn is the next call."""
+    invoke = moto_stack.dispatcher.invoke
+
+    def crashing_turn(function_name: str, event: Any) -> tuple[Any, bool]:
+        if function_name == "review_turn":
+            return {"errorType": "RuntimeError", "errorMessage": "the model call crashed"}, True
+        return invoke(function_name, event)
+
+    monkeypatch.setattr(moto_stack.dispatcher, "invoke", crashing_turn)
+    moto_stack.services.core.ensure_run("companion-1")
+    sfn = moto_stack.clients["stepfunctions"]
+    started = sfn.start_execution(
+        stateMachineArn=moto_stack.provisioned.state_machine_arns["review_gate"],
+        name="companion-1",
+        input='{"run_id": "companion-1", "input": {}}',
+    )
+    described = wait_for(lambda: _done(moto_stack, started["executionArn"]), timeout=20)
+    assert (described["status"], described.get("error")) == ("FAILED", "CompanionTurnFailed"), described
+    assert "the model call crashed" in described["cause"]
