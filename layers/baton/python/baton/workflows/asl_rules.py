@@ -7,6 +7,11 @@ engine does in AWS that the local stack never shows. Each finding has a code:
   `States.ALL`) must allow MaxAttempts >= 2 with a BackoffRate > 1 (ASL's defaults, 3 and 2.0, count).
   Opt-out: the state's Comment holds `[no-lambda-retry: <why>]`, e.g. a Lambda whose second run is not
   idempotent (the review gate's merge start: a second merge build).
+  A Retry on a `waitForTaskToken` park: a throttled invoke never ran the park, so the retry parks as the
+  first call would have. A service fault may come after the park ran; the retry then carries a new token,
+  and every park refuses to overwrite another parked token (`DynamoStore.put_wait`'s condition; the same
+  token is an idempotent no-op: `Core.parked_again`), so that run fails as it did with no Retry. The diff
+  start may start a second diff build (read-only; the later build's record replaces the first's).
 - C301: a long call with no Catch: a Lambda Task (not a token wait) whose function may run longer than
   LONG_CALL_SECONDS (its FunctionSpec.timeout_seconds, found by its `${XFunctionArn}`, or the Task's own
   TimeoutSeconds) needs a Catch on `States.ALL` or `States.TaskFailed`: a model call that fails or times
