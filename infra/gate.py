@@ -226,7 +226,7 @@ def _token_wait(
     result_path: str,
     comment: str,
 ) -> tasks.LambdaInvoke:
-    return tasks.LambdaInvoke(
+    task = tasks.LambdaInvoke(
         scope,
         construct_id,
         lambda_function=function,
@@ -236,6 +236,12 @@ def _token_wait(
         result_path=result_path,
         comment=comment,
     )
+    # CDK's own retry (retry_on_service_exceptions) leaves out a throttle; the parks are idempotent
+    # (`baton check` C300, baton.workflows.asl_rules).
+    task.add_retry(
+        errors=["Lambda.TooManyRequestsException"], interval=Duration.seconds(1), max_attempts=3, backoff_rate=2
+    )
+    return task
 
 
 class BatonGate:

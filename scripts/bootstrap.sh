@@ -42,6 +42,17 @@ if [ -f inbox/package.json ] && command -v npm >/dev/null 2>&1; then
     inbox_build=$!
   fi
 fi
+# The ASL validator the infra tests run over the deployed definitions (tests/infra/test_asl_validator.py):
+# the npm asl-validator pinned in tools/asl/package-lock.json, installed when missing or older than its lock.
+asl_tools=
+if [ -f tools/asl/package-lock.json ] && command -v npm >/dev/null 2>&1; then
+  if [ ! -f tools/asl/node_modules/.package-lock.json ] \
+    || [ tools/asl/package-lock.json -nt tools/asl/node_modules/.package-lock.json ]; then
+    echo "bootstrap: installing the ASL validator (tools/asl)" >&2
+    (cd tools/asl && npm ci --no-audit --no-fund --loglevel=error) &
+    asl_tools=$!
+  fi
+fi
 
 # Bytecode compiled once here: the environment sets PYTHONDONTWRITEBYTECODE, so nothing would write it
 # at import and every start (the CLI, `baton dev`, each test worker) would compile from source again.
@@ -51,6 +62,10 @@ uv_cmd sync --frozen --quiet --compile-bytecode
 .venv/bin/python -m compileall -q -j 0 layers/baton/python functions infra >/dev/null
 if [ -n "$inbox_build" ] && ! wait "$inbox_build"; then
   echo "bootstrap: building the web inbox failed (see above; or run: make inbox)" >&2
+  exit 1
+fi
+if [ -n "$asl_tools" ] && ! wait "$asl_tools"; then
+  echo "bootstrap: installing the ASL validator failed (see above; or run: cd tools/asl && npm ci)" >&2
   exit 1
 fi
 

@@ -195,6 +195,16 @@ def test_a_bad_run_id_is_the_same_400_on_every_route(api: Any, method: str, path
     assert "run_id must be" in err["message"]
 
 
+def test_a_run_id_over_the_limit_is_a_400_naming_it(api: Any) -> None:
+    from baton.domain.fields import MAX_RUN_ID_LENGTH
+
+    status, err = api("POST", "/api/runs", {"workflow": "human_pause", "run_id": "r" * (MAX_RUN_ID_LENGTH + 1)})
+    assert (status, err["error"]) == (400, "bad_request"), err
+    assert f"1-{MAX_RUN_ID_LENGTH} characters" in err["message"]
+    status, _ = api("POST", "/api/runs", {"workflow": "human_pause", "run_id": "r" * MAX_RUN_ID_LENGTH})
+    assert status == 201
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body"),
     [

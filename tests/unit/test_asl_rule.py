@@ -6,12 +6,14 @@ from pathlib import Path
 import pytest
 
 from baton.workflows.asl import AslError, check_definition, check_directory, load_definition, substitute
+from baton.workflows.asl_rules import LAMBDA_RETRIER
 from baton.workflows.resources import FUNCTIONS
 from baton.workflows.source_tree import source_tree
 
 
 def _token_task(**extra: object) -> dict[str, object]:
-    return {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken", "End": True, **extra}
+    resource = "arn:aws:states:::lambda:invoke.waitForTaskToken"
+    return {"Type": "Task", "Resource": resource, "Retry": [LAMBDA_RETRIER], "End": True, **extra}
 
 
 def test_every_shipped_state_machine_passes() -> None:

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from baton.cli.main import app
 from baton.services.questions import QuestionService
 from baton.workflows.asl import check_definition, check_directory
+from baton.workflows.asl_rules import LAMBDA_RETRIER
 from baton.workflows.source_tree import source_tree
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ def _flow(*, review: dict[str, Any] | None = None, await_gate: dict[str, Any] | 
         "Type": "Task",
         "Resource": "arn:aws:states:::lambda:invoke",
         "Parameters": {"FunctionName": "${DemoAgentFunctionArn}", "Payload": {"run_id.$": "$.run_id", "node": "draft"}},
+        "Retry": [LAMBDA_RETRIER],
         "Next": "Sync",
     }
     sync = {
@@ -38,6 +40,7 @@ def _flow(*, review: dict[str, Any] | None = None, await_gate: dict[str, Any] | 
             "Payload": {"token.$": "$$.Task.Token", "run_id.$": "$.run_id", "gate": "sync", "from": "draft"},
         },
         "TimeoutSeconds": 600,
+        "Retry": [LAMBDA_RETRIER],
         "Next": "Ship",
     }
     ship = {

@@ -405,6 +405,8 @@ def _types_of(core: Core, run_id: str) -> list[str]:
 
 # ---- `baton check`: a literal ladder in a workflow's gate parameters --------------------------------
 def _park_flow(ladder: Any, *, interrupt: bool = False) -> dict[str, Any]:
+    from baton.workflows.asl_rules import LAMBDA_RETRIER
+
     payload: dict[str, Any] = {"token.$": "$$.Task.Token", "run_id.$": "$.run_id", "node": "approve"}
     if interrupt:
         payload["request"] = {"prompt": "Go?", "timeout_seconds": 60, "ladder": ladder}
@@ -415,6 +417,7 @@ def _park_flow(ladder: Any, *, interrupt: bool = False) -> dict[str, Any]:
         "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
         "Parameters": {"FunctionName": "${ParkFunctionArn}", "Payload": payload},
         "TimeoutSeconds": 60,
+        "Retry": [LAMBDA_RETRIER],
         "End": True,
     }
     return {"StartAt": "Approve", "States": {"Approve": park}}

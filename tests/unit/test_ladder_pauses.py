@@ -381,6 +381,7 @@ def test_a_review_gate_refuses_a_default_that_could_merge(default: str, tmp_path
 
 # ---- `baton check`: await and review gates' literal ladders ---------------------------------------------
 def _await_flow(ladder: dict[str, Any]) -> dict[str, Any]:
+    from baton.workflows.asl_rules import LAMBDA_RETRIER
     from baton.workflows.gate_states import await_gate_states
 
     states = await_gate_states("Sync", gate="sync", next=None, from_node="planner", timeout_seconds=60, ladder=ladder)
@@ -388,6 +389,7 @@ def _await_flow(ladder: dict[str, Any]) -> dict[str, Any]:
         "Type": "Task",
         "Resource": "arn:aws:states:::lambda:invoke",
         "Parameters": {"FunctionName": "${AgentArn}", "Payload": {"node": "planner"}},
+        "Retry": [LAMBDA_RETRIER],
         "Next": "Sync",
     }
     return {"StartAt": "Plan", "States": {"Plan": asker, **states}}

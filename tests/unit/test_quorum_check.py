@@ -11,6 +11,7 @@ import pytest
 
 from baton.domain.gate_payloads import InterruptParkPayload
 from baton.workflows.asl import check_definition
+from baton.workflows.asl_rules import LAMBDA_RETRIER
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,6 +30,7 @@ def _gate(approval: Any) -> dict[str, Any]:
             },
         },
         "TimeoutSeconds": 600,
+        "Retry": [LAMBDA_RETRIER],
         "End": True,
     }
     return {"StartAt": "Approve", "States": {"Approve": park}}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.workflows.asl import check_definition, check_file
+from baton.workflows.asl_rules import LAMBDA_RETRIER
 from baton.workflows.resources import WORKFLOW_DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,6 +21,7 @@ def _task(function: str, payload: dict[str, Any]) -> dict[str, Any]:
         "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
         "Parameters": {"FunctionName": function, "Payload": {"token.$": "$$.Task.Token", **payload}},
         "TimeoutSeconds": 600,
+        "Retry": [LAMBDA_RETRIER],
         "End": True,
     }
     return {"StartAt": "Gate", "States": {"Gate": task}}

@@ -35,7 +35,14 @@ def agent_token_command(
     An agent may ask, drain, await and create interrupts on its run; answering, resuming, claiming
     and cancelling stay operator actions. Local stack only; deployed agents use IAM."""
     from baton.api.auth import agent_token
+    from baton.domain.fields import check_run_id
+    from baton.errors import BadRequestError
 
+    try:
+        check_run_id(run_id)
+    except BadRequestError as err:  # the API would refuse every call of this run: say so now
+        err_console.print(f"[bold red]error[/]: {escape(err.message)}")
+        raise typer.Exit(code=2) from err
     state = _running_local_state()
     sys.stdout.write(agent_token(state["token"], run_id) + "\n")
 
@@ -73,7 +80,7 @@ def check_asl(
         raise typer.Exit(code=1)
     problems = check_directory(directory)
     for problem in problems:
-        err_console.print(f"[red]✗[/] {problem}")
+        err_console.print(f"[red]✗[/] {escape(str(problem))}")
     if problems:
         raise typer.Exit(code=1)
     console.print(f"[green]✓[/] {len(list(directory.glob('*.asl.json')))} state machines pass")

@@ -17,7 +17,13 @@ from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
 from baton.errors import BadRequestError, ValidationFailedError
 
-RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$")  # also a valid execution name
+# The longest run id, the one limit every door checks (the API, the gates' payloads, the interrupt spec).
+# Names are built from a run id: the hosted execution's (the run id, max 80), a workflow's child
+# execution names (`States.Format('{}-ship-review-{}', $.run_id, ...)`, max 80: `baton check` measures
+# each one at this length: C302 in baton.workflows.asl_rules) and an agent's IAM role session
+# `run-<run_id>` (RoleSessionName, max 64), the tightest: 64 - len("run-") = 60.
+MAX_RUN_ID_LENGTH = 60
+RUN_ID_PATTERN = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_RUN_ID_LENGTH - 1}}}$")  # a valid execution name
 NODE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")
 GATE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")  # WAIT#<gate> in the store
 MAX_TIMEOUT_SECONDS = 7 * 86400  # no silent infinity: every gate's wait ends within a week
@@ -28,8 +34,9 @@ RunState = Literal["created", "running", "paused_waiting_human", "succeeded", "f
 def check_run_id(run_id: str) -> str:
     if not RUN_ID_PATTERN.match(run_id):
         raise BadRequestError(
-            "run_id must be 1-80 characters of letters, digits, '-' or '_', starting with a letter or digit",
-            details={"run_id": run_id},
+            f"run_id must be 1-{MAX_RUN_ID_LENGTH} characters of letters, digits, '-' or '_', starting with a letter"
+            " or digit",
+            details={"run_id": run_id, "max_length": MAX_RUN_ID_LENGTH},
         )
     return run_id
 
@@ -58,7 +65,14 @@ def _empty_is_none(value: object) -> object:
 RunId = Annotated[
     str,
     AfterValidator(check_run_id),
-    WithJsonSchema({"type": "string", "pattern": RUN_ID_PATTERN.pattern, "description": "A run id."}),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": RUN_ID_PATTERN.pattern,
+            "maxLength": MAX_RUN_ID_LENGTH,
+            "description": "A run id.",
+        }
+    ),
 ]
 NodeName = Annotated[
     str,

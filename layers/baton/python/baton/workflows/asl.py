@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from baton.workflows.asl_rules import RuleContext, rule_findings
 from baton.workflows.gate_checks import (
     asking_nodes,
     await_findings,
@@ -44,7 +45,9 @@ class Problem:
     file: str
     state: str
     message: str
-    code: str = ""  # the gate checks' codes (C100, C101, C241, C242, C250, C251: baton.workflows.gate_checks)
+    # the gate checks' codes (C100-C271: baton.workflows.gate_checks); the deployment rules' (C300-C303:
+    # baton.workflows.asl_rules)
+    code: str = ""
 
     def __str__(self) -> str:
         return f"{self.file}: state '{self.state}': " + (f"{self.code} " if self.code else "") + self.message
@@ -97,6 +100,7 @@ def check_definition(
 
 def _gate_problems(top: Mapping[str, Any], file: str, input_schema: Mapping[str, Any] | None) -> list[Problem]:
     asking = asking_nodes((p, s) for p, s, _ in _walk(top))
+    context = RuleContext.for_file(file, input_schema)
     found: list[Problem] = []
     for path, state, _ in _walk(top):
         for where, code, message in [
@@ -104,6 +108,7 @@ def _gate_problems(top: Mapping[str, Any], file: str, input_schema: Mapping[str,
             *await_findings(path, state, asking),
             *quorum_findings(path, state, input_schema),
             *ladder_findings(path, state),
+            *rule_findings(path, state, context),
         ]:
             found.append(Problem(file, where, message, code))
     return found

@@ -24,6 +24,7 @@ from baton.domain.gate_payloads import (
     asl_payload,
     gate_payload,
 )
+from baton.workflows.asl_rules import LAMBDA_RETRIER
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -109,6 +110,8 @@ def await_gate_states(
         "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
         "Parameters": {"FunctionName": paths.get("gate_arn", AWAIT_GATE_ARN), "Payload": asl_payload(park)},
         "ResultPath": paths.get("result_path", "$.await"),
+        # A retried park re-parks idempotently (baton.services.questions.park_gate; `baton check` C300).
+        "Retry": [dict(LAMBDA_RETRIER)],
         "Catch": [{"ErrorEquals": TIMEOUT_ERRORS, "ResultPath": "$.error", "Next": f"{name}TimedOut"}],
     }
     if timeout_seconds is not None:
@@ -130,6 +133,7 @@ def await_gate_states(
             },
             "ResultSelector": {"cause.$": "$.Payload.cause"},
             "ResultPath": "$.timeout",
+            "Retry": [dict(LAMBDA_RETRIER)],
             "Next": f"{name}Failed",
         },
         f"{name}Failed": {"Type": "Fail", "Error": "AwaitAnswersTimedOut", "CausePath": "$.timeout.cause"},
