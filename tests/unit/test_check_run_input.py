@@ -37,10 +37,10 @@ def _runs(core: Core, *, runner: str = "local", repository: str = "") -> RunServ
     )
 
 
-def _refused(runs: RunService, workflow: str, payload: dict[str, Any], run_id: str = "r1") -> ValidationFailedError:
+def _refused(runs: RunService, workflow: str, payload: dict[str, Any]) -> ValidationFailedError:
     with pytest.raises(ValidationFailedError) as refused:
-        runs.start(workflow, payload, run_id=run_id, caller="op")
-    assert runs.core.store.get_run(run_id) is None  # nothing recorded
+        runs.start(workflow, payload, run_id="r1", caller="op")
+    assert runs.core.store.get_run("r1") is None  # nothing recorded
     assert runs.core.workflows.started == []  # type: ignore[attr-defined]  # nothing started, nothing asked
     return refused.value
 
@@ -100,20 +100,3 @@ def test_deployed_schemas_come_from_the_environment_and_fit_it() -> None:
         name: {k: v for k, v in s.items() if k != "$comment"} for name, s in load_schemas().items()
     }
     assert len(text) < 2500  # Lambda's 4 KB for all of a function's environment; the rest is small
-
-
-def test_a_run_id_too_long_for_a_child_execution_name_is_refused_before_anything_starts(core: Core) -> None:
-    """The demo names its review `<run_id>-ship-review` (States.Format in its ASL) and Step Functions names
-    are at most 80 characters: a 69-character run id started, asked its questions, then failed at the review
-    on AWS (moto does not check the name). Refused at the start instead, naming the longest that fits."""
-    runs = _runs(core)
-    with pytest.raises(ValidationFailedError) as refused:
-        runs.start("demo", {"review": GOOD_REVIEW}, run_id="r" * 69, caller="op")
-    err = refused.value
-    assert err.http_status == 422 and err.details["path"] == "run_id" and err.details["limit"] == 68
-    assert "69 characters" in err.message and "at most 68" in err.message and "-ship-review" in err.message
-    assert runs.core.store.get_run("r" * 69) is None and runs.core.workflows.started == []  # type: ignore[attr-defined]
-    # A counter in the name (the fix loop's round) is reserved its digits; a workflow naming no child: 80.
-    assert _refused(runs, "fix_loop_example", {"review": GOOD_REVIEW}, run_id="f" * 58).details["limit"] == 57
-    assert runs.start("demo", {"review": GOOD_REVIEW}, run_id="r" * 68, caller="op").status == "running"
-    assert runs.start("human_pause", {"prompt": "Ship?"}, run_id="h" * 80, caller="op").status == "running"

@@ -15,7 +15,7 @@ from baton.ids import parse_iso
 from baton.models import TERMINAL_RUN_STATES, Event, RunSummary
 from baton.services import lifecycle
 from baton.services.pauses import PauseService
-from baton.workflows.input_schema import check_input, check_run_id_fits, review_config_of
+from baton.workflows.input_schema import check_input, review_config_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -73,7 +73,6 @@ class RunService(PauseService):
                 details={"workflow": workflow, "known": sorted(self.core.workflow_arns)},
             )
         run_id = run_id or self.core.ids.new_id()  # a given one was checked by the request model
-        check_run_id_fits(workflow, run_id, self.input_schemas.get(workflow))
         payload = {**self.input_defaults.get(workflow, {}), **payload}
         _check_timeouts(payload)
         size = len(json.dumps(payload))

@@ -2,11 +2,6 @@
 for `statemachines/<stem>.asl.json`), checked by `POST /api/runs` before the execution starts, so a bad
 input is a 422 naming the field before any question is posted.
 
-A workflow that names a child execution after its run (`"Name.$": "States.Format('{}-ship-review', $.run_id)"`
-in its ASL) gets `"x-baton-run-id-limit"` in its schema, derived here from the ASL: the longest run id
-whose child names fit Step Functions' 80 characters, so `POST /api/runs` refuses a longer one at the start
-rather than the run failing at that child after its questions were answered.
-
 A schema may name where the input holds a review gate's configuration (`"x-baton-review-config":
 "review"`, or `""` for the whole input): that configuration is checked at creation as the gate itself
 would (`baton.domain.review_gate.parse_gate_config`), repository included.
@@ -20,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import zlib
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -36,12 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 REVIEW_CONFIG_KEY = "x-baton-review-config"
-RUN_ID_LIMIT_KEY = "x-baton-run-id-limit"
 SUFFIX = ".input.schema.json"
-EXECUTION_NAME_MAX_CHARS = 80  # Step Functions: state machine and execution names are 1-80 characters
-FORMAT_ARG_MAX_CHARS = 10  # any other argument of a child's name (a counter): a 32-bit whole number's digits
-RUN_ID_ARG = "$.run_id"
-_FORMAT = re.compile(r"^States\.Format\('((?:[^'\\]|\\.)*)'\s*,(.*)\)$", re.DOTALL)
 
 
 def schema_path(directory: Path, asl_file: str) -> Path:
@@ -59,52 +48,7 @@ def load_schemas(directory: Path | None = None) -> dict[str, dict[str, Any]]:
         path = schema_path(directory, asl_file)
         if path.is_file():
             found[workflow] = json.loads(path.read_text())
-            limit = run_id_limit(json.loads((directory / asl_file).read_text()))
-            if limit is not None:
-                found[workflow][RUN_ID_LIMIT_KEY] = limit
     return found
-
-
-def _child_names(node: Any) -> list[str]:
-    """Every `Name.$` expression of the definition (a child execution's name), nested states included."""
-    if isinstance(node, dict):
-        own = [node["Name.$"]] if isinstance(node.get("Name.$"), str) else []
-        return own + [name for value in node.values() for name in _child_names(value)]
-    if isinstance(node, list):
-        return [name for value in node for name in _child_names(value)]
-    return []
-
-
-def run_id_limit(definition: Any) -> dict[str, Any] | None:
-    """The longest run id whose child execution names, built with `States.Format(..., $.run_id, ...)`, stay
-    within 80 characters, with the name that binds it (`{"max_length": 68, "child_name": "{}-ship-review"}`);
-    None when no child is named after the run."""
-    limits: list[dict[str, Any]] = []
-    for expression in _child_names(definition):
-        match = _FORMAT.match(expression.strip())
-        if match is None:
-            continue
-        template, args = match.group(1), [arg.strip() for arg in match.group(2).split(",")]
-        uses = args.count(RUN_ID_ARG)
-        if not uses:
-            continue
-        fixed = len(template) - 2 * template.count("{}") + FORMAT_ARG_MAX_CHARS * (len(args) - uses)
-        limits.append({"max_length": (EXECUTION_NAME_MAX_CHARS - fixed) // uses, "child_name": template})
-    return min(limits, key=lambda limit: int(limit["max_length"]), default=None)
-
-
-def check_run_id_fits(workflow: str, run_id: str, schema: Mapping[str, Any] | None) -> None:
-    """Refuse (422) a run id too long for the child execution names the workflow builds from it."""
-    limit = (schema or {}).get(RUN_ID_LIMIT_KEY)
-    if not isinstance(limit, dict) or len(run_id) <= int(limit["max_length"]):
-        return
-    most = int(limit["max_length"])
-    raise ValidationFailedError(
-        f"run_id is {len(run_id)} characters; workflow '{workflow}' names a child execution "
-        f"'{limit['child_name']}' after it and Step Functions names are at most {EXECUTION_NAME_MAX_CHARS} "
-        f"characters: use at most {most}",
-        details={"path": "run_id", "workflow": workflow, "limit": most},
-    )
 
 
 def compact(schemas: Mapping[str, Mapping[str, Any]]) -> str:
