@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 # catches a malformed request moto might accept); the local stack turns it off for its own in-process calls
 # (`baton/local/in_process.py` `unvalidated_in_process`), where it was the largest part of the client's own
 # CPU on the answer path (scripts/profile_answer_path.py).
-MAX_ATTEMPTS = 3  # every call's attempts, its first included (botocore's standard mode)
-CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": MAX_ATTEMPTS}, connect_timeout=5, read_timeout=30)
+RETRIES = 3  # botocore's `max_attempts` counts the retries after the first attempt
+MAX_ATTEMPTS = RETRIES + 1  # every call's attempts, its first included
+CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": RETRIES}, connect_timeout=5, read_timeout=30)
 # DynamoDB refuses a single-item write to an item a transaction is writing (TransactionConflictException):
 # nothing was written, so the same request again is safe. botocore's standard mode retries throttling but
 # not this; `retry_transaction_conflicts` does, with the same attempts and DynamoDB's own backoff base.
