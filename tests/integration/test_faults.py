@@ -194,6 +194,33 @@ def test_lambda_invoke_throttled_is_retried_within_the_attempts(faults: FaultInj
     assert faults.attempts("lambda.Invoke") == [3, MAX_ATTEMPTS]
 
 
+def test_resume_whose_send_stays_throttled_is_sent_again_once(faults: FaultInjector, moto_stack: MotoStack) -> None:
+    """Step Functions throttling StartExecution (retried by botocore) and then every attempt of a resume's
+    SendTaskSuccess: the resume is stored, the API answers 503, and the client's second request sends
+    the stored resume; the run is resumed once and ends."""
+    runs = moto_stack.services.runs
+    faults.queue("sfn.StartExecution", THROTTLED, THROTTLED)
+    with faults.active():
+        run = runs.start(
+            "human_pause", {"prompt": "Ship?", "timeout_seconds": 60}, run_id="throttled-send", caller="op"
+        )
+    assert faults.attempts("sfn.StartExecution") == [3]
+    wait_for(lambda: runs.get("throttled-send")["status"] == "paused_waiting_human")
+    _api(moto_stack, "GET", "/api/runs/throttled-send/interactions/pending")  # the handler copy is warm
+    faults.queue("sfn.SendTaskSuccess", *[THROTTLED] * MAX_ATTEMPTS)
+    with faults.active():
+        status, body = _api(moto_stack, "POST", "/api/runs/throttled-send/resume", {"answers": {"ship": True}})
+        assert status == 503 and body["operation"] == "SendTaskSuccess", body
+        status, body = _api(moto_stack, "POST", "/api/runs/throttled-send/resume", {"answers": {"ship": True}})
+    assert status == 200 and body["resumed"] is True, body
+    assert faults.attempts("sfn.SendTaskSuccess") == [MAX_ATTEMPTS, 1]
+    sfn = moto_stack.clients["stepfunctions"]
+    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
+    assert sfn.describe_execution(executionArn=run.execution_arn)["status"] == "SUCCEEDED"
+    events = _events(moto_stack, "throttled-send")
+    assert (events["interaction_answered"], events["run_resumed"]) == (1, 1), events
+
+
 # ---- the seeded job: many requests, faults at a fixed rate -------------------------------------------------
 
 FAULT_RATE = 0.25  # of the attempts at the operations FAULTS names (seeded: the same faults every run)
