@@ -103,8 +103,9 @@ def test_interrupt_whose_transaction_met_a_conflict_is_created(faults: FaultInje
 
 
 def test_answer_whose_transaction_met_a_conflict_is_recorded_once(faults: FaultInjector, moto_stack: MotoStack) -> None:
-    """The deciding transaction of an answer cancelled for TransactionConflict on one of its items was a
-    500 (botocore's ClientError, unhandled); it is sent again and the answer is recorded once."""
+    """The deciding transaction of an answer cancelled for TransactionConflict on the question's item is
+    sent again as it was, and the answer recorded once. (Before the transaction's own retry, the answer's
+    scope guard turned the conflict into a fresh read and a second decision: it passed then too.)"""
     asked = moto_stack.services.questions.ask("conflict-answer", node="draft", question="Which?", caller="agent")
     path = f"/api/runs/conflict-answer/interactions/{asked['interaction_id']}/answer"
     _api(moto_stack, "GET", "/api/runs/conflict-answer/interactions/pending")  # the handler copy is warm
@@ -138,7 +139,7 @@ def test_claim_whose_transaction_met_a_conflict_is_taken(faults: FaultInjector, 
 
 def test_resume_whose_transaction_met_a_conflict_resumes_once(faults: FaultInjector, moto_stack: MotoStack) -> None:
     """A run's resume at a human pause whose deciding transaction was cancelled for TransactionConflict on
-    the pause's item: sent again, the run resumed once."""
+    the pause's item: sent again, the run resumed once (its guard made it a second decision before)."""
     runs = moto_stack.services.runs
     runs.start("human_pause", {"prompt": "Ship?", "timeout_seconds": 60}, run_id="conflict-pause", caller="op")
     wait_for(lambda: runs.get("conflict-pause")["status"] == "paused_waiting_human")
