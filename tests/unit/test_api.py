@@ -145,7 +145,9 @@ def test_iam_principals_matching_the_agent_pattern_are_agents() -> None:
     event = {"requestContext": {"identity": {"userArn": "arn:aws:sts::1:assumed-role/team-agent-runner/x"}}}
     assert resolve_caller(event, "", r":assumed-role/[^/]*-agent-").role == "agent"
     assert resolve_caller(event, "", "").role == "operator"
-    cognito = {"requestContext": {"authorizer": {"claims": {"email": "op@example.com", "sub": "1"}}}}
+    cognito = {
+        "requestContext": {"authorizer": {"claims": {"email": "op@example.com", "email_verified": "true", "sub": "1"}}}
+    }
     assert resolve_caller(cognito, "", r".*").role == "operator"
 
 

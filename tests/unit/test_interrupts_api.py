@@ -161,12 +161,16 @@ def test_claim_without_body_with_operator_and_force(api: Any) -> None:
 def test_operator_name_is_refused_for_a_real_identity(app: Any) -> None:
     headers = {"Content-Type": "application/json"}
     event = to_proxy_event("POST", "/api/v1/interrupts", headers, json.dumps(CREATE).encode(), "127.0.0.1")
-    event["requestContext"]["authorizer"] = {"claims": {"email": "alice@example.com", "sub": "1"}}
+    event["requestContext"]["authorizer"] = {
+        "claims": {"email": "alice@example.com", "email_verified": "true", "sub": "1"}
+    }
     rec = json.loads(app.resolve(event, None)["body"])
     event = to_proxy_event(
         "POST", f"/api/v1/interrupts/{rec['id']}/claim", headers, json.dumps({"operator": "bob"}).encode(), "x"
     )
-    event["requestContext"]["authorizer"] = {"claims": {"email": "alice@example.com", "sub": "1"}}
+    event["requestContext"]["authorizer"] = {
+        "claims": {"email": "alice@example.com", "email_verified": "true", "sub": "1"}
+    }
     result = app.resolve(event, None)
     assert result["statusCode"] == 403
 

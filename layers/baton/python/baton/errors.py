@@ -75,6 +75,15 @@ class ValidationFailedError(BatonError):
     http_status = 422
 
 
+class ServiceBusyError(BatonError):
+    """AWS throttled a call, or kept it in contention, past every retry: send the request again (a
+    decision already stored is not taken twice: its repeat is answered from the stored one)."""
+
+    code = "service_busy"
+    http_status = 503
+    retry_after_seconds = 1
+
+
 class TaskTokenError(BatonError):
     """Step Functions refused a task token. `reason` is TaskTimedOut, InvalidToken or TaskDoesNotExist."""
 
@@ -133,6 +142,7 @@ API_ERRORS: tuple[type[BatonError], ...] = (
     UnsupportedMediaTypeError,
     ValidationFailedError,
     TaskTokenError,
+    ServiceBusyError,
 )
 ERROR_BY_STATUS: dict[int, type[BatonError]] = {}
 for _error in API_ERRORS:

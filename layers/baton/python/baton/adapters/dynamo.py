@@ -18,6 +18,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from baton.adapters.dynamo_approvals import DynamoApprovals, quorum_check
+from baton.adapters.dynamo_transactions import cancellation_codes, transact_write
 from baton.domain.audit import (
     DECISION_TYPES,
     EMPTY_HEAD,
@@ -161,15 +162,6 @@ def _run_pk(run_id: str) -> str:
 
 def _is_conditional_failure(err: ClientError) -> bool:
     return err.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
-
-
-def _cancellation_codes(err: ClientError) -> list[str] | None:
-    """The per-item codes of a cancelled transaction ("None", "ConditionalCheckFailed",
-    "TransactionConflict", ...), or None when `err` is not a cancelled transaction."""
-    if err.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-        return None
-    reasons = err.response.get("CancellationReasons") or []  # type: ignore[typeddict-item,unused-ignore]
-    return [str(r.get("Code") or "None") for r in reasons]
 
 
 # The run's decision-log head (baton/domain/audit.py): at or after PEND#, so snapshot_run's one Query
@@ -409,9 +401,9 @@ class DynamoStore(DynamoApprovals):
         ]
         for attempt in range(AUDIT_ATTEMPTS):  # the run's item met a concurrent transaction: again
             try:
-                self._db.transact_write_items(TransactItems=items)
+                transact_write(self._db, items)
             except ClientError as err:
-                codes = _cancellation_codes(err)
+                codes = cancellation_codes(err)
                 if not count_ask or not codes or "TransactionConflict" not in codes:
                     raise
                 _back_off(attempt + 1)
@@ -431,7 +423,7 @@ class DynamoStore(DynamoApprovals):
                     TableName=self._table, Item=_to_item(values), ConditionExpression="attribute_not_exists(PK)"
                 )
         except ClientError as err:
-            codes = _cancellation_codes(err)
+            codes = cancellation_codes(err)
             if _is_conditional_failure(err) or (codes and codes[0] == "ConditionalCheckFailed"):
                 raise ConflictError(
                     f"interaction {interaction.interaction_id} already exists",
@@ -448,8 +440,9 @@ class DynamoStore(DynamoApprovals):
         interaction addressed by id alone (an interrupt) is found with two GetItems, never a Scan."""
         iid = interaction.interaction_id
         try:
-            self._db.transact_write_items(
-                TransactItems=[
+            transact_write(
+                self._db,
+                [
                     {
                         "Put": {
                             "TableName": self._table,
@@ -472,10 +465,10 @@ class DynamoStore(DynamoApprovals):
                             "ConditionExpression": "attribute_not_exists(PK)",
                         }
                     },
-                ]
+                ],
             )
         except ClientError as err:
-            if err.response.get("Error", {}).get("Code") == "TransactionCanceledException":
+            if "ConditionalCheckFailed" in (cancellation_codes(err) or ()):  # not a conflict, which was retried
                 raise ConflictError(f"interaction {iid} already exists", details={"interaction_id": iid}) from err
             raise
 
@@ -629,9 +622,9 @@ class DynamoStore(DynamoApprovals):
             head = self._head_for(run_id, records, head)
             chained = self._record_items(run_id, records, head)
             try:
-                self._db.transact_write_items(TransactItems=[{"Put": put}, *chained])  # type: ignore[list-item,typeddict-item,unused-ignore]
+                transact_write(self._db, [{"Put": put}, *chained])
             except ClientError as err:
-                codes = _cancellation_codes(err)
+                codes = cancellation_codes(err)
                 if not codes:
                     raise
                 if codes[0] == "ConditionalCheckFailed":
@@ -766,9 +759,9 @@ class DynamoStore(DynamoApprovals):
             head = self._head_for(interaction.run_id, records, head)
             chained = self._record_items(interaction.run_id, records, head)
             try:
-                self._db.transact_write_items(TransactItems=[*items, *chained])  # type: ignore[list-item,unused-ignore]
+                transact_write(self._db, [*items, *chained])
             except ClientError as err:
-                codes = _cancellation_codes(err)
+                codes = cancellation_codes(err)
                 if not codes:
                     raise
                 if len(chained) > len(records) and _lost_head_race(codes):
@@ -1253,9 +1246,9 @@ class DynamoStore(DynamoApprovals):
         for attempt in range(AUDIT_ATTEMPTS):
             head = self._head_for(event.run_id, [event], head)
             try:
-                self._db.transact_write_items(TransactItems=self._record_items(event.run_id, [event], head))  # type: ignore[arg-type,unused-ignore]
+                transact_write(self._db, self._record_items(event.run_id, [event], head))
             except ClientError as err:
-                codes = _cancellation_codes(err)
+                codes = cancellation_codes(err)
                 if codes and codes[0] == "ConditionalCheckFailed":
                     raise ConflictError(
                         f"event {event.event_id} already recorded", details={"run_id": event.run_id}
@@ -1427,9 +1420,9 @@ class DynamoStore(DynamoApprovals):
                 {"Update": self._blocks_update(wait.run_id, wait.gate, iid, "attribute_exists(PK)")} for iid in named
             ]
             try:
-                self._db.transact_write_items(TransactItems=[{"Put": put}, *marks])  # type: ignore[typeddict-item]
+                transact_write(self._db, [{"Put": put}, *marks])
             except ClientError as err:
-                codes = _cancellation_codes(err)
+                codes = cancellation_codes(err)
                 if not codes:
                     raise
                 if codes[0] == "ConditionalCheckFailed":
@@ -1521,9 +1514,9 @@ class DynamoStore(DynamoApprovals):
             chained = self._record_items(wait.run_id, events, head)
             items: list[Any] = [release, *([run_update] if move_run else []), *chained]
             try:
-                self._db.transact_write_items(TransactItems=items)
+                transact_write(self._db, items)
             except ClientError as err:
-                codes = _cancellation_codes(err)
+                codes = cancellation_codes(err)
                 if not codes:
                     raise
                 if codes[0] == "ConditionalCheckFailed":

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from baton.adapters.dynamo_transactions import transact_write
 from baton.domain.approval import Approval, ApprovalTally, MetTally
 from baton.errors import ConflictError
 from baton.workflows.table import GSI_PENDING, TTL_ATTRIBUTE
@@ -177,7 +178,7 @@ class DynamoApprovals:
             head = head or self.get_audit_head(event.run_id)
             chained = self._record_items(event.run_id, [event], head)  # the event and the head's advance
             try:
-                self._db.transact_write_items(TransactItems=[*items, *chained])  # type: ignore[list-item,unused-ignore]
+                transact_write(self._db, [*items, *chained])
             except ClientError as err:
                 codes = _codes(err)
                 if codes and codes[0] == "ConditionalCheckFailed":

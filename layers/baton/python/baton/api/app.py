@@ -26,6 +26,7 @@ from baton.errors import (
     ForbiddenError,
     NotFoundError,
     PayloadTooLargeError,
+    ServiceBusyError,
     UnauthorizedError,
     UnsupportedMediaTypeError,
     ValidationFailedError,
@@ -38,7 +39,10 @@ MAX_BODY_BYTES = 256 * 1024
 
 
 def _error(err: BatonError) -> Response[Any]:
-    return Response(status_code=err.http_status, content_type=content_types.APPLICATION_JSON, body=err.to_body())
+    headers = {"Retry-After": str(err.retry_after_seconds)} if isinstance(err, ServiceBusyError) else None
+    return Response(
+        status_code=err.http_status, content_type=content_types.APPLICATION_JSON, body=err.to_body(), headers=headers
+    )
 
 
 def _resolve(event: Mapping[str, Any]) -> Caller:
@@ -161,6 +165,19 @@ class BatonResolver(RequestScopedResolver):
         return super().resolve(event, context)
 
 
+def _answer_aws_busy(app: BatonResolver) -> None:
+    @app.exception_handler(Exception)
+    def _aws_busy(err: Exception) -> Response[Any]:
+        """AWS still throttling after the client's retries: a 503 to send again, not a crash (a 502)."""
+        from baton.adapters.aws_errors import busy_error  # only on an error: botocore stays out of the cold start
+
+        busy = busy_error(err)
+        if busy is None:
+            raise err
+        logger.warning("aws busy", extra={"reason": busy.details.get("reason")})
+        return _error(busy)
+
+
 def create_app(*, lazy: bool = False) -> BatonResolver:
     """The API's resolver. `lazy` (the API function) includes each route module on the first request
     that needs it (baton/api/route_families.py), so a cold start imports only the request's routes."""
@@ -178,6 +195,8 @@ def create_app(*, lazy: bool = False) -> BatonResolver:
 
     for error_type in API_ERRORS:
         _register(error_type)
+
+    _answer_aws_busy(app)
 
     @app.exception_handler(RequestValidationError)
     def _invalid_request(err: RequestValidationError) -> Response[Any]:

@@ -172,17 +172,25 @@ def _is_agent(arn: str, agent_principal_pattern: str, agent_role_name: str) -> b
     return bool(agent_role_name) and found is not None and found["role"] == agent_role_name
 
 
+def _cognito_caller(claims: Mapping[str, Any]) -> Caller:
+    """The operator an ID token names: its verified email (the name the inbox, audit log, claims and
+    quorum votes know them by). Deny by default: an access token carries no email (its `sub` would make
+    the same person a second operator: two votes in one quorum), and an email the user set themselves
+    is not verified until Cognito has checked it (it could be another operator's)."""
+    if claims.get("token_use") == "access":
+        raise UnauthorizedError("sign in with the user pool's ID token: an access token does not name the operator")
+    if not claims.get("email") or str(claims.get("email_verified")).lower() != "true":
+        raise UnauthorizedError("the ID token's email is not verified: verify it with the user pool and sign in again")
+    return Caller(principal=str(claims["email"]), via="cognito", groups=cognito_groups(claims))
+
+
 def resolve_caller(
     event: Mapping[str, Any], local_api_token: str, agent_principal_pattern: str = "", agent_role_name: str = ""
 ) -> Caller:
     ctx = event.get("requestContext") or {}
     claims = ((ctx.get("authorizer") or {}).get("claims")) or {}
     if claims:
-        return Caller(
-            principal=claims.get("email") or claims.get("cognito:username") or claims["sub"],
-            via="cognito",
-            groups=cognito_groups(claims),
-        )
+        return _cognito_caller(claims)
     identity = ctx.get("identity") or {}
     if identity.get("userArn"):
         arn = str(identity["userArn"])

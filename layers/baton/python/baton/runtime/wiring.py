@@ -88,7 +88,7 @@ def build_services(settings: Settings) -> Services:
     # Imported here, on the first call (see the module docstring).
     import boto3
 
-    from baton.adapters.clients import CLIENT_CONFIG
+    from baton.adapters.clients import CLIENT_CONFIG, dynamodb_client
     from baton.adapters.deadline_timer import SfnDeadlineTimers
     from baton.adapters.dynamo import DynamoStore
     from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
@@ -103,7 +103,7 @@ def build_services(settings: Settings) -> Services:
     session = boto3.session.Session()
     notifier = SnsNotifier(session.client("sns", config=CLIENT_CONFIG), settings.topic_arn)
     # One client per service, shared by the adapters (client creation is the costly part of a cold start).
-    dynamodb = session.client("dynamodb", config=CLIENT_CONFIG)
+    dynamodb = dynamodb_client(session)
     stepfunctions = session.client("stepfunctions", config=CLIENT_CONFIG)
     workflow_arns = dict(settings.workflows)
     timer_arn = workflow_arns.pop(TIMER_STATE_MACHINE, "")  # the gates' timer: never started as a run
@@ -218,11 +218,9 @@ def build_review_service(settings: Settings, core: Core, *, records: BuildRecord
         return CodeBuildBuildRunner(client, settings.merge_project)
 
     def table_client() -> DynamoDBClient:
-        import boto3
+        from baton.adapters.clients import dynamodb_client
 
-        from baton.adapters.clients import CLIENT_CONFIG
-
-        return boto3.session.Session().client("dynamodb", config=CLIENT_CONFIG)
+        return dynamodb_client()
 
     if records is None:
         records = DynamoBuildRecords(settings.table_name, table_client)
