@@ -67,8 +67,10 @@ class Notifications(Construct):
 
     def subscribe_functions(
         self, functions: Mapping[str, lambda_.IFunction], specs: Sequence[FunctionSpec], *, skip: Sequence[str] = ()
-    ) -> None:
-        """One filtered subscription per function that declares `subscribes_to_channel`."""
+    ) -> list[str]:
+        """One filtered subscription per function that declares `subscribes_to_channel`; the names of the
+        functions subscribed (SNS invokes them asynchronously)."""
+        subscribed: list[str] = []
         for spec in specs:
             channel = spec.subscribes_to_channel
             if channel is None or channel in skip:
@@ -76,3 +78,5 @@ class Notifications(Construct):
             self.topic.add_subscription(
                 subs.LambdaSubscription(functions[spec.name], filter_policy=filter_policy(channel))
             )
+            subscribed.append(spec.name)
+        return subscribed
