@@ -10,6 +10,7 @@ import typer
 from baton.cli.audit import audit_app
 from baton.cli.dev import dev, inbox_login
 from baton.cli.mcp import mcp_command
+from baton.cli.redrive import REDRIVE_HELP, redrive_command
 from baton.cli.review import review_app
 from baton.cli.runs import resume, runs_app
 from baton.cli.tools import agent_token_command, check_asl, operator_token_command, synth
@@ -34,6 +35,7 @@ app.command("mcp")(mcp_command)
 app.command("check")(check_asl)
 app.command("check-asl", help="The same as `baton check` (its former name).")(check_asl)
 app.command()(synth)
+app.command("redrive", help=REDRIVE_HELP)(redrive_command)
 
 
 def main() -> None:
