@@ -180,8 +180,12 @@ class BatonStack(Stack):
         if self.email_links is None:
             self.notifications.subscribe_emails(config.emails)
         # The webhook channel is subscribed only when it has somewhere to post, the email Lambda only with a sender.
-        for name in self.notifications.subscribe_functions(fns, FUNCTIONS, skip=skipped_channels(config)):
-            self.dead_letters.protect(name, fns[name])
+        self.notifications.subscribe_functions(
+            fns,
+            FUNCTIONS,
+            skip=skipped_channels(config),
+            dead_letter_queue=lambda name: self.dead_letters.protect(name, fns[name]),
+        )
         self.observability = Observability(
             self,
             "Observability",

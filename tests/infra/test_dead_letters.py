@@ -162,3 +162,29 @@ def test_each_dead_letter_queue_is_encrypted_tls_only_writable_and_alarmed(cfn: 
             ("GreaterThanThreshold", 0),
         )
         assert {"Ref": alarm_topic} in alarm["AlarmActions"]
+
+
+def test_each_lambda_subscription_has_its_functions_queue_as_its_own_dead_letter_queue(cfn: dict[str, Any]) -> None:
+    """SNS retries a Lambda endpoint on server errors, but a client error (a missing invoke permission, a
+    deleted function) is not retried: without the subscription's RedrivePolicy that message is dropped."""
+    queue_policies = resources(cfn, "AWS::SQS::QueuePolicy").values()
+    subscriptions = [s["Properties"] for s in resources(cfn, "AWS::SNS::Subscription").values()]
+    lambda_subscriptions = [s for s in subscriptions if s["Protocol"] == "lambda"]
+    assert lambda_subscriptions
+    for subscription in lambda_subscriptions:
+        (function_id,) = _function_ids(cfn, subscription["Endpoint"])
+        redrive = subscription.get("RedrivePolicy")
+        assert redrive, f"{function_id}'s subscription has no dead-letter queue"
+        queue_id = _dead_letter_queue(cfn, function_id)
+        assert redrive["deadLetterTargetArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+        sns_may_send = [
+            s
+            for p in queue_policies
+            if {"Ref": queue_id} in p["Properties"]["Queues"]
+            for s in p["Properties"]["PolicyDocument"]["Statement"]
+            if s["Effect"] == "Allow"
+            and s.get("Principal") == {"Service": "sns.amazonaws.com"}
+            and "sqs:SendMessage" in _actions(s)
+            and s["Condition"]["ArnEquals"]["aws:SourceArn"] == subscription["TopicArn"]
+        ]
+        assert sns_may_send, f"the topic may not send to {queue_id}"

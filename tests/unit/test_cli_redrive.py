@@ -164,3 +164,27 @@ def test_an_unknown_queue_is_one_readable_error(aws: tuple[Any, Stubber]) -> Non
 
     assert result.exit_code == 1
     assert "error" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_message_the_subscription_could_not_deliver_goes_back_as_an_sns_event(aws: tuple[Any, Stubber]) -> None:
+    """The subscription's own dead letter (its JSON envelope) is invoked as the SNS event Lambda would have
+    had, which the notify_* handlers read (baton/notify/subscriber.py)."""
+    from baton.notify.subscriber import iter_sns_messages
+
+    sqs, stubber = aws
+    notification = '{"event":"human_input_requested","run_id":"r1"}'
+    topic = f"arn:aws:sns:{REGION}:{ACCOUNT}:baton-ci-notifications"
+    envelope = {"Type": "Notification", "MessageId": "m1", "TopicArn": topic, "Message": notification}
+    envelope |= {"SigningCertURL": "https://sns/cert.pem", "UnsubscribeURL": "https://sns/unsubscribe"}
+    notify = _queue(sqs, f"{NOTIFY}-dlq", json.dumps(envelope))
+    record = {"Type": "Notification", "MessageId": "m1", "TopicArn": topic, "Message": notification}
+    record |= {"SigningCertUrl": "https://sns/cert.pem", "UnsubscribeUrl": "https://sns/unsubscribe"}
+    event = {"Records": [{"EventSource": "aws:sns", "EventVersion": "1.0", "Sns": record}]}
+    _invoke(stubber, NOTIFY, _compact(event))
+
+    result = CliRunner().invoke(app, ["redrive", "--team", "ci", "--json"])
+
+    assert result.exit_code == 0, result.output
+    stubber.assert_no_pending_responses()
+    assert list(iter_sns_messages(event)) == [notification]
+    assert _visible(sqs, notify) == 0

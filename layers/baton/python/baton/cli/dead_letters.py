@@ -98,13 +98,32 @@ def read_dead_letter(queue_name: str, message: Mapping[str, Any]) -> DeadLetter:
         )
     attributes = message.get("MessageAttributes") or {}
     reason = (attributes.get("ErrorMessage") or {}).get("StringValue", "")
-    # A Lambda DLQ's message is the event itself; a body that is not JSON cannot have been one.
+    if isinstance(parsed, dict) and parsed.get("Type") == "Notification" and "TopicArn" in parsed:
+        # A message the SNS subscription could not hand to Lambda: its JSON envelope, as Lambda's SNS event.
+        return DeadLetter(
+            message_id=message_id,
+            function=function_of_queue(queue_name),
+            payload=json.dumps(sns_event(parsed), separators=(",", ":")),
+            error=str(reason) or "SNS could not deliver it",
+        )
+    # A Lambda DLQ's message is the event itself (or a raw SNS message, the notification, which the
+    # notify_* handlers take as is); a body that is not JSON cannot have been one.
     return DeadLetter(
         message_id=message_id,
         function=function_of_queue(queue_name),
         payload=body if parsed is not None else None,
         error=str(reason),
     )
+
+
+# The SNS envelope's keys that Lambda's SNS event spells differently.
+_SNS_EVENT_KEYS = {"SigningCertURL": "SigningCertUrl", "UnsubscribeURL": "UnsubscribeUrl"}
+
+
+def sns_event(envelope: Mapping[str, Any]) -> dict[str, Any]:
+    """An SNS message's JSON envelope -> the event SNS would have invoked the function with."""
+    record = {_SNS_EVENT_KEYS.get(key, key): value for key, value in envelope.items()}
+    return {"Records": [{"EventSource": "aws:sns", "EventVersion": "1.0", "Sns": record}]}
 
 
 def find_queues(sqs: SqsClient, team: str, names: Sequence[str] = ()) -> dict[str, str]:
