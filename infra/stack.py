@@ -125,8 +125,9 @@ class BatonStack(Stack):
                 layers=[self.functions.layer, self.functions.powertools],
                 alarm_topic=self.notifications.alarm_topic,
             )
-        self.merge.report_to(fns["build_finished"])  # the builds' ends send the parked tokens
-        self.dead_letters.protect("build_finished", fns["build_finished"])
+        # The builds' ends send the parked tokens.
+        finished_dlq = self.dead_letters.protect("build_finished", fns["build_finished"])
+        self.merge.report_to(fns["build_finished"], dead_letter_queue=finished_dlq)
         self.gates = Gates(
             self,
             "Gates",
@@ -161,8 +162,8 @@ class BatonStack(Stack):
             function=fns["run_lifecycle"],
             # The gates' timers belong to no run: their ends are not a run's lifecycle.
             state_machine_arns=[arn for wf, arn in self.state_machine_arns.items() if wf != TIMER_STATE_MACHINE],
+            dead_letter_queue=self.dead_letters.protect("run_lifecycle", fns["run_lifecycle"]),
         )
-        self.dead_letters.protect("run_lifecycle", fns["run_lifecycle"])
         # With an SES sender, each recipient gets their own mail with answer links; else the SNS email path.
         self.email_links = (
             EmailLinks(

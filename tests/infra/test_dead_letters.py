@@ -188,3 +188,30 @@ def test_each_lambda_subscription_has_its_functions_queue_as_its_own_dead_letter
             and s["Condition"]["ArnEquals"]["aws:SourceArn"] == subscription["TopicArn"]
         ]
         assert sns_may_send, f"the topic may not send to {queue_id}"
+
+
+def test_each_event_rule_to_a_function_keeps_what_it_could_not_deliver(cfn: dict[str, Any]) -> None:
+    """An EventBridge target's retries end in its DeadLetterConfig, else the event is dropped. The rules on
+    events that happen once (a build's end, an execution's end) keep theirs in the function's queue; a
+    schedule's tick needs none (the next tick does the same work a minute later)."""
+    queue_policies = resources(cfn, "AWS::SQS::QueuePolicy").values()
+    checked = 0
+    for rule_id, rule in resources(cfn, "AWS::Events::Rule").items():
+        if "EventPattern" not in rule["Properties"]:
+            continue
+        for target in rule["Properties"]["Targets"]:
+            for function_id in _function_ids(cfn, target["Arn"]):
+                queue_id = _dead_letter_queue(cfn, function_id)
+                assert target.get("DeadLetterConfig") == {"Arn": {"Fn::GetAtt": [queue_id, "Arn"]}}, rule_id
+                events_may_send = [
+                    s
+                    for p in queue_policies
+                    if {"Ref": queue_id} in p["Properties"]["Queues"]
+                    for s in p["Properties"]["PolicyDocument"]["Statement"]
+                    if s["Effect"] == "Allow"
+                    and s.get("Principal") == {"Service": "events.amazonaws.com"}
+                    and "sqs:SendMessage" in _actions(s)
+                ]
+                assert events_may_send, f"{rule_id} may not send to {queue_id}"
+                checked += 1
+    assert checked >= 2  # build_finished's and run_lifecycle's rules

@@ -188,3 +188,21 @@ def test_a_message_the_subscription_could_not_deliver_goes_back_as_an_sns_event(
     stubber.assert_no_pending_responses()
     assert list(iter_sns_messages(event)) == [notification]
     assert _visible(sqs, notify) == 0
+
+
+def test_an_event_eventbridge_could_not_deliver_is_invoked_with_the_event_itself(aws: tuple[Any, Stubber]) -> None:
+    """A rule target's dead letter (build_finished's, run_lifecycle's) is the event, its error an attribute."""
+    sqs, stubber = aws
+    build_end = {"source": "aws.codebuild", "detail-type": "CodeBuild Build State Change", "detail": {}}
+    url = sqs.create_queue(QueueName="baton-ci-build_finished-dlq")["QueueUrl"]
+    error = {"ERROR_MESSAGE": {"DataType": "String", "StringValue": "Lambda throttled the invoke"}}
+    sqs.send_message(QueueUrl=url, MessageBody=json.dumps(build_end), MessageAttributes=error)
+    _invoke(stubber, "baton-ci-build_finished", json.dumps(build_end))
+
+    result = CliRunner().invoke(app, ["redrive", "--team", "ci", "--json"])
+
+    assert result.exit_code == 0, result.output
+    (entry,) = json.loads(result.stdout)["messages"]
+    assert (entry["outcome"], entry["error"]) == ("redriven", "Lambda throttled the invoke")
+    stubber.assert_no_pending_responses()
+    assert _visible(sqs, url) == 0

@@ -97,7 +97,9 @@ def read_dead_letter(queue_name: str, message: Mapping[str, Any]) -> DeadLetter:
             error=" ".join(str(part) for part in (context.get("condition"), reason) if part),
         )
     attributes = message.get("MessageAttributes") or {}
-    reason = (attributes.get("ErrorMessage") or {}).get("StringValue", "")
+    # A Lambda DLQ's error attribute, or EventBridge's for an event it could not deliver to the function.
+    error = attributes.get("ErrorMessage") or attributes.get("ERROR_MESSAGE") or {}
+    reason = error.get("StringValue", "")
     if isinstance(parsed, dict) and parsed.get("Type") == "Notification" and "TopicArn" in parsed:
         # A message the SNS subscription could not hand to Lambda: its JSON envelope, as Lambda's SNS event.
         return DeadLetter(
