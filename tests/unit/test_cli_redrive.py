@@ -1,4 +1,4 @@
-"""`baton redrive` (baton/cli/redrive.py, baton/cli/dead_letters.py) on moto's SQS, with Lambda's invoke
+"""`baton redrive` (baton/cli/redrive.py, baton/adapters/redrive.py) on moto's SQS, with Lambda's invoke
 stubbed through the same boto3 client (botocore's Stubber: moto would run the function in Docker): each kept
 event is invoked again asynchronously with the original event and its message deleted; a failed invoke keeps
 its message; a dry run changes nothing; other teams' queues and the audit archive's failure queue are not
@@ -16,7 +16,7 @@ from botocore.stub import Stubber
 from moto import mock_aws
 from typer.testing import CliRunner
 
-from baton.cli import dead_letters
+from baton.adapters import redrive as redrive_adapter
 from baton.cli.main import app
 
 REGION = "eu-west-1"
@@ -56,7 +56,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Stubber]]:
         sqs = boto3.client("sqs", region_name=REGION)
         lambda_client = boto3.client("lambda", region_name=REGION)
         stubber = Stubber(lambda_client)
-        monkeypatch.setattr(dead_letters, "aws_clients", lambda region: (sqs, lambda_client))
+        monkeypatch.setattr(redrive_adapter, "aws_clients", lambda region: (sqs, lambda_client))
         with stubber:
             yield sqs, stubber
 

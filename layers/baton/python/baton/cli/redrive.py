@@ -1,4 +1,4 @@
-"""`baton redrive`: the command, its help and its progress lines; the work is baton/cli/dead_letters.py,
+"""`baton redrive`: the command, its help and its progress lines; the work is baton/adapters/redrive.py,
 imported when the command runs (it needs pydantic and botocore, which `baton --help` does not load)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from rich.markup import escape
 from baton.cli.common import JsonFlag, err_console, print_json
 
 if TYPE_CHECKING:
-    from baton.cli.dead_letters import Redriven
+    from baton.adapters.redrive import Redriven
 
 TEAM_HELP = "The team environment (its resources are named baton-<team>-...), as deployed with `-c team=<team>`."
 
@@ -59,21 +59,20 @@ def redrive_command(
     as_json: JsonFlag = False,
 ) -> None:
     """`baton redrive` (its help: REDRIVE_HELP)."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
-    from baton.cli import dead_letters
+    from baton.adapters import redrive
 
     try:
-        sqs, lambda_client = dead_letters.aws_clients(region)
-        queues = dead_letters.find_queues(sqs, team, queue or ())
-    except (ClientError, BotoCoreError) as err:
+        sqs, lambda_client = redrive.aws_clients(region)
+        queues = redrive.find_queues(sqs, team, queue or ())
+        err_console.print(f"{len(queues)} dead-letter queues of team {team}" + (" (dry run)" if dry_run else ""))
+        # Progress goes to standard error, so `--json`'s standard output stays one document.
+        report = redrive.redrive(
+            sqs, lambda_client, team=team, queues=queues, dry_run=dry_run, progress=_print_progress
+        )
+    except redrive.AWS_ERRORS as err:
+        # A receive that failed midway leaves its messages in their queue: they reappear at their timeout.
         err_console.print(f"[bold red]error[/]: {escape(str(err))}")
         raise typer.Exit(code=1) from None
-    err_console.print(f"{len(queues)} dead-letter queues of team {team}" + (" (dry run)" if dry_run else ""))
-    # Progress goes to standard error, so `--json`'s standard output stays one document.
-    report = dead_letters.redrive(
-        sqs, lambda_client, team=team, queues=queues, dry_run=dry_run, progress=_print_progress
-    )
     if as_json:
         print_json(report)
     else:

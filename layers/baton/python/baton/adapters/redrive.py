@@ -1,5 +1,5 @@
-"""`baton redrive`'s work (the command: baton/cli/redrive.py): invoke a function again with the events its
-dead-letter queue kept.
+"""`baton redrive`'s AWS side (the command: baton/cli/redrive.py): invoke a function again with the events
+its dead-letter queue kept.
 
 Every function Lambda invokes asynchronously (notify_*, slack_worker, the schedules, run_lifecycle,
 build_finished) has a queue `baton-<team>-<function>-dlq` as its on-failure destination
@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
+from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, computed_field
 
 from baton.domain.dead_letters import QUEUE_SUFFIX, dead_letter_queue_name, function_of_queue, team_prefix
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
     from mypy_boto3_lambda import LambdaClient
 
+# What a call to SQS or Lambda raises (the command turns it into one readable line).
+AWS_ERRORS: Final = (ClientError, BotoCoreError)
 RECEIVE_BATCH = 10  # SQS's most per ReceiveMessage
 # Long enough for a batch's invokes; a message this run could not redrive is made visible again at its end.
 VISIBILITY_SECONDS = 120
@@ -161,8 +164,6 @@ def redrive(
     progress: Callable[[Redriven], None] = lambda _: None,
 ) -> RedriveReport:
     """Every message of `queues` (name -> URL): its event invoked again asynchronously, then deleted."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
     report = RedriveReport(team=team, dry_run=dry_run, queues=list(queues), messages=[])
     for queue, url in queues.items():
         kept: list[str] = []  # receipt handles to make visible again: dry run, or not redriven
@@ -196,8 +197,6 @@ def redrive(
 def _redrive_message(
     sqs: SqsClient, lambda_client: LambdaClient, queue: str, url: str, message: Mapping[str, Any], *, dry_run: bool
 ) -> Redriven:
-    from botocore.exceptions import BotoCoreError, ClientError
-
     letter = read_dead_letter(queue, message)
     entry = Redriven(queue=queue, message_id=letter.message_id, function=letter.function, outcome="failed")
     if letter.function is None or letter.payload is None:
