@@ -57,6 +57,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Stubber]]:
         lambda_client = boto3.client("lambda", region_name=REGION)
         stubber = Stubber(lambda_client)
         monkeypatch.setattr(redrive_adapter, "aws_clients", lambda region: (sqs, lambda_client))
+        monkeypatch.setattr(redrive_adapter, "RECEIVE_WAIT_SECONDS", 0)  # moto holds an empty long poll
         with stubber:
             yield sqs, stubber
 

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 # What a call to SQS or Lambda raises (the command turns it into one readable line).
 AWS_ERRORS: Final = (ClientError, BotoCoreError)
 RECEIVE_BATCH = 10  # SQS's most per ReceiveMessage
+# Long polling asks every SQS server (a short poll samples some, and may answer "empty" too soon).
+RECEIVE_WAIT_SECONDS = 1
 # Long enough for a batch's invokes; a message this run could not redrive is made visible again at its end.
 VISIBILITY_SECONDS = 120
 
@@ -160,7 +162,7 @@ def redrive(
     team: str,
     queues: Mapping[str, str],
     dry_run: bool = False,
-    wait_seconds: int = 1,
+    wait_seconds: int | None = None,
     progress: Callable[[Redriven], None] = lambda _: None,
 ) -> RedriveReport:
     """Every message of `queues` (name -> URL): its event invoked again asynchronously, then deleted."""
@@ -173,7 +175,7 @@ def redrive(
                 QueueUrl=url,
                 MaxNumberOfMessages=RECEIVE_BATCH,
                 VisibilityTimeout=VISIBILITY_SECONDS,
-                WaitTimeSeconds=wait_seconds,
+                WaitTimeSeconds=RECEIVE_WAIT_SECONDS if wait_seconds is None else wait_seconds,
                 MessageAttributeNames=["All"],
             ).get("Messages", [])
             fresh = [m for m in batch if m["MessageId"] not in seen]
