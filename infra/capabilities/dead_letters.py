@@ -7,7 +7,10 @@ invocation record (`requestPayload` is the original event, `responsePayload` the
 `<function>-dlq` alarm fires on the first message. `baton redrive --team <team>` invokes each function
 again with its events (infra/README.md).
 
-CDK's destination grants the function's role sqs:SendMessage on its queue, nothing more."""
+The same queue is the dead-letter queue of what could not reach the function at all: the SNS
+subscription's (infra/capabilities/notifications.py) and, for the one-off events, the event rule target's
+(infra/capabilities/merge.py, lifecycle.py); their queue policies let that topic or rule send. CDK's
+destination grants the function's role sqs:SendMessage on its queue, nothing more."""
 
 from __future__ import annotations
 
@@ -68,9 +71,9 @@ class DeadLetters(Construct):
             self,
             f"{name}DlqAlarm",
             alarm_name=f"{self.config.prefix}-{name}-dlq",
-            alarm_description=f"An asynchronous invoke of {self.config.prefix}-{name} failed its retries and is "
-            f"kept in {queue_name}: "
-            f"find the cause, then `baton redrive --team {self.config.team}`",
+            alarm_description=f"An event for {self.config.prefix}-{name} failed its retries (or could not be "
+            f"delivered) and is kept in {queue_name}: find the cause, then "
+            f"`baton redrive --team {self.config.team} --queue {name}`",
             metric=queue.metric_approximate_number_of_messages_visible(period=Duration.minutes(5), statistic="Maximum"),
             threshold=1,
             evaluation_periods=1,
