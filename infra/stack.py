@@ -12,6 +12,7 @@ from baton.workflows.resources import FUNCTIONS, STATE_MACHINES
 from baton.workflows.source_tree import source_tree
 from infra.capabilities.api import Api
 from infra.capabilities.audit import AuditArchive
+from infra.capabilities.dead_letters import DeadLetters
 from infra.capabilities.email_links import EmailLinks
 from infra.capabilities.functions import FunctionInputs, Functions
 from infra.capabilities.gates import Gates
@@ -21,10 +22,11 @@ from infra.capabilities.mcp import McpEndpoint
 from infra.capabilities.merge import Merge
 from infra.capabilities.notifications import Notifications
 from infra.capabilities.observability import Observability
-from infra.capabilities.slack import SlackApp
+from infra.capabilities.slack import WORKER_MAX_EVENT_AGE, WORKER_RETRY_ATTEMPTS, SlackApp
 from infra.capabilities.store import Store
 from infra.exports import GATE_FUNCTION_EXPORTS
 from infra.naming import state_machine_arn
+from infra.permissions import schedule_for
 from infra.suppressions import acknowledge_stack
 
 if TYPE_CHECKING:
@@ -108,6 +110,11 @@ class BatonStack(Stack):
             ),
         )
         fns = self.functions.functions
+        # Every function invoked asynchronously gets its dead-letter queue where its invoke is wired.
+        self.dead_letters = DeadLetters(self, "DeadLetters", config=config, alarm_topic=self.notifications.alarm_topic)
+        for spec in FUNCTIONS:
+            if schedule_for(spec):
+                self.dead_letters.protect(spec.name, fns[spec.name])
         self.audit: AuditArchive | None = None
         if config.audit_bucket:  # the decision log copied to an Object Lock bucket (off by default)
             self.audit = AuditArchive(
@@ -118,7 +125,9 @@ class BatonStack(Stack):
                 layers=[self.functions.layer, self.functions.powertools],
                 alarm_topic=self.notifications.alarm_topic,
             )
-        self.merge.report_to(fns["build_finished"])  # the builds' ends send the parked tokens
+        # The builds' ends send the parked tokens.
+        finished_dlq = self.dead_letters.protect("build_finished", fns["build_finished"])
+        self.merge.report_to(fns["build_finished"], dead_letter_queue=finished_dlq)
         self.gates = Gates(
             self,
             "Gates",
@@ -142,6 +151,10 @@ class BatonStack(Stack):
             inbox_url=self.inbox.app_url,
             table=self.store.table,
         )
+        worker = fns["slack_worker"]  # invoked with InvocationType=Event by slack_interactions
+        self.dead_letters.protect(
+            "slack_worker", worker, max_event_age=WORKER_MAX_EVENT_AGE, retry_attempts=WORKER_RETRY_ATTEMPTS
+        )
         self.lifecycle = Lifecycle(
             self,
             "Lifecycle",
@@ -149,6 +162,7 @@ class BatonStack(Stack):
             function=fns["run_lifecycle"],
             # The gates' timers belong to no run: their ends are not a run's lifecycle.
             state_machine_arns=[arn for wf, arn in self.state_machine_arns.items() if wf != TIMER_STATE_MACHINE],
+            dead_letter_queue=self.dead_letters.protect("run_lifecycle", fns["run_lifecycle"]),
         )
         # With an SES sender, each recipient gets their own mail with answer links; else the SNS email path.
         self.email_links = (
@@ -167,7 +181,12 @@ class BatonStack(Stack):
         if self.email_links is None:
             self.notifications.subscribe_emails(config.emails)
         # The webhook channel is subscribed only when it has somewhere to post, the email Lambda only with a sender.
-        self.notifications.subscribe_functions(fns, FUNCTIONS, skip=skipped_channels(config))
+        self.notifications.subscribe_functions(
+            fns,
+            FUNCTIONS,
+            skip=skipped_channels(config),
+            dead_letter_queue=lambda name: self.dead_letters.protect(name, fns[name]),
+        )
         self.observability = Observability(
             self,
             "Observability",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_sqs as sqs
     from aws_cdk import aws_stepfunctions as sfn
 
     from infra.config import TeamConfig
@@ -55,6 +56,7 @@ class Lifecycle(Construct):
         config: TeamConfig,
         function: lambda_.IFunction,
         state_machine_arns: Sequence[str],
+        dead_letter_queue: sqs.IQueue | None = None,  # an end EventBridge could not deliver waits there
     ) -> None:
         super().__init__(scope, construct_id)
         self.rule = events.Rule(
@@ -63,7 +65,14 @@ class Lifecycle(Construct):
             rule_name=f"{config.prefix}-run-lifecycle",
             description="A Baton run's execution ended: record run_succeeded/failed/timed_out/aborted",
             event_pattern=execution_ended_pattern(state_machine_arns),
-            targets=[targets.LambdaFunction(function, retry_attempts=RETRY_ATTEMPTS, max_event_age=MAX_EVENT_AGE)],
+            targets=[
+                targets.LambdaFunction(
+                    function,
+                    retry_attempts=RETRY_ATTEMPTS,
+                    max_event_age=MAX_EVENT_AGE,
+                    dead_letter_queue=dead_letter_queue,
+                )
+            ],
         )
         stack = Stack.of(self)
         function.add_permission(

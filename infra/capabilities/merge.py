@@ -29,6 +29,7 @@ from infra.assets import asset_options
 
 if TYPE_CHECKING:
     from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_sqs as sqs
 
     from infra.config import TeamConfig
 
@@ -125,9 +126,10 @@ class Merge(Construct):
                 iam.PolicyStatement(actions=["codecommit:GitPull", "codecommit:GitPush"], resources=[repo_arn])
             )
 
-    def report_to(self, function: lambda_.IFunction) -> events.Rule:
+    def report_to(self, function: lambda_.IFunction, *, dead_letter_queue: sqs.IQueue | None = None) -> events.Rule:
         """The end of every build of this project invokes `function` (build_finished), and nothing else does:
-        the rule matches this project's terminal state changes only."""
+        the rule matches this project's terminal state changes only. An end EventBridge could not deliver
+        waits in `dead_letter_queue` (the function's own, infra/capabilities/dead_letters.py)."""
         return events.Rule(
             self,
             "BuildFinished",
@@ -138,5 +140,9 @@ class Merge(Construct):
                 detail_type=["CodeBuild Build State Change"],
                 detail={"project-name": [self.project.project_name], "build-status": FINISHED_STATUSES},
             ),
-            targets=[targets.LambdaFunction(function, retry_attempts=4, max_event_age=Duration.hours(2))],
+            targets=[
+                targets.LambdaFunction(
+                    function, retry_attempts=4, max_event_age=Duration.hours(2), dead_letter_queue=dead_letter_queue
+                )
+            ],
         )

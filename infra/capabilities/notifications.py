@@ -16,7 +16,9 @@ from constructs import Construct
 from baton.notify.sns import filter_policy_for
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
+
+    from aws_cdk import aws_sqs as sqs
 
     from baton.workflows.resources import FunctionSpec
 
@@ -66,13 +68,25 @@ class Notifications(Construct):
             self.topic.add_subscription(subs.EmailSubscription(email, filter_policy=filter_policy("email")))
 
     def subscribe_functions(
-        self, functions: Mapping[str, lambda_.IFunction], specs: Sequence[FunctionSpec], *, skip: Sequence[str] = ()
+        self,
+        functions: Mapping[str, lambda_.IFunction],
+        specs: Sequence[FunctionSpec],
+        *,
+        skip: Sequence[str] = (),
+        dead_letter_queue: Callable[[str], sqs.IQueue],
     ) -> None:
-        """One filtered subscription per function that declares `subscribes_to_channel`."""
+        """One filtered subscription per function that declares `subscribes_to_channel`. SNS invokes it
+        asynchronously: `dead_letter_queue(name)` is the function's queue (its on-failure destination),
+        also the subscription's, for a message SNS cannot hand to Lambda at all (a client error, such as a
+        missing permission, is not retried)."""
         for spec in specs:
             channel = spec.subscribes_to_channel
             if channel is None or channel in skip:
                 continue
             self.topic.add_subscription(
-                subs.LambdaSubscription(functions[spec.name], filter_policy=filter_policy(channel))
+                subs.LambdaSubscription(
+                    functions[spec.name],
+                    filter_policy=filter_policy(channel),
+                    dead_letter_queue=dead_letter_queue(spec.name),
+                )
             )

@@ -62,6 +62,11 @@ SLACK_FUNCTIONS = ("slack_interactions", "slack_worker")
 USES_SLACK_SDK = (*SLACK_FUNCTIONS, "notify_slack")
 INTERACTIONS_PATH = ("slack", "interactions")
 MAX_PROVISIONED = 100  # a typo guard: every provisioned instance is billed while idle
+# A click is queued once: an invoke Lambda could not deliver in 10 minutes is not retried (Slack's
+# response_url lasts 30 minutes; the person can click again), one retry for a failed run; either then
+# waits in the worker's dead-letter queue (infra/capabilities/dead_letters.py, `baton redrive`).
+WORKER_MAX_EVENT_AGE = Duration.minutes(10)
+WORKER_RETRY_ATTEMPTS = 1
 
 
 @dataclass(frozen=True)
@@ -145,9 +150,7 @@ class SlackApp(Construct):
         # By its physical name (infra/capabilities/functions.py names every function): no Ref, no cycle.
         interactions.add_environment("BATON_SLACK_WORKER_FUNCTION", f"{config.prefix}-slack_worker")
         worker.grant_invoke(roles["slack_interactions"])
-        # A click is queued once: an invoke Lambda could not deliver in 10 minutes is dropped (Slack's
-        # response_url lasts 30 minutes; the person can click again), one retry for a failed run.
-        worker.configure_async_invoke(max_event_age=Duration.minutes(10), retry_attempts=1)
+        # Its async settings (WORKER_*) go with its dead-letter queue: infra/stack.py.
         self._route(api, self._warm(interactions))
         self._acknowledge(roles, worker)
 

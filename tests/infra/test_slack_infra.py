@@ -81,7 +81,12 @@ def test_the_worker_answers_like_the_api_and_starts_or_invokes_nothing(cfn: dict
     actions = {a for s in _statements_of(cfn, "slack_worker") for a in _actions(s)}
     assert {"states:SendTaskSuccess", "dynamodb:PutItem", "secretsmanager:GetSecretValue"} <= actions
     assert "lambda:InvokeFunction" not in actions and "states:StartExecution" not in actions
-    (config,) = resources(cfn, "AWS::Lambda::EventInvokeConfig").values()
+    worker_id, _ = _function(cfn, "slack_worker")
+    (config,) = [
+        c
+        for c in resources(cfn, "AWS::Lambda::EventInvokeConfig").values()
+        if c["Properties"]["FunctionName"] == {"Ref": worker_id}
+    ]
     assert config["Properties"]["MaximumRetryAttempts"] == 1
 
 

@@ -86,6 +86,7 @@ def test_baton_help_imports_no_aws_sdk_no_emulator_no_local_stack_and_no_sdk() -
         ["review", "show", "r-1"],
         ["dev", "--help"],
         ["synth", "--help"],
+        ["redrive", "--help"],
     ],
 )
 def test_read_only_commands_import_no_aws_sdk_no_emulator_and_no_local_stack(argv: list[str]) -> None:

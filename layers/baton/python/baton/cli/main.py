@@ -10,6 +10,7 @@ import typer
 from baton.cli.audit import audit_app
 from baton.cli.dev import dev, inbox_login
 from baton.cli.mcp import mcp_command
+from baton.cli.redrive import REDRIVE_HELP, redrive_command
 from baton.cli.review import review_app
 from baton.cli.runs import resume, runs_app
 from baton.cli.smoke import smoke
@@ -36,6 +37,7 @@ app.command("check")(check_asl)
 app.command("check-asl", help="The same as `baton check` (its former name).")(check_asl)
 app.command()(synth)
 app.command()(smoke)
+app.command("redrive", help=REDRIVE_HELP)(redrive_command)
 
 
 def main() -> None:
