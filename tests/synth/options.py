@@ -19,7 +19,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"
-SKIP_BUNDLING = {"aws:cdk:bundling-stacks": []}
+SKIP_BUNDLING: Mapping[str, list[str]] = {"aws:cdk:bundling-stacks": []}
 # `ctx("key")` (infra/config.py's reader) and `node.try_get_context("key")` / `get_context("key")` elsewhere.
 CONTEXT_READ = re.compile(r"""(?:\btry_get_context|\bget_context|\bctx)\(\s*["']([A-Za-z0-9_:.@/-]+)["']""")
 # The first cell of a row of the settings tables (`| key | default | meaning |`, `| setting | ... |`).
