@@ -5,7 +5,9 @@ spread over the workers, each worker's jsii kernel shared by the synths it runs.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +15,7 @@ from tests.synth.options import (
     ALONE,
     MATRIX,
     NOT_AN_OPTION,
+    SLACK_APP,
     Case,
     covered_keys,
     keys_in_readme,
@@ -49,3 +52,23 @@ def test_an_unacknowledged_finding_fails_the_case(tmp_path: Path, monkeypatch: p
     with pytest.raises(RuntimeError, match=r"Validation ?[Ff]ailed") as failure:
         synthesize_case(Case("slack_channel", ALONE["slack_channel"]), tmp_path / "cdk.out")
     assert "AwsSolutions-IAM5" in str(failure.value)
+
+
+def test_notify_slack_posting_as_the_app_may_get_the_interaction_from_the_table_not_its_indexes(
+    tmp_path: Path,
+) -> None:
+    """`-c slack_channel` (with the app's secret by ARN): notify_slack GetItem's the interaction it renders,
+    on the table itself. `table.grant` also granted `<table>/index/*` (GetItem reads no index), an
+    unacknowledged AwsSolutions-IAM5 that failed the synth."""
+    synthesized = synthesize_case(SLACK_APP, tmp_path / "cdk.out")
+    cfn: dict[str, Any] = json.loads(synthesized.template.read_text())
+    (table,) = [k for k, v in cfn["Resources"].items() if v["Type"] == "AWS::DynamoDB::Table"]
+    (policy,) = [
+        v["Properties"]["PolicyDocument"]
+        for k, v in cfn["Resources"].items()
+        if v["Type"] == "AWS::IAM::Policy" and k.startswith("Functionsnotifyslack")
+    ]
+    granted = [s["Resource"] for s in policy["Statement"] if "dynamodb:GetItem" in s["Action"]]
+    assert granted == [{"Fn::GetAtt": [table, "Arn"]}]
+    secret_reads = [s["Resource"] for s in policy["Statement"] if s["Action"] == "secretsmanager:GetSecretValue"]
+    assert SLACK_APP.context["slack_app_secret"] in secret_reads
