@@ -33,6 +33,7 @@ def test_every_key_infra_reads_or_documents_has_a_case() -> None:
     assert {"team", "throttle_burst", "agent_launchers", "nag"} <= documented
     assert (read | documented) - covered_keys() == set(), "a context key with no synth case in options.py"
     assert set(ALONE) | set(NOT_AN_OPTION) >= read | documented, "a key with no case of its own (ALONE)"
+    assert read - documented == set(), "a key infra/ reads that infra/README.md's settings tables do not list"
 
 
 @pytest.mark.parametrize("case", MATRIX, ids=[case.name for case in MATRIX])
