@@ -1,5 +1,6 @@
 """checkov over the synthesized templates (the default deployment and everything on), against the committed
-baseline infra/checkov/baseline.json: a finding not in it fails.
+baseline infra/checkov/baseline.json: a finding not in it fails. (checkov matches a baseline entry by resource
+type, logical id and check id, not by file: the two templates' resources of the same logical id share one.)
 
 checkov runs from its own environment, `.tools/checkov` (scripts/bootstrap.sh installs it from the pinned,
 hashed infra/checkov/requirements.txt): its pins conflict with the project's lock. After a change that

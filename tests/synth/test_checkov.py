@@ -20,6 +20,8 @@ pytestmark = pytest.mark.infra
 PROBE = {"Resources": {"ProbeBucket": {"Type": "AWS::S3::Bucket", "Properties": {}}}}
 
 
+# Two synths and checkov take ~45 s of CPU; on a machine shared with other test runs, minutes of wall.
+@pytest.mark.timeout(600)
 def test_no_checkov_finding_outside_the_baseline(tmp_path: Path) -> None:
     templates = stage_templates(tmp_path)
     assert sorted(p.name for p in templates.iterdir()) == sorted(case.name for case in CHECKOV_CASES)
