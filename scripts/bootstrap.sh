@@ -54,7 +54,8 @@ uv_cmd sync --frozen --quiet --compile-bytecode
 if [ ! -x .tools/checkov/bin/checkov ] || [ infra/checkov/requirements.txt -nt .tools/checkov/bin/checkov ]; then
   echo "bootstrap: installing checkov into .tools/checkov" >&2
   uv_cmd venv --quiet --allow-existing --python .venv/bin/python .tools/checkov
-  uv_cmd pip install --quiet --python .tools/checkov/bin/python --require-hashes -r infra/checkov/requirements.txt
+  uv_cmd pip install --quiet --compile-bytecode --python .tools/checkov/bin/python --require-hashes \
+    -r infra/checkov/requirements.txt
   touch .tools/checkov/bin/checkov
 fi
 if [ -n "$inbox_build" ] && ! wait "$inbox_build"; then
