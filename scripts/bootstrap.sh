@@ -60,6 +60,15 @@ fi
 # does the checkout's own code (it skips what is up to date).
 uv_cmd sync --frozen --quiet --compile-bytecode
 .venv/bin/python -m compileall -q -j 0 layers/baton/python functions infra >/dev/null
+# checkov (tests/synth/test_checkov.py) in its own environment, from its pinned, hashed requirements: its own
+# pins conflict with uv.lock. Installed again only when infra/checkov/requirements.txt changes.
+if [ ! -x .tools/checkov/bin/checkov ] || [ infra/checkov/requirements.txt -nt .tools/checkov/bin/checkov ]; then
+  echo "bootstrap: installing checkov into .tools/checkov" >&2
+  uv_cmd venv --quiet --allow-existing --python .venv/bin/python .tools/checkov
+  uv_cmd pip install --quiet --compile-bytecode --python .tools/checkov/bin/python --require-hashes \
+    -r infra/checkov/requirements.txt
+  touch .tools/checkov/bin/checkov
+fi
 if [ -n "$inbox_build" ] && ! wait "$inbox_build"; then
   echo "bootstrap: building the web inbox failed (see above; or run: make inbox)" >&2
   exit 1

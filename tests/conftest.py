@@ -54,13 +54,22 @@ INFRA_UNIT = "tests/infra"
 # Folders whose tests share no set-up beyond a test's own (no module or session fixture: their stacks are
 # function-scoped), so `make test` hands out each test alone: the two workers end within a test of each
 # other instead of one of them running a whole big file at the end.
-PER_TEST = ("tests/unit/", "tests/integration/")
+PER_TEST = ("tests/unit/", "tests/integration/", "tests/synth/")
 # The order units are handed out, costliest kinds first (their wall time in a `--durations` run): the CDK
 # synth and cfn-lint; the quick bench (one test of a minute or more, which by its size would go out last
 # of the e2e files and could end the run alone on one worker); then each file with its own `baton dev`,
-# then the moto stacks, then the pure tests.
+# then the moto stacks, then the pure tests. tests/synth/ (a CDK synth per deployment option, ~5-10 s each) goes
+# out early, one test at a time (PER_TEST), so its synths spread over the workers.
 BENCH_UNIT = "tests/e2e/test_bench_quick.py"
-HANDED_OUT_FIRST = (INFRA_UNIT, BENCH_UNIT, "tests/browser/", "tests/e2e/", "tests/integration/", "tests/unit/")
+HANDED_OUT_FIRST = (
+    INFRA_UNIT,
+    BENCH_UNIT,
+    "tests/synth/",
+    "tests/browser/",
+    "tests/e2e/",
+    "tests/integration/",
+    "tests/unit/",
+)
 
 
 def _rank(unit: str, size: int) -> tuple[int, int]:
