@@ -87,6 +87,15 @@ class DeadLetters(Construct):
             f"The queue is itself the dead letter of {name}: its async on-failure destination (Lambda's "
             "DestinationConfig, which cdk-nag's redrive check does not see); its depth alarms",
         )
+        # checkov's CKV_AWS_27 reads only KmsMasterKeyId; SQS-managed SSE (SqsManagedSseEnabled) encrypts at
+        # rest too, without a key to grant to every function and to redrive. Skipped with that reason, in the
+        # template, so the baseline stays for findings nobody has answered.
+        cfn_queue = queue.node.default_child
+        assert isinstance(cfn_queue, sqs.CfnQueue)
+        cfn_queue.add_metadata(
+            "checkov",
+            {"skip": [{"id": "CKV_AWS_27", "comment": "SQS-managed server-side encryption (SqsManagedSseEnabled)"}]},
+        )
         self.queues[name] = queue
         self.alarms[name] = alarm
         return queue
