@@ -38,7 +38,7 @@ ACCOUNT: Final = "123456789012"  # the local stack's (moto's) account and region
 REGION: Final = "us-east-1"
 TEAM: Final = "ci"
 PREFIX: Final = f"baton-{TEAM}"
-ROLES_CONTEXT: Final = {"slack_channel": "C0BATONCI"}
+ROLES_CONTEXT: Final = {"slack_channel": "C0BATONCI", "aws:cdk:bundling-stacks": []}  # no asset is staged
 USER_MACHINE: Final = "UserFlow"  # the user stack's one state machine, whose gates' tokens Baton's functions send
 MACHINE: Final = "AWS::StepFunctions::StateMachine"
 REVIEW_GATE: Final = "review_gate"  # its tokens stay in Baton's own machine, even for a user's BatonGate.review
@@ -458,9 +458,17 @@ def load_calls(directory: Path) -> list[RecordedCall]:
     return list(calls.values())
 
 
-def format_denied(call: RecordedCall, need: Requirement) -> str:
-    where = " (a user's own state machine, BatonGate.grant_resume)" if need.user_machine else ""
-    return f"DENIED {call.function}: {need.action} on {need.resource}{where} (call {call.operation} at {call.line})"
+def format_denied(denied: list[tuple[RecordedCall, Requirement]]) -> list[str]:
+    """One line per denied permission of a function, with every code line that needed it."""
+    lines: dict[tuple[str, Requirement], set[str]] = defaultdict(set)
+    for call, need in denied:
+        lines[(call.function, need)].add(f"{call.operation} at {call.line}")
+    out = []
+    for (function, need), where in sorted(lines.items(), key=lambda item: (item[0][0], item[0][1].action)):
+        user = " (a user's own state machine, BatonGate.grant_resume)" if need.user_machine else ""
+        out.append(f"DENIED {function}: {need.action} on {need.resource}{user}")
+        out += [f"    {line}" for line in sorted(where)]
+    return out
 
 
 def baton_template() -> dict[str, Any]:
@@ -523,12 +531,11 @@ def main(argv: list[str]) -> int:
         print("\n".join(unused))
     never = sorted(set(deployed.roles) - functions)
     if never:
-        print(f"functions no test ran through the dispatcher (not checked): {', '.join(never)}")
+        print(f"functions with no recorded AWS call (none made, or not run by the dispatcher): {', '.join(never)}")
     if verdict.unresolved_tokens:
         print(f"token calls with a token moto never issued (not checked): {len(verdict.unresolved_tokens)}")
-    for call, need in verdict.denied:
-        print(format_denied(call, need))
     if verdict.denied:
+        print("\n".join(format_denied(verdict.denied)))
         print(f"roles check: {len(verdict.denied)} denied calls: the deployed roles would refuse them")
         return 1
     print("roles check: every recorded call is allowed by its function's deployed role")
