@@ -507,7 +507,7 @@ def user_template() -> dict[str, Any]:
     return template
 
 
-def deployment(directory: Path) -> Deployment:
+def deployment() -> Deployment:
     baton = StackTemplate(baton_template(), name="baton")
     return Deployment(baton, StackTemplate(user_template(), name="user", exports=baton.resolved_exports()))
 
@@ -521,7 +521,7 @@ def main(argv: list[str]) -> int:
     if not calls:
         print(f"roles check: no calls recorded under {directory}: was BATON_CALLS_DIR set for the tests?")
         return 1
-    deployed = deployment(directory)
+    deployed = deployment()
     verdict = deployed.check(calls)
     functions = {c.function for c in calls}
     print(f"roles check: {len(calls)} distinct calls of {len(functions)} functions, {verdict.checked} permissions")
