@@ -21,18 +21,21 @@ dev: bootstrap  ## the embedded local stack with its demo
 # --quick`, small n, so it never rots) runs once, as a test among the others (tests/e2e/test_bench_quick.py
 # checks its summary's shape, never its timings); its output is printed after the tests. Every step prints
 # its wall and CPU time (scripts/ci_phase.sh). Test scheduling: tests/conftest.py (pytest_xdist_make_scheduler).
+# The roles check runs after the tests: every AWS call a function made in them (recorded under
+# BATON_CALLS_DIR, baton/local/call_recorder.py) against that function's deployed role (tests/roles_check.py).
 PHASE = ./scripts/ci_phase.sh
 test: bootstrap  ## everything CI runs: lint, types, ASL rule, all test levels
 	$(PHASE) ruff env $(UV) run ruff check .
 	$(PHASE) format env $(UV) run ruff format --check .
 	$(PHASE) asl env $(UV) run baton check-asl statemachines
-	@types_log=$$(mktemp); bench_log=$$(mktemp); \
+	@types_log=$$(mktemp); bench_log=$$(mktemp); calls_dir=$$(mktemp -d); \
 	$(PHASE) mypy env $(UV) run mypy >"$$types_log" 2>&1 & types=$$!; \
 	echo '$(UV) run pytest -n auto --dist loadfile  (mypy beside it)'; \
-	$(PHASE) pytest env BATON_BENCH_LOG="$$bench_log" $(UV) run pytest -n auto --dist loadfile; tests=$$?; \
+	$(PHASE) pytest env BATON_BENCH_LOG="$$bench_log" BATON_CALLS_DIR="$$calls_dir" $(UV) run pytest -n auto --dist loadfile; tests=$$?; \
+	$(PHASE) roles env $(UV) run python -m tests.roles_check "$$calls_dir"; roles=$$?; \
 	wait $$types; typed=$$?; echo '--- mypy (ran beside the tests):'; cat "$$types_log"; \
 	echo '--- scripts/bench.py --quick (ran among the tests, tests/e2e/test_bench_quick.py):'; cat "$$bench_log"; \
-	rm -f "$$types_log" "$$bench_log"; test $$tests = 0 && test $$typed = 0
+	rm -rf "$$types_log" "$$bench_log" "$$calls_dir"; test $$tests = 0 && test $$typed = 0 && test $$roles = 0
 
 inbox:  ## build the web inbox (inbox/ -> inbox/dist/, served by `baton dev` at /inbox/)
 	cd inbox && npm ci --no-audit --no-fund && npm run build

@@ -11,3 +11,8 @@ GATE_FUNCTION_EXPORTS: dict[str, str] = {
     "AwaitGateFunctionArn": "await_gate",
     "RunLifecycleFunctionArn": "run_lifecycle",  # granted machines report ends (infra/capabilities/lifecycle.py)
 }
+
+
+def role_export(function: str) -> str:
+    """The export suffix of a token-sending function's role ARN: slack_worker -> SlackWorkerRoleArn."""
+    return "".join(part.capitalize() for part in function.split("_")) + "RoleArn"

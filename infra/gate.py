@@ -38,9 +38,12 @@ The run id comes from `$.run_id` unless `run_id_path=` says otherwise. Grants: C
 grant (lambda:InvokeFunction on the one Baton function) and, for
 `review`, CDK's startExecution.sync grant (states:StartExecution on the review_gate state machine,
 DescribeExecution/StopExecution on its executions, events:PutTargets/PutRule/DescribeRule on the managed
-rule StepFunctionsGetEventsForStepFunctionsExecutionRule). `grant_resume` gives Baton's API role
-states:SendTaskSuccess/Failure on that one state machine, in the state machine's stack (needed
-by ask, interrupt and await_answers; the review gate's own tokens live in Baton's state machine).
+rule StepFunctionsGetEventsForStepFunctionsExecutionRule). `grant_resume` gives every Baton function
+that sends gates' task tokens (the API, the Slack worker, the await gate's immediate release, the
+deadline timer, the reconciler: their `send_task` capability, infra/permissions.py) states:SendTaskSuccess/
+Failure on that one state machine and DescribeExecution of its executions (a release whose task is gone
+asks whether the run ended), in the state machine's stack (needed by ask, interrupt and await_answers;
+the review gate's own tokens live in Baton's state machine).
 It also adds a rule sending the ends of the machine's executions to Baton's `run_lifecycle`
 (infra/capabilities/lifecycle.py), so runs of that machine end on time.
 """
@@ -50,7 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
-from aws_cdk import Duration, Fn, Stack
+from aws_cdk import Arn, ArnFormat, Duration, Fn, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
@@ -71,7 +74,7 @@ from baton.workflows.gate_states import await_gate_payloads
 from infra.capabilities.functions import SEND_TASK_ACTIONS
 from infra.capabilities.lifecycle import report_ends
 from infra.config import TeamConfig
-from infra.exports import GATE_FUNCTION_EXPORTS, REVIEW_GATE_WORKFLOW
+from infra.exports import GATE_FUNCTION_EXPORTS, REVIEW_GATE_WORKFLOW, role_export
 from infra.gate_checks import (
     asks_as,
     check_await_from_at_synth,
@@ -79,6 +82,7 @@ from infra.gate_checks import (
     check_await_timeout,
     check_review,
 )
+from infra.permissions import token_senders
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -159,6 +163,8 @@ class BatonRef:
     await_gate_function: lambda_.IFunction
     review_gate: sfn.IStateMachine
     api_role: iam.IRole
+    # Every other function that sends gates' task tokens (grant_resume lets each resume the machine).
+    token_sender_roles: tuple[iam.IRole, ...] = ()
     # Where the ends of a granted machine's executions go (`grant_resume`), and the team's name prefix.
     run_lifecycle_function: lambda_.IFunction | None = None
     prefix: str | None = None
@@ -172,6 +178,7 @@ class BatonRef:
             await_gate_function=fns["await_gate"],
             review_gate=stack.gates.state_machines[REVIEW_GATE_WORKFLOW],
             api_role=stack.functions.roles["api"],
+            token_sender_roles=tuple(stack.functions.roles[name] for name in _token_senders() if name != "api"),
             run_lifecycle_function=fns["run_lifecycle"],
             prefix=stack.config.prefix,
         )
@@ -191,16 +198,27 @@ class BatonRef:
         review_gate = sfn.StateMachine.from_state_machine_arn(
             holder, "ReviewGate", Fn.import_value(f"{prefix}-WorkflowReviewGate")
         )
-        role = iam.Role.from_role_arn(holder, "ApiRole", Fn.import_value(f"{prefix}-ApiRoleArn"), mutable=True)
+
+        def role(function: str) -> iam.IRole:
+            arn = Fn.import_value(f"{prefix}-{role_export(function)}")
+            return iam.Role.from_role_arn(holder, role_export(function).removesuffix("Arn"), arn, mutable=True)
+
         return cls(
             park_function=function("ParkFunctionArn", "Park"),
             interrupt_park_function=function("InterruptParkFunctionArn", "InterruptPark"),
             await_gate_function=function("AwaitGateFunctionArn", "AwaitGate"),
             review_gate=review_gate,
-            api_role=role,
+            api_role=role("api"),
+            token_sender_roles=tuple(role(name) for name in _token_senders() if name != "api"),
             run_lifecycle_function=function("RunLifecycleFunctionArn", "RunLifecycle"),
             prefix=prefix,
         )
+
+
+def _token_senders() -> tuple[str, ...]:
+    from baton.workflows.resources import FUNCTIONS
+
+    return token_senders(FUNCTIONS)
 
 
 def _seconds(timeout: Duration, what: str) -> int:
@@ -422,17 +440,27 @@ class BatonGate:
 
     @staticmethod
     def grant_resume(state_machine: sfn.IStateMachine, *, baton: BatonRef) -> iam.Policy:
-        """Let Baton's API resume (SendTaskSuccess/Failure) the gates of this state machine only.
+        """Let every Baton function that sends task tokens resume (SendTaskSuccess/Failure) the gates of
+        this state machine only, and describe its executions (Core.release_gate, when a task is gone).
 
         The policy lives in the state machine's stack, so the user's stack depends on Baton's and not the
         other way round."""
         scope = Stack.of(state_machine)
+        machine = state_machine.state_machine_arn
+        name = Arn.split(machine, ArnFormat.COLON_RESOURCE_NAME).resource_name
+        executions = scope.format_arn(
+            service="states", resource="execution", resource_name=f"{name}:*", arn_format=ArnFormat.COLON_RESOURCE_NAME
+        )
         policy = iam.Policy(
             scope,
             f"BatonResume{state_machine.node.id}",
-            statements=[iam.PolicyStatement(actions=SEND_TASK_ACTIONS, resources=[state_machine.state_machine_arn])],
+            statements=[
+                iam.PolicyStatement(actions=SEND_TASK_ACTIONS, resources=[machine]),
+                iam.PolicyStatement(actions=["states:DescribeExecution"], resources=[executions]),
+            ],
         )
-        policy.attach_to_role(baton.api_role)
+        for role in (baton.api_role, *baton.token_sender_roles):
+            policy.attach_to_role(role)
         if baton.run_lifecycle_function is not None and baton.prefix is not None:
             report_ends(state_machine, function=baton.run_lifecycle_function, prefix=baton.prefix)  # runs end on time
         return policy

@@ -6,13 +6,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from baton.workflows.resources import FunctionSpec
 
 Capability = Literal[
     "table",  # read/write Baton's table (grant_read_write_data)
     "topic",  # publish to the notifications topic (and use its KMS key for that)
     "start_execution",  # start/describe/stop executions of Baton's state machines (hosted runs)
-    "send_task",  # states:SendTaskSuccess/Failure on Baton's state machines (resume a gate)
+    # states:SendTaskSuccess/Failure on Baton's state machines (resume a gate), DescribeExecution of their
+    # executions (a release whose task is gone asks whether the run ended: Core.release_gate), and on a
+    # user's own machine with Baton gates once it is granted (infra/gate.py BatonGate.grant_resume)
+    "send_task",
     "merge_build",  # codebuild:StartBuild on the merge project
     "slack_secret",  # read the Slack webhook URL (SSM parameter or Secrets Manager secret)
     "webhook_secret",  # read the webhook signing secret (SSM parameter)
@@ -26,6 +31,7 @@ DEFAULT_ACCESS: Final[tuple[str, ...]] = ("table", "topic")
 ACCESS_BY_NAME: Final[dict[str, tuple[str, ...]]] = {
     "api": ("table", "topic", "start_execution", "send_task", "deadline_timer"),  # tool-form awaits' timers
     "park": ("table", "topic", "deadline_timer"),
+    "demo_agent": ("table", "topic", "deadline_timer"),  # its questions' remind_after/escalate_after/on_timeout
     "interrupt_park": ("table", "topic", "deadline_timer"),
     "gate_timeout": ("table", "topic"),
     "notify_console": (),
@@ -49,6 +55,12 @@ SCHEDULES: Final[dict[str, str]] = {
 
 def schedule_for(spec: FunctionSpec) -> str | None:
     return spec.schedule if spec.schedule is not None else SCHEDULES.get(spec.name)
+
+
+def token_senders(specs: Iterable[FunctionSpec]) -> tuple[str, ...]:
+    """The functions that send gates' task tokens (their `send_task` capability): the roles a user's own
+    state machine with Baton gates must let resume it (infra/gate.py BatonGate.grant_resume)."""
+    return tuple(spec.name for spec in specs if "send_task" in access_for(spec))
 
 
 def access_for(spec: FunctionSpec) -> tuple[str, ...]:

@@ -24,9 +24,9 @@ from infra.capabilities.notifications import Notifications
 from infra.capabilities.observability import Observability
 from infra.capabilities.slack import WORKER_MAX_EVENT_AGE, WORKER_RETRY_ATTEMPTS, SlackApp
 from infra.capabilities.store import Store
-from infra.exports import GATE_FUNCTION_EXPORTS
+from infra.exports import GATE_FUNCTION_EXPORTS, role_export
 from infra.naming import state_machine_arn
-from infra.permissions import schedule_for
+from infra.permissions import schedule_for, token_senders
 from infra.suppressions import acknowledge_stack
 
 if TYPE_CHECKING:
@@ -219,7 +219,9 @@ class BatonStack(Stack):
             output("AuditBucket", self.audit.bucket.bucket_name, "Object Lock bucket of the decision log")
         for export, function in GATE_FUNCTION_EXPORTS.items():
             output(export, self.functions.functions[function].function_arn, f"{function} Lambda (infra.gate.BatonGate)")
-        output("ApiRoleArn", self.functions.roles["api"].role_arn, "Role of the API Lambda (resumes gates)")
+        for function in token_senders(FUNCTIONS):  # ApiRoleArn, SlackWorkerRoleArn, ...: grant_resume grants each
+            role = self.functions.roles[function]
+            output(role_export(function), role.role_arn, f"Role of the {function} Lambda (sends gates' task tokens)")
         output("MergeProject", self.merge.project.project_name, "CodeBuild project of merges")
         for workflow, machine in self.gates.state_machines.items():
             pascal = "".join(part.capitalize() for part in workflow.split("_"))

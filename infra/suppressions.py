@@ -102,7 +102,7 @@ def _acknowledge_function(stack: NaggedStack, spec: FunctionSpec) -> None:
                     "A cross-region inference profile routes the call to the named model in any of the "
                     "profile's regions; the statement names that one model only",
                 )
-    if "start_execution" in access:
+    if "start_execution" in access or "send_task" in access:  # send_task: a gone task's release describes its run
         for workflow in stack.state_machine_arns:
             acknowledge(
                 role,

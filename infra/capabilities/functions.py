@@ -159,6 +159,11 @@ class Functions(Construct):
                 )
             elif capability == "send_task" and machines:
                 role.add_to_principal_policy(iam.PolicyStatement(actions=SEND_TASK_ACTIONS, resources=machines))
+                # A release whose task is gone asks whether the run ended (Core.release_gate).
+                executions = [executions_arn(stack, self.config, wf) for wf in workflows]
+                role.add_to_principal_policy(
+                    iam.PolicyStatement(actions=["states:DescribeExecution"], resources=executions)
+                )
             elif capability == "merge_build" and inputs.merge_project is not None:
                 role.add_to_principal_policy(
                     iam.PolicyStatement(actions=["codebuild:StartBuild"], resources=[inputs.merge_project.project_arn])

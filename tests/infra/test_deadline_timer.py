@@ -16,7 +16,10 @@ from tests.infra.test_stack import _actions, _definitions, _flatten, _resources
 pytestmark = pytest.mark.infra
 
 TIMER_ARN = f"arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:stateMachine:{PREFIX}-{TIMER_STATE_MACHINE}"
-STARTERS = {"park", "await_gate", "interrupt_park", "review_park", "api"}
+# Whoever posts a question with remind_after / escalate_after / on_timeout, or parks a gate, starts its timer:
+# the parks, the API (tool-form awaits and questions), MCP's and the demo agent's questions. The roles check
+# (tests/roles_check.py, after the tests in make test) holds the recorded StartExecution calls to this.
+STARTERS = {"park", "await_gate", "interrupt_park", "review_park", "api", "mcp", "demo_agent"}
 
 
 def _role_of(cfn: dict[str, Any], function: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -200,8 +201,8 @@ def test_grants_invoke_start_and_resume(user_template: Any) -> None:
         assert f"baton-ci-{export}" in invoked, export
     assert any("baton-ci-WorkflowReviewGate" in r for r in resources_for("states:StartExecution"))
     for action in ("states:DescribeExecution", "states:StopExecution"):
-        (arn,) = resources_for(action)
-        assert ":execution:" in arn and "baton-ci-WorkflowReviewGate" in arn, arn
+        (arn,) = [r for r in resources_for(action) if "baton-ci-WorkflowReviewGate" in r]
+        assert ":execution:" in arn, arn
     for action in ("events:PutTargets", "events:PutRule", "events:DescribeRule"):
         (arn,) = resources_for(action)
         assert "rule/StepFunctionsGetEventsForStepFunctionsExecutionRule" in arn, arn
@@ -209,6 +210,37 @@ def test_grants_invoke_start_and_resume(user_template: Any) -> None:
     (resume,) = [s for s in statements if s["Action"] == ["states:SendTaskSuccess", "states:SendTaskFailure"]]
     assert json.dumps(resume["Resource"]).startswith('{"Ref": "Flow')
     assert "baton-ci-ApiRoleArn" in json.dumps(user_template.to_json())
+
+
+def test_grant_resume_lets_every_token_sender_resume_the_machine_and_describe_its_runs(user_template: Any) -> None:
+    """Not the API alone: the Slack worker, the await gate's immediate release, the deadline timer and the
+    reconciler send a user machine's tokens too (their `send_task` capability), and a release whose task
+    is gone describes the run's execution (Core.release_gate)."""
+    (policy,) = [
+        p
+        for p in user_template.find_resources("AWS::IAM::Policy").values()
+        if any(s["Action"] == ["states:SendTaskSuccess", "states:SendTaskFailure"] for s in _statements(p))
+    ]
+    attached = json.dumps(policy["Properties"]["Roles"])
+    for export in ("Api", "SlackWorker", "AwaitGate", "GateDeadline", "Reconcile"):
+        assert f"baton-ci-{export}RoleArn" in attached, export
+    (describe,) = [s for s in _statements(policy) if s["Action"] == "states:DescribeExecution"]
+    arn = json.dumps(describe["Resource"])
+    assert ":execution:" in arn and '{"Ref": "Flow' in arn and arn.endswith(':*"]]}'), arn
+
+    from baton.workflows.resources import FUNCTIONS
+    from infra.exports import role_export
+    from infra.permissions import token_senders
+
+    senders = token_senders(FUNCTIONS)  # every send_task function, derived, not a second list
+    assert sorted(f"baton-ci-{role_export(name)}" for name in senders) == sorted(
+        set(re.findall(r"baton-ci-[A-Za-z]+RoleArn", attached))
+    )
+
+
+def _statements(policy: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = policy["Properties"]["PolicyDocument"]["Statement"]
+    return found
 
 
 def test_gates_refuse_missing_timeout_prompt_or_config_and_unknown_options(tmp_path: Path) -> None:
@@ -244,7 +276,10 @@ def test_gates_refuse_missing_timeout_prompt_or_config_and_unknown_options(tmp_p
 
 def test_from_stack_uses_the_stack_itself(synthesized: Any) -> None:
     """BatonRef.from_stack points at the deployed constructs, and the stack exports what from_exports imports."""
+    from baton.workflows.resources import FUNCTIONS
+    from infra.exports import role_export
     from infra.gate import GATE_FUNCTION_EXPORTS, BatonRef
+    from infra.permissions import token_senders
 
     stack = synthesized.stack
     ref = BatonRef.from_stack(stack)
@@ -253,9 +288,11 @@ def test_from_stack_uses_the_stack_itself(synthesized: Any) -> None:
     assert ref.await_gate_function is stack.functions.functions["await_gate"]
     assert ref.review_gate is stack.gates.state_machines["review_gate"]
     assert ref.api_role is stack.functions.roles["api"]
+    senders = [name for name in token_senders(FUNCTIONS) if name != "api"]
+    assert list(ref.token_sender_roles) == [stack.functions.roles[name] for name in senders]
     outputs = json.loads(synthesized.template_path.read_text())["Outputs"]
     exports = {o["Export"]["Name"] for o in outputs.values() if "Export" in o}
-    for suffix in [*GATE_FUNCTION_EXPORTS, "WorkflowReviewGate", "ApiRoleArn"]:
+    for suffix in [*GATE_FUNCTION_EXPORTS, "WorkflowReviewGate", *map(role_export, token_senders(FUNCTIONS))]:
         assert f"baton-ci-{suffix}" in exports, suffix
 
 

@@ -75,7 +75,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "Baton MCP server: the agent tools over stateless Streamable HTTP",
         timeout_seconds=29,
         extra_env=("BATON_AGENT_PRINCIPAL_PATTERN", "BATON_NOTIFY_CHANNELS"),
-        aws_access=("table", "topic"),
+        aws_access=("table", "topic", "deadline_timer"),  # a question's remind_after/escalate_after/on_timeout
     ),
     FunctionSpec("park", "Registers a gate's task token and what it asks"),
     FunctionSpec("gate_timeout", "Records what timed out at a gate and returns the Fail cause"),
