@@ -31,11 +31,15 @@ import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.markers import Marker
 from packaging.utils import canonicalize_name
 
 from infra.assets import RUNTIME_PYTHON, compile_for_the_runtime
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "uv.lock"
@@ -79,11 +83,16 @@ def _applies(dependency: dict[str, object]) -> bool:
     return marker is None or Marker(str(marker)).evaluate(dict(LAMBDA_MARKERS))
 
 
-def locked_closure(lock: Path = LOCK) -> list[Pin]:
-    """`ROOTS` and their dependencies as uv.lock pins them, minus `PROVIDED_BY_THE_RUNTIME`; sorted."""
+def locked_closure(
+    lock: Path = LOCK,
+    roots: Mapping[str, tuple[str, ...]] = ROOTS,
+    provided: tuple[str, ...] = PROVIDED_BY_THE_RUNTIME,
+) -> list[Pin]:
+    """`roots` (name -> extras) and their dependencies as uv.lock pins them, minus `provided` and what
+    only they need; sorted."""
     packages = {canonicalize_name(p["name"]): p for p in tomllib.loads(lock.read_text())["package"]}
-    skipped = {canonicalize_name(n) for n in PROVIDED_BY_THE_RUNTIME}
-    wanted: list[tuple[str, tuple[str, ...]]] = [(canonicalize_name(n), e) for n, e in ROOTS.items()]
+    skipped = {canonicalize_name(n) for n in provided}
+    wanted: list[tuple[str, tuple[str, ...]]] = [(canonicalize_name(n), e) for n, e in roots.items()]
     found: dict[str, Pin] = {}
     seen: set[tuple[str, str]] = set()
     while wanted:
@@ -135,7 +144,9 @@ def description(manifest: Path = MANIFEST) -> str:
     """The layer's description (at most 256 characters): its roots' versions."""
     lines = manifest_lines(manifest)
     roots = [line for line in lines if canonicalize_name(line.split("==")[0]) in ROOTS]
-    return f"{', '.join(roots)} and {len(lines) - len(roots)} dependencies, as uv.lock pins them (infra/runtime_layer.txt)"
+    return (
+        f"{', '.join(roots)} and {len(lines) - len(roots)} dependencies, as uv.lock pins them (infra/runtime_layer.txt)"
+    )
 
 
 def host_platform() -> str:
@@ -190,9 +201,19 @@ def _install(pins: list[Pin], target: Path, python_platform: str, requirements: 
 
 def build(python_platform: str = LAMBDA_PLATFORM, *, cache: Path = CACHE) -> Path:
     """The layer for `python_platform` (its root: `python/` inside), built once per manifest digest."""
-    pins = check_manifest()
+    return _build(check_manifest(), python_platform, cache / python_platform)
+
+
+def build_runtime_sdk(cache: Path = CACHE) -> Path:
+    """boto3 and botocore (with what they need) at uv.lock's versions, for this machine: the import check's
+    stand-in for the SDK the Lambda runtime provides (its `python/` goes last on the path, as there)."""
+    return _build(locked_closure(roots={"boto3": ()}, provided=()), host_platform(), cache / "sdk")
+
+
+def _build(pins: list[Pin], python_platform: str, prefix: Path) -> Path:
+    cache = prefix.parent
     digest = hashlib.sha256(f"{python_platform} {RUNTIME_PYTHON}\n{manifest_text(pins)}".encode()).hexdigest()
-    folder = cache / f"{python_platform}-{digest[:16]}"
+    folder = cache / f"{prefix.name}-{digest[:16]}"
     if (folder / "python").is_dir():
         return folder
     cache.mkdir(parents=True, exist_ok=True)
@@ -220,6 +241,7 @@ def main(argv: list[str]) -> int:
     elif command == "build":
         print(build())
         print(build(host_platform()))
+        print(build_runtime_sdk())
     else:
         print(__doc__.splitlines()[-1], file=sys.stderr)
         return 2

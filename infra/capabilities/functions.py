@@ -21,7 +21,6 @@ from constructs import Construct
 
 from baton.domain.deadline import TIMER_STATE_MACHINE
 from infra.assets import asset_options
-from infra.config import TeamConfig
 from infra.naming import executions_arn, parameter_arn
 from infra.permissions import access_for, schedule_for
 from infra.runtime_layer import build as build_runtime_layer
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from baton.workflows.resources import FunctionSpec
+    from infra.config import TeamConfig
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64

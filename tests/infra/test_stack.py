@@ -46,7 +46,9 @@ def _flatten(value: Any) -> str:
 
 
 def _layer_id(cfn: dict[str, Any], name: str) -> str:
-    (found,) = [k for k, v in resources(cfn, "AWS::Lambda::LayerVersion").items() if v["Properties"]["LayerName"] == name]
+    (found,) = [
+        k for k, v in resources(cfn, "AWS::Lambda::LayerVersion").items() if v["Properties"]["LayerName"] == name
+    ]
     return found
 
 

@@ -34,7 +34,9 @@ def test_the_manifest_lists_exactly_the_locked_closure() -> None:
 
 def test_a_manifest_that_drifts_from_the_lock_is_refused(tmp_path: Path) -> None:
     drifted = tmp_path / "runtime_layer.txt"
-    drifted.write_text(manifest_text(locked_closure()).replace(f"pydantic=={_locked('pydantic')}\n", "pydantic==2.10.0\n"))
+    drifted.write_text(
+        manifest_text(locked_closure()).replace(f"pydantic=={_locked('pydantic')}\n", "pydantic==2.10.0\n")
+    )
     with pytest.raises(RuntimeError, match=r"only in the manifest: \['pydantic==2\.10\.0'\]"):
         check_manifest(manifest=drifted)
 
@@ -49,5 +51,4 @@ def test_the_powertools_floor_is_the_version_the_suite_runs() -> None:
 
 
 def test_the_suite_runs_on_the_lambda_runtimes_python() -> None:
-    assert "%d.%d" % sys.version_info[:2] == RUNTIME_PYTHON, sys.executable
-
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" == RUNTIME_PYTHON, sys.executable
