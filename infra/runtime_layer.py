@@ -31,7 +31,7 @@ import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from packaging.markers import Marker
 from packaging.utils import canonicalize_name
@@ -90,7 +90,9 @@ def locked_closure(
 ) -> list[Pin]:
     """`roots` (name -> extras) and their dependencies as uv.lock pins them, minus `provided` and what
     only they need; sorted."""
-    packages = {canonicalize_name(p["name"]): p for p in tomllib.loads(lock.read_text())["package"]}
+    packages: dict[str, dict[str, Any]] = {
+        canonicalize_name(p["name"]): p for p in tomllib.loads(lock.read_text())["package"]
+    }
     skipped = {canonicalize_name(n) for n in provided}
     wanted: list[tuple[str, tuple[str, ...]]] = [(canonicalize_name(n), e) for n, e in roots.items()]
     found: dict[str, Pin] = {}
