@@ -44,32 +44,35 @@ def test_every_deployed_function_imports_everything_it_can_reach(synthesized_ful
     assert any("-audit_archive " in line for line in checked), result.stdout
 
 
-@pytest.mark.parametrize(
-    ("source", "named"),
-    [
-        ("import slack_sdk\n", "slack_sdk"),  # shipped to the Slack functions only, not to park
-        ("import mcp_types\n", "mcp_types"),  # the MCP function's own layer
-        ("import jsonschema_rs\n", "jsonschema_rs"),  # a dev-machine package
-        ("import httpx\n", "httpx"),  # the CLI's
-        ("def later():\n    from baton.cli.main import main\n", "baton.cli"),  # lazily, the CLI: not in the layer
-        ("from tests.fakes import MemoryStore\n", "tests"),  # a fake: never deployed
-    ],
-)
+# What a handler may not import, planted one per function (functions with the same layers: one sandbox).
+PLANTED = {
+    "park": ("import slack_sdk\n", "slack_sdk"),  # shipped to the Slack functions only
+    "gate_timeout": ("import mcp_types\n", "mcp_types"),  # the MCP function's own layer
+    "review_turn": ("import jsonschema_rs\n", "jsonschema_rs"),  # a dev-machine package
+    "review_park": ("import httpx\n", "httpx"),  # the CLI's
+    "merge_start": ("def later():\n    from baton.cli.main import main\n", "baton.cli"),  # lazily: the CLI
+    "diff_start": ("from tests.fakes import MemoryStore\n", "tests"),  # a fake: never deployed
+}
+
+
 def test_the_check_names_the_function_and_the_module_a_handler_imports_but_does_not_ship(
-    synthesized_full: Any, tmp_path: Path, source: str, named: str
+    synthesized_full: Any, tmp_path: Path
 ) -> None:
-    # The assembly with park's code asset copied (and planted), every other entry linked.
+    # The assembly with the planted functions' code assets copied (and planted), every other entry linked.
     outdir = tmp_path / "cdk.out"
     outdir.mkdir()
-    park = _code_asset(synthesized_full.outdir, "baton-ci-park")
+    planted = {_code_asset(synthesized_full.outdir, f"baton-ci-{name}"): name for name in PLANTED}
     for entry in synthesized_full.outdir.iterdir():
-        if entry == park:
+        if entry in planted:
             shutil.copytree(entry, outdir / entry.name)
+            handler = outdir / entry.name / "handler.py"
+            handler.write_text(handler.read_text() + PLANTED[planted[entry]][0])
         else:
             (outdir / entry.name).symlink_to(entry)
-    handler = outdir / park.name / "handler.py"
-    handler.write_text(handler.read_text() + source)
-    result = _check(outdir, "baton-ci-park")
+    result = _check(outdir, *(f"baton-ci-{name}" for name in PLANTED))
     assert result.returncode == 1, result.stdout
-    (failed,) = [line for line in result.stdout.splitlines() if line.startswith("FAIL")]
-    assert failed.startswith("FAIL baton-ci-park: ") and f"No module named '{named}" in failed, failed
+    lines = result.stdout.splitlines()
+    failed = {line.split(":")[0].removeprefix("FAIL baton-ci-"): line for line in lines if line.startswith("FAIL")}
+    assert set(failed) == set(PLANTED), result.stdout
+    for name, (_, module) in PLANTED.items():
+        assert f"No module named '{module}" in failed[name], failed[name]
