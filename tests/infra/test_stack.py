@@ -440,7 +440,7 @@ def test_the_layer_asset_ships_no_cli_local_stack_client_or_fake(cfn: dict[str, 
         if v["Properties"]["LayerName"] == f"{PREFIX}-baton"
     ]
     folder = _staged_asset(synthesized, layer["Properties"]["Content"]["S3Key"])
-    # Exactly what infra/assets.py says ships (the copy scripts/check_lambda_imports.py imports from), and
+    # Exactly what infra/assets.py says ships (what scripts/check_lambda_imports.py imports from), and
     # its bytecode (compiled for the runtime: tests/infra/test_asset_bytecode.py).
     staged = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.suffix != ".pyc")
     assert staged == shipped_files(source_tree().layer_dir)
