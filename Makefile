@@ -28,14 +28,17 @@ test: bootstrap  ## everything CI runs: lint, types, ASL rule, all test levels
 	$(PHASE) ruff env $(UV) run ruff check .
 	$(PHASE) format env $(UV) run ruff format --check .
 	$(PHASE) asl env $(UV) run baton check-asl statemachines
-	@types_log=$$(mktemp); bench_log=$$(mktemp); calls_dir=$$(mktemp -d); \
+	@types_log=$$(mktemp); bench_log=$$(mktemp); py311_log=$$(mktemp); calls_dir=$$(mktemp -d); \
 	$(PHASE) mypy env $(UV) run mypy >"$$types_log" 2>&1 & types=$$!; \
-	echo '$(UV) run pytest -n auto --dist loadfile  (mypy beside it)'; \
+	$(PHASE) py311 ./scripts/check_py311.sh >"$$py311_log" 2>&1 & py311=$$!; \
+	echo '$(UV) run pytest -n auto --dist loadfile  (mypy and the CLI/SDK on Python 3.11 beside it)'; \
 	$(PHASE) pytest env BATON_BENCH_LOG="$$bench_log" BATON_CALLS_DIR="$$calls_dir" $(UV) run pytest -n auto --dist loadfile; tests=$$?; \
 	$(PHASE) roles env $(UV) run python -m tests.roles_check "$$calls_dir"; roles=$$?; \
 	wait $$types; typed=$$?; echo '--- mypy (ran beside the tests):'; cat "$$types_log"; \
+	wait $$py311; old=$$?; echo '--- scripts/check_py311.sh (ran beside the tests):'; cat "$$py311_log"; \
 	echo '--- scripts/bench.py --quick (ran among the tests, tests/e2e/test_bench_quick.py):'; cat "$$bench_log"; \
-	rm -rf "$$types_log" "$$bench_log" "$$calls_dir"; test $$tests = 0 && test $$typed = 0 && test $$roles = 0
+	rm -rf "$$types_log" "$$bench_log" "$$py311_log" "$$calls_dir"; \
+	test $$tests = 0 && test $$typed = 0 && test $$old = 0 && test $$roles = 0
 
 inbox:  ## build the web inbox (inbox/ -> inbox/dist/, served by `baton dev` at /inbox/)
 	cd inbox && npm ci --no-audit --no-fund && npm run build

@@ -22,9 +22,9 @@ elsewhere; `tests/infra/test_asset_bytecode.py`). With no `.pyc` a cold start co
 imports (the API handler: ~3x its import with bytecode, `scripts/bench.py`).
 
 `shipped_files` applies the same patterns the way the CDK's glob exclusion does (a pattern without a
-slash matches a name at any depth; an excluded folder is not entered), so `scripts/check_lambda_imports.py`
-can import the handlers from a copy of the layer as it ships; `tests/infra/test_stack.py` checks the copy
-against the asset the CDK staged.
+slash matches a name at any depth; an excluded folder is not entered); `tests/infra/test_stack.py` checks
+it against the asset the CDK staged, and `scripts/check_lambda_imports.py` imports every handler from the
+staged assets themselves.
 """
 
 from __future__ import annotations

@@ -13,19 +13,12 @@ if TYPE_CHECKING:
 TEAM_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 DEFAULT_TEAM = "dev"
 
-# The AWS-managed Powertools layer (Powertools and pydantic come from it). One constant; a team can
-# pin another version with `-c powertools_layer_version=N`.
-POWERTOOLS_LAYER_ACCOUNT = "017000801446"
-POWERTOOLS_LAYER_VERSION = 27
-POWERTOOLS_PYTHON = "python313"
-POWERTOOLS_ARCHITECTURE = "arm64"
-
-
-def powertools_layer_arn(region: str, version: int = POWERTOOLS_LAYER_VERSION) -> str:
-    return (
-        f"arn:aws:lambda:{region}:{POWERTOOLS_LAYER_ACCOUNT}:layer:"
-        f"AWSLambdaPowertoolsPythonV3-{POWERTOOLS_PYTHON}-{POWERTOOLS_ARCHITECTURE}:{version}"
-    )
+# Context keys that no longer configure anything, and why: refused rather than silently ignored.
+RETIRED_KEYS = {
+    "powertools_layer_version": "the functions no longer use the AWS-managed Powertools layer: Powertools and "
+    "pydantic ship in Baton's own runtime layer at uv.lock's versions (infra/runtime_layer.py); change them "
+    "in uv.lock",
+}
 
 
 def _as_list(value: Any) -> list[str]:
@@ -107,7 +100,6 @@ class TeamConfig:
     pending_age_alarm_minutes_by_kind: dict[str, int] = field(default_factory=dict)
     # Alarm when more than this many items of one kind are pending at once; 0: no count alarm.
     pending_count_alarm_threshold: int = 0
-    powertools_layer_version: int = POWERTOOLS_LAYER_VERSION
     # Review companion: a Bedrock model id (or inference profile id) turns on the Bedrock companion;
     # without one the review gate uses the offline companion.
     companion_model: str = ""
@@ -159,6 +151,9 @@ class TeamConfig:
         def ctx(key: str) -> Any:
             return node.try_get_context(key)
 
+        for key, why in RETIRED_KEYS.items():
+            if ctx(key) not in (None, ""):
+                raise ValueError(f"context key {key!r} is no longer supported: {why}")
         emails = _as_list(ctx("emails"))
         return cls(
             team=str(team or ctx("team") or DEFAULT_TEAM),
@@ -181,7 +176,6 @@ class TeamConfig:
             pending_age_alarm_minutes=_as_int(ctx("pending_age_alarm_minutes"), 240),
             pending_age_alarm_minutes_by_kind=_as_int_map(ctx("pending_age_alarm_minutes_by_kind")),
             pending_count_alarm_threshold=_as_int(ctx("pending_count_alarm_threshold"), 0),
-            powertools_layer_version=_as_int(ctx("powertools_layer_version"), POWERTOOLS_LAYER_VERSION),
             companion_model=str(ctx("companion_model") or ""),
             audit_bucket=_as_bool(ctx("audit_bucket"), False),
             audit_retention_days=_as_int(ctx("audit_retention_days"), 365),

@@ -122,7 +122,7 @@ class BatonStack(Stack):
                 "Audit",
                 config=config,
                 table=self.store.table,
-                layers=[self.functions.layer, self.functions.powertools],
+                layers=[self.functions.layer, self.functions.runtime_layer],
                 alarm_topic=self.notifications.alarm_topic,
             )
         # The builds' ends send the parked tokens.

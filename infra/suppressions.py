@@ -72,9 +72,9 @@ def _acknowledge_function(stack: NaggedStack, spec: FunctionSpec) -> None:
     acknowledge(
         fn,
         "AwsSolutions-L1",
-        "Python 3.13 is the newest runtime the AWS-managed Powertools layer we depend on is published "
-        "for (AWSLambdaPowertoolsPythonV3-python313-arm64); it is supported by Lambda until 2029. "
-        "Move RUNTIME and POWERTOOLS_PYTHON together when a python314 layer is adopted",
+        "Python 3.13, the version the test suite runs on (scripts/bootstrap.sh) and the runtime layer is "
+        "built for (infra/runtime_layer.py); it is supported by Lambda until 2029. Move RUNTIME, "
+        "infra/assets.py RUNTIME_PYTHON and the bootstrap's Python together",
     )
     acknowledge(role, "AwsSolutions-IAM5[Resource::*]", XRAY)
     access = access_for(spec)
@@ -251,8 +251,8 @@ def _acknowledge_audit(audit: AuditArchive) -> None:
     acknowledge(
         audit.function,
         "AwsSolutions-L1",
-        "Python 3.13, like every Baton function: the newest runtime the AWS-managed Powertools layer it "
-        "shares with them is published for",
+        "Python 3.13, like every Baton function: the version the tests run on and the runtime layer it "
+        "shares with them is built for",
     )
     acknowledge(audit.role, "AwsSolutions-IAM5[Resource::*]", XRAY + "; dynamodb:ListStreams takes no resource")
     acknowledge(

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up everything Baton needs on a fresh machine that has Python 3.11+, git and Node:
+# Set up everything Baton needs on a fresh machine that has Python 3.13 (and 3.11), git and Node:
 # uv (from PyPI), then the locked environment in .venv. Safe to run again; it only fills gaps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,8 +58,26 @@ fi
 # at import and every start (the CLI, `baton dev`, each test worker) would compile from source again.
 # `--compile-bytecode` compiles site-packages (only what changed, after the first time); compileall
 # does the checkout's own code (it skips what is up to date).
-uv_cmd sync --frozen --quiet --compile-bytecode
+# .venv runs the Lambda runtime's Python (infra/assets.py RUNTIME_PYTHON), so the tests run what deploys.
+# Found by its path: a pyenv shim named python3.13 answers only where pyenv selected that version (and a
+# .python-version file would turn this checkout's python3, and its uv, into 3.13's).
+runtime_python=
+for candidate in "${BATON_RUNTIME_PYTHON:-}" "$(command -v python3.13 || true)" \
+  "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13; do
+  if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null; then
+    runtime_python=$candidate
+    break
+  fi
+done
+if [ -z "$runtime_python" ]; then
+  echo "bootstrap: Python 3.13 (the Lambda runtime's) is needed: install it or set BATON_RUNTIME_PYTHON" >&2
+  exit 1
+fi
+uv_cmd sync --frozen --quiet --compile-bytecode --python "$runtime_python"
 .venv/bin/python -m compileall -q -j 0 layers/baton/python functions infra >/dev/null
+# The runtime layer (uv.lock's Powertools, pydantic and their dependencies as PyPI's arm64 wheels) and its
+# twin for this machine, which the import check imports: built once per lock change (infra/runtime_layer.py).
+.venv/bin/python -m infra.runtime_layer build >/dev/null
 # checkov (tests/synth/test_checkov.py) in its own environment, from its pinned, hashed requirements: its own
 # pins conflict with uv.lock. Installed again only when infra/checkov/requirements.txt changes.
 if [ ! -x .tools/checkov/bin/checkov ] || [ infra/checkov/requirements.txt -nt .tools/checkov/bin/checkov ]; then

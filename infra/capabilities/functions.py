@@ -1,5 +1,6 @@
 """functions: one Lambda per `baton.workflows.resources.FUNCTIONS` entry (new entries are picked up on the next
-synth), each with its own role and log group, the `layers/baton` layer and the Powertools layer."""
+synth), each with its own role and log group, the `layers/baton` layer and the runtime layer (Powertools,
+pydantic and what they need, at uv.lock's versions: infra/runtime_layer.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from aws_cdk import Aws, Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_codebuild as codebuild
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
@@ -20,14 +21,16 @@ from constructs import Construct
 
 from baton.domain.deadline import TIMER_STATE_MACHINE
 from infra.assets import asset_options
-from infra.config import TeamConfig, powertools_layer_arn
 from infra.naming import executions_arn, parameter_arn
 from infra.permissions import access_for, schedule_for
+from infra.runtime_layer import build as build_runtime_layer
+from infra.runtime_layer import description as runtime_layer_description
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from baton.workflows.resources import FunctionSpec
+    from infra.config import TeamConfig
 
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ARCHITECTURE = lambda_.Architecture.ARM_64
@@ -78,8 +81,16 @@ class Functions(Construct):
             compatible_architectures=[ARCHITECTURE],
             removal_policy=RemovalPolicy.RETAIN,
         )
-        self.powertools = lambda_.LayerVersion.from_layer_version_arn(
-            self, "Powertools", powertools_layer_arn(Aws.REGION, config.powertools_layer_version)
+        # Not the AWS-managed Powertools layer: its versions are not the ones the tests run.
+        self.runtime_layer = lambda_.LayerVersion(
+            self,
+            "RuntimeLayer",
+            layer_version_name=f"{config.prefix}-runtime",
+            description=runtime_layer_description(),
+            code=lambda_.Code.from_asset(str(build_runtime_layer())),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
+            removal_policy=RemovalPolicy.RETAIN,
         )
         shared_env = {
             "BATON_TABLE_NAME": inputs.table.table_name,
@@ -116,7 +127,7 @@ class Functions(Construct):
                 architecture=ARCHITECTURE,
                 handler="handler.lambda_handler",
                 code=lambda_.Code.from_asset(str(spec.directory), **asset_options(str(spec.directory))),
-                layers=[self.layer, self.powertools],
+                layers=[self.layer, self.runtime_layer],
                 timeout=Duration.seconds(spec.timeout_seconds),
                 memory_size=spec.memory_mb,
                 role=role,

@@ -31,6 +31,24 @@ CONTEXT: Mapping[str, Any] = {
 }
 
 
+# Every optional part on: the audit archive's function, notify_slack posting as the Slack app (with the
+# slack-sdk layer). test_audit_infra.py and the import check (test_deployed_imports.py) share its synth.
+FULL_CONTEXT: Mapping[str, Any] = {
+    **CONTEXT,
+    "audit_bucket": "true",
+    "audit_retention_days": "400",
+    "audit_lock_mode": "compliance",
+    "slack_channel": "C0123ABCD",
+}
+
+
+@pytest.fixture(scope="session")
+def synthesized_full(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from infra.synth import synthesize
+
+    return synthesize(TEAM, tmp_path_factory.mktemp("cdk-full") / "cdk.out", context=FULL_CONTEXT, nag=False)
+
+
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Any:
     outdir = tmp_path_factory.mktemp("cdk") / "cdk.out"

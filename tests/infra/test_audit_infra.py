@@ -11,18 +11,15 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from tests.infra.conftest import CONTEXT, PREFIX, TEAM
+from tests.infra.conftest import PREFIX
 
 pytestmark = pytest.mark.infra
 
 
 @pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from infra.synth import synthesize
-
-    outdir = tmp_path_factory.mktemp("cdk-audit") / "cdk.out"
-    context = {**CONTEXT, "audit_bucket": "true", "audit_retention_days": "400", "audit_lock_mode": "compliance"}
-    return synthesize(TEAM, outdir, context=context, nag=False)
+def audited(synthesized_full: Any) -> Any:
+    # FULL_CONTEXT: audit_bucket=true, 400 days, COMPLIANCE (and the other optional parts on).
+    return synthesized_full
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,10 @@ def _run(tmp_path: Path, table: BuildTable, request: BuildRequest, **env: str) -
     stubs = tmp_path / "bin"
     stubs.mkdir(exist_ok=True)
     if not (stubs / "python3").exists():
-        (stubs / "python3").symlink_to(sys.executable)
+        # A script, not a symlink: a link to .venv's python from outside .venv starts the base interpreter
+        # without the venv's packages (it passed on 3.11 only where that one had pydantic installed).
+        (stubs / "python3").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        (stubs / "python3").chmod(0o755)
     full_env = {
         **build_process_env(tmp_path, table),
         **{k: str(v) for k, v in spec["env"]["variables"].items()},
