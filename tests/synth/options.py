@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infra.config import RETIRED_KEYS
+
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"
 SKIP_BUNDLING: Mapping[str, list[str]] = {"aws:cdk:bundling-stacks": []}
@@ -28,6 +30,8 @@ SETTINGS_KEY = re.compile(r"`([a-z_]+)`")
 
 # Keys that are not a deployment option: `nag=false` turns the very check off (never for deployments).
 NOT_AN_OPTION = {"nag": "turns cdk-nag off (infra/README.md: not for deployments); every case runs with it on"}
+# Retired keys are refused at synth, with their reason (test_a_retired_key_is_refused_with_its_reason).
+RETIRED: Mapping[str, str] = RETIRED_KEYS
 
 TEAM_20 = "platform-agents-prod"  # the longest team name TEAM_PATTERN allows: every resource name is longest
 assert len(TEAM_20) == 20
@@ -59,7 +63,6 @@ ALONE: Mapping[str, Mapping[str, str]] = {
     "pending_age_alarm_minutes": {"pending_age_alarm_minutes": "60"},
     "pending_age_alarm_minutes_by_kind": {"pending_age_alarm_minutes_by_kind": '{"review": 480, "ask": 30}'},
     "pending_count_alarm_threshold": {"pending_count_alarm_threshold": "25"},
-    "powertools_layer_version": {"powertools_layer_version": "26"},
     "companion_model": {"companion_model": "us.anthropic.claude-sonnet-4-20250514-v1:0"},
     "audit_bucket": {"audit_bucket": "true"},
     "audit_retention_days": {"audit_bucket": "true", "audit_retention_days": "30"},
@@ -141,7 +144,8 @@ def keys_in_readme(readme: Path = INFRA / "README.md") -> set[str]:
 
 
 def covered_keys() -> set[str]:
-    return {key for case in (*MATRIX, SLACK_APP, *CHECKOV_CASES) for key in case.context} | set(NOT_AN_OPTION)
+    cases = (*MATRIX, SLACK_APP, *CHECKOV_CASES)
+    return {key for case in cases for key in case.context} | set(NOT_AN_OPTION) | set(RETIRED)
 
 
 @contextmanager

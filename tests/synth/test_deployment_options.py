@@ -15,6 +15,7 @@ from tests.synth.options import (
     ALONE,
     MATRIX,
     NOT_AN_OPTION,
+    RETIRED,
     SLACK_APP,
     Case,
     covered_keys,
@@ -32,7 +33,7 @@ def test_every_key_infra_reads_or_documents_has_a_case() -> None:
     assert {"team", "slack_channel", "audit_lock_mode", "nag"} <= read
     assert {"team", "throttle_burst", "agent_launchers", "nag"} <= documented
     assert (read | documented) - covered_keys() == set(), "a context key with no synth case in options.py"
-    assert set(ALONE) | set(NOT_AN_OPTION) >= read | documented, "a key with no case of its own (ALONE)"
+    assert set(ALONE) | set(NOT_AN_OPTION) | set(RETIRED) >= read | documented, "a key with no case of its own (ALONE)"
     assert read - documented == set(), "a key infra/ reads that infra/README.md's settings tables do not list"
 
 
@@ -42,6 +43,14 @@ def test_the_option_synthesizes_with_cdk_nag_on(case: Case, tmp_path: Path) -> N
     assert synthesized.template.is_file()
     # A key the app read at synth (under whatever name) that has no case fails here too.
     assert synthesized.keys_read - covered_keys() == set()
+
+
+@pytest.mark.parametrize("key", sorted(RETIRED))
+def test_a_retired_key_is_refused_with_its_reason(key: str, tmp_path: Path) -> None:
+    """A retired key is no deployment option: `-c key=...` stops the synth, saying why and what replaces it."""
+    with pytest.raises(ValueError, match=f"context key '{key}' is no longer supported") as refused:
+        synthesize_case(Case(key, {key: "26"}), tmp_path / "cdk.out")
+    assert RETIRED[key] in str(refused.value)
 
 
 def test_an_unacknowledged_finding_fails_the_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
