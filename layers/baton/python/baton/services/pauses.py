@@ -261,11 +261,14 @@ class PauseService:
         voter's repeat on a quorum pause (200: counted once), or a 409."""
         core = self.core
         st = latest.state
+        quorum = latest.request.kind == "ask" and latest.request_as(PauseRequest).approval is not None
         if st.status == "answered" and st.answer == answers:
             # A retry of a resume whose token send failed: the stored answer is resent. The same caller's
-            # repeat is answered as the first was, even once the gate is resumed.
+            # repeat is answered as the first was, even once the gate is resumed. On a quorum pause the
+            # same answer is a vote: the vote path below says whether it was counted (never the 200 of the
+            # deciders' resume, which it is not), after this request made the deciders' send if still due.
             resumed = core.release_gate(latest.run_id, latest.request.node, self._output(latest))
-            if resumed or st.answered_by == caller:
+            if not quorum and (resumed or st.answered_by == caller):
                 return self._result(latest, resumed or self._delivered(latest))
         if st.status == "timed_out" or st.outcome:  # a default taken: also late
             core.refuse_if_late(latest, answers, caller=caller, deadline=latest.expires_at or core.now())
