@@ -59,16 +59,9 @@ fi
 # `--compile-bytecode` compiles site-packages (only what changed, after the first time); compileall
 # does the checkout's own code (it skips what is up to date).
 # .venv runs the Lambda runtime's Python (infra/assets.py RUNTIME_PYTHON), so the tests run what deploys.
-# Found by its path: a pyenv shim named python3.13 answers only where pyenv selected that version (and a
-# .python-version file would turn this checkout's python3, and its uv, into 3.13's).
-runtime_python=
-for candidate in "${BATON_RUNTIME_PYTHON:-}" "$(command -v python3.13 || true)" \
-  "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13; do
-  if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null; then
-    runtime_python=$candidate
-    break
-  fi
-done
+# Found by scripts/find_python.sh (not a .python-version file: it would turn this checkout's python3, and
+# its uv, into 3.13's).
+runtime_python=$(./scripts/find_python.sh 3.13 "${BATON_RUNTIME_PYTHON:-}" || true)
 if [ -z "$runtime_python" ]; then
   echo "bootstrap: Python 3.13 (the Lambda runtime's) is needed: install it or set BATON_RUNTIME_PYTHON" >&2
   exit 1

@@ -6,14 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export UV_PYTHON_DOWNLOADS=never
-python311=
-for candidate in "${BATON_PYTHON_311:-}" "$(command -v python3.11 || true)" \
-  "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.11*/bin/python3.11; do
-  if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null; then
-    python311=$candidate
-    break
-  fi
-done
+python311=$(./scripts/find_python.sh 3.11 "${BATON_PYTHON_311:-}" || true)
 if [ -z "$python311" ]; then
   echo "check_py311: no Python 3.11 on this machine (set BATON_PYTHON_311)" >&2
   exit 1
