@@ -12,6 +12,7 @@ import json
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from baton.errors import NotFoundError
 from baton.runtime.observability import logger
 
 if TYPE_CHECKING:
@@ -36,11 +37,20 @@ def _raw_body(event: dict[str, Any]) -> bytes:
 @logger.inject_lambda_context
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     headers = {str(k): str(v) for k, v in (event.get("headers") or {}).items()}
-    reply = _service().handle(_raw_body(event), headers)
+    try:
+        service = _service()
+    except NotFoundError as err:  # no Slack app on this stack: a 404 in words, not a crash (a 502)
+        logger.warning("slack interaction on a stack without Slack", extra={"reason": err.message})
+        return _json(err.http_status, err.to_body())
+    reply = service.handle(_raw_body(event), headers)
     if reply.status != 200:
         logger.warning("slack interaction refused", extra={"status": reply.status, "body": reply.body})
+    return _json(reply.status, reply.body)
+
+
+def _json(status: int, body: object) -> dict[str, Any]:
     return {
-        "statusCode": reply.status,
+        "statusCode": status,
         "headers": {"Content-Type": "application/json"},
-        "body": json.dumps(reply.body) if reply.body is not None else "",
+        "body": json.dumps(body) if body is not None else "",
     }

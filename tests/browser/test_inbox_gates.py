@@ -11,6 +11,8 @@ from pathlib import Path
 
 from playwright.sync_api import Page, Request, expect
 
+from baton.api.auth import operator_token
+from baton.client.sdk import Client
 from baton.errors import NotFoundError
 from baton.local.demo_repo import create_demo_repo
 from baton.merge.gitcmd import git_out
@@ -94,7 +96,7 @@ def test_another_operators_claim_is_shown_taken_over_and_the_interrupt_cancelled
         schema={"type": "enum", "enum": ["staging", "production"]},
         state={"build": {"sha": "abc1234"}},
     )
-    operator.claim_interrupt(rec.interrupt_id, operator="alice")
+    Client(stack.api_url, operator_token(stack.token, "alice")).claim_interrupt(rec.interrupt_id)
     page.goto(f"{stack.api_url}/inbox/#/interrupt/{rec.interrupt_id}")
     claim = page.get_by_role("alert").filter(has_text="Claimed by alice")
     expect(claim).to_be_visible()
@@ -111,7 +113,8 @@ def test_another_operators_claim_is_shown_taken_over_and_the_interrupt_cancelled
     assert claimed[-1]["reason"] == "alice is away"
 
     # A claim made elsewhere after opening shows within the screen's refresh.
-    operator.claim_interrupt(rec.interrupt_id, operator="bob", force=True, reason="on call")
+    bob = Client(stack.api_url, operator_token(stack.token, "bob"))
+    bob.claim_interrupt(rec.interrupt_id, force=True, reason="on call")
     expect(page.get_by_role("alert").filter(has_text="Claimed by bob")).to_be_visible(timeout=6000)
 
     page.get_by_label("Reason to cancel").fill("wrong target")

@@ -68,6 +68,14 @@ def test_bad_input_gets_clear_4xx_and_changes_nothing(local_stack: LocalStackPro
         assert http.get("/api/openapi.json").json()["info"]["title"] == "Baton API"
 
 
+def test_the_slack_url_of_a_stack_without_slack_is_a_404_in_words(local_stack: LocalStackProcess) -> None:
+    """`baton dev` with no SLACK_SIGNING_SECRET: a Slack interaction is told Slack is not configured (no 502)."""
+    with local_stack.http() as http:
+        resp = http.post("/slack/interactions", content=b"payload=%7B%7D", headers={"X-Slack-Signature": "v0=0"})
+    assert resp.status_code == 404, resp.text
+    assert resp.json()["error"] == "not_found" and "Slack is not configured" in resp.json()["message"]
+
+
 def test_port_in_use_is_reported_clearly(local_stack: LocalStackProcess, tmp_path: Path) -> None:
     port = local_stack.api_url.rsplit(":", 1)[1]
     import subprocess

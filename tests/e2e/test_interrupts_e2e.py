@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from baton.api.auth import operator_token
+from baton.client.sdk import Client
 from baton.errors import (
     ConflictError,
     GoneError,
@@ -115,9 +117,10 @@ def test_hosted_interrupt_claim_validation_then_resume_with_edits(stack: LocalSt
     assert rec["hosted"] is True and client.get_run(session)["status"] == "paused_waiting_human"
 
     # claim, visible to another operator; a claim by that other operator is refused unless forced
-    assert client.claim_interrupt(rec["id"], operator="alice")["interrupt"]["claimedBy"] == "alice"
+    alice = Client(stack.api_url, operator_token(stack.token, "alice"))  # `baton operator-token alice`
+    assert alice.claim_interrupt(rec["id"])["interrupt"]["claimedBy"] == "alice"
     with pytest.raises(ConflictError) as taken:
-        client.claim_interrupt(rec["id"], operator="bob")
+        Client(stack.api_url, operator_token(stack.token, "bob")).claim_interrupt(rec["id"])
     assert taken.value.details["claimedBy"] == "alice"
     assert client.get_interrupt(rec["id"])["claimedBy"] == "alice"
 

@@ -12,7 +12,7 @@ import pytest
 
 from baton.api import deps
 from baton.api.app import create_app
-from baton.api.auth import agent_token
+from baton.api.auth import agent_token, operator_token
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
@@ -104,7 +104,8 @@ def test_filters_kind_run_node_claimed_and_age(api: Any, clock: FixedClock) -> N
     assert status == 200, claimed
     assert _ids(api("GET", "/api/inbox?claimed=me")[1]) == [i1]
     assert _ids(api("GET", "/api/inbox?claimed=unclaimed")[1]) == [q_new, q_old]
-    status, body = api("POST", f"/api/v1/interrupts/{i1}/claim", {"force": True, "operator": "bob", "reason": "away"})
+    bob = operator_token(TOKEN, "bob")
+    status, body = api("POST", f"/api/v1/interrupts/{i1}/claim", {"force": True, "reason": "away"}, token=bob)
     assert status == 200, body
     assert _ids(api("GET", "/api/inbox?claimed=me")[1]) == []
     page = api("GET", "/api/inbox?kind=interrupt")[1]

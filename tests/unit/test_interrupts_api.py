@@ -145,13 +145,16 @@ def test_resume_validation_then_success(api: Any) -> None:
 
 
 def test_claim_without_body_with_operator_and_force(api: Any) -> None:
+    from baton.api.auth import operator_token
+
+    bob = operator_token(TOKEN, "bob")
     rec = _create(api)
     status, claimed = api("POST", f"/api/v1/interrupts/{rec['id']}/claim")
     assert status == 200 and claimed["interrupt"]["claimedBy"] == "local-operator"
-    status, taken = api("POST", f"/api/v1/interrupts/{rec['id']}/claim", {"operator": "bob"})
+    status, taken = api("POST", f"/api/v1/interrupts/{rec['id']}/claim", {"operator": "bob"}, token=bob)
     assert status == 409 and taken["claimedBy"] == "local-operator"
     status, forced = api(
-        "POST", f"/api/v1/interrupts/{rec['id']}/claim", {"operator": "bob", "force": True, "reason": "away"}
+        "POST", f"/api/v1/interrupts/{rec['id']}/claim", {"operator": "bob", "force": True, "reason": "away"}, token=bob
     )
     assert status == 200 and forced["interrupt"]["claimedBy"] == "bob"
     status, _ = api("POST", f"/api/v1/interrupts/{rec['id']}/claim", {"forse": True})
@@ -415,7 +418,7 @@ def test_cli_claim_and_cancel(cli: Any, api: Any) -> None:
     out = cli("workflow", "claim-interrupt", "sess-abc")
     assert out.exit_code == 0 and "claimed by local-operator" in out.output
     out = cli("workflow", "claim-interrupt", "sess-abc", "--operator", "bob")
-    assert out.exit_code == 1 and "claimed by local-operator" in out.output
+    assert out.exit_code == 1 and "you are local-operator; you cannot act as bob" in out.output
     out = cli("workflow", "cancel-interrupt", "sess-abc", "--reason", "obsolete")
     assert out.exit_code == 0 and f"interrupt {rec['id']} cancelled: obsolete" in out.output
 
@@ -432,3 +435,36 @@ def test_create_with_a_2020_12_schema_is_a_clear_400(api: Any) -> None:
     assert status == 400 and err["error"] == "bad_request"
     assert "prefixItems" in err["message"] and "draft-04, draft-06 and draft-07" in err["message"]
     assert api("GET", "/api/v1/interrupts?sessionId=sess-abc")[1]["count"] == 0  # nothing was stored
+
+
+ACTS_AS_ALICE = [
+    ("claim", {"operator": "alice"}),
+    ("claim/renew", {"operator": "alice"}),
+    ("claim/release", {"operator": "alice"}),
+    ("reassign", {"to": "carol", "operator": "alice"}),
+    ("resume", {"input": "staging", "operator": "alice"}),
+    ("cancel", {"reason": "not needed", "operator": "alice"}),
+]
+
+
+def test_a_named_operator_never_acts_as_the_operator_a_body_names(api: Any) -> None:
+    """Who acts comes from the token alone: bob's token naming alice is a 403 naming both, on each of the
+    six operator actions, nothing is written as alice, and bob naming himself still acts."""
+    from baton.api.auth import operator_token
+
+    bob = operator_token(TOKEN, "bob")
+    rec = _create(api)
+    assert api("POST", f"/api/v1/interrupts/{rec['id']}/claim", {"operator": "bob"}, token=bob)[0] == 200
+    for action, body in ACTS_AS_ALICE:
+        status, refused = api("POST", f"/api/v1/interrupts/{rec['id']}/{action}", body, token=bob)
+        assert status == 403, (action, refused)
+        assert "you are bob" in refused["message"] and "act as alice" in refused["message"], action
+        assert (refused["operator"], refused["caller"]) == ("alice", "bob"), action
+    status, view = api("GET", f"/api/v1/interrupts/{rec['id']}", token=bob)
+    assert status == 200 and view["status"] == "pending" and view["claimedBy"] == "bob"
+    status, events = api("GET", f"/api/runs/{CREATE['sessionId']}/events")
+    assert status == 200 and events["events"], events
+    status, log = api("GET", f"/api/runs/{CREATE['sessionId']}/audit")
+    assert status == 200 and "alice" not in json.dumps([events, log])
+    status, resumed = api("POST", f"/api/v1/interrupts/{rec['id']}/resume", {"input": "staging"}, token=bob)
+    assert status == 200 and resumed["interrupt"]["resolvedBy"] == "bob", resumed

@@ -121,7 +121,7 @@ def test_the_worker_reads_back_the_job_the_ack_sent_and_refuses_a_bad_one() -> N
 def test_the_fast_path_reads_the_deployed_secret_and_mapping_once_and_refuses_a_missing_one() -> None:
     import pytest
 
-    from baton.channels.slack.endpoint import _operators, _signing_secret, build_ack
+    from baton.channels.slack.endpoint import SlackNotConfiguredError, _operators, _signing_secret, build_ack
 
     reads: list[str] = []
 
@@ -145,5 +145,5 @@ def test_the_fast_path_reads_the_deployed_secret_and_mapping_once_and_refuses_a_
         {"W0ADMIN": "root@example.com"},
     )
     assert reads == ["arn:slack", "/baton/ops"]
-    with pytest.raises(ValueError, match="SLACK_SIGNING_SECRET or SLACK_APP_SECRET_ARN"):
+    with pytest.raises(SlackNotConfiguredError, match="SLACK_SIGNING_SECRET or SLACK_APP_SECRET_ARN"):
         build_ack({"BATON_TABLE_NAME": "t", "AWS_DEFAULT_REGION": "us-east-1"})

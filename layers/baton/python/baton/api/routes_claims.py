@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field, StrictInt, model_validator
 
 from baton.api import deps
 from baton.api.contract import InterruptId, responses
-from baton.api.routes_interrupts import acting_operator
+from baton.api.routes_interrupts import OPERATOR_FIELD_DESCRIPTION, acting_operator
 from baton.contracts import InterruptClaimed
 from baton.services.claims import (
     DEFAULT_LEASE_SECONDS,
@@ -32,7 +32,7 @@ LEASE_DESCRIPTION = (
 Reason = Annotated[str | None, Field(max_length=MAX_REASON_CHARS)]
 # Who a claim is given to: an operator's principal (a local name, an email, an IAM ARN); no spaces.
 Principal = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f]+$")]
-OperatorField = Field(default=None, max_length=200, description="Local stack only: who acts.")
+OperatorField = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
 
 
 class ClaimInterruptRequest(BaseModel):

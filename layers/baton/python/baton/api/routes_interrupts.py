@@ -92,17 +92,25 @@ class CreateInterruptRequest(BaseModel):
         ).ladder()
 
 
+# Who acts comes only from the credentials: a body's `operator` is accepted (older clients send it) when it
+# names the caller, and refused otherwise, so a token can never act, nor be logged, as someone else.
+OPERATOR_FIELD_DESCRIPTION = (
+    "Optional; must name the authenticated caller (403 otherwise). Who acts is always the caller: "
+    "locally, use a named operator's token (`baton operator-token <name>`)."
+)
+
+
 class ResumeInterruptRequest(BaseModel):
     input: Any = Field(default=None, description="The value for the waiter; validated against the schema.")
     stateEdits: list[str] = Field(default_factory=list, description='Edits of the snapshot: ["path=value", ...].')
-    operator: str | None = Field(default=None, max_length=200, description="Local stack only: who resumes.")
+    operator: str | None = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
 
     model_config = {"extra": "forbid"}
 
 
 class CancelInterruptRequest(BaseModel):
     reason: str = Field(min_length=1, max_length=1000, description="Why; shown to the waiter and in the run.")
-    operator: str | None = Field(default=None, max_length=200, description="Local stack only: who cancels.")
+    operator: str | None = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
 
     model_config = {"extra": "forbid"}
 
@@ -131,14 +139,14 @@ def _service() -> InterruptService:
 
 
 def _operator(requested: str | None) -> str:
-    """The authenticated caller. Locally everyone shares one bearer token, so a name may be given
-    (to show claims by different operators); deployed, naming someone else is refused."""
+    """The authenticated caller, on every stack: a body's `operator` naming anyone else is a 403."""
     caller = deps.require_operator("claiming, resuming or cancelling an interrupt")
     if requested is None or requested == caller.principal:
         return caller.principal
-    if caller.via == "local-token":
-        return requested
-    raise ForbiddenError(f"you are {caller.principal}; you cannot act as {requested}", details={"operator": requested})
+    raise ForbiddenError(
+        f"you are {caller.principal}; you cannot act as {requested}: who acts comes from the credentials",
+        details={"operator": requested, "caller": caller.principal},
+    )
 
 
 def _voter() -> Voter:

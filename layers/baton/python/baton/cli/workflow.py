@@ -43,7 +43,10 @@ InterruptIdOption = Annotated[
     str | None, typer.Option("--interrupt-id", help="Which interrupt (default: the session's latest pending one).")
 ]
 OperatorOption = Annotated[
-    str | None, typer.Option("--operator", help="Local stack only: act as this operator name.", hidden=True)
+    str | None,
+    typer.Option(
+        "--operator", help="Must name the caller (the API refuses another): who acts is the token's.", hidden=True
+    ),
 ]
 
 

@@ -16,11 +16,16 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from baton.channels.slack.ack import FormDesk, SlackAck, parse_operators
+from baton.errors import NotFoundError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from baton.channels.slack.ack import JobQueue
+
+
+class SlackNotConfiguredError(NotFoundError):
+    """The stack has no Slack app (no signing secret): its interaction URL says so, a 404, never a 5xx."""
 
 
 class _Once:
@@ -45,7 +50,9 @@ def _signing_secret(env: Mapping[str, str], client: Callable[[str], Any]) -> Cal
         return lambda: plain
     arn = env.get("SLACK_APP_SECRET_ARN", "").strip()
     if not arn:
-        raise ValueError("set SLACK_SIGNING_SECRET or SLACK_APP_SECRET_ARN for the Slack app")
+        raise SlackNotConfiguredError(
+            "Slack is not configured on this stack: set SLACK_SIGNING_SECRET or SLACK_APP_SECRET_ARN for the Slack app"
+        )
 
     def read() -> str:
         secret = json.loads(str(client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]))
@@ -74,10 +81,10 @@ def build_ack(environ: Mapping[str, str] | None = None) -> SlackAck:
     from baton.adapters.slack import DynamoReplayGuard, LambdaJobs, ThreadedLambdaJobs, botocore_client
 
     env = os.environ if environ is None else environ
+    signing_secret = _signing_secret(env, botocore_client)  # no Slack app is said first, before any client
     table = env.get("BATON_TABLE_NAME", "").strip()
     if not table:
         raise ValueError("set BATON_TABLE_NAME: the Slack replay guard writes there")
-    signing_secret = _signing_secret(env, botocore_client)  # a missing one is refused before any client
     operators = _operators(env, botocore_client)
     worker = env.get("BATON_SLACK_WORKER_FUNCTION", "").strip() or "slack_worker"
     threaded = env.get("BATON_SLACK_WORKER_INVOKE", "event").strip() == "thread"
