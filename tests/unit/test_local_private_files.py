@@ -16,7 +16,7 @@ from baton.channels.email.outbox import OutboxMailSender, read_outbox
 from baton.local import persist
 from baton.local.journal import Journal, line
 from baton.local.stack import OUTBOX_DIR, STATE_FILE
-from baton.private_files import private_dir, tighten_files, write_private
+from baton.private_files import tighten, write_private
 from tests.local_state import loose_modes
 
 if TYPE_CHECKING:
@@ -70,9 +70,9 @@ def test_folders_and_files_made_looser_before_are_tightened(tmp_path: Path) -> N
     (outbox / "1-2-3.json").chmod(0o644)  # as an older Baton wrote its mails
     (tmp_path / ".baton" / STATE_FILE).write_text("{}")
     (tmp_path / ".baton" / STATE_FILE).chmod(0o664)
-    for folder in (tmp_path / ".baton", outbox):
-        private_dir(folder)
-        tighten_files(folder)
+    for folder in (tmp_path / ".baton", outbox, tmp_path / "none"):
+        tighten(folder)
+    assert not (tmp_path / "none").exists()
     assert loose_modes(tmp_path / ".baton") == []
 
 

@@ -27,8 +27,12 @@ def private_dir(path: Path) -> Path:
     return path
 
 
-def tighten_files(folder: Path) -> None:
-    """The files directly in `folder` that others could read (written by an older Baton) made 0600."""
+def tighten(folder: Path) -> None:
+    """`folder`, if there is one, made 0700 and the files directly in it 0600 (an older Baton wrote some
+    readable by others)."""
+    if not folder.is_dir():
+        return
+    private_dir(folder)
     for entry in os.scandir(folder):
         if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mode & _OTHERS:
             os.chmod(entry.path, PRIVATE_FILE_MODE)

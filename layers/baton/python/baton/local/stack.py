@@ -31,7 +31,7 @@ from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.moto_speed import moto_fast_paths
 from baton.local.moto_wire import moto_wire_paths
 from baton.local.provision import Provisioned, create_state_machines, provision
-from baton.private_files import private_dir, tighten_files, write_private
+from baton.private_files import private_dir, tighten, write_private
 from baton.workflows.resources import FUNCTIONS, schedule_seconds
 
 if TYPE_CHECKING:
@@ -218,7 +218,8 @@ class LocalStack:
         started = time.perf_counter()
         _check_port_free(self.host, self.api_port, "Baton API", "--port")
         _check_port_free(self.host, self.moto_port, "AWS emulator", "--moto-port")
-        self._private_state_dir()
+        for folder in (private_dir(self.state_dir), self.state_dir / OUTBOX_DIR):
+            tighten(folder)  # as an older Baton left it: its mails' signed links answer for whoever reads them
         from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
@@ -299,16 +300,6 @@ class LocalStack:
         # Whole or not at all (a reader never sees it half written), 0600: it holds the bearer token.
         write_private(self.state_dir / STATE_FILE, json.dumps(self.info.to_json(), indent=2))
         return self.info
-
-    def _private_state_dir(self) -> None:
-        """The state dir and its outbox yours only (0700), with the files an older Baton left readable
-        by others (its mails: their signed links answer for whoever holds them) made 0600."""
-        private_dir(self.state_dir)
-        tighten_files(self.state_dir)
-        outbox = self.state_dir / OUTBOX_DIR
-        if outbox.is_dir():
-            private_dir(outbox)
-            tighten_files(outbox)
 
     def _email_env(self, api_url: str) -> dict[str, str]:
         """The email channel locally: mail printed and kept in the outbox, links signed with a key
