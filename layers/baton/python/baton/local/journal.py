@@ -26,6 +26,8 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from baton.private_files import private_dir
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
     from pathlib import Path
@@ -51,7 +53,7 @@ class Journal:
         self._unsynced = False
 
     def open(self, *, truncate: bool = False) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if truncate else 0)
         self._fd = os.open(self.path, flags, 0o600)  # beside the token's file: yours only
         self.bytes = os.fstat(self._fd).st_size

@@ -35,6 +35,7 @@ from baton.local.journal import Journal, key_of, line, replay
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import track_changes
 from baton.models import parse_request, status_of
+from baton.private_files import private_dir
 from baton.workflows.table import (
     ALL_PENDING_PK,
     ALL_PENDING_PK_ATTRIBUTE,
@@ -90,7 +91,7 @@ def load(path: Path) -> Saved | None:
 def save(path: Path, token: str, item_texts: list[str]) -> None:
     """Write the whole file (`item_texts`: each item as JSON text) to a temporary one beside it, then
     rename it over the old one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds the bearer token
     try:

@@ -31,6 +31,7 @@ from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.moto_speed import moto_fast_paths
 from baton.local.moto_wire import moto_wire_paths
 from baton.local.provision import Provisioned, create_state_machines, provision
+from baton.private_files import private_dir, tighten, write_private
 from baton.workflows.resources import FUNCTIONS, schedule_seconds
 
 if TYPE_CHECKING:
@@ -129,6 +130,9 @@ def _check_port_free(host: str, port: int, what: str, flag: str) -> None:
     if port == 0:
         return
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As the servers bind (socketserver's allow_reuse_address): a connection of a stack that just
+        # stopped or crashed, in TIME_WAIT for a minute, does not hold the port; a live listener does.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError as err:
@@ -214,6 +218,8 @@ class LocalStack:
         started = time.perf_counter()
         _check_port_free(self.host, self.api_port, "Baton API", "--port")
         _check_port_free(self.host, self.moto_port, "AWS emulator", "--moto-port")
+        for folder in (private_dir(self.state_dir), self.state_dir / OUTBOX_DIR):
+            tighten(folder)  # as an older Baton left it: its mails' signed links answer for whoever reads them
         from moto.moto_server.threaded_moto_server import ThreadedMotoServer
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
@@ -291,15 +297,8 @@ class LocalStack:
             startup_seconds=time.perf_counter() - started,
             inbox_url=f"{api_url}/inbox/",
         )
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        state_file = self.state_dir / STATE_FILE
-        # Written whole, then renamed into place: a reader (the CLI, the SDK, a test waiting for the
-        # stack) never sees it half written; created 0600, since it holds the bearer token.
-        temporary = state_file.with_name(f".{STATE_FILE}.{os.getpid()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(self.info.to_json(), indent=2))
-        os.replace(temporary, state_file)
+        # Whole or not at all (a reader never sees it half written), 0600: it holds the bearer token.
+        write_private(self.state_dir / STATE_FILE, json.dumps(self.info.to_json(), indent=2))
         return self.info
 
     def _email_env(self, api_url: str) -> dict[str, str]:

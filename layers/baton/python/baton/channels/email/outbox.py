@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING
 
 from baton.channels.email.mail import ANSWER_LINK_HEADING, Mail
+from baton.private_files import private_dir, write_private
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -27,11 +28,9 @@ class OutboxMailSender:
     def send(self, mail: Mail) -> str:
         with _lock:
             message_id = f"{time.time_ns()}-{os.getpid()}-{next(_counter)}"
-        self.directory.mkdir(parents=True, exist_ok=True)
-        target = self.directory / f"{message_id}.json"
-        temporary = target.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"id": message_id, "to": mail.to, "subject": mail.subject, "text": mail.text}))
-        os.replace(temporary, target)  # a reader never sees half a mail
+        target = private_dir(self.directory) / f"{message_id}.json"
+        # 0600, whole or not at all: a mail's signed links answer for whoever holds them
+        write_private(target, json.dumps({"id": message_id, "to": mail.to, "subject": mail.subject, "text": mail.text}))
         if self.echo:
             # A mail a person can answer from is printed whole (its link is what they open); the rest (a
             # run's end, a reminder) is one line, so the stack's terminal stays readable (issue 16 item 1).
