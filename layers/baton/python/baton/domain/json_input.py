@@ -85,6 +85,18 @@ def _problems(value: Any) -> list[dict[str, str]]:
     return problems
 
 
+def with_valid_text(value: Any) -> Any:
+    """`value` (parsed JSON) with each lone surrogate, in strings and keys, replaced by U+FFFD: how an
+    item stored before the door refused them is shown (its text marked invalid), not a broken read."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {with_valid_text(k): with_valid_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_valid_text(v) for v in value]
+    return value
+
+
 def load_json_input(text: str) -> Any:
     """`text` parsed, or ValidationFailedError naming each refused value's path.
     A syntax error is json.JSONDecodeError, as from json.loads: each door words its own."""
