@@ -4,6 +4,7 @@ bounded waits on an injected clock, and errors a model can act on."""
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
@@ -347,3 +348,21 @@ def test_the_interrupt_tool_takes_a_quorum_the_agent_cannot_meet_alone(mcp: Mcp,
     mcp.services.interrupts.resume(made["interrupt_id"], "go", [], caller="bob")
     done = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
     assert done["status"] == "answered" and done["value"] == "go"
+
+
+def test_text_not_unicode_and_nan_are_refused_at_the_door_by_path(mcp: Mcp, core: Core) -> None:
+    for arguments, words in (
+        ({"question": "q\ud800"}, "lone surrogate"),
+        ({"question": "q", "timeout_seconds": math.nan}, "NaN"),
+    ):
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "ask_user_async", "arguments": arguments},
+        }
+        status, body = mcp.post(message)  # json.dumps writes `\ud800` and `NaN`, as a client might
+        assert status == 422 and body["error"]["data"]["error"] == "validation_failed", body
+        [problem] = body["error"]["data"]["problems"]
+        assert problem["path"].startswith("params.arguments.") and words in problem["problem"], body
+    assert core.store.list_run_interactions(RUN) == []

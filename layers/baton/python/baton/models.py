@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, computed_field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, computed_field, model_validator
 
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunState
+from baton.domain.json_input import with_valid_text
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder, LadderStep
 from baton.events import PAYLOAD_OF_TYPE, EventPayload, EventType
 
@@ -206,7 +207,18 @@ RequestT = TypeVar("RequestT", QuestionRequest, PauseRequest, AwaitToolRequest, 
 
 def parse_request(data: Any) -> InteractionRequest:
     """A request from its stored form (a dict or its JSON text), old items included."""
-    return _REQUEST.validate_json(data) if isinstance(data, str | bytes) else _REQUEST.validate_python(data)
+    if not isinstance(data, str | bytes):
+        return _REQUEST.validate_python(data)
+    try:
+        return _REQUEST.validate_json(data)
+    except ValidationError as invalid:
+        # Stored before the API refused lone surrogates: pydantic's JSON parser refuses their escapes,
+        # json.loads reads them; shown with U+FFFD for each, so the item lists and can be cancelled.
+        try:
+            loaded = json.loads(data)
+        except ValueError:
+            raise invalid from None
+        return _REQUEST.validate_python(with_valid_text(loaded))
 
 
 def dump_request(request: InteractionRequest) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import importlib
 import json
 import threading
@@ -19,6 +20,7 @@ from baton.api.openapi_docs import add_docs_route
 from baton.api.request_scope import RequestScopedResolver
 from baton.api.route_families import ANSWER_PREFIX, FAMILIES, family_of
 from baton.domain.fields import MAX_JSON_DEPTH, json_text_depth
+from baton.domain.json_input import load_json_input
 from baton.errors import (
     API_ERRORS,
     BadRequestError,
@@ -79,7 +81,8 @@ def _text_body(event: Mapping[str, Any]) -> str:
 
 
 def _check_body(event: Mapping[str, Any]) -> str:
-    """Refuse, before any work, a body that is not UTF-8 JSON by its type, or nests too deep.
+    """Refuse, before any work, a body that is not UTF-8 JSON by its type, nests too deep, or holds
+    text that is not valid Unicode or a number out of range (baton.domain.json_input).
     Returns the body as text. An empty body passes: routes with an optional body accept it."""
     text = _text_body(event)  # its size was checked before the caller was resolved (BatonResolver.resolve)
     if not text:
@@ -94,6 +97,9 @@ def _check_body(event: Mapping[str, Any]) -> str:
         raise BadRequestError(
             f"the request body is nested deeper than {MAX_JSON_DEPTH} levels", details={"limit": MAX_JSON_DEPTH}
         )
+    # a syntax error is left to the route's request validation, which words it (400, "not valid JSON")
+    with contextlib.suppress(json.JSONDecodeError):
+        load_json_input(text)
     return text
 
 
@@ -158,6 +164,7 @@ class BatonResolver(RequestScopedResolver):
                 PayloadTooLargeError,
                 UnsupportedMediaTypeError,
                 BadRequestError,
+                ValidationFailedError,
             ) as err:
                 return _error_result(err)
             if event.get("isBase64Encoded"):

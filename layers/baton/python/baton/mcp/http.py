@@ -23,6 +23,7 @@ from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 
 from baton.api.auth import Caller, admit, resolve_caller
 from baton.domain.fields import MAX_JSON_DEPTH, check_run_id, json_text_depth
+from baton.domain.json_input import load_json_input
 from baton.errors import BadRequestError, BatonError, ForbiddenError, PayloadTooLargeError, UnsupportedMediaTypeError
 from baton.mcp.agent import AgentTools, WaitPolicy
 from baton.mcp.server import McpServer
@@ -107,7 +108,7 @@ def _parse(event: Mapping[str, Any], text: str) -> Any:
     if json_text_depth(text) > MAX_JSON_DEPTH:
         raise HttpRefusal(400, f"the message is nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        return json.loads(text)
+        return load_json_input(text)  # a lone surrogate or an out-of-range number: a 422 naming its path
     except ValueError:
         raise HttpRefusal(400, "the body is not valid JSON", code=PARSE_ERROR) from None
 
