@@ -78,3 +78,13 @@ def test_mcp_and_api_serve_the_loopback_names(local_stack: LocalStackProcess, na
     assert answer.status_code == 200 and answer.json()["result"] == {}, answer.text
     with local_stack.http() as http:
         assert http.get("/api/v1/interrupts", headers={"Host": own, "Origin": f"http://{own}"}).status_code == 200
+
+
+def test_slack_through_a_tunnel_keeps_its_own_host_but_no_page_reaches_it(local_stack: LocalStackProcess) -> None:
+    url = f"{local_stack.api_url}/slack/interactions"
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    # The route itself answers (Slack's signature decides there), not the guard: this stack has no Slack app.
+    tunnelled = httpx.post(url, content=b"payload=%7B%7D", headers=form | {"Host": "abc.tunnel.example"}, timeout=30)
+    assert tunnelled.status_code != 403 and "forbidden_origin" not in tunnelled.text, tunnelled.text
+    from_a_page = httpx.post(url, content=b"payload=%7B%7D", headers=form | {"Origin": EVIL_ORIGIN}, timeout=30)
+    assert from_a_page.status_code == 403 and from_a_page.json()["error"] == "forbidden_origin"

@@ -33,9 +33,10 @@ class LoopbackOnly:
     def origins(self) -> frozenset[str]:
         return frozenset(f"http://{host}" for host in self.hosts)
 
-    def refusal(self, host: str | None, origin: str | None) -> str | None:
-        """Why a request with these headers is refused, or None when it is the owner's."""
-        if (host or "").lower() not in self.hosts:
+    def refusal(self, host: str | None, origin: str | None, *, any_host: bool = False) -> str | None:
+        """Why a request with these headers is refused, or None when it is the owner's. `any_host`: a
+        route that authenticates every request itself, reached through a tunnel with its own name."""
+        if not any_host and (host or "").lower() not in self.hosts:
             return f"Host {(host or '')[:100]!r} is not this local stack's (only loopback names on port {self.port})"
         if origin is not None and origin.lower() not in self.origins:
             return f"Origin {origin[:100]!r} is not this local stack's: cross-origin requests are refused"
