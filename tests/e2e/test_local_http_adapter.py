@@ -44,7 +44,7 @@ def _raw(port: int, request: bytes, timeout: float = 10) -> tuple[int, dict[str,
 def test_every_method_gets_the_json_error_shape(server: int, method: str) -> None:
     status, body = _raw(
         server,
-        f"{method} /api/v1/interrupts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+        f"{method} /api/v1/interrupts HTTP/1.1\r\nHost: 127.0.0.1:{server}\r\nAuthorization: Bearer {TOKEN}\r\n"
         "Connection: close\r\n\r\n".encode(),
     )
     assert 400 <= status < 500 and {"error", "message"} <= body.keys()
@@ -81,7 +81,9 @@ def test_every_connection_has_nagle_off_so_a_response_is_not_held_for_an_ack(app
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        status, _ = _raw(httpd.server_address[1], b"GET /api/runs/r-1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        port = httpd.server_address[1]
+        request = f"GET /api/runs/r-1 HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        status, _ = _raw(port, request.encode())
     finally:
         httpd.shutdown()
         httpd.server_close()

@@ -152,7 +152,7 @@ def _abandon_long_poll(stack: LocalStackProcess, session: str) -> None:
     host, port = stack.api_url.removeprefix("http://").split(":")
     sock = socket.create_connection((host, int(port)))
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # close = RST
-    request = f"GET /api/v1/interrupts/{created['id']}?waitSeconds=2 HTTP/1.1\r\nHost: x\r\n"
+    request = f"GET /api/v1/interrupts/{created['id']}?waitSeconds=2 HTTP/1.1\r\nHost: {host}:{port}\r\n"
     sock.sendall(f"{request}Authorization: Bearer {stack.token}\r\n\r\n".encode())
     time.sleep(0.5)
     sock.close()

@@ -12,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from baton.local.origin_guard import LoopbackOnly, forbidden_body
+
 if TYPE_CHECKING:
     from baton.local.inbox import InboxSite
 
@@ -125,6 +127,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(408, _error_body("request_timeout", "request body not received in time"))
             return
         if body is None:
+            return
+        # Only the owner's programs: no other site's page, directly or by DNS rebinding (origin_guard.py).
+        # Slack's requests come through a tunnel under its name, each signed by Slack (README, Slack).
+        own = LoopbackOnly(self.connection.getsockname()[1])
+        tunnelled = urlsplit(self.path).path == SLACK_INTERACTIONS_PATH
+        refusal = own.refusal(self.headers.get("Host"), self.headers.get("Origin"), any_host=tunnelled)
+        if refusal is not None:
+            self._send_json(403, forbidden_body(refusal))
             return
         if self.inbox is not None and self.inbox.handles(self.path):
             site = self.inbox.handle(self.command, self.path, self.headers.get("Authorization") or "")

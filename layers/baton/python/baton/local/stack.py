@@ -30,6 +30,7 @@ from baton.local.moto_jsonpath import cached_json_paths
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.moto_speed import moto_fast_paths
 from baton.local.moto_wire import moto_wire_paths
+from baton.local.origin_guard import emulator_refuses_other_origins
 from baton.local.provision import Provisioned, create_state_machines, provision
 from baton.private_files import private_dir, tighten, write_private
 from baton.workflows.resources import FUNCTIONS, schedule_seconds
@@ -196,6 +197,7 @@ class LocalStack:
         self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
         self._exit_stack.enter_context(moto_fast_paths())  # the same responses with less of moto's per-call work
         self._exit_stack.enter_context(moto_wire_paths())  # the same requests and results, fewer walks over values
+        self._exit_stack.enter_context(emulator_refuses_other_origins())  # no web page reaches the table
 
     def _install_sfn_fixes(self) -> None:
         """Off the start-up path (they import moto's ASL interpreter): no execution precedes the machines.

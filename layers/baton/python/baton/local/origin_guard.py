@@ -1,0 +1,86 @@
+"""Only the owner's own programs reach `baton dev` (issue 29): a web page the owner visits must not
+drive the local API, `/mcp` or the AWS emulator, whether cross-origin (its `Origin` is its own) or by DNS
+rebinding (its name resolves to 127.0.0.1, so the `Host` is its own). Both servers accept a request only
+when its `Host` is a loopback name with their port, and its `Origin`, when sent, the same, as the MCP
+Streamable HTTP transport requires (the `mcp` SDK's `TransportSecuritySettings` has these rules, but
+`import mcp` loads its whole client and server, a cold start's worth, for two set look-ups)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from baton.local.moto_fixes import patched
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+FORBIDDEN_CODE = "forbidden_origin"
+
+
+@dataclass(frozen=True)
+class LoopbackOnly:
+    """The `Host` values and `Origin`s a server on a loopback `port` answers (exact matches only)."""
+
+    port: int
+
+    @property
+    def hosts(self) -> frozenset[str]:
+        return frozenset(f"{name}:{self.port}" for name in LOOPBACK_NAMES)
+
+    @property
+    def origins(self) -> frozenset[str]:
+        return frozenset(f"http://{host}" for host in self.hosts)
+
+    def refusal(self, host: str | None, origin: str | None, *, any_host: bool = False) -> str | None:
+        """Why a request with these headers is refused, or None when it is the owner's. `any_host`: a
+        route that authenticates every request itself, reached through a tunnel with its own name."""
+        if not any_host and (host or "").lower() not in self.hosts:
+            return f"Host {(host or '')[:100]!r} is not this local stack's (only loopback names on port {self.port})"
+        if origin is not None and origin.lower() not in self.origins:
+            return f"Origin {origin[:100]!r} is not this local stack's: cross-origin requests are refused"
+        return None
+
+
+def forbidden_body(reason: str) -> bytes:
+    return json.dumps({"error": FORBIDDEN_CODE, "message": reason}).encode()
+
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def guarded_wsgi(app: WsgiApp) -> WsgiApp:
+    """`app` behind the loopback check on the port it is served on: a refused request gets a 403
+    with no CORS header."""
+
+    def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        policy = LoopbackOnly(int(environ["SERVER_PORT"]))
+        reason = policy.refusal(environ.get("HTTP_HOST"), environ.get("HTTP_ORIGIN"))
+        if reason is None:
+            return app(environ, start_response)
+        body = forbidden_body(reason)
+        start_response("403 Forbidden", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+        return [body]
+
+    return guarded
+
+
+@contextlib.contextmanager
+def emulator_refuses_other_origins() -> Iterator[None]:
+    """moto's server: no flask-cors (it answers every `Origin` with `Access-Control-Allow-Origin: <origin>`,
+    so any page could Scan the table and send task tokens), and every request through the loopback check.
+    moto reads `MOTO_DISABLE_GLOBAL_CORS` into a constant when it is first imported (often before the
+    stack starts), so the constant itself is switched; each backend app is created after this."""
+    from moto.moto_server import threaded_moto_server, werkzeug_app
+
+    wrapped = threaded_moto_server.__dict__["DomainDispatcherApplication"]
+
+    def dispatcher(create_app: Any) -> WsgiApp:
+        return guarded_wsgi(wrapped(create_app))
+
+    with (
+        patched(werkzeug_app, {"DISABLE_GLOBAL_CORS": True}),
+        patched(threaded_moto_server, {"DomainDispatcherApplication": dispatcher}),
+    ):
+        yield
