@@ -10,6 +10,11 @@ only inside a safe subset, refused at creation otherwise (a 400 naming the patte
   nested and overlapping repeats behind exponential backtracking);
 * at most `MAX_PATTERN_CHARS` characters and `MAX_UNBOUNDED_REPEATS` repeats with no small bound.
 
+Every `pattern` string and `patternProperties` key anywhere in the schema document is checked, not only
+those on the keywords' paths: a `$ref` may point at any object in the document (`{"$ref": "#/x", "x":
+{...}}`, a definition's child, a `default`), and fastjsonschema compiles whatever it reaches. There is
+no linear-time engine to hand (Python's `re` always backtracks; `google-re2` is not a dependency).
+
 What is left can still cost polynomial time, about n^(r+1) steps for r unbounded repeats on a string of
 n characters, so validation has a size budget: `pattern_subject_limit` is the longest string (or object
 key) an answer may hold under such a schema, chosen so that n^(r+1) stays under `PATTERN_STEP_BUDGET`.
@@ -126,6 +131,8 @@ def check_schema_limits(json_schema: dict[str, Any]) -> None:
         _refuse(f"jsonSchema is {size} bytes of compact JSON; the limit is {MAX_SCHEMA_BYTES}", "#")
     for where, node in iter_subschemas(json_schema):
         _check_keywords(node, where)
+    for where, pattern in iter_patterns(json_schema):
+        check_pattern(pattern, where)
     _check_ref_cycles(json_schema)
 
 
@@ -167,12 +174,35 @@ def _check_keywords(node: dict[str, Any], where: str) -> None:
     required = node.get("required")
     if isinstance(required, list) and not all(isinstance(name, str) for name in required):
         _refuse(f"jsonSchema required at {where} must list property names (strings)", where)
-    if "pattern" in node:
-        check_pattern(node["pattern"], f"{where}/pattern")
-    pattern_properties = node.get("patternProperties")
-    if isinstance(pattern_properties, dict):
-        for key in pattern_properties:
-            check_pattern(key, f"{where}/patternProperties")
+    if "pattern" in node and not isinstance(node["pattern"], str):
+        _refuse(f"jsonSchema pattern at {where}/pattern must be a string", f"{where}/pattern")
+
+
+def iter_patterns(json_schema: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """Every `pattern` string and `patternProperties` key in the whole document, with its JSON pointer.
+
+    Walks every object, not only the keywords' subschemas: a `$ref` can reach any of them, so one the
+    walk skipped would be compiled and run unchecked. A `pattern` that is not a string is skipped here
+    (outside a subschema it may be plain data, e.g. a property named "pattern").
+    """
+    stack: list[tuple[Any, str]] = [(json_schema, "#")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, list):
+            stack.extend((child, f"{where}/{n}") for n, child in enumerate(node))
+            continue
+        if not isinstance(node, dict):
+            continue
+        if isinstance(node.get("pattern"), str):
+            yield f"{where}/pattern", node["pattern"]
+        pattern_properties = node.get("patternProperties")
+        if isinstance(pattern_properties, dict):
+            yield from ((f"{where}/patternProperties/{_pointer_part(k)}", k) for k in pattern_properties)
+        stack.extend((child, f"{where}/{_pointer_part(key)}") for key, child in node.items())
+
+
+def _pointer_part(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _check_type_keyword(kind: Any, where: str) -> None:
@@ -226,12 +256,7 @@ def _count_unbounded(items: Any, pattern: str, where: str, *, inside_repeat: boo
 
 def pattern_subject_limit(json_schema: dict[str, Any]) -> int | None:
     """The longest string an answer may hold under this schema's patterns (None: no budget needed)."""
-    repeats = [
-        check_pattern(p, where)
-        for where, node in iter_subschemas(json_schema)
-        for p in [node.get("pattern"), *(node.get("patternProperties") or {})]
-        if isinstance(p, str)
-    ]
+    repeats = [check_pattern(pattern, where) for where, pattern in iter_patterns(json_schema)]
     worst = max(repeats, default=0)
     return int(PATTERN_STEP_BUDGET ** (1 / (worst + 1))) if worst else None
 
