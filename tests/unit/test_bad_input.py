@@ -9,14 +9,11 @@ import base64
 import copy
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from baton.adapters.dynamo import _is_start_key
-from baton.api import deps
-from baton.api.app import create_app
 from baton.api.contract import ALWAYS
 from baton.domain import schema_limits
 from baton.domain.answer_schema import check_schema_definition, validate_answer
@@ -24,22 +21,11 @@ from baton.domain.fields import MAX_JSON_DEPTH, json_text_depth, json_value_dept
 from baton.domain.state_edits import MAX_PATH_SEGMENTS, apply_state_edits
 from baton.errors import BadRequestError, ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
-from baton.runtime.settings import Settings
-from baton.runtime.wiring import Services
 from baton.services.core import Core
-from baton.services.runs import RunService
+from tests.unit.conftest import LOCAL_TOKEN
 
-TOKEN = "local-secret"
+TOKEN = LOCAL_TOKEN  # the `app` fixture's (tests/unit/conftest.py)
 CREATE = {"sessionId": "sess-1", "prompt": "Pick one"}
-
-
-@pytest.fixture
-def app(core: Core) -> Iterator[Any]:
-    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": TOKEN})
-    services = Services(settings=settings, core=core, runs=RunService(core))
-    deps.set_services_provider(lambda: services)
-    yield create_app()
-    deps.set_services_provider(deps._default_provider)
 
 
 def _call(app: Any, method: str, path: str, data: bytes, content_type: str = "application/json") -> tuple[int, Any]:

@@ -6,23 +6,17 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from baton.api import deps
-from baton.api.app import create_app
 from baton.api.auth import SESSION_COOKIE, SESSION_SECONDS, inbox_session_token
 from baton.local.http_adapter import to_proxy_event
 from baton.local.inbox import CODE_SECONDS, InboxSite
-from baton.runtime.settings import Settings
-from baton.runtime.wiring import Services
-from baton.services.core import Core
-from baton.services.runs import RunService
+from tests.unit.conftest import LOCAL_TOKEN
 
-TOKEN = "local-secret"
+TOKEN = LOCAL_TOKEN  # the `app` fixture's (tests/unit/conftest.py)
 
 
 @pytest.fixture
@@ -108,15 +102,6 @@ def test_without_a_build_a_page_says_how_to_make_it(tmp_path: Path) -> None:
 
 
 # ---- the cookie at the API ------------------------------------------------------------------------
-@pytest.fixture
-def app(core: Core) -> Iterator[Any]:
-    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": TOKEN})
-    services = Services(settings=settings, core=core, runs=RunService(core))
-    deps.set_services_provider(lambda: services)
-    yield create_app()
-    deps.set_services_provider(deps._default_provider)
-
-
 def _call(app: Any, method: str, path: str, headers: dict[str, str], body: Any = None) -> tuple[int, Any]:
     data = json.dumps(body).encode() if body is not None else b""
     event = to_proxy_event(method, path, {"Content-Type": "application/json", **headers}, data, "127.0.0.1")

@@ -5,36 +5,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 from typer.testing import CliRunner
 
-from baton.api import deps
-from baton.api.app import create_app
 from baton.cli.main import app as cli_app
 from baton.client.interrupts import settle, wait_for
 from baton.client.sdk import ApiUnavailableError, Client
 from baton.contracts import InterruptClaimed, InterruptView
 from baton.errors import InterruptCancelledError, InterruptTimeoutError, InterruptValidationError
 from baton.local.http_adapter import to_proxy_event
-from baton.runtime.settings import Settings
-from baton.runtime.wiring import Services
 from baton.services.core import Core
-from baton.services.runs import RunService
+from tests.unit.conftest import LOCAL_TOKEN
 
-TOKEN = "local-secret"
-
-
-@pytest.fixture
-def app(core: Core) -> Iterator[Any]:
-    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": TOKEN})
-    services = Services(settings=settings, core=core, runs=RunService(core))
-    deps.set_services_provider(lambda: services)
-    yield create_app()
-    deps.set_services_provider(deps._default_provider)
+TOKEN = LOCAL_TOKEN  # the `app` fixture's (tests/unit/conftest.py)
 
 
 @pytest.fixture

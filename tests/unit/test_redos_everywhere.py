@@ -8,24 +8,19 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from baton.api import deps
-from baton.api.app import create_app
 from baton.domain import schema_limits
 from baton.domain.answer_schema import check_schema_definition, validate_answer
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
-from baton.runtime.settings import Settings
-from baton.runtime.wiring import Services
 from baton.services.core import Core
-from baton.services.runs import RunService
+from tests.unit.conftest import LOCAL_TOKEN
 
-TOKEN = "local-secret"
+TOKEN = LOCAL_TOKEN  # the `app` fixture's (tests/unit/conftest.py)
 CREATE = {"sessionId": "sess-1", "prompt": "Pick one"}
 EXPONENTIAL = {"type": "string", "pattern": "^(a+)+$"}
 # Short enough that the unguarded regex answers in well under a second (it doubles per character).
@@ -49,15 +44,6 @@ BYPASSES: list[tuple[str, dict[str, Any], str]] = [
     ("items list", {"type": "array", "items": [{"$ref": "#/more/0"}], "more": [EXPONENTIAL]}, "#/more/0/pattern"),
 ]
 IDS = [name for name, _, _ in BYPASSES]
-
-
-@pytest.fixture
-def app(core: Core) -> Iterator[Any]:
-    settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": TOKEN})
-    services = Services(settings=settings, core=core, runs=RunService(core))
-    deps.set_services_provider(lambda: services)
-    yield create_app()
-    deps.set_services_provider(deps._default_provider)
 
 
 def _create(app: Any, json_schema: dict[str, Any]) -> tuple[int, Any]:
