@@ -210,7 +210,7 @@ class PauseService:
 
     def _vote(self, target: Interaction, answers: dict[str, Any], caller: str, groups: Groups) -> dict[str, Any] | None:
         """A quorum pause: this resume is one vote (baton/services/pause_quorum.py). None: no quorum."""
-        policy = target.request_as(PauseRequest).approval if target.request.kind == "ask" else None
+        policy = _approval_policy(target)
         if policy is None:
             return None
         return PauseQuorum(self.core).vote(target, policy, answers, Voter(caller, groups))
@@ -261,7 +261,7 @@ class PauseService:
         voter's repeat on a quorum pause (200: counted once), or a 409."""
         core = self.core
         st = latest.state
-        quorum = latest.request.kind == "ask" and latest.request_as(PauseRequest).approval is not None
+        quorum = _approval_policy(latest) is not None
         if st.status == "answered" and st.answer == answers:
             # A retry of a resume whose token send failed: the stored answer is resent. The same caller's
             # repeat is answered as the first was, even once the gate is resumed. On a quorum pause the
@@ -366,3 +366,8 @@ class PauseService:
         )
         core.set_run_status(run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause)
         return {"cause": cause, "unanswered": [i.interaction_id for i in unanswered]}
+
+
+def _approval_policy(pause: Interaction) -> ApprovalPolicy | None:
+    """The quorum a pause needs (a plain pause's `approval`), None when one answer decides it."""
+    return pause.request_as(PauseRequest).approval if pause.request.kind == "ask" else None
