@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from baton.local.http_adapter import make_server
-from tests.unit.test_bad_input import TOKEN, app
+from tests.unit.conftest import LOCAL_TOKEN as TOKEN
+from tests.unit.conftest import app
 
 pytestmark = pytest.mark.e2e
-__all__ = ["app"]
+__all__ = ["app"]  # the unit tests' local-token API fixture, served over HTTP here
 
 
 @pytest.fixture
