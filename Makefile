@@ -13,11 +13,11 @@ bootstrap:
 # ("make: *** [Makefile:..: dev] Interrupt"). DEV_ARGS passes options, e.g. DEV_ARGS='--fresh -v'.
 DEV_ARGS ?=
 dev: bootstrap  ## the embedded local stack with its demo
-	@echo '$(UV) run baton dev $(DEV_ARGS)'; trap 'true' INT; $(UV) run baton dev $(DEV_ARGS); status=$$?; exit $$status
+	@echo '$(UV) run --extra local baton dev $(DEV_ARGS)'; trap 'true' INT; $(UV) run --extra local baton dev $(DEV_ARGS); status=$$?; exit $$status
 
 # `make test` (CI): the quick checks first (they fail in seconds), then mypy in the background beside the
 # tests (one process, cold on a fresh clone, while the test workers spend much of their time waiting on
-# their local stacks), its output printed when the tests end. The bench's quick mode (`scripts/bench.py
+# their local stacks), its output printed when the tests end. The bench's quick mode (`bench/summary.py
 # --quick`, small n, so it never rots) runs once, as a test among the others (tests/e2e/test_bench_quick.py
 # checks its summary's shape, never its timings); its output is printed after the tests. Every step prints
 # its wall and CPU time (scripts/ci_phase.sh). Test scheduling: tests/conftest.py (pytest_xdist_make_scheduler).
@@ -36,7 +36,7 @@ test: bootstrap  ## everything CI runs: lint, types, ASL rule, all test levels
 	$(PHASE) roles env $(UV) run python -m tests.roles_check "$$calls_dir"; roles=$$?; \
 	wait $$types; typed=$$?; echo '--- mypy (ran beside the tests):'; cat "$$types_log"; \
 	wait $$py311; old=$$?; echo '--- scripts/check_py311.sh (ran beside the tests):'; cat "$$py311_log"; \
-	echo '--- scripts/bench.py --quick (ran among the tests, tests/e2e/test_bench_quick.py):'; cat "$$bench_log"; \
+	echo '--- bench/summary.py --quick (ran among the tests, tests/e2e/test_bench_quick.py):'; cat "$$bench_log"; \
 	rm -rf "$$types_log" "$$bench_log" "$$py311_log" "$$calls_dir"; \
 	test $$tests = 0 && test $$typed = 0 && test $$old = 0 && test $$roles = 0
 
@@ -52,10 +52,13 @@ lint: bootstrap
 unit: bootstrap
 	$(UV) run pytest tests/unit
 
-bench: bootstrap  ## prints the figures, ending with one summary table measured in one run (scripts/bench.py)
-	$(UV) run python scripts/bench_questions.py
-	$(UV) run python scripts/bench_mcp.py
-	$(UV) run python scripts/bench.py  # cold imports, CLI, baton dev, critical path (n=50), load at 1,000 pending and 10x history, then the summary
+# One bench per question a user asks (docs/performance.md): bench/answer_latency.py, bench/aws_costs.py,
+# bench/cold_start.py, bench/local_scale.py (each `--quick`, `--only <sections>`). `make bench` runs the
+# question life and the MCP door, then bench/summary.py: the figures measured side by side, one table.
+bench: bootstrap  ## prints the figures, ending with one summary table measured in one run (bench/summary.py)
+	$(UV) run python bench/aws_costs.py --only 'question life'
+	$(UV) run python bench/answer_latency.py --only mcp
+	$(UV) run python bench/summary.py  # cold imports, CLI, baton dev, critical path (n=50), load at 1,000 pending and 10x history, then the summary
 
 synth: bootstrap  ## CDK synth offline (no Docker, no credentials)
 	$(UV) run baton synth

@@ -19,7 +19,7 @@ on stderr. The pure-Python layers staged from installed packages (mcp-types, sla
 `infra/capabilities/mcp.py`) are compiled the same way (`compile_for_the_runtime`). Nothing in a
 function's environment turns bytecode off (`PYTHONPYCACHEPREFIX` would send the runtime looking for it
 elsewhere; `tests/infra/test_asset_bytecode.py`). With no `.pyc` a cold start compiles every module it
-imports (the API handler: ~3x its import with bytecode, `scripts/bench.py`).
+imports (the API handler: ~3x its import with bytecode, `bench/summary.py`).
 
 `shipped_files` applies the same patterns the way the CDK's glob exclusion does (a pattern without a
 slash matches a name at any depth; an excluded folder is not entered); `tests/infra/test_stack.py` checks

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.origins import normalized_origin
+
 if TYPE_CHECKING:
     from constructs import Node
 
@@ -108,6 +110,9 @@ class TeamConfig:
     audit_bucket: bool = False
     audit_retention_days: int = 365
     audit_lock_mode: str = "GOVERNANCE"
+    # Web origins (https://host[:port]) besides the API's own whose pages may call the API and /mcp; a
+    # request with any other `Origin` is a 403 (baton/domain/origins.py). Empty: only the API's own.
+    allowed_origins: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not TEAM_PATTERN.match(self.team):
@@ -122,6 +127,8 @@ class TeamConfig:
             raise ValueError(f"audit_lock_mode {self.audit_lock_mode!r} must be GOVERNANCE or COMPLIANCE")
         if not 1 <= self.audit_retention_days <= 36500:
             raise ValueError("audit_retention_days must be 1..36500")
+        for origin in self.allowed_origins:
+            normalized_origin(origin)  # ValueError naming one that is not scheme://host[:port]
 
     def pending_age_alarm_seconds(self, kind: str) -> int:
         return 60 * self.pending_age_alarm_minutes_by_kind.get(kind, self.pending_age_alarm_minutes)
@@ -180,4 +187,5 @@ class TeamConfig:
             audit_bucket=_as_bool(ctx("audit_bucket"), False),
             audit_retention_days=_as_int(ctx("audit_retention_days"), 365),
             audit_lock_mode=str(ctx("audit_lock_mode") or "GOVERNANCE").upper(),
+            allowed_origins=[normalized_origin(o) for o in _as_list(ctx("allowed_origins"))],
         )

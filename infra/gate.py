@@ -25,15 +25,16 @@
   `{run_id, input: config}`; result `{output, execution_arn}` (`$.review`).
 
 Their payloads are built from the Lambda payload models (`baton.domain.gate_payloads`), so a typo or a
-bad name fails the synth, and `baton check`'s gate checks (C100, C101, C241, C242) run on them
+bad name fails the synth, and `baton check`'s gate checks (C100, C101, C240-C245) run on them
 (infra/gate_checks.py): a finding fails the synth with its code and reason. One module for the four helpers
 (just over 400 lines) so a user reads one file.
 
 Every Task's timeout is mandatory (no silent infinity); the token waits send it as `timeout_seconds`
-and the task's `$$.State.EnteredTime` as `entered_at`, so Baton's deadline is the task's,
-ending a grace before it (`baton.domain.deadline.GRACE_SECONDS`, 5 s). At that deadline Baton fails the `ask` and
-`await_answers` tasks itself with the error `BatonDeadlinePassed` (Step Functions' States.Timeout is the
-backstop): catch both (`baton.workflows.gate_states.TIMEOUT_ERRORS`).
+and the task's `$$.State.EnteredTime` as `entered_at`, so Baton's deadline is the task's entry + that
+timeout; the Task's own TimeoutSeconds is a grace later (`baton.domain.deadline.GRACE_SECONDS`, 5 s). At
+that deadline Baton delivers an answer stored in time, or fails the `ask` and `await_answers` tasks
+itself with the error `BatonDeadlinePassed` (Step Functions' States.Timeout is the backstop): catch both
+(`baton.workflows.gate_states.TIMEOUT_ERRORS`).
 The run id comes from `$.run_id` unless `run_id_path=` says otherwise. Grants: CDK's LambdaInvoke
 grant (lambda:InvokeFunction on the one Baton function) and, for
 `review`, CDK's startExecution.sync grant (states:StartExecution on the review_gate state machine,
@@ -61,6 +62,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 from pydantic import ValidationError
 
+from baton.domain.deadline import task_timeout_seconds
 from baton.domain.gate_payloads import (
     ENTERED_TIME,
     TASK_TOKEN,
@@ -80,6 +82,7 @@ from infra.gate_checks import (
     check_await_from_at_synth,
     check_await_ladder,
     check_await_timeout,
+    check_machines_at_synth,
     check_review,
 )
 from infra.permissions import token_senders
@@ -221,6 +224,15 @@ def _token_senders() -> tuple[str, ...]:
     return token_senders(FUNCTIONS)
 
 
+def _baton_functions(baton: BatonRef) -> dict[str, str]:
+    """Baton's parking functions by their ASL placeholders (what `baton check` recognises them by)."""
+    return {
+        "${ParkFunctionArn}": baton.park_function.function_arn,
+        "${InterruptParkFunctionArn}": baton.interrupt_park_function.function_arn,
+        "${AwaitGateFunctionArn}": baton.await_gate_function.function_arn,
+    }
+
+
 def _seconds(timeout: Duration, what: str) -> int:
     seconds = int(timeout.to_seconds())
     if seconds < 1:
@@ -238,6 +250,7 @@ def _token_wait(
     scope: Construct,
     construct_id: str,
     *,
+    baton: BatonRef,
     function: lambda_.IFunction,
     payload: Mapping[str, Any],
     timeout: Duration,
@@ -250,10 +263,12 @@ def _token_wait(
         lambda_function=function,
         integration_pattern=sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
         payload=sfn.TaskInput.from_object(_cdk_payload(payload)),
-        task_timeout=sfn.Timeout.duration(timeout),
+        # Baton ends the pause at `timeout` (the payload's timeout_seconds); this is the backstop after it.
+        task_timeout=sfn.Timeout.duration(Duration.seconds(task_timeout_seconds(int(timeout.to_seconds())))),
         result_path=result_path,
         comment=comment,
     )
+    check_machines_at_synth(task, _baton_functions(baton))  # C240, C243, C244, C245 on the whole machine
     # CDK's own retry (retry_on_service_exceptions) leaves out a throttle; the parks are idempotent
     # (`baton check` C300, baton.workflows.asl_rules).
     task.add_retry(
@@ -295,6 +310,7 @@ class BatonGate:
         task = _token_wait(
             scope,
             construct_id,
+            baton=baton,
             function=baton.park_function,
             payload=payload,
             timeout=timeout,
@@ -335,6 +351,7 @@ class BatonGate:
         task = _token_wait(
             scope,
             construct_id,
+            baton=baton,
             function=baton.interrupt_park_function,
             payload=payload,
             timeout=timeout,
@@ -379,6 +396,7 @@ class BatonGate:
         task = _token_wait(
             scope,
             construct_id,
+            baton=baton,
             function=baton.await_gate_function,
             payload=payload,
             timeout=timeout,

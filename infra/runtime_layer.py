@@ -47,10 +47,18 @@ MANIFEST = ROOT / "infra" / "runtime_layer.txt"
 CACHE = ROOT / ".cache" / "runtime-layer"
 # What Baton's Lambda code imports at run time, beyond itself and the per-function layers (mcp-types,
 # slack-sdk: infra/capabilities/mcp.py, slack.py). Extras as in pyproject.toml's dependency.
-ROOTS: dict[str, tuple[str, ...]] = {"aws-lambda-powertools": ("tracer", "validation"), "pydantic": ()}
+# google-re2: the engine answer schemas' patterns run in (baton/domain/linear_patterns.py).
+ROOTS: dict[str, tuple[str, ...]] = {
+    "aws-lambda-powertools": ("tracer", "validation"),
+    "pydantic": (),
+    "google-re2": (),
+}
 # The Lambda Python runtime ships these (and what they depend on): the layer leaves them out.
 PROVIDED_BY_THE_RUNTIME = ("boto3", "botocore")
-LAMBDA_PLATFORM = "aarch64-manylinux2014"  # ARCHITECTURE arm64 (infra/capabilities/functions.py)
+# ARCHITECTURE arm64 (infra/capabilities/functions.py). python3.13 runs on Amazon Linux 2023 (glibc 2.34), which
+# loads manylinux_2_28 wheels, the oldest google-re2 publishes (manylinux2014's are a subset of these).
+MANYLINUX = "manylinux_2_28"
+LAMBDA_PLATFORM = f"aarch64-{MANYLINUX}"
 # Markers as the Lambda runtime evaluates them (PEP 508 environment of python3.13 on Amazon Linux arm64).
 LAMBDA_MARKERS = {
     "python_version": RUNTIME_PYTHON,
@@ -153,7 +161,7 @@ def description(manifest: Path = MANIFEST) -> str:
 
 def host_platform() -> str:
     """uv's `--python-platform` for this machine (the import check's twin of the layer)."""
-    return f"{platform.machine()}-manylinux2014"
+    return f"{platform.machine()}-{MANYLINUX}"
 
 
 def uv_command() -> list[str]:

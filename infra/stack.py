@@ -94,6 +94,8 @@ class BatonStack(Stack):
             "BATON_INPUT_SCHEMAS": compact(load_schemas(source_tree().statemachines_dir)),
             # What the stack wires below (subscriptions): a notify list naming another channel is a 422.
             "BATON_NOTIFY_CHANNELS": ",".join(wired_channels(config)),
+            # Web pages besides the API's own that may call the API and /mcp (baton/domain/origins.py).
+            "BATON_ALLOWED_ORIGINS": ",".join(config.allowed_origins),
         }
         self.functions = Functions(
             self,

@@ -66,7 +66,8 @@ if [ -z "$runtime_python" ]; then
   echo "bootstrap: Python 3.13 (the Lambda runtime's) is needed: install it or set BATON_RUNTIME_PYTHON" >&2
   exit 1
 fi
-uv_cmd sync --frozen --quiet --compile-bytecode --python "$runtime_python"
+# --extra local: moto, for the local stack and the tests (pyproject.toml; the SDK and the CLI do without it).
+uv_cmd sync --frozen --quiet --compile-bytecode --extra local --python "$runtime_python"
 .venv/bin/python -m compileall -q -j 0 layers/baton/python functions infra >/dev/null
 # The runtime layer (uv.lock's Powertools, pydantic and their dependencies as PyPI's arm64 wheels) and its
 # twin for this machine, which the import check imports: built once per lock change (infra/runtime_layer.py).

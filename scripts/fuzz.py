@@ -35,12 +35,12 @@ def main() -> int:
         state = json.loads(state_file.read_text())
         command = [
             str(Path(sys.executable).with_name("schemathesis")),
+            "--config-file",
+            str(Path(__file__).parent.parent / "tests" / "e2e" / "schemathesis.toml"),
             "run",
             f"{state['api_url']}/api/openapi.json",
             "-H",
             f"Authorization: Bearer {state['token']}",
-            "--checks",
-            "all",
             "--max-examples",
             os.environ.get("FUZZ_MAX_EXAMPLES", "300"),
             "--request-timeout",

@@ -1,10 +1,10 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import Form from "@rjsf/core";
 import { validator } from "./validator.js";
-import { api, winnerText } from "./api.js";
+import { api, deliveryPending, DELIVERY_PENDING_TEXT, winnerText } from "./api.js";
 import { previewStateEdits } from "./stateEdits.js";
 import { SignIn } from "./SignIn.jsx";
-import { relative, until, useInterval } from "./util.js";
+import { relative, resultClass, until, useInterval } from "./util.js";
 import { useMe } from "./me.js";
 
 // The light `schema` ({type|"enum", enum, default, title, description}) as the JSON Schema it means
@@ -41,7 +41,7 @@ function ClaimBar({ view, me, onClaim }) {
       Claimed by <strong>{holder}</strong> until {lease}.{" "}
       <label htmlFor="takeover-reason">Reason to take over</label>{" "}
       <input id="takeover-reason" value={why} onChange={(e) => setWhy(e.target.value)} />{" "}
-      <button type="button" disabled={!why.trim()} onClick={() => onClaim(true, why.trim())}>
+      <button type="button" disabled={!why.trim()} onClick={() => onClaim(true, why.trim(), holder)}>
         Take over
       </button>
     </div>
@@ -110,9 +110,9 @@ export function InterruptScreen({ interruptId }) {
     [interruptId],
   );
   const claim = useCallback(
-    async (force, why) => {
+    async (force, why, holder) => {
       try {
-        const claimed = await api.claim(interruptId, force, why);
+        const claimed = await api.claim(interruptId, force, why, holder);
         setClaimedAs(claimed.interrupt.claimedBy);
         setView(claimed.interrupt);
       } catch (err) {
@@ -142,9 +142,10 @@ export function InterruptScreen({ interruptId }) {
     setExtraErrors(undefined);
     setEditError(null);
     try {
-      const done = await api.resumeInterrupt(interruptId, value === undefined ? null : value, lines);
+      const done = await api.resumeInterrupt(interruptId, value === undefined ? null : value, lines, view.stateVersion);
       setView(done.interrupt);
-      setResult({ ok: true, text: `Resumed by ${done.interrupt.resolvedBy}.` });
+      if (deliveryPending(done)) setResult({ ok: true, pending: true, text: DELIVERY_PENDING_TEXT });
+      else setResult({ ok: true, text: `Resumed by ${done.interrupt.resolvedBy}.` });
     } catch (err) {
       if (err.status === 422 && err.body.edit !== undefined) setEditError(err.message);
       else if (err.status === 422) setExtraErrors(errorAt(err.body.path, `the server refused it: ${err.body.reason || err.message}`));
@@ -220,7 +221,7 @@ export function InterruptScreen({ interruptId }) {
         </>
       )}
       {result && (
-        <p className={result.ok ? "ok" : "error"} role={result.ok ? "status" : "alert"}>
+        <p className={resultClass(result)} role={result.ok ? "status" : "alert"}>
           {result.text}
         </p>
       )}

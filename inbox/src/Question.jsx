@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
-import { api, winnerText } from "./api.js";
-import { ago, settledBy } from "./util.js";
+import { api, deliveryPending, DELIVERY_PENDING_TEXT, winnerText } from "./api.js";
+import { ago, resultClass, settledBy } from "./util.js";
 import { SignIn } from "./SignIn.jsx";
 
 // The question as its run's pending list shows it (a pause, `ask`, as the inbox lists it); when it is
@@ -52,9 +52,10 @@ export function QuestionScreen({ runId, interactionId }) {
   const send = async (value) => {
     setBusy(true);
     try {
-      if (item.kind === "ask") await api.resumeRun(runId, { answer: value }, item.node);
+      let answered;
+      if (item.kind === "ask") answered = await api.resumeRun(runId, { answer: value }, item.node);
       else {
-        const answered = await api.answer(runId, interactionId, value);
+        answered = await api.answer(runId, interactionId, value);
         if (answered && answered.status === "pending" && answered.approval) {
           const counted = answered.approval.already_counted ? "Your vote was already counted" : "Vote counted";
           setState({ item: { ...item, approval: answered.approval }, settled: null });
@@ -62,7 +63,8 @@ export function QuestionScreen({ runId, interactionId }) {
           return;
         }
       }
-      setResult({ ok: true, text: `Answered with ${value}.` });
+      if (deliveryPending(answered)) setResult({ ok: true, pending: true, text: DELIVERY_PENDING_TEXT });
+      else setResult({ ok: true, text: `Answered with ${value}.` });
     } catch (err) {
       // A 409 names the answer that won; the screen stays, so the operator sees it in place.
       const why = err.status === 409 ? `This question was ${winnerText(err)}.` : err.message;
@@ -114,7 +116,7 @@ export function QuestionScreen({ runId, interactionId }) {
         </form>
       )}
       {result && (
-        <p className={result.ok ? "ok" : "error"} role={result.ok ? "status" : "alert"}>
+        <p className={resultClass(result)} role={result.ok ? "status" : "alert"}>
           {result.text}
         </p>
       )}

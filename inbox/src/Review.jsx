@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from "react";
-import { api } from "./api.js";
+import { api, deliveryPending, DELIVERY_PENDING_TEXT } from "./api.js";
 import { SignIn } from "./SignIn.jsx";
-import { useInterval } from "./util.js";
+import { resultClass, useInterval } from "./util.js";
 
 const ACTION_LABELS = {
   approve_merge: "Approve & merge",
@@ -75,16 +75,93 @@ function Thread({ thread }) {
   );
 }
 
-function Actions({ review, busy, act, result, rejected }) {
+// The commit the latest review read (what an approval merges), and a warning when the run branch has
+// moved past it: a merge is refused then until the companion reviews the new head (issue 28).
+function ReviewedCommit({ review, busy, act }) {
+  if (!review.reviewed_head) return null;
+  const moved = review.run_branch_head && review.run_branch_head !== review.reviewed_head;
+  const canReply = (review.allowed_actions || []).includes("reply");
+  return (
+    <>
+      <p className="meta" aria-label="Reviewed commit">
+        reviewed commit <code>{review.reviewed_head.slice(0, 12)}</code>
+        {review.diff_digest && ` · diff sha256 ${review.diff_digest.slice(0, 12)}`}
+      </p>
+      {moved && (
+        <div className="warning" role="alert" aria-label="Run branch moved">
+          <p>
+            The run branch moved to <code>{review.run_branch_head.slice(0, 12)}</code> after this review: a merge
+            now would take commits nobody reviewed, so it is refused until the companion reviews the new head.
+          </p>
+          {canReply && (
+            <button
+              type="button"
+              className="primary"
+              disabled={busy || review.status !== "pending"}
+              onClick={() =>
+                act({
+                  __review_action: "reply",
+                  __review_reply: `The run branch moved to ${review.run_branch_head}: please review the new head.`,
+                })
+              }
+            >
+              Review the new head
+            </button>
+          )}
+        </div>
+      )}
+    </>
+  );
+}
+
+// Force-merge overrides the companion: a confirm step with a required reason (sent as __review_reason,
+// recorded with the decision), never one click.
+function ForceConfirm({ busy, onConfirm, onCancel }) {
+  const [reason, setReason] = useState("");
+  return (
+    <div className="confirm" role="group" aria-label="Confirm force-merge">
+      <label htmlFor="force-reason">Reason to force-merge (required)</label>
+      <textarea id="force-reason" rows={2} value={reason} onChange={(e) => setReason(e.target.value)} />
+      <div className="actions">
+        <button type="button" className="danger" disabled={busy || !reason.trim()} onClick={() => onConfirm(reason.trim())}>
+          Confirm force-merge
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </div>
+  );
+}
+
+function Actions({ review, busy, act, result, clearResult, rejected }) {
   const [strategy, setStrategy] = useState(review.merge_strategy || "squash");
   const [message, setMessage] = useState("");
   const [reply, setReply] = useState("");
+  const [confirming, setConfirming] = useState(false);
   const allowed = review.allowed_actions || [];
   const open = review.status === "pending";
+  // A run branch that moved past the reviewed commit: the server refuses a merge until a new review turn.
+  const moved = Boolean(review.run_branch_head && review.run_branch_head !== review.reviewed_head);
+  // With blockers the server does not offer approve_merge: requesting changes is the primary action.
+  const primary = allowed.includes("approve_merge") ? "approve_merge" : "request_changes";
   const extra = () => ({
     __review_merge_strategy: strategy,
     ...(message.trim() ? { __review_message: message.trim() } : {}),
+    // The head this screen showed: the server refuses the merge if the review has moved on since.
+    ...(review.reviewed_head ? { __review_head: review.reviewed_head } : {}),
   });
+  const click = (action) => {
+    if (action === "force_merge") {
+      clearResult(); // opening the confirm is a new action: the last one's status line no longer applies
+      return setConfirming(true);
+    }
+    const answers = { __review_action: action, ...(action === "request_changes" ? {} : extra()) };
+    if (action === "request_changes" && message.trim()) answers.__review_message = message.trim();
+    return act(answers);
+  };
+  // A merge the guard rejected is the latest word: the earlier "Sent" is not shown beside it.
+  const shown = result && !(result.ok && rejected) ? result : null;
   return (
     <>
       {allowed.includes("reply") && (
@@ -109,7 +186,7 @@ function Actions({ review, busy, act, result, rejected }) {
           <option value="squash">squash</option>
           <option value="merge">merge (fast-forward)</option>
         </select>
-        <label htmlFor="squash-message">Squash message or reason (optional)</label>
+        <label htmlFor="squash-message">Squash commit message or feedback (optional)</label>
         <textarea id="squash-message" rows={2} value={message} onChange={(e) => setMessage(e.target.value)} />
         <div className="actions">
           {Object.entries(ACTION_LABELS)
@@ -118,14 +195,27 @@ function Actions({ review, busy, act, result, rejected }) {
               <button
                 type="button"
                 key={action}
-                className={action === "approve_merge" ? "primary" : ""}
-                disabled={!open || busy}
-                onClick={() => act({ __review_action: action, ...extra() })}
+                className={action === primary ? "primary" : ""}
+                disabled={
+                  !open || busy || (confirming && action === "force_merge") || (moved && action !== "request_changes")
+                }
+                onClick={() => click(action)}
               >
                 {label}
               </button>
             ))}
         </div>
+        {confirming && open && !moved && allowed.includes("force_merge") && (
+          <ForceConfirm
+            busy={busy}
+            onCancel={() => setConfirming(false)}
+            onConfirm={(reason) =>
+              act({ __review_action: "force_merge", __review_reason: reason, ...extra() }).then(
+                (ok) => ok && setConfirming(false),
+              )
+            }
+          />
+        )}
         {/* Right beside the buttons (on a phone too): why the last merge did not land, and what the
             last action got, so the operator sees the guard's reason where the next click is. */}
         {rejected && (
@@ -133,9 +223,9 @@ function Actions({ review, busy, act, result, rejected }) {
             {rejected}
           </p>
         )}
-        {result && (
-          <p className={result.ok ? "ok" : "error"} role={result.ok ? "status" : "alert"}>
-            {result.text}
+        {shown && (
+          <p className={resultClass(shown)} role={shown.ok ? "status" : "alert"}>
+            {shown.text}
           </p>
         )}
       </fieldset>
@@ -172,7 +262,9 @@ export function ReviewScreen({ runId }) {
     setResult(null);
     try {
       const done = await api.resumeRun(runId, answers, review.gate);
-      setResult({ ok: true, text: `Sent: ${done.action}.` });
+      const pinned = done.reviewed_head ? ` of ${done.reviewed_head.slice(0, 12)}` : "";
+      if (deliveryPending(done)) setResult({ ok: true, pending: true, text: DELIVERY_PENDING_TEXT });
+      else setResult({ ok: true, text: `Sent: ${done.action}${done.action.endsWith("_merge") ? pinned : ""}.` });
       await refresh();
       return true;
     } catch (err) {
@@ -209,6 +301,7 @@ export function ReviewScreen({ runId }) {
         </p>
       ))}
       <DiffStats diff={review.diff} />
+      <ReviewedCommit review={review} busy={busy} act={act} />
       <Verdict verdict={review.verdict} />
       <Thread thread={review.thread || []} />
       <Actions
@@ -216,6 +309,7 @@ export function ReviewScreen({ runId }) {
         busy={busy}
         act={act}
         result={result}
+        clearResult={() => setResult(null)}
         rejected={review.status === "pending" ? review.reason : null}
       />
     </section>

@@ -61,7 +61,7 @@ export function RunScreen({ runId }) {
           <>
             <dt>Merge</dt>
             <dd>
-              {run.merge_status} {run.final_commit && `${run.final_commit.slice(0, 12)} on ${run.merged_into}`}
+              {run.merge_status} {run.final_commit && `${run.final_commit.slice(0, 12)} on ${run.merged_into || run.final_branch}`}
             </dd>
           </>
         )}

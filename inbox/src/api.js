@@ -50,12 +50,26 @@ export const api = {
   review: (runId) => request("GET", `/api/runs/${enc(runId)}/review`),
   interrupt: (id) => request("GET", `/api/v1/interrupts/${enc(id)}`),
   // A take-over (force) carries its reason: the server records it and refuses one without (422).
-  claim: (id, force, reason) =>
-    request("POST", `/api/v1/interrupts/${enc(id)}/claim`, force ? { force: true, reason } : {}),
-  resumeInterrupt: (id, input, stateEdits) =>
-    request("POST", `/api/v1/interrupts/${enc(id)}/resume`, { input, stateEdits }),
+  // A take-over names the holder it was decided on: anyone else's claim meanwhile is a 409 naming them.
+  claim: (id, force, reason, holder) =>
+    request("POST", `/api/v1/interrupts/${enc(id)}/claim`, force ? { force: true, reason, holder } : {}),
+  // Bound to the state version the operator saw: a state changed since is a 409 naming the current one.
+  resumeInterrupt: (id, input, stateEdits, stateVersion) =>
+    request("POST", `/api/v1/interrupts/${enc(id)}/resume`, { input, stateEdits, stateVersion }),
   cancelInterrupt: (id, reason) => request("POST", `/api/v1/interrupts/${enc(id)}/cancel`, { reason }),
 };
+
+// A 202 with `delivery: "pending"`: the answer is stored but its send to the workflow failed; the
+// reconciler delivers it within a minute. Not an error, and not yet "sent" either.
+export const deliveryPending = (body) => Boolean(body && body.delivery === "pending");
+export const DELIVERY_PENDING_TEXT = "Stored; delivery pending (the workflow will get it within a minute).";
+
+// Ends the local stack's cookie session on the server (deployed, Cognito signs in and there is no logout route).
+export async function signOut() {
+  const init = { method: "POST", credentials: "same-origin", headers: { "X-Baton-Inbox": "1" } };
+  const response = await fetch("/inbox/logout", init);
+  if (!response.ok) throw new ApiError(response.status, { message: `sign-out failed: HTTP ${response.status}` });
+}
 
 // The one sentence a 409 says: who answered first and with what (every 409 carries the `winner`).
 export function winnerText(error) {

@@ -1,7 +1,8 @@
 import { StrictMode, useEffect, useState } from "react";
 import { MeContext } from "./me.js";
-import { api } from "./api.js";
-import { startAuth } from "./auth.js";
+import { api, signOut } from "./api.js";
+import { isDeployed, startAuth } from "./auth.js";
+import { SignIn } from "./SignIn.jsx";
 import { createRoot } from "react-dom/client";
 import { InboxList } from "./List.jsx";
 import { QuestionScreen } from "./Question.jsx";
@@ -60,6 +61,17 @@ function App() {
   const [shortcuts, setShortcuts] = useShortcutsSetting();
   const [help, setHelp] = useState(false);
   const [me, setMe] = useState(null);
+  const [signedOut, setSignedOut] = useState(false);
+  const [signOutError, setSignOutError] = useState(null);
+  const leave = async () => {
+    try {
+      await signOut();
+      setMe(null);
+      setSignedOut(true);
+    } catch (err) {
+      setSignOutError(err.message);
+    }
+  };
   useEffect(() => {
     api.me().then(setMe, () => setMe(null));
   }, []);
@@ -93,11 +105,27 @@ function App() {
           <button type="button" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts help">
             ?
           </button>
+          {/* Only the local stack's cookie session has a logout route; deployed, Cognito holds the session. */}
+          {me && !isDeployed() && (
+            <button type="button" onClick={leave}>
+              Sign out
+            </button>
+          )}
         </nav>
       </header>
       <main>
+        {signOutError && (
+          <p className="error" role="alert">
+            {signOutError}
+          </p>
+        )}
         <MeContext.Provider value={me}>
-          {me && me.role === "agent" ? (
+          {signedOut ? (
+            <>
+              <p role="status">Signed out: this browser's inbox session is ended.</p>
+              <SignIn />
+            </>
+          ) : me && me.role === "agent" ? (
             <p className="error" role="alert">
               This is an agent identity ({me.principal}); the inbox is for operators.
             </p>

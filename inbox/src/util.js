@@ -69,3 +69,9 @@ export function useInterval(callback, ms) {
     return () => clearInterval(timer);
   }, [ms]);
 }
+
+// The class of an action's status line: a stored answer whose delivery is pending is neither green nor red.
+export function resultClass(result) {
+  if (result.pending) return "pending";
+  return result.ok ? "ok" : "error";
+}

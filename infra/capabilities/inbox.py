@@ -4,7 +4,8 @@
   CloudFront reads it through an origin access control (the bucket policy names this distribution).
 - The distribution: `/inbox/...` from the bucket (a viewer-request function serves `index.html` for the
   app's screens), `/api/*` to the people's REST API (Cognito-authorized, `infra/capabilities/api.py`),
-  so the app and the API share one origin and need no CORS. Nothing under `/api/*` is cached, and
+  so the app and the API share one origin and need no CORS (an edge function on `/api/*` refuses another
+  site's `Origin`, and drops the distribution's own: `API_ORIGIN_CHECK`). Nothing under `/api/*` is cached, and
   every request header (Authorization included) reaches the API. Security headers on every answer;
   content-hashed assets cached for a year; the page and its config at most 5 minutes at the edge
   (and revalidated by browsers), so a deployment shows within minutes without an invalidation
@@ -59,6 +60,23 @@ function handler(event) {
   }
   if (uri.indexOf('/inbox/assets/') !== 0 && uri.split('/').pop().indexOf('.') === -1) {
     request.uri = '/inbox/index.html';
+  }
+  return request;
+}
+"""
+# `/api/*` through the distribution: a page's request is answered only from the distribution's own origin
+# (its `Origin` is the viewer's `Host`), and that `Origin` is dropped before the API: the API knows its
+# own name only, not the distribution's (which would be a cycle in CloudFormation), and checks the rest
+# (baton/domain/origins.py). Requests without an `Origin` pass, as at the API.
+API_ORIGIN_CHECK = """
+function handler(event) {
+  var request = event.request;
+  var origin = request.headers.origin;
+  if (origin) {
+    if (origin.value.toLowerCase() !== 'https://' + request.headers.host.value.toLowerCase()) {
+      return {statusCode: 403, statusDescription: 'Forbidden'};
+    }
+    delete request.headers.origin;
   }
   return request;
 }
@@ -165,6 +183,13 @@ class Inbox(NestedStack):
             code=cloudfront.FunctionCode.from_inline(_ROUTER),
             runtime=cloudfront.FunctionRuntime.JS_2_0,
         )
+        api_origin_check = cloudfront.Function(
+            self,
+            "ApiOriginCheck",
+            function_name=f"{config.prefix}-inbox-api-origin",
+            code=cloudfront.FunctionCode.from_inline(API_ORIGIN_CHECK),
+            runtime=cloudfront.FunctionRuntime.JS_2_0,
+        )
         return cloudfront.Distribution(
             self,
             "Distribution",
@@ -204,6 +229,11 @@ class Inbox(NestedStack):
                     # with caching off this managed policy forwards every viewer header, Authorization too
                     origin_request_policy=cloudfront.OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
                     response_headers_policy=policy("Api", "no-store"),
+                    function_associations=[
+                        cloudfront.FunctionAssociation(
+                            function=api_origin_check, event_type=cloudfront.FunctionEventType.VIEWER_REQUEST
+                        )
+                    ],
                 ),
             },
             minimum_protocol_version=cloudfront.SecurityPolicyProtocol.TLS_V1_2_2021,

@@ -17,7 +17,7 @@ Secrets, by name from context (read once per container by the functions, never i
 Cold starts: `slack_provisioned_concurrency=N` (context, default 0) keeps N instances of the interaction
 function initialized (a `live` alias on its current version with provisioned concurrency; the route
 invokes the alias), so a click never lands on a cold container; without it the function's own cold path
-is kept small instead (`baton/channels/slack/ack.py`, measured by `scripts/bench_slack.py --cold`).
+is kept small instead (`baton/channels/slack/ack.py`, measured by `bench/parts/slack_ack.py --cold`).
 
 Least privilege: the interaction function may read the two secrets, use the table (the replay guard,
 the interaction it opens a modal for) and invoke the worker, nothing else; the worker reads the secret

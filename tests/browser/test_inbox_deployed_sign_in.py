@@ -83,6 +83,8 @@ def test_the_deployed_app_signs_in_with_pkce_and_keeps_the_token_in_memory(brows
     page.goto(f"{ORIGIN}/inbox/")
     expect(page.get_by_text("ada@example.com")).to_be_visible()
     expect(page.get_by_role("status").filter(has_text="Nothing is waiting")).to_be_visible()
+    # Deployed there is no /inbox/logout (Cognito holds the session): the header offers no Sign out.
+    expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
 
     asked = seen["authorize"]
     assert asked["response_type"] == ["code"] and asked["client_id"] == ["client-123"]

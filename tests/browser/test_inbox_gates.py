@@ -14,23 +14,25 @@ from playwright.sync_api import Page, Request, expect
 from baton.api.auth import operator_token
 from baton.client.sdk import Client
 from baton.errors import NotFoundError
-from baton.local.demo_repo import create_demo_repo
-from baton.merge.gitcmd import git_out
-from tests.browser.conftest import DESKTOP, PHONE, shoot
+from baton.local.demo_repo import DemoRepo, create_demo_repo
+from baton.merge.gitcmd import git_out, run_git
+from tests.browser.conftest import DESKTOP, LIVE_SECONDS, PHONE, shoot
 from tests.e2e.conftest import LocalStackProcess, wait_for
 
-# Three unbounded repeats: the server allows at most 100 characters under this pattern (its ReDoS
-# budget, layers/baton/python/baton/domain/schema_limits.py), a rule the schema itself does not state,
-# so a longer name passes the browser's check and only the server refuses it.
+# The server bounds an `email` at 254 characters (RFC 5321; layers/baton/python/baton/domain/schema_formats.py),
+# the browser's validator only its parts (64 + 253), a rule the schema itself does not state: so a longer
+# address passes the browser's check and only the server refuses it.
 RELEASE_SCHEMA = {
     "type": "object",
     "title": "Release",
     "properties": {
         "release": {"type": "string", "title": "Release name", "pattern": "^[a-z]+-[a-z]+-[a-z]+$"},
         "replicas": {"type": "integer", "title": "Replicas", "minimum": 1, "default": 1},
+        "owner": {"type": "string", "title": "Owner", "format": "email"},
     },
     "required": ["release"],
 }
+LONG_ADDRESS = "a" * 64 + "@" + ("b" * 60 + ".") * 3 + "example.com"  # 259 characters, each part in bounds
 REVIEW_SECONDS = 60.0
 
 
@@ -65,14 +67,16 @@ def test_resume_an_interrupt_through_the_form_with_a_422_then_a_valid_value_and_
     assert resumes == []
 
     # The server validates again: its 422 shows next to the field and the interrupt stays open.
-    name.fill("a" * 150 + "-b-c")
+    name.fill("blue-green-canary")
+    owner = page.get_by_label("Owner")
+    owner.fill(LONG_ADDRESS)
     page.get_by_role("button", name="Resume").click()
-    expect(page.get_by_text("the server refused it: is 154 characters")).to_be_visible()
+    expect(page.get_by_text("the server refused it: must be email")).to_be_visible()
     assert len(resumes) == 1
     shoot(page, "interrupt-422")
     assert operator.get_interrupt(rec.interrupt_id).status == "pending"
 
-    name.fill("blue-green-canary")
+    owner.fill("")
     page.get_by_label("One path=value per line").fill("config.flag=true\nconfig.owner=ada")
     changes = page.get_by_role("list", name="State changes")
     expect(changes).to_contain_text("config.flag: false → true")
@@ -186,12 +190,14 @@ def test_walk_a_review_dialogue_through_a_rejected_merge_to_a_squash_merge(
     assert 0 <= why["y"] - (buttons["y"] + buttons["height"]) <= 24, (buttons, why)  # just below them
     assert why["y"] + why["height"] <= PHONE["height"], "the reason is off screen when the buttons are on it"
     page.set_viewport_size(DESKTOP)
+    # The guard's red reason is the latest word: the green "Sent" of the rejected click is gone (issue 28).
+    expect(page.locator(".merge p.ok")).to_have_count(0)
     shoot(page, "review-rejected")
     assert git_out(repo.path, "rev-parse", "main") == repo.base_commit
 
     readme.write_text(original)
     page.get_by_label("Strategy").select_option("squash")
-    page.get_by_label("Squash message or reason (optional)").fill("Ship the greeter")
+    page.get_by_label("Squash commit message or feedback (optional)").fill("Ship the greeter")
     approve.click()
     status = page.get_by_role("status", name="Review status")
     expect(status).to_contain_text("merge merged", timeout=REVIEW_SECONDS * 1000)
@@ -201,3 +207,88 @@ def test_walk_a_review_dialogue_through_a_rejected_merge_to_a_squash_merge(
     assert git_out(repo.path, "log", "-1", "--format=%B", "main").startswith("Ship the greeter")
     run = operator.get_run(run_id)
     assert run.merge_status == "merged" and run.final_commit == git_out(repo.path, "rev-parse", "main")
+
+
+def _open_review(stack: LocalStackProcess, page: Page, repo: DemoRepo, prefix: str) -> tuple[Client, str]:
+    operator = stack.client()
+    run_id = _session(prefix)
+    operator.start_run("review_gate", repo.gate_input(timeout_seconds=300, merge_timeout_seconds=60), run_id=run_id)
+
+    def parked() -> bool:
+        try:
+            review = operator.review(run_id)
+        except NotFoundError:
+            return False
+        return review.status == "pending" and operator.get_run(run_id).status == "paused_waiting_human"
+
+    wait_for(parked, timeout=REVIEW_SECONDS)
+    page.goto(f"{stack.api_url}/inbox/#/review/{run_id}")
+    return operator, run_id
+
+
+def _commit_on_run_branch(repo: DemoRepo, name: str, text: str) -> str:
+    run_git(repo.path, "checkout", "--quiet", repo.run_branch)
+    (repo.path / name).write_text(text)
+    run_git(repo.path, "add", name)
+    run_git(repo.path, "commit", "--quiet", "-m", f"add {name}")
+    run_git(repo.path, "checkout", "--quiet", "main")
+    return git_out(repo.path, "rev-parse", repo.run_branch)
+
+
+def test_review_buttons_follow_a_blocking_verdict_and_force_merge_asks_for_a_reason(
+    stack: LocalStackProcess, page: Page, tmp_path: Path
+) -> None:
+    """Issue 28 items 1 and 2 in the inbox: with blockers approve is not offered and Request changes is the
+    primary action; a push after the review is shown and a new review turn asked for with one click;
+    Force-merge is a confirm step whose reason is required and recorded with the decision."""
+    repo = create_demo_repo(tmp_path / "repo")
+    _commit_on_run_branch(repo, "wip.py", "# TODO: handle empty names\n")  # a blocker for the companion
+    operator, run_id = _open_review(stack, page, repo, "ui-blocked")
+    expect(page.get_by_role("region", name="Verdict")).to_contain_text("request_changes")
+    actions = page.locator(".merge .actions").get_by_role("button")
+    expect(actions).to_have_text(["Force-merge", "Request changes"])  # no "Approve & merge"
+    expect(page.get_by_role("button", name="Request changes")).to_have_class("primary")
+    reviewed = operator.review(run_id).reviewed_head or ""
+    expect(page.get_by_label("Reviewed commit")).to_contain_text(reviewed[:12])
+
+    # Force-merge is never one click: a confirm step, its reason required; Cancel closes it unsent.
+    page.get_by_role("button", name="Force-merge").click()
+    confirm = page.get_by_role("group", name="Confirm force-merge")
+    expect(confirm.get_by_role("button", name="Confirm force-merge")).to_be_disabled()
+    confirm.get_by_role("button", name="Cancel").click()
+    expect(confirm).to_have_count(0)
+    assert operator.review(run_id).status == "pending"
+
+    # A commit pushed after the review: the screen says so and asks the companion to review the new head.
+    moved = _commit_on_run_branch(repo, "late.py", "LATE = True\n")
+    warning = page.get_by_role("alert", name="Run branch moved")
+    expect(warning).to_contain_text(moved[:12], timeout=LIVE_SECONDS * 1000)
+    expect(page.get_by_role("button", name="Force-merge")).to_be_disabled()  # the server would refuse it
+    shoot(page, "review-moved")
+    warning.get_by_role("button", name="Review the new head").click()
+    expect(page.get_by_label("Reviewed commit")).to_contain_text(moved[:12], timeout=REVIEW_SECONDS * 1000)
+    expect(warning).to_have_count(0)
+
+    page.get_by_role("button", name="Force-merge").click()
+    confirm.get_by_label("Reason to force-merge (required)").fill("the TODO is tracked in issue 7")
+    shoot(page, "review-force-confirm")
+    confirm.get_by_role("button", name="Confirm force-merge").click()
+    status = page.get_by_role("status", name="Review status")
+    expect(status).to_contain_text("merge merged", timeout=REVIEW_SECONDS * 1000)
+    answered = [e.data for e in operator.events(run_id, limit=500).events if e.type == "interaction_answered"]
+    assert answered[-1]["answer"]["action"] == "force_merge"
+    assert answered[-1]["answer"]["reason"] == "the TODO is tracked in issue 7"
+    assert answered[-1]["answer"]["reviewed_head"] == moved
+    assert git_out(repo.path, "log", "-1", "--format=%B", "main").rstrip().endswith(f"Baton-Run-Head: {moved}")
+
+
+def test_request_changes_from_the_inbox_ends_the_review(stack: LocalStackProcess, page: Page, tmp_path: Path) -> None:
+    repo = create_demo_repo(tmp_path / "repo")
+    operator, run_id = _open_review(stack, page, repo, "ui-changes")
+    page.get_by_label("Squash commit message or feedback (optional)").fill("Handle an empty title")
+    page.get_by_role("button", name="Request changes").click()
+    expect(page.get_by_role("status", name="Review status")).to_contain_text(
+        "run succeeded", timeout=REVIEW_SECONDS * 1000
+    )
+    output = operator.get_run(run_id).output or {}
+    assert output["decision"] == "changes_requested" and output["feedback"] == "Handle an empty title"

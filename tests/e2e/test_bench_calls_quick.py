@@ -1,5 +1,6 @@
-"""scripts/bench_calls.py's quick mode runs in CI so it never rots: every call's parts are printed, for the
-plain and the fixed in-process path (checked for being there, never judged as timings)."""
+"""bench/parts/call_cpu.py's quick mode (the calls section of bench/local_scale.py) runs in CI so it never
+rots: every call's parts are printed, for the plain and the fixed in-process path (checked for being there,
+never judged as timings)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ CALLS = (
 
 
 def test_the_calls_bench_prints_each_calls_parts_plain_and_fixed() -> None:
-    figures = _last_json(_run("scripts/bench_calls.py", "--quick", "--json"))
+    figures = _last_json(_run("bench/parts/call_cpu.py", "--quick", "--json"))
     assert sorted(figures) == sorted(CALLS)
     for name in CALLS:
         for variant in ("plain", "fixed"):

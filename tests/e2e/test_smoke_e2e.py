@@ -65,7 +65,7 @@ def test_smoke_passes_every_check_the_local_stack_can_and_leaves_nothing_open(lo
         run = client.get_run(f"{tag}-{check}")
         assert run.status == "succeeded", run
     review_run = client.get_run(f"{tag}-review")
-    assert review_run.merge_status == "merged" and review_run.merged_into is None  # merge_into none
+    assert review_run.merge_status == "not_merged" and review_run.merged_into is None  # merge_into none
     for check in ("ask", "notify"):
         assert client.pending_questions(f"{tag}-{check}") == []
     [removed] = [note for note in report["cleanup"] if note.startswith("removed the throwaway repository")]

@@ -7,7 +7,19 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from baton.domain.merge_contracts import BuildKind, BuildRecord, BuildReport
+    from baton.domain.merge_contracts import BuildKind, BuildRecord, BuildReport, BuildRequest
+
+
+class RecordingBuildRunner:
+    """A `BuildRunner` that starts nothing: it keeps each request (a test runs the build itself, e.g.
+    with `baton.merge.build.run_build`) and returns a CodeBuild-like handle."""
+
+    def __init__(self) -> None:
+        self.started: list[BuildRequest] = []
+
+    def start(self, request: BuildRequest) -> str:
+        self.started.append(request)
+        return f"proj:{len(self.started)}"
 
 
 class MemoryBuildRecords:

@@ -10,6 +10,7 @@ from baton.domain.approval import Approval, ApprovalTally, MetTally
 from baton.domain.audit import EMPTY_HEAD, AuditHead, AuditRecord, AuditTrail, chain, is_decision
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
 from baton.models import (
+    TERMINAL_RUN_STATES,
     Event,
     Interaction,
     InteractionStatus,
@@ -316,6 +317,26 @@ class MemoryStore:
                 raise NotFoundError(f"run {run_id} not found")
             self.scope_versions[run_id] = self.scope_versions.get(run_id, 0) + 1
 
+    def close_interactions(
+        self, closing: Sequence[tuple[Interaction, InteractionStatus]], *, waits: Sequence[ParkedWait] = ()
+    ) -> None:
+        with self._lock:  # one lock: all or nothing (DynamoStore: per transaction of 100 items)
+            for interaction, _ in closing:
+                current = self.interactions.get((interaction.run_id, interaction.interaction_id))
+                if current is None or current.state.version != interaction.state.version:
+                    raise ConflictError(f"interaction {interaction.interaction_id} changed while it was closed")
+            for wait in waits:
+                current_wait = self.waits.get((wait.run_id, wait.gate))
+                if current_wait is None or current_wait.status not in ("parked", "expiring"):
+                    raise ConflictError(f"the wait at {wait.gate} changed while it was closed")
+            for interaction, new_state in closing:
+                version = interaction.state.version + 1
+                self.interactions[(interaction.run_id, interaction.interaction_id)] = interaction.model_copy(
+                    update={"state": new_state.model_copy(update={"version": version})}
+                )
+            for wait in waits:
+                self.release_wait(wait, "released")
+
     def list_run_interactions(
         self, run_id: str, *, kind: str | None = None, status: str | None = None
     ) -> list[Interaction]:
@@ -504,7 +525,15 @@ class MemoryStore:
             self.waits[(wait.run_id, wait.gate)] = current.model_copy(update={"status": status, **cleared})
             return True
 
-    def record_release(self, wait: ParkedWait, *, run_status: str, run_from: set[str], events: Sequence[Event]) -> bool:
+    def record_release(
+        self,
+        wait: ParkedWait,
+        *,
+        run_status: str,
+        run_from: set[str],
+        events: Sequence[Event],
+        if_moved: Sequence[Event] = (),
+    ) -> bool:
         with self._lock:  # one lock: all or nothing, like the DynamoDB transaction
             if not self.release_wait(wait, "released"):
                 return False
@@ -512,6 +541,9 @@ class MemoryStore:
             if run is not None and run.status in run_from:
                 at = events[0].at if events else run.updated_at
                 self.update_run(wait.run_id, {"status": run_status, "updated_at": at})
+                events = [*events, *if_moved]
+            elif run is not None and run_from and run.status in TERMINAL_RUN_STATES:
+                events = [*events, *if_moved]  # the send let it run to its end first: it did move
             for event in events:
                 self.append_event(event)
             return True
@@ -569,3 +601,25 @@ class FakeWorkflows:
     def stop(self, execution_arn: str, *, error: str, cause: str) -> None:
         if self.status[execution_arn]["status"] == "RUNNING":
             self.status[execution_arn] = {"status": "ABORTED", "error": error, "cause": cause}
+
+
+class MemoryInboxSessions:
+    """`InboxSessionStore` in memory: the open sessions as (operator, session id) -> expiry."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[tuple[str, str], int] = {}
+
+    def open_session(self, operator: str, session_id: str, expires_at: int) -> None:
+        self.sessions[(operator, session_id)] = expires_at
+
+    def is_open(self, operator: str, session_id: str) -> bool:
+        return (operator, session_id) in self.sessions
+
+    def end_session(self, operator: str, session_id: str) -> None:
+        self.sessions.pop((operator, session_id), None)
+
+    def end_sessions(self, operator: str | None) -> int:
+        ended = [key for key in self.sessions if operator is None or key[0] == operator]
+        for key in ended:
+            del self.sessions[key]
+        return len(ended)

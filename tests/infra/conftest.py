@@ -28,6 +28,8 @@ CONTEXT: Mapping[str, Any] = {
     # pending-age alarms (tests/infra/test_pending_age_alarms.py): one kind's own threshold, a count alarm
     "pending_age_alarm_minutes_by_kind": '{"review": 480}',
     "pending_count_alarm_threshold": "25",
+    # the web pages besides the API's own that may call it (tests/infra/test_origin_infra.py)
+    "allowed_origins": "https://tools.example.com, HTTPS://Ops.Example.com/",
 }
 
 

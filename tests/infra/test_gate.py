@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from baton.domain.deadline import task_timeout_seconds
+
 pytestmark = pytest.mark.infra
 
 CONFIG = {"gate": "ship", "run_branch": "baton/run-42", "merge_into": "main", "timeout_seconds": 3600}
@@ -102,7 +104,7 @@ def test_ask_is_a_token_wait_on_park(user_stack: tuple[Any, Any, dict[str, Any]]
     state = _state(user_stack[2]["ask"])
     assert ":states:::lambda:invoke.waitForTaskToken" in json.dumps(state["Resource"])
     assert _imports(state["Parameters"]["FunctionName"]) == "baton-ci-ParkFunctionArn"
-    assert state["TimeoutSeconds"] == 4 * 3600
+    assert state["TimeoutSeconds"] == task_timeout_seconds(4 * 3600)  # Baton ends it at 4 h; this is the backstop
     payload = state["Parameters"]["Payload"]
     assert payload["token.$"] == "$$.Task.Token"
     assert payload["run_id.$"] == "$.run_id"
@@ -120,7 +122,7 @@ def test_interrupt_is_a_token_wait_on_interrupt_park(user_stack: tuple[Any, Any,
     state = _state(user_stack[2]["interrupt"])
     assert ":states:::lambda:invoke.waitForTaskToken" in json.dumps(state["Resource"])
     assert _imports(state["Parameters"]["FunctionName"]) == "baton-ci-InterruptParkFunctionArn"
-    assert state["TimeoutSeconds"] == 3600
+    assert state["TimeoutSeconds"] == task_timeout_seconds(3600)
     payload = state["Parameters"]["Payload"]
     assert payload == {
         "token.$": "$$.Task.Token",
@@ -135,7 +137,7 @@ def test_interrupt_is_a_token_wait_on_interrupt_park(user_stack: tuple[Any, Any,
             "timeout_seconds": 3600,
         },
     }
-    assert payload["request"]["timeout_seconds"] == state["TimeoutSeconds"]
+    assert task_timeout_seconds(payload["request"]["timeout_seconds"]) == state["TimeoutSeconds"]
     assert state["ResultPath"] == "$.interrupt"
 
 
@@ -154,7 +156,7 @@ def test_await_answers_is_a_token_wait_on_await_gate(user_stack: tuple[Any, Any,
     state = _state(user_stack[2]["await"])
     assert ":states:::lambda:invoke.waitForTaskToken" in json.dumps(state["Resource"])
     assert _imports(state["Parameters"]["FunctionName"]) == "baton-ci-AwaitGateFunctionArn"
-    assert state["TimeoutSeconds"] == 1800
+    assert state["TimeoutSeconds"] == task_timeout_seconds(1800)
     assert state["Parameters"]["Payload"] == {
         "token.$": "$$.Task.Token",
         "entered_at.$": "$$.State.EnteredTime",  # Baton's deadline starts with the task (issue 17)

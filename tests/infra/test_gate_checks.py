@@ -95,3 +95,71 @@ def test_a_good_await_gate_synthesizes_and_a_stack_where_no_gate_asks_is_not_jud
     only = BatonGate.await_answers(agents, "Sync", baton=ref, gate="s", from_node="draft", timeout=Duration.minutes(5))
     _machine(agents, only)
     assert other.synth().get_stack_by_name("AgentsAsk").template
+
+
+def test_a_gate_inside_a_map_without_its_item_or_in_a_bounded_map_fails_the_synth_with_c243_and_c244(
+    tmp_path: Path,
+) -> None:
+    from aws_cdk import Duration
+    from aws_cdk import aws_stepfunctions as sfn
+
+    from infra.gate import BatonGate
+
+    app, stack, baton = _stack(tmp_path)
+    sync = BatonGate.await_answers(stack, "Sync", baton=baton, gate="sync", timeout=Duration.minutes(5))
+    _machine(stack, sfn.Map(stack, "Each", max_concurrency=2).item_processor(sync))
+    with pytest.raises(Exception, match=r"C243 UserFlow/Flow/Each/items/Sync: an await gate inside Map") as err:
+        app.synth()
+    assert "C244 UserFlow/Flow/Each: MaxConcurrency 2 with a person's pause" in str(err.value)
+
+
+def test_a_map_the_helpers_build_right_synthesizes(tmp_path: Path) -> None:
+    from aws_cdk import Duration
+    from aws_cdk import aws_stepfunctions as sfn
+
+    from baton.workflows.gate_states import MAP_ITEM_PATH, map_item_selector
+    from infra.gate import BatonGate
+
+    app, stack, baton = _stack(tmp_path)
+    sync = BatonGate.await_answers(
+        stack, "Sync", baton=baton, gate="sync", timeout=Duration.minutes(5), map_item_path=MAP_ITEM_PATH
+    )
+    selector = {key: sfn.JsonPath.string_at(value) for key, value in _selector_paths(map_item_selector()).items()}
+    _machine(stack, sfn.Map(stack, "Each", item_selector=selector).item_processor(sync))
+    assert app.synth().get_stack_by_name("UserFlow").template
+
+
+def _selector_paths(selector: dict[str, str]) -> dict[str, str]:
+    """map_item_selector()'s ASL (`"key.$": path`) as CDK's item_selector keys and paths."""
+    return {key.removesuffix(".$"): path for key, path in selector.items()}
+
+
+def test_own_tasks_next_to_the_helpers_are_judged_at_synth_c240_and_c245(tmp_path: Path) -> None:
+    from aws_cdk import Duration
+    from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_stepfunctions as sfn
+    from aws_cdk import aws_stepfunctions_tasks as tasks
+
+    from infra.gate import BatonGate
+
+    app, stack, baton = _stack(tmp_path)
+    agent = lambda_.Function.from_function_arn(stack, "Agent", "arn:aws:lambda:eu-west-1:123456789012:function:agent")
+    # Posts questions as 'approve', the node the ask gate below is a person's pause at (C240).
+    draft = tasks.LambdaInvoke(
+        stack, "Draft", lambda_function=agent, payload=sfn.TaskInput.from_object({"node": "approve"})
+    )
+    ask = BatonGate.ask(stack, "Approve", baton=baton, node="approve", prompt="Ship?", timeout=Duration.hours(1))
+    # A pause of the user's own whose task times out with its declared timeout: no grace (C245).
+    own = tasks.LambdaInvoke(
+        stack,
+        "OwnPause",
+        lambda_function=agent,
+        integration_pattern=sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+        payload=sfn.TaskInput.from_object({"token": sfn.JsonPath.task_token, "timeout_seconds": 600}),
+        task_timeout=sfn.Timeout.duration(Duration.seconds(600)),
+    )
+    _machine(stack, draft, ask, own)
+    with pytest.raises(Exception, match=r"C240 UserFlow/Flow/Draft: posts questions as node 'approve'") as err:
+        app.synth()
+    assert "C245 UserFlow/Flow/OwnPause: TimeoutSeconds 600 leaves no grace" in str(err.value)
+    assert "at least 605" in str(err.value)

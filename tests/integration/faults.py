@@ -28,6 +28,8 @@ from moto.core.botocore_stubber import MockRawResponse
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    import pytest
+
 NOWHERE = "https://fault-injected.invalid/"  # no moto service matches it: the attempt reaches nothing
 _DYNAMODB_TYPE = "com.amazonaws.dynamodb.v20120810#"
 
@@ -166,3 +168,20 @@ class FaultInjector:
         if not choices or self._rng.random() >= self.rate:
             return None
         return self._rng.choice(choices)
+
+
+def on_every_client(monkeypatch: pytest.MonkeyPatch) -> FaultInjector:
+    """A FaultInjector attached to every botocore client created from now on, until the test ends (so a
+    fixture requested before `moto_stack` reaches the stack's clients and its handler copies' too)."""
+    import botocore.session
+
+    injector = FaultInjector()
+    original = botocore.session.Session.create_client
+
+    def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
+        client = original(self, *args, **kwargs)
+        injector.attach(client)
+        return client
+
+    monkeypatch.setattr(botocore.session.Session, "create_client", create_client)
+    return injector

@@ -28,7 +28,8 @@ def operator(n: int) -> str:
 
 def call_api(stack: MotoStack, caller: str, method: str, path: str, body: Any) -> Result:
     """One API request as `caller` (an IAM principal's ARN), answered by the real handler."""
-    event = to_proxy_event(method, path, {"Content-Type": "application/json"}, json.dumps(body).encode(), "10.0.0.1")
+    raw = b"" if body is None else json.dumps(body).encode()  # None: no body (a GET), not JSON null
+    event = to_proxy_event(method, path, {"Content-Type": "application/json"}, raw, "10.0.0.1")
     event["requestContext"]["identity"]["userArn"] = caller
     payload, errored = stack.dispatcher.invoke("api", event)
     assert not errored, payload

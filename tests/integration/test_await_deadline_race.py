@@ -52,7 +52,8 @@ def _gate(store: Any) -> tuple[Core, QuestionService, FixedClock, RecordingTaskT
     core = Core(store, tokens, FakeWorkflows(), RecordingNotifier(), clock=clock, ids=CountingIds())
     questions = QuestionService(core)
     now = core.now()
-    store.create_run(RunSummary(run_id="r1", status="running", created_at=now, updated_at=now))
+    # paused, as the gate's park leaves it (a question pending): the release then records run_resumed
+    store.create_run(RunSummary(run_id="r1", status="paused_waiting_human", created_at=now, updated_at=now))
     asked = questions.ask("r1", node="draft", question="Ship it?", caller="agent")
     wait = ParkedWait(
         run_id="r1",

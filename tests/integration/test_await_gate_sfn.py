@@ -118,6 +118,7 @@ def test_map_items_park_their_own_gates_and_release_independently(moto_stack: Mo
     waits: dict[str, ParkedWait] = {w.gate: w for w in store.list_run_waits("aw-map")}
     assert waits["item-0"].status == "parked" and waits["item-1"].status == "released"
     assert _describe(moto_stack, run.execution_arn or "")["status"] == "RUNNING"  # item 0 still waits
+    assert store.get_run("aw-map").status == "paused_waiting_human"  # and so does the run (issue 28 item 11)
     assert qs.answer("aw-map", by_node["research"].interaction_id, "arxiv", caller="op")["released"] == ["item-0"]
     described = wait_for(lambda: _done(moto_stack, run.execution_arn or ""))
     assert described["status"] == "SUCCEEDED"

@@ -7,7 +7,7 @@ Only the calls the request's own thread makes are counted: the Step Functions en
 (on AWS, state transitions) and the SNS fan-out run elsewhere. `before send` is what the request does
 before it sends the task token (`SendTaskSuccess`): the part a waiting workflow waits for.
 
-Where each remaining call goes is named in the README's section on the answer path."""
+Where each remaining call goes is named in docs/architecture.md, "The answer path, call by call"."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class Budget:
 
 
 # The declared budgets. A change that adds a call to one of these paths fails here: say why in the
-# README's answer-path section and raise the number in the same commit.
+# answer path of docs/architecture.md and raise the number in the same commit.
 BUDGETS: dict[str, Budget] = {
     # (was 4) the snapshot Query; the deciding transaction. A repeat is answered from the stored
     # answer, so Powertools Idempotency's in-progress PutItem and result UpdateItem are gone.
@@ -50,9 +50,11 @@ BUDGETS: dict[str, Budget] = {
     # holds the pause's interaction whole (its PEND# marker: no GetItem), its wait and the run's chain
     # head; the deciding transaction; the send; the release in one transaction.
     "resume": Budget(total=4, before_send=2),
-    # (was 9/6) the id's pointer (GetItem), one BatchGetItem of the interrupt, its wait and the run's
-    # decision-log head, the deciding transaction, the send, the release in one transaction.
-    "hosted interrupt resume": Budget(total=5, before_send=3),
+    # (was 9/6, then 5/3) the id's pointer (GetItem), one BatchGetItem of the interrupt, its wait and the
+    # run's decision-log head, the deciding transaction, the send, the run's waits (Query: does another
+    # branch still hold the run paused? issue 28 item 11; the answer and resume paths have them from their
+    # snapshot), the release in one transaction.
+    "hosted interrupt resume": Budget(total=6, before_send=3),
     # (was 5) the id's pointer (GetItem), one BatchGetItem of the interrupt, its wait and the run's
     # decision-log head (`find_for_decision`); the claim's conditional put with `interrupt_claimed` (a
     # decision) and the head's advance in one transaction.
@@ -394,3 +396,20 @@ def test_a_wait_stored_before_waits_carried_answers_is_released_from_a_read(
     assert described["status"] == "SUCCEEDED", described
     answers = json.loads(described["output"])["answers"]
     assert [(a["question"], a["answer"]) for a in answers] == [("DB?", "pg"), ("Region?", "eu")]
+
+
+def test_a_stop_closes_its_pauses_in_bounded_batch_writes(call_log: CallLog, moto_stack: MotoStack) -> None:
+    """A run's stop closes N pending items with one Query of its interactions, one of its waits and one
+    transaction per 100 items (a question is two: its item and its pending marker), never a write each."""
+    from baton.services.run_stop import close_pauses
+
+    questions = moto_stack.services.questions
+    asked = [questions.ask("budget-stop", node="draft", question=f"q{n}?", caller="agent") for n in range(55)]
+    closed, calls = call_log.measure(
+        lambda: close_pauses(moto_stack.services.core, "budget-stop", by=OPERATOR, cause="stopped by op-1")
+    )
+    assert sorted(closed) == sorted(a["interaction_id"] for a in asked)
+    writes = [c for c in calls if c == "dynamodb.TransactWriteItems"]
+    assert len(writes) == 2, calls  # 110 items in 2 transactions
+    assert calls.count("dynamodb.Query") == 2 and len(calls) == 4, calls  # its interactions, its waits
+    assert moto_stack.services.core.store.list_run_interactions("budget-stop", status="pending") == []

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from baton.domain.deadline import TIMER_STATE_MACHINE
 from tests.conftest import wait_for
 
@@ -40,3 +42,38 @@ def test_the_gate_timer_ends_an_ask_pause_before_the_task_timeout(moto_stack: Mo
     output = sfn.describe_execution(executionArn=timer["executionArn"])["output"]
     assert '"ended": true' in output
     assert moto_stack.services.core.store.get_wait("tm-1", "approve").status == "timed_out"  # type: ignore[union-attr]
+
+
+DECLARED = 4  # seconds: the pause's declared timeout
+# The timer waits whole seconds (up to 1 s late), then its Lambda fails the task: within ~1.5 s of it.
+LATE_BY_AT_MOST = 1.5
+PAUSES = {  # workflow -> (its input, the gate's Fail error, the task that parks)
+    "human_pause": ({"prompt": "Still there?"}, "HumanInputTimedOut", "AskHuman"),
+    "await_answers": ({"questions": [{"question": "Ship it?"}]}, "AwaitAnswersTimedOut", "AwaitAnswers"),
+    "interrupt": ({"prompt": "Deploy?"}, "InterruptTimedOut", "Interrupt"),
+}
+
+
+@pytest.mark.parametrize("workflow", sorted(PAUSES))
+def test_an_unanswered_pause_times_out_at_its_declared_timeout_and_says_so_truly(
+    moto_stack: MotoStack, workflow: str
+) -> None:
+    """Defect 5 of issue 28: a 12 s await gate failed 7.3 s after parking, saying "timed out after 12s".
+    Measured on the local stack's clock (the execution history): from the parking task's entry to its
+    failure, at least the declared timeout and at most LATE_BY_AT_MOST after it, by Baton's deadline
+    (never Step Functions' own timeout, the backstop a grace later)."""
+    given, error, task = PAUSES[workflow]
+    run_id = f"declared-{workflow.replace('_', '-')}"
+    run = moto_stack.services.runs.start(workflow, {**given, "timeout_seconds": DECLARED}, run_id=run_id, caller="op")
+    sfn = moto_stack.clients["stepfunctions"]
+    arn = run.execution_arn or ""
+    wait_for(lambda: sfn.describe_execution(executionArn=arn)["status"] == "FAILED", timeout=DECLARED + 20)
+    history = _history(moto_stack, arn)
+    entered = next(e for e in history if e.get("stateEnteredEventDetails", {}).get("name") == task)["timestamp"]
+    (failed,) = [e for e in history if e["type"] == "TaskFailed"]
+    assert failed["taskFailedEventDetails"]["error"] == "BatonDeadlinePassed"
+    assert not [e for e in history if e["type"] == "TaskTimedOut"]  # the backstop never fired
+    waited = (failed["timestamp"] - entered).total_seconds()
+    assert DECLARED <= waited <= DECLARED + LATE_BY_AT_MOST, waited
+    described = sfn.describe_execution(executionArn=arn)
+    assert described["error"] == error and f"timed out after {DECLARED}s" in str(described["cause"])

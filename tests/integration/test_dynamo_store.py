@@ -180,3 +180,36 @@ def test_an_answer_its_message_and_its_event_are_written_together_or_not_at_all(
     # Only the winner's message and event exist: the loser's transaction wrote nothing.
     assert [m.text for m in store.drain_messages("r1", "draft", drained_at="now")] == ["A1"]
     assert [e.event_id for e in store.list_events("r1")] == ["e1"]
+
+
+def test_a_release_records_its_if_moved_events_only_when_the_run_moved(moto_stack: MotoStack, store: Any) -> None:
+    """Issue 28 item 11: `run_resumed` is written with the run's move, never for a run that was not paused
+    (the release's transaction runs again without the move, and without the events that say it moved)."""
+    from baton.events import AwaitReleased, RunResumed
+
+    core = moto_stack.services.core
+    # "ended": the send let the run finish before the release's bookkeeping: it did resume, and stays ended
+    for gate, status, after in (
+        ("not-paused", "running", "running"),
+        ("paused", "paused_waiting_human", "running"),
+        ("ended", "succeeded", "succeeded"),
+    ):
+        store.update_run("r1", {"status": status})
+        wait = ParkedWait(run_id="r1", gate=gate, task_token=f"tok-{gate}", kind="await", parked_at="t")
+        store.put_wait(wait)
+        released = store.record_release(
+            wait,
+            run_status="running",
+            run_from={"paused_waiting_human"},
+            events=[core.new_event("r1", AwaitReleased(gate=gate, answers=0))],
+            if_moved=[core.new_event("r1", RunResumed(gate=gate, kind="await"))],
+        )
+        assert released and store.get_run("r1").status == after
+    types = [(e.type, e.data["gate"]) for e in store.list_events("r1") if e.type in ("await_released", "run_resumed")]
+    assert types == [
+        ("await_released", "not-paused"),
+        ("await_released", "paused"),
+        ("run_resumed", "paused"),
+        ("await_released", "ended"),
+        ("run_resumed", "ended"),
+    ]

@@ -28,6 +28,7 @@ from tests.integration.faults import (
     THROUGHPUT_EXCEEDED,
     TRANSACTION_CONFLICT,
     FaultInjector,
+    on_every_client,
 )
 
 if TYPE_CHECKING:
@@ -43,25 +44,14 @@ def faults(monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultInjector]:
     """Every botocore client created while the test runs gets the injector. Requested before
     `moto_stack`, so the stack's clients and its handler copies' get it too. botocore's backoff is
     computed as always and not slept (the retries are counted, not timed)."""
-    import botocore.session
-
-    injector = FaultInjector()
-    original = botocore.session.Session.create_client
-
-    def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
-        client = original(self, *args, **kwargs)
-        injector.attach(client)
-        return client
-
     computed = ExponentialBackoff.delay_amount
 
     def unslept(self: ExponentialBackoff, context: Any) -> float:
         computed(self, context)
         return 0.0
 
-    monkeypatch.setattr(botocore.session.Session, "create_client", create_client)
     monkeypatch.setattr(ExponentialBackoff, "delay_amount", unslept)
-    yield injector
+    yield on_every_client(monkeypatch)
 
 
 def _api(stack: MotoStack, method: str, path: str, body: Any = None, caller: str = OPERATOR) -> tuple[int, Any]:
@@ -195,10 +185,25 @@ def test_lambda_invoke_throttled_is_retried_within_the_attempts(faults: FaultInj
     assert faults.attempts("lambda.Invoke") == [3, MAX_ATTEMPTS]
 
 
-def test_resume_whose_send_stays_throttled_is_sent_again_once(faults: FaultInjector, moto_stack: MotoStack) -> None:
-    """Step Functions throttling StartExecution (retried by botocore) and then every attempt of a resume's
-    SendTaskSuccess: the resume is stored, the API answers 503, and the client's second request sends
-    the stored resume; the run is resumed once and ends."""
+def _execution_ends(stack: MotoStack, arn: str) -> str:
+    sfn = stack.clients["stepfunctions"]
+    wait_for(lambda: sfn.describe_execution(executionArn=arn)["status"] != "RUNNING")
+    return str(sfn.describe_execution(executionArn=arn)["status"])
+
+
+def _parked(stack: MotoStack, arn: str) -> bool:
+    """The park Lambda returned (its TaskSubmitted is in the history): nothing but the test sends its token."""
+    history = stack.clients["stepfunctions"].get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    return any(event["type"] == "TaskSubmitted" for event in history)
+
+
+def test_resume_whose_send_stays_throttled_is_stored_with_its_delivery_pending(
+    faults: FaultInjector, moto_stack: MotoStack
+) -> None:
+    """Issue 28 item 10: Step Functions throttling StartExecution (retried by botocore) and then every
+    attempt of a resume's SendTaskSuccess. The resume is stored, so the API answers 202 with its delivery
+    pending, not an error (it was a 503, a 502 before that); a retry meanwhile gets the same 202 and the
+    reconciler's pass sends it: the run is resumed once and ends. A repeat afterwards gets the 200."""
     runs = moto_stack.services.runs
     faults.queue("sfn.StartExecution", THROTTLED, THROTTLED)
     with faults.active():
@@ -208,18 +213,78 @@ def test_resume_whose_send_stays_throttled_is_sent_again_once(faults: FaultInjec
     assert faults.attempts("sfn.StartExecution") == [3]
     wait_for(lambda: runs.get("throttled-send")["status"] == "paused_waiting_human")
     _api(moto_stack, "GET", "/api/runs/throttled-send/interactions/pending")  # the handler copy is warm
-    faults.queue("sfn.SendTaskSuccess", *[THROTTLED] * MAX_ATTEMPTS)
+    faults.queue("sfn.SendTaskSuccess", *[THROTTLED] * (2 * MAX_ATTEMPTS))
     with faults.active():
         status, body = _api(moto_stack, "POST", "/api/runs/throttled-send/resume", {"answers": {"ship": True}})
-        assert status == 503 and body["operation"] == "SendTaskSuccess", body
+        assert status == 202 and body["delivery"] == "pending" and body["resumed"] is False, body
         status, body = _api(moto_stack, "POST", "/api/runs/throttled-send/resume", {"answers": {"ship": True}})
-    assert status == 200 and body["resumed"] is True, body
-    assert faults.attempts("sfn.SendTaskSuccess") == [MAX_ATTEMPTS, 1]
-    sfn = moto_stack.clients["stepfunctions"]
-    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
-    assert sfn.describe_execution(executionArn=run.execution_arn)["status"] == "SUCCEEDED"
+        assert status == 202 and body["delivery"] == "pending", body  # still unsent: the same truth
+    assert faults.attempts("sfn.SendTaskSuccess") == [MAX_ATTEMPTS, MAX_ATTEMPTS]
+    [stored] = moto_stack.services.core.store.list_run_interactions("throttled-send", kind="ask")
+    assert stored.state.status == "answered" and stored.state.answer == {"ship": True}
+    released = moto_stack.services.reconciler.reconcile()["released"]
+    assert [(r["run_id"], r["kind"]) for r in released] == [("throttled-send", "ask")]
+    status, body = _api(moto_stack, "POST", "/api/runs/throttled-send/resume", {"answers": {"ship": True}})
+    assert status == 200 and body["resumed"] is True and body["delivery"] == "delivered", body
+    assert _execution_ends(moto_stack, run.execution_arn or "") == "SUCCEEDED"
     events = _events(moto_stack, "throttled-send")
     assert (events["interaction_answered"], events["run_resumed"]) == (1, 1), events
+
+
+def test_an_answer_whose_gate_send_stays_throttled_is_a_202_and_the_reconciler_releases_the_gate(
+    faults: FaultInjector, moto_stack: MotoStack
+) -> None:
+    """The answer that completes an await gate's scope, its SendTaskSuccess throttled past the retries:
+    202, delivery pending, the gate not in `released`; the reconciler releases it once, the run ends."""
+    services = moto_stack.services
+    run = services.runs.start(
+        "await_answers",
+        {"timeout_seconds": 60, "questions": [{"question": "Q?"}]},
+        run_id="throttled-gate",
+        caller="op",
+    )
+    wait_for(lambda: _parked(moto_stack, run.execution_arn or ""))
+    [question] = services.questions.pending("throttled-gate")
+    path = f"/api/runs/throttled-gate/interactions/{question.interaction_id}/answer"
+    _api(moto_stack, "GET", "/api/runs/throttled-gate/interactions/pending")  # the handler copy is warm
+    faults.queue("sfn.SendTaskSuccess", *[THROTTLED] * MAX_ATTEMPTS)
+    with faults.active():
+        status, body = _api(moto_stack, "POST", path, {"answer": "yes"})
+    assert status == 202 and body["delivery"] == "pending", body
+    assert (body["status"], body["resumed"], body["released"]) == ("answered", False, []), body
+    assert services.reconciler.reconcile()["released"] == [
+        {"run_id": "throttled-gate", "gate": "await", "kind": "await"}
+    ]
+    assert services.reconciler.reconcile()["released"] == []
+    assert _execution_ends(moto_stack, run.execution_arn or "") == "SUCCEEDED"
+    assert _events(moto_stack, "throttled-gate")["await_released"] == 1
+
+
+def test_an_interrupt_resume_whose_send_stays_throttled_is_a_202_and_the_reconciler_delivers_it(
+    faults: FaultInjector, moto_stack: MotoStack
+) -> None:
+    """A hosted interrupt's resume, its SendTaskSuccess throttled past the retries: 202, delivery
+    pending (the value and edits stored); the reconciler sends them, the workflow ends with them."""
+    services = moto_stack.services
+    run = services.runs.start(
+        "interrupt", {"prompt": "Target?", "timeout_seconds": 60}, run_id="throttled-int", caller="op"
+    )
+    wait_for(lambda: _parked(moto_stack, run.execution_arn or ""))
+    [interrupt] = services.interrupts.list_page(status="pending", session_id="throttled-int")[0]
+    path = f"/api/v1/interrupts/{interrupt.interaction_id}/resume"
+    _api(moto_stack, "GET", f"/api/v1/interrupts/{interrupt.interaction_id}")  # the handler copy is warm
+    faults.queue("sfn.SendTaskSuccess", *[THROTTLED] * MAX_ATTEMPTS)
+    with faults.active():
+        status, body = _api(moto_stack, "POST", path, {"input": "staging"})
+    assert status == 202 and body["delivery"] == "pending" and body["resumed"] is False, body
+    assert body["interrupt"]["status"] == "answered", body
+    released = services.reconciler.reconcile()["released"]
+    assert [(r["run_id"], r["kind"]) for r in released] == [("throttled-int", "interrupt")]
+    assert _execution_ends(moto_stack, run.execution_arn or "") == "SUCCEEDED"
+    output = json.loads(
+        moto_stack.clients["stepfunctions"].describe_execution(executionArn=run.execution_arn)["output"]
+    )
+    assert output["input"] == "staging"
 
 
 # ---- the seeded job: many requests, faults at a fixed rate -------------------------------------------------
@@ -288,6 +353,9 @@ def test_no_answer_lost_or_doubled_under_injected_faults(faults: FaultInjector, 
         interrupts = _interrupts_resumed(moto_stack, busy)
     for run_id in pauses:
         wait_for(lambda run_id=run_id: services.runs.get(run_id)["status"] == "paused_waiting_human")
+    # One throttled send for sure: the seeded draw depends on how many calls came before (a path that
+    # gains a call moves it), and the check below wants a send fault, whatever the draw.
+    faults.queue("sfn.SendTaskSuccess", THROTTLED)
     with faults.active():
         for run_id in pauses:
             status, body = _send(moto_stack, busy, "POST", f"/api/runs/{run_id}/resume", {"answers": {"ship": True}})

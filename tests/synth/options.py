@@ -57,6 +57,7 @@ ALONE: Mapping[str, Mapping[str, str]] = {
     "agent_launchers": {"agent_launchers": f"arn:aws:iam::{ACCOUNT}:role/agent-launcher"},
     "throttle_rate": {"throttle_rate": "10"},
     "throttle_burst": {"throttle_burst": "20"},
+    "allowed_origins": {"allowed_origins": "https://tools.example.com,https://ops.example.com:8443"},
     "api_account_role": {"api_account_role": "false"},
     "gate_timeout_alarm_threshold": {"gate_timeout_alarm_threshold": "3"},
     "parked_gate_alarm_hours": {"parked_gate_alarm_hours": "48"},

@@ -32,9 +32,10 @@ def app(core: Core) -> Iterator[Any]:
     from baton.runtime.settings import Settings
     from baton.runtime.wiring import Services
     from baton.services.runs import RunService
+    from tests.fakes.memory import MemoryInboxSessions
 
     settings = Settings.model_validate({"BATON_TABLE_NAME": "t", "BATON_LOCAL_API_TOKEN": LOCAL_TOKEN})
-    services = Services(settings=settings, core=core, runs=RunService(core))
+    services = Services(settings=settings, core=core, runs=RunService(core), inbox_sessions=MemoryInboxSessions())
     deps.set_services_provider(lambda: services)
     yield create_app()
     deps.set_services_provider(deps._default_provider)

@@ -219,7 +219,7 @@ def test_local_refs_work() -> None:
     [
         ([{"type": "string"}], "must be a JSON object"),
         ({"type": "strng"}, "does not compile"),
-        ({"pattern": "("}, "does not compile"),
+        ({"pattern": "("}, "is not a regular expression"),
         ({"properties": []}, "does not compile"),
         ({"$ref": "#/definitions/missing"}, "does not compile"),
         ({"$ref": "http://169.254.169.254/latest/meta-data"}, "remote $ref"),

@@ -1,5 +1,5 @@
 """The house rules, checked on the source: no import cycles, the AWS SDK only where adapters live,
-modules small enough to read (README "Layout" describes the folders these rules keep apart)."""
+modules small enough to read (docs/architecture.md "Layout" describes the folders these rules keep apart)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,13 @@
 """The CLI starts fast: `baton --help` and the read-only commands import neither boto3/botocore, moto,
 nor the local stack. Each command runs in a fresh interpreter against a stand-in API (a stdlib HTTP
 server in that interpreter answering 404), so the request and the error path are part of what is
-checked. `scripts/bench.py` prints how long the CLI takes against a bare Typer app."""
+checked. `bench/summary.py` prints how long the CLI takes against a bare Typer app."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.probe import run_probe
 
 _PROBE = """
 import json, os, sys, threading
@@ -52,16 +46,7 @@ HEAVY = ("boto3", "botocore", "moto", "baton.local", "aws_cdk", "aws_lambda_powe
 
 
 def _run(argv: list[str]) -> tuple[int, list[str]]:
-    result = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(argv)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        env={k: v for k, v in os.environ.items() if k not in ("BATON_API_URL", "BATON_TOKEN")},
-    )
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report, _ = run_probe(_PROBE, argv)
     return int(report["exit"] or 0), list(report["loaded"])
 
 

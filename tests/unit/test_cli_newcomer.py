@@ -332,7 +332,7 @@ def test_review_show_action_example_runs_as_printed(monkeypatch: pytest.MonkeyPa
     class _Resuming:
         def resume(self, run_id: str, answers: dict[str, Any], node: str | None = None) -> Any:
             sent.append(answers)
-            return type("Resumed", (), {"resumed": True, "node": "ship_review"})()
+            return type("Resumed", (), {"resumed": True, "node": "ship_review", "delivery": "delivered"})()
 
     monkeypatch.setattr(common, "client", lambda: _Resuming())
     ran = _run_printed(lambda *a: CliRunner().invoke(cli_app, list(a)), example)

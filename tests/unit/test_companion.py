@@ -15,7 +15,7 @@ from baton.adapters.companion_bedrock import DEFAULT_SYSTEM_PROMPT, REVIEW_TOOL_
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.domain.companion import CompanionContext, CompanionError, CompanionTurn, ThreadTurn, format_steps
 from baton.errors import BatonError, ValidationFailedError
-from baton.ports import Companion
+from baton.review_ports import Companion
 from baton.runtime.wiring import companion_from_config
 
 pytestmark = pytest.mark.disable_socket

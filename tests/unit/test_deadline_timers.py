@@ -26,7 +26,7 @@ from baton.domain.deadline import (
     GRACE_SECONDS,
     TIMER_DELIVERY_SECONDS,
     TIMER_PRECISION_SECONDS,
-    grace_for,
+    task_timeout_seconds,
     timer_wait_seconds,
 )
 from baton.errors import GoneError
@@ -106,7 +106,7 @@ def test_the_timer_waits_whole_seconds_and_never_fires_before_the_deadline(clock
 
 def test_the_grace_exceeds_how_late_the_timer_can_be() -> None:
     assert GRACE_SECONDS > TIMER_PRECISION_SECONDS + TIMER_DELIVERY_SECONDS
-    assert grace_for(3600) == GRACE_SECONDS and grace_for(6) == 3  # at most half of a short timeout
+    assert task_timeout_seconds(3600) == 3600 + GRACE_SECONDS and task_timeout_seconds(6) == 6 + GRACE_SECONDS
 
 
 # ---- answers at the deadline, with the timer ending the pause ----------------------------------------
@@ -117,7 +117,7 @@ def test_answers_at_the_deadline_never_get_a_200_and_a_timeout_when_the_timer_fi
 ) -> None:
     gates.prepare(kind)
     iid = gates.park(kind)
-    deadline = gates.entered + timedelta(seconds=TIMEOUT - GRACE_SECONDS)
+    deadline = gates.entered + timedelta(seconds=TIMEOUT)
     clock.current = deadline + timedelta(seconds=offset)
     try:
         result: dict[str, Any] | None = gates.answer(kind, iid)
@@ -127,7 +127,7 @@ def test_answers_at_the_deadline_never_get_a_200_and_a_timeout_when_the_timer_fi
     # The timer fires as late as its engine allows, and its failure is delivered before Step Functions'.
     clock.current = deadline + timedelta(seconds=TIMER_PRECISION_SECONDS)
     fired = _deadlines(gates, clock).fire(_only(timers).payload)
-    sfn_timeout = gates.entered + timedelta(seconds=TIMEOUT)
+    sfn_timeout = gates.entered + timedelta(seconds=task_timeout_seconds(TIMEOUT))
     assert clock.now() + timedelta(seconds=TIMER_DELIVERY_SECONDS) < sfn_timeout
     sent = _sent(core)
     if result is not None:  # a 200: delivered; the timer finds nothing to end
@@ -146,7 +146,7 @@ def test_a_timer_that_fires_early_waits_for_the_deadline(
     gates: Gates, core: Core, clock: FixedClock, timers: RecordingDeadlineTimers
 ) -> None:
     gates.park("ask")
-    deadline = gates.entered + timedelta(seconds=TIMEOUT - GRACE_SECONDS)
+    deadline = gates.entered + timedelta(seconds=TIMEOUT)
     clock.current = deadline - timedelta(seconds=1.5)
     assert _deadlines(gates, clock).fire(_only(timers).payload)["ended"] is True
     assert clock.now() >= deadline  # it slept until the deadline before ending anything
@@ -184,7 +184,7 @@ def test_the_timer_of_an_earlier_round_leaves_the_gate_parked_again_alone(
     first = _only(timers)
     gates.answer("await", "")
     gates.questions.ask("r1", node="draft", question="And now?", caller="agent")
-    clock.advance(TIMEOUT - GRACE_SECONDS)
+    clock.advance(TIMEOUT)
     gates.entered = clock.now()
     gates.park("await", token="tok-2")  # the next round of the gate: another token, another deadline
     assert len(timers.started) == 2
@@ -248,30 +248,68 @@ def test_a_tool_await_answered_before_its_timer_is_completed_not_timed_out(
     assert awaiting is not None and awaiting.state.status == "answered"
 
 
-# ---- the state machines: Step Functions' timeout is the one Baton's deadline counts back from ---------
-def _parking_tasks() -> list[dict[str, Any]]:
+# ---- the state machines: Step Functions' timeout is the declared one + the grace -------------------------
+def _parking_tasks() -> list[tuple[str, dict[str, Any], dict[str, dict[str, Any]]]]:
+    """Each parking task of the shipped state machines (name, state), with every state of its file."""
     root = Path(__file__).resolve().parents[2] / "statemachines"
     found = []
     for path in sorted(root.glob("*.asl.json")):
-        stack = list(json.loads(path.read_text())["States"].values())
+        stack = list(json.loads(path.read_text())["States"].items())
+        everything: dict[str, dict[str, Any]] = {}
         while stack:
-            state = stack.pop()
+            name, state = stack.pop()
+            everything[name] = state
             for nested in (state.get("ItemProcessor") or state.get("Iterator") or {}, *state.get("Branches", [])):
-                stack += list(nested.get("States", {}).values())
-            if "TimeoutSecondsPath" in state and "entered_at.$" in state.get("Parameters", {}).get("Payload", {}):
-                found.append(state)
+                stack += list(nested.get("States", {}).items())
+        found += [
+            (name, state, everything)
+            for name, state in everything.items()
+            if "TimeoutSecondsPath" in state and "entered_at.$" in state.get("Parameters", {}).get("Payload", {})
+        ]
     return found
 
 
-def test_each_parking_task_times_out_on_the_timeout_its_deadline_counts_back_from() -> None:
+def _computed(path: str, task: str, states: dict[str, dict[str, Any]]) -> str:
+    """The intrinsic that writes `path` (the task's TimeoutSecondsPath): a Pass state's Parameters into its
+    ResultPath just before the task, or a Map's ItemSelector / a Task's ResultSelector."""
+    head, _, leaf = path.rpartition(".")
+    for state in states.values():
+        if state.get("Type") == "Pass" and state.get("ResultPath") == head and state.get("Next") == task:
+            return str(state["Parameters"][f"{leaf}.$"])
+        for selector in ("ItemSelector", "ResultSelector"):
+            if f"{leaf}.$" in state.get(selector, {}):
+                return str(state[selector][f"{leaf}.$"])
+    raise AssertionError(f"nothing computes {path} for {task}")
+
+
+def test_each_parking_task_times_out_a_grace_after_the_timeout_its_pause_declares() -> None:
+    """Defect 5 of issue 28: Baton's deadline is the declared timeout, so Step Functions' own must come
+    GRACE_SECONDS later, computed from the same timeout the park payload sends."""
     checked = 0
-    for state in _parking_tasks():
-        payload = state["Parameters"]["Payload"]
+    for name, task, states in _parking_tasks():
+        payload = task["Parameters"]["Payload"]
         sent = payload.get("timeout_seconds.$") or payload.get("request", {}).get("timeout_seconds.$")
         if sent is None and payload.get("request.$"):
             sent = payload["request.$"] + ".timeout_seconds"  # the whole request, with its timeout_seconds
-        if sent is None:
-            continue  # the review park reads its timeout from the gate's stored config
-        assert state["TimeoutSecondsPath"] == sent, state
+        computed = _computed(task["TimeoutSecondsPath"], name, states)
+        source, grace = computed.removeprefix("States.MathAdd(").removesuffix(")").split(", ")
+        assert int(grace) == GRACE_SECONDS, computed
+        if sent is not None:  # the review park reads its timeout from the gate's stored config
+            # the same field the park sends (a Map item's is the ItemSelector's copy of it)
+            assert source.rpartition(".")[2] == sent.rpartition(".")[2], (computed, sent)
         checked += 1
-    assert checked >= 5
+    assert checked >= 7
+
+
+def test_the_await_gate_states_time_out_a_grace_after_the_declared_timeout() -> None:
+    from baton.workflows.gate_states import await_gate_states
+
+    literal = await_gate_states("Sync", gate="sync", timeout_seconds=60, next=None)
+    assert literal["Sync"]["TimeoutSeconds"] == 60 + GRACE_SECONDS
+    assert literal["Sync"]["Parameters"]["Payload"]["timeout_seconds"] == 60  # Baton's deadline: the declared
+    by_path = await_gate_states("Sync", gate="sync", timeout_seconds_path="$.input.t", next="Ship")
+    entry, task = by_path["Sync"], by_path["SyncPark"]
+    assert entry["Type"] == "Pass" and entry["Next"] == "SyncPark"  # the gate's entry adds the grace
+    assert entry["Parameters"] == {"seconds.$": f"States.MathAdd($.input.t, {GRACE_SECONDS})"}
+    assert task["TimeoutSecondsPath"] == f"{entry['ResultPath']}.seconds" and task["Next"] == "Ship"
+    assert task["Parameters"]["Payload"]["timeout_seconds.$"] == "$.input.t"

@@ -1,5 +1,5 @@
-"""The store's own attribute-value conversion (`_to_item` / `_from_item` in baton/adapters/dynamo.py)
-gives what boto3's TypeSerializer / TypeDeserializer (and `_plain`) give, for every value: the fast
+"""The store's own attribute-value conversion (`to_item` / `from_item` in baton/adapters/dynamo_items.py)
+gives what boto3's TypeSerializer / TypeDeserializer (and `plain`) give, for every value: the fast
 path for strings, booleans, ints, maps and lists changes no byte of an item, and everything else (and
 every error) is still boto3's."""
 
@@ -13,7 +13,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from hypothesis import given
 from hypothesis import strategies as st
 
-from baton.adapters.dynamo import _from_item, _plain, _to_item
+from baton.adapters.dynamo_items import from_item, plain, to_item
 from tests.dynamo_values import ATTRIBUTE_VALUES
 
 _ser, _de = TypeSerializer(), TypeDeserializer()
@@ -47,18 +47,18 @@ def _outcome(convert: Any, value: Any) -> Any:
 @given(st.dictionaries(st.text(min_size=1, max_size=3), PYTHON_VALUES, max_size=4))
 def test_to_item_is_the_type_serializer(values: dict[str, Any]) -> None:
     expected = _outcome(lambda v: {k: _ser.serialize(x) for k, x in v.items() if x is not None}, values)
-    assert _outcome(_to_item, values) == expected
+    assert _outcome(to_item, values) == expected
 
 
 @given(st.dictionaries(st.text(min_size=1, max_size=3), ATTRIBUTE_VALUES, max_size=4))
 def test_from_item_is_the_type_deserializer(item: dict[str, Any]) -> None:
-    expected = _outcome(lambda i: {k: _plain(_de.deserialize(v)) for k, v in i.items()}, item)
-    assert _outcome(_from_item, item) == expected
+    expected = _outcome(lambda i: {k: plain(_de.deserialize(v)) for k, v in i.items()}, item)
+    assert _outcome(from_item, item) == expected
 
 
 @pytest.mark.parametrize("value", [10**38 - 1, -(10**38) + 1, 10**38, -(10**38), 0, True, Decimal("1.50"), "", [], {}])
 def test_edge_values_round_trip_as_boto3_writes_them(value: Any) -> None:
-    assert _outcome(_to_item, {"v": value}) == _outcome(lambda v: {"v": _ser.serialize(v["v"])}, {"v": value})
-    if _outcome(_to_item, {"v": value})[0] == "ok":
-        item = _to_item({"v": value})
-        assert _from_item(item) == {"v": _plain(_de.deserialize(item["v"]))}
+    assert _outcome(to_item, {"v": value}) == _outcome(lambda v: {"v": _ser.serialize(v["v"])}, {"v": value})
+    if _outcome(to_item, {"v": value})[0] == "ok":
+        item = to_item({"v": value})
+        assert from_item(item) == {"v": plain(_de.deserialize(item["v"]))}

@@ -47,14 +47,14 @@ def test_recorded_events_read_back_as_their_models(core: Core) -> None:
         assert event.payload().data() == event.data, event.type
 
 
-def test_the_readme_lists_every_event_type_and_no_other() -> None:
+def test_the_docs_list_every_event_type_and_no_other() -> None:
     import re
 
     from baton.events import EventType
     from baton.workflows.source_tree import source_tree
 
-    readme = (source_tree().root / "README.md").read_text()
-    section = readme.split("### Events", 1)[1].split("\n## ", 1)[0]
+    architecture = (source_tree().root / "docs" / "architecture.md").read_text()
+    section = architecture.split("\n## Events\n", 1)[1].split("\n## ", 1)[0]
     listed = {
         name
         for row in section.splitlines()

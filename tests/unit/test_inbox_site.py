@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from baton.api.auth import SESSION_COOKIE, SESSION_SECONDS, inbox_session_token
+from baton.api import deps
+from baton.api.auth import SESSION_COOKIE, SESSION_SECONDS, inbox_session_token, operator_token
 from baton.local.http_adapter import to_proxy_event
 from baton.local.inbox import CODE_SECONDS, InboxSite
 from tests.unit.conftest import LOCAL_TOKEN
@@ -109,7 +110,15 @@ def _call(app: Any, method: str, path: str, headers: dict[str, str], body: Any =
     return result["statusCode"], json.loads(result["body"]) if result.get("body") else None
 
 
-def test_the_session_cookie_is_the_local_operator_and_writes_need_the_header(app: Any, site: InboxSite) -> None:
+@pytest.fixture
+def signed_site(app: Any, site: InboxSite) -> InboxSite:
+    """The site recording its sessions where the `app`'s API reads them (an in-memory store)."""
+    site.sessions = deps.get_services().inbox_session_store
+    return site
+
+
+def test_the_session_cookie_is_the_local_operator_and_writes_need_the_header(app: Any, signed_site: InboxSite) -> None:
+    site = signed_site
     signed_in = site.handle("GET", site.login_url().removeprefix(site.base_url))
     cookie = {"Cookie": f"theme=dark; {SESSION_COOKIE}={_cookie_value(signed_in.headers['Set-Cookie'])}"}
     status, me = _call(app, "GET", "/api/me", cookie)
@@ -140,3 +149,45 @@ def test_a_forged_or_expired_session_is_401(app: Any) -> None:
         status, body = _call(app, "GET", "/api/me", {"Cookie": f"{SESSION_COOKIE}={value}"})
         assert status == 401 and body["error"] == "unauthorized", value
     assert _call(app, "GET", "/api/me", {})[0] == 401
+
+
+# ---- ending sessions on the server (issue 29, item 6) -----------------------------------------------
+def _sign_in(site: InboxSite) -> dict[str, str]:
+    signed_in = site.handle("GET", site.login_url().removeprefix(site.base_url))
+    assert signed_in.status == 303
+    return {"Cookie": f"{SESSION_COOKIE}={_cookie_value(signed_in.headers['Set-Cookie'])}"}
+
+
+def test_logout_ends_the_session_on_the_server_not_only_the_cookie(app: Any, signed_site: InboxSite) -> None:
+    mine, other_browser = _sign_in(signed_site), _sign_in(signed_site)
+    assert _call(app, "GET", "/api/me", mine)[0] == 200
+    out = signed_site.handle("POST", "/inbox/logout", cookie=mine["Cookie"])
+    assert out.status == 200 and "Max-Age=0" in out.headers["Set-Cookie"]
+    status, body = _call(app, "GET", "/api/me", mine)  # the old value, replayed after the logout
+    assert status == 401 and "ended" in body["message"], body
+    assert _call(app, "GET", "/api/me", other_browser)[0] == 200  # another browser's session is its own
+
+
+def test_revoke_all_ends_every_earlier_session_and_a_new_login_works(app: Any, signed_site: InboxSite) -> None:
+    earlier = [_sign_in(signed_site) for _ in range(3)]
+    assert all(_call(app, "GET", "/api/inbox", cookie)[0] == 200 for cookie in earlier)
+    assert signed_site.handle("POST", "/inbox/sessions/revoke").status == 401  # needs an operator token
+    revoked = signed_site.handle("POST", "/inbox/sessions/revoke", authorization=f"Bearer {TOKEN}")
+    assert revoked.status == 200 and json.loads(revoked.body) == {"ended": 3, "operator": "local-operator"}
+    assert all(_call(app, "GET", "/api/inbox", cookie)[0] == 401 for cookie in earlier)
+    fresh = _sign_in(signed_site)
+    assert _call(app, "GET", "/api/inbox", fresh)[0] == 200
+
+
+def test_only_the_stacks_own_token_ends_every_operators_sessions(app: Any, signed_site: InboxSite) -> None:
+    cookie = _sign_in(signed_site)
+    bob = f"Bearer {operator_token(TOKEN, 'bob')}"
+    every = json.dumps({"all_operators": True}).encode()
+    refused = signed_site.handle("POST", "/inbox/sessions/revoke", authorization=bob, body=every)
+    assert refused.status == 403 and _call(app, "GET", "/api/me", cookie)[0] == 200
+    own = signed_site.handle("POST", "/inbox/sessions/revoke", authorization=bob)  # bob's own: none
+    assert json.loads(own.body) == {"ended": 0, "operator": "bob"} and _call(app, "GET", "/api/me", cookie)[0] == 200
+    ended = signed_site.handle("POST", "/inbox/sessions/revoke", authorization=f"Bearer {TOKEN}", body=every)
+    assert json.loads(ended.body) == {"ended": 1, "operator": None} and _call(app, "GET", "/api/me", cookie)[0] == 401
+    bad = signed_site.handle("POST", "/inbox/sessions/revoke", authorization=f"Bearer {TOKEN}", body=b"[1]")
+    assert bad.status == 400

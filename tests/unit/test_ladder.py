@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pydantic import ValidationError
 
-from baton.domain.deadline import GRACE_SECONDS, TIMER_PRECISION_SECONDS
+from baton.domain.deadline import TIMER_PRECISION_SECONDS
 from baton.domain.gate_payloads import GateDeadlinePayload, ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import AnswerCheck, Ladder, LadderFields
@@ -109,7 +109,7 @@ def test_the_timer_walks_remind_then_escalate_then_takes_the_default(
     titles = [n.title for n in notifier.notifications[-2:]]
     assert titles == ["Reminder: Question (agent waiting): Ship it?", "Escalated: Question (agent waiting): Ship it?"]
     assert notifier.notifications[-1].extra["deadline"] == core.store.get_wait("r1", "approve").deadline  # type: ignore[union-attr]
-    deadline = clock.now() + timedelta(seconds=TIMEOUT - 20 - GRACE_SECONDS)
+    deadline = clock.now() + timedelta(seconds=TIMEOUT - 20)
     assert escalated["next"]["wait_seconds"] == int((deadline - clock.now()).total_seconds())
 
     ended = _walk(core, clock, GateDeadlinePayload.model_validate(escalated["next"]), escalated["next"]["wait_seconds"])
@@ -302,10 +302,10 @@ def test_steps_count_from_the_task_entry_in_order_and_those_past_the_deadline_ar
     clock: FixedClock,
 ) -> None:
     began = clock.now()
-    deadline = began + timedelta(seconds=60 - GRACE_SECONDS)  # Core.deadline_of of a 60 s task entered now
+    deadline = began + timedelta(seconds=60)  # Core.deadline_of of a 60 s task entered now
     steps = LADDER.steps(deadline, 60)
     assert [(s.step, (s.at - began).total_seconds()) for s in steps] == [("remind", 10.0), ("escalate", 20.0)]
-    short = began + timedelta(seconds=20 - GRACE_SECONDS)  # a 20 s task: its deadline comes before the escalation
+    short = began + timedelta(seconds=20)  # a 20 s task: its deadline comes with the escalation
     assert [s.step for s in LADDER.steps(short, 20)] == ["remind"]
 
 
@@ -416,7 +416,7 @@ def _park_flow(ladder: Any, *, interrupt: bool = False) -> dict[str, Any]:
         "Type": "Task",
         "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
         "Parameters": {"FunctionName": "${ParkFunctionArn}", "Payload": payload},
-        "TimeoutSeconds": 60,
+        "TimeoutSeconds": 65,  # the declared 60 s + baton.domain.deadline.GRACE_SECONDS (C245)
         "Retry": [LAMBDA_RETRIER],
         "End": True,
     }
@@ -437,6 +437,15 @@ def test_baton_check_refuses_a_literal_ladder_the_park_would_refuse(ladder: Any,
 
     problems = check_definition(_park_flow(ladder, interrupt=interrupt), "flow.asl.json")
     assert [p.code for p in problems] == ["C251"], problems
+
+
+def test_baton_check_judges_a_ladder_against_the_declared_timeout_not_the_graced_task_timeout() -> None:
+    from baton.workflows.asl import check_definition
+
+    # 62 s is before the Task's TimeoutSeconds (65) but after the 60 s the park checks the ladder against.
+    for interrupt in (False, True):
+        problems = check_definition(_park_flow({"remind_after": 62}, interrupt=interrupt), "flow.asl.json")
+        assert [p.code for p in problems] == ["C251"], problems
 
 
 def test_baton_check_accepts_a_valid_ladder_and_one_from_the_input() -> None:

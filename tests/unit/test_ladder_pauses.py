@@ -22,7 +22,7 @@ from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import AnswerCheck, Ladder
-from baton.errors import ConflictError, ValidationFailedError
+from baton.errors import GoneError, ValidationFailedError
 from baton.services.asks import AskService
 from baton.services.deadlines import INTERACTION_GATE, Deadlines
 from baton.services.interrupts import InterruptService
@@ -127,8 +127,9 @@ def test_a_question_reminds_escalates_then_takes_its_default_into_the_node_queue
     assert (kind, token) == ("success", "tok-a") and [a["answer"] for a in output["answers"]] == ["no"]
     (message,) = questions.drain("r1", "planner")
     assert "A: no" in message.text and "timed_out_default" in message.text
-    with pytest.raises(ConflictError):  # a person after the default: already answered, by nobody
+    with pytest.raises(GoneError):  # a person after the default: late (410), kept as answer_late (issue 28)
         questions.answer("r1", iid, "yes", caller="alice")
+    assert "answer_late" in _types(core)
 
 
 def test_a_question_answered_in_time_ends_its_timer_and_nothing_more_is_sent(

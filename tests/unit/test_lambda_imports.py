@@ -89,6 +89,7 @@ WATCHED = [
     "baton.workflows",
     "baton.merge",
     "fastjsonschema",  # compiled answer schemas: loaded with the first jsonSchema
+    "re2",  # and the engine their patterns run in (baton/domain/linear_patterns.py)
     "urllib.request",  # and with it http.client, ssl, email: loaded at a notifier's first POST
     "http.client",
     "aws_lambda_powertools.event_handler",
@@ -203,6 +204,7 @@ API_NOT_AT_IMPORT = [
     "aws_lambda_powertools.event_handler.openapi.models",
     "aws_lambda_powertools.event_handler.openapi.swagger_ui",
     "fastjsonschema",
+    "re2",
 ]
 
 
@@ -245,6 +247,7 @@ RESUME_ROUTES_NOT_AT_INCLUDE = [
     "baton.domain.interrupt_spec",
     "baton.domain.answer_schema",
     "fastjsonschema",
+    "re2",
 ]
 
 

@@ -219,14 +219,17 @@ def test_a_conflict_says_what_happened(mcp: Mcp) -> None:
     assert done["status"] == "cancelled" and done["reason"] == "not needed" and done["timed_out"] is False
 
 
-def test_the_readme_carries_the_protocol_prompt_as_served() -> None:
+def test_the_docs_carry_the_protocol_prompt_as_served() -> None:
+    """The README shows the MCP client configs (`baton dev`'s banner points to its "Agents over MCP");
+    docs/agents.md quotes the protocol prompt, word for word as the server sends it."""
     from pathlib import Path
 
     from baton.mcp.server import protocol_prompt
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    root = Path(__file__).resolve().parents[2]
+    readme, agents = (root / "README.md").read_text(), (root / "docs" / "agents.md").read_text()
     quoted = "\n".join(f"> {line}" if line else ">" for line in protocol_prompt().rstrip("\n").split("\n"))
-    assert "## Agents over MCP" in readme and quoted in readme
+    assert "\n### Agents over MCP\n" in readme and quoted in agents
     assert '"url": "http://127.0.0.1:8787/mcp"' in readme and '"mcp", "--run"' in readme
 
 

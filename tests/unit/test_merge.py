@@ -288,11 +288,13 @@ def test_run_branch_gains_commits_after_squash_and_merges_again(repo: Path) -> N
 # ------------------------------------------------------------------------------------ into=none
 
 
-def test_into_none_touches_nothing(repo: Path) -> None:
+def test_into_none_touches_nothing_and_says_it_merged_nothing(repo: Path) -> None:
     write(repo, "README.md", "dirty is fine: nothing is touched\n")
     before = snapshot(repo)
     out = merge_run_branch(repo, "baton/run-1", into="none")
-    assert out.merge_status == "merged"
+    # Issue 28 item 11: reported as "merged" by "squash" although nothing was merged or squashed.
+    assert (out.merge_status, out.strategy) == ("not_merged", None)
+    assert "not merged (merge_into: none)" in out.reason
     assert out.final_branch == "baton/run-1"
     assert out.merged_into is None
     assert out.final_commit == git(repo, "rev-parse", "baton/run-1")

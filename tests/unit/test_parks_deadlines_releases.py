@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from baton.services.runs import RunService
     from tests.conftest import FixedClock
 
-TIMEOUT = 60  # the task's TimeoutSeconds
+TIMEOUT = 60  # the pause's declared timeout (the task's TimeoutSeconds is GRACE_SECONDS more)
 KINDS = ("ask", "await", "interrupt", "review")
 
 
@@ -182,12 +182,12 @@ def _notifier(core: Core) -> RecordingNotifier:
 
 
 # ---- item 4: one clock decides a deadline ----------------------------------------------------------
-def test_the_deadline_starts_at_the_task_entry_and_ends_before_its_timeout(gates: Gates, core: Core) -> None:
+def test_the_deadline_starts_at_the_task_entry_and_ends_at_its_declared_timeout(gates: Gates, core: Core) -> None:
     gates.entered = core.clock.now() - timedelta(seconds=10)  # the park Lambda ran 10 s after the task started
     gates.park("ask")
     wait = core.store.get_wait("r1", "approve")
     assert wait is not None and wait.deadline is not None
-    assert parse_iso(wait.deadline) == gates.entered + timedelta(seconds=TIMEOUT - GRACE_SECONDS)
+    assert parse_iso(wait.deadline) == gates.entered + timedelta(seconds=TIMEOUT)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -197,14 +197,14 @@ def test_answers_at_the_deadline_never_get_a_200_and_a_timeout(
 ) -> None:
     gates.prepare(kind)
     iid = gates.park(kind)
-    deadline = gates.entered + timedelta(seconds=TIMEOUT - GRACE_SECONDS)
+    deadline = gates.entered + timedelta(seconds=TIMEOUT)
     clock.current = deadline + timedelta(seconds=offset)
     try:
         result: dict[str, Any] | None = gates.answer(kind, iid)
     except GoneError as gone:
         result = None
         assert "deadline" in gone.message
-    sfn_timeout = gates.entered + timedelta(seconds=TIMEOUT)
+    sfn_timeout = gates.entered + timedelta(seconds=TIMEOUT + GRACE_SECONDS)
     reconciled = gates.reconciler().reconcile()
     sent = _tokens(core).sent
     if result is not None:  # a 200: delivered, before Step Functions' own timer; Baton never fails it
@@ -227,11 +227,11 @@ def test_the_catch_after_baton_ended_an_ask_lists_what_was_unanswered(gates: Gat
     assert ended["unanswered"] == [iid] and core.store.get_run("r1").status == "failed"  # type: ignore[union-attr]
 
 
-def test_an_interrupt_without_entered_time_keeps_its_deadline_before_the_timeout(core: Core, clock: Any) -> None:
+def test_an_interrupt_without_entered_time_ends_at_its_declared_timeout(core: Core, clock: Any) -> None:
     spec = InterruptSpec(session_id="r2", node="confirm", prompt="Deploy?", timeout_ms=10_000)
     interrupt, _ = InterruptService(core).create(spec, caller="workflow:r2", token="tok-x")
     assert interrupt.expires_at is not None
-    assert parse_iso(interrupt.expires_at) == clock.now() + timedelta(seconds=10 - GRACE_SECONDS)
+    assert parse_iso(interrupt.expires_at) == clock.now() + timedelta(seconds=10)
 
 
 # ---- item 6: every release is recorded ------------------------------------------------------------

@@ -29,7 +29,7 @@ def _gate(approval: Any) -> dict[str, Any]:
                 "request": {"prompt": "ship?", "timeout_seconds": 600, "approval": approval},
             },
         },
-        "TimeoutSeconds": 600,
+        "TimeoutSeconds": 605,  # the declared 600 s + baton.domain.deadline.GRACE_SECONDS (C245)
         "Retry": [LAMBDA_RETRIER],
         "End": True,
     }

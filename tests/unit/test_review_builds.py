@@ -18,21 +18,12 @@ from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.merge.build import run_build
 from baton.services.core import Core
 from baton.services.review import ReviewService
-from tests.fakes import MemoryBuildRecords, RecordingTaskTokens
-
-
-class FakeRunner:
-    def __init__(self) -> None:
-        self.started: list[BuildRequest] = []
-
-    def start(self, request: BuildRequest) -> str:
-        self.started.append(request)
-        return f"proj:{len(self.started)}"
+from tests.fakes import MemoryBuildRecords, RecordingBuildRunner, RecordingTaskTokens
 
 
 @pytest.fixture
-def runner() -> FakeRunner:
-    return FakeRunner()
+def runner() -> RecordingBuildRunner:
+    return RecordingBuildRunner()
 
 
 @pytest.fixture
@@ -41,7 +32,7 @@ def records() -> MemoryBuildRecords:
 
 
 @pytest.fixture
-def review(core: Core, runner: FakeRunner, records: MemoryBuildRecords) -> ReviewService:
+def review(core: Core, runner: RecordingBuildRunner, records: MemoryBuildRecords) -> ReviewService:
     # No `diffs`: the stacks' default, the diff the gate's diff build reported.
     return ReviewService(core, companion=OfflineCompanion, runner=lambda: runner, records=records)
 
@@ -82,7 +73,7 @@ def _state_change(request: BuildRequest, status: str) -> dict[str, Any]:
 
 
 def test_the_diff_build_is_given_no_token_and_every_turn_reads_its_diff(
-    review: ReviewService, core: Core, runner: FakeRunner, records: MemoryBuildRecords, repo: DemoRepo
+    review: ReviewService, core: Core, runner: RecordingBuildRunner, records: MemoryBuildRecords, repo: DemoRepo
 ) -> None:
     config = repo.gate_input(max_turns=3)
     started = review.start_diff("r1", config, "tok-diff")
@@ -110,7 +101,9 @@ def test_the_diff_build_is_given_no_token_and_every_turn_reads_its_diff(
     assert review.view("r1")["diff"] == view["diff"]
 
 
-def test_a_gate_with_nothing_to_diff_is_released_at_once(review: ReviewService, core: Core, runner: FakeRunner) -> None:
+def test_a_gate_with_nothing_to_diff_is_released_at_once(
+    review: ReviewService, core: Core, runner: RecordingBuildRunner
+) -> None:
     assert review.start_diff("r1", {"gate": "ship"}, "tok-0") == {"started": False, "handle": ""}
     assert runner.started == [] and _sent(core) == [("success", "tok-0", {"started": False})]
     # The first turn then refuses it with the reason, as before.
@@ -118,7 +111,7 @@ def test_a_gate_with_nothing_to_diff_is_released_at_once(review: ReviewService, 
 
 
 def test_a_failed_diff_build_refuses_the_gate_with_its_reason(
-    review: ReviewService, core: Core, runner: FakeRunner, records: MemoryBuildRecords, repo: DemoRepo
+    review: ReviewService, core: Core, runner: RecordingBuildRunner, records: MemoryBuildRecords, repo: DemoRepo
 ) -> None:
     config = repo.gate_input(run_branch="baton/no-such-branch")
     review.start_diff("r1", config, "tok-d")
@@ -130,7 +123,7 @@ def test_a_failed_diff_build_refuses_the_gate_with_its_reason(
 
 
 def test_a_diff_build_that_ended_without_a_report_says_so(
-    review: ReviewService, core: Core, runner: FakeRunner, repo: DemoRepo
+    review: ReviewService, core: Core, runner: RecordingBuildRunner, repo: DemoRepo
 ) -> None:
     review.start_diff("r1", repo.gate_input(), "tok-d")
     [request] = runner.started
@@ -139,7 +132,7 @@ def test_a_diff_build_that_ended_without_a_report_says_so(
     assert first["ok"] is False and "ended STOPPED without reporting a diff" in first["cause"]
 
 
-def _merge_request(review: ReviewService, runner: FakeRunner, repo: DemoRepo, token: str) -> BuildRequest:
+def _merge_request(review: ReviewService, runner: RecordingBuildRunner, repo: DemoRepo, token: str) -> BuildRequest:
     # A real round: the diff build, the first turn, the park, the operator's approval, then the merge.
     review.start_diff("r1", repo.gate_input(), "tok-diff")
     diff_request = runner.started[-1]
@@ -153,7 +146,7 @@ def _merge_request(review: ReviewService, runner: FakeRunner, repo: DemoRepo, to
 
 
 def test_a_merge_build_end_sends_its_outcome_once(
-    review: ReviewService, core: Core, runner: FakeRunner, records: MemoryBuildRecords, repo: DemoRepo
+    review: ReviewService, core: Core, runner: RecordingBuildRunner, records: MemoryBuildRecords, repo: DemoRepo
 ) -> None:
     request = _merge_request(review, runner, repo, "tok-merge")
     assert request.kind == "merge" and "tok-merge" not in json.dumps(request.environment())
@@ -170,7 +163,7 @@ def test_a_merge_build_end_sends_its_outcome_once(
 
 
 def test_a_merge_build_that_wrote_nothing_is_a_merge_crashed_failure(
-    review: ReviewService, core: Core, runner: FakeRunner, repo: DemoRepo
+    review: ReviewService, core: Core, runner: RecordingBuildRunner, repo: DemoRepo
 ) -> None:
     request = _merge_request(review, runner, repo, "tok-merge")
     event = CodeBuildStateChange.model_validate(_state_change(request, "FAILED")).finished()
@@ -182,7 +175,7 @@ def test_a_merge_build_that_wrote_nothing_is_a_merge_crashed_failure(
 
 
 def test_a_reported_merge_failure_is_sent_with_its_error_and_capped_cause(
-    review: ReviewService, core: Core, runner: FakeRunner, records: MemoryBuildRecords, repo: DemoRepo
+    review: ReviewService, core: Core, runner: RecordingBuildRunner, records: MemoryBuildRecords, repo: DemoRepo
 ) -> None:
     request = _merge_request(review, runner, repo, "tok-merge")
     base = {"run_id": request.run_id, "gate": request.gate, "kind": "merge", "build_key": request.build_key}
@@ -193,7 +186,7 @@ def test_a_reported_merge_failure_is_sent_with_its_error_and_capped_cause(
 
 
 def test_an_end_of_another_or_an_older_build_sends_nothing(
-    review: ReviewService, core: Core, runner: FakeRunner, records: MemoryBuildRecords, repo: DemoRepo
+    review: ReviewService, core: Core, runner: RecordingBuildRunner, records: MemoryBuildRecords, repo: DemoRepo
 ) -> None:
     request = _merge_request(review, runner, repo, "tok-merge")
     stale = request.model_copy(update={"build_key": "older"})
@@ -211,7 +204,7 @@ def test_an_end_of_another_or_an_older_build_sends_nothing(
 
 
 def test_a_failed_send_leaves_the_build_to_the_next_delivery(
-    review: ReviewService, core: Core, runner: FakeRunner, records: MemoryBuildRecords, repo: DemoRepo
+    review: ReviewService, core: Core, runner: RecordingBuildRunner, records: MemoryBuildRecords, repo: DemoRepo
 ) -> None:
     request = _merge_request(review, runner, repo, "tok-merge")
     records.put_report(run_build(request, {}))

@@ -25,23 +25,14 @@ from baton.runtime.wiring import Services
 from baton.services.core import Core
 from baton.services.review import ReviewService
 from baton.services.runs import RunService
-from tests.fakes import MemoryBuildRecords, RecordingTaskTokens
+from tests.fakes import MemoryBuildRecords, RecordingBuildRunner, RecordingTaskTokens
 
 TOKEN = "local-secret"
 
 
-class FakeRunner:
-    def __init__(self) -> None:
-        self.started: list[BuildRequest] = []
-
-    def start(self, request: BuildRequest) -> str:
-        self.started.append(request)
-        return "fake-1"
-
-
 @pytest.fixture
-def runner() -> FakeRunner:
-    return FakeRunner()
+def runner() -> RecordingBuildRunner:
+    return RecordingBuildRunner()
 
 
 @pytest.fixture
@@ -50,7 +41,7 @@ def records() -> MemoryBuildRecords:
 
 
 @pytest.fixture
-def review(core: Core, runner: FakeRunner, records: MemoryBuildRecords) -> ReviewService:
+def review(core: Core, runner: RecordingBuildRunner, records: MemoryBuildRecords) -> ReviewService:
     return ReviewService(
         core,
         companion=OfflineCompanion,
@@ -158,7 +149,7 @@ def test_deployed_first_turn_refuses_without_a_repository_before_any_pause(
 
 
 def test_full_dialogue_and_merge_on_memory_ports(
-    review: ReviewService, core: Core, runner: FakeRunner, records: MemoryBuildRecords, repo: DemoRepo
+    review: ReviewService, core: Core, runner: RecordingBuildRunner, records: MemoryBuildRecords, repo: DemoRepo
 ) -> None:
     first = review.first_turn("r1", repo.gate_input(max_turns=3))
     assert first["ok"] is True and first["auto_merge"] is False and first["gate"] == "ship_review"

@@ -2,7 +2,7 @@
 interpreter imports its handler, builds its service from the environment and acks a signed click, and
 none of pydantic, the API's resolver, the services, the wiring, the models, boto3 or the Slack Web API
 client was loaded on the way (`baton/channels/slack/ack.py`). A modal's open loads them, on first use.
-Timings are for `scripts/bench_slack.py --cold`; this counts modules."""
+Timings are for `bench/parts/slack_ack.py --cold`; this counts modules."""
 
 from __future__ import annotations
 

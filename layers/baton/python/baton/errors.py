@@ -56,6 +56,17 @@ class GoneError(BatonError):
     http_status = 410
 
 
+class MethodNotAllowedError(BatonError):
+    """A known path, a method none of its routes has: the answer's `Allow` header names the ones it has."""
+
+    code = "method_not_allowed"
+    http_status = 405
+
+    def __init__(self, message: str, *, allow: list[str]) -> None:
+        super().__init__(message, details={"allow": allow})
+        self.allow = allow
+
+
 class PayloadTooLargeError(BatonError):
     code = "payload_too_large"
     http_status = 413
@@ -138,6 +149,7 @@ API_ERRORS: tuple[type[BatonError], ...] = (
     NotFoundError,
     ConflictError,
     GoneError,
+    MethodNotAllowedError,
     PayloadTooLargeError,
     UnsupportedMediaTypeError,
     ValidationFailedError,

@@ -330,6 +330,7 @@ class ReviewTurnRecorded(EventPayload):
     text: str
     model: str | None = None
     by: str | None = None
+    reviewed_head: str | None = None  # a companion turn: the run-branch commit whose diff it read
 
 
 class ReviewVerdict(EventPayload):
@@ -350,6 +351,8 @@ class ReviewAutoMerge(EventPayload):
     interaction_id: str
     confidence: Any = None
     threshold: float
+    reviewed_head: str | None = None
+    diff_digest: str | None = None
 
 
 class ReviewMergeStarted(EventPayload):
@@ -361,6 +364,7 @@ class ReviewMergeStarted(EventPayload):
     strategy: str | None = None
     into: str | None = None
     run_branch: str | None = None
+    reviewed_head: str | None = None  # the commit the merge takes (the approval pinned it)
     handle: Any = None
 
 
@@ -378,6 +382,8 @@ class ReviewMerged(EventPayload):
     merged_into: str | None = None
     strategy: str | None = None
     reason: str | None = None
+    reviewed_head: str | None = None
+    diff_digest: str | None = None
 
 
 class ReviewMergeRejected(EventPayload):
@@ -388,6 +394,7 @@ class ReviewMergeRejected(EventPayload):
     conflicting_files: list[str]
     dirty_files: list[str]
     action: str | None = None
+    reviewed_head: str | None = None
 
 
 class ReviewMergeTimedOut(EventPayload):

@@ -341,6 +341,11 @@ class ReviewTurn(BaseModel):
     is_model: bool = False
     test_steps: list[str] = Field(default_factory=list)
     verdict: dict[str, Any] | None = None
+    # A companion turn: the run-branch commit whose diff it read, that diff's sha256 and its stats
+    # (BoundedDiff without the text): the review shows the diff its latest turn read.
+    reviewed_head: str | None = None
+    diff_digest: str | None = None
+    diff: dict[str, Any] | None = None
 
 
 class ParkedWait(BaseModel):
@@ -355,8 +360,8 @@ class ParkedWait(BaseModel):
     parked_at: str
     # expiring: Baton's deadline path closed it to answers and is deciding (release or fail)
     status: Literal["parked", "expiring", "released", "timed_out"] = "parked"
-    # When Baton stops accepting answers (`Core.deadline_of`: the task's entry + its timeout - a grace):
-    # at it the reconciler ends the pause itself; Step Functions' own timeout is only the backstop.
+    # When Baton stops accepting answers (`Core.deadline_of`: the task's entry + its declared timeout):
+    # at it Baton ends the pause itself; Step Functions' own timeout, a grace later, is only the backstop.
     deadline: str | None = None
     # An await gate's answers, carried on its wait while it waits (`baton/services/gate_answers.py`), so
     # the last answer knows the gate's output without reading the scope: "filling" from the park until

@@ -9,7 +9,7 @@ services reach it as `Core.store`); a function or class that needs one part name
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -17,16 +17,7 @@ if TYPE_CHECKING:
     from baton.channels.email.links import LinkUse
     from baton.domain.approval import Approval, ApprovalTally, MetTally, VoteOutcome
     from baton.domain.audit import AuditHead, AuditTrail
-    from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
     from baton.domain.gate_payloads import GateDeadlinePayload
-    from baton.domain.merge_contracts import (
-        BoundedDiff,
-        BuildKind,
-        BuildRecord,
-        BuildReport,
-        BuildRequest,
-        DiffRequest,
-    )
     from baton.models import (
         Event,
         Interaction,
@@ -177,6 +168,12 @@ class InteractionStore(Protocol):
         with_records: Sequence[Event] = (),
         audit_head: AuditHead | None = None,
     ) -> Interaction: ...
+    # a run's stop (baton/services/run_stop.py): each interaction moved to its new state (conditional on the
+    # version read, its pending marker with it) and each wait released, in transactions of at most 100
+    # items; ConflictError when one changed since it was read (the transactions before it are written)
+    def close_interactions(
+        self, closing: Sequence[tuple[Interaction, InteractionStatus]], *, waits: Sequence[ParkedWait] = ()
+    ) -> None: ...
     # one consistent read: the run, its pending questions, tool awaits and pauses, its waits (O(pending + waits))
     def snapshot_run(self, run_id: str) -> RunSnapshot: ...
     def bump_scope(self, run_id: str) -> None: ...
@@ -243,8 +240,15 @@ class WaitStore(Protocol):
     def release_wait(self, wait: ParkedWait, status: str) -> bool: ...
     # the bookkeeping of a delivered release in one write: the wait released, the run moved if it is in
     # `run_from` (else left alone), the events recorded. False if the wait was no longer parked.
+    # `if_moved`: events written only if the run moved, or has already ended (the send let it finish first)
     def record_release(
-        self, wait: ParkedWait, *, run_status: str, run_from: set[str], events: Sequence[Event]
+        self,
+        wait: ParkedWait,
+        *,
+        run_status: str,
+        run_from: set[str],
+        events: Sequence[Event],
+        if_moved: Sequence[Event] = (),
     ) -> bool: ...
     def list_parked(self) -> list[ParkedWait]: ...
     def list_run_waits(self, run_id: str) -> list[ParkedWait]: ...
@@ -329,58 +333,23 @@ class AnswerLinkStore(Protocol):
     def get_link(self, run_id: str, link_id: str) -> LinkUse | None: ...
 
 
+class InboxSessionStore(Protocol):
+    """The local web inbox's signed-in sessions (`baton/local/inbox.py`). A session cookie is honoured
+    only while its session is open here, so signing out ends it on the server, not only in the browser.
+
+    `end_sessions` ends every session of `operator`, or of every operator when it is None; it returns
+    how many it ended."""
+
+    def open_session(self, operator: str, session_id: str, expires_at: int) -> None: ...
+    def is_open(self, operator: str, session_id: str) -> bool: ...
+    def end_session(self, operator: str, session_id: str) -> None: ...
+    def end_sessions(self, operator: str | None) -> int: ...
+
+
 class Notifier(Protocol):
     """Publishes one notification (the SNS topic deployed); returns the message id."""
 
     def publish(self, notification: Notification) -> str: ...
 
 
-# ---- the review gate's ports (adapters: companion_*.py, git_diff.py, merge_runners.py, build_records.py) ----
-
-
-@runtime_checkable
-class Companion(Protocol):
-    """The review companion: guides the operator through testing a change and gives a verdict."""
-
-    def first_turn(self, ctx: CompanionContext) -> CompanionTurn:
-        """Read the bounded diff; return numbered test steps for the operator and an initial verdict."""
-        ...
-
-    def reply(self, ctx: CompanionContext, thread: list[ThreadTurn], operator_message: str) -> CompanionTurn:
-        """Answer `operator_message` (not yet in `thread`); converge on a verdict near max_turns."""
-        ...
-
-
-class DiffSource(Protocol):
-    """The run branch's own changes, bounded for a reviewer and a companion model."""
-
-    def run_branch_diff(self, request: DiffRequest) -> BoundedDiff: ...
-
-
-class BuildRunner(Protocol):
-    def start(self, request: BuildRequest) -> str:
-        """Start the build (the bounded diff or the merge); it writes a `BuildReport` and Baton learns of
-        its end (`BuildFinished`). Returns a handle (build id, thread). Never given a task token."""
-        ...
-
-
-class BuildReportWriter(Protocol):
-    """All a build may do to Baton's table: write its report (no read, no token)."""
-
-    def put_report(self, report: BuildReport) -> None: ...
-
-
-class BuildRecords(BuildReportWriter, Protocol):
-    """The review gate's builds: the record holding the parked token and the report the build wrote."""
-
-    def put_build(self, record: BuildRecord) -> None: ...
-    def get_build(self, run_id: str, gate: str, kind: BuildKind) -> BuildRecord | None: ...
-    def finish_build(self, record: BuildRecord) -> bool:
-        """running -> finished if the record still holds this build; False if another call did it."""
-        ...
-
-    def reopen_build(self, record: BuildRecord) -> None:
-        """finished -> running again (its token's send failed; the next delivery of the end retries)."""
-        ...
-
-    def get_report(self, run_id: str, gate: str, kind: BuildKind) -> BuildReport | None: ...
+# The review gate's ports (the companion, the diff, the builds): baton/review_ports.py.

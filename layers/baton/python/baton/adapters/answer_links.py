@@ -1,7 +1,7 @@
 """DynamoDB adapter of `AnswerLinkStore` (`baton/ports.py`): one item per used email answer link, in its
 run's partition as `LINK#<link_id>` (below the `PEND#` markers, so the answer path's snapshot Query
 never reads it), with a TTL a week past the link's own expiry. It shares the table and the key helpers
-of `baton/adapters/dynamo.py`; kept apart so the link's rules read in one place."""
+of `baton/adapters/dynamo_items.py`; kept apart so the link's rules read in one place."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from baton.adapters.dynamo import _from_item, _is_conditional_failure, _run_pk, _to_item
+from baton.adapters.dynamo_items import from_item, is_conditional_failure, run_pk, to_item
 from baton.channels.email.links import LinkUse
 from baton.workflows.table import TTL_ATTRIBUTE
 
@@ -21,7 +21,7 @@ KEEP_AFTER_EXPIRY_SECONDS = 7 * 86400  # a used link's record outlives the link,
 
 
 def _key(run_id: str, link_id: str) -> dict[str, Any]:
-    return _to_item({"PK": _run_pk(run_id), "SK": f"LINK#{link_id}"})
+    return to_item({"PK": run_pk(run_id), "SK": f"LINK#{link_id}"})
 
 
 def _use_from(values: dict[str, Any]) -> LinkUse:
@@ -45,7 +45,7 @@ class DynamoAnswerLinks:
 
     def claim_link(self, use: LinkUse, *, stale_before: str) -> LinkUse | None:
         values = {
-            "PK": _run_pk(use.run_id),
+            "PK": run_pk(use.run_id),
             "SK": f"LINK#{use.link_id}",
             "record": "link",
             "link_id": use.link_id,
@@ -62,13 +62,13 @@ class DynamoAnswerLinks:
             # that never completed (its request died) is older than `stale_before`.
             self._db.put_item(
                 TableName=self._table,
-                Item=_to_item(values),
+                Item=to_item(values),
                 ConditionExpression="attribute_not_exists(PK) OR (#state = :claimed AND #at < :stale)",
                 ExpressionAttributeNames={"#state": "state", "#at": "at"},
-                ExpressionAttributeValues=_to_item({":claimed": "claimed", ":stale": stale_before}),
+                ExpressionAttributeValues=to_item({":claimed": "claimed", ":stale": stale_before}),
             )
         except ClientError as err:
-            if not _is_conditional_failure(err):
+            if not is_conditional_failure(err):
                 raise
             return self.get_link(use.run_id, use.link_id) or use
         return None
@@ -82,14 +82,14 @@ class DynamoAnswerLinks:
                 UpdateExpression="SET #state = :answered, answer = :answer",
                 ConditionExpression="#state = :claimed AND #at = :at",
                 ExpressionAttributeNames={"#state": "state", "#at": "at"},
-                ExpressionAttributeValues=_to_item(
+                ExpressionAttributeValues=to_item(
                     {":answered": "answered", ":claimed": "claimed", ":at": use.at, ":answer": json.dumps(use.answer)}
                 ),
             )
         except ClientError as err:
             # Our claim went stale and another request took it over: the answer is stored all the same,
             # and that request's answer gets the 409 naming it.
-            if not _is_conditional_failure(err):
+            if not is_conditional_failure(err):
                 raise
 
     def release_link(self, use: LinkUse) -> None:
@@ -100,13 +100,13 @@ class DynamoAnswerLinks:
                 Key=_key(use.run_id, use.link_id),
                 ConditionExpression="#state = :claimed AND #at = :at",
                 ExpressionAttributeNames={"#state": "state", "#at": "at"},
-                ExpressionAttributeValues=_to_item({":claimed": "claimed", ":at": use.at}),
+                ExpressionAttributeValues=to_item({":claimed": "claimed", ":at": use.at}),
             )
         except ClientError as err:
-            if not _is_conditional_failure(err):
+            if not is_conditional_failure(err):
                 raise
 
     def get_link(self, run_id: str, link_id: str) -> LinkUse | None:
         resp = self._db.get_item(TableName=self._table, Key=_key(run_id, link_id), ConsistentRead=True)
         item = resp.get("Item")
-        return _use_from(_from_item(item)) if item else None
+        return _use_from(from_item(item)) if item else None

@@ -10,7 +10,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer
 from botocore.exceptions import ClientError
 
-from baton.adapters.dynamo import _plain
+from baton.adapters.dynamo_items import plain
 from baton.domain.audit import AuditRecord, stored_data
 
 _de = TypeDeserializer()
@@ -43,7 +43,7 @@ def decision_records(stream_event: dict[str, Any]) -> list[AuditRecord]:
         image = (change.get("dynamodb") or {}).get("NewImage") or {}
         if change.get("eventName") != "INSERT" or "seq" not in image or image.get("record") != {"S": "event"}:
             continue
-        values = {k: _plain(_de.deserialize(v)) for k, v in image.items()}
+        values = {k: plain(_de.deserialize(v)) for k, v in image.items()}
         found.append(
             AuditRecord(
                 event_id=values["event_id"],

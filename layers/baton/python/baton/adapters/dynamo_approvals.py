@@ -7,7 +7,7 @@ Items, in the run's partition (both sort before PEND#, so `snapshot_run` never r
   below their thresholds, so at most N approvals (or R rejections) are ever counted.
 Both go in one transaction with a ConditionCheck that the interaction is still pending and the vote's
 `approval_recorded` event, a decision: chained, with the run's decision-log head advanced in the same
-transaction (`DynamoStore._record_items`), so `audit verify` covers every vote; a vote that lost the
+transaction (`DynamoTable._record_items`), so `audit verify` covers every vote; a vote that lost the
 head (or the tally) to a concurrent write reads the head again and retries. The release itself is the
 interaction's own transition, guarded by `QuorumMet` (`quorum_check` below), written by
 `DynamoStore.transition_interaction`.
@@ -30,19 +30,16 @@ from typing import TYPE_CHECKING, Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from baton.adapters.dynamo_table import DynamoTable
 from baton.adapters.dynamo_transactions import transact_write
 from baton.domain.approval import Approval, ApprovalTally, MetTally
 from baton.errors import ConflictError
 from baton.workflows.table import GSI_PENDING, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from mypy_boto3_dynamodb import DynamoDBClient
-
     from baton.domain.approval import VoteOutcome
     from baton.domain.audit import AuditHead
-    from baton.models import Event, Message
+    from baton.models import Event
     from baton.ports import QuorumMet
 
 OPEN_TALLIES = "QUORUM"  # the `pending` index partition of the tallies of open quorum pauses
@@ -96,21 +93,7 @@ def _codes(err: ClientError) -> list[str]:
     return [str(r.get("Code") or "None") for r in reasons]
 
 
-class DynamoApprovals:
-    """Mixed into `DynamoStore` (which provides the table, the client and the event items)."""
-
-    _table: str
-    _db: DynamoDBClient
-
-    def _record_items(self, run_id: str, records: Sequence[Message | Event], head: AuditHead) -> list[dict[str, Any]]:
-        raise NotImplementedError  # DynamoStore's
-
-    def get_audit_head(self, run_id: str) -> AuditHead:
-        raise NotImplementedError  # DynamoStore's
-
-    def _expiry(self, at_epoch: int) -> int:
-        raise NotImplementedError  # DynamoStore's
-
+class DynamoApprovals(DynamoTable):
     def record_vote(
         self, vote: Approval, *, event: Event, approvals_needed: int, rejections_needed: int
     ) -> VoteOutcome:

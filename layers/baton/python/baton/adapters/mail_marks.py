@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from baton.adapters.dynamo import _is_conditional_failure, _run_pk, _to_item
+from baton.adapters.dynamo_items import is_conditional_failure, run_pk, to_item
 from baton.workflows.table import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ KEEP_SECONDS = 7 * 86400  # SNS -> Lambda retries of one event end long before t
 
 
 def _key(mark: MailedMark) -> dict[str, str]:
-    return {"PK": _run_pk(mark.run_id), "SK": f"MAILED#{mark.subject_id}#{mark.digest}#{mark.recipient}"}
+    return {"PK": run_pk(mark.run_id), "SK": f"MAILED#{mark.subject_id}#{mark.digest}#{mark.recipient}"}
 
 
 class DynamoMailMarks:
@@ -34,16 +34,14 @@ class DynamoMailMarks:
         self._now = now
 
     def was_mailed(self, mark: MailedMark) -> bool:
-        found = self._db.get_item(TableName=self._table, Key=_to_item(_key(mark)), ConsistentRead=True)
+        found = self._db.get_item(TableName=self._table, Key=to_item(_key(mark)), ConsistentRead=True)
         return "Item" in found
 
     def record_mailed(self, mark: MailedMark) -> None:
         item = _key(mark) | {"record": "mailed", TTL_ATTRIBUTE: int(self._now()) + KEEP_SECONDS}
         try:
             # Written once: a concurrent delivery of the same notification that marked it first wins.
-            self._db.put_item(
-                TableName=self._table, Item=_to_item(item), ConditionExpression="attribute_not_exists(PK)"
-            )
+            self._db.put_item(TableName=self._table, Item=to_item(item), ConditionExpression="attribute_not_exists(PK)")
         except ClientError as err:
-            if not _is_conditional_failure(err):
+            if not is_conditional_failure(err):
                 raise

@@ -7,9 +7,11 @@ import binascii
 import contextlib
 import importlib
 import json
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -21,11 +23,13 @@ from baton.api.request_scope import RequestScopedResolver
 from baton.api.route_families import ANSWER_PREFIX, FAMILIES, family_of
 from baton.domain.fields import MAX_JSON_DEPTH, json_text_depth
 from baton.domain.json_input import load_json_input
+from baton.domain.origins import check_origin
 from baton.errors import (
     API_ERRORS,
     BadRequestError,
     BatonError,
     ForbiddenError,
+    MethodNotAllowedError,
     NotFoundError,
     PayloadTooLargeError,
     ServiceBusyError,
@@ -41,15 +45,27 @@ MAX_BODY_BYTES = 256 * 1024
 
 
 def _error(err: BatonError) -> Response[Any]:
-    headers = {"Retry-After": str(err.retry_after_seconds)} if isinstance(err, ServiceBusyError) else None
+    headers: dict[str, str] | None = None
+    if isinstance(err, ServiceBusyError):
+        headers = {"Retry-After": str(err.retry_after_seconds)}
+    elif isinstance(err, MethodNotAllowedError):
+        headers = {"Allow": ", ".join(err.allow)}
     return Response(
         status_code=err.http_status, content_type=content_types.APPLICATION_JSON, body=err.to_body(), headers=headers
     )
 
 
 def _resolve(event: Mapping[str, Any]) -> Caller:
-    settings = deps.get_services().settings
+    services = deps.get_services()
+    settings = services.settings
+    if not settings.local_api_token:  # locally the HTTP adapter checked Host and Origin (origin_guard.py)
+        check_origin(event, settings.allowed_origins)
     caller = resolve_caller(event, settings.local_api_token, settings.agent_principal_pattern, settings.agent_role_name)
+    # A signed session cookie is honoured only while its session is open: a logout ends it here too.
+    if caller.session_id is not None and not services.inbox_session_store().is_open(
+        caller.principal, caller.session_id
+    ):
+        raise UnauthorizedError("the inbox session has ended (signed out or revoked): sign in again with a new link")
     return admit(with_local_groups(caller, settings.local_groups) if settings.local_api_token else caller)
 
 
@@ -81,8 +97,8 @@ def _text_body(event: Mapping[str, Any]) -> str:
 
 
 def _check_body(event: Mapping[str, Any]) -> str:
-    """Refuse, before any work, a body that is not UTF-8 JSON by its type, nests too deep, or holds
-    text that is not valid Unicode or a number out of range (baton.domain.json_input).
+    """Refuse, before any work, a body that is not UTF-8 JSON by its type, nests too deep, is not an
+    object, or holds text that is not valid Unicode or a number out of range (baton.domain.json_input).
     Returns the body as text. An empty body passes: routes with an optional body accept it."""
     text = _text_body(event)  # its size was checked before the caller was resolved (BatonResolver.resolve)
     if not text:
@@ -99,7 +115,10 @@ def _check_body(event: Mapping[str, Any]) -> str:
         )
     # a syntax error is left to the route's request validation, which words it (400, "not valid JSON")
     with contextlib.suppress(json.JSONDecodeError):
-        load_json_input(text)
+        if not isinstance(load_json_input(text), dict):
+            # every route's body is an object; Powertools would take a one-item array's item as the body
+            problem = "the request body must be a JSON object"
+            raise ValidationFailedError(problem, details={"problems": [{"path": "$", "problem": problem}]})
     return text
 
 
@@ -140,9 +159,23 @@ class BatonResolver(RequestScopedResolver):
         for family in FAMILIES:
             self.include_family(family)
 
+    def _convert_matches_into_route_keys(self, match: re.Match[str]) -> dict[str, str]:
+        """Path parameters percent-decoded, as API Gateway's `pathParameters` are: a REST API's `path`
+        keeps its encoding (`/nodes/a%3Ab`), and Powertools matches on it and hands over the raw segment.
+        Decoded after the match, so an encoded '/' stays inside its segment."""
+        return {name: unquote(value) for name, value in match.groupdict().items()}
+
+    def methods_of(self, path: str) -> list[str]:
+        """The methods the routes of `path` answer, sorted; none for a path no route has."""
+        routes = self._static_routes + self._dynamic_routes
+        return sorted({route.method for route in routes if route.rule.match(path)})
+
     def get_openapi_schema(self, **kwargs: Any) -> Any:
+        from baton.api.query_schema import declare_query_constraints  # the document's models: not on a cold start
+
         self.include_all()  # the spec describes every route, loaded or not
-        return super().get_openapi_schema(**kwargs)
+        spec = super().get_openapi_schema(**kwargs)
+        return declare_query_constraints(spec, self._static_routes + self._dynamic_routes)
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         path = str(event.get("path") or "")
@@ -218,7 +251,11 @@ def create_app(*, lazy: bool = False) -> BatonResolver:
 
     @app.not_found
     def _not_found(_: Exception) -> Response[Any]:
-        return _error(NotFoundError(f"no route {app.current_event.http_method} {app.current_event.path}"))
+        method, path = app.current_event.http_method.upper(), app.current_event.path
+        allow = app.methods_of(path)
+        if allow:  # a known path: 405 names the methods it has (RFC 9110 15.5.6), as a 404 would not
+            return _error(MethodNotAllowedError(f"{method} is not a method of {path}", allow=allow))
+        return _error(NotFoundError(f"no route {method} {path}"))
 
     @app.get("/api/openapi.json", include_in_schema=False)
     def _openapi() -> Response[str]:

@@ -18,10 +18,12 @@ treated as unscoped.
 
 Locally, the web inbox signs in without the bearer token: `baton dev` prints a one-time code, the local
 stack exchanges it (`baton/local/inbox.py`) for an HttpOnly, SameSite=Strict cookie holding a session
-token (`inbox_session_token`: an expiry and an HMAC keyed with the operator token), and the cookie is
-the local operator. Writes with the cookie must carry `X-Baton-Inbox: 1`: SameSite does not separate
-ports, so a page of another server on 127.0.0.1 is same-site and its forms would carry the cookie; a
-custom header cannot be sent cross-origin without a CORS preflight, which this API never grants."""
+token (`inbox_session_token`: an expiry, a session id and an HMAC keyed with the operator token), and
+the cookie is the local operator while its session is open in the table (`InboxSessionStore`: signing out
+or `baton inbox-login --revoke-all` ends it on the server; the API checks it on every request). Writes
+with the cookie must carry `X-Baton-Inbox: 1`: SameSite does not separate ports, so a page of another
+server on 127.0.0.1 is same-site and its forms would carry the cookie; a custom header cannot be sent
+cross-origin without a CORS preflight, which this API never grants."""
 
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ from baton.errors import ForbiddenError, UnauthorizedError
 RUN_SESSION_PREFIX = "run-"  # an agent role session for run R is named run-R
 SESSION_COOKIE = "baton_session"
 SESSION_SECONDS = 12 * 3600
+INBOX_OPERATOR = "local-operator"  # who a local inbox session signs in as (the operator bearer token's name)
 CSRF_HEADER = "x-baton-inbox"
 _SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 _ASSUMED_ROLE = re.compile(r"^arn:aws[a-z-]*:sts::\d{12}:assumed-role/(?P<role>[^/]+)/(?P<session>[^/]+)$")
@@ -53,6 +56,7 @@ class Caller:
     run_id: str | None = None  # an agent scoped to one run
     # quorum approver groups (baton/domain/approval.py): Cognito's `cognito:groups`, or locally BATON_LOCAL_GROUPS
     groups: frozenset[str] = frozenset()
+    session_id: str | None = None  # the local inbox session a cookie caller signed in with
 
 
 def cognito_groups(claims: Mapping[str, Any]) -> frozenset[str]:
@@ -120,12 +124,17 @@ def inbox_session_token(operator_token: str, now: float | None = None) -> str:
     return f"s1.{expires}.{nonce}.{_session_mac(operator_token, expires, nonce)}"
 
 
-def _valid_session(value: str, operator_token: str, now: float) -> bool:
+def inbox_session(value: str, operator_token: str, now: float) -> tuple[str, int] | None:
+    """The session id (its nonce) and expiry of a session token signed with `operator_token` and not
+    expired at `now`, else None. Whether the session is still open is the store's to say
+    (`InboxSessionStore.is_open`): a signed-out session's token stays well-formed."""
     parts = value.split(".")
     if len(parts) != 4 or parts[0] != "s1" or not parts[1].isdigit():
-        return False
+        return None
     expected = _session_mac(operator_token, parts[1], parts[2])
-    return hmac.compare_digest(parts[3].encode(), expected.encode()) and int(parts[1]) > now
+    if not hmac.compare_digest(parts[3].encode(), expected.encode()) or int(parts[1]) <= now:
+        return None
+    return parts[2], int(parts[1])
 
 
 def _cookie(headers: Mapping[str, Any], name: str) -> str | None:
@@ -141,7 +150,8 @@ def _session_caller(event: Mapping[str, Any], headers: Mapping[str, Any], operat
     value = _cookie(headers, SESSION_COOKIE)
     if value is None:
         return None
-    if not _valid_session(value, operator_token, time.time()):
+    session = inbox_session(value, operator_token, time.time())
+    if session is None:
         raise UnauthorizedError("the inbox session has expired or is not valid: sign in again with a new link")
     method = str(event.get("httpMethod") or "GET").upper()
     if method not in _SAFE_METHODS and headers.get(CSRF_HEADER) != "1":
@@ -149,7 +159,19 @@ def _session_caller(event: Mapping[str, Any], headers: Mapping[str, Any], operat
             "a write signed in by the inbox's session cookie must carry the header 'X-Baton-Inbox: 1'",
             details={"header": "X-Baton-Inbox"},
         )
-    return Caller(principal="local-operator", via="local-session")
+    return Caller(principal=INBOX_OPERATOR, via="local-session", session_id=session[0])
+
+
+def local_bearer_operator(authorization: str, operator_secret: str) -> str | None:
+    """The local operator an `Authorization: Bearer` header names: INBOX_OPERATOR for the stack's own
+    token, `<name>` for a named operator's (`operator_token`); None for anything else."""
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    if hmac.compare_digest(token.strip().encode(), operator_secret.encode()):
+        return INBOX_OPERATOR
+    named = _local_operator(token.strip(), operator_secret)
+    return named.principal if named is not None else None
 
 
 def _named_local_caller(token: str, operator_secret: str) -> Caller | None:

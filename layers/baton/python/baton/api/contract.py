@@ -9,13 +9,14 @@ UTF-8 JSON by its Content-Type) and 422 (a body, path or query that fails its mo
 from __future__ import annotations
 
 from types import UnionType
-from typing import Annotated
+from typing import Annotated, TypeVar
 
+from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
-from baton.contracts import ErrorBody
+from baton.contracts import AnswerResult, ErrorBody, InterruptResumed, ResumeResult, ReviewActionResult
 from baton.domain import fields
 
 RunId = Annotated[fields.RunId, Path(description="The run id (the Step Functions execution name).")]
@@ -35,6 +36,8 @@ _ERRORS = {
     422: "The body, path or query fails its model, or a value breaks a rule; the body names the path",
 }
 ALWAYS = (400, 401, 413, 415, 422)
+DELIVERY_PENDING = 202  # an answer stored whose send failed: the reconciler delivers it (contracts `Delivery`)
+AnswerModel = TypeVar("AnswerModel", AnswerResult, ResumeResult, ReviewActionResult, InterruptResumed)
 
 
 def _describe(model: type[BaseModel] | UnionType) -> str:
@@ -52,3 +55,10 @@ def responses(ok: dict[int, type[BaseModel] | UnionType], *errors: int) -> dict[
     for status in sorted({*errors, *ALWAYS}):
         declared[status] = {"description": _ERRORS[status], "content": {"application/json": {"model": ErrorBody}}}
     return declared
+
+
+def answered(result: AnswerModel) -> Response[AnswerModel]:
+    """An answer's (resume's, review action's) response: 200, or 202 when it is stored and its delivery
+    is pending (its send failed; the reconciler sends it): never an error for a stored answer."""
+    status = DELIVERY_PENDING if result.delivery == "pending" else 200
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=result)

@@ -8,12 +8,13 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, Field, StrictInt, model_validator
+from pydantic import BaseModel, BeforeValidator, Field, StrictBool, model_validator
 
 from baton.api import deps
 from baton.api.contract import InterruptId, responses
 from baton.api.routes_interrupts import OPERATOR_FIELD_DESCRIPTION, acting_operator
 from baton.contracts import InterruptClaimed
+from baton.domain.fields import refuse_non_numbers
 from baton.services.claims import (
     DEFAULT_LEASE_SECONDS,
     MAX_LEASE_SECONDS,
@@ -24,7 +25,10 @@ from baton.services.claims import (
 
 router = APIGatewayRouter()
 
-LeaseSeconds = Annotated[StrictInt | None, Field(ge=MIN_LEASE_SECONDS, le=MAX_LEASE_SECONDS)]
+# A whole number of seconds: 60.0 is one (JSON Schema's "integer"), 60.5 and "60" and true are not.
+LeaseSeconds = (
+    Annotated[int, Field(ge=MIN_LEASE_SECONDS, le=MAX_LEASE_SECONDS), BeforeValidator(refuse_non_numbers)] | None
+)
 LEASE_DESCRIPTION = (
     f"How long the claim holds, in whole seconds ({MIN_LEASE_SECONDS}..{MAX_LEASE_SECONDS}; default "
     f"{DEFAULT_LEASE_SECONDS}). Past it the interrupt is unclaimed by itself."
@@ -32,16 +36,28 @@ LEASE_DESCRIPTION = (
 Reason = Annotated[str | None, Field(max_length=MAX_REASON_CHARS)]
 # Who a claim is given to: an operator's principal (a local name, an email, an IAM ARN); no spaces.
 Principal = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f]+$")]
+HOLDER_DESCRIPTION = (
+    "The holder whose claim this overrides (the one the operator saw); a claim held by anyone else is a "
+    "409 naming them. Omitted: the claim held when the request arrives."
+)
 OperatorField = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
 
 
 class ClaimInterruptRequest(BaseModel):
-    force: bool = Field(default=False, description="Take over a claim held by another operator (needs a reason).")
+    force: StrictBool = Field(default=False, description="Take over a claim held by another operator (needs a reason).")
     reason: Reason = Field(default=None, description="Why a claim is taken over; recorded with the claim.")
+    holder: Principal | None = Field(default=None, description=HOLDER_DESCRIPTION)
     leaseSeconds: LeaseSeconds = Field(default=None, description=LEASE_DESCRIPTION)
     operator: str | None = OperatorField
 
-    model_config = {"extra": "forbid"}
+    # The document says what _take_over_has_a_reason enforces: with force=true, a reason with some text.
+    model_config = {
+        "extra": "forbid",
+        "json_schema_extra": {
+            "if": {"properties": {"force": {"const": True}}, "required": ["force"]},
+            "then": {"properties": {"reason": {"type": "string", "pattern": r"\S"}}, "required": ["reason"]},
+        },
+    }
 
     @model_validator(mode="after")
     def _take_over_has_a_reason(self) -> ClaimInterruptRequest:
@@ -66,6 +82,7 @@ class ReleaseClaimRequest(BaseModel):
 class ReassignRequest(BaseModel):
     to: Principal = Field(description="The operator the claim is given to.")
     reason: Reason = Field(default=None, description="Why; recorded with the reassignment.")
+    holder: Principal | None = Field(default=None, description=HOLDER_DESCRIPTION)
     leaseSeconds: LeaseSeconds = Field(default=None, description=LEASE_DESCRIPTION)
     operator: str | None = OperatorField
 
@@ -83,15 +100,15 @@ def claims_service() -> ClaimService:
     responses=responses({200: InterruptClaimed}, 403, 404, 409, 410, 422),
 )
 def claim_interrupt(
-    interrupt_id: InterruptId, body: Annotated[ClaimInterruptRequest | None, Body()] = None
+    interrupt_id: InterruptId, body: Annotated[ClaimInterruptRequest, Body()] = ClaimInterruptRequest()
 ) -> InterruptClaimed:
-    request = body or ClaimInterruptRequest()
     claimed = claims_service().claim(
         interrupt_id,
-        operator=acting_operator(request.operator),
-        force=request.force,
-        reason=request.reason,
-        lease_seconds=request.leaseSeconds,
+        operator=acting_operator(body.operator),
+        force=body.force,
+        reason=body.reason,
+        lease_seconds=body.leaseSeconds,
+        holder=body.holder,
     )
     return InterruptClaimed.model_validate(claimed)
 
@@ -103,11 +120,10 @@ def claim_interrupt(
     responses=responses({200: InterruptClaimed}, 403, 404, 409, 410, 422),
 )
 def renew_claim(
-    interrupt_id: InterruptId, body: Annotated[RenewClaimRequest | None, Body()] = None
+    interrupt_id: InterruptId, body: Annotated[RenewClaimRequest, Body()] = RenewClaimRequest()
 ) -> InterruptClaimed:
-    request = body or RenewClaimRequest()
     renewed = claims_service().renew(
-        interrupt_id, operator=acting_operator(request.operator), lease_seconds=request.leaseSeconds
+        interrupt_id, operator=acting_operator(body.operator), lease_seconds=body.leaseSeconds
     )
     return InterruptClaimed.model_validate(renewed)
 
@@ -119,10 +135,9 @@ def renew_claim(
     responses=responses({200: InterruptClaimed}, 403, 404, 409, 410, 422),
 )
 def release_claim(
-    interrupt_id: InterruptId, body: Annotated[ReleaseClaimRequest | None, Body()] = None
+    interrupt_id: InterruptId, body: Annotated[ReleaseClaimRequest, Body()] = ReleaseClaimRequest()
 ) -> InterruptClaimed:
-    request = body or ReleaseClaimRequest()
-    released = claims_service().release(interrupt_id, operator=acting_operator(request.operator))
+    released = claims_service().release(interrupt_id, operator=acting_operator(body.operator))
     return InterruptClaimed.model_validate(released)
 
 
@@ -139,5 +154,6 @@ def reassign_interrupt(interrupt_id: InterruptId, body: ReassignRequest) -> Inte
         to=body.to,
         reason=body.reason,
         lease_seconds=body.leaseSeconds,
+        holder=body.holder,
     )
     return InterruptClaimed.model_validate(assigned)

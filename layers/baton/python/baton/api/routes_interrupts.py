@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field, model_validator
 
 from baton.api import deps
-from baton.api.contract import InterruptId, responses
+from baton.api.contract import DELIVERY_PENDING, InterruptId, answered, responses
 from baton.contracts import InterruptCancelled, InterruptPage, InterruptResumed, InterruptView
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.approval import ApprovalPolicy
@@ -26,6 +26,7 @@ from baton.services.interrupts import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
     MAX_WAIT_SECONDS,
+    STATUSES,
     InterruptService,
     interrupt_view,
 )
@@ -103,20 +104,34 @@ OPERATOR_FIELD_DESCRIPTION = (
 class ResumeInterruptRequest(BaseModel):
     input: Any = Field(default=None, description="The value for the waiter; validated against the schema.")
     stateEdits: list[str] = Field(default_factory=list, description='Edits of the snapshot: ["path=value", ...].')
+    stateVersion: str | None = Field(
+        default=None,
+        max_length=64,
+        description="The stateVersion of the interrupt as the operator saw it: a resume decided on another "
+        "version is a 409 naming the current one. Omitted (older clients): the current one.",
+    )
     operator: str | None = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
 
     model_config = {"extra": "forbid"}
 
 
 class CancelInterruptRequest(BaseModel):
-    reason: str = Field(min_length=1, max_length=1000, description="Why; shown to the waiter and in the run.")
+    reason: str = Field(
+        min_length=1,
+        max_length=1000,
+        description="Why; shown to the waiter and in the run.",
+        json_schema_extra={"pattern": r"\S"},  # the service refuses a reason of only spaces (400)
+    )
     operator: str | None = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
 
     model_config = {"extra": "forbid"}
 
 
 class ListInterruptsQuery(BaseModel):
-    status: str | None = Field(default=None, description="pending | answered | cancelled")
+    # checked by the service (400, its own words); the enum documents the same list (STATUSES)
+    status: str | None = Field(
+        default=None, description="pending | answered | cancelled", json_schema_extra={"enum": list(STATUSES)}
+    )
     session_id: RunId | None = Field(default=None, alias="sessionId", description="One session's interrupts.")
     limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE, description="Page size.")
     next_token: str | None = Field(
@@ -220,14 +235,16 @@ def get_interrupt(interrupt_id: InterruptId, query: Annotated[GetInterruptQuery,
     "/api/v1/interrupts/<interrupt_id>/resume",
     summary="Resume with a value and state edits",
     tags=["interrupts"],
-    responses=responses({200: InterruptResumed}, 400, 403, 404, 409, 410, 413),
+    responses=responses({200: InterruptResumed, DELIVERY_PENDING: InterruptResumed}, 400, 403, 404, 409, 410, 413),
 )
-def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) -> InterruptResumed:
+def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) -> Response[InterruptResumed]:
     caller = _operator(body.operator)
     # A repeat (same caller, value and edits) gets the first one's 200 from the stored answer; another
     # value meets the deciding write's 409 with the winner (baton.services.interrupts).
-    resumed = _service().resume(interrupt_id, body.input, body.stateEdits, caller=caller, voter=_voter())
-    return InterruptResumed.model_validate(resumed)
+    resumed = _service().resume(
+        interrupt_id, body.input, body.stateEdits, caller=caller, voter=_voter(), state_version=body.stateVersion
+    )
+    return answered(InterruptResumed.model_validate(resumed))
 
 
 @router.post(

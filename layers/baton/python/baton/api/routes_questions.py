@@ -6,10 +6,11 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from baton.api import deps
-from baton.api.contract import InteractionId, NodeName, RunId, responses
+from baton.api.contract import DELIVERY_PENDING, InteractionId, NodeName, RunId, responses
+from baton.api.contract import answered as answered_response
 from baton.contracts import (
     AnswerResult,
     AskResult,
@@ -35,12 +36,15 @@ MapItem = Field(
 
 class AskRequest(LadderFields):
     """`ask_user_async`. A ladder (remind_after, escalate_after/escalate_to, on_timeout) needs the
-    question's own `timeout_seconds` (422 without); see the README's "Deadline ladders"."""
+    question's own `timeout_seconds` (422 without); see docs/workflows.md, "Deadline ladders"."""
 
     node: fields.NodeName = Field(description="The asking node; answers are queued for it.")
-    question: str = Field(description="The question (at most 4000 characters; longer is a 413).")
+    question: str = Field(
+        description="The question (at most 4000 characters; longer is a 413).",
+        json_schema_extra={"pattern": r"\S"},  # the service refuses a question without text (422)
+    )
     options: list[str] | None = Field(default=None, description="Choices offered to the operator.")
-    allow_free_text: bool | None = Field(
+    allow_free_text: StrictBool | None = Field(
         default=None, description="Accept answers outside the options. Default: true without options, false with."
     )
     map_item: int | str | None = MapItem
@@ -122,15 +126,15 @@ def pending(run_id: RunId) -> PendingQuestions:
     "/api/runs/<run_id>/interactions/<interaction_id>/answer",
     summary="Answer a question (409 with the winning answer if already answered); on a quorum question, vote",
     tags=["questions"],
-    responses=responses({200: AnswerResult}, 400, 403, 404, 409, 410, 413),
+    responses=responses({200: AnswerResult, DELIVERY_PENDING: AnswerResult}, 400, 403, 404, 409, 410, 413),
 )
-def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) -> AnswerResult:
+def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) -> Response[AnswerResult]:
     services, operator = deps.get_services(), deps.require_operator("answering a question")
     caller = operator.principal
     # A repeat (same caller, same answer) gets the first one's 200 from the stored answer; a different
     # answer meets the deciding write's 409 with the winner (baton.services.questions).
     answered = services.questions.answer(run_id, interaction_id, body.answer, caller=caller, groups=operator.groups)
-    return AnswerResult.model_validate(answered)
+    return answered_response(AnswerResult.model_validate(answered))
 
 
 @router.post(

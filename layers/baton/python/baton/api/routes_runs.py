@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from baton.api import deps
-from baton.api.contract import InteractionId, RunId, responses
+from baton.api.contract import DELIVERY_PENDING, InteractionId, RunId, answered, responses
 from baton.contracts import (
     BlockingAsks,
     BlockingAskView,
@@ -64,7 +64,7 @@ class BlockingAskRequest(LadderFields):
     )
     approval: ApprovalPolicy | None = Field(
         default=None,
-        description="A quorum (README 'Quorum and separation of duties'): each resume is a vote under "
+        description="A quorum (docs/api.md, 'Quorum and separation of duties'): each resume is a vote under "
         "answers.decision; the asking agent may not vote",
     )
 
@@ -127,9 +127,17 @@ def list_events(run_id: RunId, query: Annotated[EventsQuery, Query()]) -> EventP
     "/api/runs/<run_id>/resume",
     summary="Resume the run's paused human node (a review gate's action with the reserved __review_* keys)",
     tags=["runs"],
-    responses=responses({200: ReviewActionResult | ResumeResult}, 400, 403, 404, 409, 410, 413),
+    responses=responses(
+        {200: ReviewActionResult | ResumeResult, DELIVERY_PENDING: ReviewActionResult | ResumeResult},
+        400,
+        403,
+        404,
+        409,
+        410,
+        413,
+    ),
 )
-def resume(run_id: RunId, body: ResumeRequest) -> ReviewActionResult | ResumeResult:
+def resume(run_id: RunId, body: ResumeRequest) -> Response[ReviewActionResult | ResumeResult]:
     caller = deps.require_operator("resuming a run")
     services = deps.get_services()
     # Review gates take the operator's action under the reserved __review_* keys (baton.services.review).
@@ -147,13 +155,13 @@ def resume(run_id: RunId, body: ResumeRequest) -> ReviewActionResult | ResumeRes
         acted = services.review_service().act(
             run_id, body.answers, caller=caller.principal, node=body.node, groups=caller.groups
         )
-        return ReviewActionResult.model_validate(acted)
+        return answered(ReviewActionResult.model_validate(acted))
     # A repeat of an accepted resume (same caller, same answers) gets the first one's 200 from the
     # stored answer (baton.services.pauses); different answers meet the deciding write's 409.
     resumed = services.runs.resume(
         run_id, body.answers, caller=caller.principal, node=body.node, snapshot=snapshot, groups=caller.groups
     )
-    return ResumeResult.model_validate(resumed)
+    return answered(ResumeResult.model_validate(resumed))
 
 
 @router.post(

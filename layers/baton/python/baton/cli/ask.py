@@ -51,10 +51,10 @@ HELP = "\n\n".join(
         "ask_user: post a blocking ask and wait for the operator's answer.",
         "Every ask ends: at --timeout it fails (exit 1), or with --default the declared answers are taken, shown "
         "as timed_out_default (nobody's answer, never a person's approval).",
-        'Deadline ladder (README "Deadline ladders"): --remind-after 300 sends one reminder to the ask\'s '
+        'Deadline ladder (docs/workflows.md, "Deadline ladders"): --remind-after 300 sends one reminder to the ask\'s '
         "channels; --escalate-after 900 --escalate-to slack announces it there too. Both count from the ask and "
         "must come before --timeout.",
-        'Quorum (README "Quorum and separation of duties"): --approvals 2 --approver alice --approver '
+        'Quorum (docs/api.md, "Quorum and separation of duties"): --approvals 2 --approver alice --approver '
         "group:release needs two of them to approve; each `baton resume --run-id RUN --answer decision=approve` "
         "is a vote (reject: decision=reject, or another option), and you, the asker, cannot vote.",
         "Example: baton runs ask RUN deploy 'Ship 2.0?' -o ship -o hold --timeout 3600 --remind-after 600 "

@@ -79,6 +79,17 @@ def fail(err: BatonError, *, hide: Iterable[str] = ()) -> NoReturn:
     raise typer.Exit(code=1)
 
 
+DELIVERY_PENDING_EXIT = 5  # an answer stored whose send failed: not an error, not yet resumed either
+PENDING_DELIVERY = "answer stored; its delivery is pending (the send failed; the reconciler sends it within a minute)"
+
+
+def exit_if_delivery_pending(delivery: str | None) -> None:
+    """The exit code follows the outcome: a stored answer whose delivery is pending exits 5 (the workflow
+    is not resumed yet; sending it again is not needed), after the caller printed what happened."""
+    if delivery == "pending":
+        raise typer.Exit(code=DELIVERY_PENDING_EXIT)
+
+
 def usage(message: str) -> NoReturn:
     err_console.print(f"[bold red]error[/]: {escape(message)}")
     raise typer.Exit(code=2)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
+from rich.markup import escape
 
 from baton.cli.common import console, err_console, fail
 from baton.domain.deadline import TIMER_STATE_MACHINE
@@ -51,14 +52,24 @@ def inbox_login(
     state_dir: Annotated[Path, typer.Option(help="The running `baton dev`'s state dir (its local.json).")] = Path(
         ".baton"
     ),
+    revoke_all: Annotated[
+        bool, typer.Option("--revoke-all", help="First end every inbox session of the operator (signed-in browsers).")
+    ] = False,
+    all_operators: Annotated[
+        bool, typer.Option("--all-operators", help="With --revoke-all: every operator's sessions, not only yours.")
+    ] = False,
 ) -> None:
-    """Print a new one-time sign-in link for the local web inbox (the local stack must be running)."""
+    """Print a new one-time sign-in link for the local web inbox (the local stack must be running);
+    --revoke-all first signs out every browser signed in before."""
     import json
 
     import httpx
 
     from baton.client.transport import gone_pid, not_running_message
 
+    if all_operators and not revoke_all:
+        err_console.print("[bold red]error[/]: --all-operators goes with --revoke-all")
+        raise typer.Exit(code=2)
     state_file = state_dir / "local.json"
     try:
         state = json.loads(state_file.read_text())
@@ -66,12 +77,26 @@ def inbox_login(
         if pid is not None:
             err_console.print(f"[bold red]error[/]: {not_running_message(pid)}", markup=False)
             raise typer.Exit(code=1)
-        response = httpx.post(
-            f"{state['api_url']}/inbox/login-code", headers={"Authorization": f"Bearer {state['token']}"}, timeout=10
-        )
+        headers = {"Authorization": f"Bearer {state['token']}"}
+        revoked = None
+        if revoke_all:
+            revoked = httpx.post(
+                f"{state['api_url']}/inbox/sessions/revoke",
+                headers=headers,
+                json={"all_operators": all_operators},
+                timeout=10,
+            )
+        response = httpx.post(f"{state['api_url']}/inbox/login-code", headers=headers, timeout=10)
     except (OSError, ValueError, KeyError, httpx.HTTPError) as err:
         err_console.print(f"[bold red]error[/]: no running local stack found through {state_file} ({err})")
         raise typer.Exit(code=1) from err
+    if revoked is not None:
+        if revoked.status_code != 200:
+            err_console.print(f"[bold red]error[/]: the local stack refused to end the sessions ({revoked.text[:200]})")
+            raise typer.Exit(code=1)
+        ended = revoked.json()
+        whose = "every operator" if ended["operator"] is None else ended["operator"]
+        err_console.print(f"ended {ended['ended']} inbox session(s) of {whose}")
     if response.status_code != 201:
         err_console.print(f"[bold red]error[/]: the local stack refused a new sign-in code ({response.status_code})")
         raise typer.Exit(code=1)
@@ -118,9 +143,11 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
     reason. A single-user development tool: the API and the emulator port are for this machine only.
 
     Exit codes: 0 after Ctrl-C (SIGINT) or SIGTERM, the normal way to stop it (local.json is removed
-    and the data saved first, even when stdout is a pipe that Ctrl-C closed); 1 when it cannot start.
+    and the data saved first, even when stdout is a pipe that Ctrl-C closed); 1 when it cannot start;
+    2 without moto (the `local` extra: pip install 'baton[local]') or with a moto outside the tested range.
     -v shows the handlers' logs and the emulator's own failure detail (its parse trees); without it
     each ended run is one line."""
+    _refuse_an_untested_moto()
     from baton.local.demo import start_demo
     from baton.local.stack import LocalStack
 
@@ -167,6 +194,17 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
     while not stopped.wait(0.5):
         pass
     _shut_down(stack)
+
+
+def _refuse_an_untested_moto() -> None:
+    """Exit 2, saying how to get a tested one, when moto (the `local` extra) is missing or outside the
+    range the local stack is tested with; before anything imports moto."""
+    from baton.local.moto_range import installed_moto_version, moto_refusal
+
+    refusal = moto_refusal(installed_moto_version())
+    if refusal is not None:
+        err_console.print(f"[bold red]error[/]: {escape(refusal)}")
+        raise typer.Exit(code=2)
 
 
 def _say(text: str) -> None:

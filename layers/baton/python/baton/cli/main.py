@@ -10,6 +10,7 @@ import typer
 from baton.cli.audit import audit_app
 from baton.cli.dev import dev, inbox_login
 from baton.cli.mcp import mcp_command
+from baton.cli.migrate import migrate_app
 from baton.cli.redrive import REDRIVE_HELP, redrive_command
 from baton.cli.review import review_app
 from baton.cli.runs import resume, runs_app
@@ -38,6 +39,7 @@ app.command("check-asl", help="The same as `baton check` (its former name).")(ch
 app.command()(synth)
 app.command()(smoke)
 app.command("redrive", help=REDRIVE_HELP)(redrive_command)
+app.add_typer(migrate_app, name="migrate")
 
 
 def main() -> None:

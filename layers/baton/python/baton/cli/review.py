@@ -51,6 +51,14 @@ def _print_header(review: ReviewView) -> None:
             f"  diff: {diff.get('files_changed')} file(s), +{diff.get('insertions')} -{diff.get('deletions')}"
             + (" (truncated)" if diff.get("truncated") else "")
         )
+    if review.reviewed_head:
+        digest = f" (diff sha256 {review.diff_digest[:12]})" if review.diff_digest else ""
+        console.print(f"  reviewed commit: {review.reviewed_head}{digest}", markup=False, highlight=False)
+    if review.run_branch_head and review.run_branch_head != review.reviewed_head:
+        console.print(
+            f"  [yellow]warning[/]: the run branch moved to {review.run_branch_head} after the review; a merge "
+            "is refused until a reply has the companion review the new head"
+        )
     if review.review_url:
         console.print(f"  open: [cyan]{review.review_url}[/]")
     for warning in review.warnings:
@@ -96,10 +104,19 @@ def _print_outcome(review: ReviewView, run_id: str) -> None:
         console.print(f"note: {review.reason}", markup=False, highlight=False)
     if review.allowed_actions:
         b = cli_command()
-        example = "approve_merge" if "approve_merge" in review.allowed_actions else review.allowed_actions[0]
+        allowed = review.allowed_actions
+        # With blockers approve_merge is not offered: requesting changes is the suggested action then.
+        example = next((a for a in ("approve_merge", "request_changes") if a in allowed), allowed[0])
         console.print(
-            f"\nactions: {', '.join(review.allowed_actions)} — e.g. "
-            f"{b} resume --run-id {run_id} --answer __review_action={example}",
+            f"\nactions: {', '.join(allowed)} — e.g. {b} resume --run-id {run_id} --answer __review_action={example}",
             markup=False,
             highlight=False,
         )
+        if "approve_merge" not in allowed and "force_merge" in allowed:
+            console.print(
+                "approve_merge is not offered: the verdict lists blockers. To merge anyway: "
+                f"{b} resume --run-id {run_id} --answer __review_action=force_merge "
+                '--answer __review_reason="<why it merges anyway>"',
+                markup=False,
+                highlight=False,
+            )

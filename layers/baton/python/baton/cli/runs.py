@@ -14,12 +14,14 @@ from baton.cli.ask import HELP as ASK_HELP
 from baton.cli.ask import runs_ask
 from baton.cli.common import JsonFlag, console, fail, print_json
 from baton.errors import BatonError
+from baton.hints import cli_command
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from baton.client.sdk import Client
     from baton.contracts import ApprovalView, EventView, QuestionView
+    from baton.contracts.review import MergeProgress
 
 runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
 
@@ -233,7 +235,8 @@ def runs_answer(
     ] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Answer a pending question. The answer is queued for the asking node; await gates waiting on it resume."""
+    """Answer a pending question. The answer is queued for the asking node; await gates waiting on it resume
+    (exit 5: stored, but a gate's send failed; the reconciler delivers it)."""
     value: Any = common.parse_json(answer, "ANSWER") if parse_json else answer
     try:
         result = common.client().answer(run_id, interaction_id, value)
@@ -241,13 +244,18 @@ def runs_answer(
         fail(err)
     if as_json:
         print_json(result)
+        common.exit_if_delivery_pending(result.delivery)
         return
     if result.status == "pending" and result.approval is not None:
         counted = "already counted" if result.approval.already_counted else "vote counted"
         console.print(f"{interaction_id}: {counted}; {approval_line(result.approval)}; still pending", soft_wrap=True)
         return
     resumed = f"; resumed: {', '.join(result.released)}" if result.released else ""
-    console.print(f"answered {interaction_id} (node {result.node}): queued for the node{resumed}", soft_wrap=True)
+    pending = f"; {common.PENDING_DELIVERY}" if result.delivery == "pending" else ""
+    console.print(
+        f"answered {interaction_id} (node {result.node}): queued for the node{resumed}{pending}", soft_wrap=True
+    )
+    common.exit_if_delivery_pending(result.delivery)
 
 
 def approval_line(approval: ApprovalView) -> str:
@@ -265,19 +273,70 @@ def resume(
     run_id: Annotated[str, typer.Option("--run-id", help="The paused run.")],
     answer: Annotated[list[str], typer.Option("--answer", "-a", help="key=value (value parsed as JSON if it can be).")],
     node: Annotated[str | None, typer.Option(help="The paused node, when the run waits at several.")] = None,
+    wait_seconds: Annotated[
+        int,
+        typer.Option(
+            "--wait-seconds",
+            min=0,
+            help="A review's approve_merge / force_merge: wait this long for the merge's outcome (0: do not "
+            "wait; `baton review show` tells it later).",
+        ),
+    ] = 300,
     as_json: JsonFlag = False,
 ) -> None:
-    """Resume a run paused at a human node with answers (stored first, then the gate is released)."""
+    """Resume a run paused at a human node with answers (stored first, then the gate is released).
+
+    Exits 5 when the answers are stored but their send failed: the reconciler delivers them.
+    A review's merge action waits for the merge: exit 0 merged (or nothing to merge), 1 refused or
+    rejected by a guard (its reason is printed; the review waits for the operator again), 3 still
+    running after --wait-seconds. With --wait-seconds 0 it says "accepted; the merge is pending" (exit 0)."""
+    from baton.contracts import ReviewActionResult  # imported here: `baton --help` loads no pydantic
+    from baton.domain.review_gate import MERGE_ACTIONS
+
     answers = common.parse_answers(answer)
     try:
-        result = common.client().resume(run_id, answers, node=node)
+        client = common.client()
+        result = client.resume(run_id, answers, node=node)
+        merging = (
+            isinstance(result, ReviewActionResult)
+            and result.action in MERGE_ACTIONS
+            and result.queued
+            and result.delivery != "pending"  # not sent yet: no merge to wait for (exit 5 below)
+        )
+        progress = client.wait_for_merge(run_id, gate=node, timeout=wait_seconds) if merging else None
     except BatonError as err:
         fail(err)
     if as_json:
-        print_json(result)
+        print_json(result if progress is None else {**result.model_dump(), "merge": progress.model_dump()})
+    elif progress is not None:
+        console.print(f"run {run_id} node {result.node}: {merge_line(progress)}", markup=False, highlight=False)
     else:
         state = "resumed" if result.resumed else "answer stored; the gate will pick it up"
+        if result.delivery == "pending":
+            state = common.PENDING_DELIVERY
         console.print(f"run {run_id} node {result.node}: {state}")
+    common.exit_if_delivery_pending(result.delivery)
+    if progress is not None and progress.status not in LANDED:
+        if progress.status == "pending":
+            console.print(f"see: {cli_command()} review show {run_id}", markup=False, highlight=False)
+            if wait_seconds == 0:
+                return  # not waited for: accepted is the whole answer asked for
+        raise typer.Exit(code=3 if progress.status == "pending" else 1)
+
+
+# The merge actions that ended as asked: merged, nothing to merge, or left on the run branch (`merge_into: none`).
+LANDED = ("merged", "noop", "not_merged")
+
+
+def merge_line(progress: MergeProgress) -> str:
+    """One line on what a merge action became, naming the reviewed commit it merges."""
+    reviewed = f" (the reviewed commit {progress.reviewed_head[:12]})" if progress.reviewed_head else ""
+    if progress.status in LANDED:
+        into = f" into {progress.merged_into}" if progress.merged_into else " (left on the run branch)"
+        return f"{progress.status} {progress.final_commit or ''}{into}{reviewed}"
+    if progress.status == "pending":
+        return f"accepted; the merge{reviewed} is pending"
+    return f"merge {progress.status}{reviewed}: {progress.reason or ''}"
 
 
 runs_app.command("ask", help=ASK_HELP)(runs_ask)  # baton/cli/ask.py: the blocking ask, its ladder and quorum flags

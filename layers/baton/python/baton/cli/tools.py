@@ -71,8 +71,10 @@ def check_asl(
 ) -> None:
     """Check state machines before anything runs: every task-token wait has a timeout, every Next names a
     state, and the gates' configurations hold (C100 review gate with nothing to merge, C101 review_url
-    naming a missing output, C241 await gate without a positive timeout, C242 await `from` naming a
-    node that never asks)."""
+    naming a missing output, C240 questions posted as a node that is a person's pause, C241 await gate
+    without a positive timeout, C242 await `from` naming a node that never asks, C243 a Baton Task in a Map
+    without its item, C244 a pause holding a bounded Map's slot, C245 a pause's TimeoutSeconds without the
+    grace after its timeout_seconds)."""
     from baton.workflows.asl import check_directory
 
     if not directory.is_dir() or not any(directory.glob("*.asl.json")):

@@ -159,10 +159,19 @@ def resume_interrupt(
         list[str] | None,
         typer.Option("--edit-state", help="path=value (repeatable); value JSON-parsed when possible, else a string."),
     ] = None,
+    state_version: Annotated[
+        str | None,
+        typer.Option(
+            "--state-version",
+            help="The state version the edits were decided on (`inspect --json`: stateVersion); default: the "
+            "one this command reads. Another version is refused (409) instead of edited.",
+        ),
+    ] = None,
     operator: OperatorOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Resume the session's latest pending interrupt (or --interrupt-id) with a value and state edits."""
+    """Resume the session's latest pending interrupt (or --interrupt-id) with a value and state edits
+    (exit 5: stored, but the send to the workflow failed; the reconciler delivers it)."""
     try:
         value = json.loads(input_json)
     except ValueError:
@@ -174,7 +183,10 @@ def resume_interrupt(
     try:
         client = common.client()
         target = _target(client, session_id, interrupt_id)
-        result = client.resume_interrupt(target.interrupt_id, value, edit_state or [], operator=operator)
+        version = state_version or target.state_version or None  # bound to the state this command resolved
+        result = client.resume_interrupt(
+            target.interrupt_id, value, edit_state or [], operator=operator, state_version=version
+        )
     except ValidationFailedError as err:
         err_console.print("[yellow]the interrupt is still open; fix the value or edit and try again[/]")
         _fail(err)
@@ -182,9 +194,12 @@ def resume_interrupt(
         _fail(err)
     if as_json:
         common.print_json(result)
+        common.exit_if_delivery_pending(result.delivery)
         return
     rec = result.interrupt
     waiter = "the workflow continues" if rec.hosted else "the waiting agent receives it"
+    if result.delivery == "pending":
+        waiter = common.PENDING_DELIVERY
     edits = len(rec.state_edits or [])
     console.print(
         escape(
@@ -192,6 +207,7 @@ def resume_interrupt(
             f"{edits} state edit(s) applied; {waiter}"
         )
     )
+    common.exit_if_delivery_pending(result.delivery)
 
 
 LeaseOption = Annotated[

@@ -29,10 +29,12 @@ class ClaimCalls:
         reason: str | None = None,
         lease_seconds: int | None = None,
         operator: str | None = None,
+        holder: str | None = None,
     ) -> InterruptClaimed:
         """Claim for the caller (lease: `lease_seconds`, else the server's default). Another operator's
-        live claim is a ConflictError naming them, unless `force` with a `reason` (a take-over)."""
-        body = _body(operator, force=force or None, reason=reason, leaseSeconds=lease_seconds)
+        live claim is a ConflictError naming them, unless `force` with a `reason` (a take-over). `holder`:
+        the claim the take-over is decided on (anyone else's claim meanwhile: a ConflictError naming them)."""
+        body = _body(operator, force=force or None, reason=reason, leaseSeconds=lease_seconds, holder=holder)
         claimed = self.request("POST", f"/api/v1/interrupts/{seg(interrupt_id)}/claim", json_body=body)
         return InterruptClaimed.model_validate(claimed)
 
@@ -59,8 +61,10 @@ class ClaimCalls:
         reason: str | None = None,
         lease_seconds: int | None = None,
         operator: str | None = None,
+        holder: str | None = None,
     ) -> InterruptClaimed:
-        """Give the claim to the operator `to` (recorded as `interrupt_reassigned`)."""
-        body = _body(operator, to=to, reason=reason, leaseSeconds=lease_seconds)
+        """Give the claim to the operator `to` (recorded as `interrupt_reassigned`); with `holder`, only
+        over that operator's claim (the one it was decided on)."""
+        body = _body(operator, to=to, reason=reason, leaseSeconds=lease_seconds, holder=holder)
         assigned = self.request("POST", f"/api/v1/interrupts/{seg(interrupt_id)}/reassign", json_body=body)
         return InterruptClaimed.model_validate(assigned)

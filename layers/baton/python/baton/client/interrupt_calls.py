@@ -47,11 +47,22 @@ class InterruptCalls(ClientBase):
         return found if max_items is None else found[:max_items]
 
     def resume_interrupt(
-        self, interrupt_id: str, input: Any = None, state_edits: list[str] | None = None, *, operator: str | None = None
+        self,
+        interrupt_id: str,
+        input: Any = None,
+        state_edits: list[str] | None = None,
+        *,
+        operator: str | None = None,
+        state_version: str | None = None,
     ) -> InterruptResumed:
         """Resume with a value and `path=value` state edits; InterruptValidationError (422) names the failing
-        path and leaves the interrupt open for another try."""
+        path and leaves the interrupt open for another try. `state_version`: the `InterruptView.state_version`
+        the decision was made on (a ConflictError naming the current one when the state has changed since).
+        `delivery == "pending"` (HTTP 202): stored, but its send to the workflow failed; the reconciler
+        delivers it."""
         body: dict[str, Any] = {"input": input, "stateEdits": list(state_edits or [])}
+        if state_version:
+            body["stateVersion"] = state_version
         if operator:
             body["operator"] = operator
         try:

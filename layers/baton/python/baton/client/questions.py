@@ -73,7 +73,8 @@ class QuestionCalls(ClientBase):
         return found.pending
 
     def answer(self, run_id: str, interaction_id: str, answer: Any) -> AnswerResult:
-        """Answer a question (queued, resumed, released); ConflictError (409) with the winning answer if answered."""
+        """Answer a question (queued, resumed, released); ConflictError (409) with the winning answer if answered.
+        `delivery == "pending"` (HTTP 202): stored, but a gate's send failed; the reconciler delivers it."""
         path = f"/api/runs/{seg(run_id)}/interactions/{seg(interaction_id)}/answer"
         return AnswerResult.model_validate(self.request("POST", path, json_body={"answer": answer}))
 
@@ -96,7 +97,7 @@ class QuestionCalls(ClientBase):
     ) -> AwaitAnswered | AwaitPending:
         """One call of the await tool: the answers (200) or the pending ids (202); never blocks. `ladder`
         (`AwaitLadderFields`, first call only): reminders / escalation about the pending questions, and
-        `on_timeout` "fail" or "use_question_defaults" at the expiry (README "Deadline ladders")."""
+        `on_timeout` "fail" or "use_question_defaults" at the expiry (docs/workflows.md, "Deadline ladders")."""
         body = ladder_fields(ladder, model=AwaitLadderFields) | {"timeout_seconds": max(1, int(timeout + 0.999))}
         if from_node:
             body["from"] = from_node

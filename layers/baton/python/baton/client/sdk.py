@@ -58,7 +58,8 @@ class Client(QuestionCalls, AskCalls, InterruptCalls, ReviewCalls, ClaimCalls, A
         return EventPage.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/events", params=params))
 
     def resume(self, run_id: str, answers: dict[str, Any], *, node: str | None = None) -> ResumeResult:
-        """Resume the run's paused node (a plain pause's quorum vote goes under `answers["decision"]`)."""
+        """Resume the run's paused node (a plain pause's quorum vote goes under `answers["decision"]`).
+        `delivery == "pending"` (HTTP 202): stored, but its send failed; the reconciler delivers it."""
         result = self._resume(run_id, answers, node)
         if isinstance(result, dict) and "action" in result:  # a review gate took it as an action
             return ReviewActionResult.model_validate(result)

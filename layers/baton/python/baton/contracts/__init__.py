@@ -4,7 +4,7 @@ this package without the server's services."""
 
 from __future__ import annotations
 
-from baton.contracts.base import Contract
+from baton.contracts.base import Contract, Delivery
 from baton.contracts.errors import ErrorBody
 from baton.contracts.inbox import InboxAction, InboxBlocks, InboxItem, InboxPage, MeView
 from baton.contracts.interrupts import (
@@ -50,6 +50,7 @@ __all__ = [
     "BlockingAsks",
     "CollectedAnswer",
     "Contract",
+    "Delivery",
     "DrainResult",
     "ErrorBody",
     "EventPage",

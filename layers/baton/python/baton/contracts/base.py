@@ -7,7 +7,7 @@ dict results keeps working while it moves to attributes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -43,3 +43,12 @@ class Contract(BaseModel):
     def wire(self) -> dict[str, Any]:
         """The JSON object this contract is on the wire."""
         return self.model_dump(mode="json", by_alias=True)
+
+
+Delivery = Literal["delivered", "pending"]
+# The `delivery` field of an answer's, a resume's and a review action's result (one text for all three).
+DELIVERY_DESCRIPTION = (
+    "delivered: the waiting workflow (or agent) was released. pending (HTTP 202): the answer is stored, but "
+    "its send to the workflow failed (Step Functions throttled or unreachable); the reconciler sends it "
+    "within a minute, nothing needs sending again. null: nothing was waiting to be sent to."
+)

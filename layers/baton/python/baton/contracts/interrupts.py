@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from baton.contracts.base import Contract
+from baton.contracts.base import DELIVERY_DESCRIPTION, Contract, Delivery
 from baton.contracts.questions import ApprovalView
 
 
@@ -45,6 +45,11 @@ class InterruptView(Contract):
     reason: str | None = None
     timed_out: bool = False
     version: int = 0
+    state_version: str = Field(
+        default="",
+        description="The version of the state a resume applies to (the snapshot; once resumed, the edited state). "
+        "Send it back as the resume's stateVersion: a resume decided on another version is a 409 naming this one.",
+    )
     outcome: str | None = Field(
         default=None,
         description="timed_out_default: nobody answered; the pause's declared default was taken at its deadline "
@@ -68,6 +73,7 @@ class InterruptResumed(Contract):
     interrupt: InterruptView
     resumed: bool = Field(description="The waiter was released (hosted: the task token was sent).")
     approval: ApprovalView | None = Field(default=None, description="A quorum interrupt: the count after this vote.")
+    delivery: Delivery | None = Field(default=None, description=DELIVERY_DESCRIPTION)
 
 
 class InterruptCancelled(Contract):

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from baton.contracts.base import Contract
+from baton.contracts.base import DELIVERY_DESCRIPTION, Contract, Delivery
 
 if TYPE_CHECKING:
     from baton.models import Interaction, Message
@@ -104,6 +104,7 @@ class AnswerResult(Contract):
     resumed: bool = Field(description="An await gate waiting on this answer was released.")
     released: list[str] = Field(default_factory=list, description="The gates this answer released.")
     approval: ApprovalView | None = Field(default=None, description="A quorum question: the count after this vote.")
+    delivery: Delivery | None = Field(default=None, description=DELIVERY_DESCRIPTION)
 
 
 class MessageView(Contract):

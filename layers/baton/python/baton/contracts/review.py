@@ -8,6 +8,10 @@ from pydantic import Field
 
 from baton.contracts.base import Contract
 
+# The reason a rejected merge reopens the review with (services/review/merge.py writes it, merge_progress
+# reads it). Here, not in baton.domain.review_gate: the resume routes load no schema validation.
+MERGE_REJECTED_PREFIX = "merge rejected:"
+
 
 class ThreadTurn(Contract):
     n: int
@@ -20,6 +24,8 @@ class ThreadTurn(Contract):
     test_steps: list[str] = Field(default_factory=list)
     # The companion's verdict as it gave it (decision, confidence, blockers, ...): baton/review/ owns its keys.
     verdict: dict[str, Any] | None = None
+    reviewed_head: str | None = Field(default=None, description="A companion turn: the commit whose diff it read.")
+    diff_digest: str | None = None
 
 
 class MergeFields(Contract):
@@ -42,12 +48,60 @@ class ReviewView(Contract):
     turns_used: int
     max_turns: int
     allowed_actions: list[str]
-    diff: dict[str, Any] | None = Field(default=None, description="Diff stats: files_changed, insertions, ...")
+    diff: dict[str, Any] | None = Field(
+        default=None, description="Stats of the diff the latest companion turn read: files_changed, head, digest, ..."
+    )
     review_url: str
     warnings: list[str]
     posture: str
     merge_strategy: str
     merge_into: str | None = None
     run_branch: str | None = None
+    reviewed_head: str | None = Field(
+        default=None, description="The run-branch commit the latest review read: what an approval merges."
+    )
+    diff_digest: str | None = Field(default=None, description="sha256 of that commit's whole diff.")
+    run_branch_head: str | None = Field(
+        default=None,
+        description="The run branch's tip now, where the API can read the repository (local stack); when it "
+        "differs from reviewed_head the branch moved after the review and a merge is refused until a new turn.",
+    )
     merge: MergeFields
     rounds: list[str] = Field(description="The review interactions of this run, oldest first.")
+
+
+MergeProgressStatus = Literal["pending", "merged", "noop", "not_merged", "rejected", "timed_out", "closed"]
+
+
+class MergeProgress(Contract):
+    """What became of a merge action, read from the review (`merge_progress`): `pending` until the merge
+    build reports; `rejected` when a guard refused it (the gate waits for the operator again)."""
+
+    status: MergeProgressStatus
+    reason: str | None = None
+    reviewed_head: str | None = None
+    final_commit: str | None = None
+    merged_into: str | None = None
+
+
+def merge_progress(view: ReviewView) -> MergeProgress:
+    """The outcome of the latest merge action the review shows. The action is stored (`answered`) before
+    the merge runs; a guard's rejection reopens the review (`pending`, its reason says why); a landed
+    merge leaves it answered with the run's merge fields set."""
+    reviewed = (view.last_action or {}).get("reviewed_head") or view.reviewed_head
+    merge = view.merge
+    if view.status == "pending":
+        if (view.reason or "").startswith(MERGE_REJECTED_PREFIX):
+            reason = (view.reason or "")[len(MERGE_REJECTED_PREFIX) :].strip()
+            return MergeProgress(status="rejected", reason=reason, reviewed_head=reviewed)
+        return MergeProgress(status="pending", reviewed_head=reviewed)
+    if view.status != "answered":  # timed out or cancelled (the run stopped) before the merge landed
+        return MergeProgress(status="closed", reason=view.reason or view.status, reviewed_head=reviewed)
+    if merge.merge_status in ("merged", "noop", "not_merged", "timed_out"):
+        return MergeProgress(
+            status=merge.merge_status,
+            reviewed_head=reviewed,
+            final_commit=merge.final_commit,
+            merged_into=merge.merged_into,
+        )
+    return MergeProgress(status="pending", reviewed_head=reviewed)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from baton.contracts.base import Contract
+from baton.contracts.base import DELIVERY_DESCRIPTION, Contract, Delivery
 from baton.contracts.questions import ApprovalView
 from baton.domain.fields import RunState
 
@@ -64,14 +64,15 @@ class ResumeResult(Contract):
         default=None, description="A quorum pause: pending until the quorum is met, then answered."
     )
     approval: ApprovalView | None = Field(default=None, description="A quorum pause: the count and who voted.")
+    delivery: Delivery | None = Field(default=None, description=DELIVERY_DESCRIPTION)
 
 
-def _how_to_answer(run_id: str, interaction_id: str) -> str:
+def _how_to_answer(run_id: str, interaction_id: str, options: list[str] | None) -> str:
     # The notification model's module, imported by the first ask shown (a route module's import need not
     # build that model).
     from baton.notify.model import how_to_answer_for
 
-    return how_to_answer_for("ask", run_id, interaction_id)
+    return how_to_answer_for("ask", run_id, interaction_id, options=options)
 
 
 class BlockingAskView(Contract):
@@ -111,7 +112,7 @@ class BlockingAskView(Contract):
             created_at=i.created_at,
             expires_at=i.expires_at,
             outcome=i.state.outcome,
-            how_to_answer=_how_to_answer(i.run_id, i.interaction_id),
+            how_to_answer=_how_to_answer(i.run_id, i.interaction_id, i.request.options),
         )
 
 
@@ -126,3 +127,6 @@ class ReviewActionResult(ResumeResult):
     """A resume carrying the reserved `__review_*` keys: the review gate took the operator's action."""
 
     action: str = Field(description="reply | approve_merge | force_merge | request_changes")
+    reviewed_head: str | None = Field(
+        default=None, description="The commit the decision names (a merge takes exactly it); None for a reply."
+    )

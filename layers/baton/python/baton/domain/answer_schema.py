@@ -6,7 +6,8 @@ An interrupt may describe the value it expects in one of two forms:
   where ``T`` is ``string | number | integer | boolean | object | array``. ``type`` may be omitted when
   ``enum`` is given, and ``"type": "enum"`` (the form the interrupt seed's examples use) means the same.
 * ``jsonSchema`` - a full JSON Schema, draft-04, draft-06 or draft-07 only (picked by ``$schema``;
-  draft-07 when absent), compiled with fastjsonschema once per distinct schema. fastjsonschema does not
+  draft-07 when absent), compiled with fastjsonschema once per distinct schema, its ``pattern`` s and
+  ``patternProperties`` keys run by RE2 in linear time (``baton.domain.linear_patterns``). fastjsonschema does not
   implement 2019-09/2020-12, so a ``$schema`` naming them, or their keywords (``prefixItems``,
   ``dependentRequired``, ``dependentSchemas``, ``unevaluatedProperties``, ``unevaluatedItems``, ...),
   anywhere a subschema may stand, is refused with a 400 rather than silently not enforced (a ``$ref``
@@ -33,13 +34,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from baton.domain.fields import check_json_depth
+from baton.domain.linear_patterns import compile_schema
 from baton.domain.schema_formats import safe_formats
-from baton.domain.schema_limits import (
-    check_schema_limits,
-    check_subject_sizes,
-    check_supported_draft,
-    pattern_subject_limit,
-)
+from baton.domain.schema_limits import check_patterns, check_schema_limits, check_supported_draft
 from baton.errors import BadRequestError, PayloadTooLargeError, ValidationFailedError
 
 if TYPE_CHECKING:
@@ -78,7 +75,7 @@ def check_schema_definition(schema: Any = None, json_schema: Any = None) -> None
         validator = compile_json_schema(json_schema)
         if "default" in json_schema:
             try:
-                _run(validator, json_schema, json_schema["default"])
+                _run(validator, json_schema["default"])
             except fastjsonschema.JsonSchemaValueException as exc:
                 path, reason = _describe_json_schema_error(exc)
                 raise BadRequestError(
@@ -101,7 +98,7 @@ def validate_answer(value: Any, *, schema: Any = None, json_schema: Any = None) 
         if value is None and "default" in json_schema:
             value = json_schema["default"]
         try:
-            return _run(validator, json_schema, value)
+            return _run(validator, value)
         except fastjsonschema.JsonSchemaValueException as exc:
             path, reason = _describe_json_schema_error(exc)
             _fail(path, reason, exc.rule)
@@ -117,12 +114,9 @@ def validate_answer(value: Any, *, schema: Any = None, json_schema: Any = None) 
     return value
 
 
-def _run(validator: JsonValidator, json_schema: dict[str, Any], value: Any) -> Any:
-    """Validate within the budgets: the value's depth, and its strings' length under patterns."""
+def _run(validator: JsonValidator, value: Any) -> Any:
+    """Validate within the value's depth budget."""
     check_json_depth(value, "input")
-    limit = pattern_subject_limit(json_schema)
-    if limit is not None:
-        check_subject_sizes(value, limit)
     try:
         return validator(copy.deepcopy(value))
     except RecursionError:  # a recursion the creation checks did not foresee: the schema's fault
@@ -167,11 +161,10 @@ def compile_json_schema(json_schema: Any) -> JsonValidator:
         if cached is not None:
             _compiled.move_to_end(key)
             return cached
-    import fastjsonschema
-
+    check_patterns(json_schema)  # a 422 naming a pattern RE2 cannot run, before compiling
     try:
         # fastjsonschema rewrites $ref values in place, so it gets its own copy.
-        validator: JsonValidator = fastjsonschema.compile(
+        validator: JsonValidator = compile_schema(
             json.loads(canonical), handlers=_NoRemoteRefs(), use_default=True, formats=safe_formats(json_schema)
         )
     except Exception as exc:  # generator failures surface as assorted exception types

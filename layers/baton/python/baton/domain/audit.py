@@ -15,7 +15,7 @@ them to an IEEE double), so an answer holding a large integer is hashed as it wa
 Infinity are refused (they are not JSON).
 
 The chain's head (`AuditHead`: the last seq and hash) is kept per run and advanced by a conditional
-write (seq = the one read) in the same write as the decision (`baton/adapters/dynamo.py`), retried on a
+write (seq = the one read) in the same write as the decision (`baton/adapters/dynamo_table.py`), retried on a
 lost race: concurrent decisions on one run form one chain, never a fork or a gap. `verify_chain`
 recomputes it and names the first record that does not match. A record edited in place breaks its own
 hash; a record re-hashed after an edit breaks the next one's `prev_hash` (or the head's hash); a

@@ -1,5 +1,5 @@
 """What the review companion is given and what it answers: the typed contract of the `Companion` port
-(`baton/ports.py`). The adapters (`baton/adapters/companion_bedrock.py`, `companion_offline.py`) and the
+(`baton/review_ports.py`). The adapters (`baton/adapters/companion_bedrock.py`, `companion_offline.py`) and the
 review service (`baton/services/review/`) share these models and nothing else.
 
 A review gate pauses a run on its diff. The companion reads a bounded diff, writes numbered test

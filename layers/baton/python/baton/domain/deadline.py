@@ -1,16 +1,19 @@
 """The grace between Baton's deadline and Step Functions' own timeout, written once.
 
-Baton's deadline for a parked task is its entered time + its timeout - `grace_for(timeout)`
-(`baton.services.core.Core.deadline_of`); the task's `TimeoutSeconds` (the ASL's `TimeoutSecondsPath`
-reads the same `timeout_seconds` the park payload carries) is the backstop at entered time + timeout.
+Baton's deadline for a parked task is its entered time + its declared timeout
+(`baton.services.core.Core.deadline_of`): a pause times out when it says it does. Step Functions' own
+timeout of the task is the backstop, `GRACE_SECONDS` later: the ASL gives the task the declared timeout
++ the grace (`task_timeout_seconds`; in ASL `States.MathAdd(<timeout path>, GRACE_SECONDS)` on the same
+`timeout_seconds` the park payload carries; the CDK helpers and `baton.workflows.gate_states` add it).
 At the deadline the gate's timer (`statemachines/gate_deadline.asl.json`, started by the park through
 `baton.services.deadlines.arm`) ends the pause itself. The grace must exceed what the timer can be
-late by, so Baton's failure always lands before Step Functions' timeout:
+late by, so Baton's end (a stored answer delivered, or the task failed) always lands before Step
+Functions' timeout:
 
 * `TIMER_PRECISION_SECONDS`: the timer is a Step Functions Wait state, which counts whole seconds
   (a Wait on a timestamp truncates its milliseconds); the timer waits the deadline rounded up to the
   next second, so it fires up to 1 s after the deadline, never before it;
-* `TIMER_DELIVERY_SECONDS`: the Wait's Lambda task (a cold start included) and its SendTaskFailure.
+* `TIMER_DELIVERY_SECONDS`: the Wait's Lambda task (a cold start included) and its send.
 
 (EventBridge Scheduler was the other engine considered: its one-time schedules fire with 60 s
 precision, which would make every gate's grace over a minute.)
@@ -27,14 +30,14 @@ if TYPE_CHECKING:
 
 TIMER_PRECISION_SECONDS = 1.0
 TIMER_DELIVERY_SECONDS = 3.0
-# Baton's deadline ends this long before the task's TimeoutSeconds (at most half of a short timeout).
-GRACE_SECONDS = TIMER_PRECISION_SECONDS + TIMER_DELIVERY_SECONDS + 1.0
+# Step Functions' timeout of a parked task comes this long after Baton's deadline (whole seconds: ASL adds it).
+GRACE_SECONDS = int(TIMER_PRECISION_SECONDS + TIMER_DELIVERY_SECONDS) + 1
 TIMER_STATE_MACHINE = "gate_deadline"  # the timer's entry in baton.workflows.resources.STATE_MACHINES
 
 
-def grace_for(timeout_seconds: float) -> float:
-    """The grace of a task with this timeout: GRACE_SECONDS, or half of a timeout shorter than twice it."""
-    return min(GRACE_SECONDS, timeout_seconds / 2)
+def task_timeout_seconds(timeout_seconds: int) -> int:
+    """Step Functions' TimeoutSeconds of a task whose pause declares `timeout_seconds`: the grace after it."""
+    return timeout_seconds + GRACE_SECONDS
 
 
 def timer_wait_seconds(deadline: datetime, now: datetime) -> int:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from baton.domain.fields import refuse_non_numbers
 from baton.errors import ValidationFailedError
@@ -54,7 +54,9 @@ def _check_key(key: str | None) -> str | None:
     return key
 
 
-Prompt = Annotated[str, AfterValidator(_check_prompt)]
+# The document says what _check_prompt enforces: some non-space text, at most MAX_PROMPT_CHARS of it.
+_PROMPT_SCHEMA = {"pattern": r"\S", "maxLength": MAX_PROMPT_CHARS}
+Prompt = Annotated[str, AfterValidator(_check_prompt), Field(json_schema_extra=_PROMPT_SCHEMA)]
 TimeoutMs = Annotated[int | None, BeforeValidator(refuse_non_numbers), AfterValidator(_check_timeout_ms)]
 NotifyChannels = Annotated[list[str] | None, AfterValidator(_check_notify)]
 InterruptKey = Annotated[str | None, AfterValidator(_check_key)]

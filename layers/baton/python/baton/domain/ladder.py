@@ -1,6 +1,6 @@
 """A pause's deadline ladder: remind, escalate, then fail or take a declared safe default.
 
-Every pause may declare, next to its timeout (the README's "Deadline ladders" table says which takes
+Every pause may declare, next to its timeout (docs/workflows.md's "Deadline ladders" table says which takes
 what): a hosted or blocking ask, a hosted or SDK interrupt, an async question (which then needs its own
 `timeout_seconds`), an await gate and a review gate:
 
@@ -29,7 +29,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from baton.domain.deadline import grace_for
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.errors import ValidationFailedError
 
@@ -175,11 +174,11 @@ class Ladder(BaseModel):
 
     def steps(self, deadline: datetime, timeout_seconds: int | None) -> list[LadderStep]:
         """The ladder's steps as times, in order, counted from when the pause began: the task's entry,
-        on the one clock of its deadline (`baton.services.core.Core.deadline_of`: entry + timeout -
-        grace). A step that would not come before the deadline is left out."""
+        on the one clock of its deadline (`baton.services.core.Core.deadline_of`: entry + the declared
+        timeout). A step that would not come before the deadline is left out."""
         if timeout_seconds is None:
             return []
-        return self.steps_from(deadline - timedelta(seconds=timeout_seconds - grace_for(timeout_seconds)), deadline)
+        return self.steps_from(deadline - timedelta(seconds=timeout_seconds), deadline)
 
     def steps_from(self, began: datetime, deadline: datetime) -> list[LadderStep]:
         """The steps counted from `began` (an async question's or a blocking ask's creation, whose
@@ -245,19 +244,23 @@ class AnswerCheck(BaseModel):
                     details={**err.details, "path": "on_timeout.default"},
                 ) from None
             return
-        # An ask is resumed with an object of answers (POST /api/runs/{run_id}/resume).
+        self.check_answers(value, path="on_timeout.default")
+
+    def check_answers(self, value: Any, *, path: str) -> None:
+        """An ask's answers (its default at `on_timeout.default`, a person's at `answers`): a non-empty
+        object, as a resume sends; with options and free text off, each value one of them (a 422 naming
+        the key and the options). One rule for the default and for every resume."""
         if not isinstance(value, dict) or not value:
             raise ValidationFailedError(
-                "on_timeout.default of an ask must be a non-empty object of answers, as a resume sends",
-                details={"path": "on_timeout.default"},
+                f"{path} of an ask must be a non-empty object of answers, as a resume sends", details={"path": path}
             )
         if self.options and not self.allow_free_text:
             refused = [(k, v) for k, v in value.items() if v not in self.options]
             if refused:
                 key, bad = refused[0]
                 raise ValidationFailedError(
-                    f"on_timeout.default.{key}: {bad!r} is not one of the options {self.options}",
-                    details={"path": f"on_timeout.default.{key}", "options": self.options},
+                    f"{path}.{key}: {bad!r} is not one of the options {self.options} (free text is off for this ask)",
+                    details={"path": f"{path}.{key}", "options": self.options},
                 )
 
     def _check_question(self, value: Any) -> None:

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 Strategy = Literal["squash", "merge"]
-MergeStatus = Literal["merged", "rejected", "noop"]
+# not_merged: `merge_into: none` (the result stays on the run branch; no target is touched, nothing squashed)
+MergeStatus = Literal["merged", "rejected", "noop", "not_merged"]
 RejectCode = Literal[
     "detached_head",
     "no_work_tree",
@@ -29,6 +30,7 @@ RejectCode = Literal[
     "non_fast_forward",
     "conflict",
     "merge_failed",
+    "reviewed_commit_missing",
 ]
 
 
@@ -63,6 +65,7 @@ class BoundedDiff(BaseModel):
     deletions: int
     files: list[str] = Field(default_factory=list, description="every changed path (new path of a rename)")
     files_not_shown: int = Field(0, description="files whose diff starts after the cut")
+    digest: str | None = Field(None, description="sha256 (hex) of the whole diff base..head, truncated or not")
 
 
 class MergeOutcome(BaseModel):
@@ -74,13 +77,16 @@ class MergeOutcome(BaseModel):
     final_commit: str | None = Field(None, description="commit that holds the run's changes on final_branch")
     final_branch: str | None = Field(None, description="branch that holds final_commit")
     merged_into: str | None = Field(None, description="target branch, or None when nothing was merged into one")
-    strategy: Strategy
+    strategy: Strategy | None = Field(description="how it was merged; None when nothing was (not_merged)")
     reason: str = Field(description="one human-readable sentence")
     conflicting_files: list[str] = Field(default_factory=list)
     dirty_files: list[str] = Field(default_factory=list, description="paths that blocked the merge")
     reject_code: RejectCode | None = Field(None, description="machine-readable cause of a rejection")
     run_branch: str
-    run_head: str = Field(description="tip of the run branch when the merge was evaluated")
+    run_head: str = Field(description="the commit merged: the reviewed head when one was pinned, else the tip")
+    run_branch_tip: str | None = Field(
+        None, description="tip of the run branch when the merge was evaluated (differs from run_head when it moved)"
+    )
     target: str | None = Field(None, description="target branch the merge was evaluated against")
 
 
@@ -115,6 +121,7 @@ _ENV_NAMES: dict[str, str] = {
     "into": "BATON_MERGE_INTO",
     "strategy": "BATON_MERGE_STRATEGY",
     "message": "BATON_MERGE_MESSAGE",
+    "reviewed_head": "BATON_REVIEWED_HEAD",
     "diff_target": "BATON_DIFF_TARGET",
     "max_bytes": "BATON_DIFF_MAX_BYTES",
 }
@@ -136,6 +143,9 @@ class BuildRequest(BaseModel):
     into: str = "current"
     strategy: str = "squash"
     message: str | None = None
+    reviewed_head: str | None = Field(
+        default=None, description="merge: the commit the review approved; the merge takes it, never the branch tip"
+    )
     diff_target: str = "HEAD"
     max_bytes: int = Field(default=60_000, ge=256)
 

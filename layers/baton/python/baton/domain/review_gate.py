@@ -31,7 +31,12 @@ KEY_ACTION = "__review_action"
 KEY_REPLY = "__review_reply"
 KEY_MESSAGE = "__review_message"
 KEY_STRATEGY = "__review_merge_strategy"
-RESERVED_KEYS: tuple[str, ...] = (KEY_ACTION, KEY_REPLY, KEY_MESSAGE, KEY_STRATEGY)
+# Optional: the reviewed head the operator saw (the inbox sends it); an approval of another head is refused.
+KEY_HEAD = "__review_head"
+# Why the operator overrides the companion: required by a force_merge over a blocking verdict (the
+# decision log records it; __review_message stays the squash commit's message).
+KEY_REASON = "__review_reason"
+RESERVED_KEYS: tuple[str, ...] = (KEY_ACTION, KEY_REPLY, KEY_MESSAGE, KEY_STRATEGY, KEY_HEAD, KEY_REASON)
 MAX_GATE_TIMEOUT_SECONDS = 7 * 86400
 
 DEFAULT_VERDICT_SCHEMA: dict[str, Any] = {
@@ -186,3 +191,20 @@ def resolve_review_url(template: str, scope: dict[str, Any]) -> tuple[str, list[
         return "", warnings
     rendered = _PLACEHOLDER.sub(lambda m: values[m.group(1)], template).strip()
     return rendered, []
+
+
+def verdict_blocks_approval(verdict: dict[str, Any] | None) -> bool:
+    """A verdict that asks for changes or lists blockers: approve_merge is refused (force_merge remains)."""
+    return verdict is not None and bool(verdict.get("blockers") or verdict.get("decision") == "request_changes")
+
+
+def allowed_actions(verdict: dict[str, Any] | None, *, turns_used: int, max_turns: int) -> list[str]:
+    """What the operator may do at a pending review, in ACTIONS' order: one rule for the API's 409, the
+    read model (`GET .../review`), `baton review show` and the inbox. No posture approves over blockers
+    (agent_verdict_ok only auto-merges a clean approve), so a blocking verdict never offers approve_merge."""
+    blocked = verdict_blocks_approval(verdict)
+    return [
+        action
+        for action in ACTIONS
+        if not (action == "reply" and turns_used >= max_turns) and not (action == "approve_merge" and blocked)
+    ]

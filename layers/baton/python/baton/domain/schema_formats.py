@@ -2,9 +2,9 @@
 
 fastjsonschema validates `format` with regular expressions run by Python's backtracking `re`
 (`FORMAT_REGEXS` of the code generator it picks for the schema's draft), on strings of any length.
-Analysed one by one with the checker `pattern` goes through (`baton.domain.schema_limits.check_pattern`,
-length aside) and with adversarial strings (`tests/unit/test_schema_formats.py` keeps this list honest
-against the installed fastjsonschema):
+Analysed one by one with the safe-subset checker `pattern` went through before patterns ran in RE2 (now in
+`tests/unit/test_schema_formats.py`, which keeps this list honest against the installed fastjsonschema) and
+with adversarial strings:
 
 * outside the safe subset: `email`, `idn-hostname`, `duration` (lookarounds), `hostname`, `ipv4`,
   `uri-template` (alternations in repeats), `ipv6`, `json-pointer`, `relative-json-pointer` (nested

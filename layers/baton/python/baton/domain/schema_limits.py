@@ -1,45 +1,31 @@
 """What a `jsonSchema` must be before it is compiled: bounded in size, sane in its keywords, free of
-`$ref` cycles that never consume data, and with patterns that cannot backtrack without end.
+`$ref` cycles that never consume data, and with patterns the linear-time engine runs.
 
-fastjsonschema evaluates `pattern` and `patternProperties` with Python's backtracking `re`, so a
-pattern such as `^(a+)+$` takes time doubling with each character of the answer. A pattern is allowed
-only inside a safe subset, refused at creation otherwise (a 400 naming the pattern):
-
-* no backreferences, lookarounds or conditionals;
-* no quantified part that itself holds a quantifier or an alternation of several characters (the
-  nested and overlapping repeats behind exponential backtracking);
-* at most `MAX_PATTERN_CHARS` characters and `MAX_UNBOUNDED_REPEATS` repeats with no small bound.
-
-Every `pattern` string and `patternProperties` key anywhere in the schema document is checked, not only
-those on the keywords' paths: a `$ref` may point at any object in the document (`{"$ref": "#/x", "x":
-{...}}`, a definition's child, a `default`), and fastjsonschema compiles whatever it reaches. There is
-no linear-time engine to hand (Python's `re` always backtracks; `google-re2` is not a dependency).
-
-What is left can still cost polynomial time, about n^(r+1) steps for r unbounded repeats on a string of
-n characters, so validation has a size budget: `pattern_subject_limit` is the longest string (or object
-key) an answer may hold under such a schema, chosen so that n^(r+1) stays under `PATTERN_STEP_BUDGET`.
+Every `pattern` string and `patternProperties` key is matched by RE2 (`baton.domain.linear_patterns`),
+whose time is linear in the text whatever the pattern, so `^(a+)+$` is fine. A pattern RE2 cannot run
+(a backreference, a lookaround, a conditional, or one past its memory budget) is refused at creation with
+a 422 naming the pattern and why; one that is not a regular expression at all, with a 400. Every such
+string anywhere in the schema document is checked, not only those on the keywords' paths: a `$ref` may
+point at any object in the document (`{"$ref": "#/x", "x": {...}}`, a definition's child, a `default`).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import unquote
 
+from baton.domain.linear_patterns import PatternError, linear_pattern
 from baton.errors import BadRequestError, ValidationFailedError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 MAX_SCHEMA_BYTES = 32 * 1024
-MAX_PATTERN_CHARS = 256
-MAX_UNBOUNDED_REPEATS = 3
-SMALL_REPEAT = 32  # a repeat bounded by at most this many counts as bounded
-PATTERN_STEP_BUDGET = 10**8  # about a few tenths of a second of `re` in the worst case
+# RE2 instructions of all of a schema's patterns (~16 bytes each: some 16 MB), so the validators kept in
+# memory stay bounded: a few patterns with large Unicode classes, or hundreds of ordinary ones.
+MAX_SCHEMA_PROGRAM_SIZE = 1_000_000
 
 SUBSCHEMA_MAPS = ("properties", "patternProperties", "definitions", "$defs", "dependencies")
 SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "items")
@@ -60,11 +46,6 @@ _SAME_INSTANCE_ONE = ("not", "if", "then", "else")
 _NON_NEGATIVE_INTEGERS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
 _NUMBERS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
-_REFUSED_OPCODES = frozenset(
-    {sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS, sre_constants.ASSERT, sre_constants.ASSERT_NOT}
-)
-_REPEATS = frozenset({sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT})
-
 
 SUPPORTED_DRAFTS = "draft-04, draft-06 and draft-07"
 _UNSUPPORTED_DRAFTS = ("2019-09", "2020-12")
@@ -124,16 +105,39 @@ def _walk_keywords(node: Any, where: str) -> None:
 
 
 def check_schema_limits(json_schema: dict[str, Any]) -> None:
-    """BadRequestError for a schema that is too large, has an insane keyword, a `$ref` cycle on one
-    instance, or a pattern outside the safe subset. The schema's nesting depth was checked before."""
+    """BadRequestError for a schema that is too large, has an insane keyword or a `$ref` cycle on one
+    instance. The schema's nesting depth, and its patterns (`check_patterns`), were checked before."""
     size = len(json.dumps(json_schema, separators=(",", ":")).encode())
     if size > MAX_SCHEMA_BYTES:
         _refuse(f"jsonSchema is {size} bytes of compact JSON; the limit is {MAX_SCHEMA_BYTES}", "#")
     for where, node in iter_subschemas(json_schema):
         _check_keywords(node, where)
-    for where, pattern in iter_patterns(json_schema):
-        check_pattern(pattern, where)
     _check_ref_cycles(json_schema)
+
+
+def check_patterns(json_schema: dict[str, Any]) -> None:
+    """Every pattern compiled by RE2, as the validator will: ValidationFailedError (422) naming one RE2
+    cannot run, BadRequestError (400) naming one that is not a regular expression."""
+    sizes: dict[str, int] = {}
+    for where, pattern in iter_patterns(json_schema):
+        try:
+            sizes[pattern] = linear_pattern(pattern).program_size
+        except PatternError as err:
+            if err.not_a_regex:
+                _refuse(f"jsonSchema pattern {pattern!r:.80} at {where} is not a regular expression: {err}", where)
+            _not_linear(
+                pattern,
+                where,
+                f"the linear-time engine (RE2) cannot run it: {err.reason} (RE2 has no backreferences, lookarounds "
+                "or conditionals: they are what makes matching take exponential time)",
+            )
+        if sum(sizes.values()) > MAX_SCHEMA_PROGRAM_SIZE:
+            _not_linear(
+                pattern,
+                where,
+                f"the schema's patterns together compile to more than {MAX_SCHEMA_PROGRAM_SIZE} RE2 instructions "
+                "(memory kept for the schema): use fewer or smaller ones (e.g. bounded repeats of large classes)",
+            )
 
 
 def iter_subschemas(node: Any, where: str = "#") -> Iterator[tuple[str, dict[str, Any]]]:
@@ -215,73 +219,6 @@ def _is_finite_number(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
 
 
-def check_pattern(pattern: Any, where: str) -> int:
-    """The pattern's number of unbounded repeats; BadRequestError when it is outside the safe subset."""
-    if not isinstance(pattern, str):
-        _refuse(f"jsonSchema pattern at {where} must be a string", where)
-    if len(pattern) > MAX_PATTERN_CHARS:
-        _unsafe(pattern[:40] + "...", where, f"longer than {MAX_PATTERN_CHARS} characters")
-    try:
-        parsed = sre_parser.parse(pattern)
-    except (re.error, OverflowError, RecursionError) as exc:
-        _refuse(f"jsonSchema pattern {pattern!r} at {where} is not a valid regular expression: {exc}", where)
-    unbounded = _count_unbounded(parsed, pattern, where, inside_repeat=False)
-    if unbounded > MAX_UNBOUNDED_REPEATS:
-        _unsafe(pattern, where, f"{unbounded} unbounded repeats; at most {MAX_UNBOUNDED_REPEATS} are allowed")
-    return unbounded
-
-
-def _count_unbounded(items: Any, pattern: str, where: str, *, inside_repeat: bool) -> int:
-    count = 0
-    for opcode, argument in items:
-        if opcode in _REFUSED_OPCODES:
-            _unsafe(pattern, where, "backreferences, lookarounds and conditionals are not allowed")
-        if opcode in _REPEATS:
-            _low, high, body = argument
-            if inside_repeat and high > 1:
-                _unsafe(pattern, where, "a repeated part may not itself contain a repeat (nested quantifiers)")
-            repeats = high > 1
-            count += 1 if repeats and (high == sre_constants.MAXREPEAT or high > SMALL_REPEAT) else 0
-            count += _count_unbounded(body, pattern, where, inside_repeat=inside_repeat or repeats)
-        elif opcode == sre_constants.BRANCH:
-            if inside_repeat:
-                _unsafe(pattern, where, "a repeated part may not contain an alternation (use a character class)")
-            count += max((_count_unbounded(b, pattern, where, inside_repeat=False) for b in argument[1]), default=0)
-        elif opcode == sre_constants.SUBPATTERN:
-            count += _count_unbounded(argument[-1], pattern, where, inside_repeat=inside_repeat)
-        elif opcode == sre_constants.ATOMIC_GROUP:
-            count += _count_unbounded(argument, pattern, where, inside_repeat=inside_repeat)
-    return count
-
-
-def pattern_subject_limit(json_schema: dict[str, Any]) -> int | None:
-    """The longest string an answer may hold under this schema's patterns (None: no budget needed)."""
-    repeats = [check_pattern(pattern, where) for where, pattern in iter_patterns(json_schema)]
-    worst = max(repeats, default=0)
-    return int(PATTERN_STEP_BUDGET ** (1 / (worst + 1))) if worst else None
-
-
-def check_subject_sizes(value: Any, limit: int) -> None:
-    """ValidationFailedError when a string or object key of `value` is longer than `limit`."""
-    stack: list[tuple[Any, str]] = [(value, "$")]
-    while stack:
-        node, path = stack.pop()
-        if isinstance(node, str) and len(node) > limit:
-            _too_long(path, len(node), limit)
-        elif isinstance(node, dict):
-            for key, child in node.items():
-                if isinstance(key, str) and len(key) > limit:
-                    _too_long(path, len(key), limit)
-                stack.append((child, f"{path}.{key}"))
-        elif isinstance(node, list):
-            stack.extend((child, f"{path}[{n}]") for n, child in enumerate(node))
-
-
-def _too_long(path: str, size: int, limit: int) -> NoReturn:
-    reason = f"is {size} characters; under this schema's patterns the limit is {limit}"
-    raise ValidationFailedError(f"answer at {path} {reason}", details={"path": path, "reason": reason, "rule": "size"})
-
-
 def _check_ref_cycles(root: dict[str, Any]) -> None:
     """Refuse a `$ref` chain that comes back to where it started without descending into the data
     (`{"$ref": "#"}`, or two definitions referring to each other through allOf): validating would never end."""
@@ -338,10 +275,10 @@ def _resolve_pointer(root: dict[str, Any], ref: str) -> Any:
     return node
 
 
-def _unsafe(pattern: str, where: str, reason: str) -> NoReturn:
+def _not_linear(pattern: str, where: str, reason: str) -> NoReturn:
     # A 422, like a value that breaks a rule: the schema is well-formed JSON Schema, but not allowed here.
     raise ValidationFailedError(
-        f"jsonSchema pattern {pattern!r} at {where} could take exponential time: {reason}",
+        f"jsonSchema pattern {pattern!r:.80} at {where} is refused: {reason}",
         details={"field": "jsonSchema", "path": where, "reason": reason, "rule": "pattern"},
     )
 

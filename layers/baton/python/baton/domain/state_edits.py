@@ -29,6 +29,7 @@ the first failing edit raises :class:`~baton.errors.ValidationFailedError` and n
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 import re
@@ -117,6 +118,14 @@ def parse_edits(edits: Sequence[str]) -> list[StateEdit]:
             exc.details["index"] = index
             raise
     return parsed
+
+
+def state_version(state: dict[str, Any] | None) -> str:
+    """The version of a state snapshot: a digest of its canonical JSON. A resume names the version it was
+    decided on (the snapshot the operator saw and previewed its edits against), so edits are never applied
+    to a state that has changed since (another operator's resume, or another interrupt's snapshot)."""
+    canonical = json.dumps(state or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sv-" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
 def apply_state_edits(state: dict[str, Any], edits: Sequence[str]) -> dict[str, Any]:

@@ -98,7 +98,51 @@ class _Handler(BaseHTTPRequestHandler):
         reason = message or self.responses.get(code, ("error",))[0]
         self._send_json(code, _error_body("bad_request" if code < 500 else "server_error", reason))
 
+    def _refuse(self, status: int, code: str, message: str) -> None:
+        self.close_connection = True  # what is left of the body cannot be told from the next request
+        self._send_json(status, _error_body(code, message))
+
+    def _read_chunked(self) -> bytes | None:
+        """A `Transfer-Encoding: chunked` body (RFC 9112 7.1), as API Gateway reads one: the chunks
+        joined, extensions and trailers dropped, the same size limit as a Content-Length body."""
+        body = bytearray()
+        while True:
+            size_line = self.rfile.readline(1024)
+            size_text = size_line.split(b";", 1)[0].strip()
+            if (
+                not size_line.endswith(b"\n")
+                or not size_text
+                or any(c not in b"0123456789abcdefABCDEF" for c in size_text)
+            ):
+                self._refuse(400, "bad_request", "a chunk of the request body has no valid size line")
+                return None
+            size = int(size_text, 16)
+            if size == 0:
+                break
+            if len(body) + size > MAX_REQUEST_BYTES:
+                self._refuse(413, "payload_too_large", f"request body is over the limit of {MAX_REQUEST_BYTES} bytes")
+                return None
+            chunk = self.rfile.read(size)
+            if len(chunk) < size or self.rfile.readline(3) not in (b"\r\n", b"\n"):
+                self._refuse(400, "bad_request", "a chunk of the request body is shorter than its size")
+                return None
+            body += chunk
+        for _ in range(100):  # trailer fields, up to the empty line that ends the message
+            if self.rfile.readline(8192) in (b"\r\n", b"\n", b""):
+                return bytes(body)
+        self._refuse(400, "bad_request", "the request body's trailer does not end")
+        return None
+
+    def _read_encoded(self, encoding: str) -> bytes | None:
+        if encoding == "chunked":
+            return self._read_chunked()
+        self._refuse(501, "not_implemented", f"Transfer-Encoding {encoding[:40]!r} is not supported")
+        return None
+
     def _read_body(self) -> bytes | None:
+        encoding = (self.headers.get("Transfer-Encoding") or "").strip().lower()
+        if encoding:  # it wins over a Content-Length (RFC 9112 6.3)
+            return self._read_encoded(encoding)
         raw = self.headers.get("Content-Length")
         if raw is None:
             return b""
@@ -129,7 +173,7 @@ class _Handler(BaseHTTPRequestHandler):
         if body is None:
             return
         # Only the owner's programs: no other site's page, directly or by DNS rebinding (origin_guard.py).
-        # Slack's requests come through a tunnel under its name, each signed by Slack (README, Slack).
+        # Slack's requests come through a tunnel under its name, each signed by Slack (docs/channels.md, Slack).
         own = LoopbackOnly(self.connection.getsockname()[1])
         tunnelled = urlsplit(self.path).path == SLACK_INTERACTIONS_PATH
         refusal = own.refusal(self.headers.get("Host"), self.headers.get("Origin"), any_host=tunnelled)
@@ -137,7 +181,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(403, forbidden_body(refusal))
             return
         if self.inbox is not None and self.inbox.handles(self.path):
-            site = self.inbox.handle(self.command, self.path, self.headers.get("Authorization") or "")
+            site = self.inbox.handle(
+                self.command,
+                self.path,
+                self.headers.get("Authorization") or "",
+                cookie=self.headers.get("Cookie") or "",
+                body=body,
+            )
             self._send_json(site.status, site.body if self.command != "HEAD" else b"", site.headers)
             return
         headers = {k: v for k, v in self.headers.items()}

@@ -8,7 +8,7 @@ created in this process hands requests addressed to the emulator's URL to that s
 service's AWS address it expects). Other processes (the CLI, agents, a merge subprocess) still use the
 emulator port, and see the same data.
 
-Two more costs of each such call go (`scripts/bench_calls.py` prints the CPU of each part):
+Two more costs of each such call go (`bench/parts/call_cpu.py` prints the CPU of each part):
 
 **Routing.** moto's stubber matches each request's URL against the URL patterns of every service it
 emulates, in order, until one matches (DynamoDB is the 70th or so), then rebuilds that service's URL

@@ -6,6 +6,11 @@ an HttpOnly, SameSite=Strict cookie holding a session token (`baton.api.auth.inb
 which the API checks in `resolve_caller`) and redirects to `/inbox/`, so the code leaves the address
 bar at once. A new code: `POST /inbox/login-code` with the operator's bearer token (`baton inbox-login`).
 
+A session is recorded open in the table when its cookie is set (`InboxSessionStore`), and the API
+honours a cookie only while it is: `POST /inbox/logout` ends the browser's session on the server as well
+as clearing the cookie, and `POST /inbox/sessions/revoke` (`baton inbox-login --revoke-all`) ends every
+session of the caller's operator, or with `{"all_operators": true}` (the stack's own token only) of all.
+
 Static files: `/inbox/assets/*` (content-hashed names: cached for a year), other files of the build
 by name (revalidated), and `index.html` for every other `/inbox/...` path (a screen: the app routes in
 the browser; never cached). `/inbox/config.json` is the deployed sign-in's and is absent here (404).
@@ -24,10 +29,22 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qs, urlsplit
 
-from baton.api.auth import SESSION_COOKIE, SESSION_SECONDS, inbox_session_token
+from baton.api.auth import (
+    INBOX_OPERATOR,
+    SESSION_COOKIE,
+    SESSION_SECONDS,
+    inbox_session,
+    inbox_session_token,
+    local_bearer_operator,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.ports import InboxSessionStore
 
 PREFIX: Final = "/inbox"
 CODE_SECONDS: Final = 15 * 60
@@ -75,6 +92,20 @@ def _page(status: int, title: str, text: str, **headers: str) -> SiteResponse:
     )
 
 
+def _json(status: int, body: dict[str, object]) -> SiteResponse:
+    return SiteResponse(
+        status, {"Content-Type": "application/json", "Cache-Control": "no-store"}, json.dumps(body).encode()
+    )
+
+
+def _cookie_value(header: str, name: str) -> str:
+    for pair in header.split(";"):
+        key, _, value = pair.strip().partition("=")
+        if key == name:
+            return value
+    return ""
+
+
 def _hash(code: str) -> str:
     return hashlib.sha256(code.encode()).hexdigest()
 
@@ -86,6 +117,8 @@ class InboxSite:
     operator_token: str
     dist_dir: Path
     base_url: str = ""
+    # Where sessions are recorded open (the table, once the stack has provisioned it); None: not recorded
+    sessions: Callable[[], InboxSessionStore] | None = None
     _codes: dict[str, float] = field(default_factory=dict)  # sha256(code) -> expiry; the codes are not kept
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -122,10 +155,11 @@ class InboxSite:
                 "A sign-in link works once, within 15 minutes. Get a new one with "
                 "<code>uv run baton inbox-login</code> (the local stack must be running).",
             )
-        cookie = (
-            f"{SESSION_COOKIE}={inbox_session_token(self.operator_token, now)}; Path=/; HttpOnly; "
-            f"SameSite=Strict; Max-Age={SESSION_SECONDS}"
-        )
+        token = inbox_session_token(self.operator_token, now)
+        opened = inbox_session(token, self.operator_token, now)
+        if self.sessions is not None and opened is not None:
+            self.sessions().open_session(INBOX_OPERATOR, *opened)
+        cookie = f"{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict; Max-Age={SESSION_SECONDS}"
         headers = {**_PAGE_HEADERS, "Location": f"{PREFIX}/", "Set-Cookie": cookie, "Cache-Control": "no-store"}
         return SiteResponse(303, headers)
 
@@ -138,9 +172,34 @@ class InboxSite:
         body = json.dumps({"url": url, "expires_in": CODE_SECONDS}).encode()
         return SiteResponse(201, {"Content-Type": "application/json", "Cache-Control": "no-store"}, body)
 
-    def _logout(self) -> SiteResponse:
+    def _logout(self, cookie_header: str, now: float) -> SiteResponse:
+        value = _cookie_value(cookie_header, SESSION_COOKIE)
+        session = inbox_session(value, self.operator_token, now) if value else None
+        if session is not None and self.sessions is not None:
+            self.sessions().end_session(INBOX_OPERATOR, session[0])
         cookie = f"{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
-        return _page(200, "Signed out", "The inbox's session cookie is cleared.", **{"Set-Cookie": cookie})
+        return _page(200, "Signed out", "The inbox session is ended and its cookie cleared.", **{"Set-Cookie": cookie})
+
+    def _revoke(self, authorization: str, body: bytes) -> SiteResponse:
+        """End every session of the caller's operator; `{"all_operators": true}` every session (the
+        stack's own token only: a named operator ends their own)."""
+        operator = local_bearer_operator(authorization, self.operator_token)
+        if operator is None:
+            return _json(401, {"error": "unauthorized", "message": "ending sessions needs an operator bearer token"})
+        try:
+            request = json.loads(body or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            request = None
+        if not isinstance(request, dict) or not isinstance(request.get("all_operators", False), bool):
+            return _json(400, {"error": "bad_request", "message": 'the body is {"all_operators": true|false}'})
+        every = request.get("all_operators", False)
+        if every and operator != INBOX_OPERATOR:
+            message = "only the stack's own token ends every operator's sessions"
+            return _json(403, {"error": "forbidden", "message": message})
+        if self.sessions is None:
+            return _json(503, {"error": "unavailable", "message": "the local stack is still starting"})
+        ended = self.sessions().end_sessions(None if every else operator)
+        return _json(200, {"ended": ended, "operator": None if every else operator})
 
     # ---- the app's files -------------------------------------------------------------------------
     def _file(self, route: str) -> SiteResponse:
@@ -169,7 +228,16 @@ class InboxSite:
     def _type_of(path: Path) -> str:
         return _TYPES.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
-    def handle(self, method: str, path: str, authorization: str = "", now: float | None = None) -> SiteResponse:
+    def handle(  # noqa: PLR0911 - one answer per route
+        self,
+        method: str,
+        path: str,
+        authorization: str = "",
+        now: float | None = None,
+        *,
+        cookie: str = "",
+        body: bytes = b"",
+    ) -> SiteResponse:
         parts = urlsplit(path)
         at = time.time() if now is None else now
         if parts.path == f"{PREFIX}/login" and method == "GET":
@@ -177,12 +245,21 @@ class InboxSite:
         if parts.path == f"{PREFIX}/login-code" and method == "POST":
             return self._mint(authorization)
         if parts.path == f"{PREFIX}/logout" and method == "POST":
-            return self._logout()
+            return self._logout(cookie, at)
+        if parts.path == f"{PREFIX}/sessions/revoke" and method == "POST":
+            return self._revoke(authorization, body)
         if parts.path == PREFIX:
             return SiteResponse(308, {"Location": f"{PREFIX}/"})
         if method not in ("GET", "HEAD"):
             return _page(405, "Method not allowed", "The inbox's files are read with GET.", Allow="GET, HEAD")
         return self._file(parts.path)
+
+
+def table_sessions() -> InboxSessionStore:
+    """The sessions on the stack's table, where the API's handlers read them."""
+    from baton.runtime.wiring import services
+
+    return services().inbox_session_store()
 
 
 def inbox_dist() -> Path:

@@ -2,7 +2,7 @@
 moto's parsing and result building), each giving the generic code's own result.
 
 `baton.local.moto_speed` copies item values past moto's response serializer; two more walks over every
-attribute value of every call remained (profiled under `scripts/bench_load.py`):
+attribute value of every call remained (profiled under `bench/parts/load.py`):
 
 **Request values.** moto parses each request body against the operation's input shape
 (`moto.core.parse`): an `AttributeValue` is a structure of ten members, each looked up, and every map

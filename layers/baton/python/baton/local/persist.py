@@ -12,6 +12,11 @@ on stop, the snapshot is written again whole (to a temporary file beside it, ren
 mid-write leaves the previous one) from the item texts kept in memory, cut under the lock, and the
 journal it covers is dropped. Restart = snapshot + journal replay (`load`).
 
+Text that is not valid Unicode (a lone surrogate, which the API stored before its door refused them,
+`baton.domain.json_input`) is repaired on load: each one, in a string attribute or in the JSON text one
+holds (a request, an answer, an event's data), becomes U+FFFD, and the count is logged once; the
+snapshot written at start holds the repaired items (`repaired`).
+
 Step Functions executions live in moto's memory and cannot be saved: on restart every hosted run that
 was running or paused is marked failed with `RESTART_REASON` (and a `run_failed` event), its pending
 interactions are cancelled and its parked waits released, so nothing looks answerable that is not.
@@ -34,6 +39,7 @@ from baton.events import RunFailed
 from baton.local.journal import Journal, key_of, line, replay
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import track_changes
+from baton.local.saved_text import may_hold_invalid_text, repaired
 from baton.models import parse_request, status_of
 from baton.private_files import private_dir
 from baton.workflows.table import (
@@ -77,15 +83,21 @@ def load(path: Path) -> Saved | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), object_hook=_binary_back)
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text, object_hook=_binary_back)
         if data.get("format") != FORMAT or not isinstance(data.get("token"), str):
             raise ValueError(f"unknown format {data.get('format')!r}")
         items = {key_of(attrs, (PK, SK)): attrs for attrs in data.get("items", [])}
     except (OSError, ValueError, TypeError, AttributeError, KeyError) as err:
         log.warning("local stack: %s is unreadable (%s); starting with an empty table", path, err)
         return None
-    replay(items, journal_of(path), (PK, SK), _binary_back)
-    return Saved(token=data["token"], items=list(items.values()))
+    journal = journal_of(path)
+    replay(items, journal, (PK, SK), _binary_back)
+    saved = list(items.values())
+    texts = [text, *(f.read_bytes().decode("ascii", "replace") for f in (journal.old, journal.path) if f.exists())]
+    if any(may_hold_invalid_text(t) for t in texts):
+        saved = repaired(saved)
+    return Saved(token=data["token"], items=saved)
 
 
 def save(path: Path, token: str, item_texts: list[str]) -> None:

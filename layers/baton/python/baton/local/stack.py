@@ -24,7 +24,7 @@ from baton.local.dispatch import LambdaDispatcher
 from baton.local.emulator_logs import quiet_interpreter
 from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process
-from baton.local.inbox import InboxSite, inbox_dist
+from baton.local.inbox import InboxSite, inbox_dist, table_sessions
 from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_jsonpath import cached_json_paths
 from baton.local.moto_scale import dynamodb_at_scale
@@ -268,7 +268,7 @@ class LocalStack:
         session = boto3.session.Session()
         clients = {name: session.client(name) for name in ("iam", "dynamodb", "sns", "lambda", "stepfunctions")}
 
-        self.inbox = InboxSite(token, inbox_dist())
+        self.inbox = InboxSite(token, inbox_dist(), sessions=table_sessions)  # read once the table is up
         self._http = make_server(self.host, self.api_port, self._invoke_api, inbox=self.inbox)
         api_url = f"http://{self.host}:{self._http.server_address[1]}"
         self.inbox.base_url = api_url

@@ -8,7 +8,8 @@ credentials: an agent's token or session names it; an operator (such as `baton m
 CLI's credentials) names it with the `X-Baton-Run` header or `?run=`. A run named there that disagrees
 with an agent's credentials is refused (403), and no tool takes a run argument.
 
-HTTP-level refusals (401, 403, 400, 405, 413, 415) come before any work, with a JSON-RPC error body.
+HTTP-level refusals (401, 403, 400, 405, 413, 415) come before any work, with a JSON-RPC error body; a
+page of another origin gets a 403, as from the API (baton/domain/origins.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 from baton.api.auth import Caller, admit, resolve_caller
 from baton.domain.fields import MAX_JSON_DEPTH, check_run_id, json_text_depth
 from baton.domain.json_input import load_json_input
+from baton.domain.origins import check_origin
 from baton.errors import BadRequestError, BatonError, ForbiddenError, PayloadTooLargeError, UnsupportedMediaTypeError
 from baton.mcp.agent import AgentTools, WaitPolicy
 from baton.mcp.server import McpServer
@@ -138,6 +140,8 @@ class McpHttpHandler:
         text = _text_body(event)
         services = self.services()
         settings = services.settings
+        if not settings.local_api_token:  # locally the HTTP adapter checked Host and Origin (origin_guard.py)
+            check_origin(event, settings.allowed_origins)
         caller = admit(
             resolve_caller(event, settings.local_api_token, settings.agent_principal_pattern, settings.agent_role_name)
         )

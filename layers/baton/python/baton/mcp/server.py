@@ -4,8 +4,8 @@ a Lambda and behind any number of them).
 It speaks the initialize-handshake revisions of the protocol (`mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS`)
 with the official SDK's message models (`mcp_types`, the SDK's pure-Python types package). The SDK's own
 server (`mcp.server`) is not used here because it cannot ship in the Lambda: it imports `cryptography`
-and other native wheels that the layers do not carry, and takes ~2.4 s to import (see the README
-section "Agents over MCP"). A client on the newer per-request revision probes `server/discover`, gets
+and other native wheels that the layers do not carry, and takes ~2.4 s to import (docs/agents.md,
+"MCP"). A client on the newer per-request revision probes `server/discover`, gets
 "method not found" and falls back to `initialize`, as the SDK's client does.
 
 Methods: initialize, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list,

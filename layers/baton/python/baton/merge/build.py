@@ -9,7 +9,8 @@ local stack's subprocess, `baton/adapters/merge_runners.py`) it works in that ch
 
 * `diff`: the run branch's bounded diff (`baton/merge/diff.py`), the one the review companion and
   `GET /api/runs/{run_id}/review` show;
-* `merge`: `baton/merge/squash.py`'s merge, pushed to the target when the repository was cloned.
+* `merge`: `baton/merge/squash.py`'s merge of the reviewed commit (`BATON_REVIEWED_HEAD`, pinned by the
+  approval; never the run branch's tip at build time), pushed to the target when the repository was cloned.
 
 Whatever happens, it writes ONE `BuildReport` into Baton's table (`BATON_TABLE_NAME`): the outcome, the
 diff, or `MergeInvalidInput` / `MergeCrashed` with a cause (capped once, by `BuildReport`). It holds no
@@ -41,7 +42,7 @@ from baton.merge.squash import merge_run_branch
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
-    from baton.ports import BuildReportWriter
+    from baton.review_ports import BuildReportWriter
 
 EXIT_OK = 0
 EXIT_REJECTED = 1
@@ -106,7 +107,12 @@ def run_build(request: BuildRequest, environ: Mapping[str, str]) -> BuildReport:
                 return BuildReport(**base, diff=diff)
             into = "current" if request.into == "" else request.into
             outcome = merge_run_branch(
-                repo, request.run_branch, into=into, strategy=request.strategy, message=request.message
+                repo,
+                request.run_branch,
+                into=into,
+                strategy=request.strategy,
+                message=request.message,
+                reviewed_head=request.reviewed_head,
             )
             if request.repo_url and outcome.merge_status == "merged" and outcome.merged_into:
                 try:

@@ -13,6 +13,7 @@ target, i.e. exactly the run's own changes (`git diff target...run_branch`).
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.merge_contracts import BoundedDiff
@@ -86,6 +87,7 @@ def bounded_diff(repo: Path, base: str, head: str, *, max_bytes: int = DEFAULT_M
         "insertions": insertions,
         "deletions": deletions,
         "files": files,
+        "digest": hashlib.sha256(raw).hexdigest(),
     }
     if total <= max_bytes:
         return BoundedDiff(text=raw.decode("utf-8", "replace"), truncated=False, shown_bytes=total, **stats)

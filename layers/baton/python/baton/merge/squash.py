@@ -14,15 +14,15 @@ Strategies
 
 Targets (`into`)
   current  the branch checked out in `repo`.
-  none     touch nothing: the result stays on the run ("storage") branch; status merged,
-           final_branch = run branch, merged_into = None.
+  none     touch nothing: the result stays on the run ("storage") branch; status not_merged,
+           final_branch = run branch, merged_into = None, strategy = None (nothing was squashed).
   BRANCH   that local branch, which must be the one checked out.
 
-Outcomes: `merged`, `noop` (the run branch's changes are already in the target; carries the earlier
-squash commit when a Baton trailer identifies it) or `rejected` (a normal answer the gate routes back
-to the operator). Every rejection leaves HEAD, the index, the working tree and every ref untouched:
-the merge is computed in the object store (`git merge-tree --write-tree`, git >= 2.38) and only a
-clean result is applied, by a fast-forward.
+Outcomes: `merged`, `not_merged` (into none), `noop` (the run branch's changes are already in the
+target; carries the earlier squash commit when a Baton trailer identifies it) or `rejected` (a normal
+answer the gate routes back to the operator). Every rejection leaves HEAD, the index, the working
+tree and every ref untouched: the merge is computed in the object store (`git merge-tree
+--write-tree`, git >= 2.38) and only a clean result is applied, by a fast-forward.
 
 Guards, in order: the target must be checked out (not detached, not bare); no merge, rebase,
 cherry-pick or revert in progress; no staged or unstaged changes to tracked files; no conflict; and
@@ -33,6 +33,10 @@ A run branch that already went through a Baton squash is merged again by taking 
 `Baton-Run-Head` as the merge base, so only what the run gained since then is applied (a plain
 three-way merge would conflict with the earlier squash commit).
 
+A review gate pins the commit it reviewed (`reviewed_head`): the merge then takes exactly that commit
+(the squash of its changes, or the fast-forward to it), never whatever the run branch holds by then; a
+commit pushed after the review stays on the run branch, and the outcome says so (`run_branch_tip`).
+
 Bad input (unknown repository or branch, strategy outside {squash, merge}, `into` naming the run
 branch itself) raises a `BatonError` subclass; the CLI prints its message and exits 2.
 """
@@ -40,6 +44,7 @@ branch itself) raises a `BatonError` subclass; the CLI prints its message and ex
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,6 +71,7 @@ STRATEGIES: tuple[str, ...] = ("squash", "merge")
 TRAILER_BRANCH = "Baton-Run-Branch"
 TRAILER_HEAD = "Baton-Run-Head"
 FALLBACK_COMMITTER = ("Baton", "baton@localhost")
+_FULL_SHA = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,7 @@ class _Merge:
     strategy: Strategy
     run_branch: str
     run_head: str
+    run_branch_tip: str = ""
     target: str | None = None
     target_head: str = ""
 
@@ -84,8 +91,18 @@ class _Merge:
             "strategy": self.strategy,
             "run_branch": self.run_branch,
             "run_head": self.run_head,
+            "run_branch_tip": self.run_branch_tip or self.run_head,
             "target": self.target,
         }
+
+    def moved_note(self) -> str:
+        """What a reason adds when the run branch moved past the pinned (reviewed) commit."""
+        if not self.run_branch_tip or self.run_branch_tip == self.run_head:
+            return ""
+        return (
+            f"; only the reviewed commit {self.run_head[:12]} was merged: the run branch has moved on to "
+            f"{self.run_branch_tip[:12]} since, and those commits were not merged"
+        )
 
     def rejected(
         self,
@@ -112,7 +129,7 @@ class _Merge:
                 "final_commit": final_commit,
                 "final_branch": self.target,
                 "merged_into": self.target,
-                "reason": reason,
+                "reason": reason + self.moved_note(),
                 **self.fields(),
             }
         )
@@ -128,25 +145,37 @@ def merge_run_branch(
     into: str = "current",
     strategy: str = "squash",
     message: str | None = None,
+    reviewed_head: str | None = None,
 ) -> MergeOutcome:
-    """Merge `run_branch` into the target named by `into`; see the module docstring for the rules."""
+    """Merge `run_branch` (exactly its commit `reviewed_head` when given) into the target named by
+    `into`; see the module docstring for the rules."""
     if strategy not in STRATEGIES:
         raise ValidationFailedError(
             f"unknown merge strategy {strategy!r}; expected one of: {', '.join(STRATEGIES)}",
             details={"path": "strategy"},
         )
     root = open_repo(repo)
-    run_head = branch_head(root, run_branch, "run branch")
-    merge = _Merge(root, "squash" if strategy == "squash" else "merge", run_branch, run_head)
+    tip = branch_head(root, run_branch, "run branch")
+    merge = _pin(_Merge(root, "squash" if strategy == "squash" else "merge", run_branch, tip, tip), reviewed_head)
+    if isinstance(merge, MergeOutcome):
+        return merge
+    run_head = merge.run_head
     if into == "none":
         return MergeOutcome(
-            merge_status="merged",
+            merge_status="not_merged",
             final_commit=run_head,
             final_branch=run_branch,
             merged_into=None,
-            reason=f"left on run branch {run_branch!r} at {run_head[:12]}; no target branch touched",
-            **merge.fields(),
+            reason=f"not merged (merge_into: none): left on run branch {run_branch!r} at {run_head[:12]}; "
+            "no target branch touched" + merge.moved_note(),
+            **(merge.fields() | {"strategy": None}),
         )
+    return _merge_into(merge, into, message)
+
+
+def _merge_into(merge: _Merge, into: str, message: str | None) -> MergeOutcome:
+    """The merge of `merge.run_head` into the target branch `into` names (not `none`)."""
+    root, run_branch, run_head = merge.root, merge.run_branch, merge.run_head
     current = _current_branch(root)
     target = _target(merge, into, current)
     if isinstance(target, MergeOutcome):
@@ -260,6 +289,24 @@ def _apply(merge: _Merge, result_tree: str, previous: str | None, message: str |
     if git_out(root, "rev-parse", "HEAD") != final:
         raise RuntimeError(f"fast-forward of {target!r} to {final} did not move HEAD")
     return merge.outcome("merged", final, reason)
+
+
+def _pin(merge: _Merge, reviewed_head: str | None) -> _Merge | MergeOutcome:
+    """The merge of the reviewed commit (a full SHA, never a ref that could move), or its rejection
+    when the repository no longer has it; without a pin, the run branch's tip."""
+    if reviewed_head is None:
+        return merge
+    if not _FULL_SHA.fullmatch(reviewed_head):
+        raise ValidationFailedError(
+            f"the reviewed head must be a full commit SHA, not {reviewed_head!r}", details={"path": "reviewed_head"}
+        )
+    if run_git(merge.root, "cat-file", "-e", f"{reviewed_head}^{{commit}}", ok_codes=range(256)).returncode != 0:
+        return merge.rejected(
+            "reviewed_commit_missing",
+            f"the reviewed commit {reviewed_head[:12]} is not in the repository (the run branch "
+            f"{merge.run_branch!r} was rewritten?); nothing unreviewed is merged: review the branch again",
+        )
+    return replace(merge, run_head=reviewed_head.lower())
 
 
 def _preview(paths: list[str], limit: int = 5) -> str:

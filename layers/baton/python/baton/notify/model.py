@@ -20,6 +20,7 @@ Kind = Literal["question", "ask", "await", "interrupt", "review", "run"]  # "run
 CHANNELS: Final[tuple[Channel, ...]] = get_args(Channel)
 KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
 DEFAULT_CHANNELS: Final[tuple[Channel, ...]] = ("console",)
+DECISION_KEY: Final = "decision"  # an ask's choice among its options (baton/services/pause_quorum.py counts it)
 
 DEFAULT_EVENT_BY_KIND: Final[dict[Kind, str]] = {
     "question": "human_input_requested",
@@ -43,7 +44,9 @@ def review_actions_hint() -> str:
     return "|".join((*FINAL_ACTIONS, *(a for a in ACTIONS if a not in FINAL_ACTIONS)))
 
 
-def how_to_answer_for(kind: Kind, run_id: str, interaction_id: str | None = None) -> str:
+def how_to_answer_for(
+    kind: Kind, run_id: str, interaction_id: str | None = None, *, options: list[str] | None = None
+) -> str:
     """The CLI command and API path an operator uses to answer, as shown in every channel. The
     command is spelled as it runs where the user is (`baton/hints.py`)."""
     from baton.hints import cli_command
@@ -51,11 +54,7 @@ def how_to_answer_for(kind: Kind, run_id: str, interaction_id: str | None = None
     b = cli_command()
     iid = interaction_id or "<interaction-id>"
     if kind == "ask":
-        # A hosted run paused at a human node: the answers resume it.
-        return (
-            f"CLI: {b} resume --run-id {run_id} --answer key=value\n"
-            f'API: POST /api/runs/{run_id}/resume {{"answers": {{...}}}}'
-        )
+        return _ask_hint(b, run_id, options)
     if kind == "question":
         return (
             f'CLI: {b} runs answer {run_id} {iid} "<answer>"\n'
@@ -78,6 +77,21 @@ def how_to_answer_for(kind: Kind, run_id: str, interaction_id: str | None = None
     return (
         f'CLI: {b} runs questions {run_id}, then {b} runs answer {run_id} <interaction-id> "<answer>"\n'
         f"API: GET /api/runs/{run_id}/interactions/pending"
+    )
+
+
+def _ask_hint(b: str, run_id: str, options: list[str] | None) -> str:
+    """A hosted run paused at a human node, or an agent's blocking ask: the answers resume it. With
+    options the choice goes under `decision` (the key a quorum counts), one of the options."""
+    if options:
+        return (
+            f"CLI: {b} resume --run-id {run_id} --answer {DECISION_KEY}={options[0]} "
+            f"({DECISION_KEY}: one of {', '.join(options)})\n"
+            f'API: POST /api/runs/{run_id}/resume {{"answers": {{"{DECISION_KEY}": "{options[0]}"}}}}'
+        )
+    return (
+        f"CLI: {b} resume --run-id {run_id} --answer key=value\n"
+        f'API: POST /api/runs/{run_id}/resume {{"answers": {{...}}}}'
     )
 
 
@@ -123,7 +137,8 @@ class Notification(BaseModel):
             step = _LADDER_TITLE.get(self.event)  # a deadline ladder's step (baton.domain.ladder)
             object.__setattr__(self, "title", f"{step}: {title}" if step else title)
         if not self.how_to_answer:
-            object.__setattr__(self, "how_to_answer", how_to_answer_for(self.kind, self.run_id, self.interaction_id))
+            hint = how_to_answer_for(self.kind, self.run_id, self.interaction_id, options=self.options)
+            object.__setattr__(self, "how_to_answer", hint)
         return self
 
     def to_message(self) -> str:

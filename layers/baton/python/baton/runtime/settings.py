@@ -60,6 +60,9 @@ class Settings(BaseModel):
     # The notify channels the stack wires (comma-separated; infra/stack.py and the local stack set it);
     # empty = not said, every channel Baton knows is accepted (baton/domain/channels.py).
     notify_channels: tuple[str, ...] = Field(default=(), alias="BATON_NOTIFY_CHANNELS")
+    # Deployed: the web origins besides the API's own whose pages may call the API and /mcp (comma-separated;
+    # the CDK context `allowed_origins`); baton/domain/origins.py.
+    allowed_origins: tuple[str, ...] = Field(default=(), alias="BATON_ALLOWED_ORIGINS")
 
     model_config = {"populate_by_name": True, "frozen": True}
 
@@ -78,6 +81,13 @@ class Settings(BaseModel):
         from baton.domain.channels import parse_channels
 
         return parse_channels(value)
+
+    @field_validator("allowed_origins", mode="before")
+    @classmethod
+    def _parse_origins(cls, value: object) -> object:
+        from baton.domain.origins import parse_origins
+
+        return parse_origins(value)
 
     def require_resources(self) -> None:
         """Fail loudly when a required resource is missing (the CDK stack and the local stack set both)."""

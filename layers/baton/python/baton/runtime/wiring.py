@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from baton.channels.email.answers import EmailAnswers
-    from baton.ports import AuditArchive, BuildRecords, BuildRunner, Companion
+    from baton.ports import AuditArchive, InboxSessionStore
+    from baton.review_ports import BuildRecords, BuildRunner, Companion
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
     from baton.services.questions import QuestionService
@@ -36,6 +37,8 @@ class Services:
     review: ReviewService | None = None
     # The email answer links' pages (built on first use from the environment when not given).
     email_answers: EmailAnswers | None = None
+    # The local web inbox's open sessions (built on first use over the table when not given).
+    inbox_sessions: InboxSessionStore | None = None
 
     def review_service(self) -> ReviewService:
         """The review gate's service (built on first use from the settings when not given)."""
@@ -61,6 +64,15 @@ class Services:
                 inbox_url=config.baton_inbox_url,
             )
         return self.email_answers
+
+    def inbox_session_store(self) -> InboxSessionStore:
+        """Which local inbox sessions are open (baton/adapters/inbox_sessions.py), on the table."""
+        if self.inbox_sessions is None:
+            from baton.adapters.clients import dynamodb_client
+            from baton.adapters.inbox_sessions import DynamoInboxSessions
+
+            self.inbox_sessions = DynamoInboxSessions(self.settings.table_name, dynamodb_client())
+        return self.inbox_sessions
 
     @property
     def questions(self) -> QuestionService:

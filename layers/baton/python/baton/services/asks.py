@@ -151,8 +151,8 @@ class AskService:
         except ConflictError:
             return self._load(interaction.run_id, interaction.interaction_id)
         if defaulted is not None:
-            self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"})
-            self.core.record(interaction.run_id, RunResumed(gate=interaction.request.node, kind="ask"))
+            if self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"}):
+                self.core.record(interaction.run_id, RunResumed(gate=interaction.request.node, kind="ask"))
             return defaulted
         try:
             ended = self.core.store.transition_interaction(

@@ -15,6 +15,10 @@ and is not held either.
 - reassign: an operator gives the claim to a named operator, over any claim (`interrupt_reassigned`
   with `previous` and the optional reason).
 
+A take-over and a reassign may name the claim they were decided on (`holder`: the holder the operator
+saw); then a claim held by anyone else is a 409 naming them, so of many at once exactly one wins and
+every other is told who holds it now. Without it, the claim read at the door is the one overridden.
+
 Every change is one conditional write (`InteractionStore.write_claim`): the version read, and the
 holder seen then (or, for a free one, "no live lease": `lease_expires_at <= now`), with its event (a
 decision, chained after the run's head read with the interrupt: `find_for_decision`) in the same
@@ -159,9 +163,11 @@ class ClaimService:
         force: bool = False,
         reason: str | None = None,
         lease_seconds: int | None = None,
+        holder: str | None = None,
     ) -> dict[str, Any]:
-        """Claim for `operator` (see the module docstring). A take-over overrides the claim it saw, not
-        one made since: after a lost write it is decided again without force."""
+        """Claim for `operator` (see the module docstring). A take-over overrides the claim it saw
+        (`holder` when named, else the one read), not one made since: after a lost write it is decided
+        again without force."""
         lease = check_lease_seconds(lease_seconds)
         why = check_reason(reason, required=force)
 
@@ -169,7 +175,7 @@ class ClaimService:
             previous = i.state.claimed_by
             if previous == operator:
                 return None
-            if previous is not None and (not force or again):
+            if previous is not None and (not force or again or (holder is not None and previous != holder)):
                 raise self._held_elsewhere(i, "claim", "; send force=true with a reason to take it over")
             taken = {"previous": previous, "reason": why} if previous is not None else {}
             return self._claimed_state(i, operator, lease), lambda claimed: InterruptClaimed(
@@ -225,15 +231,19 @@ class ClaimService:
         to: str,
         reason: str | None = None,
         lease_seconds: int | None = None,
+        holder: str | None = None,
     ) -> dict[str, Any]:
-        """`operator` gives the claim to `to` (whoever held it): an explicit operator action."""
+        """`operator` gives the claim to `to`: over the claim it saw (`holder` when named, else whoever
+        held it at the door), never over one made since (after a lost write: a 409 naming the new holder)."""
         lease = check_lease_seconds(lease_seconds)
         why = check_reason(reason, required=False)
 
-        def decide(i: Interaction, _again: bool) -> Decision | None:
+        def decide(i: Interaction, again: bool) -> Decision | None:
             previous = i.state.claimed_by
             if previous == to:
                 return None
+            if again or (holder is not None and previous != holder):
+                raise self._held_elsewhere(i, "reassign", "; read it again and decide on the claim it has now")
             return self._claimed_state(i, to, lease), lambda assigned: InterruptReassigned(
                 interaction_id=interrupt_id,
                 node=i.request.node,

@@ -2,12 +2,14 @@
 (record an event, notify, release a parked task token).
 
 One clock decides a gate's deadline (`deadline_of`): it starts when the Step Functions task started (the
-state's entered time, passed in the gate's payload as `entered_at`) and ends GRACE_SECONDS before the
-task's TimeoutSeconds (the grace is written once, in `baton.domain.deadline`). An answer is accepted
-only before it (`refuse_if_late`: after it, a 410 and the answer kept as an `answer_late` event); an
-accepted answer's send then lands inside the grace, before Step Functions' timer. At the deadline the
-gate's timer (`baton.services.deadlines`; the reconciler sweeps any it missed) ends the pause itself
-(a task failure with DEADLINE_ERROR and its cause), so the Step Functions timeout is only a backstop.
+state's entered time, passed in the gate's payload as `entered_at`) and ends at the declared timeout;
+the task's own TimeoutSeconds comes GRACE_SECONDS later (the grace is written once, in
+`baton.domain.deadline`). An answer is accepted only before it (`refuse_if_late`: after it, a 410 and
+the answer kept as an `answer_late` event); an accepted answer's send then lands inside the grace,
+before Step Functions' timer. At the deadline the gate's timer (`baton.services.deadlines`; the
+reconciler sweeps any it missed) ends the pause itself (a stored answer delivered, else a task failure
+with DEADLINE_ERROR and its cause: `baton.services.at_deadline`), so the Step Functions timeout is only
+a backstop.
 
 A park is idempotent under retries (CDK's LambdaInvoke retries a task-token invoke): `park_id` derives
 the interaction id from the task (its entered time and a hash of its token), and `parked_again` tells a
@@ -20,15 +22,16 @@ import hashlib
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from baton.domain.channels import refuse_unconfigured
-from baton.domain.deadline import GRACE_SECONDS, grace_for
+from baton.domain.deadline import GRACE_SECONDS
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
 from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso
 from baton.models import Event, Interaction, ParkedWait, RunSummary
 from baton.notify.model import CHANNELS, Notification
+from baton.services.answer_outcomes import SendFailedError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -76,9 +79,10 @@ class Core:
     # ---- one clock for deadlines, idempotent parks --------------------------------------------------
     def deadline_of(self, timeout_seconds: float, entered_at: datetime | None = None) -> str:
         """When Baton stops accepting answers for a task that entered at `entered_at` (now, if the
-        payload did not say) with `timeout_seconds`: strictly before Step Functions' timeout."""
+        payload did not say) with `timeout_seconds`: the declared timeout, GRACE_SECONDS before Step
+        Functions' own (`baton.domain.deadline.task_timeout_seconds`)."""
         start = entered_at or self.clock.now()
-        return iso(start + timedelta(seconds=timeout_seconds - grace_for(timeout_seconds)))
+        return iso(start + timedelta(seconds=timeout_seconds))
 
     def is_past(self, deadline: str | None) -> bool:
         return deadline is not None and self.clock.now() >= parse_iso(deadline)
@@ -98,8 +102,32 @@ class Core:
     ) -> None:
         """Accept an answer only before the deadline: after it, record the answer as late (kept, never
         delivered) and refuse with a 410 that says so (`details` added to the error's)."""
-        if not self.is_past(deadline):
+        if deadline is None or not self.is_past(deadline):
             return
+        self._refuse_late(interaction, answer, caller=caller, deadline=deadline, **details)
+
+    def refuse_if_ended(self, interaction: Interaction, answer: Any, /, *, caller: str, **details: Any) -> None:
+        """The one rule for an answer to a pause its deadline ended (timed out, or its declared default
+        taken: `timed_out_default`, nobody's answer): kept as `answer_late`, refused with a 410, never a
+        409 naming the default as if a person had won."""
+        st = interaction.state
+        if st.status != "timed_out" and st.outcome is None:
+            return
+        deadline = interaction.expires_at or st.answered_at or self.now()
+        why = f"took its declared default ({st.outcome})" if st.outcome else "timed out"
+        self._refuse_late(interaction, answer, caller=caller, deadline=deadline, why=why, outcome=st.outcome, **details)
+
+    def _refuse_late(
+        self,
+        interaction: Interaction,
+        answer: Any,
+        /,
+        *,
+        caller: str,
+        deadline: str,
+        why: str = "timed out",
+        **details: Any,
+    ) -> NoReturn:
         self.record(
             interaction.run_id,
             AnswerLate(
@@ -112,7 +140,7 @@ class Core:
             ),
         )
         raise GoneError(
-            f"{interaction.request.kind} {interaction.interaction_id} timed out: its deadline passed at "
+            f"{interaction.request.kind} {interaction.interaction_id} {why}: its deadline passed at "
             f"{deadline}; the answer is recorded as late and not delivered",
             details={
                 "reason": "deadline_passed",
@@ -217,16 +245,20 @@ class Core:
         token: str | None = None,
         wait: ParkedWait | None = None,
         also: Sequence[EventPayload] = (),
+        siblings: Sequence[ParkedWait] | None = None,
     ) -> bool:
         """Send the parked token of `gate` with `output`. True if the gate is resumed with `output`: by
         this call's send, or by an earlier send of the same stored answer (a twin request, a sender that
         died after sending), whose bookkeeping this call then completes if nobody has.
 
         Called only after the answer is stored, so a failure here loses nothing: a retry or the
-        reconciler sends it later. The conditional release makes a second sender a no-op. With `token`,
+        reconciler sends it later. A send that did not get through (throttled past the retries,
+        unreachable) raises SendFailedError: the answer paths report the answer stored with its
+        delivery pending (a 202), never an error. The conditional release makes a second sender a no-op. With `token`,
         only that parked token is sent (the reconciler: a gate re-parked for a later round is left alone).
         With `wait`, the wait the caller has just read consistently is used (no second read). `also`:
-        events recorded with the release (in its one write).
+        events recorded with the release (in its one write). `siblings`: the run's waits as the caller
+        read them (`complete_release`: does another branch still hold the run paused?).
         """
         wait = wait if wait is not None else self.store.get_wait(run_id, gate)
         if wait is None or wait.status not in ("parked", "expiring"):
@@ -240,18 +272,62 @@ class Core:
                 return False
             # An earlier send of this stored answer closed the token and its sender did not finish the
             # bookkeeping (it died after the send, or is about to finish): complete it, exactly once.
-            self.complete_release(wait, also=also)
+            self._complete_after_send(wait, also, siblings)
             return True
-        self.complete_release(wait, also=also)
+        except Exception as err:  # throttled past the retries, unreachable: the answer waits stored
+            log.warning("send failed; the reconciler sends it", extra={"run_id": run_id, "gate": gate, "error": err})
+            raise SendFailedError(run_id, gate) from err
+        self._complete_after_send(wait, also, siblings)
         return True  # sent; if a twin finished the bookkeeping first, the resume is still ours
 
-    def complete_release(self, wait: ParkedWait, *, also: Sequence[EventPayload] = ()) -> bool:
+    def _complete_after_send(
+        self, wait: ParkedWait, also: Sequence[EventPayload], siblings: Sequence[ParkedWait] | None
+    ) -> None:
+        """The bookkeeping after a send that got through: the workflow is resumed whatever happens here,
+        so a failed write is logged, not raised (the reconciler's re-send completes it, exactly once)."""
+        try:
+            self.complete_release(wait, also=also, siblings=siblings)
+        except Exception:
+            log.exception("release bookkeeping failed; the reconciler completes it", extra={"run_id": wait.run_id})
+
+    def complete_release(
+        self, wait: ParkedWait, *, also: Sequence[EventPayload] = (), siblings: Sequence[ParkedWait] | None = None
+    ) -> bool:
         """The bookkeeping of a delivered release, in one write: the wait marked released (conditional:
-        one caller wins), the run running again (if it was paused) and `run_resumed` (and `also`)
-        recorded. True if this call did it."""
-        events = [self.new_event(wait.run_id, RunResumed(gate=wait.gate, kind=wait.kind))]
-        events += [self.new_event(wait.run_id, payload) for payload in also]
-        return self.store.record_release(wait, run_status="running", run_from={"paused_waiting_human"}, events=events)
+        one caller wins), `also` recorded, and the run running again with `run_resumed` only if it was
+        paused and no other pause of the run still holds it (a fan-out's other branch). `siblings`: the
+        run's waits as the caller read them (its snapshot), else read here. True if this call did it."""
+        holding = self._holding(wait, siblings if siblings is not None else self.store.list_run_waits(wait.run_id))
+        done = self.store.record_release(
+            wait,
+            run_status="running",
+            run_from=set() if holding else {"paused_waiting_human"},
+            events=[self.new_event(wait.run_id, payload) for payload in also],
+            if_moved=[self.new_event(wait.run_id, RunResumed(gate=wait.gate, kind=wait.kind))],
+        )
+        if done and holding:
+            self._resume_if_idle(wait)
+        return done
+
+    @staticmethod
+    def _holding(wait: ParkedWait, waits: Sequence[ParkedWait]) -> list[ParkedWait]:
+        """The run's other waits that hold it paused: parked (or at their deadline) on a person. An await
+        gate holds it only while it names pending questions (with none it is released at once)."""
+        return [
+            w
+            for w in waits
+            if w.gate != wait.gate
+            and w.status in ("parked", "expiring")
+            and (w.kind != "await" or bool(w.interaction_ids))
+        ]
+
+    def _resume_if_idle(self, wait: ParkedWait) -> None:
+        """The branches this release left holding the run were read before it: one may have been released
+        meanwhile by a release that saw this one still parked. Read again; resume the run if none holds."""
+        if not self._holding(wait, self.store.list_run_waits(wait.run_id)) and self.set_run_status(
+            wait.run_id, "running", allowed_from={"paused_waiting_human"}
+        ):
+            self.record(wait.run_id, RunResumed(gate=wait.gate, kind=wait.kind))
 
     def fail_at_deadline(self, wait: ParkedWait, cause: str) -> bool:
         """End a parked task at Baton's deadline: the task failure DEADLINE_ERROR with `cause` (the
@@ -263,11 +339,19 @@ class Core:
             log.info("deadline: the task was already closed", extra={"run_id": wait.run_id, "gate": wait.gate})
         return self.store.release_wait(wait, "timed_out")
 
+    def _released_by_deadline(self, wait: ParkedWait) -> bool:
+        """Past the deadline, a token closed with the wait now released (not timed out): the deadline path
+        delivered the stored answer while this send was under way (baton.services.at_deadline)."""
+        now = self.store.get_wait(wait.run_id, wait.gate)
+        return now is not None and now.task_token == wait.task_token and now.status == "released"
+
     def _closed_by_earlier_send(self, wait: ParkedWait, err: TaskTokenError) -> bool:
         """Why was the token already closed? Before the deadline only a send of the stored answer can
         have closed it (AWS says TaskTimedOut or InvalidToken): True. A task that no longer exists: True
         only if Step Functions reports the execution running on or succeeded. A timeout: GoneError."""
         if err.reason in _CLOSED and not self.wait_expired(wait):
+            return True
+        if err.reason in _CLOSED and self._released_by_deadline(wait):
             return True
         if err.reason == "TaskTimedOut":
             raise GoneError(

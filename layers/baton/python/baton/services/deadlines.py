@@ -4,19 +4,20 @@ A park (ask, await gate, hosted interrupt, review) stores its wait with `park_wa
 the gate's timer (the `DeadlineTimers` port: deployed and locally, an execution of
 `statemachines/gate_deadline.asl.json`, a Step Functions Wait then the `gate_deadline` Lambda), named
 after the wait so a retried park starts no second one. At the deadline the Lambda calls
-`Deadlines.fire`, which takes the existing deadline path for that one wait
-(`baton.services.reconciler.Reconciler.reconcile_one`: what is still pending is timed out and the task
-fails with `BatonDeadlinePassed` and its cause; a scope answered in time is released instead).
+`Deadlines.fire`, which takes the one deadline path for that one wait
+(`baton.services.reconciler.Reconciler.reconcile_one`, `baton.services.at_deadline`: an answer stored
+in time is delivered; only what is still unanswered is timed out, and the task fails with
+`BatonDeadlinePassed` and its cause).
 
 A pause with a ladder (`baton.domain.ladder`: `remind_after`, `escalate_after`, `on_timeout`) starts the
 same one timer at its first step instead: at each step the Lambda (`Deadlines.fire`) records
 `reminder_sent` / `escalated` and notifies (the pause's channels / `escalate_to`), then hands the timer
 its next step and how long to wait for it (the deadline last); a step that finds the pause answered (or
 no longer parked) is skipped and ends the timer. At the deadline a declared default is taken
-(`take_default`, through the reconciler): each still-pending interaction is answered with the default,
-`answered_by` empty and `reason`/outcome `timed_out_default` (a conditional write: a person's answer
-accepted first wins), with the `timed_out_default` event, and the gate is released as an answer would
-release it (`reconcile_wait`, so a lost send is resent by the reconciler as any other).
+(`DeadlinePolicy.take_default`, baton.services.at_deadline): each still-pending interaction is
+answered with the default, `answered_by` empty and `reason`/outcome `timed_out_default` (a conditional
+write: a person's answer accepted first wins), with the `timed_out_default` event, and the gate is
+released as an answer would release it.
 
 The same timer machine serves the pauses no gate parks (an async question, a blocking ask, an SDK
 interrupt: `arm_interaction`), named after the interaction (gate `interaction`) so a retried create starts
@@ -27,8 +28,8 @@ queue and counts for an await gate like any answer). An await gate's own ladder 
 its wait's scope) reminds and escalates about its still-unanswered questions.
 
 The timer fires at the deadline or up to `TIMER_PRECISION_SECONDS` after it, and Step Functions' own
-`TimeoutSeconds` comes `GRACE_SECONDS` after the deadline (`baton.domain.deadline`), so Baton's
-failure lands first and States.Timeout is only the backstop. A timer that fails to start loses
+`TimeoutSeconds` comes `GRACE_SECONDS` after the deadline, the declared timeout (`baton.domain.deadline`),
+so Baton's end lands first and States.Timeout is only the backstop. A timer that fails to start loses
 nothing: the reconciler (every minute) still sweeps every parked wait past its deadline, and every
 pending async question past its own deadline whose declared default it then takes
 (`Reconciler.take_question_defaults`).
@@ -43,7 +44,6 @@ from typing import TYPE_CHECKING, Any
 from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
-from baton.errors import ConflictError
 from baton.events import Escalated, ReminderSent, TimedOutDefault
 from baton.ids import parse_iso
 from baton.models import AwaitToolRequest, status_of
@@ -348,22 +348,3 @@ def answer_with_default(core: Core, i: Interaction, deadline: str | None) -> Int
     answer = default_answer(i, ladder.default.default)
     new_state = status_of(i.state, "answered", answer=answer, at=core.now(), reason=TIMED_OUT_DEFAULT)
     return core.store.transition_interaction(i, new_state, with_records=[event])
-
-
-def take_default(core: Core, wait: ParkedWait, release: Callable[[ParkedWait], bool] | None) -> bool | None:
-    """At the deadline of a pause that declared `on_timeout: {"default": ...}`: answer what is still
-    pending with the default (`timed_out_default`, nobody's answer), then release the gate as an answer
-    would. None when no default was declared (or nothing was answered): the pause fails as always.
-    A person's answer that got in first wins the conditional write and is what gets released."""
-    found = _interactions(core, wait)
-    ladder = next((i.request.ladder for i in found if i.request.ladder is not None), None)
-    if ladder is None or ladder.default is None or release is None:
-        return None
-    for i in found:
-        try:
-            answer_with_default(core, i, wait.deadline)
-        except ConflictError:
-            continue  # answered (or ended) just in time: its own path delivers it
-    if not any(i.state.status == "answered" for i in _interactions(core, wait)):
-        return None
-    return release(wait)

@@ -1,5 +1,5 @@
 """An await gate's answers carried on its wait, so the last answer sends the gate's output with no read of
-the scope (README "The answer path, call by call").
+the scope (docs/architecture.md, "The answer path, call by call").
 
 A gate's output lists every answered question in its scope, and answered questions are not in the run's
 snapshot (`snapshot_run` reads only the run's open part): before, the last answer read every `INT#` item
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.models import Interaction, ParkedWait
-    from baton.ports import Guard, Store
+    from baton.ports import Guard, WaitStore
 
 # Of an item's 400 KB: the token, the scope (a ladder) and the names it holds up keep the rest, with
 # room for answers carried at once by racing writers that each read the size before the other's.
@@ -101,7 +101,7 @@ def output(wait: ParkedWait, question: Interaction, answer: Any) -> list[dict[st
     return [{k: e[k] for k in _OUTPUT_FIELDS} for e in entries]
 
 
-def merge_at_park(store: Store, wait: ParkedWait, answered: list[Interaction]) -> None:
+def merge_at_park(store: WaitStore, wait: ParkedWait, answered: list[Interaction]) -> None:
     """A park's re-check, after reading the scope: its answered questions (`answered`) merged into the
     wait's carried answers, the carry made complete (or "off", past the limit)."""
     if wait.carry != "filling":

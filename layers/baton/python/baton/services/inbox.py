@@ -120,7 +120,7 @@ def actions_of(i: Interaction) -> list[InboxAction]:
 
 def mark_parked_blocks(core: Core) -> int:
     """Write what each pending item holds up for the waits parked before items carried it (a deployed
-    table, once: `scripts/backfill_all_pending.py`): a wait's named interactions, and for an await gate
+    table, once: `baton migrate index-keys`): a wait's named interactions, and for an await gate
     the pending questions of its scope. One Query of the parked waits, one of each await gate's run,
     one conditional UpdateItem per still pending item. Safe to run twice. Returns how many it marked."""
     marked = 0

@@ -40,6 +40,7 @@ unclaimed. Resume and cancel are allowed to any operator.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import math
@@ -50,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Final
 from baton.contracts.interrupts import InterruptView
 from baton.domain.answer_schema import check_state_size, validate_answer
 from baton.domain.interrupt_spec import InterruptSpec
-from baton.domain.state_edits import apply_state_edits
+from baton.domain.state_edits import apply_state_edits, state_version
 from baton.errors import (
     BadRequestError,
     ConflictError,
@@ -69,7 +70,9 @@ from baton.events import (
 from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
 from baton.ports import GuardFailedError
+from baton.services.answer_outcomes import SendFailedError, delivery_of
 from baton.services.approvals import ApprovalService, Voter
+from baton.services.at_deadline import OPEN, end_at_deadline
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, arm_interaction, park_wait
 
@@ -157,7 +160,35 @@ def interrupt_view(i: Interaction) -> InterruptView:
         reason=TIMEOUT_REASON if is_timed_out(i) else st.reason,
         timed_out=is_timed_out(i),
         version=st.version,
+        state_version=current_state_version(i),
         outcome=st.outcome,
+    )
+
+
+def current_state_version(i: Interaction) -> str:
+    """The version of the state a resume of `i` applies to: its snapshot while pending, the edited state
+    once resumed (`baton.domain.state_edits.state_version`)."""
+    answer = i.state.answer if isinstance(i.state.answer, dict) else {}
+    if i.state.status == "answered" and isinstance(answer.get("state"), dict):
+        return state_version(answer["state"])
+    return state_version(interrupt_request(i).state)
+
+
+def _refuse_other_version(i: Interaction, given: str | None, seen: str) -> None:
+    """409 when the resume was decided on another state version than `seen` (what it would apply to)."""
+    if given is None or given == seen:
+        return
+    current = current_state_version(i)
+    raise ConflictError(
+        f"interrupt {i.interaction_id}: the resume was decided on state version {given}, but the state is at "
+        f"{current}; read it again (its snapshot and any resume) and decide on the current state",
+        details={
+            "reason": "state_changed",
+            "stateVersion": current,
+            "given": given,
+            "interrupt": public_view(i),
+            "winner": interrupt_winner(i),
+        },
     )
 
 
@@ -421,7 +452,8 @@ class InterruptService:
                 i = self._load(i.interaction_id)
                 continue
             if defaulted is not None:
-                self._release(defaulted)
+                with contextlib.suppress(SendFailedError):  # the default is stored: the reconciler sends it
+                    self._release(defaulted)
                 self._settle_run(defaulted)
                 return defaulted
             try:
@@ -514,12 +546,23 @@ class InterruptService:
 
     # ---- resume --------------------------------------------------------------------------------
     def resume(
-        self, interrupt_id: str, value: Any, state_edits: list[str], *, caller: str, voter: Voter | None = None
+        self,
+        interrupt_id: str,
+        value: Any,
+        state_edits: list[str],
+        *,
+        caller: str,
+        voter: Voter | None = None,
+        state_version: str | None = None,
     ) -> dict[str, Any]:
         """Apply the edits to the stored snapshot and validate the value, all before anything is
         written (a 422 names the failing path and leaves the interrupt pending); then store the answer
         (conditional write) and release the waiter. On a quorum interrupt the resume is an approval by
-        `voter` (the authenticated caller): the waiter is released by the one that meets the quorum."""
+        `voter` (the authenticated caller): the waiter is released by the one that meets the quorum.
+
+        `state_version`: the state version the resume was decided on (`InterruptView.state_version`); a
+        resume against another is a 409 naming the current one, never applied to a state the operator did
+        not see. None (clients before it): the current one, taken at the door."""
         core = self.core
         # One read of the id's pointer, then the interrupt, its node's wait and the run's decision-log
         # head together (the resume is a decision, chained in its transaction; the wait is read once).
@@ -534,8 +577,10 @@ class InterruptService:
                     i, late, caller=caller, deadline=i.expires_at, reason=TIMEOUT_REASON, interrupt=public_view(i)
                 )
             if interrupt_request(i).approval is None or i.state.status != "answered":
-                return self._resume_settled(i, value, state_edits, caller=caller)
+                return self._resume_settled(i, value, state_edits, caller=caller, state_version=state_version)
         req = interrupt_request(i)
+        if i.state.status == "pending":  # (a settled quorum interrupt: the vote path says what counted)
+            _refuse_other_version(i, state_version, current_state_version(i))
         edited = apply_state_edits(req.state or {}, state_edits)
         accepted = validate_answer(value, schema=req.schema_, json_schema=req.json_schema)
         check_state_size(edited)
@@ -561,16 +606,23 @@ class InterruptService:
             )
         except ConflictError:  # lost the race: answer as if it had come second, from a consistent read
             current = self._expire_if_due(self._load(interrupt_id))
-            return self._resume_settled(current, value, state_edits, caller=caller)
-        resumed = self._release(answered, wait=found.wait)
+            return self._resume_settled(current, value, state_edits, caller=caller, state_version=state_version)
+        try:
+            resumed, pending = self._release(answered, wait=found.wait), False
+        except SendFailedError:  # stored: the reconciler sends it
+            resumed, pending = False, True
         self._settle_run(answered)
-        return {"interrupt": public_view(answered), "resumed": resumed}
+        delivery = delivery_of(resumed, pending=pending)
+        return {"interrupt": public_view(answered), "resumed": resumed, "delivery": delivery}
 
-    def _resume_settled(self, i: Interaction, value: Any, state_edits: list[str], *, caller: str) -> dict[str, Any]:
+    def _resume_settled(
+        self, i: Interaction, value: Any, state_edits: list[str], *, caller: str, state_version: str | None = None
+    ) -> dict[str, Any]:
         """A resume that finds the interrupt settled: gone, changed, a repeat, or a 409 naming the winner.
-        A repeat (the same caller, the same value and edits: a client's retry, a twin request) is
-        answered as the first one was, from the stored answer: what idempotency needs, with no record
-        of its own."""
+        A repeat (the same caller, the same value and edits: a client's retry, a twin request) is answered
+        as the first one was, from the stored answer: what idempotency needs, with no record of its own.
+        Any other resume that names the state version it was decided on is told the current one (the
+        state the winner's edits made)."""
         if i.state.status in ("cancelled", "timed_out"):
             why = "timed out" if is_timed_out(i) else f"was cancelled ({i.state.reason})"
             raise GoneError(
@@ -583,13 +635,22 @@ class InterruptService:
                 details={"interrupt": public_view(i), "winner": interrupt_winner(i)},
             )
         answer = i.state.answer if isinstance(i.state.answer, dict) else {}
+        # Only this caller's own resume is repeated; the same value from another caller lost the race.
         same = answer.get("input") == value and answer.get("state_edits") == list(state_edits)
+        same = same and i.state.answered_by == caller
+        if not same:  # decided on the snapshot the winner's resume replaced: a 409 naming the current version
+            _refuse_other_version(i, state_version, current_state_version(i))
         hosted = interrupt_request(i).hosted
         # A hosted retry of a resume whose token send failed: the stored answer is sent again.
-        if same and hosted and self._release(i):
-            return {"interrupt": public_view(i), "resumed": True}
-        if same and i.state.answered_by == caller and interrupt_request(i).approval is None:
-            return {"interrupt": public_view(i), "resumed": not hosted or self._delivered(i)}
+        try:
+            if same and hosted and self._release(i):
+                return {"interrupt": public_view(i), "resumed": True, "delivery": "delivered"}
+        except SendFailedError:  # still unsent: the reconciler sends it
+            if interrupt_request(i).approval is None:
+                return {"interrupt": public_view(i), "resumed": False, "delivery": "pending"}
+        if same and interrupt_request(i).approval is None:
+            resumed = not hosted or self._delivered(i)
+            return {"interrupt": public_view(i), "resumed": resumed, "delivery": delivery_of(resumed)}
         raise ConflictError(
             f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by}",
             details={"interrupt": public_view(i), "winner": interrupt_winner(i)},
@@ -643,8 +704,9 @@ class InterruptService:
         if not reason or len(reason) > MAX_REASON_CHARS:
             raise BadRequestError(f"reason must be 1-{MAX_REASON_CHARS} characters", details={"field": "reason"})
         i = self._expire_if_due(self._load(interrupt_id))
-        if i.state.status in ("cancelled", "timed_out") and self._wait_of(i) is not None:
-            # A retry of a cancel whose task failure was not delivered: the stored cancel is sent again.
+        if self._is_own_cancel(i, reason, caller) and self._wait_of(i) is not None:
+            # A retry of this caller's cancel whose task failure was not delivered: the stored cancel is
+            # sent again. Anyone else's cancel meanwhile lost the race (a 410 naming the winner below).
             failed = self._fail_waiter(i)
             return {"interrupt": public_view(i), "cancelled": True, "workflowFailed": failed}
         self._require_pending(i, "cancelled")
@@ -667,13 +729,23 @@ class InterruptService:
         self._settle_run(cancelled)
         return {"interrupt": public_view(cancelled), "cancelled": True, "workflowFailed": failed}
 
+    @staticmethod
+    def _is_own_cancel(i: Interaction, reason: str, caller: str) -> bool:
+        """The stored cancel is this very request's (the same caller, the same reason): its retry."""
+        st = i.state
+        return st.status == "cancelled" and st.answered_by == caller and st.reason == reason
+
     # ---- quorum -----------------------------------------------------------------------------------
     def _vote(self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote) -> dict[str, Any]:
         """One vote on a quorum interrupt (`baton/services/approvals.py`): 403 for the requester or a
         non-approver, counted once per operator; the vote that meets the quorum resumes it with that
         vote's value (the rejection rule: cancels it), exactly once; a vote after the decision is a 409."""
         ballot = self.approvals.cast(i, policy, text, voter, requested_by=interrupt_request(i).requested_by, vote=vote)
-        released = self._decide(i.interaction_id, policy, ballot) if ballot.decision else False
+        try:
+            released = self._decide(i.interaction_id, policy, ballot) if ballot.decision else False
+            pending = False
+        except SendFailedError:  # the decision is stored: the reconciler sends it
+            released, pending = False, True
         current = self._load(i.interaction_id)
         if ballot.outcome == "closed":
             raise ConflictError(
@@ -682,7 +754,8 @@ class InterruptService:
             )
         view = {"interrupt": public_view(current), "approval": ballot.view(policy)}
         if vote == "approve":
-            return view | {"resumed": released and current.state.status == "answered"}
+            resumed = released and current.state.status == "answered"
+            return view | {"resumed": resumed, "delivery": delivery_of(resumed, pending=pending)}
         return view | {"cancelled": current.state.status == "cancelled", "workflowFailed": released}
 
     def settle_quorum(self, i: Interaction) -> bool:
@@ -768,16 +841,10 @@ class InterruptService:
         return False
 
     def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """The reconciler, at a parked hosted interrupt's deadline: time it out (recorded, as any read
-        past the deadline does) and fail its task as a timed-out interrupt. True if this call ended it.
-        One the sweeper already timed out is left to `reconcile_wait`, which fails its task the same way."""
-        for iid in wait.interaction_ids:
-            i = self.core.store.get_interaction(wait.run_id, iid)
-            if i is None or i.request.kind != KIND or i.state.status != "pending":
-                continue
-            if is_timed_out(self._expire_if_due(i)):
-                return self._fail_waiter(self._load(iid), token=wait.task_token)
-        return False
+        """At a parked hosted interrupt's deadline, the one deadline path (baton.services.at_deadline):
+        a resume (or cancel) stored in time is delivered; only a pending interrupt times out (its
+        declared default, or the task failed as a timed-out interrupt). True if this call ended it."""
+        return end_at_deadline(InterruptDeadline(self), wait) is not None
 
     @staticmethod
     def _require_pending(i: Interaction, verb: str) -> None:
@@ -842,3 +909,41 @@ class InterruptService:
             )
         core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return {"cause": cause, "interrupt_id": target.interaction_id if target else None}
+
+
+class InterruptDeadline:
+    """A hosted interrupt's `DeadlinePolicy` (baton.services.at_deadline): closed by the conditional write
+    that times it out (`_expire_if_due`); what was stored is a resume (sent) or a cancel (the task fails
+    as on cancel), delivered as the reconciler delivers a lost send (`reconcile_wait`)."""
+
+    def __init__(self, interrupts: InterruptService) -> None:
+        self.interrupts = interrupts
+        self.core = interrupts.core
+
+    def _interrupts(self, wait: ParkedWait) -> list[Interaction]:
+        found = (self.core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
+        return [i for i in found if i is not None and i.request.kind == KIND]
+
+    def close(self, wait: ParkedWait) -> ParkedWait | None:
+        return wait if wait.status in OPEN else None
+
+    def stored(self, wait: ParkedWait) -> Interaction | None:
+        return next((i for i in self._interrupts(wait) if i.state.status != "pending"), None)
+
+    def release(self, wait: ParkedWait, stored: Interaction) -> bool:
+        return self.interrupts.reconcile_wait(wait)
+
+    def take_default(self, wait: ParkedWait) -> bool:
+        taken = False
+        for i in self._interrupts(wait):
+            try:
+                taken = answer_with_default(self.core, i, i.expires_at or wait.deadline) is not None or taken
+            except ConflictError:
+                continue  # resumed or cancelled just in time: `stored` finds it
+        return taken
+
+    def time_out(self, wait: ParkedWait) -> bool:
+        for i in self._interrupts(wait):
+            if i.state.status == "pending" and is_timed_out(self.interrupts._expire_if_due(i)):
+                return self.interrupts._fail_waiter(self.interrupts._load(i.interaction_id), token=wait.task_token)
+        return False

@@ -21,7 +21,9 @@ from baton.domain.approval import vote_of
 from baton.errors import ConflictError, ValidationFailedError, winner
 from baton.events import InteractionAnswered, RunResumed
 from baton.models import PauseRequest, status_of
+from baton.notify.model import DECISION_KEY
 from baton.ports import GuardFailedError
+from baton.services.answer_outcomes import SendFailedError, delivery_of
 from baton.services.approvals import ApprovalService
 
 if TYPE_CHECKING:
@@ -30,7 +32,6 @@ if TYPE_CHECKING:
     from baton.services.approvals import Ballot, Voter
     from baton.services.core import Core
 
-DECISION_KEY = "decision"
 Groups = frozenset[str]  # the voter's approver groups (baton/api/auth.py Caller.groups)
 NO_GROUPS: Groups = frozenset()
 
@@ -54,8 +55,8 @@ def deliver(core: Core, answered: Interaction, *, hosted: bool | None = None) ->
     resumed = core.release_gate(run_id, node, pause_output(answered))
     if not resumed and not hosted and core.store.get_wait(run_id, node) is None:
         # A blocking ask of an agent (baton.services.asks): no token; its waiter reads the answer.
-        core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
-        core.record(run_id, RunResumed(gate=node, kind="ask"))
+        if core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):  # run_resumed: only if so
+            core.record(run_id, RunResumed(gate=node, kind="ask"))
         resumed = True
     return resumed
 
@@ -77,7 +78,11 @@ class PauseQuorum:
         requested_by = pause.request_as(PauseRequest).requested_by
         text = json.dumps(answers, sort_keys=True, separators=(",", ":"))
         ballot = self.approvals.cast(pause, policy, text, voter, requested_by=requested_by, vote=cast[0])
-        resumed = self.settle(pause, policy, ballot) if ballot.decision else False
+        try:
+            resumed = self.settle(pause, policy, ballot) if ballot.decision else False
+            pending = False
+        except SendFailedError:  # the deciding vote is stored: the reconciler sends it
+            resumed, pending = False, True
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id) or pause
         st = current.state
         if ballot.outcome == "closed":
@@ -93,6 +98,7 @@ class PauseQuorum:
             "node": pause.request.node,
             "queued": st.status == "answered",
             "resumed": resumed,
+            "delivery": delivery_of(resumed, pending=pending),
             "status": "answered" if st.status == "answered" else "pending",
             "approval": ballot.view(policy),
         }

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from baton.errors import ConflictError, GoneError, NotFoundError, winner
+from baton.domain.ladder import AnswerCheck
+from baton.errors import ConflictError, NotFoundError, winner
 from baton.events import HumanInputRequested, HumanInputTimedOut, InteractionAnswered, RunPaused
 from baton.models import Interaction, ParkedWait, PauseRequest, status_of
 from baton.ports import GuardFailedError, WaitStillOpen
+from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
 from baton.services.approvals import Voter
+from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
 from baton.services.deadlines import park_wait
 from baton.services.pause_quorum import NO_GROUPS, Groups, PauseQuorum, deliver, pause_output
 
@@ -23,6 +26,16 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 RESUMABLE_KINDS = ("ask", "review")
+
+
+def _check_answers(pause: Interaction, answers: dict[str, Any]) -> None:
+    """A blocking ask with options takes only its options (a 422 naming the key and the options), by
+    the rule its declared default is checked with; a pause without options takes any answers."""
+    req = pause.request
+    if req.kind == "ask":
+        AnswerCheck(kind="answers", options=req.options, allow_free_text=req.allow_free_text).check_answers(
+            answers, path="answers"
+        )
 
 
 def _is_repeat(current: Interaction, answers: dict[str, Any], caller: str) -> bool:
@@ -165,6 +178,7 @@ class PauseService:
             return self._resume_read(
                 run_id, answers, caller=caller, node=node, hosted=snapshot.run.hosted, groups=groups
             )
+        _check_answers(target, answers)
         core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
         if (voted := self._vote(target, answers, caller, groups)) is not None:
             return voted
@@ -176,7 +190,10 @@ class PauseService:
             return self._resume_read(
                 run_id, answers, caller=caller, node=node, hosted=snapshot.run.hosted, groups=groups
             )
-        resumed = core.release_gate(run_id, wait.gate, self._output(answered), wait=wait)
+        try:
+            resumed = core.release_gate(run_id, wait.gate, self._output(answered), wait=wait, siblings=snapshot.waits)
+        except SendFailedError:  # stored: the reconciler sends it
+            return self._result(answered, False, pending=True)
         return self._result(answered, resumed or (repeat and self._delivered(answered)))
 
     def _resume_read(
@@ -197,16 +214,21 @@ class PauseService:
                     f"run {run_id} is not waiting for input" + (f" at node '{node}'" if node else ""),
                     details={"run_id": run_id},
                 )
+            _check_answers(latest, answers)
             return self._settled(latest, answers, caller, groups)
         target = pending[-1]
+        _check_answers(target, answers)
         core.refuse_if_late(target, answers, caller=caller, deadline=target.expires_at)
         if (voted := self._vote(target, answers, caller, groups)) is not None:
             return voted
         answered, repeat = self._decide(target, answers, caller)
-        if repeat:  # the first request decided it: resend if its send failed, else say what it did
-            resumed = core.release_gate(run_id, target.request.node, self._output(answered))
-            return self._result(answered, resumed or self._delivered(answered))
-        return self._result(answered, deliver(core, answered, hosted=hosted))
+        try:
+            if repeat:  # the first request decided it: resend if its send failed, else say what it did
+                resumed = core.release_gate(run_id, target.request.node, self._output(answered))
+                return self._result(answered, resumed or self._delivered(answered))
+            return self._result(answered, deliver(core, answered, hosted=hosted))
+        except SendFailedError:  # stored: the reconciler sends it
+            return self._result(answered, False, pending=True)
 
     def _vote(self, target: Interaction, answers: dict[str, Any], caller: str, groups: Groups) -> dict[str, Any] | None:
         """A quorum pause: this resume is one vote (baton/services/pause_quorum.py). None: no quorum."""
@@ -261,21 +283,24 @@ class PauseService:
         voter's repeat on a quorum pause (200: counted once), or a 409."""
         core = self.core
         st = latest.state
+        if st.status == "cancelled":  # its run was stopped
+            raise closed_error(latest)
         quorum = _approval_policy(latest) is not None
         if st.status == "answered" and st.answer == answers:
             # A retry of a resume whose token send failed: the stored answer is resent. The same caller's
-            # repeat is answered as the first was, even once the gate is resumed. On a quorum pause the
-            # same answer is a vote: the vote path below says whether it was counted (never the 200 of the
+            # repeat is answered as the first was, even once the gate is resumed; another caller's same
+            # answer lost the race (the 409 below), whoever made the send. On a quorum pause the same
+            # answer is a vote: the vote path below says whether it was counted (never the 200 of the
             # deciders' resume, which it is not), after this request made the deciders' send if still due.
-            resumed = core.release_gate(latest.run_id, latest.request.node, self._output(latest))
-            if not quorum and (resumed or st.answered_by == caller):
+            try:
+                resumed = core.release_gate(latest.run_id, latest.request.node, self._output(latest))
+            except SendFailedError:  # still stored, still unsent: the reconciler sends it
+                if not quorum and st.answered_by == caller:
+                    return self._result(latest, False, pending=True)
+                resumed = False
+            if not quorum and st.answered_by == caller:
                 return self._result(latest, resumed or self._delivered(latest))
-        if st.status == "timed_out" or st.outcome:  # a default taken: also late
-            core.refuse_if_late(latest, answers, caller=caller, deadline=latest.expires_at or core.now())
-            raise GoneError(
-                f"the pause at node '{latest.request.node}' timed out",
-                details={"interaction": latest.public()},
-            )
+        core.refuse_if_ended(latest, answers, caller=caller, interaction=latest.public())  # timed out, or defaulted
         if (voted := self._vote(latest, answers, caller, groups)) is not None:
             return voted  # the vote path tells a counted voter so and gives anyone else the 409
         raise ConflictError(
@@ -304,33 +329,26 @@ class PauseService:
         return False
 
     def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """The reconciler, at a parked pause's deadline: time out what is still pending (a conditional
-        write: an answer accepted first wins and is released instead) and fail the task with
-        DEADLINE_ERROR, so the gate's Catch records the timeout. True if this call ended it."""
-        pending = []
-        for iid in wait.interaction_ids:
-            i = self.core.store.get_interaction(wait.run_id, iid)
-            if i is None or i.state.status != "pending":
-                continue
-            try:
-                self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason="timeout"))
-            except ConflictError:
-                return False  # answered just in time: the answer's release delivers it
-            pending.append(i.interaction_id)
-        cause = f"the pause at node '{wait.gate}' passed its deadline {wait.deadline}; unanswered: " + (
-            ", ".join(pending) or "none"
-        )
-        return self.core.fail_at_deadline(wait, cause)
+        """At a parked pause's deadline, the one deadline path (baton.services.at_deadline): an answer
+        stored in time is delivered, never failed (its own send may still be under way); only an
+        unanswered pause takes its declared default or fails with DEADLINE_ERROR, so the gate's Catch
+        records the timeout. True if this call ended (or released) it."""
+        return end_at_deadline(self.deadline_policy(), wait) is not None
+
+    def deadline_policy(self) -> InteractionPauseDeadline:
+        """The plain pause's `DeadlinePolicy`: its stored answer is sent as `resume` sends it."""
+        return InteractionPauseDeadline(self.core, pause_output)
 
     _output = staticmethod(pause_output)
 
     @staticmethod
-    def _result(i: Interaction, resumed: bool) -> dict[str, Any]:
+    def _result(i: Interaction, resumed: bool, *, pending: bool = False) -> dict[str, Any]:
         return {
             "interaction_id": i.interaction_id,
             "node": i.request.node,
             "queued": True,
             "resumed": resumed,
+            "delivery": delivery_of(resumed, pending=pending),
         }
 
     def record_timeout(self, run_id: str, node: str) -> dict[str, Any]:

@@ -60,7 +60,9 @@ from baton.models import (
 )
 from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services import gate_answers
+from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
 from baton.services.approvals import ApprovalService, Voter, approval_view
+from baton.services.at_deadline import end_at_deadline
 from baton.services.deadlines import arm_interaction, arm_tool_await, park_wait, wait_ladder
 
 if TYPE_CHECKING:
@@ -88,6 +90,7 @@ MAP_REFUSAL = (
     "Map replays ONE node id for every item, so all items would share one inbox. Declare the asking node on "
     "the trunk (before the Map) and fan out below it"
 )
+PAUSE_KINDS = frozenset({"ask", "interrupt", "review"})  # a person's pause: its node asks no async questions
 MAP_AWAIT_REFUSAL = (
     "the await_answers tool cannot be called from inside a Map iteration: a pause by the tool is run-global. "
     "Put an await gate Task state (per-item gate name) in the Map's ItemProcessor instead"
@@ -215,6 +218,7 @@ class QuestionService:
                 f"run {run_id} is {run.status}; it can no longer ask questions",
                 details={"run_id": run_id, "status": run.status},
             )
+        self._refuse_a_pause_node(run_id, node)
         interaction = Interaction(
             interaction_id=core.ids.new_id(),
             run_id=run_id,
@@ -315,6 +319,31 @@ class QuestionService:
                 details={"run_id": run_id, "interaction_id": interaction_id},
             )
         return found
+
+    def _refuse_a_pause_node(self, run_id: str, node: str) -> None:
+        """C240 at run time (`baton check` finds it in ASL): a node that is a person's pause in this run (a
+        blocking ask, an interrupt, a review gate) cannot post async questions: it IS the blocking question."""
+        pause = next(
+            (
+                i
+                for i in self.core.store.list_run_interactions(run_id)
+                if i.request.kind in PAUSE_KINDS and i.request.node == node
+            ),
+            None,
+        )
+        if pause is not None:
+            raise ValidationFailedError(
+                f"node '{node}' is a person's pause in run {run_id} (its {pause.request.kind} "
+                f"{pause.interaction_id}): a human node IS the blocking question and cannot post async "
+                "questions (C240); post them from the agent node that runs before it",
+                details={
+                    "reason": "node_is_a_human_pause",
+                    "code": "C240",
+                    "node": node,
+                    "pause": pause.interaction_id,
+                    "kind": pause.request.kind,
+                },
+            )
 
     # ---- answering ------------------------------------------------------------------------------
     def answer(
@@ -433,10 +462,14 @@ class QuestionService:
                 return self._repeat(snapshot, current)
             raise self._already(current) from None
         outputs = {w.gate: gate_answers.output(w, question, answer) for w in ready if w.gate in known}
-        return self._after_answer(snapshot, answered, self._release_gates(run_id, ready, known=outputs))
+        released, unsent = self._release_gates(run_id, ready, known=outputs, siblings=snapshot.waits)
+        return self._after_answer(snapshot, answered, released, unsent)
 
-    def _after_answer(self, snapshot: RunSnapshot, answered: Interaction, released: list[str]) -> dict[str, Any]:
-        """Tool-form awaits the answer completes, and the answer's result."""
+    def _after_answer(
+        self, snapshot: RunSnapshot, answered: Interaction, released: list[str], unsent: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        """Tool-form awaits the answer completes, and the answer's result (`unsent`: gates whose send
+        failed, the reconciler's to send: the delivery is pending)."""
         for awaiting in snapshot.pending:
             if awaiting.request.kind == "await" and self._complete_tool_await(awaiting):
                 released.append(f"tool:{awaiting.interaction_id}")
@@ -447,6 +480,7 @@ class QuestionService:
             "queued": True,
             "resumed": bool(released),
             "released": released,
+            "delivery": delivery_of(bool(released), pending=bool(unsent)),
         }
 
     @staticmethod
@@ -468,9 +502,9 @@ class QuestionService:
             for w in snapshot.waits
             if w.kind == "await" and _in_scope(answered, w.scope.get("from")) and w.parked_at <= at
         ]
-        sent = self._release_gates(answered.run_id, [w for w in gates if w.status in ("parked", "expiring")])
+        sent, unsent = self._release_gates(answered.run_id, [w for w in gates if w.status in ("parked", "expiring")])
         released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
-        return self._after_answer(snapshot, answered, released)
+        return self._after_answer(snapshot, answered, released, unsent)
 
     def _settled(
         self, snapshot: RunSnapshot, question: Interaction, answer: Any, voter: Voter, *, quorum: bool
@@ -479,6 +513,9 @@ class QuestionService:
         200 again), a counted voter's repeat on a quorum question (200: counted once), else the 409."""
         if question.state.status == "timed_out":
             raise self._late(question, answer, voter.operator)
+        if question.state.status == "cancelled":  # its run was stopped
+            raise closed_error(question)
+        self.core.refuse_if_ended(question, answer, caller=voter.operator)  # its default was taken: late
         if self._is_repeat(question, answer, voter.operator):
             return self._repeat(snapshot, question)
         policy = question.request_as(QuestionRequest).approval
@@ -558,18 +595,25 @@ class QuestionService:
         )
 
     def _release_gates(
-        self, run_id: str, gates: list[ParkedWait], *, known: dict[str, list[dict[str, Any]]] | None = None
-    ) -> list[str]:
+        self,
+        run_id: str,
+        gates: list[ParkedWait],
+        *,
+        known: dict[str, list[dict[str, Any]]] | None = None,
+        siblings: list[ParkedWait] | None = None,
+    ) -> tuple[list[str], list[str]]:
         """Release each of `gates` whose scope is now fully answered: with its `known` output (from the
         answers its wait carried, `baton/services/gate_answers.py`), else from one read of the run's
-        questions for all of them. A failed send loses nothing: the answer is stored, the reconciler
-        retries."""
+        questions for all of them. Returns (released, unsent): a failed send loses nothing (the answer is
+        stored, the reconciler sends it), its gate is listed as unsent. `siblings`: the run's waits from the
+        caller's snapshot (does another still hold the run?)."""
         if not gates:
-            return []
+            return [], []
         known = known or {}
         unknown = [w for w in gates if w.gate not in known]
         questions = self.core.store.list_run_interactions(run_id, kind="question") if unknown else []
-        released = []
+        released: list[str] = []
+        unsent: list[str] = []
         for wait in gates:
             if wait.gate in known:
                 answers = known[wait.gate]
@@ -577,12 +621,15 @@ class QuestionService:
                 pending, answers = _split(questions, wait.scope.get("from"))
                 if pending:
                     continue
+            others = None if siblings is None else [w for w in siblings if w.gate not in released]
             try:
-                if self._send_release(wait, answers):
+                if self._send_release(wait, answers, siblings=others):
                     released.append(wait.gate)
+            except SendFailedError:
+                unsent.append(wait.gate)
             except Exception:
                 log.exception("await gate release failed", extra={"run_id": run_id, "gate": wait.gate})
-        return released
+        return released, unsent
 
     def take_default(self, run_id: str, interaction_id: str) -> bool:
         """A question's own deadline (its timer, `baton.services.deadlines`), with a declared default: it
@@ -601,7 +648,7 @@ class QuestionService:
         ]
         if not self._answer_default(question, open_gates=gates):
             return False
-        self._release_gates(run_id, gates)
+        self._release_gates(run_id, gates)  # a failed send: the reconciler's
         for awaiting in core.store.list_run_interactions(run_id, kind="await", status="pending"):
             self._complete_tool_await(awaiting)
         return True
@@ -773,8 +820,8 @@ class QuestionService:
                 **({"warning": warning} if warning else {}),
             ),
         )
-        if pending:
-            core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"})
+        if pending and core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
+            core.record(run_id, RunPaused(gate=gate, kind="await", pending=[i.interaction_id for i in pending]))
         # The re-check: anything answered between our read above and the park is seen here.
         released = self._release_if_ready(run_id, gate, from_node, parked)
         if not released:  # asked between our read above and the park: this gate holds it up too
@@ -808,7 +855,9 @@ class QuestionService:
         wait = self.core.store.get_wait(run_id, gate)
         return wait is not None and self._send_release(wait, answers)
 
-    def _send_release(self, wait: ParkedWait, answers: list[dict[str, Any]]) -> bool:
+    def _send_release(
+        self, wait: ParkedWait, answers: list[dict[str, Any]], *, siblings: list[ParkedWait] | None = None
+    ) -> bool:
         """Send the gate's output with the scope's answers; `await_released` is recorded with the release."""
         from_node = wait.scope.get("from")
         try:
@@ -818,6 +867,7 @@ class QuestionService:
                 {"answers": answers, "gate": wait.gate, "from": from_node},
                 wait=wait,
                 also=[AwaitReleased(gate=wait.gate, answers=len(answers), from_node=from_node)],
+                siblings=siblings,
             )
         except GoneError:
             return False  # the gate timed out first; its timeout handler reports what was missing
@@ -976,37 +1026,12 @@ class QuestionService:
         return self._release_if_ready(wait.run_id, wait.gate, wait.scope.get("from"))
 
     def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """At a parked await gate's deadline: first close the wait to answers (a conditional write to
-        "expiring": an answer's write is guarded by the wait being parked, so from here none is
-        accepted), then read the scope. Everything answered before it closed: the gate is released with
-        the answers, not failed. Otherwise the task fails with DEADLINE_ERROR (the gate's Catch lists what
-        is missing). A wait found already expiring (a deadline that died midway) goes on from the read.
-        True if this call ended (or released) the gate."""
-        if wait.status == "parked":
-            if not self.core.store.release_wait(wait, "expiring"):
-                return False  # released or ended by someone else first
-            wait = wait.model_copy(update={"status": "expiring"})
-        elif wait.status != "expiring":
-            return False
-        pending, answers = self._scope(wait.run_id, wait.scope.get("from"))
-        ladder = wait_ladder(wait)
-        defaults = ladder is not None and ladder.on_timeout == USE_QUESTION_DEFAULTS
-        if pending and defaults:  # the wait is closed to answers: each question's own default, if any
-            others = [
-                w
-                for w in self.core.store.list_run_waits(wait.run_id)
-                if w.kind == "await" and w.status == "parked" and w.gate != wait.gate
-            ]
-            for question in pending:
-                self._answer_default(question, carrying=[w for w in others if _in_scope(question, w.scope.get("from"))])
-            pending, answers = self._scope(wait.run_id, wait.scope.get("from"))
-        if not pending:
-            return self._send_release(wait, answers)
-        listed = ", ".join(i.interaction_id for i in pending)
-        cause = f"await gate '{wait.gate}' passed its deadline {wait.deadline}; unanswered: {listed}"
-        if defaults:
-            cause += " (no declared default)"
-        return self.core.fail_at_deadline(wait, cause)
+        """At a parked await gate's deadline, the one deadline path (baton.services.at_deadline,
+        `AwaitDeadline`): the wait is closed to answers first, then its scope read; everything answered
+        before it closed releases the gate with the answers. Otherwise its questions' declared defaults
+        (`use_question_defaults`), else the task fails with DEADLINE_ERROR (the gate's Catch lists what is
+        missing). True if this call ended (or released) the gate."""
+        return end_at_deadline(AwaitDeadline(self), wait) is not None
 
     def reconcile_tool_awaits(self) -> tuple[list[dict[str, str]], list[str]]:
         """Complete tool-form awaits whose questions are answered; time out those past their expiry."""
@@ -1054,3 +1079,58 @@ class QuestionService:
         )
         self._unpause_if_idle(awaiting.run_id)
         return True
+
+
+class AwaitDeadline:
+    """An await gate's `DeadlinePolicy` (baton.services.at_deadline). Closed by a conditional write to
+    "expiring" (an answer's write is guarded by the wait being parked, so from here none is accepted; a
+    wait found already expiring, a deadline that died midway, goes on from the read); what was stored is
+    its scope's answers once no question in it is pending."""
+
+    def __init__(self, questions: QuestionService) -> None:
+        self.questions = questions
+        self.core = questions.core
+
+    def close(self, wait: ParkedWait) -> ParkedWait | None:
+        if wait.status == "parked":
+            if not self.core.store.release_wait(wait, "expiring"):
+                return None  # released or ended by someone else first
+            return wait.model_copy(update={"status": "expiring"})
+        return wait if wait.status == "expiring" else None
+
+    def stored(self, wait: ParkedWait) -> list[dict[str, Any]] | None:
+        pending, answers = self.questions._scope(wait.run_id, wait.scope.get("from"))
+        return None if pending else answers
+
+    def release(self, wait: ParkedWait, stored: list[dict[str, Any]]) -> bool:
+        return self.questions._send_release(wait, stored)
+
+    def _defaults_declared(self, wait: ParkedWait) -> bool:
+        ladder = wait_ladder(wait)
+        return ladder is not None and ladder.on_timeout == USE_QUESTION_DEFAULTS
+
+    def take_default(self, wait: ParkedWait) -> bool:
+        """Each pending question's own default (the wait is closed to answers), when the gate declared
+        `use_question_defaults`; the other parked gates of its scope carry the answer too."""
+        if not self._defaults_declared(wait):
+            return False
+        pending, _ = self.questions._scope(wait.run_id, wait.scope.get("from"))
+        others = [
+            w
+            for w in self.core.store.list_run_waits(wait.run_id)
+            if w.kind == "await" and w.status == "parked" and w.gate != wait.gate
+        ]
+        for question in pending:
+            carrying = [w for w in others if _in_scope(question, w.scope.get("from"))]
+            self.questions._answer_default(question, carrying=carrying)
+        return bool(pending)
+
+    def time_out(self, wait: ParkedWait) -> bool:
+        pending, _ = self.questions._scope(wait.run_id, wait.scope.get("from"))
+        if not pending:
+            return False
+        listed = ", ".join(i.interaction_id for i in pending)
+        cause = f"await gate '{wait.gate}' passed its deadline {wait.deadline}; unanswered: {listed}"
+        if self._defaults_declared(wait):
+            cause += " (no declared default)"
+        return self.core.fail_at_deadline(wait, cause)

@@ -9,9 +9,10 @@ interaction is no longer pending gets what a failed send lost, exactly as the li
 * `await` gates: released once their scope is answered (and tool-form awaits completed or timed out).
 
 At a parked wait's deadline (`ParkedWait.deadline`, `Core.deadline_of`) Baton ends the pause itself
-before looking for a lost resume: what is still pending is timed out (a conditional write an answer
-accepted in time beats) and the task fails with `DEADLINE_ERROR` and its cause, so the gate's Catch runs
-as on Step Functions' own timeout, which is only the backstop.
+before looking for a lost resume, on the one deadline path of every kind (`baton.services.at_deadline`):
+an answer stored in time is delivered; what is still pending takes its declared default or is timed
+out (a conditional write an answer accepted in time beats) and the task fails with `DEADLINE_ERROR` and
+its cause, so the gate's Catch runs as on Step Functions' own timeout, which is only the backstop.
 
 A release whose sender died after the send (token sent, wait still parked) is completed here too: the
 re-send finds the token closed before its deadline, and `Core.release_gate` records what the sender did
@@ -37,9 +38,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import GoneError
-from baton.services.deadlines import take_default
-from baton.services.interrupts import InterruptService
-from baton.services.questions import QuestionService
+from baton.services.at_deadline import end_at_deadline
+from baton.services.interrupts import InterruptDeadline, InterruptService
+from baton.services.questions import AwaitDeadline, QuestionService
 from baton.services.quorum_release import settle_met_quorums
 from baton.services.runs import RunService
 
@@ -48,12 +49,11 @@ if TYPE_CHECKING:
 
     from baton.models import ParkedWait
     from baton.ports import WaitStore
+    from baton.services.at_deadline import DeadlineEnd, DeadlinePolicy
     from baton.services.core import Core
     from baton.services.review import ReviewService
 
 log = logging.getLogger("baton")
-# The parked pauses that may declare on_timeout: {"default": ...} (a review gate's: request_changes only).
-LADDER_KINDS = ("ask", "interrupt", "review")
 
 
 class Reconciler:
@@ -82,26 +82,29 @@ class Reconciler:
             return self._review().reconcile_wait if self._review is not None else None
         return self.runs.reconcile_wait  # ask (and any other RunService.park kind)
 
-    def _at_deadline(self, wait: ParkedWait) -> Callable[[ParkedWait], bool] | None:
+    def _deadline_policy(self, wait: ParkedWait) -> DeadlinePolicy[Any] | None:
+        """Each kind's steps of the one deadline path (baton.services.at_deadline)."""
         if wait.kind == "await":
-            return self.questions.end_at_deadline
+            return AwaitDeadline(self.questions)
         if wait.kind == "interrupt":
-            return self.interrupts.end_at_deadline
-        return self.runs.end_at_deadline  # ask and review: the interactions the wait names
+            return InterruptDeadline(self.interrupts)
+        if wait.kind == "review":
+            return self._review().deadline_policy() if self._review is not None else None
+        return self.runs.deadline_policy()  # ask (and any other RunService.park kind)
 
-    def _end_if_due(self, wait: ParkedWait) -> bool:
-        """True if Baton ended this pause at its deadline now (then there is nothing left to resend)."""
+    def _end_if_due(self, wait: ParkedWait) -> DeadlineEnd | None:
+        """What Baton did at this pause's deadline now (then there is nothing left to resend): its stored
+        answer delivered, its declared default taken, or the pause timed out. None: not due, or nothing."""
         if not self.core.is_past(wait.deadline):
-            return False
-        end = self._at_deadline(wait)
+            return None
+        policy = self._deadline_policy(wait)
         try:
-            defaulted = take_default(self.core, wait, self._handler(wait)) if wait.kind in LADDER_KINDS else None
-            if defaulted is not None:
-                return defaulted  # a declared default released the gate (baton.services.deadlines)
-            return end is not None and end(wait)
+            return end_at_deadline(policy, wait) if policy is not None else None
+        except GoneError:
+            return None  # Step Functions' own timeout closed the task first: its Catch reports it
         except Exception:
             log.exception("reconcile: ending at the deadline failed", extra={"run_id": wait.run_id, "gate": wait.gate})
-            return False
+            return None
 
     def reconcile(self) -> dict[str, Any]:
         checked = 0
@@ -112,8 +115,9 @@ class Reconciler:
             if handler is None:
                 continue
             checked += 1
-            if self._end_if_due(wait):
-                ended.append({"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind})
+            if (at_deadline := self._end_if_due(wait)) is not None:
+                done = {"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind}
+                (released if at_deadline == "released" else ended).append(done)
                 continue
             try:
                 if handler(wait):
@@ -152,8 +156,8 @@ class Reconciler:
     def reconcile_one(self, wait: ParkedWait) -> dict[str, bool]:
         """One parked wait, as a pass treats it (a gate's timer at its deadline, baton.services.deadlines):
         ended at its deadline, or else the resume a lost send owes it."""
-        if self._end_if_due(wait):
-            return {"ended": True, "released": False}
+        if (at_deadline := self._end_if_due(wait)) is not None:
+            return {"ended": at_deadline != "released", "released": at_deadline == "released"}
         handler = self._handler(wait)
         try:
             return {"ended": False, "released": handler is not None and handler(wait)}

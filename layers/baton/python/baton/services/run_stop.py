@@ -1,13 +1,21 @@
-"""Stopping a hosted run (`baton runs stop`, `POST /api/runs/{run_id}/stop`): StopExecution, then the run's
-`run_aborted` is recorded at once, the same way `functions/run_lifecycle` records it (baton.services.lifecycle),
-so `baton runs events --follow` sees the end without waiting for the EventBridge rule."""
+"""Stopping a hosted run (`baton runs stop`, `POST /api/runs/{run_id}/stop`): its pauses closed, StopExecution,
+then the run's `run_aborted` is recorded at once, the same way `functions/run_lifecycle` records it
+(baton.services.lifecycle), so `baton runs events --follow` sees the end without waiting for the EventBridge rule.
+
+The stop ends every pause of the run (`close_pauses`): each pending item (questions, blocking asks, plain pauses,
+interrupts, review gates) is cancelled with the stop's cause ("stopped by <who>: <why>") and leaves the inbox, and
+each parked wait is released, before StopExecution, so no answer is accepted for a run being stopped and no
+`run_resumed` can follow its `run_aborted`. Answering or resuming one afterwards is a 410 naming the stop
+(`baton.services.core.closed_error`). The writes are bounded: one Query of the run's interactions, one of its
+waits, and one transaction per 100 items (baton/adapters/dynamo_interactions.py `close_interactions`).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from baton.errors import ConflictError
-from baton.models import TERMINAL_RUN_STATES
+from baton.models import TERMINAL_RUN_STATES, status_of
 
 if TYPE_CHECKING:
     from baton.models import RunSummary
@@ -15,6 +23,31 @@ if TYPE_CHECKING:
     from baton.services.runs import RunService
 
 STOP_ERROR = "BatonRunStopped"
+CLOSE_ATTEMPTS = 3  # reads of what is open: an answer that lands while the stop closes it is read again
+_OPEN_WAITS = ("parked", "expiring")
+
+
+def close_pauses(core: Core, run_id: str, *, by: str, cause: str) -> list[str]:
+    """Cancel every pending interaction of `run_id` with `cause` (each keeps who closed it and when, as
+    its `answered_by`/`answered_at`) and release its open waits. Returns the interactions closed. One
+    answered meanwhile stands (it was decided first); after CLOSE_ATTEMPTS the stop goes on, and the
+    run's end refuses what is still open (a hosted run's answers are a 410 once it has ended)."""
+    closed: list[str] = []
+    for _attempt in range(CLOSE_ATTEMPTS):
+        pending = core.store.list_run_interactions(run_id, status="pending")
+        waits = [w for w in core.store.list_run_waits(run_id) if w.status in _OPEN_WAITS]
+        if not pending and not waits:
+            break
+        now = core.now()
+        closing = [(i, status_of(i.state, "cancelled", by=by, at=now, reason=cause)) for i in pending]
+        try:
+            core.store.close_interactions(closing, waits=waits)
+        except ConflictError as err:  # one was answered meanwhile: what was written stands, read the rest
+            closed += err.details.get("closed", [])
+            continue
+        closed += [i.interaction_id for i in pending]
+        break
+    return closed
 
 
 def stop_run(core: Core, runs: RunService, run_id: str, *, caller: str, reason: str | None) -> RunSummary:
@@ -36,6 +69,9 @@ def stop_run(core: Core, runs: RunService, run_id: str, *, caller: str, reason: 
     # it while StopExecution is still returning; AWS reports it through the rule, or the refresh below).
     previous = run.reason
     core.store.update_run(run_id, {"reason": cause})
+    # Closed first: an answer after this is refused, so nothing resumes a run that is being stopped. A
+    # StopExecution that fails leaves them closed (the stop was decided); sending the stop again ends the run.
+    close_pauses(core, run_id, by=caller, cause=cause)
     try:
         core.workflows.stop(arn, error=STOP_ERROR, cause=cause)
     except Exception:

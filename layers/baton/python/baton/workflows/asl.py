@@ -14,10 +14,14 @@ from baton.workflows.asl_rules import RuleContext, rule_findings
 from baton.workflows.gate_checks import (
     asking_nodes,
     await_findings,
+    grace_findings,
     ladder_findings,
+    pause_nodes,
+    question_node_findings,
     quorum_findings,
     review_findings,
 )
+from baton.workflows.map_rules import map_findings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,8 +49,8 @@ class Problem:
     file: str
     state: str
     message: str
-    # the gate checks' codes (C100-C271: baton.workflows.gate_checks); the deployment rules' (C300-C303:
-    # baton.workflows.asl_rules)
+    # the gate checks' codes (C100-C271, C245: baton.workflows.gate_checks; C243-C244, Baton inside a Map:
+    # baton.workflows.map_rules); the deployment rules' (C300-C303: baton.workflows.asl_rules)
     code: str = ""
 
     def __str__(self) -> str:
@@ -100,15 +104,19 @@ def check_definition(
 
 def _gate_problems(top: Mapping[str, Any], file: str, input_schema: Mapping[str, Any] | None) -> list[Problem]:
     asking = asking_nodes((p, s) for p, s, _ in _walk(top))
+    pauses = pause_nodes((p, s) for p, s, _ in _walk(top))
     context = RuleContext.for_file(file, input_schema)
     found: list[Problem] = []
     for path, state, _ in _walk(top):
         for where, code, message in [
             *review_findings(path, state, input_schema),
+            *question_node_findings(path, state, pauses),
             *await_findings(path, state, asking),
+            *grace_findings(path, state),
             *quorum_findings(path, state, input_schema),
             *ladder_findings(path, state),
             *rule_findings(path, state, context),
+            *map_findings(path, state),
         ]:
             found.append(Problem(file, where, message, code))
     return found

@@ -4,6 +4,10 @@ compilers refuse a bad workflow. Each finding has a code:
 - C100: a review gate with nothing to merge (no `run_branch`, neither in its literal configuration nor
   required by the workflow's input schema when the configuration comes from the input).
 - C101: a review gate's `review_url` names an output its `outputs` do not have.
+- C240: a Task that posts async questions as a node that is itself a person's pause here (a blocking
+  ask's or an interrupt's `node`, a review gate's `gate`): a human node IS the blocking question, and its
+  questions would wait on the person they are meant to reach. Ask from the agent node before it. At run
+  time the ask is refused too (`baton.services.questions`, 422 with reason `node_is_a_human_pause`).
 - C241: an await gate without a positive timeout (`TimeoutSeconds` <= 0, or a literal
   `timeout_seconds` <= 0 in its payload).
 - C242: an await gate whose `from` names a node that never asks in this workflow (Tasks post questions
@@ -27,6 +31,11 @@ compilers refuse a bad workflow. Each finding has a code:
 - C261: an await gate's literal `ladder` that its park would refuse: a `{"default": ...}` (an await gate
   has no answer of its own: its questions declare defaults, it takes "use_question_defaults"), or a step
   not before the gate's timeout.
+- C245: a Baton parking Task (a task-token wait on one of Baton's gate functions, or any token wait whose
+  payload has a literal `timeout_seconds`) whose literal `TimeoutSeconds` leaves no grace after it
+  (< `timeout_seconds` + GRACE_SECONDS, baton.domain.deadline): Step Functions could time the task out
+  as Baton delivers its answer at the deadline. Paths (`TimeoutSecondsPath`, `timeout_seconds.$`) are
+  not judged.
 
 Gates are found by what they call: a review gate is a `states:startExecution.sync:2` Task on
 `${ReviewGateStateMachineArn}`; an await gate is a `waitForTaskToken` Task on `${AwaitGateFunctionArn}`.
@@ -40,16 +49,22 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.deadline import GRACE_SECONDS, task_timeout_seconds
+from baton.domain.gate_payloads import PAYLOAD_OF_FUNCTION
+from baton.workflows.resources import FUNCTIONS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
 
 REVIEW_GATE_ARN = "${ReviewGateStateMachineArn}"
+# Baton's gate Lambdas (a pause's park, timeout and merge handlers), as ASL names them: none of them asks.
+_GATE_FUNCTIONS = frozenset(f"${{{spec.substitution}}}" for spec in FUNCTIONS if spec.name in PAYLOAD_OF_FUNCTION)
 AWAIT_GATE_ARN = "${AwaitGateFunctionArn}"
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
 
-def _payload(state: Mapping[str, Any]) -> Mapping[str, Any]:
+def task_payload(state: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The Lambda payload a Task state passes (`Parameters` or `Arguments`), {} when it has none."""
     params = state.get("Parameters") or state.get("Arguments") or {}
     payload = params.get("Payload", {}) if isinstance(params, dict) else {}
     return payload if isinstance(payload, dict) else {}
@@ -65,7 +80,7 @@ def _is_review_gate(state: Mapping[str, Any]) -> bool:
     )
 
 
-def _is_await_gate(state: Mapping[str, Any]) -> bool:
+def is_await_gate(state: Mapping[str, Any]) -> bool:
     params = state.get("Parameters") or {}
     return (
         state.get("Type") == "Task"
@@ -79,10 +94,69 @@ def asking_nodes(states: Iterator[tuple[str, Mapping[str, Any]]]) -> set[str]:
     """The nodes that post questions here: every Task whose payload names a literal `node` (a Baton
     Lambda asking as that node, or an agent's own Lambda)."""
     return {
-        str(_payload(state)["node"])
+        str(task_payload(state)["node"])
         for _, state in states
-        if state.get("Type") == "Task" and isinstance(_payload(state).get("node"), str)
+        if state.get("Type") == "Task" and isinstance(task_payload(state).get("node"), str)
     }
+
+
+def _is_token_wait(state: Mapping[str, Any]) -> bool:
+    return state.get("Type") == "Task" and str(state.get("Resource", "")).endswith(".waitForTaskToken")
+
+
+def pause_nodes(states: Iterator[tuple[str, Mapping[str, Any]]]) -> dict[str, str]:
+    """The nodes that are a person's pause here, each with the state that pauses: the literal `node` of
+    a task-token wait (a blocking ask, an interrupt; an await gate names a `gate`, not a node) and the
+    literal `gate` of a review gate."""
+    found: dict[str, str] = {}
+    for path, state in states:
+        node = task_payload(state).get("node") if _is_token_wait(state) else None
+        if _is_review_gate(state):
+            config, _ = _review_config(state)
+            node = config.get("gate") if config is not None else None
+        if isinstance(node, str):
+            found.setdefault(node, path)
+    return found
+
+
+def _is_gate_function(name: object) -> bool:
+    """One of Baton's gate handlers: by its ASL placeholder (`${GateTimeoutFunctionArn}`), or in a
+    deployed definition by its ARN or name (`...:function:<prefix>-gate_timeout`)."""
+    if not isinstance(name, str):
+        return False
+    if name in _GATE_FUNCTIONS:
+        return True
+    tail = name.rsplit(":", 1)[-1]
+    return any(tail == fn or tail.endswith(f"-{fn}") for fn in PAYLOAD_OF_FUNCTION)
+
+
+def asks_as_node(state: Mapping[str, Any]) -> str | None:
+    """The node a Task posts questions as: a Task that is no pause (an agent's Lambda, not one of Baton's
+    gate handlers, which name a pause's node and ask nothing) with a literal `node` in its payload."""
+    if state.get("Type") != "Task" or _is_token_wait(state) or _is_review_gate(state):
+        return None
+    params = state.get("Parameters") or state.get("Arguments") or {}
+    if isinstance(params, dict) and _is_gate_function(params.get("FunctionName")):
+        return None
+    node = task_payload(state).get("node")
+    return node if isinstance(node, str) else None
+
+
+def question_node_findings(
+    path: str, state: Mapping[str, Any], pauses: Mapping[str, str]
+) -> list[tuple[str, str, str]]:
+    """C240: a Task that posts questions as a node that is a person's pause here."""
+    node = asks_as_node(state)
+    if node is None or node not in pauses:
+        return []
+    return [
+        (
+            path,
+            "C240",
+            f"posts questions as node '{node}', which is itself a person's pause here ({pauses[node]}): a human "
+            "node IS the blocking question; post async questions from the agent node before it",
+        )
+    ]
 
 
 def _schema_requires(schema: Mapping[str, Any] | None, dotted: str) -> bool:
@@ -187,9 +261,9 @@ def _quorum_placement(
     path: str, state: Mapping[str, Any], input_schema: Mapping[str, Any] | None
 ) -> list[tuple[str, str, str]]:
     """C270 (a quorum on an await gate) and C271 (a quorum from an input field the schema lacks)."""
-    payload = _payload(state)
+    payload = task_payload(state)
     given = [key for key in ("approval", "approval.$") if key in payload]
-    if given and _is_await_gate(state):
+    if given and is_await_gate(state):
         return [
             (
                 path,
@@ -232,10 +306,10 @@ def quorum_findings(
 
 
 def await_findings(path: str, state: Mapping[str, Any], asking: set[str]) -> list[tuple[str, str, str]]:
-    if not _is_await_gate(state):
+    if not is_await_gate(state):
         return []
     findings: list[tuple[str, str, str]] = []
-    payload = _payload(state)
+    payload = task_payload(state)
     timeouts = [state.get("TimeoutSeconds"), payload.get("timeout_seconds")]
     literal = [t for t in timeouts if t is not None]
     has_path = "TimeoutSecondsPath" in state or "timeout_seconds.$" in payload
@@ -265,13 +339,15 @@ def ladder_findings(path: str, state: Mapping[str, Any]) -> list[tuple[str, str,
     from baton.domain.ladder import AnswerCheck, Ladder
     from baton.errors import ValidationFailedError
 
-    payload = _payload(state)
+    payload = task_payload(state)
     request = payload.get("request")
     declared = request.get("ladder") if isinstance(request, dict) else payload.get("ladder")
     if not isinstance(declared, dict):
         return []  # none, or from the input at run time (the input schema checks it at POST /api/runs)
-    timeout = state.get("TimeoutSeconds", payload.get("timeout_seconds"))
-    awaiting = _is_await_gate(state)  # an await gate's ladder: "use_question_defaults", never a default (C261)
+    # The park checks the steps against the declared timeout_seconds; TimeoutSeconds is later by the grace.
+    declared_in = request if isinstance(request, dict) else payload
+    timeout = declared_in.get("timeout_seconds", state.get("TimeoutSeconds"))
+    awaiting = is_await_gate(state)  # an await gate's ladder: "use_question_defaults", never a default (C261)
     try:
         # An ask's default must be an object of answers; an interrupt's is checked against its schema at park.
         check = AnswerCheck(kind="await" if awaiting else "interrupt" if isinstance(request, dict) else "answers")
@@ -281,3 +357,32 @@ def ladder_findings(path: str, state: Mapping[str, Any]) -> list[tuple[str, str,
         code = "C261" if awaiting else "C251"
         return [(path, code, f"the pause's ladder would be refused when it parks: {why}")]
     return []
+
+
+def _literal_seconds(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def grace_findings(path: str, state: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """C245: a parking Task whose literal TimeoutSeconds does not come GRACE_SECONDS after the literal
+    `timeout_seconds` it sends (an interrupt sends it in its `request`)."""
+    if not _is_token_wait(state):
+        return []
+    payload = task_payload(state)
+    request = payload.get("request")
+    declared = _literal_seconds(
+        request.get("timeout_seconds") if isinstance(request, dict) else payload.get("timeout_seconds")
+    )
+    task_timeout = _literal_seconds(state.get("TimeoutSeconds"))
+    if declared is None or task_timeout is None or task_timeout >= task_timeout_seconds(declared):
+        return []
+    return [
+        (
+            path,
+            "C245",
+            f"TimeoutSeconds {task_timeout} leaves no grace after the pause's timeout_seconds {declared}: Step "
+            "Functions could time the task out as Baton delivers its answer at the deadline; set TimeoutSeconds "
+            f"to at least {task_timeout_seconds(declared)} (timeout_seconds + {GRACE_SECONDS}, "
+            "baton.domain.deadline.GRACE_SECONDS)",
+        )
+    ]

@@ -1,20 +1,24 @@
 """The await gate as states you drop into your own workflow (the same shape as
 `statemachines/await_answers.asl.json`): one `waitForTaskToken` Task calling the `await_gate` Lambda,
-its mandatory timeout, and the Catch (States.Timeout, or Baton's own deadline `BatonDeadlinePassed`, a
-grace earlier: `baton.domain.deadline`) → `await_timeout` Lambda → Fail whose cause lists the unanswered
-questions. Use `${AwaitGateFunctionArn}` / `${AwaitTimeoutFunctionArn}` placeholders (substituted by the
-local stack and CDK alike) or pass deployed ARNs.
+its mandatory timeout, and the Catch (Baton's own deadline `BatonDeadlinePassed` at the declared
+timeout, or States.Timeout, the backstop a grace later: `baton.domain.deadline`) → `await_timeout`
+Lambda → Fail whose cause lists the unanswered questions. Use `${AwaitGateFunctionArn}` /
+`${AwaitTimeoutFunctionArn}` placeholders (substituted by the local stack and CDK alike) or pass
+deployed ARNs.
 
     states.update(await_gate_states("Sync", gate="sync", from_node="draft", timeout_seconds=1800, next="Ship"))
 
-Inside a Map's ItemProcessor pass `map_item_path="$.index"` (with an ItemSelector putting
-`$$.Map.Item.Index` there): each item parks its own token (`<gate>-<index>`) and is released on its own.
+Inside a Map's ItemProcessor pass `map_item_path=MAP_ITEM_PATH` with the Map's ItemSelector built by
+`map_item_selector()` (it puts `$$.Map.Item.Index`, from the execution context, at `$.map_item`): each
+item parks its own token (`<gate>-<index>`) and is released on its own. `baton check` refuses an await
+gate or an asking Task inside a Map without it (C243; baton.workflows.map_rules).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from baton.domain.deadline import GRACE_SECONDS, task_timeout_seconds
 from baton.domain.gate_payloads import (
     ENTERED_TIME,
     TASK_TOKEN,
@@ -30,11 +34,20 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Unpack
 
-# What ends a parked gate at its timeout: Step Functions' own timer (the backstop), or Baton's deadline
-# (a task failure sent by the reconciler, strictly before it; `baton.services.core.DEADLINE_ERROR`).
+# What ends a parked gate at its timeout: Baton's deadline (a task failure sent at the declared timeout;
+# `baton.services.core.DEADLINE_ERROR`), or Step Functions' own timer, the backstop a grace later.
 TIMEOUT_ERRORS = ["States.Timeout", "BatonDeadlinePassed"]
 AWAIT_GATE_ARN = "${AwaitGateFunctionArn}"
 AWAIT_TIMEOUT_ARN = "${AwaitTimeoutFunctionArn}"
+MAP_INDEX = "$$.Map.Item.Index"  # the execution context's item index; only a Map's ItemSelector can read it
+MAP_ITEM_PATH = "$.map_item"  # where `map_item_selector()` puts it for the iteration's states
+
+
+def map_item_selector(fields: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A Map's ItemSelector giving each iteration its item index from the execution context at
+    `MAP_ITEM_PATH`, plus `fields` (ItemSelector entries: `"key.$": path` or literals). Baton's Tasks in the
+    iteration then pass `"map_item.$": MAP_ITEM_PATH`, so the item cannot be forgotten."""
+    return {**(fields or {}), f"{MAP_ITEM_PATH.removeprefix('$.')}.$": MAP_INDEX}
 
 
 class AwaitGatePaths(TypedDict, total=False):
@@ -90,8 +103,10 @@ def await_gate_states(
     ladder: Mapping[str, Any] | None = None,
     **paths: Unpack[AwaitGatePaths],
 ) -> dict[str, dict[str, Any]]:
-    """`{name: Task, name+"TimedOut": Task, name+"Failed": Fail}`. The Task's result (at `result_path`,
-    default `$.await`) is `{answers: [{interaction_id, node, question, answer}, …], gate, from}`.
+    """`{name: Task, name+"TimedOut": Task, name+"Failed": Fail}`; with `timeout_seconds_path`, `name` is a
+    Pass state that adds Baton's grace to the path's timeout for the Task, `name+"Park"`. The Task's
+    result (at `result_path`, default `$.await`) is `{answers: [{interaction_id, node, question, answer}, …],
+    gate, from}`.
     `paths` may set run_id_path (`$.run_id`), map_item_path, gate_arn and timeout_arn."""
     if (timeout_seconds is None) == (timeout_seconds_path is None):
         raise ValueError("an await gate needs exactly one of timeout_seconds / timeout_seconds_path (it must end)")
@@ -114,16 +129,29 @@ def await_gate_states(
         "Retry": [dict(LAMBDA_RETRIER)],
         "Catch": [{"ErrorEquals": TIMEOUT_ERRORS, "ResultPath": "$.error", "Next": f"{name}TimedOut"}],
     }
+    # Baton ends the gate at the declared timeout; Step Functions' own timeout, the grace after it, is
+    # the backstop (baton.domain.deadline). A path's value gets the grace added by a Pass state first.
+    entry: dict[str, dict[str, Any]] = {}
+    task_name = name
     if timeout_seconds is not None:
-        task["TimeoutSeconds"] = timeout_seconds
+        task["TimeoutSeconds"] = task_timeout_seconds(timeout_seconds)
     else:
-        task["TimeoutSecondsPath"] = timeout_seconds_path
+        task_name = f"{name}Park"
+        entry[name] = {
+            "Type": "Pass",
+            "Comment": "The gate's Step Functions timeout: the declared one + Baton's grace.",
+            "Parameters": {"seconds.$": f"States.MathAdd({timeout_seconds_path}, {GRACE_SECONDS})"},
+            "ResultPath": f"$.{name}_task_timeout",
+            "Next": task_name,
+        }
+        task["TimeoutSecondsPath"] = f"$.{name}_task_timeout.seconds"
     if next is None:
         task["End"] = True
     else:
         task["Next"] = next
     return {
-        name: task,
+        **entry,
+        task_name: task,
         f"{name}TimedOut": {
             "Type": "Task",
             "Resource": "arn:aws:states:::lambda:invoke",

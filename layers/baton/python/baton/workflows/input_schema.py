@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import fastjsonschema
 
+from baton.domain.linear_patterns import compile_schema
 from baton.errors import ValidationFailedError
 from baton.runtime.settings import COMPRESSED_PREFIX
 from baton.workflows.resources import STATE_MACHINES
@@ -62,7 +63,7 @@ def compact(schemas: Mapping[str, Mapping[str, Any]]) -> str:
 
 @lru_cache(maxsize=64)
 def _compiled(text: str) -> Callable[[Any], Any]:
-    return fastjsonschema.compile(json.loads(text))
+    return compile_schema(json.loads(text), handlers={}, formats={})  # patterns in RE2, as answer schemas
 
 
 def _field(err: fastjsonschema.JsonSchemaValueException) -> str:

@@ -67,6 +67,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
             "BATON_MERGE_RUNNER",
             "BATON_MERGE_REPOSITORY",
             "BATON_NOTIFY_CHANNELS",  # the doors where a question is created: an unwired channel is a 422
+            "BATON_ALLOWED_ORIGINS",  # the pages besides its own that may call it (baton/domain/origins.py)
         ),
     ),
     # The agent tools over MCP (baton/mcp): POST /mcp, each call held at most ~20 s (API Gateway cuts at 29 s).
@@ -74,7 +75,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "mcp",
         "Baton MCP server: the agent tools over stateless Streamable HTTP",
         timeout_seconds=29,
-        extra_env=("BATON_AGENT_PRINCIPAL_PATTERN", "BATON_NOTIFY_CHANNELS"),
+        extra_env=("BATON_AGENT_PRINCIPAL_PATTERN", "BATON_NOTIFY_CHANNELS", "BATON_ALLOWED_ORIGINS"),
         aws_access=("table", "topic", "deadline_timer"),  # a question's remind_after/escalate_after/on_timeout
     ),
     FunctionSpec("park", "Registers a gate's task token and what it asks"),

@@ -24,7 +24,7 @@ GSI3 (sparse, "all_pending"): every pending interaction of every kind, in one pa
   a minute, orders of magnitude below that. A table many teams share would shard it
   (`PENDING#<n>`, one Query per shard). Items written before the index lack the keys: the local stack
   adds them when it loads its saved table (`baton/local/persist.py`); a deployed table's older pending
-  items get them from `DynamoStore.backfill_all_pending` (`scripts/backfill_all_pending.py`, once); until
+  items get them from `DynamoStore.backfill_all_pending` (`baton migrate index-keys`, once); until
   then such an item is listed under its kind's filter (GSI1) but not on the all-kinds page.
   A pending interaction also carries `blocks`, the gate parked on it (written by the park: `put_wait`,
   `mark_blocked`), so the page is that one Query with no read of the WAIT# items; the same backfill
@@ -36,7 +36,9 @@ GSI4 (sparse, "due"): a pending interaction whose deadline Baton acts on by itse
   is `GSI4SK < "<now>$"` (timestamps are one fixed-length ISO form, `baton.ids.iso`, and "$" sorts right
   after "#"). Written with the GSI1 keys, gone with them. Items written before the index lack the keys:
   the local stack adds them when it loads its saved table (`baton/local/persist.py`); a deployed table's
-  get them from `DynamoStore.backfill_all_pending` (`scripts/backfill_all_pending.py`, once).
+  get them from `DynamoStore.backfill_all_pending` (`baton migrate index-keys`, once).
+Outside the runs: PK = INBOX_SESSIONS ; SK = SESSION#<operator>#<session_id>, one open local inbox session
+  each (`baton/adapters/inbox_sessions.py`; TTL at its expiry), read by GetItem, ended by Query + DeleteItem.
 The TTL attribute (`expiration`) is set only on items that may expire; decision records and a run's
 chain head never carry it.
 """

@@ -36,6 +36,7 @@ from baton.channels.slack.payloads import (
     ButtonValue,
     ModalMetadata,
 )
+from baton.domain.review_gate import verdict_blocks_approval
 
 if TYPE_CHECKING:
     from baton.channels.slack.forms import FormField, SlackForm
@@ -176,15 +177,26 @@ def review_blocks(review: Interaction, turns: list[ReviewTurn], *, inbox_url: st
     if steps:
         listed = "\n".join(f"{n}. {escape(step)}" for n, step in enumerate(steps, 1))
         blocks.append(SectionBlock(text=MarkdownTextObject(text=clip(f"*Test steps:*\n{listed}", _SECTION_MAX))))
+    # With blockers approve is not offered (the API would refuse it): Request changes is the primary action.
+    blocked = verdict_blocks_approval(verdict)
     elements = [
         ButtonElement(
             text="Request changes",
             action_id=f"{REVIEW_ACTION}_request_changes",
             value=_value(review),
-            style="danger",
+            style="primary" if blocked else "danger",
         ),
-        ButtonElement(
-            text="Approve & merge", action_id=f"{REVIEW_ACTION}_approve_merge", value=_value(review), style="primary"
+        *(
+            []
+            if blocked
+            else [
+                ButtonElement(
+                    text="Approve & merge",
+                    action_id=f"{REVIEW_ACTION}_approve_merge",
+                    value=_value(review),
+                    style="primary",
+                )
+            ]
         ),
         _inbox_button(inbox_url, review),
     ]

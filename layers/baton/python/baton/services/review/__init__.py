@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
     from baton.domain.merge_contracts import BuildFinished, MergeOutcome, StatesError
     from baton.models import Interaction, ParkedWait
-    from baton.ports import BuildRecords, BuildRunner, Companion, DiffSource
+    from baton.review_ports import BuildRecords, BuildRunner, Companion, DiffSource
+    from baton.services.at_deadline import InteractionPauseDeadline
     from baton.services.core import Core
 
 __all__ = ["ReviewService", "is_review_answer"]
@@ -95,6 +96,9 @@ class ReviewService:
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         return self.actions.reconcile_wait(wait)
+
+    def deadline_policy(self) -> InteractionPauseDeadline:
+        return self.actions.deadline_policy()
 
     def settle_quorum(self, interaction: Interaction) -> bool:
         """The reconciler: a pending review whose quorum is met but was not released (quorum.py)."""

@@ -12,23 +12,32 @@ from typing import TYPE_CHECKING, Any
 
 from baton.domain.review_gate import (
     ACTIONS,
-    FINAL_ACTIONS,
     KEY_ACTION,
+    KEY_HEAD,
     KEY_MESSAGE,
+    KEY_REASON,
     KEY_REPLY,
     KEY_STRATEGY,
     MERGE_ACTIONS,
     RESERVED_KEYS,
     STRATEGIES,
+    allowed_actions,
+    verdict_blocks_approval,
 )
 from baton.errors import ConflictError, GoneError, ValidationFailedError
 from baton.events import HumanInputRequested, InteractionAnswered, ReviewTurnRecorded, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
+from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
+from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
 from baton.services.review.gate import ACTIVE_RUN, ReviewGate, clip
 
 if TYPE_CHECKING:
     from datetime import datetime
+
+    from baton.domain.review_gate import GateConfig
+    from baton.models import Interaction
+    from baton.services.review.gate import Reviewed
 
 
 class ReviewActions(ReviewGate):
@@ -95,6 +104,15 @@ class ReviewActions(ReviewGate):
                 return self.core.release_gate(wait.run_id, wait.gate, self._output(current), token=wait.task_token)
         return False
 
+    def deadline_policy(self) -> InteractionPauseDeadline:
+        """The review gate's `DeadlinePolicy` (baton.services.at_deadline): a stored review action is
+        sent as `act` sends it; an answer without one is nothing this gate delivers."""
+
+        def output(current: Interaction) -> dict[str, Any] | None:
+            return self._output(current) if (current.state.answer or {}).get("action") in ACTIONS else None
+
+        return InteractionPauseDeadline(self.core, output)
+
     def act(
         self,
         run_id: str,
@@ -106,6 +124,7 @@ class ReviewActions(ReviewGate):
     ) -> dict[str, Any]:
         core = self.core
         action, reply, message, strategy = self._check_answers(answers)
+        seen_head = answers.get(KEY_HEAD)
         core.require_run(run_id)
         interaction = self._latest(run_id, node)
         if interaction is None:
@@ -117,6 +136,8 @@ class ReviewActions(ReviewGate):
             raise GoneError(
                 f"the review at gate '{interaction.node}' timed out", details={"interaction": interaction.public()}
             )
+        if interaction.state.status == "cancelled":  # its run was stopped
+            raise closed_error(interaction)
         if interaction.state.status != "pending":
             busy = (interaction.state.answer or {}).get("action")
             raise ConflictError(
@@ -130,23 +151,12 @@ class ReviewActions(ReviewGate):
         config = self.config_of(interaction)
         turns = core.store.list_turns(run_id, interaction.interaction_id)
         used = self._companion_turns(turns)
-        if action == "reply" and used >= config.max_turns:
-            raise ConflictError(
-                f"the dialogue reached max_turns ({config.max_turns}); only "
-                f"{', '.join(FINAL_ACTIONS)} are accepted now",
-                details={"allowed": list(FINAL_ACTIONS), "max_turns": config.max_turns, "turns_used": used},
-            )
         verdict = self._latest_verdict(turns)
-        if (
-            action == "approve_merge"
-            and verdict is not None
-            and (verdict.get("blockers") or verdict.get("decision") == "request_changes")
-        ):
-            raise ConflictError(
-                "the companion's verdict is request_changes or lists blockers; approve_merge is refused. "
-                "Use force_merge to merge anyway (git safety guards still apply), or reply / request_changes",
-                details={"verdict": verdict, "allowed": ["force_merge", "reply", "request_changes"]},
-            )
+        allowed = allowed_actions(verdict, turns_used=used, max_turns=config.max_turns)
+        reason = self._refuse_disallowed(action, answers, verdict, allowed, used=used, max_turns=config.max_turns)
+        reviewed = self._reviewed(interaction, turns)
+        if action in MERGE_ACTIONS:
+            self._refuse_unreviewed(config, reviewed, seen_head, allowed)
         stored = {
             "action": action,
             "reply": reply,
@@ -154,6 +164,8 @@ class ReviewActions(ReviewGate):
             "merge_strategy": strategy or config.merge_strategy,
             "by": caller,
         }
+        if action != "reply":  # the decision names the commit and diff it decides on, and why
+            stored |= {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "reason": reason}
         if config.approval is not None and action != "reply":  # a vote (baton/services/review/quorum.py)
             from baton.services.approvals import Voter
             from baton.services.review.quorum import ReviewQuorum
@@ -199,14 +211,78 @@ class ReviewActions(ReviewGate):
                     by=caller,
                 ),
             )
-        resumed = core.release_gate(run_id, interaction.node, self._output(answered))
+        try:
+            resumed, pending = core.release_gate(run_id, interaction.node, self._output(answered)), False
+        except SendFailedError:  # the action is stored: the reconciler sends it
+            resumed, pending = False, True
         return {
             "interaction_id": interaction.interaction_id,
             "node": interaction.node,
             "action": action,
             "queued": True,
             "resumed": resumed,
+            "delivery": delivery_of(resumed, pending=pending),
+            "reviewed_head": stored.get("reviewed_head"),
         }
+
+    @staticmethod
+    def _refuse_disallowed(
+        action: str,
+        answers: dict[str, Any],
+        verdict: dict[str, Any] | None,
+        allowed: list[str],
+        *,
+        used: int,
+        max_turns: int,
+    ) -> str | None:
+        """409 for an action the dialogue or the verdict does not allow now; 422 for a force-merge over
+        blockers without its reason. Returns the stripped reason (None when not given)."""
+        if action == "reply" and used >= max_turns:
+            raise ConflictError(
+                f"the dialogue reached max_turns ({max_turns}); only {', '.join(allowed)} are accepted now",
+                details={"allowed": allowed, "max_turns": max_turns, "turns_used": used},
+            )
+        if action == "approve_merge" and verdict_blocks_approval(verdict):
+            raise ConflictError(
+                "the companion's verdict is request_changes or lists blockers; approve_merge is refused. "
+                "Use force_merge to merge anyway (with a reason; git safety guards still apply), or reply / "
+                "request_changes",
+                details={"verdict": verdict, "allowed": allowed},
+            )
+        reason = (answers.get(KEY_REASON) or "").strip() or None
+        if action == "force_merge" and verdict_blocks_approval(verdict) and reason is None:
+            raise ValidationFailedError(
+                f"force_merge over the companion's blockers needs a reason: set {KEY_REASON} to why it merges anyway",
+                details={"path": KEY_REASON, "verdict": verdict},
+            )
+        return reason
+
+    def _refuse_unreviewed(
+        self,
+        config: GateConfig,
+        reviewed: Reviewed,
+        seen_head: str | None,
+        allowed: list[str],
+    ) -> None:
+        """409 before a merge of anything but the reviewed commit: the operator looked at another head
+        than the companion's latest review, or the run branch moved since (where the repository can be
+        read here; the merge build merges the pinned commit whatever the branch holds by then)."""
+        again = [a for a in allowed if a in ("reply", "request_changes")]
+        details = {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "allowed": again}
+        if seen_head is not None and reviewed.head is not None and seen_head != reviewed.head:
+            raise ConflictError(
+                f"you reviewed {seen_head[:12]} but the companion's latest review is of {reviewed.head[:12]}: "
+                "reload the review and decide on what it shows",
+                details={**details, "seen_head": seen_head},
+            )
+        tip = self._branch_tip(config)
+        if tip is not None and reviewed.head is not None and tip != reviewed.head:
+            raise ConflictError(
+                f"the run branch {config.run_branch!r} moved to {tip} after the review of {reviewed.head[:12]}: "
+                f"a merge now would take commits nobody reviewed. Send a reply ({KEY_ACTION}=reply) so the "
+                "companion reviews the new head, then decide",
+                details={**details, "run_branch": config.run_branch, "run_branch_head": tip},
+            )
 
     @staticmethod
     def _check_answers(answers: dict[str, Any]) -> tuple[str, str | None, str | None, str | None]:
@@ -224,7 +300,7 @@ class ReviewActions(ReviewGate):
                 f"{KEY_ACTION} is {shown}; expected one of: {', '.join(ACTIONS)}",
                 details={"path": KEY_ACTION, "allowed": list(ACTIONS)},
             )
-        for key in (KEY_REPLY, KEY_MESSAGE, KEY_STRATEGY):
+        for key in (KEY_REPLY, KEY_MESSAGE, KEY_STRATEGY, KEY_HEAD, KEY_REASON):
             if answers.get(key) is not None and not isinstance(answers[key], str):
                 raise ValidationFailedError(f"{key} must be a string", details={"path": key})
         reply = (answers.get(KEY_REPLY) or "").strip() or None

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.domain.merge_contracts import BoundedDiff, BuildFinished, BuildKind, BuildRequest, DiffRequest
-    from baton.ports import BuildRecords, BuildRunner
+    from baton.review_ports import BuildRecords, BuildRunner
     from baton.services.core import Core
 
 log = logging.getLogger("baton")

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.domain.merge_contracts import BoundedDiff
-    from baton.ports import Companion, DiffSource
+    from baton.review_ports import Companion, DiffSource
     from baton.services.core import Core
     from baton.services.review.builds import ReviewBuilds
 
@@ -116,7 +116,7 @@ class ReviewDialogue(ReviewGate):
                 diff=self._diff_stats(diff),
             ),
         )
-        verdict = self._store_companion_turn(interaction, config, turn, n=0)
+        verdict = self._store_companion_turn(interaction, config, turn, n=0, diff=diff)
         auto = self._auto_merge(interaction, config, verdict)
         return {"ok": True, "cause": "", "auto_merge": auto, **self._gate_fields(config, interaction)}
 
@@ -133,7 +133,7 @@ class ReviewDialogue(ReviewGate):
         diff = self._diff(run_id, config, quiet=True)
         ctx = self._context(run_id, config, diff, turn_index=self._companion_turns(turns) + 1)
         turn = self._call(lambda c: c.reply(ctx, thread, message), config)
-        verdict = self._store_companion_turn(interaction, config, turn, n=len(turns))
+        verdict = self._store_companion_turn(interaction, config, turn, n=len(turns), diff=diff)
         current = self.core.store.get_interaction(run_id, interaction.interaction_id) or interaction
         auto = False
         if self._auto_eligible(config, verdict):
@@ -226,8 +226,9 @@ class ReviewDialogue(ReviewGate):
             )
 
     def _store_companion_turn(
-        self, interaction: Interaction, config: GateConfig, turn: CompanionTurn, *, n: int
+        self, interaction: Interaction, config: GateConfig, turn: CompanionTurn, *, n: int, diff: BoundedDiff | None
     ) -> dict[str, Any] | None:
+        """Store the turn with the commit and diff digest it read (`diff`: None when the re-diff failed)."""
         core = self.core
         text = turn.text
         if turn.test_steps and format_steps(turn.test_steps) not in text:
@@ -246,6 +247,9 @@ class ReviewDialogue(ReviewGate):
                 is_model=turn.is_model,
                 test_steps=turn.test_steps,
                 verdict=verdict,
+                reviewed_head=diff.head if diff is not None else None,
+                diff_digest=diff.digest if diff is not None else None,
+                diff=self._diff_stats(diff),
             )
         )
         core.record(
@@ -257,6 +261,7 @@ class ReviewDialogue(ReviewGate):
                 role="companion",
                 text=clip(text),
                 model=turn.model,
+                reviewed_head=diff.head if diff is not None else None,
             ),
         )
         if verdict is not None:
@@ -306,12 +311,16 @@ class ReviewDialogue(ReviewGate):
         if not self._auto_eligible(config, verdict) or interaction.state.status != from_status:
             return False
         assert verdict is not None
+        turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
+        reviewed = self._reviewed(interaction, turns)  # the merge takes the commit this verdict read
         action = {
             "action": "auto_merge",
             "reply": None,
             "message": None,
             "merge_strategy": config.merge_strategy,
             "by": "companion",
+            "reviewed_head": reviewed.head,
+            "diff_digest": reviewed.diff_digest,
         }
         try:
             self.core.store.transition_interaction(
@@ -327,6 +336,8 @@ class ReviewDialogue(ReviewGate):
                 interaction_id=interaction.interaction_id,
                 confidence=verdict.get("confidence"),
                 threshold=config.confidence_threshold,
+                reviewed_head=reviewed.head,
+                diff_digest=reviewed.diff_digest,
             ),
         )
         return True

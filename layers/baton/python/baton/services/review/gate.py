@@ -4,15 +4,17 @@
 One `review` interaction per entry into a gate (node = the gate name) carries the gate's configuration
 (`ReviewRequest.config`) and cycles pending -> answered (an action) -> pending (after a reply turn or
 a rejected merge) until a merge lands or changes are requested. The dialogue is stored as separate turn
-items (`DLG#<iid>#<n>`, outside what a run's answers read: baton/adapters/dynamo.py).
+items (`DLG#<iid>#<n>`, outside what a run's answers read: baton/adapters/dynamo_review_turns.py).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.review_gate import GateConfig, resolve_review_url
-from baton.errors import NotFoundError
+from baton.errors import BatonError, NotFoundError
 from baton.models import Interaction, ReviewRequest, status_of
 
 if TYPE_CHECKING:
@@ -20,6 +22,16 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 EVENT_TEXT_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """What a review read: the run-branch commit and the sha256 of its diff (None before any diff)."""
+
+    head: str | None
+    diff_digest: str | None
+
+
 ACTIVE_RUN = {"created", "running", "paused_waiting_human"}
 
 
@@ -56,6 +68,29 @@ class ReviewGate:
         return None
 
     @staticmethod
+    def _reviewed(interaction: Interaction, turns: list[ReviewTurn]) -> Reviewed:
+        """The commit and diff digest the latest companion turn read (a turn without a diff, e.g. a
+        failed re-diff, reviewed nothing new), else the gate's first diff: what an approval pins."""
+        for turn in reversed(turns):
+            if turn.role == "companion" and turn.reviewed_head:
+                return Reviewed(head=turn.reviewed_head, diff_digest=turn.diff_digest)
+        diff = interaction.request_as(ReviewRequest).diff or {}
+        return Reviewed(head=diff.get("head"), diff_digest=diff.get("digest"))
+
+    @staticmethod
+    def _branch_tip(config: GateConfig) -> str | None:
+        """The run branch's tip now, where this process can read the repository (the local stack's
+        repo_path); None deployed (the repository lives in CodeBuild) or when it cannot be read."""
+        from baton.merge.gitcmd import GitCommandError, branch_head
+
+        if config.repo_url or not config.repo_path or not config.run_branch or not Path(config.repo_path).is_dir():
+            return None
+        try:
+            return branch_head(Path(config.repo_path), config.run_branch, "run branch")
+        except (BatonError, GitCommandError, OSError):
+            return None
+
+    @staticmethod
     def _companion_turns(turns: list[ReviewTurn]) -> int:
         return sum(1 for t in turns if t.role == "companion")
 
@@ -89,6 +124,7 @@ class ReviewGate:
             "reply": answer.get("reply"),
             "message": answer.get("message"),
             "merge_strategy": answer.get("merge_strategy"),
+            "reviewed_head": answer.get("reviewed_head"),
             "answered_by": interaction.state.answered_by,
             "answered_at": interaction.state.answered_at,
             "verdict": self._latest_verdict(turns),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.review import MERGE_REJECTED_PREFIX
 from baton.domain.merge_contracts import BuildRequest
 from baton.errors import ValidationFailedError
 from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
@@ -43,6 +44,7 @@ class ReviewMerge(ReviewGate):
             into=config.merge_into,
             strategy=answer.get("merge_strategy") or config.merge_strategy,
             message=answer.get("message"),
+            reviewed_head=answer.get("reviewed_head"),  # the merge takes this commit, never the branch tip
         )
         handle = self._builds.start(request, token)
         self.core.record(
@@ -55,6 +57,7 @@ class ReviewMerge(ReviewGate):
                 strategy=request.strategy,
                 into=request.into,
                 run_branch=request.run_branch,
+                reviewed_head=request.reviewed_head,
                 handle=handle,
             ),
         )
@@ -80,6 +83,8 @@ class ReviewMerge(ReviewGate):
             "answered_by": interaction.state.answered_by,
             "verdict": self._latest_verdict(turns),
             "interaction_id": interaction.interaction_id,
+            "reviewed_head": answer.get("reviewed_head"),
+            "diff_digest": answer.get("diff_digest"),
         }
         if error is not None and error.error == "States.Timeout":
             cause = f"the merge at review gate '{gate}' did not report within {config.merge_timeout_seconds}s"
@@ -101,7 +106,7 @@ class ReviewMerge(ReviewGate):
             strategy=outcome.strategy,
             reason=outcome.reason,
         )
-        if outcome.merge_status in ("merged", "noop"):
+        if outcome.merge_status in ("merged", "noop", "not_merged"):  # the gate is done: not_merged = into none
             fields = {k: merge[k] for k in ("final_commit", "final_branch", "merged_into") if merge[k] is not None}
             core.store.update_run(run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()})
             core.record(run_id, ReviewMerged(gate=gate, by=interaction.state.answered_by, **base, **merge))
@@ -133,9 +138,10 @@ class ReviewMerge(ReviewGate):
                 conflicting_files=rejection.conflicting_files,
                 dirty_files=rejection.dirty_files,
                 action=base["action"],
+                reviewed_head=base["reviewed_head"],
             ),
         )
-        self._reopen(interaction, config, reason=f"merge rejected: {rejection.reason}")
+        self._reopen(interaction, config, reason=f"{MERGE_REJECTED_PREFIX} {rejection.reason}")
         return {"status": "rejected", "cause": rejection.reason, "merge": merge, **base}
 
 

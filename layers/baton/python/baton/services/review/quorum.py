@@ -21,6 +21,7 @@ from baton.errors import ConflictError
 from baton.events import InteractionAnswered
 from baton.models import status_of
 from baton.ports import GuardFailedError
+from baton.services.answer_outcomes import SendFailedError, delivery_of
 from baton.services.approvals import ApprovalService
 
 if TYPE_CHECKING:
@@ -44,7 +45,11 @@ class ReviewQuorum:
         text = json.dumps(action, sort_keys=True, separators=(",", ":"))
         requested_by = self.core.require_run(interaction.run_id).started_by
         ballot = self.approvals.cast(interaction, policy, text, voter, requested_by=requested_by, vote=vote)
-        resumed = self.settle(interaction, policy, ballot) if ballot.decision else False
+        try:
+            resumed = self.settle(interaction, policy, ballot) if ballot.decision else False
+            pending = False
+        except SendFailedError:  # the decision is stored: the reconciler sends it
+            resumed, pending = False, True
         current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id) or interaction
         if ballot.outcome == "closed":
             raise ConflictError(
@@ -56,8 +61,10 @@ class ReviewQuorum:
             "interaction_id": interaction.interaction_id,
             "node": interaction.node,
             "action": action["action"],
+            "reviewed_head": action.get("reviewed_head"),
             "queued": decided,
             "resumed": resumed,
+            "delivery": delivery_of(resumed, pending=pending),
             "status": "answered" if decided else "pending",
             "approval": ballot.view(policy),
         }

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from baton.domain.review_gate import ACTIONS
+from baton.domain.review_gate import allowed_actions
 from baton.models import ReviewRequest
 from baton.services.review.gate import ReviewGate
+
+if TYPE_CHECKING:
+    from baton.models import Interaction, ReviewTurn
 
 
 class ReviewReadModel(ReviewGate):
@@ -23,7 +26,9 @@ class ReviewReadModel(ReviewGate):
         used = self._companion_turns(turns)
         url, warnings = self.review_url(interaction)
         pending = interaction.state.status == "pending"
-        allowed = [a for a in ACTIONS if a != "reply" or used < config.max_turns] if pending else []
+        verdict = self._latest_verdict(turns)
+        allowed = allowed_actions(verdict, turns_used=used, max_turns=config.max_turns) if pending else []
+        reviewed = self._reviewed(interaction, turns)
         rounds = [i.interaction_id for i in self.core.store.list_run_interactions(run_id, kind="review")]
         return {
             "run_id": run_id,
@@ -32,18 +37,21 @@ class ReviewReadModel(ReviewGate):
             "status": interaction.state.status,
             "reason": interaction.state.reason,
             "last_action": interaction.state.answer,
-            "thread": [t.model_dump(exclude={"run_id", "interaction_id"}) for t in turns],
-            "verdict": self._latest_verdict(turns),
+            "thread": [t.model_dump(exclude={"run_id", "interaction_id", "diff"}) for t in turns],
+            "verdict": verdict,
             "turns_used": used,
             "max_turns": config.max_turns,
             "allowed_actions": allowed,
-            "diff": interaction.request_as(ReviewRequest).diff,
+            "diff": self._reviewed_diff(interaction, turns),
             "review_url": url,
             "warnings": warnings,
             "posture": config.posture,
             "merge_strategy": config.merge_strategy,
             "merge_into": config.merge_into,
             "run_branch": config.run_branch,
+            "reviewed_head": reviewed.head,
+            "diff_digest": reviewed.diff_digest,
+            "run_branch_head": self._branch_tip(config) if pending else None,
             "merge": {
                 "merge_status": run.merge_status,
                 "final_commit": run.final_commit,
@@ -52,3 +60,12 @@ class ReviewReadModel(ReviewGate):
             },
             "rounds": rounds,
         }
+
+    @staticmethod
+    def _reviewed_diff(interaction: Interaction, turns: list[ReviewTurn]) -> dict[str, Any] | None:
+        """The stats of the diff the latest companion turn read (a reply re-reads the run branch), else
+        the gate's first diff: the diff shown is the one an approval pins."""
+        for turn in reversed(turns):
+            if turn.role == "companion" and turn.diff is not None:
+                return turn.diff
+        return interaction.request_as(ReviewRequest).diff

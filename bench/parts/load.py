@@ -10,7 +10,7 @@ the measured round, so the measured answers meet H times their number in history
 `--quick` is a small run for CI (the figures are printed, never judged).
 Targets (not asserted): >= 50 answers/s, peak RSS < 1 GB.
 
-Usage: uv run python scripts/bench_load.py [--questions 1000] [--runs 100] [--clients 8] [--history 0] [--quick]
+Usage: uv run python bench/parts/load.py [--questions 1000] [--runs 100] [--clients 8] [--history 0] [--quick]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _start_stack(state_dir: Path, extra_env: dict[str, str]) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:

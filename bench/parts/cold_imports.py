@@ -1,5 +1,6 @@
-"""Cold import per function against its libraries' floor: the cold-import part of scripts/bench.py, also
-runnable alone (`uv run python scripts/bench_cold.py [--samples 5] [--instructions] [--jobs 2] [names...]`).
+"""Cold import per function against its libraries' floor: the cold-import part of bench/summary.py (and so
+of bench/cold_start.py), also runnable alone
+(`uv run python bench/parts/cold_imports.py [--samples 5] [--instructions] [--jobs 2] [names...]`).
 
 A fresh interpreter imports functions/<name>/handler.py as a Lambda sandbox with tracing off
 (POWERTOOLS_TRACE_DISABLED), bytecode compiled (what the bootstrap and the assets compile). Two units:
@@ -42,7 +43,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS = ROOT / "functions"
 GOAL = 1.2  # issue 15: every function's cold import within 1.2x its libraries' floor
 
@@ -246,7 +247,7 @@ def api_without_bytecode(samples: int, with_bytecode_ms: float) -> None:
 
 
 def run(samples: int, count: bool, jobs: int, add: Callable[..., None], names: list[str] | None = None) -> None:
-    """Measure, print, and hand each row to `add(figure, value, anchor, ratio, note)` (bench.py's summary)."""
+    """Measure, print, and hand each row to `add(figure, value, anchor, ratio, note)` (bench/summary.py's table)."""
     cold = ColdImports(names or [*handlers(), API_FIRST_REQUEST], samples)
     if count and shutil.which("valgrind") is None:
         print("  instructions: valgrind not installed (apt-get install valgrind); CPU time only")

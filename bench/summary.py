@@ -1,7 +1,9 @@
-"""Baton's bench: prints figures measured side by side in one run, asserts nothing about speed, and ends
-with one summary table of every ratio (`make bench`; `--quick` in `make test`, small n).
+"""Baton's bench summary: prints figures measured side by side in one run, asserts nothing about speed, and
+ends with one summary table of every ratio (the last step of `make bench`; `--quick` in `make test`, small
+n). Each figure belongs to one of the four questions (bench/cold_start.py, bench/answer_latency.py,
+bench/aws_costs.py, bench/local_scale.py), which run it alone with its neighbours.
 
-  cold import per function   scripts/bench_cold.py (its docstring: the floors and the two units): a fresh
+  cold import per function   bench/parts/cold_imports.py (its docstring: the floors and the two units): a fresh
                              interpreter imports functions/<name>/handler.py (tracing off, bytecode
                              compiled) against its libraries' floor, in CPU time (best of N) and, in full
                              mode, in instructions counted by valgrind (the same on a loaded machine);
@@ -12,17 +14,18 @@ with one summary table of every ratio (`make bench`; `--quick` in `make test`, s
   baton dev                  `baton dev --no-demo` spawned until its API answers a request (wall, and the
                              CPU its process used by then: the figure to read on a loaded machine)
   local-stack start()        in this process, and the state machines' creation after it
-  critical path              scripts/bench_critical_path.py: resume and last answer -> SUCCEEDED (the end
+  critical path              bench/parts/critical_path.py: resume and last answer -> SUCCEEDED (the end
                              hooked in moto's engine, no poller) against the bare SendTaskSuccess round
                              trip and the one-write floor of each one's own workflow (median, p95), the
                              CPU of each request's thread (in AWS calls and outside) and its AWS calls
-  load                       scripts/bench_load.py: answers/s with 8 clients at 1,000 pending, and again
+  load                       bench/parts/load.py: answers/s with 8 clients at 1,000 pending, and again
                              at 10x history
 
-Usage: uv run python scripts/bench.py [--quick] [--samples 5] [--critical-samples 50] [--no-callgrind]
+Usage: uv run python bench/summary.py [--quick] [--samples 5] [--critical-samples 50] [--no-callgrind]
+       [--only "cold imports,CLI"] (those sections only: bench/cold_start.py runs its own so)
        --quick (CI): one sample of each import, 3 critical-path samples, a 24-question load; no instruction
        counts, no import without bytecode, no in-process stack start
-       the cold imports alone: uv run python scripts/bench_cold.py [--instructions] [names...]
+       the cold imports alone: uv run python bench/parts/cold_imports.py [--instructions] [names...]
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONS = ROOT / "functions"
-SCRIPTS = ROOT / "scripts"
+PARTS = ROOT / "bench" / "parts"
 
 BARE_TYPER = (
     "import typer\n"
@@ -108,11 +111,11 @@ def instructions(code: str) -> int | None:
 
 
 def bench_cold_imports(samples: int, count: bool) -> None:
-    """scripts/bench_cold.py: every function's cold import against its floor, each row into the summary."""
-    sys.path.insert(0, str(SCRIPTS))
-    import bench_cold
+    """bench/parts/cold_imports.py: every function's cold import against its floor, each row into the summary."""
+    sys.path.insert(0, str(PARTS))
+    import cold_imports
 
-    bench_cold.run(samples, count, 2, SUMMARY.add)
+    cold_imports.run(samples, count, 2, SUMMARY.add)
 
 
 def _run_cpu(argv: list[str]) -> tuple[float, float]:
@@ -278,14 +281,14 @@ def _script_json(argv: list[str], env: dict[str, str] | None = None) -> dict[str
 
 
 def bench_critical(samples: int) -> None:
-    """scripts/bench_critical_path.py in its own process (its own stack), its table, then the summary rows."""
-    sys.path.insert(0, str(SCRIPTS))
-    import bench_critical_path
+    """bench/parts/critical_path.py in its own process (its own stack), its table, then the summary rows."""
+    sys.path.insert(0, str(PARTS))
+    import critical_path
 
-    figures = _script_json([str(SCRIPTS / "bench_critical_path.py"), "--samples", str(samples), "--json"])
+    figures = _script_json([str(PARTS / "critical_path.py"), "--samples", str(samples), "--json"])
     if path := os.environ.get("BATON_BENCH_CRITICAL_JSON"):  # tests/e2e/test_bench_quick.py checks them
         Path(path).write_text(json.dumps(figures))
-    bench_critical_path._print(figures)
+    critical_path._print(figures)
     ms, cpu = figures["ms"], figures["cpu_ms"]
     for workflow, (bare_name, floor_name, name) in figures["workflows"].items():
         figure, floor, bare, ratios = ms[name], ms[floor_name], ms[bare_name], figures["ratios"][name]
@@ -311,7 +314,7 @@ def bench_critical(samples: int) -> None:
 
 
 def bench_load(questions: int, runs: int, clients: int, history: int) -> None:
-    argv = [str(SCRIPTS / "bench_load.py"), "--questions", str(questions), "--runs", str(runs)]
+    argv = [str(PARTS / "load.py"), "--questions", str(questions), "--runs", str(runs)]
     argv += ["--clients", str(clients), "--history", str(history)]
     figures = _script_json(argv, env={"BATON_BENCH_JSON": "1"})
     SUMMARY.add(
@@ -334,6 +337,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=5, help="fresh interpreters per import figure (default 5)")
     parser.add_argument("--critical-samples", type=int, default=50, help="critical-path samples (default 50)")
     parser.add_argument("--no-callgrind", action="store_true", help="skip the instruction counts")
+    parser.add_argument("--only", help="comma-separated section names (default: every section)")
     args = parser.parse_args()
     samples = 1 if args.quick else args.samples
     callgrind = not (args.quick or args.no_callgrind)
@@ -350,6 +354,12 @@ def main() -> None:
         ("load", lambda: bench_load(pending, runs, 8, 0)),
         ("load with history", lambda: bench_load(pending, runs, 8, history)),
     ]
+    if args.only:
+        wanted = {name.strip() for name in args.only.split(",")}
+        unknown = wanted - {name for name, _ in sections}
+        if unknown:
+            parser.error(f"--only: no such section {sorted(unknown)}; the sections: {[n for n, _ in sections]}")
+        sections = [(name, section) for name, section in sections if name in wanted]
     took = []
     for name, section in sections:
         started = time.perf_counter()

@@ -8,7 +8,7 @@
   to the Lambda handler that made them. Step Functions' own Lambda invokes are listed apart (on AWS they
   are state transitions, not calls Baton makes); the run's start and the bench's polling are excluded.
 
-Usage: uv run python scripts/bench_questions.py [--samples 30] [--json]
+Usage: uv run python bench/parts/question_life.py [--samples 30] [--json]
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ history grows. The AWS calls of each request are counted with botocore hooks (th
 listed apart), and the DynamoDB items its reads read with `after-call` hooks (a Query's ScannedCount):
 counts that do not depend on the machine's load. Figures are printed, never asserted.
 
-Usage: uv run python scripts/bench_critical_path.py [--samples 50] [--history 0] [--quick] [--json]
+Usage: uv run python bench/parts/critical_path.py [--samples 50] [--history 0] [--quick] [--json]
 """
 
 from __future__ import annotations

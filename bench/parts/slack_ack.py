@@ -10,8 +10,8 @@ builds its service and answers one signed click, with the replay guard and the w
 revision's handler too (exported with `git archive`), side by side. Wall and CPU time, median of
 `--samples` interpreters; on a shared machine CPU is the figure to compare.
 
-Usage: uv run python scripts/bench_slack.py [--samples 20] [--json]
-       uv run python scripts/bench_slack.py --cold [--samples 7] [--baseline <rev>]
+Usage: uv run python bench/parts/slack_ack.py [--samples 20] [--json]
+       uv run python bench/parts/slack_ack.py --cold [--samples 7] [--baseline <rev>]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from urllib.parse import urlencode
 import httpx
 from slack_sdk.signature import SignatureVerifier
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.fakes.slack_api
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests.fakes.slack_api
 
 from tests.fakes.slack_api import FakeSlack
 
@@ -71,7 +71,7 @@ def _click(api: httpx.Client, slack: FakeSlack, n: int) -> tuple[float, float]:
     return acked, time.perf_counter() - started
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COLD_ENV = {
     "BATON_TABLE_NAME": "bench",
     "BATON_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:bench",  # what older handlers' wiring required

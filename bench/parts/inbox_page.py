@@ -9,7 +9,7 @@ run's await gate names its questions when it parks, as `QuestionService.park_gat
 The items are written straight through the store (the same `put_interaction` the API's ask uses), so the
 seeding is fast; what is timed is the whole page: HTTP, auth, the Queries, the merge and the JSON.
 
-Usage: uv run python scripts/bench_inbox.py [--items 1000] [--runs 100] [--samples 30] [--json]
+Usage: uv run python bench/parts/inbox_page.py [--items 1000] [--runs 100] [--samples 30] [--json]
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """CPU per AWS call inside the local stack, split into where it goes.
 
-Starts a LocalStack in this process (as `scripts/bench_critical_path.py` does: moto as AWS, the stack's
+Starts a LocalStack in this process (as `bench/parts/critical_path.py` does: moto as AWS, the stack's
 moto fixes on, the process's own calls handed to moto in process by `baton/local/in_process.py`), then
 times single calls from this thread with `time.thread_time` (CPU of this thread only: the Step Functions
 engine's worker threads, the persister and the API server do not count), n samples each, and prints the
@@ -26,7 +26,7 @@ CPU times on a shared machine still move with cache pressure; the load average i
 `--profile OP` prints where one operation's CPU goes (cProfile, top functions by own time) instead.
 Figures are printed, never asserted.
 
-Usage: uv run python scripts/bench_calls.py [--samples 200] [--sends 200] [--quick] [--profile Query]
+Usage: uv run python bench/parts/call_cpu.py [--samples 200] [--sends 200] [--quick] [--profile Query]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
   await_answers (pending)    how long a call is held with a question open, at the deployed bound (20 s
                              unless --bound is smaller): each sample is one call, wall clock at the client
 
-Usage: uv run python scripts/bench_mcp.py [--calls 20] [--waits 2] [--bound 20]
+Usage: uv run python bench/parts/mcp_door.py [--calls 20] [--waits 2] [--bound 20]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cold_import_seconds(samples: int = 3) -> list[float]:

@@ -1,0 +1,126 @@
+"""The base every part of `DynamoStore` builds on (`dynamo.py` composes them): the table's name and
+client, its paged reads, and the items of the run's records, events and messages, written by every part
+that records something. A decision event among them is chained (`baton/domain/audit.py`): its item
+carries its place in the run's chain, and the run's head item advances in the same write, conditional
+on the head the writer read (`record_items`; a lost race reads the head again, `lost_head_race`)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from baton.adapters.dynamo_items import AUDIT_HEAD_SK, from_item, run_pk, to_item
+from baton.domain.audit import EMPTY_HEAD, AuditHead, chain, is_decision
+from baton.models import Event, Message
+from baton.workflows.table import TTL_ATTRIBUTE
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from baton.domain.audit import AuditRecord
+
+
+class DynamoTable:
+    def __init__(self, table_name: str, client: DynamoDBClient, *, ttl_seconds: int = 90 * 86400) -> None:
+        self._table = table_name
+        self._db = client
+        self._ttl_seconds = ttl_seconds
+
+    def _query_all(self, **kwargs: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        while True:
+            resp = self._db.query(TableName=self._table, **kwargs)
+            items.extend(from_item(i) for i in resp.get("Items", []))
+            last = resp.get("LastEvaluatedKey")
+            if not last:
+                return items
+            kwargs["ExclusiveStartKey"] = last
+
+    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        resp = self._db.get_item(TableName=self._table, Key=to_item({"PK": pk, "SK": sk}), ConsistentRead=True)
+        item = resp.get("Item")
+        return from_item(item) if item else None
+
+    def _expiry(self, at_epoch: int) -> int:
+        return at_epoch + self._ttl_seconds
+
+    # ---- the decision log's chained writes ---------------------------------------------------------
+    def get_audit_head(self, run_id: str) -> AuditHead:
+        values = self._get(run_pk(run_id), AUDIT_HEAD_SK)
+        return AuditHead(seq=int(values["seq"]), hash=str(values["hash"])) if values else EMPTY_HEAD
+
+    def _head_for(self, run_id: str, records: Sequence[Message | Event], head: AuditHead | None) -> AuditHead:
+        """The head to chain `records` after: the one given, else (when one is a decision) read now."""
+        if head is not None:
+            return head
+        if any(isinstance(r, Event) and is_decision(r.type) for r in records):
+            return self.get_audit_head(run_id)
+        return EMPTY_HEAD
+
+    def _record_items(self, run_id: str, records: Sequence[Message | Event], head: AuditHead) -> list[dict[str, Any]]:
+        """The Puts of `records` (decisions chained after `head`) and, when there is a decision, last,
+        the head's conditional advance (seq = the one read)."""
+        chained, new_head = chain((r for r in records if isinstance(r, Event)), head)
+        by_id = {c.event_id: c for c in chained}
+        items: list[dict[str, Any]] = []
+        for record in records:
+            if isinstance(record, Message):
+                values = self._message_values(record)
+            else:
+                values = self._event_values(record, by_id.get(record.event_id))
+            items.append(
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": to_item(values),
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                }
+            )
+        if not chained:
+            return items
+        head_item = {"PK": run_pk(run_id), "SK": AUDIT_HEAD_SK, "record": "audit_head", **new_head.model_dump()}
+        put: dict[str, Any] = {"TableName": self._table, "Item": to_item(head_item)}
+        if head.seq == 0:
+            put["ConditionExpression"] = "attribute_not_exists(PK)"
+        else:
+            put["ConditionExpression"] = "#seq = :seq"
+            put["ExpressionAttributeNames"] = {"#seq": "seq"}
+            put["ExpressionAttributeValues"] = to_item({":seq": head.seq})
+        return [*items, {"Put": put}]
+
+    def _event_values(self, event: Event, chained: AuditRecord | None = None) -> dict[str, Any]:
+        """An event's item; a decision's carries its place in the run's chain and never expires (an
+        expired record would be a gap in the chain)."""
+        from baton.ids import parse_iso
+
+        if chained is not None:
+            return {
+                "PK": run_pk(event.run_id),
+                "SK": f"EVT#{event.event_id}",
+                "record": "event",
+                **chained.model_dump(exclude={"data"}),
+                "data": json.dumps(event.data),
+            }
+        return {
+            "PK": run_pk(event.run_id),
+            "SK": f"EVT#{event.event_id}",
+            "record": "event",
+            "event_id": event.event_id,
+            "run_id": event.run_id,
+            "type": event.type,
+            "at": event.at,
+            "data": json.dumps(event.data),
+            TTL_ATTRIBUTE: self._expiry(int(parse_iso(event.at).timestamp())),
+        }
+
+    @staticmethod
+    def _message_values(message: Message) -> dict[str, Any]:
+        return {
+            "PK": run_pk(message.run_id),
+            "SK": f"MSG#{message.node}#{message.message_id}",
+            "record": "message",
+            **message.model_dump(),
+        }

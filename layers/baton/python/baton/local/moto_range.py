@@ -1,0 +1,54 @@
+"""The moto versions the local stack is tested with, and the check `baton dev` runs before it starts.
+
+moto comes with Baton's `local` extra (pyproject.toml), not with the SDK or the CLI. The patches in this
+package (moto_fixes.py, moto_speed.py, moto_wire.py, ...) reach into moto 5.2's internals, so another moto
+could start and then misbehave in ways that look like Baton's bugs: the stack refuses it, in words, instead.
+This module imports nothing of moto (it runs where moto may be missing)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import re
+
+# The tested range: at least TESTED_MOTO_LOWEST, below TESTED_MOTO_BELOW. pyproject.toml's `local` extra
+# states exactly TESTED_MOTO_RANGE (tests/unit/test_local_extra.py), and uv.lock's moto lies inside it.
+TESTED_MOTO_LOWEST = (5, 2, 5)
+TESTED_MOTO_BELOW = (5, 3)
+TESTED_MOTO_RANGE = f">={'.'.join(map(str, TESTED_MOTO_LOWEST))},<{'.'.join(map(str, TESTED_MOTO_BELOW))}"
+
+INSTALL_HINT = "pip install 'baton[local]' (in a checkout: uv sync --extra local, or make bootstrap)"
+
+_RELEASE = re.compile(r"\d+(?:\.\d+)*")
+
+
+def installed_moto_version() -> str | None:
+    """moto's installed version, or None when it cannot be imported (the `local` extra is not installed)."""
+    try:
+        if importlib.util.find_spec("moto") is None:
+            return None
+        return importlib.metadata.version("moto")
+    except ImportError:  # also PackageNotFoundError: importable files without an installed distribution
+        return None
+
+
+def in_tested_range(version: str) -> bool:
+    """Whether `version`'s release numbers (5.2.7 of 5.2.7.dev1) lie in the tested range."""
+    release = _RELEASE.match(version)
+    if release is None:
+        return False
+    numbers = tuple(int(part) for part in release.group().split("."))
+    return TESTED_MOTO_LOWEST <= numbers < TESTED_MOTO_BELOW
+
+
+def moto_refusal(installed: str | None) -> str | None:
+    """Why the local stack will not run on this moto (in words, with the command that fixes it), or None
+    when it will."""
+    if installed is None:
+        return f"the local stack needs moto, which comes with Baton's `local` extra: {INSTALL_HINT}"
+    if not in_tested_range(installed):
+        return (
+            f"moto {installed} is installed, but the local stack is tested with moto {TESTED_MOTO_RANGE} "
+            f"(it patches moto's internals); install a tested moto: {INSTALL_HINT}"
+        )
+    return None
