@@ -1,15 +1,15 @@
-"""How many AWS calls does a pause cost? Counted on the embedded local stack with a botocore `before-call`
-hook on every client (the same calls a deployed stack makes; figures printed, never asserted):
+"""How many AWS calls and DynamoDB capacity units does a pause cost? Counted on the embedded local stack
+with a botocore `before-call` hook on every client (the same calls a deployed stack makes; figures
+printed, never asserted):
 
   question life     parts/question_life.py: one async question's whole life (ask, the await gate's park
                     and re-check, answer and release, drain) by Lambda handler and by operation; Step
-                    Functions' own Lambda invokes listed apart (state transitions on AWS)
+                    Functions' own Lambda invokes listed apart (state transitions on AWS); its read and
+                    write capacity units, from the items' sizes by DynamoDB's rules (parts/capacity.py)
   resume, answer    parts/critical_path.py: the calls of one resume (human_pause) and one last answer
                     (await_answers), in order, and how many come before the SendTaskSuccess
   inbox page        parts/inbox_page.py: the DynamoDB calls of the inbox's first page (one Query) at
                     1,000 pending
-
-Capacity units are not measured yet (moto reports fixed ones, not the items' sizes).
 
 Usage: uv run python bench/aws_costs.py [--quick] [--only question life,resume and answer,inbox page]
 """

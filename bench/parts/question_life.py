@@ -6,7 +6,9 @@
 - how many AWS calls one question's whole life costs (ask by the demo_agent Lambda, gate park + re-check,
   answer + release, drain), counted with a botocore `before-call` event hook on every client, attributed
   to the Lambda handler that made them. Step Functions' own Lambda invokes are listed apart (on AWS they
-  are state transitions, not calls Baton makes); the run's start and the bench's polling are excluded.
+  are state transitions, not calls Baton makes); the run's start and the bench's polling are excluded;
+- the DynamoDB read and write capacity units of that life, from the items' sizes by DynamoDB's rules
+  (`parts/capacity.py`: moto's own ConsumedCapacity figures are fixed ones).
 
 Usage: uv run python bench/parts/question_life.py [--samples 30] [--json]
 """
@@ -24,15 +26,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from capacity import CapacityMeter
+
 _label = threading.local()
 _calls: Counter[tuple[str, str]] = Counter()  # (who, "service.Operation")
 _counting = threading.Event()
+_meter: CapacityMeter | None = None  # set once the stack is up (it reads the table to size the writes)
+_dynamo_clients: list[Any] = []
 # The bench's own polling (GET reads, describe_execution) and the run's start are not the question's life.
 _NOT_THE_QUESTION = ("bench", "api:POST runs")
 
 
 def _is_the_questions(who: str) -> bool:
     return who not in _NOT_THE_QUESTION and not who.startswith("api:GET")
+
+
+def _who() -> str:
+    return getattr(_label, "who", None) or "stepfunctions-engine"
 
 
 def _install_counter() -> None:
@@ -45,11 +55,15 @@ def _install_counter() -> None:
         client = original(self, *args, **kwargs)
 
         def count(model: Any, **_: Any) -> None:
-            if _counting.is_set():
-                who = getattr(_label, "who", None) or "stepfunctions-engine"
+            if _counting.is_set() and not CapacityMeter.is_meter_call():
+                who = _who()
                 _calls[(who, f"{model.service_model.service_name}.{model.name}")] += 1
 
         client.meta.events.register("before-call.*.*", count)
+        if client.meta.service_model.service_name == "dynamodb":
+            _dynamo_clients.append(client)
+            if _meter is not None:
+                _meter.attach(client)
         return client
 
     botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
@@ -84,13 +98,17 @@ class _Samples:
     response_ms: list[float] = field(default_factory=list)
     resumed_ms: list[float] = field(default_factory=list)
     per_question: list[Counter[tuple[str, str]]] = field(default_factory=list)
+    capacity: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _sample(client: Any, sfn: Any, n: int, samples: _Samples) -> None:
     """One question's whole life: start, park, ask, answer, resume, drain; its timings and AWS calls."""
     run_id = f"bench-q-{n}-{int(time.time() * 1000)}"
     _calls.clear()
+    assert _meter is not None
+    _meter.reset()
     _counting.set()
+    _meter.counting.set()
     run = client.start_run(
         "await_answers",
         {"node": "draft", "from": "draft", "timeout_seconds": 120, "questions": [{"question": f"Q{n}?"}]},
@@ -115,12 +133,15 @@ def _sample(client: Any, sfn: Any, n: int, samples: _Samples) -> None:
     assert len(messages) == 1
     time.sleep(0.05)  # let the SNS → console delivery settle before closing the count
     _counting.clear()
+    _meter.counting.clear()
+    samples.capacity.append(_meter.figures())
     samples.response_ms.append((t1 - t0) * 1000)
     samples.resumed_ms.append((t2 - t0) * 1000)
     samples.per_question.append(Counter({k: v for k, v in _calls.items() if _is_the_questions(k[0])}))
 
 
 def _run_samples(count: int) -> _Samples:
+    global _meter
     _install_counter()
     from baton.client.sdk import Client
     from baton.local.stack import LocalStack
@@ -130,6 +151,10 @@ def _run_samples(count: int) -> _Samples:
     info = stack.start()
     _labelled_dispatcher(stack)
     import boto3
+
+    _meter = CapacityMeter(boto3.client("dynamodb"), include=lambda: _is_the_questions(_who()))
+    for made in _dynamo_clients:  # the handlers' clients, made as the stack started
+        _meter.attach(made)
 
     sfn = boto3.client("stepfunctions")  # the bench's own polling: made before counting, labelled "bench"
     client = Client(info.api_url, info.token)
@@ -167,6 +192,7 @@ def _figures(count: int, samples: _Samples) -> dict[str, Any]:
             "by_operation": dict(sorted(by_operation.items())),
             "same_every_sample": all(sum(q.values()) == sum(life.values()) for q in samples.per_question),
         },
+        "capacity_units_per_question_life": samples.capacity[-1],
     }
 
 
@@ -182,6 +208,15 @@ def _print_figures(figures: dict[str, Any]) -> None:
     print("  by operation:")
     for op, count in calls["by_operation"].items():
         print(f"    {op:<32} {count}")
+    units = figures["capacity_units_per_question_life"]
+    print(
+        "  DynamoDB capacity units, one question's whole life:"
+        f" {units['read_units']} read, {units['write_units']} write"
+    )
+    for op, count in {**units["reads_by_operation"], **units["writes_by_operation"]}.items():
+        print(f"    {op:<32} {count}")
+    if units["filtered_queries"]:
+        print(f"    ({units['filtered_queries']} filtered Query calls: measured by the items they returned)")
 
 
 def main() -> None:
