@@ -8,18 +8,16 @@ import contextlib
 import importlib
 import json
 import re
-import threading
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from baton.api import deps
 from baton.api.auth import Caller, admit, resolve_caller, with_local_groups
 from baton.api.openapi_docs import add_docs_route
-from baton.api.request_scope import RequestScopedResolver
 from baton.api.route_families import ANSWER_PREFIX, FAMILIES, family_of
 from baton.domain.fields import MAX_JSON_DEPTH, json_text_depth
 from baton.domain.json_input import load_json_input
@@ -131,7 +129,7 @@ def _error_result(err: BatonError) -> dict[str, Any]:
     }
 
 
-class BatonResolver(RequestScopedResolver):
+class BatonResolver(APIGatewayRestResolver):
     """Authentication (and the body checks: size, UTF-8 JSON by Content-Type, nesting depth) come
     before everything else, request validation included: a caller without an identity learns nothing
     about the API but "401". The caller is resolved once here and handed to the routes through
@@ -140,16 +138,12 @@ class BatonResolver(RequestScopedResolver):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._families: set[str] = set()
-        self._including = threading.Lock()  # the local stack resolves requests in several threads
 
     def include_family(self, family: str) -> None:
         """Import a route module (baton/api/route_families.py) and include its routes, once."""
-        if family in self._families:
-            return
-        with self._including:
-            if family not in self._families:
-                self.include_router(importlib.import_module(f"baton.api.{family}").router)
-                self._families.add(family)
+        if family not in self._families:
+            self.include_router(importlib.import_module(f"baton.api.{family}").router)
+            self._families.add(family)
 
     @property
     def included_families(self) -> frozenset[str]:

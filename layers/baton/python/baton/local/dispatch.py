@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from baton.local import request_isolation
 from baton.local.call_recorder import install_from_env, invoking
 from baton.workflows.resources import FUNCTIONS, FunctionSpec
 
@@ -65,6 +66,7 @@ class LambdaDispatcher:
         self._load_lock = threading.Lock()
         self.invocations: dict[str, int] = {s.name: 0 for s in specs}
         install_from_env()  # CI records each function's AWS calls for its role check (tests/roles_check.py)
+        request_isolation.install()  # handlers run as threads here, one request per container on Lambda
 
     def owns(self, function_name: str) -> bool:
         return function_name in self.specs
