@@ -20,7 +20,6 @@ from baton.errors import BadRequestError
 from baton.notify import (
     CHANNELS,
     SIGNATURE_HEADER,
-    FanoutNotifier,
     Notification,
     NotificationDeliveryError,
     SecretsManagerUrl,
@@ -410,20 +409,6 @@ def test_recording_notifier() -> None:
     assert recorder.requests[1]["MessageAttributes"]["channel"]["StringValue"] == '["console"]'
     recorder.clear()
     assert recorder.notifications == []
-
-
-def test_fanout_notifier_calls_chosen_sinks_and_reports_failures() -> None:
-    seen: list[str] = []
-
-    def broken(n: Notification) -> None:
-        raise RuntimeError("down")
-
-    fanout = FanoutNotifier({"console": lambda n: seen.append("console"), "slack": broken})
-    fanout.publish(make(channels=["console"]))
-    assert seen == ["console"]
-    with pytest.raises(NotificationDeliveryError, match="slack: down"):
-        fanout.publish(make(channels=["slack", "console", "email"]))
-    assert seen == ["console", "console"]
 
 
 # --- subscribers ----------------------------------------------------------------------------------

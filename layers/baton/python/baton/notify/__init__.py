@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from baton.notify.console import console_fields, render_console
     from baton.notify.email import render_email, render_subject
-    from baton.notify.fanout import FanoutNotifier
     from baton.notify.model import (
         CHANNELS,
         KINDS,
@@ -43,7 +42,6 @@ _MODULE_OF = {
     "render_console": "console",
     "render_email": "email",
     "render_subject": "email",
-    "FanoutNotifier": "fanout",
     "CHANNELS": "model",
     "KINDS": "model",
     "Channel": "model",
@@ -79,7 +77,6 @@ __all__ = [
     "KINDS",
     "SIGNATURE_HEADER",
     "Channel",
-    "FanoutNotifier",
     "Kind",
     "Notification",
     "NotificationDeliveryError",
