@@ -36,7 +36,8 @@ export function eventFields(event) {
   // The answer in words says it already: its stored value is not repeated beside it.
   const repeated = (k) => k === "answer" && Boolean(data.answer_text);
   const keys = Object.keys(data).filter((k) => !HIDDEN.has(k) && !repeated(k) && data[k] !== undefined && data[k] !== null);
-  const rank = (k) => (FIRST.includes(k) ? FIRST.indexOf(k) : FIRST.length);
+  // Identifiers (long, for matching with logs) come last.
+  const rank = (k) => (FIRST.includes(k) ? FIRST.indexOf(k) : k.endsWith("_id") ? FIRST.length + 1 : FIRST.length);
   return keys
     .sort((a, b) => rank(a) - rank(b))
     .map((k) => {
