@@ -147,7 +147,9 @@ export function InterruptScreen({ interruptId }) {
       const done = await api.resumeInterrupt(interruptId, value === undefined ? null : value, lines, view.stateVersion);
       setView(done.interrupt);
       if (deliveryPending(done)) setResult({ ok: true, pending: true, text: DELIVERY_PENDING_TEXT });
-      else if (done.interrupt.status === "pending") setResult({ ok: true, text: "Your approval is counted." });
+      else if (done.interrupt.status === "pending" && done.approval)
+        // A quorum interrupt: this vote was counted, the interrupt waits for the others.
+        setResult({ ok: true, text: `Your vote is counted: ${done.approval.approvals} of ${done.approval.needed} approvals.` });
       else setResult({ ok: true, text: `Resumed by ${done.interrupt.resolvedBy}.` });
       refresh(); // the settled interrupt as the server now has it (a vote may have completed a quorum)
     } catch (err) {

@@ -20,6 +20,7 @@ function Verdict({ verdict }) {
         <strong>{verdict.decision}</strong>
         {typeof verdict.confidence === "number" && ` · confidence ${Math.round(verdict.confidence * 100)}%`}
       </p>
+      {verdict.summary && <Markdown text={verdict.summary} className="md verdict-summary" />}
       {blockers.length > 0 ? (
         <ul aria-label="Blockers">
           {blockers.map((b) => (

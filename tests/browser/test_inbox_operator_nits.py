@@ -14,7 +14,7 @@ from playwright.sync_api import Page, Response, expect
 
 from baton.local.demo_repo import create_demo_repo
 from tests.browser.conftest import DESKTOP, PHONE, agent, shoot
-from tests.browser.test_inbox_gates import REVIEW_SECONDS, _open_review
+from tests.browser.test_inbox_gates import REVIEW_SECONDS, _commit_on_run_branch, _open_review
 from tests.e2e.conftest import LocalStackProcess
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
@@ -151,9 +151,15 @@ def test_a_review_lists_its_steps_once_renders_markdown_safely_and_says_times_in
     stack: LocalStackProcess, page: Page, tmp_path: Path
 ) -> None:
     repo = create_demo_repo(tmp_path / "repo")
+    _commit_on_run_branch(repo, "wip.py", "# TODO: handle empty names\n")  # a blocker naming `wip.py`
     operator, run_id = _open_review(stack, page, repo, "ui-review-text")
     steps = operator.review(run_id).thread[0].test_steps
     assert steps
+    # The verdict's Markdown: its blocker's backticked path is code, its summary shown.
+    verdict = page.get_by_role("region", name="Verdict")
+    expect(verdict.get_by_role("list", name="Blockers").locator("code")).to_have_text(["wip.py"])
+    expect(verdict).to_contain_text("1 blocker(s) found; fix them before merging.")
+    assert "`" not in verdict.inner_text()
     thread = page.get_by_role("list", name="Review thread").locator("> li")
     expect(thread).to_have_count(1, timeout=REVIEW_SECONDS * 1000)
     # An operator's reply with HTML in it: shown as the characters it is, never run; its Markdown rendered.
@@ -166,7 +172,9 @@ def test_a_review_lists_its_steps_once_renders_markdown_safely_and_says_times_in
     listed = page.get_by_role("list", name="Test steps").locator("> li")
     expect(listed).to_have_count(len(steps))
     # Once: the first turn and the reply's "the test steps again" no longer repeat the numbered list.
-    expect(page.get_by_role("list", name="Review thread").locator("ol, ul")).to_have_count(0)
+    expect(page.get_by_role("list", name="Review thread").locator("ol")).to_have_count(0)
+    # The companion's own Markdown list (its blockers) is a list.
+    expect(thread.nth(0).locator("ul > li code")).to_have_text(["wip.py"])
     expect(page.get_by_role("list", name="Review thread")).not_to_contain_text("Test steps:")
     expect(thread.nth(0).locator(".note")).to_have_text("The test steps: listed once, above the thread.")
     expect(thread.nth(2).locator(".note")).to_have_text("The test steps: listed once, above the thread.")
