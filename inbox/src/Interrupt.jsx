@@ -4,7 +4,8 @@ import { validator } from "./validator.js";
 import { api, deliveryPending, DELIVERY_PENDING_TEXT, winnerText } from "./api.js";
 import { previewStateEdits } from "./stateEdits.js";
 import { SignIn } from "./SignIn.jsx";
-import { relative, resultClass, until, useInterval } from "./util.js";
+import { resultClass, until, useInterval } from "./util.js";
+import { When } from "./text.jsx";
 import { useMe } from "./me.js";
 
 // The light `schema` ({type|"enum", enum, default, title, description}) as the JSON Schema it means
@@ -136,6 +137,7 @@ export function InterruptScreen({ interruptId }) {
   if (error) return <p className="error" role="alert">{error.message}</p>;
   if (!view) return <p role="status">Loading…</p>;
   const pending = view.status === "pending";
+  const edited = !pending && view.editedState && (view.stateEdits || []).length > 0;
   const lines = edits.split("\n").map((l) => l.trim()).filter(Boolean);
 
   const resume = async ({ formData: value }) => {
@@ -145,7 +147,11 @@ export function InterruptScreen({ interruptId }) {
       const done = await api.resumeInterrupt(interruptId, value === undefined ? null : value, lines, view.stateVersion);
       setView(done.interrupt);
       if (deliveryPending(done)) setResult({ ok: true, pending: true, text: DELIVERY_PENDING_TEXT });
+      else if (done.interrupt.status === "pending" && done.approval)
+        // A quorum interrupt: this vote was counted, the interrupt waits for the others.
+        setResult({ ok: true, text: `Your vote is counted: ${done.approval.approvals} of ${done.approval.needed} approvals.` });
       else setResult({ ok: true, text: `Resumed by ${done.interrupt.resolvedBy}.` });
+      refresh(); // the settled interrupt as the server now has it (a vote may have completed a quorum)
     } catch (err) {
       if (err.status === 422 && err.body.edit !== undefined) setEditError(err.message);
       else if (err.status === 422) setExtraErrors(errorAt(err.body.path, `the server refused it: ${err.body.reason || err.message}`));
@@ -159,6 +165,7 @@ export function InterruptScreen({ interruptId }) {
       const done = await api.cancelInterrupt(interruptId, reason);
       setView(done.interrupt);
       setResult({ ok: true, text: `Cancelled: ${reason}` });
+      refresh();
     } catch (err) {
       setResult({ ok: false, text: err.status === 409 || err.status === 410 ? winnerText(err) : err.message });
     }
@@ -170,26 +177,28 @@ export function InterruptScreen({ interruptId }) {
         {view.node && ` / node ${view.node}`}
       </p>
       <h1 id="i-title">{view.prompt}</h1>
-      <p className="meta">
+      <p className="meta" aria-label="Interrupt status">
         {/* one flex item: `.meta`'s gap would otherwise open between the text and the <time> */}
         <span>
           interrupt {view.id} · {view.status}
-          {view.expiresAt && (
-            <>
-              {" · expires "}
-              <time dateTime={view.expiresAt} title={view.expiresAt}>
-                {relative(view.expiresAt)}
-              </time>
-            </>
-          )}
-          {view.resolvedBy && ` · by ${view.resolvedBy}`}
+          {/* A deadline means something only while the interrupt waits; once settled, when and by whom. */}
+          {pending && view.expiresAt && <When iso={view.expiresAt} prefix=" · expires " />}
+          {!pending && view.resolvedBy && ` · by ${view.resolvedBy}`}
+          {!pending && view.resolvedAt && <When iso={view.resolvedAt} prefix=" · " />}
           {view.outcome === "timed_out_default" && " · nobody answered: the declared default was taken"}
+          {view.status === "cancelled" && view.reason && ` · ${view.reason}`}
         </span>
       </p>
+      {!pending && view.status !== "cancelled" && view.value !== null && view.value !== undefined && (
+        <p aria-label="Resumed with">
+          resumed with <code>{typeof view.value === "string" ? view.value : JSON.stringify(view.value)}</code>
+        </p>
+      )}
       <ClaimBar view={view} me={me} onClaim={claim} />
       <details className="snapshot">
-        <summary>State snapshot</summary>
-        <pre aria-label="State snapshot">{JSON.stringify(view.state || {}, null, 2)}</pre>
+        {/* Once resumed with edits, the state the workflow went on with, not the snapshot it paused with. */}
+        <summary>{edited ? "State after the resume (with the edits)" : "State snapshot"}</summary>
+        <pre aria-label="State snapshot">{JSON.stringify((edited ? view.editedState : view.state) || {}, null, 2)}</pre>
       </details>
       {pending && (
         <>

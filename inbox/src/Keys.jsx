@@ -8,6 +8,7 @@ export const KEYS = [
   ["r", "answer the focused question with its second option"],
   ["x", "select the focused question for a bulk answer"],
   ["/", "search"],
+  ["esc", "leave the search (or any filter) so the keys above work again"],
   ["?", "show or hide this list"],
 ];
 

@@ -16,10 +16,25 @@ function blocksText(blocks) {
   return parts.join(", ") || show(blocks);
 }
 
+// The filters beyond the search, and how many are set (the order is not a filter).
+const FILTER_KEYS = ["kind", "run", "node", "claimed", "min_age_s"];
+
 function Filters({ filters, setFilters, search, setSearch, searchRef }) {
+  const [open, setOpen] = useState(false);
   const set = (key) => (event) => setFilters({ ...filters, [key]: event.target.value });
+  const active = FILTER_KEYS.filter((key) => filters[key]).length;
+  // Esc leaves a field (the search above all): the single-key shortcuts work again at once.
+  const leave = (event) => {
+    if (event.key === "Escape" && event.target.matches("input, select")) event.target.blur();
+  };
   return (
-    <form className="filters" role="search" aria-label="Filter the inbox" onSubmit={(e) => e.preventDefault()}>
+    <form
+      className={`filters${open ? " open" : ""}`}
+      role="search"
+      aria-label="Filter the inbox"
+      onSubmit={(e) => e.preventDefault()}
+      onKeyDown={leave}
+    >
       <input
         ref={searchRef}
         type="search"
@@ -28,31 +43,44 @@ function Filters({ filters, setFilters, search, setSearch, searchRef }) {
         value={search}
         onChange={(e) => setSearch(e.target.value)}
       />
-      <select aria-label="Filter by kind" value={filters.kind} onChange={set("kind")}>
-        <option value="">every kind</option>
-        {KINDS.map((kind) => (
-          <option key={kind} value={kind}>
-            {kind}
-          </option>
-        ))}
-      </select>
-      <input aria-label="Filter by run" placeholder="run id" value={filters.run} onChange={set("run")} />
-      <input aria-label="Filter by node" placeholder="node" value={filters.node} onChange={set("node")} />
-      <select aria-label="Filter by claim" value={filters.claimed} onChange={set("claimed")}>
-        <option value="">claimed or not</option>
-        <option value="me">claimed by me</option>
-        <option value="unclaimed">unclaimed</option>
-      </select>
-      <select aria-label="Filter by age" value={filters.min_age_s} onChange={set("min_age_s")}>
-        <option value="">any age</option>
-        <option value="60">older than 1 min</option>
-        <option value="600">older than 10 min</option>
-        <option value="3600">older than 1 h</option>
-      </select>
-      <select aria-label="Order" value={filters.order} onChange={set("order")}>
-        <option value="newest">newest first</option>
-        <option value="oldest">oldest first</option>
-      </select>
+      {/* On a phone the filters fold behind this one button (CSS shows it there only), so the first
+          screen is the items, not the form. */}
+      <button
+        type="button"
+        className="filters-toggle"
+        aria-expanded={open}
+        aria-controls="filter-fields"
+        onClick={() => setOpen((was) => !was)}
+      >
+        Filters{active > 0 ? ` (${active})` : ""}
+      </button>
+      <div id="filter-fields" className="filter-fields">
+        <select aria-label="Filter by kind" value={filters.kind} onChange={set("kind")}>
+          <option value="">every kind</option>
+          {KINDS.map((kind) => (
+            <option key={kind} value={kind}>
+              {kind}
+            </option>
+          ))}
+        </select>
+        <input aria-label="Filter by run" placeholder="run id" value={filters.run} onChange={set("run")} />
+        <input aria-label="Filter by node" placeholder="node" value={filters.node} onChange={set("node")} />
+        <select aria-label="Filter by claim" value={filters.claimed} onChange={set("claimed")}>
+          <option value="">claimed or not</option>
+          <option value="me">claimed by me</option>
+          <option value="unclaimed">unclaimed</option>
+        </select>
+        <select aria-label="Filter by age" value={filters.min_age_s} onChange={set("min_age_s")}>
+          <option value="">any age</option>
+          <option value="60">older than 1 min</option>
+          <option value="600">older than 10 min</option>
+          <option value="3600">older than 1 h</option>
+        </select>
+        <select aria-label="Order" value={filters.order} onChange={set("order")}>
+          <option value="newest">newest first</option>
+          <option value="oldest">oldest first</option>
+        </select>
+      </div>
     </form>
   );
 }

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useState } from "react";
 import { api, deliveryPending, DELIVERY_PENDING_TEXT } from "./api.js";
 import { SignIn } from "./SignIn.jsx";
 import { resultClass, useInterval } from "./util.js";
+import { InlineMarkdown, Markdown, When } from "./text.jsx";
 
 const ACTION_LABELS = {
   approve_merge: "Approve & merge",
@@ -19,10 +20,13 @@ function Verdict({ verdict }) {
         <strong>{verdict.decision}</strong>
         {typeof verdict.confidence === "number" && ` · confidence ${Math.round(verdict.confidence * 100)}%`}
       </p>
+      {verdict.summary && <Markdown text={verdict.summary} className="md verdict-summary" />}
       {blockers.length > 0 ? (
         <ul aria-label="Blockers">
           {blockers.map((b) => (
-            <li key={b}>{b}</li>
+            <li key={b}>
+              <InlineMarkdown text={b} />
+            </li>
           ))}
         </ul>
       ) : (
@@ -43,16 +47,40 @@ function DiffStats({ diff }) {
   );
 }
 
+// The steps as the server writes them into a turn's text (domain/companion.py `format_steps`).
+const formatSteps = (steps) => steps.map((step, n) => `${n + 1}. ${step}`).join("\n");
+
+// A companion turn's text without the test steps listed in it: they are shown once, above the thread.
+// A paragraph left holding only its label ("Test steps:", "The test steps again:") goes with them.
+export function withoutSteps(text, steps) {
+  if (!steps || !steps.length || !text) return { text, had: false };
+  const block = formatSteps(steps);
+  let had = false;
+  const kept = String(text)
+    .split(/\n{2,}/)
+    .map((paragraph) => {
+      if (!paragraph.includes(block)) return paragraph;
+      had = true;
+      const rest = paragraph.replace(block, "").trim();
+      return /^[^\n]{0,60}:$/.test(rest) ? "" : rest;
+    })
+    .filter((paragraph) => paragraph.trim());
+  return { text: kept.join("\n\n"), had };
+}
+
 function Thread({ thread }) {
-  const steps = [...thread].reverse().find((t) => t.test_steps && t.test_steps.length);
+  const latest = [...thread].reverse().find((t) => t.test_steps && t.test_steps.length);
+  const steps = latest ? latest.test_steps : null;
   return (
     <>
       {steps && (
         <section aria-labelledby="steps-title">
           <h2 id="steps-title">Test steps</h2>
-          <ol className="steps">
-            {steps.test_steps.map((step, n) => (
-              <li key={n}>{step}</li>
+          <ol className="steps" aria-label="Test steps">
+            {steps.map((step, n) => (
+              <li key={n}>
+                <InlineMarkdown text={step} />
+              </li>
             ))}
           </ol>
         </section>
@@ -60,15 +88,21 @@ function Thread({ thread }) {
       <section aria-labelledby="thread-title">
         <h2 id="thread-title">Thread</h2>
         <ol className="thread" aria-label="Review thread">
-          {thread.map((turn) => (
-            <li key={turn.n} className={`turn ${turn.role}`}>
-              <p className="who">
-                {turn.role === "companion" ? `companion${turn.is_model ? ` (${turn.model})` : " (offline, not a model)"}` : turn.by || "operator"}{" "}
-                <time>{turn.at}</time>
-              </p>
-              <p className="text">{turn.text}</p>
-            </li>
-          ))}
+          {thread.map((turn) => {
+            const shown = turn.role === "companion" ? withoutSteps(turn.text, steps) : { text: turn.text, had: false };
+            return (
+              <li key={turn.n} className={`turn ${turn.role}`}>
+                <p className="who">
+                  {turn.role === "companion"
+                    ? `companion${turn.is_model ? ` (${turn.model})` : " (offline, not a model)"}`
+                    : turn.by || "operator"}{" "}
+                  <When iso={turn.at} />
+                </p>
+                <Markdown text={shown.text} className="text md" />
+                {shown.had && <p className="note">The test steps: listed once, above the thread.</p>}
+              </li>
+            );
+          })}
         </ol>
       </section>
     </>

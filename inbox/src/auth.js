@@ -24,8 +24,9 @@ async function loadConfig() {
   try {
     const response = await fetch("/inbox/config.json", { credentials: "same-origin" });
     const type = response.headers.get("content-type") || "";
-    if (!response.ok || !type.includes("json")) return null; // the local stack answers with the app page
+    if (!response.ok || !type.includes("json")) return null;
     const data = await response.json();
+    // The local stack's file names no Cognito client ({"sign_in": "session_cookie"}): the cookie signs in.
     return data && data.client_id && data.sign_in_url ? data : null;
   } catch {
     return null;

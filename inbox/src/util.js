@@ -13,14 +13,17 @@ export function until(iso) {
 export function relative(iso, now = Date.now()) {
   const at = iso ? new Date(iso).getTime() : NaN;
   if (Number.isNaN(at)) return "?";
-  const seconds = Math.round((at - now) / 1000);
-  const s = Math.abs(seconds);
-  let words;
-  if (s < 60) words = `${s} s`;
-  else if (s < 3600) words = `${Math.floor(s / 60)} min`;
-  else if (s < 86400) words = `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
-  else words = `${Math.floor(s / 86400)} d`;
-  return seconds >= 0 ? `in ${words}` : `${words} ago`;
+  const words = span(Math.abs(at - now) / 1000);
+  return at > now ? `in ${words}` : `${words} ago`; // this very moment is past, never "in 0 s"
+}
+
+// A length of time in words: "45 s", "4 min", "2 h 5 min", "3 d".
+export function span(seconds) {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(s / 86400)} d`;
 }
 
 export function ago(seconds) {

@@ -94,7 +94,8 @@ def test_the_built_app_is_served_with_types_and_cache_headers(site: InboxSite) -
     icon = site.handle("GET", "/inbox/favicon.svg")  # a file of the build outside assets/: by name, revalidated
     assert icon.status == 200 and icon.headers["Cache-Control"] == "no-cache"
     assert icon.headers["Content-Type"] == "image/svg+xml"
-    assert site.handle("GET", "/inbox/config.json").status == 404  # the deployed sign-in's file; none locally
+    local = site.handle("GET", "/inbox/config.json")  # the app's first read: here, the session cookie's sign-in
+    assert local.status == 200 and json.loads(local.body) == {"sign_in": "session_cookie"}
 
 
 def test_without_a_build_a_page_says_how_to_make_it(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ session of the caller's operator, or with `{"all_operators": true}` (the stack's
 
 Static files: `/inbox/assets/*` (content-hashed names: cached for a year), other files of the build
 by name (revalidated), and `index.html` for every other `/inbox/...` path (a screen: the app routes in
-the browser; never cached). `/inbox/config.json` is the deployed sign-in's and is absent here (404).
+the browser; never cached). `/inbox/config.json`, which the app reads first on every load, says that
+this stack signs in with its session cookie (deployed, the same file names the Cognito client).
 Without `inbox/dist` a page says how to build it. Nothing here reaches the API: the app is only a
 client of its public routes."""
 
@@ -248,6 +249,8 @@ class InboxSite:
             return self._logout(cookie, at)
         if parts.path == f"{PREFIX}/sessions/revoke" and method == "POST":
             return self._revoke(authorization, body)
+        if parts.path == f"{PREFIX}/config.json" and method == "GET":
+            return _json(200, {"sign_in": "session_cookie"})  # no Cognito client: the app stays on the cookie
         if parts.path == PREFIX:
             return SiteResponse(308, {"Location": f"{PREFIX}/"})
         if method not in ("GET", "HEAD"):
