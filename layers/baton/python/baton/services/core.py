@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from pydantic import BaseModel
+
 from baton.domain.channels import refuse_unconfigured
 from baton.domain.deadline import GRACE_SECONDS
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
@@ -240,7 +242,7 @@ class Core:
         self,
         run_id: str,
         gate: str,
-        output: dict[str, Any],
+        output: BaseModel | dict[str, Any],
         *,
         token: str | None = None,
         wait: ParkedWait | None = None,
@@ -266,7 +268,9 @@ class Core:
         if token is not None and wait.task_token != token:
             return False
         try:
-            self.tokens.send_success(wait.task_token, output)
+            self.tokens.send_success(
+                wait.task_token, output.model_dump(mode="json") if isinstance(output, BaseModel) else output
+            )
         except TaskTokenError as err:
             if not self._closed_by_earlier_send(wait, err):
                 return False

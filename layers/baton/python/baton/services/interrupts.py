@@ -752,7 +752,7 @@ class InterruptService:
                 f"interrupt {i.interaction_id} is already {edge_status(current)}: the vote is not counted",
                 details={"interrupt": public_view(current), "winner": interrupt_winner(current)},
             )
-        view = {"interrupt": public_view(current), "approval": ballot.view(policy)}
+        view = {"interrupt": public_view(current), "approval": ballot.view(policy).model_dump(exclude_unset=True)}
         if vote == "approve":
             resumed = released and current.state.status == "answered"
             return view | {"resumed": resumed, "delivery": delivery_of(resumed, pending=pending)}
