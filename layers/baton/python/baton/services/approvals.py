@@ -1,10 +1,9 @@
-"""Quorum pauses, decided in one place (the rules: `baton/domain/approval.py`; the store: `ApprovalStore`).
+"""Quorum pauses, decided in one place (rules: `baton/domain/approval.py`; store: `ApprovalStore`).
 
-`cast` refuses the requester and non-approvers (403, nothing written), records the vote in one conditional
-transaction (vote, tally below both thresholds, pause still pending, `approval_recorded`) and reads the
-tally; `decided` says how a met tally releases its pause (answer, by, the `QuorumMet` guard and event),
-and the pause's own service writes that guarded transition: released exactly once. `settle_met_quorums`
-is the reconciler's pass over tallies met but not released (a decider that died before its release).
+`cast` refuses the requester and non-approvers (403, nothing written) and records the vote in one
+conditional transaction; `decided` says how a met tally releases its pause (answer, by, `QuorumMet`
+guard, event), written by the pause's own service: exactly once. `settle_met_quorums` is the
+reconciler's pass over tallies met but not released (a decider that died before its release).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from baton.domain.ladder import LadderStep, LadderStepName
+    from baton.domain.ladder import LadderStep
     from baton.models import Interaction, InteractionRequest, ParkedWait
     from baton.services.core import Core
 
@@ -93,23 +93,39 @@ def wait_ladder(wait: ParkedWait) -> Ladder | None:
 def arm_interaction(core: Core, interaction: Interaction) -> None:
     """Start the ladder timer of a pause no gate parks (an async question, a blocking ask, an SDK
     interrupt) at its first step; a question whose only step is its default, at its deadline."""
-    ladder = interaction.request.ladder
-    if ladder is None or interaction.expires_at is None:
-        return
-    deadline = parse_iso(interaction.expires_at)
-    steps = ladder.steps_from(parse_iso(interaction.created_at), deadline)
-    if not steps and not _defaults_at_deadline(interaction):
-        return
-    first: LadderStepName | None = steps[0].step if steps else None
+    if interaction.request.ladder is not None and interaction.expires_at is not None:
+        steps = _steps_of(interaction)
+        if steps or _defaults_at_deadline(interaction):
+            _arm_own(core, interaction, INTERACTION_GATE, steps)
+
+
+def arm_tool_await(core: Core, awaiting: Interaction) -> None:
+    """Start the timer of a tool-form await at its expiry, or at the first step of its ladder."""
+    if awaiting.expires_at is not None:
+        _arm_own(core, awaiting, TOOL_GATE, _steps_of(awaiting))
+
+
+def _steps_of(i: Interaction) -> list[LadderStep]:
+    ladder = i.request.ladder
+    if ladder is None or i.expires_at is None:
+        return []
+    return ladder.steps_from(parse_iso(i.created_at), parse_iso(i.expires_at))
+
+
+def _arm_own(core: Core, i: Interaction, gate: str, steps: list[LadderStep]) -> None:
+    """A timer named after its interaction (no parked wait), due at its first step or its deadline."""
+    assert i.expires_at is not None
+    deadline = parse_iso(i.expires_at)
+    first = steps[0] if steps else None
     payload = GateDeadlinePayload(
-        run_id=interaction.run_id,
-        gate=INTERACTION_GATE,
+        run_id=i.run_id,
+        gate=gate,
         deadline=deadline,
-        interaction_id=interaction.interaction_id,
-        step=first or "deadline",
+        interaction_id=i.interaction_id,
+        step=first.step if first is not None else "deadline",
     )
-    key = f"{INTERACTION_GATE}:{interaction.interaction_id}"
-    _start(core, payload, key=key, deadline=interaction.expires_at, due=steps[0].at if steps else deadline)
+    due = first.at if first is not None else deadline
+    _start(core, payload, key=f"{gate}:{i.interaction_id}", deadline=i.expires_at, due=due)
 
 
 def _defaults_at_deadline(interaction: Interaction) -> bool:
@@ -117,24 +133,6 @@ def _defaults_at_deadline(interaction: Interaction) -> bool:
     taken by their waiter's read at the deadline (`AskService.get`, `InterruptService.current`)."""
     ladder = interaction.request.ladder
     return interaction.request.kind == "question" and ladder is not None and ladder.default is not None
-
-
-def arm_tool_await(core: Core, awaiting: Interaction) -> None:
-    """Start the timer of a tool-form await (`QuestionService.await_tool`) at its expiry, or at the first
-    step of its ladder."""
-    if awaiting.expires_at is not None:
-        deadline = parse_iso(awaiting.expires_at)
-        ladder = awaiting.request.ladder
-        steps = ladder.steps_from(parse_iso(awaiting.created_at), deadline) if ladder is not None else []
-        payload = GateDeadlinePayload(
-            run_id=awaiting.run_id,
-            gate=TOOL_GATE,
-            deadline=deadline,
-            interaction_id=awaiting.interaction_id,
-            step=steps[0].step if steps else "deadline",
-        )
-        key = f"{TOOL_GATE}:{awaiting.interaction_id}"
-        _start(core, payload, key=key, deadline=awaiting.expires_at, due=steps[0].at if steps else None)
 
 
 def _start(core: Core, payload: GateDeadlinePayload, *, key: str, deadline: str, due: datetime | None = None) -> None:
@@ -187,14 +185,8 @@ class Deadlines:
         if timer.interaction_id is not None:
             ended = self._time_out_tool_await(timer.run_id, timer.interaction_id)
             return TimerOutcome(ended=ended, released=False, reason="timed_out" if ended else "not_pending")
-        wait = self.core.store.get_wait(timer.run_id, timer.gate)
-        if (
-            wait is None
-            or wait.status != "parked"
-            or wait.deadline is None
-            or parse_iso(wait.deadline) != timer.deadline
-        ):
-            # Released in time, already ended, or the gate parked again (another round, another timer).
+        wait = self._parked_for(timer)
+        if wait is None:  # released in time, already ended, or parked again (another round, another timer)
             return TimerOutcome(ended=False, released=False, reason="not_parked")
         outcome = self._reconcile_one(wait)
         # Not ended here: an answer accepted in time (released now if its send was lost), or a pause
@@ -203,17 +195,19 @@ class Deadlines:
         reason = "deadline" if outcome["ended"] else settled
         return TimerOutcome(ended=outcome["ended"], released=outcome["released"], reason=reason)
 
+    def _parked_for(self, timer: GateDeadlinePayload) -> ParkedWait | None:
+        """The wait this timer was started for, if still parked with the same deadline."""
+        wait = self.core.store.get_wait(timer.run_id, timer.gate)
+        if wait is None or wait.status != "parked" or wait.deadline is None:
+            return None
+        return wait if parse_iso(wait.deadline) == timer.deadline else None
+
     def _ladder_step(self, timer: GateDeadlinePayload) -> TimerOutcome:
         """A ladder step: sent while the pause is still waiting, skipped (ending the timer) once it is
         not. Returns the timer's next step under `next` (the timer waits its `wait_seconds`)."""
         core = self.core
-        wait = core.store.get_wait(timer.run_id, timer.gate)
-        if (
-            wait is None
-            or wait.status != "parked"
-            or wait.deadline is None
-            or parse_iso(wait.deadline) != timer.deadline
-        ):
+        wait = self._parked_for(timer)
+        if wait is None:
             return TimerOutcome(done=True, step=timer.step, reason="not_parked")
         pending = [i for i in _interactions(core, wait) if i.state.status == "pending"]
         own = wait_ladder(wait)  # an await gate's own ladder, about its still-unanswered questions

@@ -27,9 +27,11 @@ if TYPE_CHECKING:
 Answers = dict[str, Any]
 
 
-def winner_of(i: Interaction) -> dict[str, Any]:
+def conflict(i: Interaction, message: str) -> ConflictError:
+    """A 409 with the pause as stored and who won it."""
     st = i.state
-    return winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at)
+    won = winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at)
+    return ConflictError(message, details={"interaction": i.public(), "winner": won})
 
 
 class PauseAnswers:
@@ -101,9 +103,8 @@ class PauseAnswers:
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id) or pause
         status = current.state.status
         if ballot.outcome == "closed":
-            raise ConflictError(
-                f"the pause at node '{pause.request.node}' is already {status}: the vote is not counted",
-                details={"interaction": current.public(), "winner": winner_of(current)},
+            raise conflict(
+                current, f"the pause at node '{pause.request.node}' is already {status}: the vote is not counted"
             )
         return ResumeResult(
             interaction_id=pause.interaction_id,

@@ -16,7 +16,7 @@ from baton.services.answer_outcomes import SendFailedError, closed_error
 from baton.services.approvals import NO_GROUPS, Groups, Voter
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
 from baton.services.deadlines import park_wait
-from baton.services.pause_answers import Answers, PauseAnswers, winner_of
+from baton.services.pause_answers import Answers, PauseAnswers, conflict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -232,10 +232,9 @@ class PauseService:
             current = core.store.get_interaction(target.run_id, target.interaction_id) or target
             if self.answers.is_repeat(current, answers, caller):
                 return current, True
-            raise ConflictError(
-                f"run {target.run_id} was already resumed at node '{current.request.node}' by "
-                f"{current.state.answered_by}",
-                details={"interaction": current.public(), "winner": winner_of(current)},
+            by = current.state.answered_by
+            raise conflict(
+                current, f"run {target.run_id} was already resumed at node '{target.request.node}' by {by}"
             ) from None
         return answered, False
 
@@ -263,10 +262,7 @@ class PauseService:
         core.refuse_if_ended(latest, answers, caller=caller, interaction=latest.public())  # timed out, or defaulted
         if quorum is not None:  # the vote path tells a counted voter so and gives anyone else the 409
             return policy.vote(latest, quorum, answers, Voter(caller, request.groups))
-        raise ConflictError(
-            f"run {latest.run_id} was already resumed at node '{latest.request.node}'",
-            details={"interaction": latest.public(), "winner": winner_of(latest)},
-        )
+        raise conflict(latest, f"run {latest.run_id} was already resumed at node '{latest.request.node}'")
 
     def _delivered(self, answered: Interaction) -> bool:
         """Was the answer delivered (its wait released), or is there no token (a blocking ask)?"""
