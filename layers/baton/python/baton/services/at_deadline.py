@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from baton.errors import ConflictError
 from baton.models import status_of
-from baton.services.deadlines import answer_with_default
+from baton.services.deadlines import answer_with_default, interactions_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -118,12 +118,8 @@ class InteractionPauseDeadline:
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         return wait if wait.status in OPEN else None
 
-    def _interactions(self, wait: ParkedWait) -> list[Interaction]:
-        found = (self.core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
-        return [i for i in found if i is not None]
-
     def stored(self, wait: ParkedWait) -> Interaction | None:
-        answered = (i for i in self._interactions(wait) if i.state.status == "answered")
+        answered = (i for i in interactions_of(self.core, wait) if i.state.status == "answered")
         return next((i for i in answered if self._output(i) is not None), None)
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
@@ -132,7 +128,7 @@ class InteractionPauseDeadline:
 
     def take_default(self, wait: ParkedWait) -> bool:
         taken = False
-        for i in self._interactions(wait):
+        for i in interactions_of(self.core, wait):
             try:
                 taken = answer_with_default(self.core, i, wait.deadline) is not None or taken
             except ConflictError:
@@ -141,7 +137,7 @@ class InteractionPauseDeadline:
 
     def time_out(self, wait: ParkedWait) -> bool:
         unanswered = []
-        for i in self._interactions(wait):
+        for i in interactions_of(self.core, wait):
             if i.state.status != "pending":
                 continue
             try:

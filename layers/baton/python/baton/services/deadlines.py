@@ -209,7 +209,7 @@ class Deadlines:
         wait = self._parked_for(timer)
         if wait is None:
             return TimerOutcome(done=True, step=timer.step, reason="not_parked")
-        pending = [i for i in _interactions(core, wait) if i.state.status == "pending"]
+        pending = [i for i in interactions_of(core, wait) if i.state.status == "pending"]
         own = wait_ladder(wait)  # an await gate's own ladder, about its still-unanswered questions
         ladder = own or next((i.request.ladder for i in pending if i.request.ladder is not None), None)
         if ladder is None or not pending:
@@ -305,7 +305,7 @@ class Deadlines:
         return NextTimer.model_validate({**timer.model_dump(), "step": step, "wait_seconds": wait_seconds})
 
 
-def _interactions(core: Core, wait: ParkedWait) -> list[Interaction]:
+def interactions_of(core: Core, wait: ParkedWait) -> list[Interaction]:
     found = (core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
     return [i for i in found if i is not None]
 

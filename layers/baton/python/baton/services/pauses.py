@@ -14,7 +14,7 @@ from baton.models import Interaction, ParkedWait, PauseRequest, status_of
 from baton.ports import GuardFailedError, WaitStillOpen
 from baton.services.answer_outcomes import SendFailedError, closed_error
 from baton.services.approvals import NO_GROUPS, Groups, Voter
-from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
+from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
 from baton.services.pause_answers import Answers, PauseAnswers, conflict
 
@@ -272,19 +272,10 @@ class PauseService:
         return wait.status == "released" and answered.interaction_id in wait.interaction_ids
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """The reconciler: a parked pause whose interaction is answered gets the resume a failed send
-        lost. True if this call resumed it."""
-        for iid in wait.interaction_ids:
-            i = self.core.store.get_interaction(wait.run_id, iid)
-            if i is not None and i.state.status == "answered":
-                output = self.answers.output(i)
-                return self.core.release_gate(wait.run_id, wait.gate, output, token=wait.task_token)
-        return False
-
-    def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """At a parked pause's deadline, the one deadline path (baton.services.at_deadline). True if this
-        call ended (or released) it."""
-        return end_at_deadline(self.deadline_policy(), wait) is not None
+        """The reconciler: an answered pause still parked gets the send it lost. True if this call did."""
+        policy = self.deadline_policy()
+        stored = policy.stored(wait)
+        return stored is not None and policy.release(wait, stored)
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         return InteractionPauseDeadline(self.core, PauseAnswers.output)

@@ -65,33 +65,25 @@ class Reconciler:
         self.interrupts = interrupts or InterruptService(core)
         self._review = review
 
-    def _handler(self, wait: ParkedWait) -> Callable[[ParkedWait], bool] | None:
+    def _kind(self, wait: ParkedWait) -> tuple[Callable[[ParkedWait], bool], DeadlinePolicy[Any]] | None:
+        """The wait's kind: its lost-send re-send and its steps of the one deadline path."""
         if wait.kind == "await":
-            return self.questions.reconcile_wait
+            return self.questions.reconcile_wait, AwaitDeadline(self.questions)
         if wait.kind == "interrupt":
-            return self.interrupts.reconcile_wait
+            return self.interrupts.reconcile_wait, InterruptDeadline(self.interrupts)
         if wait.kind == "review":
-            return self._review().reconcile_wait if self._review is not None else None
-        return self.runs.reconcile_wait  # ask (and any other RunService.park kind)
-
-    def _deadline_policy(self, wait: ParkedWait) -> DeadlinePolicy[Any] | None:
-        """Each kind's steps of the one deadline path (baton.services.at_deadline)."""
-        if wait.kind == "await":
-            return AwaitDeadline(self.questions)
-        if wait.kind == "interrupt":
-            return InterruptDeadline(self.interrupts)
-        if wait.kind == "review":
-            return self._review().deadline_policy() if self._review is not None else None
-        return self.runs.deadline_policy()  # ask (and any other RunService.park kind)
+            review = self._review() if self._review is not None else None
+            return (review.reconcile_wait, review.deadline_policy()) if review is not None else None
+        return self.runs.reconcile_wait, self.runs.deadline_policy()  # ask (any other RunService.park kind)
 
     def _end_if_due(self, wait: ParkedWait) -> DeadlineEnd | None:
         """What Baton did at this pause's deadline now (then there is nothing left to resend): its stored
         answer delivered, its declared default taken, or the pause timed out. None: not due, or nothing."""
         if not self.core.is_past(wait.deadline):
             return None
-        policy = self._deadline_policy(wait)
+        kind = self._kind(wait)
         try:
-            return end_at_deadline(policy, wait) if policy is not None else None
+            return end_at_deadline(kind[1], wait) if kind is not None else None
         except GoneError:
             return None  # Step Functions' own timeout closed the task first: its Catch reports it
         except Exception:
@@ -103,8 +95,8 @@ class Reconciler:
         released: list[dict[str, str]] = []
         ended: list[dict[str, str]] = []
         for wait in self.waits.list_parked():
-            handler = self._handler(wait)
-            if handler is None:
+            kind = self._kind(wait)
+            if kind is None:
                 continue
             checked += 1
             if (at_deadline := self._end_if_due(wait)) is not None:
@@ -112,7 +104,7 @@ class Reconciler:
                 (released if at_deadline == "released" else ended).append(done)
                 continue
             try:
-                if handler(wait):
+                if kind[0](wait):
                     released.append({"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind})
             except GoneError:
                 pass  # the gate timed out first: its timeout handler reports it
@@ -174,8 +166,8 @@ class Reconciler:
         ended at its deadline, or else the resume a lost send owes it."""
         if (at_deadline := self._end_if_due(wait)) is not None:
             return {"ended": at_deadline != "released", "released": at_deadline == "released"}
-        handler = self._handler(wait)
+        kind = self._kind(wait)
         try:
-            return {"ended": False, "released": handler is not None and handler(wait)}
+            return {"ended": False, "released": kind is not None and kind[0](wait)}
         except GoneError:
             return {"ended": False, "released": False}  # the gate timed out first
