@@ -42,7 +42,7 @@ class ReconcileReport(Contract):
 
     checked: int
     released: Done
-    timed_out: Done
+    timed_out: list[str]  # tool-form awaits past their expiry
     ended: Done
     quorums: Done
     defaults: Done
