@@ -1,5 +1,5 @@
 """Quorum on the plain human pause (in-memory store): an agent's blocking ask and a hosted run's `park`
-pause, both answered with `RunService.resume` (baton/services/pause_quorum.py). Each resume is one vote
+pause, both answered with `RunService.resume` (baton/services/pause_answers.py). Each resume is one vote
 under answers.decision; the requester (the asking agent; the hosted run's starter) and non-approvers get
 a 403 that writes nothing; the same operator twice counts once; the quorum answers the pause with the
 deciding approver's answers and sends the token once (also under 50 threads); a vote after it is a 409."""

@@ -760,7 +760,7 @@ class InterruptService:
 
     def settle_quorum(self, i: Interaction) -> bool:
         """A pending quorum interrupt whose stored tally is met (its decider died before the release):
-        settle it as that vote would have (the reconciler, baton/services/quorum_release.py)."""
+        settle it as that vote would have (the reconciler, baton/services/approvals.py settle_met_quorums)."""
         policy = interrupt_request(i).approval
         if policy is None:
             return False
