@@ -16,4 +16,4 @@ from baton.runtime.wiring import services
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     payload = parse(event=event, model=GateTimeoutPayload)
-    return services().runs.record_timeout(payload.run_id, payload.node)
+    return services().runs.record_timeout(payload.run_id, payload.node).model_dump()

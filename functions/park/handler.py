@@ -16,15 +16,5 @@ from baton.runtime.wiring import services
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     payload = parse(event=event, model=ParkPayload)
-    interaction = services().runs.park(
-        run_id=payload.run_id,
-        node=payload.node,
-        token=payload.token,
-        prompt=payload.prompt,
-        timeout_seconds=payload.timeout_seconds,
-        notify=payload.notify,
-        entered_at=payload.entered_at,
-        ladder=payload.ladder,
-        approval=payload.approval,
-    )
+    interaction = services().runs.park(payload)
     return {"parked": True, "interaction_id": interaction.interaction_id}

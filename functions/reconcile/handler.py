@@ -22,7 +22,7 @@ from baton.runtime.wiring import services
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     svc = services()
-    result = svc.reconciler.reconcile()
+    result = svc.reconciler.reconcile().model_dump()
     if result["released"] or result["timed_out"] or result["quorums"]:
         logger.info("reconciled", extra=result)
     age = parked_age(svc.core.store, svc.core.clock.now())

@@ -14,6 +14,7 @@ import pytest
 from botocore.retries.standard import ExponentialBackoff
 
 from baton.ids import parse_iso
+from baton.services.pauses import Resume
 from tests.conftest import wait_for
 from tests.integration.faults import THROTTLED, FaultInjector, on_every_client
 
@@ -36,7 +37,7 @@ def faults(monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultInjector]:
 
 
 def _ask(stack: MotoStack, run_id: str) -> Callable[[], dict[str, Any]]:
-    return lambda: stack.services.runs.resume(run_id, {"ship": "yes"}, caller="alice")
+    return lambda: stack.services.runs.resume(Resume(run_id, {"ship": "yes"}, caller="alice"))
 
 
 def _await(stack: MotoStack, run_id: str) -> Callable[[], dict[str, Any]]:

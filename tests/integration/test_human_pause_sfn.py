@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from baton.services.pauses import Resume
 from tests.conftest import wait_for
 from tests.integration.conftest import MotoStack
 
@@ -15,7 +16,7 @@ def test_pause_then_resume_succeeds_with_the_answers(moto_stack: MotoStack) -> N
     run = runs.start("human_pause", {"prompt": "Ship?", "timeout_seconds": 30}, run_id="it-1", caller="op")
     wait_for(lambda: runs.get("it-1")["status"] == "paused_waiting_human")
     assert moto_stack.dispatcher.invocations["park"] == 1
-    result = runs.resume("it-1", {"ship": True}, caller="alice")
+    result = runs.resume(Resume("it-1", {"ship": True}, caller="alice"))
     assert result["resumed"] is True
     wait_for(lambda: _execution_status(moto_stack, run.execution_arn or "") == "SUCCEEDED")
     summary = runs.get("it-1")

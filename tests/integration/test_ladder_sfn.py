@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.deadline import TIMER_STATE_MACHINE
+from baton.services.pauses import Resume
 from tests.conftest import wait_for
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def test_the_timer_ends_early_when_the_pause_is_answered_before_its_steps(moto_s
         "human_pause", {"prompt": "Ship?", "timeout_seconds": 20, "ladder": ladder}, run_id="ld-2", caller="op"
     )
     wait_for(lambda: moto_stack.services.core.store.get_wait("ld-2", "approve"))
-    runs.resume("ld-2", {"ok": "yes"}, caller="alice")
+    runs.resume(Resume("ld-2", {"ok": "yes"}, caller="alice"))
     sfn = moto_stack.clients["stepfunctions"]
     wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn or "")["status"] == "SUCCEEDED", timeout=20)
     wait_for(lambda: _timers(moto_stack)[0]["status"] == "SUCCEEDED", timeout=20)

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from baton.ids import iso
 from baton.local.lifecycle_hook import execution_end_events
+from baton.services.pauses import Resume
 from tests.conftest import wait_for
 from tests.integration.conftest import MotoStack
 
@@ -49,7 +50,7 @@ def test_a_run_that_succeeds_records_its_end_when_the_execution_ends(lifecycle_s
     runs = lifecycle_stack.services.runs
     run = runs.start("human_pause", {"prompt": "Ship?", "timeout_seconds": 30}, run_id="lc-1", caller="op")
     wait_for(lambda: _stored_status(lifecycle_stack, "lc-1") == "paused_waiting_human")
-    runs.resume("lc-1", {"ship": True}, caller="alice")
+    runs.resume(Resume("lc-1", {"ship": True}, caller="alice"))
     wait_for(lambda: _ends(lifecycle_stack, "lc-1"))
     (end,) = _ends(lifecycle_stack, "lc-1")
     stored = lifecycle_stack.services.core.store.get_run("lc-1")

@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
 from baton.errors import ConflictError
+from baton.services.pauses import Resume
 from tests.conftest import wait_for
 from tests.integration.racing import call_api, event_types, operator, race
 
@@ -66,7 +67,7 @@ def test_fifty_resumes_on_a_hosted_two_of_three_pause_resume_the_execution_once(
 
     def vote(n: int) -> str:
         try:
-            return str(runs.resume("park-quorum", {"decision": "approve"}, caller=approvers[n % 3])["status"])
+            return str(runs.resume(Resume("park-quorum", {"decision": "approve"}, caller=approvers[n % 3]))["status"])
         except Exception as err:  # the 409s after the decision
             return type(err).__name__
 
@@ -103,12 +104,12 @@ def test_a_vote_after_the_quorum_before_its_send_is_refused_not_taken_for_the_wi
     sends = core.release_gate
     core.release_gate = lambda *args, **kwargs: False  # type: ignore[method-assign]  # the deciders' send, not yet made
     try:
-        assert runs.resume("late-voter", {"decision": "approve"}, caller="alice")["status"] == "pending"
-        assert runs.resume("late-voter", {"decision": "approve"}, caller="bob")["status"] == "answered"
+        assert runs.resume(Resume("late-voter", {"decision": "approve"}, caller="alice"))["status"] == "pending"
+        assert runs.resume(Resume("late-voter", {"decision": "approve"}, caller="bob"))["status"] == "answered"
     finally:
         core.release_gate = sends  # type: ignore[method-assign]
     try:
-        late = runs.resume("late-voter", {"decision": "approve"}, caller="carol")
+        late = runs.resume(Resume("late-voter", {"decision": "approve"}, caller="carol"))
     except ConflictError as refused:
         assert refused.details["winner"]["by"] == store.get_interaction("late-voter", pause_id).state.answered_by
         assert set(str(refused.details["winner"]["by"]).split(", ")) == {"alice", "bob"}

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from baton.contracts import BlockingAskView
+from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder
 from baton.errors import GoneError, ValidationFailedError
 from baton.services.asks import AskService
 from baton.services.interrupts import InterruptService
+from baton.services.pauses import Resume
 from baton.services.questions import QuestionService
 
 if TYPE_CHECKING:
@@ -52,22 +54,22 @@ def test_a_blocking_ask_refuses_an_answer_outside_its_options_naming_the_key_and
 ) -> None:
     iid = _ask(core)
     with pytest.raises(ValidationFailedError) as refused:
-        runs.resume(RUN, {"decision": "maybe"}, caller="alice")
+        runs.resume(Resume(RUN, {"decision": "maybe"}, caller="alice"))
     assert refused.value.http_status == 422
     assert refused.value.details == {"path": "answers.decision", "options": ["ship", "hold"]}
     assert "'maybe' is not one of the options ['ship', 'hold']" in refused.value.message
     pending = AskService(core).get(RUN, iid)
     assert pending.state.status == "pending"
     assert "interaction_answered" not in [e.type for e in core.store.list_events(RUN, limit=100)]
-    assert runs.resume(RUN, {"decision": "ship"}, caller="alice")["resumed"] is True
+    assert runs.resume(Resume(RUN, {"decision": "ship"}, caller="alice"))["resumed"] is True
     assert AskService(core).get(RUN, iid).state.answer == {"decision": "ship"}
 
 
 def test_a_settled_ask_refuses_an_answer_outside_its_options_before_the_409(core: Core, runs: RunService) -> None:
     _ask(core)
-    runs.resume(RUN, {"decision": "hold"}, caller="alice")
+    runs.resume(Resume(RUN, {"decision": "hold"}, caller="alice"))
     with pytest.raises(ValidationFailedError, match="not one of the options"):
-        runs.resume(RUN, {"decision": "maybe"}, caller="bob")
+        runs.resume(Resume(RUN, {"decision": "maybe"}, caller="bob"))
 
 
 def test_a_blocking_asks_hint_names_the_key_and_its_options(core: Core) -> None:
@@ -81,8 +83,8 @@ def test_a_blocking_asks_hint_names_the_key_and_its_options(core: Core) -> None:
 
 def test_a_hosted_pause_without_options_still_takes_any_answers(core: Core, runs: RunService) -> None:
     runs.start("human_pause", {}, run_id="h1", caller="op")
-    runs.park(run_id="h1", node="approve", token="tok-1", prompt="Ship?", timeout_seconds=60)
-    assert runs.resume("h1", {"approved": True, "note": "go"}, caller="alice")["resumed"] is True
+    runs.park(ParkPayload(run_id="h1", node="approve", token="tok-1", prompt="Ship?", timeout_seconds=60))
+    assert runs.resume(Resume("h1", {"approved": True, "note": "go"}, caller="alice"))["resumed"] is True
 
 
 # ---- item 9: a default taken, then a late answer: 410 kept as answer_late -----------------------------
@@ -130,7 +132,7 @@ def test_a_late_answer_to_an_ask_or_an_interrupt_whose_default_was_taken_is_the_
     clock.advance(61)
     assert AskService(core).pending(RUN) == []  # the waiter's read took the default
     with pytest.raises(GoneError):
-        runs.resume(RUN, {"decision": "ship"}, caller="alice")
+        runs.resume(Resume(RUN, {"decision": "ship"}, caller="alice"))
     assert [e["answer"] for e in _late_answers(core, RUN)] == [{"decision": "ship"}]
     with pytest.raises(GoneError):
         interrupts.resume(interrupt.interaction_id, "yes", [], caller="alice")

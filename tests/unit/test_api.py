@@ -10,6 +10,7 @@ import pytest
 
 from baton.api import deps
 from baton.api.app import create_app
+from baton.domain.gate_payloads import ParkPayload
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
@@ -116,7 +117,7 @@ def test_openapi_and_docs_are_served(api: Any) -> None:
 def runs_in_core(core: Core) -> None:
     runs = RunService(core)
     runs.start("human_pause", {}, run_id="r1", caller="op")
-    runs.park(run_id="r1", node="approve", token="tok-1", prompt="Ship?", timeout_seconds=60)
+    runs.park(ParkPayload(run_id="r1", node="approve", token="tok-1", prompt="Ship?", timeout_seconds=60))
 
 
 def test_agent_token_is_scoped_to_its_run_and_cannot_act_as_operator(api: Any, runs_in_core: None) -> None:

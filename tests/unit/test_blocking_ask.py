@@ -11,6 +11,7 @@ from baton.client.asks import AskTimeoutError, wait_for_ask
 from baton.contracts import BlockingAskView
 from baton.errors import ConflictError, GoneError, NotFoundError
 from baton.services.asks import AskService
+from baton.services.pauses import Resume
 
 if TYPE_CHECKING:
     from baton.services.core import Core
@@ -39,14 +40,14 @@ def test_a_blocking_ask_pauses_the_run_notifies_and_is_answered_by_resume(core: 
     assert view.status == "pending" and view.options == ["yes", "no"]
     assert [a.interaction_id for a in AskService(core).pending("agent-1")] == [iid]
 
-    result = runs.resume("agent-1", {"drop": "no"}, caller="alice")
+    result = runs.resume(Resume("agent-1", {"drop": "no"}, caller="alice"))
     assert result["resumed"] is True  # the agent's waiter reads it: no token to send
     answered = AskService(core).get("agent-1", iid)
     assert answered.state.status == "answered" and answered.state.answer == {"drop": "no"}
     assert core.require_run("agent-1").status == "running"
     assert [e.type for e in core.store.list_events("agent-1")][-2:] == ["interaction_answered", "run_resumed"]
     with pytest.raises(ConflictError) as second:
-        runs.resume("agent-1", {"drop": "yes"}, caller="bob")
+        runs.resume(Resume("agent-1", {"drop": "yes"}, caller="bob"))
     assert second.value.details["winner"]["value"] == {"drop": "no"}
     assert AskService(core).pending("agent-1") == []
 
@@ -60,7 +61,7 @@ def test_an_unanswered_ask_ends_at_its_deadline_and_a_late_answer_is_a_410(
     assert ended.state.status == "timed_out"
     assert "human_input_timed_out" in [e.type for e in core.store.list_events("agent-1")]
     with pytest.raises(GoneError):
-        runs.resume("agent-1", {"drop": "yes"}, caller="alice")
+        runs.resume(Resume("agent-1", {"drop": "yes"}, caller="alice"))
     assert "answer_late" in [e.type for e in core.store.list_events("agent-1")]
 
 
@@ -72,7 +73,7 @@ def test_the_long_poll_returns_when_answered_and_is_bounded(core: Core, runs: Ru
         naps.append(seconds)
         now[0] += seconds
         if len(naps) == 3:
-            runs.resume("agent-1", {"drop": "no"}, caller="alice")
+            runs.resume(Resume("agent-1", {"drop": "no"}, caller="alice"))
 
     service = AskService(core, sleep=sleep, monotonic=lambda: now[0])
     iid = _ask(core)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.domain.gate_payloads import ParkPayload
 from baton.errors import ValidationFailedError
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
@@ -78,7 +79,7 @@ def test_check_refuses_questions_posted_as_a_review_gate() -> None:
 
 
 def test_an_ask_on_a_node_that_is_a_pause_is_refused_at_run_time(core: Core, runs: RunService) -> None:
-    runs.park(run_id="r1", node="approve", token="tok", prompt="Ship it?", timeout_seconds=60)
+    runs.park(ParkPayload(run_id="r1", node="approve", token="tok", prompt="Ship it?", timeout_seconds=60))
     questions = QuestionService(core)
     with pytest.raises(ValidationFailedError) as refused:
         questions.ask("r1", node="approve", question="Which colour?", caller="agent")

@@ -26,6 +26,7 @@ from baton.cli import common, review, runs, workflow
 from baton.cli.main import app as cli_app
 from baton.client.sdk import Client
 from baton.contracts import EventPage, EventView, ReviewView, RunView
+from baton.domain.gate_payloads import ParkPayload
 from baton.domain.review_gate import ACTIONS
 from baton.hints import cli_command
 from baton.local.emulator_logs import quiet_interpreter
@@ -237,7 +238,7 @@ def test_already_answered_says_who_answered_what_and_when(cli: Any, api_app: Any
 
 # ---- 9: a plain human_pause is listed by `runs questions`, with how to answer it --------------------
 def test_a_hosted_pause_is_listed_with_a_hint_that_runs(cli: Any, core: Core, venv: Path) -> None:
-    RunService(core).park(run_id="p1", node="approve", token="tok-1", prompt="Deploy?", timeout_seconds=30)
+    RunService(core).park(ParkPayload(run_id="p1", node="approve", token="tok-1", prompt="Deploy?", timeout_seconds=30))
     out = cli("runs", "questions", "p1")
     assert out.exit_code == 0, out.output
     assert "blocking ask" in out.output and "Deploy?" in out.output

@@ -19,6 +19,7 @@ from baton.api.app import create_app
 from baton.cli.main import app as cli_app
 from baton.client.sdk import Client
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.local.http_adapter import to_proxy_event
 from baton.models import RunSummary
@@ -26,6 +27,7 @@ from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.approvals import Voter
 from baton.services.interrupts import InterruptService
+from baton.services.pauses import Resume
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
 from baton.services.runs import RunService
@@ -75,7 +77,7 @@ def _tokens(core: Core) -> RecordingTaskTokens:
 
 def _paused(runs: RunService) -> None:
     runs.start("human_pause", {}, run_id="r1", caller="op")
-    runs.park(run_id="r1", node="approve", token="tok-1", prompt="Ship?", timeout_seconds=60)
+    runs.park(ParkPayload(run_id="r1", node="approve", token="tok-1", prompt="Ship?", timeout_seconds=60))
 
 
 def test_a_resume_whose_send_fails_is_a_202_with_its_delivery_pending_and_then_a_200(
@@ -146,10 +148,14 @@ def test_the_deciding_vote_of_a_quorum_whose_send_fails_is_stored_with_its_deliv
     core.store.create_run(
         RunSummary(run_id="h1", status="running", created_at=now, updated_at=now, hosted=True, started_by="starter")
     )
-    runs.park(run_id="h1", node="approve", token="tok-h1", prompt="Ship?", timeout_seconds=600, approval=TWO)
-    assert runs.resume("h1", {"decision": "approve"}, caller="alice")["delivery"] is None  # one vote: nothing sent
+    runs.park(
+        ParkPayload(run_id="h1", node="approve", token="tok-h1", prompt="Ship?", timeout_seconds=600, approval=TWO)
+    )
+    assert (
+        runs.resume(Resume("h1", {"decision": "approve"}, caller="alice"))["delivery"] is None
+    )  # one vote: nothing sent
     _tokens(core).fail_next = THROTTLED
-    deciding = runs.resume("h1", {"decision": "approve"}, caller="bob")
+    deciding = runs.resume(Resume("h1", {"decision": "approve"}, caller="bob"))
     assert (deciding["status"], deciding["resumed"], deciding["delivery"]) == ("answered", False, "pending")
     assert Reconciler(core, runs=runs).reconcile()["released"] == [{"run_id": "h1", "gate": "approve", "kind": "ask"}]
     assert [t for _, t, _ in _tokens(core).sent] == ["tok-h1"]

@@ -10,6 +10,7 @@ from typing import Any
 
 from baton.channels.email.links import sign_link
 from baton.channels.email.mail import EmailLinks, compose
+from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.notify.model import Notification
 from baton.services.asks import AskService
@@ -56,7 +57,9 @@ def test_an_ask_is_answered_once_from_its_link_through_the_resume_path(api: Any,
 
 def test_a_hosted_pause_takes_free_text_and_sends_its_token(api: Any, core: Core) -> None:
     RunService(core).start("human_pause", {"prompt": "Ship it?", "timeout_seconds": 600}, run_id="r1", caller="op")
-    pause = RunService(core).park(run_id="r1", node="approve", token="tok-p", prompt="Ship it?", timeout_seconds=600)
+    pause = RunService(core).park(
+        ParkPayload(run_id="r1", node="approve", token="tok-p", prompt="Ship it?", timeout_seconds=600)
+    )
     path = "/answer/" + sign_link(_claims(pause.interaction_id), KEY)
     assert "<textarea" in api("GET", path)["body"]
     assert api("POST", path, {"text": "ship on Monday"})["statusCode"] == 200

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from baton.domain.gate_payloads import ParkPayload
 from baton.events import PAYLOAD_OF_TYPE, AwaitStarted, EventType, HumanInputRequested, RunEnded
 from baton.services.core import Core
 from baton.services.questions import QuestionService
@@ -39,7 +40,7 @@ def test_recorded_events_read_back_as_their_models(core: Core) -> None:
     iid = qs.ask("r1", node="draft", question="Pick", options=["a", "b"], caller="agent")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60, from_node="draft")
     qs.answer("r1", iid, "a", caller="op")
-    runs.park(run_id="r2", node="approve", token="tok-2", prompt="Ship?", timeout_seconds=60)
+    runs.park(ParkPayload(run_id="r2", node="approve", token="tok-2", prompt="Ship?", timeout_seconds=60))
     runs.record_timeout("r2", "approve")
     events = core.store.list_events("r1") + core.store.list_events("r2")
     assert {e.type for e in events} >= {"human_input_requested", "await_started", "interaction_answered"}

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from baton.api.auth import agent_token, operator_token
+from baton.domain.gate_payloads import ParkPayload
 from baton.local.http_adapter import to_proxy_event
 from baton.services.core import Core
 from baton.services.questions import QuestionService
@@ -143,7 +144,9 @@ def test_blocks_names_the_parked_gate_and_no_token_leaves(api: Any, core: Core) 
     q1 = _ask(api, "run-a", "Which?")
     QuestionService(core).park_gate(run_id="run-a", gate="await_answers", token="SECRET-TOKEN-1", timeout_seconds=300)
     q2 = _ask(api, "run-a", "Asked after the gate parked")  # in the gate's scope: it blocks it too
-    RunService(core).park(run_id="run-b", node="approve", token="SECRET-TOKEN-2", prompt="Ship?", timeout_seconds=60)
+    RunService(core).park(
+        ParkPayload(run_id="run-b", node="approve", token="SECRET-TOKEN-2", prompt="Ship?", timeout_seconds=60)
+    )
     status, page = api("GET", "/api/inbox")
     assert status == 200
     by_id = {item["id"]: item for item in page["items"]}

@@ -21,6 +21,7 @@ from baton.domain.ladder import AnswerCheck, Ladder, LadderFields
 from baton.errors import GoneError, ValidationFailedError
 from baton.services.deadlines import Deadlines
 from baton.services.interrupts import InterruptService
+from baton.services.pauses import Resume
 from tests.fakes import RecordingDeadlineTimers
 
 if TYPE_CHECKING:
@@ -59,13 +60,15 @@ def _deadlines(core: Core, clock: FixedClock) -> Deadlines:
 
 def _park(runs: RunService, core: Core, ladder: Ladder | None = LADDER) -> str:
     return runs.park(
-        run_id="r1",
-        node="approve",
-        token="tok-1",
-        prompt="Ship it?",
-        timeout_seconds=TIMEOUT,
-        entered_at=core.clock.now(),
-        ladder=ladder,
+        ParkPayload(
+            run_id="r1",
+            node="approve",
+            token="tok-1",
+            prompt="Ship it?",
+            timeout_seconds=TIMEOUT,
+            entered_at=core.clock.now(),
+            ladder=ladder,
+        )
     ).interaction_id
 
 
@@ -137,7 +140,7 @@ def test_steps_after_an_answer_are_skipped_and_end_the_timer(
     _park(started, core)
     (timer,) = timers.started
     clock.advance(5)
-    started.resume("r1", {"approved": True}, caller="alice")
+    started.resume(Resume("r1", {"approved": True}, caller="alice"))
     notified_before = len(_notified(core))
     fired = _walk(core, clock, timer.payload, 5)
     assert fired["done"] is True and fired.get("next") is None
@@ -153,7 +156,7 @@ def test_an_answer_just_before_the_deadline_wins_over_the_default(
     (timer,) = timers.started
     assert timer.payload.step == "deadline"  # no steps: due at the deadline as before
     clock.advance(timer.wait_seconds - 1.1)  # 0.1 s before Baton's deadline
-    started.resume("r1", {"approved": True}, caller="alice")  # a 200
+    started.resume(Resume("r1", {"approved": True}, caller="alice"))  # a 200
     fired = _walk(core, clock, timer.payload, 2)
     assert fired["ended"] is False
     ((_, _, output),) = _sent(core)  # the person's answer is the one delivered, exactly once
@@ -167,7 +170,7 @@ def test_an_answer_after_the_default_was_taken_is_a_410_kept_as_late(
     (timer,) = timers.started
     _walk(core, clock, timer.payload, timer.wait_seconds)
     with pytest.raises(GoneError):
-        started.resume("r1", {"approved": True}, caller="alice")
+        started.resume(Resume("r1", {"approved": True}, caller="alice"))
     ((_, _, output),) = _sent(core)
     assert output["answers"] == {"approved": False} and "answer_late" in _types(core)
 

@@ -68,7 +68,7 @@ def _walk(core: Core, clock: FixedClock, started: StartedTimer) -> list[dict[str
     payload, wait_seconds = started.payload, started.wait_seconds
     while True:
         clock.advance(wait_seconds)
-        result = _deadlines(core, clock).fire(payload)
+        result = _deadlines(core, clock).fire(payload).model_dump(mode="json", exclude_unset=True)  # the task's output
         fired.append(result)
         nxt = result.get("next")
         if not nxt:

@@ -22,12 +22,14 @@ import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
+from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import GoneError, TaskTokenError
 from baton.ids import parse_iso
 from baton.local.demo_repo import create_demo_repo
 from baton.services.core import DEADLINE_ERROR, GRACE_SECONDS
 from baton.services.interrupts import InterruptService
+from baton.services.pauses import Resume
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
 from baton.services.review import ReviewService
@@ -78,7 +80,14 @@ class Gates:
         """Park as the gate's Lambda does (with the task's entered time); returns the interaction/gate id."""
         if kind == "ask":
             return self.runs.park(
-                run_id="r1", node="approve", token=token, prompt="OK?", timeout_seconds=TIMEOUT, entered_at=self.entered
+                ParkPayload(
+                    run_id="r1",
+                    node="approve",
+                    token=token,
+                    prompt="OK?",
+                    timeout_seconds=TIMEOUT,
+                    entered_at=self.entered,
+                )
             ).interaction_id
         if kind == "await":
             self.questions.park_gate(
@@ -98,7 +107,7 @@ class Gates:
 
     def answer(self, kind: str, iid: str) -> dict[str, Any]:
         if kind == "ask":
-            return self.runs.resume("r1", {"ship": True}, caller="alice")
+            return self.runs.resume(Resume("r1", {"ship": True}, caller="alice"))
         if kind == "await":
             return self.questions.answer("r1", self.question_id, "yes", caller="alice")
         if kind == "interrupt":
@@ -270,23 +279,23 @@ def test_a_crash_after_the_send_leaves_the_events_complete_after_a_reconcile(
 
 def test_a_task_gone_with_its_execution_succeeded_is_recorded_as_resumed(runs: RunService, core: Core) -> None:
     runs.start("human_pause", {}, run_id="r1", caller="op")
-    runs.park(run_id="r1", node="approve", token="tok-1", prompt="OK?", timeout_seconds=TIMEOUT)
+    runs.park(ParkPayload(run_id="r1", node="approve", token="tok-1", prompt="OK?", timeout_seconds=TIMEOUT))
     run = core.store.get_run("r1")
     assert run is not None and run.execution_arn
     core.workflows.status[run.execution_arn] = {"status": "SUCCEEDED"}  # type: ignore[attr-defined]
     _tokens(core).fail_next = TaskTokenError("gone", reason="TaskDoesNotExist")
-    assert runs.resume("r1", {"ship": True}, caller="alice")["resumed"] is True
+    assert runs.resume(Resume("r1", {"ship": True}, caller="alice"))["resumed"] is True
     assert _types(core).count("run_resumed") == 1
 
 
 def test_a_task_gone_with_its_execution_aborted_is_not_a_resume(runs: RunService, core: Core) -> None:
     runs.start("human_pause", {}, run_id="r1", caller="op")
-    runs.park(run_id="r1", node="approve", token="tok-1", prompt="OK?", timeout_seconds=TIMEOUT)
+    runs.park(ParkPayload(run_id="r1", node="approve", token="tok-1", prompt="OK?", timeout_seconds=TIMEOUT))
     run = core.store.get_run("r1")
     assert run is not None and run.execution_arn
     core.workflows.status[run.execution_arn] = {"status": "ABORTED"}  # type: ignore[attr-defined]
     _tokens(core).fail_next = TaskTokenError("gone", reason="TaskDoesNotExist")
-    assert runs.resume("r1", {"ship": True}, caller="alice")["resumed"] is False
+    assert runs.resume(Resume("r1", {"ship": True}, caller="alice"))["resumed"] is False
     assert "run_resumed" not in _types(core)
     assert core.store.get_wait("r1", "approve").status == "released"  # type: ignore[union-attr]
 

@@ -1,5 +1,5 @@
 """Quorum on the plain human pause (in-memory store): an agent's blocking ask and a hosted run's `park`
-pause, both answered with `RunService.resume` (baton/services/pause_quorum.py). Each resume is one vote
+pause, both answered with `RunService.resume` (baton/services/pause_answers.py). Each resume is one vote
 under answers.decision; the requester (the asking agent; the hosted run's starter) and non-approvers get
 a 403 that writes nothing; the same operator twice counts once; the quorum answers the pause with the
 deciding approver's answers and sends the token once (also under 50 threads); a vote after it is a 409."""
@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.gate_payloads import ParkPayload
 from baton.errors import ConflictError, ForbiddenError, ValidationFailedError
 from baton.models import RunSummary
 from baton.services.asks import AskService
 from baton.services.core import Core
+from baton.services.pauses import Resume
 from baton.services.runs import RunService
 from tests.fakes import RecordingTaskTokens
 
@@ -52,26 +54,26 @@ def _hosted(core: Core, runs: RunService, policy: ApprovalPolicy = TWO_OF_THREE)
         RunSummary(run_id="h1", status="running", created_at=now, updated_at=now, hosted=True, started_by="starter")
     )
     parked = runs.park(
-        run_id="h1", node="approve", token="tok-h1", prompt="Ship?", timeout_seconds=600, approval=policy
+        ParkPayload(run_id="h1", node="approve", token="tok-h1", prompt="Ship?", timeout_seconds=600, approval=policy)
     )
     return parked.interaction_id
 
 
 def test_a_blocking_ask_needs_two_of_three_and_delivers_the_deciding_answers(core: Core, runs: RunService) -> None:
     iid = _blocking(core)
-    first = runs.resume("agent-1", {"decision": "approve", "note": "ok"}, caller="alice")
+    first = runs.resume(Resume("agent-1", {"decision": "approve", "note": "ok"}, caller="alice"))
     assert first["status"] == "pending" and first["resumed"] is False and first["approval"]["approvals"] == 1
-    again = runs.resume("agent-1", {"decision": "approve"}, caller="alice")  # counted once
+    again = runs.resume(Resume("agent-1", {"decision": "approve"}, caller="alice"))  # counted once
     assert again["approval"]["already_counted"] is True and again["approval"]["approvals"] == 1
     assert AskService(core).get("agent-1", iid).state.status == "pending"
-    second = runs.resume("agent-1", {"decision": "approve", "note": "go"}, caller="bob")
+    second = runs.resume(Resume("agent-1", {"decision": "approve", "note": "go"}, caller="bob"))
     assert second["status"] == "answered" and second["resumed"] is True
     assert second["approval"]["decision"] == "approved" and second["approval"]["approved_by"] == ["alice", "bob"]
     done = AskService(core).get("agent-1", iid)
     assert done.state.status == "answered" and done.state.answer == {"decision": "approve", "note": "go"}
     assert done.state.answered_by == "alice, bob"
     with pytest.raises(ConflictError):  # after the decision
-        runs.resume("agent-1", {"decision": "approve"}, caller="carol")
+        runs.resume(Resume("agent-1", {"decision": "approve"}, caller="carol"))
     types = _types(core, "agent-1")
     assert types["approval_recorded"] == 2 and types["quorum_reached"] == 1 and types["interaction_answered"] == 1
     assert types["run_resumed"] == 1
@@ -81,20 +83,20 @@ def test_the_asking_agent_and_a_non_approver_are_refused_and_nothing_is_written(
     policy = ApprovalPolicy(approvals=1)  # any operator but the requester
     iid = _blocking(core, policy)
     with pytest.raises(ForbiddenError) as refused:
-        runs.resume("agent-1", {"decision": "approve"}, caller="agent")
+        runs.resume(Resume("agent-1", {"decision": "approve"}, caller="agent"))
     assert refused.value.details["reason"] == "requester_cannot_approve"
     iid2 = _blocking(core)
     with pytest.raises(ForbiddenError) as outsider:
-        runs.resume("agent-1", {"decision": "approve"}, caller="mallory", node="drop")
+        runs.resume(Resume("agent-1", {"decision": "approve"}, caller="mallory", node="drop"))
     assert outsider.value.details["reason"] == "not_an_approver"
     with pytest.raises(ValidationFailedError):  # a vote must say approve or reject
-        runs.resume("agent-1", {"ship": True}, caller="alice")
+        runs.resume(Resume("agent-1", {"ship": True}, caller="alice"))
     assert core.store.list_votes("agent-1", iid) == [] and core.store.list_votes("agent-1", iid2) == []
 
 
 def test_a_rejection_answers_the_ask_with_the_rejecting_answers(core: Core, runs: RunService) -> None:
     iid = _blocking(core)
-    result = runs.resume("agent-1", {"decision": "reject", "why": "no backup"}, caller="carol")
+    result = runs.resume(Resume("agent-1", {"decision": "reject", "why": "no backup"}, caller="carol"))
     assert result["status"] == "answered" and result["approval"]["decision"] == "rejected"
     done = AskService(core).get("agent-1", iid)
     assert done.state.answer == {"decision": "reject", "why": "no backup"} and done.state.answered_by == "carol"
@@ -105,8 +107,8 @@ def test_with_options_the_approve_option_approves(core: Core, runs: RunService) 
     policy = ApprovalPolicy(approvals=1, approvers=["alice"], approve_option="yes")
     _blocking(core, policy, options=["no", "yes"])
     with pytest.raises(ValidationFailedError):
-        runs.resume("agent-1", {"decision": "approve"}, caller="alice")  # with options: one of them
-    assert runs.resume("agent-1", {"decision": "yes"}, caller="alice")["approval"]["decision"] == "approved"
+        runs.resume(Resume("agent-1", {"decision": "approve"}, caller="alice"))  # with options: one of them
+    assert runs.resume(Resume("agent-1", {"decision": "yes"}, caller="alice"))["approval"]["decision"] == "approved"
     with pytest.raises(ValidationFailedError):  # an approve_option that is not an option: 422, nothing stored
         _blocking(core, ApprovalPolicy(approvals=1, approve_option="maybe"), options=["no", "yes"])
 
@@ -114,11 +116,11 @@ def test_with_options_the_approve_option_approves(core: Core, runs: RunService) 
 def test_a_hosted_park_pause_refuses_the_run_s_starter_and_sends_the_token_once(core: Core, runs: RunService) -> None:
     iid = _hosted(core, runs)
     with pytest.raises(ForbiddenError) as refused:
-        runs.resume("h1", {"decision": "approve"}, caller="starter")
+        runs.resume(Resume("h1", {"decision": "approve"}, caller="starter"))
     assert refused.value.details["reason"] == "requester_cannot_approve"
-    assert runs.resume("h1", {"decision": "approve"}, caller="alice")["resumed"] is False
+    assert runs.resume(Resume("h1", {"decision": "approve"}, caller="alice"))["resumed"] is False
     assert _sent(core) == []
-    assert runs.resume("h1", {"decision": "approve", "env": "prod"}, caller="bob")["resumed"] is True
+    assert runs.resume(Resume("h1", {"decision": "approve", "env": "prod"}, caller="bob"))["resumed"] is True
     [(kind, token, output)] = _sent(core)
     assert (kind, token) == ("success", "tok-h1")
     assert output["answers"] == {"decision": "approve", "env": "prod"} and output["answered_by"] == "alice, bob"
@@ -137,7 +139,7 @@ def test_fifty_concurrent_votes_on_a_two_of_three_park_send_the_token_once(core:
     def vote(n: int) -> str:
         barrier.wait()
         try:
-            return str(runs.resume("h1", {"decision": "approve"}, caller=voters[n % 3])["status"])
+            return str(runs.resume(Resume("h1", {"decision": "approve"}, caller=voters[n % 3]))["status"])
         except ConflictError:
             return "409"
 

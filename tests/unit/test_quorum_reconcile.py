@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.ports import QuorumMet
 from baton.services.interrupts import InterruptService
+from baton.services.pauses import Resume
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
 
@@ -105,11 +107,15 @@ def test_a_met_park_quorum_whose_release_failed_sends_its_token_once_from_the_re
     from tests.fakes import RecordingTaskTokens
 
     runs = RunService(core)
-    runs.park(run_id="h1", node="approve", token="tok-h1", prompt="Ship?", timeout_seconds=600, approval=TWO_OF_THREE)
-    runs.resume("h1", {"decision": "approve"}, caller="alice")
+    runs.park(
+        ParkPayload(
+            run_id="h1", node="approve", token="tok-h1", prompt="Ship?", timeout_seconds=600, approval=TWO_OF_THREE
+        )
+    )
+    runs.resume(Resume("h1", {"decision": "approve"}, caller="alice"))
     _fail_first_release(monkeypatch, core)
     with pytest.raises(DeciderDied):
-        runs.resume("h1", {"decision": "approve"}, caller="bob")
+        runs.resume(Resume("h1", {"decision": "approve"}, caller="bob"))
     assert isinstance(core.tokens, RecordingTaskTokens) and core.tokens.sent == []
     reconciler = Reconciler(core, runs=runs)
     assert [q["kind"] for q in reconciler.reconcile()["quorums"]] == ["quorum"]

@@ -10,11 +10,13 @@ import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
+from baton.domain.gate_payloads import ParkPayload
 from baton.errors import GoneError
 from baton.local.demo_repo import create_demo_repo
 from baton.models import InteractionStatus
 from baton.services.core import DEADLINE_ERROR, Core
 from baton.services.interrupts import InterruptService, InterruptSpec
+from baton.services.pauses import Resume
 from baton.services.reconciler import Reconciler
 from baton.services.review import ReviewService
 from baton.services.runs import RunService
@@ -38,16 +40,18 @@ def _hosted(svc: InterruptService, token: str = "tok-int") -> str:
 
 
 def test_nothing_to_do_sends_nothing(core: Core, runs: RunService, reconciler: Reconciler) -> None:
-    runs.park(token="tok-ask", run_id="r1", node="approve", prompt="Ship?", timeout_seconds=60)
+    runs.park(ParkPayload(token="tok-ask", run_id="r1", node="approve", prompt="Ship?", timeout_seconds=60))
     _hosted(InterruptService(core))
     assert reconciler.reconcile()["released"] == []  # both still pending: nothing is sent
     assert _tokens(core).sent == []
 
 
 def test_ask_resume_lost_to_a_failed_send_is_sent_once(core: Core, runs: RunService, reconciler: Reconciler) -> None:
-    iid = runs.park(token="tok-ask", run_id="r1", node="approve", prompt="Ship?", timeout_seconds=60).interaction_id
+    iid = runs.park(
+        ParkPayload(token="tok-ask", run_id="r1", node="approve", prompt="Ship?", timeout_seconds=60)
+    ).interaction_id
     _tokens(core).fail_next = RuntimeError("Step Functions throttled")
-    stored = runs.resume("r1", {"ship": True}, caller="alice")  # stored, its send pending: not an error
+    stored = runs.resume(Resume("r1", {"ship": True}, caller="alice"))  # stored, its send pending: not an error
     assert (stored["resumed"], stored["delivery"]) == (False, "pending")
     assert _tokens(core).sent == []
     assert reconciler.reconcile()["released"] == [{"run_id": "r1", "gate": "approve", "kind": "ask"}]
@@ -118,14 +122,18 @@ def test_store_deadline_timeout_of_a_hosted_interrupt_fails_its_task(core: Core,
 
 
 def test_reconciler_never_sends_a_stale_round_to_a_reparked_gate(core: Core, runs: RunService) -> None:
-    iid = runs.park(token="tok-1", run_id="r1", node="approve", prompt="Ship?", timeout_seconds=60).interaction_id
+    iid = runs.park(
+        ParkPayload(token="tok-1", run_id="r1", node="approve", prompt="Ship?", timeout_seconds=60)
+    ).interaction_id
     stale = core.store.get_wait("r1", "approve")
     assert stale is not None
     i = core.store.get_interaction("r1", iid)
     assert i is not None
     core.store.transition_interaction(i, InteractionStatus(status="answered", answer={"x": 1}, version=i.state.version))
     core.store.release_wait(stale, "released")  # round 1 was delivered ...
-    runs.park(token="tok-2", run_id="r1", node="approve", prompt="Again?", timeout_seconds=60)  # ... round 2 parks
+    runs.park(
+        ParkPayload(token="tok-2", run_id="r1", node="approve", prompt="Again?", timeout_seconds=60)
+    )  # ... round 2 parks
     assert runs.reconcile_wait(stale) is False  # the examined token is gone: nothing is sent
     assert _tokens(core).sent == []
 

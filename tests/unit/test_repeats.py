@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import pytest
 
+from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ConflictError
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService
+from baton.services.pauses import Resume
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
 from tests.fakes import RecordingTaskTokens
@@ -65,26 +67,26 @@ def test_a_repeat_after_a_failed_send_delivers_the_stored_answer(core: Core) -> 
 
 def test_a_repeated_resume_gets_the_first_200_and_others_the_409(runs: RunService, core: Core) -> None:
     runs.start("human_pause", {}, run_id="r1", caller="op")
-    runs.park(run_id="r1", node="approve", token="tok-1", prompt="Ship it?", timeout_seconds=60)
-    first = runs.resume("r1", {"ship": True}, caller="alice")
+    runs.park(ParkPayload(run_id="r1", node="approve", token="tok-1", prompt="Ship it?", timeout_seconds=60))
+    first = runs.resume(Resume("r1", {"ship": True}, caller="alice"))
     assert first["resumed"] is True
-    assert runs.resume("r1", {"ship": True}, caller="alice") == first
+    assert runs.resume(Resume("r1", {"ship": True}, caller="alice")) == first
     with pytest.raises(ConflictError):
-        runs.resume("r1", {"ship": True}, caller="bob")
+        runs.resume(Resume("r1", {"ship": True}, caller="bob"))
     with pytest.raises(ConflictError):
-        runs.resume("r1", {"ship": False}, caller="alice")
+        runs.resume(Resume("r1", {"ship": False}, caller="alice"))
     assert len(_tokens(core).sent) == 1
     assert _count(core, "r1", "interaction_answered") == 1 and _count(core, "r1", "run_resumed") == 1
 
 
 def test_a_resume_names_its_pause_from_what_is_parked(runs: RunService, core: Core) -> None:
     runs.start("human_pause", {}, run_id="r1", caller="op")
-    runs.park(run_id="r1", node="approve", token="tok-1", prompt="Ship it?", timeout_seconds=60)
+    runs.park(ParkPayload(run_id="r1", node="approve", token="tok-1", prompt="Ship it?", timeout_seconds=60))
     snapshot = core.store.snapshot_run("r1")
     wait = runs.parked_pause(snapshot)
     assert wait is not None and wait.gate == "approve" and wait.kind == "ask"
     assert runs.parked_pause(snapshot, "elsewhere") is None
-    assert runs.resume("r1", {"ship": True}, caller="alice", snapshot=snapshot)["resumed"] is True
+    assert runs.resume(Resume("r1", {"ship": True}, caller="alice"), snapshot=snapshot)["resumed"] is True
     assert runs.parked_pause(core.store.snapshot_run("r1")) is None  # released: nothing parked
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from baton.services.asks import AskService
+from baton.services.pauses import Resume
 from baton.services.questions import QuestionService
 
 if TYPE_CHECKING:
@@ -103,5 +104,5 @@ def test_answering_a_blocking_ask_of_a_run_not_paused_records_no_run_resumed(cor
         "agent-1", node="cleanup", question="Drop?", options=["yes", "no"], timeout_seconds=60, caller="a"
     )
     core.set_run_status("agent-1", "running", allowed_from={"paused_waiting_human"})
-    assert runs.resume("agent-1", {"drop": "no"}, caller="alice")["resumed"] is True
+    assert runs.resume(Resume("agent-1", {"drop": "no"}, caller="alice"))["resumed"] is True
     assert [kind for kind, _ in _pauses(core, "agent-1")] == ["run_paused"]

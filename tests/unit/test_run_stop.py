@@ -9,6 +9,7 @@ import pytest
 
 from baton.errors import ConflictError, NotFoundError
 from baton.services.core import Core
+from baton.services.pauses import Resume
 from baton.services.run_stop import STOP_ERROR, stop_run
 from baton.services.runs import RunService
 
@@ -65,7 +66,7 @@ def test_stop_closes_every_pending_item_and_each_answer_after_it_is_a_410_naming
     with pytest.raises(GoneError, match=cause):
         questions.answer("r3", asked["interaction_id"], "postgres", caller="bob")
     with pytest.raises(GoneError, match=cause):
-        runs.resume("r3", {"ok": True}, caller="bob", node="check")
+        runs.resume(Resume("r3", {"ok": True}, caller="bob", node="check"))
     with pytest.raises(GoneError, match=cause):
         interrupts.resume(interrupt.interaction_id, "go", [], caller="bob")
 

@@ -5,6 +5,7 @@ import threading
 import pytest
 
 from baton.api.routes_runs import StartRunRequest
+from baton.domain.gate_payloads import ParkPayload
 from baton.errors import (
     BadRequestError,
     ConflictError,
@@ -15,13 +16,14 @@ from baton.errors import (
     ValidationFailedError,
 )
 from baton.services.core import Core
+from baton.services.pauses import Resume
 from baton.services.runs import RunService
 from tests.conftest import FixedClock
 
 
 def _park(runs: RunService, run_id: str = "r1", token: str = "tok-1", timeout: int = 60) -> str:
     return runs.park(
-        run_id=run_id, node="approve", token=token, prompt="Ship it?", timeout_seconds=timeout
+        ParkPayload(run_id=run_id, node="approve", token=token, prompt="Ship it?", timeout_seconds=timeout)
     ).interaction_id
 
 
@@ -79,8 +81,8 @@ def test_park_records_interaction_wait_status_and_events(runs: RunService, core:
 def test_resume_stores_answer_then_sends_token_once(runs: RunService, core: Core) -> None:
     runs.start("human_pause", {}, run_id="r1", caller="op")
     iid = _park(runs)
-    result = runs.resume("r1", {"ship": True}, caller="alice")
-    assert result == {
+    result = runs.resume(Resume("r1", {"ship": True}, caller="alice"))
+    assert result.model_dump(exclude_unset=True) == {
         "interaction_id": iid,
         "node": "approve",
         "queued": True,
@@ -92,7 +94,7 @@ def test_resume_stores_answer_then_sends_token_once(runs: RunService, core: Core
     assert output["answers"] == {"ship": True} and output["answered_by"] == "alice"
     assert core.store.get_run("r1").status == "running"  # type: ignore[union-attr]
     with pytest.raises(ConflictError) as second:
-        runs.resume("r1", {"ship": False}, caller="bob")
+        runs.resume(Resume("r1", {"ship": False}, caller="bob"))
     assert second.value.details["interaction"]["answer"] == {"ship": True}
     assert len(core.tokens.sent) == 1  # type: ignore[attr-defined]
 
@@ -101,12 +103,12 @@ def test_failed_send_loses_nothing_and_a_retry_resumes(runs: RunService, core: C
     runs.start("human_pause", {}, run_id="r1", caller="op")
     iid = _park(runs)
     core.tokens.fail_next = RuntimeError("network down")  # type: ignore[attr-defined]
-    pending = runs.resume("r1", {"ship": True}, caller="alice")  # stored, its send pending: not an error
+    pending = runs.resume(Resume("r1", {"ship": True}, caller="alice"))  # stored, its send pending: not an error
     assert (pending["resumed"], pending["delivery"]) == (False, "pending")
     stored = core.store.get_interaction("r1", iid)
     assert stored is not None and stored.state.status == "answered"
     assert core.store.get_wait("r1", "approve").status == "parked"  # type: ignore[union-attr]
-    again = runs.resume("r1", {"ship": True}, caller="alice")
+    again = runs.resume(Resume("r1", {"ship": True}, caller="alice"))
     assert again["resumed"] is True
     assert core.store.get_wait("r1", "approve").status == "released"  # type: ignore[union-attr]
 
@@ -117,7 +119,7 @@ def test_resume_after_gate_timed_out_is_gone(runs: RunService, core: Core, clock
     clock.advance(61)
     core.tokens.fail_next = TaskTokenError("late", reason="TaskTimedOut")  # type: ignore[attr-defined]
     with pytest.raises(GoneError, match="deadline"):
-        runs.resume("r1", {"ship": True}, caller="alice")
+        runs.resume(Resume("r1", {"ship": True}, caller="alice"))
     # Past Baton's deadline the answer is not accepted (issue 17: one clock): kept as a late answer only.
     assert core.store.get_interaction("r1", core.store.get_wait("r1", "approve").interaction_ids[0]).state.status == (  # type: ignore[union-attr]
         "pending"
@@ -136,7 +138,7 @@ def test_task_timed_out_before_the_deadline_means_a_twin_closed_it(
     _park(runs, timeout=60)
     clock.advance(5)
     core.tokens.fail_next = TaskTokenError("closed", reason="TaskTimedOut")  # type: ignore[attr-defined]
-    result = runs.resume("r1", {"ship": True}, caller="alice")
+    result = runs.resume(Resume("r1", {"ship": True}, caller="alice"))
     assert result["resumed"] is True
     assert core.store.get_wait("r1", "approve").status == "released"  # type: ignore[union-attr]
     assert [e.type for e in core.store.list_events("r1")].count("run_resumed") == 1
@@ -144,10 +146,10 @@ def test_task_timed_out_before_the_deadline_means_a_twin_closed_it(
 
 def test_resume_of_unknown_or_idle_run(runs: RunService) -> None:
     with pytest.raises(NotFoundError):
-        runs.resume("ghost", {"a": 1}, caller="op")
+        runs.resume(Resume("ghost", {"a": 1}, caller="op"))
     runs.start("human_pause", {}, run_id="r1", caller="op")
     with pytest.raises(ConflictError, match="not waiting"):
-        runs.resume("r1", {"a": 1}, caller="op")
+        runs.resume(Resume("r1", {"a": 1}, caller="op"))
 
 
 def test_timeout_marks_interaction_and_run_with_a_cause(runs: RunService, core: Core, clock: FixedClock) -> None:
@@ -161,7 +163,7 @@ def test_timeout_marks_interaction_and_run_with_a_cause(runs: RunService, core: 
     assert run is not None and run.status == "failed" and run.reason == result["cause"]
     assert core.store.get_interaction("r1", iid).state.status == "timed_out"  # type: ignore[union-attr]
     with pytest.raises(GoneError):
-        runs.resume("r1", {"late": True}, caller="op")
+        runs.resume(Resume("r1", {"late": True}, caller="op"))
 
 
 def test_racing_resumes_exactly_one_wins(runs: RunService, core: Core) -> None:
@@ -173,7 +175,7 @@ def test_racing_resumes_exactly_one_wins(runs: RunService, core: Core) -> None:
     def attempt(n: int) -> None:
         barrier.wait()
         try:
-            runs.resume("r1", {"who": n}, caller=f"op{n}")
+            runs.resume(Resume("r1", {"who": n}, caller=f"op{n}"))
             outcomes.append("won")
         except ConflictError:
             outcomes.append("409")

@@ -15,6 +15,7 @@ from baton.adapters.git_diff import GitDiffSource
 from baton.channels.slack.app import SlackAppPoster
 from baton.channels.slack.worker import SlackWorker
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.gate_payloads import ParkPayload
 from baton.local.demo_repo import create_demo_repo
 from baton.notify.model import Notification
 from baton.runtime.settings import Settings
@@ -71,7 +72,9 @@ def test_an_ask_is_answered_from_its_buttons_through_the_resume_path(harness: Ha
 def test_a_hosted_pause_takes_free_text_from_its_modal_and_sends_the_token(harness: Harness) -> None:
     core = harness.core
     RunService(core).start("human_pause", {"prompt": "Ship it?", "timeout_seconds": 600}, run_id="run-p", caller="op")
-    pause = RunService(core).park(run_id="run-p", node="approve", token="tok-p", prompt="Ship it?", timeout_seconds=600)
+    pause = RunService(core).park(
+        ParkPayload(run_id="run-p", node="approve", token="tok-p", prompt="Ship it?", timeout_seconds=600)
+    )
     assert harness.post(_click("run-p", pause.interaction_id, None)).status == 200
     (view,) = harness.slack.opened
     values = {"answer": {"value": {"type": "plain_text_input", "value": "ship on Monday"}}}

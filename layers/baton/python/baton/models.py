@@ -138,7 +138,7 @@ class PauseRequest(_RequestBase):
     """A hosted run's plain human pause (the `park` Lambda; resumed with answers)."""
 
     kind: Literal["ask"] = "ask"
-    # a quorum (baton.domain.approval, baton/services/pause_quorum.py); requested_by (the hosted run's
+    # a quorum (baton.domain.approval, baton/services/pause_answers.py); requested_by (the hosted run's
     # starter, or the agent of a blocking ask) may not vote
     approval: ApprovalPolicy | None = None
     requested_by: str | None = None

@@ -30,4 +30,4 @@ def stop_run(run_id: RunId, body: StopRunRequest) -> RunView:
 
     services = deps.get_services()
     stop(services.core, services.runs, run_id, caller=caller.principal, reason=body.reason)
-    return RunView.model_validate(services.runs.get(run_id))
+    return services.runs.get(run_id)

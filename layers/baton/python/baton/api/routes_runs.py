@@ -105,7 +105,7 @@ def start_run(body: StartRunRequest) -> Response[StartedRun]:
 )
 def get_run(run_id: RunId) -> RunView:
     deps.require_run(run_id)
-    return RunView.model_validate(deps.get_services().runs.get(run_id))
+    return deps.get_services().runs.get(run_id)
 
 
 @router.get(
@@ -158,10 +158,10 @@ def resume(run_id: RunId, body: ResumeRequest) -> Response[ReviewActionResult | 
         return answered(ReviewActionResult.model_validate(acted))
     # A repeat of an accepted resume (same caller, same answers) gets the first one's 200 from the
     # stored answer (baton.services.pauses); different answers meet the deciding write's 409.
-    resumed = services.runs.resume(
-        run_id, body.answers, caller=caller.principal, node=body.node, snapshot=snapshot, groups=caller.groups
-    )
-    return answered(ResumeResult.model_validate(resumed))
+    from baton.services.pauses import Resume
+
+    resume = Resume(run_id, body.answers, caller=caller.principal, node=body.node, groups=caller.groups)
+    return answered(services.runs.resume(resume, snapshot=snapshot))
 
 
 @router.post(

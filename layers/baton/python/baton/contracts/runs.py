@@ -1,4 +1,5 @@
-"""Responses of the run routes: a run's summary, its event log, the result of a resume."""
+"""Responses of the run routes (a run's summary, its event log, the result of a resume) and what a plain
+pause's tasks return to their state machine."""
 
 from __future__ import annotations
 
@@ -65,6 +66,23 @@ class ResumeResult(Contract):
     )
     approval: ApprovalView | None = Field(default=None, description="A quorum pause: the count and who voted.")
     delivery: Delivery | None = Field(default=None, description=DELIVERY_DESCRIPTION)
+
+
+class PauseOutput(Contract):
+    """What an answered pause sends its workflow (the task token's output; a blocking ask's waiter reads it)."""
+
+    interaction_id: str
+    node: str
+    answers: Any
+    answered_by: str | None
+    answered_at: str | None
+
+
+class GateTimedOut(Contract):
+    """The `gate_timeout` task's output (its Catch on States.Timeout): the Fail state reads `cause`."""
+
+    cause: str
+    unanswered: list[str]
 
 
 def _how_to_answer(run_id: str, interaction_id: str, options: list[str] | None) -> str:

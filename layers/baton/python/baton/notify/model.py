@@ -20,7 +20,7 @@ Kind = Literal["question", "ask", "await", "interrupt", "review", "run"]  # "run
 CHANNELS: Final[tuple[Channel, ...]] = get_args(Channel)
 KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
 DEFAULT_CHANNELS: Final[tuple[Channel, ...]] = ("console",)
-DECISION_KEY: Final = "decision"  # an ask's choice among its options (baton/services/pause_quorum.py counts it)
+DECISION_KEY: Final = "decision"  # an ask's choice among its options (baton/services/pause_answers.py counts it)
 
 DEFAULT_EVENT_BY_KIND: Final[dict[Kind, str]] = {
     "question": "human_input_requested",

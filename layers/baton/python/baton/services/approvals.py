@@ -1,32 +1,34 @@
-"""Votes on quorum pauses (the rules: `baton/domain/approval.py`; the store: `ApprovalStore` in
-`baton/ports.py`).
+"""Quorum pauses, decided in one place (rules: `baton/domain/approval.py`; store: `ApprovalStore`).
 
-`cast` refuses the requester and anyone not in `approvers` (403, nothing written), maps the answer to
-a vote (422 when it casts none), records it (one conditional transaction: the vote keyed by operator,
-the tally below both thresholds, the interaction still pending, the `approval_recorded` event), then
-reads the tally. When the tally meets a threshold, `decided` says how the pause is released: the
-answer delivered, by whom, and the `QuorumMet` guard its transition carries with the `quorum_reached`
-or `approval_rejected` event. The pause's own service writes that transition (a conditional write on
-the interaction's version): released exactly once. A vote that finds the tally already met (its
-decider died between the vote and the release) releases it too, so no met quorum stays parked.
+`cast` refuses the requester and non-approvers (403, nothing written) and records the vote in one
+conditional transaction; `decided` says how a met tally releases its pause (answer, by, `QuorumMet`
+guard, event), written by the pause's own service: exactly once. `settle_met_quorums` is the
+reconciler's pass over tallies met but not released (a decider that died before its release).
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.questions import ApprovalView
 from baton.domain.approval import NOT_AN_APPROVER, REQUESTER_CANNOT_APPROVE, Approval, refusal, vote_of
-from baton.errors import ForbiddenError, ValidationFailedError
+from baton.errors import ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, ApprovalRejected, QuorumReached
 from baton.ports import QuorumMet
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from baton.domain.approval import ApprovalPolicy, ApprovalTally, Decision, Vote, VoteOutcome
     from baton.events import EventPayload
     from baton.models import Interaction
     from baton.services.core import Core
 
+log = logging.getLogger("baton")
+Groups = frozenset[str]  # the voter's approver groups (baton/api/auth.py Caller.groups)
+NO_GROUPS: Groups = frozenset()
 _REFUSALS = {
     REQUESTER_CANNOT_APPROVE: "{who} requested this pause and cannot approve it (separation of duties)",
     NOT_AN_APPROVER: "{who} is not among this pause's approvers {approvers}",
@@ -49,18 +51,18 @@ class Ballot:
     tally: ApprovalTally
     decision: Decision | None
 
-    def view(self, policy: ApprovalPolicy) -> dict[str, Any]:
-        """The count and who voted (the API's `ApprovalView`)."""
-        return {
-            "needed": policy.approvals,
-            "approvals": self.tally.approvals,
-            "rejections": self.tally.rejections,
-            "approved_by": [v.operator for v in self.votes if v.vote == "approve"],
-            "rejected_by": [v.operator for v in self.votes if v.vote == "reject"],
-            "counted": self.outcome == "recorded",
-            "already_counted": self.outcome == "already_counted",
-            "decision": self.decision,
-        }
+    def view(self, policy: ApprovalPolicy) -> ApprovalView:
+        """The count and who voted, as a vote's answer shows them."""
+        return ApprovalView(
+            needed=policy.approvals,
+            approvals=self.tally.approvals,
+            rejections=self.tally.rejections,
+            approved_by=[v.operator for v in self.votes if v.vote == "approve"],
+            rejected_by=[v.operator for v in self.votes if v.vote == "reject"],
+            counted=self.outcome == "recorded",
+            already_counted=self.outcome == "already_counted",
+            decision=self.decision,
+        )
 
 
 @dataclass(frozen=True)
@@ -74,20 +76,20 @@ class Decided:
     event: EventPayload
 
 
-def approval_view(core: Core, pause: Interaction, policy: ApprovalPolicy) -> dict[str, Any]:
+def approval_view(core: Core, pause: Interaction, policy: ApprovalPolicy) -> ApprovalView:
     """A pause's count and voters as the read views show them (one Query of its votes)."""
     votes = core.store.list_votes(pause.run_id, pause.interaction_id)
     approved = [v.operator for v in votes if v.vote == "approve"]
     rejected = [v.operator for v in votes if v.vote == "reject"]
-    return {
-        "needed": policy.approvals,
-        "approvals": len(approved),
-        "rejections": len(rejected),
-        "approved_by": approved,
-        "rejected_by": rejected,
-        "approvers": policy.approvers,
-        "rejection": policy.rejection,
-    }
+    return ApprovalView(
+        needed=policy.approvals,
+        approvals=len(approved),
+        rejections=len(rejected),
+        approved_by=approved,
+        rejected_by=rejected,
+        approvers=policy.approvers,
+        rejection=policy.rejection,
+    )
 
 
 class ApprovalService:
@@ -148,8 +150,7 @@ class ApprovalService:
         return Ballot(outcome=outcome, vote=vote, votes=votes, tally=tally, decision=tally.decision(policy))
 
     def standing(self, pause: Interaction, policy: ApprovalPolicy) -> Ballot:
-        """The pause's votes and tally as stored (no vote cast): what the reconciler settles a met
-        quorum from when its decider died before the release."""
+        """The votes and tally as stored (no vote cast): what the reconciler settles a met quorum from."""
         tally = self.core.store.get_tally(pause.run_id, pause.interaction_id)
         votes = self.core.store.list_votes(pause.run_id, pause.interaction_id)
         return Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=tally.decision(policy))
@@ -187,3 +188,22 @@ class ApprovalService:
                 rule=policy.rejection,
             ),
         )
+
+
+def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[dict[str, str]]:
+    """The reconciler's pass: every tally met but not released (one Query of the sparse index the release
+    removes) is settled by its pause's kind (`settle`) as its decider would have. A tally whose pause
+    ended another way is taken off the list. Returns the ones this pass released."""
+    released: list[dict[str, str]] = []
+    for met in core.store.list_met_tallies():
+        try:
+            pause = core.store.get_interaction(met.run_id, met.interaction_id)
+            if pause is None or pause.state.status != "pending":
+                core.store.close_tally(met.run_id, met.interaction_id)  # ended another way (or a stale read)
+            elif settle(pause):
+                released.append({"run_id": met.run_id, "interaction_id": met.interaction_id, "kind": "quorum"})
+        except GoneError:  # its run or gate ended first: nothing waits for the decision
+            core.store.close_tally(met.run_id, met.interaction_id)
+        except Exception:
+            log.exception("reconcile: releasing a met quorum failed", extra=met.model_dump())
+    return released

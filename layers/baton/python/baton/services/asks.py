@@ -68,7 +68,7 @@ class AskService:
         is checked here (a default against the options: 422, nothing stored); its remind/escalate steps
         are walked by the ask's own timer (`arm_interaction`: no gate is parked, the agent waits), and its
         default is taken by the waiter's read at the deadline (`_expire_if_due`). With `approval` the ask
-        needs a quorum and the asking agent may not vote (baton/services/pause_quorum.py)."""
+        needs a quorum and the asking agent may not vote (baton/services/pause_answers.py)."""
         core = self.core
         if ladder is not None:
             _check_ladder(ladder, timeout_seconds, options)

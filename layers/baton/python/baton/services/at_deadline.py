@@ -1,38 +1,68 @@
-"""One deadline path for every kind of parked pause (issue 28 item 2).
-
-At a parked wait's deadline (its timer, `baton.services.deadlines.Deadlines.fire`, or the reconciler's
-sweep) `end_at_deadline` takes the same steps for every kind; each kind says how through its
-`DeadlinePolicy` (ask and review: `InteractionPauseDeadline` here; hosted interrupt:
-`baton.services.interrupts.InterruptDeadline`; await gate: `baton.services.questions.AwaitDeadline`):
-
-1. `close`: the pause stops taking answers (an await gate's wait moves to "expiring"; an ask, a review
-   or an interrupt is closed by the conditional write of step 4, which an answer accepted first beats);
-2. `stored`: what was accepted before that, if anything (an answer, or an interrupt's cancel);
-3. `release`: what was stored is delivered, as the answer's own send would deliver it (that send may be
-   slow, throttled or lost: the deadline never fails a pause whose answer was accepted);
-4. only an unanswered pause ends: `take_default` (its declared default, answered as nobody, then
-   released as an answer would be), else `time_out` (the task fails with DEADLINE_ERROR and its cause:
-   a conditional write, and an answer that lands first is released instead).
+"""The pause protocol, declared once: how a kind of pause takes an answer (`AnswerPolicy`) and how it
+ends at its deadline (`DeadlinePolicy`, walked by `end_at_deadline`, the one deadline path of every kind:
+ask and review `InteractionPauseDeadline` here, hosted interrupt `InterruptDeadline`, await gate
+`AwaitDeadline`). At the deadline a stored answer is delivered (its own send may be slow or lost: the
+deadline never fails an accepted answer); only an unanswered pause takes its default or times out.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from pydantic import BaseModel
+
 from baton.errors import ConflictError
 from baton.models import status_of
-from baton.services.deadlines import answer_with_default
+from baton.services.deadlines import answer_with_default, interactions_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.domain.approval import ApprovalPolicy
     from baton.models import Interaction, ParkedWait
+    from baton.services.approvals import Voter
     from baton.services.core import Core
 
 # What the deadline did: delivered a stored answer, took the declared default, or timed the pause out.
 DeadlineEnd = Literal["released", "defaulted", "timed_out"]
 OPEN = ("parked", "expiring")
 Stored = TypeVar("Stored")
+Answer = TypeVar("Answer", contravariant=True)
+Output = TypeVar("Output", bound=BaseModel, covariant=True)
+View = TypeVar("View", bound=BaseModel, covariant=True)
+
+
+class AnswerPolicy(Protocol[Answer, Output, View]):
+    """How one kind of pause takes an answer, in the order its service asks (plain pause and blocking ask:
+    `baton.services.pause_answers.PauseAnswers`)."""
+
+    def check(self, pause: Interaction, answer: Answer) -> None:
+        """422 when `answer` does not fit the pause (its options, its schema)."""
+        ...
+
+    def refuse_if_late(self, pause: Interaction, answer: Answer, caller: str) -> None:
+        """410 (the answer kept as `answer_late`) past the pause's deadline."""
+        ...
+
+    def is_repeat(self, current: Interaction, answer: Answer, caller: str) -> bool:
+        """The stored answer is this request's (the same caller, the same answer): answered as the first."""
+        ...
+
+    def quorum(self, pause: Interaction) -> ApprovalPolicy | None:
+        """The quorum the pause needs; None when one answer decides it."""
+        ...
+
+    def vote(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer, voter: Voter) -> View:
+        """One voter's answer on a quorum pause (`baton.services.approvals`), and what it did."""
+        ...
+
+    def output(self, answered: Interaction) -> Output:
+        """What the answered pause sends its gate (the task token's output)."""
+        ...
+
+    def view(self, answered: Interaction, resumed: bool, *, pending: bool = False) -> View:
+        """What the answerer is told: stored, and delivered (or its send pending)."""
+        ...
 
 
 class DeadlinePolicy(Protocol[Stored]):
@@ -78,23 +108,18 @@ def end_at_deadline(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> Deadlin
 
 
 class InteractionPauseDeadline:
-    """The policy of a pause that parks one interaction (a plain pause `ask`, a review gate): closed by
-    the conditional write that times out its interaction; its stored answer sent as `output` makes it
-    (None: not an answer this gate delivers, e.g. a review answer without a review action)."""
+    """A pause that parks one interaction (an `ask`, a review gate): closed by the conditional write that
+    times it out; its stored answer sent as `output` makes it (None: not an answer this gate delivers)."""
 
-    def __init__(self, core: Core, output: Callable[[Interaction], dict[str, Any] | None]) -> None:
+    def __init__(self, core: Core, output: Callable[[Interaction], BaseModel | dict[str, Any] | None]) -> None:
         self.core = core
         self._output = output
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         return wait if wait.status in OPEN else None
 
-    def _interactions(self, wait: ParkedWait) -> list[Interaction]:
-        found = (self.core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
-        return [i for i in found if i is not None]
-
     def stored(self, wait: ParkedWait) -> Interaction | None:
-        answered = (i for i in self._interactions(wait) if i.state.status == "answered")
+        answered = (i for i in interactions_of(self.core, wait) if i.state.status == "answered")
         return next((i for i in answered if self._output(i) is not None), None)
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
@@ -103,7 +128,7 @@ class InteractionPauseDeadline:
 
     def take_default(self, wait: ParkedWait) -> bool:
         taken = False
-        for i in self._interactions(wait):
+        for i in interactions_of(self.core, wait):
             try:
                 taken = answer_with_default(self.core, i, wait.deadline) is not None or taken
             except ConflictError:
@@ -112,7 +137,7 @@ class InteractionPauseDeadline:
 
     def time_out(self, wait: ParkedWait) -> bool:
         unanswered = []
-        for i in self._interactions(wait):
+        for i in interactions_of(self.core, wait):
             if i.state.status != "pending":
                 continue
             try:

@@ -1,8 +1,5 @@
-"""The decision log of a run, read back: its records in chain order, page by page, and the chain
-recomputed (`baton/domain/audit.py` says what is chained and how).
-
-Both read the run's whole chain (one consistent Query of its events, filtered to the chained ones, and
-its head): an operator's tool, never on an answer's path."""
+"""A run's decision log read back: its records in chain order, page by page, and the chain recomputed
+(`baton/domain/audit.py`). Both read the whole chain: an operator's tool, never on an answer's path."""
 
 from __future__ import annotations
 

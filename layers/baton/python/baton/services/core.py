@@ -1,19 +1,10 @@
-"""What every capability shares: the ports, the clock and ids, and the moves common to all gates
-(record an event, notify, release a parked task token).
+"""What every capability shares: the ports, the clock and ids, and the moves common to all gates (record
+an event, notify, release a parked task token).
 
-One clock decides a gate's deadline (`deadline_of`): it starts when the Step Functions task started (the
-state's entered time, passed in the gate's payload as `entered_at`) and ends at the declared timeout;
-the task's own TimeoutSeconds comes GRACE_SECONDS later (the grace is written once, in
-`baton.domain.deadline`). An answer is accepted only before it (`refuse_if_late`: after it, a 410 and
-the answer kept as an `answer_late` event); an accepted answer's send then lands inside the grace,
-before Step Functions' timer. At the deadline the gate's timer (`baton.services.deadlines`; the
-reconciler sweeps any it missed) ends the pause itself (a stored answer delivered, else a task failure
-with DEADLINE_ERROR and its cause: `baton.services.at_deadline`), so the Step Functions timeout is only
-a backstop.
-
-A park is idempotent under retries (CDK's LambdaInvoke retries a task-token invoke): `park_id` derives
-the interaction id from the task (its entered time and a hash of its token), and `parked_again` tells a
-retried park from a new one by the token its gate already holds.
+One clock decides a deadline (`deadline_of`): the task's entered time plus its declared timeout; Step
+Functions' own timeout comes GRACE_SECONDS later (`baton.domain.deadline`). An answer after it is a 410
+kept as `answer_late` (`refuse_if_late`). A park is idempotent under LambdaInvoke's retries: `park_id`
+derives the interaction id from the task, `parked_again` knows a retry by the token its gate holds.
 """
 
 from __future__ import annotations
@@ -23,6 +14,8 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, NoReturn
+
+from pydantic import BaseModel
 
 from baton.domain.channels import refuse_unconfigured
 from baton.domain.deadline import GRACE_SECONDS
@@ -240,25 +233,19 @@ class Core:
         self,
         run_id: str,
         gate: str,
-        output: dict[str, Any],
+        output: BaseModel | dict[str, Any],
         *,
         token: str | None = None,
         wait: ParkedWait | None = None,
         also: Sequence[EventPayload] = (),
         siblings: Sequence[ParkedWait] | None = None,
     ) -> bool:
-        """Send the parked token of `gate` with `output`. True if the gate is resumed with `output`: by
-        this call's send, or by an earlier send of the same stored answer (a twin request, a sender that
-        died after sending), whose bookkeeping this call then completes if nobody has.
-
-        Called only after the answer is stored, so a failure here loses nothing: a retry or the
-        reconciler sends it later. A send that did not get through (throttled past the retries,
-        unreachable) raises SendFailedError: the answer paths report the answer stored with its
-        delivery pending (a 202), never an error. The conditional release makes a second sender a no-op. With `token`,
-        only that parked token is sent (the reconciler: a gate re-parked for a later round is left alone).
-        With `wait`, the wait the caller has just read consistently is used (no second read). `also`:
-        events recorded with the release (in its one write). `siblings`: the run's waits as the caller
-        read them (`complete_release`: does another branch still hold the run paused?).
+        """Send the parked token of `gate` with `output` (called only once the answer is stored). True if
+        the gate is resumed with it: by this send, or by an earlier send of the same answer whose
+        bookkeeping this call then completes. SendFailedError when the send did not get through (the
+        answer is reported stored, delivery pending). `token`: only that parked token (the reconciler);
+        `wait`: the wait as just read; `also`: events recorded with the release; `siblings`: the run's
+        waits as read (does another branch still hold the run paused?).
         """
         wait = wait if wait is not None else self.store.get_wait(run_id, gate)
         if wait is None or wait.status not in ("parked", "expiring"):
@@ -266,7 +253,9 @@ class Core:
         if token is not None and wait.task_token != token:
             return False
         try:
-            self.tokens.send_success(wait.task_token, output)
+            self.tokens.send_success(
+                wait.task_token, output.model_dump(mode="json") if isinstance(output, BaseModel) else output
+            )
         except TaskTokenError as err:
             if not self._closed_by_earlier_send(wait, err):
                 return False
@@ -293,10 +282,8 @@ class Core:
     def complete_release(
         self, wait: ParkedWait, *, also: Sequence[EventPayload] = (), siblings: Sequence[ParkedWait] | None = None
     ) -> bool:
-        """The bookkeeping of a delivered release, in one write: the wait marked released (conditional:
-        one caller wins), `also` recorded, and the run running again with `run_resumed` only if it was
-        paused and no other pause of the run still holds it (a fan-out's other branch). `siblings`: the
-        run's waits as the caller read them (its snapshot), else read here. True if this call did it."""
+        """The bookkeeping of a delivered release in one write: the wait released (one caller wins), `also`
+        recorded, and the run running with `run_resumed` only if no other pause still holds it."""
         holding = self._holding(wait, siblings if siblings is not None else self.store.list_run_waits(wait.run_id))
         done = self.store.record_release(
             wait,

@@ -1,38 +1,16 @@
 """Baton ends every pause itself at its deadline: one timer per parked gate.
 
-A park (ask, await gate, hosted interrupt, review) stores its wait with `park_wait`, which then starts
-the gate's timer (the `DeadlineTimers` port: deployed and locally, an execution of
-`statemachines/gate_deadline.asl.json`, a Step Functions Wait then the `gate_deadline` Lambda), named
-after the wait so a retried park starts no second one. At the deadline the Lambda calls
-`Deadlines.fire`, which takes the one deadline path for that one wait
-(`baton.services.reconciler.Reconciler.reconcile_one`, `baton.services.at_deadline`: an answer stored
-in time is delivered; only what is still unanswered is timed out, and the task fails with
-`BatonDeadlinePassed` and its cause).
-
-A pause with a ladder (`baton.domain.ladder`: `remind_after`, `escalate_after`, `on_timeout`) starts the
-same one timer at its first step instead: at each step the Lambda (`Deadlines.fire`) records
-`reminder_sent` / `escalated` and notifies (the pause's channels / `escalate_to`), then hands the timer
-its next step and how long to wait for it (the deadline last); a step that finds the pause answered (or
-no longer parked) is skipped and ends the timer. At the deadline a declared default is taken
-(`DeadlinePolicy.take_default`, baton.services.at_deadline): each still-pending interaction is
-answered with the default, `answered_by` empty and `reason`/outcome `timed_out_default` (a conditional
-write: a person's answer accepted first wins), with the `timed_out_default` event, and the gate is
-released as an answer would release it.
-
-The same timer machine serves the pauses no gate parks (an async question, a blocking ask, an SDK
-interrupt: `arm_interaction`), named after the interaction (gate `interaction`) so a retried create starts
-none twice: its steps count from the interaction's creation to its `expires_at`, each notifies about that
-one interaction while it is pending, and a question's declared default is taken at its deadline
-(`default_question`, `baton.services.questions.QuestionService.take_default`: it lands in the node's
-queue and counts for an await gate like any answer). An await gate's own ladder (`wait_ladder`, kept in
-its wait's scope) reminds and escalates about its still-unanswered questions.
-
-The timer fires at the deadline or up to `TIMER_PRECISION_SECONDS` after it, and Step Functions' own
-`TimeoutSeconds` comes `GRACE_SECONDS` after the deadline, the declared timeout (`baton.domain.deadline`),
-so Baton's end lands first and States.Timeout is only the backstop. A timer that fails to start loses
-nothing: the reconciler (every minute) still sweeps every parked wait past its deadline, and every
-pending async question past its own deadline whose declared default it then takes
-(`Reconciler.take_question_defaults`).
+`park_wait` stores a park's wait and starts its timer (the `DeadlineTimers` port: an execution of
+`statemachines/gate_deadline.asl.json`, a Wait then the `gate_deadline` Lambda), named after the wait so
+a retried park starts none again. At the deadline `Deadlines.fire` takes the one deadline path for that
+wait (`Reconciler.reconcile_one`, baton.services.at_deadline). A pause with a ladder (remind, escalate,
+on_timeout) starts the same timer at its first step: each step records its event and notifies while the
+pause waits, then hands the timer its next step (the deadline last), where a declared default is taken
+as nobody's answer (`timed_out_default`). Pauses no gate parks (async question, blocking ask, SDK
+interrupt: `arm_interaction`) and tool-form awaits (`arm_tool_await`) get timers named after their
+interaction. A timer fires at the deadline or up to TIMER_PRECISION_SECONDS after it, inside the
+GRACE_SECONDS before Step Functions' own timeout; one that fails to start loses nothing: the reconciler
+sweeps every parked wait and due question every minute.
 """
 
 from __future__ import annotations
@@ -41,6 +19,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.base import Contract
 from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
@@ -52,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from baton.domain.ladder import LadderStep, LadderStepName
+    from baton.domain.ladder import LadderStep
     from baton.models import Interaction, InteractionRequest, ParkedWait
     from baton.services.core import Core
 
@@ -62,6 +41,24 @@ TOOL_GATE = "tool"  # the timer of a tool-form await names its interaction, not 
 INTERACTION_GATE = "interaction"  # the ladder timer of a pause no gate parks (question, blocking ask, SDK interrupt)
 # A timer that fires this early (clock skew between the engine and the Lambda) waits for the deadline.
 MAX_EARLY_SECONDS = 2 * TIMER_PRECISION_SECONDS
+
+
+class NextTimer(GateDeadlinePayload, Contract):
+    """The timer's next input: its step, and how long its Wait waits for it."""
+
+    wait_seconds: int
+
+
+class TimerOutcome(Contract):
+    """What a timer's firing did (the `gate_deadline` task's output; the timer's Choice reads `next`). At
+    the deadline: `ended`/`released`; at a ladder step: `done`, `step` and the `next` step, if any."""
+
+    ended: bool | None = None
+    released: bool | None = None
+    done: bool | None = None
+    step: str | None = None
+    reason: str
+    next: NextTimer | None = None
 
 
 def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
@@ -96,23 +93,39 @@ def wait_ladder(wait: ParkedWait) -> Ladder | None:
 def arm_interaction(core: Core, interaction: Interaction) -> None:
     """Start the ladder timer of a pause no gate parks (an async question, a blocking ask, an SDK
     interrupt) at its first step; a question whose only step is its default, at its deadline."""
-    ladder = interaction.request.ladder
-    if ladder is None or interaction.expires_at is None:
-        return
-    deadline = parse_iso(interaction.expires_at)
-    steps = ladder.steps_from(parse_iso(interaction.created_at), deadline)
-    if not steps and not _defaults_at_deadline(interaction):
-        return
-    first: LadderStepName | None = steps[0].step if steps else None
+    if interaction.request.ladder is not None and interaction.expires_at is not None:
+        steps = _steps_of(interaction)
+        if steps or _defaults_at_deadline(interaction):
+            _arm_own(core, interaction, INTERACTION_GATE, steps)
+
+
+def arm_tool_await(core: Core, awaiting: Interaction) -> None:
+    """Start the timer of a tool-form await at its expiry, or at the first step of its ladder."""
+    if awaiting.expires_at is not None:
+        _arm_own(core, awaiting, TOOL_GATE, _steps_of(awaiting))
+
+
+def _steps_of(i: Interaction) -> list[LadderStep]:
+    ladder = i.request.ladder
+    if ladder is None or i.expires_at is None:
+        return []
+    return ladder.steps_from(parse_iso(i.created_at), parse_iso(i.expires_at))
+
+
+def _arm_own(core: Core, i: Interaction, gate: str, steps: list[LadderStep]) -> None:
+    """A timer named after its interaction (no parked wait), due at its first step or its deadline."""
+    assert i.expires_at is not None
+    deadline = parse_iso(i.expires_at)
+    first = steps[0] if steps else None
     payload = GateDeadlinePayload(
-        run_id=interaction.run_id,
-        gate=INTERACTION_GATE,
+        run_id=i.run_id,
+        gate=gate,
         deadline=deadline,
-        interaction_id=interaction.interaction_id,
-        step=first or "deadline",
+        interaction_id=i.interaction_id,
+        step=first.step if first is not None else "deadline",
     )
-    key = f"{INTERACTION_GATE}:{interaction.interaction_id}"
-    _start(core, payload, key=key, deadline=interaction.expires_at, due=steps[0].at if steps else deadline)
+    due = first.at if first is not None else deadline
+    _start(core, payload, key=f"{gate}:{i.interaction_id}", deadline=i.expires_at, due=due)
 
 
 def _defaults_at_deadline(interaction: Interaction) -> bool:
@@ -120,24 +133,6 @@ def _defaults_at_deadline(interaction: Interaction) -> bool:
     taken by their waiter's read at the deadline (`AskService.get`, `InterruptService.current`)."""
     ladder = interaction.request.ladder
     return interaction.request.kind == "question" and ladder is not None and ladder.default is not None
-
-
-def arm_tool_await(core: Core, awaiting: Interaction) -> None:
-    """Start the timer of a tool-form await (`QuestionService.await_tool`) at its expiry, or at the first
-    step of its ladder."""
-    if awaiting.expires_at is not None:
-        deadline = parse_iso(awaiting.expires_at)
-        ladder = awaiting.request.ladder
-        steps = ladder.steps_from(parse_iso(awaiting.created_at), deadline) if ladder is not None else []
-        payload = GateDeadlinePayload(
-            run_id=awaiting.run_id,
-            gate=TOOL_GATE,
-            deadline=deadline,
-            interaction_id=awaiting.interaction_id,
-            step=steps[0].step if steps else "deadline",
-        )
-        key = f"{TOOL_GATE}:{awaiting.interaction_id}"
-        _start(core, payload, key=key, deadline=awaiting.expires_at, due=steps[0].at if steps else None)
 
 
 def _start(core: Core, payload: GateDeadlinePayload, *, key: str, deadline: str, due: datetime | None = None) -> None:
@@ -174,7 +169,7 @@ class Deadlines:
         self._default_question = default_question
         self._sleep = sleep
 
-    def fire(self, timer: GateDeadlinePayload) -> dict[str, Any]:
+    def fire(self, timer: GateDeadlinePayload) -> TimerOutcome:
         """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
         own_timer = timer.gate == INTERACTION_GATE or (timer.gate == TOOL_GATE and timer.step != "deadline")
         if timer.interaction_id is not None and own_timer:  # a pause no gate parks, or a tool await's step
@@ -184,54 +179,51 @@ class Deadlines:
             return self._ladder_step(timer)
         early = (timer.deadline - self.core.clock.now()).total_seconds()
         if early > MAX_EARLY_SECONDS:
-            return {"ended": False, "released": False, "reason": "not_due"}  # the reconciler will see it
+            return TimerOutcome(ended=False, released=False, reason="not_due")  # the reconciler will see it
         if early > 0:
             self._sleep(early)
         if timer.interaction_id is not None:
             ended = self._time_out_tool_await(timer.run_id, timer.interaction_id)
-            return {"ended": ended, "released": False, "reason": "timed_out" if ended else "not_pending"}
-        wait = self.core.store.get_wait(timer.run_id, timer.gate)
-        if (
-            wait is None
-            or wait.status != "parked"
-            or wait.deadline is None
-            or parse_iso(wait.deadline) != timer.deadline
-        ):
-            # Released in time, already ended, or the gate parked again (another round, another timer).
-            return {"ended": False, "released": False, "reason": "not_parked"}
+            return TimerOutcome(ended=ended, released=False, reason="timed_out" if ended else "not_pending")
+        wait = self._parked_for(timer)
+        if wait is None:  # released in time, already ended, or parked again (another round, another timer)
+            return TimerOutcome(ended=False, released=False, reason="not_parked")
         outcome = self._reconcile_one(wait)
         # Not ended here: an answer accepted in time (released now if its send was lost), or a pause
         # settled before (an interrupt a late read already timed out gets its task failure sent now).
         settled = "settled" if outcome["released"] else "answered_in_time"
-        return {**outcome, "reason": "deadline" if outcome["ended"] else settled}
+        reason = "deadline" if outcome["ended"] else settled
+        return TimerOutcome(ended=outcome["ended"], released=outcome["released"], reason=reason)
 
-    def _ladder_step(self, timer: GateDeadlinePayload) -> dict[str, Any]:
+    def _parked_for(self, timer: GateDeadlinePayload) -> ParkedWait | None:
+        """The wait this timer was started for, if still parked with the same deadline."""
+        wait = self.core.store.get_wait(timer.run_id, timer.gate)
+        if wait is None or wait.status != "parked" or wait.deadline is None:
+            return None
+        return wait if parse_iso(wait.deadline) == timer.deadline else None
+
+    def _ladder_step(self, timer: GateDeadlinePayload) -> TimerOutcome:
         """A ladder step: sent while the pause is still waiting, skipped (ending the timer) once it is
         not. Returns the timer's next step under `next` (the timer waits its `wait_seconds`)."""
         core = self.core
-        wait = core.store.get_wait(timer.run_id, timer.gate)
-        if (
-            wait is None
-            or wait.status != "parked"
-            or wait.deadline is None
-            or parse_iso(wait.deadline) != timer.deadline
-        ):
-            return {"done": True, "step": timer.step, "reason": "not_parked"}
-        pending = [i for i in _interactions(core, wait) if i.state.status == "pending"]
+        wait = self._parked_for(timer)
+        if wait is None:
+            return TimerOutcome(done=True, step=timer.step, reason="not_parked")
+        pending = [i for i in interactions_of(core, wait) if i.state.status == "pending"]
         own = wait_ladder(wait)  # an await gate's own ladder, about its still-unanswered questions
         ladder = own or next((i.request.ladder for i in pending if i.request.ladder is not None), None)
         if ladder is None or not pending:
-            return {"done": True, "step": timer.step, "reason": "answered"}  # answered: the rest is skipped
+            return TimerOutcome(done=True, step=timer.step, reason="answered")  # answered: the rest is skipped
         if own is not None:
             steps = own.steps(timer.deadline, wait.scope.get("timeout_seconds"))
         else:
             steps = next(i.request for i in pending if i.request.ladder is not None).ladder_steps(timer.deadline)
         this = next((s for s in steps if s.step == timer.step), None)
         if this is None:  # not a step of this pause's ladder (or past its deadline): on to the deadline
-            return {"done": False, "step": timer.step, "reason": "not_a_step", "next": self._next(timer, None)}
+            return TimerOutcome(done=False, step=timer.step, reason="not_a_step", next=self._next(timer, None))
         self._send(this, wait.gate, pending, ladder, wait.deadline)
         following = next((s for s in steps if s.at > this.at), None)
-        return {"done": False, "step": timer.step, "reason": "sent", "next": self._next(timer, following)}
+        return TimerOutcome(done=False, step=timer.step, reason="sent", next=self._next(timer, following))
 
     def _send(
         self,
@@ -259,7 +251,7 @@ class Deadlines:
             for i in pending:
                 core.notify_to(i, "escalated", channels, deadline=deadline)
 
-    def _interaction_step(self, timer: GateDeadlinePayload, interaction_id: str) -> dict[str, Any]:
+    def _interaction_step(self, timer: GateDeadlinePayload, interaction_id: str) -> TimerOutcome:
         """A step of a pause no gate parks: sent while that one interaction is pending (its node names
         the step's `gate`); at the deadline a question's declared default is taken."""
         core = self.core
@@ -272,30 +264,30 @@ class Deadlines:
             or i.expires_at is None
             or parse_iso(i.expires_at) != timer.deadline
         ):
-            return {"done": True, "step": timer.step, "reason": "not_pending"}
+            return TimerOutcome(done=True, step=timer.step, reason="not_pending")
         if timer.step == "deadline":
             if (early := (timer.deadline - core.clock.now()).total_seconds()) > MAX_EARLY_SECONDS:
-                return {"done": True, "step": "deadline", "reason": "not_due"}
+                return TimerOutcome(done=True, step="deadline", reason="not_due")
             if early > 0:
                 self._sleep(early)
             taken = self._default_question is not None and self._default_question(i.run_id, interaction_id)
-            return {"done": True, "step": "deadline", "reason": TIMED_OUT_DEFAULT if taken else "not_pending"}
+            return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
         steps = ladder.steps_from(parse_iso(i.created_at), timer.deadline)
         this = next((s for s in steps if s.step == timer.step), None)
         if this is not None:
             self._send(this, i.request.node, [i], ladder, i.expires_at)
         following = next((s for s in steps if s.at > this.at), None) if this is not None else None
         if following is None and not _defaults_at_deadline(i):
-            return {"done": True, "step": timer.step, "reason": "sent" if this else "not_a_step", "next": None}
-        return {"done": False, "step": timer.step, "reason": "sent", "next": self._next(timer, following)}
+            return TimerOutcome(done=True, step=timer.step, reason="sent" if this else "not_a_step", next=None)
+        return TimerOutcome(done=False, step=timer.step, reason="sent", next=self._next(timer, following))
 
-    def _tool_step(self, timer: GateDeadlinePayload, interaction_id: str) -> dict[str, Any]:
+    def _tool_step(self, timer: GateDeadlinePayload, interaction_id: str) -> TimerOutcome:
         """A step of a tool-form await's ladder, about its questions still pending (then its expiry)."""
         core = self.core
         awaiting = core.store.get_interaction(timer.run_id, interaction_id)
         ladder = awaiting.request.ladder if awaiting is not None else None
         if awaiting is None or ladder is None or awaiting.state.status != "pending":
-            return {"done": True, "step": timer.step, "reason": "not_pending"}
+            return TimerOutcome(done=True, step=timer.step, reason="not_pending")
         found = (core.store.get_interaction(timer.run_id, iid) for iid in awaiting.request_as(AwaitToolRequest).pending)
         pending = [i for i in found if i is not None and i.state.status == "pending"]
         steps = ladder.steps_from(parse_iso(awaiting.created_at), timer.deadline)
@@ -303,16 +295,17 @@ class Deadlines:
         if this is not None and pending:
             self._send(this, TOOL_GATE, pending, ladder, awaiting.expires_at)
         following = next((s for s in steps if s.at > this.at), None) if this is not None else None
-        return {"done": False, "step": timer.step, "reason": "sent", "next": self._next(timer, following)}
+        return TimerOutcome(done=False, step=timer.step, reason="sent", next=self._next(timer, following))
 
-    def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> dict[str, Any]:
+    def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
         """The timer's next input: the following step, or the deadline, and how long to wait for it."""
         due = following.at if following is not None else timer.deadline
-        upcoming = timer.model_copy(update={"step": following.step if following is not None else "deadline"})
-        return {**upcoming.model_dump(mode="json"), "wait_seconds": timer_wait_seconds(due, self.core.clock.now())}
+        step = following.step if following is not None else "deadline"
+        wait_seconds = timer_wait_seconds(due, self.core.clock.now())
+        return NextTimer.model_validate({**timer.model_dump(), "step": step, "wait_seconds": wait_seconds})
 
 
-def _interactions(core: Core, wait: ParkedWait) -> list[Interaction]:
+def interactions_of(core: Core, wait: ParkedWait) -> list[Interaction]:
     found = (core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
     return [i for i in found if i is not None]
 

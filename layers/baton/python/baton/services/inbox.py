@@ -1,19 +1,10 @@
 """The inbox: everything waiting for a person, across runs (`GET /api/inbox`).
 
-Read by Query only: one kind is one partition of the sparse pending index (`PENDING#<kind>`,
-`baton/workflows/table.py`); every kind, or several, is ONE Query of the all-pending index (GSI3,
-`PENDING`), with a kind filter when only some are asked for; both are read newest or oldest first with
-the page cursor and the age filter in the key condition. One run's items come from the by_status index
-instead (one Query per kind, merged by creation time). A claim counts only while its lease runs
-(`baton.services.claims`): "claimed by me" and "unclaimed" are decided at the page's time, and an item
-whose lease ended shows unclaimed. What an item holds up is written on the item itself by the park
-that waits on it (`Interaction.blocks`: `WaitStore.put_wait` marks the interactions a wait names in its
-own transaction; a question asked while an await gate of its scope is parked is marked by the ask or by
-the park's re-read, `baton/services/questions.py`), so the page is the one Query and nothing more; it is
-never a task token, only the gate's name.
-
-A page token is the position of the page's last item (`<created_at>#<id>`) bound to the filters it
-was issued for; a forged or foreign one is a 400 before any read."""
+Query only: one kind is one partition of the sparse pending index (`PENDING#<kind>`); several kinds are
+one Query of the all-pending index with a kind filter; one run's items come from the by_status index.
+A claim counts only while its lease runs. What an item holds up (`Interaction.blocks`) is written on it
+by the park that waits on it, so a page is one Query. A page token is the page's last position bound to
+its filters; a forged or foreign one is a 400 before any read."""
 
 from __future__ import annotations
 

@@ -752,7 +752,7 @@ class InterruptService:
                 f"interrupt {i.interaction_id} is already {edge_status(current)}: the vote is not counted",
                 details={"interrupt": public_view(current), "winner": interrupt_winner(current)},
             )
-        view = {"interrupt": public_view(current), "approval": ballot.view(policy)}
+        view = {"interrupt": public_view(current), "approval": ballot.view(policy).model_dump(exclude_unset=True)}
         if vote == "approve":
             resumed = released and current.state.status == "answered"
             return view | {"resumed": resumed, "delivery": delivery_of(resumed, pending=pending)}
@@ -760,7 +760,7 @@ class InterruptService:
 
     def settle_quorum(self, i: Interaction) -> bool:
         """A pending quorum interrupt whose stored tally is met (its decider died before the release):
-        settle it as that vote would have (the reconciler, baton/services/quorum_release.py)."""
+        settle it as that vote would have (the reconciler, baton/services/approvals.py settle_met_quorums)."""
         policy = interrupt_request(i).approval
         if policy is None:
             return False

@@ -1,16 +1,10 @@
-"""A run's end, recorded when its execution ends: `run_succeeded` / `run_failed` / `run_timed_out` /
-`run_aborted`, stamped with the execution's own stop time and published like every other event.
+"""A run's end (`run_succeeded` / `run_failed` / `run_timed_out` / `run_aborted`), recorded once when its
+execution ends, stamped with the execution's stop time and published like every other event.
 
-Fed by `functions/run_lifecycle/handler.py` (deployed: EventBridge's execution status changes; locally:
-baton/local/lifecycle_hook.py when moto's execution ends). `RunService.refresh` uses it too, as a
-fallback when the event never came, with the stop time from DescribeExecution, never the reading time.
-
-Exactly once: the run's `ended_at` is set by a conditional write (only if it is not set yet), so of
-EventBridge's at-least-once deliveries and the read fallback one writer wins, and only it records the
-event and publishes it. The event gets a fresh id (ids sort by when they were recorded, so a follower
-whose cursor is at the last event before the end still reads it) and the stop time as its `at`. The
-status moves in the same write when the run is still open; a status a gate already set (a timeout's
-`failed` with its reason) stands.
+Fed by `functions/run_lifecycle` (EventBridge; locally baton/local/lifecycle_hook.py) and by
+`RunService.refresh` when the event never came. Exactly once: `ended_at` is set by a conditional write,
+so of at-least-once deliveries and the read fallback one writer records and publishes; a status a gate
+already set (a timeout's `failed` and its reason) stands.
 """
 
 from __future__ import annotations

@@ -309,7 +309,7 @@ class QuestionService:
     def approval_of(self, question: Interaction) -> dict[str, Any] | None:
         """A quorum question's count and voters (one Query of its votes); None for any other question."""
         policy = question.request_as(QuestionRequest).approval if question.request.kind == "question" else None
-        return approval_view(self.core, question, policy) if policy else None
+        return approval_view(self.core, question, policy).model_dump(exclude_unset=True) if policy else None
 
     def _get_question(self, run_id: str, interaction_id: str) -> Interaction:
         found = self.core.store.get_interaction(run_id, interaction_id)
@@ -548,7 +548,7 @@ class QuestionService:
         if ballot.outcome == "closed":
             current = self.core.store.get_interaction(question.run_id, question.interaction_id)
             raise self._already(current or question)
-        return result | {"approval": ballot.view(policy)}
+        return result | {"approval": ballot.view(policy).model_dump(exclude_unset=True)}
 
     def _gates_of(self, question: Interaction, waits: list[ParkedWait], answer: Any, caller: str) -> list[ParkedWait]:
         """The parked await gates waiting on `question`. A question an await gate waits for is answered

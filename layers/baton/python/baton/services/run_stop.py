@@ -1,13 +1,7 @@
-"""Stopping a hosted run (`baton runs stop`, `POST /api/runs/{run_id}/stop`): its pauses closed, StopExecution,
-then the run's `run_aborted` is recorded at once, the same way `functions/run_lifecycle` records it
-(baton.services.lifecycle), so `baton runs events --follow` sees the end without waiting for the EventBridge rule.
-
-The stop ends every pause of the run (`close_pauses`): each pending item (questions, blocking asks, plain pauses,
-interrupts, review gates) is cancelled with the stop's cause ("stopped by <who>: <why>") and leaves the inbox, and
-each parked wait is released, before StopExecution, so no answer is accepted for a run being stopped and no
-`run_resumed` can follow its `run_aborted`. Answering or resuming one afterwards is a 410 naming the stop
-(`baton.services.core.closed_error`). The writes are bounded: one Query of the run's interactions, one of its
-waits, and one transaction per 100 items (baton/adapters/dynamo_interactions.py `close_interactions`).
+"""Stopping a hosted run (`POST /api/runs/{run_id}/stop`): its pauses closed, StopExecution, then
+`run_aborted` recorded at once (baton.services.lifecycle), so a follower sees the end without waiting for
+EventBridge. Every pending item is cancelled with the stop's cause and every parked wait released before
+StopExecution, so no answer is accepted (a 410 naming the stop) and no `run_resumed` follows the end.
 """
 
 from __future__ import annotations

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.runs import RunView
 from baton.domain.execution_events import ENDED_STATUSES, ExecutionEnd
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.domain.fields import check_run_id as check_run_id  # where the routes import it from
@@ -117,12 +119,11 @@ class RunService(PauseService):
                 f"{field}: {err.message}", details={**err.details, "path": f"{field}.{inner}" if inner else field}
             ) from None
 
-    def get(self, run_id: str) -> dict[str, Any]:
+    def get(self, run_id: str) -> RunView:
+        """The run, refreshed, with its interactions counted by status (or outcome)."""
         run = self.refresh(self.core.require_run(run_id))
-        counts: dict[str, int] = {}
-        for i in self.core.store.list_run_interactions(run_id):
-            counts[i.state.outcome or i.state.status] = counts.get(i.state.outcome or i.state.status, 0) + 1
-        return {**run.model_dump(exclude={"version"}), "interactions": counts}
+        counts = Counter(i.state.outcome or i.state.status for i in self.core.store.list_run_interactions(run_id))
+        return RunView.model_validate({**run.model_dump(exclude={"version"}), "interactions": dict(counts)})
 
     def refresh(self, run: RunSummary) -> RunSummary:
         """The fallback for a missing end event: a hosted run still open whose execution ended gets its

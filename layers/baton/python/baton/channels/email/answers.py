@@ -147,10 +147,11 @@ class EmailAnswers:
         run_id, iid, kind = interaction.run_id, interaction.interaction_id, interaction.request.kind
         core = self.questions.core
         if kind == "ask":
+            from baton.services.pauses import Resume
             from baton.services.runs import RunService
 
             runs = self.runs or RunService(core)
-            runs.resume(run_id, {"answer": answer}, caller=recipient, node=interaction.request.node)
+            runs.resume(Resume(run_id, {"answer": answer}, caller=recipient, node=interaction.request.node))
         elif kind == "interrupt":
             from baton.services.interrupts import InterruptService
 

@@ -95,7 +95,10 @@ class SlackWorker:
         if kind == "question":
             return services.questions.answer(run_id, iid, value, caller=operator)
         if kind == "ask":
-            return services.runs.resume(run_id, {"answer": value}, caller=operator, node=interaction.request.node)
+            from baton.services.pauses import Resume
+
+            resume = Resume(run_id, {"answer": value}, caller=operator, node=interaction.request.node)
+            return services.runs.resume(resume).model_dump(exclude_unset=True)
         if kind == "interrupt":
             return services.interrupts.resume(iid, value, [], caller=operator)
         return None

@@ -66,7 +66,7 @@ class ReviewQuorum:
             "resumed": resumed,
             "delivery": delivery_of(resumed, pending=pending),
             "status": "answered" if decided else "pending",
-            "approval": ballot.view(policy),
+            "approval": ballot.view(policy).model_dump(exclude_unset=True),
         }
 
     def settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
