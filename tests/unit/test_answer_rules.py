@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import BlockingAskView
+from baton.contracts import AskRequest, BlockingAskView
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder
 from baton.errors import GoneError, ValidationFailedError
@@ -93,12 +93,14 @@ def test_a_late_answer_to_a_question_whose_default_was_taken_is_a_410_kept_as_an
     questions = QuestionService(core)
     iid = questions.ask(
         "r1",
-        node="planner",
-        question="Fast path?",
-        options=["yes", "no"],
+        AskRequest(
+            node="planner",
+            question="Fast path?",
+            options=["yes", "no"],
+            timeout_seconds=60,
+            on_timeout={"default": "no"},
+        ),
         caller="agent",
-        timeout_seconds=60,
-        ladder=Ladder(on_timeout={"default": "no"}),
     )["interaction_id"]
     clock.advance(61)
     assert questions.take_default("r1", iid) is True
