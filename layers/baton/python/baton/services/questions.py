@@ -1,17 +1,16 @@
-"""Async questions and await gates: ask, keep working, sync later.
+"""Async questions: ask, keep working, sync later.
 
 - `ask` stores a pending question and returns at once; `answer` stores the answer by a conditional write
   (a second answer is a 409 carrying the winner), queues it for the asking node, then releases the await
-  gates and completes the tool-form awaits whose scope it leaves with nothing pending.
-- An await gate parks its task token as WAIT#<gate> with scope {"from": node | None}, then re-checks the
-  store: what was answered before it parked releases it at once (the reconciler releases any it missed).
-  Every release goes through `Core.release_gate`, a conditional release: none is lost, none sent twice.
+  gates (`baton.services.await_gates`, this service's base) and completes the tool-form awaits whose
+  scope it leaves with nothing pending.
 - The tool form (`await_tool`) never blocks: the answers, or an `await` interaction listing the pending
   ids with the run marked paused_waiting_human until the last answer completes it.
 
-One predicate everywhere, level-triggered and store-backed: no pending question in scope (one node's, or
-the run's when `from` is empty; `_split`). It is why questions and both await forms share a module of
-over 400 lines. Fields are checked at the door; a question's own rules are `baton.domain.questions`.
+Both await forms share one predicate, level-triggered and store-backed: no pending question in scope (one
+node's, or the run's when `from` is empty: `await_gates.split_scope`). Fields are checked at the door; a
+question's own rules are `baton.domain.questions`. Why a module of over 400 lines: asking, answering
+(its guards, repeats, votes, defaults) and the tool form read and write the same scope, one story.
 """
 
 from __future__ import annotations
@@ -22,15 +21,10 @@ from typing import TYPE_CHECKING, Any
 from baton.contracts.questions import (
     AnswerResult,
     ApprovalView,
-    AskedQuestion,
     AskResult,
     AwaitAnswered,
     AwaitPending,
-    CollectedAnswer,
-    GateParked,
-    GateTimedOut,
 )
-from baton.domain.fields import check_gate_name
 from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, AnswerCheck
 from baton.domain.questions import (
     MAP_AWAIT_REFUSAL,
@@ -51,7 +45,6 @@ from baton.events import (
     RunPaused,
     RunResumed,
     TimedOutDefault,
-    UnansweredQuestion,
 )
 from baton.models import (
     TERMINAL_RUN_STATES,
@@ -64,16 +57,16 @@ from baton.models import (
 )
 from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services import gate_answers
-from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
+from baton.services.answer_outcomes import closed_error, delivery_of
 from baton.services.approvals import ApprovalService, Voter, approval_view
 from baton.services.at_deadline import end_at_deadline
-from baton.services.deadlines import arm_interaction, arm_tool_await, park_wait, wait_ladder
+from baton.services.await_gates import AwaitGates, in_scope, open_gates_of, unanswered_of
+from baton.services.deadlines import arm_interaction, arm_tool_await, wait_ladder
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from datetime import datetime
 
-    from baton.contracts.questions import AskRequest
+    from baton.contracts.questions import AskRequest, CollectedAnswer
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.ladder import Ladder
     from baton.models import Event
@@ -96,51 +89,7 @@ def message_text(interaction: Interaction, answer: Any) -> str:
     return f'[Answer to question {interaction.interaction_id}] Q: "{question}" — A: {answer_text(answer)}'
 
 
-def _unanswered(i: Interaction) -> UnansweredQuestion:
-    return UnansweredQuestion(interaction_id=i.interaction_id, node=i.request.node, question=i.request.prompt)
-
-
-def _never_asked(gate: str, from_node: str) -> str:
-    """C242 at run time (`baton check` finds it in ASL): said loudly, in the log and on the event."""
-    warning = (
-        f"await gate '{gate}' waits on node '{from_node}', which has asked nothing in this run (C242): it "
-        "releases at once with no answers. Is `from` the node that posts the questions?"
-    )
-    log.warning(warning)
-    return warning
-
-
-def _in_scope(interaction: Interaction, from_node: str | None) -> bool:
-    return interaction.request.kind == "question" and (not from_node or interaction.request.node == from_node)
-
-
-def _open_gates_of(question: Interaction, waits: Sequence[ParkedWait]) -> list[ParkedWait]:
-    """The parked await gates whose scope holds `question`."""
-    return [w for w in waits if w.kind == "await" and w.status == "parked" and _in_scope(question, w.scope.get("from"))]
-
-
-def _split(questions: list[Interaction], from_node: str | None) -> tuple[list[Interaction], list[CollectedAnswer]]:
-    """(pending questions, collected answers) of `questions` in scope, in their order."""
-    pending: list[Interaction] = []
-    answers: list[CollectedAnswer] = []
-    for i in questions:
-        if not _in_scope(i, from_node):
-            continue
-        if i.state.status == "pending":
-            pending.append(i)
-        elif i.state.status == "answered":
-            answers.append(
-                CollectedAnswer(
-                    interaction_id=i.interaction_id,
-                    node=i.request.node,
-                    question=i.request.prompt,
-                    answer=i.state.answer,
-                )
-            )
-    return pending, answers
-
-
-class QuestionService:
+class QuestionService(AwaitGates):
     def __init__(self, core: Core) -> None:
         self.core = core
         self.approvals = ApprovalService(core)
@@ -337,10 +286,10 @@ class QuestionService:
         others = [
             i
             for i in snapshot.pending
-            if i.interaction_id != interaction_id and any(_in_scope(i, w.scope.get("from")) for w in gates)
+            if i.interaction_id != interaction_id and any(in_scope(i, w.scope.get("from")) for w in gates)
         ]
         guarded = len(others) <= MAX_PENDING_GUARDS  # more: decided by a read after the write instead
-        ready = [w for w in gates if not guarded or not any(_in_scope(i, w.scope.get("from")) for i in others)]
+        ready = [w for w in gates if not guarded or not any(in_scope(i, w.scope.get("from")) for i in others)]
         # The gates this answer releases from their carried answers (no read of the scope after the write).
         known = {w.gate for w in ready if guarded and gate_answers.releasable(w, question, answer)}
         now = core.now()
@@ -406,7 +355,7 @@ class QuestionService:
         gates = [
             w
             for w in snapshot.waits
-            if w.kind == "await" and _in_scope(answered, w.scope.get("from")) and w.parked_at <= at
+            if w.kind == "await" and in_scope(answered, w.scope.get("from")) and w.parked_at <= at
         ]
         sent, unsent = self._release_gates(answered.run_id, [w for w in gates if w.status in ("parked", "expiring")])
         released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
@@ -460,7 +409,7 @@ class QuestionService:
         after it, or once the deadline path closed the gate, a 410 with the answer kept as late."""
         gates = []
         for wait in waits:
-            if wait.kind != "await" or wait.status == "released" or not _in_scope(question, wait.scope.get("from")):
+            if wait.kind != "await" or wait.status == "released" or not in_scope(question, wait.scope.get("from")):
                 continue
             closed = wait.status != "parked"
             self.core.refuse_if_late(
@@ -493,41 +442,6 @@ class QuestionService:
             interaction_id=question.interaction_id,
         )
 
-    def _release_gates(
-        self,
-        run_id: str,
-        gates: list[ParkedWait],
-        *,
-        known: dict[str, list[CollectedAnswer]] | None = None,
-        siblings: list[ParkedWait] | None = None,
-    ) -> tuple[list[str], list[str]]:
-        """Release each of `gates` whose scope is fully answered, with its `known` output (carried on its
-        wait) or from one read of the run's questions for all of them. Returns (released, unsent): a failed
-        send loses nothing (the reconciler sends it). `siblings`: the run's waits from the caller's snapshot."""
-        if not gates:
-            return [], []
-        known = known or {}
-        unknown = [w for w in gates if w.gate not in known]
-        questions = self.core.store.list_run_interactions(run_id, kind="question") if unknown else []
-        released: list[str] = []
-        unsent: list[str] = []
-        for wait in gates:
-            if wait.gate in known:
-                answers = known[wait.gate]
-            else:
-                pending, answers = _split(questions, wait.scope.get("from"))
-                if pending:
-                    continue
-            others = None if siblings is None else [w for w in siblings if w.gate not in released]
-            try:
-                if self._send_release(wait, answers, siblings=others):
-                    released.append(wait.gate)
-            except SendFailedError:
-                unsent.append(wait.gate)
-            except Exception:
-                log.exception("await gate release failed", extra={"run_id": run_id, "gate": wait.gate})
-        return released, unsent
-
     def take_default(self, run_id: str, interaction_id: str) -> bool:
         """A question's own deadline (its timer) with a declared default: answered with it (nobody's
         answer: `timed_out_default`), queued like any answer, and the await gates it completes released.
@@ -536,7 +450,7 @@ class QuestionService:
         question = core.store.get_interaction(run_id, interaction_id)
         if question is None or question.request.kind != "question" or question.state.status != "pending":
             return False
-        gates = _open_gates_of(question, core.store.list_run_waits(run_id))
+        gates = open_gates_of(question, core.store.list_run_waits(run_id))
         if not self._answer_default(question, open_gates=gates):
             return False
         self._release_gates(run_id, gates)  # a failed send: the reconciler's
@@ -593,16 +507,6 @@ class QuestionService:
             details={"reason": "gate_timed_out", "timed_out_at": when, "interaction": question.public()},
         )
 
-    def _time_out_questions(self, pending: list[Interaction], why: str) -> None:
-        """A timed-out gate's questions stop being pending (conditionally: a last-moment answer stays)."""
-        for question in pending:
-            try:
-                self.core.store.transition_interaction(
-                    question, status_of(question.state, "timed_out", at=self.core.now(), reason=why)
-                )
-            except ConflictError:
-                continue
-
     @staticmethod
     def _already(current: Interaction) -> ConflictError:
         st = current.state
@@ -615,140 +519,6 @@ class QuestionService:
                 "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
             },
         )
-
-    # ---- scope ----------------------------------------------------------------------------------
-    def _scope(self, run_id: str, from_node: str | None) -> tuple[list[Interaction], list[CollectedAnswer]]:
-        """(pending questions, collected answers) in scope, oldest first."""
-        return _split(self.core.store.list_run_interactions(run_id, kind="question"), from_node)
-
-    # ---- the await gate (Step Functions) --------------------------------------------------------
-    def park_gate(
-        self,
-        *,
-        run_id: str,
-        gate: str,
-        token: str,
-        timeout_seconds: int,
-        from_node: str | None = None,
-        map_item: int | str | None = None,
-        entered_at: datetime | None = None,
-        ladder: Ladder | None = None,
-    ) -> GateParked:
-        """The gate's waitForTaskToken Lambda: park the token, then re-check the store. Inside a Map the
-        gate is per item (`<gate>-<map_item>`). A retried invoke (same token) finds its wait, records
-        nothing again and only re-checks. A bad ladder fails the task with the 422's message (C261)."""
-        if map_item is not None:  # the payload checked the gate's name; the per-item name must hold too
-            gate = check_gate_name(f"{gate}-{map_item}")
-        core = self.core
-        if ladder is not None:
-            ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
-        core.ensure_run(run_id)
-        again = core.parked_again(run_id, gate, token)
-        if again is not None:
-            parked = again if again.status == "parked" else None
-            released = again.status == "released" or self._release_if_ready(run_id, gate, from_node, parked)
-            return GateParked(parked=True, gate=gate, released=released, pending=again.interaction_ids)
-        pending, answered = self._scope(run_id, from_node)
-        pending_ids = [i.interaction_id for i in pending]
-        warning = _never_asked(gate, from_node) if from_node and not pending and not answered else None
-        parked = ParkedWait(
-            run_id=run_id,
-            gate=gate,
-            task_token=token,
-            kind="await",
-            interaction_ids=pending_ids,
-            scope={"from": from_node or None, "timeout_seconds": timeout_seconds}
-            | ({"ladder": ladder.model_dump(mode="json")} if ladder is not None else {}),
-            parked_at=core.now(),
-            deadline=core.deadline_of(timeout_seconds, entered_at),
-            carry="filling",  # the re-check below merges what was answered before it (gate_answers.py)
-        )
-        park_wait(core, parked)
-        # An answer that read the run before this wait existed is refused by its write (and decides
-        # again, seeing the gate); one that landed first is seen by the re-check below.
-        core.store.bump_scope(run_id)
-        core.record(
-            run_id,
-            AwaitStarted(
-                gate=gate,
-                from_node=from_node or None,
-                timeout_seconds=timeout_seconds,
-                pending=pending_ids,
-                **({"warning": warning} if warning else {}),
-            ),
-        )
-        if pending and core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
-            core.record(run_id, RunPaused(gate=gate, kind="await", pending=pending_ids))
-        released = self._release_if_ready(run_id, gate, from_node, parked)  # the re-check
-        if not released:  # asked between our read above and the park: this gate holds it up too
-            late, _ = self._scope(run_id, from_node)
-            core.store.mark_blocked(
-                run_id, gate, [i.interaction_id for i in late if i.interaction_id not in pending_ids]
-            )
-        return GateParked(parked=True, gate=gate, released=released, pending=pending_ids)
-
-    def _mark_awaited(self, question: Interaction) -> None:
-        """A question asked while a gate of its scope is parked holds that gate up (the inbox shows it). Read
-        after the question's write, as the park reads after the wait's: of the two racing, one sees the other."""
-        gates = _open_gates_of(question, self.core.store.list_run_waits(question.run_id))
-        if gates:
-            self.core.store.mark_blocked(question.run_id, gates[0].gate, [question.interaction_id])
-
-    def _release_if_ready(
-        self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None = None
-    ) -> bool:
-        """Release the gate if its scope is answered. Not yet, after a park (`parked`): what was answered
-        before it is merged into the wait's carried answers (`baton/services/gate_answers.py`)."""
-        questions = self.core.store.list_run_interactions(run_id, kind="question")
-        pending, answers = _split(questions, from_node)
-        if pending:
-            if parked is not None:
-                answered = [i for i in questions if _in_scope(i, from_node) and i.state.status == "answered"]
-                gate_answers.merge_at_park(self.core.store, parked, answered)
-            return False
-        wait = self.core.store.get_wait(run_id, gate)
-        return wait is not None and self._send_release(wait, answers)
-
-    def _send_release(
-        self, wait: ParkedWait, answers: list[CollectedAnswer], *, siblings: list[ParkedWait] | None = None
-    ) -> bool:
-        """Send the gate's output with the scope's answers; `await_released` is recorded with the release."""
-        from_node = wait.scope.get("from")
-        output = {"answers": [a.model_dump() for a in answers], "gate": wait.gate, "from": from_node}
-        try:
-            return self.core.release_gate(
-                wait.run_id,
-                wait.gate,
-                output,
-                wait=wait,
-                also=[AwaitReleased(gate=wait.gate, answers=len(answers), from_node=from_node)],
-                siblings=siblings,
-            )
-        except GoneError:
-            return False  # the gate timed out first; its timeout handler reports what was missing
-
-    def record_gate_timeout(self, run_id: str, gate: str, map_item: int | str | None = None) -> GateTimedOut:
-        """The gate's Catch on States.Timeout: list the unanswered questions in the event and the cause."""
-        core = self.core
-        gate = f"{gate}-{map_item}" if map_item is not None else gate
-        wait = core.store.get_wait(run_id, gate)
-        scope = wait.scope if wait else {}
-        from_node = scope.get("from")
-        if wait is not None and wait.status in ("parked", "expiring"):
-            core.store.release_wait(wait, "timed_out")
-        pending, _ = self._scope(run_id, from_node)
-        unanswered = [_unanswered(i) for i in pending]
-        listed = "; ".join(f"{u.interaction_id} (node {u.node}): {u.question!r}" for u in unanswered)
-        seconds = scope.get("timeout_seconds")
-        where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
-        cause = f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
-        core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
-        self._time_out_questions(pending, f"await gate '{gate}' timed out")
-        if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
-            core.set_run_status(
-                run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause
-            )
-        return GateTimedOut(cause=cause, unanswered=[AskedQuestion.model_validate(u.model_dump()) for u in unanswered])
 
     # ---- the tool form --------------------------------------------------------------------------
     def await_tool(
@@ -878,10 +648,6 @@ class QuestionService:
         return self.core.store.drain_messages(run_id, node, drained_at=self.core.now())
 
     # ---- the reconciler -------------------------------------------------------------------------
-    def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """One parked await gate: released if its scope is answered. True if this call released it."""
-        return self._release_if_ready(wait.run_id, wait.gate, wait.scope.get("from"))
-
     def end_at_deadline(self, wait: ParkedWait) -> bool:
         """A parked await gate's deadline, through the one deadline path (`AwaitDeadline`). True if this
         call ended (or released) the gate."""
@@ -923,7 +689,7 @@ class QuestionService:
             core.store.transition_interaction(awaiting, status_of(awaiting.state, "timed_out", reason="timeout"))
         except ConflictError:
             return False
-        unanswered = [_unanswered(i) for i in pending]
+        unanswered = [unanswered_of(i) for i in pending]
         core.record(
             awaiting.run_id, AwaitTimedOut(gate="tool", interaction_id=awaiting.interaction_id, unanswered=unanswered)
         )
@@ -966,7 +732,7 @@ class AwaitDeadline:
         pending, _ = self.questions._scope(wait.run_id, wait.scope.get("from"))
         others = [w for w in self.core.store.list_run_waits(wait.run_id) if w.gate != wait.gate]
         for question in pending:
-            self.questions._answer_default(question, carrying=_open_gates_of(question, others))
+            self.questions._answer_default(question, carrying=open_gates_of(question, others))
         return bool(pending)
 
     def time_out(self, wait: ParkedWait) -> bool:
