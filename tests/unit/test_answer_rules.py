@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import AskRequest, BlockingAskView
+from baton.contracts import AskRequest, BlockingAskRequest, BlockingAskView
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder
 from baton.errors import GoneError, ValidationFailedError
@@ -29,15 +29,17 @@ if TYPE_CHECKING:
 RUN = "agent-1"
 
 
+def _fields(ladder: Ladder | None) -> dict[str, Any]:
+    return ladder.model_dump(exclude_defaults=True) if ladder else {}
+
+
 def _ask(core: Core, ladder: Ladder | None = None) -> str:
     asked = AskService(core).ask(
         RUN,
-        node="deploy",
-        question="Ship it?",
-        options=["ship", "hold"],
-        timeout_seconds=60,
+        BlockingAskRequest(
+            node="deploy", question="Ship it?", options=["ship", "hold"], timeout_seconds=60, **_fields(ladder)
+        ),
         caller="agent",
-        ladder=ladder,
     )
     return asked.interaction_id
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import AskRequest, AwaitAnswered, AwaitPending
+from baton.contracts import AskRequest, AwaitAnswered, AwaitPending, BlockingAskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.interrupt_spec import InterruptSpec
@@ -276,7 +276,11 @@ def test_a_blocking_ask_reminds_and_escalates_with_its_own_timer(
     core.ensure_run("r1")
     ladder = Ladder(remind_after=5, escalate_after=10, escalate_to=["webhook"])
     asked = AskService(core).ask(
-        "r1", node="agent", question="Drop it?", timeout_seconds=60, caller="agent", ladder=ladder
+        "r1",
+        BlockingAskRequest(
+            node="agent", question="Drop it?", timeout_seconds=60, **ladder.model_dump(exclude_defaults=True)
+        ),
+        caller="agent",
     )
     (timer,) = timers.started
     assert (timer.payload.gate, timer.payload.interaction_id, timer.wait_seconds) == (

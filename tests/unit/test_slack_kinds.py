@@ -14,7 +14,7 @@ from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
 from baton.channels.slack.app import SlackAppPoster
 from baton.channels.slack.worker import SlackWorker
-from baton.contracts import AskRequest
+from baton.contracts import AskRequest, BlockingAskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.local.demo_repo import create_demo_repo
 from baton.notify.model import Notification
@@ -49,7 +49,9 @@ def _values(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_an_ask_is_answered_from_its_buttons_through_the_resume_path(harness: Harness) -> None:
     core = harness.core
     asked = AskService(core).ask(
-        "run-ask", node="deploy", question="Drop the table?", timeout_seconds=600, caller="agent", options=["yes", "no"]
+        "run-ask",
+        BlockingAskRequest(node="deploy", question="Drop the table?", timeout_seconds=600, options=["yes", "no"]),
+        caller="agent",
     )
     from baton.channels.slack.blocks import message_blocks
 

@@ -1,5 +1,6 @@
-"""The async-question routes' request (`AskRequest`: the one typed ask the API, MCP tools and demo agent
-build for `QuestionService.ask`) and responses: ask, pending, answer, drain, the await tool and gate."""
+"""The asks' requests (`AskRequest`, the one typed ask the API, MCP tools and demo agent build for
+`QuestionService.ask`; `BlockingAskRequest` for `AskService.ask`) and the async-question routes'
+responses: ask, pending, answer, drain, the await tool and the await gate's Lambdas."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from baton.contracts.base import DELIVERY_DESCRIPTION, Contract, Delivery
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_fields import NotifyChannels
-from baton.domain.ladder import LadderFields
+from baton.domain.ladder import LadderFields, OnTimeout
 
 if TYPE_CHECKING:
     from baton.models import Interaction, Message
@@ -49,6 +50,28 @@ class AskRequest(LadderFields):
         default=None,
         description="The question's own deadline, which its ladder counts to (the await gate's timeout still "
         "bounds the wait). Without a default the question stays open at it.",
+    )
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class BlockingAskRequest(LadderFields):
+    """`ask_user`: remind_after / escalate_after / escalate_to are walked by the ask's own timer."""
+
+    node: fields.NodeName = Field(description="The asking node (the agent's step that must not go on alone).")
+    question: str = Field(min_length=1, max_length=4000, description="What the operator must decide.")
+    options: list[str] | None = Field(default=None, min_length=1, description="Choices shown to the operator.")
+    timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound: after it the ask is timed_out.")
+    notify: NotifyChannels = Field(default=None, description="Notification channels (default console).")
+    on_timeout: OnTimeout = Field(
+        default="fail",
+        description='"fail" (timed_out at the deadline) or {"default": <answers>}: taken at the deadline as '
+        "timed_out_default, checked against the options now (422)",
+    )
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="A quorum (docs/api.md, 'Quorum and separation of duties'): each resume is a vote under "
+        "answers.decision; the asking agent may not vote",
     )
 
     model_config = ConfigDict(extra="forbid")
