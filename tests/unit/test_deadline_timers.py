@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import AskRequest, AwaitPending
+from baton.contracts import AskRequest, AwaitPending, AwaitRequest
 from baton.domain.deadline import (
     GRACE_SECONDS,
     TIMER_DELIVERY_SECONDS,
@@ -222,7 +222,7 @@ def test_a_timed_out_tool_await_no_longer_leaves_its_run_paused(
 ) -> None:
     core.store.update_run("r1", {"status": "running"})
     asked = gates.questions.ask("r1", AskRequest(node="draft", question="Ship?"), caller="agent")
-    pending = gates.questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="draft")
+    pending = gates.questions.await_tool("r1", AwaitRequest(timeout_seconds=30, from_="draft"), caller="agent")
     assert isinstance(pending, AwaitPending) and core.store.get_run("r1").status == "paused_waiting_human"  # type: ignore[union-attr]
     timer = _only(timers)
     assert timer.payload.interaction_id == pending["interaction_id"] and timer.wait_seconds == 30
@@ -241,7 +241,7 @@ def test_a_tool_await_answered_before_its_timer_is_completed_not_timed_out(
     gates: Gates, core: Core, clock: FixedClock, timers: RecordingDeadlineTimers
 ) -> None:
     asked = gates.questions.ask("r1", AskRequest(node="draft", question="Ship?"), caller="agent")
-    pending = gates.questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="draft")
+    pending = gates.questions.await_tool("r1", AwaitRequest(timeout_seconds=30, from_="draft"), caller="agent")
     gates.questions.answer("r1", asked["interaction_id"], "yes", caller="alice")
     clock.advance(30)
     assert _deadlines(gates, clock).fire(_only(timers).payload)["ended"] is False

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import AskRequest, AwaitAnswered, AwaitPending, BlockingAskRequest
+from baton.contracts import AskRequest, AwaitAnswered, AwaitPending, AwaitRequest, BlockingAskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.interrupt_spec import InterruptSpec
@@ -478,7 +478,11 @@ def test_the_await_tool_reminds_about_pending_questions_then_takes_their_default
 ) -> None:
     iid = _ask(questions, Ladder(on_timeout={"default": "no"}), timeout_seconds=3600)
     ladder = Ladder(remind_after=5, on_timeout="use_question_defaults")
-    pending = questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="planner", ladder=ladder)
+    pending = questions.await_tool(
+        "r1",
+        AwaitRequest(timeout_seconds=30, from_="planner", **ladder.model_dump(exclude_defaults=True)),
+        caller="agent",
+    )
     assert isinstance(pending, AwaitPending) and pending.pending == [iid]
     (tool_timer,) = [t for t in timers.started if t.payload.gate == "tool"]
     assert (tool_timer.payload.step, tool_timer.wait_seconds) == ("remind", 5)
@@ -490,7 +494,7 @@ def test_the_await_tool_reminds_about_pending_questions_then_takes_their_default
     assert (st.outcome, st.answered_by) == ("timed_out_default", None)
     awaiting = core.store.get_interaction("r1", pending["interaction_id"])
     assert awaiting is not None and awaiting.state.status == "answered"  # completed by the default, not timed out
-    answered = questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="planner")
+    answered = questions.await_tool("r1", AwaitRequest(timeout_seconds=30, from_="planner"), caller="agent")
     assert isinstance(answered, AwaitAnswered) and [a.answer for a in answered.answers] == ["no"]
 
 
@@ -499,7 +503,11 @@ def test_the_await_tool_without_defaults_times_out_as_today(
 ) -> None:
     _ask(questions, None)
     ladder = Ladder(remind_after=5)
-    pending = questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="planner", ladder=ladder)
+    pending = questions.await_tool(
+        "r1",
+        AwaitRequest(timeout_seconds=30, from_="planner", **ladder.model_dump(exclude_defaults=True)),
+        caller="agent",
+    )
     (tool_timer,) = [t for t in timers.started if t.payload.gate == "tool"]
     fired = _walk(core, clock, tool_timer)
     assert fired[-1]["reason"] == "timed_out"

@@ -274,21 +274,21 @@ def test_map_gate_names_are_per_item(qs: QuestionService, core: Core) -> None:
 
 def test_tool_form_200_when_answered_else_pending_and_last_answer_resumes(qs: QuestionService, core: Core) -> None:
     with pytest.raises(NotFoundError):
-        qs.await_tool("ghost", timeout_seconds=60, caller="agent")
+        qs.await_tool("ghost", AwaitRequest(timeout_seconds=60), caller="agent")
     a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
-    result = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    result = qs.await_tool("r1", AwaitRequest(timeout_seconds=60), caller="agent")
     assert isinstance(result, AwaitPending) and result.pending == [a]
     assert core.store.get_run("r1").status == "paused_waiting_human"  # type: ignore[union-attr]
-    second = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    second = qs.await_tool("r1", AwaitRequest(timeout_seconds=60), caller="agent")
     assert (
         isinstance(second, AwaitPending) and second["interaction_id"] == result["interaction_id"]
     )  # reused, not a new await
     assert qs.answer("r1", a, "yes", caller="op")["released"] == [f"tool:{result['interaction_id']}"]
     assert core.store.get_run("r1").status == "running"  # type: ignore[union-attr]
-    answered = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    answered = qs.await_tool("r1", AwaitRequest(timeout_seconds=60), caller="agent")
     assert isinstance(answered, AwaitAnswered) and answered.answers[0].answer == "yes"
     with pytest.raises(ValidationFailedError, match="Map iteration"):
-        qs.await_tool("r1", timeout_seconds=60, caller="agent", map_item=0)
+        qs.await_tool("r1", AwaitRequest(timeout_seconds=60, map_item=0), caller="agent")
     with pytest.raises(ValidationFailedError, match="timeout"):  # the request model is the door for bounds
         AwaitRequest(timeout_seconds=0)
 
@@ -297,12 +297,12 @@ def test_a_200_from_the_tool_await_never_leaves_the_run_paused(qs: QuestionServi
     """The answer is stored before its request completes the tool await: a poll in that gap gets the
     answers, and it must not leave the run marked paused_waiting_human behind it."""
     a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
-    waiting = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    waiting = qs.await_tool("r1", AwaitRequest(timeout_seconds=60), caller="agent")
     question = core.store.get_interaction("r1", a)
     assert question is not None
     # The answer's conditional write has landed; its completion of the tool await has not run yet.
     core.store.transition_interaction(question, status_of(question.state, "answered", answer="yes", by="op", at="t"))
-    result = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    result = qs.await_tool("r1", AwaitRequest(timeout_seconds=60), caller="agent")
     assert isinstance(result, AwaitAnswered) and result.answers[0].answer == "yes"
     assert core.store.get_run("r1").status == "running"  # type: ignore[union-attr]
     awaiting = core.store.get_interaction("r1", waiting["interaction_id"])
@@ -311,7 +311,7 @@ def test_a_200_from_the_tool_await_never_leaves_the_run_paused(qs: QuestionServi
 
 def test_tool_await_times_out_through_the_reconciler(qs: QuestionService, core: Core, clock: Any) -> None:
     a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
-    result = qs.await_tool("r1", timeout_seconds=30, caller="agent")
+    result = qs.await_tool("r1", AwaitRequest(timeout_seconds=30), caller="agent")
     reconciler = Reconciler(core, questions=qs)
     assert reconciler.reconcile()["timed_out"] == []
     clock.advance(31)

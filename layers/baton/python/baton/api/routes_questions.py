@@ -6,7 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from baton.api import deps
 from baton.api.contract import DELIVERY_PENDING, InteractionId, NodeName, RunId, responses
@@ -17,36 +17,20 @@ from baton.contracts import (
     AskResult,
     AwaitAnswered,
     AwaitPending,
+    AwaitRequest,
     DrainResult,
     MessageView,
     PendingQuestions,
     QuestionView,
 )
-from baton.contracts.questions import MAP_ITEM_DESCRIPTION
-from baton.domain import fields
-from baton.domain.ladder import AwaitLadderFields
 
 router = APIGatewayRouter()
-MapItem = Field(default=None, description=MAP_ITEM_DESCRIPTION)
 
 
 class AnswerRequest(BaseModel):
     answer: Any = Field(description="The operator's answer: a string, or any non-empty JSON value.")
 
     model_config = {"extra": "forbid"}
-
-
-class AwaitRequest(AwaitLadderFields):
-    """The await tool. Its ladder reminds / escalates about the pending questions; on_timeout "fail" or
-    "use_question_defaults" (each pending question's own default at the expiry)."""
-
-    from_: fields.ScopeNode = Field(
-        default=None, alias="from", description="Only this node's questions; empty/absent = the whole run."
-    )
-    timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound of the wait (seconds).")
-    map_item: int | str | None = MapItem
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 @router.post(
@@ -109,13 +93,6 @@ def drain(run_id: RunId, node: NodeName) -> DrainResult:
 )
 def await_answers(run_id: RunId, body: AwaitRequest) -> Response[AwaitAnswered | AwaitPending]:
     deps.require_run(run_id)
-    outcome = deps.get_services().questions.await_tool(
-        run_id,
-        timeout_seconds=body.timeout_seconds,
-        from_node=body.from_ or None,
-        map_item=body.map_item,
-        caller=deps.current_caller().principal,
-        ladder=body.ladder(),
-    )
+    outcome = deps.get_services().questions.await_tool(run_id, body, caller=deps.current_caller().principal)
     status = 200 if isinstance(outcome, AwaitAnswered) else 202
     return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=outcome)

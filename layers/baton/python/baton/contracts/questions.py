@@ -1,6 +1,6 @@
-"""The asks' requests (`AskRequest`, the one typed ask the API, MCP tools and demo agent build for
-`QuestionService.ask`; `BlockingAskRequest` for `AskService.ask`) and the async-question routes'
-responses: ask, pending, answer, drain, the await tool and the await gate's Lambdas."""
+"""The asks' requests (`AskRequest`: the one typed ask the API, MCP tools and demo agent build for
+`QuestionService.ask`; `AwaitRequest` for the await tool; `BlockingAskRequest` for `AskService.ask`) and
+the async-question routes' responses: ask, pending, answer, drain, the await tool and the gate's Lambdas."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from baton.contracts.base import DELIVERY_DESCRIPTION, Contract, Delivery
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_fields import NotifyChannels
-from baton.domain.ladder import LadderFields, OnTimeout
+from baton.domain.ladder import AwaitLadderFields, LadderFields, OnTimeout
 
 if TYPE_CHECKING:
     from baton.models import Interaction, Message
@@ -53,6 +53,19 @@ class AskRequest(LadderFields):
     )
 
     model_config = ConfigDict(extra="forbid")
+
+
+class AwaitRequest(AwaitLadderFields):
+    """The await tool. Its ladder reminds / escalates about the pending questions; on_timeout "fail" or
+    "use_question_defaults" (each pending question's own default at the expiry)."""
+
+    from_: fields.ScopeNode = Field(
+        default=None, alias="from", description="Only this node's questions; empty/absent = the whole run."
+    )
+    timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound of the wait (seconds).")
+    map_item: int | str | None = Field(default=None, description=MAP_ITEM_DESCRIPTION)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class BlockingAskRequest(LadderFields):

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.api.auth import Caller
-    from baton.contracts.questions import AwaitAnswered, AwaitPending
+    from baton.contracts.questions import AwaitAnswered, AwaitPending, AwaitRequest
     from baton.mcp.tools import (
         AskAsyncArgs,
         AskUserArgs,
@@ -62,15 +62,6 @@ class WaitPolicy:
     monotonic: Callable[[], float] = time.monotonic
     # Seconds the Lambda invocation has left (None: no limit but max_call_seconds).
     remaining_seconds: Callable[[], float] | None = None
-
-
-@dataclass(frozen=True)
-class _Scope:
-    """One await's scope (a node, or the run), its deadline and its ladder: set by the first call."""
-
-    from_node: str | None
-    timeout_seconds: int
-    ladder: Ladder | None = None
 
 
 @dataclass
@@ -152,7 +143,7 @@ class AgentTools:
         mine = [i for i in awaits if i.request.node == scope]
         return max(mine, key=lambda i: (i.created_at, i.interaction_id)) if mine else None
 
-    def _answered(self, scope: _Scope, started: float) -> Outcome | None:
+    def _answered(self, scope: AwaitRequest, started: float) -> Outcome | None:
         """The answers when nothing in scope is pending (completing the scope's tool await), else None.
         The scope's deadline and ladder are the caller's: should a question land meanwhile, its await
         gets them."""
@@ -201,17 +192,11 @@ class AgentTools:
                 return self._timed_out(latest, still_open)
         return None
 
-    def _await_tool(self, scope: _Scope) -> AwaitAnswered | AwaitPending:
-        return self.services.questions.await_tool(
-            self.run_id,
-            timeout_seconds=scope.timeout_seconds,
-            from_node=scope.from_node,
-            caller=self.caller.principal,
-            ladder=scope.ladder,
-        )
+    def _await_tool(self, scope: AwaitRequest) -> AwaitAnswered | AwaitPending:
+        return self.services.questions.await_tool(self.run_id, scope, caller=self.caller.principal)
 
-    def _await(self, scope: _Scope, started: float) -> Outcome:
-        from_node = scope.from_node
+    def _await(self, scope: AwaitRequest, started: float) -> Outcome:
+        from_node = scope.from_ or None
         if not self._pending(from_node):
             answered = self._answered(scope, started)
             if answered is not None:
@@ -256,15 +241,21 @@ class AgentTools:
         return Outcome(data, text)
 
     def await_answers(self, args: AwaitArgs) -> Outcome:
-        scope = _Scope(args.from_node, args.timeout_seconds, args.ladder())
+        from baton.contracts.questions import AwaitRequest
+
+        scope = AwaitRequest(from_=args.from_node, timeout_seconds=args.timeout_seconds, **_ladder_fields(args))
         return self._await(scope, self.policy.monotonic())
 
     def ask_user(self, args: AskUserArgs) -> Outcome:
         started = self.policy.monotonic()
         question_id, node, declared = self._continued(args) if args.question_id else self._posted(args)
         # A declared default is the answer at the deadline: the wait takes it then (rather than timing out).
-        waits = Ladder(on_timeout=USE_QUESTION_DEFAULTS) if declared is not None and declared.default else None
-        outcome = self._await(_Scope(node, args.timeout_seconds, waits), started)
+        from baton.contracts.questions import AwaitRequest
+
+        on_timeout = USE_QUESTION_DEFAULTS if declared is not None and declared.default else "fail"
+        outcome = self._await(
+            AwaitRequest(from_=node, timeout_seconds=args.timeout_seconds, on_timeout=on_timeout), started
+        )
         return self._one_question(outcome, question_id)
 
     def _continued(self, args: AskUserArgs) -> tuple[str, str, Ladder | None]:

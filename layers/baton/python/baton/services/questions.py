@@ -66,7 +66,7 @@ from baton.services.deadlines import arm_interaction, arm_tool_await, wait_ladde
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from baton.contracts.questions import AskRequest, CollectedAnswer
+    from baton.contracts.questions import AskRequest, AwaitRequest, CollectedAnswer
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.ladder import Ladder
     from baton.models import Event
@@ -521,20 +521,12 @@ class QuestionService(AwaitGates):
         )
 
     # ---- the tool form --------------------------------------------------------------------------
-    def await_tool(
-        self,
-        run_id: str,
-        *,
-        timeout_seconds: int,
-        caller: str,
-        from_node: str | None = None,
-        map_item: int | str | None = None,
-        ladder: Ladder | None = None,
-    ) -> AwaitAnswered | AwaitPending:
+    def await_tool(self, run_id: str, request: AwaitRequest, *, caller: str) -> AwaitAnswered | AwaitPending:
         """`await_answers` as a tool: the answers when nothing in scope is pending; otherwise the pending
         ids, the run marked paused_waiting_human and an `await` interaction the last answer completes (a
         call while waiting reuses it, and its ladder: `use_question_defaults` at its expiry)."""
-        refuse_in_map(map_item, MAP_AWAIT_REFUSAL)
+        from_node, timeout_seconds, ladder = request.from_ or None, request.timeout_seconds, request.ladder()
+        refuse_in_map(request.map_item, MAP_AWAIT_REFUSAL)
         if ladder is not None:
             ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
         core = self.core
