@@ -32,8 +32,8 @@ from typing import Any
 
 import boto3
 
+from baton.contracts import AskRequest
 from baton.domain.deadline import task_timeout_seconds
-from baton.domain.ladder import Ladder
 from baton.ids import parse_iso
 from baton.local.stack import LocalStack
 
@@ -131,9 +131,12 @@ def main() -> None:
         "escalate_to": ["console"],
         "on_timeout": {"default": {"approved": "no"}},
     }
-    question_ladder = Ladder(
-        remind_after=args.remind, escalate_after=args.escalate, escalate_to=["console"], on_timeout={"default": "no"}
-    )
+    question_ladder = {
+        "remind_after": args.remind,
+        "escalate_after": args.escalate,
+        "escalate_to": ["console"],
+        "on_timeout": {"default": "no"},
+    }
     stack = LocalStack(api_port=0, state_dir=Path(tempfile.mkdtemp()), data="off")
     stack.schedule_overrides = {"reconcile": 3600, "interrupt_sweeper": 3600}  # only the timers act
     stack.start()
@@ -161,12 +164,14 @@ def main() -> None:
         posted = [
             svc.questions.ask(
                 QUESTION_RUN,
-                node=f"agent{n}",
-                question=f"Question {n}?",
-                options=["yes", "no"],
+                AskRequest(
+                    node=f"agent{n}",
+                    question=f"Question {n}?",
+                    options=["yes", "no"],
+                    timeout_seconds=args.timeout,
+                    **question_ladder,
+                ),
                 caller="bench",
-                timeout_seconds=args.timeout,
-                ladder=question_ladder,
             )["interaction_id"]
             for n in range(args.questions)
         ]

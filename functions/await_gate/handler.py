@@ -17,13 +17,17 @@ from baton.runtime.wiring import services
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     payload = parse(event=event, model=AwaitGatePayload)
-    return services().questions.park_gate(
-        run_id=payload.run_id,
-        gate=payload.gate,
-        token=payload.token,
-        timeout_seconds=payload.timeout_seconds,
-        from_node=payload.from_node,
-        map_item=payload.map_item,
-        entered_at=payload.entered_at,
-        ladder=payload.ladder,
+    return (
+        services()
+        .questions.park_gate(
+            run_id=payload.run_id,
+            gate=payload.gate,
+            token=payload.token,
+            timeout_seconds=payload.timeout_seconds,
+            from_node=payload.from_node,
+            map_item=payload.map_item,
+            entered_at=payload.entered_at,
+            ladder=payload.ladder,
+        )
+        .model_dump()
     )

@@ -17,4 +17,6 @@ from baton.runtime.wiring import services
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     payload = parse(event=event, model=AwaitTimeoutPayload)
-    return services().questions.record_gate_timeout(payload.run_id, payload.gate, map_item=payload.map_item)
+    return (
+        services().questions.record_gate_timeout(payload.run_id, payload.gate, map_item=payload.map_item).model_dump()
+    )

@@ -37,22 +37,18 @@ class DemoAgentRequest(BaseModel):
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    from baton.contracts.questions import AskRequest
     from baton.services.questions import POSTED  # the service's module (records, events): the first call's
 
     request = parse(event=event, model=DemoAgentRequest)
     questions = services().questions
+    caller = f"agent:{request.node}"
     ids = [
         questions.ask(
             request.run_id,
-            node=request.node,
-            question=q.question,
-            options=q.options,
-            allow_free_text=q.allow_free_text,
-            map_item=request.map_item,
-            caller=f"agent:{request.node}",
-            timeout_seconds=q.timeout_seconds,
-            ladder=q.ladder(),
-        )["interaction_id"]
+            AskRequest(node=request.node, map_item=request.map_item, **q.model_dump(exclude_defaults=True)),
+            caller=caller,
+        ).interaction_id
         for q in request.questions
     ]
     return {"run_id": request.run_id, "node": request.node, "question_ids": ids, "status": POSTED}

@@ -8,6 +8,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts import AskRequest
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.events import InteractionAnswered
 from baton.services.audit import AuditService
@@ -25,7 +26,7 @@ def _decide(stack: MotoStack) -> None:
     """Two answers, a claim, a resume with state edits and a cancel on one run."""
     questions, interrupts = stack.services.questions, stack.services.interrupts
     for n in range(2):
-        asked = questions.ask(RUN, node="draft", question=f"Q{n}?", caller="agent")
+        asked = questions.ask(RUN, AskRequest(node="draft", question=f"Q{n}?"), caller="agent")
         questions.answer(RUN, asked["interaction_id"], f"a{n}", caller="alice")
     first, _ = interrupts.create(InterruptSpec(session_id=RUN, prompt="Deploy?", state={"env": "dev"}), caller="agent")
     ClaimService(interrupts).claim(first.interaction_id, operator="bob")
@@ -99,7 +100,7 @@ RACERS = 16
 
 def test_concurrent_decisions_on_one_run_form_one_unbroken_chain(moto_stack: MotoStack) -> None:
     questions, interrupts = moto_stack.services.questions, moto_stack.services.interrupts
-    asked = [questions.ask(RUN, node="draft", question=f"Q{n}?", caller="agent") for n in range(RACERS)]
+    asked = [questions.ask(RUN, AskRequest(node="draft", question=f"Q{n}?"), caller="agent") for n in range(RACERS)]
     created = [
         interrupts.create(InterruptSpec(session_id=RUN, prompt=f"I{n}?"), caller="agent")[0] for n in range(RACERS)
     ]
@@ -127,7 +128,7 @@ def test_a_decision_written_with_a_stale_head_chains_after_the_one_that_won(moto
     again and chains after the winner (seq 2, prev_hash = the winner's hash)."""
     questions, interrupts = moto_stack.services.questions, moto_stack.services.interrupts
     store = moto_stack.services.core.store
-    asked = questions.ask(RUN, node="draft", question="Q?", caller="agent")
+    asked = questions.ask(RUN, AskRequest(node="draft", question="Q?"), caller="agent")
     created, _ = interrupts.create(InterruptSpec(session_id=RUN, prompt="I?"), caller="agent")
     stale = store.snapshot_run(RUN)
     ClaimService(interrupts).claim(created.interaction_id, operator="bob")  # seq 1, after the snapshot

@@ -9,6 +9,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from baton.contracts import AskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.services.audit import AuditService
 
@@ -23,10 +24,11 @@ ANSWERS = 16
 def test_concurrent_votes_and_answers_on_one_run_form_one_chain(moto_stack: MotoStack) -> None:
     questions = moto_stack.services.questions
     quorum = questions.ask(
-        RUN, node="deploy", question="ship?", caller="agent", approval=ApprovalPolicy(approvals=VOTERS)
+        RUN, AskRequest(node="deploy", question="ship?", approval=ApprovalPolicy(approvals=VOTERS)), caller="agent"
     )["interaction_id"]
     plain = [
-        questions.ask(RUN, node="draft", question=f"Q{n}?", caller="agent")["interaction_id"] for n in range(ANSWERS)
+        questions.ask(RUN, AskRequest(node="draft", question=f"Q{n}?"), caller="agent")["interaction_id"]
+        for n in range(ANSWERS)
     ]
     barrier = threading.Barrier(VOTERS + ANSWERS)
 

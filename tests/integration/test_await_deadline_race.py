@@ -17,6 +17,7 @@ import pytest
 from moto import mock_aws
 
 from baton.adapters.dynamo import DynamoStore
+from baton.contracts import AskRequest
 from baton.errors import GoneError
 from baton.ids import iso
 from baton.models import ParkedWait, RunSummary
@@ -54,7 +55,7 @@ def _gate(store: Any) -> tuple[Core, QuestionService, FixedClock, RecordingTaskT
     now = core.now()
     # paused, as the gate's park leaves it (a question pending): the release then records run_resumed
     store.create_run(RunSummary(run_id="r1", status="paused_waiting_human", created_at=now, updated_at=now))
-    asked = questions.ask("r1", node="draft", question="Ship it?", caller="agent")
+    asked = questions.ask("r1", AskRequest(node="draft", question="Ship it?"), caller="agent")
     wait = ParkedWait(
         run_id="r1",
         gate="await",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.contracts import AskRequest
 from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
 
@@ -153,8 +154,8 @@ def _warm(stack: MotoStack) -> None:
 
 def test_answer_and_get_pending_stay_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
     questions = moto_stack.services.questions
-    first = questions.ask("budget-q", node="draft", question="Which DB?", caller="agent")
-    questions.ask("budget-q", node="draft", question="Which region?", caller="agent")
+    first = questions.ask("budget-q", AskRequest(node="draft", question="Which DB?"), caller="agent")
+    questions.ask("budget-q", AskRequest(node="draft", question="Which region?"), caller="agent")
     _warm(moto_stack)
 
     (status, body), calls = call_log.measure(lambda: _api(moto_stack, "GET", "/api/runs/budget-q/interactions/pending"))
@@ -236,7 +237,7 @@ def _history(stack: MotoStack, run_id: str, rounds: int) -> None:
     """`rounds` questions asked at another node and answered on the run (its history, not its open part)."""
     questions = stack.services.questions
     for n in range(rounds):
-        asked = questions.ask(run_id, node="history", question=f"round {n}?", caller="agent")
+        asked = questions.ask(run_id, AskRequest(node="history", question=f"round {n}?"), caller="agent")
         questions.answer(run_id, asked["interaction_id"], f"answer {n}", caller="op")
 
 
@@ -244,8 +245,8 @@ def test_get_pending_reads_stay_flat_as_history_grows(call_log: CallLog, moto_st
     """GET pending is one Query of the run's open part: the items it reads are the pending ones (and
     the run, its chain head, its waits), the same after ten more rounds of answered history."""
     questions = moto_stack.services.questions
-    questions.ask("flat-q", node="draft", question="Which DB?", caller="agent")
-    questions.ask("flat-q", node="draft", question="Which region?", caller="agent")
+    questions.ask("flat-q", AskRequest(node="draft", question="Which DB?"), caller="agent")
+    questions.ask("flat-q", AskRequest(node="draft", question="Which region?"), caller="agent")
     _history(moto_stack, "flat-q", 1)  # the chain head exists from the first answer on
     _warm(moto_stack)
     path = "/api/runs/flat-q/interactions/pending"
@@ -404,7 +405,9 @@ def test_a_stop_closes_its_pauses_in_bounded_batch_writes(call_log: CallLog, mot
     from baton.services.run_stop import close_pauses
 
     questions = moto_stack.services.questions
-    asked = [questions.ask("budget-stop", node="draft", question=f"q{n}?", caller="agent") for n in range(55)]
+    asked = [
+        questions.ask("budget-stop", AskRequest(node="draft", question=f"q{n}?"), caller="agent") for n in range(55)
+    ]
     closed, calls = call_log.measure(
         lambda: close_pauses(moto_stack.services.core, "budget-stop", by=OPERATOR, cause="stopped by op-1")
     )

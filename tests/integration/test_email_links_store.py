@@ -17,6 +17,7 @@ from baton.adapters.ses_mail import SesMailSender
 from baton.channels.email.config import EmailConfig, EmailConfigError
 from baton.channels.email.links import LinkUse
 from baton.channels.email.mail import Mail
+from baton.contracts import AskRequest
 from baton.workflows.table import TTL_ATTRIBUTE
 from tests.integration.conftest import MotoStack
 from tests.integration.test_call_budgets import CallLog, call_log
@@ -99,7 +100,9 @@ def test_a_link_answers_through_the_real_api_handler_on_the_table(
     for cached in (get_settings, services, email_config, cached_link_key):
         cached.cache_clear()
     try:
-        asked = services().questions.ask("r1", node="draft", question="Ship?", options=["yes", "no"], caller="agent")
+        asked = services().questions.ask(
+            "r1", AskRequest(node="draft", question="Ship?", options=["yes", "no"]), caller="agent"
+        )
         iid = asked["interaction_id"]
         link = EmailLinks(key=cached_link_key, base_url="http://local").link_for("r1", iid, "ops@example.com")[0]
         path = link.removeprefix("http://local")

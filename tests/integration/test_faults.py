@@ -18,6 +18,7 @@ import pytest
 from botocore.retries.standard import ExponentialBackoff
 
 from baton.adapters.clients import MAX_ATTEMPTS
+from baton.contracts import AskRequest
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
@@ -73,7 +74,7 @@ def test_single_write_refused_for_a_transaction_is_retried(faults: FaultInjector
     questions = moto_stack.services.questions
     faults.queue("dynamodb.PutItem", TRANSACTION_CONFLICT)
     with faults.active():
-        asked = questions.ask("conflict-put", node="draft", question="Which DB?", caller="agent")
+        asked = questions.ask("conflict-put", AskRequest(node="draft", question="Which DB?"), caller="agent")
     assert [q.interaction_id for q in questions.pending("conflict-put")] == [asked["interaction_id"]]
     assert faults.injected == {"dynamodb.PutItem TransactionConflictException": 1}
     assert faults.attempts("dynamodb.PutItem")[0] == 2  # refused, then written
@@ -96,7 +97,9 @@ def test_answer_whose_transaction_met_a_conflict_is_recorded_once(faults: FaultI
     """The deciding transaction of an answer cancelled for TransactionConflict on the question's item is
     sent again as it was, and the answer recorded once. (Before the transaction's own retry, the answer's
     scope guard turned the conflict into a fresh read and a second decision: it passed then too.)"""
-    asked = moto_stack.services.questions.ask("conflict-answer", node="draft", question="Which?", caller="agent")
+    asked = moto_stack.services.questions.ask(
+        "conflict-answer", AskRequest(node="draft", question="Which?"), caller="agent"
+    )
     path = f"/api/runs/conflict-answer/interactions/{asked['interaction_id']}/answer"
     _api(moto_stack, "GET", "/api/runs/conflict-answer/interactions/pending")  # the handler copy is warm
     faults.queue("dynamodb.TransactWriteItems", replace(CANCELLED_FOR_CONFLICT, item=0))  # the question's item
@@ -149,7 +152,9 @@ def test_answer_still_throttled_after_the_retries_is_a_503_to_send_again(
     """DynamoDB throttling every attempt of the answer's read (botocore gives up after MAX_ATTEMPTS) was
     an unhandled exception: the Lambda failed and API Gateway answered 502 with no Baton error. It is a
     503 `service_busy` with Retry-After; the client sends the answer again and it is recorded once."""
-    asked = moto_stack.services.questions.ask("throttled-answer", node="draft", question="Which?", caller="agent")
+    asked = moto_stack.services.questions.ask(
+        "throttled-answer", AskRequest(node="draft", question="Which?"), caller="agent"
+    )
     path = f"/api/runs/throttled-answer/interactions/{asked['interaction_id']}/answer"
     _api(moto_stack, "GET", "/api/runs/throttled-answer/interactions/pending")  # the handler copy is warm
     faults.queue("dynamodb.Query", *[THROUGHPUT_EXCEEDED] * MAX_ATTEMPTS)

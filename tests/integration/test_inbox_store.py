@@ -13,6 +13,7 @@ import pytest
 from moto import mock_aws
 
 from baton.adapters.dynamo import DynamoStore
+from baton.contracts import AskRequest
 from baton.ids import iso
 from baton.local import persist
 from baton.local.moto_fixes import atomic_dynamodb_writes
@@ -183,8 +184,12 @@ def test_what_an_item_blocks_is_on_the_item_whenever_the_question_was_asked(
     clock = FixedClock()
     core = _core(store, clock)
     questions = QuestionService(core)
-    before = questions.ask("run-a", node="draft", question="Before the park?", caller="agent")["interaction_id"]
-    other = questions.ask("run-a", node="review", question="Out of scope?", caller="agent")["interaction_id"]
+    before = questions.ask("run-a", AskRequest(node="draft", question="Before the park?"), caller="agent")[
+        "interaction_id"
+    ]
+    other = questions.ask("run-a", AskRequest(node="review", question="Out of scope?"), caller="agent")[
+        "interaction_id"
+    ]
     # one asked between the park's read of its scope and its wait (its own read of the waits came first too)
     raced: list[str] = []
     put_wait = store.put_wait
@@ -199,7 +204,9 @@ def test_what_an_item_blocks_is_on_the_item_whenever_the_question_was_asked(
     store.put_wait = racing_put_wait  # type: ignore[method-assign]
     questions.park_gate(run_id="run-a", gate="await_draft", token="T-1", timeout_seconds=300, from_node="draft")
     store.put_wait = put_wait  # type: ignore[method-assign]
-    after = questions.ask("run-a", node="draft", question="After the park?", caller="agent")["interaction_id"]
+    after = questions.ask("run-a", AskRequest(node="draft", question="After the park?"), caller="agent")[
+        "interaction_id"
+    ]
     assert _blocks(store, [before, *raced, after, other]) == {
         before: "await_draft",  # named in the wait: marked in the park's own transaction
         raced[0]: "await_draft",  # missed by the park's first read: marked by its re-read

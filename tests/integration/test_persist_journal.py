@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts import AskRequest
 from baton.local import persist
 from baton.local.moto_scale import dynamodb_at_scale
 
@@ -23,7 +24,7 @@ HISTORY = 100
 
 
 def _ask(questions: QuestionService, run_id: str) -> str:
-    asked: dict[str, Any] = questions.ask(run_id, node="draft", question="ship it?", caller="agent")
+    asked: dict[str, Any] = questions.ask(run_id, AskRequest(node="draft", question="ship it?"), caller="agent")
     return str(asked["interaction_id"])
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
+from baton.contracts import AskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ConflictError
@@ -21,7 +22,7 @@ def test_fifty_approvals_on_two_of_three_release_once_with_two_recorded(moto_sta
     approvers = [operator(n) for n in range(3)]
     policy = ApprovalPolicy(approvals=2, approvers=approvers)
     asked = moto_stack.services.questions.ask(
-        "quorum-api", node="deploy", question="ship?", caller="agent", approval=policy
+        "quorum-api", AskRequest(node="deploy", question="ship?", approval=policy), caller="agent"
     )
     iid = asked["interaction_id"]
     path = f"/api/runs/quorum-api/interactions/{iid}/answer"
@@ -46,7 +47,7 @@ def test_fifty_approvals_on_two_of_three_release_once_with_two_recorded(moto_sta
 def test_fifty_group_members_at_once_answer_it_once_with_two_votes(moto_stack: MotoStack) -> None:
     questions = moto_stack.services.questions
     policy = ApprovalPolicy(approvals=2, approvers=["group:release"])
-    iid = questions.ask("quorum-group", node="deploy", question="ship?", caller="agent", approval=policy)[
+    iid = questions.ask("quorum-group", AskRequest(node="deploy", question="ship?", approval=policy), caller="agent")[
         "interaction_id"
     ]
 

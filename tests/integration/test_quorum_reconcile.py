@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.contracts import AskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.ports import QuorumMet
 
@@ -32,7 +33,9 @@ def test_a_met_quorum_whose_release_failed_is_released_once_by_the_reconciler(
 ) -> None:
     questions, store = moto_stack.services.questions, moto_stack.services.core.store
     policy = ApprovalPolicy(approvals=2, approvers=["alice", "bob", "carol"])
-    iid = questions.ask(RUN, node="deploy", question="ship?", caller="agent", approval=policy)["interaction_id"]
+    iid = questions.ask(RUN, AskRequest(node="deploy", question="ship?", approval=policy), caller="agent")[
+        "interaction_id"
+    ]
     questions.answer(RUN, iid, "approve", caller="alice")
     assert store.list_met_tallies() == []  # open, not met
     real = store.transition_interaction
@@ -64,7 +67,9 @@ def test_a_met_quorum_whose_release_failed_is_released_once_by_the_reconciler(
 def test_a_tally_released_by_its_voter_leaves_the_index(moto_stack: MotoStack) -> None:
     questions, store = moto_stack.services.questions, moto_stack.services.core.store
     policy = ApprovalPolicy(approvals=1, approvers=["alice"])
-    iid = questions.ask(RUN, node="deploy", question="ship?", caller="agent", approval=policy)["interaction_id"]
+    iid = questions.ask(RUN, AskRequest(node="deploy", question="ship?", approval=policy), caller="agent")[
+        "interaction_id"
+    ]
     assert questions.answer(RUN, iid, "approve", caller="alice")["status"] == "answered"
     item = moto_stack.clients["dynamodb"].get_item(
         TableName=moto_stack.provisioned.table_name, Key={"PK": {"S": f"RUN#{RUN}"}, "SK": {"S": f"APT#{iid}"}}

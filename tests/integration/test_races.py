@@ -13,6 +13,7 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts import AskRequest
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.services.claims import ClaimService
 from tests.conftest import wait_for
@@ -35,7 +36,9 @@ def _interrupt(stack: MotoStack, run_id: str) -> str:
 
 
 def test_fifty_answers_one_winner_every_409_names_it(moto_stack: MotoStack) -> None:
-    asked = moto_stack.services.questions.ask("race-answer", node="draft", question="which?", caller="agent")
+    asked = moto_stack.services.questions.ask(
+        "race-answer", AskRequest(node="draft", question="which?"), caller="agent"
+    )
     path = f"/api/runs/race-answer/interactions/{asked['interaction_id']}/answer"
     results = race(lambda n: call_api(moto_stack, operator(n), "POST", path, {"answer": f"answer {n}"}))
     won, losers = _one_winner(results)
@@ -46,7 +49,7 @@ def test_fifty_answers_one_winner_every_409_names_it(moto_stack: MotoStack) -> N
 
 
 def test_fifty_identical_answers_from_one_caller_all_get_the_same_200(moto_stack: MotoStack) -> None:
-    asked = moto_stack.services.questions.ask("race-same", node="draft", question="which?", caller="agent")
+    asked = moto_stack.services.questions.ask("race-same", AskRequest(node="draft", question="which?"), caller="agent")
     path = f"/api/runs/race-same/interactions/{asked['interaction_id']}/answer"
     results = race(lambda _: call_api(moto_stack, operator(0), "POST", path, {"answer": "postgres"}))
     assert Counter(status for status, _ in results) == {200: RACERS}

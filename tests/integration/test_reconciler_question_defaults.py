@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.contracts import AskRequest
 from baton.domain.deadline import TIMER_STATE_MACHINE
-from baton.domain.ladder import Ladder, TimeoutDefault
+from baton.domain.ladder import TimeoutDefault
 from tests.conftest import FixedClock
 
 if TYPE_CHECKING:
@@ -57,14 +58,18 @@ def test_a_question_whose_timer_failed_to_start_still_takes_its_default_at_its_d
     core.ensure_run(RUN)
     posted = questions.ask(
         RUN,
-        node="planner",
-        question="Which database?",
-        options=["postgres", "dynamodb"],
+        AskRequest(
+            node="planner",
+            question="Which database?",
+            options=["postgres", "dynamodb"],
+            timeout_seconds=60,
+            on_timeout=TimeoutDefault(default="postgres"),
+        ),
         caller="agent",
-        timeout_seconds=60,
-        ladder=Ladder(on_timeout=TimeoutDefault(default="postgres")),
     )
-    open_one = questions.ask(RUN, node="planner", question="Release name?", caller="agent", timeout_seconds=60)
+    open_one = questions.ask(
+        RUN, AskRequest(node="planner", question="Release name?", timeout_seconds=60), caller="agent"
+    )
     iid = posted["interaction_id"]
     assert broken.tried == 1  # the ask went through although its timer did not start
     sfn = moto_stack.clients["stepfunctions"]
@@ -102,11 +107,8 @@ def test_the_sweep_and_a_late_timer_take_the_default_once(moto_stack: MotoStack,
     core.ensure_run(RUN)
     posted = questions.ask(
         RUN,
-        node="planner",
-        question="Go?",
+        AskRequest(node="planner", question="Go?", timeout_seconds=30, on_timeout=TimeoutDefault(default="no")),
         caller="agent",
-        timeout_seconds=30,
-        ladder=Ladder(on_timeout=TimeoutDefault(default="no")),
     )
     clock.advance(31)
     assert len(moto_stack.services.reconciler.take_question_defaults()) == 1

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from baton.api import deps
+from baton.contracts import AskRequest
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime import wiring
@@ -55,7 +56,9 @@ def test_concurrent_answers_to_different_runs_each_land_on_their_own_question(
     asked = {}
     for n in range(RUNS):
         run_id = f"run-{n}"
-        asked[run_id] = questions.ask(run_id, node="draft", question=f"q{n}?", caller="agent")["interaction_id"]
+        asked[run_id] = questions.ask(run_id, AskRequest(node="draft", question=f"q{n}?"), caller="agent")[
+            "interaction_id"
+        ]
     barrier = threading.Barrier(RUNS)
 
     def answer(run_id: str) -> tuple[str, int, dict[str, Any]]:

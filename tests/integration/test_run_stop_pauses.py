@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.contracts import AskRequest
 from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_fixes import sfn_stop_execution
 from tests.conftest import wait_for
@@ -62,7 +63,7 @@ def test_stopping_a_run_closes_its_interrupt_and_questions(stack: MotoStack) -> 
     stack.services.runs.start("interrupt", {"prompt": "Ship?", "timeout_seconds": 60}, run_id=run_id, caller="op")
     [interrupt] = wait_for(lambda: store.list_run_interactions(run_id, kind="interrupt"), timeout=30)
     wait_for(lambda: store.get_wait(run_id, interrupt.request.node), timeout=30)
-    asked = stack.services.questions.ask(run_id, node="draft", question="which db?", caller="agent")
+    asked = stack.services.questions.ask(run_id, AskRequest(node="draft", question="which db?"), caller="agent")
 
     _stop(stack, run_id)
 

@@ -11,6 +11,7 @@ import pytest
 from moto import mock_aws
 
 from baton.adapters.dynamo import DynamoStore
+from baton.contracts import AskRequest
 from baton.services.core import Core
 from baton.services.inbox import InboxQuery, InboxService
 from baton.services.questions import QuestionService
@@ -38,7 +39,9 @@ def test_a_stored_lone_surrogate_lists_as_invalid_text_and_can_be_answered(store
     )
     questions = QuestionService(core)
     # the service has no door of its own: this is what the API stored before it refused the text
-    asked = questions.ask("run-a", node="draft", question="q\ud800", options=["a\udc00", "b"], caller="agent")
+    asked = questions.ask(
+        "run-a", AskRequest(node="draft", question="q\ud800", options=["a\udc00", "b"]), caller="agent"
+    )
     page = InboxService(core).page(InboxQuery(), caller="alice")
     assert [(i.id, i.prompt, i.options) for i in page.items] == [(asked["interaction_id"], "q\ufffd", ["a\ufffd", "b"])]
     page.model_dump_json()  # the page is valid text all through: what the API sends

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import BlockingAskView
+from baton.contracts import AskRequest, BlockingAskRequest, BlockingAskView
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder
@@ -31,15 +31,17 @@ if TYPE_CHECKING:
 RUN = "agent-1"
 
 
+def _fields(ladder: Ladder | None) -> dict[str, Any]:
+    return ladder.model_dump(exclude_defaults=True) if ladder else {}
+
+
 def _ask(core: Core, ladder: Ladder | None = None) -> str:
     asked = AskService(core).ask(
         RUN,
-        node="deploy",
-        question="Ship it?",
-        options=["ship", "hold"],
-        timeout_seconds=60,
+        BlockingAskRequest(
+            node="deploy", question="Ship it?", options=["ship", "hold"], timeout_seconds=60, **_fields(ladder)
+        ),
         caller="agent",
-        ladder=ladder,
     )
     return asked.interaction_id
 
@@ -95,12 +97,14 @@ def test_a_late_answer_to_a_question_whose_default_was_taken_is_a_410_kept_as_an
     questions = QuestionService(core)
     iid = questions.ask(
         "r1",
-        node="planner",
-        question="Fast path?",
-        options=["yes", "no"],
+        AskRequest(
+            node="planner",
+            question="Fast path?",
+            options=["yes", "no"],
+            timeout_seconds=60,
+            on_timeout={"default": "no"},
+        ),
         caller="agent",
-        timeout_seconds=60,
-        ladder=Ladder(on_timeout={"default": "no"}),
     )["interaction_id"]
     clock.advance(61)
     assert questions.take_default("r1", iid) is True

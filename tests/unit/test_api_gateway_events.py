@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from baton.api import deps
+from baton.contracts import AskRequest
 from baton.models import QuestionRequest
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
@@ -184,7 +185,7 @@ def handler(core: Core) -> Iterator[Any]:
 def _question(services_core: Core, run_id: str = "r1") -> str:
     from baton.services.questions import QuestionService
 
-    asked = QuestionService(services_core).ask(run_id, node="draft", question="Which DB?", caller="agent")
+    asked = QuestionService(services_core).ask(run_id, AskRequest(node="draft", question="Which DB?"), caller="agent")
     return str(asked["interaction_id"])
 
 

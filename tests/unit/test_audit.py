@@ -13,6 +13,7 @@ import pytest
 
 from baton.api import deps
 from baton.api.app import create_app
+from baton.contracts import AskRequest
 from baton.domain.audit import (
     DECISION_TYPES,
     GENESIS_HASH,
@@ -200,14 +201,14 @@ def test_a_record_added_without_the_head_is_named() -> None:
 def _decide(core: Core) -> None:
     """An answer, a claim, a resume with state edits and a cancel on run r1, and one answer on r2."""
     questions, interrupts = QuestionService(core), InterruptService(core)
-    asked = questions.ask("r1", node="draft", question="Which DB?", caller="agent")
+    asked = questions.ask("r1", AskRequest(node="draft", question="Which DB?"), caller="agent")
     questions.answer("r1", asked["interaction_id"], "postgres", caller="alice")
     first, _ = interrupts.create(InterruptSpec(session_id="r1", prompt="Deploy?", state={"env": "dev"}), caller="a")
     ClaimService(interrupts).claim(first.interaction_id, operator="bob")
     interrupts.resume(first.interaction_id, "yes", ["env=prod"], caller="bob")
     second, _ = interrupts.create(InterruptSpec(session_id="r1", prompt="Again?"), caller="agent")
     interrupts.cancel(second.interaction_id, "not today", caller="carol")
-    other = questions.ask("r2", node="draft", question="Other run?", caller="agent")
+    other = questions.ask("r2", AskRequest(node="draft", question="Other run?"), caller="agent")
     questions.answer("r2", other["interaction_id"], "yes", caller="alice")
 
 

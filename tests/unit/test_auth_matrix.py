@@ -30,6 +30,7 @@ import pytest
 from baton.api import deps
 from baton.api.app import create_app
 from baton.api.auth import agent_token
+from baton.contracts import AskRequest
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
@@ -147,7 +148,7 @@ class World:
         self.door = door
         self.ids: dict[str, dict[str, str]] = {}
         for run in (RUN_A, RUN_B):
-            question = QuestionService(core).ask(run, node="draft", question="which?", caller="agent")
+            question = QuestionService(core).ask(run, AskRequest(node="draft", question="which?"), caller="agent")
             interrupt, _ = InterruptService(core).create(InterruptSpec(session_id=run, prompt="go?"), caller="agent")
             self.ids[run] = {"run": run, "question": question["interaction_id"], "interrupt": interrupt.interaction_id}
         deps.set_services_provider(lambda: self.services)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from baton.client.asks import AskTimeoutError, wait_for_ask
-from baton.contracts import BlockingAskView
+from baton.contracts import BlockingAskRequest, BlockingAskView
 from baton.errors import ConflictError, GoneError, NotFoundError
 from baton.services.asks import AskService
 from baton.services.pauses import Resume
@@ -22,10 +22,9 @@ if TYPE_CHECKING:
 def _ask(core: Core, timeout: int = 60) -> str:
     asked = AskService(core).ask(
         "agent-1",
-        node="cleanup",
-        question="Drop the users table?",
-        options=["yes", "no"],
-        timeout_seconds=timeout,
+        BlockingAskRequest(
+            node="cleanup", question="Drop the users table?", options=["yes", "no"], timeout_seconds=timeout
+        ),
         caller="agent",
     )
     return asked.interaction_id

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.contracts import AskRequest
 from baton.domain.gate_payloads import ParkPayload
 from baton.errors import ValidationFailedError
 from baton.services.questions import QuestionService
@@ -82,8 +83,10 @@ def test_an_ask_on_a_node_that_is_a_pause_is_refused_at_run_time(core: Core, run
     runs.park(ParkPayload(run_id="r1", node="approve", token="tok", prompt="Ship it?", timeout_seconds=60))
     questions = QuestionService(core)
     with pytest.raises(ValidationFailedError) as refused:
-        questions.ask("r1", node="approve", question="Which colour?", caller="agent")
+        questions.ask("r1", AskRequest(node="approve", question="Which colour?"), caller="agent")
     assert refused.value.details["reason"] == "node_is_a_human_pause" and refused.value.details["kind"] == "ask"
     assert "C240" in refused.value.message
     assert [i.request.kind for i in core.store.list_run_interactions("r1")] == ["ask"]  # nothing stored
-    assert questions.ask("r1", node="draft", question="Which colour?", caller="agent")["status"] == "pending"
+    assert (
+        questions.ask("r1", AskRequest(node="draft", question="Which colour?"), caller="agent")["status"] == "pending"
+    )

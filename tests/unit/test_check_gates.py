@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from baton.cli.main import app
+from baton.contracts import AskRequest
 from baton.services.questions import QuestionService
 from baton.workflows.asl import check_definition, check_directory
 from baton.workflows.asl_rules import LAMBDA_RETRIER
@@ -147,7 +148,7 @@ def test_c242_at_run_time_the_await_says_loudly_why_it_released_with_nothing(
     core: Core, caplog: pytest.LogCaptureFixture
 ) -> None:
     questions = QuestionService(core)
-    questions.ask("r1", node="draft", question="Which database?", caller="agent")
+    questions.ask("r1", AskRequest(node="draft", question="Which database?"), caller="agent")
     with caplog.at_level(logging.WARNING, logger="baton"):
         typo = questions.park_gate(run_id="r1", gate="sync", token="tok-1", timeout_seconds=60, from_node="drfat")
     assert typo["released"] is True  # nothing of 'drfat' is pending

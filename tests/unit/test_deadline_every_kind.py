@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.contracts import BlockingAskRequest
 from baton.domain.deadline import TIMER_PRECISION_SECONDS
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import BatonError
@@ -134,7 +135,11 @@ def test_a_blocking_ask_answered_before_its_deadline_is_read_answered_after_it(
     core: Core, runs: RunService, clock: FixedClock
 ) -> None:
     asks = AskService(core)
-    asked = asks.ask("r2", node="cleanup", question="Drop it?", options=["yes", "no"], timeout_seconds=30, caller="a")
+    asked = asks.ask(
+        "r2",
+        BlockingAskRequest(node="cleanup", question="Drop it?", options=["yes", "no"], timeout_seconds=30),
+        caller="a",
+    )
     assert asked.expires_at is not None
     clock.current = parse_iso(asked.expires_at) - timedelta(seconds=STORED_BEFORE)
     assert runs.resume(Resume("r2", {"drop": "no"}, caller="alice"))["resumed"] is True

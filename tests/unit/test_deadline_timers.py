@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.contracts import AskRequest, AwaitPending, AwaitRequest
 from baton.domain.deadline import (
     GRACE_SECONDS,
     TIMER_DELIVERY_SECONDS,
@@ -183,7 +184,7 @@ def test_the_timer_of_an_earlier_round_leaves_the_gate_parked_again_alone(
     gates.park("await")
     first = _only(timers)
     gates.answer("await", "")
-    gates.questions.ask("r1", node="draft", question="And now?", caller="agent")
+    gates.questions.ask("r1", AskRequest(node="draft", question="And now?"), caller="agent")
     clock.advance(TIMEOUT)
     gates.entered = clock.now()
     gates.park("await", token="tok-2")  # the next round of the gate: another token, another deadline
@@ -220,9 +221,9 @@ def test_a_timed_out_tool_await_no_longer_leaves_its_run_paused(
     gates: Gates, core: Core, clock: FixedClock, timers: RecordingDeadlineTimers
 ) -> None:
     core.store.update_run("r1", {"status": "running"})
-    asked = gates.questions.ask("r1", node="draft", question="Ship?", caller="agent")
-    done, pending = gates.questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="draft")
-    assert not done and core.store.get_run("r1").status == "paused_waiting_human"  # type: ignore[union-attr]
+    asked = gates.questions.ask("r1", AskRequest(node="draft", question="Ship?"), caller="agent")
+    pending = gates.questions.await_tool("r1", AwaitRequest(timeout_seconds=30, from_="draft"), caller="agent")
+    assert isinstance(pending, AwaitPending) and core.store.get_run("r1").status == "paused_waiting_human"  # type: ignore[union-attr]
     timer = _only(timers)
     assert timer.payload.interaction_id == pending["interaction_id"] and timer.wait_seconds == 30
     clock.advance(30)
@@ -239,8 +240,8 @@ def test_a_timed_out_tool_await_no_longer_leaves_its_run_paused(
 def test_a_tool_await_answered_before_its_timer_is_completed_not_timed_out(
     gates: Gates, core: Core, clock: FixedClock, timers: RecordingDeadlineTimers
 ) -> None:
-    asked = gates.questions.ask("r1", node="draft", question="Ship?", caller="agent")
-    _, pending = gates.questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="draft")
+    asked = gates.questions.ask("r1", AskRequest(node="draft", question="Ship?"), caller="agent")
+    pending = gates.questions.await_tool("r1", AwaitRequest(timeout_seconds=30, from_="draft"), caller="agent")
     gates.questions.answer("r1", asked["interaction_id"], "yes", caller="alice")
     clock.advance(30)
     assert _deadlines(gates, clock).fire(_only(timers).payload)["ended"] is False

@@ -18,6 +18,7 @@ from baton.api import deps
 from baton.api.app import create_app
 from baton.cli.main import app as cli_app
 from baton.client.sdk import Client
+from baton.contracts import AskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
@@ -107,7 +108,7 @@ def test_baton_resume_says_the_answer_is_stored_and_exits_5_when_its_delivery_is
 
 def test_baton_runs_answer_exits_5_when_the_gate_it_completes_was_not_sent(api: Api, core: Core) -> None:
     questions = QuestionService(core)
-    iid = questions.ask("r2", node="draft", question="DB?", caller="agent")["interaction_id"]
+    iid = questions.ask("r2", AskRequest(node="draft", question="DB?"), caller="agent")["interaction_id"]
     questions.park_gate(run_id="r2", gate="sync", token="tok-gate", timeout_seconds=60)
     _tokens(core).fail_next = THROTTLED
     out = CliRunner().invoke(cli_app, ["runs", "answer", "r2", iid, "postgres"])

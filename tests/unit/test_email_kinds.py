@@ -10,6 +10,7 @@ from typing import Any
 
 from baton.channels.email.links import sign_link
 from baton.channels.email.mail import EmailLinks, compose
+from baton.contracts import BlockingAskRequest
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.notify.model import Notification
@@ -35,7 +36,9 @@ def _mail_for(core: Core, clock: FixedClock, kind: str, iid: str, run_id: str) -
 
 def test_an_ask_is_answered_once_from_its_link_through_the_resume_path(api: Any, core: Core, clock: FixedClock) -> None:
     asked = AskService(core).ask(
-        "r1", node="deploy", question="Drop the table?", timeout_seconds=600, caller="agent", options=["yes", "no"]
+        "r1",
+        BlockingAskRequest(node="deploy", question="Drop the table?", timeout_seconds=600, options=["yes", "no"]),
+        caller="agent",
     )
     iid = asked.interaction_id
     assert "/answer/" in _mail_for(core, clock, "ask", iid, "r1")

@@ -16,6 +16,7 @@ from baton.api.app import create_app
 from baton.channels.email.answers import EmailAnswers
 from baton.channels.email.links import LinkClaims, LinkRefused, local_link_key, read_link, sign_link
 from baton.channels.email.mail import EmailLinks, EmailNotifier, Mail, compose
+from baton.contracts import AskRequest
 from baton.local.http_adapter import to_proxy_event
 from baton.notify.model import Notification
 from baton.runtime.settings import Settings
@@ -93,8 +94,8 @@ def api(core: Core, answers: EmailAnswers) -> Iterator[Any]:
 
 def _ask(core: Core, question: str = "Which database?", **kwargs: Any) -> str:
     options = kwargs.pop("options", ["postgres", "dynamodb"])
-    posted = QuestionService(core).ask("r1", node="draft", question=question, options=options, caller="agent", **kwargs)
-    return str(posted["interaction_id"])
+    request = AskRequest(node="draft", question=question, options=options, **kwargs)
+    return QuestionService(core).ask("r1", request, caller="agent").interaction_id
 
 
 def _snapshot(core: Core) -> tuple[Any, ...]:

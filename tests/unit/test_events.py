@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from baton.contracts import AskRequest
 from baton.domain.gate_payloads import ParkPayload
 from baton.events import PAYLOAD_OF_TYPE, AwaitStarted, EventType, HumanInputRequested, RunEnded
 from baton.services.core import Core
@@ -37,7 +38,7 @@ def test_unknown_fields_are_refused() -> None:
 
 def test_recorded_events_read_back_as_their_models(core: Core) -> None:
     qs, runs = QuestionService(core), RunService(core)
-    iid = qs.ask("r1", node="draft", question="Pick", options=["a", "b"], caller="agent")["interaction_id"]
+    iid = qs.ask("r1", AskRequest(node="draft", question="Pick", options=["a", "b"]), caller="agent")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60, from_node="draft")
     qs.answer("r1", iid, "a", caller="op")
     runs.park(ParkPayload(run_id="r2", node="approve", token="tok-2", prompt="Ship?", timeout_seconds=60))

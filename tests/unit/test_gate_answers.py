@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.contracts import AskRequest
 from baton.domain.ladder import Ladder
 from baton.services import gate_answers
 from baton.services.questions import QuestionService
@@ -48,7 +49,7 @@ def _count_scope_reads(core: Core) -> list[str]:
 
 
 def _ask(qs: QuestionService, question: str, node: str = "draft", **kwargs: Any) -> str:
-    return str(qs.ask("r1", node=node, question=question, caller="agent", **kwargs)["interaction_id"])
+    return qs.ask("r1", AskRequest(node=node, question=question, **kwargs), caller="agent").interaction_id
 
 
 def _answers(core: Core) -> list[tuple[str, Any]]:
@@ -129,7 +130,7 @@ def test_a_question_asked_while_the_last_answer_decides_holds_the_gate(qs: Quest
 
 
 def test_a_declared_default_is_carried_like_an_answer(qs: QuestionService, core: Core) -> None:
-    defaulted = _ask(qs, "Q1", timeout_seconds=30, ladder=Ladder(on_timeout={"default": "yes"}))
+    defaulted = _ask(qs, "Q1", timeout_seconds=30, on_timeout={"default": "yes"})
     last = _ask(qs, "Q2")
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)
     assert qs.take_default("r1", defaulted) is True
@@ -166,7 +167,7 @@ def test_a_wait_stored_before_waits_carried_answers_is_released_from_a_read(qs: 
 def test_a_default_taken_at_one_gates_deadline_is_carried_onto_the_other_gates(qs: QuestionService, core: Core) -> None:
     """Gate `drafts` ends at its deadline taking its question's default; the whole-run gate waiting on
     the same question gets the default carried onto its wait, so its last answer still sends it."""
-    defaulted = _ask(qs, "Q1", timeout_seconds=30, ladder=Ladder(on_timeout={"default": "yes"}))
+    defaulted = _ask(qs, "Q1", timeout_seconds=30, on_timeout={"default": "yes"})
     last = _ask(qs, "R1", node="research")
     qs.park_gate(
         run_id="r1",

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pydantic import ValidationError
 
+from baton.contracts import BlockingAskRequest
 from baton.domain.deadline import TIMER_PRECISION_SECONDS
 from baton.domain.gate_payloads import GateDeadlinePayload, ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
@@ -393,11 +394,15 @@ def test_a_blocking_ask_keeps_its_steps_for_its_own_timer_and_refuses_one_past_i
     core.ensure_run("r9")
     with pytest.raises(ValidationFailedError) as refused:
         AskService(core).ask(
-            "r9", node="agent", question="Drop it?", timeout_seconds=60, caller="agent", ladder=Ladder(remind_after=60)
+            "r9",
+            BlockingAskRequest(node="agent", question="Drop it?", timeout_seconds=60, remind_after=60),
+            caller="agent",
         )
     assert refused.value.details["path"] == "remind_after" and core.store.list_run_interactions("r9") == []
     asked = AskService(core).ask(
-        "r9", node="agent", question="Drop it?", timeout_seconds=60, caller="agent", ladder=Ladder(remind_after=5)
+        "r9",
+        BlockingAskRequest(node="agent", question="Drop it?", timeout_seconds=60, remind_after=5),
+        caller="agent",
     )
     assert asked.request.ladder is not None and asked.request.ladder.remind_after == 5
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.contracts import AskRequest, AwaitAnswered, AwaitPending, AwaitRequest, BlockingAskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.interrupt_spec import InterruptSpec
@@ -91,16 +92,15 @@ def _sent(core: Core) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def _ask(questions: QuestionService, ladder: Ladder | None = QUESTION_LADDER, **extra: Any) -> str:
-    posted = questions.ask(
-        "r1",
+    request = AskRequest(
         node="planner",
         question="Use the fast path?",
         options=["yes", "no"],
-        caller="agent",
         timeout_seconds=extra.pop("timeout_seconds", 60),
-        ladder=ladder,
+        **(ladder.model_dump(exclude_defaults=True) if ladder else {}),
         **extra,
     )
+    posted = questions.ask("r1", request, caller="agent")
     return str(posted["interaction_id"])
 
 
@@ -276,7 +276,11 @@ def test_a_blocking_ask_reminds_and_escalates_with_its_own_timer(
     core.ensure_run("r1")
     ladder = Ladder(remind_after=5, escalate_after=10, escalate_to=["webhook"])
     asked = AskService(core).ask(
-        "r1", node="agent", question="Drop it?", timeout_seconds=60, caller="agent", ladder=ladder
+        "r1",
+        BlockingAskRequest(
+            node="agent", question="Drop it?", timeout_seconds=60, **ladder.model_dump(exclude_defaults=True)
+        ),
+        caller="agent",
     )
     (timer,) = timers.started
     assert (timer.payload.gate, timer.payload.interaction_id, timer.wait_seconds) == (
@@ -474,8 +478,12 @@ def test_the_await_tool_reminds_about_pending_questions_then_takes_their_default
 ) -> None:
     iid = _ask(questions, Ladder(on_timeout={"default": "no"}), timeout_seconds=3600)
     ladder = Ladder(remind_after=5, on_timeout="use_question_defaults")
-    done, pending = questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="planner", ladder=ladder)
-    assert not done and pending["pending"] == [iid]
+    pending = questions.await_tool(
+        "r1",
+        AwaitRequest(timeout_seconds=30, from_="planner", **ladder.model_dump(exclude_defaults=True)),
+        caller="agent",
+    )
+    assert isinstance(pending, AwaitPending) and pending.pending == [iid]
     (tool_timer,) = [t for t in timers.started if t.payload.gate == "tool"]
     assert (tool_timer.payload.step, tool_timer.wait_seconds) == ("remind", 5)
     fired = _walk(core, clock, tool_timer)
@@ -486,8 +494,8 @@ def test_the_await_tool_reminds_about_pending_questions_then_takes_their_default
     assert (st.outcome, st.answered_by) == ("timed_out_default", None)
     awaiting = core.store.get_interaction("r1", pending["interaction_id"])
     assert awaiting is not None and awaiting.state.status == "answered"  # completed by the default, not timed out
-    done, answered = questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="planner")
-    assert done and [a["answer"] for a in answered["answers"]] == ["no"]
+    answered = questions.await_tool("r1", AwaitRequest(timeout_seconds=30, from_="planner"), caller="agent")
+    assert isinstance(answered, AwaitAnswered) and [a.answer for a in answered.answers] == ["no"]
 
 
 def test_the_await_tool_without_defaults_times_out_as_today(
@@ -495,7 +503,11 @@ def test_the_await_tool_without_defaults_times_out_as_today(
 ) -> None:
     _ask(questions, None)
     ladder = Ladder(remind_after=5)
-    _, pending = questions.await_tool("r1", timeout_seconds=30, caller="agent", from_node="planner", ladder=ladder)
+    pending = questions.await_tool(
+        "r1",
+        AwaitRequest(timeout_seconds=30, from_="planner", **ladder.model_dump(exclude_defaults=True)),
+        caller="agent",
+    )
     (tool_timer,) = [t for t in timers.started if t.payload.gate == "tool"]
     fired = _walk(core, clock, tool_timer)
     assert fired[-1]["reason"] == "timed_out"

@@ -14,6 +14,7 @@ import pytest
 
 from baton.api import deps
 from baton.api.app import create_app
+from baton.contracts import AskRequest, BlockingAskRequest
 from baton.errors import ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
@@ -80,9 +81,11 @@ def test_an_unwired_channel_is_a_422_naming_the_field_and_the_configured_ones(
 def test_the_services_refuse_too_the_one_check_behind_every_door(core: Core) -> None:
     core.channels = ("console",)
     with pytest.raises(ValidationFailedError, match="'email' is not configured"):
-        QuestionService(core).ask("r1", node="n", question="q?", caller="agent", notify=["email"])
+        QuestionService(core).ask("r1", AskRequest(node="n", question="q?", notify=["email"]), caller="agent")
     with pytest.raises(ValidationFailedError, match="'slack' is not configured"):
-        AskService(core).ask("r1", node="n", question="q?", timeout_seconds=60, caller="agent", notify=["slack"])
+        AskService(core).ask(
+            "r1", BlockingAskRequest(node="n", question="q?", timeout_seconds=60, notify=["slack"]), caller="agent"
+        )
     assert core.store.get_run("r1") is None
 
 

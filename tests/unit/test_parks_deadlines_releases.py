@@ -22,6 +22,7 @@ import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
+from baton.contracts import AskRequest
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import GoneError, TaskTokenError
@@ -70,7 +71,7 @@ class Gates:
 
     def prepare(self, kind: str) -> None:
         if kind == "await":
-            self.question_id = self.questions.ask("r1", node="draft", question="Ship?", caller="agent")[
+            self.question_id = self.questions.ask("r1", AskRequest(node="draft", question="Ship?"), caller="agent")[
                 "interaction_id"
             ]
         if kind == "review":

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from baton.contracts import AskRequest
 from baton.runtime.parked_age import (
     METRIC_OLDEST_PENDING_AGE,
     METRIC_PENDING_COUNT,
@@ -28,9 +29,9 @@ def _by_kind(core: Core, clock: FixedClock) -> dict[str, tuple[int, int, str | N
 def test_ages_per_kind_follow_what_is_pending(core: Core, clock: FixedClock) -> None:
     assert _by_kind(core, clock) == {kind: (0, 0, None) for kind in PENDING_KINDS}
     questions, interrupts = QuestionService(core), InterruptService(core)
-    first = questions.ask("r-old", node="plan", question="Which?", caller="agent")
+    first = questions.ask("r-old", AskRequest(node="plan", question="Which?"), caller="agent")
     clock.advance(300)
-    questions.ask("r-new", node="plan", question="Which now?", caller="agent")
+    questions.ask("r-new", AskRequest(node="plan", question="Which now?"), caller="agent")
     interrupts.create(InterruptSpec(session_id="s-1", prompt="Ship?"), caller="agent")
     clock.advance(60)
     ages = _by_kind(core, clock)
@@ -47,7 +48,7 @@ def test_publish_writes_one_emf_line_per_kind(
     core: Core, clock: FixedClock, capsys: pytest.CaptureFixture[str], monkeypatch: Any
 ) -> None:
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "Baton/ci")
-    QuestionService(core).ask("r1", node="plan", question="Which?", caller="agent")
+    QuestionService(core).ask("r1", AskRequest(node="plan", question="Which?"), caller="agent")
     clock.advance(90)
     publish_pending(pending_ages(core.store, clock.now()))
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines() if x.startswith("{")]

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from baton.api.routes_questions import AskRequest, AwaitRequest
+from baton.api.routes_questions import AwaitRequest
+from baton.contracts import AskRequest, AwaitAnswered, AwaitPending
+from baton.domain.questions import MAX_QUESTION_CHARS
 from baton.errors import (
     ConflictError,
     GoneError,
@@ -17,7 +19,7 @@ from baton.errors import (
 )
 from baton.models import status_of
 from baton.services.core import Core
-from baton.services.questions import MAX_QUESTION_CHARS, QuestionService, answer_text
+from baton.services.questions import QuestionService, answer_text
 from baton.services.reconciler import Reconciler
 from baton.workflows.asl import check_definition
 from baton.workflows.gate_states import await_gate_states
@@ -44,7 +46,9 @@ def _types(core: Core, run_id: str = "r1") -> list[str]:
 
 
 def test_ask_stores_a_pending_question_records_async_and_notifies(qs: QuestionService, core: Core) -> None:
-    posted = qs.ask("r1", node="draft", question="Which database?", options=["pg", "dynamo"], caller="agent")
+    posted = qs.ask(
+        "r1", AskRequest(node="draft", question="Which database?", options=["pg", "dynamo"]), caller="agent"
+    )
     assert posted["message"] == "question posted; keep working" and posted["status"] == "pending"
     [pending] = qs.pending("r1")
     assert pending.request.kind == "question" and pending.request.allow_free_text is False
@@ -54,7 +58,9 @@ def test_ask_stores_a_pending_question_records_async_and_notifies(qs: QuestionSe
 
 
 def test_answer_queues_the_message_and_a_second_answer_is_409_with_the_winner(qs: QuestionService, core: Core) -> None:
-    iid = qs.ask("r1", node="draft", question="Which database?", options=["pg", "dynamo"], caller="a")["interaction_id"]
+    iid = qs.ask("r1", AskRequest(node="draft", question="Which database?", options=["pg", "dynamo"]), caller="a")[
+        "interaction_id"
+    ]
     result = qs.answer("r1", iid, "pg", caller="alice")
     assert result["queued"] is True and result["resumed"] is False
     with pytest.raises(ConflictError) as second:
@@ -74,7 +80,7 @@ def test_non_string_answers_are_compact_json_in_the_message() -> None:
 
 
 def test_bad_input_is_refused_and_changes_nothing(qs: QuestionService, core: Core) -> None:
-    iid = qs.ask("r1", node="draft", question="Pick", options=["a", "b"], caller="x")["interaction_id"]
+    iid = qs.ask("r1", AskRequest(node="draft", question="Pick", options=["a", "b"]), caller="x")["interaction_id"]
     before = len(core.store.list_events("r1"))
     with pytest.raises(ValidationFailedError, match="one of the options"):
         qs.answer("r1", iid, "c", caller="op")
@@ -86,13 +92,13 @@ def test_bad_input_is_refused_and_changes_nothing(qs: QuestionService, core: Cor
     with pytest.raises(NotFoundError):
         qs.answer("ghost", iid, "a", caller="op")
     with pytest.raises(PayloadTooLargeError):
-        qs.ask("r1", node="draft", question="x" * (MAX_QUESTION_CHARS + 1), caller="x")
+        qs.ask("r1", AskRequest(node="draft", question="x" * (MAX_QUESTION_CHARS + 1)), caller="x")
     with pytest.raises(ValidationFailedError, match="empty"):
-        qs.ask("r1", node="draft", question="  ", caller="x")
+        qs.ask("r1", AskRequest(node="draft", question="  "), caller="x")
     with pytest.raises(ValidationFailedError, match="free text"):
-        qs.ask("r1", node="draft", question="?", options=[], allow_free_text=False, caller="x")
+        qs.ask("r1", AskRequest(node="draft", question="?", options=[], allow_free_text=False), caller="x")
     with pytest.raises(ValidationFailedError, match="distinct"):
-        qs.ask("r1", node="draft", question="?", options=["a", "a"], caller="x")
+        qs.ask("r1", AskRequest(node="draft", question="?", options=["a", "a"]), caller="x")
     with pytest.raises(ValidationFailedError, match="node"):  # the request model is the door for names
         AskRequest(node="bad node!", question="?")
     assert len(core.store.list_events("r1")) == before
@@ -101,21 +107,23 @@ def test_bad_input_is_refused_and_changes_nothing(qs: QuestionService, core: Cor
 
 
 def test_free_text_allowed_with_options_accepts_other_answers(qs: QuestionService) -> None:
-    iid = qs.ask("r1", node="n", question="?", options=["a"], allow_free_text=True, caller="x")["interaction_id"]
+    iid = qs.ask("r1", AskRequest(node="n", question="?", options=["a"], allow_free_text=True), caller="x")[
+        "interaction_id"
+    ]
     assert qs.answer("r1", iid, "something else", caller="op")["queued"] is True
 
 
 def test_question_from_inside_a_map_iteration_is_refused_with_the_reason(qs: QuestionService, core: Core) -> None:
     with pytest.raises(ValidationFailedError) as err:
-        qs.ask("r1", node="draft", question="?", map_item=3, caller="x")
+        qs.ask("r1", AskRequest(node="draft", question="?", map_item=3), caller="x")
     assert "replays ONE node id for every item" in err.value.message
     assert err.value.details["reason"] == "inside_map_iteration"
     assert core.store.get_run("r1") is None  # nothing was created
 
 
 def test_gate_parks_then_the_last_answer_resumes_it_with_all_answers(qs: QuestionService, core: Core) -> None:
-    a = qs.ask("r1", node="draft", question="Q1", caller="x")["interaction_id"]
-    b = qs.ask("r1", node="draft", question="Q2", caller="x")["interaction_id"]
+    a = qs.ask("r1", AskRequest(node="draft", question="Q1"), caller="x")["interaction_id"]
+    b = qs.ask("r1", AskRequest(node="draft", question="Q2"), caller="x")["interaction_id"]
     parked = qs.park_gate(run_id="r1", gate="sync", token="tok-1", timeout_seconds=60)
     assert parked["released"] is False and parked["pending"] == [a, b]
     assert core.store.get_run("r1").status == "paused_waiting_human"  # type: ignore[union-attr]
@@ -135,7 +143,7 @@ def test_gate_parks_then_the_last_answer_resumes_it_with_all_answers(qs: Questio
 
 
 def test_answer_before_park_releases_at_once_on_the_gates_recheck(qs: QuestionService, core: Core) -> None:
-    a = qs.ask("r1", node="draft", question="Q1", caller="x")["interaction_id"]
+    a = qs.ask("r1", AskRequest(node="draft", question="Q1"), caller="x")["interaction_id"]
     qs.answer("r1", a, "early", caller="op")
     parked = qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)
     assert parked["released"] is True
@@ -145,7 +153,7 @@ def test_answer_before_park_releases_at_once_on_the_gates_recheck(qs: QuestionSe
 def test_answer_landing_between_the_gates_read_and_its_park_is_not_lost(qs: QuestionService, core: Core) -> None:
     """The interleaving that loses resumes without the re-check: gate reads 'pending', answer stores and
     finds no parked gate, then the gate parks. The re-check after parking sees the answer."""
-    a = qs.ask("r1", node="draft", question="Q1", caller="x")["interaction_id"]
+    a = qs.ask("r1", AskRequest(node="draft", question="Q1"), caller="x")["interaction_id"]
     store = _store(core)
     original_put_wait = store.put_wait
 
@@ -159,8 +167,8 @@ def test_answer_landing_between_the_gates_read_and_its_park_is_not_lost(qs: Ques
 
 
 def test_scoped_from_waits_only_for_that_nodes_questions(qs: QuestionService, core: Core) -> None:
-    d = qs.ask("r1", node="draft", question="D?", caller="x")["interaction_id"]
-    r = qs.ask("r1", node="research", question="R?", caller="x")["interaction_id"]
+    d = qs.ask("r1", AskRequest(node="draft", question="D?"), caller="x")["interaction_id"]
+    r = qs.ask("r1", AskRequest(node="research", question="R?"), caller="x")["interaction_id"]
     qs.park_gate(run_id="r1", gate="g-draft", token="t-draft", timeout_seconds=60, from_node="draft")
     qs.park_gate(run_id="r1", gate="g-all", token="t-all", timeout_seconds=60)
     assert qs.answer("r1", d, "d", caller="op")["released"] == ["g-draft"]
@@ -171,7 +179,7 @@ def test_scoped_from_waits_only_for_that_nodes_questions(qs: QuestionService, co
 
 
 def test_failed_send_is_recovered_by_the_reconciler_exactly_once(qs: QuestionService, core: Core) -> None:
-    a = qs.ask("r1", node="draft", question="Q1", caller="x")["interaction_id"]
+    a = qs.ask("r1", AskRequest(node="draft", question="Q1"), caller="x")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)
     _tokens(core).fail_next = RuntimeError("Step Functions throttled")
     result = qs.answer("r1", a, "stored anyway", caller="op")
@@ -186,7 +194,7 @@ def test_failed_send_is_recovered_by_the_reconciler_exactly_once(qs: QuestionSer
 def test_concurrent_senders_resume_once(qs: QuestionService, core: Core) -> None:
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)  # nothing pending: released
     assert Reconciler(core, questions=qs).reconcile()["released"] == []
-    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync2", token="tok2", timeout_seconds=60)
     core.store.transition_interaction(
         core.store.get_interaction("r1", a),  # type: ignore[arg-type]
@@ -202,7 +210,7 @@ def test_concurrent_senders_resume_once(qs: QuestionService, core: Core) -> None
 
 
 def test_twenty_concurrent_answers_exactly_one_wins(qs: QuestionService, core: Core) -> None:
-    iid = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    iid = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
     barrier = threading.Barrier(20)
     outcomes: list[Any] = []
 
@@ -225,10 +233,12 @@ def test_twenty_concurrent_answers_exactly_one_wins(qs: QuestionService, core: C
 
 
 def test_gate_timeout_lists_the_unanswered_questions(qs: QuestionService, core: Core) -> None:
-    a = qs.ask("r1", node="draft", question="Still needed?", caller="x")["interaction_id"]
+    a = qs.ask("r1", AskRequest(node="draft", question="Still needed?"), caller="x")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=5, from_node="draft")
     result = qs.record_gate_timeout("r1", "sync")
-    assert result["unanswered"] == [{"interaction_id": a, "node": "draft", "question": "Still needed?"}]
+    assert [u.model_dump() for u in result.unanswered] == [
+        {"interaction_id": a, "node": "draft", "question": "Still needed?"}
+    ]
     assert "timed out after 5s" in result["cause"] and a in result["cause"] and "Still needed?" in result["cause"]
     event = next(e for e in core.store.list_events("r1") if e.type == "await_timed_out")
     assert event.data["unanswered"][0]["interaction_id"] == a
@@ -239,7 +249,7 @@ def test_gate_timeout_lists_the_unanswered_questions(qs: QuestionService, core: 
 def test_answer_after_the_gate_timed_out_is_410_and_kept_as_late(qs: QuestionService, core: Core) -> None:
     # Issue 17 (one clock): past the await gate's deadline the answer is refused with a 410 (it used to
     # be a 200 `resumed: false` while the run failed) and kept as an `answer_late` event.
-    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=5)
     core.clock.advance(6)  # type: ignore[attr-defined]
     with pytest.raises(GoneError, match="deadline"):
@@ -252,8 +262,8 @@ def test_answer_after_the_gate_timed_out_is_410_and_kept_as_late(qs: QuestionSer
 
 
 def test_map_gate_names_are_per_item(qs: QuestionService, core: Core) -> None:
-    d = qs.ask("r1", node="draft", question="D?", caller="x")["interaction_id"]
-    qs.ask("r1", node="research", question="R?", caller="x")
+    d = qs.ask("r1", AskRequest(node="draft", question="D?"), caller="x")["interaction_id"]
+    qs.ask("r1", AskRequest(node="research", question="R?"), caller="x")
     qs.park_gate(run_id="r1", gate="item", token="t0", timeout_seconds=60, from_node="research", map_item=0)
     qs.park_gate(run_id="r1", gate="item", token="t1", timeout_seconds=60, from_node="draft", map_item=1)
     assert qs.answer("r1", d, "go", caller="op")["released"] == ["item-1"]
@@ -264,19 +274,21 @@ def test_map_gate_names_are_per_item(qs: QuestionService, core: Core) -> None:
 
 def test_tool_form_200_when_answered_else_pending_and_last_answer_resumes(qs: QuestionService, core: Core) -> None:
     with pytest.raises(NotFoundError):
-        qs.await_tool("ghost", timeout_seconds=60, caller="agent")
-    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
-    done, result = qs.await_tool("r1", timeout_seconds=60, caller="agent")
-    assert done is False and result["pending"] == [a]
+        qs.await_tool("ghost", AwaitRequest(timeout_seconds=60), caller="agent")
+    a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
+    result = qs.await_tool("r1", AwaitRequest(timeout_seconds=60), caller="agent")
+    assert isinstance(result, AwaitPending) and result.pending == [a]
     assert core.store.get_run("r1").status == "paused_waiting_human"  # type: ignore[union-attr]
-    again, second = qs.await_tool("r1", timeout_seconds=60, caller="agent")
-    assert again is False and second["interaction_id"] == result["interaction_id"]  # reused, not a new await
+    second = qs.await_tool("r1", AwaitRequest(timeout_seconds=60), caller="agent")
+    assert (
+        isinstance(second, AwaitPending) and second["interaction_id"] == result["interaction_id"]
+    )  # reused, not a new await
     assert qs.answer("r1", a, "yes", caller="op")["released"] == [f"tool:{result['interaction_id']}"]
     assert core.store.get_run("r1").status == "running"  # type: ignore[union-attr]
-    done, result = qs.await_tool("r1", timeout_seconds=60, caller="agent")
-    assert done is True and result["answers"][0]["answer"] == "yes"
+    answered = qs.await_tool("r1", AwaitRequest(timeout_seconds=60), caller="agent")
+    assert isinstance(answered, AwaitAnswered) and answered.answers[0].answer == "yes"
     with pytest.raises(ValidationFailedError, match="Map iteration"):
-        qs.await_tool("r1", timeout_seconds=60, caller="agent", map_item=0)
+        qs.await_tool("r1", AwaitRequest(timeout_seconds=60, map_item=0), caller="agent")
     with pytest.raises(ValidationFailedError, match="timeout"):  # the request model is the door for bounds
         AwaitRequest(timeout_seconds=0)
 
@@ -284,22 +296,22 @@ def test_tool_form_200_when_answered_else_pending_and_last_answer_resumes(qs: Qu
 def test_a_200_from_the_tool_await_never_leaves_the_run_paused(qs: QuestionService, core: Core) -> None:
     """The answer is stored before its request completes the tool await: a poll in that gap gets the
     answers, and it must not leave the run marked paused_waiting_human behind it."""
-    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
-    _, waiting = qs.await_tool("r1", timeout_seconds=60, caller="agent")
+    a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
+    waiting = qs.await_tool("r1", AwaitRequest(timeout_seconds=60), caller="agent")
     question = core.store.get_interaction("r1", a)
     assert question is not None
     # The answer's conditional write has landed; its completion of the tool await has not run yet.
     core.store.transition_interaction(question, status_of(question.state, "answered", answer="yes", by="op", at="t"))
-    done, result = qs.await_tool("r1", timeout_seconds=60, caller="agent")
-    assert done is True and result["answers"][0]["answer"] == "yes"
+    result = qs.await_tool("r1", AwaitRequest(timeout_seconds=60), caller="agent")
+    assert isinstance(result, AwaitAnswered) and result.answers[0].answer == "yes"
     assert core.store.get_run("r1").status == "running"  # type: ignore[union-attr]
     awaiting = core.store.get_interaction("r1", waiting["interaction_id"])
     assert awaiting is not None and awaiting.state.status == "answered"
 
 
 def test_tool_await_times_out_through_the_reconciler(qs: QuestionService, core: Core, clock: Any) -> None:
-    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
-    _, result = qs.await_tool("r1", timeout_seconds=30, caller="agent")
+    a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
+    result = qs.await_tool("r1", AwaitRequest(timeout_seconds=30), caller="agent")
     reconciler = Reconciler(core, questions=qs)
     assert reconciler.reconcile()["timed_out"] == []
     clock.advance(31)
@@ -309,12 +321,12 @@ def test_tool_await_times_out_through_the_reconciler(qs: QuestionService, core: 
 
 
 def test_answering_a_finished_hosted_run_is_410(qs: QuestionService, core: Core) -> None:
-    a = qs.ask("r1", node="draft", question="Q", caller="x")["interaction_id"]
+    a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
     core.store.update_run("r1", {"status": "failed", "hosted": True})
     with pytest.raises(GoneError):
         qs.answer("r1", a, "too late", caller="op")
     with pytest.raises(ConflictError):
-        qs.ask("r1", node="draft", question="more?", caller="x")
+        qs.ask("r1", AskRequest(node="draft", question="more?"), caller="x")
 
 
 def test_await_gate_snippet_passes_the_asl_rule() -> None:

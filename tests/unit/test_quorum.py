@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from baton.contracts import AskRequest
 from baton.domain.approval import ApprovalPolicy, vote_of
 from baton.errors import ConflictError, ForbiddenError, ValidationFailedError
 from baton.services.core import Core
@@ -24,7 +25,9 @@ def qs(core: Core) -> QuestionService:
 
 
 def _ask(qs: QuestionService, policy: ApprovalPolicy, *, options: list[str] | None = None, run: str = "r1") -> str:
-    posted = qs.ask(run, node="deploy", question="Ship it?", options=options, caller="agent", approval=policy)
+    posted = qs.ask(
+        run, AskRequest(node="deploy", question="Ship it?", options=options, approval=policy), caller="agent"
+    )
     return str(posted["interaction_id"])
 
 

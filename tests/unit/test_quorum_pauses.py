@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from baton.contracts import BlockingAskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import ParkPayload
 from baton.errors import ConflictError, ForbiddenError, ValidationFailedError
@@ -38,12 +39,10 @@ def _types(core: Core, run_id: str) -> Counter[str]:
 def _blocking(core: Core, policy: ApprovalPolicy = TWO_OF_THREE, options: list[str] | None = None) -> str:
     asked = AskService(core).ask(
         "agent-1",
-        node="drop",
-        question="Drop the table?",
-        timeout_seconds=600,
+        BlockingAskRequest(
+            node="drop", question="Drop the table?", timeout_seconds=600, approval=policy, options=options
+        ),
         caller="agent",
-        approval=policy,
-        options=options,
     )
     return asked.interaction_id
 

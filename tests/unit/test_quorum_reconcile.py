@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.contracts import AskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
@@ -53,7 +54,9 @@ def test_a_met_question_quorum_whose_release_failed_is_released_once_by_the_reco
     core: Core, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     qs = QuestionService(core)
-    iid = qs.ask("r1", node="deploy", question="Ship?", caller="agent", approval=TWO_OF_THREE)["interaction_id"]
+    iid = qs.ask("r1", AskRequest(node="deploy", question="Ship?", approval=TWO_OF_THREE), caller="agent")[
+        "interaction_id"
+    ]
     assert qs.answer("r1", iid, "approve", caller="alice")["status"] == "pending"
     failed = _fail_first_release(monkeypatch, core)
     with pytest.raises(DeciderDied):
@@ -92,7 +95,9 @@ def test_a_met_rejection_of_an_interrupt_is_settled_by_the_reconciler(
 
 def test_an_unmet_tally_and_a_released_quorum_are_left_alone(core: Core) -> None:
     qs = QuestionService(core)
-    iid = qs.ask("r1", node="deploy", question="Ship?", caller="agent", approval=TWO_OF_THREE)["interaction_id"]
+    iid = qs.ask("r1", AskRequest(node="deploy", question="Ship?", approval=TWO_OF_THREE), caller="agent")[
+        "interaction_id"
+    ]
     qs.answer("r1", iid, "approve", caller="alice")
     assert core.store.list_met_tallies() == []  # one of two: nothing to release
     qs.answer("r1", iid, "approve", caller="bob")  # released by its decider

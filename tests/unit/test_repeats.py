@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from baton.contracts import AskRequest
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ConflictError
@@ -30,7 +31,7 @@ def _count(core: Core, run_id: str, event_type: str) -> int:
 
 def test_a_repeated_answer_gets_the_first_200_and_others_the_409(core: Core) -> None:
     qs = QuestionService(core)
-    iid = qs.ask("r1", node="draft", question="Which DB?", caller="agent")["interaction_id"]
+    iid = qs.ask("r1", AskRequest(node="draft", question="Which DB?"), caller="agent")["interaction_id"]
     first = qs.answer("r1", iid, "postgres", caller="alice")
     assert qs.answer("r1", iid, "postgres", caller="alice") == first
     with pytest.raises(ConflictError) as other_caller:
@@ -44,7 +45,7 @@ def test_a_repeated_answer_gets_the_first_200_and_others_the_409(core: Core) -> 
 
 def test_a_repeated_last_answer_reports_its_gate_released_and_sends_once(core: Core) -> None:
     qs = QuestionService(core)
-    iid = qs.ask("r1", node="draft", question="Which DB?", caller="agent")["interaction_id"]
+    iid = qs.ask("r1", AskRequest(node="draft", question="Which DB?"), caller="agent")["interaction_id"]
     qs.park_gate(run_id="r1", gate="wait", token="tok-gate", timeout_seconds=60, from_node="draft")
     first = qs.answer("r1", iid, "postgres", caller="alice")
     assert first["resumed"] is True and first["released"] == ["wait"]
@@ -55,7 +56,7 @@ def test_a_repeated_last_answer_reports_its_gate_released_and_sends_once(core: C
 
 def test_a_repeat_after_a_failed_send_delivers_the_stored_answer(core: Core) -> None:
     qs = QuestionService(core)
-    iid = qs.ask("r1", node="draft", question="Which DB?", caller="agent")["interaction_id"]
+    iid = qs.ask("r1", AskRequest(node="draft", question="Which DB?"), caller="agent")["interaction_id"]
     qs.park_gate(run_id="r1", gate="wait", token="tok-gate", timeout_seconds=60, from_node="draft")
     _tokens(core).fail_next = RuntimeError("network down")
     assert qs.answer("r1", iid, "postgres", caller="alice")["resumed"] is False  # stored, not delivered

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from baton.contracts import AskRequest, BlockingAskRequest
 from baton.services.asks import AskService
 from baton.services.pauses import Resume
 from baton.services.questions import QuestionService
@@ -48,7 +49,7 @@ def _each_resume_follows_a_pause(pauses: list[tuple[str, str]]) -> bool:
 
 
 def test_a_hosted_await_gate_records_run_paused_before_its_run_resumed(qs: QuestionService, core: Core) -> None:
-    a = qs.ask("r1", node="draft", question="Q1", caller="agent")["interaction_id"]
+    a = qs.ask("r1", AskRequest(node="draft", question="Q1"), caller="agent")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60, from_node="draft")
     assert _status(core) == "paused_waiting_human"
     assert _pauses(core) == [("run_paused", "sync")]
@@ -58,7 +59,7 @@ def test_a_hosted_await_gate_records_run_paused_before_its_run_resumed(qs: Quest
 
 
 def test_a_gate_released_at_once_never_paused_the_run_and_records_no_resume(qs: QuestionService, core: Core) -> None:
-    a = qs.ask("r1", node="draft", question="Q1", caller="agent")["interaction_id"]
+    a = qs.ask("r1", AskRequest(node="draft", question="Q1"), caller="agent")["interaction_id"]
     qs.answer("r1", a, "early", caller="op")
     assert qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)["released"] is True
     assert _status(core) == "running"
@@ -66,8 +67,8 @@ def test_a_gate_released_at_once_never_paused_the_run_and_records_no_resume(qs: 
 
 
 def test_a_fan_out_reads_paused_while_any_branch_is_parked(qs: QuestionService, core: Core) -> None:
-    research = qs.ask("r1", node="research", question="R?", caller="agent")["interaction_id"]
-    draft = qs.ask("r1", node="draft", question="D?", caller="agent")["interaction_id"]
+    research = qs.ask("r1", AskRequest(node="research", question="R?"), caller="agent")["interaction_id"]
+    draft = qs.ask("r1", AskRequest(node="draft", question="D?"), caller="agent")["interaction_id"]
     qs.park_gate(run_id="r1", gate="item", token="t0", timeout_seconds=60, from_node="research", map_item=0)
     qs.park_gate(run_id="r1", gate="item", token="t1", timeout_seconds=60, from_node="draft", map_item=1)
     assert _status(core) == "paused_waiting_human"
@@ -85,8 +86,8 @@ def test_a_fan_out_reads_paused_while_any_branch_is_parked(qs: QuestionService, 
 def test_two_branches_released_at_once_leave_the_run_running(qs: QuestionService, core: Core) -> None:
     """Two releases racing, each having read the other branch as still parked (so neither moves the run
     in its write): the second to finish reads again and resumes the run, not left paused for nothing."""
-    qs.ask("r1", node="research", question="R?", caller="agent")
-    qs.ask("r1", node="draft", question="D?", caller="agent")
+    qs.ask("r1", AskRequest(node="research", question="R?"), caller="agent")
+    qs.ask("r1", AskRequest(node="draft", question="D?"), caller="agent")
     qs.park_gate(run_id="r1", gate="item", token="t0", timeout_seconds=60, from_node="research", map_item=0)
     qs.park_gate(run_id="r1", gate="item", token="t1", timeout_seconds=60, from_node="draft", map_item=1)
     both_parked = core.store.list_run_waits("r1")
@@ -101,7 +102,9 @@ def test_answering_a_blocking_ask_of_a_run_not_paused_records_no_run_resumed(cor
     """An agent's blocking ask answered while its run is not paused (here: set running by hand, as a stop
     or another answer would): the waiter is let go, but nothing says the run resumed."""
     AskService(core).ask(
-        "agent-1", node="cleanup", question="Drop?", options=["yes", "no"], timeout_seconds=60, caller="a"
+        "agent-1",
+        BlockingAskRequest(node="cleanup", question="Drop?", options=["yes", "no"], timeout_seconds=60),
+        caller="a",
     )
     core.set_run_status("agent-1", "running", allowed_from={"paused_waiting_human"})
     assert runs.resume(Resume("agent-1", {"drop": "no"}, caller="alice"))["resumed"] is True

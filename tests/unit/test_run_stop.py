@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from baton.contracts import AskRequest, BlockingAskRequest
 from baton.errors import ConflictError, NotFoundError
 from baton.services.core import Core
 from baton.services.pauses import Resume
@@ -53,8 +54,8 @@ def test_stop_closes_every_pending_item_and_each_answer_after_it_is_a_410_naming
 
     runs.start("human_pause", {"prompt": "Deploy?"}, run_id="r3", caller="op")
     questions, interrupts = QuestionService(core), InterruptService(core)
-    asked = questions.ask("r3", node="draft", question="which db?", caller="agent")
-    AskService(core).ask("r3", node="check", question="ok?", timeout_seconds=60, caller="agent")
+    asked = questions.ask("r3", AskRequest(node="draft", question="which db?"), caller="agent")
+    AskService(core).ask("r3", BlockingAskRequest(node="check", question="ok?", timeout_seconds=60), caller="agent")
     interrupt, _ = interrupts.create(InterruptSpec(session_id="r3", prompt="ship?"), caller="agent")
 
     stop_run(core, runs, "r3", caller="alice", reason="wrong branch")

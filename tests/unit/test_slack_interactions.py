@@ -17,6 +17,7 @@ from baton.channels.slack.config import SlackAppConfig, parse_operators
 from baton.channels.slack.interactions import SlackInteractions
 from baton.channels.slack.payloads import MessageRef, SlackJob
 from baton.channels.slack.worker import SlackWorker
+from baton.contracts import AskRequest
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
@@ -97,7 +98,7 @@ def harness(core: Core) -> Harness:
 
 def _ask(core: Core) -> tuple[str, str]:
     asked = QuestionService(core).ask(
-        "run-1", node="draft", question="Which db?", options=["pg", "ddb"], caller="agent"
+        "run-1", AskRequest(node="draft", question="Which db?", options=["pg", "ddb"]), caller="agent"
     )
     return "run-1", str(asked["interaction_id"])
 

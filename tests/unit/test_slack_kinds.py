@@ -14,6 +14,7 @@ from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
 from baton.channels.slack.app import SlackAppPoster
 from baton.channels.slack.worker import SlackWorker
+from baton.contracts import AskRequest, BlockingAskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import ParkPayload
 from baton.local.demo_repo import create_demo_repo
@@ -49,7 +50,9 @@ def _values(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_an_ask_is_answered_from_its_buttons_through_the_resume_path(harness: Harness) -> None:
     core = harness.core
     asked = AskService(core).ask(
-        "run-ask", node="deploy", question="Drop the table?", timeout_seconds=600, caller="agent", options=["yes", "no"]
+        "run-ask",
+        BlockingAskRequest(node="deploy", question="Drop the table?", timeout_seconds=600, options=["yes", "no"]),
+        caller="agent",
     )
     from baton.channels.slack.blocks import message_blocks
 
@@ -99,11 +102,13 @@ def test_a_quorum_question_counts_each_click_as_a_vote_and_keeps_its_buttons(har
     core = harness.core
     asked = QuestionService(core).ask(
         "run-q",
-        node="release",
-        question="Release?",
-        options=["ship", "hold"],
+        AskRequest(
+            node="release",
+            question="Release?",
+            options=["ship", "hold"],
+            approval=ApprovalPolicy(approvals=1, approve_option="ship"),
+        ),
         caller="alice@example.com",
-        approval=ApprovalPolicy(approvals=1, approve_option="ship"),
     )
     iid = str(asked["interaction_id"])
     harness.post(_click("run-q", iid, 0))  # alice asked: she may not approve her own pause
@@ -119,11 +124,13 @@ def test_a_vote_short_of_the_quorum_is_counted_and_the_buttons_stay(harness: Har
     core = harness.core
     asked = QuestionService(core).ask(
         "run-q2",
-        node="release",
-        question="Release?",
-        options=["ship", "hold"],
+        AskRequest(
+            node="release",
+            question="Release?",
+            options=["ship", "hold"],
+            approval=ApprovalPolicy(approvals=2, approve_option="ship"),
+        ),
         caller="agent",
-        approval=ApprovalPolicy(approvals=2, approve_option="ship"),
     )
     iid = str(asked["interaction_id"])
     harness.post(_click("run-q2", iid, 0))
@@ -185,8 +192,8 @@ def test_a_review_shows_its_verdict_and_steps_and_its_buttons_go_through_the_rev
 def test_an_await_lists_its_questions_each_with_its_own_buttons(harness: Harness) -> None:
     core = harness.core
     questions = QuestionService(core)
-    first = questions.ask("run-a", node="n1", question="Region?", options=["eu", "us"], caller="agent")
-    second = questions.ask("run-a", node="n2", question="Why?", caller="agent")
+    first = questions.ask("run-a", AskRequest(node="n1", question="Region?", options=["eu", "us"]), caller="agent")
+    second = questions.ask("run-a", AskRequest(node="n2", question="Why?"), caller="agent")
     from baton.models import AwaitToolRequest, Interaction
 
     gate = Interaction(

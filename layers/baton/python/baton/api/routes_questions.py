@@ -6,83 +6,31 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, Field
 
 from baton.api import deps
 from baton.api.contract import DELIVERY_PENDING, InteractionId, NodeName, RunId, responses
 from baton.api.contract import answered as answered_response
 from baton.contracts import (
     AnswerResult,
+    AskRequest,
     AskResult,
     AwaitAnswered,
     AwaitPending,
+    AwaitRequest,
     DrainResult,
     MessageView,
     PendingQuestions,
     QuestionView,
 )
-from baton.domain import fields
-from baton.domain.approval import ApprovalPolicy
-from baton.domain.interrupt_fields import NotifyChannels
-from baton.domain.ladder import AwaitLadderFields, LadderFields
 
 router = APIGatewayRouter()
-MapItem = Field(
-    default=None,
-    description="`$$.Map.Item.Index` when the caller runs inside a Map iteration. Questions and the await "
-    "tool are refused there (422): one node id would be shared by every item.",
-)
-
-
-class AskRequest(LadderFields):
-    """`ask_user_async`. A ladder (remind_after, escalate_after/escalate_to, on_timeout) needs the
-    question's own `timeout_seconds` (422 without); see docs/workflows.md, "Deadline ladders"."""
-
-    node: fields.NodeName = Field(description="The asking node; answers are queued for it.")
-    question: str = Field(
-        description="The question (at most 4000 characters; longer is a 413).",
-        json_schema_extra={"pattern": r"\S"},  # the service refuses a question without text (422)
-    )
-    options: list[str] | None = Field(default=None, description="Choices offered to the operator.")
-    allow_free_text: StrictBool | None = Field(
-        default=None, description="Accept answers outside the options. Default: true without options, false with."
-    )
-    map_item: int | str | None = MapItem
-    notify: NotifyChannels = Field(
-        default=None, description="Notification channels: console, email, webhook, slack (default console)."
-    )
-    approval: ApprovalPolicy | None = Field(
-        default=None,
-        description="A quorum: each answer is a vote (the approving option, default the first; or "
-        "approve/reject without options); answered once `approvals` approvers agree. The asker (a hosted "
-        "run's starter) cannot vote.",
-    )
-    timeout_seconds: fields.TimeoutSeconds | None = Field(
-        default=None,
-        description="The question's own deadline, which its ladder counts to (the await gate's timeout still "
-        "bounds the wait). Without a default the question stays open at it.",
-    )
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class AnswerRequest(BaseModel):
     answer: Any = Field(description="The operator's answer: a string, or any non-empty JSON value.")
 
     model_config = {"extra": "forbid"}
-
-
-class AwaitRequest(AwaitLadderFields):
-    """The await tool. Its ladder reminds / escalates about the pending questions; on_timeout "fail" or
-    "use_question_defaults" (each pending question's own default at the expiry)."""
-
-    from_: fields.ScopeNode = Field(
-        default=None, alias="from", description="Only this node's questions; empty/absent = the whole run."
-    )
-    timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound of the wait (seconds).")
-    map_item: int | str | None = MapItem
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 @router.post(
@@ -93,20 +41,8 @@ class AwaitRequest(AwaitLadderFields):
 )
 def ask(run_id: RunId, body: AskRequest) -> Response[AskResult]:
     deps.require_run(run_id)
-    result = deps.get_services().questions.ask(
-        run_id,
-        node=body.node,
-        question=body.question,
-        options=body.options,
-        allow_free_text=body.allow_free_text,
-        map_item=body.map_item,
-        notify=body.notify,
-        approval=body.approval,
-        caller=deps.current_caller().principal,
-        timeout_seconds=body.timeout_seconds,
-        ladder=body.ladder(),
-    )
-    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=AskResult.model_validate(result))
+    asked = deps.get_services().questions.ask(run_id, body, caller=deps.current_caller().principal)
+    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=asked)
 
 
 @router.get(
@@ -134,7 +70,7 @@ def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) ->
     # A repeat (same caller, same answer) gets the first one's 200 from the stored answer; a different
     # answer meets the deciding write's 409 with the winner (baton.services.questions).
     answered = services.questions.answer(run_id, interaction_id, body.answer, caller=caller, groups=operator.groups)
-    return answered_response(AnswerResult.model_validate(answered))
+    return answered_response(answered)
 
 
 @router.post(
@@ -157,13 +93,6 @@ def drain(run_id: RunId, node: NodeName) -> DrainResult:
 )
 def await_answers(run_id: RunId, body: AwaitRequest) -> Response[AwaitAnswered | AwaitPending]:
     deps.require_run(run_id)
-    done, result = deps.get_services().questions.await_tool(
-        run_id,
-        timeout_seconds=body.timeout_seconds,
-        from_node=body.from_ or None,
-        map_item=body.map_item,
-        caller=deps.current_caller().principal,
-        ladder=body.ladder(),
-    )
-    outcome = AwaitAnswered.model_validate(result) if done else AwaitPending.model_validate(result)
-    return Response(status_code=200 if done else 202, content_type=content_types.APPLICATION_JSON, body=outcome)
+    outcome = deps.get_services().questions.await_tool(run_id, body, caller=deps.current_caller().principal)
+    status = 200 if isinstance(outcome, AwaitAnswered) else 202
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=outcome)

@@ -7,11 +7,12 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from baton.api import deps
 from baton.api.contract import DELIVERY_PENDING, InteractionId, RunId, answered, responses
 from baton.contracts import (
+    BlockingAskRequest,
     BlockingAsks,
     BlockingAskView,
     EventPage,
@@ -22,9 +23,6 @@ from baton.contracts import (
     StartedRun,
 )
 from baton.domain import fields
-from baton.domain.approval import ApprovalPolicy
-from baton.domain.interrupt_fields import NotifyChannels
-from baton.domain.ladder import LadderFields, OnTimeout
 
 router = APIGatewayRouter()
 
@@ -47,28 +45,6 @@ class ResumeRequest(BaseModel):
     node: fields.NodeName | None = Field(default=None, description="Which paused node, when the run waits at several.")
 
     model_config = {"extra": "forbid"}
-
-
-class BlockingAskRequest(LadderFields):
-    """`ask_user`: remind_after / escalate_after / escalate_to are walked by the ask's own timer."""
-
-    node: fields.NodeName = Field(description="The asking node (the agent's step that must not go on alone).")
-    question: str = Field(min_length=1, max_length=4000, description="What the operator must decide.")
-    options: list[str] | None = Field(default=None, min_length=1, description="Choices shown to the operator.")
-    timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound: after it the ask is timed_out.")
-    notify: NotifyChannels = Field(default=None, description="Notification channels (default console).")
-    on_timeout: OnTimeout = Field(
-        default="fail",
-        description='"fail" (timed_out at the deadline) or {"default": <answers>}: taken at the deadline as '
-        "timed_out_default, checked against the options now (422)",
-    )
-    approval: ApprovalPolicy | None = Field(
-        default=None,
-        description="A quorum (docs/api.md, 'Quorum and separation of duties'): each resume is a vote under "
-        "answers.decision; the asking agent may not vote",
-    )
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class AskWaitQuery(BaseModel):
@@ -174,17 +150,7 @@ def blocking_ask(run_id: RunId, body: BlockingAskRequest) -> Response[BlockingAs
     deps.require_run(run_id)
     from baton.services.asks import AskService
 
-    asked = AskService(deps.get_services().core).ask(
-        run_id,
-        node=body.node,
-        question=body.question,
-        options=body.options,
-        timeout_seconds=body.timeout_seconds,
-        notify=body.notify,
-        caller=deps.current_caller().principal,
-        ladder=body.ladder(),
-        approval=body.approval,
-    )
+    asked = AskService(deps.get_services().core).ask(run_id, body, caller=deps.current_caller().principal)
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=BlockingAskView.of(asked))
 
 

@@ -44,7 +44,7 @@ def _await_timeout(run_id: str, timeout: float, pending: AwaitPending) -> AwaitT
 
 
 class QuestionCalls(ClientBase):
-    def ask_async(  # noqa: PLR0913 - the API's AskRequest, field by field (as QuestionService.ask)
+    def ask_async(  # noqa: PLR0913 - the API's AskRequest as public keyword parameters (the server builds the model)
         self,
         run_id: str,
         node: str,

@@ -1,15 +1,93 @@
-"""Responses of the async-question routes: ask, pending, answer, drain and the await tool."""
+"""The asks' requests (`AskRequest`: the one typed ask the API, MCP tools and demo agent build for
+`QuestionService.ask`; `AwaitRequest` for the await tool; `BlockingAskRequest` for `AskService.ask`) and
+the async-question routes' responses: ask, pending, answer, drain, the await tool and the gate's Lambdas."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, StrictBool, model_serializer
 
 from baton.contracts.base import DELIVERY_DESCRIPTION, Contract, Delivery
+from baton.domain import fields
+from baton.domain.approval import ApprovalPolicy
+from baton.domain.interrupt_fields import NotifyChannels
+from baton.domain.ladder import AwaitLadderFields, LadderFields, OnTimeout
 
 if TYPE_CHECKING:
     from baton.models import Interaction, Message
+
+MAP_ITEM_DESCRIPTION = (
+    "`$$.Map.Item.Index` when the caller runs inside a Map iteration. Questions and the await tool are refused "
+    "there (422): one node id would be shared by every item."
+)
+
+
+class AskRequest(LadderFields):
+    """`ask_user_async`. A ladder (remind_after, escalate_after/escalate_to, on_timeout) needs the
+    question's own `timeout_seconds` (422 without); see docs/workflows.md, "Deadline ladders"."""
+
+    node: fields.NodeName = Field(description="The asking node; answers are queued for it.")
+    question: str = Field(
+        description="The question (at most 4000 characters; longer is a 413).",
+        json_schema_extra={"pattern": r"\S"},  # the service refuses a question without text (422)
+    )
+    options: list[str] | None = Field(default=None, description="Choices offered to the operator.")
+    allow_free_text: StrictBool | None = Field(
+        default=None, description="Accept answers outside the options. Default: true without options, false with."
+    )
+    map_item: int | str | None = Field(default=None, description=MAP_ITEM_DESCRIPTION)
+    notify: NotifyChannels = Field(
+        default=None, description="Notification channels: console, email, webhook, slack (default console)."
+    )
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="A quorum: each answer is a vote (the approving option, default the first; or "
+        "approve/reject without options); answered once `approvals` approvers agree. The asker (a hosted "
+        "run's starter) cannot vote.",
+    )
+    timeout_seconds: fields.TimeoutSeconds | None = Field(
+        default=None,
+        description="The question's own deadline, which its ladder counts to (the await gate's timeout still "
+        "bounds the wait). Without a default the question stays open at it.",
+    )
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class AwaitRequest(AwaitLadderFields):
+    """The await tool. Its ladder reminds / escalates about the pending questions; on_timeout "fail" or
+    "use_question_defaults" (each pending question's own default at the expiry)."""
+
+    from_: fields.ScopeNode = Field(
+        default=None, alias="from", description="Only this node's questions; empty/absent = the whole run."
+    )
+    timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound of the wait (seconds).")
+    map_item: int | str | None = Field(default=None, description=MAP_ITEM_DESCRIPTION)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class BlockingAskRequest(LadderFields):
+    """`ask_user`: remind_after / escalate_after / escalate_to are walked by the ask's own timer."""
+
+    node: fields.NodeName = Field(description="The asking node (the agent's step that must not go on alone).")
+    question: str = Field(min_length=1, max_length=4000, description="What the operator must decide.")
+    options: list[str] | None = Field(default=None, min_length=1, description="Choices shown to the operator.")
+    timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound: after it the ask is timed_out.")
+    notify: NotifyChannels = Field(default=None, description="Notification channels (default console).")
+    on_timeout: OnTimeout = Field(
+        default="fail",
+        description='"fail" (timed_out at the deadline) or {"default": <answers>}: taken at the deadline as '
+        "timed_out_default, checked against the options now (422)",
+    )
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="A quorum (docs/api.md, 'Quorum and separation of duties'): each resume is a vote under "
+        "answers.decision; the asking agent may not vote",
+    )
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class AskResult(Contract):
@@ -77,9 +155,9 @@ class QuestionView(Contract):
     )
 
     @classmethod
-    def of(cls, i: Interaction, approval: dict[str, Any] | None = None) -> QuestionView:
+    def of(cls, i: Interaction, approval: ApprovalView | None = None) -> QuestionView:
         return cls(
-            approval=ApprovalView.model_validate(approval) if approval else None,
+            approval=approval,
             interaction_id=i.interaction_id,
             run_id=i.run_id,
             created_at=i.created_at,
@@ -126,10 +204,13 @@ class DrainResult(Contract):
     messages: list[MessageView]
 
 
-class CollectedAnswer(Contract):
+class AskedQuestion(Contract):
     interaction_id: str
     node: str
     question: str
+
+
+class CollectedAnswer(AskedQuestion):
     answer: Any
 
 
@@ -151,3 +232,19 @@ class AwaitPending(Contract):
     pending: list[str]
     interaction_id: str
     run_status: str
+
+
+class GateParked(Contract):
+    """The await gate's park (its waitForTaskToken Lambda's output): `released` when its scope was answered."""
+
+    parked: bool
+    gate: str
+    released: bool
+    pending: list[str]
+
+
+class GateTimedOut(Contract):
+    """The await gate's Catch on States.Timeout: the cause its Fail state reads, and what went unanswered."""
+
+    cause: str
+    unanswered: list[AskedQuestion]

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, Ladder
+from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, Ladder, LadderFields
 from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
 from baton.ids import parse_iso
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.api.auth import Caller
+    from baton.contracts.questions import AwaitAnswered, AwaitPending, AwaitRequest
     from baton.mcp.tools import (
         AskAsyncArgs,
         AskUserArgs,
@@ -63,21 +64,17 @@ class WaitPolicy:
     remaining_seconds: Callable[[], float] | None = None
 
 
-@dataclass(frozen=True)
-class _Scope:
-    """One await's scope (a node, or the run), its deadline and its ladder: set by the first call."""
-
-    from_node: str | None
-    timeout_seconds: int
-    ladder: Ladder | None = None
-
-
 @dataclass
 class Outcome:
     """A tool's result: `data` is the structured content, `text` what the model reads first."""
 
     data: dict[str, Any]
     text: str
+
+
+def _ladder_fields(args: LadderFields) -> dict[str, Any]:
+    """A tool's flat ladder fields, as the API's request takes them."""
+    return {name: getattr(args, name) for name in LadderFields.model_fields}
 
 
 def _question(i: Interaction) -> dict[str, Any]:
@@ -122,18 +119,19 @@ class AgentTools:
 
     # ---- questions -----------------------------------------------------------------------------
     def ask_user_async(self, args: AskAsyncArgs) -> Outcome:
-        posted = self.services.questions.ask(
-            self.run_id,
+        from baton.contracts.questions import AskRequest
+
+        request = AskRequest(
             node=args.node,
             question=args.question,
             options=args.options,
             allow_free_text=args.allow_free_text,
             approval=args.approval,
-            caller=self.caller.principal,
             timeout_seconds=args.timeout_seconds,
-            ladder=args.ladder(),
+            **_ladder_fields(args),
         )
-        return Outcome(posted, f"question posted; keep working (question id {posted['interaction_id']})")
+        posted = self.services.questions.ask(self.run_id, request, caller=self.caller.principal)
+        return Outcome(posted.model_dump(), f"question posted; keep working (question id {posted.interaction_id})")
 
     def _pending(self, from_node: str | None) -> list[Interaction]:
         found = self.services.questions.pending(self.run_id)
@@ -145,14 +143,14 @@ class AgentTools:
         mine = [i for i in awaits if i.request.node == scope]
         return max(mine, key=lambda i: (i.created_at, i.interaction_id)) if mine else None
 
-    def _answered(self, scope: _Scope, started: float) -> Outcome | None:
+    def _answered(self, scope: AwaitRequest, started: float) -> Outcome | None:
         """The answers when nothing in scope is pending (completing the scope's tool await), else None.
         The scope's deadline and ladder are the caller's: should a question land meanwhile, its await
         gets them."""
-        done, result = self._await_tool(scope)
-        if not done:
+        result = self._await_tool(scope)
+        if result.status != "answered":
             return None  # a question was posted meanwhile
-        answers = result["answers"]
+        answers = [a.model_dump() for a in result.answers]
         data = {"status": "answered", "answers": answers, "waited_s": self._waited(started)}
         return Outcome(data, f"all {len(answers)} question(s) answered; the answers are below")
 
@@ -194,17 +192,11 @@ class AgentTools:
                 return self._timed_out(latest, still_open)
         return None
 
-    def _await_tool(self, scope: _Scope) -> tuple[bool, dict[str, Any]]:
-        return self.services.questions.await_tool(
-            self.run_id,
-            timeout_seconds=scope.timeout_seconds,
-            from_node=scope.from_node,
-            caller=self.caller.principal,
-            ladder=scope.ladder,
-        )
+    def _await_tool(self, scope: AwaitRequest) -> AwaitAnswered | AwaitPending:
+        return self.services.questions.await_tool(self.run_id, scope, caller=self.caller.principal)
 
-    def _await(self, scope: _Scope, started: float) -> Outcome:
-        from_node = scope.from_node
+    def _await(self, scope: AwaitRequest, started: float) -> Outcome:
+        from_node = scope.from_ or None
         if not self._pending(from_node):
             answered = self._answered(scope, started)
             if answered is not None:
@@ -212,10 +204,10 @@ class AgentTools:
         expired = self._past_deadline(from_node, self._pending(from_node))
         if expired is not None:
             return expired
-        done, result = self._await_tool(scope)
-        if done:
+        result = self._await_tool(scope)
+        if result.status == "answered":
             return self._answered(scope, started) or self._await(scope, started)
-        awaiting = self.services.core.store.get_interaction(self.run_id, result["interaction_id"])
+        awaiting = self.services.core.store.get_interaction(self.run_id, result.interaction_id)
         deadline = awaiting.expires_at if awaiting else None
         last: list[list[Interaction]] = []
 
@@ -240,7 +232,7 @@ class AgentTools:
             "pending": [_question(i) for i in pending],
             "waited_s": self._waited(started),
             "deadline": deadline,
-            "await_id": result["interaction_id"],
+            "await_id": result.interaction_id,
         }
         text = (
             f"still waiting for {len(pending)} answer(s) after {data['waited_s']}s (deadline {deadline}). "
@@ -249,15 +241,21 @@ class AgentTools:
         return Outcome(data, text)
 
     def await_answers(self, args: AwaitArgs) -> Outcome:
-        scope = _Scope(args.from_node, args.timeout_seconds, args.ladder())
+        from baton.contracts.questions import AwaitRequest
+
+        scope = AwaitRequest(from_=args.from_node, timeout_seconds=args.timeout_seconds, **_ladder_fields(args))
         return self._await(scope, self.policy.monotonic())
 
     def ask_user(self, args: AskUserArgs) -> Outcome:
         started = self.policy.monotonic()
         question_id, node, declared = self._continued(args) if args.question_id else self._posted(args)
         # A declared default is the answer at the deadline: the wait takes it then (rather than timing out).
-        waits = Ladder(on_timeout=USE_QUESTION_DEFAULTS) if declared is not None and declared.default else None
-        outcome = self._await(_Scope(node, args.timeout_seconds, waits), started)
+        from baton.contracts.questions import AwaitRequest
+
+        on_timeout = USE_QUESTION_DEFAULTS if declared is not None and declared.default else "fail"
+        outcome = self._await(
+            AwaitRequest(from_=node, timeout_seconds=args.timeout_seconds, on_timeout=on_timeout), started
+        )
         return self._one_question(outcome, question_id)
 
     def _continued(self, args: AskUserArgs) -> tuple[str, str, Ladder | None]:
@@ -281,20 +279,22 @@ class AgentTools:
             raise ValidationFailedError(
                 "question is required (or question_id to keep waiting)", details={"field": "question"}
             )
+        from baton.contracts.questions import AskRequest
+
         node = ASK_USER_NODE_PREFIX + self.services.core.ids.new_id()
         ladder = args.ladder()
-        posted = self.services.questions.ask(
-            self.run_id,
+        request = AskRequest(
             node=node,
             question=args.question,
             options=args.options,
             allow_free_text=args.allow_free_text,
             approval=args.approval,
-            caller=self.caller.principal,
+            # With a ladder the question's own deadline is the call's: its steps and default count to it.
             timeout_seconds=args.timeout_seconds if ladder is not None else None,
-            ladder=ladder,
+            **_ladder_fields(args),
         )
-        return posted["interaction_id"], node, ladder
+        posted = self.services.questions.ask(self.run_id, request, caller=self.caller.principal)
+        return posted.interaction_id, node, ladder
 
     def _one_question(self, outcome: Outcome, question_id: str) -> Outcome:
         data = {"question_id": question_id, **outcome.data}

@@ -24,7 +24,7 @@ from baton.services.deadlines import answer_with_default, arm_interaction
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from baton.domain.approval import ApprovalPolicy
+    from baton.contracts.questions import BlockingAskRequest
     from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
@@ -51,24 +51,13 @@ class AskService:
         self._sleep = sleep
         self._monotonic = monotonic
 
-    def ask(  # noqa: PLR0913 - the BlockingAskRequest, field by field (the quorum policy made it nine)
-        self,
-        run_id: str,
-        *,
-        node: str,
-        question: str,
-        timeout_seconds: int,
-        caller: str,
-        options: list[str] | None = None,
-        notify: list[str] | None = None,
-        ladder: Ladder | None = None,
-        approval: ApprovalPolicy | None = None,
-    ) -> Interaction:
-        """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. A `ladder`
-        is checked here (a default against the options: 422, nothing stored); its remind/escalate steps
-        are walked by the ask's own timer (`arm_interaction`: no gate is parked, the agent waits), and its
-        default is taken by the waiter's read at the deadline (`_expire_if_due`). With `approval` the ask
-        needs a quorum and the asking agent may not vote (baton/services/pause_answers.py)."""
+    def ask(self, run_id: str, request: BlockingAskRequest, *, caller: str) -> Interaction:
+        """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. A ladder is
+        checked here (its default against the options: 422, nothing stored); its steps are walked by the
+        ask's own timer (`arm_interaction`) and its default taken by the waiter's read at the deadline
+        (`_expire_if_due`). With `approval` the asking agent may not vote (services/pause_answers.py)."""
+        node, question, options, notify = request.node, request.question, request.options, request.notify
+        timeout_seconds, ladder, approval = request.timeout_seconds, request.ladder(), request.approval
         core = self.core
         if ladder is not None:
             _check_ladder(ladder, timeout_seconds, options)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.questions import CollectedAnswer
 from baton.ports import CarryAnswer, WaitStillOpen
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 CARRY_LIMIT_BYTES = 192 * 1024
 MERGE_KEYS = 50  # entries per merge Update (its expression stays far under DynamoDB's 4 KB)
 CARRYING = ("filling", "complete")
-_OUTPUT_FIELDS = ("interaction_id", "node", "question", "answer")
 
 
 def entry_of(question: Interaction, answer: Any) -> str:
@@ -93,12 +93,12 @@ def carried_by(waits: Sequence[ParkedWait], question: Interaction, answer: Any) 
     return guards
 
 
-def output(wait: ParkedWait, question: Interaction, answer: Any) -> list[dict[str, Any]]:
+def output(wait: ParkedWait, question: Interaction, answer: Any) -> list[CollectedAnswer]:
     """The gate's answers from what `wait` carried and `question`'s answer, oldest question first."""
     entries = [json.loads(v) for k, v in wait.answers.items() if k != question.interaction_id]
     entries.append(json.loads(entry_of(question, answer)))
     entries.sort(key=lambda e: (e["created_at"], e["interaction_id"]))
-    return [{k: e[k] for k in _OUTPUT_FIELDS} for e in entries]
+    return [CollectedAnswer.model_validate(e) for e in entries]
 
 
 def merge_at_park(store: WaitStore, wait: ParkedWait, answered: list[Interaction]) -> None:

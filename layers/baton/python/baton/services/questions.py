@@ -1,42 +1,40 @@
-"""Async questions and await gates: ask, keep working, sync later.
+"""Async questions: ask, keep working, sync later.
 
-- `ask` stores a pending `question` interaction and returns at once; `answer` stores the answer by a
-  conditional write (a second answer is a 409 carrying the winner), queues it as a message for the
-  asking node, then releases every parked await gate of the run whose scope is now fully answered.
-- An await gate (`statemachines/await_answers.asl.json`, or the Task state of `baton.workflows.gate_states`) parks
-  its task token as WAIT#<gate> with scope {"from": node | None}, then RE-CHECKS the store: questions
-  answered before it parked release it at once. The reconciler releases any parked gate whose scope is
-  already answered (a send that failed after the answer was stored). Every release goes through
-  `Core.release_gate`, whose conditional release makes a second sender a no-op: no ordering loses a
-  resume and none resumes twice.
-- The tool form (`await_tool`) never blocks: all answered → the answers; otherwise an `await`
-  interaction lists the pending ids and the run is marked `paused_waiting_human`; answering the last
-  question completes it and puts the run back to `running`.
+- `ask` stores a pending question and returns at once; `answer` stores the answer by a conditional write
+  (a second answer is a 409 carrying the winner), queues it for the asking node, then releases the await
+  gates (`baton.services.await_gates`, this service's base) and completes the tool-form awaits whose
+  scope it leaves with nothing pending.
+- The tool form (`await_tool`) never blocks: the answers, or an `await` interaction listing the pending
+  ids with the run marked paused_waiting_human until the last answer completes it.
 
-The predicate everywhere is the same, level-triggered and store-backed: "no pending `question` in scope"
-(scope = one node's questions, or the whole run when `from` is empty). That shared predicate (`_scope`)
-is why questions and both await forms live in one module of over 400 lines.
-
-Names, run ids and timeouts are checked at the door (the API's request models, the gates' payload
-models, with `baton.domain.fields`); the rules here are the domain's (options, sizes, Map iterations).
+Both await forms share one predicate, level-triggered and store-backed: no pending question in scope (one
+node's, or the run's when `from` is empty: `await_gates.split_scope`). Fields are checked at the door; a
+question's own rules are `baton.domain.questions`. Why a module of over 400 lines: asking, answering
+(its guards, repeats, votes, defaults) and the tool form read and write the same scope, one story.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
-from baton.domain.fields import check_gate_name
-from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, AnswerCheck
-from baton.errors import (
-    ConflictError,
-    GoneError,
-    NotFoundError,
-    PayloadTooLargeError,
-    ValidationFailedError,
-    winner,
+from baton.contracts.questions import (
+    AnswerResult,
+    ApprovalView,
+    AskResult,
+    AwaitAnswered,
+    AwaitPending,
 )
+from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, AnswerCheck
+from baton.domain.questions import (
+    MAP_AWAIT_REFUSAL,
+    MAP_REFUSAL,
+    answer_text,
+    check_answer,
+    check_question,
+    refuse_in_map,
+)
+from baton.errors import ConflictError, GoneError, NotFoundError, ValidationFailedError, winner
 from baton.events import (
     AnswerLate,
     AwaitReleased,
@@ -47,7 +45,6 @@ from baton.events import (
     RunPaused,
     RunResumed,
     TimedOutDefault,
-    UnansweredQuestion,
 )
 from baton.models import (
     TERMINAL_RUN_STATES,
@@ -60,15 +57,16 @@ from baton.models import (
 )
 from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services import gate_answers
-from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
+from baton.services.answer_outcomes import closed_error, delivery_of
 from baton.services.approvals import ApprovalService, Voter, approval_view
 from baton.services.at_deadline import end_at_deadline
-from baton.services.deadlines import arm_interaction, arm_tool_await, park_wait, wait_ladder
+from baton.services.await_gates import AwaitGates, in_scope, open_gates_of, unanswered_of
+from baton.services.deadlines import arm_interaction, arm_tool_await, wait_ladder
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from datetime import datetime
 
+    from baton.contracts.questions import AskRequest, AwaitRequest, CollectedAnswer
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.ladder import Ladder
     from baton.models import Event
@@ -76,30 +74,14 @@ if TYPE_CHECKING:
     from baton.services.approvals import Decided
     from baton.services.core import Core
 
+__all__ = ["POSTED", "AwaitDeadline", "QuestionService", "answer_text", "message_text"]
+
 log = logging.getLogger("baton")
 
-MAX_QUESTION_CHARS = 4000  # longer → 413 payload_too_large
-MAX_ANSWER_BYTES = 16 * 1024  # the answer, JSON-serialized; longer → 413
-MAX_OPTIONS = 50
-MAX_OPTION_CHARS = 500
 ANSWER_ATTEMPTS = 5  # an answer whose guard failed (the run changed under it) reads again and decides again
 MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
 POSTED = "question posted; keep working"
-MAP_REFUSAL = (
-    "questions cannot be posted from inside a Map iteration: a question set is keyed per (run, node), and a "
-    "Map replays ONE node id for every item, so all items would share one inbox. Declare the asking node on "
-    "the trunk (before the Map) and fan out below it"
-)
 PAUSE_KINDS = frozenset({"ask", "interrupt", "review"})  # a person's pause: its node asks no async questions
-MAP_AWAIT_REFUSAL = (
-    "the await_answers tool cannot be called from inside a Map iteration: a pause by the tool is run-global. "
-    "Put an await gate Task state (per-item gate name) in the Map's ItemProcessor instead"
-)
-
-
-def answer_text(answer: Any) -> str:
-    """Strings as they are; anything else as compact JSON."""
-    return answer if isinstance(answer, str) else json.dumps(answer, separators=(",", ":"), sort_keys=True)
 
 
 def message_text(interaction: Interaction, answer: Any) -> str:
@@ -107,108 +89,24 @@ def message_text(interaction: Interaction, answer: Any) -> str:
     return f'[Answer to question {interaction.interaction_id}] Q: "{question}" — A: {answer_text(answer)}'
 
 
-def _is_empty(answer: Any) -> bool:
-    if answer is None:
-        return True
-    if isinstance(answer, str):
-        return not answer.strip()
-    return isinstance(answer, dict | list) and not answer
-
-
-def _unanswered(i: Interaction) -> UnansweredQuestion:
-    return UnansweredQuestion(interaction_id=i.interaction_id, node=i.request.node, question=i.request.prompt)
-
-
-def _never_asked(gate: str, from_node: str) -> str:
-    """C242 at run time (`baton check` finds it in ASL): said loudly, in the log and on the event."""
-    warning = (
-        f"await gate '{gate}' waits on node '{from_node}', which has asked nothing in this run (C242): it "
-        "releases at once with no answers. Is `from` the node that posts the questions?"
-    )
-    log.warning(warning)
-    return warning
-
-
-def _in_scope(interaction: Interaction, from_node: str | None) -> bool:
-    return interaction.request.kind == "question" and (not from_node or interaction.request.node == from_node)
-
-
-def _split(questions: list[Interaction], from_node: str | None) -> tuple[list[Interaction], list[dict[str, Any]]]:
-    """(pending questions, collected answers) of `questions` in scope, in their order."""
-    pending: list[Interaction] = []
-    answers: list[dict[str, Any]] = []
-    for i in questions:
-        if not _in_scope(i, from_node):
-            continue
-        if i.state.status == "pending":
-            pending.append(i)
-        elif i.state.status == "answered":
-            answers.append(
-                {
-                    "interaction_id": i.interaction_id,
-                    "node": i.request.node,
-                    "question": i.request.prompt,
-                    "answer": i.state.answer,
-                }
-            )
-    return pending, answers
-
-
-class QuestionService:
+class QuestionService(AwaitGates):
     def __init__(self, core: Core) -> None:
         self.core = core
         self.approvals = ApprovalService(core)
 
     # ---- posting --------------------------------------------------------------------------------
-    def ask(  # noqa: PLR0913 - the API's AskRequest, field by field (the quorum policy made it nine)
-        self,
-        run_id: str,
-        *,
-        node: str,
-        question: str,
-        caller: str,
-        options: list[str] | None = None,
-        allow_free_text: bool | None = None,
-        map_item: int | str | None = None,
-        notify: list[str] | None = None,
-        approval: ApprovalPolicy | None = None,
-        timeout_seconds: int | None = None,
-        ladder: Ladder | None = None,
-    ) -> dict[str, Any]:
-        """`ask_user_async`: store a pending question for `node`, publish it, return at once.
+    def ask(self, run_id: str, request: AskRequest, *, caller: str) -> AskResult:
+        """`ask_user_async`: store a pending question for `request.node`, publish it, return at once.
 
-        A `ladder` (`baton.domain.ladder`) needs the question's own `timeout_seconds` (its steps count
-        from the post to `expires_at`; 422 without): reminders and escalations about this question, and
-        a declared default taken at its deadline (`take_default`). Without a default the question stays
-        open at its deadline: the await gate waiting on it ends it with its own timeout, as today.
-
-        With `approval` it is a quorum pause (`baton/domain/approval.py`): each answer is a vote, the
-        question is answered when the quorum (or the rejection rule) is met, and `requested_by` (the
-        hosted run's starter, else the asker) may not vote.
-
-        `allow_free_text` defaults to True without options and False with them. `map_item` is the
-        caller's `$$.Map.Item.Index` when it runs inside a Map iteration: such a post is refused (422).
-        """
-        if map_item is not None:
-            raise ValidationFailedError(MAP_REFUSAL, details={"reason": "inside_map_iteration", "map_item": map_item})
-        if not question.strip():
-            raise ValidationFailedError("question must not be empty", details={"path": "question"})
-        if len(question) > MAX_QUESTION_CHARS:
-            raise PayloadTooLargeError(
-                f"question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}",
-                details={"size": len(question), "limit": MAX_QUESTION_CHARS},
-            )
-        if options is not None:
-            options = self._check_options(options)
+        A ladder needs the question's own `timeout_seconds`; its default is taken at that deadline (without
+        one the question stays open, ended by the gate waiting on it). With `approval` each answer is a
+        vote, and `requested_by` (the hosted run's starter, else the asker) may not vote."""
+        refuse_in_map(request.map_item, MAP_REFUSAL)
+        options, free_text = check_question(request.question, request.options, request.allow_free_text)
+        approval, ladder, timeout_seconds = request.approval, request.ladder(), request.timeout_seconds
         if approval is not None:
             approval.check_options(options)
-        self.core.check_notify(notify)
-        free_text = allow_free_text if allow_free_text is not None else not options
-        if not options and not free_text:
-            raise ValidationFailedError(
-                "a question with no options must allow free text (nothing could answer it)",
-                details={"path": "allow_free_text"},
-            )
+        self.core.check_notify(request.notify)
         if ladder is not None:
             self._check_ladder(ladder, timeout_seconds, options, free_text=free_text, quorum=approval is not None)
         core = self.core
@@ -218,20 +116,20 @@ class QuestionService:
                 f"run {run_id} is {run.status}; it can no longer ask questions",
                 details={"run_id": run_id, "status": run.status},
             )
-        self._refuse_a_pause_node(run_id, node)
+        self._refuse_a_pause_node(run_id, request.node)
         interaction = Interaction(
             interaction_id=core.ids.new_id(),
             run_id=run_id,
             created_at=core.now(),
             expires_at=core.later(timeout_seconds) if timeout_seconds is not None else None,
             request=QuestionRequest(
-                node=node,
-                prompt=question,
-                options=options or None,
+                node=request.node,
+                prompt=request.question,
+                options=options,
                 allow_free_text=free_text,
                 timeout_seconds=timeout_seconds,
                 ladder=ladder,
-                notify=notify or ["console"],
+                notify=request.notify or ["console"],
                 is_async=True,
                 asked_by=caller,
                 approval=approval,
@@ -244,30 +142,30 @@ class QuestionService:
             run_id,
             HumanInputRequested(
                 interaction_id=interaction.interaction_id,
-                node=node,
+                node=request.node,
                 kind="question",
-                prompt=question,
-                options=options or None,
+                prompt=request.question,
+                options=options,
                 allow_free_text=free_text,
                 is_async=True,
             ),
         )
         core.notify(interaction, "human_input_requested", **{"async": True})
         arm_interaction(core, interaction)
-        return {
-            "interaction_id": interaction.interaction_id,
-            "run_id": run_id,
-            "node": node,
-            "status": "pending",
-            "message": POSTED,
-        }
+        return AskResult(
+            interaction_id=interaction.interaction_id,
+            run_id=run_id,
+            node=request.node,
+            status="pending",
+            message=POSTED,
+        )
 
     @staticmethod
     def _check_ladder(
         ladder: Ladder, timeout_seconds: int | None, options: list[str] | None, *, free_text: bool, quorum: bool
     ) -> None:
-        """422 before anything is stored: a ladder needs the question's own deadline, and a default must
-        be an answer a person could give (a quorum is never met by a default: refused too)."""
+        """422 before anything is stored: a ladder counts to the question's own deadline, and its default
+        must be an answer a person could give (a quorum is met by votes only)."""
         if timeout_seconds is None:
             raise ValidationFailedError(
                 "a question's ladder needs the question's own timeout_seconds (its steps and its default "
@@ -283,21 +181,6 @@ class QuestionService:
             timeout_seconds, answer_is=AnswerCheck(kind="question", options=options, allow_free_text=free_text)
         )
 
-    @staticmethod
-    def _check_options(options: list[str]) -> list[str]:
-        if len(options) > MAX_OPTIONS:
-            raise ValidationFailedError(f"at most {MAX_OPTIONS} options", details={"path": "options"})
-        cleaned = []
-        for n, option in enumerate(options):
-            if not option.strip() or len(option) > MAX_OPTION_CHARS:
-                raise ValidationFailedError(
-                    f"options[{n}] must be 1-{MAX_OPTION_CHARS} characters", details={"path": f"options.{n}"}
-                )
-            cleaned.append(option)
-        if len(set(cleaned)) != len(cleaned):
-            raise ValidationFailedError("options must be distinct", details={"path": "options"})
-        return cleaned
-
     # ---- reading --------------------------------------------------------------------------------
     def pending(self, run_id: str) -> list[Interaction]:
         """The run's pending questions: one consistent read of its open markers (O(pending))."""
@@ -306,10 +189,10 @@ class QuestionService:
             raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
         return [i for i in snapshot.pending if i.request.kind == "question"]
 
-    def approval_of(self, question: Interaction) -> dict[str, Any] | None:
+    def approval_of(self, question: Interaction) -> ApprovalView | None:
         """A quorum question's count and voters (one Query of its votes); None for any other question."""
         policy = question.request_as(QuestionRequest).approval if question.request.kind == "question" else None
-        return approval_view(self.core, question, policy).model_dump(exclude_unset=True) if policy else None
+        return approval_view(self.core, question, policy) if policy else None
 
     def _get_question(self, run_id: str, interaction_id: str) -> Interaction:
         found = self.core.store.get_interaction(run_id, interaction_id)
@@ -321,16 +204,9 @@ class QuestionService:
         return found
 
     def _refuse_a_pause_node(self, run_id: str, node: str) -> None:
-        """C240 at run time (`baton check` finds it in ASL): a node that is a person's pause in this run (a
-        blocking ask, an interrupt, a review gate) cannot post async questions: it IS the blocking question."""
-        pause = next(
-            (
-                i
-                for i in self.core.store.list_run_interactions(run_id)
-                if i.request.kind in PAUSE_KINDS and i.request.node == node
-            ),
-            None,
-        )
+        """C240 at run time (`baton check` finds it in ASL): a person's pause node IS the blocking question."""
+        interactions = self.core.store.list_run_interactions(run_id)
+        pause = next((i for i in interactions if i.request.kind in PAUSE_KINDS and i.request.node == node), None)
         if pause is not None:
             raise ValidationFailedError(
                 f"node '{node}' is a person's pause in run {run_id} (its {pause.request.kind} "
@@ -355,23 +231,15 @@ class QuestionService:
         caller: str,
         groups: frozenset[str] = frozenset(),
         decided: Decided | None = None,
-    ) -> dict[str, Any]:
+    ) -> AnswerResult:
         """Store the answer (conditional write), queue it for the asking node, release ready gates.
 
-        The critical path (AWS calls before the send, counted in tests/integration/test_call_budgets.py):
-        one consistent read of the run's open part (`snapshot_run`: the run, its pending questions and
-        tool awaits, its waits), then one transaction that decides the answer: the answer, its message
-        and event, guarded by every in-scope await gate's wait being still open before its deadline
-        (so an answer can never be accepted while the deadline path fails the gate), by the run's scope
-        version (no gate parked in between unseen) and by the other in-scope questions still pending
-        (so "not the last one" is decided by the write, with no read after it). The answer is carried
-        onto each such gate's wait in the same write, so the last one sends the gate's output from the
-        answers the wait carries, with no read (`baton/services/gate_answers.py`; a wait whose carry
-        cannot be trusted: one read of the scope's answers after the write, then the send). A guard
-        that failed means the run changed under us: read again and decide again.
-
-        A quorum question's answer is a vote (`_vote`); the vote that meets the quorum answers it here
-        with `decided` (the agreed answer, its voters, and the tally guard on the write)."""
+        Two calls before the send (tests/integration/test_call_budgets.py): one consistent read of the
+        run's open part, then one transaction deciding the answer, guarded by every in-scope gate still
+        open before its deadline, by the run's scope version and by the other in-scope questions still
+        pending; the answer is carried onto each gate's wait in it (`gate_answers`), so the last answer
+        sends the gate's output with no read. A failed guard: the run changed under us, decide again.
+        A quorum question's answer is a vote (`_vote`); the vote meeting it answers here with `decided`."""
         for _attempt in range(ANSWER_ATTEMPTS):
             snapshot = self.core.store.snapshot_run(run_id)
             try:
@@ -395,7 +263,7 @@ class QuestionService:
         caller: str,
         groups: frozenset[str],
         decided: Decided | None,
-    ) -> dict[str, Any]:
+    ) -> AnswerResult:
         core = self.core
         run = snapshot.run
         if run is None:
@@ -403,7 +271,7 @@ class QuestionService:
         question = next((i for i in snapshot.pending if i.interaction_id == interaction_id), None)
         if question is None or question.request.kind != "question":
             question = self._get_question(run_id, interaction_id)  # not pending: only to say why not
-        self._check_answer(question, answer)
+        check_answer(answer, question.request.options, allow_free_text=question.request.allow_free_text)
         policy = question.request_as(QuestionRequest).approval
         if question.state.status != "pending":
             return self._settled(snapshot, question, answer, Voter(caller, groups), quorum=decided is None)
@@ -418,40 +286,29 @@ class QuestionService:
         others = [
             i
             for i in snapshot.pending
-            if i.interaction_id != interaction_id and any(_in_scope(i, w.scope.get("from")) for w in gates)
+            if i.interaction_id != interaction_id and any(in_scope(i, w.scope.get("from")) for w in gates)
         ]
-        ready = [
-            w
-            for w in gates
-            if len(others) > MAX_PENDING_GUARDS or not any(_in_scope(i, w.scope.get("from")) for i in others)
-        ]
+        guarded = len(others) <= MAX_PENDING_GUARDS  # more: decided by a read after the write instead
+        ready = [w for w in gates if not guarded or not any(in_scope(i, w.scope.get("from")) for i in others)]
         # The gates this answer releases from their carried answers (no read of the scope after the write).
-        known = {
-            w.gate for w in ready if len(others) <= MAX_PENDING_GUARDS and gate_answers.releasable(w, question, answer)
-        }
+        known = {w.gate for w in ready if guarded and gate_answers.releasable(w, question, answer)}
         now = core.now()
         guards: list[Guard] = [
             gate_answers.open_guard(w, question, answer, now=now, deciding=w.gate in known) for w in gates
         ]
         guards.append(ScopeUnchanged(run_id, snapshot.scope_version, asked=snapshot.asked if known else None))
-        if len(others) <= MAX_PENDING_GUARDS:  # more: decided by a read after the write instead
+        if guarded:
             guards += [StillPending(i) for i in others]
         message, event = self._answer_records(question, answer, caller)
         records: list[Message | Event] = [message, event]
         if decided is not None:  # released by a quorum: only while the tally is met, with its event
             guards.append(decided.guard)
             records.append(core.new_event(run_id, decided.event))
+        reason = decided.reason if decided else None
         try:
             answered = core.store.transition_interaction(
                 question,
-                status_of(
-                    question.state,
-                    "answered",
-                    answer=answer,
-                    by=caller,
-                    at=now,
-                    reason=decided.reason if decided else None,
-                ),
+                status_of(question.state, "answered", answer=answer, by=caller, at=now, reason=reason),
                 with_records=records,
                 guards=guards,
                 audit_head=snapshot.audit_head,
@@ -467,21 +324,21 @@ class QuestionService:
 
     def _after_answer(
         self, snapshot: RunSnapshot, answered: Interaction, released: list[str], unsent: Sequence[str] = ()
-    ) -> dict[str, Any]:
-        """Tool-form awaits the answer completes, and the answer's result (`unsent`: gates whose send
-        failed, the reconciler's to send: the delivery is pending)."""
+    ) -> AnswerResult:
+        """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (the
+        reconciler sends them: the delivery is pending)."""
         for awaiting in snapshot.pending:
             if awaiting.request.kind == "await" and self._complete_tool_await(awaiting):
                 released.append(f"tool:{awaiting.interaction_id}")
-        return {
-            "interaction_id": answered.interaction_id,
-            "node": answered.request.node,
-            "status": "answered",
-            "queued": True,
-            "resumed": bool(released),
-            "released": released,
-            "delivery": delivery_of(bool(released), pending=bool(unsent)),
-        }
+        return AnswerResult(
+            interaction_id=answered.interaction_id,
+            node=answered.request.node,
+            status="answered",
+            queued=True,
+            resumed=bool(released),
+            released=released,
+            delivery=delivery_of(bool(released), pending=bool(unsent)),
+        )
 
     @staticmethod
     def _is_repeat(current: Interaction, answer: Any, caller: str) -> bool:
@@ -490,17 +347,15 @@ class QuestionService:
         plain = current.request.kind == "question" and current.request_as(QuestionRequest).approval is None
         return plain and st.status == "answered" and st.answer == answer and st.answered_by == caller
 
-    def _repeat(self, snapshot: RunSnapshot, answered: Interaction) -> dict[str, Any]:
-        """A repeat of an accepted answer (a client's retry, a twin request) is answered as the first one
-        was, from the stored answer: this is what idempotency needs, with no record of its own. The
-        await gates parked on its scope before it was answered count as released once resumed; one still
-        parked (the first one's send failed, or is under way) is released now (a conditional release:
-        never twice)."""
+    def _repeat(self, snapshot: RunSnapshot, answered: Interaction) -> AnswerResult:
+        """A retry of an accepted answer gets the first one's result from the stored answer, with no record:
+        the gates parked on its scope before it count as released once resumed; one still parked (the
+        first send failed or is under way) is released now (conditionally: never twice)."""
         at = answered.state.answered_at or ""
         gates = [
             w
             for w in snapshot.waits
-            if w.kind == "await" and _in_scope(answered, w.scope.get("from")) and w.parked_at <= at
+            if w.kind == "await" and in_scope(answered, w.scope.get("from")) and w.parked_at <= at
         ]
         sent, unsent = self._release_gates(answered.run_id, [w for w in gates if w.status in ("parked", "expiring")])
         released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
@@ -508,7 +363,7 @@ class QuestionService:
 
     def _settled(
         self, snapshot: RunSnapshot, question: Interaction, answer: Any, voter: Voter, *, quorum: bool
-    ) -> dict[str, Any]:
+    ) -> AnswerResult:
         """An answer to a question no longer pending: late (410), a repeat of the accepted answer (its
         200 again), a counted voter's repeat on a quorum question (200: counted once), else the 409."""
         if question.state.status == "timed_out":
@@ -523,20 +378,18 @@ class QuestionService:
             return self._vote(question, policy, answer, voter)
         raise self._already(question)
 
-    def _vote(self, question: Interaction, policy: ApprovalPolicy, answer: Any, voter: Voter) -> dict[str, Any]:
-        """One operator's vote on a quorum question: 403 for the requester or a non-approver; counted
-        once per operator (a second vote: 200, `already_counted`); the vote that meets the quorum (or
-        the rejection rule) answers the question, exactly once; a vote after that is a 409."""
+    def _vote(self, question: Interaction, policy: ApprovalPolicy, answer: Any, voter: Voter) -> AnswerResult:
+        """One operator's vote (403 for the requester or a non-approver), counted once per operator; the
+        vote that meets the quorum (or the rejection rule) answers the question, exactly once."""
         requested_by = question.request_as(QuestionRequest).requested_by
         ballot = self.approvals.cast(question, policy, answer, voter, requested_by=requested_by)
-        result: dict[str, Any] = {
-            "interaction_id": question.interaction_id,
-            "node": question.request.node,
-            "status": "pending",
-            "queued": False,
-            "resumed": False,
-            "released": [],
-        }
+        result = AnswerResult(
+            interaction_id=question.interaction_id,
+            node=question.request.node,
+            status="pending",
+            queued=False,
+            resumed=False,
+        )
         if ballot.decision is not None:
             decided = self.approvals.decided(question, policy, ballot)
             try:
@@ -544,19 +397,19 @@ class QuestionService:
                     question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
                 )
             except ConflictError:  # a concurrent vote that read the same tally released it first
-                result["status"] = "answered"
+                result.status = "answered"
         if ballot.outcome == "closed":
             current = self.core.store.get_interaction(question.run_id, question.interaction_id)
             raise self._already(current or question)
-        return result | {"approval": ballot.view(policy).model_dump(exclude_unset=True)}
+        result.approval = ballot.view(policy)
+        return result
 
     def _gates_of(self, question: Interaction, waits: list[ParkedWait], answer: Any, caller: str) -> list[ParkedWait]:
-        """The parked await gates waiting on `question`. A question an await gate waits for is answered
-        under that gate's deadline: after it (or once the deadline path closed the gate), a 410 and the
-        answer kept as late (the gate is ended by Baton, its run fails with what was missing)."""
+        """The unreleased await gates waiting on `question`. It is answered under each one's deadline:
+        after it, or once the deadline path closed the gate, a 410 with the answer kept as late."""
         gates = []
         for wait in waits:
-            if wait.kind != "await" or wait.status == "released" or not _in_scope(question, wait.scope.get("from")):
+            if wait.kind != "await" or wait.status == "released" or not in_scope(question, wait.scope.get("from")):
                 continue
             closed = wait.status != "parked"
             self.core.refuse_if_late(
@@ -567,21 +420,16 @@ class QuestionService:
 
     def _answer_records(self, question: Interaction, answer: Any, caller: str) -> tuple[Message, Event]:
         """The answer's message for the asking node and its event (written with it, all or nothing)."""
-        core = self.core
-        message = self._message(question, message_text(question, answer))
-        event = core.new_event(
-            question.run_id,
-            InteractionAnswered(
-                interaction_id=question.interaction_id,
-                node=question.request.node,
-                kind="question",
-                answer=answer,
-                answer_text=answer_text(answer),
-                by=caller,
-                is_async=True,
-            ),
+        event = InteractionAnswered(
+            interaction_id=question.interaction_id,
+            node=question.request.node,
+            kind="question",
+            answer=answer,
+            answer_text=answer_text(answer),
+            by=caller,
+            is_async=True,
         )
-        return message, event
+        return self._message(question, message_text(question, answer)), self.core.new_event(question.run_id, event)
 
     def _message(self, question: Interaction, text: str) -> Message:
         """The message an answered question leaves in its asking node's queue."""
@@ -594,58 +442,15 @@ class QuestionService:
             interaction_id=question.interaction_id,
         )
 
-    def _release_gates(
-        self,
-        run_id: str,
-        gates: list[ParkedWait],
-        *,
-        known: dict[str, list[dict[str, Any]]] | None = None,
-        siblings: list[ParkedWait] | None = None,
-    ) -> tuple[list[str], list[str]]:
-        """Release each of `gates` whose scope is now fully answered: with its `known` output (from the
-        answers its wait carried, `baton/services/gate_answers.py`), else from one read of the run's
-        questions for all of them. Returns (released, unsent): a failed send loses nothing (the answer is
-        stored, the reconciler sends it), its gate is listed as unsent. `siblings`: the run's waits from the
-        caller's snapshot (does another still hold the run?)."""
-        if not gates:
-            return [], []
-        known = known or {}
-        unknown = [w for w in gates if w.gate not in known]
-        questions = self.core.store.list_run_interactions(run_id, kind="question") if unknown else []
-        released: list[str] = []
-        unsent: list[str] = []
-        for wait in gates:
-            if wait.gate in known:
-                answers = known[wait.gate]
-            else:
-                pending, answers = _split(questions, wait.scope.get("from"))
-                if pending:
-                    continue
-            others = None if siblings is None else [w for w in siblings if w.gate not in released]
-            try:
-                if self._send_release(wait, answers, siblings=others):
-                    released.append(wait.gate)
-            except SendFailedError:
-                unsent.append(wait.gate)
-            except Exception:
-                log.exception("await gate release failed", extra={"run_id": run_id, "gate": wait.gate})
-        return released, unsent
-
     def take_default(self, run_id: str, interaction_id: str) -> bool:
-        """A question's own deadline (its timer, `baton.services.deadlines`), with a declared default: it
-        is answered with it (nobody's answer: `answered_by` empty, `timed_out_default`), queued for its
-        node like any answer, and the await gates it completes are released. A person's answer accepted
-        first wins the conditional write; a gate already closing to answers refuses it (a guard). True
-        if this call took the default."""
+        """A question's own deadline (its timer) with a declared default: answered with it (nobody's
+        answer: `timed_out_default`), queued like any answer, and the await gates it completes released.
+        A person's answer accepted first wins the conditional write. True if this call took the default."""
         core = self.core
         question = core.store.get_interaction(run_id, interaction_id)
         if question is None or question.request.kind != "question" or question.state.status != "pending":
             return False
-        gates = [
-            w
-            for w in core.store.list_run_waits(run_id)
-            if w.kind == "await" and w.status == "parked" and _in_scope(question, w.scope.get("from"))
-        ]
+        gates = open_gates_of(question, core.store.list_run_waits(run_id))
         if not self._answer_default(question, open_gates=gates):
             return False
         self._release_gates(run_id, gates)  # a failed send: the reconciler's
@@ -656,9 +461,8 @@ class QuestionService:
     def _answer_default(
         self, question: Interaction, *, open_gates: Sequence[ParkedWait] = (), carrying: Sequence[ParkedWait] = ()
     ) -> bool:
-        """Answer a pending question with its declared default, with its message and `timed_out_default`
-        event (one conditional write), guarded by `open_gates` still open, carried onto their waits and
-        onto `carrying`'s. False if it declared none or changed first."""
+        """Answer a pending question with its declared default in one conditional write, guarded by
+        `open_gates` still open, carried onto their waits and `carrying`'s. False if none or changed first."""
         ladder = question.request.ladder
         if ladder is None or ladder.default is None:
             return False
@@ -669,19 +473,17 @@ class QuestionService:
         message = self._message(
             question, message_text(question, value) + " (nobody answered: the declared default, timed_out_default)"
         )
-        event = core.new_event(
-            question.run_id,
-            TimedOutDefault(
-                interaction_id=question.interaction_id,
-                node=question.request.node,
-                kind="question",
-                default=value,
-                deadline=question.expires_at or core.now(),
-            ),
+        event = TimedOutDefault(
+            interaction_id=question.interaction_id,
+            node=question.request.node,
+            kind="question",
+            default=value,
+            deadline=question.expires_at or core.now(),
         )
         answered = status_of(question.state, "answered", answer=value, at=now, reason=TIMED_OUT_DEFAULT)
+        records: list[Message | Event] = [message, core.new_event(question.run_id, event)]
         try:
-            core.store.transition_interaction(question, answered, with_records=[message, event], guards=guards)
+            core.store.transition_interaction(question, answered, with_records=records, guards=guards)
         except (ConflictError, GuardFailedError):
             return False
         return True
@@ -690,281 +492,74 @@ class QuestionService:
         """An answer to a question whose gate timed out: kept on the record as late, never delivered."""
         st = question.state
         when = st.answered_at or self.core.now()
-        self.core.record(
-            question.run_id,
-            AnswerLate(
-                interaction_id=question.interaction_id,
-                node=question.request.node,
-                kind="question",
-                answer=answer,
-                by=caller,
-                deadline=when,
-            ),
+        late = AnswerLate(
+            interaction_id=question.interaction_id,
+            node=question.request.node,
+            kind="question",
+            answer=answer,
+            by=caller,
+            deadline=when,
         )
+        self.core.record(question.run_id, late)
         return GoneError(
             f"question {question.interaction_id} is no longer pending: {st.reason or 'its gate timed out'} at "
             f"{when}; the answer is recorded as late and not delivered",
             details={"reason": "gate_timed_out", "timed_out_at": when, "interaction": question.public()},
         )
 
-    def _time_out_questions(self, pending: list[Interaction], why: str) -> None:
-        """The questions a timed-out gate waited on stop being pending: marked timed out, with `why`
-        (a conditional write: one answered at the last moment keeps its answer)."""
-        for question in pending:
-            try:
-                self.core.store.transition_interaction(
-                    question, status_of(question.state, "timed_out", at=self.core.now(), reason=why)
-                )
-            except ConflictError:
-                continue
-
     @staticmethod
     def _already(current: Interaction) -> ConflictError:
-        status = current.state.status
+        st = current.state
         return ConflictError(
-            f"question {current.interaction_id} is already {status}"
-            + (f" (answer: {answer_text(current.state.answer)!r})" if status == "answered" else ""),
+            f"question {current.interaction_id} is already {st.status}"
+            + (f" (answer: {answer_text(st.answer)!r})" if st.status == "answered" else ""),
             details={
-                "answer": current.state.answer,
+                "answer": st.answer,
                 "interaction": current.public(),
-                "winner": winner(
-                    status=status,
-                    value=current.state.answer,
-                    by=current.state.answered_by,
-                    at=current.state.answered_at,
-                ),
+                "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
             },
         )
 
-    @staticmethod
-    def _check_answer(question: Interaction, answer: Any) -> None:
-        if _is_empty(answer):
-            raise ValidationFailedError("answer must not be empty", details={"path": "answer"})
-        size = len(json.dumps(answer))
-        if size > MAX_ANSWER_BYTES:
-            raise PayloadTooLargeError(
-                f"answer is {size} bytes; the limit is {MAX_ANSWER_BYTES}",
-                details={"size": size, "limit": MAX_ANSWER_BYTES},
-            )
-        req = question.request
-        if req.options and not req.allow_free_text and answer not in req.options:
-            raise ValidationFailedError(
-                f"answer must be one of the options {req.options} (free text is off for this question)",
-                details={"path": "answer", "options": req.options},
-            )
-
-    # ---- scope ----------------------------------------------------------------------------------
-    def _scope(self, run_id: str, from_node: str | None) -> tuple[list[Interaction], list[dict[str, Any]]]:
-        """(pending questions, collected answers) in scope, oldest first."""
-        return _split(self.core.store.list_run_interactions(run_id, kind="question"), from_node)
-
-    # ---- the await gate (Step Functions) --------------------------------------------------------
-    def park_gate(
-        self,
-        *,
-        run_id: str,
-        gate: str,
-        token: str,
-        timeout_seconds: int,
-        from_node: str | None = None,
-        map_item: int | str | None = None,
-        entered_at: datetime | None = None,
-        ladder: Ladder | None = None,
-    ) -> dict[str, Any]:
-        """The gate's waitForTaskToken Lambda: park the token, then re-check the store.
-
-        A `ladder` reminds and escalates about the scope's still-unanswered questions; its `on_timeout`
-        is "fail" or "use_question_defaults" (`end_at_deadline`). Checked here (a bad one fails the task
-        with the 422's message; `baton check` finds a literal one first, C261).
-
-        Inside a Map iteration the gate name is made per item (`<gate>-<map_item>`), so each branch parks
-        its own token and is released on its own. Idempotent: a retried invoke (same token) finds its
-        wait, records nothing again and only re-checks the store.
-        """
-        if map_item is not None:  # the payload checked the gate's name; the per-item name must hold too
-            gate = check_gate_name(f"{gate}-{map_item}")
-        core = self.core
-        if ladder is not None:
-            ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
-        core.ensure_run(run_id)
-        again = core.parked_again(run_id, gate, token)
-        if again is not None:
-            parked = again if again.status == "parked" else None
-            released = again.status == "released" or self._release_if_ready(run_id, gate, from_node, parked)
-            return {"parked": True, "gate": gate, "released": released, "pending": again.interaction_ids}
-        pending, answered = self._scope(run_id, from_node)
-        warning = _never_asked(gate, from_node) if from_node and not pending and not answered else None
-        parked = ParkedWait(
-            run_id=run_id,
-            gate=gate,
-            task_token=token,
-            kind="await",
-            interaction_ids=[i.interaction_id for i in pending],
-            scope={"from": from_node or None, "timeout_seconds": timeout_seconds}
-            | ({"ladder": ladder.model_dump(mode="json")} if ladder is not None else {}),
-            parked_at=core.now(),
-            deadline=core.deadline_of(timeout_seconds, entered_at),
-            carry="filling",  # the re-check below merges what was answered before it (gate_answers.py)
-        )
-        park_wait(core, parked)
-        # An answer that read the run before this wait existed is refused by its write (and decides
-        # again, seeing the gate); one that landed first is seen by the re-check below.
-        core.store.bump_scope(run_id)
-        core.record(
-            run_id,
-            AwaitStarted(
-                gate=gate,
-                from_node=from_node or None,
-                timeout_seconds=timeout_seconds,
-                pending=[i.interaction_id for i in pending],
-                **({"warning": warning} if warning else {}),
-            ),
-        )
-        if pending and core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
-            core.record(run_id, RunPaused(gate=gate, kind="await", pending=[i.interaction_id for i in pending]))
-        # The re-check: anything answered between our read above and the park is seen here.
-        released = self._release_if_ready(run_id, gate, from_node, parked)
-        if not released:  # asked between our read above and the park: this gate holds it up too
-            late, _ = self._scope(run_id, from_node)
-            named = {i.interaction_id for i in pending}
-            core.store.mark_blocked(run_id, gate, [i.interaction_id for i in late if i.interaction_id not in named])
-        return {"parked": True, "gate": gate, "released": released, "pending": [i.interaction_id for i in pending]}
-
-    def _mark_awaited(self, question: Interaction) -> None:
-        """A question asked while an await gate of its scope is parked holds that gate up (the inbox shows
-        it). Read after the question's write, as the park reads its scope after the wait's: of a question
-        and a gate racing, one of the two reads sees the other's write, so one of them marks it."""
-        for wait in self.core.store.list_run_waits(question.run_id):
-            if wait.kind == "await" and wait.status == "parked" and _in_scope(question, wait.scope.get("from")):
-                self.core.store.mark_blocked(question.run_id, wait.gate, [question.interaction_id])
-                return
-
-    def _release_if_ready(
-        self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None = None
-    ) -> bool:
-        """Release the gate if its scope is answered. Not yet, after a park (`parked`, the wait it
-        wrote): what was answered before it is merged into the wait's carried answers, read after the
-        wait and its scope bump were written (`baton/services/gate_answers.py`)."""
-        questions = self.core.store.list_run_interactions(run_id, kind="question")
-        pending, answers = _split(questions, from_node)
-        if pending:
-            if parked is not None:
-                answered = [i for i in questions if _in_scope(i, from_node) and i.state.status == "answered"]
-                gate_answers.merge_at_park(self.core.store, parked, answered)
-            return False
-        wait = self.core.store.get_wait(run_id, gate)
-        return wait is not None and self._send_release(wait, answers)
-
-    def _send_release(
-        self, wait: ParkedWait, answers: list[dict[str, Any]], *, siblings: list[ParkedWait] | None = None
-    ) -> bool:
-        """Send the gate's output with the scope's answers; `await_released` is recorded with the release."""
-        from_node = wait.scope.get("from")
-        try:
-            return self.core.release_gate(
-                wait.run_id,
-                wait.gate,
-                {"answers": answers, "gate": wait.gate, "from": from_node},
-                wait=wait,
-                also=[AwaitReleased(gate=wait.gate, answers=len(answers), from_node=from_node)],
-                siblings=siblings,
-            )
-        except GoneError:
-            return False  # the gate timed out first; its timeout handler reports what was missing
-
-    def record_gate_timeout(self, run_id: str, gate: str, map_item: int | str | None = None) -> dict[str, Any]:
-        """The gate's Catch on States.Timeout: list the unanswered questions in the event and the cause."""
-        core = self.core
-        gate = f"{gate}-{map_item}" if map_item is not None else gate
-        wait = core.store.get_wait(run_id, gate)
-        scope = wait.scope if wait else {}
-        from_node = scope.get("from")
-        if wait is not None and wait.status in ("parked", "expiring"):
-            core.store.release_wait(wait, "timed_out")
-        pending, _ = self._scope(run_id, from_node)
-        unanswered = [_unanswered(i) for i in pending]
-        listed = "; ".join(f"{u.interaction_id} (node {u.node}): {u.question!r}" for u in unanswered)
-        seconds = scope.get("timeout_seconds")
-        where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
-        cause = f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
-        core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
-        self._time_out_questions(pending, f"await gate '{gate}' timed out")
-        if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
-            core.set_run_status(
-                run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause
-            )
-        return {"cause": cause, "unanswered": [u.model_dump() for u in unanswered]}
-
     # ---- the tool form --------------------------------------------------------------------------
-    def await_tool(
-        self,
-        run_id: str,
-        *,
-        timeout_seconds: int,
-        caller: str,
-        from_node: str | None = None,
-        map_item: int | str | None = None,
-        ladder: Ladder | None = None,
-    ) -> tuple[bool, dict[str, Any]]:
-        """`await_answers` as a tool. (True, answers) when nothing in scope is pending; otherwise
-        (False, pending ids) with the run marked paused_waiting_human and an `await` interaction that
-        the last answer completes. Calling again while waiting reuses that interaction (and its ladder:
-        remind / escalate about the pending questions, `use_question_defaults` at its expiry)."""
-        if map_item is not None:
-            raise ValidationFailedError(
-                MAP_AWAIT_REFUSAL, details={"reason": "inside_map_iteration", "map_item": map_item}
-            )
+    def await_tool(self, run_id: str, request: AwaitRequest, *, caller: str) -> AwaitAnswered | AwaitPending:
+        """`await_answers` as a tool: the answers when nothing in scope is pending; otherwise the pending
+        ids, the run marked paused_waiting_human and an `await` interaction the last answer completes (a
+        call while waiting reuses it, and its ladder: `use_question_defaults` at its expiry)."""
+        from_node, timeout_seconds, ladder = request.from_ or None, request.timeout_seconds, request.ladder()
+        refuse_in_map(request.map_item, MAP_AWAIT_REFUSAL)
         if ladder is not None:
             ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
         core = self.core
         core.require_run(run_id)
         pending, answers = self._scope(run_id, from_node)
+        scope_key = from_node or "*"
         if not pending:
             # The last answer may still be on its way to completing this scope's tool await: complete it
             # here too (a conditional write: one of the two does it), so a 200 never leaves the run paused.
-            for awaiting in core.store.list_run_interactions(run_id, kind="await", status="pending"):
-                if awaiting.request.node == (from_node or "*"):
-                    self._complete_tool_await(awaiting)
+            for awaiting in self._tool_awaits(run_id, scope_key):
+                self._complete_tool_await(awaiting)
             self._unpause_if_idle(run_id)
-            return True, {"status": "answered", "run_id": run_id, "from": from_node, "answers": answers}
+            return AwaitAnswered(status="answered", run_id=run_id, from_=from_node, answers=answers)
         ids = [i.interaction_id for i in pending]
-        scope_key = from_node or "*"
-        existing = [
-            i
-            for i in core.store.list_run_interactions(run_id, kind="await", status="pending")
-            if i.request.node == scope_key
-        ]
-        if existing:
-            awaiting = existing[-1]
-        else:
-            awaiting = Interaction(
-                interaction_id=core.ids.new_id(),
-                run_id=run_id,
-                created_at=core.now(),
-                expires_at=core.later(timeout_seconds),
-                request=AwaitToolRequest(
+        existing = self._tool_awaits(run_id, scope_key)
+        prompt = f"waiting for {len(ids)} answer(s)" + (f" of node '{from_node}'" if from_node else "")
+        awaiting = (
+            existing[-1]
+            if existing
+            else self._start_tool_await(
+                run_id,
+                AwaitToolRequest(
                     node=scope_key,
-                    prompt=f"waiting for {len(ids)} answer(s)" + (f" of node '{from_node}'" if from_node else ""),
+                    prompt=prompt,
                     timeout_seconds=timeout_seconds,
                     from_node=from_node,
                     pending=ids,
                     by=caller,
                     ladder=ladder,
                 ),
+                timeout_seconds,
             )
-            core.store.put_interaction(awaiting)
-            arm_tool_await(core, awaiting)
-            core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again
-            core.record(
-                run_id,
-                AwaitStarted(
-                    gate="tool",
-                    interaction_id=awaiting.interaction_id,
-                    from_node=from_node,
-                    timeout_seconds=timeout_seconds,
-                    pending=ids,
-                ),
-            )
+        )
         if core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
             core.record(run_id, RunPaused(gate="await_answers", kind="await", pending=ids))
         # Answers that landed between our read and our writes (the await may even have been completed
@@ -974,15 +569,45 @@ class QuestionService:
             self._unpause_if_idle(run_id)
             pending, answers = self._scope(run_id, from_node)
             if not pending:
-                return True, {"status": "answered", "run_id": run_id, "from": from_node, "answers": answers}
-        return False, {
-            "status": "pending",
-            "run_id": run_id,
-            "from": from_node,
-            "pending": ids,
-            "interaction_id": awaiting.interaction_id,
-            "run_status": "paused_waiting_human",
-        }
+                return AwaitAnswered(status="answered", run_id=run_id, from_=from_node, answers=answers)
+        return AwaitPending(
+            status="pending",
+            run_id=run_id,
+            from_=from_node,
+            pending=ids,
+            interaction_id=awaiting.interaction_id,
+            run_status="paused_waiting_human",
+        )
+
+    def _tool_awaits(self, run_id: str, scope_key: str) -> list[Interaction]:
+        awaits = self.core.store.list_run_interactions(run_id, kind="await", status="pending")
+        return [i for i in awaits if i.request.node == scope_key]
+
+    def _start_tool_await(self, run_id: str, request: AwaitToolRequest, timeout_seconds: int) -> Interaction:
+        core = self.core
+        awaiting = Interaction(
+            interaction_id=core.ids.new_id(),
+            run_id=run_id,
+            created_at=core.now(),
+            expires_at=core.later(timeout_seconds),
+            request=request,
+        )
+        core.store.put_interaction(awaiting)
+        arm_tool_await(core, awaiting)
+        core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again
+        started = AwaitStarted(
+            gate="tool",
+            interaction_id=awaiting.interaction_id,
+            from_node=request.from_node,
+            timeout_seconds=timeout_seconds,
+            pending=request.pending,
+        )
+        core.record(run_id, started)
+        return awaiting
+
+    def _resume_run(self, run_id: str) -> None:
+        if self.core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
+            self.core.record(run_id, RunResumed(gate="await_answers", kind="await"))
 
     def _unpause_if_idle(self, run_id: str) -> None:
         """A run marked paused by the tool form goes back to running once nothing waits on a human."""
@@ -991,27 +616,21 @@ class QuestionService:
             return
         if any(w.status == "parked" for w in self.core.store.list_run_waits(run_id)):
             return
-        if self.core.store.list_run_interactions(run_id, kind="await", status="pending"):
-            return
-        if self.core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
-            self.core.record(run_id, RunResumed(gate="await_answers", kind="await"))
+        if not self.core.store.list_run_interactions(run_id, kind="await", status="pending"):
+            self._resume_run(run_id)
 
     def _complete_tool_await(self, awaiting: Interaction) -> bool:
-        from_node = awaiting.request_as(AwaitToolRequest).from_node
-        pending, answers = self._scope(awaiting.run_id, from_node)
+        pending, answers = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
         if pending:
             return False
+        answered = status_of(awaiting.state, "answered", answer=[a.model_dump() for a in answers], at=self.core.now())
         try:
-            self.core.store.transition_interaction(
-                awaiting, status_of(awaiting.state, "answered", answer=answers, at=self.core.now())
-            )
+            self.core.store.transition_interaction(awaiting, answered)
         except ConflictError:
             return False  # another answer completed it
-        self.core.record(
-            awaiting.run_id, AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
-        )
-        if self.core.set_run_status(awaiting.run_id, "running", allowed_from={"paused_waiting_human"}):
-            self.core.record(awaiting.run_id, RunResumed(gate="await_answers", kind="await"))
+        released = AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
+        self.core.record(awaiting.run_id, released)
+        self._resume_run(awaiting.run_id)
         return True
 
     # ---- delivery -------------------------------------------------------------------------------
@@ -1021,25 +640,17 @@ class QuestionService:
         return self.core.store.drain_messages(run_id, node, drained_at=self.core.now())
 
     # ---- the reconciler -------------------------------------------------------------------------
-    def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """One parked await gate: released if its scope is answered. True if this call released it."""
-        return self._release_if_ready(wait.run_id, wait.gate, wait.scope.get("from"))
-
     def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """At a parked await gate's deadline, the one deadline path (baton.services.at_deadline,
-        `AwaitDeadline`): the wait is closed to answers first, then its scope read; everything answered
-        before it closed releases the gate with the answers. Otherwise its questions' declared defaults
-        (`use_question_defaults`), else the task fails with DEADLINE_ERROR (the gate's Catch lists what is
-        missing). True if this call ended (or released) the gate."""
+        """A parked await gate's deadline, through the one deadline path (`AwaitDeadline`). True if this
+        call ended (or released) the gate."""
         return end_at_deadline(AwaitDeadline(self), wait) is not None
 
     def reconcile_tool_awaits(self) -> tuple[list[dict[str, str]], list[str]]:
         """Complete tool-form awaits whose questions are answered; time out those past their expiry."""
-        core = self.core
         released: list[dict[str, str]] = []
         timed_out: list[str] = []
-        now = core.now()
-        for awaiting in core.store.list_pending("await"):
+        now = self.core.now()
+        for awaiting in self.core.store.list_pending("await"):
             if self._complete_tool_await(awaiting):
                 released.append({"run_id": awaiting.run_id, "gate": f"tool:{awaiting.interaction_id}"})
             elif awaiting.expires_at and awaiting.expires_at <= now and self._time_out_tool_await(awaiting):
@@ -1047,8 +658,8 @@ class QuestionService:
         return released, timed_out
 
     def time_out_tool_await(self, run_id: str, interaction_id: str) -> bool:
-        """A tool-form await's timer, at its expiry: completed if its scope is answered, else timed out.
-        True if this call timed it out."""
+        """A tool-form await's timer, at its expiry: completed if its scope is answered (by the questions'
+        defaults under `use_question_defaults`), else timed out. True if this call timed it out."""
         awaiting = self.core.store.get_interaction(run_id, interaction_id)
         if awaiting is None or awaiting.request.kind != "await" or awaiting.state.status != "pending":
             return False
@@ -1063,29 +674,25 @@ class QuestionService:
         return not self._complete_tool_await(awaiting) and self._time_out_tool_await(awaiting)
 
     def _time_out_tool_await(self, awaiting: Interaction) -> bool:
-        """Time out a pending tool-form await: the run is no longer paused for it. Its questions stay
-        open (the tool form blocks nobody: the agent may await them again), unlike a gate's."""
+        """The run is no longer paused for it; its questions stay open (the tool form blocks nobody)."""
         core = self.core
         pending, _ = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
         try:
             core.store.transition_interaction(awaiting, status_of(awaiting.state, "timed_out", reason="timeout"))
         except ConflictError:
             return False
+        unanswered = [unanswered_of(i) for i in pending]
         core.record(
-            awaiting.run_id,
-            AwaitTimedOut(
-                gate="tool", interaction_id=awaiting.interaction_id, unanswered=[_unanswered(i) for i in pending]
-            ),
+            awaiting.run_id, AwaitTimedOut(gate="tool", interaction_id=awaiting.interaction_id, unanswered=unanswered)
         )
         self._unpause_if_idle(awaiting.run_id)
         return True
 
 
 class AwaitDeadline:
-    """An await gate's `DeadlinePolicy` (baton.services.at_deadline). Closed by a conditional write to
-    "expiring" (an answer's write is guarded by the wait being parked, so from here none is accepted; a
-    wait found already expiring, a deadline that died midway, goes on from the read); what was stored is
-    its scope's answers once no question in it is pending."""
+    """An await gate's `DeadlinePolicy` (baton.services.at_deadline): closed by a conditional write to
+    "expiring" (answers are guarded by the wait being parked; a wait found expiring goes on from the
+    read); what was stored is its scope's answers once none of it is pending."""
 
     def __init__(self, questions: QuestionService) -> None:
         self.questions = questions
@@ -1098,11 +705,11 @@ class AwaitDeadline:
             return wait.model_copy(update={"status": "expiring"})
         return wait if wait.status == "expiring" else None
 
-    def stored(self, wait: ParkedWait) -> list[dict[str, Any]] | None:
+    def stored(self, wait: ParkedWait) -> list[CollectedAnswer] | None:
         pending, answers = self.questions._scope(wait.run_id, wait.scope.get("from"))
         return None if pending else answers
 
-    def release(self, wait: ParkedWait, stored: list[dict[str, Any]]) -> bool:
+    def release(self, wait: ParkedWait, stored: list[CollectedAnswer]) -> bool:
         return self.questions._send_release(wait, stored)
 
     def _defaults_declared(self, wait: ParkedWait) -> bool:
@@ -1110,19 +717,14 @@ class AwaitDeadline:
         return ladder is not None and ladder.on_timeout == USE_QUESTION_DEFAULTS
 
     def take_default(self, wait: ParkedWait) -> bool:
-        """Each pending question's own default (the wait is closed to answers), when the gate declared
-        `use_question_defaults`; the other parked gates of its scope carry the answer too."""
+        """Each pending question's own default (the wait is closed to answers) under `use_question_defaults`;
+        the other parked gates of its scope carry the answer too."""
         if not self._defaults_declared(wait):
             return False
         pending, _ = self.questions._scope(wait.run_id, wait.scope.get("from"))
-        others = [
-            w
-            for w in self.core.store.list_run_waits(wait.run_id)
-            if w.kind == "await" and w.status == "parked" and w.gate != wait.gate
-        ]
+        others = [w for w in self.core.store.list_run_waits(wait.run_id) if w.gate != wait.gate]
         for question in pending:
-            carrying = [w for w in others if _in_scope(question, w.scope.get("from"))]
-            self.questions._answer_default(question, carrying=carrying)
+            self.questions._answer_default(question, carrying=open_gates_of(question, others))
         return bool(pending)
 
     def time_out(self, wait: ParkedWait) -> bool:

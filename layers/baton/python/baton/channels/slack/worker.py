@@ -93,7 +93,7 @@ class SlackWorker:
         services, run_id, iid = self._services, interaction.run_id, interaction.interaction_id
         kind = interaction.request.kind
         if kind == "question":
-            return services.questions.answer(run_id, iid, value, caller=operator)
+            return services.questions.answer(run_id, iid, value, caller=operator).model_dump()
         if kind == "ask":
             from baton.services.pauses import Resume
 

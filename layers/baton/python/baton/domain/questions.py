@@ -1,0 +1,91 @@
+"""An async question's own rules, with no port: what may be asked (text, options, free text, not from a
+Map iteration) and what may answer it (non-empty, bounded, one of the options when free text is off)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from baton.errors import PayloadTooLargeError, ValidationFailedError
+
+MAX_QUESTION_CHARS = 4000  # longer → 413 payload_too_large
+MAX_ANSWER_BYTES = 16 * 1024  # the answer, JSON-serialized; longer → 413
+MAX_OPTIONS = 50
+MAX_OPTION_CHARS = 500
+MAP_REFUSAL = (
+    "questions cannot be posted from inside a Map iteration: a question set is keyed per (run, node), and a "
+    "Map replays ONE node id for every item, so all items would share one inbox. Declare the asking node on "
+    "the trunk (before the Map) and fan out below it"
+)
+MAP_AWAIT_REFUSAL = (
+    "the await_answers tool cannot be called from inside a Map iteration: a pause by the tool is run-global. "
+    "Put an await gate Task state (per-item gate name) in the Map's ItemProcessor instead"
+)
+
+
+def answer_text(answer: Any) -> str:
+    """Strings as they are; anything else as compact JSON."""
+    return answer if isinstance(answer, str) else json.dumps(answer, separators=(",", ":"), sort_keys=True)
+
+
+def refuse_in_map(map_item: int | str | None, message: str) -> None:
+    if map_item is not None:
+        raise ValidationFailedError(message, details={"reason": "inside_map_iteration", "map_item": map_item})
+
+
+def check_question(
+    question: str, options: list[str] | None, allow_free_text: bool | None
+) -> tuple[list[str] | None, bool]:
+    """422/413 before anything is stored; returns (options, free text: by default only without options)."""
+    if not question.strip():
+        raise ValidationFailedError("question must not be empty", details={"path": "question"})
+    if len(question) > MAX_QUESTION_CHARS:
+        raise PayloadTooLargeError(
+            f"question is {len(question)} characters; the limit is {MAX_QUESTION_CHARS}",
+            details={"size": len(question), "limit": MAX_QUESTION_CHARS},
+        )
+    if options is not None:
+        _check_options(options)
+    free_text = allow_free_text if allow_free_text is not None else not options
+    if not options and not free_text:
+        raise ValidationFailedError(
+            "a question with no options must allow free text (nothing could answer it)",
+            details={"path": "allow_free_text"},
+        )
+    return options or None, free_text
+
+
+def _check_options(options: list[str]) -> None:
+    if len(options) > MAX_OPTIONS:
+        raise ValidationFailedError(f"at most {MAX_OPTIONS} options", details={"path": "options"})
+    for n, option in enumerate(options):
+        if not option.strip() or len(option) > MAX_OPTION_CHARS:
+            raise ValidationFailedError(
+                f"options[{n}] must be 1-{MAX_OPTION_CHARS} characters", details={"path": f"options.{n}"}
+            )
+    if len(set(options)) != len(options):
+        raise ValidationFailedError("options must be distinct", details={"path": "options"})
+
+
+def _is_empty(answer: Any) -> bool:
+    if answer is None:
+        return True
+    if isinstance(answer, str):
+        return not answer.strip()
+    return isinstance(answer, dict | list) and not answer
+
+
+def check_answer(answer: Any, options: list[str] | None, *, allow_free_text: bool | None) -> None:
+    if _is_empty(answer):
+        raise ValidationFailedError("answer must not be empty", details={"path": "answer"})
+    size = len(json.dumps(answer))
+    if size > MAX_ANSWER_BYTES:
+        raise PayloadTooLargeError(
+            f"answer is {size} bytes; the limit is {MAX_ANSWER_BYTES}",
+            details={"size": size, "limit": MAX_ANSWER_BYTES},
+        )
+    if options and not allow_free_text and answer not in options:
+        raise ValidationFailedError(
+            f"answer must be one of the options {options} (free text is off for this question)",
+            details={"path": "answer", "options": options},
+        )

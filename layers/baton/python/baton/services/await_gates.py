@@ -1,0 +1,268 @@
+"""The await gate (`statemachines/await_answers.asl.json`, or the Task state of `baton.workflows.gate_states`),
+the Step Functions form of awaiting a run's questions, and the scope predicate both await forms share.
+
+The gate parks its task token as WAIT#<gate> with scope {"from": node | None}, then RE-CHECKS the store:
+what was answered before it parked releases it at once (its answers merged onto the wait first, so the
+last answer sends the output with no read: `gate_answers`). The reconciler releases any parked gate whose
+scope is answered (a send that failed after the answer was stored); every release goes through
+`Core.release_gate`, whose conditional release makes a second sender a no-op. At its deadline the one
+deadline path ends it (`questions.AwaitDeadline`); its Catch on States.Timeout records what went unanswered.
+`QuestionService` is an `AwaitGates`: answering a question releases the gates it completes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked, GateTimedOut
+from baton.domain.fields import check_gate_name
+from baton.domain.ladder import AnswerCheck
+from baton.errors import ConflictError, GoneError
+from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused, UnansweredQuestion
+from baton.models import Interaction, ParkedWait, status_of
+from baton.services import gate_answers
+from baton.services.answer_outcomes import SendFailedError
+from baton.services.deadlines import park_wait
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import datetime
+
+    from baton.domain.ladder import Ladder
+    from baton.services.core import Core
+
+log = logging.getLogger("baton")
+
+
+def unanswered_of(i: Interaction) -> UnansweredQuestion:
+    return UnansweredQuestion(interaction_id=i.interaction_id, node=i.request.node, question=i.request.prompt)
+
+
+def _never_asked(gate: str, from_node: str) -> str:
+    """C242 at run time (`baton check` finds it in ASL): said loudly, in the log and on the event."""
+    warning = (
+        f"await gate '{gate}' waits on node '{from_node}', which has asked nothing in this run (C242): it "
+        "releases at once with no answers. Is `from` the node that posts the questions?"
+    )
+    log.warning(warning)
+    return warning
+
+
+def in_scope(interaction: Interaction, from_node: str | None) -> bool:
+    return interaction.request.kind == "question" and (not from_node or interaction.request.node == from_node)
+
+
+def open_gates_of(question: Interaction, waits: Sequence[ParkedWait]) -> list[ParkedWait]:
+    """The parked await gates whose scope holds `question`."""
+    return [w for w in waits if w.kind == "await" and w.status == "parked" and in_scope(question, w.scope.get("from"))]
+
+
+def split_scope(questions: list[Interaction], from_node: str | None) -> tuple[list[Interaction], list[CollectedAnswer]]:
+    """(pending questions, collected answers) of `questions` in scope, in their order."""
+    pending: list[Interaction] = []
+    answers: list[CollectedAnswer] = []
+    for i in questions:
+        if not in_scope(i, from_node):
+            continue
+        if i.state.status == "pending":
+            pending.append(i)
+        elif i.state.status == "answered":
+            answers.append(
+                CollectedAnswer(
+                    interaction_id=i.interaction_id,
+                    node=i.request.node,
+                    question=i.request.prompt,
+                    answer=i.state.answer,
+                )
+            )
+    return pending, answers
+
+
+class AwaitGates:
+    """Park, release and time out a run's await gates (the base of `QuestionService`)."""
+
+    core: Core
+
+    def _scope(self, run_id: str, from_node: str | None) -> tuple[list[Interaction], list[CollectedAnswer]]:
+        """(pending questions, collected answers) in scope, oldest first."""
+        return split_scope(self.core.store.list_run_interactions(run_id, kind="question"), from_node)
+
+    # ---- the await gate (Step Functions) --------------------------------------------------------
+    def park_gate(
+        self,
+        *,
+        run_id: str,
+        gate: str,
+        token: str,
+        timeout_seconds: int,
+        from_node: str | None = None,
+        map_item: int | str | None = None,
+        entered_at: datetime | None = None,
+        ladder: Ladder | None = None,
+    ) -> GateParked:
+        """The gate's waitForTaskToken Lambda: park the token, then re-check the store. Inside a Map the
+        gate is per item (`<gate>-<map_item>`). A retried invoke (same token) finds its wait, records
+        nothing again and only re-checks. A bad ladder fails the task with the 422's message (C261)."""
+        if map_item is not None:  # the payload checked the gate's name; the per-item name must hold too
+            gate = check_gate_name(f"{gate}-{map_item}")
+        core = self.core
+        if ladder is not None:
+            ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
+        core.ensure_run(run_id)
+        again = core.parked_again(run_id, gate, token)
+        if again is not None:
+            parked = again if again.status == "parked" else None
+            released = again.status == "released" or self._release_if_ready(run_id, gate, from_node, parked)
+            return GateParked(parked=True, gate=gate, released=released, pending=again.interaction_ids)
+        pending, answered = self._scope(run_id, from_node)
+        pending_ids = [i.interaction_id for i in pending]
+        warning = _never_asked(gate, from_node) if from_node and not pending and not answered else None
+        parked = ParkedWait(
+            run_id=run_id,
+            gate=gate,
+            task_token=token,
+            kind="await",
+            interaction_ids=pending_ids,
+            scope={"from": from_node or None, "timeout_seconds": timeout_seconds}
+            | ({"ladder": ladder.model_dump(mode="json")} if ladder is not None else {}),
+            parked_at=core.now(),
+            deadline=core.deadline_of(timeout_seconds, entered_at),
+            carry="filling",  # the re-check below merges what was answered before it (gate_answers.py)
+        )
+        park_wait(core, parked)
+        # An answer that read the run before this wait existed is refused by its write (and decides
+        # again, seeing the gate); one that landed first is seen by the re-check below.
+        core.store.bump_scope(run_id)
+        core.record(
+            run_id,
+            AwaitStarted(
+                gate=gate,
+                from_node=from_node or None,
+                timeout_seconds=timeout_seconds,
+                pending=pending_ids,
+                **({"warning": warning} if warning else {}),
+            ),
+        )
+        if pending and core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
+            core.record(run_id, RunPaused(gate=gate, kind="await", pending=pending_ids))
+        released = self._release_if_ready(run_id, gate, from_node, parked)  # the re-check
+        if not released:  # asked between our read above and the park: this gate holds it up too
+            late, _ = self._scope(run_id, from_node)
+            core.store.mark_blocked(
+                run_id, gate, [i.interaction_id for i in late if i.interaction_id not in pending_ids]
+            )
+        return GateParked(parked=True, gate=gate, released=released, pending=pending_ids)
+
+    def _mark_awaited(self, question: Interaction) -> None:
+        """A question asked while a gate of its scope is parked holds that gate up (the inbox shows it). Read
+        after the question's write, as the park reads after the wait's: of the two racing, one sees the other."""
+        gates = open_gates_of(question, self.core.store.list_run_waits(question.run_id))
+        if gates:
+            self.core.store.mark_blocked(question.run_id, gates[0].gate, [question.interaction_id])
+
+    def _release_if_ready(
+        self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None = None
+    ) -> bool:
+        """Release the gate if its scope is answered. Not yet, after a park (`parked`): what was answered
+        before it is merged into the wait's carried answers (`baton/services/gate_answers.py`)."""
+        questions = self.core.store.list_run_interactions(run_id, kind="question")
+        pending, answers = split_scope(questions, from_node)
+        if pending:
+            if parked is not None:
+                answered = [i for i in questions if in_scope(i, from_node) and i.state.status == "answered"]
+                gate_answers.merge_at_park(self.core.store, parked, answered)
+            return False
+        wait = self.core.store.get_wait(run_id, gate)
+        return wait is not None and self._send_release(wait, answers)
+
+    def _send_release(
+        self, wait: ParkedWait, answers: list[CollectedAnswer], *, siblings: list[ParkedWait] | None = None
+    ) -> bool:
+        """Send the gate's output with the scope's answers; `await_released` is recorded with the release."""
+        from_node = wait.scope.get("from")
+        output = {"answers": [a.model_dump() for a in answers], "gate": wait.gate, "from": from_node}
+        try:
+            return self.core.release_gate(
+                wait.run_id,
+                wait.gate,
+                output,
+                wait=wait,
+                also=[AwaitReleased(gate=wait.gate, answers=len(answers), from_node=from_node)],
+                siblings=siblings,
+            )
+        except GoneError:
+            return False  # the gate timed out first; its timeout handler reports what was missing
+
+    def record_gate_timeout(self, run_id: str, gate: str, map_item: int | str | None = None) -> GateTimedOut:
+        """The gate's Catch on States.Timeout: list the unanswered questions in the event and the cause."""
+        core = self.core
+        gate = f"{gate}-{map_item}" if map_item is not None else gate
+        wait = core.store.get_wait(run_id, gate)
+        scope = wait.scope if wait else {}
+        from_node = scope.get("from")
+        if wait is not None and wait.status in ("parked", "expiring"):
+            core.store.release_wait(wait, "timed_out")
+        pending, _ = self._scope(run_id, from_node)
+        unanswered = [unanswered_of(i) for i in pending]
+        listed = "; ".join(f"{u.interaction_id} (node {u.node}): {u.question!r}" for u in unanswered)
+        seconds = scope.get("timeout_seconds")
+        where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
+        cause = f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
+        core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
+        self._time_out_questions(pending, f"await gate '{gate}' timed out")
+        if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
+            core.set_run_status(
+                run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause
+            )
+        return GateTimedOut(cause=cause, unanswered=[AskedQuestion.model_validate(u.model_dump()) for u in unanswered])
+
+    def _release_gates(
+        self,
+        run_id: str,
+        gates: list[ParkedWait],
+        *,
+        known: dict[str, list[CollectedAnswer]] | None = None,
+        siblings: list[ParkedWait] | None = None,
+    ) -> tuple[list[str], list[str]]:
+        """Release each of `gates` whose scope is fully answered, with its `known` output (carried on its
+        wait) or from one read of the run's questions for all of them. Returns (released, unsent): a failed
+        send loses nothing (the reconciler sends it). `siblings`: the run's waits from the caller's snapshot."""
+        if not gates:
+            return [], []
+        known = known or {}
+        unknown = [w for w in gates if w.gate not in known]
+        questions = self.core.store.list_run_interactions(run_id, kind="question") if unknown else []
+        released: list[str] = []
+        unsent: list[str] = []
+        for wait in gates:
+            if wait.gate in known:
+                answers = known[wait.gate]
+            else:
+                pending, answers = split_scope(questions, wait.scope.get("from"))
+                if pending:
+                    continue
+            others = None if siblings is None else [w for w in siblings if w.gate not in released]
+            try:
+                if self._send_release(wait, answers, siblings=others):
+                    released.append(wait.gate)
+            except SendFailedError:
+                unsent.append(wait.gate)
+            except Exception:
+                log.exception("await gate release failed", extra={"run_id": run_id, "gate": wait.gate})
+        return released, unsent
+
+    def _time_out_questions(self, pending: list[Interaction], why: str) -> None:
+        """A timed-out gate's questions stop being pending (conditionally: a last-moment answer stays)."""
+        for question in pending:
+            try:
+                self.core.store.transition_interaction(
+                    question, status_of(question.state, "timed_out", at=self.core.now(), reason=why)
+                )
+            except ConflictError:
+                continue
+
+    # ---- the reconciler -------------------------------------------------------------------------
+    def reconcile_wait(self, wait: ParkedWait) -> bool:
+        """One parked await gate: released if its scope is answered. True if this call released it."""
+        return self._release_if_ready(wait.run_id, wait.gate, wait.scope.get("from"))
