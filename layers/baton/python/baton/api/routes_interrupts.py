@@ -12,7 +12,14 @@ from pydantic import BaseModel, Field, model_validator
 
 from baton.api import deps
 from baton.api.contract import DELIVERY_PENDING, InterruptId, answered, responses
-from baton.contracts import InterruptCancelled, InterruptPage, InterruptResumed, InterruptView
+from baton.contracts import (
+    CancelInterrupt,
+    InterruptCancelled,
+    InterruptPage,
+    InterruptResumed,
+    InterruptView,
+    ResumeInterrupt,
+)
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunId
@@ -101,30 +108,12 @@ OPERATOR_FIELD_DESCRIPTION = (
 )
 
 
-class ResumeInterruptRequest(BaseModel):
-    input: Any = Field(default=None, description="The value for the waiter; validated against the schema.")
-    stateEdits: list[str] = Field(default_factory=list, description='Edits of the snapshot: ["path=value", ...].')
-    stateVersion: str | None = Field(
-        default=None,
-        max_length=64,
-        description="The stateVersion of the interrupt as the operator saw it: a resume decided on another "
-        "version is a 409 naming the current one. Omitted (older clients): the current one.",
-    )
+class ResumeInterruptRequest(ResumeInterrupt):
     operator: str | None = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
 
-    model_config = {"extra": "forbid"}
 
-
-class CancelInterruptRequest(BaseModel):
-    reason: str = Field(
-        min_length=1,
-        max_length=1000,
-        description="Why; shown to the waiter and in the run.",
-        json_schema_extra={"pattern": r"\S"},  # the service refuses a reason of only spaces (400)
-    )
+class CancelInterruptRequest(CancelInterrupt):
     operator: str | None = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
-
-    model_config = {"extra": "forbid"}
 
 
 class ListInterruptsQuery(BaseModel):
@@ -241,10 +230,7 @@ def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) ->
     caller = _operator(body.operator)
     # A repeat (same caller, value and edits) gets the first one's 200 from the stored answer; another
     # value meets the deciding write's 409 with the winner (baton.services.interrupts).
-    resumed = _service().resume(
-        interrupt_id, body.input, body.stateEdits, caller=caller, voter=_voter(), state_version=body.stateVersion
-    )
-    return answered(InterruptResumed.model_validate(resumed))
+    return answered(_service().resume(interrupt_id, body, caller=caller, voter=_voter()))
 
 
 @router.post(
@@ -254,5 +240,4 @@ def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) ->
     responses=responses({200: InterruptCancelled}, 400, 403, 404, 409, 410),
 )
 def cancel_interrupt(interrupt_id: InterruptId, body: CancelInterruptRequest) -> InterruptCancelled:
-    cancelled = _service().cancel(interrupt_id, body.reason, caller=_operator(body.operator), voter=_voter())
-    return InterruptCancelled.model_validate(cancelled)
+    return _service().cancel(interrupt_id, body, caller=_operator(body.operator), voter=_voter())

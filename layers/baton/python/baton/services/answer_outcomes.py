@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from baton.errors import GoneError, winner
 
 if TYPE_CHECKING:
+    from baton.contracts import Delivery
     from baton.models import Interaction
 
 
@@ -24,7 +25,7 @@ class SendFailedError(Exception):
         self.gate = gate
 
 
-def delivery_of(resumed: bool, *, pending: bool = False) -> str | None:
+def delivery_of(resumed: bool, *, pending: bool = False) -> Delivery | None:
     """What an answer's response says of its send: "delivered" (the waiter was released), "pending"
     (stored; its send failed and the reconciler sends it: a 202), or None (nothing was sent)."""
     return "pending" if pending else "delivered" if resumed else None
