@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from baton.contracts import CancelInterrupt, ResumeInterrupt
+from baton.contracts import CancelInterrupt, InterruptView, ResumeInterrupt
 from baton.errors import ConflictError
-from baton.services.interrupts import InterruptSpec, interrupt_view
+from baton.services.interrupts import InterruptSpec
 from tests.conftest import wait_for
 from tests.integration.conftest import MotoStack
 
@@ -103,7 +103,7 @@ def test_hosted_interrupt_resume_cancel_timeout_and_bad_request(moto_stack: Moto
     )
     assert described["error"] == "InterruptTimedOut"
     assert "timed out after 1s" in described["cause"] and "Anyone?" in described["cause"]
-    rec = interrupt_view(svc.list_page(session_id="hi-3")[0][0])  # the API's words for a timeout
+    rec = InterruptView.of(svc.list_page(session_id="hi-3")[0][0])  # the API's words for a timeout
     assert rec["status"] == "cancelled" and rec["reason"] == "timeout"
     assert runs.get("hi-3")["status"] == "failed"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from baton.contracts import CancelInterrupt, ClaimInterrupt, ResumeInterrupt
+from baton.contracts import CancelInterrupt, ClaimInterrupt, InterruptView, ResumeInterrupt
 from baton.errors import (
     BadRequestError,
     ConflictError,
@@ -21,7 +21,6 @@ from baton.services.interrupts import (
     DEFAULT_TIMEOUT_MS,
     InterruptService,
     InterruptSpec,
-    interrupt_view,
     key_interrupt_id,
 )
 from tests.conftest import FixedClock
@@ -73,7 +72,7 @@ def _events(core: Core, run_id: str = "sess-abc") -> list[str]:
 def test_create_stores_creates_the_session_and_notifies(svc: InterruptService, core: Core) -> None:
     i, created = svc.create(_spec(notify=["console", "slack"]), caller="agent")
     assert created
-    view = interrupt_view(i)
+    view = InterruptView.of(i)
     assert view["status"] == "pending" and view["sessionId"] == "sess-abc" and view["hosted"] is False
     assert view["schema"] == {"type": "enum", "enum": ["staging", "production"]}
     assert core.require_run("sess-abc").status == "paused_waiting_human"
@@ -201,7 +200,7 @@ def test_deadline_is_enforced_by_any_read(svc: InterruptService, core: Core, clo
     with pytest.raises(GoneError) as gone:
         svc.resume(i.interaction_id, ResumeInterrupt(input="staging"), caller="alice")
     assert gone.value.details["reason"] == "timeout" and "timed out" in gone.value.message
-    view = interrupt_view(svc.get(i.interaction_id))
+    view = InterruptView.of(svc.get(i.interaction_id))
     assert view["status"] == "cancelled" and view["reason"] == "timeout" and view["timedOut"] is True
     assert _events(core).count("interrupt_timed_out") == 1
 
@@ -225,7 +224,7 @@ def test_list_filters_and_times_out_expired(svc: InterruptService, clock: FixedC
 def test_long_poll_returns_on_deadline_without_busy_waiting(svc: InterruptService, fake_time: FakeTime) -> None:
     i, _ = svc.create(_spec(timeout_ms=3200), caller="agent")
     got = svc.get(i.interaction_id, wait_seconds=20)
-    view = interrupt_view(got)  # the API's words: a timed-out interrupt is cancelled with reason timeout
+    view = InterruptView.of(got)  # the API's words: a timed-out interrupt is cancelled with reason timeout
     assert view["status"] == "cancelled" and view["reason"] == "timeout"
     assert 3.2 <= fake_time.t < 3.3 and len(fake_time.sleeps) <= 4  # exactly at the deadline, not later
 
@@ -301,7 +300,7 @@ def test_sweep_times_out_only_expired(svc: InterruptService, clock: FixedClock) 
 
 def test_hosted_resume_sends_the_token_with_value_and_edited_state(svc: InterruptService, core: Core) -> None:
     i, _ = svc.create(_spec(timeout_ms=60_000, node="gate"), caller="workflow", token="tok-1")
-    assert interrupt_view(i)["hosted"] is True
+    assert InterruptView.of(i)["hosted"] is True
     svc.resume(i.interaction_id, ResumeInterrupt(input="staging", stateEdits=["retries=3"]), caller="alice")
     kind, token, output = core.tokens.sent[-1]  # type: ignore[attr-defined]
     assert (kind, token) == ("success", "tok-1")
@@ -322,7 +321,7 @@ def test_hosted_timeout_marks_it_and_says_so(svc: InterruptService, core: Core) 
     i, _ = svc.create(_spec(timeout_ms=2000, node="gate"), caller="workflow", token="tok-3")
     ended = svc.hosted_ended("sess-abc", "gate", "timeout")
     assert "timed out after 2s" in ended.cause and ended.interrupt_id == i.interaction_id
-    assert interrupt_view(svc.get(i.interaction_id))["timedOut"] is True
+    assert InterruptView.of(svc.get(i.interaction_id))["timedOut"] is True
     assert core.require_run("sess-abc").status == "failed"
     with pytest.raises(GoneError):
         svc.resume(i.interaction_id, ResumeInterrupt(input="staging"), caller="alice")
@@ -330,7 +329,7 @@ def test_hosted_timeout_marks_it_and_says_so(svc: InterruptService, core: Core) 
 
 def test_without_timeout_the_default_deadline_applies(svc: InterruptService, clock: FixedClock) -> None:
     i, _ = svc.create(_spec(), caller="agent")
-    assert interrupt_view(i)["timeoutMs"] == DEFAULT_TIMEOUT_MS == 86_400_000 and i.expires_at is not None
+    assert InterruptView.of(i)["timeoutMs"] == DEFAULT_TIMEOUT_MS == 86_400_000 and i.expires_at is not None
     clock.advance(86_400)
     assert svc.sweep() == [i.interaction_id]  # every pause ends
 

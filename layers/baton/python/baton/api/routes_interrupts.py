@@ -35,7 +35,6 @@ from baton.services.interrupts import (
     MAX_WAIT_SECONDS,
     STATUSES,
     InterruptService,
-    interrupt_view,
 )
 
 router = APIGatewayRouter()
@@ -189,7 +188,7 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[InterruptView]:
     return Response(
         status_code=201 if created else 200,
         content_type=content_types.APPLICATION_JSON,
-        body=interrupt_view(interrupt),
+        body=InterruptView.of(interrupt),
     )
 
 
@@ -205,7 +204,7 @@ def list_interrupts(query: Annotated[ListInterruptsQuery, Query()]) -> Interrupt
     found, token = _service().list_page(
         status=query.status, session_id=session_id, limit=query.limit, next_token=query.next_token
     )
-    return InterruptPage(interrupts=[interrupt_view(i) for i in found], count=len(found), next=token)
+    return InterruptPage(interrupts=[InterruptView.of(i) for i in found], count=len(found), next=token)
 
 
 @router.get(
@@ -217,7 +216,7 @@ def list_interrupts(query: Annotated[ListInterruptsQuery, Query()]) -> Interrupt
 def get_interrupt(interrupt_id: InterruptId, query: Annotated[GetInterruptQuery, Query()]) -> InterruptView:
     if deps.current_caller().role == "agent":  # scoped before any waiting
         deps.require_run(_service().get(interrupt_id).run_id)
-    return interrupt_view(_service().get(interrupt_id, wait_seconds=query.wait_seconds))
+    return InterruptView.of(_service().get(interrupt_id, wait_seconds=query.wait_seconds))
 
 
 @router.post(

@@ -1,9 +1,10 @@
 """The interrupt as the `/api/v1/interrupts` routes show it (camelCase, like the seed's REST API), and
 the commands an operator sends it.
 
-`InterruptView` is built once, from the stored record, by `baton.services.interrupts.interrupt_view`;
-the routes answer with it and the SDK (`baton.client.interrupts`) parses it. Every field has a
-default so a waiter can settle on a partial record (and on one from an older server).
+`InterruptView` is built once, from the stored record, by `InterruptView.of`; the routes answer with it
+and the SDK (`baton.client.interrupts`) parses it. Every field has a default so a waiter can settle on a
+partial record (and on one from an older server). It keeps the seed's words: a timed-out interrupt is
+"cancelled" with reason "timeout" and `timedOut: true`.
 
 The commands (`ResumeInterrupt`, `CancelInterrupt`, `ClaimInterrupt`, `RenewClaim`, `ReassignClaim`) are
 what `InterruptService` and `ClaimService` take: the routes' request bodies derive from them (adding the
@@ -11,7 +12,7 @@ optional `operator`), the Slack and email doors build them; who acts is always p
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 from pydantic.alias_generators import to_camel
@@ -27,6 +28,16 @@ from baton.domain.interrupt_fields import (
     Principal,
     Reason,
 )
+
+if TYPE_CHECKING:
+    from baton.models import Interaction
+
+TIMEOUT_REASON = "timeout"
+
+
+def edge_status(i: Interaction) -> str:
+    """The status in the API's (the seed's) words: a timed-out interrupt is "cancelled"."""
+    return "cancelled" if i.state.status == "timed_out" else i.state.status
 
 
 class InterruptView(Contract):
@@ -69,6 +80,48 @@ class InterruptView(Contract):
         description="timed_out_default: nobody answered; the pause's declared default was taken at its deadline "
         "(resolvedBy is then empty). Absent otherwise.",
     )
+
+    @classmethod
+    def of(cls, i: Interaction) -> InterruptView:
+        from baton.domain.state_edits import state_version
+        from baton.models import InterruptRequest
+
+        req, st = i.request_as(InterruptRequest), i.state
+        answer = st.answer if isinstance(st.answer, dict) else {}
+        # The state a resume applies to: the snapshot while pending, the edited state once resumed.
+        edited = answer.get("state") if st.status == "answered" else None
+        timed_out = st.status == "timed_out"
+        return cls(
+            interrupt_id=i.interaction_id,
+            session_id=i.run_id,
+            workflow_id=req.workflow_id,
+            node=req.node,
+            prompt=req.prompt,
+            schema_=req.schema_,
+            json_schema=req.json_schema,
+            state=req.state,
+            notify=req.notify,
+            timeout_ms=req.timeout_ms,
+            hosted=req.hosted,
+            key=req.key,
+            status=edge_status(i),
+            created_at=i.created_at,
+            created_by=req.created_by,
+            expires_at=i.expires_at,
+            claimed_by=st.claimed_by,
+            claimed_at=st.claimed_at,
+            lease_expires_at=st.lease_expires_at,
+            resolved_by=st.answered_by,
+            resolved_at=st.answered_at,
+            value=answer.get("input"),
+            edited_state=answer.get("state"),
+            state_edits=answer.get("state_edits"),
+            reason=TIMEOUT_REASON if timed_out else st.reason,
+            timed_out=timed_out,
+            version=st.version,
+            state_version=state_version(edited if isinstance(edited, dict) else req.state),
+            outcome=st.outcome,
+        )
 
 
 class InterruptPage(Contract):

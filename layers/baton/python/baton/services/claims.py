@@ -22,13 +22,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from baton.contracts import InterruptClaimed
+from baton.contracts import InterruptClaimed, InterruptView
 from baton.domain.interrupt_fields import DEFAULT_LEASE_SECONDS
 from baton.errors import ConflictError
 from baton.events import InterruptClaimed as ClaimedEvent
 from baton.events import InterruptClaimReleased, InterruptClaimRenewed, InterruptReassigned
 from baton.ids import iso
-from baton.services.interrupts import conflict_details, interrupt_view
+from baton.services.interrupts import conflict_details
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -96,7 +96,7 @@ class ClaimService:
 
     @staticmethod
     def _result(i: Interaction, *, changed: bool) -> InterruptClaimed:
-        return InterruptClaimed(interrupt=interrupt_view(i), claimed=i.state.claimed_by is not None, changed=changed)
+        return InterruptClaimed(interrupt=InterruptView.of(i), claimed=i.state.claimed_by is not None, changed=changed)
 
     def _claimed_state(self, i: Interaction, operator: str, lease_seconds: int | None) -> InteractionStatus:
         update = {"claimed_by": operator, "claimed_at": self.core.now(), "lease_expires_at": self._until(lease_seconds)}

@@ -21,20 +21,20 @@ import base64
 import contextlib
 import hashlib
 import json
-import math
 import time
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from baton import contracts
 from baton.contracts import ApprovalView, InterruptView
+from baton.contracts.interrupts import TIMEOUT_REASON, edge_status
 from baton.domain.answer_schema import check_state_size, validate_answer
 from baton.domain.gate_payloads import InterruptFailResult
 from baton.domain.interrupt_fields import MAX_REASON_CHARS
-from baton.domain.interrupt_spec import InterruptSpec
-from baton.domain.state_edits import apply_state_edits, state_version
+from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
+from baton.domain.state_edits import apply_state_edits
 from baton.errors import BadRequestError, ConflictError, GoneError, NotFoundError, TaskTokenError, winner
 from baton.events import HumanInputRequested, InterruptCancelled, InterruptResumed, InterruptTimedOut, RunPaused
 from baton.ids import iso, parse_iso
@@ -57,10 +57,9 @@ if TYPE_CHECKING:
     from baton.services.approvals import Ballot
     from baton.services.core import Core
 
-__all__ = ["InterruptService", "InterruptSpec", "conflict_details", "edge_status", "interrupt_view", "key_interrupt_id"]
+__all__ = ["InterruptService", "InterruptSpec", "conflict_details", "key_interrupt_id"]
 
 KIND: Final = "interrupt"
-TIMEOUT_REASON = "timeout"
 CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
 STATUSES = ("pending", "answered", "cancelled")  # the API's words; timed_out shows as cancelled
 # The domain statuses behind each API word (a listing of "cancelled" includes the timed-out ones).
@@ -69,7 +68,6 @@ DOMAIN_STATUSES: dict[str, tuple[InteractionState, ...]] = {
     "answered": ("answered",),
     "cancelled": ("cancelled", "timed_out"),
 }
-DEFAULT_TIMEOUT_MS = 86400 * 1000  # an SDK interrupt created without timeoutMs: every pause has a deadline
 MAX_WAIT_SECONDS = 20  # API Gateway's integration limit is 29 s
 POLL_INTERVAL_SECONDS = 0.5  # the long-poll's first re-read; then x1.5 per read up to 2.5 s
 POLL_BACKOFF = 1.5
@@ -89,75 +87,33 @@ def is_timed_out(i: Interaction) -> bool:
     return i.state.status == "timed_out"
 
 
-def edge_status(i: Interaction) -> str:
-    """The status in the API's (the seed's) words: a timed-out interrupt is "cancelled"."""
-    return "cancelled" if is_timed_out(i) else i.state.status
-
-
 def interrupt_request(i: Interaction) -> InterruptRequest:
     return i.request_as(InterruptRequest)
 
 
-def _answer_of(i: Interaction) -> dict[str, Any]:
-    return i.state.answer if isinstance(i.state.answer, dict) else {}
+class StoredResume(TypedDict, total=False):
+    """A resume as the interrupt stores it (`state.answer`)."""
+
+    input: Any
+    state: dict[str, Any]
+    state_edits: list[str]
 
 
-def interrupt_view(i: Interaction) -> InterruptView:
-    """The API shape of an interrupt (baton/contracts/interrupts.py), built from the stored record."""
-    req, st, answer = interrupt_request(i), i.state, _answer_of(i)
-    return InterruptView(
-        interrupt_id=i.interaction_id,
-        session_id=i.run_id,
-        workflow_id=req.workflow_id,
-        node=req.node,
-        prompt=req.prompt,
-        schema_=req.schema_,
-        json_schema=req.json_schema,
-        state=req.state,
-        notify=req.notify,
-        timeout_ms=req.timeout_ms,
-        hosted=req.hosted,
-        key=req.key,
-        status=edge_status(i),
-        created_at=i.created_at,
-        created_by=req.created_by,
-        expires_at=i.expires_at,
-        claimed_by=st.claimed_by,
-        claimed_at=st.claimed_at,
-        lease_expires_at=st.lease_expires_at,
-        resolved_by=st.answered_by,
-        resolved_at=st.answered_at,
-        value=answer.get("input"),
-        edited_state=answer.get("state"),
-        state_edits=answer.get("state_edits"),
-        reason=TIMEOUT_REASON if is_timed_out(i) else st.reason,
-        timed_out=is_timed_out(i),
-        version=st.version,
-        state_version=current_state_version(i),
-        outcome=st.outcome,
-    )
-
-
-def current_state_version(i: Interaction) -> str:
-    """The version of the state a resume of `i` applies to: its snapshot while pending, the edited state
-    once resumed."""
-    answer = _answer_of(i)
-    if i.state.status == "answered" and isinstance(answer.get("state"), dict):
-        return state_version(answer["state"])
-    return state_version(interrupt_request(i).state)
+def _resume_of(i: Interaction) -> StoredResume:
+    return cast("StoredResume", i.state.answer) if isinstance(i.state.answer, dict) else {}
 
 
 def conflict_details(i: Interaction, *, status: bool = False, settled: bool = True, **first: Any) -> dict[str, Any]:
-    """An error's details (after `first`): the interrupt as the wire shows it now, its API status when
-    asked, and (`settled`) what settled or holds it: the resume's value, the cancel's reason, or the claim."""
-    details = first | {"interrupt": interrupt_view(i).model_dump(by_alias=True)}
+    """An error's details (after `first`): the interrupt as the wire shows it, its API status when asked,
+    and (`settled`) what settled or holds it: the resume's value, the cancel's reason, or the claim."""
+    details = first | {"interrupt": InterruptView.of(i).model_dump(by_alias=True)}
     if status:
         details["status"] = edge_status(i)
     if not settled:
         return details
     st = i.state
     if st.status == "answered":
-        won = winner(status="answered", value=_answer_of(i).get("input"), by=st.answered_by, at=st.answered_at)
+        won = winner(status="answered", value=_resume_of(i).get("input"), by=st.answered_by, at=st.answered_at)
     elif st.status in ("cancelled", "timed_out"):
         reason = TIMEOUT_REASON if is_timed_out(i) else st.reason
         won = winner(status="cancelled", value=reason, by=st.answered_by, at=st.answered_at)
@@ -168,7 +124,7 @@ def conflict_details(i: Interaction, *, status: bool = False, settled: bool = Tr
 
 def _refuse_other_version(i: Interaction, given: str | None) -> None:
     """409 when the resume was decided on another state version than the current one."""
-    current = current_state_version(i)
+    current = InterruptView.of(i).state_version
     if given is None or given == current:
         return
     raise ConflictError(
@@ -199,13 +155,14 @@ def _encode_page_token(cursor: PageCursor) -> str:
 
 
 def _decode_page_token(token: str, scope: list[str | None]) -> PageCursor:
+    invalid = BadRequestError("next is not a valid page token", details={"field": "next"})
     try:
         cursor = PageCursor.model_validate_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except ValueError:
-        raise BadRequestError("next is not a valid page token", details={"field": "next"}) from None
+        raise invalid from None
     # A store position is a small object (the store checks its own shape before any query).
     if cursor.k is not None and (len(cursor.k) > 8 or len(json.dumps(cursor.k)) > 4096):
-        raise BadRequestError("next is not a valid page token", details={"field": "next"})
+        raise invalid
     if (cursor.k is None and not cursor.p) or cursor.f != scope:
         raise BadRequestError(
             "next is a page token for another listing (use it with the same status and sessionId)",
@@ -234,71 +191,61 @@ class InterruptService:
         """Store, park (with the hosted task's `token`, its deadline the task's), notify. Returns
         (interrupt, created): False when `spec.key` named an existing one, or for a retried park of the
         same task (its id comes from the task), returned as it is with nothing recorded again."""
-        core = self.core
-        session_id, prompt = spec.session_id, spec.prompt
-        timeout_ms = spec.timeout_ms or DEFAULT_TIMEOUT_MS
-        notify = list(spec.notify) if spec.notify else ["console"]
-        core.check_notify(notify)
-
+        core, hosted = self.core, token is not None
+        request = spec.request(caller=caller, hosted=hosted)
+        core.check_notify(request.notify)
         iid = self._new_id(spec, token, entered_at)
-        retried = self._parked_before(session_id, spec.node, token, iid)
+        retried = self._parked_before(spec, token, iid)
         if retried is not None:
             return retried, False
-        if spec.key:
-            existing = core.store.find_interaction(iid)
-            if existing is not None:
-                return self._same_key(existing, prompt), False
+        existing = core.store.find_interaction(iid) if spec.key else None
+        if existing is not None:
+            return self._same_key(existing, spec.prompt), False
 
-        run = core.ensure_run(session_id)
-        now_dt = core.clock.now()
+        run = core.ensure_run(spec.session_id)
+        if spec.approval is not None:  # the requester (a hosted run's starter, else the creator) may not vote
+            request.requested_by = run.started_by if run.hosted and run.started_by else caller
+        now = core.clock.now()
         # A hosted task's deadline is its own (from its entry, before its timeout); an SDK waiter's is ours.
-        hosted_deadline = core.deadline_of(timeout_ms / 1000, entered_at) if token is not None else None
+        timeout_ms = request.timeout_ms or DEFAULT_TIMEOUT_MS
+        deadline = core.deadline_of(timeout_ms / 1000, entered_at) if hosted else None
         interaction = Interaction(
             interaction_id=iid,
-            run_id=session_id,
-            created_at=iso(now_dt),
-            expires_at=hosted_deadline or iso(now_dt + timedelta(milliseconds=timeout_ms)),
-            request=self._request(spec, notify=notify, timeout_ms=timeout_ms, caller=caller, hosted=token is not None),
+            run_id=spec.session_id,
+            created_at=iso(now),
+            expires_at=deadline or iso(now + timedelta(milliseconds=timeout_ms)),
+            request=request,
         )
-        if spec.approval is not None:  # the requester (a hosted run's starter, else the creator) may not vote
-            requester = run.started_by if run.hosted and run.started_by else caller
-            interaction.request = interaction.request.model_copy(
-                update={"approval": spec.approval, "requested_by": requester}
-            )
         # The run is paused BEFORE the interrupt becomes visible: whoever sees it pending sees the run paused.
-        core.set_run_status(session_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
+        core.set_run_status(spec.session_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         try:
             core.store.put_interaction_indexed(interaction)
         except Exception as err:
             self._settle_run(interaction)  # nothing new is pending: an external session runs again if idle
-            if not (spec.key or token is not None) or not isinstance(err, ConflictError):
+            lost = core.store.find_interaction(iid) if (spec.key or hosted) and isinstance(err, ConflictError) else None
+            if lost is None:  # (else it lost a creation race with the same key or task)
                 raise
-            existing = core.store.find_interaction(iid)  # lost a creation race with the same key or task
-            if existing is None:
-                raise
-            if token is not None:
-                self._park_token(existing, token)
-                return existing, False
-            return self._same_key(existing, prompt), False
+            if token is None:
+                return self._same_key(lost, spec.prompt), False
+            self._park_token(lost, token)
+            return lost, False
         if token is not None:
             self._park_token(interaction, token)
-        core.record(
-            session_id,
-            HumanInputRequested(
-                kind=KIND,
-                interaction_id=iid,
-                node=spec.node,
-                prompt=prompt,
-                workflow_id=spec.workflow_id,
-                timeout_ms=timeout_ms,
-                hosted=token is not None,
-                by=caller,
-            ),
+        asked = HumanInputRequested(
+            kind=KIND,
+            interaction_id=iid,
+            node=spec.node,
+            prompt=spec.prompt,
+            workflow_id=spec.workflow_id,
+            timeout_ms=timeout_ms,
+            hosted=hosted,
+            by=caller,
         )
-        if token is not None:
-            core.record(session_id, RunPaused(gate=spec.node, kind=KIND))
-        core.notify(interaction, "interrupt_created", session_id=session_id, workflow_id=spec.workflow_id)
-        if token is None:  # an SDK waiter's interrupt: no gate is parked, its ladder gets its own timer
+        core.record(spec.session_id, asked)
+        if hosted:
+            core.record(spec.session_id, RunPaused(gate=spec.node, kind=KIND))
+        core.notify(interaction, "interrupt_created", session_id=spec.session_id, workflow_id=spec.workflow_id)
+        if not hosted:  # an SDK waiter's interrupt: no gate is parked, its ladder gets its own timer
             arm_interaction(core, interaction)
         return interaction, True
 
@@ -310,12 +257,12 @@ class InterruptService:
             return self.core.park_id(token, entered_at)
         return self.core.ids.new_id()
 
-    def _parked_before(self, session_id: str, node: str, token: str | None, iid: str) -> Interaction | None:
+    def _parked_before(self, spec: InterruptSpec, token: str | None, iid: str) -> Interaction | None:
         """A retried park of the same hosted task: the interrupt its earlier attempt made (its wait
         parked now if the attempt died before parking it), else None."""
         if token is None:
             return None
-        wait = self.core.parked_again(session_id, node, token)
+        wait = self.core.parked_again(spec.session_id, spec.node, token)
         existing = self.core.store.find_interaction(wait.interaction_ids[0] if wait and wait.interaction_ids else iid)
         if existing is None or existing.request.kind != KIND:
             return None
@@ -327,42 +274,16 @@ class InterruptService:
         node = interrupt.request.node
         if self.core.parked_again(interrupt.run_id, node, token) is not None:
             return
-        park_wait(
-            self.core,
-            ParkedWait(
-                run_id=interrupt.run_id,
-                gate=node,
-                task_token=token,
-                kind=KIND,
-                interaction_ids=[interrupt.interaction_id],
-                parked_at=interrupt.created_at,
-                deadline=interrupt.expires_at,
-            ),
-            pause=interrupt.request,
+        wait = ParkedWait(
+            run_id=interrupt.run_id,
+            gate=node,
+            task_token=token,
+            kind=KIND,
+            interaction_ids=[interrupt.interaction_id],
+            parked_at=interrupt.created_at,
+            deadline=interrupt.expires_at,
         )
-
-    @staticmethod
-    def _request(
-        spec: InterruptSpec, *, notify: list[str], timeout_ms: int, caller: str, hosted: bool
-    ) -> InterruptRequest:
-        schema = spec.schema_
-        enum = schema.get("enum") if isinstance(schema, dict) and spec.json_schema is None else None
-        return InterruptRequest(
-            node=spec.node,
-            prompt=spec.prompt,
-            options=[v if isinstance(v, str) else json.dumps(v) for v in enum] if isinstance(enum, list) else None,
-            schema_=schema,
-            json_schema=spec.json_schema,
-            state=spec.state,
-            timeout_seconds=math.ceil(timeout_ms / 1000),
-            notify=notify,
-            workflow_id=spec.workflow_id,
-            created_by=caller,
-            timeout_ms=timeout_ms,
-            gate=spec.node if hosted else None,
-            key=spec.key or None,
-            ladder=spec.ladder,
-        )
+        park_wait(self.core, wait, pause=interrupt.request)
 
     @staticmethod
     def _same_key(existing: Interaction, prompt: str) -> Interaction:
@@ -537,7 +458,7 @@ class InterruptService:
             )
             resumed = released and current.state.status == "answered"
             return contracts.InterruptResumed(
-                interrupt=interrupt_view(current),
+                interrupt=InterruptView.of(current),
                 approval=approval,
                 resumed=resumed,
                 delivery=delivery_of(resumed, pending=pending),
@@ -563,7 +484,7 @@ class InterruptService:
 
     @staticmethod
     def _resumed(i: Interaction, resumed: bool, delivery: Delivery | None) -> contracts.InterruptResumed:
-        return contracts.InterruptResumed(interrupt=interrupt_view(i), resumed=resumed, delivery=delivery)
+        return contracts.InterruptResumed(interrupt=InterruptView.of(i), resumed=resumed, delivery=delivery)
 
     def _resume_settled(self, i: Interaction, command: ResumeInterrupt, *, caller: str) -> contracts.InterruptResumed:
         """A resume that finds the interrupt settled (never a quorum one answered: the vote path has those).
@@ -580,7 +501,7 @@ class InterruptService:
                 f"interrupt {i.interaction_id} changed while resuming; send the resume again",
                 details=conflict_details(i),
             )
-        answer = _answer_of(i)
+        answer = _resume_of(i)
         # Only this caller's own resume is repeated; the same value from another caller lost the race.
         same = answer.get("input") == command.input and answer.get("state_edits") == list(command.stateEdits)
         if not (same and i.state.answered_by == caller):
@@ -621,7 +542,7 @@ class InterruptService:
         wait = self._wait_of(answered, wait)
         if wait is None:
             return not interrupt_request(answered).hosted
-        answer = _answer_of(answered)
+        answer = _resume_of(answered)
         output = {
             "interrupt_id": answered.interaction_id,
             "input": answer.get("input"),
@@ -679,7 +600,7 @@ class InterruptService:
     ) -> contracts.InterruptCancelled:
         cancelled = i.state.status == "cancelled"
         return contracts.InterruptCancelled(
-            interrupt=interrupt_view(i), cancelled=cancelled, workflow_failed=failed, approval=approval
+            interrupt=InterruptView.of(i), cancelled=cancelled, workflow_failed=failed, approval=approval
         )
 
     # ---- quorum -----------------------------------------------------------------------------------
