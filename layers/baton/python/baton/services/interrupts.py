@@ -315,69 +315,59 @@ class InterruptService:
         return self._expire_if_due(self._seen(found.interaction)), found
 
     def current_for_decision(self, interrupt_id: str, verb: str) -> tuple[Interaction, FoundInteraction]:
-        """The pending interrupt read for a decision (`_found_for_decision`); 410/409 naming what settled
-        it when it is no longer pending (`verb`: what the caller wanted to do)."""
+        """`_found_for_decision`, pending: else a 410/409 naming what settled it (`verb`: what was wanted)."""
         i, found = self._found_for_decision(interrupt_id)
         self._require_pending(i, verb)
         return i, found
 
+    def _interrupts_of(self, wait: ParkedWait) -> list[Interaction]:
+        found = (self.core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
+        return [i for i in found if i is not None and i.request.kind == KIND]
+
     def _seconds_left(self, i: Interaction) -> float | None:
-        if not i.expires_at:
-            return None
-        return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds()
+        return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
 
     def _expire_if_due(self, i: Interaction) -> Interaction:
         """The store-backed deadline: a pending interrupt past `expires_at` takes its declared default
-        (baton.domain.ladder) or times out, by a conditional write; a lost one reads again."""
+        (baton.domain.ladder) or times out, by a conditional write; one that lost reads again."""
         while i.state.status == "pending":
             left = self._seconds_left(i)
             if left is None or left > 0:
                 return i
             try:
                 defaulted = answer_with_default(self.core, i, i.expires_at)
+                settled = defaulted if defaulted is not None else self._time_out(i)
             except ConflictError:
-                i = self._load(i.interaction_id)
+                i = self._load(i.interaction_id)  # someone resumed/cancelled/expired it first
                 continue
             if defaulted is not None:
                 with contextlib.suppress(SendFailedError):  # the default is stored: the reconciler sends it
                     self._release(defaulted)
-                self._settle_run(defaulted)
-                return defaulted
-            try:
-                updated = self.core.store.transition_interaction(
-                    i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON)
-                )
-            except ConflictError:
-                i = self._load(i.interaction_id)  # someone resumed/cancelled/expired it first
-                continue
-            self._record_timed_out(updated)
-            self._settle_run(updated)
-            return updated
+            self._settle_run(settled)
+            return settled
         return i
 
-    def _record_timed_out(self, i: Interaction) -> None:
+    def _time_out(self, i: Interaction) -> Interaction:
+        timed_out = self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON))
         timeout_ms = interrupt_request(i).timeout_ms
         self.core.record(
             i.run_id, InterruptTimedOut(interaction_id=i.interaction_id, node=i.request.node, timeout_ms=timeout_ms)
         )
+        return timed_out
 
     def get(self, interrupt_id: str, *, wait_seconds: float = 0) -> Interaction:
         """One record; with `wait_seconds` (<= 20) a long-poll that returns once it is no longer pending.
         Re-reads are one consistent GetItem by (session, id), backing off from 0.5 s to 2.5 s, and
         exactly at its deadline."""
-        wait = max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
-        deadline = self._monotonic() + wait
+        deadline = self._monotonic() + max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
         i = self._expire_if_due(self._load(interrupt_id))
         interval = POLL_INTERVAL_SECONDS
         while True:
             remaining = deadline - self._monotonic()
             if i.state.status != "pending" or remaining <= 0:
                 return i
-            step = min(interval, remaining)
             left = self._seconds_left(i)
-            if left is not None:
-                step = min(step, max(left, 0.0) + 0.001)
-            self._sleep(step)
+            self._sleep(min(interval, remaining, max(left, 0.0) + 0.001 if left is not None else remaining))
             interval = min(interval * POLL_BACKOFF, MAX_POLL_INTERVAL_SECONDS)
             reread = self.core.store.get_interaction(i.run_id, i.interaction_id)
             i = self._expire_if_due(self._seen(reread) if reread is not None else self._load(interrupt_id))
@@ -405,7 +395,6 @@ class InterruptService:
         if phase >= len(domains):
             raise BadRequestError("next is not a valid page token", details={"field": "next"})
         found: list[Interaction] = []
-        token: str | None = None
         # A status may span two stored states (cancelled = cancelled + timed out): a page that has room
         # left goes on into the next one, so a first page is never empty while later ones are not.
         while True:
@@ -413,15 +402,15 @@ class InterruptService:
                 KIND, status=domains[phase], run_id=session_id, limit=limit - len(found), start=start
             )
             found += page
-            if last:
+            if not last:
+                phase, last = phase + 1, None
+            if phase >= len(domains):
+                token = None
+                break
+            if last or len(found) >= limit:
                 token = _encode_page_token(PageCursor(k=last, f=scope, p=phase))
                 break
-            phase, start = phase + 1, None
-            if phase >= len(domains):
-                break
-            if len(found) >= limit:
-                token = _encode_page_token(PageCursor(k=None, f=scope, p=phase))
-                break
+            start = None
         settled = [self._expire_if_due(self._seen(i)) if i.state.status == "pending" else i for i in found]
         if status is not None:
             settled = [i for i in settled if edge_status(i) == status]
@@ -438,39 +427,31 @@ class InterruptService:
         core = self.core
         value, edits = command.input, list(command.stateEdits)
         i, found = self._found_for_decision(interrupt_id)
-        if i.state.status != "pending":
+        req = interrupt_request(i)
+        if i.state.status == "pending":
+            _refuse_other_version(i, command.stateVersion)
+        else:
             if is_timed_out(i) or i.state.outcome:  # past the deadline: a 410, the value kept as late
                 late = {"input": value, "state_edits": edits}
                 view = conflict_details(i, settled=False)
                 core.refuse_if_late(i, late, caller=caller, deadline=i.expires_at, reason=TIMEOUT_REASON, **view)
-            if interrupt_request(i).approval is None or i.state.status != "answered":
+            if req.approval is None or i.state.status != "answered":  # (a quorum's: the vote says what counted)
                 return self._resume_settled(i, command, caller=caller)
-        req = interrupt_request(i)
-        if i.state.status == "pending":  # (a settled quorum interrupt: the vote path says what counted)
-            _refuse_other_version(i, command.stateVersion)
         edited = apply_state_edits(req.state or {}, edits)
         accepted = validate_answer(value, schema=req.schema_, json_schema=req.json_schema)
         check_state_size(edited)
-        answer = {"input": accepted, "state": edited, "state_edits": edits}
+        answer = StoredResume(input=accepted, state=edited, state_edits=edits)
         if req.approval is not None:  # settled: a counted voter's repeat is told so (200), any other a 409
             current, approval, released, pending = self._vote(
                 i, req.approval, json.dumps(answer), voter or Voter(caller), "approve"
             )
             resumed = released and current.state.status == "answered"
-            return contracts.InterruptResumed(
-                interrupt=InterruptView.of(current),
-                approval=approval,
-                resumed=resumed,
-                delivery=delivery_of(resumed, pending=pending),
-            )
-        event = InterruptResumed(
-            interaction_id=i.interaction_id, node=i.request.node, input=accepted, state_edits=edits, by=caller
-        )
+            return self._resumed(current, resumed, delivery_of(resumed, pending=pending), approval=approval)
         try:  # the answer and its event: one write
             answered = core.store.transition_interaction(
                 i,
                 status_of(i.state, "answered", answer=answer, by=caller, at=core.now()),
-                with_records=[core.new_event(i.run_id, event)],
+                with_records=[core.new_event(i.run_id, _resumed_event(i, answer, caller))],
                 audit_head=found.audit_head,
             )
         except ConflictError:  # lost the race: answer as if it had come second, from a consistent read
@@ -483,8 +464,11 @@ class InterruptService:
         return self._resumed(answered, resumed, delivery_of(resumed, pending=pending))
 
     @staticmethod
-    def _resumed(i: Interaction, resumed: bool, delivery: Delivery | None) -> contracts.InterruptResumed:
-        return contracts.InterruptResumed(interrupt=InterruptView.of(i), resumed=resumed, delivery=delivery)
+    def _resumed(
+        i: Interaction, resumed: bool, delivery: Delivery | None, approval: ApprovalView | None = None
+    ) -> contracts.InterruptResumed:
+        view = InterruptView.of(i)
+        return contracts.InterruptResumed(interrupt=view, resumed=resumed, delivery=delivery, approval=approval)
 
     def _resume_settled(self, i: Interaction, command: ResumeInterrupt, *, caller: str) -> contracts.InterruptResumed:
         """A resume that finds the interrupt settled (never a quorum one answered: the vote path has those).
@@ -501,9 +485,9 @@ class InterruptService:
                 f"interrupt {i.interaction_id} changed while resuming; send the resume again",
                 details=conflict_details(i),
             )
-        answer = _resume_of(i)
+        stored = _resume_of(i)
         # Only this caller's own resume is repeated; the same value from another caller lost the race.
-        same = answer.get("input") == command.input and answer.get("state_edits") == list(command.stateEdits)
+        same = stored.get("input") == command.input and stored.get("state_edits") == list(command.stateEdits)
         if not (same and i.state.answered_by == caller):
             _refuse_other_version(i, command.stateVersion)
             raise ConflictError(
@@ -517,48 +501,45 @@ class InterruptService:
                 return self._resumed(i, True, "delivered")
         except SendFailedError:  # still unsent: the reconciler sends it
             return self._resumed(i, False, "pending")
-        delivered = self._delivered(i)
+        wait = self._wait_at(i)
+        delivered = wait is not None and wait.status == "released"  # its token was sent with this answer
         return self._resumed(i, delivered, delivery_of(delivered))
 
-    def _wait_of(self, i: Interaction, read: ParkedWait | None = None) -> ParkedWait | None:
-        """The hosted interrupt's parked wait: `read` when the caller read it with the interrupt."""
+    def _wait_at(self, i: Interaction, read: ParkedWait | None = None) -> ParkedWait | None:
+        """The hosted interrupt's wait, if it holds this interrupt (`read`: as read with the interrupt)."""
         gate = interrupt_request(i).gate
         if not gate:
             return None
         wait = read if read is not None and read.gate == gate else self.core.store.get_wait(i.run_id, gate)
-        if wait is None or wait.status != "parked" or i.interaction_id not in wait.interaction_ids:
-            return None
-        return wait
+        return wait if wait is not None and i.interaction_id in wait.interaction_ids else None
 
-    def _delivered(self, answered: Interaction) -> bool:
-        """The hosted interrupt's wait was released with this answer (its token sent)."""
-        gate = interrupt_request(answered).gate
-        wait = self.core.store.get_wait(answered.run_id, gate) if gate else None
-        return wait is not None and wait.status == "released" and answered.interaction_id in wait.interaction_ids
+    def _parked_wait(self, i: Interaction, read: ParkedWait | None = None) -> ParkedWait | None:
+        wait = self._wait_at(i, read)
+        return wait if wait is not None and wait.status == "parked" else None
 
     def _release(self, answered: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
         """Hosted: send the parked token with the value and the edited state. An SDK waiter needs nothing:
         its long-poll sees the answered record."""
-        wait = self._wait_of(answered, wait)
+        wait = self._parked_wait(answered, wait)
         if wait is None:
             return not interrupt_request(answered).hosted
-        answer = _resume_of(answered)
+        stored, st = _resume_of(answered), answered.state
         output = {
             "interrupt_id": answered.interaction_id,
-            "input": answer.get("input"),
-            "state": answer.get("state"),
-            "state_edits": answer.get("state_edits"),
-            "resolved_by": answered.state.answered_by,
-            "resolved_at": answered.state.answered_at,
+            "input": stored.get("input"),
+            "state": stored.get("state"),
+            "state_edits": stored.get("state_edits"),
+            "resolved_by": st.answered_by,
+            "resolved_at": st.answered_at,
         }
         return self.core.release_gate(answered.run_id, answered.request.node, output, token=token, wait=wait)
 
     def _settle_run(self, i: Interaction) -> None:
-        """An external session is running again once none of its interrupts is pending."""
-        if interrupt_request(i).hosted:
-            return
-        # The session's partition, read consistently (the by_status GSI may still list this one as pending).
-        if not self.core.store.list_run_interactions(i.run_id, kind=KIND, status="pending"):
+        """An external session is running again once none of its interrupts is pending (read in the
+        session's partition, consistently: the by_status GSI may still list this one as pending)."""
+        if not interrupt_request(i).hosted and not self.core.store.list_run_interactions(
+            i.run_id, kind=KIND, status="pending"
+        ):
             self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
 
     # ---- cancel --------------------------------------------------------------------------------
@@ -567,12 +548,12 @@ class InterruptService:
     ) -> contracts.InterruptCancelled:
         """Cancel (hosted: fail the task); on a quorum interrupt, a rejection by `voter`."""
         reason = command.reason.strip()
-        if not reason or len(reason) > MAX_REASON_CHARS:
+        if not reason:  # (the command's model holds its length)
             raise BadRequestError(f"reason must be 1-{MAX_REASON_CHARS} characters", details={"field": "reason"})
         while True:
             i = self._expire_if_due(self._load(interrupt_id))
             st = i.state
-            if st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason) and self._wait_of(i):
+            if st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason) and self._parked_wait(i):
                 # A retry of this caller's cancel whose task failure was not delivered: sent again. Anyone
                 # else's cancel meanwhile lost the race (a 410 naming the winner below).
                 return self._cancelled(i, failed=self._fail_waiter(i))
@@ -588,8 +569,7 @@ class InterruptService:
             except ConflictError:  # settled by another: a 410/409 naming the winner; only a claim: again
                 self._require_pending(self._expire_if_due(self._load(interrupt_id)), "cancelled")
                 continue
-            event = InterruptCancelled(interaction_id=interrupt_id, node=i.request.node, reason=reason, by=caller)
-            self.core.record(i.run_id, event)
+            self.core.record(i.run_id, _cancelled_event(i, reason, caller))
             failed = self._fail_waiter(cancelled)
             self._settle_run(cancelled)
             return self._cancelled(cancelled, failed=failed)
@@ -602,114 +582,6 @@ class InterruptService:
         return contracts.InterruptCancelled(
             interrupt=InterruptView.of(i), cancelled=cancelled, workflow_failed=failed, approval=approval
         )
-
-    # ---- quorum -----------------------------------------------------------------------------------
-    def _vote(
-        self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote
-    ) -> tuple[Interaction, ApprovalView, bool, bool]:
-        """One vote (`baton/services/approvals.py`: 403 for the requester or a non-approver, counted once
-        per operator); the vote that meets the quorum settles it, exactly once; a vote after the decision
-        is a 409. Returns the interrupt after it, the count, whether this call released (or failed) the
-        waiter, and whether that send is pending."""
-        ballot = self.approvals.cast(i, policy, text, voter, requested_by=interrupt_request(i).requested_by, vote=vote)
-        try:
-            released = self._decide(i.interaction_id, policy, ballot) if ballot.decision else False
-            pending = False
-        except SendFailedError:  # the decision is stored: the reconciler sends it
-            released, pending = False, True
-        current = self._load(i.interaction_id)
-        if ballot.outcome == "closed":
-            raise ConflictError(
-                f"interrupt {i.interaction_id} is already {edge_status(current)}: the vote is not counted",
-                details=conflict_details(current),
-            )
-        return current, ApprovalView.model_validate(ballot.view(policy)), released, pending
-
-    def settle_quorum(self, i: Interaction) -> bool:
-        """A pending quorum interrupt whose stored tally is met (its decider died before the release):
-        settled as that vote would have (the reconciler, baton/services/quorum_release.py)."""
-        policy = interrupt_request(i).approval
-        if policy is None:
-            return False
-        ballot = self.approvals.standing(i, policy)
-        if ballot.decision is None:
-            return False
-        self._decide(i.interaction_id, policy, ballot)
-        return self._load(i.interaction_id).state.status != "pending"
-
-    def _decide(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Settle a quorum interrupt whose tally is met (guarded by it; a claim in between: read again).
-        True if this call released (or failed) the waiter."""
-        core = self.core
-        for _attempt in range(3):
-            i = self._load(interrupt_id)
-            if i.state.status != "pending":
-                return False
-            decided = self.approvals.decided(i, policy, ballot)
-            approving = [v for v in ballot.votes if v.vote == "approve"]
-            if ballot.decision == "approved":
-                answer = json.loads(approving[policy.approvals - 1].answer)
-                new = status_of(i.state, "answered", answer=answer, by=decided.by, at=core.now(), reason=decided.reason)
-                first: EventPayload = InterruptResumed(
-                    interaction_id=interrupt_id,
-                    node=i.request.node,
-                    input=answer["input"],
-                    state_edits=answer["state_edits"],
-                    by=decided.by,
-                )
-            else:
-                new = status_of(i.state, "cancelled", by=decided.by, at=core.now(), reason=decided.reason)
-                first = InterruptCancelled(
-                    interaction_id=interrupt_id, node=i.request.node, reason=decided.reason, by=decided.by
-                )
-            records = [core.new_event(i.run_id, first), core.new_event(i.run_id, decided.event)]
-            try:
-                settled = core.store.transition_interaction(i, new, with_records=records, guards=[decided.guard])
-            except (ConflictError, GuardFailedError):
-                continue
-            done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
-            self._settle_run(settled)
-            return done
-        return False
-
-    # ---- the waiter's end ------------------------------------------------------------------------
-    def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None) -> bool:
-        """Hosted: fail the parked token of a cancelled interrupt (the cause names who and why); a timeout
-        fails it with the deadline error, which the hosted Catch takes as Step Functions' own timeout.
-        True if this call failed the task; another send error leaves the wait parked for a retry."""
-        wait = self._wait_of(cancelled)
-        if wait is None or (token is not None and wait.task_token != token):
-            return False
-        st = cancelled.state
-        if is_timed_out(cancelled):
-            error, cause = DEADLINE_ERROR, f"interrupt {cancelled.interaction_id} timed out"
-        else:
-            error = CANCEL_ERROR
-            cause = f"interrupt {cancelled.interaction_id} cancelled by {st.answered_by}: {st.reason}"
-        try:
-            self.core.tokens.send_failure(wait.task_token, error, cause)
-        except TaskTokenError:
-            self.core.store.release_wait(wait, "released")
-            return False  # the execution already ended or timed out: nothing left to fail
-        return self.core.store.release_wait(wait, "released")
-
-    def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """The reconciler: a parked hosted interrupt no longer pending gets the resume (answered) or the
-        task failure (cancelled, timed out) it should have had. True if sent."""
-        for iid in wait.interaction_ids:
-            i = self.core.store.get_interaction(wait.run_id, iid)
-            if i is None or i.request.kind != KIND:
-                continue
-            if i.state.status == "answered":
-                return self._release(i, token=wait.task_token)
-            if i.state.status in ("cancelled", "timed_out"):
-                return self._fail_waiter(i, token=wait.task_token)
-        return False
-
-    def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """At a parked hosted interrupt's deadline, the one deadline path (baton.services.at_deadline).
-        True if this call ended it."""
-        return end_at_deadline(InterruptDeadline(self), wait) is not None
 
     @staticmethod
     def _require_pending(i: Interaction, verb: str) -> None:
@@ -725,16 +597,109 @@ class InterruptService:
             details=details,
         )
 
-    # ---- timeouts: the sweeper and the hosted Catch --------------------------------------------
+    # ---- quorum -----------------------------------------------------------------------------------
+    def _vote(
+        self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote
+    ) -> tuple[Interaction, ApprovalView, bool, bool]:
+        """One vote (`baton/services/approvals.py`: 403 for the requester or a non-approver, counted once
+        per operator); the vote that meets the quorum settles it, exactly once; a vote after the decision
+        is a 409. The interrupt after it, the count, whether this call released (or failed) the waiter,
+        and whether that send is pending."""
+        ballot = self.approvals.cast(i, policy, text, voter, requested_by=interrupt_request(i).requested_by, vote=vote)
+        try:
+            released, pending = (self._decide(i.interaction_id, policy, ballot) if ballot.decision else False), False
+        except SendFailedError:  # the decision is stored: the reconciler sends it
+            released, pending = False, True
+        current = self._load(i.interaction_id)
+        if ballot.outcome == "closed":
+            raise ConflictError(
+                f"interrupt {i.interaction_id} is already {edge_status(current)}: the vote is not counted",
+                details=conflict_details(current),
+            )
+        return current, ApprovalView.model_validate(ballot.view(policy)), released, pending
+
+    def settle_quorum(self, i: Interaction) -> bool:
+        """A pending quorum interrupt whose stored tally is met (its decider died before the release):
+        settled as that vote would have (the reconciler, baton/services/quorum_release.py)."""
+        policy = interrupt_request(i).approval
+        ballot = self.approvals.standing(i, policy) if policy is not None else None
+        if policy is None or ballot is None or ballot.decision is None:
+            return False
+        self._decide(i.interaction_id, policy, ballot)
+        return self._load(i.interaction_id).state.status != "pending"
+
+    def _decide(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        """Settle a quorum interrupt whose tally is met (guarded by it; a claim in between: read again).
+        True if this call released (or failed) the waiter."""
+        core = self.core
+        for _attempt in range(3):
+            i = self._load(interrupt_id)
+            if i.state.status != "pending":
+                return False
+            decided = self.approvals.decided(i, policy, ballot)
+            first: EventPayload
+            if ballot.decision == "approved":
+                approving = [v for v in ballot.votes if v.vote == "approve"]
+                answer = json.loads(approving[policy.approvals - 1].answer)
+                new = status_of(i.state, "answered", answer=answer, by=decided.by, at=core.now(), reason=decided.reason)
+                first = _resumed_event(i, answer, decided.by)
+            else:
+                new = status_of(i.state, "cancelled", by=decided.by, at=core.now(), reason=decided.reason)
+                first = _cancelled_event(i, decided.reason, decided.by)
+            records = [core.new_event(i.run_id, first), core.new_event(i.run_id, decided.event)]
+            try:
+                settled = core.store.transition_interaction(i, new, with_records=records, guards=[decided.guard])
+            except (ConflictError, GuardFailedError):
+                continue
+            done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
+            self._settle_run(settled)
+            return done
+        return False
+
+    # ---- the hosted waiter's end: a failed task, the reconciler, the deadline, the Catch --------
+    def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None) -> bool:
+        """Hosted: fail the parked token of a cancelled interrupt (the cause names who and why); a timeout
+        fails it with the deadline error, which the hosted Catch takes as Step Functions' own timeout.
+        True if this call failed the task; another send error leaves the wait parked for a retry."""
+        wait = self._parked_wait(cancelled)
+        if wait is None or (token is not None and wait.task_token != token):
+            return False
+        iid, st = cancelled.interaction_id, cancelled.state
+        if is_timed_out(cancelled):
+            error, cause = DEADLINE_ERROR, f"interrupt {iid} timed out"
+        else:
+            error, cause = CANCEL_ERROR, f"interrupt {iid} cancelled by {st.answered_by}: {st.reason}"
+        try:
+            self.core.tokens.send_failure(wait.task_token, error, cause)
+        except TaskTokenError:
+            self.core.store.release_wait(wait, "released")
+            return False  # the execution already ended or timed out: nothing left to fail
+        return self.core.store.release_wait(wait, "released")
+
+    def reconcile_wait(self, wait: ParkedWait) -> bool:
+        """The reconciler: a parked hosted interrupt no longer pending gets the resume (answered) or the
+        task failure (cancelled, timed out) it should have had. True if sent."""
+        for i in self._interrupts_of(wait):
+            if i.state.status == "answered":
+                return self._release(i, token=wait.task_token)
+            if i.state.status in ("cancelled", "timed_out"):
+                return self._fail_waiter(i, token=wait.task_token)
+        return False
+
+    def end_at_deadline(self, wait: ParkedWait) -> bool:
+        """At a parked hosted interrupt's deadline, the one deadline path (baton.services.at_deadline).
+        True if this call ended it."""
+        return end_at_deadline(InterruptDeadline(self), wait) is not None
+
     def sweep(self) -> list[str]:
         """Time out every pending interrupt past its deadline: a Query on the sparse `due` index reads only
         those (`InteractionStore.list_due`)."""
-        expired = []
-        for i in self.core.store.list_due(KIND, self.core.now()):
-            left = self._seconds_left(i)
-            if left is not None and left <= 0 and is_timed_out(self._expire_if_due(i)):
-                expired.append(i.interaction_id)
-        return expired
+        due = self.core.store.list_due(KIND, self.core.now())
+        return [
+            i.interaction_id
+            for i in due
+            if (left := self._seconds_left(i)) is not None and left <= 0 and is_timed_out(self._expire_if_due(i))
+        ]
 
     def hosted_ended(self, run_id: str, node: str, outcome: str) -> InterruptFailResult:
         """The hosted interrupt's Catch (outcome "timeout" on States.Timeout, "cancelled" on
@@ -746,11 +711,8 @@ class InterruptService:
 
         for i in at_node():
             if i.state.status == "pending" and outcome == "timeout":
-                try:
-                    core.store.transition_interaction(i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON))
-                except ConflictError:
-                    continue
-                self._record_timed_out(i)
+                with contextlib.suppress(ConflictError):
+                    self._time_out(i)
         latest = at_node()
         target = latest[-1] if latest else None
         wait = core.store.get_wait(run_id, node)
@@ -759,18 +721,26 @@ class InterruptService:
         if target is None:
             cause = f"interrupt at node '{node}' ended ({outcome}) but no interrupt was recorded"
         elif outcome == "timeout" or is_timed_out(target):
-            seconds = target.request.timeout_seconds
             cause = (
-                f"interrupt {target.interaction_id} at node '{node}' timed out after {seconds}s without a "
-                f"resume (prompt: {target.request.prompt!r}); it is cancelled with reason timeout"
+                f"interrupt {target.interaction_id} at node '{node}' timed out after {target.request.timeout_seconds}s "
+                f"without a resume (prompt: {target.request.prompt!r}); it is cancelled with reason timeout"
             )
         else:
-            cause = (
-                f"interrupt {target.interaction_id} at node '{node}' was cancelled by "
-                f"{target.state.answered_by}: {target.state.reason}"
-            )
+            st = target.state
+            cause = f"interrupt {target.interaction_id} at node '{node}' was cancelled by {st.answered_by}: {st.reason}"
         core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return InterruptFailResult(cause=cause, interrupt_id=target.interaction_id if target else None)
+
+
+def _resumed_event(i: Interaction, answer: StoredResume, by: str | None) -> InterruptResumed:
+    edits = answer.get("state_edits", [])
+    return InterruptResumed(
+        interaction_id=i.interaction_id, node=i.request.node, input=answer.get("input"), state_edits=edits, by=by
+    )
+
+
+def _cancelled_event(i: Interaction, reason: str | None, by: str | None) -> InterruptCancelled:
+    return InterruptCancelled(interaction_id=i.interaction_id, node=i.request.node, reason=reason, by=by)
 
 
 class InterruptDeadline:
@@ -782,22 +752,18 @@ class InterruptDeadline:
         self.interrupts = interrupts
         self.core = interrupts.core
 
-    def _interrupts(self, wait: ParkedWait) -> list[Interaction]:
-        found = (self.core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
-        return [i for i in found if i is not None and i.request.kind == KIND]
-
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         return wait if wait.status in OPEN else None
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
-        return next((i for i in self._interrupts(wait) if i.state.status != "pending"), None)
+        return next((i for i in self.interrupts._interrupts_of(wait) if i.state.status != "pending"), None)
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
         return self.interrupts.reconcile_wait(wait)
 
     def take_default(self, wait: ParkedWait) -> bool:
         taken = False
-        for i in self._interrupts(wait):
+        for i in self.interrupts._interrupts_of(wait):
             try:
                 taken = answer_with_default(self.core, i, i.expires_at or wait.deadline) is not None or taken
             except ConflictError:
@@ -805,7 +771,8 @@ class InterruptDeadline:
         return taken
 
     def time_out(self, wait: ParkedWait) -> bool:
-        for i in self._interrupts(wait):
-            if i.state.status == "pending" and is_timed_out(self.interrupts._expire_if_due(i)):
-                return self.interrupts._fail_waiter(self.interrupts._load(i.interaction_id), token=wait.task_token)
+        interrupts = self.interrupts
+        for i in interrupts._interrupts_of(wait):
+            if i.state.status == "pending" and is_timed_out(interrupts._expire_if_due(i)):
+                return interrupts._fail_waiter(interrupts._load(i.interaction_id), token=wait.task_token)
         return False
