@@ -45,6 +45,7 @@ from baton.services.approvals import ApprovalService, Voter
 from baton.services.at_deadline import OPEN, end_at_deadline
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, arm_interaction, park_wait
+from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token, invalid_page_token
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -139,8 +140,8 @@ def _not_found(interrupt_id: str) -> NotFoundError:
 
 
 class PageCursor(BaseModel):
-    """Where a listing goes on (the `next` token, base64url JSON): the store's position `k`, the filters
-    `f` it was issued for, and which of the listing's stored statuses it is in, `p` (cancelled, timed_out)."""
+    """Where a listing goes on (its `next`): the store's position `k`, the filters `f` it was issued for,
+    and which of the listing's stored statuses it is in, `p` (cancelled, then timed_out)."""
 
     model_config = ConfigDict(strict=True)
 
@@ -149,25 +150,13 @@ class PageCursor(BaseModel):
     p: StrictInt = Field(default=0, ge=0)
 
 
-def _encode_page_token(cursor: PageCursor) -> str:
-    raw = json.dumps(cursor.model_dump(exclude_defaults=True), separators=(",", ":"), sort_keys=True).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
 def _decode_page_token(token: str, scope: list[str | None]) -> PageCursor:
-    invalid = BadRequestError("next is not a valid page token", details={"field": "next"})
-    try:
-        cursor = PageCursor.model_validate_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-    except ValueError:
-        raise invalid from None
+    cursor = decode_page_token(token, PageCursor)
     # A store position is a small object (the store checks its own shape before any query).
     if cursor.k is not None and (len(cursor.k) > 8 or len(json.dumps(cursor.k)) > 4096):
-        raise invalid
+        raise invalid_page_token()
     if (cursor.k is None and not cursor.p) or cursor.f != scope:
-        raise BadRequestError(
-            "next is a page token for another listing (use it with the same status and sessionId)",
-            details={"field": "next"},
-        )
+        raise foreign_page_token("status and sessionId")
     return cursor
 
 
@@ -393,7 +382,7 @@ class InterruptService:
         phase, start = cursor.p, cursor.k
         domains: tuple[str | None, ...] = DOMAIN_STATUSES[status] if status else (None,)
         if phase >= len(domains):
-            raise BadRequestError("next is not a valid page token", details={"field": "next"})
+            raise invalid_page_token()
         found: list[Interaction] = []
         # A status may span two stored states (cancelled = cancelled + timed out): a page that has room
         # left goes on into the next one, so a first page is never empty while later ones are not.
@@ -408,7 +397,7 @@ class InterruptService:
                 token = None
                 break
             if last or len(found) >= limit:
-                token = _encode_page_token(PageCursor(k=last, f=scope, p=phase))
+                token = encode_page_token(PageCursor(k=last, f=scope, p=phase), sort_keys=True)
                 break
             start = None
         settled = [self._expire_if_due(self._seen(i)) if i.state.status == "pending" else i for i in found]
