@@ -12,7 +12,8 @@ interrupt shows as "cancelled" with reason "timeout" and `timedOut: true` (`inte
 
 Why one module of over 400 lines: every path (read, long-poll, list, resume, cancel, vote, sweep, the
 hosted Catch) first runs the same store-backed deadline (`_expire_if_due`) and ends in the same release
-(`_release`, `_fail_waiter`, `_settle_run`). Claims (advisory, leased) live in `baton.services.claims`.
+(`_release`, `_fail_waiter`, `_settle_run`). Claims (advisory, leased) live in `baton.services.claims`, a
+quorum's votes in `baton.services.interrupt_quorum`.
 """
 
 from __future__ import annotations
@@ -36,15 +37,15 @@ from baton.domain.interrupt_fields import MAX_REASON_CHARS
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.domain.state_edits import apply_state_edits
 from baton.errors import BadRequestError, ConflictError, GoneError, NotFoundError, TaskTokenError, winner
-from baton.events import HumanInputRequested, InterruptCancelled, InterruptResumed, InterruptTimedOut, RunPaused
+from baton.events import HumanInputRequested, InterruptTimedOut, RunPaused
 from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
-from baton.ports import GuardFailedError
 from baton.services.answer_outcomes import SendFailedError, delivery_of
-from baton.services.approvals import ApprovalService, Voter
+from baton.services.approvals import Voter
 from baton.services.at_deadline import OPEN, end_at_deadline
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, arm_interaction, park_wait
+from baton.services.interrupt_quorum import InterruptQuorum, cancelled_event, resumed_event
 from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token, invalid_page_token
 
 if TYPE_CHECKING:
@@ -53,10 +54,9 @@ if TYPE_CHECKING:
     from baton.contracts import Delivery
     from baton.contracts.interrupts import CancelInterrupt, ResumeInterrupt
     from baton.domain.approval import ApprovalPolicy, Vote
-    from baton.events import EventPayload
     from baton.ports import FoundInteraction
-    from baton.services.approvals import Ballot
     from baton.services.core import Core
+    from baton.services.interrupt_quorum import Counted
 
 __all__ = ["InterruptService", "InterruptSpec", "conflict_details", "key_interrupt_id"]
 
@@ -171,7 +171,7 @@ class InterruptService:
         self.core = core
         self._sleep = sleep
         self._monotonic = monotonic
-        self.approvals = ApprovalService(core)
+        self.quorum = InterruptQuorum(self)
 
     # ---- create --------------------------------------------------------------------------------
     def create(
@@ -284,7 +284,7 @@ class InterruptService:
         return existing
 
     # ---- read ----------------------------------------------------------------------------------
-    def _load(self, interrupt_id: str) -> Interaction:
+    def load(self, interrupt_id: str) -> Interaction:
         found = self.core.store.find_interaction(interrupt_id) if interrupt_id else None
         if found is None or found.request.kind != KIND:
             raise _not_found(interrupt_id)
@@ -327,7 +327,7 @@ class InterruptService:
                 defaulted = answer_with_default(self.core, i, i.expires_at)
                 settled = defaulted if defaulted is not None else self._time_out(i)
             except ConflictError:
-                i = self._load(i.interaction_id)  # someone resumed/cancelled/expired it first
+                i = self.load(i.interaction_id)  # someone resumed/cancelled/expired it first
                 continue
             if defaulted is not None:
                 with contextlib.suppress(SendFailedError):  # the default is stored: the reconciler sends it
@@ -349,7 +349,7 @@ class InterruptService:
         Re-reads are one consistent GetItem by (session, id), backing off from 0.5 s to 2.5 s, and
         exactly at its deadline."""
         deadline = self._monotonic() + max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
-        i = self._expire_if_due(self._load(interrupt_id))
+        i = self._expire_if_due(self.load(interrupt_id))
         interval = POLL_INTERVAL_SECONDS
         while True:
             remaining = deadline - self._monotonic()
@@ -359,7 +359,7 @@ class InterruptService:
             self._sleep(min(interval, remaining, max(left, 0.0) + 0.001 if left is not None else remaining))
             interval = min(interval * POLL_BACKOFF, MAX_POLL_INTERVAL_SECONDS)
             reread = self.core.store.get_interaction(i.run_id, i.interaction_id)
-            i = self._expire_if_due(self._seen(reread) if reread is not None else self._load(interrupt_id))
+            i = self._expire_if_due(self._seen(reread) if reread is not None else self.load(interrupt_id))
 
     def list_page(
         self,
@@ -431,20 +431,19 @@ class InterruptService:
         check_state_size(edited)
         answer = StoredResume(input=accepted, state=edited, state_edits=edits)
         if req.approval is not None:  # settled: a counted voter's repeat is told so (200), any other a 409
-            current, approval, released, pending = self._vote(
-                i, req.approval, json.dumps(answer), voter or Voter(caller), "approve"
-            )
-            resumed = released and current.state.status == "answered"
-            return self._resumed(current, resumed, delivery_of(resumed, pending=pending), approval=approval)
+            counted = self._vote(i, req.approval, json.dumps(answer), voter or Voter(caller), "approve")
+            resumed = counted.released and counted.current.state.status == "answered"
+            delivery = delivery_of(resumed, pending=counted.pending)
+            return self._resumed(counted.current, resumed, delivery, approval=counted.approval)
         try:  # the answer and its event: one write
             answered = core.store.transition_interaction(
                 i,
                 status_of(i.state, "answered", answer=answer, by=caller, at=core.now()),
-                with_records=[core.new_event(i.run_id, _resumed_event(i, answer, caller))],
+                with_records=[core.new_event(i.run_id, resumed_event(i, accepted, edits, caller))],
                 audit_head=found.audit_head,
             )
         except ConflictError:  # lost the race: answer as if it had come second, from a consistent read
-            return self._resume_settled(self._expire_if_due(self._load(interrupt_id)), command, caller=caller)
+            return self._resume_settled(self._expire_if_due(self.load(interrupt_id)), command, caller=caller)
         try:
             resumed, pending = self._release(answered, wait=found.wait), False
         except SendFailedError:  # stored: the reconciler sends it
@@ -540,7 +539,7 @@ class InterruptService:
         if not reason:  # (the command's model holds its length)
             raise BadRequestError(f"reason must be 1-{MAX_REASON_CHARS} characters", details={"field": "reason"})
         while True:
-            i = self._expire_if_due(self._load(interrupt_id))
+            i = self._expire_if_due(self.load(interrupt_id))
             st = i.state
             if st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason) and self._parked_wait(i):
                 # A retry of this caller's cancel whose task failure was not delivered: sent again. Anyone
@@ -549,16 +548,16 @@ class InterruptService:
             self._require_pending(i, "cancelled")
             policy = interrupt_request(i).approval
             if policy is not None:  # a quorum interrupt: the cancel is a rejection by the authenticated caller
-                current, approval, released, _pending = self._vote(i, policy, reason, voter or Voter(caller), "reject")
-                return self._cancelled(current, failed=released, approval=approval)
+                counted = self._vote(i, policy, reason, voter or Voter(caller), "reject")
+                return self._cancelled(counted.current, failed=counted.released, approval=counted.approval)
             try:
                 cancelled = self.core.store.transition_interaction(
                     i, status_of(st, "cancelled", by=caller, at=self.core.now(), reason=reason)
                 )
             except ConflictError:  # settled by another: a 410/409 naming the winner; only a claim: again
-                self._require_pending(self._expire_if_due(self._load(interrupt_id)), "cancelled")
+                self._require_pending(self._expire_if_due(self.load(interrupt_id)), "cancelled")
                 continue
-            self.core.record(i.run_id, _cancelled_event(i, reason, caller))
+            self.core.record(i.run_id, cancelled_event(i, reason, caller))
             failed = self._fail_waiter(cancelled)
             self._settle_run(cancelled)
             return self._cancelled(cancelled, failed=failed)
@@ -586,64 +585,24 @@ class InterruptService:
             details=details,
         )
 
-    # ---- quorum -----------------------------------------------------------------------------------
-    def _vote(
-        self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote
-    ) -> tuple[Interaction, ApprovalView, bool, bool]:
-        """One vote (`baton/services/approvals.py`: 403 for the requester or a non-approver, counted once
-        per operator); the vote that meets the quorum settles it, exactly once; a vote after the decision
-        is a 409. The interrupt after it, the count, whether this call released (or failed) the waiter,
-        and whether that send is pending."""
-        ballot = self.approvals.cast(i, policy, text, voter, requested_by=interrupt_request(i).requested_by, vote=vote)
-        try:
-            released, pending = (self._decide(i.interaction_id, policy, ballot) if ballot.decision else False), False
-        except SendFailedError:  # the decision is stored: the reconciler sends it
-            released, pending = False, True
-        current = self._load(i.interaction_id)
-        if ballot.outcome == "closed":
+    # ---- quorum (baton/services/interrupt_quorum.py) --------------------------------------------
+    def _vote(self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote) -> Counted:
+        counted = self.quorum.vote(i, policy, text, voter, vote)
+        if counted.closed:
             raise ConflictError(
-                f"interrupt {i.interaction_id} is already {edge_status(current)}: the vote is not counted",
-                details=conflict_details(current),
+                f"interrupt {i.interaction_id} is already {edge_status(counted.current)}: the vote is not counted",
+                details=conflict_details(counted.current),
             )
-        return current, ApprovalView.model_validate(ballot.view(policy)), released, pending
+        return counted
 
     def settle_quorum(self, i: Interaction) -> bool:
-        """A pending quorum interrupt whose stored tally is met (its decider died before the release):
-        settled as that vote would have (the reconciler, baton/services/quorum_release.py)."""
-        policy = interrupt_request(i).approval
-        ballot = self.approvals.standing(i, policy) if policy is not None else None
-        if policy is None or ballot is None or ballot.decision is None:
-            return False
-        self._decide(i.interaction_id, policy, ballot)
-        return self._load(i.interaction_id).state.status != "pending"
+        return self.quorum.settle(i)
 
-    def _decide(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Settle a quorum interrupt whose tally is met (guarded by it; a claim in between: read again).
-        True if this call released (or failed) the waiter."""
-        core = self.core
-        for _attempt in range(3):
-            i = self._load(interrupt_id)
-            if i.state.status != "pending":
-                return False
-            decided = self.approvals.decided(i, policy, ballot)
-            first: EventPayload
-            if ballot.decision == "approved":
-                approving = [v for v in ballot.votes if v.vote == "approve"]
-                answer = json.loads(approving[policy.approvals - 1].answer)
-                new = status_of(i.state, "answered", answer=answer, by=decided.by, at=core.now(), reason=decided.reason)
-                first = _resumed_event(i, answer, decided.by)
-            else:
-                new = status_of(i.state, "cancelled", by=decided.by, at=core.now(), reason=decided.reason)
-                first = _cancelled_event(i, decided.reason, decided.by)
-            records = [core.new_event(i.run_id, first), core.new_event(i.run_id, decided.event)]
-            try:
-                settled = core.store.transition_interaction(i, new, with_records=records, guards=[decided.guard])
-            except (ConflictError, GuardFailedError):
-                continue
-            done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
-            self._settle_run(settled)
-            return done
-        return False
+    def deliver(self, settled: Interaction) -> bool:
+        """A quorum's decision stored: release (or fail) the waiter and settle the session."""
+        done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
+        self._settle_run(settled)
+        return done
 
     # ---- the hosted waiter's end: a failed task, the reconciler, the deadline, the Catch --------
     def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None) -> bool:
@@ -721,17 +680,6 @@ class InterruptService:
         return InterruptFailResult(cause=cause, interrupt_id=target.interaction_id if target else None)
 
 
-def _resumed_event(i: Interaction, answer: StoredResume, by: str | None) -> InterruptResumed:
-    edits = answer.get("state_edits", [])
-    return InterruptResumed(
-        interaction_id=i.interaction_id, node=i.request.node, input=answer.get("input"), state_edits=edits, by=by
-    )
-
-
-def _cancelled_event(i: Interaction, reason: str | None, by: str | None) -> InterruptCancelled:
-    return InterruptCancelled(interaction_id=i.interaction_id, node=i.request.node, reason=reason, by=by)
-
-
 class InterruptDeadline:
     """A hosted interrupt's `DeadlinePolicy` (baton.services.at_deadline): closed by the conditional write
     that times it out (`_expire_if_due`); a stored resume or cancel is delivered as the reconciler
@@ -763,5 +711,5 @@ class InterruptDeadline:
         interrupts = self.interrupts
         for i in interrupts._interrupts_of(wait):
             if i.state.status == "pending" and is_timed_out(interrupts._expire_if_due(i)):
-                return interrupts._fail_waiter(interrupts._load(i.interaction_id), token=wait.task_token)
+                return interrupts._fail_waiter(interrupts.load(i.interaction_id), token=wait.task_token)
         return False
