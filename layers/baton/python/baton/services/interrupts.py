@@ -8,7 +8,7 @@ the rest) or a hosted task (`statemachines/interrupt.asl.json`) whose token is p
 resume sends it, cancel fails it with `InterruptCancelled`, a timeout with `BatonDeadlinePassed`.
 
 Statuses: pending -> answered | cancelled | timed_out; the API keeps the seed's words, a timed-out
-interrupt shows as "cancelled" with reason "timeout" and `timedOut: true` (`interrupt_view`).
+interrupt shows as "cancelled" with reason "timeout" and `timedOut: true` (`InterruptView.of`).
 
 Why one module of over 400 lines: every path (read, long-poll, list, resume, cancel, vote, sweep, the
 hosted Catch) first runs the same store-backed deadline (`_expire_if_due`) and ends in the same release
