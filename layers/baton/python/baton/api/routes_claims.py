@@ -8,16 +8,15 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from baton.api import deps
 from baton.api.contract import InterruptId, responses
-from baton.api.routes_interrupts import OPERATOR_FIELD_DESCRIPTION, acting_operator
+from baton.api.routes_interrupts import OperatorField, acting_operator
 from baton.contracts import ClaimInterrupt, InterruptClaimed, ReassignClaim, RenewClaim
 from baton.services.claims import ClaimService
 
 router = APIGatewayRouter()
-OperatorField = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
 
 
 # The bodies: each verb's command (baton/contracts/interrupts.py) and the optional `operator`.

@@ -105,14 +105,16 @@ OPERATOR_FIELD_DESCRIPTION = (
     "Optional; must name the authenticated caller (403 otherwise). Who acts is always the caller: "
     "locally, use a named operator's token (`baton operator-token <name>`)."
 )
+OperatorField = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
 
 
+# The bodies: each verb's command (baton/contracts/interrupts.py) and the optional `operator`.
 class ResumeInterruptRequest(ResumeInterrupt):
-    operator: str | None = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
+    operator: str | None = OperatorField
 
 
 class CancelInterruptRequest(CancelInterrupt):
-    operator: str | None = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
+    operator: str | None = OperatorField
 
 
 class ListInterruptsQuery(BaseModel):
