@@ -643,11 +643,7 @@ class InterruptService:
         """Time out every pending interrupt past its deadline: a Query on the sparse `due` index reads only
         those (`InteractionStore.list_due`)."""
         due = self.core.store.list_due(KIND, self.core.now())
-        return [
-            i.interaction_id
-            for i in due
-            if (left := self._seconds_left(i)) is not None and left <= 0 and is_timed_out(self._expire_if_due(i))
-        ]
+        return [i.interaction_id for i in due if is_timed_out(self._expire_if_due(i))]
 
     def hosted_ended(self, run_id: str, node: str, outcome: str) -> InterruptFailResult:
         """The hosted interrupt's Catch (outcome "timeout" on States.Timeout, "cancelled" on
