@@ -17,4 +17,4 @@ from baton.runtime.wiring import services
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     payload = parse(event=event, model=InterruptFailPayload)
-    return services().interrupts.hosted_ended(payload.run_id, payload.node, payload.outcome)
+    return services().interrupts.hosted_ended(payload.run_id, payload.node, payload.outcome).model_dump()

@@ -8,7 +8,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from baton.contracts import AskRequest
+from baton.contracts import AskRequest, CancelInterrupt, ClaimInterrupt, ResumeInterrupt
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.events import InteractionAnswered
 from baton.services.audit import AuditService
@@ -29,10 +29,10 @@ def _decide(stack: MotoStack) -> None:
         asked = questions.ask(RUN, AskRequest(node="draft", question=f"Q{n}?"), caller="agent")
         questions.answer(RUN, asked["interaction_id"], f"a{n}", caller="alice")
     first, _ = interrupts.create(InterruptSpec(session_id=RUN, prompt="Deploy?", state={"env": "dev"}), caller="agent")
-    ClaimService(interrupts).claim(first.interaction_id, operator="bob")
-    interrupts.resume(first.interaction_id, "yes", ["env=prod"], caller="bob")
+    ClaimService(interrupts).claim(first.interaction_id, ClaimInterrupt(), operator="bob")
+    interrupts.resume(first.interaction_id, ResumeInterrupt(input="yes", stateEdits=["env=prod"]), caller="bob")
     second, _ = interrupts.create(InterruptSpec(session_id=RUN, prompt="Again?"), caller="agent")
-    interrupts.cancel(second.interaction_id, "not today", caller="carol")
+    interrupts.cancel(second.interaction_id, CancelInterrupt(reason="not today"), caller="carol")
 
 
 def _records(stack: MotoStack) -> list[AuditRecord]:
@@ -109,7 +109,7 @@ def test_concurrent_decisions_on_one_run_form_one_unbroken_chain(moto_stack: Mot
         questions.answer(RUN, asked[n]["interaction_id"], f"a{n}", caller=f"op-{n}")
 
     def claim(n: int) -> None:  # Core.record (the event and the head in their own transaction)
-        ClaimService(interrupts).claim(created[n].interaction_id, operator=f"op-{n}")
+        ClaimService(interrupts).claim(created[n].interaction_id, ClaimInterrupt(), operator=f"op-{n}")
 
     with ThreadPoolExecutor(8) as pool:
         futures = [pool.submit(answer, n) for n in range(RACERS)] + [pool.submit(claim, n) for n in range(RACERS)]
@@ -131,7 +131,9 @@ def test_a_decision_written_with_a_stale_head_chains_after_the_one_that_won(moto
     asked = questions.ask(RUN, AskRequest(node="draft", question="Q?"), caller="agent")
     created, _ = interrupts.create(InterruptSpec(session_id=RUN, prompt="I?"), caller="agent")
     stale = store.snapshot_run(RUN)
-    ClaimService(interrupts).claim(created.interaction_id, operator="bob")  # seq 1, after the snapshot
+    ClaimService(interrupts).claim(
+        created.interaction_id, ClaimInterrupt(), operator="bob"
+    )  # seq 1, after the snapshot
     [question] = [i for i in stale.pending if i.interaction_id == asked["interaction_id"]]
     core = moto_stack.services.core
     event = core.new_event(RUN, InteractionAnswered(interaction_id=question.interaction_id, node="draft", answer="pg"))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from botocore.retries.standard import ExponentialBackoff
 
+from baton.contracts import ResumeInterrupt
 from baton.ids import parse_iso
 from baton.services.pauses import Resume
 from tests.conftest import wait_for
@@ -48,7 +49,9 @@ def _await(stack: MotoStack, run_id: str) -> Callable[[], dict[str, Any]]:
 def _interrupt(stack: MotoStack, run_id: str) -> Callable[[], dict[str, Any]]:
     found = stack.services.interrupts.list_page(status="pending", session_id=run_id)[0]
     [interrupt] = found
-    return lambda: stack.services.interrupts.resume(interrupt.interaction_id, "go", [], caller="alice")
+    return lambda: stack.services.interrupts.resume(
+        interrupt.interaction_id, ResumeInterrupt(input="go"), caller="alice"
+    )
 
 
 PAUSES: dict[str, tuple[dict[str, Any], str, Callable[[MotoStack, str], Callable[[], dict[str, Any]]]]] = {

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
+from baton.contracts import CancelInterrupt, InterruptView, ResumeInterrupt
 from baton.errors import ConflictError
-from baton.services.interrupts import InterruptSpec, public_view
+from baton.services.interrupts import InterruptSpec
 from tests.conftest import wait_for
 from tests.integration.conftest import MotoStack
 
@@ -71,7 +72,11 @@ def test_hosted_interrupt_resume_cancel_timeout_and_bad_request(moto_stack: Moto
     rec = wait_for(lambda: _pending(moto_stack, "hi-1"))
     # The interrupt is stored before the run's status moves; both happen while the token parks.
     wait_for(lambda: runs.get("hi-1")["status"] == "paused_waiting_human")
-    result = svc.resume(rec.interaction_id, "production", ["retries=5", "config.flag=true"], caller="alice")
+    result = svc.resume(
+        rec.interaction_id,
+        ResumeInterrupt(input="production", stateEdits=["retries=5", "config.flag=true"]),
+        caller="alice",
+    )
     assert result["resumed"] is True
     wait_for(lambda: _describe(moto_stack, resumed.execution_arn)["status"] == "SUCCEEDED")
     output = json.loads(_describe(moto_stack, resumed.execution_arn)["output"])
@@ -83,7 +88,10 @@ def test_hosted_interrupt_resume_cancel_timeout_and_bad_request(moto_stack: Moto
     # cancelled: task failure InterruptCancelled → Fail with the reason (moto drops the task's cause;
     # the Catch's Lambda rebuilds it from the store)
     rec = wait_for(lambda: _pending(moto_stack, "hi-2"))
-    assert svc.cancel(rec.interaction_id, "release frozen", caller="alice")["workflowFailed"] is True
+    assert (
+        svc.cancel(rec.interaction_id, CancelInterrupt(reason="release frozen"), caller="alice")["workflowFailed"]
+        is True
+    )
     described = wait_for(lambda: (d := _describe(moto_stack, cancelled.execution_arn))["status"] == "FAILED" and d)
     assert described["error"] == "InterruptCancelled"
     assert "cancelled by alice: release frozen" in described["cause"]
@@ -95,7 +103,7 @@ def test_hosted_interrupt_resume_cancel_timeout_and_bad_request(moto_stack: Moto
     )
     assert described["error"] == "InterruptTimedOut"
     assert "timed out after 1s" in described["cause"] and "Anyone?" in described["cause"]
-    rec = public_view(svc.list_page(session_id="hi-3")[0][0])  # the API's words for a timeout
+    rec = InterruptView.of(svc.list_page(session_id="hi-3")[0][0])  # the API's words for a timeout
     assert rec["status"] == "cancelled" and rec["reason"] == "timeout"
     assert runs.get("hi-3")["status"] == "failed"
 

@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from baton.contracts import AskRequest
+from baton.contracts import AskRequest, ClaimInterrupt
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.services.claims import ClaimService
 from tests.conftest import wait_for
@@ -180,7 +180,7 @@ HOLDER = "arn:aws:sts::123456789012:assumed-role/operators/holder"
 
 def _claimed(stack: MotoStack, run_id: str) -> str:
     iid = _interrupt(stack, run_id)
-    ClaimService(stack.services.interrupts).claim(iid, operator=HOLDER)
+    ClaimService(stack.services.interrupts).claim(iid, ClaimInterrupt(), operator=HOLDER)
     return iid
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import AskRequest, BlockingAskRequest, BlockingAskView
+from baton.contracts import AskRequest, BlockingAskRequest, BlockingAskView, ResumeInterrupt
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder
@@ -139,5 +139,5 @@ def test_a_late_answer_to_an_ask_or_an_interrupt_whose_default_was_taken_is_the_
         runs.resume(Resume(RUN, {"decision": "ship"}, caller="alice"))
     assert [e["answer"] for e in _late_answers(core, RUN)] == [{"decision": "ship"}]
     with pytest.raises(GoneError):
-        interrupts.resume(interrupt.interaction_id, "yes", [], caller="alice")
+        interrupts.resume(interrupt.interaction_id, ResumeInterrupt(input="yes"), caller="alice")
     assert len(_late_answers(core, "s1")) == 1

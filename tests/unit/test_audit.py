@@ -13,7 +13,7 @@ import pytest
 
 from baton.api import deps
 from baton.api.app import create_app
-from baton.contracts import AskRequest
+from baton.contracts import AskRequest, CancelInterrupt, ClaimInterrupt, ResumeInterrupt
 from baton.domain.audit import (
     DECISION_TYPES,
     GENESIS_HASH,
@@ -204,10 +204,10 @@ def _decide(core: Core) -> None:
     asked = questions.ask("r1", AskRequest(node="draft", question="Which DB?"), caller="agent")
     questions.answer("r1", asked["interaction_id"], "postgres", caller="alice")
     first, _ = interrupts.create(InterruptSpec(session_id="r1", prompt="Deploy?", state={"env": "dev"}), caller="a")
-    ClaimService(interrupts).claim(first.interaction_id, operator="bob")
-    interrupts.resume(first.interaction_id, "yes", ["env=prod"], caller="bob")
+    ClaimService(interrupts).claim(first.interaction_id, ClaimInterrupt(), operator="bob")
+    interrupts.resume(first.interaction_id, ResumeInterrupt(input="yes", stateEdits=["env=prod"]), caller="bob")
     second, _ = interrupts.create(InterruptSpec(session_id="r1", prompt="Again?"), caller="agent")
-    interrupts.cancel(second.interaction_id, "not today", caller="carol")
+    interrupts.cancel(second.interaction_id, CancelInterrupt(reason="not today"), caller="carol")
     other = questions.ask("r2", AskRequest(node="draft", question="Other run?"), caller="agent")
     questions.answer("r2", other["interaction_id"], "yes", caller="alice")
 

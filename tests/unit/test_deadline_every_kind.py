@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import BlockingAskRequest
+from baton.contracts import BlockingAskRequest, ResumeInterrupt
 from baton.domain.deadline import TIMER_PRECISION_SECONDS
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import BatonError
@@ -154,7 +154,7 @@ def test_an_sdk_interrupt_resumed_before_its_deadline_is_read_resumed_after_it(c
     interrupt, _ = interrupts.create(spec, caller="agent")
     assert interrupt.expires_at is not None
     clock.current = parse_iso(interrupt.expires_at) - timedelta(seconds=STORED_BEFORE)
-    interrupts.resume(interrupt.interaction_id, "go", [], caller="alice")
+    interrupts.resume(interrupt.interaction_id, ResumeInterrupt(input="go"), caller="alice")
     clock.advance(STORED_BEFORE + SEND_SECONDS)
     assert interrupts.sweep() == []  # the sweeper finds nothing to time out
     read = interrupts.get(interrupt.interaction_id)

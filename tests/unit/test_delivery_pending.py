@@ -18,7 +18,7 @@ from baton.api import deps
 from baton.api.app import create_app
 from baton.cli.main import app as cli_app
 from baton.client.sdk import Client
-from baton.contracts import AskRequest
+from baton.contracts import AskRequest, ResumeInterrupt
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
@@ -167,8 +167,13 @@ def test_the_deciding_approval_of_a_hosted_quorum_interrupt_whose_send_fails_is_
     interrupts = InterruptService(core)
     spec = InterruptSpec(session_id="r4", prompt="Deploy?", approval=TWO)
     parked, _ = interrupts.create(spec, caller="wf", token="tok-q")
-    assert interrupts.resume(parked.interaction_id, "go", [], caller="alice", voter=Voter("alice"))["resumed"] is False
+    assert (
+        interrupts.resume(parked.interaction_id, ResumeInterrupt(input="go"), caller="alice", voter=Voter("alice"))[
+            "resumed"
+        ]
+        is False
+    )
     _tokens(core).fail_next = THROTTLED
-    deciding = interrupts.resume(parked.interaction_id, "go", [], caller="bob", voter=Voter("bob"))
+    deciding = interrupts.resume(parked.interaction_id, ResumeInterrupt(input="go"), caller="bob", voter=Voter("bob"))
     assert (deciding["resumed"], deciding["delivery"]) == (False, "pending")
     assert core.store.find_interaction(parked.interaction_id).state.status == "answered"  # type: ignore[union-attr]

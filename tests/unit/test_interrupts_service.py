@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from baton.contracts import CancelInterrupt, ClaimInterrupt, InterruptView, ResumeInterrupt
 from baton.errors import (
     BadRequestError,
     ConflictError,
@@ -21,7 +22,6 @@ from baton.services.interrupts import (
     InterruptService,
     InterruptSpec,
     key_interrupt_id,
-    public_view,
 )
 from tests.conftest import FixedClock
 
@@ -72,7 +72,7 @@ def _events(core: Core, run_id: str = "sess-abc") -> list[str]:
 def test_create_stores_creates_the_session_and_notifies(svc: InterruptService, core: Core) -> None:
     i, created = svc.create(_spec(notify=["console", "slack"]), caller="agent")
     assert created
-    view = public_view(i)
+    view = InterruptView.of(i)
     assert view["status"] == "pending" and view["sessionId"] == "sess-abc" and view["hosted"] is False
     assert view["schema"] == {"type": "enum", "enum": ["staging", "production"]}
     assert core.require_run("sess-abc").status == "paused_waiting_human"
@@ -106,7 +106,11 @@ def test_bad_create_changes_nothing(svc: InterruptService, core: Core, spec: dic
 
 def test_resume_applies_edits_validates_and_records(svc: InterruptService, core: Core) -> None:
     i, _ = svc.create(_spec(), caller="agent")
-    result = svc.resume(i.interaction_id, "production", ["retries=5", "$.config.featureFlag=true"], caller="alice")
+    result = svc.resume(
+        i.interaction_id,
+        ResumeInterrupt(input="production", stateEdits=["retries=5", "$.config.featureFlag=true"]),
+        caller="alice",
+    )
     view = result["interrupt"]
     assert result["resumed"] is True and view["status"] == "answered" and view["resolvedBy"] == "alice"
     assert view["value"] == "production"
@@ -115,7 +119,7 @@ def test_resume_applies_edits_validates_and_records(svc: InterruptService, core:
     assert "interrupt_resumed" in _events(core)
     assert core.require_run("sess-abc").status == "running"
     with pytest.raises(ConflictError) as second:
-        svc.resume(i.interaction_id, "staging", [], caller="bob")
+        svc.resume(i.interaction_id, ResumeInterrupt(input="staging"), caller="bob")
     assert second.value.details["interrupt"]["value"] == "production"
 
 
@@ -123,62 +127,68 @@ def test_validation_failure_names_the_path_and_leaves_it_open(svc: InterruptServ
     schema = {"type": "object", "properties": {"port": {"type": "integer", "minimum": 1024}}, "required": ["port"]}
     i, _ = svc.create(_spec(schema=None, json_schema=schema), caller="agent")
     with pytest.raises(ValidationFailedError) as bad_value:
-        svc.resume(i.interaction_id, {"port": 80}, ["retries=2"], caller="alice")
+        svc.resume(i.interaction_id, ResumeInterrupt(input={"port": 80}, stateEdits=["retries=2"]), caller="alice")
     assert bad_value.value.details["path"] == "$.port"
     with pytest.raises(ValidationFailedError) as bad_edit:
-        svc.resume(i.interaction_id, {"port": 8080}, ["retries=2", "build.sha.x=1"], caller="alice")
+        svc.resume(
+            i.interaction_id,
+            ResumeInterrupt(input={"port": 8080}, stateEdits=["retries=2", "build.sha.x=1"]),
+            caller="alice",
+        )
     assert bad_edit.value.details["path"] == "build.sha.x" and bad_edit.value.details["index"] == 1
     after = svc.get(i.interaction_id)
     assert after.state.status == "pending" and after.state.version == 0 and after.request.state == _spec().state
-    ok = svc.resume(i.interaction_id, {"port": 8080}, ["retries=2"], caller="alice")
+    ok = svc.resume(i.interaction_id, ResumeInterrupt(input={"port": 8080}, stateEdits=["retries=2"]), caller="alice")
     assert ok["interrupt"]["value"] == {"port": 8080} and ok["interrupt"]["editedState"]["retries"] == 2
 
 
 def test_json_schema_wins_and_default_fills_missing_input(svc: InterruptService) -> None:
     i, _ = svc.create(_spec(schema={"type": "string"}, json_schema={"type": "integer", "default": 3}), caller="agent")
     with pytest.raises(ValidationFailedError):
-        svc.resume(i.interaction_id, "text", [], caller="alice")
-    assert svc.resume(i.interaction_id, None, [], caller="alice")["interrupt"]["value"] == 3
+        svc.resume(i.interaction_id, ResumeInterrupt(input="text"), caller="alice")
+    assert svc.resume(i.interaction_id, ResumeInterrupt(input=None), caller="alice")["interrupt"]["value"] == 3
 
 
 def test_edits_growing_state_past_the_limit_are_413_and_change_nothing(svc: InterruptService) -> None:
     i, _ = svc.create(_spec(schema=None), caller="agent")
     with pytest.raises(PayloadTooLargeError):
-        svc.resume(i.interaction_id, 1, ["blob=" + "y" * 70_000], caller="alice")
+        svc.resume(i.interaction_id, ResumeInterrupt(input=1, stateEdits=["blob=" + "y" * 70_000]), caller="alice")
     assert svc.get(i.interaction_id).state.status == "pending"
 
 
 def test_claim_rules(svc: InterruptService, core: Core) -> None:
     i, _ = svc.create(_spec(), caller="agent")
-    first = ClaimService(svc).claim(i.interaction_id, operator="alice")
+    first = ClaimService(svc).claim(i.interaction_id, ClaimInterrupt(), operator="alice")
     assert first["changed"] and first["interrupt"]["claimedBy"] == "alice" and first["interrupt"]["claimedAt"]
-    again = ClaimService(svc).claim(i.interaction_id, operator="alice")
+    again = ClaimService(svc).claim(i.interaction_id, ClaimInterrupt(), operator="alice")
     assert again["changed"] is False
     with pytest.raises(ConflictError) as taken:
-        ClaimService(svc).claim(i.interaction_id, operator="bob")
+        ClaimService(svc).claim(i.interaction_id, ClaimInterrupt(), operator="bob")
     assert taken.value.details["claimedBy"] == "alice"
-    forced = ClaimService(svc).claim(i.interaction_id, operator="bob", force=True, reason="alice is away")
+    forced = ClaimService(svc).claim(
+        i.interaction_id, ClaimInterrupt(force=True, reason="alice is away"), operator="bob"
+    )
     assert forced["interrupt"]["claimedBy"] == "bob"
     claims = [e.data for e in core.store.list_events("sess-abc") if e.type == "interrupt_claimed"]
     assert [(c["by"], c.get("previous")) for c in claims] == [("alice", None), ("bob", "alice")]
-    svc.resume(i.interaction_id, "staging", [], caller="carol")  # claims are advisory
+    svc.resume(i.interaction_id, ResumeInterrupt(input="staging"), caller="carol")  # claims are advisory
     with pytest.raises(ConflictError):
-        ClaimService(svc).claim(i.interaction_id, operator="alice")
+        ClaimService(svc).claim(i.interaction_id, ClaimInterrupt(), operator="alice")
 
 
 def test_cancel_then_resume_and_claim_are_410(svc: InterruptService, core: Core) -> None:
     i, _ = svc.create(_spec(), caller="agent")
     with pytest.raises(BadRequestError):
-        svc.cancel(i.interaction_id, "  ", caller="alice")
-    result = svc.cancel(i.interaction_id, "wrong branch", caller="alice")
+        svc.cancel(i.interaction_id, CancelInterrupt(reason="  "), caller="alice")
+    result = svc.cancel(i.interaction_id, CancelInterrupt(reason="wrong branch"), caller="alice")
     view = result["interrupt"]
     assert view["status"] == "cancelled" and view["reason"] == "wrong branch" and view["timedOut"] is False
     with pytest.raises(GoneError):
-        svc.resume(i.interaction_id, "staging", [], caller="bob")
+        svc.resume(i.interaction_id, ResumeInterrupt(input="staging"), caller="bob")
     with pytest.raises(GoneError):
-        ClaimService(svc).claim(i.interaction_id, operator="bob")
+        ClaimService(svc).claim(i.interaction_id, ClaimInterrupt(), operator="bob")
     with pytest.raises(GoneError):
-        svc.cancel(i.interaction_id, "again", caller="bob")
+        svc.cancel(i.interaction_id, CancelInterrupt(reason="again"), caller="bob")
     assert _events(core).count("interrupt_cancelled") == 1
 
 
@@ -188,9 +198,9 @@ def test_deadline_is_enforced_by_any_read(svc: InterruptService, core: Core, clo
     assert svc.get(i.interaction_id).state.status == "pending"
     clock.advance(0.6)
     with pytest.raises(GoneError) as gone:
-        svc.resume(i.interaction_id, "staging", [], caller="alice")
+        svc.resume(i.interaction_id, ResumeInterrupt(input="staging"), caller="alice")
     assert gone.value.details["reason"] == "timeout" and "timed out" in gone.value.message
-    view = public_view(svc.get(i.interaction_id))
+    view = InterruptView.of(svc.get(i.interaction_id))
     assert view["status"] == "cancelled" and view["reason"] == "timeout" and view["timedOut"] is True
     assert _events(core).count("interrupt_timed_out") == 1
 
@@ -199,7 +209,7 @@ def test_list_filters_and_times_out_expired(svc: InterruptService, clock: FixedC
     a, _ = svc.create(_spec(), caller="agent")
     b, _ = svc.create(_spec(timeout_ms=1000), caller="agent")
     c, _ = svc.create(_spec(session_id="other"), caller="agent")
-    svc.resume(a.interaction_id, "staging", [], caller="alice")
+    svc.resume(a.interaction_id, ResumeInterrupt(input="staging"), caller="alice")
     ids = lambda found: [i.interaction_id for i in found]  # noqa: E731
     assert ids(svc.list_page(status="pending")[0]) == [b.interaction_id, c.interaction_id]
     assert ids(svc.list_page(session_id="sess-abc")[0]) == [a.interaction_id, b.interaction_id]
@@ -214,7 +224,7 @@ def test_list_filters_and_times_out_expired(svc: InterruptService, clock: FixedC
 def test_long_poll_returns_on_deadline_without_busy_waiting(svc: InterruptService, fake_time: FakeTime) -> None:
     i, _ = svc.create(_spec(timeout_ms=3200), caller="agent")
     got = svc.get(i.interaction_id, wait_seconds=20)
-    view = public_view(got)  # the API's words: a timed-out interrupt is cancelled with reason timeout
+    view = InterruptView.of(got)  # the API's words: a timed-out interrupt is cancelled with reason timeout
     assert view["status"] == "cancelled" and view["reason"] == "timeout"
     assert 3.2 <= fake_time.t < 3.3 and len(fake_time.sleeps) <= 4  # exactly at the deadline, not later
 
@@ -251,7 +261,7 @@ def test_long_poll_rereads_by_session_and_id_and_ends_promptly(
         sleep(seconds)
         if before < resolve_at <= fake_time.t:  # an operator resumes during this sleep
             counted = dict(reads)
-            InterruptService(core).resume(i.interaction_id, "staging", [], caller="op")
+            InterruptService(core).resume(i.interaction_id, ResumeInterrupt(input="staging"), caller="op")
             reads.update(counted)  # only the long-poll's reads are counted
 
     monkeypatch.setattr(svc, "_sleep", sleep_and_resolve)
@@ -266,7 +276,7 @@ def test_unknown_id_is_404(svc: InterruptService) -> None:
     with pytest.raises(NotFoundError):
         svc.get("nope")
     with pytest.raises(NotFoundError):
-        svc.resume("nope", 1, [], caller="a")
+        svc.resume("nope", ResumeInterrupt(input=1), caller="a")
 
 
 def test_key_makes_create_idempotent(svc: InterruptService) -> None:
@@ -290,8 +300,8 @@ def test_sweep_times_out_only_expired(svc: InterruptService, clock: FixedClock) 
 
 def test_hosted_resume_sends_the_token_with_value_and_edited_state(svc: InterruptService, core: Core) -> None:
     i, _ = svc.create(_spec(timeout_ms=60_000, node="gate"), caller="workflow", token="tok-1")
-    assert public_view(i)["hosted"] is True
-    svc.resume(i.interaction_id, "staging", ["retries=3"], caller="alice")
+    assert InterruptView.of(i)["hosted"] is True
+    svc.resume(i.interaction_id, ResumeInterrupt(input="staging", stateEdits=["retries=3"]), caller="alice")
     kind, token, output = core.tokens.sent[-1]  # type: ignore[attr-defined]
     assert (kind, token) == ("success", "tok-1")
     assert output["input"] == "staging" and output["state"]["retries"] == 3 and output["resolved_by"] == "alice"
@@ -299,27 +309,27 @@ def test_hosted_resume_sends_the_token_with_value_and_edited_state(svc: Interrup
 
 def test_hosted_cancel_fails_the_task_and_the_catch_builds_the_cause(svc: InterruptService, core: Core) -> None:
     i, _ = svc.create(_spec(timeout_ms=60_000, node="gate"), caller="workflow", token="tok-2")
-    result = svc.cancel(i.interaction_id, "not today", caller="alice")
+    result = svc.cancel(i.interaction_id, CancelInterrupt(reason="not today"), caller="alice")
     assert result["workflowFailed"] is True
     assert core.tokens.sent[-1][0:2] == ("failure", "tok-2")  # type: ignore[attr-defined]
     assert core.tokens.sent[-1][2]["error"] == "InterruptCancelled"  # type: ignore[attr-defined]
     ended = svc.hosted_ended("sess-abc", "gate", "cancelled")
-    assert "cancelled by alice: not today" in ended["cause"]
+    assert "cancelled by alice: not today" in ended.cause
 
 
 def test_hosted_timeout_marks_it_and_says_so(svc: InterruptService, core: Core) -> None:
     i, _ = svc.create(_spec(timeout_ms=2000, node="gate"), caller="workflow", token="tok-3")
     ended = svc.hosted_ended("sess-abc", "gate", "timeout")
-    assert "timed out after 2s" in ended["cause"] and ended["interrupt_id"] == i.interaction_id
-    assert public_view(svc.get(i.interaction_id))["timedOut"] is True
+    assert "timed out after 2s" in ended.cause and ended.interrupt_id == i.interaction_id
+    assert InterruptView.of(svc.get(i.interaction_id))["timedOut"] is True
     assert core.require_run("sess-abc").status == "failed"
     with pytest.raises(GoneError):
-        svc.resume(i.interaction_id, "staging", [], caller="alice")
+        svc.resume(i.interaction_id, ResumeInterrupt(input="staging"), caller="alice")
 
 
 def test_without_timeout_the_default_deadline_applies(svc: InterruptService, clock: FixedClock) -> None:
     i, _ = svc.create(_spec(), caller="agent")
-    assert public_view(i)["timeoutMs"] == DEFAULT_TIMEOUT_MS == 86_400_000 and i.expires_at is not None
+    assert InterruptView.of(i)["timeoutMs"] == DEFAULT_TIMEOUT_MS == 86_400_000 and i.expires_at is not None
     clock.advance(86_400)
     assert svc.sweep() == [i.interaction_id]  # every pause ends
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from pydantic import ValidationError
 
-from baton.contracts import BlockingAskRequest
+from baton.contracts import BlockingAskRequest, ResumeInterrupt
 from baton.domain.deadline import TIMER_PRECISION_SECONDS
 from baton.domain.gate_payloads import GateDeadlinePayload, ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
@@ -222,7 +222,7 @@ def test_a_hosted_interrupt_with_a_default_is_released_with_it_at_its_deadline(
     ((kind, _, output),) = _sent(core)  # released once
     assert kind == "success" and output["input"] == "stop" and output["resolved_by"] is None
     with pytest.raises(GoneError):
-        interrupts.resume(interrupt.interaction_id, "go", [], caller="alice")
+        interrupts.resume(interrupt.interaction_id, ResumeInterrupt(input="go"), caller="alice")
     assert "answer_late" in _types(core)
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import AskRequest, AwaitAnswered, AwaitPending, AwaitRequest, BlockingAskRequest
+from baton.contracts import AskRequest, AwaitAnswered, AwaitPending, AwaitRequest, BlockingAskRequest, ResumeInterrupt
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.interrupt_spec import InterruptSpec
@@ -309,7 +309,7 @@ def test_an_sdk_interrupt_reminds_once_even_when_its_create_is_retried(
     (timer,) = timers.started  # started once
     fired = _walk(core, clock, timer)
     assert [f["reason"] for f in fired] == ["sent"] and _types(core).count("reminder_sent") == 1
-    interrupts.resume(first.interaction_id, {"ok": True}, [], caller="alice")
+    interrupts.resume(first.interaction_id, ResumeInterrupt(input={"ok": True}), caller="alice")
     assert _deadlines(core, clock).fire(timer.payload)["reason"] == "not_pending"  # answered: nothing more
 
 

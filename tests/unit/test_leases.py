@@ -9,15 +9,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from baton.api import deps
 from baton.api.app import create_app
 from baton.api.auth import operator_token
+from baton.contracts import ClaimInterrupt, ReassignClaim, RenewClaim
+from baton.domain.interrupt_fields import DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS
 from baton.errors import ConflictError, ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
-from baton.services.claims import DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS, ClaimService
+from baton.services.claims import ClaimService
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService, InterruptSpec
 from baton.services.runs import RunService
@@ -50,10 +53,10 @@ def test_a_lease_expiring_frees_the_item_by_itself(
     interrupts: InterruptService, claims: ClaimService, core: Core, clock: FixedClock
 ) -> None:
     iid = _create(interrupts)
-    held = claims.claim(iid, operator="alice", lease_seconds=120)["interrupt"]
+    held = claims.claim(iid, ClaimInterrupt(leaseSeconds=120), operator="alice")["interrupt"]
     assert held["claimedBy"] == "alice" and held["leaseExpiresAt"] == "2026-11-30T12:02:00.000Z"
     with pytest.raises(ConflictError) as taken:
-        claims.claim(iid, operator="bob")
+        claims.claim(iid, ClaimInterrupt(), operator="bob")
     assert taken.value.details["claimedBy"] == "alice"
     assert taken.value.details["leaseExpiresAt"] == "2026-11-30T12:02:00.000Z"
     clock.advance(119)
@@ -63,7 +66,7 @@ def test_a_lease_expiring_frees_the_item_by_itself(
     assert view.state.claimed_by is None and view.state.lease_expires_at is None
     stored = core.store.find_interaction(iid)
     assert stored is not None and stored.state.claimed_by == "alice"  # what freed it is the clock
-    bob = claims.claim(iid, operator="bob")  # no force needed over a lapsed lease
+    bob = claims.claim(iid, ClaimInterrupt(), operator="bob")  # no force needed over a lapsed lease
     assert bob["changed"] and bob["interrupt"]["claimedBy"] == "bob"
     assert bob["interrupt"]["leaseExpiresAt"] == "2026-11-30T12:17:00.000Z"  # the default, 15 min
     kinds = [(t, d["by"], d.get("previous")) for t, d in _claim_events(core)]
@@ -74,18 +77,18 @@ def test_renew_is_the_holders_and_extends_from_now(
     interrupts: InterruptService, claims: ClaimService, core: Core, clock: FixedClock
 ) -> None:
     iid = _create(interrupts)
-    claims.claim(iid, operator="alice", lease_seconds=60)
+    claims.claim(iid, ClaimInterrupt(leaseSeconds=60), operator="alice")
     with pytest.raises(ConflictError) as other:
-        claims.renew(iid, operator="bob")
+        claims.renew(iid, RenewClaim(), operator="bob")
     assert other.value.details["claimedBy"] == "alice"
     clock.advance(50)
-    renewed = claims.renew(iid, operator="alice", lease_seconds=600)
+    renewed = claims.renew(iid, RenewClaim(leaseSeconds=600), operator="alice")
     assert renewed["interrupt"]["leaseExpiresAt"] == "2026-11-30T12:10:50.000Z"
     clock.advance(300)
     assert interrupts.get(iid).state.claimed_by == "alice"  # past the first lease, inside the renewed one
     clock.advance(301)
     with pytest.raises(ConflictError):  # lapsed: there is nothing of alice's left to renew
-        claims.renew(iid, operator="alice")
+        claims.renew(iid, RenewClaim(), operator="alice")
     assert ("interrupt_claim_renewed", "alice") in [(t, d["by"]) for t, d in _claim_events(core)]
 
 
@@ -93,12 +96,12 @@ def test_take_over_needs_a_reason_and_records_it(
     interrupts: InterruptService, claims: ClaimService, core: Core
 ) -> None:
     iid = _create(interrupts)
-    claims.claim(iid, operator="alice")
+    claims.claim(iid, ClaimInterrupt(), operator="alice")
     for reason in (None, "   "):
-        with pytest.raises(ValidationFailedError):
-            claims.claim(iid, operator="bob", force=True, reason=reason)
+        with pytest.raises(ValidationError):  # the command refuses it: a 422 at the door
+            claims.claim(iid, ClaimInterrupt(force=True, reason=reason), operator="bob")
     assert interrupts.get(iid).state.claimed_by == "alice"  # the refused take-over changed nothing
-    taken = claims.claim(iid, operator="bob", force=True, reason="alice is on leave")
+    taken = claims.claim(iid, ClaimInterrupt(force=True, reason="alice is on leave"), operator="bob")
     assert taken["interrupt"]["claimedBy"] == "bob"
     last = _claim_events(core)[-1]
     assert last[0] == "interrupt_claimed"
@@ -107,15 +110,17 @@ def test_take_over_needs_a_reason_and_records_it(
 
 def test_release_and_reassign(interrupts: InterruptService, claims: ClaimService, core: Core) -> None:
     iid = _create(interrupts)
-    claims.claim(iid, operator="alice")
+    claims.claim(iid, ClaimInterrupt(), operator="alice")
     with pytest.raises(ConflictError):
         claims.release(iid, operator="bob")
     released = claims.release(iid, operator="alice")
     assert released["changed"] and released["claimed"] is False and released["interrupt"]["claimedBy"] is None
     assert claims.release(iid, operator="alice")["changed"] is False  # nothing left to release
-    assigned = claims.reassign(iid, operator="alice", to="carol", reason="she owns deploys")
+    assigned = claims.reassign(iid, ReassignClaim(to="carol", reason="she owns deploys"), operator="alice")
     assert assigned["interrupt"]["claimedBy"] == "carol"
-    again = claims.reassign(iid, operator="bob", to="dave")  # over carol's live claim: an explicit action
+    again = claims.reassign(
+        iid, ReassignClaim(to="dave"), operator="bob"
+    )  # over carol's live claim: an explicit action
     assert again["interrupt"]["claimedBy"] == "dave"
     events = _claim_events(core)
     assert [t for t, _ in events] == [
@@ -138,9 +143,9 @@ def test_release_and_reassign(interrupts: InterruptService, claims: ClaimService
 def test_lease_bounds(interrupts: InterruptService, claims: ClaimService) -> None:
     iid = _create(interrupts)
     for bad in (0, 59, MAX_LEASE_SECONDS + 1, True):
-        with pytest.raises(ValidationFailedError):
-            claims.claim(iid, operator="alice", lease_seconds=bad)
-    held = claims.claim(iid, operator="alice", lease_seconds=MAX_LEASE_SECONDS)["interrupt"]
+        with pytest.raises((ValidationError, ValidationFailedError)):  # the command refuses it: a 422 at the door
+            claims.claim(iid, ClaimInterrupt(leaseSeconds=bad), operator="alice")
+    held = claims.claim(iid, ClaimInterrupt(leaseSeconds=MAX_LEASE_SECONDS), operator="alice")["interrupt"]
     assert held["leaseExpiresAt"] == "2026-11-30T20:00:00.000Z" and DEFAULT_LEASE_SECONDS == 900
 
 
@@ -149,8 +154,8 @@ def test_a_write_racing_a_new_claim_loses_on_the_holder_condition(
 ) -> None:
     """The store decides: a write for a free interrupt fails once someone holds a live lease on it."""
     iid = _create(interrupts)
-    seen = interrupts.current(iid, "claimed")  # free, as read
-    claims.claim(iid, operator="alice")
+    seen = interrupts.get(iid)  # free, as read
+    claims.claim(iid, ClaimInterrupt(), operator="alice")
     with pytest.raises(ConflictError):
         core.store.write_claim(
             seen, seen.state.model_copy(update={"claimed_by": "bob"}), expected_holder=None, now=core.now()

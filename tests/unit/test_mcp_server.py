@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from baton.api.auth import agent_token
+from baton.contracts import CancelInterrupt, ResumeInterrupt
 from baton.domain.approval import ApprovalPolicy
 from baton.local.http_adapter import to_proxy_event
 from baton.mcp.agent import WaitPolicy
@@ -154,7 +155,9 @@ def test_interrupt_resolution_with_a_state_edit(mcp: Mcp) -> None:
         timeout_seconds=600,
     )["structuredContent"]
     assert made["status"] == "pending" and made["waited_s"] == 19.0
-    mcp.services.interrupts.resume(made["interrupt_id"], "staging", ["config.flag=true"], caller="op")
+    mcp.services.interrupts.resume(
+        made["interrupt_id"], ResumeInterrupt(input="staging", stateEdits=["config.flag=true"]), caller="op"
+    )
     done = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
     assert done["status"] == "answered" and done["value"] == "staging" and done["state"] == {"config": {"flag": True}}
 
@@ -214,7 +217,7 @@ def test_bad_arguments_name_the_field_and_change_nothing(mcp: Mcp, core: Core) -
 
 def test_a_conflict_says_what_happened(mcp: Mcp) -> None:
     made = mcp.call("interrupt", prompt="Approve?", timeout_seconds=60)["structuredContent"]
-    mcp.services.interrupts.cancel(made["interrupt_id"], "not needed", caller="op")
+    mcp.services.interrupts.cancel(made["interrupt_id"], CancelInterrupt(reason="not needed"), caller="op")
     done = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
     assert done["status"] == "cancelled" and done["reason"] == "not needed" and done["timed_out"] is False
 
@@ -345,10 +348,10 @@ def test_the_interrupt_tool_takes_a_quorum_the_agent_cannot_meet_alone(mcp: Mcp,
     assert made["status"] == "pending"
     stored = core.store.get_interaction(RUN, made["interrupt_id"])
     assert stored is not None and getattr(stored.request, "approval", None) == ApprovalPolicy(**approval)
-    mcp.services.interrupts.resume(made["interrupt_id"], "go", [], caller="alice")
+    mcp.services.interrupts.resume(made["interrupt_id"], ResumeInterrupt(input="go"), caller="alice")
     one = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
     assert one["status"] == "pending"  # one approval of two
-    mcp.services.interrupts.resume(made["interrupt_id"], "go", [], caller="bob")
+    mcp.services.interrupts.resume(made["interrupt_id"], ResumeInterrupt(input="go"), caller="bob")
     done = mcp.call("get_interrupt", interrupt_id=made["interrupt_id"])["structuredContent"]
     assert done["status"] == "answered" and done["value"] == "go"
 

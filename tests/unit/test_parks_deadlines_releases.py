@@ -22,7 +22,7 @@ import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
-from baton.contracts import AskRequest
+from baton.contracts import AskRequest, ResumeInterrupt
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import GoneError, TaskTokenError
@@ -112,7 +112,7 @@ class Gates:
         if kind == "await":
             return self.questions.answer("r1", self.question_id, "yes", caller="alice")
         if kind == "interrupt":
-            return self.interrupts.resume(iid, "go", [], caller="alice")
+            return self.interrupts.resume(iid, ResumeInterrupt(input="go"), caller="alice").wire()
         return self.review.act("r1", {"__review_action": "request_changes"}, caller="alice")
 
     def reconciler(self) -> Reconciler:

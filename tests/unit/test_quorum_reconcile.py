@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import AskRequest
+from baton.contracts import AskRequest, CancelInterrupt
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
@@ -84,7 +84,9 @@ def test_a_met_rejection_of_an_interrupt_is_settled_by_the_reconciler(
     created, _ = interrupts.create(spec, caller="agent")
     _fail_first_release(monkeypatch, core)
     with pytest.raises(DeciderDied):
-        interrupts.cancel(created.interaction_id, "no", caller="alice")  # `any` rule: one rejection decides
+        interrupts.cancel(
+            created.interaction_id, CancelInterrupt(reason="no"), caller="alice"
+        )  # `any` rule: one rejection decides
     reconciler = Reconciler(core, interrupts=interrupts)
     [released] = reconciler.reconcile()["quorums"]
     assert released["interaction_id"] == created.interaction_id

@@ -10,6 +10,7 @@ import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
+from baton.contracts import CancelInterrupt, ResumeInterrupt
 from baton.domain.gate_payloads import ParkPayload
 from baton.errors import GoneError
 from baton.local.demo_repo import create_demo_repo
@@ -73,7 +74,9 @@ def test_interrupt_resume_lost_to_a_failed_send_is_sent_once(core: Core, reconci
     svc = InterruptService(core)
     iid = _hosted(svc)
     _tokens(core).fail_next = RuntimeError("network down")
-    stored = svc.resume(iid, None, ["n=2"], caller="alice")  # stored, its send pending: not an error
+    stored = svc.resume(
+        iid, ResumeInterrupt(stateEdits=["n=2"]), caller="alice"
+    )  # stored, its send pending: not an error
     assert (stored["resumed"], stored["delivery"]) == (False, "pending")
     assert reconciler.reconcile()["released"] == [{"run_id": "sess-1", "gate": "gate", "kind": "interrupt"}]
     assert reconciler.reconcile()["released"] == []
@@ -88,7 +91,7 @@ def test_interrupt_cancel_lost_to_a_failed_send_is_sent_once(core: Core, reconci
     iid = _hosted(svc)
     _tokens(core).fail_next = RuntimeError("network down")
     with pytest.raises(RuntimeError):
-        svc.cancel(iid, "wrong target", caller="bob")
+        svc.cancel(iid, CancelInterrupt(reason="wrong target"), caller="bob")
     assert core.store.get_wait("sess-1", "gate").status == "parked"  # type: ignore[union-attr]
     assert reconciler.reconcile()["released"] == [{"run_id": "sess-1", "gate": "gate", "kind": "interrupt"}]
     assert reconciler.reconcile()["released"] == []
@@ -102,12 +105,12 @@ def test_a_retried_cancel_resends_the_failure_instead_of_410(core: Core) -> None
     iid = _hosted(svc)
     _tokens(core).fail_next = RuntimeError("network down")
     with pytest.raises(RuntimeError):
-        svc.cancel(iid, "wrong target", caller="bob")
-    again = svc.cancel(iid, "wrong target", caller="bob")
+        svc.cancel(iid, CancelInterrupt(reason="wrong target"), caller="bob")
+    again = svc.cancel(iid, CancelInterrupt(reason="wrong target"), caller="bob")
     assert again["cancelled"] is True and again["workflowFailed"] is True
     assert [k for k, _, _ in _tokens(core).sent] == ["failure"]
     with pytest.raises(GoneError):  # now nothing is parked: a third cancel is the usual 410
-        svc.cancel(iid, "wrong target", caller="bob")
+        svc.cancel(iid, CancelInterrupt(reason="wrong target"), caller="bob")
     assert len(_tokens(core).sent) == 1
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from baton.contracts import AskRequest
+from baton.contracts import AskRequest, ResumeInterrupt
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ConflictError
@@ -94,10 +94,10 @@ def test_a_resume_names_its_pause_from_what_is_parked(runs: RunService, core: Co
 def test_a_repeated_interrupt_resume_gets_the_first_200(core: Core) -> None:
     svc = InterruptService(core)
     created, _ = svc.create(InterruptSpec(session_id="s1", prompt="Where?"), caller="agent")
-    first = svc.resume(created.interaction_id, "production", [], caller="alice")
-    assert svc.resume(created.interaction_id, "production", [], caller="alice") == first
+    first = svc.resume(created.interaction_id, ResumeInterrupt(input="production"), caller="alice")
+    assert svc.resume(created.interaction_id, ResumeInterrupt(input="production"), caller="alice") == first
     with pytest.raises(ConflictError):
-        svc.resume(created.interaction_id, "production", [], caller="bob")
+        svc.resume(created.interaction_id, ResumeInterrupt(input="production"), caller="bob")
     with pytest.raises(ConflictError):
-        svc.resume(created.interaction_id, "staging", [], caller="alice")
+        svc.resume(created.interaction_id, ResumeInterrupt(input="staging"), caller="alice")
     assert _count(core, "s1", "interrupt_resumed") == 1

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from baton.contracts import AskRequest, BlockingAskRequest
+from baton.contracts import AskRequest, BlockingAskRequest, ResumeInterrupt
 from baton.errors import ConflictError, NotFoundError
 from baton.services.core import Core
 from baton.services.pauses import Resume
@@ -69,7 +69,7 @@ def test_stop_closes_every_pending_item_and_each_answer_after_it_is_a_410_naming
     with pytest.raises(GoneError, match=cause):
         runs.resume(Resume("r3", {"ok": True}, caller="bob", node="check"))
     with pytest.raises(GoneError, match=cause):
-        interrupts.resume(interrupt.interaction_id, "go", [], caller="bob")
+        interrupts.resume(interrupt.interaction_id, ResumeInterrupt(input="go"), caller="bob")
 
 
 class _NoRunner:

@@ -12,7 +12,14 @@ from pydantic import BaseModel, Field, model_validator
 
 from baton.api import deps
 from baton.api.contract import DELIVERY_PENDING, InterruptId, answered, responses
-from baton.contracts import InterruptCancelled, InterruptPage, InterruptResumed, InterruptView
+from baton.contracts import (
+    CancelInterrupt,
+    InterruptCancelled,
+    InterruptPage,
+    InterruptResumed,
+    InterruptView,
+    ResumeInterrupt,
+)
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunId
@@ -28,7 +35,6 @@ from baton.services.interrupts import (
     MAX_WAIT_SECONDS,
     STATUSES,
     InterruptService,
-    interrupt_view,
 )
 
 router = APIGatewayRouter()
@@ -99,32 +105,16 @@ OPERATOR_FIELD_DESCRIPTION = (
     "Optional; must name the authenticated caller (403 otherwise). Who acts is always the caller: "
     "locally, use a named operator's token (`baton operator-token <name>`)."
 )
+OperatorField = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
 
 
-class ResumeInterruptRequest(BaseModel):
-    input: Any = Field(default=None, description="The value for the waiter; validated against the schema.")
-    stateEdits: list[str] = Field(default_factory=list, description='Edits of the snapshot: ["path=value", ...].')
-    stateVersion: str | None = Field(
-        default=None,
-        max_length=64,
-        description="The stateVersion of the interrupt as the operator saw it: a resume decided on another "
-        "version is a 409 naming the current one. Omitted (older clients): the current one.",
-    )
-    operator: str | None = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
-
-    model_config = {"extra": "forbid"}
+# The bodies: each verb's command (baton/contracts/interrupts.py) and the optional `operator`.
+class ResumeInterruptRequest(ResumeInterrupt):
+    operator: str | None = OperatorField
 
 
-class CancelInterruptRequest(BaseModel):
-    reason: str = Field(
-        min_length=1,
-        max_length=1000,
-        description="Why; shown to the waiter and in the run.",
-        json_schema_extra={"pattern": r"\S"},  # the service refuses a reason of only spaces (400)
-    )
-    operator: str | None = Field(default=None, max_length=200, description=OPERATOR_FIELD_DESCRIPTION)
-
-    model_config = {"extra": "forbid"}
+class CancelInterruptRequest(CancelInterrupt):
+    operator: str | None = OperatorField
 
 
 class ListInterruptsQuery(BaseModel):
@@ -200,7 +190,7 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[InterruptView]:
     return Response(
         status_code=201 if created else 200,
         content_type=content_types.APPLICATION_JSON,
-        body=interrupt_view(interrupt),
+        body=InterruptView.of(interrupt),
     )
 
 
@@ -216,7 +206,7 @@ def list_interrupts(query: Annotated[ListInterruptsQuery, Query()]) -> Interrupt
     found, token = _service().list_page(
         status=query.status, session_id=session_id, limit=query.limit, next_token=query.next_token
     )
-    return InterruptPage(interrupts=[interrupt_view(i) for i in found], count=len(found), next=token)
+    return InterruptPage(interrupts=[InterruptView.of(i) for i in found], count=len(found), next=token)
 
 
 @router.get(
@@ -228,7 +218,7 @@ def list_interrupts(query: Annotated[ListInterruptsQuery, Query()]) -> Interrupt
 def get_interrupt(interrupt_id: InterruptId, query: Annotated[GetInterruptQuery, Query()]) -> InterruptView:
     if deps.current_caller().role == "agent":  # scoped before any waiting
         deps.require_run(_service().get(interrupt_id).run_id)
-    return interrupt_view(_service().get(interrupt_id, wait_seconds=query.wait_seconds))
+    return InterruptView.of(_service().get(interrupt_id, wait_seconds=query.wait_seconds))
 
 
 @router.post(
@@ -241,10 +231,7 @@ def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) ->
     caller = _operator(body.operator)
     # A repeat (same caller, value and edits) gets the first one's 200 from the stored answer; another
     # value meets the deciding write's 409 with the winner (baton.services.interrupts).
-    resumed = _service().resume(
-        interrupt_id, body.input, body.stateEdits, caller=caller, voter=_voter(), state_version=body.stateVersion
-    )
-    return answered(InterruptResumed.model_validate(resumed))
+    return answered(_service().resume(interrupt_id, body, caller=caller, voter=_voter()))
 
 
 @router.post(
@@ -254,5 +241,4 @@ def resume_interrupt(interrupt_id: InterruptId, body: ResumeInterruptRequest) ->
     responses=responses({200: InterruptCancelled}, 400, 403, 404, 409, 410),
 )
 def cancel_interrupt(interrupt_id: InterruptId, body: CancelInterruptRequest) -> InterruptCancelled:
-    cancelled = _service().cancel(interrupt_id, body.reason, caller=_operator(body.operator), voter=_voter())
-    return InterruptCancelled.model_validate(cancelled)
+    return _service().cancel(interrupt_id, body, caller=_operator(body.operator), voter=_voter())

@@ -8,11 +8,16 @@ from baton.contracts.base import Contract, Delivery
 from baton.contracts.errors import ErrorBody
 from baton.contracts.inbox import InboxAction, InboxBlocks, InboxItem, InboxPage, MeView
 from baton.contracts.interrupts import (
+    CancelInterrupt,
+    ClaimInterrupt,
     InterruptCancelled,
     InterruptClaimed,
     InterruptPage,
     InterruptResumed,
     InterruptView,
+    ReassignClaim,
+    RenewClaim,
+    ResumeInterrupt,
 )
 from baton.contracts.questions import (
     AnswerResult,
@@ -58,6 +63,8 @@ __all__ = [
     "BlockingAskRequest",
     "BlockingAskView",
     "BlockingAsks",
+    "CancelInterrupt",
+    "ClaimInterrupt",
     "CollectedAnswer",
     "Contract",
     "Delivery",
@@ -81,6 +88,9 @@ __all__ = [
     "MessageView",
     "PendingQuestions",
     "QuestionView",
+    "ReassignClaim",
+    "RenewClaim",
+    "ResumeInterrupt",
     "ResumeResult",
     "ReviewActionResult",
     "ReviewView",

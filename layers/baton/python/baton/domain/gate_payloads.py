@@ -126,6 +126,13 @@ class InterruptFailPayload(GatePayload):
     error: StepError = None
 
 
+class InterruptFailResult(BaseModel):
+    """What the `interrupt_fail` Lambda returns: the cause its Fail state reports (`$.ended.cause`)."""
+
+    cause: str
+    interrupt_id: str | None
+
+
 class ReviewParkPayload(GatePayload):
     token: TaskToken
     run_id: RunId

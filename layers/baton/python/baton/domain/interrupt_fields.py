@@ -1,5 +1,6 @@
-"""The field types of an interrupt, shared by `InterruptSpec` (`baton/domain/interrupt_spec.py`), the API's
-request model and the MCP door's `interrupt` tool: each check raises the Baton error of its status code (a
+"""The field types of an interrupt, shared by `InterruptSpec` (`baton/domain/interrupt_spec.py`), the
+commands of `baton/contracts/interrupts.py` (a resume, a cancel, a claim's), the API's request models and
+the MCP door's `interrupt` tool: each check raises the Baton error of its status code (a
 bad timeout, channel, key or prompt 422). Kept apart from `InterruptSpec` so that a model using only these
 types (the MCP tools, a route's request model) imports neither the answer schemas nor the ladder."""
 
@@ -15,6 +16,11 @@ from baton.errors import ValidationFailedError
 MAX_TIMEOUT_MS = 7 * 86400 * 1000
 MAX_PROMPT_CHARS = 4000
 MAX_KEY_CHARS = 200
+MAX_REASON_CHARS = 1000  # a cancel's, a take-over's or a reassignment's reason
+# A claim's lease (`baton/services/claims.py`): 15 minutes unless the claim asks for 1 minute..8 hours.
+DEFAULT_LEASE_SECONDS = 15 * 60
+MIN_LEASE_SECONDS = 60
+MAX_LEASE_SECONDS = 8 * 3600
 
 
 def _check_prompt(prompt: str) -> str:
@@ -60,3 +66,10 @@ Prompt = Annotated[str, AfterValidator(_check_prompt), Field(json_schema_extra=_
 TimeoutMs = Annotated[int | None, BeforeValidator(refuse_non_numbers), AfterValidator(_check_timeout_ms)]
 NotifyChannels = Annotated[list[str] | None, AfterValidator(_check_notify)]
 InterruptKey = Annotated[str | None, AfterValidator(_check_key)]
+# A whole number of seconds: 60.0 is one (JSON Schema's "integer"), 60.5 and "60" and true are not.
+LeaseSeconds = (
+    Annotated[int, Field(ge=MIN_LEASE_SECONDS, le=MAX_LEASE_SECONDS), BeforeValidator(refuse_non_numbers)] | None
+)
+Reason = Annotated[str | None, Field(max_length=MAX_REASON_CHARS)]
+# Who a claim is given to: an operator's principal (a local name, an email, an IAM ARN); no spaces.
+Principal = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f]+$")]

@@ -7,8 +7,9 @@ malformed schema 400, a too-large state 413.
 
 from __future__ import annotations
 
+import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -19,7 +20,11 @@ from baton.domain.interrupt_fields import InterruptKey, NotifyChannels, Prompt, 
 from baton.domain.ladder import AnswerCheck, Ladder
 from baton.errors import BadRequestError
 
+if TYPE_CHECKING:
+    from baton.models import InterruptRequest
+
 DEFAULT_NODE = "interrupt"
+DEFAULT_TIMEOUT_MS = 86400 * 1000  # an SDK interrupt created without timeoutMs: every pause has a deadline
 
 
 class InterruptSpec(BaseModel):
@@ -62,3 +67,28 @@ class InterruptSpec(BaseModel):
             check = AnswerCheck(kind="interrupt", schema_=self.schema_, json_schema=self.json_schema)
             self.ladder.check_for(seconds, answer_is=check)
         return self
+
+    def request(self, *, caller: str, hosted: bool) -> InterruptRequest:
+        """The request to store: the defaults filled in (24 hours, the console), a light enum schema's
+        values as the options a channel offers, the node as the hosted task's gate."""
+        from baton.models import InterruptRequest
+
+        timeout_ms = self.timeout_ms or DEFAULT_TIMEOUT_MS
+        enum = self.schema_.get("enum") if isinstance(self.schema_, dict) and self.json_schema is None else None
+        return InterruptRequest(
+            node=self.node,
+            prompt=self.prompt,
+            options=[v if isinstance(v, str) else json.dumps(v) for v in enum] if isinstance(enum, list) else None,
+            schema_=self.schema_,
+            json_schema=self.json_schema,
+            state=self.state,
+            timeout_seconds=math.ceil(timeout_ms / 1000),
+            notify=list(self.notify) if self.notify else ["console"],
+            workflow_id=self.workflow_id,
+            created_by=caller,
+            timeout_ms=timeout_ms,
+            gate=self.node if hosted else None,
+            key=self.key or None,
+            ladder=self.ladder,
+            approval=self.approval,
+        )

@@ -356,9 +356,9 @@ class AgentTools:
             )
         if found.state.status == "pending":
             found = service.get(interrupt_id, wait_seconds=self._budget(started, found.expires_at))
-        from baton.services.interrupts import interrupt_view
+        from baton.contracts import InterruptView
 
-        view = interrupt_view(found)
+        view = InterruptView.of(found)
         base = {"interrupt_id": interrupt_id, "status": view.status}
         if view.status == "answered" and view.outcome:  # nobody answered: the declared default was taken
             data = {**base, "value": view.value, "state": view.edited_state, "outcome": view.outcome}

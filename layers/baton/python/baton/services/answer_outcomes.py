@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from baton.errors import GoneError, winner
 
 if TYPE_CHECKING:
-    from baton.contracts.base import Delivery
+    from baton.contracts import Delivery
     from baton.models import Interaction
 
 

@@ -8,18 +8,15 @@ its filters; a forged or foreign one is a 400 before any read."""
 
 from __future__ import annotations
 
-import base64
-import json
-import re
 from datetime import timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from baton.contracts.inbox import INBOX_KINDS, InboxAction, InboxBlocks, InboxItem, InboxKind, InboxPage
-from baton.errors import BadRequestError
 from baton.ids import iso, parse_iso
 from baton.models import InterruptRequest, PendingQuery
+from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token
 
 if TYPE_CHECKING:
     from baton.models import Interaction
@@ -27,7 +24,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
-_POSITION = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z#[A-Za-z0-9_-]{1,80}$")
+_POSITION = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z#[A-Za-z0-9_-]{1,80}$"  # <created_at>#<id>
 Claimed = Literal["me", "unclaimed", "any"]
 
 
@@ -50,26 +47,25 @@ class InboxQuery(BaseModel):
         return [sorted(self.kinds), self.run_id, self.node, self.claimed, self.min_age_s, self.order]
 
 
+class InboxCursor(BaseModel):
+    """A page token: the position of the page's last item (`p`) and the filters it was issued for (`f`)."""
+
+    model_config = ConfigDict(strict=True)
+
+    p: str = Field(max_length=200, pattern=_POSITION)
+    f: Any
+
+
 def encode_token(position: str, query: InboxQuery) -> str:
-    raw = json.dumps({"p": position, "f": query.scope()}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return encode_page_token(InboxCursor(p=position, f=query.scope()))
 
 
 def decode_token(token: str, query: InboxQuery) -> str:
     """The position a token continues from; 400 when it is not one this listing issued."""
-    invalid = BadRequestError("next is not a valid page token", details={"field": "next"})
-    try:
-        decoded = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
-        position, scope = decoded["p"], decoded["f"]
-    except (ValueError, TypeError, KeyError):
-        raise invalid from None
-    if not isinstance(position, str) or len(position) > 200 or not _POSITION.match(position):
-        raise invalid
-    if scope != query.scope():
-        raise BadRequestError(
-            "next is a page token for another listing (use it with the same filters)", details={"field": "next"}
-        )
-    return position
+    cursor = decode_page_token(token, InboxCursor)
+    if cursor.f != query.scope():
+        raise foreign_page_token("filters")
+    return cursor.p
 
 
 SchemaForm = Literal["json_schema", "light"]

@@ -153,9 +153,10 @@ class EmailAnswers:
             runs = self.runs or RunService(core)
             runs.resume(Resume(run_id, {"answer": answer}, caller=recipient, node=interaction.request.node))
         elif kind == "interrupt":
+            from baton.contracts import ResumeInterrupt
             from baton.services.interrupts import InterruptService
 
-            (self.interrupts or InterruptService(core)).resume(iid, answer, [], caller=recipient)
+            (self.interrupts or InterruptService(core)).resume(iid, ResumeInterrupt(input=answer), caller=recipient)
         else:
             self.questions.answer(run_id, iid, answer, caller=recipient)
 

@@ -100,7 +100,10 @@ class SlackWorker:
             resume = Resume(run_id, {"answer": value}, caller=operator, node=interaction.request.node)
             return services.runs.resume(resume).model_dump(exclude_unset=True)
         if kind == "interrupt":
-            return services.interrupts.resume(iid, value, [], caller=operator)
+            from baton.contracts import ResumeInterrupt
+
+            # as a dict, like the other kinds' results (the quorum count is read from it)
+            return services.interrupts.resume(iid, ResumeInterrupt(input=value), caller=operator).model_dump()
         return None
 
     def _review(self, interaction: Interaction, job: SlackJob, operator: str) -> Outcome:

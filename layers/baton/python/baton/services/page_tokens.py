@@ -1,0 +1,38 @@
+"""The `next` token of a paged listing (the inbox, the interrupts): the listing's cursor model as
+base64url JSON, carrying the filters it was issued for. A token that is not such a cursor is a 400 before
+any read; one issued for other filters is a 400 that says so."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from baton.errors import BadRequestError
+
+Cursor = TypeVar("Cursor", bound=BaseModel)
+
+
+def encode_page_token(cursor: BaseModel, *, sort_keys: bool = False) -> str:
+    raw = json.dumps(cursor.model_dump(exclude_defaults=True), separators=(",", ":"), sort_keys=sort_keys)
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_page_token(token: str, cursor: type[Cursor]) -> Cursor:
+    try:
+        return cursor.model_validate_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except ValueError:
+        raise invalid_page_token() from None
+
+
+def invalid_page_token() -> BadRequestError:
+    return BadRequestError("next is not a valid page token", details={"field": "next"})
+
+
+def foreign_page_token(filters: str) -> BadRequestError:
+    """A token another listing issued: `filters` names what must match."""
+    return BadRequestError(
+        f"next is a page token for another listing (use it with the same {filters})", details={"field": "next"}
+    )
