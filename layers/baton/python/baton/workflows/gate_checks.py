@@ -13,7 +13,7 @@ compilers refuse a bad workflow. Each finding has a code:
 - C242: an await gate whose `from` names a node that never asks in this workflow (Tasks post questions
   as other nodes, none as that one): it would release at once with no answers. A workflow in which no
   Task asks gets its questions from agents over the API, and is not judged; at run time the gate says
-  so loudly either way (`baton.services.questions`: a warning on `await_started`).
+  so loudly either way (`baton.services.await_gates`: a warning on `await_started`).
 - C250: a quorum (`approval` in a gate Task's Payload, at any depth) that can never be met or is not
   valid: `approvals` < 1, or more approvals than named approvers when only operators are named
   (`baton/domain/approval.py`). An `approval` taken from the input (`approval.$`) is checked at run time.

@@ -125,7 +125,7 @@ def await_gate_states(
         "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
         "Parameters": {"FunctionName": paths.get("gate_arn", AWAIT_GATE_ARN), "Payload": asl_payload(park)},
         "ResultPath": paths.get("result_path", "$.await"),
-        # A retried park re-parks idempotently (baton.services.questions.park_gate; `baton check` C300).
+        # A retried park re-parks idempotently (baton.services.await_gates.park_gate; `baton check` C300).
         "Retry": [dict(LAMBDA_RETRIER)],
         "Catch": [{"ErrorEquals": TIMEOUT_ERRORS, "ResultPath": "$.error", "Next": f"{name}TimedOut"}],
     }
