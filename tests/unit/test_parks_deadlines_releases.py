@@ -23,6 +23,7 @@ import pytest
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
 from baton.domain.interrupt_spec import InterruptSpec
+from baton.domain.review_decision import ReviewDecision
 from baton.errors import GoneError, TaskTokenError
 from baton.ids import parse_iso
 from baton.local.demo_repo import create_demo_repo
@@ -103,7 +104,7 @@ class Gates:
             return self.questions.answer("r1", self.question_id, "yes", caller="alice")
         if kind == "interrupt":
             return self.interrupts.resume(iid, "go", [], caller="alice")
-        return self.review.act("r1", {"__review_action": "request_changes"}, caller="alice")
+        return self.review.act("r1", ReviewDecision(action="request_changes"), caller="alice")
 
     def reconciler(self) -> Reconciler:
         return Reconciler(

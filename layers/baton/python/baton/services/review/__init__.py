@@ -20,10 +20,20 @@ from baton.services.review.merge import ReviewMerge
 from baton.services.review.read_model import ReviewReadModel
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from datetime import datetime
 
+    from baton.contracts.review import (
+        BuildSent,
+        BuildStarted,
+        MergeRecorded,
+        ReviewParked,
+        ReviewTurnOutput,
+        ReviewView,
+    )
+    from baton.contracts.runs import ReviewActionResult
     from baton.domain.merge_contracts import BuildFinished, MergeOutcome, StatesError
+    from baton.domain.review_decision import ReviewDecision
     from baton.models import Interaction, ParkedWait
     from baton.review_ports import BuildRecords, BuildRunner, Companion, DiffSource
     from baton.services.at_deadline import InteractionPauseDeadline
@@ -32,7 +42,7 @@ if TYPE_CHECKING:
 __all__ = ["ReviewService", "is_review_answer"]
 
 
-def is_review_answer(answers: dict[str, Any]) -> bool:
+def is_review_answer(answers: Mapping[str, Any]) -> bool:
     return any(key.startswith("__review_") for key in answers)
 
 
@@ -66,33 +76,33 @@ class ReviewService:
         self.read_model = ReviewReadModel(core)
 
     # the diff_start Lambda and the end of every build (the build_finished Lambda)
-    def start_diff(self, run_id: str, raw_config: Any, token: str) -> dict[str, Any]:
+    def start_diff(self, run_id: str, raw_config: Any, token: str) -> BuildStarted:
         return self.dialogue.start_diff(run_id, raw_config, token)
 
-    def build_finished(self, event: BuildFinished) -> dict[str, Any]:
+    def build_finished(self, event: BuildFinished) -> BuildSent:
         return self.builds.finished(event)
 
     # the review_turn Lambda
-    def first_turn(self, run_id: str, raw_config: Any) -> dict[str, Any]:
+    def first_turn(self, run_id: str, raw_config: Any) -> ReviewTurnOutput:
         return self.dialogue.first_turn(run_id, raw_config)
 
-    def reply_turn(self, run_id: str, gate: str) -> dict[str, Any]:
+    def reply_turn(self, run_id: str, gate: str) -> ReviewTurnOutput:
         return self.dialogue.reply_turn(run_id, gate)
 
     # the review_park Lambda, the operator's action, the reconciler
-    def park(self, run_id: str, gate: str, token: str, entered_at: datetime | None = None) -> dict[str, Any]:
+    def park(self, run_id: str, gate: str, token: str, entered_at: datetime | None = None) -> ReviewParked:
         return self.actions.park(run_id, gate, token, entered_at)
 
     def act(
         self,
         run_id: str,
-        answers: dict[str, Any],
+        decision: ReviewDecision,
         *,
         caller: str,
         node: str | None = None,
         groups: frozenset[str] = frozenset(),
-    ) -> dict[str, Any]:
-        return self.actions.act(run_id, answers, caller=caller, node=node, groups=groups)
+    ) -> ReviewActionResult:
+        return self.actions.act(run_id, decision, caller=caller, node=node, groups=groups)
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         return self.actions.reconcile_wait(wait)
@@ -108,7 +118,7 @@ class ReviewService:
         return policy is not None and ReviewQuorum(self.actions).settle_standing(interaction, policy)
 
     # the merge_start and merge_record Lambdas
-    def start_merge(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
+    def start_merge(self, run_id: str, gate: str, token: str) -> BuildStarted:
         return self.merge.start_merge(run_id, gate, token)
 
     def record_merge(
@@ -118,11 +128,11 @@ class ReviewService:
         *,
         outcome: MergeOutcome | None = None,
         error: StatesError | None = None,
-    ) -> dict[str, Any]:
+    ) -> MergeRecorded:
         return self.merge.record_merge(run_id, gate, outcome=outcome, error=error)
 
     # GET /api/runs/{run_id}/review and the resume route's question
-    def view(self, run_id: str, node: str | None = None) -> dict[str, Any]:
+    def view(self, run_id: str, node: str | None = None) -> ReviewView:
         return self.read_model.view(run_id, node)
 
     def waiting_at_review(self, run_id: str, node: str | None = None) -> bool:

@@ -20,8 +20,9 @@ reported, read for every companion turn and for `GET .../review`'s stats.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from baton.contracts.review import BuildSent
 from baton.domain.merge_contracts import ERROR_CRASHED, BuildRecord, BuildReport
 from baton.errors import TaskTokenError, ValidationFailedError
 
@@ -57,20 +58,20 @@ class ReviewBuilds:
         )
         return self._runner().start(request)
 
-    def finished(self, event: BuildFinished) -> dict[str, Any]:
+    def finished(self, event: BuildFinished) -> BuildSent:
         """A build ended: send its parked token once, with what its report says."""
         record = self.records.get_build(event.run_id, event.gate, event.kind)
         if record is None or record.build_key != event.build_key:
-            return {"sent": False, "reason": "no such build (or a later build of this gate replaced it)"}
+            return BuildSent(sent=False, reason="no such build (or a later build of this gate replaced it)")
         if record.status != "running" or not self.records.finish_build(record):
-            return {"sent": False, "reason": "this build's end was already handled"}
+            return BuildSent(sent=False, reason="this build's end was already handled")
         report = self._report(event.run_id, event.gate, event.kind, event.build_key)
         try:
             sent = self._send(record, report, event)
         except Exception:
             self.records.reopen_build(record)  # a redelivery (the event's retry) sends it again
             raise
-        return {"sent": sent, "kind": event.kind, "build_status": event.build_status}
+        return BuildSent(sent=sent, kind=event.kind, build_status=event.build_status)
 
     def _send(self, record: BuildRecord, report: BuildReport | None, event: BuildFinished) -> bool:
         tokens = self.core.tokens

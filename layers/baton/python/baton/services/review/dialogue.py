@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.review import BuildStarted, ReviewTurnOutput
 from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn, format_steps
 from baton.domain.merge_contracts import BuildRequest, DiffRequest
 from baton.domain.review_gate import GateConfig, parse_gate_config
@@ -51,7 +52,7 @@ class ReviewDialogue(ReviewGate):
         self.merge_runner_kind = merge_runner_kind
         self.merge_repository = merge_repository  # the deployment's repository (BATON_MERGE_REPOSITORY)
 
-    def start_diff(self, run_id: str, raw_config: Any, token: str) -> dict[str, Any]:
+    def start_diff(self, run_id: str, raw_config: Any, token: str) -> BuildStarted:
         """Start the gate's diff build with the task token parked (the Diff state). A gate with nothing to
         diff, or one its first turn will refuse, is released at once: the first turn says why."""
         try:
@@ -62,7 +63,7 @@ class ReviewDialogue(ReviewGate):
             config = None
         if config is None or config.run_branch is None:
             self.core.tokens.send_success(token, {"started": False})
-            return {"started": False, "handle": ""}
+            return BuildStarted(started=False, handle="")
         request = BuildRequest(
             run_id=run_id,
             gate=config.gate,
@@ -73,9 +74,9 @@ class ReviewDialogue(ReviewGate):
             diff_target=diff_target(config),
             max_bytes=config.diff_max_bytes,
         )
-        return {"started": True, "handle": self._builds.start(request, token)}
+        return BuildStarted(started=True, handle=self._builds.start(request, token))
 
-    def first_turn(self, run_id: str, raw_config: Any) -> dict[str, Any]:
+    def first_turn(self, run_id: str, raw_config: Any) -> ReviewTurnOutput:
         """Validate the gate, read the bounded diff, run the companion's first turn. A misconfigured gate
         is refused here, before any pause: {"ok": false, "cause": ...} and the run fails with it."""
         core = self.core
@@ -118,9 +119,9 @@ class ReviewDialogue(ReviewGate):
         )
         verdict = self._store_companion_turn(interaction, config, turn, n=0, diff=diff)
         auto = self._auto_merge(interaction, config, verdict)
-        return {"ok": True, "cause": "", "auto_merge": auto, **self._gate_fields(config, interaction)}
+        return self._turn_output(config, interaction, auto_merge=auto)
 
-    def reply_turn(self, run_id: str, gate: str) -> dict[str, Any]:
+    def reply_turn(self, run_id: str, gate: str) -> ReviewTurnOutput:
         """The companion answers the operator's stored reply; the interaction goes back to pending."""
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
@@ -140,29 +141,24 @@ class ReviewDialogue(ReviewGate):
             auto = self._auto_merge(current, config, verdict, from_status="answered")
         if not auto:
             self._reopen(current, config, reason=None)
-        return {"ok": True, "cause": "", "auto_merge": auto, **self._gate_fields(config, interaction)}
+        return self._turn_output(config, interaction, auto_merge=auto)
 
-    def _gate_fields(self, config: GateConfig, interaction: Interaction) -> dict[str, Any]:
-        return {
-            "gate": config.gate,
-            "interaction_id": interaction.interaction_id,
-            "timeout_seconds": config.timeout_seconds,
-            "merge_timeout_seconds": config.merge_timeout_seconds,
-        }
+    @staticmethod
+    def _turn_output(config: GateConfig, interaction: Interaction, *, auto_merge: bool) -> ReviewTurnOutput:
+        return ReviewTurnOutput(
+            ok=True,
+            auto_merge=auto_merge,
+            gate=config.gate,
+            interaction_id=interaction.interaction_id,
+            timeout_seconds=config.timeout_seconds,
+            merge_timeout_seconds=config.merge_timeout_seconds,
+        )
 
-    def _refuse(self, run_id: str, gate: str, message: str) -> dict[str, Any]:
+    def _refuse(self, run_id: str, gate: str, message: str) -> ReviewTurnOutput:
         cause = f"review gate '{gate}' refused to start: {message}"
         self.core.record(run_id, ReviewRefused(gate=gate, cause=cause))
         self.core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
-        return {
-            "ok": False,
-            "cause": cause,
-            "auto_merge": False,
-            "gate": gate,
-            "interaction_id": "",
-            "timeout_seconds": 1,
-            "merge_timeout_seconds": 1,
-        }
+        return ReviewTurnOutput(ok=False, cause=cause, gate=gate)
 
     def _diff(self, run_id: str, config: GateConfig, *, quiet: bool = False) -> BoundedDiff | None:
         if not config.run_branch:

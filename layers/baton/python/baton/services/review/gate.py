@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from baton.domain.review_gate import GateConfig, resolve_review_url
+from baton.contracts.review import ReviewGateOutput
+from baton.domain.review_gate import ACTIONS, GateConfig, resolve_review_url
 from baton.errors import BatonError, NotFoundError
 from baton.models import Interaction, ReviewRequest, status_of
 
@@ -114,18 +115,28 @@ class ReviewGate:
         reopened = interaction.model_copy(update={"expires_at": self.core.later(config.timeout_seconds)})
         return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 
-    def _output(self, interaction: Interaction) -> dict[str, Any]:
+    def _output(self, interaction: Interaction) -> ReviewGateOutput:
         answer = interaction.state.answer or {}
         turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
-        return {
-            "interaction_id": interaction.interaction_id,
-            "node": interaction.node,
-            "action": answer.get("action"),
-            "reply": answer.get("reply"),
-            "message": answer.get("message"),
-            "merge_strategy": answer.get("merge_strategy"),
-            "reviewed_head": answer.get("reviewed_head"),
-            "answered_by": interaction.state.answered_by,
-            "answered_at": interaction.state.answered_at,
-            "verdict": self._latest_verdict(turns),
-        }
+        return ReviewGateOutput(
+            interaction_id=interaction.interaction_id,
+            node=interaction.node,
+            action=answer.get("action"),
+            reply=answer.get("reply"),
+            message=answer.get("message"),
+            merge_strategy=answer.get("merge_strategy"),
+            reviewed_head=answer.get("reviewed_head"),
+            answered_by=interaction.state.answered_by,
+            answered_at=interaction.state.answered_at,
+            verdict=self._latest_verdict(turns),
+        )
+
+    def _release(self, interaction: Interaction, *, token: str | None = None) -> bool:
+        """Send the gate's token with the stored action's output (`Core.release_gate`)."""
+        output = self._output(interaction).model_dump()
+        return self.core.release_gate(interaction.run_id, interaction.node, output, token=token)
+
+    @staticmethod
+    def _has_action(interaction: Interaction) -> bool:
+        """Its stored answer is a review action (anything else is nothing this gate sends)."""
+        return (interaction.state.answer or {}).get("action") in ACTIONS

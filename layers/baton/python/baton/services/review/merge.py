@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from baton.contracts.review import MERGE_REJECTED_PREFIX
+from baton.contracts.review import MERGE_REJECTED_PREFIX, BuildStarted, MergeRecorded, MergeResult
 from baton.domain.merge_contracts import BuildRequest
 from baton.errors import ValidationFailedError
 from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
@@ -28,7 +28,7 @@ class ReviewMerge(ReviewGate):
         super().__init__(core)
         self._builds = builds
 
-    def start_merge(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
+    def start_merge(self, run_id: str, gate: str, token: str) -> BuildStarted:
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         answer = interaction.state.answer or {}
@@ -61,7 +61,7 @@ class ReviewMerge(ReviewGate):
                 handle=handle,
             ),
         )
-        return {"started": True, "handle": handle}
+        return BuildStarted(started=True, handle=handle)
 
     def record_merge(
         self,
@@ -70,7 +70,7 @@ class ReviewMerge(ReviewGate):
         *,
         outcome: MergeOutcome | None = None,
         error: StatesError | None = None,
-    ) -> dict[str, Any]:
+    ) -> MergeRecorded:
         """Land the outcome on the run summary. Merged/noop -> the gate finishes; rejected (or a merge that
         failed to run) -> the interaction is pending again, so the operator can fix the tree and re-approve."""
         core = self.core
@@ -78,28 +78,31 @@ class ReviewMerge(ReviewGate):
         config = self.config_of(interaction)
         answer = interaction.state.answer or {}
         turns = core.store.list_turns(run_id, interaction.interaction_id)
-        base = {
-            "action": answer.get("action"),
-            "answered_by": interaction.state.answered_by,
-            "verdict": self._latest_verdict(turns),
-            "interaction_id": interaction.interaction_id,
-            "reviewed_head": answer.get("reviewed_head"),
-            "diff_digest": answer.get("diff_digest"),
-        }
+        base = MergeRecorded(
+            status="merged",
+            action=answer.get("action"),
+            answered_by=interaction.state.answered_by,
+            verdict=self._latest_verdict(turns),
+            interaction_id=interaction.interaction_id,
+            reviewed_head=answer.get("reviewed_head"),
+            diff_digest=answer.get("diff_digest"),
+        )
         if error is not None and error.error == "States.Timeout":
             cause = f"the merge at review gate '{gate}' did not report within {config.merge_timeout_seconds}s"
             core.record(run_id, ReviewMergeTimedOut(gate=gate, cause=cause))
             core.store.update_run(run_id, {"merge_status": "timed_out", "updated_at": core.now()})
             core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
-            return {"status": "timed_out", "cause": cause, "merge": {}, **base}
+            return base.model_copy(update={"status": "timed_out", "cause": cause})
         if error is not None:
             reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
             rejection = _Rejection(reason=reason, reject_code="merge_failed")
-            return self._rejected(interaction, config, base, _merge_fields("rejected", reason=reason), rejection)
+            return self._rejected(
+                interaction, config, base, MergeResult(merge_status="rejected", reason=reason), rejection
+            )
         if outcome is None:
             raise ValidationFailedError(f"the merge at review gate '{gate}' reported neither an outcome nor an error")
-        merge = _merge_fields(
-            outcome.merge_status,
+        merge = MergeResult(
+            merge_status=outcome.merge_status,
             final_commit=outcome.final_commit,
             final_branch=outcome.final_branch,
             merged_into=outcome.merged_into,
@@ -107,10 +110,13 @@ class ReviewMerge(ReviewGate):
             reason=outcome.reason,
         )
         if outcome.merge_status in ("merged", "noop", "not_merged"):  # the gate is done: not_merged = into none
-            fields = {k: merge[k] for k in ("final_commit", "final_branch", "merged_into") if merge[k] is not None}
+            fields = merge.model_dump(include={"final_commit", "final_branch", "merged_into"}, exclude_none=True)
             core.store.update_run(run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()})
-            core.record(run_id, ReviewMerged(gate=gate, by=interaction.state.answered_by, **base, **merge))
-            return {"status": "merged", "cause": "", "merge": merge, **base}
+            decided = base.model_dump(exclude={"status", "cause", "merge"})
+            core.record(
+                run_id, ReviewMerged(gate=gate, by=interaction.state.answered_by, **decided, **merge.model_dump())
+            )
+            return base.model_copy(update={"merge": merge})
         rejection = _Rejection(
             reason=outcome.reason or "the merge was rejected",
             reject_code=outcome.reject_code,
@@ -123,10 +129,10 @@ class ReviewMerge(ReviewGate):
         self,
         interaction: Interaction,
         config: GateConfig,
-        base: dict[str, Any],
-        merge: dict[str, Any],
+        base: MergeRecorded,
+        merge: MergeResult,
         rejection: _Rejection,
-    ) -> dict[str, Any]:
+    ) -> MergeRecorded:
         core, run_id = self.core, interaction.run_id
         core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
         core.record(
@@ -137,12 +143,12 @@ class ReviewMerge(ReviewGate):
                 reason=rejection.reason,
                 conflicting_files=rejection.conflicting_files,
                 dirty_files=rejection.dirty_files,
-                action=base["action"],
-                reviewed_head=base["reviewed_head"],
+                action=base.action,
+                reviewed_head=base.reviewed_head,
             ),
         )
         self._reopen(interaction, config, reason=f"{MERGE_REJECTED_PREFIX} {rejection.reason}")
-        return {"status": "rejected", "cause": rejection.reason, "merge": merge, **base}
+        return base.model_copy(update={"status": "rejected", "cause": rejection.reason, "merge": merge})
 
 
 @dataclass(frozen=True)
@@ -151,9 +157,3 @@ class _Rejection:
     reject_code: str | None
     conflicting_files: list[str] = field(default_factory=list)
     dirty_files: list[str] = field(default_factory=list)
-
-
-def _merge_fields(status: str, **fields: str | None) -> dict[str, Any]:
-    """The merge fields of the gate's output and its review_merged event (absent ones are None)."""
-    names = ("final_commit", "final_branch", "merged_into", "strategy", "reason")
-    return {"merge_status": status, **{name: fields.get(name) for name in names}}

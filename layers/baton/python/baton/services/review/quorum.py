@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.questions import ApprovalView
+from baton.contracts.runs import ReviewActionResult
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.errors import ConflictError
 from baton.events import InteractionAnswered
@@ -39,7 +41,7 @@ class ReviewQuorum:
 
     def vote(
         self, interaction: Interaction, policy: ApprovalPolicy, action: dict[str, Any], voter: Voter
-    ) -> dict[str, Any]:
+    ) -> ReviewActionResult:
         """One operator's `approve_merge`/`force_merge` (approve) or `request_changes` (reject)."""
         vote: Vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
         text = json.dumps(action, sort_keys=True, separators=(",", ":"))
@@ -57,17 +59,17 @@ class ReviewQuorum:
                 details={"interaction": current.public()},
             )
         decided = current.state.status != "pending" and ballot.decision is not None
-        return {
-            "interaction_id": interaction.interaction_id,
-            "node": interaction.node,
-            "action": action["action"],
-            "reviewed_head": action.get("reviewed_head"),
-            "queued": decided,
-            "resumed": resumed,
-            "delivery": delivery_of(resumed, pending=pending),
-            "status": "answered" if decided else "pending",
-            "approval": ballot.view(policy),
-        }
+        return ReviewActionResult(
+            interaction_id=interaction.interaction_id,
+            node=interaction.node,
+            action=action["action"],
+            reviewed_head=action.get("reviewed_head"),
+            queued=decided,
+            resumed=resumed,
+            delivery=delivery_of(resumed, pending=pending),
+            status="answered" if decided else "pending",
+            approval=ApprovalView.model_validate(ballot.view(policy)),
+        )
 
     def settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """Store the deciding vote's action (guarded by the met tally) and send the token: True if this
@@ -102,7 +104,7 @@ class ReviewQuorum:
                 answered = core.store.transition_interaction(current, new, with_records=records, guards=[decided.guard])
             except (ConflictError, GuardFailedError):
                 continue
-            return core.release_gate(answered.run_id, answered.node, self.gate._output(answered))
+            return self.gate._release(answered)
         return False
 
     def settle_standing(self, interaction: Interaction, policy: ApprovalPolicy) -> bool:

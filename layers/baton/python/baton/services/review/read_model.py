@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.review import MergeFields, ReviewView, ThreadTurn
 from baton.domain.review_gate import allowed_actions
 from baton.models import ReviewRequest
 from baton.services.review.gate import ReviewGate
@@ -17,7 +18,7 @@ class ReviewReadModel(ReviewGate):
         latest = self._latest(run_id, node)
         return latest is not None and latest.state.status == "pending"
 
-    def view(self, run_id: str, node: str | None = None) -> dict[str, Any]:
+    def view(self, run_id: str, node: str | None = None) -> ReviewView:
         """GET /api/runs/{run_id}/review: thread, verdict, diff stats, review URL, merge status."""
         run = self.core.require_run(run_id)
         interaction = self._require(run_id, node)
@@ -29,37 +30,38 @@ class ReviewReadModel(ReviewGate):
         verdict = self._latest_verdict(turns)
         allowed = allowed_actions(verdict, turns_used=used, max_turns=config.max_turns) if pending else []
         reviewed = self._reviewed(interaction, turns)
-        rounds = [i.interaction_id for i in self.core.store.list_run_interactions(run_id, kind="review")]
-        return {
-            "run_id": run_id,
-            "gate": config.gate,
-            "interaction_id": interaction.interaction_id,
-            "status": interaction.state.status,
-            "reason": interaction.state.reason,
-            "last_action": interaction.state.answer,
-            "thread": [t.model_dump(exclude={"run_id", "interaction_id", "diff"}) for t in turns],
-            "verdict": verdict,
-            "turns_used": used,
-            "max_turns": config.max_turns,
-            "allowed_actions": allowed,
-            "diff": self._reviewed_diff(interaction, turns),
-            "review_url": url,
-            "warnings": warnings,
-            "posture": config.posture,
-            "merge_strategy": config.merge_strategy,
-            "merge_into": config.merge_into,
-            "run_branch": config.run_branch,
-            "reviewed_head": reviewed.head,
-            "diff_digest": reviewed.diff_digest,
-            "run_branch_head": self._branch_tip(config) if pending else None,
-            "merge": {
-                "merge_status": run.merge_status,
-                "final_commit": run.final_commit,
-                "final_branch": run.final_branch,
-                "merged_into": run.merged_into,
-            },
-            "rounds": rounds,
-        }
+        return ReviewView(
+            run_id=run_id,
+            gate=config.gate,
+            interaction_id=interaction.interaction_id,
+            status=interaction.state.status,
+            reason=interaction.state.reason,
+            last_action=interaction.state.answer,
+            thread=[
+                ThreadTurn.model_validate(t.model_dump(exclude={"run_id", "interaction_id", "diff"})) for t in turns
+            ],
+            verdict=verdict,
+            turns_used=used,
+            max_turns=config.max_turns,
+            allowed_actions=allowed,
+            diff=self._reviewed_diff(interaction, turns),
+            review_url=url,
+            warnings=warnings,
+            posture=config.posture,
+            merge_strategy=config.merge_strategy,
+            merge_into=config.merge_into,
+            run_branch=config.run_branch,
+            reviewed_head=reviewed.head,
+            diff_digest=reviewed.diff_digest,
+            run_branch_head=self._branch_tip(config) if pending else None,
+            merge=MergeFields(
+                merge_status=run.merge_status,
+                final_commit=run.final_commit,
+                final_branch=run.final_branch,
+                merged_into=run.merged_into,
+            ),
+            rounds=[i.interaction_id for i in self.core.store.list_run_interactions(run_id, kind="review")],
+        )
 
     @staticmethod
     def _reviewed_diff(interaction: Interaction, turns: list[ReviewTurn]) -> dict[str, Any] | None:
