@@ -1,10 +1,6 @@
-"""The operator's actions on a review gate (POST /api/runs/{run_id}/resume with the reserved
-`__review_*` keys), the pause that parks the task token (the review_park Lambda), and the reconciler's
-re-send of an action a failed send lost.
-
-Invariant at park time: the interaction is `pending` (park the token) or `answered` (an action arrived
-before the token was parked: the stored action is sent with the new token at once).
-"""
+"""The operator's actions on a review gate (a `ReviewDecision` from the resume route), the pause that
+parks the task token (review_park) and the reconciler's re-send of an action a failed send lost. At park
+time the review is `pending` (park) or `answered` (an action came first: sent with the new token)."""
 
 from __future__ import annotations
 
@@ -19,7 +15,7 @@ from baton.models import ParkedWait, ReviewTurn, status_of
 from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
 from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate, clip
+from baton.services.review.gate import ACTIVE_RUN, Reviewed, ReviewGate, StoredAction, clip
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -27,7 +23,6 @@ if TYPE_CHECKING:
     from baton.domain.review_decision import ReviewDecision
     from baton.domain.review_gate import GateConfig
     from baton.models import Interaction
-    from baton.services.review.gate import Reviewed
 
 
 class ReviewActions(ReviewGate):
@@ -62,7 +57,7 @@ class ReviewActions(ReviewGate):
                 self._release(current)
                 return ReviewParked(interaction_id=current.interaction_id, delivered=True)
             current = self._reopen(current, config, reason="an answer without a review action was ignored")
-        turns = core.store.list_turns(run_id, interaction.interaction_id)
+        reviewed = self._reviewed(interaction)
         core.record(
             run_id,
             HumanInputRequested(
@@ -73,12 +68,12 @@ class ReviewActions(ReviewGate):
                 timeout_seconds=config.timeout_seconds,
                 review_url=url,
                 warnings=warnings,
-                turns_used=self._companion_turns(turns),
+                turns_used=reviewed.turns_used,
                 max_turns=config.max_turns,
             ),
         )
         core.record(run_id, RunPaused(gate=gate, kind="review"))
-        core.notify(current, "human_input_requested", review_url=url, verdict=self._latest_verdict(turns))
+        core.notify(current, "human_input_requested", review_url=url, verdict=reviewed.verdict)
         return ReviewParked(interaction_id=interaction.interaction_id, delivered=False)
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
@@ -119,7 +114,7 @@ class ReviewActions(ReviewGate):
         if interaction.state.status == "cancelled":  # its run was stopped
             raise closed_error(interaction)
         if interaction.state.status != "pending":
-            busy = (interaction.state.answer or {}).get("action")
+            busy = StoredAction.of(interaction).action
             raise ConflictError(
                 f"the review at gate '{interaction.node}' is not waiting for the operator (last action: {busy}; "
                 "the companion is answering, a merge is running or the gate finished); try again shortly",
@@ -130,11 +125,9 @@ class ReviewActions(ReviewGate):
             core.refuse_if_late(interaction, decision.answers(), caller=caller, deadline=wait.deadline)
         config = self.config_of(interaction)
         turns = core.store.list_turns(run_id, interaction.interaction_id)
-        used = self._companion_turns(turns)
-        verdict = self._latest_verdict(turns)
-        allowed = allowed_actions(verdict, turns_used=used, max_turns=config.max_turns)
-        self._refuse_disallowed(decision, verdict, allowed, used=used, max_turns=config.max_turns)
-        reviewed = self._reviewed(interaction, turns)
+        reviewed = Reviewed.of(interaction, turns)
+        allowed = allowed_actions(reviewed.verdict, turns_used=reviewed.turns_used, max_turns=config.max_turns)
+        self._refuse_disallowed(decision, reviewed, allowed, max_turns=config.max_turns)
         if decision.merges:
             self._refuse_unreviewed(config, reviewed, decision.seen_head, allowed)
         action = decision.action
@@ -195,11 +188,10 @@ class ReviewActions(ReviewGate):
         )
 
     @staticmethod
-    def _refuse_disallowed(
-        decision: ReviewDecision, verdict: dict[str, Any] | None, allowed: list[str], *, used: int, max_turns: int
-    ) -> None:
+    def _refuse_disallowed(decision: ReviewDecision, reviewed: Reviewed, allowed: list[str], *, max_turns: int) -> None:
         """409 for an action the dialogue or the verdict does not allow now; 422 for a force-merge over
         blockers without its reason."""
+        used, verdict = reviewed.turns_used, reviewed.verdict
         if decision.action == "reply" and used >= max_turns:
             raise ConflictError(
                 f"the dialogue reached max_turns ({max_turns}); only {', '.join(allowed)} are accepted now",
@@ -220,11 +212,7 @@ class ReviewActions(ReviewGate):
             )
 
     def _refuse_unreviewed(
-        self,
-        config: GateConfig,
-        reviewed: Reviewed,
-        seen_head: str | None,
-        allowed: list[str],
+        self, config: GateConfig, reviewed: Reviewed, seen_head: str | None, allowed: list[str]
     ) -> None:
         """409 before a merge of anything but the reviewed commit: the operator looked at another head
         than the companion's latest review, or the run branch moved since (where the repository can be

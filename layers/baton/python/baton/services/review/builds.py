@@ -1,20 +1,12 @@
-"""The review gate's builds: the bounded diff (the diff_start Lambda) and the merge (merge_start), each
-a `.waitForTaskToken` task whose token stays in Baton's table.
+"""The review gate's builds, the bounded diff (diff_start) and the merge (merge_start): each a
+`.waitForTaskToken` task whose token stays in Baton's table.
 
-`start` parks the token in a `BuildRecord` (with a fresh build key) and starts the build through the
-`BuildRunner` port with a `BuildRequest`, which carries no token. The build (`python -m
-baton.merge.build`) writes its `BuildReport` into the table. `finished` (the build_finished Lambda, fed
-by the CodeBuild state-change rule; the local runner calls it when its subprocess exits) claims the
-record with a conditional write, so one delivery of a build's end sends its token exactly once:
-
-* merge: SendTaskSuccess with the outcome (merged, noop, rejected) or SendTaskFailure with the build's
-  `MergeInvalidInput` / `MergeCrashed` and its cause; a build that ended without a report is a
-  `MergeCrashed` that says how it ended.
-* diff: SendTaskSuccess (the companion's turns read the stored diff); a build that ended without a
-  report gets one written here that says why, so the gate's first turn refuses with that reason.
-
-`StoredDiffSource` is the `DiffSource` the deployed and local stacks use: the diff the gate's diff build
-reported, read for every companion turn and for `GET .../review`'s stats.
+`start` parks the token in a `BuildRecord` and starts the build (`python -m baton.merge.build`) with a
+`BuildRequest` that carries no token; the build writes its `BuildReport` into the table. `finished` (the
+build_finished Lambda; the local runner calls it when its subprocess exits) claims the record with a
+conditional write, so one delivery of a build's end sends its token exactly once: a merge's outcome or
+its build's error (`MergeCrashed` when it ended without a report); a diff's success (a diff build that
+ended without a report gets one here that says why, so the first turn refuses with that reason).
 """
 
 from __future__ import annotations
@@ -131,7 +123,8 @@ class ReviewBuilds:
 
 
 class StoredDiffSource:
-    """The `DiffSource` of the stacks: the diff the gate's own diff build wrote into the table."""
+    """The `DiffSource` of the stacks: the diff the gate's own diff build wrote into the table, read for
+    every companion turn and for `GET .../review`'s stats."""
 
     def __init__(self, builds: ReviewBuilds) -> None:
         self._builds = builds

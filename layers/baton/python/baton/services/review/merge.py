@@ -1,5 +1,5 @@
-"""The review gate's merge (the merge_start and merge_record Lambdas): start the merge build
-(`builds.ReviewBuilds`, the token parked in the table), then land its outcome on the run summary."""
+"""The review gate's merge: start the merge build with the token parked (merge_start), then land its
+outcome on the run summary (merge_record)."""
 
 from __future__ import annotations
 
@@ -10,28 +10,22 @@ from baton.contracts.review import MERGE_REJECTED_PREFIX, BuildStarted, MergeRec
 from baton.domain.merge_contracts import BuildRequest
 from baton.errors import ValidationFailedError
 from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction
 
 if TYPE_CHECKING:
     from baton.domain.merge_contracts import MergeOutcome, StatesError
     from baton.domain.review_gate import GateConfig
     from baton.models import Interaction
-    from baton.services.core import Core
-    from baton.services.review.builds import ReviewBuilds
 
 # How much of a merge build's failure cause lands in the rejection reason shown to the operator.
 REASON_CAUSE_CHARS = 2000
 
 
 class ReviewMerge(ReviewGate):
-    def __init__(self, core: Core, *, builds: ReviewBuilds) -> None:
-        super().__init__(core)
-        self._builds = builds
-
     def start_merge(self, run_id: str, gate: str, token: str) -> BuildStarted:
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
-        answer = interaction.state.answer or {}
+        stored = StoredAction.of(interaction)
         if config.run_branch is None:  # parse_gate_config refuses this; kept for the type checker
             raise ValidationFailedError(f"review gate '{gate}' has no run_branch")
         request = BuildRequest(
@@ -42,17 +36,17 @@ class ReviewMerge(ReviewGate):
             repo_path=config.repo_path,
             repo_url=config.repo_url,
             into=config.merge_into,
-            strategy=answer.get("merge_strategy") or config.merge_strategy,
-            message=answer.get("message"),
-            reviewed_head=answer.get("reviewed_head"),  # the merge takes this commit, never the branch tip
+            strategy=stored.merge_strategy or config.merge_strategy,
+            message=stored.message,
+            reviewed_head=stored.reviewed_head,  # the merge takes this commit, never the branch tip
         )
-        handle = self._builds.start(request, token)
+        handle = self.builds.start(request, token)
         self.core.record(
             run_id,
             ReviewMergeStarted(
                 gate=gate,
                 interaction_id=interaction.interaction_id,
-                action=answer.get("action"),
+                action=stored.action,
                 by=interaction.state.answered_by,
                 strategy=request.strategy,
                 into=request.into,
@@ -76,16 +70,12 @@ class ReviewMerge(ReviewGate):
         core = self.core
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
-        answer = interaction.state.answer or {}
-        turns = core.store.list_turns(run_id, interaction.interaction_id)
         base = MergeRecorded(
             status="merged",
-            action=answer.get("action"),
+            **StoredAction.of(interaction).model_dump(include={"action", "reviewed_head", "diff_digest"}),
             answered_by=interaction.state.answered_by,
-            verdict=self._latest_verdict(turns),
+            verdict=self._reviewed(interaction).verdict,
             interaction_id=interaction.interaction_id,
-            reviewed_head=answer.get("reviewed_head"),
-            diff_digest=answer.get("diff_digest"),
         )
         if error is not None and error.error == "States.Timeout":
             cause = f"the merge at review gate '{gate}' did not report within {config.merge_timeout_seconds}s"
