@@ -10,7 +10,7 @@ from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
 from baton.domain.review_gate import KEY_ACTION, KEY_REASON, allowed_actions, verdict_blocks_approval
 from baton.errors import ConflictError, GoneError, ValidationFailedError
-from baton.events import HumanInputRequested, InteractionAnswered, ReviewTurnRecorded, RunPaused
+from baton.events import HumanInputRequested, ReviewTurnRecorded, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
 from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
 from baton.services.at_deadline import InteractionPauseDeadline
@@ -101,25 +101,7 @@ class ReviewActions(ReviewGate):
     ) -> ReviewActionResult:
         core = self.core
         core.require_run(run_id)
-        interaction = self._latest(run_id, node)
-        if interaction is None:
-            raise ConflictError(
-                f"run {run_id} is not waiting at a review gate" + (f" named '{node}'" if node else ""),
-                details={"run_id": run_id},
-            )
-        if interaction.state.status == "timed_out":
-            raise GoneError(
-                f"the review at gate '{interaction.node}' timed out", details={"interaction": interaction.public()}
-            )
-        if interaction.state.status == "cancelled":  # its run was stopped
-            raise closed_error(interaction)
-        if interaction.state.status != "pending":
-            busy = StoredAction.of(interaction).action
-            raise ConflictError(
-                f"the review at gate '{interaction.node}' is not waiting for the operator (last action: {busy}; "
-                "the companion is answering, a merge is running or the gate finished); try again shortly",
-                details={"interaction": interaction.public()},
-            )
+        interaction = self._waiting_review(run_id, node)
         wait = core.store.get_wait(run_id, interaction.node)
         if wait is not None and wait.status == "parked" and interaction.interaction_id in wait.interaction_ids:
             core.refuse_if_late(interaction, decision.answers(), caller=caller, deadline=wait.deadline)
@@ -150,16 +132,7 @@ class ReviewActions(ReviewGate):
             interaction,
             status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),
         )
-        core.record(
-            run_id,
-            InteractionAnswered(
-                interaction_id=interaction.interaction_id,
-                node=interaction.node,
-                kind="review",
-                answer={k: v for k, v in stored.items() if k != "reply"},
-                by=caller,
-            ),
-        )
+        core.record(run_id, self._answered(interaction, stored, by=caller))
         if decision.reply is not None:
             self._store_operator_turn(interaction, decision.reply, n=len(turns), by=caller)
         try:
@@ -175,6 +148,29 @@ class ReviewActions(ReviewGate):
             delivery=delivery_of(resumed, pending=pending),
             reviewed_head=stored.get("reviewed_head"),
         )
+
+    def _waiting_review(self, run_id: str, node: str | None) -> Interaction:
+        """The review the operator acts on: 409 when none waits (or the companion or a merge is busy)."""
+        interaction = self._latest(run_id, node)
+        if interaction is None:
+            raise ConflictError(
+                f"run {run_id} is not waiting at a review gate" + (f" named '{node}'" if node else ""),
+                details={"run_id": run_id},
+            )
+        if interaction.state.status == "timed_out":
+            raise GoneError(
+                f"the review at gate '{interaction.node}' timed out", details={"interaction": interaction.public()}
+            )
+        if interaction.state.status == "cancelled":  # its run was stopped
+            raise closed_error(interaction)
+        if interaction.state.status != "pending":
+            busy = StoredAction.of(interaction).action
+            raise ConflictError(
+                f"the review at gate '{interaction.node}' is not waiting for the operator (last action: {busy}; "
+                "the companion is answering, a merge is running or the gate finished); try again shortly",
+                details={"interaction": interaction.public()},
+            )
+        return interaction
 
     def _store_operator_turn(self, interaction: Interaction, reply: str, *, n: int, by: str) -> None:
         core, run_id, iid = self.core, interaction.run_id, interaction.interaction_id

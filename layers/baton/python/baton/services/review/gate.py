@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from baton.contracts.review import ReviewGateOutput
 from baton.domain.review_gate import ACTIONS, GateConfig, resolve_review_url
 from baton.errors import BatonError, NotFoundError
+from baton.events import InteractionAnswered
 from baton.models import Interaction, ReviewRequest, status_of
 
 if TYPE_CHECKING:
@@ -142,6 +143,14 @@ class ReviewGate:
         """Send the gate's token with the stored action's output (`Core.release_gate`)."""
         output = self._output(interaction).model_dump()
         return self.core.release_gate(interaction.run_id, interaction.node, output, token=token)
+
+    @staticmethod
+    def _answered(interaction: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:
+        """The decision log's record of a stored action (its reply text is a turn of its own)."""
+        answer = {k: v for k, v in stored.items() if k != "reply"}
+        return InteractionAnswered(
+            interaction_id=interaction.interaction_id, node=interaction.node, kind="review", answer=answer, by=by
+        )
 
     @staticmethod
     def _has_action(interaction: Interaction) -> bool:

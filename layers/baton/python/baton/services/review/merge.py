@@ -3,7 +3,6 @@ outcome on the run summary (merge_record)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from baton.contracts.review import MERGE_REJECTED_PREFIX, BuildStarted, MergeRecorded, MergeResult
@@ -13,6 +12,8 @@ from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, 
 from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from baton.domain.merge_contracts import MergeOutcome, StatesError
     from baton.domain.review_gate import GateConfig
     from baton.models import Interaction
@@ -85,10 +86,8 @@ class ReviewMerge(ReviewGate):
             return base.model_copy(update={"status": "timed_out", "cause": cause})
         if error is not None:
             reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
-            rejection = _Rejection(reason=reason, reject_code="merge_failed")
-            return self._rejected(
-                interaction, config, base, MergeResult(merge_status="rejected", reason=reason), rejection
-            )
+            merge = MergeResult(merge_status="rejected", reason=reason)
+            return self._rejected(interaction, config, base.model_copy(update={"merge": merge}), reason, "merge_failed")
         if outcome is None:
             raise ValidationFailedError(f"the merge at review gate '{gate}' reported neither an outcome nor an error")
         merge = MergeResult(
@@ -107,43 +106,39 @@ class ReviewMerge(ReviewGate):
                 run_id, ReviewMerged(gate=gate, by=interaction.state.answered_by, **decided, **merge.model_dump())
             )
             return base.model_copy(update={"merge": merge})
-        rejection = _Rejection(
-            reason=outcome.reason or "the merge was rejected",
-            reject_code=outcome.reject_code,
+        return self._rejected(
+            interaction,
+            config,
+            base.model_copy(update={"merge": merge}),
+            outcome.reason or "the merge was rejected",
+            outcome.reject_code,
             conflicting_files=outcome.conflicting_files,
             dirty_files=outcome.dirty_files,
         )
-        return self._rejected(interaction, config, base, merge, rejection)
 
     def _rejected(
         self,
         interaction: Interaction,
         config: GateConfig,
-        base: MergeRecorded,
-        merge: MergeResult,
-        rejection: _Rejection,
+        merged: MergeRecorded,
+        reason: str,
+        reject_code: str | None,
+        *,
+        conflicting_files: Sequence[str] = (),
+        dirty_files: Sequence[str] = (),
     ) -> MergeRecorded:
+        """The review is pending again, so the operator can fix the tree and approve again."""
         core, run_id = self.core, interaction.run_id
         core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
-        core.record(
-            run_id,
-            ReviewMergeRejected(
-                gate=config.gate,
-                reject_code=rejection.reject_code,
-                reason=rejection.reason,
-                conflicting_files=rejection.conflicting_files,
-                dirty_files=rejection.dirty_files,
-                action=base.action,
-                reviewed_head=base.reviewed_head,
-            ),
+        rejected = ReviewMergeRejected(
+            gate=config.gate,
+            reject_code=reject_code,
+            reason=reason,
+            conflicting_files=list(conflicting_files),
+            dirty_files=list(dirty_files),
+            action=merged.action,
+            reviewed_head=merged.reviewed_head,
         )
-        self._reopen(interaction, config, reason=f"{MERGE_REJECTED_PREFIX} {rejection.reason}")
-        return base.model_copy(update={"status": "rejected", "cause": rejection.reason, "merge": merge})
-
-
-@dataclass(frozen=True)
-class _Rejection:
-    reason: str
-    reject_code: str | None
-    conflicting_files: list[str] = field(default_factory=list)
-    dirty_files: list[str] = field(default_factory=list)
+        core.record(run_id, rejected)
+        self._reopen(interaction, config, reason=f"{MERGE_REJECTED_PREFIX} {reason}")
+        return merged.model_copy(update={"status": "rejected", "cause": reason})

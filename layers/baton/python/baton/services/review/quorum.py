@@ -1,14 +1,8 @@
-"""Quorum on a review gate's merge (`approval` in the gate's configuration, `baton/domain/review_gate.py`).
-
-With a quorum, `approve_merge` and `force_merge` are approvals and `request_changes` a rejection, each
-one operator's vote (`baton/services/approvals.py`); `reply` stays a turn of the dialogue and votes
-nothing. The run's starter may not vote (403 `requester_cannot_approve`; agents and the companion never
-reach an operator action: the route is operators only); non-approvers get 403; the same operator twice
-counts once. The vote that meets the quorum stores the deciding approver's action (its strategy and
-message) as the gate's answer, in one transition guarded by the tally (`QuorumMet`), and sends the token
-once: the merge runs exactly once. A met rejection rule stores `request_changes` the same way. A posture
-of `agent_verdict_ok` never auto-merges a gate with a quorum. A reply or a rejected merge reopens the
-gate for a new round: its votes are cleared before it is pending again (`ReviewGate._reopen`).
+"""Quorum on a review gate's merge (`approval` in the gate's configuration). `approve_merge` and
+`force_merge` vote approve, `request_changes` rejects, `reply` votes nothing (`baton/services/approvals.py`:
+the starter and non-approvers get 403, a second vote counts once). The vote that meets the quorum stores
+the deciding voter's action in one transition guarded by the tally and sends the token once; a reply or
+a rejected merge starts a new round (`ReviewGate._reopen` clears the votes).
 """
 
 from __future__ import annotations
@@ -20,7 +14,6 @@ from baton.contracts.questions import ApprovalView
 from baton.contracts.runs import ReviewActionResult
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.errors import ConflictError
-from baton.events import InteractionAnswered
 from baton.models import status_of
 from baton.ports import GuardFailedError
 from baton.services.answer_outcomes import SendFailedError, delivery_of
@@ -85,16 +78,7 @@ class ReviewQuorum:
             decided = self.approvals.decided(current, policy, ballot)
             stored = chosen | {"reply": None, "by": decided.by}
             records = [
-                core.new_event(
-                    current.run_id,
-                    InteractionAnswered(
-                        interaction_id=current.interaction_id,
-                        node=current.node,
-                        kind="review",
-                        answer={k: v for k, v in stored.items() if k != "reply"},
-                        by=decided.by,
-                    ),
-                ),
+                core.new_event(current.run_id, self.gate._answered(current, stored, by=decided.by)),
                 core.new_event(current.run_id, decided.event),
             ]
             new = status_of(
