@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from baton.services.review.actions import ReviewActions
-from baton.services.review.builds import ReviewBuilds, StoredDiffSource
+from baton.services.review.builds import ReviewBuilds
 from baton.services.review.dialogue import ReviewDialogue
 from baton.services.review.merge import ReviewMerge
 from baton.services.review.read_model import ReviewReadModel
@@ -47,11 +47,11 @@ class ReviewService(ReviewDialogue, ReviewActions, ReviewMerge, ReviewReadModel)
         merge_runner_kind: str = "local",
         merge_repository: str = "",
     ) -> None:
-        """`diffs` defaults to the stored diff of the gate's own diff build (`StoredDiffSource`)."""
+        """`diffs` defaults to the stored diff of the gate's own diff build (`ReviewBuilds.run_branch_diff`)."""
         self.core = core
         self.builds = ReviewBuilds(core, records=records, runner=runner)
         self.companion = companion
-        self.diffs = diffs if diffs is not None else StoredDiffSource(self.builds)
+        self.diffs = diffs if diffs is not None else self.builds
         self.merge_runner_kind = merge_runner_kind
         self.merge_repository = merge_repository
 

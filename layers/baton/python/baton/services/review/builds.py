@@ -102,8 +102,12 @@ class ReviewBuilds:
         report = self.records.get_report(run_id, gate, kind)
         return report if report is not None and report.build_key == build_key else None
 
-    def stored_diff(self, run_id: str, gate: str) -> BoundedDiff:
-        """The diff the gate's latest diff build reported; a clear refusal when it reported none."""
+    def run_branch_diff(self, request: DiffRequest) -> BoundedDiff:
+        """The `DiffSource` of the stacks: the diff the gate's latest diff build reported, read for every
+        companion turn and for `GET .../review`'s stats; a clear refusal when it reported none."""
+        run_id, gate = request.run_id, request.gate
+        if not run_id or not gate:
+            raise ValidationFailedError("the stored diff is read by run and gate; the request names neither")
         record = self.records.get_build(run_id, gate, "diff")
         if record is None:
             raise ValidationFailedError(
@@ -120,16 +124,3 @@ class ReviewBuilds:
                 details={"path": "run_branch", "error": report.error},
             )
         return report.diff
-
-
-class StoredDiffSource:
-    """The `DiffSource` of the stacks: the diff the gate's own diff build wrote into the table, read for
-    every companion turn and for `GET .../review`'s stats."""
-
-    def __init__(self, builds: ReviewBuilds) -> None:
-        self._builds = builds
-
-    def run_branch_diff(self, request: DiffRequest) -> BoundedDiff:
-        if not request.run_id or not request.gate:
-            raise ValidationFailedError("the stored diff is read by run and gate; the request names neither")
-        return self._builds.stored_diff(request.run_id, request.gate)
