@@ -104,7 +104,7 @@ class Gates:
             return self.questions.answer("r1", self.question_id, "yes", caller="alice")
         if kind == "interrupt":
             return self.interrupts.resume(iid, "go", [], caller="alice")
-        return self.review.act("r1", ReviewDecision(action="request_changes"), caller="alice")
+        return self.review.act("r1", ReviewDecision(action="request_changes"), caller="alice").model_dump()
 
     def reconciler(self) -> Reconciler:
         return Reconciler(

@@ -160,9 +160,10 @@ class ReviewDialogue(ReviewGate):
 
     @staticmethod
     def _context(run_id: str, config: GateConfig, diff: BoundedDiff | None, *, turn_index: int) -> CompanionContext:
-        shown = {"text": "diff_text", "truncated": "diff_truncated", "total_bytes": "diff_total_bytes"}
-        stats = ("files_changed", "insertions", "deletions", "files")
-        fields = {shown.get(k, k): v for k, v in diff.model_dump(include={*shown, *stats}).items()} if diff else {}
+        fields: dict[str, Any] = {}
+        if diff is not None:
+            fields = {"diff_text": diff.text, "diff_truncated": diff.truncated, "diff_total_bytes": diff.total_bytes}
+            fields |= diff.model_dump(include={"files_changed", "insertions", "deletions", "files"})
         return CompanionContext(
             run_id=run_id,
             node=config.gate,
