@@ -9,7 +9,6 @@ from typing import Any
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from baton.contracts.review import BuildSent
 from baton.domain.build_events import CodeBuildStateChange
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
@@ -20,7 +19,5 @@ from baton.runtime.wiring import services
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     finished = parse(event=event, model=CodeBuildStateChange).finished()
     if finished is None:
-        sent = BuildSent(sent=False, reason="not a Baton build")
-    else:
-        sent = services().review_service().build_finished(finished)
-    return sent.model_dump(exclude_none=True)
+        return {"sent": False, "reason": "not a Baton build"}
+    return services().review_service().build_finished(finished).model_dump(exclude_none=True)
