@@ -20,4 +20,4 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     finished = parse(event=event, model=CodeBuildStateChange).finished()
     if finished is None:
         return {"sent": False, "reason": "not a Baton build"}
-    return services().review_service().build_finished(finished)
+    return services().review_service().build_finished(finished).model_dump(exclude_none=True)

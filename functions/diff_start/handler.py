@@ -19,4 +19,4 @@ from baton.runtime.wiring import services
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = parse(event=event, model=DiffStartPayload)
-    return services().review_service().start_diff(request.run_id, request.config or {}, request.token)
+    return services().review_service().start_diff(request.run_id, request.config or {}, request.token).model_dump()

@@ -18,8 +18,5 @@ from baton.runtime.wiring import services
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = parse(event=event, model=MergeRecordPayload)
-    return (
-        services()
-        .review_service()
-        .record_merge(request.run_id, request.gate, outcome=request.outcome, error=request.error)
-    )
+    review = services().review_service()
+    return review.record_merge(request.run_id, request.gate, outcome=request.outcome, error=request.error).model_dump()

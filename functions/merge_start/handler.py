@@ -19,4 +19,4 @@ from baton.runtime.wiring import services
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = parse(event=event, model=MergeStartPayload)
-    return services().review_service().start_merge(request.run_id, request.gate, request.token)
+    return services().review_service().start_merge(request.run_id, request.gate, request.token).model_dump()

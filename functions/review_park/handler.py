@@ -16,4 +16,6 @@ from baton.runtime.wiring import services
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = parse(event=event, model=ReviewParkPayload)
-    return services().review_service().park(request.run_id, request.gate, request.token, request.entered_at)
+    return (
+        services().review_service().park(request.run_id, request.gate, request.token, request.entered_at).model_dump()
+    )

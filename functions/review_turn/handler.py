@@ -20,5 +20,5 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     request = parse(event=event, model=ReviewTurnPayload)
     review = services().review_service()
     if request.mode == "first":
-        return review.first_turn(request.run_id, request.config or {})
-    return review.reply_turn(request.run_id, request.gate or "review")
+        return review.first_turn(request.run_id, request.config or {}).model_dump()
+    return review.reply_turn(request.run_id, request.gate or "review").model_dump()

@@ -25,6 +25,7 @@ from baton.adapters.git_diff import GitDiffSource
 from baton.contracts import AskRequest, ResumeInterrupt
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
+from baton.domain.review_decision import ReviewDecision
 from baton.errors import GoneError, TaskTokenError
 from baton.ids import parse_iso
 from baton.local.demo_repo import create_demo_repo
@@ -113,7 +114,7 @@ class Gates:
             return self.questions.answer("r1", self.question_id, "yes", caller="alice")
         if kind == "interrupt":
             return self.interrupts.resume(iid, ResumeInterrupt(input="go"), caller="alice").wire()
-        return self.review.act("r1", {"__review_action": "request_changes"}, caller="alice")
+        return self.review.act("r1", ReviewDecision(action="request_changes"), caller="alice").model_dump()
 
     def reconciler(self) -> Reconciler:
         return Reconciler(

@@ -17,6 +17,7 @@ import pytest
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
 from baton.domain.merge_contracts import MergeOutcome
+from baton.domain.review_decision import ReviewDecision
 from baton.errors import ConflictError, ForbiddenError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.models import RunSummary
@@ -25,7 +26,7 @@ from baton.services.review import ReviewService
 from tests.fakes import MemoryBuildRecords, RecordingTaskTokens
 
 APPROVAL = {"approvals": 2, "approvers": ["alice", "bob", "carol"]}
-APPROVE = {"__review_action": "approve_merge"}
+APPROVE = ReviewDecision(action="approve_merge")
 
 
 class _Runner:
@@ -76,7 +77,11 @@ def test_two_approvals_of_three_send_the_merge_once_with_the_deciding_action(
     assert first["status"] == "pending" and first["resumed"] is False and first["approval"]["approvals"] == 1
     assert review.act("r1", APPROVE, caller="alice")["approval"]["already_counted"] is True
     assert _sent(core) == [] and review.view("r1")["status"] == "pending"
-    second = review.act("r1", {"__review_action": "approve_merge", "__review_merge_strategy": "merge"}, caller="bob")
+    second = review.act(
+        "r1",
+        ReviewDecision(action="approve_merge", merge_strategy="merge"),
+        caller="bob",
+    )
     assert second["status"] == "answered" and second["resumed"] is True
     [(kind, token, output)] = _sent(core)
     assert (kind, token, output["action"], output["merge_strategy"]) == ("success", "tok-1", "approve_merge", "merge")
@@ -106,7 +111,11 @@ def test_request_changes_by_an_approver_rejects_at_once_under_the_any_rule(
 ) -> None:
     _open(core, review, repo)
     review.act("r1", APPROVE, caller="alice")
-    rejected = review.act("r1", {"__review_action": "request_changes", "__review_message": "tests"}, caller="bob")
+    rejected = review.act(
+        "r1",
+        ReviewDecision(action="request_changes", message="tests"),
+        caller="bob",
+    )
     assert rejected["status"] == "answered" and rejected["approval"]["decision"] == "rejected"
     [(_, _, output)] = _sent(core)
     assert output["action"] == "request_changes" and output["message"] == "tests" and output["answered_by"] == "bob"
@@ -118,8 +127,8 @@ def test_a_reply_is_no_vote_and_a_quorum_gate_never_auto_merges(
 ) -> None:
     _open(core, review, repo, posture="agent_verdict_ok", confidence_threshold=0.0)
     assert _types(core)["review_auto_merge"] == 0
-    out = review.act("r1", {"__review_action": "reply", "__review_reply": "why?"}, caller="starter")
-    assert out["resumed"] is True and "approval" not in out
+    out = review.act("r1", ReviewDecision(action="reply", reply="why?"), caller="starter")
+    assert out["resumed"] is True and out.approval is None
 
 
 def test_a_rejected_merge_reopens_the_gate_for_a_new_round_of_votes(

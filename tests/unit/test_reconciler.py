@@ -12,6 +12,7 @@ from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
 from baton.contracts import CancelInterrupt, ResumeInterrupt
 from baton.domain.gate_payloads import ParkPayload
+from baton.domain.review_decision import ReviewDecision
 from baton.errors import GoneError
 from baton.local.demo_repo import create_demo_repo
 from baton.models import InteractionStatus
@@ -154,7 +155,7 @@ def test_review_action_lost_to_a_failed_send_is_sent_once(core: Core, tmp_path: 
     review.first_turn("r1", repo.gate_input())
     review.park("r1", "ship_review", "tok-rev")
     _tokens(core).fail_next = RuntimeError("network down")
-    stored = review.act("r1", {"__review_action": "request_changes", "__review_message": "no"}, caller="op")
+    stored = review.act("r1", ReviewDecision(action="request_changes", message="no"), caller="op")
     assert (stored["resumed"], stored["delivery"]) == (False, "pending")  # stored: not an error
     reconciler = Reconciler(core, review=lambda: review)
     assert reconciler.reconcile()["released"] == [{"run_id": "r1", "gate": "ship_review", "kind": "review"}]

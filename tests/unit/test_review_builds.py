@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
+from baton.contracts.review import BuildSent, BuildStarted
 from baton.domain.build_events import CodeBuildStateChange
 from baton.domain.merge_contracts import BuildFinished, BuildReport, BuildRequest, MergeOutcome
+from baton.domain.review_decision import ReviewDecision
 from baton.errors import TaskTokenError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.merge.build import run_build
@@ -83,7 +85,7 @@ def test_the_diff_build_is_given_no_token_and_every_turn_reads_its_diff(
     assert "tok-diff" not in json.dumps(request.environment()) and _sent(core) == []
     # The build (the same code the CodeBuild project runs) writes its report; its end sends the token.
     records.put_report(run_build(request, {}))
-    assert review.build_finished(_end(request)) == {"sent": True, "kind": "diff", "build_status": "SUCCEEDED"}
+    assert review.build_finished(_end(request)) == BuildSent(sent=True, kind="diff", build_status="SUCCEEDED")
     assert _sent(core) == [("success", "tok-diff", {"reported": True})]
 
     first = review.first_turn("r1", config)
@@ -96,7 +98,7 @@ def test_the_diff_build_is_given_no_token_and_every_turn_reads_its_diff(
     # The companion's first turn and its reply see that diff: the offline companion names its files.
     thread = view["thread"]
     assert all(name in thread[0]["text"] for name in report.diff.files), thread[0]["text"]
-    review.act("r1", {"__review_action": "reply", "__review_reply": "checked"}, caller="op")
+    review.act("r1", ReviewDecision(action="reply", reply="checked"), caller="op")
     review.reply_turn("r1", "ship_review")
     assert review.view("r1")["diff"] == view["diff"]
 
@@ -104,7 +106,7 @@ def test_the_diff_build_is_given_no_token_and_every_turn_reads_its_diff(
 def test_a_gate_with_nothing_to_diff_is_released_at_once(
     review: ReviewService, core: Core, runner: RecordingBuildRunner
 ) -> None:
-    assert review.start_diff("r1", {"gate": "ship"}, "tok-0") == {"started": False, "handle": ""}
+    assert review.start_diff("r1", {"gate": "ship"}, "tok-0") == BuildStarted(started=False, handle="")
     assert runner.started == [] and _sent(core) == [("success", "tok-0", {"started": False})]
     # The first turn then refuses it with the reason, as before.
     assert review.first_turn("r1", {"gate": "ship"})["ok"] is False
@@ -140,7 +142,7 @@ def _merge_request(review: ReviewService, runner: RecordingBuildRunner, repo: De
     review.build_finished(_end(diff_request))
     review.first_turn("r1", repo.gate_input())
     review.park("r1", "ship_review", "tok-park")
-    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
     review.start_merge("r1", "ship_review", token)
     return runner.started[-1]
 
@@ -156,7 +158,7 @@ def test_a_merge_build_end_sends_its_outcome_once(
     event = CodeBuildStateChange.model_validate(_state_change(request, "SUCCEEDED")).finished()
     assert event is not None
     assert review.build_finished(event)["sent"] is True
-    assert review.build_finished(event) == {"sent": False, "reason": "this build's end was already handled"}
+    assert review.build_finished(event) == BuildSent(sent=False, reason="this build's end was already handled")
     merge_sends = [s for s in _sent(core) if s[1] == "tok-merge"]
     assert merge_sends == [("success", "tok-merge", report.outcome.model_dump(mode="json"))]
     assert MergeOutcome.model_validate(merge_sends[0][2]).final_commit == report.outcome.final_commit

@@ -20,6 +20,7 @@ from baton.adapters.git_diff import GitDiffSource
 from baton.api import deps
 from baton.api.app import create_app
 from baton.domain.merge_contracts import BuildRequest
+from baton.domain.review_decision import ReviewDecision
 from baton.errors import ConflictError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.local.http_adapter import to_proxy_event
@@ -105,7 +106,7 @@ def test_approve_after_a_push_to_the_run_branch_is_refused_naming_the_new_head(
     moved = push(repo, EVIL, "late, unreviewed")
     for action in ("approve_merge", "force_merge"):
         with pytest.raises(ConflictError, match=f"moved to {moved}") as err:
-            review.act("r1", {"__review_action": action}, caller="op")
+            review.act("r1", ReviewDecision(action=action), caller="op")
         assert err.value.details["run_branch_head"] == moved
         assert err.value.details["reviewed_head"] == repo.run_head
         assert err.value.details["allowed"] == ["reply", "request_changes"]
@@ -118,12 +119,16 @@ def test_a_reply_turn_reviews_the_moved_branch_and_the_approval_pins_the_new_hea
 ) -> None:
     _open(review, repo)
     moved = push(repo, {"NOTES.md": "release notes\n"}, "notes")
-    review.act("r1", {"__review_action": "reply", "__review_reply": "the branch moved; look again"}, caller="op")
+    review.act(
+        "r1",
+        ReviewDecision(action="reply", reply="the branch moved; look again"),
+        caller="op",
+    )
     review.reply_turn("r1", GATE)
     review.park("r1", GATE, "tok-2")
     view = review.view("r1")
     assert view["reviewed_head"] == moved and view["thread"][-1]["reviewed_head"] == moved
-    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
     assert _answer(core)["reviewed_head"] == moved
     review.start_merge("r1", GATE, "tok-3")
     assert runner.started[-1].reviewed_head == moved
@@ -133,7 +138,7 @@ def test_the_approval_carries_the_reviewed_head_to_the_merge_build_and_the_event
     review: ReviewService, core: Core, runner: RecordingBuildRunner, repo: DemoRepo
 ) -> None:
     view = _open(review, repo)
-    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
     answer = _answer(core)
     assert answer["reviewed_head"] == repo.run_head and answer["diff_digest"] == view["diff_digest"]
     review.start_merge("r1", GATE, "tok-2")
@@ -148,9 +153,17 @@ def test_the_approval_carries_the_reviewed_head_to_the_merge_build_and_the_event
 def test_the_operator_s_seen_head_must_be_the_reviewed_one(review: ReviewService, repo: DemoRepo) -> None:
     _open(review, repo)
     with pytest.raises(ConflictError, match="reload the review") as err:
-        review.act("r1", {"__review_action": "approve_merge", "__review_head": "f" * 40}, caller="op")
+        review.act(
+            "r1",
+            ReviewDecision(action="approve_merge", seen_head="f" * 40),
+            caller="op",
+        )
     assert err.value.details["seen_head"] == "f" * 40
-    review.act("r1", {"__review_action": "approve_merge", "__review_head": repo.run_head}, caller="op")
+    review.act(
+        "r1",
+        ReviewDecision(action="approve_merge", seen_head=repo.run_head),
+        caller="op",
+    )
 
 
 def test_auto_merge_pins_the_commit_its_verdict_read(
@@ -171,8 +184,8 @@ def test_a_quorum_s_deciding_vote_pins_the_reviewed_head(review: ReviewService, 
         RunSummary(run_id="r1", status="running", created_at=now, updated_at=now, hosted=True, started_by="starter")
     )
     _open(review, repo, approval={"approvals": 2, "approvers": ["alice", "bob"]})
-    review.act("r1", {"__review_action": "approve_merge"}, caller="alice")
-    review.act("r1", {"__review_action": "approve_merge"}, caller="bob")
+    review.act("r1", ReviewDecision(action="approve_merge"), caller="alice")
+    review.act("r1", ReviewDecision(action="approve_merge"), caller="bob")
     assert _answer(core)["reviewed_head"] == repo.run_head
 
 

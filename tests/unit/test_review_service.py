@@ -16,6 +16,7 @@ from baton.adapters.merge_runners import CodeBuildBuildRunner, build_command
 from baton.api import deps
 from baton.api.app import create_app
 from baton.domain.merge_contracts import BoundedDiff, BuildRecord, BuildReport, BuildRequest, MergeOutcome
+from baton.domain.review_decision import ReviewDecision
 from baton.domain.review_gate import parse_gate_config, resolve_review_url
 from baton.errors import ConflictError, NotFoundError, ValidationFailedError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
@@ -157,7 +158,7 @@ def test_full_dialogue_and_merge_on_memory_ports(
     view = review.view("r1")
     assert view["status"] == "pending" and view["turns_used"] == 1 and view["diff"]["files_changed"] == 3
 
-    out = review.act("r1", {"__review_action": "reply", "__review_reply": "tests pass"}, caller="op")
+    out = review.act("r1", ReviewDecision(action="reply", reply="tests pass"), caller="op")
     assert out["resumed"] is True and _sent(core)[-1][2]["action"] == "reply"
     assert review.reply_turn("r1", "ship_review")["auto_merge"] is False
     review.park("r1", "ship_review", "tok-2")
@@ -166,7 +167,9 @@ def test_full_dialogue_and_merge_on_memory_ports(
 
     review.act(
         "r1",
-        {"__review_action": "approve_merge", "__review_merge_strategy": "merge", "__review_message": "m"},
+        ReviewDecision.from_answers(
+            {"__review_action": "approve_merge", "__review_merge_strategy": "merge", "__review_message": "m"}
+        ),
         caller="op",
     )
     review.start_merge("r1", "ship_review", "tok-3")
@@ -186,7 +189,7 @@ def test_full_dialogue_and_merge_on_memory_ports(
     )
     assert rejected["status"] == "rejected" and review.view("r1")["status"] == "pending"
     review.park("r1", "ship_review", "tok-4")
-    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
     merged = review.record_merge(
         "r1",
         "ship_review",
@@ -206,7 +209,7 @@ def test_an_action_stored_before_the_token_is_parked_is_delivered_at_park(
     review: ReviewService, core: Core, repo: DemoRepo
 ) -> None:
     review.first_turn("r1", repo.gate_input())
-    result = review.act("r1", {"__review_action": "request_changes"}, caller="op")
+    result = review.act("r1", ReviewDecision(action="request_changes"), caller="op")
     assert result["resumed"] is False  # nothing parked yet; the action is stored
     parked = review.park("r1", "ship_review", "tok-1")
     assert parked["delivered"] is True
@@ -216,9 +219,9 @@ def test_an_action_stored_before_the_token_is_parked_is_delivered_at_park(
 def test_second_action_while_busy_is_409_and_unknown_run_404(review: ReviewService, repo: DemoRepo) -> None:
     review.first_turn("r1", repo.gate_input())
     review.park("r1", "ship_review", "tok-1")
-    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
     with pytest.raises(ConflictError, match="not waiting for the operator"):
-        review.act("r1", {"__review_action": "force_merge"}, caller="op2")
+        review.act("r1", ReviewDecision(action="force_merge"), caller="op2")
     with pytest.raises(NotFoundError):
         review.view("nope")
 
@@ -307,7 +310,7 @@ def test_a_merge_that_did_not_run_reopens_and_a_merge_timeout_fails_the_run(
 
     review.first_turn("r1", repo.gate_input())
     review.park("r1", "ship_review", "tok-1")
-    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
     event = {"run_id": "r1", "gate": "ship_review", "error": {"Error": "MergeCrashed", "Cause": "x" * 3000}}
     request = MergeRecordPayload.model_validate(event)  # the merge_record Lambda's payload, as the ASL sends it
     out = review.record_merge("r1", "ship_review", outcome=request.outcome, error=request.error)
@@ -317,7 +320,7 @@ def test_a_merge_that_did_not_run_reopens_and_a_merge_timeout_fails_the_run(
     assert review.view("r1")["status"] == "pending"
 
     review.park("r1", "ship_review", "tok-2")
-    review.act("r1", {"__review_action": "approve_merge"}, caller="op")
+    review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
     timed_out = MergeRecordPayload.model_validate({**event, "error": {"Error": "States.Timeout"}})
     out = review.record_merge("r1", "ship_review", error=timed_out.error)
     assert out["status"] == "timed_out" and "did not report within" in out["cause"]

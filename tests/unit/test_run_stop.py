@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from baton.contracts import AskRequest, BlockingAskRequest, ResumeInterrupt
+from baton.domain.review_decision import ReviewDecision
 from baton.errors import ConflictError, NotFoundError
 from baton.services.core import Core
 from baton.services.pauses import Resume
@@ -103,4 +104,4 @@ def test_a_closed_review_gate_refuses_its_actions_with_a_410_naming_the_stop(cor
     wait = core.store.get_wait("r4", "ship_review")
     assert wait is not None and wait.status == "released"
     with pytest.raises(GoneError, match="stopped by alice"):
-        review.act("r4", {"__review_action": "approve_merge"}, caller="bob")
+        review.act("r4", ReviewDecision(action="approve_merge"), caller="bob")

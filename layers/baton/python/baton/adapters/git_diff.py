@@ -1,7 +1,7 @@
 """The `DiffSource` port over the local git binary: the run branch's bounded diff (`baton/merge/diff.py`)
 computed in this process from a local checkout. The stacks read the diff their gate's diff build
-reported instead (`baton/services/review/builds.py` `StoredDiffSource`); the build computes it with the
-same `baton/merge/diff.py`."""
+reported instead (`ReviewBuilds.run_branch_diff` in baton/services/review/builds.py); the build computes
+it with the same `baton/merge/diff.py`."""
 
 from __future__ import annotations
 

@@ -28,4 +28,4 @@ class ReviewQuery(BaseModel):
 )
 def get_review(run_id: RunId, query: Annotated[ReviewQuery, Query()]) -> ReviewView:
     deps.require_run(run_id)
-    return ReviewView.model_validate(deps.get_services().review_service().view(run_id, query.gate))
+    return deps.get_services().review_service().view(run_id, query.gate)

@@ -128,10 +128,13 @@ def resume(run_id: RunId, body: ResumeRequest) -> Response[ReviewActionResult | 
         services.runs.parked_pause(snapshot, body.node) is None
         and services.review_service().waiting_at_review(run_id, body.node)
     ):
+        from baton.domain.review_decision import ReviewDecision
+
+        decision = ReviewDecision.from_answers(body.answers)  # the __review_* keys, parsed once here
         acted = services.review_service().act(
-            run_id, body.answers, caller=caller.principal, node=body.node, groups=caller.groups
+            run_id, decision, caller=caller.principal, node=body.node, groups=caller.groups
         )
-        return answered(ReviewActionResult.model_validate(acted))
+        return answered(acted)
     # A repeat of an accepted resume (same caller, same answers) gets the first one's 200 from the
     # stored answer (baton.services.pauses); different answers meet the deciding write's 409.
     from baton.services.pauses import Resume

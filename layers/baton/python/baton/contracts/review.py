@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_serializer
 
 from baton.contracts.base import Contract
 
@@ -105,3 +105,88 @@ def merge_progress(view: ReviewView) -> MergeProgress:
             merged_into=merge.merged_into,
         )
     return MergeProgress(status="pending", reviewed_head=reviewed)
+
+
+# What the review gate's Lambdas return to statemachines/review_gate.asl.json: the services return these
+# and the handlers dump them (the state machine and the CDK gate helpers read their fields by name).
+
+
+class BuildStarted(Contract):
+    """diff_start and merge_start: the build started with its token parked (`handle`: build id, thread)."""
+
+    started: bool
+    handle: str
+
+
+class BuildSent(Contract):
+    """build_finished: whether this delivery of a build's end sent its token (dumped without the Nones)."""
+
+    sent: bool
+    reason: str | None = None
+    kind: str | None = None
+    build_status: str | None = None
+
+
+class ReviewTurnOutput(Contract):
+    """review_turn: the companion spoke (or the gate was refused: `ok` false and `cause`), the verdict
+    auto-merges or not, and the timeouts of the next states."""
+
+    ok: bool
+    cause: str = ""
+    auto_merge: bool = False
+    gate: str
+    interaction_id: str = ""
+    timeout_seconds: int = 1
+    merge_timeout_seconds: int = 1
+
+
+class ReviewParked(Contract):
+    """review_park: the token is parked; `delivered` when an action stored before it was sent at once."""
+
+    parked: bool = True
+    interaction_id: str
+    delivered: bool
+
+
+class ReviewGateOutput(Contract):
+    """What the gate's token is sent with after an operator action (act, park, the reconciler)."""
+
+    interaction_id: str
+    node: str
+    action: str | None = None
+    reply: str | None = None
+    message: str | None = None
+    merge_strategy: str | None = None
+    reviewed_head: str | None = None
+    answered_by: str | None = None
+    answered_at: str | None = None
+    verdict: dict[str, Any] | None = None
+
+
+class MergeResult(Contract):
+    """The merge fields of merge_record's output and of its review_merged event."""
+
+    merge_status: str
+    final_commit: str | None = None
+    final_branch: str | None = None
+    merged_into: str | None = None
+    strategy: str | None = None
+    reason: str | None = None
+
+
+class MergeRecorded(Contract):
+    """merge_record: what became of the merge (`merged` ends the gate; `rejected` parks it again)."""
+
+    status: Literal["merged", "rejected", "timed_out"]
+    cause: str = ""
+    merge: MergeResult | None = None
+    action: str | None = None
+    answered_by: str | None = None
+    verdict: dict[str, Any] | None = None
+    interaction_id: str
+    reviewed_head: str | None = None
+    diff_digest: str | None = None
+
+    @field_serializer("merge")
+    def _merge_or_empty(self, merge: MergeResult | None) -> dict[str, Any]:
+        return merge.model_dump() if merge is not None else {}  # a timed-out merge reports {}

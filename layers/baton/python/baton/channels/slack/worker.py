@@ -110,8 +110,12 @@ class SlackWorker:
         action = job.review_action
         if action not in REVIEW_DONE:
             return Outcome("a review is answered with its Request changes / Approve & merge buttons")
-        answers = {"__review_action": action}
-        self._services.review_service().act(interaction.run_id, answers, caller=operator, node=interaction.request.node)
+        from baton.domain.review_decision import ReviewDecision  # the review wing: loaded by a review only
+
+        decision = ReviewDecision.from_answers({"__review_action": action})
+        self._services.review_service().act(
+            interaction.run_id, decision, caller=operator, node=interaction.request.node
+        )
         return Outcome(f"{REVIEW_DONE[action]} by {operator}")
 
     def _vote(self, interaction: Interaction, approval: dict[str, Any], operator: str, value: Any) -> Outcome:

@@ -1,27 +1,20 @@
-"""The review gate's builds: the bounded diff (the diff_start Lambda) and the merge (merge_start), each
-a `.waitForTaskToken` task whose token stays in Baton's table.
+"""The review gate's builds, the bounded diff (diff_start) and the merge (merge_start): each a
+`.waitForTaskToken` task whose token stays in Baton's table.
 
-`start` parks the token in a `BuildRecord` (with a fresh build key) and starts the build through the
-`BuildRunner` port with a `BuildRequest`, which carries no token. The build (`python -m
-baton.merge.build`) writes its `BuildReport` into the table. `finished` (the build_finished Lambda, fed
-by the CodeBuild state-change rule; the local runner calls it when its subprocess exits) claims the
-record with a conditional write, so one delivery of a build's end sends its token exactly once:
-
-* merge: SendTaskSuccess with the outcome (merged, noop, rejected) or SendTaskFailure with the build's
-  `MergeInvalidInput` / `MergeCrashed` and its cause; a build that ended without a report is a
-  `MergeCrashed` that says how it ended.
-* diff: SendTaskSuccess (the companion's turns read the stored diff); a build that ended without a
-  report gets one written here that says why, so the gate's first turn refuses with that reason.
-
-`StoredDiffSource` is the `DiffSource` the deployed and local stacks use: the diff the gate's diff build
-reported, read for every companion turn and for `GET .../review`'s stats.
+`start` parks the token in a `BuildRecord` and starts the build (`python -m baton.merge.build`) with a
+`BuildRequest` that carries no token; the build writes its `BuildReport` into the table. `finished` (the
+build_finished Lambda; the local runner calls it when its subprocess exits) claims the record with a
+conditional write, so one delivery of a build's end sends its token exactly once: a merge's outcome or
+its build's error (`MergeCrashed` when it ended without a report); a diff's success (a diff build that
+ended without a report gets one here that says why, so the first turn refuses with that reason).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from baton.contracts.review import BuildSent
 from baton.domain.merge_contracts import ERROR_CRASHED, BuildRecord, BuildReport
 from baton.errors import TaskTokenError, ValidationFailedError
 
@@ -57,20 +50,20 @@ class ReviewBuilds:
         )
         return self._runner().start(request)
 
-    def finished(self, event: BuildFinished) -> dict[str, Any]:
+    def finished(self, event: BuildFinished) -> BuildSent:
         """A build ended: send its parked token once, with what its report says."""
         record = self.records.get_build(event.run_id, event.gate, event.kind)
         if record is None or record.build_key != event.build_key:
-            return {"sent": False, "reason": "no such build (or a later build of this gate replaced it)"}
+            return BuildSent(sent=False, reason="no such build (or a later build of this gate replaced it)")
         if record.status != "running" or not self.records.finish_build(record):
-            return {"sent": False, "reason": "this build's end was already handled"}
+            return BuildSent(sent=False, reason="this build's end was already handled")
         report = self._report(event.run_id, event.gate, event.kind, event.build_key)
         try:
             sent = self._send(record, report, event)
         except Exception:
             self.records.reopen_build(record)  # a redelivery (the event's retry) sends it again
             raise
-        return {"sent": sent, "kind": event.kind, "build_status": event.build_status}
+        return BuildSent(sent=sent, kind=event.kind, build_status=event.build_status)
 
     def _send(self, record: BuildRecord, report: BuildReport | None, event: BuildFinished) -> bool:
         tokens = self.core.tokens
@@ -109,8 +102,12 @@ class ReviewBuilds:
         report = self.records.get_report(run_id, gate, kind)
         return report if report is not None and report.build_key == build_key else None
 
-    def stored_diff(self, run_id: str, gate: str) -> BoundedDiff:
-        """The diff the gate's latest diff build reported; a clear refusal when it reported none."""
+    def run_branch_diff(self, request: DiffRequest) -> BoundedDiff:
+        """The `DiffSource` of the stacks: the diff the gate's latest diff build reported, read for every
+        companion turn and for `GET .../review`'s stats; a clear refusal when it reported none."""
+        run_id, gate = request.run_id, request.gate
+        if not run_id or not gate:
+            raise ValidationFailedError("the stored diff is read by run and gate; the request names neither")
         record = self.records.get_build(run_id, gate, "diff")
         if record is None:
             raise ValidationFailedError(
@@ -127,15 +124,3 @@ class ReviewBuilds:
                 details={"path": "run_branch", "error": report.error},
             )
         return report.diff
-
-
-class StoredDiffSource:
-    """The `DiffSource` of the stacks: the diff the gate's own diff build wrote into the table."""
-
-    def __init__(self, builds: ReviewBuilds) -> None:
-        self._builds = builds
-
-    def run_branch_diff(self, request: DiffRequest) -> BoundedDiff:
-        if not request.run_id or not request.gate:
-            raise ValidationFailedError("the stored diff is read by run and gate; the request names neither")
-        return self._builds.stored_diff(request.run_id, request.gate)

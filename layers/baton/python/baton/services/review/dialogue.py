@@ -1,27 +1,27 @@
-"""The review gate's dialogue: start the gate's diff build (the diff_start Lambda), then (the review_turn
-Lambda) validate the gate, read the bounded diff, run the companion's first turn and its replies, store
-each turn and verdict, and auto-merge a confident approval when the gate's posture allows it."""
+"""The review gate's dialogue: start the gate's diff build (diff_start), then (review_turn) validate the
+gate, run the companion's first turn on the bounded diff and its replies, store each turn and verdict,
+and auto-merge a confident approval when the gate's posture allows it."""
 
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.review import BuildStarted, ReviewTurnOutput
 from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn, format_steps
 from baton.domain.merge_contracts import BuildRequest, DiffRequest
 from baton.domain.review_gate import GateConfig, parse_gate_config
 from baton.errors import BatonError, ConflictError
 from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewTurnRecorded, ReviewVerdict
 from baton.models import Interaction, ReviewRequest, ReviewTurn, status_of
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate, clip
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction, clip
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.domain.companion import Verdict
     from baton.domain.merge_contracts import BoundedDiff
     from baton.review_ports import Companion, DiffSource
-    from baton.services.core import Core
-    from baton.services.review.builds import ReviewBuilds
 
 log = logging.getLogger("baton")
 
@@ -34,35 +34,26 @@ def diff_target(config: GateConfig) -> str:
 
 
 class ReviewDialogue(ReviewGate):
-    def __init__(
-        self,
-        core: Core,
-        *,
-        companion: Callable[[], Companion],
-        diffs: DiffSource,
-        builds: ReviewBuilds,
-        merge_runner_kind: str,
-        merge_repository: str,
-    ) -> None:
-        super().__init__(core)
-        self._companion = companion
-        self._diffs = diffs
-        self._builds = builds
-        self.merge_runner_kind = merge_runner_kind
-        self.merge_repository = merge_repository  # the deployment's repository (BATON_MERGE_REPOSITORY)
+    companion: Callable[[], Companion]
+    diffs: DiffSource
+    merge_runner_kind: str
+    merge_repository: str  # the deployment's repository (BATON_MERGE_REPOSITORY)
 
-    def start_diff(self, run_id: str, raw_config: Any, token: str) -> dict[str, Any]:
-        """Start the gate's diff build with the task token parked (the Diff state). A gate with nothing to
-        diff, or one its first turn will refuse, is released at once: the first turn says why."""
+    def _config(self, raw_config: Any) -> GateConfig:
+        return parse_gate_config(
+            raw_config, merge_runner=self.merge_runner_kind, merge_repository=self.merge_repository
+        )
+
+    def start_diff(self, run_id: str, raw_config: Any, token: str) -> BuildStarted:
+        """Start the gate's diff build with the token parked. A gate with nothing to diff, or one its first
+        turn will refuse, is released at once: the first turn says why."""
         try:
-            config = parse_gate_config(
-                raw_config, merge_runner=self.merge_runner_kind, merge_repository=self.merge_repository
-            )
+            config: GateConfig | None = self._config(raw_config)
         except BatonError:
             config = None
         if config is None or config.run_branch is None:
             self.core.tokens.send_success(token, {"started": False})
-            return {"started": False, "handle": ""}
+            return BuildStarted(started=False, handle="")
         request = BuildRequest(
             run_id=run_id,
             gate=config.gate,
@@ -73,29 +64,26 @@ class ReviewDialogue(ReviewGate):
             diff_target=diff_target(config),
             max_bytes=config.diff_max_bytes,
         )
-        return {"started": True, "handle": self._builds.start(request, token)}
+        return BuildStarted(started=True, handle=self.builds.start(request, token))
 
-    def first_turn(self, run_id: str, raw_config: Any) -> dict[str, Any]:
-        """Validate the gate, read the bounded diff, run the companion's first turn. A misconfigured gate
-        is refused here, before any pause: {"ok": false, "cause": ...} and the run fails with it."""
+    def first_turn(self, run_id: str, raw_config: Any) -> ReviewTurnOutput:
+        """A misconfigured gate is refused here, before any pause (`ok` false, and the run fails with it)."""
         core = self.core
         core.ensure_run(run_id)
         gate = raw_config.get("gate", "review") if isinstance(raw_config, dict) else "review"
         try:
-            config = parse_gate_config(
-                raw_config, merge_runner=self.merge_runner_kind, merge_repository=self.merge_repository
-            )
+            config = self._config(raw_config)
             diff = self._diff(run_id, config)
         except BatonError as err:
             return self._refuse(run_id, str(gate), err.message)
         # The companion speaks before the review is stored: an operator never finds a pending review
         # whose first turn is still being written (the call can take as long as the model does).
         turn = self._call(lambda c: c.first_turn(self._context(run_id, config, diff, turn_index=1)), config)
-        now = core.now()
+        stats = diff.model_dump(exclude={"text"}) if diff is not None else None
         interaction = Interaction(
             interaction_id=core.ids.new_id(),
             run_id=run_id,
-            created_at=now,
+            created_at=core.now(),
             expires_at=core.later(config.timeout_seconds),
             request=ReviewRequest(
                 node=config.gate,
@@ -104,67 +92,54 @@ class ReviewDialogue(ReviewGate):
                 notify=config.notify,
                 ladder=config.ladder,
                 config=config.model_dump(),
-                diff=self._diff_stats(diff),
+                diff=stats,
             ),
         )
         core.store.put_interaction(interaction)
-        core.record(
-            run_id,
-            ReviewStarted(
-                gate=config.gate,
-                interaction_id=interaction.interaction_id,
-                diff=self._diff_stats(diff),
-            ),
-        )
+        core.record(run_id, ReviewStarted(gate=config.gate, interaction_id=interaction.interaction_id, diff=stats))
         verdict = self._store_companion_turn(interaction, config, turn, n=0, diff=diff)
-        auto = self._auto_merge(interaction, config, verdict)
-        return {"ok": True, "cause": "", "auto_merge": auto, **self._gate_fields(config, interaction)}
+        return self._turn_output(config, interaction, auto_merge=self._auto_merge(interaction, config, verdict))
 
-    def reply_turn(self, run_id: str, gate: str) -> dict[str, Any]:
+    def reply_turn(self, run_id: str, gate: str) -> ReviewTurnOutput:
         """The companion answers the operator's stored reply; the interaction goes back to pending."""
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
-        answer = interaction.state.answer or {}
-        if interaction.state.status != "answered" or answer.get("action") != "reply":
+        stored = StoredAction.of(interaction)
+        if interaction.state.status != "answered" or stored.action != "reply":
             raise ConflictError(f"review at gate '{gate}' has no reply to answer", details={"run_id": run_id})
         turns = self.core.store.list_turns(run_id, interaction.interaction_id)
         thread = [ThreadTurn(role=t.role, text=t.text, n=t.n) for t in turns[:-1]]
-        message = turns[-1].text if turns and turns[-1].role == "operator" else str(answer.get("reply") or "")
+        message = turns[-1].text if turns and turns[-1].role == "operator" else (stored.reply or "")
         diff = self._diff(run_id, config, quiet=True)
-        ctx = self._context(run_id, config, diff, turn_index=self._companion_turns(turns) + 1)
+        used = sum(1 for t in turns if t.role == "companion")
+        ctx = self._context(run_id, config, diff, turn_index=used + 1)
         turn = self._call(lambda c: c.reply(ctx, thread, message), config)
         verdict = self._store_companion_turn(interaction, config, turn, n=len(turns), diff=diff)
         current = self.core.store.get_interaction(run_id, interaction.interaction_id) or interaction
-        auto = False
-        if self._auto_eligible(config, verdict):
-            auto = self._auto_merge(current, config, verdict, from_status="answered")
+        auto = self._auto_merge(current, config, verdict, from_status="answered")
         if not auto:
             self._reopen(current, config, reason=None)
-        return {"ok": True, "cause": "", "auto_merge": auto, **self._gate_fields(config, interaction)}
+        return self._turn_output(config, interaction, auto_merge=auto)
 
-    def _gate_fields(self, config: GateConfig, interaction: Interaction) -> dict[str, Any]:
-        return {
-            "gate": config.gate,
-            "interaction_id": interaction.interaction_id,
-            "timeout_seconds": config.timeout_seconds,
-            "merge_timeout_seconds": config.merge_timeout_seconds,
-        }
+    @staticmethod
+    def _turn_output(config: GateConfig, interaction: Interaction, *, auto_merge: bool) -> ReviewTurnOutput:
+        return ReviewTurnOutput(
+            ok=True,
+            auto_merge=auto_merge,
+            gate=config.gate,
+            interaction_id=interaction.interaction_id,
+            timeout_seconds=config.timeout_seconds,
+            merge_timeout_seconds=config.merge_timeout_seconds,
+        )
 
-    def _refuse(self, run_id: str, gate: str, message: str) -> dict[str, Any]:
+    def _refuse(self, run_id: str, gate: str, message: str) -> ReviewTurnOutput:
         cause = f"review gate '{gate}' refused to start: {message}"
         self.core.record(run_id, ReviewRefused(gate=gate, cause=cause))
         self.core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
-        return {
-            "ok": False,
-            "cause": cause,
-            "auto_merge": False,
-            "gate": gate,
-            "interaction_id": "",
-            "timeout_seconds": 1,
-            "merge_timeout_seconds": 1,
-        }
+        return ReviewTurnOutput(ok=False, cause=cause, gate=gate)
 
     def _diff(self, run_id: str, config: GateConfig, *, quiet: bool = False) -> BoundedDiff | None:
+        """The run branch's bounded diff; `quiet`: None when it cannot be read (a reply still gets its turn)."""
         if not config.run_branch:
             return None
         try:
@@ -177,31 +152,18 @@ class ReviewDialogue(ReviewGate):
                 target=diff_target(config),
                 max_bytes=config.diff_max_bytes,
             )
-            return self._diffs.run_branch_diff(request)
+            return self.diffs.run_branch_diff(request)
         except BatonError:
             if quiet:
                 return None
             raise
 
     @staticmethod
-    def _diff_stats(diff: BoundedDiff | None) -> dict[str, Any] | None:
-        if diff is None:
-            return None
-        return diff.model_dump(exclude={"text"})
-
-    @staticmethod
     def _context(run_id: str, config: GateConfig, diff: BoundedDiff | None, *, turn_index: int) -> CompanionContext:
         fields: dict[str, Any] = {}
         if diff is not None:
-            fields = {
-                "diff_text": diff.text,
-                "diff_truncated": diff.truncated,
-                "diff_total_bytes": diff.total_bytes,
-                "files_changed": diff.files_changed,
-                "insertions": diff.insertions,
-                "deletions": diff.deletions,
-                "files": diff.files,
-            }
+            fields = {"diff_text": diff.text, "diff_truncated": diff.truncated, "diff_total_bytes": diff.total_bytes}
+            fields |= diff.model_dump(include={"files_changed", "insertions", "deletions", "files"})
         return CompanionContext(
             run_id=run_id,
             node=config.gate,
@@ -215,7 +177,7 @@ class ReviewDialogue(ReviewGate):
     def _call(self, call: Callable[[Companion], CompanionTurn], config: GateConfig) -> CompanionTurn:
         """A companion failure becomes a turn that says so: the operator can still reply or decide."""
         try:
-            return call(self._companion())
+            return call(self.companion())
         except BatonError as err:
             log.warning("companion unavailable: %s", err.message)
             return CompanionTurn(
@@ -227,17 +189,18 @@ class ReviewDialogue(ReviewGate):
 
     def _store_companion_turn(
         self, interaction: Interaction, config: GateConfig, turn: CompanionTurn, *, n: int, diff: BoundedDiff | None
-    ) -> dict[str, Any] | None:
+    ) -> Verdict | None:
         """Store the turn with the commit and diff digest it read (`diff`: None when the re-diff failed)."""
-        core = self.core
+        core, run_id, iid = self.core, interaction.run_id, interaction.interaction_id
         text = turn.text
         if turn.test_steps and format_steps(turn.test_steps) not in text:
             text = f"{text}\n\n{format_steps(turn.test_steps)}"
         verdict = turn.verdict.model_dump() if turn.verdict is not None else None
+        head = diff.head if diff is not None else None
         core.store.put_turn(
             ReviewTurn(
-                run_id=interaction.run_id,
-                interaction_id=interaction.interaction_id,
+                run_id=run_id,
+                interaction_id=iid,
                 n=n,
                 role="companion",
                 text=text,
@@ -247,36 +210,25 @@ class ReviewDialogue(ReviewGate):
                 is_model=turn.is_model,
                 test_steps=turn.test_steps,
                 verdict=verdict,
-                reviewed_head=diff.head if diff is not None else None,
+                reviewed_head=head,
                 diff_digest=diff.digest if diff is not None else None,
-                diff=self._diff_stats(diff),
+                diff=diff.model_dump(exclude={"text"}) if diff is not None else None,
             )
         )
-        core.record(
-            interaction.run_id,
-            ReviewTurnRecorded(
-                gate=config.gate,
-                interaction_id=interaction.interaction_id,
-                n=n,
-                role="companion",
-                text=clip(text),
-                model=turn.model,
-                reviewed_head=diff.head if diff is not None else None,
-            ),
+        recorded = ReviewTurnRecorded(
+            gate=config.gate,
+            interaction_id=iid,
+            n=n,
+            role="companion",
+            text=clip(text),
+            model=turn.model,
+            reviewed_head=head,
         )
+        core.record(run_id, recorded)
         if verdict is not None:
             warnings = self._check_verdict(config, verdict)
-            core.record(
-                interaction.run_id,
-                ReviewVerdict(
-                    gate=config.gate,
-                    interaction_id=interaction.interaction_id,
-                    n=n,
-                    warnings=warnings,
-                    **verdict,
-                ),
-            )
-        return verdict
+            core.record(run_id, ReviewVerdict(gate=config.gate, interaction_id=iid, n=n, warnings=warnings, **verdict))
+        return turn.verdict
 
     @staticmethod
     def _check_verdict(config: GateConfig, verdict: dict[str, Any]) -> list[str]:
@@ -288,31 +240,22 @@ class ReviewDialogue(ReviewGate):
             return [f"the verdict does not satisfy the gate's output_schema: {err.message}"]
         return []
 
-    @staticmethod
-    def _auto_eligible(config: GateConfig, verdict: dict[str, Any] | None) -> bool:
-        return (
-            config.posture == "agent_verdict_ok"
-            and config.approval is None  # a quorum needs its people: never merged on a verdict alone
-            and verdict is not None
-            and verdict.get("decision") == "approve"
-            and not verdict.get("blockers")
-            and float(verdict.get("confidence", 0)) >= config.confidence_threshold
-        )
-
     def _auto_merge(
-        self,
-        interaction: Interaction,
-        config: GateConfig,
-        verdict: dict[str, Any] | None,
-        *,
-        from_status: str = "pending",
+        self, interaction: Interaction, config: GateConfig, verdict: Verdict | None, *, from_status: str = "pending"
     ) -> bool:
-        """Posture agent_verdict_ok: an approved verdict at or above the threshold merges without a click."""
-        if not self._auto_eligible(config, verdict) or interaction.state.status != from_status:
+        """Posture agent_verdict_ok: an approved verdict at or above the threshold merges without a click
+        (never a gate with a quorum: it needs its people)."""
+        if (
+            config.posture != "agent_verdict_ok"
+            or config.approval is not None
+            or verdict is None
+            or verdict.decision != "approve"
+            or verdict.blockers
+            or verdict.confidence < config.confidence_threshold
+            or interaction.state.status != from_status
+        ):
             return False
-        assert verdict is not None
-        turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
-        reviewed = self._reviewed(interaction, turns)  # the merge takes the commit this verdict read
+        reviewed = self._reviewed(interaction)  # the merge takes the commit this verdict read
         action = {
             "action": "auto_merge",
             "reply": None,
@@ -334,7 +277,7 @@ class ReviewDialogue(ReviewGate):
             ReviewAutoMerge(
                 gate=config.gate,
                 interaction_id=interaction.interaction_id,
-                confidence=verdict.get("confidence"),
+                confidence=verdict.confidence,
                 threshold=config.confidence_threshold,
                 reviewed_head=reviewed.head,
                 diff_digest=reviewed.diff_digest,

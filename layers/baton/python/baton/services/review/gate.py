@@ -1,11 +1,7 @@
-"""What every part of the review gate's service reads and writes the same way: the gate's latest
-`review` interaction, its configuration, its dialogue turns, the output sent with the task token.
-
-One `review` interaction per entry into a gate (node = the gate name) carries the gate's configuration
-(`ReviewRequest.config`) and cycles pending -> answered (an action) -> pending (after a reply turn or
-a rejected merge) until a merge lands or changes are requested. The dialogue is stored as separate turn
-items (`DLG#<iid>#<n>`, outside what a run's answers read: baton/adapters/dynamo_review_turns.py).
-"""
+"""What every part of the review gate's service shares. One `review` interaction per entry into a gate
+(node = the gate's name) holds the gate's configuration and cycles pending -> answered (an action) ->
+pending (a reply turn, a rejected merge) until a merge lands or changes are requested; its dialogue is
+stored as turn items (`DLG#<iid>#<n>`, outside what a run's answers read)."""
 
 from __future__ import annotations
 
@@ -13,37 +9,74 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from baton.domain.review_gate import GateConfig, resolve_review_url
+from pydantic import BaseModel
+
+from baton.contracts.review import ReviewGateOutput
+from baton.domain.review_gate import ACTIONS, GateConfig, resolve_review_url
 from baton.errors import BatonError, NotFoundError
+from baton.events import InteractionAnswered
 from baton.models import Interaction, ReviewRequest, status_of
 
 if TYPE_CHECKING:
     from baton.models import ReviewTurn
     from baton.services.core import Core
-
-EVENT_TEXT_LIMIT = 2000
-
-
-@dataclass(frozen=True)
-class Reviewed:
-    """What a review read: the run-branch commit and the sha256 of its diff (None before any diff)."""
-
-    head: str | None
-    diff_digest: str | None
-
+    from baton.services.review.builds import ReviewBuilds
 
 ACTIVE_RUN = {"created", "running", "paused_waiting_human"}
+EVENT_TEXT_LIMIT = 2000
 
 
 def clip(text: str, limit: int = EVENT_TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+class StoredAction(BaseModel):
+    """An action as the review interaction stores it (`state.answer`; all None for a non-review answer)."""
+
+    action: str | None = None
+    reply: str | None = None
+    message: str | None = None
+    merge_strategy: str | None = None
+    reviewed_head: str | None = None
+    diff_digest: str | None = None
+
+    @classmethod
+    def of(cls, interaction: Interaction) -> StoredAction:
+        return cls.model_validate(interaction.state.answer or {})
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """What the companion's turns read so far, else the gate's first diff: the commit and diff digest an
+    approval pins (a turn whose re-diff failed read nothing new), that diff's stats, the latest verdict."""
+
+    head: str | None
+    diff_digest: str | None
+    diff: dict[str, Any] | None
+    verdict: dict[str, Any] | None
+    turns_used: int
+
+    @classmethod
+    def of(cls, interaction: Interaction, turns: list[ReviewTurn]) -> Reviewed:
+        companion = [t for t in turns if t.role == "companion"]
+        first = interaction.request_as(ReviewRequest).diff
+        headed = next((t for t in reversed(companion) if t.reviewed_head), None)
+        diffed = next((t for t in reversed(companion) if t.diff is not None), None)
+        verdicts = [t.verdict for t in companion if t.verdict is not None]
+        return cls(
+            head=headed.reviewed_head if headed else (first or {}).get("head"),
+            diff_digest=headed.diff_digest if headed else (first or {}).get("digest"),
+            diff=diffed.diff if diffed else first,
+            verdict=verdicts[-1] if verdicts else None,
+            turns_used=len(companion),
+        )
+
+
 class ReviewGate:
     """The shared reads and writes; the dialogue, actions, merge and read model build on them."""
 
-    def __init__(self, core: Core) -> None:
-        self.core = core
+    core: Core
+    builds: ReviewBuilds
 
     def _latest(self, run_id: str, gate: str | None = None) -> Interaction | None:
         found = [i for i in self.core.store.list_run_interactions(run_id, kind="review") if gate in (None, i.node)]
@@ -60,22 +93,8 @@ class ReviewGate:
     def config_of(interaction: Interaction) -> GateConfig:
         return GateConfig.model_validate(interaction.request_as(ReviewRequest).config)
 
-    @staticmethod
-    def _latest_verdict(turns: list[ReviewTurn]) -> dict[str, Any] | None:
-        for turn in reversed(turns):
-            if turn.role == "companion" and turn.verdict is not None:
-                return turn.verdict
-        return None
-
-    @staticmethod
-    def _reviewed(interaction: Interaction, turns: list[ReviewTurn]) -> Reviewed:
-        """The commit and diff digest the latest companion turn read (a turn without a diff, e.g. a
-        failed re-diff, reviewed nothing new), else the gate's first diff: what an approval pins."""
-        for turn in reversed(turns):
-            if turn.role == "companion" and turn.reviewed_head:
-                return Reviewed(head=turn.reviewed_head, diff_digest=turn.diff_digest)
-        diff = interaction.request_as(ReviewRequest).diff or {}
-        return Reviewed(head=diff.get("head"), diff_digest=diff.get("digest"))
+    def _reviewed(self, interaction: Interaction) -> Reviewed:
+        return Reviewed.of(interaction, self.core.store.list_turns(interaction.run_id, interaction.interaction_id))
 
     @staticmethod
     def _branch_tip(config: GateConfig) -> str | None:
@@ -90,10 +109,6 @@ class ReviewGate:
         except (BatonError, GitCommandError, OSError):
             return None
 
-    @staticmethod
-    def _companion_turns(turns: list[ReviewTurn]) -> int:
-        return sum(1 for t in turns if t.role == "companion")
-
     def review_url(self, interaction: Interaction) -> tuple[str, list[str]]:
         config = self.config_of(interaction)
         run_input = {k: v for k, v in interaction.request_as(ReviewRequest).config.items() if k != "outputs"}
@@ -107,25 +122,37 @@ class ReviewGate:
         return resolve_review_url(config.review_url, scope)
 
     def _reopen(self, interaction: Interaction, config: GateConfig, *, reason: str | None) -> Interaction:
-        """Back to pending (after a reply turn or a rejected merge), with a fresh expiry. A gate with a
-        quorum starts a new round: its votes are cleared first (no vote lands while it is not pending)."""
+        """Back to pending with a fresh expiry. A quorum starts a new round: its votes are cleared first."""
         if config.approval is not None:
             self.core.store.clear_votes(interaction.run_id, interaction.interaction_id)
         reopened = interaction.model_copy(update={"expires_at": self.core.later(config.timeout_seconds)})
         return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 
-    def _output(self, interaction: Interaction) -> dict[str, Any]:
-        answer = interaction.state.answer or {}
-        turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
-        return {
-            "interaction_id": interaction.interaction_id,
-            "node": interaction.node,
-            "action": answer.get("action"),
-            "reply": answer.get("reply"),
-            "message": answer.get("message"),
-            "merge_strategy": answer.get("merge_strategy"),
-            "reviewed_head": answer.get("reviewed_head"),
-            "answered_by": interaction.state.answered_by,
-            "answered_at": interaction.state.answered_at,
-            "verdict": self._latest_verdict(turns),
-        }
+    def _output(self, interaction: Interaction) -> ReviewGateOutput:
+        stored = StoredAction.of(interaction)
+        return ReviewGateOutput(
+            interaction_id=interaction.interaction_id,
+            node=interaction.node,
+            **stored.model_dump(include={"action", "reply", "message", "merge_strategy", "reviewed_head"}),
+            answered_by=interaction.state.answered_by,
+            answered_at=interaction.state.answered_at,
+            verdict=self._reviewed(interaction).verdict,
+        )
+
+    def _release(self, interaction: Interaction, *, token: str | None = None) -> bool:
+        """Send the gate's token with the stored action's output (`Core.release_gate`)."""
+        output = self._output(interaction).model_dump()
+        return self.core.release_gate(interaction.run_id, interaction.node, output, token=token)
+
+    @staticmethod
+    def _answered(interaction: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:
+        """The decision log's record of a stored action (its reply text is a turn of its own)."""
+        answer = {k: v for k, v in stored.items() if k != "reply"}
+        return InteractionAnswered(
+            interaction_id=interaction.interaction_id, node=interaction.node, kind="review", answer=answer, by=by
+        )
+
+    @staticmethod
+    def _has_action(interaction: Interaction) -> bool:
+        """Its stored answer is a review action (anything else is nothing this gate sends)."""
+        return StoredAction.of(interaction).action in ACTIONS

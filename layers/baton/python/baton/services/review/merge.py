@@ -1,37 +1,32 @@
-"""The review gate's merge (the merge_start and merge_record Lambdas): start the merge build
-(`builds.ReviewBuilds`, the token parked in the table), then land its outcome on the run summary."""
+"""The review gate's merge: start the merge build with the token parked (merge_start), then land its
+outcome on the run summary (merge_record)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from baton.contracts.review import MERGE_REJECTED_PREFIX
+from baton.contracts.review import MERGE_REJECTED_PREFIX, BuildStarted, MergeRecorded, MergeResult
 from baton.domain.merge_contracts import BuildRequest
 from baton.errors import ValidationFailedError
 from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from baton.domain.merge_contracts import MergeOutcome, StatesError
     from baton.domain.review_gate import GateConfig
     from baton.models import Interaction
-    from baton.services.core import Core
-    from baton.services.review.builds import ReviewBuilds
 
 # How much of a merge build's failure cause lands in the rejection reason shown to the operator.
 REASON_CAUSE_CHARS = 2000
 
 
 class ReviewMerge(ReviewGate):
-    def __init__(self, core: Core, *, builds: ReviewBuilds) -> None:
-        super().__init__(core)
-        self._builds = builds
-
-    def start_merge(self, run_id: str, gate: str, token: str) -> dict[str, Any]:
+    def start_merge(self, run_id: str, gate: str, token: str) -> BuildStarted:
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
-        answer = interaction.state.answer or {}
+        stored = StoredAction.of(interaction)
         if config.run_branch is None:  # parse_gate_config refuses this; kept for the type checker
             raise ValidationFailedError(f"review gate '{gate}' has no run_branch")
         request = BuildRequest(
@@ -42,17 +37,17 @@ class ReviewMerge(ReviewGate):
             repo_path=config.repo_path,
             repo_url=config.repo_url,
             into=config.merge_into,
-            strategy=answer.get("merge_strategy") or config.merge_strategy,
-            message=answer.get("message"),
-            reviewed_head=answer.get("reviewed_head"),  # the merge takes this commit, never the branch tip
+            strategy=stored.merge_strategy or config.merge_strategy,
+            message=stored.message,
+            reviewed_head=stored.reviewed_head,  # the merge takes this commit, never the branch tip
         )
-        handle = self._builds.start(request, token)
+        handle = self.builds.start(request, token)
         self.core.record(
             run_id,
             ReviewMergeStarted(
                 gate=gate,
                 interaction_id=interaction.interaction_id,
-                action=answer.get("action"),
+                action=stored.action,
                 by=interaction.state.answered_by,
                 strategy=request.strategy,
                 into=request.into,
@@ -61,7 +56,7 @@ class ReviewMerge(ReviewGate):
                 handle=handle,
             ),
         )
-        return {"started": True, "handle": handle}
+        return BuildStarted(started=True, handle=handle)
 
     def record_merge(
         self,
@@ -70,36 +65,33 @@ class ReviewMerge(ReviewGate):
         *,
         outcome: MergeOutcome | None = None,
         error: StatesError | None = None,
-    ) -> dict[str, Any]:
+    ) -> MergeRecorded:
         """Land the outcome on the run summary. Merged/noop -> the gate finishes; rejected (or a merge that
         failed to run) -> the interaction is pending again, so the operator can fix the tree and re-approve."""
         core = self.core
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
-        answer = interaction.state.answer or {}
-        turns = core.store.list_turns(run_id, interaction.interaction_id)
-        base = {
-            "action": answer.get("action"),
-            "answered_by": interaction.state.answered_by,
-            "verdict": self._latest_verdict(turns),
-            "interaction_id": interaction.interaction_id,
-            "reviewed_head": answer.get("reviewed_head"),
-            "diff_digest": answer.get("diff_digest"),
-        }
+        base = MergeRecorded(
+            status="merged",
+            **StoredAction.of(interaction).model_dump(include={"action", "reviewed_head", "diff_digest"}),
+            answered_by=interaction.state.answered_by,
+            verdict=self._reviewed(interaction).verdict,
+            interaction_id=interaction.interaction_id,
+        )
         if error is not None and error.error == "States.Timeout":
             cause = f"the merge at review gate '{gate}' did not report within {config.merge_timeout_seconds}s"
             core.record(run_id, ReviewMergeTimedOut(gate=gate, cause=cause))
             core.store.update_run(run_id, {"merge_status": "timed_out", "updated_at": core.now()})
             core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
-            return {"status": "timed_out", "cause": cause, "merge": {}, **base}
+            return base.model_copy(update={"status": "timed_out", "cause": cause})
         if error is not None:
             reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
-            rejection = _Rejection(reason=reason, reject_code="merge_failed")
-            return self._rejected(interaction, config, base, _merge_fields("rejected", reason=reason), rejection)
+            merge = MergeResult(merge_status="rejected", reason=reason)
+            return self._rejected(interaction, config, base.model_copy(update={"merge": merge}), reason, "merge_failed")
         if outcome is None:
             raise ValidationFailedError(f"the merge at review gate '{gate}' reported neither an outcome nor an error")
-        merge = _merge_fields(
-            outcome.merge_status,
+        merge = MergeResult(
+            merge_status=outcome.merge_status,
             final_commit=outcome.final_commit,
             final_branch=outcome.final_branch,
             merged_into=outcome.merged_into,
@@ -107,53 +99,46 @@ class ReviewMerge(ReviewGate):
             reason=outcome.reason,
         )
         if outcome.merge_status in ("merged", "noop", "not_merged"):  # the gate is done: not_merged = into none
-            fields = {k: merge[k] for k in ("final_commit", "final_branch", "merged_into") if merge[k] is not None}
+            fields = merge.model_dump(include={"final_commit", "final_branch", "merged_into"}, exclude_none=True)
             core.store.update_run(run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()})
-            core.record(run_id, ReviewMerged(gate=gate, by=interaction.state.answered_by, **base, **merge))
-            return {"status": "merged", "cause": "", "merge": merge, **base}
-        rejection = _Rejection(
-            reason=outcome.reason or "the merge was rejected",
-            reject_code=outcome.reject_code,
+            decided = base.model_dump(exclude={"status", "cause", "merge"})
+            core.record(
+                run_id, ReviewMerged(gate=gate, by=interaction.state.answered_by, **decided, **merge.model_dump())
+            )
+            return base.model_copy(update={"merge": merge})
+        return self._rejected(
+            interaction,
+            config,
+            base.model_copy(update={"merge": merge}),
+            outcome.reason or "the merge was rejected",
+            outcome.reject_code,
             conflicting_files=outcome.conflicting_files,
             dirty_files=outcome.dirty_files,
         )
-        return self._rejected(interaction, config, base, merge, rejection)
 
     def _rejected(
         self,
         interaction: Interaction,
         config: GateConfig,
-        base: dict[str, Any],
-        merge: dict[str, Any],
-        rejection: _Rejection,
-    ) -> dict[str, Any]:
+        merged: MergeRecorded,
+        reason: str,
+        reject_code: str | None,
+        *,
+        conflicting_files: Sequence[str] = (),
+        dirty_files: Sequence[str] = (),
+    ) -> MergeRecorded:
+        """The review is pending again, so the operator can fix the tree and approve again."""
         core, run_id = self.core, interaction.run_id
         core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
-        core.record(
-            run_id,
-            ReviewMergeRejected(
-                gate=config.gate,
-                reject_code=rejection.reject_code,
-                reason=rejection.reason,
-                conflicting_files=rejection.conflicting_files,
-                dirty_files=rejection.dirty_files,
-                action=base["action"],
-                reviewed_head=base["reviewed_head"],
-            ),
+        rejected = ReviewMergeRejected(
+            gate=config.gate,
+            reject_code=reject_code,
+            reason=reason,
+            conflicting_files=list(conflicting_files),
+            dirty_files=list(dirty_files),
+            action=merged.action,
+            reviewed_head=merged.reviewed_head,
         )
-        self._reopen(interaction, config, reason=f"{MERGE_REJECTED_PREFIX} {rejection.reason}")
-        return {"status": "rejected", "cause": rejection.reason, "merge": merge, **base}
-
-
-@dataclass(frozen=True)
-class _Rejection:
-    reason: str
-    reject_code: str | None
-    conflicting_files: list[str] = field(default_factory=list)
-    dirty_files: list[str] = field(default_factory=list)
-
-
-def _merge_fields(status: str, **fields: str | None) -> dict[str, Any]:
-    """The merge fields of the gate's output and its review_merged event (absent ones are None)."""
-    names = ("final_commit", "final_branch", "merged_into", "strategy", "reason")
-    return {"merge_status": status, **{name: fields.get(name) for name in names}}
+        core.record(run_id, rejected)
+        self._reopen(interaction, config, reason=f"{MERGE_REJECTED_PREFIX} {reason}")
+        return merged.model_copy(update={"status": "rejected", "cause": reason})

@@ -1,14 +1,8 @@
-"""Quorum on a review gate's merge (`approval` in the gate's configuration, `baton/domain/review_gate.py`).
-
-With a quorum, `approve_merge` and `force_merge` are approvals and `request_changes` a rejection, each
-one operator's vote (`baton/services/approvals.py`); `reply` stays a turn of the dialogue and votes
-nothing. The run's starter may not vote (403 `requester_cannot_approve`; agents and the companion never
-reach an operator action: the route is operators only); non-approvers get 403; the same operator twice
-counts once. The vote that meets the quorum stores the deciding approver's action (its strategy and
-message) as the gate's answer, in one transition guarded by the tally (`QuorumMet`), and sends the token
-once: the merge runs exactly once. A met rejection rule stores `request_changes` the same way. A posture
-of `agent_verdict_ok` never auto-merges a gate with a quorum. A reply or a rejected merge reopens the
-gate for a new round: its votes are cleared before it is pending again (`ReviewGate._reopen`).
+"""Quorum on a review gate's merge (`approval` in the gate's configuration). `approve_merge` and
+`force_merge` vote approve, `request_changes` rejects, `reply` votes nothing (`baton/services/approvals.py`:
+the starter and non-approvers get 403, a second vote counts once). The vote that meets the quorum stores
+the deciding voter's action in one transition guarded by the tally and sends the token once; a reply or
+a rejected merge starts a new round (`ReviewGate._reopen` clears the votes).
 """
 
 from __future__ import annotations
@@ -16,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.runs import ReviewActionResult
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.errors import ConflictError
-from baton.events import InteractionAnswered
 from baton.models import status_of
 from baton.ports import GuardFailedError
 from baton.services.answer_outcomes import SendFailedError, delivery_of
@@ -39,7 +33,7 @@ class ReviewQuorum:
 
     def vote(
         self, interaction: Interaction, policy: ApprovalPolicy, action: dict[str, Any], voter: Voter
-    ) -> dict[str, Any]:
+    ) -> ReviewActionResult:
         """One operator's `approve_merge`/`force_merge` (approve) or `request_changes` (reject)."""
         vote: Vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
         text = json.dumps(action, sort_keys=True, separators=(",", ":"))
@@ -57,17 +51,17 @@ class ReviewQuorum:
                 details={"interaction": current.public()},
             )
         decided = current.state.status != "pending" and ballot.decision is not None
-        return {
-            "interaction_id": interaction.interaction_id,
-            "node": interaction.node,
-            "action": action["action"],
-            "reviewed_head": action.get("reviewed_head"),
-            "queued": decided,
-            "resumed": resumed,
-            "delivery": delivery_of(resumed, pending=pending),
-            "status": "answered" if decided else "pending",
-            "approval": ballot.view(policy).model_dump(exclude_unset=True),
-        }
+        return ReviewActionResult(
+            interaction_id=interaction.interaction_id,
+            node=interaction.node,
+            action=action["action"],
+            reviewed_head=action.get("reviewed_head"),
+            queued=decided,
+            resumed=resumed,
+            delivery=delivery_of(resumed, pending=pending),
+            status="answered" if decided else "pending",
+            approval=ballot.view(policy),
+        )
 
     def settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """Store the deciding vote's action (guarded by the met tally) and send the token: True if this
@@ -83,16 +77,7 @@ class ReviewQuorum:
             decided = self.approvals.decided(current, policy, ballot)
             stored = chosen | {"reply": None, "by": decided.by}
             records = [
-                core.new_event(
-                    current.run_id,
-                    InteractionAnswered(
-                        interaction_id=current.interaction_id,
-                        node=current.node,
-                        kind="review",
-                        answer={k: v for k, v in stored.items() if k != "reply"},
-                        by=decided.by,
-                    ),
-                ),
+                core.new_event(current.run_id, self.gate._answered(current, stored, by=decided.by)),
                 core.new_event(current.run_id, decided.event),
             ]
             new = status_of(
@@ -102,7 +87,7 @@ class ReviewQuorum:
                 answered = core.store.transition_interaction(current, new, with_records=records, guards=[decided.guard])
             except (ConflictError, GuardFailedError):
                 continue
-            return core.release_gate(answered.run_id, answered.node, self.gate._output(answered))
+            return self.gate._release(answered)
         return False
 
     def settle_standing(self, interaction: Interaction, policy: ApprovalPolicy) -> bool:
