@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 
 from baton.domain.ladder import AnswerCheck
 from baton.errors import ConflictError, NotFoundError
-from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused, RunResumed
+from baton.events import HumanInputRequested, RunPaused, RunResumed
 from baton.models import Interaction, PauseRequest, status_of
 from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.pauses import timed_out
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -160,13 +161,6 @@ class AskService:
             )
         except ConflictError:
             return self._load(interaction.run_id, interaction.interaction_id)
-        req = interaction.request
-        cause = (
-            f"timed out after {req.timeout_seconds}s waiting for human input at node '{req.node}'; "
-            f"unanswered: {interaction.interaction_id} ({req.prompt!r})"
-        )
-        self.core.record(
-            interaction.run_id, HumanInputTimedOut(node=req.node, unanswered=[interaction.interaction_id], cause=cause)
-        )
+        self.core.record(interaction.run_id, timed_out(interaction.request.node, [interaction]))
         self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"})
         return ended

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from baton.domain.ladder import LadderStep
     from baton.models import Interaction, InteractionRequest, ParkedWait
     from baton.services.core import Core
+    from baton.services.reconciler import WaitReconciled
 
 log = logging.getLogger("baton")
 
@@ -158,7 +159,7 @@ class Deadlines:
         self,
         core: Core,
         *,
-        reconcile_one: Callable[[ParkedWait], dict[str, bool]],
+        reconcile_one: Callable[[ParkedWait], WaitReconciled],
         time_out_tool_await: Callable[[str, str], bool],
         default_question: Callable[[str, str], bool] | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -191,9 +192,9 @@ class Deadlines:
         outcome = self._reconcile_one(wait)
         # Not ended here: an answer accepted in time (released now if its send was lost), or a pause
         # settled before (an interrupt a late read already timed out gets its task failure sent now).
-        settled = "settled" if outcome["released"] else "answered_in_time"
-        reason = "deadline" if outcome["ended"] else settled
-        return TimerOutcome(ended=outcome["ended"], released=outcome["released"], reason=reason)
+        settled = "settled" if outcome.released else "answered_in_time"
+        reason = "deadline" if outcome.ended else settled
+        return TimerOutcome(ended=outcome.ended, released=outcome.released, reason=reason)
 
     def _parked_for(self, timer: GateDeadlinePayload) -> ParkedWait | None:
         """The wait this timer was started for, if still parked with the same deadline."""

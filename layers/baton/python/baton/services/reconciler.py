@@ -48,6 +48,13 @@ class ReconcileReport(Contract):
     defaults: Done
 
 
+class WaitReconciled(Contract):
+    """One parked wait's reconcile (`Reconciler.reconcile_one`): ended at its deadline, or released."""
+
+    ended: bool = False
+    released: bool = False
+
+
 class Reconciler:
     def __init__(
         self,
@@ -161,13 +168,13 @@ class Reconciler:
                 log.exception("reconcile: taking a question's default failed", extra={"run_id": question.run_id})
         return taken
 
-    def reconcile_one(self, wait: ParkedWait) -> dict[str, bool]:
+    def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
         """One parked wait, as a pass treats it (a gate's timer at its deadline, baton.services.deadlines):
         ended at its deadline, or else the resume a lost send owes it."""
         if (at_deadline := self._end_if_due(wait)) is not None:
-            return {"ended": at_deadline != "released", "released": at_deadline == "released"}
+            return WaitReconciled(ended=at_deadline != "released", released=at_deadline == "released")
         kind = self._kind(wait)
         try:
-            return {"ended": False, "released": kind is not None and kind[0](wait)}
+            return WaitReconciled(released=kind is not None and kind[0](wait))
         except GoneError:
-            return {"ended": False, "released": False}  # the gate timed out first
+            return WaitReconciled()  # the gate timed out first
