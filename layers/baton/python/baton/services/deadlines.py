@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.base import Contract
@@ -42,6 +43,18 @@ TOOL_GATE = "tool"  # the timer of a tool-form await names its interaction, not 
 INTERACTION_GATE = "interaction"  # the ladder timer of a pause no gate parks (question, blocking ask, SDK interrupt)
 # A timer that fires this early (clock skew between the engine and the Lambda) waits for the deadline.
 MAX_EARLY_SECONDS = 2 * TIMER_PRECISION_SECONDS
+
+
+@dataclass(frozen=True)
+class _StepSubject:
+    """What a ladder step is about: the event's gate, the interactions still pending, their ladder."""
+
+    gate: str
+    pending: list[Interaction]
+    ladder: Ladder
+    steps: list[LadderStep]
+    deadline: str | None
+    ends_after_last: bool = False  # no deadline step follows: the pause's waiter ends it
 
 
 class NextTimer(GateDeadlinePayload, Contract):
@@ -74,11 +87,7 @@ def arm(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
-        own = wait_ladder(wait)
-        if own is not None:
-            steps = own.steps(deadline, wait.scope.get("timeout_seconds"))
-        else:
-            steps = pause.ladder_steps(deadline) if pause is not None else []
+        steps = _wait_steps(wait, deadline, pause)
         due = steps[0].at if steps else deadline
         if steps:
             payload = payload.model_copy(update={"step": steps[0].step})
@@ -89,6 +98,14 @@ def wait_ladder(wait: ParkedWait) -> Ladder | None:
     """An await gate's own ladder, kept in its wait's scope (the gate has no request of its own)."""
     declared = wait.scope.get("ladder")
     return Ladder.model_validate(declared) if isinstance(declared, dict) else None
+
+
+def _wait_steps(wait: ParkedWait, deadline: datetime, pause: InteractionRequest | None) -> list[LadderStep]:
+    """A parked wait's steps: its await gate's own ladder's, else those of the request it parked."""
+    own = wait_ladder(wait)
+    if own is not None:
+        return own.steps(deadline, wait.scope.get("timeout_seconds"))
+    return pause.ladder_steps(deadline) if pause is not None else []
 
 
 def arm_interaction(core: Core, interaction: Interaction) -> None:
@@ -172,12 +189,8 @@ class Deadlines:
 
     def fire(self, timer: GateDeadlinePayload) -> TimerOutcome:
         """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
-        own_timer = timer.gate == INTERACTION_GATE or (timer.gate == TOOL_GATE and timer.step != "deadline")
-        if timer.interaction_id is not None and own_timer:  # a pause no gate parks, or a tool await's step
-            walk = self._interaction_step if timer.gate == INTERACTION_GATE else self._tool_step
-            return walk(timer, timer.interaction_id)
-        if timer.step != "deadline":
-            return self._ladder_step(timer)
+        if timer.step != "deadline" or (timer.gate == INTERACTION_GATE and timer.interaction_id is not None):
+            return self._walk(timer)
         early = (timer.deadline - self.core.clock.now()).total_seconds()
         if early > MAX_EARLY_SECONDS:
             return TimerOutcome(ended=False, released=False, reason="not_due")  # the reconciler will see it
@@ -203,28 +216,63 @@ class Deadlines:
             return None
         return wait if parse_iso(wait.deadline) == timer.deadline else None
 
-    def _ladder_step(self, timer: GateDeadlinePayload) -> TimerOutcome:
-        """A ladder step: sent while the pause is still waiting, skipped (ending the timer) once it is
-        not. Returns the timer's next step under `next` (the timer waits its `wait_seconds`)."""
-        core = self.core
+    def _walk(self, timer: GateDeadlinePayload) -> TimerOutcome:
+        """One ladder step of any pause: sent while it still waits, skipped (ending the timer) once it
+        does not. Returns the timer's next step under `next` (the timer waits its `wait_seconds`)."""
+        subject = self._subject(timer)
+        if isinstance(subject, TimerOutcome):
+            return subject
+        if timer.step == "deadline":  # a question's declared default (only a pause no gate parks gets here)
+            return self._take_default(timer)
+        this = next((s for s in subject.steps if s.step == timer.step), None)
+        if this is not None and subject.pending:
+            self._send(this, subject.gate, subject.pending, subject.ladder, subject.deadline)
+        following = next((s for s in subject.steps if s.at > this.at), None) if this is not None else None
+        reason = "sent" if this is not None else "not_a_step"  # not a step of its ladder: on to the deadline
+        if following is None and subject.ends_after_last:
+            return TimerOutcome(done=True, step=timer.step, reason=reason, next=None)  # `next` in the output
+        return TimerOutcome(done=False, step=timer.step, reason=reason, next=self._next(timer, following))
+
+    def _subject(self, timer: GateDeadlinePayload) -> _StepSubject | TimerOutcome:
+        """What a step is about, or why the timer ends here: a parked wait's pending interactions, a tool
+        await's pending questions, or the one interaction of a pause no gate parks."""
+        if timer.interaction_id is None or timer.gate not in (INTERACTION_GATE, TOOL_GATE):
+            return self._wait_subject(timer)
+        i = self.core.store.get_interaction(timer.run_id, timer.interaction_id)
+        ladder = i.request.ladder if i is not None else None
+        gone = TimerOutcome(done=True, step=timer.step, reason="not_pending")
+        if i is None or ladder is None or i.state.status != "pending":
+            return gone
+        steps = ladder.steps_from(parse_iso(i.created_at), timer.deadline)
+        if timer.gate == TOOL_GATE:
+            asked = (self.core.store.get_interaction(i.run_id, iid) for iid in i.request_as(AwaitToolRequest).pending)
+            pending = [q for q in asked if q is not None and q.state.status == "pending"]
+            return _StepSubject(TOOL_GATE, pending, ladder, steps, i.expires_at)
+        if i.expires_at is None or parse_iso(i.expires_at) != timer.deadline:
+            return gone
+        # Its node names the step's gate; without a default to take the timer ends after its last step.
+        return _StepSubject(i.request.node, [i], ladder, steps, i.expires_at, not _defaults_at_deadline(i))
+
+    def _wait_subject(self, timer: GateDeadlinePayload) -> _StepSubject | TimerOutcome:
         wait = self._parked_for(timer)
         if wait is None:
             return TimerOutcome(done=True, step=timer.step, reason="not_parked")
-        pending = [i for i in interactions_of(core, wait) if i.state.status == "pending"]
+        pending = [i for i in interactions_of(self.core, wait) if i.state.status == "pending"]
+        asked = next((i.request for i in pending if i.request.ladder is not None), None)
         own = wait_ladder(wait)  # an await gate's own ladder, about its still-unanswered questions
-        ladder = own or next((i.request.ladder for i in pending if i.request.ladder is not None), None)
+        ladder = own or (asked.ladder if asked is not None else None)
         if ladder is None or not pending:
             return TimerOutcome(done=True, step=timer.step, reason="answered")  # answered: the rest is skipped
-        if own is not None:
-            steps = own.steps(timer.deadline, wait.scope.get("timeout_seconds"))
-        else:
-            steps = next(i.request for i in pending if i.request.ladder is not None).ladder_steps(timer.deadline)
-        this = next((s for s in steps if s.step == timer.step), None)
-        if this is None:  # not a step of this pause's ladder (or past its deadline): on to the deadline
-            return TimerOutcome(done=False, step=timer.step, reason="not_a_step", next=self._next(timer, None))
-        self._send(this, wait.gate, pending, ladder, wait.deadline)
-        following = next((s for s in steps if s.at > this.at), None)
-        return TimerOutcome(done=False, step=timer.step, reason="sent", next=self._next(timer, following))
+        return _StepSubject(wait.gate, pending, ladder, _wait_steps(wait, timer.deadline, asked), wait.deadline)
+
+    def _take_default(self, timer: GateDeadlinePayload) -> TimerOutcome:
+        assert timer.interaction_id is not None
+        if (early := (timer.deadline - self.core.clock.now()).total_seconds()) > MAX_EARLY_SECONDS:
+            return TimerOutcome(done=True, step="deadline", reason="not_due")
+        if early > 0:
+            self._sleep(early)
+        taken = self._default_question is not None and self._default_question(timer.run_id, timer.interaction_id)
+        return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
 
     def _send(
         self,
@@ -251,52 +299,6 @@ class Deadlines:
             core.record(run_id, Escalated(gate=gate, interaction_ids=ids, channels=channels))
             for i in pending:
                 core.notify_to(i, "escalated", channels, deadline=deadline)
-
-    def _interaction_step(self, timer: GateDeadlinePayload, interaction_id: str) -> TimerOutcome:
-        """A step of a pause no gate parks: sent while that one interaction is pending (its node names
-        the step's `gate`); at the deadline a question's declared default is taken."""
-        core = self.core
-        i = core.store.get_interaction(timer.run_id, interaction_id)
-        ladder = i.request.ladder if i is not None else None
-        if (
-            i is None
-            or ladder is None
-            or i.state.status != "pending"
-            or i.expires_at is None
-            or parse_iso(i.expires_at) != timer.deadline
-        ):
-            return TimerOutcome(done=True, step=timer.step, reason="not_pending")
-        if timer.step == "deadline":
-            if (early := (timer.deadline - core.clock.now()).total_seconds()) > MAX_EARLY_SECONDS:
-                return TimerOutcome(done=True, step="deadline", reason="not_due")
-            if early > 0:
-                self._sleep(early)
-            taken = self._default_question is not None and self._default_question(i.run_id, interaction_id)
-            return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
-        steps = ladder.steps_from(parse_iso(i.created_at), timer.deadline)
-        this = next((s for s in steps if s.step == timer.step), None)
-        if this is not None:
-            self._send(this, i.request.node, [i], ladder, i.expires_at)
-        following = next((s for s in steps if s.at > this.at), None) if this is not None else None
-        if following is None and not _defaults_at_deadline(i):
-            return TimerOutcome(done=True, step=timer.step, reason="sent" if this else "not_a_step", next=None)
-        return TimerOutcome(done=False, step=timer.step, reason="sent", next=self._next(timer, following))
-
-    def _tool_step(self, timer: GateDeadlinePayload, interaction_id: str) -> TimerOutcome:
-        """A step of a tool-form await's ladder, about its questions still pending (then its expiry)."""
-        core = self.core
-        awaiting = core.store.get_interaction(timer.run_id, interaction_id)
-        ladder = awaiting.request.ladder if awaiting is not None else None
-        if awaiting is None or ladder is None or awaiting.state.status != "pending":
-            return TimerOutcome(done=True, step=timer.step, reason="not_pending")
-        found = (core.store.get_interaction(timer.run_id, iid) for iid in awaiting.request_as(AwaitToolRequest).pending)
-        pending = [i for i in found if i is not None and i.state.status == "pending"]
-        steps = ladder.steps_from(parse_iso(awaiting.created_at), timer.deadline)
-        this = next((s for s in steps if s.step == timer.step), None)
-        if this is not None and pending:
-            self._send(this, TOOL_GATE, pending, ladder, awaiting.expires_at)
-        following = next((s for s in steps if s.at > this.at), None) if this is not None else None
-        return TimerOutcome(done=False, step=timer.step, reason="sent", next=self._next(timer, following))
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
         """The timer's next input: the following step, or the deadline, and how long to wait for it."""
