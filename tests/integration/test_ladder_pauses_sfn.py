@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.deadline import TIMER_STATE_MACHINE
-from baton.services.asks import AskService
+from baton.services.asks import AskService, BlockingAsk
 from baton.services.deadlines import INTERACTION_GATE
 from tests.conftest import wait_for
 
@@ -85,12 +85,14 @@ def test_a_blocking_ask_is_reminded_and_escalated_by_its_own_timer(moto_stack: M
     from baton.domain.ladder import Ladder
 
     asked = AskService(core).ask(
-        "lq-2",
-        node="agent",
-        question="Drop the table?",
-        timeout_seconds=30,
-        caller="agent",
-        ladder=Ladder(remind_after=1, escalate_after=2, escalate_to=["webhook"]),
+        BlockingAsk(
+            "lq-2",
+            node="agent",
+            question="Drop the table?",
+            timeout_seconds=30,
+            caller="agent",
+            ladder=Ladder(remind_after=1, escalate_after=2, escalate_to=["webhook"]),
+        )
     )
     wait_for(lambda: "escalated" in [e.type for e in _events(moto_stack, "lq-2")], timeout=30)
     wait_for(lambda: _timers(moto_stack)[0]["status"] == "SUCCEEDED", timeout=30)

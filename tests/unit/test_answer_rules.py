@@ -18,7 +18,7 @@ from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder
 from baton.errors import GoneError, ValidationFailedError
-from baton.services.asks import AskService
+from baton.services.asks import AskService, BlockingAsk
 from baton.services.interrupts import InterruptService
 from baton.services.pauses import Resume
 from baton.services.questions import QuestionService
@@ -33,13 +33,15 @@ RUN = "agent-1"
 
 def _ask(core: Core, ladder: Ladder | None = None) -> str:
     asked = AskService(core).ask(
-        RUN,
-        node="deploy",
-        question="Ship it?",
-        options=["ship", "hold"],
-        timeout_seconds=60,
-        caller="agent",
-        ladder=ladder,
+        BlockingAsk(
+            RUN,
+            node="deploy",
+            question="Ship it?",
+            options=["ship", "hold"],
+            timeout_seconds=60,
+            caller="agent",
+            ladder=ladder,
+        )
     )
     return asked.interaction_id
 

@@ -10,7 +10,7 @@ import pytest
 from baton.client.asks import AskTimeoutError, wait_for_ask
 from baton.contracts import BlockingAskView
 from baton.errors import ConflictError, GoneError, NotFoundError
-from baton.services.asks import AskService
+from baton.services.asks import AskService, BlockingAsk
 from baton.services.pauses import Resume
 
 if TYPE_CHECKING:
@@ -21,12 +21,14 @@ if TYPE_CHECKING:
 
 def _ask(core: Core, timeout: int = 60) -> str:
     asked = AskService(core).ask(
-        "agent-1",
-        node="cleanup",
-        question="Drop the users table?",
-        options=["yes", "no"],
-        timeout_seconds=timeout,
-        caller="agent",
+        BlockingAsk(
+            "agent-1",
+            node="cleanup",
+            question="Drop the users table?",
+            options=["yes", "no"],
+            timeout_seconds=timeout,
+            caller="agent",
+        )
     )
     return asked.interaction_id
 

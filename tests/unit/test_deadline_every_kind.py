@@ -22,7 +22,7 @@ from baton.domain.deadline import TIMER_PRECISION_SECONDS
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import BatonError
 from baton.ids import parse_iso
-from baton.services.asks import AskService
+from baton.services.asks import AskService, BlockingAsk
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import Deadlines
 from baton.services.interrupts import InterruptService
@@ -134,7 +134,9 @@ def test_a_blocking_ask_answered_before_its_deadline_is_read_answered_after_it(
     core: Core, runs: RunService, clock: FixedClock
 ) -> None:
     asks = AskService(core)
-    asked = asks.ask("r2", node="cleanup", question="Drop it?", options=["yes", "no"], timeout_seconds=30, caller="a")
+    asked = asks.ask(
+        BlockingAsk("r2", node="cleanup", question="Drop it?", options=["yes", "no"], timeout_seconds=30, caller="a")
+    )
     assert asked.expires_at is not None
     clock.current = parse_iso(asked.expires_at) - timedelta(seconds=STORED_BEFORE)
     assert runs.resume(Resume("r2", {"drop": "no"}, caller="alice"))["resumed"] is True

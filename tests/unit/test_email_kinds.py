@@ -13,7 +13,7 @@ from baton.channels.email.mail import EmailLinks, compose
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.notify.model import Notification
-from baton.services.asks import AskService
+from baton.services.asks import AskService, BlockingAsk
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService
 from baton.services.runs import RunService
@@ -35,7 +35,9 @@ def _mail_for(core: Core, clock: FixedClock, kind: str, iid: str, run_id: str) -
 
 def test_an_ask_is_answered_once_from_its_link_through_the_resume_path(api: Any, core: Core, clock: FixedClock) -> None:
     asked = AskService(core).ask(
-        "r1", node="deploy", question="Drop the table?", timeout_seconds=600, caller="agent", options=["yes", "no"]
+        BlockingAsk(
+            "r1", node="deploy", question="Drop the table?", timeout_seconds=600, caller="agent", options=["yes", "no"]
+        )
     )
     iid = asked.interaction_id
     assert "/answer/" in _mail_for(core, clock, "ask", iid, "r1")

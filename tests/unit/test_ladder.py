@@ -388,16 +388,25 @@ def test_a_blocking_ask_takes_its_default_at_the_deadline_shown_as_timed_out_def
 def test_a_blocking_ask_keeps_its_steps_for_its_own_timer_and_refuses_one_past_its_timeout(core: Core) -> None:
     # Round 5: a blocking ask's remind/escalate are walked by its own timer (tests/unit/test_ladder_pauses.py);
     # a step that does not come before its timeout is still a 422 with nothing stored.
-    from baton.services.asks import AskService
+    from baton.services.asks import AskService, BlockingAsk
 
     core.ensure_run("r9")
     with pytest.raises(ValidationFailedError) as refused:
         AskService(core).ask(
-            "r9", node="agent", question="Drop it?", timeout_seconds=60, caller="agent", ladder=Ladder(remind_after=60)
+            BlockingAsk(
+                "r9",
+                node="agent",
+                question="Drop it?",
+                timeout_seconds=60,
+                caller="agent",
+                ladder=Ladder(remind_after=60),
+            )
         )
     assert refused.value.details["path"] == "remind_after" and core.store.list_run_interactions("r9") == []
     asked = AskService(core).ask(
-        "r9", node="agent", question="Drop it?", timeout_seconds=60, caller="agent", ladder=Ladder(remind_after=5)
+        BlockingAsk(
+            "r9", node="agent", question="Drop it?", timeout_seconds=60, caller="agent", ladder=Ladder(remind_after=5)
+        )
     )
     assert asked.request.ladder is not None and asked.request.ladder.remind_after == 5
 

@@ -23,7 +23,7 @@ from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import AnswerCheck, Ladder
 from baton.errors import GoneError, ValidationFailedError
-from baton.services.asks import AskService
+from baton.services.asks import AskService, BlockingAsk
 from baton.services.deadlines import INTERACTION_GATE, Deadlines
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
@@ -276,7 +276,7 @@ def test_a_blocking_ask_reminds_and_escalates_with_its_own_timer(
     core.ensure_run("r1")
     ladder = Ladder(remind_after=5, escalate_after=10, escalate_to=["webhook"])
     asked = AskService(core).ask(
-        "r1", node="agent", question="Drop it?", timeout_seconds=60, caller="agent", ladder=ladder
+        BlockingAsk("r1", node="agent", question="Drop it?", timeout_seconds=60, caller="agent", ladder=ladder)
     )
     (timer,) = timers.started
     assert (timer.payload.gate, timer.payload.interaction_id, timer.wait_seconds) == (

@@ -18,7 +18,7 @@ from baton.errors import ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
-from baton.services.asks import AskService
+from baton.services.asks import AskService, BlockingAsk
 from baton.services.core import Core
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
@@ -82,7 +82,9 @@ def test_the_services_refuse_too_the_one_check_behind_every_door(core: Core) -> 
     with pytest.raises(ValidationFailedError, match="'email' is not configured"):
         QuestionService(core).ask("r1", node="n", question="q?", caller="agent", notify=["email"])
     with pytest.raises(ValidationFailedError, match="'slack' is not configured"):
-        AskService(core).ask("r1", node="n", question="q?", timeout_seconds=60, caller="agent", notify=["slack"])
+        AskService(core).ask(
+            BlockingAsk("r1", node="n", question="q?", timeout_seconds=60, caller="agent", notify=["slack"])
+        )
     assert core.store.get_run("r1") is None
 
 

@@ -17,7 +17,7 @@ from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import ParkPayload
 from baton.errors import ConflictError, ForbiddenError, ValidationFailedError
 from baton.models import RunSummary
-from baton.services.asks import AskService
+from baton.services.asks import AskService, BlockingAsk
 from baton.services.core import Core
 from baton.services.pauses import Resume
 from baton.services.runs import RunService
@@ -37,13 +37,15 @@ def _types(core: Core, run_id: str) -> Counter[str]:
 
 def _blocking(core: Core, policy: ApprovalPolicy = TWO_OF_THREE, options: list[str] | None = None) -> str:
     asked = AskService(core).ask(
-        "agent-1",
-        node="drop",
-        question="Drop the table?",
-        timeout_seconds=600,
-        caller="agent",
-        approval=policy,
-        options=options,
+        BlockingAsk(
+            "agent-1",
+            node="drop",
+            question="Drop the table?",
+            timeout_seconds=600,
+            caller="agent",
+            approval=policy,
+            options=options,
+        )
     )
     return asked.interaction_id
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from baton.services.asks import AskService
+from baton.services.asks import AskService, BlockingAsk
 from baton.services.pauses import Resume
 from baton.services.questions import QuestionService
 
@@ -101,7 +101,7 @@ def test_answering_a_blocking_ask_of_a_run_not_paused_records_no_run_resumed(cor
     """An agent's blocking ask answered while its run is not paused (here: set running by hand, as a stop
     or another answer would): the waiter is let go, but nothing says the run resumed."""
     AskService(core).ask(
-        "agent-1", node="cleanup", question="Drop?", options=["yes", "no"], timeout_seconds=60, caller="a"
+        BlockingAsk("agent-1", node="cleanup", question="Drop?", options=["yes", "no"], timeout_seconds=60, caller="a")
     )
     core.set_run_status("agent-1", "running", allowed_from={"paused_waiting_human"})
     assert runs.resume(Resume("agent-1", {"drop": "no"}, caller="alice"))["resumed"] is True

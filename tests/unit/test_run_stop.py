@@ -47,14 +47,14 @@ def test_stop_closes_every_pending_item_and_each_answer_after_it_is_a_410_naming
     (who and why kept on each), leave the pending lists, and answering or resuming one is a 410 naming it."""
     from baton.domain.interrupt_spec import InterruptSpec
     from baton.errors import GoneError
-    from baton.services.asks import AskService
+    from baton.services.asks import AskService, BlockingAsk
     from baton.services.interrupts import InterruptService
     from baton.services.questions import QuestionService
 
     runs.start("human_pause", {"prompt": "Deploy?"}, run_id="r3", caller="op")
     questions, interrupts = QuestionService(core), InterruptService(core)
     asked = questions.ask("r3", node="draft", question="which db?", caller="agent")
-    AskService(core).ask("r3", node="check", question="ok?", timeout_seconds=60, caller="agent")
+    AskService(core).ask(BlockingAsk("r3", node="check", question="ok?", timeout_seconds=60, caller="agent"))
     interrupt, _ = interrupts.create(InterruptSpec(session_id="r3", prompt="ship?"), caller="agent")
 
     stop_run(core, runs, "r3", caller="alice", reason="wrong branch")

@@ -20,7 +20,7 @@ from baton.local.demo_repo import create_demo_repo
 from baton.notify.model import Notification
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
-from baton.services.asks import AskService
+from baton.services.asks import AskService, BlockingAsk
 from baton.services.questions import QuestionService
 from baton.services.review import ReviewService
 from baton.services.runs import RunService
@@ -49,7 +49,14 @@ def _values(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_an_ask_is_answered_from_its_buttons_through_the_resume_path(harness: Harness) -> None:
     core = harness.core
     asked = AskService(core).ask(
-        "run-ask", node="deploy", question="Drop the table?", timeout_seconds=600, caller="agent", options=["yes", "no"]
+        BlockingAsk(
+            "run-ask",
+            node="deploy",
+            question="Drop the table?",
+            timeout_seconds=600,
+            caller="agent",
+            options=["yes", "no"],
+        )
     )
     from baton.channels.slack.blocks import message_blocks
 

@@ -172,18 +172,20 @@ def resume(run_id: RunId, body: ResumeRequest) -> Response[ReviewActionResult | 
 )
 def blocking_ask(run_id: RunId, body: BlockingAskRequest) -> Response[BlockingAskView]:
     deps.require_run(run_id)
-    from baton.services.asks import AskService
+    from baton.services.asks import AskService, BlockingAsk
 
     asked = AskService(deps.get_services().core).ask(
-        run_id,
-        node=body.node,
-        question=body.question,
-        options=body.options,
-        timeout_seconds=body.timeout_seconds,
-        notify=body.notify,
-        caller=deps.current_caller().principal,
-        ladder=body.ladder(),
-        approval=body.approval,
+        BlockingAsk(
+            run_id,
+            node=body.node,
+            question=body.question,
+            options=body.options,
+            timeout_seconds=body.timeout_seconds,
+            notify=body.notify,
+            caller=deps.current_caller().principal,
+            ladder=body.ladder(),
+            approval=body.approval,
+        )
     )
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=BlockingAskView.of(asked))
 

@@ -13,6 +13,7 @@ moves a pending ask past its deadline to `timed_out` (recording `human_input_tim
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from baton.domain.ladder import AnswerCheck
@@ -40,6 +41,21 @@ def _check_ladder(ladder: Ladder, timeout_seconds: int, options: list[str] | Non
     )
 
 
+@dataclass(frozen=True)
+class BlockingAsk:
+    """One blocking ask (the API's BlockingAskRequest, with its run, its caller and its ladder built)."""
+
+    run_id: str
+    node: str
+    question: str
+    timeout_seconds: int
+    caller: str
+    options: list[str] | None = None
+    notify: list[str] | None = None
+    ladder: Ladder | None = None
+    approval: ApprovalPolicy | None = None
+
+
 class AskService:
     def __init__(
         self,
@@ -52,46 +68,34 @@ class AskService:
         self._sleep = sleep
         self._monotonic = monotonic
 
-    def ask(  # noqa: PLR0913 - the BlockingAskRequest, field by field (the quorum policy made it nine)
-        self,
-        run_id: str,
-        *,
-        node: str,
-        question: str,
-        timeout_seconds: int,
-        caller: str,
-        options: list[str] | None = None,
-        notify: list[str] | None = None,
-        ladder: Ladder | None = None,
-        approval: ApprovalPolicy | None = None,
-    ) -> Interaction:
+    def ask(self, asked: BlockingAsk) -> Interaction:
         """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. A `ladder`
         is checked here (a default against the options: 422, nothing stored); its remind/escalate steps
         are walked by the ask's own timer (`arm_interaction`: no gate is parked, the agent waits), and its
         default is taken by the waiter's read at the deadline (`_expire_if_due`). With `approval` the ask
         needs a quorum and the asking agent may not vote (baton/services/pause_answers.py)."""
-        core = self.core
-        if ladder is not None:
-            _check_ladder(ladder, timeout_seconds, options)
-        if approval is not None:
-            approval.check_options(options)
-        core.check_notify(notify)
+        core, run_id, node = self.core, asked.run_id, asked.node
+        if asked.ladder is not None:
+            _check_ladder(asked.ladder, asked.timeout_seconds, asked.options)
+        if asked.approval is not None:
+            asked.approval.check_options(asked.options)
+        core.check_notify(asked.notify)
         core.ensure_run(run_id)
         interaction = Interaction(
             interaction_id=core.ids.new_id(),
             run_id=run_id,
             created_at=core.now(),
-            expires_at=core.later(timeout_seconds),
+            expires_at=core.later(asked.timeout_seconds),
             request=PauseRequest(
                 node=node,
-                prompt=question,
-                options=options,
-                allow_free_text=not options,
-                timeout_seconds=timeout_seconds,
-                notify=notify or ["console"],
-                ladder=ladder,
-                approval=approval,
-                requested_by=caller if approval is not None else None,
+                prompt=asked.question,
+                options=asked.options,
+                allow_free_text=not asked.options,
+                timeout_seconds=asked.timeout_seconds,
+                notify=asked.notify or ["console"],
+                ladder=asked.ladder,
+                approval=asked.approval,
+                requested_by=asked.caller if asked.approval is not None else None,
             ),
         )
         core.store.put_interaction(interaction)
@@ -102,10 +106,10 @@ class AskService:
                 interaction_id=interaction.interaction_id,
                 node=node,
                 kind="ask",
-                prompt=question,
-                options=options,
-                timeout_seconds=timeout_seconds,
-                by=caller,
+                prompt=asked.question,
+                options=asked.options,
+                timeout_seconds=asked.timeout_seconds,
+                by=asked.caller,
             ),
         )
         core.record(run_id, RunPaused(gate=node, kind="ask"))
