@@ -35,12 +35,6 @@ POLL_INTERVAL_SECONDS = 0.5
 MAX_POLL_INTERVAL_SECONDS = 2.0
 
 
-def _check_ladder(ladder: Ladder, timeout_seconds: int, options: list[str] | None) -> None:
-    ladder.check_for(
-        timeout_seconds, answer_is=AnswerCheck(kind="answers", options=options, allow_free_text=not options)
-    )
-
-
 @dataclass(frozen=True)
 class BlockingAsk:
     """One blocking ask (the API's BlockingAskRequest, with its run, its caller and its ladder built)."""
@@ -76,7 +70,8 @@ class AskService:
         needs a quorum and the asking agent may not vote (baton/services/pause_answers.py)."""
         core, run_id, node = self.core, asked.run_id, asked.node
         if asked.ladder is not None:
-            _check_ladder(asked.ladder, asked.timeout_seconds, asked.options)
+            answer_is = AnswerCheck(kind="answers", options=asked.options, allow_free_text=not asked.options)
+            asked.ladder.check_for(asked.timeout_seconds, answer_is=answer_is)
         if asked.approval is not None:
             asked.approval.check_options(asked.options)
         core.check_notify(asked.notify)
@@ -153,18 +148,15 @@ class AskService:
             return interaction  # a hosted pause: its token's deadline ends it (the reconciler, the gate's Catch)
         try:  # a declared default is taken at the deadline, never a timeout (baton.domain.ladder)
             defaulted = answer_with_default(self.core, interaction, interaction.expires_at)
+            ended = defaulted or self.core.store.transition_interaction(
+                interaction, status_of(interaction.state, "timed_out", reason="timeout")
+            )
         except ConflictError:
             return self._load(interaction.run_id, interaction.interaction_id)
         if defaulted is not None:
             if self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"}):
                 self.core.record(interaction.run_id, RunResumed(gate=interaction.request.node, kind="ask"))
             return defaulted
-        try:
-            ended = self.core.store.transition_interaction(
-                interaction, status_of(interaction.state, "timed_out", reason="timeout")
-            )
-        except ConflictError:
-            return self._load(interaction.run_id, interaction.interaction_id)
         self.core.record(interaction.run_id, timed_out(interaction.request.node, [interaction]))
         self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"})
         return ended
