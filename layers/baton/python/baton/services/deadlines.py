@@ -226,7 +226,7 @@ class Deadlines:
             return self._take_default(timer)
         this = next((s for s in subject.steps if s.step == timer.step), None)
         if this is not None and subject.pending:
-            self._send(this, subject.gate, subject.pending, subject.ladder, subject.deadline)
+            self._send(this, subject)
         following = next((s for s in subject.steps if s.at > this.at), None) if this is not None else None
         reason = "sent" if this is not None else "not_a_step"  # not a step of its ladder: on to the deadline
         if following is None and subject.ends_after_last:
@@ -274,29 +274,23 @@ class Deadlines:
         taken = self._default_question is not None and self._default_question(timer.run_id, timer.interaction_id)
         return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
 
-    def _send(
-        self,
-        this: LadderStep,
-        gate: str,
-        pending: list[Interaction],
-        ladder: Ladder,
-        deadline: str | None,
-    ) -> None:
-        """One ladder step (due at `this.at`: a timer a little early waits for it), about `pending`:
-        its event, then a notification per interaction (the reminder to their own channels)."""
+    def _send(self, this: LadderStep, subject: _StepSubject) -> None:
+        """One ladder step (due at `this.at`: a timer a little early waits for it), about the subject's
+        pending interactions: its event, then a notification per interaction (a reminder to their own
+        channels, an escalation to the ladder's)."""
         core = self.core
         if (early := (this.at - core.clock.now()).total_seconds()) > 0:
             self._sleep(min(early, MAX_EARLY_SECONDS))
+        pending, gate, deadline = subject.pending, subject.gate, subject.deadline
         ids = [i.interaction_id for i in pending]
-        run_id = pending[0].run_id
         if this.step == "remind":
             channels = sorted({c for i in pending for c in i.request.notify})
-            core.record(run_id, ReminderSent(gate=gate, interaction_ids=ids, channels=channels))
+            core.record(pending[0].run_id, ReminderSent(gate=gate, interaction_ids=ids, channels=channels))
             for i in pending:
                 core.notify(i, "reminder_sent", deadline=deadline)
         else:
-            channels = list(ladder.escalate_to)
-            core.record(run_id, Escalated(gate=gate, interaction_ids=ids, channels=channels))
+            channels = list(subject.ladder.escalate_to)
+            core.record(pending[0].run_id, Escalated(gate=gate, interaction_ids=ids, channels=channels))
             for i in pending:
                 core.notify_to(i, "escalated", channels, deadline=deadline)
 

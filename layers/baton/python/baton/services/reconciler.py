@@ -106,13 +106,13 @@ class Reconciler:
             if kind is None:
                 continue
             checked += 1
+            done = {"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind}
             if (at_deadline := self._end_if_due(wait)) is not None:
-                done = {"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind}
                 (released if at_deadline == "released" else ended).append(done)
                 continue
             try:
                 if kind[0](wait):
-                    released.append({"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind})
+                    released.append(done)
             except GoneError:
                 pass  # the gate timed out first: its timeout handler reports it
             except Exception:
