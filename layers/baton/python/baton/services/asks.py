@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 
 from baton.domain.ladder import AnswerCheck
 from baton.errors import ConflictError, NotFoundError
-from baton.events import HumanInputRequested, RunPaused, RunResumed
+from baton.events import HumanInputRequested, RunPaused
 from baton.models import Interaction, PauseRequest, status_of
 from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.pause_answers import resume_asking_run
 from baton.services.pauses import timed_out
 
 if TYPE_CHECKING:
@@ -154,8 +155,7 @@ class AskService:
         except ConflictError:
             return self._load(interaction.run_id, interaction.interaction_id)
         if defaulted is not None:
-            if self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"}):
-                self.core.record(interaction.run_id, RunResumed(gate=interaction.request.node, kind="ask"))
+            resume_asking_run(self.core, interaction.run_id, interaction.request.node)
             return defaulted
         self.core.record(interaction.run_id, timed_out(interaction.request.node, [interaction]))
         self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"})
