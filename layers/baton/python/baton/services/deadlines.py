@@ -87,11 +87,7 @@ def arm(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
-        steps = _wait_steps(wait, deadline, pause)
-        due = steps[0].at if steps else deadline
-        if steps:
-            payload = payload.model_copy(update={"step": steps[0].step})
-        _start(core, payload, key=wait.gate, deadline=wait.deadline, due=due)
+        _start(core, payload, _wait_steps(wait, deadline, pause), key=wait.gate, deadline=wait.deadline)
 
 
 def wait_ladder(wait: ParkedWait) -> Ladder | None:
@@ -131,19 +127,12 @@ def _steps_of(i: Interaction) -> list[LadderStep]:
 
 
 def _arm_own(core: Core, i: Interaction, gate: str, steps: list[LadderStep]) -> None:
-    """A timer named after its interaction (no parked wait), due at its first step or its deadline."""
+    """A timer named after its interaction (no parked wait)."""
     assert i.expires_at is not None
-    deadline = parse_iso(i.expires_at)
-    first = steps[0] if steps else None
     payload = GateDeadlinePayload(
-        run_id=i.run_id,
-        gate=gate,
-        deadline=deadline,
-        interaction_id=i.interaction_id,
-        step=first.step if first is not None else "deadline",
+        run_id=i.run_id, gate=gate, deadline=parse_iso(i.expires_at), interaction_id=i.interaction_id
     )
-    due = first.at if first is not None else deadline
-    _start(core, payload, key=f"{gate}:{i.interaction_id}", deadline=i.expires_at, due=due)
+    _start(core, payload, steps, key=f"{gate}:{i.interaction_id}", deadline=i.expires_at)
 
 
 def _defaults_at_deadline(interaction: Interaction) -> bool:
@@ -153,14 +142,17 @@ def _defaults_at_deadline(interaction: Interaction) -> bool:
     return interaction.request.kind == "question" and ladder is not None and ladder.default is not None
 
 
-def _start(core: Core, payload: GateDeadlinePayload, *, key: str, deadline: str, due: datetime | None = None) -> None:
+def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *, key: str, deadline: str) -> None:
+    """Start a timer due at its first ladder step, or at its deadline when it has none."""
     if core.timers is None:
         return
+    if steps:
+        payload = payload.model_copy(update={"step": steps[0].step})
     try:
         core.timers.start(
             timer_name(payload.run_id, key, deadline),
             payload,
-            timer_wait_seconds(due or payload.deadline, core.clock.now()),
+            timer_wait_seconds(steps[0].at if steps else payload.deadline, core.clock.now()),
         )
     except Exception:  # the park itself succeeded: never fail it for its timer
         log.exception(
