@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from baton.domain.ladder import LadderStep
     from baton.models import Interaction, InteractionRequest, ParkedWait
     from baton.services.core import Core
-    from baton.services.reconciler import WaitReconciled
 
 log = logging.getLogger("baton")
 
@@ -73,6 +72,13 @@ class TimerOutcome(Contract):
     step: str | None = None
     reason: str
     next: NextTimer | None = None
+
+
+class WaitReconciled(Contract):
+    """One parked wait's reconcile (`Reconciler.reconcile_one`): ended at its deadline, or released."""
+
+    ended: bool = False
+    released: bool = False
 
 
 def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:

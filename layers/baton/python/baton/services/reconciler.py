@@ -20,6 +20,7 @@ from baton.errors import ConflictError, GoneError
 from baton.models import QuestionRequest
 from baton.services.approvals import settle_met_quorums
 from baton.services.at_deadline import end_at_deadline
+from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
 from baton.services.runs import RunService
@@ -46,13 +47,6 @@ class ReconcileReport(Contract):
     ended: Done
     quorums: Done
     defaults: Done
-
-
-class WaitReconciled(Contract):
-    """One parked wait's reconcile (`Reconciler.reconcile_one`): ended at its deadline, or released."""
-
-    ended: bool = False
-    released: bool = False
 
 
 class Reconciler:
