@@ -27,7 +27,7 @@
 Their payloads are built from the Lambda payload models (`baton.domain.gate_payloads`), so a typo or a
 bad name fails the synth, and `baton check`'s gate checks (C100, C101, C240-C245) run on them
 (infra/gate_checks.py): a finding fails the synth with its code and reason. One module for the four helpers
-(about 500 lines, most of it their documented options) so a user reads one file.
+(over 400 lines: about 500, most of it their documented options) so a user reads one file.
 
 Every Task's timeout is mandatory (no silent infinity); the token waits send it as `timeout_seconds`
 and the task's `$$.State.EnteredTime` as `entered_at`, so Baton's deadline is the task's entry + that

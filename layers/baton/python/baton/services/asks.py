@@ -17,26 +17,21 @@ from typing import TYPE_CHECKING
 
 from baton.domain.ladder import AnswerCheck
 from baton.errors import ConflictError, NotFoundError
-from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused, RunResumed
+from baton.events import HumanInputRequested, RunPaused
 from baton.models import Interaction, PauseRequest, status_of
 from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.pause_answers import resume_asking_run
+from baton.services.pauses import timed_out
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.contracts.questions import BlockingAskRequest
-    from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
 MAX_WAIT_SECONDS = 20.0
 POLL_INTERVAL_SECONDS = 0.5
 MAX_POLL_INTERVAL_SECONDS = 2.0
-
-
-def _check_ladder(ladder: Ladder, timeout_seconds: int, options: list[str] | None) -> None:
-    ladder.check_for(
-        timeout_seconds, answer_is=AnswerCheck(kind="answers", options=options, allow_free_text=not options)
-    )
 
 
 class AskService:
@@ -60,7 +55,8 @@ class AskService:
         timeout_seconds, ladder, approval = request.timeout_seconds, request.ladder(), request.approval
         core = self.core
         if ladder is not None:
-            _check_ladder(ladder, timeout_seconds, options)
+            answer_is = AnswerCheck(kind="answers", options=options, allow_free_text=not options)
+            ladder.check_for(timeout_seconds, answer_is=answer_is)
         if approval is not None:
             approval.check_options(options)
         core.check_notify(notify)
@@ -137,25 +133,14 @@ class AskService:
             return interaction  # a hosted pause: its token's deadline ends it (the reconciler, the gate's Catch)
         try:  # a declared default is taken at the deadline, never a timeout (baton.domain.ladder)
             defaulted = answer_with_default(self.core, interaction, interaction.expires_at)
-        except ConflictError:
-            return self._load(interaction.run_id, interaction.interaction_id)
-        if defaulted is not None:
-            if self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"}):
-                self.core.record(interaction.run_id, RunResumed(gate=interaction.request.node, kind="ask"))
-            return defaulted
-        try:
-            ended = self.core.store.transition_interaction(
+            ended = defaulted or self.core.store.transition_interaction(
                 interaction, status_of(interaction.state, "timed_out", reason="timeout")
             )
         except ConflictError:
             return self._load(interaction.run_id, interaction.interaction_id)
-        req = interaction.request
-        cause = (
-            f"timed out after {req.timeout_seconds}s waiting for human input at node '{req.node}'; "
-            f"unanswered: {interaction.interaction_id} ({req.prompt!r})"
-        )
-        self.core.record(
-            interaction.run_id, HumanInputTimedOut(node=req.node, unanswered=[interaction.interaction_id], cause=cause)
-        )
+        if defaulted is not None:
+            resume_asking_run(self.core, interaction.run_id, interaction.request.node)
+            return defaulted
+        self.core.record(interaction.run_id, timed_out(interaction.request.node, [interaction]))
         self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"})
         return ended

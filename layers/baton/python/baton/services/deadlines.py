@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.base import Contract
@@ -43,6 +44,18 @@ INTERACTION_GATE = "interaction"  # the ladder timer of a pause no gate parks (q
 MAX_EARLY_SECONDS = 2 * TIMER_PRECISION_SECONDS
 
 
+@dataclass(frozen=True)
+class _StepSubject:
+    """What a ladder step is about: the event's gate, the interactions still pending, their ladder."""
+
+    gate: str
+    pending: list[Interaction]
+    ladder: Ladder
+    steps: list[LadderStep]
+    deadline: str | None
+    ends_after_last: bool = False  # no deadline step follows: the pause's waiter ends it
+
+
 class NextTimer(GateDeadlinePayload, Contract):
     """The timer's next input: its step, and how long its Wait waits for it."""
 
@@ -61,6 +74,13 @@ class TimerOutcome(Contract):
     next: NextTimer | None = None
 
 
+class WaitReconciled(Contract):
+    """One parked wait's reconcile (`Reconciler.reconcile_one`): ended at its deadline, or released."""
+
+    ended: bool = False
+    released: bool = False
+
+
 def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
     """Store a wait a park just made, then start its timer: how every park parks."""
     core.store.put_wait(wait)
@@ -73,21 +93,21 @@ def arm(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
-        own = wait_ladder(wait)
-        if own is not None:
-            steps = own.steps(deadline, wait.scope.get("timeout_seconds"))
-        else:
-            steps = pause.ladder_steps(deadline) if pause is not None else []
-        due = steps[0].at if steps else deadline
-        if steps:
-            payload = payload.model_copy(update={"step": steps[0].step})
-        _start(core, payload, key=wait.gate, deadline=wait.deadline, due=due)
+        _start(core, payload, _wait_steps(wait, deadline, pause), key=wait.gate, deadline=wait.deadline)
 
 
 def wait_ladder(wait: ParkedWait) -> Ladder | None:
     """An await gate's own ladder, kept in its wait's scope (the gate has no request of its own)."""
     declared = wait.scope.get("ladder")
     return Ladder.model_validate(declared) if isinstance(declared, dict) else None
+
+
+def _wait_steps(wait: ParkedWait, deadline: datetime, pause: InteractionRequest | None) -> list[LadderStep]:
+    """A parked wait's steps: its await gate's own ladder's, else those of the request it parked."""
+    own = wait_ladder(wait)
+    if own is not None:
+        return own.steps(deadline, wait.scope.get("timeout_seconds"))
+    return pause.ladder_steps(deadline) if pause is not None else []
 
 
 def arm_interaction(core: Core, interaction: Interaction) -> None:
@@ -113,19 +133,12 @@ def _steps_of(i: Interaction) -> list[LadderStep]:
 
 
 def _arm_own(core: Core, i: Interaction, gate: str, steps: list[LadderStep]) -> None:
-    """A timer named after its interaction (no parked wait), due at its first step or its deadline."""
+    """A timer named after its interaction (no parked wait)."""
     assert i.expires_at is not None
-    deadline = parse_iso(i.expires_at)
-    first = steps[0] if steps else None
     payload = GateDeadlinePayload(
-        run_id=i.run_id,
-        gate=gate,
-        deadline=deadline,
-        interaction_id=i.interaction_id,
-        step=first.step if first is not None else "deadline",
+        run_id=i.run_id, gate=gate, deadline=parse_iso(i.expires_at), interaction_id=i.interaction_id
     )
-    due = first.at if first is not None else deadline
-    _start(core, payload, key=f"{gate}:{i.interaction_id}", deadline=i.expires_at, due=due)
+    _start(core, payload, steps, key=f"{gate}:{i.interaction_id}", deadline=i.expires_at)
 
 
 def _defaults_at_deadline(interaction: Interaction) -> bool:
@@ -135,14 +148,17 @@ def _defaults_at_deadline(interaction: Interaction) -> bool:
     return interaction.request.kind == "question" and ladder is not None and ladder.default is not None
 
 
-def _start(core: Core, payload: GateDeadlinePayload, *, key: str, deadline: str, due: datetime | None = None) -> None:
+def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *, key: str, deadline: str) -> None:
+    """Start a timer due at its first ladder step, or at its deadline when it has none."""
     if core.timers is None:
         return
+    if steps:
+        payload = payload.model_copy(update={"step": steps[0].step})
     try:
         core.timers.start(
             timer_name(payload.run_id, key, deadline),
             payload,
-            timer_wait_seconds(due or payload.deadline, core.clock.now()),
+            timer_wait_seconds(steps[0].at if steps else payload.deadline, core.clock.now()),
         )
     except Exception:  # the park itself succeeded: never fail it for its timer
         log.exception(
@@ -158,7 +174,7 @@ class Deadlines:
         self,
         core: Core,
         *,
-        reconcile_one: Callable[[ParkedWait], dict[str, bool]],
+        reconcile_one: Callable[[ParkedWait], WaitReconciled],
         time_out_tool_await: Callable[[str, str], bool],
         default_question: Callable[[str, str], bool] | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -171,12 +187,8 @@ class Deadlines:
 
     def fire(self, timer: GateDeadlinePayload) -> TimerOutcome:
         """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
-        own_timer = timer.gate == INTERACTION_GATE or (timer.gate == TOOL_GATE and timer.step != "deadline")
-        if timer.interaction_id is not None and own_timer:  # a pause no gate parks, or a tool await's step
-            walk = self._interaction_step if timer.gate == INTERACTION_GATE else self._tool_step
-            return walk(timer, timer.interaction_id)
-        if timer.step != "deadline":
-            return self._ladder_step(timer)
+        if timer.step != "deadline" or (timer.gate == INTERACTION_GATE and timer.interaction_id is not None):
+            return self._walk(timer)
         early = (timer.deadline - self.core.clock.now()).total_seconds()
         if early > MAX_EARLY_SECONDS:
             return TimerOutcome(ended=False, released=False, reason="not_due")  # the reconciler will see it
@@ -191,9 +203,9 @@ class Deadlines:
         outcome = self._reconcile_one(wait)
         # Not ended here: an answer accepted in time (released now if its send was lost), or a pause
         # settled before (an interrupt a late read already timed out gets its task failure sent now).
-        settled = "settled" if outcome["released"] else "answered_in_time"
-        reason = "deadline" if outcome["ended"] else settled
-        return TimerOutcome(ended=outcome["ended"], released=outcome["released"], reason=reason)
+        settled = "settled" if outcome.released else "answered_in_time"
+        reason = "deadline" if outcome.ended else settled
+        return TimerOutcome(ended=outcome.ended, released=outcome.released, reason=reason)
 
     def _parked_for(self, timer: GateDeadlinePayload) -> ParkedWait | None:
         """The wait this timer was started for, if still parked with the same deadline."""
@@ -202,100 +214,83 @@ class Deadlines:
             return None
         return wait if parse_iso(wait.deadline) == timer.deadline else None
 
-    def _ladder_step(self, timer: GateDeadlinePayload) -> TimerOutcome:
-        """A ladder step: sent while the pause is still waiting, skipped (ending the timer) once it is
-        not. Returns the timer's next step under `next` (the timer waits its `wait_seconds`)."""
-        core = self.core
+    def _walk(self, timer: GateDeadlinePayload) -> TimerOutcome:
+        """One ladder step of any pause: sent while it still waits, skipped (ending the timer) once it
+        does not. Returns the timer's next step under `next` (the timer waits its `wait_seconds`)."""
+        subject = self._subject(timer)
+        if isinstance(subject, TimerOutcome):
+            return subject
+        if timer.step == "deadline":  # a question's declared default (only a pause no gate parks gets here)
+            return self._take_default(timer)
+        this = next((s for s in subject.steps if s.step == timer.step), None)
+        if this is not None and subject.pending:
+            self._send(this, subject)
+        following = next((s for s in subject.steps if s.at > this.at), None) if this is not None else None
+        reason = "sent" if this is not None else "not_a_step"  # not a step of its ladder: on to the deadline
+        if following is None and subject.ends_after_last:
+            return TimerOutcome(done=True, step=timer.step, reason=reason, next=None)  # `next` in the output
+        return TimerOutcome(done=False, step=timer.step, reason=reason, next=self._next(timer, following))
+
+    def _subject(self, timer: GateDeadlinePayload) -> _StepSubject | TimerOutcome:
+        """What a step is about, or why the timer ends here: a parked wait's pending interactions, a tool
+        await's pending questions, or the one interaction of a pause no gate parks."""
+        if timer.interaction_id is None or timer.gate not in (INTERACTION_GATE, TOOL_GATE):
+            return self._wait_subject(timer)
+        i = self.core.store.get_interaction(timer.run_id, timer.interaction_id)
+        ladder = i.request.ladder if i is not None else None
+        gone = TimerOutcome(done=True, step=timer.step, reason="not_pending")
+        if i is None or ladder is None or i.state.status != "pending":
+            return gone
+        steps = ladder.steps_from(parse_iso(i.created_at), timer.deadline)
+        if timer.gate == TOOL_GATE:
+            asked = (self.core.store.get_interaction(i.run_id, iid) for iid in i.request_as(AwaitToolRequest).pending)
+            pending = [q for q in asked if q is not None and q.state.status == "pending"]
+            return _StepSubject(TOOL_GATE, pending, ladder, steps, i.expires_at)
+        if i.expires_at is None or parse_iso(i.expires_at) != timer.deadline:
+            return gone
+        # Its node names the step's gate; without a default to take the timer ends after its last step.
+        return _StepSubject(i.request.node, [i], ladder, steps, i.expires_at, not _defaults_at_deadline(i))
+
+    def _wait_subject(self, timer: GateDeadlinePayload) -> _StepSubject | TimerOutcome:
         wait = self._parked_for(timer)
         if wait is None:
             return TimerOutcome(done=True, step=timer.step, reason="not_parked")
-        pending = [i for i in interactions_of(core, wait) if i.state.status == "pending"]
+        pending = [i for i in interactions_of(self.core, wait) if i.state.status == "pending"]
+        asked = next((i.request for i in pending if i.request.ladder is not None), None)
         own = wait_ladder(wait)  # an await gate's own ladder, about its still-unanswered questions
-        ladder = own or next((i.request.ladder for i in pending if i.request.ladder is not None), None)
+        ladder = own or (asked.ladder if asked is not None else None)
         if ladder is None or not pending:
             return TimerOutcome(done=True, step=timer.step, reason="answered")  # answered: the rest is skipped
-        if own is not None:
-            steps = own.steps(timer.deadline, wait.scope.get("timeout_seconds"))
-        else:
-            steps = next(i.request for i in pending if i.request.ladder is not None).ladder_steps(timer.deadline)
-        this = next((s for s in steps if s.step == timer.step), None)
-        if this is None:  # not a step of this pause's ladder (or past its deadline): on to the deadline
-            return TimerOutcome(done=False, step=timer.step, reason="not_a_step", next=self._next(timer, None))
-        self._send(this, wait.gate, pending, ladder, wait.deadline)
-        following = next((s for s in steps if s.at > this.at), None)
-        return TimerOutcome(done=False, step=timer.step, reason="sent", next=self._next(timer, following))
+        return _StepSubject(wait.gate, pending, ladder, _wait_steps(wait, timer.deadline, asked), wait.deadline)
 
-    def _send(
-        self,
-        this: LadderStep,
-        gate: str,
-        pending: list[Interaction],
-        ladder: Ladder,
-        deadline: str | None,
-    ) -> None:
-        """One ladder step (due at `this.at`: a timer a little early waits for it), about `pending`:
-        its event, then a notification per interaction (the reminder to their own channels)."""
+    def _take_default(self, timer: GateDeadlinePayload) -> TimerOutcome:
+        assert timer.interaction_id is not None
+        if (early := (timer.deadline - self.core.clock.now()).total_seconds()) > MAX_EARLY_SECONDS:
+            return TimerOutcome(done=True, step="deadline", reason="not_due")
+        if early > 0:
+            self._sleep(early)
+        taken = self._default_question is not None and self._default_question(timer.run_id, timer.interaction_id)
+        return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
+
+    def _send(self, this: LadderStep, subject: _StepSubject) -> None:
+        """One ladder step (due at `this.at`: a timer a little early waits for it), about the subject's
+        pending interactions: its event, then a notification per interaction (a reminder to their own
+        channels, an escalation to the ladder's)."""
         core = self.core
         if (early := (this.at - core.clock.now()).total_seconds()) > 0:
             self._sleep(min(early, MAX_EARLY_SECONDS))
+        pending, gate, deadline = subject.pending, subject.gate, subject.deadline
         ids = [i.interaction_id for i in pending]
-        run_id = pending[0].run_id
         if this.step == "remind":
             channels = sorted({c for i in pending for c in i.request.notify})
-            core.record(run_id, ReminderSent(gate=gate, interaction_ids=ids, channels=channels))
+            core.record(pending[0].run_id, ReminderSent(gate=gate, interaction_ids=ids, channels=channels))
             for i in pending:
                 core.notify(i, "reminder_sent", deadline=deadline)
         else:
-            channels = list(ladder.escalate_to)
-            core.record(run_id, Escalated(gate=gate, interaction_ids=ids, channels=channels))
+            channels = list(subject.ladder.escalate_to)
+            core.record(pending[0].run_id, Escalated(gate=gate, interaction_ids=ids, channels=channels))
             for i in pending:
                 core.notify_to(i, "escalated", channels, deadline=deadline)
-
-    def _interaction_step(self, timer: GateDeadlinePayload, interaction_id: str) -> TimerOutcome:
-        """A step of a pause no gate parks: sent while that one interaction is pending (its node names
-        the step's `gate`); at the deadline a question's declared default is taken."""
-        core = self.core
-        i = core.store.get_interaction(timer.run_id, interaction_id)
-        ladder = i.request.ladder if i is not None else None
-        if (
-            i is None
-            or ladder is None
-            or i.state.status != "pending"
-            or i.expires_at is None
-            or parse_iso(i.expires_at) != timer.deadline
-        ):
-            return TimerOutcome(done=True, step=timer.step, reason="not_pending")
-        if timer.step == "deadline":
-            if (early := (timer.deadline - core.clock.now()).total_seconds()) > MAX_EARLY_SECONDS:
-                return TimerOutcome(done=True, step="deadline", reason="not_due")
-            if early > 0:
-                self._sleep(early)
-            taken = self._default_question is not None and self._default_question(i.run_id, interaction_id)
-            return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
-        steps = ladder.steps_from(parse_iso(i.created_at), timer.deadline)
-        this = next((s for s in steps if s.step == timer.step), None)
-        if this is not None:
-            self._send(this, i.request.node, [i], ladder, i.expires_at)
-        following = next((s for s in steps if s.at > this.at), None) if this is not None else None
-        if following is None and not _defaults_at_deadline(i):
-            return TimerOutcome(done=True, step=timer.step, reason="sent" if this else "not_a_step", next=None)
-        return TimerOutcome(done=False, step=timer.step, reason="sent", next=self._next(timer, following))
-
-    def _tool_step(self, timer: GateDeadlinePayload, interaction_id: str) -> TimerOutcome:
-        """A step of a tool-form await's ladder, about its questions still pending (then its expiry)."""
-        core = self.core
-        awaiting = core.store.get_interaction(timer.run_id, interaction_id)
-        ladder = awaiting.request.ladder if awaiting is not None else None
-        if awaiting is None or ladder is None or awaiting.state.status != "pending":
-            return TimerOutcome(done=True, step=timer.step, reason="not_pending")
-        found = (core.store.get_interaction(timer.run_id, iid) for iid in awaiting.request_as(AwaitToolRequest).pending)
-        pending = [i for i in found if i is not None and i.state.status == "pending"]
-        steps = ladder.steps_from(parse_iso(awaiting.created_at), timer.deadline)
-        this = next((s for s in steps if s.step == timer.step), None)
-        if this is not None and pending:
-            self._send(this, TOOL_GATE, pending, ladder, awaiting.expires_at)
-        following = next((s for s in steps if s.at > this.at), None) if this is not None else None
-        return TimerOutcome(done=False, step=timer.step, reason="sent", next=self._next(timer, following))
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
         """The timer's next input: the following step, or the deadline, and how long to wait for it."""

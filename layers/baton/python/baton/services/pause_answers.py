@@ -160,11 +160,15 @@ class PauseAnswers:
             hosted = core.require_run(run_id).hosted
         resumed = core.release_gate(run_id, node, self.output(answered))
         if not resumed and not hosted and core.store.get_wait(run_id, node) is None:
-            # A blocking ask: no token; its waiter reads the answer. run_resumed only if the run moved.
-            if core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
-                core.record(run_id, RunResumed(gate=node, kind="ask"))
+            resume_asking_run(core, run_id, node)  # a blocking ask: no token; its waiter reads the answer
             resumed = True
         return resumed
+
+
+def resume_asking_run(core: Core, run_id: str, node: str) -> None:
+    """A blocking ask's run goes on once it is answered (run_resumed only if the run moved)."""
+    if core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
+        core.record(run_id, RunResumed(gate=node, kind="ask"))
 
 
 def _conforms(policy: PauseAnswers) -> AnswerPolicy[Answers, PauseOutput, ResumeResult]:

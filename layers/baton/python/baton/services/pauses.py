@@ -301,11 +301,17 @@ class PauseService:
             unanswered.append(i)
         if wait is not None and wait.status == "parked":
             core.store.release_wait(wait, "timed_out")
-        listed = "; ".join(f"{i.interaction_id} ({i.request.prompt!r})" for i in unanswered) or "none"
-        seconds = unanswered[0].request.timeout_seconds if unanswered else None
-        after = f" after {seconds}s" if seconds else ""
-        cause = f"timed out{after} waiting for human input at node '{node}'; unanswered: {listed}"
-        ids = [i.interaction_id for i in unanswered]
-        core.record(run_id, HumanInputTimedOut(node=node, unanswered=ids, cause=cause))
-        core.set_run_status(run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause)
-        return GateTimedOut(cause=cause, unanswered=ids)
+        event = timed_out(node, unanswered)
+        core.record(run_id, event)
+        paused = {"created", "running", "paused_waiting_human"}
+        core.set_run_status(run_id, "failed", allowed_from=paused, reason=event.cause)
+        return GateTimedOut(cause=event.cause, unanswered=event.unanswered)
+
+
+def timed_out(node: str, unanswered: Sequence[Interaction]) -> HumanInputTimedOut:
+    """A pause's timeout event (a hosted gate's, a blocking ask's): its cause is the run's failure reason."""
+    listed = "; ".join(f"{i.interaction_id} ({i.request.prompt!r})" for i in unanswered) or "none"
+    seconds = unanswered[0].request.timeout_seconds if unanswered else None
+    after = f" after {seconds}s" if seconds else ""
+    cause = f"timed out{after} waiting for human input at node '{node}'; unanswered: {listed}"
+    return HumanInputTimedOut(node=node, unanswered=[i.interaction_id for i in unanswered], cause=cause)

@@ -20,6 +20,7 @@ from baton.errors import ConflictError, GoneError
 from baton.models import QuestionRequest
 from baton.services.approvals import settle_met_quorums
 from baton.services.at_deadline import end_at_deadline
+from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
 from baton.services.runs import RunService
@@ -99,13 +100,13 @@ class Reconciler:
             if kind is None:
                 continue
             checked += 1
+            done = {"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind}
             if (at_deadline := self._end_if_due(wait)) is not None:
-                done = {"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind}
                 (released if at_deadline == "released" else ended).append(done)
                 continue
             try:
                 if kind[0](wait):
-                    released.append({"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind})
+                    released.append(done)
             except GoneError:
                 pass  # the gate timed out first: its timeout handler reports it
             except Exception:
@@ -161,13 +162,13 @@ class Reconciler:
                 log.exception("reconcile: taking a question's default failed", extra={"run_id": question.run_id})
         return taken
 
-    def reconcile_one(self, wait: ParkedWait) -> dict[str, bool]:
+    def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
         """One parked wait, as a pass treats it (a gate's timer at its deadline, baton.services.deadlines):
         ended at its deadline, or else the resume a lost send owes it."""
         if (at_deadline := self._end_if_due(wait)) is not None:
-            return {"ended": at_deadline != "released", "released": at_deadline == "released"}
+            return WaitReconciled(ended=at_deadline != "released", released=at_deadline == "released")
         kind = self._kind(wait)
         try:
-            return {"ended": False, "released": kind is not None and kind[0](wait)}
+            return WaitReconciled(released=kind is not None and kind[0](wait))
         except GoneError:
-            return {"ended": False, "released": False}  # the gate timed out first
+            return WaitReconciled()  # the gate timed out first

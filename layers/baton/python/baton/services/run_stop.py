@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from baton.errors import ConflictError
 from baton.models import TERMINAL_RUN_STATES, status_of
+from baton.services.at_deadline import OPEN
 
 if TYPE_CHECKING:
     from baton.models import RunSummary
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 
 STOP_ERROR = "BatonRunStopped"
 CLOSE_ATTEMPTS = 3  # reads of what is open: an answer that lands while the stop closes it is read again
-_OPEN_WAITS = ("parked", "expiring")
 
 
 def close_pauses(core: Core, run_id: str, *, by: str, cause: str) -> list[str]:
@@ -29,7 +29,7 @@ def close_pauses(core: Core, run_id: str, *, by: str, cause: str) -> list[str]:
     closed: list[str] = []
     for _attempt in range(CLOSE_ATTEMPTS):
         pending = core.store.list_run_interactions(run_id, status="pending")
-        waits = [w for w in core.store.list_run_waits(run_id) if w.status in _OPEN_WAITS]
+        waits = [w for w in core.store.list_run_waits(run_id) if w.status in OPEN]
         if not pending and not waits:
             break
         now = core.now()
