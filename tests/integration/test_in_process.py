@@ -1,6 +1,5 @@
 """The local stack's in-process calls (baton.local.in_process): the direct route gives moto's own
-answers, byte for byte, and skips moto's scan over every service; an in-process request skips computing
-its SigV4 signature and keeps the header moto reads the account from. Each counted against plain moto."""
+answers, byte for byte, and skips moto's scan over every service (counted against plain moto)."""
 
 from __future__ import annotations
 
@@ -11,21 +10,15 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSResponse
-from botocore.config import Config
-from moto import backends, mock_aws, settings
-from moto.core.authorization import ActionAuthenticatorMixin
+from moto import backends, mock_aws
 from moto.core.botocore_stubber import MockRawResponse
 from moto.core.models import botocore_stubber
 
-from baton.local import in_process
-from baton.local.in_process import DirectRoutes, calls_in_process
+from baton.local.in_process import DirectRoutes
 from baton.workflows.table import create_table_kwargs
-from tests.counting import CallsCounted
 
 TABLE = "in-process-table"
-NOBODY_LISTENS = "http://127.0.0.1:9"  # the discard port: a request sent there is refused
 RANDOM_HEADERS = {"x-amzn-requestid", "x-amz-request-id", "date", "x-amz-id-2"}
 DEFINITION = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}})
 
@@ -126,85 +119,3 @@ def _captured_request(db: Any) -> Any:
     db.list_tables()
     db.meta.events.unregister("before-send.*.*", unique_id="capture")
     return captured[0]
-
-
-def _signed() -> CallsCounted:
-    return CallsCounted((SigV4Auth, "signature"))
-
-
-def _authorization(client: Any) -> list[str]:
-    seen: list[str] = []
-
-    def keep(request: Any, **_: Any) -> None:
-        header = request.headers["Authorization"]
-        seen.append(header.decode() if isinstance(header, bytes) else header)
-
-    client.meta.events.register_first("before-send.*.*", keep)
-    return seen
-
-
-@pytest.mark.parametrize("in_process_on", [True, False], ids=["fixed", "plain-moto"])
-def test_an_in_process_request_is_not_signed_and_keeps_its_credential(aws: None, in_process_on: bool) -> None:
-    """moto picks the account by the access key in the header: the same in both; only the signature
-    differs (computed by plain botocore, the unsigned marker in process)."""
-    with calls_in_process(NOBODY_LISTENS, "us-east-1") if in_process_on else mock_aws():
-        endpoint = NOBODY_LISTENS if in_process_on else None
-        db = boto3.client(
-            "dynamodb",
-            endpoint_url=endpoint,
-            config=Config(retries={"max_attempts": 1}),
-            aws_access_key_id="AKIDINPROCESS",
-            aws_secret_access_key="secret",
-        )
-        headers = _authorization(db)
-        before = in_process.UNSIGNED_REQUESTS[0]
-        with _signed() as signed:
-            db.create_table(**create_table_kwargs(TABLE))
-            assert db.list_tables()["TableNames"] == [TABLE]
-    assert len(headers) == 2
-    credential, signed_headers, signature = headers[1].split(", ")
-    assert credential.startswith("AWS4-HMAC-SHA256 Credential=AKIDINPROCESS/")
-    assert credential.endswith("/us-east-1/dynamodb/aws4_request")
-    assert "x-amz-date" in signed_headers
-    if in_process_on:
-        assert (signed.count, in_process.UNSIGNED_REQUESTS[0] - before) == (0, 2)
-        assert signature == f"Signature={in_process.UNSIGNED}"
-    else:
-        assert (signed.count, in_process.UNSIGNED_REQUESTS[0] - before) == (2, 0)
-        assert signature != f"Signature={in_process.UNSIGNED}"
-
-
-def test_requests_are_signed_when_moto_checks_signatures_or_they_leave_the_process(
-    aws: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    with calls_in_process(NOBODY_LISTENS, "us-east-1"):
-        aws_db = boto3.client("dynamodb")  # AWS's own address (mock_aws answers it): signed as always
-        with _signed() as signed:
-            aws_db.list_tables()
-        assert signed.count == 1
-        monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 100)  # moto's IAM authentication on
-        # ...after 100 requests: counted from here, whatever this process's tests asked before (a 403 then)
-        monkeypatch.setattr(ActionAuthenticatorMixin, "request_count", 0)
-        local_db = boto3.client("dynamodb", endpoint_url=NOBODY_LISTENS)
-        with _signed() as signed:
-            local_db.list_tables()
-        assert signed.count == 1
-
-
-def test_the_stacks_own_clients_skip_client_side_validation_and_baton_clients_elsewhere_keep_it(aws: None) -> None:
-    from botocore.exceptions import ParamValidationError
-
-    from baton.adapters.clients import CLIENT_CONFIG
-
-    bad = {"TableName": TABLE, "Key": {"PK": {"S": "RUN#r"}, "SK": {"S": "RUN"}}, "ConsistentRead": "yes"}
-    _fill()
-    with pytest.raises(ParamValidationError):  # deployed and on moto in the tests: botocore refuses it
-        boto3.client("dynamodb", config=CLIENT_CONFIG).get_item(**bad)
-    before = in_process.SERIALIZERS_UNVALIDATED[0]
-    with calls_in_process(NOBODY_LISTENS, "us-east-1"):
-        local_db = boto3.session.Session().client("dynamodb", endpoint_url=NOBODY_LISTENS, config=CLIENT_CONFIG)
-        answered = local_db.get_item(**bad)  # sent as it is (botocore would refuse the string)
-    assert answered["ResponseMetadata"]["HTTPStatusCode"] == 200
-    assert in_process.SERIALIZERS_UNVALIDATED[0] - before == 1
-    with pytest.raises(ParamValidationError):  # closed: clients validate again
-        boto3.client("dynamodb", config=CLIENT_CONFIG).get_item(**bad)

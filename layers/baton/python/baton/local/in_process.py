@@ -1,52 +1,28 @@
 """The local stack's own AWS calls reach moto without a socket.
 
-Every boto3 call a handler makes inside `baton dev` used to travel as HTTP to the in-process moto server
-(a new connection each time: moto answers `Connection: close`) and through werkzeug and Flask: ~9 ms a
-call, 7 calls per answer, all in one interpreter. moto's botocore stubber (what `mock_aws` uses) answers
-the same request from the same backends in ~3 ms. While `calls_in_process` is open, every botocore client
-created in this process hands requests addressed to the emulator's URL to that stubber (rewritten to the
-service's AWS address it expects). Other processes (the CLI, agents, a merge subprocess) still use the
-emulator port, and see the same data.
+A boto3 call over HTTP to the in-process moto server costs ~9 ms (a new connection each time, werkzeug,
+Flask); moto's botocore stubber (what `mock_aws` uses) answers it from the same backends in ~3 ms. While
+`calls_in_process` is open, botocore clients of this process hand requests addressed to the emulator to
+that path. Other processes (the CLI, agents) still use the emulator's port and see the same data.
 
-Two more costs of each such call go (`bench/parts/call_cpu.py` prints the CPU of each part):
-
-**Routing.** moto's stubber matches each request's URL against the URL patterns of every service it
-emulates, in order, until one matches (DynamoDB is the 70th or so), then rebuilds that service's URL
-table (`BaseBackend.urls`, a property: every path formatted with every URL base, each anew) and matches
-the URL against each. `DirectRoutes` keeps, per host, the service moto's own scan picked and that
-service's URL table compiled, and then does what the stubber does with the handler it found (the same
-request normalization, recorder and error handling). moto's passthrough and whitelist settings are asked
-on every request as moto asks them; whatever the kept table does not answer goes to moto's stubber.
-
-**Signing.** botocore signs every request with SigV4 (canonical request, string to sign, four HMACs).
-moto reads only the access key from the `Authorization` header (it picks the account) and checks no
-signature unless its IAM authentication is on (`INITIAL_NO_AUTH_ACTION_COUNT`). A request this process
-hands to moto in process gets the header a signed one has (credential scope, signed headers, the date and
-token headers) with its signature not computed; with moto's authentication on, every request is signed.
-A request to any other address (a deployed AWS) is signed as always.
-
-`tests/integration/test_in_process.py` compares both with moto's own path and counts the work skipped.
+moto's stubber finds the service by matching the URL against every service's patterns (DynamoDB is ~70th)
+and rebuilds that service's URL table on each call; `DirectRoutes` keeps both per host and then does what
+the stubber does (`tests/integration/test_in_process.py` compares the answers byte for byte).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 import threading
 from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from baton.local.moto_fixes import patched
-
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
 # botocore service id (as in "before-send.<id>.<Operation>") → the endpoint prefix moto's patterns match
 _ENDPOINT_PREFIX = {"dynamodb": "dynamodb", "sfn": "states", "sns": "sns", "lambda": "lambda"}
-# the names SigV4 signs those services' requests with (the same prefixes)
-_SIGNING_NAMES = frozenset(_ENDPOINT_PREFIX.values())
-UNSIGNED = "0" * 64  # the signature field of an in-process request: the form of one, never checked
 
 Routes = tuple[tuple[re.Pattern[str], Any], ...]
 
@@ -136,68 +112,6 @@ def _hook(moto_url: str, region: str, routes: DirectRoutes) -> Any:
     return before_send
 
 
-UNSIGNED_REQUESTS = [0]  # requests given the header form without a computed signature (tests count it)
-SERIALIZERS_UNVALIDATED = [0]  # clients created without the parameter validation they asked for (tests count it)
-
-
-def _add_auth(original: Callable[[Any, Any], None], moto_url: str) -> Callable[[Any, Any], None]:
-    from moto import settings
-
-    @functools.wraps(original)
-    def add_auth(self: Any, request: Any) -> None:
-        in_process = self._service_name in _SIGNING_NAMES and str(request.url).startswith(moto_url)
-        moto_checks_signatures = float("inf") > settings.INITIAL_NO_AUTH_ACTION_COUNT
-        if not in_process or moto_checks_signatures:
-            original(self, request)
-            return
-        from botocore.auth import SIGV4_TIMESTAMP
-        from botocore.compat import get_current_datetime
-        from botocore.exceptions import NoCredentialsError
-
-        if self.credentials is None:
-            raise NoCredentialsError()
-        request.context["timestamp"] = get_current_datetime().strftime(SIGV4_TIMESTAMP)
-        self._modify_request_before_signing(request)  # the date and token headers, as signing sets them
-        UNSIGNED_REQUESTS[0] += 1
-        self._inject_signature_to_request(request, UNSIGNED)
-
-    add_auth._baton_unsigned = True  # type: ignore[attr-defined]
-    return add_auth
-
-
-@contextmanager
-def unsigned_in_process(moto_url: str) -> Iterator[None]:
-    """While open, requests to `moto_url` of the in-process services skip computing SigV4 signatures."""
-    from botocore.auth import SigV4Auth
-
-    current = SigV4Auth.__dict__["add_auth"]
-    if getattr(current, "_baton_unsigned", False):
-        yield
-        return
-    with patched(SigV4Auth, {"add_auth": _add_auth(current, moto_url)}):
-        yield
-
-
-@contextmanager
-def unvalidated_in_process() -> Iterator[None]:
-    """While open, clients created in this process skip botocore's client-side parameter validation.
-
-    The local stack's process addresses only the emulator, and its requests are built by the same adapters
-    the test suite runs on moto with validation on (`baton/adapters/clients.py`): validating them again on
-    every call was ~0.5 ms of a resume's client CPU. moto still validates what DynamoDB validates."""
-    import botocore.serialize
-
-    original = botocore.serialize.create_serializer
-
-    @functools.wraps(original)
-    def create_serializer(protocol_name: str, include_validation: bool = True, **kwargs: Any) -> Any:
-        SERIALIZERS_UNVALIDATED[0] += include_validation
-        return original(protocol_name, False, **kwargs)
-
-    with patched(botocore.serialize, {"create_serializer": create_serializer}):
-        yield
-
-
 @contextmanager
 def calls_in_process(moto_url: str, region: str) -> Iterator[None]:
     """While open, botocore clients created in this process call the emulator at `moto_url` directly."""
@@ -208,6 +122,4 @@ def calls_in_process(moto_url: str, region: str) -> Iterator[None]:
         # first, so it answers before moto's own (disabled) stubber or a real send is tried
         BUILTIN_HANDLERS.insert(0, entry)
         stack.callback(BUILTIN_HANDLERS.remove, entry)
-        stack.enter_context(unsigned_in_process(moto_url))
-        stack.enter_context(unvalidated_in_process())
         yield
