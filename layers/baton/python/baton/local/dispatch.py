@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from baton.local.call_recorder import install_from_env, invoking
+from baton.local.moto_fixes import patched
 from baton.workflows.resources import FUNCTIONS, FunctionSpec
 
 if TYPE_CHECKING:
@@ -145,10 +146,5 @@ class LambdaDispatcher:
                 return original_simple(backend, function_name, qualifier, *request)
             return invoke(fn, *request)
 
-        LambdaFunction.invoke = invoke  # type: ignore[method-assign,assignment]
-        LambdaSimpleBackend.invoke = simple_invoke  # type: ignore[method-assign,assignment]
-        try:
+        with patched(LambdaFunction, {"invoke": invoke}), patched(LambdaSimpleBackend, {"invoke": simple_invoke}):
             yield self
-        finally:
-            LambdaFunction.invoke = original  # type: ignore[method-assign]
-            LambdaSimpleBackend.invoke = original_simple  # type: ignore[method-assign]
