@@ -191,6 +191,6 @@ def test_an_update_copies_the_stored_item_once_for_its_rollback(aws_env: None, s
             stored = _release(db, "WAIT#0")
         assert stored["status"] == {"S": "released"}
     if scaled:
-        assert copies.count == 1  # the transaction's rollback copy; no old image for a stream it has not
+        assert copies.count == 2  # the transaction's rollback copy of the item, and update_item's old image
     else:
         assert copies.count >= ITEMS + 1  # plain moto: the whole table, and the item's old image again
