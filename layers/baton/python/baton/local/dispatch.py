@@ -1,10 +1,6 @@
-"""Lambda invokes dispatched in-process to the real `functions/<name>/handler.py`.
-
-moto runs Lambda code only in Docker; without it, its backend echoes. We replace the function
-object's `invoke`, the one path used by the Invoke API (hence by Step Functions) and by SNS → Lambda
-subscriptions, with a call into our handler. Like Lambda, each concurrent invocation gets its own
-"container": a separately loaded copy of the handler module, reused when free.
-"""
+"""Lambda invokes dispatched in-process to the real `functions/<name>/handler.py` (moto runs Lambda code only
+in Docker). The function's `invoke`, used by the Invoke API (so by Step Functions) and by SNS subscriptions,
+calls our handler; each concurrent invocation gets its own "container" (a separately loaded module)."""
 
 from __future__ import annotations
 

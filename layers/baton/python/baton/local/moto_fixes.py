@@ -77,9 +77,8 @@ def dynamodb_lock() -> _DynamoLock:
 
 @contextmanager
 def after_each_write(hook: Callable[[], None]) -> Iterator[None]:
-    """While open, `hook` runs under the lock at the end of each outermost hold of it in which a moto
-    DynamoDB write ran (a request whole, or a direct backend call): the local stack's journal
-    (`baton.local.journal`). An exception from it fails that request."""
+    """While open, `hook` runs under the lock at the end of each outermost hold in which a moto DynamoDB
+    write ran (the journal); an exception from it fails that request."""
     _write_hooks.append(hook)
     try:
         yield
@@ -125,9 +124,8 @@ def patched(owner: Any, replacements: dict[str, Any]) -> Iterator[None]:
 
 @contextmanager
 def atomic_dynamodb_writes() -> Iterator[None]:
-    """While open, every moto DynamoDB call (condition check + write, or a read) runs under one lock:
-    each request whole (`DynamoHandler.call_action`), and each backend method for callers that reach
-    the backend directly (the stack's persistence, Step Functions' DynamoDB integration)."""
+    """While open, every moto DynamoDB request (`DynamoHandler.call_action`) and backend call (for callers
+    that reach the backend directly) runs under one lock."""
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.responses import DynamoHandler
 

@@ -50,9 +50,8 @@ def _put_back(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
 
 
 def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, Any, Any, Any]]:
-    """(table, hash, range, the item as it is before or None) for every item the transaction names. Only
-    an Update changes the stored item in place, so only its item is copied: a Put stores a new item and a
-    Delete removes it, leaving the stored one unchanged for the rollback to put back."""
+    """(table, hash, range, the item before or None) for every item the transaction names; only an Update
+    changes the stored item in place, so only its item is copied."""
     touched = []
     for entry in transact_items:
         op_type, op = next(iter(entry.items()))
@@ -111,9 +110,8 @@ def _index_partition(table: Any, index: Any, item: Any) -> tuple[Any, ...] | Non
 
 
 def _gsi_maps(table: Any) -> dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]]:
-    """Per GSI: its partition → {(hash, range) of the table item: the item}. Built on the table's first
-    write or GSI query by one walk of the table (empty, on a new table), then kept current by every write
-    (`_reindex`): no query or scheduled sweep ever pays for a walk of a table grown big."""
+    """Per GSI: its partition -> {(hash, range): item}, built by one walk of the table at its first write
+    or GSI query, then kept current by every write (`_reindex`)."""
     maps: dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]] | None = table.__dict__.get("_baton_gsi")
     if maps is None:
         maps = {index.name: {} for index in table.global_indexes or []}
