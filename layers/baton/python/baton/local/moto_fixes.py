@@ -2,8 +2,8 @@
 
 * Conditional writes: moto checks a ConditionExpression and then writes without a lock, so two racing
   writes can both pass (seen: 2 of 20). One re-entrant lock serializes moto's DynamoDB calls (reads too: a
-  read walking the table while another thread inserts fails). At the end of each outermost hold in which
-  a write ran, before the response leaves, it calls the `after_each_write` hooks (the journal).
+  read walking the table while another thread inserts fails). At the end of each outermost hold,
+  before the response leaves, it calls the `after_each_write` hooks (the journal).
 * `states:startExecution.sync:2`: moto leaves parameter and response casing alone, so ASL's
   `StateMachineArn`/`Input` reach botocore unconverted and `$.Output` is never found; AWS converts both.
 * StopExecution: moto only marks the program stopped, so a `waitForTaskToken` Task keeps waiting (and a
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import itertools
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -34,15 +33,12 @@ _LOCKED_METHODS = (
     "batch_write_item",
     "transact_get_items",
 )
-_WRITE_METHODS = frozenset({"put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item"})
-_write_counter = itertools.count(1)
-_last_write = 0
 _write_hooks: list[Callable[[], None]] = []
 
 
 class _DynamoLock:
-    """A re-entrant lock that, at the end of each outermost hold in which a write ran, calls the write
-    hooks (`after_each_write`) before it is released: before the request that wrote gets its response."""
+    """A re-entrant lock that, at the end of each outermost hold, calls the write hooks (`after_each_write`)
+    before it is released: before the request that wrote gets its response."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -50,18 +46,15 @@ class _DynamoLock:
 
     def __enter__(self) -> _DynamoLock:
         self._lock.acquire()
-        depth = getattr(self._held, "depth", 0)
-        if not depth:
-            self._held.writes_before = _last_write
-        self._held.depth = depth + 1
+        self._held.depth = getattr(self._held, "depth", 0) + 1
         return self
 
     def __exit__(self, *_: object) -> None:
         try:
             self._held.depth -= 1
-            if not self._held.depth and _last_write != self._held.writes_before:
+            if not self._held.depth:
                 for hook in _write_hooks:
-                    hook()
+                    hook()  # the journal's: nothing to do when nothing changed
         finally:
             self._lock.release()
 
@@ -77,8 +70,8 @@ def dynamodb_lock() -> _DynamoLock:
 
 @contextmanager
 def after_each_write(hook: Callable[[], None]) -> Iterator[None]:
-    """While open, `hook` runs under the lock at the end of each outermost hold in which a moto DynamoDB
-    write ran (the journal); an exception from it fails that request."""
+    """While open, `hook` runs under the lock at the end of each outermost hold (the journal's commit, which
+    appends what changed); an exception from it fails that request."""
     _write_hooks.append(hook)
     try:
         yield
@@ -86,18 +79,11 @@ def after_each_write(hook: Callable[[], None]) -> Iterator[None]:
         _write_hooks.remove(hook)
 
 
-def _wrap(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-    is_write = name in _WRITE_METHODS  # a request's `call_action` is not: its backend call counts
-
+def _wrap(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        global _last_write
         with _lock:
-            try:
-                return method(*args, **kwargs)
-            finally:
-                if is_write:
-                    _last_write = next(_write_counter)
+            return method(*args, **kwargs)
 
     wrapper._baton_atomic = True  # type: ignore[attr-defined]
     return wrapper
@@ -133,9 +119,9 @@ def atomic_dynamodb_writes() -> Iterator[None]:
         yield
         return
     names = [name for name in _LOCKED_METHODS if name in DynamoDBBackend.__dict__]
-    request = {"call_action": _wrap("call_action", DynamoHandler.call_action)}
+    request = {"call_action": _wrap(DynamoHandler.call_action)}
     with (
-        patched(DynamoDBBackend, {name: _wrap(name, getattr(DynamoDBBackend, name)) for name in names}),
+        patched(DynamoDBBackend, {name: _wrap(getattr(DynamoDBBackend, name)) for name in names}),
         patched(DynamoHandler, request),
     ):
         yield
