@@ -27,7 +27,6 @@ from baton.local.in_process import calls_in_process
 from baton.local.inbox import InboxSite, inbox_dist, table_sessions
 from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_scale import dynamodb_at_scale
-from baton.local.moto_speed import fast_attribute_values
 from baton.local.origin_guard import emulator_refuses_other_origins
 from baton.local.provision import Provisioned, create_state_machines, provision
 from baton.private_files import private_dir, tighten, write_private
@@ -190,7 +189,6 @@ class LocalStack:
             self._exit_stack.enter_context(quiet_interpreter())
         self._exit_stack.enter_context(moto_fixes.atomic_dynamodb_writes())  # writes decide races, as on AWS
         self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
-        self._exit_stack.enter_context(fast_attribute_values())  # the same responses, a third less CPU an answer
         self._exit_stack.enter_context(emulator_refuses_other_origins())  # no web page reaches the table
 
     def _install_sfn_fixes(self) -> None:
