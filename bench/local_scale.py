@@ -5,10 +5,8 @@
                     answer latency, the stack's CPU per answer, peak RSS, how long Ctrl-C takes
   load at history   the same at 10x history (a flat figure: an answer's cost does not grow with the run)
   inbox             parts/inbox_page.py: the inbox's first page at 1,000 pending (median, p95)
-  calls             parts/call_cpu.py: the CPU of each AWS call inside the stack (botocore, moto's routing,
-                    moto), plain moto against the stack's in-process path (baton/local/in_process.py)
 
-Usage: uv run python bench/local_scale.py [--quick] [--only load,load at history,inbox,calls]
+Usage: uv run python bench/local_scale.py [--quick] [--only load,load at history,inbox]
 """
 
 from __future__ import annotations
@@ -19,7 +17,6 @@ SECTIONS: list[sections.Section] = [
     ("load", ["parts/load.py"], ["parts/load.py", "--quick", "--history", "0"]),
     ("load at history", ["parts/load.py", "--history", "10"], ["parts/load.py", "--quick"]),
     ("inbox", ["parts/inbox_page.py"], ["parts/inbox_page.py", "--items", "20", "--runs", "4", "--samples", "2"]),
-    ("calls", ["parts/call_cpu.py"], ["parts/call_cpu.py", "--quick"]),
 ]
 
 if __name__ == "__main__":

@@ -1,5 +1,4 @@
-"""Every shape of DynamoDB attribute value (Hypothesis strategies): what the local stack's moto fast paths
-are compared against plain moto with (tests/integration/test_moto_speed.py, test_moto_wire.py)."""
+"""Every shape of DynamoDB attribute value (Hypothesis strategies)."""
 
 from __future__ import annotations
 

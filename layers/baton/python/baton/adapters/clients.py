@@ -15,9 +15,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 # botocore's client-side parameter validation stays on here (deployed, and in the tests on moto, where it
-# catches a malformed request moto might accept); the local stack turns it off for its own in-process calls
-# (`baton/local/in_process.py` `unvalidated_in_process`), where it was the largest part of the client's own
-# CPU on the answer path (the critical path bench's CPU split: bench/answer_latency.py).
+# catches a malformed request moto might accept) and in the local stack.
 RETRIES = 3  # botocore's `max_attempts` counts the retries after the first attempt
 MAX_ATTEMPTS = RETRIES + 1  # every call's attempts, its first included
 CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": RETRIES}, connect_timeout=5, read_timeout=30)

@@ -1,32 +1,20 @@
-"""One botocore data loader for every session the local stack's process creates.
-
-Each botocore session builds its own loader, and a loader parses each service model (and the ~1 MB
-endpoint list) the first time that session needs it. Inside `baton dev` a session is created by the
-stack, by each handler's first call, and by moto's own backends, so the same JSON was parsed six times
-over at start-up (the EC2 model three times: moto's Step Functions interpreter imports its Batch and EC2
-backends): over a second of CPU before the API answered. While `shared_botocore_loader` is open, sessions
-created in this process share one loader, so each file is parsed once, as when one session makes every
-client (the parsed models are read-only to botocore).
-"""
+"""One botocore data loader for every session of the local stack's process: each service model (and the
+~1 MB endpoint list) is parsed once, not once per session (the stack's, each handler's, moto's backends':
+over a second of CPU at start-up). The parsed models are read-only to botocore."""
 
 from __future__ import annotations
 
 import functools
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from baton.local.moto_fixes import patched
+
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from contextlib import AbstractContextManager
 
 
-@contextmanager
-def shared_botocore_loader() -> Iterator[None]:
+def shared_botocore_loader() -> AbstractContextManager[None]:
     import botocore.loaders
     import botocore.session
 
-    original = botocore.session.create_loader
-    botocore.session.create_loader = functools.cache(botocore.loaders.create_loader)  # one loader per data path
-    try:
-        yield
-    finally:
-        botocore.session.create_loader = original
+    return patched(botocore.session, {"create_loader": functools.cache(botocore.loaders.create_loader)})

@@ -1,16 +1,10 @@
 """Which AWS calls each function makes, recorded while the local stack or the integration fixtures run
-its handlers, so that CI checks every call against that function's deployed role (tests/roles_check.py).
+its handlers, so CI checks every call against that function's deployed role (tests/roles_check.py).
 
-On only when `BATON_CALLS_DIR` names a directory: `install_from_env` (called by every LambdaDispatcher)
-adds a botocore `before-parameter-build` handler to the handlers every new botocore session registers,
-and the dispatcher names the function it runs (`invoking`, a contextvar: threads the handler starts do
-not inherit it, so their calls are not attributed, nor are moto's own nor a test's). Each distinct
-(function, call, resource, code line) is appended once, as one JSON line, to `<dir>/calls-<pid>.jsonl`:
-xdist workers and `baton dev` subprocesses each write their own file and nothing is lost at a kill.
-
-A task token says nothing of its state machine, so the token moto issues is mapped to its machine when
-it is issued (moto's interpreter runs in this process) and a SendTask* call records that machine.
-"""
+On only when `BATON_CALLS_DIR` names a directory: a botocore `before-parameter-build` handler records
+each distinct (function, call, resource, code line) as a JSON line in `<dir>/calls-<pid>.jsonl`, the
+function named by the dispatcher (`invoking`, a contextvar). A task token is mapped to its state machine
+when moto issues it, so a SendTask* call records that machine."""
 
 from __future__ import annotations
 

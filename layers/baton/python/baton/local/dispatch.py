@@ -1,10 +1,6 @@
-"""Lambda invokes dispatched in-process to the real `functions/<name>/handler.py`.
-
-moto runs Lambda code only in Docker; without it, its backend echoes. We replace the function
-object's `invoke`, the one path used by the Invoke API (hence by Step Functions) and by SNS → Lambda
-subscriptions, with a call into our handler. Like Lambda, each concurrent invocation gets its own
-"container": a separately loaded copy of the handler module, reused when free.
-"""
+"""Lambda invokes dispatched in-process to the real `functions/<name>/handler.py` (moto runs Lambda code only
+in Docker). The function's `invoke`, used by the Invoke API (so by Step Functions) and by SNS subscriptions,
+calls our handler; each concurrent invocation gets its own "container" (a separately loaded module)."""
 
 from __future__ import annotations
 
@@ -23,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.local import request_isolation
 from baton.local.call_recorder import install_from_env, invoking
+from baton.local.moto_fixes import patched
 from baton.workflows.resources import FUNCTIONS, FunctionSpec
 
 if TYPE_CHECKING:
@@ -147,10 +144,5 @@ class LambdaDispatcher:
                 return original_simple(backend, function_name, qualifier, *request)
             return invoke(fn, *request)
 
-        LambdaFunction.invoke = invoke  # type: ignore[method-assign,assignment]
-        LambdaSimpleBackend.invoke = simple_invoke  # type: ignore[method-assign,assignment]
-        try:
+        with patched(LambdaFunction, {"invoke": invoke}), patched(LambdaSimpleBackend, {"invoke": simple_invoke}):
             yield self
-        finally:
-            LambdaFunction.invoke = original  # type: ignore[method-assign]
-            LambdaSimpleBackend.invoke = original_simple  # type: ignore[method-assign]

@@ -1,12 +1,6 @@
-"""What the AWS emulator may print in `baton dev`'s terminal.
-
-moto's Step Functions interpreter reports every failed state with `logging.error`, once per nesting
-level, each with the state's whole parse tree (`moto/stepfunctions/parser/asl/component/
-eval_component.py`). A run that fails on purpose (a gate's timeout, a cancel, a refused review) is
-already one line in the terminal (the run-ended notification, `notify/console.py`) and its events,
-so without -v those reports are dropped here, by a logging filter: moto itself is left as it is.
-Any other error of the interpreter still prints. With -v nothing is filtered.
-"""
+"""What the AWS emulator may print in `baton dev`'s terminal: moto's Step Functions interpreter logs every
+failed state with its whole parse tree, once per nesting level; a run that fails on purpose is already a
+line and events of its own, so without -v those reports are dropped by a logging filter."""
 
 from __future__ import annotations
 

@@ -1,22 +1,11 @@
 """The web inbox on the local stack: the built app (`inbox/dist`) at `/inbox/`, and its sign-in.
 
-Sign-in without pasting a token: `baton dev` prints `/inbox/login?code=<code>`. A code is random,
-single-use and short-lived (CODE_SECONDS); it lives only in this process's memory. Exchanging it sets
-an HttpOnly, SameSite=Strict cookie holding a session token (`baton.api.auth.inbox_session_token`,
-which the API checks in `resolve_caller`) and redirects to `/inbox/`, so the code leaves the address
-bar at once. A new code: `POST /inbox/login-code` with the operator's bearer token (`baton inbox-login`).
-
-A session is recorded open in the table when its cookie is set (`InboxSessionStore`), and the API
-honours a cookie only while it is: `POST /inbox/logout` ends the browser's session on the server as well
-as clearing the cookie, and `POST /inbox/sessions/revoke` (`baton inbox-login --revoke-all`) ends every
-session of the caller's operator, or with `{"all_operators": true}` (the stack's own token only) of all.
-
-Static files: `/inbox/assets/*` (content-hashed names: cached for a year), other files of the build
-by name (revalidated), and `index.html` for every other `/inbox/...` path (a screen: the app routes in
-the browser; never cached). `/inbox/config.json`, which the app reads first on every load, says that
-this stack signs in with its session cookie (deployed, the same file names the Cognito client).
-Without `inbox/dist` a page says how to build it. Nothing here reaches the API: the app is only a
-client of its public routes."""
+`baton dev` prints `/inbox/login?code=<code>`: a random, single-use, short-lived code (in memory only)
+whose exchange sets an HttpOnly, SameSite=Strict session cookie (`baton.api.auth.inbox_session_token`)
+and redirects to `/inbox/`. `POST /inbox/login-code` (bearer token) makes a new code; a session is
+recorded open in the table (`InboxSessionStore`) and honoured only while it is (`/inbox/logout`,
+`/inbox/sessions/revoke`). `/inbox/assets/*` are cached for a year, `index.html` answers every other
+path; `/inbox/config.json` says this stack signs in with its cookie (deployed: the Cognito client)."""
 
 from __future__ import annotations
 

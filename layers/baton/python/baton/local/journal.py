@@ -1,22 +1,11 @@
-"""The local stack's write journal: every DynamoDB write, appended as it is made (`baton.local.persist`
-keeps the snapshot it follows).
+"""The local stack's write journal (`baton.local.persist` keeps the snapshot it follows).
 
-One line per committed moto request (the end of each outermost hold of the DynamoDB lock that wrote,
-`baton.local.moto_fixes.after_each_write`): the items that request left in the table, whole, and the
-keys it deleted, as DynamoDB JSON: `{"put": [item, ...], "delete": [key, ...]}`. The line is written with
-one `write(2)` to a file opened `O_APPEND`, before the lock is released, so before the request's
-response leaves: an answer the API acknowledged is in the operating system's hands (it survives the
-process being killed, `kill -9` included) and `fsync` puts it on the disk within a second.
-
-Each line holds whole items, so a line replayed twice, or over a snapshot that already holds it, leaves
-the same table (`replay`): the snapshot can be cut at any moment. Compaction (`Journal.rotate`) moves the
-current file aside (`<name>.old`) under the lock, then `baton.local.persist` writes the snapshot cut at
-that moment and deletes the old file; a crash anywhere in between leaves a snapshot and journals that
-replay to the same table. Restart = snapshot, then `<name>.old` if present, then `<name>`.
-
-A last line cut short (a crash mid-write, or a power loss before the `fsync`) was never acknowledged: it is
-ignored, and said so. A line that cannot be read before the last one stops the replay there (said so,
-with how many lines were left out).
+One line per committed moto request: `{"put": [item, ...], "delete": [key, ...]}` in DynamoDB JSON, the
+items whole, written with one `write(2)` to an `O_APPEND` file before the DynamoDB lock is released (an
+acknowledged answer survives `kill -9`). Whole items make replay idempotent, so the snapshot can be cut at
+any moment: compaction (`rotate`) moves the file aside as `<name>.old` under the lock, the snapshot is
+written, then the old file deleted. Restart = snapshot, `<name>.old`, `<name>`. A last line cut short (never
+acknowledged) is ignored; an unreadable line before it stops the replay there; both are logged.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """The local stand-in for the deployment's EventBridge rule on Step Functions execution status changes
-(infra/capabilities/lifecycle.py): when moto's execution ends, the same event is built and handed to the
-same handler (`functions/run_lifecycle/handler.py`).
-
+(infra/capabilities/lifecycle.py): when a moto execution ends, the same event goes to the same handler.
 The hook is moto's `BaseExecutionWorkerCommunication.terminated`, the one call every execution makes
-when it ends (succeeded, failed, timed out, or stopped by StopExecution), after its status, stop date,
-output, error and cause are set. It runs in the execution's own worker thread, as the rule's target
-runs after the execution has ended.
-"""
+when it ends (status, stop date, output, error and cause set), in the execution's worker thread."""
 
 from __future__ import annotations
 
@@ -16,6 +11,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.execution_events import DETAIL_TYPE, SOURCE
+from baton.local.moto_fixes import patched
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -67,8 +63,5 @@ def execution_end_events(deliver: Callable[[dict[str, Any]], object]) -> Iterato
         except Exception:  # like a failed rule target: logged, and the read path still records the end
             log.exception("run lifecycle delivery failed")
 
-    BaseExecutionWorkerCommunication.terminated = terminated  # type: ignore[method-assign]
-    try:
+    with patched(BaseExecutionWorkerCommunication, {"terminated": terminated}):
         yield
-    finally:
-        BaseExecutionWorkerCommunication.terminated = original  # type: ignore[method-assign]

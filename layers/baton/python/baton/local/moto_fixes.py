@@ -1,39 +1,20 @@
-"""Fidelity fixes for moto as Baton's local AWS.
+"""Where moto 5.2 behaves unlike AWS in ways Baton relies on, it is made to behave as AWS does.
 
-moto's DynamoDB checks a ConditionExpression and then writes, without a lock: two threads can both pass
-the check (seen: 2 of 20 racing conditional writes "won"). Real DynamoDB decides each conditional write
-atomically, and Baton's exactly-one-winner guarantees rest on that, so the local stack and the moto
-integration tests serialize moto's DynamoDB calls with one lock (reads too: a read that walks the
-table while another thread inserts fails with "dictionary changed size during iteration").
-
-moto's DynamoDB also has costs that grow with the table: `baton.local.moto_scale` narrows them.
-
-The same lock tells the local stack's journal (`baton.local.persist`) when a write is done: at the end of
-each outermost hold in which a write ran, before it is released (so before that request's response is
-sent), it calls the hooks `after_each_write` installed.
-
-moto 5.2's port of the `states:startExecution(.sync:2)` integration leaves parameter and response
-casing alone (its `_normalise_*` hooks are no-ops), so ASL's `StateMachineArn`/`Input`/`Name` reach
-botocore unconverted and fail, and `$.Output` is never found. AWS converts both ways; so does
-`sfn_integration_casing`, so the same ASL (a gate run as one Task) works here and on AWS.
-
-moto 5.2's StopExecution only marks the program stopped: a `waitForTaskToken` Task keeps waiting for its
-token (the execution stays RUNNING until the Task's own timeout), and a stop that lands while the Task's
-Lambda is still being invoked leaves the evaluation stack half popped, so the execution ends FAILED with
-States.Runtime "'>' not supported between instances of 'dict' and 'int'" (the TimeoutSecondsPath value
-read from the wrong stack slot). AWS ends a stopped execution at once as ABORTED; `sfn_stop_execution`
-does too: the execution is ABORTED with its stop date, error and cause when StopExecution returns, its
-end is reported once (the lifecycle hook, `baton.local.lifecycle_hook`, sees it then), its waits are woken
-and whatever the stopped worker thread does afterwards no longer changes the execution.
+* Conditional writes: moto checks a ConditionExpression and then writes without a lock, so two racing
+  writes can both pass (seen: 2 of 20). One re-entrant lock serializes moto's DynamoDB calls (reads too: a
+  read walking the table while another thread inserts fails). At the end of each outermost hold,
+  before the response leaves, it calls the `after_each_write` hooks (the journal).
+* `states:startExecution.sync:2`: moto leaves parameter and response casing alone, so ASL's
+  `StateMachineArn`/`Input` reach botocore unconverted and `$.Output` is never found; AWS converts both.
+* StopExecution: moto only marks the program stopped, so a `waitForTaskToken` Task keeps waiting (and a
+  stop during the Task's Lambda ends FAILED with a States.Runtime error); AWS ends it ABORTED at once.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import itertools
 import threading
-from collections import OrderedDict
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -52,15 +33,12 @@ _LOCKED_METHODS = (
     "batch_write_item",
     "transact_get_items",
 )
-_WRITE_METHODS = frozenset({"put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item"})
-_write_counter = itertools.count(1)
-_last_write = 0
 _write_hooks: list[Callable[[], None]] = []
 
 
 class _DynamoLock:
-    """A re-entrant lock that, at the end of each outermost hold in which a write ran, calls the write
-    hooks (`after_each_write`) before it is released: before the request that wrote gets its response."""
+    """A re-entrant lock that, at the end of each outermost hold, calls the write hooks (`after_each_write`)
+    before it is released: before the request that wrote gets its response."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -68,18 +46,15 @@ class _DynamoLock:
 
     def __enter__(self) -> _DynamoLock:
         self._lock.acquire()
-        depth = getattr(self._held, "depth", 0)
-        if not depth:
-            self._held.writes_before = _last_write
-        self._held.depth = depth + 1
+        self._held.depth = getattr(self._held, "depth", 0) + 1
         return self
 
     def __exit__(self, *_: object) -> None:
         try:
             self._held.depth -= 1
-            if not self._held.depth and _last_write != self._held.writes_before:
+            if not self._held.depth:
                 for hook in _write_hooks:
-                    hook()
+                    hook()  # the journal's: nothing to do when nothing changed
         finally:
             self._lock.release()
 
@@ -93,16 +68,10 @@ def dynamodb_lock() -> _DynamoLock:
     return _lock
 
 
-def dynamodb_writes() -> int:
-    """How many moto DynamoDB writes have run so far (a changed number means the data changed)."""
-    return _last_write
-
-
 @contextmanager
 def after_each_write(hook: Callable[[], None]) -> Iterator[None]:
-    """While open, `hook` runs under the lock at the end of each outermost hold of it in which a moto
-    DynamoDB write ran (a request whole, or a direct backend call): the local stack's journal
-    (`baton.local.journal`). An exception from it fails that request."""
+    """While open, `hook` runs under the lock at the end of each outermost hold (the journal's commit, which
+    appends what changed); an exception from it fails that request."""
     _write_hooks.append(hook)
     try:
         yield
@@ -110,63 +79,39 @@ def after_each_write(hook: Callable[[], None]) -> Iterator[None]:
         _write_hooks.remove(hook)
 
 
-def _wrap(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
-    is_write = name in _WRITE_METHODS  # a request's `call_action` is not: its backend call counts
-
+def _wrap(method: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(method)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        global _last_write
         with _lock:
-            try:
-                return method(*args, **kwargs)
-            finally:
-                if is_write:
-                    _last_write = next(_write_counter)
+            return method(*args, **kwargs)
 
     wrapper._baton_atomic = True  # type: ignore[attr-defined]
     return wrapper
 
 
-class KeptPerKey:
-    """What a pure, deterministic parse made of a key (an expression's text), kept for the next use of
-    the same key: the most recent `size` keys, safe across threads. A make that raises keeps nothing."""
-
-    def __init__(self, size: int) -> None:
-        self._kept: OrderedDict[Any, Any] = OrderedDict()
-        self._lock = threading.Lock()
-        self._size = size
-
-    def get(self, key: Any, make: Callable[[], Any]) -> Any:
-        with self._lock:
-            kept = self._kept.get(key)
-            if kept is not None:
-                self._kept.move_to_end(key)
-                return kept
-        kept = make()
-        with self._lock:
-            self._kept[key] = kept
-            while len(self._kept) > self._size:
-                self._kept.popitem(last=False)
-        return kept
+_INHERITED = object()
 
 
 @contextmanager
 def patched(owner: Any, replacements: dict[str, Any]) -> Iterator[None]:
-    originals = {name: owner.__dict__[name] for name in replacements}
+    """While open, `owner`'s attributes replaced; afterwards as they were (an inherited one inherited again)."""
+    originals = {name: owner.__dict__.get(name, _INHERITED) for name in replacements}
     for name, value in replacements.items():
         setattr(owner, name, value)
     try:
         yield
     finally:
         for name, value in originals.items():
-            setattr(owner, name, value)
+            if value is _INHERITED:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
 
 
 @contextmanager
 def atomic_dynamodb_writes() -> Iterator[None]:
-    """While open, every moto DynamoDB call (condition check + write, or a read) runs under one lock:
-    each request whole (`DynamoHandler.call_action`), and each backend method for callers that reach
-    the backend directly (the stack's persistence, Step Functions' DynamoDB integration)."""
+    """While open, every moto DynamoDB request (`DynamoHandler.call_action`) and backend call (for callers
+    that reach the backend directly) runs under one lock."""
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.responses import DynamoHandler
 
@@ -174,9 +119,9 @@ def atomic_dynamodb_writes() -> Iterator[None]:
         yield
         return
     names = [name for name in _LOCKED_METHODS if name in DynamoDBBackend.__dict__]
-    request = {"call_action": _wrap("call_action", DynamoHandler.call_action)}
+    request = {"call_action": _wrap(DynamoHandler.call_action)}
     with (
-        patched(DynamoDBBackend, {name: _wrap(name, getattr(DynamoDBBackend, name)) for name in names}),
+        patched(DynamoDBBackend, {name: _wrap(getattr(DynamoDBBackend, name)) for name in names}),
         patched(DynamoHandler, request),
     ):
         yield
@@ -226,13 +171,9 @@ def sfn_integration_casing() -> Iterator[None]:
             for key in [k for k in response if k[:1].islower()]:
                 response[_pascal(key)] = response.pop(key)
 
-    StateTaskServiceSfn._normalise_parameters = normalise_parameters  # type: ignore[method-assign]
-    StateTaskServiceSfn._normalise_response = normalise_response  # type: ignore[method-assign]
-    try:
+    fixed = {"_normalise_parameters": normalise_parameters, "_normalise_response": normalise_response}
+    with patched(StateTaskServiceSfn, fixed):
         yield
-    finally:
-        StateTaskServiceSfn._normalise_parameters = original_params  # type: ignore[method-assign]
-        StateTaskServiceSfn._normalise_response = original_response  # type: ignore[method-assign]
 
 
 class _Ended:
@@ -263,8 +204,5 @@ def sfn_stop_execution() -> Iterator[None]:
         for endpoint in list(worker.env.callback_pool_manager._pool.values()):
             endpoint.interrupt_all()  # the token waits return, so the stopped worker thread ends
 
-    Execution.stop = stop  # type: ignore[method-assign]
-    try:
+    with patched(Execution, {"stop": stop}):
         yield
-    finally:
-        Execution.stop = original_stop  # type: ignore[method-assign]

@@ -1,9 +1,5 @@
-"""The moto versions the local stack is tested with, and the check `baton dev` runs before it starts.
-
-moto comes with Baton's `local` extra (pyproject.toml), not with the SDK or the CLI. The patches in this
-package (moto_fixes.py, moto_speed.py, moto_wire.py, ...) reach into moto 5.2's internals, so another moto
-could start and then misbehave in ways that look like Baton's bugs: the stack refuses it, in words, instead.
-This module imports nothing of moto (it runs where moto may be missing)."""
+"""The moto versions the local stack is tested with, and the check `baton dev` runs before it starts: the
+patches here reach into moto 5.2's internals, so another moto is refused in words. Imports nothing of moto."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
-"""Only the owner's own programs reach `baton dev` (issue 29): a web page the owner visits must not
-drive the local API, `/mcp` or the AWS emulator, whether cross-origin (its `Origin` is its own) or by DNS
-rebinding (its name resolves to 127.0.0.1, so the `Host` is its own). Both servers accept a request only
-when its `Host` is a loopback name with their port, and its `Origin`, when sent, the same, as the MCP
-Streamable HTTP transport requires (the `mcp` SDK's `TransportSecuritySettings` has these rules, but
-`import mcp` loads its whole client and server, a cold start's worth, for two set look-ups)."""
+"""Only the owner's own programs reach `baton dev` (issue 29): both servers answer a request only when its
+`Host` is a loopback name with their port and its `Origin`, when sent, the same, so no web page drives
+the API, `/mcp` or the emulator, cross-origin or by DNS rebinding (the rules of the `mcp` SDK's
+`TransportSecuritySettings`, whose import would cost a cold start)."""
 
 from __future__ import annotations
 
@@ -68,10 +66,8 @@ def guarded_wsgi(app: WsgiApp) -> WsgiApp:
 
 @contextlib.contextmanager
 def emulator_refuses_other_origins() -> Iterator[None]:
-    """moto's server: no flask-cors (it answers every `Origin` with `Access-Control-Allow-Origin: <origin>`,
-    so any page could Scan the table and send task tokens), and every request through the loopback check.
-    moto reads `MOTO_DISABLE_GLOBAL_CORS` into a constant when it is first imported (often before the
-    stack starts), so the constant itself is switched; each backend app is created after this."""
+    """moto's server without flask-cors (it allows every `Origin`) and behind the loopback check; the
+    constant moto read `MOTO_DISABLE_GLOBAL_CORS` into at import is switched itself."""
     from moto.moto_server import threaded_moto_server, werkzeug_app
 
     wrapped = threaded_moto_server.__dict__["DomainDispatcherApplication"]

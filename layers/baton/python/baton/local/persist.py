@@ -1,27 +1,15 @@
-"""What the local stack keeps across restarts: its DynamoDB table (every run, question, interrupt, review
-thread and event) and the bearer token, under the state dir: a snapshot (`.baton/local-data.json`) and
-the journal of every write since it (`.baton/local-data.journal`, `baton.local.journal`).
+"""What the local stack keeps across restarts: its DynamoDB table and the bearer token, in the state dir:
+a snapshot (`local-data.json`) and the journal of every write since it (`baton.local.journal`).
 
-Every moto DynamoDB write is appended to the journal before the lock it runs under is released, so
-before its response leaves (`Persister.commit`, called by `baton.local.moto_fixes.after_each_write`):
-only the items that write changed are encoded and appended, so a write's cost follows what it changed,
-never the table's history. The journal is flushed to the operating system at once (an answer the API
-acknowledged survives the process being killed) and `fsync`ed within a second (a power loss keeps it
-too). Now and then (when the journal has grown past the snapshot's size, at least `COMPACT_BYTES`), and
-on stop, the snapshot is written again whole (to a temporary file beside it, renamed over it: a crash
-mid-write leaves the previous one) from the item texts kept in memory, cut under the lock, and the
-journal it covers is dropped. Restart = snapshot + journal replay (`load`).
+Each write's changed items are appended to the journal before the DynamoDB lock is released, so before
+its response leaves (`Persister.commit`); the journal is `fsync`ed within a second. When the journal has
+grown past the snapshot (at least `COMPACT_BYTES`), and on stop, the snapshot is rewritten whole (a
+temporary file renamed over it) and the journal it covers dropped. Restart = snapshot + journal (`load`);
+text that is not valid Unicode (a lone surrogate stored before the API refused them) becomes U+FFFD.
 
-Text that is not valid Unicode (a lone surrogate, which the API stored before its door refused them,
-`baton.domain.json_input`) is repaired on load: each one, in a string attribute or in the JSON text one
-holds (a request, an answer, an event's data), becomes U+FFFD, and the count is logged once; the
-snapshot written at start holds the repaired items (`repaired`).
-
-Step Functions executions live in moto's memory and cannot be saved: on restart every hosted run that
-was running or paused is marked failed with `RESTART_REASON` (and a `run_failed` event), its pending
-interactions are cancelled and its parked waits released, so nothing looks answerable that is not.
-External runs (agents that talk to the API) have no execution: their questions and interrupts stay
-pending and answerable with the same token.
+Executions live in moto's memory: on restart every hosted run that was running or paused is failed with
+`RESTART_REASON`, its pending interactions cancelled and its parked waits released. External runs keep
+their questions pending and answerable.
 """
 
 from __future__ import annotations
@@ -78,8 +66,7 @@ def journal_of(path: Path) -> Journal:
 
 
 def load(path: Path) -> Saved | None:
-    """The saved data: the snapshot, then the journal's writes since it. None when there is none (or the
-    snapshot cannot be read: then say so and start clean)."""
+    """The snapshot, then the journal's writes since it; None when there is none or it is unreadable."""
     if not path.exists():
         return None
     try:
@@ -101,8 +88,7 @@ def load(path: Path) -> Saved | None:
 
 
 def save(path: Path, token: str, item_texts: list[str]) -> None:
-    """Write the whole file (`item_texts`: each item as JSON text) to a temporary one beside it, then
-    rename it over the old one."""
+    """The whole snapshot (each item as JSON text) written beside the old one, then renamed over it."""
     private_dir(path.parent)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds the bearer token
@@ -166,8 +152,8 @@ def _stored_item(table: Any, hash_key: Any, range_key: Any) -> Any:
 
 
 def _parked_gates(items: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], str], dict[str, list[tuple[str, str]]]]:
-    """The parked waits of saved items: the gate of each interaction a wait names, by (PK, id), and each
-    run's await gates with the node their scope is from ("" for every node)."""
+    """Of the saved parked waits: each named interaction's gate by (PK, id); each run's await gates with
+    the node their scope is from ("" for every node)."""
     named: dict[tuple[str, str], str] = {}
     awaits: dict[str, list[tuple[str, str]]] = {}
     for attrs in items:
@@ -183,8 +169,7 @@ def _parked_gates(items: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], st
 
 
 def _with_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A pending interaction saved before items carried what they hold up (`Interaction.blocks`) gets the
-    gate of its run's parked wait that waits on it, as the park would have written it."""
+    """A pending interaction saved before `Interaction.blocks` gets the gate of the wait parked on it."""
     named, awaits = _parked_gates(items)
     upgraded = []
     for attrs in items:
@@ -206,10 +191,8 @@ def _with_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def with_current_indexes(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Saved items as the current key layout has them: a pending item saved before the all-pending index
-    (`baton/workflows/table.py`, GSI3) gets its keys, so the inbox's every-kind page lists it, one saved
-    before the due index (GSI4) the keys a sweep finds it by (`_due_attrs`), and what it holds up
-    (`_with_blocks`)."""
+    """Saved items in the current key layout: a pending item saved before the all-pending (GSI3) or due
+    (GSI4) index gets its keys, and what it holds up (`_with_blocks`)."""
     upgraded = []
     for attrs in _with_blocks(items):
         pending = attrs.get("GSI1PK", {}).get("S", "")
@@ -246,8 +229,8 @@ def restore(table_name: str, items: list[dict[str, Any]]) -> None:
 
 
 def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]:
-    """Mark every hosted run that was running or paused as failed (executions did not survive), cancel
-    its pending interactions and release its parked waits. Returns the run ids it closed."""
+    """Fail every hosted run that was running or paused (its execution is gone) and close what it waited
+    on; returns the run ids closed."""
     closed = []
     for attrs in items:
         if attrs.get("SK", {}).get("S") != "RUN" or not attrs.get("hosted", {}).get("BOOL"):
@@ -263,8 +246,7 @@ def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]
 
 
 def _close_waiting(core: Core, run_id: str) -> None:
-    """Nothing of a run whose execution is gone stays answerable: pending interactions are cancelled,
-    parked waits released (the reconciler would otherwise try their dead tokens every minute)."""
+    """Pending interactions cancelled, parked waits released (else the reconciler retries dead tokens)."""
     now = core.now()
     for interaction in core.store.list_run_interactions(run_id, status="pending"):
         closed = status_of(interaction.state, "cancelled", by="baton-local", at=now, reason=RESTART_REASON)
@@ -283,8 +265,8 @@ def _key_text(table: Any, hash_key: Any, range_key: Any) -> str:
 
 
 class Persister:
-    """Journals every write of the table as it is made (`commit`), `fsync`s the journal every `interval`
-    seconds, rewrites the snapshot when the journal has grown past it (`compact`), and once more on stop."""
+    """Journals each write (`commit`), `fsync`s every `interval` s, compacts when the journal outgrows
+    the snapshot, and once more on stop."""
 
     def __init__(self, path: Path, table_name: str, token: str, *, interval: float = 1.0) -> None:
         self.path, self.table_name, self.token, self.interval = path, table_name, token, interval
@@ -301,8 +283,7 @@ class Persister:
         self._file_lock = threading.Lock()  # one compaction (or fsync) at a time: rotation closes the file
 
     def start(self) -> None:
-        """Under the lock: every item's text kept, the snapshot written, the journal started empty and the
-        write hook installed (no write can fall between the snapshot and the journal)."""
+        """Under the lock (no write falls between them): the snapshot written, the journal emptied, the hook on."""
         table = _table(self.table_name)
         with dynamodb_lock():
             changed = track_changes(table)
@@ -339,8 +320,7 @@ class Persister:
             self.journal.append(line(puts, deletes))
 
     def compact(self) -> None:
-        """The snapshot rewritten from the texts kept (cut under the lock, written outside it), and the
-        journal it covers dropped."""
+        """The snapshot rewritten from the kept texts (cut under the lock), the journal it covers dropped."""
         with self._file_lock:
             with dynamodb_lock():
                 texts = list(self._texts.values())

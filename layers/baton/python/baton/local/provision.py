@@ -1,11 +1,7 @@
-"""Creates Baton's resources in the emulator from the same definitions the CDK stack deploys:
-the table (baton.workflows.table), the topic with per-channel filtered subscriptions, the functions
-(baton.workflows.resources.FUNCTIONS) and the state machines (statemachines/*.asl.json, substituted).
-
-Creating the state machines is most of the cost (moto imports its Step Functions interpreter and parses
-each definition with ANTLR: ~2 s for the six). Their ARNs are known before they exist, so
-`provision(..., create_workflows=False)` leaves them to `create_state_machines`, which the local stack
-runs after its API is up (`baton.local.stack`)."""
+"""Creates Baton's resources in the emulator from the definitions the CDK stack deploys: the table, the
+topic with per-channel filtered subscriptions, the functions and the state machines. Creating the state
+machines is most of the cost (~2 s), and their ARNs are known before they exist, so the local stack runs
+`create_state_machines` after its API is up."""
 
 from __future__ import annotations
 

@@ -26,10 +26,7 @@ from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process
 from baton.local.inbox import InboxSite, inbox_dist, table_sessions
 from baton.local.lifecycle_hook import execution_end_events
-from baton.local.moto_jsonpath import cached_json_paths
 from baton.local.moto_scale import dynamodb_at_scale
-from baton.local.moto_speed import moto_fast_paths
-from baton.local.moto_wire import moto_wire_paths
 from baton.local.origin_guard import emulator_refuses_other_origins
 from baton.local.provision import Provisioned, create_state_machines, provision
 from baton.private_files import private_dir, tighten, write_private
@@ -76,11 +73,8 @@ class WorkflowsPending:
                 pending.wait()
             return original(response)
 
-        StepFunctionResponse.call_action = call_action  # type: ignore[method-assign,assignment]
-        try:
+        with moto_fixes.patched(StepFunctionResponse, {"call_action": call_action}):
             yield
-        finally:
-            StepFunctionResponse.call_action = original  # type: ignore[method-assign]
 
     def create(self, stepfunctions: Any, provisioned: Provisioned, warm_up: Any, prepare: Any) -> None:
         """Warm the API handler (the first request waits for it anyway), `prepare` the Step Functions
@@ -195,8 +189,6 @@ class LocalStack:
             self._exit_stack.enter_context(quiet_interpreter())
         self._exit_stack.enter_context(moto_fixes.atomic_dynamodb_writes())  # writes decide races, as on AWS
         self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
-        self._exit_stack.enter_context(moto_fast_paths())  # the same responses with less of moto's per-call work
-        self._exit_stack.enter_context(moto_wire_paths())  # the same requests and results, fewer walks over values
         self._exit_stack.enter_context(emulator_refuses_other_origins())  # no web page reaches the table
 
     def _install_sfn_fixes(self) -> None:
@@ -208,7 +200,6 @@ class LocalStack:
                 return
             self._exit_stack.enter_context(moto_fixes.sfn_integration_casing())
             self._exit_stack.enter_context(moto_fixes.sfn_stop_execution())  # it ends a run at once, as on AWS
-            self._exit_stack.enter_context(cached_json_paths())  # each state's JSONPaths parsed once per text
             # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
             self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
 
