@@ -1,7 +1,7 @@
 """Claim leases on the DynamoDB adapter (moto): the claim write is conditional on the holder seen (a
 free one: no live lease at `now`), the inbox's claim filters count a claim only while its lease runs,
-and pending items stored before the all-pending index get its keys (the local stack's load, and
-`DynamoStore.backfill_all_pending` for a deployed table)."""
+and pending items stored before the all-pending index get its keys (`DynamoStore.backfill_all_pending`,
+which `baton migrate index-keys` runs on a deployed table and the local stack on the table it restores)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ from baton.adapters.dynamo import DynamoStore
 from baton.errors import ConflictError
 from baton.local import persist
 from baton.models import Interaction, InteractionStatus, PendingQuery, parse_request
+from baton.services.core import Core
 from baton.workflows.table import create_table_kwargs
+from tests.conftest import FixedClock
+from tests.fakes import FakeWorkflows, RecordingNotifier, RecordingTaskTokens
 
 TABLE = "lease-it"
 
@@ -42,6 +45,10 @@ def _interrupt(n: int, **state: Any) -> Interaction:
         request=parse_request({"kind": "interrupt", "node": "interrupt", "prompt": "Ship?"}),
         state=InteractionStatus(**state),
     )
+
+
+def _asked(n: int, request: dict[str, Any]) -> Interaction:
+    return _interrupt(n).model_copy(update={"request": parse_request(request)})
 
 
 def test_claim_write_is_conditional_on_the_lease(client: Any) -> None:
@@ -91,14 +98,42 @@ def test_items_stored_before_the_index_get_its_keys(client: Any) -> None:
     assert [i.interaction_id for i in store.page_all_pending(PendingQuery())[0]] == [old.interaction_id]
 
 
-def test_the_local_stack_adds_the_keys_when_it_loads_saved_items(client: Any) -> None:
-    saved = {
-        "PK": {"S": "RUN#sess-1"},
-        "SK": {"S": "INT#01OLD"},
-        "GSI1PK": {"S": "PENDING#question"},
-        "GSI1SK": {"S": "2026-11-30T12:00:00.000Z#01OLD"},
-    }
-    answered = {"PK": {"S": "RUN#sess-1"}, "SK": {"S": "INT#01DONE"}, "status": {"S": "answered"}}
-    upgraded = persist.with_current_indexes([saved, answered])
-    assert upgraded[0]["GSI3PK"] == {"S": "PENDING"} and upgraded[0]["GSI3SK"] == saved["GSI1SK"]
-    assert upgraded[1] == answered  # not pending: no pending keys
+def test_the_local_stack_brings_saved_items_to_the_current_key_layout(client: Any) -> None:
+    store = DynamoStore(TABLE, client)
+    due = "2026-12-01T00:00:00.000Z"
+    asked = [
+        _interrupt(1),
+        _asked(2, {"kind": "question", "node": "draft", "prompt": "ship?", "ladder": {"on_timeout": {"default": "y"}}}),
+        _asked(3, {"kind": "question", "node": "draft", "prompt": "name?"}),
+        _interrupt(4, status="answered"),
+    ]
+    for interaction in asked:
+        store.put_interaction(interaction.model_copy(update={"expires_at": due}))
+    saved = client.scan(TableName=TABLE)["Items"]
+    for attrs in saved:  # as saved before the all-pending (GSI3) and due (GSI4) indexes
+        for name in ("GSI3PK", "GSI3SK", "GSI4PK", "GSI4SK"):
+            attrs.pop(name, None)
+    client.delete_table(TableName=TABLE)
+    client.create_table(**create_table_kwargs(TABLE))
+    persist.restore(TABLE, saved)
+    core = Core(
+        store=store,
+        tokens=RecordingTaskTokens(),
+        workflows=FakeWorkflows(),
+        notifier=RecordingNotifier(),
+        clock=FixedClock(),
+    )
+    persist.upgrade(core)
+    loaded = {a["SK"]["S"]: a for a in client.scan(TableName=TABLE)["Items"]}
+    keys = [
+        tuple(loaded[f"INT#{i.interaction_id}"].get(name, {}).get("S") for name in ("GSI3PK", "GSI4PK", "GSI4SK"))
+        for i in asked
+    ]
+    assert keys == [
+        ("PENDING", "DUE#interrupt", f"{due}#{asked[0].interaction_id}"),
+        ("PENDING", "DUE#question", f"{due}#{asked[1].interaction_id}"),
+        ("PENDING", None, None),  # nothing happens at its deadline: no sweep reads it
+        (None, None, None),  # not pending: no pending keys
+    ]
+    first = loaded[f"INT#{asked[0].interaction_id}"]
+    assert first["GSI3SK"] == first["GSI1SK"]

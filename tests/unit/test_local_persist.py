@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from baton.domain.ladder import Ladder, TimeoutDefault
 from baton.local import persist
 from baton.local.journal import line
-from baton.models import InterruptRequest, QuestionRequest, dump_request
+from baton.models import QuestionRequest, dump_request
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -55,36 +54,6 @@ def test_an_unreadable_file_means_a_clean_start(tmp_path: Path, text: str) -> No
 
 def test_no_file_means_a_clean_start(tmp_path: Path) -> None:
     assert persist.load(tmp_path / persist.DATA_FILE) is None
-
-
-def _saved_pending(iid: str, request: str) -> dict[str, Any]:
-    """A pending item as a table saved before the due index stored it (no GSI4 keys)."""
-    return {
-        "PK": {"S": "RUN#a"},
-        "SK": {"S": f"INT#{iid}"},
-        "interaction_id": {"S": iid},
-        "request": {"S": request},
-        "expires_at": {"S": "2026-01-01T00:00:00.000Z"},
-        "GSI1PK": {"S": "PENDING#x"},
-        "GSI1SK": {"S": f"2025-12-31T00:00:00.000Z#{iid}"},
-    }
-
-
-def test_saved_pending_items_get_the_due_index_keys_the_sweeps_read() -> None:
-    interrupt = dump_request(InterruptRequest(node="deploy", prompt="go?", timeout_ms=1000))
-    defaulted = dump_request(
-        QuestionRequest(node="draft", prompt="ship?", ladder=Ladder(on_timeout=TimeoutDefault(default="yes")))
-    )
-    plain = dump_request(QuestionRequest(node="draft", prompt="name?"))
-    upgraded = persist.with_current_indexes(
-        [_saved_pending("i1", interrupt), _saved_pending("q1", defaulted), _saved_pending("q2", plain)]
-    )
-    keys = [(a.get("GSI4PK", {}).get("S"), a.get("GSI4SK", {}).get("S")) for a in upgraded]
-    assert keys == [
-        ("DUE#interrupt", "2026-01-01T00:00:00.000Z#i1"),
-        ("DUE#question", "2026-01-01T00:00:00.000Z#q1"),
-        (None, None),  # nothing happens at its deadline: no sweep reads it
-    ]
 
 
 def test_saved_text_that_is_not_valid_unicode_is_repaired_on_load_and_counted_once(

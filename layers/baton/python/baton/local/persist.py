@@ -21,24 +21,16 @@ import logging
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from baton.events import RunFailed
 from baton.local.journal import Journal, key_of, line, replay
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import track_changes
 from baton.local.saved_text import may_hold_invalid_text, repaired
-from baton.models import parse_request, status_of
+from baton.models import InteractionKind, status_of
 from baton.private_files import private_dir
-from baton.workflows.table import (
-    ALL_PENDING_PK,
-    ALL_PENDING_PK_ATTRIBUTE,
-    ALL_PENDING_SK_ATTRIBUTE,
-    DUE_PK_ATTRIBUTE,
-    PK,
-    SK,
-    due_keys,
-)
+from baton.workflows.table import PK, SK
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -151,81 +143,26 @@ def _stored_item(table: Any, hash_key: Any, range_key: Any) -> Any:
         return None
 
 
-def _parked_gates(items: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], str], dict[str, list[tuple[str, str]]]]:
-    """Of the saved parked waits: each named interaction's gate by (PK, id); each run's await gates with
-    the node their scope is from ("" for every node)."""
-    named: dict[tuple[str, str], str] = {}
-    awaits: dict[str, list[tuple[str, str]]] = {}
-    for attrs in items:
-        if attrs.get("record", {}).get("S") != "wait" or attrs.get("status", {}).get("S") != "parked":
-            continue
-        pk, gate = attrs["PK"]["S"], attrs["gate"]["S"]
-        for iid in attrs.get("interaction_ids", {}).get("L", []):
-            named[(pk, iid["S"])] = gate
-        if attrs.get("kind", {}).get("S") == "await":
-            scope = json.loads(attrs.get("scope", {}).get("S") or "{}")
-            awaits.setdefault(pk, []).append((gate, scope.get("from") or ""))
-    return named, awaits
-
-
-def _with_blocks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A pending interaction saved before `Interaction.blocks` gets the gate of the wait parked on it."""
-    named, awaits = _parked_gates(items)
-    upgraded = []
-    for attrs in items:
-        sk, pk = attrs.get("SK", {}).get("S", ""), attrs.get("PK", {}).get("S", "")
-        if sk.startswith("INT#") and attrs.get("status", {}).get("S") == "pending" and "blocks" not in attrs:
-            node = attrs.get("node", {}).get("S")
-            gate = named.get((pk, sk.removeprefix("INT#"))) or next(
-                (
-                    g
-                    for g, src in awaits.get(pk, [])
-                    if attrs.get("kind", {}).get("S") == "question" and src in ("", node)
-                ),
-                None,
-            )
-            if gate is not None:
-                attrs = {**attrs, "blocks": {"S": gate}}
-        upgraded.append(attrs)
-    return upgraded
-
-
-def with_current_indexes(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Saved items in the current key layout: a pending item saved before the all-pending (GSI3) or due
-    (GSI4) index gets its keys, and what it holds up (`_with_blocks`)."""
-    upgraded = []
-    for attrs in _with_blocks(items):
-        pending = attrs.get("GSI1PK", {}).get("S", "")
-        if pending.startswith("PENDING#") and ALL_PENDING_PK_ATTRIBUTE not in attrs and "GSI1SK" in attrs:
-            attrs = {
-                **attrs,
-                ALL_PENDING_PK_ATTRIBUTE: {"S": ALL_PENDING_PK},
-                ALL_PENDING_SK_ATTRIBUTE: attrs["GSI1SK"],
-            }
-        if pending.startswith("PENDING#") and DUE_PK_ATTRIBUTE not in attrs:
-            attrs = {**attrs, **_due_attrs(attrs)}
-        upgraded.append(attrs)
-    return upgraded
-
-
-def _due_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
-    """The due index's keys of a saved pending interaction ({} when it carries none, or is unreadable)."""
-    try:
-        request = parse_request(attrs["request"]["S"])
-        expires_at = attrs.get("expires_at", {}).get("S")
-        has_default = request.ladder is not None and request.ladder.default is not None
-        keys = due_keys(request.kind, attrs["interaction_id"]["S"], expires_at, has_default=has_default)
-    except (KeyError, TypeError, ValueError):
-        return {}
-    return {name: {"S": value} for name, value in keys.items()}
-
-
 def restore(table_name: str, items: list[dict[str, Any]]) -> None:
-    """Put the saved items back into the (new, empty) table, in the current key layout."""
+    """Put the saved items back into the (new, empty) table as they were saved (`upgrade` brings them
+    to the current key layout)."""
     table = _table(table_name)
     with dynamodb_lock():
-        for attrs in with_current_indexes(items):
+        for attrs in items:
             table.put_item(attrs, overwrite=True)
+
+
+def upgrade(core: Core) -> None:
+    """The restored table in the current key layout: the migrations `baton migrate index-keys` runs on
+    a deployed table (the all-pending and due index keys, what each pending item holds up)."""
+    from baton.adapters.dynamo import DynamoStore
+    from baton.services.inbox import mark_parked_blocks
+
+    if not isinstance(core.store, DynamoStore):
+        raise TypeError("the local stack's store is its DynamoDB table")
+    core.store.backfill_all_pending(get_args(InteractionKind))
+    core.store.backfill_due()
+    mark_parked_blocks(core)
 
 
 def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]:

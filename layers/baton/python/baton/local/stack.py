@@ -310,10 +310,12 @@ class LocalStack:
         return self.inbox.login_url()
 
     def _restore(self, table_name: str, saved: persist.Saved) -> None:
-        """The saved table back, then the hosted runs whose executions were lost closed with a reason."""
+        """The saved table back, in the current key layout; then the hosted runs whose executions were lost
+        closed with a reason."""
         from baton.runtime.wiring import services
 
         persist.restore(table_name, saved.items)
+        persist.upgrade(services().core)
         self.restored_items = len(saved.items)
         self.closed_runs = persist.close_interrupted_runs(services().core, saved.items)
 
