@@ -147,19 +147,16 @@ class _Handler(BaseHTTPRequestHandler):
         if raw is None:
             return b""
         if not raw.isdigit():
-            self.close_connection = True
-            self._send_json(400, _error_body("bad_request", f"Content-Length {raw[:40]!r} is not a length"))
+            self._refuse(400, "bad_request", f"Content-Length {raw[:40]!r} is not a length")
             return None
         length = int(raw)
         if length > MAX_REQUEST_BYTES:
-            self.close_connection = True
             message = f"request body is {length} bytes; the limit is {MAX_REQUEST_BYTES}"
-            self._send_json(413, _error_body("payload_too_large", message))
+            self._refuse(413, "payload_too_large", message)
             return None
         body = self.rfile.read(length) if length else b""
         if len(body) < length:  # the client closed (or timed out) before sending what it announced
-            self.close_connection = True
-            self._send_json(400, _error_body("bad_request", "request body shorter than its Content-Length"))
+            self._refuse(400, "bad_request", "request body shorter than its Content-Length")
             return None
         return body
 
@@ -167,8 +164,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._read_body()
         except TimeoutError:
-            self.close_connection = True
-            self._send_json(408, _error_body("request_timeout", "request body not received in time"))
+            self._refuse(408, "request_timeout", "request body not received in time")
             return
         if body is None:
             return
