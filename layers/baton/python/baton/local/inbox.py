@@ -156,11 +156,9 @@ class InboxSite:
     def _mint(self, authorization: str) -> SiteResponse:
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), self.operator_token.encode()):
-            body = b'{"error": "unauthorized", "message": "a new sign-in code needs the operator bearer token"}'
-            return SiteResponse(401, {"Content-Type": "application/json", "Cache-Control": "no-store"}, body)
-        url = self.login_url()
-        body = json.dumps({"url": url, "expires_in": CODE_SECONDS}).encode()
-        return SiteResponse(201, {"Content-Type": "application/json", "Cache-Control": "no-store"}, body)
+            message = "a new sign-in code needs the operator bearer token"
+            return _json(401, {"error": "unauthorized", "message": message})
+        return _json(201, {"url": self.login_url(), "expires_in": CODE_SECONDS})
 
     def _logout(self, cookie_header: str, now: float) -> SiteResponse:
         value = _cookie_value(cookie_header, SESSION_COOKIE)
