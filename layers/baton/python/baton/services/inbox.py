@@ -107,9 +107,10 @@ def actions_of(i: Interaction) -> list[InboxAction]:
 
 def mark_parked_blocks(core: Core) -> int:
     """Write what each pending item holds up for the waits parked before items carried it (a deployed
-    table, once: `baton migrate index-keys`): a wait's named interactions, and for an await gate
-    the pending questions of its scope. One Query of the parked waits, one of each await gate's run,
-    one conditional UpdateItem per still pending item. Safe to run twice. Returns how many it marked."""
+    table, once: `baton migrate index-keys`; `baton dev`'s saved table, on each restart): a wait's named
+    interactions, and for an await gate the pending questions of its scope. One Query of the parked
+    waits, one of each await gate's run, one conditional UpdateItem per still pending item. Safe to run
+    twice. Returns how many it marked."""
     marked = 0
     for wait in core.store.list_parked():
         if wait.status != "parked":
