@@ -23,6 +23,7 @@ from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused, 
 from baton.models import Interaction, ParkedWait, status_of
 from baton.services import gate_answers
 from baton.services.answer_outcomes import SendFailedError
+from baton.services.at_deadline import OPEN
 from baton.services.deadlines import park_wait
 
 if TYPE_CHECKING:
@@ -201,7 +202,7 @@ class AwaitGates:
         wait = core.store.get_wait(run_id, gate)
         scope = wait.scope if wait else {}
         from_node = scope.get("from")
-        if wait is not None and wait.status in ("parked", "expiring"):
+        if wait is not None and wait.status in OPEN:
             core.store.release_wait(wait, "timed_out")
         pending, _ = self._scope(run_id, from_node)
         unanswered = [unanswered_of(i) for i in pending]

@@ -68,6 +68,17 @@ def open_guard(wait: ParkedWait, question: Interaction, answer: Any, *, now: str
     on a wait that carries answers, the answer carried too (`deciding`: only onto the answers read)."""
     if wait.carry not in CARRYING:
         return WaitStillOpen(wait, now)
+    return _carry(wait, question, answer, now, deciding=deciding)
+
+
+def carried_by(waits: Sequence[ParkedWait], question: Interaction, answer: Any) -> list[Guard]:
+    """An answer that holds no gate open (a default taken at a closing gate's deadline) still carries
+    itself onto the other parked waits of its scope, so their carried answers stay whole."""
+    return [_carry(w, question, answer, None, deciding=False) for w in waits if w.carry in CARRYING]
+
+
+def _carry(wait: ParkedWait, question: Interaction, answer: Any, now: str | None, *, deciding: bool) -> CarryAnswer:
+    """`question`'s answer carried onto `wait` (None: too large, the wait stops carrying)."""
     entry = entry_of(question, answer)
     fits = _fits(wait, entry)
     return CarryAnswer(
@@ -77,20 +88,6 @@ def open_guard(wait: ParkedWait, question: Interaction, answer: Any, *, now: str
         entry=entry if fits else None,
         seen_version=wait.carry_version if deciding and fits else None,
     )
-
-
-def carried_by(waits: Sequence[ParkedWait], question: Interaction, answer: Any) -> list[Guard]:
-    """An answer that holds no gate open (a default taken at a closing gate's deadline) still carries
-    itself onto the other parked waits of its scope, so their carried answers stay whole."""
-    guards: list[Guard] = []
-    for wait in waits:
-        if wait.carry in CARRYING:
-            entry = entry_of(question, answer)
-            fits = _fits(wait, entry)
-            guards.append(
-                CarryAnswer(wait=wait, now=None, interaction_id=question.interaction_id, entry=entry if fits else None)
-            )
-    return guards
 
 
 def output(wait: ParkedWait, question: Interaction, answer: Any) -> list[CollectedAnswer]:

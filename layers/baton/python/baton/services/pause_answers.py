@@ -27,11 +27,11 @@ if TYPE_CHECKING:
 Answers = dict[str, Any]
 
 
-def conflict(i: Interaction, message: str) -> ConflictError:
-    """A 409 with the pause as stored and who won it."""
+def conflict(i: Interaction, message: str, **details: Any) -> ConflictError:
+    """A 409 with the pause as stored and who won it (`details` first: a question's says its answer)."""
     st = i.state
     won = winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at)
-    return ConflictError(message, details={"interaction": i.public(), "winner": won})
+    return ConflictError(message, details={**details, "interaction": i.public(), "winner": won})
 
 
 class PauseAnswers:
@@ -165,10 +165,11 @@ class PauseAnswers:
         return resumed
 
 
-def resume_asking_run(core: Core, run_id: str, node: str) -> None:
-    """A blocking ask's run goes on once it is answered (run_resumed only if the run moved)."""
+def resume_asking_run(core: Core, run_id: str, gate: str, kind: str = "ask") -> None:
+    """A blocking ask's run (or one the await tool paused: `kind` "await") goes on once it is answered
+    (run_resumed only if the run moved)."""
     if core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
-        core.record(run_id, RunResumed(gate=node, kind="ask"))
+        core.record(run_id, RunResumed(gate=gate, kind=kind))
 
 
 def _conforms(policy: PauseAnswers) -> AnswerPolicy[Answers, PauseOutput, ResumeResult]:

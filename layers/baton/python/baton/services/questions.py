@@ -34,7 +34,7 @@ from baton.domain.questions import (
     check_question,
     refuse_in_map,
 )
-from baton.errors import ConflictError, GoneError, NotFoundError, ValidationFailedError, winner
+from baton.errors import ConflictError, GoneError, NotFoundError, ValidationFailedError
 from baton.events import (
     AnswerLate,
     AwaitReleased,
@@ -43,7 +43,6 @@ from baton.events import (
     HumanInputRequested,
     InteractionAnswered,
     RunPaused,
-    RunResumed,
     TimedOutDefault,
 )
 from baton.models import (
@@ -59,9 +58,10 @@ from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services import gate_answers
 from baton.services.answer_outcomes import closed_error, delivery_of
 from baton.services.approvals import ApprovalService, Voter, approval_view
-from baton.services.at_deadline import end_at_deadline
+from baton.services.at_deadline import OPEN, end_at_deadline
 from baton.services.await_gates import AwaitGates, in_scope, open_gates_of, unanswered_of
 from baton.services.deadlines import arm_interaction, arm_tool_await, wait_ladder
+from baton.services.pause_answers import PauseAnswers, conflict, resume_asking_run
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -343,9 +343,8 @@ class QuestionService(AwaitGates):
     @staticmethod
     def _is_repeat(current: Interaction, answer: Any, caller: str) -> bool:
         """The stored answer is this very request's (the same caller, the same answer; not a quorum's)."""
-        st = current.state
         plain = current.request.kind == "question" and current.request_as(QuestionRequest).approval is None
-        return plain and st.status == "answered" and st.answer == answer and st.answered_by == caller
+        return plain and PauseAnswers.is_repeat(current, answer, caller)
 
     def _repeat(self, snapshot: RunSnapshot, answered: Interaction) -> AnswerResult:
         """A retry of an accepted answer gets the first one's result from the stored answer, with no record:
@@ -357,7 +356,7 @@ class QuestionService(AwaitGates):
             for w in snapshot.waits
             if w.kind == "await" and in_scope(answered, w.scope.get("from")) and w.parked_at <= at
         ]
-        sent, unsent = self._release_gates(answered.run_id, [w for w in gates if w.status in ("parked", "expiring")])
+        sent, unsent = self._release_gates(answered.run_id, [w for w in gates if w.status in OPEN])
         released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
         return self._after_answer(snapshot, answered, released, unsent)
 
@@ -510,15 +509,8 @@ class QuestionService(AwaitGates):
     @staticmethod
     def _already(current: Interaction) -> ConflictError:
         st = current.state
-        return ConflictError(
-            f"question {current.interaction_id} is already {st.status}"
-            + (f" (answer: {answer_text(st.answer)!r})" if st.status == "answered" else ""),
-            details={
-                "answer": st.answer,
-                "interaction": current.public(),
-                "winner": winner(status=st.status, value=st.answer, by=st.answered_by, at=st.answered_at),
-            },
-        )
+        said = f" (answer: {answer_text(st.answer)!r})" if st.status == "answered" else ""
+        return conflict(current, f"question {current.interaction_id} is already {st.status}{said}", answer=st.answer)
 
     # ---- the tool form --------------------------------------------------------------------------
     def await_tool(self, run_id: str, request: AwaitRequest, *, caller: str) -> AwaitAnswered | AwaitPending:
@@ -605,10 +597,6 @@ class QuestionService(AwaitGates):
         core.record(run_id, started)
         return awaiting
 
-    def _resume_run(self, run_id: str) -> None:
-        if self.core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
-            self.core.record(run_id, RunResumed(gate="await_answers", kind="await"))
-
     def _unpause_if_idle(self, run_id: str) -> None:
         """A run marked paused by the tool form goes back to running once nothing waits on a human."""
         run = self.core.store.get_run(run_id)
@@ -617,7 +605,7 @@ class QuestionService(AwaitGates):
         if any(w.status == "parked" for w in self.core.store.list_run_waits(run_id)):
             return
         if not self.core.store.list_run_interactions(run_id, kind="await", status="pending"):
-            self._resume_run(run_id)
+            resume_asking_run(self.core, run_id, "await_answers", kind="await")
 
     def _complete_tool_await(self, awaiting: Interaction) -> bool:
         pending, answers = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
@@ -630,7 +618,7 @@ class QuestionService(AwaitGates):
             return False  # another answer completed it
         released = AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
         self.core.record(awaiting.run_id, released)
-        self._resume_run(awaiting.run_id)
+        resume_asking_run(self.core, awaiting.run_id, "await_answers", kind="await")
         return True
 
     # ---- delivery -------------------------------------------------------------------------------
