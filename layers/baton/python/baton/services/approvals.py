@@ -2,8 +2,10 @@
 
 `cast` refuses the requester and non-approvers (403, nothing written) and records the vote in one
 conditional transaction; `decided` says how a met tally releases its pause (answer, by, `QuorumMet`
-guard, event), written by the pause's own service: exactly once. `settle_met_quorums` is the
-reconciler's pass over tallies met but not released (a decider that died before its release).
+guard, event); `settle` writes it, guarded by the tally, with the pause's own new state and event, and
+delivers it: exactly once (a plain pause's `pause_answers.py`, an interrupt's `interrupts.py`).
+`settle_met_quorums` is the reconciler's pass over tallies met but not released (a decider that died
+before its release).
 """
 
 from __future__ import annotations
@@ -14,17 +16,21 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import ApprovalView
 from baton.domain.approval import NOT_AN_APPROVER, REQUESTER_CANNOT_APPROVE, Approval, refusal, vote_of
-from baton.errors import ForbiddenError, GoneError, ValidationFailedError
+from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, ApprovalRejected, QuorumReached
-from baton.ports import QuorumMet
+from baton.ports import GuardFailedError, QuorumMet
+from baton.services.answer_outcomes import SendFailedError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.domain.approval import ApprovalPolicy, ApprovalTally, Decision, Vote, VoteOutcome
     from baton.events import EventPayload
-    from baton.models import Interaction
+    from baton.models import Interaction, InteractionStatus
     from baton.services.core import Core
+
+    # A met tally's write, as the pause's kind decides it: its new state and the event of that decision.
+    Settled = Callable[[Interaction, "Decided"], tuple[InteractionStatus, EventPayload]]
 
 log = logging.getLogger("baton")
 Groups = frozenset[str]  # the voter's approver groups (baton/api/auth.py Caller.groups)
@@ -188,6 +194,41 @@ class ApprovalService:
                 rule=policy.rejection,
             ),
         )
+
+    def settle(
+        self,
+        read: Callable[[], Interaction | None],
+        policy: ApprovalPolicy,
+        ballot: Ballot,
+        settled: Settled,
+        deliver: Callable[[Interaction], bool],
+    ) -> bool:
+        """Write the decision of a met tally on the pause `read` returns (pending; else nothing to do),
+        guarded by the tally, then `deliver` it. Another voter's release or a concurrent write (a claim):
+        read again. True if this call delivered it."""
+        core = self.core
+        for _attempt in range(3):
+            pause = read()
+            if pause is None or pause.state.status != "pending":
+                return False
+            decided = self.decided(pause, policy, ballot)
+            new, first = settled(pause, decided)
+            records = [core.new_event(pause.run_id, first), core.new_event(pause.run_id, decided.event)]
+            try:
+                written = core.store.transition_interaction(pause, new, with_records=records, guards=[decided.guard])
+            except (ConflictError, GuardFailedError):
+                continue
+            return deliver(written)
+        return False
+
+    @staticmethod
+    def settle_if_met(ballot: Ballot, settle: Callable[[], bool]) -> tuple[bool, bool]:
+        """After a vote: `settle` when it met the quorum. (released, pending): pending when the decision is
+        stored but its send failed (the reconciler sends it)."""
+        try:
+            return (settle() if ballot.decision else False), False
+        except SendFailedError:
+            return False, True
 
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[dict[str, str]]:

@@ -12,8 +12,12 @@ interrupt shows as "cancelled" with reason "timeout" and `timedOut: true` (`Inte
 
 Why one module of over 400 lines: every path (read, long-poll, list, resume, cancel, vote, sweep, the
 hosted Catch) first runs the same store-backed deadline (`_expire_if_due`) and ends in the same release
-(`_release`, `_fail_waiter`, `_settle_run`). Claims (advisory, leased) live in `baton.services.claims`, a
-quorum's votes in `baton.services.interrupt_quorum`.
+(`_release`, `_fail_waiter`, `_settle_run`). Claims (advisory, leased) live in `baton.services.claims`.
+
+Quorum (`approval` on its spec): each resume is one operator's approval, each cancel a rejection; the
+vote that meets the quorum settles the interrupt with that approval's value (the rejection rule: cancels
+it), written and delivered once by `baton.services.approvals` as for a pause. A vote after the decision
+is a 409 naming the winner; a decider that died in between: the reconciler settles it (`settle_quorum`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import contextlib
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
 
@@ -37,15 +42,14 @@ from baton.domain.interrupt_fields import MAX_REASON_CHARS
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.domain.state_edits import apply_state_edits
 from baton.errors import BadRequestError, ConflictError, GoneError, NotFoundError, TaskTokenError, winner
-from baton.events import HumanInputRequested, InterruptTimedOut, RunPaused
+from baton.events import HumanInputRequested, InterruptCancelled, InterruptResumed, InterruptTimedOut, RunPaused
 from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of
-from baton.services.approvals import Voter
+from baton.services.approvals import ApprovalService, Voter
 from baton.services.at_deadline import OPEN, end_at_deadline
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, arm_interaction, park_wait
-from baton.services.interrupt_quorum import InterruptQuorum, cancelled_event, resumed_event
 from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token, invalid_page_token
 
 if TYPE_CHECKING:
@@ -54,9 +58,11 @@ if TYPE_CHECKING:
     from baton.contracts import Delivery
     from baton.contracts.interrupts import CancelInterrupt, ResumeInterrupt
     from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.events import EventPayload
+    from baton.models import InteractionStatus
     from baton.ports import FoundInteraction
+    from baton.services.approvals import Ballot, Decided
     from baton.services.core import Core
-    from baton.services.interrupt_quorum import Counted
 
 __all__ = ["InterruptService", "InterruptSpec", "conflict_details", "key_interrupt_id"]
 
@@ -102,6 +108,25 @@ class StoredResume(TypedDict, total=False):
 
 def _resume_of(i: Interaction) -> StoredResume:
     return cast("StoredResume", i.state.answer) if isinstance(i.state.answer, dict) else {}
+
+
+def resumed_event(i: Interaction, value: Any, edits: list[str], by: str | None) -> InterruptResumed:
+    return InterruptResumed(interaction_id=i.interaction_id, node=i.request.node, input=value, state_edits=edits, by=by)
+
+
+def cancelled_event(i: Interaction, reason: str | None, by: str | None) -> InterruptCancelled:
+    return InterruptCancelled(interaction_id=i.interaction_id, node=i.request.node, reason=reason, by=by)
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A vote counted: the interrupt after it, the count, whether this vote's decision released (or
+    failed) the waiter, and whether that send is pending (stored: the reconciler sends it)."""
+
+    current: Interaction
+    approval: ApprovalView
+    released: bool
+    pending: bool
 
 
 def conflict_details(i: Interaction, *, status: bool = False, settled: bool = True, **first: Any) -> dict[str, Any]:
@@ -171,7 +196,7 @@ class InterruptService:
         self.core = core
         self._sleep = sleep
         self._monotonic = monotonic
-        self.quorum = InterruptQuorum(self)
+        self.approvals = ApprovalService(core)
 
     # ---- create --------------------------------------------------------------------------------
     def create(
@@ -585,18 +610,45 @@ class InterruptService:
             details=details,
         )
 
-    # ---- quorum (baton/services/interrupt_quorum.py) --------------------------------------------
+    # ---- quorum (baton/services/approvals.py) ----------------------------------------------------
     def _vote(self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote) -> Counted:
-        counted = self.quorum.vote(i, policy, text, voter, vote)
-        if counted.closed:
+        requested_by = interrupt_request(i).requested_by
+        ballot = self.approvals.cast(i, policy, text, voter, requested_by=requested_by, vote=vote)
+        released, pending = self.approvals.settle_if_met(ballot, lambda: self._settle(i.interaction_id, policy, ballot))
+        current = self.load(i.interaction_id)
+        if ballot.outcome == "closed":
             raise ConflictError(
-                f"interrupt {i.interaction_id} is already {edge_status(counted.current)}: the vote is not counted",
-                details=conflict_details(counted.current),
+                f"interrupt {i.interaction_id} is already {edge_status(current)}: the vote is not counted",
+                details=conflict_details(current),
             )
-        return counted
+        return Counted(current, ballot.view(policy), released, pending)
 
     def settle_quorum(self, i: Interaction) -> bool:
-        return self.quorum.settle(i)
+        """A pending quorum interrupt whose stored tally is met (its decider died before the release):
+        settled as that vote would have."""
+        policy = interrupt_request(i).approval
+        ballot = self.approvals.standing(i, policy) if policy is not None else None
+        if policy is None or ballot is None or ballot.decision is None:
+            return False
+        self._settle(i.interaction_id, policy, ballot)
+        return self.load(i.interaction_id).state.status != "pending"
+
+    def _settle(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        """Settle a quorum interrupt whose tally is met: answered with the deciding approval's value, or
+        cancelled. True if this call released (or failed) the waiter."""
+        core = self.core
+
+        def settled(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
+            by, why = decided.by, decided.reason
+            if ballot.decision == "approved":
+                approving = [v for v in ballot.votes if v.vote == "approve"]
+                answer = json.loads(approving[policy.approvals - 1].answer)
+                new = status_of(i.state, "answered", answer=answer, by=by, at=core.now(), reason=why)
+                return new, resumed_event(i, answer["input"], answer["state_edits"], by)
+            new = status_of(i.state, "cancelled", by=by, at=core.now(), reason=why)
+            return new, cancelled_event(i, why, by)
+
+        return self.approvals.settle(lambda: self.load(interrupt_id), policy, ballot, settled, self.deliver)
 
     def deliver(self, settled: Interaction) -> bool:
         """A quorum's decision stored: release (or fail) the waiter and settle the session."""

@@ -13,14 +13,14 @@ from baton.errors import ConflictError, ValidationFailedError, winner
 from baton.events import InteractionAnswered, RunResumed
 from baton.models import PauseRequest, status_of
 from baton.notify.model import DECISION_KEY
-from baton.ports import GuardFailedError
-from baton.services.answer_outcomes import SendFailedError, delivery_of
+from baton.services.answer_outcomes import delivery_of
 from baton.services.approvals import ApprovalService
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
-    from baton.models import Interaction
-    from baton.services.approvals import Ballot, Voter
+    from baton.events import EventPayload
+    from baton.models import Interaction, InteractionStatus
+    from baton.services.approvals import Ballot, Decided, Voter
     from baton.services.at_deadline import AnswerPolicy
     from baton.services.core import Core
 
@@ -96,10 +96,7 @@ class PauseAnswers:
         requested_by = pause.request_as(PauseRequest).requested_by
         text = json.dumps(answer, sort_keys=True, separators=(",", ":"))
         ballot = ApprovalService(self.core).cast(pause, policy, text, voter, requested_by=requested_by, vote=cast[0])
-        try:
-            resumed, pending = (self.settle(pause, policy, ballot) if ballot.decision else False), False
-        except SendFailedError:  # the deciding vote is stored: the reconciler sends it
-            resumed, pending = False, True
+        resumed, pending = ApprovalService.settle_if_met(ballot, lambda: self.settle(pause, policy, ballot))
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id) or pause
         status = current.state.status
         if ballot.outcome == "closed":
@@ -123,24 +120,17 @@ class PauseAnswers:
         side = "approve" if ballot.decision == "approved" else "reject"
         deciding = [v for v in ballot.votes if v.vote == side]
         answers = json.loads(deciding[-1].answer) if deciding else {DECISION_KEY: side}
-        for _attempt in range(3):
-            current = core.store.get_interaction(pause.run_id, pause.interaction_id)
-            if current is None or current.state.status != "pending":
-                return False
-            decided = ApprovalService.decided(current, policy, ballot)
-            answered_event = InteractionAnswered(
-                interaction_id=pause.interaction_id, node=pause.request.node, answer=answers, by=decided.by
-            )
-            records = [core.new_event(pause.run_id, answered_event), core.new_event(pause.run_id, decided.event)]
-            new = status_of(
-                current.state, "answered", answer=answers, by=decided.by, at=core.now(), reason=decided.reason
-            )
-            try:
-                answered = core.store.transition_interaction(current, new, with_records=records, guards=[decided.guard])
-            except (ConflictError, GuardFailedError):
-                continue  # another voter released it, or a concurrent write: read again
-            return self.deliver(answered)
-        return False
+
+        def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
+            by = decided.by
+            new = status_of(current.state, "answered", answer=answers, by=by, at=core.now(), reason=decided.reason)
+            node = current.request.node
+            return new, InteractionAnswered(interaction_id=current.interaction_id, node=node, answer=answers, by=by)
+
+        def read() -> Interaction | None:
+            return core.store.get_interaction(pause.run_id, pause.interaction_id)
+
+        return ApprovalService(core).settle(read, policy, ballot, answered, self.deliver)
 
     def settle_standing(self, pause: Interaction) -> bool:
         """The reconciler: a pending quorum pause whose stored tally is met is answered and delivered."""

@@ -14,14 +14,14 @@ from baton.contracts.runs import ReviewActionResult
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.errors import ConflictError
 from baton.models import status_of
-from baton.ports import GuardFailedError
-from baton.services.answer_outcomes import SendFailedError, delivery_of
+from baton.services.answer_outcomes import delivery_of
 from baton.services.approvals import ApprovalService
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy, Vote
-    from baton.models import Interaction
-    from baton.services.approvals import Ballot, Voter
+    from baton.events import EventPayload
+    from baton.models import Interaction, InteractionStatus
+    from baton.services.approvals import Ballot, Decided, Voter
     from baton.services.review.gate import ReviewGate
 
 
@@ -39,11 +39,7 @@ class ReviewQuorum:
         text = json.dumps(action, sort_keys=True, separators=(",", ":"))
         requested_by = self.core.require_run(interaction.run_id).started_by
         ballot = self.approvals.cast(interaction, policy, text, voter, requested_by=requested_by, vote=vote)
-        try:
-            resumed = self.settle(interaction, policy, ballot) if ballot.decision else False
-            pending = False
-        except SendFailedError:  # the decision is stored: the reconciler sends it
-            resumed, pending = False, True
+        resumed, pending = self.approvals.settle_if_met(ballot, lambda: self.settle(interaction, policy, ballot))
         current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id) or interaction
         if ballot.outcome == "closed":
             raise ConflictError(
@@ -70,25 +66,18 @@ class ReviewQuorum:
         side = "approve" if ballot.decision == "approved" else "reject"
         deciding = [v for v in ballot.votes if v.vote == side]
         chosen: dict[str, Any] = json.loads(deciding[-1].answer) if deciding else {"action": "request_changes"}
-        for _attempt in range(3):
-            current = core.store.get_interaction(interaction.run_id, interaction.interaction_id)
-            if current is None or current.state.status != "pending":
-                return False
-            decided = self.approvals.decided(current, policy, ballot)
+
+        def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
             stored = chosen | {"reply": None, "by": decided.by}
-            records = [
-                core.new_event(current.run_id, self.gate._answered(current, stored, by=decided.by)),
-                core.new_event(current.run_id, decided.event),
-            ]
             new = status_of(
                 current.state, "answered", answer=stored, by=decided.by, at=core.now(), reason=decided.reason
             )
-            try:
-                answered = core.store.transition_interaction(current, new, with_records=records, guards=[decided.guard])
-            except (ConflictError, GuardFailedError):
-                continue
-            return self.gate._release(answered)
-        return False
+            return new, self.gate._answered(current, stored, by=decided.by)
+
+        def read() -> Interaction | None:
+            return core.store.get_interaction(interaction.run_id, interaction.interaction_id)
+
+        return self.approvals.settle(read, policy, ballot, answered, self.gate._release)
 
     def settle_standing(self, interaction: Interaction, policy: ApprovalPolicy) -> bool:
         """The reconciler: a pending review whose stored tally is met is decided and delivered."""
