@@ -8,15 +8,17 @@ reconciler's pass over tallies met but not released (a decider that died before 
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import ApprovalView
 from baton.domain.approval import NOT_AN_APPROVER, REQUESTER_CANNOT_APPROVE, Approval, refusal, vote_of
-from baton.errors import ForbiddenError, GoneError, ValidationFailedError
+from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, ApprovalRejected, QuorumReached
-from baton.ports import QuorumMet
+from baton.models import status_of
+from baton.ports import GuardFailedError, QuorumMet
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -63,6 +65,12 @@ class Ballot:
             already_counted=self.outcome == "already_counted",
             decision=self.decision,
         )
+
+    def deciding_answer(self) -> Any:
+        """The latest deciding vote's answer (stored as JSON), None when no vote on the deciding side."""
+        side = "approve" if self.decision == "approved" else "reject"
+        deciding = [v for v in self.votes if v.vote == side]
+        return json.loads(deciding[-1].answer) if deciding else None
 
 
 @dataclass(frozen=True)
@@ -154,6 +162,45 @@ class ApprovalService:
         tally = self.core.store.get_tally(pause.run_id, pause.interaction_id)
         votes = self.core.store.list_votes(pause.run_id, pause.interaction_id)
         return Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=tally.decision(policy))
+
+    def settle(
+        self,
+        pause: Interaction,
+        policy: ApprovalPolicy,
+        ballot: Ballot,
+        *,
+        answered: Callable[[Interaction, Decided], tuple[Any, EventPayload]],
+        deliver: Callable[[Interaction], bool],
+    ) -> bool:
+        """Answer a pause whose tally met `ballot.decision` (guarded by it) and deliver it; True if this
+        call resumed it. `answered` gives the pause's answer and its answered event."""
+        core = self.core
+        for _attempt in range(3):
+            current = core.store.get_interaction(pause.run_id, pause.interaction_id)
+            if current is None or current.state.status != "pending":
+                return False
+            decided = self.decided(current, policy, ballot)
+            answer, answered_event = answered(current, decided)
+            records = [core.new_event(current.run_id, answered_event), core.new_event(current.run_id, decided.event)]
+            new = status_of(
+                current.state, "answered", answer=answer, by=decided.by, at=core.now(), reason=decided.reason
+            )
+            try:
+                done = core.store.transition_interaction(current, new, with_records=records, guards=[decided.guard])
+            except (ConflictError, GuardFailedError):
+                continue  # another voter released it, or a concurrent write: read again
+            return deliver(done)
+        return False
+
+    def settle_standing(self, pause: Interaction, policy: ApprovalPolicy, settle: Callable[[Ballot], object]) -> bool:
+        """The reconciler: a pending quorum pause whose stored tally is met is settled (`settle`); True if
+        it is no longer pending."""
+        ballot = self.standing(pause, policy)
+        if ballot.decision is None:
+            return False
+        settle(ballot)
+        current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
+        return current is not None and current.state.status != "pending"
 
     @staticmethod
     def decided(pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Decided:

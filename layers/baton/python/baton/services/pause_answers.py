@@ -11,16 +11,15 @@ from baton.domain.approval import vote_of
 from baton.domain.ladder import AnswerCheck
 from baton.errors import ConflictError, ValidationFailedError, winner
 from baton.events import InteractionAnswered, RunResumed
-from baton.models import PauseRequest, status_of
+from baton.models import PauseRequest
 from baton.notify.model import DECISION_KEY
-from baton.ports import GuardFailedError
 from baton.services.answer_outcomes import SendFailedError, delivery_of
 from baton.services.approvals import ApprovalService
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
     from baton.models import Interaction
-    from baton.services.approvals import Ballot, Voter
+    from baton.services.approvals import Ballot, Decided, Voter
     from baton.services.at_deadline import AnswerPolicy
     from baton.services.core import Core
 
@@ -117,40 +116,26 @@ class PauseAnswers:
         )
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Answer a pause whose tally met `ballot.decision` (guarded by it) and deliver it. True if this
-        call resumed the workflow or the blocking ask's waiter."""
-        core = self.core
-        side = "approve" if ballot.decision == "approved" else "reject"
-        deciding = [v for v in ballot.votes if v.vote == side]
-        answers = json.loads(deciding[-1].answer) if deciding else {DECISION_KEY: side}
-        for _attempt in range(3):
-            current = core.store.get_interaction(pause.run_id, pause.interaction_id)
-            if current is None or current.state.status != "pending":
-                return False
-            decided = ApprovalService.decided(current, policy, ballot)
-            answered_event = InteractionAnswered(
-                interaction_id=pause.interaction_id, node=pause.request.node, answer=answers, by=decided.by
+        """Answer a pause whose tally met `ballot.decision` and deliver it. True if this call resumed the
+        workflow or the blocking ask's waiter."""
+        answers = ballot.deciding_answer()
+        if answers is None:
+            answers = {DECISION_KEY: "approve" if ballot.decision == "approved" else "reject"}
+
+        def answered(current: Interaction, decided: Decided) -> tuple[Answers, InteractionAnswered]:
+            event = InteractionAnswered(
+                interaction_id=current.interaction_id, node=current.request.node, answer=answers, by=decided.by
             )
-            records = [core.new_event(pause.run_id, answered_event), core.new_event(pause.run_id, decided.event)]
-            new = status_of(
-                current.state, "answered", answer=answers, by=decided.by, at=core.now(), reason=decided.reason
-            )
-            try:
-                answered = core.store.transition_interaction(current, new, with_records=records, guards=[decided.guard])
-            except (ConflictError, GuardFailedError):
-                continue  # another voter released it, or a concurrent write: read again
-            return self.deliver(answered)
-        return False
+            return answers, event
+
+        return ApprovalService(self.core).settle(pause, policy, ballot, answered=answered, deliver=self.deliver)
 
     def settle_standing(self, pause: Interaction) -> bool:
         """The reconciler: a pending quorum pause whose stored tally is met is answered and delivered."""
         policy = self.quorum(pause)
-        ballot = ApprovalService(self.core).standing(pause, policy) if policy is not None else None
-        if policy is None or ballot is None or ballot.decision is None:
+        if policy is None:
             return False
-        self.settle(pause, policy, ballot)
-        current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
-        return current is not None and current.state.status != "pending"
+        return ApprovalService(self.core).settle_standing(pause, policy, lambda b: self.settle(pause, policy, b))
 
     def deliver(self, answered: Interaction, *, hosted: bool | None = None) -> bool:
         """Send an answered pause's token; a blocking ask (no token) lets its waiter go instead."""

@@ -1,6 +1,5 @@
-"""The operator's actions on a review gate (a `ReviewDecision` from the resume route), the pause that
-parks the task token (review_park) and the reconciler's re-send of an action a failed send lost. At park
-time the review is `pending` (park) or `answered` (an action came first: sent with the new token)."""
+"""The operator's actions on a review gate (a `ReviewDecision`), the park of its task token and the
+reconciler's re-send of an action a failed send lost."""
 
 from __future__ import annotations
 
@@ -77,7 +76,7 @@ class ReviewActions(ReviewGate):
         return ReviewParked(interaction_id=interaction.interaction_id, delivered=False)
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """The reconciler: a stored operator action gets the send a failure lost. True if this call resumed it."""
+        """The reconciler: a stored action gets the send a failure lost. True if this call resumed it."""
         for iid in wait.interaction_ids:
             current = self.core.store.get_interaction(wait.run_id, iid)
             if current is not None and current.state.status == "answered" and self._has_action(current):
@@ -85,7 +84,7 @@ class ReviewActions(ReviewGate):
         return False
 
     def deadline_policy(self) -> InteractionPauseDeadline:
-        """The gate's `DeadlinePolicy` (baton.services.at_deadline): a stored review action is sent."""
+        """At the deadline a stored review action is sent."""
         return InteractionPauseDeadline(
             self.core, lambda current: self._output(current).model_dump() if self._has_action(current) else None
         )
@@ -185,8 +184,6 @@ class ReviewActions(ReviewGate):
 
     @staticmethod
     def _refuse_disallowed(decision: ReviewDecision, reviewed: Reviewed, allowed: list[str], *, max_turns: int) -> None:
-        """409 for an action the dialogue or the verdict does not allow now; 422 for a force-merge over
-        blockers without its reason."""
         used, verdict = reviewed.turns_used, reviewed.verdict
         if decision.action == "reply" and used >= max_turns:
             raise ConflictError(
@@ -210,9 +207,8 @@ class ReviewActions(ReviewGate):
     def _refuse_unreviewed(
         self, config: GateConfig, reviewed: Reviewed, seen_head: str | None, allowed: list[str]
     ) -> None:
-        """409 before a merge of anything but the reviewed commit: the operator looked at another head
-        than the companion's latest review, or the run branch moved since (where the repository can be
-        read here; the merge build merges the pinned commit whatever the branch holds by then)."""
+        """409 before a merge of anything but the reviewed commit (the merge build merges the pinned commit
+        whatever the branch holds by then; this catches it early where the repository can be read)."""
         again = [a for a in allowed if a in ("reply", "request_changes")]
         details = {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "allowed": again}
         if seen_head is not None and reviewed.head is not None and seen_head != reviewed.head:

@@ -1,6 +1,5 @@
-"""The review gate's dialogue: start the gate's diff build (diff_start), then (review_turn) validate the
-gate, run the companion's first turn on the bounded diff and its replies, store each turn and verdict,
-and auto-merge a confident approval when the gate's posture allows it."""
+"""The review gate's dialogue: the diff build, the companion's first turn and its replies (each turn and
+verdict stored), and the auto-merge of a confident approval when the gate's posture allows it."""
 
 from __future__ import annotations
 
@@ -45,8 +44,7 @@ class ReviewDialogue(ReviewGate):
         )
 
     def start_diff(self, run_id: str, raw_config: Any, token: str) -> BuildStarted:
-        """Start the gate's diff build with the token parked. A gate with nothing to diff, or one its first
-        turn will refuse, is released at once: the first turn says why."""
+        # A gate with nothing to diff, or one its first turn will refuse, is released at once: that turn says why.
         try:
             config: GateConfig | None = self._config(raw_config)
         except BatonError:
@@ -101,7 +99,6 @@ class ReviewDialogue(ReviewGate):
         return self._turn_output(config, interaction, auto_merge=self._auto_merge(interaction, config, verdict))
 
     def reply_turn(self, run_id: str, gate: str) -> ReviewTurnOutput:
-        """The companion answers the operator's stored reply; the interaction goes back to pending."""
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         stored = StoredAction.of(interaction)
@@ -139,7 +136,7 @@ class ReviewDialogue(ReviewGate):
         return ReviewTurnOutput(ok=False, cause=cause, gate=gate)
 
     def _diff(self, run_id: str, config: GateConfig, *, quiet: bool = False) -> BoundedDiff | None:
-        """The run branch's bounded diff; `quiet`: None when it cannot be read (a reply still gets its turn)."""
+        """`quiet`: None when the diff cannot be read (a reply still gets its turn)."""
         if not config.run_branch:
             return None
         try:
@@ -190,7 +187,6 @@ class ReviewDialogue(ReviewGate):
     def _store_companion_turn(
         self, interaction: Interaction, config: GateConfig, turn: CompanionTurn, *, n: int, diff: BoundedDiff | None
     ) -> Verdict | None:
-        """Store the turn with the commit and diff digest it read (`diff`: None when the re-diff failed)."""
         core, run_id, iid = self.core, interaction.run_id, interaction.interaction_id
         text = turn.text
         if turn.test_steps and format_steps(turn.test_steps) not in text:
@@ -243,8 +239,7 @@ class ReviewDialogue(ReviewGate):
     def _auto_merge(
         self, interaction: Interaction, config: GateConfig, verdict: Verdict | None, *, from_status: str = "pending"
     ) -> bool:
-        """Posture agent_verdict_ok: an approved verdict at or above the threshold merges without a click
-        (never a gate with a quorum: it needs its people)."""
+        """Posture agent_verdict_ok: a confident approval merges without a click (never under a quorum)."""
         if (
             config.posture != "agent_verdict_ok"
             or config.approval is not None

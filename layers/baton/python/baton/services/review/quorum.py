@@ -1,9 +1,7 @@
-"""Quorum on a review gate's merge (`approval` in the gate's configuration). `approve_merge` and
-`force_merge` vote approve, `request_changes` rejects, `reply` votes nothing (`baton/services/approvals.py`:
-the starter and non-approvers get 403, a second vote counts once). The vote that meets the quorum stores
-the deciding voter's action in one transition guarded by the tally and sends the token once; a reply or
-a rejected merge starts a new round (`ReviewGate._reopen` clears the votes).
-"""
+"""Quorum on a review gate's merge (`approval` in the gate's configuration; rules in services/approvals.py):
+`approve_merge`/`force_merge` approve, `request_changes` rejects, a reply votes nothing. The vote that
+meets the quorum stores the deciding voter's action and sends the token once; a new round (a reply, a
+rejected merge) starts with the votes cleared (`ReviewGate._reopen`)."""
 
 from __future__ import annotations
 
@@ -13,15 +11,14 @@ from typing import TYPE_CHECKING, Any
 from baton.contracts.runs import ReviewActionResult
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.errors import ConflictError
-from baton.models import status_of
-from baton.ports import GuardFailedError
 from baton.services.answer_outcomes import SendFailedError, delivery_of
 from baton.services.approvals import ApprovalService
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.events import InteractionAnswered
     from baton.models import Interaction
-    from baton.services.approvals import Ballot, Voter
+    from baton.services.approvals import Ballot, Decided, Voter
     from baton.services.review.gate import ReviewGate
 
 
@@ -34,7 +31,6 @@ class ReviewQuorum:
     def vote(
         self, interaction: Interaction, policy: ApprovalPolicy, action: dict[str, Any], voter: Voter
     ) -> ReviewActionResult:
-        """One operator's `approve_merge`/`force_merge` (approve) or `request_changes` (reject)."""
         vote: Vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
         text = json.dumps(action, sort_keys=True, separators=(",", ":"))
         requested_by = self.core.require_run(interaction.run_id).started_by
@@ -64,37 +60,15 @@ class ReviewQuorum:
         )
 
     def settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Store the deciding vote's action (guarded by the met tally) and send the token: True if this
-        call resumed the gate."""
-        core = self.core
-        side = "approve" if ballot.decision == "approved" else "reject"
-        deciding = [v for v in ballot.votes if v.vote == side]
-        chosen: dict[str, Any] = json.loads(deciding[-1].answer) if deciding else {"action": "request_changes"}
-        for _attempt in range(3):
-            current = core.store.get_interaction(interaction.run_id, interaction.interaction_id)
-            if current is None or current.state.status != "pending":
-                return False
-            decided = self.approvals.decided(current, policy, ballot)
+        """Store the deciding vote's action and send the token: True if this call resumed the gate."""
+        chosen: dict[str, Any] = ballot.deciding_answer() or {"action": "request_changes"}
+
+        def answered(current: Interaction, decided: Decided) -> tuple[dict[str, Any], InteractionAnswered]:
             stored = chosen | {"reply": None, "by": decided.by}
-            records = [
-                core.new_event(current.run_id, self.gate._answered(current, stored, by=decided.by)),
-                core.new_event(current.run_id, decided.event),
-            ]
-            new = status_of(
-                current.state, "answered", answer=stored, by=decided.by, at=core.now(), reason=decided.reason
-            )
-            try:
-                answered = core.store.transition_interaction(current, new, with_records=records, guards=[decided.guard])
-            except (ConflictError, GuardFailedError):
-                continue
-            return self.gate._release(answered)
-        return False
+            return stored, self.gate._answered(current, stored, by=decided.by)
+
+        return self.approvals.settle(interaction, policy, ballot, answered=answered, deliver=self.gate._release)
 
     def settle_standing(self, interaction: Interaction, policy: ApprovalPolicy) -> bool:
         """The reconciler: a pending review whose stored tally is met is decided and delivered."""
-        ballot = self.approvals.standing(interaction, policy)
-        if ballot.decision is None:
-            return False
-        self.settle(interaction, policy, ballot)
-        current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id)
-        return current is not None and current.state.status != "pending"
+        return self.approvals.settle_standing(interaction, policy, lambda b: self.settle(interaction, policy, b))
