@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
-from baton.domain.review_gate import KEY_ACTION, KEY_REASON, allowed_actions, verdict_blocks_approval
+from baton.domain.review_gate import KEY_ACTION, KEY_REASON, verdict_blocks_approval
 from baton.errors import ConflictError, GoneError, ValidationFailedError
 from baton.events import HumanInputRequested, ReviewTurnRecorded, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
@@ -107,7 +107,7 @@ class ReviewActions(ReviewGate):
         config = self.config_of(interaction)
         turns = core.store.list_turns(run_id, interaction.interaction_id)
         reviewed = Reviewed.of(interaction, turns)
-        allowed = allowed_actions(reviewed.verdict, turns_used=reviewed.turns_used, max_turns=config.max_turns)
+        allowed = reviewed.allowed(config.max_turns)
         self._refuse_disallowed(decision, reviewed, allowed, max_turns=config.max_turns)
         if decision.merges:
             self._refuse_unreviewed(config, reviewed, decision.seen_head, allowed)

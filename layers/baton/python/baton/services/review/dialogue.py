@@ -25,11 +25,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("baton")
 
 
-def diff_target(config: GateConfig) -> str:
-    """What the run branch is diffed against: base_branch, else the named merge target, else HEAD."""
-    if config.base_branch is not None:
-        return config.base_branch
-    return config.merge_into if config.merge_into not in ("current", "none") else "HEAD"
+def diff_request(run_id: str, config: GateConfig, run_branch: str) -> DiffRequest:
+    """The run branch against base_branch, else the named merge target, else HEAD."""
+    target = config.merge_into if config.merge_into not in ("current", "none") else "HEAD"
+    return DiffRequest(
+        run_id=run_id,
+        gate=config.gate,
+        repo_path=config.repo_path,
+        repo_url=config.repo_url,
+        run_branch=run_branch,
+        target=config.base_branch if config.base_branch is not None else target,
+        max_bytes=config.diff_max_bytes,
+    )
 
 
 class ReviewDialogue(ReviewGate):
@@ -52,16 +59,8 @@ class ReviewDialogue(ReviewGate):
         if config is None or config.run_branch is None:
             self.core.tokens.send_success(token, {"started": False})
             return BuildStarted(started=False, handle="")
-        request = BuildRequest(
-            run_id=run_id,
-            gate=config.gate,
-            kind="diff",
-            run_branch=config.run_branch,
-            repo_path=config.repo_path,
-            repo_url=config.repo_url,
-            diff_target=diff_target(config),
-            max_bytes=config.diff_max_bytes,
-        )
+        diff = diff_request(run_id, config, config.run_branch)
+        request = BuildRequest(kind="diff", diff_target=diff.target, **diff.model_dump(exclude={"target"}))
         return BuildStarted(started=True, handle=self.builds.start(request, token))
 
     def first_turn(self, run_id: str, raw_config: Any) -> ReviewTurnOutput:
@@ -140,16 +139,7 @@ class ReviewDialogue(ReviewGate):
         if not config.run_branch:
             return None
         try:
-            request = DiffRequest(
-                run_id=run_id,
-                gate=config.gate,
-                repo_path=config.repo_path,
-                repo_url=config.repo_url,
-                run_branch=config.run_branch,
-                target=diff_target(config),
-                max_bytes=config.diff_max_bytes,
-            )
-            return self.diffs.run_branch_diff(request)
+            return self.diffs.run_branch_diff(diff_request(run_id, config, config.run_branch))
         except BatonError:
             if quiet:
                 return None

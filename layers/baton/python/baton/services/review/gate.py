@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from baton.contracts.review import ReviewGateOutput
-from baton.domain.review_gate import ACTIONS, GateConfig, resolve_review_url
+from baton.domain.review_gate import ACTIONS, GateConfig, allowed_actions, resolve_review_url
 from baton.errors import BatonError, NotFoundError
 from baton.events import InteractionAnswered
 from baton.models import Interaction, ReviewRequest, status_of
@@ -69,6 +69,9 @@ class Reviewed:
             verdict=verdicts[-1] if verdicts else None,
             turns_used=len(companion),
         )
+
+    def allowed(self, max_turns: int) -> list[str]:
+        return allowed_actions(self.verdict, turns_used=self.turns_used, max_turns=max_turns)
 
 
 class ReviewGate:
