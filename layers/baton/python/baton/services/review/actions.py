@@ -9,12 +9,12 @@ from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
 from baton.domain.review_gate import KEY_ACTION, KEY_REASON, verdict_blocks_approval
 from baton.errors import ConflictError, GoneError, ValidationFailedError
-from baton.events import HumanInputRequested, ReviewTurnRecorded, RunPaused
+from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
 from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
 from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
-from baton.services.review.gate import ACTIVE_RUN, Reviewed, ReviewGate, StoredAction, clip
+from baton.services.review.gate import ACTIVE_RUN, Reviewed, ReviewGate, StoredAction
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -132,8 +132,12 @@ class ReviewActions(ReviewGate):
             status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),
         )
         core.record(run_id, self._answered(interaction, stored, by=caller))
-        if decision.reply is not None:
-            self._store_operator_turn(interaction, decision.reply, n=len(turns), by=caller)
+        if decision.reply is not None:  # the reply is a turn of the dialogue
+            iid, n = interaction.interaction_id, len(turns)
+            turn = ReviewTurn(
+                run_id=run_id, interaction_id=iid, n=n, role="operator", text=decision.reply, at=core.now(), by=caller
+            )
+            self._store_turn(turn, interaction.node, by=caller)
         try:
             resumed, pending = self._release(answered), False
         except SendFailedError:  # the action is stored: the reconciler sends it
@@ -170,17 +174,6 @@ class ReviewActions(ReviewGate):
                 details={"interaction": interaction.public()},
             )
         return interaction
-
-    def _store_operator_turn(self, interaction: Interaction, reply: str, *, n: int, by: str) -> None:
-        core, run_id, iid = self.core, interaction.run_id, interaction.interaction_id
-        turn = ReviewTurn(run_id=run_id, interaction_id=iid, n=n, role="operator", text=reply, at=core.now(), by=by)
-        core.store.put_turn(turn)
-        core.record(
-            run_id,
-            ReviewTurnRecorded(
-                gate=interaction.node, interaction_id=iid, n=n, role="operator", text=clip(reply), by=by
-            ),
-        )
 
     @staticmethod
     def _refuse_disallowed(decision: ReviewDecision, reviewed: Reviewed, allowed: list[str], *, max_turns: int) -> None:

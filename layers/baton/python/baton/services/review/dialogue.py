@@ -11,9 +11,9 @@ from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn, 
 from baton.domain.merge_contracts import BuildRequest, DiffRequest
 from baton.domain.review_gate import GateConfig, parse_gate_config
 from baton.errors import BatonError, ConflictError
-from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewTurnRecorded, ReviewVerdict
+from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewVerdict
 from baton.models import Interaction, ReviewRequest, ReviewTurn, status_of
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction, clip
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -183,7 +183,7 @@ class ReviewDialogue(ReviewGate):
             text = f"{text}\n\n{format_steps(turn.test_steps)}"
         verdict = turn.verdict.model_dump() if turn.verdict is not None else None
         head = diff.head if diff is not None else None
-        core.store.put_turn(
+        self._store_turn(
             ReviewTurn(
                 run_id=run_id,
                 interaction_id=iid,
@@ -199,18 +199,11 @@ class ReviewDialogue(ReviewGate):
                 reviewed_head=head,
                 diff_digest=diff.digest if diff is not None else None,
                 diff=diff.model_dump(exclude={"text"}) if diff is not None else None,
-            )
-        )
-        recorded = ReviewTurnRecorded(
-            gate=config.gate,
-            interaction_id=iid,
-            n=n,
-            role="companion",
-            text=clip(text),
+            ),
+            config.gate,
             model=turn.model,
             reviewed_head=head,
         )
-        core.record(run_id, recorded)
         if verdict is not None:
             warnings = self._check_verdict(config, verdict)
             core.record(run_id, ReviewVerdict(gate=config.gate, interaction_id=iid, n=n, warnings=warnings, **verdict))

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from baton.contracts.review import ReviewGateOutput
 from baton.domain.review_gate import ACTIONS, GateConfig, allowed_actions, resolve_review_url
 from baton.errors import BatonError, NotFoundError
-from baton.events import InteractionAnswered
+from baton.events import InteractionAnswered, ReviewTurnRecorded
 from baton.models import Interaction, ReviewRequest, status_of
 
 if TYPE_CHECKING:
@@ -119,6 +119,14 @@ class ReviewGate:
             "outputs": config.outputs,
         }
         return resolve_review_url(config.review_url, scope)
+
+    def _store_turn(self, turn: ReviewTurn, gate: str, **recorded: Any) -> None:
+        """A dialogue turn and its event (the event's text clipped: the turn holds it whole)."""
+        self.core.store.put_turn(turn)
+        event = ReviewTurnRecorded(
+            gate=gate, interaction_id=turn.interaction_id, n=turn.n, role=turn.role, text=clip(turn.text), **recorded
+        )
+        self.core.record(turn.run_id, event)
 
     def _reopen(self, interaction: Interaction, config: GateConfig, *, reason: str | None) -> Interaction:
         """Back to pending with a fresh expiry. A quorum starts a new round: its votes are cleared first."""
