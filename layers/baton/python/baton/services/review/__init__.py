@@ -47,11 +47,10 @@ class ReviewService(ReviewDialogue, ReviewActions, ReviewMerge, ReviewReadModel)
         merge_runner_kind: str = "local",
         merge_repository: str = "",
     ) -> None:
-        """`diffs` defaults to the stored diff of the gate's own diff build (`ReviewBuilds.run_branch_diff`)."""
         self.core = core
         self.builds = ReviewBuilds(core, records=records, runner=runner)
         self.companion = companion
-        self.diffs = diffs if diffs is not None else self.builds
+        self.diffs = diffs if diffs is not None else self.builds  # the stored diff of the gate's diff build
         self.merge_runner_kind = merge_runner_kind
         self.merge_repository = merge_repository
 

@@ -1,6 +1,5 @@
-"""The operator's actions on a review gate (a `ReviewDecision` from the resume route), the pause that
-parks the task token (review_park) and the reconciler's re-send of an action a failed send lost. At park
-time the review is `pending` (park) or `answered` (an action came first: sent with the new token)."""
+"""The operator's actions on a review gate (a `ReviewDecision`), the park of its task token and the
+reconciler's re-send of an action a failed send lost."""
 
 from __future__ import annotations
 
@@ -8,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
-from baton.domain.review_gate import KEY_ACTION, KEY_REASON, allowed_actions, verdict_blocks_approval
+from baton.domain.review_gate import KEY_ACTION, KEY_REASON, verdict_blocks_approval
 from baton.errors import ConflictError, GoneError, ValidationFailedError
-from baton.events import HumanInputRequested, ReviewTurnRecorded, RunPaused
+from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
 from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
 from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
-from baton.services.review.gate import ACTIVE_RUN, Reviewed, ReviewGate, StoredAction, clip
+from baton.services.review.gate import ACTIVE_RUN, Reviewed, ReviewGate, StoredAction
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -77,7 +76,7 @@ class ReviewActions(ReviewGate):
         return ReviewParked(interaction_id=interaction.interaction_id, delivered=False)
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """The reconciler: a stored operator action gets the send a failure lost. True if this call resumed it."""
+        """The reconciler: a stored action gets the send a failure lost. True if this call resumed it."""
         for iid in wait.interaction_ids:
             current = self.core.store.get_interaction(wait.run_id, iid)
             if current is not None and current.state.status == "answered" and self._has_action(current):
@@ -85,7 +84,7 @@ class ReviewActions(ReviewGate):
         return False
 
     def deadline_policy(self) -> InteractionPauseDeadline:
-        """The gate's `DeadlinePolicy` (baton.services.at_deadline): a stored review action is sent."""
+        """At the deadline a stored review action is sent."""
         return InteractionPauseDeadline(
             self.core, lambda current: self._output(current).model_dump() if self._has_action(current) else None
         )
@@ -108,7 +107,7 @@ class ReviewActions(ReviewGate):
         config = self.config_of(interaction)
         turns = core.store.list_turns(run_id, interaction.interaction_id)
         reviewed = Reviewed.of(interaction, turns)
-        allowed = allowed_actions(reviewed.verdict, turns_used=reviewed.turns_used, max_turns=config.max_turns)
+        allowed = reviewed.allowed(config.max_turns)
         self._refuse_disallowed(decision, reviewed, allowed, max_turns=config.max_turns)
         if decision.merges:
             self._refuse_unreviewed(config, reviewed, decision.seen_head, allowed)
@@ -133,8 +132,12 @@ class ReviewActions(ReviewGate):
             status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),
         )
         core.record(run_id, self._answered(interaction, stored, by=caller))
-        if decision.reply is not None:
-            self._store_operator_turn(interaction, decision.reply, n=len(turns), by=caller)
+        if decision.reply is not None:  # the reply is a turn of the dialogue
+            iid, n = interaction.interaction_id, len(turns)
+            turn = ReviewTurn(
+                run_id=run_id, interaction_id=iid, n=n, role="operator", text=decision.reply, at=core.now(), by=caller
+            )
+            self._store_turn(turn, interaction.node, by=caller)
         try:
             resumed, pending = self._release(answered), False
         except SendFailedError:  # the action is stored: the reconciler sends it
@@ -172,21 +175,8 @@ class ReviewActions(ReviewGate):
             )
         return interaction
 
-    def _store_operator_turn(self, interaction: Interaction, reply: str, *, n: int, by: str) -> None:
-        core, run_id, iid = self.core, interaction.run_id, interaction.interaction_id
-        turn = ReviewTurn(run_id=run_id, interaction_id=iid, n=n, role="operator", text=reply, at=core.now(), by=by)
-        core.store.put_turn(turn)
-        core.record(
-            run_id,
-            ReviewTurnRecorded(
-                gate=interaction.node, interaction_id=iid, n=n, role="operator", text=clip(reply), by=by
-            ),
-        )
-
     @staticmethod
     def _refuse_disallowed(decision: ReviewDecision, reviewed: Reviewed, allowed: list[str], *, max_turns: int) -> None:
-        """409 for an action the dialogue or the verdict does not allow now; 422 for a force-merge over
-        blockers without its reason."""
         used, verdict = reviewed.turns_used, reviewed.verdict
         if decision.action == "reply" and used >= max_turns:
             raise ConflictError(
@@ -210,9 +200,8 @@ class ReviewActions(ReviewGate):
     def _refuse_unreviewed(
         self, config: GateConfig, reviewed: Reviewed, seen_head: str | None, allowed: list[str]
     ) -> None:
-        """409 before a merge of anything but the reviewed commit: the operator looked at another head
-        than the companion's latest review, or the run branch moved since (where the repository can be
-        read here; the merge build merges the pinned commit whatever the branch holds by then)."""
+        """409 before a merge of anything but the reviewed commit (the merge build merges the pinned commit
+        whatever the branch holds by then; this catches it early where the repository can be read)."""
         again = [a for a in allowed if a in ("reply", "request_changes")]
         details = {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "allowed": again}
         if seen_head is not None and reviewed.head is not None and seen_head != reviewed.head:

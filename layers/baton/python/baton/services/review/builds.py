@@ -1,13 +1,6 @@
-"""The review gate's builds, the bounded diff (diff_start) and the merge (merge_start): each a
-`.waitForTaskToken` task whose token stays in Baton's table.
-
-`start` parks the token in a `BuildRecord` and starts the build (`python -m baton.merge.build`) with a
-`BuildRequest` that carries no token; the build writes its `BuildReport` into the table. `finished` (the
-build_finished Lambda; the local runner calls it when its subprocess exits) claims the record with a
-conditional write, so one delivery of a build's end sends its token exactly once: a merge's outcome or
-its build's error (`MergeCrashed` when it ended without a report); a diff's success (a diff build that
-ended without a report gets one here that says why, so the first turn refuses with that reason).
-"""
+"""The review gate's builds (the diff and the merge), each a `.waitForTaskToken` task whose token stays
+in Baton's table (a `BuildRecord`): the build gets no token and writes its `BuildReport` into the table.
+`finished` claims the record with a conditional write, so a build's end sends its token exactly once."""
 
 from __future__ import annotations
 
@@ -51,7 +44,6 @@ class ReviewBuilds:
         return self._runner().start(request)
 
     def finished(self, event: BuildFinished) -> BuildSent:
-        """A build ended: send its parked token once, with what its report says."""
         record = self.records.get_build(event.run_id, event.gate, event.kind)
         if record is None or record.build_key != event.build_key:
             return BuildSent(sent=False, reason="no such build (or a later build of this gate replaced it)")
@@ -67,7 +59,7 @@ class ReviewBuilds:
 
     def _send(self, record: BuildRecord, report: BuildReport | None, event: BuildFinished) -> bool:
         tokens = self.core.tokens
-        if record.kind == "diff" and report is None:
+        if record.kind == "diff" and report is None:  # stored, so the first turn refuses with this reason
             cause = f"the diff build ended {event.build_status} without reporting a diff"
             report = BuildReport(
                 run_id=record.run_id,
@@ -103,8 +95,7 @@ class ReviewBuilds:
         return report if report is not None and report.build_key == build_key else None
 
     def run_branch_diff(self, request: DiffRequest) -> BoundedDiff:
-        """The `DiffSource` of the stacks: the diff the gate's latest diff build reported, read for every
-        companion turn and for `GET .../review`'s stats; a clear refusal when it reported none."""
+        """The `DiffSource` of the stacks: the diff the gate's latest diff build reported, else a refusal."""
         run_id, gate = request.run_id, request.gate
         if not run_id or not gate:
             raise ValidationFailedError("the stored diff is read by run and gate; the request names neither")

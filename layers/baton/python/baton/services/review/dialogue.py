@@ -1,6 +1,5 @@
-"""The review gate's dialogue: start the gate's diff build (diff_start), then (review_turn) validate the
-gate, run the companion's first turn on the bounded diff and its replies, store each turn and verdict,
-and auto-merge a confident approval when the gate's posture allows it."""
+"""The review gate's dialogue: the diff build, the companion's first turn and its replies (each turn and
+verdict stored), and the auto-merge of a confident approval when the gate's posture allows it."""
 
 from __future__ import annotations
 
@@ -12,9 +11,9 @@ from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn, 
 from baton.domain.merge_contracts import BuildRequest, DiffRequest
 from baton.domain.review_gate import GateConfig, parse_gate_config
 from baton.errors import BatonError, ConflictError
-from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewTurnRecorded, ReviewVerdict
+from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewVerdict
 from baton.models import Interaction, ReviewRequest, ReviewTurn, status_of
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction, clip
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -26,11 +25,18 @@ if TYPE_CHECKING:
 log = logging.getLogger("baton")
 
 
-def diff_target(config: GateConfig) -> str:
-    """What the run branch is diffed against: base_branch, else the named merge target, else HEAD."""
-    if config.base_branch is not None:
-        return config.base_branch
-    return config.merge_into if config.merge_into not in ("current", "none") else "HEAD"
+def diff_request(run_id: str, config: GateConfig, run_branch: str) -> DiffRequest:
+    """The run branch against base_branch, else the named merge target, else HEAD."""
+    target = config.merge_into if config.merge_into not in ("current", "none") else "HEAD"
+    return DiffRequest(
+        run_id=run_id,
+        gate=config.gate,
+        repo_path=config.repo_path,
+        repo_url=config.repo_url,
+        run_branch=run_branch,
+        target=config.base_branch if config.base_branch is not None else target,
+        max_bytes=config.diff_max_bytes,
+    )
 
 
 class ReviewDialogue(ReviewGate):
@@ -45,8 +51,7 @@ class ReviewDialogue(ReviewGate):
         )
 
     def start_diff(self, run_id: str, raw_config: Any, token: str) -> BuildStarted:
-        """Start the gate's diff build with the token parked. A gate with nothing to diff, or one its first
-        turn will refuse, is released at once: the first turn says why."""
+        # A gate with nothing to diff, or one its first turn will refuse, is released at once: that turn says why.
         try:
             config: GateConfig | None = self._config(raw_config)
         except BatonError:
@@ -54,16 +59,8 @@ class ReviewDialogue(ReviewGate):
         if config is None or config.run_branch is None:
             self.core.tokens.send_success(token, {"started": False})
             return BuildStarted(started=False, handle="")
-        request = BuildRequest(
-            run_id=run_id,
-            gate=config.gate,
-            kind="diff",
-            run_branch=config.run_branch,
-            repo_path=config.repo_path,
-            repo_url=config.repo_url,
-            diff_target=diff_target(config),
-            max_bytes=config.diff_max_bytes,
-        )
+        diff = diff_request(run_id, config, config.run_branch)
+        request = BuildRequest(kind="diff", diff_target=diff.target, **diff.model_dump(exclude={"target"}))
         return BuildStarted(started=True, handle=self.builds.start(request, token))
 
     def first_turn(self, run_id: str, raw_config: Any) -> ReviewTurnOutput:
@@ -101,7 +98,6 @@ class ReviewDialogue(ReviewGate):
         return self._turn_output(config, interaction, auto_merge=self._auto_merge(interaction, config, verdict))
 
     def reply_turn(self, run_id: str, gate: str) -> ReviewTurnOutput:
-        """The companion answers the operator's stored reply; the interaction goes back to pending."""
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         stored = StoredAction.of(interaction)
@@ -139,20 +135,11 @@ class ReviewDialogue(ReviewGate):
         return ReviewTurnOutput(ok=False, cause=cause, gate=gate)
 
     def _diff(self, run_id: str, config: GateConfig, *, quiet: bool = False) -> BoundedDiff | None:
-        """The run branch's bounded diff; `quiet`: None when it cannot be read (a reply still gets its turn)."""
+        """`quiet`: None when the diff cannot be read (a reply still gets its turn)."""
         if not config.run_branch:
             return None
         try:
-            request = DiffRequest(
-                run_id=run_id,
-                gate=config.gate,
-                repo_path=config.repo_path,
-                repo_url=config.repo_url,
-                run_branch=config.run_branch,
-                target=diff_target(config),
-                max_bytes=config.diff_max_bytes,
-            )
-            return self.diffs.run_branch_diff(request)
+            return self.diffs.run_branch_diff(diff_request(run_id, config, config.run_branch))
         except BatonError:
             if quiet:
                 return None
@@ -190,14 +177,13 @@ class ReviewDialogue(ReviewGate):
     def _store_companion_turn(
         self, interaction: Interaction, config: GateConfig, turn: CompanionTurn, *, n: int, diff: BoundedDiff | None
     ) -> Verdict | None:
-        """Store the turn with the commit and diff digest it read (`diff`: None when the re-diff failed)."""
         core, run_id, iid = self.core, interaction.run_id, interaction.interaction_id
         text = turn.text
         if turn.test_steps and format_steps(turn.test_steps) not in text:
             text = f"{text}\n\n{format_steps(turn.test_steps)}"
         verdict = turn.verdict.model_dump() if turn.verdict is not None else None
         head = diff.head if diff is not None else None
-        core.store.put_turn(
+        self._store_turn(
             ReviewTurn(
                 run_id=run_id,
                 interaction_id=iid,
@@ -213,18 +199,11 @@ class ReviewDialogue(ReviewGate):
                 reviewed_head=head,
                 diff_digest=diff.digest if diff is not None else None,
                 diff=diff.model_dump(exclude={"text"}) if diff is not None else None,
-            )
-        )
-        recorded = ReviewTurnRecorded(
-            gate=config.gate,
-            interaction_id=iid,
-            n=n,
-            role="companion",
-            text=clip(text),
+            ),
+            config.gate,
             model=turn.model,
             reviewed_head=head,
         )
-        core.record(run_id, recorded)
         if verdict is not None:
             warnings = self._check_verdict(config, verdict)
             core.record(run_id, ReviewVerdict(gate=config.gate, interaction_id=iid, n=n, warnings=warnings, **verdict))
@@ -243,8 +222,7 @@ class ReviewDialogue(ReviewGate):
     def _auto_merge(
         self, interaction: Interaction, config: GateConfig, verdict: Verdict | None, *, from_status: str = "pending"
     ) -> bool:
-        """Posture agent_verdict_ok: an approved verdict at or above the threshold merges without a click
-        (never a gate with a quorum: it needs its people)."""
+        """Posture agent_verdict_ok: a confident approval merges without a click (never under a quorum)."""
         if (
             config.posture != "agent_verdict_ok"
             or config.approval is not None

@@ -1,7 +1,6 @@
-"""What every part of the review gate's service shares. One `review` interaction per entry into a gate
-(node = the gate's name) holds the gate's configuration and cycles pending -> answered (an action) ->
-pending (a reply turn, a rejected merge) until a merge lands or changes are requested; its dialogue is
-stored as turn items (`DLG#<iid>#<n>`, outside what a run's answers read)."""
+"""What the review gate's parts share. One `review` interaction per entry into a gate holds its
+configuration and cycles pending -> answered (an action) -> pending (a reply, a rejected merge) until a
+merge lands or changes are requested; its dialogue is stored as turn items (`DLG#<iid>#<n>`)."""
 
 from __future__ import annotations
 
@@ -12,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from baton.contracts.review import ReviewGateOutput
-from baton.domain.review_gate import ACTIONS, GateConfig, resolve_review_url
+from baton.domain.review_gate import ACTIONS, GateConfig, allowed_actions, resolve_review_url
 from baton.errors import BatonError, NotFoundError
-from baton.events import InteractionAnswered
+from baton.events import InteractionAnswered, ReviewTurnRecorded
 from baton.models import Interaction, ReviewRequest, status_of
 
 if TYPE_CHECKING:
@@ -71,10 +70,11 @@ class Reviewed:
             turns_used=len(companion),
         )
 
+    def allowed(self, max_turns: int) -> list[str]:
+        return allowed_actions(self.verdict, turns_used=self.turns_used, max_turns=max_turns)
+
 
 class ReviewGate:
-    """The shared reads and writes; the dialogue, actions, merge and read model build on them."""
-
     core: Core
     builds: ReviewBuilds
 
@@ -98,8 +98,7 @@ class ReviewGate:
 
     @staticmethod
     def _branch_tip(config: GateConfig) -> str | None:
-        """The run branch's tip now, where this process can read the repository (the local stack's
-        repo_path); None deployed (the repository lives in CodeBuild) or when it cannot be read."""
+        """The run branch's tip where this process can read the repository (the local stack), else None."""
         from baton.merge.gitcmd import GitCommandError, branch_head
 
         if config.repo_url or not config.repo_path or not config.run_branch or not Path(config.repo_path).is_dir():
@@ -121,6 +120,14 @@ class ReviewGate:
         }
         return resolve_review_url(config.review_url, scope)
 
+    def _store_turn(self, turn: ReviewTurn, gate: str, **recorded: Any) -> None:
+        """A dialogue turn and its event (the event's text clipped: the turn holds it whole)."""
+        self.core.store.put_turn(turn)
+        event = ReviewTurnRecorded(
+            gate=gate, interaction_id=turn.interaction_id, n=turn.n, role=turn.role, text=clip(turn.text), **recorded
+        )
+        self.core.record(turn.run_id, event)
+
     def _reopen(self, interaction: Interaction, config: GateConfig, *, reason: str | None) -> Interaction:
         """Back to pending with a fresh expiry. A quorum starts a new round: its votes are cleared first."""
         if config.approval is not None:
@@ -140,13 +147,12 @@ class ReviewGate:
         )
 
     def _release(self, interaction: Interaction, *, token: str | None = None) -> bool:
-        """Send the gate's token with the stored action's output (`Core.release_gate`)."""
         output = self._output(interaction).model_dump()
         return self.core.release_gate(interaction.run_id, interaction.node, output, token=token)
 
     @staticmethod
     def _answered(interaction: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:
-        """The decision log's record of a stored action (its reply text is a turn of its own)."""
+        # The reply text is a turn of its own.
         answer = {k: v for k, v in stored.items() if k != "reply"}
         return InteractionAnswered(
             interaction_id=interaction.interaction_id, node=interaction.node, kind="review", answer=answer, by=by
@@ -154,5 +160,4 @@ class ReviewGate:
 
     @staticmethod
     def _has_action(interaction: Interaction) -> bool:
-        """Its stored answer is a review action (anything else is nothing this gate sends)."""
         return StoredAction.of(interaction).action in ACTIONS

@@ -1,5 +1,4 @@
-"""The review gate's merge: start the merge build with the token parked (merge_start), then land its
-outcome on the run summary (merge_record)."""
+"""The review gate's merge: start its build (merge_start), then land its outcome on the run (merge_record)."""
 
 from __future__ import annotations
 
@@ -12,8 +11,6 @@ from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, 
 from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from baton.domain.merge_contracts import MergeOutcome, StatesError
     from baton.domain.review_gate import GateConfig
     from baton.models import Interaction
@@ -66,8 +63,7 @@ class ReviewMerge(ReviewGate):
         outcome: MergeOutcome | None = None,
         error: StatesError | None = None,
     ) -> MergeRecorded:
-        """Land the outcome on the run summary. Merged/noop -> the gate finishes; rejected (or a merge that
-        failed to run) -> the interaction is pending again, so the operator can fix the tree and re-approve."""
+        """Merged/noop: the gate finishes; rejected (or a merge that failed to run): pending again."""
         core = self.core
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
@@ -87,7 +83,7 @@ class ReviewMerge(ReviewGate):
         if error is not None:
             reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
             merge = MergeResult(merge_status="rejected", reason=reason)
-            return self._rejected(interaction, config, base.model_copy(update={"merge": merge}), reason, "merge_failed")
+            return self._rejected(interaction, config, base.model_copy(update={"merge": merge}), reason, None)
         if outcome is None:
             raise ValidationFailedError(f"the merge at review gate '{gate}' reported neither an outcome nor an error")
         merge = MergeResult(
@@ -106,15 +102,8 @@ class ReviewMerge(ReviewGate):
                 run_id, ReviewMerged(gate=gate, by=interaction.state.answered_by, **decided, **merge.model_dump())
             )
             return base.model_copy(update={"merge": merge})
-        return self._rejected(
-            interaction,
-            config,
-            base.model_copy(update={"merge": merge}),
-            outcome.reason or "the merge was rejected",
-            outcome.reject_code,
-            conflicting_files=outcome.conflicting_files,
-            dirty_files=outcome.dirty_files,
-        )
+        reason = outcome.reason or "the merge was rejected"
+        return self._rejected(interaction, config, base.model_copy(update={"merge": merge}), reason, outcome)
 
     def _rejected(
         self,
@@ -122,22 +111,18 @@ class ReviewMerge(ReviewGate):
         config: GateConfig,
         merged: MergeRecorded,
         reason: str,
-        reject_code: str | None,
-        *,
-        conflicting_files: Sequence[str] = (),
-        dirty_files: Sequence[str] = (),
+        outcome: MergeOutcome | None,  # None: the merge did not run
     ) -> MergeRecorded:
-        """The review is pending again, so the operator can fix the tree and approve again."""
+        # Pending again, so the operator can fix the tree and approve again.
         core, run_id = self.core, interaction.run_id
         core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
+        blocked = (
+            outcome.model_dump(include={"reject_code", "conflicting_files", "dirty_files"})
+            if outcome is not None
+            else {"reject_code": "merge_failed", "conflicting_files": [], "dirty_files": []}
+        )
         rejected = ReviewMergeRejected(
-            gate=config.gate,
-            reject_code=reject_code,
-            reason=reason,
-            conflicting_files=list(conflicting_files),
-            dirty_files=list(dirty_files),
-            action=merged.action,
-            reviewed_head=merged.reviewed_head,
+            gate=config.gate, reason=reason, action=merged.action, reviewed_head=merged.reviewed_head, **blocked
         )
         core.record(run_id, rejected)
         self._reopen(interaction, config, reason=f"{MERGE_REJECTED_PREFIX} {reason}")

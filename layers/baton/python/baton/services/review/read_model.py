@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from baton.contracts.review import MergeFields, ReviewView, ThreadTurn
-from baton.domain.review_gate import allowed_actions
 from baton.services.review.gate import Reviewed, ReviewGate
 
 
@@ -21,7 +20,7 @@ class ReviewReadModel(ReviewGate):
         url, warnings = self.review_url(interaction)
         pending = interaction.state.status == "pending"
         reviewed = Reviewed.of(interaction, turns)
-        allowed = allowed_actions(reviewed.verdict, turns_used=reviewed.turns_used, max_turns=config.max_turns)
+        allowed = reviewed.allowed(config.max_turns)
         return ReviewView(
             run_id=run_id,
             gate=config.gate,
