@@ -32,6 +32,7 @@ from baton.services.questions import answer_text
 
 if TYPE_CHECKING:
     from baton.channels.slack.jobs import MessageRef, SlackJob
+    from baton.contracts import AnswerResult, ApprovalView, InterruptResumed, ResumeResult
     from baton.models import Interaction
     from baton.runtime.wiring import Services
 
@@ -83,27 +84,27 @@ class SlackWorker:
             return _refused(err)
         if result is None:
             return Outcome(f"a {interaction.request.kind} is answered in the Baton inbox, not in Slack")
-        approval = result.get("approval")
-        if isinstance(approval, dict):
-            return self._vote(interaction, approval, operator, value)
+        if result.approval is not None:
+            return self._vote(interaction, result.approval, operator, value)
         return Outcome(f"answered by {operator} with {answer_text(value)}")
 
-    def _deliver(self, interaction: Interaction, value: Any, operator: str) -> dict[str, Any] | None:
+    def _deliver(
+        self, interaction: Interaction, value: Any, operator: str
+    ) -> AnswerResult | ResumeResult | InterruptResumed | None:
         """The API's own service call for this kind; None for a kind Slack does not answer."""
         services, run_id, iid = self._services, interaction.run_id, interaction.interaction_id
         kind = interaction.request.kind
         if kind == "question":
-            return services.questions.answer(run_id, iid, value, caller=operator).model_dump()
+            return services.questions.answer(run_id, iid, value, caller=operator)
         if kind == "ask":
             from baton.services.pauses import Resume
 
             resume = Resume(run_id, {"answer": value}, caller=operator, node=interaction.request.node)
-            return services.runs.resume(resume).model_dump(exclude_unset=True)
+            return services.runs.resume(resume)
         if kind == "interrupt":
             from baton.contracts import ResumeInterrupt
 
-            # as a dict, like the other kinds' results (the quorum count is read from it)
-            return services.interrupts.resume(iid, ResumeInterrupt(input=value), caller=operator).model_dump()
+            return services.interrupts.resume(iid, ResumeInterrupt(input=value), caller=operator)
         return None
 
     def _review(self, interaction: Interaction, job: SlackJob, operator: str) -> Outcome:
@@ -118,10 +119,10 @@ class SlackWorker:
         )
         return Outcome(f"{REVIEW_DONE[action]} by {operator}")
 
-    def _vote(self, interaction: Interaction, approval: dict[str, Any], operator: str, value: Any) -> Outcome:
-        count = f"{approval.get('approvals')} of {approval.get('needed')} approvals"
-        if approval.get("decision") is None:
-            counted = "was already counted" if approval.get("already_counted") else f"counted: {answer_text(value)}"
+    def _vote(self, interaction: Interaction, approval: ApprovalView, operator: str, value: Any) -> Outcome:
+        count = f"{approval.approvals} of {approval.needed} approvals"
+        if approval.decision is None:
+            counted = "was already counted" if approval.already_counted else f"counted: {answer_text(value)}"
             return Outcome(f"{operator}'s vote {counted} ({count}; waiting for more votes)", still_open=True)
         current = self._services.core.store.get_interaction(interaction.run_id, interaction.interaction_id)
         settled = current.state if current is not None else None
@@ -129,7 +130,7 @@ class SlackWorker:
             decided = f"answered with {answer_text(settled.answer)}"
         else:
             decided = f"{settled.status if settled else 'settled'}"
-        return Outcome(f"quorum {approval.get('decision')} with {operator}'s vote ({count}): {decided}")
+        return Outcome(f"quorum {approval.decision} with {operator}'s vote ({count}): {decided}")
 
     @staticmethod
     def _value(interaction: Interaction, job: SlackJob) -> Any:
