@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 # What the deadline did: delivered a stored answer, took the declared default, or timed the pause out.
 DeadlineEnd = Literal["released", "defaulted", "timed_out"]
-OPEN = ("parked", "expiring")
 Stored = TypeVar("Stored")
 Answer = TypeVar("Answer", contravariant=True)
 Output = TypeVar("Output", bound=BaseModel, covariant=True)
@@ -116,7 +115,7 @@ class InteractionPauseDeadline:
         self._output = output
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
-        return wait if wait.status in OPEN else None
+        return wait if wait.is_open else None
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
         answered = (i for i in interactions_of(self.core, wait) if i.state.status == "answered")

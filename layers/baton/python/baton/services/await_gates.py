@@ -23,7 +23,6 @@ from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused, 
 from baton.models import Interaction, ParkedWait, status_of
 from baton.services import gate_answers
 from baton.services.answer_outcomes import SendFailedError
-from baton.services.at_deadline import OPEN
 from baton.services.deadlines import park_wait
 
 if TYPE_CHECKING:
@@ -202,7 +201,7 @@ class AwaitGates:
         wait = core.store.get_wait(run_id, gate)
         scope = wait.scope if wait else {}
         from_node = scope.get("from")
-        if wait is not None and wait.status in OPEN:
+        if wait is not None and wait.is_open:
             core.store.release_wait(wait, "timed_out")
         pending, _ = self._scope(run_id, from_node)
         unanswered = [unanswered_of(i) for i in pending]

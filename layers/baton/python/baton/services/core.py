@@ -248,7 +248,7 @@ class Core:
         waits as read (does another branch still hold the run paused?).
         """
         wait = wait if wait is not None else self.store.get_wait(run_id, gate)
-        if wait is None or wait.status not in ("parked", "expiring"):
+        if wait is None or not wait.is_open:
             return False
         if token is not None and wait.task_token != token:
             return False
@@ -301,11 +301,7 @@ class Core:
         """The run's other waits that hold it paused: parked (or at their deadline) on a person. An await
         gate holds it only while it names pending questions (with none it is released at once)."""
         return [
-            w
-            for w in waits
-            if w.gate != wait.gate
-            and w.status in ("parked", "expiring")
-            and (w.kind != "await" or bool(w.interaction_ids))
+            w for w in waits if w.gate != wait.gate and w.is_open and (w.kind != "await" or bool(w.interaction_ids))
         ]
 
     def _resume_if_idle(self, wait: ParkedWait) -> None:

@@ -47,7 +47,7 @@ from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionState, InterruptRequest, ParkedWait, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of
 from baton.services.approvals import ApprovalService, Voter
-from baton.services.at_deadline import OPEN, end_at_deadline
+from baton.services.at_deadline import end_at_deadline
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, arm_interaction, park_wait
 from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token, invalid_page_token
@@ -738,7 +738,7 @@ class InterruptDeadline:
         self.core = interrupts.core
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
-        return wait if wait.status in OPEN else None
+        return wait if wait.is_open else None
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
         return next((i for i in self.interrupts._interrupts_of(wait) if i.state.status != "pending"), None)

@@ -58,7 +58,7 @@ from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services import gate_answers
 from baton.services.answer_outcomes import closed_error, delivery_of
 from baton.services.approvals import ApprovalService, Voter, approval_view
-from baton.services.at_deadline import OPEN, end_at_deadline
+from baton.services.at_deadline import end_at_deadline
 from baton.services.await_gates import AwaitGates, in_scope, open_gates_of, unanswered_of
 from baton.services.deadlines import arm_interaction, arm_tool_await, wait_ladder
 from baton.services.pause_answers import PauseAnswers, conflict, resume_asking_run
@@ -356,7 +356,7 @@ class QuestionService(AwaitGates):
             for w in snapshot.waits
             if w.kind == "await" and in_scope(answered, w.scope.get("from")) and w.parked_at <= at
         ]
-        sent, unsent = self._release_gates(answered.run_id, [w for w in gates if w.status in OPEN])
+        sent, unsent = self._release_gates(answered.run_id, [w for w in gates if w.is_open])
         released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
         return self._after_answer(snapshot, answered, released, unsent)
 

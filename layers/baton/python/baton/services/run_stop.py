@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from baton.errors import ConflictError
 from baton.models import TERMINAL_RUN_STATES, status_of
-from baton.services.at_deadline import OPEN
 
 if TYPE_CHECKING:
     from baton.models import RunSummary
@@ -29,7 +28,7 @@ def close_pauses(core: Core, run_id: str, *, by: str, cause: str) -> list[str]:
     closed: list[str] = []
     for _attempt in range(CLOSE_ATTEMPTS):
         pending = core.store.list_run_interactions(run_id, status="pending")
-        waits = [w for w in core.store.list_run_waits(run_id) if w.status in OPEN]
+        waits = [w for w in core.store.list_run_waits(run_id) if w.is_open]
         if not pending and not waits:
             break
         now = core.now()
