@@ -137,3 +137,14 @@ def test_the_local_stack_brings_saved_items_to_the_current_key_layout(client: An
     ]
     first = loaded[f"INT#{asked[0].interaction_id}"]
     assert first["GSI3SK"] == first["GSI1SK"]
+
+
+def test_a_restart_writes_nothing_to_items_that_already_have_their_due_keys(client: Any) -> None:
+    """The local stack migrates its table at every restart: items written with their keys cost no write."""
+    store = DynamoStore(TABLE, client)
+    for n in (1, 2):
+        store.put_interaction(_interrupt(n).model_copy(update={"expires_at": "2026-12-01T00:00:00.000Z"}))
+    updates: list[str] = []
+    client.meta.events.register("before-call.dynamodb.UpdateItem", lambda **_: updates.append("UpdateItem"))
+    assert store.backfill_due() == 0
+    assert updates == []

@@ -57,12 +57,15 @@ def with_legacy_turns(turns: list[ReviewTurn], legacy: Sequence[ReviewTurn]) -> 
 class DynamoMigrations(DynamoTable):
     def backfill_due(self) -> int:
         """Give every pending item written before the due index (GSI4) the keys it should carry (one
-        conditional UpdateItem each, only while it is still pending). Returns how many."""
+        conditional UpdateItem each, only while it is still pending, and only for items lacking them: the
+        local stack runs this at every restart). Returns how many."""
         added = 0
         for kind in DUE_KINDS:
-            pending = self._query_all(  # the Query of `list_pending`
+            pending = self._query_all(  # the Query of `list_pending`, less the items that have the keys
                 IndexName=GSI_PENDING,
                 KeyConditionExpression="GSI1PK = :pk",
+                FilterExpression="attribute_not_exists(#dpk)",
+                ExpressionAttributeNames={"#dpk": DUE_PK_ATTRIBUTE},
                 ExpressionAttributeValues=to_item({":pk": f"PENDING#{kind}"}),
             )
             for i in map(interaction_from, pending):
