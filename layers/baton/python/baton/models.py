@@ -372,11 +372,6 @@ class ParkedWait(BaseModel):
     carry_version: int = 0  # advanced by every change to `answers` / `carry` (the deciding answer's guard)
     carried_bytes: int = 0
 
-    @property
-    def is_open(self) -> bool:
-        """Still holding its task (parked, or closed to answers while its deadline decides)."""
-        return self.status in ("parked", "expiring")
-
 
 class PendingQuery(BaseModel):
     """One page of a kind's pending interactions, as the inbox reads it (`InteractionStore.page_pending`).

@@ -32,6 +32,9 @@ TIMER_PRECISION_SECONDS = 1.0
 TIMER_DELIVERY_SECONDS = 3.0
 # Step Functions' timeout of a parked task comes this long after Baton's deadline (whole seconds: ASL adds it).
 GRACE_SECONDS = int(TIMER_PRECISION_SECONDS + TIMER_DELIVERY_SECONDS) + 1
+# A parked wait still holding its task: parked, or expiring (the deadline path closed it to answers and
+# is deciding: release or fail).
+OPEN_WAIT_STATUSES = ("parked", "expiring")
 TIMER_STATE_MACHINE = "gate_deadline"  # the timer's entry in baton.workflows.resources.STATE_MACHINES
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.errors import ConflictError
 from baton.models import status_of
 from baton.services.deadlines import answer_with_default, interactions_of
@@ -115,7 +116,7 @@ class InteractionPauseDeadline:
         self._output = output
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
-        return wait if wait.is_open else None
+        return wait if wait.status in OPEN_WAIT_STATUSES else None
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
         answered = (i for i in interactions_of(self.core, wait) if i.state.status == "answered")

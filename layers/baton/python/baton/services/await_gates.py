@@ -16,6 +16,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked, GateTimedOut
+from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.fields import check_gate_name
 from baton.domain.ladder import AnswerCheck
 from baton.errors import ConflictError, GoneError
@@ -201,7 +202,7 @@ class AwaitGates:
         wait = core.store.get_wait(run_id, gate)
         scope = wait.scope if wait else {}
         from_node = scope.get("from")
-        if wait is not None and wait.is_open:
+        if wait is not None and wait.status in OPEN_WAIT_STATUSES:
             core.store.release_wait(wait, "timed_out")
         pending, _ = self._scope(run_id, from_node)
         unanswered = [unanswered_of(i) for i in pending]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pydantic import BaseModel
 
 from baton.domain.channels import refuse_unconfigured
-from baton.domain.deadline import GRACE_SECONDS
+from baton.domain.deadline import GRACE_SECONDS, OPEN_WAIT_STATUSES
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
 from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso
@@ -248,7 +248,7 @@ class Core:
         waits as read (does another branch still hold the run paused?).
         """
         wait = wait if wait is not None else self.store.get_wait(run_id, gate)
-        if wait is None or not wait.is_open:
+        if wait is None or wait.status not in OPEN_WAIT_STATUSES:
             return False
         if token is not None and wait.task_token != token:
             return False
@@ -301,7 +301,9 @@ class Core:
         """The run's other waits that hold it paused: parked (or at their deadline) on a person. An await
         gate holds it only while it names pending questions (with none it is released at once)."""
         return [
-            w for w in waits if w.gate != wait.gate and w.is_open and (w.kind != "await" or bool(w.interaction_ids))
+            w
+            for w in waits
+            if w.gate != wait.gate and w.status in OPEN_WAIT_STATUSES and (w.kind != "await" or bool(w.interaction_ids))
         ]
 
     def _resume_if_idle(self, wait: ParkedWait) -> None:

@@ -37,6 +37,7 @@ from baton import contracts
 from baton.contracts import ApprovalView, InterruptView
 from baton.contracts.interrupts import TIMEOUT_REASON, edge_status
 from baton.domain.answer_schema import check_state_size, validate_answer
+from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.gate_payloads import InterruptFailResult
 from baton.domain.interrupt_fields import MAX_REASON_CHARS
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
@@ -738,7 +739,7 @@ class InterruptDeadline:
         self.core = interrupts.core
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
-        return wait if wait.is_open else None
+        return wait if wait.status in OPEN_WAIT_STATUSES else None
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
         return next((i for i in self.interrupts._interrupts_of(wait) if i.state.status != "pending"), None)

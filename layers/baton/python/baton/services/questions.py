@@ -25,6 +25,7 @@ from baton.contracts.questions import (
     AwaitAnswered,
     AwaitPending,
 )
+from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, AnswerCheck
 from baton.domain.questions import (
     MAP_AWAIT_REFUSAL,
@@ -356,7 +357,7 @@ class QuestionService(AwaitGates):
             for w in snapshot.waits
             if w.kind == "await" and in_scope(answered, w.scope.get("from")) and w.parked_at <= at
         ]
-        sent, unsent = self._release_gates(answered.run_id, [w for w in gates if w.is_open])
+        sent, unsent = self._release_gates(answered.run_id, [w for w in gates if w.status in OPEN_WAIT_STATUSES])
         released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
         return self._after_answer(snapshot, answered, released, unsent)
 

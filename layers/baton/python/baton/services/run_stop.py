@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.errors import ConflictError
 from baton.models import TERMINAL_RUN_STATES, status_of
 
@@ -28,7 +29,7 @@ def close_pauses(core: Core, run_id: str, *, by: str, cause: str) -> list[str]:
     closed: list[str] = []
     for _attempt in range(CLOSE_ATTEMPTS):
         pending = core.store.list_run_interactions(run_id, status="pending")
-        waits = [w for w in core.store.list_run_waits(run_id) if w.is_open]
+        waits = [w for w in core.store.list_run_waits(run_id) if w.status in OPEN_WAIT_STATUSES]
         if not pending and not waits:
             break
         now = core.now()
