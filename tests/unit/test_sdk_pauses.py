@@ -18,6 +18,7 @@ from baton.api import deps
 from baton.api.app import create_app
 from baton.api.routes_questions import AwaitRequest
 from baton.client.sdk import Client
+from baton.contracts import AskRequest, BlockingAskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.ladder import AwaitLadderFields, Ladder, LadderFields, TimeoutDefault
 from baton.errors import ValidationFailedError
@@ -134,6 +135,24 @@ def test_a_malformed_ladder_or_policy_is_refused_before_any_request(client: Clie
     with pytest.raises(TypeError, match="given twice"):
         client.create_interrupt(session_id=RUN, prompt="Go?", ladder=LADDER, remind_after=3)
     assert sent.bodies == []
+
+
+def test_the_whole_request_is_the_api_model_sent_as_given(client: Client, sent: Recorded, core: Core) -> None:
+    # One typed request for the API, the MCP tools and the SDK: the keyword form builds the same model, so a
+    # field the API would refuse is refused here, before any request; the typed form posts the model as is.
+    with pytest.raises(ValidationError, match="options"):
+        client.create_ask(RUN, "n", "Q?", timeout_seconds=60, options=[])
+    with pytest.raises(ValidationFailedError, match="unknown notify channel"):
+        client.ask_async(RUN, "n", "Q?", notify=["carrier-pigeon"])
+    assert sent.bodies == []
+    asked = AskRequest(node="n", question="Q?", options=["a", "b"], timeout_seconds=60)
+    posted = client.post_question(RUN, asked)
+    assert sent.bodies[-1][2] == {"node": "n", "question": "Q?", "options": ["a", "b"], "timeout_seconds": 60}
+    stored = core.store.get_interaction(RUN, posted.interaction_id)
+    assert stored is not None and stored.request.options == ["a", "b"]
+    blocking = client.post_ask(RUN, BlockingAskRequest(node="n", question="Go?", timeout_seconds=60))
+    assert sent.bodies[-1][2] == {"node": "n", "question": "Go?", "timeout_seconds": 60}
+    assert blocking.status == "pending"
 
 
 def test_ask_async_takes_the_models_and_its_notify(client: Client, core: Core) -> None:

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from baton.client.base import ClientBase
 from baton.client.interrupts import long_poll, long_poll_async
-from baton.client.pauses import approval_body, ladder_fields
+from baton.client.pauses import body_of, ladder_fields, request_of
 from baton.client.transport import seg
-from baton.contracts import BlockingAsks, BlockingAskView
+from baton.contracts import BlockingAskRequest, BlockingAsks, BlockingAskView
 from baton.errors import BatonError
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ async def wait_for_ask_async(
 
 
 class AskCalls(ClientBase):
-    def create_ask(  # noqa: PLR0913 - the API's BlockingAskRequest, field by field
+    def create_ask(  # noqa: PLR0913 - keyword form of post_ask: builds the API's BlockingAskRequest
         self,
         run_id: str,
         node: str,
@@ -91,10 +91,15 @@ class AskCalls(ClientBase):
         remind_after, escalate_after + escalate_to, on_timeout) is walked by the ask's own timer;
         `on_timeout` may also be given on its own (`{"default": {answers}}`, as in `ask_user`). `approval`
         (`ApprovalPolicy` or its JSON object) needs a quorum: each resume votes under `answers.decision`."""
-        body = ladder_fields(ladder, on_timeout=on_timeout) | {"node": node, "question": question}
         given = {"options": options, "notify": notify, "timeout_seconds": timeout_seconds}
-        body |= {k: v for k, v in given.items() if v is not None} | approval_body(approval)
-        return BlockingAskView.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/asks", json_body=body))
+        ladder = ladder_fields(ladder, on_timeout=on_timeout)
+        asked = request_of(BlockingAskRequest, ladder, approval, node=node, question=question, **given)
+        return self.post_ask(run_id, asked)
+
+    def post_ask(self, run_id: str, request: BlockingAskRequest) -> BlockingAskView:
+        """`create_ask` with the API's own request model (`baton.contracts.BlockingAskRequest`)."""
+        path = f"/api/runs/{seg(run_id)}/asks"
+        return BlockingAskView.model_validate(self.request("POST", path, json_body=body_of(request)))
 
     def get_ask(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> BlockingAskView:
         path = f"/api/runs/{seg(run_id)}/asks/{seg(interaction_id)}"

@@ -5,13 +5,17 @@ any request; the server checks them again (against the pause's options and timeo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
 
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.ladder import LadderFields
 
 if TYPE_CHECKING:
     from baton.domain.ladder import OnTimeout
+
+Request = TypeVar("Request", bound=BaseModel)
 
 # What a caller may hand in: the model itself, or its JSON object (validated by the same model).
 LadderArg = LadderFields | dict[str, Any] | None
@@ -36,9 +40,16 @@ def ladder_fields(
     return declared
 
 
-def ladder_body(ladder: LadderArg, **fields: Any) -> dict[str, Any]:
-    """A request body: the ladder's wire fields, then each of `fields` that is not None."""
-    return ladder_fields(ladder) | {k: v for k, v in fields.items() if v is not None}
+def request_of(model: type[Request], ladder: LadderArg, approval: ApprovalArg = None, **fields: Any) -> Request:
+    """The API's own request model built from the SDK's keyword form: the ladder's fields, each of `fields`
+    that is not None, the quorum. A malformed request raises pydantic's ValidationError before any call."""
+    given = ladder_fields(ladder) | {k: v for k, v in fields.items() if v is not None} | approval_body(approval)
+    return model.model_validate(given)
+
+
+def body_of(request: BaseModel) -> dict[str, Any]:
+    """The wire body of a request model: the fields it was given, by their wire names."""
+    return request.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 def approval_body(approval: ApprovalArg) -> dict[str, Any]:

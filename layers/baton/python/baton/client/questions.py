@@ -10,10 +10,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from baton.client.base import ClientBase
-from baton.client.pauses import approval_body, ladder_body, ladder_fields
+from baton.client.pauses import body_of, ladder_fields, request_of
 from baton.client.transport import decode, seg
 from baton.contracts import (
     AnswerResult,
+    AskRequest,
     AskResult,
     AwaitAnswered,
     AwaitPending,
@@ -44,7 +45,7 @@ def _await_timeout(run_id: str, timeout: float, pending: AwaitPending) -> AwaitT
 
 
 class QuestionCalls(ClientBase):
-    def ask_async(  # noqa: PLR0913 - the API's AskRequest as public keyword parameters (the server builds the model)
+    def ask_async(  # noqa: PLR0913 - keyword form of post_question: builds the API's AskRequest
         self,
         run_id: str,
         node: str,
@@ -64,9 +65,15 @@ class QuestionCalls(ClientBase):
         `pending` with the count until it is met. A `ladder` (`LadderFields`: `{"remind_after": 600,
         "on_timeout": {"default": "no"}}`) needs its `timeout_seconds`."""
         given = {"options": options, "allow_free_text": allow_free_text, "map_item": map_item, "notify": notify}
-        body = ladder_body(ladder, node=node, question=question, timeout_seconds=timeout_seconds, **given)
-        body |= approval_body(approval)
-        return AskResult.model_validate(self.request("POST", f"/api/runs/{seg(run_id)}/questions", json_body=body))
+        asked = request_of(
+            AskRequest, ladder, approval, node=node, question=question, timeout_seconds=timeout_seconds, **given
+        )
+        return self.post_question(run_id, asked)
+
+    def post_question(self, run_id: str, request: AskRequest) -> AskResult:
+        """`ask_async` with the API's own request model (`baton.contracts.AskRequest`), as the MCP tools send it."""
+        path = f"/api/runs/{seg(run_id)}/questions"
+        return AskResult.model_validate(self.request("POST", path, json_body=body_of(request)))
 
     def pending_questions(self, run_id: str) -> list[QuestionView]:
         found = PendingQuestions.model_validate(self.request("GET", f"/api/runs/{seg(run_id)}/interactions/pending"))
