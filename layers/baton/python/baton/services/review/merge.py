@@ -6,9 +6,10 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.review import MERGE_REJECTED_PREFIX, BuildStarted, MergeRecorded, MergeResult
 from baton.domain.merge_contracts import BuildRequest
+from baton.domain.review_state import StoredAction
 from baton.errors import ValidationFailedError
 from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate
 
 if TYPE_CHECKING:
     from baton.domain.merge_contracts import MergeOutcome, StatesError
