@@ -21,11 +21,7 @@ if TYPE_CHECKING:
     from baton.services.review.builds import ReviewBuilds
 
 ACTIVE_RUN = {"created", "running", "paused_waiting_human"}
-EVENT_TEXT_LIMIT = 2000
-
-
-def clip(text: str, limit: int = EVENT_TEXT_LIMIT) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
+EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
 
 
 class ReviewGate:
@@ -77,10 +73,10 @@ class ReviewGate:
         return resolve_review_url(config.review_url, scope)
 
     def _store_turn(self, turn: ReviewTurn, gate: str, **recorded: Any) -> None:
-        """A dialogue turn and its event (the event's text clipped: the turn holds it whole)."""
         self.core.store.put_turn(turn)
+        text = turn.text if len(turn.text) <= EVENT_TEXT_LIMIT else turn.text[:EVENT_TEXT_LIMIT] + "…"
         event = ReviewTurnRecorded(
-            gate=gate, interaction_id=turn.interaction_id, n=turn.n, role=turn.role, text=clip(turn.text), **recorded
+            gate=gate, interaction_id=turn.interaction_id, n=turn.n, role=turn.role, text=text, **recorded
         )
         self.core.record(turn.run_id, event)
 

@@ -47,11 +47,8 @@ class ReviewMerge(ReviewGate):
                 interaction_id=interaction.interaction_id,
                 action=stored.action,
                 by=interaction.state.answered_by,
-                strategy=request.strategy,
-                into=request.into,
-                run_branch=request.run_branch,
-                reviewed_head=request.reviewed_head,
                 handle=handle,
+                **request.model_dump(include={"strategy", "into", "run_branch", "reviewed_head"}),
             ),
         )
         return BuildStarted(started=True, handle=handle)
@@ -87,14 +84,7 @@ class ReviewMerge(ReviewGate):
             return self._rejected(interaction, config, base.model_copy(update={"merge": merge}), reason, None)
         if outcome is None:
             raise ValidationFailedError(f"the merge at review gate '{gate}' reported neither an outcome nor an error")
-        merge = MergeResult(
-            merge_status=outcome.merge_status,
-            final_commit=outcome.final_commit,
-            final_branch=outcome.final_branch,
-            merged_into=outcome.merged_into,
-            strategy=outcome.strategy,
-            reason=outcome.reason,
-        )
+        merge = MergeResult.model_validate(outcome, from_attributes=True)
         if outcome.merge_status in ("merged", "noop", "not_merged"):  # the gate is done: not_merged = into none
             fields = merge.model_dump(include={"final_commit", "final_branch", "merged_into"}, exclude_none=True)
             core.store.update_run(run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()})
