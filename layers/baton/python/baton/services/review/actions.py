@@ -82,9 +82,11 @@ class ReviewActions(ReviewGate):
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         """The reconciler: a stored action gets the send a failure lost. True if this call resumed it."""
-        policy = self.deadline_policy()
-        stored = policy.stored(wait)
-        return stored is not None and policy.release(wait, stored)
+        for iid in wait.interaction_ids:
+            current = self.core.store.get_interaction(wait.run_id, iid)
+            if current is not None and current.state.status == "answered" and self._has_action(current):
+                return self._release(current, token=wait.task_token)
+        return False
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         """At the deadline a stored review action is sent."""
@@ -207,8 +209,7 @@ class ReviewActions(ReviewGate):
     def settle_quorum(self, interaction: Interaction) -> bool:
         """The reconciler: a pending review whose stored tally is met is decided and delivered."""
         policy = self.config_of(interaction).approval
-        ballot = ApprovalService(self.core).standing(interaction, policy) if policy is not None else None
-        if policy is None or ballot is None or ballot.decision is None:
+        if policy is None or (ballot := ApprovalService(self.core).standing(interaction, policy)).decision is None:
             return False
         self._settle(interaction, policy, ballot)
         current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id)

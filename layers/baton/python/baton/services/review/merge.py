@@ -13,7 +13,6 @@ from baton.services.review.gate import ACTIVE_RUN, ReviewGate
 
 if TYPE_CHECKING:
     from baton.domain.merge_contracts import MergeOutcome, StatesError
-    from baton.domain.review_gate import GateConfig
     from baton.models import Interaction
 
 # How much of a merge build's failure cause lands in the rejection reason shown to the operator.
@@ -81,7 +80,7 @@ class ReviewMerge(ReviewGate):
         if error is not None:
             reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
             merge = MergeResult(merge_status="rejected", reason=reason)
-            return self._rejected(interaction, config, base.model_copy(update={"merge": merge}), reason, None)
+            return self._rejected(interaction, base.model_copy(update={"merge": merge}), reason, None)
         if outcome is None:
             raise ValidationFailedError(f"the merge at review gate '{gate}' reported neither an outcome nor an error")
         merge = MergeResult.model_validate(outcome, from_attributes=True)
@@ -94,18 +93,13 @@ class ReviewMerge(ReviewGate):
             )
             return base.model_copy(update={"merge": merge})
         reason = outcome.reason or "the merge was rejected"
-        return self._rejected(interaction, config, base.model_copy(update={"merge": merge}), reason, outcome)
+        return self._rejected(interaction, base.model_copy(update={"merge": merge}), reason, outcome)
 
     def _rejected(
-        self,
-        interaction: Interaction,
-        config: GateConfig,
-        merged: MergeRecorded,
-        reason: str,
-        outcome: MergeOutcome | None,  # None: the merge did not run
+        self, interaction: Interaction, merged: MergeRecorded, reason: str, outcome: MergeOutcome | None
     ) -> MergeRecorded:
-        # Pending again, so the operator can fix the tree and approve again.
-        core, run_id = self.core, interaction.run_id
+        """Pending again, so the operator can fix the tree and approve again (`outcome` None: it did not run)."""
+        core, run_id, config = self.core, interaction.run_id, self.config_of(interaction)
         core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
         blocked = (
             outcome.model_dump(include={"reject_code", "conflicting_files", "dirty_files"})
