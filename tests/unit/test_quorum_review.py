@@ -1,4 +1,4 @@
-"""Quorum on a review gate's merge (in-memory ports, baton/services/review/quorum.py): approve_merge by N
+"""Quorum on a review gate's merge (in-memory ports, baton/services/review/actions.py): approve_merge by N
 approvers of a set before the merge runs; request_changes by an approver rejects; the run's starter and
 non-approvers are refused (403); the same operator twice counts once; the token (and so the merge) is
 sent exactly once, also with 50 at once; no auto-merge on a verdict alone; a rejected merge reopens the

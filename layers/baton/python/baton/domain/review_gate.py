@@ -81,7 +81,7 @@ class GateConfig(BaseModel):
     approval: ApprovalPolicy | None = Field(
         default=None,
         description="a quorum: approve_merge / force_merge approve, request_changes rejects; the merge runs once "
-        "the approvals are met (baton/services/review/quorum.py); no auto-merge",
+        "the approvals are met (baton/services/review/actions.py); no auto-merge",
     )
 
     model_config = {"extra": "forbid"}

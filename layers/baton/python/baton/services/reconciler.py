@@ -129,7 +129,7 @@ class Reconciler:
             return self.interrupts.settle_quorum(pause)
         if pause.request.kind == "ask":  # a hosted park or a blocking ask
             return self.runs.answers.settle_standing(pause)
-        if pause.request.kind == "review" and self._review is not None:  # baton/services/review/quorum.py
+        if pause.request.kind == "review" and self._review is not None:  # baton/services/review/actions.py
             return self._review().settle_quorum(pause)
         return False
 

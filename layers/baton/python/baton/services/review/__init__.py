@@ -1,5 +1,5 @@
-"""The review-and-merge gate's service, one part per module (builds, dialogue, actions, merge, read model)
-over the shared reads of `gate.py`. Its adapters arrive through the ports of `baton/review_ports.py`. The
+"""The review-and-merge gate's service, one part per module (builds, dialogue, actions, merge) over the
+shared reads and read model of `gate.py`. Its adapters arrive through the ports of `baton/review_ports.py`. The
 state machine (statemachines/review_gate.asl.json) calls, in order:
 
     start_diff -> first_turn -> park -> [reply_turn -> park]* -> start_merge -> record_merge -> (park if rejected)
@@ -15,14 +15,12 @@ from baton.services.review.actions import ReviewActions
 from baton.services.review.builds import ReviewBuilds
 from baton.services.review.dialogue import ReviewDialogue
 from baton.services.review.merge import ReviewMerge
-from baton.services.review.read_model import ReviewReadModel
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from baton.contracts.review import BuildSent
     from baton.domain.merge_contracts import BuildFinished
-    from baton.models import Interaction
     from baton.review_ports import BuildRecords, BuildRunner, Companion, DiffSource
     from baton.services.core import Core
 
@@ -33,7 +31,7 @@ def is_review_answer(answers: Mapping[str, Any]) -> bool:
     return any(key.startswith("__review_") for key in answers)
 
 
-class ReviewService(ReviewDialogue, ReviewActions, ReviewMerge, ReviewReadModel):
+class ReviewService(ReviewDialogue, ReviewActions, ReviewMerge):
     """One door for the handlers, the API and the reconciler: the parts' methods, on one set of ports."""
 
     def __init__(
@@ -56,10 +54,3 @@ class ReviewService(ReviewDialogue, ReviewActions, ReviewMerge, ReviewReadModel)
 
     def build_finished(self, event: BuildFinished) -> BuildSent:
         return self.builds.finished(event)
-
-    def settle_quorum(self, interaction: Interaction) -> bool:
-        """The reconciler: a pending review whose quorum is met but was not released (quorum.py)."""
-        from baton.services.review.quorum import ReviewQuorum
-
-        policy = self.config_of(interaction).approval
-        return policy is not None and ReviewQuorum(self).settle_standing(interaction, policy)

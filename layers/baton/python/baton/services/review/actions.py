@@ -1,27 +1,32 @@
-"""The operator's actions on a review gate (a `ReviewDecision`), the park of its task token and the
-reconciler's re-send of an action a failed send lost."""
+"""The operator's actions on a review gate (a `ReviewDecision`; under a quorum, votes settled by
+`baton/services/approvals.py`), the park of its task token and the reconciler's re-sends."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
-from baton.domain.review_gate import KEY_ACTION, KEY_REASON, verdict_blocks_approval
-from baton.errors import ConflictError, GoneError, ValidationFailedError
+from baton.domain.review_gate import MERGE_ACTIONS
+from baton.domain.review_state import StoredAction
+from baton.errors import ConflictError, GoneError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
 from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
+from baton.services.approvals import ApprovalService, Voter
 from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
-from baton.services.review.gate import ACTIVE_RUN, Reviewed, ReviewGate, StoredAction
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate
 
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from baton.domain.approval import ApprovalPolicy, Vote
     from baton.domain.review_decision import ReviewDecision
-    from baton.domain.review_gate import GateConfig
-    from baton.models import Interaction
+    from baton.events import EventPayload
+    from baton.models import Interaction, InteractionStatus
+    from baton.services.approvals import Ballot, Decided
 
 
 class ReviewActions(ReviewGate):
@@ -85,9 +90,7 @@ class ReviewActions(ReviewGate):
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         """At the deadline a stored review action is sent."""
-        return InteractionPauseDeadline(
-            self.core, lambda current: self._output(current).model_dump() if self._has_action(current) else None
-        )
+        return InteractionPauseDeadline(self.core, lambda i: self._output(i) if self._has_action(i) else None)
 
     def act(
         self,
@@ -99,18 +102,18 @@ class ReviewActions(ReviewGate):
         groups: frozenset[str] = frozenset(),
     ) -> ReviewActionResult:
         core = self.core
-        core.require_run(run_id)
+        run = core.require_run(run_id)
         interaction = self._waiting_review(run_id, node)
         wait = core.store.get_wait(run_id, interaction.node)
         if wait is not None and wait.status == "parked" and interaction.interaction_id in wait.interaction_ids:
             core.refuse_if_late(interaction, decision.answers(), caller=caller, deadline=wait.deadline)
         config = self.config_of(interaction)
         turns = core.store.list_turns(run_id, interaction.interaction_id)
-        reviewed = Reviewed.of(interaction, turns)
-        allowed = reviewed.allowed(config.max_turns)
-        self._refuse_disallowed(decision, reviewed, allowed, max_turns=config.max_turns)
+        reviewed = self._reviewed(interaction, turns)
+        allowed = reviewed.refuse_disallowed(decision, max_turns=config.max_turns)
         if decision.merges:
-            self._refuse_unreviewed(config, reviewed, decision.seen_head, allowed)
+            tip = self._branch_tip(config)
+            reviewed.refuse_unreviewed(decision.seen_head, tip, run_branch=config.run_branch, allowed=allowed)
         action = decision.action
         stored: dict[str, Any] = {
             "action": action,
@@ -121,12 +124,9 @@ class ReviewActions(ReviewGate):
         }
         if action != "reply":  # the decision names the commit and diff it decides on, and why
             stored |= {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "reason": decision.reason}
-        if config.approval is not None and action != "reply":  # a vote (baton/services/review/quorum.py)
-            from baton.services.approvals import Voter
-            from baton.services.review.quorum import ReviewQuorum
-
+        if config.approval is not None and action != "reply":  # a vote
             vote = {k: v for k, v in stored.items() if k not in ("reply", "by")}
-            return ReviewQuorum(self).vote(interaction, config.approval, vote, Voter(caller, groups))
+            return self._vote(interaction, config.approval, vote, Voter(caller, groups), requested_by=run.started_by)
         answered = core.store.transition_interaction(
             interaction,
             status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),
@@ -152,6 +152,69 @@ class ReviewActions(ReviewGate):
             reviewed_head=stored.get("reviewed_head"),
         )
 
+    def _vote(
+        self,
+        interaction: Interaction,
+        policy: ApprovalPolicy,
+        action: dict[str, Any],
+        voter: Voter,
+        *,
+        requested_by: str | None,
+    ) -> ReviewActionResult:
+        """A quorum (`approval`): approve_merge / force_merge approve, request_changes rejects, a reply votes
+        nothing; the vote meeting it stores its action and sends the token once (`_settle`)."""
+        vote: Vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
+        text = json.dumps(action, sort_keys=True, separators=(",", ":"))
+        ballot = ApprovalService(self.core).cast(interaction, policy, text, voter, requested_by=requested_by, vote=vote)
+        resumed, pending = ApprovalService.settle_if_met(ballot, lambda: self._settle(interaction, policy, ballot))
+        current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id) or interaction
+        if ballot.outcome == "closed":
+            raise ConflictError(
+                f"the review at gate '{interaction.node}' is already decided: the vote is not counted",
+                details={"interaction": current.public()},
+            )
+        decided = current.state.status != "pending" and ballot.decision is not None
+        return ReviewActionResult(
+            interaction_id=interaction.interaction_id,
+            node=interaction.node,
+            action=action["action"],
+            reviewed_head=action.get("reviewed_head"),
+            queued=decided,
+            resumed=resumed,
+            delivery=delivery_of(resumed, pending=pending),
+            status="answered" if decided else "pending",
+            approval=ballot.view(policy),
+        )
+
+    def _settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        """Store the deciding vote's action (guarded by the met tally) and send the token: True if this
+        call resumed the gate."""
+        core = self.core
+        side = "approve" if ballot.decision == "approved" else "reject"
+        deciding = [v for v in ballot.votes if v.vote == side]
+        chosen: dict[str, Any] = json.loads(deciding[-1].answer) if deciding else {"action": "request_changes"}
+
+        def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
+            stored = chosen | {"reply": None, "by": decided.by}
+            new = status_of(
+                current.state, "answered", answer=stored, by=decided.by, at=core.now(), reason=decided.reason
+            )
+            return new, self._answered(current, stored, by=decided.by)
+
+        def read() -> Interaction | None:
+            return core.store.get_interaction(interaction.run_id, interaction.interaction_id)
+
+        return ApprovalService(core).settle(read, policy, ballot, answered, self._release)
+
+    def settle_quorum(self, interaction: Interaction) -> bool:
+        """The reconciler: a pending review whose stored tally is met is decided and delivered."""
+        policy = self.config_of(interaction).approval
+        if policy is None or (ballot := ApprovalService(self.core).standing(interaction, policy)).decision is None:
+            return False
+        self._settle(interaction, policy, ballot)
+        current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id)
+        return current is not None and current.state.status != "pending"
+
     def _waiting_review(self, run_id: str, node: str | None) -> Interaction:
         """The review the operator acts on: 409 when none waits (or the companion or a merge is busy)."""
         interaction = self._latest(run_id, node)
@@ -174,47 +237,3 @@ class ReviewActions(ReviewGate):
                 details={"interaction": interaction.public()},
             )
         return interaction
-
-    @staticmethod
-    def _refuse_disallowed(decision: ReviewDecision, reviewed: Reviewed, allowed: list[str], *, max_turns: int) -> None:
-        used, verdict = reviewed.turns_used, reviewed.verdict
-        if decision.action == "reply" and used >= max_turns:
-            raise ConflictError(
-                f"the dialogue reached max_turns ({max_turns}); only {', '.join(allowed)} are accepted now",
-                details={"allowed": allowed, "max_turns": max_turns, "turns_used": used},
-            )
-        blocked = verdict_blocks_approval(verdict)
-        if decision.action == "approve_merge" and blocked:
-            raise ConflictError(
-                "the companion's verdict is request_changes or lists blockers; approve_merge is refused. "
-                "Use force_merge to merge anyway (with a reason; git safety guards still apply), or reply / "
-                "request_changes",
-                details={"verdict": verdict, "allowed": allowed},
-            )
-        if decision.action == "force_merge" and blocked and decision.reason is None:
-            raise ValidationFailedError(
-                f"force_merge over the companion's blockers needs a reason: set {KEY_REASON} to why it merges anyway",
-                details={"path": KEY_REASON, "verdict": verdict},
-            )
-
-    def _refuse_unreviewed(
-        self, config: GateConfig, reviewed: Reviewed, seen_head: str | None, allowed: list[str]
-    ) -> None:
-        """409 before a merge of anything but the reviewed commit (the merge build merges the pinned commit
-        whatever the branch holds by then; this catches it early where the repository can be read)."""
-        again = [a for a in allowed if a in ("reply", "request_changes")]
-        details = {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "allowed": again}
-        if seen_head is not None and reviewed.head is not None and seen_head != reviewed.head:
-            raise ConflictError(
-                f"you reviewed {seen_head[:12]} but the companion's latest review is of {reviewed.head[:12]}: "
-                "reload the review and decide on what it shows",
-                details={**details, "seen_head": seen_head},
-            )
-        tip = self._branch_tip(config)
-        if tip is not None and reviewed.head is not None and tip != reviewed.head:
-            raise ConflictError(
-                f"the run branch {config.run_branch!r} moved to {tip} after the review of {reviewed.head[:12]}: "
-                f"a merge now would take commits nobody reviewed. Send a reply ({KEY_ACTION}=reply) so the "
-                "companion reviews the new head, then decide",
-                details={**details, "run_branch": config.run_branch, "run_branch_head": tip},
-            )

@@ -61,14 +61,8 @@ class ReviewBuilds:
         tokens = self.core.tokens
         if record.kind == "diff" and report is None:  # stored, so the first turn refuses with this reason
             cause = f"the diff build ended {event.build_status} without reporting a diff"
-            report = BuildReport(
-                run_id=record.run_id,
-                gate=record.gate,
-                kind="diff",
-                build_key=record.build_key,
-                error=ERROR_CRASHED,
-                cause=cause,
-            )
+            keys = record.model_dump(include={"run_id", "gate", "kind", "build_key"})
+            report = BuildReport(**keys, error=ERROR_CRASHED, cause=cause)
             self.records.put_report(report)
         try:
             if record.kind == "diff":

@@ -7,13 +7,15 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import BuildStarted, ReviewTurnOutput
-from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn, format_steps
-from baton.domain.merge_contracts import BuildRequest, DiffRequest
+from baton.domain.companion import CompanionTurn, ThreadTurn, format_steps
+from baton.domain.merge_contracts import BuildRequest
+from baton.domain.review_dialogue import companion_context, diff_request, merges_without_a_click, verdict_warnings
 from baton.domain.review_gate import GateConfig, parse_gate_config
+from baton.domain.review_state import StoredAction
 from baton.errors import BatonError, ConflictError
 from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewVerdict
 from baton.models import Interaction, ReviewRequest, ReviewTurn, status_of
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -23,20 +25,6 @@ if TYPE_CHECKING:
     from baton.review_ports import Companion, DiffSource
 
 log = logging.getLogger("baton")
-
-
-def diff_request(run_id: str, config: GateConfig, run_branch: str) -> DiffRequest:
-    """The run branch against base_branch, else the named merge target, else HEAD."""
-    target = config.merge_into if config.merge_into not in ("current", "none") else "HEAD"
-    return DiffRequest(
-        run_id=run_id,
-        gate=config.gate,
-        repo_path=config.repo_path,
-        repo_url=config.repo_url,
-        run_branch=run_branch,
-        target=config.base_branch if config.base_branch is not None else target,
-        max_bytes=config.diff_max_bytes,
-    )
 
 
 class ReviewDialogue(ReviewGate):
@@ -75,7 +63,7 @@ class ReviewDialogue(ReviewGate):
             return self._refuse(run_id, str(gate), err.message)
         # The companion speaks before the review is stored: an operator never finds a pending review
         # whose first turn is still being written (the call can take as long as the model does).
-        turn = self._call(lambda c: c.first_turn(self._context(run_id, config, diff, turn_index=1)), config)
+        turn = self._call(lambda c: c.first_turn(companion_context(run_id, config, diff, turn_index=1)), config)
         stats = diff.model_dump(exclude={"text"}) if diff is not None else None
         interaction = Interaction(
             interaction_id=core.ids.new_id(),
@@ -108,7 +96,7 @@ class ReviewDialogue(ReviewGate):
         message = turns[-1].text if turns and turns[-1].role == "operator" else (stored.reply or "")
         diff = self._diff(run_id, config, quiet=True)
         used = sum(1 for t in turns if t.role == "companion")
-        ctx = self._context(run_id, config, diff, turn_index=used + 1)
+        ctx = companion_context(run_id, config, diff, turn_index=used + 1)
         turn = self._call(lambda c: c.reply(ctx, thread, message), config)
         verdict = self._store_companion_turn(interaction, config, turn, n=len(turns), diff=diff)
         current = self.core.store.get_interaction(run_id, interaction.interaction_id) or interaction
@@ -145,22 +133,6 @@ class ReviewDialogue(ReviewGate):
                 return None
             raise
 
-    @staticmethod
-    def _context(run_id: str, config: GateConfig, diff: BoundedDiff | None, *, turn_index: int) -> CompanionContext:
-        fields: dict[str, Any] = {}
-        if diff is not None:
-            fields = {"diff_text": diff.text, "diff_truncated": diff.truncated, "diff_total_bytes": diff.total_bytes}
-            fields |= diff.model_dump(include={"files_changed", "insertions", "deletions", "files"})
-        return CompanionContext(
-            run_id=run_id,
-            node=config.gate,
-            system_prompt=config.system,
-            model_id=config.model,
-            max_turns=config.max_turns,
-            turn_index=min(turn_index, config.max_turns),
-            **fields,
-        )
-
     def _call(self, call: Callable[[Companion], CompanionTurn], config: GateConfig) -> CompanionTurn:
         """A companion failure becomes a turn that says so: the operator can still reply or decide."""
         try:
@@ -192,9 +164,7 @@ class ReviewDialogue(ReviewGate):
                 text=text,
                 at=core.now(),
                 by="companion",
-                model=turn.model,
-                is_model=turn.is_model,
-                test_steps=turn.test_steps,
+                **turn.model_dump(include={"model", "is_model", "test_steps"}),
                 verdict=verdict,
                 reviewed_head=head,
                 diff_digest=diff.digest if diff is not None else None,
@@ -205,33 +175,14 @@ class ReviewDialogue(ReviewGate):
             reviewed_head=head,
         )
         if verdict is not None:
-            warnings = self._check_verdict(config, verdict)
+            warnings = verdict_warnings(config, verdict)
             core.record(run_id, ReviewVerdict(gate=config.gate, interaction_id=iid, n=n, warnings=warnings, **verdict))
         return turn.verdict
-
-    @staticmethod
-    def _check_verdict(config: GateConfig, verdict: dict[str, Any]) -> list[str]:
-        from baton.domain.answer_schema import validate_answer
-
-        try:
-            validate_answer(verdict, json_schema=config.verdict_schema)
-        except BatonError as err:
-            return [f"the verdict does not satisfy the gate's output_schema: {err.message}"]
-        return []
 
     def _auto_merge(
         self, interaction: Interaction, config: GateConfig, verdict: Verdict | None, *, from_status: str = "pending"
     ) -> bool:
-        """Posture agent_verdict_ok: a confident approval merges without a click (never under a quorum)."""
-        if (
-            config.posture != "agent_verdict_ok"
-            or config.approval is not None
-            or verdict is None
-            or verdict.decision != "approve"
-            or verdict.blockers
-            or verdict.confidence < config.confidence_threshold
-            or interaction.state.status != from_status
-        ):
+        if verdict is None or not merges_without_a_click(config, verdict) or interaction.state.status != from_status:
             return False
         reviewed = self._reviewed(interaction)  # the merge takes the commit this verdict read
         action = {

@@ -1,17 +1,16 @@
 """What the review gate's parts share. One `review` interaction per entry into a gate holds its
 configuration and cycles pending -> answered (an action) -> pending (a reply, a rejected merge) until a
-merge lands or changes are requested; its dialogue is stored as turn items (`DLG#<iid>#<n>`)."""
+merge lands or changes are requested; its dialogue is stored as turn items (`DLG#<iid>#<n>`). The read
+model (GET /api/runs/{run_id}/review) is here too."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
-from baton.contracts.review import ReviewGateOutput
-from baton.domain.review_gate import ACTIONS, GateConfig, allowed_actions, resolve_review_url
+from baton.contracts.review import MergeFields, ReviewGateOutput, ReviewView, ThreadTurn
+from baton.domain.review_gate import ACTIONS, GateConfig, resolve_review_url
+from baton.domain.review_state import Reviewed, StoredAction
 from baton.errors import BatonError, NotFoundError
 from baton.events import InteractionAnswered, ReviewTurnRecorded
 from baton.models import Interaction, ReviewRequest, status_of
@@ -22,56 +21,7 @@ if TYPE_CHECKING:
     from baton.services.review.builds import ReviewBuilds
 
 ACTIVE_RUN = {"created", "running", "paused_waiting_human"}
-EVENT_TEXT_LIMIT = 2000
-
-
-def clip(text: str, limit: int = EVENT_TEXT_LIMIT) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-class StoredAction(BaseModel):
-    """An action as the review interaction stores it (`state.answer`; all None for a non-review answer)."""
-
-    action: str | None = None
-    reply: str | None = None
-    message: str | None = None
-    merge_strategy: str | None = None
-    reviewed_head: str | None = None
-    diff_digest: str | None = None
-
-    @classmethod
-    def of(cls, interaction: Interaction) -> StoredAction:
-        return cls.model_validate(interaction.state.answer or {})
-
-
-@dataclass(frozen=True)
-class Reviewed:
-    """What the companion's turns read so far, else the gate's first diff: the commit and diff digest an
-    approval pins (a turn whose re-diff failed read nothing new), that diff's stats, the latest verdict."""
-
-    head: str | None
-    diff_digest: str | None
-    diff: dict[str, Any] | None
-    verdict: dict[str, Any] | None
-    turns_used: int
-
-    @classmethod
-    def of(cls, interaction: Interaction, turns: list[ReviewTurn]) -> Reviewed:
-        companion = [t for t in turns if t.role == "companion"]
-        first = interaction.request_as(ReviewRequest).diff
-        headed = next((t for t in reversed(companion) if t.reviewed_head), None)
-        diffed = next((t for t in reversed(companion) if t.diff is not None), None)
-        verdicts = [t.verdict for t in companion if t.verdict is not None]
-        return cls(
-            head=headed.reviewed_head if headed else (first or {}).get("head"),
-            diff_digest=headed.diff_digest if headed else (first or {}).get("digest"),
-            diff=diffed.diff if diffed else first,
-            verdict=verdicts[-1] if verdicts else None,
-            turns_used=len(companion),
-        )
-
-    def allowed(self, max_turns: int) -> list[str]:
-        return allowed_actions(self.verdict, turns_used=self.turns_used, max_turns=max_turns)
+EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
 
 
 class ReviewGate:
@@ -93,8 +43,10 @@ class ReviewGate:
     def config_of(interaction: Interaction) -> GateConfig:
         return GateConfig.model_validate(interaction.request_as(ReviewRequest).config)
 
-    def _reviewed(self, interaction: Interaction) -> Reviewed:
-        return Reviewed.of(interaction, self.core.store.list_turns(interaction.run_id, interaction.interaction_id))
+    def _reviewed(self, interaction: Interaction, turns: list[ReviewTurn] | None = None) -> Reviewed:
+        if turns is None:
+            turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
+        return Reviewed.of(interaction.request_as(ReviewRequest).diff, turns)
 
     @staticmethod
     def _branch_tip(config: GateConfig) -> str | None:
@@ -121,10 +73,10 @@ class ReviewGate:
         return resolve_review_url(config.review_url, scope)
 
     def _store_turn(self, turn: ReviewTurn, gate: str, **recorded: Any) -> None:
-        """A dialogue turn and its event (the event's text clipped: the turn holds it whole)."""
         self.core.store.put_turn(turn)
+        text = turn.text if len(turn.text) <= EVENT_TEXT_LIMIT else turn.text[:EVENT_TEXT_LIMIT] + "…"
         event = ReviewTurnRecorded(
-            gate=gate, interaction_id=turn.interaction_id, n=turn.n, role=turn.role, text=clip(turn.text), **recorded
+            gate=gate, interaction_id=turn.interaction_id, n=turn.n, role=turn.role, text=text, **recorded
         )
         self.core.record(turn.run_id, event)
 
@@ -147,8 +99,7 @@ class ReviewGate:
         )
 
     def _release(self, interaction: Interaction, *, token: str | None = None) -> bool:
-        output = self._output(interaction).model_dump()
-        return self.core.release_gate(interaction.run_id, interaction.node, output, token=token)
+        return self.core.release_gate(interaction.run_id, interaction.node, self._output(interaction), token=token)
 
     @staticmethod
     def _answered(interaction: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:
@@ -161,3 +112,42 @@ class ReviewGate:
     @staticmethod
     def _has_action(interaction: Interaction) -> bool:
         return StoredAction.of(interaction).action in ACTIONS
+
+    def waiting_at_review(self, run_id: str, node: str | None = None) -> bool:
+        latest = self._latest(run_id, node)
+        return latest is not None and latest.state.status == "pending"
+
+    def view(self, run_id: str, node: str | None = None) -> ReviewView:
+        """GET /api/runs/{run_id}/review: the thread, the latest verdict, the pinned diff, the merge's fields."""
+        run = self.core.require_run(run_id)
+        interaction = self._require(run_id, node)
+        config = self.config_of(interaction)
+        turns = self.core.store.list_turns(run_id, interaction.interaction_id)
+        url, warnings = self.review_url(interaction)
+        pending = interaction.state.status == "pending"
+        reviewed = self._reviewed(interaction, turns)
+        return ReviewView(
+            run_id=run_id,
+            gate=config.gate,
+            interaction_id=interaction.interaction_id,
+            status=interaction.state.status,
+            reason=interaction.state.reason,
+            last_action=interaction.state.answer,
+            thread=[ThreadTurn.model_validate(t, from_attributes=True) for t in turns],
+            verdict=reviewed.verdict,
+            turns_used=reviewed.turns_used,
+            max_turns=config.max_turns,
+            allowed_actions=reviewed.allowed(config.max_turns) if pending else [],
+            diff=reviewed.diff,
+            review_url=url,
+            warnings=warnings,
+            posture=config.posture,
+            merge_strategy=config.merge_strategy,
+            merge_into=config.merge_into,
+            run_branch=config.run_branch,
+            reviewed_head=reviewed.head,
+            diff_digest=reviewed.diff_digest,
+            run_branch_head=self._branch_tip(config) if pending else None,
+            merge=MergeFields.model_validate(run, from_attributes=True),
+            rounds=[i.interaction_id for i in self.core.store.list_run_interactions(run_id, kind="review")],
+        )

@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.review import MERGE_REJECTED_PREFIX, BuildStarted, MergeRecorded, MergeResult
 from baton.domain.merge_contracts import BuildRequest
+from baton.domain.review_state import StoredAction
 from baton.errors import ValidationFailedError
 from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate, StoredAction
+from baton.services.review.gate import ACTIVE_RUN, ReviewGate
 
 if TYPE_CHECKING:
     from baton.domain.merge_contracts import MergeOutcome, StatesError
-    from baton.domain.review_gate import GateConfig
     from baton.models import Interaction
 
 # How much of a merge build's failure cause lands in the rejection reason shown to the operator.
@@ -46,11 +46,8 @@ class ReviewMerge(ReviewGate):
                 interaction_id=interaction.interaction_id,
                 action=stored.action,
                 by=interaction.state.answered_by,
-                strategy=request.strategy,
-                into=request.into,
-                run_branch=request.run_branch,
-                reviewed_head=request.reviewed_head,
                 handle=handle,
+                **request.model_dump(include={"strategy", "into", "run_branch", "reviewed_head"}),
             ),
         )
         return BuildStarted(started=True, handle=handle)
@@ -83,17 +80,10 @@ class ReviewMerge(ReviewGate):
         if error is not None:
             reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
             merge = MergeResult(merge_status="rejected", reason=reason)
-            return self._rejected(interaction, config, base.model_copy(update={"merge": merge}), reason, None)
+            return self._rejected(interaction, base.model_copy(update={"merge": merge}), reason, None)
         if outcome is None:
             raise ValidationFailedError(f"the merge at review gate '{gate}' reported neither an outcome nor an error")
-        merge = MergeResult(
-            merge_status=outcome.merge_status,
-            final_commit=outcome.final_commit,
-            final_branch=outcome.final_branch,
-            merged_into=outcome.merged_into,
-            strategy=outcome.strategy,
-            reason=outcome.reason,
-        )
+        merge = MergeResult.model_validate(outcome, from_attributes=True)
         if outcome.merge_status in ("merged", "noop", "not_merged"):  # the gate is done: not_merged = into none
             fields = merge.model_dump(include={"final_commit", "final_branch", "merged_into"}, exclude_none=True)
             core.store.update_run(run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()})
@@ -103,18 +93,13 @@ class ReviewMerge(ReviewGate):
             )
             return base.model_copy(update={"merge": merge})
         reason = outcome.reason or "the merge was rejected"
-        return self._rejected(interaction, config, base.model_copy(update={"merge": merge}), reason, outcome)
+        return self._rejected(interaction, base.model_copy(update={"merge": merge}), reason, outcome)
 
     def _rejected(
-        self,
-        interaction: Interaction,
-        config: GateConfig,
-        merged: MergeRecorded,
-        reason: str,
-        outcome: MergeOutcome | None,  # None: the merge did not run
+        self, interaction: Interaction, merged: MergeRecorded, reason: str, outcome: MergeOutcome | None
     ) -> MergeRecorded:
-        # Pending again, so the operator can fix the tree and approve again.
-        core, run_id = self.core, interaction.run_id
+        """Pending again, so the operator can fix the tree and approve again (`outcome` None: it did not run)."""
+        core, run_id, config = self.core, interaction.run_id, self.config_of(interaction)
         core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
         blocked = (
             outcome.model_dump(include={"reject_code", "conflicting_files", "dirty_files"})

@@ -1,0 +1,104 @@
+"""A review interaction read back (pure: no port calls): the action it stores, what the companion's turns
+reviewed, and the rule that refuses an action those turns do not allow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from baton.domain.review_gate import KEY_ACTION, KEY_REASON, allowed_actions, verdict_blocks_approval
+from baton.errors import ConflictError, ValidationFailedError
+
+if TYPE_CHECKING:
+    from baton.domain.review_decision import ReviewDecision
+    from baton.models import Interaction, ReviewTurn
+
+
+class StoredAction(BaseModel):
+    """An action as the review interaction stores it (`state.answer`; all None for a non-review answer)."""
+
+    action: str | None = None
+    reply: str | None = None
+    message: str | None = None
+    merge_strategy: str | None = None
+    reviewed_head: str | None = None
+    diff_digest: str | None = None
+
+    @classmethod
+    def of(cls, interaction: Interaction) -> StoredAction:
+        return cls.model_validate(interaction.state.answer or {})
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """What the companion's turns read so far, else the gate's first diff: the commit and diff digest an
+    approval pins (a turn whose re-diff failed read nothing new), that diff's stats, the latest verdict."""
+
+    head: str | None
+    diff_digest: str | None
+    diff: dict[str, Any] | None
+    verdict: dict[str, Any] | None
+    turns_used: int
+
+    @classmethod
+    def of(cls, first: dict[str, Any] | None, turns: list[ReviewTurn]) -> Reviewed:
+        companion = [t for t in turns if t.role == "companion"]
+        headed = next((t for t in reversed(companion) if t.reviewed_head), None)
+        diffed = next((t for t in reversed(companion) if t.diff is not None), None)
+        verdicts = [t.verdict for t in companion if t.verdict is not None]
+        return cls(
+            head=headed.reviewed_head if headed else (first or {}).get("head"),
+            diff_digest=headed.diff_digest if headed else (first or {}).get("digest"),
+            diff=diffed.diff if diffed else first,
+            verdict=verdicts[-1] if verdicts else None,
+            turns_used=len(companion),
+        )
+
+    def allowed(self, max_turns: int) -> list[str]:
+        return allowed_actions(self.verdict, turns_used=self.turns_used, max_turns=max_turns)
+
+    def refuse_disallowed(self, decision: ReviewDecision, *, max_turns: int) -> list[str]:
+        """409/422 for an action these turns do not allow; else the allowed actions."""
+        allowed, used, verdict = self.allowed(max_turns), self.turns_used, self.verdict
+        if decision.action == "reply" and used >= max_turns:
+            raise ConflictError(
+                f"the dialogue reached max_turns ({max_turns}); only {', '.join(allowed)} are accepted now",
+                details={"allowed": allowed, "max_turns": max_turns, "turns_used": used},
+            )
+        blocked = verdict_blocks_approval(verdict)
+        if decision.action == "approve_merge" and blocked:
+            raise ConflictError(
+                "the companion's verdict is request_changes or lists blockers; approve_merge is refused. "
+                "Use force_merge to merge anyway (with a reason; git safety guards still apply), or reply / "
+                "request_changes",
+                details={"verdict": verdict, "allowed": allowed},
+            )
+        if decision.action == "force_merge" and blocked and decision.reason is None:
+            raise ValidationFailedError(
+                f"force_merge over the companion's blockers needs a reason: set {KEY_REASON} to why it merges anyway",
+                details={"path": KEY_REASON, "verdict": verdict},
+            )
+        return allowed
+
+    def refuse_unreviewed(
+        self, seen_head: str | None, tip: str | None, *, run_branch: str | None, allowed: list[str]
+    ) -> None:
+        """409 before a merge of anything but the reviewed commit: the operator saw another head, or the run
+        branch's `tip` (None where the repository cannot be read) moved past it."""
+        again = [a for a in allowed if a in ("reply", "request_changes")]
+        details = {"reviewed_head": self.head, "diff_digest": self.diff_digest, "allowed": again}
+        if seen_head is not None and self.head is not None and seen_head != self.head:
+            raise ConflictError(
+                f"you reviewed {seen_head[:12]} but the companion's latest review is of {self.head[:12]}: "
+                "reload the review and decide on what it shows",
+                details={**details, "seen_head": seen_head},
+            )
+        if tip is not None and self.head is not None and tip != self.head:
+            raise ConflictError(
+                f"the run branch {run_branch!r} moved to {tip} after the review of {self.head[:12]}: "
+                f"a merge now would take commits nobody reviewed. Send a reply ({KEY_ACTION}=reply) so the "
+                "companion reviews the new head, then decide",
+                details={**details, "run_branch": run_branch, "run_branch_head": tip},
+            )
