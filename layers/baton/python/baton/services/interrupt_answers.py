@@ -237,7 +237,7 @@ class InterruptAnswers:
                 return self.view(i, True)
         except SendFailedError:  # still unsent: the reconciler sends it
             return self.view(i, False, pending=True)
-        wait = self._wait_at(i)
+        wait = self._wait_at(i, parked=False)
         return self.view(i, wait is not None and wait.status == "released")  # its token sent with this answer
 
     # ---- cancel --------------------------------------------------------------------------------
@@ -251,7 +251,7 @@ class InterruptAnswers:
         while True:
             i = self._expire_if_due(self.load(interrupt_id))
             st = i.state
-            if st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason) and self._parked_wait(i):
+            if st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason) and self._wait_at(i):
                 # A retry of this caller's cancel whose task failure was not delivered: sent again. Anyone
                 # else's cancel meanwhile lost the race (a 410 naming the winner below).
                 return self._cancelled(i, failed=self._fail_waiter(i))
@@ -332,22 +332,20 @@ class InterruptAnswers:
         return done
 
     # ---- the release every path ends in --------------------------------------------------------
-    def _wait_at(self, i: Interaction, read: ParkedWait | None = None) -> ParkedWait | None:
-        """The hosted interrupt's wait, if it holds this interrupt (`read`: as read with the interrupt)."""
+    def _wait_at(self, i: Interaction, read: ParkedWait | None = None, *, parked: bool = True) -> ParkedWait | None:
+        """The hosted interrupt's wait (`parked`: still parked), if it holds this interrupt (`read`: as read
+        with the interrupt)."""
         gate = interrupt_request(i).gate
         if not gate:
             return None
         wait = read if read is not None and read.gate == gate else self.core.store.get_wait(i.run_id, gate)
-        return wait if wait is not None and i.interaction_id in wait.interaction_ids else None
-
-    def _parked_wait(self, i: Interaction, read: ParkedWait | None = None) -> ParkedWait | None:
-        wait = self._wait_at(i, read)
-        return wait if wait is not None and wait.status == "parked" else None
+        held = wait is not None and i.interaction_id in wait.interaction_ids and (wait.status == "parked" or not parked)
+        return wait if held else None
 
     def _release(self, answered: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
         """Hosted: send the parked token with the value and the edited state. An SDK waiter needs nothing:
         its long-poll sees the answered record."""
-        wait = self._parked_wait(answered, wait)
+        wait = self._wait_at(answered, wait)
         if wait is None:
             return not interrupt_request(answered).hosted
         output = self.output(answered)
@@ -365,7 +363,7 @@ class InterruptAnswers:
         """Hosted: fail the parked token of a cancelled interrupt (the cause names who and why); a timeout
         fails it with the deadline error, which the hosted Catch takes as Step Functions' own timeout.
         True if this call failed the task; another send error leaves the wait parked for a retry."""
-        wait = self._parked_wait(cancelled)
+        wait = self._wait_at(cancelled)
         if wait is None or (token is not None and wait.task_token != token):
             return False
         iid, st = cancelled.interaction_id, cancelled.state

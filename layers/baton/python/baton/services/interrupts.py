@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from baton.contracts.interrupts import edge_status
-from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.gate_payloads import InterruptFailResult
 from baton.domain.interrupt_rules import KIND, conflict_details, is_timed_out, key_interrupt_id
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
@@ -33,8 +32,8 @@ from baton.errors import BadRequestError, ConflictError
 from baton.events import HumanInputRequested, RunPaused
 from baton.ids import iso
 from baton.models import Interaction, InteractionState, ParkedWait
-from baton.services.at_deadline import end_at_deadline
-from baton.services.deadlines import answer_with_default, arm_interaction, park_wait
+from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
+from baton.services.deadlines import arm_interaction, park_wait
 from baton.services.interrupt_answers import InterruptAnswers
 from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token, invalid_page_token
 
@@ -326,32 +325,20 @@ class InterruptService(InterruptAnswers):
         return InterruptFailResult(cause=cause, interrupt_id=target.interaction_id if target else None)
 
 
-class InterruptDeadline:
-    """A hosted interrupt's `DeadlinePolicy` (baton.services.at_deadline): closed by the conditional write
-    that times it out (`_expire_if_due`); a stored resume or cancel is delivered as the reconciler
-    delivers a lost send (`reconcile_wait`)."""
+class InterruptDeadline(InteractionPauseDeadline):
+    """A hosted interrupt's `DeadlinePolicy` (baton.services.at_deadline): closed and defaulted as any pause
+    parking one interaction; timed out by the conditional write of `_expire_if_due`; a stored resume or
+    cancel is delivered as the reconciler delivers a lost send (`reconcile_wait`)."""
 
     def __init__(self, interrupts: InterruptService) -> None:
+        super().__init__(interrupts.core, interrupts.output)
         self.interrupts = interrupts
-        self.core = interrupts.core
-
-    def close(self, wait: ParkedWait) -> ParkedWait | None:
-        return wait if wait.status in OPEN_WAIT_STATUSES else None
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
         return next((i for i in self.interrupts._interrupts_of(wait) if i.state.status != "pending"), None)
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
         return self.interrupts.reconcile_wait(wait)
-
-    def take_default(self, wait: ParkedWait) -> bool:
-        taken = False
-        for i in self.interrupts._interrupts_of(wait):
-            try:
-                taken = answer_with_default(self.core, i, i.expires_at or wait.deadline) is not None or taken
-            except ConflictError:
-                continue  # resumed or cancelled just in time: `stored` finds it
-        return taken
 
     def time_out(self, wait: ParkedWait) -> bool:
         interrupts = self.interrupts
