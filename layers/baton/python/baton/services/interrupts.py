@@ -22,7 +22,7 @@ import time
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import ConfigDict, Field, StrictInt, field_validator
 
 from baton.contracts.interrupts import edge_status
 from baton.domain.gate_payloads import InterruptFailResult
@@ -35,7 +35,13 @@ from baton.models import Interaction, InteractionState, ParkedWait
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
 from baton.services.deadlines import arm_interaction, park_wait
 from baton.services.interrupt_answers import InterruptAnswers
-from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token, invalid_page_token
+from baton.services.page_tokens import (
+    ScopedCursor,
+    decode_scoped_page_token,
+    encode_page_token,
+    foreign_page_token,
+    invalid_page_token,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -57,10 +63,11 @@ POLL_BACKOFF = 1.5
 MAX_POLL_INTERVAL_SECONDS = 2.5
 DEFAULT_PAGE_SIZE = 50  # GET /api/v1/interrupts ?limit= (max MAX_PAGE_SIZE) and ?next=
 MAX_PAGE_SIZE = 200
+PAGE_FILTERS = "status and sessionId"  # what a page token is bound to
 OPEN_RUN_STATES = {"created", "running", "paused_waiting_human"}
 
 
-class PageCursor(BaseModel):
+class PageCursor(ScopedCursor):
     """Where a listing goes on (its `next`): the store's position `k`, the filters `f` it was issued for,
     and which of the listing's stored statuses it is in, `p` (cancelled, then timed_out)."""
 
@@ -70,15 +77,13 @@ class PageCursor(BaseModel):
     f: list[str | None]
     p: StrictInt = Field(default=0, ge=0)
 
-
-def _decode_page_token(token: str, scope: list[str | None]) -> PageCursor:
-    cursor = decode_page_token(token, PageCursor)
-    # A store position is a small object (the store checks its own shape before any query).
-    if cursor.k is not None and (len(cursor.k) > 8 or len(json.dumps(cursor.k)) > 4096):
-        raise invalid_page_token()
-    if (cursor.k is None and not cursor.p) or cursor.f != scope:
-        raise foreign_page_token("status and sessionId")
-    return cursor
+    @field_validator("k")
+    @classmethod
+    def _small(cls, k: dict[str, Any] | None) -> dict[str, Any] | None:
+        # A store position is a small object (the store checks its own shape before any query).
+        if k is not None and (len(k) > 8 or len(json.dumps(k)) > 4096):
+            raise ValueError("not a store position")
+        return k
 
 
 class InterruptService(InterruptAnswers):
@@ -241,7 +246,11 @@ class InterruptService(InterruptAnswers):
         if status is None and session_id is None:
             status = "pending"
         scope = [status, session_id]
-        cursor = _decode_page_token(next_token, scope) if next_token else PageCursor(k=None, f=scope)
+        cursor = PageCursor(k=None, f=scope)
+        if next_token:
+            cursor = decode_scoped_page_token(next_token, PageCursor, scope, PAGE_FILTERS)
+            if cursor.k is None and not cursor.p:  # a first page's position is never issued
+                raise foreign_page_token(PAGE_FILTERS)
         phase, start = cursor.p, cursor.k
         domains: tuple[str | None, ...] = DOMAIN_STATUSES[status] if status else (None,)
         if phase >= len(domains):
