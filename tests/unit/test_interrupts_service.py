@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -305,6 +306,18 @@ def test_hosted_resume_sends_the_token_with_value_and_edited_state(svc: Interrup
     kind, token, output = core.tokens.sent[-1]  # type: ignore[attr-defined]
     assert (kind, token) == ("success", "tok-1")
     assert output["input"] == "staging" and output["state"]["retries"] == 3 and output["resolved_by"] == "alice"
+    # The whole output, keys in order, as the hosted state machine reads it (a typed InterruptOutput).
+    assert json.dumps(output) == json.dumps(
+        {
+            "interrupt_id": i.interaction_id,
+            "input": "staging",
+            "state": {"build": {"sha": "abc1234"}, "retries": 3},
+            "state_edits": ["retries=3"],
+            "resolved_by": "alice",
+            "resolved_at": output["resolved_at"],
+        }
+    )
+    assert isinstance(output["resolved_at"], str)
 
 
 def test_hosted_cancel_fails_the_task_and_the_catch_builds_the_cause(svc: InterruptService, core: Core) -> None:

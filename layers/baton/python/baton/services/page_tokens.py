@@ -6,13 +6,22 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from baton.errors import BadRequestError
 
 Cursor = TypeVar("Cursor", bound=BaseModel)
+
+
+class ScopedCursor(BaseModel):
+    """A cursor bound to the filters `f` its listing was issued for."""
+
+    f: Any
+
+
+Scoped = TypeVar("Scoped", bound=ScopedCursor)
 
 
 def encode_page_token(cursor: BaseModel, *, sort_keys: bool = False) -> str:
@@ -25,6 +34,14 @@ def decode_page_token(token: str, cursor: type[Cursor]) -> Cursor:
         return cursor.model_validate_json(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except ValueError:
         raise invalid_page_token() from None
+
+
+def decode_scoped_page_token(token: str, cursor: type[Scoped], scope: object, filters: str) -> Scoped:
+    """`decode_page_token`, and a 400 naming `filters` unless it was issued for this `scope`."""
+    decoded = decode_page_token(token, cursor)
+    if decoded.f != scope:
+        raise foreign_page_token(filters)
+    return decoded
 
 
 def invalid_page_token() -> BadRequestError:

@@ -1,0 +1,383 @@
+"""The answer side of an interrupt: `InterruptAnswers` is the kind's `AnswerPolicy`
+(baton.services.at_deadline), with the resume, the cancel and the quorum vote it drives today, and the
+release every path ends in (`release`, `fail_waiter`, `settle_run`) after the store-backed deadline
+(`expire_if_due`) it first runs. Creating, long-polling and listing: `baton.services.interrupts`.
+
+Quorum (`approval` on its spec): each resume is one operator's approval, each cancel a rejection; the
+vote that meets the quorum settles the interrupt with that approval's value (the rejection rule: cancels
+it), written and delivered once by `baton.services.approvals` as for a pause. A vote after the decision
+is a 409 naming the winner; a decider that died in between: the reconciler settles it (`settle_quorum`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import TYPE_CHECKING
+
+from baton import contracts
+from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, edge_status
+from baton.domain.interrupt_fields import MAX_REASON_CHARS
+from baton.domain.interrupt_rules import (
+    KIND,
+    InterruptOutput,
+    accepted_resume,
+    cancelled_event,
+    conflict_details,
+    interrupt_request,
+    is_same_resume,
+    is_timed_out,
+    not_found,
+    refuse_other_version,
+    require_pending,
+    resume_of,
+    resumed_event,
+)
+from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenError
+from baton.events import InterruptTimedOut
+from baton.ids import parse_iso
+from baton.models import Interaction, status_of
+from baton.services.answer_outcomes import SendFailedError, delivery_of
+from baton.services.approvals import ApprovalService, Voter
+from baton.services.core import DEADLINE_ERROR
+from baton.services.deadlines import answer_with_default
+
+if TYPE_CHECKING:
+    from baton.contracts import ApprovalView, Delivery
+    from baton.contracts.interrupts import CancelInterrupt, ResumeInterrupt
+    from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.events import EventPayload
+    from baton.models import InteractionStatus, ParkedWait
+    from baton.ports import FoundInteraction
+    from baton.services.approvals import Ballot, Decided
+    from baton.services.at_deadline import AnswerPolicy
+    from baton.services.core import Core
+
+CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
+
+
+class InterruptAnswers:
+    """The `AnswerPolicy` of an interrupt (the answer: a `ResumeInterrupt`), and its resume and cancel."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.approvals = ApprovalService(core)
+
+    # ---- the AnswerPolicy ----------------------------------------------------------------------
+    @staticmethod
+    def check(pause: Interaction, answer: ResumeInterrupt) -> None:
+        refuse_other_version(pause, answer.stateVersion)
+        accepted_resume(pause, answer)
+
+    def refuse_if_late(self, pause: Interaction, answer: ResumeInterrupt, caller: str) -> None:
+        if is_timed_out(pause) or pause.state.outcome:  # past the deadline: a 410, the value kept as late
+            late = {"input": answer.input, "state_edits": list(answer.stateEdits)}
+            view = conflict_details(pause, settled=False)
+            self.core.refuse_if_late(
+                pause, late, caller=caller, deadline=pause.expires_at, reason=TIMEOUT_REASON, **view
+            )
+
+    @staticmethod
+    def is_repeat(current: Interaction, answer: ResumeInterrupt, caller: str) -> bool:
+        return is_same_resume(current, answer, caller)
+
+    @staticmethod
+    def quorum(pause: Interaction) -> ApprovalPolicy | None:
+        return interrupt_request(pause).approval
+
+    def vote(
+        self, pause: Interaction, policy: ApprovalPolicy, answer: ResumeInterrupt, voter: Voter
+    ) -> contracts.InterruptResumed:
+        """An approval: settled, a counted voter's repeat is told so (200), any other a 409."""
+        stored = accepted_resume(pause, answer)
+        current, approval, released, pending = self._count(pause, policy, json.dumps(stored), voter, "approve")
+        resumed = released and current.state.status == "answered"
+        return self.view(current, resumed, pending=pending, approval=approval)
+
+    @staticmethod
+    def output(answered: Interaction) -> InterruptOutput:
+        stored, st = resume_of(answered), answered.state
+        return InterruptOutput(
+            interrupt_id=answered.interaction_id,
+            input=stored.get("input"),
+            state=stored.get("state"),
+            state_edits=stored.get("state_edits"),
+            resolved_by=st.answered_by,
+            resolved_at=st.answered_at,
+        )
+
+    @staticmethod
+    def view(
+        answered: Interaction, resumed: bool, *, pending: bool = False, approval: ApprovalView | None = None
+    ) -> contracts.InterruptResumed:
+        delivery: Delivery | None = delivery_of(resumed, pending=pending)
+        view = InterruptView.of(answered)
+        return contracts.InterruptResumed(interrupt=view, resumed=resumed, delivery=delivery, approval=approval)
+
+    # ---- read, and the store-backed deadline ---------------------------------------------------
+    def load(self, interrupt_id: str) -> Interaction:
+        found = self.core.store.find_interaction(interrupt_id) if interrupt_id else None
+        if found is None or found.request.kind != KIND:
+            raise not_found(interrupt_id)
+        return self._seen(found)
+
+    def _seen(self, i: Interaction) -> Interaction:
+        """The record as a reader sees it now: a claim past its lease is nobody's (`Core.clock`)."""
+        state = i.state.without_lapsed_claim(self.core.now())
+        return i if state is i.state else i.model_copy(update={"state": state})
+
+    def _found_for_decision(self, interrupt_id: str) -> tuple[Interaction, FoundInteraction]:
+        """The pointer, then one BatchGetItem of the interrupt, its node's wait and the run's decision-log
+        head (a decision is chained in its own transaction); the interrupt as seen now, its deadline applied."""
+        found = self.core.store.find_for_decision(interrupt_id) if interrupt_id else None
+        if found is None or found.interaction.request.kind != KIND:
+            raise not_found(interrupt_id)
+        return self._expire_if_due(self._seen(found.interaction)), found
+
+    def current_for_decision(self, interrupt_id: str, verb: str) -> tuple[Interaction, FoundInteraction]:
+        """`_found_for_decision`, pending: else a 410/409 naming what settled it (`verb`: what was wanted)."""
+        i, found = self._found_for_decision(interrupt_id)
+        require_pending(i, verb)
+        return i, found
+
+    def _seconds_left(self, i: Interaction) -> float | None:
+        return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
+
+    def _expire_if_due(self, i: Interaction) -> Interaction:
+        """The store-backed deadline: a pending interrupt past `expires_at` takes its declared default
+        (baton.domain.ladder) or times out, by a conditional write; one that lost reads again."""
+        while i.state.status == "pending":
+            left = self._seconds_left(i)
+            if left is None or left > 0:
+                return i
+            try:
+                defaulted = answer_with_default(self.core, i, i.expires_at)
+                settled = defaulted if defaulted is not None else self._time_out(i)
+            except ConflictError:
+                i = self.load(i.interaction_id)  # someone resumed/cancelled/expired it first
+                continue
+            if defaulted is not None:
+                with contextlib.suppress(SendFailedError):  # the default is stored: the reconciler sends it
+                    self._release(defaulted)
+            self._settle_run(settled)
+            return settled
+        return i
+
+    def _time_out(self, i: Interaction) -> Interaction:
+        timed_out = self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON))
+        timeout_ms = interrupt_request(i).timeout_ms
+        self.core.record(
+            i.run_id, InterruptTimedOut(interaction_id=i.interaction_id, node=i.request.node, timeout_ms=timeout_ms)
+        )
+        return timed_out
+
+    # ---- resume --------------------------------------------------------------------------------
+    def resume(
+        self, interrupt_id: str, command: ResumeInterrupt, *, caller: str, voter: Voter | None = None
+    ) -> contracts.InterruptResumed:
+        """Apply the edits to the snapshot and validate the value before anything is written (a 422 names
+        the failing path and leaves it pending), then store the answer (conditional write) and release the
+        waiter. On a quorum interrupt it is an approval by `voter` (the authenticated caller). A resume
+        decided on another `stateVersion` than the current one is a 409 naming it."""
+        core = self.core
+        i, found = self._found_for_decision(interrupt_id)
+        policy = self.quorum(i)
+        if i.state.status == "pending":
+            refuse_other_version(i, command.stateVersion)
+        else:
+            self.refuse_if_late(i, command, caller)
+            if policy is None or i.state.status != "answered":  # (a quorum's: the vote says what counted)
+                return self._resume_settled(i, command, caller=caller)
+        if policy is not None:
+            return self.vote(i, policy, command, voter or Voter(caller))
+        answer = accepted_resume(i, command)
+        event = resumed_event(i, answer["input"], answer["state_edits"], caller)
+        try:  # the answer and its event: one write
+            answered = core.store.transition_interaction(
+                i,
+                status_of(i.state, "answered", answer=answer, by=caller, at=core.now()),
+                with_records=[core.new_event(i.run_id, event)],
+                audit_head=found.audit_head,
+            )
+        except ConflictError:  # lost the race: answer as if it had come second, from a consistent read
+            return self._resume_settled(self._expire_if_due(self.load(interrupt_id)), command, caller=caller)
+        try:
+            resumed, pending = self._release(answered, wait=found.wait), False
+        except SendFailedError:  # stored: the reconciler sends it
+            resumed, pending = False, True
+        self._settle_run(answered)
+        return self.view(answered, resumed, pending=pending)
+
+    def _resume_settled(self, i: Interaction, command: ResumeInterrupt, *, caller: str) -> contracts.InterruptResumed:
+        """A resume that finds the interrupt settled (never a quorum one answered: the vote path has those).
+        A repeat (the same caller, value and edits: a retry, a twin) gets the first one's result from the
+        stored answer; another resume is a 409 naming the winner (and the current state version)."""
+        if i.state.status in ("cancelled", "timed_out"):
+            why = "timed out" if is_timed_out(i) else f"was cancelled ({i.state.reason})"
+            raise GoneError(
+                f"interrupt {i.interaction_id} {why}; nothing is waiting for a value",
+                details=conflict_details(i, reason=i.state.reason),
+            )
+        if i.state.status == "pending":  # only a claim changed it: the resume may go ahead
+            raise ConflictError(
+                f"interrupt {i.interaction_id} changed while resuming; send the resume again",
+                details=conflict_details(i),
+            )
+        # Only this caller's own resume is repeated; the same value from another caller lost the race.
+        if not self.is_repeat(i, command, caller):
+            refuse_other_version(i, command.stateVersion)
+            raise ConflictError(
+                f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by}",
+                details=conflict_details(i),
+            )
+        if not interrupt_request(i).hosted:
+            return self.view(i, True)
+        try:  # a hosted retry of a resume whose token send failed: the stored answer is sent again
+            if self._release(i):
+                return self.view(i, True)
+        except SendFailedError:  # still unsent: the reconciler sends it
+            return self.view(i, False, pending=True)
+        wait = self._wait_at(i, parked=False)
+        return self.view(i, wait is not None and wait.status == "released")  # its token sent with this answer
+
+    # ---- cancel --------------------------------------------------------------------------------
+    def cancel(
+        self, interrupt_id: str, command: CancelInterrupt, *, caller: str, voter: Voter | None = None
+    ) -> contracts.InterruptCancelled:
+        """Cancel (hosted: fail the task); on a quorum interrupt, a rejection by `voter`."""
+        reason = command.reason.strip()
+        if not reason:  # (the command's model holds its length)
+            raise BadRequestError(f"reason must be 1-{MAX_REASON_CHARS} characters", details={"field": "reason"})
+        while True:
+            i = self._expire_if_due(self.load(interrupt_id))
+            st = i.state
+            if st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason) and self._wait_at(i):
+                # A retry of this caller's cancel whose task failure was not delivered: sent again. Anyone
+                # else's cancel meanwhile lost the race (a 410 naming the winner below).
+                return self._cancelled(i, failed=self._fail_waiter(i))
+            require_pending(i, "cancelled")
+            policy = self.quorum(i)
+            if policy is not None:  # a quorum interrupt: the cancel is a rejection by the authenticated caller
+                current, approval, released, _ = self._count(i, policy, reason, voter or Voter(caller), "reject")
+                return self._cancelled(current, failed=released, approval=approval)
+            try:
+                cancelled = self.core.store.transition_interaction(
+                    i, status_of(st, "cancelled", by=caller, at=self.core.now(), reason=reason)
+                )
+            except ConflictError:  # settled by another: a 410/409 naming the winner; only a claim: again
+                require_pending(self._expire_if_due(self.load(interrupt_id)), "cancelled")
+                continue
+            self.core.record(i.run_id, cancelled_event(i, reason, caller))
+            failed = self._fail_waiter(cancelled)
+            self._settle_run(cancelled)
+            return self._cancelled(cancelled, failed=failed)
+
+    @staticmethod
+    def _cancelled(
+        i: Interaction, *, failed: bool, approval: ApprovalView | None = None
+    ) -> contracts.InterruptCancelled:
+        cancelled = i.state.status == "cancelled"
+        return contracts.InterruptCancelled(
+            interrupt=InterruptView.of(i), cancelled=cancelled, workflow_failed=failed, approval=approval
+        )
+
+    # ---- quorum (baton/services/approvals.py) ----------------------------------------------------
+    def _count(
+        self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote
+    ) -> tuple[Interaction, ApprovalView, bool, bool]:
+        """One vote counted: the interrupt after it, the count, whether this vote's decision released (or
+        failed) the waiter, and whether that send is pending (stored: the reconciler sends it)."""
+        requested_by = interrupt_request(i).requested_by
+        ballot = self.approvals.cast(i, policy, text, voter, requested_by=requested_by, vote=vote)
+        released, pending = self.approvals.settle_if_met(ballot, lambda: self._settle(i.interaction_id, policy, ballot))
+        current = self.load(i.interaction_id)
+        if ballot.outcome == "closed":
+            raise ConflictError(
+                f"interrupt {i.interaction_id} is already {edge_status(current)}: the vote is not counted",
+                details=conflict_details(current),
+            )
+        return current, ballot.view(policy), released, pending
+
+    def settle_quorum(self, i: Interaction) -> bool:
+        """A pending quorum interrupt whose stored tally is met (its decider died before the release):
+        settled as that vote would have."""
+        policy = self.quorum(i)
+        ballot = self.approvals.standing(i, policy) if policy is not None else None
+        if policy is None or ballot is None or ballot.decision is None:
+            return False
+        self._settle(i.interaction_id, policy, ballot)
+        return self.load(i.interaction_id).state.status != "pending"
+
+    def _settle(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        """Settle a quorum interrupt whose tally is met: answered with the deciding approval's value, or
+        cancelled. True if this call released (or failed) the waiter."""
+        core = self.core
+
+        def settled(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
+            by, why = decided.by, decided.reason
+            if ballot.decision == "approved":
+                approving = [v for v in ballot.votes if v.vote == "approve"]
+                answer = json.loads(approving[policy.approvals - 1].answer)
+                new = status_of(i.state, "answered", answer=answer, by=by, at=core.now(), reason=why)
+                return new, resumed_event(i, answer["input"], answer["state_edits"], by)
+            new = status_of(i.state, "cancelled", by=by, at=core.now(), reason=why)
+            return new, cancelled_event(i, why, by)
+
+        return self.approvals.settle(lambda: self.load(interrupt_id), policy, ballot, settled, self.deliver)
+
+    def deliver(self, settled: Interaction) -> bool:
+        """A quorum's decision stored: release (or fail) the waiter and settle the session."""
+        done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
+        self._settle_run(settled)
+        return done
+
+    # ---- the release every path ends in --------------------------------------------------------
+    def _wait_at(self, i: Interaction, read: ParkedWait | None = None, *, parked: bool = True) -> ParkedWait | None:
+        """The hosted interrupt's wait (`parked`: still parked), if it holds this interrupt (`read`: as read
+        with the interrupt)."""
+        gate = interrupt_request(i).gate
+        if not gate:
+            return None
+        wait = read if read is not None and read.gate == gate else self.core.store.get_wait(i.run_id, gate)
+        held = wait is not None and i.interaction_id in wait.interaction_ids and (wait.status == "parked" or not parked)
+        return wait if held else None
+
+    def _release(self, answered: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
+        """Hosted: send the parked token with the value and the edited state. An SDK waiter needs nothing:
+        its long-poll sees the answered record."""
+        wait = self._wait_at(answered, wait)
+        if wait is None:
+            return not interrupt_request(answered).hosted
+        output = self.output(answered)
+        return self.core.release_gate(answered.run_id, answered.request.node, output, token=token, wait=wait)
+
+    def _settle_run(self, i: Interaction) -> None:
+        """An external session is running again once none of its interrupts is pending (read in the
+        session's partition, consistently: the by_status GSI may still list this one as pending)."""
+        if not interrupt_request(i).hosted and not self.core.store.list_run_interactions(
+            i.run_id, kind=KIND, status="pending"
+        ):
+            self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
+
+    def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None) -> bool:
+        """Hosted: fail the parked token of a cancelled interrupt (the cause names who and why); a timeout
+        fails it with the deadline error, which the hosted Catch takes as Step Functions' own timeout.
+        True if this call failed the task; another send error leaves the wait parked for a retry."""
+        wait = self._wait_at(cancelled)
+        if wait is None or (token is not None and wait.task_token != token):
+            return False
+        iid, st = cancelled.interaction_id, cancelled.state
+        if is_timed_out(cancelled):
+            error, cause = DEADLINE_ERROR, f"interrupt {iid} timed out"
+        else:
+            error, cause = CANCEL_ERROR, f"interrupt {iid} cancelled by {st.answered_by}: {st.reason}"
+        try:
+            self.core.tokens.send_failure(wait.task_token, error, cause)
+        except TaskTokenError:
+            self.core.store.release_wait(wait, "released")
+            return False  # the execution already ended or timed out: nothing left to fail
+        return self.core.store.release_wait(wait, "released")
+
+
+def _conforms(policy: InterruptAnswers) -> AnswerPolicy[ResumeInterrupt, InterruptOutput, contracts.InterruptResumed]:
+    return policy  # mypy holds InterruptAnswers to the protocol
