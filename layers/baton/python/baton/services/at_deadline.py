@@ -21,31 +21,40 @@ if TYPE_CHECKING:
 
     from baton.domain.approval import ApprovalPolicy
     from baton.models import Interaction, ParkedWait
-    from baton.services.approvals import Voter
+    from baton.services.approvals import Decided, Voter
     from baton.services.core import Core
+    from baton.services.decide import Write
 
 # What the deadline did: delivered a stored answer, took the declared default, or timed the pause out.
 DeadlineEnd = Literal["released", "defaulted", "timed_out"]
 Stored = TypeVar("Stored")
 Answer = TypeVar("Answer", contravariant=True)
-Output = TypeVar("Output", bound=BaseModel, covariant=True)
-View = TypeVar("View", bound=BaseModel, covariant=True)
+View = TypeVar("View", bound=BaseModel)
 
 
-class AnswerPolicy(Protocol[Answer, Output, View]):
-    """How one kind of pause takes an answer, in the order its service asks (plain pause and blocking ask:
-    `baton.services.pause_answers.PauseAnswers`)."""
+class AnswerPolicy(Protocol[Answer, View]):
+    """How one kind of pause takes an answer: the steps `baton.services.decide` walks, in its order (plain
+    pause and blocking ask: `baton.services.pause_answers.PauseAnswers`; async question:
+    `baton.services.questions.QuestionAnswers`)."""
 
     def check(self, pause: Interaction, answer: Answer) -> None:
         """422 when `answer` does not fit the pause (its options, its schema)."""
         ...
 
     def refuse_if_late(self, pause: Interaction, answer: Answer, caller: str) -> None:
-        """410 (the answer kept as `answer_late`) past the pause's deadline."""
+        """410 (the answer kept as `answer_late`) past the pause's deadline, or once nothing waits for it."""
+        ...
+
+    def refuse_if_ended(self, pause: Interaction, answer: Answer, caller: str) -> None:
+        """410 (kept as `answer_late`) for a pause no longer pending that its deadline ended."""
         ...
 
     def is_repeat(self, current: Interaction, answer: Answer, caller: str) -> bool:
         """The stored answer is this request's (the same caller, the same answer): answered as the first."""
+        ...
+
+    def repeat(self, current: Interaction, answer: Answer, caller: str) -> View | None:
+        """A repeat answered as the first was (its send retried if it failed); None: not this request's."""
         ...
 
     def quorum(self, pause: Interaction) -> ApprovalPolicy | None:
@@ -56,8 +65,12 @@ class AnswerPolicy(Protocol[Answer, Output, View]):
         """One voter's answer on a quorum pause (`baton.services.approvals`), and what it did."""
         ...
 
-    def output(self, answered: Interaction) -> Output:
-        """What the answered pause sends its gate (the task token's output)."""
+    def write(self, pause: Interaction, answer: Answer, caller: str, decided: Decided | None) -> Write[View]:
+        """The deciding write's records and guards, and its release once stored."""
+        ...
+
+    def already(self, current: Interaction, *, racing: bool) -> ConflictError:
+        """The 409 naming the winner (`racing`: this request's write lost to it)."""
         ...
 
     def view(self, answered: Interaction, resumed: bool, *, pending: bool = False) -> View:

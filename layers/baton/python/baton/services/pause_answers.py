@@ -13,13 +13,16 @@ from baton.errors import ConflictError, ValidationFailedError, winner
 from baton.events import InteractionAnswered, RunResumed
 from baton.models import PauseRequest, status_of
 from baton.notify.model import DECISION_KEY
-from baton.services.answer_outcomes import delivery_of
+from baton.ports import WaitStillOpen
+from baton.services.answer_outcomes import SendFailedError, delivery_of
 from baton.services.approvals import ApprovalService
+from baton.services.decide import Write
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
     from baton.events import EventPayload
-    from baton.models import Interaction, InteractionStatus
+    from baton.models import Interaction, InteractionStatus, ParkedWait
+    from baton.ports import RunSnapshot
     from baton.services.approvals import Ballot, Decided, Voter
     from baton.services.at_deadline import AnswerPolicy
     from baton.services.core import Core
@@ -35,10 +38,22 @@ def conflict(i: Interaction, message: str, **details: Any) -> ConflictError:
 
 
 class PauseAnswers:
-    """The `AnswerPolicy` of an `ask` (a hosted pause or a blocking ask)."""
+    """The `AnswerPolicy` of an `ask` (a hosted pause or a blocking ask). `wait` and `snapshot`: the parked
+    pause and the run as a resume read them (its write guarded by the wait still open, its send with no
+    read); without them the pause was read from the run's interactions (`hosted`: is the run hosted?)."""
 
-    def __init__(self, core: Core) -> None:
+    def __init__(
+        self,
+        core: Core,
+        *,
+        wait: ParkedWait | None = None,
+        snapshot: RunSnapshot | None = None,
+        hosted: bool | None = None,
+    ) -> None:
         self.core = core
+        self.wait = wait
+        self.snapshot = snapshot if wait is not None else None
+        self.hosted = hosted
 
     def check(self, pause: Interaction, answer: Answers) -> None:
         # A blocking ask with options takes only its options, by the rule its default is checked with.
@@ -51,10 +66,65 @@ class PauseAnswers:
     def refuse_if_late(self, pause: Interaction, answer: Answers, caller: str) -> None:
         self.core.refuse_if_late(pause, answer, caller=caller, deadline=pause.expires_at)
 
-    @staticmethod
-    def is_repeat(current: Interaction, answer: Answers, caller: str) -> bool:
+    def refuse_if_ended(self, pause: Interaction, answer: Answers, caller: str) -> None:
+        self.core.refuse_if_ended(pause, answer, caller=caller, interaction=pause.public())
+
+    @classmethod
+    def is_repeat(cls, current: Interaction, answer: Answers, caller: str) -> bool:
         st = current.state
-        return st.status == "answered" and st.answer == answer and st.answered_by == caller
+        return (
+            cls.quorum(current) is None and st.status == "answered" and st.answer == answer and st.answered_by == caller
+        )
+
+    def repeat(self, current: Interaction, answer: Answers, caller: str) -> ResumeResult | None:
+        """The stored answer is resent (a retry after a failed send). The same caller's repeat is answered as
+        the first was; another caller's same answer lost the race (None: the 409). On a quorum pause the
+        same answer is a vote: the vote path says whether it was counted."""
+        st = current.state
+        if st.status != "answered" or st.answer != answer:
+            return None
+        mine = self.is_repeat(current, answer, caller)
+        siblings = self.snapshot.waits if self.snapshot is not None else None
+        try:
+            resumed = self.core.release_gate(
+                current.run_id, current.request.node, self.output(current), wait=self.wait, siblings=siblings
+            )
+        except SendFailedError:  # still stored, still unsent: the reconciler sends it
+            if mine:
+                return self.view(current, False, pending=True)
+            resumed = False
+        return self.view(current, resumed or self._delivered(current)) if mine else None
+
+    def _delivered(self, answered: Interaction) -> bool:
+        """Was the answer delivered (its wait released), or is there no token (a blocking ask)?"""
+        wait = self.core.store.get_wait(answered.run_id, answered.request.node)
+        if wait is None:
+            return True
+        return wait.status == "released" and answered.interaction_id in wait.interaction_ids
+
+    def write(self, pause: Interaction, answer: Answers, caller: str, decided: Decided | None) -> Write[ResumeResult]:
+        """The answer and its event, chained after the snapshot's head; guarded by the parked wait still
+        open before its deadline (its send then needs no read)."""
+        core, wait, snapshot = self.core, self.wait, self.snapshot
+        guards = [WaitStillOpen(wait, core.now())] if wait is not None else []
+        node = pause.request.node
+        event = InteractionAnswered(interaction_id=pause.interaction_id, node=node, answer=answer, by=caller)
+        records = [core.new_event(pause.run_id, event)]
+
+        def release(answered: Interaction) -> ResumeResult:
+            if wait is None or snapshot is None:
+                return self.view(answered, self.deliver(answered, hosted=self.hosted))
+            output = self.output(answered)
+            return self.view(
+                answered, core.release_gate(answered.run_id, wait.gate, output, wait=wait, siblings=snapshot.waits)
+            )
+
+        head = snapshot.audit_head if snapshot is not None else None
+        return Write(at=core.now(), records=records, release=release, guards=guards, audit_head=head)
+
+    def already(self, current: Interaction, *, racing: bool) -> ConflictError:
+        by = f" by {current.state.answered_by}" if racing else ""
+        return conflict(current, f"run {current.run_id} was already resumed at node '{current.request.node}'{by}")
 
     @staticmethod
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
@@ -162,5 +232,5 @@ def resume_asking_run(core: Core, run_id: str, gate: str, kind: str = "ask") -> 
         core.record(run_id, RunResumed(gate=gate, kind=kind))
 
 
-def _conforms(policy: PauseAnswers) -> AnswerPolicy[Answers, PauseOutput, ResumeResult]:
+def _conforms(policy: PauseAnswers) -> AnswerPolicy[Answers, ResumeResult]:
     return policy  # mypy holds PauseAnswers to the protocol
