@@ -7,7 +7,8 @@ deadline never fails an accepted answer); only an unanswered pause takes its def
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -17,19 +18,33 @@ from baton.models import status_of
 from baton.services.deadlines import answer_with_default, interactions_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from baton.domain.approval import ApprovalPolicy
-    from baton.models import Interaction, ParkedWait
+    from baton.domain.audit import AuditHead
+    from baton.models import Event, Interaction, Message, ParkedWait
+    from baton.ports import Guard
     from baton.services.approvals import Decided, Voter
     from baton.services.core import Core
-    from baton.services.decide import Write
 
 # What the deadline did: delivered a stored answer, took the declared default, or timed the pause out.
 DeadlineEnd = Literal["released", "defaulted", "timed_out"]
 Stored = TypeVar("Stored")
 Answer = TypeVar("Answer", contravariant=True)
 View = TypeVar("View", bound=BaseModel)
+Out = TypeVar("Out", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Write(Generic[Out]):
+    """A kind's deciding write: the answer's time, what is written with it, what guards it, and its
+    release once stored (the send, and what the answerer is told)."""
+
+    at: str
+    records: Sequence[Message | Event]
+    release: Callable[[Interaction], Out]
+    guards: Sequence[Guard] = field(default_factory=list)
+    audit_head: AuditHead | None = None  # the run's decision-log head as the snapshot read it
 
 
 class AnswerPolicy(Protocol[Answer, View]):

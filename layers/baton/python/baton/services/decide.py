@@ -6,8 +6,7 @@ pause and a blocking ask `PauseAnswers`, an async question `QuestionAnswers`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel
 
@@ -16,29 +15,13 @@ from baton.models import status_of
 from baton.services.answer_outcomes import SendFailedError, closed_error
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
-    from baton.domain.audit import AuditHead
-    from baton.models import Event, Interaction, Message
-    from baton.ports import Guard
+    from baton.models import Interaction
     from baton.services.approvals import Decided, Voter
     from baton.services.at_deadline import AnswerPolicy
     from baton.services.core import Core
 
 Answer = TypeVar("Answer")
 View = TypeVar("View", bound=BaseModel)
-
-
-@dataclass(frozen=True)
-class Write(Generic[View]):
-    """A kind's deciding write: the answer's time, what is written with it, what guards it, and its
-    release once stored (the send, and what the answerer is told)."""
-
-    at: str
-    records: Sequence[Message | Event]
-    release: Callable[[Interaction], View]
-    guards: Sequence[Guard] = field(default_factory=list)
-    audit_head: AuditHead | None = None  # the run's decision-log head as the snapshot read it
 
 
 def decide(

@@ -16,7 +16,7 @@ from baton.notify.model import DECISION_KEY
 from baton.ports import WaitStillOpen
 from baton.services.answer_outcomes import SendFailedError, delivery_of
 from baton.services.approvals import ApprovalService
-from baton.services.decide import Write
+from baton.services.at_deadline import Write
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
