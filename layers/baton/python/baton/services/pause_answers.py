@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from baton.models import Interaction, InteractionStatus, ParkedWait
     from baton.ports import RunSnapshot
     from baton.services.approvals import Ballot, Decided, Voter
-    from baton.services.at_deadline import AnswerPolicy
     from baton.services.core import Core
 
 Answers = dict[str, Any]
@@ -43,17 +42,11 @@ class PauseAnswers:
     read); without them the pause was read from the run's interactions (`hosted`: is the run hosted?)."""
 
     def __init__(
-        self,
-        core: Core,
-        *,
-        wait: ParkedWait | None = None,
-        snapshot: RunSnapshot | None = None,
-        hosted: bool | None = None,
+        self, core: Core, *, wait: ParkedWait | None = None, snapshot: RunSnapshot | None = None, hosted: bool = False
     ) -> None:
-        self.core = core
-        self.wait = wait
-        self.snapshot = snapshot if wait is not None else None
-        self.hosted = hosted
+        self.core, self.wait, self.hosted = core, wait, hosted
+        self.siblings = snapshot.waits if wait is not None and snapshot is not None else None
+        self.audit_head = snapshot.audit_head if wait is not None and snapshot is not None else None
 
     def check(self, pause: Interaction, answer: Answers) -> None:
         # A blocking ask with options takes only its options, by the rule its default is checked with.
@@ -83,11 +76,10 @@ class PauseAnswers:
         st = current.state
         if st.status != "answered" or st.answer != answer:
             return None
-        mine = self.is_repeat(current, answer, caller)
-        siblings = self.snapshot.waits if self.snapshot is not None else None
+        mine, output = self.is_repeat(current, answer, caller), self.output(current)
         try:
             resumed = self.core.release_gate(
-                current.run_id, current.request.node, self.output(current), wait=self.wait, siblings=siblings
+                current.run_id, current.request.node, output, wait=self.wait, siblings=self.siblings
             )
         except SendFailedError:  # still stored, still unsent: the reconciler sends it
             if mine:
@@ -105,22 +97,21 @@ class PauseAnswers:
     def write(self, pause: Interaction, answer: Answers, caller: str, decided: Decided | None) -> Write[ResumeResult]:
         """The answer and its event, chained after the snapshot's head; guarded by the parked wait still
         open before its deadline (its send then needs no read)."""
-        core, wait, snapshot = self.core, self.wait, self.snapshot
+        core, wait = self.core, self.wait
         guards = [WaitStillOpen(wait, core.now())] if wait is not None else []
         node = pause.request.node
         event = InteractionAnswered(interaction_id=pause.interaction_id, node=node, answer=answer, by=caller)
         records = [core.new_event(pause.run_id, event)]
 
         def release(answered: Interaction) -> ResumeResult:
-            if wait is None or snapshot is None:
+            if wait is None:
                 return self.view(answered, self.deliver(answered, hosted=self.hosted))
-            output = self.output(answered)
+            output, siblings = self.output(answered), self.siblings
             return self.view(
-                answered, core.release_gate(answered.run_id, wait.gate, output, wait=wait, siblings=snapshot.waits)
+                answered, core.release_gate(answered.run_id, wait.gate, output, wait=wait, siblings=siblings)
             )
 
-        head = snapshot.audit_head if snapshot is not None else None
-        return Write(at=core.now(), records=records, release=release, guards=guards, audit_head=head)
+        return Write(at=core.now(), records=records, release=release, guards=guards, audit_head=self.audit_head)
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError:
         by = f" by {current.state.answered_by}" if racing else ""
@@ -230,7 +221,3 @@ def resume_asking_run(core: Core, run_id: str, gate: str, kind: str = "ask") -> 
     (run_resumed only if the run moved)."""
     if core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
         core.record(run_id, RunResumed(gate=gate, kind=kind))
-
-
-def _conforms(policy: PauseAnswers) -> AnswerPolicy[Answers, ResumeResult]:
-    return policy  # mypy holds PauseAnswers to the protocol

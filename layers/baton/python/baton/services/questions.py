@@ -74,7 +74,6 @@ if TYPE_CHECKING:
     from baton.models import Event
     from baton.ports import Guard, RunSnapshot
     from baton.services.approvals import Decided
-    from baton.services.at_deadline import AnswerPolicy
     from baton.services.core import Core
 
 __all__ = ["POSTED", "AwaitDeadline", "QuestionService", "answer_text", "message_text"]
@@ -707,7 +706,3 @@ class QuestionAnswers:
             released=released or [],
             delivery=delivery_of(resumed, pending=pending),
         )
-
-
-def _conforms(policy: QuestionAnswers) -> AnswerPolicy[Any, AnswerResult]:
-    return policy  # mypy holds QuestionAnswers to the protocol
