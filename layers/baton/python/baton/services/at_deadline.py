@@ -124,15 +124,21 @@ def end_at_deadline(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> Deadlin
     closed = policy.close(wait)
     if closed is None:
         return None
-    stored = policy.stored(closed)
-    if stored is not None:
-        return "released" if policy.release(closed, stored) else None
-    if policy.take_default(closed) and (stored := policy.stored(closed)) is not None:
-        return "defaulted" if policy.release(closed, stored) else None
+    if (delivered := deliver_stored(policy, closed)) is not None:
+        return "released" if delivered else None
+    if policy.take_default(closed) and (delivered := deliver_stored(policy, closed)) is not None:
+        return "defaulted" if delivered else None
     if policy.time_out(closed):
         return "timed_out"
-    stored = policy.stored(closed)  # an answer accepted just before the time-out's conditional write
-    return "released" if stored is not None and policy.release(closed, stored) else None
+    # an answer accepted just before the time-out's conditional write
+    return "released" if deliver_stored(policy, closed) else None
+
+
+def deliver_stored(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> bool | None:
+    """Deliver what the pause stored (the deadline path, and the reconciler's pass over a parked pause
+    whose send was lost): True if delivered, False if not by this call, None if nothing is stored."""
+    stored = policy.stored(wait)
+    return None if stored is None else policy.release(wait, stored)
 
 
 class InteractionPauseDeadline:

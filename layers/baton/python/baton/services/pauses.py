@@ -13,7 +13,7 @@ from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait, PauseRequest, status_of
 from baton.ports import GuardFailedError
 from baton.services.approvals import NO_GROUPS, Groups, Voter
-from baton.services.at_deadline import InteractionPauseDeadline
+from baton.services.at_deadline import InteractionPauseDeadline, deliver_stored
 from baton.services.deadlines import park_wait
 from baton.services.decide import decide
 from baton.services.pause_answers import Answers, PauseAnswers
@@ -175,9 +175,7 @@ class PauseService:
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         """The reconciler: an answered pause still parked gets the send it lost. True if this call did."""
-        policy = self.deadline_policy()
-        stored = policy.stored(wait)
-        return stored is not None and policy.release(wait, stored)
+        return bool(deliver_stored(self.deadline_policy(), wait))
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         return InteractionPauseDeadline(self.core, PauseAnswers.output)
