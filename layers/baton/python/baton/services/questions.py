@@ -260,19 +260,6 @@ class QuestionService(AwaitGates):
             details={"run_id": run_id, "interaction_id": interaction_id, "reason": "contention"},
         )
 
-    def _answer_records(self, question: Interaction, answer: Any, caller: str) -> tuple[Message, Event]:
-        """The answer's message for the asking node and its event (written with it, all or nothing)."""
-        event = InteractionAnswered(
-            interaction_id=question.interaction_id,
-            node=question.request.node,
-            kind="question",
-            answer=answer,
-            answer_text=answer_text(answer),
-            by=caller,
-            is_async=True,
-        )
-        return self._message(question, message_text(question, answer)), self.core.new_event(question.run_id, event)
-
     def _message(self, question: Interaction, text: str) -> Message:
         """The message an answered question leaves in its asking node's queue."""
         return Message(
@@ -676,7 +663,17 @@ class QuestionAnswers:
             released, unsent = self.questions._release_gates(run_id, ready, known=outputs, siblings=snapshot.waits)
             return self._after_answer(answered, released, unsent)
 
-        records = self.questions._answer_records(question, answer, caller)
+        event = InteractionAnswered(
+            interaction_id=question.interaction_id,
+            node=question.request.node,
+            kind="question",
+            answer=answer,
+            answer_text=answer_text(answer),
+            by=caller,
+            is_async=True,
+        )  # written with the answer's message for the asking node, all or nothing
+        message = self.questions._message(question, message_text(question, answer))
+        records: list[Message | Event] = [message, self.core.new_event(run_id, event)]
         return Write(at=now, records=records, release=release, guards=guards, audit_head=snapshot.audit_head)
 
     def _after_answer(self, answered: Interaction, released: list[str], unsent: Sequence[str] = ()) -> AnswerResult:
