@@ -179,7 +179,11 @@ class InteractionPauseDeadline:
             except ConflictError:
                 return False  # answered just in time: `end_at_deadline` releases it
             unanswered.append(i.interaction_id)
-        cause = f"the pause at node '{wait.gate}' passed its deadline {wait.deadline}; " + (
-            f"unanswered: {', '.join(unanswered)}" if unanswered else "no answer it can deliver was stored"
-        )
-        return self.core.fail_at_deadline(wait, cause)
+        return fail_unanswered(self.core, wait, f"the pause at node '{wait.gate}'", unanswered)
+
+
+def fail_unanswered(core: Core, wait: ParkedWait, what: str, unanswered: Sequence[str], note: str = "") -> bool:
+    """A deadline's time-out (`DeadlinePolicy.time_out`): the parked task failed with DEADLINE_ERROR, its
+    cause naming what went unanswered. False if the wait was no longer open to mark."""
+    listed = f"unanswered: {', '.join(unanswered)}{note}" if unanswered else "no answer it can deliver was stored"
+    return core.fail_at_deadline(wait, f"{what} passed its deadline {wait.deadline}; {listed}")

@@ -59,7 +59,7 @@ from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services import gate_answers
 from baton.services.answer_outcomes import delivery_of
 from baton.services.approvals import ApprovalService, Voter, approval_view
-from baton.services.at_deadline import Write, end_at_deadline
+from baton.services.at_deadline import Write, end_at_deadline, fail_unanswered
 from baton.services.await_gates import AwaitGates, in_scope, open_gates_of, unanswered_of
 from baton.services.deadlines import arm_interaction, arm_tool_await, wait_ladder
 from baton.services.decide import decide
@@ -524,11 +524,9 @@ class AwaitDeadline:
         pending, _ = self.questions._scope(wait.run_id, wait.scope.get("from"))
         if not pending:
             return False
-        listed = ", ".join(i.interaction_id for i in pending)
-        cause = f"await gate '{wait.gate}' passed its deadline {wait.deadline}; unanswered: {listed}"
-        if self._defaults_declared(wait):
-            cause += " (no declared default)"
-        return self.core.fail_at_deadline(wait, cause)
+        unanswered = [i.interaction_id for i in pending]
+        note = " (no declared default)" if self._defaults_declared(wait) else ""
+        return fail_unanswered(self.core, wait, f"await gate '{wait.gate}'", unanswered, note)
 
 
 class QuestionAnswers:
