@@ -33,6 +33,8 @@ from baton.domain.questions import (
     answer_text,
     check_answer,
     check_question,
+    check_question_ladder,
+    message_text,
     refuse_in_map,
 )
 from baton.errors import ConflictError, GoneError, NotFoundError, ValidationFailedError
@@ -70,7 +72,6 @@ if TYPE_CHECKING:
 
     from baton.contracts.questions import AskRequest, AwaitRequest, CollectedAnswer
     from baton.domain.approval import ApprovalPolicy
-    from baton.domain.ladder import Ladder
     from baton.models import Event
     from baton.ports import Guard, RunSnapshot
     from baton.services.approvals import Decided
@@ -84,11 +85,6 @@ ANSWER_ATTEMPTS = 5  # an answer whose guard failed (the run changed under it) r
 MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
 POSTED = "question posted; keep working"
 PAUSE_KINDS = frozenset({"ask", "interrupt", "review"})  # a person's pause: its node asks no async questions
-
-
-def message_text(interaction: Interaction, answer: Any) -> str:
-    question = interaction.request.prompt
-    return f'[Answer to question {interaction.interaction_id}] Q: "{question}" — A: {answer_text(answer)}'
 
 
 class QuestionService(AwaitGates):
@@ -110,7 +106,7 @@ class QuestionService(AwaitGates):
             approval.check_options(options)
         self.core.check_notify(request.notify)
         if ladder is not None:
-            self._check_ladder(ladder, timeout_seconds, options, free_text=free_text, quorum=approval is not None)
+            check_question_ladder(ladder, timeout_seconds, options, free_text=free_text, quorum=approval is not None)
         core = self.core
         run = core.ensure_run(run_id)
         if run.status in TERMINAL_RUN_STATES:
@@ -160,27 +156,6 @@ class QuestionService(AwaitGates):
             node=request.node,
             status="pending",
             message=POSTED,
-        )
-
-    @staticmethod
-    def _check_ladder(
-        ladder: Ladder, timeout_seconds: int | None, options: list[str] | None, *, free_text: bool, quorum: bool
-    ) -> None:
-        """422 before anything is stored: a ladder counts to the question's own deadline, and its default
-        must be an answer a person could give (a quorum is met by votes only)."""
-        if timeout_seconds is None:
-            raise ValidationFailedError(
-                "a question's ladder needs the question's own timeout_seconds (its steps and its default "
-                "count to that deadline)",
-                details={"path": "timeout_seconds"},
-            )
-        if quorum and ladder.default is not None:
-            raise ValidationFailedError(
-                "on_timeout.default: a quorum question is answered by votes, never by a default",
-                details={"path": "on_timeout.default"},
-            )
-        ladder.check_for(
-            timeout_seconds, answer_is=AnswerCheck(kind="question", options=options, allow_free_text=free_text)
         )
 
     # ---- reading --------------------------------------------------------------------------------
