@@ -1,12 +1,18 @@
 """An async question's own rules, with no port: what may be asked (text, options, free text, not from a
-Map iteration) and what may answer it (non-empty, bounded, one of the options when free text is off)."""
+Map iteration, a ladder counting to its own deadline) and what may answer it (non-empty, bounded, one of the
+options when free text is off)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from baton.domain.ladder import AnswerCheck
 from baton.errors import PayloadTooLargeError, ValidationFailedError
+
+if TYPE_CHECKING:
+    from baton.domain.ladder import Ladder
+    from baton.models import Interaction
 
 MAX_QUESTION_CHARS = 4000  # longer → 413 payload_too_large
 MAX_ANSWER_BYTES = 16 * 1024  # the answer, JSON-serialized; longer → 413
@@ -26,6 +32,33 @@ MAP_AWAIT_REFUSAL = (
 def answer_text(answer: Any) -> str:
     """Strings as they are; anything else as compact JSON."""
     return answer if isinstance(answer, str) else json.dumps(answer, separators=(",", ":"), sort_keys=True)
+
+
+def message_text(question: Interaction, answer: Any) -> str:
+    """The text an answer leaves in its asking node's queue."""
+    prompt = question.request.prompt
+    return f'[Answer to question {question.interaction_id}] Q: "{prompt}" — A: {answer_text(answer)}'
+
+
+def check_question_ladder(
+    ladder: Ladder, timeout_seconds: int | None, options: list[str] | None, *, free_text: bool, quorum: bool
+) -> None:
+    """422 before anything is stored: a ladder counts to the question's own deadline, and its default
+    must be an answer a person could give (a quorum is met by votes only)."""
+    if timeout_seconds is None:
+        raise ValidationFailedError(
+            "a question's ladder needs the question's own timeout_seconds (its steps and its default "
+            "count to that deadline)",
+            details={"path": "timeout_seconds"},
+        )
+    if quorum and ladder.default is not None:
+        raise ValidationFailedError(
+            "on_timeout.default: a quorum question is answered by votes, never by a default",
+            details={"path": "on_timeout.default"},
+        )
+    ladder.check_for(
+        timeout_seconds, answer_is=AnswerCheck(kind="question", options=options, allow_free_text=free_text)
+    )
 
 
 def refuse_in_map(map_item: int | str | None, message: str) -> None:

@@ -7,7 +7,8 @@ deadline never fails an accepted answer); only an unanswered pause takes its def
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -17,35 +18,58 @@ from baton.models import status_of
 from baton.services.deadlines import answer_with_default, interactions_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from baton.domain.approval import ApprovalPolicy
-    from baton.models import Interaction, ParkedWait
-    from baton.services.approvals import Voter
+    from baton.domain.audit import AuditHead
+    from baton.models import Event, Interaction, Message, ParkedWait
+    from baton.ports import Guard
+    from baton.services.approvals import Decided, Voter
     from baton.services.core import Core
 
 # What the deadline did: delivered a stored answer, took the declared default, or timed the pause out.
 DeadlineEnd = Literal["released", "defaulted", "timed_out"]
 Stored = TypeVar("Stored")
 Answer = TypeVar("Answer", contravariant=True)
-Output = TypeVar("Output", bound=BaseModel, covariant=True)
-View = TypeVar("View", bound=BaseModel, covariant=True)
+View = TypeVar("View", bound=BaseModel)
+Out = TypeVar("Out", bound=BaseModel)
 
 
-class AnswerPolicy(Protocol[Answer, Output, View]):
-    """How one kind of pause takes an answer, in the order its service asks (plain pause and blocking ask:
-    `baton.services.pause_answers.PauseAnswers`)."""
+@dataclass(frozen=True)
+class Write(Generic[Out]):
+    """A kind's deciding write: the answer's time, what is written with it, what guards it, and its
+    release once stored (the send, and what the answerer is told)."""
+
+    at: str
+    records: Sequence[Message | Event]
+    release: Callable[[Interaction], Out]
+    guards: Sequence[Guard] = field(default_factory=list)
+    audit_head: AuditHead | None = None  # the run's decision-log head as the snapshot read it
+
+
+class AnswerPolicy(Protocol[Answer, View]):
+    """How one kind of pause takes an answer: the steps `baton.services.decide` walks, in its order (plain
+    pause and blocking ask: `baton.services.pause_answers.PauseAnswers`; async question:
+    `baton.services.questions.QuestionAnswers`)."""
 
     def check(self, pause: Interaction, answer: Answer) -> None:
         """422 when `answer` does not fit the pause (its options, its schema)."""
         ...
 
     def refuse_if_late(self, pause: Interaction, answer: Answer, caller: str) -> None:
-        """410 (the answer kept as `answer_late`) past the pause's deadline."""
+        """410 (the answer kept as `answer_late`) past the pause's deadline, or once nothing waits for it."""
+        ...
+
+    def refuse_if_ended(self, pause: Interaction, answer: Answer, caller: str) -> None:
+        """410 (kept as `answer_late`) for a pause no longer pending that its deadline ended."""
         ...
 
     def is_repeat(self, current: Interaction, answer: Answer, caller: str) -> bool:
         """The stored answer is this request's (the same caller, the same answer): answered as the first."""
+        ...
+
+    def repeat(self, current: Interaction, answer: Answer, caller: str) -> View | None:
+        """A repeat answered as the first was (its send retried if it failed); None: not this request's."""
         ...
 
     def quorum(self, pause: Interaction) -> ApprovalPolicy | None:
@@ -56,8 +80,12 @@ class AnswerPolicy(Protocol[Answer, Output, View]):
         """One voter's answer on a quorum pause (`baton.services.approvals`), and what it did."""
         ...
 
-    def output(self, answered: Interaction) -> Output:
-        """What the answered pause sends its gate (the task token's output)."""
+    def write(self, pause: Interaction, answer: Answer, caller: str, decided: Decided | None) -> Write[View]:
+        """The deciding write's records and guards, and its release once stored."""
+        ...
+
+    def already(self, current: Interaction, *, racing: bool) -> ConflictError:
+        """The 409 naming the winner (`racing`: this request's write lost to it)."""
         ...
 
     def view(self, answered: Interaction, resumed: bool, *, pending: bool = False) -> View:
@@ -96,15 +124,21 @@ def end_at_deadline(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> Deadlin
     closed = policy.close(wait)
     if closed is None:
         return None
-    stored = policy.stored(closed)
-    if stored is not None:
-        return "released" if policy.release(closed, stored) else None
-    if policy.take_default(closed) and (stored := policy.stored(closed)) is not None:
-        return "defaulted" if policy.release(closed, stored) else None
+    if (delivered := deliver_stored(policy, closed)) is not None:
+        return "released" if delivered else None
+    if policy.take_default(closed) and (delivered := deliver_stored(policy, closed)) is not None:
+        return "defaulted" if delivered else None
     if policy.time_out(closed):
         return "timed_out"
-    stored = policy.stored(closed)  # an answer accepted just before the time-out's conditional write
-    return "released" if stored is not None and policy.release(closed, stored) else None
+    # an answer accepted just before the time-out's conditional write
+    return "released" if deliver_stored(policy, closed) else None
+
+
+def deliver_stored(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> bool | None:
+    """Deliver what the pause stored (the deadline path, and the reconciler's pass over a parked pause
+    whose send was lost): True if delivered, False if not by this call, None if nothing is stored."""
+    stored = policy.stored(wait)
+    return None if stored is None else policy.release(wait, stored)
 
 
 class InteractionPauseDeadline:
@@ -145,7 +179,11 @@ class InteractionPauseDeadline:
             except ConflictError:
                 return False  # answered just in time: `end_at_deadline` releases it
             unanswered.append(i.interaction_id)
-        cause = f"the pause at node '{wait.gate}' passed its deadline {wait.deadline}; " + (
-            f"unanswered: {', '.join(unanswered)}" if unanswered else "no answer it can deliver was stored"
-        )
-        return self.core.fail_at_deadline(wait, cause)
+        return fail_unanswered(self.core, wait, f"the pause at node '{wait.gate}'", unanswered)
+
+
+def fail_unanswered(core: Core, wait: ParkedWait, what: str, unanswered: Sequence[str], note: str = "") -> bool:
+    """A deadline's time-out (`DeadlinePolicy.time_out`): the parked task failed with DEADLINE_ERROR, its
+    cause naming what went unanswered. False if the wait was no longer open to mark."""
+    listed = f"unanswered: {', '.join(unanswered)}{note}" if unanswered else "no answer it can deliver was stored"
+    return core.fail_at_deadline(wait, f"{what} passed its deadline {wait.deadline}; {listed}")

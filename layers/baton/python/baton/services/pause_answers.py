@@ -13,15 +13,17 @@ from baton.errors import ConflictError, ValidationFailedError, winner
 from baton.events import InteractionAnswered, RunResumed
 from baton.models import PauseRequest, status_of
 from baton.notify.model import DECISION_KEY
-from baton.services.answer_outcomes import delivery_of
+from baton.ports import WaitStillOpen
+from baton.services.answer_outcomes import SendFailedError, delivery_of
 from baton.services.approvals import ApprovalService
+from baton.services.at_deadline import Write
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
     from baton.events import EventPayload
-    from baton.models import Interaction, InteractionStatus
+    from baton.models import Interaction, InteractionStatus, ParkedWait
+    from baton.ports import RunSnapshot
     from baton.services.approvals import Ballot, Decided, Voter
-    from baton.services.at_deadline import AnswerPolicy
     from baton.services.core import Core
 
 Answers = dict[str, Any]
@@ -35,10 +37,16 @@ def conflict(i: Interaction, message: str, **details: Any) -> ConflictError:
 
 
 class PauseAnswers:
-    """The `AnswerPolicy` of an `ask` (a hosted pause or a blocking ask)."""
+    """The `AnswerPolicy` of an `ask` (a hosted pause or a blocking ask). `wait` and `snapshot`: the parked
+    pause and the run as a resume read them (its write guarded by the wait still open, its send with no
+    read); without them the pause was read from the run's interactions (`hosted`: is the run hosted?)."""
 
-    def __init__(self, core: Core) -> None:
-        self.core = core
+    def __init__(
+        self, core: Core, *, wait: ParkedWait | None = None, snapshot: RunSnapshot | None = None, hosted: bool = False
+    ) -> None:
+        self.core, self.wait, self.hosted = core, wait, hosted
+        self.siblings = snapshot.waits if wait is not None and snapshot is not None else None
+        self.audit_head = snapshot.audit_head if wait is not None and snapshot is not None else None
 
     def check(self, pause: Interaction, answer: Answers) -> None:
         # A blocking ask with options takes only its options, by the rule its default is checked with.
@@ -51,10 +59,63 @@ class PauseAnswers:
     def refuse_if_late(self, pause: Interaction, answer: Answers, caller: str) -> None:
         self.core.refuse_if_late(pause, answer, caller=caller, deadline=pause.expires_at)
 
-    @staticmethod
-    def is_repeat(current: Interaction, answer: Answers, caller: str) -> bool:
+    def refuse_if_ended(self, pause: Interaction, answer: Answers, caller: str) -> None:
+        self.core.refuse_if_ended(pause, answer, caller=caller, interaction=pause.public())
+
+    @classmethod
+    def is_repeat(cls, current: Interaction, answer: Answers, caller: str) -> bool:
         st = current.state
-        return st.status == "answered" and st.answer == answer and st.answered_by == caller
+        return (
+            cls.quorum(current) is None and st.status == "answered" and st.answer == answer and st.answered_by == caller
+        )
+
+    def repeat(self, current: Interaction, answer: Answers, caller: str) -> ResumeResult | None:
+        """The stored answer is resent (a retry after a failed send). The same caller's repeat is answered as
+        the first was; another caller's same answer lost the race (None: the 409). On a quorum pause the
+        same answer is a vote: the vote path says whether it was counted."""
+        st = current.state
+        if st.status != "answered" or st.answer != answer:
+            return None
+        mine, output = self.is_repeat(current, answer, caller), self.output(current)
+        try:
+            resumed = self.core.release_gate(
+                current.run_id, current.request.node, output, wait=self.wait, siblings=self.siblings
+            )
+        except SendFailedError:  # still stored, still unsent: the reconciler sends it
+            if mine:
+                return self.view(current, False, pending=True)
+            resumed = False
+        return self.view(current, resumed or self._delivered(current)) if mine else None
+
+    def _delivered(self, answered: Interaction) -> bool:
+        """Was the answer delivered (its wait released), or is there no token (a blocking ask)?"""
+        wait = self.core.store.get_wait(answered.run_id, answered.request.node)
+        if wait is None:
+            return True
+        return wait.status == "released" and answered.interaction_id in wait.interaction_ids
+
+    def write(self, pause: Interaction, answer: Answers, caller: str, decided: Decided | None) -> Write[ResumeResult]:
+        """The answer and its event, chained after the snapshot's head; guarded by the parked wait still
+        open before its deadline (its send then needs no read)."""
+        core, wait = self.core, self.wait
+        guards = [WaitStillOpen(wait, core.now())] if wait is not None else []
+        node = pause.request.node
+        event = InteractionAnswered(interaction_id=pause.interaction_id, node=node, answer=answer, by=caller)
+        records = [core.new_event(pause.run_id, event)]
+
+        def release(answered: Interaction) -> ResumeResult:
+            if wait is None:
+                return self.view(answered, self.deliver(answered, hosted=self.hosted))
+            output, siblings = self.output(answered), self.siblings
+            return self.view(
+                answered, core.release_gate(answered.run_id, wait.gate, output, wait=wait, siblings=siblings)
+            )
+
+        return Write(at=core.now(), records=records, release=release, guards=guards, audit_head=self.audit_head)
+
+    def already(self, current: Interaction, *, racing: bool) -> ConflictError:
+        by = f" by {current.state.answered_by}" if racing else ""
+        return conflict(current, f"run {current.run_id} was already resumed at node '{current.request.node}'{by}")
 
     @staticmethod
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
@@ -160,7 +221,3 @@ def resume_asking_run(core: Core, run_id: str, gate: str, kind: str = "ask") -> 
     (run_resumed only if the run moved)."""
     if core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
         core.record(run_id, RunResumed(gate=gate, kind=kind))
-
-
-def _conforms(policy: PauseAnswers) -> AnswerPolicy[Answers, PauseOutput, ResumeResult]:
-    return policy  # mypy holds PauseAnswers to the protocol

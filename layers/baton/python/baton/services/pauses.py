@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.runs import GateTimedOut, ResumeResult
 from baton.errors import ConflictError, NotFoundError
-from baton.events import HumanInputRequested, HumanInputTimedOut, InteractionAnswered, RunPaused
+from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait, PauseRequest, status_of
-from baton.ports import GuardFailedError, WaitStillOpen
-from baton.services.answer_outcomes import SendFailedError, closed_error
+from baton.ports import GuardFailedError
 from baton.services.approvals import NO_GROUPS, Groups, Voter
-from baton.services.at_deadline import InteractionPauseDeadline
+from baton.services.at_deadline import InteractionPauseDeadline, deliver_stored
 from baton.services.deadlines import park_wait
-from baton.services.pause_answers import Answers, PauseAnswers, conflict
+from baton.services.decide import decide
+from baton.services.pause_answers import Answers, PauseAnswers
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.domain.gate_payloads import ParkPayload
-    from baton.ports import Guard, RunSnapshot
+    from baton.ports import RunSnapshot
     from baton.services.core import Core
 
 RESUMABLE_KINDS = ("ask", "review")
@@ -134,148 +134,48 @@ class PauseService:
         return found.model_copy(update={"blocks": wait.gate}) if found is not None else None
 
     def resume(self, request: Resume, *, snapshot: RunSnapshot | None = None) -> ResumeResult:
-        """Store the answers on the run's pending pause, then send its parked token.
+        """Store the answers on the run's pending pause, then send its parked token (`baton.services.decide`).
 
         The critical path (tests/integration/test_call_budgets.py): the snapshot (`snapshot` when the
         route read it) names the parked pause and holds its interaction; one deciding transaction guarded
         by the wait still parked before its deadline; the send; the release in one write. A repeat (same
         caller, same answers) is answered as the first was, re-sending if the first one's send failed."""
-        core, policy = self.core, self.answers
+        core = self.core
         snapshot = snapshot if snapshot is not None else core.store.snapshot_run(request.run_id)
         if snapshot.run is None:
             raise NotFoundError(f"run {request.run_id} not found", details={"run_id": request.run_id})
         wait = self.parked_pause(snapshot, request.node)
         target = self._pending_pause(snapshot, wait) if wait is not None else None
-        if wait is None or target is None:
-            return self._resume_read(request, hosted=snapshot.run.hosted)
-        if (early := self._before_deciding(target, request)) is not None:
-            return early
-        try:
-            guards = [WaitStillOpen(wait, core.now())]
-            answered, repeat = self._decide(target, request, guards=guards, snapshot=snapshot)
-        except GuardFailedError:  # the wait closed under us (its deadline): decided on a fresh read
-            return self._resume_read(request, hosted=snapshot.run.hosted)
-        try:
-            resumed = core.release_gate(
-                request.run_id, wait.gate, policy.output(answered), wait=wait, siblings=snapshot.waits
-            )
-        except SendFailedError:  # stored: the reconciler sends it
-            return policy.view(answered, False, pending=True)
-        return policy.view(answered, resumed or (repeat and self._delivered(answered)))
+        voter = Voter(request.caller, request.groups)
+        if wait is not None and target is not None:
+            try:
+                return decide(core, PauseAnswers(core, wait=wait, snapshot=snapshot), target, request.answers, voter)
+            except GuardFailedError:  # the wait closed under us (its deadline): decided on a fresh read
+                pass
+        return decide(
+            core, PauseAnswers(core, hosted=snapshot.run.hosted), self._read_pause(request), request.answers, voter
+        )
 
-    def _before_deciding(self, target: Interaction, request: Resume) -> ResumeResult | None:
-        """The answer checked and refused when late; on a quorum pause this resume is a vote."""
-        policy = self.answers
-        policy.check(target, request.answers)
-        policy.refuse_if_late(target, request.answers, request.caller)
-        quorum = policy.quorum(target)
-        if quorum is None:
-            return None
-        return policy.vote(target, quorum, request.answers, Voter(request.caller, request.groups))
-
-    def _resume_read(self, request: Resume, *, hosted: bool) -> ResumeResult:
-        """`resume` from the run's interactions: a blocking ask, a review, several pauses, a repeat."""
-        core, policy, node = self.core, self.answers, request.node
+    def _read_pause(self, request: Resume) -> Interaction:
+        """The pause a resume is for from the run's interactions (a blocking ask, a review, several pauses,
+        a repeat): the latest pending one, else the latest one (no longer pending)."""
+        node = request.node
         mine = [
             i
-            for i in core.store.list_run_interactions(request.run_id)
+            for i in self.core.store.list_run_interactions(request.run_id)
             if i.request.kind in RESUMABLE_KINDS and (node is None or i.request.node == node)
         ]
-        pending = [i for i in mine if i.state.status == "pending"]
-        if not pending:
-            if not mine:
-                raise ConflictError(
-                    f"run {request.run_id} is not waiting for input" + (f" at node '{node}'" if node else ""),
-                    details={"run_id": request.run_id},
-                )
-            policy.check(mine[-1], request.answers)
-            return self._settled(mine[-1], request)
-        target = pending[-1]
-        if (early := self._before_deciding(target, request)) is not None:
-            return early
-        answered, repeat = self._decide(target, request)
-        try:
-            if repeat:  # the first request decided it: resend if its send failed, else say what it did
-                resumed = core.release_gate(request.run_id, target.request.node, policy.output(answered))
-                return policy.view(answered, resumed or self._delivered(answered))
-            return policy.view(answered, policy.deliver(answered, hosted=hosted))
-        except SendFailedError:  # stored: the reconciler sends it
-            return policy.view(answered, False, pending=True)
-
-    def _decide(
-        self,
-        target: Interaction,
-        request: Resume,
-        *,
-        guards: Sequence[Guard] = (),
-        snapshot: RunSnapshot | None = None,
-    ) -> tuple[Interaction, bool]:
-        """The deciding write: the answer and its event (chained after the head `snapshot` read) in one
-        transaction. Lost to a twin of this request: its stored answer, with True; lost to another
-        answer: the 409 names the winner, from a consistent read."""
-        core, answers, caller = self.core, request.answers, request.caller
-        answered_event = core.new_event(
-            target.run_id,
-            InteractionAnswered(
-                interaction_id=target.interaction_id, node=target.request.node, answer=answers, by=caller
-            ),
-        )
-        try:
-            answered = core.store.transition_interaction(
-                target,
-                status_of(target.state, "answered", answer=answers, by=caller, at=core.now()),
-                with_records=[answered_event],
-                guards=guards,
-                audit_head=snapshot.audit_head if snapshot is not None else None,
+        if not mine:
+            raise ConflictError(
+                f"run {request.run_id} is not waiting for input" + (f" at node '{node}'" if node else ""),
+                details={"run_id": request.run_id},
             )
-        except ConflictError:
-            current = core.store.get_interaction(target.run_id, target.interaction_id) or target
-            if self.answers.is_repeat(current, answers, caller):
-                return current, True
-            by = current.state.answered_by
-            raise conflict(
-                current, f"run {target.run_id} was already resumed at node '{target.request.node}' by {by}"
-            ) from None
-        return answered, False
-
-    def _settled(self, latest: Interaction, request: Resume) -> ResumeResult:
-        """A resume that finds the pause no longer pending: a repeat of the accepted one, late, a counted
-        voter's repeat on a quorum pause (200: counted once), or a 409."""
-        core, policy, answers, caller = self.core, self.answers, request.answers, request.caller
-        st = latest.state
-        if st.status == "cancelled":  # its run was stopped
-            raise closed_error(latest)
-        quorum = policy.quorum(latest)
-        if st.status == "answered" and st.answer == answers:
-            # The stored answer is resent (a retry after a failed send). The same caller's repeat is
-            # answered as the first was; another caller's same answer lost the race (the 409 below). On
-            # a quorum pause the same answer is a vote: the vote path says whether it was counted.
-            mine = quorum is None and st.answered_by == caller
-            try:
-                resumed = core.release_gate(latest.run_id, latest.request.node, policy.output(latest))
-            except SendFailedError:  # still stored, still unsent: the reconciler sends it
-                if mine:
-                    return policy.view(latest, False, pending=True)
-                resumed = False
-            if mine:
-                return policy.view(latest, resumed or self._delivered(latest))
-        core.refuse_if_ended(latest, answers, caller=caller, interaction=latest.public())  # timed out, or defaulted
-        if quorum is not None:  # the vote path tells a counted voter so and gives anyone else the 409
-            return policy.vote(latest, quorum, answers, Voter(caller, request.groups))
-        raise conflict(latest, f"run {latest.run_id} was already resumed at node '{latest.request.node}'")
-
-    def _delivered(self, answered: Interaction) -> bool:
-        """Was the answer delivered (its wait released), or is there no token (a blocking ask)?"""
-        wait = self.core.store.get_wait(answered.run_id, answered.request.node)
-        if wait is None:
-            return True
-        return wait.status == "released" and answered.interaction_id in wait.interaction_ids
+        pending = [i for i in mine if i.state.status == "pending"]
+        return pending[-1] if pending else mine[-1]
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         """The reconciler: an answered pause still parked gets the send it lost. True if this call did."""
-        policy = self.deadline_policy()
-        stored = policy.stored(wait)
-        return stored is not None and policy.release(wait, stored)
+        return bool(deliver_stored(self.deadline_policy(), wait))
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         return InteractionPauseDeadline(self.core, PauseAnswers.output)

@@ -33,6 +33,8 @@ from baton.domain.questions import (
     answer_text,
     check_answer,
     check_question,
+    check_question_ladder,
+    message_text,
     refuse_in_map,
 )
 from baton.errors import ConflictError, GoneError, NotFoundError, ValidationFailedError
@@ -57,19 +59,19 @@ from baton.models import (
 )
 from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services import gate_answers
-from baton.services.answer_outcomes import closed_error, delivery_of
+from baton.services.answer_outcomes import delivery_of
 from baton.services.approvals import ApprovalService, Voter, approval_view
-from baton.services.at_deadline import end_at_deadline
+from baton.services.at_deadline import Write, end_at_deadline, fail_unanswered
 from baton.services.await_gates import AwaitGates, in_scope, open_gates_of, unanswered_of
 from baton.services.deadlines import arm_interaction, arm_tool_await, wait_ladder
-from baton.services.pause_answers import PauseAnswers, conflict, resume_asking_run
+from baton.services.decide import decide
+from baton.services.pause_answers import conflict, resume_asking_run
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.contracts.questions import AskRequest, AwaitRequest, CollectedAnswer
     from baton.domain.approval import ApprovalPolicy
-    from baton.domain.ladder import Ladder
     from baton.models import Event
     from baton.ports import Guard, RunSnapshot
     from baton.services.approvals import Decided
@@ -83,11 +85,6 @@ ANSWER_ATTEMPTS = 5  # an answer whose guard failed (the run changed under it) r
 MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
 POSTED = "question posted; keep working"
 PAUSE_KINDS = frozenset({"ask", "interrupt", "review"})  # a person's pause: its node asks no async questions
-
-
-def message_text(interaction: Interaction, answer: Any) -> str:
-    question = interaction.request.prompt
-    return f'[Answer to question {interaction.interaction_id}] Q: "{question}" — A: {answer_text(answer)}'
 
 
 class QuestionService(AwaitGates):
@@ -109,7 +106,7 @@ class QuestionService(AwaitGates):
             approval.check_options(options)
         self.core.check_notify(request.notify)
         if ladder is not None:
-            self._check_ladder(ladder, timeout_seconds, options, free_text=free_text, quorum=approval is not None)
+            check_question_ladder(ladder, timeout_seconds, options, free_text=free_text, quorum=approval is not None)
         core = self.core
         run = core.ensure_run(run_id)
         if run.status in TERMINAL_RUN_STATES:
@@ -159,27 +156,6 @@ class QuestionService(AwaitGates):
             node=request.node,
             status="pending",
             message=POSTED,
-        )
-
-    @staticmethod
-    def _check_ladder(
-        ladder: Ladder, timeout_seconds: int | None, options: list[str] | None, *, free_text: bool, quorum: bool
-    ) -> None:
-        """422 before anything is stored: a ladder counts to the question's own deadline, and its default
-        must be an answer a person could give (a quorum is met by votes only)."""
-        if timeout_seconds is None:
-            raise ValidationFailedError(
-                "a question's ladder needs the question's own timeout_seconds (its steps and its default "
-                "count to that deadline)",
-                details={"path": "timeout_seconds"},
-            )
-        if quorum and ladder.default is not None:
-            raise ValidationFailedError(
-                "on_timeout.default: a quorum question is answered by votes, never by a default",
-                details={"path": "on_timeout.default"},
-            )
-        ladder.check_for(
-            timeout_seconds, answer_is=AnswerCheck(kind="question", options=options, allow_free_text=free_text)
         )
 
     # ---- reading --------------------------------------------------------------------------------
@@ -240,196 +216,24 @@ class QuestionService(AwaitGates):
         open before its deadline, by the run's scope version and by the other in-scope questions still
         pending; the answer is carried onto each gate's wait in it (`gate_answers`), so the last answer
         sends the gate's output with no read. A failed guard: the run changed under us, decide again.
-        A quorum question's answer is a vote (`_vote`); the vote meeting it answers here with `decided`."""
+        A quorum question's answer is a vote (`QuestionAnswers.vote`); the vote meeting it answers here with
+        `decided`. Its steps are `QuestionAnswers`, walked by the one decision engine (`decide`)."""
+        voter = Voter(caller, groups)
         for _attempt in range(ANSWER_ATTEMPTS):
             snapshot = self.core.store.snapshot_run(run_id)
+            if snapshot.run is None:
+                raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
+            question = next((i for i in snapshot.pending if i.interaction_id == interaction_id), None)
+            if question is None or question.request.kind != "question":
+                question = self._get_question(run_id, interaction_id)  # not pending: only to say why not
             try:
-                return self._answer_on(
-                    snapshot, run_id, interaction_id, answer, caller=caller, groups=groups, decided=decided
-                )
+                return decide(self.core, QuestionAnswers(self, snapshot), question, answer, voter, decided=decided)
             except GuardFailedError:
                 continue
         raise ConflictError(
             f"question {interaction_id} of run {run_id} is changing too fast to answer; send the answer again",
             details={"run_id": run_id, "interaction_id": interaction_id, "reason": "contention"},
         )
-
-    def _answer_on(
-        self,
-        snapshot: RunSnapshot,
-        run_id: str,
-        interaction_id: str,
-        answer: Any,
-        *,
-        caller: str,
-        groups: frozenset[str],
-        decided: Decided | None,
-    ) -> AnswerResult:
-        core = self.core
-        run = snapshot.run
-        if run is None:
-            raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
-        question = next((i for i in snapshot.pending if i.interaction_id == interaction_id), None)
-        if question is None or question.request.kind != "question":
-            question = self._get_question(run_id, interaction_id)  # not pending: only to say why not
-        check_answer(answer, question.request.options, allow_free_text=question.request.allow_free_text)
-        policy = question.request_as(QuestionRequest).approval
-        if question.state.status != "pending":
-            return self._settled(snapshot, question, answer, Voter(caller, groups), quorum=decided is None)
-        gates = self._gates_of(question, snapshot.waits, answer, caller)
-        if run.status in TERMINAL_RUN_STATES and run.hosted:
-            raise GoneError(
-                f"run {run_id} is {run.status}; nothing is waiting for this answer",
-                details={"run_id": run_id, "status": run.status},
-            )
-        if policy is not None and decided is None:
-            return self._vote(question, policy, answer, Voter(caller, groups))
-        others = [
-            i
-            for i in snapshot.pending
-            if i.interaction_id != interaction_id and any(in_scope(i, w.scope.get("from")) for w in gates)
-        ]
-        guarded = len(others) <= MAX_PENDING_GUARDS  # more: decided by a read after the write instead
-        ready = [w for w in gates if not guarded or not any(in_scope(i, w.scope.get("from")) for i in others)]
-        # The gates this answer releases from their carried answers (no read of the scope after the write).
-        known = {w.gate for w in ready if guarded and gate_answers.releasable(w, question, answer)}
-        now = core.now()
-        guards: list[Guard] = [
-            gate_answers.open_guard(w, question, answer, now=now, deciding=w.gate in known) for w in gates
-        ]
-        guards.append(ScopeUnchanged(run_id, snapshot.scope_version, asked=snapshot.asked if known else None))
-        if guarded:
-            guards += [StillPending(i) for i in others]
-        message, event = self._answer_records(question, answer, caller)
-        records: list[Message | Event] = [message, event]
-        if decided is not None:  # released by a quorum: only while the tally is met, with its event
-            guards.append(decided.guard)
-            records.append(core.new_event(run_id, decided.event))
-        reason = decided.reason if decided else None
-        try:
-            answered = core.store.transition_interaction(
-                question,
-                status_of(question.state, "answered", answer=answer, by=caller, at=now, reason=reason),
-                with_records=records,
-                guards=guards,
-                audit_head=snapshot.audit_head,
-            )
-        except ConflictError:
-            current = core.store.get_interaction(run_id, interaction_id) or question
-            if self._is_repeat(current, answer, caller):
-                return self._repeat(snapshot, current)
-            raise self._already(current) from None
-        outputs = {w.gate: gate_answers.output(w, question, answer) for w in ready if w.gate in known}
-        released, unsent = self._release_gates(run_id, ready, known=outputs, siblings=snapshot.waits)
-        return self._after_answer(snapshot, answered, released, unsent)
-
-    def _after_answer(
-        self, snapshot: RunSnapshot, answered: Interaction, released: list[str], unsent: Sequence[str] = ()
-    ) -> AnswerResult:
-        """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (the
-        reconciler sends them: the delivery is pending)."""
-        for awaiting in snapshot.pending:
-            if awaiting.request.kind == "await" and self._complete_tool_await(awaiting):
-                released.append(f"tool:{awaiting.interaction_id}")
-        return AnswerResult(
-            interaction_id=answered.interaction_id,
-            node=answered.request.node,
-            status="answered",
-            queued=True,
-            resumed=bool(released),
-            released=released,
-            delivery=delivery_of(bool(released), pending=bool(unsent)),
-        )
-
-    @staticmethod
-    def _is_repeat(current: Interaction, answer: Any, caller: str) -> bool:
-        """The stored answer is this very request's (the same caller, the same answer; not a quorum's)."""
-        plain = current.request.kind == "question" and current.request_as(QuestionRequest).approval is None
-        return plain and PauseAnswers.is_repeat(current, answer, caller)
-
-    def _repeat(self, snapshot: RunSnapshot, answered: Interaction) -> AnswerResult:
-        """A retry of an accepted answer gets the first one's result from the stored answer, with no record:
-        the gates parked on its scope before it count as released once resumed; one still parked (the
-        first send failed or is under way) is released now (conditionally: never twice)."""
-        at = answered.state.answered_at or ""
-        gates = [
-            w
-            for w in snapshot.waits
-            if w.kind == "await" and in_scope(answered, w.scope.get("from")) and w.parked_at <= at
-        ]
-        sent, unsent = self._release_gates(answered.run_id, [w for w in gates if w.status in OPEN_WAIT_STATUSES])
-        released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
-        return self._after_answer(snapshot, answered, released, unsent)
-
-    def _settled(
-        self, snapshot: RunSnapshot, question: Interaction, answer: Any, voter: Voter, *, quorum: bool
-    ) -> AnswerResult:
-        """An answer to a question no longer pending: late (410), a repeat of the accepted answer (its
-        200 again), a counted voter's repeat on a quorum question (200: counted once), else the 409."""
-        if question.state.status == "timed_out":
-            raise self._late(question, answer, voter.operator)
-        if question.state.status == "cancelled":  # its run was stopped
-            raise closed_error(question)
-        self.core.refuse_if_ended(question, answer, caller=voter.operator)  # its default was taken: late
-        if self._is_repeat(question, answer, voter.operator):
-            return self._repeat(snapshot, question)
-        policy = question.request_as(QuestionRequest).approval
-        if policy is not None and quorum:
-            return self._vote(question, policy, answer, voter)
-        raise self._already(question)
-
-    def _vote(self, question: Interaction, policy: ApprovalPolicy, answer: Any, voter: Voter) -> AnswerResult:
-        """One operator's vote (403 for the requester or a non-approver), counted once per operator; the
-        vote that meets the quorum (or the rejection rule) answers the question, exactly once."""
-        requested_by = question.request_as(QuestionRequest).requested_by
-        ballot = self.approvals.cast(question, policy, answer, voter, requested_by=requested_by)
-        result = AnswerResult(
-            interaction_id=question.interaction_id,
-            node=question.request.node,
-            status="pending",
-            queued=False,
-            resumed=False,
-        )
-        if ballot.decision is not None:
-            decided = self.approvals.decided(question, policy, ballot)
-            try:
-                result = self.answer(
-                    question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
-                )
-            except ConflictError:  # a concurrent vote that read the same tally released it first
-                result.status = "answered"
-        if ballot.outcome == "closed":
-            current = self.core.store.get_interaction(question.run_id, question.interaction_id)
-            raise self._already(current or question)
-        result.approval = ballot.view(policy)
-        return result
-
-    def _gates_of(self, question: Interaction, waits: list[ParkedWait], answer: Any, caller: str) -> list[ParkedWait]:
-        """The unreleased await gates waiting on `question`. It is answered under each one's deadline:
-        after it, or once the deadline path closed the gate, a 410 with the answer kept as late."""
-        gates = []
-        for wait in waits:
-            if wait.kind != "await" or wait.status == "released" or not in_scope(question, wait.scope.get("from")):
-                continue
-            closed = wait.status != "parked"
-            self.core.refuse_if_late(
-                question, answer, caller=caller, deadline=self.core.now() if closed else wait.deadline
-            )
-            gates.append(wait)
-        return gates
-
-    def _answer_records(self, question: Interaction, answer: Any, caller: str) -> tuple[Message, Event]:
-        """The answer's message for the asking node and its event (written with it, all or nothing)."""
-        event = InteractionAnswered(
-            interaction_id=question.interaction_id,
-            node=question.request.node,
-            kind="question",
-            answer=answer,
-            answer_text=answer_text(answer),
-            by=caller,
-            is_async=True,
-        )
-        return self._message(question, message_text(question, answer)), self.core.new_event(question.run_id, event)
 
     def _message(self, question: Interaction, text: str) -> Message:
         """The message an answered question leaves in its asking node's queue."""
@@ -487,31 +291,6 @@ class QuestionService(AwaitGates):
         except (ConflictError, GuardFailedError):
             return False
         return True
-
-    def _late(self, question: Interaction, answer: Any, caller: str) -> GoneError:
-        """An answer to a question whose gate timed out: kept on the record as late, never delivered."""
-        st = question.state
-        when = st.answered_at or self.core.now()
-        late = AnswerLate(
-            interaction_id=question.interaction_id,
-            node=question.request.node,
-            kind="question",
-            answer=answer,
-            by=caller,
-            deadline=when,
-        )
-        self.core.record(question.run_id, late)
-        return GoneError(
-            f"question {question.interaction_id} is no longer pending: {st.reason or 'its gate timed out'} at "
-            f"{when}; the answer is recorded as late and not delivered",
-            details={"reason": "gate_timed_out", "timed_out_at": when, "interaction": question.public()},
-        )
-
-    @staticmethod
-    def _already(current: Interaction) -> ConflictError:
-        st = current.state
-        said = f" (answer: {answer_text(st.answer)!r})" if st.status == "answered" else ""
-        return conflict(current, f"question {current.interaction_id} is already {st.status}{said}", answer=st.answer)
 
     # ---- the tool form --------------------------------------------------------------------------
     def await_tool(self, run_id: str, request: AwaitRequest, *, caller: str) -> AwaitAnswered | AwaitPending:
@@ -720,8 +499,180 @@ class AwaitDeadline:
         pending, _ = self.questions._scope(wait.run_id, wait.scope.get("from"))
         if not pending:
             return False
-        listed = ", ".join(i.interaction_id for i in pending)
-        cause = f"await gate '{wait.gate}' passed its deadline {wait.deadline}; unanswered: {listed}"
-        if self._defaults_declared(wait):
-            cause += " (no declared default)"
-        return self.core.fail_at_deadline(wait, cause)
+        unanswered = [i.interaction_id for i in pending]
+        note = " (no declared default)" if self._defaults_declared(wait) else ""
+        return fail_unanswered(self.core, wait, f"await gate '{wait.gate}'", unanswered, note)
+
+
+class QuestionAnswers:
+    """An async question's `AnswerPolicy` (baton.services.at_deadline), on the run as `snapshot` read it:
+    its answer is checked against the await gates of its scope (`refuse_if_late` keeps them for the
+    write), carried onto them in its deciding write, queued for the asking node, and released."""
+
+    def __init__(self, questions: QuestionService, snapshot: RunSnapshot) -> None:
+        self.questions = questions
+        self.core = questions.core
+        self.snapshot = snapshot
+        self.gates: list[ParkedWait] = []
+
+    @staticmethod
+    def check(question: Interaction, answer: Any) -> None:
+        check_answer(answer, question.request.options, allow_free_text=question.request.allow_free_text)
+
+    def refuse_if_late(self, question: Interaction, answer: Any, caller: str) -> None:
+        """The unreleased await gates waiting on `question`: it is answered under each one's deadline (after
+        it, or once the deadline path closed the gate, a 410 kept as late); a hosted run that ended: 410."""
+        core, run = self.core, self.snapshot.run
+        for wait in self.snapshot.waits:
+            if wait.kind != "await" or wait.status == "released" or not in_scope(question, wait.scope.get("from")):
+                continue
+            closed = wait.status != "parked"
+            core.refuse_if_late(question, answer, caller=caller, deadline=core.now() if closed else wait.deadline)
+            self.gates.append(wait)
+        if run is not None and run.status in TERMINAL_RUN_STATES and run.hosted:
+            raise GoneError(
+                f"run {run.run_id} is {run.status}; nothing is waiting for this answer",
+                details={"run_id": run.run_id, "status": run.status},
+            )
+
+    def refuse_if_ended(self, question: Interaction, answer: Any, caller: str) -> None:
+        """Its gate timed it out: kept on the record as late, never delivered; its default taken: late too."""
+        st = question.state
+        if st.status == "timed_out":
+            when = st.answered_at or self.core.now()
+            late = AnswerLate(
+                interaction_id=question.interaction_id,
+                node=question.request.node,
+                kind="question",
+                answer=answer,
+                by=caller,
+                deadline=when,
+            )
+            self.core.record(question.run_id, late)
+            raise GoneError(
+                f"question {question.interaction_id} is no longer pending: {st.reason or 'its gate timed out'} at "
+                f"{when}; the answer is recorded as late and not delivered",
+                details={"reason": "gate_timed_out", "timed_out_at": when, "interaction": question.public()},
+            )
+        self.core.refuse_if_ended(question, answer, caller=caller)
+
+    def is_repeat(self, current: Interaction, answer: Any, caller: str) -> bool:
+        """The stored answer is this very request's (the same caller, the same answer; not a quorum's)."""
+        st = current.state
+        plain = current.request.kind == "question" and self.quorum(current) is None
+        return plain and st.status == "answered" and st.answer == answer and st.answered_by == caller
+
+    def repeat(self, current: Interaction, answer: Any, caller: str) -> AnswerResult | None:
+        """A retry of an accepted answer gets the first one's result from the stored answer, with no record:
+        the gates parked on its scope before it count as released once resumed; one still parked (the
+        first send failed or is under way) is released now (conditionally: never twice)."""
+        if not self.is_repeat(current, answer, caller):
+            return None
+        at = current.state.answered_at or ""
+        gates = [
+            w
+            for w in self.snapshot.waits
+            if w.kind == "await" and in_scope(current, w.scope.get("from")) and w.parked_at <= at
+        ]
+        open_gates = [w for w in gates if w.status in OPEN_WAIT_STATUSES]
+        sent, unsent = self.questions._release_gates(current.run_id, open_gates)
+        released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
+        return self._after_answer(current, released, unsent)
+
+    @staticmethod
+    def quorum(question: Interaction) -> ApprovalPolicy | None:
+        return question.request_as(QuestionRequest).approval if question.request.kind == "question" else None
+
+    def vote(self, question: Interaction, policy: ApprovalPolicy, answer: Any, voter: Voter) -> AnswerResult:
+        """One operator's vote (403 for the requester or a non-approver), counted once per operator; the
+        vote that meets the quorum (or the rejection rule) answers the question, exactly once."""
+        approvals = self.questions.approvals
+        requested_by = question.request_as(QuestionRequest).requested_by
+        ballot = approvals.cast(question, policy, answer, voter, requested_by=requested_by)
+        result = AnswerResult(
+            interaction_id=question.interaction_id,
+            node=question.request.node,
+            status="pending",
+            queued=False,
+            resumed=False,
+        )
+        if ballot.decision is not None:
+            decided = approvals.decided(question, policy, ballot)
+            try:
+                result = self.questions.answer(
+                    question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
+                )
+            except ConflictError:  # a concurrent vote that read the same tally released it first
+                result.status = "answered"
+        if ballot.outcome == "closed":
+            current = self.core.store.get_interaction(question.run_id, question.interaction_id)
+            raise self.already(current or question, racing=False)
+        result.approval = ballot.view(policy)
+        return result
+
+    def write(self, question: Interaction, answer: Any, caller: str, decided: Decided | None) -> Write[AnswerResult]:
+        """Guarded by every in-scope gate still open before its deadline (the answer carried onto each),
+        by the run's scope version and by the other in-scope questions still pending; the gates it leaves
+        with nothing pending are released from their carried answers (no read of the scope after it)."""
+        snapshot, gates, run_id = self.snapshot, self.gates, question.run_id
+        others = [
+            i
+            for i in snapshot.pending
+            if i.interaction_id != question.interaction_id and any(in_scope(i, w.scope.get("from")) for w in gates)
+        ]
+        guarded = len(others) <= MAX_PENDING_GUARDS  # more: decided by a read after the write instead
+        ready = [w for w in gates if not guarded or not any(in_scope(i, w.scope.get("from")) for i in others)]
+        known = {w.gate for w in ready if guarded and gate_answers.releasable(w, question, answer)}
+        now = self.core.now()
+        guards: list[Guard] = [
+            gate_answers.open_guard(w, question, answer, now=now, deciding=w.gate in known) for w in gates
+        ]
+        guards.append(ScopeUnchanged(run_id, snapshot.scope_version, asked=snapshot.asked if known else None))
+        if guarded:
+            guards += [StillPending(i) for i in others]
+
+        def release(answered: Interaction) -> AnswerResult:
+            outputs = {w.gate: gate_answers.output(w, question, answer) for w in ready if w.gate in known}
+            released, unsent = self.questions._release_gates(run_id, ready, known=outputs, siblings=snapshot.waits)
+            return self._after_answer(answered, released, unsent)
+
+        event = InteractionAnswered(
+            interaction_id=question.interaction_id,
+            node=question.request.node,
+            kind="question",
+            answer=answer,
+            answer_text=answer_text(answer),
+            by=caller,
+            is_async=True,
+        )  # written with the answer's message for the asking node, all or nothing
+        message = self.questions._message(question, message_text(question, answer))
+        records: list[Message | Event] = [message, self.core.new_event(run_id, event)]
+        return Write(at=now, records=records, release=release, guards=guards, audit_head=snapshot.audit_head)
+
+    def _after_answer(self, answered: Interaction, released: list[str], unsent: Sequence[str] = ()) -> AnswerResult:
+        """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (the
+        reconciler sends them: the delivery is pending)."""
+        for awaiting in self.snapshot.pending:
+            if awaiting.request.kind == "await" and self.questions._complete_tool_await(awaiting):
+                released.append(f"tool:{awaiting.interaction_id}")
+        return self.view(answered, bool(released), pending=bool(unsent), released=released)
+
+    @staticmethod
+    def already(current: Interaction, *, racing: bool) -> ConflictError:
+        st = current.state
+        said = f" (answer: {answer_text(st.answer)!r})" if st.status == "answered" else ""
+        return conflict(current, f"question {current.interaction_id} is already {st.status}{said}", answer=st.answer)
+
+    @staticmethod
+    def view(
+        answered: Interaction, resumed: bool, *, pending: bool = False, released: list[str] | None = None
+    ) -> AnswerResult:
+        return AnswerResult(
+            interaction_id=answered.interaction_id,
+            node=answered.request.node,
+            status="answered",
+            queued=True,
+            resumed=resumed,
+            released=released or [],
+            delivery=delivery_of(resumed, pending=pending),
+        )

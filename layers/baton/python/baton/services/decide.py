@@ -1,0 +1,87 @@
+"""The one decision engine (issue 34): an answer to a pause of any kind is checked (the kind's rules),
+answered as the first when it repeats the stored answer, refused when late, counted as a vote on a quorum
+pause, else decided by one guarded transaction and released; a failed send is a 202 `delivery: pending`
+the reconciler delivers. A kind's own steps are its `AnswerPolicy` (baton.services.at_deadline): a plain
+pause and a blocking ask `PauseAnswers`, an async question `QuestionAnswers`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeVar
+
+from pydantic import BaseModel
+
+from baton.errors import ConflictError
+from baton.models import status_of
+from baton.services.answer_outcomes import SendFailedError, closed_error
+
+if TYPE_CHECKING:
+    from baton.models import Interaction
+    from baton.services.approvals import Decided, Voter
+    from baton.services.at_deadline import AnswerPolicy
+    from baton.services.core import Core
+
+Answer = TypeVar("Answer")
+View = TypeVar("View", bound=BaseModel)
+
+
+def decide(
+    core: Core,
+    policy: AnswerPolicy[Answer, View],
+    target: Interaction,
+    answer: Answer,
+    voter: Voter,
+    *,
+    decided: Decided | None = None,
+) -> View:
+    """Take `voter`'s answer on `target` as read. `decided`: the quorum that met answers it (no vote).
+    GuardFailedError when the run changed under the write: the caller reads again (or falls back)."""
+    caller = voter.operator
+    policy.check(target, answer)
+    if target.state.status != "pending":
+        return settled(policy, target, answer, voter, vote=decided is None)
+    policy.refuse_if_late(target, answer, caller)
+    quorum = policy.quorum(target)
+    if quorum is not None and decided is None:
+        return policy.vote(target, quorum, answer, voter)
+    write = policy.write(target, answer, caller, decided)
+    records = list(write.records)
+    guards = list(write.guards)
+    if decided is not None:  # released by a quorum: only while the tally is met, with its event
+        guards.append(decided.guard)
+        records.append(core.new_event(target.run_id, decided.event))
+    reason = decided.reason if decided else None
+    try:
+        answered = core.store.transition_interaction(
+            target,
+            status_of(target.state, "answered", answer=answer, by=caller, at=write.at, reason=reason),
+            with_records=records,
+            guards=guards,
+            audit_head=write.audit_head,
+        )
+    except ConflictError:
+        current = core.store.get_interaction(target.run_id, target.interaction_id) or target
+        again = policy.repeat(current, answer, caller) if policy.is_repeat(current, answer, caller) else None
+        if again is not None:
+            return again
+        raise policy.already(current, racing=True) from None
+    try:
+        return write.release(answered)
+    except SendFailedError:  # stored: the reconciler sends it
+        return policy.view(answered, False, pending=True)
+
+
+def settled(
+    policy: AnswerPolicy[Answer, View], latest: Interaction, answer: Answer, voter: Voter, *, vote: bool
+) -> View:
+    """An answer to a pause no longer pending: closed by its run's stop (410), a repeat of the accepted
+    answer (the first one's result), ended at its deadline (410, kept late), a vote on a quorum pause (a
+    counted voter's repeat is a 200, counted once), else the 409 naming the winner."""
+    if latest.state.status == "cancelled":
+        raise closed_error(latest)
+    if (again := policy.repeat(latest, answer, voter.operator)) is not None:
+        return again
+    policy.refuse_if_ended(latest, answer, voter.operator)
+    quorum = policy.quorum(latest)
+    if quorum is not None and vote:
+        return policy.vote(latest, quorum, answer, voter)
+    raise policy.already(latest, racing=False)
