@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from baton.models import InteractionStatus, ParkedWait
     from baton.ports import FoundInteraction
     from baton.services.approvals import Ballot, Decided
-    from baton.services.at_deadline import AnswerPolicy
     from baton.services.core import Core
 
 CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
@@ -377,7 +376,3 @@ class InterruptAnswers:
             self.core.store.release_wait(wait, "released")
             return False  # the execution already ended or timed out: nothing left to fail
         return self.core.store.release_wait(wait, "released")
-
-
-def _conforms(policy: InterruptAnswers) -> AnswerPolicy[ResumeInterrupt, InterruptOutput, contracts.InterruptResumed]:
-    return policy  # mypy holds InterruptAnswers to the protocol
