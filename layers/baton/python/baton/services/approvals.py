@@ -24,7 +24,7 @@ from baton.services.answer_outcomes import SendFailedError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from baton.domain.approval import ApprovalPolicy, ApprovalTally, Decision, Vote, VoteOutcome
+    from baton.domain.approval import ApprovalPolicy, ApprovalTally, Decision, MetTally, Vote, VoteOutcome
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
     from baton.services.core import Core
@@ -231,18 +231,18 @@ class ApprovalService:
             return False, True
 
 
-def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[dict[str, str]]:
+def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:
     """The reconciler's pass: every tally met but not released (one Query of the sparse index the release
     removes) is settled by its pause's kind (`settle`) as its decider would have. A tally whose pause
     ended another way is taken off the list. Returns the ones this pass released."""
-    released: list[dict[str, str]] = []
+    released: list[MetTally] = []
     for met in core.store.list_met_tallies():
         try:
             pause = core.store.get_interaction(met.run_id, met.interaction_id)
             if pause is None or pause.state.status != "pending":
                 core.store.close_tally(met.run_id, met.interaction_id)  # ended another way (or a stale read)
             elif settle(pause):
-                released.append({"run_id": met.run_id, "interaction_id": met.interaction_id, "kind": "quorum"})
+                released.append(met)
         except GoneError:  # its run or gate ended first: nothing waits for the decision
             core.store.close_tally(met.run_id, met.interaction_id)
         except Exception:
