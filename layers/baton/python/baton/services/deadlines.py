@@ -82,14 +82,9 @@ class WaitReconciled(Contract):
 
 
 def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
-    """Store a wait a park just made, then start its timer: how every park parks."""
+    """Store a wait a park just made, then start its timer (how every park parks): due at the deadline,
+    or at the first step of the ladder its await gate or `pause` (the parked request) declared."""
     core.store.put_wait(wait)
-    arm(core, wait, pause=pause)
-
-
-def arm(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
-    """Start the timer of a wait just parked (best effort: the reconciler sweeps a missed one): due at
-    the deadline, or at the first step of the ladder `pause` (the parked request) declared."""
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
@@ -110,35 +105,24 @@ def _wait_steps(wait: ParkedWait, deadline: datetime, pause: InteractionRequest 
     return pause.ladder_steps(deadline) if pause is not None else []
 
 
-def arm_interaction(core: Core, interaction: Interaction) -> None:
-    """Start the ladder timer of a pause no gate parks (an async question, a blocking ask, an SDK
-    interrupt) at its first step; a question whose only step is its default, at its deadline."""
-    if interaction.request.ladder is not None and interaction.expires_at is not None:
-        steps = _steps_of(interaction)
-        if steps or _defaults_at_deadline(interaction):
-            _arm_own(core, interaction, INTERACTION_GATE, steps)
+def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTION_GATE) -> None:
+    """Start the timer of a pause no gate parks, named after its interaction, at its first ladder step:
+    an async question, a blocking ask or an SDK interrupt (only with steps, or a question's default to
+    take at its deadline), or a tool-form await (`arm_tool_await`: at its expiry without a ladder)."""
+    ladder, expires_at = interaction.request.ladder, interaction.expires_at
+    if expires_at is None:
+        return
+    steps = ladder.steps_from(parse_iso(interaction.created_at), parse_iso(expires_at)) if ladder is not None else []
+    if gate == TOOL_GATE or steps or _defaults_at_deadline(interaction):
+        iid = interaction.interaction_id
+        payload = GateDeadlinePayload(
+            run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
+        )
+        _start(core, payload, steps, key=f"{gate}:{iid}", deadline=expires_at)
 
 
 def arm_tool_await(core: Core, awaiting: Interaction) -> None:
-    """Start the timer of a tool-form await at its expiry, or at the first step of its ladder."""
-    if awaiting.expires_at is not None:
-        _arm_own(core, awaiting, TOOL_GATE, _steps_of(awaiting))
-
-
-def _steps_of(i: Interaction) -> list[LadderStep]:
-    ladder = i.request.ladder
-    if ladder is None or i.expires_at is None:
-        return []
-    return ladder.steps_from(parse_iso(i.created_at), parse_iso(i.expires_at))
-
-
-def _arm_own(core: Core, i: Interaction, gate: str, steps: list[LadderStep]) -> None:
-    """A timer named after its interaction (no parked wait)."""
-    assert i.expires_at is not None
-    payload = GateDeadlinePayload(
-        run_id=i.run_id, gate=gate, deadline=parse_iso(i.expires_at), interaction_id=i.interaction_id
-    )
-    _start(core, payload, steps, key=f"{gate}:{i.interaction_id}", deadline=i.expires_at)
+    arm_interaction(core, awaiting, TOOL_GATE)
 
 
 def _defaults_at_deadline(interaction: Interaction) -> bool:
@@ -189,11 +173,8 @@ class Deadlines:
         """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
         if timer.step != "deadline" or (timer.gate == INTERACTION_GATE and timer.interaction_id is not None):
             return self._walk(timer)
-        early = (timer.deadline - self.core.clock.now()).total_seconds()
-        if early > MAX_EARLY_SECONDS:
+        if not self._due(timer.deadline):
             return TimerOutcome(ended=False, released=False, reason="not_due")  # the reconciler will see it
-        if early > 0:
-            self._sleep(early)
         if timer.interaction_id is not None:
             ended = self._time_out_tool_await(timer.run_id, timer.interaction_id)
             return TimerOutcome(ended=ended, released=False, reason="timed_out" if ended else "not_pending")
@@ -206,6 +187,13 @@ class Deadlines:
         settled = "settled" if outcome.released else "answered_in_time"
         reason = "deadline" if outcome.ended else settled
         return TimerOutcome(ended=outcome.ended, released=outcome.released, reason=reason)
+
+    def _due(self, deadline: datetime) -> bool:
+        """A timer that fires a little early (clock skew) waits for `deadline`; far too early, it is not due."""
+        early = (deadline - self.core.clock.now()).total_seconds()
+        if 0 < early <= MAX_EARLY_SECONDS:
+            self._sleep(early)
+        return early <= MAX_EARLY_SECONDS
 
     def _parked_for(self, timer: GateDeadlinePayload) -> ParkedWait | None:
         """The wait this timer was started for, if still parked with the same deadline."""
@@ -265,10 +253,8 @@ class Deadlines:
 
     def _take_default(self, timer: GateDeadlinePayload) -> TimerOutcome:
         assert timer.interaction_id is not None
-        if (early := (timer.deadline - self.core.clock.now()).total_seconds()) > MAX_EARLY_SECONDS:
+        if not self._due(timer.deadline):
             return TimerOutcome(done=True, step="deadline", reason="not_due")
-        if early > 0:
-            self._sleep(early)
         taken = self._default_question is not None and self._default_question(timer.run_id, timer.interaction_id)
         return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
 
