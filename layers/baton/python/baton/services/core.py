@@ -9,7 +9,6 @@ derives the interaction id from the task, `parked_again` knows a retry by the to
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -21,7 +20,7 @@ from baton.domain.channels import refuse_unconfigured
 from baton.domain.deadline import GRACE_SECONDS, OPEN_WAIT_STATUSES
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
 from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
-from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso
+from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso, task_interaction_id
 from baton.models import Event, Interaction, ParkedWait, RunSummary
 from baton.notify.model import CHANNELS, Notification
 from baton.services.answer_outcomes import SendFailedError
@@ -33,22 +32,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("baton")
 
-__all__ = ["DEADLINE_ERROR", "GRACE_SECONDS", "Core", "task_interaction_id"]
+__all__ = ["DEADLINE_ERROR", "GRACE_SECONDS", "Core"]
 DEADLINE_ERROR = "BatonDeadlinePassed"  # the task failure Baton sends at a deadline (the gates' Catch names it)
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # What Step Functions says when a token was already closed; before the deadline that is an earlier send.
 _CLOSED = ("TaskTimedOut", "InvalidToken")
-
-
-def _crockford(value: int, length: int) -> str:
-    return "".join(_CROCKFORD[(value >> (5 * n)) & 31] for n in reversed(range(length)))
-
-
-def task_interaction_id(token: str, entered_at: datetime) -> str:
-    """A ULID-shaped id made from the task itself: its entry time (ids still sort by time) and 80 bits of
-    its token's hash. The same task (a retried park) always gets the same id."""
-    digest = int.from_bytes(hashlib.sha256(token.encode()).digest()[:10], "big")
-    return _crockford(int(entered_at.timestamp() * 1000), 10) + _crockford(digest, 16)
 
 
 @dataclass
@@ -191,12 +178,9 @@ class Core:
         """422 when `notify` names a channel this stack does not wire (baton/domain/channels.py)."""
         refuse_unconfigured(notify, self.channels, field=field)
 
-    def notify(self, interaction: Interaction, event: str, **extra: Any) -> None:
-        """Notifications are best effort: a failed publish is logged, never loses the request."""
-        self.notify_to(interaction, event, None, **extra)
-
-    def notify_to(self, interaction: Interaction, event: str, channels: list[str] | None, **extra: Any) -> None:
-        """`notify` to other channels than the request's (a ladder's escalation, baton.domain.ladder)."""
+    def notify(self, interaction: Interaction, event: str, *, to: list[str] | None = None, **extra: Any) -> None:
+        """Publish `event` to the request's channels, or `to` others (a ladder's escalation,
+        baton.domain.ladder). Best effort: a failed publish is logged, never loses the request."""
         req = interaction.request
         try:
             self.notifier.publish(
@@ -208,7 +192,7 @@ class Core:
                     node=req.node,
                     prompt=req.prompt,
                     options=req.options,
-                    channels=channels or req.notify or ["console"],
+                    channels=to or req.notify or ["console"],
                     created_at=interaction.created_at,
                     extra=extra,
                 )

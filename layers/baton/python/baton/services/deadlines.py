@@ -276,7 +276,7 @@ class Deadlines:
             channels = list(subject.ladder.escalate_to)
             core.record(pending[0].run_id, Escalated(gate=gate, interaction_ids=ids, channels=channels))
             for i in pending:
-                core.notify_to(i, "escalated", channels, deadline=deadline)
+                core.notify(i, "escalated", to=channels, deadline=deadline)
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
         """The timer's next input: the following step, or the deadline, and how long to wait for it."""
