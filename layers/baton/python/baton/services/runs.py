@@ -7,12 +7,11 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import RunView
-from baton.domain.execution_events import ENDED_STATUSES, ExecutionEnd
+from baton.domain.execution_events import ExecutionEnd
 from baton.domain.fields import check_run_id as check_run_id  # where the routes import it from
 from baton.domain.fields import check_run_input
 from baton.errors import NotFoundError, ValidationFailedError
 from baton.events import RunStarted
-from baton.ids import parse_iso
 from baton.models import TERMINAL_RUN_STATES, Event, RunSummary
 from baton.services import lifecycle
 from baton.services.pauses import PauseService
@@ -104,19 +103,9 @@ class RunService(PauseService):
         if not run.hosted or not run.execution_arn or run.status in TERMINAL_RUN_STATES:
             return run
         described = self.core.workflows.describe(run.execution_arn)
-        if described["status"] not in ENDED_STATUSES:
+        end = ExecutionEnd.from_described(run.execution_arn, run.run_id, described, self.core.clock.now())
+        if end is None:
             return run
-        stopped = described.get("stopped_at")
-        end = ExecutionEnd(
-            execution_arn=run.execution_arn,
-            name=run.run_id,
-            status=described["status"],
-            stopped_at=parse_iso(stopped) if isinstance(stopped, str) else self.core.clock.now(),
-            input=described.get("input"),
-            output=described.get("output"),
-            error=described.get("error"),
-            cause=described.get("cause"),
-        )
         lifecycle.record_end(self.core, end)
         return self.core.require_run(run.run_id)
 
