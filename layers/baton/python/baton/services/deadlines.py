@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.base import Contract
+from baton.contracts.deadline_tasks import NextTimer, TimerOutcome
 from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
@@ -54,24 +55,6 @@ class _StepSubject:
     steps: list[LadderStep]
     deadline: str | None
     ends_after_last: bool = False  # no deadline step follows: the pause's waiter ends it
-
-
-class NextTimer(GateDeadlinePayload, Contract):
-    """The timer's next input: its step, and how long its Wait waits for it."""
-
-    wait_seconds: int
-
-
-class TimerOutcome(Contract):
-    """What a timer's firing did (the `gate_deadline` task's output; the timer's Choice reads `next`). At
-    the deadline: `ended`/`released`; at a ladder step: `done`, `step` and the `next` step, if any."""
-
-    ended: bool | None = None
-    released: bool | None = None
-    done: bool | None = None
-    step: str | None = None
-    reason: str
-    next: NextTimer | None = None
 
 
 class WaitReconciled(Contract):

@@ -15,9 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from pydantic import SerializerFunctionWrapHandler, model_serializer
-
-from baton.contracts.base import Contract
+from baton.contracts.deadline_tasks import ReconcileReport, Settled
 from baton.errors import ConflictError, GoneError
 from baton.models import QuestionRequest
 from baton.services.approvals import settle_met_quorums
@@ -37,31 +35,6 @@ if TYPE_CHECKING:
     from baton.services.review import ReviewService
 
 log = logging.getLogger("baton")
-
-
-class Settled(Contract):
-    """One pause a pass settled: its run and its gate (a parked wait's, a tool-form await's `tool:<id>`)
-    or its interaction (a met quorum's, a question's default), and its kind. Unset keys are left out."""
-
-    run_id: str
-    gate: str | None = None
-    interaction_id: str | None = None
-    kind: str | None = None
-
-    @model_serializer(mode="wrap")
-    def _set_keys_only(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return {key: value for key, value in handler(self).items() if value is not None}
-
-
-class ReconcileReport(Contract):
-    """What one pass did (the `reconcile` task's output, with the parked-age metrics added)."""
-
-    checked: int
-    released: list[Settled]
-    timed_out: list[str]  # tool-form awaits past their expiry
-    ended: list[Settled]
-    quorums: list[Settled]
-    defaults: list[Settled]
 
 
 class Reconciler:
