@@ -82,9 +82,8 @@ class Core:
     ) -> None:
         """Accept an answer only before the deadline: after it, record the answer as late (kept, never
         delivered) and refuse with a 410 that says so (`details` added to the error's)."""
-        if deadline is None or not self.is_past(deadline):
-            return
-        self._refuse_late(interaction, answer, caller=caller, deadline=deadline, **details)
+        if deadline is not None and self.is_past(deadline):
+            self._refuse_late(interaction, answer, caller=caller, deadline=deadline, **details)
 
     def refuse_if_ended(self, interaction: Interaction, answer: Any, /, *, caller: str, **details: Any) -> None:
         """The one rule for an answer to a pause its deadline ended (timed out, or its declared default
@@ -165,7 +164,6 @@ class Core:
 
     def set_run_status(self, run_id: str, status: str, *, allowed_from: set[str], **changes: Any) -> bool:
         """Move the run's status if it is in `allowed_from`; a run already elsewhere is left alone."""
-
         try:
             self.store.update_run(
                 run_id, {"status": status, "updated_at": self.now(), **changes}, allowed_from=allowed_from
@@ -232,36 +230,25 @@ class Core:
         waits as read (does another branch still hold the run paused?).
         """
         wait = wait if wait is not None else self.store.get_wait(run_id, gate)
-        if wait is None or wait.status not in OPEN_WAIT_STATUSES:
-            return False
-        if token is not None and wait.task_token != token:
+        if wait is None or wait.status not in OPEN_WAIT_STATUSES or token not in (None, wait.task_token):
             return False
         try:
             self.tokens.send_success(
                 wait.task_token, output.model_dump(mode="json") if isinstance(output, BaseModel) else output
             )
         except TaskTokenError as err:
+            # An earlier send of this stored answer may have closed the token, its sender dead before the
+            # bookkeeping (or about to finish it): then it is completed here, exactly once.
             if not self._closed_by_earlier_send(wait, err):
                 return False
-            # An earlier send of this stored answer closed the token and its sender did not finish the
-            # bookkeeping (it died after the send, or is about to finish): complete it, exactly once.
-            self._complete_after_send(wait, also, siblings)
-            return True
         except Exception as err:  # throttled past the retries, unreachable: the answer waits stored
             log.warning("send failed; the reconciler sends it", extra={"run_id": run_id, "gate": gate, "error": err})
             raise SendFailedError(run_id, gate) from err
-        self._complete_after_send(wait, also, siblings)
-        return True  # sent; if a twin finished the bookkeeping first, the resume is still ours
-
-    def _complete_after_send(
-        self, wait: ParkedWait, also: Sequence[EventPayload], siblings: Sequence[ParkedWait] | None
-    ) -> None:
-        """The bookkeeping after a send that got through: the workflow is resumed whatever happens here,
-        so a failed write is logged, not raised (the reconciler's re-send completes it, exactly once)."""
-        try:
+        try:  # the workflow is resumed whatever happens here: a failed write is logged, not raised
             self.complete_release(wait, also=also, siblings=siblings)
         except Exception:
             log.exception("release bookkeeping failed; the reconciler completes it", extra={"run_id": wait.run_id})
+        return True  # sent; if a twin finished the bookkeeping first, the resume is still ours
 
     def complete_release(
         self, wait: ParkedWait, *, also: Sequence[EventPayload] = (), siblings: Sequence[ParkedWait] | None = None
@@ -318,9 +305,7 @@ class Core:
         """Why was the token already closed? Before the deadline only a send of the stored answer can
         have closed it (AWS says TaskTimedOut or InvalidToken): True. A task that no longer exists: True
         only if Step Functions reports the execution running on or succeeded. A timeout: GoneError."""
-        if err.reason in _CLOSED and not self.wait_expired(wait):
-            return True
-        if err.reason in _CLOSED and self._released_by_deadline(wait):
+        if err.reason in _CLOSED and (not self.wait_expired(wait) or self._released_by_deadline(wait)):
             return True
         if err.reason == "TaskTimedOut":
             raise GoneError(
