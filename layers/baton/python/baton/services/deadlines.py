@@ -243,23 +243,19 @@ class Deadlines:
 
     def _send(self, this: LadderStep, subject: _StepSubject) -> None:
         """One ladder step (due at `this.at`: a timer a little early waits for it), about the subject's
-        pending interactions: its event, then a notification per interaction (a reminder to their own
-        channels, an escalation to the ladder's)."""
+        pending interactions: its event, then a notification per interaction."""
         core = self.core
         if (early := (this.at - core.clock.now()).total_seconds()) > 0:
             self._sleep(min(early, MAX_EARLY_SECONDS))
-        pending, gate, deadline = subject.pending, subject.gate, subject.deadline
-        ids = [i.interaction_id for i in pending]
-        if this.step == "remind":
-            channels = sorted({c for i in pending for c in i.request.notify})
-            core.record(pending[0].run_id, ReminderSent(gate=gate, interaction_ids=ids, channels=channels))
-            for i in pending:
-                core.notify(i, "reminder_sent", deadline=deadline)
-        else:
-            channels = list(subject.ladder.escalate_to)
-            core.record(pending[0].run_id, Escalated(gate=gate, interaction_ids=ids, channels=channels))
-            for i in pending:
-                core.notify(i, "escalated", to=channels, deadline=deadline)
+        pending, remind = subject.pending, this.step == "remind"
+        own: list[str] = sorted({c for i in pending for c in i.request.notify})
+        channels = own if remind else [str(c) for c in subject.ladder.escalate_to]
+        step = (ReminderSent if remind else Escalated)(
+            gate=subject.gate, interaction_ids=[i.interaction_id for i in pending], channels=channels
+        )
+        core.record(pending[0].run_id, step)
+        for i in pending:  # a reminder to the interaction's own channels, an escalation to the ladder's
+            core.notify(i, str(step.event_type), to=None if remind else channels, deadline=subject.deadline)
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
         """The timer's next input: the following step, or the deadline, and how long to wait for it."""
