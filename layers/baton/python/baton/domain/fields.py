@@ -31,6 +31,7 @@ MAX_TIMEOUT_SECONDS = 7 * 86400  # no silent infinity: every gate's wait ends wi
 MAX_RUN_INPUT_BYTES = 32 * 1024
 # A run's status: its record's (baton.models.RunSummary) and every contract that shows it.
 RunState = Literal["created", "running", "paused_waiting_human", "succeeded", "failed", "timed_out", "aborted"]
+OPEN_RUN_STATES: frozenset[RunState] = frozenset({"created", "running", "paused_waiting_human"})  # not ended yet
 
 
 def check_run_id(run_id: str) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import ApprovalView
-from baton.domain.approval import NOT_AN_APPROVER, REQUESTER_CANNOT_APPROVE, Approval, refusal, vote_of
+from baton.domain.approval import REFUSALS, Approval, refusal, vote_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, ApprovalRejected, QuorumReached
 from baton.ports import GuardFailedError, QuorumMet
@@ -35,10 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("baton")
 Groups = frozenset[str]  # the voter's approver groups (baton/api/auth.py Caller.groups)
 NO_GROUPS: Groups = frozenset()
-_REFUSALS = {
-    REQUESTER_CANNOT_APPROVE: "{who} requested this pause and cannot approve it (separation of duties)",
-    NOT_AN_APPROVER: "{who} is not among this pause's approvers {approvers}",
-}
 
 
 @dataclass(frozen=True)
@@ -118,7 +114,7 @@ class ApprovalService:
         why = refusal(policy, operator=voter.operator, groups=voter.groups, requested_by=requested_by)
         if why is not None:
             raise ForbiddenError(
-                _REFUSALS[why].format(who=voter.operator, approvers=policy.approvers),
+                REFUSALS[why].format(who=voter.operator, approvers=policy.approvers),
                 details={"reason": why, "interaction_id": pause.interaction_id, "requested_by": requested_by},
             )
         cast = (vote, str(answer)) if vote is not None else vote_of(policy, pause.request.options, answer)
