@@ -46,6 +46,16 @@ class InboxQuery(BaseModel):
         """What a page token is bound to: every filter but the page size."""
         return [sorted(self.kinds), self.run_id, self.node, self.claimed, self.min_age_s, self.order]
 
+    def token_after(self, position: str) -> str:
+        return encode_page_token(InboxCursor(p=position, f=self.scope()))
+
+    def continues_after(self) -> str | None:
+        """The position `next_token` continues from; 400 when it is not a token this listing issued."""
+        cursor = decode_page_token(self.next_token, InboxCursor) if self.next_token else None
+        if cursor is not None and cursor.f != self.scope():
+            raise foreign_page_token("filters")
+        return cursor.p if cursor is not None else None
+
 
 class InboxCursor(BaseModel):
     """A page token: the position of the page's last item (`p`) and the filters it was issued for (`f`)."""
@@ -54,18 +64,6 @@ class InboxCursor(BaseModel):
 
     p: str = Field(max_length=200, pattern=_POSITION)
     f: Any
-
-
-def encode_token(position: str, query: InboxQuery) -> str:
-    return encode_page_token(InboxCursor(p=position, f=query.scope()))
-
-
-def decode_token(token: str, query: InboxQuery) -> str:
-    """The position a token continues from; 400 when it is not one this listing issued."""
-    cursor = decode_page_token(token, InboxCursor)
-    if cursor.f != query.scope():
-        raise foreign_page_token("filters")
-    return cursor.p
 
 
 def mark_parked_blocks(core: Core) -> int:
@@ -95,7 +93,7 @@ class InboxService:
         now = self.core.clock.now()
         return PendingQuery(
             newest_first=query.order == "newest",
-            after=decode_token(query.next_token, query) if query.next_token else None,
+            after=query.continues_after(),
             created_before=iso(now - timedelta(seconds=query.min_age_s)) if query.min_age_s else None,
             run_id=query.run_id,
             node=query.node,
@@ -128,5 +126,5 @@ class InboxService:
         page = merged[: query.limit]
         as_of = self.core.now()
         items = [InboxItem.of(i, as_of) for i in page]
-        token = encode_token(store_query.position(page[-1]), query) if more and page else None
+        token = query.token_after(store_query.position(page[-1])) if more and page else None
         return InboxPage(items=items, count=len(items), next=token, as_of=as_of)
