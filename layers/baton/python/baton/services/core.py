@@ -176,7 +176,7 @@ class Core:
         """422 when `notify` names a channel this stack does not wire (baton/domain/channels.py)."""
         refuse_unconfigured(notify, self.channels, field=field)
 
-    def notify(self, interaction: Interaction, event: str, *, to: list[str] | None = None, **extra: Any) -> None:
+    def notify(self, interaction: Interaction, event: str, to: list[str] | None = None, /, **extra: Any) -> None:
         """Publish `event` to the request's channels, or `to` others (a ladder's escalation,
         baton.domain.ladder). Best effort: a failed publish is logged, never loses the request."""
         req = interaction.request
