@@ -89,7 +89,7 @@ def test_reconciler_resumes_a_gate_whose_send_failed(moto_stack: MotoStack) -> N
     parked = services.core.store.list_run_waits("aw-3")
     assert [w.status for w in parked] == ["parked"]
     # the scheduled reconciler's pass (the `reconcile` Lambda) re-sends what the failed send lost
-    assert services.reconciler.reconcile()["released"] == [{"run_id": "aw-3", "gate": "await", "kind": "await"}]
+    assert services.reconciler.reconcile().wire()["released"] == [{"run_id": "aw-3", "gate": "await", "kind": "await"}]
     assert services.reconciler.reconcile()["released"] == []
     described = wait_for(lambda: _done(moto_stack, run.execution_arn or ""))
     assert described["status"] == "SUCCEEDED"

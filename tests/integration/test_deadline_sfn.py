@@ -39,7 +39,7 @@ def test_baton_ends_the_pause_at_its_declared_deadline_before_the_task_timeout(m
         time.sleep(0.1)
     # The gate's timer (statemachines/gate_deadline.asl.json) normally ends it at the deadline; the
     # reconciler's sweep ends it if the timer has not yet: either way Baton ends it, exactly once.
-    ended = moto_stack.services.reconciler.reconcile()["ended"]
+    ended = moto_stack.services.reconciler.reconcile().wire()["ended"]
     assert ended in ([], [{"run_id": "dl-1", "gate": "approve", "kind": "ask"}])
     closed = moto_stack.services.core.store.get_wait("dl-1", "approve")
     assert closed is not None and closed.status != "parked"

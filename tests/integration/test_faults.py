@@ -257,7 +257,7 @@ def test_an_answer_whose_gate_send_stays_throttled_is_a_202_and_the_reconciler_r
         status, body = _api(moto_stack, "POST", path, {"answer": "yes"})
     assert status == 202 and body["delivery"] == "pending", body
     assert (body["status"], body["resumed"], body["released"]) == ("answered", False, []), body
-    assert services.reconciler.reconcile()["released"] == [
+    assert services.reconciler.reconcile().wire()["released"] == [
         {"run_id": "throttled-gate", "gate": "await", "kind": "await"}
     ]
     assert services.reconciler.reconcile()["released"] == []

@@ -16,6 +16,7 @@ import pytest
 from baton.contracts import AskRequest
 from baton.domain.deadline import TIMER_STATE_MACHINE
 from baton.domain.ladder import TimeoutDefault
+from baton.services.reconciler import Settled
 from tests.conftest import FixedClock
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def test_a_question_whose_timer_failed_to_start_still_takes_its_default_at_its_d
 
     clock.advance(2)  # past it
     seen = _calls(moto_stack)
-    assert moto_stack.services.reconciler.take_question_defaults() == [{"run_id": RUN, "interaction_id": iid}]
+    assert moto_stack.services.reconciler.take_question_defaults() == [Settled(run_id=RUN, interaction_id=iid)]
     assert seen["Scan"] == 0 and seen["Query"] >= 1  # the pending questions by their index, never a Scan
     taken = core.store.get_interaction(RUN, iid)
     assert taken is not None

@@ -158,7 +158,9 @@ def test_the_deciding_vote_of_a_quorum_whose_send_fails_is_stored_with_its_deliv
     _tokens(core).fail_next = THROTTLED
     deciding = runs.resume(Resume("h1", {"decision": "approve"}, caller="bob"))
     assert (deciding["status"], deciding["resumed"], deciding["delivery"]) == ("answered", False, "pending")
-    assert Reconciler(core, runs=runs).reconcile()["released"] == [{"run_id": "h1", "gate": "approve", "kind": "ask"}]
+    assert Reconciler(core, runs=runs).reconcile().wire()["released"] == [
+        {"run_id": "h1", "gate": "approve", "kind": "ask"}
+    ]
     assert [t for _, t, _ in _tokens(core).sent] == ["tok-h1"]
 
 

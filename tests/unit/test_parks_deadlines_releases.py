@@ -231,7 +231,7 @@ def test_answers_at_the_deadline_never_get_a_200_and_a_timeout(
 def test_the_catch_after_baton_ended_an_ask_lists_what_was_unanswered(gates: Gates, core: Core, clock: Any) -> None:
     iid = gates.park("ask")
     clock.advance(TIMEOUT)
-    assert gates.reconciler().reconcile()["ended"] == [{"run_id": "r1", "gate": "approve", "kind": "ask"}]
+    assert gates.reconciler().reconcile().wire()["ended"] == [{"run_id": "r1", "gate": "approve", "kind": "ask"}]
     assert core.store.get_interaction("r1", iid).state.status == "timed_out"  # type: ignore[union-attr]
     # The gate's Catch (gate_timeout) then records the timeout with the cause and fails the run.
     ended = gates.runs.record_timeout("r1", "approve")

@@ -186,7 +186,7 @@ def test_failed_send_is_recovered_by_the_reconciler_exactly_once(qs: QuestionSer
     assert result["queued"] is True and result["resumed"] is False
     assert core.store.get_interaction("r1", a).state.status == "answered"  # type: ignore[union-attr]
     reconciler = Reconciler(core, questions=qs)
-    assert reconciler.reconcile()["released"] == [{"run_id": "r1", "gate": "sync", "kind": "await"}]
+    assert reconciler.reconcile().wire()["released"] == [{"run_id": "r1", "gate": "sync", "kind": "await"}]
     assert reconciler.reconcile()["released"] == []  # nothing left parked: no second resume
     assert len(_tokens(core).sent) == 1 and _types(core).count("await_released") == 1
 

@@ -66,7 +66,7 @@ def test_a_met_question_quorum_whose_release_failed_is_released_once_by_the_reco
     assert stuck is not None and stuck.state.status == "pending" and core.store.get_tally("r1", iid).approvals == 2
     assert [(m.run_id, m.interaction_id) for m in core.store.list_met_tallies()] == [("r1", iid)]
     reconciler = Reconciler(core, questions=qs)
-    assert reconciler.reconcile()["quorums"] == [{"run_id": "r1", "interaction_id": iid, "kind": "quorum"}]
+    assert reconciler.reconcile().wire()["quorums"] == [{"run_id": "r1", "interaction_id": iid, "kind": "quorum"}]
     assert reconciler.reconcile()["quorums"] == []  # released once: off the list
     answered = core.store.get_interaction("r1", iid)
     assert answered is not None and answered.state.status == "answered"

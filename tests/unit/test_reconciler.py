@@ -56,7 +56,7 @@ def test_ask_resume_lost_to_a_failed_send_is_sent_once(core: Core, runs: RunServ
     stored = runs.resume(Resume("r1", {"ship": True}, caller="alice"))  # stored, its send pending: not an error
     assert (stored["resumed"], stored["delivery"]) == (False, "pending")
     assert _tokens(core).sent == []
-    assert reconciler.reconcile()["released"] == [{"run_id": "r1", "gate": "approve", "kind": "ask"}]
+    assert reconciler.reconcile().wire()["released"] == [{"run_id": "r1", "gate": "approve", "kind": "ask"}]
     assert reconciler.reconcile()["released"] == []
     ((kind, token, output),) = _tokens(core).sent
     assert (kind, token) == ("success", "tok-ask")
@@ -79,7 +79,7 @@ def test_interrupt_resume_lost_to_a_failed_send_is_sent_once(core: Core, reconci
         iid, ResumeInterrupt(stateEdits=["n=2"]), caller="alice"
     )  # stored, its send pending: not an error
     assert (stored["resumed"], stored["delivery"]) == (False, "pending")
-    assert reconciler.reconcile()["released"] == [{"run_id": "sess-1", "gate": "gate", "kind": "interrupt"}]
+    assert reconciler.reconcile().wire()["released"] == [{"run_id": "sess-1", "gate": "gate", "kind": "interrupt"}]
     assert reconciler.reconcile()["released"] == []
     ((kind, token, output),) = _tokens(core).sent
     assert (kind, token) == ("success", "tok-int")
@@ -94,7 +94,7 @@ def test_interrupt_cancel_lost_to_a_failed_send_is_sent_once(core: Core, reconci
     with pytest.raises(RuntimeError):
         svc.cancel(iid, CancelInterrupt(reason="wrong target"), caller="bob")
     assert core.store.get_wait("sess-1", "gate").status == "parked"  # type: ignore[union-attr]
-    assert reconciler.reconcile()["released"] == [{"run_id": "sess-1", "gate": "gate", "kind": "interrupt"}]
+    assert reconciler.reconcile().wire()["released"] == [{"run_id": "sess-1", "gate": "gate", "kind": "interrupt"}]
     assert reconciler.reconcile()["released"] == []
     ((kind, token, output),) = _tokens(core).sent
     assert (kind, token) == ("failure", "tok-int")
@@ -120,7 +120,9 @@ def test_store_deadline_timeout_of_a_hosted_interrupt_fails_its_task(core: Core,
     iid = _hosted(svc)
     clock.advance(120)
     assert svc.sweep() == [iid]  # cancelled/timeout by the store deadline; the token is still parked
-    assert Reconciler(core).reconcile()["released"] == [{"run_id": "sess-1", "gate": "gate", "kind": "interrupt"}]
+    assert Reconciler(core).reconcile().wire()["released"] == [
+        {"run_id": "sess-1", "gate": "gate", "kind": "interrupt"}
+    ]
     ((kind, _, output),) = _tokens(core).sent
     assert kind == "failure" and output == {"error": DEADLINE_ERROR, "cause": f"interrupt {iid} timed out"}
 
@@ -158,7 +160,7 @@ def test_review_action_lost_to_a_failed_send_is_sent_once(core: Core, tmp_path: 
     stored = review.act("r1", ReviewDecision(action="request_changes", message="no"), caller="op")
     assert (stored["resumed"], stored["delivery"]) == (False, "pending")  # stored: not an error
     reconciler = Reconciler(core, review=lambda: review)
-    assert reconciler.reconcile()["released"] == [{"run_id": "r1", "gate": "ship_review", "kind": "review"}]
+    assert reconciler.reconcile().wire()["released"] == [{"run_id": "r1", "gate": "ship_review", "kind": "review"}]
     assert reconciler.reconcile()["released"] == []
     ((kind, token, output),) = _tokens(core).sent
     assert (kind, token) == ("success", "tok-rev")

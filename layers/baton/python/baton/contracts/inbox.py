@@ -1,16 +1,21 @@
 """Responses of the inbox routes: `GET /api/inbox` (everything waiting for a person, across runs) and
-`GET /api/me` (who the caller is). Built by `baton.services.inbox`; the web inbox in `inbox/` reads them.
+`GET /api/me` (who the caller is). Paged by `baton.services.inbox`, each item built by `InboxItem.of`; the
+web inbox in `inbox/` reads them.
 
 An item never carries a task token or the state snapshot: it says what is asked, how long it has
 waited, what it holds up, and which public routes act on it (`actions`)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from baton.contracts.base import Contract
+from baton.ids import parse_iso
+
+if TYPE_CHECKING:
+    from baton.models import Interaction
 
 InboxKind = Literal["question", "ask", "await", "interrupt", "review"]
 INBOX_KINDS: tuple[InboxKind, ...] = ("question", "ask", "await", "interrupt", "review")
@@ -63,6 +68,44 @@ class InboxItem(Contract):
     actions: list[InboxAction]
     version: int = Field(default=0, description="Changes with every transition (answer, claim, cancel).")
 
+    @classmethod
+    def of(cls, i: Interaction, as_of: str) -> InboxItem:
+        """The pending interaction as the inbox lists it at `as_of` (a lapsed claim shows as none)."""
+        from baton.models import InterruptRequest
+
+        request, gate = i.request, i.blocks
+        schema: dict[str, Any] | None = None
+        form: Literal["json_schema", "light"] | None = None
+        if isinstance(request, InterruptRequest):
+            if request.json_schema is not None:  # a full JSON Schema wins over the light form
+                schema, form = request.json_schema, "json_schema"
+            elif request.schema_ is not None:
+                schema, form = request.schema_, "light"
+            # A hosted interrupt names its gate even before its wait is read.
+            gate = request.gate if gate is None else gate
+        waited = (parse_iso(as_of) - parse_iso(i.created_at)).total_seconds()
+        claim = i.state.without_lapsed_claim(as_of)
+        return cls(
+            id=i.interaction_id,
+            kind=request.kind,
+            run_id=i.run_id,
+            node=i.node,
+            prompt=request.prompt,
+            options=request.options,
+            allow_free_text=request.allow_free_text,
+            answer_schema=schema,
+            answer_schema_form=form,
+            created_at=i.created_at,
+            expires_at=i.expires_at,
+            waited_s=max(0, int(waited)),
+            claimed_by=claim.claimed_by,
+            claimed_at=claim.claimed_at,
+            lease_expires_at=claim.lease_expires_at,
+            blocks=InboxBlocks(gate=gate, run_id=i.run_id),
+            actions=actions_of(i),
+            version=i.state.version,
+        )
+
 
 class InboxPage(Contract):
     """A page of the inbox, newest (or oldest) first."""
@@ -81,3 +124,23 @@ class MeView(Contract):
     via: str = Field(description="cognito | iam | local-token | local-session")
     run_id: str | None = Field(default=None, description="An agent's run.")
     session: bool = Field(description="Signed in by the inbox's session cookie (writes need X-Baton-Inbox: 1).")
+
+
+def actions_of(i: Interaction) -> list[InboxAction]:
+    """The public routes that act on the item (the same the CLI and the SDK use)."""
+    run = f"/api/runs/{i.run_id}"
+    interrupt = f"/api/v1/interrupts/{i.interaction_id}"
+    own: dict[str, list[tuple[ActionName, Literal["GET", "POST"], str]]] = {
+        "question": [("answer", "POST", f"{run}/interactions/{i.interaction_id}/answer")],
+        "interrupt": [
+            ("view", "GET", interrupt),
+            ("claim", "POST", f"{interrupt}/claim"),
+            ("resume", "POST", f"{interrupt}/resume"),
+            ("cancel", "POST", f"{interrupt}/cancel"),
+        ],
+        "review": [("review", "GET", f"{run}/review?gate={i.node}"), ("review_action", "POST", f"{run}/resume")],
+        "ask": [("resume", "POST", f"{run}/resume")],
+    }
+    # An await completes when the questions in its scope are answered.
+    routes = own.get(i.kind, [("questions", "GET", f"{run}/interactions/pending")])
+    return [InboxAction(name=name, method=method, path=path) for name, method, path in [*routes, ("run", "GET", run)]]

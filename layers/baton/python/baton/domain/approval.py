@@ -31,6 +31,10 @@ Vote = Literal["approve", "reject"]
 Decision = Literal["approved", "rejected"]
 REQUESTER_CANNOT_APPROVE = "requester_cannot_approve"
 NOT_AN_APPROVER = "not_an_approver"
+REFUSALS = {  # each refusal's 403 message
+    REQUESTER_CANNOT_APPROVE: "{who} requested this pause and cannot approve it (separation of duties)",
+    NOT_AN_APPROVER: "{who} is not among this pause's approvers {approvers}",
+}
 
 
 class ApprovalPolicy(BaseModel):

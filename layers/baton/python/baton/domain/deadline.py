@@ -6,7 +6,7 @@ timeout of the task is the backstop, `GRACE_SECONDS` later: the ASL gives the ta
 + the grace (`task_timeout_seconds`; in ASL `States.MathAdd(<timeout path>, GRACE_SECONDS)` on the same
 `timeout_seconds` the park payload carries; the CDK helpers and `baton.workflows.gate_states` add it).
 At the deadline the gate's timer (`statemachines/gate_deadline.asl.json`, started by the park through
-`baton.services.deadlines.arm`) ends the pause itself. The grace must exceed what the timer can be
+`baton.services.deadlines.park_wait`) ends the pause itself. The grace must exceed what the timer can be
 late by, so Baton's end (a stored answer delivered, or the task failed) always lands before Step
 Functions' timeout:
 

@@ -16,6 +16,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from baton.domain.deadline import TIMER_STATE_MACHINE
+from baton.ids import parse_iso
 
 ExecutionStatus = Literal["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "PENDING_REDRIVE"]
 EndedStatus = Literal["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"]
@@ -119,4 +120,23 @@ class ExecutionEnd(BaseModel):
             output=_json_or_none(d.output),
             error=d.error,
             cause=d.cause,
+        )
+
+    @classmethod
+    def from_described(
+        cls, execution_arn: str, name: str, described: dict[str, Any], now: datetime
+    ) -> ExecutionEnd | None:
+        """The end DescribeExecution reports (its stop time; `now` if it gave none); None while it runs."""
+        if described["status"] not in ENDED_STATUSES:
+            return None
+        stopped = described.get("stopped_at")
+        return cls(
+            execution_arn=execution_arn,
+            name=name,
+            status=described["status"],
+            stopped_at=parse_iso(stopped) if isinstance(stopped, str) else now,
+            input=described.get("input"),
+            output=described.get("output"),
+            error=described.get("error"),
+            cause=described.get("cause"),
         )

@@ -10,12 +10,13 @@ status codes.
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
-from baton.errors import BadRequestError, ValidationFailedError
+from baton.errors import BadRequestError, PayloadTooLargeError, ValidationFailedError
 
 # The longest run id, the one limit every door checks (the API, the gates' payloads, the interrupt spec).
 # Names are built from a run id: the hosted execution's (the run id, max 80), a workflow's child
@@ -27,8 +28,10 @@ RUN_ID_PATTERN = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{MAX_RUN_ID_LENGTH -
 NODE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")
 GATE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,79}$")  # WAIT#<gate> in the store
 MAX_TIMEOUT_SECONDS = 7 * 86400  # no silent infinity: every gate's wait ends within a week
+MAX_RUN_INPUT_BYTES = 32 * 1024
 # A run's status: its record's (baton.models.RunSummary) and every contract that shows it.
 RunState = Literal["created", "running", "paused_waiting_human", "succeeded", "failed", "timed_out", "aborted"]
+OPEN_RUN_STATES: frozenset[RunState] = frozenset({"created", "running", "paused_waiting_human"})  # not ended yet
 
 
 def check_run_id(run_id: str) -> str:
@@ -167,3 +170,33 @@ def check_json_depth(value: object, what: str, limit: int = MAX_JSON_DEPTH) -> N
     """BadRequestError when `value` nests deeper than `limit` (`what` names the field)."""
     if json_value_depth(value, limit) > limit:
         raise BadRequestError(f"{what} is nested deeper than {limit} levels", details={"field": what, "limit": limit})
+
+
+def check_run_input(payload: dict[str, Any]) -> None:
+    """A hosted run's input, before its execution starts: at most MAX_RUN_INPUT_BYTES (413), and every
+    `*timeout_seconds` in it (each feeds a TimeoutSecondsPath) a whole number of seconds Step Functions
+    accepts (not 0, negative or fractional) and that ends in practice (422 naming the field)."""
+    _check_timeouts(payload, "input")
+    size = len(json.dumps(payload))
+    if size > MAX_RUN_INPUT_BYTES:
+        raise PayloadTooLargeError(
+            f"run input is {size} bytes; the limit is {MAX_RUN_INPUT_BYTES}",
+            details={"size": size, "limit": MAX_RUN_INPUT_BYTES},
+        )
+
+
+def _check_timeouts(value: object, path: str) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}"
+            if key.endswith("timeout_seconds") and (
+                isinstance(item, bool) or not isinstance(item, int) or not 0 < item <= MAX_TIMEOUT_SECONDS
+            ):
+                raise ValidationFailedError(
+                    f"{where} must be a whole number of seconds in 1..{MAX_TIMEOUT_SECONDS}, got {item!r}",
+                    details={"path": where},
+                )
+            _check_timeouts(item, where)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_timeouts(item, f"{path}[{index}]")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import ApprovalView
-from baton.domain.approval import NOT_AN_APPROVER, REQUESTER_CANNOT_APPROVE, Approval, refusal, vote_of
+from baton.domain.approval import REFUSALS, Approval, refusal, vote_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, ApprovalRejected, QuorumReached
 from baton.ports import GuardFailedError, QuorumMet
@@ -24,7 +24,7 @@ from baton.services.answer_outcomes import SendFailedError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from baton.domain.approval import ApprovalPolicy, ApprovalTally, Decision, Vote, VoteOutcome
+    from baton.domain.approval import ApprovalPolicy, ApprovalTally, Decision, MetTally, Vote, VoteOutcome
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
     from baton.services.core import Core
@@ -35,10 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("baton")
 Groups = frozenset[str]  # the voter's approver groups (baton/api/auth.py Caller.groups)
 NO_GROUPS: Groups = frozenset()
-_REFUSALS = {
-    REQUESTER_CANNOT_APPROVE: "{who} requested this pause and cannot approve it (separation of duties)",
-    NOT_AN_APPROVER: "{who} is not among this pause's approvers {approvers}",
-}
 
 
 @dataclass(frozen=True)
@@ -118,7 +114,7 @@ class ApprovalService:
         why = refusal(policy, operator=voter.operator, groups=voter.groups, requested_by=requested_by)
         if why is not None:
             raise ForbiddenError(
-                _REFUSALS[why].format(who=voter.operator, approvers=policy.approvers),
+                REFUSALS[why].format(who=voter.operator, approvers=policy.approvers),
                 details={"reason": why, "interaction_id": pause.interaction_id, "requested_by": requested_by},
             )
         cast = (vote, str(answer)) if vote is not None else vote_of(policy, pause.request.options, answer)
@@ -231,18 +227,18 @@ class ApprovalService:
             return False, True
 
 
-def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[dict[str, str]]:
+def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:
     """The reconciler's pass: every tally met but not released (one Query of the sparse index the release
     removes) is settled by its pause's kind (`settle`) as its decider would have. A tally whose pause
     ended another way is taken off the list. Returns the ones this pass released."""
-    released: list[dict[str, str]] = []
+    released: list[MetTally] = []
     for met in core.store.list_met_tallies():
         try:
             pause = core.store.get_interaction(met.run_id, met.interaction_id)
             if pause is None or pause.state.status != "pending":
                 core.store.close_tally(met.run_id, met.interaction_id)  # ended another way (or a stale read)
             elif settle(pause):
-                released.append({"run_id": met.run_id, "interaction_id": met.interaction_id, "kind": "quorum"})
+                released.append(met)
         except GoneError:  # its run or gate ended first: nothing waits for the decision
             core.store.close_tally(met.run_id, met.interaction_id)
         except Exception:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.ladder import AnswerCheck
 from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, RunPaused
@@ -79,7 +80,7 @@ class AskService:
             ),
         )
         core.store.put_interaction(interaction)
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running", "paused_waiting_human"})
+        core.set_run_status(run_id, "paused_waiting_human", allowed_from=set(OPEN_RUN_STATES))
         core.record(
             run_id,
             HumanInputRequested(

@@ -9,7 +9,6 @@ derives the interaction id from the task, `parked_again` knows a retry by the to
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -21,7 +20,7 @@ from baton.domain.channels import refuse_unconfigured
 from baton.domain.deadline import GRACE_SECONDS, OPEN_WAIT_STATUSES
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
 from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
-from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso
+from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso, task_interaction_id
 from baton.models import Event, Interaction, ParkedWait, RunSummary
 from baton.notify.model import CHANNELS, Notification
 from baton.services.answer_outcomes import SendFailedError
@@ -33,22 +32,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("baton")
 
-__all__ = ["DEADLINE_ERROR", "GRACE_SECONDS", "Core", "task_interaction_id"]
+__all__ = ["DEADLINE_ERROR", "GRACE_SECONDS", "Core"]
 DEADLINE_ERROR = "BatonDeadlinePassed"  # the task failure Baton sends at a deadline (the gates' Catch names it)
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 # What Step Functions says when a token was already closed; before the deadline that is an earlier send.
 _CLOSED = ("TaskTimedOut", "InvalidToken")
-
-
-def _crockford(value: int, length: int) -> str:
-    return "".join(_CROCKFORD[(value >> (5 * n)) & 31] for n in reversed(range(length)))
-
-
-def task_interaction_id(token: str, entered_at: datetime) -> str:
-    """A ULID-shaped id made from the task itself: its entry time (ids still sort by time) and 80 bits of
-    its token's hash. The same task (a retried park) always gets the same id."""
-    digest = int.from_bytes(hashlib.sha256(token.encode()).digest()[:10], "big")
-    return _crockford(int(entered_at.timestamp() * 1000), 10) + _crockford(digest, 16)
 
 
 @dataclass
@@ -95,9 +82,8 @@ class Core:
     ) -> None:
         """Accept an answer only before the deadline: after it, record the answer as late (kept, never
         delivered) and refuse with a 410 that says so (`details` added to the error's)."""
-        if deadline is None or not self.is_past(deadline):
-            return
-        self._refuse_late(interaction, answer, caller=caller, deadline=deadline, **details)
+        if deadline is not None and self.is_past(deadline):
+            self._refuse_late(interaction, answer, caller=caller, deadline=deadline, **details)
 
     def refuse_if_ended(self, interaction: Interaction, answer: Any, /, *, caller: str, **details: Any) -> None:
         """The one rule for an answer to a pause its deadline ended (timed out, or its declared default
@@ -178,7 +164,6 @@ class Core:
 
     def set_run_status(self, run_id: str, status: str, *, allowed_from: set[str], **changes: Any) -> bool:
         """Move the run's status if it is in `allowed_from`; a run already elsewhere is left alone."""
-
         try:
             self.store.update_run(
                 run_id, {"status": status, "updated_at": self.now(), **changes}, allowed_from=allowed_from
@@ -191,12 +176,9 @@ class Core:
         """422 when `notify` names a channel this stack does not wire (baton/domain/channels.py)."""
         refuse_unconfigured(notify, self.channels, field=field)
 
-    def notify(self, interaction: Interaction, event: str, **extra: Any) -> None:
-        """Notifications are best effort: a failed publish is logged, never loses the request."""
-        self.notify_to(interaction, event, None, **extra)
-
-    def notify_to(self, interaction: Interaction, event: str, channels: list[str] | None, **extra: Any) -> None:
-        """`notify` to other channels than the request's (a ladder's escalation, baton.domain.ladder)."""
+    def notify(self, interaction: Interaction, event: str, to: list[str] | None = None, /, **extra: Any) -> None:
+        """Publish `event` to the request's channels, or `to` others (a ladder's escalation,
+        baton.domain.ladder). Best effort: a failed publish is logged, never loses the request."""
         req = interaction.request
         try:
             self.notifier.publish(
@@ -208,7 +190,7 @@ class Core:
                     node=req.node,
                     prompt=req.prompt,
                     options=req.options,
-                    channels=channels or req.notify or ["console"],
+                    channels=to or req.notify or ["console"],
                     created_at=interaction.created_at,
                     extra=extra,
                 )
@@ -248,36 +230,25 @@ class Core:
         waits as read (does another branch still hold the run paused?).
         """
         wait = wait if wait is not None else self.store.get_wait(run_id, gate)
-        if wait is None or wait.status not in OPEN_WAIT_STATUSES:
-            return False
-        if token is not None and wait.task_token != token:
+        if wait is None or wait.status not in OPEN_WAIT_STATUSES or token not in (None, wait.task_token):
             return False
         try:
             self.tokens.send_success(
                 wait.task_token, output.model_dump(mode="json") if isinstance(output, BaseModel) else output
             )
         except TaskTokenError as err:
+            # An earlier send of this stored answer may have closed the token, its sender dead before the
+            # bookkeeping (or about to finish it): then it is completed here, exactly once.
             if not self._closed_by_earlier_send(wait, err):
                 return False
-            # An earlier send of this stored answer closed the token and its sender did not finish the
-            # bookkeeping (it died after the send, or is about to finish): complete it, exactly once.
-            self._complete_after_send(wait, also, siblings)
-            return True
         except Exception as err:  # throttled past the retries, unreachable: the answer waits stored
             log.warning("send failed; the reconciler sends it", extra={"run_id": run_id, "gate": gate, "error": err})
             raise SendFailedError(run_id, gate) from err
-        self._complete_after_send(wait, also, siblings)
-        return True  # sent; if a twin finished the bookkeeping first, the resume is still ours
-
-    def _complete_after_send(
-        self, wait: ParkedWait, also: Sequence[EventPayload], siblings: Sequence[ParkedWait] | None
-    ) -> None:
-        """The bookkeeping after a send that got through: the workflow is resumed whatever happens here,
-        so a failed write is logged, not raised (the reconciler's re-send completes it, exactly once)."""
-        try:
+        try:  # the workflow is resumed whatever happens here: a failed write is logged, not raised
             self.complete_release(wait, also=also, siblings=siblings)
         except Exception:
             log.exception("release bookkeeping failed; the reconciler completes it", extra={"run_id": wait.run_id})
+        return True  # sent; if a twin finished the bookkeeping first, the resume is still ours
 
     def complete_release(
         self, wait: ParkedWait, *, also: Sequence[EventPayload] = (), siblings: Sequence[ParkedWait] | None = None
@@ -334,9 +305,7 @@ class Core:
         """Why was the token already closed? Before the deadline only a send of the stored answer can
         have closed it (AWS says TaskTimedOut or InvalidToken): True. A task that no longer exists: True
         only if Step Functions reports the execution running on or succeeded. A timeout: GoneError."""
-        if err.reason in _CLOSED and not self.wait_expired(wait):
-            return True
-        if err.reason in _CLOSED and self._released_by_deadline(wait):
+        if err.reason in _CLOSED and (not self.wait_expired(wait) or self._released_by_deadline(wait)):
             return True
         if err.reason == "TaskTimedOut":
             raise GoneError(

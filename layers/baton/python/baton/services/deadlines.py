@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.base import Contract
+from baton.contracts.deadline_tasks import NextTimer, TimerOutcome
 from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
@@ -56,24 +57,6 @@ class _StepSubject:
     ends_after_last: bool = False  # no deadline step follows: the pause's waiter ends it
 
 
-class NextTimer(GateDeadlinePayload, Contract):
-    """The timer's next input: its step, and how long its Wait waits for it."""
-
-    wait_seconds: int
-
-
-class TimerOutcome(Contract):
-    """What a timer's firing did (the `gate_deadline` task's output; the timer's Choice reads `next`). At
-    the deadline: `ended`/`released`; at a ladder step: `done`, `step` and the `next` step, if any."""
-
-    ended: bool | None = None
-    released: bool | None = None
-    done: bool | None = None
-    step: str | None = None
-    reason: str
-    next: NextTimer | None = None
-
-
 class WaitReconciled(Contract):
     """One parked wait's reconcile (`Reconciler.reconcile_one`): ended at its deadline, or released."""
 
@@ -82,14 +65,9 @@ class WaitReconciled(Contract):
 
 
 def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
-    """Store a wait a park just made, then start its timer: how every park parks."""
+    """Store a wait a park just made, then start its timer (how every park parks): due at the deadline,
+    or at the first step of the ladder its await gate or `pause` (the parked request) declared."""
     core.store.put_wait(wait)
-    arm(core, wait, pause=pause)
-
-
-def arm(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
-    """Start the timer of a wait just parked (best effort: the reconciler sweeps a missed one): due at
-    the deadline, or at the first step of the ladder `pause` (the parked request) declared."""
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
@@ -110,35 +88,24 @@ def _wait_steps(wait: ParkedWait, deadline: datetime, pause: InteractionRequest 
     return pause.ladder_steps(deadline) if pause is not None else []
 
 
-def arm_interaction(core: Core, interaction: Interaction) -> None:
-    """Start the ladder timer of a pause no gate parks (an async question, a blocking ask, an SDK
-    interrupt) at its first step; a question whose only step is its default, at its deadline."""
-    if interaction.request.ladder is not None and interaction.expires_at is not None:
-        steps = _steps_of(interaction)
-        if steps or _defaults_at_deadline(interaction):
-            _arm_own(core, interaction, INTERACTION_GATE, steps)
+def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTION_GATE) -> None:
+    """Start the timer of a pause no gate parks, named after its interaction, at its first ladder step:
+    an async question, a blocking ask or an SDK interrupt (only with steps, or a question's default to
+    take at its deadline), or a tool-form await (`arm_tool_await`: at its expiry without a ladder)."""
+    ladder, expires_at = interaction.request.ladder, interaction.expires_at
+    if expires_at is None:
+        return
+    steps = ladder.steps_from(parse_iso(interaction.created_at), parse_iso(expires_at)) if ladder is not None else []
+    if gate == TOOL_GATE or steps or _defaults_at_deadline(interaction):
+        iid = interaction.interaction_id
+        payload = GateDeadlinePayload(
+            run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
+        )
+        _start(core, payload, steps, key=f"{gate}:{iid}", deadline=expires_at)
 
 
 def arm_tool_await(core: Core, awaiting: Interaction) -> None:
-    """Start the timer of a tool-form await at its expiry, or at the first step of its ladder."""
-    if awaiting.expires_at is not None:
-        _arm_own(core, awaiting, TOOL_GATE, _steps_of(awaiting))
-
-
-def _steps_of(i: Interaction) -> list[LadderStep]:
-    ladder = i.request.ladder
-    if ladder is None or i.expires_at is None:
-        return []
-    return ladder.steps_from(parse_iso(i.created_at), parse_iso(i.expires_at))
-
-
-def _arm_own(core: Core, i: Interaction, gate: str, steps: list[LadderStep]) -> None:
-    """A timer named after its interaction (no parked wait)."""
-    assert i.expires_at is not None
-    payload = GateDeadlinePayload(
-        run_id=i.run_id, gate=gate, deadline=parse_iso(i.expires_at), interaction_id=i.interaction_id
-    )
-    _start(core, payload, steps, key=f"{gate}:{i.interaction_id}", deadline=i.expires_at)
+    arm_interaction(core, awaiting, TOOL_GATE)
 
 
 def _defaults_at_deadline(interaction: Interaction) -> bool:
@@ -189,11 +156,8 @@ class Deadlines:
         """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
         if timer.step != "deadline" or (timer.gate == INTERACTION_GATE and timer.interaction_id is not None):
             return self._walk(timer)
-        early = (timer.deadline - self.core.clock.now()).total_seconds()
-        if early > MAX_EARLY_SECONDS:
+        if not self._due(timer.deadline):
             return TimerOutcome(ended=False, released=False, reason="not_due")  # the reconciler will see it
-        if early > 0:
-            self._sleep(early)
         if timer.interaction_id is not None:
             ended = self._time_out_tool_await(timer.run_id, timer.interaction_id)
             return TimerOutcome(ended=ended, released=False, reason="timed_out" if ended else "not_pending")
@@ -206,6 +170,13 @@ class Deadlines:
         settled = "settled" if outcome.released else "answered_in_time"
         reason = "deadline" if outcome.ended else settled
         return TimerOutcome(ended=outcome.ended, released=outcome.released, reason=reason)
+
+    def _due(self, deadline: datetime) -> bool:
+        """A timer that fires a little early (clock skew) waits for `deadline`; far too early, it is not due."""
+        early = (deadline - self.core.clock.now()).total_seconds()
+        if 0 < early <= MAX_EARLY_SECONDS:
+            self._sleep(early)
+        return early <= MAX_EARLY_SECONDS
 
     def _parked_for(self, timer: GateDeadlinePayload) -> ParkedWait | None:
         """The wait this timer was started for, if still parked with the same deadline."""
@@ -265,32 +236,26 @@ class Deadlines:
 
     def _take_default(self, timer: GateDeadlinePayload) -> TimerOutcome:
         assert timer.interaction_id is not None
-        if (early := (timer.deadline - self.core.clock.now()).total_seconds()) > MAX_EARLY_SECONDS:
+        if not self._due(timer.deadline):
             return TimerOutcome(done=True, step="deadline", reason="not_due")
-        if early > 0:
-            self._sleep(early)
         taken = self._default_question is not None and self._default_question(timer.run_id, timer.interaction_id)
         return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
 
     def _send(self, this: LadderStep, subject: _StepSubject) -> None:
         """One ladder step (due at `this.at`: a timer a little early waits for it), about the subject's
-        pending interactions: its event, then a notification per interaction (a reminder to their own
-        channels, an escalation to the ladder's)."""
+        pending interactions: its event, then a notification per interaction."""
         core = self.core
         if (early := (this.at - core.clock.now()).total_seconds()) > 0:
             self._sleep(min(early, MAX_EARLY_SECONDS))
-        pending, gate, deadline = subject.pending, subject.gate, subject.deadline
-        ids = [i.interaction_id for i in pending]
-        if this.step == "remind":
-            channels = sorted({c for i in pending for c in i.request.notify})
-            core.record(pending[0].run_id, ReminderSent(gate=gate, interaction_ids=ids, channels=channels))
-            for i in pending:
-                core.notify(i, "reminder_sent", deadline=deadline)
-        else:
-            channels = list(subject.ladder.escalate_to)
-            core.record(pending[0].run_id, Escalated(gate=gate, interaction_ids=ids, channels=channels))
-            for i in pending:
-                core.notify_to(i, "escalated", channels, deadline=deadline)
+        pending, remind = subject.pending, this.step == "remind"
+        own: list[str] = sorted({c for i in pending for c in i.request.notify})
+        channels = own if remind else [str(c) for c in subject.ladder.escalate_to]
+        step = (ReminderSent if remind else Escalated)(
+            gate=subject.gate, interaction_ids=[i.interaction_id for i in pending], channels=channels
+        )
+        core.record(pending[0].run_id, step)
+        for i in pending:  # a reminder to the interaction's own channels, an escalation to the ladder's
+            core.notify(i, str(step.event_type), None if remind else channels, deadline=subject.deadline)
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
         """The timer's next input: the following step, or the deadline, and how long to wait for it."""

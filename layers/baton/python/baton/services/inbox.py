@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from baton.contracts.inbox import INBOX_KINDS, InboxAction, InboxBlocks, InboxItem, InboxKind, InboxPage
-from baton.ids import iso, parse_iso
-from baton.models import InterruptRequest, PendingQuery
+from baton.contracts.inbox import INBOX_KINDS, InboxItem, InboxKind, InboxPage
+from baton.ids import iso
+from baton.models import PendingQuery
 from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token
 
 if TYPE_CHECKING:
@@ -46,6 +46,16 @@ class InboxQuery(BaseModel):
         """What a page token is bound to: every filter but the page size."""
         return [sorted(self.kinds), self.run_id, self.node, self.claimed, self.min_age_s, self.order]
 
+    def token_after(self, position: str) -> str:
+        return encode_page_token(InboxCursor(p=position, f=self.scope()))
+
+    def continues_after(self) -> str | None:
+        """The position `next_token` continues from; 400 when it is not a token this listing issued."""
+        cursor = decode_page_token(self.next_token, InboxCursor) if self.next_token else None
+        if cursor is not None and cursor.f != self.scope():
+            raise foreign_page_token("filters")
+        return cursor.p if cursor is not None else None
+
 
 class InboxCursor(BaseModel):
     """A page token: the position of the page's last item (`p`) and the filters it was issued for (`f`)."""
@@ -54,55 +64,6 @@ class InboxCursor(BaseModel):
 
     p: str = Field(max_length=200, pattern=_POSITION)
     f: Any
-
-
-def encode_token(position: str, query: InboxQuery) -> str:
-    return encode_page_token(InboxCursor(p=position, f=query.scope()))
-
-
-def decode_token(token: str, query: InboxQuery) -> str:
-    """The position a token continues from; 400 when it is not one this listing issued."""
-    cursor = decode_page_token(token, InboxCursor)
-    if cursor.f != query.scope():
-        raise foreign_page_token("filters")
-    return cursor.p
-
-
-SchemaForm = Literal["json_schema", "light"]
-
-
-def _answer_schema(request: InterruptRequest) -> tuple[dict[str, object] | None, SchemaForm | None]:
-    if request.json_schema is not None:
-        return request.json_schema, "json_schema"
-    if request.schema_ is not None:
-        return request.schema_, "light"
-    return None, None
-
-
-def actions_of(i: Interaction) -> list[InboxAction]:
-    """The public routes that act on the item (the same the CLI and the SDK use)."""
-    run = f"/api/runs/{i.run_id}"
-    own: list[InboxAction]
-    if i.kind == "question":
-        own = [InboxAction(name="answer", method="POST", path=f"{run}/interactions/{i.interaction_id}/answer")]
-    elif i.kind == "interrupt":
-        path = f"/api/v1/interrupts/{i.interaction_id}"
-        own = [
-            InboxAction(name="view", method="GET", path=path),
-            InboxAction(name="claim", method="POST", path=f"{path}/claim"),
-            InboxAction(name="resume", method="POST", path=f"{path}/resume"),
-            InboxAction(name="cancel", method="POST", path=f"{path}/cancel"),
-        ]
-    elif i.kind == "review":
-        own = [
-            InboxAction(name="review", method="GET", path=f"{run}/review?gate={i.node}"),
-            InboxAction(name="review_action", method="POST", path=f"{run}/resume"),
-        ]
-    elif i.kind == "ask":
-        own = [InboxAction(name="resume", method="POST", path=f"{run}/resume")]
-    else:  # an await completes when the questions in its scope are answered
-        own = [InboxAction(name="questions", method="GET", path=f"{run}/interactions/pending")]
-    return [*own, InboxAction(name="run", method="GET", path=run)]
 
 
 def mark_parked_blocks(core: Core) -> int:
@@ -132,7 +93,7 @@ class InboxService:
         now = self.core.clock.now()
         return PendingQuery(
             newest_first=query.order == "newest",
-            after=decode_token(query.next_token, query) if query.next_token else None,
+            after=query.continues_after(),
             created_before=iso(now - timedelta(seconds=query.min_age_s)) if query.min_age_s else None,
             run_id=query.run_id,
             node=query.node,
@@ -164,36 +125,6 @@ class InboxService:
         more = more or len(merged) > query.limit
         page = merged[: query.limit]
         as_of = self.core.now()
-        items = [self.item(i, as_of) for i in page]
-        token = encode_token(store_query.position(page[-1]), query) if more and page else None
+        items = [InboxItem.of(i, as_of) for i in page]
+        token = query.token_after(store_query.position(page[-1])) if more and page else None
         return InboxPage(items=items, count=len(items), next=token, as_of=as_of)
-
-    @staticmethod
-    def item(i: Interaction, as_of: str) -> InboxItem:
-        request = i.request
-        schema, form = _answer_schema(request) if isinstance(request, InterruptRequest) else (None, None)
-        gate = i.blocks
-        if gate is None and isinstance(request, InterruptRequest):
-            gate = request.gate  # a hosted interrupt names its gate even before its wait is read
-        waited = (parse_iso(as_of) - parse_iso(i.created_at)).total_seconds()
-        claim = i.state.without_lapsed_claim(as_of)
-        return InboxItem(
-            id=i.interaction_id,
-            kind=request.kind,
-            run_id=i.run_id,
-            node=i.node,
-            prompt=request.prompt,
-            options=request.options,
-            allow_free_text=request.allow_free_text,
-            answer_schema=schema,
-            answer_schema_form=form,
-            created_at=i.created_at,
-            expires_at=i.expires_at,
-            waited_s=max(0, int(waited)),
-            claimed_by=claim.claimed_by,
-            claimed_at=claim.claimed_at,
-            lease_expires_at=claim.lease_expires_at,
-            blocks=InboxBlocks(gate=gate, run_id=i.run_id),
-            actions=actions_of(i),
-            version=i.state.version,
-        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.errors import ConflictError
 from baton.events import RunEnded
 from baton.ids import iso
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
-
-OPEN_RUN_STATES = frozenset({"created", "running", "paused_waiting_human"})
 
 
 def run_of(core: Core, end: ExecutionEnd) -> RunSummary | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from baton.contracts.base import Contract
+from baton.contracts.deadline_tasks import ReconcileReport, Settled
 from baton.errors import ConflictError, GoneError
 from baton.models import QuestionRequest
 from baton.services.approvals import settle_met_quorums
@@ -35,18 +35,6 @@ if TYPE_CHECKING:
     from baton.services.review import ReviewService
 
 log = logging.getLogger("baton")
-Done = list[dict[str, str]]  # the run (gate or interaction) and kind of each pause a pass settled
-
-
-class ReconcileReport(Contract):
-    """What one pass did (the `reconcile` task's output, with the parked-age metrics added)."""
-
-    checked: int
-    released: Done
-    timed_out: list[str]  # tool-form awaits past their expiry
-    ended: Done
-    quorums: Done
-    defaults: Done
 
 
 class Reconciler:
@@ -77,14 +65,38 @@ class Reconciler:
             return (review.reconcile_wait, review.deadline_policy()) if review is not None else None
         return self.runs.reconcile_wait, self.runs.deadline_policy()  # ask (any other RunService.park kind)
 
-    def _end_if_due(self, wait: ParkedWait) -> DeadlineEnd | None:
-        """What Baton did at this pause's deadline now (then there is nothing left to resend): its stored
-        answer delivered, its declared default taken, or the pause timed out. None: not due, or nothing."""
+    def _settle_quorum(self, pause: Interaction) -> bool:
+        """A pending pause whose tally is met, released as its deciding vote would have (its kind's path)."""
+        kind = pause.request.kind
+        if kind == "question":
+            return self._settle_question(pause)
+        if kind == "interrupt":
+            return self.interrupts.settle_quorum(pause)
+        if kind == "ask":  # a hosted park or a blocking ask
+            return self.runs.answers.settle_standing(pause)
+        return kind == "review" and self._review is not None and self._review().settle_quorum(pause)
+
+    def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
+        """One parked wait, as a pass treats it (also a gate's timer at its deadline, baton.services.deadlines):
+        ended at its deadline (then nothing is left to resend), else the resume a lost send owes it."""
+        kind = self._kind(wait)
+        if kind is None:
+            return WaitReconciled()
+        resend, deadline_policy = kind
+        if (at_deadline := self._end_if_due(wait, deadline_policy)) is not None:
+            return WaitReconciled(ended=at_deadline != "released", released=at_deadline == "released")
+        try:
+            return WaitReconciled(released=resend(wait))
+        except GoneError:
+            return WaitReconciled()  # the gate timed out first: its timeout handler reports it
+
+    def _end_if_due(self, wait: ParkedWait, policy: DeadlinePolicy[Any]) -> DeadlineEnd | None:
+        """What Baton did at this pause's deadline now: its stored answer delivered, its declared default
+        taken, or the pause timed out. None: not due, or nothing to do."""
         if not self.core.is_past(wait.deadline):
             return None
-        kind = self._kind(wait)
         try:
-            return end_at_deadline(kind[1], wait) if kind is not None else None
+            return end_at_deadline(policy, wait)
         except GoneError:
             return None  # Step Functions' own timeout closed the task first: its Catch reports it
         except Exception:
@@ -93,45 +105,30 @@ class Reconciler:
 
     def reconcile(self) -> ReconcileReport:
         checked = 0
-        released: list[dict[str, str]] = []
-        ended: list[dict[str, str]] = []
+        released: list[Settled] = []
+        ended: list[Settled] = []
         for wait in self.waits.list_parked():
-            kind = self._kind(wait)
-            if kind is None:
+            if self._kind(wait) is None:
                 continue
             checked += 1
-            done = {"run_id": wait.run_id, "gate": wait.gate, "kind": wait.kind}
-            if (at_deadline := self._end_if_due(wait)) is not None:
-                (released if at_deadline == "released" else ended).append(done)
-                continue
             try:
-                if kind[0](wait):
-                    released.append(done)
-            except GoneError:
-                pass  # the gate timed out first: its timeout handler reports it
+                outcome = self.reconcile_one(wait)
             except Exception:
                 log.exception("reconcile: re-send failed", extra={"run_id": wait.run_id, "gate": wait.gate})
+                continue
+            if outcome.ended or outcome.released:
+                done = Settled(run_id=wait.run_id, gate=wait.gate, kind=wait.kind)
+                (ended if outcome.ended else released).append(done)
         tools, timed_out = self.questions.reconcile_tool_awaits()
+        quorums = settle_met_quorums(self.core, self._settle_quorum)
         return ReconcileReport(
             checked=checked,
-            released=released + tools,
+            released=released + [Settled.model_validate(tool) for tool in tools],
             timed_out=timed_out,
             ended=ended,
-            quorums=settle_met_quorums(self.core, self._settle_quorum),
+            quorums=[Settled(run_id=met.run_id, interaction_id=met.interaction_id, kind="quorum") for met in quorums],
             defaults=self.take_question_defaults(),
         )
-
-    def _settle_quorum(self, pause: Interaction) -> bool:
-        """A pending pause whose tally is met, released as its deciding vote would have (its own kind's path)."""
-        if pause.request.kind == "question":
-            return self._settle_question(pause)
-        if pause.request.kind == "interrupt":
-            return self.interrupts.settle_quorum(pause)
-        if pause.request.kind == "ask":  # a hosted park or a blocking ask
-            return self.runs.answers.settle_standing(pause)
-        if pause.request.kind == "review" and self._review is not None:  # baton/services/review/actions.py
-            return self._review().settle_quorum(pause)
-        return False
 
     def _settle_question(self, question: Interaction) -> bool:
         policy = question.request_as(QuestionRequest).approval
@@ -147,28 +144,17 @@ class Reconciler:
             return False
         return True
 
-    def take_question_defaults(self) -> list[dict[str, str]]:
+    def take_question_defaults(self) -> list[Settled]:
         """Pending async questions past their stored deadline that declared a default: the default taken
         (`timed_out_default`, nobody's answer), as their timer would have. Returns those taken here."""
-        taken: list[dict[str, str]] = []
+        taken: list[Settled] = []
         for question in self.core.store.list_due("question", self.core.now()):
             ladder = question.request.ladder
             if ladder is None or ladder.default is None or not self.core.is_past(question.expires_at):
                 continue
             try:
                 if self.questions.take_default(question.run_id, question.interaction_id):
-                    taken.append({"run_id": question.run_id, "interaction_id": question.interaction_id})
+                    taken.append(Settled(run_id=question.run_id, interaction_id=question.interaction_id))
             except Exception:
                 log.exception("reconcile: taking a question's default failed", extra={"run_id": question.run_id})
         return taken
-
-    def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
-        """One parked wait, as a pass treats it (a gate's timer at its deadline, baton.services.deadlines):
-        ended at its deadline, or else the resume a lost send owes it."""
-        if (at_deadline := self._end_if_due(wait)) is not None:
-            return WaitReconciled(ended=at_deadline != "released", released=at_deadline == "released")
-        kind = self._kind(wait)
-        try:
-            return WaitReconciled(released=kind is not None and kind[0](wait))
-        except GoneError:
-            return WaitReconciled()  # the gate timed out first

@@ -3,17 +3,15 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import RunView
-from baton.domain.execution_events import ENDED_STATUSES, ExecutionEnd
-from baton.domain.fields import MAX_TIMEOUT_SECONDS
+from baton.domain.execution_events import ExecutionEnd
 from baton.domain.fields import check_run_id as check_run_id  # where the routes import it from
-from baton.errors import NotFoundError, PayloadTooLargeError, ValidationFailedError
+from baton.domain.fields import check_run_input
+from baton.errors import NotFoundError, ValidationFailedError
 from baton.events import RunStarted
-from baton.ids import parse_iso
 from baton.models import TERMINAL_RUN_STATES, Event, RunSummary
 from baton.services import lifecycle
 from baton.services.pauses import PauseService
@@ -23,27 +21,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from baton.services.core import Core
-
-MAX_INPUT_BYTES = 32 * 1024
-
-
-def _check_timeouts(value: Any, path: str = "input") -> None:
-    """Every `*timeout_seconds` in a run's input feeds a TimeoutSecondsPath: refuse what Step Functions
-    would refuse at run time (0, negative, not an integer) or what would never end in practice."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}"
-            if key.endswith("timeout_seconds") and (
-                isinstance(item, bool) or not isinstance(item, int) or not 0 < item <= MAX_TIMEOUT_SECONDS
-            ):
-                raise ValidationFailedError(
-                    f"{where} must be a whole number of seconds in 1..{MAX_TIMEOUT_SECONDS}, got {item!r}",
-                    details={"path": where},
-                )
-            _check_timeouts(item, where)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _check_timeouts(item, f"{path}[{index}]")
 
 
 class RunService(PauseService):
@@ -76,13 +53,7 @@ class RunService(PauseService):
             )
         run_id = run_id or self.core.ids.new_id()  # a given one was checked by the request model
         payload = {**self.input_defaults.get(workflow, {}), **payload}
-        _check_timeouts(payload)
-        size = len(json.dumps(payload))
-        if size > MAX_INPUT_BYTES:
-            raise PayloadTooLargeError(
-                f"run input is {size} bytes; the limit is {MAX_INPUT_BYTES}",
-                details={"size": size, "limit": MAX_INPUT_BYTES},
-            )
+        check_run_input(payload)
         self._check_declared_input(workflow, payload)
         notify = payload.get("notify")
         self.core.check_notify(notify if isinstance(notify, list) else None, field="input.notify")
@@ -132,19 +103,9 @@ class RunService(PauseService):
         if not run.hosted or not run.execution_arn or run.status in TERMINAL_RUN_STATES:
             return run
         described = self.core.workflows.describe(run.execution_arn)
-        if described["status"] not in ENDED_STATUSES:
+        end = ExecutionEnd.from_described(run.execution_arn, run.run_id, described, self.core.clock.now())
+        if end is None:
             return run
-        stopped = described.get("stopped_at")
-        end = ExecutionEnd(
-            execution_arn=run.execution_arn,
-            name=run.run_id,
-            status=described["status"],
-            stopped_at=parse_iso(stopped) if isinstance(stopped, str) else self.core.clock.now(),
-            input=described.get("input"),
-            output=described.get("output"),
-            error=described.get("error"),
-            cause=described.get("cause"),
-        )
         lifecycle.record_end(self.core, end)
         return self.core.require_run(run.run_id)
 
