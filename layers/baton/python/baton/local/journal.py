@@ -96,44 +96,27 @@ def replay(
     journal: Journal,
     key_names: tuple[str, str],
     object_hook: Callable[[dict[str, Any]], Any],
-) -> int:
-    """Apply `<name>.old`, then `<name>`, to `items` (by key). Returns the lines applied."""
-    applied = 0
+) -> None:
+    """Apply `<name>.old`, then `<name>`, to `items` (by key)."""
     for path in (journal.old, journal.path):
-        if path.exists():
-            applied += _replay_file(items, path, key_names, object_hook)
-    return applied
-
-
-def _replay_file(
-    items: dict[Key, dict[str, Any]],
-    path: Path,
-    key_names: tuple[str, str],
-    object_hook: Callable[[dict[str, Any]], Any],
-) -> int:
-    lines = path.read_bytes().split(b"\n")
-    complete, tail = lines[:-1], lines[-1]  # what follows the last newline was cut short (or is empty)
-    applied = 0
-    for number, raw in enumerate(complete, start=1):
-        try:
-            entry = json.loads(raw, object_hook=object_hook)
-            puts, deletes = entry["put"], entry["delete"]
-        except (ValueError, TypeError, KeyError) as err:
-            if number == len(complete) and not tail:
-                tail = raw  # the last line itself is the torn one
+        lines = path.read_bytes().split(b"\n") if path.exists() else [b""]
+        complete, tail = lines[:-1], lines[-1]  # what follows the last newline was cut short (or is empty)
+        for number, raw in enumerate(complete, start=1):
+            try:
+                entry = json.loads(raw, object_hook=object_hook)
+                puts, deletes = entry["put"], entry["delete"]
+            except (ValueError, TypeError, KeyError) as err:
+                if number == len(complete) and not tail:
+                    tail = raw  # the last line itself is the torn one
+                    break
+                left = len(complete) - number + 1
+                log.warning("local stack: %s line %d is unreadable (%s); %d line(s) left out", path, number, err, left)
+                tail = b""
                 break
-            left = len(complete) - number + 1
-            log.warning("local stack: %s line %d is unreadable (%s); %d line(s) left out", path, number, err, left)
-            return applied
-        for attrs in puts:
-            items[key_of(attrs, key_names)] = attrs
-        for attrs in deletes:
-            items.pop(key_of(attrs, key_names), None)
-        applied += 1
-    if tail.strip():
-        log.warning(
-            "local stack: ignored the last line of %s, cut short by a crash (%d bytes; its request was never answered)",
-            path,
-            len(tail),
-        )
-    return applied
+            for attrs in puts:
+                items[key_of(attrs, key_names)] = attrs
+            for attrs in deletes:
+                items.pop(key_of(attrs, key_names), None)
+        if tail.strip():
+            message = "local stack: ignored the last line of %s, cut short by a crash (%d bytes; never answered)"
+            log.warning(message, path, len(tail))

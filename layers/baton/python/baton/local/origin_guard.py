@@ -41,8 +41,9 @@ class LoopbackOnly:
         return None
 
 
-def forbidden_body(reason: str) -> bytes:
-    return json.dumps({"error": FORBIDDEN_CODE, "message": reason}).encode()
+def error_body(code: str, message: str) -> bytes:
+    """An error in the API's JSON shape, for what the local servers answer without the API."""
+    return json.dumps({"error": code, "message": message}).encode()
 
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -57,7 +58,7 @@ def guarded_wsgi(app: WsgiApp) -> WsgiApp:
         reason = policy.refusal(environ.get("HTTP_HOST"), environ.get("HTTP_ORIGIN"))
         if reason is None:
             return app(environ, start_response)
-        body = forbidden_body(reason)
+        body = error_body(FORBIDDEN_CODE, reason)
         start_response("403 Forbidden", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
         return [body]
 

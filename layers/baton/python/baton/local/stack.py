@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from baton.errors import BatonError
 from baton.local import moto_fixes, persist
-from baton.local.boto_loader import shared_botocore_loader
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.emulator_logs import quiet_interpreter
 from baton.local.http_adapter import function_for_path, make_server
-from baton.local.in_process import calls_in_process
+from baton.local.in_process import calls_in_process, shared_botocore_loader
 from baton.local.inbox import InboxSite, inbox_dist, table_sessions
 from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_scale import dynamodb_at_scale
