@@ -9,9 +9,8 @@ import contextlib
 import functools
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 from urllib.parse import urlsplit
-
-from baton.local.moto_fixes import patched
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -54,10 +53,11 @@ def calls_in_process(moto_url: str, region: str) -> Iterator[None]:
         BUILTIN_HANDLERS.remove(entry)
 
 
-def shared_botocore_loader() -> contextlib.AbstractContextManager[None]:
+def shared_botocore_loader() -> contextlib.AbstractContextManager[object]:
     """Each service model (and the ~1 MB endpoint list) parsed once, not once per session (the stack's,
     each handler's, moto's backends': over a second of CPU at start-up); botocore only reads them."""
     import botocore.loaders
     import botocore.session
 
-    return patched(botocore.session, {"create_loader": functools.cache(botocore.loaders.create_loader)})
+    loader: Any = functools.cache(botocore.loaders.create_loader)
+    return patch.object(botocore.session, "create_loader", loader)

@@ -1,12 +1,8 @@
-"""The local stack's write journal (`baton.local.persist` keeps the snapshot it follows).
-
-One line per committed moto request: `{"put": [item, ...], "delete": [key, ...]}` in DynamoDB JSON, the
-items whole, written with one `write(2)` to an `O_APPEND` file before the DynamoDB lock is released (an
-acknowledged answer survives `kill -9`). Whole items make replay idempotent, so the snapshot can be cut at
-any moment: compaction (`rotate`) moves the file aside as `<name>.old` under the lock, the snapshot is
-written, then the old file deleted. Restart = snapshot, `<name>.old`, `<name>`. A last line cut short (never
-acknowledged) is ignored; an unreadable line before it stops the replay there; both are logged.
-"""
+"""The local stack's write journal, after the snapshot `baton.local.persist` keeps: one line per committed
+moto request (`{"put": [item, ...], "delete": [key, ...]}`, DynamoDB JSON), appended to an `O_APPEND` file
+before the DynamoDB lock is released, so an acknowledged answer survives `kill -9`. Whole items make replay
+idempotent, so the snapshot can be cut at any moment (`rotate`). A last line cut short (never acknowledged)
+is ignored; an unreadable line before it stops that file's replay; both are logged."""
 
 from __future__ import annotations
 
@@ -37,7 +33,7 @@ class Journal:
         self.path = path
         self.old = path.with_name(path.name + ".old")
         self.bytes = 0  # appended since the last rotation
-        self.appended = 0  # lines appended since opened (a count tests and figures read)
+        self.appended = 0  # lines appended since opened (tests and figures read it)
         self._fd: int | None = None
         self._unsynced = False
 

@@ -10,8 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
-
-from baton.local.moto_fixes import patched
+from unittest.mock import patch
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 FORBIDDEN_CODE = "forbidden_origin"
@@ -77,7 +76,7 @@ def emulator_refuses_other_origins() -> Iterator[None]:
         return guarded_wsgi(wrapped(create_app))
 
     with (
-        patched(werkzeug_app, {"DISABLE_GLOBAL_CORS": True}),
-        patched(threaded_moto_server, {"DomainDispatcherApplication": dispatcher}),
+        patch.object(werkzeug_app, "DISABLE_GLOBAL_CORS", True),
+        patch.object(threaded_moto_server, "DomainDispatcherApplication", dispatcher),
     ):
         yield
