@@ -22,7 +22,7 @@ from baton.local.journal import Journal, key_of, line, replay
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import stored_item, stored_items, track_changes
 from baton.local.saved_text import may_hold_invalid_text, repaired
-from baton.models import InteractionKind, status_of
+from baton.models import InteractionKind
 from baton.private_files import private_dir
 from baton.workflows.table import PK, SK
 
@@ -150,6 +150,8 @@ def upgrade(core: Core) -> None:
 def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]:
     """Fail every hosted run that was running or paused (its execution is gone) and close what it waited
     on; returns the run ids closed."""
+    from baton.services.run_stop import close_pauses
+
     closed = []
     for attrs in items:
         if attrs.get("SK", {}).get("S") != "RUN" or not attrs.get("hosted", {}).get("BOOL"):
@@ -160,20 +162,10 @@ def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]
         if core.set_run_status(run_id, "failed", allowed_from=set(_OPEN_RUN_STATES), reason=RESTART_REASON):
             core.record(run_id, RunFailed(reason=RESTART_REASON))
             closed.append(run_id)
-        _close_waiting(core, run_id)
+        # as a stop closes them: pending interactions cancelled, open waits released (else the reconciler
+        # and the sweeper retry dead tokens)
+        close_pauses(core, run_id, by="baton-local", cause=RESTART_REASON)
     return closed
-
-
-def _close_waiting(core: Core, run_id: str) -> None:
-    """Pending interactions cancelled, parked waits released (else the reconciler retries dead tokens)."""
-    now = core.now()
-    for interaction in core.store.list_run_interactions(run_id, status="pending"):
-        closed = status_of(interaction.state, "cancelled", by="baton-local", at=now, reason=RESTART_REASON)
-        with contextlib.suppress(Exception):  # someone moved it meanwhile: it is not pending any more
-            core.store.transition_interaction(interaction, closed)
-    for wait in core.store.list_run_waits(run_id):
-        if wait.status == "parked":
-            core.store.release_wait(wait, "released")
 
 
 def _key_text(table: Any, hash_key: Any, range_key: Any) -> str:
