@@ -17,7 +17,7 @@ from typing import Any
 import boto3
 
 from baton.adapters.build_records import DynamoBuildRecords
-from baton.local.demo_repo import DemoRepo, create_demo_repo
+from baton.cli.demo_repo import DemoRepo, create_demo_repo
 from baton.workflows.source_tree import source_tree
 from baton.workflows.table import create_table_kwargs
 from tests.gitrepo import git

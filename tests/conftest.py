@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from baton.local.boto_loader import shared_botocore_loader
+from baton.local.in_process import shared_botocore_loader
 from baton.services.core import Core
 from baton.services.runs import RunService
 from baton.workflows.resources import WORKFLOW_DEFAULTS
@@ -115,7 +115,7 @@ def _one_botocore_loader() -> Iterator[None]:
     """Each `mock_aws` starts with no boto3 default session (moto patches `boto3.DEFAULT_SESSION` to None), so
     every test that makes clients makes a new botocore session, whose new loader parses each service
     model and the endpoint list again: most of the CPU of a moto stack's set-up. The worker's sessions
-    share one loader instead, as `baton dev`'s do (layers/baton/python/baton/local/boto_loader.py; the parsed models are
+    share one loader instead, as `baton dev`'s do (layers/baton/python/baton/local/in_process.py; the parsed models are
     read-only to botocore). Moto's backends, and so each test's isolation, are untouched."""
     with shared_botocore_loader():
         yield

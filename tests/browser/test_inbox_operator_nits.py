@@ -12,7 +12,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, Response, expect
 
-from baton.local.demo_repo import create_demo_repo
+from baton.cli.demo_repo import create_demo_repo
 from tests.browser.conftest import DESKTOP, PHONE, agent, shoot
 from tests.browser.test_inbox_gates import REVIEW_SECONDS, _commit_on_run_branch, _open_review
 from tests.e2e.conftest import LocalStackProcess

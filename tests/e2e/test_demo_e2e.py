@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from baton.local.demo_repo import create_demo_repo
+from baton.cli.demo_repo import create_demo_repo
 from baton.merge.gitcmd import run_git
 from tests.e2e.conftest import LocalStackProcess, start_local_stack, stop_local_stack, wait_for
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from baton.cli.demo_repo import create_demo_repo
 from baton.client.sdk import Client
 from baton.errors import NotFoundError
-from baton.local.demo_repo import create_demo_repo
 from baton.merge.gitcmd import git_out
 from tests.e2e.conftest import LocalStackProcess, wait_for
 

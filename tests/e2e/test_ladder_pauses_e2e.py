@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.local.demo_repo import create_demo_repo
+from baton.cli.demo_repo import create_demo_repo
 from tests.e2e.conftest import LocalStackProcess, wait_for
 
 if TYPE_CHECKING:

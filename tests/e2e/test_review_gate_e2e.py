@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from baton.cli.demo_repo import DemoRepo, create_demo_repo
 from baton.client.sdk import Client
 from baton.errors import ConflictError, NotFoundError, ValidationFailedError
-from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.merge.gitcmd import git_out, run_git
 from tests.e2e.conftest import LocalStackProcess, wait_for
 

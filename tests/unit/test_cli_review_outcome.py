@@ -20,9 +20,9 @@ from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
 from baton.api import deps
 from baton.api.app import create_app
+from baton.cli.demo_repo import DemoRepo, create_demo_repo
 from baton.cli.main import app as cli_app
 from baton.client.sdk import Client
-from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.local.http_adapter import to_proxy_event
 from baton.merge.build import run_build
 from baton.merge.gitcmd import git_out, run_git

@@ -338,7 +338,7 @@ def _review_service(core: Core) -> Any:
 def test_a_review_gate_reminds_then_takes_request_changes_as_timed_out_default_never_an_approval(
     core: Core, clock: FixedClock, timers: RecordingDeadlineTimers, tmp_path: Any
 ) -> None:
-    from baton.local.demo_repo import create_demo_repo
+    from baton.cli.demo_repo import create_demo_repo
 
     core.ensure_run("r1")
     review = _review_service(core)
@@ -374,8 +374,8 @@ def test_a_review_gate_reminds_then_takes_request_changes_as_timed_out_default_n
 
 @pytest.mark.parametrize("default", ["approve_merge", "force_merge", "reply"])
 def test_a_review_gate_refuses_a_default_that_could_merge(default: str, tmp_path: Any) -> None:
+    from baton.cli.demo_repo import create_demo_repo
     from baton.domain.review_gate import parse_gate_config
-    from baton.local.demo_repo import create_demo_repo
 
     repo = create_demo_repo(tmp_path / "repo")
     raw = repo.gate_input(timeout_seconds=60, ladder={"on_timeout": {"default": default}})

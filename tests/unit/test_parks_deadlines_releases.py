@@ -22,13 +22,13 @@ import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
+from baton.cli.demo_repo import create_demo_repo
 from baton.contracts import AskRequest, ResumeInterrupt
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.review_decision import ReviewDecision
 from baton.errors import GoneError, TaskTokenError
 from baton.ids import parse_iso
-from baton.local.demo_repo import create_demo_repo
 from baton.services.core import DEADLINE_ERROR, GRACE_SECONDS
 from baton.services.interrupts import InterruptService
 from baton.services.pauses import Resume

@@ -16,10 +16,10 @@ import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
+from baton.cli.demo_repo import DemoRepo, create_demo_repo
 from baton.domain.merge_contracts import MergeOutcome
 from baton.domain.review_decision import ReviewDecision
 from baton.errors import ConflictError, ForbiddenError
-from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.models import RunSummary
 from baton.services.core import Core
 from baton.services.review import ReviewService

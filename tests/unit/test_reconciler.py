@@ -10,11 +10,11 @@ import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
+from baton.cli.demo_repo import create_demo_repo
 from baton.contracts import CancelInterrupt, ResumeInterrupt
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.review_decision import ReviewDecision
 from baton.errors import GoneError
-from baton.local.demo_repo import create_demo_repo
 from baton.models import InteractionStatus
 from baton.services.core import DEADLINE_ERROR, Core
 from baton.services.interrupts import InterruptService, InterruptSpec

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from baton.adapters.companion_offline import OfflineCompanion
+from baton.cli.demo_repo import DemoRepo, create_demo_repo
 from baton.contracts.review import BuildSent, BuildStarted
 from baton.domain.build_events import CodeBuildStateChange
 from baton.domain.merge_contracts import BuildFinished, BuildReport, BuildRequest, MergeOutcome
 from baton.domain.review_decision import ReviewDecision
 from baton.errors import TaskTokenError
-from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.merge.build import run_build
 from baton.services.core import Core
 from baton.services.review import ReviewService

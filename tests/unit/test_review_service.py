@@ -15,11 +15,11 @@ from baton.adapters.git_diff import GitDiffSource
 from baton.adapters.merge_runners import CodeBuildBuildRunner, build_command
 from baton.api import deps
 from baton.api.app import create_app
+from baton.cli.demo_repo import DemoRepo, create_demo_repo
 from baton.domain.merge_contracts import BoundedDiff, BuildRecord, BuildReport, BuildRequest, MergeOutcome
 from baton.domain.review_decision import ReviewDecision
 from baton.domain.review_gate import parse_gate_config, resolve_review_url
 from baton.errors import ConflictError, NotFoundError, ValidationFailedError
-from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services

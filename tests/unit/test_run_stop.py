@@ -83,8 +83,8 @@ def test_a_closed_review_gate_refuses_its_actions_with_a_410_naming_the_stop(cor
     it afterwards is a 410 naming the stop, not a 409 saying to try again shortly."""
     from baton.adapters.companion_offline import OfflineCompanion
     from baton.adapters.git_diff import GitDiffSource
+    from baton.cli.demo_repo import create_demo_repo
     from baton.errors import GoneError
-    from baton.local.demo_repo import create_demo_repo
     from baton.services.review import ReviewService
     from baton.services.run_stop import close_pauses
     from tests.fakes import MemoryBuildRecords

@@ -14,10 +14,10 @@ from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
 from baton.channels.slack.app import SlackAppPoster
 from baton.channels.slack.worker import SlackWorker
+from baton.cli.demo_repo import create_demo_repo
 from baton.contracts import AskRequest, BlockingAskRequest
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.gate_payloads import ParkPayload
-from baton.local.demo_repo import create_demo_repo
 from baton.notify.model import Notification
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services

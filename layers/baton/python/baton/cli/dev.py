@@ -148,7 +148,7 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
     -v shows the handlers' logs and the emulator's own failure detail (its parse trees); without it
     each ended run is one line."""
     _refuse_an_untested_moto()
-    from baton.local.demo import start_demo
+    from baton.cli.demo import start_demo
     from baton.local.stack import LocalStack
 
     channels, channel_env = _channels(webhook_url, webhook_secret, slack_webhook_url)

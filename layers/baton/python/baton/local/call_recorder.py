@@ -1,10 +1,7 @@
-"""Which AWS calls each function makes, recorded while the local stack or the integration fixtures run
-its handlers, so CI checks every call against that function's deployed role (tests/roles_check.py).
-
-On only when `BATON_CALLS_DIR` names a directory: a botocore `before-parameter-build` handler records
-each distinct (function, call, resource, code line) as a JSON line in `<dir>/calls-<pid>.jsonl`, the
-function named by the dispatcher (`invoking`, a contextvar). A task token is mapped to its state machine
-when moto issues it, so a SendTask* call records that machine."""
+"""Which AWS calls each function makes, recorded while the local stack or the integration fixtures run its
+handlers, so CI checks every call against that function's deployed role (tests/roles_check.py). On only
+when `BATON_CALLS_DIR` names a directory: each distinct (function, call, resources, code line) becomes a
+JSON line of `<dir>/calls-<pid>.jsonl`; a task token is mapped to the state machine that issued it."""
 
 from __future__ import annotations
 

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
 from baton.local import request_isolation
 from baton.local.call_recorder import install_from_env, invoking
-from baton.local.moto_fixes import patched
 from baton.workflows.resources import FUNCTIONS, FunctionSpec
 
 if TYPE_CHECKING:
@@ -144,5 +144,5 @@ class LambdaDispatcher:
                 return original_simple(backend, function_name, qualifier, *request)
             return invoke(fn, *request)
 
-        with patched(LambdaFunction, {"invoke": invoke}), patched(LambdaSimpleBackend, {"invoke": simple_invoke}):
+        with patch.object(LambdaFunction, "invoke", invoke), patch.object(LambdaSimpleBackend, "invoke", simple_invoke):
             yield self

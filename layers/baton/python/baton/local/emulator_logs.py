@@ -1,6 +1,6 @@
 """What the AWS emulator may print in `baton dev`'s terminal: moto's Step Functions interpreter logs every
 failed state with its whole parse tree, once per nesting level; a run that fails on purpose is already a
-line and events of its own, so without -v those reports are dropped by a logging filter."""
+line and events of its own, so without -v those reports are dropped."""
 
 from __future__ import annotations
 
@@ -13,17 +13,13 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 INTERPRETER_LOGGER = "moto.stepfunctions.parser"
-# The loggers and messages of the interpreter's failure reports (a failure it hands back as the
-# execution's result, which the run's end already says).
+# The interpreter's failure reports: a failure it hands back as the execution's result, which the run's end says.
 FAILURE_REPORT_LOGGERS = ("moto.stepfunctions.parser.asl.component.eval_component",)
 FAILURE_REPORT_PREFIXES = ("Stepfunctions computation ended with exception",)
 
 
-class DropFailureReports(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.name in FAILURE_REPORT_LOGGERS:
-            return False
-        return not str(record.msg).startswith(FAILURE_REPORT_PREFIXES)
+def _not_a_failure_report(record: logging.LogRecord) -> bool:
+    return record.name not in FAILURE_REPORT_LOGGERS and not str(record.msg).startswith(FAILURE_REPORT_PREFIXES)
 
 
 @contextlib.contextmanager
@@ -33,7 +29,7 @@ def quiet_interpreter() -> Iterator[logging.Handler]:
     logger = logging.getLogger(INTERPRETER_LOGGER)
     saved = (logger.level, logger.propagate)
     handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(DropFailureReports())
+    handler.addFilter(_not_a_failure_report)
     handler.setFormatter(logging.Formatter("emulator: %(message)s"))
     logger.setLevel(logging.ERROR)
     logger.propagate = False

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
-from baton.local.origin_guard import LoopbackOnly, forbidden_body
+from baton.local.origin_guard import FORBIDDEN_CODE, LoopbackOnly, error_body
 
 if TYPE_CHECKING:
     from baton.local.inbox import InboxSite
@@ -31,10 +31,6 @@ def function_for_path(path: str) -> str:
 
 MAX_REQUEST_BYTES = 1024 * 1024  # above the API's own body limit, so it answers 413 in its own words
 READ_TIMEOUT_SECONDS = 30  # a client that announces more than it sends is dropped, not waited for
-
-
-def _error_body(code: str, message: str) -> bytes:
-    return json.dumps({"error": code, "message": message}).encode()
 
 
 def to_proxy_event(method: str, raw_path: str, headers: dict[str, str], body: bytes, source_ip: str) -> dict[str, Any]:
@@ -96,11 +92,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         self.request_version = "HTTP/1.1"  # unparsed requests default to 0.9, which has no status line
         reason = message or self.responses.get(code, ("error",))[0]
-        self._send_json(code, _error_body("bad_request" if code < 500 else "server_error", reason))
+        self._send_json(code, error_body("bad_request" if code < 500 else "server_error", reason))
 
     def _refuse(self, status: int, code: str, message: str) -> None:
         self.close_connection = True  # what is left of the body cannot be told from the next request
-        self._send_json(status, _error_body(code, message))
+        self._send_json(status, error_body(code, message))
 
     def _read_chunked(self) -> bytes | None:
         """A `Transfer-Encoding: chunked` body (RFC 9112 7.1), as API Gateway reads one: the chunks
@@ -133,16 +129,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._refuse(400, "bad_request", "the request body's trailer does not end")
         return None
 
-    def _read_encoded(self, encoding: str) -> bytes | None:
-        if encoding == "chunked":
-            return self._read_chunked()
-        self._refuse(501, "not_implemented", f"Transfer-Encoding {encoding[:40]!r} is not supported")
-        return None
-
-    def _read_body(self) -> bytes | None:
+    def _read_body(self) -> bytes | None:  # noqa: PLR0911 - one answer per refusal
         encoding = (self.headers.get("Transfer-Encoding") or "").strip().lower()
-        if encoding:  # it wins over a Content-Length (RFC 9112 6.3)
-            return self._read_encoded(encoding)
+        if encoding == "chunked":  # it wins over a Content-Length (RFC 9112 6.3)
+            return self._read_chunked()
+        if encoding:
+            self._refuse(501, "not_implemented", f"Transfer-Encoding {encoding[:40]!r} is not supported")
+            return None
         raw = self.headers.get("Content-Length")
         if raw is None:
             return b""
@@ -174,7 +167,7 @@ class _Handler(BaseHTTPRequestHandler):
         tunnelled = urlsplit(self.path).path == SLACK_INTERACTIONS_PATH
         refusal = own.refusal(self.headers.get("Host"), self.headers.get("Origin"), any_host=tunnelled)
         if refusal is not None:
-            self._send_json(403, forbidden_body(refusal))
+            self._send_json(403, error_body(FORBIDDEN_CODE, refusal))
             return
         if self.inbox is not None and self.inbox.handles(self.path):
             site = self.inbox.handle(

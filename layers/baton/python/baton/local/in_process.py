@@ -1,15 +1,15 @@
-"""The local stack's own AWS calls reach moto without a socket.
-
-A boto3 call over HTTP to the in-process moto server costs ~9 ms (a new connection each time, werkzeug,
-Flask); moto's botocore stubber (what `mock_aws` uses) answers it from the same backends in ~3 ms. While
-`calls_in_process` is open, botocore clients of this process hand requests addressed to the emulator to
-that stubber. Other processes (the CLI, agents) still use the emulator's port and see the same data.
-"""
+"""The local stack's own botocore: one data loader for the process, and calls that reach moto without a
+socket. A boto3 call over HTTP to the in-process moto server costs ~9 ms (a new connection each time,
+werkzeug, Flask); moto's botocore stubber (what `mock_aws` uses) answers it from the same backends in
+~3 ms. Other processes (the CLI, agents) still use the emulator's port and see the same data."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
@@ -51,3 +51,13 @@ def calls_in_process(moto_url: str, region: str) -> Iterator[None]:
         yield
     finally:
         BUILTIN_HANDLERS.remove(entry)
+
+
+def shared_botocore_loader() -> contextlib.AbstractContextManager[object]:
+    """Each service model (and the ~1 MB endpoint list) parsed once, not once per session (the stack's,
+    each handler's, moto's backends': over a second of CPU at start-up); botocore only reads them."""
+    import botocore.loaders
+    import botocore.session
+
+    loader: Any = functools.cache(botocore.loaders.create_loader)
+    return patch.object(botocore.session, "create_loader", loader)

@@ -1,11 +1,7 @@
-"""The web inbox on the local stack: the built app (`inbox/dist`) at `/inbox/`, and its sign-in.
-
-`baton dev` prints `/inbox/login?code=<code>`: a random, single-use, short-lived code (in memory only)
-whose exchange sets an HttpOnly, SameSite=Strict session cookie (`baton.api.auth.inbox_session_token`)
-and redirects to `/inbox/`. `POST /inbox/login-code` (bearer token) makes a new code; a session is
-recorded open in the table (`InboxSessionStore`) and honoured only while it is (`/inbox/logout`,
-`/inbox/sessions/revoke`). `/inbox/assets/*` are cached for a year, `index.html` answers every other
-path; `/inbox/config.json` says this stack signs in with its cookie (deployed: the Cognito client)."""
+"""The web inbox on the local stack: the built app (`inbox/dist`) at `/inbox/`, and its sign-in. `baton dev`
+prints `/inbox/login?code=<code>`: a single-use, short-lived code (kept in memory, hashed) whose exchange
+sets an HttpOnly, SameSite=Strict session cookie; a session is recorded open in the table
+(`InboxSessionStore`) and honoured only while it is. Deployed, Cognito signs in instead."""
 
 from __future__ import annotations
 

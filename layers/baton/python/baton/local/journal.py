@@ -1,12 +1,8 @@
-"""The local stack's write journal (`baton.local.persist` keeps the snapshot it follows).
-
-One line per committed moto request: `{"put": [item, ...], "delete": [key, ...]}` in DynamoDB JSON, the
-items whole, written with one `write(2)` to an `O_APPEND` file before the DynamoDB lock is released (an
-acknowledged answer survives `kill -9`). Whole items make replay idempotent, so the snapshot can be cut at
-any moment: compaction (`rotate`) moves the file aside as `<name>.old` under the lock, the snapshot is
-written, then the old file deleted. Restart = snapshot, `<name>.old`, `<name>`. A last line cut short (never
-acknowledged) is ignored; an unreadable line before it stops the replay there; both are logged.
-"""
+"""The local stack's write journal, after the snapshot `baton.local.persist` keeps: one line per committed
+moto request (`{"put": [item, ...], "delete": [key, ...]}`, DynamoDB JSON), appended to an `O_APPEND` file
+before the DynamoDB lock is released, so an acknowledged answer survives `kill -9`. Whole items make replay
+idempotent, so the snapshot can be cut at any moment (`rotate`). A last line cut short (never acknowledged)
+is ignored; an unreadable line before it stops that file's replay; both are logged."""
 
 from __future__ import annotations
 
@@ -37,7 +33,7 @@ class Journal:
         self.path = path
         self.old = path.with_name(path.name + ".old")
         self.bytes = 0  # appended since the last rotation
-        self.appended = 0  # lines appended since opened (a count tests and figures read)
+        self.appended = 0  # lines appended since opened (tests and figures read it)
         self._fd: int | None = None
         self._unsynced = False
 
@@ -96,44 +92,27 @@ def replay(
     journal: Journal,
     key_names: tuple[str, str],
     object_hook: Callable[[dict[str, Any]], Any],
-) -> int:
-    """Apply `<name>.old`, then `<name>`, to `items` (by key). Returns the lines applied."""
-    applied = 0
+) -> None:
+    """Apply `<name>.old`, then `<name>`, to `items` (by key)."""
     for path in (journal.old, journal.path):
-        if path.exists():
-            applied += _replay_file(items, path, key_names, object_hook)
-    return applied
-
-
-def _replay_file(
-    items: dict[Key, dict[str, Any]],
-    path: Path,
-    key_names: tuple[str, str],
-    object_hook: Callable[[dict[str, Any]], Any],
-) -> int:
-    lines = path.read_bytes().split(b"\n")
-    complete, tail = lines[:-1], lines[-1]  # what follows the last newline was cut short (or is empty)
-    applied = 0
-    for number, raw in enumerate(complete, start=1):
-        try:
-            entry = json.loads(raw, object_hook=object_hook)
-            puts, deletes = entry["put"], entry["delete"]
-        except (ValueError, TypeError, KeyError) as err:
-            if number == len(complete) and not tail:
-                tail = raw  # the last line itself is the torn one
+        lines = path.read_bytes().split(b"\n") if path.exists() else [b""]
+        complete, tail = lines[:-1], lines[-1]  # what follows the last newline was cut short (or is empty)
+        for number, raw in enumerate(complete, start=1):
+            try:
+                entry = json.loads(raw, object_hook=object_hook)
+                puts, deletes = entry["put"], entry["delete"]
+            except (ValueError, TypeError, KeyError) as err:
+                if number == len(complete) and not tail:
+                    tail = raw  # the last line itself is the torn one
+                    break
+                left = len(complete) - number + 1
+                log.warning("local stack: %s line %d is unreadable (%s); %d line(s) left out", path, number, err, left)
+                tail = b""
                 break
-            left = len(complete) - number + 1
-            log.warning("local stack: %s line %d is unreadable (%s); %d line(s) left out", path, number, err, left)
-            return applied
-        for attrs in puts:
-            items[key_of(attrs, key_names)] = attrs
-        for attrs in deletes:
-            items.pop(key_of(attrs, key_names), None)
-        applied += 1
-    if tail.strip():
-        log.warning(
-            "local stack: ignored the last line of %s, cut short by a crash (%d bytes; its request was never answered)",
-            path,
-            len(tail),
-        )
-    return applied
+            for attrs in puts:
+                items[key_of(attrs, key_names)] = attrs
+            for attrs in deletes:
+                items.pop(key_of(attrs, key_names), None)
+        if tail.strip():
+            message = "local stack: ignored the last line of %s, cut short by a crash (%d bytes; never answered)"
+            log.warning(message, path, len(tail))

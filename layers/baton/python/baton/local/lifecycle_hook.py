@@ -9,15 +9,14 @@ import json
 import logging
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
 from baton.domain.execution_events import DETAIL_TYPE, SOURCE
-from baton.local.moto_fixes import patched
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 log = logging.getLogger("baton")
-FUNCTION = "run_lifecycle"
 
 
 def _millis(value: Any) -> int | None:
@@ -63,5 +62,5 @@ def execution_end_events(deliver: Callable[[dict[str, Any]], object]) -> Iterato
         except Exception:  # like a failed rule target: logged, and the read path still records the end
             log.exception("run lifecycle delivery failed")
 
-    with patched(BaseExecutionWorkerCommunication, {"terminated": terminated}):
+    with patch.object(BaseExecutionWorkerCommunication, "terminated", terminated):
         yield

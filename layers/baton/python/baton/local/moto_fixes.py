@@ -17,6 +17,7 @@ import importlib
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -89,25 +90,6 @@ def _wrap(method: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-_INHERITED = object()
-
-
-@contextmanager
-def patched(owner: Any, replacements: dict[str, Any]) -> Iterator[None]:
-    """While open, `owner`'s attributes replaced; afterwards as they were (an inherited one inherited again)."""
-    originals = {name: owner.__dict__.get(name, _INHERITED) for name in replacements}
-    for name, value in replacements.items():
-        setattr(owner, name, value)
-    try:
-        yield
-    finally:
-        for name, value in originals.items():
-            if value is _INHERITED:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, value)
-
-
 @contextmanager
 def atomic_dynamodb_writes() -> Iterator[None]:
     """While open, every moto DynamoDB request (`DynamoHandler.call_action`) and backend call (for callers
@@ -119,10 +101,10 @@ def atomic_dynamodb_writes() -> Iterator[None]:
         yield
         return
     names = [name for name in _LOCKED_METHODS if name in DynamoDBBackend.__dict__]
-    request = {"call_action": _wrap(DynamoHandler.call_action)}
+    locked: dict[str, Any] = {name: _wrap(getattr(DynamoDBBackend, name)) for name in names}
     with (
-        patched(DynamoDBBackend, {name: _wrap(getattr(DynamoDBBackend, name)) for name in names}),
-        patched(DynamoHandler, request),
+        patch.multiple(DynamoDBBackend, **locked),
+        patch.object(DynamoHandler, "call_action", _wrap(DynamoHandler.call_action)),
     ):
         yield
 
@@ -171,8 +153,8 @@ def sfn_integration_casing() -> Iterator[None]:
             for key in [k for k in response if k[:1].islower()]:
                 response[_pascal(key)] = response.pop(key)
 
-    fixed = {"_normalise_parameters": normalise_parameters, "_normalise_response": normalise_response}
-    with patched(StateTaskServiceSfn, fixed):
+    fixed: dict[str, Any] = {"_normalise_parameters": normalise_parameters, "_normalise_response": normalise_response}
+    with patch.multiple(StateTaskServiceSfn, **fixed):
         yield
 
 
@@ -204,5 +186,5 @@ def sfn_stop_execution() -> Iterator[None]:
         for endpoint in list(worker.env.callback_pool_manager._pool.values()):
             endpoint.interrupt_all()  # the token waits return, so the stopped worker thread ends
 
-    with patched(Execution, {"stop": stop}):
+    with patch.multiple(Execution, stop=stop):
         yield

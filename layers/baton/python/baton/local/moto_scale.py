@@ -1,13 +1,10 @@
-"""moto's DynamoDB at the cost of the items a call touches, not of the table (the lock they rely on is
-`baton.local.moto_fixes`); a long-lived local stack's table grows past where moto's own costs are usable:
-* `TransactWriteItems` deep-copies every table it touches, to roll back on failure (0.8 s a call at 3k
-  items): here only the items the transaction names are copied (and put back on failure).
-* a table `Query` walks every item of the table to find one partition, a GSI `Query` too: here the table
-  query reads its partition, and each GSI keeps a map from its partition key to its items, kept current
-  by every write.
-moto's own code still does the work; these only narrow what it looks at. The same write hooks tell the
-journal which items changed (`track_changes`).
-"""
+"""moto's DynamoDB at the cost of the items a call touches, not of the table (a long-lived local stack's
+table grows past where moto's own costs are usable; the lock this relies on is `baton.local.moto_fixes`):
+* `TransactWriteItems` deep-copies every table it touches to roll back (0.8 s a call at 3k items): here
+  only the items the transaction names are copied, and put back on failure.
+* a `Query` walks every item of the table: here a table query reads its partition, and each GSI keeps a
+  map from its partition key to its items, kept current by every write (which `track_changes` reports).
+moto's own code still does the work; these only narrow what it looks at."""
 
 from __future__ import annotations
 
@@ -17,8 +14,9 @@ import functools
 import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from unittest.mock import patch
 
-from baton.local.moto_fixes import dynamodb_lock, patched
+from baton.local.moto_fixes import dynamodb_lock
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -49,6 +47,16 @@ def _put_back(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
     _written(table, hash_key, range_key)
 
 
+def stored_item(table: Any, hash_key: Any, range_key: Any) -> Any:
+    """The item stored under this key, or None (a key the write refused stored nothing)."""
+    if range_key is None and table.range_key_attr:
+        return None
+    try:
+        return table.get_item(hash_key, range_key)
+    except (KeyError, ValueError):
+        return None
+
+
 def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, Any, Any, Any]]:
     """(table, hash, range, the item before or None) for every item the transaction names; only an Update
     changes the stored item in place, so only its item is copied."""
@@ -62,7 +70,7 @@ def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[t
             hash_key, range_key = _key_of(table, op_type, op)
         except (KeyError, TypeError, AttributeError):
             continue  # a malformed key: moto raises its own validation error before writing anything
-        current = table.get_item(hash_key, range_key) if (range_key is not None or not table.range_key_attr) else None
+        current = stored_item(table, hash_key, range_key)
         touched.append((table, hash_key, range_key, copy.deepcopy(current) if op_type == "Update" else current))
     return touched
 
@@ -98,7 +106,7 @@ def _transact_write_items(original: Callable[..., Any]) -> Callable[..., Any]:
     return transact_write_items
 
 
-def _index_partition(table: Any, index: Any, item: Any) -> tuple[Any, ...] | None:
+def _index_partition(index: Any, item: Any) -> tuple[Any, ...] | None:
     values = []
     for key in index.schema:
         if key["KeyType"] == "HASH":
@@ -112,23 +120,26 @@ def _index_partition(table: Any, index: Any, item: Any) -> tuple[Any, ...] | Non
 def _gsi_maps(table: Any) -> dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]]:
     """Per GSI: its partition -> {(hash, range): item}, built by one walk of the table at its first write
     or GSI query, then kept current by every write (`_reindex`)."""
-    maps: dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]] | None = table.__dict__.get("_baton_gsi")
-    if maps is None:
-        maps = {index.name: {} for index in table.global_indexes or []}
-        where: dict[tuple[Any, Any], dict[str, tuple[Any, ...]]] = {}
-        for item in _all_stored(table):
-            key = (item.hash_key, item.range_key)
-            for index in table.global_indexes or []:
-                into = _index_partition(table, index, item)
-                if into is not None:
-                    maps[index.name].setdefault(into, {})[key] = item
-                    where.setdefault(key, {})[index.name] = into
-        table.__dict__["_baton_gsi_of"] = where
-        table.__dict__["_baton_gsi"] = maps
+    if "_baton_gsi" not in table.__dict__:
+        table.__dict__["_baton_gsi"] = {index.name: {} for index in table.global_indexes or []}
+        table.__dict__["_baton_gsi_of"] = {}  # (hash, range) -> {GSI: the partition it is in}
+        for item in stored_items(table):
+            _place(table, (item.hash_key, item.range_key), item)
+    maps: dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]] = table.__dict__["_baton_gsi"]
     return maps
 
 
-def _all_stored(table: Any) -> list[Any]:
+def _place(table: Any, key: tuple[Any, Any], item: Any) -> None:
+    """Add one item to the GSI maps' partitions its attributes put it in."""
+    maps, where = table.__dict__["_baton_gsi"], table.__dict__["_baton_gsi_of"]
+    for index in table.global_indexes or []:
+        into = _index_partition(index, item)
+        if into is not None:
+            maps[index.name].setdefault(into, {})[key] = item
+            where.setdefault(key, {})[index.name] = into
+
+
+def stored_items(table: Any) -> list[Any]:
     if table.range_key_attr:
         return [item for partition in table.items.values() for item in partition.values()]
     return list(table.items.values())
@@ -166,17 +177,9 @@ def _reindex(table: Any, hash_key: Any, range_key: Any) -> None:
             bucket.pop(key, None)
             if not bucket:
                 del maps[name][partition]
-    item = table.get_item(hash_key, range_key) if (range_key is not None or not table.range_key_attr) else None
-    if item is None:
-        return
-    placed = {}
-    for index in table.global_indexes or []:
-        into = _index_partition(table, index, item)
-        if into is not None:
-            maps[index.name].setdefault(into, {})[key] = item
-            placed[index.name] = into
-    if placed:
-        where[key] = placed
+    item = stored_item(table, hash_key, range_key)
+    if item is not None:
+        _place(table, key, item)
 
 
 def _candidates(table: Any, hash_key: Any, index_name: str | None, conditions: Any) -> list[Any] | None:
@@ -230,16 +233,14 @@ def _reindexing(original: Callable[..., Any], key_of: Callable[..., tuple[Any, A
         try:
             return original(self, *args, **kwargs)
         finally:
-            with _suppress_key_errors():
+            with contextlib.suppress(*_KEY_ERRORS):
                 _gsi_maps(self)
                 _written(self, *key_of(self, *args, **kwargs))
 
     return write
 
 
-def _suppress_key_errors() -> contextlib.suppress:
-    """A write refused for its key stored nothing to index."""
-    return contextlib.suppress(KeyError, TypeError, AttributeError, ValueError)
+_KEY_ERRORS = (KeyError, TypeError, AttributeError, ValueError)  # a write refused for its key: nothing to index
 
 
 def _put_key(table: Any, item_attrs: dict[str, Any], *_: Any, **__: Any) -> tuple[Any, Any]:
@@ -267,7 +268,7 @@ def _update_item(original: Callable[..., Any]) -> Callable[..., Any]:
 def _reindex_updated(backend: Any, table_name: str, key: dict[str, Any]) -> None:
     table = backend.tables.get(table_name)
     if table is not None:
-        with _suppress_key_errors():
+        with contextlib.suppress(*_KEY_ERRORS):
             _gsi_maps(table)
             _written(table, *_key_of(table, "Update", {"Key": key}))
 
@@ -283,21 +284,21 @@ def dynamodb_at_scale() -> Iterator[None]:
     if getattr(Table.all_items, "_baton_scaled", False):
         yield
         return
-    table_methods = {
+    table_methods: dict[str, Any] = {
         "query": _query(Table.query),
         "all_items": _all_items(Table.all_items),
         "put_item": _reindexing(Table.put_item, _put_key),
         "delete_item": _reindexing(Table.delete_item, _delete_key),
     }
-    table_methods["all_items"]._baton_scaled = True  # type: ignore[attr-defined]
-    backend_methods = {
+    table_methods["all_items"]._baton_scaled = True
+    backend_methods: dict[str, Any] = {
         "transact_write_items": _transact_write_items(DynamoDBBackend.transact_write_items),
         "update_item": _update_item(DynamoDBBackend.update_item),
     }
     # moto's backend module calls `copy.deepcopy(table)`; the name `copy` there is what it looks up.
     with (
-        patched(models, {"copy": _NoTableCopy(Table)}),
-        patched(Table, table_methods),
-        patched(DynamoDBBackend, backend_methods),
+        patch.object(models, "copy", _NoTableCopy(Table)),
+        patch.multiple(Table, **table_methods),
+        patch.multiple(DynamoDBBackend, **backend_methods),
     ):
         yield

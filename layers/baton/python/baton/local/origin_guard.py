@@ -10,8 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
-
-from baton.local.moto_fixes import patched
+from unittest.mock import patch
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 FORBIDDEN_CODE = "forbidden_origin"
@@ -41,8 +40,9 @@ class LoopbackOnly:
         return None
 
 
-def forbidden_body(reason: str) -> bytes:
-    return json.dumps({"error": FORBIDDEN_CODE, "message": reason}).encode()
+def error_body(code: str, message: str) -> bytes:
+    """An error in the API's JSON shape, for what the local servers answer without the API."""
+    return json.dumps({"error": code, "message": message}).encode()
 
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
@@ -57,7 +57,7 @@ def guarded_wsgi(app: WsgiApp) -> WsgiApp:
         reason = policy.refusal(environ.get("HTTP_HOST"), environ.get("HTTP_ORIGIN"))
         if reason is None:
             return app(environ, start_response)
-        body = forbidden_body(reason)
+        body = error_body(FORBIDDEN_CODE, reason)
         start_response("403 Forbidden", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
         return [body]
 
@@ -76,7 +76,7 @@ def emulator_refuses_other_origins() -> Iterator[None]:
         return guarded_wsgi(wrapped(create_app))
 
     with (
-        patched(werkzeug_app, {"DISABLE_GLOBAL_CORS": True}),
-        patched(threaded_moto_server, {"DomainDispatcherApplication": dispatcher}),
+        patch.object(werkzeug_app, "DISABLE_GLOBAL_CORS", True),
+        patch.object(threaded_moto_server, "DomainDispatcherApplication", dispatcher),
     ):
         yield

@@ -1,15 +1,9 @@
 """What the local stack keeps across restarts: its DynamoDB table and the bearer token, in the state dir:
-a snapshot (`local-data.json`) and the journal of every write since it (`baton.local.journal`).
-
-Each write's changed items are appended to the journal before the DynamoDB lock is released, so before
-its response leaves (`Persister.commit`); the journal is `fsync`ed within a second. When the journal has
-grown past the snapshot (at least `COMPACT_BYTES`), and on stop, the snapshot is rewritten whole (a
-temporary file renamed over it) and the journal it covers dropped. Restart = snapshot + journal (`load`);
-text that is not valid Unicode (a lone surrogate stored before the API refused them) becomes U+FFFD.
-
-Executions live in moto's memory: on restart every hosted run that was running or paused is failed with
-`RESTART_REASON`, its pending interactions cancelled and its parked waits released. External runs keep
-their questions pending and answerable.
+a snapshot (`local-data.json`) and the journal of every write since it (`baton.local.journal`), appended
+before the write's response leaves and `fsync`ed within a second. The snapshot is rewritten whole when the
+journal outgrows it, and on stop. Executions live in moto's memory: on restart every hosted run that was
+running or paused is failed with `RESTART_REASON` and what it waited on closed; external runs keep their
+questions pending and answerable.
 """
 
 from __future__ import annotations
@@ -26,9 +20,9 @@ from typing import TYPE_CHECKING, Any, get_args
 from baton.events import RunFailed
 from baton.local.journal import Journal, key_of, line, replay
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
-from baton.local.moto_scale import track_changes
+from baton.local.moto_scale import stored_item, stored_items, track_changes
 from baton.local.saved_text import may_hold_invalid_text, repaired
-from baton.models import InteractionKind, status_of
+from baton.models import InteractionKind
 from baton.private_files import private_dir
 from baton.workflows.table import PK, SK
 
@@ -124,23 +118,11 @@ def _item_text(item: Any) -> str:
     return json.dumps(item.to_json()["Attributes"], separators=(",", ":"), default=_binary_out)
 
 
-def _stored_items(table: Any) -> list[Any]:
-    stored = table.items.values()
-    return [i for p in stored for i in p.values()] if table.range_key_attr else list(stored)
-
-
 def snapshot(table_name: str) -> list[str]:
     """Every item of the table as DynamoDB JSON text, read under the DynamoDB lock (a consistent cut)."""
     table = _table(table_name)
     with dynamodb_lock():
-        return [_item_text(item) for item in _stored_items(table)]
-
-
-def _stored_item(table: Any, hash_key: Any, range_key: Any) -> Any:
-    try:
-        return table.get_item(hash_key, range_key)
-    except (KeyError, ValueError):  # a key the write refused: nothing stored under it
-        return None
+        return [_item_text(item) for item in stored_items(table)]
 
 
 def restore(table_name: str, items: list[dict[str, Any]]) -> None:
@@ -168,6 +150,8 @@ def upgrade(core: Core) -> None:
 def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]:
     """Fail every hosted run that was running or paused (its execution is gone) and close what it waited
     on; returns the run ids closed."""
+    from baton.services.run_stop import close_pauses
+
     closed = []
     for attrs in items:
         if attrs.get("SK", {}).get("S") != "RUN" or not attrs.get("hosted", {}).get("BOOL"):
@@ -178,20 +162,10 @@ def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]
         if core.set_run_status(run_id, "failed", allowed_from=set(_OPEN_RUN_STATES), reason=RESTART_REASON):
             core.record(run_id, RunFailed(reason=RESTART_REASON))
             closed.append(run_id)
-        _close_waiting(core, run_id)
+        # as a stop closes them: pending interactions cancelled, open waits released (else the reconciler
+        # and the sweeper retry dead tokens)
+        close_pauses(core, run_id, by="baton-local", cause=RESTART_REASON)
     return closed
-
-
-def _close_waiting(core: Core, run_id: str) -> None:
-    """Pending interactions cancelled, parked waits released (else the reconciler retries dead tokens)."""
-    now = core.now()
-    for interaction in core.store.list_run_interactions(run_id, status="pending"):
-        closed = status_of(interaction.state, "cancelled", by="baton-local", at=now, reason=RESTART_REASON)
-        with contextlib.suppress(Exception):  # someone moved it meanwhile: it is not pending any more
-            core.store.transition_interaction(interaction, closed)
-    for wait in core.store.list_run_waits(run_id):
-        if wait.status == "parked":
-            core.store.release_wait(wait, "released")
 
 
 def _key_text(table: Any, hash_key: Any, range_key: Any) -> str:
@@ -228,7 +202,7 @@ class Persister:
                 raise RuntimeError("the journal needs the write hooks of baton.local.moto_scale.dynamodb_at_scale")
             changed.clear()
             self._table, self._changed = table, changed
-            self._texts = {(i.hash_key, i.range_key): self._encode(i) for i in _stored_items(table)}
+            self._texts = {(i.hash_key, i.range_key): self._encode(i) for i in stored_items(table)}
             self._write_snapshot(list(self._texts.values()))
             self.journal.open(truncate=True)
             self.journal.drop_old()
@@ -246,7 +220,7 @@ class Persister:
         puts, deletes = [], []
         while self._changed:
             key = self._changed.pop()
-            item = _stored_item(self._table, *key)
+            item = stored_item(self._table, *key)
             if item is None:
                 if self._texts.pop(key, None) is not None:
                     deletes.append(_key_text(self._table, *key))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import logging
 import os
@@ -16,14 +17,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+from unittest.mock import patch
 
 from baton.errors import BatonError
 from baton.local import moto_fixes, persist
-from baton.local.boto_loader import shared_botocore_loader
 from baton.local.dispatch import LambdaDispatcher
 from baton.local.emulator_logs import quiet_interpreter
 from baton.local.http_adapter import function_for_path, make_server
-from baton.local.in_process import calls_in_process
+from baton.local.in_process import calls_in_process, shared_botocore_loader
 from baton.local.inbox import InboxSite, inbox_dist, table_sessions
 from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_scale import dynamodb_at_scale
@@ -73,7 +74,7 @@ class WorkflowsPending:
                 pending.wait()
             return original(response)
 
-        with moto_fixes.patched(StepFunctionResponse, {"call_action": call_action}):
+        with patch.object(StepFunctionResponse, "call_action", call_action):
             yield
 
     def create(self, stepfunctions: Any, provisioned: Provisioned, warm_up: Any, prepare: Any) -> None:
@@ -201,7 +202,8 @@ class LocalStack:
             self._exit_stack.enter_context(moto_fixes.sfn_integration_casing())
             self._exit_stack.enter_context(moto_fixes.sfn_stop_execution())  # it ends a run at once, as on AWS
             # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
-            self._exit_stack.enter_context(execution_end_events(self._deliver_execution_end))
+            to_lifecycle = functools.partial(self._invoke_logged, "run_lifecycle")
+            self._exit_stack.enter_context(execution_end_events(to_lifecycle))
 
     def _create_workflows_in_background(self, stepfunctions: Any, provisioned: Provisioned) -> None:
         creation = (stepfunctions, provisioned, self._warm_up_api, self._install_sfn_fixes)
@@ -330,11 +332,8 @@ class LocalStack:
                 ).start()
 
     def _run_on_schedule(self, name: str, interval: float) -> None:
-        event = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
         while not self._stopping.wait(interval):
-            _, errored = self.dispatcher.invoke(name, event)
-            if errored:
-                logging.getLogger("baton").warning("scheduled %s failed", name)
+            self._invoke_logged(name, {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}})
 
     def wait_for_workflows(self, timeout: float = WORKFLOWS_READY_SECONDS) -> float:
         """Block until the state machines exist; returns the seconds their creation took."""
@@ -346,10 +345,11 @@ class LocalStack:
         event = {"httpMethod": "GET", "path": "/api/runs/warm-up", "headers": {}, "requestContext": {}}
         self.dispatcher.invoke("api", event)
 
-    def _deliver_execution_end(self, event: dict[str, Any]) -> None:
-        payload, errored = self.dispatcher.invoke("run_lifecycle", event)
+    def _invoke_logged(self, name: str, event: dict[str, Any]) -> None:
+        """A function run by the stack itself (its schedules, its lifecycle rule): a failure is logged."""
+        payload, errored = self.dispatcher.invoke(name, event)
         if errored:
-            logging.getLogger("baton").warning("run_lifecycle failed: %s", payload.get("errorMessage"))
+            logging.getLogger("baton").warning("%s failed: %s", name, payload.get("errorMessage"))
 
     def _invoke_api(self, event: dict[str, Any]) -> dict[str, Any]:
         payload, errored = self.dispatcher.invoke(function_for_path(str(event.get("path") or "")), event)

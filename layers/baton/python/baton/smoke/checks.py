@@ -251,7 +251,7 @@ class SmokeTest:
             gate_input["run_branch"] = self.review_branch
             where = f"branch {self.review_branch} of the deployment's repository"
         elif is_loopback(self.client.api_url):
-            from baton.local.demo_repo import create_demo_repo
+            from baton.cli.demo_repo import create_demo_repo
 
             self._scratch = Path(tempfile.mkdtemp(prefix="baton-smoke-repo-"))
             repo = create_demo_repo(self._scratch / "repo", run_branch=f"baton-smoke/{self.tag}")

@@ -229,7 +229,7 @@ def substitutions(
 # such as TimeoutSecondsPath must resolve, and a newcomer should not have to know every field).
 WORKFLOW_DEFAULTS: dict[str, dict[str, object]] = {
     # `review` (the review gate's config: repo_path, run_branch, ...) has no default: `baton dev`
-    # creates a throwaway repository for it (baton.local.demo).
+    # creates a throwaway repository for it (baton.cli.demo).
     "demo": {
         "questions": [
             {

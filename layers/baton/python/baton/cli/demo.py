@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.cli.demo_repo import create_demo_repo
 from baton.hints import cli_command
 from baton.ids import UlidGenerator
-from baton.local.demo_repo import create_demo_repo
 
 if TYPE_CHECKING:
     from pathlib import Path
