@@ -12,8 +12,8 @@ from pydantic import Field
 
 from baton.contracts.base import Contract
 
-InboxKind = Literal["question", "ask", "await", "interrupt", "review"]
-INBOX_KINDS: tuple[InboxKind, ...] = ("question", "ask", "await", "interrupt", "review")
+InboxKind = Literal["question", "ask", "await", "interrupt", "review", "tool_approval"]
+INBOX_KINDS: tuple[InboxKind, ...] = ("question", "ask", "await", "interrupt", "review", "tool_approval")
 ActionName = Literal["answer", "resume", "claim", "cancel", "view", "review", "review_action", "questions", "run"]
 
 

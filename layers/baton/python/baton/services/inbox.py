@@ -83,7 +83,7 @@ def actions_of(i: Interaction) -> list[InboxAction]:
     """The public routes that act on the item (the same the CLI and the SDK use)."""
     run = f"/api/runs/{i.run_id}"
     own: list[InboxAction]
-    if i.kind == "question":
+    if i.kind in ("question", "tool_approval"):
         own = [InboxAction(name="answer", method="POST", path=f"{run}/interactions/{i.interaction_id}/answer")]
     elif i.kind == "interrupt":
         path = f"/api/v1/interrupts/{i.interaction_id}"
