@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -17,6 +18,7 @@ from baton.domain.answer_schema import check_schema_definition, validate_answer
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.domain.ladder import Ladder, TimeoutDefault
 from baton.errors import ValidationFailedError
+from baton.ids import iso, parse_iso
 
 Risk = Literal["low", "medium", "high"]
 Decision = Literal["approve", "deny", "edit"]
@@ -142,6 +144,12 @@ class StoredDecision(ToolDecision):
     grant_id: str | None = Field(default=None, description="The remembered grant that decided it, if one did.")
     revoked_by: str | None = None  # a grant this approval carries, revoked
     revoked_at: str | None = None
+
+    def grant_until(self, answered_at: str) -> str | None:
+        """When the grant this decision carries ends (None: it carries none, or it was revoked)."""
+        if self.remember is None or self.revoked_at is not None:
+            return None
+        return iso(parse_iso(answered_at) + timedelta(seconds=self.remember.expires_in_seconds))
 
 
 class ToolApprovalSpec(BaseModel):

@@ -8,7 +8,6 @@ matching call in its scope is answered at once, naming the grant."""
 from __future__ import annotations
 
 import time
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
@@ -23,7 +22,6 @@ from baton.domain.tool_calls import (
 )
 from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, InteractionAnswered
-from baton.ids import iso, parse_iso
 from baton.models import Interaction, InteractionStatus, ToolApprovalPause, status_of
 from baton.services.asks import MAX_POLL_INTERVAL_SECONDS, MAX_WAIT_SECONDS, POLL_INTERVAL_SECONDS
 from baton.services.deadlines import answer_with_default, arm_interaction
@@ -63,10 +61,15 @@ class ToolApprovalService:
         if found is not None:
             return self._expire_if_due(found), False
         spec = ToolApprovalSpec(call=call, digest=call.digest, risk=body.risk, reason=body.reason, session=body.session)
+        notify, timeout_seconds = body.notify or ["console"], body.timeout_seconds
         request = ToolApprovalPause(
-            node=body.agent, prompt=spec.prompt(), timeout_seconds=body.timeout_seconds, ladder=ladder, tool=spec
+            node=body.agent,
+            prompt=spec.prompt(),
+            timeout_seconds=timeout_seconds,
+            ladder=ladder,
+            tool=spec,
+            notify=notify,
         )
-        request = request.model_copy(update={"notify": body.notify or ["console"]})
         iid = core.ids.new_id()
         asked = HumanInputRequested(
             interaction_id=iid,
@@ -115,7 +118,7 @@ class ToolApprovalService:
     def answer(self, run_id: str, interaction_id: str, answer: Any, *, caller: str) -> AnswerResult:
         """A person's decision (POST .../interactions/{id}/answer): 422 at the field for a bad one, 410
         past the deadline, 409 naming the winner when another answer decided first."""
-        pending = self._load(run_id, interaction_id)
+        pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
         decision = parse_decision(answer, path="answer")
         call = decision.decided_call(tool_spec(pending).call)
         stored = StoredDecision(**decision.model_dump(), digest=call.digest if decision.allows else None)
@@ -188,17 +191,11 @@ class ToolApprovalService:
 
     def _active_grants(self, approvals: list[Interaction]) -> list[GrantView]:
         now = self.core.now()
-        grants = []
-        for i in approvals:
-            if i.state.status != "answered" or i.state.answered_at is None:
-                continue
-            stored = StoredDecision.model_validate(i.state.answer)
-            if stored.remember is None or stored.revoked_at is not None:
-                continue
-            expires_at = iso(parse_iso(i.state.answered_at) + timedelta(seconds=stored.remember.expires_in_seconds))
-            if expires_at > now:
-                grants.append(GrantView.of(i, stored.remember, expires_at))
-        return grants
+        decided = [
+            (i, StoredDecision.model_validate(i.state.answer)) for i in approvals if i.state.status == "answered"
+        ]
+        until = [(i, d, d.grant_until(i.state.answered_at or now)) for i, d in decided]
+        return [GrantView.of(i, d.remember, end) for i, d, end in until if d.remember and end and end > now]
 
     def _load(self, run_id: str, interaction_id: str) -> Interaction:
         found = self.core.store.get_interaction(run_id, interaction_id)
