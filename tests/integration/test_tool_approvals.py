@@ -179,3 +179,18 @@ def test_a_grant_expires(api: Api) -> None:
     assert api.ask({"path": "c.md"}, session="s2")[1]["status"] == "pending"  # a session grant: not another's
     api.clock.advance(31)
     assert api.ask({"path": "d.md"})[1]["status"] == "pending"
+
+
+def test_the_reconcilers_pass_takes_the_default_of_an_approval_nobody_reads(api: Api, moto_stack: MotoStack) -> None:
+    _, asked = api.ask({"path": "notes.md"})
+    _, answered = api.ask({"path": "other.md"})
+    assert api.answer(answered["interaction_id"], {"decision": "approve"})[0] == 200
+    assert moto_stack.services.reconciler.reconcile().defaults == []  # not due yet
+    api.clock.advance(61)
+    report = moto_stack.services.reconciler.reconcile()
+    assert report.defaults == [{"run_id": RUN, "interaction_id": asked["interaction_id"]}]
+    stored = api.core.store.get_interaction(RUN, asked["interaction_id"])
+    assert stored is not None and stored.state.outcome == "timed_out_default"
+    assert stored.state.answer["decision"] == "deny"
+    status, page = api.call("GET", f"/api/inbox?kind=tool_approval&run={RUN}")
+    assert status == 200 and page["items"] == []

@@ -24,6 +24,7 @@ from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
 from baton.services.runs import RunService
+from baton.services.tool_approvals import ToolApprovalService
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -118,7 +119,7 @@ class Reconciler:
             timed_out=timed_out,
             ended=ended,
             quorums=settle_met_quorums(self.core, self._settle_quorum),
-            defaults=self.take_question_defaults(),
+            defaults=self.take_question_defaults() + ToolApprovalService(self.core).take_due_defaults(),
         )
 
     def _settle_quorum(self, pause: Interaction) -> bool:

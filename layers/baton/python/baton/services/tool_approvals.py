@@ -189,6 +189,11 @@ class ToolApprovalService:
             return self.revoke(run_id, grant_id, caller=caller)
         return GrantRevoked(grant_id=grant_id, run_id=run_id, revoked_by=caller)
 
+    def take_due_defaults(self) -> list[dict[str, str]]:
+        """The reconciler's pass: a pending approval past its deadline takes its default even if nobody reads it."""
+        ended = [self._expire_if_due(i) for i in self.core.store.list_due(KIND, self.core.now())]
+        return [{"run_id": i.run_id, "interaction_id": i.interaction_id} for i in ended if i.state.outcome]
+
     def _active_grants(self, approvals: list[Interaction]) -> list[GrantView]:
         now = self.core.now()
         decided = [
