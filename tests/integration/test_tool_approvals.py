@@ -14,6 +14,7 @@ import pytest
 
 from baton.api import deps
 from baton.api.app import create_app
+from baton.api.auth import operator_token
 from baton.domain.tool_calls import ToolCall
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
@@ -40,8 +41,8 @@ class Api:
         deps.set_services_provider(lambda: services)
         self.app = create_app()
 
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"}
+    def call(self, method: str, path: str, body: Any = None, *, token: str = TOKEN) -> tuple[int, Any]:
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
         event = to_proxy_event(method, path, headers, json.dumps(body).encode() if body else b"", "127.0.0.1")
         result = self.app.resolve(event, None)
         return result["statusCode"], json.loads(result["body"]) if result.get("body") else None
@@ -51,8 +52,9 @@ class Api:
         body = {"call": call, "reason": "save the notes", "timeout_seconds": 60, "session": "s1", **more}
         return self.call("POST", f"/api/runs/{RUN}/tool-approvals", body)
 
-    def answer(self, approval_id: str, answer: Any) -> tuple[int, Any]:
-        return self.call("POST", f"/api/runs/{RUN}/interactions/{approval_id}/answer", {"answer": answer})
+    def answer(self, approval_id: str, answer: Any, *, by: str | None = None) -> tuple[int, Any]:
+        token = operator_token(TOKEN, by) if by else TOKEN
+        return self.call("POST", f"/api/runs/{RUN}/interactions/{approval_id}/answer", {"answer": answer}, token=token)
 
     def consume(self, approval_id: str, digest: str) -> tuple[int, Any]:
         return self.call("POST", f"/api/runs/{RUN}/tool-approvals/{approval_id}/consume", {"digest": digest})
@@ -194,3 +196,24 @@ def test_the_reconcilers_pass_takes_the_default_of_an_approval_nobody_reads(api:
     assert stored.state.answer["decision"] == "deny"
     status, page = api.call("GET", f"/api/inbox?kind=tool_approval&run={RUN}")
     assert status == 200 and page["items"] == []
+
+
+def test_a_quorum_approval_is_decided_by_the_vote_that_meets_it(api: Api) -> None:
+    _, asked = api.ask({"path": "notes.md"}, approval={"approvals": 2})
+    approval = asked["interaction_id"]
+    status, refused = api.answer(approval, {"decision": "approve"})  # the requester may not vote
+    assert status == 403, refused
+    status, first = api.answer(approval, {"decision": "approve"}, by="alice")
+    assert status == 200 and first["status"] == "pending" and first["approval"]["approvals"] == 1, first
+    assert api.get(approval)["status"] == "pending"
+    status, second = api.answer(approval, {"decision": "edit", "arguments": {"path": "n.md"}}, by="bob")
+    assert status == 200 and second["status"] == "answered", second
+    view = api.get(approval)
+    assert view["decision"]["decision"] == "edit" and view["decision"]["decided_by"] == "alice, bob"
+    assert api.consume(approval, digest_of({"path": "n.md"}))[0] == 200
+    _, denied = api.ask({"path": "x.md"}, approval={"approvals": 2})
+    assert (
+        api.answer(denied["interaction_id"], {"decision": "deny", "reason": "no"}, by="carol")[1]["status"]
+        == "answered"
+    )
+    assert api.get(denied["interaction_id"])["decision"]["reason"] == "no"  # one rejection rejects (rule "any")

@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field
 
 from baton.contracts.base import Contract
 from baton.domain import fields
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_fields import NotifyChannels
 from baton.domain.ladder import LadderFields
 from baton.domain.tool_calls import (
@@ -22,6 +23,7 @@ from baton.domain.tool_calls import (
     StoredDecision,
     ToolApprovalSpec,
     ToolCall,
+    satisfies,
 )
 
 if TYPE_CHECKING:
@@ -52,8 +54,26 @@ class ToolApprovalRequest(LadderFields):
     )
     timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound: then the default is taken.")
     notify: NotifyChannels = Field(default=None, description="Notification channels (default console).")
+    approval: ApprovalPolicy | None = Field(
+        default=None,
+        description="A quorum: each answer is a vote (approve and edit approve, deny rejects); decided by the "
+        "deciding votes' last answer. The asking agent may not vote.",
+    )
 
     model_config = ConfigDict(extra="forbid")
+
+    def spec(self, *, requested_by: str) -> ToolApprovalSpec:
+        """What the approval stores of this request (`requested_by`: the asker, kept with a quorum)."""
+        call, quorum = self.call, self.approval is not None
+        return ToolApprovalSpec(
+            call=call,
+            digest=call.digest,
+            risk=self.risk,
+            reason=self.reason,
+            session=self.session,
+            approval=self.approval,
+            requested_by=requested_by if quorum else None,
+        )
 
 
 class ToolDecisionView(Contract):
@@ -165,6 +185,12 @@ class GrantView(Contract):
             granted_at=i.state.answered_at or "",
             expires_at=expires_at,
         )
+
+    def applies_to(self, spec: ToolApprovalSpec) -> bool:
+        """A call this grant answers: its tool, in its scope, within its constraint."""
+        if self.tool != spec.call.tool or (self.scope == "session" and self.session != spec.session):
+            return False
+        return satisfies(self.constraint, spec.call.arguments)
 
 
 class GrantList(Contract):

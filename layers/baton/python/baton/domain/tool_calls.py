@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from baton.domain.answer_schema import check_schema_definition, validate_answer
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.domain.ladder import Ladder, TimeoutDefault
 from baton.errors import ValidationFailedError
@@ -145,6 +146,12 @@ class StoredDecision(ToolDecision):
     revoked_by: str | None = None  # a grant this approval carries, revoked
     revoked_at: str | None = None
 
+    @classmethod
+    def by_grant(cls, grant_id: str, digest: str) -> dict[str, Any]:
+        """The stored answer of a call a remembered grant approves at once."""
+        decided = cls(decision="approve", reason=f"remembered grant {grant_id}", digest=digest, grant_id=grant_id)
+        return decided.model_dump(exclude_none=True)
+
     def grant_until(self, answered_at: str) -> str | None:
         """When the grant this decision carries ends (None: it carries none, or it was revoked)."""
         if self.remember is None or self.revoked_at is not None:
@@ -162,6 +169,8 @@ class ToolApprovalSpec(BaseModel):
     risk: Risk = "medium"
     reason: str
     session: str | None = None
+    approval: ApprovalPolicy | None = None  # a quorum: each answer is a vote (approve/edit approve, deny rejects)
+    requested_by: str | None = None  # with a quorum: the asking agent, who may not vote
 
     def prompt(self) -> str:
         """The call as a person reads it in the inbox, Slack, email and the CLI."""

@@ -15,17 +15,17 @@ from baton.contracts.tool_approvals import ConsumeResult, GrantList, GrantRevoke
 from baton.domain.tool_calls import (
     CONSUMED,
     StoredDecision,
-    ToolApprovalSpec,
     parse_decision,
-    satisfies,
     timeout_ladder,
 )
 from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, InteractionAnswered
 from baton.models import Interaction, InteractionStatus, ToolApprovalPause, status_of
+from baton.services.approvals import Voter
 from baton.services.asks import MAX_POLL_INTERVAL_SECONDS, MAX_WAIT_SECONDS, POLL_INTERVAL_SECONDS
 from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.pause_answers import conflict
+from baton.services.tool_approval_votes import vote
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -60,45 +60,32 @@ class ToolApprovalService:
         found = next((i for i in same if tool_spec(i).session == body.session), None)
         if found is not None:
             return self._expire_if_due(found), False
-        spec = ToolApprovalSpec(call=call, digest=call.digest, risk=body.risk, reason=body.reason, session=body.session)
-        notify, timeout_seconds = body.notify or ["console"], body.timeout_seconds
+        spec = body.spec(requested_by=caller)
+        iid, node, prompt, timeout = core.ids.new_id(), body.agent, spec.prompt(), body.timeout_seconds
         request = ToolApprovalPause(
-            node=body.agent,
-            prompt=spec.prompt(),
-            timeout_seconds=timeout_seconds,
+            node=node,
+            prompt=prompt,
+            timeout_seconds=timeout,
             ladder=ladder,
             tool=spec,
-            notify=notify,
+            notify=body.notify or ["console"],
         )
-        iid = core.ids.new_id()
         asked = HumanInputRequested(
-            interaction_id=iid,
-            node=body.agent,
-            kind=KIND,
-            prompt=spec.prompt(),
-            timeout_seconds=body.timeout_seconds,
-            by=caller,
+            interaction_id=iid, node=node, kind=KIND, prompt=prompt, timeout_seconds=timeout, by=caller
         )
-        grant = next((g for g in self._active_grants(mine) if _grant_applies(g, spec)), None)
+        grant = next((g for g in self._active_grants(mine) if g.applies_to(spec)), None)
         state = InteractionStatus()
         if grant is not None:  # answered at once by the grant: the grant is who answered
-            by, reason = f"grant:{grant.grant_id}", f"remembered grant {grant.grant_id}"
-            decided = StoredDecision(decision="approve", reason=reason, digest=spec.digest, grant_id=grant.grant_id)
-            answer = decided.model_dump(exclude_none=True)
+            by, answer = f"grant:{grant.grant_id}", StoredDecision.by_grant(grant.grant_id, spec.digest)
             state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
-        expires_at = core.later(body.timeout_seconds)
+        created, expires_at = core.now(), core.later(timeout)
         i = Interaction(
-            interaction_id=iid,
-            run_id=run_id,
-            created_at=core.now(),
-            expires_at=expires_at,
-            request=request,
-            state=state,
+            interaction_id=iid, run_id=run_id, created_at=created, expires_at=expires_at, request=request, state=state
         )
         core.store.put_interaction(i)
         core.record(run_id, asked)
         if grant is not None:
-            core.record(run_id, InteractionAnswered(interaction_id=iid, node=body.agent, answer=state.answer, by=by))
+            core.record(run_id, InteractionAnswered(interaction_id=iid, node=node, answer=state.answer, by=by))
             return i, True
         core.notify(i, "human_input_requested")
         arm_interaction(core, i)
@@ -115,7 +102,9 @@ class ToolApprovalService:
             current = self._expire_if_due(self._load(run_id, interaction_id))
         return current
 
-    def answer(self, run_id: str, interaction_id: str, answer: Any, *, caller: str) -> AnswerResult:
+    def answer(
+        self, run_id: str, interaction_id: str, answer: Any, *, caller: str, groups: frozenset[str] = frozenset()
+    ) -> AnswerResult:
         """A person's decision (POST .../interactions/{id}/answer): 422 at the field for a bad one, 410
         past the deadline, 409 naming the winner when another answer decided first."""
         pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
@@ -132,6 +121,8 @@ class ToolApprovalService:
                 return result  # a repeat of the accepted answer
             raise conflict(pending, f"tool approval {interaction_id} was already decided")
         self.core.refuse_if_late(pending, value, caller=caller, deadline=pending.expires_at)
+        if (policy := tool_spec(pending).approval) is not None:
+            return vote(self.core, pending, policy, value, Voter(caller, groups))
         event = self.core.new_event(
             run_id, InteractionAnswered(interaction_id=interaction_id, node=pending.node, answer=value, by=caller)
         )
@@ -139,7 +130,7 @@ class ToolApprovalService:
         try:
             self.core.store.transition_interaction(pending, new, with_records=[event])
         except ConflictError:
-            return self.answer(run_id, interaction_id, answer, caller=caller)  # decided under us: say how
+            return self.answer(run_id, interaction_id, answer, caller=caller, groups=groups)  # decided under us
         return result
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
@@ -227,9 +218,3 @@ def _usable(i: Interaction) -> bool:
     return st.status == "pending" or (
         st.status == "answered" and st.reason != CONSUMED and StoredDecision.model_validate(st.answer).allows
     )
-
-
-def _grant_applies(grant: GrantView, spec: ToolApprovalSpec) -> bool:
-    if grant.tool != spec.call.tool or (grant.scope == "session" and grant.session != spec.session):
-        return False
-    return satisfies(grant.constraint, spec.call.arguments)
