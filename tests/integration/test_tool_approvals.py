@@ -15,10 +15,12 @@ import pytest
 from baton.api import deps
 from baton.api.app import create_app
 from baton.api.auth import operator_token
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.tool_calls import ToolCall
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
+from baton.services.approvals import ApprovalService, Voter
 from tests.conftest import FixedClock
 
 if TYPE_CHECKING:
@@ -217,3 +219,18 @@ def test_a_quorum_approval_is_decided_by_the_vote_that_meets_it(api: Api) -> Non
         == "answered"
     )
     assert api.get(denied["interaction_id"])["decision"]["reason"] == "no"  # one rejection rejects (rule "any")
+
+
+def test_a_met_tally_a_crash_left_unsettled_is_decided_by_the_reconcilers_pass(api: Api, moto_stack: MotoStack) -> None:
+    _, asked = api.ask({"path": "notes.md"}, approval={"approvals": 1})
+    approval = asked["interaction_id"]
+    pending = api.core.store.get_interaction(RUN, approval)
+    assert pending is not None
+    policy = ApprovalPolicy(approvals=1)
+    text = json.dumps({"decision": "approve"})
+    ApprovalService(api.core).cast(pending, policy, text, Voter("alice"), requested_by="local-operator", vote="approve")
+    assert api.get(approval)["status"] == "pending"  # the vote is stored, its settle never ran
+    report = moto_stack.services.reconciler.reconcile()
+    assert report.quorums == [{"run_id": RUN, "interaction_id": approval, "kind": "quorum"}]
+    view = api.get(approval)
+    assert view["decision"]["decision"] == "approve" and view["decision"]["decided_by"] == "alice"

@@ -24,6 +24,7 @@ from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
 from baton.services.runs import RunService
+from baton.services.tool_approval_votes import settle_standing
 from baton.services.tool_approvals import ToolApprovalService
 
 if TYPE_CHECKING:
@@ -130,6 +131,8 @@ class Reconciler:
             return self.interrupts.settle_quorum(pause)
         if pause.request.kind == "ask":  # a hosted park or a blocking ask
             return self.runs.answers.settle_standing(pause)
+        if pause.request.kind == "tool_approval":
+            return settle_standing(self.core, pause)
         if pause.request.kind == "review" and self._review is not None:  # baton/services/review/quorum.py
             return self._review().settle_quorum(pause)
         return False

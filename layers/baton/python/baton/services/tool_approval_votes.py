@@ -16,19 +16,38 @@ from baton.services.pause_answers import conflict
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy, Vote
     from baton.models import Interaction, InteractionStatus
-    from baton.services.approvals import Decided, Voter
+    from baton.services.approvals import Ballot, Decided, Voter
     from baton.services.core import Core
 
 
 def vote(core: Core, pending: Interaction, policy: ApprovalPolicy, value: dict[str, Any], voter: Voter) -> AnswerResult:
     """One vote on a quorum approval (baton/services/approvals.py); the vote meeting the quorum decides it
     with the deciding side's last answer. The asking agent and non-approvers get a 403."""
-    approvals, text = ApprovalService(core), json.dumps(value, sort_keys=True, separators=(",", ":"))
-    vote: Vote = "reject" if value["decision"] == "deny" else "approve"
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    side: Vote = "reject" if value["decision"] == "deny" else "approve"
     requested_by = tool_spec(pending).requested_by
-    ballot = approvals.cast(pending, policy, text, voter, requested_by=requested_by, vote=vote)
+    ballot = ApprovalService(core).cast(pending, policy, text, voter, requested_by=requested_by, vote=side)
     if ballot.outcome == "closed":
         raise conflict(pending, f"tool approval {pending.interaction_id} was already decided: the vote is not counted")
+    done = _settle(core, pending, policy, ballot)
+    return AnswerResult(
+        interaction_id=pending.interaction_id,
+        node=pending.node,
+        status="answered" if done else "pending",
+        queued=done,
+        resumed=done,
+        approval=ballot.view(policy),
+    )
+
+
+def settle_standing(core: Core, pause: Interaction) -> bool:
+    """The reconciler: a pending quorum approval whose stored tally is met is decided as its vote would have."""
+    policy = tool_spec(pause).approval
+    return policy is not None and _settle(core, pause, policy, ApprovalService(core).standing(pause, policy))
+
+
+def _settle(core: Core, pending: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+    """Decide a met tally (guarded by it) with its side's last answer. True once the approval is answered."""
 
     def settled(current: Interaction, decided: Decided) -> tuple[InteractionStatus, InteractionAnswered]:
         side = "approve" if ballot.decision == "approved" else "reject"
@@ -41,13 +60,5 @@ def vote(core: Core, pending: Interaction, policy: ApprovalPolicy, value: dict[s
         return core.store.get_interaction(pending.run_id, pending.interaction_id)
 
     if ballot.decision is not None:
-        approvals.settle(read, policy, ballot, settled, lambda _: True)
-    done = (read() or pending).state.status == "answered"
-    return AnswerResult(
-        interaction_id=pending.interaction_id,
-        node=pending.node,
-        status="answered" if done else "pending",
-        queued=done,
-        resumed=done,
-        approval=ballot.view(policy),
-    )
+        ApprovalService(core).settle(read, policy, ballot, settled, lambda _: True)
+    return (read() or pending).state.status == "answered"
