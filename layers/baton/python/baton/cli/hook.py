@@ -20,14 +20,17 @@ import typer
 HEADLESS_ENV = "BATON_HOOK_HEADLESS"
 RUN_ENV = "BATON_RUN"
 
-HOOK_HELP = f"""A Claude Code PreToolUse command hook: a person approves each tool call through Baton.
-
-Reads the PreToolUse JSON on stdin; the run is ${RUN_ENV}, else the Claude Code session id. Prints
-{{"hookSpecificOutput": {{"hookEventName": "PreToolUse", "permissionDecision": ..., "permissionDecisionReason":
-..., "updatedInput": ...}}}} and exits 0: allow (approved; updatedInput when edited), deny (denied, timed out,
-an error, or still pending without --headless), defer (still pending with --headless or ${HEADLESS_ENV}=1).
-Exit 2 (the call is blocked, the reason on stderr) when stdin is not a PreToolUse event. Never allows on a
-timeout or an error."""
+HOOK_HELP = (
+    "A Claude Code PreToolUse command hook: a person approves each tool call through Baton.\n\n"
+    f"Reads the PreToolUse JSON on stdin; the run is ${RUN_ENV}, else the Claude Code session id. "
+    "A repeat of the same call finds the same approval; a remembered grant answers at once.\n\n"
+    'Prints {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": ..., '
+    '"permissionDecisionReason": ..., "updatedInput": ...}} and exits 0. allow: approved (after consuming the '
+    "approval; updatedInput when edited). deny: denied (the person's reason), timed out (the default), an "
+    f"error, or still pending without --headless. defer: still pending with --headless or ${HEADLESS_ENV}=1.\n\n"
+    "Exit 2 (Claude Code blocks the call; the reason on stderr): stdin is not a PreToolUse event.\n\n"
+    "Never allows on a timeout or an error."
+)
 
 hook_app = typer.Typer(help="Hooks that route an agent framework's tool approvals to Baton.", no_args_is_help=True)
 
