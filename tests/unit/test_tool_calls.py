@@ -80,3 +80,11 @@ def test_the_default_at_the_deadline_is_deny_unless_declared() -> None:
         with pytest.raises(ValidationFailedError) as refused:
             timeout_ladder(Ladder(on_timeout=TimeoutDefault(default=bad)), call)
         assert refused.value.details["path"].startswith("on_timeout.default")
+
+
+def test_a_bare_approve_or_deny_is_that_decision() -> None:
+    assert parse_decision("approve", path="answer") == ToolDecision(decision="approve")
+    assert parse_decision("deny", path="answer") == ToolDecision(decision="deny")
+    with pytest.raises(ValidationFailedError) as refused:
+        parse_decision("edit", path="answer")
+    assert refused.value.details["path"] == "answer"

@@ -180,7 +180,10 @@ class ToolApprovalSpec(BaseModel):
 
 
 def parse_decision(value: Any, *, path: str) -> ToolDecision:
-    """A decision from its JSON (an answer, a declared default): 422 at the failing field under `path`."""
+    """A decision from its JSON (an answer, a declared default): 422 at the failing field under `path`. A bare
+    "approve" or "deny" (a button, a free-text answer) is that decision with no reason."""
+    if value in ("approve", "deny"):
+        value = {"decision": value}
     try:
         return ToolDecision.model_validate(value)
     except ValidationError as bad:
