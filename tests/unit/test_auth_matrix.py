@@ -74,6 +74,15 @@ ROUTES = [
     Route("POST", "/api/runs/{run}/asks", {"node": "agent", "question": "drop the table?", "timeout_seconds": 60}),
     Route("GET", "/api/runs/{run}/asks"),
     Route("GET", "/api/runs/{run}/asks/{question}"),
+    Route(
+        "POST",
+        "/api/runs/{run}/tool-approvals",
+        {"call": {"tool": "Bash", "arguments": {"command": "ls"}}, "reason": "list", "timeout_seconds": 60},
+    ),
+    Route("GET", "/api/runs/{run}/tool-approvals/{question}"),
+    Route("POST", "/api/runs/{run}/tool-approvals/{question}/consume", {"digest": "0" * 64}),
+    Route("GET", "/api/runs/{run}/tool-grants"),
+    Route("DELETE", "/api/runs/{run}/tool-grants/{question}", operator_only=True),
     Route("GET", "/api/v1/interrupts?sessionId={run}"),
     Route("POST", "/api/v1/interrupts", {"sessionId": "{run}", "prompt": "deploy?"}),
     Route("GET", "/api/v1/interrupts/{interrupt}"),
@@ -211,6 +220,7 @@ def test_the_matrix_covers_every_route_of_the_api(world: Callable[[str], World])
     served = {(method.upper(), path) for path, ops in doc["paths"].items() for method in ops}
     names = {"{run}": "{run_id}", "{question}": "{interaction_id}", "{interrupt}": "{interrupt_id}"}
     names["/draft/"] = "/{node}/"
+    names["/tool-grants/{interaction_id}"] = "/tool-grants/{grant_id}"
     covered = set()
     for r in ROUTES:
         path = r.template.split("?")[0]

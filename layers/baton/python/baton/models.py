@@ -12,12 +12,14 @@ from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunState
 from baton.domain.json_input import with_valid_text
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder, LadderStep
+from baton.domain.tool_calls import ToolApprovalSpec
 from baton.events import PAYLOAD_OF_TYPE, EventPayload, EventType
+from baton.pending_query import PendingQuery as PendingQuery  # its home before the store's queries moved
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-InteractionKind = Literal["question", "ask", "await", "interrupt", "review"]
+InteractionKind = Literal["question", "ask", "await", "interrupt", "review", "tool_approval"]
 InteractionState = Literal["pending", "answered", "cancelled", "timed_out"]
 TERMINAL_RUN_STATES: frozenset[str] = frozenset({"succeeded", "failed", "timed_out", "aborted"})
 
@@ -197,8 +199,17 @@ class ReviewRequest(_RequestBase):
     _OWN_FIELDS = ("config", "diff")
 
 
+class ToolApprovalPause(_RequestBase):
+    """A tool call waiting for a person's decision (baton/services/tool_approvals.py)."""
+
+    kind: Literal["tool_approval"] = "tool_approval"
+    tool: ToolApprovalSpec
+
+    _OWN_FIELDS = ("tool",)
+
+
 InteractionRequest = Annotated[
-    QuestionRequest | PauseRequest | AwaitToolRequest | InterruptRequest | ReviewRequest,
+    QuestionRequest | PauseRequest | AwaitToolRequest | InterruptRequest | ReviewRequest | ToolApprovalPause,
     Field(discriminator="kind"),
 ]
 _REQUEST: TypeAdapter[InteractionRequest] = TypeAdapter(InteractionRequest)
@@ -371,30 +382,3 @@ class ParkedWait(BaseModel):
     answers: dict[str, str] = Field(default_factory=dict)  # interaction id -> its output entry, as JSON
     carry_version: int = 0  # advanced by every change to `answers` / `carry` (the deciding answer's guard)
     carried_bytes: int = 0
-
-
-class PendingQuery(BaseModel):
-    """One page of a kind's pending interactions, as the inbox reads it (`InteractionStore.page_pending`).
-
-    Positions are the pending index's sort key, `<created_at>#<interaction_id>`: `after` is exclusive
-    (the last item of the previous page, in the page's order), `created_before` an inclusive upper bound
-    on `created_at` (an age filter). With `run_id` the by_status index is read instead (the run's
-    pending ones exactly, not the whole kind filtered)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    newest_first: bool = True
-    after: str | None = None
-    created_before: str | None = None
-    run_id: str | None = None
-    node: str | None = None
-    claimed_by: str | None = None
-    unclaimed: bool = False
-    # When the claim filters are decided: a claim whose lease ended before it counts as unclaimed.
-    now: str | None = None
-    # Several kinds on the all-pending index (`page_all_pending`); None: every kind.
-    kinds: tuple[str, ...] | None = None
-    limit: int = Field(default=50, ge=1, le=1000)
-
-    def position(self, interaction: Interaction) -> str:
-        return f"{interaction.created_at}#{interaction.interaction_id}"

@@ -27,6 +27,7 @@ FAMILIES = (
     "routes_email",
     "routes_claims",
     "routes_audit",
+    "routes_tool_approvals",
 )
 
 _RUN = r"^/api/runs/[^/]+"
@@ -38,6 +39,7 @@ _TABLE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (_RUN + r"/audit(/|$)", "routes_audit"),
         (_RUN + r"/stop$", "routes_run_stop"),
         (_RUN + r"/review$", "routes_review"),
+        (_RUN + r"/tool-(approvals|grants)(/|$)", "routes_tool_approvals"),
         (_RUN + r"/(questions|interactions|nodes|await)(/|$)", "routes_questions"),
         (r"^/api/runs(/|$)", "routes_runs"),
         (_INTERRUPT + r"/(claim|reassign)(/|$)", "routes_claims"),

@@ -23,6 +23,7 @@ from baton.contracts import (
     PendingQuestions,
     QuestionView,
 )
+from baton.errors import NotFoundError
 
 router = APIGatewayRouter()
 
@@ -69,8 +70,26 @@ def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) ->
     caller = operator.principal
     # A repeat (same caller, same answer) gets the first one's 200 from the stored answer; a different
     # answer meets the deciding write's 409 with the winner (baton.services.questions).
-    answered = services.questions.answer(run_id, interaction_id, body.answer, caller=caller, groups=operator.groups)
+    try:
+        answered = services.questions.answer(run_id, interaction_id, body.answer, caller=caller, groups=operator.groups)
+    except NotFoundError:  # a tool approval is answered here too (one more read, only then)
+        tool_answered = _answer_tool_approval(run_id, interaction_id, body.answer, caller, operator.groups)
+        if tool_answered is None:
+            raise
+        answered = tool_answered
     return answered_response(answered)
+
+
+def _answer_tool_approval(
+    run_id: str, interaction_id: str, answer: Any, caller: str, groups: frozenset[str]
+) -> AnswerResult | None:
+    from baton.services.tool_approvals import KIND, ToolApprovalService
+
+    found = deps.get_services().core.store.get_interaction(run_id, interaction_id)
+    if found is None or found.request.kind != KIND:
+        return None
+    service = ToolApprovalService(deps.get_services().core)
+    return service.answer(run_id, interaction_id, answer, caller=caller, groups=groups)
 
 
 @router.post(

@@ -9,6 +9,7 @@ import typer
 
 from baton.cli.audit import audit_app
 from baton.cli.dev import dev, inbox_login
+from baton.cli.hook import hook_app
 from baton.cli.mcp import mcp_command
 from baton.cli.migrate import migrate_app
 from baton.cli.redrive import REDRIVE_HELP, redrive_command
@@ -40,6 +41,7 @@ app.command()(synth)
 app.command()(smoke)
 app.command("redrive", help=REDRIVE_HELP)(redrive_command)
 app.add_typer(migrate_app, name="migrate")
+app.add_typer(hook_app, name="hook")
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ from baton.client.claims import ClaimCalls
 from baton.client.interrupt_calls import InterruptCalls
 from baton.client.questions import AwaitTimeoutError, QuestionCalls
 from baton.client.review import ReviewCalls
+from baton.client.tool_approvals import ToolApprovalCalls
 from baton.client.transport import ApiUnavailableError, find_local_state, resolve_endpoint, seg
 from baton.contracts import EventPage, ResumeResult, ReviewActionResult, RunView, StartedRun
 
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 
-class Client(QuestionCalls, AskCalls, InterruptCalls, ReviewCalls, ClaimCalls, AuditCalls):
+class Client(QuestionCalls, AskCalls, InterruptCalls, ReviewCalls, ToolApprovalCalls, ClaimCalls, AuditCalls):
     # ---- runs ----------------------------------------------------------------------------------
     def start_run(self, workflow: str, input: dict[str, Any] | None = None, *, run_id: str | None = None) -> StartedRun:
         body: dict[str, Any] = {"workflow": workflow, "input": input or {}}

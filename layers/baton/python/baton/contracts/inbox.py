@@ -17,8 +17,8 @@ from baton.ids import parse_iso
 if TYPE_CHECKING:
     from baton.models import Interaction
 
-InboxKind = Literal["question", "ask", "await", "interrupt", "review"]
-INBOX_KINDS: tuple[InboxKind, ...] = ("question", "ask", "await", "interrupt", "review")
+InboxKind = Literal["question", "ask", "await", "interrupt", "review", "tool_approval"]
+INBOX_KINDS: tuple[InboxKind, ...] = ("question", "ask", "await", "interrupt", "review", "tool_approval")
 ActionName = Literal["answer", "resume", "claim", "cancel", "view", "review", "review_action", "questions", "run"]
 
 
@@ -132,6 +132,7 @@ def actions_of(i: Interaction) -> list[InboxAction]:
     interrupt = f"/api/v1/interrupts/{i.interaction_id}"
     own: dict[str, list[tuple[ActionName, Literal["GET", "POST"], str]]] = {
         "question": [("answer", "POST", f"{run}/interactions/{i.interaction_id}/answer")],
+        "tool_approval": [("answer", "POST", f"{run}/interactions/{i.interaction_id}/answer")],
         "interrupt": [
             ("view", "GET", interrupt),
             ("claim", "POST", f"{interrupt}/claim"),

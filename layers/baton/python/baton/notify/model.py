@@ -15,7 +15,9 @@ from typing import Any, Final, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Channel = Literal["console", "email", "webhook", "slack"]
-Kind = Literal["question", "ask", "await", "interrupt", "review", "run"]  # "run": a run ended, nothing to answer
+Kind = Literal[
+    "question", "ask", "await", "interrupt", "review", "tool_approval", "run"
+]  # "run": a run ended, nothing to answer
 
 CHANNELS: Final[tuple[Channel, ...]] = get_args(Channel)
 KINDS: Final[tuple[Kind, ...]] = get_args(Kind)
@@ -55,9 +57,14 @@ def how_to_answer_for(
     iid = interaction_id or "<interaction-id>"
     if kind == "ask":
         return _ask_hint(b, run_id, options)
-    if kind == "question":
+    if kind in ("question", "tool_approval"):  # a tool approval's answer is its decision, as JSON
+        answer = (
+            '\'{"decision": "approve|deny|edit", "reason": "..."}\' --parse-json'
+            if kind != "question"
+            else '"<answer>"'
+        )
         return (
-            f'CLI: {b} runs answer {run_id} {iid} "<answer>"\n'
+            f"CLI: {b} runs answer {run_id} {iid} {answer}\n"
             f'API: POST /api/runs/{run_id}/interactions/{iid}/answer {{"answer": ...}}'
         )
     if kind == "interrupt":

@@ -24,6 +24,8 @@ from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
 from baton.services.runs import RunService
+from baton.services.tool_approval_votes import settle_standing
+from baton.services.tool_approvals import ToolApprovalService
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -74,6 +76,8 @@ class Reconciler:
             return self.interrupts.settle_quorum(pause)
         if kind == "ask":  # a hosted park or a blocking ask
             return self.runs.answers.settle_standing(pause)
+        if kind == "tool_approval":
+            return settle_standing(self.core, pause)
         return kind == "review" and self._review is not None and self._review().settle_quorum(pause)
 
     def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
@@ -127,7 +131,7 @@ class Reconciler:
             timed_out=timed_out,
             ended=ended,
             quorums=[Settled(run_id=met.run_id, interaction_id=met.interaction_id, kind="quorum") for met in quorums],
-            defaults=self.take_question_defaults(),
+            defaults=self.take_question_defaults() + ToolApprovalService(self.core).take_due_defaults(),
         )
 
     def _settle_question(self, question: Interaction) -> bool:

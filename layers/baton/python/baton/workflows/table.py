@@ -58,7 +58,7 @@ ALL_PENDING_PK: Final = "PENDING"
 GSI_DUE: Final = "due"
 DUE_PK_ATTRIBUTE: Final = "GSI4PK"
 DUE_SK_ATTRIBUTE: Final = "GSI4SK"
-DUE_KINDS: Final = ("interrupt", "question")  # what the sweeps read by deadline (see GSI4 above)
+DUE_KINDS: Final = ("interrupt", "question", "tool_approval")  # what the sweeps read by deadline (see GSI4 above)
 TTL_ATTRIBUTE: Final = "expiration"
 
 KEY_ATTRIBUTES: Final[list[tuple[str, str]]] = [

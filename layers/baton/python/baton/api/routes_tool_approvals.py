@@ -1,0 +1,99 @@
+"""Tool-call approvals (issue 30): an agent's adapter asks, long-polls, and consumes the approval right
+before the tool runs; remembered grants are listed and revoked here. A person answers through
+`POST /api/runs/{run}/interactions/{id}/answer` (routes_questions.py), like every pause."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayRouter
+from pydantic import BaseModel, Field
+
+from baton.api import deps
+from baton.api.contract import InteractionId, RunId, responses
+from baton.contracts.tool_approvals import (
+    ConsumeRequest,
+    ConsumeResult,
+    GrantList,
+    GrantRevoked,
+    ToolApprovalRequest,
+    ToolApprovalView,
+)
+from baton.services.tool_approvals import ToolApprovalService
+
+router = APIGatewayRouter()
+GrantId = Annotated[str, Path(min_length=1, max_length=80, description="The grant's id (the approve that made it).")]
+
+
+class ApprovalWaitQuery(BaseModel):
+    # camelCase on the wire like the asks' and interrupts' long-polls
+    wait_seconds: float = Field(
+        default=0, ge=0, le=20, alias="waitSeconds", description="Long-poll: hold until decided (<= 20 s)."
+    )
+
+    model_config = {"populate_by_name": True}
+
+
+def _service() -> ToolApprovalService:
+    return ToolApprovalService(deps.get_services().core)
+
+
+@router.post(
+    "/api/runs/<run_id>/tool-approvals",
+    summary="Ask a person to approve a tool call (201; 200 with the same approval for a repeat of the call)",
+    tags=["tool-approvals"],
+    responses=responses({200: ToolApprovalView, 201: ToolApprovalView}, 400, 403, 404, 413),
+)
+def request_approval(run_id: RunId, body: ToolApprovalRequest) -> Response[ToolApprovalView]:
+    caller = deps.require_run(run_id)
+    approval, created = _service().request(run_id, body, caller=caller.principal)
+    view = ToolApprovalView.of(approval)
+    return Response(status_code=201 if created else 200, content_type=content_types.APPLICATION_JSON, body=view)
+
+
+@router.get(
+    "/api/runs/<run_id>/tool-approvals/<interaction_id>",
+    summary="One tool approval; ?waitSeconds=0..20 long-polls until it is decided (its default at the deadline)",
+    tags=["tool-approvals"],
+    responses=responses({200: ToolApprovalView}, 400, 403, 404),
+)
+def get_approval(
+    run_id: RunId, interaction_id: InteractionId, query: Annotated[ApprovalWaitQuery, Query()]
+) -> ToolApprovalView:
+    deps.require_run(run_id)
+    return ToolApprovalView.of(_service().get(run_id, interaction_id, wait_seconds=query.wait_seconds))
+
+
+@router.post(
+    "/api/runs/<run_id>/tool-approvals/<interaction_id>/consume",
+    summary="Use the approval for the call about to run (once; 409 for another digest or a second use)",
+    tags=["tool-approvals"],
+    responses=responses({200: ConsumeResult}, 400, 403, 404, 409),
+)
+def consume(run_id: RunId, interaction_id: InteractionId, body: ConsumeRequest) -> ConsumeResult:
+    deps.require_run(run_id)
+    return _service().consume(run_id, interaction_id, body.digest)
+
+
+@router.get(
+    "/api/runs/<run_id>/tool-grants",
+    summary="The run's active remembered grants (an approve with remember)",
+    tags=["tool-approvals"],
+    responses=responses({200: GrantList}, 400, 403, 404),
+)
+def grants(run_id: RunId) -> GrantList:
+    deps.require_run(run_id)
+    return _service().grants(run_id)
+
+
+@router.delete(
+    "/api/runs/<run_id>/tool-grants/<grant_id>",
+    summary="Revoke a remembered grant (an operator action)",
+    tags=["tool-approvals"],
+    responses=responses({200: GrantRevoked}, 400, 403, 404, 409),
+)
+def revoke(run_id: RunId, grant_id: GrantId) -> GrantRevoked:
+    operator = deps.require_operator("revoking a tool grant")
+    return _service().revoke(run_id, grant_id, caller=operator.principal)

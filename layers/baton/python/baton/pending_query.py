@@ -1,0 +1,44 @@
+"""The query of one page of pending interactions (`InteractionStore.page_pending`), kept out of
+baton/models.py (the records) so that file stays a reader's size."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Positioned(Protocol):
+    """What a page position is made of (an `Interaction`; named structurally: models.py imports this)."""
+
+    @property
+    def created_at(self) -> str: ...
+    @property
+    def interaction_id(self) -> str: ...
+
+
+class PendingQuery(BaseModel):
+    """One page of a kind's pending interactions, as the inbox reads it (`InteractionStore.page_pending`).
+
+    Positions are the pending index's sort key, `<created_at>#<interaction_id>`: `after` is exclusive
+    (the last item of the previous page, in the page's order), `created_before` an inclusive upper bound
+    on `created_at` (an age filter). With `run_id` the by_status index is read instead (the run's
+    pending ones exactly, not the whole kind filtered)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    newest_first: bool = True
+    after: str | None = None
+    created_before: str | None = None
+    run_id: str | None = None
+    node: str | None = None
+    claimed_by: str | None = None
+    unclaimed: bool = False
+    # When the claim filters are decided: a claim whose lease ended before it counts as unclaimed.
+    now: str | None = None
+    # Several kinds on the all-pending index (`page_all_pending`); None: every kind.
+    kinds: tuple[str, ...] | None = None
+    limit: int = Field(default=50, ge=1, le=1000)
+
+    def position(self, interaction: _Positioned) -> str:
+        return f"{interaction.created_at}#{interaction.interaction_id}"

@@ -1,0 +1,64 @@
+"""The quorum side of a tool approval (baton/services/tool_approvals.py): each answer is a vote through the
+shared approvals (baton/services/approvals.py); approve and edit approve, deny rejects."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from baton.contracts.questions import AnswerResult
+from baton.contracts.tool_approvals import tool_spec
+from baton.events import InteractionAnswered
+from baton.models import status_of
+from baton.services.approvals import ApprovalService
+from baton.services.pause_answers import conflict
+
+if TYPE_CHECKING:
+    from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.models import Interaction, InteractionStatus
+    from baton.services.approvals import Ballot, Decided, Voter
+    from baton.services.core import Core
+
+
+def vote(core: Core, pending: Interaction, policy: ApprovalPolicy, value: dict[str, Any], voter: Voter) -> AnswerResult:
+    """One vote on a quorum approval (baton/services/approvals.py); the vote meeting the quorum decides it
+    with the deciding side's last answer. The asking agent and non-approvers get a 403."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    side: Vote = "reject" if value["decision"] == "deny" else "approve"
+    requested_by = tool_spec(pending).requested_by
+    ballot = ApprovalService(core).cast(pending, policy, text, voter, requested_by=requested_by, vote=side)
+    if ballot.outcome == "closed":
+        raise conflict(pending, f"tool approval {pending.interaction_id} was already decided: the vote is not counted")
+    done = _settle(core, pending, policy, ballot)
+    return AnswerResult(
+        interaction_id=pending.interaction_id,
+        node=pending.node,
+        status="answered" if done else "pending",
+        queued=done,
+        resumed=done,
+        approval=ballot.view(policy),
+    )
+
+
+def settle_standing(core: Core, pause: Interaction) -> bool:
+    """The reconciler: a pending quorum approval whose stored tally is met is decided as its vote would have."""
+    policy = tool_spec(pause).approval
+    return policy is not None and _settle(core, pause, policy, ApprovalService(core).standing(pause, policy))
+
+
+def _settle(core: Core, pending: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+    """Decide a met tally (guarded by it) with its side's last answer. True once the approval is answered."""
+
+    def settled(current: Interaction, decided: Decided) -> tuple[InteractionStatus, InteractionAnswered]:
+        side = "approve" if ballot.decision == "approved" else "reject"
+        answer = json.loads([v for v in ballot.votes if v.vote == side][-1].answer)
+        now, by = core.now(), decided.by
+        new = status_of(current.state, "answered", answer=answer, by=by, at=now, reason=decided.reason)
+        return new, InteractionAnswered(interaction_id=current.interaction_id, node=current.node, answer=answer, by=by)
+
+    def read() -> Interaction | None:
+        return core.store.get_interaction(pending.run_id, pending.interaction_id)
+
+    if ballot.decision is not None:
+        ApprovalService(core).settle(read, policy, ballot, settled, lambda _: True)
+    return (read() or pending).state.status == "answered"

@@ -1,0 +1,221 @@
+"""Tool-call approval (issue 30), a kind of pause built on the blocking ask's machinery: no task token,
+the adapter's waiter long-polls `get` (bounded `wait_seconds`), the ask's timer walks a ladder
+(`arm_interaction`), and a read past the deadline takes the declared default (`answer_with_default`:
+deny unless declared), so an unanswered call never runs. The decision stores the digest of the call it
+allows; `consume` uses it once (a conditional write). An approve with `remember` is a grant: a later
+matching call in its scope is answered at once, naming the grant."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from baton.contracts.deadline_tasks import Settled
+from baton.contracts.questions import AnswerResult
+from baton.contracts.tool_approvals import ConsumeResult, GrantList, GrantRevoked, GrantView, tool_spec
+from baton.domain.tool_calls import (
+    CONSUMED,
+    StoredDecision,
+    parse_decision,
+    timeout_ladder,
+)
+from baton.errors import ConflictError, NotFoundError
+from baton.events import HumanInputRequested, InteractionAnswered
+from baton.models import Interaction, InteractionStatus, ToolApprovalPause, status_of
+from baton.services.approvals import Voter
+from baton.services.asks import MAX_POLL_INTERVAL_SECONDS, MAX_WAIT_SECONDS, POLL_INTERVAL_SECONDS
+from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.pause_answers import conflict
+from baton.services.tool_approval_votes import vote
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.contracts.tool_approvals import ToolApprovalRequest
+    from baton.services.core import Core
+
+KIND = "tool_approval"
+
+
+class ToolApprovalService:
+    def __init__(
+        self,
+        core: Core,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.core = core
+        self._sleep = sleep
+        self._monotonic = monotonic
+
+    def request(self, run_id: str, body: ToolApprovalRequest, *, caller: str) -> tuple[Interaction, bool]:
+        """The approval of this call, and whether this request created it: a repeat of a call still pending
+        (or approved and not yet used) in the same session finds that one; an active grant answers at once."""
+        core, call = self.core, body.call
+        ladder = timeout_ladder(body.ladder(), body.call)
+        core.check_notify(body.notify)
+        core.ensure_run(run_id)
+        mine = core.store.list_run_interactions(run_id, kind=KIND)
+        same = [i for i in mine if _usable(i) and tool_spec(i).digest == call.digest]
+        found = next((i for i in same if tool_spec(i).session == body.session), None)
+        if found is not None:
+            return self._expire_if_due(found), False
+        spec = body.spec(requested_by=caller)
+        iid, node, prompt, timeout = core.ids.new_id(), body.agent, spec.prompt(), body.timeout_seconds
+        request = ToolApprovalPause(
+            node=node,
+            prompt=prompt,
+            timeout_seconds=timeout,
+            ladder=ladder,
+            tool=spec,
+            notify=body.notify or ["console"],
+        )
+        asked = HumanInputRequested(
+            interaction_id=iid, node=node, kind=KIND, prompt=prompt, timeout_seconds=timeout, by=caller
+        )
+        grant = next((g for g in self._active_grants(mine) if g.applies_to(spec)), None)
+        state = InteractionStatus()
+        if grant is not None:  # answered at once by the grant: the grant is who answered
+            by, answer = f"grant:{grant.grant_id}", StoredDecision.by_grant(grant.grant_id, spec.digest)
+            state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
+        created, expires_at = core.now(), core.later(timeout)
+        i = Interaction(
+            interaction_id=iid, run_id=run_id, created_at=created, expires_at=expires_at, request=request, state=state
+        )
+        core.store.put_interaction(i)
+        core.record(run_id, asked)
+        if grant is not None:
+            core.record(run_id, InteractionAnswered(interaction_id=iid, node=node, answer=state.answer, by=by))
+            return i, True
+        core.notify(i, "human_input_requested")
+        arm_interaction(core, i)
+        return i, True
+
+    def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
+        """The approval; with `wait_seconds` (<= 20) a long-poll until it is no longer pending."""
+        until = self._monotonic() + max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
+        interval = POLL_INTERVAL_SECONDS
+        current = self._expire_if_due(self._load(run_id, interaction_id))
+        while current.state.status == "pending" and (remaining := until - self._monotonic()) > 0:
+            self._sleep(min(interval, remaining))
+            interval = min(interval * 2, MAX_POLL_INTERVAL_SECONDS)
+            current = self._expire_if_due(self._load(run_id, interaction_id))
+        return current
+
+    def answer(
+        self, run_id: str, interaction_id: str, answer: Any, *, caller: str, groups: frozenset[str] = frozenset()
+    ) -> AnswerResult:
+        """A person's decision (POST .../interactions/{id}/answer): 422 at the field for a bad one, 410
+        past the deadline, 409 naming the winner when another answer decided first."""
+        pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
+        decision = parse_decision(answer, path="answer")
+        call = decision.decided_call(tool_spec(pending).call)
+        stored = StoredDecision(**decision.model_dump(), digest=call.digest if decision.allows else None)
+        value = stored.model_dump(exclude_none=True)
+        result = AnswerResult(
+            interaction_id=interaction_id, node=pending.node, status="answered", queued=True, resumed=True
+        )
+        if pending.state.status != "pending":
+            self.core.refuse_if_ended(pending, value, caller=caller, interaction=pending.public())
+            if pending.state.answer == value and pending.state.answered_by == caller:
+                return result  # a repeat of the accepted answer
+            raise conflict(pending, f"tool approval {interaction_id} was already decided")
+        self.core.refuse_if_late(pending, value, caller=caller, deadline=pending.expires_at)
+        if (policy := tool_spec(pending).approval) is not None:
+            return vote(self.core, pending, policy, value, Voter(caller, groups))
+        event = self.core.new_event(
+            run_id, InteractionAnswered(interaction_id=interaction_id, node=pending.node, answer=value, by=caller)
+        )
+        new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
+        try:
+            self.core.store.transition_interaction(pending, new, with_records=[event])
+        except ConflictError:
+            return self.answer(run_id, interaction_id, answer, caller=caller, groups=groups)  # decided under us
+        return result
+
+    def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
+        """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
+        i = self._expire_if_due(self._load(run_id, interaction_id))
+        st = i.state
+        if st.status != "answered":
+            raise conflict(i, f"tool approval {interaction_id} is {st.status}: the call may not run", reason=st.status)
+        stored = StoredDecision.model_validate(st.answer)
+        if not stored.allows:
+            raise conflict(i, f"tool approval {interaction_id} was denied: the call may not run", reason="denied")
+        if st.reason == CONSUMED:
+            raise conflict(
+                i, f"tool approval {interaction_id} was already used: a call needs a new one", reason=CONSUMED
+            )
+        if stored.digest != digest:
+            raise conflict(
+                i,
+                f"tool approval {interaction_id} approved another call ({stored.digest}): this one needs its own",
+                reason="digest_mismatch",
+                approved_digest=stored.digest,
+            )
+        new = status_of(st, "answered", answer=st.answer, by=st.answered_by, at=st.answered_at, reason=CONSUMED)
+        try:
+            self.core.store.transition_interaction(i, new)
+        except ConflictError:  # another consume (or a revoke) first: decide again on what is stored now
+            return self.consume(run_id, interaction_id, digest)
+        arguments = stored.arguments if stored.arguments is not None else tool_spec(i).call.arguments
+        return ConsumeResult(interaction_id=interaction_id, digest=digest, arguments=arguments)
+
+    def grants(self, run_id: str) -> GrantList:
+        self.core.require_run(run_id)
+        found = self.core.store.list_run_interactions(run_id, kind=KIND, status="answered")
+        return GrantList(run_id=run_id, grants=self._active_grants(found))
+
+    def revoke(self, run_id: str, grant_id: str, *, caller: str) -> GrantRevoked:
+        """Revoke a grant (stored on the approve that carried it, with who and when); 404 when not active."""
+        i = self._load(run_id, grant_id)
+        if not any(g.grant_id == grant_id for g in self._active_grants([i])):
+            raise NotFoundError(f"no active grant {grant_id} in run {run_id}", details={"grant_id": grant_id})
+        st = i.state
+        answer = {**st.answer, "revoked_by": caller, "revoked_at": self.core.now()}
+        new = status_of(st, "answered", answer=answer, by=st.answered_by, at=st.answered_at, reason=st.reason)
+        try:
+            self.core.store.transition_interaction(i, new)
+        except ConflictError:
+            return self.revoke(run_id, grant_id, caller=caller)
+        return GrantRevoked(grant_id=grant_id, run_id=run_id, revoked_by=caller)
+
+    def take_due_defaults(self) -> list[Settled]:
+        """The reconciler's pass: a pending approval past its deadline takes its default even if nobody reads it."""
+        ended = [self._expire_if_due(i) for i in self.core.store.list_due(KIND, self.core.now())]
+        return [Settled(run_id=i.run_id, interaction_id=i.interaction_id) for i in ended if i.state.outcome]
+
+    def _active_grants(self, approvals: list[Interaction]) -> list[GrantView]:
+        now = self.core.now()
+        decided = [
+            (i, StoredDecision.model_validate(i.state.answer)) for i in approvals if i.state.status == "answered"
+        ]
+        until = [(i, d, d.grant_until(i.state.answered_at or now)) for i, d in decided]
+        return [GrantView.of(i, d.remember, end) for i, d, end in until if d.remember and end and end > now]
+
+    def _load(self, run_id: str, interaction_id: str) -> Interaction:
+        found = self.core.store.get_interaction(run_id, interaction_id)
+        if found is None or found.request.kind != KIND:
+            raise NotFoundError(
+                f"tool approval {interaction_id} not found in run {run_id}",
+                details={"run_id": run_id, "interaction_id": interaction_id},
+            )
+        return found
+
+    def _expire_if_due(self, i: Interaction) -> Interaction:
+        """Past its deadline a pending approval takes its default (a conditional write: an answer first wins)."""
+        if i.state.status != "pending" or not self.core.is_past(i.expires_at):
+            return i
+        try:
+            return answer_with_default(self.core, i, i.expires_at) or i
+        except ConflictError:
+            return self._load(i.run_id, i.interaction_id)
+
+
+def _usable(i: Interaction) -> bool:
+    """Pending, or allowed and not yet used: a repeat of its call finds it."""
+    st = i.state
+    return st.status == "pending" or (
+        st.status == "answered" and st.reason != CONSUMED and StoredDecision.model_validate(st.answer).allows
+    )

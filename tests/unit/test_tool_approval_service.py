@@ -1,0 +1,43 @@
+"""The tool approval's pause machinery on the in-memory store (baton/services/tool_approvals.py): its
+ladder is walked by the blocking ask's timer, and an answer after the deadline finds the default taken."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from baton.contracts.tool_approvals import ToolApprovalRequest
+from baton.domain.tool_calls import ToolCall
+from baton.errors import GoneError
+from baton.services.deadlines import INTERACTION_GATE
+from baton.services.tool_approvals import ToolApprovalService
+from tests.fakes import RecordingDeadlineTimers
+
+if TYPE_CHECKING:
+    from baton.services.core import Core
+    from tests.conftest import FixedClock
+
+CALL = ToolCall(tool="deploy", arguments={"env": "prod"})
+
+
+def test_the_ladder_is_walked_by_the_asks_timer(core: Core) -> None:
+    core.timers = timers = RecordingDeadlineTimers()
+    body = ToolApprovalRequest(call=CALL, reason="ship", timeout_seconds=600, remind_after=60)
+    approval, created = ToolApprovalService(core).request("r1", body, caller="agent")
+    assert created and approval.request.ladder is not None and approval.request.ladder.remind_after == 60
+    assert [(t.payload.gate, t.payload.step, t.wait_seconds) for t in timers.started] == [
+        (INTERACTION_GATE, "remind", 60)
+    ]
+
+
+def test_an_answer_after_the_deadline_finds_the_default_taken_and_is_a_410(core: Core, clock: FixedClock) -> None:
+    service = ToolApprovalService(core)
+    approval, _ = service.request("r1", ToolApprovalRequest(call=CALL, reason="ship", timeout_seconds=60), caller="a")
+    clock.advance(61)
+    with pytest.raises(GoneError):
+        service.answer("r1", approval.interaction_id, {"decision": "approve"}, caller="alice")
+    stored = core.store.get_interaction("r1", approval.interaction_id)
+    assert stored is not None and stored.state.outcome == "timed_out_default"
+    assert stored.state.answer["decision"] == "deny"
+    assert [e.type for e in core.store.list_events("r1", limit=20)].count("timed_out_default") == 1
