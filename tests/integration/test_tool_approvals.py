@@ -192,7 +192,7 @@ def test_the_reconcilers_pass_takes_the_default_of_an_approval_nobody_reads(api:
     assert moto_stack.services.reconciler.reconcile().defaults == []  # not due yet
     api.clock.advance(61)
     report = moto_stack.services.reconciler.reconcile()
-    assert report.defaults == [{"run_id": RUN, "interaction_id": asked["interaction_id"]}]
+    assert report.wire()["defaults"] == [{"run_id": RUN, "interaction_id": asked["interaction_id"]}]
     stored = api.core.store.get_interaction(RUN, asked["interaction_id"])
     assert stored is not None and stored.state.outcome == "timed_out_default"
     assert stored.state.answer["decision"] == "deny"
@@ -231,6 +231,6 @@ def test_a_met_tally_a_crash_left_unsettled_is_decided_by_the_reconcilers_pass(a
     ApprovalService(api.core).cast(pending, policy, text, Voter("alice"), requested_by="local-operator", vote="approve")
     assert api.get(approval)["status"] == "pending"  # the vote is stored, its settle never ran
     report = moto_stack.services.reconciler.reconcile()
-    assert report.quorums == [{"run_id": RUN, "interaction_id": approval, "kind": "quorum"}]
+    assert report.wire()["quorums"] == [{"run_id": RUN, "interaction_id": approval, "kind": "quorum"}]
     view = api.get(approval)
     assert view["decision"]["decision"] == "approve" and view["decision"]["decided_by"] == "alice"

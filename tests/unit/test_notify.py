@@ -9,7 +9,7 @@ import io
 import json
 import urllib.error
 import urllib.request
-from typing import Any
+from typing import Any, get_args
 
 import boto3
 import pytest
@@ -38,6 +38,7 @@ from baton.notify import (
     verify,
 )
 from baton.notify.config import SlackConfig, WebhookConfig
+from baton.notify.model import Kind
 from baton.notify.subscriber import deliver_sns_event
 from tests.fakes import RecordingNotifier
 
@@ -489,3 +490,10 @@ def test_wiring_fails_loudly_without_the_topic_or_the_table(environment: dict[st
 
     with pytest.raises(MissingResourceError, match=variable):
         build_services(Settings.from_env(environment))
+
+
+def test_every_kind_has_a_title() -> None:
+    # A kind without one raised KeyError inside notify, so its notification was lost (a tool approval's was).
+    for kind in get_args(Kind):
+        assert make(kind=kind, options=None).title.endswith(": Choose deployment target")
+    assert make(kind="tool_approval", options=None).title.startswith("Tool call needs approval")

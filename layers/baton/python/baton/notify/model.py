@@ -163,6 +163,7 @@ _TITLE_PREFIX: Final[dict[Kind, str]] = {
     "await": "Gate waiting for answers",
     "interrupt": "Interrupt",
     "review": "Review requested",
+    "tool_approval": "Tool call needs approval",
     "run": "Run ended",
 }
 
