@@ -14,7 +14,7 @@ from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
 from baton.api import deps
 from baton.api.app import create_app
-from baton.contracts import ReviewDiff
+from baton.contracts import AskRequest, ReviewDiff
 from baton.domain.unified_diff import file_diffs
 from baton.errors import NotFoundError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
@@ -24,6 +24,8 @@ from baton.merge.gitcmd import git_out, run_git
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
+from baton.services.inbox import InboxQuery, InboxService
+from baton.services.questions import QuestionService
 from baton.services.review import ReviewService
 from baton.services.runs import RunService
 from tests.fakes import MemoryBuildRecords, RecordingBuildRunner
@@ -177,3 +179,22 @@ def test_the_diff_route_sends_the_contract_under_the_review_s_auth(
     assert api("/api/runs/r1/review/diff", token="wrong")[0] == api("/api/runs/r1/review", token="wrong")[0] == 401
     assert api("/api/runs/nope/review/diff")[0] == 404
     assert api("/api/runs/r1/review/diff?gate=other")[0] == 404
+
+
+def test_the_inbox_titles_each_review_by_its_run_branch_and_change(
+    review: ReviewService, core: Core, tmp_path: Path
+) -> None:
+    first = create_demo_repo(tmp_path / "one")
+    second = create_demo_repo(tmp_path / "two", run_branch="baton/run-other", commits=1)
+    assert review.first_turn("r1", first.gate_input()).ok and review.first_turn("r2", second.gate_input()).ok
+    review.park("r1", GATE, "tok-1")
+    review.park("r2", GATE, "tok-2")
+    core.ensure_run("r3")
+    QuestionService(core).ask("r3", AskRequest(node="draft", question="Which target?"), caller="agent")
+    page = InboxService(core).page(InboxQuery(), caller="op")
+    titles = {item.run_id: item.title for item in page.items}
+    files = [len(review.diff_view(run).files) for run in ("r1", "r2")]
+    assert titles["r1"] == f"Review: r1 · baton/run-demo → the checked-out branch · {files[0]} files changed"
+    assert titles["r2"].startswith("Review: r2 · baton/run-other → the checked-out branch · ")
+    assert titles["r1"] != titles["r2"]
+    assert titles["r3"] == "Which target?", "any other item's title is its prompt"

@@ -42,6 +42,11 @@ class InboxItem(Contract):
     run_id: str
     node: str = Field(description="The asking node; for a pause or a review, the gate's node.")
     prompt: str = Field(description="The question text, the interrupt's prompt or the review's title.")
+    title: str = Field(
+        default="",
+        description="One line that tells items apart: a review's run, run branch, merge target and change "
+        '("Review: <run> · <run_branch> → <target> · 3 files changed"); any other item\'s prompt.',
+    )
     options: list[str] | None = None
     allow_free_text: bool = True
     answer_schema: dict[str, Any] | None = Field(

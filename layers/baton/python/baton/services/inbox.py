@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from baton.contracts.inbox import INBOX_KINDS, InboxAction, InboxBlocks, InboxItem, InboxKind, InboxPage
 from baton.ids import iso, parse_iso
-from baton.models import InterruptRequest, PendingQuery
+from baton.models import InterruptRequest, PendingQuery, ReviewRequest
 from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token
 
 if TYPE_CHECKING:
@@ -105,6 +105,16 @@ def actions_of(i: Interaction) -> list[InboxAction]:
     return [*own, InboxAction(name="run", method="GET", path=run)]
 
 
+def review_title(run_id: str, request: ReviewRequest) -> str:
+    """A review's line in a list: every review shares its prompt, so its run, branch and change name it."""
+    config, diff = request.config, request.diff or {}
+    branch, into = config.get("run_branch") or "?", config.get("merge_into") or "current"
+    where = branch if into == "none" else f"{branch} → {'the checked-out branch' if into == 'current' else into}"
+    files = diff.get("files_changed")
+    change = f"{files} file{'' if files == 1 else 's'} changed" if isinstance(files, int) else "no diff"
+    return f"Review: {run_id} · {where} · {change}"
+
+
 def mark_parked_blocks(core: Core) -> int:
     """Write what each pending item holds up for the waits parked before items carried it (a deployed
     table, once: `baton migrate index-keys`; `baton dev`'s saved table, on each restart): a wait's named
@@ -183,6 +193,7 @@ class InboxService:
             run_id=i.run_id,
             node=i.node,
             prompt=request.prompt,
+            title=review_title(i.run_id, request) if isinstance(request, ReviewRequest) else request.prompt,
             options=request.options,
             allow_free_text=request.allow_free_text,
             answer_schema=schema,
