@@ -1,6 +1,7 @@
 """Issue 32, item 1, in Chromium: the review screen shows the diff the companion read (a file list that
 jumps to each file, changed lines with their numbers, the reviewed commit and the target branch, the
-size bound's cut said in words), and the list tells two reviews apart by their run, branch and change.
+size bound's cut said in words), a push after the review said and the diff read again after the reply
+turn, and the list tells two reviews apart by their run, branch and change.
 Screenshots at 1366 px and 375 px go to the test's tmp dir (and `shoot`'s, for the shared checks)."""
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from playwright.sync_api import Page, expect
 from baton.client.sdk import Client
 from baton.errors import NotFoundError
 from baton.local.demo_repo import create_demo_repo
-from tests.browser.conftest import DESKTOP, PHONE, shoot
+from baton.merge.gitcmd import git_out, run_git
+from tests.browser.conftest import DESKTOP, LIVE_SECONDS, PHONE, shoot
 from tests.e2e.conftest import LocalStackProcess, wait_for
 
 REVIEW_SECONDS = 60.0
@@ -44,6 +46,15 @@ def _photograph(page: Page, tmp_path: Path, name: str) -> None:
         page.screenshot(path=str(tmp_path / f"{name}-{label}.png"), full_page=True)
     page.set_viewport_size(DESKTOP)
     shoot(page, name)
+
+
+def _commit_on_run_branch(repo: Path, branch: str, name: str, text: str) -> str:
+    run_git(repo, "checkout", "--quiet", branch)
+    (repo / name).write_text(text)
+    run_git(repo, "add", name)
+    run_git(repo, "commit", "--quiet", "-m", f"add {name}")
+    run_git(repo, "checkout", "--quiet", "main")
+    return git_out(repo, "rev-parse", branch)
 
 
 def _starting(text: str, then: str = "") -> re.Pattern[str]:
@@ -94,6 +105,17 @@ def test_the_review_screen_shows_the_diff_and_the_list_tells_reviews_apart(
     expect(section.locator("td.code span[style*='color']").first).to_be_attached()  # highlighted tokens
     expect(page.get_by_label("Diff truncated")).to_have_count(0)
     _photograph(page, tmp_path, "review-diff")
+
+    # A push after the review: the banner says so; the reply turn reviews the new head and the diff follows.
+    moved = _commit_on_run_branch(whole.path, whole.run_branch, "late.py", "LATE = True\n")
+    expect(page.get_by_label("Branch moved", exact=True)).to_contain_text(
+        "a new turn reviews it", timeout=LIVE_SECONDS * 1000
+    )
+    page.get_by_role("button", name="Review the new head").click()
+    new_diff = page.get_by_role("heading", name=_starting(f"Diff of {moved[:12]}"))
+    expect(new_diff).to_be_visible(timeout=REVIEW_SECONDS * 1000)
+    expect(listed).to_have_text(sorted([*(f["path"] for f in files), "late.py"]))  # git diff's order
+    expect(page.get_by_label("Branch moved", exact=True)).to_have_count(0)
 
     # The over-bound diff says where it was cut, in words, in the summary and at the files.
     page.goto(f"{stack.api_url}/inbox/#/review/{cut_id}")
