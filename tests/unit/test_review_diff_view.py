@@ -19,6 +19,7 @@ from baton.domain.unified_diff import file_diffs
 from baton.errors import NotFoundError
 from baton.local.demo_repo import DemoRepo, create_demo_repo
 from baton.local.http_adapter import to_proxy_event
+from baton.merge.build import run_build
 from baton.merge.diff import truncation_marker
 from baton.merge.gitcmd import git_out, run_git
 from baton.runtime.settings import Settings
@@ -198,3 +199,26 @@ def test_the_inbox_titles_each_review_by_its_run_branch_and_change(
     assert titles["r2"].startswith("Review: r2 · baton/run-other → the checked-out branch · ")
     assert titles["r1"] != titles["r2"]
     assert titles["r3"] == "Which target?", "any other item's title is its prompt"
+
+
+def test_on_the_stacks_the_diff_is_the_diff_build_s_report_the_companion_read(core: Core, repo: DemoRepo) -> None:
+    runner, records = RecordingBuildRunner(), MemoryBuildRecords()
+    stacks = ReviewService(core, companion=OfflineCompanion, runner=lambda: runner, records=records)  # no `diffs`
+    config = repo.gate_input(diff_max_bytes=700)
+    stacks.start_diff("r1", config, "tok-diff")
+    [request] = runner.started
+    records.put_report(run_build(request, {}))
+    assert stacks.first_turn("r1", config).ok
+    stacks.park("r1", GATE, "tok-1")
+    report = records.get_report("r1", GATE, "diff")
+    assert report is not None and report.diff is not None and report.diff.truncated
+    _push(repo, {"late.sh": "echo late\n"}, "late")  # the stored diff does not move: the companion reads it
+    diff = stacks.diff_view("r1")
+    assert (diff.head, diff.digest, diff.total_bytes) == (report.diff.head, report.diff.digest, report.diff.total_bytes)
+    assert not diff.branch_moved and diff.max_bytes == 700
+    assert (
+        "".join(f.text for f in diff.files)
+        + truncation_marker(diff.shown_bytes, diff.total_bytes, diff.files_not_shown)
+        + "\n"
+        == report.diff.text
+    )
