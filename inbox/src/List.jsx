@@ -102,7 +102,7 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
       tabIndex={focused ? 0 : -1}
       className={`item${focused ? " focused" : ""}${item.fresh ? " fresh" : ""}`}
       aria-current={focused ? "true" : undefined}
-      aria-label={`${item.kind}: ${item.prompt}`}
+      aria-label={`${item.kind}: ${item.title || item.prompt}`}
       data-item-id={item.id}
       onFocus={onFocus}
     >
@@ -117,7 +117,7 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
         )}
         <span className={`kind kind-${item.kind}`}>{item.kind}</span>
         <a className="prompt" href={itemHref(item)}>
-          {item.prompt || "(no prompt)"}
+          {item.title || item.prompt || "(no prompt)"}
         </a>
       </div>
       <div className="meta">
@@ -251,7 +251,7 @@ function useInbox(filters) {
 
 function matches(item, search) {
   if (!search) return true;
-  const text = `${item.prompt} ${item.run_id} ${item.node} ${item.kind} ${item.claimed_by || ""}`.toLowerCase();
+  const text = `${item.title || ""} ${item.prompt} ${item.run_id} ${item.node} ${item.kind} ${item.claimed_by || ""}`.toLowerCase();
   return search.toLowerCase().split(/\s+/).every((word) => text.includes(word));
 }
 
@@ -358,7 +358,7 @@ export function InboxList({ shortcuts }) {
           <ul aria-live="polite">
             {settled.map((item) => (
               <li key={item.id} data-settled-id={item.id}>
-                <span className={`kind kind-${item.kind}`}>{item.kind}</span> {item.prompt} — {item.text}
+                <span className={`kind kind-${item.kind}`}>{item.kind}</span> {item.title || item.prompt} — {item.text}
               </li>
             ))}
           </ul>

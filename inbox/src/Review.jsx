@@ -1,8 +1,11 @@
-import { useCallback, useEffect, useState } from "react";
+import { lazy, Suspense, useCallback, useEffect, useState } from "react";
 import { api, deliveryPending, DELIVERY_PENDING_TEXT } from "./api.js";
 import { SignIn } from "./SignIn.jsx";
 import { resultClass, useInterval } from "./util.js";
 import { InlineMarkdown, Markdown, When } from "./text.jsx";
+
+// The diff view and its highlighter load with the first review screen opened, not with the list.
+const DiffView = lazy(() => import("./Diff.jsx").then((module) => ({ default: module.DiffView })));
 
 const ACTION_LABELS = {
   approve_merge: "Approve & merge",
@@ -109,6 +112,12 @@ function Thread({ thread }) {
   );
 }
 
+// Where an approval merges: the gate's merge_into ("current": the repository's checked-out branch).
+export function targetText(mergeInto) {
+  if (!mergeInto || mergeInto === "current") return "the checked-out branch";
+  return mergeInto === "none" ? "nothing (no merge)" : mergeInto;
+}
+
 // The commit the latest review read (what an approval merges), and a warning when the run branch has
 // moved past it: a merge is refused then until the companion reviews the new head (issue 28).
 function ReviewedCommit({ review, busy, act }) {
@@ -118,8 +127,13 @@ function ReviewedCommit({ review, busy, act }) {
   return (
     <>
       <p className="meta" aria-label="Reviewed commit">
-        reviewed commit <code>{review.reviewed_head.slice(0, 12)}</code>
-        {review.diff_digest && ` · diff sha256 ${review.diff_digest.slice(0, 12)}`}
+        <span>
+          reviewed commit <code>{review.reviewed_head.slice(0, 12)}</code>
+        </span>
+        <span aria-label="Target branch">
+          merges into <code>{targetText(review.merge_into)}</code>
+        </span>
+        {review.diff_digest && <span>diff sha256 {review.diff_digest.slice(0, 12)}</span>}
       </p>
       {moved && (
         <div className="warning" role="alert" aria-label="Run branch moved">
@@ -287,6 +301,24 @@ export function ReviewScreen({ runId }) {
     refresh();
   }, [refresh]);
   useInterval(refresh, 1500);
+  // The diff is read again only when what it is the diff of may have changed: a new turn (a reply read
+  // the branch again), a new head, another round; not on every poll (it can be 60 kB).
+  const [diff, setDiff] = useState(null);
+  const [diffError, setDiffError] = useState(null);
+  const diffKey = review
+    ? [review.interaction_id, review.reviewed_head, review.run_branch_head, (review.thread || []).length].join("|")
+    : null;
+  useEffect(() => {
+    if (!diffKey) return undefined;
+    let live = true;
+    api
+      .reviewDiff(runId, review.gate)
+      .then((d) => live && (setDiff(d), setDiffError(null)))
+      .catch((err) => live && setDiffError(err));
+    return () => {
+      live = false;
+    };
+  }, [runId, diffKey]); // diffKey names all the review fields the read depends on
 
   if (error && error.status === 401) return <SignIn />;
   if (!review) return error ? <p className="error" role="alert">{error.message}</p> : <p role="status">Loading…</p>;
@@ -315,7 +347,9 @@ export function ReviewScreen({ runId }) {
       <p className="crumbs">
         <a href="#/">Inbox</a> / <a href={`#/run/${encodeURIComponent(runId)}`}>run {runId}</a> / gate {review.gate}
       </p>
-      <h1 id="r-title">Review {review.run_branch ? `of ${review.run_branch}` : ""}</h1>
+      <h1 id="r-title">
+        Review {review.run_branch ? `of ${review.run_branch} → ${targetText(review.merge_into)}` : ""}
+      </h1>
       <p className="meta" role="status" aria-label="Review status">
         review {review.status} · run {run ? run.status : "?"}
         {merge.merge_status && ` · merge ${merge.merge_status}`}
@@ -334,10 +368,17 @@ export function ReviewScreen({ runId }) {
           {w}
         </p>
       ))}
-      <DiffStats diff={review.diff} />
       <ReviewedCommit review={review} busy={busy} act={act} />
+      <DiffStats diff={review.diff} />
       <Verdict verdict={review.verdict} />
       <Thread thread={review.thread || []} />
+      <Suspense fallback={<p role="status">Loading the diff…</p>}>
+        <DiffView
+          diff={diff}
+          error={diffError}
+          moved={Boolean(review.run_branch_head && review.reviewed_head && review.run_branch_head !== review.reviewed_head)}
+        />
+      </Suspense>
       <Actions
         review={review}
         busy={busy}

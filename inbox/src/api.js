@@ -48,6 +48,7 @@ export const api = {
     request("POST", `/api/runs/${enc(runId)}/interactions/${enc(iid)}/answer`, { answer }),
   resumeRun: (runId, answers, node) => request("POST", `/api/runs/${enc(runId)}/resume`, { answers, node }),
   review: (runId) => request("GET", `/api/runs/${enc(runId)}/review`),
+  reviewDiff: (runId, gate) => request("GET", `/api/runs/${enc(runId)}/review/diff` + query({ gate })),
   interrupt: (id) => request("GET", `/api/v1/interrupts/${enc(id)}`),
   // A take-over (force) carries its reason: the server records it and refuses one without (422).
   // A take-over names the holder it was decided on: anyone else's claim meanwhile is a 409 naming them.

@@ -66,6 +66,7 @@ ROUTES = [
     Route("POST", "/api/runs/{run}/resume", {"answers": {"ok": True}}, operator_only=True),
     Route("POST", "/api/runs/{run}/stop", {"reason": "no"}, operator_only=True),
     Route("GET", "/api/runs/{run}/review"),
+    Route("GET", "/api/runs/{run}/review/diff"),
     Route("POST", "/api/runs/{run}/questions", {"node": "draft", "question": "which?"}),
     Route("GET", "/api/runs/{run}/interactions/pending"),
     Route("POST", "/api/runs/{run}/interactions/{question}/answer", {"answer": "x"}, operator_only=True),

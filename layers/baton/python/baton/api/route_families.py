@@ -38,7 +38,7 @@ _TABLE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for pattern, family in (
         (_RUN + r"/audit(/|$)", "routes_audit"),
         (_RUN + r"/stop$", "routes_run_stop"),
-        (_RUN + r"/review$", "routes_review"),
+        (_RUN + r"/review(/diff)?$", "routes_review"),
         (_RUN + r"/tool-(approvals|grants)(/|$)", "routes_tool_approvals"),
         (_RUN + r"/(questions|interactions|nodes|await)(/|$)", "routes_questions"),
         (r"^/api/runs(/|$)", "routes_runs"),

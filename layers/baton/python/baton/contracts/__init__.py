@@ -38,7 +38,7 @@ from baton.contracts.questions import (
     PendingQuestions,
     QuestionView,
 )
-from baton.contracts.review import MergeFields, ReviewView, ThreadTurn
+from baton.contracts.review import MergeFields, ReviewDiff, ReviewView, ThreadTurn
 from baton.contracts.runs import (
     BlockingAsks,
     BlockingAskView,
@@ -93,6 +93,7 @@ __all__ = [
     "ResumeInterrupt",
     "ResumeResult",
     "ReviewActionResult",
+    "ReviewDiff",
     "ReviewView",
     "RunView",
     "StartedRun",

@@ -15,7 +15,7 @@ from baton.contracts.base import Contract
 from baton.ids import parse_iso
 
 if TYPE_CHECKING:
-    from baton.models import Interaction
+    from baton.models import Interaction, ReviewRequest
 
 InboxKind = Literal["question", "ask", "await", "interrupt", "review", "tool_approval"]
 INBOX_KINDS: tuple[InboxKind, ...] = ("question", "ask", "await", "interrupt", "review", "tool_approval")
@@ -47,6 +47,11 @@ class InboxItem(Contract):
     run_id: str
     node: str = Field(description="The asking node; for a pause or a review, the gate's node.")
     prompt: str = Field(description="The question text, the interrupt's prompt or the review's title.")
+    title: str = Field(
+        default="",
+        description="One line that tells items apart: a review's run, run branch, merge target and change "
+        '("Review: <run> · <run_branch> → <target> · 3 files changed"); any other item\'s prompt.',
+    )
     options: list[str] | None = None
     allow_free_text: bool = True
     answer_schema: dict[str, Any] | None = Field(
@@ -71,7 +76,7 @@ class InboxItem(Contract):
     @classmethod
     def of(cls, i: Interaction, as_of: str) -> InboxItem:
         """The pending interaction as the inbox lists it at `as_of` (a lapsed claim shows as none)."""
-        from baton.models import InterruptRequest
+        from baton.models import InterruptRequest, ReviewRequest
 
         request, gate = i.request, i.blocks
         schema: dict[str, Any] | None = None
@@ -91,6 +96,7 @@ class InboxItem(Contract):
             run_id=i.run_id,
             node=i.node,
             prompt=request.prompt,
+            title=review_title(i.run_id, request) if isinstance(request, ReviewRequest) else request.prompt,
             options=request.options,
             allow_free_text=request.allow_free_text,
             answer_schema=schema,
@@ -124,6 +130,16 @@ class MeView(Contract):
     via: str = Field(description="cognito | iam | local-token | local-session")
     run_id: str | None = Field(default=None, description="An agent's run.")
     session: bool = Field(description="Signed in by the inbox's session cookie (writes need X-Baton-Inbox: 1).")
+
+
+def review_title(run_id: str, request: ReviewRequest) -> str:
+    """A review's line in a list: every review shares its prompt, so its run, branch and change name it."""
+    config, diff = request.config, request.diff or {}
+    branch, into = config.get("run_branch") or "?", config.get("merge_into") or "current"
+    where = branch if into == "none" else f"{branch} → {'the checked-out branch' if into == 'current' else into}"
+    files = diff.get("files_changed")
+    change = f"{files} file{'' if files == 1 else 's'} changed" if isinstance(files, int) else "no diff"
+    return f"Review: {run_id} · {where} · {change}"
 
 
 def actions_of(i: Interaction) -> list[InboxAction]:

@@ -70,6 +70,48 @@ class ReviewView(Contract):
     rounds: list[str] = Field(description="The review interactions of this run, oldest first.")
 
 
+class ReviewDiffFile(Contract):
+    """One file of the diff the companion read."""
+
+    path: str
+    old_path: str | None = Field(default=None, description="A rename's old path.")
+    status: Literal["added", "modified", "deleted", "renamed"] | None = Field(
+        default=None, description="Null for a file the bound cut before its part of the diff."
+    )
+    insertions: int = Field(description="Added lines in the text shown.")
+    deletions: int = Field(description="Removed lines in the text shown.")
+    text: str = Field(description="This file's unified diff, from its `diff --git` line; empty when not shown.")
+    truncated: bool = Field(description="The bound cut this file's diff (or all of it).")
+
+
+class ReviewDiff(Contract):
+    """GET /api/runs/{run_id}/review/diff: the bounded diff the review's companion reads (the same diff
+    source and bound), per file. `head`/`digest` are of the diff as read now: when the run branch moved
+    after the review they differ from `reviewed_head`/`diff_digest` and `branch_moved` says so."""
+
+    run_id: str
+    gate: str
+    interaction_id: str
+    base: str = Field(description="The merge-base the diff starts from.")
+    head: str = Field(description="The run-branch commit this is the diff of.")
+    digest: str | None = Field(default=None, description="sha256 of this whole diff (before the bound).")
+    reviewed_head: str | None = Field(default=None, description="The commit the latest companion turn read.")
+    diff_digest: str | None = Field(default=None, description="The digest of the diff that turn read.")
+    branch_moved: bool = Field(description="head is not reviewed_head: a new companion turn reviews it.")
+    run_branch: str | None = None
+    merge_into: str | None = None
+    target: str = Field(description="What the run branch is diffed against (base_branch, merge_into or HEAD).")
+    truncated: bool
+    max_bytes: int = Field(description="The bound: at most this many bytes of diff text are shown.")
+    total_bytes: int
+    shown_bytes: int
+    files_changed: int
+    insertions: int
+    deletions: int
+    files_not_shown: int
+    files: list[ReviewDiffFile]
+
+
 MergeProgressStatus = Literal["pending", "merged", "noop", "not_merged", "rejected", "timed_out", "closed"]
 
 

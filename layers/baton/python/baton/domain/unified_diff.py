@@ -1,10 +1,11 @@
 """The one reader of unified diffs (`git diff` output): per-file facts for the offline companion
-(`baton/adapters/companion_offline.py`) and the file-header count the diff bound uses
-(`baton/merge/diff.py`)."""
+(`baton/adapters/companion_offline.py`), the file-header count the diff bound uses
+(`baton/merge/diff.py`), and each file's part of a bounded diff for the review screen (`file_diffs`)."""
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +26,7 @@ class FileChange(BaseModel):
     removed: int = 0
     new: bool = False
     deleted: bool = False
+    renamed_from: str | None = Field(default=None, description="a rename's old path")
     in_diff: bool = Field(default=False, description="False for a file listed in the stats but not in the text")
     todo_lines: list[str] = Field(default_factory=list, description="the first added TODO/FIXME/XXX lines")
     conflict_markers: int = Field(default=0, description="added lines starting with a git conflict marker")
@@ -46,6 +48,8 @@ def _read_preamble(change: FileChange, line: str) -> bool:
         change.new = True
     elif line.startswith("deleted file mode"):
         change.deleted = True
+    elif line.startswith("rename from "):
+        change.renamed_from = line[len("rename from ") :]
     return line.startswith("@@")
 
 
@@ -81,3 +85,45 @@ def parse_unified_diff(text: str, listed: list[str] | None = None) -> list[FileC
     for path in listed or []:
         changes.setdefault(path, FileChange(path=path))
     return list(changes.values())
+
+
+class FileDiff(FileChange):
+    """One file's part of a bounded diff: its facts, its text, and whether the cut took some or all of it."""
+
+    text: str = Field(default="", description="from its `diff --git` header on; empty when the cut fell before it")
+    truncated: bool = False
+
+    @property
+    def status(self) -> Literal["added", "modified", "deleted", "renamed"] | None:
+        """None for a file the cut left out: its part of the diff is not there to say."""
+        if not self.in_diff:
+            return None
+        return "added" if self.new else "deleted" if self.deleted else "renamed" if self.renamed_from else "modified"
+
+
+def _split_by_file(text: str) -> list[str]:
+    """Each file's part of a unified diff, from its `diff --git` header on (text before the first is dropped)."""
+    parts: list[str] = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith(FILE_HEADER):
+            parts.append(line)
+        elif parts:
+            parts[-1] += line
+    return parts
+
+
+def file_diffs(text: str, files: list[str], *, truncated: bool) -> list[FileDiff]:
+    """Per file, in the diff's order and then the listed files the cut left out: a truncated diff's last
+    shown part loses the marker line and is marked cut, and every file after the cut is marked too."""
+    parts = _split_by_file(text)
+    if truncated and parts:
+        kept = parts[-1].rstrip("\n").rpartition("\n")[0]  # the marker is the bounded text's last line
+        parts[-1] = kept + "\n" if kept else ""
+    shown: list[FileDiff] = []
+    for n, part in enumerate(parts):
+        change = parse_unified_diff(part)[0] if part else None
+        if change is not None:
+            last = n == len(parts) - 1
+            shown.append(FileDiff(**change.model_dump(), text=part, truncated=truncated and last))
+    seen = {f.path for f in shown}
+    return shown + [FileDiff(path=p, truncated=True) for p in files if p not in seen]

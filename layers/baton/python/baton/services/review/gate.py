@@ -8,15 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from baton.contracts.review import MergeFields, ReviewGateOutput, ReviewView, ThreadTurn
+from baton.contracts.review import MergeFields, ReviewDiff, ReviewDiffFile, ReviewGateOutput, ReviewView, ThreadTurn
+from baton.domain.review_dialogue import diff_request
 from baton.domain.review_gate import ACTIONS, GateConfig, resolve_review_url
 from baton.domain.review_state import Reviewed, StoredAction
+from baton.domain.unified_diff import file_diffs
 from baton.errors import BatonError, NotFoundError
 from baton.events import InteractionAnswered, ReviewTurnRecorded
 from baton.models import Interaction, ReviewRequest, status_of
 
 if TYPE_CHECKING:
     from baton.models import ReviewTurn
+    from baton.review_ports import DiffSource
     from baton.services.core import Core
     from baton.services.review.builds import ReviewBuilds
 
@@ -27,6 +30,7 @@ EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item ho
 class ReviewGate:
     core: Core
     builds: ReviewBuilds
+    diffs: DiffSource
 
     def _latest(self, run_id: str, gate: str | None = None) -> Interaction | None:
         found = [i for i in self.core.store.list_run_interactions(run_id, kind="review") if gate in (None, i.node)]
@@ -150,4 +154,44 @@ class ReviewGate:
             run_branch_head=self._branch_tip(config) if pending else None,
             merge=MergeFields.model_validate(run, from_attributes=True),
             rounds=[i.interaction_id for i in self.core.store.list_run_interactions(run_id, kind="review")],
+        )
+
+    def diff_view(self, run_id: str, node: str | None = None) -> ReviewDiff:
+        """GET /api/runs/{run_id}/review/diff: the companion's diff (its source and bound), file by file."""
+        self.core.require_run(run_id)
+        interaction = self._require(run_id, node)
+        config = self.config_of(interaction)
+        if not config.run_branch:
+            raise NotFoundError(f"review gate '{config.gate}' names no run branch: no diff", details={"run_id": run_id})
+        request = diff_request(run_id, config, config.run_branch)
+        try:
+            diff = self.diffs.run_branch_diff(request)
+        except BatonError as err:  # not computed (yet), or no longer readable
+            raise NotFoundError(f"no diff to show: {err.message}", details={"run_id": run_id}) from err
+        reviewed = self._reviewed(interaction)
+        files = [
+            ReviewDiffFile(
+                path=f.path,
+                old_path=f.renamed_from,
+                status=f.status,
+                insertions=f.added,
+                deletions=f.removed,
+                text=f.text,
+                truncated=f.truncated,
+            )
+            for f in file_diffs(diff.text, diff.files, truncated=diff.truncated)
+        ]
+        return ReviewDiff(
+            run_id=run_id,
+            gate=config.gate,
+            interaction_id=interaction.interaction_id,
+            **diff.model_dump(exclude={"text", "files"}),
+            reviewed_head=reviewed.head,
+            diff_digest=reviewed.diff_digest,
+            branch_moved=reviewed.head is not None and reviewed.head != diff.head,
+            run_branch=config.run_branch,
+            merge_into=config.merge_into,
+            target=request.target,
+            max_bytes=request.max_bytes,
+            files=files,
         )
