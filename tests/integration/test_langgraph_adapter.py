@@ -231,3 +231,14 @@ def test_a_call_changed_since_its_approval_is_refused_and_nothing_resumes(api: A
     agent.close()
     assert runs == []
     assert not api.client.get_tool_approval(RUN, asked.view.interaction_id).consumed
+
+
+def test_a_long_call_is_still_asked_its_reason_cut_to_the_limit(api: Api, tmp_path: Path) -> None:
+    runs: list[dict[str, Any]] = []
+    long_call = {"path": "notes.md", "text": "x" * 3000}  # the middleware's description repeats the arguments
+    agent = Agent(tmp_path / "checkpoints.sqlite", "batched", [wants_to_write(long_call)], runs)
+    agent.graph.invoke({"messages": [{"role": "user", "content": "save my notes"}]}, agent.config)
+    [asked] = approvals_for(api.client, RUN, agent.graph.get_state(agent.config).interrupts)
+    agent.close()
+    assert asked.view.status == "pending" and asked.view.arguments == long_call
+    assert len(asked.view.reason) == 2000 and asked.view.reason.startswith("Tool execution requires approval")

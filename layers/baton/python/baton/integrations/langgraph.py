@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from baton.contracts.tool_approvals import ToolApprovalView
 
 AGENT = "langgraph"
+MAX_REASON = 2000  # ToolApprovalRequest.reason's bound: the middleware's description repeats the arguments
 DENIED = "A person denied this tool call through Baton; it was not run."
 
 
@@ -124,7 +125,7 @@ def approvals_for(
         request = ToolApprovalRequest(
             call=action.call,
             risk=risk,
-            reason=action.description or f"The LangGraph agent wants to run {action.tool}.",
+            reason=(action.description or f"The LangGraph agent wants to run {action.tool}.")[:MAX_REASON],
             agent=AGENT,
             session=action.interrupt_id,
             timeout_seconds=timeout_seconds,
