@@ -69,11 +69,12 @@ class Api:
         deps.set_services_provider(lambda: services)
         self.app = create_app()
         self.client = Client("http://baton.test", agent_token(TOKEN, RUN), transport=httpx.MockTransport(self.handle))
+        self.sent: list[str] = []  # the SDK's calls, "METHOD path" (no query)
 
     def handle(self, request: httpx.Request) -> httpx.Response:
-        event = to_proxy_event(
-            request.method, request.url.raw_path.decode(), dict(request.headers), request.content, ""
-        )
+        path = request.url.raw_path.decode()
+        self.sent.append(f"{request.method} {path.split('?')[0]}")
+        event = to_proxy_event(request.method, path, dict(request.headers), request.content, "127.0.0.1")
         result = self.app.resolve(event, None)
         return httpx.Response(result["statusCode"], content=(result.get("body") or "").encode())
 
@@ -161,7 +162,13 @@ def test_killed_after_asking_the_resumed_process_runs_the_approved_call_once(
     approval_id = first_process(api, tmp_path / "checkpoints.sqlite", mode, CALL, runs)
     assert runs == []
     api.answer(approval_id, {"decision": "approve", "reason": "notes are fine"})
+    api.sent.clear()
     done = second_process(api, tmp_path / "checkpoints.sqlite", mode, runs)
+    assert api.sent == [  # the run's events find the answered approval: no second ask
+        f"GET /api/runs/{RUN}/events",
+        f"GET /api/runs/{RUN}/tool-approvals/{approval_id}",
+        f"POST /api/runs/{RUN}/tool-approvals/{approval_id}/consume",
+    ]
     assert runs == [CALL]
     assert tool_results(done) == ["wrote 5 characters to notes.md"]
     assert asked_approvals(api) == [approval_id]  # the second process found the first one's approval

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from baton.contracts.tool_approvals import ToolApprovalView
 
 AGENT = "langgraph"
+EVENTS_PAGE = 100
 MAX_REASON = 2000  # ToolApprovalRequest.reason's bound: the middleware's description repeats the arguments
 DENIED = "A person denied this tool call through Baton; it was not run."
 
@@ -141,7 +142,7 @@ def _decided_earlier(client: Client, run_id: str, sessions: set[str]) -> dict[tu
     after: str | None = None
     while True:
         try:
-            page = client.events(run_id, after=after)
+            page = client.events(run_id, after=after, limit=EVENTS_PAGE)
         except NotFoundError:  # the run's first approval creates it
             return found
         for event in page.events:
@@ -153,7 +154,7 @@ def _decided_earlier(client: Client, run_id: str, sessions: set[str]) -> dict[tu
             view = client.get_tool_approval(run_id, str(data["interaction_id"]))
             if view.session in sessions and view.status != "pending" and not view.consumed:
                 found[(view.session, view.digest)] = view
-        if not page.next or not page.events:
+        if not page.next or len(page.events) < EVENTS_PAGE:  # a short page is the last (`next` is always set)
             return found
         after = page.next
 
