@@ -40,7 +40,7 @@ from typing import Any
 
 BYTECODE = ("**/__pycache__", "**/*.pyc", "**/.mypy_cache", "**/.pytest_cache")
 # Relative to the layer asset's root (`layers/baton`): code no Lambda and no merge build imports.
-NOT_IN_THE_LAYER = ("python/baton/cli", "python/baton/local", "python/baton/client")
+NOT_IN_THE_LAYER = ("python/baton/cli", "python/baton/local", "python/baton/client", "python/baton/integrations")
 ASSET_EXCLUDE = [*BYTECODE, *NOT_IN_THE_LAYER]
 
 

@@ -448,7 +448,13 @@ def test_the_layer_asset_ships_no_cli_local_stack_client_or_fake(cfn: dict[str, 
     staged = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file() and p.suffix != ".pyc")
     assert staged == shipped_files(source_tree().layer_dir)
     assert "python/baton/runtime/wiring.py" in staged and "python/baton/merge/__main__.py" in staged
-    for left_out in ("python/baton/cli/", "python/baton/local/", "python/baton/client/", "fakes/"):
+    for left_out in (
+        "python/baton/cli/",
+        "python/baton/local/",
+        "python/baton/client/",
+        "python/baton/integrations/",
+        "fakes/",
+    ):
         assert not any(left_out in path for path in staged), left_out
     fakes = ("class MemoryStore", "class RecordingNotifier", "class RecordingTaskTokens", "class FakeWorkflows")
     for path in staged:
