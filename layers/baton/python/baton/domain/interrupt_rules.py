@@ -132,5 +132,14 @@ def require_pending(i: Interaction, verb: str) -> None:
     )
 
 
+def closed_interrupt(i: Interaction) -> GoneError:
+    """The 410 for a resume of an interrupt cancelled or timed out: nothing is waiting for a value."""
+    why = "timed out" if is_timed_out(i) else f"was cancelled ({i.state.reason})"
+    return GoneError(
+        f"interrupt {i.interaction_id} {why}; nothing is waiting for a value",
+        details=conflict_details(i, reason=i.state.reason),
+    )
+
+
 def not_found(interrupt_id: str) -> NotFoundError:
     return NotFoundError(f"interrupt {interrupt_id} not found", details={"interrupt_id": interrupt_id})
