@@ -141,5 +141,19 @@ def closed_interrupt(i: Interaction) -> GoneError:
     )
 
 
+def hosted_end_cause(target: Interaction | None, node: str, outcome: str) -> str:
+    """The Fail state's cause when a hosted interrupt's task ended without a resume (`outcome`: "timeout"
+    or "cancelled"); `target`: the node's latest interrupt, if one was recorded."""
+    if target is None:
+        return f"interrupt at node '{node}' ended ({outcome}) but no interrupt was recorded"
+    if outcome == "timeout" or is_timed_out(target):
+        return (
+            f"interrupt {target.interaction_id} at node '{node}' timed out after {target.request.timeout_seconds}s "
+            f"without a resume (prompt: {target.request.prompt!r}); it is cancelled with reason timeout"
+        )
+    st = target.state
+    return f"interrupt {target.interaction_id} at node '{node}' was cancelled by {st.answered_by}: {st.reason}"
+
+
 def not_found(interrupt_id: str) -> NotFoundError:
     return NotFoundError(f"interrupt {interrupt_id} not found", details={"interrupt_id": interrupt_id})

@@ -47,9 +47,6 @@ class Write(Generic[Out]):
     audit_head: AuditHead | None = None  # the run's decision-log head as the snapshot read it
     stored: Any = None  # what is stored when it is not the answer as given (an interrupt's: its edited state)
 
-    def stored_as(self, answer: Any) -> Any:
-        return answer if self.stored is None else self.stored
-
 
 class AnswerPolicy(Protocol[Answer, View]):
     """How one kind of pause takes an answer: the steps `baton.services.decide` walks, in its order (plain

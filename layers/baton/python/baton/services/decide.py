@@ -1,9 +1,8 @@
 """The one decision engine (issue 34): an answer to a pause of any kind is checked (the kind's rules),
 answered as the first when it repeats the stored answer, refused when late, counted as a vote on a quorum
 pause, else decided by one guarded transaction and released; a failed send is a 202 `delivery: pending`
-the reconciler delivers. A kind's own steps are its `AnswerPolicy` (baton.services.at_deadline): a plain
-pause and a blocking ask `PauseAnswers`, an async question `QuestionAnswers`, an interrupt's resume
-`InterruptAnswers`."""
+the reconciler delivers. A kind's own steps are its `AnswerPolicy` (baton.services.at_deadline): a pause
+and a blocking ask `PauseAnswers`, an async question `QuestionAnswers`, an interrupt `InterruptAnswers`."""
 
 from __future__ import annotations
 
@@ -16,9 +15,6 @@ from baton.models import status_of
 from baton.services.answer_outcomes import SendFailedError, closed_error
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from baton.errors import GoneError
     from baton.models import Interaction
     from baton.services.approvals import Decided, Voter
     from baton.services.at_deadline import AnswerPolicy
@@ -36,15 +32,13 @@ def decide(
     voter: Voter,
     *,
     decided: Decided | None = None,
-    closed: Callable[[Interaction], GoneError] = closed_error,
 ) -> View:
-    """Take `voter`'s answer on `target` as read. `decided`: the quorum that met answers it (no vote);
-    `closed`: the 410 for a cancelled pause (an interrupt's names its cancel, not a run's stop).
+    """Take `voter`'s answer on `target` as read. `decided`: the quorum that met answers it (no vote).
     GuardFailedError when the run changed under the write: the caller reads again (or falls back)."""
     caller = voter.operator
     policy.check(target, answer)
     if target.state.status != "pending":
-        return settled(policy, target, answer, voter, vote=decided is None, closed=closed)
+        return settled(policy, target, answer, voter, vote=decided is None)
     policy.refuse_if_late(target, answer, caller)
     quorum = policy.quorum(target)
     if quorum is not None and decided is None:
@@ -59,7 +53,7 @@ def decide(
     try:
         answered = core.store.transition_interaction(
             target,
-            status_of(target.state, "answered", answer=write.stored_as(answer), by=caller, at=write.at, reason=reason),
+            status_of(target.state, "answered", answer=write.stored or answer, by=caller, at=write.at, reason=reason),
             with_records=records,
             guards=guards,
             audit_head=write.audit_head,
@@ -77,19 +71,13 @@ def decide(
 
 
 def settled(
-    policy: AnswerPolicy[Answer, View],
-    latest: Interaction,
-    answer: Answer,
-    voter: Voter,
-    *,
-    vote: bool,
-    closed: Callable[[Interaction], GoneError] = closed_error,
+    policy: AnswerPolicy[Answer, View], latest: Interaction, answer: Answer, voter: Voter, *, vote: bool
 ) -> View:
     """An answer to a pause no longer pending: closed by its run's stop (410), a repeat of the accepted
     answer (the first one's result), ended at its deadline (410, kept late), a vote on a quorum pause (a
     counted voter's repeat is a 200, counted once), else the 409 naming the winner."""
     if latest.state.status == "cancelled":
-        raise closed(latest)
+        raise closed_error(latest)
     if (again := policy.repeat(latest, answer, voter.operator)) is not None:
         return again
     policy.refuse_if_ended(latest, answer, voter.operator)

@@ -64,14 +64,18 @@ class InterruptAnswers:
     chained after) and the state `version` it was decided on."""
 
     def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
-        self.core = core
-        self.approvals = ApprovalService(core)
-        self.found, self.version = found, version
+        self.core, self.approvals, self.version = core, ApprovalService(core), version
+        self.wait = found.wait if found is not None else None  # as read with the interrupt, and the run's
+        self.audit_head = found.audit_head if found is not None else None  # decision-log head
 
     # ---- the AnswerPolicy (walked by baton.services.decide) ------------------------------------
     @staticmethod
     def check(pause: Interaction, answer: ResumeInterrupt) -> None:
-        if pause.state.status == "pending":  # (a settled one: `decide` says what settled it)
+        """Pending: the state version and the resume as it would be stored. Cancelled: the 410 naming the
+        cancel (not `decide`'s, which names a run's stop); otherwise `decide` says what settled it."""
+        if pause.state.status == "cancelled":
+            raise closed_interrupt(pause)
+        if pause.state.status == "pending":
             refuse_other_version(pause, answer.stateVersion)
             accepted_resume(pause, answer)
 
@@ -98,9 +102,7 @@ class InterruptAnswers:
         hosted one whose token send failed sends the stored answer again."""
         if not self.is_repeat(current, answer, caller):
             return None
-        if not interrupt_request(current).hosted:
-            return self.view(current, True)
-        try:
+        try:  # (an SDK waiter's: nothing to send, its long-poll sees the answer)
             if self._release(current):
                 return self.view(current, True)
         except SendFailedError:  # still unsent: the reconciler sends it
@@ -113,17 +115,16 @@ class InterruptAnswers:
     ) -> Write[contracts.InterruptResumed]:
         """The resume as stored (the edited state) and its event, chained after the head read with it;
         released to the wait read with it, and an external session running again once none is pending."""
-        core, found = self.core, self.found
-        stored, at = accepted_resume(pause, answer), core.now()
-        event = resumed_event(pause, stored["input"], stored["state_edits"], caller)
+        core, stored = self.core, accepted_resume(pause, answer)
+        at, event = core.now(), resumed_event(pause, stored["input"], stored["state_edits"], caller)
 
         def release(answered: Interaction) -> contracts.InterruptResumed:
-            resumed = self._release(answered, wait=found.wait if found else None)
+            resumed = self._release(answered, wait=self.wait)
             self._settle_run(answered)
             return self.view(answered, resumed)
 
-        records, head = [core.new_event(pause.run_id, event)], found.audit_head if found else None
-        return Write(at=at, records=records, release=release, audit_head=head, stored=stored)
+        records = [core.new_event(pause.run_id, event)]
+        return Write(at=at, records=records, release=release, audit_head=self.audit_head, stored=stored)
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
         """Settled by another: a 410 (cancelled, timed out), or the 409 naming the resume that won (the state
@@ -243,7 +244,7 @@ class InterruptAnswers:
         i, found = self._found_for_decision(interrupt_id)
         policy = InterruptAnswers(self.core, found=found, version=command.stateVersion)
         who = voter if voter is not None and self.quorum(i) is not None else Voter(caller)
-        return decide(self.core, policy, i, command, who, closed=closed_interrupt)
+        return decide(self.core, policy, i, command, who)
 
     # ---- cancel --------------------------------------------------------------------------------
     def cancel(
