@@ -42,6 +42,18 @@ class InterruptOutput(BaseModel):
     resolved_by: str | None = None
     resolved_at: str | None = None
 
+    @classmethod
+    def of(cls, answered: Interaction) -> InterruptOutput:
+        stored, st = resume_of(answered), answered.state
+        return cls(
+            interrupt_id=answered.interaction_id,
+            input=stored.get("input"),
+            state=stored.get("state"),
+            state_edits=stored.get("state_edits"),
+            resolved_by=st.answered_by,
+            resolved_at=st.answered_at,
+        )
+
 
 def key_interrupt_id(session_id: str, key: str) -> str:
     """A deterministic id for (session, key): creating twice with one key returns the first interrupt."""

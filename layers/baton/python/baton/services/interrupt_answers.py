@@ -1,6 +1,6 @@
-"""The answer side of an interrupt: `InterruptAnswers` is the kind's `AnswerPolicy`
-(baton.services.at_deadline), with the resume, the cancel and the quorum vote it drives today, and the
-release every path ends in (`release`, `fail_waiter`, `settle_run`) after the store-backed deadline
+"""The answer side of an interrupt: `InterruptAnswers` is the kind's `AnswerPolicy` (its resume walked by
+the one decision engine, baton.services.decide), with the cancel and the quorum vote, and the release
+every path ends in (`release`, `fail_waiter`, `settle_run`) after the store-backed deadline
 (`expire_if_due`) it first runs. Creating, long-polling and listing: `baton.services.interrupts`.
 
 Quorum (`approval` on its spec): each resume is one operator's approval, each cancel a rejection; the
@@ -31,7 +31,6 @@ from baton.domain.interrupt_rules import (
     not_found,
     refuse_other_version,
     require_pending,
-    resume_of,
     resumed_event,
 )
 from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenError
@@ -156,18 +155,6 @@ class InterruptAnswers:
         return self.view(current, resumed, pending=pending, approval=approval)
 
     @staticmethod
-    def output(answered: Interaction) -> InterruptOutput:
-        stored, st = resume_of(answered), answered.state
-        return InterruptOutput(
-            interrupt_id=answered.interaction_id,
-            input=stored.get("input"),
-            state=stored.get("state"),
-            state_edits=stored.get("state_edits"),
-            resolved_by=st.answered_by,
-            resolved_at=st.answered_at,
-        )
-
-    @staticmethod
     def view(
         answered: Interaction, resumed: bool, *, pending: bool = False, approval: ApprovalView | None = None
     ) -> contracts.InterruptResumed:
@@ -236,11 +223,9 @@ class InterruptAnswers:
     def resume(
         self, interrupt_id: str, command: ResumeInterrupt, *, caller: str, voter: Voter | None = None
     ) -> contracts.InterruptResumed:
-        """Apply the edits to the snapshot and validate the value before anything is written (a 422 names
-        the failing path and leaves it pending), then store the answer (conditional write) and release the
-        waiter: the one decision engine (`decide`) walking this kind's steps. On a quorum interrupt it is an
-        approval by `voter` (the authenticated caller). A resume decided on another `stateVersion` than the
-        current one is a 409 naming it."""
+        """`decide` walks this kind's steps: the edits applied and the value validated before anything is
+        written (a 422 names the failing path), the answer stored and the waiter released. On a quorum
+        interrupt, an approval by `voter` (the authenticated caller)."""
         i, found = self._found_for_decision(interrupt_id)
         policy = InterruptAnswers(self.core, found=found, version=command.stateVersion)
         who = voter if voter is not None and self.quorum(i) is not None else Voter(caller)
@@ -354,7 +339,7 @@ class InterruptAnswers:
         wait = self._wait_at(answered, wait)
         if wait is None:
             return not interrupt_request(answered).hosted
-        output = self.output(answered)
+        output = InterruptOutput.of(answered)
         return self.core.release_gate(answered.run_id, answered.request.node, output, token=token, wait=wait)
 
     def _settle_run(self, i: Interaction) -> None:

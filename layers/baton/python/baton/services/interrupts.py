@@ -26,7 +26,14 @@ from pydantic import ConfigDict, Field, StrictInt, field_validator
 
 from baton.contracts.interrupts import edge_status
 from baton.domain.gate_payloads import InterruptFailResult
-from baton.domain.interrupt_rules import KIND, conflict_details, hosted_end_cause, is_timed_out, key_interrupt_id
+from baton.domain.interrupt_rules import (
+    KIND,
+    InterruptOutput,
+    conflict_details,
+    hosted_end_cause,
+    is_timed_out,
+    key_interrupt_id,
+)
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import HumanInputRequested, RunPaused
@@ -331,7 +338,7 @@ class InterruptDeadline(InteractionPauseDeadline):
     cancel is delivered as the reconciler delivers a lost send (`reconcile_wait`)."""
 
     def __init__(self, interrupts: InterruptService) -> None:
-        super().__init__(interrupts.core, interrupts.output)
+        super().__init__(interrupts.core, InterruptOutput.of)
         self.interrupts = interrupts
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
