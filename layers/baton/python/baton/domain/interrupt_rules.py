@@ -42,6 +42,18 @@ class InterruptOutput(BaseModel):
     resolved_by: str | None = None
     resolved_at: str | None = None
 
+    @classmethod
+    def of(cls, answered: Interaction) -> InterruptOutput:
+        stored, st = resume_of(answered), answered.state
+        return cls(
+            interrupt_id=answered.interaction_id,
+            input=stored.get("input"),
+            state=stored.get("state"),
+            state_edits=stored.get("state_edits"),
+            resolved_by=st.answered_by,
+            resolved_at=st.answered_at,
+        )
+
 
 def key_interrupt_id(session_id: str, key: str) -> str:
     """A deterministic id for (session, key): creating twice with one key returns the first interrupt."""
@@ -130,6 +142,29 @@ def require_pending(i: Interaction, verb: str) -> None:
         f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by} and cannot be {verb}",
         details=details,
     )
+
+
+def closed_interrupt(i: Interaction) -> GoneError:
+    """The 410 for a resume of an interrupt cancelled or timed out: nothing is waiting for a value."""
+    why = "timed out" if is_timed_out(i) else f"was cancelled ({i.state.reason})"
+    return GoneError(
+        f"interrupt {i.interaction_id} {why}; nothing is waiting for a value",
+        details=conflict_details(i, reason=i.state.reason),
+    )
+
+
+def hosted_end_cause(target: Interaction | None, node: str, outcome: str) -> str:
+    """The Fail state's cause when a hosted interrupt's task ended without a resume (`outcome`: "timeout"
+    or "cancelled"); `target`: the node's latest interrupt, if one was recorded."""
+    if target is None:
+        return f"interrupt at node '{node}' ended ({outcome}) but no interrupt was recorded"
+    if outcome == "timeout" or is_timed_out(target):
+        return (
+            f"interrupt {target.interaction_id} at node '{node}' timed out after {target.request.timeout_seconds}s "
+            f"without a resume (prompt: {target.request.prompt!r}); it is cancelled with reason timeout"
+        )
+    st = target.state
+    return f"interrupt {target.interaction_id} at node '{node}' was cancelled by {st.answered_by}: {st.reason}"
 
 
 def not_found(interrupt_id: str) -> NotFoundError:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel
 
 from baton.domain.deadline import OPEN_WAIT_STATUSES
-from baton.errors import ConflictError
+from baton.errors import ConflictError, GoneError
 from baton.models import status_of
 from baton.services.deadlines import answer_with_default, interactions_of
 
@@ -45,12 +45,13 @@ class Write(Generic[Out]):
     release: Callable[[Interaction], Out]
     guards: Sequence[Guard] = field(default_factory=list)
     audit_head: AuditHead | None = None  # the run's decision-log head as the snapshot read it
+    stored: Any = None  # what is stored when it is not the answer as given (an interrupt's: its edited state)
 
 
 class AnswerPolicy(Protocol[Answer, View]):
     """How one kind of pause takes an answer: the steps `baton.services.decide` walks, in its order (plain
     pause and blocking ask: `baton.services.pause_answers.PauseAnswers`; async question:
-    `baton.services.questions.QuestionAnswers`)."""
+    `baton.services.questions.QuestionAnswers`; interrupt: `baton.services.interrupt_answers.InterruptAnswers`)."""
 
     def check(self, pause: Interaction, answer: Answer) -> None:
         """422 when `answer` does not fit the pause (its options, its schema)."""
@@ -84,8 +85,8 @@ class AnswerPolicy(Protocol[Answer, View]):
         """The deciding write's records and guards, and its release once stored."""
         ...
 
-    def already(self, current: Interaction, *, racing: bool) -> ConflictError:
-        """The 409 naming the winner (`racing`: this request's write lost to it)."""
+    def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
+        """The 409 naming the winner (`racing`: this request's write lost to it; to a cancel: a 410)."""
         ...
 
     def view(self, answered: Interaction, resumed: bool, *, pending: bool = False) -> View:

@@ -1,8 +1,8 @@
 """The one decision engine (issue 34): an answer to a pause of any kind is checked (the kind's rules),
 answered as the first when it repeats the stored answer, refused when late, counted as a vote on a quorum
 pause, else decided by one guarded transaction and released; a failed send is a 202 `delivery: pending`
-the reconciler delivers. A kind's own steps are its `AnswerPolicy` (baton.services.at_deadline): a plain
-pause and a blocking ask `PauseAnswers`, an async question `QuestionAnswers`."""
+the reconciler delivers. A kind's own steps are its `AnswerPolicy` (baton.services.at_deadline): a pause
+and a blocking ask `PauseAnswers`, an async question `QuestionAnswers`, an interrupt `InterruptAnswers`."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def decide(
     try:
         answered = core.store.transition_interaction(
             target,
-            status_of(target.state, "answered", answer=answer, by=caller, at=write.at, reason=reason),
+            status_of(target.state, "answered", answer=write.stored or answer, by=caller, at=write.at, reason=reason),
             with_records=records,
             guards=guards,
             audit_head=write.audit_head,

@@ -1,6 +1,6 @@
-"""The answer side of an interrupt: `InterruptAnswers` is the kind's `AnswerPolicy`
-(baton.services.at_deadline), with the resume, the cancel and the quorum vote it drives today, and the
-release every path ends in (`release`, `fail_waiter`, `settle_run`) after the store-backed deadline
+"""The answer side of an interrupt: `InterruptAnswers` is the kind's `AnswerPolicy` (its resume walked by
+the one decision engine, baton.services.decide), with the cancel and the quorum vote, and the release
+every path ends in (`release`, `fail_waiter`, `settle_run`) after the store-backed deadline
 (`expire_if_due`) it first runs. Creating, long-polling and listing: `baton.services.interrupts`.
 
 Quorum (`approval` on its spec): each resume is one operator's approval, each cancel a rejection; the
@@ -23,6 +23,7 @@ from baton.domain.interrupt_rules import (
     InterruptOutput,
     accepted_resume,
     cancelled_event,
+    closed_interrupt,
     conflict_details,
     interrupt_request,
     is_same_resume,
@@ -30,7 +31,6 @@ from baton.domain.interrupt_rules import (
     not_found,
     refuse_other_version,
     require_pending,
-    resume_of,
     resumed_event,
 )
 from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenError
@@ -39,8 +39,10 @@ from baton.ids import parse_iso
 from baton.models import Interaction, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of
 from baton.services.approvals import ApprovalService, Voter
+from baton.services.at_deadline import Write
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default
+from baton.services.decide import decide
 
 if TYPE_CHECKING:
     from baton.contracts import ApprovalView, Delivery
@@ -56,17 +58,25 @@ CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the 
 
 
 class InterruptAnswers:
-    """The `AnswerPolicy` of an interrupt (the answer: a `ResumeInterrupt`), and its resume and cancel."""
+    """The `AnswerPolicy` of an interrupt (the answer: a `ResumeInterrupt`), and its resume and cancel. A
+    resume's policy carries what it read (`found`: the wait and the run's decision-log head its write is
+    chained after) and the state `version` it was decided on."""
 
-    def __init__(self, core: Core) -> None:
-        self.core = core
-        self.approvals = ApprovalService(core)
+    def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
+        self.core, self.approvals, self.version = core, ApprovalService(core), version
+        self.wait = found.wait if found is not None else None  # as read with the interrupt, and the run's
+        self.audit_head = found.audit_head if found is not None else None  # decision-log head
 
-    # ---- the AnswerPolicy ----------------------------------------------------------------------
+    # ---- the AnswerPolicy (walked by baton.services.decide) ------------------------------------
     @staticmethod
     def check(pause: Interaction, answer: ResumeInterrupt) -> None:
-        refuse_other_version(pause, answer.stateVersion)
-        accepted_resume(pause, answer)
+        """Pending: the state version and the resume as it would be stored. Cancelled: the 410 naming the
+        cancel (not `decide`'s, which names a run's stop); otherwise `decide` says what settled it."""
+        if pause.state.status == "cancelled":
+            raise closed_interrupt(pause)
+        if pause.state.status == "pending":
+            refuse_other_version(pause, answer.stateVersion)
+            accepted_resume(pause, answer)
 
     def refuse_if_late(self, pause: Interaction, answer: ResumeInterrupt, caller: str) -> None:
         if is_timed_out(pause) or pause.state.outcome:  # past the deadline: a 410, the value kept as late
@@ -76,9 +86,60 @@ class InterruptAnswers:
                 pause, late, caller=caller, deadline=pause.expires_at, reason=TIMEOUT_REASON, **view
             )
 
-    @staticmethod
-    def is_repeat(current: Interaction, answer: ResumeInterrupt, caller: str) -> bool:
-        return is_same_resume(current, answer, caller)
+    def refuse_if_ended(self, pause: Interaction, answer: ResumeInterrupt, caller: str) -> None:
+        self.refuse_if_late(pause, answer, caller)
+        if is_timed_out(pause):  # timed out before its stored deadline (the hosted task's own timeout)
+            raise closed_interrupt(pause)
+
+    @classmethod
+    def is_repeat(cls, current: Interaction, answer: ResumeInterrupt, caller: str) -> bool:
+        # Only this caller's own resume is repeated; the same value from another caller lost the race.
+        return cls.quorum(current) is None and is_same_resume(current, answer, caller)
+
+    def repeat(self, current: Interaction, answer: ResumeInterrupt, caller: str) -> contracts.InterruptResumed | None:
+        """A repeat (the same caller, value and edits: a retry, a twin) gets the first one's result; a
+        hosted one whose token send failed sends the stored answer again."""
+        if not self.is_repeat(current, answer, caller):
+            return None
+        try:  # (an SDK waiter's: nothing to send, its long-poll sees the answer)
+            if self._release(current):
+                return self.view(current, True)
+        except SendFailedError:  # still unsent: the reconciler sends it
+            return self.view(current, False, pending=True)
+        wait = self._wait_at(current, parked=False)
+        return self.view(current, wait is not None and wait.status == "released")  # its token sent with this answer
+
+    def write(
+        self, pause: Interaction, answer: ResumeInterrupt, caller: str, decided: Decided | None
+    ) -> Write[contracts.InterruptResumed]:
+        """The resume as stored (the edited state) and its event, chained after the head read with it;
+        released to the wait read with it, and an external session running again once none is pending."""
+        core, stored = self.core, accepted_resume(pause, answer)
+        at, event = core.now(), resumed_event(pause, stored["input"], stored["state_edits"], caller)
+
+        def release(answered: Interaction) -> contracts.InterruptResumed:
+            resumed = self._release(answered, wait=self.wait)
+            self._settle_run(answered)
+            return self.view(answered, resumed)
+
+        records = [core.new_event(pause.run_id, event)]
+        return Write(at=at, records=records, release=release, audit_head=self.audit_head, stored=stored)
+
+    def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
+        """Settled by another: a 410 (cancelled, timed out), or the 409 naming the resume that won (the state
+        version's 409 first when this one was decided on another); only a claim changed it: send it again."""
+        i = self._expire_if_due(self._seen(current)) if racing else current
+        if i.state.status in ("cancelled", "timed_out"):
+            return closed_interrupt(i)
+        if i.state.status == "pending":
+            return ConflictError(
+                f"interrupt {i.interaction_id} changed while resuming; send the resume again",
+                details=conflict_details(i),
+            )
+        refuse_other_version(i, self.version)
+        return ConflictError(
+            f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by}", details=conflict_details(i)
+        )
 
     @staticmethod
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
@@ -92,18 +153,6 @@ class InterruptAnswers:
         current, approval, released, pending = self._count(pause, policy, json.dumps(stored), voter, "approve")
         resumed = released and current.state.status == "answered"
         return self.view(current, resumed, pending=pending, approval=approval)
-
-    @staticmethod
-    def output(answered: Interaction) -> InterruptOutput:
-        stored, st = resume_of(answered), answered.state
-        return InterruptOutput(
-            interrupt_id=answered.interaction_id,
-            input=stored.get("input"),
-            state=stored.get("state"),
-            state_edits=stored.get("state_edits"),
-            resolved_by=st.answered_by,
-            resolved_at=st.answered_at,
-        )
 
     @staticmethod
     def view(
@@ -174,70 +223,13 @@ class InterruptAnswers:
     def resume(
         self, interrupt_id: str, command: ResumeInterrupt, *, caller: str, voter: Voter | None = None
     ) -> contracts.InterruptResumed:
-        """Apply the edits to the snapshot and validate the value before anything is written (a 422 names
-        the failing path and leaves it pending), then store the answer (conditional write) and release the
-        waiter. On a quorum interrupt it is an approval by `voter` (the authenticated caller). A resume
-        decided on another `stateVersion` than the current one is a 409 naming it."""
-        core = self.core
+        """`decide` walks this kind's steps: the edits applied and the value validated before anything is
+        written (a 422 names the failing path), the answer stored and the waiter released. On a quorum
+        interrupt, an approval by `voter` (the authenticated caller)."""
         i, found = self._found_for_decision(interrupt_id)
-        policy = self.quorum(i)
-        if i.state.status == "pending":
-            refuse_other_version(i, command.stateVersion)
-        else:
-            self.refuse_if_late(i, command, caller)
-            if policy is None or i.state.status != "answered":  # (a quorum's: the vote says what counted)
-                return self._resume_settled(i, command, caller=caller)
-        if policy is not None:
-            return self.vote(i, policy, command, voter or Voter(caller))
-        answer = accepted_resume(i, command)
-        event = resumed_event(i, answer["input"], answer["state_edits"], caller)
-        try:  # the answer and its event: one write
-            answered = core.store.transition_interaction(
-                i,
-                status_of(i.state, "answered", answer=answer, by=caller, at=core.now()),
-                with_records=[core.new_event(i.run_id, event)],
-                audit_head=found.audit_head,
-            )
-        except ConflictError:  # lost the race: answer as if it had come second, from a consistent read
-            return self._resume_settled(self._expire_if_due(self.load(interrupt_id)), command, caller=caller)
-        try:
-            resumed, pending = self._release(answered, wait=found.wait), False
-        except SendFailedError:  # stored: the reconciler sends it
-            resumed, pending = False, True
-        self._settle_run(answered)
-        return self.view(answered, resumed, pending=pending)
-
-    def _resume_settled(self, i: Interaction, command: ResumeInterrupt, *, caller: str) -> contracts.InterruptResumed:
-        """A resume that finds the interrupt settled (never a quorum one answered: the vote path has those).
-        A repeat (the same caller, value and edits: a retry, a twin) gets the first one's result from the
-        stored answer; another resume is a 409 naming the winner (and the current state version)."""
-        if i.state.status in ("cancelled", "timed_out"):
-            why = "timed out" if is_timed_out(i) else f"was cancelled ({i.state.reason})"
-            raise GoneError(
-                f"interrupt {i.interaction_id} {why}; nothing is waiting for a value",
-                details=conflict_details(i, reason=i.state.reason),
-            )
-        if i.state.status == "pending":  # only a claim changed it: the resume may go ahead
-            raise ConflictError(
-                f"interrupt {i.interaction_id} changed while resuming; send the resume again",
-                details=conflict_details(i),
-            )
-        # Only this caller's own resume is repeated; the same value from another caller lost the race.
-        if not self.is_repeat(i, command, caller):
-            refuse_other_version(i, command.stateVersion)
-            raise ConflictError(
-                f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by}",
-                details=conflict_details(i),
-            )
-        if not interrupt_request(i).hosted:
-            return self.view(i, True)
-        try:  # a hosted retry of a resume whose token send failed: the stored answer is sent again
-            if self._release(i):
-                return self.view(i, True)
-        except SendFailedError:  # still unsent: the reconciler sends it
-            return self.view(i, False, pending=True)
-        wait = self._wait_at(i, parked=False)
-        return self.view(i, wait is not None and wait.status == "released")  # its token sent with this answer
+        policy = InterruptAnswers(self.core, found=found, version=command.stateVersion)
+        who = voter if voter is not None and self.quorum(i) is not None else Voter(caller)
+        return decide(self.core, policy, i, command, who)
 
     # ---- cancel --------------------------------------------------------------------------------
     def cancel(
@@ -347,7 +339,7 @@ class InterruptAnswers:
         wait = self._wait_at(answered, wait)
         if wait is None:
             return not interrupt_request(answered).hosted
-        output = self.output(answered)
+        output = InterruptOutput.of(answered)
         return self.core.release_gate(answered.run_id, answered.request.node, output, token=token, wait=wait)
 
     def _settle_run(self, i: Interaction) -> None:

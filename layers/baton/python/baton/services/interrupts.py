@@ -26,7 +26,14 @@ from pydantic import ConfigDict, Field, StrictInt, field_validator
 
 from baton.contracts.interrupts import edge_status
 from baton.domain.gate_payloads import InterruptFailResult
-from baton.domain.interrupt_rules import KIND, conflict_details, is_timed_out, key_interrupt_id
+from baton.domain.interrupt_rules import (
+    KIND,
+    InterruptOutput,
+    conflict_details,
+    hosted_end_cause,
+    is_timed_out,
+    key_interrupt_id,
+)
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import HumanInputRequested, RunPaused
@@ -320,16 +327,7 @@ class InterruptService(InterruptAnswers):
         wait = core.store.get_wait(run_id, node)
         if wait is not None and wait.status == "parked":
             core.store.release_wait(wait, "timed_out" if outcome == "timeout" else "released")
-        if target is None:
-            cause = f"interrupt at node '{node}' ended ({outcome}) but no interrupt was recorded"
-        elif outcome == "timeout" or is_timed_out(target):
-            cause = (
-                f"interrupt {target.interaction_id} at node '{node}' timed out after {target.request.timeout_seconds}s "
-                f"without a resume (prompt: {target.request.prompt!r}); it is cancelled with reason timeout"
-            )
-        else:
-            st = target.state
-            cause = f"interrupt {target.interaction_id} at node '{node}' was cancelled by {st.answered_by}: {st.reason}"
+        cause = hosted_end_cause(target, node, outcome)
         core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return InterruptFailResult(cause=cause, interrupt_id=target.interaction_id if target else None)
 
@@ -340,7 +338,7 @@ class InterruptDeadline(InteractionPauseDeadline):
     cancel is delivered as the reconciler delivers a lost send (`reconcile_wait`)."""
 
     def __init__(self, interrupts: InterruptService) -> None:
-        super().__init__(interrupts.core, interrupts.output)
+        super().__init__(interrupts.core, InterruptOutput.of)
         self.interrupts = interrupts
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
