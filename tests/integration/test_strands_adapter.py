@@ -140,8 +140,16 @@ def api(moto_stack: MotoStack) -> Iterator[Api]:
 class Process:
     """One agent process: a fresh client, hook, model and agent; the durable state is the session's files."""
 
-    def __init__(self, api: Api, sessions: Path, *, path: str = "notes.txt", before: list[HookProvider] | None = None):
-        self.approvals = BatonToolApprovals(api.client(), RUN, timeout_seconds=60)
+    def __init__(
+        self,
+        api: Api,
+        sessions: Path,
+        *,
+        path: str = "notes.txt",
+        before: list[HookProvider] | None = None,
+        tools: list[str] | None = None,
+    ) -> None:
+        self.approvals = BatonToolApprovals(api.client(), RUN, tools=tools, timeout_seconds=60)
         self.model = ScriptedModel(path)
         self.agent = Agent(
             model=self.model,
@@ -230,3 +238,17 @@ def test_a_changed_call_is_refused_at_consume(api: Api, tmp_path: Path) -> None:
     assert "could not approve" in seen and DELETED == [] and api.consumes == 1
     (approval,) = api.approvals()
     assert approval.state.reason != "consumed"  # the approval stays unused: the refused call did not spend it
+
+
+def test_a_repeat_of_the_same_call_finds_the_same_approval(api: Api, tmp_path: Path) -> None:
+    approval_id = start(api, tmp_path / "lost")  # its session is lost: the agent starts over
+    again = Process(api, tmp_path / "fresh").agent("Delete notes.txt")
+    assert again.stop_reason == "interrupt" and again.interrupts
+    assert again.interrupts[0].reason["interaction_id"] == approval_id
+    assert [a.interaction_id for a in api.approvals()] == [approval_id]
+
+
+def test_a_tool_outside_the_approved_set_runs_without_asking(api: Api, tmp_path: Path) -> None:
+    process = Process(api, tmp_path, tools=["send_email"])
+    assert process.agent("Delete notes.txt").stop_reason == "end_turn"
+    assert DELETED == ["notes.txt"] and api.approvals() == []

@@ -21,6 +21,8 @@ from baton.contracts.tool_approvals import ToolApprovalRequest
 from baton.domain.tool_calls import ToolCall
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from strands import Agent
     from strands.types.interrupt import InterruptResponseContent
 
@@ -40,7 +42,7 @@ class BatonToolApprovals(HookProvider):
         client: ToolApprovalCalls,
         run_id: str,
         *,
-        tools: frozenset[str] | None = None,
+        tools: Iterable[str] | None = None,
         timeout_seconds: int = 3600,
         wait_seconds: float = 0.0,
         risk: Risk = "medium",
@@ -48,7 +50,7 @@ class BatonToolApprovals(HookProvider):
     ) -> None:
         self.client = client
         self.run_id = run_id
-        self.tools = tools
+        self.tools = frozenset(tools) if tools is not None else None  # None: every tool asks
         self.timeout_seconds = timeout_seconds
         self.wait_seconds = wait_seconds
         self.risk: Risk = risk
