@@ -252,3 +252,12 @@ def test_a_tool_outside_the_approved_set_runs_without_asking(api: Api, tmp_path:
     process = Process(api, tmp_path, tools=["send_email"])
     assert process.agent("Delete notes.txt").stop_reason == "end_turn"
     assert DELETED == ["notes.txt"] and api.approvals() == []
+
+
+def test_a_remembered_grant_lets_a_later_call_run_at_once(api: Api, tmp_path: Path) -> None:
+    approval_id = start(api, tmp_path / "first")
+    api.answer(approval_id, {"decision": "approve", "remember": {"scope": "run", "expires_in_seconds": 600}})
+    later = Process(api, tmp_path / "later", path="draft.txt")
+    assert later.agent("Delete draft.txt").stop_reason == "end_turn"  # no interrupt: the grant answered
+    assert DELETED == ["draft.txt"] and later.model.seen_results == ["deleted draft.txt"]
+    assert api.consumes == 1  # the grant's approval of draft.txt, consumed for it
