@@ -21,7 +21,7 @@ from baton.api import deps
 from baton.api.app import create_app
 from baton.api.auth import agent_token
 from baton.client.sdk import Client
-from baton.integrations.openai_agents import BatonApprovals, NothingToResumeError, Outcome
+from baton.integrations.openai_agents import AskSettings, BatonApprovals, NothingToResumeError, Outcome
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
@@ -51,6 +51,7 @@ class Api:
         deps.set_services_provider(lambda: services)
         self.app = create_app()
         self.sent: list[tuple[str, str]] = []
+        self.on_long_poll: list[dict[str, Any]] = []  # answers a person gives when the adapter waits
 
     def resolve(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str]:
         result = self.app.resolve(to_proxy_event(method, path, headers, body, "127.0.0.1"), None)
@@ -59,6 +60,8 @@ class Api:
     def handle(self, request: httpx.Request) -> httpx.Response:
         path = request.url.raw_path.decode()
         self.sent.append((request.method, path.split("?")[0]))
+        if request.method == "GET" and "waitSeconds=" in path and self.on_long_poll:
+            self.answer(path.split("?")[0].rsplit("/", 1)[1], self.on_long_poll.pop(0))
         status, body = self.resolve(request.method, path, dict(request.headers), request.content)
         return httpx.Response(status, content=body.encode())
 
@@ -84,7 +87,9 @@ def api(moto_stack: MotoStack) -> Iterator[Api]:
 class Process:
     """One agent process: its own tool, model and adapter; only the state file and Baton outlive it."""
 
-    def __init__(self, api: Api, state: Path, *steps: Any, tool: str = "Write text to a file.") -> None:
+    def __init__(
+        self, api: Api, state: Path, *steps: Any, tool: str = "Write text to a file.", wait_seconds: float = 0
+    ) -> None:
         self.written: list[dict[str, str]] = []
 
         def write_file(path: str, text: str) -> str:
@@ -95,7 +100,9 @@ class Process:
         self.model = ScriptedModel(steps)
         tools = [function_tool(write_file, needs_approval=True)]
         self.agent = Agent(name="writer", instructions="Write files.", tools=tools, model=self.model)
-        self.baton = BatonApprovals(api.client(), RUN, state, session="s1", timeout_seconds=60)
+        self.baton = BatonApprovals(
+            api.client(), RUN, state, AskSettings(session="s1", timeout_seconds=60, wait_seconds=wait_seconds)
+        )
 
     def start(self) -> Outcome:
         return self.baton.run_sync(self.agent, "save my notes")
@@ -145,6 +152,16 @@ def test_kill_and_resume_runs_the_approved_tool_once(api: Api, tmp_path: Path) -
     assert not state.exists()
     with pytest.raises(NothingToResumeError):
         Process(api, state).resume()
+
+
+def test_answered_while_this_process_waits_the_run_goes_on_at_once(api: Api, tmp_path: Path) -> None:
+    state = tmp_path / "run.json"
+    api.on_long_poll.append({"decision": "approve"})
+    one = Process(api, state, asks_to_write(), [assistant_message("Saved.")], wait_seconds=5)
+    assert one.start() == Outcome("finished", "Saved.")
+    assert one.written == [CALL] and not state.exists()
+    [used] = api.approvals()
+    assert used.state.reason == "consumed"
 
 
 def test_a_repeat_of_the_same_call_finds_the_same_approval(api: Api, tmp_path: Path) -> None:

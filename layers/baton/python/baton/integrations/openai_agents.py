@@ -23,6 +23,7 @@ import asyncio
 import json
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -63,27 +64,28 @@ def edit_refused(arguments: dict[str, Any]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class AskSettings:
+    """How each approval is asked: its session (a session grant's scope), deadline (then denied), risk and
+    asking agent's label; `wait_seconds`: how long this process long-polls pending approvals before pausing."""
+
+    session: str | None = None
+    timeout_seconds: int = 3600
+    risk: Risk = "medium"
+    agent_label: str = "openai-agents"
+    wait_seconds: float = 0
+
+
 class BatonApprovals:
     """Runs an agent whose tool approvals a person answers through Baton (see the module's docstring)."""
 
     def __init__(
-        self,
-        client: ToolApprovalCalls,
-        run_id: str,
-        state_path: str | Path,
-        *,
-        session: str | None = None,
-        timeout_seconds: int = 3600,
-        risk: Risk = "medium",
-        agent_label: str = "openai-agents",
+        self, client: ToolApprovalCalls, run_id: str, state_path: str | Path, settings: AskSettings | None = None
     ) -> None:
         self.client = client
         self.run_id = run_id
         self.state_path = Path(state_path)
-        self.session = session
-        self.timeout_seconds = timeout_seconds
-        self.risk = risk
-        self.agent_label = agent_label
+        self.settings = settings or AskSettings()
 
     async def run(self, agent: Agent[Any], input: str | list[Any], **run_options: Any) -> Outcome:
         """`Runner.run(agent, input)`, pausing in Baton at each tool call that needs approval."""
@@ -114,6 +116,7 @@ class BatonApprovals:
         while items := state.get_interruptions():
             views = [self._approval(item, approvals) for item in items]
             self._save(state, approvals)  # durable from here on: the process may exit while a person decides
+            views = self._waited(views)
             pending = [v.interaction_id for v in views if isinstance(v, ToolApprovalView) and v.status == "pending"]
             if pending:
                 return Outcome("paused", approvals=tuple(pending))
@@ -133,17 +136,32 @@ class BatonApprovals:
                 return self.client.get_tool_approval(self.run_id, approvals[call_id])
             request = ToolApprovalRequest(
                 call=tool_call(item),
-                risk=self.risk,
+                risk=self.settings.risk,
                 reason=f"The agent {item.agent.name} wants to run {item.tool_name}",
-                agent=self.agent_label,
-                session=self.session,
-                timeout_seconds=self.timeout_seconds,
+                agent=self.settings.agent_label,
+                session=self.settings.session,
+                timeout_seconds=self.settings.timeout_seconds,
             )
             view = self.client.request_tool_approval(self.run_id, request)
             approvals[call_id] = view.interaction_id
             return view
         except Exception as err:  # decided below as a rejection: the tool never runs on an error
             return err
+
+    def _waited(self, views: list[ToolApprovalView | Exception]) -> list[ToolApprovalView | Exception]:
+        """The views after waiting up to `wait_seconds` in all for the pending ones to be decided."""
+        until = time.monotonic() + self.settings.wait_seconds
+        waited: list[ToolApprovalView | Exception] = []
+        for view in views:
+            if isinstance(view, ToolApprovalView) and view.status == "pending" and until - time.monotonic() >= 1:
+                try:
+                    view = self.client.wait_tool_approval(
+                        self.run_id, view.interaction_id, wait_seconds=until - time.monotonic()
+                    )
+                except Exception as err:
+                    view = err
+            waited.append(view)
+        return waited
 
     def _decide(self, state: RunState[Any, Any], item: ToolApprovalItem, view: ToolApprovalView | Exception) -> None:
         if isinstance(view, Exception):
