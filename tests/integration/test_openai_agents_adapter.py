@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
-from agents import Agent, ModelBehaviorError, RunContextWrapper, function_tool
+from agents import Agent, ModelBehaviorError, RunConfig, RunContextWrapper, function_tool
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from baton.api import deps
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 TOKEN = "local-secret"
 RUN = "agents-1"
 CALL = {"path": "notes.md", "text": "hello"}
+OFFLINE = RunConfig(tracing_disabled=True)  # the SDK's traces go to OpenAI's servers: none here
 
 
 class Api:
@@ -105,10 +106,10 @@ class Process:
         )
 
     def start(self) -> Outcome:
-        return self.baton.run_sync(self.agent, "save my notes")
+        return self.baton.run_sync(self.agent, "save my notes", run_config=OFFLINE)
 
     def resume(self) -> Outcome:
-        return self.baton.resume_sync(self.agent)
+        return self.baton.resume_sync(self.agent, run_config=OFFLINE)
 
 
 def asks_to_write(arguments: dict[str, str] = CALL) -> list[Any]:
@@ -162,6 +163,19 @@ def test_answered_while_this_process_waits_the_run_goes_on_at_once(api: Api, tmp
     assert one.written == [CALL] and not state.exists()
     [used] = api.approvals()
     assert used.state.reason == "consumed"
+
+
+def test_a_crash_after_the_tool_ran_never_runs_it_again(api: Api, tmp_path: Path) -> None:
+    state = tmp_path / "run.json"
+    approval = paused_on_one_approval(api, state)
+    api.answer(approval, {"decision": "approve"})
+    second = Process(api, state, RuntimeError("the model's service is down"))
+    with pytest.raises(RuntimeError):  # the tool ran, then the run died before its state was saved again
+        second.resume()
+    assert second.written == [CALL] and state.exists()
+    third = Process(api, state, [assistant_message("ok")])
+    assert third.resume().status == "finished" and third.written == []  # the approval was used: single use
+    assert "already used" in tool_output_seen(third.model.calls[0])
 
 
 def test_a_repeat_of_the_same_call_finds_the_same_approval(api: Api, tmp_path: Path) -> None:
@@ -265,5 +279,5 @@ def test_a_needs_approval_function_still_decides_which_calls_ask(api: Api, tmp_p
         [asks_to_write({"path": "/tmp/x", "text": "t"}), [assistant_message("done")]],
     )
     agent = Agent(name="writer", tools=[write_file], model=model)
-    outcome = BatonApprovals(api.client(), RUN, tmp_path / "run.json").run_sync(agent, "go")
+    outcome = BatonApprovals(api.client(), RUN, tmp_path / "run.json").run_sync(agent, "go", run_config=OFFLINE)
     assert outcome == Outcome("finished", "done") and ran == ["/tmp/x"] and api.approvals() == []

@@ -102,6 +102,8 @@ class BatonApprovals:
         except FileNotFoundError:
             raise NothingToResumeError(f"no paused run is saved at {self.state_path}") from None
         state = await RunState.from_string(agent, saved["run_state"])
+        if not state.get_interruptions():
+            raise NothingToResumeError(f"the run saved at {self.state_path} waits on no approval")
         return await self._drive(agent, state, dict(saved["approvals"]), run_options)
 
     def run_sync(self, agent: Agent[Any], input: str | list[Any], **run_options: Any) -> Outcome:
@@ -113,6 +115,7 @@ class BatonApprovals:
     async def _drive(
         self, agent: Agent[Any], state: RunState[Any, Any], approvals: dict[str, str], run_options: dict[str, Any]
     ) -> Outcome:
+        final_output: Any = None  # the caller passes a state with interruptions: the loop runs at least once
         while items := state.get_interruptions():
             views = [self._approval(item, approvals) for item in items]
             self._save(state, approvals)  # durable from here on: the process may exit while a person decides
@@ -123,10 +126,9 @@ class BatonApprovals:
             for item, view in zip(items, views, strict=True):
                 self._decide(state, item, view)
             result = await Runner.run(agent, state, **run_options)
-            state = result.to_state()
-            approvals = {}
+            state, final_output, approvals = result.to_state(), result.final_output, {}
         self._clear()
-        return Outcome("finished", result.final_output)
+        return Outcome("finished", final_output)
 
     def _approval(self, item: ToolApprovalItem, approvals: dict[str, str]) -> ToolApprovalView | Exception:
         """The Baton approval of this interruption: the one saved for it, else asked (a repeat finds it)."""
