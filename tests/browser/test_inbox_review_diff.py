@@ -12,9 +12,9 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from baton.cli.demo_repo import create_demo_repo
 from baton.client.sdk import Client
 from baton.errors import NotFoundError
-from baton.cli.demo_repo import create_demo_repo
 from baton.merge.gitcmd import git_out, run_git
 from tests.browser.conftest import DESKTOP, LIVE_SECONDS, PHONE, shoot
 from tests.e2e.conftest import LocalStackProcess, wait_for

@@ -170,6 +170,15 @@ def test_a_remembered_grant_answers_a_later_call_until_revoked(api: Api) -> None
     assert grants["grants"][0]["tool"] == "write_file" and grants["grants"][0]["scope"] == "run"
     status, revoked = api.call("DELETE", f"/api/runs/{RUN}/tool-grants/{asked['interaction_id']}")
     assert status == 200 and revoked["revoked_by"] == "local-operator"
+    # The revoke is a decision, chained in the run's decision log with who revoked which grant.
+    audit = api.call("GET", f"/api/runs/{RUN}/audit")[1]
+    (record,) = [r for r in audit["records"] if r["type"] == "tool_grant_revoked"]
+    assert record["data"] == {
+        "grant_id": asked["interaction_id"],
+        "tool": record["data"]["tool"],
+        "by": "local-operator",
+    }
+    assert api.call("GET", f"/api/runs/{RUN}/audit/verify")[1]["valid"] is True
     assert api.call("GET", f"/api/runs/{RUN}/tool-grants")[1]["grants"] == []
     assert api.ask({"path": "more.md"})[1]["status"] == "pending"
     assert api.call("DELETE", f"/api/runs/{RUN}/tool-grants/{asked['interaction_id']}")[0] == 404

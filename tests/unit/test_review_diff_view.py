@@ -14,10 +14,10 @@ from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
 from baton.api import deps
 from baton.api.app import create_app
+from baton.cli.demo_repo import DemoRepo, create_demo_repo
 from baton.contracts import AskRequest, ReviewDiff
 from baton.domain.unified_diff import file_diffs
 from baton.errors import NotFoundError
-from baton.cli.demo_repo import DemoRepo, create_demo_repo
 from baton.local.http_adapter import to_proxy_event
 from baton.merge.build import run_build
 from baton.merge.diff import truncation_marker

@@ -41,6 +41,7 @@ its row in the table below live in this one file, where a reader (and `PAYLOAD_O
 | reminder_sent           | ReminderSent            | a pause's ladder reminded its channels (baton.domain.ladder)|
 | escalated               | Escalated               | a pause's ladder announced it to its escalate_to channels  |
 | timed_out_default       | TimedOutDefault         | nobody answered: the pause's declared default was taken     |
+| tool_grant_revoked      | ToolGrantRevoked        | an operator revoked a remembered "always allow" grant       |
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class EventType(StrEnum):
     REMINDER_SENT = "reminder_sent"
     ESCALATED = "escalated"
     TIMED_OUT_DEFAULT = "timed_out_default"
+    TOOL_GRANT_REVOKED = "tool_grant_revoked"
 
 
 class EventPayload(BaseModel):
@@ -457,6 +459,15 @@ class TimedOutDefault(EventPayload):
     deadline: str
 
 
+class ToolGrantRevoked(EventPayload):
+    """A remembered grant (the approve that carried it is its id) no longer answers later calls."""
+
+    event_type = EventType.TOOL_GRANT_REVOKED
+    grant_id: str
+    tool: str
+    by: str
+
+
 PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
     model.event_type: model
     for model in (
@@ -496,5 +507,6 @@ PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
         ReminderSent,
         Escalated,
         TimedOutDefault,
+        ToolGrantRevoked,
     )
 }

@@ -62,6 +62,7 @@ DECISION_TYPES: frozenset[str] = frozenset(
         EventType.INTERRUPT_CLAIM_RELEASED,
         EventType.INTERRUPT_REASSIGNED,
         EventType.APPROVAL_RECORDED,  # each counted vote, the head advanced in the vote's own transaction
+        EventType.TOOL_GRANT_REVOKED,  # with the revoke's write (baton/services/tool_approvals.py)
     }
 )
 

@@ -20,7 +20,7 @@ from baton.domain.tool_calls import (
     timeout_ladder,
 )
 from baton.errors import ConflictError, NotFoundError
-from baton.events import HumanInputRequested, InteractionAnswered
+from baton.events import HumanInputRequested, InteractionAnswered, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, ToolApprovalPause, status_of
 from baton.services.approvals import Voter
 from baton.services.asks import MAX_POLL_INTERVAL_SECONDS, MAX_WAIT_SECONDS, POLL_INTERVAL_SECONDS
@@ -175,8 +175,11 @@ class ToolApprovalService:
         st = i.state
         answer = {**st.answer, "revoked_by": caller, "revoked_at": self.core.now()}
         new = status_of(st, "answered", answer=answer, by=st.answered_by, at=st.answered_at, reason=st.reason)
-        try:
-            self.core.store.transition_interaction(i, new)
+        revoked = self.core.new_event(
+            run_id, ToolGrantRevoked(grant_id=grant_id, tool=tool_spec(i).call.tool, by=caller)
+        )
+        try:  # the revoke and its decision-log record in one write
+            self.core.store.transition_interaction(i, new, with_records=[revoked])
         except ConflictError:
             return self.revoke(run_id, grant_id, caller=caller)
         return GrantRevoked(grant_id=grant_id, run_id=run_id, revoked_by=caller)
