@@ -56,7 +56,7 @@ def test_initialize_and_tools_list_declare_task_support(core: Core, fake: FakeTi
 
 def test_a_tool_approval_task_survives_a_disconnect_and_reads_the_decision(core: Core, fake: FakeTime) -> None:
     task = start(session(core, fake), "request_tool_approval", APPROVAL)
-    assert task["status"] == "working" and task["pollInterval"] == 2000
+    assert task["status"] == "working" and task["pollInterval"] == 2000 and task["ttl"] is None
     assert decode_task_id(task["taskId"])[0] == RUN
     iid = decode_task_id(task["taskId"])[1]
     stored = core.store.get_interaction(RUN, iid)  # stored before the handle went out

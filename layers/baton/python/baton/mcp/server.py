@@ -29,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from baton.errors import BatonError, NotFoundError
 from baton.mcp.rpc_error import McpError
-from baton.mcp.tasks import McpTasks
+from baton.mcp.tasks import CreatedTask, McpTasks, keep_ttl
 from baton.mcp.tools import TOOLS, TOOLS_BY_NAME
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def protocol_prompt() -> str:
 
 def _dump(result: BaseModel) -> dict[str, Any]:
     dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=_NEWER_FIELDS)
-    return dumped
+    return keep_ttl(result, dumped)
 
 
 def _problems(err: ValidationError) -> list[dict[str, str]]:
@@ -186,7 +186,7 @@ class McpServer:
             ]
         )
 
-    def _call_tool(self, params: dict[str, Any]) -> types.CallToolResult | types.CreateTaskResult:
+    def _call_tool(self, params: dict[str, Any]) -> types.CallToolResult | CreatedTask:
         call = types.CallToolRequestParams.model_validate(params)
         spec = TOOLS_BY_NAME.get(call.name)
         if spec is None:

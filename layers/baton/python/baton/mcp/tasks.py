@@ -44,6 +44,28 @@ _STATUS: dict[str, types.TaskStatus] = {
 }
 
 
+def keep_ttl(result: object, dumped: dict[str, Any]) -> dict[str, Any]:
+    """A task's `ttl` is required on the wire (null: kept as long as its run), which the server's
+    `exclude_none` dump would drop."""
+    if isinstance(result, types.Task):  # tasks/get and tasks/cancel answer with the task itself
+        dumped.setdefault("ttl", None)
+    elif isinstance(result, types.CreateTaskResult):
+        dumped["task"].setdefault("ttl", None)
+    elif isinstance(result, types.ListTasksResult):
+        for task in dumped["tasks"]:
+            task.setdefault("ttl", None)
+    return dumped
+
+
+class CreatedTask(types.CreateTaskResult):
+    """The task handle, also readable as a tool result: the SDK's client checks a 2025-11-25 `tools/call`
+    answer against `CallToolResult` (its core tables leave tasks out), and a model that reads the content
+    learns the task id. A task-aware client reads `task`."""
+
+    content: list[types.ContentBlock]
+    structured_content: dict[str, Any]
+
+
 class TaskIdError(ValueError):
     """A task id that is not one this server issued (malformed, or edited after it was issued)."""
 
@@ -105,7 +127,7 @@ class McpTasks:
             poll_interval=POLL_INTERVAL_MS,
         )
 
-    def start(self, tool: str, args: Any) -> types.CreateTaskResult:
+    def start(self, tool: str, args: Any) -> CreatedTask:
         """A task-augmented call: its interaction posted (stored before this returns), its task handle."""
         if tool == "request_tool_approval":
             interaction_id = self._request_approval(args)
@@ -113,7 +135,10 @@ class McpTasks:
             interaction_id = (self.tools._continued(args) if args.question_id else self.tools._posted(args))[0]
         else:
             interaction_id = str(self.tools.ask_user_async(args).data["interaction_id"])
-        return types.CreateTaskResult(task=self.task(self._load(interaction_id)))
+        task = self.task(self._load(interaction_id))
+        data = {"task_id": task.task_id, "status": task.status}
+        text = f"task {task.task_id} created ({task.status}): poll tasks/get; tasks/result gives the outcome"
+        return CreatedTask(task=task, content=[types.TextContent(type="text", text=text)], structured_content=data)
 
     def _request_approval(self, args: RequestToolApprovalArgs) -> str:
         """The approval of this exact call (a repeat of a call still open finds the same one)."""
