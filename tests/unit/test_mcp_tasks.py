@@ -134,3 +134,24 @@ def test_request_tool_approval_without_a_task_is_refused_with_a_readable_error(c
     body = session(core, fake).request("tools/call", {"name": "request_tool_approval", "arguments": APPROVAL})
     result = body["result"]
     assert result["isError"] is True and result["structuredContent"]["error"] == "task_required"
+
+
+def test_an_unanswered_approval_completes_denied_at_its_deadline_and_a_withdrawn_one_stays_cancelled(
+    core: Core, clock: FixedClock, fake: FakeTime
+) -> None:
+    mcp = session(core, fake)
+    unanswered = start(mcp, "request_tool_approval", APPROVAL)
+    withdrawn = start(mcp, "request_tool_approval", {**APPROVAL, "arguments": {"env": "dev"}})
+    mcp.request("tasks/cancel", {"taskId": withdrawn["taskId"]})
+    clock.advance(601)
+    ToolApprovalService(core).take_due_defaults()  # the reconciler's pass
+    again = session(core, fake)
+    assert again.request("tasks/get", {"taskId": withdrawn["taskId"]})["result"]["status"] == "cancelled"
+    assert again.request("tasks/get", {"taskId": unanswered["taskId"]})["result"]["status"] == "completed"
+    denied = again.request("tasks/result", {"taskId": unanswered["taskId"]})["result"]["structuredContent"]
+    assert denied["decision"]["decision"] == "deny" and denied["decision"]["outcome"] == "timed_out_default"
+
+
+def test_a_task_id_of_this_run_naming_no_task_is_not_found(core: Core, fake: FakeTime) -> None:
+    error = session(core, fake).request("tasks/get", {"taskId": encode_task_id(RUN, "no-such")})["error"]
+    assert error["data"]["status"] == 404
