@@ -132,7 +132,8 @@ class McpTasks:
         if tool == "request_tool_approval":
             interaction_id = self._request_approval(args)
         elif tool == "ask_user":
-            interaction_id = (self.tools._continued(args) if args.question_id else self.tools._posted(args))[0]
+            asked = self.tools.continued_question if args.question_id else self.tools.posted_question
+            interaction_id = asked(args)[0]
         else:
             interaction_id = str(self.tools.ask_user_async(args).data["interaction_id"])
         task = self.task(self._load(interaction_id))
@@ -213,7 +214,7 @@ class McpTasks:
                 latest[0] = self._load(i.interaction_id)
                 return latest[0].state.status != "pending"
 
-            self.tools._poll(settled, started, i.expires_at)
+            self.tools.poll(settled, started, i.expires_at)
             i = latest[0]
         if i.state.status == "pending":
             task = self.task(i)
