@@ -91,7 +91,15 @@ def test_the_handshake_lists_tools_prompt_and_instructions(mcp: Mcp) -> None:
     assert init["protocolVersion"] == "2025-06-18" and "front-load" in init["instructions"].lower()
     assert mcp.post({"jsonrpc": "2.0", "method": "notifications/initialized"}) == (202, None)
     tools = {t["name"]: t for t in mcp.request("tools/list")["result"]["tools"]}
-    assert set(tools) == {"ask_user_async", "await_answers", "ask_user", "interrupt", "get_interrupt", "drain_messages"}
+    assert set(tools) == {
+        "ask_user_async",
+        "await_answers",
+        "ask_user",
+        "interrupt",
+        "get_interrupt",
+        "drain_messages",
+        "request_tool_approval",
+    }
     assert "timeout_seconds" in tools["await_answers"]["inputSchema"]["required"]
     assert "keep working" in tools["ask_user_async"]["description"]
     prompt = mcp.request("prompts/get", {"name": PROMPT_NAME})["result"]

@@ -102,7 +102,7 @@ class AgentTools:
     def _seconds_until(self, deadline: str) -> float:
         return (parse_iso(deadline) - self.services.core.clock.now()).total_seconds()
 
-    def _poll(self, ready: Callable[[], bool], started: float, deadline: str | None) -> bool:
+    def poll(self, ready: Callable[[], bool], started: float, deadline: str | None) -> bool:
         """Re-check `ready` with backoff until it holds or the budget is spent; never sleeps past it."""
         interval = FIRST_POLL_SECONDS
         while True:
@@ -215,7 +215,7 @@ class AgentTools:
             last[:] = [self._pending(from_node)]
             return not last[0]
 
-        if self._poll(all_answered, started, deadline):
+        if self.poll(all_answered, started, deadline):
             answered = self._answered(scope, started)
             if answered is not None:
                 return answered
@@ -248,7 +248,7 @@ class AgentTools:
 
     def ask_user(self, args: AskUserArgs) -> Outcome:
         started = self.policy.monotonic()
-        question_id, node, declared = self._continued(args) if args.question_id else self._posted(args)
+        question_id, node, declared = self.continued_question(args) if args.question_id else self.posted_question(args)
         # A declared default is the answer at the deadline: the wait takes it then (rather than timing out).
         from baton.contracts.questions import AwaitRequest
 
@@ -258,7 +258,7 @@ class AgentTools:
         )
         return self._one_question(outcome, question_id)
 
-    def _continued(self, args: AskUserArgs) -> tuple[str, str, Ladder | None]:
+    def continued_question(self, args: AskUserArgs) -> tuple[str, str, Ladder | None]:
         """The question an earlier ask_user posted: its id, its own node and its declared ladder."""
         question = self.services.core.store.get_interaction(self.run_id, args.question_id or "")
         if question is None or question.request.kind != "question":
@@ -273,7 +273,7 @@ class AgentTools:
             )
         return question.interaction_id, question.request.node, question.request.ladder
 
-    def _posted(self, args: AskUserArgs) -> tuple[str, str, Ladder | None]:
+    def posted_question(self, args: AskUserArgs) -> tuple[str, str, Ladder | None]:
         """A new question on its own node; with a ladder, its deadline is the call's timeout_seconds."""
         if args.question is None:
             raise ValidationFailedError(

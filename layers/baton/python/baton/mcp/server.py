@@ -9,7 +9,8 @@ and other native wheels that the layers do not carry, and takes ~2.4 s to import
 "method not found" and falls back to `initialize`, as the SDK's client does.
 
 Methods: initialize, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list,
-resources/read, resources/templates/list. Tool errors are results with `isError` (a model can read
+resources/read, resources/templates/list, and the durable tasks' tasks/get, tasks/result, tasks/cancel,
+tasks/list (baton/mcp/tasks.py). Tool errors are results with `isError` (a model can read
 them): a bad argument names its field; a Baton error says its code and status (409: who won, 410: what
 ended); anything unexpected is logged here and answered without a stack trace.
 """
@@ -27,6 +28,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from pydantic import BaseModel, ValidationError
 
 from baton.errors import BatonError, NotFoundError
+from baton.mcp.rpc_error import McpError
+from baton.mcp.tasks import CreatedTask, McpTasks, keep_ttl
 from baton.mcp.tools import TOOLS, TOOLS_BY_NAME
 
 if TYPE_CHECKING:
@@ -47,17 +50,9 @@ def protocol_prompt() -> str:
     return files("baton.mcp").joinpath("protocol_prompt.md").read_text(encoding="utf-8")
 
 
-class McpError(Exception):
-    """A JSON-RPC error answer (the request itself was wrong, not the tool's work)."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.data = code, message, data
-
-
 def _dump(result: BaseModel) -> dict[str, Any]:
     dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=_NEWER_FIELDS)
-    return dumped
+    return keep_ttl(result, dumped)
 
 
 def _problems(err: ValidationError) -> list[dict[str, str]]:
@@ -91,6 +86,7 @@ class McpServer:
     def __init__(self, tools: AgentTools, *, version: str = "0") -> None:
         self.tools = tools
         self.version = version
+        self.tasks = McpTasks(tools)
         self._methods: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
             "initialize": self._initialize,
             "ping": lambda _: types.EmptyResult(),
@@ -101,6 +97,10 @@ class McpServer:
             "resources/list": self._list_resources,
             "resources/read": self._read_resource,
             "resources/templates/list": lambda _: types.ListResourceTemplatesResult(resource_templates=[]),
+            "tasks/get": self.tasks.get,
+            "tasks/result": self.tasks.result,
+            "tasks/cancel": self.tasks.cancel,
+            "tasks/list": self.tasks.list,
         }
 
     def handle(self, message: Any) -> dict[str, Any] | None:
@@ -157,6 +157,13 @@ class McpServer:
                 tools=types.ToolsCapability(list_changed=False),
                 prompts=types.PromptsCapability(list_changed=False),
                 resources=types.ResourcesCapability(subscribe=False, list_changed=False),
+                tasks=types.ServerTasksCapability(
+                    list=types.TasksListCapability(),
+                    cancel=types.TasksCancelCapability(),
+                    requests=types.ServerTasksRequestsCapability(
+                        tools=types.TasksToolsCapability(call=types.TasksCallCapability())
+                    ),
+                ),
             ),
             server_info=types.Implementation(name="baton", title="Baton: ask a human", version=self.version),
             instructions=protocol_prompt(),
@@ -171,18 +178,29 @@ class McpServer:
                     description=spec.description,
                     input_schema=spec.args.model_json_schema(),
                     annotations=types.ToolAnnotations(read_only_hint=spec.read_only, open_world_hint=True),
+                    execution=None
+                    if spec.task_support == "forbidden"
+                    else types.ToolExecution(task_support=spec.task_support),
                 )
                 for spec in TOOLS
             ]
         )
 
-    def _call_tool(self, params: dict[str, Any]) -> types.CallToolResult:
+    def _call_tool(self, params: dict[str, Any]) -> types.CallToolResult | CreatedTask:
         call = types.CallToolRequestParams.model_validate(params)
         spec = TOOLS_BY_NAME.get(call.name)
         if spec is None:
             raise McpError(INVALID_PARAMS, f"unknown tool {call.name!r}; the tools are {sorted(TOOLS_BY_NAME)}")
+        as_task = call.task is not None and spec.task_support != "forbidden"
+        if spec.task_support == "required" and not as_task:
+            return _error_result(
+                {"error": "task_required", "status": 400},
+                f"{spec.name} runs only as a durable task: call it with the `task` param (tasks capability).",
+            )
         try:
             args = spec.args.model_validate(call.arguments or {})
+            if as_task:
+                return self.tasks.start(spec.name, args)
             outcome: Outcome = getattr(self.tools, spec.name)(args)
         except ValidationError as err:
             problems = _problems(err)

@@ -9,7 +9,7 @@ never an argument: it comes from the connection's credentials (`baton/mcp/http.p
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -101,6 +101,23 @@ class InterruptArgs(_Args, LadderFields):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
+class RequestToolApprovalArgs(_Args, LadderFields):
+    """The ladder counts to timeout_seconds; on_timeout {"default": {"decision": "approve" | "deny"}} is taken
+    at the deadline (deny unless declared). Mirrors `ToolApprovalRequest` (the API's), flattened."""
+
+    tool: str = Field(min_length=1, max_length=200, description="The tool you are about to call.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Its arguments, exactly as you will call it.")
+    arguments_schema: dict[str, Any] | None = Field(
+        default=None, description="The tool's argument JSON Schema: a person's edit is validated against it."
+    )
+    risk: Literal["low", "medium", "high"] = Field(default="medium", description="How much the call can break.")
+    reason: str = Field(min_length=1, max_length=2000, description="Why you want to run it.")
+    session: str | None = Field(
+        default=None, min_length=1, max_length=200, description="Your session (a remembered grant's scope)."
+    )
+    timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound: then the default is taken.")
+
+
 class GetInterruptArgs(_Args):
     interrupt_id: str = Field(min_length=1, max_length=64, description="The id `interrupt` returned.")
 
@@ -115,6 +132,8 @@ class ToolSpec:
     args: type[_Args]
     description: str
     read_only: bool = False
+    # May the call be a durable MCP task (the `task` param; baton/mcp/tasks.py)? "required": only as one.
+    task_support: Literal["forbidden", "optional", "required"] = "forbidden"
 
 
 TOOLS: tuple[ToolSpec, ...] = (
@@ -123,7 +142,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         AskAsyncArgs,
         "Post a question for a person and return AT ONCE with its id: 'question posted; keep working'. "
         "Front-load every question you will need, then keep working; collect answers later with "
-        "await_answers or drain_messages.",
+        "await_answers or drain_messages. Called as a task, the task is the question: poll tasks/get, read "
+        "the answer with tasks/result.",
+        task_support="optional",
     ),
     ToolSpec(
         "await_answers",
@@ -142,7 +163,9 @@ TOOLS: tuple[ToolSpec, ...] = (
         "after at most about 20 seconds status 'pending' with question_id: call ask_user again with that "
         "question_id (the question is not posted twice) until it is answered or its deadline passes "
         "(status 'timed_out'; with on_timeout {'default': ...} the default is the answer, outcome "
-        "'timed_out_default': nobody's answer).",
+        "'timed_out_default': nobody's answer). Called as a task, it returns at once with the task; "
+        "tasks/result gives the answer once it is completed.",
+        task_support="optional",
     ),
     ToolSpec(
         "interrupt",
@@ -164,6 +187,15 @@ TOOLS: tuple[ToolSpec, ...] = (
         DrainArgs,
         "Take the answers queued for a node, oldest first; each answer is delivered exactly once (a second "
         "drain does not return it again). Returns at once.",
+    ),
+    ToolSpec(
+        "request_tool_approval",
+        RequestToolApprovalArgs,
+        "Ask a person to approve a tool call before you run it. Call it as a task (it is durable: reconnect "
+        "and poll tasks/get with the task id). tasks/result gives the decision: approve (run exactly the "
+        "returned arguments, once; an edit changed them), or deny with the reason (do not run it). An "
+        "unanswered approval is denied at its deadline unless on_timeout declares otherwise.",
+        task_support="required",
     ),
 )
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
