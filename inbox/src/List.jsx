@@ -5,7 +5,7 @@ import { SignIn } from "./SignIn.jsx";
 
 const POLL_MS = 2000; // a new item shows, and a settled one leaves, within 5 s
 const PAGE = 50;
-const KINDS = ["question", "ask", "await", "interrupt", "review"];
+const KINDS = ["question", "ask", "await", "interrupt", "review", "tool_approval"];
 
 function blocksText(blocks) {
   if (!blocks) return "";
