@@ -270,7 +270,8 @@ export function InboxList({ shortcuts }) {
     async (item, value) => {
       try {
         await api.answer(item.run_id, item.id, value);
-        setOutcomes((o) => ({ ...o, [item.id]: { ok: true, text: `answered with ${value}` } }));
+        const said = typeof value === "string" ? `answered with ${value}` : value.decision === "approve" ? "approved" : `denied: ${value.reason}`;
+        setOutcomes((o) => ({ ...o, [item.id]: { ok: true, text: said } }));
         reload();
       } catch (err) {
         const text = err.status === 409 ? winnerText(err) : err.message;
@@ -304,6 +305,11 @@ export function InboxList({ shortcuts }) {
       else if ((event.key === "a" || event.key === "r") && item.kind === "question" && item.options) {
         const option = item.options[event.key === "a" ? 0 : 1];
         if (option !== undefined) answer(item, option);
+      } else if (event.key === "a" && item.kind === "tool_approval") answer(item, { decision: "approve" });
+      else if (event.key === "r" && item.kind === "tool_approval") {
+        // A deny needs its reason (the agent reads it): asked for here, nothing sent without one.
+        const reason = (window.prompt(`Reason to deny ${item.title || "the tool call"} (the agent reads it):`) || "").trim();
+        if (reason) answer(item, { decision: "deny", reason });
       } else if (event.key === "x" && item.kind === "question") toggle(item.id);
     };
     window.addEventListener("keydown", onKey);

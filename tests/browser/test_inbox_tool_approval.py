@@ -68,3 +68,25 @@ def test_a_person_decides_a_tool_call_in_the_inbox(stack: LocalStackProcess, pag
     assert view.status == "answered" and view.decision is not None and view.decision.decision == "approve"
     assert view.decision.arguments == {"command": COMMAND, "timeout": 120}
     shoot(page, "tool-approval-approved")
+
+
+def test_the_list_keys_deny_a_tool_call_only_with_a_reason(stack: LocalStackProcess, page: Page) -> None:
+    run_id = f"ui-tool-keys-{uuid.uuid4().hex[:8]}"
+    call = ToolCall(tool="Bash", arguments={"command": "git push --force"})
+    request = ToolApprovalRequest(call=call, reason="publish the fix", timeout_seconds=600)
+    asked = agent(stack, run_id).request_tool_approval(run_id, request)
+    page.goto(f"{stack.api_url}/inbox/#/")
+    page.get_by_role("textbox", name="Filter by run").fill(run_id)
+    expect(page.locator("li.item")).to_have_count(1, timeout=LIVE_SECONDS * 1000)
+    page.locator("h1").click()  # keys go to the page, not to the filter field
+
+    page.once("dialog", lambda dialog: dialog.dismiss())  # no reason: nothing is sent
+    page.keyboard.press("r")
+    page.wait_for_timeout(300)
+    assert stack.client().get_tool_approval(run_id, asked.interaction_id).status == "pending"
+
+    page.once("dialog", lambda dialog: dialog.accept("not on main"))
+    page.keyboard.press("r")
+    expect(page.locator(f'[data-settled-id="{asked.interaction_id}"]')).to_be_visible(timeout=LIVE_SECONDS * 1000)
+    view = stack.client().get_tool_approval(run_id, asked.interaction_id)
+    assert view.decision is not None and (view.decision.decision, view.decision.reason) == ("deny", "not on main")
