@@ -151,7 +151,7 @@ export function ToolApprovalScreen({ runId, interactionId }) {
       if (deliveryPending(answered)) setResult({ ok: true, pending: true, text: DELIVERY_PENDING_TEXT });
       else if (answered && answered.status === "pending" && answered.approval)
         setResult({ ok: true, text: `Vote counted: ${answered.approval.approvals} of ${answered.approval.needed} approvals.` });
-      else setResult({ ok: true, text: `${{ approve: "Approved", deny: "Denied", edit: "Approved with edits" }[answer.decision]}.` });
+      else setResult(null); // the decision line, read back from the server, says what was decided and by whom
       setMode(null);
       await load();
     } catch (err) {
