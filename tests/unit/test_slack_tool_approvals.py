@@ -86,3 +86,14 @@ def test_approve_is_one_click_and_deny_needs_its_reason(harness: Harness) -> Non
     assert harness.worker.run(job) == "denied by alice@example.com: never outside build/"
     stored = ToolApprovalService(harness.core).get(RUN, denied.interaction_id)
     assert stored.state.answer["decision"] == "deny" and stored.state.answer["reason"] == "never outside build/"
+
+
+def test_the_webhook_message_shows_the_arguments_as_a_bounded_code_block(harness: Harness) -> None:
+    from baton.notify.model import Notification
+    from baton.notify.slack import build_blocks
+
+    asked = _ask(harness.core, {"command": "make <all>", "content": "y" * 4000})
+    note = Notification(event="human_input_requested", kind="tool_approval", run_id=RUN, prompt=asked.request.prompt)
+    text = build_blocks(note)["blocks"][1]["text"]["text"]
+    assert text.startswith("Allow the tool call Bash (high risk)? clean &lt;first&gt;\n```{")
+    assert '"command": "make &lt;all&gt;"' in text and text.endswith("…```") and len(text) <= 3000
