@@ -96,13 +96,17 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
     if (focused && ref.current && !ref.current.contains(active) && idle) ref.current.focus();
   }, [focused]);
   const question = item.kind === "question";
+  // A tool approval's prompt ends with its arguments as JSON: the row's title is the sentence before them,
+  // and the arguments go on one line of their own, cut at the row's width.
+  const [asked, args] = item.kind === "tool_approval" ? item.prompt.split("\narguments:\n") : [null, null];
+  const title = asked || item.title || item.prompt;
   return (
     <li
       ref={ref}
       tabIndex={focused ? 0 : -1}
       className={`item${focused ? " focused" : ""}${item.fresh ? " fresh" : ""}`}
       aria-current={focused ? "true" : undefined}
-      aria-label={`${item.kind}: ${item.title || item.prompt}`}
+      aria-label={`${item.kind}: ${title}`}
       data-item-id={item.id}
       onFocus={onFocus}
     >
@@ -117,9 +121,14 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
         )}
         <span className={`kind kind-${item.kind}`}>{item.kind}</span>
         <a className="prompt" href={itemHref(item)}>
-          {item.title || item.prompt || "(no prompt)"}
+          {title || "(no prompt)"}
         </a>
       </div>
+      {args && (
+        <code className="tool-args" title={args}>
+          {args.split(/\s+/).join(" ")}
+        </code>
+      )}
       <div className="meta">
         <a href={`#/run/${encodeURIComponent(item.run_id)}`} aria-label={`Run ${item.run_id}`}>
           {item.run_id}

@@ -4,6 +4,7 @@ shows the server's 422 at the argument, and an approve settles it (the API then 
 
 from __future__ import annotations
 
+import re
 import uuid
 
 from playwright.sync_api import Page, expect
@@ -36,7 +37,8 @@ def test_a_person_decides_a_tool_call_in_the_inbox(stack: LocalStackProcess, pag
     expect(row).to_contain_text("tool_approval")
     page.get_by_role("combobox", name="Filter by kind").select_option("tool_approval")
     expect(row).to_be_visible()
-    row.get_by_role("link").first.click()
+    shoot(page, "tool-approval-list")
+    row.get_by_role("link", name=re.compile("Bash")).click()
 
     expect(page.get_by_role("heading", name="Run Bash?")).to_be_visible()
     expect(page.get_by_label("Command")).to_contain_text(COMMAND)
