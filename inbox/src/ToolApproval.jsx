@@ -176,7 +176,8 @@ export function ToolApprovalScreen({ runId, interactionId }) {
     } catch {
       return; // the editor already says why
     }
-    send({ decision: "edit", arguments: args, ...(reason.trim() ? { reason: reason.trim() } : {}), ...rememberOf() });
+    // The server remembers a grant only with an approve: an edit is this one call.
+    send({ decision: "edit", arguments: args, ...(reason.trim() ? { reason: reason.trim() } : {}) });
   };
   return (
     <section aria-labelledby="t-title" className="card tool-approval">
@@ -218,7 +219,7 @@ export function ToolApprovalScreen({ runId, interactionId }) {
       {pending && (
         <div className="tool-actions">
           <fieldset className="remember">
-            <legend>Remember</legend>
+            <legend>Remember (with Approve)</legend>
             <label htmlFor="remember-scope">Also allow this tool</label>
             <select id="remember-scope" value={remember} onChange={(e) => setRemember(e.target.value)}>
               <option value="">only this call</option>

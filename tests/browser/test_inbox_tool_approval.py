@@ -1,6 +1,7 @@
 """A tool approval in the inbox, in Chromium (issue 30): it is listed under its kind, its page shows the
 command and the other arguments, a deny without a reason is refused, an edit the tool's schema refuses
-shows the server's 422 at the argument, and an approve settles it (the API then says approved)."""
+shows the server's 422 at the argument, and an approve with "remember for this run" settles it (the API
+then says approved, with the grant); in the list, r denies only with a reason."""
 
 from __future__ import annotations
 
@@ -64,11 +65,15 @@ def test_a_person_decides_a_tool_call_in_the_inbox(stack: LocalStackProcess, pag
     shoot(page, "tool-approval-edit-422")
     assert stack.client().get_tool_approval(run_id, asked.interaction_id).status == "pending"
 
+    page.get_by_label("Also allow this tool").select_option("run")  # remember: a grant for the run, 8 hours
+    page.get_by_label("for", exact=True).select_option("28800")
     page.get_by_role("button", name="Approve", exact=True).click()
     expect(page.get_by_role("status", name="Decision")).to_contain_text("Approved by local-operator")
     view = stack.client().get_tool_approval(run_id, asked.interaction_id)
     assert view.status == "answered" and view.decision is not None and view.decision.decision == "approve"
     assert view.decision.arguments == {"command": COMMAND, "timeout": 120}
+    remembered = view.decision.remember
+    assert remembered is not None and (remembered.scope, remembered.expires_in_seconds) == ("run", 28800)
     shoot(page, "tool-approval-approved")
 
 

@@ -13,6 +13,7 @@ from baton.cli import common
 from baton.cli.ask import HELP as ASK_HELP
 from baton.cli.ask import runs_ask
 from baton.cli.common import JsonFlag, console, fail, print_json
+from baton.cli.tool_decide import runs_decide
 from baton.errors import BatonError
 from baton.hints import cli_command
 
@@ -354,6 +355,7 @@ def merge_line(progress: MergeProgress) -> str:
 
 
 runs_app.command("ask", help=ASK_HELP)(runs_ask)  # baton/cli/ask.py: the blocking ask, its ladder and quorum flags
+runs_app.command("decide")(runs_decide)  # baton/cli/tool_decide.py: a tool approval's decision as flags
 
 
 @runs_app.command("pending")

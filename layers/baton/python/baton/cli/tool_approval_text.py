@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from baton.hints import cli_command
+
 if TYPE_CHECKING:
     from baton.contracts.tool_approvals import ToolApprovalView
 
@@ -34,12 +36,10 @@ def tool_approval_text(view: ToolApprovalView) -> str:
     if rest:
         pretty = json.dumps(rest, indent=2, ensure_ascii=False, sort_keys=True)
         lines.append("  arguments: " + escape(pretty).replace("\n", "\n  "))
-    answer = f"baton runs answer {shlex.quote(view.run_id)} {shlex.quote(view.interaction_id)}"
-    deny = json.dumps({"decision": "deny", "reason": "<why: the agent reads it>"})
-    edit = json.dumps({"decision": "edit", "arguments": args}, ensure_ascii=False)
+    decide = f"{cli_command()} runs decide {shlex.quote(view.run_id)} {shlex.quote(view.interaction_id)}"
     lines += [
-        "  approve: " + escape(f'{answer} \'{{"decision": "approve"}}\' --parse-json'),
-        "  deny:    " + escape(f"{answer} {shlex.quote(deny)} --parse-json"),
-        "  edit:    " + escape(f"{answer} {shlex.quote(edit)} --parse-json"),
+        "  approve: " + escape(f"{decide} --approve"),
+        "  deny:    " + escape(f"{decide} --deny '<why: the agent reads it>'"),
+        "  edit:    " + escape(f"{decide} --edit {shlex.quote(json.dumps(args, ensure_ascii=False))}"),
     ]
     return "\n".join(lines)
