@@ -94,6 +94,9 @@ def test_the_webhook_message_shows_the_arguments_as_a_bounded_code_block(harness
 
     asked = _ask(harness.core, {"command": "make <all>", "content": "y" * 4000})
     note = Notification(event="human_input_requested", kind="tool_approval", run_id=RUN, prompt=asked.request.prompt)
-    text = build_blocks(note)["blocks"][1]["text"]["text"]
+    blocks = build_blocks(note)["blocks"]
+    text = blocks[1]["text"]["text"]
+    how = blocks[-1]["elements"][1]["text"]
+    assert f"runs decide {RUN} &lt;interaction-id&gt; --approve | --deny '&lt;reason&gt;' | --edit" in how
     assert text.startswith("Allow the tool call Bash (high risk)? clean &lt;first&gt;\n```{")
     assert '"command": "make &lt;all&gt;"' in text and text.endswith("…```") and len(text) <= 3000
