@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from "react";
 import { api, deliveryPending, DELIVERY_PENDING_TEXT, winnerText } from "./api.js";
-import { resultClass, show, until } from "./util.js";
+import { resultClass, show, until, useInterval } from "./util.js";
 import { When } from "./text.jsx";
 import { SignIn } from "./SignIn.jsx";
 
@@ -137,6 +137,9 @@ export function ToolApprovalScreen({ runId, interactionId }) {
       setEditText(JSON.stringify(v.arguments, null, 2));
     }, setError);
   }, [runId, interactionId]);
+
+  // Decided elsewhere (the CLI, Slack, another operator) or by its deadline: the page says so within 3 s.
+  useInterval(() => view && view.status === "pending" && !busy && load(), 3000);
 
   if (error && error.status === 401) return <SignIn />;
   if (error) return <p className="error" role="alert">{error.message}</p>;

@@ -97,3 +97,17 @@ def test_the_list_keys_deny_a_tool_call_only_with_a_reason(stack: LocalStackProc
     expect(page.locator(f'[data-settled-id="{asked.interaction_id}"]')).to_be_visible(timeout=LIVE_SECONDS * 1000)
     view = stack.client().get_tool_approval(run_id, asked.interaction_id)
     assert view.decision is not None and (view.decision.decision, view.decision.reason) == ("deny", "not on main")
+
+
+def test_a_decision_made_elsewhere_shows_on_the_open_page(stack: LocalStackProcess, page: Page) -> None:
+    run_id = f"ui-tool-else-{uuid.uuid4().hex[:8]}"
+    request = ToolApprovalRequest(
+        call=ToolCall(tool="Write", arguments={"path": "a.md"}), reason="notes", timeout_seconds=600
+    )
+    asked = agent(stack, run_id).request_tool_approval(run_id, request)
+    page.goto(f"{stack.api_url}/inbox/#/tool/{run_id}/{asked.interaction_id}")
+    expect(page.get_by_label("Arguments", exact=True)).to_contain_text("a.md")
+    stack.client().answer(run_id, asked.interaction_id, {"decision": "deny", "reason": "not now"})  # the CLI, Slack
+    decision = page.get_by_role("status", name="Decision")
+    expect(decision).to_have_text("Denied by local-operator: not now.", timeout=LIVE_SECONDS * 1000)
+    expect(page.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
