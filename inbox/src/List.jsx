@@ -5,7 +5,7 @@ import { SignIn } from "./SignIn.jsx";
 
 const POLL_MS = 2000; // a new item shows, and a settled one leaves, within 5 s
 const PAGE = 50;
-const KINDS = ["question", "ask", "await", "interrupt", "review"];
+const KINDS = ["question", "ask", "await", "interrupt", "review", "tool_approval"];
 
 function blocksText(blocks) {
   if (!blocks) return "";
@@ -96,13 +96,17 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
     if (focused && ref.current && !ref.current.contains(active) && idle) ref.current.focus();
   }, [focused]);
   const question = item.kind === "question";
+  // A tool approval's prompt ends with its arguments as JSON: the row's title is the sentence before them,
+  // and the arguments go on one line of their own, cut at the row's width.
+  const [asked, args] = item.kind === "tool_approval" ? item.prompt.split("\narguments:\n") : [null, null];
+  const title = asked || item.title || item.prompt;
   return (
     <li
       ref={ref}
       tabIndex={focused ? 0 : -1}
       className={`item${focused ? " focused" : ""}${item.fresh ? " fresh" : ""}`}
       aria-current={focused ? "true" : undefined}
-      aria-label={`${item.kind}: ${item.title || item.prompt}`}
+      aria-label={`${item.kind}: ${title}`}
       data-item-id={item.id}
       onFocus={onFocus}
     >
@@ -117,9 +121,14 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
         )}
         <span className={`kind kind-${item.kind}`}>{item.kind}</span>
         <a className="prompt" href={itemHref(item)}>
-          {item.title || item.prompt || "(no prompt)"}
+          {title || "(no prompt)"}
         </a>
       </div>
+      {args && (
+        <code className="tool-args" title={args}>
+          {args.split(/\s+/).join(" ")}
+        </code>
+      )}
       <div className="meta">
         <a href={`#/run/${encodeURIComponent(item.run_id)}`} aria-label={`Run ${item.run_id}`}>
           {item.run_id}
@@ -270,7 +279,8 @@ export function InboxList({ shortcuts }) {
     async (item, value) => {
       try {
         await api.answer(item.run_id, item.id, value);
-        setOutcomes((o) => ({ ...o, [item.id]: { ok: true, text: `answered with ${value}` } }));
+        const said = typeof value === "string" ? `answered with ${value}` : value.decision === "approve" ? "approved" : `denied: ${value.reason}`;
+        setOutcomes((o) => ({ ...o, [item.id]: { ok: true, text: said } }));
         reload();
       } catch (err) {
         const text = err.status === 409 ? winnerText(err) : err.message;
@@ -304,6 +314,11 @@ export function InboxList({ shortcuts }) {
       else if ((event.key === "a" || event.key === "r") && item.kind === "question" && item.options) {
         const option = item.options[event.key === "a" ? 0 : 1];
         if (option !== undefined) answer(item, option);
+      } else if (event.key === "a" && item.kind === "tool_approval") answer(item, { decision: "approve" });
+      else if (event.key === "r" && item.kind === "tool_approval") {
+        // A deny needs its reason (the agent reads it): asked for here, nothing sent without one.
+        const reason = (window.prompt(`Reason to deny ${item.title || "the tool call"} (the agent reads it):`) || "").trim();
+        if (reason) answer(item, { decision: "deny", reason });
       } else if (event.key === "x" && item.kind === "question") toggle(item.id);
     };
     window.addEventListener("keydown", onKey);

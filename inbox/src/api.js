@@ -47,6 +47,7 @@ export const api = {
   answer: (runId, iid, answer) =>
     request("POST", `/api/runs/${enc(runId)}/interactions/${enc(iid)}/answer`, { answer }),
   resumeRun: (runId, answers, node) => request("POST", `/api/runs/${enc(runId)}/resume`, { answers, node }),
+  toolApproval: (runId, iid) => request("GET", `/api/runs/${enc(runId)}/tool-approvals/${enc(iid)}`),
   review: (runId) => request("GET", `/api/runs/${enc(runId)}/review`),
   reviewDiff: (runId, gate) => request("GET", `/api/runs/${enc(runId)}/review/diff` + query({ gate })),
   interrupt: (id) => request("GET", `/api/v1/interrupts/${enc(id)}`),

@@ -8,12 +8,13 @@ import { InboxList } from "./List.jsx";
 import { QuestionScreen } from "./Question.jsx";
 import { InterruptScreen } from "./Interrupt.jsx";
 import { ReviewScreen } from "./Review.jsx";
+import { ToolApprovalScreen } from "./ToolApproval.jsx";
 import { RunScreen } from "./Run.jsx";
 import { KeysHelp } from "./Keys.jsx";
 import "./styles.css";
 
 // Hash routes, so the static host needs no fallback rule: #/, #/question/<run>/<id>,
-// #/interrupt/<id>, #/review/<run>, #/run/<run>.
+// #/interrupt/<id>, #/review/<run>, #/run/<run>, #/tool/<run>/<id>.
 function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   return { screen: parts[0] || "list", args: parts.slice(1) };
@@ -47,6 +48,8 @@ function Screen({ route, shortcuts }) {
       return <QuestionScreen runId={a} interactionId={b} />;
     case "interrupt":
       return <InterruptScreen interruptId={a} />;
+    case "tool":
+      return <ToolApprovalScreen runId={a} interactionId={b} />;
     case "review":
       return <ReviewScreen runId={a} />;
     case "run":

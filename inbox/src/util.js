@@ -42,6 +42,7 @@ export function show(value) {
 export function itemHref(item) {
   if (item.kind === "interrupt") return `#/interrupt/${encodeURIComponent(item.id)}`;
   if (item.kind === "review") return `#/review/${encodeURIComponent(item.run_id)}`;
+  if (item.kind === "tool_approval") return `#/tool/${encodeURIComponent(item.run_id)}/${encodeURIComponent(item.id)}`;
   if (item.kind === "await") return `#/run/${encodeURIComponent(item.run_id)}`;
   return `#/question/${encodeURIComponent(item.run_id)}/${encodeURIComponent(item.id)}`;
 }

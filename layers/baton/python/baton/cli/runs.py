@@ -13,6 +13,7 @@ from baton.cli import common
 from baton.cli.ask import HELP as ASK_HELP
 from baton.cli.ask import runs_ask
 from baton.cli.common import JsonFlag, console, fail, print_json
+from baton.cli.tool_decide import runs_decide
 from baton.errors import BatonError
 from baton.hints import cli_command
 
@@ -176,11 +177,13 @@ def runs_questions(
     as_json: JsonFlag = False,
 ) -> None:
     """List a run's pending questions: async questions (answer one with `baton runs answer <run> <id>
-    "<answer>"`) and its blocking ask, if any (an agent's ask_user or a hosted pause: `baton resume`)."""
+    "<answer>"`), its tool approvals (the call, its risk and how to approve, deny or edit it) and its
+    blocking ask, if any (an agent's ask_user or a hosted pause: `baton resume`)."""
     try:
         client = common.client()
         pending = client.pending_questions(run_id)
         asks = [] if as_json else client.pending_asks(run_id)
+        tools = [] if as_json else _pending_tool_approvals(client, run_id)
     except BatonError as err:
         fail(err)
     if as_json:
@@ -193,11 +196,23 @@ def runs_questions(
             f"{ask.question}{options}\n  answer: {ask.how_to_answer.replace(chr(10), chr(10) + '  ')}",
             soft_wrap=True,
         )
+    for text in tools:
+        console.print(text, soft_wrap=True)
     if not pending:
-        if not asks:
+        if not asks and not tools:
             console.print(f"run {run_id}: no pending questions")
         return
     console.print(_questions_table(run_id, pending))
+
+
+def _pending_tool_approvals(client: Client, run_id: str) -> list[str]:
+    """The run's pending tool approvals (the inbox lists them; each view carries the call), as text."""
+    from baton.cli.tool_approval_text import tool_approval_text
+    from baton.contracts import InboxPage
+
+    params = {"kind": "tool_approval", "run": run_id, "order": "oldest", "limit": 50}
+    page = InboxPage.model_validate(client.request("GET", "/api/inbox", params=params))
+    return [tool_approval_text(client.get_tool_approval(run_id, item.id)) for item in page.items]
 
 
 def _questions_table(run_id: str, pending: list[QuestionView]) -> Table:
@@ -340,6 +355,7 @@ def merge_line(progress: MergeProgress) -> str:
 
 
 runs_app.command("ask", help=ASK_HELP)(runs_ask)  # baton/cli/ask.py: the blocking ask, its ladder and quorum flags
+runs_app.command("decide")(runs_decide)  # baton/cli/tool_decide.py: a tool approval's decision as flags
 
 
 @runs_app.command("pending")

@@ -57,16 +57,13 @@ def how_to_answer_for(
     iid = interaction_id or "<interaction-id>"
     if kind == "ask":
         return _ask_hint(b, run_id, options)
-    if kind in ("question", "tool_approval"):  # a tool approval's answer is its decision, as JSON
-        answer = (
-            '\'{"decision": "approve|deny|edit", "reason": "..."}\' --parse-json'
-            if kind != "question"
-            else '"<answer>"'
+    if kind in ("question", "tool_approval"):  # a tool approval's answer is a decision: `runs decide` flags
+        cli = (
+            f"{b} runs decide {run_id} {iid} --approve | --deny '<reason>' | --edit '<arguments JSON>'"
+            if kind == "tool_approval"
+            else f'{b} runs answer {run_id} {iid} "<answer>"'
         )
-        return (
-            f"CLI: {b} runs answer {run_id} {iid} {answer}\n"
-            f'API: POST /api/runs/{run_id}/interactions/{iid}/answer {{"answer": ...}}'
-        )
+        return f'CLI: {cli}\nAPI: POST /api/runs/{run_id}/interactions/{iid}/answer {{"answer": ...}}'
     if kind == "interrupt":
         return (
             f"CLI: {b} workflow resume-interrupt {run_id} --interrupt-id {iid} --input '<json>'\n"

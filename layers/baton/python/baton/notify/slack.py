@@ -22,6 +22,8 @@ UrlProvider = Callable[[], str]
 _HEADER_MAX = 150  # Slack limit for header plain_text
 _SECTION_MAX = 3000  # Slack limit for section text
 _CONTEXT_MAX = 2000
+_ARGUMENTS_MAX = 2500  # a tool call's arguments as a code block, within the section's 3000
+_ARGUMENTS_MARK = "\narguments:\n"  # where a tool approval's prompt lists them (ToolApprovalSpec.prompt)
 
 
 def _escape(text: str) -> str:
@@ -31,6 +33,15 @@ def _escape(text: str) -> str:
 
 def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _prompt_text(n: Notification) -> str:
+    """The prompt as mrkdwn; a tool approval's arguments (the JSON after its prompt's mark) as a code block."""
+    asked, mark, arguments = n.prompt.partition(_ARGUMENTS_MARK)
+    if n.kind != "tool_approval" or not mark:
+        return _clip(_escape(n.prompt), _SECTION_MAX)
+    said = _clip(_escape(asked), _SECTION_MAX - _ARGUMENTS_MAX - 8)
+    return f"{said}\n```{_clip(_escape(arguments), _ARGUMENTS_MAX)}```"
 
 
 def build_blocks(notification: Notification) -> dict[str, Any]:
@@ -43,7 +54,7 @@ def build_blocks(notification: Notification) -> dict[str, Any]:
         },
         {
             "type": "section",
-            "text": {"type": "mrkdwn", "text": _clip(_escape(n.prompt), _SECTION_MAX)},
+            "text": {"type": "mrkdwn", "text": _prompt_text(n)},
         },
     ]
     if n.options:

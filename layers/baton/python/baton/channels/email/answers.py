@@ -2,7 +2,8 @@
 once, as the link's recipient, through the API's own service for the kind (the same checks, the same
 409 with the winner, the same 410 past a gate's deadline): `QuestionService.answer` for a question,
 `RunService.resume` with `{"answer": ...}` for an ask (a hosted pause, an agent's blocking ask),
-`InterruptService.resume` for an interrupt whose answer one page can give (`forms.py`).
+`InterruptService.resume` for an interrupt whose answer one page can give (`forms.py`),
+`ToolApprovalService.answer` for a tool approval (Approve, or Deny with the reason the agent reads).
 
 The order of a POST: the link's signature, expiry and recipient (no I/O); the interaction; the form,
 and for an interrupt its answer schema (`baton/domain/answer_schema.py`: a refused value is a 422 page
@@ -71,14 +72,18 @@ class EmailAnswers:
         if settled is not None:
             return settled
         form = _form(interaction)
+        # A tool approval's text box is its deny: the page says so, and what the reason is for.
+        tool = form.kind == "tool"
         return Page(
             200,
-            "Answer this question",
+            "Approve this tool call?" if tool else "Answer this question",
             prompt=interaction.request.prompt,
             paragraphs=["Nothing is answered until you press a button below."],
             options=[label for label, _ in form.buttons],
             option_values=[value for _, value in form.buttons],
             free_text=form.free_text,
+            text_label="Or deny it, with the reason (the agent reads it):" if tool else Page.text_label,
+            text_button="Deny" if tool else Page.text_button,
             meta=self._meta(claims, interaction),
         )
 
@@ -157,6 +162,10 @@ class EmailAnswers:
             from baton.services.interrupts import InterruptService
 
             (self.interrupts or InterruptService(core)).resume(iid, ResumeInterrupt(input=answer), caller=recipient)
+        elif kind == "tool_approval":
+            from baton.services.tool_approvals import ToolApprovalService
+
+            ToolApprovalService(core).answer(run_id, iid, answer, caller=recipient)
         else:
             self.questions.answer(run_id, iid, answer, caller=recipient)
 

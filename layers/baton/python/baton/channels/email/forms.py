@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
     from baton.models import Interaction
 
-FormKind = Literal["options", "enum", "boolean", "text", "number", "integer"]
+FormKind = Literal[
+    "options", "enum", "boolean", "text", "number", "integer", "tool"
+]  # tool: approve, or deny with a reason
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class LinkForm:
 
 def link_form(interaction: Interaction) -> LinkForm | None:
     kind = interaction.request.kind
+    if kind == "tool_approval":  # Approve is a button; the text box is the deny, with the reason the agent reads
+        return LinkForm(kind="tool", buttons=[("Approve", "approve")], free_text=True)
     if kind not in ("question", "ask", "interrupt"):
         return None
     form = form_of(interaction)
@@ -76,6 +80,8 @@ def answer_of(form: LinkForm, posted: Mapping[str, str]) -> Any:
         return _option(form, option)
     if not text or not form.free_text:
         raise NotAnAnswer("The form had neither an option nor a text. Go back and choose one.")
+    if form.kind == "tool":
+        return {"decision": "deny", "reason": text}
     if form.kind in ("number", "integer"):
         number, problem = parse_number(text)
         if problem is not None:
@@ -94,5 +100,5 @@ def _option(form: LinkForm, option: str) -> Any:
             raise NotAnAnswer("Answer Yes or No.")
         return option == "true"
     if option in {value for _, value in form.buttons}:
-        return option
+        return {"decision": option} if form.kind == "tool" else option
     raise NotAnAnswer("That is not one of the options. Go back and choose one.")

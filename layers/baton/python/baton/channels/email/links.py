@@ -128,7 +128,12 @@ def read_link(token: str, key: bytes, *, now: datetime) -> LinkClaims:
 
 
 # The web inbox's screen of each kind of item (a question's, the default, takes the run and the id).
-_INBOX_ROUTE = {"interrupt": "#/interrupt/{iid}", "review": "#/review/{run}", "await": "#/run/{run}"}
+_INBOX_ROUTE = {
+    "interrupt": "#/interrupt/{iid}",
+    "review": "#/review/{run}",
+    "await": "#/run/{run}",
+    "tool_approval": "#/tool/{run}/{iid}",
+}
 
 
 def inbox_item_url(inbox_url: str, kind: str, run_id: str, interaction_id: str) -> str:

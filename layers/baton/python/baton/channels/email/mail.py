@@ -123,10 +123,10 @@ def compose(
 
 
 def _linkable(notification: Notification, interaction: Interaction | None) -> bool:
-    """A question always; an ask or an interrupt when its page can answer it (read from the store)."""
+    """A question always; an ask, an interrupt or a tool approval when its page can answer it (read from the store)."""
     if notification.kind == "question":
         return True
-    if notification.kind not in ("ask", "interrupt") or interaction is None:
+    if notification.kind not in ("ask", "interrupt", "tool_approval") or interaction is None:
         return False
     from baton.channels.email.forms import link_form
 

@@ -38,6 +38,8 @@ class Page:
     options: Sequence[str] = ()
     option_values: Sequence[str] = ()  # what each option's button posts (default: its label)
     free_text: bool = False
+    text_label: str = "Or write an answer:"
+    text_button: str = "Send this answer"
     meta: Sequence[str] = ()
     link: tuple[str, str] | None = None  # (text, url): the inbox item, for what the page cannot offer
     headers: dict[str, str] = field(default_factory=lambda: dict(HEADERS))
@@ -56,9 +58,9 @@ class Page:
             parts.append(f'<form method="post"><p>Answer with:</p>{buttons}</form>')
         if self.free_text:
             parts.append(
-                '<form method="post"><p><label for="text">Or write an answer:</label></p>'
+                f'<form method="post"><p><label for="text">{escape(self.text_label)}</label></p>'
                 '<textarea id="text" name="text" maxlength="16000" required></textarea>'
-                '<p><button type="submit">Send this answer</button></p></form>'
+                f'<p><button type="submit">{escape(self.text_button)}</button></p></form>'
             )
         if self.link is not None:
             text, url = self.link

@@ -37,6 +37,7 @@ from baton.channels.slack.payloads import (
     ModalMetadata,
 )
 from baton.domain.review_gate import verdict_blocks_approval
+from baton.models import ToolApprovalPause
 
 if TYPE_CHECKING:
     from baton.channels.slack.forms import FormField, SlackForm
@@ -52,7 +53,9 @@ _TITLE_PREFIX = {
     "await": "Gate waiting",
     "interrupt": "Interrupt",
     "review": "Review requested",
+    "tool_approval": "Tool call needs approval",
 }
+_ARGUMENTS_MAX = 2500  # the code block of a tool call's arguments, within a section's 3000
 
 
 def escape(text: str) -> str:
@@ -75,16 +78,32 @@ def inbox_item_url(inbox_url: str, interaction: Interaction) -> str:
         return f"{base}#/interrupt/{iid}"
     if kind == "review":
         return f"{base}#/review/{run}"
+    if kind == "tool_approval":
+        return f"{base}#/tool/{run}/{iid}"
     return f"{base}#/run/{run}"
+
+
+def tool_call_text(request: ToolApprovalPause) -> str:
+    """A tool call for a person: the tool, its risk, the agent's reason, and the command (a shell tool's
+    `command` string) or the arguments as JSON in a code block of bounded length."""
+    spec = request.tool
+    args = spec.call.arguments
+    command = next((args[k] for k in ("command", "cmd", "script") if isinstance(args.get(k), str)), None)
+    shown = command if command is not None and len(args) == 1 else json.dumps(args, indent=2, ensure_ascii=False)
+    said = f"*{escape(spec.call.tool)}* ({spec.risk} risk): {escape(spec.reason)}"
+    return f"{clip(said, _SECTION_MAX - _ARGUMENTS_MAX - 8)}\n```{clip(escape(shown), _ARGUMENTS_MAX)}```"
 
 
 def _head(interaction: Interaction) -> list[Block]:
     req = interaction.request
     title = f"{_TITLE_PREFIX.get(req.kind, 'Waiting')}: {' '.join(req.prompt.split())}"
+    if isinstance(req, ToolApprovalPause):
+        title = f"{_TITLE_PREFIX['tool_approval']}: {req.tool.call.tool} ({req.tool.risk} risk)"
+    body = tool_call_text(req) if isinstance(req, ToolApprovalPause) else clip(escape(req.prompt), _SECTION_MAX)
     ids = f"*run* `{escape(interaction.run_id)}`  *interaction* `{escape(interaction.interaction_id)}`"
     return [
         HeaderBlock(text=PlainTextObject(text=clip(title, _HEADER_MAX))),
-        SectionBlock(text=MarkdownTextObject(text=clip(escape(req.prompt), _SECTION_MAX))),
+        SectionBlock(text=MarkdownTextObject(text=body)),
         ContextBlock(elements=[MarkdownTextObject(text=f"{ids}  *node* `{escape(req.node)}`")]),
     ]
 
@@ -107,11 +126,19 @@ def _answer_blocks(interaction: Interaction, *, inbox_url: str, block_id: str = 
                     text=clip(option, _OPTION_TEXT_MAX),
                     action_id=f"{OPTION_ACTION}_{n}",
                     value=_value(interaction, n),
+                    style="primary" if isinstance(interaction.request, ToolApprovalPause) else None,
                 )
             )
         if form.has_modal:
+            # A tool approval's modal is its deny (the reason is required): a danger button, not the answer.
+            deny = isinstance(interaction.request, ToolApprovalPause)
             elements.append(
-                ButtonElement(text="Answer…", action_id=OPEN_FORM_ACTION, value=_value(interaction), style="primary")
+                ButtonElement(
+                    text="Deny…" if deny else "Answer…",
+                    action_id=OPEN_FORM_ACTION,
+                    value=_value(interaction),
+                    style="danger" if deny else "primary",
+                )
             )
     if form is None or not elements:
         elements.append(_inbox_button(inbox_url, interaction))
@@ -233,9 +260,13 @@ def modal_view(interaction: Interaction, form: SlackForm, *, channel: str | None
     """The answer modal: one input block per field; `private_metadata` names the interaction and the
     message to update once answered."""
     metadata = ModalMetadata(r=interaction.run_id, i=interaction.interaction_id, c=channel, t=ts)
-    blocks: list[Block] = [
-        SectionBlock(text=MarkdownTextObject(text=clip(escape(interaction.request.prompt), _SECTION_MAX)))
-    ]
+    request = interaction.request
+    asked = (
+        tool_call_text(request)
+        if isinstance(request, ToolApprovalPause)
+        else clip(escape(request.prompt), _SECTION_MAX)
+    )
+    blocks: list[Block] = [SectionBlock(text=MarkdownTextObject(text=asked))]
     for field in form.fields:
         blocks.append(
             InputBlock(
@@ -245,11 +276,12 @@ def modal_view(interaction: Interaction, form: SlackForm, *, channel: str | None
                 optional=not field.required,
             )
         )
+    deny = isinstance(interaction.request, ToolApprovalPause)
     view = View(
         type="modal",
         callback_id=MODAL_CALLBACK,
-        title=PlainTextObject(text="Answer"),
-        submit=PlainTextObject(text="Send"),
+        title=PlainTextObject(text="Deny the tool call" if deny else "Answer"),
+        submit=PlainTextObject(text="Deny" if deny else "Send"),
         close=PlainTextObject(text="Cancel"),
         blocks=blocks,
         private_metadata=metadata.model_dump_json(exclude_none=True),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from baton.models import InterruptRequest, PauseRequest, QuestionRequest
+from baton.models import InterruptRequest, PauseRequest, QuestionRequest, ToolApprovalPause
 
 if TYPE_CHECKING:
     from baton.models import Interaction
@@ -26,6 +26,8 @@ MAX_CHOICES = 100  # a static select holds 100 options
 MAX_BUTTON_LABEL = 75
 _SCALAR_TYPES: dict[str, FieldKind] = {"string": "text", "number": "number", "integer": "integer", "boolean": "boolean"}
 _LABEL_MAX = 2000
+TOOL_APPROVE = "Approve"  # a tool approval's one button; its modal is the deny, whose reason the agent reads
+DENY_REASON_LABEL = "Why deny it (the agent reads this)"
 
 
 class FormField(BaseModel):
@@ -76,13 +78,20 @@ def form_of(interaction: Interaction) -> SlackForm | None:
         fields = [FormField(block_id="answer", kind="text", label="Your answer", multiline=True)]
         return SlackForm(buttons=buttons, fields=fields if free else [])
     if isinstance(request, InterruptRequest):
-        if request.json_schema is not None:  # it wins over the light form, as in validate_answer
-            return _json_schema_form(request.json_schema)
-        if request.schema_ is not None:
-            field = _field_of(request.schema_, block_id="answer", label="Your answer")
-            return SlackForm(fields=[field]) if field is not None else None
-        return SlackForm(fields=[FormField(block_id="answer", kind="text", label="Your answer", multiline=True)])
+        return _interrupt_form(request)
+    if isinstance(request, ToolApprovalPause):
+        reason = FormField(block_id="reason", kind="text", label=DENY_REASON_LABEL, multiline=True)
+        return SlackForm(buttons=[TOOL_APPROVE], fields=[reason])
     return None  # awaits are answered by their questions, reviews by their own buttons (blocks.py)
+
+
+def _interrupt_form(request: InterruptRequest) -> SlackForm | None:
+    if request.json_schema is not None:  # it wins over the light form, as in validate_answer
+        return _json_schema_form(request.json_schema)
+    if request.schema_ is not None:
+        field = _field_of(request.schema_, block_id="answer", label="Your answer")
+        return SlackForm(fields=[field]) if field is not None else None
+    return SlackForm(fields=[FormField(block_id="answer", kind="text", label="Your answer", multiline=True)])
 
 
 def _label(schema: dict[str, Any], default: str) -> str:

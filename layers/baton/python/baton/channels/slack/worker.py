@@ -9,6 +9,8 @@ exactly one answer is stored, and the other gets the 409 with the winner.
 - an ask (a hosted pause or an agent's blocking ask): `RunService.resume` with `{"answer": <value>}`
   (`POST /api/runs/{run}/resume`, the inbox's own form);
 - an interrupt: `InterruptService.resume` (a vote on a quorum interrupt);
+- a tool approval: `ToolApprovalService.answer` (the route `POST .../interactions/{id}/answer` takes): its
+  Approve button is `{"decision": "approve"}`, its Deny modal `{"decision": "deny", "reason": <the text>}`;
 - a review: `ReviewService.act` with `__review_action` = `request_changes` or `approve_merge` (the route
   `POST /api/runs/{run}/resume` takes), so its guards hold here too: `approve_merge` is refused when the
   companion's verdict asks for changes or lists blockers, and whatever rule the service applies to who
@@ -86,6 +88,9 @@ class SlackWorker:
             return Outcome(f"a {interaction.request.kind} is answered in the Baton inbox, not in Slack")
         if result.approval is not None:
             return self._vote(interaction, result.approval, operator, value)
+        if interaction.request.kind == "tool_approval":
+            denied = f"denied by {operator}: {value.get('reason')}"
+            return Outcome(f"approved by {operator}" if value.get("decision") == "approve" else denied)
         return Outcome(f"answered by {operator} with {answer_text(value)}")
 
     def _deliver(
@@ -105,6 +110,10 @@ class SlackWorker:
             from baton.contracts import ResumeInterrupt
 
             return services.interrupts.resume(iid, ResumeInterrupt(input=value), caller=operator)
+        if kind == "tool_approval":
+            from baton.services.tool_approvals import ToolApprovalService
+
+            return ToolApprovalService(services.core).answer(run_id, iid, value, caller=operator)
         return None
 
     def _review(self, interaction: Interaction, job: SlackJob, operator: str) -> Outcome:
@@ -134,6 +143,12 @@ class SlackWorker:
 
     @staticmethod
     def _value(interaction: Interaction, job: SlackJob) -> Any:
+        if interaction.request.kind == "tool_approval":  # Approve is option 0; the modal's text is the deny's reason
+            if job.option is None:
+                return {"decision": "deny", "reason": job.value}
+            if job.option != 0:
+                raise NotFoundError(f"option {job.option} is not one of this tool approval's buttons")
+            return {"decision": "approve"}
         if job.option is None:
             return job.value
         options = interaction.request.options or []

@@ -1,0 +1,113 @@
+"""A tool approval in the inbox, in Chromium (issue 30): it is listed under its kind, its page shows the
+command and the other arguments, a deny without a reason is refused, an edit the tool's schema refuses
+shows the server's 422 at the argument, and an approve with "remember for this run" settles it (the API
+then says approved, with the grant); in the list, r denies only with a reason."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from playwright.sync_api import Page, expect
+
+from baton.contracts.tool_approvals import ToolApprovalRequest
+from baton.domain.tool_calls import ToolCall
+from tests.browser.conftest import LIVE_SECONDS, agent, shoot
+from tests.e2e.conftest import LocalStackProcess
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"command": {"type": "string", "maxLength": 60}, "timeout": {"type": "integer", "maximum": 600}},
+    "required": ["command"],
+}
+COMMAND = "rm -rf build/ && make release"
+
+
+def test_a_person_decides_a_tool_call_in_the_inbox(stack: LocalStackProcess, page: Page) -> None:
+    run_id = f"ui-tool-{uuid.uuid4().hex[:8]}"
+    call = ToolCall(tool="Bash", arguments={"command": COMMAND, "timeout": 120}, arguments_schema=SCHEMA)
+    request = ToolApprovalRequest(
+        call=call, risk="high", reason="clean the build before the release", timeout_seconds=600, session="s1"
+    )
+    asked = agent(stack, run_id).request_tool_approval(run_id, request)
+
+    page.goto(f"{stack.api_url}/inbox/#/")
+    page.get_by_role("textbox", name="Filter by run").fill(run_id)
+    row = page.locator(f'[data-item-id="{asked.interaction_id}"]')
+    expect(row).to_be_visible(timeout=LIVE_SECONDS * 1000)
+    expect(row).to_contain_text("tool_approval")
+    page.get_by_role("combobox", name="Filter by kind").select_option("tool_approval")
+    expect(row).to_be_visible()
+    shoot(page, "tool-approval-list")
+    row.get_by_role("link", name=re.compile("Bash")).click()
+
+    expect(page.get_by_role("heading", name="Run Bash?")).to_be_visible()
+    expect(page.get_by_label("Command")).to_contain_text(COMMAND)
+    expect(page.get_by_label("Arguments", exact=True)).to_contain_text("timeout")
+    expect(page.get_by_label("Tool approval status")).to_contain_text("high risk")
+    expect(page.get_by_label("Tool approval status")).to_contain_text(f"digest {asked.digest[:12]}")
+    expect(page.get_by_label("The agent's reason")).to_have_text("clean the build before the release")
+    expect(page.get_by_role("note")).to_contain_text("the call is denied")
+    shoot(page, "tool-approval")
+
+    # A deny needs a reason (the model reads it): without one, the button does nothing.
+    page.get_by_role("button", name="Deny…").click()
+    deny = page.get_by_role("button", name="Deny", exact=True)
+    expect(deny).to_be_disabled()
+    assert stack.client().get_tool_approval(run_id, asked.interaction_id).status == "pending"
+
+    # An edit the tool's schema refuses: the server's 422 is shown at the argument it names.
+    page.get_by_role("button", name="Edit & approve…").click()
+    page.get_by_label("Arguments (JSON)").fill('{"command": "make release", "timeout": 9000}')
+    expect(page.get_by_label("Argument changes")).to_contain_text("120 → 9000")
+    page.get_by_role("button", name="Approve the edited call").click()
+    expect(page.get_by_role("alert")).to_contain_text("timeout")
+    shoot(page, "tool-approval-edit-422")
+    assert stack.client().get_tool_approval(run_id, asked.interaction_id).status == "pending"
+
+    page.get_by_label("Also allow this tool").select_option("run")  # remember: a grant for the run, 8 hours
+    page.get_by_label("for", exact=True).select_option("28800")
+    page.get_by_role("button", name="Approve", exact=True).click()
+    expect(page.get_by_role("status", name="Decision")).to_contain_text("Approved by local-operator")
+    view = stack.client().get_tool_approval(run_id, asked.interaction_id)
+    assert view.status == "answered" and view.decision is not None and view.decision.decision == "approve"
+    assert view.decision.arguments == {"command": COMMAND, "timeout": 120}
+    remembered = view.decision.remember
+    assert remembered is not None and (remembered.scope, remembered.expires_in_seconds) == ("run", 28800)
+    shoot(page, "tool-approval-approved")
+
+
+def test_the_list_keys_deny_a_tool_call_only_with_a_reason(stack: LocalStackProcess, page: Page) -> None:
+    run_id = f"ui-tool-keys-{uuid.uuid4().hex[:8]}"
+    call = ToolCall(tool="Bash", arguments={"command": "git push --force"})
+    request = ToolApprovalRequest(call=call, reason="publish the fix", timeout_seconds=600)
+    asked = agent(stack, run_id).request_tool_approval(run_id, request)
+    page.goto(f"{stack.api_url}/inbox/#/")
+    page.get_by_role("textbox", name="Filter by run").fill(run_id)
+    expect(page.locator("li.item")).to_have_count(1, timeout=LIVE_SECONDS * 1000)
+    page.locator("h1").click()  # keys go to the page, not to the filter field
+
+    page.once("dialog", lambda dialog: dialog.dismiss())  # no reason: nothing is sent
+    page.keyboard.press("r")
+    page.wait_for_timeout(300)
+    assert stack.client().get_tool_approval(run_id, asked.interaction_id).status == "pending"
+
+    page.once("dialog", lambda dialog: dialog.accept("not on main"))
+    page.keyboard.press("r")
+    expect(page.locator(f'[data-settled-id="{asked.interaction_id}"]')).to_be_visible(timeout=LIVE_SECONDS * 1000)
+    view = stack.client().get_tool_approval(run_id, asked.interaction_id)
+    assert view.decision is not None and (view.decision.decision, view.decision.reason) == ("deny", "not on main")
+
+
+def test_a_decision_made_elsewhere_shows_on_the_open_page(stack: LocalStackProcess, page: Page) -> None:
+    run_id = f"ui-tool-else-{uuid.uuid4().hex[:8]}"
+    request = ToolApprovalRequest(
+        call=ToolCall(tool="Write", arguments={"path": "a.md"}), reason="notes", timeout_seconds=600
+    )
+    asked = agent(stack, run_id).request_tool_approval(run_id, request)
+    page.goto(f"{stack.api_url}/inbox/#/tool/{run_id}/{asked.interaction_id}")
+    expect(page.get_by_label("Arguments", exact=True)).to_contain_text("a.md")
+    stack.client().answer(run_id, asked.interaction_id, {"decision": "deny", "reason": "not now"})  # the CLI, Slack
+    decision = page.get_by_role("status", name="Decision")
+    expect(decision).to_have_text("Denied by local-operator: not now.", timeout=LIVE_SECONDS * 1000)
+    expect(page.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
