@@ -112,3 +112,43 @@ def test_cancel_over_http_and_another_runs_agent_is_refused(stack: LocalStackPro
 
     anyio.run(scenario)
     assert stack.client().pending_questions(run) == []
+
+
+# ---- the io.modelcontextprotocol/tasks extension (2026-07-28) at the JSON-RPC level over /mcp ----------
+EXTENSION = "io.modelcontextprotocol/tasks"
+DECLARES = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {EXTENSION: {}}}}
+
+
+def rpc(stack: LocalStackProcess, run: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One JSON-RPC request declaring the extension, on its own HTTP connection (no session survives)."""
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": DECLARES}}
+    headers = {"Authorization": f"Bearer {agent_token(stack.token, run)}", "Accept": "application/json"}
+    with httpx.Client(base_url=stack.api_url, timeout=30) as http:
+        response = http.post("/mcp", json=message, headers=headers)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def test_the_extension_shape_create_reattach_result_cancel_and_a_foreign_task_refused(
+    stack: LocalStackProcess,
+) -> None:
+    run, other = f"mcpx-{uuid.uuid4().hex[:10]}", f"mcpx-{uuid.uuid4().hex[:10]}"
+    approval = {"tool": "deploy", "arguments": {"env": "prod"}, "reason": "ship", "timeout_seconds": 600}
+    created = rpc(stack, run, "tools/call", {"name": "request_tool_approval", "arguments": approval})["result"]
+    assert created["resultType"] == "task" and created["status"] == "working" and created["ttlMs"] is None
+    assert rpc(stack, run, "tasks/get", {"taskId": created["taskId"]})["result"]["status"] == "working"
+    answer_over_the_api(stack, run, created["taskId"], {"decision": "approve", "reason": "go"})
+    done = rpc(stack, run, "tasks/get", {"taskId": created["taskId"]})["result"]  # a new connection re-attaches
+    assert done["resultType"] == "complete" and done["status"] == "completed"
+    assert done["result"]["structuredContent"]["decision"]["decision"] == "approve"
+    assert rpc(stack, other, "tasks/get", {"taskId": created["taskId"]})["error"]["data"]["status"] == 403
+
+    question = rpc(
+        stack, run, "tools/call", {"name": "ask_user", "arguments": {"question": "Merge?", "timeout_seconds": 600}}
+    )["result"]
+    assert question["resultType"] == "task"
+    assert rpc(stack, other, "tasks/cancel", {"taskId": question["taskId"]})["error"]["data"]["status"] == 403
+    assert rpc(stack, run, "tasks/cancel", {"taskId": question["taskId"]})["result"] == {"resultType": "complete"}
+    assert rpc(stack, run, "tasks/get", {"taskId": question["taskId"]})["result"]["status"] == "cancelled"
+    assert stack.client().pending_questions(run) == []

@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 import pytest
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from baton.api.auth import agent_token
 from baton.contracts import CancelInterrupt, ResumeInterrupt
@@ -104,8 +105,11 @@ def test_the_handshake_lists_tools_prompt_and_instructions(mcp: Mcp) -> None:
     assert "keep working" in tools["ask_user_async"]["description"]
     prompt = mcp.request("prompts/get", {"name": PROMPT_NAME})["result"]
     assert "sync only when truly blocked" in prompt["messages"][0]["content"]["text"].lower()
-    # A client on the per-request revision probes server/discover first and falls back on "not found".
-    assert mcp.request("server/discover")["error"]["code"] == -32601
+    # A client on the per-request revision probes server/discover first and falls back to initialize: the
+    # answer (which declares the tasks extension) lists only the handshake revisions.
+    discovered = mcp.request("server/discover")["result"]
+    assert discovered["supportedVersions"] == list(HANDSHAKE_PROTOCOL_VERSIONS)
+    assert not set(discovered["supportedVersions"]) & set(MODERN_PROTOCOL_VERSIONS)
 
 
 def test_ask_two_await_is_bounded_then_returns_both(mcp: Mcp, fake: FakeTime) -> None:

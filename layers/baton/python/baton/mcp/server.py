@@ -5,14 +5,16 @@ It speaks the initialize-handshake revisions of the protocol (`mcp_types.version
 with the official SDK's message models (`mcp_types`, the SDK's pure-Python types package). The SDK's own
 server (`mcp.server`) is not used here because it cannot ship in the Lambda: it imports `cryptography`
 and other native wheels that the layers do not carry, and takes ~2.4 s to import (docs/agents.md,
-"MCP"). A client on the newer per-request revision probes `server/discover`, gets
-"method not found" and falls back to `initialize`, as the SDK's client does.
+"MCP"). `server/discover` answers with the handshake revisions only (and the capabilities, where the
+`io.modelcontextprotocol/tasks` extension is declared), so a client on the newer per-request revision
+falls back to `initialize`, as the SDK's client does for such an advertisement.
 
 Methods: initialize, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list,
-resources/read, resources/templates/list, and the durable tasks' tasks/get, tasks/result, tasks/cancel,
-tasks/list (baton/mcp/tasks.py). Tool errors are results with `isError` (a model can read
-them): a bad argument names its field; a Baton error says its code and status (409: who won, 410: what
-ended); anything unexpected is logged here and answered without a stack trace.
+resources/read, resources/templates/list, server/discover, and the durable tasks' tasks/get, tasks/result,
+tasks/cancel, tasks/list (baton/mcp/tasks.py) and the extension's tasks/update (baton/mcp/tasks_ext.py).
+Tool errors are results with `isError` (a model can read them): a bad argument names its field; a Baton
+error says its code and status (409: who won, 410: what ended); anything unexpected is logged here and
+answered without a stack trace.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 from baton.errors import BatonError, NotFoundError
 from baton.mcp.rpc_error import McpError
 from baton.mcp.tasks import CreatedTask, McpTasks, keep_ttl
+from baton.mcp.tasks_ext import EXTENSIONS, TasksExtension, WireResult, discover, negotiated
 from baton.mcp.tools import TOOLS, TOOLS_BY_NAME
 
 if TYPE_CHECKING:
@@ -51,6 +54,8 @@ def protocol_prompt() -> str:
 
 
 def _dump(result: BaseModel) -> dict[str, Any]:
+    if isinstance(result, WireResult):
+        return result.wire
     dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True, exclude=_NEWER_FIELDS)
     return keep_ttl(result, dumped)
 
@@ -87,8 +92,10 @@ class McpServer:
         self.tools = tools
         self.version = version
         self.tasks = McpTasks(tools)
+        self.tasks_extension = TasksExtension(self.tasks)
         self._methods: dict[str, Callable[[dict[str, Any]], BaseModel]] = {
             "initialize": self._initialize,
+            "server/discover": lambda _: discover(self._capabilities(), protocol_prompt()),
             "ping": lambda _: types.EmptyResult(),
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -97,10 +104,11 @@ class McpServer:
             "resources/list": self._list_resources,
             "resources/read": self._read_resource,
             "resources/templates/list": lambda _: types.ListResourceTemplatesResult(resource_templates=[]),
-            "tasks/get": self.tasks.get,
+            "tasks/get": self.tasks_extension.get,
             "tasks/result": self.tasks.result,
-            "tasks/cancel": self.tasks.cancel,
+            "tasks/cancel": self.tasks_extension.cancel,
             "tasks/list": self.tasks.list,
+            "tasks/update": self.tasks_extension.update,
         }
 
     def handle(self, message: Any) -> dict[str, Any] | None:
@@ -153,20 +161,25 @@ class McpServer:
         version = asked if asked in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
         return types.InitializeResult(
             protocol_version=version,
-            capabilities=types.ServerCapabilities(
-                tools=types.ToolsCapability(list_changed=False),
-                prompts=types.PromptsCapability(list_changed=False),
-                resources=types.ResourcesCapability(subscribe=False, list_changed=False),
-                tasks=types.ServerTasksCapability(
-                    list=types.TasksListCapability(),
-                    cancel=types.TasksCancelCapability(),
-                    requests=types.ServerTasksRequestsCapability(
-                        tools=types.TasksToolsCapability(call=types.TasksCallCapability())
-                    ),
-                ),
-            ),
+            capabilities=self._capabilities(),
             server_info=types.Implementation(name="baton", title="Baton: ask a human", version=self.version),
             instructions=protocol_prompt(),
+        )
+
+    @staticmethod
+    def _capabilities() -> types.ServerCapabilities:
+        return types.ServerCapabilities(
+            tools=types.ToolsCapability(list_changed=False),
+            prompts=types.PromptsCapability(list_changed=False),
+            resources=types.ResourcesCapability(subscribe=False, list_changed=False),
+            tasks=types.ServerTasksCapability(  # the 2025-11-25 task wire
+                list=types.TasksListCapability(),
+                cancel=types.TasksCancelCapability(),
+                requests=types.ServerTasksRequestsCapability(
+                    tools=types.TasksToolsCapability(call=types.TasksCallCapability())
+                ),
+            ),
+            extensions=EXTENSIONS,  # the io.modelcontextprotocol/tasks extension (2026-07-28)
         )
 
     # ---- tools ---------------------------------------------------------------------------------
@@ -186,12 +199,14 @@ class McpServer:
             ]
         )
 
-    def _call_tool(self, params: dict[str, Any]) -> types.CallToolResult | CreatedTask:
+    def _call_tool(self, params: dict[str, Any]) -> types.CallToolResult | CreatedTask | WireResult:
         call = types.CallToolRequestParams.model_validate(params)
         spec = TOOLS_BY_NAME.get(call.name)
         if spec is None:
             raise McpError(INVALID_PARAMS, f"unknown tool {call.name!r}; the tools are {sorted(TOOLS_BY_NAME)}")
-        as_task = call.task is not None and spec.task_support != "forbidden"
+        # With the extension the server decides: a tool that can wait for a person runs as a task.
+        extension = negotiated(params)
+        as_task = (call.task is not None or extension) and spec.task_support != "forbidden"
         if spec.task_support == "required" and not as_task:
             return _error_result(
                 {"error": "task_required", "status": 400},
@@ -200,7 +215,8 @@ class McpServer:
         try:
             args = spec.args.model_validate(call.arguments or {})
             if as_task:
-                return self.tasks.start(spec.name, args)
+                created = self.tasks.start(spec.name, args)
+                return self.tasks_extension.created(created) if extension else created
             outcome: Outcome = getattr(self.tools, spec.name)(args)
         except ValidationError as err:
             problems = _problems(err)

@@ -173,7 +173,9 @@ class McpTasks:
             found = ToolApprovalService(self.tools.services.core).get(self.run_id, interaction_id)
         return found
 
-    def _of(self, params: dict[str, Any]) -> Interaction:
+    def of(self, params: dict[str, Any]) -> Interaction:
+        """The interaction `params.taskId` names: -32602 for an id this server did not issue, 403 for another
+        run's, 404 for none."""
         task_id = types.GetTaskRequestParams.model_validate(params).task_id
         try:
             run_id, interaction_id = decode_task_id(task_id)
@@ -188,7 +190,7 @@ class McpTasks:
 
     # ---- the methods ---------------------------------------------------------------------------
     def get(self, params: dict[str, Any]) -> types.GetTaskResult:
-        return types.GetTaskResult.model_validate(self.task(self._of(params)).model_dump())
+        return types.GetTaskResult.model_validate(self.task(self.of(params)).model_dump())
 
     def list(self, _: dict[str, Any]) -> types.ListTasksResult:
         store = self.tools.services.core.store
@@ -199,13 +201,13 @@ class McpTasks:
     def cancel(self, params: dict[str, Any]) -> types.CancelTaskResult:
         from baton.services.withdrawals import withdraw
 
-        i = self._of(params)
+        i = self.of(params)
         cancelled = withdraw(self.tools.services.core, i, by=self.tools.caller.principal)
         return types.CancelTaskResult.model_validate(self.task(cancelled).model_dump())
 
     def result(self, params: dict[str, Any]) -> types.CallToolResult:
         """The original call's result once the task is terminal; waits within the call's bound first."""
-        i = self._of(params)
+        i = self.of(params)
         started = self.tools.policy.monotonic()
         if i.state.status == "pending":
             latest: list[Interaction] = [i]
@@ -223,6 +225,11 @@ class McpTasks:
                 "the task is not finished yet: poll tasks/get and ask for the result once it is completed",
                 {"taskId": task.task_id, "status": task.status},
             )
+        return self.outcome(i)
+
+    @staticmethod
+    def outcome(i: Interaction) -> types.CallToolResult:
+        """The original call's result of a terminal task."""
         data, text = _payload(i)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text + "\n" + json.dumps(data, default=str))],
