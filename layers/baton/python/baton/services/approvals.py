@@ -217,6 +217,17 @@ class ApprovalService:
             return deliver(written)
         return False
 
+    def settle_standing(
+        self, pause: Interaction, policy: ApprovalPolicy | None, settle: Callable[[ApprovalPolicy, Ballot], object]
+    ) -> bool:
+        """The reconciler: a pending quorum pause whose stored tally is met is settled by its kind's `settle`
+        as its deciding vote would have. True once the pause is no longer pending."""
+        if policy is None or (ballot := self.standing(pause, policy)).decision is None:
+            return False
+        settle(policy, ballot)
+        current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
+        return current is not None and current.state.status != "pending"
+
     @staticmethod
     def settle_if_met(ballot: Ballot, settle: Callable[[], bool]) -> tuple[bool, bool]:
         """After a vote: `settle` when it met the quorum. (released, pending): pending when the decision is

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from functools import partial
 from typing import TYPE_CHECKING
 
 from baton import contracts
@@ -292,12 +293,7 @@ class InterruptAnswers:
     def settle_quorum(self, i: Interaction) -> bool:
         """A pending quorum interrupt whose stored tally is met (its decider died before the release):
         settled as that vote would have."""
-        policy = self.quorum(i)
-        ballot = self.approvals.standing(i, policy) if policy is not None else None
-        if policy is None or ballot is None or ballot.decision is None:
-            return False
-        self._settle(i.interaction_id, policy, ballot)
-        return self.load(i.interaction_id).state.status != "pending"
+        return self.approvals.settle_standing(i, self.quorum(i), partial(self._settle, i.interaction_id))
 
     def _settle(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """Settle a quorum interrupt whose tally is met: answered with the deciding approval's value, or

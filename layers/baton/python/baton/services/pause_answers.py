@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import PauseOutput, ResumeResult
@@ -195,13 +196,7 @@ class PauseAnswers:
 
     def settle_standing(self, pause: Interaction) -> bool:
         """The reconciler: a pending quorum pause whose stored tally is met is answered and delivered."""
-        policy = self.quorum(pause)
-        ballot = ApprovalService(self.core).standing(pause, policy) if policy is not None else None
-        if policy is None or ballot is None or ballot.decision is None:
-            return False
-        self.settle(pause, policy, ballot)
-        current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
-        return current is not None and current.state.status != "pending"
+        return ApprovalService(self.core).settle_standing(pause, self.quorum(pause), partial(self.settle, pause))
 
     def deliver(self, answered: Interaction, *, hosted: bool | None = None) -> bool:
         """Send an answered pause's token; a blocking ask (no token) lets its waiter go instead."""

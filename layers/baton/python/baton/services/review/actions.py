@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
@@ -209,11 +210,7 @@ class ReviewActions(ReviewGate):
     def settle_quorum(self, interaction: Interaction) -> bool:
         """The reconciler: a pending review whose stored tally is met is decided and delivered."""
         policy = self.config_of(interaction).approval
-        if policy is None or (ballot := ApprovalService(self.core).standing(interaction, policy)).decision is None:
-            return False
-        self._settle(interaction, policy, ballot)
-        current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id)
-        return current is not None and current.state.status != "pending"
+        return ApprovalService(self.core).settle_standing(interaction, policy, partial(self._settle, interaction))
 
     def _waiting_review(self, run_id: str, node: str | None) -> Interaction:
         """The review the operator acts on: 409 when none waits (or the companion or a merge is busy)."""
