@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked, GateTimedOut
 from baton.domain.deadline import OPEN_WAIT_STATUSES
-from baton.domain.fields import check_gate_name
+from baton.domain.fields import OPEN_RUN_STATES, check_gate_name
 from baton.domain.ladder import AnswerCheck
 from baton.errors import ConflictError, GoneError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused, UnansweredQuestion
@@ -213,9 +213,7 @@ class AwaitGates:
         core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
         self._time_out_questions(pending, f"await gate '{gate}' timed out")
         if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
-            core.set_run_status(
-                run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause
-            )
+            core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return GateTimedOut(cause=cause, unanswered=[AskedQuestion.model_validate(u.model_dump()) for u in unanswered])
 
     def _release_gates(

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ConfigDict, Field, StrictInt, field_validator
 
 from baton.contracts.interrupts import edge_status
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.gate_payloads import InterruptFailResult
 from baton.domain.interrupt_rules import (
     KIND,
@@ -71,7 +72,6 @@ MAX_POLL_INTERVAL_SECONDS = 2.5
 DEFAULT_PAGE_SIZE = 50  # GET /api/v1/interrupts ?limit= (max MAX_PAGE_SIZE) and ?next=
 MAX_PAGE_SIZE = 200
 PAGE_FILTERS = "status and sessionId"  # what a page token is bound to
-OPEN_RUN_STATES = {"created", "running", "paused_waiting_human"}
 
 
 class PageCursor(ScopedCursor):

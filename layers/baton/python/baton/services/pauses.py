@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from baton.contracts.runs import GateTimedOut, ResumeResult
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait, PauseRequest, status_of
@@ -84,7 +85,7 @@ class PauseService:
             self._park_wait(existing, token, deadline)
             return existing
         self._park_wait(interaction, token, deadline)
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running", "paused_waiting_human"})
+        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         requested = HumanInputRequested(
             interaction_id=interaction.interaction_id,
             node=node,
@@ -203,8 +204,7 @@ class PauseService:
             core.store.release_wait(wait, "timed_out")
         event = timed_out(node, unanswered)
         core.record(run_id, event)
-        paused = {"created", "running", "paused_waiting_human"}
-        core.set_run_status(run_id, "failed", allowed_from=paused, reason=event.cause)
+        core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=event.cause)
         return GateTimedOut(cause=event.cause, unanswered=event.unanswered)
 
 

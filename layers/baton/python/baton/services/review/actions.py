@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.domain.review_state import StoredAction
 from baton.errors import ConflictError, GoneError
@@ -18,7 +19,7 @@ from baton.services.answer_outcomes import SendFailedError, closed_error, delive
 from baton.services.approvals import ApprovalService, Voter
 from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate
+from baton.services.review.gate import ReviewGate
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -54,7 +55,7 @@ class ReviewActions(ReviewGate):
             ),
             pause=interaction.request,  # its ladder (remind / escalate / request_changes at the deadline)
         )
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from=ACTIVE_RUN)
+        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         # An action stored before the token was parked (or a failed send) is delivered now.
         current = core.store.get_interaction(run_id, interaction.interaction_id) or interaction
         if current.state.status == "answered":
