@@ -19,7 +19,7 @@ from baton.domain.approval import REFUSALS, Approval, refusal, vote_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, ApprovalRejected, QuorumReached
 from baton.ports import GuardFailedError, QuorumMet
-from baton.services.answer_outcomes import SendFailedError
+from baton.services.answer_outcomes import send_or_pending
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -232,10 +232,7 @@ class ApprovalService:
     def settle_if_met(ballot: Ballot, settle: Callable[[], bool]) -> tuple[bool, bool]:
         """After a vote: `settle` when it met the quorum. (released, pending): pending when the decision is
         stored but its send failed (the reconciler sends it)."""
-        try:
-            return (settle() if ballot.decision else False), False
-        except SendFailedError:
-            return False, True
+        return send_or_pending(settle) if ballot.decision else (False, False)
 
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:

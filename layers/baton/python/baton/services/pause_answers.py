@@ -15,7 +15,7 @@ from baton.events import InteractionAnswered, RunResumed
 from baton.models import PauseRequest, status_of
 from baton.notify.model import DECISION_KEY
 from baton.ports import WaitStillOpen
-from baton.services.answer_outcomes import SendFailedError, delivery_of
+from baton.services.answer_outcomes import delivery_of, send_or_pending
 from baton.services.approvals import ApprovalService
 from baton.services.at_deadline import Write
 
@@ -78,15 +78,13 @@ class PauseAnswers:
         if st.status != "answered" or st.answer != answer:
             return None
         mine, output = self.is_repeat(current, answer, caller), self.output(current)
-        try:
-            resumed = self.core.release_gate(
-                current.run_id, current.request.node, output, wait=self.wait, siblings=self.siblings
-            )
-        except SendFailedError:  # still stored, still unsent: the reconciler sends it
-            if mine:
-                return self.view(current, False, pending=True)
-            resumed = False
-        return self.view(current, resumed or self._delivered(current)) if mine else None
+        node = current.request.node
+        resumed, pending = send_or_pending(
+            lambda: self.core.release_gate(current.run_id, node, output, wait=self.wait, siblings=self.siblings)
+        )
+        if not mine:
+            return None
+        return self.view(current, not pending and (resumed or self._delivered(current)), pending=pending)
 
     def _delivered(self, answered: Interaction) -> bool:
         """Was the answer delivered (its wait released), or is there no token (a blocking ask)?"""

@@ -15,7 +15,7 @@ from baton.domain.review_state import StoredAction
 from baton.errors import ConflictError, GoneError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
-from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
+from baton.services.answer_outcomes import closed_error, delivery_of, send_or_pending
 from baton.services.approvals import ApprovalService, Voter
 from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
@@ -140,10 +140,7 @@ class ReviewActions(ReviewGate):
                 run_id=run_id, interaction_id=iid, n=n, role="operator", text=decision.reply, at=core.now(), by=caller
             )
             self._store_turn(turn, interaction.node, by=caller)
-        try:
-            resumed, pending = self._release(answered), False
-        except SendFailedError:  # the action is stored: the reconciler sends it
-            resumed, pending = False, True
+        resumed, pending = send_or_pending(lambda: self._release(answered))
         return ReviewActionResult(
             interaction_id=interaction.interaction_id,
             node=interaction.node,
