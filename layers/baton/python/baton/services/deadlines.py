@@ -25,6 +25,7 @@ from baton.contracts.deadline_tasks import NextTimer, TimerOutcome
 from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
+from baton.errors import ConflictError
 from baton.events import Escalated, ReminderSent, TimedOutDefault
 from baton.ids import parse_iso
 from baton.models import AwaitToolRequest, status_of
@@ -268,6 +269,15 @@ class Deadlines:
 def interactions_of(core: Core, wait: ParkedWait) -> list[Interaction]:
     found = (core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
     return [i for i in found if i is not None]
+
+
+def time_out_if_pending(core: Core, i: Interaction, reason: str = "timeout", *, at: str | None = None) -> bool:
+    """`i` timed out by a conditional write. False: answered (or ended) at the last moment, left as it is."""
+    try:
+        core.store.transition_interaction(i, status_of(i.state, "timed_out", at=at, reason=reason))
+    except ConflictError:
+        return False
+    return True
 
 
 def default_answer(i: Interaction, default: Any) -> Any:

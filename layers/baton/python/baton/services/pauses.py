@@ -11,11 +11,11 @@ from baton.contracts.runs import GateTimedOut, ResumeResult
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused
-from baton.models import Interaction, ParkedWait, PauseRequest, status_of
+from baton.models import Interaction, ParkedWait, PauseRequest
 from baton.ports import GuardFailedError
 from baton.services.approvals import NO_GROUPS, Groups, Voter
 from baton.services.at_deadline import InteractionPauseDeadline, deliver_stored
-from baton.services.deadlines import park_wait
+from baton.services.deadlines import park_wait, time_out_if_pending
 from baton.services.decide import decide
 from baton.services.pause_answers import Answers, PauseAnswers
 
@@ -193,13 +193,8 @@ class PauseService:
             if i.state.status == "timed_out" and i.interaction_id in ended_by_baton:
                 unanswered.append(i)  # Baton ended it at its deadline (`end_at_deadline`)
                 continue
-            if i.state.status != "pending":
-                continue
-            try:
-                core.store.transition_interaction(i, status_of(i.state, "timed_out", reason="timeout"))
-            except ConflictError:
-                continue  # answered at the last moment: not part of what timed out
-            unanswered.append(i)
+            if i.state.status == "pending" and time_out_if_pending(core, i):
+                unanswered.append(i)  # (one answered at the last moment is not part of what timed out)
         if wait is not None and wait.status == "parked":
             core.store.release_wait(wait, "timed_out")
         event = timed_out(node, unanswered)
