@@ -15,7 +15,7 @@ from baton.models import Interaction, ParkedWait, PauseRequest
 from baton.ports import GuardFailedError
 from baton.services.approvals import NO_GROUPS, Groups, Voter
 from baton.services.at_deadline import InteractionPauseDeadline, deliver_stored
-from baton.services.deadlines import park_wait, time_out_if_pending
+from baton.services.deadlines import park_interaction, time_out_if_pending
 from baton.services.decide import decide
 from baton.services.pause_answers import Answers, PauseAnswers
 
@@ -82,9 +82,9 @@ class PauseService:
             existing = core.store.get_interaction(run_id, interaction.interaction_id)
             if existing is None:
                 raise
-            self._park_wait(existing, token, deadline)
+            park_interaction(core, existing, token, deadline)
             return existing
-        self._park_wait(interaction, token, deadline)
+        park_interaction(core, interaction, token, deadline)
         core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         requested = HumanInputRequested(
             interaction_id=interaction.interaction_id,
@@ -97,20 +97,6 @@ class PauseService:
         core.record(run_id, RunPaused(gate=node, kind=interaction.kind))
         core.notify(interaction, "human_input_requested")
         return interaction
-
-    def _park_wait(self, interaction: Interaction, token: str, deadline: str) -> None:
-        if self.core.parked_again(interaction.run_id, interaction.request.node, token) is not None:
-            return  # never re-park a token an earlier attempt parked (it may be released by now)
-        wait = ParkedWait(
-            run_id=interaction.run_id,
-            gate=interaction.request.node,
-            task_token=token,
-            kind=interaction.request.kind,
-            interaction_ids=[interaction.interaction_id],
-            parked_at=interaction.created_at,
-            deadline=deadline,
-        )
-        park_wait(self.core, wait, pause=interaction.request)
 
     @staticmethod
     def parked_pause(snapshot: RunSnapshot, node: str | None = None) -> ParkedWait | None:
