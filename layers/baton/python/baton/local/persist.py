@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
 
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.events import RunFailed
 from baton.local.journal import Journal, key_of, line, replay
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
@@ -36,7 +37,6 @@ JOURNAL_FILE = "local-data.journal"
 COMPACT_BYTES = 8 * 1024 * 1024  # the least the journal grows to before the snapshot is rewritten
 FORMAT = 1
 RESTART_REASON = "the local stack restarted; executions do not survive a restart"
-_OPEN_RUN_STATES = frozenset({"created", "running", "paused_waiting_human"})
 log = logging.getLogger("baton")
 
 
@@ -156,10 +156,10 @@ def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]
     for attrs in items:
         if attrs.get("SK", {}).get("S") != "RUN" or not attrs.get("hosted", {}).get("BOOL"):
             continue
-        if attrs.get("status", {}).get("S") not in _OPEN_RUN_STATES:
+        if attrs.get("status", {}).get("S") not in OPEN_RUN_STATES:
             continue
         run_id = attrs["PK"]["S"].removeprefix("RUN#")
-        if core.set_run_status(run_id, "failed", allowed_from=set(_OPEN_RUN_STATES), reason=RESTART_REASON):
+        if core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=RESTART_REASON):
             core.record(run_id, RunFailed(reason=RESTART_REASON))
             closed.append(run_id)
         # as a stop closes them: pending interactions cancelled, open waits released (else the reconciler

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from baton.errors import GoneError, winner
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from baton.contracts import Delivery
     from baton.models import Interaction
 
@@ -23,6 +25,14 @@ class SendFailedError(Exception):
         super().__init__(f"the answer for gate '{gate}' of run {run_id} is stored; its send is pending")
         self.run_id = run_id
         self.gate = gate
+
+
+def send_or_pending(send: Callable[[], bool]) -> tuple[bool, bool]:
+    """`send` a stored answer: (released, pending), pending when its send failed (the reconciler sends it)."""
+    try:
+        return send(), False
+    except SendFailedError:
+        return False, True
 
 
 def delivery_of(resumed: bool, *, pending: bool = False) -> Delivery | None:

@@ -19,7 +19,7 @@ from baton.domain.approval import REFUSALS, Approval, refusal, vote_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, ApprovalRejected, QuorumReached
 from baton.ports import GuardFailedError, QuorumMet
-from baton.services.answer_outcomes import SendFailedError
+from baton.services.answer_outcomes import send_or_pending
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -217,14 +217,22 @@ class ApprovalService:
             return deliver(written)
         return False
 
+    def settle_standing(
+        self, pause: Interaction, policy: ApprovalPolicy | None, settle: Callable[[ApprovalPolicy, Ballot], object]
+    ) -> bool:
+        """The reconciler: a pending quorum pause whose stored tally is met is settled by its kind's `settle`
+        as its deciding vote would have. True once the pause is no longer pending."""
+        if policy is None or (ballot := self.standing(pause, policy)).decision is None:
+            return False
+        settle(policy, ballot)
+        current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
+        return current is not None and current.state.status != "pending"
+
     @staticmethod
     def settle_if_met(ballot: Ballot, settle: Callable[[], bool]) -> tuple[bool, bool]:
         """After a vote: `settle` when it met the quorum. (released, pending): pending when the decision is
         stored but its send failed (the reconciler sends it)."""
-        try:
-            return (settle() if ballot.decision else False), False
-        except SendFailedError:
-            return False, True
+        return send_or_pending(settle) if ballot.decision else (False, False)
 
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:

@@ -80,7 +80,7 @@ class AskService:
             ),
         )
         core.store.put_interaction(interaction)
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from=set(OPEN_RUN_STATES))
+        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         core.record(
             run_id,
             HumanInputRequested(

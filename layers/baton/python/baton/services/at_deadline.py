@@ -14,8 +14,7 @@ from pydantic import BaseModel
 
 from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.errors import ConflictError, GoneError
-from baton.models import status_of
-from baton.services.deadlines import answer_with_default, interactions_of
+from baton.services.deadlines import answer_with_default, interactions_of, time_out_if_pending
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -175,9 +174,7 @@ class InteractionPauseDeadline:
         for i in interactions_of(self.core, wait):
             if i.state.status != "pending":
                 continue
-            try:
-                self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason="timeout"))
-            except ConflictError:
+            if not time_out_if_pending(self.core, i):
                 return False  # answered just in time: `end_at_deadline` releases it
             unanswered.append(i.interaction_id)
         return fail_unanswered(self.core, wait, f"the pause at node '{wait.gate}'", unanswered)

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked, GateTimedOut
 from baton.domain.deadline import OPEN_WAIT_STATUSES
-from baton.domain.fields import check_gate_name
+from baton.domain.fields import OPEN_RUN_STATES, check_gate_name
 from baton.domain.ladder import AnswerCheck
-from baton.errors import ConflictError, GoneError
+from baton.errors import GoneError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused, UnansweredQuestion
-from baton.models import Interaction, ParkedWait, status_of
+from baton.models import Interaction, ParkedWait
 from baton.services import gate_answers
 from baton.services.answer_outcomes import SendFailedError
-from baton.services.deadlines import park_wait
+from baton.services.deadlines import park_wait, time_out_if_pending
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -211,11 +211,10 @@ class AwaitGates:
         where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
         cause = f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
         core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
-        self._time_out_questions(pending, f"await gate '{gate}' timed out")
+        for question in pending:  # conditionally: a last-moment answer stays
+            time_out_if_pending(core, question, f"await gate '{gate}' timed out", at=core.now())
         if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
-            core.set_run_status(
-                run_id, "failed", allowed_from={"created", "running", "paused_waiting_human"}, reason=cause
-            )
+            core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return GateTimedOut(cause=cause, unanswered=[AskedQuestion.model_validate(u.model_dump()) for u in unanswered])
 
     def _release_gates(
@@ -252,16 +251,6 @@ class AwaitGates:
             except Exception:
                 log.exception("await gate release failed", extra={"run_id": run_id, "gate": wait.gate})
         return released, unsent
-
-    def _time_out_questions(self, pending: list[Interaction], why: str) -> None:
-        """A timed-out gate's questions stop being pending (conditionally: a last-moment answer stays)."""
-        for question in pending:
-            try:
-                self.core.store.transition_interaction(
-                    question, status_of(question.state, "timed_out", at=self.core.now(), reason=why)
-                )
-            except ConflictError:
-                continue
 
     # ---- the reconciler -------------------------------------------------------------------------
     def reconcile_wait(self, wait: ParkedWait) -> bool:

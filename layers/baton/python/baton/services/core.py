@@ -27,6 +27,7 @@ from baton.services.answer_outcomes import SendFailedError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from collections.abc import Set as AbstractSet
 
     from baton.ports import DeadlineTimers, Notifier, Store, TaskTokens, Workflows
 
@@ -162,11 +163,11 @@ class Core:
         self.record(run_id, RunStarted(hosted=False))
         return run
 
-    def set_run_status(self, run_id: str, status: str, *, allowed_from: set[str], **changes: Any) -> bool:
+    def set_run_status(self, run_id: str, status: str, *, allowed_from: AbstractSet[str], **changes: Any) -> bool:
         """Move the run's status if it is in `allowed_from`; a run already elsewhere is left alone."""
         try:
             self.store.update_run(
-                run_id, {"status": status, "updated_at": self.now(), **changes}, allowed_from=allowed_from
+                run_id, {"status": status, "updated_at": self.now(), **changes}, allowed_from=set(allowed_from)
             )
         except ConflictError:
             return False

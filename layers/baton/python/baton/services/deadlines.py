@@ -25,16 +25,17 @@ from baton.contracts.deadline_tasks import NextTimer, TimerOutcome
 from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
+from baton.errors import ConflictError
 from baton.events import Escalated, ReminderSent, TimedOutDefault
 from baton.ids import parse_iso
-from baton.models import AwaitToolRequest, status_of
+from baton.models import AwaitToolRequest, ParkedWait, status_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
     from baton.domain.ladder import LadderStep
-    from baton.models import Interaction, InteractionRequest, ParkedWait
+    from baton.models import Interaction, InteractionRequest
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
@@ -72,6 +73,24 @@ def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None 
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
         _start(core, payload, _wait_steps(wait, deadline, pause), key=wait.gate, deadline=wait.deadline)
+
+
+def park_interaction(core: Core, interaction: Interaction, token: str, deadline: str | None = None) -> None:
+    """Park a hosted task's `token` for one interaction at WAIT#<its node>, due at `deadline` (else when it
+    expires); never over the wait an earlier attempt of this park left (it may be released by now)."""
+    node = interaction.request.node
+    if core.parked_again(interaction.run_id, node, token) is not None:
+        return
+    wait = ParkedWait(
+        run_id=interaction.run_id,
+        gate=node,
+        task_token=token,
+        kind=interaction.request.kind,
+        interaction_ids=[interaction.interaction_id],
+        parked_at=interaction.created_at,
+        deadline=deadline or interaction.expires_at,
+    )
+    park_wait(core, wait, pause=interaction.request)
 
 
 def wait_ladder(wait: ParkedWait) -> Ladder | None:
@@ -268,6 +287,15 @@ class Deadlines:
 def interactions_of(core: Core, wait: ParkedWait) -> list[Interaction]:
     found = (core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
     return [i for i in found if i is not None]
+
+
+def time_out_if_pending(core: Core, i: Interaction, reason: str = "timeout", *, at: str | None = None) -> bool:
+    """`i` timed out by a conditional write. False: answered (or ended) at the last moment, left as it is."""
+    try:
+        core.store.transition_interaction(i, status_of(i.state, "timed_out", at=at, reason=reason))
+    except ConflictError:
+        return False
+    return True
 
 
 def default_answer(i: Interaction, default: Any) -> Any:

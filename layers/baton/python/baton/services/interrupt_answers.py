@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from functools import partial
 from typing import TYPE_CHECKING
 
 from baton import contracts
@@ -37,7 +38,7 @@ from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenErr
 from baton.events import InterruptTimedOut
 from baton.ids import parse_iso
 from baton.models import Interaction, status_of
-from baton.services.answer_outcomes import SendFailedError, delivery_of
+from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
 from baton.services.approvals import ApprovalService, Voter
 from baton.services.at_deadline import Write
 from baton.services.core import DEADLINE_ERROR
@@ -101,11 +102,9 @@ class InterruptAnswers:
         hosted one whose token send failed sends the stored answer again."""
         if not self.is_repeat(current, answer, caller):
             return None
-        try:  # (an SDK waiter's: nothing to send, its long-poll sees the answer)
-            if self._release(current):
-                return self.view(current, True)
-        except SendFailedError:  # still unsent: the reconciler sends it
-            return self.view(current, False, pending=True)
+        released, pending = send_or_pending(lambda: self._release(current))  # (an SDK waiter's: nothing to send)
+        if released or pending:
+            return self.view(current, released, pending=pending)
         wait = self._wait_at(current, parked=False)
         return self.view(current, wait is not None and wait.status == "released")  # its token sent with this answer
 
@@ -292,12 +291,7 @@ class InterruptAnswers:
     def settle_quorum(self, i: Interaction) -> bool:
         """A pending quorum interrupt whose stored tally is met (its decider died before the release):
         settled as that vote would have."""
-        policy = self.quorum(i)
-        ballot = self.approvals.standing(i, policy) if policy is not None else None
-        if policy is None or ballot is None or ballot.decision is None:
-            return False
-        self._settle(i.interaction_id, policy, ballot)
-        return self.load(i.interaction_id).state.status != "pending"
+        return self.approvals.settle_standing(i, self.quorum(i), partial(self._settle, i.interaction_id))
 
     def _settle(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """Settle a quorum interrupt whose tally is met: answered with the deciding approval's value, or

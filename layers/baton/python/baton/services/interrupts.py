@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ConfigDict, Field, StrictInt, field_validator
 
 from baton.contracts.interrupts import edge_status
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.gate_payloads import InterruptFailResult
 from baton.domain.interrupt_rules import (
     KIND,
@@ -40,7 +41,7 @@ from baton.events import HumanInputRequested, RunPaused
 from baton.ids import iso
 from baton.models import Interaction, InteractionState, ParkedWait
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
-from baton.services.deadlines import arm_interaction, park_wait
+from baton.services.deadlines import arm_interaction, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
 from baton.services.page_tokens import (
     ScopedCursor,
@@ -71,7 +72,6 @@ MAX_POLL_INTERVAL_SECONDS = 2.5
 DEFAULT_PAGE_SIZE = 50  # GET /api/v1/interrupts ?limit= (max MAX_PAGE_SIZE) and ?next=
 MAX_PAGE_SIZE = 200
 PAGE_FILTERS = "status and sessionId"  # what a page token is bound to
-OPEN_RUN_STATES = {"created", "running", "paused_waiting_human"}
 
 
 class PageCursor(ScopedCursor):
@@ -150,10 +150,10 @@ class InterruptService(InterruptAnswers):
                 raise
             if token is None:
                 return self._same_key(lost, spec.prompt), False
-            self._park_token(lost, token)
+            park_interaction(self.core, lost, token)
             return lost, False
         if token is not None:
-            self._park_token(interaction, token)
+            park_interaction(self.core, interaction, token)
         asked = HumanInputRequested(
             kind=KIND,
             interaction_id=iid,
@@ -189,24 +189,8 @@ class InterruptService(InterruptAnswers):
         existing = self.core.store.find_interaction(wait.interaction_ids[0] if wait and wait.interaction_ids else iid)
         if existing is None or existing.request.kind != KIND:
             return None
-        self._park_token(existing, token)
+        park_interaction(self.core, existing, token)
         return existing
-
-    def _park_token(self, interrupt: Interaction, token: str) -> None:
-        """Park the hosted task's token at WAIT#<node>, never over a wait an earlier attempt parked."""
-        node = interrupt.request.node
-        if self.core.parked_again(interrupt.run_id, node, token) is not None:
-            return
-        wait = ParkedWait(
-            run_id=interrupt.run_id,
-            gate=node,
-            task_token=token,
-            kind=KIND,
-            interaction_ids=[interrupt.interaction_id],
-            parked_at=interrupt.created_at,
-            deadline=interrupt.expires_at,
-        )
-        park_wait(self.core, wait, pause=interrupt.request)
 
     @staticmethod
     def _same_key(existing: Interaction, prompt: str) -> Interaction:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import PauseOutput, ResumeResult
@@ -14,7 +15,7 @@ from baton.events import InteractionAnswered, RunResumed
 from baton.models import PauseRequest, status_of
 from baton.notify.model import DECISION_KEY
 from baton.ports import WaitStillOpen
-from baton.services.answer_outcomes import SendFailedError, delivery_of
+from baton.services.answer_outcomes import delivery_of, send_or_pending
 from baton.services.approvals import ApprovalService
 from baton.services.at_deadline import Write
 
@@ -77,15 +78,13 @@ class PauseAnswers:
         if st.status != "answered" or st.answer != answer:
             return None
         mine, output = self.is_repeat(current, answer, caller), self.output(current)
-        try:
-            resumed = self.core.release_gate(
-                current.run_id, current.request.node, output, wait=self.wait, siblings=self.siblings
-            )
-        except SendFailedError:  # still stored, still unsent: the reconciler sends it
-            if mine:
-                return self.view(current, False, pending=True)
-            resumed = False
-        return self.view(current, resumed or self._delivered(current)) if mine else None
+        node = current.request.node
+        resumed, pending = send_or_pending(
+            lambda: self.core.release_gate(current.run_id, node, output, wait=self.wait, siblings=self.siblings)
+        )
+        if not mine:
+            return None
+        return self.view(current, not pending and (resumed or self._delivered(current)), pending=pending)
 
     def _delivered(self, answered: Interaction) -> bool:
         """Was the answer delivered (its wait released), or is there no token (a blocking ask)?"""
@@ -195,13 +194,7 @@ class PauseAnswers:
 
     def settle_standing(self, pause: Interaction) -> bool:
         """The reconciler: a pending quorum pause whose stored tally is met is answered and delivered."""
-        policy = self.quorum(pause)
-        ballot = ApprovalService(self.core).standing(pause, policy) if policy is not None else None
-        if policy is None or ballot is None or ballot.decision is None:
-            return False
-        self.settle(pause, policy, ballot)
-        current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
-        return current is not None and current.state.status != "pending"
+        return ApprovalService(self.core).settle_standing(pause, self.quorum(pause), partial(self.settle, pause))
 
     def deliver(self, answered: Interaction, *, hosted: bool | None = None) -> bool:
         """Send an answered pause's token; a blocking ask (no token) lets its waiter go instead."""

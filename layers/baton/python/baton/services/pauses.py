@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from baton.contracts.runs import GateTimedOut, ResumeResult
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused
-from baton.models import Interaction, ParkedWait, PauseRequest, status_of
+from baton.models import Interaction, ParkedWait, PauseRequest
 from baton.ports import GuardFailedError
 from baton.services.approvals import NO_GROUPS, Groups, Voter
 from baton.services.at_deadline import InteractionPauseDeadline, deliver_stored
-from baton.services.deadlines import park_wait
+from baton.services.deadlines import park_interaction, time_out_if_pending
 from baton.services.decide import decide
 from baton.services.pause_answers import Answers, PauseAnswers
 
@@ -81,10 +82,10 @@ class PauseService:
             existing = core.store.get_interaction(run_id, interaction.interaction_id)
             if existing is None:
                 raise
-            self._park_wait(existing, token, deadline)
+            park_interaction(core, existing, token, deadline)
             return existing
-        self._park_wait(interaction, token, deadline)
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running", "paused_waiting_human"})
+        park_interaction(core, interaction, token, deadline)
+        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         requested = HumanInputRequested(
             interaction_id=interaction.interaction_id,
             node=node,
@@ -96,20 +97,6 @@ class PauseService:
         core.record(run_id, RunPaused(gate=node, kind=interaction.kind))
         core.notify(interaction, "human_input_requested")
         return interaction
-
-    def _park_wait(self, interaction: Interaction, token: str, deadline: str) -> None:
-        if self.core.parked_again(interaction.run_id, interaction.request.node, token) is not None:
-            return  # never re-park a token an earlier attempt parked (it may be released by now)
-        wait = ParkedWait(
-            run_id=interaction.run_id,
-            gate=interaction.request.node,
-            task_token=token,
-            kind=interaction.request.kind,
-            interaction_ids=[interaction.interaction_id],
-            parked_at=interaction.created_at,
-            deadline=deadline,
-        )
-        park_wait(self.core, wait, pause=interaction.request)
 
     @staticmethod
     def parked_pause(snapshot: RunSnapshot, node: str | None = None) -> ParkedWait | None:
@@ -192,19 +179,13 @@ class PauseService:
             if i.state.status == "timed_out" and i.interaction_id in ended_by_baton:
                 unanswered.append(i)  # Baton ended it at its deadline (`end_at_deadline`)
                 continue
-            if i.state.status != "pending":
-                continue
-            try:
-                core.store.transition_interaction(i, status_of(i.state, "timed_out", reason="timeout"))
-            except ConflictError:
-                continue  # answered at the last moment: not part of what timed out
-            unanswered.append(i)
+            if i.state.status == "pending" and time_out_if_pending(core, i):
+                unanswered.append(i)  # (one answered at the last moment is not part of what timed out)
         if wait is not None and wait.status == "parked":
             core.store.release_wait(wait, "timed_out")
         event = timed_out(node, unanswered)
         core.record(run_id, event)
-        paused = {"created", "running", "paused_waiting_human"}
-        core.set_run_status(run_id, "failed", allowed_from=paused, reason=event.cause)
+        core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=event.cause)
         return GateTimedOut(cause=event.cause, unanswered=event.unanswered)
 
 

@@ -13,6 +13,7 @@ declared defaults of async questions past their deadline (one Query of the spars
 from __future__ import annotations
 
 import logging
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled
@@ -30,8 +31,10 @@ from baton.services.tool_approvals import ToolApprovalService
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.domain.approval import ApprovalPolicy
     from baton.models import Interaction, ParkedWait
     from baton.ports import WaitStore
+    from baton.services.approvals import Ballot
     from baton.services.at_deadline import DeadlineEnd, DeadlinePolicy
     from baton.services.core import Core
     from baton.services.review import ReviewService
@@ -135,18 +138,15 @@ class Reconciler:
         )
 
     def _settle_question(self, question: Interaction) -> bool:
+        def answer(policy: ApprovalPolicy, ballot: Ballot) -> None:
+            decided = self.questions.approvals.decided(question, policy, ballot)
+            with suppress(ConflictError):  # a late voter or another pass released it first
+                self.questions.answer(
+                    question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
+                )
+
         policy = question.request_as(QuestionRequest).approval
-        ballot = self.questions.approvals.standing(question, policy) if policy is not None else None
-        if policy is None or ballot is None or ballot.decision is None:
-            return False
-        decided = self.questions.approvals.decided(question, policy, ballot)
-        try:
-            self.questions.answer(
-                question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
-            )
-        except ConflictError:  # a late voter or another pass released it first
-            return False
-        return True
+        return self.questions.approvals.settle_standing(question, policy, answer)
 
     def take_question_defaults(self) -> list[Settled]:
         """Pending async questions past their stored deadline that declared a default: the default taken

@@ -4,6 +4,7 @@ shared approvals (baton/services/approvals.py); approve and edit approve, deny r
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
@@ -42,8 +43,7 @@ def vote(core: Core, pending: Interaction, policy: ApprovalPolicy, value: dict[s
 
 def settle_standing(core: Core, pause: Interaction) -> bool:
     """The reconciler: a pending quorum approval whose stored tally is met is decided as its vote would have."""
-    policy = tool_spec(pause).approval
-    return policy is not None and _settle(core, pause, policy, ApprovalService(core).standing(pause, policy))
+    return ApprovalService(core).settle_standing(pause, tool_spec(pause).approval, partial(_settle, core, pause))
 
 
 def _settle(core: Core, pending: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:

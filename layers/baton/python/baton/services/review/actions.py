@@ -4,20 +4,22 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.domain.review_state import StoredAction
 from baton.errors import ConflictError, GoneError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
-from baton.services.answer_outcomes import SendFailedError, closed_error, delivery_of
+from baton.services.answer_outcomes import closed_error, delivery_of, send_or_pending
 from baton.services.approvals import ApprovalService, Voter
 from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate
+from baton.services.review.gate import ReviewGate
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -53,7 +55,7 @@ class ReviewActions(ReviewGate):
             ),
             pause=interaction.request,  # its ladder (remind / escalate / request_changes at the deadline)
         )
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from=ACTIVE_RUN)
+        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         # An action stored before the token was parked (or a failed send) is delivered now.
         current = core.store.get_interaction(run_id, interaction.interaction_id) or interaction
         if current.state.status == "answered":
@@ -138,10 +140,7 @@ class ReviewActions(ReviewGate):
                 run_id=run_id, interaction_id=iid, n=n, role="operator", text=decision.reply, at=core.now(), by=caller
             )
             self._store_turn(turn, interaction.node, by=caller)
-        try:
-            resumed, pending = self._release(answered), False
-        except SendFailedError:  # the action is stored: the reconciler sends it
-            resumed, pending = False, True
+        resumed, pending = send_or_pending(lambda: self._release(answered))
         return ReviewActionResult(
             interaction_id=interaction.interaction_id,
             node=interaction.node,
@@ -209,11 +208,7 @@ class ReviewActions(ReviewGate):
     def settle_quorum(self, interaction: Interaction) -> bool:
         """The reconciler: a pending review whose stored tally is met is decided and delivered."""
         policy = self.config_of(interaction).approval
-        if policy is None or (ballot := ApprovalService(self.core).standing(interaction, policy)).decision is None:
-            return False
-        self._settle(interaction, policy, ballot)
-        current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id)
-        return current is not None and current.state.status != "pending"
+        return ApprovalService(self.core).settle_standing(interaction, policy, partial(self._settle, interaction))
 
     def _waiting_review(self, run_id: str, node: str | None) -> Interaction:
         """The review the operator acts on: 409 when none waits (or the companion or a merge is busy)."""

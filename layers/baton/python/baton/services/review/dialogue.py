@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import BuildStarted, ReviewTurnOutput
 from baton.domain.companion import CompanionTurn, ThreadTurn, format_steps
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.merge_contracts import BuildRequest
 from baton.domain.review_dialogue import companion_context, diff_request, merges_without_a_click, verdict_warnings
 from baton.domain.review_gate import GateConfig, parse_gate_config
@@ -15,7 +16,7 @@ from baton.domain.review_state import StoredAction
 from baton.errors import BatonError, ConflictError
 from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewVerdict
 from baton.models import Interaction, ReviewRequest, ReviewTurn, status_of
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate
+from baton.services.review.gate import ReviewGate
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -119,7 +120,7 @@ class ReviewDialogue(ReviewGate):
     def _refuse(self, run_id: str, gate: str, message: str) -> ReviewTurnOutput:
         cause = f"review gate '{gate}' refused to start: {message}"
         self.core.record(run_id, ReviewRefused(gate=gate, cause=cause))
-        self.core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
+        self.core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return ReviewTurnOutput(ok=False, cause=cause, gate=gate)
 
     def _diff(self, run_id: str, config: GateConfig, *, quiet: bool = False) -> BoundedDiff | None:

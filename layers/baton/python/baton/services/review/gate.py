@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from baton.services.core import Core
     from baton.services.review.builds import ReviewBuilds
 
-ACTIVE_RUN = {"created", "running", "paused_waiting_human"}
 EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
 
 

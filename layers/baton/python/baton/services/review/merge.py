@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from baton.contracts.review import MERGE_REJECTED_PREFIX, BuildStarted, MergeRecorded, MergeResult
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.merge_contracts import BuildRequest
 from baton.domain.review_state import StoredAction
 from baton.errors import ValidationFailedError
 from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
-from baton.services.review.gate import ACTIVE_RUN, ReviewGate
+from baton.services.review.gate import ReviewGate
 
 if TYPE_CHECKING:
     from baton.domain.merge_contracts import MergeOutcome, StatesError
@@ -75,7 +76,7 @@ class ReviewMerge(ReviewGate):
             cause = f"the merge at review gate '{gate}' did not report within {config.merge_timeout_seconds}s"
             core.record(run_id, ReviewMergeTimedOut(gate=gate, cause=cause))
             core.store.update_run(run_id, {"merge_status": "timed_out", "updated_at": core.now()})
-            core.set_run_status(run_id, "failed", allowed_from=ACTIVE_RUN, reason=cause)
+            core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
             return base.model_copy(update={"status": "timed_out", "cause": cause})
         if error is not None:
             reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
