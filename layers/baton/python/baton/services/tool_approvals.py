@@ -67,8 +67,8 @@ class ToolApprovalService:
         for _ in range(CREATE_ATTEMPTS):
             open_id = core.store.open_tool_call(run_id, key)
             found = core.store.get_interaction(run_id, open_id) if open_id is not None else None
-            if found is not None and _usable(found := self._expire_if_due(found)):
-                return found, False
+            if found is not None and _usable(found):  # past its deadline: this repeat hears the default
+                return self._expire_if_due(found), False
             try:
                 return self._create(run_id, body, ladder, caller=caller, key=key, replacing=open_id), True
             except ConflictError:  # an identical request created its approval first: return that one
