@@ -438,7 +438,7 @@ def _tool_history(stack: MotoStack, run_id: str, calls: int) -> None:
         service.consume(run_id, asked.interaction_id, call.digest)
 
 
-def _tool_repeat_reads(call_log: CallLog, stack: MotoStack, history: int) -> int:
+def _tool_repeat_reads(call_log: CallLog, stack: MotoStack, history: int) -> tuple[int, int]:
     """The items a repeat of a pending tool call reads on a run with `history` used approvals (in budget)."""
     run_id = f"tool-repeat-{history}"
     _tool_history(stack, run_id, history)
@@ -451,13 +451,16 @@ def _tool_repeat_reads(call_log: CallLog, stack: MotoStack, history: int) -> int
     (status, again), calls = call_log.measure(lambda: _api(stack, "POST", path, body))
     assert status == 200 and again["interaction_id"] == first["interaction_id"], again
     _check("tool approval repeat", calls)
-    return call_log.items_read
+    read = call_log.items_read
+    (status, _), calls = call_log.measure(lambda: _api(stack, "GET", f"/api/runs/{run_id}/interactions/pending"))
+    assert status == 200 and calls == ["dynamodb.Query"], calls
+    return read, call_log.items_read  # GET pending never reads the run's open-call keys either
 
 
 def test_a_tool_approval_repeat_stays_in_budget_and_flat_as_the_session_grows(
     call_log: CallLog, moto_stack: MotoStack
 ) -> None:
-    """A repeat reads the same items after one used approval in the run as after twenty-one."""
+    """A repeat (and GET pending) reads the same items after one used approval in the run as after 21."""
     read = {history: _tool_repeat_reads(call_log, moto_stack, history) for history in (1, 21)}
-    assert read[1] == 3, read  # the run, the call's key, its approval
-    assert read[21] == read[1], f"a repeat read {read[1]} items at history 1, {read[21]} at 21"
+    assert read[1][0] == 3, read  # the run, the call's key, its approval
+    assert read[21] == read[1], f"a repeat and GET pending read {read[1]} items at history 1, {read[21]} at 21"

@@ -1,5 +1,7 @@
-"""The open tool call of a run (`InteractionStore.open_tool_call`, issue 30): `TCALL#<session>#<digest>` in
-the run's partition names the approval a repeat of that call finds. It is written in the same transaction
+"""The open tool call of a run (`InteractionStore.open_tool_call`, issue 30): `CALL#<key>` in the run's
+partition (the key: `domain.tool_calls.open_call_key`, of the session and the call's digest) names the
+approval a repeat of that call finds. CALL# sorts before DLG#, EVT#, INT# and PEND#, so neither a prefix
+Query of the run nor the snapshot's Query from PEND# on reads it. It is written in the same transaction
 as the approval it names, on condition that it is absent or still names the approval it replaces, so of
 concurrent identical requests exactly one creates an approval; a used, denied or timed-out one is replaced
 by the next request's, never deleted (a repeat reads one item, not the run's history)."""
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def _call_sk(call_key: str) -> str:
-    return f"TCALL#{call_key}"
+    return f"CALL#{call_key}"
 
 
 class DynamoToolCalls(DynamoTable):
