@@ -45,6 +45,7 @@ class MemoryStore:
         self.runs: dict[str, RunSummary] = {}
         self.interactions: dict[tuple[str, str], Interaction] = {}
         self.interaction_runs: dict[str, str] = {}  # interaction id -> run id (put_interaction_indexed)
+        self.tool_calls: dict[tuple[str, str], str] = {}  # (run, call key) -> its open tool approval
         self.events: dict[str, list[Event]] = {}
         self.messages: dict[tuple[str, str], list[tuple[Message, bool]]] = {}
         self.waits: dict[tuple[str, str], ParkedWait] = {}
@@ -107,6 +108,17 @@ class MemoryStore:
                 raise ConflictError(f"interaction {interaction.interaction_id} already exists")
             self.put_interaction(interaction)
             self.interaction_runs[interaction.interaction_id] = interaction.run_id
+
+    def open_tool_call(self, run_id: str, call_key: str) -> str | None:
+        return self.tool_calls.get((run_id, call_key))
+
+    def put_tool_call_approval(self, interaction: Interaction, call_key: str, *, replacing: str | None) -> None:
+        key = (interaction.run_id, call_key)
+        with self._lock:
+            if self.tool_calls.get(key) != replacing:
+                raise ConflictError(f"tool call {call_key} already has an open approval")
+            self.put_interaction(interaction)
+            self.tool_calls[key] = interaction.interaction_id
 
     def find_interaction(self, interaction_id: str) -> Interaction | None:
         run_id = self.interaction_runs.get(interaction_id)

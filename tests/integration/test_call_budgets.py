@@ -61,6 +61,10 @@ BUDGETS: dict[str, Budget] = {
     # decision) and the head's advance in one transaction.
     "claim": Budget(total=3),
     "GET pending": Budget(total=1),
+    # a repeat of a tool call still pending (issue 30; a Claude Code session repeats its calls): the run
+    # (GetItem), the call's open-approval key (GetItem), the approval it names (GetItem): never the run's
+    # tool approvals, however many the session made
+    "tool approval repeat": Budget(total=3),
 }
 
 
@@ -416,3 +420,47 @@ def test_a_stop_closes_its_pauses_in_bounded_batch_writes(call_log: CallLog, mot
     assert len(writes) == 2, calls  # 110 items in 2 transactions
     assert calls.count("dynamodb.Query") == 2 and len(calls) == 4, calls  # its interactions, its waits
     assert moto_stack.services.core.store.list_run_interactions("budget-stop", status="pending") == []
+
+
+def _tool_history(stack: MotoStack, run_id: str, calls: int) -> None:
+    """`calls` tool approvals of other calls on the run, each approved and used (a session's history)."""
+    from baton.contracts.tool_approvals import ToolApprovalRequest
+    from baton.domain.tool_calls import ToolCall
+    from baton.services.tool_approvals import ToolApprovalService
+
+    service = ToolApprovalService(stack.services.core)
+    for n in range(calls):
+        call = ToolCall(tool="run_shell", arguments={"command": f"ls {n}"})
+        asked, _ = service.request(
+            run_id, ToolApprovalRequest(call=call, session="s", reason="list", timeout_seconds=600), caller="agent"
+        )
+        service.answer(run_id, asked.interaction_id, {"decision": "approve"}, caller="op")
+        service.consume(run_id, asked.interaction_id, call.digest)
+
+
+def _tool_repeat_reads(call_log: CallLog, stack: MotoStack, history: int) -> tuple[int, int]:
+    """The items a repeat of a pending tool call reads on a run with `history` used approvals (in budget)."""
+    run_id = f"tool-repeat-{history}"
+    _tool_history(stack, run_id, history)
+    call = {"tool": "run_shell", "arguments": {"command": "make deploy"}}
+    body = {"call": call, "session": "s", "reason": "deploy", "timeout_seconds": 600}
+    path = f"/api/runs/{run_id}/tool-approvals"
+    status, first = _api(stack, "POST", path, body)
+    assert status == 201, first
+    _warm(stack)
+    (status, again), calls = call_log.measure(lambda: _api(stack, "POST", path, body))
+    assert status == 200 and again["interaction_id"] == first["interaction_id"], again
+    _check("tool approval repeat", calls)
+    read = call_log.items_read
+    (status, _), calls = call_log.measure(lambda: _api(stack, "GET", f"/api/runs/{run_id}/interactions/pending"))
+    assert status == 200 and calls == ["dynamodb.Query"], calls
+    return read, call_log.items_read  # GET pending never reads the run's open-call keys either
+
+
+def test_a_tool_approval_repeat_stays_in_budget_and_flat_as_the_session_grows(
+    call_log: CallLog, moto_stack: MotoStack
+) -> None:
+    """A repeat (and GET pending) reads the same items after one used approval in the run as after 21."""
+    read = {history: _tool_repeat_reads(call_log, moto_stack, history) for history in (1, 21)}
+    assert read[1][0] == 3, read  # the run, the call's key, its approval
+    assert read[21] == read[1], f"a repeat and GET pending read {read[1]} items at history 1, {read[21]} at 21"

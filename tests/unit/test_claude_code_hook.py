@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -87,8 +88,9 @@ class Api:
 
 
 @pytest.fixture
-def api(core: Core, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+def api(core: Core, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Api]:
     served = Api(core)
+    monkeypatch.setenv("BATON_CLAUDE_CODE_DEFERRED", str(tmp_path / "deferred"))  # a defer's record, not ~/
     client = Client("http://baton.test", agent_token(TOKEN, SESSION), transport=httpx.MockTransport(served.handle))
     monkeypatch.setattr("baton.cli.common.client", lambda: client)
     monkeypatch.delenv("BATON_RUN", raising=False)

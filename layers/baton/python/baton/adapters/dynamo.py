@@ -7,6 +7,7 @@ each readable alone, all on one table (no Scan anywhere; every state change is a
 - `dynamo_waits.py`: parked task tokens (`WaitStore`);
 - `dynamo_review_turns.py`: the review dialogue (`ReviewTurnStore`);
 - `dynamo_approvals.py`: the votes on quorum pauses (`ApprovalStore`);
+- `dynamo_tool_calls.py`: the open approval of each tool call (`InteractionStore.open_tool_call`);
 - `dynamo_migrations.py`: the backfills and the legacy layouts still read.
 They share `dynamo_table.py` (the client, paged reads, the chained writes of events) and
 `dynamo_items.py` (the codecs, the keys and the retry rules). Links, mail marks and inbox sessions
@@ -21,6 +22,7 @@ from baton.adapters.dynamo_interactions import DynamoInteractions
 from baton.adapters.dynamo_migrations import DynamoMigrations
 from baton.adapters.dynamo_review_turns import DynamoReviewTurns
 from baton.adapters.dynamo_runs import DynamoRuns
+from baton.adapters.dynamo_tool_calls import DynamoToolCalls
 from baton.adapters.dynamo_waits import DynamoWaits
 
 
@@ -32,6 +34,7 @@ class DynamoStore(
     DynamoWaits,
     DynamoReviewTurns,
     DynamoApprovals,
+    DynamoToolCalls,
     DynamoMigrations,
 ):
     """Every store port over one table (`DynamoTable.__init__`: the table name, the client, the TTL)."""

@@ -27,7 +27,8 @@ HOOK_HELP = (
     'Prints {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": ..., '
     '"permissionDecisionReason": ..., "updatedInput": ...}} and exits 0. allow: approved (after consuming the '
     "approval; updatedInput when edited). deny: denied (the person's reason), timed out (the default), an "
-    f"error, or still pending without --headless. defer: still pending with --headless or ${HEADLESS_ENV}=1.\n\n"
+    f"error, or still pending without --headless. defer: still pending with --headless or ${HEADLESS_ENV}=1 "
+    "(the session is recorded for `baton claude-code resume`).\n\n"
     "Exit 2 (Claude Code blocks the call; the reason on stderr): stdin is not a PreToolUse event.\n\n"
     "Never allows on a timeout or an error."
 )
@@ -50,7 +51,7 @@ def claude_code(
     from pydantic import ValidationError  # imported on use: `baton --help` stays light
 
     from baton.cli.common import client
-    from baton.client.claude_code import HookSettings, PreToolUse, decide, hook_output
+    from baton.client.claude_code import DeferredSessions, HookSettings, PreToolUse, decide, hook_output
 
     try:
         event = PreToolUse.model_validate_json(sys.stdin.read())
@@ -58,7 +59,7 @@ def claude_code(
         print(f"baton hook claude-code: stdin is not a PreToolUse event: {bad.errors()[0]['msg']}", file=sys.stderr)
         raise typer.Exit(2) from None
 
-    settings = HookSettings(wait, headless, timeout_seconds, os.environ.get(RUN_ENV))
+    settings = HookSettings(wait, headless, timeout_seconds, os.environ.get(RUN_ENV), DeferredSessions())
     try:
         out = decide(event, client(), settings)
     except Exception as err:  # no API configured: deny, never allow

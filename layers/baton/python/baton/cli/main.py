@@ -8,6 +8,7 @@ from __future__ import annotations
 import typer
 
 from baton.cli.audit import audit_app
+from baton.cli.claude_code import claude_code_app
 from baton.cli.dev import dev, inbox_login
 from baton.cli.hook import hook_app
 from baton.cli.mcp import mcp_command
@@ -42,6 +43,7 @@ app.command()(smoke)
 app.command("redrive", help=REDRIVE_HELP)(redrive_command)
 app.add_typer(migrate_app, name="migrate")
 app.add_typer(hook_app, name="hook")
+app.add_typer(claude_code_app, name="claude-code")
 
 
 def main() -> None:

@@ -2,12 +2,17 @@
 for the call (a repeat finds the same approval; a remembered grant answers at once), wait a bounded time,
 and map the outcome onto the hook's output. Approved: allow, after consuming the approval with the digest
 of the input it allows (`updatedInput` when edited). Denied: deny with the person's reason. Still pending:
-defer when headless, else deny telling the model to go on with other work. Never allow on a timeout or
+defer when headless (recorded in `DeferredSessions`, so `baton claude-code resume` runs `claude -p --resume`
+once it is decided), else deny telling the model to go on with other work. Never allow on a timeout or
 an error."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -49,12 +54,57 @@ def hook_output(
     return {"hookSpecificOutput": out}
 
 
+class DeferredSession(BaseModel):
+    """A headless session the hook deferred: its pending approval, and where Claude Code resumes it (it
+    finds a session by its project directory, the hook's `cwd`)."""
+
+    session_id: str
+    run_id: str
+    interaction_id: str
+    tool: str
+    cwd: str | None = None
+    deferred_at: str
+
+
+DEFERRED_ENV = "BATON_CLAUDE_CODE_DEFERRED"
+
+
+class DeferredSessions:
+    """One JSON file per deferred session in a directory ($BATON_CLAUDE_CODE_DEFERRED, else
+    ~/.baton/claude-code/deferred): hooks of concurrent sessions never write the same file, and a
+    session defers one call at a time (Claude Code defers only a lone tool call), so the last one is it."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        default = Path.home() / ".baton" / "claude-code" / "deferred"
+        self.directory = directory or Path(os.environ.get(DEFERRED_ENV) or default)
+
+    def _file(self, session_id: str) -> Path:  # any session id makes a safe file name
+        return self.directory / f"{hashlib.sha256(session_id.encode()).hexdigest()[:32]}.json"
+
+    def record(self, deferred: DeferredSession) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        target = self._file(deferred.session_id)
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(deferred.model_dump_json())
+        partial.replace(target)  # atomic: a reader never sees half a record
+
+    def all(self) -> list[DeferredSession]:
+        if not self.directory.is_dir():
+            return []
+        found = [DeferredSession.model_validate_json(f.read_text()) for f in self.directory.glob("*.json")]
+        return sorted(found, key=lambda d: (d.deferred_at, d.session_id))
+
+    def drop(self, deferred: DeferredSession) -> None:
+        self._file(deferred.session_id).unlink(missing_ok=True)
+
+
 @dataclass(frozen=True)
 class HookSettings:
     wait_seconds: float = 50.0
     headless: bool = False
     timeout_seconds: int = 3600
     run_id: str | None = None  # None: the Claude Code session id
+    deferred: DeferredSessions | None = None  # where a headless defer is recorded (None: not recorded)
 
 
 def decide(event: PreToolUse, client: ToolApprovalCalls, settings: HookSettings) -> dict[str, Any]:
@@ -80,6 +130,18 @@ def _decide(event: PreToolUse, client: ToolApprovalCalls, settings: HookSettings
     if view.status == "pending":
         pending = f"A person has not yet decided on this {event.tool_name} call (Baton approval {view.interaction_id})."
         if settings.headless:
+            if settings.deferred is not None:
+                at = datetime.now(UTC).isoformat()
+                settings.deferred.record(
+                    DeferredSession(
+                        session_id=event.session_id,
+                        run_id=run,
+                        interaction_id=view.interaction_id,
+                        tool=event.tool_name,
+                        cwd=event.cwd,
+                        deferred_at=at,
+                    )
+                )
             return hook_output("defer", pending)
         return hook_output("deny", pending + " Do not retry it now: continue with other work and try again later.")
     decision = view.decision

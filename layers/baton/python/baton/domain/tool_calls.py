@@ -38,6 +38,12 @@ def call_digest(tool: str, arguments: dict[str, Any], schema: dict[str, Any] | N
     return hashlib.sha256(canonical_json({"tool": tool, "arguments": arguments, "schema": schema})).hexdigest()
 
 
+def open_call_key(session: str | None, digest: str) -> str:
+    """The key a repeat of a call finds its open approval by: the call's digest within its session (hashed
+    with it, so any session id makes a short, fixed-length key)."""
+    return hashlib.sha256(canonical_json({"session": session, "digest": digest})).hexdigest()
+
+
 def satisfies(constraint: dict[str, Any] | None, arguments: dict[str, Any]) -> bool:
     """Do the arguments meet a grant's constraint (a JSON Schema; none: any arguments do)?"""
     if constraint is None:

@@ -16,6 +16,7 @@ from baton.contracts.tool_approvals import ConsumeResult, GrantList, GrantRevoke
 from baton.domain.tool_calls import (
     CONSUMED,
     StoredDecision,
+    open_call_key,
     parse_decision,
     timeout_ladder,
 )
@@ -32,9 +33,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.contracts.tool_approvals import ToolApprovalRequest
+    from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
 KIND = "tool_approval"
+# reads of a call's open approval after losing its conditional create: the winner's is found on the next,
+# unless it was used or decided in between (then a new one is created)
+CREATE_ATTEMPTS = 3
 
 
 class ToolApprovalService:
@@ -51,16 +56,32 @@ class ToolApprovalService:
 
     def request(self, run_id: str, body: ToolApprovalRequest, *, caller: str) -> tuple[Interaction, bool]:
         """The approval of this call, and whether this request created it: a repeat of a call still pending
-        (or approved and not yet used) in the same session finds that one; an active grant answers at once."""
-        core, call = self.core, body.call
+        (or approved and not yet used) in the same session finds that one, read by the call's key, and of
+        identical requests at the same moment one creates it (a conditional write) and the others return
+        it; an active grant answers at once."""
+        core = self.core
         ladder = timeout_ladder(body.ladder(), body.call)
         core.check_notify(body.notify)
         core.ensure_run(run_id)
-        mine = core.store.list_run_interactions(run_id, kind=KIND)
-        same = [i for i in mine if _usable(i) and tool_spec(i).digest == call.digest]
-        found = next((i for i in same if tool_spec(i).session == body.session), None)
-        if found is not None:
-            return self._expire_if_due(found), False
+        key = open_call_key(body.session, body.call.digest)
+        for _ in range(CREATE_ATTEMPTS):
+            open_id = core.store.open_tool_call(run_id, key)
+            found = core.store.get_interaction(run_id, open_id) if open_id is not None else None
+            if found is not None and _usable(found):  # past its deadline: this repeat hears the default
+                return self._expire_if_due(found), False
+            try:
+                return self._create(run_id, body, ladder, caller=caller, key=key, replacing=open_id), True
+            except ConflictError:  # an identical request created its approval first: return that one
+                continue
+        raise ConflictError(
+            f"the approval of this {body.call.tool} call in run {run_id} is changing too fast; send the request again",
+            details={"run_id": run_id, "reason": "contention"},
+        )
+
+    def _create(
+        self, run_id: str, body: ToolApprovalRequest, ladder: Ladder, *, caller: str, key: str, replacing: str | None
+    ) -> Interaction:
+        core = self.core
         spec = body.spec(requested_by=caller)
         iid, node, prompt, timeout = core.ids.new_id(), body.agent, spec.prompt(), body.timeout_seconds
         request = ToolApprovalPause(
@@ -74,7 +95,8 @@ class ToolApprovalService:
         asked = HumanInputRequested(
             interaction_id=iid, node=node, kind=KIND, prompt=prompt, timeout_seconds=timeout, by=caller
         )
-        grant = next((g for g in self._active_grants(mine) if g.applies_to(spec)), None)
+        answered = core.store.list_run_interactions(run_id, kind=KIND, status="answered")
+        grant = next((g for g in self._active_grants(answered) if g.applies_to(spec)), None)
         state = InteractionStatus()
         if grant is not None:  # answered at once by the grant: the grant is who answered
             by, answer = f"grant:{grant.grant_id}", StoredDecision.by_grant(grant.grant_id, spec.digest)
@@ -83,14 +105,14 @@ class ToolApprovalService:
         i = Interaction(
             interaction_id=iid, run_id=run_id, created_at=created, expires_at=expires_at, request=request, state=state
         )
-        core.store.put_interaction(i)
+        core.store.put_tool_call_approval(i, key, replacing=replacing)
         core.record(run_id, asked)
         if grant is not None:
             core.record(run_id, InteractionAnswered(interaction_id=iid, node=node, answer=state.answer, by=by))
-            return i, True
+            return i
         core.notify(i, "human_input_requested")
         arm_interaction(core, i)
-        return i, True
+        return i
 
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
         """The approval; with `wait_seconds` (<= 20) a long-poll until it is no longer pending."""
