@@ -6,6 +6,7 @@ each readable alone, all on one table (no Scan anywhere; every state change is a
   interactions, their transitions, claims, guards, snapshot and pages (`InteractionStore`);
 - `dynamo_waits.py`: parked task tokens (`WaitStore`);
 - `dynamo_review_turns.py`: the review dialogue (`ReviewTurnStore`);
+- `dynamo_agent_states.py`: agents' opaque states (`AgentStateStore`);
 - `dynamo_approvals.py`: the votes on quorum pauses (`ApprovalStore`);
 - `dynamo_migrations.py`: the backfills and the legacy layouts still read.
 They share `dynamo_table.py` (the client, paged reads, the chained writes of events) and
@@ -14,6 +15,7 @@ have their own adapters (`answer_links.py`, `mail_marks.py`, `inbox_sessions.py`
 
 from __future__ import annotations
 
+from baton.adapters.dynamo_agent_states import DynamoAgentStates
 from baton.adapters.dynamo_approvals import DynamoApprovals
 from baton.adapters.dynamo_claims import DynamoClaims
 from baton.adapters.dynamo_interaction_reads import DynamoInteractionReads
@@ -31,6 +33,7 @@ class DynamoStore(
     DynamoInteractionReads,
     DynamoWaits,
     DynamoReviewTurns,
+    DynamoAgentStates,
     DynamoApprovals,
     DynamoMigrations,
 ):
