@@ -45,6 +45,7 @@ class AgentStateWrite(BaseModel):
     version: int | None = Field(
         default=None,
         ge=0,
+        le=2**53 - 1,  # a count of writes, exact as a JSON number anywhere
         description="Write only if the stored version is this one (0: only if none is stored); 409 otherwise.",
     )
 
