@@ -10,9 +10,9 @@ Answer in the inbox (http://127.0.0.1:8787/inbox/), or with the CLI:
     uv run baton runs answer openai-agents-demo <approval id> '{"decision": "approve"}' --parse-json
     ... '{"decision": "deny", "reason": "not that file"}' --parse-json
 
-The paused run (the SDK's RunState and the approvals' ids) is saved to .baton/openai-agents-demo.json, so
-a second run of this script, in a new process, resumes it: the tool runs once, after the approval is
-consumed for exactly that call. A denial's reason is what the model reads; an edit is refused (this SDK
+The paused run (the SDK's RunState and the approvals' ids) is kept in Baton with the run, so a second
+run of this script, in a new process that knows only the run id, resumes it: the tool runs once, after
+the approval is consumed for exactly that call. A denial's reason is what the model reads; an edit is refused (this SDK
 runs only the call the model made); unanswered by --timeout-seconds, Baton denies and the tool never runs.
 
 The model is the SDK's scripted test model (no API key needed); put your own model where it is used.
@@ -22,7 +22,6 @@ Needs the extra: `pip install 'baton[openai-agents]'`.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from agents import Agent, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
@@ -30,8 +29,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from baton.client import Client
 from baton.integrations.openai_agents import AskSettings, BatonApprovals
 
-RUN_ID = "openai-agents-demo"  # Baton's run
-STATE = Path(".baton/openai-agents-demo.json")
+RUN_ID = "openai-agents-demo"  # Baton's run: all a new process needs to resume it
 
 
 @function_tool(needs_approval=True)
@@ -56,10 +54,10 @@ def main() -> None:
     args = parser.parse_args()
     set_tracing_disabled(True)  # the scripted model has no OpenAI account to export traces to
 
-    paused = STATE.exists()
-    agent = Agent(name="writer", instructions="Save notes.", tools=[write_file], model=scripted_model(paused))
     settings = AskSettings(timeout_seconds=args.timeout_seconds, wait_seconds=args.wait)
-    baton = BatonApprovals(Client(), RUN_ID, STATE, settings)
+    baton = BatonApprovals(Client(), RUN_ID, settings=settings)  # state=<path> keeps it in a file instead
+    paused = baton.paused()
+    agent = Agent(name="writer", instructions="Save notes.", tools=[write_file], model=scripted_model(paused))
     outcome = baton.resume_sync(agent) if paused else baton.run_sync(agent, "Save 'hello' to notes.md")
     if outcome.status == "paused":
         print(f"Waiting for a person on {', '.join(outcome.approvals)}: answer, then run this again (run {RUN_ID}).")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.agent_state import AgentStateView, AgentStateWritten
 from baton.domain.approval import Approval, ApprovalTally, MetTally
 from baton.domain.audit import EMPTY_HEAD, AuditHead, AuditRecord, AuditTrail, chain, is_decision
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
@@ -50,6 +51,7 @@ class MemoryStore:
         self.messages: dict[tuple[str, str], list[tuple[Message, bool]]] = {}
         self.waits: dict[tuple[str, str], ParkedWait] = {}
         self.turns: dict[tuple[str, str, int], ReviewTurn] = {}
+        self.agent_states: dict[tuple[str, str], AgentStateView] = {}
         self.scope_versions: dict[str, int] = {}
         self.asked: dict[str, int] = {}  # run id -> questions asked (put_interaction's count_ask)
         self.votes: dict[tuple[str, str, str], Approval] = {}  # (run, interaction, operator)
@@ -499,6 +501,28 @@ class MemoryStore:
         return sorted(
             (t for (r, i, _), t in self.turns.items() if r == run_id and i == interaction_id), key=lambda t: t.n
         )
+
+    def put_agent_state(
+        self, run_id: str, key: str, state: str, *, expected_version: int | None, at: str
+    ) -> AgentStateWritten:
+        with self._lock:
+            current = self.agent_states.get((run_id, key))
+            version = current.version if current else 0
+            if expected_version is not None and expected_version != version:
+                raise ConflictError(
+                    f"agent state {key} is at version {version}, not {expected_version}",
+                    details={"key": key, "version": version},
+                )
+            stored = AgentStateView(run_id=run_id, key=key, state=state, version=version + 1, updated_at=at)
+            self.agent_states[(run_id, key)] = stored
+            return AgentStateWritten(run_id=run_id, key=key, version=stored.version, updated_at=at)
+
+    def get_agent_state(self, run_id: str, key: str) -> AgentStateView | None:
+        return self.agent_states.get((run_id, key))
+
+    def delete_agent_state(self, run_id: str, key: str) -> bool:
+        with self._lock:
+            return self.agent_states.pop((run_id, key), None) is not None
 
     def put_wait(self, wait: ParkedWait) -> None:
         with self._lock:

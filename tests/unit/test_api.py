@@ -159,10 +159,11 @@ def test_openapi_describes_every_response_and_its_errors(api: Any) -> None:
     assert set(schemas["ErrorBody"]["required"]) == {"error", "message"}
     operations = [(path, method, op) for path, ops in doc["paths"].items() for method, op in ops.items()]
     assert (
-        len(operations) == 33
+        len(operations) == 36
     )  # 16, GET /api/inbox, GET /api/me, the blocking ask: POST /asks, GET /asks, GET /asks/{id},
     # the claim's renew, release and reassign, GET /audit[/verify], POST /stop, GET /review/diff, the tool
-    # approvals: POST, GET /{id}, POST /{id}/consume, GET /tool-grants, DELETE /tool-grants/{id}
+    # approvals: POST, GET /{id}, POST /{id}/consume, GET /tool-grants, DELETE /tool-grants/{id}, an agent's
+    # state: PUT, GET, DELETE /agent-state/{key}
     for path, method, op in operations:
         codes = {int(code): response for code, response in op["responses"].items()}
         ok = [code for code in codes if 200 <= code < 300]
@@ -190,6 +191,7 @@ def test_openapi_describes_every_response_and_its_errors(api: Any) -> None:
         ("POST", "/api/runs/has%20space/interactions/i1/answer", {"answer": "x"}),
         ("POST", "/api/runs/has%20space/nodes/n/messages/drain", None),
         ("POST", "/api/runs/has%20space/await", {"timeout_seconds": 5}),
+        ("PUT", "/api/runs/has%20space/agent-state/k", {"state": "s"}),
         ("POST", "/api/v1/interrupts", {"sessionId": "has space", "prompt": "p"}),
     ],
 )

@@ -84,6 +84,9 @@ ROUTES = [
     Route("POST", "/api/runs/{run}/tool-approvals/{question}/consume", {"digest": "0" * 64}),
     Route("GET", "/api/runs/{run}/tool-grants"),
     Route("DELETE", "/api/runs/{run}/tool-grants/{question}", operator_only=True),
+    Route("PUT", "/api/runs/{run}/agent-state/openai-agents.s1", {"state": "{}"}),
+    Route("GET", "/api/runs/{run}/agent-state/openai-agents.s1"),
+    Route("DELETE", "/api/runs/{run}/agent-state/openai-agents.s1"),
     Route("GET", "/api/v1/interrupts?sessionId={run}"),
     Route("POST", "/api/v1/interrupts", {"sessionId": "{run}", "prompt": "deploy?"}),
     Route("GET", "/api/v1/interrupts/{interrupt}"),
@@ -222,6 +225,7 @@ def test_the_matrix_covers_every_route_of_the_api(world: Callable[[str], World])
     names = {"{run}": "{run_id}", "{question}": "{interaction_id}", "{interrupt}": "{interrupt_id}"}
     names["/draft/"] = "/{node}/"
     names["/tool-grants/{interaction_id}"] = "/tool-grants/{grant_id}"
+    names["/agent-state/openai-agents.s1"] = "/agent-state/{key}"
     covered = set()
     for r in ROUTES:
         path = r.template.split("?")[0]

@@ -130,3 +130,15 @@ def test_a_reason_of_only_spaces_is_refused_and_the_document_says_so(app: Any) -
     assert spec["components"]["schemas"][ref]["properties"]["reason"]["pattern"] == r"\S"
     status, _, refused = _call(app, "POST", "/api/v1/interrupts/i-1/cancel", b'{"reason": " "}')
     assert status == 400 and refused["field"] == "reason", refused
+
+
+def test_the_agent_state_key_is_declared_bounded_and_refused_outside_it(app: Any) -> None:
+    """The key's pattern is one character class with a bound (linear to match); a key outside it is 400."""
+    _, _, spec = _call(app, "GET", "/api/openapi.json")
+    operations = spec["paths"]["/api/runs/{run_id}/agent-state/{key}"]
+    assert set(operations) == {"put", "get", "delete"}
+    [key] = [p["schema"] for p in operations["get"]["parameters"] if p["name"] == "key"]
+    assert key["pattern"] == "^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$", key
+    assert set(operations["put"]["responses"]) >= {"200", "403", "404", "409", "413"}
+    assert _call(app, "GET", "/api/runs/r1/agent-state/" + "k" * 129)[0] == 400
+    assert _call(app, "GET", "/api/runs/r1/agent-state/" + "k" * 128)[0] == 404

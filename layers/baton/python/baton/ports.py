@@ -2,7 +2,7 @@
 the tests' in-memory fakes live in `tests/fakes/`.
 
 The store is split by what a consumer needs: runs, interactions, events, the per-node message queue,
-review turns and parked waits. `Store` composes them all (the DynamoDB adapter implements it, and the
+review turns, agents' states and parked waits. `Store` composes them all (the DynamoDB adapter implements it, and the
 services reach it as `Core.store`); a function or class that needs one part names that part.
 """
 
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.channels.email.links import LinkUse
+    from baton.contracts.agent_state import AgentStateView, AgentStateWritten
     from baton.domain.approval import Approval, ApprovalTally, MetTally, VoteOutcome
     from baton.domain.audit import AuditHead, AuditTrail
     from baton.domain.gate_payloads import GateDeadlinePayload
@@ -237,6 +238,20 @@ class ReviewTurnStore(Protocol):
     def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]: ...
 
 
+class AgentStateStore(Protocol):
+    """An agent's opaque states, one item each in its run's partition (`baton/services/agent_state.py`)."""
+
+    def put_agent_state(
+        self, run_id: str, key: str, state: str, *, expected_version: int | None, at: str
+    ) -> AgentStateWritten:
+        """Write it as the next version; with `expected_version`, only over that one (0: none stored),
+        else `ConflictError` naming the current version."""
+        ...
+
+    def get_agent_state(self, run_id: str, key: str) -> AgentStateView | None: ...
+    def delete_agent_state(self, run_id: str, key: str) -> bool: ...
+
+
 class WaitStore(Protocol):
     """Parked task tokens: one per gate, released by a conditional write."""
 
@@ -290,7 +305,17 @@ class ApprovalStore(Protocol):
         ...
 
 
-class Store(RunStore, InteractionStore, EventStore, MessageStore, ReviewTurnStore, WaitStore, ApprovalStore, Protocol):
+class Store(
+    RunStore,
+    InteractionStore,
+    EventStore,
+    MessageStore,
+    ReviewTurnStore,
+    AgentStateStore,
+    WaitStore,
+    ApprovalStore,
+    Protocol,
+):
     """Everything the services keep (one DynamoDB table)."""
 
 

@@ -6,6 +6,7 @@ each readable alone, all on one table (no Scan anywhere; every state change is a
   interactions, their transitions, claims, guards, snapshot and pages (`InteractionStore`);
 - `dynamo_waits.py`: parked task tokens (`WaitStore`);
 - `dynamo_review_turns.py`: the review dialogue (`ReviewTurnStore`);
+- `dynamo_agent_states.py`: agents' opaque states (`AgentStateStore`);
 - `dynamo_approvals.py`: the votes on quorum pauses (`ApprovalStore`);
 - `dynamo_tool_calls.py`: the open approval of each tool call (`InteractionStore.open_tool_call`);
 - `dynamo_migrations.py`: the backfills and the legacy layouts still read.
@@ -15,6 +16,7 @@ have their own adapters (`answer_links.py`, `mail_marks.py`, `inbox_sessions.py`
 
 from __future__ import annotations
 
+from baton.adapters.dynamo_agent_states import DynamoAgentStates
 from baton.adapters.dynamo_approvals import DynamoApprovals
 from baton.adapters.dynamo_claims import DynamoClaims
 from baton.adapters.dynamo_interaction_reads import DynamoInteractionReads
@@ -33,6 +35,7 @@ class DynamoStore(
     DynamoInteractionReads,
     DynamoWaits,
     DynamoReviewTurns,
+    DynamoAgentStates,
     DynamoApprovals,
     DynamoToolCalls,
     DynamoMigrations,

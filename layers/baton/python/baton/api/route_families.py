@@ -28,6 +28,7 @@ FAMILIES = (
     "routes_claims",
     "routes_audit",
     "routes_tool_approvals",
+    "routes_agent_state",
 )
 
 _RUN = r"^/api/runs/[^/]+"
@@ -40,6 +41,7 @@ _TABLE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (_RUN + r"/stop$", "routes_run_stop"),
         (_RUN + r"/review(/diff)?$", "routes_review"),
         (_RUN + r"/tool-(approvals|grants)(/|$)", "routes_tool_approvals"),
+        (_RUN + r"/agent-state(/|$)", "routes_agent_state"),
         (_RUN + r"/(questions|interactions|nodes|await)(/|$)", "routes_questions"),
         (r"^/api/runs(/|$)", "routes_runs"),
         (_INTERRUPT + r"/(claim|reassign)(/|$)", "routes_claims"),

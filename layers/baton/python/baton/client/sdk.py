@@ -7,14 +7,15 @@ name too); an error answer raises the `baton.errors` class of its status.
 
 One module per family of calls, each a mixin on `baton.client.base.ClientBase`: the runs here,
 questions and the await tool (`baton.client.questions`), the blocking ask (`baton.client.asks`),
-interrupts (`baton.client.interrupt_calls`), the review gate (`baton.client.review`), claims and the
-decision log. Every pause the SDK creates takes the REST body's own ladder and quorum models
-(`baton.client.pauses`)."""
+interrupts (`baton.client.interrupt_calls`), the review gate (`baton.client.review`), claims, an agent's
+kept state (`baton.client.agent_state`) and the decision log. Every pause the SDK creates takes the
+REST body's own ladder and quorum models (`baton.client.pauses`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from baton.client.agent_state import AgentStateCalls
 from baton.client.asks import AskCalls, AskCancelledError, AskTimeoutError
 from baton.client.audit import AuditCalls
 from baton.client.claims import ClaimCalls
@@ -36,7 +37,16 @@ __all__ = [
 ]
 
 
-class Client(QuestionCalls, AskCalls, InterruptCalls, ReviewCalls, ToolApprovalCalls, ClaimCalls, AuditCalls):
+class Client(
+    QuestionCalls,
+    AskCalls,
+    InterruptCalls,
+    ReviewCalls,
+    ToolApprovalCalls,
+    ClaimCalls,
+    AgentStateCalls,
+    AuditCalls,
+):
     # ---- runs ----------------------------------------------------------------------------------
     def start_run(self, workflow: str, input: dict[str, Any] | None = None, *, run_id: str | None = None) -> StartedRun:
         body: dict[str, Any] = {"workflow": workflow, "input": input or {}}

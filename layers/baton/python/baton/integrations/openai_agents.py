@@ -13,36 +13,42 @@ process or a new one) loads it and, once every approval is decided, applies the 
 - anything else (cancelled, an error reaching Baton, a refused consume): rejected. An unanswered approval
   never lets the tool run: `resume` returns `paused` and leaves the state as it was.
 
-The state is kept in a file the caller names (`state_path`, written atomically, mode 0600): Baton's tool
-approvals have no field for an agent's opaque state yet. It holds the conversation: keep it private.
+The state (the SDK's `RunState` and the approvals' ids) is kept in Baton by default, with the run
+(`PUT /api/runs/{run}/agent-state/{key}`, the key `openai-agents.<session>`): only the run's own agent and
+an operator can read it, so a new process needs nothing but the run id. Each write is conditional on
+the version this process read, so two processes resuming one run cannot both go on (a ConflictError).
+`state=` a path keeps it in that file instead (written atomically, mode 0600). It holds the
+conversation: keep it private.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agents import FunctionTool, Runner, RunState
 
+from baton.contracts.agent_state import AGENT_STATE_KEY_PATTERN
 from baton.contracts.tool_approvals import ToolApprovalRequest, ToolApprovalView
 from baton.domain.tool_calls import Risk, ToolCall
 
 if TYPE_CHECKING:
     from agents import Agent, ToolApprovalItem
 
-    from baton.client.tool_approvals import ToolApprovalCalls
+    from baton.client.sdk import Client
 
 STATE_FORMAT = 1
 
 
 class NothingToResumeError(Exception):
-    """`resume` found no saved run at the state path (never paused, or already finished)."""
+    """`resume` found no saved run (never paused, or already finished)."""
 
 
 @dataclass(frozen=True)
@@ -80,12 +86,19 @@ class BatonApprovals:
     """Runs an agent whose tool approvals a person answers through Baton (see the module's docstring)."""
 
     def __init__(
-        self, client: ToolApprovalCalls, run_id: str, state_path: str | Path, settings: AskSettings | None = None
+        self, client: Client, run_id: str, state: str | Path | None = None, settings: AskSettings | None = None
     ) -> None:
+        """`state`: None keeps the paused run in Baton with the run (`state_key`); a path, in that file."""
         self.client = client
         self.run_id = run_id
-        self.state_path = Path(state_path)
         self.settings = settings or AskSettings()
+        self.state: SavedState = (
+            BatonState(self, state_key(self.settings.session)) if state is None else FileState(Path(state))
+        )
+
+    def paused(self) -> bool:
+        """Whether a paused run is saved (a `resume` has something to continue)."""
+        return self.state.load() is not None
 
     async def run(self, agent: Agent[Any], input: str | list[Any], **run_options: Any) -> Outcome:
         """`Runner.run(agent, input)`, pausing in Baton at each tool call that needs approval."""
@@ -97,13 +110,12 @@ class BatonApprovals:
 
     async def resume(self, agent: Agent[Any], **run_options: Any) -> Outcome:
         """Continue the saved run once its approvals are decided (`paused` while any is pending)."""
-        try:
-            saved = json.loads(self.state_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise NothingToResumeError(f"no paused run is saved at {self.state_path}") from None
+        saved = self.state.load()
+        if saved is None:
+            raise NothingToResumeError(f"no paused run is saved in {self.state.where}")
         state = await RunState.from_string(agent, saved["run_state"])
         if not state.get_interruptions():
-            raise NothingToResumeError(f"the run saved at {self.state_path} waits on no approval")
+            raise NothingToResumeError(f"the run saved in {self.state.where} waits on no approval")
         return await self._drive(agent, state, dict(saved["approvals"]), run_options)
 
     def run_sync(self, agent: Agent[Any], input: str | list[Any], **run_options: Any) -> Outcome:
@@ -186,18 +198,95 @@ class BatonApprovals:
 
     def _save(self, state: RunState[Any, Any], approvals: dict[str, str]) -> None:
         saved = {"format": STATE_FORMAT, "run_id": self.run_id, "approvals": approvals, "run_state": state.to_string()}
-        self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.state_path.parent, prefix=f".{self.state_path.name}.")
+        self.state.save(saved)
+
+    def _clear(self) -> None:
+        self.state.clear()
+
+
+def state_key(session: str | None) -> str:
+    """The key a run's paused state is kept under in Baton: one per session (a session outside the key's
+    alphabet is named by its digest)."""
+    if session is None:
+        return "openai-agents"
+    key = f"openai-agents.{session}"
+    if AGENT_STATE_KEY_PATTERN.match(key):
+        return key
+    return f"openai-agents.{hashlib.sha256(session.encode()).hexdigest()}"
+
+
+class SavedState(Protocol):
+    """Where the paused run is kept between processes."""
+
+    @property
+    def where(self) -> str: ...
+    def load(self) -> dict[str, Any] | None: ...
+    def save(self, saved: dict[str, Any]) -> None: ...
+    def clear(self) -> None: ...
+
+
+class BatonState:
+    """Kept in Baton with the run. Each write names the version this process last read or wrote (none
+    at a fresh start), so a second process resuming the same run meanwhile makes this one's write a 409."""
+
+    def __init__(self, approvals: BatonApprovals, key: str) -> None:
+        self._approvals = approvals  # its client may be replaced after construction: read it at each call
+        self.key = key
+        self._version: int | None = None
+
+    @property
+    def where(self) -> str:
+        return f"Baton (run {self._approvals.run_id}, agent state {self.key})"
+
+    def load(self) -> dict[str, Any] | None:
+        kept = self._approvals.client.get_agent_state(self._approvals.run_id, self.key)
+        if kept is None:
+            return None
+        self._version = kept.version
+        loaded: dict[str, Any] = json.loads(kept.state)
+        return loaded
+
+    def save(self, saved: dict[str, Any]) -> None:
+        written = self._approvals.client.put_agent_state(
+            self._approvals.run_id, self.key, json.dumps(saved), version=self._version
+        )
+        self._version = written.version
+
+    def clear(self) -> None:
+        self._approvals.client.delete_agent_state(self._approvals.run_id, self.key)
+        self._version = None
+
+
+class FileState:
+    """Kept in a file the caller names: written atomically, mode 0600."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def load(self) -> dict[str, Any] | None:
+        try:
+            loaded: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        return loaded
+
+    def save(self, saved: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
         try:  # mkstemp's file is 0600; the rename makes a crash leave the old state or the new, never half
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 json.dump(saved, out)
-            Path(tmp).replace(self.state_path)
+            Path(tmp).replace(self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
 
-    def _clear(self) -> None:
-        self.state_path.unlink(missing_ok=True)
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
 
 
 def _call_id(item: ToolApprovalItem) -> str:

@@ -2,7 +2,8 @@
 
 Keys:
   PK = RUN#<run_id>
-  SK = RUN | INT#<iid> | EVT#<ulid> | MSG#<node>#<ulid> | DLG#<iid>#<n> | WAIT#<gate> | PEND#<iid>
+  SK = RUN | INT#<iid> | EVT#<ulid> | MSG#<node>#<ulid> | DLG#<iid>#<n> | AGENT#<key> | WAIT#<gate> | PEND#<iid>
+  AGENT#<key> is an agent's opaque state (`dynamo_agent_states.py`), also before PEND#: never in a snapshot.
   PEND#<iid> is the marker of a pending question, tool await or pause (a copy of its item, present exactly
   while it is pending): it sorts after DLG# (a review's dialogue turns), EVT#, INT# and MSG#, so one Query
   from PEND# on reads the open questions, the run and its waits (O(pending)), never the run's history or
