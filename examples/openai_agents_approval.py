@@ -10,7 +10,7 @@ Answer in the inbox (http://127.0.0.1:8787/inbox/), or with the CLI:
     uv run baton runs answer openai-agents-demo <approval id> '{"decision": "approve"}' --parse-json
     ... '{"decision": "deny", "reason": "not that file"}' --parse-json
 
-The paused run (the SDK's RunState and the approvals' ids) is saved to .baton/openai-agents-demo.json, so
+The paused run (the SDK's RunState and the approvals' ids) is saved to .baton/<run>.json, so
 a second run of this script, in a new process, resumes it: the tool runs once, after the approval is
 consumed for exactly that call. A denial's reason is what the model reads; an edit is refused (this SDK
 runs only the call the model made); unanswered by --timeout-seconds, Baton denies and the tool never runs.
@@ -30,8 +30,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from baton.client import Client
 from baton.integrations.openai_agents import AskSettings, BatonApprovals
 
-RUN_ID = "openai-agents-demo"  # Baton's run
-STATE = Path(".baton/openai-agents-demo.json")
+RUN_ID = "openai-agents-demo"  # Baton's run (--run names another)
 
 
 @function_tool(needs_approval=True)
@@ -53,16 +52,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--wait", type=float, default=300, help="seconds to wait for a decision in this process")
     parser.add_argument("--timeout-seconds", type=int, default=3600, help="the approval's deadline (then denied)")
+    parser.add_argument("--run", default=RUN_ID, help="Baton's run id (the paused run is saved as .baton/<run>.json)")
     args = parser.parse_args()
+    run_id: str = args.run
+    state = Path(f".baton/{run_id}.json")
     set_tracing_disabled(True)  # the scripted model has no OpenAI account to export traces to
 
-    paused = STATE.exists()
+    paused = state.exists()
     agent = Agent(name="writer", instructions="Save notes.", tools=[write_file], model=scripted_model(paused))
     settings = AskSettings(timeout_seconds=args.timeout_seconds, wait_seconds=args.wait)
-    baton = BatonApprovals(Client(), RUN_ID, STATE, settings)
+    baton = BatonApprovals(Client(), run_id, state, settings)
     outcome = baton.resume_sync(agent) if paused else baton.run_sync(agent, "Save 'hello' to notes.md")
     if outcome.status == "paused":
-        print(f"Waiting for a person on {', '.join(outcome.approvals)}: answer, then run this again (run {RUN_ID}).")
+        print(f"Waiting for a person on {', '.join(outcome.approvals)}: answer, then run this again (run {run_id}).")
         return
     print(f"agent: {outcome.final_output}")
 

@@ -1,0 +1,143 @@
+"""End-to-end: the framework examples (examples/*.py) and `baton hook claude-code` run as real processes
+against `baton dev` (issue 30: kill and resume). Process 1 asks and exits with the approval pending; a
+person answers over the HTTP API; process 2, a new process, resumes: the tool runs exactly once, with
+the approved (or edited) arguments, and a denial never runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import LocalStackProcess
+
+pytestmark = pytest.mark.e2e
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def run_process(stack: LocalStackProcess, cwd: Path, *argv: str, stdin: str | None = None) -> str:
+    """One agent process, in its own working directory (its .baton/ state), reaching the stack by env."""
+    env = {**os.environ, "BATON_API_URL": stack.api_url, "BATON_TOKEN": stack.token, "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run(
+        [sys.executable, *argv], cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, f"{argv} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def the_one_pending_approval(stack: LocalStackProcess, run: str) -> str:
+    """What a person finds in the inbox for the run: exactly one item, the tool approval."""
+    with stack.http() as http:
+        found = http.get("/api/inbox", params={"run": run})
+    assert found.status_code == 200, found.text
+    items = found.json()["items"]
+    assert len(items) == 1, items
+    return str(items[0]["id"])
+
+
+def answer(stack: LocalStackProcess, run: str, interaction_id: str, decision: dict[str, Any]) -> None:
+    with stack.http() as http:
+        answered = http.post(f"/api/runs/{run}/interactions/{interaction_id}/answer", json={"answer": decision})
+    assert answered.status_code == 200, answered.text
+
+
+def tool_runs(output: str, marker: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith(marker)]
+
+
+@pytest.mark.parametrize(
+    ("run", "decision", "ran"),
+    [
+        ("lg-approve", {"decision": "approve"}, ["write_file ran: 'notes.md' <- 'hello'"]),
+        (
+            "lg-edit",
+            {"decision": "edit", "arguments": {"path": "drafts/notes.md", "text": "hi"}},
+            ["write_file ran: 'drafts/notes.md' <- 'hi'"],
+        ),
+    ],
+)
+def test_langgraph_example_resumes_in_a_new_process(
+    local_stack: LocalStackProcess, tmp_path: Path, run: str, decision: dict[str, Any], ran: list[str]
+) -> None:
+    example = str(EXAMPLES / "langgraph_approval.py")
+    asked = run_process(local_stack, tmp_path, example, "--wait", "0", "--run", run)
+    assert "Waiting for a person" in asked and not tool_runs(asked, "write_file ran")
+    answer(local_stack, run, the_one_pending_approval(local_stack, run), decision)
+    resumed = run_process(local_stack, tmp_path, example, "--wait", "0", "--run", run)
+    assert tool_runs(resumed, "write_file ran") == ran, resumed
+
+
+@pytest.mark.parametrize(
+    ("run", "decision", "ran"),
+    [
+        ("oa-approve", {"decision": "approve"}, ["write_file ran: 'notes.md' <- 'hello'"]),
+        ("oa-deny", {"decision": "deny", "reason": "not that file"}, []),
+    ],
+)
+def test_openai_agents_example_resumes_in_a_new_process(
+    local_stack: LocalStackProcess, tmp_path: Path, run: str, decision: dict[str, Any], ran: list[str]
+) -> None:
+    example = str(EXAMPLES / "openai_agents_approval.py")
+    asked = run_process(local_stack, tmp_path, example, "--wait", "0", "--run", run)
+    assert "Waiting for a person" in asked and not tool_runs(asked, "write_file ran")
+    answer(local_stack, run, the_one_pending_approval(local_stack, run), decision)
+    resumed = run_process(local_stack, tmp_path, example, "--wait", "0", "--run", run)
+    assert tool_runs(resumed, "write_file ran") == ran, resumed
+    assert "agent: " in resumed
+
+
+def test_strands_example_resumes_in_a_new_process(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    example, run = str(EXAMPLES / "strands_agents.py"), "strands-example"
+    asked = run_process(local_stack, tmp_path, example, "ask")
+    assert "Waiting for a person" in asked and not tool_runs(asked, "TOOL RAN")
+    answer(local_stack, run, the_one_pending_approval(local_stack, run), {"decision": "approve"})
+    resumed = run_process(local_stack, tmp_path, example, "resume")
+    assert tool_runs(resumed, "TOOL RAN") == ["TOOL RAN: delete_file('notes.txt')"], resumed
+
+
+PRE_TOOL_USE = {
+    "session_id": "cc-session-e2e",
+    "transcript_path": "/home/dev/.claude/projects/app/cc-session-e2e.jsonl",
+    "cwd": "/home/dev/app",
+    "permission_mode": "default",
+    "hook_event_name": "PreToolUse",
+    "tool_name": "Bash",
+    "tool_input": {"command": "rm -rf build/", "description": "Remove the build folder"},
+    "tool_use_id": "toolu_01E2E",
+}
+
+
+def hook(stack: LocalStackProcess, tmp_path: Path, *flags: str) -> dict[str, Any]:
+    out = run_process(
+        stack,
+        tmp_path,
+        "-m",
+        "baton.cli.main",
+        "hook",
+        "claude-code",
+        "--wait",
+        "0",
+        *flags,
+        stdin=json.dumps(PRE_TOOL_USE),
+    )
+    decided: dict[str, Any] = json.loads(out)["hookSpecificOutput"]
+    return decided
+
+
+def test_claude_code_hook_pending_then_answered_allows_once(local_stack: LocalStackProcess, tmp_path: Path) -> None:
+    run = str(PRE_TOOL_USE["session_id"])
+    assert hook(local_stack, tmp_path)["permissionDecision"] == "deny"  # pending, interactive: go on with other work
+    assert hook(local_stack, tmp_path, "--headless")["permissionDecision"] == "defer"  # pending, headless
+    approval = the_one_pending_approval(local_stack, run)  # the repeat found the same approval
+    answer(local_stack, run, approval, {"decision": "approve"})
+    allowed = hook(local_stack, tmp_path)
+    assert allowed["permissionDecision"] == "allow", allowed
+    with local_stack.http() as http:
+        view = http.get(f"/api/runs/{run}/tool-approvals/{approval}").json()
+    assert view["consumed"] is True, view
