@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +20,15 @@ from tests.e2e.conftest import LocalStackProcess
 pytestmark = pytest.mark.e2e
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# Run ids of their own on a stack the session shares (added in the tests: a parametrize id must be the
+# same on every xdist worker).
+TAG = uuid.uuid4().hex[:8]
 
 
 def run_process(stack: LocalStackProcess, cwd: Path, *argv: str, stdin: str | None = None) -> str:
     """One agent process, in its own working directory (its .baton/ state), reaching the stack by env."""
-    env = {**os.environ, "BATON_API_URL": stack.api_url, "BATON_TOKEN": stack.token, "PYTHONUNBUFFERED": "1"}
+    ambient = {k: v for k, v in os.environ.items() if k not in ("BATON_RUN", "BATON_HOOK_HEADLESS")}
+    env = {**ambient, "BATON_API_URL": stack.api_url, "BATON_TOKEN": stack.token, "PYTHONUNBUFFERED": "1"}
     done = subprocess.run(
         [sys.executable, *argv], cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=60
     )
@@ -47,12 +52,20 @@ def answer(stack: LocalStackProcess, run: str, interaction_id: str, decision: di
     assert answered.status_code == 200, answered.text
 
 
+def consumed(stack: LocalStackProcess, run: str, interaction_id: str) -> bool:
+    """Whether the adapter used the approval (single use: it is consumed right before the tool runs)."""
+    with stack.http() as http:
+        view = http.get(f"/api/runs/{run}/tool-approvals/{interaction_id}")
+    assert view.status_code == 200, view.text
+    return bool(view.json()["consumed"])
+
+
 def tool_runs(output: str, marker: str) -> list[str]:
     return [line for line in output.splitlines() if line.startswith(marker)]
 
 
 @pytest.mark.parametrize(
-    ("run", "decision", "ran"),
+    ("name", "decision", "ran"),
     [
         ("lg-approve", {"decision": "approve"}, ["write_file ran: 'notes.md' <- 'hello'"]),
         (
@@ -63,47 +76,53 @@ def tool_runs(output: str, marker: str) -> list[str]:
     ],
 )
 def test_langgraph_example_resumes_in_a_new_process(
-    local_stack: LocalStackProcess, tmp_path: Path, run: str, decision: dict[str, Any], ran: list[str]
+    local_stack: LocalStackProcess, tmp_path: Path, name: str, decision: dict[str, Any], ran: list[str]
 ) -> None:
-    example = str(EXAMPLES / "langgraph_approval.py")
+    example, run = str(EXAMPLES / "langgraph_approval.py"), f"{name}-{TAG}"
     asked = run_process(local_stack, tmp_path, example, "--wait", "0", "--run", run)
     assert "Waiting for a person" in asked and not tool_runs(asked, "write_file ran")
-    answer(local_stack, run, the_one_pending_approval(local_stack, run), decision)
+    approval = the_one_pending_approval(local_stack, run)
+    answer(local_stack, run, approval, decision)
     resumed = run_process(local_stack, tmp_path, example, "--wait", "0", "--run", run)
     assert tool_runs(resumed, "write_file ran") == ran, resumed
+    assert consumed(local_stack, run, approval) is bool(ran)
 
 
 @pytest.mark.parametrize(
-    ("run", "decision", "ran"),
+    ("name", "decision", "ran"),
     [
         ("oa-approve", {"decision": "approve"}, ["write_file ran: 'notes.md' <- 'hello'"]),
         ("oa-deny", {"decision": "deny", "reason": "not that file"}, []),
     ],
 )
 def test_openai_agents_example_resumes_in_a_new_process(
-    local_stack: LocalStackProcess, tmp_path: Path, run: str, decision: dict[str, Any], ran: list[str]
+    local_stack: LocalStackProcess, tmp_path: Path, name: str, decision: dict[str, Any], ran: list[str]
 ) -> None:
-    example = str(EXAMPLES / "openai_agents_approval.py")
+    example, run = str(EXAMPLES / "openai_agents_approval.py"), f"{name}-{TAG}"
     asked = run_process(local_stack, tmp_path, example, "--wait", "0", "--run", run)
     assert "Waiting for a person" in asked and not tool_runs(asked, "write_file ran")
-    answer(local_stack, run, the_one_pending_approval(local_stack, run), decision)
+    approval = the_one_pending_approval(local_stack, run)
+    answer(local_stack, run, approval, decision)
     resumed = run_process(local_stack, tmp_path, example, "--wait", "0", "--run", run)
     assert tool_runs(resumed, "write_file ran") == ran, resumed
+    assert consumed(local_stack, run, approval) is bool(ran)
     assert "agent: " in resumed
 
 
 def test_strands_example_resumes_in_a_new_process(local_stack: LocalStackProcess, tmp_path: Path) -> None:
     example, run = str(EXAMPLES / "strands_agents.py"), "strands-example"
-    asked = run_process(local_stack, tmp_path, example, "ask")
+    asked = run_process(local_stack, tmp_path, example, "ask", "0")
     assert "Waiting for a person" in asked and not tool_runs(asked, "TOOL RAN")
-    answer(local_stack, run, the_one_pending_approval(local_stack, run), {"decision": "approve"})
+    approval = the_one_pending_approval(local_stack, run)
+    answer(local_stack, run, approval, {"decision": "approve"})
     resumed = run_process(local_stack, tmp_path, example, "resume")
     assert tool_runs(resumed, "TOOL RAN") == ["TOOL RAN: delete_file('notes.txt')"], resumed
+    assert consumed(local_stack, run, approval)
 
 
 PRE_TOOL_USE = {
-    "session_id": "cc-session-e2e",
-    "transcript_path": "/home/dev/.claude/projects/app/cc-session-e2e.jsonl",
+    "session_id": f"cc-session-{TAG}",
+    "transcript_path": f"/home/dev/.claude/projects/app/cc-session-{TAG}.jsonl",
     "cwd": "/home/dev/app",
     "permission_mode": "default",
     "hook_event_name": "PreToolUse",
@@ -138,6 +157,4 @@ def test_claude_code_hook_pending_then_answered_allows_once(local_stack: LocalSt
     answer(local_stack, run, approval, {"decision": "approve"})
     allowed = hook(local_stack, tmp_path)
     assert allowed["permissionDecision"] == "allow", allowed
-    with local_stack.http() as http:
-        view = http.get(f"/api/runs/{run}/tool-approvals/{approval}").json()
-    assert view["consumed"] is True, view
+    assert consumed(local_stack, run, approval)
