@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import LocalStackProcess
+from tests.e2e.conftest import LocalStackProcess, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -25,25 +25,35 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TAG = uuid.uuid4().hex[:8]
 
 
+def agent_env(stack: LocalStackProcess) -> dict[str, str]:
+    """The environment an agent process reaches the stack by (none of the hook's settings leak in)."""
+    ambient = {k: v for k, v in os.environ.items() if k not in ("BATON_RUN", "BATON_HOOK_HEADLESS")}
+    return {**ambient, "BATON_API_URL": stack.api_url, "BATON_TOKEN": stack.token, "PYTHONUNBUFFERED": "1"}
+
+
 def run_process(stack: LocalStackProcess, cwd: Path, *argv: str, stdin: str | None = None) -> str:
     """One agent process, in its own working directory (its .baton/ state), reaching the stack by env."""
-    ambient = {k: v for k, v in os.environ.items() if k not in ("BATON_RUN", "BATON_HOOK_HEADLESS")}
-    env = {**ambient, "BATON_API_URL": stack.api_url, "BATON_TOKEN": stack.token, "PYTHONUNBUFFERED": "1"}
     done = subprocess.run(
-        [sys.executable, *argv], cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=60
+        [sys.executable, *argv], cwd=cwd, env=agent_env(stack), input=stdin, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, f"{argv} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
 
-def the_one_pending_approval(stack: LocalStackProcess, run: str) -> str:
-    """What a person finds in the inbox for the run: exactly one item, the tool approval."""
+def pending_approval_id(stack: LocalStackProcess, run: str) -> str | None:
+    """What a person finds in the inbox for the run: nothing yet, or exactly one item, the tool approval."""
     with stack.http() as http:
         found = http.get("/api/inbox", params={"run": run})
     assert found.status_code == 200, found.text
     items = found.json()["items"]
-    assert len(items) == 1, items
-    return str(items[0]["id"])
+    assert len(items) <= 1, items
+    return str(items[0]["id"]) if items else None
+
+
+def the_one_pending_approval(stack: LocalStackProcess, run: str) -> str:
+    approval = pending_approval_id(stack, run)
+    assert approval is not None, f"nothing pending in run {run}"
+    return approval
 
 
 def answer(stack: LocalStackProcess, run: str, interaction_id: str, decision: dict[str, Any]) -> None:
@@ -132,7 +142,7 @@ PRE_TOOL_USE = {
 }
 
 
-def hook(stack: LocalStackProcess, tmp_path: Path, *flags: str) -> dict[str, Any]:
+def hook(stack: LocalStackProcess, tmp_path: Path, *flags: str, event: dict[str, Any] = PRE_TOOL_USE) -> dict[str, Any]:
     out = run_process(
         stack,
         tmp_path,
@@ -143,7 +153,7 @@ def hook(stack: LocalStackProcess, tmp_path: Path, *flags: str) -> dict[str, Any
         "--wait",
         "0",
         *flags,
-        stdin=json.dumps(PRE_TOOL_USE),
+        stdin=json.dumps(event),
     )
     decided: dict[str, Any] = json.loads(out)["hookSpecificOutput"]
     return decided
@@ -158,3 +168,26 @@ def test_claude_code_hook_pending_then_answered_allows_once(local_stack: LocalSt
     allowed = hook(local_stack, tmp_path)
     assert allowed["permissionDecision"] == "allow", allowed
     assert consumed(local_stack, run, approval)
+
+
+def test_claude_code_hook_denied_while_it_waits_is_deny_with_the_persons_reason(
+    local_stack: LocalStackProcess, tmp_path: Path
+) -> None:
+    """The hook as Claude Code runs it: one process waits (--wait) while the person denies."""
+    event = {**PRE_TOOL_USE, "session_id": f"cc-deny-{TAG}", "tool_input": {"command": "git push --force"}}
+    run = str(event["session_id"])
+    env = {**agent_env(local_stack), "BATON_RUN": run}
+    argv = [sys.executable, "-m", "baton.cli.main", "hook", "claude-code", "--wait", "30"]
+    stdin_file = tmp_path / "pre_tool_use.json"
+    stdin_file.write_text(json.dumps(event))
+    with (
+        stdin_file.open() as stdin,
+        subprocess.Popen(argv, cwd=tmp_path, env=env, stdin=stdin, stdout=subprocess.PIPE, text=True) as waiting,
+    ):
+        approval = wait_for(lambda: pending_approval_id(local_stack, run), timeout=20)
+        answer(local_stack, run, approval, {"decision": "deny", "reason": "no force pushes"})
+        out, _ = waiting.communicate(timeout=30)
+    assert waiting.returncode == 0, out
+    denied = json.loads(out)["hookSpecificOutput"]
+    assert denied["permissionDecision"] == "deny" and "no force pushes" in denied["permissionDecisionReason"], denied
+    assert not consumed(local_stack, run, approval)
