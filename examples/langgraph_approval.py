@@ -11,7 +11,7 @@ Answer in the inbox (http://127.0.0.1:8787/inbox/), or with the CLI:
     ... '{"decision": "edit", "arguments": {"path": "drafts/notes.md", "text": "hi"}}' --parse-json
     ... '{"decision": "deny", "reason": "not that file"}' --parse-json
 
-The graph's pause lives in a SQLite checkpoint (.baton/langgraph-demo.sqlite), so a second run of this
+The graph's pause lives in a SQLite checkpoint (.baton/<run>.sqlite), so a second run of this
 script, in a new process, resumes it: the same approval is found, and the tool runs once, with the
 approved (or edited) arguments. Unanswered by --timeout-seconds, Baton denies and the tool never runs.
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
     from langgraph.graph.state import CompiledStateGraph
 
-RUN_ID = "langgraph-demo"  # Baton's run; also the LangGraph thread
+RUN_ID = "langgraph-demo"  # Baton's run; also the LangGraph thread (--run names another)
 
 
 @tool
@@ -69,22 +69,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--wait", type=float, default=300, help="seconds to wait for a decision in this process")
     parser.add_argument("--timeout-seconds", type=int, default=3600, help="the approval's deadline (then denied)")
+    parser.add_argument("--run", default=RUN_ID, help="Baton's run id, also the LangGraph thread")
     args = parser.parse_args()
+    run_id: str = args.run
 
     Path(".baton").mkdir(exist_ok=True)
-    with sqlite3.connect(".baton/langgraph-demo.sqlite", check_same_thread=False) as connection:
+    with sqlite3.connect(f".baton/{run_id}.sqlite", check_same_thread=False) as connection:
         checkpointer = SqliteSaver(connection)
-        config: RunnableConfig = {"configurable": {"thread_id": RUN_ID}}
+        config: RunnableConfig = {"configurable": {"thread_id": run_id}}
         paused = bool(_graph(checkpointer, paused=False).get_state(config).interrupts)
         graph = _graph(checkpointer, paused=paused)
         if not paused:
             graph.invoke({"messages": [{"role": "user", "content": "Save 'hello' to notes.md"}]}, config)
         client = Client()
         result = resume_when_answered(
-            graph, config, client, RUN_ID, wait_seconds=args.wait, timeout_seconds=args.timeout_seconds
+            graph, config, client, run_id, wait_seconds=args.wait, timeout_seconds=args.timeout_seconds
         )
         if result is None:
-            print(f"Waiting for a person: answer in the inbox, then run this again (run {RUN_ID}).")
+            print(f"Waiting for a person: answer in the inbox, then run this again (run {run_id}).")
             return
         for message in result["messages"][-2:]:  # the tool's result (or the denial the model read), the reply
             print(f"{message.type}: {message.content}")

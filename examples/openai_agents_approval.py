@@ -29,7 +29,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from baton.client import Client
 from baton.integrations.openai_agents import AskSettings, BatonApprovals
 
-RUN_ID = "openai-agents-demo"  # Baton's run: all a new process needs to resume it
+RUN_ID = "openai-agents-demo"  # Baton's run (--run names another)
 
 
 @function_tool(needs_approval=True)
@@ -51,16 +51,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--wait", type=float, default=300, help="seconds to wait for a decision in this process")
     parser.add_argument("--timeout-seconds", type=int, default=3600, help="the approval's deadline (then denied)")
+    parser.add_argument("--run", default=RUN_ID, help="Baton's run id (the paused run is kept in Baton with it)")
     args = parser.parse_args()
+    run_id: str = args.run
     set_tracing_disabled(True)  # the scripted model has no OpenAI account to export traces to
 
     settings = AskSettings(timeout_seconds=args.timeout_seconds, wait_seconds=args.wait)
-    baton = BatonApprovals(Client(), RUN_ID, settings=settings)  # state=<path> keeps it in a file instead
+    baton = BatonApprovals(Client(), run_id, settings=settings)  # state=<path> keeps it in a file instead
     paused = baton.paused()
     agent = Agent(name="writer", instructions="Save notes.", tools=[write_file], model=scripted_model(paused))
     outcome = baton.resume_sync(agent) if paused else baton.run_sync(agent, "Save 'hello' to notes.md")
     if outcome.status == "paused":
-        print(f"Waiting for a person on {', '.join(outcome.approvals)}: answer, then run this again (run {RUN_ID}).")
+        print(f"Waiting for a person on {', '.join(outcome.approvals)}: answer, then run this again (run {run_id}).")
         return
     print(f"agent: {outcome.final_output}")
 

@@ -1,7 +1,8 @@
 """A Strands Agents agent whose tool calls wait for a person's approval in Baton, across a restart.
 
     make dev                                              # terminal 1: `baton dev`, the local stack
-    uv run python examples/strands_agents.py ask          # the agent asks to delete notes.txt, then exits
+    uv run python examples/strands_agents.py ask          # the agent asks to delete notes.txt, waits 5 s, exits
+                                                          # (ask 0: exits at once; ask 60: waits a minute)
     (approve, deny or edit it in the inbox that `baton dev` printed, or:)
     uv run python examples/strands_agents.py answer approve        # or: deny, edit
     uv run python examples/strands_agents.py resume       # a new process resumes; the tool runs once, or not
@@ -72,8 +73,8 @@ class ScriptedModel(Model):
         yield {"messageStop": {"stopReason": "tool_use"}}
 
 
-def agent_process() -> tuple[Agent, BatonToolApprovals]:
-    approvals = BatonToolApprovals(Client(), RUN, timeout_seconds=3600, wait_seconds=5)
+def agent_process(wait_seconds: float = 5) -> tuple[Agent, BatonToolApprovals]:
+    approvals = BatonToolApprovals(Client(), RUN, timeout_seconds=3600, wait_seconds=wait_seconds)
     agent = Agent(
         model=ScriptedModel(),
         tools=[delete_file],
@@ -86,7 +87,7 @@ def agent_process() -> tuple[Agent, BatonToolApprovals]:
 
 def main(command: str, *rest: str) -> None:
     if command == "ask":
-        agent, _ = agent_process()
+        agent, _ = agent_process(wait_seconds=float(rest[0]) if rest else 5)
         result = agent("Delete notes.txt")
         for interrupt in result.interrupts or []:
             print(f"Waiting for a person: Baton approval {interrupt.reason['interaction_id']} in run {RUN}")
