@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from baton.contracts.base import Contract
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_fields import NotifyChannels
-from baton.domain.ladder import LadderFields
+from baton.domain.ladder import LadderFields, TimeoutDefault
 from baton.domain.tool_calls import (
     CONSUMED,
     DIGEST_PATTERN,
@@ -41,6 +41,19 @@ def tool_spec(i: Interaction) -> ToolApprovalSpec:
     return i.request.tool
 
 
+class ToolTimeoutDecision(BaseModel):
+    """What the deadline decides: an approve (bound to this call) or a deny, never an edit or a grant."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["approve", "deny"]
+    reason: str | None = Field(default=None, max_length=2000, description="Shown to the model.")
+
+
+class ToolTimeoutDefault(TimeoutDefault):
+    default: ToolTimeoutDecision  # narrowed: the schema says what the service accepts (Schemathesis holds it)
+
+
 class ToolApprovalRequest(LadderFields):
     """`POST /api/runs/{run}/tool-approvals`. At the deadline the declared default is taken: deny unless
     `on_timeout` declares `{"default": {"decision": "approve" | "deny", "reason": ...}}`."""
@@ -54,6 +67,10 @@ class ToolApprovalRequest(LadderFields):
     )
     timeout_seconds: fields.TimeoutSeconds = Field(description="Mandatory bound: then the default is taken.")
     notify: NotifyChannels = Field(default=None, description="Notification channels (default console).")
+    on_timeout: Literal["fail"] | ToolTimeoutDefault = Field(  # narrowed: a subset of OnTimeout
+        default="fail",
+        description='At the deadline: "fail" (deny) or {"default": {"decision": "approve" | "deny", "reason"?}}',
+    )
     approval: ApprovalPolicy | None = Field(
         default=None,
         description="A quorum: each answer is a vote (approve and edit approve, deny rejects); decided by the "

@@ -204,7 +204,10 @@ def timeout_ladder(declared: Ladder | None, call: ToolCall) -> Ladder:
     default = declared.default if declared is not None else None
     if declared is not None and declared.on_timeout != "fail" and default is None:
         raise ValidationFailedError('on_timeout must be "fail" or {"default": {...}}', details={"path": "on_timeout"})
-    decided = parse_decision(default.default if default else {"decision": "deny"}, path="on_timeout.default")
+    declared_default = default.default if default else {"decision": "deny"}
+    if isinstance(declared_default, BaseModel):  # the request's typed default (contracts.ToolTimeoutDecision)
+        declared_default = declared_default.model_dump(exclude_none=True)
+    decided = parse_decision(declared_default, path="on_timeout.default")
     if decided.decision == "edit" or decided.remember is not None:
         raise ValidationFailedError(
             "on_timeout.default is an approve or a deny", details={"path": "on_timeout.default"}
