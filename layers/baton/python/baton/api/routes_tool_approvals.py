@@ -1,26 +1,32 @@
 """Tool-call approvals (issue 30): an agent's adapter asks, long-polls, and consumes the approval right
 before the tool runs; remembered grants are listed and revoked here. A person answers through
-`POST /api/runs/{run}/interactions/{id}/answer` (routes_questions.py), like every pause."""
+`POST /api/runs/{run}/interactions/{id}/answer` (routes_questions.py), like every pause. An operator
+claims one as on an interrupt (`.../claim`, `/claim/renew`, `/claim/release`, `/reassign`: the request
+bodies of routes_claims.py, the rules of `baton.services.claims`); a claim is advisory."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field
 
 from baton.api import deps
 from baton.api.contract import InteractionId, RunId, responses
+from baton.api.routes_claims import ClaimInterruptRequest, ReassignRequest, ReleaseClaimRequest, RenewClaimRequest
+from baton.api.routes_interrupts import acting_operator
 from baton.contracts.tool_approvals import (
     ConsumeRequest,
     ConsumeResult,
     GrantList,
     GrantRevoked,
+    ToolApprovalClaimed,
     ToolApprovalRequest,
     ToolApprovalView,
 )
+from baton.services.claims import ToolApprovalClaims
 from baton.services.tool_approvals import ToolApprovalService
 
 router = APIGatewayRouter()
@@ -97,3 +103,56 @@ def grants(run_id: RunId) -> GrantList:
 def revoke(run_id: RunId, grant_id: GrantId) -> GrantRevoked:
     operator = deps.require_operator("revoking a tool grant")
     return _service().revoke(run_id, grant_id, caller=operator.principal)
+
+
+def _claims(run_id: str) -> ToolApprovalClaims:
+    return ToolApprovalClaims(_service(), run_id)
+
+
+# Advisory, as on an interrupt: answering stays open to any operator, claimed or not.
+@router.post(
+    "/api/runs/<run_id>/tool-approvals/<interaction_id>/claim",
+    summary="Claim with a lease (advisory: any operator may still answer); force with a reason takes one over",
+    tags=["tool-approvals"],
+    responses=responses({200: ToolApprovalClaimed}, 400, 403, 404, 409, 422),
+)
+def claim_approval(
+    run_id: RunId,
+    interaction_id: InteractionId,
+    body: Annotated[ClaimInterruptRequest, Body()] = ClaimInterruptRequest(),
+) -> ToolApprovalClaimed:
+    return _claims(run_id).claim(interaction_id, body, operator=acting_operator(body.operator))
+
+
+@router.post(
+    "/api/runs/<run_id>/tool-approvals/<interaction_id>/claim/renew",
+    summary="Renew the caller's claim (its lease counted again from now); 409 when another holds it",
+    tags=["tool-approvals"],
+    responses=responses({200: ToolApprovalClaimed}, 400, 403, 404, 409, 422),
+)
+def renew_approval_claim(
+    run_id: RunId, interaction_id: InteractionId, body: Annotated[RenewClaimRequest, Body()] = RenewClaimRequest()
+) -> ToolApprovalClaimed:
+    return _claims(run_id).renew(interaction_id, body, operator=acting_operator(body.operator))
+
+
+@router.post(
+    "/api/runs/<run_id>/tool-approvals/<interaction_id>/claim/release",
+    summary="Release the caller's claim; 409 when another holds it",
+    tags=["tool-approvals"],
+    responses=responses({200: ToolApprovalClaimed}, 400, 403, 404, 409, 422),
+)
+def release_approval_claim(
+    run_id: RunId, interaction_id: InteractionId, body: Annotated[ReleaseClaimRequest, Body()] = ReleaseClaimRequest()
+) -> ToolApprovalClaimed:
+    return _claims(run_id).release(interaction_id, operator=acting_operator(body.operator))
+
+
+@router.post(
+    "/api/runs/<run_id>/tool-approvals/<interaction_id>/reassign",
+    summary="Give the claim to a named operator (an operator action, recorded)",
+    tags=["tool-approvals"],
+    responses=responses({200: ToolApprovalClaimed}, 400, 403, 404, 409, 422),
+)
+def reassign_approval(run_id: RunId, interaction_id: InteractionId, body: ReassignRequest) -> ToolApprovalClaimed:
+    return _claims(run_id).reassign(interaction_id, body, operator=acting_operator(body.operator))

@@ -121,6 +121,10 @@ class ToolApprovalView(Contract):
     expires_at: str | None = None
     decision: ToolDecisionView | None = None
     consumed: bool = Field(description="The adapter has used the approval (it is single use).")
+    # an advisory claim (who is working on it, until when), as on an interrupt; None when free or lapsed
+    claimed_by: str | None = None
+    claimed_at: str | None = None
+    lease_expires_at: str | None = None
 
     @classmethod
     def of(cls, i: Interaction) -> ToolApprovalView:
@@ -157,7 +161,18 @@ class ToolApprovalView(Contract):
             expires_at=i.expires_at,
             decision=decision,
             consumed=st.reason == CONSUMED,
+            claimed_by=st.claimed_by,
+            claimed_at=st.claimed_at,
+            lease_expires_at=st.lease_expires_at,
         )
+
+
+class ToolApprovalClaimed(Contract):
+    """A claim change on a tool approval (`POST .../tool-approvals/{id}/claim`, renew, release, reassign)."""
+
+    approval: ToolApprovalView
+    claimed: bool
+    changed: bool = Field(description="False when nothing changed (a re-claim, a release of a free one).")
 
 
 class ConsumeRequest(Contract):

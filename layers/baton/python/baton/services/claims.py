@@ -1,5 +1,5 @@
-"""Claim leases on interrupts: who is working on one, until when. Claims are advisory: resume and cancel
-are allowed to any operator (`baton.services.interrupts`).
+"""Claim leases on interrupts and tool approvals: who is working on one, until when. Claims are advisory:
+resume, cancel and a tool approval's answer are allowed to any operator (`baton.services.interrupts`).
 
 A claim's lease (`lease_expires_at`) is DEFAULT_LEASE_SECONDS unless the claim asks for `leaseSeconds`
 (`baton.domain.interrupt_fields`); past it the claim is nobody's: every read shows the interrupt
@@ -14,17 +14,21 @@ unclaimed (`InteractionStatus.without_lapsed_claim`, on `Core.clock`), and claim
 A take-over and a reassign override the claim they were decided on (`holder` when named, else the one
 read at the door), never one made since: of many at once exactly one wins, every other gets the 409
 naming who holds it now. Every change is one conditional write (`InteractionStore.write_claim`) with its
-event, a decision chained after the run's head read with the interrupt: three calls in all.
+event, a decision chained after the run's head read with the interrupt: three calls in all. A tool
+approval (`ToolApprovalClaims`, loaded by run and id) has the same rules; the adapter reads the head. The
+events keep their interrupt names (`InterruptClaimed`, ...) for every kind: the decision log's types.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from baton.contracts import InterruptClaimed, InterruptView
+from baton.contracts.tool_approvals import ToolApprovalClaimed, ToolApprovalView
 from baton.domain.interrupt_fields import DEFAULT_LEASE_SECONDS
-from baton.errors import ConflictError
+from baton.errors import ConflictError, winner
 from baton.events import InterruptClaimed as ClaimedEvent
 from baton.events import InterruptClaimReleased, InterruptClaimRenewed, InterruptReassigned
 from baton.ids import iso
@@ -34,44 +38,61 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.contracts import ClaimInterrupt, ReassignClaim, RenewClaim
+    from baton.domain.audit import AuditHead
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
+    from baton.services.core import Core
     from baton.services.interrupts import InterruptService
+    from baton.services.tool_approvals import ToolApprovalService
 
-    # A claim change decided: the state to write, and the event of it given the interrupt written.
+    # A claim change decided: the state to write, and the event of it given the interaction written.
     Decision = tuple[InteractionStatus, Callable[[Interaction], EventPayload]]
-    # What a change decides on the interrupt as read (and whether this is a decision again after a
+    # What a change decides on the interaction as read (and whether this is a decision again after a
     # lost write): a Decision, None for nothing to change, or an error raised.
     Decide = Callable[[Interaction, bool], Decision | None]
 
 
-class ClaimService:
-    """Claim, renew, release and reassign an interrupt's claim (`baton/api/routes_claims.py`)."""
+Result = TypeVar("Result")
 
-    def __init__(self, interrupts: InterruptService) -> None:
-        self.interrupts = interrupts
-        self.core = interrupts.core
+
+class Claims(ABC, Generic[Result]):
+    """Claim, renew, release and reassign the claim of a pending interaction; a kind says how it is read
+    (`_current`), what a 409 carries (`_details`) and what a change returns (`_result`)."""
+
+    noun = "interaction"
+    core: Core
+
+    @abstractmethod
+    def _current(self, interaction_id: str, verb: str) -> tuple[Interaction, AuditHead | None]:
+        """The interaction, pending (else a 409/410 saying why not to `verb`), and the run's head if read."""
+
+    @abstractmethod
+    def _details(self, i: Interaction, *, settled: bool = True, **first: Any) -> dict[str, Any]:
+        """A 409's details (after `first`): the interaction on the wire, and (`settled`) the claim as winner."""
+
+    @abstractmethod
+    def _result(self, i: Interaction, *, changed: bool) -> Result:
+        """What a claim change returns: the interaction's view, claimed, changed."""
 
     def _until(self, lease_seconds: int | None) -> str:
         return iso(self.core.clock.now() + timedelta(seconds=lease_seconds or DEFAULT_LEASE_SECONDS))
 
-    @staticmethod
-    def _held_elsewhere(i: Interaction, verb: str, hint: str) -> ConflictError:
+    def _held_elsewhere(self, i: Interaction, verb: str, hint: str) -> ConflictError:
         st = i.state
         return ConflictError(
-            f"interrupt {i.interaction_id} is claimed by {st.claimed_by} until {st.lease_expires_at}; "
+            f"{self.noun} {i.interaction_id} is claimed by {st.claimed_by} until {st.lease_expires_at}; "
             f"you cannot {verb} it{hint}",
-            details=conflict_details(
+            details=self._details(
                 i, claimedBy=st.claimed_by, claimedAt=st.claimed_at, leaseExpiresAt=st.lease_expires_at
             ),
         )
 
-    def _change(self, interrupt_id: str, verb: str, decide: Decide) -> InterruptClaimed:
-        """Read the interrupt, `decide` on what it shows (None: nothing to change), write the change
+    def _change(self, interaction_id: str, verb: str, decide: Decide) -> Result:
+        """Read the interaction, `decide` on what it shows (None: nothing to change), write the change
         conditionally on what was read; after a lost write, decide again on a fresh read."""
         again = False
         while True:
-            i, found = self.interrupts.current_for_decision(interrupt_id, verb)
+            i, audit_head = self._current(interaction_id, verb)
             decided = decide(i, again)
             if decided is None:
                 return self._result(i, changed=False)
@@ -85,7 +106,7 @@ class ClaimService:
                     expected_holder=i.state.claimed_by,
                     now=self.core.now(),
                     with_records=[event],
-                    audit_head=found.audit_head,
+                    audit_head=audit_head,
                 )
             except ConflictError as err:
                 if err.details.get("reason") == "contention":
@@ -94,16 +115,12 @@ class ClaimService:
                 continue
             return self._result(stored, changed=True)
 
-    @staticmethod
-    def _result(i: Interaction, *, changed: bool) -> InterruptClaimed:
-        return InterruptClaimed(interrupt=InterruptView.of(i), claimed=i.state.claimed_by is not None, changed=changed)
-
     def _claimed_state(self, i: Interaction, operator: str, lease_seconds: int | None) -> InteractionStatus:
         update = {"claimed_by": operator, "claimed_at": self.core.now(), "lease_expires_at": self._until(lease_seconds)}
         return i.state.model_copy(update=update)
 
     # ---- the operator's actions -----------------------------------------------------------------
-    def claim(self, interrupt_id: str, command: ClaimInterrupt, *, operator: str) -> InterruptClaimed:
+    def claim(self, interaction_id: str, command: ClaimInterrupt, *, operator: str) -> Result:
         """Claim for `operator`; a take-over is decided again without force after a lost write."""
         why = (command.reason or "").strip() or None
 
@@ -115,36 +132,36 @@ class ClaimService:
                 raise self._held_elsewhere(i, "claim", "; send force=true with a reason to take it over")
             taken = {"previous": previous, "reason": why} if previous is not None else {}
             return self._claimed_state(i, operator, command.leaseSeconds), lambda claimed: ClaimedEvent(
-                interaction_id=interrupt_id,
+                interaction_id=interaction_id,
                 node=i.request.node,
                 by=operator,
                 lease_expires_at=claimed.state.lease_expires_at,
                 **taken,
             )
 
-        return self._change(interrupt_id, "claimed", decide)
+        return self._change(interaction_id, "claimed", decide)
 
-    def renew(self, interrupt_id: str, command: RenewClaim, *, operator: str) -> InterruptClaimed:
+    def renew(self, interaction_id: str, command: RenewClaim, *, operator: str) -> Result:
         def decide(i: Interaction, _again: bool) -> Decision:
             if i.state.claimed_by is None:
                 raise ConflictError(
-                    f"interrupt {i.interaction_id} is not claimed (or its lease ended); claim it instead of "
+                    f"{self.noun} {i.interaction_id} is not claimed (or its lease ended); claim it instead of "
                     "trying to renew",
-                    details=conflict_details(i, settled=False, claimedBy=None),
+                    details=self._details(i, settled=False, claimedBy=None),
                 )
             if i.state.claimed_by != operator:
                 raise self._held_elsewhere(i, "renew", "; only its holder can renew it")
             renewed = i.state.model_copy(update={"lease_expires_at": self._until(command.leaseSeconds)})
             return renewed, lambda written: InterruptClaimRenewed(
-                interaction_id=interrupt_id,
+                interaction_id=interaction_id,
                 node=i.request.node,
                 by=operator,
                 lease_expires_at=written.state.lease_expires_at or "",
             )
 
-        return self._change(interrupt_id, "renewed", decide)
+        return self._change(interaction_id, "renewed", decide)
 
-    def release(self, interrupt_id: str, *, operator: str) -> InterruptClaimed:
+    def release(self, interaction_id: str, *, operator: str) -> Result:
         def decide(i: Interaction, _again: bool) -> Decision | None:
             if i.state.claimed_by is None:
                 return None
@@ -152,12 +169,12 @@ class ClaimService:
                 raise self._held_elsewhere(i, "release", "; only its holder can release it")
             free = i.state.model_copy(update={"claimed_by": None, "claimed_at": None, "lease_expires_at": None})
             return free, lambda _released: InterruptClaimReleased(
-                interaction_id=interrupt_id, node=i.request.node, by=operator
+                interaction_id=interaction_id, node=i.request.node, by=operator
             )
 
-        return self._change(interrupt_id, "released", decide)
+        return self._change(interaction_id, "released", decide)
 
-    def reassign(self, interrupt_id: str, command: ReassignClaim, *, operator: str) -> InterruptClaimed:
+    def reassign(self, interaction_id: str, command: ReassignClaim, *, operator: str) -> Result:
         """`operator` gives the claim to `command.to`; after a lost write: a 409 naming the new holder."""
         why = (command.reason or "").strip() or None
 
@@ -168,7 +185,7 @@ class ClaimService:
             if again or command.holder not in (None, previous):
                 raise self._held_elsewhere(i, "reassign", "; read it again and decide on the claim it has now")
             return self._claimed_state(i, command.to, command.leaseSeconds), lambda assigned: InterruptReassigned(
-                interaction_id=interrupt_id,
+                interaction_id=interaction_id,
                 node=i.request.node,
                 by=operator,
                 to=command.to,
@@ -177,4 +194,49 @@ class ClaimService:
                 lease_expires_at=assigned.state.lease_expires_at or "",
             )
 
-        return self._change(interrupt_id, "reassigned", decide)
+        return self._change(interaction_id, "reassigned", decide)
+
+
+class ClaimService(Claims[InterruptClaimed]):
+    """An interrupt's claim (`baton/api/routes_claims.py`), read with its run's head in one BatchGetItem."""
+
+    noun = "interrupt"
+
+    def __init__(self, interrupts: InterruptService) -> None:
+        self.interrupts = interrupts
+        self.core = interrupts.core
+
+    def _current(self, interaction_id: str, verb: str) -> tuple[Interaction, AuditHead | None]:
+        i, found = self.interrupts.current_for_decision(interaction_id, verb)
+        return i, found.audit_head
+
+    def _details(self, i: Interaction, *, settled: bool = True, **first: Any) -> dict[str, Any]:
+        return conflict_details(i, settled=settled, **first)
+
+    def _result(self, i: Interaction, *, changed: bool) -> InterruptClaimed:
+        return InterruptClaimed(interrupt=InterruptView.of(i), claimed=i.state.claimed_by is not None, changed=changed)
+
+
+class ToolApprovalClaims(Claims[ToolApprovalClaimed]):
+    """A tool approval's claim in `run_id` (`baton/api/routes_tool_approvals.py`); advisory: any operator
+    may still answer it."""
+
+    noun = "tool approval"
+
+    def __init__(self, approvals: ToolApprovalService, run_id: str) -> None:
+        self.approvals, self.run_id = approvals, run_id
+        self.core = approvals.core
+
+    def _current(self, interaction_id: str, verb: str) -> tuple[Interaction, AuditHead | None]:
+        return self.approvals.pending_for_claim(self.run_id, interaction_id, verb), None
+
+    def _details(self, i: Interaction, *, settled: bool = True, **first: Any) -> dict[str, Any]:
+        details = first | {"interaction": i.public()}
+        if not settled:
+            return details
+        st = i.state
+        return details | {"winner": winner(status="claimed", value=st.claimed_by, by=st.claimed_by, at=st.claimed_at)}
+
+    def _result(self, i: Interaction, *, changed: bool) -> ToolApprovalClaimed:
+        view = ToolApprovalView.of(i)
+        return ToolApprovalClaimed(approval=view, claimed=i.state.claimed_by is not None, changed=changed)

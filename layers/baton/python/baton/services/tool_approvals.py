@@ -226,7 +226,15 @@ class ToolApprovalService:
                 f"tool approval {interaction_id} not found in run {run_id}",
                 details={"run_id": run_id, "interaction_id": interaction_id},
             )
-        return found
+        state = found.state.without_lapsed_claim(self.core.now())  # a claim past its lease is nobody's
+        return found if state is found.state else found.model_copy(update={"state": state})
+
+    def pending_for_claim(self, run_id: str, interaction_id: str, verb: str) -> Interaction:
+        """The approval as a claim change decides on it (`baton.services.claims`): pending, else a 409."""
+        i = self._expire_if_due(self._load(run_id, interaction_id))
+        if i.state.status != "pending":
+            raise conflict(i, f"tool approval {interaction_id} was already decided; it cannot be {verb}")
+        return i
 
     def _expire_if_due(self, i: Interaction) -> Interaction:
         """Past its deadline a pending approval takes its default (a conditional write: an answer first wins)."""
