@@ -73,17 +73,21 @@ def test_what_the_document_declares_is_what_the_server_refuses(app: Any) -> None
 
 def test_an_object_body_route_refuses_an_array_and_the_document_says_object(app: Any) -> None:
     """Powertools takes a one-item array's item as a body model (`[{}]` was a claim); `null` is no object
-    either. No body at all still claims with the defaults (the interrupt is unknown here: 404)."""
-    for path in ("claim", "claim/renew", "claim/release"):
-        for refused in (b"[]", b"[{}]", b'[{"force": false}]', b"null", b'"x"'):
-            status, _, body = _call(app, "POST", f"/api/v1/interrupts/i-1/{path}", refused)
-            assert status == 422 and body["problems"][0]["path"] == "$", (path, refused, status, body)
-        assert _call(app, "POST", f"/api/v1/interrupts/i-1/{path}")[0] == 404
-        assert _call(app, "POST", f"/api/v1/interrupts/i-1/{path}", b"{}")[0] == 404
+    either. No body at all still claims with the defaults (the interrupt or tool approval is unknown here:
+    404)."""
+    claimable = ("/api/v1/interrupts/i-1", "/api/runs/r1/tool-approvals/t-1")
+    for prefix in claimable:
+        for path in ("claim", "claim/renew", "claim/release"):
+            for refused in (b"[]", b"[{}]", b'[{"force": false}]', b"null", b'"x"'):
+                status, _, body = _call(app, "POST", f"{prefix}/{path}", refused)
+                assert status == 422 and body["problems"][0]["path"] == "$", (path, refused, status, body)
+            assert _call(app, "POST", f"{prefix}/{path}")[0] == 404
+            assert _call(app, "POST", f"{prefix}/{path}", b"{}")[0] == 404
     assert _call(app, "POST", "/api/runs/r1/questions", b'[{"node": "n", "question": "q"}]')[0] == 422
     _, _, spec = _call(app, "GET", "/api/openapi.json")
-    for path in ("claim", "claim/renew", "claim/release"):
-        schema = spec["paths"][f"/api/v1/interrupts/{{interrupt_id}}/{path}"]["post"]["requestBody"]["content"]
+    documented = ("/api/v1/interrupts/{interrupt_id}", "/api/runs/{run_id}/tool-approvals/{interaction_id}")
+    for prefix, path in ((p, v) for p in documented for v in ("claim", "claim/renew", "claim/release")):
+        schema = spec["paths"][f"{prefix}/{path}"]["post"]["requestBody"]["content"]
         declared = schema["application/json"]["schema"]
         assert "anyOf" not in declared and declared["$ref"].startswith("#/components/schemas/"), (path, declared)
         assert spec["components"]["schemas"][declared["$ref"].rsplit("/", 1)[1]]["type"] == "object"
@@ -102,8 +106,10 @@ def test_a_whole_number_of_lease_seconds_is_an_integer_as_the_document_says(app:
     """JSON Schema's "integer" holds 120.0: the server takes it; 120.5, "120" and true are refused."""
     for valid in (b'{"leaseSeconds": 120.0}', b'{"leaseSeconds": null}', b'{"leaseSeconds": 120}'):
         assert _call(app, "POST", "/api/v1/interrupts/i-1/claim", valid)[0] == 404, valid  # valid: no such interrupt
+        assert _call(app, "POST", "/api/runs/r1/tool-approvals/t-1/claim", valid)[0] == 404, valid
     for refused in (b'{"leaseSeconds": 120.5}', b'{"leaseSeconds": "120"}', b'{"leaseSeconds": true}'):
         assert _call(app, "POST", "/api/v1/interrupts/i-1/claim", refused)[0] == 422, refused
+        assert _call(app, "POST", "/api/runs/r1/tool-approvals/t-1/claim", refused)[0] == 422, refused
     _, _, spec = _call(app, "GET", "/api/openapi.json")
     lease = spec["components"]["schemas"]["ClaimInterruptRequest"]["properties"]["leaseSeconds"]["anyOf"][0]
     assert lease == {"type": "integer", "minimum": 60, "maximum": 28800}, lease
