@@ -4,9 +4,10 @@ import { validator } from "./validator.js";
 import { api, deliveryPending, DELIVERY_PENDING_TEXT, winnerText } from "./api.js";
 import { previewStateEdits } from "./stateEdits.js";
 import { SignIn } from "./SignIn.jsx";
-import { resultClass, until, useInterval } from "./util.js";
+import { resultClass, useInterval } from "./util.js";
 import { When } from "./text.jsx";
 import { useMe } from "./me.js";
+import { ClaimBar } from "./ClaimBar.jsx";
 
 // The light `schema` ({type|"enum", enum, default, title, description}) as the JSON Schema it means
 // (layers/baton/python/baton/domain/answer_schema.py); `jsonSchema` wins when both are given.
@@ -28,25 +29,6 @@ export function errorAt(path, message) {
   for (const key of keys) node = node[key] = {};
   node.__errors = [message];
   return root;
-}
-
-function ClaimBar({ view, me, onClaim }) {
-  const [why, setWhy] = useState("");
-  if (view.status !== "pending") return null;
-  const holder = view.claimedBy;
-  if (!holder) return <p role="status">Not claimed.</p>;
-  const lease = until(view.leaseExpiresAt);
-  if (holder === me) return <p role="status" className="ok">Claimed by you ({me}) until {lease}.</p>;
-  return (
-    <div className="claimbar" role="alert">
-      Claimed by <strong>{holder}</strong> until {lease}.{" "}
-      <label htmlFor="takeover-reason">Reason to take over</label>{" "}
-      <input id="takeover-reason" value={why} onChange={(e) => setWhy(e.target.value)} />{" "}
-      <button type="button" disabled={!why.trim()} onClick={() => onClaim(true, why.trim(), holder)}>
-        Take over
-      </button>
-    </div>
-  );
 }
 
 function StateEdits({ snapshot, text, setText, serverError }) {

@@ -1,8 +1,10 @@
-import { useEffect, useMemo, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, deliveryPending, DELIVERY_PENDING_TEXT, winnerText } from "./api.js";
 import { resultClass, show, until, useInterval } from "./util.js";
 import { When } from "./text.jsx";
 import { SignIn } from "./SignIn.jsx";
+import { ClaimBar } from "./ClaimBar.jsx";
+import { useMe } from "./me.js";
 
 // A shell tool's command (Bash-like tools name it so) is read as a command, not as a JSON string.
 const COMMAND_KEYS = ["command", "cmd", "script"];
@@ -130,13 +132,32 @@ export function ToolApprovalScreen({ runId, interactionId }) {
   const [expiry, setExpiry] = useState(String(EXPIRY_CHOICES[1][0]));
   const [result, setResult] = useState(null);
   const [busy, setBusy] = useState(false);
+  const signedIn = useMe();
+  const [claimedAs, setClaimedAs] = useState(null);
+  const me = claimedAs || (signedIn && signedIn.principal);
   const load = () => api.toolApproval(runId, interactionId).then(setView, setError);
+  const claim = useCallback(
+    async (force, why, holder) => {
+      try {
+        const claimed = await api.claimToolApproval(runId, interactionId, force, why, holder);
+        setClaimedAs(claimed.approval.claimed_by);
+        setView(claimed.approval);
+      } catch (err) {
+        // 409: someone else's claim (or already decided): show the approval as it is now
+        if (err.status === 409 && err.body.interaction) api.toolApproval(runId, interactionId).then(setView, setError);
+        else setResult({ ok: false, text: err.message });
+      }
+    },
+    [runId, interactionId],
+  );
+  // Claim on open, as an interrupt's page does: a free approval becomes ours; another's shows a take-over.
   useEffect(() => {
     api.toolApproval(runId, interactionId).then((v) => {
       setView(v);
       setEditText(JSON.stringify(v.arguments, null, 2));
+      if (v.status === "pending") claim(false);
     }, setError);
-  }, [runId, interactionId]);
+  }, [runId, interactionId, claim]);
 
   // Decided elsewhere (the CLI, Slack, another operator) or by its deadline: the page says so within 3 s.
   useInterval(() => view && view.status === "pending" && !busy && load(), 3000);
@@ -199,6 +220,11 @@ export function ToolApprovalScreen({ runId, interactionId }) {
       <blockquote className="agent-reason" aria-label="The agent's reason">
         {view.reason}
       </blockquote>
+      <ClaimBar
+        view={{ status: view.status, claimedBy: view.claimed_by, leaseExpiresAt: view.lease_expires_at }}
+        me={me}
+        onClaim={claim}
+      />
       <Arguments args={view.arguments} />
       {pending && view.expires_at && (
         <p className="deadline" role="note">

@@ -48,6 +48,13 @@ export const api = {
     request("POST", `/api/runs/${enc(runId)}/interactions/${enc(iid)}/answer`, { answer }),
   resumeRun: (runId, answers, node) => request("POST", `/api/runs/${enc(runId)}/resume`, { answers, node }),
   toolApproval: (runId, iid) => request("GET", `/api/runs/${enc(runId)}/tool-approvals/${enc(iid)}`),
+  // Advisory, like an interrupt's: a take-over names the holder it was decided on.
+  claimToolApproval: (runId, iid, force, reason, holder) =>
+    request(
+      "POST",
+      `/api/runs/${enc(runId)}/tool-approvals/${enc(iid)}/claim`,
+      force ? { force: true, reason, holder } : {},
+    ),
   review: (runId) => request("GET", `/api/runs/${enc(runId)}/review`),
   reviewDiff: (runId, gate) => request("GET", `/api/runs/${enc(runId)}/review/diff` + query({ gate })),
   interrupt: (id) => request("GET", `/api/v1/interrupts/${enc(id)}`),

@@ -1,15 +1,18 @@
 """A tool approval in the inbox, in Chromium (issue 30): it is listed under its kind, its page shows the
 command and the other arguments, a deny without a reason is refused, an edit the tool's schema refuses
 shows the server's 422 at the argument, and an approve with "remember for this run" settles it (the API
-then says approved, with the grant); in the list, r denies only with a reason."""
+then says approved, with the grant); in the list, r denies only with a reason. Opening one claims it (an
+advisory claim, as an interrupt's page does); another operator's claim shows with a take-over."""
 
 from __future__ import annotations
 
 import re
 import uuid
 
+import httpx
 from playwright.sync_api import Page, expect
 
+from baton.api.auth import operator_token
 from baton.contracts.tool_approvals import ToolApprovalRequest
 from baton.domain.tool_calls import ToolCall
 from tests.browser.conftest import LIVE_SECONDS, agent, shoot
@@ -111,3 +114,38 @@ def test_a_decision_made_elsewhere_shows_on_the_open_page(stack: LocalStackProce
     decision = page.get_by_role("status", name="Decision")
     expect(decision).to_have_text("Denied by local-operator: not now.", timeout=LIVE_SECONDS * 1000)
     expect(page.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
+
+
+def test_opening_an_approval_claims_it_and_another_operators_claim_is_taken_over(
+    stack: LocalStackProcess, page: Page
+) -> None:
+    run_id = f"ui-tool-claim-{uuid.uuid4().hex[:8]}"
+    request = ToolApprovalRequest(
+        call=ToolCall(tool="Write", arguments={"path": "b.md"}), reason="notes", timeout_seconds=600
+    )
+    free = agent(stack, run_id).request_tool_approval(run_id, request)
+    page.goto(f"{stack.api_url}/inbox/#/tool/{run_id}/{free.interaction_id}")
+    expect(page.get_by_text("Claimed by you (local-operator) until")).to_be_visible()  # claimed on open
+    assert stack.client().get_tool_approval(run_id, free.interaction_id).claimed_by == "local-operator"
+
+    other = ToolApprovalRequest(
+        call=ToolCall(tool="Write", arguments={"path": "c.md"}), reason="notes", timeout_seconds=600
+    )
+    held = agent(stack, run_id).request_tool_approval(run_id, other)
+    alice = {"Authorization": f"Bearer {operator_token(stack.token, 'alice')}"}
+    claimed = httpx.post(
+        f"{stack.api_url}/api/runs/{run_id}/tool-approvals/{held.interaction_id}/claim", headers=alice, json={}
+    )
+    assert claimed.status_code == 200, claimed.text
+    page.goto(f"{stack.api_url}/inbox/#/tool/{run_id}/{held.interaction_id}")
+    banner = page.get_by_role("alert").filter(has_text="Claimed by alice")
+    expect(banner).to_be_visible()
+    shoot(page, "tool-approval-claimed")
+    assert (
+        stack.client().get_tool_approval(run_id, held.interaction_id).claimed_by == "alice"
+    )  # opening did not take it
+    expect(banner.get_by_role("button", name="Take over")).to_be_disabled()  # a take-over needs a reason
+    banner.get_by_label("Reason to take over").fill("alice is away")
+    banner.get_by_role("button", name="Take over").click()
+    expect(page.get_by_text("Claimed by you (local-operator) until")).to_be_visible()
+    assert stack.client().get_tool_approval(run_id, held.interaction_id).claimed_by == "local-operator"
