@@ -65,6 +65,9 @@ BUDGETS: dict[str, Budget] = {
     # (GetItem), the call's open-approval key (GetItem), the approval it names (GetItem): never the run's
     # tool approvals, however many the session made
     "tool approval repeat": Budget(total=3),
+    # a tool approval's claim (issue 30): the approval (GetItem), the run's decision-log head (GetItem),
+    # the conditional put with `interrupt_claimed` and the head's advance in one transaction
+    "tool approval claim": Budget(total=3),
 }
 
 
@@ -464,3 +467,15 @@ def test_a_tool_approval_repeat_stays_in_budget_and_flat_as_the_session_grows(
     read = {history: _tool_repeat_reads(call_log, moto_stack, history) for history in (1, 21)}
     assert read[1][0] == 3, read  # the run, the call's key, its approval
     assert read[21] == read[1], f"a repeat and GET pending read {read[1]} items at history 1, {read[21]} at 21"
+
+
+def test_a_tool_approval_claim_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    call = {"tool": "run_shell", "arguments": {"command": "make deploy"}}
+    body = {"call": call, "session": "s", "reason": "deploy", "timeout_seconds": 600}
+    status, asked = _api(moto_stack, "POST", "/api/runs/budget-tool-claim/tool-approvals", body)
+    assert status == 201, asked
+    _warm(moto_stack)
+    path = f"/api/runs/budget-tool-claim/tool-approvals/{asked['interaction_id']}/claim"
+    (status, claimed), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {}))
+    assert status == 200 and claimed["approval"]["claimed_by"] == OPERATOR, claimed
+    _check("tool approval claim", calls)
