@@ -143,9 +143,9 @@ def _service() -> InterruptService:
     return deps.get_services().interrupts
 
 
-def _operator(requested: str | None) -> str:
+def _operator(requested: str | None, action: str = "claiming, resuming or cancelling an interrupt") -> str:
     """The authenticated caller, on every stack: a body's `operator` naming anyone else is a 403."""
-    caller = deps.require_operator("claiming, resuming or cancelling an interrupt")
+    caller = deps.require_operator(action)
     if requested is None or requested == caller.principal:
         return caller.principal
     raise ForbiddenError(

@@ -30,6 +30,7 @@ from baton.services.claims import ToolApprovalClaims
 from baton.services.tool_approvals import ToolApprovalService
 
 router = APIGatewayRouter()
+CLAIMING = "claiming a tool approval"  # what a non-operator is told they cannot do
 GrantId = Annotated[str, Path(min_length=1, max_length=80, description="The grant's id (the approve that made it).")]
 
 
@@ -121,7 +122,7 @@ def claim_approval(
     interaction_id: InteractionId,
     body: Annotated[ClaimInterruptRequest, Body()] = ClaimInterruptRequest(),
 ) -> ToolApprovalClaimed:
-    return _claims(run_id).claim(interaction_id, body, operator=acting_operator(body.operator))
+    return _claims(run_id).claim(interaction_id, body, operator=acting_operator(body.operator, CLAIMING))
 
 
 @router.post(
@@ -133,7 +134,7 @@ def claim_approval(
 def renew_approval_claim(
     run_id: RunId, interaction_id: InteractionId, body: Annotated[RenewClaimRequest, Body()] = RenewClaimRequest()
 ) -> ToolApprovalClaimed:
-    return _claims(run_id).renew(interaction_id, body, operator=acting_operator(body.operator))
+    return _claims(run_id).renew(interaction_id, body, operator=acting_operator(body.operator, CLAIMING))
 
 
 @router.post(
@@ -145,7 +146,7 @@ def renew_approval_claim(
 def release_approval_claim(
     run_id: RunId, interaction_id: InteractionId, body: Annotated[ReleaseClaimRequest, Body()] = ReleaseClaimRequest()
 ) -> ToolApprovalClaimed:
-    return _claims(run_id).release(interaction_id, operator=acting_operator(body.operator))
+    return _claims(run_id).release(interaction_id, operator=acting_operator(body.operator, CLAIMING))
 
 
 @router.post(
@@ -155,4 +156,4 @@ def release_approval_claim(
     responses=responses({200: ToolApprovalClaimed}, 400, 403, 404, 409, 422),
 )
 def reassign_approval(run_id: RunId, interaction_id: InteractionId, body: ReassignRequest) -> ToolApprovalClaimed:
-    return _claims(run_id).reassign(interaction_id, body, operator=acting_operator(body.operator))
+    return _claims(run_id).reassign(interaction_id, body, operator=acting_operator(body.operator, CLAIMING))
