@@ -35,6 +35,25 @@ POLL_INTERVAL_SECONDS = 0.5
 MAX_POLL_INTERVAL_SECONDS = 2.0
 
 
+def long_poll(
+    read: Callable[[], Interaction],
+    wait_seconds: float,
+    *,
+    sleep: Callable[[float], None],
+    monotonic: Callable[[], float],
+) -> Interaction:
+    """`read` until the item is no longer pending or `wait_seconds` (<= MAX_WAIT_SECONDS) pass: a blocking
+    ask's and a tool approval's long-poll (re-read after 0.5 s, doubling to 2 s)."""
+    until = monotonic() + max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
+    interval = POLL_INTERVAL_SECONDS
+    current = read()
+    while current.state.status == "pending" and (remaining := until - monotonic()) > 0:
+        sleep(min(interval, remaining))
+        interval = min(interval * 2, MAX_POLL_INTERVAL_SECONDS)
+        current = read()
+    return current
+
+
 class AskService:
     def __init__(
         self,
@@ -100,15 +119,11 @@ class AskService:
 
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
         """The ask; with `wait_seconds` a long-poll that returns once it is no longer pending."""
-        wait = max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
-        until = self._monotonic() + wait
-        interval = POLL_INTERVAL_SECONDS
-        current = self._expire_if_due(self._load(run_id, interaction_id))
-        while current.state.status == "pending" and (remaining := until - self._monotonic()) > 0:
-            self._sleep(min(interval, remaining))
-            interval = min(interval * 2, MAX_POLL_INTERVAL_SECONDS)
-            current = self._expire_if_due(self._load(run_id, interaction_id))
-        return current
+
+        def read() -> Interaction:
+            return self._expire_if_due(self._load(run_id, interaction_id))
+
+        return long_poll(read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic)
 
     def pending(self, run_id: str) -> list[Interaction]:
         """The run's pending asks (agents' and hosted pauses'), oldest first; past-deadline ones end first."""

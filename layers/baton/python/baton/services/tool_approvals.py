@@ -24,7 +24,7 @@ from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, InteractionAnswered, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, ToolApprovalPause, status_of
 from baton.services.approvals import Voter
-from baton.services.asks import MAX_POLL_INTERVAL_SECONDS, MAX_WAIT_SECONDS, POLL_INTERVAL_SECONDS
+from baton.services.asks import long_poll
 from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.pause_answers import conflict
 from baton.services.tool_approval_votes import vote
@@ -116,14 +116,11 @@ class ToolApprovalService:
 
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
         """The approval; with `wait_seconds` (<= 20) a long-poll until it is no longer pending."""
-        until = self._monotonic() + max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
-        interval = POLL_INTERVAL_SECONDS
-        current = self._expire_if_due(self._load(run_id, interaction_id))
-        while current.state.status == "pending" and (remaining := until - self._monotonic()) > 0:
-            self._sleep(min(interval, remaining))
-            interval = min(interval * 2, MAX_POLL_INTERVAL_SECONDS)
-            current = self._expire_if_due(self._load(run_id, interaction_id))
-        return current
+
+        def read() -> Interaction:
+            return self._expire_if_due(self._load(run_id, interaction_id))
+
+        return long_poll(read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic)
 
     def answer(
         self, run_id: str, interaction_id: str, answer: Any, *, caller: str, groups: frozenset[str] = frozenset()
