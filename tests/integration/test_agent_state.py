@@ -5,22 +5,18 @@ the bound is 413; a bad key is 400; the item lives in the run's partition and ne
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
 from baton.api import deps
-from baton.api.app import create_app
 from baton.api.auth import agent_token
 from baton.contracts.agent_state import MAX_AGENT_STATE_BYTES
-from baton.local.http_adapter import to_proxy_event
 from baton.models import RunSummary
-from baton.runtime.settings import Settings
-from baton.runtime.wiring import Services
 from baton.workflows.table import TTL_ATTRIBUTE
 from tests.integration.racing import call_api, operator, race
+from tests.integration.resolver import ResolverOnMoto
 
 if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
@@ -30,24 +26,12 @@ RUN, OTHER = "state-1", "state-2"
 PATH = f"/api/runs/{RUN}/agent-state/openai-agents.s1"
 
 
-class Api:
+class Api(ResolverOnMoto):
     def __init__(self, stack: MotoStack) -> None:
-        self.core = stack.services.core
-        settings = Settings.model_validate(
-            {**stack.services.settings.model_dump(by_alias=True), "BATON_LOCAL_API_TOKEN": TOKEN}
-        )
-        services = Services(settings=settings, core=self.core, runs=stack.services.runs)
-        deps.set_services_provider(lambda: services)
-        self.app = create_app()
+        super().__init__(stack)
         for run in (RUN, OTHER):
             now = self.core.now()
             self.core.store.create_run(RunSummary(run_id=run, status="running", created_at=now, updated_at=now))
-
-    def call(self, method: str, path: str, body: Any = None, *, token: str = TOKEN) -> tuple[int, Any]:
-        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
-        raw = json.dumps(body, ensure_ascii=False).encode() if body is not None else b""
-        result = self.app.resolve(to_proxy_event(method, path, headers, raw, "127.0.0.1"), None)
-        return result["statusCode"], json.loads(result["body"]) if result.get("body") else None
 
 
 @pytest.fixture

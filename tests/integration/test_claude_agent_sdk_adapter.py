@@ -7,9 +7,7 @@ a wait that ends first, the deadline's default and an unreachable Baton deny wit
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -17,15 +15,11 @@ import pytest
 from claude_agent_sdk import PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
 
 from baton.api import deps
-from baton.api.app import create_app
 from baton.api.auth import agent_token
 from baton.client.sdk import Client
 from baton.domain.tool_calls import ToolCall
 from baton.integrations.claude_agent_sdk import baton_can_use_tool
-from baton.local.http_adapter import to_proxy_event
-from baton.runtime.settings import Settings
-from baton.runtime.wiring import Services
-from tests.conftest import FixedClock
+from tests.integration.resolver import ResolverOnMoto
 
 if TYPE_CHECKING:
     from claude_agent_sdk import PermissionResult
@@ -38,19 +32,11 @@ RUN = "agent-sdk-1"
 COMMAND = {"command": "rm -rf build/", "description": "Remove the build directory"}
 
 
-class Api:
+class Api(ResolverOnMoto):
     """The resolver on moto, served to the SDK, and a person answering at the callback's first long-poll."""
 
     def __init__(self, stack: MotoStack) -> None:
-        self.clock = FixedClock(datetime.now(UTC))
-        self.core = stack.services.core
-        self.core.clock = self.clock
-        settings = Settings.model_validate(
-            {**stack.services.settings.model_dump(by_alias=True), "BATON_LOCAL_API_TOKEN": TOKEN}
-        )
-        services = Services(settings=settings, core=self.core, runs=stack.services.runs)
-        deps.set_services_provider(lambda: services)
-        self.app = create_app()
+        super().__init__(stack)
         self.client = Client("http://baton.test", agent_token(TOKEN, RUN), transport=httpx.MockTransport(self.handle))
         self.on_first_poll: list[Callable[[str], None]] = []  # given the approval's id
 
@@ -59,17 +45,12 @@ class Api:
         if request.method == "GET" and "/tool-approvals/" in path:
             while self.on_first_poll:
                 self.on_first_poll.pop(0)(path.split("?")[0].rsplit("/", 1)[1])
-        event = to_proxy_event(request.method, path, dict(request.headers), request.content, "127.0.0.1")
-        result = self.app.resolve(event, None)
-        return httpx.Response(result["statusCode"], content=(result.get("body") or "").encode())
+        return self.dispatch(request)
 
     def answers(self, answer: dict[str, Any]) -> Callable[[str], None]:
         def answer_it(approval_id: str) -> None:
-            headers = {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"}
-            path = f"/api/runs/{RUN}/interactions/{approval_id}/answer"
-            body = json.dumps({"answer": answer}).encode()
-            result = self.app.resolve(to_proxy_event("POST", path, headers, body, "127.0.0.1"), None)
-            assert result["statusCode"] == 200, result["body"]
+            status, body = self.call("POST", f"/api/runs/{RUN}/interactions/{approval_id}/answer", {"answer": answer})
+            assert status == 200, body
 
         return answer_it
 

@@ -9,11 +9,9 @@ refused."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,15 +25,11 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from baton.api import deps
-from baton.api.app import create_app
 from baton.api.auth import agent_token
 from baton.client.sdk import Client
 from baton.errors import ConflictError
 from baton.integrations.langgraph import Approval, approvals_for, resume_value, resume_when_answered
-from baton.local.http_adapter import to_proxy_event
-from baton.runtime.settings import Settings
-from baton.runtime.wiring import Services
-from tests.conftest import FixedClock
+from tests.integration.resolver import ResolverOnMoto
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -55,35 +49,22 @@ class ToolCallingModel(GenericFakeChatModel):
         return self
 
 
-class Api:
+class Api(ResolverOnMoto):
     """The resolver on moto, served to the SDK, and a person answering through it."""
 
     def __init__(self, stack: MotoStack) -> None:
-        self.clock = FixedClock(datetime.now(UTC))
-        core = stack.services.core
-        core.clock = self.clock
-        settings = Settings.model_validate(
-            {**stack.services.settings.model_dump(by_alias=True), "BATON_LOCAL_API_TOKEN": TOKEN}
-        )
-        services = Services(settings=settings, core=core, runs=stack.services.runs)
-        deps.set_services_provider(lambda: services)
-        self.app = create_app()
+        super().__init__(stack)
         self.client = Client("http://baton.test", agent_token(TOKEN, RUN), transport=httpx.MockTransport(self.handle))
         self.sent: list[str] = []  # the SDK's calls, "METHOD path" (no query)
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         path = request.url.raw_path.decode()
         self.sent.append(f"{request.method} {path.split('?')[0]}")
-        event = to_proxy_event(request.method, path, dict(request.headers), request.content, "127.0.0.1")
-        result = self.app.resolve(event, None)
-        return httpx.Response(result["statusCode"], content=(result.get("body") or "").encode())
+        return self.dispatch(request)
 
     def answer(self, approval_id: str, answer: dict[str, Any]) -> None:
-        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"}
-        path = f"/api/runs/{RUN}/interactions/{approval_id}/answer"
-        event = to_proxy_event("POST", path, headers, json.dumps({"answer": answer}).encode(), "127.0.0.1")
-        result = self.app.resolve(event, None)
-        assert result["statusCode"] == 200, result["body"]
+        status, body = self.call("POST", f"/api/runs/{RUN}/interactions/{approval_id}/answer", {"answer": answer})
+        assert status == 200, body
 
 
 class Agent:

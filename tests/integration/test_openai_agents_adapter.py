@@ -7,9 +7,7 @@ edit is refused, the deadline denies, a changed call is refused."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +17,6 @@ from agents import Agent, ModelBehaviorError, RunConfig, RunContextWrapper, func
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from baton.api import deps
-from baton.api.app import create_app
 from baton.api.auth import agent_token
 from baton.client.sdk import Client
 from baton.errors import ConflictError
@@ -30,10 +27,7 @@ from baton.integrations.openai_agents import (
     Outcome,
     state_key,
 )
-from baton.local.http_adapter import to_proxy_event
-from baton.runtime.settings import Settings
-from baton.runtime.wiring import Services
-from tests.conftest import FixedClock
+from tests.integration.resolver import ResolverOnMoto
 
 if TYPE_CHECKING:
     from agents.testing import ModelCall
@@ -48,41 +42,26 @@ IN_BATON = None  # the adapter's default: the paused run is kept in Baton with t
 KEY = state_key("s1")
 
 
-class Api:
+class Api(ResolverOnMoto):
     """The resolver on moto, what the SDK client's requests reach, and a person answering."""
 
     def __init__(self, stack: MotoStack) -> None:
-        self.clock = FixedClock(datetime.now(UTC))
-        self.core = stack.services.core
-        self.core.clock = self.clock
-        settings = Settings.model_validate(
-            {**stack.services.settings.model_dump(by_alias=True), "BATON_LOCAL_API_TOKEN": TOKEN}
-        )
-        services = Services(settings=settings, core=self.core, runs=stack.services.runs)
-        deps.set_services_provider(lambda: services)
-        self.app = create_app()
+        super().__init__(stack)
         self.sent: list[tuple[str, str]] = []
         self.on_long_poll: list[dict[str, Any]] = []  # answers a person gives when the adapter waits
-
-    def resolve(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, str]:
-        result = self.app.resolve(to_proxy_event(method, path, headers, body, "127.0.0.1"), None)
-        return result["statusCode"], result.get("body") or ""
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         path = request.url.raw_path.decode()
         self.sent.append((request.method, path.split("?")[0]))
         if request.method == "GET" and "waitSeconds=" in path and self.on_long_poll:
             self.answer(path.split("?")[0].rsplit("/", 1)[1], self.on_long_poll.pop(0))
-        status, body = self.resolve(request.method, path, dict(request.headers), request.content)
-        return httpx.Response(status, content=body.encode())
+        return self.dispatch(request)
 
     def client(self) -> Client:
         return Client("http://baton.test", agent_token(TOKEN, RUN), transport=httpx.MockTransport(self.handle))
 
     def answer(self, approval_id: str, answer: dict[str, Any]) -> None:
-        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"}
-        path = f"/api/runs/{RUN}/interactions/{approval_id}/answer"
-        status, body = self.resolve("POST", path, headers, json.dumps({"answer": answer}).encode())
+        status, body = self.call("POST", f"/api/runs/{RUN}/interactions/{approval_id}/answer", {"answer": answer})
         assert status == 200, body
 
     def approvals(self) -> list[Any]:

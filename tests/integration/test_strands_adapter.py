@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterable, Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,14 +20,10 @@ from strands.models import Model
 from strands.session.file_session_manager import FileSessionManager
 
 from baton.api import deps
-from baton.api.app import create_app
 from baton.api.auth import agent_token
 from baton.client.sdk import Client
 from baton.integrations.strands import BatonToolApprovals
-from baton.local.http_adapter import to_proxy_event
-from baton.runtime.settings import Settings
-from baton.runtime.wiring import Services
-from tests.conftest import FixedClock
+from tests.integration.resolver import ResolverOnMoto
 
 if TYPE_CHECKING:
     from strands.types.content import Messages
@@ -92,39 +87,22 @@ def _text_reply(text: str) -> list[StreamEvent]:
     ]
 
 
-class Api:
+class Api(ResolverOnMoto):
     def __init__(self, stack: MotoStack) -> None:
-        self.clock = FixedClock(datetime.now(UTC))
-        self.core = stack.services.core
-        self.core.clock = self.clock
-        settings = Settings.model_validate(
-            {**stack.services.settings.model_dump(by_alias=True), "BATON_LOCAL_API_TOKEN": TOKEN}
-        )
-        services = Services(settings=settings, core=self.core, runs=stack.services.runs)
-        deps.set_services_provider(lambda: services)
-        self.app = create_app()
+        super().__init__(stack)
         self.consumes = 0
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         path = request.url.raw_path.decode()
         self.consumes += path.endswith("/consume")
-        event = to_proxy_event(request.method, path, dict(request.headers), request.content, "127.0.0.1")
-        result = self.app.resolve(event, None)
-        return httpx.Response(result["statusCode"], content=(result.get("body") or "").encode())
+        return self.dispatch(request)
 
     def client(self) -> Client:
         return Client("http://baton.test", agent_token(TOKEN, RUN), transport=httpx.MockTransport(self.handle))
 
     def answer(self, approval_id: str, answer: Any) -> None:
-        event = to_proxy_event(
-            "POST",
-            f"/api/runs/{RUN}/interactions/{approval_id}/answer",
-            {"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"},
-            json.dumps({"answer": answer}).encode(),
-            "127.0.0.1",
-        )
-        result = self.app.resolve(event, None)
-        assert result["statusCode"] == 200, result.get("body")
+        status, body = self.call("POST", f"/api/runs/{RUN}/interactions/{approval_id}/answer", {"answer": answer})
+        assert status == 200, body
 
     def approvals(self) -> list[Any]:
         return self.core.store.list_run_interactions(RUN, kind="tool_approval")

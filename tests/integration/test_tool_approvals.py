@@ -7,21 +7,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from baton.api import deps
-from baton.api.app import create_app
 from baton.api.auth import operator_token
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.tool_calls import ToolCall
-from baton.local.http_adapter import to_proxy_event
-from baton.runtime.settings import Settings
-from baton.runtime.wiring import Services
 from baton.services.approvals import ApprovalService, Voter
-from tests.conftest import FixedClock
+from tests.integration.resolver import ResolverOnMoto
 
 if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
@@ -31,23 +26,9 @@ RUN = "tools-1"
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string", "maxLength": 12}}, "required": ["path"]}
 
 
-class Api:
+class Api(ResolverOnMoto):
     def __init__(self, stack: MotoStack) -> None:
-        self.clock = FixedClock(datetime.now(UTC))
-        self.core = stack.services.core
-        self.core.clock = self.clock
-        settings = Settings.model_validate(
-            {**stack.services.settings.model_dump(by_alias=True), "BATON_LOCAL_API_TOKEN": TOKEN}
-        )
-        services = Services(settings=settings, core=self.core, runs=stack.services.runs)
-        deps.set_services_provider(lambda: services)
-        self.app = create_app()
-
-    def call(self, method: str, path: str, body: Any = None, *, token: str = TOKEN) -> tuple[int, Any]:
-        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
-        event = to_proxy_event(method, path, headers, json.dumps(body).encode() if body else b"", "127.0.0.1")
-        result = self.app.resolve(event, None)
-        return result["statusCode"], json.loads(result["body"]) if result.get("body") else None
+        super().__init__(stack)
 
     def ask(self, arguments: dict[str, Any], **more: Any) -> tuple[int, Any]:
         call = {"tool": "write_file", "arguments": arguments, "arguments_schema": SCHEMA}
