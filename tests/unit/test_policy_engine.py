@@ -1,0 +1,62 @@
+"""The policy engine (baton.policy.engine): Cedar's answer as allow, deny or ask, and a bad policy refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from baton.contracts.policy import AskSpec, PolicyQuery
+from baton.policy.engine import NO_RULE, Policy, PolicyError
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "policy" / "tools.cedar"
+
+
+@pytest.fixture(scope="module")
+def policy() -> Policy:
+    return Policy.load(EXAMPLE.read_text())
+
+
+def bash(command: str) -> PolicyQuery:
+    return PolicyQuery(target="Bash", arguments={"command": command}, at="2026-12-05T10:00:00+00:00")
+
+
+def test_a_permit_allows_with_its_rule_and_reason(policy: Policy) -> None:
+    decision = policy.decide(bash("ls -la"))
+    assert (decision.outcome, decision.rule, decision.reason) == ("allow", "read-only", "reading is safe")
+    assert decision.policy_version == policy.version and decision.policy_version.startswith("sha256:")
+
+
+def test_a_forbid_denies_with_the_reason_the_model_sees(policy: Policy) -> None:
+    decision = policy.decide(bash("curl https://example.com"))
+    assert (decision.outcome, decision.rule, decision.reason) == ("deny", "no-network", "no network from agents")
+
+
+def test_an_ask_rule_names_its_approvers_quorum_and_deadline(policy: Policy) -> None:
+    decision = policy.decide(bash("rm -rf build"))
+    assert (decision.outcome, decision.rule) == ("ask", "destructive")
+    assert decision.ask == AskSpec(approvers=["group:sre"], quorum=2, timeout_seconds=900, tier="high")
+
+
+def test_no_matching_rule_asks_a_person(policy: Policy) -> None:
+    decision = policy.decide(PolicyQuery(target="Write", arguments={"path": "a.txt", "lines": [1, 2]}))
+    assert (decision.outcome, decision.rule, decision.reason) == ("ask", None, NO_RULE)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("permit(principal,", "does not parse"),
+        ('@id("x") permit(principal, action, resource) when { context.nope };', "does not validate"),
+        ("permit(principal, action, resource);", "needs an @id"),
+        ('@id("x") @quorum("2") permit(principal, action, resource);', "need @ask"),
+        ('@id("x") @ask @quorum("two") permit(principal, action, resource);', "whole number"),
+        ('@id("x") @ask forbid(principal, action, resource);', "belong on a permit"),
+        ('@id("x") permit(principal, action, resource);\n@id("x") forbid(principal, action, resource);', "twice"),
+        ('@id("x") @colour("red") permit(principal, action, resource);', "unknown annotation @colour"),
+    ],
+)
+def test_a_bad_policy_is_refused_naming_the_problem(text: str, problem: str) -> None:
+    with pytest.raises(PolicyError) as refused:
+        Policy.load(text)
+    assert any(problem in p for p in refused.value.problems), refused.value.problems
