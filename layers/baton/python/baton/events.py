@@ -90,6 +90,7 @@ class EventType(StrEnum):
     ESCALATED = "escalated"
     TIMED_OUT_DEFAULT = "timed_out_default"
     TOOL_GRANT_REVOKED = "tool_grant_revoked"
+    POLICY_DECIDED = "policy_decided"
 
 
 class EventPayload(BaseModel):
@@ -468,6 +469,23 @@ class ToolGrantRevoked(EventPayload):
     by: str
 
 
+class PolicyDecided(EventPayload):
+    """A policy decided a call (issue 31): in `enforce` mode its outcome stands (`applied`); in `shadow`
+    mode it is what the policy would have decided, and a person decides as before."""
+
+    event_type = EventType.POLICY_DECIDED
+    interaction_id: str | None = None  # the approval it answered or opened (none: denied or allowed at once)
+    action: str  # call_tool | pass_gate
+    target: str  # the tool, or the gate's action
+    digest: str | None = None  # the call's digest (tool approvals)
+    outcome: str  # allow | deny | ask
+    rule: str | None = None  # the @id of the deciding rule (none: no rule matched)
+    reason: str | None = None
+    policy_version: str
+    mode: str  # shadow | enforce
+    applied: bool
+
+
 PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
     model.event_type: model
     for model in (
@@ -508,5 +526,6 @@ PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {
         Escalated,
         TimedOutDefault,
         ToolGrantRevoked,
+        PolicyDecided,
     )
 }
