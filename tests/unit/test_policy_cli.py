@@ -133,6 +133,19 @@ def test_a_failing_case_exits_1_with_expected_got_and_the_deciding_rule(tmp_path
     assert out.splitlines()[-1].startswith("1 passed, 1 failed (2 cases")
 
 
+def test_a_case_without_a_time_is_named_when_the_policy_reads_the_clock(tmp_path: Path) -> None:
+    deploy = {"action": "pass_gate", "target": "deploy"}
+    cases = [
+        {"name": "deploy now", "query": deploy, "expect": {"outcome": "ask", "rule": None}},
+        {"name": "tuesday", "query": deploy | {"at": "2026-12-01T10:00:00+00:00"}, "expect": {"outcome": "ask"}},
+    ]
+    _, out = baton("test", RISK_TIERS, write(tmp_path, "cases.json", cases))
+    assert out.splitlines()[-1] == (
+        "note: the policy reads the hour or weekday; decided at the current time (no `at`): deploy now"
+    )
+    assert "note:" not in baton("test", TOOLS, write(tmp_path, "tools.json", cases[:1]))[1]
+
+
 @pytest.mark.parametrize(
     ("content", "where"),
     [

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
 from baton.cli.common import JsonFlag, print_json
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from baton.policy.engine import Policy
+
+Entry = TypeVar("Entry")
 
 policy_app = typer.Typer(
     help="Policies before people: check a Cedar policy and test it against cases, offline.",
@@ -83,11 +87,12 @@ def _load_policy(path: Path, as_json: bool) -> Policy:
     raise typer.Exit(code=1)
 
 
-def _entries_or_usage(path: Path, kind: str) -> Any:
-    from baton.policy.cases import CasesFileError, load_cases, load_must_ask
+def _entries(path: Path, load: Callable[[str], list[Entry]]) -> list[Entry]:
+    """The cases (or must-ask calls) of `path`, or each problem with its entry's index and name, and exit 2."""
+    from baton.policy.cases import CasesFileError
 
     try:
-        return (load_cases if kind == "cases" else load_must_ask)(_read(path))
+        return load(_read(path))
     except CasesFileError as err:
         for problem in err.problems:
             typer.echo(f"{path}: {problem}", err=True)
@@ -102,9 +107,10 @@ def check(
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
+    from baton.policy.cases import load_must_ask
     from baton.policy.check import must_ask
 
-    calls = _entries_or_usage(must_ask_file, "must-ask") if must_ask_file else None
+    calls = _entries(must_ask_file, load_must_ask) if must_ask_file else None
     policy = _load_policy(policy_file, as_json)
     verdict = must_ask(policy, calls) if calls is not None else None
     ok = verdict is None or verdict.ok
@@ -134,7 +140,10 @@ def test(
     cases_file: Annotated[Path, typer.Argument(help="The JSON list of cases, e.g. examples/policy/tools.cases.json.")],
     as_json: JsonFlag = False,
 ) -> None:
-    cases = _entries_or_usage(cases_file, "cases")
+    from baton.policy.cases import load_cases
+    from baton.policy.check import reads_the_clock
+
+    cases = _entries(cases_file, load_cases)
     policy = _load_policy(policy_file, as_json)
     results: list[dict[str, Any]] = []
     for case in cases:
@@ -153,6 +162,10 @@ def test(
     else:
         line = f"{passed} passed, {failed} failed ({len(results)} cases, version {policy.version})"
         typer.secho(line, fg="red" if failed else "green")
+        clocked = [case.name for case in cases if not case.query.at] if reads_the_clock(policy) else []
+        if clocked:
+            names = ", ".join(clocked)
+            typer.echo(f"note: the policy reads the hour or weekday; decided at the current time (no `at`): {names}")
     if failed:
         raise typer.Exit(code=1)
 

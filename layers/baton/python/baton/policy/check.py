@@ -82,6 +82,15 @@ def _strings(ast: Any) -> set[str]:
     return found
 
 
+def _ast(policy: Policy) -> Any:
+    return json.loads(cedarpy.policies_to_json_str(policy.text))
+
+
+def reads_the_clock(policy: Policy) -> bool:
+    """Whether a rule reads the hour or weekday: a query without `at` is then decided by the clock."""
+    return bool(_context_reads(_ast(policy)) & {"hour", "weekday"})
+
+
 def _context_reads(ast: Any) -> set[str]:
     """The context attributes the policy reads; all of them when it reads the context as a whole."""
     context = {"Var": "context"}
@@ -112,7 +121,7 @@ def _contexts(call: MustAskCall, reads: set[str], strings: set[str]) -> Iterator
 
 def must_ask(policy: Policy, calls: list[MustAskCall]) -> MustAskVerdict:
     """Decide each call under every context that can matter; name the first one that allows it."""
-    ast = json.loads(cedarpy.policies_to_json_str(policy.text))
+    ast = _ast(policy)
     reads, strings = _context_reads(ast), _strings(ast)
     decisions = 0
     violations: list[MustAskViolation] = []
