@@ -14,7 +14,7 @@ import itertools
 import json
 import re
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import cedarpy
 from pydantic import Field
@@ -37,7 +37,7 @@ CONTEXT_ATTRIBUTES = ("risk", "granted", "hour", "weekday", "session", "run")
 class CallContext(Contract):
     """One context a call was decided under (hour and weekday UTC, as a rule reads them)."""
 
-    risk: str
+    risk: Literal["low", "medium", "high"]
     granted: bool
     hour: int
     weekday: int
@@ -46,6 +46,8 @@ class CallContext(Contract):
 
 
 class MustAskViolation(Contract):
+    """A must-ask call the policy allows: the first context that allows it, and the rule that did."""
+
     call: str = Field(description="The must-ask entry's name.")
     rule: str | None
     reason: str | None
@@ -53,6 +55,8 @@ class MustAskViolation(Contract):
 
 
 class MustAskVerdict(Contract):
+    """The analysis of every must-ask call: how many decisions it took, what it varied, what it found."""
+
     calls: int
     decisions: int
     varied: list[str]
