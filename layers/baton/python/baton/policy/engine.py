@@ -19,12 +19,16 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import cedarpy
 
 from baton.contracts.policy import AskSpec, PolicyDecision, PolicyMode, PolicyQuery
 from baton.policy.schema import SCHEMA_JSON
+
+# parsed once: parsing dominates a decision's cost (cedarpy's PolicySet and Schema handles)
+SCHEMA = cedarpy.Schema.from_json_str(SCHEMA_JSON)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -85,7 +89,7 @@ class Policy:
         static = parsed.get("staticPolicies", {})
         if parsed.get("templates"):
             raise PolicyError(["templates are not supported: write each rule as a static policy"])
-        validated = cedarpy.validate_policies(text, SCHEMA_JSON)
+        validated = cedarpy.validate_policies(text, SCHEMA)
         problems = [f"does not validate against Baton's schema: {e}" for e in validated.errors]
         rules: dict[str, Rule] = {}
         seen: set[str] = set()
@@ -102,7 +106,7 @@ class Policy:
     def decide(self, query: PolicyQuery) -> PolicyDecision:
         """Cedar's answer to `query`, as allow, deny or ask, with the rule that decided."""
         request, entities = cedar_request(query)
-        result = cedarpy.is_authorized(request, self.text, entities, schema=SCHEMA_JSON)
+        result = cedarpy.is_authorized(request, self._parsed, entities, schema=SCHEMA)
         matched = [self.rules[p] for p in result.diagnostics.reasons if p in self.rules]
         if result.decision == cedarpy.Decision.Deny and matched:
             forbid = next((r for r in matched if r.effect == "forbid"), matched[0])
@@ -119,6 +123,10 @@ class Policy:
             return self._decision(ASK, asking, reason, ask=asking.ask_spec())
         allow = matched[0]
         return self._decision("allow", allow, allow.annotations.get("reason") or f"allowed by rule {allow.rule_id}")
+
+    @cached_property
+    def _parsed(self) -> cedarpy.PolicySet:
+        return cedarpy.PolicySet.from_str(self.text)
 
     def _decision(self, outcome: str, rule: Rule | None, reason: str, ask: AskSpec | None = None) -> PolicyDecision:
         return PolicyDecision.model_validate(
