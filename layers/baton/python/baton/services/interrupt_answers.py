@@ -1,12 +1,7 @@
-"""The answer side of an interrupt: `InterruptAnswers` is the kind's `AnswerPolicy` (its resume walked by
-the one decision engine, baton.services.decide), with the cancel and the quorum vote, and the release
-every path ends in (`release`, `fail_waiter`, `settle_run`) after the store-backed deadline
-(`expire_if_due`) it first runs. Creating, long-polling and listing: `baton.services.interrupts`.
-
-Quorum (`approval` on its spec): each resume is one operator's approval, each cancel a rejection; the
-vote that meets the quorum settles the interrupt with that approval's value (the rejection rule: cancels
-it), written and delivered once by `baton.services.approvals` as for a pause. A vote after the decision
-is a 409 naming the winner; a decider that died in between: the reconciler settles it (`settle_quorum`).
+"""The answer side of an interrupt: `InterruptAnswers`, the kind's `AnswerPolicy` (its resume walked by
+`baton.services.decide`), with the cancel, the quorum vote (each resume an approval, each cancel a
+rejection, settled once by `baton.services.approvals`), the store-backed deadline (`_expire_if_due`) every
+path first runs, and the release they all end in (`_release`, `_fail_waiter`, `_settle_run`).
 """
 
 from __future__ import annotations
@@ -173,18 +168,16 @@ class InterruptAnswers:
         state = i.state.without_lapsed_claim(self.core.now())
         return i if state is i.state else i.model_copy(update={"state": state})
 
-    def _found_for_decision(self, interrupt_id: str) -> tuple[Interaction, FoundInteraction]:
+    def current_for_decision(self, interrupt_id: str, verb: str | None = None) -> tuple[Interaction, FoundInteraction]:
         """The pointer, then one BatchGetItem of the interrupt, its node's wait and the run's decision-log
-        head (a decision is chained in its own transaction); the interrupt as seen now, its deadline applied."""
+        head; the interrupt as seen now, its deadline applied (with `verb`: pending, else a 410/409 naming
+        what settled it)."""
         found = self.core.store.find_for_decision(interrupt_id) if interrupt_id else None
         if found is None or found.interaction.request.kind != KIND:
             raise not_found(interrupt_id)
-        return self._expire_if_due(self._seen(found.interaction)), found
-
-    def current_for_decision(self, interrupt_id: str, verb: str) -> tuple[Interaction, FoundInteraction]:
-        """`_found_for_decision`, pending: else a 410/409 naming what settled it (`verb`: what was wanted)."""
-        i, found = self._found_for_decision(interrupt_id)
-        require_pending(i, verb)
+        i = self._expire_if_due(self._seen(found.interaction))
+        if verb is not None:
+            require_pending(i, verb)
         return i, found
 
     def _seconds_left(self, i: Interaction) -> float | None:
@@ -225,7 +218,7 @@ class InterruptAnswers:
         """`decide` walks this kind's steps: the edits applied and the value validated before anything is
         written (a 422 names the failing path), the answer stored and the waiter released. On a quorum
         interrupt, an approval by `voter` (the authenticated caller)."""
-        i, found = self._found_for_decision(interrupt_id)
+        i, found = self.current_for_decision(interrupt_id)
         policy = InterruptAnswers(self.core, found=found, version=command.stateVersion)
         who = voter if voter is not None and self.quorum(i) is not None else Voter(caller)
         return decide(self.core, policy, i, command, who)
