@@ -109,12 +109,6 @@ class ApprovalService:
         votes = core.store.list_votes(pause.run_id, pause.interaction_id)
         return Ballot(outcome=outcome, vote=vote, votes=votes, tally=tally, decision=tally.decision(policy))
 
-    def standing(self, pause: Interaction, policy: ApprovalPolicy) -> Ballot:
-        """The votes and tally as stored (no vote cast): what the reconciler settles a met quorum from."""
-        tally = self.core.store.get_tally(pause.run_id, pause.interaction_id)
-        votes = self.core.store.list_votes(pause.run_id, pause.interaction_id)
-        return Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=tally.decision(policy))
-
     decided = staticmethod(release_of)  # (a met tally's release: baton.domain.ballot)
 
     def settle(
@@ -148,9 +142,13 @@ class ApprovalService:
     ) -> bool:
         """The reconciler: a pending quorum pause whose stored tally is met is settled by its kind's `settle`
         as its deciding vote would have. True once the pause is no longer pending."""
-        if policy is None or (ballot := self.standing(pause, policy)).decision is None:
+        if policy is None:
             return False
-        settle(policy, ballot)
+        tally = self.core.store.get_tally(pause.run_id, pause.interaction_id)
+        if (decision := tally.decision(policy)) is None:
+            return False
+        votes = self.core.store.list_votes(pause.run_id, pause.interaction_id)
+        settle(policy, Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=decision))
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
         return current is not None and current.state.status != "pending"
 
