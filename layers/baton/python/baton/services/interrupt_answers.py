@@ -215,9 +215,7 @@ class InterruptAnswers:
     def resume(
         self, interrupt_id: str, command: ResumeInterrupt, *, caller: str, voter: Voter | None = None
     ) -> contracts.InterruptResumed:
-        """`decide` walks this kind's steps: the edits applied and the value validated before anything is
-        written (a 422 names the failing path), the answer stored and the waiter released. On a quorum
-        interrupt, an approval by `voter` (the authenticated caller)."""
+        """Walked by `decide`; on a quorum interrupt, an approval by `voter` (the authenticated caller)."""
         i, found = self.current_for_decision(interrupt_id)
         policy = InterruptAnswers(self.core, found=found, version=command.stateVersion)
         who = voter if voter is not None and self.quorum(i) is not None else Voter(caller)
@@ -268,8 +266,7 @@ class InterruptAnswers:
     def _count(
         self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote
     ) -> tuple[Interaction, ApprovalView, bool, bool]:
-        """One vote counted: the interrupt after it, the count, whether this vote's decision released (or
-        failed) the waiter, and whether that send is pending (stored: the reconciler sends it)."""
+        """One vote: the interrupt after it, the count, released (or failed) by it, and its send pending."""
         requested_by = interrupt_request(i).requested_by
         ballot = self.approvals.cast(i, policy, text, voter, requested_by=requested_by, vote=vote)
         released, pending = self.approvals.settle_if_met(ballot, lambda: self._settle(i.interaction_id, policy, ballot))
@@ -282,13 +279,12 @@ class InterruptAnswers:
         return current, ballot.view(policy), released, pending
 
     def settle_quorum(self, i: Interaction) -> bool:
-        """A pending quorum interrupt whose stored tally is met (its decider died before the release):
-        settled as that vote would have."""
+        """The reconciler: a met tally whose decider died before the release, settled as it would have."""
         return self.approvals.settle_standing(i, self.quorum(i), partial(self._settle, i.interaction_id))
 
     def _settle(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Settle a quorum interrupt whose tally is met: answered with the deciding approval's value, or
-        cancelled. True if this call released (or failed) the waiter."""
+        """A met tally: answered with the deciding approval's value, or cancelled. True if this call
+        released (or failed) the waiter."""
         core = self.core
 
         def settled(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
@@ -321,8 +317,7 @@ class InterruptAnswers:
         return wait if held else None
 
     def _release(self, answered: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
-        """Hosted: send the parked token with the value and the edited state. An SDK waiter needs nothing:
-        its long-poll sees the answered record."""
+        """Hosted: send the parked token the value and edited state (an SDK waiter's long-poll reads them)."""
         wait = self._wait_at(answered, wait)
         if wait is None:
             return not interrupt_request(answered).hosted
@@ -338,9 +333,8 @@ class InterruptAnswers:
             self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
 
     def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None) -> bool:
-        """Hosted: fail the parked token of a cancelled interrupt (the cause names who and why); a timeout
-        fails it with the deadline error, which the hosted Catch takes as Step Functions' own timeout.
-        True if this call failed the task; another send error leaves the wait parked for a retry."""
+        """Hosted: fail the parked token of a cancelled interrupt (who and why), or with the deadline error
+        (the Catch takes it as Step Functions' own timeout). True if this call failed the task."""
         wait = self._wait_at(cancelled)
         if wait is None or (token is not None and wait.task_token != token):
             return False
