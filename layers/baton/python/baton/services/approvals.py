@@ -1,81 +1,39 @@
-"""Quorum pauses, decided in one place (rules: `baton/domain/approval.py`; store: `ApprovalStore`).
+"""Quorum pauses, decided in one place (rules: `baton.domain.approval`, a ballot's arithmetic:
+`baton.domain.ballot`; store: `ApprovalStore`).
 
 `cast` refuses the requester and non-approvers (403, nothing written) and records the vote in one
-conditional transaction; `decided` says how a met tally releases its pause (answer, by, `QuorumMet`
-guard, event); `settle` writes it, guarded by the tally, with the pause's own new state and event, and
-delivers it: exactly once (a plain pause's `pause_answers.py`, an interrupt's `interrupts.py`).
-`settle_met_quorums` is the reconciler's pass over tallies met but not released (a decider that died
-before its release).
+conditional transaction; `settle` writes a met tally's release (`release_of`), guarded by the tally, with
+the pause's own new state and event, and delivers it exactly once. `settle_met_quorums` is the
+reconciler's pass over tallies met but not released (a decider that died before its release).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import ApprovalView
 from baton.domain.approval import REFUSALS, Approval, refusal, vote_of
+from baton.domain.ballot import NO_GROUPS, Ballot, Decided, Groups, Voter, release_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
-from baton.events import ApprovalRecorded, ApprovalRejected, QuorumReached
-from baton.ports import GuardFailedError, QuorumMet
+from baton.events import ApprovalRecorded
+from baton.ports import GuardFailedError
 from baton.services.answer_outcomes import send_or_pending
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from baton.domain.approval import ApprovalPolicy, ApprovalTally, Decision, MetTally, Vote, VoteOutcome
+    from baton.domain.approval import ApprovalPolicy, MetTally, Vote
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
     from baton.services.core import Core
 
     # A met tally's write, as the pause's kind decides it: its new state and the event of that decision.
-    Settled = Callable[[Interaction, "Decided"], tuple[InteractionStatus, EventPayload]]
+    Settled = Callable[[Interaction, Decided], tuple[InteractionStatus, EventPayload]]
 
+# The ballot's names (baton.domain.ballot) are imported from here too, with the service.
+__all__ = ["NO_GROUPS", "Ballot", "Decided", "Groups", "Voter"]  # (with the service, its own names)
 log = logging.getLogger("baton")
-Groups = frozenset[str]  # the voter's approver groups (baton/api/auth.py Caller.groups)
-NO_GROUPS: Groups = frozenset()
-
-
-@dataclass(frozen=True)
-class Voter:
-    operator: str
-    groups: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True)
-class Ballot:
-    """What one vote did, and the pause's votes after it."""
-
-    outcome: VoteOutcome
-    vote: Vote
-    votes: list[Approval]
-    tally: ApprovalTally
-    decision: Decision | None
-
-    def view(self, policy: ApprovalPolicy) -> ApprovalView:
-        """The count and who voted, as a vote's answer shows them."""
-        return ApprovalView(
-            needed=policy.approvals,
-            approvals=self.tally.approvals,
-            rejections=self.tally.rejections,
-            approved_by=[v.operator for v in self.votes if v.vote == "approve"],
-            rejected_by=[v.operator for v in self.votes if v.vote == "reject"],
-            counted=self.outcome == "recorded",
-            already_counted=self.outcome == "already_counted",
-            decision=self.decision,
-        )
-
-
-@dataclass(frozen=True)
-class Decided:
-    """How a met tally releases its pause: the transition's answer, by, reason, guard and event."""
-
-    answer: str
-    by: str
-    reason: str
-    guard: QuorumMet
-    event: EventPayload
 
 
 def approval_view(core: Core, pause: Interaction, policy: ApprovalPolicy) -> ApprovalView:
@@ -151,45 +109,7 @@ class ApprovalService:
         votes = core.store.list_votes(pause.run_id, pause.interaction_id)
         return Ballot(outcome=outcome, vote=vote, votes=votes, tally=tally, decision=tally.decision(policy))
 
-    def standing(self, pause: Interaction, policy: ApprovalPolicy) -> Ballot:
-        """The votes and tally as stored (no vote cast): what the reconciler settles a met quorum from."""
-        tally = self.core.store.get_tally(pause.run_id, pause.interaction_id)
-        votes = self.core.store.list_votes(pause.run_id, pause.interaction_id)
-        return Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=tally.decision(policy))
-
-    @staticmethod
-    def decided(pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Decided:
-        """The release of a pause whose tally met `ballot.decision`."""
-        if ballot.decision == "approved":
-            approvers = [v.operator for v in ballot.votes if v.vote == "approve"][: policy.approvals]
-            options = pause.request.options
-            answer = (policy.approve_option or options[0]) if options else "approve"
-            return Decided(
-                answer=answer,
-                by=", ".join(approvers),
-                reason=f"approved by {len(approvers)} of {policy.approvals} needed",
-                guard=QuorumMet(pause.run_id, pause.interaction_id, approvals=policy.approvals),
-                event=QuorumReached(
-                    interaction_id=pause.interaction_id,
-                    node=pause.request.node,
-                    approvers=approvers,
-                    needed=policy.approvals,
-                ),
-            )
-        rejections = [v for v in ballot.votes if v.vote == "reject"][: policy.rejections_needed]
-        rejecters = [v.operator for v in rejections]
-        return Decided(
-            answer=rejections[0].answer if rejections else "reject",
-            by=", ".join(rejecters),
-            reason=f"rejected ({policy.rejection} rule) by {', '.join(rejecters)}",
-            guard=QuorumMet(pause.run_id, pause.interaction_id, rejections=policy.rejections_needed),
-            event=ApprovalRejected(
-                interaction_id=pause.interaction_id,
-                node=pause.request.node,
-                rejected_by=rejecters,
-                rule=policy.rejection,
-            ),
-        )
+    decided = staticmethod(release_of)  # (a met tally's release: baton.domain.ballot)
 
     def settle(
         self,
@@ -222,9 +142,13 @@ class ApprovalService:
     ) -> bool:
         """The reconciler: a pending quorum pause whose stored tally is met is settled by its kind's `settle`
         as its deciding vote would have. True once the pause is no longer pending."""
-        if policy is None or (ballot := self.standing(pause, policy)).decision is None:
+        if policy is None:
             return False
-        settle(policy, ballot)
+        tally = self.core.store.get_tally(pause.run_id, pause.interaction_id)
+        if (decision := tally.decision(policy)) is None:
+            return False
+        votes = self.core.store.list_votes(pause.run_id, pause.interaction_id)
+        settle(policy, Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=decision))
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
         return current is not None and current.state.status != "pending"
 

@@ -1,8 +1,6 @@
 """The pause protocol, declared once: how a kind of pause takes an answer (`AnswerPolicy`) and how it
-ends at its deadline (`DeadlinePolicy`, walked by `end_at_deadline`, the one deadline path of every kind:
-ask and review `InteractionPauseDeadline` here, hosted interrupt `InterruptDeadline`, await gate
-`AwaitDeadline`). At the deadline a stored answer is delivered (its own send may be slow or lost: the
-deadline never fails an accepted answer); only an unanswered pause takes its default or times out.
+ends at its deadline (`DeadlinePolicy`, walked by `end_at_deadline` for every kind). The deadline never
+fails an accepted answer (its send may be slow or lost): only an unanswered pause defaults or times out.
 """
 
 from __future__ import annotations
@@ -48,9 +46,7 @@ class Write(Generic[Out]):
 
 
 class AnswerPolicy(Protocol[Answer, View]):
-    """How one kind of pause takes an answer: the steps `baton.services.decide` walks, in its order (plain
-    pause and blocking ask: `baton.services.pause_answers.PauseAnswers`; async question:
-    `baton.services.questions.QuestionAnswers`; interrupt: `baton.services.interrupt_answers.InterruptAnswers`)."""
+    """How one kind of pause takes an answer: the steps `baton.services.decide` walks, in its order."""
 
     def check(self, pause: Interaction, answer: Answer) -> None:
         """422 when `answer` does not fit the pause (its options, its schema)."""
@@ -142,8 +138,8 @@ def deliver_stored(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> bool | N
 
 
 class InteractionPauseDeadline:
-    """A pause that parks one interaction (an `ask`, a review gate): closed by the conditional write that
-    times it out; its stored answer sent as `output` makes it (None: not an answer this gate delivers)."""
+    """A pause parking one interaction (an ask, a review gate); its stored answer sent as `output` makes
+    it (None: not an answer this gate delivers)."""
 
     def __init__(self, core: Core, output: Callable[[Interaction], BaseModel | dict[str, Any] | None]) -> None:
         self.core = core

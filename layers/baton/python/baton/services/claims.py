@@ -1,21 +1,9 @@
-"""Claim leases on interrupts and tool approvals: who is working on one, until when. Claims are advisory:
-resume, cancel and a tool approval's answer are allowed to any operator (`baton.services.interrupts`).
-
-A claim's lease (`lease_expires_at`) is DEFAULT_LEASE_SECONDS unless the claim asks for `leaseSeconds`
-(`baton.domain.interrupt_fields`); past it the claim is nobody's: every read shows the interrupt
-unclaimed (`InteractionStatus.without_lapsed_claim`, on `Core.clock`), and claiming it needs no force.
-
-- claim: free (or lapsed) -> the caller's; already the caller's -> 200, changed false; another's live
-  claim -> 409 naming the holder, unless `force` with a `reason`: a take-over (`previous`, `reason`).
-- renew: the holder's lease, counted again from now; anyone else: 409.
-- release: the holder lets it go; someone else's: 409; a free one: 200, changed false.
-- reassign: any operator gives the claim to a named operator, over any claim.
-
-A take-over and a reassign override the claim they were decided on (`holder` when named, else the one
-read at the door), never one made since: of many at once exactly one wins, every other gets the 409
-naming who holds it now. Every change is one conditional write (`InteractionStore.write_claim`) with its
-event, a decision chained after the run's head read with the interrupt: three calls in all. A tool
-approval (`ToolApprovalClaims`, loaded by run and id) has the same rules; the adapter reads the head. The
+"""Claim leases on interrupts and tool approvals: who is working on one, until when. Advisory: any
+operator may still answer. Past its lease (`leaseSeconds`, else DEFAULT_LEASE_SECONDS) a claim is nobody's
+(`InteractionStatus.without_lapsed_claim`). Another's live claim is a 409 naming the holder unless `force`
+with a `reason` takes it over; a take-over and a reassign override only the claim they were decided on
+(`holder`, else the one read), so of many at once exactly one wins. Every change is one conditional write
+(`InteractionStore.write_claim`) with its event, chained after the run's head: three calls in all. The
 events keep their interrupt names (`InterruptClaimed`, ...) for every kind: the decision log's types.
 """
 

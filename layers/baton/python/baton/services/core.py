@@ -59,9 +59,8 @@ class Core:
 
     # ---- one clock for deadlines, idempotent parks --------------------------------------------------
     def deadline_of(self, timeout_seconds: float, entered_at: datetime | None = None) -> str:
-        """When Baton stops accepting answers for a task that entered at `entered_at` (now, if the
-        payload did not say) with `timeout_seconds`: the declared timeout, GRACE_SECONDS before Step
-        Functions' own (`baton.domain.deadline.task_timeout_seconds`)."""
+        """When Baton stops taking answers for a task entered at `entered_at` (else now): its declared
+        timeout, GRACE_SECONDS before Step Functions' own."""
         start = entered_at or self.clock.now()
         return iso(start + timedelta(seconds=timeout_seconds))
 
@@ -81,15 +80,13 @@ class Core:
     def refuse_if_late(
         self, interaction: Interaction, answer: Any, *, caller: str, deadline: str | None, **details: Any
     ) -> None:
-        """Accept an answer only before the deadline: after it, record the answer as late (kept, never
-        delivered) and refuse with a 410 that says so (`details` added to the error's)."""
+        """Past `deadline`: the answer kept as late (never delivered) and a 410 that says so."""
         if deadline is not None and self.is_past(deadline):
             self._refuse_late(interaction, answer, caller=caller, deadline=deadline, **details)
 
     def refuse_if_ended(self, interaction: Interaction, answer: Any, /, *, caller: str, **details: Any) -> None:
-        """The one rule for an answer to a pause its deadline ended (timed out, or its declared default
-        taken: `timed_out_default`, nobody's answer): kept as `answer_late`, refused with a 410, never a
-        409 naming the default as if a person had won."""
+        """An answer to a pause its deadline ended (timed out, or its default taken): kept as late and a
+        410, never a 409 naming the default as if a person had won."""
         st = interaction.state
         if st.status != "timed_out" and st.outcome is None:
             return
@@ -178,8 +175,7 @@ class Core:
         refuse_unconfigured(notify, self.channels, field=field)
 
     def notify(self, interaction: Interaction, event: str, to: list[str] | None = None, /, **extra: Any) -> None:
-        """Publish `event` to the request's channels, or `to` others (a ladder's escalation,
-        baton.domain.ladder). Best effort: a failed publish is logged, never loses the request."""
+        """Publish `event` to the request's channels, or `to` (an escalation). Best effort: never fails."""
         req = interaction.request
         try:
             self.notifier.publish(
@@ -223,13 +219,10 @@ class Core:
         also: Sequence[EventPayload] = (),
         siblings: Sequence[ParkedWait] | None = None,
     ) -> bool:
-        """Send the parked token of `gate` with `output` (called only once the answer is stored). True if
-        the gate is resumed with it: by this send, or by an earlier send of the same answer whose
-        bookkeeping this call then completes. SendFailedError when the send did not get through (the
-        answer is reported stored, delivery pending). `token`: only that parked token (the reconciler);
-        `wait`: the wait as just read; `also`: events recorded with the release; `siblings`: the run's
-        waits as read (does another branch still hold the run paused?).
-        """
+        """Send `gate`'s parked token with the stored `output`. True if the gate resumed with it (by this
+        send, or an earlier one whose bookkeeping this completes); SendFailedError: not sent (delivery
+        pending). `token`: only that token (the reconciler); `also`: events recorded with the release;
+        `siblings`: the run's waits as read (does another branch still hold the run paused?)."""
         wait = wait if wait is not None else self.store.get_wait(run_id, gate)
         if wait is None or wait.status not in OPEN_WAIT_STATUSES or token not in (None, wait.task_token):
             return False
@@ -287,9 +280,8 @@ class Core:
             self.record(wait.run_id, RunResumed(gate=wait.gate, kind=wait.kind))
 
     def fail_at_deadline(self, wait: ParkedWait, cause: str) -> bool:
-        """End a parked task at Baton's deadline: the task failure DEADLINE_ERROR with `cause` (the
-        gate's Catch records the timeout and fails the run), then the wait marked timed out. A token
-        already closed (Step Functions' own timer won) only gets the wait marked."""
+        """Fail a parked task at Baton's deadline with DEADLINE_ERROR (its Catch fails the run), then mark
+        the wait timed out (only that when Step Functions' own timer closed the token first)."""
         try:
             self.tokens.send_failure(wait.task_token, DEADLINE_ERROR, cause)
         except TaskTokenError:

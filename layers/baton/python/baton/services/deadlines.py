@@ -1,16 +1,9 @@
-"""Baton ends every pause itself at its deadline: one timer per parked gate.
-
-`park_wait` stores a park's wait and starts its timer (the `DeadlineTimers` port: an execution of
-`statemachines/gate_deadline.asl.json`, a Wait then the `gate_deadline` Lambda), named after the wait so
-a retried park starts none again. At the deadline `Deadlines.fire` takes the one deadline path for that
-wait (`Reconciler.reconcile_one`, baton.services.at_deadline). A pause with a ladder (remind, escalate,
-on_timeout) starts the same timer at its first step: each step records its event and notifies while the
-pause waits, then hands the timer its next step (the deadline last), where a declared default is taken
-as nobody's answer (`timed_out_default`). Pauses no gate parks (async question, blocking ask, SDK
-interrupt: `arm_interaction`) and tool-form awaits (`arm_tool_await`) get timers named after their
-interaction. A timer fires at the deadline or up to TIMER_PRECISION_SECONDS after it, inside the
-GRACE_SECONDS before Step Functions' own timeout; one that fails to start loses nothing: the reconciler
-sweeps every parked wait and due question every minute.
+"""Baton ends every pause itself at its deadline: one timer per parked gate (the `DeadlineTimers` port:
+`statemachines/gate_deadline.asl.json`, a Wait then the `gate_deadline` Lambda), named after its wait so a
+retried park starts none again (`park_wait`), or after its interaction for a pause no gate parks
+(`arm_interaction`). A ladder's timer walks its steps (remind, escalate) while the pause waits, the
+deadline last, where `Reconciler.reconcile_one` takes the one deadline path (baton.services.at_deadline).
+A timer that fails to start loses nothing: the reconciler sweeps every parked wait each minute.
 """
 
 from __future__ import annotations
@@ -66,8 +59,7 @@ class WaitReconciled(Contract):
 
 
 def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
-    """Store a wait a park just made, then start its timer (how every park parks): due at the deadline,
-    or at the first step of the ladder its await gate or `pause` (the parked request) declared."""
+    """Store a wait a park just made and start its timer, due at its ladder's first step, else the deadline."""
     core.store.put_wait(wait)
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
@@ -76,8 +68,8 @@ def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None 
 
 
 def park_interaction(core: Core, interaction: Interaction, token: str, deadline: str | None = None) -> None:
-    """Park a hosted task's `token` for one interaction at WAIT#<its node>, due at `deadline` (else when it
-    expires); never over the wait an earlier attempt of this park left (it may be released by now)."""
+    """Park a hosted task's `token` for one interaction at WAIT#<its node>; never over the wait an earlier
+    attempt of this park left (it may be released by now)."""
     node = interaction.request.node
     if core.parked_again(interaction.run_id, node, token) is not None:
         return
@@ -108,9 +100,8 @@ def _wait_steps(wait: ParkedWait, deadline: datetime, pause: InteractionRequest 
 
 
 def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTION_GATE) -> None:
-    """Start the timer of a pause no gate parks, named after its interaction, at its first ladder step:
-    an async question, a blocking ask or an SDK interrupt (only with steps, or a question's default to
-    take at its deadline), or a tool-form await (`arm_tool_await`: at its expiry without a ladder)."""
+    """Start the timer of a pause no gate parks, named after its interaction: with ladder steps or a
+    question's default to take; a tool-form await's (`arm_tool_await`) always."""
     ladder, expires_at = interaction.request.ladder, interaction.expires_at
     if expires_at is None:
         return
@@ -153,8 +144,8 @@ def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *,
 
 
 class Deadlines:
-    """What the `gate_deadline` Lambda does when a gate's timer fires. It is given the reconciler's paths
-    (`Reconciler.reconcile_one`, `QuestionService.time_out_tool_await`), which park through this module."""
+    """What the `gate_deadline` Lambda does when a timer fires (given the reconciler's paths, which park
+    through this module: no import cycle)."""
 
     def __init__(
         self,
@@ -205,8 +196,7 @@ class Deadlines:
         return wait if parse_iso(wait.deadline) == timer.deadline else None
 
     def _walk(self, timer: GateDeadlinePayload) -> TimerOutcome:
-        """One ladder step of any pause: sent while it still waits, skipped (ending the timer) once it
-        does not. Returns the timer's next step under `next` (the timer waits its `wait_seconds`)."""
+        """One ladder step: sent while the pause waits, else the timer ends; the next step under `next`."""
         subject = self._subject(timer)
         if isinstance(subject, TimerOutcome):
             return subject
@@ -222,8 +212,7 @@ class Deadlines:
         return TimerOutcome(done=False, step=timer.step, reason=reason, next=self._next(timer, following))
 
     def _subject(self, timer: GateDeadlinePayload) -> _StepSubject | TimerOutcome:
-        """What a step is about, or why the timer ends here: a parked wait's pending interactions, a tool
-        await's pending questions, or the one interaction of a pause no gate parks."""
+        """What a step is about (a wait's, a tool await's or one interaction's pending), or why the timer ends."""
         if timer.interaction_id is None or timer.gate not in (INTERACTION_GATE, TOOL_GATE):
             return self._wait_subject(timer)
         i = self.core.store.get_interaction(timer.run_id, timer.interaction_id)
@@ -261,8 +250,7 @@ class Deadlines:
         return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
 
     def _send(self, this: LadderStep, subject: _StepSubject) -> None:
-        """One ladder step (due at `this.at`: a timer a little early waits for it), about the subject's
-        pending interactions: its event, then a notification per interaction."""
+        """One ladder step's event, then a notification per pending interaction (a little early: it waits)."""
         core = self.core
         if (early := (this.at - core.clock.now()).total_seconds()) > 0:
             self._sleep(min(early, MAX_EARLY_SECONDS))
@@ -310,9 +298,8 @@ def default_answer(i: Interaction, default: Any) -> Any:
 
 
 def answer_with_default(core: Core, i: Interaction, deadline: str | None) -> Interaction | None:
-    """A pending interaction past its deadline whose request declared a default: answered with it,
-    nobody's answer (`answered_by` empty, outcome `timed_out_default`), with its event, in one
-    conditional write. None if it declared no default; ConflictError if it changed first."""
+    """Answer a pending interaction with its declared default, nobody's (outcome `timed_out_default`), with
+    its event in one conditional write. None without a default; ConflictError if it changed first."""
     ladder = i.request.ladder
     if ladder is None or ladder.default is None or i.state.status != "pending":
         return None

@@ -1,12 +1,7 @@
-"""The answer side of an interrupt: `InterruptAnswers` is the kind's `AnswerPolicy` (its resume walked by
-the one decision engine, baton.services.decide), with the cancel and the quorum vote, and the release
-every path ends in (`release`, `fail_waiter`, `settle_run`) after the store-backed deadline
-(`expire_if_due`) it first runs. Creating, long-polling and listing: `baton.services.interrupts`.
-
-Quorum (`approval` on its spec): each resume is one operator's approval, each cancel a rejection; the
-vote that meets the quorum settles the interrupt with that approval's value (the rejection rule: cancels
-it), written and delivered once by `baton.services.approvals` as for a pause. A vote after the decision
-is a 409 naming the winner; a decider that died in between: the reconciler settles it (`settle_quorum`).
+"""The answer side of an interrupt: `InterruptAnswers`, the kind's `AnswerPolicy` (its resume walked by
+`baton.services.decide`), with the cancel, the quorum vote (each resume an approval, each cancel a
+rejection, settled once by `baton.services.approvals`), the store-backed deadline (`_expire_if_due`) every
+path first runs, and the release they all end in (`_release`, `_fail_waiter`, `_settle_run`).
 """
 
 from __future__ import annotations
@@ -173,18 +168,16 @@ class InterruptAnswers:
         state = i.state.without_lapsed_claim(self.core.now())
         return i if state is i.state else i.model_copy(update={"state": state})
 
-    def _found_for_decision(self, interrupt_id: str) -> tuple[Interaction, FoundInteraction]:
+    def current_for_decision(self, interrupt_id: str, verb: str | None = None) -> tuple[Interaction, FoundInteraction]:
         """The pointer, then one BatchGetItem of the interrupt, its node's wait and the run's decision-log
-        head (a decision is chained in its own transaction); the interrupt as seen now, its deadline applied."""
+        head; the interrupt as seen now, its deadline applied (with `verb`: pending, else a 410/409 naming
+        what settled it)."""
         found = self.core.store.find_for_decision(interrupt_id) if interrupt_id else None
         if found is None or found.interaction.request.kind != KIND:
             raise not_found(interrupt_id)
-        return self._expire_if_due(self._seen(found.interaction)), found
-
-    def current_for_decision(self, interrupt_id: str, verb: str) -> tuple[Interaction, FoundInteraction]:
-        """`_found_for_decision`, pending: else a 410/409 naming what settled it (`verb`: what was wanted)."""
-        i, found = self._found_for_decision(interrupt_id)
-        require_pending(i, verb)
+        i = self._expire_if_due(self._seen(found.interaction))
+        if verb is not None:
+            require_pending(i, verb)
         return i, found
 
     def _seconds_left(self, i: Interaction) -> float | None:
@@ -222,10 +215,8 @@ class InterruptAnswers:
     def resume(
         self, interrupt_id: str, command: ResumeInterrupt, *, caller: str, voter: Voter | None = None
     ) -> contracts.InterruptResumed:
-        """`decide` walks this kind's steps: the edits applied and the value validated before anything is
-        written (a 422 names the failing path), the answer stored and the waiter released. On a quorum
-        interrupt, an approval by `voter` (the authenticated caller)."""
-        i, found = self._found_for_decision(interrupt_id)
+        """Walked by `decide`; on a quorum interrupt, an approval by `voter` (the authenticated caller)."""
+        i, found = self.current_for_decision(interrupt_id)
         policy = InterruptAnswers(self.core, found=found, version=command.stateVersion)
         who = voter if voter is not None and self.quorum(i) is not None else Voter(caller)
         return decide(self.core, policy, i, command, who)
@@ -275,8 +266,7 @@ class InterruptAnswers:
     def _count(
         self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote
     ) -> tuple[Interaction, ApprovalView, bool, bool]:
-        """One vote counted: the interrupt after it, the count, whether this vote's decision released (or
-        failed) the waiter, and whether that send is pending (stored: the reconciler sends it)."""
+        """One vote: the interrupt after it, the count, released (or failed) by it, and its send pending."""
         requested_by = interrupt_request(i).requested_by
         ballot = self.approvals.cast(i, policy, text, voter, requested_by=requested_by, vote=vote)
         released, pending = self.approvals.settle_if_met(ballot, lambda: self._settle(i.interaction_id, policy, ballot))
@@ -289,13 +279,12 @@ class InterruptAnswers:
         return current, ballot.view(policy), released, pending
 
     def settle_quorum(self, i: Interaction) -> bool:
-        """A pending quorum interrupt whose stored tally is met (its decider died before the release):
-        settled as that vote would have."""
+        """The reconciler: a met tally whose decider died before the release, settled as it would have."""
         return self.approvals.settle_standing(i, self.quorum(i), partial(self._settle, i.interaction_id))
 
     def _settle(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Settle a quorum interrupt whose tally is met: answered with the deciding approval's value, or
-        cancelled. True if this call released (or failed) the waiter."""
+        """A met tally: answered with the deciding approval's value, or cancelled. True if this call
+        released (or failed) the waiter."""
         core = self.core
 
         def settled(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
@@ -328,8 +317,7 @@ class InterruptAnswers:
         return wait if held else None
 
     def _release(self, answered: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
-        """Hosted: send the parked token with the value and the edited state. An SDK waiter needs nothing:
-        its long-poll sees the answered record."""
+        """Hosted: send the parked token the value and edited state (an SDK waiter's long-poll reads them)."""
         wait = self._wait_at(answered, wait)
         if wait is None:
             return not interrupt_request(answered).hosted
@@ -345,9 +333,8 @@ class InterruptAnswers:
             self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
 
     def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None) -> bool:
-        """Hosted: fail the parked token of a cancelled interrupt (the cause names who and why); a timeout
-        fails it with the deadline error, which the hosted Catch takes as Step Functions' own timeout.
-        True if this call failed the task; another send error leaves the wait parked for a retry."""
+        """Hosted: fail the parked token of a cancelled interrupt (who and why), or with the deadline error
+        (the Catch takes it as Step Functions' own timeout). True if this call failed the task."""
         wait = self._wait_at(cancelled)
         if wait is None or (token is not None and wait.task_token != token):
             return False

@@ -1,17 +1,11 @@
 """Interrupts: typed pauses with a state snapshot an operator can inspect, edit and resume.
 
-An interrupt is an `Interaction` of kind "interrupt" whose run is the session (`run_id = sessionId`,
-created by its first interrupt); the store's `IID#<id>` pointer finds it by id alone. Its waiter is
-either an SDK client long-polling `GET /api/v1/interrupts/{id}` (the deadline, `expires_at`, 24 h unless
-`timeoutMs` says otherwise, is the store's: whoever reads it first past it times it out; the sweeper reads
-the rest) or a hosted task (`statemachines/interrupt.asl.json`) whose token is parked at `WAIT#<node>`:
-resume sends it, cancel fails it with `InterruptCancelled`, a timeout with `BatonDeadlinePassed`.
-
-Statuses: pending -> answered | cancelled | timed_out; the API keeps the seed's words, a timed-out
-interrupt shows as "cancelled" with reason "timeout" and `timedOut: true` (`InterruptView.of`).
-
-The resume, the cancel, the quorum vote and the deadline every path first runs are the kind's
-`AnswerPolicy`, `baton.services.interrupt_answers.InterruptAnswers`; claims: `baton.services.claims`.
+An interrupt is an `Interaction` of kind "interrupt" in the run named by its session (created by its
+first interrupt), found by id alone through the store's `IID#<id>` pointer. Its waiter is an SDK client
+long-polling `GET /api/v1/interrupts/{id}` (its deadline, `expires_at`, is the store's: the first read past
+it times it out, the sweeper reads the rest) or a hosted task (`statemachines/interrupt.asl.json`) whose
+token is parked at `WAIT#<node>`. The API shows a timed-out interrupt as "cancelled", reason "timeout"
+(`InterruptView.of`). Resume, cancel, vote and the deadline: `baton.services.interrupt_answers`.
 """
 
 from __future__ import annotations
@@ -41,7 +35,7 @@ from baton.events import HumanInputRequested, RunPaused
 from baton.ids import iso
 from baton.models import Interaction, InteractionState, ParkedWait
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
-from baton.services.deadlines import arm_interaction, park_interaction
+from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
 from baton.services.page_tokens import (
     ScopedCursor,
@@ -270,8 +264,7 @@ class InterruptService(InterruptAnswers):
 
     # ---- the hosted waiter's end: the reconciler, the deadline, the sweep, the Catch ------------
     def _interrupts_of(self, wait: ParkedWait) -> list[Interaction]:
-        found = (self.core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
-        return [i for i in found if i is not None and i.request.kind == KIND]
+        return [i for i in interactions_of(self.core, wait) if i.request.kind == KIND]
 
     def reconcile_wait(self, wait: ParkedWait) -> bool:
         """The reconciler: a parked hosted interrupt no longer pending gets the resume (answered) or the
@@ -317,9 +310,8 @@ class InterruptService(InterruptAnswers):
 
 
 class InterruptDeadline(InteractionPauseDeadline):
-    """A hosted interrupt's `DeadlinePolicy` (baton.services.at_deadline): closed and defaulted as any pause
-    parking one interaction; timed out by the conditional write of `_expire_if_due`; a stored resume or
-    cancel is delivered as the reconciler delivers a lost send (`reconcile_wait`)."""
+    """A hosted interrupt's `DeadlinePolicy`: closed and defaulted as any pause parking one interaction,
+    timed out by `_expire_if_due`, a stored resume or cancel delivered as the reconciler does."""
 
     def __init__(self, interrupts: InterruptService) -> None:
         super().__init__(interrupts.core, InterruptOutput.of)

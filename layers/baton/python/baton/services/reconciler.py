@@ -1,13 +1,9 @@
 """The reconciler (the `reconcile` Lambda, every minute): a failed resume is not lost.
 
-Every parked wait (the sparse `pending` index: a Query, never a Scan) first ends if its deadline passed,
-on the one deadline path of every kind (`baton.services.at_deadline`); else a wait whose pause is no
-longer pending gets what a failed send lost, exactly as the live path sends it (ask: the resume output;
-interrupt: its input, or the task failure of a cancel; review: the stored action; await: its answers).
-A sender that died after its send has its bookkeeping completed by `Core.release_gate`, exactly once.
-Each send is bound to the parked token it examined (a gate re-parked for a later round is left alone).
-Then: tool-form awaits past their expiry, quorums met but not released (`settle_met_quorums`), and the
-declared defaults of async questions past their deadline (one Query of the sparse `due` index).
+Every parked wait (a Query of the sparse `pending` index) first ends if its deadline passed, on its kind's
+deadline path (`baton.services.at_deadline`); else a pause no longer pending gets what a lost send owed
+it, as the live path sends it, bound to the token it examined (a gate parked again is left alone). Then
+tool-form awaits past their expiry, quorums met but not released, and due defaults (the `due` index).
 """
 
 from __future__ import annotations

@@ -1,0 +1,96 @@
+"""A quorum vote's arithmetic: who votes (`Voter`), what a vote did (`Ballot`) and how a met tally
+releases its pause (`release_of`). Pure (no ports); the writes are `baton.services.approvals`'. Apart from
+`baton.domain.approval` because a ballot's view and a release's guard name the contracts and the ports,
+which import that module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from baton.contracts.questions import ApprovalView
+from baton.events import ApprovalRejected, QuorumReached
+from baton.ports import QuorumMet
+
+if TYPE_CHECKING:
+    from baton.domain.approval import Approval, ApprovalPolicy, ApprovalTally, Decision, Vote, VoteOutcome
+    from baton.events import EventPayload
+    from baton.models import Interaction
+
+Groups = frozenset[str]  # the voter's approver groups (baton/api/auth.py Caller.groups)
+NO_GROUPS: Groups = frozenset()
+
+
+@dataclass(frozen=True)
+class Voter:
+    operator: str
+    groups: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """What one vote did, and the pause's votes after it."""
+
+    outcome: VoteOutcome
+    vote: Vote
+    votes: list[Approval]
+    tally: ApprovalTally
+    decision: Decision | None
+
+    def view(self, policy: ApprovalPolicy) -> ApprovalView:
+        """The count and who voted, as a vote's answer shows them."""
+        return ApprovalView(
+            needed=policy.approvals,
+            approvals=self.tally.approvals,
+            rejections=self.tally.rejections,
+            approved_by=[v.operator for v in self.votes if v.vote == "approve"],
+            rejected_by=[v.operator for v in self.votes if v.vote == "reject"],
+            counted=self.outcome == "recorded",
+            already_counted=self.outcome == "already_counted",
+            decision=self.decision,
+        )
+
+
+@dataclass(frozen=True)
+class Decided:
+    """How a met tally releases its pause: the transition's answer, by, reason, guard and event."""
+
+    answer: str
+    by: str
+    reason: str
+    guard: QuorumMet
+    event: EventPayload
+
+
+def release_of(pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Decided:
+    """The release of a pause whose tally met `ballot.decision`."""
+    if ballot.decision == "approved":
+        approvers = [v.operator for v in ballot.votes if v.vote == "approve"][: policy.approvals]
+        options = pause.request.options
+        answer = (policy.approve_option or options[0]) if options else "approve"
+        return Decided(
+            answer=answer,
+            by=", ".join(approvers),
+            reason=f"approved by {len(approvers)} of {policy.approvals} needed",
+            guard=QuorumMet(pause.run_id, pause.interaction_id, approvals=policy.approvals),
+            event=QuorumReached(
+                interaction_id=pause.interaction_id,
+                node=pause.request.node,
+                approvers=approvers,
+                needed=policy.approvals,
+            ),
+        )
+    rejections = [v for v in ballot.votes if v.vote == "reject"][: policy.rejections_needed]
+    rejecters = [v.operator for v in rejections]
+    return Decided(
+        answer=rejections[0].answer if rejections else "reject",
+        by=", ".join(rejecters),
+        reason=f"rejected ({policy.rejection} rule) by {', '.join(rejecters)}",
+        guard=QuorumMet(pause.run_id, pause.interaction_id, rejections=policy.rejections_needed),
+        event=ApprovalRejected(
+            interaction_id=pause.interaction_id,
+            node=pause.request.node,
+            rejected_by=rejecters,
+            rule=policy.rejection,
+        ),
+    )
