@@ -8,8 +8,8 @@
   ids with the run marked paused_waiting_human until the last answer completes it.
 
 Both await forms share one predicate, level-triggered and store-backed: no pending question in scope (one
-node's, or the run's when `from` is empty: `await_gates.split_scope`). Fields are checked at the door; a
-question's own rules are `baton.domain.questions`. Why a module of over 400 lines: asking, answering
+node's, or the run's when `from` is empty). Fields are checked at the door; a
+question's own rules and the scope are `baton.domain.questions`. Why a module of over 400 lines: asking, answering
 (its guards, repeats, votes, defaults) and the tool form read and write the same scope, one story.
 """
 
@@ -34,8 +34,11 @@ from baton.domain.questions import (
     check_answer,
     check_question,
     check_question_ladder,
+    in_scope,
     message_text,
+    open_gates_of,
     refuse_in_map,
+    unanswered_of,
 )
 from baton.errors import ConflictError, GoneError, NotFoundError, ValidationFailedError
 from baton.events import (
@@ -62,7 +65,7 @@ from baton.services import gate_answers
 from baton.services.answer_outcomes import delivery_of
 from baton.services.approvals import ApprovalService, Voter, approval_view
 from baton.services.at_deadline import Write, end_at_deadline, fail_unanswered
-from baton.services.await_gates import AwaitGates, in_scope, open_gates_of, unanswered_of
+from baton.services.await_gates import AwaitGates
 from baton.services.deadlines import arm_interaction, arm_tool_await, wait_ladder
 from baton.services.decide import decide
 from baton.services.pause_answers import conflict, resume_asking_run
