@@ -26,7 +26,7 @@ from baton.contracts.questions import (
     AwaitPending,
 )
 from baton.domain.deadline import OPEN_WAIT_STATUSES
-from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, AnswerCheck
+from baton.domain.ladder import USE_QUESTION_DEFAULTS, AnswerCheck
 from baton.domain.questions import (
     MAP_AWAIT_REFUSAL,
     MAP_REFUSAL,
@@ -49,7 +49,6 @@ from baton.events import (
     HumanInputRequested,
     InteractionAnswered,
     RunPaused,
-    TimedOutDefault,
 )
 from baton.models import (
     TERMINAL_RUN_STATES,
@@ -66,7 +65,7 @@ from baton.services.answer_outcomes import delivery_of
 from baton.services.approvals import ApprovalService, Voter, approval_view
 from baton.services.at_deadline import Write, end_at_deadline, fail_unanswered
 from baton.services.await_gates import AwaitGates
-from baton.services.deadlines import arm_interaction, arm_tool_await, wait_ladder
+from baton.services.deadlines import answer_with_default, arm_interaction, arm_tool_await, wait_ladder
 from baton.services.decide import decide
 from baton.services.pause_answers import conflict, resume_asking_run
 
@@ -268,32 +267,20 @@ class QuestionService(AwaitGates):
     def _answer_default(
         self, question: Interaction, *, open_gates: Sequence[ParkedWait] = (), carrying: Sequence[ParkedWait] = ()
     ) -> bool:
-        """Answer a pending question with its declared default in one conditional write, guarded by
-        `open_gates` still open, carried onto their waits and `carrying`'s. False if none or changed first."""
+        """Answer a pending question with its declared default, its message queued, guarded by `open_gates`
+        still open, carried onto their waits and `carrying`'s. False if none or changed first."""
         ladder = question.request.ladder
         if ladder is None or ladder.default is None:
             return False
         core, value = self.core, ladder.default.default
-        now = core.now()
-        guards = [gate_answers.open_guard(w, question, value, now=now, deciding=False) for w in open_gates]
+        guards = [gate_answers.open_guard(w, question, value, now=core.now(), deciding=False) for w in open_gates]
         guards += gate_answers.carried_by(carrying, question, value)
-        message = self._message(
-            question, message_text(question, value) + " (nobody answered: the declared default, timed_out_default)"
-        )
-        event = TimedOutDefault(
-            interaction_id=question.interaction_id,
-            node=question.request.node,
-            kind="question",
-            default=value,
-            deadline=question.expires_at or core.now(),
-        )
-        answered = status_of(question.state, "answered", answer=value, at=now, reason=TIMED_OUT_DEFAULT)
-        records: list[Message | Event] = [message, core.new_event(question.run_id, event)]
+        text = message_text(question, value) + " (nobody answered: the declared default, timed_out_default)"
+        message = self._message(question, text)
         try:
-            core.store.transition_interaction(question, answered, with_records=records, guards=guards)
+            return answer_with_default(core, question, None, also=[message], guards=guards) is not None
         except (ConflictError, GuardFailedError):
             return False
-        return True
 
     # ---- the tool form --------------------------------------------------------------------------
     def await_tool(self, run_id: str, request: AwaitRequest, *, caller: str) -> AwaitAnswered | AwaitPending:
