@@ -1,5 +1,5 @@
 """The await gate (`statemachines/await_answers.asl.json`, or the Task state of `baton.workflows.gate_states`),
-the Step Functions form of awaiting a run's questions, and the scope predicate both await forms share.
+the Step Functions form of awaiting a run's questions (the scope it waits on: `baton.domain.questions`).
 
 The gate parks its task token as WAIT#<gate> with scope {"from": node | None}, then RE-CHECKS the store:
 what was answered before it parked releases it at once (its answers merged onto the wait first, so the
