@@ -11,9 +11,9 @@ from pydantic import BaseModel, BeforeValidator, Field
 
 from baton.api import deps
 from baton.api.contract import responses
-from baton.contracts.inbox import InboxKind, InboxPage, MeView
+from baton.contracts.inbox import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, InboxKind, InboxPage, InboxQuery, MeView
 from baton.domain import fields
-from baton.services.inbox import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, InboxQuery, InboxService
+from baton.services.inbox import InboxService
 
 router = APIGatewayRouter()
 

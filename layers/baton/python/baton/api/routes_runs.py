@@ -121,15 +121,13 @@ def resume(run_id: RunId, body: ResumeRequest) -> Response[ReviewActionResult | 
     # review interaction's conditional writes guard them. Which gate waits is known from what is parked
     # (one read of the run's open part, handed on to the resume): a parked pause is resumed with no
     # review check; anything else asks the review wing first, as before.
-    from baton.services.review import is_review_answer  # the review wing loads on first use, not at cold start
+    from baton.domain.review_decision import ReviewDecision, is_review_answer  # not loaded at cold start
 
     snapshot = None if is_review_answer(body.answers) else services.core.store.snapshot_run(run_id)
     if snapshot is None or (
         services.runs.parked_pause(snapshot, body.node) is None
         and services.review_service().waiting_at_review(run_id, body.node)
     ):
-        from baton.domain.review_decision import ReviewDecision
-
         decision = ReviewDecision.from_answers(body.answers)  # the __review_* keys, parsed once here
         acted = services.review_service().act(
             run_id, decision, caller=caller.principal, node=body.node, groups=caller.groups

@@ -1,6 +1,7 @@
 """Responses of the inbox routes: `GET /api/inbox` (everything waiting for a person, across runs) and
-`GET /api/me` (who the caller is). Paged by `baton.services.inbox`, each item built by `InboxItem.of`; the
-web inbox in `inbox/` reads them.
+`GET /api/me` (who the caller is), and the query the service takes (`InboxQuery`, its page token
+`InboxCursor`). Paged by `baton.services.inbox`, each item built by `InboxItem.of`; the web inbox in `inbox/`
+reads them.
 
 An item never carries a task token or the state snapshot: it says what is asked, how long it has
 waited, what it holds up, and which public routes act on it (`actions`)."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from baton.contracts.base import Contract
 from baton.ids import parse_iso
@@ -161,3 +162,37 @@ def actions_of(i: Interaction) -> list[InboxAction]:
     # An await completes when the questions in its scope are answered.
     routes = own.get(i.kind, [("questions", "GET", f"{run}/interactions/pending")])
     return [InboxAction(name=name, method=method, path=path) for name, method, path in [*routes, ("run", "GET", run)]]
+
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+_POSITION = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z#[A-Za-z0-9_-]{1,80}$"  # <created_at>#<id>
+Claimed = Literal["me", "unclaimed", "any"]
+
+
+class InboxQuery(BaseModel):
+    """The inbox's filters (the route's query model validates them first)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kinds: tuple[InboxKind, ...] = INBOX_KINDS
+    run_id: str | None = None
+    node: str | None = None
+    claimed: Claimed = "any"
+    min_age_s: int = Field(default=0, ge=0)
+    order: Literal["newest", "oldest"] = "newest"
+    limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
+    next_token: str | None = None
+
+    def scope(self) -> list[object]:
+        """What a page token is bound to: every filter but the page size."""
+        return [sorted(self.kinds), self.run_id, self.node, self.claimed, self.min_age_s, self.order]
+
+
+class InboxCursor(BaseModel):
+    """A page token: the position of the page's last item (`p`) and the filters it was issued for (`f`)."""
+
+    model_config = ConfigDict(strict=True)
+
+    p: str = Field(max_length=200, pattern=_POSITION)
+    f: Any

@@ -1,18 +1,23 @@
 """An async question's own rules, with no port: what may be asked (text, options, free text, not from a
 Map iteration, a ladder counting to its own deadline) and what may answer it (non-empty, bounded, one of the
-options when free text is off)."""
+options when free text is off), and the scope both await forms wait on (one node's questions, or the run's:
+released once none of it is pending)."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.questions import CollectedAnswer
 from baton.domain.ladder import AnswerCheck
 from baton.errors import PayloadTooLargeError, ValidationFailedError
+from baton.events import UnansweredQuestion
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from baton.domain.ladder import Ladder
-    from baton.models import Interaction
+    from baton.models import Interaction, ParkedWait
 
 MAX_QUESTION_CHARS = 4000  # longer → 413 payload_too_large
 MAX_ANSWER_BYTES = 16 * 1024  # the answer, JSON-serialized; longer → 413
@@ -122,3 +127,37 @@ def check_answer(answer: Any, options: list[str] | None, *, allow_free_text: boo
             f"answer must be one of the options {options} (free text is off for this question)",
             details={"path": "answer", "options": options},
         )
+
+
+def unanswered_of(i: Interaction) -> UnansweredQuestion:
+    return UnansweredQuestion(interaction_id=i.interaction_id, node=i.request.node, question=i.request.prompt)
+
+
+def in_scope(interaction: Interaction, from_node: str | None) -> bool:
+    return interaction.request.kind == "question" and (not from_node or interaction.request.node == from_node)
+
+
+def open_gates_of(question: Interaction, waits: Sequence[ParkedWait]) -> list[ParkedWait]:
+    """The parked await gates whose scope holds `question`."""
+    return [w for w in waits if w.kind == "await" and w.status == "parked" and in_scope(question, w.scope.get("from"))]
+
+
+def split_scope(questions: list[Interaction], from_node: str | None) -> tuple[list[Interaction], list[CollectedAnswer]]:
+    """(pending questions, collected answers) of `questions` in scope, in their order."""
+    pending: list[Interaction] = []
+    answers: list[CollectedAnswer] = []
+    for i in questions:
+        if not in_scope(i, from_node):
+            continue
+        if i.state.status == "pending":
+            pending.append(i)
+        elif i.state.status == "answered":
+            answers.append(
+                CollectedAnswer(
+                    interaction_id=i.interaction_id,
+                    node=i.request.node,
+                    question=i.request.prompt,
+                    answer=i.state.answer,
+                )
+            )
+    return pending, answers

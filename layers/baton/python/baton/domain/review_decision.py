@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 ReviewAction = Literal["reply", "approve_merge", "force_merge", "request_changes"]
 
 
+def is_review_answer(answers: Mapping[str, Any]) -> bool:
+    """Does a resume body speak to a review gate (any reserved `__review_*` key)?"""
+    return any(key.startswith("__review_") for key in answers)
+
+
 class ReviewDecision(BaseModel):
     """`seen_head`: the head the operator looked at (a merge of another one is refused); `reason`: why a
     force_merge overrides the companion; `message`: the squash commit's message. Texts come stripped."""

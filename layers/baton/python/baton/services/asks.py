@@ -1,13 +1,7 @@
 """The blocking ask (`ask_user`) for agents that are not workflows: the hard stop before a destructive
-decision. A hosted workflow asks with the `park` Task (a task token); an agent that only talks to the
-API asks here and waits, with bounded long-polls, until an operator answers or the deadline passes.
-
-It is the same `ask` interaction the hosted pause stores (`PauseRequest`), so everything an operator
-already uses applies: `baton runs questions` lists it with how to answer, `POST /api/runs/{run}/resume`
-(`baton resume --run-id ... --answer k=v`) answers it (a conditional write: one answer wins, the other
-gets 409), and an answer after its deadline is a 410 kept as `answer_late`. There is no task token: the
-agent's waiter is what resumes. `get` with `wait_seconds` (<= 20) long-polls like an interrupt's GET, and
-moves a pending ask past its deadline to `timed_out` (recording `human_input_timed_out`), so every ask ends.
+decision. It is the same `ask` interaction a hosted pause stores (`PauseRequest`), answered the same way
+(`POST /api/runs/{run}/resume`: one answer wins, a late one is a 410), but with no task token: the agent's
+waiter is what resumes. `get` long-polls (<= 20 s) and ends a pending ask past its deadline, so every ask ends.
 """
 
 from __future__ import annotations
@@ -67,10 +61,9 @@ class AskService:
         self._monotonic = monotonic
 
     def ask(self, run_id: str, request: BlockingAskRequest, *, caller: str) -> Interaction:
-        """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. A ladder is
-        checked here (its default against the options: 422, nothing stored); its steps are walked by the
-        ask's own timer (`arm_interaction`) and its default taken by the waiter's read at the deadline
-        (`_expire_if_due`). With `approval` the asking agent may not vote (services/pause_answers.py)."""
+        """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. Its ladder's
+        steps are walked by its own timer, its default taken by the waiter's read at the deadline
+        (`_expire_if_due`). With `approval` the asking agent may not vote."""
         node, question, options, notify = request.node, request.question, request.options, request.notify
         timeout_seconds, ladder, approval = request.timeout_seconds, request.ladder(), request.approval
         core = self.core

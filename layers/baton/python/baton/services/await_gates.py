@@ -1,5 +1,5 @@
 """The await gate (`statemachines/await_answers.asl.json`, or the Task state of `baton.workflows.gate_states`),
-the Step Functions form of awaiting a run's questions, and the scope predicate both await forms share.
+the Step Functions form of awaiting a run's questions (the scope it waits on: `baton.domain.questions`).
 
 The gate parks its task token as WAIT#<gate> with scope {"from": node | None}, then RE-CHECKS the store:
 what was answered before it parked releases it at once (its answers merged onto the wait first, so the
@@ -19,25 +19,21 @@ from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked
 from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.fields import OPEN_RUN_STATES, check_gate_name
 from baton.domain.ladder import AnswerCheck
+from baton.domain.questions import in_scope, open_gates_of, split_scope, unanswered_of
 from baton.errors import GoneError
-from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused, UnansweredQuestion
+from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait
 from baton.services import gate_answers
 from baton.services.answer_outcomes import SendFailedError
 from baton.services.deadlines import park_wait, time_out_if_pending
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from datetime import datetime
 
     from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
-
-
-def unanswered_of(i: Interaction) -> UnansweredQuestion:
-    return UnansweredQuestion(interaction_id=i.interaction_id, node=i.request.node, question=i.request.prompt)
 
 
 def _never_asked(gate: str, from_node: str) -> str:
@@ -48,36 +44,6 @@ def _never_asked(gate: str, from_node: str) -> str:
     )
     log.warning(warning)
     return warning
-
-
-def in_scope(interaction: Interaction, from_node: str | None) -> bool:
-    return interaction.request.kind == "question" and (not from_node or interaction.request.node == from_node)
-
-
-def open_gates_of(question: Interaction, waits: Sequence[ParkedWait]) -> list[ParkedWait]:
-    """The parked await gates whose scope holds `question`."""
-    return [w for w in waits if w.kind == "await" and w.status == "parked" and in_scope(question, w.scope.get("from"))]
-
-
-def split_scope(questions: list[Interaction], from_node: str | None) -> tuple[list[Interaction], list[CollectedAnswer]]:
-    """(pending questions, collected answers) of `questions` in scope, in their order."""
-    pending: list[Interaction] = []
-    answers: list[CollectedAnswer] = []
-    for i in questions:
-        if not in_scope(i, from_node):
-            continue
-        if i.state.status == "pending":
-            pending.append(i)
-        elif i.state.status == "answered":
-            answers.append(
-                CollectedAnswer(
-                    interaction_id=i.interaction_id,
-                    node=i.request.node,
-                    question=i.request.prompt,
-                    answer=i.state.answer,
-                )
-            )
-    return pending, answers
 
 
 class AwaitGates:

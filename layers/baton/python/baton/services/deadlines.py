@@ -24,11 +24,12 @@ from baton.ids import parse_iso
 from baton.models import AwaitToolRequest, ParkedWait, status_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from datetime import datetime
 
     from baton.domain.ladder import LadderStep
-    from baton.models import Interaction, InteractionRequest
+    from baton.models import Interaction, InteractionRequest, Message
+    from baton.ports import Guard
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
@@ -297,9 +298,12 @@ def default_answer(i: Interaction, default: Any) -> Any:
     return default
 
 
-def answer_with_default(core: Core, i: Interaction, deadline: str | None) -> Interaction | None:
+def answer_with_default(
+    core: Core, i: Interaction, deadline: str | None, *, also: Sequence[Message] = (), guards: Sequence[Guard] = ()
+) -> Interaction | None:
     """Answer a pending interaction with its declared default, nobody's (outcome `timed_out_default`), with
-    its event in one conditional write. None without a default; ConflictError if it changed first."""
+    its event (after `also`) in one conditional write (and `guards`). None without a default; ConflictError
+    (GuardFailedError) if it changed first."""
     ladder = i.request.ladder
     if ladder is None or ladder.default is None or i.state.status != "pending":
         return None
@@ -315,4 +319,4 @@ def answer_with_default(core: Core, i: Interaction, deadline: str | None) -> Int
     )
     answer = default_answer(i, ladder.default.default)
     new_state = status_of(i.state, "answered", answer=answer, at=core.now(), reason=TIMED_OUT_DEFAULT)
-    return core.store.transition_interaction(i, new_state, with_records=[event])
+    return core.store.transition_interaction(i, new_state, with_records=[*also, event], guards=guards)

@@ -9,11 +9,11 @@ its filters; a forged or foreign one is a 400 before any read."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from baton.contracts.inbox import INBOX_KINDS, InboxItem, InboxKind, InboxPage
+from baton.contracts.inbox import INBOX_KINDS, InboxCursor, InboxItem, InboxPage
+from baton.contracts.inbox import InboxQuery as InboxQuery  # the command this service takes, where callers import it
+from baton.domain.questions import in_scope
 from baton.ids import iso
 from baton.models import PendingQuery
 from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token
@@ -21,49 +21,6 @@ from baton.services.page_tokens import decode_page_token, encode_page_token, for
 if TYPE_CHECKING:
     from baton.models import Interaction
     from baton.services.core import Core
-
-DEFAULT_PAGE_SIZE = 50
-MAX_PAGE_SIZE = 200
-_POSITION = r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z#[A-Za-z0-9_-]{1,80}$"  # <created_at>#<id>
-Claimed = Literal["me", "unclaimed", "any"]
-
-
-class InboxQuery(BaseModel):
-    """The inbox's filters (the route's query model validates them first)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    kinds: tuple[InboxKind, ...] = INBOX_KINDS
-    run_id: str | None = None
-    node: str | None = None
-    claimed: Claimed = "any"
-    min_age_s: int = Field(default=0, ge=0)
-    order: Literal["newest", "oldest"] = "newest"
-    limit: int = Field(default=DEFAULT_PAGE_SIZE, ge=1, le=MAX_PAGE_SIZE)
-    next_token: str | None = None
-
-    def scope(self) -> list[object]:
-        """What a page token is bound to: every filter but the page size."""
-        return [sorted(self.kinds), self.run_id, self.node, self.claimed, self.min_age_s, self.order]
-
-    def token_after(self, position: str) -> str:
-        return encode_page_token(InboxCursor(p=position, f=self.scope()))
-
-    def continues_after(self) -> str | None:
-        """The position `next_token` continues from; 400 when it is not a token this listing issued."""
-        cursor = decode_page_token(self.next_token, InboxCursor) if self.next_token else None
-        if cursor is not None and cursor.f != self.scope():
-            raise foreign_page_token("filters")
-        return cursor.p if cursor is not None else None
-
-
-class InboxCursor(BaseModel):
-    """A page token: the position of the page's last item (`p`) and the filters it was issued for (`f`)."""
-
-    model_config = ConfigDict(strict=True)
-
-    p: str = Field(max_length=200, pattern=_POSITION)
-    f: Any
 
 
 def mark_parked_blocks(core: Core) -> int:
@@ -78,9 +35,8 @@ def mark_parked_blocks(core: Core) -> int:
             continue
         ids = list(wait.interaction_ids)
         if wait.kind == "await":
-            from_node = wait.scope.get("from")
             questions = core.store.list_run_interactions(wait.run_id, kind="question", status="pending")
-            ids += [q.interaction_id for q in questions if not from_node or q.node == from_node]
+            ids += [q.interaction_id for q in questions if in_scope(q, wait.scope.get("from"))]
         marked += core.store.mark_blocked(wait.run_id, wait.gate, ids)
     return marked
 
@@ -89,11 +45,19 @@ class InboxService:
     def __init__(self, core: Core) -> None:
         self.core = core
 
+    @staticmethod
+    def _continues_after(query: InboxQuery) -> str | None:
+        """The position `next_token` continues from; 400 when it is not a token this listing issued."""
+        cursor = decode_page_token(query.next_token, InboxCursor) if query.next_token else None
+        if cursor is not None and cursor.f != query.scope():
+            raise foreign_page_token("filters")
+        return cursor.p if cursor is not None else None
+
     def _store_query(self, query: InboxQuery, caller: str) -> PendingQuery:
         now = self.core.clock.now()
         return PendingQuery(
             newest_first=query.order == "newest",
-            after=query.continues_after(),
+            after=self._continues_after(query),
             created_before=iso(now - timedelta(seconds=query.min_age_s)) if query.min_age_s else None,
             run_id=query.run_id,
             node=query.node,
@@ -126,5 +90,7 @@ class InboxService:
         page = merged[: query.limit]
         as_of = self.core.now()
         items = [InboxItem.of(i, as_of) for i in page]
-        token = query.token_after(store_query.position(page[-1])) if more and page else None
+        token = (
+            encode_page_token(InboxCursor(p=store_query.position(page[-1]), f=query.scope())) if more and page else None
+        )
         return InboxPage(items=items, count=len(items), next=token, as_of=as_of)

@@ -49,9 +49,8 @@ class PauseService:
 
     # ---- the human pause -----------------------------------------------------------------------
     def park(self, payload: ParkPayload) -> Interaction:
-        """The `park` task (its token): record what is asked, park the token. Idempotent: a retried
-        invoke (same token) returns the same interaction and wait, and records and notifies nothing
-        again. With `approval` the pause needs a quorum and the run's starter may not vote."""
+        """The `park` task: record what is asked, park the token. A retried invoke (same token) returns the
+        same interaction and records nothing again. With `approval` the run's starter may not vote."""
         core = self.core
         run_id, node, token = payload.run_id, payload.node, payload.token
         core.ensure_run(run_id)
@@ -121,12 +120,9 @@ class PauseService:
         return found.model_copy(update={"blocks": wait.gate}) if found is not None else None
 
     def resume(self, request: Resume, *, snapshot: RunSnapshot | None = None) -> ResumeResult:
-        """Store the answers on the run's pending pause, then send its parked token (`baton.services.decide`).
-
-        The critical path (tests/integration/test_call_budgets.py): the snapshot (`snapshot` when the
-        route read it) names the parked pause and holds its interaction; one deciding transaction guarded
-        by the wait still parked before its deadline; the send; the release in one write. A repeat (same
-        caller, same answers) is answered as the first was, re-sending if the first one's send failed."""
+        """Store the answers on the run's pending pause, then send its token (`decide`). The snapshot (the
+        route's, when it read one) names the parked pause and holds it, so the critical path reads nothing
+        else (tests/integration/test_call_budgets.py)."""
         core = self.core
         snapshot = snapshot if snapshot is not None else core.store.snapshot_run(request.run_id)
         if snapshot.run is None:

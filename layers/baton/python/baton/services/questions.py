@@ -1,16 +1,8 @@
-"""Async questions: ask, keep working, sync later.
-
-- `ask` stores a pending question and returns at once; `answer` stores the answer by a conditional write
-  (a second answer is a 409 carrying the winner), queues it for the asking node, then releases the await
-  gates (`baton.services.await_gates`, this service's base) and completes the tool-form awaits whose
-  scope it leaves with nothing pending.
-- The tool form (`await_tool`) never blocks: the answers, or an `await` interaction listing the pending
-  ids with the run marked paused_waiting_human until the last answer completes it.
-
-Both await forms share one predicate, level-triggered and store-backed: no pending question in scope (one
-node's, or the run's when `from` is empty: `await_gates.split_scope`). Fields are checked at the door; a
-question's own rules are `baton.domain.questions`. Why a module of over 400 lines: asking, answering
-(its guards, repeats, votes, defaults) and the tool form read and write the same scope, one story.
+"""Async questions: ask, keep working, sync later. An answer is queued for the asking node and releases
+the await gates (`await_gates.py`, this service's base) and tool-form awaits it leaves with nothing pending
+in scope (`baton.domain.questions`). The tool form (`await_tool`) never blocks: the answers, or an `await`
+interaction the last answer completes, the run paused_waiting_human meanwhile. Why over 400 lines: asking,
+answering (its guards, repeats, votes, defaults) and the tool form read and write the same scope.
 """
 
 from __future__ import annotations
@@ -26,7 +18,7 @@ from baton.contracts.questions import (
     AwaitPending,
 )
 from baton.domain.deadline import OPEN_WAIT_STATUSES
-from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, AnswerCheck
+from baton.domain.ladder import USE_QUESTION_DEFAULTS, AnswerCheck
 from baton.domain.questions import (
     MAP_AWAIT_REFUSAL,
     MAP_REFUSAL,
@@ -34,8 +26,11 @@ from baton.domain.questions import (
     check_answer,
     check_question,
     check_question_ladder,
+    in_scope,
     message_text,
+    open_gates_of,
     refuse_in_map,
+    unanswered_of,
 )
 from baton.errors import ConflictError, GoneError, NotFoundError, ValidationFailedError
 from baton.events import (
@@ -46,7 +41,6 @@ from baton.events import (
     HumanInputRequested,
     InteractionAnswered,
     RunPaused,
-    TimedOutDefault,
 )
 from baton.models import (
     TERMINAL_RUN_STATES,
@@ -62,8 +56,8 @@ from baton.services import gate_answers
 from baton.services.answer_outcomes import delivery_of
 from baton.services.approvals import ApprovalService, Voter, approval_view
 from baton.services.at_deadline import Write, end_at_deadline, fail_unanswered
-from baton.services.await_gates import AwaitGates, in_scope, open_gates_of, unanswered_of
-from baton.services.deadlines import arm_interaction, arm_tool_await, wait_ladder
+from baton.services.await_gates import AwaitGates
+from baton.services.deadlines import answer_with_default, arm_interaction, arm_tool_await, wait_ladder
 from baton.services.decide import decide
 from baton.services.pause_answers import conflict, resume_asking_run
 
@@ -94,20 +88,16 @@ class QuestionService(AwaitGates):
 
     # ---- posting --------------------------------------------------------------------------------
     def ask(self, run_id: str, request: AskRequest, *, caller: str) -> AskResult:
-        """`ask_user_async`: store a pending question for `request.node`, publish it, return at once.
-
-        A ladder needs the question's own `timeout_seconds`; its default is taken at that deadline (without
-        one the question stays open, ended by the gate waiting on it). With `approval` each answer is a
-        vote, and `requested_by` (the hosted run's starter, else the asker) may not vote."""
+        """`ask_user_async`: store a pending question, publish it, return at once. A ladder's default is
+        taken at the question's own deadline; with `approval` each answer is a vote (not the requester's)."""
         refuse_in_map(request.map_item, MAP_REFUSAL)
         options, free_text = check_question(request.question, request.options, request.allow_free_text)
-        approval, ladder, timeout_seconds = request.approval, request.ladder(), request.timeout_seconds
+        approval, ladder, timeout_seconds, core = request.approval, request.ladder(), request.timeout_seconds, self.core
         if approval is not None:
             approval.check_options(options)
-        self.core.check_notify(request.notify)
+        core.check_notify(request.notify)
         if ladder is not None:
             check_question_ladder(ladder, timeout_seconds, options, free_text=free_text, quorum=approval is not None)
-        core = self.core
         run = core.ensure_run(run_id)
         if run.status in TERMINAL_RUN_STATES:
             raise ConflictError(
@@ -168,7 +158,7 @@ class QuestionService(AwaitGates):
 
     def approval_of(self, question: Interaction) -> ApprovalView | None:
         """A quorum question's count and voters (one Query of its votes); None for any other question."""
-        policy = question.request_as(QuestionRequest).approval if question.request.kind == "question" else None
+        policy = QuestionAnswers.quorum(question)
         return approval_view(self.core, question, policy) if policy else None
 
     def _get_question(self, run_id: str, interaction_id: str) -> Interaction:
@@ -209,15 +199,9 @@ class QuestionService(AwaitGates):
         groups: frozenset[str] = frozenset(),
         decided: Decided | None = None,
     ) -> AnswerResult:
-        """Store the answer (conditional write), queue it for the asking node, release ready gates.
-
-        Two calls before the send (tests/integration/test_call_budgets.py): one consistent read of the
-        run's open part, then one transaction deciding the answer, guarded by every in-scope gate still
-        open before its deadline, by the run's scope version and by the other in-scope questions still
-        pending; the answer is carried onto each gate's wait in it (`gate_answers`), so the last answer
-        sends the gate's output with no read. A failed guard: the run changed under us, decide again.
-        A quorum question's answer is a vote (`QuestionAnswers.vote`); the vote meeting it answers here with
-        `decided`. Its steps are `QuestionAnswers`, walked by the one decision engine (`decide`)."""
+        """Decide the answer (`QuestionAnswers`, by the one engine `decide`) on one read of the run's open
+        part: two calls before the send (tests/integration/test_call_budgets.py). A failed guard (the run
+        changed under it): read and decide again. `decided`: the quorum that met answers it."""
         voter = Voter(caller, groups)
         for _attempt in range(ANSWER_ATTEMPTS):
             snapshot = self.core.store.snapshot_run(run_id)
@@ -265,32 +249,20 @@ class QuestionService(AwaitGates):
     def _answer_default(
         self, question: Interaction, *, open_gates: Sequence[ParkedWait] = (), carrying: Sequence[ParkedWait] = ()
     ) -> bool:
-        """Answer a pending question with its declared default in one conditional write, guarded by
-        `open_gates` still open, carried onto their waits and `carrying`'s. False if none or changed first."""
+        """Answer a pending question with its declared default, its message queued, guarded by `open_gates`
+        still open, carried onto their waits and `carrying`'s. False if none or changed first."""
         ladder = question.request.ladder
         if ladder is None or ladder.default is None:
             return False
         core, value = self.core, ladder.default.default
-        now = core.now()
-        guards = [gate_answers.open_guard(w, question, value, now=now, deciding=False) for w in open_gates]
+        guards = [gate_answers.open_guard(w, question, value, now=core.now(), deciding=False) for w in open_gates]
         guards += gate_answers.carried_by(carrying, question, value)
-        message = self._message(
-            question, message_text(question, value) + " (nobody answered: the declared default, timed_out_default)"
-        )
-        event = TimedOutDefault(
-            interaction_id=question.interaction_id,
-            node=question.request.node,
-            kind="question",
-            default=value,
-            deadline=question.expires_at or core.now(),
-        )
-        answered = status_of(question.state, "answered", answer=value, at=now, reason=TIMED_OUT_DEFAULT)
-        records: list[Message | Event] = [message, core.new_event(question.run_id, event)]
+        text = message_text(question, value) + " (nobody answered: the declared default, timed_out_default)"
+        message = self._message(question, text)
         try:
-            core.store.transition_interaction(question, answered, with_records=records, guards=guards)
+            return answer_with_default(core, question, None, also=[message], guards=guards) is not None
         except (ConflictError, GuardFailedError):
             return False
-        return True
 
     # ---- the tool form --------------------------------------------------------------------------
     def await_tool(self, run_id: str, request: AwaitRequest, *, caller: str) -> AwaitAnswered | AwaitPending:

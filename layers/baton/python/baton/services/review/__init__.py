@@ -9,7 +9,7 @@ and each build's end comes back through `build_finished` (the build_finished Lam
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.services.review.actions import ReviewActions
 from baton.services.review.builds import ReviewBuilds
@@ -17,18 +17,14 @@ from baton.services.review.dialogue import ReviewDialogue
 from baton.services.review.merge import ReviewMerge
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
 
     from baton.contracts.review import BuildSent
     from baton.domain.merge_contracts import BuildFinished
     from baton.review_ports import BuildRecords, BuildRunner, Companion, DiffSource
     from baton.services.core import Core
 
-__all__ = ["ReviewService", "is_review_answer"]
-
-
-def is_review_answer(answers: Mapping[str, Any]) -> bool:
-    return any(key.startswith("__review_") for key in answers)
+__all__ = ["ReviewService"]
 
 
 class ReviewService(ReviewDialogue, ReviewActions, ReviewMerge):
