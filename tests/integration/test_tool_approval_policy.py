@@ -220,3 +220,16 @@ def test_the_decision_chain_verifies_with_each_policy_decision_in_it(api: Api) -
     answered = [r["data"]["by"] for r in records if r["type"] == "interaction_answered"]
     assert answered == ["policy:read-only", "policy:no-network"]
     assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
+
+
+def test_a_rule_decides_before_a_remembered_grant_and_no_rule_leaves_it_to_the_grant(api: Api) -> None:
+    _, first = api.ask("echo hi")  # no policy yet: a person approves and remembers Bash for the run
+    remember = {"scope": "run", "expires_in_seconds": 600}
+    assert api.answer(first["interaction_id"], {"decision": "approve", "remember": remember}, by="alice")[0] == 200
+    api.use()
+    _, denied = api.ask("curl x")  # the forbid stands: the policy saw the grant (`context.granted`)
+    assert (denied["decision"]["decision"], denied["decision"]["outcome"]) == ("deny", "policy")
+    _, granted = api.ask("python x.py")  # no rule matched: the grant answers, as before
+    assert granted["decision"]["outcome"] == "grant"
+    applied = {d["interaction_id"]: d["applied"] for d in api.policy_decided()}
+    assert applied == {denied["interaction_id"]: True, granted["interaction_id"]: False}
