@@ -233,3 +233,13 @@ def test_a_rule_decides_before_a_remembered_grant_and_no_rule_leaves_it_to_the_g
     assert granted["decision"]["outcome"] == "grant"
     applied = {d["interaction_id"]: d["applied"] for d in api.policy_decided()}
     assert applied == {denied["interaction_id"]: True, granted["interaction_id"]: False}
+
+
+def test_a_quorum_larger_than_the_named_approvers_needs_every_one_of_them(api: Api) -> None:
+    rule = '@id("all-of-us") @ask @approvers("alice,bob") @quorum("3") permit(principal, action, resource);'
+    api.core.policy = FixedPolicy(Policy.load(rule))
+    _, asked = api.ask("anything")
+    approval = asked["interaction_id"]
+    assert api.answer(approval, {"decision": "approve"}, by="carol")[0] == 403  # never others
+    assert api.answer(approval, {"decision": "approve"}, by="alice")[1]["status"] == "pending"  # never fewer
+    assert api.answer(approval, {"decision": "approve"}, by="bob")[1]["status"] == "answered"

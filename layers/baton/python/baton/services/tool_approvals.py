@@ -16,13 +16,11 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from baton.contracts.deadline_tasks import Settled
 from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.contracts.questions import AnswerResult
 from baton.contracts.tool_approvals import ConsumeResult, GrantList, GrantRevoked, GrantView, tool_spec
-from baton.domain.approval import ApprovalPolicy
+from baton.domain.approval import GROUP_PREFIX, MAX_APPROVALS, ApprovalPolicy
 from baton.domain.audit import is_decision
 from baton.domain.tool_calls import (
     CONSUMED,
@@ -350,8 +348,8 @@ def _asked_by_rule(
     spec: ToolApprovalSpec, ruling: PolicyDecision, timeout: int, *, caller: str
 ) -> tuple[ToolApprovalSpec, int]:
     """The approval a rule's `@ask` names: its approvers and quorum (a vote each, the asker refused) and
-    the shorter of its deadline and the request's. A rule's approvers that could never be met are logged
-    and the request's own approval kept (the deadline's deny still ends it)."""
+    the shorter of its deadline and the request's. A quorum larger than the operators it names could never
+    be met: all of them must approve (never fewer people, never others), and the rule is logged."""
     ask = ruling.ask
     if ask is None:
         return spec, timeout
@@ -359,11 +357,15 @@ def _asked_by_rule(
         timeout = min(timeout, ask.timeout_seconds)
     if not ask.approvers and ask.quorum is None:
         return spec, timeout
-    try:
-        approval = ApprovalPolicy(approvals=ask.quorum or 1, approvers=ask.approvers)
-    except ValidationError:
-        log.exception("policy rule %s names approvers that can never approve", ruling.rule)
-        return spec, timeout
+    approvers = list(dict.fromkeys(ask.approvers))
+    approvals = min(ask.quorum or 1, MAX_APPROVALS)
+    named = [a for a in approvers if not a.startswith(GROUP_PREFIX)]
+    if approvers and len(named) == len(approvers) and approvals > len(named):
+        log.warning(
+            "policy rule %s asks for %d approvals of %d operators: all must approve", ruling.rule, approvals, len(named)
+        )
+        approvals = len(named)
+    approval = ApprovalPolicy(approvals=approvals, approvers=approvers)
     return spec.model_copy(update={"approval": approval, "requested_by": caller}), timeout
 
 
