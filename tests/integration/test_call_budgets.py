@@ -68,6 +68,18 @@ BUDGETS: dict[str, Budget] = {
     # a tool approval's claim (issue 30): the approval (GetItem), the run's decision-log head (GetItem),
     # the conditional put with `interrupt_claimed` and the head's advance in one transaction
     "tool approval claim": Budget(total=3),
+    # a new tool call a policy decides (issue 31): the run (GetItem), the call's open-approval key (GetItem),
+    # the run's answered approvals (Query: does a grant cover it?), the approval and its key in one
+    # transaction, the decision-log head (GetItem) and one transaction chaining `human_input_requested`,
+    # `interaction_answered` and `policy_decided` with it; nobody notified, no timer
+    "tool approval allowed by policy": Budget(total=6),
+    "tool approval denied by policy": Budget(total=6),
+    # asked by a rule (or no rule matched): the same reads and transaction, the head and one transaction
+    # chaining `human_input_requested` and `policy_decided` (one more call than with no policy: the head's
+    # read), the notification (SNS)
+    "tool approval asked by policy": Budget(total=7),
+    # answered at once by a remembered grant: the same six calls (was 7: each event written on its own)
+    "tool approval by grant": Budget(total=6),
 }
 
 
@@ -479,3 +491,66 @@ def test_a_tool_approval_claim_stays_in_budget(call_log: CallLog, moto_stack: Mo
     (status, claimed), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {}))
     assert status == 200 and claimed["approval"]["claimed_by"] == OPERATOR, claimed
     _check("tool approval claim", calls)
+
+
+POLICY = """
+@id("read-only") permit(principal, action == Action::"call_tool", resource in Tool::"run_shell")
+when { resource.hasTag("command") && resource.getTag("command") like "ls*" };
+@id("deploys") @ask @approvers("alice,bob") @quorum("2")
+permit(principal, action == Action::"call_tool", resource in Tool::"run_shell")
+when { resource.hasTag("command") && resource.getTag("command") like "make*" };
+@id("no-network") @reason("no network") forbid(principal, action == Action::"call_tool", resource)
+when { resource.hasTag("command") && resource.getTag("command") like "curl*" };
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "budget", "decision"),
+    [
+        ("ls -la", "tool approval allowed by policy", "approve"),
+        ("curl x", "tool approval denied by policy", "deny"),
+        ("make deploy", "tool approval asked by policy", None),
+    ],
+)
+def test_a_tool_call_a_policy_decides_stays_in_budget(
+    call_log: CallLog, moto_stack: MotoStack, command: str, budget: str, decision: str | None
+) -> None:
+    from baton.policy.engine import Policy
+    from baton.policy.source import FixedPolicy
+
+    _tool_history(moto_stack, "budget-tool-policy", 1)
+    moto_stack.services.core.policy = FixedPolicy(Policy.load(POLICY))
+    _warm(moto_stack)
+    body = {"call": {"tool": "run_shell", "arguments": {"command": command}}, "reason": "r", "timeout_seconds": 60}
+    path = "/api/runs/budget-tool-policy/tool-approvals"
+    (status, decided), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, body))
+    assert status == 201, decided
+    if decision is None:  # asked: a person is notified
+        assert decided["status"] == "pending" and "sns.Publish" in calls, calls
+    else:  # nobody notified, no timer
+        assert decided["decision"]["decision"] == decision, decided
+        assert decided["decision"]["decided_by"] == f"policy:{decided['decision']['rule']}", decided
+        assert "sns.Publish" not in calls and "stepfunctions.StartExecution" not in calls, calls
+    _check(budget, calls)
+
+
+def test_a_tool_call_a_grant_answers_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    from baton.contracts.tool_approvals import ToolApprovalRequest
+    from baton.domain.tool_calls import ToolCall
+    from baton.services.tool_approvals import ToolApprovalService
+
+    service = ToolApprovalService(moto_stack.services.core)
+    call = ToolCall(tool="run_shell", arguments={"command": "ls"})
+    asked, _ = service.request(
+        "budget-tool-grant", ToolApprovalRequest(call=call, reason="list", timeout_seconds=60), caller="agent"
+    )
+    remember = {"scope": "run", "expires_in_seconds": 600}
+    service.answer(
+        "budget-tool-grant", asked.interaction_id, {"decision": "approve", "remember": remember}, caller="op"
+    )
+    _warm(moto_stack)
+    body = {"call": {"tool": "run_shell", "arguments": {"command": "ls -la"}}, "reason": "r", "timeout_seconds": 60}
+    path = "/api/runs/budget-tool-grant/tool-approvals"
+    (status, decided), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, body))
+    assert status == 201 and decided["decision"]["outcome"] == "grant", decided
+    _check("tool approval by grant", calls)

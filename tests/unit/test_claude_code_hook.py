@@ -158,6 +158,28 @@ def test_a_remembered_grant_answers_the_next_call_at_once(api: Api) -> None:
     assert [a.state.status for a in api.approvals()] == ["answered", "answered", "pending"]
 
 
+def test_a_policy_allow_or_deny_answers_at_once_and_an_allow_is_consumed(api: Api, core: Core) -> None:
+    from baton.policy.engine import Policy
+    from baton.policy.source import FixedPolicy
+
+    core.policy = FixedPolicy(
+        Policy.load(
+            '@id("build-dir") @reason("the build dir is scratch") permit(principal, action, resource in Tool::"Bash")'
+            ' when { resource.hasTag("command") && resource.getTag("command") like "rm -rf build/*" };\n'
+            '@id("no-root") @reason("never the root") forbid(principal, action, resource in Tool::"Bash")'
+            ' when { resource.hasTag("command") && resource.getTag("command") == "rm -rf /" };'
+        )
+    )
+    code, out = hook("--wait", "0")  # no person: the rule answered before the first poll
+    assert (code, decision_of(out)) == (0, ("allow", "Approved by policy:build-dir: the build dir is scratch"))
+    [allowed] = api.approvals()
+    assert allowed.state.reason == "consumed"  # single use, like a person's approve
+    denied_call = {**EVENT, "tool_input": {"command": "rm -rf /"}, "tool_use_id": "toolu_02"}
+    code, out = hook("--wait", "0", event=denied_call)
+    assert (code, decision_of(out)) == (0, ("deny", "never the root"))
+    assert sum(path.endswith("/consume") for _, path in api.sent) == 1
+
+
 def test_still_pending_is_defer_headless_and_deny_otherwise_and_a_repeat_finds_the_same_approval(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:

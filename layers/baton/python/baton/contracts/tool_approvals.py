@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from baton.models import Interaction
 
 ApprovalStatus = Literal["pending", "answered", "timed_out", "cancelled"]
+# who decided: a person (answered), the deadline's default, a remembered grant, or a policy rule (at once)
+DecisionOutcome = Literal["answered", "timed_out_default", "grant", "policy"]
 
 
 def tool_spec(i: Interaction) -> ToolApprovalSpec:
@@ -103,8 +105,10 @@ class ToolDecisionView(Contract):
     remember: Remember | None = None
     decided_by: str | None = Field(default=None, description="Who answered (null: the deadline's default).")
     decided_at: str | None = None
-    outcome: Literal["answered", "timed_out_default", "grant"]
+    outcome: DecisionOutcome
     grant_id: str | None = Field(default=None, description="The remembered grant that answered it at once.")
+    rule: str | None = Field(default=None, description="The policy rule that answered it at once (issue 31).")
+    policy_version: str | None = Field(default=None, description="The version of the policy that rule is in.")
 
 
 class ToolApprovalView(Contract):
@@ -133,8 +137,14 @@ class ToolApprovalView(Contract):
         decision = None
         if st.status == "answered":
             stored = StoredDecision.model_validate(st.answer)
-            outcome: Literal["answered", "timed_out_default", "grant"] = (
-                "grant" if stored.grant_id else "timed_out_default" if st.outcome else "answered"
+            outcome: DecisionOutcome = (
+                "grant"
+                if stored.grant_id
+                else "policy"
+                if stored.policy_rule
+                else "timed_out_default"
+                if st.outcome
+                else "answered"
             )
             decision = ToolDecisionView(
                 decision=stored.decision,
@@ -146,6 +156,8 @@ class ToolApprovalView(Contract):
                 decided_at=st.answered_at,
                 outcome=outcome,
                 grant_id=stored.grant_id,
+                rule=stored.policy_rule,
+                policy_version=stored.policy_version,
             )
         return cls(
             interaction_id=i.interaction_id,

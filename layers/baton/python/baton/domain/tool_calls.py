@@ -149,6 +149,8 @@ class StoredDecision(ToolDecision):
 
     digest: str | None = Field(default=None, pattern=DIGEST_PATTERN)
     grant_id: str | None = Field(default=None, description="The remembered grant that decided it, if one did.")
+    policy_rule: str | None = Field(default=None, description="The policy rule that decided it, if one did.")
+    policy_version: str | None = None  # the version of that rule's policy
     revoked_by: str | None = None  # a grant this approval carries, revoked
     revoked_at: str | None = None
 
@@ -156,6 +158,18 @@ class StoredDecision(ToolDecision):
     def by_grant(cls, grant_id: str, digest: str) -> dict[str, Any]:
         """The stored answer of a call a remembered grant approves at once."""
         decided = cls(decision="approve", reason=f"remembered grant {grant_id}", digest=digest, grant_id=grant_id)
+        return decided.model_dump(exclude_none=True)
+
+    @classmethod
+    def by_policy(cls, *, allows: bool, rule: str, version: str, reason: str | None, digest: str) -> dict[str, Any]:
+        """The stored answer of a call an enforced policy allows or denies at once (a deny binds no digest)."""
+        decided = cls(
+            decision="approve" if allows else "deny",
+            reason=reason,
+            digest=digest if allows else None,
+            policy_rule=rule,
+            policy_version=version,
+        )
         return decided.model_dump(exclude_none=True)
 
     def grant_until(self, answered_at: str) -> str | None:

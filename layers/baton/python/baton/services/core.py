@@ -23,6 +23,7 @@ from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso, task_interaction_id
 from baton.models import Event, Interaction, ParkedWait, RunSummary
 from baton.notify.model import CHANNELS, Notification
+from baton.policy.source import FixedPolicy, PolicySource
 from baton.services.answer_outcomes import SendFailedError
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class Core:
     ids: IdGenerator = field(default_factory=UlidGenerator)
     timers: DeadlineTimers | None = None  # each gate's timer (baton.services.deadlines); None: the reconciler only
     channels: tuple[str, ...] = CHANNELS  # the notify channels the stack wires (Settings.notify_channels)
+    policy: PolicySource = field(default_factory=FixedPolicy)  # decides tool calls first (issue 31); none: people
 
     def now(self) -> str:
         return iso(self.clock.now())

@@ -3,16 +3,25 @@ the adapter's waiter long-polls `get` (bounded `wait_seconds`), the ask's timer 
 (`arm_interaction`), and a read past the deadline takes the declared default (`answer_with_default`:
 deny unless declared), so an unanswered call never runs. The decision stores the digest of the call it
 allows; `consume` uses it once (a conditional write). An approve with `remember` is a grant: a later
-matching call in its scope is answered at once, naming the grant."""
+matching call in its scope is answered at once, naming the grant.
+
+A policy (issue 31, `Core.policy`) decides every new call first: enforced, an allow or a deny is the
+approval answered at once by `policy:<rule>` (nobody notified, no timer), and an ask by a rule goes to
+the rule's approvers, quorum and (shorter) deadline; no rule matched, or a shadow policy, changes
+nothing. Each decision is recorded as `policy_decided` in the decision log, with the approval's creation."""
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
+from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.contracts.questions import AnswerResult
 from baton.contracts.tool_approvals import ConsumeResult, GrantList, GrantRevoked, GrantView, tool_spec
+from baton.domain.approval import GROUP_PREFIX, MAX_APPROVALS, ApprovalPolicy
+from baton.domain.audit import is_decision
 from baton.domain.tool_calls import (
     CONSUMED,
     StoredDecision,
@@ -21,8 +30,8 @@ from baton.domain.tool_calls import (
     timeout_ladder,
 )
 from baton.errors import ConflictError, NotFoundError
-from baton.events import HumanInputRequested, InteractionAnswered, ToolGrantRevoked
-from baton.models import Interaction, InteractionStatus, ToolApprovalPause, status_of
+from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
+from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.services.approvals import Voter
 from baton.services.asks import long_poll
 from baton.services.deadlines import answer_with_default, arm_interaction
@@ -34,9 +43,13 @@ if TYPE_CHECKING:
 
     from baton.contracts.tool_approvals import ToolApprovalRequest
     from baton.domain.ladder import Ladder
+    from baton.domain.tool_calls import ToolApprovalSpec
     from baton.services.core import Core
 
+log = logging.getLogger("baton")
+
 KIND = "tool_approval"
+POLICY_FAILED = "the policy failed to decide ({error}): a person decides"
 # reads of a call's open approval after losing its conditional create: the winner's is found on the next,
 # unless it was used or decided in between (then a new one is created)
 CREATE_ATTEMPTS = 3
@@ -62,7 +75,7 @@ class ToolApprovalService:
         core = self.core
         ladder = timeout_ladder(body.ladder(), body.call)
         core.check_notify(body.notify)
-        core.ensure_run(run_id)
+        run = core.ensure_run(run_id)
         key = open_call_key(body.session, body.call.digest)
         for _ in range(CREATE_ATTEMPTS):
             open_id = core.store.open_tool_call(run_id, key)
@@ -70,7 +83,7 @@ class ToolApprovalService:
             if found is not None and _usable(found):  # past its deadline: this repeat hears the default
                 return self._expire_if_due(found), False
             try:
-                return self._create(run_id, body, ladder, caller=caller, key=key, replacing=open_id), True
+                return self._create(run, body, ladder, caller=caller, key=key, replacing=open_id), True
             except ConflictError:  # an identical request created its approval first: return that one
                 continue
         raise ConflictError(
@@ -79,11 +92,26 @@ class ToolApprovalService:
         )
 
     def _create(
-        self, run_id: str, body: ToolApprovalRequest, ladder: Ladder, *, caller: str, key: str, replacing: str | None
+        self,
+        run: RunSummary,
+        body: ToolApprovalRequest,
+        ladder: Ladder,
+        *,
+        caller: str,
+        key: str,
+        replacing: str | None,
     ) -> Interaction:
-        core = self.core
+        core, run_id = self.core, run.run_id
         spec = body.spec(requested_by=caller)
-        iid, node, prompt, timeout = core.ids.new_id(), body.agent, spec.prompt(), body.timeout_seconds
+        answered = core.store.list_run_interactions(run_id, kind=KIND, status="answered")
+        grant = next((g for g in self._active_grants(answered) if g.applies_to(spec)), None)
+        decided = self._policy_decision(run, body, granted=grant is not None)
+        # an enforced rule decides (a grant does not override it: the policy saw `granted`); else as before
+        ruling = decided if decided is not None and decided.enforced and decided.rule is not None else None
+        iid, node, timeout = core.ids.new_id(), body.agent, body.timeout_seconds
+        if ruling is not None and ruling.ask is not None:
+            spec, timeout = _asked_by_rule(spec, ruling, timeout, caller=caller)
+        prompt = spec.prompt()
         request = ToolApprovalPause(
             node=node,
             prompt=prompt,
@@ -95,23 +123,69 @@ class ToolApprovalService:
         asked = HumanInputRequested(
             interaction_id=iid, node=node, kind=KIND, prompt=prompt, timeout_seconds=timeout, by=caller
         )
-        answered = core.store.list_run_interactions(run_id, kind=KIND, status="answered")
-        grant = next((g for g in self._active_grants(answered) if g.applies_to(spec)), None)
-        state = InteractionStatus()
-        if grant is not None:  # answered at once by the grant: the grant is who answered
-            by, answer = f"grant:{grant.grant_id}", StoredDecision.by_grant(grant.grant_id, spec.digest)
+        state, at_once = InteractionStatus(), _answered_at_once(ruling, grant, spec.digest)
+        if at_once is not None:  # nobody is asked: the rule, or the grant, is who answered
+            by, answer = at_once
             state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
         created, expires_at = core.now(), core.later(timeout)
         i = Interaction(
             interaction_id=iid, run_id=run_id, created_at=created, expires_at=expires_at, request=request, state=state
         )
         core.store.put_tool_call_approval(i, key, replacing=replacing)
-        core.record(run_id, asked)
-        if grant is not None:
-            core.record(run_id, InteractionAnswered(interaction_id=iid, node=node, answer=state.answer, by=by))
-            return i
-        core.notify(i, "human_input_requested")
-        arm_interaction(core, i)
+        records: list[EventPayload] = [asked]
+        if at_once is not None:
+            records.append(InteractionAnswered(interaction_id=iid, node=node, answer=state.answer, by=at_once[0]))
+        if decided is not None:
+            applied = decided.enforced and (ruling is not None or grant is None)
+            records.append(_policy_decided(decided, iid, spec, applied=applied))
+        i = self._record_created(i, records)
+        if at_once is None:
+            core.notify(i, "human_input_requested")
+            arm_interaction(core, i)
+        return i
+
+    def _policy_decision(self, run: RunSummary, body: ToolApprovalRequest, *, granted: bool) -> PolicyDecision | None:
+        """The policy's decision of this call (None: no policy). A policy that fails never allows: a person
+        is asked, and the failure is logged."""
+        policy = None
+        try:
+            policy = self.core.policy.current()
+            if policy is None:
+                return None
+            query = PolicyQuery(
+                action="call_tool",
+                target=body.call.tool,
+                arguments=body.call.arguments,
+                agent=body.agent,
+                run_id=run.run_id,
+                workflow=(run.workflow or "") if run.hosted else "",
+                session=body.session or "",
+                risk=body.risk,
+                granted=granted,
+                at=self.core.now(),
+            )
+            return policy.decide(query)
+        except Exception as err:
+            log.exception("the policy failed; a person decides", extra={"run_id": run.run_id})
+            if policy is None:
+                return None
+            return PolicyDecision(
+                outcome="ask", reason=POLICY_FAILED.format(error=err), policy_version=policy.version, mode=policy.mode
+            )
+
+    def _record_created(self, i: Interaction, payloads: list[EventPayload]) -> Interaction:
+        """The new approval's events. With a decision among them (an answer at once, a policy's) they go in
+        one write that chains them (the approval's version moves with it), not a head read and a write each;
+        if the approval changed in between (a repeat used it), they are recorded one by one."""
+        core = self.core
+        events = [core.new_event(i.run_id, payload) for payload in payloads]
+        if any(is_decision(e.type) for e in events):
+            try:
+                return core.store.transition_interaction(i, i.state, with_records=events)
+            except ConflictError:
+                pass
+        for event in events:
+            core.store.append_event(event)
         return i
 
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
@@ -248,4 +322,65 @@ def _usable(i: Interaction) -> bool:
     st = i.state
     return st.status == "pending" or (
         st.status == "answered" and st.reason != CONSUMED and StoredDecision.model_validate(st.answer).allows
+    )
+
+
+def _answered_at_once(
+    ruling: PolicyDecision | None, grant: GrantView | None, digest: str
+) -> tuple[str, dict[str, Any]] | None:
+    """Who answers a new call at once and the stored answer: an enforced rule's allow or deny, else (when no
+    rule decided) an active grant's approve; None when a person is asked."""
+    if ruling is not None and ruling.rule is not None and ruling.outcome != "ask":
+        answer = StoredDecision.by_policy(
+            allows=ruling.outcome == "allow",
+            rule=ruling.rule,
+            version=ruling.policy_version,
+            reason=ruling.reason,
+            digest=digest,
+        )
+        return f"policy:{ruling.rule}", answer
+    if grant is not None and ruling is None:
+        return f"grant:{grant.grant_id}", StoredDecision.by_grant(grant.grant_id, digest)
+    return None
+
+
+def _asked_by_rule(
+    spec: ToolApprovalSpec, ruling: PolicyDecision, timeout: int, *, caller: str
+) -> tuple[ToolApprovalSpec, int]:
+    """The approval a rule's `@ask` names: its approvers and quorum (a vote each, the asker refused) and
+    the shorter of its deadline and the request's. A quorum larger than the operators it names could never
+    be met: all of them must approve (never fewer people, never others), and the rule is logged."""
+    ask = ruling.ask
+    if ask is None:
+        return spec, timeout
+    if ask.timeout_seconds is not None:
+        timeout = min(timeout, ask.timeout_seconds)
+    if not ask.approvers and ask.quorum is None:
+        return spec, timeout
+    approvers = list(dict.fromkeys(ask.approvers))
+    approvals = min(ask.quorum or 1, MAX_APPROVALS)
+    named = [a for a in approvers if not a.startswith(GROUP_PREFIX)]
+    if approvers and len(named) == len(approvers) and approvals > len(named):
+        log.warning(
+            "policy rule %s asks for %d approvals of %d operators: all must approve", ruling.rule, approvals, len(named)
+        )
+        approvals = len(named)
+    approval = ApprovalPolicy(approvals=approvals, approvers=approvers)
+    return spec.model_copy(update={"approval": approval, "requested_by": caller}), timeout
+
+
+def _policy_decided(
+    decided: PolicyDecision, interaction_id: str, spec: ToolApprovalSpec, *, applied: bool
+) -> PolicyDecided:
+    return PolicyDecided(
+        interaction_id=interaction_id,
+        action="call_tool",
+        target=spec.call.tool,
+        digest=spec.digest,
+        outcome=decided.outcome,
+        rule=decided.rule,
+        reason=decided.reason,
+        policy_version=decided.policy_version,
+        mode=decided.mode,
+        applied=applied,
     )
