@@ -20,6 +20,7 @@ from baton.mcp.server import PROMPT_NAME
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
+from baton.services.questions import QuestionService
 from baton.services.runs import RunService
 from tests.conftest import FixedClock
 
@@ -331,6 +332,23 @@ def test_await_answers_answered_by_the_defaults_alone(mcp: Mcp, fake: FakeTime) 
         "question": "Go?",
         "answer": "no",
     }
+
+
+def test_the_reconciler_takes_the_questions_defaults_at_a_tool_awaits_expiry_as_its_timer_does(
+    mcp: Mcp, core: Core, clock: FixedClock
+) -> None:
+    """A tool-form await nobody calls again, past its expiry: the reconciler's pass is the same deadline as
+    its timer's (`time_out_tool_await`), so `use_question_defaults` answers it with the defaults."""
+    q = mcp.call("ask_user_async", question="Go?", timeout_seconds=3600, on_timeout={"default": "no"})
+    iid = q["structuredContent"]["interaction_id"]
+    first = mcp.call("await_answers", timeout_seconds=25, on_timeout="use_question_defaults")["structuredContent"]
+    assert first["status"] == "pending"
+    clock.advance(60)
+    QuestionService(core).reconcile_tool_awaits()
+    taken = core.store.get_interaction(RUN, iid)
+    assert taken is not None and taken.state.answer == "no" and taken.state.reason == "timed_out_default"
+    [awaiting] = core.store.list_run_interactions(RUN, kind="await")
+    assert awaiting.state.status == "answered"
 
 
 def test_await_answers_refuses_a_default_of_its_own_naming_the_field(mcp: Mcp, core: Core) -> None:

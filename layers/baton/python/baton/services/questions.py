@@ -393,7 +393,12 @@ class QuestionService(AwaitGates):
         for awaiting in self.core.store.list_pending("await"):
             if self._complete_tool_await(awaiting):
                 released.append({"run_id": awaiting.run_id, "gate": f"tool:{awaiting.interaction_id}"})
-            elif awaiting.expires_at and awaiting.expires_at <= now and self._time_out_tool_await(awaiting):
+            # past its expiry: its timer's own path (under use_question_defaults the defaults are taken first)
+            elif (
+                awaiting.expires_at
+                and awaiting.expires_at <= now
+                and self.time_out_tool_await(awaiting.run_id, awaiting.interaction_id)
+            ):
                 timed_out.append(awaiting.interaction_id)
         return released, timed_out
 
