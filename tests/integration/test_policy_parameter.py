@@ -10,8 +10,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from baton.policy.sources import ParameterPolicy, policy_source
+from baton.adapters.ssm_policy import ParameterPolicy
 from baton.runtime.settings import Settings
+from baton.runtime.wiring import policy_source
 
 NAME = "/baton/it/policy"
 GOOD = '@id("allow-read") permit(principal, action == Action::"call_tool", resource in Tool::"Read");'

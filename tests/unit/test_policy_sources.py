@@ -10,9 +10,11 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from baton.adapters.ssm_policy import ParameterPolicy
 from baton.policy.source import FixedPolicy
-from baton.policy.sources import FilePolicy, ParameterPolicy, policy_source
+from baton.policy.sources import FilePolicy
 from baton.runtime.settings import Settings
+from baton.runtime.wiring import policy_source
 
 GOOD = '@id("allow-read") permit(principal, action == Action::"call_tool", resource in Tool::"Read");'
 BETTER = '@id("allow-grep") permit(principal, action == Action::"call_tool", resource in Tool::"Grep");'

@@ -1,5 +1,6 @@
-"""The policy sources that reload: deployed, an SSM parameter (`ParameterPolicy`); locally, a file
-(`FilePolicy`, `baton dev --policy FILE`). `policy_source(settings)` picks the one the environment names.
+"""The policy sources that reload: deployed, an SSM parameter (`baton.adapters.ssm_policy.ParameterPolicy`);
+locally, a file (`FilePolicy`, `baton dev --policy FILE`). `baton.runtime.wiring.policy_source(settings)`
+picks the one the environment names.
 
 Both follow the same rules (`ReloadingPolicy`): a new version is taken only if `Policy.load` accepts it; a
 bad one is logged with its problems (once per version) and counted (the `PolicyRejected` metric), and the
@@ -11,29 +12,19 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, ClassVar
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from baton.policy.source import FixedPolicy, PolicySource
 from baton.runtime.observability import logger
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable
+    from pathlib import Path
 
     from baton.contracts.policy import PolicyMode
     from baton.policy.engine import Policy
-    from baton.runtime.settings import Settings
 
 REJECTED_METRIC = "PolicyRejected"
 DEFAULT_TTL_SECONDS = 30.0
-
-
-class ParameterReader(Protocol):
-    """What `ParameterPolicy` uses of boto3's SSM client."""
-
-    def get_parameter(self, *, Name: str) -> Mapping[str, Any]: ...  # boto3's own argument name
 
 
 @dataclass(frozen=True)
@@ -47,7 +38,10 @@ class Snapshot:
 
 
 class ReloadingPolicy:
-    """The rules shared by the reloading sources; a subclass says only how to read (`_read`)."""
+    """The rules shared by the reloading sources; a subclass says only how to read (`_read`) and which
+    errors are a failed read (`read_errors`: the last good policy stays in force)."""
+
+    read_errors: ClassVar[tuple[type[Exception], ...]] = (OSError,)
 
     def __init__(self, *, mode: PolicyMode, ttl_seconds: float, clock: Callable[[], float], describe: str) -> None:
         self.mode: PolicyMode = mode
@@ -65,7 +59,7 @@ class ReloadingPolicy:
         self._next_read = now + self._ttl
         try:
             snapshot = self._read(self._last_key)
-        except (ClientError, BotoCoreError, OSError, UnicodeDecodeError) as err:  # throttled, network, no file
+        except self.read_errors as err:
             logger.warning(
                 "policy not re-read: the last good one stays in force",
                 extra={"policy_source": self._describe, "error": f"{type(err).__name__}: {err}"},
@@ -99,32 +93,11 @@ class ReloadingPolicy:
         raise NotImplementedError
 
 
-class ParameterPolicy(ReloadingPolicy):
-    """An SSM String parameter's text; its version is the parameter's Version (`ssm:<name>:<Version>`),
-    re-read at most every `ttl_seconds`."""
-
-    def __init__(
-        self,
-        name: str,
-        client: ParameterReader,
-        *,
-        mode: PolicyMode = "enforce",
-        ttl_seconds: float = DEFAULT_TTL_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        super().__init__(mode=mode, ttl_seconds=ttl_seconds, clock=clock, describe=f"ssm:{name}")
-        self.name = name
-        self._ssm = client
-
-    def _read(self, last_key: str | None) -> Snapshot:
-        parameter = self._ssm.get_parameter(Name=self.name)["Parameter"]
-        version = f"ssm:{self.name}:{parameter['Version']}"
-        return Snapshot(key=version, text=str(parameter["Value"]), version=version)
-
-
 class FilePolicy(ReloadingPolicy):
     """A policy file, re-read when its modification time changes (checked on every call by default:
     one `stat`); its version is the text's hash, as `baton policy check` prints it."""
+
+    read_errors = (OSError, UnicodeDecodeError)  # a missing or unreadable file, a half-written edit
 
     def __init__(
         self,
@@ -156,24 +129,3 @@ def _count_rejected() -> None:
     metrics = EphemeralMetrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "Baton", service="baton")
     metrics.add_metric(name=REJECTED_METRIC, unit=MetricUnit.Count, value=1)
     metrics.flush_metrics()
-
-
-def policy_source(settings: Settings, *, ssm_client: ParameterReader | None = None) -> PolicySource:
-    """The source the environment names: BATON_POLICY_PARAMETER (deployed), else BATON_POLICY_FILE (`baton
-    dev --policy`), else none (`FixedPolicy()`: every call goes to a person, as before policies)."""
-    if settings.policy_parameter:
-        if ssm_client is None:
-            import boto3
-
-            from baton.adapters.clients import CLIENT_CONFIG
-
-            ssm_client = boto3.session.Session().client("ssm", config=CLIENT_CONFIG)
-        return ParameterPolicy(
-            settings.policy_parameter,
-            ssm_client,
-            mode=settings.policy_mode,
-            ttl_seconds=settings.policy_ttl_seconds,
-        )
-    if settings.policy_file:
-        return FilePolicy(Path(settings.policy_file), mode=settings.policy_mode)
-    return FixedPolicy()
