@@ -106,20 +106,13 @@ class FilePolicy(ReloadingPolicy):
         mode: PolicyMode = "enforce",
         ttl_seconds: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
-        on_rejected: Callable[[list[str]], None] | None = None,
     ) -> None:
         super().__init__(mode=mode, ttl_seconds=ttl_seconds, clock=clock, describe=f"file:{path}")
         self.path = path
-        self._on_rejected = on_rejected
 
     def _read(self, last_key: str | None) -> Snapshot | None:
         key = f"file:{self.path}:{self.path.stat().st_mtime_ns}"
         return None if key == last_key else Snapshot(key=key, text=self.path.read_text(encoding="utf-8"))
-
-    def rejected(self, key: str, problems: list[str], kept: str | None) -> None:
-        super().rejected(key, problems, kept)
-        if self._on_rejected is not None:
-            self._on_rejected(problems)
 
 
 def _count_rejected() -> None:
