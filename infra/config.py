@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.origins import normalized_origin
+from baton.policy.engine import Policy, PolicyError
 
 if TYPE_CHECKING:
     from constructs import Node
 
+POLICY_MODES = ("shadow", "enforce")
 TEAM_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 DEFAULT_TEAM = "dev"
 
@@ -113,8 +116,17 @@ class TeamConfig:
     # Web origins (https://host[:port]) besides the API's own whose pages may call the API and /mcp; a
     # request with any other `Origin` is a 403 (baton/domain/origins.py). Empty: only the API's own.
     allowed_origins: list[str] = field(default_factory=list)
+    # A Cedar policy file (issue 31) shipped as the SSM parameter `policy_parameter_name`, which the
+    # functions that decide re-read (infra/capabilities/policy.py); checked here, so a policy that does not
+    # load never reaches a stack. `policy_mode`: enforce (the decision stands) or shadow (logged only).
+    policy: str = ""
+    policy_mode: str = "enforce"
 
     def __post_init__(self) -> None:
+        if self.policy_mode not in POLICY_MODES:
+            raise ValueError(f"policy_mode {self.policy_mode!r} must be shadow or enforce")
+        if self.policy:
+            self.policy_text()  # ValueError listing the problems of a policy that does not load
         if not TEAM_PATTERN.match(self.team):
             raise ValueError(f"team {self.team!r} must match {TEAM_PATTERN.pattern} (it prefixes every resource name)")
         if self.parked_gate_alarm_hours < 1:
@@ -132,6 +144,23 @@ class TeamConfig:
 
     def pending_age_alarm_seconds(self, kind: str) -> int:
         return 60 * self.pending_age_alarm_minutes_by_kind.get(kind, self.pending_age_alarm_minutes)
+
+    def policy_text(self) -> str:
+        """The text of the `policy` file, once `Policy.load` takes it (a ValueError lists what it refused)."""
+        try:
+            text = Path(self.policy).read_text(encoding="utf-8")
+        except OSError as err:
+            raise ValueError(f"policy {self.policy!r} cannot be read: {err}") from err
+        try:
+            Policy.load(text)
+        except PolicyError as err:
+            problems = "".join(f"\n  - {p}" for p in err.problems)
+            raise ValueError(f"policy {self.policy!r} does not load, so it is not deployed:{problems}") from err
+        return text
+
+    @property
+    def policy_parameter_name(self) -> str:
+        return f"/baton/{self.team}/policy"
 
     @property
     def prefix(self) -> str:
@@ -188,4 +217,6 @@ class TeamConfig:
             audit_retention_days=_as_int(ctx("audit_retention_days"), 365),
             audit_lock_mode=str(ctx("audit_lock_mode") or "GOVERNANCE").upper(),
             allowed_origins=[normalized_origin(o) for o in _as_list(ctx("allowed_origins"))],
+            policy=str(ctx("policy") or ""),
+            policy_mode=str(ctx("policy_mode") or "enforce").lower(),
         )

@@ -48,10 +48,12 @@ CACHE = ROOT / ".cache" / "runtime-layer"
 # What Baton's Lambda code imports at run time, beyond itself and the per-function layers (mcp-types,
 # slack-sdk: infra/capabilities/mcp.py, slack.py). Extras as in pyproject.toml's dependency.
 # google-re2: the engine answer schemas' patterns run in (baton/domain/linear_patterns.py).
+# cedarpy: the policy engine deciding tool calls (baton/policy/engine.py).
 ROOTS: dict[str, tuple[str, ...]] = {
     "aws-lambda-powertools": ("tracer", "validation"),
     "pydantic": (),
     "google-re2": (),
+    "cedarpy": (),
 }
 # The Lambda Python runtime ships these (and what they depend on): the layer leaves them out.
 PROVIDED_BY_THE_RUNTIME = ("boto3", "botocore")

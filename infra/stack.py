@@ -22,6 +22,7 @@ from infra.capabilities.mcp import McpEndpoint
 from infra.capabilities.merge import Merge
 from infra.capabilities.notifications import Notifications
 from infra.capabilities.observability import Observability
+from infra.capabilities.policy import PolicyParameter
 from infra.capabilities.slack import WORKER_MAX_EVENT_AGE, WORKER_RETRY_ATTEMPTS, SlackApp
 from infra.capabilities.store import Store
 from infra.exports import GATE_FUNCTION_EXPORTS, role_export
@@ -140,6 +141,8 @@ class BatonStack(Stack):
             specs=FUNCTIONS,
             functions=fns,
         )
+        # The policy deciding tool calls, when the team ships one (`-c policy=FILE`): re-read by the deciders.
+        self.policy = PolicyParameter(self, "Policy", config=config, functions=fns) if config.policy else None
         self.api = Api(self, "Api", config=config, handler=fns["api"])
         self.mcp = McpEndpoint(self, "Mcp", config=config, api=self.api, function=fns["mcp"])
         self.inbox = Inbox(self, "Inbox", config=config, api=self.api)

@@ -16,6 +16,8 @@ os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 CFN_LINT_CONFIG = Path(__file__).resolve().parents[2] / "infra" / ".cfnlintrc.yaml"
+# The policy the full synth ships (tests/infra/test_policy_infra.py).
+POLICY_FILE = Path(__file__).resolve().parents[2] / "examples" / "policy" / "tools.cedar"
 TEAM = "ci"
 PREFIX = f"baton-{TEAM}"
 CONTEXT: Mapping[str, Any] = {
@@ -34,13 +36,16 @@ CONTEXT: Mapping[str, Any] = {
 
 
 # Every optional part on: the audit archive's function, notify_slack posting as the Slack app (with the
-# slack-sdk layer). test_audit_infra.py and the import check (test_deployed_imports.py) share its synth.
+# slack-sdk layer), the policy parameter. test_audit_infra.py, test_policy_infra.py and the import check
+# (test_deployed_imports.py) share its synth.
 FULL_CONTEXT: Mapping[str, Any] = {
     **CONTEXT,
     "audit_bucket": "true",
     "audit_retention_days": "400",
     "audit_lock_mode": "compliance",
     "slack_channel": "C0123ABCD",
+    "policy": str(POLICY_FILE),
+    "policy_mode": "shadow",
 }
 
 

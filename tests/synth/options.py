@@ -38,6 +38,7 @@ assert len(TEAM_20) == 20
 CODECOMMIT = "https://git-codecommit.eu-west-1.amazonaws.com/v1/repos/agent-work"
 ACCOUNT = "123456789012"
 SECRET_ARN = f"arn:aws:secretsmanager:eu-west-1:{ACCOUNT}:secret:{{name}}-AbCdEf"
+POLICY = str(ROOT / "examples" / "policy" / "tools.cedar")  # a Cedar policy that loads (baton.policy.engine)
 
 # Each key alone, with a realistic value (as `-c key=value` passes it: a string). A key that does nothing
 # without another one brings that one along (the audit settings need the bucket; slack_app_secret and
@@ -72,6 +73,8 @@ ALONE: Mapping[str, Mapping[str, str]] = {
     "slack_app_secret": {"slack_app_secret": SECRET_ARN.format(name="baton/dev/slack-app")},
     "slack_operators_parameter": {"slack_operators_parameter": "/shared/slack-operators"},
     "slack_provisioned_concurrency": {"slack_provisioned_concurrency": "2"},
+    "policy": {"policy": POLICY},
+    "policy_mode": {"policy": POLICY, "policy_mode": "shadow"},
 }
 
 # Everything on, a GitHub repository with a token secret by ARN: checkov's second template

@@ -40,6 +40,29 @@ def _channels(
     return channels, channel_env
 
 
+def _policy_env(policy: Path | None, mode: str) -> dict[str, str]:
+    """The environment naming --policy for the handlers (baton/policy/sources.py: re-read when the file
+    changes, a bad edit keeps the last good one), once it loads: a policy that does not is refused here,
+    before anything starts, with its problems."""
+    if mode not in ("shadow", "enforce"):
+        raise typer.BadParameter(f"{mode!r} is not shadow or enforce", param_hint="--policy-mode")
+    if policy is None:
+        return {}
+    from baton.policy.engine import Policy, PolicyError
+
+    try:
+        Policy.load(policy.read_text(encoding="utf-8"))  # the mode does not change what loads
+    except (OSError, UnicodeDecodeError) as err:
+        err_console.print(f"[bold red]error[/]: cannot read the policy {escape(str(policy))}: {escape(str(err))}")
+        raise typer.Exit(code=1) from err
+    except PolicyError as err:
+        err_console.print(f"[bold red]error[/]: the policy {escape(str(policy))} does not load, so nothing started:")
+        for problem in err.problems:
+            err_console.print(f"  - {escape(problem)}")
+        raise typer.Exit(code=1) from err
+    return {"BATON_POLICY_FILE": str(policy.resolve()), "BATON_POLICY_MODE": mode}
+
+
 def _data_line(stack: LocalStack, state_dir: Path) -> str:
     where = state_dir / "local-data.json"
     if not stack.restored_items:
@@ -133,6 +156,17 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
         str | None,
         typer.Option(envvar="BATON_LOCAL_SLACK_WEBHOOK_URL", help="Subscribe the slack channel: POST Block Kit here."),
     ] = None,
+    policy: Annotated[
+        Path | None,
+        typer.Option(
+            help="A Cedar policy deciding tool calls (allow, deny or ask a person): checked at start, re-read "
+            "when the file changes; an edit that does not load keeps the last good one and prints its problems."
+        ),
+    ] = None,
+    policy_mode: Annotated[
+        str,
+        typer.Option(help="enforce: the policy's decision stands; shadow: it is logged and a person decides."),
+    ] = "enforce",
 ) -> None:
     """Run Baton on this machine: moto as AWS (Step Functions really executing our ASL), our real
     Lambda handlers in-process, and the HTTP API on 127.0.0.1. Ctrl-C stops it.
@@ -152,6 +186,7 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
     from baton.local.stack import LocalStack
 
     channels, channel_env = _channels(webhook_url, webhook_secret, slack_webhook_url)
+    channel_env.update(_policy_env(policy, policy_mode))
     stack = LocalStack(
         api_port=port,
         moto_port=moto_port,
@@ -183,6 +218,8 @@ def dev(  # noqa: PLR0913 - a Typer command: each of its options is a parameter
     console.print(f"  workflows  {', '.join(runnable)}")
     wired = ", ".join(stack.subscribe_channels)  # what the stack really subscribes (email always: the outbox)
     console.print(f"  notify     {wired} (subscribed to the SNS topic with per-channel filter policies)")
+    if policy is not None:
+        console.print(f"  policy     {escape(str(policy))} ({policy_mode}; re-read when it changes)")
     console.print(f"  state      {state_dir / 'local.json'} (API URL and bearer token for the CLI and SDK)")
     console.print(f"  data       {_data_line(stack, state_dir)}")
     console.print(f"  started in {info.startup_seconds:.2f}s. Notifications are printed below. Ctrl-C stops.\n")

@@ -7,7 +7,7 @@ import json
 import os
 import zlib
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -63,6 +63,14 @@ class Settings(BaseModel):
     # Deployed: the web origins besides the API's own whose pages may call the API and /mcp (comma-separated;
     # the CDK context `allowed_origins`); baton/domain/origins.py.
     allowed_origins: tuple[str, ...] = Field(default=(), alias="BATON_ALLOWED_ORIGINS")
+    # The policy in force (issue 31; baton/policy/sources.py): deployed, the SSM parameter holding it (the
+    # CDK context `policy`), re-read at most every policy_ttl_seconds; locally, a file (`baton dev --policy`).
+    # Neither: no policy, every call goes to a person. The parameter wins when both are set.
+    policy_parameter: str = Field(default="", alias="BATON_POLICY_PARAMETER")
+    policy_file: str = Field(default="", alias="BATON_POLICY_FILE")
+    # baton.contracts.policy.PolicyMode, spelled here: importing the contracts package costs every cold start.
+    policy_mode: Literal["shadow", "enforce"] = Field(default="enforce", alias="BATON_POLICY_MODE")
+    policy_ttl_seconds: float = Field(default=30.0, ge=0, alias="BATON_POLICY_TTL_SECONDS")
 
     model_config = {"populate_by_name": True, "frozen": True}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from baton.errors import ValidationFailedError
@@ -18,7 +19,9 @@ from baton.runtime.settings import Settings, get_settings
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from baton.adapters.ssm_policy import ParameterReader
     from baton.channels.email.answers import EmailAnswers
+    from baton.policy.source import PolicySource
     from baton.ports import AuditArchive, InboxSessionStore
     from baton.review_ports import BuildRecords, BuildRunner, Companion
     from baton.services.core import Core
@@ -137,6 +140,30 @@ def build_services(settings: Settings) -> Services:
         check_review=lambda raw: _check_review_config(settings, raw),
     )
     return Services(settings=settings, core=core, runs=runs)
+
+
+def policy_source(settings: Settings, *, ssm_client: ParameterReader | None = None) -> PolicySource:
+    """The policy source the environment names: BATON_POLICY_PARAMETER (deployed), else BATON_POLICY_FILE
+    (`baton dev --policy`), else none (`FixedPolicy()`: every call goes to a person, as before policies).
+    The engine (cedarpy) is imported only when a policy is first read."""
+    from baton.policy.source import FixedPolicy
+    from baton.policy.sources import FilePolicy
+
+    if settings.policy_parameter:
+        from baton.adapters.ssm_policy import ParameterPolicy
+
+        if ssm_client is None:
+            import boto3
+
+            from baton.adapters.clients import CLIENT_CONFIG
+
+            ssm_client = boto3.session.Session().client("ssm", config=CLIENT_CONFIG)
+        return ParameterPolicy(
+            settings.policy_parameter, ssm_client, mode=settings.policy_mode, ttl_seconds=settings.policy_ttl_seconds
+        )
+    if settings.policy_file:
+        return FilePolicy(Path(settings.policy_file), mode=settings.policy_mode)
+    return FixedPolicy()
 
 
 def input_schemas(settings: Settings) -> dict[str, dict[str, Any]]:
