@@ -110,7 +110,6 @@ def build_services(settings: Settings) -> Services:
     from baton.domain.deadline import TIMER_STATE_MACHINE
     from baton.notify.model import CHANNELS
     from baton.notify.sns import SnsNotifier
-    from baton.policy.source import FixedPolicy
     from baton.services.core import Core
     from baton.services.runs import RunService
     from baton.workflows.resources import WORKFLOW_DEFAULTS
@@ -131,7 +130,7 @@ def build_services(settings: Settings) -> Services:
         workflow_arns=workflow_arns,
         timers=SfnDeadlineTimers(stepfunctions, timer_arn) if timer_arn else None,
         channels=settings.notify_channels or CHANNELS,
-        policy=FixedPolicy(),  # no policy yet: the deployed and file sources replace this line
+        policy=policy_source(settings),
     )
     runs = RunService(
         core,
