@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
 from baton.contracts.questions import AnswerResult
-from baton.contracts.tool_approvals import ConsumeResult, GrantList, GrantRevoked, GrantView, tool_spec
+from baton.contracts.tool_approvals import (
+    ConsumeResult,
+    DecidedToolApproval,
+    GrantList,
+    GrantRevoked,
+    GrantView,
+    ToolApprovalPage,
+    tool_spec,
+)
 from baton.domain.tool_calls import (
     CONSUMED,
     StoredDecision,
@@ -26,6 +34,8 @@ from baton.models import Interaction, InteractionStatus, ToolApprovalPause, stat
 from baton.services.approvals import Voter
 from baton.services.asks import long_poll
 from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.interrupts import PageCursor
+from baton.services.page_tokens import decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.services.pause_answers import conflict
 from baton.services.tool_approval_votes import vote
 
@@ -241,6 +251,25 @@ class ToolApprovalService:
             return answer_with_default(self.core, i, i.expires_at) or i
         except ConflictError:
             return self._load(i.run_id, i.interaction_id)
+
+    def list_decided(
+        self, *, since: str | None = None, limit: int = 50, next_token: str | None = None
+    ) -> ToolApprovalPage:
+        """One page of decided approvals across runs (`GET /api/tool-approvals`): one Query of the
+        by_status index (`tool_approval#answered`, in run order) reading at most `limit` items; those made
+        before `since` (ISO, `baton.ids.iso`'s form) are left out after the read, so a page may be short.
+        The token carries the store's position, bound to `since`."""
+        scope: list[str | None] = [since]
+        cursor = decode_scoped_page_token(next_token, PageCursor, scope, "since") if next_token else None
+        if cursor is not None and cursor.k is None:  # a token always continues from a position
+            raise invalid_page_token()
+        found, last = self.core.store.page_interactions(
+            KIND, status="answered", limit=limit, start=cursor.k if cursor else None
+        )
+        kept = [i for i in found if since is None or i.created_at >= since]
+        token = encode_page_token(PageCursor(k=last, f=scope), sort_keys=True) if last else None
+        views = [DecidedToolApproval.of(i) for i in kept]
+        return ToolApprovalPage(approvals=views, count=len(views), next=token)
 
 
 def _usable(i: Interaction) -> bool:
