@@ -1,6 +1,6 @@
 """`baton policy backtest FILE` and `baton policy report` (issue 31): a policy against the tool calls
 people decided. backtest replays them under a policy file, evaluated here (`Policy.decide`); report reads
-the shadow decisions the policy in force recorded (`policy_decided` in each run's decision log). Both
+the shadow decisions the policy in force recorded (`policy_decided` among each run's events). Both
 print what would change, grouped (`baton.policy.backtest`). Operator commands: they read every run's
 decided approvals (`GET /api/tool-approvals`, page by page).
 
@@ -21,10 +21,15 @@ from baton.cli.common import JsonFlag, console, err_console, fail, print_json
 from baton.errors import BatonError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from baton.contracts.policy import PolicyDecision
+    from baton.contracts.runs import EventView
     from baton.contracts.tool_approvals import DecidedToolApproval
     from baton.policy.backtest import ChangedCall, PolicyComparison
 
 DEFAULT_SINCE = "7d"
+EVENTS_PAGE = 500  # the events route's largest page
 _AGO = re.compile(r"^(\d+)([smhdw])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -46,6 +51,17 @@ def since_time(text: str, now: datetime | None = None) -> str:
     except ValueError:
         raise typer.BadParameter(f"{text!r} is neither an age (7d, 12h) nor an ISO 8601 time") from None
     return iso(at if at.tzinfo is not None else at.replace(tzinfo=UTC))
+
+
+def _events(run_id: str) -> Iterator[EventView]:
+    """The run's events in order (the `policy_decided` records among them), page after page."""
+    after: str | None = None
+    while True:
+        page = common.client().events(run_id, after=after, limit=EVENTS_PAGE)
+        yield from page.events
+        if len(page.events) < EVENTS_PAGE or page.next is None:  # `next` is a tail cursor: never null
+            return
+        after = page.next
 
 
 def _decided(since: str) -> list[DecidedToolApproval]:
@@ -84,10 +100,10 @@ def report(since: SinceOption = DEFAULT_SINCE, as_json: JsonFlag = False) -> Non
 
     start = since_time(since)
     approvals = _decided(start)
-    shadow = {}
+    shadow: dict[str, PolicyDecision] = {}
     try:
-        for run_id in sorted({a.run_id for a in approvals}):  # one decision-log read per run
-            shadow.update(shadow_decisions(common.client().audit_records(run_id)))
+        for run_id in sorted({a.run_id for a in approvals}):  # each run's events, page by page
+            shadow.update(shadow_decisions(_events(run_id)))
     except BatonError as err:
         fail(err)
     result = compare(approvals, lambda a: shadow.get(a.interaction_id), since=start)

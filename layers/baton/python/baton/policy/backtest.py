@@ -2,7 +2,7 @@
 outcome for each, pure (no port, no HTTP), so `baton policy backtest` and `baton policy report` share it.
 
 - backtest: a policy file replayed over past calls (`Policy.decide` on the call as it was asked);
-- report: the shadow decisions the policy in force recorded (`policy_decided`, mode shadow) for them.
+- report: the shadow decisions the policy in force recorded for them (`policy_decided` events, mode shadow).
 
 Only a person's decisions are compared: a call answered by a remembered grant or by its deadline's
 default is counted apart (`not_by_person`). What would change, grouped: allowed that a person denied,
@@ -12,7 +12,7 @@ of that tool and rule was approved (the rule could allow them); everything else 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import Field
 
@@ -23,12 +23,20 @@ from baton.events import EventType
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    from baton.contracts.audit import AuditRecordView
     from baton.contracts.tool_approvals import DecidedToolApproval
     from baton.policy.engine import Policy
 
 SUMMARY_CHARS = 60  # an argument summary's length on one line
 PersonDecision = Literal["approved", "denied"]
+
+
+class RecordedEvent(Protocol):
+    """A run's event as the API lists it (`EventView`; a decision log's `AuditRecordView` too)."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def data(self) -> dict[str, Any]: ...
 
 
 class ChangedCall(Contract):
@@ -147,8 +155,8 @@ def backtest(policy: Policy, approvals: Iterable[DecidedToolApproval], *, since:
     return compare(approvals, lambda a: policy.decide(query_of(a)), since=since)
 
 
-def shadow_decisions(records: Iterable[AuditRecordView]) -> dict[str, PolicyDecision]:
-    """The shadow decision recorded for each tool approval (its latest), from a run's decision log."""
+def shadow_decisions(records: Iterable[RecordedEvent]) -> dict[str, PolicyDecision]:
+    """The shadow decision recorded for each tool approval (its latest), from a run's events."""
     found: dict[str, PolicyDecision] = {}
     for record in records:
         data = record.data
