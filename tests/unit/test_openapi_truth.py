@@ -77,6 +77,8 @@ def test_what_the_document_declares_is_what_the_server_refuses(app: Any) -> None
     assert _call(app, "GET", "/api/tool-approvals?limit=200")[0] == 200
     assert _call(app, "GET", "/api/tool-approvals?status=pending")[0] == 422
     assert _call(app, "GET", "/api/tool-approvals?since=yesterday")[0] == 422
+    assert _call(app, "GET", "/api/tool-approvals?since=0001-01-01T00:00:00%2B01:00")[0] == 422  # before year 1
+    assert _call(app, "GET", "/api/tool-approvals?since=2026-12-01T00:00:00")[0] == 200  # no zone: UTC
     assert _call(app, "GET", "/api/tool-approvals?next=not-a-token")[0] == 400
 
 

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from baton.api import deps
 from baton.api.contract import InteractionId, RunId, responses
@@ -166,9 +166,22 @@ class DecidedListQuery(BaseModel):
     status: Literal["answered"] = Field(
         default="answered", description="answered: decided (by a person, a grant or the deadline)."
     )
-    since: datetime | None = Field(default=None, description="Only calls made at or after this time (ISO 8601).")
+    since: datetime | None = Field(
+        default=None, description="Only calls made at or after this time (ISO 8601; without a zone, UTC)."
+    )
     limit: int = Field(default=50, ge=1, le=200, description="Page size (the items one read takes).")
     next: str | None = Field(default=None, max_length=4096, description="The `next` of the previous page.")
+
+    @field_validator("since")
+    @classmethod
+    def _in_utc(cls, since: datetime | None) -> datetime | None:
+        """UTC, as every time Baton stores (a time without a zone is taken as UTC); 422 past year 1..9999."""
+        if since is None:
+            return None
+        try:
+            return since.astimezone(UTC) if since.tzinfo is not None else since.replace(tzinfo=UTC)
+        except OverflowError:
+            raise ValueError("since is out of range") from None
 
 
 @router.get(
@@ -179,7 +192,5 @@ class DecidedListQuery(BaseModel):
 )
 def list_decided(query: Annotated[DecidedListQuery, Query()]) -> ToolApprovalPage:
     deps.require_operator("listing tool approvals")
-    since = query.since
-    if since is not None and since.tzinfo is None:  # a time without a zone is UTC, as every time Baton stores
-        since = since.replace(tzinfo=UTC)
-    return _service().list_decided(since=iso(since) if since else None, limit=query.limit, next_token=query.next)
+    since = iso(query.since) if query.since is not None else None
+    return _service().list_decided(since=since, limit=query.limit, next_token=query.next)

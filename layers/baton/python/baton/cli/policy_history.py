@@ -48,9 +48,9 @@ def since_time(text: str, now: datetime | None = None) -> str:
         return iso((now or datetime.now(UTC)) - timedelta(seconds=int(ago[1]) * _UNIT_SECONDS[ago[2]]))
     try:
         at = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
+        return iso(at if at.tzinfo is not None else at.replace(tzinfo=UTC))
+    except (ValueError, OverflowError):
         raise typer.BadParameter(f"{text!r} is neither an age (7d, 12h) nor an ISO 8601 time") from None
-    return iso(at if at.tzinfo is not None else at.replace(tzinfo=UTC))
 
 
 def _events(run_id: str) -> Iterator[EventView]:
