@@ -80,6 +80,9 @@ BUDGETS: dict[str, Budget] = {
     "tool approval asked by policy": Budget(total=7),
     # answered at once by a remembered grant: the same six calls (was 7: each event written on its own)
     "tool approval by grant": Budget(total=6),
+    # a page of decided tool approvals across runs (issue 31, a policy backtest's input): one Query of the
+    # by_status index (`tool_approval#answered`) reading the page's items, never the table's other ones
+    "decided tool approvals page": Budget(total=1),
 }
 
 
@@ -554,3 +557,20 @@ def test_a_tool_call_a_grant_answers_stays_in_budget(call_log: CallLog, moto_sta
     (status, decided), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, body))
     assert status == 201 and decided["decision"]["outcome"] == "grant", decided
     _check("tool approval by grant", calls)
+
+
+def test_a_page_of_decided_tool_approvals_is_one_query_reading_the_page(
+    call_log: CallLog, moto_stack: MotoStack
+) -> None:
+    call = {"tool": "run_shell", "arguments": {"command": "make deploy"}}
+    for n in range(5):
+        body = {"call": call, "session": f"s{n}", "reason": "deploy", "timeout_seconds": 600}
+        status, asked = _api(moto_stack, "POST", f"/api/runs/budget-decided-{n}/tool-approvals", body)
+        assert status == 201, asked
+        path = f"/api/runs/budget-decided-{n}/interactions/{asked['interaction_id']}/answer"
+        assert _api(moto_stack, "POST", path, {"answer": {"decision": "deny", "reason": "no"}})[0] == 200
+    _warm(moto_stack)
+    (status, page), calls = call_log.measure(lambda: _api(moto_stack, "GET", "/api/tool-approvals?limit=2"))
+    assert status == 200 and page["count"] == 2 and page["next"], page
+    _check("decided tool approvals page", calls)
+    assert calls == ["dynamodb.Query"] and call_log.items_read == 2, (calls, call_log.items_read)

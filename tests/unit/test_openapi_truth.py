@@ -57,6 +57,10 @@ def test_the_document_declares_the_query_constraints_the_server_enforces(app: An
     assert events["limit"]["minimum"] == 1 and events["limit"]["maximum"] == 500 and events["after"]["type"] == "string"
     audit = _query_parameters(app, "/api/runs/{run_id}/audit")
     assert audit["after"]["minimum"] == 0
+    decided = _query_parameters(app, "/api/tool-approvals")
+    assert decided["status"]["const"] == "answered" and decided["since"]["format"] == "date-time"
+    assert decided["limit"]["minimum"] == 1 and decided["limit"]["maximum"] == 200
+    assert decided["next"]["maxLength"] == 4096
 
 
 def test_what_the_document_declares_is_what_the_server_refuses(app: Any) -> None:
@@ -69,6 +73,13 @@ def test_what_the_document_declares_is_what_the_server_refuses(app: Any) -> None
     assert _call(app, "GET", "/api/v1/interrupts?status=done")[0] == 400
     assert _call(app, "GET", "/api/v1/interrupts?sessionId=-bad")[0] in (400, 422)
     assert _call(app, "GET", "/api/v1/interrupts/i-1?waitSeconds=21")[0] == 422
+    assert _call(app, "GET", "/api/tool-approvals?limit=201")[0] == 422
+    assert _call(app, "GET", "/api/tool-approvals?limit=200")[0] == 200
+    assert _call(app, "GET", "/api/tool-approvals?status=pending")[0] == 422
+    assert _call(app, "GET", "/api/tool-approvals?since=yesterday")[0] == 422
+    assert _call(app, "GET", "/api/tool-approvals?since=0001-01-01T00:00:00%2B01:00")[0] == 422  # before year 1
+    assert _call(app, "GET", "/api/tool-approvals?since=2026-12-01T00:00:00")[0] == 200  # no zone: UTC
+    assert _call(app, "GET", "/api/tool-approvals?next=not-a-token")[0] == 400
 
 
 def test_an_object_body_route_refuses_an_array_and_the_document_says_object(app: Any) -> None:

@@ -41,6 +41,7 @@ _TABLE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (_RUN + r"/stop$", "routes_run_stop"),
         (_RUN + r"/review(/diff)?$", "routes_review"),
         (_RUN + r"/tool-(approvals|grants)(/|$)", "routes_tool_approvals"),
+        (r"^/api/tool-approvals$", "routes_tool_approvals"),  # decided ones across runs
         (_RUN + r"/agent-state(/|$)", "routes_agent_state"),
         (_RUN + r"/(questions|interactions|nodes|await)(/|$)", "routes_questions"),
         (r"^/api/runs(/|$)", "routes_runs"),

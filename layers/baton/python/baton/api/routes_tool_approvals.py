@@ -6,12 +6,13 @@ bodies of routes_claims.py, the rules of `baton.services.claims`); a claim is ad
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import UTC, datetime
+from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from baton.api import deps
 from baton.api.contract import InteractionId, RunId, responses
@@ -23,9 +24,11 @@ from baton.contracts.tool_approvals import (
     GrantList,
     GrantRevoked,
     ToolApprovalClaimed,
+    ToolApprovalPage,
     ToolApprovalRequest,
     ToolApprovalView,
 )
+from baton.ids import iso
 from baton.services.claims import ToolApprovalClaims
 from baton.services.tool_approvals import ToolApprovalService
 
@@ -157,3 +160,37 @@ def release_approval_claim(
 )
 def reassign_approval(run_id: RunId, interaction_id: InteractionId, body: ReassignRequest) -> ToolApprovalClaimed:
     return _claims(run_id).reassign(interaction_id, body, operator=acting_operator(body.operator, CLAIMING))
+
+
+class DecidedListQuery(BaseModel):
+    status: Literal["answered"] = Field(
+        default="answered", description="answered: decided (by a person, a grant or the deadline)."
+    )
+    since: datetime | None = Field(
+        default=None, description="Only calls made at or after this time (ISO 8601; without a zone, UTC)."
+    )
+    limit: int = Field(default=50, ge=1, le=200, description="Page size (the items one read takes).")
+    next: str | None = Field(default=None, max_length=4096, description="The `next` of the previous page.")
+
+    @field_validator("since")
+    @classmethod
+    def _in_utc(cls, since: datetime | None) -> datetime | None:
+        """UTC, as every time Baton stores (a time without a zone is taken as UTC); 422 past year 1..9999."""
+        if since is None:
+            return None
+        try:
+            return since.astimezone(UTC) if since.tzinfo is not None else since.replace(tzinfo=UTC)
+        except OverflowError:
+            raise ValueError("since is out of range") from None
+
+
+@router.get(
+    "/api/tool-approvals",
+    summary="Decided tool approvals across runs (?status=answered ?since=ISO ?limit= ?next=), paged (operators)",
+    tags=["tool-approvals"],
+    responses=responses({200: ToolApprovalPage}, 400, 403),
+)
+def list_decided(query: Annotated[DecidedListQuery, Query()]) -> ToolApprovalPage:
+    deps.require_operator("listing tool approvals")
+    since = iso(query.since) if query.since is not None else None
+    return _service().list_decided(since=since, limit=query.limit, next_token=query.next)

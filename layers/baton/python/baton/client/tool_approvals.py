@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 from baton.client.base import ClientBase
 from baton.client.transport import seg
-from baton.contracts.tool_approvals import ConsumeResult, GrantList, GrantRevoked, ToolApprovalView
+from baton.contracts.tool_approvals import ConsumeResult, GrantList, GrantRevoked, ToolApprovalPage, ToolApprovalView
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
-    from baton.contracts.tool_approvals import ToolApprovalRequest
+    from baton.contracts.tool_approvals import DecidedToolApproval, ToolApprovalRequest
 
 MAX_POLL_SECONDS = 20.0  # the server's long-poll bound
 
@@ -56,3 +56,24 @@ class ToolApprovalCalls(ClientBase):
     def revoke_tool_grant(self, run_id: str, grant_id: str) -> GrantRevoked:
         path = f"/api/runs/{seg(run_id)}/tool-grants/{seg(grant_id)}"
         return GrantRevoked.model_validate(self.request("DELETE", path))
+
+    def decided_tool_approvals_page(
+        self, *, since: str | None = None, limit: int = 50, next_token: str | None = None
+    ) -> ToolApprovalPage:
+        """One page of decided tool approvals across runs (operators only); `next` continues it."""
+        params: dict[str, str | int] = {"status": "answered", "limit": limit}
+        if since is not None:
+            params["since"] = since
+        if next_token is not None:
+            params["next"] = next_token
+        return ToolApprovalPage.model_validate(self.request("GET", "/api/tool-approvals", params=params))
+
+    def decided_tool_approvals(self, *, since: str | None = None, limit: int = 200) -> Iterator[DecidedToolApproval]:
+        """Every decided tool approval made since `since`, page after page."""
+        next_token: str | None = None
+        while True:
+            page = self.decided_tool_approvals_page(since=since, limit=limit, next_token=next_token)
+            yield from page.approvals
+            if page.next is None:
+                return
+            next_token = page.next

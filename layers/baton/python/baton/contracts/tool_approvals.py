@@ -247,3 +247,24 @@ class GrantRevoked(Contract):
     run_id: str
     revoked: Literal[True] = True
     revoked_by: str
+
+
+class DecidedToolApproval(ToolApprovalView):
+    """A listed approval: its view and the agent that asked (a policy's principal), which only the
+    listing carries (the view an adapter waits on stays as it was)."""
+
+    agent: str = Field(description="The asking agent (the approval's node).")
+
+    @classmethod
+    def of(cls, i: Interaction) -> DecidedToolApproval:
+        return cls(**ToolApprovalView.of(i).model_dump(), agent=i.node)
+
+
+class ToolApprovalPage(Contract):
+    """`GET /api/tool-approvals?status=answered&since=`: one page of decided tool approvals across runs (a
+    policy backtest's and report's input). A page holds at most `limit`; fewer, even none, when `since`
+    left some out: follow `next` until it is null."""
+
+    approvals: list[DecidedToolApproval]
+    count: int
+    next: str | None = Field(default=None, description="Pass it as ?next= for the next page; null on the last.")

@@ -17,10 +17,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
-from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.contracts.questions import AnswerResult
-from baton.contracts.tool_approvals import ConsumeResult, GrantList, GrantRevoked, GrantView, tool_spec
-from baton.domain.approval import GROUP_PREFIX, MAX_APPROVALS, ApprovalPolicy
+from baton.contracts.tool_approvals import (
+    ConsumeResult,
+    DecidedToolApproval,
+    GrantList,
+    GrantRevoked,
+    GrantView,
+    ToolApprovalPage,
+    tool_spec,
+)
 from baton.domain.audit import is_decision
 from baton.domain.tool_calls import (
     CONSUMED,
@@ -30,12 +36,15 @@ from baton.domain.tool_calls import (
     timeout_ladder,
 )
 from baton.errors import ConflictError, NotFoundError
-from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
+from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.services.approvals import Voter
 from baton.services.asks import long_poll
 from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.interrupts import PageCursor
+from baton.services.page_tokens import decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.services.pause_answers import conflict
+from baton.services.tool_approval_policy import answered_at_once, asked_by_rule, policy_decided, policy_decision
 from baton.services.tool_approval_votes import vote
 
 if TYPE_CHECKING:
@@ -43,13 +52,11 @@ if TYPE_CHECKING:
 
     from baton.contracts.tool_approvals import ToolApprovalRequest
     from baton.domain.ladder import Ladder
-    from baton.domain.tool_calls import ToolApprovalSpec
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
 
 KIND = "tool_approval"
-POLICY_FAILED = "the policy failed to decide ({error}): a person decides"
 # reads of a call's open approval after losing its conditional create: the winner's is found on the next,
 # unless it was used or decided in between (then a new one is created)
 CREATE_ATTEMPTS = 3
@@ -105,12 +112,12 @@ class ToolApprovalService:
         spec = body.spec(requested_by=caller)
         answered = core.store.list_run_interactions(run_id, kind=KIND, status="answered")
         grant = next((g for g in self._active_grants(answered) if g.applies_to(spec)), None)
-        decided = self._policy_decision(run, body, granted=grant is not None)
+        decided = policy_decision(self.core, run, body, granted=grant is not None)
         # an enforced rule decides (a grant does not override it: the policy saw `granted`); else as before
         ruling = decided if decided is not None and decided.enforced and decided.rule is not None else None
         iid, node, timeout = core.ids.new_id(), body.agent, body.timeout_seconds
         if ruling is not None and ruling.ask is not None:
-            spec, timeout = _asked_by_rule(spec, ruling, timeout, caller=caller)
+            spec, timeout = asked_by_rule(spec, ruling, timeout, caller=caller)
         prompt = spec.prompt()
         request = ToolApprovalPause(
             node=node,
@@ -123,7 +130,7 @@ class ToolApprovalService:
         asked = HumanInputRequested(
             interaction_id=iid, node=node, kind=KIND, prompt=prompt, timeout_seconds=timeout, by=caller
         )
-        state, at_once = InteractionStatus(), _answered_at_once(ruling, grant, spec.digest)
+        state, at_once = InteractionStatus(), answered_at_once(ruling, grant, spec.digest)
         if at_once is not None:  # nobody is asked: the rule, or the grant, is who answered
             by, answer = at_once
             state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
@@ -137,41 +144,12 @@ class ToolApprovalService:
             records.append(InteractionAnswered(interaction_id=iid, node=node, answer=state.answer, by=at_once[0]))
         if decided is not None:
             applied = decided.enforced and (ruling is not None or grant is None)
-            records.append(_policy_decided(decided, iid, spec, applied=applied))
+            records.append(policy_decided(decided, iid, spec, applied=applied))
         i = self._record_created(i, records)
         if at_once is None:
             core.notify(i, "human_input_requested")
             arm_interaction(core, i)
         return i
-
-    def _policy_decision(self, run: RunSummary, body: ToolApprovalRequest, *, granted: bool) -> PolicyDecision | None:
-        """The policy's decision of this call (None: no policy). A policy that fails never allows: a person
-        is asked, and the failure is logged."""
-        policy = None
-        try:
-            policy = self.core.policy.current()
-            if policy is None:
-                return None
-            query = PolicyQuery(
-                action="call_tool",
-                target=body.call.tool,
-                arguments=body.call.arguments,
-                agent=body.agent,
-                run_id=run.run_id,
-                workflow=(run.workflow or "") if run.hosted else "",
-                session=body.session or "",
-                risk=body.risk,
-                granted=granted,
-                at=self.core.now(),
-            )
-            return policy.decide(query)
-        except Exception as err:
-            log.exception("the policy failed; a person decides", extra={"run_id": run.run_id})
-            if policy is None:
-                return None
-            return PolicyDecision(
-                outcome="ask", reason=POLICY_FAILED.format(error=err), policy_version=policy.version, mode=policy.mode
-            )
 
     def _record_created(self, i: Interaction, payloads: list[EventPayload]) -> Interaction:
         """The new approval's events. With a decision among them (an answer at once, a policy's) they go in
@@ -316,71 +294,29 @@ class ToolApprovalService:
         except ConflictError:
             return self._load(i.run_id, i.interaction_id)
 
+    def list_decided(
+        self, *, since: str | None = None, limit: int = 50, next_token: str | None = None
+    ) -> ToolApprovalPage:
+        """One page of decided approvals across runs (`GET /api/tool-approvals`): one Query of the
+        by_status index (`tool_approval#answered`, in run order) reading at most `limit` items; those made
+        before `since` (ISO, `baton.ids.iso`'s form) are left out after the read, so a page may be short.
+        The token carries the store's position, bound to `since`."""
+        scope: list[str | None] = [since]
+        cursor = decode_scoped_page_token(next_token, PageCursor, scope, "since") if next_token else None
+        if cursor is not None and cursor.k is None:  # a token always continues from a position
+            raise invalid_page_token()
+        found, last = self.core.store.page_interactions(
+            KIND, status="answered", limit=limit, start=cursor.k if cursor else None
+        )
+        kept = [i for i in found if since is None or i.created_at >= since]
+        token = encode_page_token(PageCursor(k=last, f=scope), sort_keys=True) if last else None
+        views = [DecidedToolApproval.of(i) for i in kept]
+        return ToolApprovalPage(approvals=views, count=len(views), next=token)
+
 
 def _usable(i: Interaction) -> bool:
     """Pending, or allowed and not yet used: a repeat of its call finds it."""
     st = i.state
     return st.status == "pending" or (
         st.status == "answered" and st.reason != CONSUMED and StoredDecision.model_validate(st.answer).allows
-    )
-
-
-def _answered_at_once(
-    ruling: PolicyDecision | None, grant: GrantView | None, digest: str
-) -> tuple[str, dict[str, Any]] | None:
-    """Who answers a new call at once and the stored answer: an enforced rule's allow or deny, else (when no
-    rule decided) an active grant's approve; None when a person is asked."""
-    if ruling is not None and ruling.rule is not None and ruling.outcome != "ask":
-        answer = StoredDecision.by_policy(
-            allows=ruling.outcome == "allow",
-            rule=ruling.rule,
-            version=ruling.policy_version,
-            reason=ruling.reason,
-            digest=digest,
-        )
-        return f"policy:{ruling.rule}", answer
-    if grant is not None and ruling is None:
-        return f"grant:{grant.grant_id}", StoredDecision.by_grant(grant.grant_id, digest)
-    return None
-
-
-def _asked_by_rule(
-    spec: ToolApprovalSpec, ruling: PolicyDecision, timeout: int, *, caller: str
-) -> tuple[ToolApprovalSpec, int]:
-    """The approval a rule's `@ask` names: its approvers and quorum (a vote each, the asker refused) and
-    the shorter of its deadline and the request's. A quorum larger than the operators it names could never
-    be met: all of them must approve (never fewer people, never others), and the rule is logged."""
-    ask = ruling.ask
-    if ask is None:
-        return spec, timeout
-    if ask.timeout_seconds is not None:
-        timeout = min(timeout, ask.timeout_seconds)
-    if not ask.approvers and ask.quorum is None:
-        return spec, timeout
-    approvers = list(dict.fromkeys(ask.approvers))
-    approvals = min(ask.quorum or 1, MAX_APPROVALS)
-    named = [a for a in approvers if not a.startswith(GROUP_PREFIX)]
-    if approvers and len(named) == len(approvers) and approvals > len(named):
-        log.warning(
-            "policy rule %s asks for %d approvals of %d operators: all must approve", ruling.rule, approvals, len(named)
-        )
-        approvals = len(named)
-    approval = ApprovalPolicy(approvals=approvals, approvers=approvers)
-    return spec.model_copy(update={"approval": approval, "requested_by": caller}), timeout
-
-
-def _policy_decided(
-    decided: PolicyDecision, interaction_id: str, spec: ToolApprovalSpec, *, applied: bool
-) -> PolicyDecided:
-    return PolicyDecided(
-        interaction_id=interaction_id,
-        action="call_tool",
-        target=spec.call.tool,
-        digest=spec.digest,
-        outcome=decided.outcome,
-        rule=decided.rule,
-        reason=decided.reason,
-        policy_version=decided.policy_version,
-        mode=decided.mode,
-        applied=applied,
     )

@@ -1,0 +1,114 @@
+"""A policy's ruling on a new tool call (issue 31): the query, who answers it at once (an enforced rule's
+allow or deny, else an active grant), the approvers an `@ask` rule names, and its `policy_decided` record.
+A policy that fails never allows: a person is asked, and the failure is logged."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from baton.contracts.policy import PolicyDecision, PolicyQuery
+from baton.domain.approval import GROUP_PREFIX, MAX_APPROVALS, ApprovalPolicy
+from baton.domain.tool_calls import StoredDecision
+from baton.events import PolicyDecided
+
+if TYPE_CHECKING:
+    from baton.contracts.tool_approvals import GrantView, ToolApprovalRequest
+    from baton.domain.tool_calls import ToolApprovalSpec
+    from baton.models import RunSummary
+    from baton.services.core import Core
+
+log = logging.getLogger("baton")
+
+POLICY_FAILED = "the policy failed to decide ({error}): a person decides"
+
+
+def policy_decision(core: Core, run: RunSummary, body: ToolApprovalRequest, *, granted: bool) -> PolicyDecision | None:
+    """The policy's decision of this call (None: no policy). A policy that fails never allows: a person
+    is asked, and the failure is logged."""
+    policy = None
+    try:
+        policy = core.policy.current()
+        if policy is None:
+            return None
+        query = PolicyQuery(
+            action="call_tool",
+            target=body.call.tool,
+            arguments=body.call.arguments,
+            agent=body.agent,
+            run_id=run.run_id,
+            workflow=(run.workflow or "") if run.hosted else "",
+            session=body.session or "",
+            risk=body.risk,
+            granted=granted,
+            at=core.now(),
+        )
+        return policy.decide(query)
+    except Exception as err:
+        log.exception("the policy failed; a person decides", extra={"run_id": run.run_id})
+        if policy is None:
+            return None
+        return PolicyDecision(
+            outcome="ask", reason=POLICY_FAILED.format(error=err), policy_version=policy.version, mode=policy.mode
+        )
+
+
+def answered_at_once(
+    ruling: PolicyDecision | None, grant: GrantView | None, digest: str
+) -> tuple[str, dict[str, Any]] | None:
+    """Who answers a new call at once and the stored answer: an enforced rule's allow or deny, else (when no
+    rule decided) an active grant's approve; None when a person is asked."""
+    if ruling is not None and ruling.rule is not None and ruling.outcome != "ask":
+        answer = StoredDecision.by_policy(
+            allows=ruling.outcome == "allow",
+            rule=ruling.rule,
+            version=ruling.policy_version,
+            reason=ruling.reason,
+            digest=digest,
+        )
+        return f"policy:{ruling.rule}", answer
+    if grant is not None and ruling is None:
+        return f"grant:{grant.grant_id}", StoredDecision.by_grant(grant.grant_id, digest)
+    return None
+
+
+def asked_by_rule(
+    spec: ToolApprovalSpec, ruling: PolicyDecision, timeout: int, *, caller: str
+) -> tuple[ToolApprovalSpec, int]:
+    """The approval a rule's `@ask` names: its approvers and quorum (a vote each, the asker refused) and
+    the shorter of its deadline and the request's. A quorum larger than the operators it names could never
+    be met: all of them must approve (never fewer people, never others), and the rule is logged."""
+    ask = ruling.ask
+    if ask is None:
+        return spec, timeout
+    if ask.timeout_seconds is not None:
+        timeout = min(timeout, ask.timeout_seconds)
+    if not ask.approvers and ask.quorum is None:
+        return spec, timeout
+    approvers = list(dict.fromkeys(ask.approvers))
+    approvals = min(ask.quorum or 1, MAX_APPROVALS)
+    named = [a for a in approvers if not a.startswith(GROUP_PREFIX)]
+    if approvers and len(named) == len(approvers) and approvals > len(named):
+        log.warning(
+            "policy rule %s asks for %d approvals of %d operators: all must approve", ruling.rule, approvals, len(named)
+        )
+        approvals = len(named)
+    approval = ApprovalPolicy(approvals=approvals, approvers=approvers)
+    return spec.model_copy(update={"approval": approval, "requested_by": caller}), timeout
+
+
+def policy_decided(
+    decided: PolicyDecision, interaction_id: str, spec: ToolApprovalSpec, *, applied: bool
+) -> PolicyDecided:
+    return PolicyDecided(
+        interaction_id=interaction_id,
+        action="call_tool",
+        target=spec.call.tool,
+        digest=spec.digest,
+        outcome=decided.outcome,
+        rule=decided.rule,
+        reason=decided.reason,
+        policy_version=decided.policy_version,
+        mode=decided.mode,
+        applied=applied,
+    )
