@@ -22,7 +22,7 @@ dev: bootstrap  ## the embedded local stack with its demo
 # checks its summary's shape, never its timings); its output is printed after the tests. Every step prints
 # its wall and CPU time (scripts/ci_phase.sh). Test scheduling: tests/conftest.py (pytest_xdist_make_scheduler).
 # The roles check runs after the tests: every AWS call a function made in them (recorded under
-# BATON_CALLS_DIR, baton/local/call_recorder.py) against that function's deployed role (tests/roles_check.py).
+# BATON_CALLS_DIR, tests/call_recorder.py) against that function's deployed role (tests/roles_check.py).
 PHASE = ./scripts/ci_phase.sh
 test: bootstrap  ## everything CI runs: lint, types, ASL rule, all test levels
 	$(PHASE) ruff env $(UV) run ruff check .

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +15,13 @@ from baton.local.in_process import shared_botocore_loader
 from baton.services.core import Core
 from baton.services.runs import RunService
 from baton.workflows.resources import WORKFLOW_DEFAULTS
+from tests.call_recorder import install_from_env
 from tests.fakes import FakeWorkflows, MemoryStore, RecordingNotifier, RecordingTaskTokens
+
+_RECORD_CALLS = str(Path(__file__).resolve().parent / "record_calls")
+if install_from_env() and _RECORD_CALLS not in os.environ.get("PYTHONPATH", ""):
+    # and in every Python process started from here (xdist's workers, each `baton dev`)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, (_RECORD_CALLS, os.environ.get("PYTHONPATH"))))
 
 
 class FixedClock:

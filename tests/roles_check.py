@@ -1,5 +1,5 @@
 """Calls against roles: every AWS call each function made in the integration and e2e suites (recorded by
-baton/local/call_recorder.py under BATON_CALLS_DIR) checked against that function's role in the
+tests/call_recorder.py under BATON_CALLS_DIR) checked against that function's role in the
 synthesized template, and the calls that send a gate's task token also against a user's own state
 machine granted with `BatonGate.grant_resume` (a small user stack synthesized here).
 
@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from baton.local.call_recorder import RecordedCall
+from tests.call_recorder import RecordedCall
 
 if TYPE_CHECKING:
     from collections.abc import Callable

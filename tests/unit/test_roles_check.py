@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from baton.local.call_recorder import RecordedCall
+from tests.call_recorder import RecordedCall
 from tests.roles_check import Deployment, StackTemplate, format_denied, main, matches
 
 ACCOUNT_REGION = "us-east-1:123456789012"

