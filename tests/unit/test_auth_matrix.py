@@ -101,6 +101,7 @@ ROUTES = [
     Route("POST", "/api/v1/interrupts/{interrupt}/resume", {"input": "x"}, operator_only=True),
     Route("POST", "/api/v1/interrupts/{interrupt}/cancel", {"reason": "no"}, operator_only=True),
     Route("GET", "/api/inbox?run={run}", operator_only=True),
+    Route("GET", "/api/stats/waits", operator_only=True),
     Route("GET", "/api/runs/{run}/audit", operator_only=True),
     Route("GET", "/api/runs/{run}/audit/verify", operator_only=True),
     Route("GET", "/api/me", runless=True),
