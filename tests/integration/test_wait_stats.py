@@ -195,6 +195,10 @@ def test_a_read_past_its_page_limit_says_so(
     monkeypatch.setattr(waits, "SETTLED_PAGE", 4)
     stats = WaitStatsService(_core(store, clock)).stats()
     assert (stats.pending.sampled, stats.pending.truncated) == (3, True)
+    # past the sample, per kind the alarms' reads: still exact
+    assert stats.pending.count == 5 and sum(w.pending for w in stats.pending.by_workflow) == 3
+    by_kind = {k.kind: (k.pending, k.oldest_age_s) for k in stats.pending.by_kind}
+    assert by_kind["question"] == (2, 2 * HOUR) and by_kind["tool_approval"] == (1, 45)
     assert [o.age_s for o in stats.pending.oldest] == [3 * HOUR, 2 * HOUR, 1800]  # the oldest are read first
     assert stats.answers.truncated and stats.answers.sampled <= 4 * 2 * 6
 

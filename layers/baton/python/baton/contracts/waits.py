@@ -2,7 +2,8 @@
 `baton.services.waits`; the web inbox's Waits page reads it.
 
 Both halves say how much they read: `sampled` items, `truncated` when the bounded read stopped before
-the end (then a count is a lower bound: the read is never an unbounded scan). There is no team
+the end (then the per-workflow and settled figures are of the sample: the read is never an unbounded
+scan; the per-kind pending figures stay exact). There is no team
 dimension: a deployment's table is one team's (`baton-<team>-...`), and a run carries no team."""
 
 from __future__ import annotations
@@ -48,11 +49,11 @@ class OldestItem(Contract):
 class PendingWaits(Contract):
     """What is pending now, read oldest first from the all-pending index."""
 
-    count: int = Field(ge=0, description="Pending items read (all of them unless `truncated`).")
+    count: int = Field(ge=0, description="Pending items (the sum of `by_kind`: exact even when `truncated`).")
     sampled: int = Field(ge=0)
     truncated: bool
     by_kind: list[KindWaits]
-    by_workflow: list[WorkflowWaits] = Field(description="Longest oldest wait first.")
+    by_workflow: list[WorkflowWaits] = Field(description="Longest oldest wait first; of the sampled items.")
     oldest: list[OldestItem] = Field(description="The 10 longest-waiting, oldest first.")
 
 

@@ -3,7 +3,9 @@ the oldest items, and answer times (p50/p95) and deadlines met or missed over th
 
 Every read is bounded, never a Scan:
 - pending: the inbox's every-kind page (`page_all_pending`, the all-pending index), oldest first, up to
-  `PENDING_SAMPLE` items; the workflows of their runs in BatchGetItems of 100;
+  `PENDING_SAMPLE` items; the workflows of their runs in BatchGetItems of 100. Past the sample the
+  per-kind figures come from the pending-age alarms' reads (oldest and `Select=COUNT` per kind), so
+  they and `count` stay exact; per workflow counts only the sample;
 - settled: no index orders items by answer time, so each kind's `answered` and `timed_out` items are
   read from the by_status index, one page of `SETTLED_PAGE` each (`page_interactions`), and filtered to
   the windows here. A read that stopped early says so (`truncated`)."""
@@ -86,10 +88,7 @@ class WaitStatsService:
         items, truncated = self.core.store.page_all_pending(query)
         as_of = iso(now)
         ages = {i.interaction_id: _seconds(as_of, i.created_at) for i in items}
-        by_kind = []
-        for kind in INBOX_KINDS:
-            of_kind = [ages[i.interaction_id] for i in items if i.kind == kind]
-            by_kind.append(KindWaits(kind=kind, pending=len(of_kind), oldest_age_s=max(of_kind, default=None)))
+        by_kind = self._by_kind_counted(as_of) if truncated else self._by_kind_read(items, ages)
         workflows = {run.run_id: run.workflow for run in self.core.store.get_runs({i.run_id for i in items})}
         per_workflow: dict[str | None, list[int]] = {}
         for i in items:
@@ -101,13 +100,31 @@ class WaitStatsService:
         by_workflow.sort(key=lambda w: (-w.oldest_age_s, w.workflow or ""))
         oldest = [self._oldest_item(i, as_of, ages[i.interaction_id]) for i in items[:OLDEST_SHOWN]]
         return PendingWaits(
-            count=len(items),
+            count=sum(k.pending for k in by_kind),
             sampled=len(items),
             truncated=truncated,
             by_kind=by_kind,
             by_workflow=by_workflow,
             oldest=oldest,
         )
+
+    @staticmethod
+    def _by_kind_read(items: list[Interaction], ages: dict[str, int]) -> list[KindWaits]:
+        by_kind = []
+        for kind in INBOX_KINDS:
+            of_kind = [ages[i.interaction_id] for i in items if i.kind == kind]
+            by_kind.append(KindWaits(kind=kind, pending=len(of_kind), oldest_age_s=max(of_kind, default=None)))
+        return by_kind
+
+    def _by_kind_counted(self, as_of: str) -> list[KindWaits]:
+        """Past the sample, per kind the pending-age alarms' own reads (`runtime/parked_age.py`): the
+        oldest (one item) and the count (`Select=COUNT`, no item returned), exact at any volume."""
+        by_kind = []
+        for kind in INBOX_KINDS:
+            oldest = self.core.store.oldest_pending(kind)
+            age = _seconds(as_of, oldest.created_at) if oldest is not None else None
+            by_kind.append(KindWaits(kind=kind, pending=self.core.store.count_pending(kind), oldest_age_s=age))
+        return by_kind
 
     @staticmethod
     def _oldest_item(i: Interaction, as_of: str, age: int) -> OldestItem:
