@@ -7,12 +7,12 @@ import { itemHref, relative, span, useInterval } from "./util.js";
 // last day and week. Figures only; each oldest item links to its own screen.
 const age = (seconds) => (seconds === null || seconds === undefined ? "–" : span(seconds));
 
-// A read that stopped at its page limit: its counts are at least these.
-function Sampled({ read, what }) {
+// A read that stopped at its page limit (the server never reads everything): what the figures cover.
+function Sampled({ read, text }) {
   if (!read.truncated) return null;
   return (
     <p className="warning" role="note">
-      Read the first {read.sampled} {what}: the counts are at least these.
+      {text(read.sampled)}
     </p>
   );
 }
@@ -120,7 +120,7 @@ export function WaitsScreen() {
       <h1 id="waits-title">How long things wait</h1>
       {error && <p className="error" role="alert">{error.message}</p>}
       <h2>Pending now: {pending.count}</h2>
-      <Sampled read={pending} what="pending items" />
+      <Sampled read={pending} text={(n) => `By workflow: the oldest ${n} pending items only (the counts by kind are all).`} />
       <div className="figure-grid">
         <PendingTable caption="By kind" label="Kind" rows={kinds} />
         <PendingTable caption="By workflow" label="Workflow" rows={workflows} />
@@ -128,7 +128,7 @@ export function WaitsScreen() {
       <h2>Oldest</h2>
       <Oldest items={pending.oldest} />
       <h2>Answer times</h2>
-      <Sampled read={answers} what="settled items per kind" />
+      <Sampled read={answers} text={(n) => `From ${n} settled items read (a page per kind): a sample, not all.`} />
       <AnswerTable answers={answers} />
       <p className="meta">As of {new Date(stats.as_of).toLocaleString()}; p50 and p95 from asked to answered by a person.</p>
     </section>

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.browser.conftest import agent, shoot
 from tests.e2e.conftest import LocalStackProcess
@@ -45,3 +45,22 @@ def test_the_waits_page_shows_the_figures_and_links_the_oldest_items(stack: Loca
     link.click()
     page.wait_for_url(f"**/inbox/#/question/{run_id}/{oldest.interaction_id}")
     expect(page.get_by_role("heading", name="Which database for the orders service?")).to_be_visible()
+
+
+def _truncated(route: Route) -> None:
+    """The stack's answer with both reads marked as stopped at their page limit (it would take 500
+    pending items to get there for real)."""
+    response = route.fetch()
+    body = response.json()
+    body["pending"].update(sampled=500, truncated=True)
+    body["answers"].update(sampled=2400, truncated=True)
+    route.fulfill(response=response, json=body)
+
+
+def test_a_read_stopped_at_its_page_limit_says_what_the_figures_cover(stack: LocalStackProcess, page: Page) -> None:
+    page.route("**/api/stats/waits", _truncated)
+    page.goto(f"{stack.api_url}/inbox/#/waits")
+    notes = page.get_by_role("note")
+    expect(notes.nth(0)).to_have_text("By workflow: the oldest 500 pending items only (the counts by kind are all).")
+    expect(notes.nth(1)).to_have_text("From 2400 settled items read (a page per kind): a sample, not all.")
+    shoot(page, "waits-truncated")
