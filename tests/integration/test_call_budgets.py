@@ -71,7 +71,8 @@ BUDGETS: dict[str, Budget] = {
     # how long things wait (GET /api/stats/waits): one Query of the all-pending index (oldest first, up
     # to 500 items), one BatchGetItem of their runs (their workflows; 100 runs a call), one by_status
     # Query per kind (6) for its answered and one for its timed-out items (a page of 200 each: no index
-    # orders items by answer time). However many are pending or settled, up to those page limits.
+    # orders items by answer time). However many are pending or settled, up to those page limits; past
+    # 500 pending, 12 more (per kind the pending-age alarms' oldest-item and Select=COUNT Queries).
     "wait stats": Budget(total=14),
 }
 
