@@ -41,6 +41,7 @@ function query(params) {
 export const api = {
   me: () => request("GET", "/api/me"),
   inbox: (filters) => request("GET", "/api/inbox" + query(filters)),
+  waits: () => request("GET", "/api/stats/waits"),
   run: (runId) => request("GET", `/api/runs/${enc(runId)}`),
   events: (runId, after) => request("GET", `/api/runs/${enc(runId)}/events` + query({ after, limit: 200 })),
   pendingQuestions: (runId) => request("GET", `/api/runs/${enc(runId)}/interactions/pending`),

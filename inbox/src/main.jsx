@@ -10,11 +10,12 @@ import { InterruptScreen } from "./Interrupt.jsx";
 import { ReviewScreen } from "./Review.jsx";
 import { ToolApprovalScreen } from "./ToolApproval.jsx";
 import { RunScreen } from "./Run.jsx";
+import { WaitsScreen } from "./Waits.jsx";
 import { KeysHelp } from "./Keys.jsx";
 import "./styles.css";
 
 // Hash routes, so the static host needs no fallback rule: #/, #/question/<run>/<id>,
-// #/interrupt/<id>, #/review/<run>, #/run/<run>, #/tool/<run>/<id>.
+// #/interrupt/<id>, #/review/<run>, #/run/<run>, #/tool/<run>/<id>, #/waits.
 function parseRoute(hash) {
   const parts = hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   return { screen: parts[0] || "list", args: parts.slice(1) };
@@ -54,6 +55,8 @@ function Screen({ route, shortcuts }) {
       return <ReviewScreen runId={a} />;
     case "run":
       return <RunScreen runId={a} />;
+    case "waits":
+      return <WaitsScreen />;
     default:
       return <InboxList shortcuts={shortcuts} />;
   }
@@ -93,6 +96,9 @@ function App() {
       <header className="top">
         <a href="#/" className="brand" aria-label="Baton inbox: all pending items">
           Baton inbox
+        </a>
+        <a href="#/waits" className="top-link" aria-current={route.screen === "waits" ? "page" : undefined}>
+          Waits
         </a>
         <nav aria-label="Settings">
           {me && <span className="who-am-i">{me.principal}</span>}

@@ -146,6 +146,7 @@ class Observability(Construct):
             threshold=hours * 3600,
         )
         pending_age_metrics: list[cw.IMetric] = []
+        pending_count_metrics: list[cw.IMetric] = []
         for kind in PENDING_KINDS:
             by_kind = {"service": METRICS_SERVICE, KIND_DIMENSION: kind}
             age_metric = cw.Metric(
@@ -166,14 +167,15 @@ class Observability(Construct):
                 "(OldestPendingAgeSeconds, published by the reconcile Lambda)",
                 threshold=seconds,
             )
+            count_metric = cw.Metric(
+                namespace=namespace,
+                metric_name=METRIC_PENDING_COUNT,
+                dimensions_map=by_kind,
+                period=PERIOD,
+                statistic="Maximum",
+            )
+            pending_count_metrics.append(count_metric.with_(label=f"pending {kind}"))
             if config.pending_count_alarm_threshold:
-                count_metric = cw.Metric(
-                    namespace=namespace,
-                    metric_name=METRIC_PENDING_COUNT,
-                    dimensions_map=by_kind,
-                    period=PERIOD,
-                    statistic="Maximum",
-                )
                 alarm(
                     f"Pending{kind.capitalize()}Count",
                     f"pending-{kind}-count",
@@ -225,8 +227,15 @@ class Observability(Construct):
                 width=12,
             ),
         )
+        # The figures of the inbox's Waits page that metrics carry (GET /api/stats/waits has the rest:
+        # per workflow, the oldest items, answer times): now, and over time.
+        self.dashboard.add_widgets(
+            cw.SingleValueWidget(title="Pending now per kind", metrics=pending_count_metrics, width=12),
+            cw.SingleValueWidget(title="Oldest pending per kind (s)", metrics=pending_age_metrics, width=12),
+        )
         self.dashboard.add_widgets(
             cw.GraphWidget(title="Oldest pending item per kind (s)", left=pending_age_metrics, width=12),
+            cw.GraphWidget(title="Pending items per kind", left=pending_count_metrics, width=12),
         )
         self.dashboard.add_widgets(
             *[

@@ -34,7 +34,7 @@ from baton.ports import (
 from baton.workflows.table import DUE_SK_ATTRIBUTE, due_before, due_keys
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from baton.domain.approval import VoteOutcome
     from baton.ports import Guard
@@ -69,6 +69,9 @@ class MemoryStore:
 
     def get_run(self, run_id: str) -> RunSummary | None:
         return self.runs.get(run_id)
+
+    def get_runs(self, run_ids: Collection[str]) -> list[RunSummary]:
+        return [self.runs[run_id] for run_id in run_ids if run_id in self.runs]
 
     def update_run(
         self,

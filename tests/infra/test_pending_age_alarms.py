@@ -54,6 +54,16 @@ def test_dashboard_graphs_the_pending_ages(cfn: dict[str, Any]) -> None:
     assert "OldestPendingAgeSeconds" in body and "Oldest pending item per kind" in body
 
 
+def test_dashboard_shows_the_waits_pages_figures_from_the_pending_metrics(cfn: dict[str, Any]) -> None:
+    """The Waits page's per-kind figures (count and oldest age), now and over time, from the metrics the
+    reconcile Lambda publishes whether or not a count alarm is configured."""
+    (dashboard,) = resources(cfn, "AWS::CloudWatch::Dashboard").values()
+    body = str(dashboard["Properties"]["DashboardBody"])
+    for title in ("Pending now per kind", "Oldest pending per kind (s)", "Pending items per kind"):
+        assert title in body, title
+    assert "PendingItems" in body and "singleValue" in body
+
+
 def test_thresholds_are_checked() -> None:
     with pytest.raises(ValueError, match="at least 1 minute"):
         TeamConfig(team="x", pending_age_alarm_minutes_by_kind={"review": 0})

@@ -83,6 +83,12 @@ BUDGETS: dict[str, Budget] = {
     # a page of decided tool approvals across runs (issue 31, a policy backtest's input): one Query of the
     # by_status index (`tool_approval#answered`) reading the page's items, never the table's other ones
     "decided tool approvals page": Budget(total=1),
+    # how long things wait (GET /api/stats/waits): one Query of the all-pending index (oldest first, up
+    # to 500 items), one BatchGetItem of their runs (their workflows; 100 runs a call), one by_status
+    # Query per kind (6) for its answered and one for its timed-out items (a page of 200 each: no index
+    # orders items by answer time). However many are pending or settled, up to those page limits; past
+    # 500 pending, 12 more (per kind the pending-age alarms' oldest-item and Select=COUNT Queries).
+    "wait stats": Budget(total=14),
 }
 
 
@@ -574,3 +580,28 @@ def test_a_page_of_decided_tool_approvals_is_one_query_reading_the_page(
     assert status == 200 and page["count"] == 2 and page["next"], page
     _check("decided tool approvals page", calls)
     assert calls == ["dynamodb.Query"] and call_log.items_read == 2, (calls, call_log.items_read)
+
+
+def test_wait_stats_stay_in_budget_as_items_settle(call_log: CallLog, moto_stack: MotoStack) -> None:
+    """The same calls with 3 pending and 1 answered as with 23 more answered across more runs."""
+    questions = moto_stack.services.questions
+    for run_id in ("budget-waits-a", "budget-waits-b"):
+        questions.ask(run_id, AskRequest(node="draft", question="Which DB?"), caller="agent")
+    asked = questions.ask("budget-waits-a", AskRequest(node="draft", question="Region?"), caller="agent")
+    status, _ = _api(
+        moto_stack, "POST", f"/api/runs/budget-waits-a/interactions/{asked['interaction_id']}/answer", {"answer": "eu"}
+    )
+    assert status == 200
+    _warm(moto_stack)
+    (status, stats), calls = call_log.measure(lambda: _api(moto_stack, "GET", "/api/stats/waits"))
+    assert status == 200 and stats["pending"]["count"] == 2 and stats["answers"]["windows"][0]["answered"] == 1, stats
+    _check("wait stats", calls)
+    assert "dynamodb.Scan" not in calls and calls.count("dynamodb.BatchGetItem") == 1, calls
+    for n in range(23):
+        run_id = f"budget-waits-{n}"
+        more = questions.ask(run_id, AskRequest(node="draft", question=f"q{n}?"), caller="agent")
+        questions.ask(run_id, AskRequest(node="draft", question=f"still open {n}?"), caller="agent")
+        questions.answer(run_id, more["interaction_id"], "yes", caller="op")
+    (status, stats), again = call_log.measure(lambda: _api(moto_stack, "GET", "/api/stats/waits"))
+    assert status == 200 and stats["pending"]["count"] == 25 and stats["answers"]["windows"][0]["answered"] == 24
+    assert sorted(again) == sorted(calls), again

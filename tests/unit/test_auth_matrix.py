@@ -102,6 +102,7 @@ ROUTES = [
     Route("POST", "/api/v1/interrupts/{interrupt}/cancel", {"reason": "no"}, operator_only=True),
     Route("GET", "/api/inbox?run={run}", operator_only=True),
     Route("GET", "/api/tool-approvals?status=answered", operator_only=True),
+    Route("GET", "/api/stats/waits", operator_only=True),
     Route("GET", "/api/runs/{run}/audit", operator_only=True),
     Route("GET", "/api/runs/{run}/audit/verify", operator_only=True),
     Route("GET", "/api/me", runless=True),

@@ -159,3 +159,27 @@ def test_the_agent_state_key_is_declared_bounded_and_refused_outside_it(app: Any
     assert set(operations["put"]["responses"]) >= {"200", "403", "404", "409", "413"}
     assert _call(app, "GET", "/api/runs/r1/agent-state/" + "k" * 129)[0] == 400
     assert _call(app, "GET", "/api/runs/r1/agent-state/" + "k" * 128)[0] == 404
+
+
+def test_the_wait_statistics_are_documented_with_their_read_bounds(app: Any) -> None:
+    """`GET /api/stats/waits` answers the shape the document gives it, and both halves say how much they
+    read (`sampled`, `truncated`): the read is bounded, never a scan."""
+    _, _, spec = _call(app, "GET", "/api/openapi.json")
+    ok = spec["paths"]["/api/stats/waits"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert ok == {"$ref": "#/components/schemas/WaitStats"}
+    schemas = spec["components"]["schemas"]
+    assert set(schemas["WaitStats"]["required"]) == {"as_of", "pending", "answers"}
+    for half in ("PendingWaits", "AnswerTimes"):
+        assert {"sampled", "truncated"} <= set(schemas[half]["required"]), half
+    assert schemas["AnswerWindow"]["properties"]["window"]["enum"] == ["day", "week"]
+    status, _, body = _call(app, "GET", "/api/stats/waits")
+    assert status == 200, body
+    assert [k["kind"] for k in body["pending"]["by_kind"]] == [
+        "question",
+        "ask",
+        "await",
+        "interrupt",
+        "review",
+        "tool_approval",
+    ]
+    assert [w["window"] for w in body["answers"]["windows"]] == ["day", "week"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from baton.channels.email.links import LinkUse
     from baton.contracts.agent_state import AgentStateView, AgentStateWritten
@@ -132,6 +132,8 @@ class RunStore(Protocol):
 
     def create_run(self, run: RunSummary) -> None: ...
     def get_run(self, run_id: str) -> RunSummary | None: ...
+    # many runs at once (BatchGetItems of 100, eventually consistent: a listing's labels); unknown ids skipped
+    def get_runs(self, run_ids: Collection[str]) -> list[RunSummary]: ...
     def update_run(
         self,
         run_id: str,

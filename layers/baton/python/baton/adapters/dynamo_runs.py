@@ -30,6 +30,8 @@ from baton.errors import ConflictError, NotFoundError
 from baton.models import Event, Message
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from baton.domain.audit import AuditHead
     from baton.models import RunSummary
 
@@ -53,6 +55,23 @@ class DynamoRuns(DynamoTable):
     def get_run(self, run_id: str) -> RunSummary | None:
         values = self._get(run_pk(run_id), "RUN")
         return run_summary_from(values) if values else None
+
+    def get_runs(self, run_ids: Collection[str]) -> list[RunSummary]:
+        ids = sorted(set(run_ids))
+        found: list[RunSummary] = []
+        for start in range(0, len(ids), 100):  # BatchGetItem takes 100 keys
+            keys = [to_item({"PK": run_pk(run_id), "SK": "RUN"}) for run_id in ids[start : start + 100]]
+            request: dict[str, Any] = {self._table: {"Keys": keys}}
+            for attempt in range(AUDIT_ATTEMPTS):  # keys left unprocessed (throttling): asked again, backing off
+                if not request:
+                    break
+                back_off(attempt)
+                resp = self._db.batch_get_item(RequestItems=request)  # type: ignore[arg-type,unused-ignore]
+                found.extend(
+                    run_summary_from(from_item(item)) for item in resp.get("Responses", {}).get(self._table, [])
+                )
+                request = cast("dict[str, Any]", resp.get("UnprocessedKeys") or {})
+        return found
 
     def update_run(
         self,

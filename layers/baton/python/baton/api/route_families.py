@@ -47,7 +47,7 @@ _TABLE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^/api/runs(/|$)", "routes_runs"),
         (_INTERRUPT + r"/(claim|reassign)(/|$)", "routes_claims"),
         (r"^/api/v1/interrupts(/|$)", "routes_interrupts"),
-        (r"^/api/(inbox|me)$", "routes_inbox"),
+        (r"^/api/(inbox|me|stats/waits)$", "routes_inbox"),
         ("^" + ANSWER_PREFIX, "routes_email"),
     )
 )

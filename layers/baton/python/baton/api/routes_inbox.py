@@ -1,5 +1,6 @@
-"""The inbox's routes: `GET /api/inbox` (everything waiting for a person, across runs; operators only)
-and `GET /api/me` (who the caller is). One call each into `baton.services.inbox`."""
+"""The inbox's routes: `GET /api/inbox` (everything waiting for a person, across runs; operators only),
+`GET /api/stats/waits` (how long things wait; operators only) and `GET /api/me` (who the caller is).
+One call each into `baton.services.inbox` or `baton.services.waits`."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from pydantic import BaseModel, BeforeValidator, Field
 from baton.api import deps
 from baton.api.contract import responses
 from baton.contracts.inbox import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, InboxKind, InboxPage, InboxQuery, MeView
+from baton.contracts.waits import WaitStats
 from baton.domain import fields
 from baton.services.inbox import InboxService
+from baton.services.waits import WaitStatsService
 
 router = APIGatewayRouter()
 
@@ -67,6 +70,18 @@ def inbox(query: Annotated[InboxListQuery, Query()]) -> InboxPage:
         ),
         caller=caller.principal,
     )
+
+
+@router.get(
+    "/api/stats/waits",
+    summary="How long things wait: pending count and oldest age per kind and workflow, the oldest items, "
+    "answer times (p50/p95) and deadlines met or missed over the last day and week",
+    tags=["inbox"],
+    responses=responses({200: WaitStats}, 403),
+)
+def wait_stats() -> WaitStats:
+    deps.require_operator("reading the wait statistics")
+    return WaitStatsService(deps.get_services().core).stats()
 
 
 @router.get(

@@ -1,0 +1,151 @@
+"""How long things wait (`GET /api/stats/waits`): pending count and oldest age per kind and per workflow,
+the oldest items, and answer times (p50/p95) and deadlines met or missed over the last day and week.
+
+Every read is bounded, never a Scan:
+- pending: the inbox's every-kind page (`page_all_pending`, the all-pending index), oldest first, up to
+  `PENDING_SAMPLE` items; the workflows of their runs in BatchGetItems of 100. Past the sample the
+  per-kind figures come from the pending-age alarms' reads (oldest and `Select=COUNT` per kind), so
+  they and `count` stay exact; per workflow counts only the sample;
+- settled: no index orders items by answer time, so each kind's `answered` and `timed_out` items are
+  read from the by_status index, one page of `SETTLED_PAGE` each (`page_interactions`), and filtered to
+  the windows here. A read that stopped early says so (`truncated`)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from baton.contracts.inbox import INBOX_KINDS, InboxItem
+from baton.contracts.waits import (
+    AnswerTimes,
+    AnswerWindow,
+    KindWaits,
+    OldestItem,
+    PendingWaits,
+    WaitStats,
+    Window,
+    WorkflowWaits,
+)
+from baton.domain.ladder import TIMED_OUT_DEFAULT
+from baton.ids import iso, parse_iso
+from baton.models import PendingQuery
+
+if TYPE_CHECKING:
+    from baton.models import Interaction
+    from baton.services.core import Core
+
+PENDING_SAMPLE = 500
+SETTLED_PAGE = 200
+OLDEST_SHOWN = 10
+WINDOWS: dict[Window, timedelta] = {"day": timedelta(days=1), "week": timedelta(days=7)}
+
+
+def percentile(sorted_values: list[int], q: float) -> int | None:
+    """The nearest-rank percentile (the smallest value with at least `q` of them at or below it)."""
+    if not sorted_values:
+        return None
+    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
+
+
+def _seconds(later: str, earlier: str) -> int:
+    return max(0, int((parse_iso(later) - parse_iso(earlier)).total_seconds()))
+
+
+def settled_at(i: Interaction) -> str:
+    """When it stopped waiting: its answer's time, or for a timed-out one without it, its deadline."""
+    return i.state.answered_at or i.expires_at or i.created_at
+
+
+def answer_window(window: Window, now: datetime, settled: list[Interaction]) -> AnswerWindow:
+    """The figures of one window over the settled items read (answered and timed out)."""
+    since = iso(now - WINDOWS[window])
+    in_window = [i for i in settled if settled_at(i) >= since]
+    by_person = [i for i in in_window if i.state.status == "answered" and i.state.reason != TIMED_OUT_DEFAULT]
+    times = sorted(_seconds(settled_at(i), i.created_at) for i in by_person)
+    met = sum(1 for i in by_person if i.expires_at is not None and settled_at(i) <= i.expires_at)
+    return AnswerWindow(
+        window=window,
+        since=since,
+        answered=len(by_person),
+        p50_s=percentile(times, 0.50),
+        p95_s=percentile(times, 0.95),
+        deadlines_met=met,
+        deadlines_missed=len(in_window) - len(by_person),
+    )
+
+
+class WaitStatsService:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def stats(self) -> WaitStats:
+        now = self.core.clock.now()
+        return WaitStats(as_of=iso(now), pending=self._pending(now), answers=self._answers(now))
+
+    def _pending(self, now: datetime) -> PendingWaits:
+        query = PendingQuery(newest_first=False, limit=PENDING_SAMPLE)
+        items, truncated = self.core.store.page_all_pending(query)
+        as_of = iso(now)
+        ages = {i.interaction_id: _seconds(as_of, i.created_at) for i in items}
+        by_kind = self._by_kind_counted(as_of) if truncated else self._by_kind_read(items, ages)
+        workflows = {run.run_id: run.workflow for run in self.core.store.get_runs({i.run_id for i in items})}
+        per_workflow: dict[str | None, list[int]] = {}
+        for i in items:
+            per_workflow.setdefault(workflows.get(i.run_id), []).append(ages[i.interaction_id])
+        by_workflow = [
+            WorkflowWaits(workflow=name, pending=len(found), oldest_age_s=max(found))
+            for name, found in per_workflow.items()
+        ]
+        by_workflow.sort(key=lambda w: (-w.oldest_age_s, w.workflow or ""))
+        oldest = [self._oldest_item(i, as_of, ages[i.interaction_id]) for i in items[:OLDEST_SHOWN]]
+        return PendingWaits(
+            count=sum(k.pending for k in by_kind),
+            sampled=len(items),
+            truncated=truncated,
+            by_kind=by_kind,
+            by_workflow=by_workflow,
+            oldest=oldest,
+        )
+
+    @staticmethod
+    def _by_kind_read(items: list[Interaction], ages: dict[str, int]) -> list[KindWaits]:
+        by_kind = []
+        for kind in INBOX_KINDS:
+            of_kind = [ages[i.interaction_id] for i in items if i.kind == kind]
+            by_kind.append(KindWaits(kind=kind, pending=len(of_kind), oldest_age_s=max(of_kind, default=None)))
+        return by_kind
+
+    def _by_kind_counted(self, as_of: str) -> list[KindWaits]:
+        """Past the sample, per kind the pending-age alarms' own reads (`runtime/parked_age.py`): the
+        oldest (one item) and the count (`Select=COUNT`, no item returned), exact at any volume."""
+        by_kind = []
+        for kind in INBOX_KINDS:
+            oldest = self.core.store.oldest_pending(kind)
+            age = _seconds(as_of, oldest.created_at) if oldest is not None else None
+            by_kind.append(KindWaits(kind=kind, pending=self.core.store.count_pending(kind), oldest_age_s=age))
+        return by_kind
+
+    @staticmethod
+    def _oldest_item(i: Interaction, as_of: str, age: int) -> OldestItem:
+        listed = InboxItem.of(i, as_of)  # its title as the inbox lists it (a review's run and branch)
+        return OldestItem(
+            kind=listed.kind,
+            run_id=i.run_id,
+            id=i.interaction_id,
+            title=listed.title,
+            created_at=i.created_at,
+            age_s=age,
+            expires_at=i.expires_at,
+        )
+
+    def _answers(self, now: datetime) -> AnswerTimes:
+        settled: list[Interaction] = []
+        truncated = False
+        for kind in INBOX_KINDS:
+            for status in ("answered", "timed_out"):
+                found, more = self.core.store.page_interactions(kind, status=status, limit=SETTLED_PAGE)
+                settled.extend(found)
+                truncated = truncated or more is not None
+        windows = [answer_window(window, now, settled) for window in WINDOWS]
+        return AnswerTimes(sampled=len(settled), truncated=truncated, windows=windows)
