@@ -190,7 +190,6 @@ def _counted_life(kind: str, drive: Callable[[str, int], None], sfn: Any, run_id
     from baton.workflows.resources import FUNCTIONS
 
     memory = {spec.name: spec.memory_mb for spec in FUNCTIONS}
-    scheduled = {spec.name for spec in FUNCTIONS if spec.schedule}
     before = set(_executions(sfn))
     COUNT.begin()
     # short enough that the gate's deadline timer fires and ends within the count, long enough to answer first
@@ -208,9 +207,9 @@ def _counted_life(kind: str, drive: Callable[[str, int], None], sfn: Any, run_id
     units = COUNT.meter.figures()
     calls: Counter[str] = Counter()
     for (who, op), count in COUNT.life_calls().items():
-        if who != "stepfunctions-engine" and who not in scheduled:
+        if who != "stepfunctions-engine":
             calls[op.split(".")[0]] += count
-    invocations = [i for i in COUNT.life_invocations() if i.function not in scheduled]
+    invocations = COUNT.life_invocations()
     return LifeCounts(
         kind=kind,
         calls_by_service=dict(sorted(calls.items())),

@@ -4,7 +4,8 @@ that made it (`who`), the DynamoDB capacity units of the counted calls (parts/ca
 Lambda invocation with its handler's own duration (a nested invocation's time is its own, not its
 caller's). `who` is the function's name, `api:<METHOD> <last path segment>` for the API, "bench" for the
 bench's own polling and "stepfunctions-engine" for calls no handler made (the engine's Lambda invokes).
-Counting runs only while `COUNT.counting` is set."""
+Counting runs only while `COUNT.counting` is set; `COUNT.life_calls()` and `COUNT.life_invocations()` keep
+what belongs to the pause's life (`is_the_life`)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from typing import Any
 from capacity import CapacityMeter
 
 _label = threading.local()  # .who: the handler this thread runs; .nested: time its child invokes took
-# The bench's own polling (GET reads, describe_execution) and the run's start are not the pause's life.
-NOT_THE_LIFE = ("bench", "api:POST runs")
+# The bench's own polling (GET reads, describe_execution) and the run's start are not the pause's life;
+# nor are the scheduled functions (the reconciler, the interrupt sweeper): they run every minute, pauses or not.
+NOT_THE_LIFE = {"bench", "api:POST runs"}
 
 
 @dataclass
@@ -123,6 +125,9 @@ def start_stack(prefix: str) -> tuple[Any, Any]:
     """The local stack (its state in a fresh directory), counted: (stack, its StackInfo)."""
     _install_counter()
     from baton.local.stack import LocalStack
+    from baton.workflows.resources import FUNCTIONS
+
+    NOT_THE_LIFE.update(spec.name for spec in FUNCTIONS if spec.schedule)
 
     stack = LocalStack(api_port=0, state_dir=Path(tempfile.mkdtemp(prefix=prefix)))
     info = stack.start()
