@@ -254,12 +254,22 @@ def measure() -> list[LifeCounts]:
         stack.stop()
 
 
+def scheduled_invocations_a_month() -> dict[str, int]:
+    """Each scheduled function's invocations in a 30-day month: a fixed cost, whatever the pauses."""
+    from baton.workflows.resources import FUNCTIONS, schedule_seconds
+
+    return {spec.name: 30 * 86400 // schedule_seconds(spec.schedule) for spec in FUNCTIONS if spec.schedule}
+
+
 def figures(rows: list[LifeCounts], prices: Mapping[str, Any], lives: int) -> dict[str, Any]:
     per_unit = unit_prices(prices)
+    scheduled = scheduled_invocations_a_month()
     return {
         "region": prices["region"],
         "prices_looked_up": prices["looked_up"],
         "lives": lives,
+        "scheduled_invocations_a_month": scheduled,
+        "scheduled_lambda_requests_usd_a_month": round(sum(scheduled.values()) * per_unit["lambda_request"], 4),
         "kinds": [
             {
                 **asdict(row),
@@ -295,6 +305,12 @@ def print_table(found: dict[str, Any]) -> None:
         print(f"    {row['kind']:<14} " + ", ".join(f"{short} {row['usd'][line]:.4f}" for line, short in SHORT.items()))
     gb_s = statistics.median(row["lambda_gb_seconds"] for row in found["kinds"])
     print(f"  (GB-seconds from handler durations measured in-process here, median {gb_s:.3f} per life: an estimate)")
+    scheduled = found["scheduled_invocations_a_month"]
+    print(
+        f"  fixed, whatever the pauses: {', '.join(scheduled)} every minute, {sum(scheduled.values()):,} invocations"
+        f" a month, USD {found['scheduled_lambda_requests_usd_a_month']:.4f} in Lambda requests (plus their"
+        " duration and reads)"
+    )
 
 
 def main() -> None:
