@@ -30,7 +30,7 @@ SECTIONS: list[sections.Section] = [
         ["parts/inbox_page.py", "--samples", "5"],
         ["parts/inbox_page.py", "--items", "20", "--runs", "4", "--samples", "2"],
     ),
-    ("cost model", ["parts/cost_model.py"], ["parts/cost_model.py"]),
+    ("cost model", ["parts/cost_model.py"], ["parts/cost_model.py", "--samples", "1"]),
 ]
 
 if __name__ == "__main__":

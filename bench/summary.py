@@ -334,12 +334,12 @@ def bench_load(questions: int, runs: int, clients: int, history: int) -> None:
     )
 
 
-def bench_cost_model() -> None:
+def bench_cost_model(samples: int) -> None:
     """bench/parts/cost_model.py in its own process (its own stack): its table, then one row per pause kind."""
     sys.path.insert(0, str(PARTS))
     import cost_model
 
-    figures = _script_json([str(PARTS / "cost_model.py"), "--json"])
+    figures = _script_json([str(PARTS / "cost_model.py"), "--samples", str(samples), "--json"])
     cost_model.print_table(figures)
     for kind in figures["kinds"]:
         SUMMARY.add(
@@ -372,7 +372,7 @@ def main() -> None:
         ("critical path", lambda: bench_critical(3 if args.quick else args.critical_samples)),
         ("load", lambda: bench_load(pending, runs, 8, 0)),
         ("load with history", lambda: bench_load(pending, runs, 8, history)),
-        ("cost model", bench_cost_model),
+        ("cost model", lambda: bench_cost_model(1 if args.quick else 3)),
     ]
     if args.only:
         wanted = {name.strip() for name in args.only.split(",")}

@@ -33,7 +33,10 @@ The kinds and their lower bound in AWS calls (what the same work needs at least,
   conditional write to approve, one conditional write to consume it.
 The review gate is not here: its life runs a merge build (CodeBuild), which the local stack fakes.
 
-Usage: uv run python bench/parts/cost_model.py [--lives 1000] [--json]
+Each row is the median of `--samples` counted lives by their calls (a life's calls vary a little with
+timing); the calls of every one are listed when they differ.
+
+Usage: uv run python bench/parts/cost_model.py [--lives 1000] [--samples 3] [--json]
 """
 
 from __future__ import annotations
@@ -223,7 +226,14 @@ def _counted_life(kind: str, drive: Callable[[str, int], None], sfn: Any, run_id
     )
 
 
-def measure() -> list[LifeCounts]:
+def median_life(lives: list[LifeCounts]) -> LifeCounts:
+    """The life with the median number of calls (a life's calls vary a little with timing: a gate's re-check
+    finding its answers already merged, a transaction retried)."""
+    return sorted(lives, key=lambda life: life.calls)[len(lives) // 2]
+
+
+def measure(samples: int) -> list[tuple[LifeCounts, list[int]]]:
+    """Per kind: its median life, and the calls every counted life made."""
     from life_meter import start_stack
 
     stack, info = start_stack("baton-bench-cost-")
@@ -247,7 +257,11 @@ def measure() -> list[LifeCounts]:
             # uncounted, on the same run but for a hosted run's question (a run of its own): warm handlers,
             # the agent's run made; its deadline timer fires long after the count
             drive(f"{run_id}-warm" if kind == "question" else run_id, 600)
-            rows.append(_counted_life(kind, drive, sfn, run_id))
+            counted = [
+                _counted_life(kind, drive, sfn, f"{run_id}-{n}" if kind == "question" else run_id)
+                for n in range(samples)
+            ]
+            rows.append((median_life(counted), sorted(life.calls for life in counted)))
         return rows
     finally:
         client.close()
@@ -261,7 +275,7 @@ def scheduled_invocations_a_month() -> dict[str, int]:
     return {spec.name: 30 * 86400 // schedule_seconds(spec.schedule) for spec in FUNCTIONS if spec.schedule}
 
 
-def figures(rows: list[LifeCounts], prices: Mapping[str, Any], lives: int) -> dict[str, Any]:
+def figures(rows: list[tuple[LifeCounts, list[int]]], prices: Mapping[str, Any], lives: int) -> dict[str, Any]:
     per_unit = unit_prices(prices)
     scheduled = scheduled_invocations_a_month()
     return {
@@ -274,10 +288,11 @@ def figures(rows: list[LifeCounts], prices: Mapping[str, Any], lives: int) -> di
             {
                 **asdict(row),
                 "calls": row.calls,
+                "calls_seen": seen,
                 "lower_bound_calls": LOWER_BOUNDS[row.kind],
                 "usd": {line: round(usd, 6) for line, usd in cost_of(row, per_unit, lives).items()},
             }
-            for row in rows
+            for row, seen in rows
         ],
     }
 
@@ -294,6 +309,8 @@ def print_table(found: dict[str, Any]) -> None:
     )
     for row in found["kinds"]:
         services = ", ".join(f"{service} {n}" for service, n in row["calls_by_service"].items())
+        if len(set(row["calls_seen"])) > 1:
+            services += f" (calls of each life: {', '.join(map(str, row['calls_seen']))})"
         print(
             f"  {row['kind']:<14} {row['calls']:>5} {row['lower_bound_calls']:>5} {row['read_units']:>6.1f}"
             f" {row['write_units']:>5} {row['state_transitions']:>6} {row['lambda_invocations']:>6}"
@@ -316,9 +333,10 @@ def print_table(found: dict[str, Any]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lives", type=int, default=1000, help="how many lives to price")
+    parser.add_argument("--samples", type=int, default=3, help="counted lives per kind (the median's row)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    found = figures(measure(), json.loads(PRICES.read_text()), args.lives)
+    found = figures(measure(args.samples), json.loads(PRICES.read_text()), args.lives)
     if args.json:
         print(json.dumps(found, indent=2))
     else:

@@ -12,12 +12,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "parts"))
 from capacity import read_units, write_units
-from cost_model import PRICED_BY, PRICES, LifeCounts, billed_gb_seconds, cost_of, unit_prices
+from cost_model import PRICED_BY, PRICES, LifeCounts, billed_gb_seconds, cost_of, median_life, unit_prices
 
 
-def _counts(**given: float) -> LifeCounts:
+def _counts(calls: int = 3, **given: float) -> LifeCounts:
     zero: dict[str, float] = dict.fromkeys(PRICED_BY, 0)
-    return LifeCounts(kind="question", calls_by_service={"dynamodb": 3, "sns": 1}, **{**zero, **given})
+    return LifeCounts(kind="question", calls_by_service={"dynamodb": calls, "sns": 1}, **{**zero, **given})
 
 
 def test_every_price_has_its_region_date_source_and_whether_it_was_verified() -> None:
@@ -64,3 +64,9 @@ def test_capacity_rounding_carries_into_the_price() -> None:
     usd = cost_of(_counts(write_units=writes, read_units=reads), per_unit, lives=1_000_000)
     assert usd["dynamodb_write_request_unit"] == pytest.approx(4 * 0.625)  # 4 WRU a life, $0.625 per million
     assert usd["dynamodb_read_request_unit"] == pytest.approx(1 * 0.125)
+
+
+def test_the_row_of_a_kind_is_its_life_with_the_median_calls() -> None:
+    lives = [_counts(calls=29, write_units=1), _counts(calls=27, write_units=2), _counts(calls=31, write_units=3)]
+    assert median_life(lives).write_units == 1
+    assert median_life(lives[:1]) == lives[0]
