@@ -31,7 +31,8 @@ The kinds and their lower bound in AWS calls (what the same work needs at least,
 - interrupt (the SDK's): 3: one write to create, one publish, one conditional write to resume;
 - tool approval: 4: one write to request (the approval keyed by its call's digest), one publish, one
   conditional write to approve, one conditional write to consume it.
-The review gate is not here: its life runs a merge build (CodeBuild), which the local stack fakes.
+The review gate is not here yet: driving its life (the offline companion's turns, the merge build) is
+left to a later change.
 
 Each row is the median of `--samples` counted lives by their calls (a life's calls vary a little with
 timing); the calls of every one are listed when they differ.
