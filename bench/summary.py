@@ -20,6 +20,9 @@ bench/aws_costs.py, bench/local_scale.py), which run it alone with its neighbour
                              CPU of each request's thread (in AWS calls and outside) and its AWS calls
   load                       bench/parts/load.py: answers/s with 8 clients at 1,000 pending, and again
                              at 10x history
+  cost model                 bench/parts/cost_model.py: one life per pause kind, its AWS calls, capacity
+                             units, state transitions, Lambda and API requests, priced for 1,000 lives
+                             (bench/prices.json) beside its lower bound in calls; the same in quick mode
 
 Usage: uv run python bench/summary.py [--quick] [--samples 5] [--critical-samples 50] [--no-callgrind]
        [--only "cold imports,CLI"] (those sections only: bench/cold_start.py runs its own so)
@@ -331,6 +334,22 @@ def bench_load(questions: int, runs: int, clients: int, history: int) -> None:
     )
 
 
+def bench_cost_model(samples: int) -> None:
+    """bench/parts/cost_model.py in its own process (its own stack): its table, then one row per pause kind."""
+    sys.path.insert(0, str(PARTS))
+    import cost_model
+
+    figures = _script_json([str(PARTS / "cost_model.py"), "--samples", str(samples), "--json"])
+    cost_model.print_table(figures)
+    for kind in figures["kinds"]:
+        SUMMARY.add(
+            f"USD of {figures['lives']:,} lives, {kind['kind']}",
+            f"{kind['usd']['total']:.4f}",
+            f"{kind['calls']} AWS calls (floor {kind['lower_bound_calls']}), {kind['write_units']} WRU,"
+            f" {kind['state_transitions']} transitions",
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small n for CI (one sample per import, no callgrind)")
@@ -353,6 +372,7 @@ def main() -> None:
         ("critical path", lambda: bench_critical(3 if args.quick else args.critical_samples)),
         ("load", lambda: bench_load(pending, runs, 8, 0)),
         ("load with history", lambda: bench_load(pending, runs, 8, history)),
+        ("cost model", lambda: bench_cost_model(1 if args.quick else 3)),
     ]
     if args.only:
         wanted = {name.strip() for name in args.only.split(",")}

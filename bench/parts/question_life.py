@@ -18,73 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import tempfile
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from capacity import CapacityMeter
-
-_label = threading.local()
-_calls: Counter[tuple[str, str]] = Counter()  # (who, "service.Operation")
-_counting = threading.Event()
-_meter: CapacityMeter | None = None  # set once the stack is up (it reads the table to size the writes)
-_dynamo_clients: list[Any] = []
-# The bench's own polling (GET reads, describe_execution) and the run's start are not the question's life.
-_NOT_THE_QUESTION = ("bench", "api:POST runs")
-
-
-def _is_the_questions(who: str) -> bool:
-    return who not in _NOT_THE_QUESTION and not who.startswith("api:GET")
-
-
-def _who() -> str:
-    return getattr(_label, "who", None) or "stepfunctions-engine"
-
-
-def _install_counter() -> None:
-    """Every botocore client created from now on reports each API call to `_calls` (who = handler)."""
-    import botocore.session
-
-    original = botocore.session.Session.create_client
-
-    def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
-        client = original(self, *args, **kwargs)
-
-        def count(model: Any, **_: Any) -> None:
-            if _counting.is_set() and not CapacityMeter.is_meter_call():
-                who = _who()
-                _calls[(who, f"{model.service_model.service_name}.{model.name}")] += 1
-
-        client.meta.events.register("before-call.*.*", count)
-        if client.meta.service_model.service_name == "dynamodb":
-            _dynamo_clients.append(client)
-            if _meter is not None:
-                _meter.attach(client)
-        return client
-
-    botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
-
-
-def _labelled_dispatcher(stack: Any) -> None:
-    original = stack.dispatcher.invoke
-
-    def invoke(function_name: str, event: Any) -> Any:
-        previous = getattr(_label, "who", None)
-        if function_name == "api":
-            route = f"{event.get('httpMethod')} {event.get('path', '').split('/')[-1]}"
-            _label.who = f"api:{route}"
-        else:
-            _label.who = function_name
-        try:
-            return original(function_name, event)
-        finally:
-            _label.who = previous
-
-    stack.dispatcher.invoke = invoke
+from life_meter import COUNT, label, start_stack
 
 
 def _percentile(values: list[float], pct: float) -> float:
@@ -104,11 +43,7 @@ class _Samples:
 def _sample(client: Any, sfn: Any, n: int, samples: _Samples) -> None:
     """One question's whole life: start, park, ask, answer, resume, drain; its timings and AWS calls."""
     run_id = f"bench-q-{n}-{int(time.time() * 1000)}"
-    _calls.clear()
-    assert _meter is not None
-    _meter.reset()
-    _counting.set()
-    _meter.counting.set()
+    COUNT.begin()
     run = client.start_run(
         "await_answers",
         {"node": "draft", "from": "draft", "timeout_seconds": 120, "questions": [{"question": f"Q{n}?"}]},
@@ -123,38 +58,28 @@ def _sample(client: Any, sfn: Any, n: int, samples: _Samples) -> None:
     t0 = time.perf_counter()
     result = client.answer(run_id, question["interaction_id"], f"A{n}")
     t1 = time.perf_counter()
-    _label.who = "bench"
+    label("bench")
     while sfn.describe_execution(executionArn=run["execution_arn"])["status"] == "RUNNING":
         time.sleep(0.002)
     t2 = time.perf_counter()
-    _label.who = None
+    label(None)
     assert result["resumed"] is True, result
     messages = client.drain_messages(run_id, "draft")
     assert len(messages) == 1
     time.sleep(0.05)  # let the SNS → console delivery settle before closing the count
-    _counting.clear()
-    _meter.counting.clear()
-    samples.capacity.append(_meter.figures())
+    COUNT.end()
+    assert COUNT.meter is not None
+    samples.capacity.append(COUNT.meter.figures())
     samples.response_ms.append((t1 - t0) * 1000)
     samples.resumed_ms.append((t2 - t0) * 1000)
-    samples.per_question.append(Counter({k: v for k, v in _calls.items() if _is_the_questions(k[0])}))
+    samples.per_question.append(COUNT.life_calls())
 
 
 def _run_samples(count: int) -> _Samples:
-    global _meter
-    _install_counter()
-    from baton.client.sdk import Client
-    from baton.local.stack import LocalStack
-
-    state_dir = Path(tempfile.mkdtemp(prefix="baton-bench-q-"))
-    stack = LocalStack(api_port=0, state_dir=state_dir)
-    info = stack.start()
-    _labelled_dispatcher(stack)
+    stack, info = start_stack("baton-bench-q-")
     import boto3
 
-    _meter = CapacityMeter(boto3.client("dynamodb"), include=lambda: _is_the_questions(_who()))
-    for made in _dynamo_clients:  # the handlers' clients, made as the stack started
-        _meter.attach(made)
+    from baton.client.sdk import Client
 
     sfn = boto3.client("stepfunctions")  # the bench's own polling: made before counting, labelled "bench"
     client = Client(info.api_url, info.token)

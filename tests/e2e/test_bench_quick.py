@@ -89,6 +89,11 @@ def test_the_quick_bench_prints_every_summary_figure(tmp_path: Path) -> None:
     for history in (0, 2):
         assert re.search(rf"^  answers/s, 8 clients, 24 pending, {history}x history\s+[\d.]+/s", summary, re.M), out
     assert len(re.findall(r"^  still pending after\s+0 ", out, re.M)) == 2, out
+    cost_row = r"\s+([\d.]+)\s+(\d+) AWS calls \(floor (\d+)\), (\d+) WRU, (\d+) transitions"
+    for kind in ("question", "blocking ask", "interrupt", "tool approval"):  # the cost model (parts/cost_model.py)
+        row = re.search(rf"^  USD of 1,000 lives, {kind}{cost_row}", summary, re.M)
+        assert row and float(row[1]) > 0 and int(row[2]) >= int(row[3]) > 0 and int(row[4]) > 0, out
+        assert kind != "question" or int(row[5]) > 0, row[0]  # the run's and its deadline timer's states
     _check_critical_path_figures(json.loads(critical.read_text()))
 
 
