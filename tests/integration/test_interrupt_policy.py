@@ -218,3 +218,32 @@ def test_a_hosted_interrupt_passes_its_gate_with_the_decided_value(moto_stack: M
     assert services.runs.get("gate-hosted")["status"] == "succeeded"
     types = [e.type for e in services.core.store.list_events("gate-hosted", limit=1000)]
     assert EventType.POLICY_DECIDED in types and EventType.RUN_RESUMED in types
+
+
+def test_a_rule_decides_a_quorum_interrupt_at_once_nobody_votes(api: Api) -> None:
+    api.use()
+    quorum = {"approvals": 2, "approvers": ["alice", "bob"]}
+    status, created = api.interrupt(action("lab"), approval=quorum)
+    assert status == 201, created
+    assert (created["status"], created["value"], created["resolvedBy"]) == ("answered", "stop", "policy:no-friday")
+    assert api.notifier.notifications == []
+
+
+def test_a_policy_that_fails_never_passes_the_gate_a_person_decides(api: Api) -> None:
+    class Broken:
+        version = "sha256:broken"
+        mode: PolicyMode = "enforce"
+
+        def decide(self, query: object) -> None:
+            raise RuntimeError("cedar blew up")
+
+    class BrokenSource:
+        def current(self) -> Any:
+            return Broken()
+
+    api.core.policy = BrokenSource()
+    status, created = api.interrupt(action("staging"))
+    assert status == 201 and created["status"] == "pending", created
+    assert [n.event for n in api.notifier.notifications] == ["interrupt_created"]
+    [decided] = api.policy_decided()
+    assert decided["outcome"] == "ask" and decided.get("rule") is None and "cedar blew up" in decided["reason"]
