@@ -247,3 +247,16 @@ def test_a_policy_that_fails_never_passes_the_gate_a_person_decides(api: Api) ->
     assert [n.event for n in api.notifier.notifications] == ["interrupt_created"]
     [decided] = api.policy_decided()
     assert decided["outcome"] == "ask" and decided.get("rule") is None and "cedar blew up" in decided["reason"]
+
+
+def test_a_rules_resume_that_fails_leaves_the_interrupt_to_a_person(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    from baton.services.interrupts import InterruptService
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("throttled")
+
+    api.use()
+    monkeypatch.setattr(InterruptService, "resume", failing)
+    status, created = api.interrupt(action("staging"))
+    assert status == 201 and created["status"] == "pending", created
+    assert [n.event for n in api.notifier.notifications] == ["interrupt_created"]

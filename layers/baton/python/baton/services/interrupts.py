@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.services.core import Core
+
+log = logging.getLogger("baton")
 
 __all__ = ["InterruptService", "InterruptSpec", "conflict_details", "key_interrupt_id"]
 
@@ -169,14 +172,22 @@ class InterruptService(InterruptAnswers):
         if decided is not None and spec.action is not None:
             core.record(spec.session_id, gate_decided(decided, iid, spec.action))
         passed = passed_with(ruling, spec.action)
-        if passed is not None:  # a rule decided: nobody is asked, the gate passes as a person's resume would
-            by, value = passed
-            self.resume(iid, ResumeInterrupt(input=value), caller=by)
+        if passed is not None and self._passed_by_rule(interaction, *passed):
             return core.store.get_interaction(spec.session_id, iid) or interaction, True
         core.notify(interaction, "interrupt_created", session_id=spec.session_id, workflow_id=spec.workflow_id)
         if not hosted:  # an SDK waiter's interrupt: no gate is parked, its ladder gets its own timer
             arm_interaction(core, interaction)
         return interaction, True
+
+    def _passed_by_rule(self, interaction: Interaction, by: str, value: Any) -> bool:
+        """A rule decided: nobody is asked, the gate passes with `value` as a person's resume would (a send
+        that fails is the reconciler's). If the resume itself fails, a person is asked (logged)."""
+        try:
+            self.resume(interaction.interaction_id, ResumeInterrupt(input=value), caller=by)
+        except Exception:
+            log.exception("the policy's resume failed; a person decides", extra={"run_id": interaction.run_id})
+            return False
+        return True
 
     def _new_id(self, spec: InterruptSpec, token: str | None, entered_at: datetime | None) -> str:
         """From the key (one interrupt per key), from the hosted task (one per task), or new."""
