@@ -1,7 +1,7 @@
 """The hosted interrupt's `waitForTaskToken` task: create the interrupt, park the token, return at once.
 
 Event (statemachines/interrupt.asl.json): {token, run_id, node, entered_at, request: {prompt, schema?, jsonSchema?,
-state?, notify?, workflowId?, timeout_seconds}}. A bad request raises, so the task (and the run) fails
+state?, notify?, workflowId?, timeout_seconds, action?}}. A bad request raises, so the task (and the run) fails
 with the error name and message instead of waiting for a value it could never accept.
 """
 
@@ -35,6 +35,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         timeout_ms=req.timeout_seconds * 1000,
         approval=req.approval,
         ladder=req.ladder,
+        action=req.action,
     )
     interrupt, _ = services().interrupts.create(
         spec, caller=f"workflow:{payload.run_id}", token=payload.token, entered_at=payload.entered_at

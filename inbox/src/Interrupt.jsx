@@ -75,6 +75,11 @@ function StateEdits({ snapshot, text, setText, serverError }) {
   );
 }
 
+// Who resumed it, in words: a policy rule (`policy:<rule>`, issue 31) is named as a rule, not as a person.
+export function resolvedByText(who) {
+  return who && who.startsWith("policy:") ? `decided by policy rule ${who.slice("policy:".length)}` : `by ${who}`;
+}
+
 export function InterruptScreen({ interruptId }) {
   const [view, setView] = useState(null);
   const signedIn = useMe();
@@ -132,7 +137,7 @@ export function InterruptScreen({ interruptId }) {
       else if (done.interrupt.status === "pending" && done.approval)
         // A quorum interrupt: this vote was counted, the interrupt waits for the others.
         setResult({ ok: true, text: `Your vote is counted: ${done.approval.approvals} of ${done.approval.needed} approvals.` });
-      else setResult({ ok: true, text: `Resumed by ${done.interrupt.resolvedBy}.` });
+      else setResult({ ok: true, text: `Resumed ${resolvedByText(done.interrupt.resolvedBy)}.` });
       refresh(); // the settled interrupt as the server now has it (a vote may have completed a quorum)
     } catch (err) {
       if (err.status === 422 && err.body.edit !== undefined) setEditError(err.message);
@@ -165,7 +170,7 @@ export function InterruptScreen({ interruptId }) {
           interrupt {view.id} · {view.status}
           {/* A deadline means something only while the interrupt waits; once settled, when and by whom. */}
           {pending && view.expiresAt && <When iso={view.expiresAt} prefix=" · expires " />}
-          {!pending && view.resolvedBy && ` · by ${view.resolvedBy}`}
+          {!pending && view.resolvedBy && ` · ${resolvedByText(view.resolvedBy)}`}
           {!pending && view.resolvedAt && <When iso={view.resolvedAt} prefix=" · " />}
           {view.outcome === "timed_out_default" && " · nobody answered: the declared default was taken"}
           {view.status === "cancelled" && view.reason && ` · ${view.reason}`}

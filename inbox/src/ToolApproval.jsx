@@ -73,9 +73,11 @@ function Arguments({ args }) {
 }
 
 function decisionText(d) {
+  const verbOf = { approve: "Approved", deny: "Denied", edit: "Approved with edits" }[d.decision] || d.decision;
+  // A rule's decision names the rule and the policy's version in words, not the raw `policy:<rule>`.
+  if (d.outcome === "policy") return `${verbOf}. Decided by policy rule ${d.rule} (version ${d.policy_version})${d.reason ? `: ${d.reason}` : ""}.`;
   const by = d.outcome === "timed_out_default" ? "the deadline's default" : d.outcome === "grant" ? "a remembered grant" : d.decided_by || "someone";
-  const verb = { approve: "Approved", deny: "Denied", edit: "Approved with edits" }[d.decision] || d.decision;
-  return `${verb} by ${by}${d.reason ? `: ${d.reason}` : ""}.`;
+  return `${verbOf} by ${by}${d.reason ? `: ${d.reason}` : ""}.`;
 }
 
 function EditArguments({ original, text, setText, fieldError }) {

@@ -2,14 +2,14 @@
 `interrupt(schema=...)` sends most often) in Chromium: the form is a choice of the enum's values, its
 declared default chosen first; the deadline reads relative ("expires in 9 min") with the ISO time in its
 tooltip (inbox/src/util.js `relative`); the chosen value resumes the interrupt. Screenshots are written
-to tests/browser/screenshots/interrupt-enum-*.png."""
+to tests/browser/screenshots/interrupt-enum-*.png. One a policy rule resumed names the rule in words."""
 
 from __future__ import annotations
 
 import re
 import uuid
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.browser.conftest import SCREENSHOTS, shoot
 from tests.e2e.conftest import LocalStackProcess
@@ -51,3 +51,25 @@ def test_the_light_enum_form_is_a_choice_and_the_deadline_reads_relative(stack: 
     expect(page.get_by_text("Resumed by local-operator.")).to_be_visible()
     done = operator.get_interrupt(rec.interrupt_id)
     assert done.status == "answered" and done.value == "production" and done.resolved_by == "local-operator"
+
+
+def test_an_interrupt_a_policy_rule_resumed_names_the_rule(stack: LocalStackProcess, page: Page) -> None:
+    rec = stack.client().create_interrupt(
+        session_id=f"ui-enum-policy-{uuid.uuid4().hex[:8]}",
+        prompt="Deploy?",
+        schema={"type": "enum", "enum": ["go", "stop"]},
+        timeout_ms=10 * 60 * 1000,
+    )
+
+    # The local stack runs without a policy: the interrupt is read as the API sends one a rule resumed
+    # (tests/integration/test_interrupt_policy.py holds the server to that shape).
+    def resumed_by_rule(route: Route) -> None:
+        response = route.fetch()
+        body = {**response.json(), "status": "answered", "value": "go", "resolvedBy": "policy:staging-ok"}
+        route.fulfill(response=response, json=body)
+
+    page.route(f"**/api/v1/interrupts/{rec.interrupt_id}*", resumed_by_rule)
+    page.goto(f"{stack.api_url}/inbox/#/interrupt/{rec.interrupt_id}")
+    status = page.get_by_label("Interrupt status")
+    expect(status).to_contain_text(f"interrupt {rec.interrupt_id} · answered · decided by policy rule staging-ok")
+    expect(status).not_to_contain_text("policy:staging-ok")

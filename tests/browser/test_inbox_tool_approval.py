@@ -2,7 +2,8 @@
 command and the other arguments, a deny without a reason is refused, an edit the tool's schema refuses
 shows the server's 422 at the argument, and an approve with "remember for this run" settles it (the API
 then says approved, with the grant); in the list, r denies only with a reason. Opening one claims it (an
-advisory claim, as an interrupt's page does); another operator's claim shows with a take-over."""
+advisory claim, as an interrupt's page does); another operator's claim shows with a take-over. A decision a
+policy rule made is named in words: the rule and the policy's version, not the raw `policy:<rule>`."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import re
 import uuid
 
 import httpx
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from baton.api.auth import operator_token
 from baton.contracts.tool_approvals import ToolApprovalRequest
@@ -113,6 +114,39 @@ def test_a_decision_made_elsewhere_shows_on_the_open_page(stack: LocalStackProce
     stack.client().answer(run_id, asked.interaction_id, {"decision": "deny", "reason": "not now"})  # the CLI, Slack
     decision = page.get_by_role("status", name="Decision")
     expect(decision).to_have_text("Denied by local-operator: not now.", timeout=LIVE_SECONDS * 1000)
+    expect(page.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
+
+
+def test_a_decision_by_a_policy_rule_names_the_rule_and_its_version(stack: LocalStackProcess, page: Page) -> None:
+    run_id = f"ui-tool-policy-{uuid.uuid4().hex[:8]}"
+    request = ToolApprovalRequest(
+        call=ToolCall(tool="Bash", arguments={"command": "ls"}), reason="list", timeout_seconds=600
+    )
+    asked = agent(stack, run_id).request_tool_approval(run_id, request)
+    # The local stack runs without a policy: the approval is read as the API sends one a rule allowed
+    # (tests/integration/test_tool_approval_policy.py holds the server to that shape).
+    decision = {
+        "decision": "approve",
+        "reason": "reading is safe",
+        "digest": asked.digest,
+        "decided_by": "policy:read-only",
+        "outcome": "policy",
+        "rule": "read-only",
+        "policy_version": "sha256:0123456789abcdef",
+    }
+
+    def decided_by_policy(route: Route) -> None:
+        response = route.fetch()
+        body = {**response.json(), "status": "answered", "decision": decision}
+        route.fulfill(response=response, json=body)
+
+    page.route(f"**/api/runs/{run_id}/tool-approvals/{asked.interaction_id}*", decided_by_policy)
+    page.goto(f"{stack.api_url}/inbox/#/tool/{run_id}/{asked.interaction_id}")
+    expect(page.get_by_role("status", name="Decision")).to_have_text(
+        "Approved. Decided by policy rule read-only (version sha256:0123456789abcdef): reading is safe.",
+        timeout=LIVE_SECONDS * 1000,
+    )
+    expect(page.get_by_role("status", name="Decision")).not_to_contain_text("policy:read-only")
     expect(page.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
 
 

@@ -89,6 +89,19 @@ BUDGETS: dict[str, Budget] = {
     # orders items by answer time). However many are pending or settled, up to those page limits; past
     # 500 pending, 12 more (per kind the pending-age alarms' oldest-item and Select=COUNT Queries).
     "wait stats": Budget(total=14),
+    # an SDK interrupt's creation (no declared action: the policy is not asked): the run (GetItem), the run
+    # paused (UpdateItem), the interrupt and its id's pointer in one transaction, `human_input_requested`
+    # (PutItem), the notification (SNS)
+    "interrupt create": Budget(total=5),
+    # one that declares an action a rule allows or denies (issue 31): the same four writes and reads, the
+    # decision-log head (GetItem) and `policy_decided` chained after it (one transaction), then the resume by
+    # `policy:<rule>` as a person's takes it (the pointer, one BatchGetItem, the deciding transaction, the
+    # session's pending interrupts: a Query), and the answered interrupt read back (GetItem); nobody notified
+    "interrupt allowed by policy": Budget(total=11),
+    "interrupt denied by policy": Budget(total=11),
+    # asked by a rule (or no rule matched): the five calls of a plain creation and the head and the
+    # transaction chaining `policy_decided`
+    "interrupt asked by policy": Budget(total=7),
 }
 
 
@@ -605,3 +618,46 @@ def test_wait_stats_stay_in_budget_as_items_settle(call_log: CallLog, moto_stack
     (status, stats), again = call_log.measure(lambda: _api(moto_stack, "GET", "/api/stats/waits"))
     assert status == 200 and stats["pending"]["count"] == 25 and stats["answers"]["windows"][0]["answered"] == 24
     assert sorted(again) == sorted(calls), again
+
+
+GATE_POLICY = """
+@id("staging-ok") permit(principal, action == Action::"pass_gate", resource == Gate::"deploy")
+when { resource.hasTag("env") && resource.getTag("env") == "staging" };
+@id("no-lab") forbid(principal, action == Action::"pass_gate", resource == Gate::"deploy")
+when { resource.hasTag("env") && resource.getTag("env") == "lab" };
+@id("prod") @ask @approvers("alice,bob") @quorum("2")
+permit(principal, action == Action::"pass_gate", resource == Gate::"deploy")
+when { resource.hasTag("env") && resource.getTag("env") == "prod" };
+"""
+
+
+@pytest.mark.parametrize(
+    ("env", "budget", "status"),
+    [
+        (None, "interrupt create", "pending"),
+        ("staging", "interrupt allowed by policy", "answered"),
+        ("lab", "interrupt denied by policy", "answered"),
+        ("prod", "interrupt asked by policy", "pending"),
+    ],
+)
+def test_an_interrupt_create_stays_in_budget_with_and_without_a_policy(
+    call_log: CallLog, moto_stack: MotoStack, env: str | None, budget: str, status: str
+) -> None:
+    from baton.policy.engine import Policy
+    from baton.policy.source import FixedPolicy
+
+    moto_stack.services.core.policy = FixedPolicy(Policy.load(GATE_POLICY))
+    _api(moto_stack, "POST", "/api/v1/interrupts", {"sessionId": "budget-gate", "prompt": "first?"})  # the run exists
+    _warm(moto_stack)
+    body: dict[str, Any] = {
+        "sessionId": "budget-gate",
+        "prompt": "Deploy?",
+        "schema": {"type": "enum", "enum": ["go", "stop"]},
+    }
+    if env is not None:
+        body["action"] = {"name": "deploy", "arguments": {"env": env}, "onAllow": "go", "onDeny": "stop"}
+    (code, created), calls = call_log.measure(lambda: _api(moto_stack, "POST", "/api/v1/interrupts", body))
+    assert code == 201 and created["status"] == status, created
+    if status == "answered":  # nobody notified
+        assert "sns.Publish" not in calls, calls
+    _check(budget, calls)

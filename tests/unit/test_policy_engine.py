@@ -60,3 +60,16 @@ def test_a_bad_policy_is_refused_naming_the_problem(text: str, problem: str) -> 
     with pytest.raises(PolicyError) as refused:
         Policy.load(text)
     assert any(problem in p for p in refused.value.problems), refused.value.problems
+
+
+def test_a_rule_naming_more_approvers_than_an_approval_holds_is_refused_naming_the_rule() -> None:
+    from baton.domain.approval import MAX_APPROVERS
+
+    def rule(count: int) -> str:
+        approvers = ",".join(f"op-{n}" for n in range(count))
+        return f'@id("crowd") @ask @approvers("{approvers}") permit(principal, action, resource);'
+
+    assert Policy.load(rule(MAX_APPROVERS)).rules  # at the limit: taken
+    with pytest.raises(PolicyError) as refused:
+        Policy.load(rule(MAX_APPROVERS + 1))
+    assert refused.value.problems == [f"rule crowd: @approvers names {MAX_APPROVERS + 1}; at most {MAX_APPROVERS}"]

@@ -23,7 +23,7 @@ from baton.contracts import (
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunId
-from baton.domain.interrupt_fields import MAX_TIMEOUT_MS, InterruptKey, NotifyChannels, Prompt, TimeoutMs
+from baton.domain.interrupt_fields import MAX_TIMEOUT_MS, GateAction, InterruptKey, NotifyChannels, Prompt, TimeoutMs
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder, LadderFields, OnTimeout
 from baton.errors import ForbiddenError
@@ -68,6 +68,12 @@ class CreateInterruptRequest(BaseModel):
         default=None,
         description="A quorum: each resume is an approval, each cancel a rejection; the waiter is released when "
         "`approvals` approvers agree (with the value of the resume that met it). The creator cannot vote.",
+    )
+    action: GateAction | None = Field(
+        default=None,
+        description="The action this interrupt gates: the policy in force decides it at creation (an enforced "
+        "allow resumes at once with `onAllow`, a deny with `onDeny`, by `policy:<rule>`; an ask goes to the "
+        "rule's approvers). Each value is checked against the schema now (422).",
     )
     onTimeout: OnTimeout = Field(
         default="fail",
@@ -184,6 +190,7 @@ def create_interrupt(body: CreateInterruptRequest) -> Response[InterruptView]:
             key=body.key,
             approval=body.approval,
             ladder=body.ladder(),
+            action=body.action,
         ),
         caller=deps.current_caller().principal,
     )

@@ -32,6 +32,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, TypeAdapter
 
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import GateName, NodeName, RunId, ScopeNode, TaskToken, TimeoutSeconds
+from baton.domain.interrupt_fields import GateAction
 from baton.domain.ladder import Ladder
 from baton.domain.merge_contracts import MergeOutcome, StatesError
 
@@ -107,6 +108,7 @@ class HostedInterruptRequest(GatePayload):
     workflow_id: str | None = Field(default=None, alias="workflowId")
     approval: ApprovalPolicy | None = None  # a quorum (baton/domain/approval.py); `baton check` reads literal ones
     ladder: Ladder | None = None  # remind / escalate / on_timeout (baton.domain.ladder)
+    action: GateAction | None = None  # the gated action the policy decides (baton/services/interrupt_policy.py)
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True)
 

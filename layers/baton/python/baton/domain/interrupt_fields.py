@@ -6,9 +6,9 @@ types (the MCP tools, a route's request model) imports neither the answer schema
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from baton.domain.fields import refuse_non_numbers
 from baton.errors import ValidationFailedError
@@ -73,3 +73,15 @@ LeaseSeconds = (
 Reason = Annotated[str | None, Field(max_length=MAX_REASON_CHARS)]
 # Who a claim is given to: an operator's principal (a local name, an email, an IAM ARN); no spaces.
 Principal = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f]+$")]
+
+
+class GateAction(BaseModel):
+    """The action an interrupt gates, for the policy to decide (`pass_gate` on `Gate::"<name>"`, the
+    arguments as the resource's tags), and the resume value each enforced decision passes the gate with."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, description='The gated action: the policy\'s `Gate::"<name>"`.')
+    arguments: dict[str, Any] = Field(default_factory=dict, description="The action's arguments (the gate's tags).")
+    on_allow: Any = Field(alias="onAllow", description="The resume value when a rule allows the action.")
+    on_deny: Any = Field(alias="onDeny", description="The resume value when a rule denies it (never the allow one).")

@@ -2,7 +2,8 @@
 route, the SDK through it, the hosted task's Lambda): `InterruptSpec`, built from the field types the
 API's request model shares with it (`baton/domain/interrupt_fields.py`). Each check raises the Baton
 error of its status code: a bad run id 400, a bad node name, timeout, channel, key or prompt 422, a
-malformed schema 400, a too-large state 413.
+malformed schema 400, a too-large state 413. An interrupt may declare the action it gates
+(`GateAction`): the policy in force then decides it at creation (issue 31, `baton/services/interrupt_policy.py`).
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from baton.domain.answer_schema import check_schema_definition, check_state_size
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import NodeName, RunId, check_json_depth
-from baton.domain.interrupt_fields import InterruptKey, NotifyChannels, Prompt, TimeoutMs
+from baton.domain.interrupt_fields import GateAction, InterruptKey, NotifyChannels, Prompt, TimeoutMs
 from baton.domain.ladder import AnswerCheck, Ladder
-from baton.errors import BadRequestError
+from baton.errors import BadRequestError, ValidationFailedError
 
 if TYPE_CHECKING:
     from baton.models import InterruptRequest
+
+__all__ = ["DEFAULT_NODE", "DEFAULT_TIMEOUT_MS", "GateAction", "InterruptSpec"]
 
 DEFAULT_NODE = "interrupt"
 DEFAULT_TIMEOUT_MS = 86400 * 1000  # an SDK interrupt created without timeoutMs: every pause has a deadline
@@ -44,6 +47,7 @@ class InterruptSpec(BaseModel):
     node: NodeName = DEFAULT_NODE
     approval: ApprovalPolicy | None = None  # a quorum: resume approves, cancel rejects
     ladder: Ladder | None = None  # remind / escalate / on_timeout (baton.domain.ladder)
+    action: GateAction | None = None  # the policy decides it at creation (none: the policy is not asked)
 
     # Built with the first interrupt created (its ladder and quorum models with it), not at import.
     model_config = ConfigDict(populate_by_name=True, frozen=True, defer_build=True)
@@ -54,7 +58,7 @@ class InterruptSpec(BaseModel):
         if isinstance(data, dict) and data.get("state") is not None and not isinstance(data["state"], dict):
             raise BadRequestError("state must be a JSON object", details={"field": "state"})
         if isinstance(data, dict):  # before any recursive walk of state or schemas
-            for field in ("state", "schema", "json_schema", "jsonSchema"):
+            for field in ("state", "schema", "json_schema", "jsonSchema", "action"):
                 check_json_depth(data.get(field), field)
         return data
 
@@ -66,7 +70,29 @@ class InterruptSpec(BaseModel):
             seconds = math.ceil(self.timeout_ms / 1000) if self.timeout_ms else None
             check = AnswerCheck(kind="interrupt", schema_=self.schema_, json_schema=self.json_schema)
             self.ladder.check_for(seconds, answer_is=check)
+        if self.action is not None:
+            self._check_action(self.action)
         return self
+
+    def _check_action(self, action: GateAction) -> None:
+        """422 at the field: each resume value must be one a person's resume would pass, and a deny must
+        not pass the gate with the allow's value."""
+        from baton.domain.answer_schema import validate_answer  # (with the schemas, as the ladder's check)
+
+        accepted = []
+        for field, value in (("onAllow", action.on_allow), ("onDeny", action.on_deny)):
+            try:
+                accepted.append(validate_answer(value, schema=self.schema_, json_schema=self.json_schema))
+            except ValidationFailedError as err:
+                raise ValidationFailedError(
+                    f"action.{field} is not a valid resume value: {err.message}",
+                    details={**err.details, "path": f"action.{field}"},
+                ) from None
+        if accepted[0] == accepted[1]:
+            raise ValidationFailedError(
+                "action.onDeny must differ from action.onAllow: a denied action must not pass the gate as allowed",
+                details={"path": "action.onDeny"},
+            )
 
     def request(self, *, caller: str, hosted: bool) -> InterruptRequest:
         """The request to store: the defaults filled in (24 hours, the console), a light enum schema's

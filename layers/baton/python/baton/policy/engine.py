@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import cedarpy
 
 from baton.contracts.policy import AskSpec, PolicyDecision, PolicyMode, PolicyQuery
+from baton.domain.approval import MAX_APPROVERS
 from baton.policy.schema import SCHEMA_JSON
 
 # parsed once: parsing dominates a decision's cost (cedarpy's PolicySet and Schema handles)
@@ -156,6 +157,9 @@ def _annotation_problems(rule: Rule, seen: set[str]) -> list[str]:
         value = rule.annotations.get(key)
         if value is not None and not (value.isdigit() and int(value) >= 1):
             problems.append(f"{where}: @{key} must be a whole number >= 1, not {value!r}")
+    approvers = {p.strip() for p in rule.annotations.get("approvers", "").split(",") if p.strip()}
+    if len(approvers) > MAX_APPROVERS:  # the approval it would open could never be stored
+        problems.append(f"{where}: @approvers names {len(approvers)}; at most {MAX_APPROVERS}")
     if ASK not in rule.annotations and any(k in rule.annotations for k in ("approvers", "quorum", "timeout")):
         problems.append(f"{where}: @approvers, @quorum and @timeout need @ask on the same rule")
     return problems

@@ -5,20 +5,22 @@ first interrupt), found by id alone through the store's `IID#<id>` pointer. Its 
 long-polling `GET /api/v1/interrupts/{id}` (its deadline, `expires_at`, is the store's: the first read past
 it times it out, the sweeper reads the rest) or a hosted task (`statemachines/interrupt.asl.json`) whose
 token is parked at `WAIT#<node>`. The API shows a timed-out interrupt as "cancelled", reason "timeout"
-(`InterruptView.of`). Resume, cancel, vote and the deadline: `baton.services.interrupt_answers`.
+(`InterruptView.of`). Resume, cancel, vote and the deadline: `baton.services.interrupt_answers`. One that
+declares the action it gates is decided first by the policy in force (`baton.services.interrupt_policy`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, Field, StrictInt, field_validator
 
-from baton.contracts.interrupts import edge_status
+from baton.contracts.interrupts import ResumeInterrupt, edge_status
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.gate_payloads import InterruptFailResult
 from baton.domain.interrupt_rules import (
@@ -37,6 +39,7 @@ from baton.models import Interaction, InteractionState, ParkedWait
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
+from baton.services.interrupt_policy import apply_ruling, decide_gate, gate_decided, passed_with, ruling_of
 from baton.services.page_tokens import (
     ScopedCursor,
     decode_scoped_page_token,
@@ -49,6 +52,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.services.core import Core
+
+log = logging.getLogger("baton")
 
 __all__ = ["InterruptService", "InterruptSpec", "conflict_details", "key_interrupt_id"]
 
@@ -120,7 +125,10 @@ class InterruptService(InterruptAnswers):
             return self._same_key(existing, spec.prompt), False
 
         run = core.ensure_run(spec.session_id)
-        if spec.approval is not None:  # the requester (a hosted run's starter, else the creator) may not vote
+        decided = decide_gate(core, run, spec, caller=caller)  # (no declared action: the policy is not asked)
+        ruling = ruling_of(decided)
+        apply_ruling(request, ruling)
+        if request.approval is not None:  # the requester (a hosted run's starter, else the creator) may not vote
             request.requested_by = run.started_by if run.hosted and run.started_by else caller
         now = core.clock.now()
         # A hosted task's deadline is its own (from its entry, before its timeout); an SDK waiter's is ours.
@@ -161,10 +169,25 @@ class InterruptService(InterruptAnswers):
         core.record(spec.session_id, asked)
         if hosted:
             core.record(spec.session_id, RunPaused(gate=spec.node, kind=KIND))
+        if decided is not None and spec.action is not None:
+            core.record(spec.session_id, gate_decided(decided, iid, spec.action))
+        passed = passed_with(ruling, spec.action)
+        if passed is not None and self._passed_by_rule(interaction, *passed):
+            return core.store.get_interaction(spec.session_id, iid) or interaction, True
         core.notify(interaction, "interrupt_created", session_id=spec.session_id, workflow_id=spec.workflow_id)
         if not hosted:  # an SDK waiter's interrupt: no gate is parked, its ladder gets its own timer
             arm_interaction(core, interaction)
         return interaction, True
+
+    def _passed_by_rule(self, interaction: Interaction, by: str, value: Any) -> bool:
+        """A rule decided: nobody is asked, the gate passes with `value` as a person's resume would (a send
+        that fails is the reconciler's). If the resume itself fails, a person is asked (logged)."""
+        try:
+            self.resume(interaction.interaction_id, ResumeInterrupt(input=value), caller=by)
+        except Exception:
+            log.exception("the policy's resume failed; a person decides", extra={"run_id": interaction.run_id})
+            return False
+        return True
 
     def _new_id(self, spec: InterruptSpec, token: str | None, entered_at: datetime | None) -> str:
         """From the key (one interrupt per key), from the hosted task (one per task), or new."""

@@ -1,0 +1,121 @@
+"""A policy decides an interrupt that declares the action it gates (issue 31, `pass_gate`).
+
+At creation the policy in force is asked about `Gate::"<action>"` (the arguments as its tags). Enforced,
+a rule's allow or deny passes the gate at once with the action's declared `on_allow` or `on_deny` value,
+resumed by `policy:<rule>` through the interrupt's own resume path; a rule's ask goes to the rule's
+approvers and quorum, by the shorter of its deadline and the interrupt's. No rule matched, or a shadow
+policy, changes nothing. Every decision is a `policy_decided` record in the run's decision chain."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from baton.contracts.policy import PolicyDecision, PolicyQuery
+from baton.domain.approval import GROUP_PREFIX, MAX_APPROVALS, ApprovalPolicy
+from baton.events import PolicyDecided
+
+if TYPE_CHECKING:
+    from baton.domain.interrupt_spec import GateAction, InterruptSpec
+    from baton.models import InterruptRequest, RunSummary
+    from baton.services.core import Core
+
+log = logging.getLogger("baton")
+
+POLICY_FAILED = "the policy failed to decide ({error}): a person decides"
+RULE_PREFIX = "policy:"  # who resumed an interrupt a rule decided: policy:<rule>
+
+
+def decide_gate(core: Core, run: RunSummary, spec: InterruptSpec, *, caller: str) -> PolicyDecision | None:
+    """The policy's decision of the interrupt's declared action (None: no action, or no policy). A policy
+    that fails never passes the gate: a person is asked, and the failure is logged."""
+    action = spec.action
+    if action is None:
+        return None
+    policy = None
+    try:
+        policy = core.policy.current()
+        if policy is None:
+            return None
+        query = PolicyQuery(
+            action="pass_gate",
+            target=action.name,
+            arguments=action.arguments,
+            agent=caller,
+            run_id=spec.session_id,
+            workflow=spec.workflow_id or ((run.workflow or "") if run.hosted else ""),
+            session=spec.session_id,
+            at=core.now(),
+        )
+        return policy.decide(query)
+    except Exception as err:
+        log.exception("the policy failed; a person decides", extra={"run_id": spec.session_id})
+        if policy is None:
+            return None
+        return PolicyDecision(
+            outcome="ask", reason=POLICY_FAILED.format(error=err), policy_version=policy.version, mode=policy.mode
+        )
+
+
+def ruling_of(decided: PolicyDecision | None) -> PolicyDecision | None:
+    """The decision that stands: an enforced one by a rule (no rule matched, or shadow: nothing changes)."""
+    return decided if decided is not None and decided.enforced and decided.rule is not None else None
+
+
+def passed_with(ruling: PolicyDecision | None, action: GateAction | None) -> tuple[str, Any] | None:
+    """Who passes the gate at once and with which resume value: an enforced rule's allow (`on_allow`) or
+    deny (`on_deny`, never the allow's); None when a person decides."""
+    if ruling is None or action is None or ruling.rule is None or ruling.outcome == "ask":
+        return None
+    return RULE_PREFIX + ruling.rule, action.on_allow if ruling.outcome == "allow" else action.on_deny
+
+
+def apply_ruling(request: InterruptRequest, ruling: PolicyDecision | None) -> None:
+    """What a rule changes in the stored request: an allow or deny is no person's vote (no quorum); an ask
+    names its approvers and quorum, and the shorter of its deadline and the interrupt's."""
+    if ruling is None:
+        return
+    if ruling.outcome != "ask":
+        request.approval = None
+        return
+    ask = ruling.ask
+    if ask is None:
+        return
+    current = request.timeout_seconds
+    if ask.timeout_seconds is not None and (current is None or ask.timeout_seconds < current):
+        request.timeout_seconds, request.timeout_ms = ask.timeout_seconds, ask.timeout_seconds * 1000
+    approval = rule_approval(ruling)
+    if approval is not None:
+        request.approval = approval
+
+
+def rule_approval(ruling: PolicyDecision) -> ApprovalPolicy | None:
+    """The quorum a rule's `@ask` names (None: it names none). A quorum larger than the operators it names
+    could never be met: all of them must approve (never fewer people, never others), and it is logged."""
+    ask = ruling.ask
+    if ask is None or (not ask.approvers and ask.quorum is None):
+        return None
+    approvers = list(dict.fromkeys(ask.approvers))
+    approvals = min(ask.quorum or 1, MAX_APPROVALS)
+    named = [a for a in approvers if not a.startswith(GROUP_PREFIX)]
+    if approvers and len(named) == len(approvers) and approvals > len(named):
+        log.warning(
+            "policy rule %s asks for %d approvals of %d operators: all must approve", ruling.rule, approvals, len(named)
+        )
+        approvals = len(named)
+    return ApprovalPolicy(approvals=approvals, approvers=approvers)
+
+
+def gate_decided(decided: PolicyDecision, interaction_id: str, action: GateAction) -> PolicyDecided:
+    """The decision-log record: applied when enforced (shadow: what it would have decided)."""
+    return PolicyDecided(
+        interaction_id=interaction_id,
+        action="pass_gate",
+        target=action.name,
+        outcome=decided.outcome,
+        rule=decided.rule,
+        reason=decided.reason,
+        policy_version=decided.policy_version,
+        mode=decided.mode,
+        applied=decided.enforced,
+    )
