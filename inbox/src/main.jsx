@@ -12,6 +12,7 @@ import { ToolApprovalScreen } from "./ToolApproval.jsx";
 import { RunScreen } from "./Run.jsx";
 import { WaitsScreen } from "./Waits.jsx";
 import { KeysHelp } from "./Keys.jsx";
+import { PushControl } from "./Push.jsx";
 import "./styles.css";
 
 // Hash routes, so the static host needs no fallback rule: #/, #/question/<run>/<id>,
@@ -102,6 +103,7 @@ function App() {
         </a>
         <nav aria-label="Settings">
           {me && <span className="who-am-i">{me.principal}</span>}
+          {me && me.role !== "agent" && <PushControl />}
           <label className="switch">
             <input
               type="checkbox"
