@@ -43,10 +43,10 @@ function explain(state) {
   return "Web Push in this browser for items escalated or assigned to you.";
 }
 
-export function PushControl() {
+// `onMessage` gets the error or explanation to show (the page says it under the header, not in its row).
+export function PushControl({ onMessage }) {
   const [state, setState] = useState(() => (pushSupported() ? "checking" : "unsupported"));
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState(null);
   useEffect(() => {
     if (!pushSupported()) return;
     // Registered on every load: the app is installable, and a notification's click finds this window.
@@ -88,40 +88,35 @@ export function PushControl() {
     return "off";
   };
 
+  const usable = state === "on" || state === "off";
   const toggle = async () => {
-    if (state !== "on" && state !== "off") {
-      setError(explain(state)); // a disabled button would say nothing on a phone (no hover title there)
+    if (!usable) {
+      onMessage(explain(state)); // a disabled button would say nothing on a phone (no hover title there)
       return;
     }
     setBusy(true);
-    setError(null);
+    onMessage(null);
     try {
-      setState(await (state === "on" ? turnOff() : turnOn()));
+      const next = await (state === "on" ? turnOff() : turnOn());
+      setState(next);
+      if (next === "blocked") onMessage(explain(next));
     } catch (err) {
-      setError(errorText(err));
+      onMessage(errorText(err));
     } finally {
       setBusy(false);
     }
   };
 
-  const usable = state === "on" || state === "off";
   return (
-    <>
-      <button
-        type="button"
-        className="push-toggle"
-        aria-pressed={usable ? state === "on" : undefined}
-        disabled={busy || state === "checking"}
-        onClick={toggle}
-        title={explain(state)}
-      >
-        {LABELS[state]}
-      </button>
-      {error && (
-        <span className="push-error" role="alert">
-          {error}
-        </span>
-      )}
-    </>
+    <button
+      type="button"
+      className="push-toggle"
+      aria-pressed={usable ? state === "on" : undefined}
+      disabled={busy || state === "checking"}
+      onClick={toggle}
+      title={explain(state)}
+    >
+      {LABELS[state]}
+    </button>
   );
 }

@@ -70,6 +70,7 @@ function App() {
   const [me, setMe] = useState(null);
   const [signedOut, setSignedOut] = useState(false);
   const [signOutError, setSignOutError] = useState(null);
+  const [pushMessage, setPushMessage] = useState(null);
   const leave = async () => {
     try {
       await signOut();
@@ -103,7 +104,7 @@ function App() {
         </a>
         <nav aria-label="Settings">
           {me && <span className="who-am-i">{me.principal}</span>}
-          {me && me.role !== "agent" && <PushControl />}
+          {me && me.role !== "agent" && <PushControl onMessage={setPushMessage} />}
           <label className="switch">
             <input
               type="checkbox"
@@ -125,6 +126,11 @@ function App() {
         </nav>
       </header>
       <main>
+        {pushMessage && (
+          <p className="error" role="alert">
+            {pushMessage}
+          </p>
+        )}
         {signOutError && (
           <p className="error" role="alert">
             {signOutError}

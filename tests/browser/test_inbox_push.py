@@ -14,16 +14,17 @@ from __future__ import annotations
 import json
 import struct
 import uuid
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin
 
 import httpx
-from playwright.sync_api import CDPSession, Page, Route, expect
+from playwright.sync_api import CDPSession, Page, Route, ViewportSize, expect
 
 from tests.browser.conftest import agent, shoot
 from tests.e2e.conftest import LocalStackProcess
 
-WIDE = {"width": 1366, "height": 900}
+WIDE: ViewportSize = {"width": 1366, "height": 900}
 # A valid VAPID application server key (an uncompressed P-256 point, base64url): the web-push examples' own.
 VAPID_KEY = "BEl62iUYgUivxIkv69yViEuiBIa-Ib9-SkvMeAtA3LFgDzkrxZJjSgSnfckjBJuBkr3qBUYIHBQFLXYp5Nksh8U"
 
@@ -83,7 +84,7 @@ def _registration_id(page: Page, cdp: CDPSession) -> str:
     return found[0]
 
 
-def _payload(stack: LocalStackProcess, run_id: str, interaction_id: str) -> dict[str, Any]:
+def _payload(run_id: str, interaction_id: str) -> dict[str, Any]:
     """What the server sends for a question with options escalated to this operator (the contract)."""
     path = f"/api/runs/{run_id}/interactions/{interaction_id}/answer"
     return {
@@ -95,16 +96,30 @@ def _payload(stack: LocalStackProcess, run_id: str, interaction_id: str) -> dict
         "kind": "question",
         "reason": "escalated",
         "one_tap": [
-            {"action": "answer-0", "title": "eu-west-1", "method": "POST", "path": path, "body": {"answer": "eu-west-1"}},
-            {"action": "answer-1", "title": "us-east-1", "method": "POST", "path": path, "body": {"answer": "us-east-1"}},
+            {"action": f"answer-{n}", "title": option, "method": "POST", "path": path, "body": {"answer": option}}
+            for n, option in enumerate(["eu-west-1", "us-east-1"])
         ],
     }
 
 
-NOTIFICATION_WITH_ACTIONS = """async (tag) => {
-  const [n] = await (await navigator.serviceWorker.ready).getNotifications({ tag });
-  return Boolean(n && n.actions.length);
+SHOWN = """async (tag) => {
+  const registration = await navigator.serviceWorker.ready;
+  return (await registration.getNotifications({ tag })).map((n) => ({
+    title: n.title, body: n.body, url: n.data.url, actions: n.actions.map(({ action, title }) => ({ action, title })),
+  }));
 }"""
+
+
+def _shown(page: Page, tag: str, until: Callable[[list[dict[str, Any]]], bool]) -> list[dict[str, Any]]:
+    """The notifications shown for an item, as the page reads them, once `until` holds (a push is async)."""
+    for _ in range(50):
+        found: list[dict[str, Any]] = page.evaluate(SHOWN, tag)
+        if until(found):
+            return found
+        page.wait_for_timeout(100)
+    raise AssertionError(f"no notification for {tag} as expected: {found}")
+
+
 TAP = """async ([tag, action]) => {
   const [notification] = await self.registration.getNotifications({ tag });
   // The worker's own click handler, with what its notificationclick listener passes it (sw.js).
@@ -125,7 +140,7 @@ def test_a_push_shows_the_item_with_its_one_tap_actions_and_a_tap_answers_once(
     run_id = f"ui-push-{uuid.uuid4().hex[:8]}"
     asking = agent(stack, run_id)
     asked = asking.ask_async(run_id, "deploy", "Which region?", options=["eu-west-1", "us-east-1"])
-    payload = _payload(stack, run_id, asked.interaction_id)
+    payload = _payload(run_id, asked.interaction_id)
     cdp = page.context.new_cdp_session(page)
     registration_id = _registration_id(page, cdp)
 
@@ -134,15 +149,7 @@ def test_a_push_shows_the_item_with_its_one_tap_actions_and_a_tap_answers_once(
         cdp.send("ServiceWorker.deliverPushMessage", message)
 
     push()
-    shown = page.wait_for_function(
-        """async (tag) => {
-          const registration = await navigator.serviceWorker.ready;
-          const [n] = await registration.getNotifications({ tag });
-          const actions = n && n.actions.map(({ action, title }) => ({ action, title }));
-          return n && { title: n.title, body: n.body, actions, url: n.data.url };
-        }""",
-        arg=asked.interaction_id,
-    ).json_value()
+    [shown] = _shown(page, asked.interaction_id, lambda found: bool(found and found[0]["actions"]))
     assert shown == {
         "title": "Which region?",
         "body": payload["body"],
@@ -156,7 +163,7 @@ def test_a_push_shows_the_item_with_its_one_tap_actions_and_a_tap_answers_once(
     # The result replaced the item's notification (no actions); the same item pushed again (another
     # device's copy, a later escalation) and tapped: the server answers 409, said with who answered.
     push()
-    page.wait_for_function(NOTIFICATION_WITH_ACTIONS, arg=asked.interaction_id)
+    _shown(page, asked.interaction_id, lambda found: bool(found and found[0]["actions"]))
     second = worker.evaluate(TAP, [asked.interaction_id, "answer-1"])
     assert second == "Already answered by local-operator"
     assert stack.client().pending_questions(run_id) == []
@@ -164,10 +171,7 @@ def test_a_push_shows_the_item_with_its_one_tap_actions_and_a_tap_answers_once(
     assert message.interaction_id == asked.interaction_id
     assert "eu-west-1" in message.text
     assert "us-east-1" not in message.text
-    result = page.evaluate(
-        "async (tag) => (await (await navigator.serviceWorker.ready).getNotifications({ tag })).map((n) => n.title)",
-        asked.interaction_id,
-    )
+    result = [n["title"] for n in _shown(page, asked.interaction_id, lambda found: True)]
     assert result == ["Already answered by local-operator"]  # the result replaces the item's notification
 
 
@@ -213,6 +217,7 @@ def test_the_notifications_control_says_each_state_in_words(stack: LocalStackPro
     expect(page.get_by_role("alert")).to_contain_text("push service refused the subscription")
     expect(control).to_have_text("Notifications: off")
     assert calls == ["GET /api/push/key"]
+    page.set_viewport_size(WIDE)
     shoot(page, "push-offline")
 
 
