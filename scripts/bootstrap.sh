@@ -35,8 +35,8 @@ fi
 inbox_build=
 if [ -f inbox/package.json ] && command -v npm >/dev/null 2>&1; then
   if [ ! -f inbox/dist/index.html ] \
-    || [ -n "$(find inbox/src inbox/index.html inbox/package.json inbox/package-lock.json inbox/vite.config.js \
-      -newer inbox/dist/index.html -print -quit)" ]; then
+    || [ -n "$(find inbox/src inbox/public inbox/index.html inbox/package.json inbox/package-lock.json \
+      inbox/vite.config.js -newer inbox/dist/index.html -print -quit)" ]; then
     echo "bootstrap: building the web inbox (inbox/dist)" >&2
     (cd inbox && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent >/dev/null) &
     inbox_build=$!

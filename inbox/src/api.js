@@ -67,6 +67,11 @@ export const api = {
   resumeInterrupt: (id, input, stateEdits, stateVersion) =>
     request("POST", `/api/v1/interrupts/${enc(id)}/resume`, { input, stateEdits, stateVersion }),
   cancelInterrupt: (id, reason) => request("POST", `/api/v1/interrupts/${enc(id)}/cancel`, { reason }),
+  // Web Push: the server's VAPID key (404 when push is not configured) and this operator's subscriptions.
+  pushKey: () => request("GET", "/api/push/key"),
+  pushSubscriptions: () => request("GET", "/api/me/push-subscriptions"),
+  addPushSubscription: (subscription) => request("POST", "/api/me/push-subscriptions", subscription),
+  deletePushSubscription: (id) => request("DELETE", `/api/me/push-subscriptions/${enc(id)}`),
 };
 
 // A 202 with `delivery: "pending"`: the answer is stored but its send to the workflow failed; the

@@ -12,6 +12,7 @@ import { ToolApprovalScreen } from "./ToolApproval.jsx";
 import { RunScreen } from "./Run.jsx";
 import { WaitsScreen } from "./Waits.jsx";
 import { KeysHelp } from "./Keys.jsx";
+import { PushControl } from "./Push.jsx";
 import "./styles.css";
 
 // Hash routes, so the static host needs no fallback rule: #/, #/question/<run>/<id>,
@@ -69,6 +70,7 @@ function App() {
   const [me, setMe] = useState(null);
   const [signedOut, setSignedOut] = useState(false);
   const [signOutError, setSignOutError] = useState(null);
+  const [pushMessage, setPushMessage] = useState(null);
   const leave = async () => {
     try {
       await signOut();
@@ -102,6 +104,7 @@ function App() {
         </a>
         <nav aria-label="Settings">
           {me && <span className="who-am-i">{me.principal}</span>}
+          {me && me.role !== "agent" && <PushControl onMessage={setPushMessage} />}
           <label className="switch">
             <input
               type="checkbox"
@@ -123,6 +126,11 @@ function App() {
         </nav>
       </header>
       <main>
+        {pushMessage && (
+          <p className="error" role="alert">
+            {pushMessage}
+          </p>
+        )}
         {signOutError && (
           <p className="error" role="alert">
             {signOutError}

@@ -1,0 +1,107 @@
+// The service worker's logic (sw.js loads this with importScripts; `node --test` loads it with vm), in small
+// functions over what they are given, so the tests drive them without a browser. A classic script, not an
+// ES module: module service workers are not in every browser the inbox supports.
+(function (scope) {
+  "use strict";
+
+  // The payload's one-tap answers, as the notification's buttons ({action, title} is all a button holds).
+  function notificationActions(payload) {
+    return (payload.one_tap || []).map(({ action, title }) => ({ action, title }));
+  }
+
+  // What `showNotification` is called with: one notification per item (tagged by it, so a later push or
+  // the result replaces it), carrying the whole payload for the click.
+  function notificationFor(payload) {
+    return {
+      title: payload.title || "Baton: an item needs you",
+      options: {
+        body: payload.body || "",
+        data: payload,
+        actions: notificationActions(payload),
+        tag: payload.interaction_id || undefined,
+        icon: "/inbox/icons/icon-192.png",
+      },
+    };
+  }
+
+  // A push whose data is not the JSON of the contract still tells the operator to look.
+  function payloadOf(data) {
+    try {
+      const parsed = data ? data.json() : null;
+      if (parsed && typeof parsed === "object") return parsed;
+    } catch {
+      // not JSON: the fallback below
+    }
+    return { title: "Baton: an item needs you", body: "", url: "/inbox/", one_tap: [] };
+  }
+
+  // The words of a one-tap answer's outcome: a 409 names who answered first (every 409 carries `winner`).
+  function resultText(status, body) {
+    if (status >= 200 && status < 300) {
+      return body && body.delivery === "pending" ? "Answered (delivery pending)" : "Answered";
+    }
+    const winner = body && body.winner;
+    if (status === 409 && winner) return `Already ${winner.status || "answered"} by ${winner.by || "someone"}`;
+    if (status === 401 || status === 403) {
+      return (body && body.message) || "Sign in to the inbox in this browser to answer from a notification";
+    }
+    return (body && body.message) || `The answer failed (HTTP ${status})`;
+  }
+
+  // One tap: the contract's request with the inbox session cookie (same origin), then the outcome's words.
+  async function answerOneTap(fetcher, step) {
+    let response;
+    try {
+      response = await fetcher(step.path, {
+        method: step.method || "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-Baton-Inbox": "1" },
+        body: JSON.stringify(step.body),
+      });
+    } catch (error) {
+      return `Baton could not be reached: ${error.message}`;
+    }
+    let body = null;
+    try {
+      body = await response.json();
+    } catch {
+      body = null;
+    }
+    return resultText(response.status, body);
+  }
+
+  async function onPush(event, registration) {
+    const { title, options } = notificationFor(payloadOf(event.data));
+    await registration.showNotification(title, options);
+  }
+
+  // With an action: answer it and say the outcome in a notification of its own (same tag: it replaces
+  // the item's); without: focus the inbox on the item, or open it.
+  async function onNotificationClick(event, { registration, clients, fetcher }) {
+    const payload = (event.notification && event.notification.data) || {};
+    const url = payload.url || "/inbox/";
+    event.notification.close();
+    const step = event.action && (payload.one_tap || []).find((tap) => tap.action === event.action);
+    if (step) {
+      const text = await answerOneTap(fetcher, step);
+      await registration.showNotification(text, {
+        body: payload.title || "",
+        data: { url },
+        tag: payload.interaction_id || undefined,
+        icon: "/inbox/icons/icon-192.png",
+      });
+      return text;
+    }
+    const windows = await clients.matchAll({ type: "window", includeUncontrolled: true });
+    const open = windows.find((client) => new URL(client.url).pathname.startsWith("/inbox/"));
+    if (open) {
+      await open.focus();
+      if (open.navigate) await open.navigate(url).catch(() => null);
+      return url;
+    }
+    await clients.openWindow(url);
+    return url;
+  }
+
+  scope.BatonPush = { notificationActions, notificationFor, payloadOf, resultText, answerOneTap, onPush, onNotificationClick };
+})(self);
