@@ -18,11 +18,17 @@ tally having met its threshold (`baton/ports.py QuorumMet`), so it happens exact
 
 from __future__ import annotations
 
-from typing import Literal
+import logging
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from baton.errors import ValidationFailedError
+
+if TYPE_CHECKING:
+    from baton.contracts.policy import PolicyDecision
+
+log = logging.getLogger("baton")
 
 GROUP_PREFIX = "group:"
 MAX_APPROVALS = 20
@@ -167,3 +173,20 @@ class MetTally(BaseModel):
 
     run_id: str
     interaction_id: str
+
+
+def rule_approval(ruling: PolicyDecision) -> ApprovalPolicy | None:
+    """The quorum a policy rule's `@ask` names (None: it names none). A quorum larger than the operators it
+    names could never be met: all of them must approve (never fewer people, never others), and it is logged."""
+    ask = ruling.ask
+    if ask is None or (not ask.approvers and ask.quorum is None):
+        return None
+    approvers = list(dict.fromkeys(ask.approvers))
+    approvals = min(ask.quorum or 1, MAX_APPROVALS)
+    named = [a for a in approvers if not a.startswith(GROUP_PREFIX)]
+    if approvers and len(named) == len(approvers) and approvals > len(named):
+        log.warning(
+            "policy rule %s asks for %d approvals of %d operators: all must approve", ruling.rule, approvals, len(named)
+        )
+        approvals = len(named)
+    return ApprovalPolicy(approvals=approvals, approvers=approvers)

@@ -12,7 +12,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.policy import PolicyDecision, PolicyQuery
-from baton.domain.approval import GROUP_PREFIX, MAX_APPROVALS, ApprovalPolicy
+from baton.domain.approval import rule_approval
 from baton.events import PolicyDecided
 
 if TYPE_CHECKING:
@@ -87,23 +87,6 @@ def apply_ruling(request: InterruptRequest, ruling: PolicyDecision | None) -> No
     approval = rule_approval(ruling)
     if approval is not None:
         request.approval = approval
-
-
-def rule_approval(ruling: PolicyDecision) -> ApprovalPolicy | None:
-    """The quorum a rule's `@ask` names (None: it names none). A quorum larger than the operators it names
-    could never be met: all of them must approve (never fewer people, never others), and it is logged."""
-    ask = ruling.ask
-    if ask is None or (not ask.approvers and ask.quorum is None):
-        return None
-    approvers = list(dict.fromkeys(ask.approvers))
-    approvals = min(ask.quorum or 1, MAX_APPROVALS)
-    named = [a for a in approvers if not a.startswith(GROUP_PREFIX)]
-    if approvers and len(named) == len(approvers) and approvals > len(named):
-        log.warning(
-            "policy rule %s asks for %d approvals of %d operators: all must approve", ruling.rule, approvals, len(named)
-        )
-        approvals = len(named)
-    return ApprovalPolicy(approvals=approvals, approvers=approvers)
 
 
 def gate_decided(decided: PolicyDecision, interaction_id: str, action: GateAction) -> PolicyDecided:

@@ -8,7 +8,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.policy import PolicyDecision, PolicyQuery
-from baton.domain.approval import GROUP_PREFIX, MAX_APPROVALS, ApprovalPolicy
+from baton.domain.approval import rule_approval
 from baton.domain.tool_calls import StoredDecision
 from baton.events import PolicyDecided
 
@@ -76,24 +76,15 @@ def asked_by_rule(
     spec: ToolApprovalSpec, ruling: PolicyDecision, timeout: int, *, caller: str
 ) -> tuple[ToolApprovalSpec, int]:
     """The approval a rule's `@ask` names: its approvers and quorum (a vote each, the asker refused) and
-    the shorter of its deadline and the request's. A quorum larger than the operators it names could never
-    be met: all of them must approve (never fewer people, never others), and the rule is logged."""
+    the shorter of its deadline and the request's (`rule_approval`)."""
     ask = ruling.ask
     if ask is None:
         return spec, timeout
     if ask.timeout_seconds is not None:
         timeout = min(timeout, ask.timeout_seconds)
-    if not ask.approvers and ask.quorum is None:
+    approval = rule_approval(ruling)
+    if approval is None:
         return spec, timeout
-    approvers = list(dict.fromkeys(ask.approvers))
-    approvals = min(ask.quorum or 1, MAX_APPROVALS)
-    named = [a for a in approvers if not a.startswith(GROUP_PREFIX)]
-    if approvers and len(named) == len(approvers) and approvals > len(named):
-        log.warning(
-            "policy rule %s asks for %d approvals of %d operators: all must approve", ruling.rule, approvals, len(named)
-        )
-        approvals = len(named)
-    approval = ApprovalPolicy(approvals=approvals, approvers=approvers)
     return spec.model_copy(update={"approval": approval, "requested_by": caller}), timeout
 
 
