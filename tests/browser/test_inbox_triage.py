@@ -130,3 +130,46 @@ def test_the_keyboard_only_path_and_esc_sends_nothing(stack: LocalStackProcess, 
     page.keyboard.press("Escape")
     expect(page.get_by_role("dialog")).to_have_count(0)
     assert stack.client().pending_questions(run_id) == []
+
+
+def test_deny_with_one_reason_and_a_refused_answer_says_why(stack: LocalStackProcess, page: Page) -> None:
+    run_id = f"ui-triage-deny-{uuid.uuid4().hex[:8]}"
+    asking = agent(stack, run_id)
+    open_text = asking.ask_async(run_id, "draft", "Release name?").interaction_id
+    closed = asking.ask_async(run_id, "draft", "Region?", options=["eu", "us"], allow_free_text=False).interaction_id
+    push = _ask_tool(stack, run_id, "Bash", {"command": "git push --force"})
+    page.goto(f"{stack.api_url}/inbox/#/")
+    page.get_by_role("textbox", name="Filter by run").fill(run_id)
+    expect(page.locator("li.item")).to_have_count(3, timeout=LIVE_SECONDS * 1000)
+    for checkbox in ("Select question: Release name?", "Select question: Region?", "Select tool call: Bash"):
+        page.get_by_role("checkbox", name=checkbox).check()
+    bulk = page.get_by_role("region", name="Bulk answer")
+
+    # A deny needs its reason (the agent reads it); Enter in the reason opens the preview.
+    bulk.get_by_role("button", name="Deny 1 tool call…").click()
+    bulk.get_by_role("textbox", name="Reason to deny (the agent reads it)").fill("not on main")
+    page.keyboard.press("Enter")
+    preview = page.get_by_role("dialog", name="Send to 1 item?")
+    expect(preview.locator(f'[data-preview-id="{push}"]')).to_have_text(
+        "tool_approval deny: not on main — Bash git push --force"
+    )
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("dialog", name="Results").locator(f'[data-preview-id="{push}"] .result')).to_have_text(
+        "→ denied: not on main"
+    )
+    page.keyboard.press("Escape")
+    view = stack.client().get_tool_approval(run_id, push)
+    assert view.decision is not None and (view.decision.decision, view.decision.reason) == ("deny", "not on main")
+
+    # A typed answer: the question that takes no free text refuses it, with the server's reason.
+    expect(page.locator("li.item")).to_have_count(2, timeout=LIVE_SECONDS * 1000)
+    for checkbox in ("Select question: Release name?", "Select question: Region?"):
+        page.get_by_role("checkbox", name=checkbox).check()
+    bulk.get_by_role("textbox", name="Answer for the selected questions").fill("first light")
+    bulk.get_by_role("button", name="Answer 2 selected").click()
+    page.get_by_role("button", name="Confirm: send 2 answers").click()
+    results = page.get_by_role("dialog", name="Results")
+    expect(results.locator(f'[data-preview-id="{open_text}"] .result')).to_have_text("→ answered with first light")
+    expect(results.locator(f'[data-preview-id="{closed}"] .result')).to_contain_text("→ refused: ")
+    _shoot_wide(page, "triage-refused")
+    assert {q.interaction_id for q in stack.client().pending_questions(run_id)} == {closed}
