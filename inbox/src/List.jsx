@@ -2,6 +2,8 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { api, winnerText } from "./api.js";
 import { ago, itemHref, settledBy, show, until, useInterval } from "./util.js";
 import { SignIn } from "./SignIn.jsx";
+import { BULK_KINDS, BulkBar, BulkPreview, itemName } from "./Triage.jsx";
+import { Arguments, toolCallOf } from "./ToolArguments.jsx";
 
 const POLL_MS = 2000; // a new item shows, and a settled one leaves, within 5 s
 const PAGE = 50;
@@ -97,9 +99,9 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
   }, [focused]);
   const question = item.kind === "question";
   // A tool approval's prompt ends with its arguments as JSON: the row's title is the sentence before them,
-  // and the arguments go on one line of their own, cut at the row's width.
-  const [asked, args] = item.kind === "tool_approval" ? item.prompt.split("\narguments:\n") : [null, null];
-  const title = asked || item.title || item.prompt;
+  // and the arguments follow as a command and a small key/value tree (cut JSON: one line of its text).
+  const call = item.kind === "tool_approval" ? toolCallOf(item) : null;
+  const title = (call && call.asked) || item.title || item.prompt;
   return (
     <li
       ref={ref}
@@ -111,12 +113,12 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
       onFocus={onFocus}
     >
       <div className="item-head">
-        {question && (
+        {BULK_KINDS.includes(item.kind) && (
           <input
             type="checkbox"
             checked={selected}
             onChange={onSelect}
-            aria-label={`Select question: ${item.prompt}`}
+            aria-label={question ? `Select question: ${item.prompt}` : `Select tool call: ${itemName(item)}`}
           />
         )}
         <span className={`kind kind-${item.kind}`}>{item.kind}</span>
@@ -124,9 +126,14 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
           {title || "(no prompt)"}
         </a>
       </div>
-      {args && (
-        <code className="tool-args" title={args}>
-          {args.split(/\s+/).join(" ")}
+      {call && call.args && (
+        <div className="tool-args">
+          <Arguments args={call.args} compact label={`for ${call.tool}`} />
+        </div>
+      )}
+      {call && !call.args && call.raw && (
+        <code className="tool-args raw" title={call.raw}>
+          {call.raw.split(/\s+/).join(" ")}
         </code>
       )}
       <div className="meta">
@@ -157,48 +164,6 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
         </p>
       )}
     </li>
-  );
-}
-
-function BulkBar({ selected, items, onDone }) {
-  const [value, setValue] = useState("");
-  const [busy, setBusy] = useState(false);
-  const chosen = items.filter((item) => selected.has(item.id));
-  const common = chosen.length ? chosen.map((i) => i.options || []).reduce((a, b) => a.filter((o) => b.includes(o))) : [];
-  const send = async (answer) => {
-    setBusy(true);
-    const results = await Promise.all(
-      chosen.map((item) =>
-        api.answer(item.run_id, item.id, answer).then(
-          () => [item.id, { ok: true, text: `answered with ${answer}` }],
-          (error) => [item.id, { ok: false, text: error.status === 409 ? winnerText(error) : error.message }],
-        ),
-      ),
-    );
-    setBusy(false);
-    setValue("");
-    onDone(Object.fromEntries(results));
-  };
-  return (
-    <section className="bulk" aria-label="Bulk answer">
-      <span>{chosen.length} selected</span>
-      {common.map((option) => (
-        <button type="button" key={option} disabled={busy} onClick={() => send(option)}>
-          Answer all: {option}
-        </button>
-      ))}
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (value.trim()) send(value.trim());
-        }}
-      >
-        <input aria-label="Answer for the selected questions" value={value} onChange={(e) => setValue(e.target.value)} />
-        <button type="submit" disabled={busy || !value.trim()}>
-          Answer {chosen.length} selected
-        </button>
-      </form>
-    </section>
   );
 }
 
@@ -271,7 +236,9 @@ export function InboxList({ shortcuts }) {
   const [focusAt, setFocus] = useState(0);
   const [selected, setSelected] = useState(new Set());
   const [outcomes, setOutcomes] = useState({});
+  const [preview, setPreview] = useState(null); // { action, items, from }: the bulk action being confirmed
   const searchRef = useRef(null);
+  const bulkRef = useRef(null);
   const shown = useMemo(() => (items || []).filter((item) => matches(item, search)), [items, search]);
   const focus = Math.max(0, Math.min(focusAt, shown.length - 1)); // the list may have shrunk under the focus
 
@@ -319,7 +286,11 @@ export function InboxList({ shortcuts }) {
         // A deny needs its reason (the agent reads it): asked for here, nothing sent without one.
         const reason = (window.prompt(`Reason to deny ${item.title || "the tool call"} (the agent reads it):`) || "").trim();
         if (reason) answer(item, { decision: "deny", reason });
-      } else if (event.key === "x" && item.kind === "question") toggle(item.id);
+      } else if (event.key === "x" && BULK_KINDS.includes(item.kind)) toggle(item.id);
+      else if (event.key === "b" && bulkRef.current) {
+        const first = bulkRef.current.querySelector("button");
+        if (first) first.focus();
+      }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -337,12 +308,30 @@ export function InboxList({ shortcuts }) {
       )}
       {selected.size > 0 && (
         <BulkBar
-          selected={selected}
-          items={shown}
-          onDone={(results) => {
+          chosen={shown.filter((item) => selected.has(item.id))}
+          barRef={bulkRef}
+          onPreview={(action) =>
+            setPreview({ action, items: shown.filter((item) => selected.has(item.id)), from: document.activeElement })
+          }
+        />
+      )}
+      {preview && (
+        <BulkPreview
+          items={preview.items}
+          action={preview.action}
+          onSent={(results) => {
             setOutcomes((o) => ({ ...o, ...results }));
             setSelected(new Set());
             reload();
+          }}
+          onClose={() => {
+            // Back where the operator was: the action's button, else (the bar left with the selection) the list.
+            const { from } = preview;
+            setPreview(null);
+            setTimeout(() => {
+              if (from && from.isConnected) from.focus();
+              else document.querySelector("li.item[tabindex='0']")?.focus();
+            });
           }}
         />
       )}
@@ -373,7 +362,7 @@ export function InboxList({ shortcuts }) {
           <ul aria-live="polite">
             {settled.map((item) => (
               <li key={item.id} data-settled-id={item.id}>
-                <span className={`kind kind-${item.kind}`}>{item.kind}</span> {item.title || item.prompt} — {item.text}
+                <span className={`kind kind-${item.kind}`}>{item.kind}</span> {itemName(item)} — {item.text}
               </li>
             ))}
           </ul>

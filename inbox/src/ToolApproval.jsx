@@ -1,24 +1,18 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { api, deliveryPending, DELIVERY_PENDING_TEXT, winnerText } from "./api.js";
-import { resultClass, show, until, useInterval } from "./util.js";
+import { resultClass, until, useInterval } from "./util.js";
 import { When } from "./text.jsx";
 import { SignIn } from "./SignIn.jsx";
 import { ClaimBar } from "./ClaimBar.jsx";
 import { useMe } from "./me.js";
+import { Arguments } from "./ToolArguments.jsx";
 
-// A shell tool's command (Bash-like tools name it so) is read as a command, not as a JSON string.
-const COMMAND_KEYS = ["command", "cmd", "script"];
 const EXPIRY_CHOICES = [
   [900, "15 minutes"],
   [3600, "1 hour"],
   [28800, "8 hours"],
   [86400, "24 hours"],
 ];
-
-export function commandOf(args) {
-  const key = COMMAND_KEYS.find((k) => typeof (args || {})[k] === "string");
-  return key ? { key, text: args[key] } : null;
-}
 
 // The changed top-level arguments of an edit: old -> new, as Interrupt.jsx previews state edits.
 export function argumentChanges(before, after) {
@@ -32,44 +26,6 @@ export function argumentChanges(before, after) {
 export function argumentAt(path) {
   const m = /^answer\.arguments\.?(.*)$/.exec(path || "");
   return m ? m[1] || "(all arguments)" : null;
-}
-
-function Value({ value }) {
-  if (value !== null && typeof value === "object")
-    return (
-      <details>
-        <summary>{Array.isArray(value) ? `${value.length} items` : `${Object.keys(value).length} fields`}</summary>
-        <pre>{JSON.stringify(value, null, 2)}</pre>
-      </details>
-    );
-  return <code>{show(value)}</code>;
-}
-
-function Arguments({ args }) {
-  const command = commandOf(args);
-  const rest = Object.entries(args).filter(([k]) => !command || k !== command.key);
-  return (
-    <>
-      {command && (
-        <pre className="command" aria-label="Command">
-          <span aria-hidden="true">$ </span>
-          {command.text}
-        </pre>
-      )}
-      {rest.length > 0 && (
-        <dl className="arguments" aria-label="Arguments">
-          {rest.map(([k, v]) => (
-            <div key={k}>
-              <dt>{k}</dt>
-              <dd>
-                <Value value={v} />
-              </dd>
-            </div>
-          ))}
-        </dl>
-      )}
-    </>
-  );
 }
 
 function decisionText(d) {

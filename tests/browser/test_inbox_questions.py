@@ -129,6 +129,9 @@ def test_the_keyboard_path_and_a_bulk_answer(stack: LocalStackProcess, page: Pag
     expect(bulk).to_contain_text("2 selected")
     shoot(page, "list-bulk")
     bulk.get_by_role("button", name="Answer all: approve").click()
+    preview = page.get_by_role("dialog", name="Send to 2 items?")  # nothing is sent before the confirm
+    expect(preview.locator("li")).to_have_count(2)
+    preview.get_by_role("button", name="Confirm: send 2 answers").click()
     expect(rows).to_have_count(0, timeout=LIVE_SECONDS * 1000)
     answers = {
         e.data["interaction_id"]: e.data["answer"]

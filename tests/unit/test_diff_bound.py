@@ -103,6 +103,15 @@ def test_run_branch_diff_uses_merge_base(repo: Path) -> None:
     assert d.files == ["feature.py"]  # main's own change is not part of the run's diff
     assert d.insertions == 1 and d.deletions == 0
     assert d.base == git(repo, "merge-base", "main", "baton/run-1")
+    assert d.first_commit_subject == "run work"
+
+
+def test_the_first_commit_subject_is_the_oldest_of_the_range(repo: Path) -> None:
+    base = git(repo, "rev-parse", "HEAD")
+    commit(repo, "Add the retry helper\n\nA body the title leaves out.", {"retry.py": "x = 1\n"})
+    head = commit(repo, "Tune the retry helper", {"retry.py": "x = 2\n"})
+    assert bounded_diff(repo, base, head).first_commit_subject == "Add the retry helper"
+    assert bounded_diff(repo, head, head).first_commit_subject is None  # an empty range names no change
 
 
 def test_bad_inputs(repo: Path, tmp_path: Path) -> None:

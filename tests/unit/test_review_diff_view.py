@@ -195,8 +195,13 @@ def test_the_inbox_titles_each_review_by_its_run_branch_and_change(
     page = InboxService(core).page(InboxQuery(), caller="op")
     titles = {item.run_id: item.title for item in page.items}
     files = [len(review.diff_view(run).files) for run in ("r1", "r2")]
-    assert titles["r1"] == f"Review: r1 · baton/run-demo → the checked-out branch · {files[0]} files changed"
-    assert titles["r2"].startswith("Review: r2 · baton/run-other → the checked-out branch · ")
+    # The change is named by its first commit's subject (the oldest on the run branch), stored with the diff.
+    subject = "Add a polite greeting with a title"
+    assert (
+        titles["r1"] == f"Review: r1 · baton/run-demo → the checked-out branch · {files[0]} files changed · {subject}"
+    )
+    assert files[1] == 1  # one commit, one file: the singular
+    assert titles["r2"] == f"Review: r2 · baton/run-other → the checked-out branch · 1 file changed · {subject}"
     assert titles["r1"] != titles["r2"]
     assert titles["r3"] == "Which target?", "any other item's title is its prompt"
 

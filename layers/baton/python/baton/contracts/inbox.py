@@ -51,7 +51,8 @@ class InboxItem(Contract):
     title: str = Field(
         default="",
         description="One line that tells items apart: a review's run, run branch, merge target and change "
-        '("Review: <run> · <run_branch> → <target> · 3 files changed"); any other item\'s prompt.',
+        '("Review: <run> · <run_branch> → <target> · 3 files changed · <its first commit\'s subject>"); any other '
+        "item's prompt.",
     )
     options: list[str] | None = None
     allow_free_text: bool = True
@@ -140,7 +141,15 @@ def review_title(run_id: str, request: ReviewRequest) -> str:
     where = branch if into == "none" else f"{branch} → {'the checked-out branch' if into == 'current' else into}"
     files = diff.get("files_changed")
     change = f"{files} file{'' if files == 1 else 's'} changed" if isinstance(files, int) else "no diff"
+    # The oldest commit's subject says what the change is (stored with the diff's stats since it was kept;
+    # a review stored before has none, and its title ends at the file count).
+    subject = diff.get("first_commit_subject")
+    if isinstance(subject, str) and subject:
+        change += f" · {subject if len(subject) <= SUBJECT_CHARS else subject[: SUBJECT_CHARS - 1] + '…'}"
     return f"Review: {run_id} · {where} · {change}"
+
+
+SUBJECT_CHARS = 80  # a commit subject past this is cut in a title (one list row)
 
 
 def actions_of(i: Interaction) -> list[InboxAction]:

@@ -66,6 +66,9 @@ class BoundedDiff(BaseModel):
     files: list[str] = Field(default_factory=list, description="every changed path (new path of a rename)")
     files_not_shown: int = Field(0, description="files whose diff starts after the cut")
     digest: str | None = Field(None, description="sha256 (hex) of the whole diff base..head, truncated or not")
+    first_commit_subject: str | None = Field(
+        None, description="subject line of the oldest commit in base..head (names the change in lists)"
+    )
 
 
 class MergeOutcome(BaseModel):

@@ -6,7 +6,8 @@ visible marker line, e.g.::
 
     [... diff truncated: showed 59800 of 182311 bytes; 7 more files not shown ...]
 
-The stats (files, insertions, deletions) always describe the WHOLE diff, not the shown part.
+The stats (files, insertions, deletions) always describe the WHOLE diff, not the shown part; the
+oldest commit's subject in base..head names the change where a list shows it (the inbox's review title).
 `run_branch_diff(repo, run_branch, target)` diffs the run branch against its merge-base with the
 target, i.e. exactly the run's own changes (`git diff target...run_branch`).
 """
@@ -55,6 +56,13 @@ def _numstat(repo: Path, base: str, head: str) -> tuple[list[str], int, int]:
     return files, insertions, deletions
 
 
+def _first_commit_subject(repo: Path, base: str, head: str) -> str | None:
+    # --reverse applies after the walk (a -n would keep the newest): the oldest commit's subject comes first.
+    out = run_git(repo, "log", "--reverse", "--format=%s", f"{base}..{head}", "--").stdout
+    first = out.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+    return first or None
+
+
 def bounded_diff(repo: Path, base: str, head: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> BoundedDiff:
     """Diff `base`..`head` (any commit-ish) in `repo`, cut to at most `max_bytes` bytes of text."""
     if max_bytes < MIN_MAX_BYTES:
@@ -88,6 +96,7 @@ def bounded_diff(repo: Path, base: str, head: str, *, max_bytes: int = DEFAULT_M
         "deletions": deletions,
         "files": files,
         "digest": hashlib.sha256(raw).hexdigest(),
+        "first_commit_subject": _first_commit_subject(root, base_sha, head_sha),
     }
     if total <= max_bytes:
         return BoundedDiff(text=raw.decode("utf-8", "replace"), truncated=False, shown_bytes=total, **stats)
