@@ -14,7 +14,9 @@ is a remembered grant ("always allow Bash in this run", given once by a person) 
 that is what the policy is put next to. Each of the two stacks runs in its own process (a handler's
 services and the policy they read are per process), one after the other. Each sample is a new call
 (`ls -la /tmp/<n>`: a repeat would find its approval). Median and p95; figures printed, never asserted
-(the outcome of every call is: allow, by the rule or by the grant).
+(the outcome of every call is: allow, by the rule or by the grant). Beside them, counts that do not
+depend on the machine's load: the API requests one hook process makes, and the AWS calls the API's
+handler makes for one hook call and for one API call.
 
 Usage: uv run python bench/parts/policy_latency.py [--hooks 20] [--requests 50] [--decides 1000] [--json]
 """
@@ -29,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -51,6 +54,51 @@ def _summary(values: list[float]) -> dict[str, float]:
 
 def _call(n: int) -> dict[str, Any]:
     return {"tool": "Bash", "arguments": {"command": f"ls -la /tmp/{n}"}}
+
+
+class ApiWork:
+    """The API requests the stack served and the AWS calls their handlers made (botocore `before-call`
+    on every client, counted only on a thread inside the API handler): counts, not timings."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.aws_calls = 0
+        self._serving = threading.local()
+
+    def install(self) -> None:
+        """Before the stack starts: every botocore client made from now on counts its calls."""
+        import botocore.session
+
+        original, work = botocore.session.Session.create_client, self
+
+        def create_client(session: Any, *args: Any, **kwargs: Any) -> Any:
+            client = original(session, *args, **kwargs)
+            client.meta.events.register("before-call.*.*", work._called)
+            return client
+
+        botocore.session.Session.create_client = create_client  # type: ignore[method-assign,assignment]
+
+    def _called(self, **_: Any) -> None:
+        if getattr(self._serving, "api", False):
+            self.aws_calls += 1
+
+    def watch(self, stack: Any) -> None:
+        original, work = stack.dispatcher.invoke, self
+
+        def invoke(function_name: str, event: Any) -> Any:
+            if function_name != "api":
+                return original(function_name, event)
+            work.requests += 1
+            work._serving.api = True
+            try:
+                return original(function_name, event)
+            finally:
+                work._serving.api = False
+
+        stack.dispatcher.invoke = invoke
+
+    def mark(self) -> tuple[int, int]:
+        return self.requests, self.aws_calls
 
 
 def _hook(api_url: str, token: str, n: int) -> tuple[float, float]:
@@ -88,8 +136,11 @@ def _arm(arm: Arm, hooks: int, requests: int) -> dict[str, Any]:
 
     policy_env = {"BATON_POLICY_FILE": str(POLICY_FILE), "BATON_POLICY_MODE": "enforce"} if arm == "policy" else {}
     state_dir = Path(tempfile.mkdtemp(prefix=f"baton-bench-{arm}-"))
+    work = ApiWork()
+    work.install()
     stack = LocalStack(api_port=0, state_dir=state_dir, data="off", extra_env=policy_env)
     info = stack.start()
+    work.watch(stack)
     path = f"/api/runs/{RUN}/tool-approvals"
     headers = {"Authorization": f"Bearer {info.token}"}
     try:
@@ -115,18 +166,24 @@ def _arm(arm: Arm, hooks: int, requests: int) -> dict[str, Any]:
             expected = "policy" if arm == "policy" else "grant"
             request(-2)  # warm: the first request of a route imports what it needs
             api_ms: list[float] = []
+            started_with = work.mark()
             for n in range(requests):
                 started = time.perf_counter()
                 view = request(n)
                 api_ms.append((time.perf_counter() - started) * 1000)
                 if view["status"] != "answered" or view["decision"]["outcome"] != expected:
                     raise RuntimeError(f"call {n} was not answered at once by the {expected}: {view}")
+            api_done = work.mark()
             hook_ms, hook_cpu_ms = zip(
                 *(_hook(info.api_url, info.token, requests + n) for n in range(hooks)), strict=True
             )
+            hooks_done = work.mark()
     finally:
         stack.stop()
     return {
+        "api_aws_calls": (api_done[1] - started_with[1]) / requests,
+        "hook_requests": (hooks_done[0] - api_done[0]) / hooks,
+        "hook_aws_calls": (hooks_done[1] - api_done[1]) / hooks,
         "api_ms": _summary(api_ms),
         "hook_ms": _summary(list(hook_ms)),
         "hook_cpu_ms": _summary(list(hook_cpu_ms)),
@@ -171,6 +228,12 @@ def _print(figures: dict[str, Any]) -> None:
             f"{ARMS[arm]} {figures[arm][key]['median']:.1f} / {figures[arm][key]['p95']:.1f}" for arm in ARMS
         )
         print(f"  {name:<9}{line}   (n={figures['policy'][key]['n']}; {what})")
+    for arm, label in ARMS.items():
+        got = figures[arm]
+        print(
+            f"  {label}: per hook call {got['hook_requests']:g} API requests, {got['hook_aws_calls']:g} AWS calls;"
+            f" per API call {got['api_aws_calls']:g} AWS calls"
+        )
     engine = figures["decide_ms"]
     print(
         f"  decide() {engine['median'] * 1000:.0f} / {engine['p95'] * 1000:.0f} us (n={engine['n']}; the engine alone)"
