@@ -10,8 +10,12 @@ local stack (moto as AWS, Baton's handlers in-process; figures printed, never as
   slack             parts/slack_ack.py: a signed button click's ack (Slack's limit: 3 s) and the worker's answer
   timers            parts/timers.py: the answer nobody gives: how late a gate's deadline, a gate's ladder
                     and a question's ladder act after their due time
+  policy            parts/policy_latency.py: an allowed tool call answered by a policy rule, through
+                    `baton hook claude-code` (the whole process) and `POST .../tool-approvals`, next to the
+                    same call without a policy answered by a remembered grant (the fastest path without a
+                    policy); the engine's own decide() (median, p95)
 
-Usage: uv run python bench/answer_latency.py [--quick] [--only critical path,questions,mcp,slack,timers]
+Usage: uv run python bench/answer_latency.py [--quick] [--only critical path,questions,mcp,slack,timers,policy]
 The closing summary table of `make bench` (bench/summary.py) repeats the critical path beside the rest.
 """
 
@@ -28,6 +32,11 @@ SECTIONS: list[sections.Section] = [
         "timers",
         ["parts/timers.py"],
         ["parts/timers.py", "--gates", "2", "--questions", "2", "--timeout", "5", "--ladder-timeout", "7"],
+    ),
+    (
+        "policy",
+        ["parts/policy_latency.py"],
+        ["parts/policy_latency.py", "--hooks", "2", "--requests", "3", "--decides", "50"],
     ),
 ]
 

@@ -178,6 +178,7 @@ def test_a_policy_allow_or_deny_answers_at_once_and_an_allow_is_consumed(api: Ap
     code, out = hook("--wait", "0", event=denied_call)
     assert (code, decision_of(out)) == (0, ("deny", "never the root"))
     assert sum(path.endswith("/consume") for _, path in api.sent) == 1
+    assert [method for method, _ in api.sent] == ["POST", "POST", "POST"]  # answered in the request's response
 
 
 def test_still_pending_is_defer_headless_and_deny_otherwise_and_a_repeat_finds_the_same_approval(

@@ -126,7 +126,10 @@ def _decide(event: PreToolUse, client: ToolApprovalCalls, settings: HookSettings
         timeout_seconds=settings.timeout_seconds,
     )
     asked = client.request_tool_approval(run, request)
-    view = client.wait_tool_approval(run, asked.interaction_id, wait_seconds=settings.wait_seconds)
+    # Answered at once (a policy rule, a remembered grant): no poll, one round trip fewer for Claude Code.
+    view = asked
+    if asked.status == "pending":
+        view = client.wait_tool_approval(run, asked.interaction_id, wait_seconds=settings.wait_seconds)
     if view.status == "pending":
         pending = f"A person has not yet decided on this {event.tool_name} call (Baton approval {view.interaction_id})."
         if settings.headless:
