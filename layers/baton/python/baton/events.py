@@ -416,6 +416,10 @@ class ApprovalRecorded(EventPayload):
     vote: str
     answer: str
     needed: int
+    # A delegate's vote in the seat of a named approver who is away (baton.services.away): whose seat it
+    # fills, and how the substitution reads ("for alice (away until ...)"). Unset otherwise.
+    on_behalf_of: str | None = None
+    note: str | None = None
 
 
 class QuorumReached(EventPayload):
