@@ -16,11 +16,15 @@ import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from baton.contracts import AskRequest
+from baton.contracts.away import Away
+from baton.domain.approval import ApprovalPolicy
+from baton.ids import iso
 from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
 
@@ -89,6 +93,14 @@ BUDGETS: dict[str, Budget] = {
     # orders items by answer time). However many are pending or settled, up to those page limits; past
     # 500 pending, 12 more (per kind the pending-age alarms' oldest-item and Select=COUNT Queries).
     "wait stats": Budget(total=14),
+    # an operator away (issue 32 item 4): the delegate's own away (GetItem: one hop only), the PutItem
+    "set away": Budget(total=2),
+    "read away": Budget(total=1),  # the GetItem
+    "clear away": Budget(total=1),  # the DeleteItem
+    # a vote by the delegate of an away approver: a named approver's vote's calls and two more, only on
+    # this path (the voter named nowhere): the pause's votes (Query: which seat is still open) and the
+    # operators away (one Query of their partition)
+    "delegate's vote": Budget(total=2),  # more than the approver's own vote
 }
 
 
@@ -605,3 +617,38 @@ def test_wait_stats_stay_in_budget_as_items_settle(call_log: CallLog, moto_stack
     (status, stats), again = call_log.measure(lambda: _api(moto_stack, "GET", "/api/stats/waits"))
     assert status == 200 and stats["pending"]["count"] == 25 and stats["answers"]["windows"][0]["answered"] == 24
     assert sorted(again) == sorted(calls), again
+
+
+def test_an_away_and_a_delegates_vote_stay_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    """`_api`'s operator (its principal: the ARN): its own away, then a vote in its own seat and one as
+    op-2's delegate, each on a pause needing two approvals (neither releases it)."""
+    questions = moto_stack.services.questions
+    own = ApprovalPolicy(approvals=2, approvers=[OPERATOR, "op-2"])
+    seat = ApprovalPolicy(approvals=2, approvers=["op-2", "op-3"])
+    asked = [
+        questions.ask("budget-away", AskRequest(node="deploy", question=f"ship {n}?", approval=p), caller="agent")
+        for n, p in enumerate((own, seat))
+    ]
+    _warm(moto_stack)
+    until = iso(datetime.now(UTC) + timedelta(days=3))
+    body = {"until": until, "delegate": "op-9"}
+    (status, _), calls = call_log.measure(lambda: _api(moto_stack, "PUT", "/api/me/away", body))
+    assert status == 200
+    _check("set away", calls)
+    (status, away), calls = call_log.measure(lambda: _api(moto_stack, "GET", "/api/me/away"))
+    assert status == 200 and away["away"] is True
+    _check("read away", calls)
+    (status, away), calls = call_log.measure(lambda: _api(moto_stack, "DELETE", "/api/me/away"))
+    assert status == 200 and away["away"] is False
+    _check("clear away", calls)
+
+    moto_stack.services.core.store.put_away(Away(operator="op-2", until=until, delegate=OPERATOR, set_at=until))
+    votes = [f"/api/runs/budget-away/interactions/{a['interaction_id']}/answer" for a in asked]
+    (status, _), in_own_seat = call_log.measure(lambda: _api(moto_stack, "POST", votes[0], {"answer": "approve"}))
+    assert status == 200
+    (status, _), standing_in = call_log.measure(lambda: _api(moto_stack, "POST", votes[1], {"answer": "approve"}))
+    assert status == 200
+    assert moto_stack.services.core.store.list_votes("budget-away", asked[1]["interaction_id"])[0].operator == "op-2"
+    extra = len(standing_in) - len(in_own_seat)
+    assert extra <= BUDGETS["delegate's vote"].total, (in_own_seat, standing_in)
+    assert "dynamodb.Scan" not in standing_in, standing_in
