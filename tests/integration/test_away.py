@@ -15,9 +15,13 @@ from baton.api import deps
 from baton.api.auth import agent_token, operator_token
 from baton.contracts import AskRequest
 from baton.domain.approval import ApprovalPolicy
-from baton.ids import iso
+from baton.domain.gate_payloads import GateDeadlinePayload
+from baton.ids import iso, parse_iso
 from baton.models import RunSummary
 from baton.services.audit import AuditService
+from baton.services.deadlines import INTERACTION_GATE, Deadlines
+from baton.services.reconciler import Reconciler
+from tests.fakes.notifier import RecordingNotifier
 from tests.integration.resolver import TOKEN, ResolverOnMoto
 
 if TYPE_CHECKING:
@@ -156,3 +160,77 @@ def test_an_expired_away_gives_the_delegate_no_seat(api: Api) -> None:
     assert api.away("alice", "bob", days=1)[0] == 200
     api.clock.advance(2 * 86400)
     assert _vote(api, iid, "bob")[0] == 403
+
+
+def _fire_escalation(api: Api, iid: str) -> None:
+    pause = api.core.store.get_interaction(RUN, iid)
+    assert pause is not None and pause.expires_at is not None
+    reconciler = Reconciler(api.core)
+    deadlines = Deadlines(
+        api.core,
+        reconcile_one=reconciler.reconcile_one,
+        time_out_tool_await=reconciler.questions.time_out_tool_await,
+        default_question=reconciler.questions.take_default,
+        sleep=api.clock.advance,
+    )
+    timer = GateDeadlinePayload(
+        run_id=RUN, gate=INTERACTION_GATE, deadline=parse_iso(pause.expires_at), interaction_id=iid, step="escalate"
+    )
+    api.clock.advance(20)
+    assert deadlines.fire(timer).reason == "sent"
+
+
+def _escalating(api: Api, operators: list[str]) -> str:
+    now = api.core.now()
+    if api.core.store.get_run(RUN) is None:
+        api.core.store.create_run(RunSummary(run_id=RUN, status="running", created_at=now, updated_at=now))
+    body = {
+        "node": "deploy",
+        "question": "ship?",
+        "timeout_seconds": 600,
+        "escalate_after": 20,
+        "escalate_to": ["console"],
+        "escalate_to_operators": operators,
+    }
+    status, asked = api.call("POST", f"/api/runs/{RUN}/questions", body, token=as_("agent-op"))
+    assert status == 201, asked
+    return str(asked["interaction_id"])
+
+
+def test_an_escalation_to_an_away_operator_goes_to_their_delegate_and_says_for_whom(api: Api) -> None:
+    assert api.away("alice", "bob")[0] == 200
+    away = api.core.store.get_away("alice")
+    assert away is not None
+    iid = _escalating(api, ["alice", "carol"])
+    notifier = RecordingNotifier()  # what the SNS topic would fan out
+    api.core.notifier = notifier
+    _fire_escalation(api, iid)
+    records = AuditService(api.core.store).page(RUN, limit=100).records
+    escalated = [r.data for r in records if r.type == "escalated"]  # chained: in the decision log
+    note = f"bob for alice (away until {away.until})"
+    assert escalated == [
+        {
+            "gate": "deploy",
+            "interaction_ids": [iid],
+            "channels": ["console"],
+            "operators": ["bob", "carol"],
+            "substitutions": [note],
+        }
+    ], escalated
+    sent = [n for n in notifier.notifications if n.event == "escalated"]
+    assert [(n.extra["operators"], n.extra["substitutions"]) for n in sent] == [(["bob", "carol"], [note])]
+    verdict = AuditService(api.core.store).verify(RUN)
+    assert verdict.valid and not verdict.unchained, verdict.first_mismatch
+
+
+def test_an_escalation_to_operators_who_are_here_names_them_and_no_substitution(api: Api) -> None:
+    iid = _escalating(api, ["alice"])
+    _fire_escalation(api, iid)
+    escalated = [e.data for e in api.core.store.list_events(RUN, limit=100) if e.type == "escalated"]
+    assert escalated[0]["operators"] == ["alice"] and "substitutions" not in escalated[0], escalated
+
+
+def test_escalate_to_operators_needs_the_channels_that_reach_them(api: Api) -> None:
+    body = {"node": "n", "question": "q?", "timeout_seconds": 600, "escalate_after": 20, "escalate_to_operators": ["a"]}
+    api.core.store.create_run(RunSummary(run_id=RUN, status="running", created_at="x", updated_at="x"))
+    assert api.call("POST", f"/api/runs/{RUN}/questions", body)[0] == 422

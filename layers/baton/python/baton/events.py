@@ -451,6 +451,10 @@ class Escalated(EventPayload):
     gate: str
     interaction_ids: list[str]
     channels: list[str]
+    # The ladder's `escalate_to_operators` as addressed: an away operator's delegate in their place, and
+    # each substitution as it reads ("for alice (away until ...)"). Unset without named operators.
+    operators: list[str] | None = None
+    substitutions: list[str] | None = None
 
 
 class TimedOutDefault(EventPayload):
