@@ -11,6 +11,7 @@ import { ReviewScreen } from "./Review.jsx";
 import { ToolApprovalScreen } from "./ToolApproval.jsx";
 import { RunScreen } from "./Run.jsx";
 import { WaitsScreen } from "./Waits.jsx";
+import { AwayMenu } from "./Away.jsx";
 import { KeysHelp } from "./Keys.jsx";
 import "./styles.css";
 
@@ -102,6 +103,7 @@ function App() {
         </a>
         <nav aria-label="Settings">
           {me && <span className="who-am-i">{me.principal}</span>}
+          {me && me.role === "operator" && <AwayMenu />}
           <label className="switch">
             <input
               type="checkbox"
