@@ -234,3 +234,27 @@ def test_escalate_to_operators_needs_the_channels_that_reach_them(api: Api) -> N
     body = {"node": "n", "question": "q?", "timeout_seconds": 600, "escalate_after": 20, "escalate_to_operators": ["a"]}
     api.core.store.create_run(RunSummary(run_id=RUN, status="running", created_at="x", updated_at="x"))
     assert api.call("POST", f"/api/runs/{RUN}/questions", body)[0] == 422
+
+
+def test_a_claim_reassigned_to_an_away_operator_goes_to_their_delegate_with_a_note(api: Api) -> None:
+    status, created = api.call("POST", "/api/v1/interrupts", {"sessionId": RUN, "prompt": "deploy?"})
+    assert status == 201, created
+    iid = created["id"]
+    assert api.away("alice", "bob")[0] == 200
+    away = api.core.store.get_away("alice")
+    assert away is not None
+    status, assigned = api.call("POST", f"/api/v1/interrupts/{iid}/reassign", {"to": "alice"}, token=as_("carol"))
+    assert status == 200, assigned
+    stored = api.core.store.get_interaction(RUN, iid)
+    assert stored is not None and stored.state.claimed_by == "bob"
+    records = AuditService(api.core.store).page(RUN, limit=100).records
+    reassigned = [r.data for r in records if r.type == "interrupt_reassigned"]
+    assert [(d["by"], d["to"], d["on_behalf_of"], d["note"]) for d in reassigned] == [
+        ("carol", "bob", "alice", f"for alice (away until {away.until})")
+    ]
+    verdict = AuditService(api.core.store).verify(RUN)
+    assert verdict.valid and not verdict.unchained, verdict.first_mismatch
+    api.call("DELETE", PATH, token=as_("alice"))  # back: a reassign to her is hers again
+    status, _ = api.call("POST", f"/api/v1/interrupts/{iid}/reassign", {"to": "alice"}, token=as_("carol"))
+    again = api.core.store.get_interaction(RUN, iid)
+    assert status == 200 and again is not None and again.state.claimed_by == "alice"

@@ -293,6 +293,10 @@ class InterruptReassigned(EventPayload):
     previous: str | None = None
     reason: str | None = None
     lease_expires_at: str
+    # Given to an operator who is away: `to` is their delegate, `on_behalf_of` them, `note` how it reads
+    # ("for alice (away until ...)"; baton.services.away). Unset otherwise.
+    on_behalf_of: str | None = None
+    note: str | None = None
 
 
 class InterruptCancelled(EventPayload):
