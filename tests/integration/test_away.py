@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 PATH = "/api/me/away"
 RUN = "away-1"
-BACK = {"operator": "alice", "away": False, "until": None, "delegate": None, "set_at": None}
+BACK = {"operator": "alice", "away": False, "until": None, "delegate": None, "set_at": None, "standing_in_for": []}
 
 
 def as_(name: str) -> str:
@@ -55,9 +55,17 @@ def test_an_operator_sets_reads_and_clears_their_own_away(api: Api) -> None:
     until = api.in_days(7)
     status, body = api.call("PUT", PATH, {"until": until, "delegate": "bob"}, token=as_("alice"))
     assert status == 200, body
-    assert body == {"operator": "alice", "away": True, "until": until, "delegate": "bob", "set_at": api.core.now()}
+    assert body == {
+        "operator": "alice",
+        "away": True,
+        "until": until,
+        "delegate": "bob",
+        "set_at": api.core.now(),
+        "standing_in_for": [],
+    }
     assert api.call("GET", PATH, token=as_("alice")) == (200, body)
-    assert api.call("GET", PATH, token=as_("bob"))[1]["away"] is False  # one's own only
+    status, bobs = api.call("GET", PATH, token=as_("bob"))  # one's own: bob is here, standing in for alice
+    assert (status, bobs["away"], bobs["standing_in_for"]) == (200, False, [{"operator": "alice", "until": until}])
     assert api.call("DELETE", PATH, token=as_("alice")) == (200, BACK)
     assert api.call("GET", PATH, token=as_("alice"))[1] == BACK
 

@@ -93,10 +93,11 @@ BUDGETS: dict[str, Budget] = {
     # orders items by answer time). However many are pending or settled, up to those page limits; past
     # 500 pending, 12 more (per kind the pending-age alarms' oldest-item and Select=COUNT Queries).
     "wait stats": Budget(total=14),
-    # an operator away (issue 32 item 4): the delegate's own away (GetItem: one hop only), the PutItem
+    # an operator away (issue 32 item 4): the operators away (one Query of their partition: is the
+    # delegate away too? whom does the caller stand in for?), the PutItem
     "set away": Budget(total=2),
-    "read away": Budget(total=1),  # the GetItem
-    "clear away": Budget(total=1),  # the DeleteItem
+    "read away": Budget(total=1),  # the Query
+    "clear away": Budget(total=2),  # the DeleteItem, the Query
     # a vote by the delegate of an away approver: a named approver's vote's calls and two more, only on
     # this path (the voter named nowhere): the pause's votes (Query: which seat is still open) and the
     # operators away (one Query of their partition)

@@ -33,14 +33,25 @@ class AwaySet(BaseModel):
             raise ValueError("until is out of range") from None
 
 
+class StandingIn(Contract):
+    """An operator away who named the caller their delegate, and until when."""
+
+    operator: str
+    until: str
+
+
 class AwayView(Contract):
-    """An operator's away: until when, and who decides in their place (`away: false` when not away)."""
+    """An operator's away: until when, and who decides in their place (`away: false` when not away); and
+    whom they stand in for now (those away who named them their delegate)."""
 
     operator: str
     away: bool = Field(description="True while `until` is ahead.")
     until: str | None = None
     delegate: str | None = None
     set_at: str | None = None
+    standing_in_for: list[StandingIn] = Field(
+        default_factory=list, description="Operators away now who named this operator their delegate."
+    )
 
 
 class Away(BaseModel):

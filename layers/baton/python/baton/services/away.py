@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from baton.contracts.away import MAX_AWAY_DAYS, Away, AwayView
+from baton.contracts.away import MAX_AWAY_DAYS, Away, AwayView, StandingIn
 from baton.errors import ConflictError, ValidationFailedError
 from baton.ids import iso
 
@@ -21,10 +21,21 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 
-def view_of(operator: str, away: Away | None, now: str) -> AwayView:
-    if away is None or not away.active(now):
-        return AwayView(operator=operator, away=False)
-    return AwayView(operator=operator, away=True, until=away.until, delegate=away.delegate, set_at=away.set_at)
+def view_of(operator: str, aways: list[Away], now: str) -> AwayView:
+    """`operator`'s away and whom they stand in for, from every stored away (one Query of their partition)."""
+    active = [a for a in aways if a.active(now)]
+    standing_in = [StandingIn(operator=a.operator, until=a.until) for a in active if a.delegate == operator]
+    own = next((a for a in active if a.operator == operator), None)
+    if own is None:
+        return AwayView(operator=operator, away=False, standing_in_for=standing_in)
+    return AwayView(
+        operator=operator,
+        away=True,
+        until=own.until,
+        delegate=own.delegate,
+        set_at=own.set_at,
+        standing_in_for=standing_in,
+    )
 
 
 class AwayService:
@@ -41,22 +52,23 @@ class AwayService:
             )
         if body.delegate == operator:
             raise ValidationFailedError("the delegate must be someone else", details={"path": "delegate"})
-        theirs = core.store.get_away(body.delegate)
-        if theirs is not None and theirs.active(core.now()):  # one hop: never a chain of delegates
+        aways = [a for a in core.store.list_aways() if a.operator != operator]
+        theirs = next((a for a in aways if a.operator == body.delegate and a.active(core.now())), None)
+        if theirs is not None:  # one hop: never a chain of delegates
             raise ConflictError(
                 f"{body.delegate} is away too (until {theirs.until}); choose a delegate who is here",
                 details={"delegate": body.delegate, "until": theirs.until},
             )
         away = Away(operator=operator, until=iso(body.until), delegate=body.delegate, set_at=core.now())
         core.store.put_away(away)
-        return view_of(operator, away, core.now())
+        return view_of(operator, [*aways, away], core.now())
 
     def get(self, operator: str) -> AwayView:
-        return view_of(operator, self.core.store.get_away(operator), self.core.now())
+        return view_of(operator, self.core.store.list_aways(), self.core.now())
 
     def clear(self, operator: str) -> AwayView:
         self.core.store.delete_away(operator)
-        return AwayView(operator=operator, away=False)
+        return view_of(operator, [a for a in self.core.store.list_aways() if a.operator != operator], self.core.now())
 
 
 def seat_for(core: Core, voter: str, seats: Collection[str], voted: Collection[str]) -> Away | None:
