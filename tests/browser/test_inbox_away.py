@@ -5,13 +5,14 @@ refusals (a delegate who is away too: 409 naming them) show as they are. Photogr
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime, timedelta
 
 import httpx
 from playwright.sync_api import Page, expect
 
 from baton.api.auth import operator_token
-from tests.browser.conftest import shoot
+from tests.browser.conftest import agent, shoot
 from tests.e2e.conftest import LocalStackProcess
 
 WIDE = {"width": 1366, "height": 900}
@@ -61,3 +62,27 @@ def test_a_delegate_who_is_away_too_is_refused_naming_them(stack: LocalStackProc
         shoot(page, "away-refused")
     finally:
         _as(stack, "carol", "DELETE")
+
+
+def test_a_quorum_seat_held_for_someone_away_says_so_and_the_vote_fills_it(
+    stack: LocalStackProcess, page: Page
+) -> None:
+    until = (datetime.now().astimezone() + timedelta(days=3)).isoformat()
+    assert _as(stack, "alice", "PUT", {"until": until, "delegate": "local-operator"}).status_code == 200
+    try:
+        run_id = f"ui-away-{uuid.uuid4().hex[:8]}"
+        asked = agent(stack, run_id).ask_async(
+            run_id,
+            "deploy",
+            "Ship the payments change?",
+            options=["ship", "hold"],
+            approval={"approvals": 2, "approvers": ["alice", "carol"]},
+        )
+        page.goto(f"{stack.api_url}/inbox/#/question/{run_id}/{asked.interaction_id}")
+        expect(page.get_by_role("heading", name="Ship the payments change?")).to_be_visible()
+        expect(page.get_by_role("note")).to_contain_text("for alice (away)")
+        shoot(page, "away-seat")
+        page.get_by_role("button", name="ship").click()
+        expect(page.get_by_text("1 of 2 approvals, by alice").first).to_be_visible()  # her seat, once
+    finally:
+        _as(stack, "alice", "DELETE")
