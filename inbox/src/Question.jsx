@@ -33,8 +33,18 @@ export function approvalText(approval) {
   return `${approval.approvals} of ${approval.needed} approvals${by}${against}`;
 }
 
+// The named approvers of a quorum the signed-in operator stands in for (away, they named them delegate).
+function seatsFilled(approval, standingIn) {
+  const approvers = (approval && approval.approvers) || [];
+  return standingIn.filter((s) => approvers.includes(s.operator));
+}
+
 export function QuestionScreen({ runId, interactionId }) {
   const [state, setState] = useState(null);
+  const [standingIn, setStandingIn] = useState([]);
+  useEffect(() => {
+    api.away().then((away) => setStandingIn(away.standing_in_for || []), () => setStandingIn([]));
+  }, []);
   const [error, setError] = useState(null);
   const [text, setText] = useState("");
   const [busy, setBusy] = useState(false);
@@ -90,6 +100,11 @@ export function QuestionScreen({ runId, interactionId }) {
         {item.kind} · waited {ago(item.waited_s)} {item.claimed_by && `· claimed by ${item.claimed_by}`}
         {item.approval && ` · ${approvalText(item.approval)}`}
       </p>
+      {seatsFilled(item.approval, standingIn).map((seat) => (
+        <p className="delegated" role="note" key={seat.operator}>
+          for {seat.operator} (away): you vote in their seat until {new Date(seat.until).toLocaleDateString()}
+        </p>
+      ))}
       {settled && <p role="status">This question was {settled}.</p>}
       {item.options && item.options.length > 0 && (
         <div className="options big" role="group" aria-label="Answer with an option">

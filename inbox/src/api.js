@@ -40,6 +40,9 @@ function query(params) {
 
 export const api = {
   me: () => request("GET", "/api/me"),
+  away: () => request("GET", "/api/me/away"),
+  setAway: (until, delegate) => request("PUT", "/api/me/away", { until, delegate }),
+  clearAway: () => request("DELETE", "/api/me/away"),
   inbox: (filters) => request("GET", "/api/inbox" + query(filters)),
   waits: () => request("GET", "/api/stats/waits"),
   run: (runId) => request("GET", `/api/runs/${enc(runId)}`),

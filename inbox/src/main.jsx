@@ -11,6 +11,7 @@ import { ReviewScreen } from "./Review.jsx";
 import { ToolApprovalScreen } from "./ToolApproval.jsx";
 import { RunScreen } from "./Run.jsx";
 import { WaitsScreen } from "./Waits.jsx";
+import { AwayMenu } from "./Away.jsx";
 import { KeysHelp } from "./Keys.jsx";
 import { PushControl } from "./Push.jsx";
 import "./styles.css";
@@ -105,6 +106,7 @@ function App() {
         <nav aria-label="Settings">
           {me && <span className="who-am-i">{me.principal}</span>}
           {me && me.role !== "agent" && <PushControl onMessage={setPushMessage} />}
+          {me && me.role === "operator" && <AwayMenu />}
           <label className="switch">
             <input
               type="checkbox"

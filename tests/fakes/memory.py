@@ -7,6 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.agent_state import AgentStateView, AgentStateWritten
+from baton.contracts.away import Away
 from baton.domain.approval import Approval, ApprovalTally, MetTally
 from baton.domain.audit import EMPTY_HEAD, AuditHead, AuditRecord, AuditTrail, chain, is_decision
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
@@ -52,6 +53,7 @@ class MemoryStore:
         self.waits: dict[tuple[str, str], ParkedWait] = {}
         self.turns: dict[tuple[str, str, int], ReviewTurn] = {}
         self.agent_states: dict[tuple[str, str], AgentStateView] = {}
+        self.aways: dict[str, Away] = {}  # operator -> their away
         self.scope_versions: dict[str, int] = {}
         self.asked: dict[str, int] = {}  # run id -> questions asked (put_interaction's count_ask)
         self.votes: dict[tuple[str, str, str], Approval] = {}  # (run, interaction, operator)
@@ -526,6 +528,18 @@ class MemoryStore:
     def delete_agent_state(self, run_id: str, key: str) -> bool:
         with self._lock:
             return self.agent_states.pop((run_id, key), None) is not None
+
+    def put_away(self, away: Away) -> None:
+        self.aways[away.operator] = away
+
+    def get_away(self, operator: str) -> Away | None:
+        return self.aways.get(operator)
+
+    def list_aways(self) -> list[Away]:
+        return sorted(self.aways.values(), key=lambda a: a.operator)
+
+    def delete_away(self, operator: str) -> bool:
+        return self.aways.pop(operator, None) is not None
 
     def put_wait(self, wait: ParkedWait) -> None:
         with self._lock:

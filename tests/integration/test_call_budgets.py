@@ -16,11 +16,15 @@ import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from baton.contracts import AskRequest
+from baton.contracts.away import Away
+from baton.domain.approval import ApprovalPolicy
+from baton.ids import iso
 from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
 
@@ -102,6 +106,15 @@ BUDGETS: dict[str, Budget] = {
     # asked by a rule (or no rule matched): the five calls of a plain creation and the head and the
     # transaction chaining `policy_decided`
     "interrupt asked by policy": Budget(total=7),
+    # an operator away (issue 32 item 4): the operators away (one Query of their partition: is the
+    # delegate away too? whom does the caller stand in for?), the PutItem
+    "set away": Budget(total=2),
+    "read away": Budget(total=1),  # the Query
+    "clear away": Budget(total=2),  # the DeleteItem, the Query
+    # a vote by the delegate of an away approver: a named approver's vote's calls and two more, only on
+    # this path (the voter named nowhere): the pause's votes (Query: which seat is still open) and the
+    # operators away (one Query of their partition)
+    "delegate's vote": Budget(total=2),  # more than the approver's own vote
 }
 
 
@@ -661,3 +674,38 @@ def test_an_interrupt_create_stays_in_budget_with_and_without_a_policy(
     if status == "answered":  # nobody notified
         assert "sns.Publish" not in calls, calls
     _check(budget, calls)
+
+
+def test_an_away_and_a_delegates_vote_stay_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    """`_api`'s operator (its principal: the ARN): its own away, then a vote in its own seat and one as
+    op-2's delegate, each on a pause needing two approvals (neither releases it)."""
+    questions = moto_stack.services.questions
+    own = ApprovalPolicy(approvals=2, approvers=[OPERATOR, "op-2"])
+    seat = ApprovalPolicy(approvals=2, approvers=["op-2", "op-3"])
+    asked = [
+        questions.ask("budget-away", AskRequest(node="deploy", question=f"ship {n}?", approval=p), caller="agent")
+        for n, p in enumerate((own, seat))
+    ]
+    _warm(moto_stack)
+    until = iso(datetime.now(UTC) + timedelta(days=3))
+    body = {"until": until, "delegate": "op-9"}
+    (status, _), calls = call_log.measure(lambda: _api(moto_stack, "PUT", "/api/me/away", body))
+    assert status == 200
+    _check("set away", calls)
+    (status, away), calls = call_log.measure(lambda: _api(moto_stack, "GET", "/api/me/away"))
+    assert status == 200 and away["away"] is True
+    _check("read away", calls)
+    (status, away), calls = call_log.measure(lambda: _api(moto_stack, "DELETE", "/api/me/away"))
+    assert status == 200 and away["away"] is False
+    _check("clear away", calls)
+
+    moto_stack.services.core.store.put_away(Away(operator="op-2", until=until, delegate=OPERATOR, set_at=until))
+    votes = [f"/api/runs/budget-away/interactions/{a['interaction_id']}/answer" for a in asked]
+    (status, _), in_own_seat = call_log.measure(lambda: _api(moto_stack, "POST", votes[0], {"answer": "approve"}))
+    assert status == 200
+    (status, _), standing_in = call_log.measure(lambda: _api(moto_stack, "POST", votes[1], {"answer": "approve"}))
+    assert status == 200
+    assert moto_stack.services.core.store.list_votes("budget-away", asked[1]["interaction_id"])[0].operator == "op-2"
+    extra = len(standing_in) - len(in_own_seat)
+    assert extra <= BUDGETS["delegate's vote"].total, (in_own_seat, standing_in)
+    assert "dynamodb.Scan" not in standing_in, standing_in

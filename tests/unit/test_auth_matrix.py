@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -44,6 +45,7 @@ TOKEN = "local-secret"
 ACCOUNT = "123456789012"
 AGENT_ROLE = "baton-alpha-agent"
 RUN_A, RUN_B = "run-a", "run-b"
+TOMORROW = (datetime.now(UTC) + timedelta(days=1)).isoformat()  # an away within its bounds
 
 
 def _agent_arn(session: str) -> str:
@@ -106,6 +108,9 @@ ROUTES = [
     Route("GET", "/api/runs/{run}/audit", operator_only=True),
     Route("GET", "/api/runs/{run}/audit/verify", operator_only=True),
     Route("GET", "/api/me", runless=True),
+    Route("PUT", "/api/me/away", {"until": TOMORROW, "delegate": "bob"}, operator_only=True),
+    Route("GET", "/api/me/away", operator_only=True),
+    Route("DELETE", "/api/me/away", operator_only=True),
 ]
 
 # (door, identity, the run the request targets)

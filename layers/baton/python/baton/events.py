@@ -293,6 +293,10 @@ class InterruptReassigned(EventPayload):
     previous: str | None = None
     reason: str | None = None
     lease_expires_at: str
+    # Given to an operator who is away: `to` is their delegate, `on_behalf_of` them, `note` how it reads
+    # ("for alice (away until ...)"; baton.services.away). Unset otherwise.
+    on_behalf_of: str | None = None
+    note: str | None = None
 
 
 class InterruptCancelled(EventPayload):
@@ -416,6 +420,10 @@ class ApprovalRecorded(EventPayload):
     vote: str
     answer: str
     needed: int
+    # A delegate's vote in the seat of a named approver who is away (baton.services.away): whose seat it
+    # fills, and how the substitution reads ("for alice (away until ...)"). Unset otherwise.
+    on_behalf_of: str | None = None
+    note: str | None = None
 
 
 class QuorumReached(EventPayload):
@@ -447,6 +455,10 @@ class Escalated(EventPayload):
     gate: str
     interaction_ids: list[str]
     channels: list[str]
+    # The ladder's `escalate_to_operators` as addressed: an away operator's delegate in their place, and
+    # each substitution as it reads ("for alice (away until ...)"). Unset without named operators.
+    operators: list[str] | None = None
+    substitutions: list[str] | None = None
 
 
 class TimedOutDefault(EventPayload):

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from baton.channels.email.links import LinkUse
     from baton.contracts.agent_state import AgentStateView, AgentStateWritten
+    from baton.contracts.away import Away
     from baton.domain.approval import Approval, ApprovalTally, MetTally, VoteOutcome
     from baton.domain.audit import AuditHead, AuditTrail
     from baton.domain.gate_payloads import GateDeadlinePayload
@@ -307,6 +308,16 @@ class ApprovalStore(Protocol):
         ...
 
 
+class AwayStore(Protocol):
+    """Operators away, one record each (`baton.contracts.away`). `list_aways` is every stored one (a
+    handful: one partition), read where a named seat may have a delegate standing in for it."""
+
+    def put_away(self, away: Away) -> None: ...
+    def get_away(self, operator: str) -> Away | None: ...
+    def list_aways(self) -> list[Away]: ...
+    def delete_away(self, operator: str) -> bool: ...
+
+
 class Store(
     RunStore,
     InteractionStore,
@@ -316,6 +327,7 @@ class Store(
     AgentStateStore,
     WaitStore,
     ApprovalStore,
+    AwayStore,
     Protocol,
 ):
     """Everything the services keep (one DynamoDB table)."""

@@ -8,6 +8,7 @@ each readable alone, all on one table (no Scan anywhere; every state change is a
 - `dynamo_review_turns.py`: the review dialogue (`ReviewTurnStore`);
 - `dynamo_agent_states.py`: agents' opaque states (`AgentStateStore`);
 - `dynamo_approvals.py`: the votes on quorum pauses (`ApprovalStore`);
+- `dynamo_aways.py`: operators away and their delegates (`AwayStore`);
 - `dynamo_tool_calls.py`: the open approval of each tool call (`InteractionStore.open_tool_call`);
 - `dynamo_migrations.py`: the backfills and the legacy layouts still read.
 They share `dynamo_table.py` (the client, paged reads, the chained writes of events) and
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from baton.adapters.dynamo_agent_states import DynamoAgentStates
 from baton.adapters.dynamo_approvals import DynamoApprovals
+from baton.adapters.dynamo_aways import DynamoAways
 from baton.adapters.dynamo_claims import DynamoClaims
 from baton.adapters.dynamo_interaction_reads import DynamoInteractionReads
 from baton.adapters.dynamo_interactions import DynamoInteractions
@@ -37,6 +39,7 @@ class DynamoStore(
     DynamoReviewTurns,
     DynamoAgentStates,
     DynamoApprovals,
+    DynamoAways,
     DynamoToolCalls,
     DynamoMigrations,
 ):

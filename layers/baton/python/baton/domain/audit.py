@@ -64,6 +64,7 @@ DECISION_TYPES: frozenset[str] = frozenset(
         EventType.APPROVAL_RECORDED,  # each counted vote, the head advanced in the vote's own transaction
         EventType.TOOL_GRANT_REVOKED,  # with the revoke's write (baton/services/tool_approvals.py)
         EventType.POLICY_DECIDED,  # a policy's decision of a call, with the approval's creation (issue 31)
+        EventType.ESCALATED,  # whom a ladder addressed, an away operator's delegate in their place (issue 32)
     }
 )
 

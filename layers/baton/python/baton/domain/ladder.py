@@ -8,7 +8,8 @@ what): a hosted or blocking ask, a hosted or SDK interrupt, an async question (w
   not repeat: a second nudge is what `escalate_after` is for);
 * `escalate_after` (seconds, later than the reminder) with `escalate_to` (other notification channels,
   `console`, `email`, `slack`, `webhook`, whose recipients `baton.notify.config` configures, e.g. the
-  on-call Slack channel): the pause is announced there too;
+  on-call Slack channel): the pause is announced there too; `escalate_to_operators` addresses it to named
+  operators on those channels (one away: to their delegate, "for alice (away until ...)");
 * `on_timeout`: `"fail"` (the default: the pause fails at its deadline as it always has) or
   `{"default": <value>}`: at the deadline the gate is released with that value, recorded as
   `timed_out_default` (never as a person's answer: `answered_by` stays empty). An await gate has no
@@ -25,7 +26,7 @@ not a valid answer to the pause (its options, its answer schema), is a 422 and n
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -37,6 +38,10 @@ LadderStepName = Literal["remind", "escalate"]
 # notification model reads the review actions, so importing it would make a cycle (a unit test keeps the
 # two equal: tests/unit/test_ladder_pauses.py).
 Channel = Literal["console", "email", "webhook", "slack"]
+MAX_ESCALATION_OPERATORS = 10
+# An operator's name as `baton.domain.interrupt_fields.Principal` spells it (imported, it would make a cycle
+# through the notification model, as `Channel` above).
+Principal = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f]+$")]
 TIMED_OUT_DEFAULT = "timed_out_default"  # the outcome (and stored reason) of a default taken at the deadline
 
 
@@ -80,6 +85,13 @@ class LadderFields(BaseModel):
     escalate_to: list[Channel] | None = Field(
         default=None, min_length=1, max_length=4, description="Channels the escalation notifies"
     )
+    escalate_to_operators: list[Principal] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ESCALATION_OPERATORS,
+        description="Operators the escalation is addressed to, on the escalate_to channels (one away: their "
+        "delegate, saying for whom)",
+    )
     on_timeout: OnTimeout = Field(
         default="fail", description='"fail" (as without a ladder) or {"default": <a valid answer>}'
     )
@@ -95,13 +107,14 @@ class LadderFields(BaseModel):
 
     def ladder(self) -> Ladder | None:
         """The ladder these fields declare, or None when they declare nothing beyond today's behaviour."""
-        steps = (self.remind_after, self.escalate_after, self.escalate_to)
+        steps = (self.remind_after, self.escalate_after, self.escalate_to, self.escalate_to_operators)
         if all(field is None for field in steps) and self.on_timeout == "fail":
             return None
         return Ladder(
             remind_after=self.remind_after,
             escalate_after=self.escalate_after,
             escalate_to=self.escalate_to or [],
+            escalate_to_operators=self.escalate_to_operators,
             on_timeout=self.on_timeout,
         )
 
@@ -129,6 +142,8 @@ class Ladder(BaseModel):
     remind_after: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
     escalate_after: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
     escalate_to: list[Channel] = Field(default_factory=list, max_length=4)
+    # None when not declared: a ladder stored before them, and one without, keep their stored form
+    escalate_to_operators: list[Principal] | None = Field(default=None, max_length=MAX_ESCALATION_OPERATORS)
     on_timeout: OnTimeout = "fail"
 
     @model_validator(mode="after")
@@ -137,6 +152,8 @@ class Ladder(BaseModel):
             raise ValueError("escalate_after needs escalate_to (the channels to escalate to)")
         if self.escalate_to and self.escalate_after is None:
             raise ValueError("escalate_to needs escalate_after")
+        if self.escalate_to_operators and not self.escalate_to:
+            raise ValueError("escalate_to_operators needs escalate_to (the channels that reach them)")
         remind, escalate = self.remind_after, self.escalate_after
         if remind is not None and escalate is not None and escalate <= remind:
             raise ValueError("escalate_after must come after remind_after")

@@ -13,16 +13,18 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import ApprovalView
-from baton.domain.approval import REFUSALS, Approval, refusal, vote_of
+from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, Approval, refusal, vote_of
 from baton.domain.ballot import NO_GROUPS, Ballot, Decided, Groups, Voter, release_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded
 from baton.ports import GuardFailedError
 from baton.services.answer_outcomes import send_or_pending
+from baton.services.away import seat_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.contracts.away import Away
     from baton.domain.approval import ApprovalPolicy, MetTally, Vote
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
@@ -70,7 +72,8 @@ class ApprovalService:
         cancel rejects; `answer` is then kept as the vote's text), else the one `answer` casts."""
         core = self.core
         why = refusal(policy, operator=voter.operator, groups=voter.groups, requested_by=requested_by)
-        if why is not None:
+        seat = self._delegated_seat(pause, policy, voter.operator, requested_by) if why == NOT_AN_APPROVER else None
+        if why is not None and seat is None:
             raise ForbiddenError(
                 REFUSALS[why].format(who=voter.operator, approvers=policy.approvers),
                 details={"reason": why, "interaction_id": pause.interaction_id, "requested_by": requested_by},
@@ -86,11 +89,12 @@ class ApprovalService:
         record = Approval(
             run_id=pause.run_id,
             interaction_id=pause.interaction_id,
-            operator=voter.operator,
+            operator=seat.operator if seat is not None else voter.operator,  # a delegate fills the seat once
             vote=vote,
             answer=delivered,
             at=core.now(),
         )
+        stood_in = {"on_behalf_of": seat.operator, "note": seat.for_whom()} if seat is not None else {}
         event = core.new_event(
             pause.run_id,
             ApprovalRecorded(
@@ -100,6 +104,7 @@ class ApprovalService:
                 vote=vote,
                 answer=delivered,
                 needed=policy.approvals if vote == "approve" else policy.rejections_needed,
+                **stood_in,
             ),
         )
         outcome = core.store.record_vote(
@@ -108,6 +113,17 @@ class ApprovalService:
         tally = core.store.get_tally(pause.run_id, pause.interaction_id)
         votes = core.store.list_votes(pause.run_id, pause.interaction_id)
         return Ballot(outcome=outcome, vote=vote, votes=votes, tally=tally, decision=tally.decision(policy))
+
+    def _delegated_seat(
+        self, pause: Interaction, policy: ApprovalPolicy, voter: str, requested_by: str | None
+    ) -> Away | None:
+        """The seat of a named approver who is away and named `voter` their delegate (one not voted yet):
+        the voter may fill it. Never the requester's seat (separation of duties holds through a delegate)."""
+        seats = [s for s in policy.operators if s != requested_by]
+        if not seats:
+            return None
+        voted = {v.operator for v in self.core.store.list_votes(pause.run_id, pause.interaction_id)}
+        return seat_for(self.core, voter, seats, voted)
 
     decided = staticmethod(release_of)  # (a met tally's release: baton.domain.ballot)
 

@@ -20,6 +20,7 @@ from baton.errors import ConflictError, winner
 from baton.events import InterruptClaimed as ClaimedEvent
 from baton.events import InterruptClaimReleased, InterruptClaimRenewed, InterruptReassigned
 from baton.ids import iso
+from baton.services.away import delegate_for
 from baton.services.interrupts import conflict_details
 
 if TYPE_CHECKING:
@@ -163,23 +164,28 @@ class Claims(ABC, Generic[Result]):
         return self._change(interaction_id, "released", decide)
 
     def reassign(self, interaction_id: str, command: ReassignClaim, *, operator: str) -> Result:
-        """`operator` gives the claim to `command.to`; after a lost write: a 409 naming the new holder."""
+        """`operator` gives the claim to `command.to` (away: to their delegate, saying for whom); after a lost
+        write: a 409 naming the new holder."""
         why = (command.reason or "").strip() or None
+        away = delegate_for(self.core, command.to)
+        to = away.delegate if away is not None else command.to
+        stood_in = {"on_behalf_of": command.to, "note": away.for_whom()} if away is not None else {}
 
         def decide(i: Interaction, again: bool) -> Decision | None:
             previous = i.state.claimed_by
-            if previous == command.to:
+            if previous == to:
                 return None
             if again or command.holder not in (None, previous):
                 raise self._held_elsewhere(i, "reassign", "; read it again and decide on the claim it has now")
-            return self._claimed_state(i, command.to, command.leaseSeconds), lambda assigned: InterruptReassigned(
+            return self._claimed_state(i, to, command.leaseSeconds), lambda assigned: InterruptReassigned(
                 interaction_id=interaction_id,
                 node=i.request.node,
                 by=operator,
-                to=command.to,
+                to=to,
                 previous=previous,
                 reason=why,
                 lease_expires_at=assigned.state.lease_expires_at or "",
+                **stood_in,
             )
 
         return self._change(interaction_id, "reassigned", decide)

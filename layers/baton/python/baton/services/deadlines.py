@@ -22,6 +22,7 @@ from baton.errors import ConflictError
 from baton.events import Escalated, ReminderSent, TimedOutDefault
 from baton.ids import parse_iso
 from baton.models import AwaitToolRequest, ParkedWait, status_of
+from baton.services.away import delegate_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -258,12 +259,16 @@ class Deadlines:
         pending, remind = subject.pending, this.step == "remind"
         own: list[str] = sorted({c for i in pending for c in i.request.notify})
         channels = own if remind else [str(c) for c in subject.ladder.escalate_to]
-        step = (ReminderSent if remind else Escalated)(
-            gate=subject.gate, interaction_ids=[i.interaction_id for i in pending], channels=channels
+        iids = [i.interaction_id for i in pending]
+        addressed = {} if remind else addressed_to(core, subject.ladder.escalate_to_operators)
+        step = (
+            ReminderSent(gate=subject.gate, interaction_ids=iids, channels=channels)
+            if remind
+            else Escalated(gate=subject.gate, interaction_ids=iids, channels=channels, **addressed)
         )
         core.record(pending[0].run_id, step)
         for i in pending:  # a reminder to the interaction's own channels, an escalation to the ladder's
-            core.notify(i, str(step.event_type), None if remind else channels, deadline=subject.deadline)
+            core.notify(i, str(step.event_type), None if remind else channels, deadline=subject.deadline, **addressed)
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
         """The timer's next input: the following step, or the deadline, and how long to wait for it."""
@@ -271,6 +276,21 @@ class Deadlines:
         step = following.step if following is not None else "deadline"
         wait_seconds = timer_wait_seconds(due, self.core.clock.now())
         return NextTimer.model_validate({**timer.model_dump(), "step": step, "wait_seconds": wait_seconds})
+
+
+def addressed_to(core: Core, operators: list[str] | None) -> dict[str, list[str]]:
+    """An escalation's named operators as addressed: one away goes to their delegate, and the substitution
+    says for whom (the `escalated` event's and the notification's `operators` and `substitutions`)."""
+    if not operators:
+        return {}
+    to: list[str] = []
+    substitutions: list[str] = []
+    for operator in operators:
+        away = delegate_for(core, operator)
+        to.append(away.delegate if away is not None else operator)
+        if away is not None:
+            substitutions.append(f"{away.delegate} {away.for_whom()}")
+    return {"operators": list(dict.fromkeys(to))} | ({"substitutions": substitutions} if substitutions else {})
 
 
 def interactions_of(core: Core, wait: ParkedWait) -> list[Interaction]:

@@ -40,6 +40,8 @@ GSI4 (sparse, "due"): a pending interaction whose deadline Baton acts on by itse
   get them from `DynamoStore.backfill_all_pending` (`baton migrate index-keys`, once).
 Outside the runs: PK = INBOX_SESSIONS ; SK = SESSION#<operator>#<session_id>, one open local inbox session
   each (`baton/adapters/inbox_sessions.py`; TTL at its expiry), read by GetItem, ended by Query + DeleteItem.
+  PK = AWAY ; SK = OPERATOR#<operator>, one operator away with their delegate each
+  (`baton/adapters/dynamo_aways.py`; TTL a day after its `until`), read by GetItem or one Query of all.
 The TTL attribute (`expiration`) is set only on items that may expire; decision records and a run's
 chain head never carry it.
 """

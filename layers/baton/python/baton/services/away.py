@@ -1,0 +1,86 @@
+"""Operators away and who decides in their place (issue 32 item 4; `baton.contracts.away`).
+
+`AwayService` keeps the caller's own away (`/api/me/away`); `seat_for` is what a quorum vote asks when the
+voter is not a named approver: is the voter the delegate of a named approver who is away? One hop only:
+setting a delegate who is away too is a 409 naming them, and a seat's delegate is never followed further.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from baton.contracts.away import MAX_AWAY_DAYS, Away, AwayView, StandingIn
+from baton.errors import ConflictError, ValidationFailedError
+from baton.ids import iso
+
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from baton.contracts.away import AwaySet
+    from baton.services.core import Core
+
+
+def view_of(operator: str, aways: list[Away], now: str) -> AwayView:
+    """`operator`'s away and whom they stand in for, from every stored away (one Query of their partition)."""
+    active = [a for a in aways if a.active(now)]
+    standing_in = [StandingIn(operator=a.operator, until=a.until) for a in active if a.delegate == operator]
+    own = next((a for a in active if a.operator == operator), None)
+    if own is None:
+        return AwayView(operator=operator, away=False, standing_in_for=standing_in)
+    return AwayView(
+        operator=operator,
+        away=True,
+        until=own.until,
+        delegate=own.delegate,
+        set_at=own.set_at,
+        standing_in_for=standing_in,
+    )
+
+
+class AwayService:
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def set(self, operator: str, body: AwaySet) -> AwayView:
+        core, now = self.core, self.core.clock.now()
+        if body.until <= now:
+            raise ValidationFailedError("until must be in the future", details={"path": "until"})
+        if body.until > now + timedelta(days=MAX_AWAY_DAYS):
+            raise ValidationFailedError(
+                f"until is at most {MAX_AWAY_DAYS} days ahead", details={"path": "until", "max_days": MAX_AWAY_DAYS}
+            )
+        if body.delegate == operator:
+            raise ValidationFailedError("the delegate must be someone else", details={"path": "delegate"})
+        aways = [a for a in core.store.list_aways() if a.operator != operator]
+        theirs = next((a for a in aways if a.operator == body.delegate and a.active(core.now())), None)
+        if theirs is not None:  # one hop: never a chain of delegates
+            raise ConflictError(
+                f"{body.delegate} is away too (until {theirs.until}); choose a delegate who is here",
+                details={"delegate": body.delegate, "until": theirs.until},
+            )
+        away = Away(operator=operator, until=iso(body.until), delegate=body.delegate, set_at=core.now())
+        core.store.put_away(away)
+        return view_of(operator, [*aways, away], core.now())
+
+    def get(self, operator: str) -> AwayView:
+        return view_of(operator, self.core.store.list_aways(), self.core.now())
+
+    def clear(self, operator: str) -> AwayView:
+        self.core.store.delete_away(operator)
+        return view_of(operator, [a for a in self.core.store.list_aways() if a.operator != operator], self.core.now())
+
+
+def seat_for(core: Core, voter: str, seats: Collection[str], voted: Collection[str]) -> Away | None:
+    """The away of a named seat whose delegate is `voter`: one with no vote yet (`voted`) first, else one
+    already filled (a repeat, then counted as any repeat is: once). None when the voter stands in for nobody."""
+    now = core.now()
+    standing_in = {a.operator: a for a in core.store.list_aways() if a.delegate == voter and a.active(now)}
+    mine = [standing_in[s] for s in seats if s in standing_in]
+    return next((a for a in mine if a.operator not in voted), mine[0] if mine else None)
+
+
+def delegate_for(core: Core, operator: str) -> Away | None:
+    """`operator`'s away while it lasts (its delegate takes what is addressed to them), else None."""
+    away = core.store.get_away(operator)
+    return away if away is not None and away.active(core.now()) else None
