@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from baton.channels.email.links import LinkUse
     from baton.contracts.agent_state import AgentStateView, AgentStateWritten
+    from baton.contracts.push import PushReason, PushSubscription
     from baton.domain.approval import Approval, ApprovalTally, MetTally, VoteOutcome
     from baton.domain.audit import AuditHead, AuditTrail
     from baton.domain.gate_payloads import GateDeadlinePayload
@@ -376,6 +377,23 @@ class InboxSessionStore(Protocol):
     def is_open(self, operator: str, session_id: str) -> bool: ...
     def end_session(self, operator: str, session_id: str) -> None: ...
     def end_sessions(self, operator: str | None) -> int: ...
+
+
+class PushSubscriptionStore(Protocol):
+    """An operator's Web Push subscriptions, one item each under the operator. `add_subscription` stores
+    one unless the operator has it (the same id: it is the endpoint's) and returns the stored one;
+    `delete_subscription` says whether there was one."""
+
+    def add_subscription(self, subscription: PushSubscription) -> tuple[PushSubscription, bool]: ...
+    def list_subscriptions(self, operator: str) -> list[PushSubscription]: ...
+    def delete_subscription(self, operator: str, subscription_id: str) -> bool: ...
+
+
+class OperatorPush(Protocol):
+    """Pushes an item to every subscription of an operator (escalated or assigned to them). Best effort:
+    it never raises (a failed push must not fail the escalation)."""
+
+    def push(self, operator: str, interaction: Interaction, reason: PushReason) -> int: ...
 
 
 class Notifier(Protocol):

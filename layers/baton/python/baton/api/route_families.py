@@ -29,6 +29,7 @@ FAMILIES = (
     "routes_audit",
     "routes_tool_approvals",
     "routes_agent_state",
+    "routes_push",
 )
 
 _RUN = r"^/api/runs/[^/]+"
@@ -47,6 +48,7 @@ _TABLE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^/api/runs(/|$)", "routes_runs"),
         (_INTERRUPT + r"/(claim|reassign)(/|$)", "routes_claims"),
         (r"^/api/v1/interrupts(/|$)", "routes_interrupts"),
+        (r"^/api/(push/key|me/push-subscriptions(/[^/]+)?)$", "routes_push"),
         (r"^/api/(inbox|me|stats/waits)$", "routes_inbox"),
         ("^" + ANSWER_PREFIX, "routes_email"),
     )

@@ -8,7 +8,8 @@ what): a hosted or blocking ask, a hosted or SDK interrupt, an async question (w
   not repeat: a second nudge is what `escalate_after` is for);
 * `escalate_after` (seconds, later than the reminder) with `escalate_to` (other notification channels,
   `console`, `email`, `slack`, `webhook`, whose recipients `baton.notify.config` configures, e.g. the
-  on-call Slack channel): the pause is announced there too;
+  on-call Slack channel): the pause is announced there too; an `operator:<name>` entry pushes it to
+  that operator's subscribed devices (Web Push, baton/services/push.py);
 * `on_timeout`: `"fail"` (the default: the pause fails at its deadline as it always has) or
   `{"default": <value>}`: at the deadline the gate is released with that value, recorded as
   `timed_out_default` (never as a person's answer: `answered_by` stays empty). An await gate has no
@@ -25,9 +26,9 @@ not a valid answer to the pause (its options, its answer schema), is a 422 and n
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from baton.domain.fields import MAX_TIMEOUT_SECONDS
 from baton.errors import ValidationFailedError
@@ -37,6 +38,10 @@ LadderStepName = Literal["remind", "escalate"]
 # notification model reads the review actions, so importing it would make a cycle (a unit test keeps the
 # two equal: tests/unit/test_ladder_pauses.py).
 Channel = Literal["console", "email", "webhook", "slack"]
+# `operator:<name>`: escalate to one operator, pushed to their subscribed devices (baton/services/push.py).
+OPERATOR_TARGET_PREFIX = "operator:"
+OperatorTarget = Annotated[str, StringConstraints(pattern=r"^operator:[A-Za-z0-9][A-Za-z0-9@._+-]{0,63}$")]
+EscalationTarget = Channel | OperatorTarget
 TIMED_OUT_DEFAULT = "timed_out_default"  # the outcome (and stored reason) of a default taken at the deadline
 
 
@@ -77,8 +82,11 @@ class LadderFields(BaseModel):
         le=MAX_TIMEOUT_SECONDS,
         description="Seconds after the pause began: announce it to escalate_to",
     )
-    escalate_to: list[Channel] | None = Field(
-        default=None, min_length=1, max_length=4, description="Channels the escalation notifies"
+    escalate_to: list[EscalationTarget] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=4,
+        description="Channels the escalation notifies, or `operator:<name>`: pushed to that operator's devices",
     )
     on_timeout: OnTimeout = Field(
         default="fail", description='"fail" (as without a ladder) or {"default": <a valid answer>}'
@@ -128,8 +136,19 @@ class Ladder(BaseModel):
 
     remind_after: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
     escalate_after: int | None = Field(default=None, ge=1, le=MAX_TIMEOUT_SECONDS)
-    escalate_to: list[Channel] = Field(default_factory=list, max_length=4)
+    escalate_to: list[EscalationTarget] = Field(default_factory=list, max_length=4)
     on_timeout: OnTimeout = "fail"
+
+    @property
+    def escalation_channels(self) -> list[str]:
+        """The channels `escalate_to` names (its operators are pushed to, not published to)."""
+        return [t for t in self.escalate_to if not t.startswith(OPERATOR_TARGET_PREFIX)]
+
+    @property
+    def escalation_operators(self) -> list[str]:
+        """The operators `escalate_to` names (`operator:<name>`)."""
+        prefix = OPERATOR_TARGET_PREFIX
+        return [t.removeprefix(prefix) for t in self.escalate_to if t.startswith(prefix)]
 
     @model_validator(mode="after")
     def _in_order(self) -> Ladder:

@@ -165,6 +165,7 @@ class Claims(ABC, Generic[Result]):
     def reassign(self, interaction_id: str, command: ReassignClaim, *, operator: str) -> Result:
         """`operator` gives the claim to `command.to`; after a lost write: a 409 naming the new holder."""
         why = (command.reason or "").strip() or None
+        given: list[Interaction] = []  # the item as given to `command.to`: pushed to their devices after
 
         def decide(i: Interaction, again: bool) -> Decision | None:
             previous = i.state.claimed_by
@@ -172,17 +173,25 @@ class Claims(ABC, Generic[Result]):
                 return None
             if again or command.holder not in (None, previous):
                 raise self._held_elsewhere(i, "reassign", "; read it again and decide on the claim it has now")
-            return self._claimed_state(i, command.to, command.leaseSeconds), lambda assigned: InterruptReassigned(
-                interaction_id=interaction_id,
-                node=i.request.node,
-                by=operator,
-                to=command.to,
-                previous=previous,
-                reason=why,
-                lease_expires_at=assigned.state.lease_expires_at or "",
-            )
 
-        return self._change(interaction_id, "reassigned", decide)
+            def event(assigned: Interaction) -> InterruptReassigned:
+                given.append(assigned)
+                return InterruptReassigned(
+                    interaction_id=interaction_id,
+                    node=i.request.node,
+                    by=operator,
+                    to=command.to,
+                    previous=previous,
+                    reason=why,
+                    lease_expires_at=assigned.state.lease_expires_at or "",
+                )
+
+            return self._claimed_state(i, command.to, command.leaseSeconds), event
+
+        result = self._change(interaction_id, "reassigned", decide)
+        if given:
+            self.core.push_to([command.to], given[-1], "assigned")
+        return result
 
 
 class ClaimService(Claims[InterruptClaimed]):

@@ -257,13 +257,18 @@ class Deadlines:
             self._sleep(min(early, MAX_EARLY_SECONDS))
         pending, remind = subject.pending, this.step == "remind"
         own: list[str] = sorted({c for i in pending for c in i.request.notify})
-        channels = own if remind else [str(c) for c in subject.ladder.escalate_to]
+        channels = own if remind else subject.ladder.escalation_channels
         step = (ReminderSent if remind else Escalated)(
-            gate=subject.gate, interaction_ids=[i.interaction_id for i in pending], channels=channels
+            gate=subject.gate,
+            interaction_ids=[i.interaction_id for i in pending],
+            channels=own if remind else [str(t) for t in subject.ladder.escalate_to],  # operators too
         )
         core.record(pending[0].run_id, step)
         for i in pending:  # a reminder to the interaction's own channels, an escalation to the ladder's
-            core.notify(i, str(step.event_type), None if remind else channels, deadline=subject.deadline)
+            if remind or channels:
+                core.notify(i, str(step.event_type), None if remind else channels, deadline=subject.deadline)
+            if not remind:  # and to the operators it names, on their devices
+                core.push_to(subject.ladder.escalation_operators, i, "escalated")
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
         """The timer's next input: the following step, or the deadline, and how long to wait for it."""
