@@ -164,21 +164,26 @@ def build_services(settings: Settings) -> Services:
     return Services(settings=settings, core=core, runs=runs, push_subscriptions=push_subscriptions)
 
 
-@lru_cache(maxsize=4)
 def vapid_key_source(settings: Settings) -> Callable[[], VapidKeys | None]:
-    """Where the VAPID key is read (one reader per settings: a secret is read once per container)."""
-    if settings.vapid_secret_id:
+    """Where the VAPID key is read: the secret deployed, the file locally, else nowhere (push off)."""
+    return _vapid_key_source(settings.vapid_secret_id, settings.vapid_key_file)
+
+
+@lru_cache(maxsize=4)
+def _vapid_key_source(secret_id: str, key_file: str) -> Callable[[], VapidKeys | None]:
+    """One reader per place: a secret is read once per container."""
+    if secret_id:
         import boto3
 
         from baton.adapters.clients import CLIENT_CONFIG
         from baton.adapters.vapid_keys import SecretVapidKeys
 
         client = boto3.session.Session().client("secretsmanager", config=CLIENT_CONFIG)
-        return SecretVapidKeys(settings.vapid_secret_id, client)
-    if settings.vapid_key_file:
+        return SecretVapidKeys(secret_id, client)
+    if key_file:
         from baton.adapters.vapid_keys import FileVapidKeys
 
-        return FileVapidKeys(settings.vapid_key_file)
+        return FileVapidKeys(key_file)
     return lambda: None
 
 
