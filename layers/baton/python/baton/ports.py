@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
     from baton.channels.email.links import LinkUse
     from baton.contracts.agent_state import AgentStateView, AgentStateWritten
-    from baton.contracts.push import PushReason, PushSubscription
     from baton.domain.approval import Approval, ApprovalTally, MetTally, VoteOutcome
     from baton.domain.audit import AuditHead, AuditTrail
     from baton.domain.gate_payloads import GateDeadlinePayload
@@ -379,27 +378,11 @@ class InboxSessionStore(Protocol):
     def end_sessions(self, operator: str | None) -> int: ...
 
 
-class PushSubscriptionStore(Protocol):
-    """An operator's Web Push subscriptions, one item each under the operator. `add_subscription` stores
-    one unless the operator has it (the same id: it is the endpoint's) and returns the stored one;
-    `delete_subscription` says whether there was one."""
-
-    def add_subscription(self, subscription: PushSubscription) -> tuple[PushSubscription, bool]: ...
-    def list_subscriptions(self, operator: str) -> list[PushSubscription]: ...
-    def delete_subscription(self, operator: str, subscription_id: str) -> bool: ...
-
-
-class OperatorPush(Protocol):
-    """Pushes an item to every subscription of an operator (escalated or assigned to them). Best effort:
-    it never raises (a failed push must not fail the escalation)."""
-
-    def push(self, operator: str, interaction: Interaction, reason: PushReason) -> int: ...
-
-
 class Notifier(Protocol):
     """Publishes one notification (the SNS topic deployed); returns the message id."""
 
     def publish(self, notification: Notification) -> str: ...
 
 
-# The review gate's ports (the companion, the diff, the builds): baton/review_ports.py.
+# The review gate's ports (the companion, the diff, the builds): baton/review_ports.py; Web Push's:
+# baton/push_ports.py.

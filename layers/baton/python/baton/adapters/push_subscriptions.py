@@ -1,4 +1,4 @@
-"""DynamoDB adapter of `PushSubscriptionStore` (`baton/ports.py`): one item per Web Push subscription,
+"""DynamoDB adapter of `PushSubscriptionStore` (`baton/push_ports.py`): one item per Web Push subscription,
 `PK=OPERATOR#<operator>`, `SK=PUSH#<subscription_id>` (the id is the endpoint's digest: the same browser
 subscribing again writes nothing). An operator's subscriptions are one Query; no index, no TTL (the push
 service's 404/410 deletes a subscription it no longer serves)."""

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from baton.channels.email.answers import EmailAnswers
     from baton.notify.push import VapidKeys
     from baton.policy.source import PolicySource
-    from baton.ports import AuditArchive, InboxSessionStore, OperatorPush, PushSubscriptionStore
+    from baton.ports import AuditArchive, InboxSessionStore
+    from baton.push_ports import OperatorPush, PushSubscriptionStore
     from baton.review_ports import BuildRecords, BuildRunner, Companion
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService

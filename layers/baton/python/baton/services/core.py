@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
 
     from baton.contracts.push import PushReason
-    from baton.ports import DeadlineTimers, Notifier, OperatorPush, Store, TaskTokens, Workflows
+    from baton.ports import DeadlineTimers, Notifier, Store, TaskTokens, Workflows
+    from baton.push_ports import OperatorPush
 
 log = logging.getLogger("baton")
 

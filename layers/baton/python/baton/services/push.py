@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from baton.contracts.push import PushReason, PushSubscriptionRequest
     from baton.models import Interaction
     from baton.notify.push import VapidKeys
-    from baton.ports import PushSubscriptionStore
+    from baton.push_ports import PushSubscriptionStore
 
 log = logging.getLogger("baton")
 
