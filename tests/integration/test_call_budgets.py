@@ -89,6 +89,12 @@ BUDGETS: dict[str, Budget] = {
     # orders items by answer time). However many are pending or settled, up to those page limits; past
     # 500 pending, 12 more (per kind the pending-age alarms' oldest-item and Select=COUNT Queries).
     "wait stats": Budget(total=14),
+    # a browser's Web Push subscription (issue 32): one conditional PutItem under the operator (the same
+    # endpoint again is the same id: the failed condition returns the stored one, no second call)
+    "push subscribe": Budget(total=1),
+    # a reassign that pushes to the new holder's devices: the claim's three calls and one Query of their
+    # subscriptions (the push itself is an HTTPS POST to the push service, not an AWS call)
+    "reassign with a push": Budget(total=4),
 }
 
 
@@ -605,3 +611,54 @@ def test_wait_stats_stay_in_budget_as_items_settle(call_log: CallLog, moto_stack
     (status, stats), again = call_log.measure(lambda: _api(moto_stack, "GET", "/api/stats/waits"))
     assert status == 200 and stats["pending"]["count"] == 25 and stats["answers"]["windows"][0]["answered"] == 24
     assert sorted(again) == sorted(calls), again
+
+
+@pytest.fixture
+def vapid_key_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Web Push configured as `baton dev` configures it; requested before `moto_stack`, whose handlers read it."""
+    from baton.notify.push import VapidKeys
+
+    path = tmp_path / "vapid.pem"
+    path.write_bytes(VapidKeys.generate().private_pem)
+    monkeypatch.setenv("BATON_VAPID_KEY_FILE", str(path))
+    return str(path)
+
+
+def test_a_push_subscription_and_a_reassign_that_pushes_stay_in_budget(
+    call_log: CallLog, vapid_key_file: str, moto_stack: MotoStack
+) -> None:
+    from baton.domain.interrupt_spec import InterruptSpec
+    from tests.push_service import PushService
+
+    created, _ = moto_stack.services.interrupts.create(
+        InterruptSpec(session_id="budget-push", prompt="deploy?"), caller="agent"
+    )
+    _warm(moto_stack)
+    with PushService() as service:
+        browser = service.browser()
+        (status, body), calls = call_log.measure(
+            lambda: _api(moto_stack, "POST", "/api/me/push-subscriptions", browser.subscription)
+        )
+        assert status == 201, body
+        _check("push subscribe", calls)
+        (status, again), calls = call_log.measure(
+            lambda: _api(moto_stack, "POST", "/api/me/push-subscriptions", browser.subscription)
+        )
+        assert (status, again) == (200, body)
+        _check("push subscribe", calls)
+
+        path = f"/api/v1/interrupts/{created.interaction_id}/reassign"
+        (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"to": OPERATOR}))
+        assert status == 200 and body["interrupt"]["claimedBy"] == OPERATOR, body
+        _check("reassign with a push", calls)
+        payload = service.received(count=1, timeout=10)[0].payload
+        assert payload["reason"] == "assigned" and payload["kind"] == "interrupt"
+        assert payload["interaction_id"] == created.interaction_id and payload["one_tap"] == []  # needs its page
+
+        # The push service no longer serves it (410): the subscription is deleted, the reassign still made.
+        service.gone.add(browser.endpoint.removeprefix(service.url))
+        back = _api(moto_stack, "POST", path, {"to": "op-2"})
+        assert back[0] == 200, back
+        status, body = _api(moto_stack, "POST", path, {"to": OPERATOR})
+        assert status == 200, body
+        assert _api(moto_stack, "GET", "/api/me/push-subscriptions") == (200, {"subscriptions": []})
