@@ -192,3 +192,26 @@ def test_a_ladder_escalates_to_channels_and_operators_apart() -> None:
     assert ladder.escalation_channels == ["slack"] and ladder.escalation_operators == ["alice"]
     with pytest.raises(ValueError, match="escalate_to"):
         Ladder(escalate_after=5, escalate_to=["pager"])  # type: ignore[list-item]
+
+
+def test_the_secret_is_read_once_and_an_empty_one_again_only_after_a_while() -> None:
+    from baton.adapters.vapid_keys import RETRY_SECONDS, SecretVapidKeys
+
+    class Secrets:
+        def __init__(self) -> None:
+            self.value: str | None = None
+            self.reads = 0
+
+        def get_secret_value(self, SecretId: str) -> dict[str, str]:
+            self.reads += 1
+            if self.value is None:
+                raise RuntimeError("ResourceNotFoundException: no value")
+            return {"SecretString": self.value}
+
+    now = [0.0]
+    secrets = Secrets()
+    keys = SecretVapidKeys("arn:secret", secrets, clock=lambda: now[0])
+    assert keys() is None and keys() is None and secrets.reads == 1  # empty: push off, not read per request
+    secrets.value = VapidKeys.generate().private_pem.decode()  # `baton push init-vapid`
+    now[0] += RETRY_SECONDS
+    assert keys() is not None and keys() is not None and secrets.reads == 2

@@ -4,6 +4,7 @@ read once per container), a file locally. An empty or missing secret value means
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,24 +13,31 @@ from baton.notify.push import VapidKeys
 log = logging.getLogger("baton")
 
 
-class SecretVapidKeys:
-    """The key in a Secrets Manager secret, read on first use and kept (a failed read is tried again)."""
+RETRY_SECONDS = 60.0  # an empty secret is read again after this (the operator may have filled it)
 
-    def __init__(self, secret_id: str, client: Any) -> None:
-        self._secret_id, self._client = secret_id, client
+
+class SecretVapidKeys:
+    """The key in a Secrets Manager secret, read on first use and kept; no key yet (the secret is empty, or
+    unreadable) is remembered for RETRY_SECONDS, so a stack without push does not read it on every request."""
+
+    def __init__(self, secret_id: str, client: Any, clock: Any = time.monotonic) -> None:
+        self._secret_id, self._client, self._clock = secret_id, client, clock
         self._keys: VapidKeys | None = None
+        self._none_until = 0.0
 
     def __call__(self) -> VapidKeys | None:
-        if self._keys is None:
-            try:
-                value = self._client.get_secret_value(SecretId=self._secret_id).get("SecretString", "")
-            except Exception:  # no value stored yet (ResourceNotFound), or no access: push is off
-                log.warning("the VAPID secret could not be read: web push is off", exc_info=True)
-                return None
-            if "PRIVATE KEY" not in value:
-                return None
-            self._keys = VapidKeys(value.encode())
+        if self._keys is None and self._clock() >= self._none_until:
+            self._keys = self._read()
+            self._none_until = self._clock() + RETRY_SECONDS
         return self._keys
+
+    def _read(self) -> VapidKeys | None:
+        try:
+            value = self._client.get_secret_value(SecretId=self._secret_id).get("SecretString", "")
+        except Exception:  # no value stored yet (ResourceNotFound), or no access: push is off
+            log.warning("the VAPID secret could not be read: web push is off", exc_info=True)
+            return None
+        return VapidKeys(value.encode()) if "PRIVATE KEY" in value else None
 
 
 class FileVapidKeys:
