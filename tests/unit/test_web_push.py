@@ -215,3 +215,25 @@ def test_the_secret_is_read_once_and_an_empty_one_again_only_after_a_while() -> 
     secrets.value = VapidKeys.generate().private_pem.decode()  # `baton push init-vapid`
     now[0] += RETRY_SECONDS
     assert keys() is not None and keys() is not None and secrets.reads == 2
+
+
+def test_init_vapid_stores_a_key_once_and_replaces_it_only_when_told() -> None:
+    from baton.adapters.vapid_keys import init_vapid_secret
+
+    class Secrets:
+        value: str | None = None
+
+        def get_secret_value(self, SecretId: str) -> dict[str, str]:
+            if self.value is None:
+                raise RuntimeError("ResourceNotFoundException")
+            return {"SecretString": self.value}
+
+        def put_secret_value(self, SecretId: str, SecretString: str) -> None:
+            self.value = SecretString
+
+    secrets = Secrets()
+    first = init_vapid_secret("arn:s", client=secrets)
+    assert first is not None and secrets.value == first.private_pem.decode()
+    assert init_vapid_secret("arn:s", client=secrets) is None  # kept: it would end every subscription
+    second = init_vapid_secret("arn:s", replace=True, client=secrets)
+    assert second is not None and second.public_key != first.public_key

@@ -51,3 +51,18 @@ class FileVapidKeys:
             return VapidKeys(self._path.read_bytes())
         except OSError:
             return None
+
+
+def init_vapid_secret(secret_id: str, *, replace: bool = False, client: Any = None) -> VapidKeys | None:
+    """`baton push init-vapid`: a new key stored as the secret's value (with the caller's AWS credentials);
+    None, storing nothing, when the secret holds a key already and not `replace` (a new key ends every
+    browser's subscription)."""
+    if client is None:
+        import boto3
+
+        client = boto3.session.Session().client("secretsmanager")
+    if not replace and SecretVapidKeys(secret_id, client)() is not None:
+        return None
+    keys = VapidKeys.generate()
+    client.put_secret_value(SecretId=secret_id, SecretString=keys.private_pem.decode())
+    return keys
