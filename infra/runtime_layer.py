@@ -58,7 +58,8 @@ ROOTS: dict[str, tuple[str, ...]] = {
     "pywebpush": (),
 }
 # The Lambda Python runtime ships these (and what they depend on): the layer leaves them out.
-PROVIDED_BY_THE_RUNTIME = ("boto3", "botocore")
+# urllib3 is botocore's: requests (pywebpush's) runs on the runtime's copy, as boto3 does.
+PROVIDED_BY_THE_RUNTIME = ("boto3", "botocore", "urllib3")
 # ARCHITECTURE arm64 (infra/capabilities/functions.py). python3.13 runs on Amazon Linux 2023 (glibc 2.34), which
 # loads manylinux_2_28 wheels, the oldest google-re2 publishes (manylinux2014's are a subset of these).
 MANYLINUX = "manylinux_2_28"
