@@ -223,6 +223,7 @@ class BatonStack(Stack):
         output("TableName", self.store.table.table_name, "DynamoDB table")
         output("TopicArn", self.notifications.topic.topic_arn, "Notifications topic")
         output("AlarmTopicArn", self.notifications.alarm_topic.topic_arn, "Alarms topic")
+        output("VapidSecretArn", self.web_push.secret.secret_arn, "Web Push key: fill with `baton push init-vapid`")
         if self.audit is not None:
             output("AuditBucket", self.audit.bucket.bucket_name, "Object Lock bucket of the decision log")
         for export, function in GATE_FUNCTION_EXPORTS.items():

@@ -2,13 +2,13 @@
 Manager secret, made EMPTY: the operator fills it once with `baton push init-vapid --secret-id <arn>`
 (which generates a P-256 key and stores its PEM), or with the aws CLI. Until then push is off (`GET
 /api/push/key` is a 404 that says so). The functions that push, the API (a claim reassigned) and
-gate_deadline (a ladder's escalation), may `secretsmanager:GetSecretValue` on this one secret only."""
+gate_deadline (a ladder's escalation), may `secretsmanager:GetSecretValue` on this one secret only. The
+stack exports its ARN (`<prefix>-VapidSecretArn`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aws_cdk import CfnOutput
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
@@ -55,9 +55,3 @@ class WebPushKey(Construct):
                 iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self.secret.secret_arn])
             )
             functions[name].add_environment("BATON_VAPID_SECRET_ID", self.secret.secret_arn)
-        CfnOutput(
-            self,
-            "VapidSecretArn",
-            value=self.secret.secret_arn,
-            description="Web Push's VAPID key secret: fill it with `baton push init-vapid --secret-id <this>`",
-        )
