@@ -54,9 +54,12 @@ ROOTS: dict[str, tuple[str, ...]] = {
     "pydantic": (),
     "google-re2": (),
     "cedarpy": (),
+    # pywebpush: Web Push to operators' devices (baton/notify/push.py), from the API and gate_deadline functions.
+    "pywebpush": (),
 }
 # The Lambda Python runtime ships these (and what they depend on): the layer leaves them out.
-PROVIDED_BY_THE_RUNTIME = ("boto3", "botocore")
+# urllib3 is botocore's: requests (pywebpush's) runs on the runtime's copy, as boto3 does.
+PROVIDED_BY_THE_RUNTIME = ("boto3", "botocore", "urllib3")
 # ARCHITECTURE arm64 (infra/capabilities/functions.py). python3.13 runs on Amazon Linux 2023 (glibc 2.34), which
 # loads manylinux_2_28 wheels, the oldest google-re2 publishes (manylinux2014's are a subset of these).
 MANYLINUX = "manylinux_2_28"
@@ -82,6 +85,7 @@ class Pin:
     name: str
     version: str
     hashes: tuple[str, ...] = ()
+    sdist_only: bool = False  # no wheel on PyPI: built from its sdist (pure Python only: any platform)
 
     @property
     def line(self) -> str:
@@ -115,7 +119,9 @@ def locked_closure(
         if package is None:
             raise RuntimeError(f"{name} is not in {lock}: run `uv lock`")
         hashes = tuple(sorted(w["hash"] for w in package.get("wheels", ())))
-        found[name] = Pin(package["name"], package["version"], hashes)
+        if not hashes and "sdist" in package:  # pure Python published as an sdist only (http-ece)
+            hashes = (package["sdist"]["hash"],)
+        found[name] = Pin(package["name"], package["version"], hashes, sdist_only=not package.get("wheels"))
         groups = [("", package.get("dependencies", []))]
         groups += [(extra, package.get("optional-dependencies", {}).get(extra, [])) for extra in extras]
         for group, dependencies in groups:
@@ -193,6 +199,7 @@ def _install(pins: list[Pin], target: Path, python_platform: str, requirements: 
         "--require-hashes",
         "--only-binary",
         ":all:",
+        *(arg for p in pins if p.sdist_only for arg in ("--no-binary", p.name)),
         "--python-platform",
         python_platform,
         "--python-version",

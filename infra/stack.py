@@ -25,6 +25,7 @@ from infra.capabilities.observability import Observability
 from infra.capabilities.policy import PolicyParameter
 from infra.capabilities.slack import WORKER_MAX_EVENT_AGE, WORKER_RETRY_ATTEMPTS, SlackApp
 from infra.capabilities.store import Store
+from infra.capabilities.web_push import WebPushKey
 from infra.exports import GATE_FUNCTION_EXPORTS, role_export
 from infra.naming import state_machine_arn
 from infra.permissions import schedule_for, token_senders
@@ -185,6 +186,8 @@ class BatonStack(Stack):
         )
         if self.email_links is None:
             self.notifications.subscribe_emails(config.emails)
+        # Web Push to operators' devices: the VAPID key's (empty) secret, read by the functions that push.
+        self.web_push = WebPushKey(self, "WebPush", prefix=config.prefix, functions=fns, roles=self.functions.roles)
         # The webhook channel is subscribed only when it has somewhere to post, the email Lambda only with a sender.
         self.notifications.subscribe_functions(
             fns,
@@ -220,6 +223,7 @@ class BatonStack(Stack):
         output("TableName", self.store.table.table_name, "DynamoDB table")
         output("TopicArn", self.notifications.topic.topic_arn, "Notifications topic")
         output("AlarmTopicArn", self.notifications.alarm_topic.topic_arn, "Alarms topic")
+        output("VapidSecretArn", self.web_push.secret.secret_arn, "Web Push key: fill with `baton push init-vapid`")
         if self.audit is not None:
             output("AuditBucket", self.audit.bucket.bucket_name, "Object Lock bucket of the decision log")
         for export, function in GATE_FUNCTION_EXPORTS.items():

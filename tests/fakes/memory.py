@@ -37,6 +37,7 @@ from baton.workflows.table import DUE_SK_ATTRIBUTE, due_before, due_keys
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
+    from baton.contracts.push import PushSubscription
     from baton.domain.approval import VoteOutcome
     from baton.ports import Guard
 
@@ -676,3 +677,23 @@ class MemoryInboxSessions:
         for key in ended:
             del self.sessions[key]
         return len(ended)
+
+
+class MemoryPushSubscriptions:
+    """`PushSubscriptionStore` in memory, with the DynamoDB adapter's rule: a subscription is stored once."""
+
+    def __init__(self) -> None:
+        self.items: dict[tuple[str, str], PushSubscription] = {}
+
+    def add_subscription(self, subscription: PushSubscription) -> tuple[PushSubscription, bool]:
+        key = (subscription.operator, subscription.subscription_id)
+        if key in self.items:
+            return self.items[key], False
+        self.items[key] = subscription
+        return subscription, True
+
+    def list_subscriptions(self, operator: str) -> list[PushSubscription]:
+        return [s for (owner, _), s in sorted(self.items.items()) if owner == operator]
+
+    def delete_subscription(self, operator: str, subscription_id: str) -> bool:
+        return self.items.pop((operator, subscription_id), None) is not None

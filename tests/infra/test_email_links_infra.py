@@ -36,8 +36,8 @@ def _role_of(fn: dict[str, Any]) -> str:
 
 
 def test_the_link_key_is_a_generated_secret_read_only_by_the_mailer_and_the_api(cfn: dict[str, Any]) -> None:
-    [(secret_id, secret)] = resources(cfn, "AWS::SecretsManager::Secret").items()
-    assert secret["Properties"]["Name"] == f"{PREFIX}/email-link-key"
+    secrets = resources(cfn, "AWS::SecretsManager::Secret").items()
+    [(secret_id, secret)] = [(k, v) for k, v in secrets if v["Properties"]["Name"] == f"{PREFIX}/email-link-key"]
     assert secret["Properties"]["GenerateSecretString"]["PasswordLength"] == 64
     functions = _functions(cfn)
     readers = {

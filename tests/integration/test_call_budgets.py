@@ -115,6 +115,13 @@ BUDGETS: dict[str, Budget] = {
     # this path (the voter named nowhere): the pause's votes (Query: which seat is still open) and the
     # operators away (one Query of their partition)
     "delegate's vote": Budget(total=2),  # more than the approver's own vote
+    # a browser's Web Push subscription (issue 32): one conditional PutItem under the operator (the same
+    # endpoint again is the same id: the failed condition returns the stored one, no second call)
+    "push subscribe": Budget(total=1),
+    # a reassign that pushes to the new holder's devices: the claim's three calls, the new holder's away
+    # (GetItem: away, the claim goes to their delegate) and one Query of the holder's subscriptions (the
+    # push itself is an HTTPS POST to the push service, not an AWS call)
+    "reassign with a push": Budget(total=5),
 }
 
 
@@ -709,3 +716,54 @@ def test_an_away_and_a_delegates_vote_stay_in_budget(call_log: CallLog, moto_sta
     extra = len(standing_in) - len(in_own_seat)
     assert extra <= BUDGETS["delegate's vote"].total, (in_own_seat, standing_in)
     assert "dynamodb.Scan" not in standing_in, standing_in
+
+
+@pytest.fixture
+def vapid_key_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Web Push configured as `baton dev` configures it; requested before `moto_stack`, whose handlers read it."""
+    from baton.notify.push import VapidKeys
+
+    path = tmp_path / "vapid.pem"
+    path.write_bytes(VapidKeys.generate().private_pem)
+    monkeypatch.setenv("BATON_VAPID_KEY_FILE", str(path))
+    return str(path)
+
+
+def test_a_push_subscription_and_a_reassign_that_pushes_stay_in_budget(
+    call_log: CallLog, vapid_key_file: str, moto_stack: MotoStack
+) -> None:
+    from baton.domain.interrupt_spec import InterruptSpec
+    from tests.push_service import PushService
+
+    created, _ = moto_stack.services.interrupts.create(
+        InterruptSpec(session_id="budget-push", prompt="deploy?"), caller="agent"
+    )
+    _warm(moto_stack)
+    with PushService() as service:
+        browser = service.browser()
+        (status, body), calls = call_log.measure(
+            lambda: _api(moto_stack, "POST", "/api/me/push-subscriptions", browser.subscription)
+        )
+        assert status == 201, body
+        _check("push subscribe", calls)
+        (status, again), calls = call_log.measure(
+            lambda: _api(moto_stack, "POST", "/api/me/push-subscriptions", browser.subscription)
+        )
+        assert (status, again) == (200, body)
+        _check("push subscribe", calls)
+
+        path = f"/api/v1/interrupts/{created.interaction_id}/reassign"
+        (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"to": OPERATOR}))
+        assert status == 200 and body["interrupt"]["claimedBy"] == OPERATOR, body
+        _check("reassign with a push", calls)
+        payload = service.received(count=1, timeout=10)[0].payload
+        assert payload["reason"] == "assigned" and payload["kind"] == "interrupt"
+        assert payload["interaction_id"] == created.interaction_id and payload["one_tap"] == []  # needs its page
+
+        # The push service no longer serves it (410): the subscription is deleted, the reassign still made.
+        service.gone.add(browser.endpoint.removeprefix(service.url))
+        back = _api(moto_stack, "POST", path, {"to": "op-2"})
+        assert back[0] == 200, back
+        status, body = _api(moto_stack, "POST", path, {"to": OPERATOR})
+        assert status == 200, body
+        assert _api(moto_stack, "GET", "/api/me/push-subscriptions") == (200, {"subscriptions": []})

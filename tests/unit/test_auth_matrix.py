@@ -40,6 +40,7 @@ from baton.services.core import Core
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
+from tests.fakes.memory import MemoryPushSubscriptions
 
 TOKEN = "local-secret"
 ACCOUNT = "123456789012"
@@ -111,6 +112,15 @@ ROUTES = [
     Route("PUT", "/api/me/away", {"until": TOMORROW, "delegate": "bob"}, operator_only=True),
     Route("GET", "/api/me/away", operator_only=True),
     Route("DELETE", "/api/me/away", operator_only=True),
+    Route("GET", "/api/push/key", operator_only=True),
+    Route(
+        "POST",
+        "/api/me/push-subscriptions",
+        {"endpoint": "https://push.test/a", "keys": {"p256dh": "B", "auth": "a"}},
+        operator_only=True,
+    ),
+    Route("GET", "/api/me/push-subscriptions", operator_only=True),
+    Route("DELETE", "/api/me/push-subscriptions/ps-unknown", operator_only=True),
 ]
 
 # (door, identity, the run the request targets)
@@ -168,7 +178,12 @@ class World:
         else:
             settings["BATON_AGENT_ROLE_NAME"] = AGENT_ROLE
             settings["BATON_AGENT_PRINCIPAL_PATTERN"] = ":user/agents/"
-        self.services = Services(settings=Settings.model_validate(settings), core=core, runs=RunService(core))
+        self.services = Services(
+            settings=Settings.model_validate(settings),
+            core=core,
+            runs=RunService(core),
+            push_subscriptions=MemoryPushSubscriptions(),
+        )
         self.door = door
         self.ids: dict[str, dict[str, str]] = {}
         for run in (RUN_A, RUN_B):
@@ -237,6 +252,7 @@ def test_the_matrix_covers_every_route_of_the_api(world: Callable[[str], World])
     names["/draft/"] = "/{node}/"
     names["/tool-grants/{interaction_id}"] = "/tool-grants/{grant_id}"
     names["/agent-state/openai-agents.s1"] = "/agent-state/{key}"
+    names["/push-subscriptions/ps-unknown"] = "/push-subscriptions/{subscription_id}"
     covered = set()
     for r in ROUTES:
         path = r.template.split("?")[0]

@@ -396,4 +396,5 @@ class Notifier(Protocol):
     def publish(self, notification: Notification) -> str: ...
 
 
-# The review gate's ports (the companion, the diff, the builds): baton/review_ports.py.
+# The review gate's ports (the companion, the diff, the builds): baton/review_ports.py; Web Push's:
+# baton/push_ports.py.

@@ -30,6 +30,7 @@ FAMILIES = (
     "routes_tool_approvals",
     "routes_agent_state",
     "routes_away",
+    "routes_push",
 )
 
 _RUN = r"^/api/runs/[^/]+"
@@ -49,6 +50,7 @@ _TABLE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (_INTERRUPT + r"/(claim|reassign)(/|$)", "routes_claims"),
         (r"^/api/v1/interrupts(/|$)", "routes_interrupts"),
         (r"^/api/me/away$", "routes_away"),
+        (r"^/api/(push/key|me/push-subscriptions(/[^/]+)?)$", "routes_push"),
         (r"^/api/(inbox|me|stats/waits)$", "routes_inbox"),
         ("^" + ANSWER_PREFIX, "routes_email"),
     )

@@ -15,6 +15,7 @@ from baton.cli.mcp import mcp_command
 from baton.cli.migrate import migrate_app
 from baton.cli.policy import policy_app
 from baton.cli.policy_history import register as register_policy_history
+from baton.cli.push import push_app
 from baton.cli.redrive import REDRIVE_HELP, redrive_command
 from baton.cli.review import review_app
 from baton.cli.runs import resume, runs_app
@@ -48,6 +49,7 @@ app.add_typer(hook_app, name="hook")
 app.add_typer(claude_code_app, name="claude-code")
 register_policy_history(policy_app)  # backtest, report: beside check and test
 app.add_typer(policy_app, name="policy")
+app.add_typer(push_app, name="push")
 
 
 def main() -> None:

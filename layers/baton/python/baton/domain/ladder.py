@@ -9,7 +9,8 @@ what): a hosted or blocking ask, a hosted or SDK interrupt, an async question (w
 * `escalate_after` (seconds, later than the reminder) with `escalate_to` (other notification channels,
   `console`, `email`, `slack`, `webhook`, whose recipients `baton.notify.config` configures, e.g. the
   on-call Slack channel): the pause is announced there too; `escalate_to_operators` addresses it to named
-  operators on those channels (one away: to their delegate, "for alice (away until ...)");
+  operators on those channels and on their subscribed devices (Web Push, baton/services/push.py); one
+  away: to their delegate, "for alice (away until ...)";
 * `on_timeout`: `"fail"` (the default: the pause fails at its deadline as it always has) or
   `{"default": <value>}`: at the deadline the gate is released with that value, recorded as
   `timed_out_default` (never as a person's answer: `answered_by` stays empty). An await gate has no
@@ -89,8 +90,8 @@ class LadderFields(BaseModel):
         default=None,
         min_length=1,
         max_length=MAX_ESCALATION_OPERATORS,
-        description="Operators the escalation is addressed to, on the escalate_to channels (one away: their "
-        "delegate, saying for whom)",
+        description="Operators the escalation is addressed to, on the escalate_to channels and their "
+        "devices (Web Push; one away: their delegate, saying for whom)",
     )
     on_timeout: OnTimeout = Field(
         default="fail", description='"fail" (as without a ladder) or {"default": <a valid answer>}'

@@ -254,6 +254,9 @@ class LocalStack:
         os.environ.setdefault("BATON_MERGE_RUNNER", "local")
         # The Slack app's worker runs after the ack: locally in a background thread (baton/adapters/slack.py).
         os.environ.setdefault("BATON_SLACK_WORKER_INVOKE", "thread")
+        from baton.local.vapid import local_vapid_key  # Web Push: the key made once, kept with the state
+
+        os.environ["BATON_VAPID_KEY_FILE"] = str(local_vapid_key(self.state_dir))  # this stack's, not a previous one's
         import boto3
         import requests
 

@@ -17,15 +17,20 @@ from baton.errors import ValidationFailedError
 from baton.runtime.settings import Settings, get_settings
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from baton.adapters.ssm_policy import ParameterReader
     from baton.channels.email.answers import EmailAnswers
+    from baton.notify.push import VapidKeys
     from baton.policy.source import PolicySource
     from baton.ports import AuditArchive, InboxSessionStore
+    from baton.push_ports import OperatorPush, PushSubscriptionStore
     from baton.review_ports import BuildRecords, BuildRunner, Companion
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
+    from baton.services.push import PushService
     from baton.services.questions import QuestionService
     from baton.services.reconciler import Reconciler
     from baton.services.review import ReviewService
@@ -42,6 +47,8 @@ class Services:
     email_answers: EmailAnswers | None = None
     # The local web inbox's open sessions (built on first use over the table when not given).
     inbox_sessions: InboxSessionStore | None = None
+    # Each operator's Web Push subscriptions (built on first use over the table when not given).
+    push_subscriptions: PushSubscriptionStore | None = None
 
     def review_service(self) -> ReviewService:
         """The review gate's service (built on first use from the settings when not given)."""
@@ -77,6 +84,20 @@ class Services:
             self.inbox_sessions = DynamoInboxSessions(self.settings.table_name, dynamodb_client())
         return self.inbox_sessions
 
+    def push_subscription_store(self) -> PushSubscriptionStore:
+        if self.push_subscriptions is None:
+            from baton.adapters.clients import dynamodb_client
+            from baton.adapters.push_subscriptions import DynamoPushSubscriptions
+
+            self.push_subscriptions = DynamoPushSubscriptions(self.settings.table_name, dynamodb_client())
+        return self.push_subscriptions
+
+    def push_service(self) -> PushService:
+        """The push routes' service (baton/services/push.py): the caller's subscriptions and the public key."""
+        from baton.services.push import PushService
+
+        return PushService(self.push_subscription_store(), vapid_key_source(self.settings), self.core.now)
+
     @property
     def questions(self) -> QuestionService:
         """Async questions and await gates (stateless: built from the core on each use)."""
@@ -106,6 +127,7 @@ def build_services(settings: Settings) -> Services:
     from baton.adapters.clients import CLIENT_CONFIG, dynamodb_client
     from baton.adapters.deadline_timer import SfnDeadlineTimers
     from baton.adapters.dynamo import DynamoStore
+    from baton.adapters.push_subscriptions import DynamoPushSubscriptions
     from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
     from baton.domain.deadline import TIMER_STATE_MACHINE
     from baton.notify.model import CHANNELS
@@ -132,13 +154,47 @@ def build_services(settings: Settings) -> Services:
         channels=settings.notify_channels or CHANNELS,
         policy=policy_source(settings),
     )
+    push_subscriptions = DynamoPushSubscriptions(settings.table_name, dynamodb)
+    core.push = web_push(settings, push_subscriptions)
     runs = RunService(
         core,
         input_defaults=WORKFLOW_DEFAULTS,
         input_schemas=input_schemas(settings),
         check_review=lambda raw: _check_review_config(settings, raw),
     )
-    return Services(settings=settings, core=core, runs=runs)
+    return Services(settings=settings, core=core, runs=runs, push_subscriptions=push_subscriptions)
+
+
+def vapid_key_source(settings: Settings) -> Callable[[], VapidKeys | None]:
+    """Where the VAPID key is read: the secret deployed, the file locally, else nowhere (push off)."""
+    return _vapid_key_source(settings.vapid_secret_id, settings.vapid_key_file)
+
+
+@lru_cache(maxsize=4)
+def _vapid_key_source(secret_id: str, key_file: str) -> Callable[[], VapidKeys | None]:
+    """One reader per place: a secret is read once per container."""
+    if secret_id:
+        import boto3
+
+        from baton.adapters.clients import CLIENT_CONFIG
+        from baton.adapters.vapid_keys import SecretVapidKeys
+
+        client = boto3.session.Session().client("secretsmanager", config=CLIENT_CONFIG)
+        return SecretVapidKeys(secret_id, client)
+    if key_file:
+        from baton.adapters.vapid_keys import FileVapidKeys
+
+        return FileVapidKeys(key_file)
+    return lambda: None
+
+
+def web_push(settings: Settings, store: PushSubscriptionStore) -> OperatorPush | None:
+    """The `OperatorPush` a core sends with, when the stack has a VAPID key configured; else None (off)."""
+    if not (settings.vapid_secret_id or settings.vapid_key_file):
+        return None
+    from baton.services.push import WebPush
+
+    return WebPush(store, vapid_key_source(settings), subject=settings.vapid_subject)
 
 
 def policy_source(settings: Settings, *, ssm_client: ParameterReader | None = None) -> PolicySource:

@@ -170,6 +170,7 @@ class Claims(ABC, Generic[Result]):
         away = delegate_for(self.core, command.to)
         to = away.delegate if away is not None else command.to
         stood_in = {"on_behalf_of": command.to, "note": away.for_whom()} if away is not None else {}
+        given: list[Interaction] = []  # the item as given to `to`: pushed to their devices after
 
         def decide(i: Interaction, again: bool) -> Decision | None:
             previous = i.state.claimed_by
@@ -177,18 +178,26 @@ class Claims(ABC, Generic[Result]):
                 return None
             if again or command.holder not in (None, previous):
                 raise self._held_elsewhere(i, "reassign", "; read it again and decide on the claim it has now")
-            return self._claimed_state(i, to, command.leaseSeconds), lambda assigned: InterruptReassigned(
-                interaction_id=interaction_id,
-                node=i.request.node,
-                by=operator,
-                to=to,
-                previous=previous,
-                reason=why,
-                lease_expires_at=assigned.state.lease_expires_at or "",
-                **stood_in,
-            )
 
-        return self._change(interaction_id, "reassigned", decide)
+            def event(assigned: Interaction) -> InterruptReassigned:
+                given.append(assigned)
+                return InterruptReassigned(
+                    interaction_id=interaction_id,
+                    node=i.request.node,
+                    by=operator,
+                    to=to,
+                    previous=previous,
+                    reason=why,
+                    lease_expires_at=assigned.state.lease_expires_at or "",
+                    **stood_in,
+                )
+
+            return self._claimed_state(i, to, command.leaseSeconds), event
+
+        result = self._change(interaction_id, "reassigned", decide)
+        if given:
+            self.core.push_to([to], given[-1], "assigned")
+        return result
 
 
 class ClaimService(Claims[InterruptClaimed]):

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from collections.abc import Set as AbstractSet
 
+    from baton.contracts.push import PushReason
     from baton.ports import DeadlineTimers, Notifier, Store, TaskTokens, Workflows
+    from baton.push_ports import OperatorPush
 
 log = logging.getLogger("baton")
 
@@ -52,6 +54,7 @@ class Core:
     timers: DeadlineTimers | None = None  # each gate's timer (baton.services.deadlines); None: the reconciler only
     channels: tuple[str, ...] = CHANNELS  # the notify channels the stack wires (Settings.notify_channels)
     policy: PolicySource = field(default_factory=FixedPolicy)  # decides tool calls first (issue 31); none: people
+    push: OperatorPush | None = None  # Web Push to operators' devices (baton/services/push.py); None: off
 
     def now(self) -> str:
         return iso(self.clock.now())
@@ -196,6 +199,12 @@ class Core:
             )
         except Exception:
             log.exception("notification failed", extra={"run_id": interaction.run_id})
+
+    def push_to(self, operators: list[str], interaction: Interaction, reason: PushReason) -> None:
+        """Push `interaction` to each operator's subscribed devices (escalated or assigned to them). Best effort."""
+        if self.push is not None:
+            for operator in operators:
+                self.push.push(operator, interaction, reason)
 
     def wait_expired(self, wait: ParkedWait) -> bool:
         """Has this parked gate's timeout passed? (Unknown deadline: assume it has.)"""

@@ -269,6 +269,8 @@ class Deadlines:
         core.record(pending[0].run_id, step)
         for i in pending:  # a reminder to the interaction's own channels, an escalation to the ladder's
             core.notify(i, str(step.event_type), None if remind else channels, deadline=subject.deadline, **addressed)
+            if addressed.get("operators"):  # and the operators it names (or their delegates), on their devices
+                core.push_to(addressed["operators"], i, "escalated")
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
         """The timer's next input: the following step, or the deadline, and how long to wait for it."""

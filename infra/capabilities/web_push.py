@@ -1,0 +1,57 @@
+"""web_push: the VAPID private key of Web Push (issue 32, item 3; baton/services/push.py) as a Secrets
+Manager secret, made EMPTY: the operator fills it once with `baton push init-vapid --secret-id <arn>`
+(which generates a P-256 key and stores its PEM), or with the aws CLI. Until then push is off (`GET
+/api/push/key` is a 404 that says so). The functions that push, the API (a claim reassigned) and
+gate_deadline (a ladder's escalation), may `secretsmanager:GetSecretValue` on this one secret only. The
+stack exports its ARN (`<prefix>-VapidSecretArn`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_secretsmanager as secretsmanager
+from constructs import Construct
+
+from infra.nag import acknowledge
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from aws_cdk import aws_lambda as lambda_
+
+PUSH_FUNCTIONS = ("api", "gate_deadline")
+
+
+class WebPushKey(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        prefix: str,
+        functions: Mapping[str, lambda_.Function],
+        roles: Mapping[str, iam.Role],
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.secret = secretsmanager.Secret(
+            self,
+            "VapidKey",
+            secret_name=f"{prefix}/vapid-private-key",
+            description=f"{prefix}: the Web Push VAPID private key (PEM); fill with `baton push init-vapid`",
+        )
+        # Empty: no generated value (a random password is no key); the operator stores the key.
+        cfn = self.secret.node.default_child
+        assert isinstance(cfn, secretsmanager.CfnSecret)
+        cfn.add_property_deletion_override("GenerateSecretString")
+        acknowledge(
+            self.secret,
+            "AwsSolutions-SMG4",
+            "The VAPID key is bound to every browser's push subscription: rotating it silently would end them "
+            "all, so it is replaced by hand (`baton push init-vapid`) and the browsers subscribe again",
+        )
+        for name in PUSH_FUNCTIONS:
+            roles[name].add_to_principal_policy(
+                iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self.secret.secret_arn])
+            )
+            functions[name].add_environment("BATON_VAPID_SECRET_ID", self.secret.secret_arn)

@@ -1,0 +1,167 @@
+"""Web Push (issue 32, item 3): an operator's push subscriptions and the payload sent to them.
+
+The routes (`baton/api/routes_push.py`): `GET /api/push/key` (the VAPID application server key),
+`POST|GET /api/me/push-subscriptions`, `DELETE /api/me/push-subscriptions/{subscription_id}`. The payload
+(`PushPayload`) is what the inbox's service worker decrypts when an item is escalated or assigned to the
+operator; its `one_tap` actions are the answer requests the worker sends with the operator's session
+(`one_tap_actions`: empty when the item needs its page)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from baton.contracts.base import Contract
+
+if TYPE_CHECKING:
+    from baton.models import Interaction
+
+PushReason = Literal["escalated", "assigned"]
+DENIED_FROM_A_NOTIFICATION = "denied from a notification"
+MAX_ONE_TAP_OPTIONS = 2  # a notification shows two actions on most platforms
+
+
+class PushKeys(BaseModel):
+    """The browser's keys of one subscription (base64url): its ECDH public key and its auth secret."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    p256dh: str = Field(min_length=1, max_length=256)
+    auth: str = Field(min_length=1, max_length=64)
+
+
+class PushSubscriptionRequest(BaseModel):
+    """`PushSubscription.toJSON()` as the browser gives it (the body of `POST /api/me/push-subscriptions`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    endpoint: str = Field(min_length=1, max_length=2048, pattern=r"^https?://")
+    expirationTime: float | None = None
+    keys: PushKeys
+
+
+class PushSubscription(BaseModel):
+    """One stored subscription of an operator (one item under the operator: `baton/adapters/push_subscriptions.py`)."""
+
+    operator: str
+    subscription_id: str
+    endpoint: str
+    keys: PushKeys
+    created_at: str
+
+    def info(self) -> dict[str, Any]:
+        """The `subscription_info` pywebpush takes."""
+        return {"endpoint": self.endpoint, "keys": self.keys.model_dump()}
+
+
+class PushSubscriptionView(Contract):
+    """A subscription as the routes show it: never its keys."""
+
+    subscription_id: str
+    endpoint: str
+    created_at: str
+
+    @classmethod
+    def of(cls, subscription: PushSubscription) -> PushSubscriptionView:
+        return cls(
+            subscription_id=subscription.subscription_id,
+            endpoint=subscription.endpoint,
+            created_at=subscription.created_at,
+        )
+
+
+class PushSubscriptionList(Contract):
+    subscriptions: list[PushSubscriptionView]
+
+
+class PushSubscriptionDeleted(Contract):
+    deleted: bool = True
+
+
+class PushKey(Contract):
+    """`GET /api/push/key`: the VAPID application server key (base64url, uncompressed P-256 point)."""
+
+    public_key: str
+
+
+class OneTapAction(Contract):
+    """One notification action: the answer request the service worker sends as the operator."""
+
+    action: str
+    title: str
+    method: Literal["POST"] = "POST"
+    path: str
+    body: dict[str, Any]
+
+
+class PushPayload(Contract):
+    """What one push carries (JSON, encrypted aes128gcm to each subscription)."""
+
+    title: str
+    body: str
+    url: str
+    run_id: str
+    interaction_id: str
+    kind: str
+    reason: PushReason
+    one_tap: list[OneTapAction] = Field(default_factory=list)
+
+
+def inbox_route(i: Interaction) -> str:
+    """The item's inbox page, as the inbox's list links it (inbox/src/util.js `itemHref`)."""
+    from urllib.parse import quote
+
+    run, iid = quote(i.run_id, safe=""), quote(i.interaction_id, safe="")
+    kind = i.request.kind
+    if kind == "interrupt":
+        return f"/inbox/#/interrupt/{iid}"
+    if kind == "review":
+        return f"/inbox/#/review/{run}"
+    if kind == "tool_approval":
+        return f"/inbox/#/tool/{run}/{iid}"
+    if kind == "await":
+        return f"/inbox/#/run/{run}"
+    return f"/inbox/#/question/{run}/{iid}"
+
+
+def one_tap_actions(i: Interaction) -> list[OneTapAction]:
+    """The answers a notification may give: a question's first two options, a low or medium risk tool
+    approval's approve and deny; none for an item that needs its page (an interrupt, a review, a high risk
+    tool call, a question with free text only)."""
+    path = f"/api/runs/{i.run_id}/interactions/{i.interaction_id}/answer"
+    request = i.request
+    if request.kind == "question" and request.options:
+        return [
+            OneTapAction(action=f"answer-{n}", title=option, path=path, body={"answer": option})
+            for n, option in enumerate(request.options[:MAX_ONE_TAP_OPTIONS])
+        ]
+    if request.kind == "tool_approval":
+        risk = getattr(getattr(request, "tool", None), "risk", "high")
+        if risk in ("low", "medium"):
+            deny = {"decision": "deny", "reason": DENIED_FROM_A_NOTIFICATION}
+            return [
+                OneTapAction(action="approve", title="Approve", path=path, body={"answer": {"decision": "approve"}}),
+                OneTapAction(action="deny", title="Deny", path=path, body={"answer": deny}),
+            ]
+    return []
+
+
+_TITLE: dict[PushReason, str] = {"escalated": "Escalated to you", "assigned": "Assigned to you"}
+
+
+def push_payload(i: Interaction, reason: PushReason) -> PushPayload:
+    """The payload for `i` escalated or assigned to an operator."""
+    from baton.notify.model import default_title
+
+    kind = i.request.kind
+    return PushPayload(
+        title=_TITLE[reason],
+        body=default_title(kind, i.request.prompt),
+        url=inbox_route(i),
+        run_id=i.run_id,
+        interaction_id=i.interaction_id,
+        kind=kind,
+        reason=reason,
+        one_tap=one_tap_actions(i),
+    )

@@ -1,0 +1,123 @@
+"""Web Push (issue 32, item 3): an operator's subscriptions (`PushService`, behind `baton/api/routes_push.py`)
+and the push to them when an item is escalated or assigned to the operator (`WebPush`, the `OperatorPush`
+port the ladder's escalation and a claim's reassign call through `Core.push`).
+
+No VAPID key configured (`keys()` is None): push is off, `GET /api/push/key` is a 404 that says so, and
+nothing is sent. A push is best effort: a subscription the push service no longer serves (404/410) is
+deleted, any other failure is logged, and the escalation or reassign goes on."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import TYPE_CHECKING, Final
+
+from baton.contracts.push import (
+    PushKey,
+    PushSubscription,
+    PushSubscriptionDeleted,
+    PushSubscriptionList,
+    PushSubscriptionView,
+    push_payload,
+)
+from baton.errors import NotFoundError
+from baton.notify.push import DEFAULT_SUBJECT, SubscriptionGone, send_web_push
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.contracts.push import PushReason, PushSubscriptionRequest
+    from baton.models import Interaction
+    from baton.notify.push import VapidKeys
+    from baton.push_ports import PushSubscriptionStore
+
+log = logging.getLogger("baton")
+
+PUSH_NOT_CONFIGURED: Final = (
+    "Web Push is not configured on this stack: no VAPID key (deployed: fill the secret with "
+    "`baton push init-vapid --secret-id <id>`; locally `baton dev` makes one)"
+)
+
+
+def subscription_id_of(endpoint: str) -> str:
+    """A subscription's id: its endpoint's digest, so the same browser subscribing again is the same one."""
+    return "ps-" + hashlib.sha256(endpoint.encode()).hexdigest()[:24]
+
+
+class PushService:
+    """What the push routes do for the calling operator."""
+
+    def __init__(
+        self, store: PushSubscriptionStore, keys: Callable[[], VapidKeys | None], now: Callable[[], str]
+    ) -> None:
+        self._store, self._keys, self._now = store, keys, now
+
+    def key(self) -> PushKey:
+        keys = self._keys()
+        if keys is None:
+            raise NotFoundError(PUSH_NOT_CONFIGURED)
+        return PushKey(public_key=keys.public_key)
+
+    def subscribe(self, operator: str, request: PushSubscriptionRequest) -> tuple[PushSubscriptionView, bool]:
+        """Store the browser's subscription; the same endpoint again: the stored one, created False."""
+        subscription = PushSubscription(
+            operator=operator,
+            subscription_id=subscription_id_of(request.endpoint),
+            endpoint=request.endpoint,
+            keys=request.keys,
+            created_at=self._now(),
+        )
+        stored, created = self._store.add_subscription(subscription)
+        return PushSubscriptionView.of(stored), created
+
+    def subscriptions(self, operator: str) -> PushSubscriptionList:
+        return PushSubscriptionList(
+            subscriptions=[PushSubscriptionView.of(s) for s in self._store.list_subscriptions(operator)]
+        )
+
+    def unsubscribe(self, operator: str, subscription_id: str) -> PushSubscriptionDeleted:
+        """Delete one of the operator's own subscriptions (another's id is a 404, as an unknown one)."""
+        if not self._store.delete_subscription(operator, subscription_id):
+            raise NotFoundError(
+                f"no push subscription {subscription_id} of yours", details={"subscription_id": subscription_id}
+            )
+        return PushSubscriptionDeleted()
+
+
+class WebPush:
+    """The `OperatorPush` port: one push per subscription of the operator, the payload of
+    `baton.contracts.push.push_payload`. `send` is `baton.notify.push.send_web_push` (a test passes its own)."""
+
+    def __init__(
+        self,
+        store: PushSubscriptionStore,
+        keys: Callable[[], VapidKeys | None],
+        *,
+        subject: str = DEFAULT_SUBJECT,
+        send: Callable[..., int] = send_web_push,
+    ) -> None:
+        self._store, self._keys, self._subject, self._send = store, keys, subject, send
+
+    def push(self, operator: str, interaction: Interaction, reason: PushReason) -> int:
+        """How many subscriptions took it. Never raises."""
+        try:
+            keys = self._keys()
+            if keys is None:
+                return 0
+            data = push_payload(interaction, reason).model_dump_json(by_alias=True).encode()
+            return sum(self._push_one(s, data, keys) for s in self._store.list_subscriptions(operator))
+        except Exception:
+            log.exception("web push failed", extra={"run_id": interaction.run_id, "operator": operator})
+            return 0
+
+    def _push_one(self, subscription: PushSubscription, data: bytes, keys: VapidKeys) -> int:
+        try:
+            self._send(subscription.info(), data, keys, subject=self._subject)
+        except SubscriptionGone:
+            log.info("push subscription gone: deleted", extra={"subscription_id": subscription.subscription_id})
+            self._store.delete_subscription(subscription.operator, subscription.subscription_id)
+            return 0
+        except Exception:
+            log.exception("web push failed", extra={"subscription_id": subscription.subscription_id})
+            return 0
+        return 1
