@@ -193,6 +193,9 @@ SHADOW_POLICY = """
 @reason("reading is safe")
 permit(principal, action == Action::"call_tool", resource in Tool::"Bash")
 when { resource.hasTag("command") && resource.getTag("command") like "ls*" };
+
+@id("staging-ok")
+permit(principal, action == Action::"pass_gate", resource == Gate::"deploy");
 """
 
 
@@ -236,6 +239,18 @@ def test_a_shadow_policy_shows_what_it_would_have_decided_and_whether_a_person_a
         expect(page.get_by_label("Shadow policy")).to_have_text(
             f"Shadow policy (version {version}) would have: allow, by rule read-only. Agrees."
         )
+
+        # An interrupt that declares its action: the line says what the shadow policy would have decided.
+        gated = {"name": "deploy", "arguments": {"env": "staging"}, "onAllow": "go", "onDeny": "stop"}
+        body = {"sessionId": run_id, "prompt": "Deploy?", "timeoutMs": 600_000, "action": gated}
+        with shadow.http() as http:
+            created = http.post("/api/v1/interrupts", json=body)
+        assert created.status_code == 201 and created.json()["status"] == "pending", created.text
+        page.goto(f"{shadow.api_url}/inbox/#/interrupt/{created.json()['id']}")
+        expect(page.get_by_label("Shadow policy")).to_have_text(
+            f"Shadow policy (version {version}) would have: allow, by rule staging-ok."
+        )
+        shoot(page, "interrupt-shadow")
         context.close()
         assert not errors, f"the page threw: {errors}"
     finally:
