@@ -7,6 +7,7 @@ import { SignIn } from "./SignIn.jsx";
 import { resultClass, useInterval } from "./util.js";
 import { When } from "./text.jsx";
 import { useMe } from "./me.js";
+import { ShadowLine } from "./Shadow.jsx";
 import { ClaimBar } from "./ClaimBar.jsx";
 
 // The light `schema` ({type|"enum", enum, default, title, description}) as the JSON Schema it means
@@ -181,6 +182,9 @@ export function InterruptScreen({ interruptId }) {
           resumed with <code>{typeof view.value === "string" ? view.value : JSON.stringify(view.value)}</code>
         </p>
       )}
+      {/* The view does not carry the gated action's onAllow / onDeny: what the shadow policy would have
+          decided is shown, not whether a person's resume value agrees with it. */}
+      <ShadowLine runId={view.sessionId} interactionId={view.id} decided={null} />
       <ClaimBar view={view} me={me} onClaim={claim} />
       <details className="snapshot">
         {/* Once resumed with edits, the state the workflow went on with, not the snapshot it paused with. */}

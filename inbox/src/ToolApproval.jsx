@@ -6,6 +6,7 @@ import { SignIn } from "./SignIn.jsx";
 import { ClaimBar } from "./ClaimBar.jsx";
 import { useMe } from "./me.js";
 import { Arguments } from "./ToolArguments.jsx";
+import { ShadowLine } from "./Shadow.jsx";
 
 const EXPIRY_CHOICES = [
   [900, "15 minutes"],
@@ -34,6 +35,13 @@ function decisionText(d) {
   if (d.outcome === "policy") return `${verbOf}. Decided by policy rule ${d.rule} (version ${d.policy_version})${d.reason ? `: ${d.reason}` : ""}.`;
   const by = d.outcome === "timed_out_default" ? "the deadline's default" : d.outcome === "grant" ? "a remembered grant" : d.decided_by || "someone";
   return `${verbOf} by ${by}${d.reason ? `: ${d.reason}` : ""}.`;
+}
+
+// A person's decision as a shadow policy's allow or deny is compared with it (null: none yet, or nobody
+// decided: a rule, a remembered grant, the deadline's default).
+export function personDecided(d) {
+  if (!d || ["policy", "grant", "timed_out_default"].includes(d.outcome)) return null;
+  return d.decision === "deny" ? "deny" : "allow";
 }
 
 function EditArguments({ original, text, setText, fieldError }) {
@@ -203,6 +211,7 @@ export function ToolApprovalScreen({ runId, interactionId }) {
           {view.consumed && " The agent has run it."}
         </p>
       )}
+      <ShadowLine runId={runId} interactionId={interactionId} decided={personDecided(view.decision)} />
       {pending && (
         <div className="tool-actions">
           <fieldset className="remember">

@@ -32,6 +32,7 @@ async function request(method, path, body) {
 }
 
 const enc = encodeURIComponent;
+const SHADOW_PAGES = 10; // a shadow decision is looked for in the run's first 2,000 events
 
 function query(params) {
   const pairs = Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== "");
@@ -47,6 +48,21 @@ export const api = {
   waits: () => request("GET", "/api/stats/waits"),
   run: (runId) => request("GET", `/api/runs/${enc(runId)}`),
   events: (runId, after) => request("GET", `/api/runs/${enc(runId)}/events` + query({ after, limit: 200 })),
+  // What a shadow policy would have decided about one interaction (issue 31): its `policy_decided` record
+  // with mode "shadow" in the run's events (written at the interaction's creation), or null.
+  shadowDecision: async (runId, iid) => {
+    let after;
+    for (let pages = 0; pages < SHADOW_PAGES; pages += 1) {
+      const page = await api.events(runId, after);
+      const found = (page.events || []).find(
+        (e) => e.type === "policy_decided" && e.data.interaction_id === iid && e.data.mode === "shadow",
+      );
+      if (found) return found.data;
+      if (!page.next) return null;
+      after = page.next;
+    }
+    return null;
+  },
   pendingQuestions: (runId) => request("GET", `/api/runs/${enc(runId)}/interactions/pending`),
   answer: (runId, iid, answer) =>
     request("POST", `/api/runs/${enc(runId)}/interactions/${enc(iid)}/answer`, { answer }),

@@ -3,21 +3,24 @@ command and the other arguments, a deny without a reason is refused, an edit the
 shows the server's 422 at the argument, and an approve with "remember for this run" settles it (the API
 then says approved, with the grant); in the list, r denies only with a reason. Opening one claims it (an
 advisory claim, as an interrupt's page does); another operator's claim shows with a take-over. A decision a
-policy rule made is named in words: the rule and the policy's version, not the raw `policy:<rule>`."""
+policy rule made is named in words: the rule and the policy's version, not the raw `policy:<rule>`. Under a
+shadow policy the page says what it would have decided, and whether the person's decision agrees."""
 
 from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 
 import httpx
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from baton.api.auth import operator_token
 from baton.contracts.tool_approvals import ToolApprovalRequest
 from baton.domain.tool_calls import ToolCall
-from tests.browser.conftest import LIVE_SECONDS, agent, shoot
-from tests.e2e.conftest import LocalStackProcess
+from baton.policy.engine import Policy
+from tests.browser.conftest import LIVE_SECONDS, agent, shoot, sign_in
+from tests.e2e.conftest import LocalStackProcess, start_local_stack, stop_local_stack
 
 SCHEMA = {
     "type": "object",
@@ -183,3 +186,72 @@ def test_opening_an_approval_claims_it_and_another_operators_claim_is_taken_over
     banner.get_by_role("button", name="Take over").click()
     expect(page.get_by_text("Claimed by you (local-operator) until")).to_be_visible()
     assert stack.client().get_tool_approval(run_id, held.interaction_id).claimed_by == "local-operator"
+
+
+SHADOW_POLICY = """
+@id("read-only")
+@reason("reading is safe")
+permit(principal, action == Action::"call_tool", resource in Tool::"Bash")
+when { resource.hasTag("command") && resource.getTag("command") like "ls*" };
+
+@id("staging-ok")
+permit(principal, action == Action::"pass_gate", resource == Gate::"deploy");
+"""
+
+
+def test_a_shadow_policy_shows_what_it_would_have_decided_and_whether_a_person_agreed(
+    browser: Browser, tmp_path: Path
+) -> None:
+    policy_file = tmp_path / "shadow.cedar"
+    policy_file.write_text(SHADOW_POLICY)
+    shadow = start_local_stack(tmp_path / "state", "--policy", str(policy_file), "--policy-mode", "shadow")
+    try:
+        run_id = f"ui-tool-shadow-{uuid.uuid4().hex[:8]}"
+        listing = ToolApprovalRequest(
+            call=ToolCall(tool="Bash", arguments={"command": "ls -la"}), reason="look", timeout_seconds=600
+        )
+        denied = agent(shadow, run_id).request_tool_approval(run_id, listing)
+        assert denied.status == "pending"  # shadow: the rule's allow is logged, a person decides as before
+        version = Policy.load(SHADOW_POLICY).version
+        context = browser.new_context(viewport={"width": 1366, "height": 900})
+        page = sign_in(shadow, context)
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{shadow.api_url}/inbox/#/tool/{run_id}/{denied.interaction_id}")
+        line = page.get_by_label("Shadow policy")
+        expect(line).to_have_text(f"Shadow policy (version {version}) would have: allow, by rule read-only.")
+        page.get_by_role("button", name="Deny…").click()
+        page.get_by_label("Reason (the model sees it)").fill("not in this directory")
+        page.get_by_role("button", name="Deny", exact=True).click()
+        expect(page.get_by_role("status", name="Decision")).to_contain_text("Denied by local-operator")
+        expect(line).to_have_text(
+            f"Shadow policy (version {version}) would have: allow, by rule read-only. Differs from the decision."
+        )
+        shoot(page, "tool-approval-shadow-differs")
+
+        again = ToolApprovalRequest(
+            call=ToolCall(tool="Bash", arguments={"command": "ls src"}), reason="look", timeout_seconds=600
+        )
+        approved = agent(shadow, run_id).request_tool_approval(run_id, again)
+        page.goto(f"{shadow.api_url}/inbox/#/tool/{run_id}/{approved.interaction_id}")
+        page.get_by_role("button", name="Approve", exact=True).click()
+        expect(page.get_by_role("status", name="Decision")).to_contain_text("Approved by local-operator")
+        expect(page.get_by_label("Shadow policy")).to_have_text(
+            f"Shadow policy (version {version}) would have: allow, by rule read-only. Agrees."
+        )
+
+        # An interrupt that declares its action: the line says what the shadow policy would have decided.
+        gated = {"name": "deploy", "arguments": {"env": "staging"}, "onAllow": "go", "onDeny": "stop"}
+        body = {"sessionId": run_id, "prompt": "Deploy?", "timeoutMs": 600_000, "action": gated}
+        with shadow.http() as http:
+            created = http.post("/api/v1/interrupts", json=body)
+        assert created.status_code == 201 and created.json()["status"] == "pending", created.text
+        page.goto(f"{shadow.api_url}/inbox/#/interrupt/{created.json()['id']}")
+        expect(page.get_by_label("Shadow policy")).to_have_text(
+            f"Shadow policy (version {version}) would have: allow, by rule staging-ok."
+        )
+        shoot(page, "interrupt-shadow")
+        context.close()
+        assert not errors, f"the page threw: {errors}"
+    finally:
+        stop_local_stack(shadow)

@@ -62,6 +62,51 @@ def test_a_bad_policy_is_refused_naming_the_problem(text: str, problem: str) -> 
     assert any(problem in p for p in refused.value.problems), refused.value.problems
 
 
+LADDERED = """@id("deploys") @ask @approvers("alice") @timeout("600")
+@remind_after("60") @escalate_after("300") @escalate_to("slack, email")
+permit(principal, action, resource);"""
+
+
+def test_an_ask_rule_names_its_ladder() -> None:
+    decision = Policy.load(LADDERED).decide(bash("make deploy"))
+    assert decision.ask == AskSpec(
+        approvers=["alice"],
+        timeout_seconds=600,
+        remind_after=60,
+        escalate_after=300,
+        escalate_to=["slack", "email"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("annotations", "problem"),
+    [
+        ('@ask @remind_after("soon")', "rule r: @remind_after must be a whole number of seconds"),
+        ('@ask @escalate_after("0") @escalate_to("slack")', "rule r: @escalate_after must be a whole number"),
+        ('@ask @escalate_after("60")', "rule r: @escalate_after and @escalate_to go together"),
+        ('@ask @escalate_to("slack")', "rule r: @escalate_after and @escalate_to go together"),
+        ('@ask @escalate_after("60") @escalate_to("pager")', "rule r: @escalate_to names pager; channels are"),
+        ('@ask @escalate_after("60") @escalate_to("slack,slack")', "rule r: @escalate_to names a channel twice"),
+        ('@ask @remind_after("60") @escalate_after("60") @escalate_to("slack")', "must come after @remind_after"),
+        ('@ask @timeout("60") @remind_after("60")', "rule r: @remind_after (60s) must come before the rule's @timeout"),
+        ('@remind_after("60")', "rule r: @remind_after, @escalate_after and @escalate_to need @ask"),
+    ],
+)
+def test_a_bad_ladder_is_refused_at_load_naming_the_rule(annotations: str, problem: str) -> None:
+    with pytest.raises(PolicyError) as refused:
+        Policy.load(f'@id("r") {annotations} permit(principal, action, resource);')
+    assert any(problem in p for p in refused.value.problems), refused.value.problems
+
+
+def test_a_ladder_on_a_forbid_is_refused() -> None:
+    with pytest.raises(PolicyError) as refused:
+        Policy.load('@id("r") @remind_after("60") forbid(principal, action, resource);')
+    assert any(
+        "rule r: @ask and its approvers, quorum, timeout and ladder belong on a permit" in p
+        for p in refused.value.problems
+    )
+
+
 def test_a_rule_naming_more_approvers_than_an_approval_holds_is_refused_naming_the_rule() -> None:
     from baton.domain.approval import MAX_APPROVERS
 

@@ -2,7 +2,7 @@
 
 A `PolicyQuery` is one call (a tool call, or a pause that declares an action) as Baton sees it; a
 `PolicyDecision` is the policy's answer: allow, deny (with the reason the model sees) or ask a person (with
-the approvers, quorum and deadline the deciding rule names). The same two shapes are used by the service,
+the approvers, quorum, deadline and ladder the deciding rule names). The same two shapes are used by the service,
 the CLI (`baton policy test`, `backtest`) and the decision log."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from baton.contracts.base import Contract
+from baton.domain.ladder import Channel
 
 PolicyOutcome = Literal["allow", "deny", "ask"]
 # shadow: the decision is logged, the call is decided as before (a person); enforce: the decision stands
@@ -38,12 +39,17 @@ class PolicyQuery(Contract):
 
 
 class AskSpec(Contract):
-    """Who a required approval goes to, as the deciding rule's annotations name it."""
+    """Who a required approval goes to, by when, and its ladder, as the deciding rule's annotations name it."""
 
     approvers: list[str] = Field(default_factory=list, description="Operators or `group:<name>`; empty: anyone.")
     quorum: int | None = Field(default=None, ge=1, description="Approvals needed (none: one answer decides).")
     timeout_seconds: int | None = Field(default=None, ge=1, description="The deadline the rule sets.")
     tier: str | None = Field(default=None, description="The rule's risk tier, as its `@tier` names it.")
+    remind_after: int | None = Field(default=None, ge=1, description="Seconds: one reminder (`@remind_after`).")
+    escalate_after: int | None = Field(default=None, ge=1, description="Seconds: escalate (`@escalate_after`).")
+    escalate_to: list[Channel] = Field(
+        default_factory=list, description="The channels the escalation notifies (`@escalate_to`)."
+    )
 
 
 class PolicyDecision(Contract):

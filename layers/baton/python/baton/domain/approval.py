@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from baton.domain.ladder import Ladder
 from baton.errors import ValidationFailedError
 
 if TYPE_CHECKING:
@@ -190,3 +191,36 @@ def rule_approval(ruling: PolicyDecision) -> ApprovalPolicy | None:
         )
         approvals = len(named)
     return ApprovalPolicy(approvals=approvals, approvers=approvers)
+
+
+def rule_ladder(declared: Ladder, ruling: PolicyDecision, timeout_seconds: int | None) -> Ladder:
+    """The pause's ladder with the steps a policy rule's `@ask` names in place of the request's (its
+    `on_timeout` stays the request's). A request's step the rule's would overtake, and any step at or after
+    the deadline (the shorter one: known only now), is dropped, and logged."""
+    ask = ruling.ask
+    if ask is None or (ask.remind_after is None and ask.escalate_after is None):
+        return declared
+    remind = declared.remind_after if ask.remind_after is None else ask.remind_after
+    escalate, to = declared.escalate_after, declared.escalate_to
+    if ask.escalate_after is not None:
+        escalate, to = ask.escalate_after, ask.escalate_to
+    if remind is not None and escalate is not None and escalate <= remind:  # the rule's own are in order
+        log.warning("policy rule %s: the request's ladder step it would overtake is dropped", ruling.rule)
+        remind, escalate, to = (ask.remind_after, None, []) if ask.escalate_after is None else (None, escalate, to)
+    if timeout_seconds is not None and remind is not None and remind >= timeout_seconds:
+        log.warning(
+            "policy rule %s: remind_after %ds is not before the %ds deadline: dropped",
+            ruling.rule,
+            remind,
+            timeout_seconds,
+        )
+        remind = None
+    if timeout_seconds is not None and escalate is not None and escalate >= timeout_seconds:
+        log.warning(
+            "policy rule %s: escalate_after %ds is not before the %ds deadline: dropped",
+            ruling.rule,
+            escalate,
+            timeout_seconds,
+        )
+        escalate, to = None, []
+    return Ladder(remind_after=remind, escalate_after=escalate, escalate_to=to, on_timeout=declared.on_timeout)

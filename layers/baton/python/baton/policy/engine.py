@@ -3,8 +3,9 @@
 How a Cedar policy set says allow, deny or ask:
 - a satisfied `forbid` denies (Cedar's own rule: forbid wins); its `@reason` is what the model sees;
 - a satisfied `permit` allows, unless it is annotated `@ask`: then a person is asked, by the approvers,
-  quorum and deadline its `@approvers`, `@quorum`, `@timeout` (seconds) and `@tier` name; of several
-  satisfied permits, any `@ask` one wins (asking is the safer of the two);
+  quorum and deadline its `@approvers`, `@quorum`, `@timeout` (seconds) and `@tier` name, with the deadline
+  ladder its `@remind_after`, `@escalate_after` (seconds) and `@escalate_to` (notification channels, as a
+  pause's `escalate_to`) name; of several satisfied permits, any `@ask` one wins (asking is the safer);
 - no satisfied rule, or a rule that failed to evaluate: a person is asked (a policy never allows by accident).
 Every rule carries an `@id`, recorded with the policy's version in the decision log.
 
@@ -20,12 +21,14 @@ import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import cedarpy
 
 from baton.contracts.policy import AskSpec, PolicyDecision, PolicyMode, PolicyQuery
 from baton.domain.approval import MAX_APPROVERS
+from baton.domain.fields import MAX_TIMEOUT_SECONDS
+from baton.domain.ladder import Channel
 from baton.policy.schema import SCHEMA_JSON
 
 # parsed once: parsing dominates a decision's cost (cedarpy's PolicySet and Schema handles)
@@ -35,7 +38,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 ASK = "ask"
-ANNOTATIONS = frozenset({"id", "reason", "ask", "approvers", "quorum", "timeout", "tier"})
+LADDER = ("remind_after", "escalate_after", "escalate_to")  # the ladder steps an @ask rule may name
+ASKED = ("approvers", "quorum", "timeout", *LADDER)  # what only an @ask permit may name
+ANNOTATIONS = frozenset({"id", "reason", "ask", "tier", *ASKED})
+CHANNELS = get_args(Channel)
 NO_RULE = "no rule matched: a person decides"
 
 
@@ -63,10 +69,18 @@ class Rule:
 
     def ask_spec(self) -> AskSpec:
         a = self.annotations
-        approvers = [p.strip() for p in a.get("approvers", "").split(",") if p.strip()]
+        approvers = _names(a.get("approvers", ""))
         quorum = int(a["quorum"]) if "quorum" in a else None
         timeout = int(a["timeout"]) if "timeout" in a else None
-        return AskSpec(approvers=approvers, quorum=quorum, timeout_seconds=timeout, tier=a.get("tier") or None)
+        return AskSpec(
+            approvers=approvers,
+            quorum=quorum,
+            timeout_seconds=timeout,
+            tier=a.get("tier") or None,
+            remind_after=int(a["remind_after"]) if "remind_after" in a else None,
+            escalate_after=int(a["escalate_after"]) if "escalate_after" in a else None,
+            escalate_to=_names(a.get("escalate_to", "")),
+        )
 
 
 def policy_version(text: str) -> str:
@@ -150,19 +164,57 @@ def _annotation_problems(rule: Rule, seen: set[str]) -> list[str]:
         problems.append(f"{where}: @id is used twice")
     if "id" not in rule.annotations:
         problems.append(f"{where}: every rule needs an @id (the decision log names the rule that decided)")
-    asked = ASK in rule.annotations or any(k in rule.annotations for k in ("approvers", "quorum", "timeout"))
-    if asked and rule.effect != "permit":
-        problems.append(f"{where}: @ask and its approvers, quorum and timeout belong on a permit rule")
+    asked = [k for k in ASKED if k in rule.annotations]
+    if (asked or ASK in rule.annotations) and rule.effect != "permit":
+        problems.append(f"{where}: @ask and its approvers, quorum, timeout and ladder belong on a permit rule")
     for key in ("quorum", "timeout"):
         value = rule.annotations.get(key)
         if value is not None and not (value.isdigit() and int(value) >= 1):
             problems.append(f"{where}: @{key} must be a whole number >= 1, not {value!r}")
-    approvers = {p.strip() for p in rule.annotations.get("approvers", "").split(",") if p.strip()}
+    approvers = set(_names(rule.annotations.get("approvers", "")))
     if len(approvers) > MAX_APPROVERS:  # the approval it would open could never be stored
         problems.append(f"{where}: @approvers names {len(approvers)}; at most {MAX_APPROVERS}")
-    if ASK not in rule.annotations and any(k in rule.annotations for k in ("approvers", "quorum", "timeout")):
+    if ASK not in rule.annotations and any(k in asked for k in ("approvers", "quorum", "timeout")):
         problems.append(f"{where}: @approvers, @quorum and @timeout need @ask on the same rule")
+    if ASK not in rule.annotations and any(k in asked for k in LADDER):
+        problems.append(f"{where}: @remind_after, @escalate_after and @escalate_to need @ask on the same rule")
+    return problems + _ladder_problems(rule, where)
+
+
+def _ladder_problems(rule: Rule, where: str) -> list[str]:
+    """The ladder a rule names, checked as a pause's own ladder is (`baton.domain.ladder.Ladder`); a step at
+    or after the rule's own @timeout is known now and refused (a request's deadline is known only later)."""
+    a, problems = rule.annotations, []
+    for key in ("remind_after", "escalate_after"):
+        value = a.get(key)
+        if value is not None and not (value.isdigit() and 1 <= int(value) <= MAX_TIMEOUT_SECONDS):
+            problems.append(
+                f"{where}: @{key} must be a whole number of seconds, 1 to {MAX_TIMEOUT_SECONDS}, not {value!r}"
+            )
+    if ("escalate_to" in a) != ("escalate_after" in a):
+        problems.append(f"{where}: @escalate_after and @escalate_to go together (when, and the channels)")
+    channels = _names(a.get("escalate_to", ""))
+    if "escalate_to" in a and not channels:
+        problems.append(f"{where}: @escalate_to names no channel (one of {', '.join(CHANNELS)})")
+    unknown = [c for c in channels if c not in CHANNELS]
+    if unknown:
+        problems.append(f"{where}: @escalate_to names {', '.join(unknown)}; channels are {', '.join(CHANNELS)}")
+    if len(set(channels)) != len(channels):
+        problems.append(f"{where}: @escalate_to names a channel twice")
+    steps = {k: int(a[k]) for k in ("remind_after", "escalate_after") if a.get(k, "").isdigit() and int(a[k]) >= 1}
+    if "remind_after" in steps and "escalate_after" in steps and steps["escalate_after"] <= steps["remind_after"]:
+        problems.append(f"{where}: @escalate_after must come after @remind_after")
+    timeout = int(a["timeout"]) if a.get("timeout", "").isdigit() else None
+    problems += [
+        f"{where}: @{k} ({seconds}s) must come before the rule's @timeout ({timeout}s)"
+        for k, seconds in steps.items()
+        if timeout is not None and seconds >= timeout
+    ]
     return problems
+
+
+def _names(text: str) -> list[str]:
+    return [p.strip() for p in text.split(",") if p.strip()]
 
 
 def _tag(value: Any) -> str:

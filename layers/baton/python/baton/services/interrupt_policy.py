@@ -12,7 +12,8 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.policy import PolicyDecision, PolicyQuery
-from baton.domain.approval import rule_approval
+from baton.domain.approval import rule_approval, rule_ladder
+from baton.domain.ladder import Ladder
 from baton.events import PolicyDecided
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def passed_with(ruling: PolicyDecision | None, action: GateAction | None) -> tup
 
 def apply_ruling(request: InterruptRequest, ruling: PolicyDecision | None) -> None:
     """What a rule changes in the stored request: an allow or deny is no person's vote (no quorum); an ask
-    names its approvers and quorum, and the shorter of its deadline and the interrupt's."""
+    names its approvers and quorum, the shorter of its deadline and the interrupt's, and its ladder's steps."""
     if ruling is None:
         return
     if ruling.outcome != "ask":
@@ -84,6 +85,8 @@ def apply_ruling(request: InterruptRequest, ruling: PolicyDecision | None) -> No
     current = request.timeout_seconds
     if ask.timeout_seconds is not None and (current is None or ask.timeout_seconds < current):
         request.timeout_seconds, request.timeout_ms = ask.timeout_seconds, ask.timeout_seconds * 1000
+    if ask.remind_after is not None or ask.escalate_after is not None:
+        request.ladder = rule_ladder(request.ladder or Ladder(), ruling, request.timeout_seconds)
     approval = rule_approval(ruling)
     if approval is not None:
         request.approval = approval

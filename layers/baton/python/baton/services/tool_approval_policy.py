@@ -8,12 +8,13 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.policy import PolicyDecision, PolicyQuery
-from baton.domain.approval import rule_approval
+from baton.domain.approval import rule_approval, rule_ladder
 from baton.domain.tool_calls import StoredDecision
 from baton.events import PolicyDecided
 
 if TYPE_CHECKING:
     from baton.contracts.tool_approvals import GrantView, ToolApprovalRequest
+    from baton.domain.ladder import Ladder
     from baton.domain.tool_calls import ToolApprovalSpec
     from baton.models import RunSummary
     from baton.services.core import Core
@@ -73,19 +74,20 @@ def answered_at_once(
 
 
 def asked_by_rule(
-    spec: ToolApprovalSpec, ruling: PolicyDecision, timeout: int, *, caller: str
-) -> tuple[ToolApprovalSpec, int]:
-    """The approval a rule's `@ask` names: its approvers and quorum (a vote each, the asker refused) and
-    the shorter of its deadline and the request's (`rule_approval`)."""
+    spec: ToolApprovalSpec, ruling: PolicyDecision, timeout: int, ladder: Ladder, *, caller: str
+) -> tuple[ToolApprovalSpec, int, Ladder]:
+    """The approval a rule's `@ask` names: its approvers and quorum (a vote each, the asker refused), the
+    shorter of its deadline and the request's (`rule_approval`), and its ladder's steps (`rule_ladder`)."""
     ask = ruling.ask
     if ask is None:
-        return spec, timeout
+        return spec, timeout, ladder
     if ask.timeout_seconds is not None:
         timeout = min(timeout, ask.timeout_seconds)
+    ladder = rule_ladder(ladder, ruling, timeout)
     approval = rule_approval(ruling)
     if approval is None:
-        return spec, timeout
-    return spec.model_copy(update={"approval": approval, "requested_by": caller}), timeout
+        return spec, timeout, ladder
+    return spec.model_copy(update={"approval": approval, "requested_by": caller}), timeout, ladder
 
 
 def policy_decided(

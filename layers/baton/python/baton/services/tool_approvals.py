@@ -117,7 +117,7 @@ class ToolApprovalService:
         ruling = decided if decided is not None and decided.enforced and decided.rule is not None else None
         iid, node, timeout = core.ids.new_id(), body.agent, body.timeout_seconds
         if ruling is not None and ruling.ask is not None:
-            spec, timeout = asked_by_rule(spec, ruling, timeout, caller=caller)
+            spec, timeout, ladder = asked_by_rule(spec, ruling, timeout, ladder, caller=caller)
         prompt = spec.prompt()
         request = ToolApprovalPause(
             node=node,
