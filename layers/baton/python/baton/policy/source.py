@@ -6,9 +6,15 @@ never replaces a good one, it is logged and the last good one stays in force."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Protocol
 
+from baton.contracts.policy import PolicyDecision
+
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from baton.contracts.policy import PolicyQuery
     from baton.policy.engine import Policy
 
 
@@ -26,3 +32,24 @@ class FixedPolicy:
 
     def current(self) -> Policy | None:
         return self._policy
+
+
+log = logging.getLogger("baton")
+
+POLICY_FAILED = "the policy failed to decide ({error}): a person decides"
+
+
+def decide_or_ask(source: PolicySource, query: Callable[[], PolicyQuery], *, run_id: str) -> PolicyDecision | None:
+    """The decision of the policy in force on `query()` (None: no policy). A policy that fails never allows:
+    its decision is `ask` (a person), and the failure is logged."""
+    policy = None
+    try:
+        policy = source.current()
+        return None if policy is None else policy.decide(query())
+    except Exception as err:
+        log.exception("the policy failed; a person decides", extra={"run_id": run_id})
+        if policy is None:
+            return None
+        return PolicyDecision(
+            outcome="ask", reason=POLICY_FAILED.format(error=err), policy_version=policy.version, mode=policy.mode
+        )

@@ -8,22 +8,19 @@ policy, changes nothing. Every decision is a `policy_decided` record in the run'
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.domain.approval import rule_approval, rule_ladder
 from baton.domain.ladder import Ladder
 from baton.events import PolicyDecided
+from baton.policy.source import decide_or_ask
 
 if TYPE_CHECKING:
     from baton.domain.interrupt_spec import GateAction, InterruptSpec
     from baton.models import InterruptRequest, RunSummary
     from baton.services.core import Core
 
-log = logging.getLogger("baton")
-
-POLICY_FAILED = "the policy failed to decide ({error}): a person decides"
 RULE_PREFIX = "policy:"  # who resumed an interrupt a rule decided: policy:<rule>
 
 
@@ -33,12 +30,9 @@ def decide_gate(core: Core, run: RunSummary, spec: InterruptSpec, *, caller: str
     action = spec.action
     if action is None:
         return None
-    policy = None
-    try:
-        policy = core.policy.current()
-        if policy is None:
-            return None
-        query = PolicyQuery(
+    return decide_or_ask(
+        core.policy,
+        lambda: PolicyQuery(
             action="pass_gate",
             target=action.name,
             arguments=action.arguments,
@@ -47,15 +41,9 @@ def decide_gate(core: Core, run: RunSummary, spec: InterruptSpec, *, caller: str
             workflow=spec.workflow_id or ((run.workflow or "") if run.hosted else ""),
             session=spec.session_id,
             at=core.now(),
-        )
-        return policy.decide(query)
-    except Exception as err:
-        log.exception("the policy failed; a person decides", extra={"run_id": spec.session_id})
-        if policy is None:
-            return None
-        return PolicyDecision(
-            outcome="ask", reason=POLICY_FAILED.format(error=err), policy_version=policy.version, mode=policy.mode
-        )
+        ),
+        run_id=spec.session_id,
+    )
 
 
 def ruling_of(decided: PolicyDecision | None) -> PolicyDecision | None:

@@ -4,13 +4,13 @@ A policy that fails never allows: a person is asked, and the failure is logged."
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.domain.approval import rule_approval, rule_ladder
 from baton.domain.tool_calls import StoredDecision
 from baton.events import PolicyDecided
+from baton.policy.source import decide_or_ask
 
 if TYPE_CHECKING:
     from baton.contracts.tool_approvals import GrantView, ToolApprovalRequest
@@ -19,20 +19,13 @@ if TYPE_CHECKING:
     from baton.models import RunSummary
     from baton.services.core import Core
 
-log = logging.getLogger("baton")
-
-POLICY_FAILED = "the policy failed to decide ({error}): a person decides"
-
 
 def policy_decision(core: Core, run: RunSummary, body: ToolApprovalRequest, *, granted: bool) -> PolicyDecision | None:
     """The policy's decision of this call (None: no policy). A policy that fails never allows: a person
     is asked, and the failure is logged."""
-    policy = None
-    try:
-        policy = core.policy.current()
-        if policy is None:
-            return None
-        query = PolicyQuery(
+    return decide_or_ask(
+        core.policy,
+        lambda: PolicyQuery(
             action="call_tool",
             target=body.call.tool,
             arguments=body.call.arguments,
@@ -43,15 +36,9 @@ def policy_decision(core: Core, run: RunSummary, body: ToolApprovalRequest, *, g
             risk=body.risk,
             granted=granted,
             at=core.now(),
-        )
-        return policy.decide(query)
-    except Exception as err:
-        log.exception("the policy failed; a person decides", extra={"run_id": run.run_id})
-        if policy is None:
-            return None
-        return PolicyDecision(
-            outcome="ask", reason=POLICY_FAILED.format(error=err), policy_version=policy.version, mode=policy.mode
-        )
+        ),
+        run_id=run.run_id,
+    )
 
 
 def answered_at_once(
