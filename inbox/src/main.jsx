@@ -72,6 +72,7 @@ function App() {
   const [signedOut, setSignedOut] = useState(false);
   const [signOutError, setSignOutError] = useState(null);
   const [pushMessage, setPushMessage] = useState(null);
+  const [menuOpen, setMenuOpen] = useState(false);
   const leave = async () => {
     try {
       await signOut();
@@ -103,7 +104,17 @@ function App() {
         <a href="#/waits" className="top-link" aria-current={route.screen === "waits" ? "page" : undefined}>
           Waits
         </a>
-        <nav aria-label="Settings">
+        {/* On a phone the settings fold behind one button, so the list starts near the top of the screen. */}
+        <button
+          type="button"
+          className="menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="settings"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          Menu
+        </button>
+        <nav id="settings" aria-label="Settings" className={menuOpen ? "open" : undefined}>
           {me && <span className="who-am-i">{me.principal}</span>}
           {me && me.role !== "agent" && <PushControl onMessage={setPushMessage} />}
           {me && me.role === "operator" && <AwayMenu />}

@@ -111,6 +111,24 @@ def test_on_a_phone_the_filters_fold_behind_one_button(stack: LocalStackProcess,
     expect(page.get_by_label("Filter by kind")).to_be_visible()
 
 
+def test_on_a_phone_the_header_settings_fold_behind_one_menu_button(stack: LocalStackProcess, page: Page) -> None:
+    page.set_viewport_size(PHONE)
+    page.goto(f"{stack.api_url}/inbox/#/")
+    expect(page.get_by_role("heading", name="Waiting for a person")).to_be_visible()
+    menu = page.get_by_role("button", name="Menu")
+    expect(menu).to_have_attribute("aria-expanded", "false")
+    expect(page.get_by_role("button", name="Set away")).to_be_hidden()
+    header = page.locator("header.top").bounding_box()
+    assert header is not None and header["height"] <= 60, header  # one line: the list starts near the top
+    menu.click()
+    expect(menu).to_have_attribute("aria-expanded", "true")
+    expect(page.get_by_role("button", name="Set away")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+    shoot(page, "header-phone-menu-open")  # shoot() goes back to the desktop width when done
+    expect(menu).to_be_hidden()  # on a wide screen the settings are always shown and the button is not
+    expect(page.get_by_role("button", name="Set away")).to_be_visible()
+
+
 def test_the_local_stack_answers_the_apps_config_read(stack: LocalStackProcess, page: Page) -> None:
     answers: list[Response] = []
     page.on("response", lambda response: answers.append(response))
