@@ -20,10 +20,13 @@ from baton.api.routes_questions import AwaitRequest
 from baton.client.sdk import Client
 from baton.contracts import AskRequest, BlockingAskRequest
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.interrupt_fields import GateAction
 from baton.domain.ladder import AwaitLadderFields, Ladder, LadderFields, TimeoutDefault
 from baton.errors import ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
 from baton.models import AwaitToolRequest
+from baton.policy.engine import Policy
+from baton.policy.source import FixedPolicy
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.deadlines import INTERACTION_GATE
@@ -222,3 +225,41 @@ def test_the_await_ladder_is_one_model_for_the_api_the_sdk_and_its_schema_names_
     assert AwaitLadderFields().ladder() is None
     with pytest.raises(ValidationError):
         AwaitLadderFields.model_validate({"on_timeout": {"default": "yes"}})
+
+
+STAGING_OK = """
+@id("staging-ok")
+permit(principal, action == Action::"pass_gate", resource == Gate::"deploy")
+when { resource.hasTag("env") && resource.getTag("env") == "staging" };
+
+@id("no-lab")
+forbid(principal, action == Action::"pass_gate", resource == Gate::"deploy")
+when { resource.hasTag("env") && resource.getTag("env") == "lab" };
+"""
+
+
+def test_create_interrupt_passes_its_gated_action_as_the_api_model(client: Client, core: Core, sent: Recorded) -> None:
+    # The policy in force decides the declared action at creation: a rule's allow resumes it with onAllow.
+    core.policy = FixedPolicy(Policy.load(STAGING_OK))
+    gate = GateAction(name="deploy", arguments={"env": "staging"}, on_allow="go", on_deny="stop")
+    made = client.create_interrupt(
+        session_id=RUN,
+        prompt="Deploy?",
+        schema={"type": "enum", "enum": ["go", "stop"]},
+        timeout_ms=60_000,
+        action=gate,
+    )
+    assert (made.status, made.value, made.resolved_by) == ("answered", "go", "policy:staging-ok")
+    action_sent = {"name": "deploy", "arguments": {"env": "staging"}, "onAllow": "go", "onDeny": "stop"}
+    assert sent.bodies[-1][2]["action"] == action_sent  # the API's camelCase wire names, from the one model
+    # its JSON object goes through the same model: a rule's deny resumes it with onDeny
+    denied = client.create_interrupt(
+        session_id=RUN, prompt="Deploy?", action={**action_sent, "arguments": {"env": "lab"}}
+    )
+    assert (denied.status, denied.value, denied.resolved_by) == ("answered", "stop", "policy:no-lab")
+    undecided = client.create_interrupt(session_id=RUN, prompt="Deploy?", action={**action_sent, "arguments": {}})
+    assert undecided.status == "pending"  # no rule matched: a person is asked, as without an action
+    sent.bodies.clear()
+    with pytest.raises(ValidationError, match="onAllow"):
+        client.create_interrupt(session_id=RUN, prompt="Go?", action={"name": "deploy", "onDeny": "stop"})
+    assert sent.bodies == []

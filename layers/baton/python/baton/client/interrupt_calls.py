@@ -19,8 +19,8 @@ MAX_WAIT_SECONDS = 20.0  # the server's long-poll limit
 class InterruptCalls(ClientBase):
     def create_interrupt(self, *, session_id: str, prompt: str, **options: Unpack[InterruptOptions]) -> InterruptView:
         """POST /api/v1/interrupts; options: schema, json_schema, state, notify, timeout_ms, workflow_id, key,
-        ladder (`LadderFields`; or remind_after, escalate_after, escalate_to, on_timeout one by one) and
-        approval (`ApprovalPolicy`)."""
+        ladder (`LadderFields`; or remind_after, escalate_after, escalate_to, on_timeout one by one),
+        approval (`ApprovalPolicy`) and action (`GateAction`: the policy decides it at creation)."""
         body = create_body(session_id, prompt, options)
         return InterruptView.model_validate(self.request("POST", "/api/v1/interrupts", json_body=body))
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
-from baton.client.pauses import approval_body, ladder_fields
+from baton.client.pauses import action_body, approval_body, ladder_fields
 from baton.client.transport import ApiUnavailableError
 from baton.contracts import InterruptView
 from baton.errors import (
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from baton.domain.approval import ApprovalPolicy
+    from baton.domain.interrupt_fields import GateAction
     from baton.domain.ladder import LadderFields
 
 DEFAULT_POLL_SECONDS = 20.0
@@ -71,6 +72,8 @@ class InterruptOptions(TypedDict, total=False):
     escalate_to: list[str] | None
     # A quorum (`ApprovalPolicy` or its JSON object): each resume approves, each cancel rejects.
     approval: ApprovalPolicy | dict[str, Any] | None
+    # The action the interrupt gates (`GateAction` or its JSON object): the policy decides it at creation.
+    action: GateAction | dict[str, Any] | None
 
 
 _WIRE_NAMES = {
@@ -92,9 +95,9 @@ _LADDER_OPTIONS = ("on_timeout", "remind_after", "escalate_after", "escalate_to"
 
 def create_body(session_id: str, prompt: str, options: InterruptOptions) -> dict[str, Any]:
     """The POST /api/v1/interrupts body (baton/api/routes_interrupts.py CreateInterruptRequest): the
-    ladder and the quorum through the API's own models (`baton.client.pauses`)."""
-    ladder, approval = options.get("ladder"), options.get("approval")
-    given: dict[str, Any] = {k: v for k, v in options.items() if k not in ("ladder", "approval")}
+    ladder, the quorum and the gated action through the API's own models (`baton.client.pauses`)."""
+    ladder, approval, action = options.get("ladder"), options.get("approval"), options.get("action")
+    given: dict[str, Any] = {k: v for k, v in options.items() if k not in ("ladder", "approval", "action")}
     unknown = sorted(set(given) - set(_WIRE_NAMES))
     if unknown:
         raise TypeError(f"unknown interrupt option(s): {', '.join(unknown)}")
@@ -105,7 +108,7 @@ def create_body(session_id: str, prompt: str, options: InterruptOptions) -> dict
         if twice:
             raise TypeError(f"the ladder is given twice: in `ladder` and as {', '.join(twice)}; give it once")
         body.update({_WIRE_NAMES[k]: v for k, v in ladder_fields(ladder).items()})
-    return body | approval_body(approval)
+    return body | approval_body(approval) | action_body(action)
 
 
 def clamp_poll_seconds(poll_seconds: float) -> float:

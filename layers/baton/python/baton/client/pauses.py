@@ -1,7 +1,8 @@
-"""How the SDK writes a pause's deadline ladder and quorum into a request body: through the API's own
-models (`baton.domain.ladder.LadderFields` / `AwaitLadderFields`, `baton.domain.approval.ApprovalPolicy`),
-never a copy of their shape. A malformed ladder or policy raises pydantic's ValidationError here, before
-any request; the server checks them again (against the pause's options and timeout: a 422)."""
+"""How the SDK writes a pause's deadline ladder, quorum and gated action into a request body: through the
+API's own models (`baton.domain.ladder.LadderFields` / `AwaitLadderFields`, `baton.domain.approval.ApprovalPolicy`,
+`baton.domain.interrupt_fields.GateAction`), never a copy of their shape. A malformed one raises pydantic's
+ValidationError here, before any request; the server checks them again (against the pause's options,
+timeout and schema: a 422)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.interrupt_fields import GateAction
 from baton.domain.ladder import LadderFields
 
 if TYPE_CHECKING:
@@ -20,6 +22,7 @@ Request = TypeVar("Request", bound=BaseModel)
 # What a caller may hand in: the model itself, or its JSON object (validated by the same model).
 LadderArg = LadderFields | dict[str, Any] | None
 ApprovalArg = ApprovalPolicy | dict[str, Any] | None
+ActionArg = GateAction | dict[str, Any] | None
 
 
 def ladder_fields(
@@ -57,3 +60,11 @@ def approval_body(approval: ApprovalArg) -> dict[str, Any]:
     if approval is None:
         return {}
     return {"approval": ApprovalPolicy.model_validate(approval).model_dump(mode="json", exclude_defaults=True)}
+
+
+def action_body(action: ActionArg) -> dict[str, Any]:
+    """`{"action": {...}}` (camelCase, as the API reads it) for an interrupt that gates an action, `{}`
+    without one."""
+    if action is None:
+        return {}
+    return {"action": GateAction.model_validate(action).model_dump(mode="json", by_alias=True)}
