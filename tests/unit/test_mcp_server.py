@@ -17,6 +17,8 @@ from baton.local.http_adapter import to_proxy_event
 from baton.mcp.agent import WaitPolicy
 from baton.mcp.http import McpHttpHandler
 from baton.mcp.server import PROMPT_NAME
+from baton.policy.engine import Policy
+from baton.policy.source import FixedPolicy
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
@@ -26,6 +28,11 @@ from tests.conftest import FixedClock
 
 TOKEN = "local-secret"
 RUN = "run-a"
+STAGING_OK = """
+@id("staging-ok")
+permit(principal, action == Action::"pass_gate", resource == Gate::"deploy")
+when { resource.hasTag("env") && resource.getTag("env") == "staging" };
+"""
 
 
 class FakeTime:
@@ -402,3 +409,23 @@ def test_text_not_unicode_and_nan_are_refused_at_the_door_by_path(mcp: Mcp, core
         [problem] = body["error"]["data"]["problems"]
         assert problem["path"].startswith("params.arguments.") and words in problem["problem"], body
     assert core.store.list_run_interactions(RUN) == []
+
+
+def test_the_interrupt_tool_passes_its_gated_action_and_a_rules_allow_resumes_it_at_once(
+    mcp: Mcp, core: Core, fake: FakeTime
+) -> None:
+    core.policy = FixedPolicy(Policy.load(STAGING_OK))
+    tools = {t["name"]: t for t in mcp.request("tools/list")["result"]["tools"]}
+    declared = tools["interrupt"]["inputSchema"]
+    gate_schema = declared["$defs"][declared["properties"]["action"]["anyOf"][0]["$ref"].split("/")[-1]]
+    assert set(gate_schema["required"]) == {"name", "onAllow", "onDeny"}  # GateAction's own wire names
+    gate = {"name": "deploy", "arguments": {"env": "staging"}, "onAllow": "go", "onDeny": "stop"}
+    schema = {"type": "enum", "enum": ["go", "stop"]}
+    done = mcp.call("interrupt", prompt="Deploy?", schema=schema, timeout_seconds=600, action=gate)
+    data = done["structuredContent"]
+    assert (data["status"], data["value"], data["resolved_by"]) == ("answered", "go", "policy:staging-ok")
+    assert fake.slept == []  # decided at creation: no wait
+    # a value the schema refuses is refused at the door, naming the field, and nothing is created
+    bad = mcp.call("interrupt", prompt="Deploy?", schema=schema, timeout_seconds=600, action={**gate, "onDeny": "x"})
+    assert bad["isError"] and "action.onDeny" in json.dumps(bad["structuredContent"])
+    assert len(core.store.list_run_interactions(RUN)) == 1

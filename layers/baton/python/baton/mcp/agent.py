@@ -339,6 +339,7 @@ class AgentTools:
             timeout_ms=args.timeout_seconds * 1000,
             ladder=args.ladder(),
             approval=args.approval,
+            action=args.action,
         )
         created, _ = self._interrupts().create(spec, caller=self.caller.principal)
         return self._wait_interrupt(created.interaction_id, started)

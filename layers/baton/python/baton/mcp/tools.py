@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
-from baton.domain.interrupt_fields import Prompt
+from baton.domain.interrupt_fields import GateAction, Prompt
 from baton.domain.ladder import AwaitLadderFields, LadderFields, OnTimeout
 
 APPROVAL_ARG = (
@@ -91,6 +91,11 @@ class InterruptArgs(_Args, LadderFields):
         default=None,
         description="A quorum: each resume approves, each cancel rejects; resolved once `approvals` approvers "
         "agree (with the value of the resume that met it). You cannot approve it.",
+    )
+    action: GateAction | None = Field(
+        default=None,
+        description="The action this pause gates: the policy in force decides it at once (a rule's allow resolves "
+        "it with onAllow, a deny with onDeny; an ask goes to the rule's approvers). Each value must match the schema.",
     )
     on_timeout: OnTimeout = Field(
         default="fail",
