@@ -32,7 +32,7 @@ ACCESS_BY_NAME: Final[dict[str, tuple[str, ...]]] = {
     "api": ("table", "topic", "start_execution", "send_task", "deadline_timer"),  # tool-form awaits' timers
     "park": ("table", "topic", "deadline_timer"),
     "demo_agent": ("table", "topic", "deadline_timer"),  # its questions' remind_after/escalate_after/on_timeout
-    "interrupt_park": ("table", "topic", "deadline_timer"),
+    "interrupt_park": ("table", "topic", "deadline_timer", "send_task"),  # a policy rule resumes it at create
     "gate_timeout": ("table", "topic"),
     "notify_console": (),
     "notify_slack": ("slack_secret",),
