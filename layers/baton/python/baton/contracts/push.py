@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 PushReason = Literal["escalated", "assigned"]
 DENIED_FROM_A_NOTIFICATION = "denied from a notification"
+INBOX_PATH = "/inbox/"  # the inbox app, served beside the API (the push's url is relative to it)
 MAX_ONE_TAP_OPTIONS = 2  # a notification shows two actions on most platforms
 
 
@@ -108,23 +109,6 @@ class PushPayload(Contract):
     one_tap: list[OneTapAction] = Field(default_factory=list)
 
 
-def inbox_route(i: Interaction) -> str:
-    """The item's inbox page, as the inbox's list links it (inbox/src/util.js `itemHref`)."""
-    from urllib.parse import quote
-
-    run, iid = quote(i.run_id, safe=""), quote(i.interaction_id, safe="")
-    kind = i.request.kind
-    if kind == "interrupt":
-        return f"/inbox/#/interrupt/{iid}"
-    if kind == "review":
-        return f"/inbox/#/review/{run}"
-    if kind == "tool_approval":
-        return f"/inbox/#/tool/{run}/{iid}"
-    if kind == "await":
-        return f"/inbox/#/run/{run}"
-    return f"/inbox/#/question/{run}/{iid}"
-
-
 def one_tap_actions(i: Interaction) -> list[OneTapAction]:
     """The answers a notification may give: a question's first two options, a low or medium risk tool
     approval's approve and deny; none for an item that needs its page (an interrupt, a review, a high risk
@@ -152,13 +136,13 @@ _TITLE: dict[PushReason, str] = {"escalated": "Escalated to you", "assigned": "A
 
 def push_payload(i: Interaction, reason: PushReason) -> PushPayload:
     """The payload for `i` escalated or assigned to an operator."""
-    from baton.notify.model import default_title
+    from baton.notify.model import default_title, inbox_item_url
 
     kind = i.request.kind
     return PushPayload(
         title=_TITLE[reason],
         body=default_title(kind, i.request.prompt),
-        url=inbox_route(i),
+        url=inbox_item_url(INBOX_PATH, kind, i.run_id, i.interaction_id),
         run_id=i.run_id,
         interaction_id=i.interaction_id,
         kind=kind,

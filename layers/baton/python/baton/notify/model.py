@@ -173,3 +173,19 @@ def default_title(kind: Kind, prompt: str) -> str:
     if len(first_line) > 80:
         first_line = first_line[:79].rstrip() + "…"
     return f"{_TITLE_PREFIX[kind]}: {first_line}"
+
+
+# The web inbox's screen of each kind of item (a question's, the default, takes the run and the id).
+_INBOX_ROUTE = {
+    "interrupt": "#/interrupt/{iid}",
+    "review": "#/review/{run}",
+    "await": "#/run/{run}",
+    "tool_approval": "#/tool/{run}/{iid}",
+}
+
+
+def inbox_item_url(inbox_url: str, kind: str, run_id: str, interaction_id: str) -> str:
+    """The web inbox's screen of one item (its hash routes: inbox/src/util.js `itemHref`), for the links
+    a notification carries (email, Web Push)."""
+    route = _INBOX_ROUTE.get(kind, "#/question/{run}/{iid}").format(run=run_id, iid=interaction_id)
+    return inbox_url.split("#", 1)[0] + route

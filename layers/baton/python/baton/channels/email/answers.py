@@ -21,11 +21,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from baton.channels.email.forms import LinkForm, NotAnAnswer, answer_of, link_form
-from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, inbox_item_url, read_link
+from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, read_link
 from baton.channels.email.pages import Page
 from baton.errors import BatonError
 from baton.ids import iso
 from baton.models import InterruptRequest
+from baton.notify.model import inbox_item_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping

@@ -125,18 +125,3 @@ def read_link(token: str, key: bytes, *, now: datetime) -> LinkClaims:
         until = iso(datetime.fromtimestamp(claims.expires_at, UTC))
         raise LinkRefused("expired", 410, f"This link has expired: it could be used until {until}.")
     return claims
-
-
-# The web inbox's screen of each kind of item (a question's, the default, takes the run and the id).
-_INBOX_ROUTE = {
-    "interrupt": "#/interrupt/{iid}",
-    "review": "#/review/{run}",
-    "await": "#/run/{run}",
-    "tool_approval": "#/tool/{run}/{iid}",
-}
-
-
-def inbox_item_url(inbox_url: str, kind: str, run_id: str, interaction_id: str) -> str:
-    """The web inbox's screen of one item (its hash routes: inbox/src/util.js `itemHref`)."""
-    route = _INBOX_ROUTE.get(kind, "#/question/{run}/{iid}").format(run=run_id, iid=interaction_id)
-    return inbox_url.split("#", 1)[0] + route

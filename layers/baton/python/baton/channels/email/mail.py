@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 
-from baton.channels.email.links import LinkClaims, inbox_item_url, new_link_id, sign_link
+from baton.channels.email.links import LinkClaims, new_link_id, sign_link
 from baton.ids import iso
 from baton.notify.email import render_email
+from baton.notify.model import inbox_item_url
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
