@@ -47,9 +47,12 @@ its row in the table below live in this one file, where a reader (and `PAYLOAD_O
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from baton.contracts.policy import PolicyDecision
 
 
 class EventType(StrEnum):
@@ -496,6 +499,33 @@ class PolicyDecided(EventPayload):
     policy_version: str
     mode: str  # shadow | enforce
     applied: bool
+
+    @classmethod
+    def of(
+        cls,
+        decided: PolicyDecision,
+        *,
+        action: str,
+        target: str,
+        interaction_id: str,
+        applied: bool,
+        digest: str | None = None,
+    ) -> PolicyDecided:
+        """The decision-log record of `decided` on one tool call or gate (a gate's has no digest field at
+        all: a record is stored with the fields that were set)."""
+        call = {"digest": digest} if digest is not None else {}
+        return cls(
+            interaction_id=interaction_id,
+            action=action,
+            target=target,
+            **call,
+            outcome=decided.outcome,
+            rule=decided.rule,
+            reason=decided.reason,
+            policy_version=decided.policy_version,
+            mode=decided.mode,
+            applied=applied,
+        )
 
 
 PAYLOAD_OF_TYPE: dict[EventType, type[EventPayload]] = {

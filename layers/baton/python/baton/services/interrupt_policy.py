@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.domain.approval import rule_approval, rule_ladder
 from baton.domain.ladder import Ladder
-from baton.events import PolicyDecided
 from baton.policy.source import decide_or_ask
 
 if TYPE_CHECKING:
@@ -78,18 +77,3 @@ def apply_ruling(request: InterruptRequest, ruling: PolicyDecision | None) -> No
     approval = rule_approval(ruling)
     if approval is not None:
         request.approval = approval
-
-
-def gate_decided(decided: PolicyDecision, interaction_id: str, action: GateAction) -> PolicyDecided:
-    """The decision-log record: applied when enforced (shadow: what it would have decided)."""
-    return PolicyDecided(
-        interaction_id=interaction_id,
-        action="pass_gate",
-        target=action.name,
-        outcome=decided.outcome,
-        rule=decided.rule,
-        reason=decided.reason,
-        policy_version=decided.policy_version,
-        mode=decided.mode,
-        applied=decided.enforced,
-    )

@@ -33,13 +33,13 @@ from baton.domain.interrupt_rules import (
 )
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
-from baton.events import HumanInputRequested, RunPaused
+from baton.events import HumanInputRequested, PolicyDecided, RunPaused
 from baton.ids import iso
 from baton.models import Interaction, InteractionState, ParkedWait
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
-from baton.services.interrupt_policy import apply_ruling, decide_gate, gate_decided, passed_with, ruling_of
+from baton.services.interrupt_policy import apply_ruling, decide_gate, passed_with, ruling_of
 from baton.services.page_tokens import (
     ScopedCursor,
     decode_scoped_page_token,
@@ -170,7 +170,12 @@ class InterruptService(InterruptAnswers):
         if hosted:
             core.record(spec.session_id, RunPaused(gate=spec.node, kind=KIND))
         if decided is not None and spec.action is not None:
-            core.record(spec.session_id, gate_decided(decided, iid, spec.action))
+            core.record(
+                spec.session_id,
+                PolicyDecided.of(
+                    decided, action="pass_gate", target=spec.action.name, interaction_id=iid, applied=decided.enforced
+                ),
+            )
         passed = passed_with(ruling, spec.action)
         if passed is not None and self._passed_by_rule(interaction, *passed):
             return core.store.get_interaction(spec.session_id, iid) or interaction, True

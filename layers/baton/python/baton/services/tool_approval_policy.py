@@ -1,5 +1,5 @@
 """A policy's ruling on a new tool call (issue 31): the query, who answers it at once (an enforced rule's
-allow or deny, else an active grant), the approvers an `@ask` rule names, and its `policy_decided` record.
+allow or deny, else an active grant) and the approvers an `@ask` rule names.
 A policy that fails never allows: a person is asked, and the failure is logged."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.domain.approval import rule_approval, rule_ladder
 from baton.domain.tool_calls import StoredDecision
-from baton.events import PolicyDecided
 from baton.policy.source import decide_or_ask
 
 if TYPE_CHECKING:
@@ -75,20 +74,3 @@ def asked_by_rule(
     if approval is None:
         return spec, timeout, ladder
     return spec.model_copy(update={"approval": approval, "requested_by": caller}), timeout, ladder
-
-
-def policy_decided(
-    decided: PolicyDecision, interaction_id: str, spec: ToolApprovalSpec, *, applied: bool
-) -> PolicyDecided:
-    return PolicyDecided(
-        interaction_id=interaction_id,
-        action="call_tool",
-        target=spec.call.tool,
-        digest=spec.digest,
-        outcome=decided.outcome,
-        rule=decided.rule,
-        reason=decided.reason,
-        policy_version=decided.policy_version,
-        mode=decided.mode,
-        applied=applied,
-    )

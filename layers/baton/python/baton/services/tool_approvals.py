@@ -36,7 +36,7 @@ from baton.domain.tool_calls import (
     timeout_ladder,
 )
 from baton.errors import ConflictError, NotFoundError
-from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, ToolGrantRevoked
+from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.services.approvals import Voter
 from baton.services.asks import long_poll
@@ -44,7 +44,7 @@ from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.interrupts import PageCursor
 from baton.services.page_tokens import decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.services.pause_answers import conflict
-from baton.services.tool_approval_policy import answered_at_once, asked_by_rule, policy_decided, policy_decision
+from baton.services.tool_approval_policy import answered_at_once, asked_by_rule, policy_decision
 from baton.services.tool_approval_votes import vote
 
 if TYPE_CHECKING:
@@ -144,7 +144,16 @@ class ToolApprovalService:
             records.append(InteractionAnswered(interaction_id=iid, node=node, answer=state.answer, by=at_once[0]))
         if decided is not None:
             applied = decided.enforced and (ruling is not None or grant is None)
-            records.append(policy_decided(decided, iid, spec, applied=applied))
+            records.append(
+                PolicyDecided.of(
+                    decided,
+                    action="call_tool",
+                    target=spec.call.tool,
+                    interaction_id=iid,
+                    applied=applied,
+                    digest=spec.digest,
+                )
+            )
         i = self._record_created(i, records)
         if at_once is None:
             core.notify(i, "human_input_requested")
