@@ -91,7 +91,7 @@ BUDGETS: dict[str, Budget] = {
     # to 500 items), one BatchGetItem of their runs (their workflows; 100 runs a call), one by_status
     # Query per kind (6) for its answered and one for its timed-out items (a page of 200 each: no index
     # orders items by answer time). However many are pending or settled, up to those page limits; past
-    # 500 pending, 12 more (per kind the pending-age alarms' oldest-item and Select=COUNT Queries).
+    # 500 pending, up to 12 more (per kind the pending-age alarms' oldest-item Query, and Select=COUNT when any).
     "wait stats": Budget(total=14),
     # an SDK interrupt's creation (no declared action: the policy is not asked): the run (GetItem), the run
     # paused (UpdateItem), the interrupt and its id's pointer in one transaction, `human_input_requested`

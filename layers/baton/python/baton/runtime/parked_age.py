@@ -28,6 +28,7 @@ from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from baton.ids import parse_iso
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
 
     from baton.ports import InteractionStore, WaitStore
@@ -96,10 +97,10 @@ def _short(seconds: int) -> str:
     return f"{seconds}s"
 
 
-def pending_ages(store: InteractionStore, now: datetime) -> list[PendingAge]:
+def pending_ages(store: InteractionStore, now: datetime, kinds: Sequence[str] = PENDING_KINDS) -> list[PendingAge]:
     """For each kind of pause: how many are pending and how long the oldest has waited (never negative)."""
     ages = []
-    for kind in PENDING_KINDS:
+    for kind in kinds:
         oldest = store.oldest_pending(kind)
         if oldest is None:
             ages.append(PendingAge(kind=kind, count=0, oldest_age_seconds=0))

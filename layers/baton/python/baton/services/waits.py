@@ -88,7 +88,7 @@ class WaitStatsService:
         items, truncated = self.core.store.page_all_pending(query)
         as_of = iso(now)
         ages = {i.interaction_id: _seconds(as_of, i.created_at) for i in items}
-        by_kind = self._by_kind_counted(as_of) if truncated else self._by_kind_read(items, ages)
+        by_kind = self._by_kind_counted(now) if truncated else self._by_kind_read(items, ages)
         workflows = {run.run_id: run.workflow for run in self.core.store.get_runs({i.run_id for i in items})}
         per_workflow: dict[str | None, list[int]] = {}
         for i in items:
@@ -116,15 +116,15 @@ class WaitStatsService:
             by_kind.append(KindWaits(kind=kind, pending=len(of_kind), oldest_age_s=max(of_kind, default=None)))
         return by_kind
 
-    def _by_kind_counted(self, as_of: str) -> list[KindWaits]:
-        """Past the sample, per kind the pending-age alarms' own reads (`runtime/parked_age.py`): the
-        oldest (one item) and the count (`Select=COUNT`, no item returned), exact at any volume."""
-        by_kind = []
-        for kind in INBOX_KINDS:
-            oldest = self.core.store.oldest_pending(kind)
-            age = _seconds(as_of, oldest.created_at) if oldest is not None else None
-            by_kind.append(KindWaits(kind=kind, pending=self.core.store.count_pending(kind), oldest_age_s=age))
-        return by_kind
+    def _by_kind_counted(self, now: datetime) -> list[KindWaits]:
+        """Past the sample, per kind the pending-age alarms' own reads (`runtime/parked_age.pending_ages`):
+        the oldest (one item) and the count (`Select=COUNT`, no item returned), exact at any volume."""
+        from baton.runtime.parked_age import pending_ages  # the metrics library: loaded only on this path
+
+        return [
+            KindWaits(kind=a.kind, pending=a.count, oldest_age_s=a.oldest_age_seconds if a.oldest_run_id else None)
+            for a in pending_ages(self.core.store, now, INBOX_KINDS)
+        ]
 
     @staticmethod
     def _oldest_item(i: Interaction, as_of: str, age: int) -> OldestItem:
