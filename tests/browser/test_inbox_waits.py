@@ -27,7 +27,7 @@ def test_the_waits_page_shows_the_figures_and_links_the_oldest_items(stack: Loca
     stack.client().answer(run_id, answered.interaction_id, "yes")
 
     page.set_viewport_size(WIDE)
-    page.get_by_role("link", name="Waits").click()
+    page.get_by_role("link", name="Waits", exact=True).click()  # not a run link: ui-waits-...
     page.wait_for_url("**/inbox/#/waits")
     expect(page.get_by_role("heading", name="How long things wait")).to_be_visible()
     by_kind = page.get_by_role("table").filter(has=page.get_by_text("By kind"))
