@@ -234,9 +234,12 @@ def test_notifications_blocked_in_the_browser_say_so(stack: LocalStackProcess, p
             "browserContextId": context_id,
         },
     )
-    page.reload()
+    # The viewport is set before the reload: a resize after it re-lays the header out under the click (seen in CI,
+    # a loaded machine: the click landed while the header moved and no alert came).
     page.set_viewport_size(WIDE)
+    page.reload()
     control = page.get_by_role("button", name="Notifications: blocked")
+    expect(control).to_be_enabled()
     control.click()
     expect(page.get_by_role("alert")).to_have_text(
         "This browser blocks the inbox's notifications: allow them in the site's settings."
