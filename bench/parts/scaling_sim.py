@@ -41,6 +41,7 @@ TIMER_TRANSITIONS = 4  # gate_deadline.asl.json without a ladder: UntilDeadline,
 PENDING_INDEXES = ("all_pending", "pending", "due")  # keys that hold what is waiting now (shardable together)
 PARTITION_QUOTA = "dynamodb_partition_write_units"  # every hot partition's limit
 DRIFT_TOLERANCE = 0.1  # a life's counts vary a little with timing (a retried transaction, a re-check)
+LIFE_COUNTS = ("write_units", "read_units", "state_transitions", "lambda_invocations", "api_requests")
 ENGINE = "stepfunctions-engine"  # the Step Functions engine's own Lambda invokes: transitions, not calls
 # Measured by `--record` on 2026-12-05 (one life per kind, parts/cost_model.py's lives); a copy, so the
 # simulation runs in milliseconds: `--record` re-measures it and fails when it drifted.
@@ -339,7 +340,10 @@ def record() -> Profile:
             self.partitions = Counter()
 
         def figures(self) -> dict[str, Any]:  # called once per counted life, as it ends
-            calls = Counter({op: n for (who, op), n in life_meter.COUNT.life_calls().items() if who != ENGINE})
+            calls: Counter[str] = Counter()
+            for (who, op), n in life_meter.COUNT.life_calls().items():
+                if who != ENGINE:
+                    calls[op] += n
             self.lives.append((calls, self.partitions))
             return dict(super().figures())
 
@@ -406,11 +410,40 @@ def drift(recorded: Profile, measured: Profile, tolerance: float = DRIFT_TOLERAN
     return found
 
 
+def drift_from_lives(profile: Profile, kinds: list[dict[str, Any]], tolerance: float = DRIFT_TOLERANCE) -> list[str]:
+    """`drift` against the cost model's lives (parts/cost_model.py's JSON `kinds`: one row per kind, its
+    calls by service, not by operation): the counts both carry."""
+    measured = {
+        row["kind"]: {
+            "calls": {f"{service}.*": n for service, n in row["calls_by_service"].items()},
+            "partition_writes": {},
+            **{count: row[count] for count in LIFE_COUNTS},
+        }
+        for row in kinds
+    }
+    recorded = {
+        kind: {
+            "calls": {f"{service}.*": n for service, n in _by_service(life["calls"]).items()},
+            "partition_writes": {},
+            **{count: life[count] for count in LIFE_COUNTS},
+        }
+        for kind, life in profile.items()
+    }
+    return drift(recorded, measured, tolerance)
+
+
+def _by_service(calls: dict[str, int]) -> dict[str, int]:
+    found: Counter[str] = Counter()
+    for op, n in calls.items():
+        found[op.split(".")[0]] += n
+    return dict(found)
+
+
 def _flat(life: dict[str, Any]) -> dict[str, float]:
     flat = {name: float(value) for name, value in life.items() if not isinstance(value, dict)}
     flat |= {f"calls {op}": float(n) for op, n in life["calls"].items()}
     flat |= {f"writes {key}": float(n) for key, n in life["partition_writes"].items()}
-    flat["calls"] = sum(life["calls"].values())
+    flat["calls"] = float(sum(life["calls"].values()))
     return flat
 
 
