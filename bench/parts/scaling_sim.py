@@ -4,13 +4,14 @@ life's AWS calls by operation, capacity units, state transitions, Lambda and API
 units on each partition of the table's indexes, measured on the local stack by `--record`).
 
 The model, per second, in steady state (every pause asked is answered: a life per answer):
-- each kind's lives/s = asks/s x its share of the mix; a count per life x lives/s is that count's rate;
+- each kind's lives/s = answers/s x its share of the mix; a count per life x lives/s is that count's rate;
 - one partition of an index takes the write units of every life that touches its key: `PENDING`
   (all_pending), `PENDING#<kind>` and `PARKED` (pending), `DUE#<kind>` (due) and `<kind>#<status>`
   (by_status); with one table per team a partition sees one team's lives, with a shared table all of them;
   write-sharding a key N ways divides its partition's units by N;
-- a question's gate timer is a Standard execution that waits until the deadline (answered or not), so
-  open executions = asks/s x deadline; it enters `TIMER_TRANSITIONS` states;
+- a question's run is an open Standard execution while its gate is parked (`Load.pause_s`, the mean wait
+  for a person), and its gate's timer another one until the deadline (answered or not): open executions =
+  answers/s x (pause + deadline); the timer enters `TIMER_TRANSITIONS` states;
 - Lambda concurrency = invocations/s x seconds each (`Load.lambda_seconds`, an assumption: 0.1 s).
 Left out: the agent's polls, the run's own start, the scheduled functions (a fixed cost, not per pause).
 
@@ -148,6 +149,7 @@ class Load:
     shared_table: bool = False  # one table for every team (else one table each, the load split evenly)
     mix: dict[str, float] = field(default_factory=lambda: {"question": 1.0})
     deadline_s: float = 3600  # a question's timer runs until its deadline, answered or not
+    pause_s: float = 600  # how long a pause waits for its person, on average (open pauses = asks/s x this)
     lambda_seconds: float = 0.1  # each invocation's duration (an assumption, not measured on AWS)
 
 
@@ -210,10 +212,11 @@ def uses(profile: Profile, quotas: dict[str, Quota], load: Load, fix: Mitigation
     rate = load.answers_per_s
     tables = 1 if load.shared_table else load.teams
     starts = rate * _per_ask(profile, load, "stepfunctions.StartExecution")  # the gates' timers
+    parked = rate * _per_ask(profile, load, "stepfunctions.SendTaskSuccess")  # runs parked on a task token
     transitions = rate * _per_ask(profile, load, "state_transitions")
     invocations = rate * _per_ask(profile, load, "lambda_invocations")
     found = [
-        Use("sfn_send_task_success", rate * _per_ask(profile, load, "stepfunctions.SendTaskSuccess")),
+        Use("sfn_send_task_success", parked),
         Use("lambda_concurrent_executions", invocations * load.lambda_seconds),
         Use("apigateway_requests", rate * _per_ask(profile, load, "api_requests")),
         Use("sns_publish", rate * _per_ask(profile, load, "sns.Publish")),
@@ -224,10 +227,11 @@ def uses(profile: Profile, quotas: dict[str, Quota], load: Load, fix: Mitigation
         found += [
             Use("sfn_standard_start_execution", starts),
             Use("sfn_standard_state_transitions", transitions),
-            Use("sfn_open_executions", starts * load.deadline_s),
+            Use("sfn_open_executions", parked * load.pause_s + starts * load.deadline_s),
         ]
-    else:  # the timer leaves Standard: its StartExecution and its transitions with it
+    else:  # the timer leaves Standard: its StartExecution, its transitions and its open execution with it
         found.append(Use("sfn_standard_state_transitions", max(0.0, transitions - starts * TIMER_TRANSITIONS)))
+        found.append(Use("sfn_open_executions", parked * load.pause_s))
         if fix.timers == "scheduler":  # one schedule created per timer, fired once at the deadline
             found += [
                 Use("scheduler_create_schedule", starts),
