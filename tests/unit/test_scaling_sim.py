@@ -176,7 +176,7 @@ def test_drift_ignores_a_lives_variance_and_names_what_changed() -> None:
 
 def test_drift_from_the_cost_models_lives_compares_calls_by_service() -> None:
     # the cost model's JSON row of the same life: calls by service, and the counts both carry
-    row = {"kind": "question", "calls_by_service": {"dynamodb": 3, "sns": 1, "stepfunctions": 2}}
+    row: dict[str, Any] = {"kind": "question", "calls_by_service": {"dynamodb": 3, "sns": 1, "stepfunctions": 2}}
     row |= {"write_units": 10, "read_units": 4.0, "state_transitions": 6, "lambda_invocations": 3, "api_requests": 2}
     assert drift_from_lives(TINY, [row]) == []
     row["calls_by_service"] = {"dynamodb": 5, "sns": 1, "stepfunctions": 2}
