@@ -23,6 +23,9 @@ bench/aws_costs.py, bench/local_scale.py), which run it alone with its neighbour
   cost model                 bench/parts/cost_model.py: one life per pause kind, its AWS calls, capacity
                              units, state transitions, Lambda and API requests, priced for 1,000 lives
                              (bench/prices.json) beside its lower bound in calls; the same in quick mode
+  scaling                    bench/parts/scaling_sim.py: each scenario's first AWS quota reached (bench/
+                             quotas.json), from a recorded call profile; the bench fails when that profile
+                             drifted from the cost model's lives of the same run
 
 Usage: uv run python bench/summary.py [--quick] [--samples 5] [--critical-samples 50] [--no-callgrind]
        [--only "cold imports,CLI"] (those sections only: bench/cold_start.py runs its own so)
@@ -340,6 +343,7 @@ def bench_cost_model(samples: int) -> None:
     import cost_model
 
     figures = _script_json([str(PARTS / "cost_model.py"), "--samples", str(samples), "--json"])
+    LIVES.update(figures)  # the scaling section checks its recorded profile against these lives
     cost_model.print_table(figures)
     for kind in figures["kinds"]:
         SUMMARY.add(
@@ -348,6 +352,31 @@ def bench_cost_model(samples: int) -> None:
             f"{kind['calls']} AWS calls (floor {kind['lower_bound_calls']}), {kind['write_units']} WRU,"
             f" {kind['state_transitions']} transitions",
         )
+
+
+LIVES: dict[str, Any] = {}  # the cost model's figures, once its section ran
+DRIFTED: list[str] = []  # what the scaling section found drifted: the bench fails at its end
+
+
+def bench_scaling() -> None:
+    """bench/parts/scaling_sim.py in this process (pure arithmetic, milliseconds): its table, one summary row
+    per scenario as it is today, and its recorded call profile against the cost model's lives of this run."""
+    sys.path.insert(0, str(PARTS))
+    import scaling_sim
+
+    rows = scaling_sim.simulate(scaling_sim.PROFILE, scaling_sim.load_quotas())
+    scaling_sim.print_table(rows)
+    for row in rows:
+        if row["mitigation"] == "today":
+            SUMMARY.add(
+                f"scaling: {row['load']}",
+                f"first limit at {row['first_limit_answers_per_s']:,} answers/s",
+                f"{row['first_limit']}; hard: {row['first_hard_limit']} at {row['first_hard_limit_answers_per_s']:,}",
+            )
+    if LIVES:
+        drifted = scaling_sim.drift_from_lives(scaling_sim.PROFILE, LIVES["kinds"])
+        DRIFTED.extend(drifted)
+        SUMMARY.add("scaling profile vs this run's lives", "DRIFTED: " + "; ".join(drifted) if drifted else "matches")
 
 
 def main() -> None:
@@ -373,6 +402,7 @@ def main() -> None:
         ("load", lambda: bench_load(pending, runs, 8, 0)),
         ("load with history", lambda: bench_load(pending, runs, 8, history)),
         ("cost model", lambda: bench_cost_model(1 if args.quick else 3)),
+        ("scaling", bench_scaling),
     ]
     if args.only:
         wanted = {name.strip() for name in args.only.split(",")}
@@ -388,6 +418,8 @@ def main() -> None:
     mode = "quick (CI: small n)" if args.quick else "full"
     SUMMARY.print(f"summary, {mode}, one run; load average {load:.2f} at start, {os.getloadavg()[0]:.2f} at end")
     print(f"  bench took {time.perf_counter() - began:.0f} s: " + ", ".join(took))
+    if DRIFTED:  # bench/parts/scaling_sim.py's PROFILE no longer describes Baton's lives
+        sys.exit("scaling profile drifted (re-record: uv run python bench/parts/scaling_sim.py --record)")
 
 
 if __name__ == "__main__":
