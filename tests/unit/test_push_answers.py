@@ -226,3 +226,24 @@ def test_without_a_push_key_a_credential_is_a_404_that_says_push_is_off(core: Co
         PushAnswers(core, MemoryAnswerLinks(), lambda: None, clock=clock.now).answer(
             PushAnswerRequest.model_validate(yes)
         )
+
+
+def test_a_payload_over_web_pushs_limit_is_sent_without_its_actions(core: Core, clock: FixedClock) -> None:
+    from baton.contracts.push import PushSubscription
+    from baton.notify.push import MAX_PLAINTEXT_BYTES
+    from baton.services.push import WebPush
+    from tests.fakes.memory import MemoryPushSubscriptions
+
+    store = MemoryPushSubscriptions()
+    subscription = {"endpoint": "https://p.test/1", "keys": {"p256dh": "B", "auth": "a"}, "created_at": "x"}
+    store.add_subscription(PushSubscription.model_validate(subscription | {"operator": "bo", "subscription_id": "ps"}))
+    sent: list[bytes] = []
+    push = WebPush(store, lambda: KEYS, send=lambda _s, data, *_a, **_k: sent.append(data), clock=clock.now)
+    request = AskRequest(node="draft", question="Which?", options=["€" * 500, "£" * 500], timeout_seconds=600)
+    iid = QuestionService(core).ask("r1", request, caller="agent").interaction_id
+    long_options = core.store.get_interaction("r1", iid)
+    assert long_options is not None
+    assert push.push("bo", long_options, "escalated") == 1  # a short operator name is signed for too
+    assert len(sent[0]) <= MAX_PLAINTEXT_BYTES and json.loads(sent[0])["one_tap"] == []
+    assert push.push("bo", _ask(core, timeout_seconds=600), "escalated") == 1
+    assert len(json.loads(sent[1])["one_tap"]) == 2

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 DEFAULT_SUBJECT: Final = "mailto:baton@localhost"  # the VAPID `sub` claim when none is configured
 GONE_STATUSES: Final = (404, 410)
+# RFC 8291 section 4: a push service need take no more than 4096 octets; less the 86-octet header, the
+# 16-octet tag and the 1-octet padding delimiter, at most 3993 octets of plaintext.
+MAX_PLAINTEXT_BYTES: Final = 3993
 TTL_SECONDS: Final = 12 * 3600  # how long a push service keeps a message for a browser that is offline
 
 

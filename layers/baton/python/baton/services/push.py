@@ -48,7 +48,7 @@ from baton.errors import (
     winner,
 )
 from baton.ids import iso, parse_iso
-from baton.notify.push import DEFAULT_SUBJECT, SubscriptionGone, send_web_push
+from baton.notify.push import DEFAULT_SUBJECT, MAX_PLAINTEXT_BYTES, SubscriptionGone, send_web_push
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -170,7 +170,10 @@ class WebPush:
             if keys is None:
                 return 0
             sign = credential_signer(interaction, operator, keys.answer_key, self._clock())
-            data = push_payload(interaction, reason, sign).model_dump_json(by_alias=True).encode()
+            payload = push_payload(interaction, reason, sign)
+            data = payload.model_dump_json(by_alias=True).encode()
+            if len(data) > MAX_PLAINTEXT_BYTES:  # long options: sent without actions (a tap opens the item)
+                data = payload.model_copy(update={"one_tap": []}).model_dump_json(by_alias=True).encode()
             return sum(self._push_one(s, data, keys) for s in self._store.list_subscriptions(operator))
         except Exception:
             log.exception("web push failed", extra={"run_id": interaction.run_id, "operator": operator})

@@ -47,7 +47,7 @@ class LinkClaims(BaseModel):
     link_id: str = Field(alias="l", min_length=8, max_length=64)
     run_id: str = Field(alias="r", min_length=1, max_length=200)
     interaction_id: str = Field(alias="i", min_length=1, max_length=200)
-    recipient: str = Field(alias="t", min_length=3, max_length=320)
+    recipient: str = Field(alias="t", min_length=1, max_length=320)  # a mail address, or a push's operator
     expires_at: int = Field(alias="e", ge=0)
     # A push credential's one answer (`answer_digest`); an email link has none (left out of its JSON).
     answer: str | None = Field(default=None, alias="a", min_length=43, max_length=43)
