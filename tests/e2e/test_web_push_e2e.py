@@ -86,8 +86,8 @@ def test_an_escalation_pushes_a_payload_the_browser_decrypts_and_its_one_tap_ans
         assert late.status_code == 409 and OPERATOR in late.text, late.text  # the inbox's own answer: the loser too
 
         events = http.get(f"/api/runs/{run_id}/events").json()
-        answered_by = [e["data"]["by"] for e in events["events"] if e["type"] == "interaction_answered"]
-        assert answered_by == [OPERATOR]  # the decision log names the operator the push was sent to
+        decisions = [e["data"] for e in events["events"] if e["type"] == "interaction_answered"]
+        assert [(d["by"], d["via"]) for d in decisions] == [(OPERATOR, "push")]  # the operator the push went to
         escalated = [e for e in events["events"] if e["type"] == "escalated"]
         assert escalated and escalated[0]["data"]["operators"] == [OPERATOR]
 

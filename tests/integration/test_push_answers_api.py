@@ -105,7 +105,8 @@ def test_a_pushed_action_answers_once_as_its_operator_through_the_real_api_handl
         stored = services().core.store.get_interaction("r1", iid)
         assert stored is not None and (stored.state.answer, stored.state.answered_by) == ("yes", OPERATOR)
         events = services().core.store.list_events("r1")
-        assert [e.data["by"] for e in events if e.type == "interaction_answered"] == [OPERATOR]
+        decisions = [e.data for e in events if e.type == "interaction_answered"]
+        assert [(d["by"], d["via"]) for d in decisions] == [(OPERATOR, "push")]
         item = moto_stack.clients["dynamodb"].query(
             TableName=moto_stack.provisioned.table_name,
             KeyConditionExpression="PK = :pk AND begins_with(SK, :link)",

@@ -156,7 +156,7 @@ def test_a_tap_answers_once_as_the_operator_and_a_replay_or_the_other_tap_is_a_4
     stored = core.store.get_interaction("r1", question.interaction_id)
     assert stored is not None and (stored.state.answer, stored.state.answered_by) == ("yes", OPERATOR)
     answered = [e for e in core.store.list_events("r1") if e.type == "interaction_answered"]
-    assert [e.data["by"] for e in answered] == [OPERATOR]  # the decision log names the operator
+    assert [(e.data["by"], e.data["via"]) for e in answered] == [(OPERATOR, "push")]  # the decision log says so
     [use] = links.uses.values()
     assert (use.state, use.channel, use.recipient, use.answer) == ("answered", "push", OPERATOR, "yes")
 
@@ -211,6 +211,8 @@ def test_a_tool_approvals_approve_tap_is_the_operators_decision(core: Core, cloc
     assert status == 200, body
     stored = core.store.get_interaction("r1", interaction.interaction_id)
     assert stored is not None and stored.state.answered_by == OPERATOR
+    decisions = [e.data for e in core.store.list_events("r1") if e.type == "interaction_answered"]
+    assert [(d["by"], d["via"]) for d in decisions] == [(OPERATOR, "push")]
     assert stored.state.answer["decision"] == "approve"
     status, body = post(deny)
     assert status == 409 and body["winner"]["by"] == OPERATOR, body

@@ -70,6 +70,7 @@ PUSH_NOT_CONFIGURED: Final = (
 
 
 CREDENTIAL_SECONDS: Final = 3600  # a one-tap answer lives an hour at most (less when its item closes sooner)
+PUSH_CHANNEL: Final = "push"  # the decision's `via` (InteractionAnswered)
 STALE_CLAIM_SECONDS: Final = 60  # a claim whose request died may be taken over after this (as a mail link's)
 
 
@@ -255,11 +256,11 @@ class PushAnswers:
         if kind == "tool_approval":
             from baton.services.tool_approvals import ToolApprovalService
 
-            return ToolApprovalService(self._core).answer(run_id, iid, answer, caller=operator)
+            return ToolApprovalService(self._core).answer(run_id, iid, answer, caller=operator, via=PUSH_CHANNEL)
         if kind == "question":
             from baton.services.questions import QuestionService
 
-            return QuestionService(self._core).answer(run_id, iid, answer, caller=operator)
+            return QuestionService(self._core).answer(run_id, iid, answer, caller=operator, via=PUSH_CHANNEL)
         raise ConflictError(f"a {kind} is answered in the inbox, not from a notification", details={"kind": kind})
 
 
