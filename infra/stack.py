@@ -187,7 +187,9 @@ class BatonStack(Stack):
         if self.email_links is None:
             self.notifications.subscribe_emails(config.emails)
         # Web Push to operators' devices: the VAPID key's (empty) secret, read by the functions that push.
-        self.web_push = WebPushKey(self, "WebPush", prefix=config.prefix, functions=fns, roles=self.functions.roles)
+        self.web_push = WebPushKey(
+            self, "WebPush", prefix=config.prefix, functions=fns, roles=self.functions.roles, api=self.api
+        )
         # The webhook channel is subscribed only when it has somewhere to post, the email Lambda only with a sender.
         self.notifications.subscribe_functions(
             fns,

@@ -42,22 +42,34 @@
     }
     const winner = body && body.winner;
     if (status === 409 && winner) return `Already ${winner.status || "answered"} by ${winner.by || "someone"}`;
+    if (status === 410 && body && body.reason === "expired") return "Expired: answer it in the inbox";
     if (status === 401 || status === 403) {
       return (body && body.message) || "Sign in to the inbox in this browser to answer from a notification";
     }
     return (body && body.message) || `The answer failed (HTTP ${status})`;
   }
 
-  // One tap: the contract's request with the inbox session cookie (same origin), then the outcome's words.
+  // How a one-tap request authenticates. With a credential (`auth: "credential"`, the server's payload) it
+  // is the signed credential in the body alone: no cookie, no bearer (deployed, the Cognito token lives in
+  // the page, never here). Without (an older payload): the inbox session cookie, same origin.
+  function requestInit(step) {
+    const body = JSON.stringify(step.body);
+    if (step.auth === "credential") {
+      return { method: step.method || "POST", credentials: "omit", headers: { "Content-Type": "application/json" }, body };
+    }
+    return {
+      method: step.method || "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-Baton-Inbox": "1" },
+      body,
+    };
+  }
+
+  // One tap: the contract's request, then the outcome's words.
   async function answerOneTap(fetcher, step) {
     let response;
     try {
-      response = await fetcher(step.path, {
-        method: step.method || "POST",
-        credentials: "same-origin",
-        headers: { "Content-Type": "application/json", "X-Baton-Inbox": "1" },
-        body: JSON.stringify(step.body),
-      });
+      response = await fetcher(step.path, requestInit(step));
     } catch (error) {
       return `Baton could not be reached: ${error.message}`;
     }
@@ -103,5 +115,14 @@
     return url;
   }
 
-  scope.BatonPush = { notificationActions, notificationFor, payloadOf, resultText, answerOneTap, onPush, onNotificationClick };
+  scope.BatonPush = {
+    notificationActions,
+    notificationFor,
+    payloadOf,
+    resultText,
+    requestInit,
+    answerOneTap,
+    onPush,
+    onNotificationClick,
+  };
 })(self);

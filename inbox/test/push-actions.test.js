@@ -82,6 +82,41 @@ test("a one-tap answer is the contract's request: same-origin cookie, JSON, the 
   ]);
 });
 
+test("a credential's one tap sends only its credential and answer: no cookie, no bearer, no inbox header", async () => {
+  const calls = [];
+  const fetcher = async (path, init) => {
+    calls.push({ path, init });
+    return response(200, { status: "answered" });
+  };
+  const step = {
+    action: "approve",
+    title: "Approve",
+    method: "POST",
+    path: "/api/push/answer",
+    body: { credential: "claims.mac", answer: { decision: "approve" } },
+    auth: "credential",
+  };
+  assert.equal(await answerOneTap(fetcher, step), "Answered");
+  assert.deepEqual(calls, [
+    {
+      path: "/api/push/answer",
+      init: {
+        method: "POST",
+        credentials: "omit",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ credential: "claims.mac", answer: { decision: "approve" } }),
+      },
+    },
+  ]);
+  const expired = async () => response(410, { error: "gone", reason: "expired", message: "This notification's answer has expired" });
+  assert.equal(await answerOneTap(expired, step), "Expired: answer it in the inbox");
+  const replayed = async () =>
+    response(409, { error: "conflict", reason: "used", winner: { status: "answered", by: "alice@example.com" } });
+  assert.equal(await answerOneTap(replayed, step), "Already answered by alice@example.com");
+  const altered = async () => response(403, { error: "forbidden", message: "This one-tap credential was altered" });
+  assert.equal(await answerOneTap(altered, step), "This one-tap credential was altered");
+});
+
 test("the outcome in words: answered, pending delivery, already answered by, refused, unreachable", async () => {
   assert.equal(resultText(202, { delivery: "pending" }), "Answered (delivery pending)");
   assert.equal(resultText(409, { winner: { status: "answered", by: "alice" } }), "Already answered by alice");

@@ -1,8 +1,8 @@
 """The inbox as an installable app with Web Push, in Chromium (issue 32 item 3, the browser side): the
 manifest and its icons served, the service worker registered on /inbox/, a push delivered through the
 DevTools protocol (`ServiceWorker.deliverPushMessage`) shown as a notification with the item's one-tap
-actions, a one-tap answer that answers the item once (the second tap: "Already answered by ..."), and the
-header's Notifications control at 1366 px and at 375 px.
+actions, a one-tap answer (its signed credential, no cookie) that answers the item once (the second tap:
+"Already answered by ..."), and the header's Notifications control at 1366 px and at 375 px.
 
 Headless Chromium reaches no real push service, so `pushManager.subscribe` is tested as far as it goes
 offline: the key is read, the permission asked, the worker registered, then the browser's refusal is said
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import struct
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -21,11 +22,15 @@ from urllib.parse import urljoin
 import httpx
 from playwright.sync_api import CDPSession, Page, Route, ViewportSize, expect
 
+from baton.channels.email.links import PUSH_ANSWER_CONTEXT, LinkClaims, answer_digest, new_link_id, sign_link
+from baton.contracts.push import PUSH_ANSWER_PATH
+from baton.notify.push import VapidKeys
 from tests.browser.conftest import agent, shoot
 from tests.e2e.conftest import LocalStackProcess
 
 WIDE: ViewportSize = {"width": 1366, "height": 900}
 # A valid VAPID application server key (an uncompressed P-256 point, base64url): the web-push examples' own.
+OPERATOR = "local-operator"  # the local stack's inbox operator (baton/api/auth.py INBOX_OPERATOR)
 VAPID_KEY = "BEl62iUYgUivxIkv69yViEuiBIa-Ib9-SkvMeAtA3LFgDzkrxZJjSgSnfckjBJuBkr3qBUYIHBQFLXYp5Nksh8U"
 
 
@@ -84,9 +89,22 @@ def _registration_id(page: Page, cdp: CDPSession) -> str:
     return found[0]
 
 
-def _payload(run_id: str, interaction_id: str) -> dict[str, Any]:
-    """What the server sends for a question with options escalated to this operator (the contract)."""
-    path = f"/api/runs/{run_id}/interactions/{interaction_id}/answer"
+def _payload(stack: LocalStackProcess, run_id: str, interaction_id: str) -> dict[str, Any]:
+    """What the server sends for a question with options escalated to this operator (the contract): each
+    action with its one-tap credential, signed with the key derived from the stack's VAPID key."""
+    key = VapidKeys((stack.state_dir / "vapid.pem").read_bytes()).answer_key
+
+    def credential(option: str) -> str:
+        claims = LinkClaims(
+            link_id=new_link_id(),
+            run_id=run_id,
+            interaction_id=interaction_id,
+            recipient=OPERATOR,
+            expires_at=int(time.time()) + 3600,
+            answer=answer_digest(option),
+        )
+        return sign_link(claims, key, context=PUSH_ANSWER_CONTEXT)
+
     return {
         "title": "Which region?",
         "body": "A question from the deploy agent, escalated to you",
@@ -96,7 +114,14 @@ def _payload(run_id: str, interaction_id: str) -> dict[str, Any]:
         "kind": "question",
         "reason": "escalated",
         "one_tap": [
-            {"action": f"answer-{n}", "title": option, "method": "POST", "path": path, "body": {"answer": option}}
+            {
+                "action": f"answer-{n}",
+                "title": option,
+                "method": "POST",
+                "path": PUSH_ANSWER_PATH,
+                "body": {"credential": credential(option), "answer": option},
+                "auth": "credential",
+            }
             for n, option in enumerate(["eu-west-1", "us-east-1"])
         ],
     }
@@ -140,7 +165,7 @@ def test_a_push_shows_the_item_with_its_one_tap_actions_and_a_tap_answers_once(
     run_id = f"ui-push-{uuid.uuid4().hex[:8]}"
     asking = agent(stack, run_id)
     asked = asking.ask_async(run_id, "deploy", "Which region?", options=["eu-west-1", "us-east-1"])
-    payload = _payload(run_id, asked.interaction_id)
+    payload = _payload(stack, run_id, asked.interaction_id)
     cdp = page.context.new_cdp_session(page)
     registration_id = _registration_id(page, cdp)
 
@@ -157,7 +182,8 @@ def test_a_push_shows_the_item_with_its_one_tap_actions_and_a_tap_answers_once(
         "url": payload["url"],
     }
 
-    # The tap runs in the service worker itself: its fetch carries the inbox session cookie.
+    # The tap runs in the service worker itself: its fetch carries the credential alone (no cookie: deployed,
+    # the worker has no Cognito token either), and the answer is the operator's the push was sent to.
     [worker] = [w for w in page.context.service_workers if w.url.endswith("/inbox/sw.js")]
     assert worker.evaluate(TAP, [asked.interaction_id, "answer-0"]) == "Answered"
     # The result replaced the item's notification (no actions); the same item pushed again (another

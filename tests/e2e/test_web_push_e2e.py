@@ -2,7 +2,8 @@
 is the test push service (tests/push_service.py), a question with options escalates to that operator after
 1 s, the push service receives a payload it verifies (the VAPID JWT by the stack's key) and decrypts with
 the subscription's private key, and the payload's first one-tap action, POSTed as the service worker
-would, answers the question once: the same POST again is the 409 naming the winner."""
+would (its signed credential, no bearer, no cookie), answers the question once as that operator: the
+other action, the same tap again and the inbox's own answer are each a 409 naming the winner."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import stat
 import uuid
 from typing import TYPE_CHECKING
 
+import httpx
 import pytest
 
 from tests.push_service import PushService
@@ -65,16 +67,27 @@ def test_an_escalation_pushes_a_payload_the_browser_decrypts_and_its_one_tap_ans
         assert payload["url"] == f"/inbox/#/question/{run_id}/{interaction_id}"
         assert [a["action"] for a in payload["one_tap"]] == ["answer-0", "answer-1"]  # the first two options
 
-        tap = payload["one_tap"][0]
-        assert tap["method"] == "POST" and tap["body"] == {"answer": "yes"}
-        headers = {"Content-Type": "application/json", "X-Baton-Inbox": "1"}
-        answered = http.post(tap["path"], json=tap["body"], headers=headers)
+        tap, other = payload["one_tap"]
+        assert (tap["method"], tap["path"], tap["auth"]) == ("POST", "/api/push/answer", "credential")
+        assert tap["body"]["answer"] == "yes" and tap["body"]["credential"]
+        # As the service worker sends it: the credential alone, no bearer and no cookie.
+        worker = httpx.Client(base_url=local_stack.api_url, timeout=30)
+        answered = worker.post(tap["path"], json=tap["body"])
         assert answered.status_code == 200, answered.text
-        twice = http.post(tap["path"], json={"answer": "no"}, headers=headers)  # another answer: the loser
+        twice = worker.post(other["path"], json=other["body"])  # the other action: the loser
         assert twice.status_code == 409, twice.text
         assert OPERATOR in twice.text  # the 409 names the winner
+        again = worker.post(tap["path"], json=tap["body"])  # the same tap again: its credential is spent
+        assert again.status_code == 409 and again.json()["reason"] == "used", again.text
+        headers = {"Content-Type": "application/json", "X-Baton-Inbox": "1"}
+        late = http.post(
+            f"/api/runs/{run_id}/interactions/{interaction_id}/answer", json={"answer": "no"}, headers=headers
+        )
+        assert late.status_code == 409 and OPERATOR in late.text, late.text  # the inbox's own answer: the loser too
 
         events = http.get(f"/api/runs/{run_id}/events").json()
+        decisions = [e["data"] for e in events["events"] if e["type"] == "interaction_answered"]
+        assert [(d["by"], d["via"]) for d in decisions] == [(OPERATOR, "push")]  # the operator the push went to
         escalated = [e for e in events["events"] if e["type"] == "escalated"]
         assert escalated and escalated[0]["data"]["operators"] == [OPERATOR]
 

@@ -88,10 +88,11 @@ def test_the_answer_routes_and_the_slack_endpoint_are_the_only_unauthenticated_m
             assert props["Integration"]["Type"] == "AWS_PROXY"
             assert "api" in json.dumps(props["Integration"]["Uri"])
     # The signed link is the answer routes' credential; Slack's signature the Slack endpoint's
-    # (tests/infra/test_slack_infra.py).
+    # (tests/infra/test_slack_infra.py); the one-tap credential a push's answer's (test_web_push_infra.py).
     assert sorted(open_methods) == [
         ("answer", "{link}", "GET"),
         ("answer", "{link}", "POST"),
+        ("push", "answer", "POST"),
         ("slack", "interactions", "POST"),
     ]
 

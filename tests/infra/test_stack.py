@@ -196,12 +196,13 @@ def test_api_split_iam_for_machines_cognito_for_people(cfn: dict[str, Any], temp
     # /api/{proxy+} on both APIs, /mcp (the MCP server) on the machines' API only, and the Slack app's
     # POST /slack/interactions (signed by Slack, no IAM or Cognito: tests/infra/test_slack_infra.py); the
     # email answer links' GET and POST /answer/{link} (their own credential) are held by
-    # tests/infra/test_email_links_infra.py.
-    answer_links = {
-        k for k, m in methods.items() if m["Properties"]["AuthorizationType"] == "NONE" and "answer" in k.lower()
-    }
-    assert len(answer_links) == 2
-    methods = {k: m for k, m in methods.items() if k not in answer_links}
+    # tests/infra/test_email_links_infra.py, a push's one-tap POST /api/push/answer (its credential) by
+    # tests/infra/test_web_push_infra.py.
+    unauthenticated = {k for k, m in methods.items() if m["Properties"]["AuthorizationType"] == "NONE"}
+    answer_links = {k for k in unauthenticated if "answerlink" in k.lower()}
+    push_answer = {k for k in unauthenticated if "pushanswer" in k.lower()}
+    assert (len(answer_links), len(push_answer)) == (2, 1)
+    methods = {k: m for k, m in methods.items() if k not in answer_links | push_answer}
     assert sorted(m["Properties"]["AuthorizationType"] for m in methods.values()) == [
         "AWS_IAM",
         "AWS_IAM",

@@ -14,8 +14,9 @@ agent role's sessions named `run-<run_id>`). For each route and identity the exp
 | operator                         | allowed                  | allowed        |
 
 "allowed" is any answer the route gives past authorization (2xx, or a domain 404/409/410), never
-401/403/5xx. The route list is read from the served OpenAPI document, so a new route fails here until
-it is classified.
+401/403/5xx. A credential route (`POST /api/push/answer`: the signed one-tap credential in its body is the
+authority) answers every identity alike: a forged credential is the same 400 with or without a caller.
+The route list is read from the served OpenAPI document, so a new route fails here until it is classified.
 """
 
 from __future__ import annotations
@@ -34,18 +35,22 @@ from baton.api.auth import agent_token
 from baton.contracts import AskRequest
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.local.http_adapter import to_proxy_event
+from baton.notify.push import VapidKeys
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService
+from baton.services.push import PushAnswers
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
+from tests.fakes.links import MemoryAnswerLinks
 from tests.fakes.memory import MemoryPushSubscriptions
 
 TOKEN = "local-secret"
 ACCOUNT = "123456789012"
 AGENT_ROLE = "baton-alpha-agent"
 RUN_A, RUN_B = "run-a", "run-b"
+VAPID_KEYS = VapidKeys.generate()
 TOMORROW = (datetime.now(UTC) + timedelta(days=1)).isoformat()  # an away within its bounds
 
 
@@ -60,6 +65,7 @@ class Route:
     body: Any = None
     operator_only: bool = False
     runless: bool = False  # about the caller, not a run: any admitted identity may call it
+    credential: bool = False  # its body's credential is the authority: no identity is read
 
 
 ROUTES = [
@@ -121,6 +127,7 @@ ROUTES = [
     ),
     Route("GET", "/api/me/push-subscriptions", operator_only=True),
     Route("DELETE", "/api/me/push-subscriptions/ps-unknown", operator_only=True),
+    Route("POST", "/api/push/answer", {"credential": "forged.credential", "answer": "x"}, credential=True),
 ]
 
 # (door, identity, the run the request targets)
@@ -159,6 +166,8 @@ def _iam_identity(identity: str) -> dict[str, str] | None:
 
 
 def _expected(door: str, identity: str, route: Route) -> str:
+    if route.credential:
+        return "credential"
     if identity == "none":
         return "401"
     if identity in ("wrong", "forged"):
@@ -183,6 +192,7 @@ class World:
             core=core,
             runs=RunService(core),
             push_subscriptions=MemoryPushSubscriptions(),
+            one_tap_answers=PushAnswers(core, MemoryAnswerLinks(), lambda: VAPID_KEYS),
         )
         self.door = door
         self.ids: dict[str, dict[str, str]] = {}
@@ -236,7 +246,9 @@ def test_matrix(world: Callable[[str], World], door: str, identity: str, route: 
     w = world(door)
     status, body = w.call(identity, *w.request(route, IDENTITIES[identity]))
     expected = _expected(door, identity, route)
-    if expected == "allowed":
+    if expected == "credential":  # only the credential counts, for every identity alike
+        assert (status, body["reason"]) == (400, "malformed"), (status, body)
+    elif expected == "allowed":
         assert status not in (401, 403) and status < 500, (status, body)
     else:
         assert status == int(expected), (status, body)

@@ -141,7 +141,7 @@ def test_the_payload_links_the_items_inbox_page_as_the_list_does() -> None:
     payload = push_payload(_interaction("tool_approval", **_tool("low")), "assigned").model_dump(by_alias=True)
     assert set(payload) == {"title", "body", "url", "run_id", "interaction_id", "kind", "reason", "one_tap"}
     assert payload["url"] == "/inbox/#/tool/r-1/i-1" and payload["reason"] == "assigned"
-    assert set(payload["one_tap"][0]) == {"action", "title", "method", "path", "body"}
+    assert set(payload["one_tap"][0]) == {"action", "title", "method", "path", "body", "auth"}
     assert push_payload(_interaction("interrupt"), "escalated").url == "/inbox/#/interrupt/i-1"
 
 
@@ -168,7 +168,12 @@ def test_a_gone_subscription_is_deleted_and_another_failure_only_logged(
 
     keys = VapidKeys.generate()
     pushed = WebPush(store, lambda: keys, send=send).push("alice", _interaction("question", options=["a"]), "escalated")
-    assert pushed == 1 and len(sent) == 1 and sent[0]["one_tap"][0]["body"] == {"answer": "a"}
+    assert pushed == 1 and len(sent) == 1
+    tap = sent[0]["one_tap"][
+        0
+    ]  # the answer with its credential, sent with no session (tests/unit/test_push_answers.py)
+    assert (tap["path"], tap["auth"], tap["body"]["answer"]) == ("/api/push/answer", "credential", "a")
+    assert set(tap["body"]) == {"answer", "credential"}
     assert [s.endpoint for s in store.list_subscriptions("alice")] == ["https://p.test/down", "https://p.test/ok"]
     assert "web push failed" in caplog.text
 

@@ -196,6 +196,7 @@ class InteractionAnswered(EventPayload):
     answer_text: str | None = None
     by: str | None = None
     is_async: bool | None = Field(default=None, alias="async")
+    via: str | None = None  # the channel, when not the API: "push" (a notification's one-tap answer)
 
 
 class HumanInputTimedOut(EventPayload):

@@ -35,6 +35,7 @@ def _use_from(values: dict[str, Any]) -> LinkUse:
         state=values["state"],
         answer=json.loads(answer) if isinstance(answer, str) else None,
         expires_at=int(values.get("expires_at") or 0),
+        channel=values.get("channel") or "email",  # a use recorded before push credentials: a mail link's
     )
 
 
@@ -55,6 +56,7 @@ class DynamoAnswerLinks:
             "at": use.at,
             "state": "claimed",
             "expires_at": use.expires_at,
+            "channel": use.channel,
             TTL_ATTRIBUTE: use.expires_at + KEEP_AFTER_EXPIRY_SECONDS,
         }
         try:

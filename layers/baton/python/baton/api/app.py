@@ -39,6 +39,8 @@ from baton.runtime.observability import logger
 
 # The answer links carry their own credential (a signed, single-use link: baton/channels/email/links.py).
 PUBLIC_PATHS = ("/api/openapi.json", "/api/docs", ANSWER_PREFIX)
+# Its body carries its own credential (a push's one-tap answer): the body is checked, no caller resolved.
+CREDENTIAL_PATHS = ("/api/push/answer",)  # contracts.push.PUSH_ANSWER_PATH, not imported at cold start
 MAX_BODY_BYTES = 256 * 1024
 
 
@@ -183,7 +185,8 @@ class BatonResolver(APIGatewayRestResolver):
             try:
                 if len(body) > MAX_BODY_BYTES:
                     raise PayloadTooLargeError(f"request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES}")
-                deps.set_current_caller(_resolve(event))
+                if path not in CREDENTIAL_PATHS:
+                    deps.set_current_caller(_resolve(event))
                 text = _check_body(event)
             except (
                 UnauthorizedError,

@@ -50,7 +50,7 @@ _TABLE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (_INTERRUPT + r"/(claim|reassign)(/|$)", "routes_claims"),
         (r"^/api/v1/interrupts(/|$)", "routes_interrupts"),
         (r"^/api/me/away$", "routes_away"),
-        (r"^/api/(push/key|me/push-subscriptions(/[^/]+)?)$", "routes_push"),
+        (r"^/api/(push/(key|answer)|me/push-subscriptions(/[^/]+)?)$", "routes_push"),
         (r"^/api/(inbox|me|stats/waits)$", "routes_inbox"),
         ("^" + ANSWER_PREFIX, "routes_email"),
     )

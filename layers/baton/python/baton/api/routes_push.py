@@ -1,7 +1,10 @@
 """Web Push routes (issue 32, item 3; operators only): `GET /api/push/key` (the VAPID application server
 key; 404 when push is not configured), `POST|GET /api/me/push-subscriptions` and `DELETE
 /api/me/push-subscriptions/{subscription_id}` (the caller's own). One call each into
-`baton.services.push.PushService`."""
+`baton.services.push.PushService`. And `POST /api/push/answer`, a notification's one-tap answer: no
+caller identity (a service worker has neither the inbox's cookie deployed nor its bearer token); the
+signed, expiring, single-use credential in the body is the authority (`baton.services.push.PushAnswers`;
+`baton/api/app.py` resolves no caller for it)."""
 
 from __future__ import annotations
 
@@ -12,14 +15,17 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 
 from baton.api import deps
-from baton.api.contract import responses
+from baton.api.contract import answered, responses
 from baton.contracts.push import (
+    PUSH_ANSWER_PATH,
+    PushAnswerRequest,
     PushKey,
     PushSubscriptionDeleted,
     PushSubscriptionList,
     PushSubscriptionRequest,
     PushSubscriptionView,
 )
+from baton.contracts.questions import AnswerResult
 
 router = APIGatewayRouter()
 
@@ -70,3 +76,14 @@ def subscriptions() -> PushSubscriptionList:
 def unsubscribe(subscription_id: SubscriptionId) -> PushSubscriptionDeleted:
     caller = deps.require_operator("revoking a push subscription")
     return deps.get_services().push_service().unsubscribe(caller.principal, subscription_id)
+
+
+@router.post(
+    PUSH_ANSWER_PATH,
+    summary="A notification's one-tap answer: its signed credential and the answer it was made for; answers "
+    "once as the operator the push was sent to (no caller identity: the credential is the authority)",
+    tags=["push"],
+    responses=responses({200: AnswerResult, 202: AnswerResult}, 403, 404, 409, 410),
+)
+def push_answer(body: PushAnswerRequest) -> Response[AnswerResult]:
+    return answered(deps.get_services().push_answers().answer(body))

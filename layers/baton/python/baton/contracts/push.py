@@ -3,24 +3,31 @@
 The routes (`baton/api/routes_push.py`): `GET /api/push/key` (the VAPID application server key),
 `POST|GET /api/me/push-subscriptions`, `DELETE /api/me/push-subscriptions/{subscription_id}`. The payload
 (`PushPayload`) is what the inbox's service worker decrypts when an item is escalated or assigned to the
-operator; its `one_tap` actions are the answer requests the worker sends with the operator's session
-(`one_tap_actions`: empty when the item needs its page)."""
+operator; its `one_tap` actions are the answer requests the worker sends (`one_tap_actions`: empty when
+the item needs its page). Each action carries a signed credential for its one answer (`auth:
+"credential"`): the worker POSTs `{credential, answer}` to `POST /api/push/answer` with no cookie and no
+bearer (deployed, the inbox's Cognito token lives only in the page), and the answer is recorded as the
+operator the push was sent to (`baton/services/push.py` PushAnswers)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from baton.contracts.base import Contract
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from baton.models import Interaction
 
 PushReason = Literal["escalated", "assigned"]
 DENIED_FROM_A_NOTIFICATION = "denied from a notification"
 INBOX_PATH = "/inbox/"  # the inbox app, served beside the API (the push's url is relative to it)
 MAX_ONE_TAP_OPTIONS = 2  # a notification shows two actions on most platforms
+PUSH_ANSWER_PATH = "/api/push/answer"  # public: the one-tap credential in its body is the authority
+MAX_CREDENTIAL_CHARS = 2048
 
 
 class PushKeys(BaseModel):
@@ -87,13 +94,24 @@ class PushKey(Contract):
 
 
 class OneTapAction(Contract):
-    """One notification action: the answer request the service worker sends as the operator."""
+    """One notification action: the answer request the service worker sends. `auth` says how: with the
+    credential in its body and no cookie or bearer (`credential`), or with the inbox session (`session`)."""
 
     action: str
     title: str
     method: Literal["POST"] = "POST"
     path: str
     body: dict[str, Any]
+    auth: Literal["session", "credential"] = "session"
+
+
+class PushAnswerRequest(BaseModel):
+    """The body of `POST /api/push/answer`: a one-tap action's credential and the answer it was made for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    credential: str = Field(min_length=1, max_length=MAX_CREDENTIAL_CHARS)
+    answer: JsonValue
 
 
 class PushPayload(Contract):
@@ -109,33 +127,47 @@ class PushPayload(Contract):
     one_tap: list[OneTapAction] = Field(default_factory=list)
 
 
-def one_tap_actions(i: Interaction) -> list[OneTapAction]:
-    """The answers a notification may give: a question's first two options, a low or medium risk tool
-    approval's approve and deny; none for an item that needs its page (an interrupt, a review, a high risk
-    tool call, a question with free text only)."""
-    path = f"/api/runs/{i.run_id}/interactions/{i.interaction_id}/answer"
+def one_tap_answers(i: Interaction) -> list[tuple[str, str, Any]]:
+    """The answers a notification may give, as (action, title, answer): a question's first two options, a
+    low or medium risk tool approval's approve and deny; none for an item that needs its page (an
+    interrupt, a review, a high risk tool call, a question with free text only)."""
     request = i.request
     if request.kind == "question" and request.options:
-        return [
-            OneTapAction(action=f"answer-{n}", title=option, path=path, body={"answer": option})
-            for n, option in enumerate(request.options[:MAX_ONE_TAP_OPTIONS])
-        ]
+        return [(f"answer-{n}", option, option) for n, option in enumerate(request.options[:MAX_ONE_TAP_OPTIONS])]
     if request.kind == "tool_approval":
         risk = getattr(getattr(request, "tool", None), "risk", "high")
         if risk in ("low", "medium"):
             deny = {"decision": "deny", "reason": DENIED_FROM_A_NOTIFICATION}
-            return [
-                OneTapAction(action="approve", title="Approve", path=path, body={"answer": {"decision": "approve"}}),
-                OneTapAction(action="deny", title="Deny", path=path, body={"answer": deny}),
-            ]
+            return [("approve", "Approve", {"decision": "approve"}), ("deny", "Deny", deny)]
     return []
+
+
+def one_tap_actions(i: Interaction, sign: Callable[[Any], str] | None = None) -> list[OneTapAction]:
+    """The notification's actions: with `sign` (an answer -> its credential), each POSTs its credential to
+    `PUSH_ANSWER_PATH`; without, the item's own answer route with the inbox session."""
+    if sign is None:
+        path = f"/api/runs/{i.run_id}/interactions/{i.interaction_id}/answer"
+        return [
+            OneTapAction(action=action, title=title, path=path, body={"answer": answer})
+            for action, title, answer in one_tap_answers(i)
+        ]
+    return [
+        OneTapAction(
+            action=action,
+            title=title,
+            path=PUSH_ANSWER_PATH,
+            body={"credential": sign(answer), "answer": answer},
+            auth="credential",
+        )
+        for action, title, answer in one_tap_answers(i)
+    ]
 
 
 _TITLE: dict[PushReason, str] = {"escalated": "Escalated to you", "assigned": "Assigned to you"}
 
 
-def push_payload(i: Interaction, reason: PushReason) -> PushPayload:
-    """The payload for `i` escalated or assigned to an operator."""
+def push_payload(i: Interaction, reason: PushReason, sign: Callable[[Any], str] | None = None) -> PushPayload:
+    """The payload for `i` escalated or assigned to an operator (`sign`: see `one_tap_actions`)."""
     from baton.notify.model import default_title, inbox_item_url
 
     kind = i.request.kind
@@ -147,5 +179,5 @@ def push_payload(i: Interaction, reason: PushReason) -> PushPayload:
         interaction_id=i.interaction_id,
         kind=kind,
         reason=reason,
-        one_tap=one_tap_actions(i),
+        one_tap=one_tap_actions(i, sign),
     )

@@ -9,6 +9,8 @@ any other failure is a `NotificationDeliveryError`."""
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -19,6 +21,9 @@ if TYPE_CHECKING:
 
 DEFAULT_SUBJECT: Final = "mailto:baton@localhost"  # the VAPID `sub` claim when none is configured
 GONE_STATUSES: Final = (404, 410)
+# RFC 8291 section 4: a push service need take no more than 4096 octets; less the 86-octet header, the
+# 16-octet tag and the 1-octet padding delimiter, at most 3993 octets of plaintext.
+MAX_PLAINTEXT_BYTES: Final = 3993
 TTL_SECONDS: Final = 12 * 3600  # how long a push service keeps a message for a browser that is offline
 
 
@@ -55,6 +60,13 @@ class VapidKeys:
         key = serialization.load_pem_private_key(self.private_pem, password=None)
         point = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
         return _b64url(point)
+
+    @property
+    def answer_key(self) -> bytes:
+        """The key that signs the one-tap answer credentials: derived from the VAPID private key, so it
+        exists exactly when push does and the functions that push (which read this key) can sign with it;
+        never the VAPID key itself."""
+        return hmac.new(self.private_pem, b"baton-push-answer-key", hashlib.sha256).digest()
 
 
 def send_web_push(

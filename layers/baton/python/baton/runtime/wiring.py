@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from baton.review_ports import BuildRecords, BuildRunner, Companion
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
-    from baton.services.push import PushService
+    from baton.services.push import PushAnswers, PushService
     from baton.services.questions import QuestionService
     from baton.services.reconciler import Reconciler
     from baton.services.review import ReviewService
@@ -49,6 +49,8 @@ class Services:
     inbox_sessions: InboxSessionStore | None = None
     # Each operator's Web Push subscriptions (built on first use over the table when not given).
     push_subscriptions: PushSubscriptionStore | None = None
+    # A notification's one-tap answers (built on first use over the table's link items when not given).
+    one_tap_answers: PushAnswers | None = None
 
     def review_service(self) -> ReviewService:
         """The review gate's service (built on first use from the settings when not given)."""
@@ -97,6 +99,17 @@ class Services:
         from baton.services.push import PushService
 
         return PushService(self.push_subscription_store(), vapid_key_source(self.settings), self.core.now)
+
+    def push_answers(self) -> PushAnswers:
+        """A notification's one-tap answer (`POST /api/push/answer`), spent once on the table's link items."""
+        if self.one_tap_answers is None:
+            from baton.adapters.answer_links import DynamoAnswerLinks
+            from baton.adapters.clients import dynamodb_client
+            from baton.services.push import PushAnswers
+
+            links = DynamoAnswerLinks(self.settings.table_name, dynamodb_client())
+            self.one_tap_answers = PushAnswers(self.core, links, vapid_key_source(self.settings))
+        return self.one_tap_answers
 
     @property
     def questions(self) -> QuestionService:

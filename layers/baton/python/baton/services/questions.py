@@ -198,10 +198,12 @@ class QuestionService(AwaitGates):
         caller: str,
         groups: frozenset[str] = frozenset(),
         decided: Decided | None = None,
+        via: str | None = None,
     ) -> AnswerResult:
         """Decide the answer (`QuestionAnswers`, by the one engine `decide`) on one read of the run's open
         part: two calls before the send (tests/integration/test_call_budgets.py). A failed guard (the run
-        changed under it): read and decide again. `decided`: the quorum that met answers it."""
+        changed under it): read and decide again. `decided`: the quorum that met answers it; `via`: the
+        channel it came by, kept in its decision (`InteractionAnswered.via`)."""
         voter = Voter(caller, groups)
         for _attempt in range(ANSWER_ATTEMPTS):
             snapshot = self.core.store.snapshot_run(run_id)
@@ -211,7 +213,8 @@ class QuestionService(AwaitGates):
             if question is None or question.request.kind != "question":
                 question = self._get_question(run_id, interaction_id)  # not pending: only to say why not
             try:
-                return decide(self.core, QuestionAnswers(self, snapshot), question, answer, voter, decided=decided)
+                policy = QuestionAnswers(self, snapshot, via=via)
+                return decide(self.core, policy, question, answer, voter, decided=decided)
             except GuardFailedError:
                 continue
         raise ConflictError(
@@ -486,8 +489,8 @@ class QuestionAnswers:
     its answer is checked against the await gates of its scope (`refuse_if_late` keeps them for the
     write), carried onto them in its deciding write, queued for the asking node, and released."""
 
-    def __init__(self, questions: QuestionService, snapshot: RunSnapshot) -> None:
-        self.questions = questions
+    def __init__(self, questions: QuestionService, snapshot: RunSnapshot, *, via: str | None = None) -> None:
+        self.questions, self.via = questions, via
         self.core = questions.core
         self.snapshot = snapshot
         self.gates: list[ParkedWait] = []
@@ -621,6 +624,7 @@ class QuestionAnswers:
             answer_text=answer_text(answer),
             by=caller,
             is_async=True,
+            via=self.via,
         )  # written with the answer's message for the asking node, all or nothing
         message = self.questions._message(question, message_text(question, answer))
         records: list[Message | Event] = [message, self.core.new_event(run_id, event)]

@@ -184,7 +184,14 @@ class ToolApprovalService:
         return long_poll(read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic)
 
     def answer(
-        self, run_id: str, interaction_id: str, answer: Any, *, caller: str, groups: frozenset[str] = frozenset()
+        self,
+        run_id: str,
+        interaction_id: str,
+        answer: Any,
+        *,
+        caller: str,
+        groups: frozenset[str] = frozenset(),
+        via: str | None = None,
     ) -> AnswerResult:
         """A person's decision (POST .../interactions/{id}/answer): 422 at the field for a bad one, 410
         past the deadline, 409 naming the winner when another answer decided first."""
@@ -205,13 +212,16 @@ class ToolApprovalService:
         if (policy := tool_spec(pending).approval) is not None:
             return vote(self.core, pending, policy, value, Voter(caller, groups))
         event = self.core.new_event(
-            run_id, InteractionAnswered(interaction_id=interaction_id, node=pending.node, answer=value, by=caller)
+            run_id,
+            InteractionAnswered(interaction_id=interaction_id, node=pending.node, answer=value, by=caller, via=via),
         )
         new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
         try:
             self.core.store.transition_interaction(pending, new, with_records=[event])
         except ConflictError:
-            return self.answer(run_id, interaction_id, answer, caller=caller, groups=groups)  # decided under us
+            return self.answer(
+                run_id, interaction_id, answer, caller=caller, groups=groups, via=via
+            )  # decided under us
         return result
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:

@@ -7,6 +7,10 @@ encoded claims, keyed with the link key (deployed: a Secrets Manager secret; loc
 operator token, `local_link_key`), compared in constant time. A link is single-use through its id: the
 first POST that answers records it (`AnswerLinkStore.claim_link`, a conditional write), so a second is a
 410 that says who used it, when and with what.
+
+The same format is the Web Push one-tap credential (`baton/services/push.py`), under its own context
+(`PUSH_ANSWER_CONTEXT`, so an email link is never a push credential or the reverse) and with one more
+claim: the digest of the exact answer it may give (`answer_digest`), so it answers nothing else.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from baton.ids import iso
 
 LINK_CONTEXT = b"baton-email-link-v1."
+PUSH_ANSWER_CONTEXT = b"baton-push-answer-v1."
 MAX_LINK_CHARS = 2048  # a link longer than this is not one of ours (refused before decoding)
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,1900}\.[A-Za-z0-9_-]{43}$")
 
@@ -42,8 +47,10 @@ class LinkClaims(BaseModel):
     link_id: str = Field(alias="l", min_length=8, max_length=64)
     run_id: str = Field(alias="r", min_length=1, max_length=200)
     interaction_id: str = Field(alias="i", min_length=1, max_length=200)
-    recipient: str = Field(alias="t", min_length=3, max_length=320)
+    recipient: str = Field(alias="t", min_length=1, max_length=320)  # a mail address, or a push's operator
     expires_at: int = Field(alias="e", ge=0)
+    # A push credential's one answer (`answer_digest`); an email link has none (left out of its JSON).
+    answer: str | None = Field(default=None, alias="a", min_length=43, max_length=43)
 
 
 class LinkUse(BaseModel):
@@ -60,6 +67,7 @@ class LinkUse(BaseModel):
     state: Literal["claimed", "answered"] = "claimed"
     answer: Any = None
     expires_at: int = 0  # the link's own expiry (the item's TTL counts from it)
+    channel: Literal["email", "push"] = "email"
 
 
 @dataclass(frozen=True)
@@ -92,25 +100,31 @@ def new_link_id() -> str:
     return secrets.token_urlsafe(16)
 
 
-def _mac(key: bytes, encoded_claims: str) -> str:
-    return _b64(hmac.new(key, LINK_CONTEXT + encoded_claims.encode("ascii"), hashlib.sha256).digest())
+def answer_digest(answer: Any) -> str:
+    """The digest a push credential carries for its answer: SHA-256 of the answer's canonical JSON."""
+    text = json.dumps(answer, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    return _b64(hashlib.sha256(text.encode("utf-8")).digest())
 
 
-def sign_link(claims: LinkClaims, key: bytes) -> str:
+def _mac(key: bytes, encoded_claims: str, context: bytes) -> str:
+    return _b64(hmac.new(key, context + encoded_claims.encode("ascii"), hashlib.sha256).digest())
+
+
+def sign_link(claims: LinkClaims, key: bytes, *, context: bytes = LINK_CONTEXT) -> str:
     if len(key) < 16:
         raise ValueError("the link key must be at least 16 bytes")
-    body = json.dumps(claims.model_dump(by_alias=True), separators=(",", ":"), sort_keys=True)
+    body = json.dumps(claims.model_dump(by_alias=True, exclude_none=True), separators=(",", ":"), sort_keys=True)
     encoded = _b64(body.encode("utf-8"))
-    return f"{encoded}.{_mac(key, encoded)}"
+    return f"{encoded}.{_mac(key, encoded, context)}"
 
 
-def read_link(token: str, key: bytes, *, now: datetime) -> LinkClaims:
+def read_link(token: str, key: bytes, *, now: datetime, context: bytes = LINK_CONTEXT) -> LinkClaims:
     """The claims of a link made with `key`, or `LinkRefused`: malformed (400), altered (403), expired (410).
     The mac is checked before the claims are parsed, so nothing of an altered link is believed."""
     if len(token) > MAX_LINK_CHARS or not _TOKEN.match(token):
         raise LinkRefused("malformed", 400, "This is not a Baton answer link (it may have been cut short).")
     encoded, mac = token.split(".")
-    if not hmac.compare_digest(mac.encode("ascii"), _mac(key, encoded).encode("ascii")):
+    if not hmac.compare_digest(mac.encode("ascii"), _mac(key, encoded, context).encode("ascii")):
         raise LinkRefused(
             "tampered",
             403,
