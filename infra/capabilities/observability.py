@@ -47,6 +47,11 @@ PERIOD = Duration.minutes(5)
 GATE_TIMEOUTS = "GateTimeouts"
 
 
+def _pascal(kind: str) -> str:
+    """A kind in a construct id: "tool_approval" -> "ToolApproval" (the others keep their ids: "Question")."""
+    return "".join(part.capitalize() for part in kind.split("_"))
+
+
 class Observability(Construct):
     def __init__(
         self,
@@ -160,7 +165,7 @@ class Observability(Construct):
             pending_age_metrics.append(age_metric.with_(label=f"oldest pending {kind} (s)"))
             seconds = config.pending_age_alarm_seconds(kind)
             alarm(
-                f"OldestPending{kind.capitalize()}",
+                f"OldestPending{_pascal(kind)}",
                 f"oldest-pending-{kind}",
                 age_metric,
                 f"A pending {kind} has waited more than {seconds // 60} min for an operator "
@@ -177,7 +182,7 @@ class Observability(Construct):
             pending_count_metrics.append(count_metric.with_(label=f"pending {kind}"))
             if config.pending_count_alarm_threshold:
                 alarm(
-                    f"Pending{kind.capitalize()}Count",
+                    f"Pending{_pascal(kind)}Count",
                     f"pending-{kind}-count",
                     count_metric,
                     f"{config.pending_count_alarm_threshold} or more {kind} items are pending at once",

@@ -1,6 +1,6 @@
 """How long the oldest parked gate has waited (`ParkedGates`, `OldestParkedGateAgeSeconds`), and per kind
 of pause how long its oldest pending item has waited (`PendingItems`, `OldestPendingAgeSeconds`,
-dimension `kind`: question, ask, await, interrupt, review).
+dimension `kind`: question, ask, await, interrupt, review, tool_approval).
 
 The `reconcile` Lambda (scheduled every minute) publishes both after each pass, so the "gates parked
 too long" alarm fires while a gate is still waiting, not only once its timeout has fired. The parked
@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from baton.ids import parse_iso
+from baton.models import InteractionKind
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -39,8 +40,9 @@ METRIC_OLDEST_PENDING_AGE = "OldestPendingAgeSeconds"
 METRIC_PENDING_COUNT = "PendingItems"
 KIND_DIMENSION = "kind"
 SERVICE = "baton"
-# The kinds of pause (`baton.models.InteractionKind`); the alarms are made per kind from this list.
-PENDING_KINDS: tuple[str, ...] = ("question", "ask", "await", "interrupt", "review")
+# Every kind of pause (`baton.models.InteractionKind`, the inbox's kinds too): the alarms and the
+# dashboard's widgets are made per kind from this list, so a new kind is watched once it exists.
+PENDING_KINDS: tuple[str, ...] = get_args(InteractionKind)
 
 
 @dataclass(frozen=True)
