@@ -15,6 +15,7 @@ no item returned or decoded), so a pass reads one item per kind however many are
 one EMF line per kind with
 dimensions `service` and `kind`; the per-kind alarms sit beside the parked-gate one. Locally the same
 ages show in `baton runs` (`PendingAge.text`) and on every inbox item (`waited_s`).
+
 How long an answer took, once it is given: `baton.runtime.answer_times`.
 """
 
