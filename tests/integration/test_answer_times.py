@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from baton.contracts import AskRequest, ClaimInterrupt, ResumeInterrupt
+from baton.contracts import AskRequest, AwaitRequest, ClaimInterrupt, ResumeInterrupt
 from baton.contracts.tool_approvals import ToolApprovalRequest
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.tool_calls import ToolCall
@@ -98,6 +98,20 @@ def test_each_answer_writes_one_answer_time_line_of_its_kind(
     question, tool, _ = lines
     assert METRIC_DEADLINES_MET not in question  # a question asked with no deadline has none to meet
     assert (_value(tool, METRIC_DEADLINES_MET), _value(tool, METRIC_DEADLINES_MISSED)) == (1, 0)
+
+
+def test_the_last_answer_of_a_tool_await_settles_the_await_too(
+    moto_stack: MotoStack, clock: FixedClock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = moto_stack.services.questions
+    asked = questions.ask("times-a", AskRequest(node="draft", question="Ship?"), caller="agent")
+    clock.advance(10)
+    questions.await_tool("times-a", AwaitRequest(timeout_seconds=600, from_="draft"), caller="agent")
+    clock.advance(20)
+    questions.answer("times-a", asked["interaction_id"], "yes", caller="alice")
+    lines = _lines(capsys)
+    assert [(line["kind"], _value(line, METRIC_ANSWER_TIME)) for line in lines] == [("question", 30), ("await", 20)]
+    assert (_value(lines[1], METRIC_DEADLINES_MET), _value(lines[1], METRIC_DEADLINES_MISSED)) == (1, 0)
 
 
 def test_a_timeout_counts_a_deadline_missed_and_no_answer_time(
