@@ -98,9 +98,9 @@ class TeamConfig:
     gate_timeout_alarm_threshold: int = 1
     # Alarm when the oldest parked gate has waited longer than this many hours (while it still waits).
     parked_gate_alarm_hours: int = 24
-    # Alarm when the oldest pending item of a kind of pause (question, ask, await, interrupt, review) has
-    # waited longer than this many minutes; `pending_age_alarm_minutes_by_kind` overrides it per kind
-    # (context: a JSON object, e.g. {"review": 480}).
+    # Alarm when the oldest pending item of a kind of pause (question, ask, await, interrupt, review,
+    # tool_approval) has waited longer than this many minutes; `pending_age_alarm_minutes_by_kind`
+    # overrides it per kind (context: a JSON object, e.g. {"review": 480}).
     pending_age_alarm_minutes: int = 240
     pending_age_alarm_minutes_by_kind: dict[str, int] = field(default_factory=dict)
     # Alarm when more than this many items of one kind are pending at once; 0: no count alarm.

@@ -12,7 +12,12 @@ timeout, API 5xx) to the alarms topic, and one dashboard per team environment.
   240; `pending_age_alarm_minutes_by_kind` per kind), and, when `pending_count_alarm_threshold` is set,
   a `pending-<kind>-count` alarm when that many are pending at once;
 - after the fact: every token wait has a mandatory timeout, and a metric filter on each state
-  machine's log counts `TaskTimedOut` events (`GateTimeouts`) for the `gates-parked-too-long` alarm."""
+  machine's log counts `TaskTimedOut` events (`GateTimeouts`) for the `gates-parked-too-long` alarm.
+
+The dashboard shows the Waits page's figures per kind (`GET /api/stats/waits`): pending now and the
+oldest age (the metrics above), and over the last day and week the answer time's p50/p95
+(`AnswerTimeSeconds`, logged by whichever function writes an answer: `baton.runtime.answer_times`) and
+the deadlines met and missed (`DeadlinesMet`, `DeadlinesMissed`: Sum), each widget over its own window."""
 
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from baton.runtime.answer_times import METRIC_ANSWER_TIME, METRIC_DEADLINES_MET, METRIC_DEADLINES_MISSED
 from baton.runtime.parked_age import (
     KIND_DIMENSION,
     METRIC_OLDEST_AGE,
@@ -45,6 +51,13 @@ if TYPE_CHECKING:
 
 PERIOD = Duration.minutes(5)
 GATE_TIMEOUTS = "GateTimeouts"
+# The Waits page's windows, as widget time ranges (ISO 8601 durations back from now).
+ANSWER_WINDOWS = {"day": "-P1D", "week": "-P7D"}
+
+
+def _pascal(kind: str) -> str:
+    """A kind in a construct id: "tool_approval" -> "ToolApproval" (the others keep their ids: "Question")."""
+    return "".join(part.capitalize() for part in kind.split("_"))
 
 
 class Observability(Construct):
@@ -160,7 +173,7 @@ class Observability(Construct):
             pending_age_metrics.append(age_metric.with_(label=f"oldest pending {kind} (s)"))
             seconds = config.pending_age_alarm_seconds(kind)
             alarm(
-                f"OldestPending{kind.capitalize()}",
+                f"OldestPending{_pascal(kind)}",
                 f"oldest-pending-{kind}",
                 age_metric,
                 f"A pending {kind} has waited more than {seconds // 60} min for an operator "
@@ -177,7 +190,7 @@ class Observability(Construct):
             pending_count_metrics.append(count_metric.with_(label=f"pending {kind}"))
             if config.pending_count_alarm_threshold:
                 alarm(
-                    f"Pending{kind.capitalize()}Count",
+                    f"Pending{_pascal(kind)}Count",
                     f"pending-{kind}-count",
                     count_metric,
                     f"{config.pending_count_alarm_threshold} or more {kind} items are pending at once",
@@ -237,6 +250,7 @@ class Observability(Construct):
             cw.GraphWidget(title="Oldest pending item per kind (s)", left=pending_age_metrics, width=12),
             cw.GraphWidget(title="Pending items per kind", left=pending_count_metrics, width=12),
         )
+        self._add_answer_widgets(namespace)
         self.dashboard.add_widgets(
             *[
                 cw.GraphWidget(
@@ -249,3 +263,41 @@ class Observability(Construct):
             ],
             cw.AlarmStatusWidget(title="Alarms", alarms=list(self.alarms), width=24),
         )
+
+    def _add_answer_widgets(self, namespace: str) -> None:
+        """Per kind, over the last day and the last week (each widget's own window, whatever the
+        dashboard's range): the answer time's p50 and p95, and the deadlines met and missed."""
+
+        def by_kind(name: str, kind: str, statistic: str, label: str) -> cw.Metric:
+            dimensions = {"service": METRICS_SERVICE, KIND_DIMENSION: kind}
+            return cw.Metric(
+                namespace=namespace, metric_name=name, dimensions_map=dimensions, statistic=statistic, label=label
+            )
+
+        for window, start in ANSWER_WINDOWS.items():
+            times = [
+                by_kind(METRIC_ANSWER_TIME, kind, stat, f"{kind} {stat}")
+                for kind in PENDING_KINDS
+                for stat in ("p50", "p95")
+            ]
+            deadlines = [
+                by_kind(name, kind, "Sum", f"{kind} {word}")
+                for kind in PENDING_KINDS
+                for name, word in ((METRIC_DEADLINES_MET, "met"), (METRIC_DEADLINES_MISSED, "missed"))
+            ]
+            self.dashboard.add_widgets(
+                cw.SingleValueWidget(
+                    title=f"Answer time per kind, last {window} (s)",
+                    metrics=times,
+                    start=start,
+                    set_period_to_time_range=True,
+                    width=12,
+                ),
+                cw.SingleValueWidget(
+                    title=f"Deadlines met and missed per kind, last {window}",
+                    metrics=deadlines,
+                    start=start,
+                    set_period_to_time_range=True,
+                    width=12,
+                ),
+            )

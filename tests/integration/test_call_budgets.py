@@ -93,6 +93,12 @@ BUDGETS: dict[str, Budget] = {
     # orders items by answer time). However many are pending or settled, up to those page limits; past
     # 500 pending, up to 12 more (per kind the pending-age alarms' oldest-item Query, and Select=COUNT when any).
     "wait stats": Budget(total=14),
+    # the scheduled reconcile run (every minute), nothing due, a question and a tool approval pending:
+    # its sweeps, a Query each (the parked waits, the tool-form awaits, the met quorums, the questions and
+    # the tool approvals past their deadline); the parked gates' age (the parked waits again); per kind
+    # of pause (6: tool approvals too, was 5) its oldest pending item (a Query, Limit 1) and, for each of
+    # the two kinds with any pending, its count (Select=COUNT, no item read). Every kind pending: 18.
+    "reconcile pass": Budget(total=14),
     # an SDK interrupt's creation (no declared action: the policy is not asked): the run (GetItem), the run
     # paused (UpdateItem), the interrupt and its id's pointer in one transaction, `human_input_requested`
     # (PutItem), the notification (SNS)
@@ -638,6 +644,26 @@ def test_wait_stats_stay_in_budget_as_items_settle(call_log: CallLog, moto_stack
     (status, stats), again = call_log.measure(lambda: _api(moto_stack, "GET", "/api/stats/waits"))
     assert status == 200 and stats["pending"]["count"] == 25 and stats["answers"]["windows"][0]["answered"] == 24
     assert sorted(again) == sorted(calls), again
+
+
+def test_the_scheduled_reconcile_pass_stays_in_budget_per_kind(call_log: CallLog, moto_stack: MotoStack) -> None:
+    """One reconcile run (every minute): its sweeps over what is parked or due, then the pending-age
+    metrics of every kind (tool approvals too) from the pending index; the same calls with one item of a
+    kind pending as with 20 (the count is Select=COUNT, never an item read)."""
+    questions = moto_stack.services.questions
+    questions.ask("budget-ages", AskRequest(node="draft", question="Which DB?"), caller="agent")
+    call = {"tool": "run_shell", "arguments": {"command": "make deploy"}}
+    body = {"call": call, "session": "s-ages", "reason": "deploy", "timeout_seconds": 600}
+    assert _api(moto_stack, "POST", "/api/runs/budget-ages/tool-approvals", body)[0] == 201
+    moto_stack.dispatcher.invoke("reconcile", {})  # warm: its handler copy imported, its clients built
+    (result, errored), calls = call_log.measure(lambda: moto_stack.dispatcher.invoke("reconcile", {}))
+    assert not errored and set(result["oldest_pending_age_seconds"]) == {"question", "tool_approval"}, result
+    _check("reconcile pass", calls)
+    assert "dynamodb.Scan" not in calls, calls
+    for n in range(19):
+        questions.ask(f"budget-ages-{n}", AskRequest(node="draft", question=f"q{n}?"), caller="agent")
+    (result, errored), again = call_log.measure(lambda: moto_stack.dispatcher.invoke("reconcile", {}))
+    assert not errored and sorted(again) == sorted(calls), again
 
 
 GATE_POLICY = """

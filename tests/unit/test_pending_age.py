@@ -4,11 +4,13 @@ the oldest, from the pending index; one EMF line per kind (dimensions service, k
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
 from baton.contracts import AskRequest
+from baton.contracts.inbox import INBOX_KINDS
+from baton.models import InteractionKind
 from baton.runtime.parked_age import (
     METRIC_OLDEST_PENDING_AGE,
     METRIC_PENDING_COUNT,
@@ -20,6 +22,11 @@ from baton.services.core import Core
 from baton.services.interrupts import InterruptService, InterruptSpec
 from baton.services.questions import QuestionService
 from tests.conftest import FixedClock
+
+
+def test_every_kind_of_pause_is_watched() -> None:
+    """A kind missing here raises no alarm and is missing from the dashboard (tool approvals were)."""
+    assert PENDING_KINDS == get_args(InteractionKind) == INBOX_KINDS
 
 
 def _by_kind(core: Core, clock: FixedClock) -> dict[str, tuple[int, int, str | None]]:

@@ -207,11 +207,28 @@ class DynamoInteractions(DynamoTable):
         `audit_head` when the caller read it, else read here)."""
         expected = interaction.state.version
         updated = interaction.model_copy(update={"state": new_state.model_copy(update={"version": expected + 1})})
-        values = interaction_values(updated)
         if with_records or guards or is_marked(interaction) or is_marked(updated):
-            return self._transition_in_transaction(
-                interaction, updated, values, records=with_records, guards=guards, audit_head=audit_head
+            written = self._transition_in_transaction(
+                interaction,
+                updated,
+                interaction_values(updated),
+                records=with_records,
+                guards=guards,
+                audit_head=audit_head,
             )
+        else:
+            written = self._transition_alone(interaction, updated, expected)
+        if interaction.state.status == "pending" and written.state.status != "pending":
+            # Every kind's answer (and default, and timeout) is this one write: its answer time and
+            # deadline met or missed are logged here, once, after the write won (baton.runtime.answer_times).
+            from baton.runtime.answer_times import publish_settled  # the metrics library: loaded only on this path
+
+            publish_settled(interaction, written)
+        return written
+
+    def _transition_alone(self, interaction: Interaction, updated: Interaction, expected: int) -> Interaction:
+        """An item with no records, guards or pending marker: one conditional put on its version."""
+        values = interaction_values(updated)
         try:
             self._db.put_item(
                 TableName=self._table,

@@ -1,6 +1,6 @@
 """How long the oldest parked gate has waited (`ParkedGates`, `OldestParkedGateAgeSeconds`), and per kind
 of pause how long its oldest pending item has waited (`PendingItems`, `OldestPendingAgeSeconds`,
-dimension `kind`: question, ask, await, interrupt, review).
+dimension `kind`: question, ask, await, interrupt, review, tool_approval).
 
 The `reconcile` Lambda (scheduled every minute) publishes both after each pass, so the "gates parked
 too long" alarm fires while a gate is still waiting, not only once its timeout has fired. The parked
@@ -15,6 +15,8 @@ no item returned or decoded), so a pass reads one item per kind however many are
 one EMF line per kind with
 dimensions `service` and `kind`; the per-kind alarms sit beside the parked-gate one. Locally the same
 ages show in `baton runs` (`PendingAge.text`) and on every inbox item (`waited_s`).
+
+How long an answer took, once it is given: `baton.runtime.answer_times`.
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ METRIC_OLDEST_PENDING_AGE = "OldestPendingAgeSeconds"
 METRIC_PENDING_COUNT = "PendingItems"
 KIND_DIMENSION = "kind"
 SERVICE = "baton"
-# The kinds of pause (`baton.models.InteractionKind`); the alarms are made per kind from this list.
-PENDING_KINDS: tuple[str, ...] = ("question", "ask", "await", "interrupt", "review")
+# Every kind of pause (`baton.models.InteractionKind`, the inbox's kinds; a test holds them equal, as the
+# reconcile function may not load the records at import): the alarms and the dashboard's widgets are
+# made per kind from this list.
+PENDING_KINDS: tuple[str, ...] = ("question", "ask", "await", "interrupt", "review", "tool_approval")
 
 
 @dataclass(frozen=True)
