@@ -121,6 +121,11 @@ def _seed(store: Any, clock: FixedClock) -> None:
         status="answered", answered_at=iso(clock.now() - timedelta(seconds=HOUR)), reason=TIMED_OUT_DEFAULT, answer=1
     )
     store.put_interaction(_item(302, "question", "run-bare", 2 * HOUR, clock, status=defaulted, deadline_s=HOUR))
+    # decided at once by a policy rule and by a remembered grant: nobody waited, in no figure below
+    for n, by in enumerate(("policy:allow-ls", "grant:g-1")):
+        at = iso(clock.now() - timedelta(seconds=HOUR))
+        ruled = InteractionStatus(status="answered", answered_by=by, answered_at=at, answer={"decision": "approve"})
+        store.put_interaction(_item(500 + n, "tool_approval", "run-bare", HOUR, clock, status=ruled, deadline_s=60))
     # settled more than a week ago: in no window
     store.put_interaction(_item(400, "question", "run-bare", 9 * DAY, clock, status=_answered(clock, 9 * DAY, 5)))
 
@@ -161,7 +166,7 @@ def test_the_figures_from_known_times(dynamo: tuple[DynamoStore, list[str]]) -> 
     assert review.expires_at == iso(clock.now() + timedelta(seconds=4 * HOUR - 600))
 
     answers = stats.answers
-    assert (answers.sampled, answers.truncated) == (26, False)
+    assert (answers.sampled, answers.truncated) == (28, False)  # the 2 decided by rule are read, counted in no window
     day, week = answers.windows
     assert (day.window, day.since) == ("day", iso(clock.now() - timedelta(days=1)))
     # nearest rank over 10..200: p50 the 10th (100 s), p95 the 19th (190 s)

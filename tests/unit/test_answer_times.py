@@ -51,3 +51,10 @@ def test_writes_that_end_nobodys_wait_settle_nothing() -> None:
     assert settled(pending, pending) is None  # a claim: still pending
     assert settled(pending, _to(pending, "cancelled", reason="run_stopped")) is None  # a run's stop
     assert settled(answered, answered) is None  # a consumed approval, a revoked grant: answered before
+
+
+def test_an_answer_a_rule_or_a_grant_gave_is_nobodys_wait() -> None:
+    pending = _item()
+    for by in ("policy:allow-reads", "grant:g-1"):
+        new = status_of(pending.state, "answered", answer="yes", by=by, at="2026-01-01T00:00:00.000Z")
+        assert settled(pending, pending.model_copy(update={"state": new})) is None

@@ -29,6 +29,15 @@ from baton.errors import ValidationFailedError
 if TYPE_CHECKING:
     from baton.contracts.policy import PolicyDecision
 
+# Who answered when no person did: a policy rule (`policy:<rule>`) or a remembered grant (`grant:<id>`).
+RULE_ANSWERER_PREFIXES = ("policy:", "grant:")
+
+
+def answered_by_rule(answered_by: str | None) -> bool:
+    """An answer a rule or a grant gave at once: nobody waited, so it counts in no answer time."""
+    return answered_by is not None and answered_by.startswith(RULE_ANSWERER_PREFIXES)
+
+
 log = logging.getLogger("baton")
 
 GROUP_PREFIX = "group:"

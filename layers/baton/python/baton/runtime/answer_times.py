@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from aws_lambda_powertools.metrics import MetricUnit
 
+from baton.domain.approval import answered_by_rule
 from baton.domain.ladder import TIMED_OUT_DEFAULT
 from baton.ids import parse_iso
 from baton.runtime.parked_age import KIND_DIMENSION, new_metrics
@@ -53,6 +54,8 @@ def settled(before: Interaction, after: Interaction) -> Settled | None:
     at = st.answered_at or after.expires_at or after.created_at  # as the Waits page dates it
     if st.status == "timed_out" or st.reason == TIMED_OUT_DEFAULT:
         return Settled(kind=after.kind, answer_seconds=None, deadline_met=False)
+    if answered_by_rule(st.answered_by):
+        return None  # a rule or a grant decided it at once: nobody waited
     seconds = max(0, int((parse_iso(at) - parse_iso(after.created_at)).total_seconds()))
     met = None if after.expires_at is None else at <= after.expires_at
     return Settled(kind=after.kind, answer_seconds=seconds, deadline_met=met)

@@ -27,6 +27,7 @@ from baton.contracts.waits import (
     Window,
     WorkflowWaits,
 )
+from baton.domain.approval import answered_by_rule
 from baton.domain.ladder import TIMED_OUT_DEFAULT
 from baton.ids import iso, parse_iso
 from baton.models import PendingQuery
@@ -60,7 +61,8 @@ def settled_at(i: Interaction) -> str:
 def answer_window(window: Window, now: datetime, settled: list[Interaction]) -> AnswerWindow:
     """The figures of one window over the settled items read (answered and timed out)."""
     since = iso(now - WINDOWS[window])
-    in_window = [i for i in settled if settled_at(i) >= since]
+    # a rule's or a grant's answer at once is nobody's wait: neither answered by a person nor a deadline missed
+    in_window = [i for i in settled if settled_at(i) >= since and not answered_by_rule(i.state.answered_by)]
     by_person = [i for i in in_window if i.state.status == "answered" and i.state.reason != TIMED_OUT_DEFAULT]
     times = sorted(_seconds(settled_at(i), i.created_at) for i in by_person)
     met = sum(1 for i in by_person if i.expires_at is not None and settled_at(i) <= i.expires_at)
