@@ -196,6 +196,8 @@ class InteractionAnswered(EventPayload):
     answer_text: str | None = None
     by: str | None = None
     is_async: bool | None = Field(default=None, alias="async")
+    # set only when the approver confirmed with a passkey ("webauthn"; baton/services/passkeys.py)
+    second_factor: str | None = None
 
 
 class HumanInputTimedOut(EventPayload):

@@ -111,8 +111,11 @@ class PushPayload(Contract):
 
 def one_tap_actions(i: Interaction) -> list[OneTapAction]:
     """The answers a notification may give: a question's first two options, a low or medium risk tool
-    approval's approve and deny; none for an item that needs its page (an interrupt, a review, a high risk
-    tool call, a question with free text only)."""
+    approval's approve and deny; none for an item that needs its page (an interrupt, a review, a tool call
+    whose approve takes a passkey: `needs_second_factor`, a question with free text only)."""
+    from baton.domain.tool_calls import needs_second_factor
+    from baton.models import ToolApprovalPause
+
     path = f"/api/runs/{i.run_id}/interactions/{i.interaction_id}/answer"
     request = i.request
     if request.kind == "question" and request.options:
@@ -120,14 +123,13 @@ def one_tap_actions(i: Interaction) -> list[OneTapAction]:
             OneTapAction(action=f"answer-{n}", title=option, path=path, body={"answer": option})
             for n, option in enumerate(request.options[:MAX_ONE_TAP_OPTIONS])
         ]
-    if request.kind == "tool_approval":
-        risk = getattr(getattr(request, "tool", None), "risk", "high")
-        if risk in ("low", "medium"):
-            deny = {"decision": "deny", "reason": DENIED_FROM_A_NOTIFICATION}
-            return [
-                OneTapAction(action="approve", title="Approve", path=path, body={"answer": {"decision": "approve"}}),
-                OneTapAction(action="deny", title="Deny", path=path, body={"answer": deny}),
-            ]
+    # an approve that takes a passkey needs the item's page
+    if isinstance(request, ToolApprovalPause) and not needs_second_factor(request.tool):
+        deny = {"decision": "deny", "reason": DENIED_FROM_A_NOTIFICATION}
+        return [
+            OneTapAction(action="approve", title="Approve", path=path, body={"answer": {"decision": "approve"}}),
+            OneTapAction(action="deny", title="Deny", path=path, body={"answer": deny}),
+        ]
     return []
 
 
