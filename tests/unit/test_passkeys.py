@@ -103,7 +103,7 @@ def test_a_step_up_confirms_its_answer_once_and_advances_the_sign_count(
     [
         ("r1", "i2", APPROVE),  # another item
         ("r2", "i1", APPROVE),  # the same item id in another run
-        ("r1", "i1", {"decision": "approve", "arguments": {"command": "rm -rf /"}}),  # another answer
+        ("r1", "i1", {"decision": "edit", "arguments": {"command": "rm -rf /"}}),  # another answer
     ],
 )
 def test_a_step_up_for_another_item_or_answer_is_refused_and_used_up(
