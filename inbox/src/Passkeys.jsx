@@ -46,14 +46,18 @@ export function PasskeysMenu() {
       setName("");
     });
   };
+  const toggle = () => {
+    if (!open) load(); // read again on opening: a step-up since has moved a passkey's "last used"
+    setOpen(!open);
+  };
   return (
     <div className="passkeys">
-      <button type="button" aria-expanded={open} aria-controls="passkeys-panel" onClick={() => setOpen(!open)}>
+      <button type="button" aria-expanded={open} aria-controls="passkeys-panel" onClick={toggle}>
         Passkeys ({passkeys.length})
       </button>
       {open && (
         <section id="passkeys-panel" className="passkeys-panel" aria-label="Passkeys">
-          <p className="hint">A passkey confirms your approve of a high risk tool call.</p>
+          <p className="hint">A passkey confirms your approval of a high risk tool call.</p>
           {passkeys.length ? (
             <ul>
               {passkeys.map((p) => (
