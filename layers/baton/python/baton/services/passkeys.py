@@ -205,8 +205,9 @@ class PasskeyService:
         party = self.party()
         if assertion is None:
             raise ForbiddenError(
-                f"approving {interaction_id} needs a passkey confirmation: get a challenge for this answer "
-                "(POST /api/me/webauthn/step-up/options), sign it with a passkey and send it as `passkey`",
+                f"approving {interaction_id} takes a passkey confirmation (its risk asks for one): approve it in "
+                "the inbox, or send with the answer, as `passkey`, an assertion for the challenge "
+                "POST /api/me/webauthn/step-up/options issues for it",
                 details={"reason": PASSKEY_REQUIRED, "run_id": run_id, "interaction_id": interaction_id},
             )
         issued = self._take(operator, _challenge_of(assertion), "step_up")
