@@ -88,10 +88,6 @@ class PasskeyService:
     def __init__(self, store: PasskeyStore, party: RelyingParty | None, clock: Callable[[], datetime]) -> None:
         self._store, self._party, self._clock = store, party, clock
 
-    @property
-    def configured(self) -> bool:
-        return self._party is not None
-
     def party(self) -> RelyingParty:
         if self._party is None:
             raise NotFoundError(NOT_CONFIGURED)
