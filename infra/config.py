@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 POLICY_MODES = ("shadow", "enforce")
 TEAM_PATTERN = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+# A WebAuthn relying party id: a host name (the inbox's), lower case, no scheme, port or path.
+RP_ID_PATTERN = re.compile(r"[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?)*")
 DEFAULT_TEAM = "dev"
 
 # Context keys that no longer configure anything, and why: refused rather than silently ignored.
@@ -121,6 +123,11 @@ class TeamConfig:
     # load never reaches a stack. `policy_mode`: enforce (the decision stands) or shadow (logged only).
     policy: str = ""
     policy_mode: str = "enforce"
+    # Passkeys (baton/services/passkeys.py): the WebAuthn relying party id, the host operators open the inbox
+    # at (the distribution's domain name, or a custom domain's); pages at https://<it> may use them. Empty:
+    # off, and no approval asks for one. Context, not the distribution's attribute: the API function would
+    # then reference the distribution that fronts the API (a cycle).
+    webauthn_rp_id: str = ""
 
     def __post_init__(self) -> None:
         if self.policy_mode not in POLICY_MODES:
@@ -141,6 +148,8 @@ class TeamConfig:
             raise ValueError("audit_retention_days must be 1..36500")
         for origin in self.allowed_origins:
             normalized_origin(origin)  # ValueError naming one that is not scheme://host[:port]
+        if self.webauthn_rp_id and not RP_ID_PATTERN.fullmatch(self.webauthn_rp_id):
+            raise ValueError(f"webauthn_rp_id {self.webauthn_rp_id!r} must be a host name (no scheme, port or path)")
 
     def pending_age_alarm_seconds(self, kind: str) -> int:
         return 60 * self.pending_age_alarm_minutes_by_kind.get(kind, self.pending_age_alarm_minutes)
@@ -219,4 +228,5 @@ class TeamConfig:
             allowed_origins=[normalized_origin(o) for o in _as_list(ctx("allowed_origins"))],
             policy=str(ctx("policy") or ""),
             policy_mode=str(ctx("policy_mode") or "enforce").lower(),
+            webauthn_rp_id=str(ctx("webauthn_rp_id") or "").lower(),
         )

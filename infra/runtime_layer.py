@@ -56,6 +56,8 @@ ROOTS: dict[str, tuple[str, ...]] = {
     "cedarpy": (),
     # pywebpush: Web Push to operators' devices (baton/notify/push.py), from the API and gate_deadline functions.
     "pywebpush": (),
+    # webauthn: the passkey step-up on a risky approval (baton/services/passkeys.py), from the API function.
+    "webauthn": (),
 }
 # The Lambda Python runtime ships these (and what they depend on): the layer leaves them out.
 # urllib3 is botocore's: requests (pywebpush's) runs on the runtime's copy, as boto3 does.

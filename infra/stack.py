@@ -98,6 +98,8 @@ class BatonStack(Stack):
             "BATON_NOTIFY_CHANNELS": ",".join(wired_channels(config)),
             # Web pages besides the API's own that may call the API and /mcp (baton/domain/origins.py).
             "BATON_ALLOWED_ORIGINS": ",".join(config.allowed_origins),
+            # Passkeys for risky approvals (baton/services/passkeys.py): the inbox's host; empty: off.
+            "BATON_WEBAUTHN_RP_ID": config.webauthn_rp_id,
         }
         self.functions = Functions(
             self,

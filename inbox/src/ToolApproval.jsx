@@ -7,6 +7,7 @@ import { ClaimBar } from "./ClaimBar.jsx";
 import { useMe } from "./me.js";
 import { Arguments } from "./ToolArguments.jsx";
 import { ShadowLine } from "./Shadow.jsx";
+import { answerWithPasskey } from "./passkeys.js";
 
 const EXPIRY_CHOICES = [
   [900, "15 minutes"],
@@ -27,6 +28,15 @@ export function argumentChanges(before, after) {
 export function argumentAt(path) {
   const m = /^answer\.arguments\.?(.*)$/.exec(path || "");
   return m ? m[1] || "(all arguments)" : null;
+}
+
+// Why an answer was refused, in the page's words (a passkey's own refusals say what to do).
+function refusalText(err) {
+  if (err.status === 409 && err.body.reason === "no_passkey")
+    return "This call's risk asks for a passkey, and you have none: add one under Menu → Passkeys, then approve.";
+  if (err.status === 409) return `This tool call was ${winnerText(err)}.`;
+  if (err.name === "NotAllowedError") return "The passkey prompt was closed: nothing was approved.";
+  return err.message;
 }
 
 function decisionText(d) {
@@ -137,7 +147,9 @@ export function ToolApprovalScreen({ runId, interactionId }) {
     setBusy(true);
     setFieldError(null);
     try {
-      const answered = await api.answer(runId, interactionId, answer);
+      // a high risk approve may take a passkey: the server says so, and the browser's prompt asks for it
+      const prompt = () => setResult({ ok: true, text: "Confirm with your passkey: this call's risk asks for it." });
+      const answered = await answerWithPasskey(runId, interactionId, answer, prompt);
       if (deliveryPending(answered)) setResult({ ok: true, pending: true, text: DELIVERY_PENDING_TEXT });
       else if (answered && answered.status === "pending" && answered.approval)
         setResult({ ok: true, text: `Vote counted: ${answered.approval.approvals} of ${answered.approval.needed} approvals.` });
@@ -147,7 +159,7 @@ export function ToolApprovalScreen({ runId, interactionId }) {
     } catch (err) {
       const field = err.status === 422 ? argumentAt(err.body.path) : null;
       if (field) setFieldError({ field, message: err.body.reason || err.message });
-      else setResult({ ok: false, text: err.status === 409 ? `This tool call was ${winnerText(err)}.` : err.message });
+      else setResult({ ok: false, text: refusalText(err) });
     } finally {
       setBusy(false);
     }

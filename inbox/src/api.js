@@ -64,8 +64,9 @@ export const api = {
     return null;
   },
   pendingQuestions: (runId) => request("GET", `/api/runs/${enc(runId)}/interactions/pending`),
-  answer: (runId, iid, answer) =>
-    request("POST", `/api/runs/${enc(runId)}/interactions/${enc(iid)}/answer`, { answer }),
+  // `passkey`: the assertion a high risk approve takes where passkeys are set up (passkeys.js)
+  answer: (runId, iid, answer, passkey) =>
+    request("POST", `/api/runs/${enc(runId)}/interactions/${enc(iid)}/answer`, passkey ? { answer, passkey } : { answer }),
   resumeRun: (runId, answers, node) => request("POST", `/api/runs/${enc(runId)}/resume`, { answers, node }),
   toolApproval: (runId, iid) => request("GET", `/api/runs/${enc(runId)}/tool-approvals/${enc(iid)}`),
   // Advisory, like an interrupt's: a take-over names the holder it was decided on.
@@ -91,6 +92,13 @@ export const api = {
   pushSubscriptions: () => request("GET", "/api/me/push-subscriptions"),
   addPushSubscription: (subscription) => request("POST", "/api/me/push-subscriptions", subscription),
   deletePushSubscription: (id) => request("DELETE", `/api/me/push-subscriptions/${enc(id)}`),
+  // Passkeys (404 when the server has none configured) and a step-up's challenge for one answer of one item.
+  passkeys: () => request("GET", "/api/me/webauthn/credentials"),
+  passkeyOptions: () => request("POST", "/api/me/webauthn/register/options"),
+  registerPasskey: (credential, name) => request("POST", "/api/me/webauthn/register", { credential, name }),
+  deletePasskey: (id) => request("DELETE", `/api/me/webauthn/credentials/${enc(id)}`),
+  stepUpOptions: (runId, iid, answer) =>
+    request("POST", "/api/me/webauthn/step-up/options", { run_id: runId, interaction_id: iid, answer }),
 };
 
 // A 202 with `delivery: "pending"`: the answer is stored but its send to the workflow failed; the

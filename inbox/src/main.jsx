@@ -13,6 +13,7 @@ import { RunScreen } from "./Run.jsx";
 import { WaitsScreen } from "./Waits.jsx";
 import { AwayMenu } from "./Away.jsx";
 import { KeysHelp } from "./Keys.jsx";
+import { PasskeysMenu } from "./Passkeys.jsx";
 import { PushControl } from "./Push.jsx";
 import "./styles.css";
 
@@ -118,6 +119,7 @@ function App() {
           {me && <span className="who-am-i">{me.principal}</span>}
           {me && me.role !== "agent" && <PushControl onMessage={setPushMessage} />}
           {me && me.role === "operator" && <AwayMenu />}
+          {me && me.role === "operator" && <PasskeysMenu />}
           <label className="switch">
             <input
               type="checkbox"

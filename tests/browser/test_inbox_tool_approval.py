@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
 from baton.api.auth import operator_token
@@ -255,3 +256,54 @@ def test_a_shadow_policy_shows_what_it_would_have_decided_and_whether_a_person_a
         assert not errors, f"the page threw: {errors}"
     finally:
         stop_local_stack(shadow)
+
+
+def test_a_high_risk_approve_asks_for_the_passkey_added_in_the_header(
+    browser: Browser, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Passkeys on (BATON_WEBAUTHN_RP_ID=localhost, the inbox at http://localhost:<port>): Chromium's virtual
+    authenticator (DevTools' WebAuthn domain) registers a passkey from the header's Passkeys, then the Approve
+    of a high risk call is refused for want of one, confirmed by it, and recorded as webauthn-verified."""
+    local = start_local_stack(tmp_path_factory.mktemp("baton-passkeys"), env={"BATON_WEBAUTHN_RP_ID": "localhost"})
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    try:
+        base = local.api_url.replace("127.0.0.1", "localhost")  # an IP is no WebAuthn relying party
+        minted = httpx.post(f"{local.api_url}/inbox/login-code", headers={"Authorization": f"Bearer {local.token}"})
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(minted.json()["url"].replace(local.api_url, base))
+        page.wait_for_url(re.compile(r"/inbox/(#.*)?$"))
+        cdp = context.new_cdp_session(page)
+        cdp.send("WebAuthn.enable")
+        authenticator = {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True}
+        authenticator |= {"hasUserVerification": True, "isUserVerified": True, "automaticPresenceSimulation": True}
+        cdp.send("WebAuthn.addVirtualAuthenticator", {"options": authenticator})
+
+        page.get_by_role("button", name="Passkeys (0)").click()
+        page.get_by_role("textbox", name="Name").fill("virtual key")
+        page.get_by_role("button", name="Add a passkey").click()
+        panel = page.get_by_role("region", name="Passkeys")
+        expect(panel).to_contain_text("virtual key")
+        page.get_by_role("button", name="Passkeys (1)").click()  # closed
+        expect(panel).to_be_hidden()
+        # no shoot() until the approve: its accessibility session's detach ends the virtual authenticator
+
+        run_id = f"ui-tool-passkey-{uuid.uuid4().hex[:8]}"
+        request = ToolApprovalRequest(
+            call=ToolCall(tool="Bash", arguments={"command": COMMAND}), risk="high", reason="ship", timeout_seconds=600
+        )
+        asked = agent(local, run_id).request_tool_approval(run_id, request)
+        page.set_viewport_size({"width": 1366, "height": 900})
+        page.goto(f"{base}/inbox/#/tool/{run_id}/{asked.interaction_id}")
+        page.get_by_role("button", name="Approve", exact=True).click()
+        expect(page.get_by_role("status", name="Decision")).to_contain_text("Approved by local-operator")
+        answered = [e for e in local.client().events(run_id).events if e.type == "interaction_answered"]
+        assert [e.data.get("second_factor") for e in answered] == ["webauthn"]
+        page.get_by_role("button", name="Passkeys (1)").click()
+        expect(panel).to_contain_text("last used")
+        shoot(page, "tool-approval-passkey")
+        assert not errors, f"the page threw: {errors}"
+    finally:
+        context.close()
+        stop_local_stack(local)

@@ -46,6 +46,8 @@ FULL_CONTEXT: Mapping[str, Any] = {
     "slack_channel": "C0123ABCD",
     "policy": str(POLICY_FILE),
     "policy_mode": "shadow",
+    # passkeys for risky approvals: the inbox's host (tests/infra/test_passkeys_infra.py)
+    "webauthn_rp_id": "Inbox.Example.com",
 }
 
 

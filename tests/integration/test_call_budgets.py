@@ -84,6 +84,13 @@ BUDGETS: dict[str, Budget] = {
     "tool approval asked by policy": Budget(total=7),
     # answered at once by a remembered grant: the same six calls (was 7: each event written on its own)
     "tool approval by grant": Budget(total=6),
+    # passkeys (issue 32 item 3): a step-up's challenge for one answer: the caller's passkeys (Query), the
+    # challenge (PutItem)
+    "passkey step-up challenge": Budget(total=2),
+    # a high risk approve with its passkey: a plain approve's six calls (the snapshot Query that finds no
+    # question, the approval's reads, the chain head, the deciding transaction) and the passkey's three: the
+    # challenge taken (DeleteItem), the credential (GetItem), its sign count advanced (a conditional UpdateItem)
+    "tool approval approved with a passkey": Budget(total=9),
     # a page of decided tool approvals across runs (issue 31, a policy backtest's input): one Query of the
     # by_status index (`tool_approval#answered`) reading the page's items, never the table's other ones
     "decided tool approvals page": Budget(total=1),
@@ -793,3 +800,49 @@ def test_a_push_subscription_and_a_reassign_that_pushes_stay_in_budget(
         status, body = _api(moto_stack, "POST", path, {"to": OPERATOR})
         assert status == 200, body
         assert _api(moto_stack, "GET", "/api/me/push-subscriptions") == (200, {"subscriptions": []})
+
+
+@pytest.fixture
+def passkeys_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Passkeys configured before the stack's services are built (requested before `moto_stack`)."""
+    monkeypatch.setenv("BATON_WEBAUTHN_RP_ID", "inbox.example.test")
+    monkeypatch.setenv("BATON_WEBAUTHN_ORIGINS", "https://inbox.example.test")
+
+
+def test_a_high_risk_approve_with_a_passkey_stays_in_budget(
+    call_log: CallLog, passkeys_on: None, moto_stack: MotoStack
+) -> None:
+    from tests.passkey_authenticator import SoftAuthenticator
+
+    device = SoftAuthenticator("https://inbox.example.test")
+    status, options = _api(moto_stack, "POST", "/api/me/webauthn/register/options")
+    assert status == 200, options
+    status, added = _api(
+        moto_stack, "POST", "/api/me/webauthn/register", {"credential": device.create(options["options"])}
+    )
+    assert status == 201, added
+    call = {"tool": "run_shell", "arguments": {"command": "make deploy"}}
+    body = {"call": call, "risk": "high", "reason": "deploy", "timeout_seconds": 600}
+    status, asked = _api(moto_stack, "POST", "/api/runs/budget-passkey/tool-approvals", body)
+    assert status == 201, asked
+    _warm(moto_stack)
+    approve = {"decision": "approve"}
+    step_up = {"run_id": "budget-passkey", "interaction_id": asked["interaction_id"], "answer": approve}
+    (status, issued), calls = call_log.measure(
+        lambda: _api(moto_stack, "POST", "/api/me/webauthn/step-up/options", step_up)
+    )
+    assert status == 200, issued
+    _check("passkey step-up challenge", calls)
+    answer = {"answer": approve, "passkey": device.get(issued["options"])}
+    path = f"/api/runs/budget-passkey/interactions/{asked['interaction_id']}/answer"
+    (status, answered), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, answer))
+    assert status == 200 and answered["status"] == "answered", answered
+    _check("tool approval approved with a passkey", calls)
+
+    body = {"call": call | {"arguments": {"command": "make lint"}}, "reason": "lint", "timeout_seconds": 600}
+    status, plain = _api(moto_stack, "POST", "/api/runs/budget-passkey/tool-approvals", body)  # medium: no passkey
+    assert status == 201, plain
+    path = f"/api/runs/budget-passkey/interactions/{plain['interaction_id']}/answer"
+    (status, answered), plain_calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"answer": approve}))
+    assert status == 200, answered
+    assert len(calls) == len(plain_calls) + 3, (calls, plain_calls)  # the passkey's three, nothing else

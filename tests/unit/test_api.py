@@ -159,14 +159,16 @@ def test_openapi_describes_every_response_and_its_errors(api: Any) -> None:
     assert set(schemas["ErrorBody"]["required"]) == {"error", "message"}
     operations = [(path, method, op) for path, ops in doc["paths"].items() for method, op in ops.items()]
     assert (
-        len(operations) == 50
+        len(operations) == 55
     )  # 16, GET /api/inbox, GET /api/stats/waits, GET /api/me, the blocking ask: POST /asks, GET /asks, GET /asks/{id},
     # the claim's renew, release and reassign, GET /audit[/verify], POST /stop, GET /review/diff, the tool
     # approvals: POST, GET /{id}, POST /{id}/consume, GET /tool-grants, DELETE /tool-grants/{id}, their
     # claim: POST /{id}/claim, /claim/renew, /claim/release, /reassign, an agent's state: PUT, GET, DELETE
     # /agent-state/{key}, GET /api/tool-approvals (decided, across runs), the caller's away: PUT, GET, DELETE
     # /api/me/away, Web Push: GET /api/push/key,
-    # POST, GET /api/me/push-subscriptions, DELETE /api/me/push-subscriptions/{id}, POST /api/push/answer
+    # POST, GET /api/me/push-subscriptions, DELETE /api/me/push-subscriptions/{id}, POST /api/push/answer,
+    # passkeys: POST /api/me/webauthn/register/options, POST /register, GET, DELETE /credentials[/{id}], POST
+    # /step-up/options
     for path, method, op in operations:
         codes = {int(code): response for code, response in op["responses"].items()}
         ok = [code for code in codes if 200 <= code < 300]

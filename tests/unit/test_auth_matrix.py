@@ -45,6 +45,7 @@ from baton.services.questions import QuestionService
 from baton.services.runs import RunService
 from tests.fakes.links import MemoryAnswerLinks
 from tests.fakes.memory import MemoryPushSubscriptions
+from tests.fakes.passkeys import MemoryPasskeys
 
 TOKEN = "local-secret"
 ACCOUNT = "123456789012"
@@ -128,6 +129,16 @@ ROUTES = [
     Route("GET", "/api/me/push-subscriptions", operator_only=True),
     Route("DELETE", "/api/me/push-subscriptions/ps-unknown", operator_only=True),
     Route("POST", "/api/push/answer", {"credential": "forged.credential", "answer": "x"}, credential=True),
+    Route("POST", "/api/me/webauthn/register/options", operator_only=True),
+    Route("POST", "/api/me/webauthn/register", {"credential": {"id": "x"}}, operator_only=True),
+    Route("GET", "/api/me/webauthn/credentials", operator_only=True),
+    Route("DELETE", "/api/me/webauthn/credentials/cred-unknown", operator_only=True),
+    Route(
+        "POST",
+        "/api/me/webauthn/step-up/options",
+        {"run_id": "{run}", "interaction_id": "i-1", "answer": {"decision": "approve"}},
+        operator_only=True,
+    ),
 ]
 
 # (door, identity, the run the request targets)
@@ -181,7 +192,7 @@ class World:
     """Two runs, each with a pending question and a pending interrupt, behind the real resolver."""
 
     def __init__(self, core: Core, door: str) -> None:
-        settings = {"BATON_TABLE_NAME": "t"}
+        settings = {"BATON_TABLE_NAME": "t", "BATON_WEBAUTHN_RP_ID": "inbox.test"}
         if door == "local":
             settings["BATON_LOCAL_API_TOKEN"] = TOKEN
         else:
@@ -193,6 +204,7 @@ class World:
             runs=RunService(core),
             push_subscriptions=MemoryPushSubscriptions(),
             one_tap_answers=PushAnswers(core, MemoryAnswerLinks(), lambda: VAPID_KEYS),
+            passkeys=MemoryPasskeys(),
         )
         self.door = door
         self.ids: dict[str, dict[str, str]] = {}
@@ -265,6 +277,7 @@ def test_the_matrix_covers_every_route_of_the_api(world: Callable[[str], World])
     names["/tool-grants/{interaction_id}"] = "/tool-grants/{grant_id}"
     names["/agent-state/openai-agents.s1"] = "/agent-state/{key}"
     names["/push-subscriptions/ps-unknown"] = "/push-subscriptions/{subscription_id}"
+    names["/credentials/cred-unknown"] = "/credentials/{credential_id}"
     covered = set()
     for r in ROUTES:
         path = r.template.split("?")[0]

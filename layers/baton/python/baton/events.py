@@ -197,6 +197,8 @@ class InteractionAnswered(EventPayload):
     by: str | None = None
     is_async: bool | None = Field(default=None, alias="async")
     via: str | None = None  # the channel, when not the API: "push" (a notification's one-tap answer)
+    # set only when the approver confirmed with a passkey ("webauthn"; baton/services/passkeys.py)
+    second_factor: str | None = None
 
 
 class HumanInputTimedOut(EventPayload):

@@ -31,6 +31,7 @@ FAMILIES = (
     "routes_agent_state",
     "routes_away",
     "routes_push",
+    "routes_passkeys",
 )
 
 _RUN = r"^/api/runs/[^/]+"
@@ -51,6 +52,7 @@ _TABLE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^/api/v1/interrupts(/|$)", "routes_interrupts"),
         (r"^/api/me/away$", "routes_away"),
         (r"^/api/(push/(key|answer)|me/push-subscriptions(/[^/]+)?)$", "routes_push"),
+        (r"^/api/me/webauthn/(register(/options)?|step-up/options|credentials(/[^/]+)?)$", "routes_passkeys"),
         (r"^/api/(inbox|me|stats/waits)$", "routes_inbox"),
         ("^" + ANSWER_PREFIX, "routes_email"),
     )

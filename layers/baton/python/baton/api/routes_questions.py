@@ -30,6 +30,12 @@ router = APIGatewayRouter()
 
 class AnswerRequest(BaseModel):
     answer: Any = Field(description="The operator's answer: a string, or any non-empty JSON value.")
+    passkey: dict[str, Any] | None = Field(
+        default=None,
+        description="An approve of a high risk tool call, where passkeys are set up: the assertion "
+        "(PublicKeyCredential.toJSON() of navigator.credentials.get) for the challenge "
+        "POST /api/me/webauthn/step-up/options issued for this item and this answer.",
+    )
 
     model_config = {"extra": "forbid"}
 
@@ -73,7 +79,7 @@ def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) ->
     try:
         answered = services.questions.answer(run_id, interaction_id, body.answer, caller=caller, groups=operator.groups)
     except NotFoundError:  # a tool approval is answered here too (one more read, only then)
-        tool_answered = _answer_tool_approval(run_id, interaction_id, body.answer, caller, operator.groups)
+        tool_answered = _answer_tool_approval(run_id, interaction_id, body, caller, operator.groups)
         if tool_answered is None:
             raise
         answered = tool_answered
@@ -81,7 +87,7 @@ def answer(run_id: RunId, interaction_id: InteractionId, body: AnswerRequest) ->
 
 
 def _answer_tool_approval(
-    run_id: str, interaction_id: str, answer: Any, caller: str, groups: frozenset[str]
+    run_id: str, interaction_id: str, body: AnswerRequest, caller: str, groups: frozenset[str]
 ) -> AnswerResult | None:
     from baton.services.tool_approvals import KIND, ToolApprovalService
 
@@ -89,7 +95,7 @@ def _answer_tool_approval(
     if found is None or found.request.kind != KIND:
         return None
     service = ToolApprovalService(deps.get_services().core)
-    return service.answer(run_id, interaction_id, answer, caller=caller, groups=groups)
+    return service.answer(run_id, interaction_id, body.answer, caller=caller, groups=groups, passkey=body.passkey)
 
 
 @router.post(

@@ -130,15 +130,17 @@ class PushPayload(Contract):
 def one_tap_answers(i: Interaction) -> list[tuple[str, str, Any]]:
     """The answers a notification may give, as (action, title, answer): a question's first two options, a
     low or medium risk tool approval's approve and deny; none for an item that needs its page (an
-    interrupt, a review, a high risk tool call, a question with free text only)."""
+    interrupt, a review, a tool call whose approve takes a passkey: `needs_second_factor`, a question with
+    free text only)."""
+    from baton.domain.tool_calls import needs_second_factor
+    from baton.models import ToolApprovalPause
+
     request = i.request
     if request.kind == "question" and request.options:
         return [(f"answer-{n}", option, option) for n, option in enumerate(request.options[:MAX_ONE_TAP_OPTIONS])]
-    if request.kind == "tool_approval":
-        risk = getattr(getattr(request, "tool", None), "risk", "high")
-        if risk in ("low", "medium"):
-            deny = {"decision": "deny", "reason": DENIED_FROM_A_NOTIFICATION}
-            return [("approve", "Approve", {"decision": "approve"}), ("deny", "Deny", deny)]
+    if isinstance(request, ToolApprovalPause) and not needs_second_factor(request.tool):
+        deny = {"decision": "deny", "reason": DENIED_FROM_A_NOTIFICATION}
+        return [("approve", "Approve", {"decision": "approve"}), ("deny", "Deny", deny)]
     return []
 
 

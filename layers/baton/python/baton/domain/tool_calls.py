@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import timedelta
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -179,6 +179,12 @@ class StoredDecision(ToolDecision):
         return iso(parse_iso(answered_at) + timedelta(seconds=self.remember.expires_in_seconds))
 
 
+# The declared risk whose approval asks the approver for a passkey (a second factor) where the stack has
+# WebAuthn set up (`baton/services/passkeys.py`), and never gets a notification's one-tap approve. The risk,
+# not a policy rule's annotation: every approval has one, with or without a policy.
+SECOND_FACTOR_RISKS: Final = frozenset({"high"})
+
+
 class ToolApprovalSpec(BaseModel):
     """What a tool approval asks, stored on its request (`baton.models.ToolApprovalPause.tool`)."""
 
@@ -230,3 +236,8 @@ def timeout_ladder(declared: Ladder | None, call: ToolCall) -> Ladder:
     if decided.allows:
         value["digest"] = call.digest
     return (declared or Ladder()).model_copy(update={"on_timeout": TimeoutDefault(default=value)})
+
+
+def needs_second_factor(spec: ToolApprovalSpec) -> bool:
+    """Whether approving this call takes a fresh passkey assertion (denying never does)."""
+    return spec.risk in SECOND_FACTOR_RISKS

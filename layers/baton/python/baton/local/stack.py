@@ -277,6 +277,8 @@ class LocalStack:
         self._exit_stack.enter_context(self.workflows.installed())
         os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **self._email_env(api_url)})
         os.environ.update(self.extra_env)
+        if rp_id := os.environ.get("BATON_WEBAUTHN_RP_ID"):  # passkeys locally: the inbox at http://<rp id>:<port>
+            os.environ.setdefault("BATON_WEBAUTHN_ORIGINS", f"http://{rp_id}:{self._http.server_address[1]}")
         _reset_cached_settings()
         if saved:
             self._restore(provisioned.table_name, saved)

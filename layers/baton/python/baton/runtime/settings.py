@@ -77,6 +77,11 @@ class Settings(BaseModel):
     vapid_secret_id: str = Field(default="", alias="BATON_VAPID_SECRET_ID")
     vapid_key_file: str = Field(default="", alias="BATON_VAPID_KEY_FILE")
     vapid_subject: str = Field(default="mailto:baton@localhost", alias="BATON_VAPID_SUBJECT")
+    # Passkeys (baton/services/passkeys.py): the WebAuthn relying party id, the inbox's host (deployed, the CDK
+    # context webauthn_rp_id); the page origins allowed to use them (comma-separated; empty: https://<rp id>).
+    # No rp id: passkeys off, and no approval asks for one.
+    webauthn_rp_id: str = Field(default="", alias="BATON_WEBAUTHN_RP_ID")
+    webauthn_origins: tuple[str, ...] = Field(default=(), alias="BATON_WEBAUTHN_ORIGINS")
 
     model_config = {"populate_by_name": True, "frozen": True}
 
@@ -96,7 +101,7 @@ class Settings(BaseModel):
 
         return parse_channels(value)
 
-    @field_validator("allowed_origins", mode="before")
+    @field_validator("allowed_origins", "webauthn_origins", mode="before")
     @classmethod
     def _parse_origins(cls, value: object) -> object:
         from baton.domain.origins import parse_origins

@@ -24,12 +24,14 @@ if TYPE_CHECKING:
     from baton.adapters.ssm_policy import ParameterReader
     from baton.channels.email.answers import EmailAnswers
     from baton.notify.push import VapidKeys
+    from baton.passkey_ports import PasskeyStore
     from baton.policy.source import PolicySource
     from baton.ports import AuditArchive, InboxSessionStore
     from baton.push_ports import OperatorPush, PushSubscriptionStore
     from baton.review_ports import BuildRecords, BuildRunner, Companion
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
+    from baton.services.passkeys import PasskeyService, RelyingParty
     from baton.services.push import PushAnswers, PushService
     from baton.services.questions import QuestionService
     from baton.services.reconciler import Reconciler
@@ -51,6 +53,8 @@ class Services:
     push_subscriptions: PushSubscriptionStore | None = None
     # A notification's one-tap answers (built on first use over the table's link items when not given).
     one_tap_answers: PushAnswers | None = None
+    # Each operator's passkeys and the challenges issued to them (built on first use over the table when not given).
+    passkeys: PasskeyStore | None = None
 
     def review_service(self) -> ReviewService:
         """The review gate's service (built on first use from the settings when not given)."""
@@ -100,6 +104,17 @@ class Services:
 
         return PushService(self.push_subscription_store(), vapid_key_source(self.settings), self.core.now)
 
+    def passkey_service(self) -> PasskeyService:
+        """The passkey routes' service (baton/services/passkeys.py), and the answer path's second factor."""
+        from baton.services.passkeys import PasskeyService
+
+        if self.passkeys is None:
+            from baton.adapters.clients import dynamodb_client
+            from baton.adapters.dynamo_passkeys import DynamoPasskeys
+
+            self.passkeys = DynamoPasskeys(self.settings.table_name, dynamodb_client())
+        return PasskeyService(self.passkeys, relying_party(self.settings), self.core.clock.now)
+
     def push_answers(self) -> PushAnswers:
         """A notification's one-tap answer (`POST /api/push/answer`), spent once on the table's link items."""
         if self.one_tap_answers is None:
@@ -140,6 +155,7 @@ def build_services(settings: Settings) -> Services:
     from baton.adapters.clients import CLIENT_CONFIG, dynamodb_client
     from baton.adapters.deadline_timer import SfnDeadlineTimers
     from baton.adapters.dynamo import DynamoStore
+    from baton.adapters.dynamo_passkeys import DynamoPasskeys
     from baton.adapters.push_subscriptions import DynamoPushSubscriptions
     from baton.adapters.sfn import SfnTaskTokens, SfnWorkflows
     from baton.domain.deadline import TIMER_STATE_MACHINE
@@ -175,7 +191,21 @@ def build_services(settings: Settings) -> Services:
         input_schemas=input_schemas(settings),
         check_review=lambda raw: _check_review_config(settings, raw),
     )
-    return Services(settings=settings, core=core, runs=runs, push_subscriptions=push_subscriptions)
+    passkeys = DynamoPasskeys(settings.table_name, dynamodb)
+    built = Services(settings=settings, core=core, runs=runs, push_subscriptions=push_subscriptions, passkeys=passkeys)
+    if settings.webauthn_rp_id:  # passkeys set up: a risky approve asks for one (baton/services/passkeys.py)
+        core.second_factor = built.passkey_service()
+    return built
+
+
+def relying_party(settings: Settings) -> RelyingParty | None:
+    """The WebAuthn relying party the settings name (its origins default to https://<rp id>); None: off."""
+    if not settings.webauthn_rp_id:
+        return None
+    from baton.services.passkeys import RelyingParty
+
+    origins = settings.webauthn_origins or (f"https://{settings.webauthn_rp_id}",)
+    return RelyingParty(rp_id=settings.webauthn_rp_id, origins=origins)
 
 
 def vapid_key_source(settings: Settings) -> Callable[[], VapidKeys | None]:

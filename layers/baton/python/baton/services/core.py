@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
 
     from baton.contracts.push import PushReason
+    from baton.passkey_ports import SecondFactor
     from baton.ports import DeadlineTimers, Notifier, Store, TaskTokens, Workflows
     from baton.push_ports import OperatorPush
 
@@ -55,6 +56,7 @@ class Core:
     channels: tuple[str, ...] = CHANNELS  # the notify channels the stack wires (Settings.notify_channels)
     policy: PolicySource = field(default_factory=FixedPolicy)  # decides tool calls first (issue 31); none: people
     push: OperatorPush | None = None  # Web Push to operators' devices (baton/services/push.py); None: off
+    second_factor: SecondFactor | None = None  # passkeys for risky approvals (baton/services/passkeys.py); None: off
 
     def now(self) -> str:
         return iso(self.clock.now())

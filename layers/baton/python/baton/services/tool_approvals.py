@@ -17,6 +17,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
+from baton.contracts.passkeys import WEBAUTHN_VERIFIED
 from baton.contracts.questions import AnswerResult
 from baton.contracts.tool_approvals import (
     ConsumeResult,
@@ -31,6 +32,7 @@ from baton.domain.audit import is_decision
 from baton.domain.tool_calls import (
     CONSUMED,
     StoredDecision,
+    needs_second_factor,
     open_call_key,
     parse_decision,
     timeout_ladder,
@@ -192,9 +194,13 @@ class ToolApprovalService:
         caller: str,
         groups: frozenset[str] = frozenset(),
         via: str | None = None,
+        passkey: dict[str, Any] | None = None,
+        confirmed: bool = False,
     ) -> AnswerResult:
         """A person's decision (POST .../interactions/{id}/answer): 422 at the field for a bad one, 410
-        past the deadline, 409 naming the winner when another answer decided first."""
+        past the deadline, 409 naming the winner when another answer decided first; an approve of a call
+        whose risk asks for a second factor, a 403 unless `passkey` confirms this answer (`confirmed`: it
+        did, on an earlier try of this request)."""
         pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
         decision = parse_decision(answer, path="answer")
         call = decision.decided_call(tool_spec(pending).call)
@@ -209,19 +215,32 @@ class ToolApprovalService:
                 return result  # a repeat of the accepted answer
             raise conflict(pending, f"tool approval {interaction_id} was already decided")
         self.core.refuse_if_late(pending, value, caller=caller, deadline=pending.expires_at)
+        factor = self.core.second_factor
+        if not confirmed and factor is not None and decision.allows and needs_second_factor(tool_spec(pending)):
+            factor.confirm(caller, run_id, interaction_id, answer, passkey)  # the one check: 403 unless it verifies
+            confirmed = True
         if (policy := tool_spec(pending).approval) is not None:
             return vote(self.core, pending, policy, value, Voter(caller, groups))
-        event = self.core.new_event(
-            run_id,
-            InteractionAnswered(interaction_id=interaction_id, node=pending.node, answer=value, by=caller, via=via),
+        # second_factor set only when confirmed: an unset field stays out of the record (EventPayload.data)
+        factor_said = {"second_factor": WEBAUTHN_VERIFIED} if confirmed else {}
+        recorded = InteractionAnswered(
+            interaction_id=interaction_id, node=pending.node, answer=value, by=caller, via=via, **factor_said
         )
+        event = self.core.new_event(run_id, recorded)
         new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
         try:
             self.core.store.transition_interaction(pending, new, with_records=[event])
         except ConflictError:
-            return self.answer(
-                run_id, interaction_id, answer, caller=caller, groups=groups, via=via
-            )  # decided under us
+            return self.answer(  # decided under us (a confirmed passkey's challenge is used: it stays confirmed)
+                run_id,
+                interaction_id,
+                answer,
+                caller=caller,
+                groups=groups,
+                via=via,
+                passkey=passkey,
+                confirmed=confirmed,
+            )
         return result
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:

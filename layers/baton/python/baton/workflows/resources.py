@@ -68,6 +68,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
             "BATON_MERGE_REPOSITORY",
             "BATON_NOTIFY_CHANNELS",  # the doors where a question is created: an unwired channel is a 422
             "BATON_ALLOWED_ORIGINS",  # the pages besides its own that may call it (baton/domain/origins.py)
+            "BATON_WEBAUTHN_RP_ID",  # passkeys: a high risk approve takes one (baton/services/passkeys.py)
         ),
     ),
     # The agent tools over MCP (baton/mcp): POST /mcp, each call held at most ~20 s (API Gateway cuts at 29 s).
@@ -183,7 +184,8 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         "slack_worker",
         "Slack app: answers a click or a modal as the mapped operator, then updates the message in place",
         timeout_seconds=60,
-        extra_env=SLACK_APP_ENV,
+        # with passkeys set up, a high risk approve from Slack is refused (it cannot carry one): say so there
+        extra_env=(*SLACK_APP_ENV, "BATON_WEBAUTHN_RP_ID"),
         aws_access=("table", "send_task"),  # the API's answer path: store the answer, send the parked token
     ),
 )
