@@ -331,11 +331,22 @@ class MemoryStore:
                 asked=self.asked.get(run_id, 0),
             )
 
-    def bump_scope(self, run_id: str) -> None:
+    def bump_scope(self, run_id: str, *, pause_at: str | None = None) -> bool:
         with self._lock:
             if run_id not in self.runs:
                 raise NotFoundError(f"run {run_id} not found")
             self.scope_versions[run_id] = self.scope_versions.get(run_id, 0) + 1
+            if pause_at is None:
+                return False
+            try:
+                self.update_run(
+                    run_id,
+                    {"status": "paused_waiting_human", "updated_at": pause_at},
+                    allowed_from={"created", "running"},
+                )
+            except ConflictError:
+                return False
+            return True
 
     def close_interactions(
         self, closing: Sequence[tuple[Interaction, InteractionStatus]], *, waits: Sequence[ParkedWait] = ()

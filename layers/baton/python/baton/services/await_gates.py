@@ -99,8 +99,9 @@ class AwaitGates:
         )
         park_wait(core, parked)
         # An answer that read the run before this wait existed is refused by its write (and decides
-        # again, seeing the gate); one that landed first is seen by the re-check below.
-        core.store.bump_scope(run_id)
+        # again, seeing the gate); one that landed first is seen by the re-check below. The run pauses
+        # in the same write when it is created or running (a run another gate paused: the bump alone).
+        paused = core.store.bump_scope(run_id, pause_at=core.now() if pending else None)
         core.record(
             run_id,
             AwaitStarted(
@@ -111,11 +112,11 @@ class AwaitGates:
                 **({"warning": warning} if warning else {}),
             ),
         )
-        if pending and core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
+        if paused:
             core.record(run_id, RunPaused(gate=gate, kind="await", pending=pending_ids))
-        released = self._release_if_ready(run_id, gate, from_node, parked)  # the re-check
-        if not released:  # asked between our read above and the park: this gate holds it up too
-            late, _ = self._scope(run_id, from_node)
+        released, late = self._recheck(run_id, gate, from_node, parked)
+        if not released:  # asked between our read above and the park: this gate holds it up too. A question
+            # asked after the re-check's read sees the wait (read after its write) and marks itself.
             core.store.mark_blocked(
                 run_id, gate, [i.interaction_id for i in late if i.interaction_id not in pending_ids]
             )
@@ -133,15 +134,22 @@ class AwaitGates:
     ) -> bool:
         """Release the gate if its scope is answered. Not yet, after a park (`parked`): what was answered
         before it is merged into the wait's carried answers (`baton/services/gate_answers.py`)."""
+        return self._recheck(run_id, gate, from_node, parked)[0]
+
+    def _recheck(
+        self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None
+    ) -> tuple[bool, list[Interaction]]:
+        """`_release_if_ready`, and the scope's questions still pending in its one read (a park marks the
+        ones asked since its first read with that read, not another)."""
         questions = self.core.store.list_run_interactions(run_id, kind="question")
         pending, answers = split_scope(questions, from_node)
         if pending:
             if parked is not None:
                 answered = [i for i in questions if in_scope(i, from_node) and i.state.status == "answered"]
                 gate_answers.merge_at_park(self.core.store, parked, answered)
-            return False
+            return False, pending
         wait = self.core.store.get_wait(run_id, gate)
-        return wait is not None and self._send_release(wait, answers)
+        return wait is not None and self._send_release(wait, answers), []
 
     def _send_release(
         self, wait: ParkedWait, answers: list[CollectedAnswer], *, siblings: list[ParkedWait] | None = None

@@ -376,8 +376,10 @@ class QuestionService(AwaitGates):
     # ---- delivery -------------------------------------------------------------------------------
     def drain(self, run_id: str, node: str) -> list[Message]:
         """The agent side: the node's queued messages, oldest first, each delivered exactly once."""
-        self.core.require_run(run_id)
-        return self.core.store.drain_messages(run_id, node, drained_at=self.core.now())
+        drained = self.core.store.drain_messages(run_id, node, drained_at=self.core.now())
+        if not drained:  # a message read proves its run exists; with none, a missing run is a 404
+            self.core.require_run(run_id)
+        return drained
 
     # ---- the reconciler -------------------------------------------------------------------------
     def end_at_deadline(self, wait: ParkedWait) -> bool:
