@@ -96,6 +96,20 @@ class MemoryStore:
             self.runs[run_id] = updated
             return updated
 
+    def end_run(
+        self, run_id: str, changes: dict[str, Any], event: Event, *, allowed_from: set[str] | None = None
+    ) -> None:
+        with self._lock:  # DynamoStore: one transaction
+            if run_id not in self.runs:
+                raise ConflictError(f"run {run_id} not found")
+            before = self.runs[run_id]
+            self.update_run(run_id, changes, allowed_from=allowed_from, only_if_unset="ended_at")
+            try:
+                self.append_event(event)
+            except Exception:
+                self.runs[run_id] = before  # all or nothing
+                raise
+
     def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None:
         key = (interaction.run_id, interaction.interaction_id)
         with self._lock:

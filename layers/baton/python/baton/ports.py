@@ -143,6 +143,11 @@ class RunStore(Protocol):
         allowed_from: set[str] | None = None,
         only_if_unset: str | None = None,  # a field that must not be set yet (a run's end: `ended_at`)
     ) -> RunSummary: ...
+    # a run's end: the update (while `ended_at` is unset and its status in `allowed_from`) and its event in
+    # one write; ConflictError if the run is elsewhere, has ended or is missing
+    def end_run(
+        self, run_id: str, changes: dict[str, Any], event: Event, *, allowed_from: set[str] | None = None
+    ) -> None: ...
 
 
 class InteractionStore(Protocol):
