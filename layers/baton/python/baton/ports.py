@@ -153,7 +153,10 @@ class RunStore(Protocol):
 class InteractionStore(Protocol):
     """Human interactions (questions, interrupts, reviews), each moved by conditional transitions."""
 
-    def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None: ...
+    # `with_events`: recorded in the interaction's own write
+    def put_interaction(
+        self, interaction: Interaction, *, count_ask: bool = False, with_events: Sequence[Event] = ()
+    ) -> None: ...
     def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None: ...
     def transition_interaction(
         self,

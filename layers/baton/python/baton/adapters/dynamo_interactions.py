@@ -62,7 +62,9 @@ class DynamoInteractions(DynamoTable):
             }
         }
 
-    def _put_marked(self, values: dict[str, Any], run_id: str, *, count_ask: bool) -> None:
+    def _put_marked(
+        self, values: dict[str, Any], run_id: str, *, marked: bool, count_ask: bool, events: Sequence[Event]
+    ) -> None:
         items: list[Any] = [
             {
                 "Put": {
@@ -71,8 +73,9 @@ class DynamoInteractions(DynamoTable):
                     "ConditionExpression": "attribute_not_exists(PK)",
                 }
             },
-            {"Put": {"TableName": self._table, "Item": to_item(marker_values(values))}},
+            *([{"Put": {"TableName": self._table, "Item": to_item(marker_values(values))}}] if marked else []),
             *([self._ask_count(run_id)] if count_ask else []),
+            *self._record_items(run_id, events, self._head_for(run_id, events, None)),
         ]
         for attempt in range(AUDIT_ATTEMPTS):  # the run's item met a concurrent transaction: again
             try:
@@ -86,13 +89,16 @@ class DynamoInteractions(DynamoTable):
             return
         raise contention(run_id)
 
-    def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None:
+    def put_interaction(
+        self, interaction: Interaction, *, count_ask: bool = False, with_events: Sequence[Event] = ()
+    ) -> None:
         """Store a new interaction (a pending one with its marker). `count_ask`: a question, counted on
-        its run in the same write (the run must exist)."""
+        its run in the same write (the run must exist); `with_events` recorded in that write too."""
         values = interaction_values(interaction)
         try:
-            if is_marked(interaction):
-                self._put_marked(values, interaction.run_id, count_ask=count_ask)
+            if is_marked(interaction) or with_events:
+                marked = is_marked(interaction)
+                self._put_marked(values, interaction.run_id, marked=marked, count_ask=count_ask, events=with_events)
             else:
                 self._db.put_item(
                     TableName=self._table, Item=to_item(values), ConditionExpression="attribute_not_exists(PK)"
