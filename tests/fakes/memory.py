@@ -597,6 +597,10 @@ class MemoryStore:
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
         return self.waits.get((run_id, gate))
 
+    def get_run_and_wait(self, run_id: str, gate: str) -> tuple[RunSummary | None, ParkedWait | None]:
+        with self._lock:
+            return self.runs.get(run_id), self.waits.get((run_id, gate))
+
     def release_wait(self, wait: ParkedWait, status: str) -> bool:
         """From parked (or, unless it is the move to expiring, from expiring), like DynamoStore."""
         allowed = ("parked",) if status == "expiring" else ("parked", "expiring")

@@ -164,23 +164,9 @@ class DynamoInteractions(DynamoTable):
         pointer = self._get(f"IID#{interaction_id}", f"IID#{interaction_id}")
         if pointer is None:
             return None
-        pk = run_pk(str(pointer["run_id"]))
         node = pointer.get("node")
         sks = [f"INT#{interaction_id}", AUDIT_HEAD_SK] + ([f"WAIT#{node}"] if isinstance(node, str) else [])
-        keys = [to_item({"PK": pk, "SK": sk}) for sk in sks]
-        found: dict[str, dict[str, Any]] = {}
-        request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
-        for attempt in range(AUDIT_ATTEMPTS):  # keys left unprocessed (throttling): asked again, backing off
-            if not request:
-                break
-            back_off(attempt)
-            resp = self._db.batch_get_item(RequestItems=request)  # type: ignore[arg-type,unused-ignore]
-            for item in resp.get("Responses", {}).get(self._table, []):
-                read = from_item(item)
-                found[str(read["SK"])] = read
-            request = cast("dict[str, Any]", resp.get("UnprocessedKeys") or {})
-        if request:
-            raise contention(str(pointer["run_id"]))
+        found = self._get_many(str(pointer["run_id"]), sks)
         values = found.get(f"INT#{interaction_id}")
         if values is None:
             return None

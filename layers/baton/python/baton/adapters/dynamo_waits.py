@@ -30,7 +30,7 @@ from baton.workflows.table import GSI_PENDING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from baton.models import Event, ParkedWait
+    from baton.models import Event, ParkedWait, RunSummary
 
 # A wait that carries no answers (any gate but an await gate) stores none of their fields.
 _CARRY_FIELDS: Final = {"carry", "answers", "carry_version", "carried_bytes"}
@@ -146,6 +146,12 @@ class DynamoWaits(DynamoTable):
                 continue  # answered (or gone) meanwhile: nothing it holds up
             marked += 1
         return marked
+
+    def get_run_and_wait(self, run_id: str, gate: str) -> tuple[RunSummary | None, ParkedWait | None]:
+        """The run and its WAIT#<gate>: one consistent BatchGetItem of the two items (a park's first read)."""
+        found = self._get_many(run_id, ["RUN", f"WAIT#{gate}"])
+        run, wait = found.get("RUN"), found.get(f"WAIT#{gate}")
+        return (run_summary_from(run) if run else None), (wait_from(wait) if wait else None)
 
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
         values = self._get(run_pk(run_id), f"WAIT#{gate}")

@@ -76,8 +76,10 @@ class AwaitGates:
         core = self.core
         if ladder is not None:
             ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
-        core.ensure_run(run_id)
-        again = core.parked_again(run_id, gate, token)
+        run, stored = core.store.get_run_and_wait(run_id, gate)  # one read for both
+        if run is None:
+            core.ensure_run(run_id)
+        again = stored if stored is not None and stored.task_token == token else None  # `Core.parked_again`
         if again is not None:
             parked = again if again.status == "parked" else None
             released = again.status == "released" or self._release_if_ready(run_id, gate, from_node, parked)
