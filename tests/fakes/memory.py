@@ -349,22 +349,11 @@ class MemoryStore:
                 asked=self.asked.get(run_id, 0),
             )
 
-    def bump_scope(self, run_id: str, *, pause_at: str | None = None) -> bool:
+    def bump_scope(self, run_id: str) -> None:
         with self._lock:
             if run_id not in self.runs:
                 raise NotFoundError(f"run {run_id} not found")
             self.scope_versions[run_id] = self.scope_versions.get(run_id, 0) + 1
-            if pause_at is None:
-                return False
-            try:
-                self.update_run(
-                    run_id,
-                    {"status": "paused_waiting_human", "updated_at": pause_at},
-                    allowed_from={"created", "running"},
-                )
-            except ConflictError:
-                return False
-            return True
 
     def close_interactions(
         self, closing: Sequence[tuple[Interaction, InteractionStatus]], *, waits: Sequence[ParkedWait] = ()
@@ -600,6 +589,23 @@ class MemoryStore:
     def get_run_and_wait(self, run_id: str, gate: str) -> tuple[RunSummary | None, ParkedWait | None]:
         with self._lock:
             return self.runs.get(run_id), self.waits.get((run_id, gate))
+
+    def record_park(
+        self, run_id: str, *, events: Sequence[Event], pause_at: str | None = None, if_paused: Sequence[Event] = ()
+    ) -> bool:
+        with self._lock:  # DynamoStore: one transaction
+            self.bump_scope(run_id)
+            paused = False
+            if pause_at is not None:
+                try:
+                    changes = {"status": "paused_waiting_human", "updated_at": pause_at}
+                    self.update_run(run_id, changes, allowed_from={"created", "running"})
+                    paused = True
+                except ConflictError:
+                    pass
+            for event in [*events, *(if_paused if paused else ())]:
+                self.append_event(event)
+            return paused
 
     def release_wait(self, wait: ParkedWait, status: str) -> bool:
         """From parked (or, unless it is the move to expiring, from expiring), like DynamoStore."""

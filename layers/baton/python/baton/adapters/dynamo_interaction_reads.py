@@ -11,12 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
 from baton.adapters.dynamo_items import (
     from_item,
     interaction_from,
-    is_conditional_failure,
     is_start_key,
     run_pk,
     run_summary_from,
@@ -77,41 +74,14 @@ class DynamoInteractionReads(DynamoTable):
         pending.sort(key=lambda i: (i.created_at, i.interaction_id))
         return RunSnapshot(run=run, pending=pending, waits=waits, scope_version=version, audit_head=head, asked=asked)
 
-    def bump_scope(self, run_id: str, *, pause_at: str | None = None) -> bool:
-        """The run's scope version bumped; with `pause_at`, a created or running run paused in the same
-        write (one UpdateItem; a run elsewhere gets the bump alone, a second one). True if it paused."""
-        key = to_item({"PK": run_pk(run_id), "SK": "RUN"})
-        if pause_at is not None:
-            try:
-                self._db.update_item(
-                    TableName=self._table,
-                    Key=key,
-                    UpdateExpression="SET #st = :paused, #up = :at, #ver = #ver + :one ADD scope_version :one",
-                    ConditionExpression="attribute_exists(PK) AND #st IN (:created, :running)",
-                    ExpressionAttributeNames={"#st": "status", "#up": "updated_at", "#ver": "version"},
-                    ExpressionAttributeValues=to_item(
-                        {
-                            ":paused": "paused_waiting_human",
-                            ":at": pause_at,
-                            ":one": 1,
-                            ":created": "created",
-                            ":running": "running",
-                        }
-                    ),
-                )
-            except ClientError as err:
-                if not is_conditional_failure(err):
-                    raise
-            else:
-                return True
+    def bump_scope(self, run_id: str) -> None:
         self._db.update_item(
             TableName=self._table,
-            Key=key,
+            Key=to_item({"PK": run_pk(run_id), "SK": "RUN"}),
             UpdateExpression="ADD scope_version :one",
             ConditionExpression="attribute_exists(PK)",
             ExpressionAttributeValues=to_item({":one": 1}),
         )
-        return False
 
     def list_run_interactions(
         self, run_id: str, *, kind: str | None = None, status: str | None = None

@@ -101,21 +101,21 @@ class AwaitGates:
         )
         park_wait(core, parked)
         # An answer that read the run before this wait existed is refused by its write (and decides
-        # again, seeing the gate); one that landed first is seen by the re-check below. The run pauses
-        # in the same write when it is created or running (a run another gate paused: the bump alone).
-        paused = core.store.bump_scope(run_id, pause_at=core.now() if pending else None)
-        core.record(
-            run_id,
-            AwaitStarted(
-                gate=gate,
-                from_node=from_node or None,
-                timeout_seconds=timeout_seconds,
-                pending=pending_ids,
-                **({"warning": warning} if warning else {}),
-            ),
+        # again, seeing the gate); one that landed first is seen by the re-check below. The scope's bump,
+        # the run paused (when it is created or running) and their events: one write.
+        started = AwaitStarted(
+            gate=gate,
+            from_node=from_node or None,
+            timeout_seconds=timeout_seconds,
+            pending=pending_ids,
+            **({"warning": warning} if warning else {}),
         )
-        if paused:
-            core.record(run_id, RunPaused(gate=gate, kind="await", pending=pending_ids))
+        core.store.record_park(
+            run_id,
+            events=[core.new_event(run_id, started)],
+            pause_at=core.now() if pending else None,
+            if_paused=[core.new_event(run_id, RunPaused(gate=gate, kind="await", pending=pending_ids))],
+        )
         released, late = self._recheck(run_id, gate, from_node, parked)
         if not released:  # asked between our read above and the park: this gate holds it up too. A question
             # asked after the re-check's read sees the wait (read after its write) and marks itself.
