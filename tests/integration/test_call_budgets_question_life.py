@@ -132,7 +132,8 @@ def _life(stack: MotoStack, run_id: str) -> None:
     # a person answers seconds after the park, not amid it: its re-check has merged the carried answers
     wait_for(lambda: (wait := store.get_wait(run_id, "await")) is not None and wait.carry == "complete")
     [question] = services.questions.pending(run_id)
-    answered = _api(stack, "POST", f"/api/runs/{run_id}/interactions/{question.interaction_id}/answer", {"answer": "pg"})
+    path = f"/api/runs/{run_id}/interactions/{question.interaction_id}/answer"
+    answered = _api(stack, "POST", path, {"answer": "pg"})
     assert answered["resumed"] is True, answered
     sfn = stack.clients["stepfunctions"]
     wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
