@@ -110,9 +110,13 @@ class MemoryStore:
                 self.runs[run_id] = before  # all or nothing
                 raise
 
-    def put_interaction(
-        self, interaction: Interaction, *, count_ask: bool = False, with_events: Sequence[Event] = ()
-    ) -> None:
+    def put_question(self, question: Interaction, *, events: Sequence[Event]) -> None:
+        with self._lock:  # DynamoStore: one transaction
+            self.put_interaction(question, count_ask=True)
+            for event in events:
+                self.append_event(event)
+
+    def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None:
         key = (interaction.run_id, interaction.interaction_id)
         with self._lock:
             if key in self.interactions:
@@ -122,8 +126,6 @@ class MemoryStore:
             self.interactions[key] = interaction
             if count_ask:
                 self.asked[interaction.run_id] = self.asked.get(interaction.run_id, 0) + 1
-            for event in with_events:  # DynamoStore: in the same transaction
-                self.append_event(event)
 
     def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None:
         return self.interactions.get((run_id, interaction_id))

@@ -1,5 +1,5 @@
 """Ports: what the domain needs from the outside world. Adapters implement them (boto3 lives there);
-the tests' in-memory fakes live in `tests/fakes/`.
+the tests' in-memory fakes live in `tests/fakes/`. Beside it: review_ports.py, push_ports.py, life_ports.py.
 
 The store is split by what a consumer needs: runs, interactions, events, the per-node message queue,
 review turns, agents' states and parked waits. `Store` composes them all (the DynamoDB adapter implements it, and the
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from baton.life_ports import GateParks, QuestionPuts, RunEnds
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -128,7 +130,7 @@ class GuardFailedError(Exception):
 PENDING_MARKED_KINDS = ("question", "await", "ask")
 
 
-class RunStore(Protocol):
+class RunStore(RunEnds, Protocol):
     """Run records (one item per run)."""
 
     def create_run(self, run: RunSummary) -> None: ...
@@ -143,20 +145,12 @@ class RunStore(Protocol):
         allowed_from: set[str] | None = None,
         only_if_unset: str | None = None,  # a field that must not be set yet (a run's end: `ended_at`)
     ) -> RunSummary: ...
-    # a run's end: the update (while `ended_at` is unset and its status in `allowed_from`) and its event in
-    # one write; ConflictError if the run is elsewhere, has ended or is missing
-    def end_run(
-        self, run_id: str, changes: dict[str, Any], event: Event, *, allowed_from: set[str] | None = None
-    ) -> None: ...
 
 
-class InteractionStore(Protocol):
+class InteractionStore(QuestionPuts, Protocol):
     """Human interactions (questions, interrupts, reviews), each moved by conditional transitions."""
 
-    # `with_events`: recorded in the interaction's own write
-    def put_interaction(
-        self, interaction: Interaction, *, count_ask: bool = False, with_events: Sequence[Event] = ()
-    ) -> None: ...
+    def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None: ...
     def get_interaction(self, run_id: str, interaction_id: str) -> Interaction | None: ...
     def transition_interaction(
         self,
@@ -263,19 +257,11 @@ class AgentStateStore(Protocol):
     def delete_agent_state(self, run_id: str, key: str) -> bool: ...
 
 
-class WaitStore(Protocol):
+class WaitStore(GateParks, Protocol):
     """Parked task tokens: one per gate, released by a conditional write."""
 
     def put_wait(self, wait: ParkedWait) -> None: ...
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None: ...
-    # the run and its wait at `gate` in one read (a park's: is the run there, did an earlier attempt park?)
-    def get_run_and_wait(self, run_id: str, gate: str) -> tuple[RunSummary | None, ParkedWait | None]: ...
-    # a gate's park on its run, in one write: the scope version bumped (`ScopeUnchanged`), `events` recorded
-    # and, with `pause_at`, a created or running run paused with `if_paused` recorded (a run elsewhere: the
-    # bump and `events` alone). True if it paused.
-    def record_park(
-        self, run_id: str, *, events: Sequence[Event], pause_at: str | None = None, if_paused: Sequence[Event] = ()
-    ) -> bool: ...
     def release_wait(self, wait: ParkedWait, status: str) -> bool: ...
     # the bookkeeping of a delivered release in one write: the wait released, the run moved if it is in
     # `run_from` (else left alone), the events recorded. False if the wait was no longer parked.
@@ -410,7 +396,3 @@ class Notifier(Protocol):
     """Publishes one notification (the SNS topic deployed); returns the message id."""
 
     def publish(self, notification: Notification) -> str: ...
-
-
-# The review gate's ports (the companion, the diff, the builds): baton/review_ports.py; Web Push's:
-# baton/push_ports.py.

@@ -89,16 +89,21 @@ class DynamoInteractions(DynamoTable):
             return
         raise contention(run_id)
 
-    def put_interaction(
-        self, interaction: Interaction, *, count_ask: bool = False, with_events: Sequence[Event] = ()
-    ) -> None:
+    def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None:
         """Store a new interaction (a pending one with its marker). `count_ask`: a question, counted on
-        its run in the same write (the run must exist); `with_events` recorded in that write too."""
+        its run in the same write (the run must exist)."""
+        self._put_new(interaction, count_ask=count_ask, events=())
+
+    def put_question(self, question: Interaction, *, events: Sequence[Event]) -> None:
+        """A new pending question, its marker, its run's ask count and `events`: one transaction."""
+        self._put_new(question, count_ask=True, events=events)
+
+    def _put_new(self, interaction: Interaction, *, count_ask: bool, events: Sequence[Event]) -> None:
         values = interaction_values(interaction)
         try:
-            if is_marked(interaction) or with_events:
+            if is_marked(interaction) or events:
                 marked = is_marked(interaction)
-                self._put_marked(values, interaction.run_id, marked=marked, count_ask=count_ask, events=with_events)
+                self._put_marked(values, interaction.run_id, marked=marked, count_ask=count_ask, events=events)
             else:
                 self._db.put_item(
                     TableName=self._table, Item=to_item(values), ConditionExpression="attribute_not_exists(PK)"

@@ -134,7 +134,7 @@ class QuestionService(AwaitGates):
             is_async=True,
         )
         # counted: a gate released unread sees it; its event recorded in the same write
-        core.store.put_interaction(interaction, count_ask=True, with_events=[core.new_event(run_id, requested)])
+        core.store.put_question(interaction, events=[core.new_event(run_id, requested)])
         self._mark_awaited(interaction)
         core.notify(interaction, "human_input_requested", **{"async": True})
         arm_interaction(core, interaction)
