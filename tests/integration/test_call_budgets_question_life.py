@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from baton.domain.gate_payloads import GateDeadlinePayload
+from baton.errors import ConflictError
+from baton.events import AwaitStarted, RunEnded, RunPaused
 from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
 
@@ -181,3 +183,43 @@ def test_a_question_life_stays_in_budget_operation_by_operation(
     whole = sum(len(calls.get(who, [])) for who in operations.values())
     assert whole <= LIFE_TOTAL, f"the whole life: {whole} AWS calls, budget {LIFE_TOTAL}:\n  {listed}"
     assert set(calls) <= set(operations.values()), f"calls by a handler no budget names:\n  {listed}"
+
+
+def test_a_park_on_a_run_another_gate_paused_records_the_bump_and_its_start_alone(moto_stack: MotoStack) -> None:
+    """`record_park`'s one transaction; on a run not created or running (another gate paused it) it runs
+    again without the pause and without `run_paused`: the scope is bumped all the same."""
+    core = moto_stack.services.core
+    store = core.store
+    core.ensure_run("two-gates")
+
+    def park(gate: str) -> bool:
+        started = core.new_event(
+            "two-gates", AwaitStarted(gate=gate, from_node=None, timeout_seconds=60, pending=["q"])
+        )
+        paused = core.new_event("two-gates", RunPaused(gate=gate, kind="await", pending=["q"]))
+        return store.record_park("two-gates", events=[started], pause_at=core.now(), if_paused=[paused])
+
+    assert park("a") is True
+    assert park("b") is False
+    assert store.get_run("two-gates").status == "paused_waiting_human"  # type: ignore[union-attr]
+    types = [(e.type, e.data.get("gate")) for e in store.list_events("two-gates") if e.type != "run_started"]
+    assert types == [("await_started", "a"), ("run_paused", "a"), ("await_started", "b")]
+    assert store.snapshot_run("two-gates").scope_version == 2
+
+
+def test_a_runs_end_is_written_once_with_its_event(moto_stack: MotoStack) -> None:
+    """`end_run`: the run's end and its event in one transaction; a second end (a redelivery) is refused
+    whole, its event not written."""
+    core = moto_stack.services.core
+    store = core.store
+    core.ensure_run("ends-once")
+    at = core.now()
+    ended = {"status": "succeeded", "updated_at": at, "ended_at": at}
+    store.end_run("ends-once", ended, core.new_event("ends-once", RunEnded.of_status("succeeded", None)))
+    with pytest.raises(ConflictError):
+        store.end_run("ends-once", {"ended_at": at}, core.new_event("ends-once", RunEnded.of_status("failed", "x")))
+    assert [e.type for e in store.list_events("ends-once") if e.type.startswith("run_")] == [
+        "run_started",
+        "run_succeeded",
+    ]
+    assert store.get_run("ends-once").ended_at == at  # type: ignore[union-attr]
