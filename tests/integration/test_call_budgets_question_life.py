@@ -43,7 +43,7 @@ LIFE_BUDGETS: dict[str, int] = {
     "await gate park": 7,
     # the snapshot Query, the deciding transaction, the send, the release in one transaction
     "last answer releasing a gate": 4,
-    # (was 5) the run (GetItem: is this execution its run?), the run ended with `run_succeeded` (one
+    # (was 4) the run (GetItem: is this execution its run?), the run ended with `run_succeeded` (one
     # transaction), the notification (SNS)
     "run end": 3,
     # (was 3) the node's messages (Query), each claimed by one conditional UpdateItem; the run is read only
