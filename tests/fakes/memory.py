@@ -96,6 +96,26 @@ class MemoryStore:
             self.runs[run_id] = updated
             return updated
 
+    def end_run(
+        self, run_id: str, changes: dict[str, Any], event: Event, *, allowed_from: set[str] | None = None
+    ) -> None:
+        with self._lock:  # DynamoStore: one transaction
+            if run_id not in self.runs:
+                raise ConflictError(f"run {run_id} not found")
+            before = self.runs[run_id]
+            self.update_run(run_id, changes, allowed_from=allowed_from, only_if_unset="ended_at")
+            try:
+                self.append_event(event)
+            except Exception:
+                self.runs[run_id] = before  # all or nothing
+                raise
+
+    def put_question(self, question: Interaction, *, events: Sequence[Event]) -> None:
+        with self._lock:  # DynamoStore: one transaction
+            self.put_interaction(question, count_ask=True)
+            for event in events:
+                self.append_event(event)
+
     def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None:
         key = (interaction.run_id, interaction.interaction_id)
         with self._lock:
@@ -567,6 +587,27 @@ class MemoryStore:
 
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
         return self.waits.get((run_id, gate))
+
+    def get_run_and_wait(self, run_id: str, gate: str) -> tuple[RunSummary | None, ParkedWait | None]:
+        with self._lock:
+            return self.runs.get(run_id), self.waits.get((run_id, gate))
+
+    def record_park(
+        self, run_id: str, *, events: Sequence[Event], pause_at: str | None = None, if_paused: Sequence[Event] = ()
+    ) -> bool:
+        with self._lock:  # DynamoStore: one transaction
+            self.bump_scope(run_id)
+            paused = False
+            if pause_at is not None:
+                try:
+                    changes = {"status": "paused_waiting_human", "updated_at": pause_at}
+                    self.update_run(run_id, changes, allowed_from={"created", "running"})
+                    paused = True
+                except ConflictError:
+                    pass
+            for event in [*events, *(if_paused if paused else ())]:
+                self.append_event(event)
+            return paused
 
     def release_wait(self, wait: ParkedWait, status: str) -> bool:
         """From parked (or, unless it is the move to expiring, from expiring), like DynamoStore."""

@@ -1,5 +1,5 @@
 """Ports: what the domain needs from the outside world. Adapters implement them (boto3 lives there);
-the tests' in-memory fakes live in `tests/fakes/`.
+the tests' in-memory fakes live in `tests/fakes/`. Beside it: review_ports.py, push_ports.py, life_ports.py.
 
 The store is split by what a consumer needs: runs, interactions, events, the per-node message queue,
 review turns, agents' states and parked waits. `Store` composes them all (the DynamoDB adapter implements it, and the
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from baton.life_ports import GateParks, QuestionPuts, RunEnds
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -128,7 +130,7 @@ class GuardFailedError(Exception):
 PENDING_MARKED_KINDS = ("question", "await", "ask")
 
 
-class RunStore(Protocol):
+class RunStore(RunEnds, Protocol):
     """Run records (one item per run)."""
 
     def create_run(self, run: RunSummary) -> None: ...
@@ -145,7 +147,7 @@ class RunStore(Protocol):
     ) -> RunSummary: ...
 
 
-class InteractionStore(Protocol):
+class InteractionStore(QuestionPuts, Protocol):
     """Human interactions (questions, interrupts, reviews), each moved by conditional transitions."""
 
     def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None: ...
@@ -255,7 +257,7 @@ class AgentStateStore(Protocol):
     def delete_agent_state(self, run_id: str, key: str) -> bool: ...
 
 
-class WaitStore(Protocol):
+class WaitStore(GateParks, Protocol):
     """Parked task tokens: one per gate, released by a conditional write."""
 
     def put_wait(self, wait: ParkedWait) -> None: ...
@@ -394,7 +396,3 @@ class Notifier(Protocol):
     """Publishes one notification (the SNS topic deployed); returns the message id."""
 
     def publish(self, notification: Notification) -> str: ...
-
-
-# The review gate's ports (the companion, the diff, the builds): baton/review_ports.py; Web Push's:
-# baton/push_ports.py.

@@ -62,7 +62,9 @@ class DynamoInteractions(DynamoTable):
             }
         }
 
-    def _put_marked(self, values: dict[str, Any], run_id: str, *, count_ask: bool) -> None:
+    def _put_marked(
+        self, values: dict[str, Any], run_id: str, *, marked: bool, count_ask: bool, events: Sequence[Event]
+    ) -> None:
         items: list[Any] = [
             {
                 "Put": {
@@ -71,8 +73,9 @@ class DynamoInteractions(DynamoTable):
                     "ConditionExpression": "attribute_not_exists(PK)",
                 }
             },
-            {"Put": {"TableName": self._table, "Item": to_item(marker_values(values))}},
+            *([{"Put": {"TableName": self._table, "Item": to_item(marker_values(values))}}] if marked else []),
             *([self._ask_count(run_id)] if count_ask else []),
+            *self._record_items(run_id, events, self._head_for(run_id, events, None)),
         ]
         for attempt in range(AUDIT_ATTEMPTS):  # the run's item met a concurrent transaction: again
             try:
@@ -89,10 +92,18 @@ class DynamoInteractions(DynamoTable):
     def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None:
         """Store a new interaction (a pending one with its marker). `count_ask`: a question, counted on
         its run in the same write (the run must exist)."""
+        self._put_new(interaction, count_ask=count_ask, events=())
+
+    def put_question(self, question: Interaction, *, events: Sequence[Event]) -> None:
+        """A new pending question, its marker, its run's ask count and `events`: one transaction."""
+        self._put_new(question, count_ask=True, events=events)
+
+    def _put_new(self, interaction: Interaction, *, count_ask: bool, events: Sequence[Event]) -> None:
         values = interaction_values(interaction)
         try:
-            if is_marked(interaction):
-                self._put_marked(values, interaction.run_id, count_ask=count_ask)
+            if is_marked(interaction) or events:
+                marked = is_marked(interaction)
+                self._put_marked(values, interaction.run_id, marked=marked, count_ask=count_ask, events=events)
             else:
                 self._db.put_item(
                     TableName=self._table, Item=to_item(values), ConditionExpression="attribute_not_exists(PK)"
@@ -158,23 +169,9 @@ class DynamoInteractions(DynamoTable):
         pointer = self._get(f"IID#{interaction_id}", f"IID#{interaction_id}")
         if pointer is None:
             return None
-        pk = run_pk(str(pointer["run_id"]))
         node = pointer.get("node")
         sks = [f"INT#{interaction_id}", AUDIT_HEAD_SK] + ([f"WAIT#{node}"] if isinstance(node, str) else [])
-        keys = [to_item({"PK": pk, "SK": sk}) for sk in sks]
-        found: dict[str, dict[str, Any]] = {}
-        request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
-        for attempt in range(AUDIT_ATTEMPTS):  # keys left unprocessed (throttling): asked again, backing off
-            if not request:
-                break
-            back_off(attempt)
-            resp = self._db.batch_get_item(RequestItems=request)  # type: ignore[arg-type,unused-ignore]
-            for item in resp.get("Responses", {}).get(self._table, []):
-                read = from_item(item)
-                found[str(read["SK"])] = read
-            request = cast("dict[str, Any]", resp.get("UnprocessedKeys") or {})
-        if request:
-            raise contention(str(pointer["run_id"]))
+        found = self._get_many(str(pointer["run_id"]), sks)
         values = found.get(f"INT#{interaction_id}")
         if values is None:
             return None

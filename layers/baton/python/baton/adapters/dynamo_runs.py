@@ -81,6 +81,41 @@ class DynamoRuns(DynamoTable):
         allowed_from: set[str] | None = None,
         only_if_unset: str | None = None,
     ) -> RunSummary:
+        update = self._run_update(run_id, changes, allowed_from, only_if_unset)
+        try:
+            resp = self._db.update_item(**update, ReturnValues="ALL_NEW", ReturnValuesOnConditionCheckFailure="ALL_OLD")
+        except ClientError as err:
+            if not is_conditional_failure(err):
+                raise
+            old = err.response.get("Item")
+            if not old:
+                raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id}) from err
+            current = run_summary_from(from_item(cast("dict[str, Any]", old)))
+            raise ConflictError(
+                f"run {run_id} is {current.status}; expected one of {sorted(allowed_from or [])}",
+                details={"run_id": run_id, "current": current.model_dump()},
+            ) from err
+        return run_summary_from(from_item(resp["Attributes"]))
+
+    def end_run(
+        self, run_id: str, changes: dict[str, Any], event: Event, *, allowed_from: set[str] | None = None
+    ) -> None:
+        """A run's end: the run updated while `ended_at` is unset (and its status in `allowed_from`) and
+        `event` recorded, one transaction (no half-recorded end to undo). ConflictError if the run is
+        elsewhere, has ended or is missing."""
+        update = self._run_update(run_id, changes, allowed_from, "ended_at")
+        head = self._head_for(run_id, [event], None)
+        try:
+            transact_write(self._db, [{"Update": update}, *self._record_items(run_id, [event], head)])
+        except ClientError as err:
+            if "ConditionalCheckFailed" in (cancellation_codes(err) or ()):
+                raise ConflictError(f"run {run_id} has ended or is elsewhere", details={"run_id": run_id}) from err
+            raise
+
+    def _run_update(
+        self, run_id: str, changes: dict[str, Any], allowed_from: set[str] | None, only_if_unset: str | None
+    ) -> dict[str, Any]:
+        """The conditional UpdateItem of the run (its `version` advanced); a None change clears the field."""
         changes = dict(changes)
         if "output" in changes:
             changes["output"] = json.dumps(changes["output"])
@@ -101,31 +136,16 @@ class DynamoRuns(DynamoTable):
             condition += " AND attribute_not_exists(#unset)"
         names["#ver"] = "version"
         values[":one"] = 1
-        try:
-            resp = self._db.update_item(
-                TableName=self._table,
-                Key=to_item({"PK": run_pk(run_id), "SK": "RUN"}),
-                UpdateExpression="SET "
-                + ", ".join([*sets, "#ver = #ver + :one"])
-                + (" REMOVE " + ", ".join(removes) if removes else ""),
-                ConditionExpression=condition,
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=to_item(values),
-                ReturnValues="ALL_NEW",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as err:
-            if not is_conditional_failure(err):
-                raise
-            old = err.response.get("Item")
-            if not old:
-                raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id}) from err
-            current = run_summary_from(from_item(cast("dict[str, Any]", old)))
-            raise ConflictError(
-                f"run {run_id} is {current.status}; expected one of {sorted(allowed_from or [])}",
-                details={"run_id": run_id, "current": current.model_dump()},
-            ) from err
-        return run_summary_from(from_item(resp["Attributes"]))
+        return {
+            "TableName": self._table,
+            "Key": to_item({"PK": run_pk(run_id), "SK": "RUN"}),
+            "UpdateExpression": "SET "
+            + ", ".join([*sets, "#ver = #ver + :one"])
+            + (" REMOVE " + ", ".join(removes) if removes else ""),
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_item(values),
+        }
 
     # ---- events and the decision log --------------------------------------------------------------
     def append_event(self, event: Event) -> None:

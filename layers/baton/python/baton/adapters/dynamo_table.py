@@ -7,9 +7,9 @@ on the head the writer read (`record_items`; a lost race reads the head again, `
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from baton.adapters.dynamo_items import AUDIT_HEAD_SK, from_item, run_pk, to_item
+from baton.adapters.dynamo_items import AUDIT_ATTEMPTS, AUDIT_HEAD_SK, back_off, contention, from_item, run_pk, to_item
 from baton.domain.audit import EMPTY_HEAD, AuditHead, chain, is_decision
 from baton.models import Event, Message
 from baton.workflows.table import TTL_ATTRIBUTE
@@ -42,6 +42,25 @@ class DynamoTable:
         resp = self._db.get_item(TableName=self._table, Key=to_item({"PK": pk, "SK": sk}), ConsistentRead=True)
         item = resp.get("Item")
         return from_item(item) if item else None
+
+    def _get_many(self, run_id: str, sks: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Items of the run's partition by sort key, in one consistent BatchGetItem (keys left unprocessed by
+        throttling asked again, backing off); the items found by their SK."""
+        found: dict[str, dict[str, Any]] = {}
+        keys = [to_item({"PK": run_pk(run_id), "SK": sk}) for sk in sks]
+        request: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
+        for attempt in range(AUDIT_ATTEMPTS):
+            if not request:
+                return found
+            back_off(attempt)
+            resp = self._db.batch_get_item(RequestItems=request)  # type: ignore[arg-type,unused-ignore]
+            for item in resp.get("Responses", {}).get(self._table, []):
+                read = from_item(item)
+                found[str(read["SK"])] = read
+            request = cast("dict[str, Any]", resp.get("UnprocessedKeys") or {})
+        if request:
+            raise contention(run_id)
+        return found
 
     def _expiry(self, at_epoch: int) -> int:
         return at_epoch + self._ttl_seconds

@@ -23,14 +23,14 @@ from baton.adapters.dynamo_items import (
 )
 from baton.adapters.dynamo_table import DynamoTable
 from baton.adapters.dynamo_transactions import cancellation_codes, transact_write
-from baton.errors import already_parked
+from baton.errors import NotFoundError, already_parked
 from baton.models import TERMINAL_RUN_STATES
 from baton.workflows.table import GSI_PENDING
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from baton.models import Event, ParkedWait
+    from baton.models import Event, ParkedWait, RunSummary
 
 # A wait that carries no answers (any gate but an await gate) stores none of their fields.
 _CARRY_FIELDS: Final = {"carry", "answers", "carry_version", "carried_bytes"}
@@ -146,6 +146,63 @@ class DynamoWaits(DynamoTable):
                 continue  # answered (or gone) meanwhile: nothing it holds up
             marked += 1
         return marked
+
+    def get_run_and_wait(self, run_id: str, gate: str) -> tuple[RunSummary | None, ParkedWait | None]:
+        """The run and its WAIT#<gate>: one consistent BatchGetItem of the two items (a park's first read)."""
+        found = self._get_many(run_id, ["RUN", f"WAIT#{gate}"])
+        run, wait = found.get("RUN"), found.get(f"WAIT#{gate}")
+        return (run_summary_from(run) if run else None), (wait_from(wait) if wait else None)
+
+    def record_park(
+        self, run_id: str, *, events: Sequence[Event], pause_at: str | None = None, if_paused: Sequence[Event] = ()
+    ) -> bool:
+        """A gate's park on its run, one transaction: the scope version bumped, `events` recorded and, with
+        `pause_at`, a created or running run paused with `if_paused` recorded. A run elsewhere (another gate
+        paused it): the transaction runs again with the bump and `events` alone. True if it paused."""
+        pause = pause_at is not None
+        head = None
+        for attempt in range(AUDIT_ATTEMPTS):
+            update = self._park_update(run_id, pause_at if pause else None)
+            written = [*events, *(if_paused if pause else ())]
+            head = self._head_for(run_id, written, head)
+            try:
+                transact_write(self._db, [{"Update": update}, *self._record_items(run_id, written, head)])
+            except ClientError as err:
+                codes = cancellation_codes(err)
+                if not codes:
+                    raise
+                if codes[0] == "ConditionalCheckFailed":
+                    if not pause:
+                        raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id}) from err
+                    pause = False  # not where a park pauses it from: the bump alone
+                    continue
+                if lost_head_race(codes):
+                    head = None
+                back_off(attempt)  # a concurrent transaction on the run: again
+                continue
+            return pause
+        raise contention(run_id)
+
+    def _park_update(self, run_id: str, pause_at: str | None) -> dict[str, Any]:
+        """The run's scope version bumped; with `pause_at`, only a created or running run, paused."""
+        update: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": to_item({"PK": run_pk(run_id), "SK": "RUN"}),
+            "UpdateExpression": "ADD #sv :one",
+            "ConditionExpression": "attribute_exists(PK)",
+            "ExpressionAttributeNames": {"#sv": "scope_version"},
+            "ExpressionAttributeValues": to_item({":one": 1}),
+        }
+        if pause_at is None:
+            return update
+        values = {":one": 1, ":paused": "paused_waiting_human", ":at": pause_at}
+        names = {"#sv": "scope_version", "#st": "status", "#up": "updated_at", "#ver": "version"}
+        return update | {
+            "UpdateExpression": "SET #st = :paused, #up = :at, #ver = #ver + :one ADD #sv :one",
+            "ConditionExpression": "attribute_exists(PK) AND #st IN (:created, :running)",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": to_item(values | {":created": "created", ":running": "running"}),
+        }
 
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
         values = self._get(run_pk(run_id), f"WAIT#{gate}")

@@ -76,8 +76,10 @@ class AwaitGates:
         core = self.core
         if ladder is not None:
             ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
-        core.ensure_run(run_id)
-        again = core.parked_again(run_id, gate, token)
+        run, stored = core.store.get_run_and_wait(run_id, gate)  # one read for both
+        if run is None:
+            core.ensure_run(run_id)
+        again = stored if stored is not None and stored.task_token == token else None  # `Core.parked_again`
         if again is not None:
             parked = again if again.status == "parked" else None
             released = again.status == "released" or self._release_if_ready(run_id, gate, from_node, parked)
@@ -99,23 +101,24 @@ class AwaitGates:
         )
         park_wait(core, parked)
         # An answer that read the run before this wait existed is refused by its write (and decides
-        # again, seeing the gate); one that landed first is seen by the re-check below.
-        core.store.bump_scope(run_id)
-        core.record(
-            run_id,
-            AwaitStarted(
-                gate=gate,
-                from_node=from_node or None,
-                timeout_seconds=timeout_seconds,
-                pending=pending_ids,
-                **({"warning": warning} if warning else {}),
-            ),
+        # again, seeing the gate); one that landed first is seen by the re-check below. The scope's bump,
+        # the run paused (when it is created or running) and their events: one write.
+        started = AwaitStarted(
+            gate=gate,
+            from_node=from_node or None,
+            timeout_seconds=timeout_seconds,
+            pending=pending_ids,
+            **({"warning": warning} if warning else {}),
         )
-        if pending and core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
-            core.record(run_id, RunPaused(gate=gate, kind="await", pending=pending_ids))
-        released = self._release_if_ready(run_id, gate, from_node, parked)  # the re-check
-        if not released:  # asked between our read above and the park: this gate holds it up too
-            late, _ = self._scope(run_id, from_node)
+        core.store.record_park(
+            run_id,
+            events=[core.new_event(run_id, started)],
+            pause_at=core.now() if pending else None,
+            if_paused=[core.new_event(run_id, RunPaused(gate=gate, kind="await", pending=pending_ids))],
+        )
+        released, late = self._recheck(run_id, gate, from_node, parked)
+        if not released:  # asked between our read above and the park: this gate holds it up too. A question
+            # asked after the re-check's read sees the wait (read after its write) and marks itself.
             core.store.mark_blocked(
                 run_id, gate, [i.interaction_id for i in late if i.interaction_id not in pending_ids]
             )
@@ -133,15 +136,22 @@ class AwaitGates:
     ) -> bool:
         """Release the gate if its scope is answered. Not yet, after a park (`parked`): what was answered
         before it is merged into the wait's carried answers (`baton/services/gate_answers.py`)."""
+        return self._recheck(run_id, gate, from_node, parked)[0]
+
+    def _recheck(
+        self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None
+    ) -> tuple[bool, list[Interaction]]:
+        """`_release_if_ready`, and the scope's questions still pending in its one read (a park marks the
+        ones asked since its first read with that read, not another)."""
         questions = self.core.store.list_run_interactions(run_id, kind="question")
         pending, answers = split_scope(questions, from_node)
         if pending:
             if parked is not None:
                 answered = [i for i in questions if in_scope(i, from_node) and i.state.status == "answered"]
                 gate_answers.merge_at_park(self.core.store, parked, answered)
-            return False
+            return False, pending
         wait = self.core.store.get_wait(run_id, gate)
-        return wait is not None and self._send_release(wait, answers)
+        return wait is not None and self._send_release(wait, answers), []
 
     def _send_release(
         self, wait: ParkedWait, answers: list[CollectedAnswer], *, siblings: list[ParkedWait] | None = None

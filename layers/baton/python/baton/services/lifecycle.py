@@ -53,23 +53,29 @@ def record_end(core: Core, end: ExecutionEnd) -> bool:
         changes["output"] = end.output
     if reason is not None:
         changes["reason"] = run.reason or reason
-    try:
-        run = core.store.update_run(run.run_id, changes, allowed_from=set(OPEN_RUN_STATES), only_if_unset="ended_at")
+    ended = run.model_copy(update=changes)
+    event = _end_event(core, ended, status, stopped)
+    try:  # the run's end and its event in one write: nothing half recorded to undo
+        core.store.end_run(run.run_id, changes, event, allowed_from=set(OPEN_RUN_STATES))
     except ConflictError:
-        try:  # a gate ended the run first (its timeout's `failed` and reason stand): add the stop time
-            run = core.store.update_run(run.run_id, {"ended_at": stopped}, only_if_unset="ended_at")
-        except ConflictError:
+        # a gate ended the run first (its timeout's `failed` and reason stand): add the stop time. Read
+        # again, only on this path: the event names the reason the run holds.
+        current = core.store.get_run(run.run_id)
+        if current is None or current.ended_at is not None:
             return False  # a redelivery, or the read fallback got there first: recorded and published once
-    payload = RunEnded.of_status(status, run.reason if status != "succeeded" else None)
-    event = core.new_event(run.run_id, payload).model_copy(update={"at": stopped})
-    try:
-        core.store.append_event(event)
-    except Exception:
-        # Undo the claim so EventBridge's retry (or the read fallback) records the end after all.
-        core.store.update_run(run.run_id, {"ended_at": None})
-        raise
-    _publish(core, run, end, event)
+        ended = current.model_copy(update={"ended_at": stopped})
+        event = _end_event(core, ended, status, stopped)
+        try:
+            core.store.end_run(run.run_id, {"ended_at": stopped}, event)
+        except ConflictError:
+            return False  # the read fallback got there meanwhile
+    _publish(core, ended, end, event)
     return True
+
+
+def _end_event(core: Core, ended: RunSummary, status: str, stopped: str) -> Event:
+    payload = RunEnded.of_status(status, ended.reason if status != "succeeded" else None)
+    return core.new_event(ended.run_id, payload).model_copy(update={"at": stopped})
 
 
 def _publish(core: Core, run: RunSummary, end: ExecutionEnd, event: Event) -> None:

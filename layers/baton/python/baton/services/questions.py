@@ -124,20 +124,18 @@ class QuestionService(AwaitGates):
                 requested_by=(run.started_by if run.hosted and run.started_by else caller) if approval else None,
             ),
         )
-        core.store.put_interaction(interaction, count_ask=True)  # counted: a gate released unread sees it
-        self._mark_awaited(interaction)
-        core.record(
-            run_id,
-            HumanInputRequested(
-                interaction_id=interaction.interaction_id,
-                node=request.node,
-                kind="question",
-                prompt=request.question,
-                options=options,
-                allow_free_text=free_text,
-                is_async=True,
-            ),
+        requested = HumanInputRequested(
+            interaction_id=interaction.interaction_id,
+            node=request.node,
+            kind="question",
+            prompt=request.question,
+            options=options,
+            allow_free_text=free_text,
+            is_async=True,
         )
+        # counted: a gate released unread sees it; its event recorded in the same write
+        core.store.put_question(interaction, events=[core.new_event(run_id, requested)])
+        self._mark_awaited(interaction)
         core.notify(interaction, "human_input_requested", **{"async": True})
         arm_interaction(core, interaction)
         return AskResult(
@@ -379,8 +377,10 @@ class QuestionService(AwaitGates):
     # ---- delivery -------------------------------------------------------------------------------
     def drain(self, run_id: str, node: str) -> list[Message]:
         """The agent side: the node's queued messages, oldest first, each delivered exactly once."""
-        self.core.require_run(run_id)
-        return self.core.store.drain_messages(run_id, node, drained_at=self.core.now())
+        drained = self.core.store.drain_messages(run_id, node, drained_at=self.core.now())
+        if not drained:  # a message read proves its run exists; with none, a missing run is a 404
+            self.core.require_run(run_id)
+        return drained
 
     # ---- the reconciler -------------------------------------------------------------------------
     def end_at_deadline(self, wait: ParkedWait) -> bool:

@@ -1,0 +1,225 @@
+"""AWS calls of one async question's whole life, operation by operation, against declared budgets (counts,
+never timings): the ask (the demo agent's Lambda), the await gate's park, the last answer (its budget is
+tests/integration/test_call_budgets.py's), the run's end (`run_lifecycle`), the drain and the gate's timer
+firing after the release. A sibling of test_call_budgets.py; bench/parts/cost_model.py prices the same life.
+
+Each call is attributed to the Lambda handler whose invocation made it, in whichever thread it ran (the
+Step Functions engine invokes the ask and the park in its own), counted with botocore `before-call` hooks."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from baton.domain.gate_payloads import GateDeadlinePayload
+from baton.errors import ConflictError
+from baton.events import AwaitStarted, RunEnded, RunPaused
+from baton.local.http_adapter import to_proxy_event
+from tests.conftest import wait_for
+
+if TYPE_CHECKING:
+    from tests.integration.conftest import MotoStack
+
+OPERATOR = "arn:aws:sts::123456789012:assumed-role/operators/op-1"
+
+# The declared budgets (was: before issue 33's cuts). A change that adds a call fails here: say why and
+# raise the number in the same commit.
+LIFE_BUDGETS: dict[str, int] = {
+    # (was 6) the run (GetItem), the run's questions (Query: is the node a pause's?), the question, its
+    # pending marker, the run's ask count and `human_input_requested` in one transaction, the run's waits
+    # (Query, after the write: does a parked gate's scope hold it?), the notification (SNS)
+    "ask": 5,
+    # (was 12) the run and the gate's wait (one BatchGetItem: an earlier attempt's park?), the scope
+    # (Query), the wait and its marks on the questions it names (one transaction), the timer
+    # (StartExecution), the scope bumped, the run paused, `await_started` and `run_paused` (one
+    # transaction), the re-check (Query) and the merge of what it found answered into the wait (UpdateItem)
+    "await gate park": 7,
+    # the snapshot Query, the deciding transaction, the send, the release in one transaction
+    "last answer releasing a gate": 4,
+    # (was 4) the run (GetItem: is this execution its run?), the run ended with `run_succeeded` (one
+    # transaction), the notification (SNS)
+    "run end": 3,
+    # (was 3) the node's messages (Query), each claimed by one conditional UpdateItem; the run is read only
+    # when nothing was drained (a 404 for a missing run)
+    "drain": 2,
+    # the timer after the gate was released: the wait (GetItem), found released, left alone
+    "timer after the release": 1,
+}
+LIFE_TOTAL = 22  # (was 30) their sum: the whole life; the lower bound is 9 (bench/parts/cost_model.py)
+
+
+@dataclass
+class HandlerCalls:
+    """Each AWS call ("service.Operation"), by the handler invocation that made it (`who`)."""
+
+    calls: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    _local: threading.local = field(default_factory=threading.local)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hook(self, model: Any, **_: Any) -> None:
+        who = getattr(self._local, "who", None)
+        if who is not None:
+            with self._lock:
+                self.calls[who].append(f"{model.service_model.service_name}.{model.name}")
+
+    def attribute(self, stack: MotoStack) -> None:
+        """Every handler the dispatcher runs, in any thread, is `who` for the calls it makes."""
+        original = stack.dispatcher.invoke
+
+        def invoke(function_name: str, event: Any) -> tuple[Any, bool]:
+            before = getattr(self._local, "who", None)
+            if function_name == "api":
+                self._local.who = f"api {event.get('httpMethod')} {event.get('path', '').rsplit('/', 1)[-1]}"
+            else:
+                self._local.who = function_name
+            try:
+                return original(function_name, event)
+            finally:
+                self._local.who = before
+
+        stack.dispatcher.invoke = invoke  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def handler_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[HandlerCalls]:
+    """Requested before `moto_stack`, so the stack's clients report their calls too."""
+    import botocore.session
+
+    found = HandlerCalls()
+    original = botocore.session.Session.create_client
+
+    def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
+        client = original(self, *args, **kwargs)
+        client.meta.events.register("before-call.*.*", found.hook)
+        return client
+
+    monkeypatch.setattr(botocore.session.Session, "create_client", create_client)
+    yield found
+
+
+def _invoke(stack: MotoStack, function: str, event: dict[str, Any]) -> Any:
+    payload, errored = stack.dispatcher.invoke(function, event)
+    assert not errored, payload
+    return payload
+
+
+def _api(stack: MotoStack, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    raw = json.dumps(body).encode() if body is not None else b""
+    event = to_proxy_event(method, path, {"Content-Type": "application/json"}, raw, "10.0.0.1")
+    event["requestContext"]["identity"]["userArn"] = OPERATOR
+    payload = _invoke(stack, "api", event)
+    assert payload["statusCode"] == 200, payload
+    body_read: dict[str, Any] = json.loads(payload["body"])
+    return body_read
+
+
+def _life(stack: MotoStack, run_id: str) -> None:
+    """One question's whole life on a hosted `await_answers` run: asked and parked by the workflow,
+    answered, ended (the EventBridge event `run_lifecycle` gets), drained, and the gate's timer firing."""
+    services = stack.services
+    run = services.runs.start(
+        "await_answers",
+        {"from": "draft", "node": "draft", "timeout_seconds": 60, "questions": [{"question": "DB?"}]},
+        run_id=run_id,
+        caller="op",
+    )
+    store = services.core.store
+    # a person answers seconds after the park, not amid it: its re-check has merged the carried answers
+    wait_for(lambda: (wait := store.get_wait(run_id, "await")) is not None and wait.carry == "complete")
+    [question] = services.questions.pending(run_id)
+    path = f"/api/runs/{run_id}/interactions/{question.interaction_id}/answer"
+    answered = _api(stack, "POST", path, {"answer": "pg"})
+    assert answered["resumed"] is True, answered
+    sfn = stack.clients["stepfunctions"]
+    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
+    described = sfn.describe_execution(executionArn=run.execution_arn)
+    assert described["status"] == "SUCCEEDED", described
+    detail = {
+        "executionArn": run.execution_arn,
+        "stateMachineArn": described["stateMachineArn"],
+        "name": run_id,
+        "status": "SUCCEEDED",
+        "stopDate": int(described["stopDate"].timestamp() * 1000),
+        "input": described["input"],
+        "output": described.get("output"),
+    }
+    event = {"source": "aws.states", "detail-type": "Step Functions Execution Status Change", "detail": detail}
+    assert _invoke(stack, "run_lifecycle", event)["recorded"] is True
+    drained = _api(stack, "POST", f"/api/runs/{run_id}/nodes/draft/messages/drain")
+    assert len(drained["messages"]) == 1, drained
+    timer = GateDeadlinePayload(run_id=run_id, gate="await", deadline=datetime.now(UTC))
+    _invoke(stack, "gate_deadline", timer.model_dump(mode="json"))
+    assert store.get_wait(run_id, "await").status == "released"  # type: ignore[union-attr]
+
+
+def test_a_question_life_stays_in_budget_operation_by_operation(
+    handler_calls: HandlerCalls, moto_stack: MotoStack
+) -> None:
+    handler_calls.attribute(moto_stack)
+    _life(moto_stack, "life-warm")  # every handler imported and its clients built once, as warm Lambdas are
+    handler_calls.calls.clear()
+    _life(moto_stack, "life-q")
+    operations = {
+        "ask": "demo_agent",
+        "await gate park": "await_gate",
+        "last answer releasing a gate": "api POST answer",
+        "run end": "run_lifecycle",
+        "drain": "api POST drain",
+        "timer after the release": "gate_deadline",
+    }
+    calls = dict(handler_calls.calls)
+    listed = "\n  ".join(f"{who}: {', '.join(made)}" for who, made in calls.items())
+    for name, who in operations.items():
+        made = calls.get(who, [])
+        assert made, f"{name}: no calls by {who}:\n  {listed}"
+        assert len(made) <= LIFE_BUDGETS[name], f"{name}: {len(made)} AWS calls, budget {LIFE_BUDGETS[name]}: {made}"
+    whole = sum(len(calls.get(who, [])) for who in operations.values())
+    assert whole <= LIFE_TOTAL, f"the whole life: {whole} AWS calls, budget {LIFE_TOTAL}:\n  {listed}"
+    assert set(calls) <= set(operations.values()), f"calls by a handler no budget names:\n  {listed}"
+
+
+def test_a_park_on_a_run_another_gate_paused_records_the_bump_and_its_start_alone(moto_stack: MotoStack) -> None:
+    """`record_park`'s one transaction; on a run not created or running (another gate paused it) it runs
+    again without the pause and without `run_paused`: the scope is bumped all the same."""
+    core = moto_stack.services.core
+    store = core.store
+    core.ensure_run("two-gates")
+
+    def park(gate: str) -> bool:
+        started = core.new_event(
+            "two-gates", AwaitStarted(gate=gate, from_node=None, timeout_seconds=60, pending=["q"])
+        )
+        paused = core.new_event("two-gates", RunPaused(gate=gate, kind="await", pending=["q"]))
+        return store.record_park("two-gates", events=[started], pause_at=core.now(), if_paused=[paused])
+
+    assert park("a") is True
+    assert park("b") is False
+    assert store.get_run("two-gates").status == "paused_waiting_human"  # type: ignore[union-attr]
+    types = [(e.type, e.data.get("gate")) for e in store.list_events("two-gates") if e.type != "run_started"]
+    assert types == [("await_started", "a"), ("run_paused", "a"), ("await_started", "b")]
+    assert store.snapshot_run("two-gates").scope_version == 2
+
+
+def test_a_runs_end_is_written_once_with_its_event(moto_stack: MotoStack) -> None:
+    """`end_run`: the run's end and its event in one transaction; a second end (a redelivery) is refused
+    whole, its event not written."""
+    core = moto_stack.services.core
+    store = core.store
+    core.ensure_run("ends-once")
+    at = core.now()
+    ended = {"status": "succeeded", "updated_at": at, "ended_at": at}
+    store.end_run("ends-once", ended, core.new_event("ends-once", RunEnded.of_status("succeeded", None)))
+    with pytest.raises(ConflictError):
+        store.end_run("ends-once", {"ended_at": at}, core.new_event("ends-once", RunEnded.of_status("failed", "x")))
+    assert [e.type for e in store.list_events("ends-once") if e.type.startswith("run_")] == [
+        "run_started",
+        "run_succeeded",
+    ]
+    assert store.get_run("ends-once").ended_at == at  # type: ignore[union-attr]
