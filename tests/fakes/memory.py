@@ -480,6 +480,11 @@ class MemoryStore:
         with self._lock:
             return AuditTrail(records=list(self.audit.get(run_id, [])), head=self.audit_heads.get(run_id, EMPTY_HEAD))
 
+    def read_audit_page(self, run_id: str, *, after: int, limit: int) -> AuditTrail:
+        trail = self.read_audit(run_id)
+        records = sorted((r for r in trail.records if r.seq > after), key=lambda r: r.seq)[:limit]
+        return AuditTrail(records=records, head=trail.head)
+
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
         events = sorted(self.events.get(run_id, []), key=lambda e: e.event_id)
         return [e for e in events if after is None or e.event_id > after][:limit]

@@ -227,6 +227,9 @@ class EventStore(Protocol):
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]: ...
     # the run's chained decision records and its chain head, read consistently
     def read_audit(self, run_id: str) -> AuditTrail: ...
+    # the head (consistent) and up to `limit` records after seq `after` in seq order, from an index that
+    # may lag or lack older records (the caller checks they run unbroken)
+    def read_audit_page(self, run_id: str, *, after: int, limit: int) -> AuditTrail: ...
 
 
 class MessageStore(Protocol):
