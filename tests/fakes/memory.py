@@ -432,18 +432,18 @@ class MemoryStore:
     def count_pending(self, kind: str) -> int:
         return len(self.list_pending(kind))
 
-    def page_pending(self, kind: str, query: PendingQuery) -> PendingPage:
+    def page_pending(self, kind: str, query: PendingQuery) -> PendingPage[Interaction]:
         """DynamoStore's page: created order, `after` exclusive, `created_before` inclusive; a claim
         counts only while its lease runs at `query.now`."""
         return self._page(self.list_pending(kind), query)
 
-    def page_all_pending(self, query: PendingQuery) -> PendingPage:
+    def page_all_pending(self, query: PendingQuery) -> PendingPage[Interaction]:
         with self._lock:
             pending = [i for i in self.interactions.values() if i.state.status == "pending"]
         return self._page([i for i in pending if query.kinds is None or i.request.kind in query.kinds], query)
 
     @staticmethod
-    def _page(pending: list[Interaction], query: PendingQuery) -> PendingPage:
+    def _page(pending: list[Interaction], query: PendingQuery) -> PendingPage[Interaction]:
         now = query.now or ""
         matching = sorted(
             (

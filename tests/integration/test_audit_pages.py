@@ -24,7 +24,7 @@ def _history(stack: MotoStack, decisions: int, others_each: int) -> list[Event]:
     store, ids = stack.services.core.store, UlidGenerator()
     chained = []
     for n in range(decisions):
-        for m in range(others_each):
+        for _ in range(others_each):
             store.append_event(Event(event_id=ids.new_id(), run_id=RUN, type="human_input_requested", at=AT, data={}))
         decision = Event(event_id=ids.new_id(), run_id=RUN, type="interaction_answered", at=AT, data={"n": n, "m": 0})
         store.append_event(decision)

@@ -26,12 +26,11 @@ if TYPE_CHECKING:
         InteractionStatus,
         Message,
         ParkedWait,
-        PendingQuery,
         ReviewTurn,
         RunSummary,
     )
     from baton.notify.model import Notification
-    from baton.pending_query import PendingPage
+    from baton.pending_query import PendingPage, PendingQuery
 
 
 @dataclass(frozen=True)
@@ -193,11 +192,9 @@ class InteractionStore(Protocol):
     def list_due(self, kind: str, now: str) -> list[Interaction]: ...
     def oldest_pending(self, kind: str) -> Interaction | None: ...
     def count_pending(self, kind: str) -> int: ...
-    # one page of a kind's pending ones in created order (the inbox), and the last position it covers
-    # (None: nothing follows); a filtered page stops after FILTERED_READ_BUDGET items read
-    def page_pending(self, kind: str, query: PendingQuery) -> PendingPage: ...
-    # the same page over every kind (or `query.kinds`) at once: one Query on the all-pending index
-    def page_all_pending(self, query: PendingQuery) -> PendingPage: ...
+    # the inbox's page of a kind's pending ones, or of every kind's (or `query.kinds`') at once: `PendingPage`
+    def page_pending(self, kind: str, query: PendingQuery) -> PendingPage[Interaction]: ...
+    def page_all_pending(self, query: PendingQuery) -> PendingPage[Interaction]: ...
     def page_interactions(
         self,
         kind: str,
@@ -225,10 +222,8 @@ class EventStore(Protocol):
 
     def append_event(self, event: Event) -> None: ...
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]: ...
-    # the run's chained decision records and its chain head, read consistently
+    # the run's chained decision records and its chain head, read consistently; or the head and a page
     def read_audit(self, run_id: str) -> AuditTrail: ...
-    # the head (consistent) and up to `limit` records after seq `after` in seq order, from an index that
-    # may lag or lack older records (the caller checks they run unbroken)
     def read_audit_page(self, run_id: str, *, after: int, limit: int) -> AuditTrail: ...
 
 

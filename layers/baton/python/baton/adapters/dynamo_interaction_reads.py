@@ -209,7 +209,7 @@ class DynamoInteractionReads(DynamoTable):
                 return count
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
-    def page_pending(self, kind: str, query: PendingQuery) -> PendingPage:
+    def page_pending(self, kind: str, query: PendingQuery) -> PendingPage[Interaction]:
         """One page of `kind`'s pending interactions in created order (the inbox): a Query on the sparse
         pending index (by_status for one run's; the node index for one node's, less the other kinds),
         bounded by the cursor and the age filter in the key condition. Unfiltered, one Query reads exactly
@@ -220,7 +220,7 @@ class DynamoInteractionReads(DynamoTable):
             return self.page_all_pending(query.model_copy(update={"kinds": (kind,)}))
         return self._page_index(GSI_PENDING, ("GSI1PK", "GSI1SK"), f"PENDING#{kind}", "", query)
 
-    def page_all_pending(self, query: PendingQuery) -> PendingPage:
+    def page_all_pending(self, query: PendingQuery) -> PendingPage[Interaction]:
         """One page of every kind's pending interactions (or `query.kinds`') in created order: one Query
         on the all-pending index (`baton/workflows/table.py`), or on one node's partition of the node
         index, whatever the number of kinds."""
@@ -258,7 +258,7 @@ class DynamoInteractionReads(DynamoTable):
 
     def _page_index(
         self, index: str, key_names: tuple[str, str], pk: str, prefix: str, query: PendingQuery
-    ) -> PendingPage:
+    ) -> PendingPage[Interaction]:
         """The page on `index`: Queries of the page and two more items each (the next page's first, and
         the cursor's own item, which BETWEEN includes). A filtered page stops once it has read
         `FILTERED_READ_BUDGET` items, covering what it read: DynamoDB limits what it reads, not what

@@ -22,6 +22,7 @@ from baton.pending_query import PendingPage
 from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token
 
 if TYPE_CHECKING:
+    from baton.models import Interaction
     from baton.services.core import Core
 
 
@@ -69,7 +70,7 @@ class InboxService:
             limit=query.limit,
         )
 
-    def _read(self, query: InboxQuery, store_query: PendingQuery) -> PendingPage:
+    def _read(self, query: InboxQuery, store_query: PendingQuery) -> PendingPage[Interaction]:
         """The page's items and the last position it covers (None: nothing follows). Several kinds of one
         run are a page each: the merge covers what every kind's page covered, so it ends at the earliest
         (in the page's order) of their ends, and the items past it are read again by the next page."""
