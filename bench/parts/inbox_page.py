@@ -113,7 +113,7 @@ def _seed(items: int, runs: int, me: str) -> None:
 def _seed_history(run_id: str, history: int) -> str:
     """A run with `history` events (every tenth a chained decision) and history/10 answered asks beside
     one pending ask, written as `append_event` and `put_interaction` write them; returns the pending ask's id."""
-    from baton.adapters.dynamo_items import interaction_values, to_item
+    from baton.adapters.dynamo_items import AUDIT_HEAD_SK, interaction_values, to_item
     from baton.domain.audit import EMPTY_HEAD, chain
     from baton.ids import UlidGenerator, iso
     from baton.models import Event, Interaction, InteractionStatus, RunSummary, parse_request
@@ -144,7 +144,7 @@ def _seed_history(run_id: str, history: int) -> str:
             )
             writes.append(interaction_values(asked))
     if head.seq:
-        writes.append({"PK": f"RUN#{run_id}", "SK": "AUDIT#HEAD", "record": "audit_head", **head.model_dump()})
+        writes.append({"PK": f"RUN#{run_id}", "SK": AUDIT_HEAD_SK, "record": "audit_head", **head.model_dump()})
     for n in range(0, len(writes), 25):
         batch = [{"PutRequest": {"Item": to_item(v)}} for v in writes[n : n + 25]]
         store._db.batch_write_item(RequestItems={store._table: batch})
