@@ -22,6 +22,7 @@ from baton.models import (
     ReviewTurn,
     RunSummary,
 )
+from baton.pending_query import PendingPage
 from baton.ports import (
     PENDING_MARKED_KINDS,
     CarryAnswer,
@@ -451,18 +452,18 @@ class MemoryStore:
     def count_pending(self, kind: str) -> int:
         return len(self.list_pending(kind))
 
-    def page_pending(self, kind: str, query: PendingQuery) -> tuple[list[Interaction], bool]:
+    def page_pending(self, kind: str, query: PendingQuery) -> PendingPage[Interaction]:
         """DynamoStore's page: created order, `after` exclusive, `created_before` inclusive; a claim
         counts only while its lease runs at `query.now`."""
         return self._page(self.list_pending(kind), query)
 
-    def page_all_pending(self, query: PendingQuery) -> tuple[list[Interaction], bool]:
+    def page_all_pending(self, query: PendingQuery) -> PendingPage[Interaction]:
         with self._lock:
             pending = [i for i in self.interactions.values() if i.state.status == "pending"]
         return self._page([i for i in pending if query.kinds is None or i.request.kind in query.kinds], query)
 
     @staticmethod
-    def _page(pending: list[Interaction], query: PendingQuery) -> tuple[list[Interaction], bool]:
+    def _page(pending: list[Interaction], query: PendingQuery) -> PendingPage[Interaction]:
         now = query.now or ""
         matching = sorted(
             (
@@ -481,7 +482,8 @@ class MemoryStore:
             after = query.after
             beyond = (lambda p: p < after) if query.newest_first else (lambda p: p > after)
             matching = [i for i in matching if beyond(query.position(i))]
-        return matching[: query.limit], len(matching) > query.limit
+        page = matching[: query.limit]
+        return PendingPage(page, query.position(page[-1]) if len(matching) > query.limit else None)
 
     def append_event(self, event: Event) -> None:
         with self._lock:
@@ -497,6 +499,11 @@ class MemoryStore:
     def read_audit(self, run_id: str) -> AuditTrail:
         with self._lock:
             return AuditTrail(records=list(self.audit.get(run_id, [])), head=self.audit_heads.get(run_id, EMPTY_HEAD))
+
+    def read_audit_page(self, run_id: str, *, after: int, limit: int) -> AuditTrail:
+        trail = self.read_audit(run_id)
+        records = sorted((r for r in trail.records if r.seq > after), key=lambda r: r.seq)[:limit]
+        return AuditTrail(records=records, head=trail.head)
 
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
         events = sorted(self.events.get(run_id, []), key=lambda e: e.event_id)

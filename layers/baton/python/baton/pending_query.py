@@ -3,9 +3,15 @@ baton/models.py (the records) so that file stays a reader's size."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+Item = TypeVar("Item")  # an `Interaction` (named by the store's port: models.py imports this module)
+
+# What one filtered page may read before it returns (fewer items, and a cursor past what it read), as
+# DynamoDB's own Limit does: a filter that matches rarely never makes one request read everything pending.
+FILTERED_READ_BUDGET = 500
 
 
 class _Positioned(Protocol):
@@ -42,3 +48,12 @@ class PendingQuery(BaseModel):
 
     def position(self, interaction: _Positioned) -> str:
         return f"{interaction.created_at}#{interaction.interaction_id}"
+
+
+class PendingPage(NamedTuple, Generic[Item]):
+    """One page's items (in the page's order, at most `limit`) and `resume_after`: the last position the
+    page covers, the one the next page continues after (None: nothing follows). A filtered page cut by
+    `FILTERED_READ_BUDGET` covers what it read, so it may hold fewer than `limit` items."""
+
+    items: list[Item]
+    resume_after: str | None

@@ -28,11 +28,11 @@ if TYPE_CHECKING:
         InteractionStatus,
         Message,
         ParkedWait,
-        PendingQuery,
         ReviewTurn,
         RunSummary,
     )
     from baton.notify.model import Notification
+    from baton.pending_query import PendingPage, PendingQuery
 
 
 @dataclass(frozen=True)
@@ -194,10 +194,9 @@ class InteractionStore(QuestionPuts, Protocol):
     def list_due(self, kind: str, now: str) -> list[Interaction]: ...
     def oldest_pending(self, kind: str) -> Interaction | None: ...
     def count_pending(self, kind: str) -> int: ...
-    # one page of a kind's pending ones in created order (the inbox), and whether more follow it
-    def page_pending(self, kind: str, query: PendingQuery) -> tuple[list[Interaction], bool]: ...
-    # the same page over every kind (or `query.kinds`) at once: one Query on the all-pending index
-    def page_all_pending(self, query: PendingQuery) -> tuple[list[Interaction], bool]: ...
+    # the inbox's page of a kind's pending ones, or of every kind's (or `query.kinds`') at once: `PendingPage`
+    def page_pending(self, kind: str, query: PendingQuery) -> PendingPage[Interaction]: ...
+    def page_all_pending(self, query: PendingQuery) -> PendingPage[Interaction]: ...
     def page_interactions(
         self,
         kind: str,
@@ -225,8 +224,9 @@ class EventStore(Protocol):
 
     def append_event(self, event: Event) -> None: ...
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]: ...
-    # the run's chained decision records and its chain head, read consistently
+    # the run's chained decision records and its chain head, read consistently; or the head and a page
     def read_audit(self, run_id: str) -> AuditTrail: ...
+    def read_audit_page(self, run_id: str, *, after: int, limit: int) -> AuditTrail: ...
 
 
 class MessageStore(Protocol):

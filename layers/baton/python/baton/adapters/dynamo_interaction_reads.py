@@ -5,7 +5,8 @@ and the listings and pages. Every listing is a Query (never a Scan):
 - `by_status` (GSI2): `kind#status` → `run#created#interaction`;
 - `pending` (GSI1, sparse): `PENDING#kind` → `created#interaction`, while pending;
 - `all_pending` and `due` (GSI3, GSI4, sparse; `baton/workflows/table.py`): every kind's pending ones
-  in created order, and the pending ones whose deadline Baton acts on, by deadline."""
+  in created order, and the pending ones whose deadline Baton acts on, by deadline;
+- `pending_by_node` (GSI5, sparse): one node's pending ones in created order (the inbox's node filter)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from baton.adapters.dynamo_items import (
 from baton.adapters.dynamo_table import DynamoTable
 from baton.domain.audit import EMPTY_HEAD, AuditHead
 from baton.errors import BadRequestError
+from baton.pending_query import FILTERED_READ_BUDGET, PendingPage
 from baton.ports import PENDING_MARKED_KINDS, RunSnapshot
 from baton.workflows.table import (
     ALL_PENDING_PK,
@@ -34,7 +36,11 @@ from baton.workflows.table import (
     GSI_BY_STATUS,
     GSI_DUE,
     GSI_PENDING,
+    GSI_PENDING_BY_NODE,
+    NODE_PK_ATTRIBUTE,
+    NODE_SK_ATTRIBUTE,
     due_before,
+    pending_node_partition,
 )
 
 if TYPE_CHECKING:
@@ -203,17 +209,25 @@ class DynamoInteractionReads(DynamoTable):
                 return count
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
-    def page_pending(self, kind: str, query: PendingQuery) -> tuple[list[Interaction], bool]:
+    def page_pending(self, kind: str, query: PendingQuery) -> PendingPage[Interaction]:
         """One page of `kind`'s pending interactions in created order (the inbox): a Query on the sparse
-        pending index (by_status for one run's), bounded by the cursor and the age filter in the key
-        condition. Unfiltered, one Query reads exactly the page and one more item (is there more?)."""
+        pending index (by_status for one run's; the node index for one node's, less the other kinds),
+        bounded by the cursor and the age filter in the key condition. Unfiltered, one Query reads exactly
+        the page and one more item (is there more?)."""
         if query.run_id is not None:
             return self._page_index(GSI_BY_STATUS, ("GSI2PK", "GSI2SK"), f"{kind}#pending", f"{query.run_id}#", query)
+        if query.node is not None:
+            return self.page_all_pending(query.model_copy(update={"kinds": (kind,)}))
         return self._page_index(GSI_PENDING, ("GSI1PK", "GSI1SK"), f"PENDING#{kind}", "", query)
 
-    def page_all_pending(self, query: PendingQuery) -> tuple[list[Interaction], bool]:
+    def page_all_pending(self, query: PendingQuery) -> PendingPage[Interaction]:
         """One page of every kind's pending interactions (or `query.kinds`') in created order: one Query
-        on the all-pending index (`baton/workflows/table.py`), whatever the number of kinds."""
+        on the all-pending index (`baton/workflows/table.py`), or on one node's partition of the node
+        index, whatever the number of kinds."""
+        if query.node is not None:
+            keys = (NODE_PK_ATTRIBUTE, NODE_SK_ATTRIBUTE)
+            by_key = query.model_copy(update={"node": None})  # the key condition, not a filter
+            return self._page_index(GSI_PENDING_BY_NODE, keys, pending_node_partition(query.node), "", by_key)
         keys = (ALL_PENDING_PK_ATTRIBUTE, ALL_PENDING_SK_ATTRIBUTE)
         return self._page_index(GSI_ALL_PENDING, keys, ALL_PENDING_PK, "", query)
 
@@ -244,7 +258,11 @@ class DynamoInteractionReads(DynamoTable):
 
     def _page_index(
         self, index: str, key_names: tuple[str, str], pk: str, prefix: str, query: PendingQuery
-    ) -> tuple[list[Interaction], bool]:
+    ) -> PendingPage[Interaction]:
+        """The page on `index`: Queries of the page and two more items each (the next page's first, and
+        the cursor's own item, which BETWEEN includes). A filtered page stops once it has read
+        `FILTERED_READ_BUDGET` items, covering what it read: DynamoDB limits what it reads, not what
+        matches, so a rare match costs more requests, never one unbounded one."""
         low = query.after if not query.newest_first else None
         high = f"{query.created_before}#~" if query.created_before else None
         if query.newest_first and query.after is not None:
@@ -258,22 +276,26 @@ class DynamoInteractionReads(DynamoTable):
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": to_item(values),
             "ScanIndexForward": not query.newest_first,
-            # the page, one more (is there more?) and the cursor's own item, which BETWEEN includes;
-            # a filtered read takes a larger bite, since DynamoDB limits what it reads, not what matches
-            "Limit": query.limit + 2 if not filters else max(query.limit + 2, 200),
+            "Limit": query.limit + 2,
         }
         if filters:
             kwargs["FilterExpression"] = " AND ".join(filters)
         found: list[Interaction] = []
+        read = 0
         while True:
             resp = self._db.query(TableName=self._table, **kwargs)
+            read += int(resp.get("ScannedCount", 0))
             for raw in resp.get("Items", []):
                 interaction = interaction_from(from_item(raw))
                 if query.position(interaction) != query.after:
                     found.append(interaction)
             last = resp.get("LastEvaluatedKey")
-            if not last or len(found) > query.limit:
-                return found[: query.limit], len(found) > query.limit
+            if len(found) > query.limit:
+                return PendingPage(found[: query.limit], query.position(found[query.limit - 1]))
+            if not last:
+                return PendingPage(found, None)
+            if read >= FILTERED_READ_BUDGET:  # only a filtered page reads this much: the cursor is what it read
+                return PendingPage(found, from_item(last)[key_names[1]].removeprefix(prefix))
             kwargs["ExclusiveStartKey"] = last
 
     # ---- events and messages -------------------------------------------------------------------

@@ -22,7 +22,13 @@ from baton.models import (
     parse_request,
 )
 from baton.ports import PENDING_MARKED_KINDS
-from baton.workflows.table import ALL_PENDING_PK, ALL_PENDING_PK_ATTRIBUTE, ALL_PENDING_SK_ATTRIBUTE, due_keys
+from baton.workflows.table import (
+    ALL_PENDING_PK,
+    ALL_PENDING_PK_ATTRIBUTE,
+    ALL_PENDING_SK_ATTRIBUTE,
+    due_keys,
+    pending_node_keys,
+)
 
 if TYPE_CHECKING:
     from botocore.exceptions import ClientError
@@ -199,6 +205,7 @@ def interaction_values(i: Interaction) -> dict[str, Any]:
         values["GSI1SK"] = f"{i.created_at}#{i.interaction_id}"
         values[ALL_PENDING_PK_ATTRIBUTE] = ALL_PENDING_PK
         values[ALL_PENDING_SK_ATTRIBUTE] = values["GSI1SK"]
+        values.update(pending_node_keys(i.request.node, i.created_at, i.interaction_id))
         values.update(due_keys_of(i))
     return values
 

@@ -1,7 +1,7 @@
 """What `DynamoStore` keeps for items written before a layout changed: the two migrations (run once per
 deployed table by `baton migrate index-keys`; the local stack runs them on its saved table) and
 the legacy layouts the readers still understand, since a deployed table may hold them until their runs end:
-- pending items written before the all-pending index (GSI3) or the due index (GSI4) lack those keys:
+- pending items written before the all-pending (GSI3), due (GSI4) or node (GSI5) index lack those keys:
   `backfill_all_pending` and `backfill_due` add them (conditional UpdateItems: safe to run twice);
 - review turns stored under `TURN#` before they moved to `DLG#` (`dynamo_review_turns.py` reads them
   with `legacy_turn_prefix`; `snapshot_run` filters them out of its Query, since `TURN#` sorts among
@@ -31,6 +31,9 @@ from baton.workflows.table import (
     DUE_PK_ATTRIBUTE,
     DUE_SK_ATTRIBUTE,
     GSI_PENDING,
+    NODE_PK_ATTRIBUTE,
+    NODE_SK_ATTRIBUTE,
+    pending_node_partition,
 )
 
 if TYPE_CHECKING:
@@ -91,15 +94,16 @@ class DynamoMigrations(DynamoTable):
         return added
 
     def backfill_all_pending(self, kinds: Sequence[str]) -> int:
-        """Give every pending item of `kinds` written before the all-pending index its keys (Queries on
-        the per-kind pending index, one conditional UpdateItem per item lacking them). Returns how many."""
+        """Give every pending item of `kinds` written before the all-pending or node index their keys
+        (Queries on the per-kind pending index, one conditional UpdateItem per item lacking them).
+        Returns how many."""
         added = 0
         for kind in kinds:
             items = self._query_all(
                 IndexName=GSI_PENDING,
                 KeyConditionExpression="GSI1PK = :pk",
-                FilterExpression="attribute_not_exists(#all)",
-                ExpressionAttributeNames={"#all": ALL_PENDING_PK_ATTRIBUTE},
+                FilterExpression="attribute_not_exists(#all) OR attribute_not_exists(#node)",
+                ExpressionAttributeNames={"#all": ALL_PENDING_PK_ATTRIBUTE, "#node": NODE_PK_ATTRIBUTE},
                 ExpressionAttributeValues=to_item({":pk": f"PENDING#{kind}"}),
             )
             for values in items:
@@ -107,15 +111,25 @@ class DynamoMigrations(DynamoTable):
                     self._db.update_item(
                         TableName=self._table,
                         Key=to_item({"PK": values["PK"], "SK": values["SK"]}),
-                        UpdateExpression="SET #all = :all, #allsk = #sk",
-                        ConditionExpression="#pk1 = :pk AND attribute_not_exists(#all)",
+                        UpdateExpression="SET #all = :all, #allsk = #sk, #node = :node, #nodesk = #sk",
+                        ConditionExpression=(
+                            "#pk1 = :pk AND (attribute_not_exists(#all) OR attribute_not_exists(#node))"
+                        ),
                         ExpressionAttributeNames={
                             "#all": ALL_PENDING_PK_ATTRIBUTE,
                             "#allsk": ALL_PENDING_SK_ATTRIBUTE,
+                            "#node": NODE_PK_ATTRIBUTE,
+                            "#nodesk": NODE_SK_ATTRIBUTE,
                             "#sk": "GSI1SK",
                             "#pk1": "GSI1PK",
                         },
-                        ExpressionAttributeValues=to_item({":all": ALL_PENDING_PK, ":pk": f"PENDING#{kind}"}),
+                        ExpressionAttributeValues=to_item(
+                            {
+                                ":all": ALL_PENDING_PK,
+                                ":pk": f"PENDING#{kind}",
+                                ":node": pending_node_partition(str(values["node"])),
+                            }
+                        ),
                     )
                 except ClientError as err:  # it stopped waiting meanwhile (or was backfilled): nothing to add
                     if not is_conditional_failure(err):

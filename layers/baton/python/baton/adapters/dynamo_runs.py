@@ -2,7 +2,8 @@
 `baton/ports.py`), in the run's partition:
 - `RUN`: the run, moved by conditional updates (`version` advanced by each);
 - `EVT#<event>`: its event log, read in id order; a decision is chained (`DynamoTable._record_items`),
-  and `read_audit` reads the chain back with its head (`RUN#AUDIT`);
+  and `read_audit` reads the chain back with its head (`RUN#AUDIT`), `read_audit_page` one page of it
+  (the audit index, GSI6);
 - `MSG#<node>#<message>`: answers queued for a node, each drained by one conditional write."""
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from baton.adapters.dynamo_transactions import cancellation_codes, transact_writ
 from baton.domain.audit import DECISION_TYPES, AuditRecord, AuditTrail, UnchainedDecision, is_decision, stored_data
 from baton.errors import ConflictError, NotFoundError
 from baton.models import Event, Message
+from baton.workflows.table import AUDIT_PK_ATTRIBUTE, AUDIT_SK_ATTRIBUTE, GSI_AUDIT, audit_partition, audit_position
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -231,26 +233,32 @@ class DynamoRuns(DynamoTable):
             if after == head:
                 break
             head = after
-        records = [
-            AuditRecord(
-                event_id=str(v.get("event_id")),
-                run_id=str(v.get("run_id")),
-                type=str(v.get("type")),
-                at=str(v.get("at")),
-                data=stored_data(v.get("data")),
-                seq=int(v["seq"]) if isinstance(v.get("seq"), int) else -1,
-                prev_hash=str(v.get("prev_hash")),
-                hash=str(v.get("hash")),
-            )
-            for v in items
-            if "seq" in v
-        ]
+        records = [_audit_record(v) for v in items if "seq" in v]
         unchained = [
             UnchainedDecision(event_id=str(v.get("event_id")), type=str(v.get("type")), at=str(v.get("at")))
             for v in items
             if "seq" not in v
         ]
         return AuditTrail(records=records, head=head, unchained=unchained)
+
+    def read_audit_page(self, run_id: str, *, after: int, limit: int) -> AuditTrail:
+        """The run's head (consistent) and up to `limit` chained records after seq `after`, in seq order:
+        one Query of the audit index (GSI6) for only the records the head says follow `after` (none:
+        no Query). The index is eventually consistent and lacks records chained before it: the caller
+        checks the records run unbroken (`AuditService.page`)."""
+        head = self.get_audit_head(run_id)
+        wanted = min(head.seq, after + limit) - after
+        if wanted <= 0:
+            return AuditTrail(records=[], head=head)
+        resp = self._db.query(
+            TableName=self._table,
+            IndexName=GSI_AUDIT,
+            KeyConditionExpression="#pk = :pk AND #sk > :after",
+            ExpressionAttributeNames={"#pk": AUDIT_PK_ATTRIBUTE, "#sk": AUDIT_SK_ATTRIBUTE},
+            ExpressionAttributeValues=to_item({":pk": audit_partition(run_id), ":after": audit_position(after)}),
+            Limit=wanted,
+        )
+        return AuditTrail(records=[_audit_record(from_item(i)) for i in resp.get("Items", [])], head=head)
 
     # ---- messages queued for a node ----------------------------------------------------------------
     def put_message(self, message: Message) -> None:
@@ -284,3 +292,16 @@ class DynamoRuns(DynamoTable):
                 raise
             drained.append(Message.model_validate(values))
         return drained
+
+
+def _audit_record(v: dict[str, Any]) -> AuditRecord:
+    return AuditRecord(
+        event_id=str(v.get("event_id")),
+        run_id=str(v.get("run_id")),
+        type=str(v.get("type")),
+        at=str(v.get("at")),
+        data=stored_data(v.get("data")),
+        seq=int(v["seq"]) if isinstance(v.get("seq"), int) else -1,
+        prev_hash=str(v.get("prev_hash")),
+        hash=str(v.get("hash")),
+    )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 from baton.adapters.dynamo_items import AUDIT_ATTEMPTS, AUDIT_HEAD_SK, back_off, contention, from_item, run_pk, to_item
 from baton.domain.audit import EMPTY_HEAD, AuditHead, chain, is_decision
 from baton.models import Event, Message
-from baton.workflows.table import TTL_ATTRIBUTE
+from baton.workflows.table import TTL_ATTRIBUTE, audit_keys
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -122,6 +122,7 @@ class DynamoTable:
                 "record": "event",
                 **chained.model_dump(exclude={"data"}),
                 "data": json.dumps(event.data),
+                **audit_keys(event.run_id, chained.seq),
             }
         return {
             "PK": run_pk(event.run_id),

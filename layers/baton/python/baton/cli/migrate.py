@@ -17,9 +17,10 @@ migrate_app = typer.Typer(
 
 INDEX_KEYS_HELP = "\n\n".join(
     (
-        "Give the pending items of a table created before the all-pending (GSI3) and due (GSI4) indexes their "
-        "keys, and write on each pending item the gate that waits on it (what the inbox shows it holds up).",
-        "Items written since carry all three already; the local stack adds them itself when it loads its saved "
+        "Give the pending items of a table created before the all-pending (GSI3), due (GSI4) and node (GSI5) "
+        "indexes their keys, and write on each pending item the gate that waits on it (what the inbox shows it "
+        "holds up).",
+        "Items written since carry them all already; the local stack adds them itself when it loads its saved "
         "table. Run it once the stack update that adds the indexes has finished (the indexes ACTIVE). Safe to "
         "run twice (conditional UpdateItems). Uses your AWS credentials: dynamodb:Query and dynamodb:UpdateItem "
         "on the table.",
@@ -58,7 +59,7 @@ def index_keys(
         err_console.print("[bold red]error[/]: the configured store is not a DynamoDB table")
         raise typer.Exit(code=1)
     added = store.backfill_all_pending(get_args(InteractionKind))
-    print(f"{added} pending item(s) given the all-pending index keys (GSI3, the inbox's every-kind page)")
+    print(f"{added} pending item(s) given the all-pending index keys (GSI3 and GSI5: every kind, by node)")
     due = store.backfill_due()
     print(f"{due} pending item(s) given the due index keys (GSI4, what the sweeps read)")
     marked = mark_parked_blocks(core)

@@ -31,8 +31,16 @@ class AuditService:
         return verify_chain(run_id, trail.records, trail.head, trail.unchained)
 
     def page(self, run_id: str, *, after: int = 0, limit: int = 100) -> AuditPage:
-        """The records after seq `after`, in seq order, at most `limit` (1..MAX_PAGE)."""
+        """The records after seq `after`, in seq order, at most `limit` (1..MAX_PAGE): one page of the
+        audit index, checked against the head (seqs have no gaps, so the page must be after+1, after+2,
+        ... up to the head or the limit); an index still catching up, or records chained before it, and
+        the chain is read whole instead."""
         limit = max(1, min(limit, MAX_PAGE))
+        read = self.store.read_audit_page(run_id, after=after, limit=limit)
+        wanted = list(range(after + 1, min(read.head.seq, after + limit) + 1))
+        if [r.seq for r in read.records] == wanted:
+            more = bool(wanted) and wanted[-1] < read.head.seq
+            return AuditPage(records=read.records, next=wanted[-1] if more else None)
         records = sorted(
             (r for r in self.store.read_audit(run_id).records if r.seq > after), key=lambda r: (r.seq, r.event_id)
         )

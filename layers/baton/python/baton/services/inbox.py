@@ -1,7 +1,9 @@
 """The inbox: everything waiting for a person, across runs (`GET /api/inbox`).
 
 Query only: one kind is one partition of the sparse pending index (`PENDING#<kind>`); several kinds are
-one Query of the all-pending index with a kind filter; one run's items come from the by_status index.
+one Query of the all-pending index with a kind filter; one node's items, of the node index; one run's
+items come from the by_status index. A filtered page reads at most `FILTERED_READ_BUDGET` items and may
+hold fewer than its limit, with a `next` past what it read.
 A claim counts only while its lease runs. What an item holds up (`Interaction.blocks`) is written on it
 by the park that waits on it, so a page is one Query. A page token is the page's last position bound to
 its filters; a forged or foreign one is a 400 before any read."""
@@ -16,6 +18,7 @@ from baton.contracts.inbox import InboxQuery as InboxQuery  # the command this s
 from baton.domain.questions import in_scope
 from baton.ids import iso
 from baton.models import PendingQuery
+from baton.pending_query import PendingPage
 from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token
 
 if TYPE_CHECKING:
@@ -67,30 +70,37 @@ class InboxService:
             limit=query.limit,
         )
 
-    def _read(self, query: InboxQuery, store_query: PendingQuery) -> tuple[list[Interaction], bool]:
-        """The page's items (up to `limit` + whatever the per-kind reads brought) and whether more follow."""
+    def _read(self, query: InboxQuery, store_query: PendingQuery) -> PendingPage[Interaction]:
+        """The page's items and the last position it covers (None: nothing follows). Several kinds of one
+        run are a page each: the merge covers what every kind's page covered, so it ends at the earliest
+        (in the page's order) of their ends, and the items past it are read again by the next page."""
         kinds = tuple(dict.fromkeys(query.kinds))
         if query.run_id is None and len(kinds) > 1:
             some = None if set(kinds) >= set(INBOX_KINDS) else tuple(sorted(kinds))
             return self.core.store.page_all_pending(store_query.model_copy(update={"kinds": some}))
-        merged: list[Interaction] = []
-        more = False
-        for kind in kinds:
-            found, kind_more = self.core.store.page_pending(kind, store_query)
-            merged.extend(found)
-            more = more or kind_more
-        return merged, more
+        pages = [self.core.store.page_pending(kind, store_query) for kind in kinds]
+        ends = [page.resume_after for page in pages if page.resume_after is not None]
+        if not ends:
+            return PendingPage([i for page in pages for i in page.items], None)
+        newest_first = store_query.newest_first
+        end = max(ends) if newest_first else min(ends)
+        covered = [
+            i
+            for page in pages
+            for i in page.items
+            if (store_query.position(i) >= end if newest_first else store_query.position(i) <= end)
+        ]
+        return PendingPage(covered, end)
 
     def page(self, query: InboxQuery, *, caller: str) -> InboxPage:
         """One page across the kinds asked for, in creation order (newest or oldest first)."""
         store_query = self._store_query(query, caller)
-        merged, more = self._read(query, store_query)
+        merged, end = self._read(query, store_query)
         merged.sort(key=store_query.position, reverse=store_query.newest_first)
-        more = more or len(merged) > query.limit
         page = merged[: query.limit]
+        if len(merged) > query.limit:
+            end = store_query.position(page[-1])
         as_of = self.core.now()
         items = [InboxItem.of(i, as_of) for i in page]
-        token = (
-            encode_page_token(InboxCursor(p=store_query.position(page[-1]), f=query.scope())) if more and page else None
-        )
+        token = encode_page_token(InboxCursor(p=end, f=query.scope())) if end is not None else None
         return InboxPage(items=items, count=len(items), next=token, as_of=as_of)

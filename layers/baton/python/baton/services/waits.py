@@ -87,7 +87,8 @@ class WaitStatsService:
 
     def _pending(self, now: datetime) -> PendingWaits:
         query = PendingQuery(newest_first=False, limit=PENDING_SAMPLE)
-        items, truncated = self.core.store.page_all_pending(query)
+        items, resume_after = self.core.store.page_all_pending(query)
+        truncated = resume_after is not None
         as_of = iso(now)
         ages = {i.interaction_id: _seconds(as_of, i.created_at) for i in items}
         by_kind = self._by_kind_counted(now) if truncated else self._by_kind_read(items, ages)

@@ -38,6 +38,17 @@ GSI4 (sparse, "due"): a pending interaction whose deadline Baton acts on by itse
   after "#"). Written with the GSI1 keys, gone with them. Items written before the index lack the keys:
   the local stack adds them when it loads its saved table (`baton/local/persist.py`); a deployed table's
   get them from `DynamoStore.backfill_all_pending` (`baton migrate index-keys`, once).
+GSI5 (sparse, "pending_by_node"): every pending interaction of one node, in created order, so the inbox's
+  node filter is a key condition (`page_pending`, `page_all_pending`): a rare node's page reads its own
+  items, never every pending one. GSI5PK = PENDING#node#<node> ; GSI5SK = <created_at>#<iid>
+  (`pending_node_keys`), written with the GSI1 keys in the same put, gone with them. Items written before
+  the index lack the keys: `DynamoStore.backfill_all_pending` adds them with the GSI3 keys (`baton
+  migrate index-keys`; the local stack on load); until then such an item is missing from node pages.
+GSI6 (sparse, "audit"): a run's chained decision records by their place in the chain, so a page of the
+  decision log is one Query from `after` (`GET /api/runs/{id}/audit`), never the run's whole history.
+  GSI6PK = AUDIT#<run_id> ; GSI6SK = <seq, 12 digits> (`audit_keys`), written in the record's own put.
+  A GSI is read eventually consistently and records chained before it lack the keys: the page checks
+  its records run unbroken from `after` + 1 up to the head (read consistently), else reads the chain whole.
 Outside the runs: PK = INBOX_SESSIONS ; SK = SESSION#<operator>#<session_id>, one open local inbox session
   each (`baton/adapters/inbox_sessions.py`; TTL at its expiry), read by GetItem, ended by Query + DeleteItem.
   PK = AWAY ; SK = OPERATOR#<operator>, one operator away with their delegate each
@@ -62,6 +73,12 @@ GSI_DUE: Final = "due"
 DUE_PK_ATTRIBUTE: Final = "GSI4PK"
 DUE_SK_ATTRIBUTE: Final = "GSI4SK"
 DUE_KINDS: Final = ("interrupt", "question", "tool_approval")  # what the sweeps read by deadline (see GSI4 above)
+GSI_PENDING_BY_NODE: Final = "pending_by_node"
+NODE_PK_ATTRIBUTE: Final = "GSI5PK"
+NODE_SK_ATTRIBUTE: Final = "GSI5SK"
+GSI_AUDIT: Final = "audit"
+AUDIT_PK_ATTRIBUTE: Final = "GSI6PK"
+AUDIT_SK_ATTRIBUTE: Final = "GSI6SK"
 TTL_ATTRIBUTE: Final = "expiration"
 
 KEY_ATTRIBUTES: Final[list[tuple[str, str]]] = [
@@ -75,6 +92,10 @@ KEY_ATTRIBUTES: Final[list[tuple[str, str]]] = [
     (ALL_PENDING_SK_ATTRIBUTE, "S"),
     (DUE_PK_ATTRIBUTE, "S"),
     (DUE_SK_ATTRIBUTE, "S"),
+    (NODE_PK_ATTRIBUTE, "S"),
+    (NODE_SK_ATTRIBUTE, "S"),
+    (AUDIT_PK_ATTRIBUTE, "S"),
+    (AUDIT_SK_ATTRIBUTE, "S"),
 ]
 
 GLOBAL_SECONDARY_INDEXES: Final[list[dict[str, Any]]] = [
@@ -87,7 +108,38 @@ GLOBAL_SECONDARY_INDEXES: Final[list[dict[str, Any]]] = [
         "projection": "ALL",
     },
     {"name": GSI_DUE, "partition_key": DUE_PK_ATTRIBUTE, "sort_key": DUE_SK_ATTRIBUTE, "projection": "ALL"},
+    {
+        "name": GSI_PENDING_BY_NODE,
+        "partition_key": NODE_PK_ATTRIBUTE,
+        "sort_key": NODE_SK_ATTRIBUTE,
+        "projection": "ALL",
+    },
+    {"name": GSI_AUDIT, "partition_key": AUDIT_PK_ATTRIBUTE, "sort_key": AUDIT_SK_ATTRIBUTE, "projection": "ALL"},
 ]
+
+
+def pending_node_partition(node: str) -> str:
+    """The `pending_by_node` partition of `node`'s pending interactions."""
+    return f"PENDING#node#{node}"
+
+
+def pending_node_keys(node: str, created_at: str, interaction_id: str) -> dict[str, str]:
+    """The `pending_by_node` index's keys of a pending interaction."""
+    return {NODE_PK_ATTRIBUTE: pending_node_partition(node), NODE_SK_ATTRIBUTE: f"{created_at}#{interaction_id}"}
+
+
+def audit_partition(run_id: str) -> str:
+    return f"AUDIT#{run_id}"
+
+
+def audit_position(seq: int) -> str:
+    """A chained record's sort key on the audit index: its seq, fixed width so text order is seq order."""
+    return f"{seq:012d}"
+
+
+def audit_keys(run_id: str, seq: int) -> dict[str, str]:
+    """The `audit` index's keys of a run's chained decision record."""
+    return {AUDIT_PK_ATTRIBUTE: audit_partition(run_id), AUDIT_SK_ATTRIBUTE: audit_position(seq)}
 
 
 def due_keys(kind: str, interaction_id: str, expires_at: str | None, *, has_default: bool) -> dict[str, str]:
