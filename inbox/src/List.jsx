@@ -167,40 +167,70 @@ function ItemRow({ item, focused, selected, onFocus, onSelect, onAnswer, outcome
   );
 }
 
+// A filtered page (a claim filter, a kind within a node) reads at most READ_BUDGET items and may come back
+// short, even empty, with a `next` past what it read: a load follows `next` while it holds fewer than it
+// wants, up to FOLLOWS requests (the server's FILTERED_READ_BUDGET, baton/pending_query.py).
+const FOLLOWS = 4;
+const READ_BUDGET = 500;
+const MAX_PAGE = 200; // the API's largest page
+
+// The items from `cursor` (null: the top) until `want` are held, the listing ends or `requests` were made.
+async function readPages(params, cursor, want, requests) {
+  const items = [];
+  let next = cursor;
+  let made = 0;
+  do {
+    const data = await api.inbox({ ...params, limit: Math.min(MAX_PAGE, want - items.length), next });
+    items.push(...(data.items || []));
+    next = data.next || null;
+    made += 1;
+  } while (next && items.length < want && made < requests);
+  return { items, next, made };
+}
+
 function useInbox(filters) {
   const [items, setItems] = useState(null);
   const [error, setError] = useState(null);
   const [next, setNext] = useState(null);
+  const [requests, setRequests] = useState(0); // what the shown listing took: "none found in the first N"
   const [settled, setSettled] = useState([]);
-  const [pages, setPages] = useState(1);
+  // How deep the listing reaches (Load more deepens it): a poll reads it again from the top, as deep.
+  const reach = useRef({ want: PAGE, requests: FOLLOWS });
   const known = useRef(null);
+  const started = useRef(0); // the reads in order: one that started before the shown one is dropped
+  const shownRead = useRef(0);
+  const more = useRef(false);
   const key = JSON.stringify(filters);
   const shownKey = useRef(key);
   useEffect(() => {
     shownKey.current = key;
     known.current = null;
+    reach.current = { want: PAGE, requests: FOLLOWS };
     setItems(null);
+    setNext(null);
     setSettled([]);
-    setPages(1);
   }, [key]);
+  // The read that started last and ended shows; the filters changed while it was on its way: it is
+  // another listing's, and what it lacks was filtered out, not settled (not "Just settled").
+  const current = (read) => shownKey.current === key && read > shownRead.current;
   const load = useCallback(async () => {
-    const params = { ...filters, limit: Math.min(200, PAGE * pages) };
-    let data;
+    const read = ++started.current;
+    let page;
     try {
-      data = await api.inbox(params);
+      page = await readPages(filters, null, reach.current.want, reach.current.requests);
     } catch (err) {
       if (shownKey.current === key) setError(err);
       return;
     }
-    // The filters changed while this page was on its way: it is another listing's, and what it lacks
-    // was filtered out, not settled (it must not show under "Just settled").
-    if (shownKey.current !== key) return;
+    if (!current(read)) return;
+    shownRead.current = read;
     setError(null);
-    const fresh = data.items || [];
+    const fresh = page.items;
     const before = known.current;
     const ids = new Set(fresh.map((i) => i.id));
     setItems(fresh.map((i) => ({ ...i, fresh: before !== null && !before.has(i.id) })));
-    setNext(data.next || null);
+    setNext(page.next);
+    setRequests(page.made);
     if (before) {
       const gone = [...before.values()].filter((i) => !ids.has(i.id));
       gone.forEach(async (item) => {
@@ -215,12 +245,36 @@ function useInbox(filters) {
       });
     }
     known.current = new Map(fresh.map((i) => [i.id, i]));
-  }, [key, pages]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [key]); // eslint-disable-line react-hooks/exhaustive-deps
+  // Load more continues from the shown listing's cursor and appends (not fresh arrivals: asked for).
+  const loadMore = useCallback(async () => {
+    if (!next || more.current) return;
+    more.current = true;
+    // Deepened first: a poll that starts while this reads reads as deep, so it drops nothing appended.
+    reach.current = { want: reach.current.want + PAGE, requests: reach.current.requests + FOLLOWS };
+    const read = ++started.current;
+    try {
+      const page = await readPages(filters, next, PAGE, FOLLOWS);
+      if (!current(read)) return;
+      shownRead.current = read;
+      setError(null);
+      const had = known.current || new Map();
+      const added = page.items.filter((i) => !had.has(i.id));
+      known.current = new Map([...had, ...added.map((i) => [i.id, i])]);
+      setItems((shown) => [...(shown || []), ...added.map((i) => ({ ...i, fresh: false }))]);
+      setNext(page.next);
+      setRequests((made) => made + page.made);
+    } catch (err) {
+      if (shownKey.current === key) setError(err);
+    } finally {
+      more.current = false;
+    }
+  }, [key, next]); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => {
     load();
   }, [load]);
   useInterval(load, POLL_MS);
-  return { items, error, next, settled, loadMore: () => setPages((p) => p + 1), reload: load };
+  return { items, error, next, read: requests * READ_BUDGET, settled, loadMore, reload: load };
 }
 
 function matches(item, search) {
@@ -232,7 +286,7 @@ function matches(item, search) {
 export function InboxList({ shortcuts }) {
   const [filters, setFilters] = useState({ kind: "", run: "", node: "", claimed: "", min_age_s: "", order: "newest" });
   const [search, setSearch] = useState("");
-  const { items, error, next, settled, loadMore, reload } = useInbox(filters);
+  const { items, error, next, read, settled, loadMore, reload } = useInbox(filters);
   const [focusAt, setFocus] = useState(0);
   const [selected, setSelected] = useState(new Set());
   const [outcomes, setOutcomes] = useState({});
@@ -336,7 +390,12 @@ export function InboxList({ shortcuts }) {
         />
       )}
       {items === null && !error && <p role="status">Loading…</p>}
-      {items !== null && shown.length === 0 && <p role="status">Nothing is waiting for a person.</p>}
+      {items !== null && items.length === 0 && next && (
+        <p role="status">None found in the first {read.toLocaleString("en")} items read.</p>
+      )}
+      {items !== null && shown.length === 0 && !(items.length === 0 && next) && (
+        <p role="status">Nothing is waiting for a person.</p>
+      )}
       <ul className="items" aria-label="Pending items" aria-live="polite" aria-relevant="additions">
         {shown.map((item, n) => (
           <ItemRow

@@ -1,13 +1,15 @@
 """The inbox list's filters and search in Chromium (issue 11: "filters and search"), and what each item
 holds up: a question a hosted run's await gate waits on says "blocks gate await" in its row, read from
-the one Query of the inbox page (`baton/services/inbox.py`)."""
+the one Query of the inbox page (`baton/services/inbox.py`). A filtered page that comes back short with a
+`next` (it read its 500 items) is followed, a few pages per load, and Load more goes on from its cursor."""
 
 from __future__ import annotations
 
 import uuid
+from urllib.parse import parse_qs, urlparse
 
 import httpx
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from baton.api.auth import operator_token
 from baton.client.sdk import Client
@@ -103,3 +105,64 @@ def test_a_row_that_shows_up_while_the_operator_types_in_a_filter_leaves_the_key
     page.keyboard.press("a")  # typed into the filter: not the shortcut that answers the row with "yes"
     expect(run_filter).to_have_value(f"{run_id}a")
     assert _inbox_item(stack, run_id) is not None  # still waiting: nothing answered it
+
+
+def test_a_short_filtered_page_is_followed_by_its_cursor_and_load_more_goes_on_from_the_last(
+    stack: LocalStackProcess, page: Page
+) -> None:
+    """10,000 pending with my claims the oldest: each filtered page reads 500, finds none and says where it
+    stopped (`next`). Stubbed with `page.route` (it would take thousands of items for real): the pages
+    before the item are empty, each with a cursor."""
+    run_id = _unique("ui-cursor")
+    agent(stack, run_id).ask_async(run_id, "draft", "Rotate the signing key?", options=["yes", "no"])
+    item = _inbox_item(stack, run_id)
+    assert item is not None
+    asked: list[tuple[str, str | None]] = []  # each stubbed request's claim filter and cursor
+    # claimed=me: the item on the second page; unclaimed: on the fifth (past one load's 4 requests).
+    empty_before = {"me": 1, "unclaimed": 4}
+
+    def sparse(route: Route) -> None:
+        query = parse_qs(urlparse(route.request.url).query)
+        claimed = query.get("claimed", [""])[0]
+        if claimed not in empty_before:
+            route.continue_()
+            return
+        cursor = query.get("next", [None])[0]
+        asked.append((claimed, cursor))
+        at = int(cursor.rsplit("-", 1)[1]) if cursor else 0
+        body: dict[str, object] = {"items": [], "count": 0, "next": f"{claimed}-{at + 1}", "as_of": item["created_at"]}
+        if at == empty_before[claimed]:
+            body.update(items=[item], count=1, next=None)
+        route.fulfill(json=body)
+
+    page.route(lambda url: "/api/inbox?" in url, sparse)
+    page.goto(f"{stack.api_url}/inbox/#/")
+    rows = page.locator("li.item")
+    status = page.get_by_role("status")
+
+    page.get_by_label("Filter by claim").select_option("me")
+    expect(rows).to_have_count(1)
+    expect(rows.nth(0)).to_contain_text("Rotate the signing key?")
+    expect(status.filter(has_text="Nothing is waiting")).to_have_count(0)
+    assert {cursor for claimed, cursor in asked if claimed == "me"} == {None, "me-1"}  # the empty page, its cursor
+
+    page.get_by_label("Filter by claim").select_option("unclaimed")
+    expect(status.filter(has_text="None found in the first 2,000 items read.")).to_be_visible()
+    expect(rows).to_have_count(0)
+    expect(status.filter(has_text="Nothing is waiting")).to_have_count(0)
+    # A load follows 3 cursors and stops there (4 requests): no poll reads on past them.
+    assert {cursor for claimed, cursor in asked if claimed == "unclaimed"} == {
+        None,
+        "unclaimed-1",
+        "unclaimed-2",
+        "unclaimed-3",
+    }
+    shoot(page, "list-none-found")
+    page.get_by_role("button", name="Load more").click()
+    expect(rows).to_have_count(1)
+    expect(rows.nth(0)).to_contain_text("Rotate the signing key?")
+    assert ("unclaimed", "unclaimed-4") in asked  # Load more went on from the last cursor
+    # A poll reads from the top again, as deep: the item stays, and nothing shows as "Just settled".
+    page.wait_for_timeout(2500)
+    expect(rows).to_have_count(1)
+    expect(page.locator("[data-settled-id]")).to_have_count(0)

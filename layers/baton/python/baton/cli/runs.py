@@ -18,10 +18,12 @@ from baton.errors import BatonError
 from baton.hints import cli_command
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from rich.table import Table
 
     from baton.client.sdk import Client
-    from baton.contracts import ApprovalView, EventView, QuestionView
+    from baton.contracts import ApprovalView, EventView, InboxItem, QuestionView
     from baton.contracts.review import MergeProgress
 
 runs_app = typer.Typer(help="Hosted and external runs: start, show, events, questions.", no_args_is_help=True)
@@ -208,11 +210,23 @@ def runs_questions(
 def _pending_tool_approvals(client: Client, run_id: str) -> list[str]:
     """The run's pending tool approvals (the inbox lists them; each view carries the call), as text."""
     from baton.cli.tool_approval_text import tool_approval_text
-    from baton.contracts import InboxPage
 
     params = {"kind": "tool_approval", "run": run_id, "order": "oldest", "limit": 50}
-    page = InboxPage.model_validate(client.request("GET", "/api/inbox", params=params))
-    return [tool_approval_text(client.get_tool_approval(run_id, item.id)) for item in page.items]
+    return [tool_approval_text(client.get_tool_approval(run_id, item.id)) for item in inbox_items(client, params)]
+
+
+def inbox_items(client: Client, params: dict[str, Any]) -> Iterator[InboxItem]:
+    """Every item of the inbox listing, following its `next` to the end: a filtered page reads a bounded
+    number of items and may hold fewer than its limit, even none, with a `next` past what it read."""
+    from baton.contracts import InboxPage
+
+    params = dict(params)
+    while True:
+        page = InboxPage.model_validate(client.request("GET", "/api/inbox", params=params))
+        yield from page.items
+        if not page.next:
+            return
+        params["next"] = page.next
 
 
 def _questions_table(run_id: str, pending: list[QuestionView]) -> Table:
@@ -362,21 +376,12 @@ runs_app.command("decide")(runs_decide)  # baton/cli/tool_decide.py: a tool appr
 def runs_pending(as_json: JsonFlag = False) -> None:
     """What waits for a person, per kind of pause: how many, and how long the oldest has waited (the same
     ages the deployed stack's OldestPendingAgeSeconds metric and alarms watch; read from GET /api/inbox)."""
-    from baton.contracts import InboxPage
-
     oldest: dict[str, tuple[int, str]] = {}
     counts: dict[str, int] = {}
-    params: dict[str, Any] = {"order": "oldest", "limit": 200}
     try:
-        client = common.client()
-        while True:
-            page = InboxPage.model_validate(client.request("GET", "/api/inbox", params=params))
-            for item in page.items:
-                counts[item.kind] = counts.get(item.kind, 0) + 1
-                oldest.setdefault(item.kind, (item.waited_s, item.run_id))  # oldest first: the first one
-            if not page.next:
-                break
-            params["next"] = page.next
+        for item in inbox_items(common.client(), {"order": "oldest", "limit": 200}):
+            counts[item.kind] = counts.get(item.kind, 0) + 1
+            oldest.setdefault(item.kind, (item.waited_s, item.run_id))  # oldest first: the first one
     except BatonError as err:
         fail(err)
     summary = {kind: {"pending": n, "oldest_age_seconds": oldest[kind][0]} for kind, n in counts.items()}
