@@ -1,7 +1,7 @@
 // The header's "Passkeys": the signed-in operator's WebAuthn credentials (GET/DELETE
 // /api/me/webauthn/credentials) and adding one (register/options, then navigator.credentials.create,
-// then register). A passkey confirms the approve of a high risk tool call (ToolApproval.jsx). Nothing is
-// shown when the server has no passkeys configured (its 404).
+// then register). A passkey confirms the approve of a high risk tool call (ToolApproval.jsx). Shown only
+// where the server has passkeys set up (`passkeys` in GET /api/me: no request that can only fail).
 import { useCallback, useEffect, useState } from "react";
 import { api } from "./api.js";
 import { createPasskey, passkeysSupported } from "./passkeys.js";

@@ -119,7 +119,7 @@ function App() {
           {me && <span className="who-am-i">{me.principal}</span>}
           {me && me.role !== "agent" && <PushControl onMessage={setPushMessage} />}
           {me && me.role === "operator" && <AwayMenu />}
-          {me && me.role === "operator" && <PasskeysMenu />}
+          {me && me.role === "operator" && me.passkeys && <PasskeysMenu />}
           <label className="switch">
             <input
               type="checkbox"

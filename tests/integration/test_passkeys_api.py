@@ -70,6 +70,8 @@ def api(moto_stack: MotoStack) -> Iterator[Api]:
 
 
 def test_a_registered_passkey_confirms_a_high_risk_approve_once(api: Api) -> None:
+    status, me = api.call("GET", "/api/me")
+    assert status == 200 and me["passkeys"] is True  # the inbox shows its Passkeys menu
     device = SoftAuthenticator(ORIGIN)
     status, options = api.call("POST", "/api/me/webauthn/register/options")
     assert status == 200 and options["options"]["rp"]["id"] == "inbox.example.test", options

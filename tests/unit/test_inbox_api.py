@@ -169,6 +169,7 @@ def test_agents_get_403_and_me_says_who_is_calling(api: Any) -> None:
         "via": "local-token",
         "run_id": None,
         "session": False,
+        "passkeys": False,  # no relying party set: the inbox shows no Passkeys menu (and asks nothing)
     }
     status, me = api("GET", "/api/me", token=agent)
     assert status == 200 and me["role"] == "agent" and me["run_id"] == "run-a"

@@ -94,4 +94,7 @@ def me() -> MeView:
     caller = deps.current_caller()
     role: Literal["operator", "agent"] = "agent" if caller.role == "agent" else "operator"
     session = caller.via == "local-session"
-    return MeView(principal=caller.principal, role=role, via=caller.via, run_id=caller.run_id, session=session)
+    passkeys = bool(deps.get_services().settings.webauthn_rp_id)  # the inbox offers Passkeys only then
+    return MeView(
+        principal=caller.principal, role=role, via=caller.via, run_id=caller.run_id, session=session, passkeys=passkeys
+    )

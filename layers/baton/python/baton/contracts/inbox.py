@@ -132,6 +132,9 @@ class MeView(Contract):
     via: str = Field(description="cognito | iam | local-token | local-session")
     run_id: str | None = Field(default=None, description="An agent's run.")
     session: bool = Field(description="Signed in by the inbox's session cookie (writes need X-Baton-Inbox: 1).")
+    passkeys: bool = Field(
+        default=False, description="This stack confirms a high-risk approve with a passkey (WebAuthn is set up)."
+    )
 
 
 def review_title(run_id: str, request: ReviewRequest) -> str:
