@@ -214,15 +214,7 @@ class PushAnswers:
         if interaction is None:
             raise NotFoundError(f"item {claims.interaction_id} of run {claims.run_id} was not found")
         now = self._clock()
-        use = LinkUse(
-            link_id=claims.link_id,
-            run_id=claims.run_id,
-            interaction_id=claims.interaction_id,
-            recipient=claims.recipient,
-            at=iso(now),
-            expires_at=claims.expires_at,
-            channel="push",
-        )
+        use = LinkUse.claiming(claims, iso(now), channel="push")
         earlier = self._links.claim_link(use, stale_before=iso(now - timedelta(seconds=STALE_CLAIM_SECONDS)))
         if earlier is not None:
             raise _used(earlier)

@@ -95,14 +95,7 @@ class EmailAnswers:
             return ready
         claims, interaction, answer = ready
         now = self.clock()
-        use = LinkUse(
-            link_id=claims.link_id,
-            run_id=claims.run_id,
-            interaction_id=claims.interaction_id,
-            recipient=claims.recipient,
-            at=iso(now),
-            expires_at=claims.expires_at,
-        )
+        use = LinkUse.claiming(claims, iso(now))
         earlier = self.links.claim_link(use, stale_before=iso(now - timedelta(seconds=STALE_CLAIM_SECONDS)))
         if earlier is not None:
             return _used(earlier)

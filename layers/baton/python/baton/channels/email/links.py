@@ -69,6 +69,19 @@ class LinkUse(BaseModel):
     expires_at: int = 0  # the link's own expiry (the item's TTL counts from it)
     channel: Literal["email", "push"] = "email"
 
+    @classmethod
+    def claiming(cls, claims: LinkClaims, at: str, channel: Literal["email", "push"] = "email") -> LinkUse:
+        """The record that claims the link `claims` describes, at `at` (before its answer is stored)."""
+        return cls(
+            link_id=claims.link_id,
+            run_id=claims.run_id,
+            interaction_id=claims.interaction_id,
+            recipient=claims.recipient,
+            at=at,
+            expires_at=claims.expires_at,
+            channel=channel,
+        )
+
 
 @dataclass(frozen=True)
 class LinkRefused(Exception):
