@@ -130,15 +130,19 @@ def refuse_other_version(i: Interaction, given: str | None) -> None:
 
 
 def require_pending(i: Interaction, verb: str) -> None:
+    """Raises `settled_error` unless the interrupt is pending."""
+    if i.state.status != "pending":
+        raise settled_error(i, verb)
+
+
+def settled_error(i: Interaction, verb: str) -> ConflictError | GoneError:
     """A 410 (cancelled, timed out) or 409 (resumed) naming what settled it; `verb`: what was wanted."""
-    if i.state.status == "pending":
-        return
     details = conflict_details(i, status=True)
     if i.state.status in ("cancelled", "timed_out"):
-        raise GoneError(
+        return GoneError(
             f"interrupt {i.interaction_id} is cancelled ({i.state.reason}) and cannot be {verb}", details=details
         )
-    raise ConflictError(
+    return ConflictError(
         f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by} and cannot be {verb}",
         details=details,
     )
