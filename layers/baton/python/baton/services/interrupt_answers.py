@@ -1,8 +1,7 @@
-"""The answer side of an interrupt: `InterruptAnswers`, the kind's `AnswerPolicy` (its resume walked by
-`baton.services.decide`), with the cancel, the quorum vote (each resume an approval, each cancel a
-rejection, settled once by `baton.services.approvals`), the store-backed deadline (`_expire_if_due`) every
-path first runs, and the release they all end in (`_release`, `_fail_waiter`, `_settle_run`).
-"""
+"""The answer side of an interrupt: its resume (`InterruptAnswers`) and cancel (`InterruptCancels`), each
+an `AnswerPolicy` walked by `baton.services.decide`; on a quorum interrupt each resume an approval, each
+cancel a rejection (`baton.services.approvals`); the store-backed deadline (`_expire_if_due`) every path
+first runs, and the release they all end in (`_release`, `_fail_waiter`, `_settle_run`)."""
 
 from __future__ import annotations
 
@@ -55,9 +54,8 @@ CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the 
 
 
 class InterruptAnswers:
-    """The `AnswerPolicy` of an interrupt (the answer: a `ResumeInterrupt`), and its resume and cancel. A
-    resume's policy carries what it read (`found`: the wait and the run's decision-log head its write is
-    chained after) and the state `version` it was decided on."""
+    """The resume's `AnswerPolicy` (the answer: a `ResumeInterrupt`), carrying what it read (`found`: the
+    wait, the decision-log head its write is chained after) and the state `version` it was decided on."""
 
     def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
         self.core, self.approvals, self.version = core, ApprovalService(core), version
@@ -351,16 +349,18 @@ class InterruptCancels:
     def refuse_if_ended(self, pause: Interaction, reason: str, caller: str) -> None:
         """Nothing: `check` refused what is not this caller's cancel."""
 
-    def is_repeat(self, current: Interaction, reason: str, caller: str) -> bool:
+    def _repeated(self, current: Interaction, reason: str, caller: str) -> ParkedWait | None:
+        """The wait still parked for this caller's own cancel with this reason (its failure undelivered)."""
         st = current.state
         mine = st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason)
-        return mine and self.answers._wait_at(current) is not None
+        return self.answers._wait_at(current) if mine else None
+
+    def is_repeat(self, current: Interaction, reason: str, caller: str) -> bool:
+        return self._repeated(current, reason, caller) is not None
 
     def repeat(self, current: Interaction, reason: str, caller: str) -> contracts.InterruptCancelled | None:
-        wait = self.answers._wait_at(current) if current.state.status == "cancelled" else None
-        if wait is None or (current.state.answered_by, current.state.reason) != (caller, reason):
-            return None
-        return self.view(current, self.answers._fail_waiter(current, wait=wait))
+        wait = self._repeated(current, reason, caller)
+        return None if wait is None else self.view(current, self.answers._fail_waiter(current, wait=wait))
 
     def quorum(self, pause: Interaction) -> ApprovalPolicy | None:
         return self.answers.quorum(pause)
@@ -381,11 +381,8 @@ class InterruptCancels:
             answers._settle_run(cancelled)
             return self.view(cancelled, failed)
 
-        records = [self.core.new_event(pause.run_id, cancelled_event(pause, reason, caller))]
-        at = self.core.now()
-        return Write(
-            at=at, records=records, release=release, audit_head=self.audit_head, status="cancelled", reason=reason
-        )
+        event = self.core.new_event(pause.run_id, cancelled_event(pause, reason, caller))
+        return Write(self.core.now(), [event], release, audit_head=self.audit_head, status="cancelled", reason=reason)
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
         i = self.answers._expire_if_due(self.answers._seen(current))
