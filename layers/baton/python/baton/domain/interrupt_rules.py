@@ -173,3 +173,13 @@ def hosted_end_cause(target: Interaction | None, node: str, outcome: str) -> str
 
 def not_found(interrupt_id: str) -> NotFoundError:
     return NotFoundError(f"interrupt {interrupt_id} not found", details={"interrupt_id": interrupt_id})
+
+
+def same_key(existing: Interaction, prompt: str) -> Interaction:
+    """The interrupt a key already names, when it asks the same; else the 409."""
+    if existing.request.kind != KIND or existing.request.prompt != prompt:
+        raise ConflictError(
+            "an interrupt with this key already exists with a different prompt",
+            details=conflict_details(existing, settled=False),
+        )
+    return existing

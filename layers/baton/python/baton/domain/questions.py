@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import CollectedAnswer
 from baton.domain.ladder import AnswerCheck
-from baton.errors import GoneError, PayloadTooLargeError, ValidationFailedError
+from baton.errors import ConflictError, GoneError, PayloadTooLargeError, ValidationFailedError
 from baton.events import AnswerLate, HumanInputRequested, InteractionAnswered, UnansweredQuestion
+from baton.models import TERMINAL_RUN_STATES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.domain.ladder import Ladder
-    from baton.models import Interaction, ParkedWait
+    from baton.models import Interaction, ParkedWait, RunSummary
 
 MAX_QUESTION_CHARS = 4000  # longer → 413 payload_too_large
 MAX_ANSWER_BYTES = 16 * 1024  # the answer, JSON-serialized; longer → 413
@@ -224,3 +225,11 @@ def late_after_gate(question: Interaction, answer: Any, by: str, when: str) -> t
         details={"reason": "gate_timed_out", "timed_out_at": when, "interaction": question.public()},
     )
     return late, gone
+
+
+def refuse_ended_run(run: RunSummary) -> None:
+    if run.status in TERMINAL_RUN_STATES:
+        raise ConflictError(
+            f"run {run.run_id} is {run.status}; it can no longer ask questions",
+            details={"run_id": run.run_id, "status": run.status},
+        )

@@ -13,6 +13,7 @@ from baton.contracts.questions import (
     ApprovalView,
     AskResult,
 )
+from baton.domain.approval import requester_of
 from baton.domain.ladder import USE_QUESTION_DEFAULTS
 from baton.domain.questions import (
     MAP_REFUSAL,
@@ -23,11 +24,11 @@ from baton.domain.questions import (
     message_text,
     open_gates_of,
     refuse_a_pause_node,
+    refuse_ended_run,
     refuse_in_map,
 )
 from baton.errors import ConflictError, NotFoundError
 from baton.models import (
-    TERMINAL_RUN_STATES,
     AwaitToolRequest,
     Interaction,
     Message,
@@ -72,11 +73,7 @@ class QuestionService(AnswerQuestions):
         if ladder is not None:
             check_question_ladder(ladder, timeout_seconds, options, free_text=free_text, quorum=approval is not None)
         run = core.ensure_run(run_id)
-        if run.status in TERMINAL_RUN_STATES:
-            raise ConflictError(
-                f"run {run_id} is {run.status}; it can no longer ask questions",
-                details={"run_id": run_id, "status": run.status},
-            )
+        refuse_ended_run(run)
         refuse_a_pause_node(run_id, request.node, core.store.list_run_interactions(run_id))
         interaction = Interaction(
             interaction_id=core.ids.new_id(),
@@ -94,7 +91,7 @@ class QuestionService(AnswerQuestions):
                 is_async=True,
                 asked_by=caller,
                 approval=approval,
-                requested_by=(run.started_by if run.hosted and run.started_by else caller) if approval else None,
+                requested_by=requester_of(caller, hosted=run.hosted, started_by=run.started_by) if approval else None,
             ),
         )
         # counted: a gate released unread sees it; its event recorded in the same write
