@@ -14,11 +14,12 @@ from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, edge_statu
 from baton.domain.answer_schema import check_state_size, validate_answer
 from baton.domain.state_edits import apply_state_edits
 from baton.errors import ConflictError, GoneError, NotFoundError, winner
-from baton.events import InterruptCancelled, InterruptResumed
+from baton.events import HumanInputRequested, InterruptCancelled, InterruptResumed
 from baton.models import InterruptRequest
 
 if TYPE_CHECKING:
     from baton.contracts.interrupts import ResumeInterrupt
+    from baton.domain.interrupt_spec import InterruptSpec
     from baton.models import Interaction
 
 KIND: Final = "interrupt"
@@ -183,3 +184,18 @@ def same_key(existing: Interaction, prompt: str) -> Interaction:
             details=conflict_details(existing, settled=False),
         )
     return existing
+
+
+def asked_event(
+    spec: InterruptSpec, interrupt_id: str, *, timeout_ms: int, hosted: bool, by: str
+) -> HumanInputRequested:
+    return HumanInputRequested(
+        kind=KIND,
+        interaction_id=interrupt_id,
+        node=spec.node,
+        prompt=spec.prompt,
+        workflow_id=spec.workflow_id,
+        timeout_ms=timeout_ms,
+        hosted=hosted,
+        by=by,
+    )

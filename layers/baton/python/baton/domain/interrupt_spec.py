@@ -20,7 +20,6 @@ from baton.domain.fields import NodeName, RunId, check_json_depth
 from baton.domain.interrupt_fields import GateAction, InterruptKey, NotifyChannels, Prompt, TimeoutMs
 from baton.domain.ladder import AnswerCheck, Ladder
 from baton.errors import BadRequestError, ValidationFailedError
-from baton.events import HumanInputRequested
 
 if TYPE_CHECKING:
     from baton.models import InterruptRequest
@@ -118,16 +117,4 @@ class InterruptSpec(BaseModel):
             key=self.key or None,
             ladder=self.ladder,
             approval=self.approval,
-        )
-
-    def asked(self, interrupt_id: str, *, timeout_ms: int, hosted: bool, by: str) -> HumanInputRequested:
-        return HumanInputRequested(
-            kind="interrupt",
-            interaction_id=interrupt_id,
-            node=self.node,
-            prompt=self.prompt,
-            workflow_id=self.workflow_id,
-            timeout_ms=timeout_ms,
-            hosted=hosted,
-            by=by,
         )

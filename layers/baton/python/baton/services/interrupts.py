@@ -27,6 +27,7 @@ from baton.domain.gate_payloads import InterruptFailResult
 from baton.domain.interrupt_rules import (
     KIND,
     InterruptOutput,
+    asked_event,
     conflict_details,
     hosted_end_cause,
     is_timed_out,
@@ -158,7 +159,7 @@ class InterruptService(InterruptAnswers):
             return lost, False
         if token is not None:
             park_interaction(self.core, interaction, token)
-        core.record(spec.session_id, spec.asked(iid, timeout_ms=timeout_ms, hosted=hosted, by=caller))
+        core.record(spec.session_id, asked_event(spec, iid, timeout_ms=timeout_ms, hosted=hosted, by=caller))
         if hosted:
             core.record(spec.session_id, RunPaused(gate=spec.node, kind=KIND))
         if decided is not None and spec.action is not None:
