@@ -233,3 +233,8 @@ def rule_ladder(declared: Ladder, ruling: PolicyDecision, timeout_seconds: int |
         )
         escalate, to = None, []
     return Ladder(remind_after=remind, escalate_after=escalate, escalate_to=to, on_timeout=declared.on_timeout)
+
+
+def requester_of(caller: str, *, hosted: bool, started_by: str | None) -> str:
+    """Who asked for a quorum pause, and so may not vote on it: a hosted run's starter, else its creator."""
+    return started_by if hosted and started_by else caller

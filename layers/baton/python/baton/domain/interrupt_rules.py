@@ -14,11 +14,12 @@ from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, edge_statu
 from baton.domain.answer_schema import check_state_size, validate_answer
 from baton.domain.state_edits import apply_state_edits
 from baton.errors import ConflictError, GoneError, NotFoundError, winner
-from baton.events import InterruptCancelled, InterruptResumed
+from baton.events import HumanInputRequested, InterruptCancelled, InterruptResumed
 from baton.models import InterruptRequest
 
 if TYPE_CHECKING:
     from baton.contracts.interrupts import ResumeInterrupt
+    from baton.domain.interrupt_spec import InterruptSpec
     from baton.models import Interaction
 
 KIND: Final = "interrupt"
@@ -130,15 +131,19 @@ def refuse_other_version(i: Interaction, given: str | None) -> None:
 
 
 def require_pending(i: Interaction, verb: str) -> None:
+    """Raises `settled_error` unless the interrupt is pending."""
+    if i.state.status != "pending":
+        raise settled_error(i, verb)
+
+
+def settled_error(i: Interaction, verb: str) -> ConflictError | GoneError:
     """A 410 (cancelled, timed out) or 409 (resumed) naming what settled it; `verb`: what was wanted."""
-    if i.state.status == "pending":
-        return
     details = conflict_details(i, status=True)
     if i.state.status in ("cancelled", "timed_out"):
-        raise GoneError(
+        return GoneError(
             f"interrupt {i.interaction_id} is cancelled ({i.state.reason}) and cannot be {verb}", details=details
         )
-    raise ConflictError(
+    return ConflictError(
         f"interrupt {i.interaction_id} was already resumed by {i.state.answered_by} and cannot be {verb}",
         details=details,
     )
@@ -169,3 +174,28 @@ def hosted_end_cause(target: Interaction | None, node: str, outcome: str) -> str
 
 def not_found(interrupt_id: str) -> NotFoundError:
     return NotFoundError(f"interrupt {interrupt_id} not found", details={"interrupt_id": interrupt_id})
+
+
+def same_key(existing: Interaction, prompt: str) -> Interaction:
+    """The interrupt a key already names, when it asks the same; else the 409."""
+    if existing.request.kind != KIND or existing.request.prompt != prompt:
+        raise ConflictError(
+            "an interrupt with this key already exists with a different prompt",
+            details=conflict_details(existing, settled=False),
+        )
+    return existing
+
+
+def asked_event(
+    spec: InterruptSpec, interrupt_id: str, *, timeout_ms: int, hosted: bool, by: str
+) -> HumanInputRequested:
+    return HumanInputRequested(
+        kind=KIND,
+        interaction_id=interrupt_id,
+        node=spec.node,
+        prompt=spec.prompt,
+        workflow_id=spec.workflow_id,
+        timeout_ms=timeout_ms,
+        hosted=hosted,
+        by=by,
+    )

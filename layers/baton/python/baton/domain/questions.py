@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import CollectedAnswer
 from baton.domain.ladder import AnswerCheck
-from baton.errors import PayloadTooLargeError, ValidationFailedError
-from baton.events import UnansweredQuestion
+from baton.errors import ConflictError, GoneError, PayloadTooLargeError, ValidationFailedError
+from baton.events import AnswerLate, HumanInputRequested, InteractionAnswered, UnansweredQuestion
+from baton.models import TERMINAL_RUN_STATES
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.domain.ladder import Ladder
-    from baton.models import Interaction, ParkedWait
+    from baton.models import Interaction, ParkedWait, RunSummary
 
 MAX_QUESTION_CHARS = 4000  # longer → 413 payload_too_large
 MAX_ANSWER_BYTES = 16 * 1024  # the answer, JSON-serialized; longer → 413
@@ -28,6 +29,7 @@ MAP_REFUSAL = (
     "Map replays ONE node id for every item, so all items would share one inbox. Declare the asking node on "
     "the trunk (before the Map) and fan out below it"
 )
+PAUSE_KINDS = frozenset({"ask", "interrupt", "review"})  # a person's pause: its node asks no async questions
 MAP_AWAIT_REFUSAL = (
     "the await_answers tool cannot be called from inside a Map iteration: a pause by the tool is run-global. "
     "Put an await gate Task state (per-item gate name) in the Map's ItemProcessor instead"
@@ -161,3 +163,73 @@ def split_scope(questions: list[Interaction], from_node: str | None) -> tuple[li
                 )
             )
     return pending, answers
+
+
+def refuse_a_pause_node(run_id: str, node: str, interactions: Sequence[Interaction]) -> None:
+    """C240 at run time (`baton check` finds it in ASL): a person's pause node IS the blocking question."""
+    pause = next((i for i in interactions if i.request.kind in PAUSE_KINDS and i.request.node == node), None)
+    if pause is not None:
+        raise ValidationFailedError(
+            f"node '{node}' is a person's pause in run {run_id} (its {pause.request.kind} "
+            f"{pause.interaction_id}): a human node IS the blocking question and cannot post async "
+            "questions (C240); post them from the agent node that runs before it",
+            details={
+                "reason": "node_is_a_human_pause",
+                "code": "C240",
+                "node": node,
+                "pause": pause.interaction_id,
+                "kind": pause.request.kind,
+            },
+        )
+
+
+def asked_event(question: Interaction) -> HumanInputRequested:
+    request = question.request
+    return HumanInputRequested(
+        interaction_id=question.interaction_id,
+        node=request.node,
+        kind="question",
+        prompt=request.prompt,
+        options=request.options,
+        allow_free_text=request.allow_free_text,
+        is_async=True,
+    )
+
+
+def answered_event(question: Interaction, answer: Any, by: str, via: str | None) -> InteractionAnswered:
+    return InteractionAnswered(
+        interaction_id=question.interaction_id,
+        node=question.request.node,
+        kind="question",
+        answer=answer,
+        answer_text=answer_text(answer),
+        by=by,
+        is_async=True,
+        via=via,
+    )
+
+
+def late_after_gate(question: Interaction, answer: Any, by: str, when: str) -> tuple[AnswerLate, GoneError]:
+    """An answer to a question its gate timed out at `when`: the record that keeps it as late, and the 410."""
+    late = AnswerLate(
+        interaction_id=question.interaction_id,
+        node=question.request.node,
+        kind="question",
+        answer=answer,
+        by=by,
+        deadline=when,
+    )
+    gone = GoneError(
+        f"question {question.interaction_id} is no longer pending: "
+        f"{question.state.reason or 'its gate timed out'} at {when}; the answer is recorded as late and not delivered",
+        details={"reason": "gate_timed_out", "timed_out_at": when, "interaction": question.public()},
+    )
+    return late, gone
+
+
+def refuse_ended_run(run: RunSummary) -> None:
+    if run.status in TERMINAL_RUN_STATES:
+        raise ConflictError(
+            f"run {run.run_id} is {run.status}; it can no longer ask questions",
+            details={"run_id": run.run_id, "status": run.status},
+        )

@@ -43,6 +43,8 @@ class Write(Generic[Out]):
     guards: Sequence[Guard] = field(default_factory=list)
     audit_head: AuditHead | None = None  # the run's decision-log head as the snapshot read it
     stored: Any = None  # what is stored when it is not the answer as given (an interrupt's: its edited state)
+    status: Literal["answered", "cancelled"] = "answered"  # an interrupt's cancel: cancelled, nothing stored
+    reason: str | None = None  # the cancel's reason
 
 
 class AnswerPolicy(Protocol[Answer, View]):

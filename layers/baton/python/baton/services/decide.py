@@ -2,7 +2,8 @@
 answered as the first when it repeats the stored answer, refused when late, counted as a vote on a quorum
 pause, else decided by one guarded transaction and released; a failed send is a 202 `delivery: pending`
 the reconciler delivers. A kind's own steps are its `AnswerPolicy` (baton.services.at_deadline): a pause
-and a blocking ask `PauseAnswers`, an async question `QuestionAnswers`, an interrupt `InterruptAnswers`."""
+and a blocking ask `PauseAnswers`, an async question `QuestionAnswers`, an interrupt `InterruptAnswers`
+(its cancel `InterruptCancels`)."""
 
 from __future__ import annotations
 
@@ -49,11 +50,12 @@ def decide(
     if decided is not None:  # released by a quorum: only while the tally is met, with its event
         guards.append(decided.guard)
         records.append(core.new_event(target.run_id, decided.event))
-    reason = decided.reason if decided else None
+    reason = decided.reason if decided else write.reason
+    stored = None if write.status == "cancelled" else write.stored or answer
     try:
         answered = core.store.transition_interaction(
             target,
-            status_of(target.state, "answered", answer=write.stored or answer, by=caller, at=write.at, reason=reason),
+            status_of(target.state, write.status, answer=stored, by=caller, at=write.at, reason=reason),
             with_records=records,
             guards=guards,
             audit_head=write.audit_head,
@@ -73,13 +75,14 @@ def decide(
 def settled(
     policy: AnswerPolicy[Answer, View], latest: Interaction, answer: Answer, voter: Voter, *, vote: bool
 ) -> View:
-    """An answer to a pause no longer pending: closed by its run's stop (410), a repeat of the accepted
-    answer (the first one's result), ended at its deadline (410, kept late), a vote on a quorum pause (a
-    counted voter's repeat is a 200, counted once), else the 409 naming the winner."""
-    if latest.state.status == "cancelled":
-        raise closed_error(latest)
+    """An answer to a pause no longer pending: a repeat of the accepted answer (the first one's result; an
+    interrupt's cancel: of the cancel), closed by its run's stop (410), ended at its deadline (410, kept
+    late), a vote on a quorum pause (a counted voter's repeat is a 200, counted once), else the 409 naming
+    the winner."""
     if (again := policy.repeat(latest, answer, voter.operator)) is not None:
         return again
+    if latest.state.status == "cancelled":
+        raise closed_error(latest)
     policy.refuse_if_ended(latest, answer, voter.operator)
     quorum = policy.quorum(latest)
     if quorum is not None and vote:

@@ -1,8 +1,7 @@
-"""The answer side of an interrupt: `InterruptAnswers`, the kind's `AnswerPolicy` (its resume walked by
-`baton.services.decide`), with the cancel, the quorum vote (each resume an approval, each cancel a
-rejection, settled once by `baton.services.approvals`), the store-backed deadline (`_expire_if_due`) every
-path first runs, and the release they all end in (`_release`, `_fail_waiter`, `_settle_run`).
-"""
+"""The answer side of an interrupt: its resume (`InterruptAnswers`) and cancel (`InterruptCancels`), each
+an `AnswerPolicy` walked by `baton.services.decide`; on a quorum interrupt each resume an approval, each
+cancel a rejection (`baton.services.approvals`); the store-backed deadline (`_expire_if_due`) every path
+first runs, and the release they all end in (`_release`, `_fail_waiter`, `_settle_run`)."""
 
 from __future__ import annotations
 
@@ -28,6 +27,7 @@ from baton.domain.interrupt_rules import (
     refuse_other_version,
     require_pending,
     resumed_event,
+    settled_error,
 )
 from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenError
 from baton.events import InterruptTimedOut
@@ -54,9 +54,8 @@ CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the 
 
 
 class InterruptAnswers:
-    """The `AnswerPolicy` of an interrupt (the answer: a `ResumeInterrupt`), and its resume and cancel. A
-    resume's policy carries what it read (`found`: the wait and the run's decision-log head its write is
-    chained after) and the state `version` it was decided on."""
+    """The resume's `AnswerPolicy` (the answer: a `ResumeInterrupt`), carrying what it read (`found`: the
+    wait, the decision-log head its write is chained after) and the state `version` it was decided on."""
 
     def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
         self.core, self.approvals, self.version = core, ApprovalService(core), version
@@ -225,42 +224,18 @@ class InterruptAnswers:
     def cancel(
         self, interrupt_id: str, command: CancelInterrupt, *, caller: str, voter: Voter | None = None
     ) -> contracts.InterruptCancelled:
-        """Cancel (hosted: fail the task); on a quorum interrupt, a rejection by `voter`."""
+        """Walked by `decide` as a resume is (`InterruptCancels`); on a quorum interrupt, a rejection by
+        `voter` (the authenticated caller)."""
         reason = command.reason.strip()
         if not reason:  # (the command's model holds its length)
             raise BadRequestError(f"reason must be 1-{MAX_REASON_CHARS} characters", details={"field": "reason"})
         while True:
-            i = self._expire_if_due(self.load(interrupt_id))
-            st = i.state
-            if st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason) and self._wait_at(i):
-                # A retry of this caller's cancel whose task failure was not delivered: sent again. Anyone
-                # else's cancel meanwhile lost the race (a 410 naming the winner below).
-                return self._cancelled(i, failed=self._fail_waiter(i))
-            require_pending(i, "cancelled")
-            policy = self.quorum(i)
-            if policy is not None:  # a quorum interrupt: the cancel is a rejection by the authenticated caller
-                current, approval, released, _ = self._count(i, policy, reason, voter or Voter(caller), "reject")
-                return self._cancelled(current, failed=released, approval=approval)
+            i, found = self.current_for_decision(interrupt_id)
+            who = voter if voter is not None and self.quorum(i) is not None else Voter(caller)
             try:
-                cancelled = self.core.store.transition_interaction(
-                    i, status_of(st, "cancelled", by=caller, at=self.core.now(), reason=reason)
-                )
-            except ConflictError:  # settled by another: a 410/409 naming the winner; only a claim: again
-                require_pending(self._expire_if_due(self.load(interrupt_id)), "cancelled")
+                return decide(self.core, InterruptCancels(self, caller, found), i, reason, who)
+            except ClaimChangedError:  # only a claim changed it under the write: read and decide again
                 continue
-            self.core.record(i.run_id, cancelled_event(i, reason, caller))
-            failed = self._fail_waiter(cancelled)
-            self._settle_run(cancelled)
-            return self._cancelled(cancelled, failed=failed)
-
-    @staticmethod
-    def _cancelled(
-        i: Interaction, *, failed: bool, approval: ApprovalView | None = None
-    ) -> contracts.InterruptCancelled:
-        cancelled = i.state.status == "cancelled"
-        return contracts.InterruptCancelled(
-            interrupt=InterruptView.of(i), cancelled=cancelled, workflow_failed=failed, approval=approval
-        )
 
     # ---- quorum (baton/services/approvals.py) ----------------------------------------------------
     def _count(
@@ -332,10 +307,10 @@ class InterruptAnswers:
         ):
             self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
 
-    def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None) -> bool:
+    def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
         """Hosted: fail the parked token of a cancelled interrupt (who and why), or with the deadline error
         (the Catch takes it as Step Functions' own timeout). True if this call failed the task."""
-        wait = self._wait_at(cancelled)
+        wait = self._wait_at(cancelled, wait)
         if wait is None or (token is not None and wait.task_token != token):
             return False
         iid, st = cancelled.interaction_id, cancelled.state
@@ -349,3 +324,77 @@ class InterruptAnswers:
             self.core.store.release_wait(wait, "released")
             return False  # the execution already ended or timed out: nothing left to fail
         return self.core.store.release_wait(wait, "released")
+
+
+class ClaimChangedError(ConflictError):
+    """Only a claim changed the interrupt under the cancel's write: the cancel reads again."""
+
+
+class InterruptCancels:
+    """The `AnswerPolicy` of an interrupt's cancel (the answer: its reason): stored as cancelled with its
+    event in one write, then the hosted task failed and an external session running again. A repeat is
+    this caller's cancel with this reason whose task failure was not delivered (sent again); anyone else's
+    meanwhile lost the race (a 410 naming the winner)."""
+
+    def __init__(self, answers: InterruptAnswers, caller: str, found: FoundInteraction) -> None:
+        self.answers, self.core, self.caller, self.audit_head = answers, answers.core, caller, found.audit_head
+
+    def check(self, pause: Interaction, reason: str) -> None:
+        if pause.state.status != "pending" and not self.is_repeat(pause, reason, self.caller):
+            raise settled_error(pause, "cancelled")
+
+    def refuse_if_late(self, pause: Interaction, reason: str, caller: str) -> None:
+        """Nothing: the deadline was applied as the interrupt was read (`current_for_decision`)."""
+
+    def refuse_if_ended(self, pause: Interaction, reason: str, caller: str) -> None:
+        """Nothing: `check` refused what is not this caller's cancel."""
+
+    def _repeated(self, current: Interaction, reason: str, caller: str) -> ParkedWait | None:
+        """The wait still parked for this caller's own cancel with this reason (its failure undelivered)."""
+        st = current.state
+        mine = st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason)
+        return self.answers._wait_at(current) if mine else None
+
+    def is_repeat(self, current: Interaction, reason: str, caller: str) -> bool:
+        return self._repeated(current, reason, caller) is not None
+
+    def repeat(self, current: Interaction, reason: str, caller: str) -> contracts.InterruptCancelled | None:
+        wait = self._repeated(current, reason, caller)
+        return None if wait is None else self.view(current, self.answers._fail_waiter(current, wait=wait))
+
+    def quorum(self, pause: Interaction) -> ApprovalPolicy | None:
+        return self.answers.quorum(pause)
+
+    def vote(
+        self, pause: Interaction, policy: ApprovalPolicy, reason: str, voter: Voter
+    ) -> contracts.InterruptCancelled:
+        current, approval, released, _ = self.answers._count(pause, policy, reason, voter, "reject")
+        return self.view(current, released, approval=approval)
+
+    def write(
+        self, pause: Interaction, reason: str, caller: str, decided: Decided | None
+    ) -> Write[contracts.InterruptCancelled]:
+        answers = self.answers
+
+        def release(cancelled: Interaction) -> contracts.InterruptCancelled:
+            failed = answers._fail_waiter(cancelled)
+            answers._settle_run(cancelled)
+            return self.view(cancelled, failed)
+
+        event = self.core.new_event(pause.run_id, cancelled_event(pause, reason, caller))
+        return Write(self.core.now(), [event], release, audit_head=self.audit_head, status="cancelled", reason=reason)
+
+    def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
+        i = self.answers._expire_if_due(self.answers._seen(current))
+        if i.state.status == "pending":
+            return ClaimChangedError(f"interrupt {i.interaction_id} changed while cancelling")
+        return settled_error(i, "cancelled")
+
+    @staticmethod
+    def view(
+        i: Interaction, failed: bool, *, pending: bool = False, approval: ApprovalView | None = None
+    ) -> contracts.InterruptCancelled:
+        cancelled = i.state.status == "cancelled"
+        return contracts.InterruptCancelled(
+            interrupt=InterruptView.of(i), cancelled=cancelled, workflow_failed=failed, approval=approval
+        )

@@ -21,19 +21,22 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ConfigDict, Field, StrictInt, field_validator
 
 from baton.contracts.interrupts import ResumeInterrupt, edge_status
+from baton.domain.approval import requester_of
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.gate_payloads import InterruptFailResult
 from baton.domain.interrupt_rules import (
     KIND,
     InterruptOutput,
+    asked_event,
     conflict_details,
     hosted_end_cause,
     is_timed_out,
     key_interrupt_id,
+    same_key,
 )
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
-from baton.events import HumanInputRequested, PolicyDecided, RunPaused
+from baton.events import PolicyDecided, RunPaused
 from baton.ids import iso
 from baton.models import Interaction, InteractionState, ParkedWait
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
@@ -122,14 +125,14 @@ class InterruptService(InterruptAnswers):
             return retried, False
         existing = core.store.find_interaction(iid) if spec.key else None
         if existing is not None:
-            return self._same_key(existing, spec.prompt), False
+            return same_key(existing, spec.prompt), False
 
         run = core.ensure_run(spec.session_id)
         decided = decide_gate(core, run, spec, caller=caller)  # (no declared action: the policy is not asked)
         ruling = ruling_of(decided)
         apply_ruling(request, ruling)
-        if request.approval is not None:  # the requester (a hosted run's starter, else the creator) may not vote
-            request.requested_by = run.started_by if run.hosted and run.started_by else caller
+        if request.approval is not None:
+            request.requested_by = requester_of(caller, hosted=run.hosted, started_by=run.started_by)
         now = core.clock.now()
         # A hosted task's deadline is its own (from its entry, before its timeout); an SDK waiter's is ours.
         timeout_ms = request.timeout_ms or DEFAULT_TIMEOUT_MS
@@ -151,22 +154,12 @@ class InterruptService(InterruptAnswers):
             if lost is None:  # (else it lost a creation race with the same key or task)
                 raise
             if token is None:
-                return self._same_key(lost, spec.prompt), False
+                return same_key(lost, spec.prompt), False
             park_interaction(self.core, lost, token)
             return lost, False
         if token is not None:
             park_interaction(self.core, interaction, token)
-        asked = HumanInputRequested(
-            kind=KIND,
-            interaction_id=iid,
-            node=spec.node,
-            prompt=spec.prompt,
-            workflow_id=spec.workflow_id,
-            timeout_ms=timeout_ms,
-            hosted=hosted,
-            by=caller,
-        )
-        core.record(spec.session_id, asked)
+        core.record(spec.session_id, asked_event(spec, iid, timeout_ms=timeout_ms, hosted=hosted, by=caller))
         if hosted:
             core.record(spec.session_id, RunPaused(gate=spec.node, kind=KIND))
         if decided is not None and spec.action is not None:
@@ -212,15 +205,6 @@ class InterruptService(InterruptAnswers):
         if existing is None or existing.request.kind != KIND:
             return None
         park_interaction(self.core, existing, token)
-        return existing
-
-    @staticmethod
-    def _same_key(existing: Interaction, prompt: str) -> Interaction:
-        if existing.request.kind != KIND or existing.request.prompt != prompt:
-            raise ConflictError(
-                "an interrupt with this key already exists with a different prompt",
-                details=conflict_details(existing, settled=False),
-            )
         return existing
 
     # ---- read ----------------------------------------------------------------------------------

@@ -1,0 +1,244 @@
+"""The answer side of an async question: `AnswerQuestions.answer` reads the run's open part once and walks
+`QuestionAnswers`, the kind's `AnswerPolicy`, by the one engine `baton.services.decide`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from baton.contracts.questions import AnswerResult
+from baton.domain.deadline import OPEN_WAIT_STATUSES
+from baton.domain.questions import answer_text, answered_event, check_answer, in_scope, late_after_gate, message_text
+from baton.errors import ConflictError, GoneError, NotFoundError
+from baton.models import TERMINAL_RUN_STATES, Message, QuestionRequest
+from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
+from baton.services import gate_answers
+from baton.services.answer_outcomes import delivery_of
+from baton.services.approvals import Voter
+from baton.services.at_deadline import Write
+from baton.services.decide import decide
+from baton.services.pause_answers import conflict
+from baton.services.tool_awaits import ToolAwaits
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from baton.domain.approval import ApprovalPolicy
+    from baton.models import Event, Interaction, ParkedWait
+    from baton.ports import Guard, RunSnapshot
+    from baton.services.approvals import ApprovalService, Decided
+
+ANSWER_ATTEMPTS = 5  # an answer whose guard failed (the run changed under it) reads again and decides again
+MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
+
+
+class AnswerQuestions(ToolAwaits):
+    """Answering a question (the base of `QuestionService`, over the gates and tool awaits it releases)."""
+
+    approvals: ApprovalService
+
+    def answer(
+        self,
+        run_id: str,
+        interaction_id: str,
+        answer: Any,
+        *,
+        caller: str,
+        groups: frozenset[str] = frozenset(),
+        decided: Decided | None = None,
+        via: str | None = None,
+    ) -> AnswerResult:
+        """Decide the answer (`QuestionAnswers`, by the one engine `decide`) on one read of the run's open
+        part: two calls before the send (tests/integration/test_call_budgets.py). A failed guard (the run
+        changed under it): read and decide again. `decided`: the quorum that met answers it; `via`: the
+        channel it came by, kept in its decision (`InteractionAnswered.via`)."""
+        voter = Voter(caller, groups)
+        for _attempt in range(ANSWER_ATTEMPTS):
+            snapshot = self.core.store.snapshot_run(run_id)
+            if snapshot.run is None:
+                raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
+            question = next((i for i in snapshot.pending if i.interaction_id == interaction_id), None)
+            if question is None or question.request.kind != "question":
+                question = self._get_question(run_id, interaction_id)  # not pending: only to say why not
+            try:
+                policy = QuestionAnswers(self, snapshot, via=via)
+                return decide(self.core, policy, question, answer, voter, decided=decided)
+            except GuardFailedError:
+                continue
+        raise ConflictError(
+            f"question {interaction_id} of run {run_id} is changing too fast to answer; send the answer again",
+            details={"run_id": run_id, "interaction_id": interaction_id, "reason": "contention"},
+        )
+
+    def _message(self, question: Interaction, text: str) -> Message:
+        """The message an answered question leaves in its asking node's queue."""
+        return Message(
+            message_id=self.core.ids.new_id(),
+            run_id=question.run_id,
+            node=question.request.node,
+            text=text,
+            created_at=self.core.now(),
+            interaction_id=question.interaction_id,
+        )
+
+    def _get_question(self, run_id: str, interaction_id: str) -> Interaction:
+        found = self.core.store.get_interaction(run_id, interaction_id)
+        if found is None or found.request.kind != "question":
+            raise NotFoundError(
+                f"question {interaction_id} not found in run {run_id}",
+                details={"run_id": run_id, "interaction_id": interaction_id},
+            )
+        return found
+
+
+class QuestionAnswers:
+    """An async question's `AnswerPolicy` (baton.services.at_deadline), on the run as `snapshot` read it:
+    its answer is checked against the await gates of its scope (`refuse_if_late` keeps them for the
+    write), carried onto them in its deciding write, queued for the asking node, and released."""
+
+    def __init__(self, questions: AnswerQuestions, snapshot: RunSnapshot, *, via: str | None = None) -> None:
+        self.questions, self.via = questions, via
+        self.core = questions.core
+        self.snapshot = snapshot
+        self.gates: list[ParkedWait] = []
+
+    @staticmethod
+    def check(question: Interaction, answer: Any) -> None:
+        check_answer(answer, question.request.options, allow_free_text=question.request.allow_free_text)
+
+    def refuse_if_late(self, question: Interaction, answer: Any, caller: str) -> None:
+        """The unreleased await gates waiting on `question`: it is answered under each one's deadline (after
+        it, or once the deadline path closed the gate, a 410 kept as late); a hosted run that ended: 410."""
+        core, run = self.core, self.snapshot.run
+        for wait in self.snapshot.waits:
+            if wait.kind != "await" or wait.status == "released" or not in_scope(question, wait.scope.get("from")):
+                continue
+            closed = wait.status != "parked"
+            core.refuse_if_late(question, answer, caller=caller, deadline=core.now() if closed else wait.deadline)
+            self.gates.append(wait)
+        if run is not None and run.status in TERMINAL_RUN_STATES and run.hosted:
+            raise GoneError(
+                f"run {run.run_id} is {run.status}; nothing is waiting for this answer",
+                details={"run_id": run.run_id, "status": run.status},
+            )
+
+    def refuse_if_ended(self, question: Interaction, answer: Any, caller: str) -> None:
+        """Its gate timed it out: kept on the record as late, never delivered; its default taken: late too."""
+        st = question.state
+        if st.status == "timed_out":
+            late, gone = late_after_gate(question, answer, caller, st.answered_at or self.core.now())
+            self.core.record(question.run_id, late)
+            raise gone
+        self.core.refuse_if_ended(question, answer, caller=caller)
+
+    def is_repeat(self, current: Interaction, answer: Any, caller: str) -> bool:
+        """The stored answer is this very request's (the same caller, the same answer; not a quorum's)."""
+        st = current.state
+        plain = current.request.kind == "question" and self.quorum(current) is None
+        return plain and st.status == "answered" and st.answer == answer and st.answered_by == caller
+
+    def repeat(self, current: Interaction, answer: Any, caller: str) -> AnswerResult | None:
+        """A retry of an accepted answer gets the first one's result from the stored answer, with no record:
+        the gates parked on its scope before it count as released once resumed; one still parked (the
+        first send failed or is under way) is released now (conditionally: never twice)."""
+        if not self.is_repeat(current, answer, caller):
+            return None
+        at = current.state.answered_at or ""
+        gates = [
+            w
+            for w in self.snapshot.waits
+            if w.kind == "await" and in_scope(current, w.scope.get("from")) and w.parked_at <= at
+        ]
+        open_gates = [w for w in gates if w.status in OPEN_WAIT_STATUSES]
+        sent, unsent = self.questions._release_gates(current.run_id, open_gates)
+        released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
+        return self._after_answer(current, released, unsent)
+
+    @staticmethod
+    def quorum(question: Interaction) -> ApprovalPolicy | None:
+        return question.request_as(QuestionRequest).approval if question.request.kind == "question" else None
+
+    def vote(self, question: Interaction, policy: ApprovalPolicy, answer: Any, voter: Voter) -> AnswerResult:
+        """One operator's vote (403 for the requester or a non-approver), counted once per operator; the
+        vote that meets the quorum (or the rejection rule) answers the question, exactly once."""
+        approvals = self.questions.approvals
+        requested_by = question.request_as(QuestionRequest).requested_by
+        ballot = approvals.cast(question, policy, answer, voter, requested_by=requested_by)
+        result = AnswerResult(
+            interaction_id=question.interaction_id,
+            node=question.request.node,
+            status="pending",
+            queued=False,
+            resumed=False,
+        )
+        if ballot.decision is not None:
+            decided = approvals.decided(question, policy, ballot)
+            try:
+                result = self.questions.answer(
+                    question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
+                )
+            except ConflictError:  # a concurrent vote that read the same tally released it first
+                result.status = "answered"
+        if ballot.outcome == "closed":
+            current = self.core.store.get_interaction(question.run_id, question.interaction_id)
+            raise self.already(current or question, racing=False)
+        result.approval = ballot.view(policy)
+        return result
+
+    def write(self, question: Interaction, answer: Any, caller: str, decided: Decided | None) -> Write[AnswerResult]:
+        """Guarded by every in-scope gate still open before its deadline (the answer carried onto each),
+        by the run's scope version and by the other in-scope questions still pending; the gates it leaves
+        with nothing pending are released from their carried answers (no read of the scope after it)."""
+        snapshot, gates, run_id = self.snapshot, self.gates, question.run_id
+        others = [
+            i
+            for i in snapshot.pending
+            if i.interaction_id != question.interaction_id and any(in_scope(i, w.scope.get("from")) for w in gates)
+        ]
+        guarded = len(others) <= MAX_PENDING_GUARDS  # more: decided by a read after the write instead
+        ready = [w for w in gates if not guarded or not any(in_scope(i, w.scope.get("from")) for i in others)]
+        known = {w.gate for w in ready if guarded and gate_answers.releasable(w, question, answer)}
+        now = self.core.now()
+        guards: list[Guard] = [
+            gate_answers.open_guard(w, question, answer, now=now, deciding=w.gate in known) for w in gates
+        ]
+        guards.append(ScopeUnchanged(run_id, snapshot.scope_version, asked=snapshot.asked if known else None))
+        if guarded:
+            guards += [StillPending(i) for i in others]
+
+        def release(answered: Interaction) -> AnswerResult:
+            outputs = {w.gate: gate_answers.output(w, question, answer) for w in ready if w.gate in known}
+            released, unsent = self.questions._release_gates(run_id, ready, known=outputs, siblings=snapshot.waits)
+            return self._after_answer(answered, released, unsent)
+
+        event = answered_event(question, answer, caller, self.via)  # written with the message, all or nothing
+        message = self.questions._message(question, message_text(question, answer))
+        records: list[Message | Event] = [message, self.core.new_event(run_id, event)]
+        return Write(at=now, records=records, release=release, guards=guards, audit_head=snapshot.audit_head)
+
+    def _after_answer(self, answered: Interaction, released: list[str], unsent: Sequence[str] = ()) -> AnswerResult:
+        """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (the
+        reconciler sends them: the delivery is pending)."""
+        for awaiting in self.snapshot.pending:
+            if awaiting.request.kind == "await" and self.questions._complete_tool_await(awaiting):
+                released.append(f"tool:{awaiting.interaction_id}")
+        return self.view(answered, bool(released), pending=bool(unsent), released=released)
+
+    @staticmethod
+    def already(current: Interaction, *, racing: bool) -> ConflictError:
+        st = current.state
+        said = f" (answer: {answer_text(st.answer)!r})" if st.status == "answered" else ""
+        return conflict(current, f"question {current.interaction_id} is already {st.status}{said}", answer=st.answer)
+
+    @staticmethod
+    def view(
+        answered: Interaction, resumed: bool, *, pending: bool = False, released: list[str] | None = None
+    ) -> AnswerResult:
+        return AnswerResult(
+            interaction_id=answered.interaction_id,
+            node=answered.request.node,
+            status="answered",
+            queued=True,
+            resumed=resumed,
+            released=released or [],
+            delivery=delivery_of(resumed, pending=pending),
+        )
