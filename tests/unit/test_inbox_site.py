@@ -129,6 +129,7 @@ def test_the_session_cookie_is_the_local_operator_and_writes_need_the_header(app
         "via": "local-session",
         "run_id": None,
         "session": True,
+        "passkeys": False,
     }
     assert _call(app, "GET", "/api/inbox", cookie)[0] == 200
     status, asked = _call(
