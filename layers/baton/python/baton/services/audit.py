@@ -32,8 +32,8 @@ class AuditService:
 
     def page(self, run_id: str, *, after: int = 0, limit: int = 100) -> AuditPage:
         """The records after seq `after`, in seq order, at most `limit` (1..MAX_PAGE): one page of the
-        audit index, checked against the head (seqs have no gaps, so the page must be after+1, after+2,
-        ... up to the head or the limit); an index still catching up, or records chained before it, and
+        records' copies by seq, checked against the head (seqs have no gaps, so the page must be after+1,
+        after+2, ... up to the head or the limit); records chained before the copies were written, and
         the chain is read whole instead."""
         limit = max(1, min(limit, MAX_PAGE))
         read = self.store.read_audit_page(run_id, after=after, limit=limit)
