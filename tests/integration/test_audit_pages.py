@@ -87,3 +87,18 @@ def test_the_copies_are_neither_events_nor_records_twice(moto_stack: MotoStack) 
     verdict = AuditService(store).verify(RUN)
     assert verdict.valid and verdict.records == verdict.head_seq == 4 and not verdict.unchained
     assert [r.event_id for r in AuditService(store).page(RUN).records] == [e.event_id for e in chained]
+
+
+def test_a_copy_changed_apart_from_its_record_is_not_shown(moto_stack: MotoStack) -> None:
+    chained = _history(moto_stack, decisions=3, others_each=0)
+    store = moto_stack.services.core.store
+    store._db.update_item(  # type: ignore[attr-defined]  # record 2's copy edited, its hash left as it was
+        TableName=moto_stack.provisioned.table_name,
+        Key={"PK": {"S": f"RUN#{RUN}"}, "SK": {"S": audit_record_sk(2)}},
+        UpdateExpression="SET #data = :data",
+        ExpressionAttributeNames={"#data": "data"},
+        ExpressionAttributeValues={":data": {"S": '{"n": 1, "m": 0, "by": "mallory"}'}},
+    )
+    page = AuditService(store).page(RUN)
+    assert [r.event_id for r in page.records] == [e.event_id for e in chained]
+    assert page.records[1].data == {"n": 1, "m": 0}  # the record itself, read whole
