@@ -2,10 +2,10 @@
 
 Every chained decision record (baton/domain/audit.py) is copied, as its canonical JSON with its hash, to
 `runs/<run>/<seq>-<event id>.json` in a bucket where it cannot be changed or deleted until its retention
-ends: the table's DynamoDB stream (NEW_IMAGE, filtered to inserted records that carry a `seq`) feeds the
-`audit_archive` Lambda (functions/audit_archive), which puts each record once. With the table alone, a
-rewrite of a whole chain and its head goes unseen; the bucket's copy is what such a rewrite is checked
-against.
+ends: the table's DynamoDB stream (NEW_IMAGE, filtered to inserted event items that carry a `seq`, not
+a record's `AUD#<seq>` copy for the decision log's pages) feeds the `audit_archive` Lambda
+(functions/audit_archive), which puts each record once. With the table alone, a rewrite of a whole chain
+and its head goes unseen; the bucket's copy is what such a rewrite is checked against.
 
 Options (infra/config.py): `audit_retention_days` (default 365) and `audit_lock_mode`: `GOVERNANCE`
 (default: users with s3:BypassGovernanceRetention may still shorten or delete, e.g. to fix a mistaken
@@ -164,7 +164,12 @@ class AuditArchive(Construct):
                 lambda_.FilterCriteria.filter(
                     {
                         "eventName": lambda_.FilterRule.is_equal("INSERT"),
-                        "dynamodb": {"NewImage": {"seq": {"N": lambda_.FilterRule.exists()}}},
+                        "dynamodb": {
+                            "NewImage": {
+                                "seq": {"N": lambda_.FilterRule.exists()},
+                                "record": {"S": lambda_.FilterRule.is_equal("event")},
+                            }
+                        },
                     }
                 )
             ],

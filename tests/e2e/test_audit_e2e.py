@@ -35,13 +35,16 @@ def _decide(stack: LocalStackProcess) -> None:
 
 
 def _tamper(data_file: Path, seq: int) -> str:
-    """Change the `data` of the chained record at `seq` in the saved table; returns its event id."""
+    """Change the `data` of the chained record at `seq` in the saved table (its event item and its
+    AUD#<seq> copy, the decision log's pages); returns its event id."""
     saved = json.loads(data_file.read_text(encoding="utf-8"))
-    [item] = [i for i in saved["items"] if i.get("seq", {}).get("N") == str(seq)]
-    data: dict[str, Any] = json.loads(item["data"]["S"])
-    item["data"]["S"] = json.dumps({**data, "by": "mallory"})
+    items = [i for i in saved["items"] if i.get("seq", {}).get("N") == str(seq) and "event_id" in i]
+    assert sorted(i["SK"]["S"][:4] for i in items) == ["AUD#", "EVT#"], items
+    for item in items:
+        data: dict[str, Any] = json.loads(item["data"]["S"])
+        item["data"]["S"] = json.dumps({**data, "by": "mallory"})
     data_file.write_text(json.dumps(saved), encoding="utf-8")
-    return str(item["event_id"]["S"])
+    return str(items[0]["event_id"]["S"])
 
 
 def test_decisions_verify_clean_then_a_tampered_record_is_named(tmp_path: Path) -> None:

@@ -1,16 +1,17 @@
 """A page of the decision log reads what the page needs (moto, counted from each response's
-`ScannedCount`, never timed): one consistent GetItem of the head and one Query of the audit index (GSI6)
-for the records after the cursor, whatever the run's history; its cursor walks every record once. A
-record chained before the index (no GSI6 keys) makes the page read the chain whole, as before."""
+`ScannedCount`, never timed): one consistent GetItem of the head and one consistent Query of the records'
+copies (`AUD#<seq>`, in the run's partition, no index) after the cursor, whatever the run's history; its
+cursor walks every record once. A record chained before the copies (none of its own) makes the page read
+the chain whole, as before."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from baton.adapters.dynamo_items import audit_record_sk
 from baton.ids import UlidGenerator
 from baton.models import Event
 from baton.services.audit import AuditService
-from baton.workflows.table import AUDIT_PK_ATTRIBUTE, AUDIT_SK_ATTRIBUTE
 
 if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
@@ -64,13 +65,12 @@ def test_an_audit_page_reads_its_records_and_the_head_whatever_the_history(moto_
     assert service.page(RUN, after=25).records == [] and [c["op"] for c in calls] == ["GetItem"]
 
 
-def test_records_chained_before_the_index_are_read_whole(moto_stack: MotoStack) -> None:
+def test_records_chained_before_their_copies_are_read_whole(moto_stack: MotoStack) -> None:
     chained = _history(moto_stack, decisions=6, others_each=2)
     store = moto_stack.services.core.store
-    store._db.update_item(  # type: ignore[attr-defined]  # record 3 as written before the index
+    store._db.delete_item(  # type: ignore[attr-defined]  # record 3 as written before the copies
         TableName=moto_stack.provisioned.table_name,
-        Key={"PK": {"S": f"RUN#{RUN}"}, "SK": {"S": f"EVT#{chained[2].event_id}"}},
-        UpdateExpression=f"REMOVE {AUDIT_PK_ATTRIBUTE}, {AUDIT_SK_ATTRIBUTE}",
+        Key={"PK": {"S": f"RUN#{RUN}"}, "SK": {"S": audit_record_sk(3)}},
     )
     service = AuditService(store)
     first = service.page(RUN, limit=4)
@@ -78,3 +78,27 @@ def test_records_chained_before_the_index_are_read_whole(moto_stack: MotoStack) 
     rest = service.page(RUN, after=4, limit=4)
     assert [r.event_id for r in first.records + rest.records] == [e.event_id for e in chained]
     assert rest.next is None
+
+
+def test_the_copies_are_neither_events_nor_records_twice(moto_stack: MotoStack) -> None:
+    chained = _history(moto_stack, decisions=4, others_each=1)
+    store = moto_stack.services.core.store
+    assert len(store.list_events(RUN, limit=100)) == 8  # the event log: each event once, no AUD# copy
+    verdict = AuditService(store).verify(RUN)
+    assert verdict.valid and verdict.records == verdict.head_seq == 4 and not verdict.unchained
+    assert [r.event_id for r in AuditService(store).page(RUN).records] == [e.event_id for e in chained]
+
+
+def test_a_copy_changed_apart_from_its_record_is_not_shown(moto_stack: MotoStack) -> None:
+    chained = _history(moto_stack, decisions=3, others_each=0)
+    store = moto_stack.services.core.store
+    store._db.update_item(  # type: ignore[attr-defined]  # record 2's copy edited, its hash left as it was
+        TableName=moto_stack.provisioned.table_name,
+        Key={"PK": {"S": f"RUN#{RUN}"}, "SK": {"S": audit_record_sk(2)}},
+        UpdateExpression="SET #data = :data",
+        ExpressionAttributeNames={"#data": "data"},
+        ExpressionAttributeValues={":data": {"S": '{"n": 1, "m": 0, "by": "mallory"}'}},
+    )
+    page = AuditService(store).page(RUN)
+    assert [r.event_id for r in page.records] == [e.event_id for e in chained]
+    assert page.records[1].data == {"n": 1, "m": 0}  # the record itself, read whole

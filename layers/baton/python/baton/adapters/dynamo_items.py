@@ -52,6 +52,11 @@ AUDIT_ATTEMPTS: Final = 30
 # The run's decision-log head (baton/domain/audit.py): at or after PEND#, so snapshot_run's one Query
 # reads it with the run (the answer path gets it at no extra call).
 AUDIT_HEAD_SK: Final = "RUN#AUDIT"
+# A chained decision record's copy under its place in the chain, put in the record's own transaction:
+# AUD# sorts before PEND#, so no snapshot reads it, and a page of the decision log is one consistent
+# Query of a range of them in the run's partition (`DynamoRuns.read_audit_page`), with no index (a new
+# index would be the release's second: CloudFormation creates one GSI per stack update).
+AUDIT_RECORD_PREFIX: Final = "AUD#"
 
 
 # ---- attribute values ----------------------------------------------------------------------------
@@ -124,6 +129,11 @@ def is_start_key(start: Any, *, with_index: bool) -> bool:
 # ---- keys ----------------------------------------------------------------------------------------
 def run_pk(run_id: str) -> str:
     return f"RUN#{run_id}"
+
+
+def audit_record_sk(seq: int) -> str:
+    """The sort key of the copy of a run's chained record `seq`: fixed width, so text order is seq order."""
+    return f"{AUDIT_RECORD_PREFIX}{seq:012d}"
 
 
 def marker_sk(interaction_id: str) -> str:

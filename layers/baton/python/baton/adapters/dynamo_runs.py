@@ -3,7 +3,7 @@
 - `RUN`: the run, moved by conditional updates (`version` advanced by each);
 - `EVT#<event>`: its event log, read in id order; a decision is chained (`DynamoTable._record_items`),
   and `read_audit` reads the chain back with its head (`RUN#AUDIT`), `read_audit_page` one page of it
-  (the audit index, GSI6);
+  (the records' copies under `AUD#<seq>`);
 - `MSG#<node>#<message>`: answers queued for a node, each drained by one conditional write."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from botocore.exceptions import ClientError
 
 from baton.adapters.dynamo_items import (
     AUDIT_ATTEMPTS,
+    audit_record_sk,
     back_off,
     contention,
     from_item,
@@ -29,7 +30,6 @@ from baton.adapters.dynamo_transactions import cancellation_codes, transact_writ
 from baton.domain.audit import DECISION_TYPES, AuditRecord, AuditTrail, UnchainedDecision, is_decision, stored_data
 from baton.errors import ConflictError, NotFoundError
 from baton.models import Event, Message
-from baton.workflows.table import AUDIT_PK_ATTRIBUTE, AUDIT_SK_ATTRIBUTE, GSI_AUDIT, audit_partition, audit_position
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -242,23 +242,22 @@ class DynamoRuns(DynamoTable):
         return AuditTrail(records=records, head=head, unchained=unchained)
 
     def read_audit_page(self, run_id: str, *, after: int, limit: int) -> AuditTrail:
-        """The run's head (consistent) and up to `limit` chained records after seq `after`, in seq order:
-        one Query of the audit index (GSI6) for only the records the head says follow `after` (none:
-        no Query). The index is eventually consistent and lacks records chained before it: the caller
-        checks the records run unbroken (`AuditService.page`)."""
+        """The run's head and up to `limit` chained records after seq `after`, in seq order: one
+        consistent Query of the records' copies (`AUD#<seq>`) in the sort key range the head says
+        follows `after` (none: no Query). Records chained before the copies were written have none: the
+        caller checks the records run unbroken (`AuditService.page`)."""
         head = self.get_audit_head(run_id)
-        wanted = min(head.seq, after + limit) - after
-        if wanted <= 0:
+        last = min(head.seq, after + limit)
+        if last <= after:
             return AuditTrail(records=[], head=head)
-        resp = self._db.query(
-            TableName=self._table,
-            IndexName=GSI_AUDIT,
-            KeyConditionExpression="#pk = :pk AND #sk > :after",
-            ExpressionAttributeNames={"#pk": AUDIT_PK_ATTRIBUTE, "#sk": AUDIT_SK_ATTRIBUTE},
-            ExpressionAttributeValues=to_item({":pk": audit_partition(run_id), ":after": audit_position(after)}),
-            Limit=wanted,
+        items = self._query_all(
+            KeyConditionExpression="PK = :pk AND SK BETWEEN :lo AND :hi",
+            ExpressionAttributeValues=to_item(
+                {":pk": run_pk(run_id), ":lo": audit_record_sk(after + 1), ":hi": audit_record_sk(last)}
+            ),
+            ConsistentRead=True,
         )
-        return AuditTrail(records=[_audit_record(from_item(i)) for i in resp.get("Items", [])], head=head)
+        return AuditTrail(records=[_audit_record(v) for v in items], head=head)
 
     # ---- messages queued for a node ----------------------------------------------------------------
     def put_message(self, message: Message) -> None:

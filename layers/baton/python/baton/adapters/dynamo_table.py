@@ -1,18 +1,28 @@
 """The base every part of `DynamoStore` builds on (`dynamo.py` composes them): the table's name and
 client, its paged reads, and the items of the run's records, events and messages, written by every part
 that records something. A decision event among them is chained (`baton/domain/audit.py`): its item
-carries its place in the run's chain, and the run's head item advances in the same write, conditional
-on the head the writer read (`record_items`; a lost race reads the head again, `lost_head_race`)."""
+carries its place in the run's chain, a copy of it goes under that place (`AUD#<seq>`, the decision
+log's pages), and the run's head item advances in the same write, conditional on the head the writer
+read (`record_items`; a lost race reads the head again, `lost_head_race`)."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any, cast
 
-from baton.adapters.dynamo_items import AUDIT_ATTEMPTS, AUDIT_HEAD_SK, back_off, contention, from_item, run_pk, to_item
+from baton.adapters.dynamo_items import (
+    AUDIT_ATTEMPTS,
+    AUDIT_HEAD_SK,
+    audit_record_sk,
+    back_off,
+    contention,
+    from_item,
+    run_pk,
+    to_item,
+)
 from baton.domain.audit import EMPTY_HEAD, AuditHead, chain, is_decision
 from baton.models import Event, Message
-from baton.workflows.table import TTL_ATTRIBUTE, audit_keys
+from baton.workflows.table import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -79,16 +89,23 @@ class DynamoTable:
         return EMPTY_HEAD
 
     def _record_items(self, run_id: str, records: Sequence[Message | Event], head: AuditHead) -> list[dict[str, Any]]:
-        """The Puts of `records` (decisions chained after `head`) and, when there is a decision, last,
-        the head's conditional advance (seq = the one read)."""
+        """The Puts of `records` (decisions chained after `head`), then each decision's copy under its
+        place in the chain (`audit_record_sk`, the decision log's pages) and, when there is a decision,
+        last, the head's conditional advance (seq = the one read). The copies need no condition: their
+        seqs are free while the head holds (and come after every record, so callers' codes keep their
+        places)."""
         chained, new_head = chain((r for r in records if isinstance(r, Event)), head)
         by_id = {c.event_id: c for c in chained}
         items: list[dict[str, Any]] = []
+        copies: list[dict[str, Any]] = []
         for record in records:
             if isinstance(record, Message):
                 values = self._message_values(record)
             else:
                 values = self._event_values(record, by_id.get(record.event_id))
+                if record.event_id in by_id:
+                    copy = {**values, "SK": audit_record_sk(by_id[record.event_id].seq), "record": "audit_record"}
+                    copies.append({"Put": {"TableName": self._table, "Item": to_item(copy)}})
             items.append(
                 {
                     "Put": {
@@ -108,7 +125,7 @@ class DynamoTable:
             put["ConditionExpression"] = "#seq = :seq"
             put["ExpressionAttributeNames"] = {"#seq": "seq"}
             put["ExpressionAttributeValues"] = to_item({":seq": head.seq})
-        return [*items, {"Put": put}]
+        return [*items, *copies, {"Put": put}]
 
     def _event_values(self, event: Event, chained: AuditRecord | None = None) -> dict[str, Any]:
         """An event's item; a decision's carries its place in the run's chain and never expires (an
@@ -122,7 +139,6 @@ class DynamoTable:
                 "record": "event",
                 **chained.model_dump(exclude={"data"}),
                 "data": json.dumps(event.data),
-                **audit_keys(event.run_id, chained.seq),
             }
         return {
             "PK": run_pk(event.run_id),

@@ -1,12 +1,14 @@
-"""A run's decision log read back: its records in chain order, page by page, and the chain recomputed
-(`baton/domain/audit.py`). Both read the whole chain: an operator's tool, never on an answer's path."""
+"""A run's decision log read back: its records in chain order, page by page (a page reads its records
+and the head), and the chain recomputed (`baton/domain/audit.py`, the whole chain read). An operator's
+tool, never on an answer's path."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from baton.domain.audit import AuditRecord, AuditVerdict, canonical_json, verify_chain
+from baton.domain.audit import AuditHead, AuditRecord, AuditVerdict, canonical_json, verify_chain
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -32,13 +34,13 @@ class AuditService:
 
     def page(self, run_id: str, *, after: int = 0, limit: int = 100) -> AuditPage:
         """The records after seq `after`, in seq order, at most `limit` (1..MAX_PAGE): one page of the
-        audit index, checked against the head (seqs have no gaps, so the page must be after+1, after+2,
-        ... up to the head or the limit); an index still catching up, or records chained before it, and
-        the chain is read whole instead."""
+        records' copies by seq, checked against the head (seqs have no gaps, so the page must be after+1,
+        after+2, ... up to the head or the limit) and as a chain (`_linked`); records chained before the
+        copies were written, or a copy that is not its record, and the chain is read whole instead."""
         limit = max(1, min(limit, MAX_PAGE))
         read = self.store.read_audit_page(run_id, after=after, limit=limit)
         wanted = list(range(after + 1, min(read.head.seq, after + limit) + 1))
-        if [r.seq for r in read.records] == wanted:
+        if [r.seq for r in read.records] == wanted and _linked(read.records, read.head):
             more = bool(wanted) and wanted[-1] < read.head.seq
             return AuditPage(records=read.records, next=wanted[-1] if more else None)
         records = sorted(
@@ -46,6 +48,17 @@ class AuditService:
         )
         page = records[:limit]
         return AuditPage(records=page, next=page[-1].seq if len(records) > limit else None)
+
+
+def _linked(records: list[AuditRecord], head: AuditHead) -> bool:
+    """Whether a page's records (consecutive seqs) hash as stored, each chained to the one before, and
+    the last to the head when it is the head's: a copy edited apart from its record is not shown (the
+    whole read shows the record, which `verify` checks)."""
+    if any(r.hash != r.expected_hash() for r in records):
+        return False
+    if any(later.prev_hash != earlier.hash for earlier, later in pairwise(records)):
+        return False
+    return not records or records[-1].seq != head.seq or records[-1].hash == head.hash
 
 
 def archive_key(record: AuditRecord) -> str:

@@ -3,6 +3,13 @@
 Keys:
   PK = RUN#<run_id>
   SK = RUN | INT#<iid> | EVT#<ulid> | MSG#<node>#<ulid> | DLG#<iid>#<n> | AGENT#<key> | WAIT#<gate> | PEND#<iid>
+       | AUD#<seq, 12 digits>
+  AUD#<seq> is a copy of a run's chained decision record (its EVT# item is the event log's), put in the
+  record's own transaction, before PEND# (never in a snapshot), so a page of the decision log is one
+  consistent Query of a sort key range of the run's partition (`read_audit_page`), with no index;
+  records chained before it have no copy (the page then reads the chain whole). Not an index on purpose:
+  CloudFormation fails a stack update that creates two GSIs, and this release's one new index is GSI5
+  (`tests/infra/test_table_upgrade.py`).
   AGENT#<key> is an agent's opaque state (`dynamo_agent_states.py`), also before PEND#: never in a snapshot.
   PEND#<iid> is the marker of a pending question, tool await or pause (a copy of its item, present exactly
   while it is pending): it sorts after DLG# (a review's dialogue turns), EVT#, INT# and MSG#, so one Query
@@ -44,11 +51,6 @@ GSI5 (sparse, "pending_by_node"): every pending interaction of one node, in crea
   (`pending_node_keys`), written with the GSI1 keys in the same put, gone with them. Items written before
   the index lack the keys: `DynamoStore.backfill_all_pending` adds them with the GSI3 keys (`baton
   migrate index-keys`; the local stack on load); until then such an item is missing from node pages.
-GSI6 (sparse, "audit"): a run's chained decision records by their place in the chain, so a page of the
-  decision log is one Query from `after` (`GET /api/runs/{id}/audit`), never the run's whole history.
-  GSI6PK = AUDIT#<run_id> ; GSI6SK = <seq, 12 digits> (`audit_keys`), written in the record's own put.
-  A GSI is read eventually consistently and records chained before it lack the keys: the page checks
-  its records run unbroken from `after` + 1 up to the head (read consistently), else reads the chain whole.
 Outside the runs: PK = INBOX_SESSIONS ; SK = SESSION#<operator>#<session_id>, one open local inbox session
   each (`baton/adapters/inbox_sessions.py`; TTL at its expiry), read by GetItem, ended by Query + DeleteItem.
   PK = AWAY ; SK = OPERATOR#<operator>, one operator away with their delegate each
@@ -76,9 +78,6 @@ DUE_KINDS: Final = ("interrupt", "question", "tool_approval")  # what the sweeps
 GSI_PENDING_BY_NODE: Final = "pending_by_node"
 NODE_PK_ATTRIBUTE: Final = "GSI5PK"
 NODE_SK_ATTRIBUTE: Final = "GSI5SK"
-GSI_AUDIT: Final = "audit"
-AUDIT_PK_ATTRIBUTE: Final = "GSI6PK"
-AUDIT_SK_ATTRIBUTE: Final = "GSI6SK"
 TTL_ATTRIBUTE: Final = "expiration"
 
 KEY_ATTRIBUTES: Final[list[tuple[str, str]]] = [
@@ -94,8 +93,6 @@ KEY_ATTRIBUTES: Final[list[tuple[str, str]]] = [
     (DUE_SK_ATTRIBUTE, "S"),
     (NODE_PK_ATTRIBUTE, "S"),
     (NODE_SK_ATTRIBUTE, "S"),
-    (AUDIT_PK_ATTRIBUTE, "S"),
-    (AUDIT_SK_ATTRIBUTE, "S"),
 ]
 
 GLOBAL_SECONDARY_INDEXES: Final[list[dict[str, Any]]] = [
@@ -114,7 +111,6 @@ GLOBAL_SECONDARY_INDEXES: Final[list[dict[str, Any]]] = [
         "sort_key": NODE_SK_ATTRIBUTE,
         "projection": "ALL",
     },
-    {"name": GSI_AUDIT, "partition_key": AUDIT_PK_ATTRIBUTE, "sort_key": AUDIT_SK_ATTRIBUTE, "projection": "ALL"},
 ]
 
 
@@ -126,20 +122,6 @@ def pending_node_partition(node: str) -> str:
 def pending_node_keys(node: str, created_at: str, interaction_id: str) -> dict[str, str]:
     """The `pending_by_node` index's keys of a pending interaction."""
     return {NODE_PK_ATTRIBUTE: pending_node_partition(node), NODE_SK_ATTRIBUTE: f"{created_at}#{interaction_id}"}
-
-
-def audit_partition(run_id: str) -> str:
-    return f"AUDIT#{run_id}"
-
-
-def audit_position(seq: int) -> str:
-    """A chained record's sort key on the audit index: its seq, fixed width so text order is seq order."""
-    return f"{seq:012d}"
-
-
-def audit_keys(run_id: str, seq: int) -> dict[str, str]:
-    """The `audit` index's keys of a run's chained decision record."""
-    return {AUDIT_PK_ATTRIBUTE: audit_partition(run_id), AUDIT_SK_ATTRIBUTE: audit_position(seq)}
 
 
 def due_keys(kind: str, interaction_id: str, expires_at: str | None, *, has_default: bool) -> dict[str, str]:
