@@ -11,9 +11,10 @@ printed, never asserted):
   inbox page        parts/inbox_page.py: the DynamoDB calls of the inbox's first page (one Query) at
                     1,000 pending
   cost model        parts/cost_model.py: per pause kind (question with its gate, blocking ask, interrupt,
-                    tool approval) one whole life's calls, capacity units, state transitions, Lambda
-                    invocations and GB-seconds, SNS publishes and API requests, and the cost of 1,000
-                    lives at bench/prices.json's prices, beside the kind's lower bound in calls
+                    tool approval, review; --quick: not the review) one whole life's calls, capacity
+                    units, state transitions, Lambda invocations and GB-seconds, SNS publishes and API
+                    requests, and the cost of 1,000 lives at bench/prices.json's prices, beside the
+                    kind's lower bound in calls
 
 Usage: uv run python bench/aws_costs.py [--quick] [--only question life,resume and answer,inbox page,cost model]
 """
@@ -30,7 +31,7 @@ SECTIONS: list[sections.Section] = [
         ["parts/inbox_page.py", "--samples", "5"],
         ["parts/inbox_page.py", "--items", "20", "--runs", "4", "--samples", "2"],
     ),
-    ("cost model", ["parts/cost_model.py"], ["parts/cost_model.py", "--samples", "1"]),
+    ("cost model", ["parts/cost_model.py"], ["parts/cost_model.py", "--samples", "1", "--quick"]),
 ]
 
 if __name__ == "__main__":

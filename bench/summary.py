@@ -337,12 +337,14 @@ def bench_load(questions: int, runs: int, clients: int, history: int) -> None:
     )
 
 
-def bench_cost_model(samples: int) -> None:
-    """bench/parts/cost_model.py in its own process (its own stack): its table, then one row per pause kind."""
+def bench_cost_model(samples: int, *, quick: bool = False) -> None:
+    """bench/parts/cost_model.py in its own process (its own stack): its table, then one row per pause kind
+    (`quick`: all but the review's, a minute of builds)."""
     sys.path.insert(0, str(PARTS))
     import cost_model
 
-    figures = _script_json([str(PARTS / "cost_model.py"), "--samples", str(samples), "--json"])
+    quick_flag = ["--quick"] if quick else []
+    figures = _script_json([str(PARTS / "cost_model.py"), "--samples", str(samples), "--json", *quick_flag])
     LIVES.update(figures)  # the scaling section checks its recorded profile against these lives
     cost_model.print_table(figures)
     for kind in figures["kinds"]:
@@ -401,7 +403,7 @@ def main() -> None:
         ("critical path", lambda: bench_critical(3 if args.quick else args.critical_samples)),
         ("load", lambda: bench_load(pending, runs, 8, 0)),
         ("load with history", lambda: bench_load(pending, runs, 8, history)),
-        ("cost model", lambda: bench_cost_model(1 if args.quick else 3)),
+        ("cost model", lambda: bench_cost_model(1 if args.quick else 3, quick=args.quick)),
         ("scaling", bench_scaling),
     ]
     if args.only:

@@ -30,14 +30,23 @@ The kinds and their lower bound in AWS calls (what the same work needs at least,
   it back: left out, as above);
 - interrupt (the SDK's): 3: one write to create, one publish, one conditional write to resume;
 - tool approval: 4: one write to request (the approval keyed by its call's digest), one publish, one
-  conditional write to approve, one conditional write to consume it.
-The review gate is not here yet: driving its life (the offline companion's turns, the merge build) is
-left to a later change.
+  conditional write to approve, one conditional write to consume it;
+- review: a review gate on a throwaway repository (the offline companion, the local build runner): its
+  diff build, the first companion turn, the park, one reply and its turn, approve, the merge build and its
+  record, the run's end: 16: one write to request the diff build; a read of the diff's report and a write of
+  the turn; one conditional write to park with one StartExecution for its timer and one publish; one
+  conditional write of the reply and one SendTaskSuccess; a read of the thread and a write of the reply's
+  turn; one conditional write to park again; one conditional write to approve and one SendTaskSuccess; one
+  write to request the merge build; one conditional write of the merge's outcome; one write at the run's
+  end. The builds' own calls are not Baton's handlers' here: the local runner reports from a thread of its
+  own (counted as the engine's, left out), where deployed CodeBuild writes the report and a Lambda sends
+  the build's token. `--quick` (`make test`'s bench) leaves the review out: its two builds, its warm life
+  and its deadline timer take about a minute.
 
 Each row is the median of `--samples` counted lives by their calls (a life's calls vary a little with
 timing); the calls of every one are listed when they differ.
 
-Usage: uv run python bench/parts/cost_model.py [--lives 1000] [--samples 3] [--json]
+Usage: uv run python bench/parts/cost_model.py [--lives 1000] [--samples 3] [--json] [--quick] [--only review,...]
 """
 
 from __future__ import annotations
@@ -46,6 +55,7 @@ import argparse
 import json
 import math
 import statistics
+import tempfile
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -56,7 +66,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
 PRICES = Path(__file__).resolve().parents[1] / "prices.json"
-LOWER_BOUNDS = {"question": 9, "blocking ask": 3, "interrupt": 3, "tool approval": 4}
+LOWER_BOUNDS = {"question": 9, "blocking ask": 3, "interrupt": 3, "tool approval": 4, "review": 16}
+OWN_RUN = {"question", "review"}  # a hosted run's kinds: each life a run of its own
+SLOW = {"review"}  # left out by --quick (`make test`'s bench): its two builds and its warm life take a minute
 # what each count is priced by in bench/prices.json, and its short name in the table
 PRICED_BY = {
     "read_units": "dynamodb_read_request_unit",
@@ -152,6 +164,31 @@ class Lives:
         assert self.client.answer(run_id, asked.interaction_id, {"decision": "approve"}).resumed is True
         assert self.client.consume_tool_approval(run_id, asked.interaction_id, call.digest).consumed is True
 
+    def review(self, run_id: str, timeout: int) -> None:
+        """A review gate on a throwaway repository: its diff build, the offline companion's first turn, the
+        park, one reply turn, approve, the merge build and its record, the run's end."""
+        from baton.cli.demo_repo import create_demo_repo
+
+        repo = create_demo_repo(Path(tempfile.mkdtemp(prefix="baton-bench-review-")) / "repo")
+        config = repo.gate_input(timeout_seconds=timeout, merge_timeout_seconds=60)
+        self.client.start_run("review_gate", config, run_id=run_id)
+        self._until(lambda: self._review_waits(run_id, turns=1), f"{run_id} parked")
+        self.client.review_action(run_id, "reply", reply="Why the new parameter?")
+        self._until(lambda: self._review_waits(run_id, turns=2), f"{run_id} replied and parked again")
+        self.client.review_action(run_id, "approve_merge")
+        self._until(lambda: self.client.get_run(run_id).status == "succeeded", f"{run_id} merged")
+
+    def _review_waits(self, run_id: str, *, turns: int) -> bool:
+        """The review asks its operator again after its companion's `turns`-th turn."""
+        from baton.errors import NotFoundError
+
+        try:
+            found = self.client.review(run_id)
+        except NotFoundError:
+            return False
+        ready = found.status == "pending" and found.turns_used >= turns
+        return ready and self.client.get_run(run_id).status == "paused_waiting_human"
+
     def _status(self, arn: str) -> str:
         from life_meter import label
 
@@ -233,8 +270,8 @@ def median_life(lives: list[LifeCounts]) -> LifeCounts:
     return sorted(lives, key=lambda life: life.calls)[len(lives) // 2]
 
 
-def measure(samples: int) -> list[tuple[LifeCounts, list[int]]]:
-    """Per kind: its median life, and the calls every counted life made."""
+def measure(samples: int, only: Iterable[str] | None = None) -> list[tuple[LifeCounts, list[int]]]:
+    """Per kind (`only` these, when given): its median life, and the calls every counted life made."""
     from life_meter import start_stack
 
     stack, info = start_stack("baton-bench-cost-")
@@ -250,17 +287,19 @@ def measure(samples: int) -> list[tuple[LifeCounts, list[int]]]:
         "blocking ask": lives.blocking_ask,
         "interrupt": lives.interrupt,
         "tool approval": lives.tool_approval,
+        "review": lives.review,
     }
     try:
         rows = []
         for kind, drive in kinds.items():
+            if only is not None and kind not in only:
+                continue
             run_id = f"cost-{kind.replace(' ', '-')}-{int(time.time())}"
             # uncounted, on the same run but for a hosted run's question (a run of its own): warm handlers,
             # the agent's run made; its deadline timer fires long after the count
-            drive(f"{run_id}-warm" if kind == "question" else run_id, 600)
+            drive(f"{run_id}-warm" if kind in OWN_RUN else run_id, 600)
             counted = [
-                _counted_life(kind, drive, sfn, f"{run_id}-{n}" if kind == "question" else run_id)
-                for n in range(samples)
+                _counted_life(kind, drive, sfn, f"{run_id}-{n}" if kind in OWN_RUN else run_id) for n in range(samples)
             ]
             rows.append((median_life(counted), sorted(life.calls for life in counted)))
         return rows
@@ -336,8 +375,13 @@ def main() -> None:
     parser.add_argument("--lives", type=int, default=1000, help="how many lives to price")
     parser.add_argument("--samples", type=int, default=3, help="counted lives per kind (the median's row)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--only", help="comma-separated kinds (default: every kind)")
+    parser.add_argument("--quick", action="store_true", help="every kind but the review (about a minute)")
     args = parser.parse_args()
-    found = figures(measure(args.samples), json.loads(PRICES.read_text()), args.lives)
+    only = args.only.split(",") if args.only else None
+    if args.quick:
+        only = [kind for kind in (only or LOWER_BOUNDS) if kind not in SLOW]
+    found = figures(measure(args.samples, only), json.loads(PRICES.read_text()), args.lives)
     if args.json:
         print(json.dumps(found, indent=2))
     else:

@@ -117,6 +117,12 @@ class MemoryStore:
             for event in events:
                 self.append_event(event)
 
+    def put_pause(self, pause: Interaction, *, events: Sequence[Event]) -> None:
+        with self._lock:  # DynamoStore: one transaction
+            self.put_interaction(pause)
+            for event in events:
+                self.append_event(event)
+
     def put_interaction(self, interaction: Interaction, *, count_ask: bool = False) -> None:
         key = (interaction.run_id, interaction.interaction_id)
         with self._lock:

@@ -27,6 +27,11 @@ class QuestionPuts(Protocol):
         ConflictError if it exists."""
         ...
 
+    def put_pause(self, pause: Interaction, *, events: Sequence[Event]) -> None:
+        """A new pending pause (a blocking ask: not counted as a question) with `events`: one write.
+        ConflictError if it exists."""
+        ...
+
 
 class GateParks(Protocol):
     def get_run_and_wait(self, run_id: str, gate: str) -> tuple[RunSummary | None, ParkedWait | None]:

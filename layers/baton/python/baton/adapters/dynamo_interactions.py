@@ -98,6 +98,10 @@ class DynamoInteractions(DynamoTable):
         """A new pending question, its marker, its run's ask count and `events`: one transaction."""
         self._put_new(question, count_ask=True, events=events)
 
+    def put_pause(self, pause: Interaction, *, events: Sequence[Event]) -> None:
+        """A new pending pause, its marker and `events`: one transaction."""
+        self._put_new(pause, count_ask=False, events=events)
+
     def _put_new(self, interaction: Interaction, *, count_ask: bool, events: Sequence[Event]) -> None:
         values = interaction_values(interaction)
         try:

@@ -91,21 +91,19 @@ class AskService:
                 requested_by=caller if approval is not None else None,
             ),
         )
-        core.store.put_interaction(interaction)
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
-        core.record(
-            run_id,
-            HumanInputRequested(
-                interaction_id=interaction.interaction_id,
-                node=node,
-                kind="ask",
-                prompt=question,
-                options=options,
-                timeout_seconds=timeout_seconds,
-                by=caller,
-            ),
+        requested = HumanInputRequested(
+            interaction_id=interaction.interaction_id,
+            node=node,
+            kind="ask",
+            prompt=question,
+            options=options,
+            timeout_seconds=timeout_seconds,
+            by=caller,
         )
-        core.record(run_id, RunPaused(gate=node, kind="ask"))
+        # the ask and its events in one write; the run's pause after it (a run elsewhere is left alone)
+        paused = RunPaused(gate=node, kind="ask")
+        core.store.put_pause(interaction, events=[core.new_event(run_id, requested), core.new_event(run_id, paused)])
+        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         core.notify(interaction, "human_input_requested")
         arm_interaction(core, interaction)
         return interaction

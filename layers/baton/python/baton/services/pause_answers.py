@@ -47,7 +47,11 @@ class PauseAnswers:
     ) -> None:
         self.core, self.wait, self.hosted = core, wait, hosted
         self.siblings = snapshot.waits if wait is not None and snapshot is not None else None
-        self.audit_head = snapshot.audit_head if wait is not None and snapshot is not None else None
+        # the answer's chain head as the snapshot read it (a stale one loses the head's race and is re-read)
+        self.audit_head = snapshot.audit_head if snapshot is not None else None
+        # an agent's run's gates with a wait, as the snapshot read them (None: not read): an agent's run
+        # has no park, so a node without one has none to send (a blocking ask)
+        self.agent_waits = {w.gate for w in snapshot.waits} if snapshot is not None and not hosted else None
 
     def check(self, pause: Interaction, answer: Answers) -> None:
         # A blocking ask with options takes only its options, by the rule its default is checked with.
@@ -202,11 +206,15 @@ class PauseAnswers:
         run_id, node = answered.run_id, answered.request.node
         if hosted is None:
             hosted = core.require_run(run_id).hosted
-        resumed = core.release_gate(run_id, node, self.output(answered))
-        if not resumed and not hosted and core.store.get_wait(run_id, node) is None:
-            resume_asking_run(core, run_id, node)  # a blocking ask: no token; its waiter reads the answer
-            resumed = True
-        return resumed
+        unparked = hosted is False and self.agent_waits is not None and node not in self.agent_waits
+        # read once: the send's wait, or none (a blocking ask)
+        wait = None if unparked else core.store.get_wait(run_id, node)
+        if wait is not None:
+            return core.release_gate(run_id, node, self.output(answered), wait=wait)
+        if hosted:
+            return False
+        resume_asking_run(core, run_id, node)  # a blocking ask: no token; its waiter reads the answer
+        return True
 
 
 def resume_asking_run(core: Core, run_id: str, gate: str, kind: str = "ask") -> None:

@@ -135,9 +135,19 @@ class PauseService:
                 return decide(core, PauseAnswers(core, wait=wait, snapshot=snapshot), target, request.answers, voter)
             except GuardFailedError:  # the wait closed under us (its deadline): decided on a fresh read
                 pass
-        return decide(
-            core, PauseAnswers(core, hosted=snapshot.run.hosted), self._read_pause(request), request.answers, voter
-        )
+        pause = self._blocking_ask(snapshot, request.node) or self._read_pause(request)
+        answers = PauseAnswers(core, snapshot=snapshot, hosted=snapshot.run.hosted)
+        return decide(core, answers, pause, request.answers, voter)
+
+    @staticmethod
+    def _blocking_ask(snapshot: RunSnapshot, node: str | None) -> Interaction | None:
+        """The latest pending ask at `node` from its marker in the snapshot, when nothing was ever parked
+        there (a blocking ask: its marker is a copy of its item; a park would have written `blocks` on the
+        item alone). None: `_read_pause` reads the run's interactions (a review's are not marked)."""
+        if node is None or any(w.gate == node for w in snapshot.waits):
+            return None
+        found = [i for i in snapshot.pending if i.request.kind == "ask" and i.request.node == node]
+        return found[-1] if found else None
 
     def _read_pause(self, request: Resume) -> Interaction:
         """The pause a resume is for from the run's interactions (a blocking ask, a review, several pauses,
