@@ -193,7 +193,7 @@ def test_drift_from_the_cost_models_lives_compares_calls_by_service() -> None:
 def test_the_recorded_profile_matches_the_cost_models_kinds_and_the_tables_keys() -> None:
     assert set(PROFILE) == set(LOWER_BOUNDS)  # every pause kind the cost model drives, no other
     indexes = {gsi["name"] for gsi in GLOBAL_SECONDARY_INDEXES}
-    key = re.compile(r"PENDING|PARKED|PENDING#\w+|DUE#\w+|\w+#(pending|answered|timed_out|cancelled)")
+    key = re.compile(r"PENDING|PARKED|PENDING#\w+|PENDING#node#\w+|DUE#\w+|\w+#(pending|answered|timed_out|cancelled)")
     for kind, life in PROFILE.items():
         assert life["calls"] and life["write_units"] > 0, kind
         for partition in life["partition_writes"]:
