@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from load import _rss_mb, _start_stack  # noqa: E402 - the sibling bench's start-up, shared
+from load import _rss_mb, _start_stack
 
 DAY_SECONDS = 86_400
 Pause = tuple[str, str, str]  # (kind, run or session id, interaction or interrupt id)
@@ -76,7 +76,7 @@ def _arguments() -> argparse.Namespace:
 
 
 def _round(
-    client: Any, clients: int, open_pauses: collections.deque[Pause], target: int, budget: int, n: int
+    client: Any, open_pauses: collections.deque[Pause], *, clients: int, target: int, budget: int, n: int
 ) -> tuple[int, int]:
     """About `budget` requests: open pauses up to `target`, then close the oldest and open as many new ones.
     Returns (requests made, the next pause number)."""
@@ -116,7 +116,12 @@ def main() -> None:
                 while done < args.requests:
                     round_started = time.monotonic()
                     made, n = _round(
-                        client, args.clients, open_pauses, args.open, min(args.round, args.requests - done), n
+                        client,
+                        open_pauses,
+                        clients=args.clients,
+                        target=args.open,
+                        budget=min(args.round, args.requests - done),
+                        n=n,
                     )
                     done += made
                     rate = made / (time.monotonic() - round_started)

@@ -8,10 +8,14 @@
   `StateMachineArn`/`Input` reach botocore unconverted and `$.Output` is never found; AWS converts both.
 * StopExecution: moto only marks the program stopped, so a `waitForTaskToken` Task keeps waiting (and a
   stop during the Task's Lambda ends FAILED with a States.Runtime error); AWS ends it ABORTED at once.
+* A cost that grows with every execution: moto's ASL interpreter appends each thread it starts (two per
+  execution, one per Task, one per token wait) to a module list, `TMP_THREADS`, that nothing reads or
+  empties: ~5 kB a finished execution, held for the life of the process (`sfn_threads_unkept`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import threading
@@ -116,11 +120,20 @@ SFN_FIX_MODULES = (
     "moto.stepfunctions.parser.api",
     "moto.stepfunctions.parser.backend.execution",
 )
+# The modules of moto's interpreter an execution runs that append to `TMP_THREADS` (moto 5.2.5), each by its own name.
+SFN_THREAD_LIST_MODULES = (
+    "moto.stepfunctions.parser.backend.execution_worker",
+    "moto.stepfunctions.parser.asl.component.program.program",
+    "moto.stepfunctions.parser.asl.component.state.exec.execute_state",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_callback",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_parallel.branch_worker",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.inline_iteration_component",
+)
 
 
 def import_sfn_fix_targets() -> None:
     """Import what the Step Functions fixes patch, so entering them afterwards takes no time."""
-    for name in SFN_FIX_MODULES:
+    for name in SFN_FIX_MODULES + SFN_THREAD_LIST_MODULES:
         importlib.import_module(name)
 
 
@@ -187,4 +200,20 @@ def sfn_stop_execution() -> Iterator[None]:
             endpoint.interrupt_all()  # the token waits return, so the stopped worker thread ends
 
     with patch.multiple(Execution, stop=stop):
+        yield
+
+
+class _UnkeptThreads:
+    """Stands in for moto's `TMP_THREADS` list: `append` is the only use moto makes of it."""
+
+    def append(self, _thread: threading.Thread) -> None:
+        return None
+
+
+@contextmanager
+def sfn_threads_unkept() -> Iterator[None]:
+    """While open, the interpreter's threads are not kept after they end (they run as before)."""
+    with contextlib.ExitStack() as patches:
+        for name in SFN_THREAD_LIST_MODULES:
+            patches.enter_context(patch.object(importlib.import_module(name), "TMP_THREADS", _UnkeptThreads()))
         yield
