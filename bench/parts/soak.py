@@ -1,11 +1,13 @@
 """Does the local stack's memory stay flat? A soak: `baton dev` in its own process (as `load.py` starts it),
 then rounds of requests that keep `--open` pauses open while others are answered, up to `--requests`.
 
-Two kinds of open pause, half each, every one with a long deadline (nothing times out during the soak):
+Three kinds of open pause, a third each, every one with a long deadline (nothing times out during the soak):
   await       an async question on its own run, then the await tool (`POST /api/runs/{id}/await`): a
               pending `await` interaction and its deadline timer (a Step Functions Wait in moto)
-  interrupt   `POST /api/v1/interrupts`: a hosted interrupt, its parked execution and its deadline timer
-Once `--open` are open, each round answers the oldest (the question; the interrupt's resume) and opens as
+  interrupt   `POST /api/v1/interrupts`: an SDK interrupt (a stored pause: no execution, no timer)
+  gate        a `human_pause` run (`POST /api/runs`): its execution parked on the gate's task token and
+              the gate's deadline timer
+Once `--open` are open, each round answers the oldest (the question; the interrupt's or the gate's resume) and opens as
 many new ones, so the open count holds while the finished ones pile up behind it.
 
 Every round prints: requests done, open pauses, the stack's RSS (VmRSS; peak VmHWM at the end), its thread
@@ -47,10 +49,14 @@ def _threads(pid: int) -> int:
 
 
 def _open_one(client: Any, n: int) -> tuple[Pause, int]:
-    """One new open pause and the requests it took."""
-    if n % 2:
+    """One new open pause (await, interrupt, gate in turn) and the requests it took."""
+    if n % 3 == 1:
         interrupt = client.create_interrupt(session_id=f"soak-i-{n}", prompt=f"go {n}?", timeout_ms=DAY_SECONDS * 1000)
         return ("interrupt", f"soak-i-{n}", interrupt.interrupt_id), 1
+    if n % 3 == 2:
+        run_id = f"soak-g-{n}"
+        client.start_run("human_pause", {"prompt": f"go {n}?", "timeout_seconds": DAY_SECONDS}, run_id=run_id)
+        return ("gate", run_id, ""), 1
     run_id = f"soak-a-{n}"
     asked = client.ask_async(run_id, "draft", f"question {n}?")
     client.await_once(run_id, timeout=DAY_SECONDS)
@@ -61,6 +67,8 @@ def _close_one(client: Any, pause: Pause) -> int:
     kind, owner, pause_id = pause
     if kind == "interrupt":
         client.resume_interrupt(pause_id, {"ok": True})
+    elif kind == "gate":
+        client.resume(owner, {"ok": True})
     else:
         client.answer(owner, pause_id, "yes")
     return 1
