@@ -8,10 +8,18 @@
   `StateMachineArn`/`Input` reach botocore unconverted and `$.Output` is never found; AWS converts both.
 * StopExecution: moto only marks the program stopped, so a `waitForTaskToken` Task keeps waiting (and a
   stop during the Task's Lambda ends FAILED with a States.Runtime error); AWS ends it ABORTED at once.
+* A cost that grows with every execution: moto's ASL interpreter appends each thread it starts (two per
+  execution, one per Task, one per token wait) to a module list, `TMP_THREADS`, that nothing reads or
+  empties: ~5 kB a finished execution, held for the life of the process (`sfn_threads_unkept`).
+* A thread per running execution that only waits: moto runs each program on a second thread and joins
+  it, to time it out at a top-level TimeoutSeconds; with none (every Baton machine) the program runs on the
+  execution's own thread. A parked execution (a timer's Wait, a gate's token wait) holds one thread, not
+  two: 40 kB of RSS, not 64 (`sfn_program_inline`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import threading
@@ -115,12 +123,22 @@ SFN_FIX_MODULES = (
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn",
     "moto.stepfunctions.parser.api",
     "moto.stepfunctions.parser.backend.execution",
+    "moto.stepfunctions.parser.asl.component.program.program",
+)
+# The modules of moto's interpreter an execution runs that append to `TMP_THREADS` (moto 5.2.5), each by its own name.
+SFN_THREAD_LIST_MODULES = (
+    "moto.stepfunctions.parser.backend.execution_worker",
+    "moto.stepfunctions.parser.asl.component.program.program",
+    "moto.stepfunctions.parser.asl.component.state.exec.execute_state",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_callback",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_parallel.branch_worker",
+    "moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.inline_iteration_component",
 )
 
 
 def import_sfn_fix_targets() -> None:
     """Import what the Step Functions fixes patch, so entering them afterwards takes no time."""
-    for name in SFN_FIX_MODULES:
+    for name in SFN_FIX_MODULES + SFN_THREAD_LIST_MODULES:
         importlib.import_module(name)
 
 
@@ -187,4 +205,39 @@ def sfn_stop_execution() -> Iterator[None]:
             endpoint.interrupt_all()  # the token waits return, so the stopped worker thread ends
 
     with patch.multiple(Execution, stop=stop):
+        yield
+
+
+class _UnkeptThreads:
+    """Stands in for moto's `TMP_THREADS` list: `append` is the only use moto makes of it."""
+
+    def append(self, _thread: threading.Thread) -> None:
+        return None
+
+
+@contextmanager
+def sfn_threads_unkept() -> Iterator[None]:
+    """While open, the interpreter's threads are not kept after they end (they run as before)."""
+    with contextlib.ExitStack() as patches:
+        for name in SFN_THREAD_LIST_MODULES:
+            patches.enter_context(patch.object(importlib.import_module(name), "TMP_THREADS", _UnkeptThreads()))
+        yield
+
+
+@contextmanager
+def sfn_program_inline() -> Iterator[None]:
+    """While open, a program with no top-level TimeoutSeconds runs on its execution's thread."""
+    from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
+    from moto.stepfunctions.parser.asl.component.program.program import Program
+
+    original_eval = Program.eval
+
+    def eval_program(self: Any, env: Any) -> None:
+        if self.timeout_seconds is not None:
+            original_eval(self, env)  # its second thread is what times it out
+            return
+        env.next_state_name = self.start_at.start_at_name
+        EvalComponent.eval(self, env)  # what moto's thread runs (`super().eval`), here
+
+    with patch.object(Program, "eval", eval_program):
         yield

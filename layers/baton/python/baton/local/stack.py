@@ -201,6 +201,8 @@ class LocalStack:
                 return
             self._exit_stack.enter_context(moto_fixes.sfn_integration_casing())
             self._exit_stack.enter_context(moto_fixes.sfn_stop_execution())  # it ends a run at once, as on AWS
+            self._exit_stack.enter_context(moto_fixes.sfn_threads_unkept())  # an ended thread is not kept
+            self._exit_stack.enter_context(moto_fixes.sfn_program_inline())  # a parked run: one thread
             # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
             to_lifecycle = functools.partial(self._invoke_logged, "run_lifecycle")
             self._exit_stack.enter_context(execution_end_events(to_lifecycle))
