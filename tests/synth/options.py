@@ -75,6 +75,7 @@ ALONE: Mapping[str, Mapping[str, str]] = {
     "slack_provisioned_concurrency": {"slack_provisioned_concurrency": "2"},
     "policy": {"policy": POLICY},
     "policy_mode": {"policy": POLICY, "policy_mode": "shadow"},
+    "webauthn_rp_id": {"webauthn_rp_id": "inbox.example.com"},
 }
 
 # Everything on, a GitHub repository with a token secret by ARN: checkov's second template
