@@ -94,6 +94,20 @@
     const url = payload.url || "/inbox/";
     event.notification.close();
     const step = event.action && (payload.one_tap || []).find((tap) => tap.action === event.action);
+    if (step && step.confirm) {
+      // A step that asks once more (approving a medium-risk tool call): nothing is sent yet; a notification
+      // of its own (same tag) offers that one answer again as "Confirm: ...", and only that tap sends it.
+      const confirming = { ...step, action: "confirm", title: `Confirm: ${step.title}`, confirm: false };
+      await registration.showNotification(`${step.title}? Tap Confirm to send it`, {
+        body: [payload.title, payload.body].filter(Boolean).join(" · "),
+        data: { ...payload, one_tap: [confirming] },
+        actions: [{ action: confirming.action, title: confirming.title }],
+        tag: payload.interaction_id || undefined,
+        icon: "/inbox/icons/icon-192.png",
+        requireInteraction: true,
+      });
+      return "confirm";
+    }
     if (step) {
       const text = await answerOneTap(fetcher, step);
       await registration.showNotification(text, {

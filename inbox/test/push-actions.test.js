@@ -156,6 +156,28 @@ test("tapping an action answers once; the second tap says who answered first", a
   assert.equal(closed.length, 2);
 });
 
+test("a step that asks once more sends nothing until its Confirm is tapped, then answers once", async () => {
+  const sent = [];
+  const fetcher = async (path, init) => {
+    sent.push([path, JSON.parse(init.body)]);
+    return response(200, {});
+  };
+  const medium = { ...payload, one_tap: [{ ...payload.one_tap[0], confirm: true }, payload.one_tap[1]] };
+  const registration = recorder();
+  const tap = (data, action) =>
+    onNotificationClick({ action, notification: { data, close: () => null } }, { registration, clients: null, fetcher });
+  assert.equal(await tap(medium, "approve"), "confirm");
+  assert.deepEqual(sent, []);
+  const [asked] = registration.shown;
+  assert.equal(asked.title, "Approve? Tap Confirm to send it");
+  assert.deepEqual(asked.options.actions, [{ action: "confirm", title: "Confirm: Approve" }]);
+  assert.equal(asked.options.tag, "i-1");
+  assert.equal(await tap(asked.options.data, "confirm"), "Answered");
+  assert.deepEqual(sent, [[answerPath, { answer: { decision: "approve" } }]]);
+  assert.equal(await tap(medium, "deny"), "Answered"); // a step without `confirm` sends at once
+  assert.equal(sent.length, 2);
+});
+
 test("a click on the notification itself focuses an open inbox on the item, or opens it", async () => {
   const events = [];
   const inbox = {

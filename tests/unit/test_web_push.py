@@ -126,10 +126,12 @@ def test_one_tap_is_a_questions_first_two_options_and_a_low_or_medium_tool_appro
     assert {a.path for a in question} == {"/api/runs/r-1/interactions/i-1/answer"}
     for risk in ("low", "medium"):
         tool = one_tap_actions(_interaction("tool_approval", **_tool(risk)))
-        assert [(a.action, a.body) for a in tool] == [
-            ("approve", {"answer": {"decision": "approve"}}),
-            ("deny", {"answer": {"decision": "deny", "reason": DENIED_FROM_A_NOTIFICATION}}),
+        assert [(a.action, a.body, a.confirm) for a in tool] == [
+            # a medium-risk call's approve asks once more in the notification before it is sent
+            ("approve", {"answer": {"decision": "approve"}}, risk == "medium"),
+            ("deny", {"answer": {"decision": "deny", "reason": DENIED_FROM_A_NOTIFICATION}}, False),
         ]
+    assert not any(a.confirm for a in question)
     # the item needs its page: a high risk call, free text only, an interrupt, a review
     assert one_tap_actions(_interaction("tool_approval", **_tool("high"))) == []
     assert one_tap_actions(_interaction("question")) == []
@@ -141,7 +143,7 @@ def test_the_payload_links_the_items_inbox_page_as_the_list_does() -> None:
     payload = push_payload(_interaction("tool_approval", **_tool("low")), "assigned").model_dump(by_alias=True)
     assert set(payload) == {"title", "body", "url", "run_id", "interaction_id", "kind", "reason", "one_tap"}
     assert payload["url"] == "/inbox/#/tool/r-1/i-1" and payload["reason"] == "assigned"
-    assert set(payload["one_tap"][0]) == {"action", "title", "method", "path", "body", "auth"}
+    assert set(payload["one_tap"][0]) == {"action", "title", "method", "path", "body", "auth", "confirm"}
     assert push_payload(_interaction("interrupt"), "escalated").url == "/inbox/#/interrupt/i-1"
 
 

@@ -103,6 +103,9 @@ class OneTapAction(Contract):
     path: str
     body: dict[str, Any]
     auth: Literal["session", "credential"] = "session"
+    # Ask once more before sending (the worker shows a notification with one Confirm button): approving a
+    # medium-risk tool call. A low-risk one is one tap; a high-risk one needs its page (and a passkey).
+    confirm: bool = False
 
 
 class PushAnswerRequest(BaseModel):
@@ -127,20 +130,22 @@ class PushPayload(Contract):
     one_tap: list[OneTapAction] = Field(default_factory=list)
 
 
-def one_tap_answers(i: Interaction) -> list[tuple[str, str, Any]]:
-    """The answers a notification may give, as (action, title, answer): a question's first two options, a
-    low or medium risk tool approval's approve and deny; none for an item that needs its page (an
-    interrupt, a review, a tool call whose approve takes a passkey: `needs_second_factor`, a question with
-    free text only)."""
+def one_tap_answers(i: Interaction) -> list[tuple[str, str, Any, bool]]:
+    """The answers a notification may give, as (action, title, answer, confirm): a question's first two
+    options, a low or medium risk tool approval's approve (a medium one's after a confirmation) and deny;
+    none for an item that needs its page (an interrupt, a review, a tool call whose approve takes a passkey:
+    `needs_second_factor`, a question with free text only)."""
     from baton.domain.tool_calls import needs_second_factor
     from baton.models import ToolApprovalPause
 
     request = i.request
     if request.kind == "question" and request.options:
-        return [(f"answer-{n}", option, option) for n, option in enumerate(request.options[:MAX_ONE_TAP_OPTIONS])]
+        options = request.options[:MAX_ONE_TAP_OPTIONS]
+        return [(f"answer-{n}", option, option, False) for n, option in enumerate(options)]
     if isinstance(request, ToolApprovalPause) and not needs_second_factor(request.tool):
         deny = {"decision": "deny", "reason": DENIED_FROM_A_NOTIFICATION}
-        return [("approve", "Approve", {"decision": "approve"}), ("deny", "Deny", deny)]
+        confirm = request.tool.risk == "medium"  # a call runs on it: one look more than a low-risk one
+        return [("approve", "Approve", {"decision": "approve"}, confirm), ("deny", "Deny", deny, False)]
     return []
 
 
@@ -150,8 +155,8 @@ def one_tap_actions(i: Interaction, sign: Callable[[Any], str] | None = None) ->
     if sign is None:
         path = f"/api/runs/{i.run_id}/interactions/{i.interaction_id}/answer"
         return [
-            OneTapAction(action=action, title=title, path=path, body={"answer": answer})
-            for action, title, answer in one_tap_answers(i)
+            OneTapAction(action=action, title=title, path=path, body={"answer": answer}, confirm=confirm)
+            for action, title, answer, confirm in one_tap_answers(i)
         ]
     return [
         OneTapAction(
@@ -160,8 +165,9 @@ def one_tap_actions(i: Interaction, sign: Callable[[Any], str] | None = None) ->
             path=PUSH_ANSWER_PATH,
             body={"credential": sign(answer), "answer": answer},
             auth="credential",
+            confirm=confirm,
         )
-        for action, title, answer in one_tap_answers(i)
+        for action, title, answer, confirm in one_tap_answers(i)
     ]
 
 
