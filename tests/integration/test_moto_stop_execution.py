@@ -74,3 +74,23 @@ def test_plain_moto_does_not_abort_a_stopped_execution(stack: MotoStack, settle:
     arn = _start_and_stop(stack, f"plain-{int(settle * 10)}", settle=settle)
     time.sleep(1.5)
     assert stack.clients["stepfunctions"].describe_execution(executionArn=arn)["status"] in {"RUNNING", "FAILED"}
+
+
+def test_a_stop_right_after_the_start_aborts_it(stack: MotoStack, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The execution's thread parses the definition before its environment exists; a stop in that window
+    # failed with an AttributeError in moto (seen in CI: a test's teardown stopping a just-started timer).
+    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+    parse = ExecutionWorker._get_evaluation_entrypoint
+
+    def slow_parse(self: Any) -> Any:
+        time.sleep(0.5)
+        return parse(self)
+
+    monkeypatch.setattr(ExecutionWorker, "_get_evaluation_entrypoint", slow_parse)
+    run = stack.services.runs.start(
+        "human_pause", {"prompt": "Ship?", "timeout_seconds": 60}, run_id="stop-early", caller="op"
+    )
+    arn = run.execution_arn or ""
+    stack.clients["stepfunctions"].stop_execution(executionArn=arn, error="Stopped", cause="at once")
+    assert stack.clients["stepfunctions"].describe_execution(executionArn=arn)["status"] == "ABORTED"

@@ -61,15 +61,16 @@ TIMED = {**PARKED, "TimeoutSeconds": 3600}
 def _threads_while_parked(sfn: Any, definition: dict[str, Any]) -> int:
     """Threads one execution holds while its Wait waits; it is stopped, and its threads ended, after."""
     machine = sfn.create_state_machine(name=f"m{len(definition)}", definition=json.dumps(definition), roleArn=ROLE)
-    before = threading.active_count()
+    # the threads started since, not a count of all: an earlier test's threads may end meanwhile
+    before = set(threading.enumerate())
     arn = sfn.start_execution(stateMachineArn=machine["stateMachineArn"])["executionArn"]
     wait_for(
         lambda: any(e["type"] == "WaitStateEntered" for e in sfn.get_execution_history(executionArn=arn)["events"])
     )
-    held = threading.active_count() - before
+    started = [thread for thread in threading.enumerate() if thread not in before]
     sfn.stop_execution(executionArn=arn)
-    wait_for(lambda: threading.active_count() == before)
-    return held
+    wait_for(lambda: not any(thread.is_alive() for thread in started))
+    return len(started)
 
 
 @pytest.mark.usefixtures("aws_env")

@@ -23,6 +23,7 @@ import contextlib
 import functools
 import importlib
 import threading
+import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
@@ -183,6 +184,17 @@ class _Ended:
         return None
 
 
+PROGRAM_START_WAIT_S = 5.0
+
+
+def _await_program_start(worker: Any) -> None:
+    """A stop right after its start: the execution's thread may still be parsing the definition, before
+    its environment exists (moto's stop then fails with an AttributeError; on AWS the stop succeeds)."""
+    deadline = time.monotonic() + PROGRAM_START_WAIT_S
+    while getattr(worker, "env", None) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 @contextmanager
 def sfn_stop_execution() -> Iterator[None]:
     """While open, moto's StopExecution ends the execution at once as ABORTED, as AWS does."""
@@ -196,6 +208,7 @@ def sfn_stop_execution() -> Iterator[None]:
         if worker is None or self.exec_status != ExecutionStatus.RUNNING:
             original_stop(self, stop_date=stop_date, error=error, cause=cause)
             return
+        _await_program_start(worker)
         original_stop(self, stop_date=stop_date, error=error, cause=cause)  # the program is ProgramStopped
         self.error, self.cause = error or None, cause or None  # moto's StopExecution passes ""
         communication = worker._execution_communication
