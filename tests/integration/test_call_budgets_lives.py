@@ -20,7 +20,7 @@ from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.tool_calls import ToolCall
 from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
-from tests.integration.test_call_budgets_question_life import HandlerCalls
+from tests.integration.test_call_budgets_question_life import HandlerCalls, hooked, invoke
 
 if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
@@ -106,32 +106,14 @@ class CallsNamed(HandlerCalls):
 
 @pytest.fixture
 def calls_named(monkeypatch: pytest.MonkeyPatch) -> Iterator[CallsNamed]:
-    """Requested before `moto_stack`, so the stack's clients report their calls too."""
-    import botocore.session
-
-    found = CallsNamed()
-    original = botocore.session.Session.create_client
-
-    def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
-        client = original(self, *args, **kwargs)
-        client.meta.events.register("before-call.*.*", found.hook)
-        return client
-
-    monkeypatch.setattr(botocore.session.Session, "create_client", create_client)
-    yield found
-
-
-def _invoke(stack: MotoStack, function: str, event: dict[str, Any]) -> Any:
-    payload, errored = stack.dispatcher.invoke(function, event)
-    assert not errored, payload
-    return payload
+    yield hooked(CallsNamed(), monkeypatch)
 
 
 def _api(stack: MotoStack, method: str, path: str, body: Any = None) -> dict[str, Any]:
     raw = json.dumps(body).encode() if body is not None else b""
     event = to_proxy_event(method, path, {"Content-Type": "application/json"}, raw, "10.0.0.1")
     event["requestContext"]["identity"]["userArn"] = OPERATOR
-    payload = _invoke(stack, "api", event)
+    payload = invoke(stack, "api", event)
     assert payload["statusCode"] in (200, 201), payload
     found: dict[str, Any] = json.loads(payload["body"])
     return found
@@ -201,9 +183,9 @@ def _interrupt_life(stack: MotoStack, run_id: str) -> None:
         "output": described.get("output"),
     }
     event = {"source": "aws.states", "detail-type": "Step Functions Execution Status Change", "detail": detail}
-    assert _invoke(stack, "run_lifecycle", event)["recorded"] is True
+    assert invoke(stack, "run_lifecycle", event)["recorded"] is True
     timer = GateDeadlinePayload(run_id=run_id, gate=gate, deadline=datetime.now(UTC))
-    _invoke(stack, "gate_deadline", timer.model_dump(mode="json"))
+    invoke(stack, "gate_deadline", timer.model_dump(mode="json"))
     assert store.get_wait(run_id, gate).status == "released"  # type: ignore[union-attr]
 
 

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
 
 OPERATOR = "arn:aws:sts::123456789012:assumed-role/operators/op-1"
+CallsT = TypeVar("CallsT", bound="HandlerCalls")
 
 # The declared budgets (was: before issue 33's cuts). A change that adds a call fails here: say why and
 # raise the number in the same commit.
@@ -87,12 +88,10 @@ class HandlerCalls:
         stack.dispatcher.invoke = invoke  # type: ignore[method-assign]
 
 
-@pytest.fixture
-def handler_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[HandlerCalls]:
-    """Requested before `moto_stack`, so the stack's clients report their calls too."""
+def hooked(found: CallsT, monkeypatch: pytest.MonkeyPatch) -> CallsT:
+    """`found` hooked on every client made from now on: requested before `moto_stack`, the stack's too."""
     import botocore.session
 
-    found = HandlerCalls()
     original = botocore.session.Session.create_client
 
     def create_client(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -101,10 +100,15 @@ def handler_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[HandlerCalls]:
         return client
 
     monkeypatch.setattr(botocore.session.Session, "create_client", create_client)
-    yield found
+    return found
 
 
-def _invoke(stack: MotoStack, function: str, event: dict[str, Any]) -> Any:
+@pytest.fixture
+def handler_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[HandlerCalls]:
+    yield hooked(HandlerCalls(), monkeypatch)
+
+
+def invoke(stack: MotoStack, function: str, event: dict[str, Any]) -> Any:
     payload, errored = stack.dispatcher.invoke(function, event)
     assert not errored, payload
     return payload
@@ -114,7 +118,7 @@ def _api(stack: MotoStack, method: str, path: str, body: Any = None) -> dict[str
     raw = json.dumps(body).encode() if body is not None else b""
     event = to_proxy_event(method, path, {"Content-Type": "application/json"}, raw, "10.0.0.1")
     event["requestContext"]["identity"]["userArn"] = OPERATOR
-    payload = _invoke(stack, "api", event)
+    payload = invoke(stack, "api", event)
     assert payload["statusCode"] == 200, payload
     body_read: dict[str, Any] = json.loads(payload["body"])
     return body_read
@@ -151,11 +155,11 @@ def _life(stack: MotoStack, run_id: str) -> None:
         "output": described.get("output"),
     }
     event = {"source": "aws.states", "detail-type": "Step Functions Execution Status Change", "detail": detail}
-    assert _invoke(stack, "run_lifecycle", event)["recorded"] is True
+    assert invoke(stack, "run_lifecycle", event)["recorded"] is True
     drained = _api(stack, "POST", f"/api/runs/{run_id}/nodes/draft/messages/drain")
     assert len(drained["messages"]) == 1, drained
     timer = GateDeadlinePayload(run_id=run_id, gate="await", deadline=datetime.now(UTC))
-    _invoke(stack, "gate_deadline", timer.model_dump(mode="json"))
+    invoke(stack, "gate_deadline", timer.model_dump(mode="json"))
     assert store.get_wait(run_id, "await").status == "released"  # type: ignore[union-attr]
 
 
