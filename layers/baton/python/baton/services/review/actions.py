@@ -140,7 +140,8 @@ class ReviewActions(ReviewGate):
                 run_id=run_id, interaction_id=iid, n=n, role="operator", text=decision.reply, at=core.now(), by=caller
             )
             self._store_turn(turn, interaction.node, by=caller)
-        resumed, pending = send_or_pending(lambda: self._release(answered))
+        # The turns read above give the output's verdict: the operator's reply turn is not the companion's.
+        resumed, pending = send_or_pending(lambda: self._release(answered, turns=turns))
         return ReviewActionResult(
             interaction_id=interaction.interaction_id,
             node=interaction.node,

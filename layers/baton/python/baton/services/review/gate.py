@@ -90,7 +90,7 @@ class ReviewGate:
         reopened = interaction.model_copy(update={"expires_at": self.core.later(config.timeout_seconds)})
         return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 
-    def _output(self, interaction: Interaction) -> ReviewGateOutput:
+    def _output(self, interaction: Interaction, turns: list[ReviewTurn] | None = None) -> ReviewGateOutput:
         stored = StoredAction.of(interaction)
         return ReviewGateOutput(
             interaction_id=interaction.interaction_id,
@@ -98,11 +98,15 @@ class ReviewGate:
             **stored.model_dump(include={"action", "reply", "message", "merge_strategy", "reviewed_head"}),
             answered_by=interaction.state.answered_by,
             answered_at=interaction.state.answered_at,
-            verdict=self._reviewed(interaction).verdict,
+            verdict=self._reviewed(interaction, turns).verdict,
         )
 
-    def _release(self, interaction: Interaction, *, token: str | None = None) -> bool:
-        return self.core.release_gate(interaction.run_id, interaction.node, self._output(interaction), token=token)
+    def _release(
+        self, interaction: Interaction, *, token: str | None = None, turns: list[ReviewTurn] | None = None
+    ) -> bool:
+        """`turns`: the dialogue as the caller read it (no second read); its verdict is the companion's."""
+        output = self._output(interaction, turns)
+        return self.core.release_gate(interaction.run_id, interaction.node, output, token=token)
 
     @staticmethod
     def _answered(interaction: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:
