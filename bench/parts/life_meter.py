@@ -121,9 +121,33 @@ def _labelled_dispatcher(stack: Any) -> None:
     stack.dispatcher.invoke = invoke
 
 
+def _labelled_build_ends() -> None:
+    """The local build runner hands a review build's end to the review service from its own thread, where
+    deployed CodeBuild's event invokes the `build_finished` Lambda: its calls and its invocation are counted
+    as that Lambda's (else they were the engine's, left out of the life)."""
+    from baton.services.review import ReviewService
+
+    original = ReviewService.build_finished
+
+    def build_finished(self: Any, event: Any) -> Any:
+        previous = getattr(_label, "who", None)
+        _label.who, _label.nested = "build_finished", 0.0
+        started = time.perf_counter()
+        try:
+            return original(self, event)
+        finally:
+            if COUNT.counting.is_set():
+                took = time.perf_counter() - started - _label.nested
+                COUNT.invocations.append(Invocation("build_finished", "build_finished", took))
+            _label.who = previous
+
+    ReviewService.build_finished = build_finished  # type: ignore[method-assign]
+
+
 def start_stack(prefix: str) -> tuple[Any, Any]:
     """The local stack (its state in a fresh directory), counted: (stack, its StackInfo)."""
     _install_counter()
+    _labelled_build_ends()
     from baton.local.stack import LocalStack
     from baton.workflows.resources import FUNCTIONS
 
