@@ -57,8 +57,9 @@ PARK = 10  # the same park the first time and after every reply; its calls:
 # (GetItem: an action stored before the park?), the turns (Query: the verdict and turns used the
 # notification shows), `human_input_requested` and `run_paused` (a PutItem each; cut: the run paused and
 # both events could join the park's transaction, as the await gate's do: 10 -> 7), the notification (SNS)
-APPROVE = 11  # an operator's action that merges (approve_merge, force_merge); its calls:
-# the run (GetItem), the run's reviews (Query), the wait (GetItem: past its deadline?), the turns (Query:
+APPROVE = 10  # an operator's action that merges (approve_merge, force_merge); its calls:
+# (was 12: the run read first, and the turns again for the output) the run's reviews (Query: one proves the
+# run; no review: the run's GetItem for a 404, else a 409), the wait (GetItem: past its deadline?), the turns (Query:
 # what the action may do), the action stored (conditional PutItem), `interaction_answered` chained after
 # the decision log's head (GetItem and a transaction; cut: the action and its event in one transaction, as
 # every other kind decides: -2), the wait again (GetItem, `release_gate`: cut by handing it the wait read
@@ -98,9 +99,10 @@ REVIEW: dict[str, tuple[str, int]] = {
     "the first park's timer after the release": ("gate_deadline 1", TIMER),
     "the second park's timer after the release": ("gate_deadline 2", TIMER),
 }
-# their sum: the whole life by Baton's Lambdas (was 93: an action read the dialogue twice). The lower bound is
-# 20; bench/parts/cost_model.py counts 88 on the local stack: the same but the 3 StartBuild (a subprocess there)
-REVIEW_TOTAL = 91
+# their sum: the whole life by Baton's Lambdas (was 93: each action read the run, and the dialogue twice); the
+# lower bound is 20; bench/parts/cost_model.py counts 86 on the local stack: the same but the 3 StartBuild
+# (a subprocess there)
+REVIEW_TOTAL = 89
 # The builds' own calls (Baton's `python -m baton.merge.build` in CodeBuild, not a Lambda): its report (PutItem)
 BUILD_REPORT = 1
 
@@ -308,7 +310,7 @@ FORCE: dict[str, tuple[str, int]] = {
     "the merge recorded": ("merge_record 1", MERGE_RECORD),
     "the run's end": ("run_lifecycle 1", RUN_END),
 }
-FORCE_TOTAL = 27
+FORCE_TOTAL = 26
 
 
 def test_a_force_merge_stays_in_budget(review_calls: ReviewCalls, review_stack: MotoStack, tmp_path: Path) -> None:

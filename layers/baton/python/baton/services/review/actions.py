@@ -104,8 +104,7 @@ class ReviewActions(ReviewGate):
         groups: frozenset[str] = frozenset(),
     ) -> ReviewActionResult:
         core = self.core
-        run = core.require_run(run_id)
-        interaction = self._waiting_review(run_id, node)
+        interaction = self._waiting_review(run_id, node)  # a missing run is its 404
         wait = core.store.get_wait(run_id, interaction.node)
         if wait is not None and wait.status == "parked" and interaction.interaction_id in wait.interaction_ids:
             core.refuse_if_late(interaction, decision.answers(), caller=caller, deadline=wait.deadline)
@@ -128,7 +127,8 @@ class ReviewActions(ReviewGate):
             stored |= {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "reason": decision.reason}
         if config.approval is not None and action != "reply":  # a vote
             vote = {k: v for k, v in stored.items() if k not in ("reply", "by")}
-            return self._vote(interaction, config.approval, vote, Voter(caller, groups), requested_by=run.started_by)
+            requested_by = core.require_run(run_id).started_by
+            return self._vote(interaction, config.approval, vote, Voter(caller, groups), requested_by=requested_by)
         answered = core.store.transition_interaction(
             interaction,
             status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),
@@ -215,6 +215,7 @@ class ReviewActions(ReviewGate):
         """The review the operator acts on: 409 when none waits (or the companion or a merge is busy)."""
         interaction = self._latest(run_id, node)
         if interaction is None:
+            self.core.require_run(run_id)  # 404 for no such run (a run's review proves the run: not read then)
             raise ConflictError(
                 f"run {run_id} is not waiting at a review gate" + (f" named '{node}'" if node else ""),
                 details={"run_id": run_id},
