@@ -26,7 +26,7 @@ from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import stored_item, stored_items, track_changes
 from baton.local.saved_text import may_hold_invalid_text, repaired
 from baton.models import InteractionKind
-from baton.private_files import private_dir
+from baton.private_files import private_dir, write_private
 from baton.workflows.table import PK, SK
 
 if TYPE_CHECKING:
@@ -172,21 +172,10 @@ def load(path: Path) -> Saved | None:
 
 
 def save(path: Path, token: str, item_texts: list[str]) -> None:
-    """The whole snapshot (each item as JSON text) written beside the old one, then renamed over it."""
-    private_dir(path.parent)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds the bearer token
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(f'{{"format":{FORMAT},"token":{json.dumps(token)},"items":[')
-            out.write(",\n".join(item_texts))
-            out.write("]}\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    """The whole snapshot (each item as JSON text), 0600 (it holds the bearer token), on the disk."""
+    items = ",\n".join(item_texts)
+    text = f'{{"format":{FORMAT},"token":{json.dumps(token)},"items":[{items}]}}\n'
+    write_private(private_dir(path.parent) / path.name, text, durable=True)
 
 
 def _table(table_name: str) -> Any:
