@@ -63,9 +63,6 @@ class LambdaDispatcher:
         self.invocations: dict[str, int] = {s.name: 0 for s in specs}
         request_isolation.install()  # handlers run as threads here, one request per container on Lambda
 
-    def owns(self, function_name: str) -> bool:
-        return function_name in self.specs
-
     def _load(self, name: str) -> ModuleType:
         path: Path = self.specs[name].directory / "handler.py"
         # Cold starts load one at a time: two first imports of the package racing in one process can
@@ -124,7 +121,7 @@ class LambdaDispatcher:
         dispatcher = self
 
         def invoke(fn: Any, body: str, request_headers: Any, response_headers: Any) -> str | bytes:
-            if not dispatcher.owns(fn.function_name):
+            if fn.function_name not in dispatcher.specs:
                 return original(fn, body, request_headers, response_headers)
             event = json.loads(body) if body else {}
             payload, errored = dispatcher.invoke(fn.function_name, event)
@@ -138,7 +135,7 @@ class LambdaDispatcher:
             # With use_docker=False the Invoke API goes to this backend, which only echoes. `request` is
             # moto's (body, headers, response_headers), passed through as it calls us.
             fn = backend.get_function(function_name, qualifier)
-            if not dispatcher.owns(fn.function_name):
+            if fn.function_name not in dispatcher.specs:
                 return original_simple(backend, function_name, qualifier, *request)
             return invoke(fn, *request)
 

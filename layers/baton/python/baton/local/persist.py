@@ -269,7 +269,6 @@ class Persister:
     def __init__(self, path: Path, table_name: str, token: str, *, interval: float = 1.0) -> None:
         self.path, self.table_name, self.token, self.interval = path, table_name, token, interval
         self.journal = journal_of(path)
-        self.compact_bytes = COMPACT_BYTES
         self.encoded = 0  # items encoded since start (a count tests read)
         self._table: Any = None
         self._changed: set[tuple[Any, Any]] = set()
@@ -335,7 +334,7 @@ class Persister:
             try:
                 with self._file_lock:
                     self.journal.sync()
-                if self.journal.bytes >= max(self.compact_bytes, self._snapshot_bytes):
+                if self.journal.bytes >= max(COMPACT_BYTES, self._snapshot_bytes):
                     self.compact()
             except Exception:
                 log.exception("local stack: saving %s failed (will try again)", self.path)
