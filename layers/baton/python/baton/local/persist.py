@@ -118,10 +118,13 @@ def key_of(attrs: dict[str, Any]) -> Key:
     return json.dumps(attrs[PK], sort_keys=True), json.dumps(attrs.get(SK), sort_keys=True)
 
 
-def replay(items: dict[Key, dict[str, Any]], journal: Journal) -> None:
-    """Apply `<name>.old`, then `<name>`, to `items` (by key)."""
+def replay(items: dict[Key, dict[str, Any]], journal: Journal) -> bytes:
+    """Apply `<name>.old`, then `<name>`, to `items` (by key); returns what was read."""
+    read = b""
     for path in (journal.old, journal.path):
-        lines = path.read_bytes().split(b"\n") if path.exists() else [b""]
+        data = path.read_bytes() if path.exists() else b""
+        read += data
+        lines = data.split(b"\n")
         complete, tail = lines[:-1], lines[-1]  # what follows the last newline was cut short (or is empty)
         for number, raw in enumerate(complete, start=1):
             try:
@@ -142,6 +145,7 @@ def replay(items: dict[Key, dict[str, Any]], journal: Journal) -> None:
         if tail.strip():
             message = "local stack: ignored the last line of %s, cut short by a crash (%d bytes; never answered)"
             log.warning(message, path, len(tail))
+    return read
 
 
 def journal_of(path: Path) -> Journal:
@@ -162,11 +166,9 @@ def load(path: Path) -> Saved | None:
     except (OSError, ValueError, TypeError, AttributeError, KeyError) as err:
         log.warning("local stack: %s is unreadable (%s); starting with an empty table", path, err)
         return None
-    journal = journal_of(path)
-    replay(items, journal)
+    journaled = replay(items, journal_of(path)).decode("ascii", "replace")
     saved = list(items.values())
-    texts = [text, *(f.read_bytes().decode("ascii", "replace") for f in (journal.old, journal.path) if f.exists())]
-    if any(may_hold_invalid_text(t) for t in texts):
+    if may_hold_invalid_text(text) or may_hold_invalid_text(journaled):
         saved = repaired(saved)
     return Saved(token=data["token"], items=saved)
 
