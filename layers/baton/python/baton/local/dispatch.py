@@ -37,9 +37,6 @@ class LocalContext:
     timeout_seconds: int = 30
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     invoked_function_arn: str = ""
-    function_version: str = "$LATEST"
-    log_group_name: str = ""
-    log_stream_name: str = "local"
     _started: float = field(default_factory=time.monotonic)
 
     def get_remaining_time_in_millis(self) -> int:
