@@ -177,7 +177,8 @@ def save(path: Path, token: str, item_texts: list[str]) -> None:
     """The whole snapshot (each item as JSON text), 0600 (it holds the bearer token), on the disk."""
     items = ",\n".join(item_texts)
     text = f'{{"format":{FORMAT},"token":{json.dumps(token)},"items":[{items}]}}\n'
-    write_private(private_dir(path.parent) / path.name, text, durable=True)
+    private_dir(path.parent)
+    write_private(path, text, durable=True)
 
 
 def _table(table_name: str) -> Any:
