@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from baton.local import persist
-from baton.local.journal import line
+from baton.local.persist import line
 from baton.models import QuestionRequest, dump_request
 
 if TYPE_CHECKING:

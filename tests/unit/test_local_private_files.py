@@ -14,7 +14,7 @@ import pytest
 from baton.channels.email.mail import Mail
 from baton.channels.email.outbox import OutboxMailSender, read_outbox
 from baton.local import persist
-from baton.local.journal import Journal, line
+from baton.local.persist import Journal, line
 from baton.local.stack import OUTBOX_DIR, STATE_FILE
 from baton.private_files import tighten, write_private
 from tests.local_state import loose_modes

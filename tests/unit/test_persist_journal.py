@@ -1,4 +1,4 @@
-"""The local stack's journal (baton.local.journal): restart = snapshot + journal replay, a torn last line
+"""The local stack's journal (baton.local.persist): restart = snapshot + journal replay, a torn last line
 ignored and said so, an interrupted compaction losing nothing."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from baton.local import persist
-from baton.local.journal import line
+from baton.local.persist import line
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

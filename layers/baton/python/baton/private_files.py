@@ -38,15 +38,19 @@ def tighten(folder: Path) -> None:
             os.chmod(entry.path, PRIVATE_FILE_MODE)
 
 
-def write_private(path: Path, text: str) -> None:
+def write_private(path: Path, text: str, *, durable: bool = False) -> None:
     """Write `path` whole, 0600: to a temporary file beside it created with that mode, then renamed into
-    place, so a reader (the CLI, the SDK, a test waiting for the stack) never sees it half written."""
+    place, so a reader (the CLI, the SDK, a test waiting for the stack) never sees it half written.
+    `durable`: on the disk before the rename (the local stack's snapshot, which its journal is dropped for)."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     temporary.unlink(missing_ok=True)  # one a crash left: O_EXCL below creates the file, with our mode
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
+            if durable:
+                out.flush()
+                os.fsync(out.fileno())
         os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)

@@ -37,9 +37,6 @@ class LocalContext:
     timeout_seconds: int = 30
     aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     invoked_function_arn: str = ""
-    function_version: str = "$LATEST"
-    log_group_name: str = ""
-    log_stream_name: str = "local"
     _started: float = field(default_factory=time.monotonic)
 
     def get_remaining_time_in_millis(self) -> int:
@@ -62,9 +59,6 @@ class LambdaDispatcher:
         self._load_lock = threading.Lock()
         self.invocations: dict[str, int] = {s.name: 0 for s in specs}
         request_isolation.install()  # handlers run as threads here, one request per container on Lambda
-
-    def owns(self, function_name: str) -> bool:
-        return function_name in self.specs
 
     def _load(self, name: str) -> ModuleType:
         path: Path = self.specs[name].directory / "handler.py"
@@ -124,7 +118,7 @@ class LambdaDispatcher:
         dispatcher = self
 
         def invoke(fn: Any, body: str, request_headers: Any, response_headers: Any) -> str | bytes:
-            if not dispatcher.owns(fn.function_name):
+            if fn.function_name not in dispatcher.specs:
                 return original(fn, body, request_headers, response_headers)
             event = json.loads(body) if body else {}
             payload, errored = dispatcher.invoke(fn.function_name, event)
@@ -138,7 +132,7 @@ class LambdaDispatcher:
             # With use_docker=False the Invoke API goes to this backend, which only echoes. `request` is
             # moto's (body, headers, response_headers), passed through as it calls us.
             fn = backend.get_function(function_name, qualifier)
-            if not dispatcher.owns(fn.function_name):
+            if fn.function_name not in dispatcher.specs:
                 return original_simple(backend, function_name, qualifier, *request)
             return invoke(fn, *request)
 

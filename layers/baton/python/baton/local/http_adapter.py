@@ -4,7 +4,6 @@ same API handler that runs in Lambda, and proxy results become HTTP responses.""
 from __future__ import annotations
 
 import base64
-import json
 import sys
 import uuid
 from collections.abc import Callable
@@ -184,11 +183,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             result = type(self).invoke_api(event)
         except Exception:  # the handler crashed: API Gateway answers 502 (the cause stays in the server)
-            result = {
-                "statusCode": 502,
-                "body": json.dumps({"error": "bad_gateway", "message": "the API handler failed"}),
-                "headers": {"Content-Type": "application/json"},
-            }
+            result = {"statusCode": 502, "body": error_body("bad_gateway", "the API handler failed").decode()}
         payload = result.get("body") or ""
         data = base64.b64decode(payload) if result.get("isBase64Encoded") else payload.encode()
         out_headers = dict(result.get("headers") or {})

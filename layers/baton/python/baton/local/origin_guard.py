@@ -22,20 +22,13 @@ class LoopbackOnly:
 
     port: int
 
-    @property
-    def hosts(self) -> frozenset[str]:
-        return frozenset(f"{name}:{self.port}" for name in LOOPBACK_NAMES)
-
-    @property
-    def origins(self) -> frozenset[str]:
-        return frozenset(f"http://{host}" for host in self.hosts)
-
     def refusal(self, host: str | None, origin: str | None, *, any_host: bool = False) -> str | None:
         """Why a request with these headers is refused, or None when it is the owner's. `any_host`: a
         route that authenticates every request itself, reached through a tunnel with its own name."""
-        if not any_host and (host or "").lower() not in self.hosts:
+        hosts = {f"{name}:{self.port}" for name in LOOPBACK_NAMES}
+        if not any_host and (host or "").lower() not in hosts:
             return f"Host {(host or '')[:100]!r} is not this local stack's (only loopback names on port {self.port})"
-        if origin is not None and origin.lower() not in self.origins:
+        if origin is not None and origin.lower() not in {f"http://{own}" for own in hosts}:
             return f"Origin {origin[:100]!r} is not this local stack's: cross-origin requests are refused"
         return None
 

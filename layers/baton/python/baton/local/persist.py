@@ -1,9 +1,12 @@
 """What the local stack keeps across restarts: its DynamoDB table and the bearer token, in the state dir:
-a snapshot (`local-data.json`) and the journal of every write since it (`baton.local.journal`), appended
-before the write's response leaves and `fsync`ed within a second. The snapshot is rewritten whole when the
-journal outgrows it, and on stop. Executions live in moto's memory: on restart every hosted run that was
-running or paused is failed with `RESTART_REASON` and what it waited on closed; external runs keep their
-questions pending and answerable.
+a snapshot (`local-data.json`) and the journal of every write since it (`local-data.journal`). A journal
+line is one committed moto request (`{"put": [item, ...], "delete": [key, ...]}`, DynamoDB JSON), appended
+to an `O_APPEND` file before the DynamoDB lock is released (an acknowledged answer survives `kill -9`) and
+`fsync`ed within a second. Whole items make replay idempotent, so the snapshot can be cut at any moment
+(`Journal.rotate`); it is rewritten whole when the journal outgrows it, and on stop. A last line cut short
+(never acknowledged) is ignored; an unreadable line before it stops that file's replay; both are logged.
+Executions live in moto's memory: on restart every hosted run that was running or paused is failed with
+`RESTART_REASON` and what it waited on closed; external runs keep their questions pending and answerable.
 """
 
 from __future__ import annotations
@@ -19,15 +22,15 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.events import RunFailed
-from baton.local.journal import Journal, key_of, line, replay
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import stored_item, stored_items, track_changes
 from baton.local.saved_text import may_hold_invalid_text, repaired
 from baton.models import InteractionKind
-from baton.private_files import private_dir
+from baton.private_files import private_dir, write_private
 from baton.workflows.table import PK, SK
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
     from baton.services.core import Core
@@ -46,6 +49,105 @@ class Saved:
     items: list[dict[str, Any]] = field(default_factory=list)  # the table's items, in DynamoDB JSON
 
 
+Key = tuple[str, str]  # an item's (PK, SK) as text
+
+
+def line(puts: Iterable[str], deletes: Iterable[str]) -> bytes:
+    """One journal line from item texts and key texts (each already DynamoDB JSON)."""
+    return f'{{"put":[{",".join(puts)}],"delete":[{",".join(deletes)}]}}\n'.encode()
+
+
+class Journal:
+    """The append-only file: `append` under the DynamoDB lock, `sync` from the saver's thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.old = path.with_name(path.name + ".old")
+        self.bytes = 0  # appended since the last rotation
+        self.appended = 0  # lines appended since opened (tests and figures read it)
+        self._fd: int | None = None
+        self._unsynced = False
+
+    def open(self, *, truncate: bool = False) -> None:
+        private_dir(self.path.parent)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (os.O_TRUNC if truncate else 0)
+        self._fd = os.open(self.path, flags, 0o600)  # beside the token's file: yours only
+        self.bytes = os.fstat(self._fd).st_size
+
+    def append(self, data: bytes) -> None:
+        if self._fd is None:
+            raise RuntimeError(f"the journal {self.path} is not open")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        self.bytes += len(data)
+        self.appended += 1
+        self._unsynced = True
+
+    def sync(self) -> None:
+        """On the disk, not only in the operating system's cache (a power loss keeps it too)."""
+        if self._fd is not None and self._unsynced:
+            self._unsynced = False
+            os.fsync(self._fd)
+
+    def rotate(self) -> None:
+        """Move the current file aside as `<name>.old` and start an empty one (call under the lock)."""
+        self.sync()
+        self.close()
+        if self.old.exists():  # the last compaction did not finish: keep its entries, add these after them
+            with self.old.open("ab") as older:
+                older.write(self.path.read_bytes())
+                older.flush()
+                os.fsync(older.fileno())
+            self.path.unlink()
+        elif self.path.exists():
+            os.replace(self.path, self.old)
+        self.open(truncate=True)
+
+    def drop_old(self) -> None:
+        """After a snapshot that holds everything the old file did."""
+        self.old.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def key_of(attrs: dict[str, Any]) -> Key:
+    return json.dumps(attrs[PK], sort_keys=True), json.dumps(attrs.get(SK), sort_keys=True)
+
+
+def replay(items: dict[Key, dict[str, Any]], journal: Journal) -> bytes:
+    """Apply `<name>.old`, then `<name>`, to `items` (by key); returns what was read."""
+    read = b""
+    for path in (journal.old, journal.path):
+        data = path.read_bytes() if path.exists() else b""
+        read += data
+        lines = data.split(b"\n")
+        complete, tail = lines[:-1], lines[-1]  # what follows the last newline was cut short (or is empty)
+        for number, raw in enumerate(complete, start=1):
+            try:
+                entry = json.loads(raw, object_hook=_binary_back)
+                puts, deletes = entry["put"], entry["delete"]
+            except (ValueError, TypeError, KeyError) as err:
+                if number == len(complete) and not tail:
+                    tail = raw  # the last line itself is the torn one
+                    break
+                left = len(complete) - number + 1
+                log.warning("local stack: %s line %d is unreadable (%s); %d line(s) left out", path, number, err, left)
+                tail = b""
+                break
+            for attrs in puts:
+                items[key_of(attrs)] = attrs
+            for attrs in deletes:
+                items.pop(key_of(attrs), None)
+        if tail.strip():
+            message = "local stack: ignored the last line of %s, cut short by a crash (%d bytes; never answered)"
+            log.warning(message, path, len(tail))
+    return read
+
+
 def journal_of(path: Path) -> Journal:
     """The journal that follows the snapshot at `path`."""
     return Journal(path.with_name(JOURNAL_FILE))
@@ -60,35 +162,23 @@ def load(path: Path) -> Saved | None:
         data = json.loads(text, object_hook=_binary_back)
         if data.get("format") != FORMAT or not isinstance(data.get("token"), str):
             raise ValueError(f"unknown format {data.get('format')!r}")
-        items = {key_of(attrs, (PK, SK)): attrs for attrs in data.get("items", [])}
+        items = {key_of(attrs): attrs for attrs in data.get("items", [])}
     except (OSError, ValueError, TypeError, AttributeError, KeyError) as err:
         log.warning("local stack: %s is unreadable (%s); starting with an empty table", path, err)
         return None
-    journal = journal_of(path)
-    replay(items, journal, (PK, SK), _binary_back)
+    journaled = replay(items, journal_of(path)).decode("ascii", "replace")
     saved = list(items.values())
-    texts = [text, *(f.read_bytes().decode("ascii", "replace") for f in (journal.old, journal.path) if f.exists())]
-    if any(may_hold_invalid_text(t) for t in texts):
+    if may_hold_invalid_text(text) or may_hold_invalid_text(journaled):
         saved = repaired(saved)
     return Saved(token=data["token"], items=saved)
 
 
 def save(path: Path, token: str, item_texts: list[str]) -> None:
-    """The whole snapshot (each item as JSON text) written beside the old one, then renamed over it."""
+    """The whole snapshot (each item as JSON text), 0600 (it holds the bearer token), on the disk."""
+    items = ",\n".join(item_texts)
+    text = f'{{"format":{FORMAT},"token":{json.dumps(token)},"items":[{items}]}}\n'
     private_dir(path.parent)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds the bearer token
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(f'{{"format":{FORMAT},"token":{json.dumps(token)},"items":[')
-            out.write(",\n".join(item_texts))
-            out.write("]}\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    write_private(path, text, durable=True)
 
 
 def _table(table_name: str) -> Any:
@@ -182,7 +272,6 @@ class Persister:
     def __init__(self, path: Path, table_name: str, token: str, *, interval: float = 1.0) -> None:
         self.path, self.table_name, self.token, self.interval = path, table_name, token, interval
         self.journal = journal_of(path)
-        self.compact_bytes = COMPACT_BYTES
         self.encoded = 0  # items encoded since start (a count tests read)
         self._table: Any = None
         self._changed: set[tuple[Any, Any]] = set()
@@ -248,7 +337,7 @@ class Persister:
             try:
                 with self._file_lock:
                     self.journal.sync()
-                if self.journal.bytes >= max(self.compact_bytes, self._snapshot_bytes):
+                if self.journal.bytes >= max(COMPACT_BYTES, self._snapshot_bytes):
                     self.compact()
             except Exception:
                 log.exception("local stack: saving %s failed (will try again)", self.path)

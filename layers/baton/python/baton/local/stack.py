@@ -207,10 +207,6 @@ class LocalStack:
             to_lifecycle = functools.partial(self._invoke_logged, "run_lifecycle")
             self._exit_stack.enter_context(execution_end_events(to_lifecycle))
 
-    def _create_workflows_in_background(self, stepfunctions: Any, provisioned: Provisioned) -> None:
-        creation = (stepfunctions, provisioned, self._warm_up_api, self._install_sfn_fixes)
-        threading.Thread(target=self.workflows.create, args=creation, name="baton-workflows", daemon=True).start()
-
     def start(self) -> LocalInfo:
         started = time.perf_counter()
         _check_port_free(self.host, self.api_port, "Baton API", "--port")
@@ -288,7 +284,8 @@ class LocalStack:
             self._persister = persist.Persister(data_file, provisioned.table_name, token)
             self._persister.start()
         threading.Thread(target=self._http.serve_forever, args=(0.1,), name="baton-api", daemon=True).start()
-        self._create_workflows_in_background(clients["stepfunctions"], provisioned)
+        creation = (clients["stepfunctions"], provisioned, self._warm_up_api, self._install_sfn_fixes)
+        threading.Thread(target=self.workflows.create, args=creation, name="baton-workflows", daemon=True).start()
         self._start_schedules()
 
         self.info = LocalInfo(
