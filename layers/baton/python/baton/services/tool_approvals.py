@@ -177,47 +177,40 @@ class ToolApprovalService(BlockingPause):
         past the deadline, 409 naming the winner when another answer decided first; an approve of a call
         whose risk asks for a second factor, a 403 unless `passkey` confirms this answer (`confirmed`: it
         did, on an earlier try of this request)."""
-        pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
-        decision = parse_decision(answer, path="answer")
-        call = decision.decided_call(tool_spec(pending).call)
-        stored = StoredDecision(**decision.model_dump(), digest=call.digest if decision.allows else None)
-        value = stored.model_dump(exclude_none=True)
-        result = AnswerResult(
-            interaction_id=interaction_id, node=pending.node, status="answered", queued=True, resumed=True
-        )
-        if pending.state.status != "pending":
-            self.core.refuse_if_ended(pending, value, caller=caller, interaction=pending.public())
-            if pending.state.answer == value and pending.state.answered_by == caller:
-                return result  # a repeat of the accepted answer
-            raise conflict(pending, f"tool approval {interaction_id} was already decided")
-        self.core.refuse_if_late(pending, value, caller=caller, deadline=pending.expires_at)
-        factor = self.core.second_factor
-        if not confirmed and factor is not None and decision.allows and needs_second_factor(tool_spec(pending)):
-            factor.confirm(caller, run_id, interaction_id, answer, passkey)  # the one check: 403 unless it verifies
-            confirmed = True
-        if (policy := tool_spec(pending).approval) is not None:
-            return vote(self.core, pending, policy, value, Voter(caller, groups))
-        # second_factor set only when confirmed: an unset field stays out of the record (EventPayload.data)
-        factor_said = {"second_factor": WEBAUTHN_VERIFIED} if confirmed else {}
-        recorded = InteractionAnswered(
-            interaction_id=interaction_id, node=pending.node, answer=value, by=caller, via=via, **factor_said
-        )
-        event = self.core.new_event(run_id, recorded)
-        new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
-        try:
-            self.core.store.transition_interaction(pending, new, with_records=[event])
-        except ConflictError:
-            return self.answer(  # decided under us (a confirmed passkey's challenge is used: it stays confirmed)
-                run_id,
-                interaction_id,
-                answer,
-                caller=caller,
-                groups=groups,
-                via=via,
-                passkey=passkey,
-                confirmed=confirmed,
+        # a write that lost (decided, or claimed, under us) decides again; a confirmed passkey stays confirmed
+        while True:
+            pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
+            decision = parse_decision(answer, path="answer")
+            call = decision.decided_call(tool_spec(pending).call)
+            stored = StoredDecision(**decision.model_dump(), digest=call.digest if decision.allows else None)
+            value = stored.model_dump(exclude_none=True)
+            result = AnswerResult(
+                interaction_id=interaction_id, node=pending.node, status="answered", queued=True, resumed=True
             )
-        return result
+            if pending.state.status != "pending":
+                self.core.refuse_if_ended(pending, value, caller=caller, interaction=pending.public())
+                if pending.state.answer == value and pending.state.answered_by == caller:
+                    return result  # a repeat of the accepted answer
+                raise conflict(pending, f"tool approval {interaction_id} was already decided")
+            self.core.refuse_if_late(pending, value, caller=caller, deadline=pending.expires_at)
+            factor = self.core.second_factor
+            if not confirmed and factor is not None and decision.allows and needs_second_factor(tool_spec(pending)):
+                factor.confirm(caller, run_id, interaction_id, answer, passkey)  # the one check: 403 unless it verifies
+                confirmed = True
+            if (policy := tool_spec(pending).approval) is not None:
+                return vote(self.core, pending, policy, value, Voter(caller, groups))
+            # second_factor set only when confirmed: an unset field stays out of the record (EventPayload.data)
+            factor_said = {"second_factor": WEBAUTHN_VERIFIED} if confirmed else {}
+            recorded = InteractionAnswered(
+                interaction_id=interaction_id, node=pending.node, answer=value, by=caller, via=via, **factor_said
+            )
+            event = self.core.new_event(run_id, recorded)
+            new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
+            try:
+                self.core.store.transition_interaction(pending, new, with_records=[event])
+            except ConflictError:
+                continue
+            return result
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
