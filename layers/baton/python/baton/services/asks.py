@@ -82,13 +82,19 @@ class BlockingPause(ABC):
         if interaction.state.status != "pending" or not self.core.is_past(interaction.expires_at):
             return interaction
         try:
-            return self._at_deadline(interaction)
+            ended = self._at_deadline(interaction)
         except ConflictError:  # answered (or ended) first: what is stored now
             return self._load(interaction.run_id, interaction.interaction_id)
+        return ended if ended is interaction else self._after_deadline(ended)
 
     @abstractmethod
     def _at_deadline(self, interaction: Interaction) -> Interaction:
-        """End a pending pause past its deadline: its declared default (baton.domain.ladder), else the kind's end."""
+        """End a pending pause past its deadline (a conditional write): its declared default
+        (baton.domain.ladder), else the kind's end; the pause as it was when it is not this read's to end."""
+
+    def _after_deadline(self, ended: Interaction) -> Interaction:
+        """What follows the end once it is written (the run's status, its record)."""
+        return ended
 
 
 class AskService(BlockingPause):
@@ -150,12 +156,16 @@ class AskService(BlockingPause):
         if self.core.store.get_wait(interaction.run_id, interaction.request.node) is not None:
             return interaction
         defaulted = answer_with_default(self.core, interaction, interaction.expires_at)
-        ended = defaulted or self.core.store.transition_interaction(
+        return defaulted or self.core.store.transition_interaction(
             interaction, status_of(interaction.state, "timed_out", reason="timeout")
         )
-        if defaulted is not None:
-            resume_asking_run(self.core, interaction.run_id, interaction.request.node)
-            return defaulted
-        self.core.record(interaction.run_id, timed_out(interaction.request.node, [interaction]))
-        self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"})
+
+    def _after_deadline(self, ended: Interaction) -> Interaction:
+        """The run goes on: with the default as its answer, or with the ask timed out (recorded)."""
+        run_id, node = ended.run_id, ended.request.node
+        if ended.state.status == "timed_out":
+            self.core.record(run_id, timed_out(node, [ended]))
+            self.core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
+        else:
+            resume_asking_run(self.core, run_id, node)
         return ended
