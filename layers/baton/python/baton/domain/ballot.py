@@ -5,20 +5,27 @@ which import that module."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import ApprovalView
 from baton.events import ApprovalRejected, QuorumReached
+from baton.models import status_of
 from baton.ports import QuorumMet
 
 if TYPE_CHECKING:
     from baton.domain.approval import Approval, ApprovalPolicy, ApprovalTally, Decision, Vote, VoteOutcome
     from baton.events import EventPayload
-    from baton.models import Interaction
+    from baton.models import Interaction, InteractionStatus
 
 Groups = frozenset[str]  # the voter's approver groups (baton/api/auth.py Caller.groups)
 NO_GROUPS: Groups = frozenset()
+
+
+def vote_text(answer: Any) -> str:
+    """How a structured answer is kept on its vote: compact JSON, read back by `Ballot.deciding_answer`."""
+    return json.dumps(answer, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,12 @@ class Ballot:
             decision=self.decision,
         )
 
+    def deciding_answer(self, default: Any = None) -> Any:
+        """The structured answer (`vote_text`) of the deciding side's last vote; `default` when it has none."""
+        side = "approve" if self.decision == "approved" else "reject"
+        deciding = [v for v in self.votes if v.vote == side]
+        return json.loads(deciding[-1].answer) if deciding else default
+
 
 @dataclass(frozen=True)
 class Decided:
@@ -60,6 +73,10 @@ class Decided:
     reason: str
     guard: QuorumMet
     event: EventPayload
+
+    def answered(self, state: InteractionStatus, answer: Any, at: str) -> InteractionStatus:
+        """The pause's state once this release answers it with `answer` (by the deciders, saying why)."""
+        return status_of(state, "answered", answer=answer, by=self.by, at=at, reason=self.reason)
 
 
 def release_of(pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Decided:

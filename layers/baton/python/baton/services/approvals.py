@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import ApprovalView
 from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, Approval, refusal, vote_of
-from baton.domain.ballot import NO_GROUPS, Ballot, Decided, Groups, Voter, release_of
+from baton.domain.ballot import NO_GROUPS, Ballot, Decided, Groups, Voter, release_of, vote_text
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded
 from baton.ports import GuardFailedError
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     Settled = Callable[[Interaction, Decided], tuple[InteractionStatus, EventPayload]]
 
 # The ballot's names (baton.domain.ballot) are imported from here too, with the service.
-__all__ = ["NO_GROUPS", "Ballot", "Decided", "Groups", "Voter"]  # (with the service, its own names)
+__all__ = ["NO_GROUPS", "Ballot", "Decided", "Groups", "Voter", "vote_text"]  # (with the service, its own names)
 log = logging.getLogger("baton")
 
 
@@ -173,6 +173,11 @@ class ApprovalService:
         """After a vote: `settle` when it met the quorum. (released, pending): pending when the decision is
         stored but its send failed (the reconciler sends it)."""
         return send_or_pending(settle) if ballot.decision else (False, False)
+
+
+def reread(core: Core, pause: Interaction) -> Callable[[], Interaction | None]:
+    """`pause` as stored now: what `ApprovalService.settle` decides on."""
+    return lambda: core.store.get_interaction(pause.run_id, pause.interaction_id)
 
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:

@@ -7,11 +7,12 @@ waiter is what resumes. `get` long-polls (<= 20 s) and ends a pending ask past i
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, ClassVar
 
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.ladder import AnswerCheck
-from baton.errors import ConflictError, NotFoundError
+from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import Interaction, PauseRequest, status_of
 from baton.services.deadlines import answer_with_default, arm_interaction
@@ -48,7 +49,13 @@ def long_poll(
     return current
 
 
-class AskService:
+class BlockingPause(ABC):
+    """A pause with no task token, its waiter long-polling `get` (the blocking ask, the tool approval): a
+    read past its deadline ends it (`_at_deadline`, a conditional write: an answer accepted first wins)."""
+
+    kind: ClassVar[str]
+    noun: ClassVar[str]  # what a 404 calls it
+
     def __init__(
         self,
         core: Core,
@@ -59,6 +66,39 @@ class AskService:
         self.core = core
         self._sleep = sleep
         self._monotonic = monotonic
+
+    def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
+        """The pause; with `wait_seconds` (<= 20) a long-poll that returns once it is no longer pending."""
+
+        def read() -> Interaction:
+            return self._expire_if_due(self._load(run_id, interaction_id))
+
+        return long_poll(read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic)
+
+    def _load(self, run_id: str, interaction_id: str) -> Interaction:
+        return self.core.interaction_of(run_id, interaction_id, self.kind, self.noun)
+
+    def _expire_if_due(self, interaction: Interaction) -> Interaction:
+        if interaction.state.status != "pending" or not self.core.is_past(interaction.expires_at):
+            return interaction
+        try:
+            ended = self._at_deadline(interaction)
+        except ConflictError:  # answered (or ended) first: what is stored now
+            return self._load(interaction.run_id, interaction.interaction_id)
+        return ended if ended is interaction else self._after_deadline(ended)
+
+    @abstractmethod
+    def _at_deadline(self, interaction: Interaction) -> Interaction:
+        """End a pending pause past its deadline (a conditional write): its declared default
+        (baton.domain.ladder), else the kind's end; the pause as it was when it is not this read's to end."""
+
+    def _after_deadline(self, ended: Interaction) -> Interaction:
+        """What follows the end once it is written (the run's status, its record)."""
+        return ended
+
+
+class AskService(BlockingPause):
+    kind = noun = "ask"
 
     def ask(self, run_id: str, request: BlockingAskRequest, *, caller: str) -> Interaction:
         """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. Its ladder's
@@ -74,23 +114,18 @@ class AskService:
             approval.check_options(options)
         core.check_notify(notify)
         core.ensure_run(run_id)
-        interaction = Interaction(
-            interaction_id=core.ids.new_id(),
-            run_id=run_id,
-            created_at=core.now(),
-            expires_at=core.later(timeout_seconds),
-            request=PauseRequest(
-                node=node,
-                prompt=question,
-                options=options,
-                allow_free_text=not options,
-                timeout_seconds=timeout_seconds,
-                notify=notify or ["console"],
-                ladder=ladder,
-                approval=approval,
-                requested_by=caller if approval is not None else None,
-            ),
+        asked = PauseRequest(
+            node=node,
+            prompt=question,
+            options=options,
+            allow_free_text=not options,
+            timeout_seconds=timeout_seconds,
+            notify=notify or ["console"],
+            ladder=ladder,
+            approval=approval,
+            requested_by=caller if approval is not None else None,
         )
+        interaction = core.new_interaction(run_id, asked, expires_at=core.later(timeout_seconds))
         requested = HumanInputRequested(
             interaction_id=interaction.interaction_id,
             node=node,
@@ -108,14 +143,6 @@ class AskService:
         arm_interaction(core, interaction)
         return interaction
 
-    def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
-        """The ask; with `wait_seconds` a long-poll that returns once it is no longer pending."""
-
-        def read() -> Interaction:
-            return self._expire_if_due(self._load(run_id, interaction_id))
-
-        return long_poll(read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic)
-
     def pending(self, run_id: str) -> list[Interaction]:
         """The run's pending asks (agents' and hosted pauses'), oldest first; past-deadline ones end first."""
         self.core.require_run(run_id)
@@ -123,31 +150,22 @@ class AskService:
         settled = [self._expire_if_due(i) for i in found]
         return sorted((i for i in settled if i.state.status == "pending"), key=lambda i: i.interaction_id)
 
-    def _load(self, run_id: str, interaction_id: str) -> Interaction:
-        found = self.core.store.get_interaction(run_id, interaction_id)
-        if found is None or found.request.kind != "ask":
-            raise NotFoundError(
-                f"ask {interaction_id} not found in run {run_id}",
-                details={"run_id": run_id, "interaction_id": interaction_id},
-            )
-        return found
-
-    def _expire_if_due(self, interaction: Interaction) -> Interaction:
-        """A pending ask past its deadline ends here (a conditional write: an answer accepted first wins)."""
-        if interaction.state.status != "pending" or not self.core.is_past(interaction.expires_at):
-            return interaction
+    def _at_deadline(self, interaction: Interaction) -> Interaction:
+        """A pending ask past its deadline takes its declared default (never a timeout), else times out; a
+        hosted pause is left to its token's deadline (the reconciler, the gate's Catch)."""
         if self.core.store.get_wait(interaction.run_id, interaction.request.node) is not None:
-            return interaction  # a hosted pause: its token's deadline ends it (the reconciler, the gate's Catch)
-        try:  # a declared default is taken at the deadline, never a timeout (baton.domain.ladder)
-            defaulted = answer_with_default(self.core, interaction, interaction.expires_at)
-            ended = defaulted or self.core.store.transition_interaction(
-                interaction, status_of(interaction.state, "timed_out", reason="timeout")
-            )
-        except ConflictError:
-            return self._load(interaction.run_id, interaction.interaction_id)
-        if defaulted is not None:
-            resume_asking_run(self.core, interaction.run_id, interaction.request.node)
-            return defaulted
-        self.core.record(interaction.run_id, timed_out(interaction.request.node, [interaction]))
-        self.core.set_run_status(interaction.run_id, "running", allowed_from={"paused_waiting_human"})
+            return interaction
+        defaulted = answer_with_default(self.core, interaction, interaction.expires_at)
+        return defaulted or self.core.store.transition_interaction(
+            interaction, status_of(interaction.state, "timed_out", reason="timeout")
+        )
+
+    def _after_deadline(self, ended: Interaction) -> Interaction:
+        """The run goes on: with the default as its answer, or with the ask timed out (recorded)."""
+        run_id, node = ended.run_id, ended.request.node
+        if ended.state.status == "timed_out":
+            self.core.record(run_id, timed_out(node, [ended]))
+            self.core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
+        else:
+            resume_asking_run(self.core, run_id, node)
         return ended

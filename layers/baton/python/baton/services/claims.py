@@ -21,7 +21,6 @@ from baton.events import InterruptClaimed as ClaimedEvent
 from baton.events import InterruptClaimReleased, InterruptClaimRenewed, InterruptReassigned
 from baton.ids import iso
 from baton.services.away import delegate_for
-from baton.services.interrupts import conflict_details
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -56,12 +55,21 @@ class Claims(ABC, Generic[Result]):
         """The interaction, pending (else a 409/410 saying why not to `verb`), and the run's head if read."""
 
     @abstractmethod
-    def _details(self, i: Interaction, *, settled: bool = True, **first: Any) -> dict[str, Any]:
-        """A 409's details (after `first`): the interaction on the wire, and (`settled`) the claim as winner."""
+    def _shown(self, i: Interaction) -> dict[str, Any]:
+        """The interaction as a 409 shows it, under the kind's name ({"interrupt": ...})."""
 
     @abstractmethod
     def _result(self, i: Interaction, *, changed: bool) -> Result:
         """What a claim change returns: the interaction's view, claimed, changed."""
+
+    def _details(self, i: Interaction, *, settled: bool = True, **first: Any) -> dict[str, Any]:
+        """A 409's details (after `first`): the interaction on the wire, and (`settled`) its claim as the
+        winner (a claim is changed only on a pending interaction: the claim is what holds it)."""
+        details = first | self._shown(i)
+        if not settled:
+            return details
+        st = i.state
+        return details | {"winner": winner(status="claimed", value=st.claimed_by, by=st.claimed_by, at=st.claimed_at)}
 
     def _until(self, lease_seconds: int | None) -> str:
         return iso(self.core.clock.now() + timedelta(seconds=lease_seconds or DEFAULT_LEASE_SECONDS))
@@ -213,8 +221,8 @@ class ClaimService(Claims[InterruptClaimed]):
         i, found = self.interrupts.current_for_decision(interaction_id, verb)
         return i, found.audit_head
 
-    def _details(self, i: Interaction, *, settled: bool = True, **first: Any) -> dict[str, Any]:
-        return conflict_details(i, settled=settled, **first)
+    def _shown(self, i: Interaction) -> dict[str, Any]:
+        return {"interrupt": InterruptView.of(i).model_dump(by_alias=True)}
 
     def _result(self, i: Interaction, *, changed: bool) -> InterruptClaimed:
         return InterruptClaimed(interrupt=InterruptView.of(i), claimed=i.state.claimed_by is not None, changed=changed)
@@ -233,12 +241,8 @@ class ToolApprovalClaims(Claims[ToolApprovalClaimed]):
     def _current(self, interaction_id: str, verb: str) -> tuple[Interaction, AuditHead | None]:
         return self.approvals.pending_for_claim(self.run_id, interaction_id, verb), None
 
-    def _details(self, i: Interaction, *, settled: bool = True, **first: Any) -> dict[str, Any]:
-        details = first | {"interaction": i.public()}
-        if not settled:
-            return details
-        st = i.state
-        return details | {"winner": winner(status="claimed", value=st.claimed_by, by=st.claimed_by, at=st.claimed_at)}
+    def _shown(self, i: Interaction) -> dict[str, Any]:
+        return {"interaction": i.public()}
 
     def _result(self, i: Interaction, *, changed: bool) -> ToolApprovalClaimed:
         view = ToolApprovalView.of(i)

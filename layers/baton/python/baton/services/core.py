@@ -21,7 +21,7 @@ from baton.domain.deadline import GRACE_SECONDS, OPEN_WAIT_STATUSES
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
 from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso, task_interaction_id
-from baton.models import Event, Interaction, ParkedWait, RunSummary
+from baton.models import Event, Interaction, InteractionStatus, ParkedWait, RunSummary
 from baton.notify.model import CHANNELS, Notification
 from baton.policy.source import FixedPolicy, PolicySource
 from baton.services.answer_outcomes import SendFailedError
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
 
     from baton.contracts.push import PushReason
+    from baton.models import InteractionRequest
     from baton.passkey_ports import SecondFactor
     from baton.ports import DeadlineTimers, Notifier, Store, TaskTokens, Workflows
     from baton.push_ports import OperatorPush
@@ -143,6 +144,36 @@ class Core:
         event = self.new_event(run_id, payload)
         self.store.append_event(event)
         return event
+
+    def new_interaction(
+        self,
+        run_id: str,
+        request: InteractionRequest,
+        *,
+        expires_at: str | None,
+        interaction_id: str | None = None,
+        state: InteractionStatus | None = None,
+    ) -> Interaction:
+        """What every kind's open stores: `request` asked now in `run_id`, pending (or `state`), under a new
+        id unless the park or the key gives it."""
+        return Interaction(
+            interaction_id=interaction_id or self.ids.new_id(),
+            run_id=run_id,
+            created_at=self.now(),
+            expires_at=expires_at,
+            request=request,
+            state=state or InteractionStatus(),
+        )
+
+    def interaction_of(self, run_id: str, interaction_id: str, kind: str, noun: str | None = None) -> Interaction:
+        """The `kind` interaction `interaction_id` of `run_id`, else a 404 naming it as a `noun` (the kind)."""
+        found = self.store.get_interaction(run_id, interaction_id)
+        if found is None or found.request.kind != kind:
+            raise NotFoundError(
+                f"{noun or kind} {interaction_id} not found in run {run_id}",
+                details={"run_id": run_id, "interaction_id": interaction_id},
+            )
+        return found
 
     def require_run(self, run_id: str) -> RunSummary:
         run = self.store.get_run(run_id)

@@ -15,7 +15,6 @@ import contextlib
 import json
 import logging
 import time
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, Field, StrictInt, field_validator
@@ -37,8 +36,6 @@ from baton.domain.interrupt_rules import (
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
-from baton.ids import iso
-from baton.models import Interaction, InteractionState, ParkedWait
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
@@ -53,7 +50,9 @@ from baton.services.page_tokens import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from datetime import datetime
 
+    from baton.models import Interaction, InteractionState, ParkedWait
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
@@ -133,17 +132,10 @@ class InterruptService(InterruptAnswers):
         apply_ruling(request, ruling)
         if request.approval is not None:
             request.requested_by = requester_of(caller, hosted=run.hosted, started_by=run.started_by)
-        now = core.clock.now()
         # A hosted task's deadline is its own (from its entry, before its timeout); an SDK waiter's is ours.
         timeout_ms = request.timeout_ms or DEFAULT_TIMEOUT_MS
-        deadline = core.deadline_of(timeout_ms / 1000, entered_at) if hosted else None
-        interaction = Interaction(
-            interaction_id=iid,
-            run_id=spec.session_id,
-            created_at=iso(now),
-            expires_at=deadline or iso(now + timedelta(milliseconds=timeout_ms)),
-            request=request,
-        )
+        deadline = core.deadline_of(timeout_ms / 1000, entered_at if hosted else None)
+        interaction = core.new_interaction(spec.session_id, request, expires_at=deadline, interaction_id=iid)
         # The run is paused BEFORE the interrupt becomes visible: whoever sees it pending sees the run paused.
         core.set_run_status(spec.session_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         try:

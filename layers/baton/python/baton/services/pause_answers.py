@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -12,11 +11,11 @@ from baton.domain.approval import vote_of
 from baton.domain.ladder import AnswerCheck
 from baton.errors import ConflictError, ValidationFailedError, winner
 from baton.events import InteractionAnswered, RunResumed
-from baton.models import PauseRequest, status_of
+from baton.models import PauseRequest
 from baton.notify.model import DECISION_KEY
 from baton.ports import WaitStillOpen
 from baton.services.answer_outcomes import delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService
+from baton.services.approvals import ApprovalService, reread, vote_text
 from baton.services.at_deadline import Write
 
 if TYPE_CHECKING:
@@ -158,7 +157,7 @@ class PauseAnswers:
                 details={"path": f"answers.{DECISION_KEY}", "options": expected},
             )
         requested_by = pause.request_as(PauseRequest).requested_by
-        text = json.dumps(answer, sort_keys=True, separators=(",", ":"))
+        text = vote_text(answer)
         ballot = ApprovalService(self.core).cast(pause, policy, text, voter, requested_by=requested_by, vote=cast[0])
         resumed, pending = ApprovalService.settle_if_met(ballot, lambda: self.settle(pause, policy, ballot))
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id) or pause
@@ -181,20 +180,14 @@ class PauseAnswers:
         """Answer a pause whose tally met `ballot.decision` (guarded by it) and deliver it. True if this
         call resumed the workflow or the blocking ask's waiter."""
         core = self.core
-        side = "approve" if ballot.decision == "approved" else "reject"
-        deciding = [v for v in ballot.votes if v.vote == side]
-        answers = json.loads(deciding[-1].answer) if deciding else {DECISION_KEY: side}
+        answers = ballot.deciding_answer({DECISION_KEY: "approve" if ballot.decision == "approved" else "reject"})
 
         def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
-            by = decided.by
-            new = status_of(current.state, "answered", answer=answers, by=by, at=core.now(), reason=decided.reason)
-            node = current.request.node
-            return new, InteractionAnswered(interaction_id=current.interaction_id, node=node, answer=answers, by=by)
+            node, by = current.request.node, decided.by
+            event = InteractionAnswered(interaction_id=current.interaction_id, node=node, answer=answers, by=by)
+            return decided.answered(current.state, answers, core.now()), event
 
-        def read() -> Interaction | None:
-            return core.store.get_interaction(pause.run_id, pause.interaction_id)
-
-        return ApprovalService(core).settle(read, policy, ballot, answered, self.deliver)
+        return ApprovalService(core).settle(reread(core, pause), policy, ballot, answered, self.deliver)
 
     def settle_standing(self, pause: Interaction) -> bool:
         """The reconciler: a pending quorum pause whose stored tally is met is answered and delivered."""

@@ -67,13 +67,9 @@ class PauseService:
             notify=payload.notify or ["console"],
             ladder=payload.ladder,
         )
-        interaction = Interaction(
-            interaction_id=core.park_id(token, payload.entered_at),
-            run_id=run_id,
-            created_at=core.now(),
-            expires_at=deadline,
-            request=request.with_quorum(payload.approval, requested_by=core.require_run(run_id).started_by),
-        )
+        request = request.with_quorum(payload.approval, requested_by=core.require_run(run_id).started_by)
+        park_id = core.park_id(token, payload.entered_at)
+        interaction = core.new_interaction(run_id, request, expires_at=deadline, interaction_id=park_id)
         try:
             core.store.put_interaction(interaction)
         except ConflictError:

@@ -58,7 +58,7 @@ class AnswerQuestions(ToolAwaits):
                 raise NotFoundError(f"run {run_id} not found", details={"run_id": run_id})
             question = next((i for i in snapshot.pending if i.interaction_id == interaction_id), None)
             if question is None or question.request.kind != "question":
-                question = self._get_question(run_id, interaction_id)  # not pending: only to say why not
+                question = self.core.interaction_of(run_id, interaction_id, "question")  # not pending: to say why not
             try:
                 policy = QuestionAnswers(self, snapshot, via=via)
                 return decide(self.core, policy, question, answer, voter, decided=decided)
@@ -79,15 +79,6 @@ class AnswerQuestions(ToolAwaits):
             created_at=self.core.now(),
             interaction_id=question.interaction_id,
         )
-
-    def _get_question(self, run_id: str, interaction_id: str) -> Interaction:
-        found = self.core.store.get_interaction(run_id, interaction_id)
-        if found is None or found.request.kind != "question":
-            raise NotFoundError(
-                f"question {interaction_id} not found in run {run_id}",
-                details={"run_id": run_id, "interaction_id": interaction_id},
-            )
-        return found
 
 
 class QuestionAnswers:

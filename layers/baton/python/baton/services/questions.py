@@ -75,25 +75,21 @@ class QuestionService(AnswerQuestions):
         run = core.ensure_run(run_id)
         refuse_ended_run(run)
         refuse_a_pause_node(run_id, request.node, core.store.list_run_interactions(run_id))
-        interaction = Interaction(
-            interaction_id=core.ids.new_id(),
-            run_id=run_id,
-            created_at=core.now(),
-            expires_at=core.later(timeout_seconds) if timeout_seconds is not None else None,
-            request=QuestionRequest(
-                node=request.node,
-                prompt=request.question,
-                options=options,
-                allow_free_text=free_text,
-                timeout_seconds=timeout_seconds,
-                ladder=ladder,
-                notify=request.notify or ["console"],
-                is_async=True,
-                asked_by=caller,
-                approval=approval,
-                requested_by=requester_of(caller, hosted=run.hosted, started_by=run.started_by) if approval else None,
-            ),
+        asked = QuestionRequest(
+            node=request.node,
+            prompt=request.question,
+            options=options,
+            allow_free_text=free_text,
+            timeout_seconds=timeout_seconds,
+            ladder=ladder,
+            notify=request.notify or ["console"],
+            is_async=True,
+            asked_by=caller,
+            approval=approval,
+            requested_by=requester_of(caller, hosted=run.hosted, started_by=run.started_by) if approval else None,
         )
+        expires_at = core.later(timeout_seconds) if timeout_seconds is not None else None
+        interaction = core.new_interaction(run_id, asked, expires_at=expires_at)
         # counted: a gate released unread sees it; its event recorded in the same write
         core.store.put_question(interaction, events=[core.new_event(run_id, asked_event(interaction))])
         self._mark_awaited(interaction)

@@ -3,15 +3,13 @@ shared approvals (baton/services/approvals.py); approve and edit approve, deny r
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
 from baton.contracts.tool_approvals import tool_spec
 from baton.events import InteractionAnswered
-from baton.models import status_of
-from baton.services.approvals import ApprovalService
+from baton.services.approvals import ApprovalService, reread, vote_text
 from baton.services.pause_answers import conflict
 
 if TYPE_CHECKING:
@@ -24,7 +22,7 @@ if TYPE_CHECKING:
 def vote(core: Core, pending: Interaction, policy: ApprovalPolicy, value: dict[str, Any], voter: Voter) -> AnswerResult:
     """One vote on a quorum approval (baton/services/approvals.py); the vote meeting the quorum decides it
     with the deciding side's last answer. The asking agent and non-approvers get a 403."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"))
+    text = vote_text(value)
     side: Vote = "reject" if value["decision"] == "deny" else "approve"
     requested_by = tool_spec(pending).requested_by
     ballot = ApprovalService(core).cast(pending, policy, text, voter, requested_by=requested_by, vote=side)
@@ -50,15 +48,13 @@ def _settle(core: Core, pending: Interaction, policy: ApprovalPolicy, ballot: Ba
     """Decide a met tally (guarded by it) with its side's last answer. True once the approval is answered."""
 
     def settled(current: Interaction, decided: Decided) -> tuple[InteractionStatus, InteractionAnswered]:
-        side = "approve" if ballot.decision == "approved" else "reject"
-        answer = json.loads([v for v in ballot.votes if v.vote == side][-1].answer)
-        now, by = core.now(), decided.by
-        new = status_of(current.state, "answered", answer=answer, by=by, at=now, reason=decided.reason)
-        return new, InteractionAnswered(interaction_id=current.interaction_id, node=current.node, answer=answer, by=by)
+        answer = ballot.deciding_answer()
+        answered = InteractionAnswered(
+            interaction_id=current.interaction_id, node=current.node, answer=answer, by=decided.by
+        )
+        return decided.answered(current.state, answer, core.now()), answered
 
-    def read() -> Interaction | None:
-        return core.store.get_interaction(pending.run_id, pending.interaction_id)
-
+    read = reread(core, pending)
     if ballot.decision is not None:
         ApprovalService(core).settle(read, policy, ballot, settled, lambda _: True)
     return (read() or pending).state.status == "answered"

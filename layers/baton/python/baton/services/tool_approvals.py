@@ -13,7 +13,6 @@ nothing. Each decision is recorded as `policy_decided` in the decision log, with
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
@@ -41,7 +40,7 @@ from baton.errors import ConflictError, NotFoundError
 from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.services.approvals import Voter
-from baton.services.asks import long_poll
+from baton.services.asks import BlockingPause
 from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.interrupts import PageCursor
 from baton.services.page_tokens import decode_scoped_page_token, encode_page_token, invalid_page_token
@@ -50,11 +49,8 @@ from baton.services.tool_approval_policy import answered_at_once, asked_by_rule,
 from baton.services.tool_approval_votes import vote
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from baton.contracts.tool_approvals import ToolApprovalRequest
     from baton.domain.ladder import Ladder
-    from baton.services.core import Core
 
 log = logging.getLogger("baton")
 
@@ -64,17 +60,8 @@ KIND = "tool_approval"
 CREATE_ATTEMPTS = 3
 
 
-class ToolApprovalService:
-    def __init__(
-        self,
-        core: Core,
-        *,
-        sleep: Callable[[float], None] = time.sleep,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.core = core
-        self._sleep = sleep
-        self._monotonic = monotonic
+class ToolApprovalService(BlockingPause):
+    kind, noun = KIND, "tool approval"
 
     def request(self, run_id: str, body: ToolApprovalRequest, *, caller: str) -> tuple[Interaction, bool]:
         """The approval of this call, and whether this request created it: a repeat of a call still pending
@@ -136,10 +123,7 @@ class ToolApprovalService:
         if at_once is not None:  # nobody is asked: the rule, or the grant, is who answered
             by, answer = at_once
             state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
-        created, expires_at = core.now(), core.later(timeout)
-        i = Interaction(
-            interaction_id=iid, run_id=run_id, created_at=created, expires_at=expires_at, request=request, state=state
-        )
+        i = core.new_interaction(run_id, request, expires_at=core.later(timeout), interaction_id=iid, state=state)
         core.store.put_tool_call_approval(i, key, replacing=replacing)
         records: list[EventPayload] = [asked]
         if at_once is not None:
@@ -177,14 +161,6 @@ class ToolApprovalService:
             core.store.append_event(event)
         return i
 
-    def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
-        """The approval; with `wait_seconds` (<= 20) a long-poll until it is no longer pending."""
-
-        def read() -> Interaction:
-            return self._expire_if_due(self._load(run_id, interaction_id))
-
-        return long_poll(read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic)
-
     def answer(
         self,
         run_id: str,
@@ -201,47 +177,40 @@ class ToolApprovalService:
         past the deadline, 409 naming the winner when another answer decided first; an approve of a call
         whose risk asks for a second factor, a 403 unless `passkey` confirms this answer (`confirmed`: it
         did, on an earlier try of this request)."""
-        pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
-        decision = parse_decision(answer, path="answer")
-        call = decision.decided_call(tool_spec(pending).call)
-        stored = StoredDecision(**decision.model_dump(), digest=call.digest if decision.allows else None)
-        value = stored.model_dump(exclude_none=True)
-        result = AnswerResult(
-            interaction_id=interaction_id, node=pending.node, status="answered", queued=True, resumed=True
-        )
-        if pending.state.status != "pending":
-            self.core.refuse_if_ended(pending, value, caller=caller, interaction=pending.public())
-            if pending.state.answer == value and pending.state.answered_by == caller:
-                return result  # a repeat of the accepted answer
-            raise conflict(pending, f"tool approval {interaction_id} was already decided")
-        self.core.refuse_if_late(pending, value, caller=caller, deadline=pending.expires_at)
-        factor = self.core.second_factor
-        if not confirmed and factor is not None and decision.allows and needs_second_factor(tool_spec(pending)):
-            factor.confirm(caller, run_id, interaction_id, answer, passkey)  # the one check: 403 unless it verifies
-            confirmed = True
-        if (policy := tool_spec(pending).approval) is not None:
-            return vote(self.core, pending, policy, value, Voter(caller, groups))
-        # second_factor set only when confirmed: an unset field stays out of the record (EventPayload.data)
-        factor_said = {"second_factor": WEBAUTHN_VERIFIED} if confirmed else {}
-        recorded = InteractionAnswered(
-            interaction_id=interaction_id, node=pending.node, answer=value, by=caller, via=via, **factor_said
-        )
-        event = self.core.new_event(run_id, recorded)
-        new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
-        try:
-            self.core.store.transition_interaction(pending, new, with_records=[event])
-        except ConflictError:
-            return self.answer(  # decided under us (a confirmed passkey's challenge is used: it stays confirmed)
-                run_id,
-                interaction_id,
-                answer,
-                caller=caller,
-                groups=groups,
-                via=via,
-                passkey=passkey,
-                confirmed=confirmed,
+        # a write that lost (decided, or claimed, under us) decides again; a confirmed passkey stays confirmed
+        while True:
+            pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
+            decision = parse_decision(answer, path="answer")
+            call = decision.decided_call(tool_spec(pending).call)
+            stored = StoredDecision(**decision.model_dump(), digest=call.digest if decision.allows else None)
+            value = stored.model_dump(exclude_none=True)
+            result = AnswerResult(
+                interaction_id=interaction_id, node=pending.node, status="answered", queued=True, resumed=True
             )
-        return result
+            if pending.state.status != "pending":
+                self.core.refuse_if_ended(pending, value, caller=caller, interaction=pending.public())
+                if pending.state.answer == value and pending.state.answered_by == caller:
+                    return result  # a repeat of the accepted answer
+                raise conflict(pending, f"tool approval {interaction_id} was already decided")
+            self.core.refuse_if_late(pending, value, caller=caller, deadline=pending.expires_at)
+            factor = self.core.second_factor
+            if not confirmed and factor is not None and decision.allows and needs_second_factor(tool_spec(pending)):
+                factor.confirm(caller, run_id, interaction_id, answer, passkey)  # the one check: 403 unless it verifies
+                confirmed = True
+            if (policy := tool_spec(pending).approval) is not None:
+                return vote(self.core, pending, policy, value, Voter(caller, groups))
+            # second_factor set only when confirmed: an unset field stays out of the record (EventPayload.data)
+            factor_said = {"second_factor": WEBAUTHN_VERIFIED} if confirmed else {}
+            recorded = InteractionAnswered(
+                interaction_id=interaction_id, node=pending.node, answer=value, by=caller, via=via, **factor_said
+            )
+            event = self.core.new_event(run_id, recorded)
+            new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
+            try:
+                self.core.store.transition_interaction(pending, new, with_records=[event])
+            except ConflictError:
+                continue
+            return result
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
@@ -307,12 +276,7 @@ class ToolApprovalService:
         return [GrantView.of(i, d.remember, end) for i, d, end in until if d.remember and end and end > now]
 
     def _load(self, run_id: str, interaction_id: str) -> Interaction:
-        found = self.core.store.get_interaction(run_id, interaction_id)
-        if found is None or found.request.kind != KIND:
-            raise NotFoundError(
-                f"tool approval {interaction_id} not found in run {run_id}",
-                details={"run_id": run_id, "interaction_id": interaction_id},
-            )
+        found = super()._load(run_id, interaction_id)
         state = found.state.without_lapsed_claim(self.core.now())  # a claim past its lease is nobody's
         return found if state is found.state else found.model_copy(update={"state": state})
 
@@ -323,14 +287,9 @@ class ToolApprovalService:
             raise conflict(i, f"tool approval {interaction_id} was already decided; it cannot be {verb}")
         return i
 
-    def _expire_if_due(self, i: Interaction) -> Interaction:
-        """Past its deadline a pending approval takes its default (a conditional write: an answer first wins)."""
-        if i.state.status != "pending" or not self.core.is_past(i.expires_at):
-            return i
-        try:
-            return answer_with_default(self.core, i, i.expires_at) or i
-        except ConflictError:
-            return self._load(i.run_id, i.interaction_id)
+    def _at_deadline(self, i: Interaction) -> Interaction:
+        """Past its deadline a pending approval takes its default (deny unless declared)."""
+        return answer_with_default(self.core, i, i.expires_at) or i
 
     def list_decided(
         self, *, since: str | None = None, limit: int = 50, next_token: str | None = None

@@ -85,13 +85,7 @@ class ToolAwaits(AwaitGates):
 
     def _start_tool_await(self, run_id: str, request: AwaitToolRequest, timeout_seconds: int) -> Interaction:
         core = self.core
-        awaiting = Interaction(
-            interaction_id=core.ids.new_id(),
-            run_id=run_id,
-            created_at=core.now(),
-            expires_at=core.later(timeout_seconds),
-            request=request,
-        )
+        awaiting = core.new_interaction(run_id, request, expires_at=core.later(timeout_seconds))
         core.store.put_interaction(awaiting)
         arm_tool_await(core, awaiting)
         core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again

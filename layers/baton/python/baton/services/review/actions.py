@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ from baton.errors import ConflictError, GoneError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
 from baton.services.answer_outcomes import closed_error, delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, Voter
+from baton.services.approvals import ApprovalService, Voter, reread, vote_text
 from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
 from baton.services.review.gate import ReviewGate
@@ -164,7 +163,7 @@ class ReviewActions(ReviewGate):
         """A quorum (`approval`): approve_merge / force_merge approve, request_changes rejects, a reply votes
         nothing; the vote meeting it stores its action and sends the token once (`_settle`)."""
         vote: Vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
-        text = json.dumps(action, sort_keys=True, separators=(",", ":"))
+        text = vote_text(action)
         ballot = ApprovalService(self.core).cast(interaction, policy, text, voter, requested_by=requested_by, vote=vote)
         resumed, pending = ApprovalService.settle_if_met(ballot, lambda: self._settle(interaction, policy, ballot))
         current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id) or interaction
@@ -190,21 +189,13 @@ class ReviewActions(ReviewGate):
         """Store the deciding vote's action (guarded by the met tally) and send the token: True if this
         call resumed the gate."""
         core = self.core
-        side = "approve" if ballot.decision == "approved" else "reject"
-        deciding = [v for v in ballot.votes if v.vote == side]
-        chosen: dict[str, Any] = json.loads(deciding[-1].answer) if deciding else {"action": "request_changes"}
+        chosen: dict[str, Any] = ballot.deciding_answer({"action": "request_changes"})
 
         def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
             stored = chosen | {"reply": None, "by": decided.by}
-            new = status_of(
-                current.state, "answered", answer=stored, by=decided.by, at=core.now(), reason=decided.reason
-            )
-            return new, self._answered(current, stored, by=decided.by)
+            return decided.answered(current.state, stored, core.now()), self._answered(current, stored, by=decided.by)
 
-        def read() -> Interaction | None:
-            return core.store.get_interaction(interaction.run_id, interaction.interaction_id)
-
-        return ApprovalService(core).settle(read, policy, ballot, answered, self._release)
+        return ApprovalService(core).settle(reread(core, interaction), policy, ballot, answered, self._release)
 
     def settle_quorum(self, interaction: Interaction) -> bool:
         """The reconciler: a pending review whose stored tally is met is decided and delivered."""

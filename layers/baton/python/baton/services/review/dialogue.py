@@ -66,21 +66,16 @@ class ReviewDialogue(ReviewGate):
         # whose first turn is still being written (the call can take as long as the model does).
         turn = self._call(lambda c: c.first_turn(companion_context(run_id, config, diff, turn_index=1)), config)
         stats = diff.model_dump(exclude={"text"}) if diff is not None else None
-        interaction = Interaction(
-            interaction_id=core.ids.new_id(),
-            run_id=run_id,
-            created_at=core.now(),
-            expires_at=core.later(config.timeout_seconds),
-            request=ReviewRequest(
-                node=config.gate,
-                prompt=config.prompt,
-                timeout_seconds=config.timeout_seconds,
-                notify=config.notify,
-                ladder=config.ladder,
-                config=config.model_dump(),
-                diff=stats,
-            ),
+        request = ReviewRequest(
+            node=config.gate,
+            prompt=config.prompt,
+            timeout_seconds=config.timeout_seconds,
+            notify=config.notify,
+            ladder=config.ladder,
+            config=config.model_dump(),
+            diff=stats,
         )
+        interaction = core.new_interaction(run_id, request, expires_at=core.later(config.timeout_seconds))
         core.store.put_interaction(interaction)
         core.record(run_id, ReviewStarted(gate=config.gate, interaction_id=interaction.interaction_id, diff=stats))
         verdict = self._store_companion_turn(interaction, config, turn, n=0, diff=diff)
