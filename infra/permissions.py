@@ -15,7 +15,8 @@ Capability = Literal[
     "topic",  # publish to the notifications topic (and use its KMS key for that)
     "start_execution",  # start/describe/stop executions of Baton's state machines (hosted runs)
     # states:SendTaskSuccess/Failure on Baton's state machines (resume a gate), DescribeExecution of their
-    # executions (a release whose task is gone asks whether the run ended: Core.release_gate), and on a
+    # executions (a release whose task is gone asks whether the run ended: Core.release_gate),
+    # StopExecution of the gates' timers (a release stops its gate's timer), and on a
     # user's own machine with Baton gates once it is granted (infra/gate.py BatonGate.grant_resume)
     "send_task",
     "merge_build",  # codebuild:StartBuild on the merge project

@@ -175,6 +175,11 @@ class Functions(Construct):
                 role.add_to_principal_policy(
                     iam.PolicyStatement(actions=["states:DescribeExecution"], resources=executions)
                 )
+                if TIMER_STATE_MACHINE in inputs.state_machine_arns:  # a release stops its gate's timer
+                    timers = executions_arn(stack, self.config, TIMER_STATE_MACHINE)
+                    role.add_to_principal_policy(
+                        iam.PolicyStatement(actions=["states:StopExecution"], resources=[timers])
+                    )
             elif capability == "merge_build" and inputs.merge_project is not None:
                 role.add_to_principal_policy(
                     iam.PolicyStatement(actions=["codebuild:StartBuild"], resources=[inputs.merge_project.project_arn])

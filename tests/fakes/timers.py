@@ -20,8 +20,12 @@ class StartedTimer:
 @dataclass
 class RecordingDeadlineTimers:
     started: list[StartedTimer] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)
 
     def start(self, name: str, payload: GateDeadlinePayload, wait_seconds: int) -> None:
         if any(t.name == name for t in self.started):
             return  # as Step Functions: an execution name is started once
         self.started.append(StartedTimer(name, payload, wait_seconds))
+
+    def stop(self, name: str) -> None:
+        self.stopped.append(name)

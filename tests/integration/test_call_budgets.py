@@ -49,17 +49,18 @@ BUDGETS: dict[str, Budget] = {
     "answer": Budget(total=2),
     # (was 7/4, then 5/3) the snapshot Query: it holds the gate's wait, and the wait carries the
     # answers of its scope (baton/services/gate_answers.py), so no read of the scope; the deciding
-    # transaction (it carries this answer onto the wait too); the send; the release in one transaction.
-    "last answer releasing a gate": Budget(total=4, before_send=2),
+    # transaction (it carries this answer onto the wait too); the send; the release in one transaction; the
+    # gate's timer stopped (StopExecution, after the send: its firing would cost an invocation and a read).
+    "last answer releasing a gate": Budget(total=5, before_send=2),
     # (was 10/7, then 5/3) the snapshot Query: it names the parked pause (no review-check Query) and
     # holds the pause's interaction whole (its PEND# marker: no GetItem), its wait and the run's chain
-    # head; the deciding transaction; the send; the release in one transaction.
-    "resume": Budget(total=4, before_send=2),
+    # head; the deciding transaction; the send; the release in one transaction; the timer stopped.
+    "resume": Budget(total=5, before_send=2),
     # (was 9/6, then 5/3) the id's pointer (GetItem), one BatchGetItem of the interrupt, its wait and the
     # run's decision-log head, the deciding transaction, the send, the run's waits (Query: does another
     # branch still hold the run paused? issue 28 item 11; the answer and resume paths have them from their
-    # snapshot), the release in one transaction.
-    "hosted interrupt resume": Budget(total=6, before_send=3),
+    # snapshot), the release in one transaction, the gate's timer stopped.
+    "hosted interrupt resume": Budget(total=7, before_send=3),
     # (was 5) the id's pointer (GetItem), one BatchGetItem of the interrupt, its wait and the run's
     # decision-log head (`find_for_decision`); the claim's conditional put with `interrupt_claimed` (a
     # decision) and the head's advance in one transaction.

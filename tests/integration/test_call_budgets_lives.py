@@ -10,17 +10,15 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from baton.contracts.tool_approvals import ToolApprovalRequest
-from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.tool_calls import ToolCall
 from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
-from tests.integration.test_call_budgets_question_life import HandlerCalls, hooked, invoke
+from tests.integration.test_call_budgets_question_life import HandlerCalls, hooked, invoke, timer_statuses
 
 if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
@@ -55,13 +53,12 @@ INTERRUPT: dict[str, tuple[str, int]] = {
     # event (one transaction)
     "claim": ("api POST claim", 3),
     # the same two reads, the deciding transaction, the send (SendTaskSuccess), the run's waits (Query:
-    # does another still hold the run?) and the release with `run_resumed` (one transaction)
-    "resume": ("api POST resume", 6),
+    # does another still hold the run?), the release with `run_resumed` (one transaction), the gate's
+    # timer stopped (StopExecution: firing, it would cost a gate_deadline invocation and a GetItem)
+    "resume": ("api POST resume", 7),
     # the run (GetItem: is this execution its run?), the run ended with `run_succeeded` (one
     # transaction), the notification (SNS)
     "run end": ("run_lifecycle", 3),
-    # the timer after the release: the wait (GetItem), found released, left alone
-    "timer after the release": ("gate_deadline", 1),
 }
 INTERRUPT_TOTAL = 24  # the lower bound of the SDK's interrupt is 3 (bench/parts/cost_model.py)
 
@@ -157,7 +154,7 @@ def test_a_blocking_ask_life_stays_in_budget_operation_by_operation(
 
 def _interrupt_life(stack: MotoStack, run_id: str) -> None:
     """A hosted interrupt: created and parked by its workflow, claimed, resumed, the run's end (the
-    EventBridge event `run_lifecycle` gets) and its deadline timer firing after the release."""
+    EventBridge event `run_lifecycle` gets); the release stops its deadline timer."""
     services = stack.services
     store = services.core.store
     run = services.runs.start("interrupt", {"prompt": "Where?", "timeout_seconds": 60}, run_id=run_id, caller="op")
@@ -184,9 +181,8 @@ def _interrupt_life(stack: MotoStack, run_id: str) -> None:
     }
     event = {"source": "aws.states", "detail-type": "Step Functions Execution Status Change", "detail": detail}
     assert invoke(stack, "run_lifecycle", event)["recorded"] is True
-    timer = GateDeadlinePayload(run_id=run_id, gate=gate, deadline=datetime.now(UTC))
-    invoke(stack, "gate_deadline", timer.model_dump(mode="json"))
     assert store.get_wait(run_id, gate).status == "released"  # type: ignore[union-attr]
+    assert timer_statuses(stack, run_id) == ["ABORTED"]  # stopped by the release: it never fires
 
 
 def test_a_hosted_interrupt_life_stays_in_budget_operation_by_operation(

@@ -13,12 +13,11 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
-from baton.domain.gate_payloads import GateDeadlinePayload
+from baton.domain.deadline import TIMER_STATE_MACHINE
 from baton.errors import ConflictError
 from baton.events import AwaitStarted, RunEnded, RunPaused
 from baton.local.http_adapter import to_proxy_event
@@ -42,16 +41,15 @@ LIFE_BUDGETS: dict[str, int] = {
     # (StartExecution), the scope bumped, the run paused, `await_started` and `run_paused` (one
     # transaction), the re-check (Query) and the merge of what it found answered into the wait (UpdateItem)
     "await gate park": 7,
-    # the snapshot Query, the deciding transaction, the send, the release in one transaction
-    "last answer releasing a gate": 4,
+    # the snapshot Query, the deciding transaction, the send, the release in one transaction, the gate's
+    # timer stopped (StopExecution: firing, it would cost a gate_deadline invocation and its wait's GetItem)
+    "last answer releasing a gate": 5,
     # (was 4) the run (GetItem: is this execution its run?), the run ended with `run_succeeded` (one
     # transaction), the notification (SNS)
     "run end": 3,
     # (was 3) the node's messages (Query), each claimed by one conditional UpdateItem; the run is read only
     # when nothing was drained (a 404 for a missing run)
     "drain": 2,
-    # the timer after the gate was released: the wait (GetItem), found released, left alone
-    "timer after the release": 1,
 }
 LIFE_TOTAL = 22  # (was 30) their sum: the whole life; the lower bound is 9 (bench/parts/cost_model.py)
 
@@ -114,6 +112,14 @@ def invoke(stack: MotoStack, function: str, event: dict[str, Any]) -> Any:
     return payload
 
 
+def timer_statuses(stack: MotoStack, run_id: str) -> list[str]:
+    """The statuses of the run's deadline timers (executions of the timer machine, by their input)."""
+    sfn = stack.clients["stepfunctions"]
+    timers = sfn.list_executions(stateMachineArn=stack.provisioned.state_machine_arns[TIMER_STATE_MACHINE])
+    described = [sfn.describe_execution(executionArn=t["executionArn"]) for t in timers["executions"]]
+    return [d["status"] for d in described if json.loads(d["input"])["run_id"] == run_id]
+
+
 def _api(stack: MotoStack, method: str, path: str, body: Any = None) -> dict[str, Any]:
     raw = json.dumps(body).encode() if body is not None else b""
     event = to_proxy_event(method, path, {"Content-Type": "application/json"}, raw, "10.0.0.1")
@@ -126,7 +132,7 @@ def _api(stack: MotoStack, method: str, path: str, body: Any = None) -> dict[str
 
 def _life(stack: MotoStack, run_id: str) -> None:
     """One question's whole life on a hosted `await_answers` run: asked and parked by the workflow,
-    answered, ended (the EventBridge event `run_lifecycle` gets), drained, and the gate's timer firing."""
+    answered (its gate's timer stopped), ended (the EventBridge event `run_lifecycle` gets) and drained."""
     services = stack.services
     run = services.runs.start(
         "await_answers",
@@ -158,9 +164,8 @@ def _life(stack: MotoStack, run_id: str) -> None:
     assert invoke(stack, "run_lifecycle", event)["recorded"] is True
     drained = _api(stack, "POST", f"/api/runs/{run_id}/nodes/draft/messages/drain")
     assert len(drained["messages"]) == 1, drained
-    timer = GateDeadlinePayload(run_id=run_id, gate="await", deadline=datetime.now(UTC))
-    invoke(stack, "gate_deadline", timer.model_dump(mode="json"))
     assert store.get_wait(run_id, "await").status == "released"  # type: ignore[union-attr]
+    assert timer_statuses(stack, run_id) == ["ABORTED"]  # stopped by the release: it never fires
 
 
 def test_a_question_life_stays_in_budget_operation_by_operation(
@@ -176,7 +181,6 @@ def test_a_question_life_stays_in_budget_operation_by_operation(
         "last answer releasing a gate": "api POST answer",
         "run end": "run_lifecycle",
         "drain": "api POST drain",
-        "timer after the release": "gate_deadline",
     }
     calls = dict(handler_calls.calls)
     listed = "\n  ".join(f"{who}: {', '.join(made)}" for who, made in calls.items())

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from baton.domain.deadline import TIMER_STATE_MACHINE
+from baton.services.pauses import Resume
 from tests.conftest import wait_for
 
 if TYPE_CHECKING:
@@ -77,3 +78,18 @@ def test_an_unanswered_pause_times_out_at_its_declared_timeout_and_says_so_truly
     assert DECLARED <= waited <= DECLARED + LATE_BY_AT_MOST, waited
     described = sfn.describe_execution(executionArn=arn)
     assert described["error"] == error and f"timed out after {DECLARED}s" in str(described["cause"])
+
+
+def test_an_answer_stops_the_gate_timer_and_its_thread(moto_stack: MotoStack) -> None:
+    """A released wait's timer ends at the release (ABORTED), not at its deadline: on AWS its firing would
+    cost transitions and an invocation that find nothing to do; here it would hold a thread until then."""
+    runs = moto_stack.services.runs
+    runs.start("human_pause", {"prompt": "Ship?", "timeout_seconds": 3600}, run_id="tm-stop", caller="op")
+    wait_for(lambda: moto_stack.services.core.store.get_wait("tm-stop", "approve"))
+    wait_for(lambda: _timers(moto_stack))
+    (running,) = _timers(moto_stack)
+    assert running["status"] == "RUNNING"
+    runs.resume(Resume("tm-stop", {"approved": True}, caller="op"))
+    sfn = moto_stack.clients["stepfunctions"]
+    wait_for(lambda: sfn.describe_execution(executionArn=running["executionArn"])["status"] == "ABORTED")
+    moto_stack.services.core.timers.stop(running["name"])  # type: ignore[union-attr]  # ended: a no-op

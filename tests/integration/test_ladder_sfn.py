@@ -55,11 +55,12 @@ def test_the_timer_ends_early_when_the_pause_is_answered_before_its_steps(moto_s
         "human_pause", {"prompt": "Ship?", "timeout_seconds": 20, "ladder": ladder}, run_id="ld-2", caller="op"
     )
     wait_for(lambda: moto_stack.services.core.store.get_wait("ld-2", "approve"))
+    wait_for(lambda: _timers(moto_stack))  # the park starts its timer just after it stores the wait
     runs.resume(Resume("ld-2", {"ok": "yes"}, caller="alice"))
     sfn = moto_stack.clients["stepfunctions"]
     wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn or "")["status"] == "SUCCEEDED", timeout=20)
-    wait_for(lambda: _timers(moto_stack)[0]["status"] == "SUCCEEDED", timeout=20)
     (timer,) = _timers(moto_stack)
-    assert _states_entered(moto_stack, timer["executionArn"]).count("EndPause") == 1  # the skipped reminder
+    assert timer["status"] == "ABORTED"  # stopped by the answer's release, waiting for its first step
+    assert _states_entered(moto_stack, timer["executionArn"]).count("EndPause") == 0  # no step fired at all
     types = [e.type for e in moto_stack.services.core.store.list_events("ld-2", limit=500)]
     assert "reminder_sent" not in types and "escalated" not in types and "timed_out_default" not in types

@@ -35,6 +35,9 @@ class BrokenTimers:
         self.tried += 1
         raise RuntimeError("ThrottlingException: Rate exceeded")
 
+    def stop(self, name: str) -> None:
+        raise AssertionError(f"no timer started, none to stop: {name}")
+
 
 @pytest.fixture
 def clock(moto_stack: MotoStack) -> FixedClock:

@@ -7,7 +7,8 @@ end everywhere), on in-memory ports with an injected clock and the timers record
   deadline +/- 100 ms never give a 200 followed by a timeout: before it the answer is delivered, after
   it a 410 keeps it as late and the timer fails the task with its cause, before Step Functions' timeout;
 * a timer that fires early waits for the deadline; one for a wait already released, or parked again
-  with another deadline, changes nothing;
+  with another deadline, changes nothing; a release before the deadline stops the wait's timer (its
+  firing would cost transitions and an invocation for nothing), a release by the timer itself does not;
 * a timed-out await gate's questions stop listing as pending and an answer after it is a 410 kept as
   late; a timed-out tool-form await no longer leaves its run paused.
 """
@@ -97,6 +98,30 @@ def test_every_park_starts_one_timer_due_at_its_deadline(
     assert timer.payload.deadline == parse_iso(wait.deadline) and timer.payload.interaction_id is None
     assert timer.wait_seconds == math.ceil((parse_iso(wait.deadline) - clock.now()).total_seconds())
     assert wait.task_token not in json.dumps(timer.payload.model_dump(mode="json"))  # tokens stay server-side
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_release_before_the_deadline_stops_its_timer_and_one_at_the_deadline_does_not(
+    gates: Gates, core: Core, clock: FixedClock, timers: RecordingDeadlineTimers, kind: str
+) -> None:
+    gates.prepare(kind)
+    iid = gates.park(kind)
+    gates.answer(kind, iid)
+    assert timers.stopped == [_only(timers).name]  # the released wait's own timer, once
+    if kind != "review":  # a review's second action is a 409 (not waiting), below the engine
+        gates.answer(kind, iid)  # a repeat answers as the first and releases nothing again
+    assert timers.stopped == [_only(timers).name]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pause_the_timer_ends_leaves_the_timer_to_end_itself(
+    gates: Gates, core: Core, clock: FixedClock, timers: RecordingDeadlineTimers, kind: str
+) -> None:
+    gates.prepare(kind)
+    gates.park(kind)
+    clock.current = gates.entered + timedelta(seconds=TIMEOUT + TIMER_PRECISION_SECONDS)
+    _deadlines(gates, clock).fire(_only(timers).payload)
+    assert _sent(core) and timers.stopped == []  # it is firing: stopping it would abort its own end
 
 
 def test_the_timer_waits_whole_seconds_and_never_fires_before_the_deadline(clock: FixedClock) -> None:

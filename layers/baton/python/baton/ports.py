@@ -360,9 +360,11 @@ class Workflows(Protocol):
 
 class DeadlineTimers(Protocol):
     """Starts a gate's timer: after `wait_seconds` it invokes the `gate_deadline` Lambda with `payload`.
-    Starting the same `name` again is a no-op (a retried park)."""
+    Starting the same `name` again is a no-op (a retried park). `stop` ends a timer still waiting (its
+    gate was released); stopping one that has ended, or never started, is a no-op."""
 
     def start(self, name: str, payload: GateDeadlinePayload, wait_seconds: int) -> None: ...
+    def stop(self, name: str) -> None: ...
 
 
 class AnswerLinkStore(Protocol):

@@ -1,6 +1,8 @@
 """The gates' timers on Step Functions: one execution of the `gate_deadline` state machine
 (`statemachines/gate_deadline.asl.json`: a Wait of `wait_seconds`, then the `gate_deadline` Lambda)
-per parked wait, named after the wait so a retried park starts nothing new."""
+per parked wait, named after the wait so a retried park starts nothing new, and stopped when its wait is
+released before the deadline (a Wait costs nothing, but the firing it would end in costs transitions and
+a Lambda invocation that find nothing to do)."""
 
 from __future__ import annotations
 
@@ -27,4 +29,13 @@ class SfnDeadlineTimers:
         except ClientError as err:
             # The same name again: this wait's timer is already running (or has fired).
             if err.response.get("Error", {}).get("Code") != "ExecutionAlreadyExists":
+                raise
+
+    def stop(self, name: str) -> None:
+        execution = self._arn.replace(":stateMachine:", ":execution:", 1) + f":{name}"
+        try:
+            self._sfn.stop_execution(executionArn=execution, cause="its wait was released")
+        except ClientError as err:
+            # Never started (the park's start failed: the reconciler owns that wait), or already ended.
+            if err.response.get("Error", {}).get("Code") != "ExecutionDoesNotExist":
                 raise

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pydantic import BaseModel
 
 from baton.domain.channels import refuse_unconfigured
-from baton.domain.deadline import GRACE_SECONDS, OPEN_WAIT_STATUSES
+from baton.domain.deadline import GRACE_SECONDS, OPEN_WAIT_STATUSES, timer_name
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
 from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso, task_interaction_id
@@ -303,7 +303,20 @@ class Core:
         )
         if done and holding:
             self._resume_if_idle(wait)
+        if done:
+            self._stop_timer(wait)
         return done
+
+    def _stop_timer(self, wait: ParkedWait) -> None:
+        """The released wait's timer ends now, not at its deadline: while it waits it holds nothing on AWS,
+        but its firing costs transitions and a Lambda invocation that would find nothing to do. Not past
+        the deadline: the timer is then firing (perhaps this very release) or has ended."""
+        if self.timers is None or wait.deadline is None or self.is_past(wait.deadline):
+            return
+        try:
+            self.timers.stop(timer_name(wait.run_id, wait.gate, wait.deadline))
+        except Exception:  # the release stands; the timer fires, finds the wait released and ends
+            log.warning("the released wait's timer was not stopped", extra={"run_id": wait.run_id, "gate": wait.gate})
 
     @staticmethod
     def _holding(wait: ParkedWait, waits: Sequence[ParkedWait]) -> list[ParkedWait]:
