@@ -149,6 +149,17 @@ class Functions(Construct):
                     targets=[targets.LambdaFunction(fn, retry_attempts=0)],
                 )
 
+    def _grant_send_task(self, role: iam.Role, workflows: dict[str, str], *, timer: bool) -> None:
+        """Resume a gate: send its token; a release whose task is gone asks whether the run ended
+        (Core.release_gate); a release stops its gate's timer (StopExecution of the timer's executions)."""
+        stack = Stack.of(self)
+        role.add_to_principal_policy(iam.PolicyStatement(actions=SEND_TASK_ACTIONS, resources=list(workflows.values())))
+        executions = [executions_arn(stack, self.config, wf) for wf in workflows]
+        role.add_to_principal_policy(iam.PolicyStatement(actions=["states:DescribeExecution"], resources=executions))
+        if timer:
+            timers = executions_arn(stack, self.config, TIMER_STATE_MACHINE)
+            role.add_to_principal_policy(iam.PolicyStatement(actions=["states:StopExecution"], resources=[timers]))
+
     def _grant(self, spec: FunctionSpec, role: iam.Role, inputs: FunctionInputs) -> None:
         stack = Stack.of(self)
         # The gates' timer machine is started only through its own capability, and has no task tokens.
@@ -169,17 +180,7 @@ class Functions(Construct):
                     )
                 )
             elif capability == "send_task" and machines:
-                role.add_to_principal_policy(iam.PolicyStatement(actions=SEND_TASK_ACTIONS, resources=machines))
-                # A release whose task is gone asks whether the run ended (Core.release_gate).
-                executions = [executions_arn(stack, self.config, wf) for wf in workflows]
-                role.add_to_principal_policy(
-                    iam.PolicyStatement(actions=["states:DescribeExecution"], resources=executions)
-                )
-                if TIMER_STATE_MACHINE in inputs.state_machine_arns:  # a release stops its gate's timer
-                    timers = executions_arn(stack, self.config, TIMER_STATE_MACHINE)
-                    role.add_to_principal_policy(
-                        iam.PolicyStatement(actions=["states:StopExecution"], resources=[timers])
-                    )
+                self._grant_send_task(role, workflows, timer=TIMER_STATE_MACHINE in inputs.state_machine_arns)
             elif capability == "merge_build" and inputs.merge_project is not None:
                 role.add_to_principal_policy(
                     iam.PolicyStatement(actions=["codebuild:StartBuild"], resources=[inputs.merge_project.project_arn])
