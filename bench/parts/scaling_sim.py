@@ -10,8 +10,8 @@ The model, per second, in steady state (every pause asked is answered: a life pe
   (by_status); with one table per team a partition sees one team's lives, with a shared table all of them;
   write-sharding a key N ways divides its partition's units by N;
 - a question's run is an open Standard execution while its gate is parked (`Load.pause_s`, the mean wait
-  for a person), and its gate's timer another one until the deadline (answered or not): open executions =
-  answers/s x (pause + deadline); the timer enters `TIMER_TRANSITIONS` states;
+  for a person), and its gate's timer another one until the answer stops it (every pause is answered):
+  open executions = answers/s x 2 x pause; the timer enters `TIMER_TRANSITIONS` states;
 - Lambda concurrency = invocations/s x seconds each (`Load.lambda_seconds`, an assumption: 0.1 s).
 Left out: the agent's polls, the run's own start, the scheduled functions (a fixed cost, not per pause).
 
@@ -38,7 +38,7 @@ from capacity import item_size, write_units
 from baton.workflows.table import GLOBAL_SECONDARY_INDEXES
 
 QUOTAS = Path(__file__).resolve().parents[1] / "quotas.json"
-TIMER_TRANSITIONS = 4  # gate_deadline.asl.json without a ladder: UntilDeadline, EndPause, NextStep, Done
+TIMER_TRANSITIONS = 1  # gate_deadline.asl.json's UntilDeadline: the answer's release stops it there
 PENDING_INDEXES = ("all_pending", "pending", "due")  # keys that hold what is waiting now (shardable together)
 PARTITION_QUOTA = "dynamodb_partition_write_units"  # every hot partition's limit
 # A life's counts vary a little with timing: a retried transaction, a re-check, an answer landing before the
@@ -180,7 +180,6 @@ class Load:
     teams: int = 1
     shared_table: bool = False  # one table for every team (else one table each, the load split evenly)
     mix: dict[str, float] = field(default_factory=lambda: {"question": 1.0})
-    deadline_s: float = 3600  # a question's timer runs until its deadline, answered or not
     pause_s: float = 600  # how long a pause waits for its person, on average (open pauses = asks/s x this)
     lambda_seconds: float = 0.1  # each invocation's duration (an assumption, not measured on AWS)
 
@@ -259,16 +258,16 @@ def uses(profile: Profile, quotas: dict[str, Quota], load: Load, fix: Mitigation
         found += [
             Use("sfn_standard_start_execution", starts),
             Use("sfn_standard_state_transitions", transitions),
-            Use("sfn_open_executions", parked * load.pause_s + starts * load.deadline_s),
+            Use("sfn_open_executions", (parked + starts) * load.pause_s),  # the timer stopped at the answer
         ]
     else:  # the timer leaves Standard: its StartExecution, its transitions and its open execution with it
         found.append(Use("sfn_standard_state_transitions", max(0.0, transitions - starts * TIMER_TRANSITIONS)))
         found.append(Use("sfn_open_executions", parked * load.pause_s))
-        if fix.timers == "scheduler":  # one schedule created per timer, fired once at the deadline
+        if fix.timers == "scheduler":  # one schedule per timer (its invocation counted as if it fired)
             found += [
                 Use("scheduler_create_schedule", starts),
                 Use("scheduler_invocations", starts),
-                Use("scheduler_schedules", starts * load.deadline_s),
+                Use("scheduler_schedules", starts * load.pause_s),
             ]
         else:  # Express: at most 5 minutes, so only for deadlines <= 300 s
             found.append(Use("sfn_express_start_execution", starts))
@@ -345,7 +344,7 @@ def simulate(profile: Profile, quotas: dict[str, Quota]) -> list[dict[str, Any]]
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
-    print("scaling simulation (bench/parts/scaling_sim.py): questions, timers until a 1 h deadline, us-east-1")
+    print("scaling simulation (bench/parts/scaling_sim.py): questions answered after 10 min (their timers stopped then), us-east-1")
     print("quotas (bench/quotas.json); utilization of the busiest quotas; answers/s at the first limit and at")
     print("the first one AWS will not raise (the rest are adjustable on request)")
     width = max(len(row["load"]) for row in rows)

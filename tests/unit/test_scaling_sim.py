@@ -85,12 +85,12 @@ def _rates(load: Load, fix: Mitigation = Mitigation()) -> dict[str, float]:
 
 
 def test_each_rate_is_the_count_per_life_times_the_lives_per_second() -> None:
-    # 100 answers/s, one team, pauses of 30 s, timers until a 60 s deadline, each invocation 0.1 s
-    rates = _rates(Load("tiny", 100, deadline_s=60, pause_s=30))
+    # 100 answers/s, one team, pauses of 30 s (each timer stopped by its answer), each invocation 0.1 s
+    rates = _rates(Load("tiny", 100, pause_s=30))
     assert rates["sfn_standard_start_execution"] == 100  # 1 timer a life
     assert rates["sfn_send_task_success"] == 100
     assert rates["sfn_standard_state_transitions"] == 600  # 6 a life
-    assert rates["sfn_open_executions"] == 3000 + 6000  # 100 runs/s parked 30 s, 100 timers/s open 60 s
+    assert rates["sfn_open_executions"] == 3000 + 3000  # 100 runs/s parked 30 s, their 100 timers/s as long
     assert rates["lambda_concurrent_executions"] == pytest.approx(30)  # 300 invocations/s x 0.1 s
     assert rates["apigateway_requests"] == 200
     assert rates["dynamodb_on_demand_table_write_units"] == 1000  # 10 WRU a life
@@ -110,12 +110,12 @@ def test_tables_and_shards_divide_a_partitions_writes() -> None:
 
 
 def test_timers_off_standard_take_their_start_and_transitions_with_them() -> None:
-    load = Load("tiny", 100, deadline_s=60, pause_s=30)
+    load = Load("tiny", 100, pause_s=30)
     scheduled = _rates(load, Mitigation(timers="scheduler"))
-    # 600 transitions/s less 100 timers x 4 states each
-    assert scheduled["sfn_standard_state_transitions"] == 600 - 100 * TIMER_TRANSITIONS == 200
+    # 600 transitions/s less 100 timers x the 1 state each enters before its answer stops it
+    assert scheduled["sfn_standard_state_transitions"] == 600 - 100 * TIMER_TRANSITIONS == 500
     assert scheduled["scheduler_create_schedule"] == scheduled["scheduler_invocations"] == 100
-    assert scheduled["scheduler_schedules"] == 6000
+    assert scheduled["scheduler_schedules"] == 3000  # each until its answer, 30 s
     assert scheduled["sfn_open_executions"] == 3000  # the parked runs only
     assert "sfn_standard_start_execution" not in scheduled
     assert _rates(load, Mitigation(timers="express"))["sfn_express_start_execution"] == 100
@@ -204,14 +204,13 @@ def test_the_recorded_profile_matches_the_cost_models_kinds_and_the_tables_keys(
     assert question["stepfunctions.StartExecution"] == question["stepfunctions.SendTaskSuccess"] == 1
 
 
-def test_the_timers_transitions_are_its_state_machines_path_without_a_ladder() -> None:
+def test_the_timers_transitions_are_the_states_it_enters_before_the_answer_stops_it() -> None:
     states = json.loads((ROOT / "statemachines" / "gate_deadline.asl.json").read_text())
     path, name = [], states["StartAt"]
-    while name:
+    while states["States"][name]["Type"] != "Wait":  # the answer stops it in its first Wait
         path.append(name)
-        state = states["States"][name]
-        name = state.get("Next") or state.get("Default")
-    assert len(path) == TIMER_TRANSITIONS
+        name = states["States"][name]["Next"]
+    assert len([*path, name]) == TIMER_TRANSITIONS
 
 
 def test_every_quota_the_simulation_reads_has_its_value_source_and_date() -> None:
