@@ -344,7 +344,7 @@ def simulate(profile: Profile, quotas: dict[str, Quota]) -> list[dict[str, Any]]
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
-    print("scaling simulation (bench/parts/scaling_sim.py): questions answered after 10 min (their timers stopped then), us-east-1")
+    print("scaling simulation (bench/parts/scaling_sim.py): questions answered after 10 min, us-east-1")
     print("quotas (bench/quotas.json); utilization of the busiest quotas; answers/s at the first limit and at")
     print("the first one AWS will not raise (the rest are adjustable on request)")
     width = max(len(row["load"]) for row in rows)

@@ -268,6 +268,7 @@ def test_a_tool_await_answered_before_its_timer_is_completed_not_timed_out(
     asked = gates.questions.ask("r1", AskRequest(node="draft", question="Ship?"), caller="agent")
     pending = gates.questions.await_tool("r1", AwaitRequest(timeout_seconds=30, from_="draft"), caller="agent")
     gates.questions.answer("r1", asked["interaction_id"], "yes", caller="alice")
+    assert timers.stopped == [_only(timers).name]  # the last answer completed it: its timer stops with it
     clock.advance(30)
     assert _deadlines(gates, clock).fire(_only(timers).payload)["ended"] is False
     awaiting = core.store.get_interaction("r1", pending["interaction_id"])

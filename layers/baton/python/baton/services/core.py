@@ -304,19 +304,20 @@ class Core:
         if done and holding:
             self._resume_if_idle(wait)
         if done:
-            self._stop_timer(wait)
+            self.stop_timer(wait.run_id, wait.gate, wait.deadline)
         return done
 
-    def _stop_timer(self, wait: ParkedWait) -> None:
-        """The released wait's timer ends now, not at its deadline: while it waits it holds nothing on AWS,
-        but its firing costs transitions and a Lambda invocation that would find nothing to do. Not past
-        the deadline: the timer is then firing (perhaps this very release) or has ended."""
-        if self.timers is None or wait.deadline is None or self.is_past(wait.deadline):
+    def stop_timer(self, run_id: str, key: str, deadline: str | None) -> None:
+        """A settled pause's timer (named by `key` and `deadline`, as `baton.services.deadlines` started it)
+        ends now, not at its deadline: while it waits it holds nothing on AWS, but its firing costs
+        transitions and a Lambda invocation that would find nothing to do. Not past the deadline: the
+        timer is then firing (perhaps the very caller) or has ended."""
+        if self.timers is None or deadline is None or self.is_past(deadline):
             return
         try:
-            self.timers.stop(timer_name(wait.run_id, wait.gate, wait.deadline))
-        except Exception:  # the release stands; the timer fires, finds the wait released and ends
-            log.warning("the released wait's timer was not stopped", extra={"run_id": wait.run_id, "gate": wait.gate})
+            self.timers.stop(timer_name(run_id, key, deadline))
+        except Exception:  # the settlement stands; the timer fires, finds nothing to do and ends
+            log.warning("a settled pause's timer was not stopped", extra={"run_id": run_id, "timer": key})
 
     @staticmethod
     def _holding(wait: ParkedWait, waits: Sequence[ParkedWait]) -> list[ParkedWait]:

@@ -113,7 +113,12 @@ def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTIO
         payload = GateDeadlinePayload(
             run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
         )
-        _start(core, payload, steps, key=f"{gate}:{iid}", deadline=expires_at)
+        _start(core, payload, steps, key=interaction_timer_key(interaction, gate), deadline=expires_at)
+
+
+def interaction_timer_key(interaction: Interaction, gate: str = INTERACTION_GATE) -> str:
+    """What names the timer of a pause no gate parks (with its deadline): `Core.stop_timer` stops it."""
+    return f"{gate}:{interaction.interaction_id}"
 
 
 def arm_tool_await(core: Core, awaiting: Interaction) -> None:

@@ -13,7 +13,7 @@ from baton.errors import ConflictError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import AwaitToolRequest, Interaction, status_of
 from baton.services.await_gates import AwaitGates
-from baton.services.deadlines import arm_tool_await
+from baton.services.deadlines import TOOL_GATE, arm_tool_await, interaction_timer_key
 from baton.services.pause_answers import resume_asking_run
 
 if TYPE_CHECKING:
@@ -121,6 +121,7 @@ class ToolAwaits(AwaitGates):
         released = AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
         self.core.record(awaiting.run_id, released)
         resume_asking_run(self.core, awaiting.run_id, "await_answers", kind="await")
+        self.core.stop_timer(awaiting.run_id, interaction_timer_key(awaiting, TOOL_GATE), awaiting.expires_at)
         return True
 
     def _time_out_tool_await(self, awaiting: Interaction) -> bool:
