@@ -140,23 +140,28 @@ def deliver_stored(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> bool | N
 
 
 class InteractionPauseDeadline:
-    """A pause parking one interaction (an ask, a review gate); its stored answer sent as `output` makes
-    it (None: not an answer this gate delivers)."""
+    """A pause parking one interaction (an ask, a review gate): its stored answer, when it `delivers` one
+    (a review's: an action), sent as `output` makes it."""
 
-    def __init__(self, core: Core, output: Callable[[Interaction], BaseModel | dict[str, Any] | None]) -> None:
+    def __init__(
+        self,
+        core: Core,
+        output: Callable[[Interaction], BaseModel],
+        delivers: Callable[[Interaction], bool] = lambda _: True,
+    ) -> None:
         self.core = core
         self._output = output
+        self._delivers = delivers
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         return wait if wait.status in OPEN_WAIT_STATUSES else None
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
         answered = (i for i in interactions_of(self.core, wait) if i.state.status == "answered")
-        return next((i for i in answered if self._output(i) is not None), None)
+        return next((i for i in answered if self._delivers(i)), None)
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
-        output = self._output(stored)
-        return output is not None and self.core.release_gate(wait.run_id, wait.gate, output, token=wait.task_token)
+        return self.core.release_gate(wait.run_id, wait.gate, self._output(stored), token=wait.task_token)
 
     def take_default(self, wait: ParkedWait) -> bool:
         taken = False

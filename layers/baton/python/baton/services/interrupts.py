@@ -278,16 +278,6 @@ class InterruptService(InterruptAnswers):
     def _interrupts_of(self, wait: ParkedWait) -> list[Interaction]:
         return [i for i in interactions_of(self.core, wait) if i.request.kind == KIND]
 
-    def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """The reconciler: a parked hosted interrupt no longer pending gets the resume (answered) or the
-        task failure (cancelled, timed out) it should have had. True if sent."""
-        for i in self._interrupts_of(wait):
-            if i.state.status == "answered":
-                return self._release(i, token=wait.task_token)
-            if i.state.status in ("cancelled", "timed_out"):
-                return self._fail_waiter(i, token=wait.task_token)
-        return False
-
     def end_at_deadline(self, wait: ParkedWait) -> bool:
         """At a parked hosted interrupt's deadline, the one deadline path (baton.services.at_deadline).
         True if this call ended it."""
@@ -333,7 +323,10 @@ class InterruptDeadline(InteractionPauseDeadline):
         return next((i for i in self.interrupts._interrupts_of(wait) if i.state.status != "pending"), None)
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
-        return self.interrupts.reconcile_wait(wait)
+        """The resume (answered) or the task failure (cancelled, timed out) it should have had."""
+        if stored.state.status == "answered":
+            return self.interrupts._release(stored, token=wait.task_token)
+        return self.interrupts._fail_waiter(stored, token=wait.task_token)
 
     def time_out(self, wait: ParkedWait) -> bool:
         interrupts = self.interrupts

@@ -14,7 +14,7 @@ from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait, PauseRequest
 from baton.ports import GuardFailedError
 from baton.services.approvals import NO_GROUPS, Groups, Voter
-from baton.services.at_deadline import InteractionPauseDeadline, deliver_stored
+from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_interaction, time_out_if_pending
 from baton.services.decide import decide
 from baton.services.pause_answers import Answers, PauseAnswers
@@ -165,10 +165,6 @@ class PauseService:
             )
         pending = [i for i in mine if i.state.status == "pending"]
         return pending[-1] if pending else mine[-1]
-
-    def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """The reconciler: an answered pause still parked gets the send it lost. True if this call did."""
-        return bool(deliver_stored(self.deadline_policy(), wait))
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         return InteractionPauseDeadline(self.core, PauseAnswers.output)

@@ -16,7 +16,7 @@ from baton.contracts.deadline_tasks import ReconcileReport, Settled
 from baton.errors import ConflictError, GoneError
 from baton.models import QuestionRequest
 from baton.services.approvals import settle_met_quorums
-from baton.services.at_deadline import end_at_deadline
+from baton.services.at_deadline import deliver_stored, end_at_deadline
 from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
@@ -55,16 +55,16 @@ class Reconciler:
         self.interrupts = interrupts or InterruptService(core)
         self._review = review
 
-    def _kind(self, wait: ParkedWait) -> tuple[Callable[[ParkedWait], bool], DeadlinePolicy[Any]] | None:
-        """The wait's kind: its lost-send re-send and its steps of the one deadline path."""
+    def _policy(self, wait: ParkedWait) -> DeadlinePolicy[Any] | None:
+        """The wait's kind's steps of the one deadline path; its `stored` and `release` also make the send
+        a lost one owed it (`deliver_stored`), so a deadline and a reconcile treat every kind alike."""
         if wait.kind == "await":
-            return self.questions.reconcile_wait, AwaitDeadline(self.questions)
+            return AwaitDeadline(self.questions)
         if wait.kind == "interrupt":
-            return self.interrupts.reconcile_wait, InterruptDeadline(self.interrupts)
+            return InterruptDeadline(self.interrupts)
         if wait.kind == "review":
-            review = self._review() if self._review is not None else None
-            return (review.reconcile_wait, review.deadline_policy()) if review is not None else None
-        return self.runs.reconcile_wait, self.runs.deadline_policy()  # ask (any other RunService.park kind)
+            return self._review().deadline_policy() if self._review is not None else None
+        return self.runs.deadline_policy()  # ask (any other RunService.park kind)
 
     def _settle_quorum(self, pause: Interaction) -> bool:
         """A pending pause whose tally is met, released as its deciding vote would have (its kind's path)."""
@@ -82,14 +82,13 @@ class Reconciler:
     def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
         """One parked wait, as a pass treats it (also a gate's timer at its deadline, baton.services.deadlines):
         ended at its deadline (then nothing is left to resend), else the resume a lost send owes it."""
-        kind = self._kind(wait)
-        if kind is None:
+        policy = self._policy(wait)
+        if policy is None:
             return WaitReconciled()
-        resend, deadline_policy = kind
-        if (at_deadline := self._end_if_due(wait, deadline_policy)) is not None:
+        if (at_deadline := self._end_if_due(wait, policy)) is not None:
             return WaitReconciled(ended=at_deadline != "released", released=at_deadline == "released")
         try:
-            return WaitReconciled(released=resend(wait))
+            return WaitReconciled(released=bool(deliver_stored(policy, wait)))
         except GoneError:
             return WaitReconciled()  # the gate timed out first: its timeout handler reports it
 
@@ -111,7 +110,7 @@ class Reconciler:
         released: list[Settled] = []
         ended: list[Settled] = []
         for wait in self.waits.list_parked():
-            if self._kind(wait) is None:
+            if self._policy(wait) is None:
                 continue
             checked += 1
             try:
