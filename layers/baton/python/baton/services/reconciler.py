@@ -81,22 +81,22 @@ class Reconciler:
 
     def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
         """One parked wait, as a pass treats it (also a gate's timer at its deadline, baton.services.deadlines):
-        ended at its deadline (then nothing is left to resend), else the resume a lost send owes it."""
+        past its deadline, the one deadline path alone (what it did not do, a re-send of the wait as listed
+        must not: the path may have just closed it); before it, the resume a lost send owes it."""
         policy = self._policy(wait)
         if policy is None:
             return WaitReconciled()
-        if (at_deadline := self._end_if_due(wait, policy)) is not None:
-            return WaitReconciled(ended=at_deadline != "released", released=at_deadline == "released")
+        if self.core.is_past(wait.deadline):
+            at_deadline = self._end_at_deadline(wait, policy)
+            return WaitReconciled(ended=at_deadline in ("defaulted", "timed_out"), released=at_deadline == "released")
         try:
             return WaitReconciled(released=bool(deliver_stored(policy, wait)))
         except GoneError:
             return WaitReconciled()  # the gate timed out first: its timeout handler reports it
 
-    def _end_if_due(self, wait: ParkedWait, policy: DeadlinePolicy[Any]) -> DeadlineEnd | None:
+    def _end_at_deadline(self, wait: ParkedWait, policy: DeadlinePolicy[Any]) -> DeadlineEnd | None:
         """What Baton did at this pause's deadline now: its stored answer delivered, its declared default
-        taken, or the pause timed out. None: not due, or nothing to do."""
-        if not self.core.is_past(wait.deadline):
-            return None
+        taken, or the pause timed out. None: nothing to do."""
         try:
             return end_at_deadline(policy, wait)
         except GoneError:
