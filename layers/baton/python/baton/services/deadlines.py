@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.contracts.base import Contract
 from baton.contracts.deadline_tasks import NextTimer, TimerOutcome
 from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
+from baton.domain.parked_ladder import default_answer, defaults_at_deadline, wait_ladder, wait_steps
 from baton.errors import ConflictError
 from baton.events import Escalated, ReminderSent, TimedOutDefault
 from baton.ids import parse_iso
@@ -66,7 +67,7 @@ def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None 
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
-        _start(core, payload, _wait_steps(wait, deadline, pause), key=wait.gate, deadline=wait.deadline)
+        _start(core, payload, wait_steps(wait, deadline, pause), key=wait.gate, deadline=wait.deadline)
 
 
 def park_interaction(core: Core, interaction: Interaction, token: str, deadline: str | None = None) -> None:
@@ -87,20 +88,6 @@ def park_interaction(core: Core, interaction: Interaction, token: str, deadline:
     park_wait(core, wait, pause=interaction.request)
 
 
-def wait_ladder(wait: ParkedWait) -> Ladder | None:
-    """An await gate's own ladder, kept in its wait's scope (the gate has no request of its own)."""
-    declared = wait.scope.get("ladder")
-    return Ladder.model_validate(declared) if isinstance(declared, dict) else None
-
-
-def _wait_steps(wait: ParkedWait, deadline: datetime, pause: InteractionRequest | None) -> list[LadderStep]:
-    """A parked wait's steps: its await gate's own ladder's, else those of the request it parked."""
-    own = wait_ladder(wait)
-    if own is not None:
-        return own.steps(deadline, wait.scope.get("timeout_seconds"))
-    return pause.ladder_steps(deadline) if pause is not None else []
-
-
 def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTION_GATE) -> None:
     """Start the timer of a pause no gate parks, named after its interaction: with ladder steps or a
     question's default to take; a tool-form await's (`arm_tool_await`) always."""
@@ -108,7 +95,7 @@ def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTIO
     if expires_at is None:
         return
     steps = ladder.steps_from(parse_iso(interaction.created_at), parse_iso(expires_at)) if ladder is not None else []
-    if gate == TOOL_GATE or steps or _defaults_at_deadline(interaction):
+    if gate == TOOL_GATE or steps or defaults_at_deadline(interaction):
         iid = interaction.interaction_id
         payload = GateDeadlinePayload(
             run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
@@ -118,13 +105,6 @@ def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTIO
 
 def arm_tool_await(core: Core, awaiting: Interaction) -> None:
     arm_interaction(core, awaiting, TOOL_GATE)
-
-
-def _defaults_at_deadline(interaction: Interaction) -> bool:
-    """Only a question's default is the timer's to take: a blocking ask's and an SDK interrupt's are
-    taken by their waiter's read at the deadline (`AskService.get`, `InterruptService.current`)."""
-    ladder = interaction.request.ladder
-    return interaction.request.kind == "question" and ladder is not None and ladder.default is not None
 
 
 def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *, key: str, deadline: str) -> None:
@@ -230,7 +210,7 @@ class Deadlines:
         if i.expires_at is None or parse_iso(i.expires_at) != timer.deadline:
             return gone
         # Its node names the step's gate; without a default to take the timer ends after its last step.
-        return _StepSubject(i.request.node, [i], ladder, steps, i.expires_at, not _defaults_at_deadline(i))
+        return _StepSubject(i.request.node, [i], ladder, steps, i.expires_at, not defaults_at_deadline(i))
 
     def _wait_subject(self, timer: GateDeadlinePayload) -> _StepSubject | TimerOutcome:
         wait = self._parked_for(timer)
@@ -242,7 +222,7 @@ class Deadlines:
         ladder = own or (asked.ladder if asked is not None else None)
         if ladder is None or not pending:
             return TimerOutcome(done=True, step=timer.step, reason="answered")  # answered: the rest is skipped
-        return _StepSubject(wait.gate, pending, ladder, _wait_steps(wait, timer.deadline, asked), wait.deadline)
+        return _StepSubject(wait.gate, pending, ladder, wait_steps(wait, timer.deadline, asked), wait.deadline)
 
     def _take_default(self, timer: GateDeadlinePayload) -> TimerOutcome:
         assert timer.interaction_id is not None
@@ -307,17 +287,6 @@ def time_out_if_pending(core: Core, i: Interaction, reason: str = "timeout", *, 
     except ConflictError:
         return False
     return True
-
-
-def default_answer(i: Interaction, default: Any) -> Any:
-    """The stored answer a default stands for, shaped as a person's answer of that kind is stored."""
-    if i.request.kind == "interrupt":
-        state = getattr(i.request, "state", None) or {}
-        return {"input": default, "state": state, "state_edits": []}
-    if i.request.kind == "review":  # a review action as `ReviewActions.act` stores one, by nobody
-        message = "nobody answered by the deadline: the review gate's declared default was taken"
-        return {"action": default, "reply": None, "message": message, "merge_strategy": None, "by": None}
-    return default
 
 
 def answer_with_default(
