@@ -1,6 +1,7 @@
 """The pause protocol, declared once: how a kind of pause takes an answer (`AnswerPolicy`) and how it
-ends at its deadline (`DeadlinePolicy`, walked by `end_at_deadline` for every kind). The deadline never
-fails an accepted answer (its send may be slow or lost): only an unanswered pause defaults or times out.
+ends at its deadline (`DeadlinePolicy`, walked by `end_at_deadline` for every kind; the reconciler's
+re-send of a lost send is the same policy's `deliver_stored`). The deadline never fails an accepted
+answer (its send may be slow or lost): only an unanswered pause defaults or times out.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ class AnswerPolicy(Protocol[Answer, View]):
 
 
 class DeadlinePolicy(Protocol[Stored]):
-    """How one kind of parked pause ends at its deadline (the steps of `end_at_deadline`)."""
+    """How one kind of parked pause ends at its deadline (the steps of `end_at_deadline`); before it,
+    `stored` and `release` are also the reconciler's re-send of what a lost send owed it."""
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         """Stop taking answers; the wait as closed, or None when it was already released or ended."""

@@ -1,8 +1,9 @@
 """The reconciler (the `reconcile` Lambda, every minute): a failed resume is not lost.
 
-Every parked wait (a Query of the sparse `pending` index) first ends if its deadline passed, on its kind's
-deadline path (`baton.services.at_deadline`); else a pause no longer pending gets what a lost send owed
-it, as the live path sends it, bound to the token it examined (a gate parked again is left alone). Then
+Every parked wait (a Query of the sparse `pending` index) is its kind's `DeadlinePolicy`
+(`baton.services.at_deadline`): past its deadline it ends on the one deadline path; else a pause no
+longer pending gets what a lost send owed it (`deliver_stored`), bound to the token it examined (a gate
+parked again is left alone). Then
 tool-form awaits past their expiry, quorums met but not released, and due defaults (the `due` index).
 """
 
