@@ -175,10 +175,7 @@ def _fire_escalation(api: Api, iid: str) -> None:
     assert pause is not None and pause.expires_at is not None
     reconciler = Reconciler(api.core)
     deadlines = Deadlines(
-        api.core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
-        default_question=reconciler.questions.take_default,
+        reconciler,
         sleep=api.clock.advance,
     )
     timer = GateDeadlinePayload(

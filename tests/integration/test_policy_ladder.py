@@ -61,10 +61,7 @@ def _walk(core: Core, clock: FixedClock, started: StartedTimer) -> list[dict[str
     """Do what the timer machine does until it ends: wait, fire, take the returned next step."""
     reconciler = Reconciler(core)
     deadlines = Deadlines(
-        core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
-        default_question=reconciler.questions.take_default,
+        reconciler,
         sleep=clock.advance,
     )
     fired: list[dict[str, Any]] = []

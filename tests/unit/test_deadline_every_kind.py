@@ -81,9 +81,7 @@ def _fire_deadline(gates: Gates, clock: FixedClock, timers: RecordingDeadlineTim
     (timer,) = timers.started
     clock.current = timer.payload.deadline + timedelta(seconds=TIMER_PRECISION_SECONDS)
     deadlines = Deadlines(
-        gates.core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
+        reconciler,
         sleep=clock.advance,
     )
     return deadlines.fire(timer.payload)

@@ -60,9 +60,7 @@ def gates(core: Core, runs: RunService, tmp_path: Path, timers: RecordingDeadlin
 def _deadlines(gates: Gates, clock: FixedClock) -> Deadlines:
     reconciler = gates.reconciler()
     return Deadlines(
-        gates.core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
+        reconciler,
         sleep=clock.advance,  # a timer that fired early sleeps on the test's clock
     )
 

@@ -52,9 +52,7 @@ def _deadlines(core: Core, clock: FixedClock) -> Deadlines:
 
     reconciler = Reconciler(core)
     return Deadlines(
-        core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
+        reconciler,
         sleep=clock.advance,
     )
 

@@ -55,10 +55,7 @@ def questions(core: Core, timers: RecordingDeadlineTimers) -> QuestionService:
 def _deadlines(core: Core, clock: FixedClock) -> Deadlines:
     reconciler = Reconciler(core)
     return Deadlines(
-        core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
-        default_question=reconciler.questions.take_default,
+        reconciler,
         sleep=clock.advance,
     )
 
@@ -351,9 +348,7 @@ def test_a_review_gate_reminds_then_takes_request_changes_as_timed_out_default_n
 
     reconciler = Reconciler(core, review=lambda: review)
     deadlines = Deadlines(
-        core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
+        reconciler,
         sleep=clock.advance,
     )
     clock.advance(timer.wait_seconds)

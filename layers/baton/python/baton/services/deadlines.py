@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from baton.models import Interaction, InteractionRequest, Message
     from baton.ports import Guard
     from baton.services.core import Core
+    from baton.services.reconciler import Reconciler
 
 log = logging.getLogger("baton")
 
@@ -90,7 +91,7 @@ def park_interaction(core: Core, interaction: Interaction, token: str, deadline:
 
 def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTION_GATE) -> None:
     """Start the timer of a pause no gate parks, named after its interaction: with ladder steps or a
-    question's default to take; a tool-form await's (`arm_tool_await`) always."""
+    question's default to take; a tool-form await's (gate `TOOL_GATE`) always."""
     ladder, expires_at = interaction.request.ladder, interaction.expires_at
     if expires_at is None:
         return
@@ -101,10 +102,6 @@ def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTIO
             run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
         )
         _start(core, payload, steps, key=f"{gate}:{iid}", deadline=expires_at)
-
-
-def arm_tool_await(core: Core, awaiting: Interaction) -> None:
-    arm_interaction(core, awaiting, TOOL_GATE)
 
 
 def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *, key: str, deadline: str) -> None:
@@ -126,22 +123,12 @@ def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *,
 
 
 class Deadlines:
-    """What the `gate_deadline` Lambda does when a timer fires (given the reconciler's paths, which park
-    through this module: no import cycle)."""
+    """What the `gate_deadline` Lambda does when a timer fires: at a deadline, the reconciler's own path
+    for the pause (a parked wait's, a tool-form await's, a question's default)."""
 
-    def __init__(
-        self,
-        core: Core,
-        *,
-        reconcile_one: Callable[[ParkedWait], WaitReconciled],
-        time_out_tool_await: Callable[[str, str], bool],
-        default_question: Callable[[str, str], bool] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.core = core
-        self._reconcile_one = reconcile_one
-        self._time_out_tool_await = time_out_tool_await
-        self._default_question = default_question
+    def __init__(self, reconciler: Reconciler, *, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.core = reconciler.core
+        self._reconciler = reconciler
         self._sleep = sleep
 
     def fire(self, timer: GateDeadlinePayload) -> TimerOutcome:
@@ -151,12 +138,12 @@ class Deadlines:
         if not self._due(timer.deadline):
             return TimerOutcome(ended=False, released=False, reason="not_due")  # the reconciler will see it
         if timer.interaction_id is not None:
-            ended = self._time_out_tool_await(timer.run_id, timer.interaction_id)
+            ended = self._reconciler.questions.time_out_tool_await(timer.run_id, timer.interaction_id)
             return TimerOutcome(ended=ended, released=False, reason="timed_out" if ended else "not_pending")
         wait = self._parked_for(timer)
         if wait is None:  # released in time, already ended, or parked again (another round, another timer)
             return TimerOutcome(ended=False, released=False, reason="not_parked")
-        outcome = self._reconcile_one(wait)
+        outcome = self._reconciler.reconcile_one(wait)
         # Not ended here: an answer accepted in time (released now if its send was lost), or a pause
         # settled before (an interrupt a late read already timed out gets its task failure sent now).
         settled = "settled" if outcome.released else "answered_in_time"
@@ -228,7 +215,7 @@ class Deadlines:
         assert timer.interaction_id is not None
         if not self._due(timer.deadline):
             return TimerOutcome(done=True, step="deadline", reason="not_due")
-        taken = self._default_question is not None and self._default_question(timer.run_id, timer.interaction_id)
+        taken = self._reconciler.questions.take_default(timer.run_id, timer.interaction_id)
         return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
 
     def _send(self, this: LadderStep, subject: _StepSubject) -> None:
