@@ -16,7 +16,7 @@ from baton.errors import ConflictError, GoneError
 from baton.services.deadlines import answer_with_default, interactions_of, time_out_if_pending
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.audit import AuditHead
@@ -183,6 +183,23 @@ class InteractionPauseDeadline:
                 return False  # answered just in time: `end_at_deadline` releases it
             unanswered.append(i.interaction_id)
         return fail_unanswered(self.core, wait, f"the pause at node '{wait.gate}'", unanswered)
+
+
+def end_at_catch(
+    core: Core,
+    wait: ParkedWait | None,
+    pending: Iterable[Interaction],
+    time_out: Callable[[Interaction], bool],
+    released_as: Literal["timed_out", "released"] = "timed_out",
+) -> list[Interaction]:
+    """A gate's Catch (Step Functions ended its task: States.Timeout, an interrupt's cancel), one path for
+    every kind: what is still pending timed out by the kind's `time_out` (a conditional write: one answered
+    at the last moment stays answered), then the wait released. Returns what this call timed out; the
+    kind names them in its event and fails the run with its cause."""
+    timed_out = [i for i in pending if i.state.status == "pending" and time_out(i)]
+    if wait is not None and wait.status in OPEN_WAIT_STATUSES:
+        core.store.release_wait(wait, released_as)
+    return timed_out
 
 
 def fail_unanswered(core: Core, wait: ParkedWait, what: str, unanswered: Sequence[str], note: str = "") -> bool:

@@ -16,7 +16,6 @@ import logging
 from typing import TYPE_CHECKING
 
 from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked, GateTimedOut
-from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.fields import OPEN_RUN_STATES, check_gate_name
 from baton.domain.ladder import AnswerCheck
 from baton.domain.questions import in_scope, open_gates_of, split_scope, unanswered_of
@@ -25,6 +24,7 @@ from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait
 from baton.services import gate_answers
 from baton.services.answer_outcomes import SendFailedError
+from baton.services.at_deadline import end_at_catch
 from baton.services.deadlines import park_wait, time_out_if_pending
 
 if TYPE_CHECKING:
@@ -166,23 +166,22 @@ class AwaitGates:
             return False  # the gate timed out first; its timeout handler reports what was missing
 
     def record_gate_timeout(self, run_id: str, gate: str, map_item: int | str | None = None) -> GateTimedOut:
-        """The gate's Catch on States.Timeout: list the unanswered questions in the event and the cause."""
+        """The gate's Catch on States.Timeout (`end_at_catch`): list the unanswered questions in the event
+        and the cause."""
         core = self.core
         gate = f"{gate}-{map_item}" if map_item is not None else gate
         wait = core.store.get_wait(run_id, gate)
         scope = wait.scope if wait else {}
         from_node = scope.get("from")
-        if wait is not None and wait.status in OPEN_WAIT_STATUSES:
-            core.store.release_wait(wait, "timed_out")
         pending, _ = self._scope(run_id, from_node)
+        reason = f"await gate '{gate}' timed out"
+        end_at_catch(core, wait, pending, lambda question: time_out_if_pending(core, question, reason, at=core.now()))
         unanswered = [unanswered_of(i) for i in pending]
         listed = "; ".join(f"{u.interaction_id} (node {u.node}): {u.question!r}" for u in unanswered)
         seconds = scope.get("timeout_seconds")
         where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
         cause = f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
         core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
-        for question in pending:  # conditionally: a last-moment answer stays
-            time_out_if_pending(core, question, f"await gate '{gate}' timed out", at=core.now())
         if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
             core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return GateTimedOut(cause=cause, unanswered=[AskedQuestion.model_validate(u.model_dump()) for u in unanswered])
