@@ -10,12 +10,10 @@ tool-form awaits past their expiry, quorums met but not released, and due defaul
 from __future__ import annotations
 
 import logging
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled
-from baton.errors import ConflictError, GoneError
-from baton.models import QuestionRequest
+from baton.errors import GoneError
 from baton.services.approvals import settle_met_quorums
 from baton.services.at_deadline import deliver_stored, end_at_deadline
 from baton.services.deadlines import WaitReconciled
@@ -28,10 +26,8 @@ from baton.services.tool_approvals import ToolApprovalService
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from baton.domain.approval import ApprovalPolicy
     from baton.models import Interaction, ParkedWait
     from baton.ports import WaitStore
-    from baton.services.approvals import Ballot
     from baton.services.at_deadline import DeadlineEnd, DeadlinePolicy
     from baton.services.core import Core
     from baton.services.review import ReviewService
@@ -71,7 +67,7 @@ class Reconciler:
         """A pending pause whose tally is met, released as its deciding vote would have (its kind's path)."""
         kind = pause.request.kind
         if kind == "question":
-            return self._settle_question(pause)
+            return self.questions.settle_standing(pause)
         if kind == "interrupt":
             return self.interrupts.settle_quorum(pause)
         if kind == "ask":  # a hosted park or a blocking ask
@@ -132,17 +128,6 @@ class Reconciler:
             quorums=[Settled(run_id=met.run_id, interaction_id=met.interaction_id, kind="quorum") for met in quorums],
             defaults=self.take_question_defaults() + ToolApprovalService(self.core).take_due_defaults(),
         )
-
-    def _settle_question(self, question: Interaction) -> bool:
-        def answer(policy: ApprovalPolicy, ballot: Ballot) -> None:
-            decided = self.questions.approvals.decided(question, policy, ballot)
-            with suppress(ConflictError):  # a late voter or another pass released it first
-                self.questions.answer(
-                    question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
-                )
-
-        policy = question.request_as(QuestionRequest).approval
-        return self.questions.approvals.settle_standing(question, policy, answer)
 
     def take_question_defaults(self) -> list[Settled]:
         """Pending async questions past their stored deadline that declared a default: the default taken
