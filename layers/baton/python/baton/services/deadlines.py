@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from baton.contracts.base import Contract
 from baton.contracts.deadline_tasks import NextTimer, TimerOutcome
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from baton.models import Interaction, InteractionRequest, Message
     from baton.ports import Guard
     from baton.services.core import Core
-    from baton.services.reconciler import Reconciler
 
 log = logging.getLogger("baton")
 
@@ -122,11 +121,29 @@ def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *,
         )
 
 
+class QuestionDeadlines(Protocol):
+    """`QuestionService`'s deadlines: a tool-form await's time-out, a question's declared default."""
+
+    def time_out_tool_await(self, run_id: str, interaction_id: str) -> bool: ...
+    def take_default(self, run_id: str, interaction_id: str) -> bool: ...
+
+
+class DeadlinePaths(Protocol):
+    """The reconciler's paths a timer at its deadline takes (typed here: the reconciler parks through
+    this module, so naming it would tie the two in a loop)."""
+
+    @property
+    def core(self) -> Core: ...
+    @property
+    def questions(self) -> QuestionDeadlines: ...
+    def reconcile_one(self, wait: ParkedWait) -> WaitReconciled: ...
+
+
 class Deadlines:
     """What the `gate_deadline` Lambda does when a timer fires: at a deadline, the reconciler's own path
     for the pause (a parked wait's, a tool-form await's, a question's default)."""
 
-    def __init__(self, reconciler: Reconciler, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, reconciler: DeadlinePaths, *, sleep: Callable[[float], None] = time.sleep) -> None:
         self.core = reconciler.core
         self._reconciler = reconciler
         self._sleep = sleep
