@@ -17,7 +17,9 @@ from baton.runtime.wiring import services
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    from baton.services.deadlines import Deadlines  # with the records and events: the first call's, not the import's
+    from baton.services.deadline_timers import (
+        Deadlines,  # with the records and events: the first call's, not the import's
+    )
 
     timer = parse(event=event, model=GateDeadlinePayload)
     reconciler = services().reconciler

@@ -19,7 +19,8 @@ from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.ids import iso, parse_iso
 from baton.models import RunSummary
 from baton.services.audit import AuditService
-from baton.services.deadlines import INTERACTION_GATE, Deadlines
+from baton.services.deadline_timers import Deadlines
+from baton.services.deadlines import INTERACTION_GATE
 from baton.services.reconciler import Reconciler
 from tests.fakes.notifier import RecordingNotifier
 from tests.integration.resolver import TOKEN, ResolverOnMoto

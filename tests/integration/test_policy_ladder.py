@@ -19,7 +19,7 @@ from baton.domain.ladder import Ladder
 from baton.domain.tool_calls import ToolCall
 from baton.policy.engine import Policy
 from baton.policy.source import FixedPolicy
-from baton.services.deadlines import Deadlines
+from baton.services.deadline_timers import Deadlines
 from baton.services.interrupts import InterruptService
 from baton.services.reconciler import Reconciler
 from baton.services.tool_approvals import ToolApprovalService

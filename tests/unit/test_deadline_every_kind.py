@@ -25,7 +25,7 @@ from baton.errors import BatonError
 from baton.ids import parse_iso
 from baton.services.asks import AskService
 from baton.services.core import DEADLINE_ERROR
-from baton.services.deadlines import Deadlines
+from baton.services.deadline_timers import Deadlines
 from baton.services.interrupts import InterruptService
 from baton.services.pauses import Resume
 from tests.fakes import RecordingDeadlineTimers, RecordingTaskTokens

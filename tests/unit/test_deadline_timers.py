@@ -33,7 +33,7 @@ from baton.domain.deadline import (
 from baton.errors import GoneError
 from baton.ids import parse_iso
 from baton.services.core import DEADLINE_ERROR
-from baton.services.deadlines import Deadlines
+from baton.services.deadline_timers import Deadlines
 from tests.fakes import RecordingDeadlineTimers
 from tests.unit.test_parks_deadlines_releases import KINDS, TIMEOUT, Gates
 

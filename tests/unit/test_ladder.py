@@ -20,7 +20,7 @@ from baton.domain.gate_payloads import GateDeadlinePayload, ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import AnswerCheck, Ladder, LadderFields
 from baton.errors import GoneError, ValidationFailedError
-from baton.services.deadlines import Deadlines
+from baton.services.deadline_timers import Deadlines
 from baton.services.interrupts import InterruptService
 from baton.services.pauses import Resume
 from tests.fakes import RecordingDeadlineTimers

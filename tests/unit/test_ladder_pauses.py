@@ -25,7 +25,8 @@ from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import AnswerCheck, Ladder
 from baton.errors import GoneError, ValidationFailedError
 from baton.services.asks import AskService
-from baton.services.deadlines import INTERACTION_GATE, Deadlines
+from baton.services.deadline_timers import Deadlines
+from baton.services.deadlines import INTERACTION_GATE
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
