@@ -17,16 +17,13 @@ from baton.runtime.wiring import services
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    from baton.services.deadlines import Deadlines  # with the records and events: the first call's, not the import's
+    from baton.services.deadline_timers import (
+        Deadlines,  # with the records and events: the first call's, not the import's
+    )
 
     timer = parse(event=event, model=GateDeadlinePayload)
     reconciler = services().reconciler
-    deadlines = Deadlines(
-        reconciler.core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
-        default_question=reconciler.questions.take_default,
-    )
+    deadlines = Deadlines(reconciler)
     result = deadlines.fire(timer).model_dump(mode="json", exclude_unset=True)
     logger.info("gate deadline", extra={"run_id": timer.run_id, "gate": timer.gate, "step": timer.step, **result})
     # The timer's Choice reads `next` (always present: null ends the timer; a ladder step sets it).

@@ -15,6 +15,7 @@ from baton.contracts import AskRequest, AwaitRequest, ClaimInterrupt, ResumeInte
 from baton.contracts.tool_approvals import ToolApprovalRequest
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.tool_calls import ToolCall
+from baton.domain.wait_times import percentile
 from baton.errors import ConflictError
 from baton.runtime.answer_times import (
     METRIC_ANSWER_TIME,
@@ -23,7 +24,7 @@ from baton.runtime.answer_times import (
 )
 from baton.services.claims import ClaimService
 from baton.services.tool_approvals import ToolApprovalService
-from baton.services.waits import WaitStatsService, percentile
+from baton.services.waits import WaitStatsService
 from tests.conftest import FixedClock
 
 if TYPE_CHECKING:

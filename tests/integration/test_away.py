@@ -19,7 +19,8 @@ from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.ids import iso, parse_iso
 from baton.models import RunSummary
 from baton.services.audit import AuditService
-from baton.services.deadlines import INTERACTION_GATE, Deadlines
+from baton.services.deadline_timers import Deadlines
+from baton.services.deadlines import INTERACTION_GATE
 from baton.services.reconciler import Reconciler
 from tests.fakes.notifier import RecordingNotifier
 from tests.integration.resolver import TOKEN, ResolverOnMoto
@@ -175,10 +176,7 @@ def _fire_escalation(api: Api, iid: str) -> None:
     assert pause is not None and pause.expires_at is not None
     reconciler = Reconciler(api.core)
     deadlines = Deadlines(
-        api.core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
-        default_question=reconciler.questions.take_default,
+        reconciler,
         sleep=api.clock.advance,
     )
     timer = GateDeadlinePayload(

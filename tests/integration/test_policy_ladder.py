@@ -19,7 +19,7 @@ from baton.domain.ladder import Ladder
 from baton.domain.tool_calls import ToolCall
 from baton.policy.engine import Policy
 from baton.policy.source import FixedPolicy
-from baton.services.deadlines import Deadlines
+from baton.services.deadline_timers import Deadlines
 from baton.services.interrupts import InterruptService
 from baton.services.reconciler import Reconciler
 from baton.services.tool_approvals import ToolApprovalService
@@ -61,10 +61,7 @@ def _walk(core: Core, clock: FixedClock, started: StartedTimer) -> list[dict[str
     """Do what the timer machine does until it ends: wait, fire, take the returned next step."""
     reconciler = Reconciler(core)
     deadlines = Deadlines(
-        core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
-        default_question=reconciler.questions.take_default,
+        reconciler,
         sleep=clock.advance,
     )
     fired: list[dict[str, Any]] = []

@@ -16,13 +16,14 @@ from moto import mock_aws
 
 from baton.adapters.dynamo import DynamoStore
 from baton.domain.ladder import TIMED_OUT_DEFAULT
+from baton.domain.wait_times import percentile
 from baton.ids import iso
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.models import Interaction, InteractionStatus, RunSummary, parse_request
 from baton.services import waits
 from baton.services.core import Core
-from baton.services.waits import WaitStatsService, percentile
+from baton.services.waits import WaitStatsService
 from baton.workflows.table import create_table_kwargs
 from tests.conftest import FixedClock
 from tests.fakes import FakeWorkflows, MemoryStore, RecordingNotifier, RecordingTaskTokens

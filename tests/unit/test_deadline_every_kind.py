@@ -25,7 +25,7 @@ from baton.errors import BatonError
 from baton.ids import parse_iso
 from baton.services.asks import AskService
 from baton.services.core import DEADLINE_ERROR
-from baton.services.deadlines import Deadlines
+from baton.services.deadline_timers import Deadlines
 from baton.services.interrupts import InterruptService
 from baton.services.pauses import Resume
 from tests.fakes import RecordingDeadlineTimers, RecordingTaskTokens
@@ -81,9 +81,7 @@ def _fire_deadline(gates: Gates, clock: FixedClock, timers: RecordingDeadlineTim
     (timer,) = timers.started
     clock.current = timer.payload.deadline + timedelta(seconds=TIMER_PRECISION_SECONDS)
     deadlines = Deadlines(
-        gates.core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
+        reconciler,
         sleep=clock.advance,
     )
     return deadlines.fire(timer.payload)

@@ -34,7 +34,7 @@ from baton.domain.deadline import (
 from baton.errors import GoneError
 from baton.ids import parse_iso
 from baton.services.core import DEADLINE_ERROR
-from baton.services.deadlines import Deadlines
+from baton.services.deadline_timers import Deadlines
 from tests.fakes import RecordingDeadlineTimers
 from tests.unit.test_parks_deadlines_releases import KINDS, TIMEOUT, Gates
 
@@ -61,9 +61,7 @@ def gates(core: Core, runs: RunService, tmp_path: Path, timers: RecordingDeadlin
 def _deadlines(gates: Gates, clock: FixedClock) -> Deadlines:
     reconciler = gates.reconciler()
     return Deadlines(
-        gates.core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
+        reconciler,
         sleep=clock.advance,  # a timer that fired early sleeps on the test's clock
     )
 

@@ -20,7 +20,7 @@ from baton.domain.gate_payloads import GateDeadlinePayload, ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import AnswerCheck, Ladder, LadderFields
 from baton.errors import GoneError, ValidationFailedError
-from baton.services.deadlines import Deadlines
+from baton.services.deadline_timers import Deadlines
 from baton.services.interrupts import InterruptService
 from baton.services.pauses import Resume
 from tests.fakes import RecordingDeadlineTimers
@@ -52,9 +52,7 @@ def _deadlines(core: Core, clock: FixedClock) -> Deadlines:
 
     reconciler = Reconciler(core)
     return Deadlines(
-        core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
+        reconciler,
         sleep=clock.advance,
     )
 

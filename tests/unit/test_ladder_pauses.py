@@ -25,7 +25,8 @@ from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import AnswerCheck, Ladder
 from baton.errors import GoneError, ValidationFailedError
 from baton.services.asks import AskService
-from baton.services.deadlines import INTERACTION_GATE, Deadlines
+from baton.services.deadline_timers import Deadlines
+from baton.services.deadlines import INTERACTION_GATE
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
@@ -55,10 +56,7 @@ def questions(core: Core, timers: RecordingDeadlineTimers) -> QuestionService:
 def _deadlines(core: Core, clock: FixedClock) -> Deadlines:
     reconciler = Reconciler(core)
     return Deadlines(
-        core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
-        default_question=reconciler.questions.take_default,
+        reconciler,
         sleep=clock.advance,
     )
 
@@ -351,9 +349,7 @@ def test_a_review_gate_reminds_then_takes_request_changes_as_timed_out_default_n
 
     reconciler = Reconciler(core, review=lambda: review)
     deadlines = Deadlines(
-        core,
-        reconcile_one=reconciler.reconcile_one,
-        time_out_tool_await=reconciler.questions.time_out_tool_await,
+        reconciler,
         sleep=clock.advance,
     )
     clock.advance(timer.wait_seconds)

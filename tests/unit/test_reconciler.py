@@ -17,6 +17,7 @@ from baton.domain.review_decision import ReviewDecision
 from baton.errors import GoneError
 from baton.models import InteractionStatus
 from baton.services.core import DEADLINE_ERROR, Core
+from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptService, InterruptSpec
 from baton.services.pauses import Resume
 from baton.services.reconciler import Reconciler
@@ -127,7 +128,9 @@ def test_store_deadline_timeout_of_a_hosted_interrupt_fails_its_task(core: Core,
     assert kind == "failure" and output == {"error": DEADLINE_ERROR, "cause": f"interrupt {iid} timed out"}
 
 
-def test_reconciler_never_sends_a_stale_round_to_a_reparked_gate(core: Core, runs: RunService) -> None:
+def test_reconciler_never_sends_a_stale_round_to_a_reparked_gate(
+    core: Core, runs: RunService, reconciler: Reconciler
+) -> None:
     iid = runs.park(
         ParkPayload(token="tok-1", run_id="r1", node="approve", prompt="Ship?", timeout_seconds=60)
     ).interaction_id
@@ -140,7 +143,8 @@ def test_reconciler_never_sends_a_stale_round_to_a_reparked_gate(core: Core, run
     runs.park(
         ParkPayload(token="tok-2", run_id="r1", node="approve", prompt="Again?", timeout_seconds=60)
     )  # ... round 2 parks
-    assert runs.reconcile_wait(stale) is False  # the examined token is gone: nothing is sent
+    # the examined token is gone: nothing is sent (and nothing ended)
+    assert reconciler.reconcile_one(stale) == WaitReconciled()
     assert _tokens(core).sent == []
 
 

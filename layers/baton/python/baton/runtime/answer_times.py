@@ -4,7 +4,7 @@ call) with dimensions `service` and `kind`:
 - `AnswerTimeSeconds`: created to answered, when a person answered it (the dashboard's p50/p95);
 - `DeadlinesMet` / `DeadlinesMissed`: 1 or 0 (Sum per kind); timed out, or its default taken at the
   deadline, is a deadline missed; an item with no deadline counts in neither.
-The same figures, item by item, as the Waits page (`baton.services.waits.answer_window`). The run, the
+The same figures, item by item, as the Waits page (`baton.domain.wait_times.answer_window`). The run, the
 item and its node are metadata, not dimensions (each dimension value would be a metric of its own).
 
 Written from the one write every kind's answer, quorum decision, default and timeout goes through
@@ -21,7 +21,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from baton.domain.approval import answered_by_rule
 from baton.domain.ladder import TIMED_OUT_DEFAULT
-from baton.ids import parse_iso
+from baton.domain.wait_times import seconds_between, settled_at
 from baton.runtime.parked_age import KIND_DIMENSION, new_metrics
 
 if TYPE_CHECKING:
@@ -51,12 +51,12 @@ def settled(before: Interaction, after: Interaction) -> Settled | None:
     st = after.state
     if before.state.status != "pending" or st.status not in {"answered", "timed_out"}:
         return None
-    at = st.answered_at or after.expires_at or after.created_at  # as the Waits page dates it
+    at = settled_at(after)  # as the Waits page dates it
     if st.status == "timed_out" or st.reason == TIMED_OUT_DEFAULT:
         return Settled(kind=after.kind, answer_seconds=None, deadline_met=False)
     if answered_by_rule(st.answered_by):
         return None  # a rule or a grant decided it at once: nobody waited
-    seconds = max(0, int((parse_iso(at) - parse_iso(after.created_at)).total_seconds()))
+    seconds = seconds_between(at, after.created_at)
     met = None if after.expires_at is None else at <= after.expires_at
     return Settled(kind=after.kind, answer_seconds=seconds, deadline_met=met)
 

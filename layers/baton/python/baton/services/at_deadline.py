@@ -1,6 +1,7 @@
 """The pause protocol, declared once: how a kind of pause takes an answer (`AnswerPolicy`) and how it
-ends at its deadline (`DeadlinePolicy`, walked by `end_at_deadline` for every kind). The deadline never
-fails an accepted answer (its send may be slow or lost): only an unanswered pause defaults or times out.
+ends at its deadline (`DeadlinePolicy`, walked by `end_at_deadline` for every kind; the reconciler's
+re-send of a lost send is the same policy's `deliver_stored`). The deadline never fails an accepted
+answer (its send may be slow or lost): only an unanswered pause defaults or times out.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from baton.errors import ConflictError, GoneError
 from baton.services.deadlines import answer_with_default, interactions_of, time_out_if_pending
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.audit import AuditHead
@@ -92,7 +93,8 @@ class AnswerPolicy(Protocol[Answer, View]):
 
 
 class DeadlinePolicy(Protocol[Stored]):
-    """How one kind of parked pause ends at its deadline (the steps of `end_at_deadline`)."""
+    """How one kind of parked pause ends at its deadline (the steps of `end_at_deadline`); before it,
+    `stored` and `release` are also the reconciler's re-send of what a lost send owed it."""
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         """Stop taking answers; the wait as closed, or None when it was already released or ended."""
@@ -140,23 +142,28 @@ def deliver_stored(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> bool | N
 
 
 class InteractionPauseDeadline:
-    """A pause parking one interaction (an ask, a review gate); its stored answer sent as `output` makes
-    it (None: not an answer this gate delivers)."""
+    """A pause parking one interaction (an ask, a review gate): its stored answer, when it `delivers` one
+    (a review's: an action), sent as `output` makes it."""
 
-    def __init__(self, core: Core, output: Callable[[Interaction], BaseModel | dict[str, Any] | None]) -> None:
+    def __init__(
+        self,
+        core: Core,
+        output: Callable[[Interaction], BaseModel],
+        delivers: Callable[[Interaction], bool] = lambda _: True,
+    ) -> None:
         self.core = core
         self._output = output
+        self._delivers = delivers
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         return wait if wait.status in OPEN_WAIT_STATUSES else None
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
         answered = (i for i in interactions_of(self.core, wait) if i.state.status == "answered")
-        return next((i for i in answered if self._output(i) is not None), None)
+        return next((i for i in answered if self._delivers(i)), None)
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
-        output = self._output(stored)
-        return output is not None and self.core.release_gate(wait.run_id, wait.gate, output, token=wait.task_token)
+        return self.core.release_gate(wait.run_id, wait.gate, self._output(stored), token=wait.task_token)
 
     def take_default(self, wait: ParkedWait) -> bool:
         taken = False
@@ -176,6 +183,23 @@ class InteractionPauseDeadline:
                 return False  # answered just in time: `end_at_deadline` releases it
             unanswered.append(i.interaction_id)
         return fail_unanswered(self.core, wait, f"the pause at node '{wait.gate}'", unanswered)
+
+
+def end_at_catch(
+    core: Core,
+    wait: ParkedWait | None,
+    pending: Iterable[Interaction],
+    time_out: Callable[[Interaction], bool],
+    released_as: Literal["timed_out", "released"] = "timed_out",
+) -> list[Interaction]:
+    """A gate's Catch (Step Functions ended its task: States.Timeout, an interrupt's cancel), one path for
+    every kind: what is still pending timed out by the kind's `time_out` (a conditional write: one answered
+    at the last moment stays answered), then the wait released. Returns what this call timed out; the
+    kind names them in its event and fails the run with its cause."""
+    timed_out = [i for i in pending if i.state.status == "pending" and time_out(i)]
+    if wait is not None and wait.status in OPEN_WAIT_STATUSES:
+        core.store.release_wait(wait, released_as)
+    return timed_out
 
 
 def fail_unanswered(core: Core, wait: ParkedWait, what: str, unanswered: Sequence[str], note: str = "") -> bool:

@@ -4,9 +4,9 @@ the Step Functions form of awaiting a run's questions (the scope it waits on: `b
 The gate parks its task token as WAIT#<gate> with scope {"from": node | None}, then RE-CHECKS the store:
 what was answered before it parked releases it at once (its answers merged onto the wait first, so the
 last answer sends the output with no read: `gate_answers`). The reconciler releases any parked gate whose
-scope is answered (a send that failed after the answer was stored); every release goes through
-`Core.release_gate`, whose conditional release makes a second sender a no-op. At its deadline the one
-deadline path ends it (`questions.AwaitDeadline`); its Catch on States.Timeout records what went unanswered.
+scope is answered (a send that failed after the answer was stored), and at its deadline the one deadline
+path ends it, both by `questions.AwaitDeadline`; every release goes through `Core.release_gate`, whose
+conditional release makes a second sender a no-op. Its Catch on States.Timeout records what went unanswered.
 `QuestionService` is an `AwaitGates`: answering a question releases the gates it completes.
 """
 
@@ -16,7 +16,6 @@ import logging
 from typing import TYPE_CHECKING
 
 from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked, GateTimedOut
-from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.fields import OPEN_RUN_STATES, check_gate_name
 from baton.domain.ladder import AnswerCheck
 from baton.domain.questions import in_scope, open_gates_of, split_scope, unanswered_of
@@ -25,6 +24,7 @@ from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait
 from baton.services import gate_answers
 from baton.services.answer_outcomes import SendFailedError
+from baton.services.at_deadline import end_at_catch
 from baton.services.deadlines import park_wait, time_out_if_pending
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class AwaitGates:
         again = stored if stored is not None and stored.task_token == token else None  # `Core.parked_again`
         if again is not None:
             parked = again if again.status == "parked" else None
-            released = again.status == "released" or self._release_if_ready(run_id, gate, from_node, parked)
+            released = again.status == "released" or self._recheck(run_id, gate, from_node, parked)[0]
             return GateParked(parked=True, gate=gate, released=released, pending=again.interaction_ids)
         pending, answered = self._scope(run_id, from_node)
         pending_ids = [i.interaction_id for i in pending]
@@ -131,18 +131,12 @@ class AwaitGates:
         if gates:
             self.core.store.mark_blocked(question.run_id, gates[0].gate, [question.interaction_id])
 
-    def _release_if_ready(
-        self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None = None
-    ) -> bool:
-        """Release the gate if its scope is answered. Not yet, after a park (`parked`): what was answered
-        before it is merged into the wait's carried answers (`baton/services/gate_answers.py`)."""
-        return self._recheck(run_id, gate, from_node, parked)[0]
-
     def _recheck(
         self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None
     ) -> tuple[bool, list[Interaction]]:
-        """`_release_if_ready`, and the scope's questions still pending in its one read (a park marks the
-        ones asked since its first read with that read, not another)."""
+        """Release the gate if its scope is answered; and the scope's questions still pending in its one
+        read (a park marks the ones asked since its first read with that read, not another). Not yet,
+        after a park (`parked`): what was answered before it is merged into the wait's carried answers."""
         questions = self.core.store.list_run_interactions(run_id, kind="question")
         pending, answers = split_scope(questions, from_node)
         if pending:
@@ -172,23 +166,22 @@ class AwaitGates:
             return False  # the gate timed out first; its timeout handler reports what was missing
 
     def record_gate_timeout(self, run_id: str, gate: str, map_item: int | str | None = None) -> GateTimedOut:
-        """The gate's Catch on States.Timeout: list the unanswered questions in the event and the cause."""
+        """The gate's Catch on States.Timeout (`end_at_catch`): list the unanswered questions in the event
+        and the cause."""
         core = self.core
         gate = f"{gate}-{map_item}" if map_item is not None else gate
         wait = core.store.get_wait(run_id, gate)
         scope = wait.scope if wait else {}
         from_node = scope.get("from")
-        if wait is not None and wait.status in OPEN_WAIT_STATUSES:
-            core.store.release_wait(wait, "timed_out")
         pending, _ = self._scope(run_id, from_node)
+        reason = f"await gate '{gate}' timed out"
+        end_at_catch(core, wait, pending, lambda question: time_out_if_pending(core, question, reason, at=core.now()))
         unanswered = [unanswered_of(i) for i in pending]
         listed = "; ".join(f"{u.interaction_id} (node {u.node}): {u.question!r}" for u in unanswered)
         seconds = scope.get("timeout_seconds")
         where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
         cause = f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
         core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
-        for question in pending:  # conditionally: a last-moment answer stays
-            time_out_if_pending(core, question, f"await gate '{gate}' timed out", at=core.now())
         if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
             core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return GateTimedOut(cause=cause, unanswered=[AskedQuestion.model_validate(u.model_dump()) for u in unanswered])
@@ -227,8 +220,3 @@ class AwaitGates:
             except Exception:
                 log.exception("await gate release failed", extra={"run_id": run_id, "gate": wait.gate})
         return released, unsent
-
-    # ---- the reconciler -------------------------------------------------------------------------
-    def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """One parked await gate: released if its scope is answered. True if this call released it."""
-        return self._release_if_ready(wait.run_id, wait.gate, wait.scope.get("from"))

@@ -2,31 +2,28 @@
 `statemachines/gate_deadline.asl.json`, a Wait then the `gate_deadline` Lambda), named after its wait so a
 retried park starts none again (`park_wait`), or after its interaction for a pause no gate parks
 (`arm_interaction`). A ladder's timer walks its steps (remind, escalate) while the pause waits, the
-deadline last, where `Reconciler.reconcile_one` takes the one deadline path (baton.services.at_deadline).
+deadline last (baton.services.deadline_timers), where `Reconciler.reconcile_one` takes the one deadline
+path (baton.services.at_deadline).
 A timer that fails to start loses nothing: the reconciler sweeps every parked wait each minute.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.contracts.base import Contract
-from baton.contracts.deadline_tasks import NextTimer, TimerOutcome
-from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_name, timer_wait_seconds
+from baton.domain.deadline import timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
-from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
+from baton.domain.ladder import TIMED_OUT_DEFAULT
+from baton.domain.parked_ladder import default_answer, defaults_at_deadline, wait_steps
 from baton.errors import ConflictError
-from baton.events import Escalated, ReminderSent, TimedOutDefault
+from baton.events import TimedOutDefault
 from baton.ids import parse_iso
-from baton.models import AwaitToolRequest, ParkedWait, status_of
-from baton.services.away import delegate_for
+from baton.models import ParkedWait, status_of
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from datetime import datetime
+    from collections.abc import Sequence
 
     from baton.domain.ladder import LadderStep
     from baton.models import Interaction, InteractionRequest, Message
@@ -37,20 +34,6 @@ log = logging.getLogger("baton")
 
 TOOL_GATE = "tool"  # the timer of a tool-form await names its interaction, not a parked wait
 INTERACTION_GATE = "interaction"  # the ladder timer of a pause no gate parks (question, blocking ask, SDK interrupt)
-# A timer that fires this early (clock skew between the engine and the Lambda) waits for the deadline.
-MAX_EARLY_SECONDS = 2 * TIMER_PRECISION_SECONDS
-
-
-@dataclass(frozen=True)
-class _StepSubject:
-    """What a ladder step is about: the event's gate, the interactions still pending, their ladder."""
-
-    gate: str
-    pending: list[Interaction]
-    ladder: Ladder
-    steps: list[LadderStep]
-    deadline: str | None
-    ends_after_last: bool = False  # no deadline step follows: the pause's waiter ends it
 
 
 class WaitReconciled(Contract):
@@ -66,7 +49,7 @@ def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None 
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)
-        _start(core, payload, _wait_steps(wait, deadline, pause), key=wait.gate, deadline=wait.deadline)
+        _start(core, payload, wait_steps(wait, deadline, pause), key=wait.gate, deadline=wait.deadline)
 
 
 def park_interaction(core: Core, interaction: Interaction, token: str, deadline: str | None = None) -> None:
@@ -87,28 +70,14 @@ def park_interaction(core: Core, interaction: Interaction, token: str, deadline:
     park_wait(core, wait, pause=interaction.request)
 
 
-def wait_ladder(wait: ParkedWait) -> Ladder | None:
-    """An await gate's own ladder, kept in its wait's scope (the gate has no request of its own)."""
-    declared = wait.scope.get("ladder")
-    return Ladder.model_validate(declared) if isinstance(declared, dict) else None
-
-
-def _wait_steps(wait: ParkedWait, deadline: datetime, pause: InteractionRequest | None) -> list[LadderStep]:
-    """A parked wait's steps: its await gate's own ladder's, else those of the request it parked."""
-    own = wait_ladder(wait)
-    if own is not None:
-        return own.steps(deadline, wait.scope.get("timeout_seconds"))
-    return pause.ladder_steps(deadline) if pause is not None else []
-
-
 def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTION_GATE) -> None:
     """Start the timer of a pause no gate parks, named after its interaction: with ladder steps or a
-    question's default to take; a tool-form await's (`arm_tool_await`) always."""
+    question's default to take; a tool-form await's (gate `TOOL_GATE`) always."""
     ladder, expires_at = interaction.request.ladder, interaction.expires_at
     if expires_at is None:
         return
     steps = ladder.steps_from(parse_iso(interaction.created_at), parse_iso(expires_at)) if ladder is not None else []
-    if gate == TOOL_GATE or steps or _defaults_at_deadline(interaction):
+    if gate == TOOL_GATE or steps or defaults_at_deadline(interaction):
         iid = interaction.interaction_id
         payload = GateDeadlinePayload(
             run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
@@ -119,17 +88,6 @@ def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTIO
 def interaction_timer_key(interaction: Interaction, gate: str = INTERACTION_GATE) -> str:
     """What names the timer of a pause no gate parks (with its deadline): `Core.stop_timer` stops it."""
     return f"{gate}:{interaction.interaction_id}"
-
-
-def arm_tool_await(core: Core, awaiting: Interaction) -> None:
-    arm_interaction(core, awaiting, TOOL_GATE)
-
-
-def _defaults_at_deadline(interaction: Interaction) -> bool:
-    """Only a question's default is the timer's to take: a blocking ask's and an SDK interrupt's are
-    taken by their waiter's read at the deadline (`AskService.get`, `InterruptService.current`)."""
-    ladder = interaction.request.ladder
-    return interaction.request.kind == "question" and ladder is not None and ladder.default is not None
 
 
 def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *, key: str, deadline: str) -> None:
@@ -150,156 +108,6 @@ def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *,
         )
 
 
-class Deadlines:
-    """What the `gate_deadline` Lambda does when a timer fires (given the reconciler's paths, which park
-    through this module: no import cycle)."""
-
-    def __init__(
-        self,
-        core: Core,
-        *,
-        reconcile_one: Callable[[ParkedWait], WaitReconciled],
-        time_out_tool_await: Callable[[str, str], bool],
-        default_question: Callable[[str, str], bool] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.core = core
-        self._reconcile_one = reconcile_one
-        self._time_out_tool_await = time_out_tool_await
-        self._default_question = default_question
-        self._sleep = sleep
-
-    def fire(self, timer: GateDeadlinePayload) -> TimerOutcome:
-        """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
-        if timer.step != "deadline" or (timer.gate == INTERACTION_GATE and timer.interaction_id is not None):
-            return self._walk(timer)
-        if not self._due(timer.deadline):
-            return TimerOutcome(ended=False, released=False, reason="not_due")  # the reconciler will see it
-        if timer.interaction_id is not None:
-            ended = self._time_out_tool_await(timer.run_id, timer.interaction_id)
-            return TimerOutcome(ended=ended, released=False, reason="timed_out" if ended else "not_pending")
-        wait = self._parked_for(timer)
-        if wait is None:  # released in time, already ended, or parked again (another round, another timer)
-            return TimerOutcome(ended=False, released=False, reason="not_parked")
-        outcome = self._reconcile_one(wait)
-        # Not ended here: an answer accepted in time (released now if its send was lost), or a pause
-        # settled before (an interrupt a late read already timed out gets its task failure sent now).
-        settled = "settled" if outcome.released else "answered_in_time"
-        reason = "deadline" if outcome.ended else settled
-        return TimerOutcome(ended=outcome.ended, released=outcome.released, reason=reason)
-
-    def _due(self, deadline: datetime) -> bool:
-        """A timer that fires a little early (clock skew) waits for `deadline`; far too early, it is not due."""
-        early = (deadline - self.core.clock.now()).total_seconds()
-        if 0 < early <= MAX_EARLY_SECONDS:
-            self._sleep(early)
-        return early <= MAX_EARLY_SECONDS
-
-    def _parked_for(self, timer: GateDeadlinePayload) -> ParkedWait | None:
-        """The wait this timer was started for, if still parked with the same deadline."""
-        wait = self.core.store.get_wait(timer.run_id, timer.gate)
-        if wait is None or wait.status != "parked" or wait.deadline is None:
-            return None
-        return wait if parse_iso(wait.deadline) == timer.deadline else None
-
-    def _walk(self, timer: GateDeadlinePayload) -> TimerOutcome:
-        """One ladder step: sent while the pause waits, else the timer ends; the next step under `next`."""
-        subject = self._subject(timer)
-        if isinstance(subject, TimerOutcome):
-            return subject
-        if timer.step == "deadline":  # a question's declared default (only a pause no gate parks gets here)
-            return self._take_default(timer)
-        this = next((s for s in subject.steps if s.step == timer.step), None)
-        if this is not None and subject.pending:
-            self._send(this, subject)
-        following = next((s for s in subject.steps if s.at > this.at), None) if this is not None else None
-        reason = "sent" if this is not None else "not_a_step"  # not a step of its ladder: on to the deadline
-        if following is None and subject.ends_after_last:
-            return TimerOutcome(done=True, step=timer.step, reason=reason, next=None)  # `next` in the output
-        return TimerOutcome(done=False, step=timer.step, reason=reason, next=self._next(timer, following))
-
-    def _subject(self, timer: GateDeadlinePayload) -> _StepSubject | TimerOutcome:
-        """What a step is about (a wait's, a tool await's or one interaction's pending), or why the timer ends."""
-        if timer.interaction_id is None or timer.gate not in (INTERACTION_GATE, TOOL_GATE):
-            return self._wait_subject(timer)
-        i = self.core.store.get_interaction(timer.run_id, timer.interaction_id)
-        ladder = i.request.ladder if i is not None else None
-        gone = TimerOutcome(done=True, step=timer.step, reason="not_pending")
-        if i is None or ladder is None or i.state.status != "pending":
-            return gone
-        steps = ladder.steps_from(parse_iso(i.created_at), timer.deadline)
-        if timer.gate == TOOL_GATE:
-            asked = (self.core.store.get_interaction(i.run_id, iid) for iid in i.request_as(AwaitToolRequest).pending)
-            pending = [q for q in asked if q is not None and q.state.status == "pending"]
-            return _StepSubject(TOOL_GATE, pending, ladder, steps, i.expires_at)
-        if i.expires_at is None or parse_iso(i.expires_at) != timer.deadline:
-            return gone
-        # Its node names the step's gate; without a default to take the timer ends after its last step.
-        return _StepSubject(i.request.node, [i], ladder, steps, i.expires_at, not _defaults_at_deadline(i))
-
-    def _wait_subject(self, timer: GateDeadlinePayload) -> _StepSubject | TimerOutcome:
-        wait = self._parked_for(timer)
-        if wait is None:
-            return TimerOutcome(done=True, step=timer.step, reason="not_parked")
-        pending = [i for i in interactions_of(self.core, wait) if i.state.status == "pending"]
-        asked = next((i.request for i in pending if i.request.ladder is not None), None)
-        own = wait_ladder(wait)  # an await gate's own ladder, about its still-unanswered questions
-        ladder = own or (asked.ladder if asked is not None else None)
-        if ladder is None or not pending:
-            return TimerOutcome(done=True, step=timer.step, reason="answered")  # answered: the rest is skipped
-        return _StepSubject(wait.gate, pending, ladder, _wait_steps(wait, timer.deadline, asked), wait.deadline)
-
-    def _take_default(self, timer: GateDeadlinePayload) -> TimerOutcome:
-        assert timer.interaction_id is not None
-        if not self._due(timer.deadline):
-            return TimerOutcome(done=True, step="deadline", reason="not_due")
-        taken = self._default_question is not None and self._default_question(timer.run_id, timer.interaction_id)
-        return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
-
-    def _send(self, this: LadderStep, subject: _StepSubject) -> None:
-        """One ladder step's event, then a notification per pending interaction (a little early: it waits)."""
-        core = self.core
-        if (early := (this.at - core.clock.now()).total_seconds()) > 0:
-            self._sleep(min(early, MAX_EARLY_SECONDS))
-        pending, remind = subject.pending, this.step == "remind"
-        own: list[str] = sorted({c for i in pending for c in i.request.notify})
-        channels = own if remind else [str(c) for c in subject.ladder.escalate_to]
-        iids = [i.interaction_id for i in pending]
-        addressed = {} if remind else addressed_to(core, subject.ladder.escalate_to_operators)
-        step = (
-            ReminderSent(gate=subject.gate, interaction_ids=iids, channels=channels)
-            if remind
-            else Escalated(gate=subject.gate, interaction_ids=iids, channels=channels, **addressed)
-        )
-        core.record(pending[0].run_id, step)
-        for i in pending:  # a reminder to the interaction's own channels, an escalation to the ladder's
-            core.notify(i, str(step.event_type), None if remind else channels, deadline=subject.deadline, **addressed)
-            if addressed.get("operators"):  # and the operators it names (or their delegates), on their devices
-                core.push_to(addressed["operators"], i, "escalated")
-
-    def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
-        """The timer's next input: the following step, or the deadline, and how long to wait for it."""
-        due = following.at if following is not None else timer.deadline
-        step = following.step if following is not None else "deadline"
-        wait_seconds = timer_wait_seconds(due, self.core.clock.now())
-        return NextTimer.model_validate({**timer.model_dump(), "step": step, "wait_seconds": wait_seconds})
-
-
-def addressed_to(core: Core, operators: list[str] | None) -> dict[str, list[str]]:
-    """An escalation's named operators as addressed: one away goes to their delegate, and the substitution
-    says for whom (the `escalated` event's and the notification's `operators` and `substitutions`)."""
-    if not operators:
-        return {}
-    to: list[str] = []
-    substitutions: list[str] = []
-    for operator in operators:
-        away = delegate_for(core, operator)
-        to.append(away.delegate if away is not None else operator)
-        if away is not None:
-            substitutions.append(f"{away.delegate} {away.for_whom()}")
-    return {"operators": list(dict.fromkeys(to))} | ({"substitutions": substitutions} if substitutions else {})
-
-
 def interactions_of(core: Core, wait: ParkedWait) -> list[Interaction]:
     found = (core.store.get_interaction(wait.run_id, iid) for iid in wait.interaction_ids)
     return [i for i in found if i is not None]
@@ -312,17 +120,6 @@ def time_out_if_pending(core: Core, i: Interaction, reason: str = "timeout", *, 
     except ConflictError:
         return False
     return True
-
-
-def default_answer(i: Interaction, default: Any) -> Any:
-    """The stored answer a default stands for, shaped as a person's answer of that kind is stored."""
-    if i.request.kind == "interrupt":
-        state = getattr(i.request, "state", None) or {}
-        return {"input": default, "state": state, "state_edits": []}
-    if i.request.kind == "review":  # a review action as `ReviewActions.act` stores one, by nobody
-        message = "nobody answered by the deadline: the review gate's declared default was taken"
-        return {"action": default, "reply": None, "message": message, "merge_strategy": None, "by": None}
-    return default
 
 
 def answer_with_default(

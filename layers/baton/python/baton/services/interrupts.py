@@ -36,7 +36,8 @@ from baton.domain.interrupt_rules import (
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
-from baton.services.at_deadline import InteractionPauseDeadline, end_at_deadline
+from baton.models import Interaction, InteractionState, ParkedWait
+from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch, end_at_deadline
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
 from baton.services.interrupt_policy import apply_ruling, decide_gate, passed_with, ruling_of
@@ -270,16 +271,6 @@ class InterruptService(InterruptAnswers):
     def _interrupts_of(self, wait: ParkedWait) -> list[Interaction]:
         return [i for i in interactions_of(self.core, wait) if i.request.kind == KIND]
 
-    def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """The reconciler: a parked hosted interrupt no longer pending gets the resume (answered) or the
-        task failure (cancelled, timed out) it should have had. True if sent."""
-        for i in self._interrupts_of(wait):
-            if i.state.status == "answered":
-                return self._release(i, token=wait.task_token)
-            if i.state.status in ("cancelled", "timed_out"):
-                return self._fail_waiter(i, token=wait.task_token)
-        return False
-
     def end_at_deadline(self, wait: ParkedWait) -> bool:
         """At a parked hosted interrupt's deadline, the one deadline path (baton.services.at_deadline).
         True if this call ended it."""
@@ -292,22 +283,24 @@ class InterruptService(InterruptAnswers):
         return [i.interaction_id for i in due if is_timed_out(self._expire_if_due(i))]
 
     def hosted_ended(self, run_id: str, node: str, outcome: str) -> InterruptFailResult:
-        """The hosted interrupt's Catch (outcome "timeout" on States.Timeout, "cancelled" on
-        InterruptCancelled): mark what is still pending, and the cause for the Fail state."""
+        """The hosted interrupt's Catch (`end_at_catch`; outcome "timeout" on States.Timeout, "cancelled" on
+        InterruptCancelled): time out what is still pending, and the cause for the Fail state."""
         core = self.core
 
         def at_node() -> list[Interaction]:
             return [i for i in core.store.list_run_interactions(run_id, kind=KIND) if i.request.node == node]
 
-        for i in at_node():
-            if i.state.status == "pending" and outcome == "timeout":
-                with contextlib.suppress(ConflictError):
-                    self._time_out(i)
+        def time_out(i: Interaction) -> bool:
+            with contextlib.suppress(ConflictError):  # resumed or cancelled at the last moment
+                self._time_out(i)
+                return True
+            return False
+
+        timing_out = outcome == "timeout"
+        wait = core.store.get_wait(run_id, node)
+        end_at_catch(core, wait, at_node() if timing_out else [], time_out, "timed_out" if timing_out else "released")
         latest = at_node()
         target = latest[-1] if latest else None
-        wait = core.store.get_wait(run_id, node)
-        if wait is not None and wait.status == "parked":
-            core.store.release_wait(wait, "timed_out" if outcome == "timeout" else "released")
         cause = hosted_end_cause(target, node, outcome)
         core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return InterruptFailResult(cause=cause, interrupt_id=target.interaction_id if target else None)
@@ -325,7 +318,10 @@ class InterruptDeadline(InteractionPauseDeadline):
         return next((i for i in self.interrupts._interrupts_of(wait) if i.state.status != "pending"), None)
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
-        return self.interrupts.reconcile_wait(wait)
+        """The resume (answered) or the task failure (cancelled, timed out) it should have had."""
+        if stored.state.status == "answered":
+            return self.interrupts._release(stored, token=wait.task_token)
+        return self.interrupts._fail_waiter(stored, token=wait.task_token)
 
     def time_out(self, wait: ParkedWait) -> bool:
         interrupts = self.interrupts

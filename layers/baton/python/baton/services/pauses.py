@@ -5,6 +5,7 @@ resume it with the operator's answers (one vote each on a quorum pause), time it
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from baton.contracts.runs import GateTimedOut, ResumeResult
@@ -14,7 +15,7 @@ from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait, PauseRequest
 from baton.ports import GuardFailedError
 from baton.services.approvals import NO_GROUPS, Groups, Voter
-from baton.services.at_deadline import InteractionPauseDeadline, deliver_stored
+from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
 from baton.services.deadlines import park_interaction, time_out_if_pending
 from baton.services.decide import decide
 from baton.services.pause_answers import Answers, PauseAnswers
@@ -162,29 +163,19 @@ class PauseService:
         pending = [i for i in mine if i.state.status == "pending"]
         return pending[-1] if pending else mine[-1]
 
-    def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """The reconciler: an answered pause still parked gets the send it lost. True if this call did."""
-        return bool(deliver_stored(self.deadline_policy(), wait))
-
     def deadline_policy(self) -> InteractionPauseDeadline:
         return InteractionPauseDeadline(self.core, PauseAnswers.output)
 
     def record_timeout(self, run_id: str, node: str) -> GateTimedOut:
-        """The gate's Catch on States.Timeout lands here: mark what timed out and say so."""
+        """The gate's Catch on States.Timeout lands here (`end_at_catch`): mark what timed out and say so;
+        unanswered: what this call timed out, and what Baton ended at its deadline (`end_at_deadline`)."""
         core = self.core
-        unanswered = []
         wait = core.store.get_wait(run_id, node)
-        ended_by_baton = set(wait.interaction_ids) if wait is not None else set()
-        for i in core.store.list_run_interactions(run_id):
-            if i.request.node != node:
-                continue
-            if i.state.status == "timed_out" and i.interaction_id in ended_by_baton:
-                unanswered.append(i)  # Baton ended it at its deadline (`end_at_deadline`)
-                continue
-            if i.state.status == "pending" and time_out_if_pending(core, i):
-                unanswered.append(i)  # (one answered at the last moment is not part of what timed out)
-        if wait is not None and wait.status == "parked":
-            core.store.release_wait(wait, "timed_out")
+        at_node = [i for i in core.store.list_run_interactions(run_id) if i.request.node == node]
+        parked = set(wait.interaction_ids) if wait is not None else set()
+        ended = {i.interaction_id for i in at_node if i.state.status == "timed_out" and i.interaction_id in parked}
+        ended |= {i.interaction_id for i in end_at_catch(core, wait, at_node, partial(time_out_if_pending, core))}
+        unanswered = [i for i in at_node if i.interaction_id in ended]
         event = timed_out(node, unanswered)
         core.record(run_id, event)
         core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=event.cause)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
     from baton.models import Event, Interaction, ParkedWait
     from baton.ports import Guard, RunSnapshot
-    from baton.services.approvals import ApprovalService, Decided
+    from baton.services.approvals import ApprovalService, Ballot, Decided
 
 ANSWER_ATTEMPTS = 5  # an answer whose guard failed (the run changed under it) reads again and decides again
 MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
@@ -67,6 +68,24 @@ class AnswerQuestions(ToolAwaits):
         raise ConflictError(
             f"question {interaction_id} of run {run_id} is changing too fast to answer; send the answer again",
             details={"run_id": run_id, "interaction_id": interaction_id, "reason": "contention"},
+        )
+
+    def answer_decided(self, question: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> AnswerResult | None:
+        """The answer a met quorum decided, as its deciding vote gives it. None: another vote (or a
+        reconciler's pass) answered it first."""
+        decided = self.approvals.decided(question, policy, ballot)
+        try:
+            return self.answer(
+                question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
+            )
+        except ConflictError:
+            return None
+
+    def settle_standing(self, question: Interaction) -> bool:
+        """The reconciler: a pending quorum question whose stored tally is met is answered as its deciding
+        vote would have."""
+        return self.approvals.settle_standing(
+            question, QuestionAnswers.quorum(question), partial(self.answer_decided, question)
         )
 
     def _message(self, question: Interaction, text: str) -> Message:
@@ -162,13 +181,11 @@ class QuestionAnswers:
             resumed=False,
         )
         if ballot.decision is not None:
-            decided = approvals.decided(question, policy, ballot)
-            try:
-                result = self.questions.answer(
-                    question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
-                )
-            except ConflictError:  # a concurrent vote that read the same tally released it first
+            decided = self.questions.answer_decided(question, policy, ballot)
+            if decided is None:  # a concurrent vote that read the same tally released it first
                 result.status = "answered"
+            else:
+                result = decided
         if ballot.outcome == "closed":
             current = self.core.store.get_interaction(question.run_id, question.interaction_id)
             raise self.already(current or question, racing=False)

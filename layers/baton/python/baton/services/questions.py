@@ -15,6 +15,7 @@ from baton.contracts.questions import (
 )
 from baton.domain.approval import requester_of
 from baton.domain.ladder import USE_QUESTION_DEFAULTS
+from baton.domain.parked_ladder import wait_ladder
 from baton.domain.questions import (
     MAP_REFUSAL,
     answer_text,
@@ -39,7 +40,7 @@ from baton.ports import GuardFailedError
 from baton.services import gate_answers
 from baton.services.approvals import ApprovalService, approval_view
 from baton.services.at_deadline import end_at_deadline, fail_unanswered
-from baton.services.deadlines import answer_with_default, arm_interaction, wait_ladder
+from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.question_answers import AnswerQuestions, QuestionAnswers
 
 if TYPE_CHECKING:

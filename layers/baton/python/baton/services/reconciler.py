@@ -1,22 +1,21 @@
 """The reconciler (the `reconcile` Lambda, every minute): a failed resume is not lost.
 
-Every parked wait (a Query of the sparse `pending` index) first ends if its deadline passed, on its kind's
-deadline path (`baton.services.at_deadline`); else a pause no longer pending gets what a lost send owed
-it, as the live path sends it, bound to the token it examined (a gate parked again is left alone). Then
+Every parked wait (a Query of the sparse `pending` index) is its kind's `DeadlinePolicy`
+(`baton.services.at_deadline`): past its deadline it ends on the one deadline path; else a pause no
+longer pending gets what a lost send owed it (`deliver_stored`), bound to the token it examined (a gate
+parked again is left alone). Then
 tool-form awaits past their expiry, quorums met but not released, and due defaults (the `due` index).
 """
 
 from __future__ import annotations
 
 import logging
-from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled
-from baton.errors import ConflictError, GoneError
-from baton.models import QuestionRequest
+from baton.errors import GoneError
 from baton.services.approvals import settle_met_quorums
-from baton.services.at_deadline import end_at_deadline
+from baton.services.at_deadline import deliver_stored, end_at_deadline
 from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
@@ -27,10 +26,8 @@ from baton.services.tool_approvals import ToolApprovalService
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from baton.domain.approval import ApprovalPolicy
     from baton.models import Interaction, ParkedWait
     from baton.ports import WaitStore
-    from baton.services.approvals import Ballot
     from baton.services.at_deadline import DeadlineEnd, DeadlinePolicy
     from baton.services.core import Core
     from baton.services.review import ReviewService
@@ -55,22 +52,22 @@ class Reconciler:
         self.interrupts = interrupts or InterruptService(core)
         self._review = review
 
-    def _kind(self, wait: ParkedWait) -> tuple[Callable[[ParkedWait], bool], DeadlinePolicy[Any]] | None:
-        """The wait's kind: its lost-send re-send and its steps of the one deadline path."""
+    def _policy(self, wait: ParkedWait) -> DeadlinePolicy[Any] | None:
+        """The wait's kind's steps of the one deadline path; its `stored` and `release` also make the send
+        a lost one owed it (`deliver_stored`), so a deadline and a reconcile treat every kind alike."""
         if wait.kind == "await":
-            return self.questions.reconcile_wait, AwaitDeadline(self.questions)
+            return AwaitDeadline(self.questions)
         if wait.kind == "interrupt":
-            return self.interrupts.reconcile_wait, InterruptDeadline(self.interrupts)
+            return InterruptDeadline(self.interrupts)
         if wait.kind == "review":
-            review = self._review() if self._review is not None else None
-            return (review.reconcile_wait, review.deadline_policy()) if review is not None else None
-        return self.runs.reconcile_wait, self.runs.deadline_policy()  # ask (any other RunService.park kind)
+            return self._review().deadline_policy() if self._review is not None else None
+        return self.runs.deadline_policy()  # ask (any other RunService.park kind)
 
     def _settle_quorum(self, pause: Interaction) -> bool:
         """A pending pause whose tally is met, released as its deciding vote would have (its kind's path)."""
         kind = pause.request.kind
         if kind == "question":
-            return self._settle_question(pause)
+            return self.questions.settle_standing(pause)
         if kind == "interrupt":
             return self.interrupts.settle_quorum(pause)
         if kind == "ask":  # a hosted park or a blocking ask
@@ -81,23 +78,22 @@ class Reconciler:
 
     def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
         """One parked wait, as a pass treats it (also a gate's timer at its deadline, baton.services.deadlines):
-        ended at its deadline (then nothing is left to resend), else the resume a lost send owes it."""
-        kind = self._kind(wait)
-        if kind is None:
+        past its deadline, the one deadline path alone (what it did not do, a re-send of the wait as listed
+        must not: the path may have just closed it); before it, the resume a lost send owes it."""
+        policy = self._policy(wait)
+        if policy is None:
             return WaitReconciled()
-        resend, deadline_policy = kind
-        if (at_deadline := self._end_if_due(wait, deadline_policy)) is not None:
-            return WaitReconciled(ended=at_deadline != "released", released=at_deadline == "released")
+        if self.core.is_past(wait.deadline):
+            at_deadline = self._end_at_deadline(wait, policy)
+            return WaitReconciled(ended=at_deadline in ("defaulted", "timed_out"), released=at_deadline == "released")
         try:
-            return WaitReconciled(released=resend(wait))
+            return WaitReconciled(released=bool(deliver_stored(policy, wait)))
         except GoneError:
             return WaitReconciled()  # the gate timed out first: its timeout handler reports it
 
-    def _end_if_due(self, wait: ParkedWait, policy: DeadlinePolicy[Any]) -> DeadlineEnd | None:
+    def _end_at_deadline(self, wait: ParkedWait, policy: DeadlinePolicy[Any]) -> DeadlineEnd | None:
         """What Baton did at this pause's deadline now: its stored answer delivered, its declared default
-        taken, or the pause timed out. None: not due, or nothing to do."""
-        if not self.core.is_past(wait.deadline):
-            return None
+        taken, or the pause timed out. None: nothing to do."""
         try:
             return end_at_deadline(policy, wait)
         except GoneError:
@@ -111,7 +107,7 @@ class Reconciler:
         released: list[Settled] = []
         ended: list[Settled] = []
         for wait in self.waits.list_parked():
-            if self._kind(wait) is None:
+            if self._policy(wait) is None:
                 continue
             checked += 1
             try:
@@ -132,17 +128,6 @@ class Reconciler:
             quorums=[Settled(run_id=met.run_id, interaction_id=met.interaction_id, kind="quorum") for met in quorums],
             defaults=self.take_question_defaults() + ToolApprovalService(self.core).take_due_defaults(),
         )
-
-    def _settle_question(self, question: Interaction) -> bool:
-        def answer(policy: ApprovalPolicy, ballot: Ballot) -> None:
-            decided = self.questions.approvals.decided(question, policy, ballot)
-            with suppress(ConflictError):  # a late voter or another pass released it first
-                self.questions.answer(
-                    question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
-                )
-
-        policy = question.request_as(QuestionRequest).approval
-        return self.questions.approvals.settle_standing(question, policy, answer)
 
     def take_question_defaults(self) -> list[Settled]:
         """Pending async questions past their stored deadline that declared a default: the default taken

@@ -13,7 +13,7 @@ from baton.errors import ConflictError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import AwaitToolRequest, Interaction, status_of
 from baton.services.await_gates import AwaitGates
-from baton.services.deadlines import TOOL_GATE, arm_tool_await, interaction_timer_key
+from baton.services.deadlines import TOOL_GATE, arm_interaction, interaction_timer_key
 from baton.services.pause_answers import resume_asking_run
 
 if TYPE_CHECKING:
@@ -87,7 +87,7 @@ class ToolAwaits(AwaitGates):
         core = self.core
         awaiting = core.new_interaction(run_id, request, expires_at=core.later(timeout_seconds))
         core.store.put_interaction(awaiting)
-        arm_tool_await(core, awaiting)
+        arm_interaction(core, awaiting, TOOL_GATE)
         core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again
         started = AwaitStarted(
             gate="tool",

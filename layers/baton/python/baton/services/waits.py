@@ -8,73 +8,27 @@ Every read is bounded, never a Scan:
   they and `count` stay exact; per workflow counts only the sample;
 - settled: no index orders items by answer time, so each kind's `answered` and `timed_out` items are
   read from the by_status index, one page of `SETTLED_PAGE` each (`page_interactions`), and filtered to
-  the windows here. A read that stopped early says so (`truncated`)."""
+  the windows (`baton.domain.wait_times`). A read that stopped early says so (`truncated`)."""
 
 from __future__ import annotations
 
-import math
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from baton.contracts.inbox import INBOX_KINDS, InboxItem
-from baton.contracts.waits import (
-    AnswerTimes,
-    AnswerWindow,
-    KindWaits,
-    OldestItem,
-    PendingWaits,
-    WaitStats,
-    Window,
-    WorkflowWaits,
-)
-from baton.domain.approval import answered_by_rule
-from baton.domain.ladder import TIMED_OUT_DEFAULT
-from baton.ids import iso, parse_iso
+from baton.contracts.waits import AnswerTimes, KindWaits, OldestItem, PendingWaits, WaitStats, WorkflowWaits
+from baton.domain.wait_times import WINDOWS, answer_window, seconds_between
+from baton.ids import iso
 from baton.models import PendingQuery
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from baton.models import Interaction
     from baton.services.core import Core
 
 PENDING_SAMPLE = 500
 SETTLED_PAGE = 200
 OLDEST_SHOWN = 10
-WINDOWS: dict[Window, timedelta] = {"day": timedelta(days=1), "week": timedelta(days=7)}
-
-
-def percentile(sorted_values: list[int], q: float) -> int | None:
-    """The nearest-rank percentile (the smallest value with at least `q` of them at or below it)."""
-    if not sorted_values:
-        return None
-    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
-
-
-def _seconds(later: str, earlier: str) -> int:
-    return max(0, int((parse_iso(later) - parse_iso(earlier)).total_seconds()))
-
-
-def settled_at(i: Interaction) -> str:
-    """When it stopped waiting: its answer's time, or for a timed-out one without it, its deadline."""
-    return i.state.answered_at or i.expires_at or i.created_at
-
-
-def answer_window(window: Window, now: datetime, settled: list[Interaction]) -> AnswerWindow:
-    """The figures of one window over the settled items read (answered and timed out)."""
-    since = iso(now - WINDOWS[window])
-    # a rule's or a grant's answer at once is nobody's wait: neither answered by a person nor a deadline missed
-    in_window = [i for i in settled if settled_at(i) >= since and not answered_by_rule(i.state.answered_by)]
-    by_person = [i for i in in_window if i.state.status == "answered" and i.state.reason != TIMED_OUT_DEFAULT]
-    times = sorted(_seconds(settled_at(i), i.created_at) for i in by_person)
-    met = sum(1 for i in by_person if i.expires_at is not None and settled_at(i) <= i.expires_at)
-    return AnswerWindow(
-        window=window,
-        since=since,
-        answered=len(by_person),
-        p50_s=percentile(times, 0.50),
-        p95_s=percentile(times, 0.95),
-        deadlines_met=met,
-        deadlines_missed=len(in_window) - len(by_person),
-    )
 
 
 class WaitStatsService:
@@ -90,7 +44,7 @@ class WaitStatsService:
         items, resume_after = self.core.store.page_all_pending(query)
         truncated = resume_after is not None
         as_of = iso(now)
-        ages = {i.interaction_id: _seconds(as_of, i.created_at) for i in items}
+        ages = {i.interaction_id: seconds_between(as_of, i.created_at) for i in items}
         by_kind = self._by_kind_counted(now) if truncated else self._by_kind_read(items, ages)
         workflows = {run.run_id: run.workflow for run in self.core.store.get_runs({i.run_id for i in items})}
         per_workflow: dict[str | None, list[int]] = {}

@@ -81,17 +81,9 @@ class ReviewActions(ReviewGate):
         core.notify(current, "human_input_requested", review_url=url, verdict=reviewed.verdict)
         return ReviewParked(interaction_id=interaction.interaction_id, delivered=False)
 
-    def reconcile_wait(self, wait: ParkedWait) -> bool:
-        """The reconciler: a stored action gets the send a failure lost. True if this call resumed it."""
-        for iid in wait.interaction_ids:
-            current = self.core.store.get_interaction(wait.run_id, iid)
-            if current is not None and current.state.status == "answered" and self._has_action(current):
-                return self._release(current, token=wait.task_token)
-        return False
-
     def deadline_policy(self) -> InteractionPauseDeadline:
-        """At the deadline a stored review action is sent."""
-        return InteractionPauseDeadline(self.core, lambda i: self._output(i) if self._has_action(i) else None)
+        """A stored review action is sent (at the deadline, and by the reconciler after a lost send)."""
+        return InteractionPauseDeadline(self.core, self._output, self._has_action)
 
     def act(
         self,
