@@ -35,7 +35,7 @@ from baton.runtime.settings import get_settings
 from baton.runtime.wiring import services
 from tests.conftest import wait_for
 from tests.integration.test_call_budgets_lives import CallsNamed
-from tests.integration.test_call_budgets_question_life import hooked, invoke
+from tests.integration.test_call_budgets_question_life import hooked, invoke, timer_statuses
 
 if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
@@ -57,21 +57,22 @@ PARK = 10  # the same park the first time and after every reply; its calls:
 # (GetItem: an action stored before the park?), the turns (Query: the verdict and turns used the
 # notification shows), `human_input_requested` and `run_paused` (a PutItem each; cut: the run paused and
 # both events could join the park's transaction, as the await gate's do: 10 -> 7), the notification (SNS)
-APPROVE = 10  # an operator's action that merges (approve_merge, force_merge); its calls:
+APPROVE = 11  # an operator's action that merges (approve_merge, force_merge); its calls:
 # (was 12: the run read first, and the turns again for the output) the run's reviews (Query: one proves the
 # run; no review: the run's GetItem for a 404, else a 409), the wait (GetItem: past its deadline?), the turns (Query:
 # what the action may do), the action stored (conditional PutItem), `interaction_answered` chained after
 # the decision log's head (GetItem and a transaction; cut: the action and its event in one transaction, as
 # every other kind decides: -2), the wait again (GetItem, `release_gate`: cut by handing it the wait read
 # above once the deciding write is guarded by it), the send (SendTaskSuccess), the run's waits (Query:
-# does another branch hold the run?), the release with `run_resumed` (one transaction)
+# does another branch hold the run?), the release with `run_resumed` (one transaction), the gate's timer
+# stopped (StopExecution: firing, it would cost a gate_deadline invocation and the wait's GetItem)
 REPLY = APPROVE + 2  # the same, and the reply as a turn of the dialogue with its event (a PutItem each)
 REJECT = APPROVE  # request_changes: the same calls (the gate ends at its Pass state: no build)
 MERGE_RECORD = 5  # the run's reviews (Query), the turns (Query: the verdict the output carries), the run's
 # merge fields (UpdateItem; cut: into the event's transaction), `review_merged` chained after the head
 # (GetItem and a transaction)
 RUN_END = 3  # the run (GetItem), its end with `run_succeeded` (one transaction), the notification (SNS)
-TIMER = 1  # a park's deadline timer after the release: the wait (GetItem), released, left alone
+TIMER = 1  # a park's deadline timer firing after a stop (which does not stop it): the wait (GetItem)
 
 REVIEW: dict[str, tuple[str, int]] = {
     "the diff build started (Diff)": ("diff_start 1", START_THE_DIFF),
@@ -96,10 +97,9 @@ REVIEW: dict[str, tuple[str, int]] = {
     "the merge build's end (its outcome sent)": ("build_finished 3", BUILD_END),
     "the merge recorded (RecordMerge)": ("merge_record 1", MERGE_RECORD),
     "the run's end": ("run_lifecycle 1", RUN_END),
-    "the first park's timer after the release": ("gate_deadline 1", TIMER),
-    "the second park's timer after the release": ("gate_deadline 2", TIMER),
 }
-# their sum: the whole life by Baton's Lambdas (was 93: each action read the run, and the dialogue twice); the
+# their sum: the whole life by Baton's Lambdas (was 93: each action read the run, and the dialogue twice; each
+# park's timer, stopped by the action that released it, no longer fires: -2, +2 StopExecution); the
 # lower bound is 20; bench/parts/cost_model.py counts 86 on the local stack: the same but the 3 StartBuild
 # (a subprocess there)
 REVIEW_TOTAL = 89
@@ -298,8 +298,7 @@ def test_a_review_life_stays_in_budget_operation_by_operation(
     review_calls.ran("merge_record", 1)
     _run_end(review_stack, run_id, "SUCCEEDED")
     assert review_stack.services.core.require_run(run_id).merge_status == "merged"
-    _timer(review_stack, run_id)
-    _timer(review_stack, run_id)
+    assert timer_statuses(review_stack, run_id) == ["ABORTED", "ABORTED"]  # each park's, stopped by its release
     _check("review", REVIEW, REVIEW_TOTAL, review_calls, builds=range(1, 4))
 
 
@@ -310,7 +309,7 @@ FORCE: dict[str, tuple[str, int]] = {
     "the merge recorded": ("merge_record 1", MERGE_RECORD),
     "the run's end": ("run_lifecycle 1", RUN_END),
 }
-FORCE_TOTAL = 26
+FORCE_TOTAL = 27
 
 
 def test_a_force_merge_stays_in_budget(review_calls: ReviewCalls, review_stack: MotoStack, tmp_path: Path) -> None:
