@@ -15,7 +15,7 @@ from moto import mock_aws
 from moto.dynamodb.models.table import Table
 
 from baton.local import persist
-from baton.local.moto_fixes import atomic_dynamodb_writes
+from baton.local.moto_fixes import atomic_dynamodb_writes, models_untracked
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
 from tests.counting import CallsCounted
@@ -515,3 +515,47 @@ def test_an_update_items_copy_never_overlaps_a_transaction(
         item = db.get_item(TableName=TABLE, Key=update["Key"])["Item"]
     assert done.is_set() and item["a"] == _s("1") and item["b"] == _s("2")
     assert overlapped is (lock == "backend-only")  # whole request locked: the transaction waited
+
+
+@pytest.mark.usefixtures("aws_env")
+@pytest.mark.parametrize("fixed", [True, False], ids=["fixed", "plain-moto"])
+def test_an_item_written_over_is_freed(fixed: bool) -> None:
+    """Plain moto keeps every model it ever made in its class's `instances_tracked` (its dashboard's list):
+    an item written over stays in memory for the life of the process. Fixed, it is freed; the table reads
+    the same."""
+    import gc
+    import weakref
+
+    from moto.dynamodb.models.dynamo_type import Item
+
+    with mock_aws(), ExitStack() as fixes:
+        if fixed:
+            fixes.enter_context(models_untracked())
+        client = boto3.client("dynamodb")
+        client.create_table(**create_table_kwargs(TABLE))
+        tracked_before = len(Item.instances_tracked)  # type: ignore[attr-defined]
+        key = {"PK": _s("RUN#r"), "SK": _s("RUN")}
+        client.put_item(TableName=TABLE, Item={**key, "n": {"N": "0"}})
+        [table] = [t for t in _backend_tables() if t.name == TABLE]
+        first = weakref.ref(table.get_item(_dynamo(key["PK"]), _dynamo(key["SK"])))
+        for n in range(1, 20):
+            client.put_item(TableName=TABLE, Item={**key, "n": {"N": str(n)}})
+        gc.collect()
+        assert client.get_item(TableName=TABLE, Key=key)["Item"]["n"] == {"N": "19"}
+        tracked = len(Item.instances_tracked) - tracked_before  # type: ignore[attr-defined]
+        if fixed:
+            assert first() is None and tracked == 0
+        else:
+            assert first() is not None and tracked >= 20
+
+
+def _backend_tables() -> list[Table]:
+    from moto.dynamodb.models import dynamodb_backends
+
+    return [t for regions in dynamodb_backends.values() for b in regions.values() for t in b.tables.values()]
+
+
+def _dynamo(value: dict[str, str]) -> Any:
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    return DynamoType(value)

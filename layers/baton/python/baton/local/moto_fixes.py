@@ -11,6 +11,10 @@
 * A cost that grows with every execution: moto's ASL interpreter appends each thread it starts (two per
   execution, one per Task, one per token wait) to a module list, `TMP_THREADS`, that nothing reads or
   empties: ~5 kB a finished execution, held for the life of the process (`sfn_threads_unkept`).
+* A cost that grows with every write: moto's `BaseModel` appends each instance it makes to its class's
+  `instances_tracked` list, for the MotoServer dashboard, and never drops one: every DynamoDB `Item` ever
+  written (2.3 per stored item after a soak: each update and put makes a new one), every execution, every
+  message. The local stack serves no dashboard: `models_untracked` keeps none.
 * A thread per running execution that only waits: moto runs each program on a second thread and joins
   it, to time it out at a top-level TimeoutSeconds; with none (every Baton machine) the program runs on the
   execution's own thread. A parked execution (a timer's Wait, a gate's token wait) holds one thread, not
@@ -253,4 +257,19 @@ def sfn_program_inline() -> Iterator[None]:
         EvalComponent.eval(self, env)  # what moto's thread runs (`super().eval`), here
 
     with patch.object(Program, "eval", eval_program):
+        yield
+
+
+@contextmanager
+def models_untracked() -> Iterator[None]:
+    """While open, moto's models are not kept in their class's `instances_tracked` (those kept so far are
+    dropped): an instance lives as long as moto itself holds it."""
+    from moto.core.common_models import BaseModel
+    from moto.core.model_instances import reset_model_data
+
+    def new(cls: type, *_args: Any, **_kwargs: Any) -> Any:
+        return super(BaseModel, cls).__new__(cls)  # BaseModel.__new__ without its append
+
+    reset_model_data()
+    with patch.object(BaseModel, "__new__", new):
         yield
