@@ -267,7 +267,7 @@ def models_untracked() -> Iterator[None]:
     from moto.core.common_models import BaseModel
     from moto.core.model_instances import reset_model_data
 
-    def new(cls: type, *_args: Any, **_kwargs: Any) -> Any:
+    def new(cls: type[BaseModel], *_args: Any, **_kwargs: Any) -> Any:
         return super(BaseModel, cls).__new__(cls)  # BaseModel.__new__ without its append
 
     reset_model_data()
