@@ -318,7 +318,7 @@ class Deployment:
             tables = [k for k, v in self.baton.resources.items() if v["Type"] == type_]
             if len(tables) == 1:
                 return self.baton.arn(tables[0])
-        suffixes = [*STATE_MACHINES, "notifications", "table"]
+        suffixes = [*STATE_MACHINES, "notifications", "table", "merge"]  # merge: the merge builds' project
         name = local_name.rsplit(":", 1)[-1]
         for suffix in sorted(suffixes, key=len, reverse=True):
             if name.endswith(f"-{suffix}"):
@@ -377,7 +377,7 @@ class Deployment:
 
     def _codebuild(self, call: RecordedCall) -> list[Requirement]:
         name = call.resources["projectName"].rsplit("/", 1)[-1]
-        return [Requirement(f"codebuild:{call.operation}", f"arn:aws:codebuild:{REGION}:{ACCOUNT}:project/{name}")]
+        return [Requirement(f"codebuild:{call.operation}", self.deployed("AWS::CodeBuild::Project", name))]
 
     def _ssm(self, call: RecordedCall) -> list[Requirement]:
         name = call.resources["Name"].lstrip("/")
