@@ -350,7 +350,7 @@ class _Bench:
         run_id, arn, _ = self._parked("await_answers", payload)
         [question] = self._until(lambda: self.client.pending_questions(run_id), "question")
         # A person answers seconds after the park, not amid it: its re-check has merged what its scope
-        # answered before it into the answers its wait carries (baton/services/gate_answers.py).
+        # answered before it into the answers its wait carries (baton/domain/gate_answers.py).
         wait = self._until(lambda: self._settled(run_id), "park")
         return run_id, arn, wait, question
 

@@ -48,7 +48,7 @@ BUDGETS: dict[str, Budget] = {
     # answer, so Powertools Idempotency's in-progress PutItem and result UpdateItem are gone.
     "answer": Budget(total=2),
     # (was 7/4, then 5/3) the snapshot Query: it holds the gate's wait, and the wait carries the
-    # answers of its scope (baton/services/gate_answers.py), so no read of the scope; the deciding
+    # answers of its scope (baton/domain/gate_answers.py), so no read of the scope; the deciding
     # transaction (it carries this answer onto the wait too); the send; the release in one transaction; the
     # gate's timer stopped (StopExecution, after the send: its firing would cost an invocation and a read).
     "last answer releasing a gate": Budget(total=5, before_send=2),

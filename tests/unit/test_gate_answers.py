@@ -1,4 +1,4 @@
-"""An await gate's answers carried on its wait (`baton/services/gate_answers.py`), on the in-memory store:
+"""An await gate's answers carried on its wait (`baton/domain/gate_answers.py`), on the in-memory store:
 the last answer sends the gate's output without reading the scope, and every ordering that could leave
 the carried answers short falls back to the read (or decides again) instead of sending a short output."""
 
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from baton.contracts import AskRequest
+from baton.domain import gate_answers
 from baton.domain.ladder import Ladder
-from baton.services import gate_answers
 from baton.services.questions import QuestionService
 from tests.fakes import MemoryStore, RecordingTaskTokens
 

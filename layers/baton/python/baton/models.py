@@ -374,7 +374,7 @@ class ParkedWait(BaseModel):
     # When Baton stops accepting answers (`Core.deadline_of`: the task's entry + its declared timeout):
     # at it Baton ends the pause itself; Step Functions' own timeout, a grace later, is only the backstop.
     deadline: str | None = None
-    # An await gate's answers, carried on its wait while it waits (`baton/services/gate_answers.py`), so
+    # An await gate's answers, carried on its wait while it waits (`baton/domain/gate_answers.py`), so
     # the last answer knows the gate's output without reading the scope: "filling" from the park until
     # its re-check has merged what was answered before it, "complete" after, "off" when too large (or
     # a write did not carry itself); None: a wait stored before waits carried answers (the scope is read).

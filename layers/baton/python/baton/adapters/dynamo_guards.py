@@ -33,7 +33,7 @@ def open_condition(wait: ParkedWait, now: str) -> tuple[str, dict[str, str], dic
 
 
 def carry_item(table: str, guard: CarryAnswer) -> dict[str, Any]:
-    """The Update of a wait that checks it is open and carries the answer (baton/services/gate_answers.py)."""
+    """The Update of a wait that checks it is open and carries the answer (baton/domain/gate_answers.py)."""
     wait = guard.wait
     if guard.now is not None:
         condition, names, values = open_condition(wait, guard.now)

@@ -16,13 +16,13 @@ import logging
 from typing import TYPE_CHECKING
 
 from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked, GateTimedOut
+from baton.domain import gate_answers
 from baton.domain.fields import OPEN_RUN_STATES, check_gate_name
 from baton.domain.ladder import AnswerCheck
 from baton.domain.questions import in_scope, open_gates_of, split_scope, unanswered_of
 from baton.errors import GoneError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait
-from baton.services import gate_answers
 from baton.services.answer_outcomes import SendFailedError
 from baton.services.at_deadline import end_at_catch
 from baton.services.deadlines import park_wait, time_out_if_pending
@@ -142,7 +142,9 @@ class AwaitGates:
         if pending:
             if parked is not None:
                 answered = [i for i in questions if in_scope(i, from_node) and i.state.status == "answered"]
-                gate_answers.merge_at_park(self.core.store, parked, answered)
+                for entries, carry, added in gate_answers.merges_at_park(parked, answered):
+                    if not self.core.store.merge_carried(parked, entries, carry=carry, bytes_added=added):
+                        break  # released, re-parked or ended meanwhile: nothing left to merge into
             return False, pending
         wait = self.core.store.get_wait(run_id, gate)
         return wait is not None and self._send_release(wait, answers), []

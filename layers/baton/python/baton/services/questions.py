@@ -13,6 +13,7 @@ from baton.contracts.questions import (
     ApprovalView,
     AskResult,
 )
+from baton.domain import gate_answers
 from baton.domain.approval import requester_of
 from baton.domain.ladder import USE_QUESTION_DEFAULTS
 from baton.domain.parked_ladder import wait_ladder
@@ -37,7 +38,6 @@ from baton.models import (
     QuestionRequest,
 )
 from baton.ports import GuardFailedError
-from baton.services import gate_answers
 from baton.services.approvals import ApprovalService, approval_view
 from baton.services.at_deadline import end_at_deadline, fail_unanswered
 from baton.services.deadlines import answer_with_default, arm_interaction

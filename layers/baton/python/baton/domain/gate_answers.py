@@ -16,6 +16,9 @@ the same Update that checks the wait is still open), and the park merges what wa
   on the run since its read (`ScopeUnchanged.asked`): a failed guard reads again and decides again.
   Otherwise its release reads the scope after its write, as before; so does every wait stored before
   waits carried answers (carry None), and one whose carry would pass CARRY_LIMIT_BYTES ("off").
+
+Pure rules: the guards and merges they return are written by the services (`question_answers`,
+`await_gates`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.models import Interaction, ParkedWait
-    from baton.ports import Guard, WaitStore
+    from baton.ports import Guard
 
 # Of an item's 400 KB: the token, the scope (a ladder) and the names it holds up keep the rest, with
 # room for answers carried at once by racing writers that each read the size before the other's.
@@ -98,20 +101,18 @@ def output(wait: ParkedWait, question: Interaction, answer: Any) -> list[Collect
     return [CollectedAnswer.model_validate(e) for e in entries]
 
 
-def merge_at_park(store: WaitStore, wait: ParkedWait, answered: list[Interaction]) -> None:
-    """A park's re-check, after reading the scope: its answered questions (`answered`) merged into the
-    wait's carried answers, the carry made complete (or "off", past the limit)."""
+def merges_at_park(wait: ParkedWait, answered: list[Interaction]) -> list[tuple[dict[str, str], str, int]]:
+    """A park's re-check, after reading the scope: the merges (entries, carry, bytes added) of its answered
+    questions into the wait's carried answers, in order; the last makes the carry complete ("off" and
+    nothing merged past the limit). None unless the wait is filling."""
     if wait.carry != "filling":
-        return
+        return []
     entries = {i.interaction_id: entry_of(i, i.state.answer) for i in answered}
-    size = sum(len(e.encode()) for e in entries.values())
-    if wait.carried_bytes + size > CARRY_LIMIT_BYTES:
-        store.merge_carried(wait, {}, carry="off", bytes_added=0)
-        return
+    if wait.carried_bytes + sum(len(e.encode()) for e in entries.values()) > CARRY_LIMIT_BYTES:
+        return [({}, "off", 0)]
     items = list(entries.items())
     chunks = [items[n : n + MERGE_KEYS] for n in range(0, len(items), MERGE_KEYS)] or [[]]
-    for n, chunk in enumerate(chunks):
-        last = n == len(chunks) - 1
-        added = sum(len(e.encode()) for _, e in chunk)
-        if not store.merge_carried(wait, dict(chunk), carry="complete" if last else "filling", bytes_added=added):
-            return  # released, re-parked or ended meanwhile: nothing left to merge into
+    return [
+        (dict(chunk), "complete" if n == len(chunks) - 1 else "filling", sum(len(e.encode()) for _, e in chunk))
+        for n, chunk in enumerate(chunks)
+    ]
