@@ -12,12 +12,9 @@ declares the action it gates is decided first by the policy in force (`baton.ser
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any
-
-from pydantic import ConfigDict, Field, StrictInt, field_validator
 
 from baton.contracts.interrupts import ResumeInterrupt, edge_status
 from baton.domain.approval import requester_of
@@ -42,7 +39,7 @@ from baton.services.deadlines import arm_interaction, interactions_of, park_inte
 from baton.services.interrupt_answers import InterruptAnswers
 from baton.services.interrupt_policy import apply_ruling, decide_gate, passed_with, ruling_of
 from baton.services.page_tokens import (
-    ScopedCursor,
+    PageCursor,
     decode_scoped_page_token,
     encode_page_token,
     foreign_page_token,
@@ -74,25 +71,6 @@ MAX_POLL_INTERVAL_SECONDS = 2.5
 DEFAULT_PAGE_SIZE = 50  # GET /api/v1/interrupts ?limit= (max MAX_PAGE_SIZE) and ?next=
 MAX_PAGE_SIZE = 200
 PAGE_FILTERS = "status and sessionId"  # what a page token is bound to
-
-
-class PageCursor(ScopedCursor):
-    """Where a listing goes on (its `next`): the store's position `k`, the filters `f` it was issued for,
-    and which of the listing's stored statuses it is in, `p` (cancelled, then timed_out)."""
-
-    model_config = ConfigDict(strict=True)
-
-    k: dict[str, Any] | None
-    f: list[str | None]
-    p: StrictInt = Field(default=0, ge=0)
-
-    @field_validator("k")
-    @classmethod
-    def _small(cls, k: dict[str, Any] | None) -> dict[str, Any] | None:
-        # A store position is a small object (the store checks its own shape before any query).
-        if k is not None and (len(k) > 8 or len(json.dumps(k)) > 4096):
-            raise ValueError("not a store position")
-        return k
 
 
 class InterruptService(InterruptAnswers):

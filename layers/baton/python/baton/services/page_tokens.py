@@ -8,7 +8,7 @@ import base64
 import json
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from baton.errors import BadRequestError
 
@@ -22,6 +22,26 @@ class ScopedCursor(BaseModel):
 
 
 Scoped = TypeVar("Scoped", bound=ScopedCursor)
+
+
+class PageCursor(ScopedCursor):
+    """Where a store-paged listing goes on (its `next`): the store's position `k`, the filters `f` it was
+    issued for, and which of the listing's stored statuses it is in, `p` (the interrupts: cancelled, then
+    timed_out)."""
+
+    model_config = ConfigDict(strict=True)
+
+    k: dict[str, Any] | None
+    f: list[str | None]
+    p: StrictInt = Field(default=0, ge=0)
+
+    @field_validator("k")
+    @classmethod
+    def _small(cls, k: dict[str, Any] | None) -> dict[str, Any] | None:
+        # A store position is a small object (the store checks its own shape before any query).
+        if k is not None and (len(k) > 8 or len(json.dumps(k)) > 4096):
+            raise ValueError("not a store position")
+        return k
 
 
 def encode_page_token(cursor: BaseModel, *, sort_keys: bool = False) -> str:

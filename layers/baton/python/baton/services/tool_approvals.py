@@ -42,8 +42,7 @@ from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprova
 from baton.services.approvals import Voter
 from baton.services.asks import BlockingPause
 from baton.services.deadlines import answer_with_default, arm_interaction
-from baton.services.interrupts import PageCursor
-from baton.services.page_tokens import decode_scoped_page_token, encode_page_token, invalid_page_token
+from baton.services.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.services.pause_answers import conflict
 from baton.services.tool_approval_policy import answered_at_once, asked_by_rule, policy_decision
 from baton.services.tool_approval_votes import vote
