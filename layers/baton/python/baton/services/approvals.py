@@ -16,7 +16,7 @@ from baton.contracts.questions import ApprovalView
 from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, Approval, refusal, vote_of
 from baton.domain.ballot import NO_GROUPS, Ballot, Decided, Groups, Voter, release_of, vote_text
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
-from baton.events import ApprovalRecorded
+from baton.events import ApprovalRecorded, InteractionAnswered
 from baton.ports import GuardFailedError
 from baton.services.answer_outcomes import send_or_pending
 from baton.services.away import seat_for
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
     # A met tally's write, as the pause's kind decides it: its new state and the event of that decision.
     Settled = Callable[[Interaction, Decided], tuple[InteractionStatus, EventPayload]]
+    Deliver = Callable[[Interaction], bool]  # sends a settled pause's decision: True if this call delivered it
 
 # The ballot's names (baton.domain.ballot) are imported from here too, with the service.
 __all__ = ["NO_GROUPS", "Ballot", "Decided", "Groups", "Voter", "vote_text"]  # (with the service, its own names)
@@ -133,7 +134,7 @@ class ApprovalService:
         policy: ApprovalPolicy,
         ballot: Ballot,
         settled: Settled,
-        deliver: Callable[[Interaction], bool],
+        deliver: Deliver,
     ) -> bool:
         """Write the decision of a met tally on the pause `read` returns (pending; else nothing to do),
         guarded by the tally, then `deliver` it. Another voter's release or a concurrent write (a claim):
@@ -152,6 +153,18 @@ class ApprovalService:
                 continue
             return deliver(written)
         return False
+
+    def settle_answered(
+        self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot, answer: Any, deliver: Deliver
+    ) -> bool:
+        """`settle` a met tally as the pause answered with `answer` (the deciders' answer), by its deciders."""
+
+        def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
+            by = decided.by
+            event = InteractionAnswered(interaction_id=current.interaction_id, node=current.node, answer=answer, by=by)
+            return decided.answered(current.state, answer, self.core.now()), event
+
+        return self.settle(reread(self.core, pause), policy, ballot, answered, deliver)
 
     def settle_standing(
         self, pause: Interaction, policy: ApprovalPolicy | None, settle: Callable[[ApprovalPolicy, Ballot], object]

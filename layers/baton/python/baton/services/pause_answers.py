@@ -15,13 +15,12 @@ from baton.models import PauseRequest
 from baton.notify.model import DECISION_KEY
 from baton.ports import WaitStillOpen
 from baton.services.answer_outcomes import delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, reread, vote_text
+from baton.services.approvals import ApprovalService, vote_text
 from baton.services.at_deadline import Write
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
-    from baton.events import EventPayload
-    from baton.models import Interaction, InteractionStatus, ParkedWait
+    from baton.models import Interaction, ParkedWait
     from baton.ports import RunSnapshot
     from baton.services.approvals import Ballot, Decided, Voter
     from baton.services.core import Core
@@ -179,15 +178,8 @@ class PauseAnswers:
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """Answer a pause whose tally met `ballot.decision` (guarded by it) and deliver it. True if this
         call resumed the workflow or the blocking ask's waiter."""
-        core = self.core
         answers = ballot.deciding_answer({DECISION_KEY: "approve" if ballot.decision == "approved" else "reject"})
-
-        def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
-            node, by = current.request.node, decided.by
-            event = InteractionAnswered(interaction_id=current.interaction_id, node=node, answer=answers, by=by)
-            return decided.answered(current.state, answers, core.now()), event
-
-        return ApprovalService(core).settle(reread(core, pause), policy, ballot, answered, self.deliver)
+        return ApprovalService(self.core).settle_answered(pause, policy, ballot, answers, self.deliver)
 
     def settle_standing(self, pause: Interaction) -> bool:
         """The reconciler: a pending quorum pause whose stored tally is met is answered and delivered."""

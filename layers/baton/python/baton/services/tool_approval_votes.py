@@ -8,14 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
 from baton.contracts.tool_approvals import tool_spec
-from baton.events import InteractionAnswered
 from baton.services.approvals import ApprovalService, reread, vote_text
 from baton.services.pause_answers import conflict
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy, Vote
-    from baton.models import Interaction, InteractionStatus
-    from baton.services.approvals import Ballot, Decided, Voter
+    from baton.models import Interaction
+    from baton.services.approvals import Ballot, Voter
     from baton.services.core import Core
 
 
@@ -46,15 +45,6 @@ def settle_standing(core: Core, pause: Interaction) -> bool:
 
 def _settle(core: Core, pending: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
     """Decide a met tally (guarded by it) with its side's last answer. True once the approval is answered."""
-
-    def settled(current: Interaction, decided: Decided) -> tuple[InteractionStatus, InteractionAnswered]:
-        answer = ballot.deciding_answer()
-        answered = InteractionAnswered(
-            interaction_id=current.interaction_id, node=current.node, answer=answer, by=decided.by
-        )
-        return decided.answered(current.state, answer, core.now()), answered
-
-    read = reread(core, pending)
     if ballot.decision is not None:
-        ApprovalService(core).settle(read, policy, ballot, settled, lambda _: True)
-    return (read() or pending).state.status == "answered"
+        ApprovalService(core).settle_answered(pending, policy, ballot, ballot.deciding_answer(), lambda _: True)
+    return (reread(core, pending)() or pending).state.status == "answered"
