@@ -253,7 +253,7 @@ class InterruptAnswers:
             )
         return current, ballot.view(policy), released, pending
 
-    def settle_quorum(self, i: Interaction) -> bool:
+    def settle_standing(self, i: Interaction) -> bool:
         """The reconciler: a met tally whose decider died before the release, settled as it would have."""
         return self.approvals.settle_standing(i, self.quorum(i), partial(self._settle, i.interaction_id))
 

@@ -10,6 +10,7 @@ tool-form awaits past their expiry, quorums met but not released, and due defaul
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled
@@ -51,6 +52,14 @@ class Reconciler:
         self.questions = questions or QuestionService(core)
         self.interrupts = interrupts or InterruptService(core)
         self._review = review
+        # each kind's answer side settles a met tally as its deciding vote would have
+        self._settle_standing: dict[str, Callable[[Interaction], bool]] = {
+            "question": self.questions.settle_standing,
+            "interrupt": self.interrupts.settle_standing,
+            "ask": self.runs.answers.settle_standing,  # a hosted park or a blocking ask
+            "tool_approval": partial(settle_standing, core),
+            "review": lambda pause: review is not None and review().settle_standing(pause),
+        }
 
     def _policy(self, wait: ParkedWait) -> DeadlinePolicy[Any] | None:
         """The wait's kind's steps of the one deadline path; its `stored` and `release` also make the send
@@ -65,16 +74,8 @@ class Reconciler:
 
     def _settle_quorum(self, pause: Interaction) -> bool:
         """A pending pause whose tally is met, released as its deciding vote would have (its kind's path)."""
-        kind = pause.request.kind
-        if kind == "question":
-            return self.questions.settle_standing(pause)
-        if kind == "interrupt":
-            return self.interrupts.settle_quorum(pause)
-        if kind == "ask":  # a hosted park or a blocking ask
-            return self.runs.answers.settle_standing(pause)
-        if kind == "tool_approval":
-            return settle_standing(self.core, pause)
-        return kind == "review" and self._review is not None and self._review().settle_quorum(pause)
+        settle = self._settle_standing.get(pause.request.kind)
+        return settle is not None and settle(pause)
 
     def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
         """One parked wait, as a pass treats it (also a gate's timer at its deadline, baton.services.deadlines):

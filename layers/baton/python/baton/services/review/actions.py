@@ -189,7 +189,7 @@ class ReviewActions(ReviewGate):
 
         return ApprovalService(core).settle(reread(core, interaction), policy, ballot, answered, self._release)
 
-    def settle_quorum(self, interaction: Interaction) -> bool:
+    def settle_standing(self, interaction: Interaction) -> bool:
         """The reconciler: a pending review whose stored tally is met is decided and delivered."""
         policy = self.config_of(interaction).approval
         return ApprovalService(self.core).settle_standing(interaction, policy, partial(self._settle, interaction))
