@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
+from baton.channels.email.links import answer_digest  # a step-up is bound to its answer as a one-tap link is
 from baton.contracts.passkeys import (
     PasskeyChallenge,
     PasskeyDeleted,
@@ -54,12 +55,6 @@ class RelyingParty:
     rp_id: str
     origins: tuple[str, ...]
     name: str = "Baton"
-
-
-def answer_digest(answer: Any) -> str:
-    """The digest a step-up's challenge is bound to: the answer's canonical JSON, as the client sends it."""
-    canonical = json.dumps(answer, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _b64url(data: bytes) -> str:
