@@ -19,7 +19,7 @@ from baton.domain.questions import in_scope
 from baton.ids import iso
 from baton.models import PendingQuery
 from baton.pending_query import PendingPage
-from baton.services.page_tokens import decode_page_token, encode_page_token, foreign_page_token
+from baton.services.page_tokens import decode_scoped_page_token, encode_page_token
 
 if TYPE_CHECKING:
     from baton.models import Interaction
@@ -48,19 +48,14 @@ class InboxService:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    @staticmethod
-    def _continues_after(query: InboxQuery) -> str | None:
-        """The position `next_token` continues from; 400 when it is not a token this listing issued."""
-        cursor = decode_page_token(query.next_token, InboxCursor) if query.next_token else None
-        if cursor is not None and cursor.f != query.scope():
-            raise foreign_page_token("filters")
-        return cursor.p if cursor is not None else None
-
     def _store_query(self, query: InboxQuery, caller: str) -> PendingQuery:
         now = self.core.clock.now()
+        # where `next` continues from: a 400 unless it is a token this listing issued for these filters
+        token = query.next_token
+        cursor = decode_scoped_page_token(token, InboxCursor, query.scope(), "filters") if token else None
         return PendingQuery(
             newest_first=query.order == "newest",
-            after=self._continues_after(query),
+            after=cursor.p if cursor is not None else None,
             created_before=iso(now - timedelta(seconds=query.min_age_s)) if query.min_age_s else None,
             run_id=query.run_id,
             node=query.node,

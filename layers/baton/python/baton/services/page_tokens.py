@@ -15,16 +15,7 @@ from baton.errors import BadRequestError
 Cursor = TypeVar("Cursor", bound=BaseModel)
 
 
-class ScopedCursor(BaseModel):
-    """A cursor bound to the filters `f` its listing was issued for."""
-
-    f: Any
-
-
-Scoped = TypeVar("Scoped", bound=ScopedCursor)
-
-
-class PageCursor(ScopedCursor):
+class PageCursor(BaseModel):
     """Where a store-paged listing goes on (its `next`): the store's position `k`, the filters `f` it was
     issued for, and which of the listing's stored statuses it is in, `p` (the interrupts: cancelled, then
     timed_out)."""
@@ -56,10 +47,11 @@ def decode_page_token(token: str, cursor: type[Cursor]) -> Cursor:
         raise invalid_page_token() from None
 
 
-def decode_scoped_page_token(token: str, cursor: type[Scoped], scope: object, filters: str) -> Scoped:
-    """`decode_page_token`, and a 400 naming `filters` unless it was issued for this `scope`."""
+def decode_scoped_page_token(token: str, cursor: type[Cursor], scope: object, filters: str) -> Cursor:
+    """`decode_page_token` of a cursor bound to the filters `f` it was issued for, and a 400 naming
+    `filters` unless that is this `scope`."""
     decoded = decode_page_token(token, cursor)
-    if decoded.f != scope:
+    if getattr(decoded, "f", None) != scope:
         raise foreign_page_token(filters)
     return decoded
 
