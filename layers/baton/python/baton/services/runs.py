@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import RunView
 from baton.domain.execution_events import ExecutionEnd
-from baton.domain.fields import check_run_id as check_run_id  # where the routes import it from
 from baton.domain.fields import check_run_input
 from baton.errors import NotFoundError, ValidationFailedError
 from baton.events import RunStarted
