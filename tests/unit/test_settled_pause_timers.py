@@ -6,7 +6,8 @@ finds nothing to do; locally it holds a thread). On in-memory ports with the tim
   (ladder/default) timer, once, by the settling write's winner: a repeat stops nothing again;
 * a pause with no timer (no ladder, no default) stops none (a stop would be a call for nothing);
 * a pause its own timer (or its waiter's read past the deadline) settles leaves the timer to end itself;
-* a cancelled hosted interrupt stops its wait's timer; a run's stop stops the timers of what it closed.
+* a cancelled hosted interrupt stops its wait's timer; a run's stop stops the timers of what it closed;
+  an agent's withdrawal (MCP tasks/cancel) stops its question's.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from baton.services.pauses import Resume
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
 from baton.services.run_stop import close_pauses
+from baton.services.withdrawals import withdraw
 from tests.fakes import RecordingDeadlineTimers
 
 if TYPE_CHECKING:
@@ -173,3 +175,10 @@ def test_a_stop_stops_the_timers_of_what_it_closed(
     assert sorted(timers.stopped) == sorted([wait_timer, question_timer])
     assert close_pauses(core, "r1", by="op", cause="stopped by op") == []  # nothing open: nothing stopped again
     assert len(timers.stopped) == 2
+
+
+def test_a_question_its_agent_withdraws_stops_its_own_timer(core: Core, timers: RecordingDeadlineTimers) -> None:
+    questions = QuestionService(core)
+    iid = _ask(questions)
+    withdraw(core, core.interaction_of("r1", iid, "question"), by="agent")
+    assert timers.stopped == [_only_name(timers)]
