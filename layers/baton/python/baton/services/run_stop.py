@@ -22,12 +22,12 @@ STOP_ERROR = "BatonRunStopped"
 CLOSE_ATTEMPTS = 3  # reads of what is open: an answer that lands while the stop closes it is read again
 
 
-def close_pauses(core: Core, run_id: str, *, by: str, cause: str) -> list[str]:
+def close_pauses(core: Core, run_id: str, *, by: str, cause: str, stop_timers: bool = True) -> list[str]:
     """Cancel every pending interaction of `run_id` with `cause` (each keeps who closed it and when, as
     its `answered_by`/`answered_at`) and release its open waits; then stop the timers of what this call
-    closed. Returns the interactions closed. One answered meanwhile stands (it was decided first); after
-    CLOSE_ATTEMPTS the stop goes on, and the run's end refuses what is still open (a hosted run's answers
-    are a 410 once it has ended)."""
+    closed (`stop_timers`: not when they were lost with the executions). Returns the interactions closed.
+    One answered meanwhile stands (it was decided first); after CLOSE_ATTEMPTS the stop goes on, and the
+    run's end refuses what is still open (a hosted run's answers are a 410 once it has ended)."""
     closed: list[Interaction] = []
     released: list[ParkedWait] = []
     parked: set[str] = set()  # the interactions a gate parks: their timer is their wait's
@@ -49,7 +49,8 @@ def close_pauses(core: Core, run_id: str, *, by: str, cause: str) -> list[str]:
         closed += [i.model_copy(update={"state": new}) for i, new in closing]
         released += waits
         break
-    _stop_timers(core, closed, released, parked)
+    if stop_timers:
+        _stop_timers(core, closed, released, parked)
     return [i.interaction_id for i in closed]
 
 
