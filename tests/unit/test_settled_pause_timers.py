@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from baton.contracts import AskRequest, BlockingAskRequest, CancelInterrupt, ResumeInterrupt
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder
-from baton.errors import GoneError
+from baton.errors import ConflictError, GoneError
 from baton.services.asks import AskService
 from baton.services.deadline_timers import Deadlines
 from baton.services.deadlines import INTERACTION_GATE
@@ -77,6 +78,29 @@ def test_an_answered_question_stops_its_own_timer_once(core: Core, timers: Recor
     questions.answer("r1", iid, "yes", caller="alice")
     assert timers.stopped == [_only_name(timers)]
     questions.answer("r1", iid, "yes", caller="alice")  # a retry: answered as the first, nothing stopped again
+    assert timers.stopped == [_only_name(timers)]
+
+
+def test_a_quorum_question_stops_its_timer_once_at_the_vote_that_decides_it(
+    core: Core, timers: RecordingDeadlineTimers
+) -> None:
+    questions = QuestionService(core)
+    policy = ApprovalPolicy(approvals=2, approvers=["alice", "bob", "carol"])
+    request = AskRequest(
+        node="planner",
+        question="Ship?",
+        options=["approve", "reject"],
+        timeout_seconds=60,
+        approval=policy,
+        remind_after=10,
+    )
+    iid = str(questions.ask("r1", request, caller="agent")["interaction_id"])
+    questions.answer("r1", iid, "approve", caller="alice")
+    assert timers.stopped == []  # one vote decides nothing: its reminder still matters
+    questions.answer("r1", iid, "approve", caller="bob")
+    assert timers.stopped == [_only_name(timers)]
+    with pytest.raises(ConflictError):  # after the decision: nothing stopped again
+        questions.answer("r1", iid, "approve", caller="carol")
     assert timers.stopped == [_only_name(timers)]
 
 
