@@ -16,14 +16,17 @@ Capability = Literal[
     "start_execution",  # start/describe/stop executions of Baton's state machines (hosted runs)
     # states:SendTaskSuccess/Failure on Baton's state machines (resume a gate), DescribeExecution of their
     # executions (a release whose task is gone asks whether the run ended: Core.release_gate),
-    # StopExecution of the gates' timers (a release stops its gate's timer), and on a
+    # StopExecution of the gates' timers (a release stops its gate's timer: infra/capabilities/functions.py
+    # _grant_timer_stop), and on a
     # user's own machine with Baton gates once it is granted (infra/gate.py BatonGate.grant_resume)
     "send_task",
     "merge_build",  # codebuild:StartBuild on the merge project
     "slack_secret",  # read the Slack webhook URL (SSM parameter or Secrets Manager secret)
     "webhook_secret",  # read the webhook signing secret (SSM parameter)
     "companion_model",  # bedrock:InvokeModel on the configured review-companion model (when configured)
-    "deadline_timer",  # states:StartExecution on the gates' timer machine only (baton.services.deadlines)
+    # states:StartExecution on the gates' timer machine only (baton.services.deadlines), and StopExecution of
+    # its executions (a settled pause stops its own timer: an answer, a cancel, an agent's withdrawal)
+    "deadline_timer",
 ]
 CAPABILITIES: Final[tuple[str, ...]] = get_args(Capability)
 

@@ -138,6 +138,7 @@ class Functions(Construct):
             self.functions[spec.name] = fn
             self.roles[spec.name] = role
             self._grant(spec, role, inputs)
+            self._grant_timer_stop(spec, role, inputs)
             schedule = schedule_for(spec)
             if schedule:
                 events.Rule(
@@ -149,15 +150,20 @@ class Functions(Construct):
                     targets=[targets.LambdaFunction(fn, retry_attempts=0)],
                 )
 
-    def _grant_send_task(self, role: iam.Role, workflows: dict[str, str], *, timer: bool) -> None:
+    def _grant_send_task(self, role: iam.Role, workflows: dict[str, str]) -> None:
         """Resume a gate: send its token; a release whose task is gone asks whether the run ended
-        (Core.release_gate); a release stops its gate's timer (StopExecution of the timer's executions)."""
+        (Core.release_gate)."""
         stack = Stack.of(self)
         role.add_to_principal_policy(iam.PolicyStatement(actions=SEND_TASK_ACTIONS, resources=list(workflows.values())))
         executions = [executions_arn(stack, self.config, wf) for wf in workflows]
         role.add_to_principal_policy(iam.PolicyStatement(actions=["states:DescribeExecution"], resources=executions))
-        if timer:
-            timers = executions_arn(stack, self.config, TIMER_STATE_MACHINE)
+
+    def _grant_timer_stop(self, spec: FunctionSpec, role: iam.Role, inputs: FunctionInputs) -> None:
+        """A settled pause stops its deadline timer (StopExecution of the timer machine's executions): a
+        token sender's release its gate's, and whoever settles a pause no gate parks (an answer, a cancel,
+        a stop, an agent's withdrawal: the functions that send tokens or start timers) its own."""
+        if TIMER_STATE_MACHINE in inputs.state_machine_arns and {"send_task", "deadline_timer"} & set(access_for(spec)):
+            timers = executions_arn(Stack.of(self), self.config, TIMER_STATE_MACHINE)
             role.add_to_principal_policy(iam.PolicyStatement(actions=["states:StopExecution"], resources=[timers]))
 
     def _grant(self, spec: FunctionSpec, role: iam.Role, inputs: FunctionInputs) -> None:
@@ -180,7 +186,7 @@ class Functions(Construct):
                     )
                 )
             elif capability == "send_task" and machines:
-                self._grant_send_task(role, workflows, timer=TIMER_STATE_MACHINE in inputs.state_machine_arns)
+                self._grant_send_task(role, workflows)
             elif capability == "merge_build" and inputs.merge_project is not None:
                 role.add_to_principal_policy(
                     iam.PolicyStatement(actions=["codebuild:StartBuild"], resources=[inputs.merge_project.project_arn])

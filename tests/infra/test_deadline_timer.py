@@ -87,3 +87,19 @@ def test_the_deadline_lambda_sends_task_failures_and_starts_nothing(cfn: dict[st
     actions = {a for s in _statements_of_role(cfn, _role_of(cfn, "gate_deadline")) for a in _actions(s)}
     assert {"states:SendTaskFailure", "dynamodb:GetItem", "dynamodb:Query"} <= actions
     assert "states:StartExecution" not in actions
+
+
+def test_whoever_settles_a_pause_may_stop_its_timer_and_only_its_executions(cfn: dict[str, Any]) -> None:
+    """A settlement stops the pause's timer (`Core.stop_timer`): the token senders' releases, and the
+    answers, cancels and withdrawals of pauses no gate parks by the functions that start timers (MCP's
+    `tasks/cancel` of a question has no token to send). Only the timer machine's executions."""
+    timers = TIMER_ARN.replace(":stateMachine:", ":execution:") + ":*"
+    stoppers = set()
+    for fn in resources(cfn, "AWS::Lambda::Function").values():
+        name = fn["Properties"]["FunctionName"].removeprefix(f"{PREFIX}-")
+        for statement in _statements_of_role(cfn, _role_of(cfn, name)):
+            targets = {_flatten(r) for r in _resources(statement)}
+            if timers in targets:
+                assert _actions(statement) == ["states:StopExecution"] and targets == {timers}, (name, statement)
+                stoppers.add(name)
+    assert STARTERS | {"reconcile", "gate_deadline", "slack_worker"} <= stoppers

@@ -1,6 +1,6 @@
 """AWS calls of the other pause kinds' whole lives, operation by operation, against declared budgets (counts,
 never timings): the blocking ask (ask, answer, the waiter's read), the hosted interrupt (created and parked
-by its workflow, claimed, resumed, the run's end and its timer firing after the release) and the tool
+by its workflow, claimed, resumed, the run's end, its timer stopped by the release) and the tool
 approval (request, answer, consume). A sibling of test_call_budgets_question_life.py (its `HandlerCalls`
 attributes each call to the handler invocation that made it); bench/parts/cost_model.py prices the same
 lives. A failing budget lists each call with the code that made it (`CallsNamed`)."""

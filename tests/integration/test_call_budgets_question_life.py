@@ -1,7 +1,8 @@
 """AWS calls of one async question's whole life, operation by operation, against declared budgets (counts,
 never timings): the ask (the demo agent's Lambda), the await gate's park, the last answer (its budget is
-tests/integration/test_call_budgets.py's), the run's end (`run_lifecycle`), the drain and the gate's timer
-firing after the release. A sibling of test_call_budgets.py; bench/parts/cost_model.py prices the same life.
+tests/integration/test_call_budgets.py's), the run's end (`run_lifecycle`) and the drain; the gate's timer
+is stopped by the release, never fired. A sibling of test_call_budgets.py; bench/parts/cost_model.py prices
+the same life.
 
 Each call is attributed to the Lambda handler whose invocation made it, in whichever thread it ran (the
 Step Functions engine invokes the ask and the park in its own), counted with botocore `before-call` hooks."""

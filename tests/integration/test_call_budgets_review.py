@@ -2,9 +2,10 @@
 timings): the diff build started, reported and ended, the companion's first turn, the park, an operator's
 reply with the diff built again and the companion's next turn, the park again, approve, the merge build
 started (CodeBuild `StartBuild`), reported and ended (the callback `build_finished` gets), the merge's
-record, the run's end and the deadline timers firing after the release; then force, request_changes and a
-stop (the cancel) on lives of their own. A sibling of test_call_budgets_lives.py (its `CallsNamed` names
-the code behind each call); bench/parts/cost_model.py prices the same life (`Lives.review`).
+record, the run's end (each park's deadline timer stopped by its release); then force, request_changes
+and a stop (the cancel, its park's timer stopped with it) on lives of their own. A sibling of
+test_call_budgets_lives.py (its `CallsNamed` names the code behind each call); bench/parts/cost_model.py
+prices the same life (`Lives.review`).
 
 The gate runs as deployed: the state machine on moto's Step Functions engine, every Lambda the engine
 invokes through the real handlers, the builds started with `CodeBuildBuildRunner` on moto's CodeBuild.
@@ -19,14 +20,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from baton.cli.demo_repo import create_demo_repo
-from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.local.http_adapter import to_proxy_event
 from baton.local.moto_fixes import sfn_stop_execution
 from baton.merge.build import main as run_build_main
@@ -72,7 +71,6 @@ MERGE_RECORD = 5  # the run's reviews (Query), the turns (Query: the verdict the
 # merge fields (UpdateItem; cut: into the event's transaction), `review_merged` chained after the head
 # (GetItem and a transaction)
 RUN_END = 3  # the run (GetItem), its end with `run_succeeded` (one transaction), the notification (SNS)
-TIMER = 1  # a park's deadline timer firing after a stop (which does not stop it): the wait (GetItem)
 
 REVIEW: dict[str, tuple[str, int]] = {
     "the diff build started (Diff)": ("diff_start 1", START_THE_DIFF),
@@ -252,11 +250,6 @@ def _run_end(stack: MotoStack, run_id: str, status: str, *, recorded: bool = Tru
     assert invoke(stack, "run_lifecycle", event)["recorded"] is recorded
 
 
-def _timer(stack: MotoStack, run_id: str) -> None:
-    timer = GateDeadlinePayload(run_id=run_id, gate=GATE, deadline=datetime.now(UTC))
-    invoke(stack, "gate_deadline", timer.model_dump(mode="json"))
-
-
 def _start(stack: MotoStack, found: ReviewCalls, run_id: str, tmp: Path) -> None:
     """The test's review started (the run's start is no handler's), its diff built, its first turn taken
     and parked."""
@@ -345,18 +338,18 @@ def test_request_changes_stays_in_budget(review_calls: ReviewCalls, review_stack
 STOP_LIFE: dict[str, tuple[str, int]] = {
     # POST /api/runs/{id}/stop (baton/services/run_stop.py): the run (GetItem), its execution (DescribeExecution:
     # `refresh`, ended already?), the stop's reason on the run (UpdateItem), the run's pending interactions
-    # and its waits (a Query each), the review cancelled and its wait released (one transaction),
-    # StopExecution, the run (GetItem) and its execution (DescribeExecution) again, whose end is recorded
+    # and its waits (a Query each), the review cancelled and its wait released (one transaction), the
+    # park's timer stopped (StopExecution: firing, it would cost a gate_deadline invocation and the wait's
+    # GetItem), StopExecution, the run (GetItem) and its execution (DescribeExecution) again, whose end is recorded
     # at once: the run (GetItem: `run_of`), its end with `run_aborted` (one transaction), the notification
     # (SNS); then the route's view: the run (GetItem, twice) and its interactions (Query). Cut: the run is
     # read five times where one read and the writes' conditions would do (-4), and the execution twice (-1)
-    "stop (the review cancelled)": ("api POST stop 1", 15),
+    "stop (the review cancelled)": ("api POST stop 1", 16),
     # the run (GetItem), its end (a transaction, refused: the stop recorded it), the run again (GetItem: ended
     # as the event says?)
     "the run's end (EventBridge)": ("run_lifecycle 1", 3),
-    "the park's timer after the stop": ("gate_deadline 1", TIMER),
 }
-STOP_TOTAL = 19
+STOP_TOTAL = 19  # (the park's timer no longer fires after the stop: -1 by gate_deadline, +1 StopExecution)
 
 
 def test_a_stop_cancelling_the_review_stays_in_budget(
@@ -370,7 +363,7 @@ def test_a_stop_cancelling_the_review_stays_in_budget(
         stopped = _api(review_stack, "POST", f"/api/runs/{run_id}/stop", {"reason": "wrong branch"})
         assert stopped["status"] == "aborted", stopped
         _run_end(review_stack, run_id, "ABORTED", recorded=False)  # the stop recorded it
-    _timer(review_stack, run_id)
+    assert timer_statuses(review_stack, run_id) == ["ABORTED"]  # stopped by the stop: it never fires
     [review] = review_stack.services.core.store.list_run_interactions(run_id, kind="review")
     assert review.state.status == "cancelled", review
     _check("stop", STOP_LIFE, STOP_TOTAL, review_calls, builds=range(0))

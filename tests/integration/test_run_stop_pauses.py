@@ -18,6 +18,7 @@ from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_fixes import sfn_stop_execution
 from tests.conftest import wait_for
 from tests.integration.racing import call_api, operator
+from tests.integration.test_call_budgets_question_life import timer_statuses
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -92,3 +93,23 @@ def test_stopping_a_run_closes_its_plain_pause(stack: MotoStack) -> None:
     resumed = call_api(stack, operator(2), "POST", f"/api/runs/{run_id}/resume", {"answers": {"ship": True}})
     _names_the_stop(*resumed)
     _no_resume_after_the_end(stack, run_id)
+
+
+def test_a_stopped_runs_timers_are_aborted_not_left_to_fire(stack: MotoStack) -> None:
+    """The stop stops what it closed: its hosted interrupt's wait's timer and its question's own (a
+    default to take); left running, each would fire at its deadline (transitions, a gate_deadline
+    invocation and a read) to find nothing to do, and hold a thread here until then."""
+    run_id = "stop-timers"
+    store = stack.services.core.store
+    stack.services.runs.start("interrupt", {"prompt": "Ship?", "timeout_seconds": 600}, run_id=run_id, caller="op")
+    [interrupt] = wait_for(lambda: store.list_run_interactions(run_id, kind="interrupt"), timeout=30)
+    wait_for(lambda: store.get_wait(run_id, interrupt.request.node), timeout=30)
+    request = AskRequest(
+        node="draft", question="which db?", options=["pg", "mysql"], timeout_seconds=600, on_timeout={"default": "pg"}
+    )
+    stack.services.questions.ask(run_id, request, caller="agent")
+    wait_for(lambda: timer_statuses(stack, run_id) == ["RUNNING", "RUNNING"], timeout=30)
+
+    _stop(stack, run_id)
+
+    wait_for(lambda: timer_statuses(stack, run_id) == ["ABORTED", "ABORTED"], timeout=30)

@@ -254,7 +254,7 @@ def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]
             closed.append(run_id)
         # as a stop closes them: pending interactions cancelled, open waits released (else the reconciler
         # and the sweeper retry dead tokens)
-        close_pauses(core, run_id, by="baton-local", cause=RESTART_REASON)
+        close_pauses(core, run_id, by="baton-local", cause=RESTART_REASON, stop_timers=False)  # lost with it
     return closed
 
 

@@ -307,6 +307,14 @@ class Core:
             self.stop_timer(wait.run_id, wait.gate, wait.deadline)
         return done
 
+    def release_unsent(self, wait: ParkedWait) -> bool:
+        """A wait released with no answer sent (its task failed, or ended): True for the one caller that
+        released it, which stops its timer."""
+        released = self.store.release_wait(wait, "released")
+        if released:
+            self.stop_timer(wait.run_id, wait.gate, wait.deadline)
+        return released
+
     def stop_timer(self, run_id: str, key: str, deadline: str | None) -> None:
         """A settled pause's timer (named by `key` and `deadline`, as `baton.services.deadlines` started it)
         ends now, not at its deadline: while it waits it holds nothing on AWS, but its firing costs

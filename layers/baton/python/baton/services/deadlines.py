@@ -73,21 +73,39 @@ def park_interaction(core: Core, interaction: Interaction, token: str, deadline:
 def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTION_GATE) -> None:
     """Start the timer of a pause no gate parks, named after its interaction: with ladder steps or a
     question's default to take; a tool-form await's (gate `TOOL_GATE`) always."""
+    steps, expires_at = _timer_steps(interaction, gate), interaction.expires_at
+    if steps is None or expires_at is None:
+        return
+    iid = interaction.interaction_id
+    payload = GateDeadlinePayload(
+        run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
+    )
+    _start(core, payload, steps, key=interaction_timer_key(interaction, gate), deadline=expires_at)
+
+
+def _timer_steps(interaction: Interaction, gate: str) -> list[LadderStep] | None:
+    """The steps of the timer `arm_interaction` starts for `interaction` (none: due at its deadline); None
+    when it starts no timer."""
     ladder, expires_at = interaction.request.ladder, interaction.expires_at
     if expires_at is None:
-        return
+        return None
     steps = ladder.steps_from(parse_iso(interaction.created_at), parse_iso(expires_at)) if ladder is not None else []
-    if gate == TOOL_GATE or steps or defaults_at_deadline(interaction):
-        iid = interaction.interaction_id
-        payload = GateDeadlinePayload(
-            run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
-        )
-        _start(core, payload, steps, key=interaction_timer_key(interaction, gate), deadline=expires_at)
+    return steps if gate == TOOL_GATE or steps or defaults_at_deadline(interaction) else None
 
 
 def interaction_timer_key(interaction: Interaction, gate: str = INTERACTION_GATE) -> str:
     """What names the timer of a pause no gate parks (with its deadline): `Core.stop_timer` stops it."""
     return f"{gate}:{interaction.interaction_id}"
+
+
+def stop_interaction_timer(core: Core, interaction: Interaction) -> None:
+    """A settled pause no gate parks (a question, a blocking ask, an SDK interrupt, a tool-form await, a
+    tool approval): the timer `arm_interaction` started for it, if it started one, stops now. For the
+    settling write's winner only; past the deadline `Core.stop_timer` leaves it (it is firing)."""
+    gate = TOOL_GATE if interaction.request.kind == "await" else INTERACTION_GATE
+    # none started (or still pending): a stop would be a call for nothing
+    if interaction.state.status != "pending" and _timer_steps(interaction, gate) is not None:
+        core.stop_timer(interaction.run_id, interaction_timer_key(interaction, gate), interaction.expires_at)
 
 
 def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *, key: str, deadline: str) -> None:

@@ -37,7 +37,7 @@ from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or
 from baton.services.approvals import ApprovalService, Voter
 from baton.services.at_deadline import Write
 from baton.services.core import DEADLINE_ERROR
-from baton.services.deadlines import answer_with_default
+from baton.services.deadlines import answer_with_default, stop_interaction_timer
 from baton.services.decide import decide
 
 if TYPE_CHECKING:
@@ -300,12 +300,12 @@ class InterruptAnswers:
         return self.core.release_gate(answered.run_id, answered.request.node, output, token=token, wait=wait)
 
     def _settle_run(self, i: Interaction) -> None:
-        """An external session is running again once none of its interrupts is pending (read in the
-        session's partition, consistently: the by_status GSI may still list this one as pending)."""
-        if not interrupt_request(i).hosted and not self.core.store.list_run_interactions(
-            i.run_id, kind=KIND, status="pending"
-        ):
-            self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
+        """An SDK waiter's interrupt settled by its winner: its own timer stops, and its session runs again
+        once none of its interrupts is pending (read in its partition, consistently: not the by_status GSI)."""
+        if not interrupt_request(i).hosted:
+            stop_interaction_timer(self.core, i)  # (none while it is pending: a failed create)
+            if not self.core.store.list_run_interactions(i.run_id, kind=KIND, status="pending"):
+                self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
 
     def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
         """Hosted: fail the parked token of a cancelled interrupt (who and why), or with the deadline error
@@ -321,9 +321,9 @@ class InterruptAnswers:
         try:
             self.core.tokens.send_failure(wait.task_token, error, cause)
         except TaskTokenError:
-            self.core.store.release_wait(wait, "released")
+            self.core.release_unsent(wait)
             return False  # the execution already ended or timed out: nothing left to fail
-        return self.core.store.release_wait(wait, "released")
+        return self.core.release_unsent(wait)
 
 
 class ClaimChangedError(ConflictError):

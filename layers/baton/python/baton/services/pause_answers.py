@@ -17,6 +17,7 @@ from baton.ports import WaitStillOpen
 from baton.services.answer_outcomes import delivery_of, send_or_pending
 from baton.services.approvals import ApprovalService, vote_text
 from baton.services.at_deadline import Write
+from baton.services.deadlines import stop_interaction_timer
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
@@ -199,6 +200,7 @@ class PauseAnswers:
         if hosted:
             return False
         resume_asking_run(core, run_id, node)  # a blocking ask: no token; its waiter reads the answer
+        stop_interaction_timer(core, answered)  # its ladder's timer (it settles it: a winner's call)
         return True
 
 

@@ -16,6 +16,7 @@ from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services.answer_outcomes import delivery_of
 from baton.services.approvals import Voter
 from baton.services.at_deadline import Write
+from baton.services.deadlines import stop_interaction_timer
 from baton.services.decide import decide
 from baton.services.pause_answers import conflict
 from baton.services.tool_awaits import ToolAwaits
@@ -216,7 +217,9 @@ class QuestionAnswers:
         def release(answered: Interaction) -> AnswerResult:
             outputs = {w.gate: gate_answers.output(w, question, answer) for w in ready if w.gate in known}
             released, unsent = self.questions._release_gates(run_id, ready, known=outputs, siblings=snapshot.waits)
-            return self._after_answer(answered, released, unsent)
+            result = self._after_answer(answered, released, unsent)
+            stop_interaction_timer(self.core, answered)  # this write won: its ladder or default is moot
+            return result
 
         event = answered_event(question, answer, caller, self.via)  # written with the message, all or nothing
         message = self.questions._message(question, message_text(question, answer))

@@ -40,7 +40,7 @@ from baton.models import (
 from baton.ports import GuardFailedError
 from baton.services.approvals import ApprovalService, approval_view
 from baton.services.at_deadline import end_at_deadline, fail_unanswered
-from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.deadlines import answer_with_default, arm_interaction, stop_interaction_timer
 from baton.services.question_answers import AnswerQuestions, QuestionAnswers
 
 if TYPE_CHECKING:
@@ -148,9 +148,12 @@ class QuestionService(AnswerQuestions):
         text = message_text(question, value) + " (nobody answered: the declared default, timed_out_default)"
         message = self._message(question, text)
         try:
-            return answer_with_default(core, question, None, also=[message], guards=guards) is not None
+            answered = answer_with_default(core, question, None, also=[message], guards=guards)
         except (ConflictError, GuardFailedError):
             return False
+        if answered is not None:  # by a gate's deadline before the question's own: its timer is moot
+            stop_interaction_timer(core, answered)
+        return answered is not None
 
     # ---- delivery -------------------------------------------------------------------------------
     def drain(self, run_id: str, node: str) -> list[Message]:

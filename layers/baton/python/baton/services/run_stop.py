@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.errors import ConflictError
 from baton.models import TERMINAL_RUN_STATES, status_of
+from baton.services.deadlines import stop_interaction_timer
 
 if TYPE_CHECKING:
-    from baton.models import RunSummary
+    from baton.models import Interaction, ParkedWait, RunSummary
     from baton.services.core import Core
     from baton.services.runs import RunService
 
@@ -21,15 +22,20 @@ STOP_ERROR = "BatonRunStopped"
 CLOSE_ATTEMPTS = 3  # reads of what is open: an answer that lands while the stop closes it is read again
 
 
-def close_pauses(core: Core, run_id: str, *, by: str, cause: str) -> list[str]:
+def close_pauses(core: Core, run_id: str, *, by: str, cause: str, stop_timers: bool = True) -> list[str]:
     """Cancel every pending interaction of `run_id` with `cause` (each keeps who closed it and when, as
-    its `answered_by`/`answered_at`) and release its open waits. Returns the interactions closed. One
-    answered meanwhile stands (it was decided first); after CLOSE_ATTEMPTS the stop goes on, and the
+    its `answered_by`/`answered_at`) and release its open waits; then stop the timers of what this call
+    closed (`stop_timers`: not when they were lost with the executions). Returns the interactions closed.
+    One answered meanwhile stands (it was decided first); after CLOSE_ATTEMPTS the stop goes on, and the
     run's end refuses what is still open (a hosted run's answers are a 410 once it has ended)."""
-    closed: list[str] = []
+    closed: list[Interaction] = []
+    released: list[ParkedWait] = []
+    parked: set[str] = set()  # the interactions a gate parks: their timer is their wait's
     for _attempt in range(CLOSE_ATTEMPTS):
         pending = core.store.list_run_interactions(run_id, status="pending")
-        waits = [w for w in core.store.list_run_waits(run_id) if w.status in OPEN_WAIT_STATUSES]
+        run_waits = core.store.list_run_waits(run_id)
+        parked |= {iid for w in run_waits if w.kind != "await" for iid in w.interaction_ids}
+        waits = [w for w in run_waits if w.status in OPEN_WAIT_STATUSES]
         if not pending and not waits:
             break
         now = core.now()
@@ -37,11 +43,26 @@ def close_pauses(core: Core, run_id: str, *, by: str, cause: str) -> list[str]:
         try:
             core.store.close_interactions(closing, waits=waits)
         except ConflictError as err:  # one was answered meanwhile: what was written stands, read the rest
-            closed += err.details.get("closed", [])
+            written = set(err.details.get("closed", []))
+            closed += [i.model_copy(update={"state": new}) for i, new in closing if i.interaction_id in written]
             continue
-        closed += [i.interaction_id for i in pending]
+        closed += [i.model_copy(update={"state": new}) for i, new in closing]
+        released += waits
         break
-    return closed
+    if stop_timers:
+        _stop_timers(core, closed, released, parked)
+    return [i.interaction_id for i in closed]
+
+
+def _stop_timers(core: Core, closed: list[Interaction], released: list[ParkedWait], parked: set[str]) -> None:
+    """What the stop settled no longer waits for its deadline: each released wait's timer and the own timer
+    of each pause no gate parks (a question, a blocking ask, an SDK interrupt, a tool-form await). A
+    wait released by a transaction before a conflict keeps its timer: it fires and finds nothing to do."""
+    for wait in released:
+        core.stop_timer(wait.run_id, wait.gate, wait.deadline)
+    for interaction in closed:
+        if interaction.interaction_id not in parked:
+            stop_interaction_timer(core, interaction)
 
 
 def stop_run(core: Core, runs: RunService, run_id: str, *, caller: str, reason: str | None) -> RunSummary:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from baton.errors import ConflictError, GoneError
 from baton.events import InterruptCancelled
 from baton.models import status_of
+from baton.services.deadlines import stop_interaction_timer
 
 if TYPE_CHECKING:
     from baton.models import Interaction
@@ -34,9 +35,12 @@ def withdraw(core: Core, pending: Interaction, *, by: str) -> Interaction:
         )
         new = status_of(current.state, "cancelled", by=by, at=core.now(), reason=WITHDRAWN)
         try:
-            return core.store.transition_interaction(current, new, with_records=[event])
+            withdrawn = core.store.transition_interaction(current, new, with_records=[event])
         except ConflictError:  # answered (or claimed) under us: read again
             reloaded = core.store.get_interaction(current.run_id, current.interaction_id)
             if reloaded is None:
                 raise
             current = reloaded
+            continue
+        stop_interaction_timer(core, withdrawn)  # this write won: its ladder or default is moot
+        return withdrawn
