@@ -51,12 +51,12 @@ START_THE_DIFF = 2  # the build's record holding the task token (PutItem), CodeB
 # the build's record (GetItem), claimed running -> finished (conditional UpdateItem; cut: one UpdateItem
 # returning the record would spare the GetItem), its report (GetItem), the token sent (SendTaskSuccess)
 BUILD_END = 4
-PARK = 10  # the same park the first time and after every reply; its calls:
-# the wait (GetItem: a retried invoke?), the run's reviews (Query), the wait parked with its marks (one
-# transaction), the deadline timer (StartExecution), the run paused (UpdateItem), the interaction again
-# (GetItem: an action stored before the park?), the turns (Query: the verdict and turns used the
-# notification shows), `human_input_requested` and `run_paused` (a PutItem each; cut: the run paused and
-# both events could join the park's transaction, as the await gate's do: 10 -> 7), the notification (SNS)
+PARK = 7  # the same park the first time and after every reply; its calls:
+# the wait (GetItem: a retried invoke?), the run's reviews (Query), the turns (Query: the verdict and turns
+# used the event and the notification show), the wait parked with its mark, the run paused,
+# `human_input_requested` and `run_paused` (one transaction; was 10: the run's UpdateItem and a PutItem
+# each event), the deadline timer (StartExecution), the interaction again (GetItem: an action stored
+# before the park?), the notification (SNS)
 APPROVE = 11  # an operator's action that merges (approve_merge, force_merge); its calls:
 # (was 12: the run read first, and the turns again for the output) the run's reviews (Query: one proves the
 # run; no review: the run's GetItem for a 404, else a 409), the wait (GetItem: past its deadline?), the turns (Query:
@@ -99,10 +99,10 @@ REVIEW: dict[str, tuple[str, int]] = {
     "the run's end": ("run_lifecycle 1", RUN_END),
 }
 # their sum: the whole life by Baton's Lambdas (was 93: each action read the run, and the dialogue twice; each
-# park's timer, stopped by the action that released it, no longer fires: -2, +2 StopExecution); the
-# lower bound is 20; bench/parts/cost_model.py counts 86 on the local stack: the same but the 3 StartBuild
-# (a subprocess there)
-REVIEW_TOTAL = 89
+# park's timer, stopped by the action that released it, no longer fires: -2, +2 StopExecution; was 89:
+# each park's run paused and its two events joined its transaction, -3 twice); the lower bound is 20;
+# bench/parts/cost_model.py counts the same but the 3 StartBuild (a subprocess there)
+REVIEW_TOTAL = 83
 # The builds' own calls (Baton's `python -m baton.merge.build` in CodeBuild, not a Lambda): its report (PutItem)
 BUILD_REPORT = 1
 

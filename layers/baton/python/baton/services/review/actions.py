@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
-from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.domain.review_state import StoredAction
 from baton.errors import ConflictError, GoneError
@@ -40,6 +39,20 @@ class ReviewActions(ReviewGate):
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         url, warnings = self.review_url(interaction)
+        reviewed = self._reviewed(interaction)
+        asked = HumanInputRequested(
+            interaction_id=interaction.interaction_id,
+            node=gate,
+            kind="review",
+            prompt=config.prompt,
+            timeout_seconds=config.timeout_seconds,
+            review_url=url,
+            warnings=warnings,
+            turns_used=reviewed.turns_used,
+            max_turns=config.max_turns,
+        )
+        # The wait, its mark, the run paused and both events: one write. Before the re-read below, as the
+        # await gate's park: an action stored after that read finds the wait and releases it (and the run).
         park_wait(
             core,
             ParkedWait(
@@ -53,8 +66,9 @@ class ReviewActions(ReviewGate):
                 deadline=core.deadline_of(config.timeout_seconds, entered_at),
             ),
             pause=interaction.request,  # its ladder (remind / escalate / request_changes at the deadline)
+            pause_at=core.now(),
+            events=[core.new_event(run_id, asked), core.new_event(run_id, RunPaused(gate=gate, kind="review"))],
         )
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         # An action stored before the token was parked (or a failed send) is delivered now.
         current = core.store.get_interaction(run_id, interaction.interaction_id) or interaction
         if current.state.status == "answered":
@@ -62,22 +76,6 @@ class ReviewActions(ReviewGate):
                 self._release(current)
                 return ReviewParked(interaction_id=current.interaction_id, delivered=True)
             current = self._reopen(current, config, reason="an answer without a review action was ignored")
-        reviewed = self._reviewed(interaction)
-        core.record(
-            run_id,
-            HumanInputRequested(
-                interaction_id=interaction.interaction_id,
-                node=gate,
-                kind="review",
-                prompt=config.prompt,
-                timeout_seconds=config.timeout_seconds,
-                review_url=url,
-                warnings=warnings,
-                turns_used=reviewed.turns_used,
-                max_turns=config.max_turns,
-            ),
-        )
-        core.record(run_id, RunPaused(gate=gate, kind="review"))
         core.notify(current, "human_input_requested", review_url=url, verdict=reviewed.verdict)
         return ReviewParked(interaction_id=interaction.interaction_id, delivered=False)
 
