@@ -3,6 +3,7 @@ adapter. For unit tests of the domain; the integration tests run the real adapte
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,7 @@ from baton.contracts.agent_state import AgentStateView, AgentStateWritten
 from baton.contracts.away import Away
 from baton.domain.approval import Approval, ApprovalTally, MetTally
 from baton.domain.audit import EMPTY_HEAD, AuditHead, AuditRecord, AuditTrail, chain, is_decision
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
 from baton.models import (
     TERMINAL_RUN_STATES,
@@ -575,7 +577,7 @@ class MemoryStore:
     def delete_away(self, operator: str) -> bool:
         return self.aways.pop(operator, None) is not None
 
-    def put_wait(self, wait: ParkedWait) -> None:
+    def put_wait(self, wait: ParkedWait, *, pause_at: str | None = None, events: Sequence[Event] = ()) -> None:
         with self._lock:
             current = self.waits.get((wait.run_id, wait.gate))
             open_ = current is not None and current.status in ("parked", "expiring")
@@ -587,6 +589,12 @@ class MemoryStore:
                     found = self.interactions.get((wait.run_id, iid))
                     if found is not None:
                         self.interactions[(wait.run_id, iid)] = found.model_copy(update={"blocks": wait.gate})
+            if pause_at is not None:  # an open run paused, in the same write
+                changes = {"status": "paused_waiting_human", "updated_at": pause_at}
+                with contextlib.suppress(ConflictError):
+                    self.update_run(wait.run_id, changes, allowed_from=set(OPEN_RUN_STATES))
+            for event in events:
+                self.append_event(event)
 
     def mark_blocked(self, run_id: str, gate: str, interaction_ids: Sequence[str]) -> int:
         marked = 0
