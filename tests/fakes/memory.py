@@ -528,15 +528,19 @@ class MemoryStore:
             self.messages[(run_id, node)] = [(m, True) for m, _ in queue]
             return out
 
-    def put_turn(self, turn: ReviewTurn) -> None:
+    def put_turn(self, turn: ReviewTurn, *, review: Interaction | None = None, events: Sequence[Event] = ()) -> None:
         key = (turn.run_id, turn.interaction_id, turn.n)
-        with self._lock:
+        with self._lock:  # DynamoStore: one transaction
             if key in self.turns:
                 raise ConflictError(
                     f"turn {turn.n} of interaction {turn.interaction_id} already exists",
                     details={"interaction_id": turn.interaction_id, "n": turn.n},
                 )
+            if review is not None:
+                self.put_interaction(review)
             self.turns[key] = turn
+            for event in events:
+                self.append_event(event)
 
     def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]:
         return sorted(

@@ -239,7 +239,10 @@ class MessageStore(Protocol):
 class ReviewTurnStore(Protocol):
     """Review dialogue turns (one item each, read back in order)."""
 
-    def put_turn(self, turn: ReviewTurn) -> None: ...
+    # with `review` (a new review, its first turn) and `events`: one write
+    def put_turn(
+        self, turn: ReviewTurn, *, review: Interaction | None = None, events: Sequence[Event] = ()
+    ) -> None: ...
     def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]: ...
 
 

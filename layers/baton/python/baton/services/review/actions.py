@@ -128,7 +128,7 @@ class ReviewActions(ReviewGate):
             turn = ReviewTurn(
                 run_id=run_id, interaction_id=iid, n=n, role="operator", text=decision.reply, at=core.now(), by=caller
             )
-            self._store_turn(turn, interaction.node, by=caller)
+            self._store_turn(turn, self._turn_recorded(turn, interaction.node, by=caller))
         # The turns read above give the output's verdict: the operator's reply turn is not the companion's.
         resumed, pending = send_or_pending(lambda: self._release(answered, turns=turns))
         return ReviewActionResult(
