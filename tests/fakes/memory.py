@@ -613,6 +613,10 @@ class MemoryStore:
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
         return self.waits.get((run_id, gate))
 
+    def get_wait_and_head(self, run_id: str, gate: str) -> tuple[ParkedWait | None, AuditHead]:
+        with self._lock:
+            return self.waits.get((run_id, gate)), self.audit_heads.get(run_id, EMPTY_HEAD)
+
     def get_run_and_wait(self, run_id: str, gate: str) -> tuple[RunSummary | None, ParkedWait | None]:
         with self._lock:
             return self.runs.get(run_id), self.waits.get((run_id, gate))

@@ -57,15 +57,16 @@ PARK = 7  # the same park the first time and after every reply; its calls:
 # `human_input_requested` and `run_paused` (one transaction; was 10: the run's UpdateItem and a PutItem
 # each event), the deadline timer (StartExecution), the interaction again (GetItem: an action stored
 # before the park?), the notification (SNS)
-APPROVE = 11  # an operator's action that merges (approve_merge, force_merge); its calls:
-# (was 12: the run read first, and the turns again for the output) the run's reviews (Query: one proves the
-# run; no review: the run's GetItem for a 404, else a 409), the wait (GetItem: past its deadline?), the turns (Query:
-# what the action may do), the action stored (conditional PutItem), `interaction_answered` chained after
-# the decision log's head (GetItem and a transaction; cut: the action and its event in one transaction, as
-# every other kind decides: -2), the wait again (GetItem, `release_gate`: cut by handing it the wait read
-# above once the deciding write is guarded by it), the send (SendTaskSuccess), the run's waits (Query:
-# does another branch hold the run?), the release with `run_resumed` (one transaction), the gate's timer
-# stopped (StopExecution: firing, it would cost a gate_deadline invocation and the wait's GetItem)
+APPROVE = 9  # an operator's action that merges (approve_merge, force_merge); its calls:
+# (was 12: the run read first, and the turns again for the output; was 11: the action stored, then its
+# event chained after a head read of its own) the run's reviews (Query: one proves the run; no review: the
+# run's GetItem for a 404, else a 409), the wait and the decision log's head (one BatchGetItem: past its
+# deadline? what the decision chains after), the turns (Query: what the action may do), the action stored
+# with `interaction_answered` (one transaction, as every other kind decides), the wait again (GetItem,
+# `release_gate`: cut by handing it the wait read above once the deciding write is guarded by it), the
+# send (SendTaskSuccess), the run's waits (Query: does another branch hold the run?), the release with
+# `run_resumed` (one transaction), the gate's timer stopped (StopExecution: firing, it would cost a
+# gate_deadline invocation and the wait's GetItem)
 REPLY = APPROVE + 1  # the same, and the reply as a turn of the dialogue with its event (one transaction; was
 # a PutItem each)
 REJECT = APPROVE  # request_changes: the same calls (the gate ends at its Pass state: no build)
@@ -102,9 +103,10 @@ REVIEW: dict[str, tuple[str, int]] = {
 # their sum: the whole life by Baton's Lambdas (was 93: each action read the run, and the dialogue twice; each
 # park's timer, stopped by the action that released it, no longer fires: -2, +2 StopExecution; was 89:
 # each park's run paused and its two events joined its transaction, -3 twice; was 83: each turn and its
-# events are one write, the first with its review: -4, -2 and the reply's -1); the lower bound is 20;
+# events are one write, the first with its review: -4, -2 and the reply's -1; was 76: each action's
+# decision and its event one write, after the head read with the wait: -2 twice); the lower bound is 20;
 # bench/parts/cost_model.py counts the same but the 3 StartBuild (a subprocess there)
-REVIEW_TOTAL = 76
+REVIEW_TOTAL = 72
 # The builds' own calls (Baton's `python -m baton.merge.build` in CodeBuild, not a Lambda): its report (PutItem)
 BUILD_REPORT = 1
 
@@ -311,7 +313,7 @@ FORCE: dict[str, tuple[str, int]] = {
     "the merge recorded": ("merge_record 1", MERGE_RECORD),
     "the run's end": ("run_lifecycle 1", RUN_END),
 }
-FORCE_TOTAL = 27
+FORCE_TOTAL = 25
 
 
 def test_a_force_merge_stays_in_budget(review_calls: ReviewCalls, review_stack: MotoStack, tmp_path: Path) -> None:

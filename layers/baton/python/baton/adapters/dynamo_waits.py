@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 
 from baton.adapters.dynamo_items import (
     AUDIT_ATTEMPTS,
+    AUDIT_HEAD_SK,
     back_off,
     contention,
     is_conditional_failure,
@@ -23,6 +24,7 @@ from baton.adapters.dynamo_items import (
 )
 from baton.adapters.dynamo_table import DynamoTable
 from baton.adapters.dynamo_transactions import cancellation_codes, transact_write
+from baton.domain.audit import EMPTY_HEAD, AuditHead
 from baton.errors import NotFoundError, already_parked
 from baton.models import TERMINAL_RUN_STATES
 from baton.workflows.table import GSI_PENDING
@@ -239,6 +241,14 @@ class DynamoWaits(DynamoTable):
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": to_item(values | {":created": "created", ":running": "running"}),
         }
+
+    def get_wait_and_head(self, run_id: str, gate: str) -> tuple[ParkedWait | None, AuditHead]:
+        """The run's WAIT#<gate> and its decision-log head: one consistent BatchGetItem (a review action's
+        read: the deadline it checks, the head its decision chains after)."""
+        found = self._get_many(run_id, [f"WAIT#{gate}", AUDIT_HEAD_SK])
+        wait, head = found.get(f"WAIT#{gate}"), found.get(AUDIT_HEAD_SK)
+        chained = AuditHead(seq=int(head["seq"]), hash=str(head["hash"])) if head else EMPTY_HEAD
+        return (wait_from(wait) if wait else None), chained
 
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
         values = self._get(run_pk(run_id), f"WAIT#{gate}")

@@ -94,7 +94,7 @@ class ReviewActions(ReviewGate):
     ) -> ReviewActionResult:
         core = self.core
         interaction = self._waiting_review(run_id, node)  # a missing run is its 404
-        wait = core.store.get_wait(run_id, interaction.node)
+        wait, head = core.store.get_wait_and_head(run_id, interaction.node)  # the head: the decision's chain
         if wait is not None and wait.status == "parked" and interaction.interaction_id in wait.interaction_ids:
             core.refuse_if_late(interaction, decision.answers(), caller=caller, deadline=wait.deadline)
         config = self.config_of(interaction)
@@ -118,11 +118,12 @@ class ReviewActions(ReviewGate):
             vote = {k: v for k, v in stored.items() if k not in ("reply", "by")}
             requested_by = core.require_run(run_id).started_by
             return self._vote(interaction, config.approval, vote, Voter(caller, groups), requested_by=requested_by)
-        answered = core.store.transition_interaction(
+        answered = core.store.transition_interaction(  # the action and its event: one write
             interaction,
             status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),
+            with_records=[core.new_event(run_id, self._answered(interaction, stored, by=caller))],
+            audit_head=head,
         )
-        core.record(run_id, self._answered(interaction, stored, by=caller))
         if decision.reply is not None:  # the reply is a turn of the dialogue
             iid, n = interaction.interaction_id, len(turns)
             turn = ReviewTurn(
