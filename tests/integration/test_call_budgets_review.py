@@ -33,6 +33,7 @@ from baton.merge.build import main as run_build_main
 from baton.merge.gitcmd import run_git
 from baton.runtime.settings import get_settings
 from baton.runtime.wiring import services
+from baton.services.audit import AuditService
 from tests.conftest import wait_for
 from tests.integration.test_call_budgets_lives import CallsNamed
 from tests.integration.test_call_budgets_question_life import hooked, invoke, timer_statuses
@@ -304,6 +305,10 @@ def test_a_review_life_stays_in_budget_operation_by_operation(
     assert review_stack.services.core.require_run(run_id).merge_status == "merged"
     assert timer_statuses(review_stack, run_id) == ["ABORTED", "ABORTED"]  # each park's, stopped by its release
     _check("review", REVIEW, REVIEW_TOTAL, review_calls, builds=range(1, 4))
+    # the decisions written in one transaction with their actions still form the run's one chain
+    verdict = AuditService(review_stack.services.core.store).verify(run_id)
+    assert verdict.valid and not verdict.unchained, verdict.first_mismatch
+    assert verdict.head_seq == verdict.records == 3, verdict  # the reply, the approval, the merge recorded
 
 
 FORCE: dict[str, tuple[str, int]] = {
