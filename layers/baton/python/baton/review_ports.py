@@ -55,8 +55,9 @@ class BuildRecords(BuildReportWriter, Protocol):
 
     def put_build(self, record: BuildRecord) -> None: ...
     def get_build(self, run_id: str, gate: str, kind: BuildKind) -> BuildRecord | None: ...
-    def finish_build(self, record: BuildRecord) -> bool:
-        """running -> finished if the record still holds this build; False if another call did it."""
+    def claim_build(self, run_id: str, gate: str, kind: BuildKind, build_key: str) -> tuple[bool, BuildRecord | None]:
+        """running -> finished if the record holds this build (True), in one write; with the record as it
+        is after (None: no record). False: another build replaced it, or another call claimed it."""
         ...
 
     def reopen_build(self, record: BuildRecord) -> None:
