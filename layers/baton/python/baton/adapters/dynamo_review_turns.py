@@ -1,4 +1,4 @@
-"""The review dialogue of `DynamoStore` (`ReviewTurnStore` in `baton/ports.py`): one `DLG#<interaction>#<n>`
+"""The review dialogue of `DynamoStore` (`ReviewTurnStore` in `baton/review_ports.py`): one `DLG#<interaction>#<n>`
 item per turn in the run's partition. `DLG#` sorts before `PEND#`, so `snapshot_run`'s Query (from
 `PEND#` on) never reads them: a run's long review dialogue costs its answers nothing. Turns stored
 under the old `TURN#` prefix are still read (`dynamo_migrations.py`)."""
