@@ -1,5 +1,5 @@
 """In-memory `BuildRecords` (the review gate's build records and reports), as the DynamoDB adapter
-behaves: `finish_build` is conditional on the record still holding that build and running."""
+behaves: `claim_build` is conditional on the record still holding that build and running."""
 
 from __future__ import annotations
 
@@ -40,8 +40,14 @@ class MemoryBuildRecords:
     def get_build(self, run_id: str, gate: str, kind: BuildKind) -> BuildRecord | None:
         return self.builds.get((run_id, gate, kind))
 
-    def finish_build(self, record: BuildRecord) -> bool:
-        return self._move(record, "running", "finished")
+    def claim_build(self, run_id: str, gate: str, kind: BuildKind, build_key: str) -> tuple[bool, BuildRecord | None]:
+        key = (run_id, gate, kind)
+        with self._lock:
+            current = self.builds.get(key)
+            if current is None or current.status != "running" or current.build_key != build_key:
+                return False, current
+            self.builds[key] = current.model_copy(update={"status": "finished"})
+            return True, self.builds[key]
 
     def reopen_build(self, record: BuildRecord) -> None:
         self._move(record, "finished", "running")

@@ -3,6 +3,7 @@ adapter. For unit tests of the domain; the integration tests run the real adapte
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,7 @@ from baton.contracts.agent_state import AgentStateView, AgentStateWritten
 from baton.contracts.away import Away
 from baton.domain.approval import Approval, ApprovalTally, MetTally
 from baton.domain.audit import EMPTY_HEAD, AuditHead, AuditRecord, AuditTrail, chain, is_decision
+from baton.domain.fields import OPEN_RUN_STATES
 from baton.errors import ConflictError, NotFoundError, TaskTokenError, already_parked
 from baton.models import (
     TERMINAL_RUN_STATES,
@@ -526,15 +528,19 @@ class MemoryStore:
             self.messages[(run_id, node)] = [(m, True) for m, _ in queue]
             return out
 
-    def put_turn(self, turn: ReviewTurn) -> None:
+    def put_turn(self, turn: ReviewTurn, *, review: Interaction | None = None, events: Sequence[Event] = ()) -> None:
         key = (turn.run_id, turn.interaction_id, turn.n)
-        with self._lock:
+        with self._lock:  # DynamoStore: one transaction
             if key in self.turns:
                 raise ConflictError(
                     f"turn {turn.n} of interaction {turn.interaction_id} already exists",
                     details={"interaction_id": turn.interaction_id, "n": turn.n},
                 )
+            if review is not None:
+                self.put_interaction(review)
             self.turns[key] = turn
+            for event in events:
+                self.append_event(event)
 
     def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]:
         return sorted(
@@ -575,7 +581,7 @@ class MemoryStore:
     def delete_away(self, operator: str) -> bool:
         return self.aways.pop(operator, None) is not None
 
-    def put_wait(self, wait: ParkedWait) -> None:
+    def put_wait(self, wait: ParkedWait, *, pause_at: str | None = None, events: Sequence[Event] = ()) -> None:
         with self._lock:
             current = self.waits.get((wait.run_id, wait.gate))
             open_ = current is not None and current.status in ("parked", "expiring")
@@ -587,6 +593,12 @@ class MemoryStore:
                     found = self.interactions.get((wait.run_id, iid))
                     if found is not None:
                         self.interactions[(wait.run_id, iid)] = found.model_copy(update={"blocks": wait.gate})
+            if pause_at is not None:  # an open run paused, in the same write
+                changes = {"status": "paused_waiting_human", "updated_at": pause_at}
+                with contextlib.suppress(ConflictError):
+                    self.update_run(wait.run_id, changes, allowed_from=set(OPEN_RUN_STATES))
+            for event in events:
+                self.append_event(event)
 
     def mark_blocked(self, run_id: str, gate: str, interaction_ids: Sequence[str]) -> int:
         marked = 0
@@ -600,6 +612,10 @@ class MemoryStore:
 
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
         return self.waits.get((run_id, gate))
+
+    def get_wait_and_head(self, run_id: str, gate: str) -> tuple[ParkedWait | None, AuditHead]:
+        with self._lock:
+            return self.waits.get((run_id, gate)), self.audit_heads.get(run_id, EMPTY_HEAD)
 
     def get_run_and_wait(self, run_id: str, gate: str) -> tuple[RunSummary | None, ParkedWait | None]:
         with self._lock:

@@ -32,6 +32,7 @@ from baton.merge.build import main as run_build_main
 from baton.merge.gitcmd import run_git
 from baton.runtime.settings import get_settings
 from baton.runtime.wiring import services
+from baton.services.audit import AuditService
 from tests.conftest import wait_for
 from tests.integration.test_call_budgets_lives import CallsNamed
 from tests.integration.test_call_budgets_question_life import hooked, invoke, timer_statuses
@@ -47,25 +48,27 @@ GATE = "ship_review"
 # adds a call fails here: say why and raise the number in the same commit. "(cut: ...)" names a call the
 # operation could do without (issue 33), left for a change of its own.
 START_THE_DIFF = 2  # the build's record holding the task token (PutItem), CodeBuild's StartBuild
-# the build's record (GetItem), claimed running -> finished (conditional UpdateItem; cut: one UpdateItem
-# returning the record would spare the GetItem), its report (GetItem), the token sent (SendTaskSuccess)
-BUILD_END = 4
-PARK = 10  # the same park the first time and after every reply; its calls:
-# the wait (GetItem: a retried invoke?), the run's reviews (Query), the wait parked with its marks (one
-# transaction), the deadline timer (StartExecution), the run paused (UpdateItem), the interaction again
-# (GetItem: an action stored before the park?), the turns (Query: the verdict and turns used the
-# notification shows), `human_input_requested` and `run_paused` (a PutItem each; cut: the run paused and
-# both events could join the park's transaction, as the await gate's do: 10 -> 7), the notification (SNS)
-APPROVE = 11  # an operator's action that merges (approve_merge, force_merge); its calls:
-# (was 12: the run read first, and the turns again for the output) the run's reviews (Query: one proves the
-# run; no review: the run's GetItem for a 404, else a 409), the wait (GetItem: past its deadline?), the turns (Query:
-# what the action may do), the action stored (conditional PutItem), `interaction_answered` chained after
-# the decision log's head (GetItem and a transaction; cut: the action and its event in one transaction, as
-# every other kind decides: -2), the wait again (GetItem, `release_gate`: cut by handing it the wait read
-# above once the deciding write is guarded by it), the send (SendTaskSuccess), the run's waits (Query:
-# does another branch hold the run?), the release with `run_resumed` (one transaction), the gate's timer
-# stopped (StopExecution: firing, it would cost a gate_deadline invocation and the wait's GetItem)
-REPLY = APPROVE + 2  # the same, and the reply as a turn of the dialogue with its event (a PutItem each)
+# the build's record claimed running -> finished (one conditional UpdateItem returning it; was 4: a GetItem
+# first), its report (GetItem), the token sent (SendTaskSuccess)
+BUILD_END = 3
+PARK = 7  # the same park the first time and after every reply; its calls:
+# the wait (GetItem: a retried invoke?), the run's reviews (Query), the turns (Query: the verdict and turns
+# used the event and the notification show), the wait parked with its mark, the run paused,
+# `human_input_requested` and `run_paused` (one transaction; was 10: the run's UpdateItem and a PutItem
+# each event), the deadline timer (StartExecution), the interaction again (GetItem: an action stored
+# before the park?), the notification (SNS)
+APPROVE = 9  # an operator's action that merges (approve_merge, force_merge); its calls:
+# (was 12: the run read first, and the turns again for the output; was 11: the action stored, then its
+# event chained after a head read of its own) the run's reviews (Query: one proves the run; no review: the
+# run's GetItem for a 404, else a 409), the wait and the decision log's head (one BatchGetItem: past its
+# deadline? what the decision chains after), the turns (Query: what the action may do), the action stored
+# with `interaction_answered` (one transaction, as every other kind decides), the wait again (GetItem,
+# `release_gate`: cut by handing it the wait read above once the deciding write is guarded by it), the
+# send (SendTaskSuccess), the run's waits (Query: does another branch hold the run?), the release with
+# `run_resumed` (one transaction), the gate's timer stopped (StopExecution: firing, it would cost a
+# gate_deadline invocation and the wait's GetItem)
+REPLY = APPROVE + 1  # the same, and the reply as a turn of the dialogue with its event (one transaction; was
+# a PutItem each)
 REJECT = APPROVE  # request_changes: the same calls (the gate ends at its Pass state: no build)
 MERGE_RECORD = 5  # the run's reviews (Query), the turns (Query: the verdict the output carries), the run's
 # merge fields (UpdateItem; cut: into the event's transaction), `review_merged` chained after the head
@@ -76,18 +79,18 @@ REVIEW: dict[str, tuple[str, int]] = {
     "the diff build started (Diff)": ("diff_start 1", START_THE_DIFF),
     "the diff build's end": ("build_finished 1", BUILD_END),
     # the run (GetItem: `ensure_run`; cut: a hosted run exists before its first state), the diff build's
-    # record and its report (a GetItem each: the bounded diff), the review (PutItem), `review_started`,
-    # the companion's turn and `review_turn_recorded`, the verdict `review_verdict` (a PutItem each; cut:
-    # the review, its turn and three events could be one transaction: 5 -> 1)
-    "the companion's first turn and verdict": ("review_turn 1", 8),
+    # record and its report (a GetItem each: the bounded diff), the review, `review_started`, the
+    # companion's turn, `review_turn_recorded` and the verdict `review_verdict` (one transaction; was 8:
+    # a PutItem each)
+    "the companion's first turn and verdict": ("review_turn 1", 4),
     "the park": ("review_park 1", PARK),
     "an operator's reply": ("api POST resume 1", REPLY),
     "the diff built again (Rediff)": ("diff_start 2", START_THE_DIFF),
     "the second diff build's end": ("build_finished 2", BUILD_END),
     # the run's reviews (Query), the turns (Query), the diff build's record and report (GetItem each), the
-    # turn, `review_turn_recorded` and `review_verdict` (a PutItem each), the review again (GetItem: did
-    # the operator act meanwhile?), the review pending again (conditional PutItem)
-    "the companion's next turn and verdict": ("review_turn 2", 9),
+    # turn, `review_turn_recorded` and `review_verdict` (one transaction; was 9: a PutItem each), the
+    # review again (GetItem: did the operator act meanwhile?), the review pending again (conditional PutItem)
+    "the companion's next turn and verdict": ("review_turn 2", 7),
     "the park again": ("review_park 2", PARK),
     "approve": ("api POST resume 2", APPROVE),
     # the run's reviews (Query), the build's record (PutItem), StartBuild, `review_merge_started` (PutItem)
@@ -97,10 +100,13 @@ REVIEW: dict[str, tuple[str, int]] = {
     "the run's end": ("run_lifecycle 1", RUN_END),
 }
 # their sum: the whole life by Baton's Lambdas (was 93: each action read the run, and the dialogue twice; each
-# park's timer, stopped by the action that released it, no longer fires: -2, +2 StopExecution); the
-# lower bound is 20; bench/parts/cost_model.py counts 86 on the local stack: the same but the 3 StartBuild
-# (a subprocess there)
-REVIEW_TOTAL = 89
+# park's timer, stopped by the action that released it, no longer fires: -2, +2 StopExecution; was 89:
+# each park's run paused and its two events joined its transaction, -3 twice; was 83: each turn and its
+# events are one write, the first with its review: -4, -2 and the reply's -1; was 76: each action's
+# decision and its event one write, after the head read with the wait: -2 twice; was 72: each build's end
+# claims its record without reading it first, -1 three times); the lower bound is 20;
+# bench/parts/cost_model.py counts the same but the 3 StartBuild (a subprocess there)
+REVIEW_TOTAL = 69
 # The builds' own calls (Baton's `python -m baton.merge.build` in CodeBuild, not a Lambda): its report (PutItem)
 BUILD_REPORT = 1
 
@@ -293,6 +299,10 @@ def test_a_review_life_stays_in_budget_operation_by_operation(
     assert review_stack.services.core.require_run(run_id).merge_status == "merged"
     assert timer_statuses(review_stack, run_id) == ["ABORTED", "ABORTED"]  # each park's, stopped by its release
     _check("review", REVIEW, REVIEW_TOTAL, review_calls, builds=range(1, 4))
+    # the decisions written in one transaction with their actions still form the run's one chain
+    verdict = AuditService(review_stack.services.core.store).verify(run_id)
+    assert verdict.valid and not verdict.unchained, verdict.first_mismatch
+    assert verdict.head_seq == verdict.records == 3, verdict  # the reply, the approval, the merge recorded
 
 
 FORCE: dict[str, tuple[str, int]] = {
@@ -302,7 +312,7 @@ FORCE: dict[str, tuple[str, int]] = {
     "the merge recorded": ("merge_record 1", MERGE_RECORD),
     "the run's end": ("run_lifecycle 1", RUN_END),
 }
-FORCE_TOTAL = 27
+FORCE_TOTAL = 24
 
 
 def test_a_force_merge_stays_in_budget(review_calls: ReviewCalls, review_stack: MotoStack, tmp_path: Path) -> None:

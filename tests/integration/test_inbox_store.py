@@ -194,12 +194,12 @@ def test_what_an_item_blocks_is_on_the_item_whenever_the_question_was_asked(
     raced: list[str] = []
     put_wait = store.put_wait
 
-    def racing_put_wait(wait: ParkedWait) -> None:
+    def racing_put_wait(wait: ParkedWait, **joined: Any) -> None:
         late = _interaction(7, clock, runs=1).model_copy(update={"run_id": "run-a"})
         late = late.model_copy(update={"request": parse_request({"kind": "question", "node": "draft", "prompt": "?"})})
         store.put_interaction(late)
         raced.append(late.interaction_id)
-        put_wait(wait)
+        put_wait(wait, **joined)
 
     store.put_wait = racing_put_wait  # type: ignore[method-assign]
     questions.park_gate(run_id="run-a", gate="await_draft", token="T-1", timeout_seconds=300, from_node="draft")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from baton.errors import ConflictError
-from baton.models import ReviewTurn, RunSummary
+from baton.events import ReviewStarted, ReviewTurnRecorded
+from baton.models import Event, ReviewRequest, ReviewTurn, RunSummary
 from tests.integration.conftest import MotoStack
 
 
@@ -58,3 +59,29 @@ def test_a_dialogue_begun_under_the_old_turn_keys_reads_back_whole(moto_stack: M
     store.put_turn(ReviewTurn(run_id="r1", interaction_id="i3", n=0, role="companion", text="fresh", at="t"))
     assert [t.text for t in store.list_turns("r1", "i3")] == ["fresh"]
     assert [t.text for t in store.list_turns("r1", "i1")][2:] == ["old 2", "new 3", "new 4"]
+
+
+def test_a_first_turn_stores_its_review_and_events_in_one_write_or_nothing(moto_stack: MotoStack) -> None:
+    """`put_turn` with the new review and its events: all written; a taken n (or a stored review) writes
+    none of them."""
+    core = moto_stack.services.core
+    store = core.store
+    store.create_run(RunSummary(run_id="r1", created_at="t", updated_at="t"))
+    review = core.new_interaction("r1", ReviewRequest(node="ship", prompt="Review?"), expires_at=None)
+    turn = _turn(0).model_copy(update={"interaction_id": review.interaction_id})
+
+    def event(n: int) -> Event:
+        return core.new_event(
+            "r1", ReviewTurnRecorded(gate="ship", interaction_id=review.interaction_id, n=n, role="companion", text="t")
+        )
+
+    first = [core.new_event("r1", ReviewStarted(gate="ship", interaction_id=review.interaction_id)), event(0)]
+    store.put_turn(turn, review=review, events=first)
+    assert store.get_interaction("r1", review.interaction_id) == review
+    assert store.list_turns("r1", review.interaction_id) == [turn]
+    assert [e.event_id for e in store.list_events("r1")] == [e.event_id for e in first]
+    with pytest.raises(ConflictError):  # the review is there: nothing of this write lands
+        store.put_turn(turn.model_copy(update={"n": 1}), review=review, events=[event(1)])
+    with pytest.raises(ConflictError):  # turn 0 is taken: its event is not recorded
+        store.put_turn(turn, events=[event(0)])
+    assert len(store.list_turns("r1", review.interaction_id)) == 1 and len(store.list_events("r1")) == 2

@@ -81,9 +81,9 @@ def test_an_answer_that_never_saw_the_wait_is_merged_by_the_parks_recheck(qs: Qu
     store = _store(core)
     original_put_wait = store.put_wait
 
-    def put_wait_after_an_answer(wait: Any) -> None:
+    def put_wait_after_an_answer(wait: Any, **joined: Any) -> None:
         qs.answer("r1", first, "racing", caller="op")
-        original_put_wait(wait)
+        original_put_wait(wait, **joined)
 
     store.put_wait = put_wait_after_an_answer  # type: ignore[method-assign]
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)

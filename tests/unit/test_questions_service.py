@@ -157,9 +157,9 @@ def test_answer_landing_between_the_gates_read_and_its_park_is_not_lost(qs: Ques
     store = _store(core)
     original_put_wait = store.put_wait
 
-    def put_wait_after_an_answer(wait: Any) -> None:
+    def put_wait_after_an_answer(wait: Any, **joined: Any) -> None:
         qs.answer("r1", a, "racing", caller="op")  # lands before the token is parked
-        original_put_wait(wait)
+        original_put_wait(wait, **joined)
 
     store.put_wait = put_wait_after_an_answer  # type: ignore[method-assign]
     parked = qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)

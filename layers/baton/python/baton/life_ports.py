@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from baton.domain.audit import AuditHead
     from baton.models import Event, Interaction, ParkedWait, RunSummary
 
 
@@ -37,6 +38,11 @@ class GateParks(Protocol):
     def get_run_and_wait(self, run_id: str, gate: str) -> tuple[RunSummary | None, ParkedWait | None]:
         """The run and its wait at `gate` in one read (a park's: is the run there, did an earlier attempt
         of this park leave its wait?)."""
+        ...
+
+    def get_wait_and_head(self, run_id: str, gate: str) -> tuple[ParkedWait | None, AuditHead]:
+        """The wait at `gate` and the run's decision-log head in one read (a review action's: the deadline
+        it checks, the head its decision chains after)."""
         ...
 
     def record_park(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from baton.life_ports import GateParks, QuestionPuts, RunEnds
+from baton.review_ports import ReviewTurnStore
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
         InteractionStatus,
         Message,
         ParkedWait,
-        ReviewTurn,
         RunSummary,
     )
     from baton.notify.model import Notification
@@ -236,13 +236,6 @@ class MessageStore(Protocol):
     def drain_messages(self, run_id: str, node: str, *, drained_at: str) -> list[Message]: ...
 
 
-class ReviewTurnStore(Protocol):
-    """Review dialogue turns (one item each, read back in order)."""
-
-    def put_turn(self, turn: ReviewTurn) -> None: ...
-    def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]: ...
-
-
 class AgentStateStore(Protocol):
     """An agent's opaque states, one item each in its run's partition (`baton/services/agent_state.py`)."""
 
@@ -258,9 +251,9 @@ class AgentStateStore(Protocol):
 
 
 class WaitStore(GateParks, Protocol):
-    """Parked task tokens: one per gate, released by a conditional write."""
+    """Parked task tokens: one per gate, released by a conditional write; parked with the run's pause and events."""
 
-    def put_wait(self, wait: ParkedWait) -> None: ...
+    def put_wait(self, wait: ParkedWait, *, pause_at: str | None = None, events: Sequence[Event] = ()) -> None: ...
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None: ...
     def release_wait(self, wait: ParkedWait, status: str) -> bool: ...
     # the bookkeeping of a delivered release in one write: the wait released, the run moved if it is in

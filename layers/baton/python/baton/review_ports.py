@@ -1,12 +1,14 @@
 """The review gate's ports: the companion that reads the diff and gives a verdict, the bounded diff of
 the run branch, and the CodeBuild builds (adapters: companion_*.py, git_diff.py, merge_runners.py,
-build_records.py). The store's ports are in `baton/ports.py`."""
+build_records.py), and the store's dialogue turns (`DynamoStore`, one of `baton/ports.py`'s `Store`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from baton.domain.companion import CompanionContext, CompanionTurn, ThreadTurn
     from baton.domain.merge_contracts import (
         BoundedDiff,
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
         BuildRequest,
         DiffRequest,
     )
+    from baton.models import Event, Interaction, ReviewTurn
 
 
 @runtime_checkable
@@ -55,8 +58,9 @@ class BuildRecords(BuildReportWriter, Protocol):
 
     def put_build(self, record: BuildRecord) -> None: ...
     def get_build(self, run_id: str, gate: str, kind: BuildKind) -> BuildRecord | None: ...
-    def finish_build(self, record: BuildRecord) -> bool:
-        """running -> finished if the record still holds this build; False if another call did it."""
+    def claim_build(self, run_id: str, gate: str, kind: BuildKind, build_key: str) -> tuple[bool, BuildRecord | None]:
+        """running -> finished if the record holds this build (True), in one write; with the record as it
+        is after (None: no record). False: another build replaced it, or another call claimed it."""
         ...
 
     def reopen_build(self, record: BuildRecord) -> None:
@@ -64,3 +68,14 @@ class BuildRecords(BuildReportWriter, Protocol):
         ...
 
     def get_report(self, run_id: str, gate: str, kind: BuildKind) -> BuildReport | None: ...
+
+
+class ReviewTurnStore(Protocol):
+    """Review dialogue turns (one item each, read back in order)."""
+
+    def put_turn(self, turn: ReviewTurn, *, review: Interaction | None = None, events: Sequence[Event] = ()) -> None:
+        """The turn and its `events` in one write; with `review`, the new review whose first turn it is. A
+        taken `n` (or a stored review) is a ConflictError, and nothing is written."""
+        ...
+
+    def list_turns(self, run_id: str, interaction_id: str) -> list[ReviewTurn]: ...

@@ -2,7 +2,7 @@
 the merge) in the run's partition.
 
 * `BUILD#<gate>#<kind>`: the started build and its parked task token, written and read only by Baton's
-  functions (diff_start, merge_start, build_finished). `finish_build` is a conditional write, so of two
+  functions (diff_start, merge_start, build_finished). `claim_build` is a conditional write, so of two
   deliveries of one build's end exactly one sends the token.
 * `REPORT#<gate>#<kind>`: what the build wrote (`BuildReport`, zlib-compressed JSON: a bounded diff of
   up to 400 kB fits an item). The build itself may only PutItem this item (infra/capabilities/merge.py
@@ -12,7 +12,7 @@ the merge) in the run's partition.
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 # DynamoDB's item limit is 400 KB; leave room for the keys and the other attributes.
 MAX_REPORT_BYTES = 380_000
 RECORD_FIELDS = ("run_id", "gate", "kind", "build_key", "task_token", "started_at", "status")
+
+
+def _record_of(item: dict[str, Any]) -> BuildRecord:
+    return BuildRecord.model_validate({name: item[name]["S"] for name in RECORD_FIELDS if name in item})
 
 
 def _pk(run_id: str) -> str:
@@ -104,12 +108,32 @@ class DynamoBuildRecords:
 
     def get_build(self, run_id: str, gate: str, kind: BuildKind) -> BuildRecord | None:
         item = self._get(_pk(run_id), build_sk(gate, kind))
-        if item is None:
-            return None
-        return BuildRecord.model_validate({name: item[name]["S"] for name in RECORD_FIELDS if name in item})
+        return _record_of(item) if item is not None else None
 
-    def finish_build(self, record: BuildRecord) -> bool:
-        return self._move(record, "running", "finished")
+    def claim_build(self, run_id: str, gate: str, kind: BuildKind, build_key: str) -> tuple[bool, BuildRecord | None]:
+        """One conditional UpdateItem, returning the record either way: claimed running -> finished if it
+        holds this build; else as it is (None: there is no record)."""
+        try:
+            resp = self._db.update_item(
+                TableName=self._table,
+                Key={"PK": {"S": _pk(run_id)}, "SK": {"S": build_sk(gate, kind)}},
+                UpdateExpression="SET #st = :new",
+                ConditionExpression="#st = :old AND build_key = :key",
+                ExpressionAttributeNames={"#st": "status"},
+                ExpressionAttributeValues={
+                    ":new": {"S": "finished"},
+                    ":old": {"S": "running"},
+                    ":key": {"S": build_key},
+                },
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as err:
+            if err.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+            old = cast("dict[str, Any] | None", err.response.get("Item"))  # the record as it is, if any
+            return False, _record_of(old) if old else None
+        return True, _record_of(dict(resp["Attributes"]))
 
     def reopen_build(self, record: BuildRecord) -> None:
         self._move(record, "finished", "running")

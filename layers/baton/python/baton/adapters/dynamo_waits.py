@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 
 from baton.adapters.dynamo_items import (
     AUDIT_ATTEMPTS,
+    AUDIT_HEAD_SK,
     back_off,
     contention,
     is_conditional_failure,
@@ -23,6 +24,7 @@ from baton.adapters.dynamo_items import (
 )
 from baton.adapters.dynamo_table import DynamoTable
 from baton.adapters.dynamo_transactions import cancellation_codes, transact_write
+from baton.domain.audit import EMPTY_HEAD, AuditHead
 from baton.errors import NotFoundError, already_parked
 from baton.models import TERMINAL_RUN_STATES
 from baton.workflows.table import GSI_PENDING
@@ -62,10 +64,12 @@ def release_update(table: str, wait: ParkedWait, status: str) -> dict[str, Any]:
 
 
 class DynamoWaits(DynamoTable):
-    def put_wait(self, wait: ParkedWait) -> None:
+    def put_wait(self, wait: ParkedWait, *, pause_at: str | None = None, events: Sequence[Event] = ()) -> None:
         """Store a wait. A parked one writes its gate on the interactions it names (what each holds up,
         which the inbox's page reads with the item) in the same transaction: a park is never half written.
-        A transaction holds 100 items; names past that are marked right after it (`mark_blocked`)."""
+        With `pause_at`, an open run paused and, with `events`, those recorded join it (a review's park:
+        one write, not four). A transaction holds 100 items; names past that are marked right after it
+        (`mark_blocked`)."""
         values = {
             "PK": run_pk(wait.run_id),
             "SK": f"WAIT#{wait.gate}",
@@ -89,9 +93,12 @@ class DynamoWaits(DynamoTable):
             ),
         }
         named = list(dict.fromkeys(wait.interaction_ids)) if wait.status == "parked" else []
-        if named:
-            self._park_marking(put, wait, named[:_MARKS_PER_PARK])
-            self.mark_blocked(wait.run_id, wait.gate, named[_MARKS_PER_PARK:])
+        if named or pause_at is not None or events:
+            # the items that join: the run's update, each event (a decision: its copy too) and the log's head
+            joined = (pause_at is not None) + (2 * len(events) + 1 if events else 0)
+            marked = _MARKS_PER_PARK - joined
+            self._park_marking(put, wait, named[:marked], pause_at=pause_at, events=events)
+            self.mark_blocked(wait.run_id, wait.gate, named[marked:])
             return
         try:
             self._db.put_item(**put)
@@ -112,27 +119,58 @@ class DynamoWaits(DynamoTable):
             ),
         }
 
-    def _park_marking(self, put: dict[str, Any], wait: ParkedWait, named: list[str]) -> None:
-        """The wait and its gate on each named interaction, one transaction. An interaction answered
-        meanwhile is marked all the same (harmless: it is off the pending indexes); a name with no item
-        is left out and the transaction runs again."""
+    def _park_marking(
+        self,
+        put: dict[str, Any],
+        wait: ParkedWait,
+        named: list[str],
+        *,
+        pause_at: str | None = None,
+        events: Sequence[Event] = (),
+    ) -> None:
+        """The wait and its gate on each named interaction, one transaction (with the run paused and
+        `events`, when given). An interaction answered meanwhile is marked all the same (harmless: it is
+        off the pending indexes); a name with no item is left out and the transaction runs again. A run
+        that is no longer open (it ended) is not paused: the transaction runs again without it."""
+        head = None
         for attempt in range(AUDIT_ATTEMPTS):
             marks: list[Any] = [
                 {"Update": self._blocks_update(wait.run_id, wait.gate, iid, "attribute_exists(PK)")} for iid in named
             ]
+            paused = [{"Update": self._pause_update(wait.run_id, pause_at)}] if pause_at is not None else []
+            head = self._head_for(wait.run_id, events, head)
             try:
-                transact_write(self._db, [{"Put": put}, *marks])
+                transact_write(
+                    self._db, [{"Put": put}, *marks, *paused, *self._record_items(wait.run_id, events, head)]
+                )
             except ClientError as err:
                 codes = cancellation_codes(err)
                 if not codes:
                     raise
                 if codes[0] == "ConditionalCheckFailed":
                     raise already_parked(wait.run_id, wait.gate) from err
+                if paused and codes[1 + len(named)] == "ConditionalCheckFailed":
+                    pause_at = None
+                    continue
                 named = [iid for iid, code in zip(named, codes[1:], strict=False) if code != "ConditionalCheckFailed"]
+                if lost_head_race(codes):
+                    head = None
                 back_off(attempt)  # a concurrent write on one of them (an answer): again
                 continue
             return
         raise contention(wait.run_id)
+
+    def _pause_update(self, run_id: str, pause_at: str) -> dict[str, Any]:
+        """An open run (created, running or paused) paused, its `version` advanced."""
+        values = {":paused": "paused_waiting_human", ":at": pause_at, ":one": 1}
+        return {
+            "TableName": self._table,
+            "Key": to_item({"PK": run_pk(run_id), "SK": "RUN"}),
+            "UpdateExpression": "SET #st = :paused, #up = :at, #ver = #ver + :one",
+            "ConditionExpression": "attribute_exists(PK) AND #st IN (:created, :running, :paused)",
+            "ExpressionAttributeNames": {"#st": "status", "#up": "updated_at", "#ver": "version"},
+            "ExpressionAttributeValues": to_item(values | {":created": "created", ":running": "running"}),
+        }
 
     def mark_blocked(self, run_id: str, gate: str, interaction_ids: Sequence[str]) -> int:
         """`gate` on each still pending interaction of `interaction_ids` (one conditional UpdateItem each)."""
@@ -203,6 +241,14 @@ class DynamoWaits(DynamoTable):
             "ExpressionAttributeNames": names,
             "ExpressionAttributeValues": to_item(values | {":created": "created", ":running": "running"}),
         }
+
+    def get_wait_and_head(self, run_id: str, gate: str) -> tuple[ParkedWait | None, AuditHead]:
+        """The run's WAIT#<gate> and its decision-log head: one consistent BatchGetItem (a review action's
+        read: the deadline it checks, the head its decision chains after)."""
+        found = self._get_many(run_id, [f"WAIT#{gate}", AUDIT_HEAD_SK])
+        wait, head = found.get(f"WAIT#{gate}"), found.get(AUDIT_HEAD_SK)
+        chained = AuditHead(seq=int(head["seq"]), hash=str(head["hash"])) if head else EMPTY_HEAD
+        return (wait_from(wait) if wait else None), chained
 
     def get_wait(self, run_id: str, gate: str) -> ParkedWait | None:
         values = self._get(run_pk(run_id), f"WAIT#{gate}")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.domain.ladder import LadderStep
-    from baton.models import Interaction, InteractionRequest, Message
+    from baton.models import Event, Interaction, InteractionRequest, Message
     from baton.ports import Guard
     from baton.services.core import Core
 
@@ -43,9 +43,17 @@ class WaitReconciled(Contract):
     released: bool = False
 
 
-def park_wait(core: Core, wait: ParkedWait, *, pause: InteractionRequest | None = None) -> None:
-    """Store a wait a park just made and start its timer, due at its ladder's first step, else the deadline."""
-    core.store.put_wait(wait)
+def park_wait(
+    core: Core,
+    wait: ParkedWait,
+    *,
+    pause: InteractionRequest | None = None,
+    pause_at: str | None = None,
+    events: Sequence[Event] = (),
+) -> None:
+    """Store a wait a park just made (with `pause_at`, the run paused and `events` recorded in its write)
+    and start its timer, due at its ladder's first step, else the deadline."""
+    core.store.put_wait(wait, pause_at=pause_at, events=events)
     if wait.deadline is not None:
         deadline = parse_iso(wait.deadline)
         payload = GateDeadlinePayload(run_id=wait.run_id, gate=wait.gate, deadline=deadline)

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
-from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.domain.review_state import StoredAction
 from baton.errors import ConflictError, GoneError
@@ -40,6 +39,20 @@ class ReviewActions(ReviewGate):
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         url, warnings = self.review_url(interaction)
+        reviewed = self._reviewed(interaction)
+        asked = HumanInputRequested(
+            interaction_id=interaction.interaction_id,
+            node=gate,
+            kind="review",
+            prompt=config.prompt,
+            timeout_seconds=config.timeout_seconds,
+            review_url=url,
+            warnings=warnings,
+            turns_used=reviewed.turns_used,
+            max_turns=config.max_turns,
+        )
+        # The wait, its mark, the run paused and both events: one write. Before the re-read below, as the
+        # await gate's park: an action stored after that read finds the wait and releases it (and the run).
         park_wait(
             core,
             ParkedWait(
@@ -53,8 +66,9 @@ class ReviewActions(ReviewGate):
                 deadline=core.deadline_of(config.timeout_seconds, entered_at),
             ),
             pause=interaction.request,  # its ladder (remind / escalate / request_changes at the deadline)
+            pause_at=core.now(),
+            events=[core.new_event(run_id, asked), core.new_event(run_id, RunPaused(gate=gate, kind="review"))],
         )
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         # An action stored before the token was parked (or a failed send) is delivered now.
         current = core.store.get_interaction(run_id, interaction.interaction_id) or interaction
         if current.state.status == "answered":
@@ -62,22 +76,6 @@ class ReviewActions(ReviewGate):
                 self._release(current)
                 return ReviewParked(interaction_id=current.interaction_id, delivered=True)
             current = self._reopen(current, config, reason="an answer without a review action was ignored")
-        reviewed = self._reviewed(interaction)
-        core.record(
-            run_id,
-            HumanInputRequested(
-                interaction_id=interaction.interaction_id,
-                node=gate,
-                kind="review",
-                prompt=config.prompt,
-                timeout_seconds=config.timeout_seconds,
-                review_url=url,
-                warnings=warnings,
-                turns_used=reviewed.turns_used,
-                max_turns=config.max_turns,
-            ),
-        )
-        core.record(run_id, RunPaused(gate=gate, kind="review"))
         core.notify(current, "human_input_requested", review_url=url, verdict=reviewed.verdict)
         return ReviewParked(interaction_id=interaction.interaction_id, delivered=False)
 
@@ -96,7 +94,7 @@ class ReviewActions(ReviewGate):
     ) -> ReviewActionResult:
         core = self.core
         interaction = self._waiting_review(run_id, node)  # a missing run is its 404
-        wait = core.store.get_wait(run_id, interaction.node)
+        wait, head = core.store.get_wait_and_head(run_id, interaction.node)  # the head: the decision's chain
         if wait is not None and wait.status == "parked" and interaction.interaction_id in wait.interaction_ids:
             core.refuse_if_late(interaction, decision.answers(), caller=caller, deadline=wait.deadline)
         config = self.config_of(interaction)
@@ -120,17 +118,18 @@ class ReviewActions(ReviewGate):
             vote = {k: v for k, v in stored.items() if k not in ("reply", "by")}
             requested_by = core.require_run(run_id).started_by
             return self._vote(interaction, config.approval, vote, Voter(caller, groups), requested_by=requested_by)
-        answered = core.store.transition_interaction(
+        answered = core.store.transition_interaction(  # the action and its event: one write
             interaction,
             status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),
+            with_records=[core.new_event(run_id, self._answered(interaction, stored, by=caller))],
+            audit_head=head,
         )
-        core.record(run_id, self._answered(interaction, stored, by=caller))
         if decision.reply is not None:  # the reply is a turn of the dialogue
             iid, n = interaction.interaction_id, len(turns)
             turn = ReviewTurn(
                 run_id=run_id, interaction_id=iid, n=n, role="operator", text=decision.reply, at=core.now(), by=caller
             )
-            self._store_turn(turn, interaction.node, by=caller)
+            self._store_turn(turn, self._turn_recorded(turn, interaction.node, by=caller))
         # The turns read above give the output's verdict: the operator's reply turn is not the companion's.
         resumed, pending = send_or_pending(lambda: self._release(answered, turns=turns))
         return ReviewActionResult(

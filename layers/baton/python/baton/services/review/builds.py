@@ -1,6 +1,6 @@
 """The review gate's builds (the diff and the merge), each a `.waitForTaskToken` task whose token stays
 in Baton's table (a `BuildRecord`): the build gets no token and writes its `BuildReport` into the table.
-`finished` claims the record with a conditional write, so a build's end sends its token exactly once."""
+`finished` claims the record with one conditional write, so a build's end sends its token exactly once."""
 
 from __future__ import annotations
 
@@ -44,10 +44,10 @@ class ReviewBuilds:
         return self._runner().start(request)
 
     def finished(self, event: BuildFinished) -> BuildSent:
-        record = self.records.get_build(event.run_id, event.gate, event.kind)
+        claimed, record = self.records.claim_build(event.run_id, event.gate, event.kind, event.build_key)
         if record is None or record.build_key != event.build_key:
             return BuildSent(sent=False, reason="no such build (or a later build of this gate replaced it)")
-        if record.status != "running" or not self.records.finish_build(record):
+        if not claimed:
             return BuildSent(sent=False, reason="this build's end was already handled")
         report = self._report(event.run_id, event.gate, event.kind, event.build_key)
         try:

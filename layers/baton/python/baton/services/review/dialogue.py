@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from baton.domain.companion import Verdict
     from baton.domain.merge_contracts import BoundedDiff
+    from baton.events import EventPayload
     from baton.review_ports import Companion, DiffSource
 
 log = logging.getLogger("baton")
@@ -76,9 +77,8 @@ class ReviewDialogue(ReviewGate):
             diff=stats,
         )
         interaction = core.new_interaction(run_id, request, expires_at=core.later(config.timeout_seconds))
-        core.store.put_interaction(interaction)
-        core.record(run_id, ReviewStarted(gate=config.gate, interaction_id=interaction.interaction_id, diff=stats))
-        verdict = self._store_companion_turn(interaction, config, turn, n=0, diff=diff)
+        started = ReviewStarted(gate=config.gate, interaction_id=interaction.interaction_id, diff=stats)
+        verdict = self._store_companion_turn(interaction, config, turn, n=0, diff=diff, started=started)
         return self._turn_output(config, interaction, auto_merge=self._auto_merge(interaction, config, verdict))
 
     def reply_turn(self, run_id: str, gate: str) -> ReviewTurnOutput:
@@ -143,36 +143,43 @@ class ReviewDialogue(ReviewGate):
             )
 
     def _store_companion_turn(
-        self, interaction: Interaction, config: GateConfig, turn: CompanionTurn, *, n: int, diff: BoundedDiff | None
+        self,
+        interaction: Interaction,
+        config: GateConfig,
+        turn: CompanionTurn,
+        *,
+        n: int,
+        diff: BoundedDiff | None,
+        started: ReviewStarted | None = None,
     ) -> Verdict | None:
+        """The turn, its events and its verdict's: one write. `started`: the review's first turn, the
+        review stored with it (`review_started` first)."""
         core, run_id, iid = self.core, interaction.run_id, interaction.interaction_id
         text = turn.text
         if turn.test_steps and format_steps(turn.test_steps) not in text:
             text = f"{text}\n\n{format_steps(turn.test_steps)}"
         verdict = turn.verdict.model_dump() if turn.verdict is not None else None
         head = diff.head if diff is not None else None
-        self._store_turn(
-            ReviewTurn(
-                run_id=run_id,
-                interaction_id=iid,
-                n=n,
-                role="companion",
-                text=text,
-                at=core.now(),
-                by="companion",
-                **turn.model_dump(include={"model", "is_model", "test_steps"}),
-                verdict=verdict,
-                reviewed_head=head,
-                diff_digest=diff.digest if diff is not None else None,
-                diff=diff.model_dump(exclude={"text"}) if diff is not None else None,
-            ),
-            config.gate,
-            model=turn.model,
+        stored = ReviewTurn(
+            run_id=run_id,
+            interaction_id=iid,
+            n=n,
+            role="companion",
+            text=text,
+            at=core.now(),
+            by="companion",
+            **turn.model_dump(include={"model", "is_model", "test_steps"}),
+            verdict=verdict,
             reviewed_head=head,
+            diff_digest=diff.digest if diff is not None else None,
+            diff=diff.model_dump(exclude={"text"}) if diff is not None else None,
         )
+        payloads: list[EventPayload] = [] if started is None else [started]
+        payloads.append(self._turn_recorded(stored, config.gate, model=turn.model, reviewed_head=head))
         if verdict is not None:
             warnings = verdict_warnings(config, verdict)
-            core.record(run_id, ReviewVerdict(gate=config.gate, interaction_id=iid, n=n, warnings=warnings, **verdict))
+            payloads.append(ReviewVerdict(gate=config.gate, interaction_id=iid, n=n, warnings=warnings, **verdict))
+        self._store_turn(stored, *payloads, review=interaction if started is not None else None)
         return turn.verdict
 
     def _auto_merge(

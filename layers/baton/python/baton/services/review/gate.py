@@ -18,6 +18,7 @@ from baton.events import InteractionAnswered, ReviewTurnRecorded
 from baton.models import Interaction, ReviewRequest, status_of
 
 if TYPE_CHECKING:
+    from baton.events import EventPayload
     from baton.models import ReviewTurn
     from baton.review_ports import DiffSource
     from baton.services.core import Core
@@ -75,13 +76,17 @@ class ReviewGate:
         }
         return resolve_review_url(config.review_url, scope)
 
-    def _store_turn(self, turn: ReviewTurn, gate: str, **recorded: Any) -> None:
-        self.core.store.put_turn(turn)
+    @staticmethod
+    def _turn_recorded(turn: ReviewTurn, gate: str, **recorded: Any) -> ReviewTurnRecorded:
         text = turn.text if len(turn.text) <= EVENT_TEXT_LIMIT else turn.text[:EVENT_TEXT_LIMIT] + "…"
-        event = ReviewTurnRecorded(
+        return ReviewTurnRecorded(
             gate=gate, interaction_id=turn.interaction_id, n=turn.n, role=turn.role, text=text, **recorded
         )
-        self.core.record(turn.run_id, event)
+
+    def _store_turn(self, turn: ReviewTurn, *payloads: EventPayload, review: Interaction | None = None) -> None:
+        """The turn and its events (with `review`: the new review its first turn opens), one write."""
+        events = [self.core.new_event(turn.run_id, payload) for payload in payloads]
+        self.core.store.put_turn(turn, review=review, events=events)
 
     def _reopen(self, interaction: Interaction, config: GateConfig, *, reason: str | None) -> Interaction:
         """Back to pending with a fresh expiry. A quorum starts a new round: its votes are cleared first."""
