@@ -7,7 +7,6 @@ lives. A failing budget lists each call with the code that made it (`CallsNamed`
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -16,14 +15,12 @@ import pytest
 
 from baton.contracts.tool_approvals import ToolApprovalRequest
 from baton.domain.tool_calls import ToolCall
-from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
-from tests.integration.test_call_budgets_question_life import HandlerCalls, hooked, invoke, timer_statuses
+from tests.integration.test_call_budgets_question_life import HandlerCalls, api, hooked, invoke, timer_statuses
 
 if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
 
-OPERATOR = "arn:aws:sts::123456789012:assumed-role/operators/op-1"
 
 # Per kind, each operation's handler and its budget. A change that adds a call fails here: say why and raise
 # the number in the same commit.
@@ -107,13 +104,7 @@ def calls_named(monkeypatch: pytest.MonkeyPatch) -> Iterator[CallsNamed]:
 
 
 def _api(stack: MotoStack, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    raw = json.dumps(body).encode() if body is not None else b""
-    event = to_proxy_event(method, path, {"Content-Type": "application/json"}, raw, "10.0.0.1")
-    event["requestContext"]["identity"]["userArn"] = OPERATOR
-    payload = invoke(stack, "api", event)
-    assert payload["statusCode"] in (200, 201), payload
-    found: dict[str, Any] = json.loads(payload["body"])
-    return found
+    return api(stack, method, path, body, ok=(200, 201))
 
 
 def _check(kind: str, budgets: dict[str, tuple[str, int]], total: int, found: CallsNamed, **names: str) -> None:
@@ -162,6 +153,7 @@ def _interrupt_life(stack: MotoStack, run_id: str) -> None:
     [interrupt] = store.list_run_interactions(run_id, kind="interrupt")
     gate = interrupt.request.node
     wait_for(lambda: (wait := store.get_wait(run_id, gate)) is not None and wait.status == "parked")
+    wait_for(lambda: timer_statuses(stack, run_id))  # the park starts its timer just after it stores the wait
     claimed = _api(stack, "POST", f"/api/v1/interrupts/{interrupt.interaction_id}/claim", {})
     assert claimed["claimed"] is True, claimed
     resumed = _api(stack, "POST", f"/api/v1/interrupts/{interrupt.interaction_id}/resume", {"input": "production"})

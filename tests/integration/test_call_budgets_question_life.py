@@ -121,12 +121,13 @@ def timer_statuses(stack: MotoStack, run_id: str) -> list[str]:
     return [d["status"] for d in described if json.loads(d["input"])["run_id"] == run_id]
 
 
-def _api(stack: MotoStack, method: str, path: str, body: Any = None) -> dict[str, Any]:
+def api(stack: MotoStack, method: str, path: str, body: Any = None, *, ok: tuple[int, ...] = (200,)) -> dict[str, Any]:
+    """One API request by the operator, through the API handler as API Gateway invokes it: its JSON body."""
     raw = json.dumps(body).encode() if body is not None else b""
     event = to_proxy_event(method, path, {"Content-Type": "application/json"}, raw, "10.0.0.1")
     event["requestContext"]["identity"]["userArn"] = OPERATOR
     payload = invoke(stack, "api", event)
-    assert payload["statusCode"] == 200, payload
+    assert payload["statusCode"] in ok, payload
     body_read: dict[str, Any] = json.loads(payload["body"])
     return body_read
 
@@ -146,7 +147,7 @@ def _life(stack: MotoStack, run_id: str) -> None:
     wait_for(lambda: (wait := store.get_wait(run_id, "await")) is not None and wait.carry == "complete")
     [question] = services.questions.pending(run_id)
     path = f"/api/runs/{run_id}/interactions/{question.interaction_id}/answer"
-    answered = _api(stack, "POST", path, {"answer": "pg"})
+    answered = api(stack, "POST", path, {"answer": "pg"})
     assert answered["resumed"] is True, answered
     sfn = stack.clients["stepfunctions"]
     wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
@@ -163,7 +164,7 @@ def _life(stack: MotoStack, run_id: str) -> None:
     }
     event = {"source": "aws.states", "detail-type": "Step Functions Execution Status Change", "detail": detail}
     assert invoke(stack, "run_lifecycle", event)["recorded"] is True
-    drained = _api(stack, "POST", f"/api/runs/{run_id}/nodes/draft/messages/drain")
+    drained = api(stack, "POST", f"/api/runs/{run_id}/nodes/draft/messages/drain")
     assert len(drained["messages"]) == 1, drained
     assert store.get_wait(run_id, "await").status == "released"  # type: ignore[union-attr]
     assert timer_statuses(stack, run_id) == ["ABORTED"]  # stopped by the release: it never fires

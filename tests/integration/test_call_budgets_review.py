@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from baton.cli.demo_repo import create_demo_repo
-from baton.local.http_adapter import to_proxy_event
 from baton.local.moto_fixes import sfn_stop_execution
 from baton.merge.build import main as run_build_main
 from baton.merge.gitcmd import run_git
@@ -35,12 +34,11 @@ from baton.runtime.wiring import services
 from baton.services.audit import AuditService
 from tests.conftest import wait_for
 from tests.integration.test_call_budgets_lives import CallsNamed
-from tests.integration.test_call_budgets_question_life import hooked, invoke, timer_statuses
+from tests.integration.test_call_budgets_question_life import api, hooked, invoke, timer_statuses
 
 if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
 
-OPERATOR = "arn:aws:sts::123456789012:assumed-role/operators/op-1"
 PROJECT = "baton-merge"
 GATE = "ship_review"
 
@@ -193,13 +191,7 @@ def _gate_input(tmp: Path, **overrides: Any) -> dict[str, Any]:
 
 
 def _api(stack: MotoStack, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    raw = json.dumps(body).encode() if body is not None else b""
-    event = to_proxy_event(method, path, {"Content-Type": "application/json"}, raw, "10.0.0.1")
-    event["requestContext"]["identity"]["userArn"] = OPERATOR
-    payload = invoke(stack, "api", event)
-    assert payload["statusCode"] in (200, 201), payload
-    found: dict[str, Any] = json.loads(payload["body"])
-    return found
+    return api(stack, method, path, body, ok=(200, 201))
 
 
 def _act(stack: MotoStack, run_id: str, action: str, **keys: str) -> dict[str, Any]:
