@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from aws_cdk import Stack
 
+from baton.domain.deadline import TIMER_STATE_MACHINE
 from infra.capabilities.functions import bedrock_model_arns
 from infra.nag import acknowledge
 from infra.permissions import access_for
@@ -111,6 +112,14 @@ def _acknowledge_function(stack: NaggedStack, spec: FunctionSpec) -> None:
                 "Describe/stop executions of Baton's own state machine; execution names are run ids, "
                 "only known at run time",
             )
+    if "deadline_timer" in access and TIMER_STATE_MACHINE in stack.state_machine_arns:
+        acknowledge(
+            role,
+            f"AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:"
+            f"execution:{stack.config.prefix}-{TIMER_STATE_MACHINE}:*]",
+            "Stops the deadline timers of the pauses it settles (StopExecution only, on the timer machine's "
+            "executions); a timer's name derives from its pause, only known at run time",
+        )
 
 
 def _acknowledge_gates(stack: NaggedStack) -> None:
