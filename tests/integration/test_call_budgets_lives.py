@@ -16,7 +16,7 @@ import pytest
 from baton.contracts.tool_approvals import ToolApprovalRequest
 from baton.domain.tool_calls import ToolCall
 from tests.conftest import wait_for
-from tests.integration.test_call_budgets_question_life import HandlerCalls, api, hooked, invoke, timer_statuses
+from tests.integration.test_call_budgets_question_life import HandlerCalls, api, hooked, run_end, timer_statuses
 
 if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
@@ -148,7 +148,7 @@ def _interrupt_life(stack: MotoStack, run_id: str) -> None:
     EventBridge event `run_lifecycle` gets); the release stops its deadline timer."""
     services = stack.services
     store = services.core.store
-    run = services.runs.start("interrupt", {"prompt": "Where?", "timeout_seconds": 60}, run_id=run_id, caller="op")
+    services.runs.start("interrupt", {"prompt": "Where?", "timeout_seconds": 60}, run_id=run_id, caller="op")
     wait_for(lambda: store.list_run_interactions(run_id, kind="interrupt"))
     [interrupt] = store.list_run_interactions(run_id, kind="interrupt")
     gate = interrupt.request.node
@@ -158,21 +158,7 @@ def _interrupt_life(stack: MotoStack, run_id: str) -> None:
     assert claimed["claimed"] is True, claimed
     resumed = _api(stack, "POST", f"/api/v1/interrupts/{interrupt.interaction_id}/resume", {"input": "production"})
     assert resumed["resumed"] is True, resumed
-    sfn = stack.clients["stepfunctions"]
-    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
-    described = sfn.describe_execution(executionArn=run.execution_arn)
-    assert described["status"] == "SUCCEEDED", described
-    detail = {
-        "executionArn": run.execution_arn,
-        "stateMachineArn": described["stateMachineArn"],
-        "name": run_id,
-        "status": "SUCCEEDED",
-        "stopDate": int(described["stopDate"].timestamp() * 1000),
-        "input": described["input"],
-        "output": described.get("output"),
-    }
-    event = {"source": "aws.states", "detail-type": "Step Functions Execution Status Change", "detail": detail}
-    assert invoke(stack, "run_lifecycle", event)["recorded"] is True
+    run_end(stack, run_id)
     assert store.get_wait(run_id, gate).status == "released"  # type: ignore[union-attr]
     assert timer_statuses(stack, run_id) == ["ABORTED"]  # stopped by the release: it never fires
 

@@ -113,6 +113,26 @@ def invoke(stack: MotoStack, function: str, event: dict[str, Any]) -> Any:
     return payload
 
 
+def run_end(stack: MotoStack, run_id: str, status: str = "SUCCEEDED", *, recorded: bool = True) -> None:
+    """The run's end as EventBridge hands it to `run_lifecycle` (`recorded`: by this event, not before)."""
+    run = stack.services.core.require_run(run_id)
+    sfn = stack.clients["stepfunctions"]
+    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING", timeout=30)
+    described = sfn.describe_execution(executionArn=run.execution_arn)
+    assert described["status"] == status, described
+    detail = {
+        "executionArn": run.execution_arn,
+        "stateMachineArn": described["stateMachineArn"],
+        "name": run_id,
+        "status": status,
+        "stopDate": int(described["stopDate"].timestamp() * 1000),
+        "input": described["input"],
+        "output": described.get("output"),
+    }
+    event = {"source": "aws.states", "detail-type": "Step Functions Execution Status Change", "detail": detail}
+    assert invoke(stack, "run_lifecycle", event)["recorded"] is recorded
+
+
 def timer_statuses(stack: MotoStack, run_id: str) -> list[str]:
     """The statuses of the run's deadline timers (executions of the timer machine, by their input)."""
     sfn = stack.clients["stepfunctions"]
@@ -136,7 +156,7 @@ def _life(stack: MotoStack, run_id: str) -> None:
     """One question's whole life on a hosted `await_answers` run: asked and parked by the workflow,
     answered (its gate's timer stopped), ended (the EventBridge event `run_lifecycle` gets) and drained."""
     services = stack.services
-    run = services.runs.start(
+    services.runs.start(
         "await_answers",
         {"from": "draft", "node": "draft", "timeout_seconds": 60, "questions": [{"question": "DB?"}]},
         run_id=run_id,
@@ -149,21 +169,7 @@ def _life(stack: MotoStack, run_id: str) -> None:
     path = f"/api/runs/{run_id}/interactions/{question.interaction_id}/answer"
     answered = api(stack, "POST", path, {"answer": "pg"})
     assert answered["resumed"] is True, answered
-    sfn = stack.clients["stepfunctions"]
-    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING")
-    described = sfn.describe_execution(executionArn=run.execution_arn)
-    assert described["status"] == "SUCCEEDED", described
-    detail = {
-        "executionArn": run.execution_arn,
-        "stateMachineArn": described["stateMachineArn"],
-        "name": run_id,
-        "status": "SUCCEEDED",
-        "stopDate": int(described["stopDate"].timestamp() * 1000),
-        "input": described["input"],
-        "output": described.get("output"),
-    }
-    event = {"source": "aws.states", "detail-type": "Step Functions Execution Status Change", "detail": detail}
-    assert invoke(stack, "run_lifecycle", event)["recorded"] is True
+    run_end(stack, run_id)
     drained = api(stack, "POST", f"/api/runs/{run_id}/nodes/draft/messages/drain")
     assert len(drained["messages"]) == 1, drained
     assert store.get_wait(run_id, "await").status == "released"  # type: ignore[union-attr]

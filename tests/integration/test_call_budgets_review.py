@@ -34,7 +34,7 @@ from baton.runtime.wiring import services
 from baton.services.audit import AuditService
 from tests.conftest import wait_for
 from tests.integration.test_call_budgets_lives import CallsNamed
-from tests.integration.test_call_budgets_question_life import api, hooked, invoke, timer_statuses
+from tests.integration.test_call_budgets_question_life import api, hooked, invoke, run_end, timer_statuses
 
 if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
@@ -228,26 +228,6 @@ def _parked(stack: MotoStack, found: ReviewCalls, run_id: str, parks: int) -> No
     assert wait is not None and wait.status == "parked", wait
 
 
-def _run_end(stack: MotoStack, run_id: str, status: str, *, recorded: bool = True) -> None:
-    """The run's end as EventBridge hands it to `run_lifecycle` (`recorded`: by this event, not before)."""
-    run = stack.services.core.require_run(run_id)
-    sfn = stack.clients["stepfunctions"]
-    wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn)["status"] != "RUNNING", timeout=30)
-    described = sfn.describe_execution(executionArn=run.execution_arn)
-    assert described["status"] == status, described
-    detail = {
-        "executionArn": run.execution_arn,
-        "stateMachineArn": described["stateMachineArn"],
-        "name": run_id,
-        "status": status,
-        "stopDate": int(described["stopDate"].timestamp() * 1000),
-        "input": described["input"],
-        "output": described.get("output"),
-    }
-    event = {"source": "aws.states", "detail-type": "Step Functions Execution Status Change", "detail": detail}
-    assert invoke(stack, "run_lifecycle", event)["recorded"] is recorded
-
-
 def _start(stack: MotoStack, found: ReviewCalls, run_id: str, tmp: Path) -> None:
     """The test's review started (the run's start is no handler's), its diff built, its first turn taken
     and parked."""
@@ -287,7 +267,7 @@ def test_a_review_life_stays_in_budget_operation_by_operation(
     assert approved["resumed"] is True, approved
     _build(review_stack, review_calls, 3)
     review_calls.ran("merge_record", 1)
-    _run_end(review_stack, run_id, "SUCCEEDED")
+    run_end(review_stack, run_id, "SUCCEEDED")
     assert review_stack.services.core.require_run(run_id).merge_status == "merged"
     assert timer_statuses(review_stack, run_id) == ["ABORTED", "ABORTED"]  # each park's, stopped by its release
     _check("review", REVIEW, REVIEW_TOTAL, review_calls, builds=range(1, 4))
@@ -316,7 +296,7 @@ def test_a_force_merge_stays_in_budget(review_calls: ReviewCalls, review_stack: 
     assert forced["resumed"] is True, forced
     _build(review_stack, review_calls, 2)
     review_calls.ran("merge_record", 1)
-    _run_end(review_stack, run_id, "SUCCEEDED")
+    run_end(review_stack, run_id, "SUCCEEDED")
     _check("force", FORCE, FORCE_TOTAL, review_calls, builds=range(2, 3))
 
 
@@ -333,7 +313,7 @@ def test_request_changes_stays_in_budget(review_calls: ReviewCalls, review_stack
     review_calls.calls.clear()
     rejected = _act(review_stack, run_id, "request_changes", message="Handle an empty title.")
     assert rejected["resumed"] is True, rejected
-    _run_end(review_stack, run_id, "SUCCEEDED")
+    run_end(review_stack, run_id, "SUCCEEDED")
     _check("request_changes", REJECT_LIFE, REJECT + RUN_END, review_calls, builds=range(0))
 
 
@@ -364,7 +344,7 @@ def test_a_stop_cancelling_the_review_stays_in_budget(
     with sfn_stop_execution():  # moto's own stop wakes no task-token wait
         stopped = _api(review_stack, "POST", f"/api/runs/{run_id}/stop", {"reason": "wrong branch"})
         assert stopped["status"] == "aborted", stopped
-        _run_end(review_stack, run_id, "ABORTED", recorded=False)  # the stop recorded it
+        run_end(review_stack, run_id, "ABORTED", recorded=False)  # the stop recorded it
     assert timer_statuses(review_stack, run_id) == ["ABORTED"]  # stopped by the stop: it never fires
     [review] = review_stack.services.core.store.list_run_interactions(run_id, kind="review")
     assert review.state.status == "cancelled", review
