@@ -5,6 +5,7 @@ scripts/check_py311.sh checks the same in an environment synced without the extr
 
 from __future__ import annotations
 
+import importlib.util
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 
 from baton.cli.main import app
 from baton.local import moto_range
+from baton.local.cooperative import cooperative_if_dev
 from baton.local.moto_range import TESTED_MOTO_RANGE, in_tested_range, moto_refusal
 from tests.probe import ROOT, run_probe
 
@@ -91,6 +93,21 @@ def test_baton_dev_refuses_a_moto_outside_the_tested_range(
     assert not (tmp_path / "state").exists()
 
 
+def test_baton_dev_without_gevent_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "gevent" else find_spec(name, *a))
+    refusal = moto_refusal("5.2.6")
+    assert refusal is not None and "the local stack needs gevent" in refusal and "baton[local]" in refusal
+
+
+def test_only_baton_dev_is_made_cooperative() -> None:
+    from gevent import monkey
+
+    for argv in (["baton", "runs", "list"], ["baton", "dev", "--help"], ["baton"]):
+        cooperative_if_dev(argv)
+    assert not monkey.is_module_patched("threading")  # this test process kept its threads
+
+
 @pytest.mark.parametrize("installed", ["5.2.5", "5.2.6", "5.2.10", "5.2.7.dev3"])
 def test_a_moto_in_the_tested_range_is_accepted(installed: str) -> None:
     assert moto_refusal(installed) is None
@@ -129,6 +146,6 @@ def test_installing_baton_without_the_extra_pulls_in_no_moto() -> None:
         for extra in extras:
             pending += package.get("optional-dependencies", {}).get(extra, [])
     assert "boto3" in seen and "typer" in seen  # the walk did reach the SDK's and the CLI's dependencies
-    assert "moto" not in seen
+    assert "moto" not in seen and "gevent" not in seen
     local = packages["baton"]["optional-dependencies"]["local"]
-    assert [d["name"] for d in local] == ["moto"]
+    assert sorted(d["name"] for d in local) == ["gevent", "moto"]

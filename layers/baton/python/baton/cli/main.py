@@ -5,6 +5,13 @@ non-zero."""
 
 from __future__ import annotations
 
+import sys
+
+if sys.argv[1:2] == ["dev"]:  # first: gevent patches the standard library before the imports below use it
+    from baton.local.cooperative import cooperative_if_dev
+
+    cooperative_if_dev(sys.argv)
+
 import typer
 
 from baton.cli.audit import audit_app

@@ -42,6 +42,8 @@ def moto_refusal(installed: str | None) -> str | None:
     when it will."""
     if installed is None:
         return f"the local stack needs moto, which comes with Baton's `local` extra: {INSTALL_HINT}"
+    if importlib.util.find_spec("gevent") is None:
+        return f"the local stack needs gevent, which comes with Baton's `local` extra: {INSTALL_HINT}"
     if not in_tested_range(installed):
         return (
             f"moto {installed} is installed, but the local stack is tested with moto {TESTED_MOTO_RANGE} "
