@@ -15,7 +15,7 @@ from moto import mock_aws
 from moto.dynamodb.models.table import Table
 
 from baton.local import persist
-from baton.local.moto_fixes import atomic_dynamodb_writes, models_untracked
+from baton.local.moto_fixes import atomic_dynamodb_writes, models_untracked, sns_messages_unkept
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.workflows.table import create_table_kwargs
 from tests.counting import CallsCounted
@@ -559,3 +559,26 @@ def _dynamo(value: dict[str, str]) -> Any:
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     return DynamoType(value)
+
+
+@pytest.mark.parametrize("fixed", [True, False], ids=["fixed", "plain-moto"])
+def test_a_topic_keeps_no_delivered_message(aws_env: None, fixed: bool) -> None:
+    """Plain moto keeps every message published to a topic; the fixed one delivers each and keeps none."""
+    from moto.sns.models import sns_backends
+
+    with mock_aws(), ExitStack() as fixes:
+        if fixed:
+            fixes.enter_context(sns_messages_unkept())
+        sns, sqs = boto3.client("sns"), boto3.client("sqs")
+        topic = sns.create_topic(Name="fixes-topic")["TopicArn"]
+        queue = sqs.create_queue(QueueName="fixes-queue")["QueueUrl"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "true"})
+        for n in range(5):
+            sns.publish(TopicArn=topic, Message=f"message {n}")
+        delivered = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
+        assert sorted(m["Body"] for m in delivered) == [f"message {n}" for n in range(5)]
+        [kept] = [
+            b.topics[topic].sent_notifications for r in sns_backends.values() for b in r.values() if topic in b.topics
+        ]
+        assert len(kept) == (0 if fixed else 5)

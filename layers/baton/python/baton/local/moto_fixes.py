@@ -15,6 +15,9 @@
   `instances_tracked` list, for the MotoServer dashboard, and never drops one: every DynamoDB `Item` ever
   written (2.3 per stored item after a soak: each update and put makes a new one), every execution, every
   message. The local stack serves no dashboard: `models_untracked` keeps none.
+* A cost that grows with every notification: moto's SNS topic appends each message published to it to
+  `sent_notifications`, for tests that read its backend; AWS keeps none once delivered, nor does
+  `sns_messages_unkept` (about 1.5 kB a soak request).
 * A second thread per running execution that only waits: moto runs each program on a second thread and
   joins it, to time it out at a top-level TimeoutSeconds; with none (every Baton machine) the program runs
   on the execution's own thread. A parked execution (a timer's Wait, a gate's token wait) holds one, not
@@ -273,4 +276,21 @@ def models_untracked() -> Iterator[None]:
 
     reset_model_data()
     with patch.object(BaseModel, "__new__", new):
+        yield
+
+
+@contextmanager
+def sns_messages_unkept() -> Iterator[None]:
+    """While open, a topic keeps no message once it is delivered to its subscriptions."""
+    from moto.sns.models import Topic
+
+    original_publish = Topic.publish
+
+    def publish(self: Any, *args: Any, **kwargs: Any) -> str:
+        try:
+            return str(original_publish(self, *args, **kwargs))
+        finally:
+            self.sent_notifications.clear()
+
+    with patch.object(Topic, "publish", publish):
         yield

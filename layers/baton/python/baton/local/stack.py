@@ -190,6 +190,7 @@ class LocalStack:
             self._exit_stack.enter_context(quiet_interpreter())
         self._exit_stack.enter_context(moto_fixes.atomic_dynamodb_writes())  # writes decide races, as on AWS
         self._exit_stack.enter_context(moto_fixes.models_untracked())  # a dropped item is freed
+        self._exit_stack.enter_context(moto_fixes.sns_messages_unkept())  # a delivered message is freed
         self._exit_stack.enter_context(dynamodb_at_scale())  # costs of the items touched, not of the table
         self._exit_stack.enter_context(emulator_refuses_other_origins())  # no web page reaches the table
 
