@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from baton.contracts.questions import AnswerResult
 from baton.contracts.tool_approvals import tool_spec
 from baton.services.approvals import ApprovalService, reread, vote_text
+from baton.services.deadlines import stop_interaction_timer
 from baton.services.pause_answers import conflict
 
 if TYPE_CHECKING:
@@ -46,5 +47,11 @@ def settle_standing(core: Core, pause: Interaction) -> bool:
 def _settle(core: Core, pending: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
     """Decide a met tally (guarded by it) with its side's last answer. True once the approval is answered."""
     if ballot.decision is not None:
-        ApprovalService(core).settle_answered(pending, policy, ballot, ballot.deciding_answer(), lambda _: True)
+        ApprovalService(core).settle_answered(pending, policy, ballot, ballot.deciding_answer(), partial(_stop, core))
     return (reread(core, pending)() or pending).state.status == "answered"
+
+
+def _stop(core: Core, answered: Interaction) -> bool:
+    """The settling write's winner: the approval's ladder timer is moot now."""
+    stop_interaction_timer(core, answered)
+    return True

@@ -41,7 +41,7 @@ from baton.events import EventPayload, HumanInputRequested, InteractionAnswered,
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.services.approvals import Voter
 from baton.services.asks import BlockingPause
-from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.deadlines import answer_with_default, arm_interaction, stop_interaction_timer
 from baton.services.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.services.pause_answers import conflict
 from baton.services.tool_approval_policy import answered_at_once, asked_by_rule, policy_decision
@@ -206,9 +206,10 @@ class ToolApprovalService(BlockingPause):
             event = self.core.new_event(run_id, recorded)
             new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
             try:
-                self.core.store.transition_interaction(pending, new, with_records=[event])
+                answered = self.core.store.transition_interaction(pending, new, with_records=[event])
             except ConflictError:
                 continue
+            stop_interaction_timer(self.core, answered)  # this write won: its ladder is moot
             return result
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
