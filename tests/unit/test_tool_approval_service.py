@@ -1,5 +1,6 @@
 """The tool approval's pause machinery on the in-memory store (baton/services/tool_approvals.py): its
-ladder is walked by the blocking ask's timer, and an answer after the deadline finds the default taken."""
+ladder is walked by the blocking ask's timer, stopped by the answer (or deciding vote) that settles it, and
+an answer after the deadline finds the default taken."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from baton.contracts.tool_approvals import ToolApprovalRequest
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.tool_calls import ToolCall
-from baton.errors import GoneError
+from baton.errors import ConflictError, GoneError
 from baton.services.deadlines import INTERACTION_GATE
 from baton.services.tool_approvals import ToolApprovalService
 from tests.fakes import RecordingDeadlineTimers
@@ -41,3 +43,39 @@ def test_an_answer_after_the_deadline_finds_the_default_taken_and_is_a_410(core:
     assert stored is not None and stored.state.outcome == "timed_out_default"
     assert stored.state.answer["decision"] == "deny"
     assert [e.type for e in core.store.list_events("r1", limit=20)].count("timed_out_default") == 1
+
+
+def test_an_answered_approval_stops_its_ladders_timer_once(core: Core) -> None:
+    core.timers = timers = RecordingDeadlineTimers()
+    service = ToolApprovalService(core)
+    body = ToolApprovalRequest(call=CALL, reason="ship", timeout_seconds=600, remind_after=60)
+    approval, _ = service.request("r1", body, caller="agent")
+    (timer,) = timers.started
+    service.answer("r1", approval.interaction_id, {"decision": "approve"}, caller="alice")
+    assert timers.stopped == [timer.name]
+    service.answer("r1", approval.interaction_id, {"decision": "approve"}, caller="alice")  # a repeat
+    assert timers.stopped == [timer.name]
+
+
+def test_a_quorum_approval_stops_its_timer_at_the_deciding_vote_only(core: Core) -> None:
+    core.timers = timers = RecordingDeadlineTimers()
+    service = ToolApprovalService(core)
+    approval_policy = ApprovalPolicy(approvals=2, approvers=["alice", "bob", "carol"])
+    body = ToolApprovalRequest(call=CALL, reason="ship", timeout_seconds=600, remind_after=60, approval=approval_policy)
+    approval, _ = service.request("r1", body, caller="agent")
+    (timer,) = timers.started
+    service.answer("r1", approval.interaction_id, {"decision": "approve"}, caller="alice")
+    assert timers.stopped == []  # one vote decides nothing: its reminder still matters
+    service.answer("r1", approval.interaction_id, {"decision": "approve"}, caller="bob")
+    assert timers.stopped == [timer.name]
+    with pytest.raises(ConflictError):  # after the decision: nothing stopped again
+        service.answer("r1", approval.interaction_id, {"decision": "approve"}, caller="carol")
+    assert timers.stopped == [timer.name]
+
+
+def test_an_approval_with_no_ladder_has_no_timer_to_stop(core: Core) -> None:
+    core.timers = timers = RecordingDeadlineTimers()
+    service = ToolApprovalService(core)
+    approval, _ = service.request("r1", ToolApprovalRequest(call=CALL, reason="ship", timeout_seconds=600), caller="a")
+    service.answer("r1", approval.interaction_id, {"decision": "deny"}, caller="alice")
+    assert timers.started == [] and timers.stopped == []  # no StopExecution for nothing

@@ -10,7 +10,6 @@ tool-form awaits past their expiry, quorums met but not released, and due defaul
 from __future__ import annotations
 
 import logging
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled
@@ -21,7 +20,6 @@ from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
 from baton.services.runs import RunService
-from baton.services.tool_approval_votes import settle_standing
 from baton.services.tool_approvals import ToolApprovalService
 
 if TYPE_CHECKING:
@@ -57,7 +55,7 @@ class Reconciler:
             "question": self.questions.settle_standing,
             "interrupt": self.interrupts.settle_standing,
             "ask": self.runs.answers.settle_standing,  # a hosted park or a blocking ask
-            "tool_approval": partial(settle_standing, core),
+            "tool_approval": ToolApprovalService(core).settle_standing,
             "review": lambda pause: review is not None and review().settle_standing(pause),
         }
 

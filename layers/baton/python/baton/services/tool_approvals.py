@@ -13,10 +13,12 @@ nothing. Each decision is recorded as `policy_decided` in the decision log, with
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
 from baton.contracts.passkeys import WEBAUTHN_VERIFIED
+from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.contracts.questions import AnswerResult
 from baton.contracts.tool_approvals import (
     ConsumeResult,
@@ -36,20 +38,23 @@ from baton.domain.tool_calls import (
     parse_decision,
     timeout_ladder,
 )
+from baton.domain.tool_rulings import answered_at_once, asked_by_rule, usable
 from baton.errors import ConflictError, NotFoundError
 from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
-from baton.services.approvals import Voter
+from baton.policy.source import decide_or_ask
+from baton.services.approvals import ApprovalService, Voter, vote_text
 from baton.services.asks import BlockingPause
-from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.deadlines import answer_with_default, arm_interaction, stop_interaction_timer
 from baton.services.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.services.pause_answers import conflict
-from baton.services.tool_approval_policy import answered_at_once, asked_by_rule, policy_decision
-from baton.services.tool_approval_votes import vote
 
 if TYPE_CHECKING:
     from baton.contracts.tool_approvals import ToolApprovalRequest
+    from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.domain.ballot import Ballot
     from baton.domain.ladder import Ladder
+    from baton.services.core import Core
 
 log = logging.getLogger("baton")
 
@@ -75,7 +80,7 @@ class ToolApprovalService(BlockingPause):
         for _ in range(CREATE_ATTEMPTS):
             open_id = core.store.open_tool_call(run_id, key)
             found = core.store.get_interaction(run_id, open_id) if open_id is not None else None
-            if found is not None and _usable(found):  # past its deadline: this repeat hears the default
+            if found is not None and usable(found):  # past its deadline: this repeat hears the default
                 return self._expire_if_due(found), False
             try:
                 return self._create(run, body, ladder, caller=caller, key=key, replacing=open_id), True
@@ -100,7 +105,7 @@ class ToolApprovalService(BlockingPause):
         spec = body.spec(requested_by=caller)
         answered = core.store.list_run_interactions(run_id, kind=KIND, status="answered")
         grant = next((g for g in self._active_grants(answered) if g.applies_to(spec)), None)
-        decided = policy_decision(self.core, run, body, granted=grant is not None)
+        decided = _policy_decision(core, run, body, granted=grant is not None)
         # an enforced rule decides (a grant does not override it: the policy saw `granted`); else as before
         ruling = decided if decided is not None and decided.enforced and decided.rule is not None else None
         iid, node, timeout = core.ids.new_id(), body.agent, body.timeout_seconds
@@ -197,7 +202,7 @@ class ToolApprovalService(BlockingPause):
                 factor.confirm(caller, run_id, interaction_id, answer, passkey)  # the one check: 403 unless it verifies
                 confirmed = True
             if (policy := tool_spec(pending).approval) is not None:
-                return vote(self.core, pending, policy, value, Voter(caller, groups))
+                return self._vote(pending, policy, value, Voter(caller, groups))
             # second_factor set only when confirmed: an unset field stays out of the record (EventPayload.data)
             factor_said = {"second_factor": WEBAUTHN_VERIFIED} if confirmed else {}
             recorded = InteractionAnswered(
@@ -206,10 +211,51 @@ class ToolApprovalService(BlockingPause):
             event = self.core.new_event(run_id, recorded)
             new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
             try:
-                self.core.store.transition_interaction(pending, new, with_records=[event])
+                answered = self.core.store.transition_interaction(pending, new, with_records=[event])
             except ConflictError:
                 continue
+            stop_interaction_timer(self.core, answered)  # this write won: its ladder is moot
             return result
+
+    def _vote(self, pending: Interaction, policy: ApprovalPolicy, value: dict[str, Any], voter: Voter) -> AnswerResult:
+        """One vote on a quorum approval (approve and edit approve, deny rejects); the vote meeting the quorum
+        decides it with the deciding side's last answer. The asking agent and non-approvers get a 403."""
+        side: Vote = "reject" if value["decision"] == "deny" else "approve"
+        requested_by = tool_spec(pending).requested_by
+        ballot = ApprovalService(self.core).cast(
+            pending, policy, vote_text(value), voter, requested_by=requested_by, vote=side
+        )
+        if ballot.outcome == "closed":
+            raise conflict(
+                pending, f"tool approval {pending.interaction_id} was already decided: the vote is not counted"
+            )
+        done = self._settle(pending, policy, ballot)
+        return AnswerResult(
+            interaction_id=pending.interaction_id,
+            node=pending.node,
+            status="answered" if done else "pending",
+            queued=done,
+            resumed=done,
+            approval=ballot.view(policy),
+        )
+
+    def settle_standing(self, pause: Interaction) -> bool:
+        """The reconciler: a pending quorum approval whose stored tally is met is decided as its vote would have."""
+        settle = partial(self._settle, pause)
+        return ApprovalService(self.core).settle_standing(pause, tool_spec(pause).approval, settle)
+
+    def _settle(self, pending: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        """Decide a met tally (guarded by it) with its side's last answer. True once the approval is answered."""
+        if ballot.decision is not None:
+            answer = ballot.deciding_answer()
+            ApprovalService(self.core).settle_answered(pending, policy, ballot, answer, self._stop_timer)
+        current = self.core.store.get_interaction(pending.run_id, pending.interaction_id) or pending
+        return current.state.status == "answered"
+
+    def _stop_timer(self, answered: Interaction) -> bool:
+        """The settling write's winner: the approval's ladder timer is moot now."""
+        stop_interaction_timer(self.core, answered)
+        return True
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
@@ -310,9 +356,22 @@ class ToolApprovalService(BlockingPause):
         return ToolApprovalPage(approvals=views, count=len(views), next=token)
 
 
-def _usable(i: Interaction) -> bool:
-    """Pending, or allowed and not yet used: a repeat of its call finds it."""
-    st = i.state
-    return st.status == "pending" or (
-        st.status == "answered" and st.reason != CONSUMED and StoredDecision.model_validate(st.answer).allows
+def _policy_decision(core: Core, run: RunSummary, body: ToolApprovalRequest, *, granted: bool) -> PolicyDecision | None:
+    """The policy's decision of this call (None: no policy). A policy that fails never allows: a person
+    is asked, and the failure is logged."""
+    return decide_or_ask(
+        core.policy,
+        lambda: PolicyQuery(
+            action="call_tool",
+            target=body.call.tool,
+            arguments=body.call.arguments,
+            agent=body.agent,
+            run_id=run.run_id,
+            workflow=(run.workflow or "") if run.hosted else "",
+            session=body.session or "",
+            risk=body.risk,
+            granted=granted,
+            at=core.now(),
+        ),
+        run_id=run.run_id,
     )

@@ -13,7 +13,7 @@ from baton.errors import ConflictError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import AwaitToolRequest, Interaction, status_of
 from baton.services.await_gates import AwaitGates
-from baton.services.deadlines import TOOL_GATE, arm_interaction, interaction_timer_key
+from baton.services.deadlines import TOOL_GATE, arm_interaction, stop_interaction_timer
 from baton.services.pause_answers import resume_asking_run
 
 if TYPE_CHECKING:
@@ -115,13 +115,13 @@ class ToolAwaits(AwaitGates):
             return False
         answered = status_of(awaiting.state, "answered", answer=[a.model_dump() for a in answers], at=self.core.now())
         try:
-            self.core.store.transition_interaction(awaiting, answered)
+            completed = self.core.store.transition_interaction(awaiting, answered)
         except ConflictError:
             return False  # another answer completed it
         released = AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
         self.core.record(awaiting.run_id, released)
         resume_asking_run(self.core, awaiting.run_id, "await_answers", kind="await")
-        self.core.stop_timer(awaiting.run_id, interaction_timer_key(awaiting, TOOL_GATE), awaiting.expires_at)
+        stop_interaction_timer(self.core, completed)
         return True
 
     def _time_out_tool_await(self, awaiting: Interaction) -> bool:

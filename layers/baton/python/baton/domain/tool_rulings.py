@@ -1,43 +1,20 @@
-"""A policy's ruling on a new tool call (issue 31): the query, who answers it at once (an enforced rule's
-allow or deny, else an active grant) and the approvers an `@ask` rule names.
-A policy that fails never allows: a person is asked, and the failure is logged."""
+"""Who decides a tool call (issues 30, 31): pure rules, no ports. A policy's enforced allow or deny, else
+an active grant, answers a new call at once; an `@ask` rule names its approvers, quorum and deadline; an
+approval a repeat of its call may still use."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.domain.approval import rule_approval, rule_ladder
-from baton.domain.tool_calls import StoredDecision
-from baton.policy.source import decide_or_ask
+from baton.domain.tool_calls import CONSUMED, StoredDecision
 
 if TYPE_CHECKING:
-    from baton.contracts.tool_approvals import GrantView, ToolApprovalRequest
+    from baton.contracts.policy import PolicyDecision
+    from baton.contracts.tool_approvals import GrantView
     from baton.domain.ladder import Ladder
     from baton.domain.tool_calls import ToolApprovalSpec
-    from baton.models import RunSummary
-    from baton.services.core import Core
-
-
-def policy_decision(core: Core, run: RunSummary, body: ToolApprovalRequest, *, granted: bool) -> PolicyDecision | None:
-    """The policy's decision of this call (None: no policy). A policy that fails never allows: a person
-    is asked, and the failure is logged."""
-    return decide_or_ask(
-        core.policy,
-        lambda: PolicyQuery(
-            action="call_tool",
-            target=body.call.tool,
-            arguments=body.call.arguments,
-            agent=body.agent,
-            run_id=run.run_id,
-            workflow=(run.workflow or "") if run.hosted else "",
-            session=body.session or "",
-            risk=body.risk,
-            granted=granted,
-            at=core.now(),
-        ),
-        run_id=run.run_id,
-    )
+    from baton.models import Interaction
 
 
 def answered_at_once(
@@ -74,3 +51,11 @@ def asked_by_rule(
     if approval is None:
         return spec, timeout, ladder
     return spec.model_copy(update={"approval": approval, "requested_by": caller}), timeout, ladder
+
+
+def usable(i: Interaction) -> bool:
+    """Pending, or allowed and not yet used: a repeat of its call finds it."""
+    st = i.state
+    return st.status == "pending" or (
+        st.status == "answered" and st.reason != CONSUMED and StoredDecision.model_validate(st.answer).allows
+    )
