@@ -140,6 +140,10 @@ def main() -> None:
                         flush=True,
                     )
                 print(f"  peak RSS {_rss_mb(pid, 'VmHWM'):.0f} MB (target < 1536 at 100,000 requests, 10,000 open)")
+        except Exception:
+            log = (Path(tmp) / "dev.log").read_text(errors="replace").splitlines()
+            print("soak failed; the stack's last log lines:", *log[-40:], sep="\n  ", file=sys.stderr)
+            raise
         finally:
             process.send_signal(signal.SIGINT)
             try:
