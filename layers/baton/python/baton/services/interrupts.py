@@ -6,7 +6,8 @@ long-polling `GET /api/v1/interrupts/{id}` (its deadline, `expires_at`, is the s
 it times it out, the sweeper reads the rest) or a hosted task (`statemachines/interrupt.asl.json`) whose
 token is parked at `WAIT#<node>`. The API shows a timed-out interrupt as "cancelled", reason "timeout"
 (`InterruptView.of`). Resume, cancel, vote and the deadline: `baton.services.interrupt_answers`. One that
-declares the action it gates is decided first by the policy in force (`baton.services.interrupt_policy`).
+declares the action it gates is decided first by the policy in force (`decide_gate`; what its ruling
+changes: `baton.domain.gate_ruling`). A policy that fails never passes the gate: a person is asked.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.interrupts import ResumeInterrupt, edge_status
+from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.domain.approval import requester_of
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.gate_payloads import InterruptFailResult
+from baton.domain.gate_ruling import apply_ruling, passed_with, ruling_of
 from baton.domain.interrupt_rules import (
     KIND,
     InterruptOutput,
@@ -33,11 +36,10 @@ from baton.domain.interrupt_rules import (
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
-from baton.models import Interaction, InteractionState, ParkedWait
+from baton.policy.source import decide_or_ask
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch, end_at_deadline
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
-from baton.services.interrupt_policy import apply_ruling, decide_gate, passed_with, ruling_of
 from baton.services.page_tokens import (
     PageCursor,
     decode_scoped_page_token,
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from baton.models import Interaction, InteractionState, ParkedWait
+    from baton.models import Interaction, InteractionState, ParkedWait, RunSummary
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
@@ -282,6 +284,28 @@ class InterruptService(InterruptAnswers):
         cause = hosted_end_cause(target, node, outcome)
         core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return InterruptFailResult(cause=cause, interrupt_id=target.interaction_id if target else None)
+
+
+def decide_gate(core: Core, run: RunSummary, spec: InterruptSpec, *, caller: str) -> PolicyDecision | None:
+    """The policy's decision of the interrupt's declared action (None: no action, or no policy)."""
+    action = spec.action
+    if action is None:
+        return None
+    workflow = spec.workflow_id or ((run.workflow or "") if run.hosted else "")
+    return decide_or_ask(
+        core.policy,
+        lambda: PolicyQuery(
+            action="pass_gate",
+            target=action.name,
+            arguments=action.arguments,
+            agent=caller,
+            run_id=spec.session_id,
+            workflow=workflow,
+            session=spec.session_id,
+            at=core.now(),
+        ),
+        run_id=spec.session_id,
+    )
 
 
 class InterruptDeadline(InteractionPauseDeadline):
