@@ -1,0 +1,55 @@
+"""Pure rules of an `ask` (a hosted pause, an agent's blocking ask): which pause a resume is for, read from
+the run's snapshot alone, and its timeout event."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from baton.events import HumanInputTimedOut
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from baton.models import Interaction, ParkedWait
+    from baton.ports import RunSnapshot
+
+RESUMABLE_KINDS = ("ask", "review")
+
+
+def parked_pause(snapshot: RunSnapshot, node: str | None = None) -> ParkedWait | None:
+    """The one parked wait of a resumable kind (at `node`), when it is an ask. None (a review gate, several,
+    none parked): the resume reads the run's interactions instead."""
+    found = [
+        w
+        for w in snapshot.waits
+        if w.status == "parked" and w.kind in RESUMABLE_KINDS and (node is None or w.gate == node)
+    ]
+    if len(found) == 1 and found[0].kind == "ask" and found[0].interaction_ids:
+        return found[0]
+    return None
+
+
+def pending_pause(snapshot: RunSnapshot, wait: ParkedWait) -> Interaction | None:
+    """The parked pause's interaction from its pending marker in the snapshot (no read of its own)."""
+    iid = wait.interaction_ids[0]
+    found = next((i for i in snapshot.pending if i.interaction_id == iid and i.request.kind == "ask"), None)
+    # The park wrote its gate on the item (`blocks`, after the marker was copied): kept as stored.
+    return found.model_copy(update={"blocks": wait.gate}) if found is not None else None
+
+
+def blocking_ask(snapshot: RunSnapshot, node: str | None) -> Interaction | None:
+    """The latest pending ask at `node` from its marker, when nothing was ever parked there (a blocking ask:
+    its marker is a copy of its item; a park would have written `blocks` on the item alone)."""
+    if node is None or any(w.gate == node for w in snapshot.waits):
+        return None
+    found = [i for i in snapshot.pending if i.request.kind == "ask" and i.request.node == node]
+    return found[-1] if found else None
+
+
+def timed_out(node: str, unanswered: Sequence[Interaction]) -> HumanInputTimedOut:
+    """A pause's timeout event (a hosted gate's, a blocking ask's): its cause is the run's failure reason."""
+    listed = "; ".join(f"{i.interaction_id} ({i.request.prompt!r})" for i in unanswered) or "none"
+    seconds = unanswered[0].request.timeout_seconds if unanswered else None
+    after = f" after {seconds}s" if seconds else ""
+    cause = f"timed out{after} waiting for human input at node '{node}'; unanswered: {listed}"
+    return HumanInputTimedOut(node=node, unanswered=[i.interaction_id for i in unanswered], cause=cause)
