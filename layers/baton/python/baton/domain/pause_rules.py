@@ -1,15 +1,19 @@
 """Pure rules of an `ask` (a hosted pause, an agent's blocking ask): which pause a resume is for, read from
-the run's snapshot alone, and its timeout event."""
+the run's snapshot alone, the vote a resume of a quorum pause casts, and its timeout event."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from baton.domain.approval import vote_of
+from baton.errors import ValidationFailedError
 from baton.events import HumanInputTimedOut
+from baton.notify.model import DECISION_KEY
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from baton.domain.approval import ApprovalPolicy, Vote
     from baton.models import Interaction, ParkedWait
     from baton.ports import RunSnapshot
 
@@ -53,3 +57,17 @@ def timed_out(node: str, unanswered: Sequence[Interaction]) -> HumanInputTimedOu
     after = f" after {seconds}s" if seconds else ""
     cause = f"timed out{after} waiting for human input at node '{node}'; unanswered: {listed}"
     return HumanInputTimedOut(node=node, unanswered=[i.interaction_id for i in unanswered], cause=cause)
+
+
+def pause_vote(policy: ApprovalPolicy, options: list[str] | None, answers: dict[str, Any]) -> Vote:
+    """The vote a resume of a quorum pause casts, under answers.decision: one of its options (else approve or
+    reject); none is a 422 naming the key and what it takes."""
+    cast = vote_of(policy, options, answers.get(DECISION_KEY))
+    if cast is None:
+        expected = options or ["approve", "reject"]
+        raise ValidationFailedError(
+            f"this pause needs {policy.approvals} approval(s): put your vote in answers.{DECISION_KEY}, one of "
+            f"{expected}",
+            details={"path": f"answers.{DECISION_KEY}", "options": expected},
+        )
+    return cast[0]
