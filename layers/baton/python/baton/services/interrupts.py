@@ -27,7 +27,6 @@ from baton.domain.interrupt_rules import (
     KIND,
     InterruptOutput,
     asked_event,
-    conflict_details,
     hosted_end_cause,
     is_timed_out,
     key_interrupt_id,
@@ -37,7 +36,7 @@ from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
 from baton.policy.source import decide_or_ask
-from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch, end_at_deadline
+from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
 from baton.services.page_tokens import (
@@ -57,15 +56,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("baton")
 
-__all__ = ["InterruptService", "InterruptSpec", "conflict_details", "key_interrupt_id"]
+__all__ = ["InterruptService", "InterruptSpec", "key_interrupt_id"]
 
-STATUSES = ("pending", "answered", "cancelled")  # the API's words; timed_out shows as cancelled
-# The domain statuses behind each API word (a listing of "cancelled" includes the timed-out ones).
+# The API's words and the domain statuses behind each (timed_out shows, and is listed, as cancelled).
 DOMAIN_STATUSES: dict[str, tuple[InteractionState, ...]] = {
     "pending": ("pending",),
     "answered": ("answered",),
     "cancelled": ("cancelled", "timed_out"),
 }
+STATUSES = tuple(DOMAIN_STATUSES)
 MAX_WAIT_SECONDS = 20  # API Gateway's integration limit is 29 s
 POLL_INTERVAL_SECONDS = 0.5  # the long-poll's first re-read; then x1.5 per read up to 2.5 s
 POLL_BACKOFF = 1.5
@@ -247,14 +246,9 @@ class InterruptService(InterruptAnswers):
             settled = [i for i in settled if edge_status(i) == status]
         return sorted(settled, key=lambda i: (i.created_at, i.interaction_id)), token
 
-    # ---- the hosted waiter's end: the reconciler, the deadline, the sweep, the Catch ------------
+    # ---- the waiter's end: the sweep, the Catch (the reconciler's deadline: InterruptDeadline) --
     def _interrupts_of(self, wait: ParkedWait) -> list[Interaction]:
         return [i for i in interactions_of(self.core, wait) if i.request.kind == KIND]
-
-    def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """At a parked hosted interrupt's deadline, the one deadline path (baton.services.at_deadline).
-        True if this call ended it."""
-        return end_at_deadline(InterruptDeadline(self), wait) is not None
 
     def sweep(self) -> list[str]:
         """Time out every pending interrupt past its deadline: a Query on the sparse `due` index reads only
