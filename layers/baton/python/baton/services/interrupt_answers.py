@@ -31,7 +31,6 @@ from baton.domain.interrupt_rules import (
 )
 from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenError
 from baton.events import InterruptTimedOut
-from baton.ids import parse_iso
 from baton.models import Interaction, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
 from baton.services.approvals import ApprovalService, Voter
@@ -177,15 +176,11 @@ class InterruptAnswers:
             require_pending(i, verb)
         return i, found
 
-    def _seconds_left(self, i: Interaction) -> float | None:
-        return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
-
     def _expire_if_due(self, i: Interaction) -> Interaction:
         """The store-backed deadline: a pending interrupt past `expires_at` takes its declared default
         (baton.domain.ladder) or times out, by a conditional write; one that lost reads again."""
         while i.state.status == "pending":
-            left = self._seconds_left(i)
-            if left is None or left > 0:
+            if not self.core.is_past(i.expires_at):
                 return i
             try:
                 defaulted = answer_with_default(self.core, i, i.expires_at)

@@ -35,6 +35,7 @@ from baton.domain.interrupt_rules import (
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
+from baton.ids import parse_iso
 from baton.policy.source import decide_or_ask
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
@@ -192,7 +193,7 @@ class InterruptService(InterruptAnswers):
             remaining = deadline - self._monotonic()
             if i.state.status != "pending" or remaining <= 0:
                 return i
-            left = self._seconds_left(i)
+            left = (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
             self._sleep(min(interval, remaining, max(left, 0.0) + 0.001 if left is not None else remaining))
             interval = min(interval * POLL_BACKOFF, MAX_POLL_INTERVAL_SECONDS)
             reread = self.core.store.get_interaction(i.run_id, i.interaction_id)
