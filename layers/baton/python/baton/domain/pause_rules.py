@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from baton.domain.approval import vote_of
-from baton.errors import ValidationFailedError
+from baton.errors import ConflictError, ValidationFailedError
 from baton.events import HumanInputTimedOut
 from baton.notify.model import DECISION_KEY
 
@@ -48,6 +48,19 @@ def blocking_ask(snapshot: RunSnapshot, node: str | None) -> Interaction | None:
         return None
     found = [i for i in snapshot.pending if i.request.kind == "ask" and i.request.node == node]
     return found[-1] if found else None
+
+
+def pause_to_resume(interactions: Sequence[Interaction], run_id: str, node: str | None) -> Interaction:
+    """The pause a resume is for from the run's interactions (a blocking ask, a review, several pauses, a
+    repeat): the latest pending one, else the latest one (no longer pending)."""
+    mine = [i for i in interactions if i.request.kind in RESUMABLE_KINDS and (node is None or i.request.node == node)]
+    if not mine:
+        raise ConflictError(
+            f"run {run_id} is not waiting for input" + (f" at node '{node}'" if node else ""),
+            details={"run_id": run_id},
+        )
+    pending = [i for i in mine if i.state.status == "pending"]
+    return pending[-1] if pending else mine[-1]
 
 
 def timed_out(node: str, unanswered: Sequence[Interaction]) -> HumanInputTimedOut:

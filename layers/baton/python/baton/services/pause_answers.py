@@ -20,7 +20,6 @@ from baton.services.at_deadline import Write
 from baton.services.deadlines import stop_interaction_timer
 
 if TYPE_CHECKING:
-    from baton.contracts import ApprovalView
     from baton.domain.approval import ApprovalPolicy
     from baton.models import Interaction, ParkedWait
     from baton.ports import RunSnapshot
@@ -136,23 +135,13 @@ class PauseAnswers:
         )
 
     @staticmethod
-    def view(
-        answered: Interaction,
-        resumed: bool,
-        *,
-        pending: bool = False,
-        status: str | None = None,
-        approval: ApprovalView | None = None,
-    ) -> ResumeResult:
-        """`status` and `approval`: a quorum pause's (queued once answered)."""
+    def view(answered: Interaction, resumed: bool, *, pending: bool = False) -> ResumeResult:
         return ResumeResult(
             interaction_id=answered.interaction_id,
             node=answered.request.node,
-            queued=status in (None, "answered"),
+            queued=True,
             resumed=resumed,
             delivery=delivery_of(resumed, pending=pending),
-            status=status,
-            approval=approval,
         )
 
     def vote(self, pause: Interaction, policy: ApprovalPolicy, answer: Answers, voter: Voter) -> ResumeResult:
@@ -170,8 +159,9 @@ class PauseAnswers:
             raise conflict(
                 current, f"the pause at node '{pause.request.node}' is already {status}: the vote is not counted"
             )
-        settled = "answered" if status == "answered" else "pending"
-        return self.view(current, resumed, pending=pending, status=settled, approval=ballot.view(policy))
+        answered, approval = status == "answered", ballot.view(policy)
+        quorum = {"queued": answered, "status": "answered" if answered else "pending", "approval": approval}
+        return self.view(current, resumed, pending=pending).model_copy(update=quorum)
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """Answer a pause whose tally met `ballot.decision` (guarded by it) and deliver it. True if this

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.runs import GateTimedOut, ResumeResult
 from baton.domain.fields import OPEN_RUN_STATES
-from baton.domain.pause_rules import RESUMABLE_KINDS, blocking_ask, parked_pause, pending_pause, timed_out
+from baton.domain.pause_rules import blocking_ask, parked_pause, pause_to_resume, pending_pause, timed_out
 from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import Interaction, PauseRequest
@@ -109,26 +109,11 @@ class PauseService:
                 return decide(core, PauseAnswers(core, wait=wait, snapshot=snapshot), target, request.answers, voter)
             except GuardFailedError:  # the wait closed under us (its deadline): decided on a fresh read
                 pass
-        pause = blocking_ask(snapshot, request.node) or self._read_pause(request)
+        pause = blocking_ask(snapshot, request.node) or pause_to_resume(
+            core.store.list_run_interactions(request.run_id), request.run_id, request.node
+        )
         answers = PauseAnswers(core, snapshot=snapshot, hosted=snapshot.run.hosted)
         return decide(core, answers, pause, request.answers, voter)
-
-    def _read_pause(self, request: Resume) -> Interaction:
-        """The pause a resume is for from the run's interactions (a blocking ask, a review, several pauses,
-        a repeat): the latest pending one, else the latest one (no longer pending)."""
-        node = request.node
-        mine = [
-            i
-            for i in self.core.store.list_run_interactions(request.run_id)
-            if i.request.kind in RESUMABLE_KINDS and (node is None or i.request.node == node)
-        ]
-        if not mine:
-            raise ConflictError(
-                f"run {request.run_id} is not waiting for input" + (f" at node '{node}'" if node else ""),
-                details={"run_id": request.run_id},
-            )
-        pending = [i for i in mine if i.state.status == "pending"]
-        return pending[-1] if pending else mine[-1]
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         return InteractionPauseDeadline(self.core, PauseAnswers.output)
