@@ -108,7 +108,7 @@ class HostedInterruptRequest(GatePayload):
     workflow_id: str | None = Field(default=None, alias="workflowId")
     approval: ApprovalPolicy | None = None  # a quorum (baton/domain/approval.py); `baton check` reads literal ones
     ladder: Ladder | None = None  # remind / escalate / on_timeout (baton.domain.ladder)
-    action: GateAction | None = None  # the gated action the policy decides (baton/services/interrupt_policy.py)
+    action: GateAction | None = None  # the gated action the policy decides (baton/domain/gate_ruling.py)
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True, defer_build=True)
 

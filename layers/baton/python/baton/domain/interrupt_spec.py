@@ -3,7 +3,7 @@ route, the SDK through it, the hosted task's Lambda): `InterruptSpec`, built fro
 API's request model shares with it (`baton/domain/interrupt_fields.py`). Each check raises the Baton
 error of its status code: a bad run id 400, a bad node name, timeout, channel, key or prompt 422, a
 malformed schema 400, a too-large state 413. An interrupt may declare the action it gates
-(`GateAction`): the policy in force then decides it at creation (issue 31, `baton/services/interrupt_policy.py`).
+(`GateAction`): the policy in force then decides it at creation (issue 31, `baton/domain/gate_ruling.py`).
 """
 
 from __future__ import annotations

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, ClassVar
 
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.ladder import AnswerCheck
+from baton.domain.pause_rules import timed_out
 from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import Interaction, PauseRequest, status_of
 from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.pause_answers import resume_asking_run
-from baton.services.pauses import timed_out
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -31,7 +31,6 @@ from baton.domain.interrupt_rules import (
 )
 from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenError
 from baton.events import InterruptTimedOut
-from baton.ids import parse_iso
 from baton.models import Interaction, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
 from baton.services.approvals import ApprovalService, Voter
@@ -76,9 +75,9 @@ class InterruptAnswers:
     def refuse_if_late(self, pause: Interaction, answer: ResumeInterrupt, caller: str) -> None:
         if is_timed_out(pause) or pause.state.outcome:  # past the deadline: a 410, the value kept as late
             late = {"input": answer.input, "state_edits": list(answer.stateEdits)}
-            view = conflict_details(pause, settled=False)
+            details = conflict_details(pause, settled=False)
             self.core.refuse_if_late(
-                pause, late, caller=caller, deadline=pause.expires_at, reason=TIMEOUT_REASON, **view
+                pause, late, caller=caller, deadline=pause.expires_at, reason=TIMEOUT_REASON, **details
             )
 
     def refuse_if_ended(self, pause: Interaction, answer: ResumeInterrupt, caller: str) -> None:
@@ -105,18 +104,16 @@ class InterruptAnswers:
     def write(
         self, pause: Interaction, answer: ResumeInterrupt, caller: str, decided: Decided | None
     ) -> Write[contracts.InterruptResumed]:
-        """The resume as stored (the edited state) and its event, chained after the head read with it;
-        released to the wait read with it, and an external session running again once none is pending."""
+        """The resume as stored (the edited state) and its event, chained after the head read with it."""
         core, stored = self.core, accepted_resume(pause, answer)
-        at, event = core.now(), resumed_event(pause, stored["input"], stored["state_edits"], caller)
+        event = core.new_event(pause.run_id, resumed_event(pause, stored["input"], stored["state_edits"], caller))
 
         def release(answered: Interaction) -> contracts.InterruptResumed:
             resumed = self._release(answered, wait=self.wait)
             self._settle_run(answered)
             return self.view(answered, resumed)
 
-        records = [core.new_event(pause.run_id, event)]
-        return Write(at=at, records=records, release=release, audit_head=self.audit_head, stored=stored)
+        return Write(at=core.now(), records=[event], release=release, audit_head=self.audit_head, stored=stored)
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
         """Settled by another: a 410 (cancelled, timed out), or the 409 naming the resume that won (the state
@@ -163,7 +160,7 @@ class InterruptAnswers:
         return self._seen(found)
 
     def _seen(self, i: Interaction) -> Interaction:
-        """The record as a reader sees it now: a claim past its lease is nobody's (`Core.clock`)."""
+        """A claim past its lease is nobody's."""
         state = i.state.without_lapsed_claim(self.core.now())
         return i if state is i.state else i.model_copy(update={"state": state})
 
@@ -179,15 +176,11 @@ class InterruptAnswers:
             require_pending(i, verb)
         return i, found
 
-    def _seconds_left(self, i: Interaction) -> float | None:
-        return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
-
     def _expire_if_due(self, i: Interaction) -> Interaction:
         """The store-backed deadline: a pending interrupt past `expires_at` takes its declared default
         (baton.domain.ladder) or times out, by a conditional write; one that lost reads again."""
         while i.state.status == "pending":
-            left = self._seconds_left(i)
-            if left is None or left > 0:
+            if not self.core.is_past(i.expires_at):
                 return i
             try:
                 defaulted = answer_with_default(self.core, i, i.expires_at)
@@ -224,8 +217,7 @@ class InterruptAnswers:
     def cancel(
         self, interrupt_id: str, command: CancelInterrupt, *, caller: str, voter: Voter | None = None
     ) -> contracts.InterruptCancelled:
-        """Walked by `decide` as a resume is (`InterruptCancels`); on a quorum interrupt, a rejection by
-        `voter` (the authenticated caller)."""
+        """Walked by `decide` as a resume is (`InterruptCancels`); on a quorum interrupt, a rejection."""
         reason = command.reason.strip()
         if not reason:  # (the command's model holds its length)
             raise BadRequestError(f"reason must be 1-{MAX_REASON_CHARS} characters", details={"field": "reason"})
@@ -258,8 +250,7 @@ class InterruptAnswers:
         return self.approvals.settle_standing(i, self.quorum(i), partial(self._settle, i.interaction_id))
 
     def _settle(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """A met tally: answered with the deciding approval's value, or cancelled. True if this call
-        released (or failed) the waiter."""
+        """A met tally: answered with the deciding approval's value, or cancelled."""
         core = self.core
 
         def settled(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
@@ -275,7 +266,6 @@ class InterruptAnswers:
         return self.approvals.settle(lambda: self.load(interrupt_id), policy, ballot, settled, self.deliver)
 
     def deliver(self, settled: Interaction) -> bool:
-        """A quorum's decision stored: release (or fail) the waiter and settle the session."""
         done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
         self._settle_run(settled)
         return done
@@ -343,11 +333,11 @@ class InterruptCancels:
         if pause.state.status != "pending" and not self.is_repeat(pause, reason, self.caller):
             raise settled_error(pause, "cancelled")
 
-    def refuse_if_late(self, pause: Interaction, reason: str, caller: str) -> None:
-        """Nothing: the deadline was applied as the interrupt was read (`current_for_decision`)."""
+    # Nothing: the deadline was applied as the interrupt was read, and `check` refused what is not this
+    # caller's cancel.
+    def refuse_if_late(self, pause: Interaction, reason: str, caller: str) -> None: ...
 
-    def refuse_if_ended(self, pause: Interaction, reason: str, caller: str) -> None:
-        """Nothing: `check` refused what is not this caller's cancel."""
+    def refuse_if_ended(self, pause: Interaction, reason: str, caller: str) -> None: ...
 
     def _repeated(self, current: Interaction, reason: str, caller: str) -> ParkedWait | None:
         """The wait still parked for this caller's own cancel with this reason (its failure undelivered)."""
@@ -362,8 +352,7 @@ class InterruptCancels:
         wait = self._repeated(current, reason, caller)
         return None if wait is None else self.view(current, self.answers._fail_waiter(current, wait=wait))
 
-    def quorum(self, pause: Interaction) -> ApprovalPolicy | None:
-        return self.answers.quorum(pause)
+    quorum = staticmethod(InterruptAnswers.quorum)
 
     def vote(
         self, pause: Interaction, policy: ApprovalPolicy, reason: str, voter: Voter
@@ -374,11 +363,9 @@ class InterruptCancels:
     def write(
         self, pause: Interaction, reason: str, caller: str, decided: Decided | None
     ) -> Write[contracts.InterruptCancelled]:
-        answers = self.answers
-
         def release(cancelled: Interaction) -> contracts.InterruptCancelled:
-            failed = answers._fail_waiter(cancelled)
-            answers._settle_run(cancelled)
+            failed = self.answers._fail_waiter(cancelled)
+            self.answers._settle_run(cancelled)
             return self.view(cancelled, failed)
 
         event = self.core.new_event(pause.run_id, cancelled_event(pause, reason, caller))

@@ -6,7 +6,8 @@ long-polling `GET /api/v1/interrupts/{id}` (its deadline, `expires_at`, is the s
 it times it out, the sweeper reads the rest) or a hosted task (`statemachines/interrupt.asl.json`) whose
 token is parked at `WAIT#<node>`. The API shows a timed-out interrupt as "cancelled", reason "timeout"
 (`InterruptView.of`). Resume, cancel, vote and the deadline: `baton.services.interrupt_answers`. One that
-declares the action it gates is decided first by the policy in force (`baton.services.interrupt_policy`).
+declares the action it gates is decided first by the policy in force (`decide_gate`; what its ruling
+changes: `baton.domain.gate_ruling`). A policy that fails never passes the gate: a person is asked.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.interrupts import ResumeInterrupt, edge_status
+from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.domain.approval import requester_of
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.gate_payloads import InterruptFailResult
+from baton.domain.gate_ruling import apply_ruling, passed_with, ruling_of
 from baton.domain.interrupt_rules import (
     KIND,
     InterruptOutput,
     asked_event,
-    conflict_details,
     hosted_end_cause,
     is_timed_out,
     key_interrupt_id,
@@ -33,11 +35,11 @@ from baton.domain.interrupt_rules import (
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
-from baton.models import Interaction, InteractionState, ParkedWait
-from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch, end_at_deadline
+from baton.ids import parse_iso
+from baton.policy.source import decide_or_ask
+from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
-from baton.services.interrupt_policy import apply_ruling, decide_gate, passed_with, ruling_of
 from baton.services.page_tokens import (
     PageCursor,
     decode_scoped_page_token,
@@ -50,20 +52,20 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from baton.models import Interaction, InteractionState, ParkedWait
+    from baton.models import Interaction, InteractionState, ParkedWait, RunSummary
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
 
-__all__ = ["InterruptService", "InterruptSpec", "conflict_details", "key_interrupt_id"]
+__all__ = ["InterruptService", "InterruptSpec", "key_interrupt_id"]
 
-STATUSES = ("pending", "answered", "cancelled")  # the API's words; timed_out shows as cancelled
-# The domain statuses behind each API word (a listing of "cancelled" includes the timed-out ones).
+# The API's words and the domain statuses behind each (timed_out shows, and is listed, as cancelled).
 DOMAIN_STATUSES: dict[str, tuple[InteractionState, ...]] = {
     "pending": ("pending",),
     "answered": ("answered",),
     "cancelled": ("cancelled", "timed_out"),
 }
+STATUSES = tuple(DOMAIN_STATUSES)
 MAX_WAIT_SECONDS = 20  # API Gateway's integration limit is 29 s
 POLL_INTERVAL_SECONDS = 0.5  # the long-poll's first re-read; then x1.5 per read up to 2.5 s
 POLL_BACKOFF = 1.5
@@ -191,7 +193,7 @@ class InterruptService(InterruptAnswers):
             remaining = deadline - self._monotonic()
             if i.state.status != "pending" or remaining <= 0:
                 return i
-            left = self._seconds_left(i)
+            left = (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
             self._sleep(min(interval, remaining, max(left, 0.0) + 0.001 if left is not None else remaining))
             interval = min(interval * POLL_BACKOFF, MAX_POLL_INTERVAL_SECONDS)
             reread = self.core.store.get_interaction(i.run_id, i.interaction_id)
@@ -245,14 +247,9 @@ class InterruptService(InterruptAnswers):
             settled = [i for i in settled if edge_status(i) == status]
         return sorted(settled, key=lambda i: (i.created_at, i.interaction_id)), token
 
-    # ---- the hosted waiter's end: the reconciler, the deadline, the sweep, the Catch ------------
+    # ---- the waiter's end: the sweep, the Catch (the reconciler's deadline: InterruptDeadline) --
     def _interrupts_of(self, wait: ParkedWait) -> list[Interaction]:
         return [i for i in interactions_of(self.core, wait) if i.request.kind == KIND]
-
-    def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """At a parked hosted interrupt's deadline, the one deadline path (baton.services.at_deadline).
-        True if this call ended it."""
-        return end_at_deadline(InterruptDeadline(self), wait) is not None
 
     def sweep(self) -> list[str]:
         """Time out every pending interrupt past its deadline: a Query on the sparse `due` index reads only
@@ -282,6 +279,28 @@ class InterruptService(InterruptAnswers):
         cause = hosted_end_cause(target, node, outcome)
         core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return InterruptFailResult(cause=cause, interrupt_id=target.interaction_id if target else None)
+
+
+def decide_gate(core: Core, run: RunSummary, spec: InterruptSpec, *, caller: str) -> PolicyDecision | None:
+    """The policy's decision of the interrupt's declared action (None: no action, or no policy)."""
+    action = spec.action
+    if action is None:
+        return None
+    workflow = spec.workflow_id or ((run.workflow or "") if run.hosted else "")
+    return decide_or_ask(
+        core.policy,
+        lambda: PolicyQuery(
+            action="pass_gate",
+            target=action.name,
+            arguments=action.arguments,
+            agent=caller,
+            run_id=spec.session_id,
+            workflow=workflow,
+            session=spec.session_id,
+            at=core.now(),
+        ),
+        run_id=spec.session_id,
+    )
 
 
 class InterruptDeadline(InteractionPauseDeadline):

@@ -7,9 +7,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import PauseOutput, ResumeResult
-from baton.domain.approval import vote_of
 from baton.domain.ladder import AnswerCheck
-from baton.errors import ConflictError, ValidationFailedError, winner
+from baton.domain.pause_rules import pause_vote
+from baton.errors import ConflictError, winner
 from baton.events import InteractionAnswered, RunResumed
 from baton.models import PauseRequest
 from baton.notify.model import DECISION_KEY
@@ -148,17 +148,10 @@ class PauseAnswers:
         """Each resume of a quorum pause is one vote, under answers.decision; the requester (a hosted run's
         starter, the asking agent) and non-approvers get a 403; the vote meeting the quorum answers the
         pause with its deciders' answers and delivers it (`settle`); a vote after that is a 409."""
-        cast = vote_of(policy, pause.request.options, answer.get(DECISION_KEY))
-        if cast is None:
-            expected = pause.request.options or ["approve", "reject"]
-            raise ValidationFailedError(
-                f"this pause needs {policy.approvals} approval(s): put your vote in answers.{DECISION_KEY}, one of "
-                f"{expected}",
-                details={"path": f"answers.{DECISION_KEY}", "options": expected},
-            )
+        cast = pause_vote(policy, pause.request.options, answer)
         requested_by = pause.request_as(PauseRequest).requested_by
         text = vote_text(answer)
-        ballot = ApprovalService(self.core).cast(pause, policy, text, voter, requested_by=requested_by, vote=cast[0])
+        ballot = ApprovalService(self.core).cast(pause, policy, text, voter, requested_by=requested_by, vote=cast)
         resumed, pending = ApprovalService.settle_if_met(ballot, lambda: self.settle(pause, policy, ballot))
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id) or pause
         status = current.state.status
@@ -166,15 +159,9 @@ class PauseAnswers:
             raise conflict(
                 current, f"the pause at node '{pause.request.node}' is already {status}: the vote is not counted"
             )
-        return ResumeResult(
-            interaction_id=pause.interaction_id,
-            node=pause.request.node,
-            queued=status == "answered",
-            resumed=resumed,
-            delivery=delivery_of(resumed, pending=pending),
-            status="answered" if status == "answered" else "pending",
-            approval=ballot.view(policy),
-        )
+        answered, approval = status == "answered", ballot.view(policy)
+        quorum = {"queued": answered, "status": "answered" if answered else "pending", "approval": approval}
+        return self.view(current, resumed, pending=pending).model_copy(update=quorum)
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """Answer a pause whose tally met `ballot.decision` (guarded by it) and deliver it. True if this

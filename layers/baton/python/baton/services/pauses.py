@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.runs import GateTimedOut, ResumeResult
 from baton.domain.fields import OPEN_RUN_STATES
+from baton.domain.pause_rules import blocking_ask, parked_pause, pause_to_resume, pending_pause, timed_out
 from baton.errors import ConflictError, NotFoundError
-from baton.events import HumanInputRequested, HumanInputTimedOut, RunPaused
-from baton.models import Interaction, ParkedWait, PauseRequest
+from baton.events import HumanInputRequested, RunPaused
+from baton.models import Interaction, PauseRequest
 from baton.ports import GuardFailedError
 from baton.services.approvals import NO_GROUPS, Groups, Voter
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
@@ -21,13 +22,9 @@ from baton.services.decide import decide
 from baton.services.pause_answers import Answers, PauseAnswers
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from baton.domain.gate_payloads import ParkPayload
     from baton.ports import RunSnapshot
     from baton.services.core import Core
-
-RESUMABLE_KINDS = ("ask", "review")
 
 
 @dataclass(frozen=True)
@@ -94,27 +91,7 @@ class PauseService:
         core.notify(interaction, "human_input_requested")
         return interaction
 
-    @staticmethod
-    def parked_pause(snapshot: RunSnapshot, node: str | None = None) -> ParkedWait | None:
-        """The plain pause a resume is for, from the run's snapshot: the one parked wait of a resumable
-        kind (at `node`), when it is an ask. None (a review gate, several, none parked): `resume` reads
-        the run's interactions instead."""
-        found = [
-            w
-            for w in snapshot.waits
-            if w.status == "parked" and w.kind in RESUMABLE_KINDS and (node is None or w.gate == node)
-        ]
-        if len(found) == 1 and found[0].kind == "ask" and found[0].interaction_ids:
-            return found[0]
-        return None
-
-    @staticmethod
-    def _pending_pause(snapshot: RunSnapshot, wait: ParkedWait) -> Interaction | None:
-        """The parked pause's interaction from its pending marker in the snapshot (no read of its own)."""
-        iid = wait.interaction_ids[0]
-        found = next((i for i in snapshot.pending if i.interaction_id == iid and i.request.kind == "ask"), None)
-        # The park wrote its gate on the item (`blocks`, after the marker was copied): kept as stored.
-        return found.model_copy(update={"blocks": wait.gate}) if found is not None else None
+    parked_pause = staticmethod(parked_pause)  # (the route asks it before it resumes)
 
     def resume(self, request: Resume, *, snapshot: RunSnapshot | None = None) -> ResumeResult:
         """Store the answers on the run's pending pause, then send its token (`decide`). The snapshot (the
@@ -124,44 +101,19 @@ class PauseService:
         snapshot = snapshot if snapshot is not None else core.store.snapshot_run(request.run_id)
         if snapshot.run is None:
             raise NotFoundError(f"run {request.run_id} not found", details={"run_id": request.run_id})
-        wait = self.parked_pause(snapshot, request.node)
-        target = self._pending_pause(snapshot, wait) if wait is not None else None
+        wait = parked_pause(snapshot, request.node)
+        target = pending_pause(snapshot, wait) if wait is not None else None
         voter = Voter(request.caller, request.groups)
         if wait is not None and target is not None:
             try:
                 return decide(core, PauseAnswers(core, wait=wait, snapshot=snapshot), target, request.answers, voter)
             except GuardFailedError:  # the wait closed under us (its deadline): decided on a fresh read
                 pass
-        pause = self._blocking_ask(snapshot, request.node) or self._read_pause(request)
+        pause = blocking_ask(snapshot, request.node) or pause_to_resume(
+            core.store.list_run_interactions(request.run_id), request.run_id, request.node
+        )
         answers = PauseAnswers(core, snapshot=snapshot, hosted=snapshot.run.hosted)
         return decide(core, answers, pause, request.answers, voter)
-
-    @staticmethod
-    def _blocking_ask(snapshot: RunSnapshot, node: str | None) -> Interaction | None:
-        """The latest pending ask at `node` from its marker in the snapshot, when nothing was ever parked
-        there (a blocking ask: its marker is a copy of its item; a park would have written `blocks` on the
-        item alone). None: `_read_pause` reads the run's interactions (a review's are not marked)."""
-        if node is None or any(w.gate == node for w in snapshot.waits):
-            return None
-        found = [i for i in snapshot.pending if i.request.kind == "ask" and i.request.node == node]
-        return found[-1] if found else None
-
-    def _read_pause(self, request: Resume) -> Interaction:
-        """The pause a resume is for from the run's interactions (a blocking ask, a review, several pauses,
-        a repeat): the latest pending one, else the latest one (no longer pending)."""
-        node = request.node
-        mine = [
-            i
-            for i in self.core.store.list_run_interactions(request.run_id)
-            if i.request.kind in RESUMABLE_KINDS and (node is None or i.request.node == node)
-        ]
-        if not mine:
-            raise ConflictError(
-                f"run {request.run_id} is not waiting for input" + (f" at node '{node}'" if node else ""),
-                details={"run_id": request.run_id},
-            )
-        pending = [i for i in mine if i.state.status == "pending"]
-        return pending[-1] if pending else mine[-1]
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         return InteractionPauseDeadline(self.core, PauseAnswers.output)
@@ -180,12 +132,3 @@ class PauseService:
         core.record(run_id, event)
         core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=event.cause)
         return GateTimedOut(cause=event.cause, unanswered=event.unanswered)
-
-
-def timed_out(node: str, unanswered: Sequence[Interaction]) -> HumanInputTimedOut:
-    """A pause's timeout event (a hosted gate's, a blocking ask's): its cause is the run's failure reason."""
-    listed = "; ".join(f"{i.interaction_id} ({i.request.prompt!r})" for i in unanswered) or "none"
-    seconds = unanswered[0].request.timeout_seconds if unanswered else None
-    after = f" after {seconds}s" if seconds else ""
-    cause = f"timed out{after} waiting for human input at node '{node}'; unanswered: {listed}"
-    return HumanInputTimedOut(node=node, unanswered=[i.interaction_id for i in unanswered], cause=cause)
