@@ -42,11 +42,16 @@ def moto_refusal(installed: str | None) -> str | None:
     when it will."""
     if installed is None:
         return f"the local stack needs moto, which comes with Baton's `local` extra: {INSTALL_HINT}"
-    if importlib.util.find_spec("gevent") is None:
-        return f"the local stack needs gevent, which comes with Baton's `local` extra: {INSTALL_HINT}"
     if not in_tested_range(installed):
         return (
             f"moto {installed} is installed, but the local stack is tested with moto {TESTED_MOTO_RANGE} "
             f"(it patches moto's internals); install a tested moto: {INSTALL_HINT}"
         )
+    if not gevent_installed():
+        return f"the local stack needs gevent, which comes with Baton's `local` extra: {INSTALL_HINT}"
     return None
+
+
+def gevent_installed() -> bool:
+    """Whether gevent, which runs `baton dev` on greenlets (`baton.local.cooperative`), can be imported."""
+    return importlib.util.find_spec("gevent") is not None
