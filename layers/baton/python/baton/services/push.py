@@ -20,6 +20,7 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from baton.channels.answering import answer_as
 from baton.channels.email.links import (
     PUSH_ANSWER_CONTEXT,
     LinkClaims,
@@ -38,6 +39,7 @@ from baton.contracts.push import (
     PushSubscriptionView,
     push_payload,
 )
+from baton.contracts.questions import AnswerResult
 from baton.errors import (
     BadRequestError,
     BatonError,
@@ -54,7 +56,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.contracts.push import PushAnswerRequest, PushReason, PushSubscriptionRequest
-    from baton.contracts.questions import AnswerResult
     from baton.models import Interaction
     from baton.notify.push import VapidKeys
     from baton.ports import AnswerLinkStore
@@ -71,6 +72,7 @@ PUSH_NOT_CONFIGURED: Final = (
 
 CREDENTIAL_SECONDS: Final = 3600  # a one-tap answer lives an hour at most (less when its item closes sooner)
 PUSH_CHANNEL: Final = "push"  # the decision's `via` (InteractionAnswered)
+ONE_TAP_KINDS: Final = ("question", "tool_approval")  # the kinds a notification answers (`one_tap_answers`)
 STALE_CLAIM_SECONDS: Final = 60  # a claim whose request died may be taken over after this (as a mail link's)
 
 
@@ -213,13 +215,16 @@ class PushAnswers:
         interaction = self._core.store.get_interaction(claims.run_id, claims.interaction_id)
         if interaction is None:
             raise NotFoundError(f"item {claims.interaction_id} of run {claims.run_id} was not found")
+        if (kind := interaction.request.kind) not in ONE_TAP_KINDS:
+            raise ConflictError(f"a {kind} is answered in the inbox, not from a notification", details={"kind": kind})
         now = self._clock()
         use = LinkUse.claiming(claims, iso(now), channel="push")
         earlier = self._links.claim_link(use, stale_before=iso(now - timedelta(seconds=STALE_CLAIM_SECONDS)))
         if earlier is not None:
             raise _used(earlier)
         try:
-            result = self._deliver(interaction, request.answer, claims.recipient)
+            result = answer_as(self._core, interaction, request.answer, claims.recipient, via=PUSH_CHANNEL)
+            assert isinstance(result, AnswerResult)  # a question's or a tool approval's (ONE_TAP_KINDS)
         except Exception:
             self._links.release_link(use)  # not answered: the credential still works
             raise
@@ -241,19 +246,6 @@ class PushAnswers:
                 details={"reason": "other_answer"},
             )
         return claims
-
-    def _deliver(self, interaction: Interaction, answer: Any, operator: str) -> AnswerResult:
-        """The API's own answer for the kind, as `operator` (the kinds `one_tap_answers` offers)."""
-        run_id, iid, kind = interaction.run_id, interaction.interaction_id, interaction.request.kind
-        if kind == "tool_approval":
-            from baton.services.tool_approvals import ToolApprovalService
-
-            return ToolApprovalService(self._core).answer(run_id, iid, answer, caller=operator, via=PUSH_CHANNEL)
-        if kind == "question":
-            from baton.services.questions import QuestionService
-
-            return QuestionService(self._core).answer(run_id, iid, answer, caller=operator, via=PUSH_CHANNEL)
-        raise ConflictError(f"a {kind} is answered in the inbox, not from a notification", details={"kind": kind})
 
 
 _REFUSED: dict[str, type[BatonError]] = {"malformed": BadRequestError, "tampered": ForbiddenError, "expired": GoneError}

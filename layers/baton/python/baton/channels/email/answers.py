@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from baton.channels.answering import answer_as
 from baton.channels.email.forms import LinkForm, NotAnAnswer, answer_of, link_form
 from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, read_link
 from baton.channels.email.pages import Page
@@ -33,9 +34,7 @@ if TYPE_CHECKING:
 
     from baton.models import Interaction
     from baton.ports import AnswerLinkStore, InteractionStore
-    from baton.services.interrupts import InterruptService
     from baton.services.questions import QuestionService
-    from baton.services.runs import RunService
 
 log = logging.getLogger("baton")
 STALE_CLAIM_SECONDS = 60
@@ -56,8 +55,6 @@ class EmailAnswers:
     recipients: Collection[str]  # who may hold a link (config); an address not here is refused
     inbox_url: str = ""
     clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-    runs: RunService | None = None  # default: on the questions' core
-    interrupts: InterruptService | None = None
 
     # ---- GET ------------------------------------------------------------------------------------
     def view(self, token: str) -> Page:
@@ -100,7 +97,7 @@ class EmailAnswers:
         if earlier is not None:
             return _used(earlier)
         try:
-            self._deliver(interaction, answer, claims.recipient)
+            answer_as(self.questions.core, interaction, answer, claims.recipient)
         except BatonError as err:
             self.links.release_link(use)
             return _answer_refused(err)
@@ -140,28 +137,6 @@ class EmailAnswers:
 
             return validate_answer(value, schema=request.schema_, json_schema=request.json_schema)
         return value
-
-    def _deliver(self, interaction: Interaction, answer: Any, recipient: str) -> None:
-        """The API's own service call for the kind, as the link's recipient."""
-        run_id, iid, kind = interaction.run_id, interaction.interaction_id, interaction.request.kind
-        core = self.questions.core
-        if kind == "ask":
-            from baton.services.pauses import Resume
-            from baton.services.runs import RunService
-
-            runs = self.runs or RunService(core)
-            runs.resume(Resume(run_id, {"answer": answer}, caller=recipient, node=interaction.request.node))
-        elif kind == "interrupt":
-            from baton.contracts import ResumeInterrupt
-            from baton.services.interrupts import InterruptService
-
-            (self.interrupts or InterruptService(core)).resume(iid, ResumeInterrupt(input=answer), caller=recipient)
-        elif kind == "tool_approval":
-            from baton.services.tool_approvals import ToolApprovalService
-
-            ToolApprovalService(core).answer(run_id, iid, answer, caller=recipient)
-        else:
-            self.questions.answer(run_id, iid, answer, caller=recipient)
 
     # ---- the shared part ------------------------------------------------------------------------
     def _open(self, token: str) -> tuple[LinkClaims, Interaction]:

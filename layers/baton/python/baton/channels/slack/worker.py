@@ -27,6 +27,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from baton.channels.answering import answer_as
 from baton.channels.slack.ack import not_an_operator
 from baton.channels.slack.blocks import message_blocks, outcome_blocks
 from baton.errors import BatonError, ConflictError, GoneError, NotFoundError
@@ -34,7 +35,7 @@ from baton.services.questions import answer_text
 
 if TYPE_CHECKING:
     from baton.channels.slack.jobs import MessageRef, SlackJob
-    from baton.contracts import AnswerResult, ApprovalView, InterruptResumed, ResumeResult
+    from baton.contracts import ApprovalView
     from baton.models import Interaction
     from baton.runtime.wiring import Services
 
@@ -81,7 +82,7 @@ class SlackWorker:
             if interaction.request.kind == "review":
                 return self._review(interaction, job, operator)
             value = self._value(interaction, job)
-            result = self._deliver(interaction, value, operator)
+            result = answer_as(self._services.core, interaction, value, operator)
         except BatonError as err:
             return _refused(err)
         if result is None:
@@ -92,29 +93,6 @@ class SlackWorker:
             denied = f"denied by {operator}: {value.get('reason')}"
             return Outcome(f"approved by {operator}" if value.get("decision") == "approve" else denied)
         return Outcome(f"answered by {operator} with {answer_text(value)}")
-
-    def _deliver(
-        self, interaction: Interaction, value: Any, operator: str
-    ) -> AnswerResult | ResumeResult | InterruptResumed | None:
-        """The API's own service call for this kind; None for a kind Slack does not answer."""
-        services, run_id, iid = self._services, interaction.run_id, interaction.interaction_id
-        kind = interaction.request.kind
-        if kind == "question":
-            return services.questions.answer(run_id, iid, value, caller=operator)
-        if kind == "ask":
-            from baton.services.pauses import Resume
-
-            resume = Resume(run_id, {"answer": value}, caller=operator, node=interaction.request.node)
-            return services.runs.resume(resume)
-        if kind == "interrupt":
-            from baton.contracts import ResumeInterrupt
-
-            return services.interrupts.resume(iid, ResumeInterrupt(input=value), caller=operator)
-        if kind == "tool_approval":
-            from baton.services.tool_approvals import ToolApprovalService
-
-            return ToolApprovalService(services.core).answer(run_id, iid, value, caller=operator)
-        return None
 
     def _review(self, interaction: Interaction, job: SlackJob, operator: str) -> Outcome:
         action = job.review_action
