@@ -32,6 +32,7 @@ import pytest
 from baton.api import deps
 from baton.api.app import create_app
 from baton.api.auth import agent_token
+from baton.channels.push_answers import PushAnswers
 from baton.contracts import AskRequest
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.local.http_adapter import to_proxy_event
@@ -40,7 +41,6 @@ from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService
-from baton.services.push import PushAnswers
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
 from tests.fakes.links import MemoryAnswerLinks

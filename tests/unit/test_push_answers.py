@@ -23,13 +23,14 @@ from baton.channels.email.links import (
     read_link,
     sign_link,
 )
+from baton.channels.push_answers import PushAnswers
 from baton.contracts import AskRequest
 from baton.contracts.push import PUSH_ANSWER_PATH, push_payload
 from baton.local.http_adapter import to_proxy_event
 from baton.notify.push import VapidKeys
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
-from baton.services.push import CREDENTIAL_SECONDS, PushAnswers, credential_signer
+from baton.services.push import CREDENTIAL_SECONDS, credential_signer
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
 from tests.fakes import MemoryStore

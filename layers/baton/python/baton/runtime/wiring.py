@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from baton.adapters.ssm_policy import ParameterReader
     from baton.channels.email.answers import EmailAnswers
+    from baton.channels.push_answers import PushAnswers
     from baton.notify.push import VapidKeys
     from baton.passkey_ports import PasskeyStore
     from baton.policy.source import PolicySource
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
     from baton.services.passkeys import PasskeyService, RelyingParty
-    from baton.services.push import PushAnswers, PushService
+    from baton.services.push import PushService
     from baton.services.questions import QuestionService
     from baton.services.reconciler import Reconciler
     from baton.services.review import ReviewService
@@ -120,7 +121,7 @@ class Services:
         if self.one_tap_answers is None:
             from baton.adapters.answer_links import DynamoAnswerLinks
             from baton.adapters.clients import dynamodb_client
-            from baton.services.push import PushAnswers
+            from baton.channels.push_answers import PushAnswers
 
             links = DynamoAnswerLinks(self.settings.table_name, dynamodb_client())
             self.one_tap_answers = PushAnswers(self.core, links, vapid_key_source(self.settings))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.channels.answering import answer_as
 from baton.channels.email.forms import LinkForm, NotAnAnswer, answer_of, link_form
-from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, read_link
+from baton.channels.email.links import STALE_CLAIM_SECONDS, LinkClaims, LinkRefused, LinkUse, read_link
 from baton.channels.email.pages import Page
 from baton.errors import BatonError
 from baton.ids import iso
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from baton.services.questions import QuestionService
 
 log = logging.getLogger("baton")
-STALE_CLAIM_SECONDS = 60
 
 
 def _shown(value: Any) -> str:

@@ -32,6 +32,7 @@ from baton.ids import iso
 
 LINK_CONTEXT = b"baton-email-link-v1."
 PUSH_ANSWER_CONTEXT = b"baton-push-answer-v1."
+STALE_CLAIM_SECONDS = 60  # a claim whose request died (never answered) may be taken over after this
 MAX_LINK_CHARS = 2048  # a link longer than this is not one of ours (refused before decoding)
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,1900}\.[A-Za-z0-9_-]{43}$")
 
