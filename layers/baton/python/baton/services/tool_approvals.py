@@ -17,9 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
-from baton.contracts.passkeys import WEBAUTHN_VERIFIED
 from baton.contracts.policy import PolicyDecision, PolicyQuery
-from baton.contracts.questions import AnswerResult
 from baton.contracts.tool_approvals import (
     ConsumeResult,
     DecidedToolApproval,
@@ -30,29 +28,23 @@ from baton.contracts.tool_approvals import (
     tool_spec,
 )
 from baton.domain.audit import is_decision
-from baton.domain.tool_calls import (
-    CONSUMED,
-    StoredDecision,
-    needs_second_factor,
-    open_call_key,
-    parse_decision,
-    timeout_ladder,
-)
+from baton.domain.tool_calls import CONSUMED, StoredDecision, open_call_key, stored_decision, timeout_ladder
 from baton.domain.tool_rulings import answered_at_once, asked_by_rule, usable
 from baton.errors import ConflictError, NotFoundError
 from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.policy.source import decide_or_ask
-from baton.services.approvals import ApprovalService, Voter, vote_text
+from baton.services.approvals import ApprovalService, Voter
 from baton.services.asks import BlockingPause
-from baton.services.deadlines import answer_with_default, arm_interaction, stop_interaction_timer
+from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.decide import decide
 from baton.services.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.services.pause_answers import conflict
+from baton.services.tool_approval_answers import DecideAgainError, ToolApprovalAnswers
 
 if TYPE_CHECKING:
+    from baton.contracts.questions import AnswerResult
     from baton.contracts.tool_approvals import ToolApprovalRequest
-    from baton.domain.approval import ApprovalPolicy, Vote
-    from baton.domain.ballot import Ballot
     from baton.domain.ladder import Ladder
     from baton.services.core import Core
 
@@ -175,87 +167,24 @@ class ToolApprovalService(BlockingPause):
         groups: frozenset[str] = frozenset(),
         via: str | None = None,
         passkey: dict[str, Any] | None = None,
-        confirmed: bool = False,
     ) -> AnswerResult:
-        """A person's decision (POST .../interactions/{id}/answer): 422 at the field for a bad one, 410
-        past the deadline, 409 naming the winner when another answer decided first; an approve of a call
-        whose risk asks for a second factor, a 403 unless `passkey` confirms this answer (`confirmed`: it
-        did, on an earlier try of this request)."""
-        # a write that lost (decided, or claimed, under us) decides again; a confirmed passkey stays confirmed
-        while True:
+        """A person's decision (POST .../interactions/{id}/answer), walked by the one engine `decide` with
+        `ToolApprovalAnswers`: 422 at the field for a bad one, 410 past the deadline, 409 naming the winner
+        when another answer decided first; an approve of a call whose risk asks for a second factor, a 403
+        unless `passkey` confirms this answer."""
+        policy = ToolApprovalAnswers(self.core, sent=answer, passkey=passkey, via=via)
+        while True:  # a write that lost (decided, or claimed, under it) decides again; a passkey stays confirmed
             pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
-            decision = parse_decision(answer, path="answer")
-            call = decision.decided_call(tool_spec(pending).call)
-            stored = StoredDecision(**decision.model_dump(), digest=call.digest if decision.allows else None)
-            value = stored.model_dump(exclude_none=True)
-            result = AnswerResult(
-                interaction_id=interaction_id, node=pending.node, status="answered", queued=True, resumed=True
-            )
-            if pending.state.status != "pending":
-                self.core.refuse_if_ended(pending, value, caller=caller, interaction=pending.public())
-                if pending.state.answer == value and pending.state.answered_by == caller:
-                    return result  # a repeat of the accepted answer
-                raise conflict(pending, f"tool approval {interaction_id} was already decided")
-            self.core.refuse_if_late(pending, value, caller=caller, deadline=pending.expires_at)
-            factor = self.core.second_factor
-            if not confirmed and factor is not None and decision.allows and needs_second_factor(tool_spec(pending)):
-                factor.confirm(caller, run_id, interaction_id, answer, passkey)  # the one check: 403 unless it verifies
-                confirmed = True
-            if (policy := tool_spec(pending).approval) is not None:
-                return self._vote(pending, policy, value, Voter(caller, groups))
-            # second_factor set only when confirmed: an unset field stays out of the record (EventPayload.data)
-            factor_said = {"second_factor": WEBAUTHN_VERIFIED} if confirmed else {}
-            recorded = InteractionAnswered(
-                interaction_id=interaction_id, node=pending.node, answer=value, by=caller, via=via, **factor_said
-            )
-            event = self.core.new_event(run_id, recorded)
-            new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
+            decision = stored_decision(answer, tool_spec(pending).call)
             try:
-                answered = self.core.store.transition_interaction(pending, new, with_records=[event])
-            except ConflictError:
+                return decide(self.core, policy, pending, decision, Voter(caller, groups))
+            except DecideAgainError:
                 continue
-            stop_interaction_timer(self.core, answered)  # this write won: its ladder is moot
-            return result
-
-    def _vote(self, pending: Interaction, policy: ApprovalPolicy, value: dict[str, Any], voter: Voter) -> AnswerResult:
-        """One vote on a quorum approval (approve and edit approve, deny rejects); the vote meeting the quorum
-        decides it with the deciding side's last answer. The asking agent and non-approvers get a 403."""
-        side: Vote = "reject" if value["decision"] == "deny" else "approve"
-        requested_by = tool_spec(pending).requested_by
-        ballot = ApprovalService(self.core).cast(
-            pending, policy, vote_text(value), voter, requested_by=requested_by, vote=side
-        )
-        if ballot.outcome == "closed":
-            raise conflict(
-                pending, f"tool approval {pending.interaction_id} was already decided: the vote is not counted"
-            )
-        done = self._settle(pending, policy, ballot)
-        return AnswerResult(
-            interaction_id=pending.interaction_id,
-            node=pending.node,
-            status="answered" if done else "pending",
-            queued=done,
-            resumed=done,
-            approval=ballot.view(policy),
-        )
 
     def settle_standing(self, pause: Interaction) -> bool:
         """The reconciler: a pending quorum approval whose stored tally is met is decided as its vote would have."""
-        settle = partial(self._settle, pause)
+        settle = partial(ToolApprovalAnswers(self.core).settle, pause)
         return ApprovalService(self.core).settle_standing(pause, tool_spec(pause).approval, settle)
-
-    def _settle(self, pending: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Decide a met tally (guarded by it) with its side's last answer. True once the approval is answered."""
-        if ballot.decision is not None:
-            answer = ballot.deciding_answer()
-            ApprovalService(self.core).settle_answered(pending, policy, ballot, answer, self._stop_timer)
-        current = self.core.store.get_interaction(pending.run_id, pending.interaction_id) or pending
-        return current.state.status == "answered"
-
-    def _stop_timer(self, answered: Interaction) -> bool:
-        """The settling write's winner: the approval's ladder timer is moot now."""
-        stop_interaction_timer(self.core, answered)
-        return True
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
