@@ -35,14 +35,7 @@ class ToolApprovalAnswers:
     """A tool approval's `AnswerPolicy`. `sent`: the answer as the operator sent it (what a passkey signs);
     `confirmed`: the passkey confirmed it, kept across the answer's retries (it is checked once)."""
 
-    def __init__(
-        self,
-        core: Core,
-        *,
-        sent: Any = None,
-        passkey: dict[str, Any] | None = None,
-        via: str | None = None,
-    ) -> None:
+    def __init__(self, core: Core, *, sent: Any = None, passkey: dict[str, Any] | None = None, via: str | None = None):
         self.core, self.sent, self.passkey, self.via = core, sent, passkey, via
         self.confirmed = False
 
@@ -88,15 +81,8 @@ class ToolApprovalAnswers:
             self.settle(pause, policy, ballot)
         # a met tally is the decision: written by this settle, a concurrent vote's or the reconciler's
         decided = ballot.decision is not None
-        status = "answered" if decided else "pending"
-        return AnswerResult(
-            interaction_id=pause.interaction_id,
-            node=pause.node,
-            status=status,
-            queued=decided,
-            resumed=decided,
-            approval=ballot.view(policy),
-        )
+        quorum = {"status": "answered" if decided else "pending", "queued": decided, "approval": ballot.view(policy)}
+        return self.view(pause, decided).model_copy(update=quorum)
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """Decide a met tally (guarded by it) with its side's last answer; True if this call decided it."""
