@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from baton.services.approvals import Decided, Voter
     from baton.services.core import Core
 
-Decision = dict[str, Any]  # the answer as the approval stores it (`baton.domain.tool_calls.stored_decision`)
+StoredAnswer = dict[str, Any]  # the answer as the approval stores it (`baton.domain.tool_calls.stored_decision`)
 
 
 class DecideAgainError(ConflictError):
@@ -39,10 +39,10 @@ class ToolApprovalAnswers:
         self.core, self.sent, self.passkey, self.via = core, sent, passkey, via
         self.confirmed = False
 
-    def check(self, pause: Interaction, answer: Decision) -> None:
+    def check(self, pause: Interaction, answer: StoredAnswer) -> None:
         """Checked as it was parsed against the approval's call (`stored_decision`: 422 at the field)."""
 
-    def refuse_if_late(self, pause: Interaction, answer: Decision, caller: str) -> None:
+    def refuse_if_late(self, pause: Interaction, answer: StoredAnswer, caller: str) -> None:
         """410 past the deadline (kept late); then the last refusal before the decision or the vote: an
         approve of a call whose risk asks for a second factor is a 403 unless `passkey` verifies it."""
         self.core.refuse_if_late(pause, answer, caller=caller, deadline=pause.expires_at)
@@ -52,15 +52,15 @@ class ToolApprovalAnswers:
             factor.confirm(caller, pause.run_id, pause.interaction_id, self.sent, self.passkey)
             self.confirmed = True
 
-    def refuse_if_ended(self, pause: Interaction, answer: Decision, caller: str) -> None:
+    def refuse_if_ended(self, pause: Interaction, answer: StoredAnswer, caller: str) -> None:
         self.core.refuse_if_ended(pause, answer, caller=caller, interaction=pause.public())
 
     @staticmethod
-    def is_repeat(current: Interaction, answer: Decision, caller: str) -> bool:
+    def is_repeat(current: Interaction, answer: StoredAnswer, caller: str) -> bool:
         st = current.state
         return st.status == "answered" and st.answer == answer and st.answered_by == caller
 
-    def repeat(self, current: Interaction, answer: Decision, caller: str) -> AnswerResult | None:
+    def repeat(self, current: Interaction, answer: StoredAnswer, caller: str) -> AnswerResult | None:
         """The same caller's accepted decision again: answered as the first was (nothing is sent)."""
         return self.view(current, True) if self.is_repeat(current, answer, caller) else None
 
@@ -68,7 +68,7 @@ class ToolApprovalAnswers:
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
         return tool_spec(pause).approval
 
-    def vote(self, pause: Interaction, policy: ApprovalPolicy, answer: Decision, voter: Voter) -> AnswerResult:
+    def vote(self, pause: Interaction, policy: ApprovalPolicy, answer: StoredAnswer, voter: Voter) -> AnswerResult:
         """One vote (approve and edit approve, deny rejects; the asking agent and non-approvers get a 403);
         the vote meeting the quorum decides it with the deciding side's last answer."""
         side: Vote = "reject" if answer["decision"] == "deny" else "approve"
@@ -95,7 +95,9 @@ class ToolApprovalAnswers:
         stop_interaction_timer(self.core, answered)
         return True
 
-    def write(self, pause: Interaction, answer: Decision, caller: str, decided: Decided | None) -> Write[AnswerResult]:
+    def write(
+        self, pause: Interaction, answer: StoredAnswer, caller: str, decided: Decided | None
+    ) -> Write[AnswerResult]:
         """The decision and its event (`second_factor` set only when a passkey confirmed it: an unset field
         stays out of the record); once written, its ladder's timer stopped."""
         factor_said = {"second_factor": WEBAUTHN_VERIFIED} if self.confirmed else {}

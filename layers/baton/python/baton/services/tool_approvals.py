@@ -12,7 +12,6 @@ nothing. Each decision is recorded as `policy_decided` in the decision log, with
 
 from __future__ import annotations
 
-import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +46,6 @@ if TYPE_CHECKING:
     from baton.contracts.tool_approvals import ToolApprovalRequest
     from baton.domain.ladder import Ladder
     from baton.services.core import Core
-
-log = logging.getLogger("baton")
 
 KIND = "tool_approval"
 # reads of a call's open approval after losing its conditional create: the winner's is found on the next,
