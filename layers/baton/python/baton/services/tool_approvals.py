@@ -22,13 +22,12 @@ from baton.contracts.tool_approvals import (
     DecidedToolApproval,
     GrantList,
     GrantRevoked,
-    GrantView,
     ToolApprovalPage,
     tool_spec,
 )
 from baton.domain.audit import is_decision
 from baton.domain.tool_calls import CONSUMED, StoredDecision, open_call_key, stored_decision, timeout_ladder
-from baton.domain.tool_rulings import answered_at_once, asked_by_rule, usable
+from baton.domain.tool_rulings import active_grants, answered_at_once, asked_by_rule, usable
 from baton.errors import ConflictError, NotFoundError
 from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
@@ -93,7 +92,7 @@ class ToolApprovalService(BlockingPause):
         core, run_id = self.core, run.run_id
         spec = body.spec(requested_by=caller)
         answered = core.store.list_run_interactions(run_id, kind=KIND, status="answered")
-        grant = next((g for g in self._active_grants(answered) if g.applies_to(spec)), None)
+        grant = next((g for g in active_grants(core.now(), answered) if g.applies_to(spec)), None)
         decided = _policy_decision(core, run, body, granted=grant is not None)
         # an enforced rule decides (a grant does not override it: the policy saw `granted`); else as before
         ruling = decided if decided is not None and decided.enforced and decided.rule is not None else None
@@ -214,12 +213,12 @@ class ToolApprovalService(BlockingPause):
     def grants(self, run_id: str) -> GrantList:
         self.core.require_run(run_id)
         found = self.core.store.list_run_interactions(run_id, kind=KIND, status="answered")
-        return GrantList(run_id=run_id, grants=self._active_grants(found))
+        return GrantList(run_id=run_id, grants=active_grants(self.core.now(), found))
 
     def revoke(self, run_id: str, grant_id: str, *, caller: str) -> GrantRevoked:
         """Revoke a grant (stored on the approve that carried it, with who and when); 404 when not active."""
         i = self._load(run_id, grant_id)
-        if not any(g.grant_id == grant_id for g in self._active_grants([i])):
+        if not any(g.grant_id == grant_id for g in active_grants(self.core.now(), [i])):
             raise NotFoundError(f"no active grant {grant_id} in run {run_id}", details={"grant_id": grant_id})
         st = i.state
         answer = {**st.answer, "revoked_by": caller, "revoked_at": self.core.now()}
@@ -237,14 +236,6 @@ class ToolApprovalService(BlockingPause):
         """The reconciler's pass: a pending approval past its deadline takes its default even if nobody reads it."""
         ended = [self._expire_if_due(i) for i in self.core.store.list_due(KIND, self.core.now())]
         return [Settled(run_id=i.run_id, interaction_id=i.interaction_id) for i in ended if i.state.outcome]
-
-    def _active_grants(self, approvals: list[Interaction]) -> list[GrantView]:
-        now = self.core.now()
-        decided = [
-            (i, StoredDecision.model_validate(i.state.answer)) for i in approvals if i.state.status == "answered"
-        ]
-        until = [(i, d, d.grant_until(i.state.answered_at or now)) for i, d in decided]
-        return [GrantView.of(i, d.remember, end) for i, d, end in until if d.remember and end and end > now]
 
     def _load(self, run_id: str, interaction_id: str) -> Interaction:
         found = super()._load(run_id, interaction_id)
