@@ -73,6 +73,12 @@ BUDGETS: dict[str, Budget] = {
     # a tool approval's claim (issue 30): the approval (GetItem), the run's decision-log head (GetItem),
     # the conditional put with `interrupt_claimed` and the head's advance in one transaction
     "tool approval claim": Budget(total=3),
+    # the vote that meets a tool approval's quorum: the answer's reads (the run's open part, a Query that
+    # finds no question; the approval, GetItem, three times: left, issue 33), the vote with its event (the
+    # chain head, GetItem; one transaction), the tally (GetItem) and the votes (Query), the settle's read of
+    # the approval (GetItem), the chain head (GetItem) and the decision (one transaction). Was 12: the
+    # approval's re-read (GetItem) after its own settle wrote the decision is gone (the met tally says it)
+    "tool approval deciding vote": Budget(total=11),
     # a new tool call a policy decides (issue 31): the run (GetItem), the call's open-approval key (GetItem),
     # the run's answered approvals (Query: does a grant cover it?), the approval and its key in one
     # transaction, the decision-log head (GetItem) and one transaction chaining `human_input_requested`,
@@ -547,6 +553,24 @@ def test_a_tool_approval_claim_stays_in_budget(call_log: CallLog, moto_stack: Mo
     (status, claimed), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {}))
     assert status == 200 and claimed["approval"]["claimed_by"] == OPERATOR, claimed
     _check("tool approval claim", calls)
+
+
+def test_a_tool_approvals_deciding_vote_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    from baton.contracts.tool_approvals import ToolApprovalRequest
+    from baton.domain.tool_calls import ToolCall
+    from baton.services.tool_approvals import ToolApprovalService
+
+    service, run_id = ToolApprovalService(moto_stack.services.core), "budget-tool-vote"
+    call = ToolCall(tool="run_shell", arguments={"command": "make deploy"})
+    body = ToolApprovalRequest(call=call, reason="deploy", timeout_seconds=600, approval=ApprovalPolicy(approvals=2))
+    approval, _ = service.request(run_id, body, caller="agent")  # the asking agent, not the voter
+    first = service.answer(run_id, approval.interaction_id, {"decision": "approve"}, caller="alice")
+    assert first.status == "pending", first
+    _warm(moto_stack)
+    path = f"/api/runs/{run_id}/interactions/{approval.interaction_id}/answer"
+    (status, decided), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"answer": "approve"}))
+    assert status == 200 and decided["status"] == "answered", decided
+    _check("tool approval deciding vote", calls)
 
 
 POLICY = """

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from baton.api.auth import agent_token
-from baton.errors import ConflictError
+from baton.errors import GoneError
 from baton.mcp.tasks import decode_task_id, encode_task_id
 from baton.services.core import Core
 from baton.services.tool_approvals import ToolApprovalService
@@ -103,13 +103,15 @@ def test_cancel_withdraws_the_approval_and_it_cannot_be_answered_or_cancelled_ag
     assert again["data"]["status"] == 410
     result = session(core, fake).request("tasks/result", {"taskId": task["taskId"]})["result"]
     assert result["isError"] is True and "do not run" in result["content"][0]["text"]
-    # The withdrawal is in the run's log, with who withdrew it; a late answer is refused (409, naming the withdrawal).
+    # The withdrawal is in the run's log, with who withdrew it; a late answer is refused (410, naming the
+    # withdrawal: a closed pause of every kind answers so, by the one engine baton.services.decide).
     logged = [e for e in core.store.list_events(RUN) if e.type == "interrupt_cancelled"]
     assert [(e.data["by"], e.data["interaction_id"]) for e in logged] == [
         (f"agent:{RUN}", decode_task_id(task["taskId"])[1])
     ]
-    with pytest.raises(ConflictError):
+    with pytest.raises(GoneError) as refused:
         ToolApprovalService(core).answer(RUN, decode_task_id(task["taskId"])[1], {"decision": "approve"}, caller="op")
+    assert refused.value.details["winner"]["by"] == f"agent:{RUN}"
 
 
 def test_a_foreign_or_forged_task_id_is_refused(core: Core, fake: FakeTime) -> None:

@@ -218,6 +218,15 @@ def parse_decision(value: Any, *, path: str) -> ToolDecision:
         raise ValidationFailedError(f"{at}: {first['msg']}", details={"path": at}) from None
 
 
+def stored_decision(value: Any, call: ToolCall) -> dict[str, Any]:
+    """A person's answer as the approval of `call` stores it (422 at the field under `answer`): bound to
+    the digest of the call it lets run (an edit's, checked against the call's schema)."""
+    decision = parse_decision(value, path="answer")
+    decided = decision.decided_call(call)
+    digest = decided.digest if decision.allows else None
+    return StoredDecision(**decision.model_dump(), digest=digest).model_dump(exclude_none=True)
+
+
 def timeout_ladder(declared: Ladder | None, call: ToolCall) -> Ladder:
     """The approval's ladder, always with a default taken at the deadline: deny unless the request declared
     `on_timeout: {"default": {"decision": "approve" | "deny", ...}}` (an approve bound to this call)."""

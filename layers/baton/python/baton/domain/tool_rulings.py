@@ -1,17 +1,17 @@
 """Who decides a tool call (issues 30, 31): pure rules, no ports. A policy's enforced allow or deny, else
 an active grant, answers a new call at once; an `@ask` rule names its approvers, quorum and deadline; an
-approval a repeat of its call may still use."""
+approval a repeat of its call may still use; the grants still active."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from baton.contracts.tool_approvals import GrantView
 from baton.domain.approval import rule_approval, rule_ladder
 from baton.domain.tool_calls import CONSUMED, StoredDecision
 
 if TYPE_CHECKING:
     from baton.contracts.policy import PolicyDecision
-    from baton.contracts.tool_approvals import GrantView
     from baton.domain.ladder import Ladder
     from baton.domain.tool_calls import ToolApprovalSpec
     from baton.models import Interaction
@@ -59,3 +59,10 @@ def usable(i: Interaction) -> bool:
     return st.status == "pending" or (
         st.status == "answered" and st.reason != CONSUMED and StoredDecision.model_validate(st.answer).allows
     )
+
+
+def active_grants(now: str, approvals: list[Interaction]) -> list[GrantView]:
+    """The grants (an approve with `remember`) among `approvals` not yet expired or revoked at `now`."""
+    decided = [(i, StoredDecision.model_validate(i.state.answer)) for i in approvals if i.state.status == "answered"]
+    until = [(i, d, d.grant_until(i.state.answered_at or now)) for i, d in decided]
+    return [GrantView.of(i, d.remember, end) for i, d, end in until if d.remember and end and end > now]

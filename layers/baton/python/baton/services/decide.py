@@ -3,7 +3,7 @@ answered as the first when it repeats the stored answer, refused when late, coun
 pause, else decided by one guarded transaction and released; a failed send is a 202 `delivery: pending`
 the reconciler delivers. A kind's own steps are its `AnswerPolicy` (baton.services.at_deadline): a pause
 and a blocking ask `PauseAnswers`, an async question `QuestionAnswers`, an interrupt `InterruptAnswers`
-(its cancel `InterruptCancels`)."""
+(its cancel `InterruptCancels`), a tool approval `ToolApprovalAnswers`."""
 
 from __future__ import annotations
 

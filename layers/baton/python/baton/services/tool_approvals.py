@@ -12,51 +12,39 @@ nothing. Each decision is recorded as `policy_decided` in the decision log, with
 
 from __future__ import annotations
 
-import logging
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
-from baton.contracts.passkeys import WEBAUTHN_VERIFIED
 from baton.contracts.policy import PolicyDecision, PolicyQuery
-from baton.contracts.questions import AnswerResult
 from baton.contracts.tool_approvals import (
     ConsumeResult,
     DecidedToolApproval,
     GrantList,
     GrantRevoked,
-    GrantView,
     ToolApprovalPage,
     tool_spec,
 )
 from baton.domain.audit import is_decision
-from baton.domain.tool_calls import (
-    CONSUMED,
-    StoredDecision,
-    needs_second_factor,
-    open_call_key,
-    parse_decision,
-    timeout_ladder,
-)
-from baton.domain.tool_rulings import answered_at_once, asked_by_rule, usable
+from baton.domain.tool_calls import CONSUMED, StoredDecision, open_call_key, stored_decision, timeout_ladder
+from baton.domain.tool_rulings import active_grants, answered_at_once, asked_by_rule, usable
 from baton.errors import ConflictError, NotFoundError
 from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.policy.source import decide_or_ask
-from baton.services.approvals import ApprovalService, Voter, vote_text
+from baton.services.approvals import ApprovalService, Voter
 from baton.services.asks import BlockingPause
-from baton.services.deadlines import answer_with_default, arm_interaction, stop_interaction_timer
+from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.decide import decide
 from baton.services.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.services.pause_answers import conflict
+from baton.services.tool_approval_answers import DecideAgainError, ToolApprovalAnswers
 
 if TYPE_CHECKING:
+    from baton.contracts.questions import AnswerResult
     from baton.contracts.tool_approvals import ToolApprovalRequest
-    from baton.domain.approval import ApprovalPolicy, Vote
-    from baton.domain.ballot import Ballot
     from baton.domain.ladder import Ladder
     from baton.services.core import Core
-
-log = logging.getLogger("baton")
 
 KIND = "tool_approval"
 # reads of a call's open approval after losing its conditional create: the winner's is found on the next,
@@ -104,7 +92,7 @@ class ToolApprovalService(BlockingPause):
         core, run_id = self.core, run.run_id
         spec = body.spec(requested_by=caller)
         answered = core.store.list_run_interactions(run_id, kind=KIND, status="answered")
-        grant = next((g for g in self._active_grants(answered) if g.applies_to(spec)), None)
+        grant = next((g for g in active_grants(core.now(), answered) if g.applies_to(spec)), None)
         decided = _policy_decision(core, run, body, granted=grant is not None)
         # an enforced rule decides (a grant does not override it: the policy saw `granted`); else as before
         ruling = decided if decided is not None and decided.enforced and decided.rule is not None else None
@@ -175,87 +163,24 @@ class ToolApprovalService(BlockingPause):
         groups: frozenset[str] = frozenset(),
         via: str | None = None,
         passkey: dict[str, Any] | None = None,
-        confirmed: bool = False,
     ) -> AnswerResult:
-        """A person's decision (POST .../interactions/{id}/answer): 422 at the field for a bad one, 410
-        past the deadline, 409 naming the winner when another answer decided first; an approve of a call
-        whose risk asks for a second factor, a 403 unless `passkey` confirms this answer (`confirmed`: it
-        did, on an earlier try of this request)."""
-        # a write that lost (decided, or claimed, under us) decides again; a confirmed passkey stays confirmed
-        while True:
+        """A person's decision (POST .../interactions/{id}/answer), walked by the one engine `decide` with
+        `ToolApprovalAnswers`: 422 at the field for a bad one, 410 past the deadline, 409 naming the winner
+        when another answer decided first; an approve of a call whose risk asks for a second factor, a 403
+        unless `passkey` confirms this answer."""
+        policy = ToolApprovalAnswers(self.core, sent=answer, passkey=passkey, via=via)
+        while True:  # a write that lost (decided, or claimed, under it) decides again; a passkey stays confirmed
             pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
-            decision = parse_decision(answer, path="answer")
-            call = decision.decided_call(tool_spec(pending).call)
-            stored = StoredDecision(**decision.model_dump(), digest=call.digest if decision.allows else None)
-            value = stored.model_dump(exclude_none=True)
-            result = AnswerResult(
-                interaction_id=interaction_id, node=pending.node, status="answered", queued=True, resumed=True
-            )
-            if pending.state.status != "pending":
-                self.core.refuse_if_ended(pending, value, caller=caller, interaction=pending.public())
-                if pending.state.answer == value and pending.state.answered_by == caller:
-                    return result  # a repeat of the accepted answer
-                raise conflict(pending, f"tool approval {interaction_id} was already decided")
-            self.core.refuse_if_late(pending, value, caller=caller, deadline=pending.expires_at)
-            factor = self.core.second_factor
-            if not confirmed and factor is not None and decision.allows and needs_second_factor(tool_spec(pending)):
-                factor.confirm(caller, run_id, interaction_id, answer, passkey)  # the one check: 403 unless it verifies
-                confirmed = True
-            if (policy := tool_spec(pending).approval) is not None:
-                return self._vote(pending, policy, value, Voter(caller, groups))
-            # second_factor set only when confirmed: an unset field stays out of the record (EventPayload.data)
-            factor_said = {"second_factor": WEBAUTHN_VERIFIED} if confirmed else {}
-            recorded = InteractionAnswered(
-                interaction_id=interaction_id, node=pending.node, answer=value, by=caller, via=via, **factor_said
-            )
-            event = self.core.new_event(run_id, recorded)
-            new = status_of(pending.state, "answered", answer=value, by=caller, at=self.core.now())
+            decision = stored_decision(answer, tool_spec(pending).call)
             try:
-                answered = self.core.store.transition_interaction(pending, new, with_records=[event])
-            except ConflictError:
+                return decide(self.core, policy, pending, decision, Voter(caller, groups))
+            except DecideAgainError:
                 continue
-            stop_interaction_timer(self.core, answered)  # this write won: its ladder is moot
-            return result
-
-    def _vote(self, pending: Interaction, policy: ApprovalPolicy, value: dict[str, Any], voter: Voter) -> AnswerResult:
-        """One vote on a quorum approval (approve and edit approve, deny rejects); the vote meeting the quorum
-        decides it with the deciding side's last answer. The asking agent and non-approvers get a 403."""
-        side: Vote = "reject" if value["decision"] == "deny" else "approve"
-        requested_by = tool_spec(pending).requested_by
-        ballot = ApprovalService(self.core).cast(
-            pending, policy, vote_text(value), voter, requested_by=requested_by, vote=side
-        )
-        if ballot.outcome == "closed":
-            raise conflict(
-                pending, f"tool approval {pending.interaction_id} was already decided: the vote is not counted"
-            )
-        done = self._settle(pending, policy, ballot)
-        return AnswerResult(
-            interaction_id=pending.interaction_id,
-            node=pending.node,
-            status="answered" if done else "pending",
-            queued=done,
-            resumed=done,
-            approval=ballot.view(policy),
-        )
 
     def settle_standing(self, pause: Interaction) -> bool:
         """The reconciler: a pending quorum approval whose stored tally is met is decided as its vote would have."""
-        settle = partial(self._settle, pause)
+        settle = partial(ToolApprovalAnswers(self.core).settle, pause)
         return ApprovalService(self.core).settle_standing(pause, tool_spec(pause).approval, settle)
-
-    def _settle(self, pending: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Decide a met tally (guarded by it) with its side's last answer. True once the approval is answered."""
-        if ballot.decision is not None:
-            answer = ballot.deciding_answer()
-            ApprovalService(self.core).settle_answered(pending, policy, ballot, answer, self._stop_timer)
-        current = self.core.store.get_interaction(pending.run_id, pending.interaction_id) or pending
-        return current.state.status == "answered"
-
-    def _stop_timer(self, answered: Interaction) -> bool:
-        """The settling write's winner: the approval's ladder timer is moot now."""
-        stop_interaction_timer(self.core, answered)
-        return True
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
@@ -288,12 +213,12 @@ class ToolApprovalService(BlockingPause):
     def grants(self, run_id: str) -> GrantList:
         self.core.require_run(run_id)
         found = self.core.store.list_run_interactions(run_id, kind=KIND, status="answered")
-        return GrantList(run_id=run_id, grants=self._active_grants(found))
+        return GrantList(run_id=run_id, grants=active_grants(self.core.now(), found))
 
     def revoke(self, run_id: str, grant_id: str, *, caller: str) -> GrantRevoked:
         """Revoke a grant (stored on the approve that carried it, with who and when); 404 when not active."""
         i = self._load(run_id, grant_id)
-        if not any(g.grant_id == grant_id for g in self._active_grants([i])):
+        if not any(g.grant_id == grant_id for g in active_grants(self.core.now(), [i])):
             raise NotFoundError(f"no active grant {grant_id} in run {run_id}", details={"grant_id": grant_id})
         st = i.state
         answer = {**st.answer, "revoked_by": caller, "revoked_at": self.core.now()}
@@ -311,14 +236,6 @@ class ToolApprovalService(BlockingPause):
         """The reconciler's pass: a pending approval past its deadline takes its default even if nobody reads it."""
         ended = [self._expire_if_due(i) for i in self.core.store.list_due(KIND, self.core.now())]
         return [Settled(run_id=i.run_id, interaction_id=i.interaction_id) for i in ended if i.state.outcome]
-
-    def _active_grants(self, approvals: list[Interaction]) -> list[GrantView]:
-        now = self.core.now()
-        decided = [
-            (i, StoredDecision.model_validate(i.state.answer)) for i in approvals if i.state.status == "answered"
-        ]
-        until = [(i, d, d.grant_until(i.state.answered_at or now)) for i, d in decided]
-        return [GrantView.of(i, d.remember, end) for i, d, end in until if d.remember and end and end > now]
 
     def _load(self, run_id: str, interaction_id: str) -> Interaction:
         found = super()._load(run_id, interaction_id)
