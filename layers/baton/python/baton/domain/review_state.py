@@ -17,18 +17,39 @@ if TYPE_CHECKING:
 
 
 class StoredAction(BaseModel):
-    """An action as the review interaction stores it (`state.answer`; all None for a non-review answer)."""
+    """An action as the review interaction stores it (`state.answer`; all None for a non-review answer).
+    The fields in the stored JSON's key order; `stored()` writes only the keys set (a reply names no
+    commit, an auto-merge no reason)."""
 
     action: str | None = None
     reply: str | None = None
     message: str | None = None
     merge_strategy: str | None = None
+    by: str | None = None
     reviewed_head: str | None = None
     diff_digest: str | None = None
+    reason: str | None = None
 
     @classmethod
     def of(cls, interaction: Interaction) -> StoredAction:
         return cls.model_validate(interaction.state.answer or {})
+
+    @classmethod
+    def decided(cls, decision: ReviewDecision, reviewed: Reviewed, *, merge_strategy: str, by: str) -> StoredAction:
+        """An operator's decision as stored: all but a reply name the commit and diff they decide on, and why."""
+        fields: dict[str, Any] = {
+            "action": decision.action,
+            "reply": decision.reply,
+            "message": decision.message,
+            "merge_strategy": decision.merge_strategy or merge_strategy,
+            "by": by,
+        }
+        if decision.action != "reply":
+            fields |= {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "reason": decision.reason}
+        return cls(**fields)
+
+    def stored(self) -> dict[str, Any]:
+        return self.model_dump(exclude_unset=True)
 
 
 @dataclass(frozen=True)
