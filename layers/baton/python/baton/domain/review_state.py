@@ -1,5 +1,5 @@
 """A review interaction read back (pure: no port calls): the action it stores, what the companion's turns
-reviewed, and the rule that refuses an action those turns do not allow."""
+reviewed, and the rules that refuse an action (one those turns do not allow, one on a review not waiting)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from baton.domain.review_gate import KEY_ACTION, KEY_REASON, allowed_actions, verdict_blocks_approval
-from baton.errors import ConflictError, ValidationFailedError
+from baton.errors import ConflictError, GoneError, ValidationFailedError
 
 if TYPE_CHECKING:
     from baton.domain.review_decision import ReviewDecision
@@ -50,6 +50,22 @@ class StoredAction(BaseModel):
 
     def stored(self) -> dict[str, Any]:
         return self.model_dump(exclude_unset=True)
+
+
+def refuse_timed_out(review: Interaction) -> None:
+    """410 for an action on a review its deadline ended."""
+    if review.state.status == "timed_out":
+        raise GoneError(f"the review at gate '{review.node}' timed out", details={"interaction": review.public()})
+
+
+def not_waiting(review: Interaction) -> ConflictError:
+    """The 409 for an action on a review the operator is not being asked (its last action says why)."""
+    busy = StoredAction.of(review).action
+    return ConflictError(
+        f"the review at gate '{review.node}' is not waiting for the operator (last action: {busy}; "
+        "the companion is answering, a merge is running or the gate finished); try again shortly",
+        details={"interaction": review.public()},
+    )
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
 from baton.domain.review_gate import MERGE_ACTIONS
-from baton.domain.review_state import StoredAction
-from baton.errors import ConflictError, GoneError
+from baton.domain.review_state import StoredAction, not_waiting, refuse_timed_out
+from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn
 from baton.services.answer_outcomes import closed_error, delivery_of
@@ -167,20 +167,6 @@ class ReviewActions(ReviewGate):
         if interaction.state.status != "pending":
             raise not_waiting(interaction)
         return interaction
-
-
-def refuse_timed_out(review: Interaction) -> None:
-    if review.state.status == "timed_out":
-        raise GoneError(f"the review at gate '{review.node}' timed out", details={"interaction": review.public()})
-
-
-def not_waiting(review: Interaction) -> ConflictError:
-    busy = StoredAction.of(review).action
-    return ConflictError(
-        f"the review at gate '{review.node}' is not waiting for the operator (last action: {busy}; "
-        "the companion is answering, a merge is running or the gate finished); try again shortly",
-        details={"interaction": review.public()},
-    )
 
 
 class ReviewAnswers:
