@@ -1,5 +1,6 @@
-"""The operator's actions on a review gate (a `ReviewDecision`; under a quorum, votes settled by
-`baton/services/approvals.py`), the park of its task token and the reconciler's re-sends."""
+"""The operator's actions on a review gate (a `ReviewDecision`, taken by the one decision engine with
+`ReviewAnswers`; under a quorum, votes settled by `baton/services/approvals.py`), the park of its task
+token and the reconciler's re-sends."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ class ReviewActions(ReviewGate):
         interaction = self._waiting_review(run_id, node)  # a missing run is its 404
         wait, head = self.core.store.get_wait_and_head(run_id, interaction.node)  # the head: the decision's chain
         turns = self.core.store.list_turns(run_id, interaction.interaction_id)
-        answers = ReviewAnswers(self, decision, wait=wait, audit_head=head, turns=turns)
+        answers = ReviewAnswers(self, interaction, decision, wait=wait, audit_head=head, turns=turns)
         return decide(self.core, answers, interaction, decision, Voter(caller, groups))
 
     def _vote(
@@ -177,6 +178,7 @@ class ReviewAnswers:
     def __init__(
         self,
         gate: ReviewActions,
+        review: Interaction,
         decision: ReviewDecision,
         *,
         wait: ParkedWait | None,
@@ -185,11 +187,11 @@ class ReviewAnswers:
     ) -> None:
         self.gate, self.core, self.decision = gate, gate.core, decision
         self.wait, self.audit_head, self.turns = wait, audit_head, turns
+        self.config, self.reviewed = gate.config_of(review), gate._reviewed(review, turns)
 
     def check(self, review: Interaction, decision: ReviewDecision) -> None:
         """409/422 for an action the dialogue does not allow; a merge of anything but the reviewed commit."""
-        config = self.gate.config_of(review)
-        reviewed = self.gate._reviewed(review, self.turns)
+        config, reviewed = self.config, self.reviewed
         allowed = reviewed.refuse_disallowed(decision, max_turns=config.max_turns)
         if decision.merges:
             tip = self.gate._branch_tip(config)
@@ -211,17 +213,16 @@ class ReviewAnswers:
         return None
 
     def quorum(self, review: Interaction) -> ApprovalPolicy | None:
-        return None if self.decision.action == "reply" else self.gate.config_of(review).approval
+        return None if self.decision.action == "reply" else self.config.approval
 
-    def stored(self, review: Interaction, caller: str) -> StoredAction:
-        reviewed = self.gate._reviewed(review, self.turns)
-        merge_strategy = self.gate.config_of(review).merge_strategy
-        return StoredAction.decided(self.decision, reviewed, merge_strategy=merge_strategy, by=caller)
+    def _stored(self, caller: str) -> StoredAction:
+        strategy = self.config.merge_strategy
+        return StoredAction.decided(self.decision, self.reviewed, merge_strategy=strategy, by=caller)
 
     def vote(
         self, review: Interaction, policy: ApprovalPolicy, decision: ReviewDecision, voter: Voter
     ) -> ReviewActionResult:
-        vote = self.stored(review, voter.operator).model_dump(exclude_unset=True, exclude={"reply", "by"})
+        vote = self._stored(voter.operator).model_dump(exclude_unset=True, exclude={"reply", "by"})
         requested_by = self.core.require_run(review.run_id).started_by
         return self.gate._vote(review, policy, vote, voter, requested_by=requested_by)
 
@@ -229,7 +230,7 @@ class ReviewAnswers:
         self, review: Interaction, decision: ReviewDecision, caller: str, decided: Decided | None
     ) -> Write[ReviewActionResult]:
         """The action and its event, chained after the head read with the wait."""
-        stored = self.stored(review, caller).stored()
+        stored = self._stored(caller).stored()
         event = self.core.new_event(review.run_id, self.gate._answered(review, stored, by=caller))
         release = partial(self._release, caller=caller)
         return Write(at=self.core.now(), records=[event], release=release, audit_head=self.audit_head, stored=stored)
@@ -239,16 +240,8 @@ class ReviewAnswers:
         read before the reply: the operator's turn is not the companion's."""
         gate, reply = self.gate, self.decision.reply
         if reply is not None:
-            n, at = len(self.turns), self.core.now()
-            turn = ReviewTurn(
-                run_id=answered.run_id,
-                interaction_id=answered.interaction_id,
-                n=n,
-                role="operator",
-                text=reply,
-                at=at,
-                by=caller,
-            )
+            run_id, iid, n, at = answered.run_id, answered.interaction_id, len(self.turns), self.core.now()
+            turn = ReviewTurn(run_id=run_id, interaction_id=iid, n=n, role="operator", text=reply, at=at, by=caller)
             gate._store_turn(turn, gate._turn_recorded(turn, answered.node, by=caller))
         return self.view(answered, gate._release(answered, turns=self.turns))
 
