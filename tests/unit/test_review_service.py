@@ -326,3 +326,44 @@ def test_a_merge_that_did_not_run_reopens_and_a_merge_timeout_fails_the_run(
     assert out["status"] == "timed_out" and "did not report within" in out["cause"]
     run = core.store.get_run("r1")
     assert run is not None and run.status == "failed" and run.merge_status == "timed_out"
+
+
+def test_the_stored_action_keeps_its_json_keys_in_order(review: ReviewService, repo: DemoRepo) -> None:
+    """The action as stored (`state.answer`, dumped to JSON in the table) names the same keys in the same
+    order: a reply names no commit, a decision the commit, diff and reason, an auto-merge no reason."""
+    review.first_turn("r1", repo.gate_input(max_turns=3))
+    review.park("r1", "ship_review", "tok-1")
+    review.act("r1", ReviewDecision(action="reply", reply="tests pass"), caller="op")
+    reply = {"action": "reply", "reply": "tests pass", "message": None, "merge_strategy": "squash", "by": "op"}
+    assert json.dumps(_stored_answer(review, "r1")) == json.dumps(reply)
+    review.reply_turn("r1", "ship_review")
+    review.park("r1", "ship_review", "tok-2")
+    view = review.view("r1")
+    review.act("r1", ReviewDecision(action="request_changes", reason="no"), caller="op")
+    decided = {
+        "action": "request_changes",
+        "reply": None,
+        "message": None,
+        "merge_strategy": "squash",
+        "by": "op",
+        "reviewed_head": view.reviewed_head,
+        "diff_digest": view.diff_digest,
+        "reason": "no",
+    }
+    assert json.dumps(_stored_answer(review, "r1")) == json.dumps(decided)
+    review.first_turn("r2", repo.gate_input(posture="agent_verdict_ok", confidence_threshold=0.5))
+    assert list(_stored_answer(review, "r2")) == [
+        "action",
+        "reply",
+        "message",
+        "merge_strategy",
+        "by",
+        "reviewed_head",
+        "diff_digest",
+    ]
+
+
+def _stored_answer(review: ReviewService, run_id: str) -> Any:
+    latest = review._latest(run_id)
+    assert latest is not None
+    return latest.state.answer
