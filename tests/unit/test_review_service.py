@@ -21,6 +21,7 @@ from baton.domain.review_decision import ReviewDecision
 from baton.domain.review_gate import parse_gate_config, resolve_review_url
 from baton.errors import ConflictError, NotFoundError, ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
+from baton.models import status_of
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
@@ -361,6 +362,48 @@ def test_the_stored_action_keeps_its_json_keys_in_order(review: ReviewService, r
         "reviewed_head",
         "diff_digest",
     ]
+
+
+def test_an_action_that_loses_the_race_is_409_naming_the_winner(
+    review: ReviewService, core: Core, repo: DemoRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another operator's action stored between this one's read and its write: the write loses (nothing of
+    it is stored or sent) with the 409 naming the action that won."""
+    review.first_turn("r1", repo.gate_input())
+    review.park("r1", "ship_review", "tok-1")
+    store, list_turns = review.core.store, review.core.store.list_turns
+
+    def first_another_acts(run_id: str, interaction_id: str) -> Any:
+        turns = list_turns(run_id, interaction_id)
+        monkeypatch.setattr(store, "list_turns", list_turns)
+        review.act(run_id, ReviewDecision(action="request_changes"), caller="op2")
+        return turns
+
+    monkeypatch.setattr(store, "list_turns", first_another_acts)
+    with pytest.raises(ConflictError, match=r"not waiting for the operator \(last action: request_changes") as lost:
+        review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
+    assert lost.value.details["interaction"]["answered_by"] == "op2"
+    assert _stored_answer(review, "r1")["by"] == "op2"
+    assert [(token, out["action"]) for _, token, out in _sent(core)] == [("tok-1", "request_changes")]
+
+
+def test_an_action_whose_review_changed_under_it_but_still_waits_is_told_to_send_again(
+    review: ReviewService, core: Core, repo: DemoRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    review.first_turn("r1", repo.gate_input())
+    review.park("r1", "ship_review", "tok-1")
+    store, list_turns = core.store, core.store.list_turns
+
+    def changed_meanwhile(run_id: str, interaction_id: str) -> Any:
+        current = store.get_interaction(run_id, interaction_id)
+        assert current is not None
+        store.transition_interaction(current, status_of(current.state, "pending"))  # a new version, still pending
+        return list_turns(run_id, interaction_id)
+
+    monkeypatch.setattr(store, "list_turns", changed_meanwhile)
+    with pytest.raises(ConflictError, match="changed while this action was written; send it again"):
+        review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
+    assert _stored_answer(review, "r1") is None and _sent(core) == []
 
 
 def _stored_answer(review: ReviewService, run_id: str) -> Any:

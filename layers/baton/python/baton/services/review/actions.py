@@ -246,6 +246,11 @@ class ReviewAnswers:
         return self.view(answered, gate._release(answered, turns=self.turns))
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError:
+        if current.state.status == "pending":  # the write lost to no action (the decision log busy): again
+            return ConflictError(
+                f"the review at gate '{current.node}' changed while this action was written; send it again",
+                details={"interaction": current.public()},
+            )
         return not_waiting(current)
 
     def view(self, answered: Interaction, resumed: bool, *, pending: bool = False) -> ReviewActionResult:
