@@ -21,6 +21,7 @@ from baton.domain.review_decision import ReviewDecision
 from baton.domain.review_gate import parse_gate_config, resolve_review_url
 from baton.errors import ConflictError, NotFoundError, ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
+from baton.models import status_of
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
@@ -326,3 +327,86 @@ def test_a_merge_that_did_not_run_reopens_and_a_merge_timeout_fails_the_run(
     assert out["status"] == "timed_out" and "did not report within" in out["cause"]
     run = core.store.get_run("r1")
     assert run is not None and run.status == "failed" and run.merge_status == "timed_out"
+
+
+def test_the_stored_action_keeps_its_json_keys_in_order(review: ReviewService, repo: DemoRepo) -> None:
+    """The action as stored (`state.answer`, dumped to JSON in the table) names the same keys in the same
+    order: a reply names no commit, a decision the commit, diff and reason, an auto-merge no reason."""
+    review.first_turn("r1", repo.gate_input(max_turns=3))
+    review.park("r1", "ship_review", "tok-1")
+    review.act("r1", ReviewDecision(action="reply", reply="tests pass"), caller="op")
+    reply = {"action": "reply", "reply": "tests pass", "message": None, "merge_strategy": "squash", "by": "op"}
+    assert json.dumps(_stored_answer(review, "r1")) == json.dumps(reply)
+    review.reply_turn("r1", "ship_review")
+    review.park("r1", "ship_review", "tok-2")
+    view = review.view("r1")
+    review.act("r1", ReviewDecision(action="request_changes", reason="no"), caller="op")
+    decided = {
+        "action": "request_changes",
+        "reply": None,
+        "message": None,
+        "merge_strategy": "squash",
+        "by": "op",
+        "reviewed_head": view.reviewed_head,
+        "diff_digest": view.diff_digest,
+        "reason": "no",
+    }
+    assert json.dumps(_stored_answer(review, "r1")) == json.dumps(decided)
+    review.first_turn("r2", repo.gate_input(posture="agent_verdict_ok", confidence_threshold=0.5))
+    assert list(_stored_answer(review, "r2")) == [
+        "action",
+        "reply",
+        "message",
+        "merge_strategy",
+        "by",
+        "reviewed_head",
+        "diff_digest",
+    ]
+
+
+def test_an_action_that_loses_the_race_is_409_naming_the_winner(
+    review: ReviewService, core: Core, repo: DemoRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another operator's action stored between this one's read and its write: the write loses (nothing of
+    it is stored or sent) with the 409 naming the action that won."""
+    review.first_turn("r1", repo.gate_input())
+    review.park("r1", "ship_review", "tok-1")
+    store, list_turns = review.core.store, review.core.store.list_turns
+
+    def first_another_acts(run_id: str, interaction_id: str) -> Any:
+        turns = list_turns(run_id, interaction_id)
+        monkeypatch.setattr(store, "list_turns", list_turns)
+        review.act(run_id, ReviewDecision(action="request_changes"), caller="op2")
+        return turns
+
+    monkeypatch.setattr(store, "list_turns", first_another_acts)
+    with pytest.raises(ConflictError, match=r"not waiting for the operator \(last action: request_changes") as lost:
+        review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
+    assert lost.value.details["interaction"]["answered_by"] == "op2"
+    assert _stored_answer(review, "r1")["by"] == "op2"
+    assert [(token, out["action"]) for _, token, out in _sent(core)] == [("tok-1", "request_changes")]
+
+
+def test_an_action_whose_review_changed_under_it_but_still_waits_is_told_to_send_again(
+    review: ReviewService, core: Core, repo: DemoRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    review.first_turn("r1", repo.gate_input())
+    review.park("r1", "ship_review", "tok-1")
+    store, list_turns = core.store, core.store.list_turns
+
+    def changed_meanwhile(run_id: str, interaction_id: str) -> Any:
+        current = store.get_interaction(run_id, interaction_id)
+        assert current is not None
+        store.transition_interaction(current, status_of(current.state, "pending"))  # a new version, still pending
+        return list_turns(run_id, interaction_id)
+
+    monkeypatch.setattr(store, "list_turns", changed_meanwhile)
+    with pytest.raises(ConflictError, match="changed while this action was written; send it again"):
+        review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
+    assert _stored_answer(review, "r1") is None and _sent(core) == []
+
+
+def _stored_answer(review: ReviewService, run_id: str) -> Any:
+    latest = review._latest(run_id)
+    assert latest is not None
+    return latest.state.answer

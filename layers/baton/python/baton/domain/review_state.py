@@ -1,5 +1,5 @@
 """A review interaction read back (pure: no port calls): the action it stores, what the companion's turns
-reviewed, and the rule that refuses an action those turns do not allow."""
+reviewed, and the rules that refuse an action (one those turns do not allow, one on a review not waiting)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from baton.domain.review_gate import KEY_ACTION, KEY_REASON, allowed_actions, verdict_blocks_approval
-from baton.errors import ConflictError, ValidationFailedError
+from baton.errors import ConflictError, GoneError, ValidationFailedError
 
 if TYPE_CHECKING:
     from baton.domain.review_decision import ReviewDecision
@@ -17,18 +17,55 @@ if TYPE_CHECKING:
 
 
 class StoredAction(BaseModel):
-    """An action as the review interaction stores it (`state.answer`; all None for a non-review answer)."""
+    """An action as the review interaction stores it (`state.answer`; all None for a non-review answer).
+    The fields in the stored JSON's key order; `stored()` writes only the keys set (a reply names no
+    commit, an auto-merge no reason)."""
 
     action: str | None = None
     reply: str | None = None
     message: str | None = None
     merge_strategy: str | None = None
+    by: str | None = None
     reviewed_head: str | None = None
     diff_digest: str | None = None
+    reason: str | None = None
 
     @classmethod
     def of(cls, interaction: Interaction) -> StoredAction:
         return cls.model_validate(interaction.state.answer or {})
+
+    @classmethod
+    def decided(cls, decision: ReviewDecision, reviewed: Reviewed, *, merge_strategy: str, by: str) -> StoredAction:
+        """An operator's decision as stored: all but a reply name the commit and diff they decide on, and why."""
+        fields: dict[str, Any] = {
+            "action": decision.action,
+            "reply": decision.reply,
+            "message": decision.message,
+            "merge_strategy": decision.merge_strategy or merge_strategy,
+            "by": by,
+        }
+        if decision.action != "reply":
+            fields |= {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "reason": decision.reason}
+        return cls(**fields)
+
+    def stored(self) -> dict[str, Any]:
+        return self.model_dump(exclude_unset=True)
+
+
+def refuse_timed_out(review: Interaction) -> None:
+    """410 for an action on a review its deadline ended."""
+    if review.state.status == "timed_out":
+        raise GoneError(f"the review at gate '{review.node}' timed out", details={"interaction": review.public()})
+
+
+def not_waiting(review: Interaction) -> ConflictError:
+    """The 409 for an action on a review the operator is not being asked (its last action says why)."""
+    busy = StoredAction.of(review).action
+    return ConflictError(
+        f"the review at gate '{review.node}' is not waiting for the operator (last action: {busy}; "
+        "the companion is answering, a merge is running or the gate finished); try again shortly",
+        details={"interaction": review.public()},
+    )
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
-"""The operator's actions on a review gate (a `ReviewDecision`; under a quorum, votes settled by
-`baton/services/approvals.py`), the park of its task token and the reconciler's re-sends."""
+"""The operator's actions on a review gate (a `ReviewDecision`, taken by the one decision engine with
+`ReviewAnswers`; under a quorum, votes settled by `baton/services/approvals.py`), the park of its task
+token and the reconciler's re-sends."""
 
 from __future__ import annotations
 
@@ -9,20 +10,22 @@ from typing import TYPE_CHECKING, Any
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
 from baton.domain.review_gate import MERGE_ACTIONS
-from baton.domain.review_state import StoredAction
-from baton.errors import ConflictError, GoneError
+from baton.domain.review_state import StoredAction, not_waiting, refuse_timed_out
+from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
-from baton.models import ParkedWait, ReviewTurn, status_of
-from baton.services.answer_outcomes import closed_error, delivery_of, send_or_pending
+from baton.models import ParkedWait, ReviewTurn
+from baton.services.answer_outcomes import closed_error, delivery_of
 from baton.services.approvals import ApprovalService, Voter, reread, vote_text
-from baton.services.at_deadline import InteractionPauseDeadline
+from baton.services.at_deadline import InteractionPauseDeadline, Write
 from baton.services.deadlines import park_wait
+from baton.services.decide import decide
 from baton.services.review.gate import ReviewGate
 
 if TYPE_CHECKING:
     from datetime import datetime
 
     from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.domain.audit import AuditHead
     from baton.domain.review_decision import ReviewDecision
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
@@ -92,55 +95,12 @@ class ReviewActions(ReviewGate):
         node: str | None = None,
         groups: frozenset[str] = frozenset(),
     ) -> ReviewActionResult:
-        core = self.core
+        """The operator's decision on the waiting review, by the one decision engine (`decide`)."""
         interaction = self._waiting_review(run_id, node)  # a missing run is its 404
-        wait, head = core.store.get_wait_and_head(run_id, interaction.node)  # the head: the decision's chain
-        if wait is not None and wait.status == "parked" and interaction.interaction_id in wait.interaction_ids:
-            core.refuse_if_late(interaction, decision.answers(), caller=caller, deadline=wait.deadline)
-        config = self.config_of(interaction)
-        turns = core.store.list_turns(run_id, interaction.interaction_id)
-        reviewed = self._reviewed(interaction, turns)
-        allowed = reviewed.refuse_disallowed(decision, max_turns=config.max_turns)
-        if decision.merges:
-            tip = self._branch_tip(config)
-            reviewed.refuse_unreviewed(decision.seen_head, tip, run_branch=config.run_branch, allowed=allowed)
-        action = decision.action
-        stored: dict[str, Any] = {
-            "action": action,
-            "reply": decision.reply,
-            "message": decision.message,
-            "merge_strategy": decision.merge_strategy or config.merge_strategy,
-            "by": caller,
-        }
-        if action != "reply":  # the decision names the commit and diff it decides on, and why
-            stored |= {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "reason": decision.reason}
-        if config.approval is not None and action != "reply":  # a vote
-            vote = {k: v for k, v in stored.items() if k not in ("reply", "by")}
-            requested_by = core.require_run(run_id).started_by
-            return self._vote(interaction, config.approval, vote, Voter(caller, groups), requested_by=requested_by)
-        answered = core.store.transition_interaction(  # the action and its event: one write
-            interaction,
-            status_of(interaction.state, "answered", answer=stored, by=caller, at=core.now()),
-            with_records=[core.new_event(run_id, self._answered(interaction, stored, by=caller))],
-            audit_head=head,
-        )
-        if decision.reply is not None:  # the reply is a turn of the dialogue
-            iid, n = interaction.interaction_id, len(turns)
-            turn = ReviewTurn(
-                run_id=run_id, interaction_id=iid, n=n, role="operator", text=decision.reply, at=core.now(), by=caller
-            )
-            self._store_turn(turn, self._turn_recorded(turn, interaction.node, by=caller))
-        # The turns read above give the output's verdict: the operator's reply turn is not the companion's.
-        resumed, pending = send_or_pending(lambda: self._release(answered, turns=turns))
-        return ReviewActionResult(
-            interaction_id=interaction.interaction_id,
-            node=interaction.node,
-            action=action,
-            queued=True,
-            resumed=resumed,
-            delivery=delivery_of(resumed, pending=pending),
-            reviewed_head=stored.get("reviewed_head"),
-        )
+        wait, head = self.core.store.get_wait_and_head(run_id, interaction.node)  # the head: the decision's chain
+        turns = self.core.store.list_turns(run_id, interaction.interaction_id)
+        answers = ReviewAnswers(self, interaction, decision, wait=wait, audit_head=head, turns=turns)
+        return decide(self.core, answers, interaction, decision, Voter(caller, groups))
 
     def _vote(
         self,
@@ -202,17 +162,104 @@ class ReviewActions(ReviewGate):
                 f"run {run_id} is not waiting at a review gate" + (f" named '{node}'" if node else ""),
                 details={"run_id": run_id},
             )
-        if interaction.state.status == "timed_out":
-            raise GoneError(
-                f"the review at gate '{interaction.node}' timed out", details={"interaction": interaction.public()}
-            )
         if interaction.state.status == "cancelled":  # its run was stopped
             raise closed_error(interaction)
+        refuse_timed_out(interaction)
         if interaction.state.status != "pending":
-            busy = StoredAction.of(interaction).action
-            raise ConflictError(
-                f"the review at gate '{interaction.node}' is not waiting for the operator (last action: {busy}; "
-                "the companion is answering, a merge is running or the gate finished); try again shortly",
-                details={"interaction": interaction.public()},
-            )
+            raise not_waiting(interaction)
         return interaction
+
+
+class ReviewAnswers:
+    """The review gate's `AnswerPolicy` (baton.services.at_deadline) for one operator's decision, on the
+    review as `act` read it: its parked `wait`, the run's chain head and the dialogue's `turns`. A reply
+    is one answer; any other action on a gate with an `approval` is a vote (`ReviewActions._vote`)."""
+
+    def __init__(
+        self,
+        gate: ReviewActions,
+        review: Interaction,
+        decision: ReviewDecision,
+        *,
+        wait: ParkedWait | None,
+        audit_head: AuditHead | None,
+        turns: list[ReviewTurn],
+    ) -> None:
+        self.gate, self.core, self.decision = gate, gate.core, decision
+        self.wait, self.audit_head, self.turns = wait, audit_head, turns
+        self.config, self.reviewed = gate.config_of(review), gate._reviewed(review, turns)
+
+    def check(self, review: Interaction, decision: ReviewDecision) -> None:
+        """409/422 for an action the dialogue does not allow; a merge of anything but the reviewed commit."""
+        config, reviewed = self.config, self.reviewed
+        allowed = reviewed.refuse_disallowed(decision, max_turns=config.max_turns)
+        if decision.merges:
+            tip = self.gate._branch_tip(config)
+            reviewed.refuse_unreviewed(decision.seen_head, tip, run_branch=config.run_branch, allowed=allowed)
+
+    def refuse_if_late(self, review: Interaction, decision: ReviewDecision, caller: str) -> None:
+        """Late against the parked wait's deadline (a review not parked yet has none)."""
+        wait = self.wait
+        if wait is not None and wait.status == "parked" and review.interaction_id in wait.interaction_ids:
+            self.core.refuse_if_late(review, decision.answers(), caller=caller, deadline=wait.deadline)
+
+    def refuse_if_ended(self, review: Interaction, decision: ReviewDecision, caller: str) -> None:
+        refuse_timed_out(review)
+
+    def is_repeat(self, current: Interaction, decision: ReviewDecision, caller: str) -> bool:
+        return False  # each action moves the dialogue on: the same one again is refused as not waiting
+
+    def repeat(self, current: Interaction, decision: ReviewDecision, caller: str) -> ReviewActionResult | None:
+        return None
+
+    def quorum(self, review: Interaction) -> ApprovalPolicy | None:
+        return None if self.decision.action == "reply" else self.config.approval
+
+    def _stored(self, caller: str) -> StoredAction:
+        strategy = self.config.merge_strategy
+        return StoredAction.decided(self.decision, self.reviewed, merge_strategy=strategy, by=caller)
+
+    def vote(
+        self, review: Interaction, policy: ApprovalPolicy, decision: ReviewDecision, voter: Voter
+    ) -> ReviewActionResult:
+        vote = self._stored(voter.operator).model_dump(exclude_unset=True, exclude={"reply", "by"})
+        requested_by = self.core.require_run(review.run_id).started_by
+        return self.gate._vote(review, policy, vote, voter, requested_by=requested_by)
+
+    def write(
+        self, review: Interaction, decision: ReviewDecision, caller: str, decided: Decided | None
+    ) -> Write[ReviewActionResult]:
+        """The action and its event, chained after the head read with the wait."""
+        stored = self._stored(caller).stored()
+        event = self.core.new_event(review.run_id, self.gate._answered(review, stored, by=caller))
+        release = partial(self._release, caller=caller)
+        return Write(at=self.core.now(), records=[event], release=release, audit_head=self.audit_head, stored=stored)
+
+    def _release(self, answered: Interaction, *, caller: str) -> ReviewActionResult:
+        """A reply is a turn of the dialogue; then the token is sent. The output's verdict is from the turns
+        read before the reply: the operator's turn is not the companion's."""
+        gate, reply = self.gate, self.decision.reply
+        if reply is not None:
+            run_id, iid, n, at = answered.run_id, answered.interaction_id, len(self.turns), self.core.now()
+            turn = ReviewTurn(run_id=run_id, interaction_id=iid, n=n, role="operator", text=reply, at=at, by=caller)
+            gate._store_turn(turn, gate._turn_recorded(turn, answered.node, by=caller))
+        return self.view(answered, gate._release(answered, turns=self.turns))
+
+    def already(self, current: Interaction, *, racing: bool) -> ConflictError:
+        if current.state.status == "pending":  # the write lost to no action (the decision log busy): again
+            return ConflictError(
+                f"the review at gate '{current.node}' changed while this action was written; send it again",
+                details={"interaction": current.public()},
+            )
+        return not_waiting(current)
+
+    def view(self, answered: Interaction, resumed: bool, *, pending: bool = False) -> ReviewActionResult:
+        return ReviewActionResult(
+            interaction_id=answered.interaction_id,
+            node=answered.node,
+            action=self.decision.action,
+            queued=True,
+            resumed=resumed,
+            delivery=delivery_of(resumed, pending=pending),
+            reviewed_head=StoredAction.of(answered).reviewed_head,
+        )

@@ -188,19 +188,19 @@ class ReviewDialogue(ReviewGate):
         if verdict is None or not merges_without_a_click(config, verdict) or interaction.state.status != from_status:
             return False
         reviewed = self._reviewed(interaction)  # the merge takes the commit this verdict read
-        action = {
-            "action": "auto_merge",
-            "reply": None,
-            "message": None,
-            "merge_strategy": config.merge_strategy,
-            "by": "companion",
-            "reviewed_head": reviewed.head,
-            "diff_digest": reviewed.diff_digest,
-        }
+        action = StoredAction(
+            action="auto_merge",
+            reply=None,
+            message=None,
+            merge_strategy=config.merge_strategy,
+            by="companion",
+            reviewed_head=reviewed.head,
+            diff_digest=reviewed.diff_digest,
+        )
         try:
             self.core.store.transition_interaction(
                 interaction,
-                status_of(interaction.state, "answered", answer=action, by="companion", at=self.core.now()),
+                status_of(interaction.state, "answered", answer=action.stored(), by="companion", at=self.core.now()),
             )
         except ConflictError:
             return False  # the operator acted first

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from baton.services.review.builds import ReviewBuilds
 
 EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
+# The gate's configuration as the review view shows it.
+VIEWED_CONFIG = {"gate", "max_turns", "posture", "merge_strategy", "merge_into", "run_branch"}
 
 
 class ReviewGate:
@@ -140,7 +142,7 @@ class ReviewGate:
         reviewed = self._reviewed(interaction, turns)
         return ReviewView(
             run_id=run_id,
-            gate=config.gate,
+            **config.model_dump(include=VIEWED_CONFIG),
             interaction_id=interaction.interaction_id,
             status=interaction.state.status,
             reason=interaction.state.reason,
@@ -148,15 +150,10 @@ class ReviewGate:
             thread=[ThreadTurn.model_validate(t, from_attributes=True) for t in turns],
             verdict=reviewed.verdict,
             turns_used=reviewed.turns_used,
-            max_turns=config.max_turns,
             allowed_actions=reviewed.allowed(config.max_turns) if pending else [],
             diff=reviewed.diff,
             review_url=url,
             warnings=warnings,
-            posture=config.posture,
-            merge_strategy=config.merge_strategy,
-            merge_into=config.merge_into,
-            run_branch=config.run_branch,
             reviewed_head=reviewed.head,
             diff_digest=reviewed.diff_digest,
             run_branch_head=self._branch_tip(config) if pending else None,
@@ -191,14 +188,12 @@ class ReviewGate:
         ]
         return ReviewDiff(
             run_id=run_id,
-            gate=config.gate,
+            **config.model_dump(include={"gate", "run_branch", "merge_into"}),
             interaction_id=interaction.interaction_id,
             **diff.model_dump(exclude={"text", "files"}),
             reviewed_head=reviewed.head,
             diff_digest=reviewed.diff_digest,
             branch_moved=reviewed.head is not None and reviewed.head != diff.head,
-            run_branch=config.run_branch,
-            merge_into=config.merge_into,
             target=request.target,
             max_bytes=request.max_bytes,
             files=files,
