@@ -29,10 +29,10 @@ from baton.domain.ladder import Ladder, LadderFields, OnTimeout
 from baton.errors import ForbiddenError
 from baton.notify.model import Channel
 from baton.services.approvals import Voter
+from baton.services.asks import MAX_WAIT_SECONDS
 from baton.services.interrupts import (
     DEFAULT_PAGE_SIZE,
     MAX_PAGE_SIZE,
-    MAX_WAIT_SECONDS,
     STATUSES,
     InterruptService,
 )
