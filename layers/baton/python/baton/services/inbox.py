@@ -13,8 +13,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from baton.contracts.inbox import INBOX_KINDS, InboxCursor, InboxItem, InboxPage
-from baton.contracts.inbox import InboxQuery as InboxQuery  # the command this service takes, where callers import it
+from baton.contracts.inbox import INBOX_KINDS, InboxCursor, InboxItem, InboxPage, InboxQuery
 from baton.domain.questions import in_scope
 from baton.ids import iso
 from baton.models import PendingQuery

@@ -58,8 +58,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("baton")
 
-__all__ = ["InterruptService", "InterruptSpec", "key_interrupt_id"]
-
 # The API's words and the domain statuses behind each (timed_out shows, and is listed, as cancelled).
 DOMAIN_STATUSES: dict[str, tuple[InteractionState, ...]] = {
     "pending": ("pending",),

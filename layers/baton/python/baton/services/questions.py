@@ -19,7 +19,6 @@ from baton.domain.ladder import USE_QUESTION_DEFAULTS
 from baton.domain.parked_ladder import wait_ladder
 from baton.domain.questions import (
     MAP_REFUSAL,
-    answer_text,
     asked_event,
     check_question,
     check_question_ladder,
@@ -48,8 +47,6 @@ if TYPE_CHECKING:
 
     from baton.contracts.questions import AskRequest, CollectedAnswer
     from baton.services.core import Core
-
-__all__ = ["POSTED", "AwaitDeadline", "QuestionService", "answer_text", "message_text"]
 
 log = logging.getLogger("baton")
 

@@ -108,10 +108,6 @@ class RunService(PauseService):
         lifecycle.record_end(self.core, end)
         return self.core.require_run(run.run_id)
 
-    def record_execution_end(self, end: ExecutionEnd) -> bool:
-        """`functions/run_lifecycle`: an execution ended; record its run's end once (True if this did)."""
-        return lifecycle.record_end(self.core, end)
-
     def events(self, run_id: str, *, after: str | None, limit: int) -> list[Event]:
         self.core.require_run(run_id)
         return self.core.store.list_events(run_id, after=after, limit=limit)

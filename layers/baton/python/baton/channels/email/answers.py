@@ -42,7 +42,7 @@ STALE_CLAIM_SECONDS = 60
 
 
 def _shown(value: Any) -> str:
-    from baton.services.questions import answer_text
+    from baton.domain.questions import answer_text
 
     return answer_text(value)
 
