@@ -14,11 +14,11 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from baton.contracts.inbox import INBOX_KINDS, InboxCursor, InboxItem, InboxPage, InboxQuery
+from baton.contracts.page_tokens import decode_scoped_page_token, encode_page_token
 from baton.domain.questions import in_scope
 from baton.ids import iso
 from baton.models import PendingQuery
 from baton.pending_query import PendingPage
-from baton.services.page_tokens import decode_scoped_page_token, encode_page_token
 
 if TYPE_CHECKING:
     from baton.models import Interaction

@@ -18,6 +18,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.interrupts import ResumeInterrupt, edge_status
+from baton.contracts.page_tokens import (
+    PageCursor,
+    decode_scoped_page_token,
+    encode_page_token,
+    foreign_page_token,
+    invalid_page_token,
+)
 from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.domain.approval import requester_of
 from baton.domain.fields import OPEN_RUN_STATES
@@ -41,13 +48,6 @@ from baton.services.asks import long_poll
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
-from baton.services.page_tokens import (
-    PageCursor,
-    decode_scoped_page_token,
-    encode_page_token,
-    foreign_page_token,
-    invalid_page_token,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -17,6 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
+from baton.contracts.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.contracts.passkeys import WEBAUTHN_VERIFIED
 from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.contracts.questions import AnswerResult
@@ -46,7 +47,6 @@ from baton.policy.source import decide_or_ask
 from baton.services.approvals import ApprovalService, Voter, vote_text
 from baton.services.asks import BlockingPause
 from baton.services.deadlines import answer_with_default, arm_interaction, stop_interaction_timer
-from baton.services.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.services.pause_answers import conflict
 
 if TYPE_CHECKING:
