@@ -19,14 +19,7 @@ from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked
 from baton.domain import gate_answers
 from baton.domain.fields import OPEN_RUN_STATES, check_gate_name
 from baton.domain.ladder import AnswerCheck
-from baton.domain.questions import (
-    gate_timeout_cause,
-    in_scope,
-    never_asked,
-    open_gates_of,
-    split_scope,
-    unanswered_of,
-)
+from baton.domain.questions import gate_timeout_cause, in_scope, never_asked, open_gates_of, split_scope, unanswered_of
 from baton.errors import GoneError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait

@@ -17,7 +17,14 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from baton.contracts.interrupts import ResumeInterrupt, edge_status
+from baton.contracts.interrupts import (
+    DEFAULT_PAGE_SIZE,
+    DOMAIN_STATUSES,
+    PAGE_FILTERS,
+    STATUSES,
+    ResumeInterrupt,
+    edge_status,
+)
 from baton.contracts.page_tokens import (
     PageCursor,
     decode_scoped_page_token,
@@ -53,22 +60,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from baton.models import Interaction, InteractionState, ParkedWait, RunSummary
+    from baton.models import Interaction, ParkedWait, RunSummary
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
 
-# The API's words and the domain statuses behind each (timed_out shows, and is listed, as cancelled).
-DOMAIN_STATUSES: dict[str, tuple[InteractionState, ...]] = {
-    "pending": ("pending",),
-    "answered": ("answered",),
-    "cancelled": ("cancelled", "timed_out"),
-}
-STATUSES = tuple(DOMAIN_STATUSES)
 POLL_BACKOFF = (1.5, 2.5)  # the long-poll's re-reads: 0.5 s, then x1.5 per read up to 2.5 s
-DEFAULT_PAGE_SIZE = 50  # GET /api/v1/interrupts ?limit= (max MAX_PAGE_SIZE) and ?next=
-MAX_PAGE_SIZE = 200
-PAGE_FILTERS = "status and sessionId"  # what a page token is bound to
 
 
 class InterruptService(InterruptAnswers):

@@ -9,10 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from baton.contracts.questions import (
-    ApprovalView,
-    AskResult,
-)
+from baton.contracts.questions import ApprovalView, AskResult
 from baton.domain import gate_answers
 from baton.domain.approval import requester_of
 from baton.domain.ladder import USE_QUESTION_DEFAULTS
@@ -29,13 +26,7 @@ from baton.domain.questions import (
     refuse_in_map,
 )
 from baton.errors import ConflictError, NotFoundError
-from baton.models import (
-    AwaitToolRequest,
-    Interaction,
-    Message,
-    ParkedWait,
-    QuestionRequest,
-)
+from baton.models import AwaitToolRequest, Interaction, Message, ParkedWait, QuestionRequest
 from baton.ports import GuardFailedError
 from baton.services.approvals import ApprovalService, approval_view
 from baton.services.at_deadline import end_at_deadline, fail_unanswered
