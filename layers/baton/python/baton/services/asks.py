@@ -71,7 +71,6 @@ class BlockingPause(ABC):
         self._monotonic = monotonic
 
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
-        """The pause; with `wait_seconds` (<= 20) a long-poll that returns once it is no longer pending."""
 
         return long_poll(
             lambda _: self._expire_if_due(self._load(run_id, interaction_id)),
@@ -166,7 +165,6 @@ class AskService(BlockingPause):
         )
 
     def _after_deadline(self, ended: Interaction) -> Interaction:
-        """The run goes on: with the default as its answer, or with the ask timed out (recorded)."""
         run_id, node = ended.run_id, ended.request.node
         if ended.state.status == "timed_out":
             self.core.record(run_id, timed_out(node, [ended]))

@@ -45,7 +45,6 @@ class AwaitGates:
         """(pending questions, collected answers) in scope, oldest first."""
         return split_scope(self.core.store.list_run_interactions(run_id, kind="question"), from_node)
 
-    # ---- the await gate (Step Functions) --------------------------------------------------------
     def park_gate(
         self,
         *,
@@ -144,7 +143,6 @@ class AwaitGates:
     def _send_release(
         self, wait: ParkedWait, answers: list[CollectedAnswer], *, siblings: list[ParkedWait] | None = None
     ) -> bool:
-        """Send the gate's output with the scope's answers; `await_released` is recorded with the release."""
         from_node = wait.scope.get("from")
         output = {"answers": [a.model_dump() for a in answers], "gate": wait.gate, "from": from_node}
         try:
@@ -160,8 +158,7 @@ class AwaitGates:
             return False  # the gate timed out first; its timeout handler reports what was missing
 
     def record_gate_timeout(self, run_id: str, gate: str, map_item: int | str | None = None) -> GateTimedOut:
-        """The gate's Catch on States.Timeout (`end_at_catch`): list the unanswered questions in the event
-        and the cause."""
+        """The gate's Catch on States.Timeout (`end_at_catch`)."""
         core = self.core
         gate = f"{gate}-{map_item}" if map_item is not None else gate
         wait = core.store.get_wait(run_id, gate)

@@ -82,7 +82,6 @@ class InterruptService(InterruptAnswers):
         self._sleep = sleep
         self._monotonic = monotonic
 
-    # ---- create --------------------------------------------------------------------------------
     def create(
         self, spec: InterruptSpec, *, caller: str, token: str | None = None, entered_at: datetime | None = None
     ) -> tuple[Interaction, bool]:
@@ -154,7 +153,7 @@ class InterruptService(InterruptAnswers):
         return True
 
     def _new_id(self, spec: InterruptSpec, token: str | None, entered_at: datetime | None) -> str:
-        """From the key (one interrupt per key), from the hosted task (one per task), or new."""
+        """One interrupt per key, one per hosted task, else new."""
         if spec.key:
             return key_interrupt_id(spec.session_id, spec.key)
         if token is not None:
@@ -172,8 +171,6 @@ class InterruptService(InterruptAnswers):
             return None
         park_interaction(self.core, existing, token)
         return existing
-
-    # ---- read ----------------------------------------------------------------------------------
 
     def get(self, interrupt_id: str, *, wait_seconds: float = 0) -> Interaction:
         """One record; with `wait_seconds` (<= 20) a long-poll that returns once it is no longer pending:
