@@ -66,9 +66,7 @@ class BlockingPause(ABC):
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.core = core
-        self._sleep = sleep
-        self._monotonic = monotonic
+        self.core, self._sleep, self._monotonic = core, sleep, monotonic
 
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
 

@@ -79,8 +79,7 @@ class InterruptService(InterruptAnswers):
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(core)
-        self._sleep = sleep
-        self._monotonic = monotonic
+        self._sleep, self._monotonic = sleep, monotonic
 
     def create(
         self, spec: InterruptSpec, *, caller: str, token: str | None = None, entered_at: datetime | None = None
