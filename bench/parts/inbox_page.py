@@ -223,8 +223,9 @@ def _history_cases(http: Any, samples: int, history: int, asks: dict[str, str]) 
 
 def _time_service(samples: int) -> dict[str, Any]:
     """The kind=question first page in-process (no HTTP, no auth): the Queries on moto, the merge, the model."""
+    from baton.contracts.inbox import InboxQuery
     from baton.runtime.wiring import services
-    from baton.services.inbox import InboxQuery, InboxService
+    from baton.services.inbox import InboxService
 
     service = InboxService(services().core)
     timings, outside = [], []

@@ -11,6 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from baton.domain.execution_events import ExecutionEnd, ExecutionStatusChange
 from baton.runtime.observability import logger, tracer
 from baton.runtime.wiring import services
+from baton.services.lifecycle import record_end
 
 
 @logger.inject_lambda_context
@@ -19,4 +20,4 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     end = ExecutionEnd.from_event(parse(event=event, model=ExecutionStatusChange))
     if end is None:
         return {"recorded": False, "reason": "not an end"}
-    return {"recorded": services().runs.record_execution_end(end), "execution_arn": end.execution_arn}
+    return {"recorded": record_end(services().core, end), "execution_arn": end.execution_arn}

@@ -16,12 +16,13 @@ from moto import mock_aws
 
 from baton.adapters import dynamo_interaction_reads
 from baton.adapters.dynamo import DynamoStore
+from baton.contracts.inbox import InboxQuery
 from baton.ids import iso
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.models import Interaction, InteractionStatus, PendingQuery, parse_request
 from baton.services.core import Core
-from baton.services.inbox import InboxQuery, InboxService
+from baton.services.inbox import InboxService
 from baton.workflows.table import NODE_PK_ATTRIBUTE, NODE_SK_ATTRIBUTE, create_table_kwargs
 from tests.conftest import FixedClock
 from tests.fakes import FakeWorkflows, MemoryStore, RecordingNotifier, RecordingTaskTokens

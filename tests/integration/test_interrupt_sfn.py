@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from baton.contracts import CancelInterrupt, InterruptView, ResumeInterrupt
+from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ConflictError
-from baton.services.interrupts import InterruptSpec
 from tests.conftest import wait_for
 from tests.integration.conftest import MotoStack
 

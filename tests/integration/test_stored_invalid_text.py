@@ -12,8 +12,9 @@ from moto import mock_aws
 
 from baton.adapters.dynamo import DynamoStore
 from baton.contracts import AskRequest
+from baton.contracts.inbox import InboxQuery
 from baton.services.core import Core
-from baton.services.inbox import InboxQuery, InboxService
+from baton.services.inbox import InboxService
 from baton.services.questions import QuestionService
 from baton.workflows.table import create_table_kwargs
 from tests.conftest import FixedClock

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from baton.contracts import CancelInterrupt, ClaimInterrupt, InterruptView, ResumeInterrupt
+from baton.domain.interrupt_rules import key_interrupt_id
+from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import (
     BadRequestError,
     ConflictError,
@@ -18,12 +20,7 @@ from baton.errors import (
 )
 from baton.services.claims import ClaimService
 from baton.services.core import Core
-from baton.services.interrupts import (
-    DEFAULT_TIMEOUT_MS,
-    InterruptService,
-    InterruptSpec,
-    key_interrupt_id,
-)
+from baton.services.interrupts import InterruptService
 from tests.conftest import FixedClock
 
 

@@ -16,13 +16,14 @@ from baton.api.app import create_app
 from baton.api.auth import operator_token
 from baton.contracts import ClaimInterrupt, ReassignClaim, RenewClaim
 from baton.domain.interrupt_fields import DEFAULT_LEASE_SECONDS, MAX_LEASE_SECONDS
+from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ConflictError, ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.claims import ClaimService
 from baton.services.core import Core
-from baton.services.interrupts import InterruptService, InterruptSpec
+from baton.services.interrupts import InterruptService
 from baton.services.runs import RunService
 from tests.conftest import FixedClock
 

@@ -10,6 +10,7 @@ import pytest
 
 from baton.contracts import AskRequest
 from baton.contracts.inbox import INBOX_KINDS
+from baton.domain.interrupt_spec import InterruptSpec
 from baton.models import InteractionKind
 from baton.runtime.parked_age import (
     METRIC_OLDEST_PENDING_AGE,
@@ -19,7 +20,7 @@ from baton.runtime.parked_age import (
     publish_pending,
 )
 from baton.services.core import Core
-from baton.services.interrupts import InterruptService, InterruptSpec
+from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from tests.conftest import FixedClock
 

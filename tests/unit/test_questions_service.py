@@ -9,7 +9,7 @@ import pytest
 
 from baton.api.routes_questions import AwaitRequest
 from baton.contracts import AskRequest, AwaitAnswered, AwaitPending
-from baton.domain.questions import MAX_QUESTION_CHARS
+from baton.domain.questions import MAX_QUESTION_CHARS, answer_text
 from baton.errors import (
     ConflictError,
     GoneError,
@@ -19,7 +19,7 @@ from baton.errors import (
 )
 from baton.models import status_of
 from baton.services.core import Core
-from baton.services.questions import QuestionService, answer_text
+from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler
 from baton.workflows.asl import check_definition
 from baton.workflows.gate_states import await_gate_states

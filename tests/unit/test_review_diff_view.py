@@ -16,6 +16,7 @@ from baton.api import deps
 from baton.api.app import create_app
 from baton.cli.demo_repo import DemoRepo, create_demo_repo
 from baton.contracts import AskRequest, ReviewDiff
+from baton.contracts.inbox import InboxQuery
 from baton.domain.unified_diff import file_diffs
 from baton.errors import NotFoundError
 from baton.local.http_adapter import to_proxy_event
@@ -25,7 +26,7 @@ from baton.merge.gitcmd import git_out, run_git
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
-from baton.services.inbox import InboxQuery, InboxService
+from baton.services.inbox import InboxService
 from baton.services.questions import QuestionService
 from baton.services.review import ReviewService
 from baton.services.runs import RunService

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from baton.contracts import EventPage, EventView, RunView
 from baton.domain.execution_events import ExecutionEnd, ExecutionStatusChange
 from baton.events import RunResumed
+from baton.services.lifecycle import record_end
 from tests.conftest import WORKFLOW_ARN
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def _started(runs: RunService, run_id: str = "r1") -> str:
 
 def test_an_ended_execution_records_the_end_at_its_stop_time_and_publishes_it(runs: RunService, core: Core) -> None:
     arn = _started(runs)
-    recorded = runs.record_execution_end(_end(_event(arn, "r1", "SUCCEEDED", output=json.dumps({"answers": {"a": 1}}))))
+    recorded = record_end(runs.core, _end(_event(arn, "r1", "SUCCEEDED", output=json.dumps({"answers": {"a": 1}}))))
     assert recorded is True
     run = core.require_run("r1")
     assert run.status == "succeeded" and run.output == {"answers": {"a": 1}}
@@ -97,7 +98,7 @@ def test_every_kind_of_end_is_recorded_with_its_reason(
     runs: RunService, core: Core, status: str, run_status: str, event_type: str
 ) -> None:
     arn = _started(runs)
-    runs.record_execution_end(_end(_event(arn, "r1", status, error="Boom", cause="it broke")))
+    record_end(runs.core, _end(_event(arn, "r1", status, error="Boom", cause="it broke")))
     run = core.require_run("r1")
     assert run.status == run_status and run.reason == "it broke"
     end = _end_event(core, "r1")
@@ -107,8 +108,8 @@ def test_every_kind_of_end_is_recorded_with_its_reason(
 def test_a_redelivered_event_records_and_publishes_once(runs: RunService, core: Core) -> None:
     arn = _started(runs)
     event = _end(_event(arn, "r1", "SUCCEEDED"))
-    assert runs.record_execution_end(event) is True
-    assert runs.record_execution_end(event) is False
+    assert record_end(runs.core, event) is True
+    assert record_end(runs.core, event) is False
     assert [e.type for e in core.store.list_events("r1")].count("run_succeeded") == 1
     assert len(core.notifier.notifications) == 1  # type: ignore[attr-defined]
 
@@ -118,7 +119,7 @@ def test_a_run_a_gate_already_failed_keeps_its_reason_and_still_gets_its_end_eve
 ) -> None:
     arn = _started(runs)
     core.set_run_status("r1", "failed", allowed_from={"running"}, reason="timed out after 5s at node 'approve'")
-    runs.record_execution_end(_end(_event(arn, "r1", "FAILED", error="HumanInputTimedOut", cause="other text")))
+    record_end(runs.core, _end(_event(arn, "r1", "FAILED", error="HumanInputTimedOut", cause="other text")))
     run = core.require_run("r1")
     assert run.status == "failed" and run.reason == "timed out after 5s at node 'approve'"
     assert run.ended_at == STOP_ISO
@@ -129,9 +130,9 @@ def test_a_run_a_gate_already_failed_keeps_its_reason_and_still_gets_its_end_eve
 def test_child_executions_and_strangers_are_left_alone(runs: RunService, core: Core) -> None:
     _started(runs)
     child = "arn:aws:states:us-east-1:123456789012:execution:baton-review_gate:r1-ship-review"
-    assert runs.record_execution_end(_end(_event(child, "r1-ship-review", "SUCCEEDED"))) is False
+    assert record_end(runs.core, _end(_event(child, "r1-ship-review", "SUCCEEDED"))) is False
     stranger = "arn:aws:states:us-east-1:123456789012:execution:other:x"
-    assert runs.record_execution_end(_end(_event(stranger, "x", "FAILED", input=json.dumps({})))) is False
+    assert record_end(runs.core, _end(_event(stranger, "x", "FAILED", input=json.dumps({})))) is False
     assert core.require_run("r1").status == "running"
     assert [e.type for e in core.store.list_events("r1")] == ["run_started"]
 
@@ -139,7 +140,7 @@ def test_child_executions_and_strangers_are_left_alone(runs: RunService, core: C
 def test_a_granted_machine_s_execution_ends_the_external_run_its_input_names(runs: RunService, core: Core) -> None:
     core.ensure_run("ext-1")  # an external run: the user's own machine calls Baton's gates
     arn = "arn:aws:states:us-east-1:123456789012:execution:user-flow:abc123"
-    runs.record_execution_end(_end(_event(arn, "abc123", "SUCCEEDED", input=json.dumps({"run_id": "ext-1"}))))
+    record_end(runs.core, _end(_event(arn, "abc123", "SUCCEEDED", input=json.dumps({"run_id": "ext-1"}))))
     assert core.require_run("ext-1").status == "succeeded"
     assert _end_event(core, "ext-1").type == "run_succeeded"
 
@@ -168,7 +169,7 @@ def test_the_read_fallback_stamps_the_stop_time_not_the_reading_time(
     end = _end_event(core, "r1")
     assert (end.type, end.at) == ("run_succeeded", STOP_ISO)
     # the event arriving afterwards is the same end: nothing is recorded or published twice
-    assert runs.record_execution_end(_end(_event(arn, "r1", "SUCCEEDED"))) is False
+    assert record_end(runs.core, _end(_event(arn, "r1", "SUCCEEDED"))) is False
     assert [e.type for e in core.store.list_events("r1")].count("run_succeeded") == 1
 
 
@@ -177,7 +178,7 @@ def test_the_end_event_sorts_after_what_was_recorded_before_it_even_when_the_sto
 ) -> None:
     arn = _started(runs)
     core.record("r1", RunResumed(gate="approve", kind="ask"))  # recorded after the send, the stop came before
-    runs.record_execution_end(_end(_event(arn, "r1", "SUCCEEDED")))
+    record_end(runs.core, _end(_event(arn, "r1", "SUCCEEDED")))
     types = [e.type for e in core.store.list_events("r1")]
     assert types[-2:] == ["run_resumed", "run_succeeded"]  # a cursor at run_resumed still reads the end
     assert core.store.list_events("r1")[-1].at == STOP_ISO
@@ -195,9 +196,9 @@ def test_an_end_whose_event_could_not_be_written_is_recorded_by_the_retry(
 
     monkeypatch.setattr(core.store, "append_event", failing)
     with pytest.raises(RuntimeError):
-        runs.record_execution_end(end)
+        record_end(runs.core, end)
     monkeypatch.setattr(core.store, "append_event", original)
-    assert runs.record_execution_end(end) is True  # EventBridge's retry
+    assert record_end(runs.core, end) is True  # EventBridge's retry
     assert _end_event(core, "r1").type == "run_succeeded"
 
 

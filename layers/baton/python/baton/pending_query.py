@@ -3,9 +3,12 @@ baton/models.py (the records) so that file stays a reader's size."""
 
 from __future__ import annotations
 
-from typing import Generic, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 Item = TypeVar("Item")  # an `Interaction` (named by the store's port: models.py imports this module)
 
@@ -21,6 +24,9 @@ class _Positioned(Protocol):
     def created_at(self) -> str: ...
     @property
     def interaction_id(self) -> str: ...
+
+
+Positioned = TypeVar("Positioned", bound=_Positioned)
 
 
 class PendingQuery(BaseModel):
@@ -48,6 +54,21 @@ class PendingQuery(BaseModel):
 
     def position(self, interaction: _Positioned) -> str:
         return f"{interaction.created_at}#{interaction.interaction_id}"
+
+    def merged(self, pages: Sequence[PendingPage[Positioned]]) -> PendingPage[Positioned]:
+        """Pages of several kinds as one: it covers what every page covered, so it ends at the earliest
+        (in the page's order) of their ends, and the items past it are read again by the next page."""
+        ends = [page.resume_after for page in pages if page.resume_after is not None]
+        if not ends:
+            return PendingPage([i for page in pages for i in page.items], None)
+        end = max(ends) if self.newest_first else min(ends)
+        covered = [
+            i
+            for page in pages
+            for i in page.items
+            if (self.position(i) >= end if self.newest_first else self.position(i) <= end)
+        ]
+        return PendingPage(covered, end)
 
 
 class PendingPage(NamedTuple, Generic[Item]):

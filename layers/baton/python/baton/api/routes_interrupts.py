@@ -20,6 +20,7 @@ from baton.contracts import (
     InterruptView,
     ResumeInterrupt,
 )
+from baton.contracts.interrupts import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, STATUSES
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.fields import RunId
@@ -29,13 +30,8 @@ from baton.domain.ladder import Ladder, LadderFields, OnTimeout
 from baton.errors import ForbiddenError
 from baton.notify.model import Channel
 from baton.services.approvals import Voter
-from baton.services.interrupts import (
-    DEFAULT_PAGE_SIZE,
-    MAX_PAGE_SIZE,
-    MAX_WAIT_SECONDS,
-    STATUSES,
-    InterruptService,
-)
+from baton.services.asks import MAX_WAIT_SECONDS
+from baton.services.interrupts import InterruptService
 
 router = APIGatewayRouter()
 

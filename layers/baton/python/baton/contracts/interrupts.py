@@ -30,9 +30,19 @@ from baton.domain.interrupt_fields import (
 )
 
 if TYPE_CHECKING:
-    from baton.models import Interaction
+    from baton.models import Interaction, InteractionState
 
 TIMEOUT_REASON = "timeout"
+# The API's words and the domain statuses behind each (timed_out shows, and is listed, as cancelled).
+DOMAIN_STATUSES: dict[str, tuple[InteractionState, ...]] = {
+    "pending": ("pending",),
+    "answered": ("answered",),
+    "cancelled": ("cancelled", "timed_out"),
+}
+STATUSES = tuple(DOMAIN_STATUSES)
+DEFAULT_PAGE_SIZE = 50  # GET /api/v1/interrupts ?limit= (max MAX_PAGE_SIZE) and ?next=
+MAX_PAGE_SIZE = 200
+PAGE_FILTERS = "status and sessionId"  # what a page token is bound to
 
 
 def edge_status(i: Interaction) -> str:

@@ -34,6 +34,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -373,3 +374,14 @@ def verify_chain(
         first_mismatch=found,
         unchained=notes,
     )
+
+
+def linked(records: list[AuditRecord], head: AuditHead) -> bool:
+    """Whether a page's records (consecutive seqs) hash as stored, each chained to the one before, and
+    the last to the head when it is the head's: a copy edited apart from its record is not shown (the
+    whole read shows the record, which `verify` checks)."""
+    if any(r.hash != r.expected_hash() for r in records):
+        return False
+    if any(later.prev_hash != earlier.hash for earlier, later in pairwise(records)):
+        return False
+    return not records or records[-1].seq != head.seq or records[-1].hash == head.hash

@@ -26,7 +26,10 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from datetime import datetime
+
+    from baton.models import ParkedWait
 
 TIMER_PRECISION_SECONDS = 1.0
 TIMER_DELIVERY_SECONDS = 3.0
@@ -53,3 +56,13 @@ def timer_name(run_id: str, gate: str, deadline: str) -> str:
     its timer already started (Step Functions refuses a second execution of the same name)."""
     digest = hashlib.sha256(f"{run_id}\n{gate}\n{deadline}".encode()).hexdigest()[:40]
     return f"deadline-{digest}"
+
+
+def holding_run(wait: ParkedWait, waits: Sequence[ParkedWait]) -> list[ParkedWait]:
+    """The run's other waits that hold it paused: open on a person. An await gate holds it only while it
+    names pending questions (with none it is released at once)."""
+    return [
+        w
+        for w in waits
+        if w.gate != wait.gate and w.status in OPEN_WAIT_STATUSES and (w.kind != "await" or bool(w.interaction_ids))
+    ]

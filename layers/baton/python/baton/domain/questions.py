@@ -135,6 +135,21 @@ def unanswered_of(i: Interaction) -> UnansweredQuestion:
     return UnansweredQuestion(interaction_id=i.interaction_id, node=i.request.node, question=i.request.prompt)
 
 
+def never_asked(gate: str, from_node: str) -> str:
+    """C242 at run time (`baton check` finds it in ASL), said on the gate's event and in the log."""
+    return (
+        f"await gate '{gate}' waits on node '{from_node}', which has asked nothing in this run (C242): it "
+        "releases at once with no answers. Is `from` the node that posts the questions?"
+    )
+
+
+def gate_timeout_cause(gate: str, from_node: str | None, seconds: object, unanswered: list[UnansweredQuestion]) -> str:
+    """What an await gate's timeout fails its run with: where it waited and what went unanswered."""
+    listed = "; ".join(f"{u.interaction_id} (node {u.node}): {u.question!r}" for u in unanswered)
+    where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
+    return f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
+
+
 def in_scope(interaction: Interaction, from_node: str | None) -> bool:
     return interaction.request.kind == "question" and (not from_node or interaction.request.node == from_node)
 

@@ -1,6 +1,7 @@
 """How long a pause waited, as the Waits page (`baton.services.waits`) and the answer-time metrics
-(`baton.runtime.answer_times`) both count it: when an item stopped waiting, how long that took, and one
-window's figures (answered by a person, p50/p95, deadlines met or missed). No port: pure rules."""
+(`baton.runtime.answer_times`) both count it: when an item stopped waiting, how long that took, one
+window's figures (answered by a person, p50/p95, deadlines met or missed), and the pending sample's
+figures per kind and per workflow. No port: pure rules."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import math
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from baton.contracts.waits import AnswerWindow, Window
+from baton.contracts.inbox import INBOX_KINDS, InboxItem
+from baton.contracts.waits import AnswerWindow, KindWaits, OldestItem, Window, WorkflowWaits
 from baton.domain.approval import answered_by_rule
 from baton.domain.ladder import TIMED_OUT_DEFAULT
 from baton.ids import iso, parse_iso
@@ -52,4 +54,36 @@ def answer_window(window: Window, now: datetime, settled: list[Interaction]) -> 
         p95_s=percentile(times, 0.95),
         deadlines_met=met,
         deadlines_missed=len(in_window) - len(by_person),
+    )
+
+
+def pending_by_kind(items: list[Interaction], ages: dict[str, int]) -> list[KindWaits]:
+    """Per kind of the inbox, the pending items read (`ages`: seconds waited by id) and the oldest age."""
+    of_kind = {kind: [ages[i.interaction_id] for i in items if i.kind == kind] for kind in INBOX_KINDS}
+    return [
+        KindWaits(kind=k, pending=len(found), oldest_age_s=max(found, default=None)) for k, found in of_kind.items()
+    ]
+
+
+def pending_by_workflow(
+    items: list[Interaction], ages: dict[str, int], workflows: dict[str, str | None]
+) -> list[WorkflowWaits]:
+    """Per workflow of the items' runs (`workflows`: by run id), the longest-waiting first."""
+    per_workflow: dict[str | None, list[int]] = {}
+    for i in items:
+        per_workflow.setdefault(workflows.get(i.run_id), []).append(ages[i.interaction_id])
+    found = [WorkflowWaits(workflow=name, pending=len(a), oldest_age_s=max(a)) for name, a in per_workflow.items()]
+    return sorted(found, key=lambda w: (-w.oldest_age_s, w.workflow or ""))
+
+
+def oldest_item(i: Interaction, as_of: str, age: int) -> OldestItem:
+    listed = InboxItem.of(i, as_of)  # its title as the inbox lists it (a review's run and branch)
+    return OldestItem(
+        kind=listed.kind,
+        run_id=i.run_id,
+        id=i.interaction_id,
+        title=listed.title,
+        created_at=i.created_at,
+        age_s=age,
+        expires_at=i.expires_at,
     )

@@ -25,27 +25,30 @@ if TYPE_CHECKING:
     from baton.contracts.questions import BlockingAskRequest
     from baton.services.core import Core
 
-MAX_WAIT_SECONDS = 20.0
+MAX_WAIT_SECONDS = 20  # API Gateway's integration limit is 29 s
 POLL_INTERVAL_SECONDS = 0.5
 MAX_POLL_INTERVAL_SECONDS = 2.0
 
 
 def long_poll(
-    read: Callable[[], Interaction],
+    read: Callable[[Interaction | None], Interaction],
     wait_seconds: float,
     *,
     sleep: Callable[[float], None],
     monotonic: Callable[[], float],
+    backoff: tuple[float, float] = (2.0, MAX_POLL_INTERVAL_SECONDS),
+    due_in: Callable[[Interaction], float | None] = lambda _: None,
 ) -> Interaction:
-    """`read` until the item is no longer pending or `wait_seconds` (<= MAX_WAIT_SECONDS) pass: a blocking
-    ask's and a tool approval's long-poll (re-read after 0.5 s, doubling to 2 s)."""
+    """`read` (given the item as last read) until it is no longer pending or `wait_seconds` (<= 20) pass:
+    re-read after 0.5 s, then `backoff` (factor, cap) longer each time, and just past `due_in` (seconds to
+    the item's deadline), so a read ends it on time."""
     until = monotonic() + max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
-    interval = POLL_INTERVAL_SECONDS
-    current = read()
+    interval, current = POLL_INTERVAL_SECONDS, read(None)
     while current.state.status == "pending" and (remaining := until - monotonic()) > 0:
-        sleep(min(interval, remaining))
-        interval = min(interval * 2, MAX_POLL_INTERVAL_SECONDS)
-        current = read()
+        due = due_in(current)
+        sleep(min(interval, remaining, remaining if due is None else max(due, 0.0) + 0.001))
+        interval = min(interval * backoff[0], backoff[1])
+        current = read(current)
     return current
 
 
@@ -63,17 +66,16 @@ class BlockingPause(ABC):
         sleep: Callable[[float], None] = time.sleep,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.core = core
-        self._sleep = sleep
-        self._monotonic = monotonic
+        self.core, self._sleep, self._monotonic = core, sleep, monotonic
 
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
-        """The pause; with `wait_seconds` (<= 20) a long-poll that returns once it is no longer pending."""
 
-        def read() -> Interaction:
-            return self._expire_if_due(self._load(run_id, interaction_id))
-
-        return long_poll(read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic)
+        return long_poll(
+            lambda _: self._expire_if_due(self._load(run_id, interaction_id)),
+            wait_seconds,
+            sleep=self._sleep,
+            monotonic=self._monotonic,
+        )
 
     def _load(self, run_id: str, interaction_id: str) -> Interaction:
         return self.core.interaction_of(run_id, interaction_id, self.kind, self.noun)
@@ -161,7 +163,6 @@ class AskService(BlockingPause):
         )
 
     def _after_deadline(self, ended: Interaction) -> Interaction:
-        """The run goes on: with the default as its answer, or with the ask timed out (recorded)."""
         run_id, node = ended.run_id, ended.request.node
         if ended.state.status == "timed_out":
             self.core.record(run_id, timed_out(node, [ended]))

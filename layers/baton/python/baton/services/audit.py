@@ -5,10 +5,9 @@ tool, never on an answer's path."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from baton.domain.audit import AuditHead, AuditRecord, AuditVerdict, canonical_json, verify_chain
+from baton.domain.audit import AuditRecord, AuditVerdict, canonical_json, linked, verify_chain
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -35,12 +34,12 @@ class AuditService:
     def page(self, run_id: str, *, after: int = 0, limit: int = 100) -> AuditPage:
         """The records after seq `after`, in seq order, at most `limit` (1..MAX_PAGE): one page of the
         records' copies by seq, checked against the head (seqs have no gaps, so the page must be after+1,
-        after+2, ... up to the head or the limit) and as a chain (`_linked`); records chained before the
+        after+2, ... up to the head or the limit) and as a chain (`linked`); records chained before the
         copies were written, or a copy that is not its record, and the chain is read whole instead."""
         limit = max(1, min(limit, MAX_PAGE))
         read = self.store.read_audit_page(run_id, after=after, limit=limit)
         wanted = list(range(after + 1, min(read.head.seq, after + limit) + 1))
-        if [r.seq for r in read.records] == wanted and _linked(read.records, read.head):
+        if [r.seq for r in read.records] == wanted and linked(read.records, read.head):
             more = bool(wanted) and wanted[-1] < read.head.seq
             return AuditPage(records=read.records, next=wanted[-1] if more else None)
         records = sorted(
@@ -48,17 +47,6 @@ class AuditService:
         )
         page = records[:limit]
         return AuditPage(records=page, next=page[-1].seq if len(records) > limit else None)
-
-
-def _linked(records: list[AuditRecord], head: AuditHead) -> bool:
-    """Whether a page's records (consecutive seqs) hash as stored, each chained to the one before, and
-    the last to the head when it is the head's: a copy edited apart from its record is not shown (the
-    whole read shows the record, which `verify` checks)."""
-    if any(r.hash != r.expected_hash() for r in records):
-        return False
-    if any(later.prev_hash != earlier.hash for earlier, later in pairwise(records)):
-        return False
-    return not records or records[-1].seq != head.seq or records[-1].hash == head.hash
 
 
 def archive_key(record: AuditRecord) -> str:

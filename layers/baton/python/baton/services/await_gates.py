@@ -19,7 +19,7 @@ from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked
 from baton.domain import gate_answers
 from baton.domain.fields import OPEN_RUN_STATES, check_gate_name
 from baton.domain.ladder import AnswerCheck
-from baton.domain.questions import in_scope, open_gates_of, split_scope, unanswered_of
+from baton.domain.questions import gate_timeout_cause, in_scope, never_asked, open_gates_of, split_scope, unanswered_of
 from baton.errors import GoneError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait
@@ -36,16 +36,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("baton")
 
 
-def _never_asked(gate: str, from_node: str) -> str:
-    """C242 at run time (`baton check` finds it in ASL): said loudly, in the log and on the event."""
-    warning = (
-        f"await gate '{gate}' waits on node '{from_node}', which has asked nothing in this run (C242): it "
-        "releases at once with no answers. Is `from` the node that posts the questions?"
-    )
-    log.warning(warning)
-    return warning
-
-
 class AwaitGates:
     """Park, release and time out a run's await gates (the base of `QuestionService`)."""
 
@@ -55,7 +45,6 @@ class AwaitGates:
         """(pending questions, collected answers) in scope, oldest first."""
         return split_scope(self.core.store.list_run_interactions(run_id, kind="question"), from_node)
 
-    # ---- the await gate (Step Functions) --------------------------------------------------------
     def park_gate(
         self,
         *,
@@ -86,7 +75,9 @@ class AwaitGates:
             return GateParked(parked=True, gate=gate, released=released, pending=again.interaction_ids)
         pending, answered = self._scope(run_id, from_node)
         pending_ids = [i.interaction_id for i in pending]
-        warning = _never_asked(gate, from_node) if from_node and not pending and not answered else None
+        warning = never_asked(gate, from_node) if from_node and not pending and not answered else None
+        if warning:
+            log.warning(warning)
         parked = ParkedWait(
             run_id=run_id,
             gate=gate,
@@ -152,7 +143,6 @@ class AwaitGates:
     def _send_release(
         self, wait: ParkedWait, answers: list[CollectedAnswer], *, siblings: list[ParkedWait] | None = None
     ) -> bool:
-        """Send the gate's output with the scope's answers; `await_released` is recorded with the release."""
         from_node = wait.scope.get("from")
         output = {"answers": [a.model_dump() for a in answers], "gate": wait.gate, "from": from_node}
         try:
@@ -168,8 +158,7 @@ class AwaitGates:
             return False  # the gate timed out first; its timeout handler reports what was missing
 
     def record_gate_timeout(self, run_id: str, gate: str, map_item: int | str | None = None) -> GateTimedOut:
-        """The gate's Catch on States.Timeout (`end_at_catch`): list the unanswered questions in the event
-        and the cause."""
+        """The gate's Catch on States.Timeout (`end_at_catch`)."""
         core = self.core
         gate = f"{gate}-{map_item}" if map_item is not None else gate
         wait = core.store.get_wait(run_id, gate)
@@ -179,10 +168,7 @@ class AwaitGates:
         reason = f"await gate '{gate}' timed out"
         end_at_catch(core, wait, pending, lambda question: time_out_if_pending(core, question, reason, at=core.now()))
         unanswered = [unanswered_of(i) for i in pending]
-        listed = "; ".join(f"{u.interaction_id} (node {u.node}): {u.question!r}" for u in unanswered)
-        seconds = scope.get("timeout_seconds")
-        where = f"await gate '{gate}'" + (f" (from '{from_node}')" if from_node else " (whole run)")
-        cause = f"{where} timed out" + (f" after {seconds}s" if seconds else "") + f"; unanswered: {listed or 'none'}"
+        cause = gate_timeout_cause(gate, from_node, scope.get("timeout_seconds"), unanswered)
         core.record(run_id, AwaitTimedOut(gate=gate, from_node=from_node, unanswered=unanswered, cause=cause))
         if map_item is None:  # a timed-out Map branch fails its item; the Map decides the run's fate
             core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)

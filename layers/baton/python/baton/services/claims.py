@@ -44,27 +44,26 @@ Result = TypeVar("Result")
 
 
 class Claims(ABC, Generic[Result]):
-    """Claim, renew, release and reassign the claim of a pending interaction; a kind says how it is read
-    (`_current`), what a 409 carries (`_details`) and what a change returns (`_result`)."""
+    """Claim, renew, release and reassign the claim of a pending interaction; a kind says how it is read,
+    shown in a 409 and returned."""
 
     noun = "interaction"
     core: Core
 
     @abstractmethod
     def _current(self, interaction_id: str, verb: str) -> tuple[Interaction, AuditHead | None]:
-        """The interaction, pending (else a 409/410 saying why not to `verb`), and the run's head if read."""
+        """Pending (else a 409/410 saying why not to `verb`), and the run's head if read."""
 
     @abstractmethod
     def _shown(self, i: Interaction) -> dict[str, Any]:
-        """The interaction as a 409 shows it, under the kind's name ({"interrupt": ...})."""
+        """Under the kind's name ({"interrupt": ...})."""
 
     @abstractmethod
-    def _result(self, i: Interaction, *, changed: bool) -> Result:
-        """What a claim change returns: the interaction's view, claimed, changed."""
+    def _result(self, i: Interaction, *, changed: bool) -> Result: ...
 
     def _details(self, i: Interaction, *, settled: bool = True, **first: Any) -> dict[str, Any]:
-        """A 409's details (after `first`): the interaction on the wire, and (`settled`) its claim as the
-        winner (a claim is changed only on a pending interaction: the claim is what holds it)."""
+        """With `settled`, its claim as the winner (a claim is changed only on a pending interaction: the
+        claim is what holds it)."""
         details = first | self._shown(i)
         if not settled:
             return details
@@ -85,8 +84,7 @@ class Claims(ABC, Generic[Result]):
         )
 
     def _change(self, interaction_id: str, verb: str, decide: Decide) -> Result:
-        """Read the interaction, `decide` on what it shows (None: nothing to change), write the change
-        conditionally on what was read; after a lost write, decide again on a fresh read."""
+        """`decide` on the interaction as read, write conditionally on it; after a lost write, again."""
         again = False
         while True:
             i, audit_head = self._current(interaction_id, verb)
@@ -209,7 +207,7 @@ class Claims(ABC, Generic[Result]):
 
 
 class ClaimService(Claims[InterruptClaimed]):
-    """An interrupt's claim (`baton/api/routes_claims.py`), read with its run's head in one BatchGetItem."""
+    """Read with its run's head in one BatchGetItem."""
 
     noun = "interrupt"
 
@@ -229,9 +227,6 @@ class ClaimService(Claims[InterruptClaimed]):
 
 
 class ToolApprovalClaims(Claims[ToolApprovalClaimed]):
-    """A tool approval's claim in `run_id` (`baton/api/routes_tool_approvals.py`); advisory: any operator
-    may still answer it."""
-
     noun = "tool approval"
 
     def __init__(self, approvals: ToolApprovalService, run_id: str) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pydantic import BaseModel
 
 from baton.domain.channels import refuse_unconfigured
-from baton.domain.deadline import GRACE_SECONDS, OPEN_WAIT_STATUSES, timer_name
+from baton.domain.deadline import GRACE_SECONDS, OPEN_WAIT_STATUSES, holding_run, timer_name
 from baton.errors import ConflictError, GoneError, NotFoundError, TaskTokenError
 from baton.events import AnswerLate, EventPayload, RunResumed, RunStarted
 from baton.ids import Clock, IdGenerator, SystemClock, UlidGenerator, iso, parse_iso, task_interaction_id
@@ -65,36 +65,31 @@ class Core:
     def later(self, seconds: int) -> str:
         return iso(self.clock.now() + timedelta(seconds=seconds))
 
-    # ---- one clock for deadlines, idempotent parks --------------------------------------------------
     def deadline_of(self, timeout_seconds: float, entered_at: datetime | None = None) -> str:
-        """When Baton stops taking answers for a task entered at `entered_at` (else now): its declared
-        timeout, GRACE_SECONDS before Step Functions' own."""
-        start = entered_at or self.clock.now()
-        return iso(start + timedelta(seconds=timeout_seconds))
+        """A task's declared timeout from its entry (else now): GRACE_SECONDS before Step Functions' own."""
+        return iso((entered_at or self.clock.now()) + timedelta(seconds=timeout_seconds))
 
     def is_past(self, deadline: str | None) -> bool:
         return deadline is not None and self.clock.now() >= parse_iso(deadline)
 
     def park_id(self, token: str, entered_at: datetime | None) -> str:
-        """The interaction id of a park. Without an entry time a retry gets another id, but
-        `parked_again` still finds it through the token its gate holds."""
+        """Without an entry time a retry gets another id; `parked_again` still finds it by its token."""
         return task_interaction_id(token, entered_at or self.clock.now())
 
     def parked_again(self, run_id: str, gate: str, token: str) -> ParkedWait | None:
-        """The wait a previous attempt of this very park left (same gate, same token), or None."""
         wait = self.store.get_wait(run_id, gate)
         return wait if wait is not None and wait.task_token == token else None
 
     def refuse_if_late(
         self, interaction: Interaction, answer: Any, *, caller: str, deadline: str | None, **details: Any
     ) -> None:
-        """Past `deadline`: the answer kept as late (never delivered) and a 410 that says so."""
+        """Past `deadline`: the answer kept as late (never delivered) and a 410."""
         if deadline is not None and self.is_past(deadline):
             self._refuse_late(interaction, answer, caller=caller, deadline=deadline, **details)
 
     def refuse_if_ended(self, interaction: Interaction, answer: Any, /, *, caller: str, **details: Any) -> None:
-        """An answer to a pause its deadline ended (timed out, or its default taken): kept as late and a
-        410, never a 409 naming the default as if a person had won."""
+        """A pause its deadline ended (timed out, or defaulted): a 410 as `refuse_if_late`, never a 409
+        naming the default as if a person had won."""
         st = interaction.state
         if st.status != "timed_out" and st.outcome is None:
             return
@@ -103,36 +98,16 @@ class Core:
         self._refuse_late(interaction, answer, caller=caller, deadline=deadline, why=why, outcome=st.outcome, **details)
 
     def _refuse_late(
-        self,
-        interaction: Interaction,
-        answer: Any,
-        /,
-        *,
-        caller: str,
-        deadline: str,
-        why: str = "timed out",
-        **details: Any,
+        self, i: Interaction, answer: Any, /, *, caller: str, deadline: str, why: str = "timed out", **details: Any
     ) -> NoReturn:
-        self.record(
-            interaction.run_id,
-            AnswerLate(
-                interaction_id=interaction.interaction_id,
-                node=interaction.request.node,
-                kind=interaction.request.kind,
-                answer=answer,
-                by=caller,
-                deadline=deadline,
-            ),
+        kind, iid = i.request.kind, i.interaction_id
+        late = AnswerLate(
+            interaction_id=iid, node=i.request.node, kind=kind, answer=answer, by=caller, deadline=deadline
         )
+        self.record(i.run_id, late)
         raise GoneError(
-            f"{interaction.request.kind} {interaction.interaction_id} {why}: its deadline passed at "
-            f"{deadline}; the answer is recorded as late and not delivered",
-            details={
-                "reason": "deadline_passed",
-                "deadline": deadline,
-                "interaction_id": interaction.interaction_id,
-                **details,
-            },
+            f"{kind} {iid} {why}: its deadline passed at {deadline}; the answer is recorded as late and not delivered",
+            details={"reason": "deadline_passed", "deadline": deadline, "interaction_id": iid, **details},
         )
 
     def new_event(self, run_id: str, payload: EventPayload) -> Event:
@@ -154,8 +129,6 @@ class Core:
         interaction_id: str | None = None,
         state: InteractionStatus | None = None,
     ) -> Interaction:
-        """What every kind's open stores: `request` asked now in `run_id`, pending (or `state`), under a new
-        id unless the park or the key gives it."""
         return Interaction(
             interaction_id=interaction_id or self.ids.new_id(),
             run_id=run_id,
@@ -166,7 +139,7 @@ class Core:
         )
 
     def interaction_of(self, run_id: str, interaction_id: str, kind: str, noun: str | None = None) -> Interaction:
-        """The `kind` interaction `interaction_id` of `run_id`, else a 404 naming it as a `noun` (the kind)."""
+        """Else a 404 naming it as a `noun` (the kind)."""
         found = self.store.get_interaction(run_id, interaction_id)
         if found is None or found.request.kind != kind:
             raise NotFoundError(
@@ -199,7 +172,7 @@ class Core:
         return run
 
     def set_run_status(self, run_id: str, status: str, *, allowed_from: AbstractSet[str], **changes: Any) -> bool:
-        """Move the run's status if it is in `allowed_from`; a run already elsewhere is left alone."""
+        """False (left alone) when the run is not in `allowed_from`."""
         try:
             self.store.update_run(
                 run_id, {"status": status, "updated_at": self.now(), **changes}, allowed_from=set(allowed_from)
@@ -209,11 +182,10 @@ class Core:
         return True
 
     def check_notify(self, notify: list[str] | None, *, field: str = "notify") -> None:
-        """422 when `notify` names a channel this stack does not wire (baton/domain/channels.py)."""
         refuse_unconfigured(notify, self.channels, field=field)
 
     def notify(self, interaction: Interaction, event: str, to: list[str] | None = None, /, **extra: Any) -> None:
-        """Publish `event` to the request's channels, or `to` (an escalation). Best effort: never fails."""
+        """To the request's channels, or `to` (an escalation). Best effort: never fails."""
         req = interaction.request
         try:
             self.notifier.publish(
@@ -234,13 +206,12 @@ class Core:
             log.exception("notification failed", extra={"run_id": interaction.run_id})
 
     def push_to(self, operators: list[str], interaction: Interaction, reason: PushReason) -> None:
-        """Push `interaction` to each operator's subscribed devices (escalated or assigned to them). Best effort."""
         if self.push is not None:
             for operator in operators:
                 self.push.push(operator, interaction, reason)
 
     def wait_expired(self, wait: ParkedWait) -> bool:
-        """Has this parked gate's timeout passed? (Unknown deadline: assume it has.)"""
+        """Unknown deadline: assume it has passed."""
         if wait.deadline is not None:
             return self.is_past(wait.deadline)
         seconds = wait.scope.get("timeout_seconds")
@@ -263,10 +234,9 @@ class Core:
         also: Sequence[EventPayload] = (),
         siblings: Sequence[ParkedWait] | None = None,
     ) -> bool:
-        """Send `gate`'s parked token with the stored `output`. True if the gate resumed with it (by this
-        send, or an earlier one whose bookkeeping this completes); SendFailedError: not sent (delivery
-        pending). `token`: only that token (the reconciler); `also`: events recorded with the release;
-        `siblings`: the run's waits as read (does another branch still hold the run paused?)."""
+        """Send the parked token with the stored `output`. True if the gate resumed with it (by this send,
+        or an earlier one whose bookkeeping this completes); SendFailedError: not sent (the reconciler's).
+        `token`: only that token; `also`: events recorded with it; `siblings`: the run's waits as read."""
         wait = wait if wait is not None else self.store.get_wait(run_id, gate)
         if wait is None or wait.status not in OPEN_WAIT_STATUSES or token not in (None, wait.task_token):
             return False
@@ -291,9 +261,9 @@ class Core:
     def complete_release(
         self, wait: ParkedWait, *, also: Sequence[EventPayload] = (), siblings: Sequence[ParkedWait] | None = None
     ) -> bool:
-        """The bookkeeping of a delivered release in one write: the wait released (one caller wins), `also`
-        recorded, and the run running with `run_resumed` only if no other pause still holds it."""
-        holding = self._holding(wait, siblings if siblings is not None else self.store.list_run_waits(wait.run_id))
+        """One write: the wait released (one caller wins), `also` recorded, and the run running with
+        `run_resumed` only if no other pause still holds it."""
+        holding = holding_run(wait, siblings if siblings is not None else self.store.list_run_waits(wait.run_id))
         done = self.store.record_release(
             wait,
             run_status="running",
@@ -308,18 +278,15 @@ class Core:
         return done
 
     def release_unsent(self, wait: ParkedWait) -> bool:
-        """A wait released with no answer sent (its task failed, or ended): True for the one caller that
-        released it, which stops its timer."""
+        """With no answer sent (its task failed, or ended): True for the one caller that released it."""
         released = self.store.release_wait(wait, "released")
         if released:
             self.stop_timer(wait.run_id, wait.gate, wait.deadline)
         return released
 
     def stop_timer(self, run_id: str, key: str, deadline: str | None) -> None:
-        """A settled pause's timer (named by `key` and `deadline`, as `baton.services.deadlines` started it)
-        ends now, not at its deadline: while it waits it holds nothing on AWS, but its firing costs
-        transitions and a Lambda invocation that would find nothing to do. Not past the deadline: the
-        timer is then firing (perhaps the very caller) or has ended."""
+        """A settled pause's timer ends now: its firing would cost transitions and a Lambda invocation
+        for nothing. Past the deadline it is firing (perhaps the very caller) or has ended."""
         if self.timers is None or deadline is None or self.is_past(deadline):
             return
         try:
@@ -327,27 +294,16 @@ class Core:
         except Exception:  # the settlement stands; the timer fires, finds nothing to do and ends
             log.warning("a settled pause's timer was not stopped", extra={"run_id": run_id, "timer": key})
 
-    @staticmethod
-    def _holding(wait: ParkedWait, waits: Sequence[ParkedWait]) -> list[ParkedWait]:
-        """The run's other waits that hold it paused: parked (or at their deadline) on a person. An await
-        gate holds it only while it names pending questions (with none it is released at once)."""
-        return [
-            w
-            for w in waits
-            if w.gate != wait.gate and w.status in OPEN_WAIT_STATUSES and (w.kind != "await" or bool(w.interaction_ids))
-        ]
-
     def _resume_if_idle(self, wait: ParkedWait) -> None:
-        """The branches this release left holding the run were read before it: one may have been released
-        meanwhile by a release that saw this one still parked. Read again; resume the run if none holds."""
-        if not self._holding(wait, self.store.list_run_waits(wait.run_id)) and self.set_run_status(
+        """The branches holding the run were read before this release: one may have been released since by
+        a release that saw this one parked. Read again; resume the run if none holds."""
+        if not holding_run(wait, self.store.list_run_waits(wait.run_id)) and self.set_run_status(
             wait.run_id, "running", allowed_from={"paused_waiting_human"}
         ):
             self.record(wait.run_id, RunResumed(gate=wait.gate, kind=wait.kind))
 
     def fail_at_deadline(self, wait: ParkedWait, cause: str) -> bool:
-        """Fail a parked task at Baton's deadline with DEADLINE_ERROR (its Catch fails the run), then mark
-        the wait timed out (only that when Step Functions' own timer closed the token first)."""
+        """DEADLINE_ERROR to the task (its Catch fails the run), then the wait timed out."""
         try:
             self.tokens.send_failure(wait.task_token, DEADLINE_ERROR, cause)
         except TaskTokenError:
@@ -355,15 +311,13 @@ class Core:
         return self.store.release_wait(wait, "timed_out")
 
     def _released_by_deadline(self, wait: ParkedWait) -> bool:
-        """Past the deadline, a token closed with the wait now released (not timed out): the deadline path
-        delivered the stored answer while this send was under way (baton.services.at_deadline)."""
+        """The deadline path delivered the stored answer while this send was under way."""
         now = self.store.get_wait(wait.run_id, wait.gate)
         return now is not None and now.task_token == wait.task_token and now.status == "released"
 
     def _closed_by_earlier_send(self, wait: ParkedWait, err: TaskTokenError) -> bool:
-        """Why was the token already closed? Before the deadline only a send of the stored answer can
-        have closed it (AWS says TaskTimedOut or InvalidToken): True. A task that no longer exists: True
-        only if Step Functions reports the execution running on or succeeded. A timeout: GoneError."""
+        """Before the deadline only a send of the stored answer can have closed the token: True. A task
+        that no longer exists: True if its execution runs on or succeeded. A timeout: GoneError."""
         if err.reason in _CLOSED and (not self.wait_expired(wait) or self._released_by_deadline(wait)):
             return True
         if err.reason == "TaskTimedOut":

@@ -13,16 +13,15 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from baton.contracts.inbox import INBOX_KINDS, InboxCursor, InboxItem, InboxPage
-from baton.contracts.inbox import InboxQuery as InboxQuery  # the command this service takes, where callers import it
+from baton.contracts.inbox import INBOX_KINDS, InboxCursor, InboxItem, InboxPage, InboxQuery
+from baton.contracts.page_tokens import decode_scoped_page_token, encode_page_token
 from baton.domain.questions import in_scope
 from baton.ids import iso
 from baton.models import PendingQuery
-from baton.pending_query import PendingPage
-from baton.services.page_tokens import decode_scoped_page_token, encode_page_token
 
 if TYPE_CHECKING:
     from baton.models import Interaction
+    from baton.pending_query import PendingPage
     from baton.services.core import Core
 
 
@@ -66,26 +65,13 @@ class InboxService:
         )
 
     def _read(self, query: InboxQuery, store_query: PendingQuery) -> PendingPage[Interaction]:
-        """The page's items and the last position it covers (None: nothing follows). Several kinds of one
-        run are a page each: the merge covers what every kind's page covered, so it ends at the earliest
-        (in the page's order) of their ends, and the items past it are read again by the next page."""
+        """The page's items and the last position it covers (None: nothing follows); several kinds of one
+        run are a page each, merged (`PendingQuery.merged`)."""
         kinds = tuple(dict.fromkeys(query.kinds))
         if query.run_id is None and len(kinds) > 1:
             some = None if set(kinds) >= set(INBOX_KINDS) else tuple(sorted(kinds))
             return self.core.store.page_all_pending(store_query.model_copy(update={"kinds": some}))
-        pages = [self.core.store.page_pending(kind, store_query) for kind in kinds]
-        ends = [page.resume_after for page in pages if page.resume_after is not None]
-        if not ends:
-            return PendingPage([i for page in pages for i in page.items], None)
-        newest_first = store_query.newest_first
-        end = max(ends) if newest_first else min(ends)
-        covered = [
-            i
-            for page in pages
-            for i in page.items
-            if (store_query.position(i) >= end if newest_first else store_query.position(i) <= end)
-        ]
-        return PendingPage(covered, end)
+        return store_query.merged([self.core.store.page_pending(kind, store_query) for kind in kinds])
 
     def page(self, query: InboxQuery, *, caller: str) -> InboxPage:
         """One page across the kinds asked for, in creation order (newest or oldest first)."""

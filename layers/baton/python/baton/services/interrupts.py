@@ -17,7 +17,21 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from baton.contracts.interrupts import ResumeInterrupt, edge_status
+from baton.contracts.interrupts import (
+    DEFAULT_PAGE_SIZE,
+    DOMAIN_STATUSES,
+    PAGE_FILTERS,
+    STATUSES,
+    ResumeInterrupt,
+    edge_status,
+)
+from baton.contracts.page_tokens import (
+    PageCursor,
+    decode_scoped_page_token,
+    encode_page_token,
+    foreign_page_token,
+    invalid_page_token,
+)
 from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.domain.approval import requester_of
 from baton.domain.fields import OPEN_RUN_STATES
@@ -37,42 +51,21 @@ from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
 from baton.ids import parse_iso
 from baton.policy.source import decide_or_ask
+from baton.services.asks import long_poll
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
-from baton.services.page_tokens import (
-    PageCursor,
-    decode_scoped_page_token,
-    encode_page_token,
-    foreign_page_token,
-    invalid_page_token,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
-    from baton.models import Interaction, InteractionState, ParkedWait, RunSummary
+    from baton.models import Interaction, ParkedWait, RunSummary
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
 
-__all__ = ["InterruptService", "InterruptSpec", "key_interrupt_id"]
-
-# The API's words and the domain statuses behind each (timed_out shows, and is listed, as cancelled).
-DOMAIN_STATUSES: dict[str, tuple[InteractionState, ...]] = {
-    "pending": ("pending",),
-    "answered": ("answered",),
-    "cancelled": ("cancelled", "timed_out"),
-}
-STATUSES = tuple(DOMAIN_STATUSES)
-MAX_WAIT_SECONDS = 20  # API Gateway's integration limit is 29 s
-POLL_INTERVAL_SECONDS = 0.5  # the long-poll's first re-read; then x1.5 per read up to 2.5 s
-POLL_BACKOFF = 1.5
-MAX_POLL_INTERVAL_SECONDS = 2.5
-DEFAULT_PAGE_SIZE = 50  # GET /api/v1/interrupts ?limit= (max MAX_PAGE_SIZE) and ?next=
-MAX_PAGE_SIZE = 200
-PAGE_FILTERS = "status and sessionId"  # what a page token is bound to
+POLL_BACKOFF = (1.5, 2.5)  # the long-poll's re-reads: 0.5 s, then x1.5 per read up to 2.5 s
 
 
 class InterruptService(InterruptAnswers):
@@ -86,10 +79,8 @@ class InterruptService(InterruptAnswers):
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__(core)
-        self._sleep = sleep
-        self._monotonic = monotonic
+        self._sleep, self._monotonic = sleep, monotonic
 
-    # ---- create --------------------------------------------------------------------------------
     def create(
         self, spec: InterruptSpec, *, caller: str, token: str | None = None, entered_at: datetime | None = None
     ) -> tuple[Interaction, bool]:
@@ -161,7 +152,7 @@ class InterruptService(InterruptAnswers):
         return True
 
     def _new_id(self, spec: InterruptSpec, token: str | None, entered_at: datetime | None) -> str:
-        """From the key (one interrupt per key), from the hosted task (one per task), or new."""
+        """One interrupt per key, one per hosted task, else new."""
         if spec.key:
             return key_interrupt_id(spec.session_id, spec.key)
         if token is not None:
@@ -180,24 +171,20 @@ class InterruptService(InterruptAnswers):
         park_interaction(self.core, existing, token)
         return existing
 
-    # ---- read ----------------------------------------------------------------------------------
-
     def get(self, interrupt_id: str, *, wait_seconds: float = 0) -> Interaction:
-        """One record; with `wait_seconds` (<= 20) a long-poll that returns once it is no longer pending.
-        Re-reads are one consistent GetItem by (session, id), backing off from 0.5 s to 2.5 s, and
-        exactly at its deadline."""
-        deadline = self._monotonic() + max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
-        i = self._expire_if_due(self.load(interrupt_id))
-        interval = POLL_INTERVAL_SECONDS
-        while True:
-            remaining = deadline - self._monotonic()
-            if i.state.status != "pending" or remaining <= 0:
-                return i
-            left = (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
-            self._sleep(min(interval, remaining, max(left, 0.0) + 0.001 if left is not None else remaining))
-            interval = min(interval * POLL_BACKOFF, MAX_POLL_INTERVAL_SECONDS)
-            reread = self.core.store.get_interaction(i.run_id, i.interaction_id)
-            i = self._expire_if_due(self._seen(reread) if reread is not None else self.load(interrupt_id))
+        """One record; with `wait_seconds` (<= 20) a long-poll that returns once it is no longer pending:
+        the id resolved once, then one consistent GetItem by (session, id) per re-read."""
+
+        def read(seen: Interaction | None) -> Interaction:
+            found = self.core.store.get_interaction(seen.run_id, seen.interaction_id) if seen else None
+            return self._expire_if_due(self._seen(found) if found is not None else self.load(interrupt_id))
+
+        def due_in(i: Interaction) -> float | None:
+            return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
+
+        return long_poll(
+            read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic, backoff=POLL_BACKOFF, due_in=due_in
+        )
 
     def list_page(
         self,

@@ -9,17 +9,13 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from baton.contracts.questions import (
-    ApprovalView,
-    AskResult,
-)
+from baton.contracts.questions import ApprovalView, AskResult
 from baton.domain import gate_answers
 from baton.domain.approval import requester_of
 from baton.domain.ladder import USE_QUESTION_DEFAULTS
 from baton.domain.parked_ladder import wait_ladder
 from baton.domain.questions import (
     MAP_REFUSAL,
-    answer_text,
     asked_event,
     check_question,
     check_question_ladder,
@@ -30,13 +26,7 @@ from baton.domain.questions import (
     refuse_in_map,
 )
 from baton.errors import ConflictError, NotFoundError
-from baton.models import (
-    AwaitToolRequest,
-    Interaction,
-    Message,
-    ParkedWait,
-    QuestionRequest,
-)
+from baton.models import AwaitToolRequest, Interaction, Message, ParkedWait, QuestionRequest
 from baton.ports import GuardFailedError
 from baton.services.approvals import ApprovalService, approval_view
 from baton.services.at_deadline import end_at_deadline, fail_unanswered
@@ -49,8 +39,6 @@ if TYPE_CHECKING:
     from baton.contracts.questions import AskRequest, CollectedAnswer
     from baton.services.core import Core
 
-__all__ = ["POSTED", "AwaitDeadline", "QuestionService", "answer_text", "message_text"]
-
 log = logging.getLogger("baton")
 
 POSTED = "question posted; keep working"
@@ -61,10 +49,9 @@ class QuestionService(AnswerQuestions):
         self.core = core
         self.approvals = ApprovalService(core)
 
-    # ---- posting --------------------------------------------------------------------------------
     def ask(self, run_id: str, request: AskRequest, *, caller: str) -> AskResult:
-        """`ask_user_async`: store a pending question, publish it, return at once. A ladder's default is
-        taken at the question's own deadline; with `approval` each answer is a vote (not the requester's)."""
+        """`ask_user_async`: store, publish, return at once. A ladder's default is taken at the question's
+        own deadline; with `approval` each answer is a vote (not the requester's)."""
         refuse_in_map(request.map_item, MAP_REFUSAL)
         options, free_text = check_question(request.question, request.options, request.allow_free_text)
         approval, ladder, timeout_seconds, core = request.approval, request.ladder(), request.timeout_seconds, self.core
@@ -104,7 +91,6 @@ class QuestionService(AnswerQuestions):
             message=POSTED,
         )
 
-    # ---- reading --------------------------------------------------------------------------------
     def pending(self, run_id: str) -> list[Interaction]:
         """The run's pending questions: one consistent read of its open markers (O(pending))."""
         snapshot = self.core.store.snapshot_run(run_id)
@@ -113,11 +99,10 @@ class QuestionService(AnswerQuestions):
         return [i for i in snapshot.pending if i.request.kind == "question"]
 
     def approval_of(self, question: Interaction) -> ApprovalView | None:
-        """A quorum question's count and voters (one Query of its votes); None for any other question."""
+        """A quorum question's count and voters (one Query of its votes); else None."""
         policy = QuestionAnswers.quorum(question)
         return approval_view(self.core, question, policy) if policy else None
 
-    # ---- a question's default ------------------------------------------------------------------
     def take_default(self, run_id: str, interaction_id: str) -> bool:
         """A question's own deadline (its timer) with a declared default: answered with it (nobody's
         answer: `timed_out_default`), queued like any answer, and the await gates it completes released.
@@ -155,7 +140,6 @@ class QuestionService(AnswerQuestions):
             stop_interaction_timer(core, answered)
         return answered is not None
 
-    # ---- delivery -------------------------------------------------------------------------------
     def drain(self, run_id: str, node: str) -> list[Message]:
         """The agent side: the node's queued messages, oldest first, each delivered exactly once."""
         drained = self.core.store.drain_messages(run_id, node, drained_at=self.core.now())
@@ -163,10 +147,8 @@ class QuestionService(AnswerQuestions):
             self.core.require_run(run_id)
         return drained
 
-    # ---- the reconciler -------------------------------------------------------------------------
     def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """A parked await gate's deadline, through the one deadline path (`AwaitDeadline`). True if this
-        call ended (or released) the gate."""
+        """True if this call ended (or released) the gate."""
         return end_at_deadline(AwaitDeadline(self), wait) is not None
 
     def reconcile_tool_awaits(self) -> tuple[list[dict[str, str]], list[str]]:

@@ -1,5 +1,4 @@
-"""Hosted runs: start, read, record their end; the plain human pause (park, resume, time out) is
-`PauseService` in baton/services/pauses.py."""
+"""Hosted runs: start, read, record their end; the plain human pause is `PauseService` (pauses.py)."""
 
 from __future__ import annotations
 
@@ -23,8 +22,6 @@ if TYPE_CHECKING:
 
 
 class RunService(PauseService):
-    """Hosted runs; the plain human pause comes from `PauseService` (baton/services/pauses.py)."""
-
     def __init__(
         self,
         core: Core,
@@ -34,15 +31,12 @@ class RunService(PauseService):
         check_review: Callable[[Any], object] | None = None,
     ) -> None:
         self.core = core
-        # Per-workflow input merged under the caller's (the deployment declares them: wiring passes
-        # baton.workflows.resources.WORKFLOW_DEFAULTS), so ASL paths such as TimeoutSecondsPath resolve.
+        # Merged under the caller's input so ASL paths such as TimeoutSecondsPath resolve (WORKFLOW_DEFAULTS).
         self.input_defaults: Mapping[str, Mapping[str, object]] = input_defaults or {}
-        # Each workflow's input schema (statemachines/<stem>.input.schema.json; baton.workflows.input_schema)
-        # and the review gate's own configuration check, both before the execution starts.
+        # Checked before the execution starts (statemachines/<stem>.input.schema.json), as is the review config.
         self.input_schemas: Mapping[str, Mapping[str, Any]] = input_schemas or {}
         self.check_review = check_review
 
-    # ---- hosted runs ---------------------------------------------------------------------------
     def start(self, workflow: str, payload: dict[str, Any], *, run_id: str | None, caller: str) -> RunSummary:
         arn = self.core.workflow_arns.get(workflow)
         if arn is None:
@@ -96,9 +90,8 @@ class RunService(PauseService):
         return RunView.model_validate({**run.model_dump(exclude={"version"}), "interactions": dict(counts)})
 
     def refresh(self, run: RunSummary) -> RunSummary:
-        """The fallback for a missing end event: a hosted run still open whose execution ended gets its
-        end recorded here, the same way and with the same stop time as `functions/run_lifecycle` would
-        (baton.services.lifecycle), never stamped with the reading time."""
+        """The fallback for a missing end event: an open hosted run whose execution ended gets its end
+        recorded as `functions/run_lifecycle` would (lifecycle.record_end), with the execution's stop time."""
         if not run.hosted or not run.execution_arn or run.status in TERMINAL_RUN_STATES:
             return run
         described = self.core.workflows.describe(run.execution_arn)
@@ -107,10 +100,6 @@ class RunService(PauseService):
             return run
         lifecycle.record_end(self.core, end)
         return self.core.require_run(run.run_id)
-
-    def record_execution_end(self, end: ExecutionEnd) -> bool:
-        """`functions/run_lifecycle`: an execution ended; record its run's end once (True if this did)."""
-        return lifecycle.record_end(self.core, end)
 
     def events(self, run_id: str, *, after: str | None, limit: int) -> list[Event]:
         self.core.require_run(run_id)

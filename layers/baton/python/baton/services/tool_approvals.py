@@ -16,6 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
+from baton.contracts.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.contracts.tool_approvals import (
     ConsumeResult,
@@ -36,7 +37,6 @@ from baton.services.approvals import ApprovalService, Voter
 from baton.services.asks import BlockingPause
 from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.decide import decide
-from baton.services.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
 from baton.services.pause_answers import conflict
 from baton.services.tool_approval_answers import DecideAgainError, ToolApprovalAnswers
 

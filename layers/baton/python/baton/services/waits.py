@@ -14,9 +14,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from baton.contracts.inbox import INBOX_KINDS, InboxItem
-from baton.contracts.waits import AnswerTimes, KindWaits, OldestItem, PendingWaits, WaitStats, WorkflowWaits
-from baton.domain.wait_times import WINDOWS, answer_window, seconds_between
+from baton.contracts.inbox import INBOX_KINDS
+from baton.contracts.waits import AnswerTimes, KindWaits, PendingWaits, WaitStats
+from baton.domain.wait_times import (
+    WINDOWS,
+    answer_window,
+    oldest_item,
+    pending_by_kind,
+    pending_by_workflow,
+    seconds_between,
+)
 from baton.ids import iso
 from baton.models import PendingQuery
 
@@ -40,38 +47,19 @@ class WaitStatsService:
         return WaitStats(as_of=iso(now), pending=self._pending(now), answers=self._answers(now))
 
     def _pending(self, now: datetime) -> PendingWaits:
-        query = PendingQuery(newest_first=False, limit=PENDING_SAMPLE)
-        items, resume_after = self.core.store.page_all_pending(query)
-        truncated = resume_after is not None
-        as_of = iso(now)
+        items, resume_after = self.core.store.page_all_pending(PendingQuery(newest_first=False, limit=PENDING_SAMPLE))
+        truncated, as_of = resume_after is not None, iso(now)
         ages = {i.interaction_id: seconds_between(as_of, i.created_at) for i in items}
-        by_kind = self._by_kind_counted(now) if truncated else self._by_kind_read(items, ages)
+        by_kind = self._by_kind_counted(now) if truncated else pending_by_kind(items, ages)
         workflows = {run.run_id: run.workflow for run in self.core.store.get_runs({i.run_id for i in items})}
-        per_workflow: dict[str | None, list[int]] = {}
-        for i in items:
-            per_workflow.setdefault(workflows.get(i.run_id), []).append(ages[i.interaction_id])
-        by_workflow = [
-            WorkflowWaits(workflow=name, pending=len(found), oldest_age_s=max(found))
-            for name, found in per_workflow.items()
-        ]
-        by_workflow.sort(key=lambda w: (-w.oldest_age_s, w.workflow or ""))
-        oldest = [self._oldest_item(i, as_of, ages[i.interaction_id]) for i in items[:OLDEST_SHOWN]]
         return PendingWaits(
             count=sum(k.pending for k in by_kind),
             sampled=len(items),
             truncated=truncated,
             by_kind=by_kind,
-            by_workflow=by_workflow,
-            oldest=oldest,
+            by_workflow=pending_by_workflow(items, ages, workflows),
+            oldest=[oldest_item(i, as_of, ages[i.interaction_id]) for i in items[:OLDEST_SHOWN]],
         )
-
-    @staticmethod
-    def _by_kind_read(items: list[Interaction], ages: dict[str, int]) -> list[KindWaits]:
-        by_kind = []
-        for kind in INBOX_KINDS:
-            of_kind = [ages[i.interaction_id] for i in items if i.kind == kind]
-            by_kind.append(KindWaits(kind=kind, pending=len(of_kind), oldest_age_s=max(of_kind, default=None)))
-        return by_kind
 
     def _by_kind_counted(self, now: datetime) -> list[KindWaits]:
         """Past the sample, per kind the pending-age alarms' own reads (`runtime/parked_age.pending_ages`):
@@ -82,19 +70,6 @@ class WaitStatsService:
             KindWaits(kind=a.kind, pending=a.count, oldest_age_s=a.oldest_age_seconds if a.oldest_run_id else None)
             for a in pending_ages(self.core.store, now, INBOX_KINDS)
         ]
-
-    @staticmethod
-    def _oldest_item(i: Interaction, as_of: str, age: int) -> OldestItem:
-        listed = InboxItem.of(i, as_of)  # its title as the inbox lists it (a review's run and branch)
-        return OldestItem(
-            kind=listed.kind,
-            run_id=i.run_id,
-            id=i.interaction_id,
-            title=listed.title,
-            created_at=i.created_at,
-            age_s=age,
-            expires_at=i.expires_at,
-        )
 
     def _answers(self, now: datetime) -> AnswerTimes:
         settled: list[Interaction] = []

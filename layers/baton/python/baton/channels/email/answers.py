@@ -40,7 +40,7 @@ log = logging.getLogger("baton")
 
 
 def _shown(value: Any) -> str:
-    from baton.services.questions import answer_text
+    from baton.domain.questions import answer_text
 
     return answer_text(value)
 

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from baton.channels.answering import answer_as
 from baton.channels.slack.ack import not_an_operator
 from baton.channels.slack.blocks import message_blocks, outcome_blocks
+from baton.domain.questions import answer_text
 from baton.errors import BatonError, ConflictError, GoneError, NotFoundError
-from baton.services.questions import answer_text
 
 if TYPE_CHECKING:
     from baton.channels.slack.jobs import MessageRef, SlackJob
