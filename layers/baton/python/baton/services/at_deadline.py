@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.audit import AuditHead
+    from baton.domain.ballot import Decided, Voter
     from baton.models import Event, Interaction, Message, ParkedWait
     from baton.ports import Guard
-    from baton.services.approvals import Decided, Voter
     from baton.services.core import Core
 
 # What the deadline did: delivered a stored answer, took the declared default, or timed the pause out.

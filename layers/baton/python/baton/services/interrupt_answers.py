@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from baton import contracts
 from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, edge_status
+from baton.domain.ballot import Voter
 from baton.domain.interrupt_fields import MAX_REASON_CHARS
 from baton.domain.interrupt_rules import (
     KIND,
@@ -33,7 +34,7 @@ from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenErr
 from baton.events import InterruptTimedOut
 from baton.models import Interaction, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, Voter
+from baton.services.approvals import ApprovalService, Entry
 from baton.services.at_deadline import Write
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, stop_interaction_timer
@@ -42,11 +43,11 @@ from baton.services.decide import decide
 if TYPE_CHECKING:
     from baton.contracts import ApprovalView, Delivery
     from baton.contracts.interrupts import CancelInterrupt, ResumeInterrupt
-    from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.domain.approval import ApprovalPolicy
+    from baton.domain.ballot import Ballot, Decided
     from baton.events import EventPayload
     from baton.models import InteractionStatus, ParkedWait
     from baton.ports import FoundInteraction
-    from baton.services.approvals import Ballot, Decided
     from baton.services.core import Core
 
 CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
@@ -138,10 +139,19 @@ class InterruptAnswers:
     def vote(
         self, pause: Interaction, policy: ApprovalPolicy, answer: ResumeInterrupt, voter: Voter
     ) -> contracts.InterruptResumed:
-        """An approval: settled, a counted voter's repeat is told so (200), any other a 409."""
-        stored = accepted_resume(pause, answer)
-        current, approval, released, pending = self._count(pause, policy, json.dumps(stored), voter, "approve")
-        resumed = released and current.state.status == "answered"
+        """An approval (`ApprovalService.vote`): settled, a counted voter's repeat is told so (200), any other
+        a 409."""
+        return self.approvals.vote(self, pause, policy, answer, voter)
+
+    @staticmethod
+    def entry(pause: Interaction, policy: ApprovalPolicy, answer: ResumeInterrupt) -> Entry:
+        return Entry(json.dumps(accepted_resume(pause, answer)), "approve", interrupt_request(pause).requested_by)
+
+    def counted(
+        self, pause: Interaction, approval: ApprovalView, released: bool | None, *, pending: bool
+    ) -> contracts.InterruptResumed:
+        current = self.load(pause.interaction_id)
+        resumed = bool(released) and current.state.status == "answered"
         return self.view(current, resumed, pending=pending, approval=approval)
 
     @staticmethod
@@ -230,26 +240,18 @@ class InterruptAnswers:
                 continue
 
     # ---- quorum (baton/services/approvals.py) ----------------------------------------------------
-    def _count(
-        self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote
-    ) -> tuple[Interaction, ApprovalView, bool, bool]:
-        """One vote: the interrupt after it, the count, released (or failed) by it, and its send pending."""
-        requested_by = interrupt_request(i).requested_by
-        ballot = self.approvals.cast(i, policy, text, voter, requested_by=requested_by, vote=vote)
-        released, pending = self.approvals.settle_if_met(ballot, lambda: self._settle(i.interaction_id, policy, ballot))
-        current = self.load(i.interaction_id)
-        if ballot.outcome == "closed":
-            raise ConflictError(
-                f"interrupt {i.interaction_id} is already {edge_status(current)}: the vote is not counted",
-                details=conflict_details(current),
-            )
-        return current, ballot.view(policy), released, pending
+    def not_counted(self, pause: Interaction) -> ConflictError:
+        current = self.load(pause.interaction_id)
+        return ConflictError(
+            f"interrupt {pause.interaction_id} is already {edge_status(current)}: the vote is not counted",
+            details=conflict_details(current),
+        )
 
     def settle_standing(self, i: Interaction) -> bool:
         """The reconciler: a met tally whose decider died before the release, settled as it would have."""
-        return self.approvals.settle_standing(i, self.quorum(i), partial(self._settle, i.interaction_id))
+        return self.approvals.settle_standing(i, self.quorum(i), partial(self.settle, i))
 
-    def _settle(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """A met tally: answered with the deciding approval's value, or cancelled."""
         core = self.core
 
@@ -263,7 +265,7 @@ class InterruptAnswers:
             new = status_of(i.state, "cancelled", by=by, at=core.now(), reason=why)
             return new, cancelled_event(i, why, by)
 
-        return self.approvals.settle(lambda: self.load(interrupt_id), policy, ballot, settled, self.deliver)
+        return self.approvals.settle(lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver)
 
     def deliver(self, settled: Interaction) -> bool:
         done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
@@ -357,8 +359,23 @@ class InterruptCancels:
     def vote(
         self, pause: Interaction, policy: ApprovalPolicy, reason: str, voter: Voter
     ) -> contracts.InterruptCancelled:
-        current, approval, released, _ = self.answers._count(pause, policy, reason, voter, "reject")
-        return self.view(current, released, approval=approval)
+        """A rejection (`ApprovalService.vote`), settled as the resume's approval is."""
+        return self.answers.approvals.vote(self, pause, policy, reason, voter)
+
+    @staticmethod
+    def entry(pause: Interaction, policy: ApprovalPolicy, reason: str) -> Entry:
+        return Entry(reason, "reject", interrupt_request(pause).requested_by)
+
+    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        return self.answers.settle(pause, policy, ballot)
+
+    def not_counted(self, pause: Interaction) -> ConflictError:
+        return self.answers.not_counted(pause)
+
+    def counted(
+        self, pause: Interaction, approval: ApprovalView, released: bool | None, *, pending: bool
+    ) -> contracts.InterruptCancelled:
+        return self.view(self.answers.load(pause.interaction_id), bool(released), approval=approval)
 
     def write(
         self, pause: Interaction, reason: str, caller: str, decided: Decided | None

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
+from baton.domain.ballot import Voter, vote_text
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.domain.review_state import StoredAction
 from baton.errors import ConflictError, GoneError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn, status_of
 from baton.services.answer_outcomes import closed_error, delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, Voter, reread, vote_text
+from baton.services.approvals import ApprovalService
 from baton.services.at_deadline import InteractionPauseDeadline
 from baton.services.deadlines import park_wait
 from baton.services.review.gate import ReviewGate
@@ -23,10 +24,10 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.domain.ballot import Ballot, Decided
     from baton.domain.review_decision import ReviewDecision
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
-    from baton.services.approvals import Ballot, Decided
 
 
 class ReviewActions(ReviewGate):
@@ -156,7 +157,8 @@ class ReviewActions(ReviewGate):
         vote: Vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
         text = vote_text(action)
         ballot = ApprovalService(self.core).cast(interaction, policy, text, voter, requested_by=requested_by, vote=vote)
-        resumed, pending = ApprovalService.settle_if_met(ballot, lambda: self._settle(interaction, policy, ballot))
+        settle = partial(self._settle, interaction, policy, ballot)
+        resumed, pending = send_or_pending(settle) if ballot.decision else (False, False)
         current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id) or interaction
         if ballot.outcome == "closed":
             raise ConflictError(
@@ -186,7 +188,8 @@ class ReviewActions(ReviewGate):
             stored = chosen | {"reply": None, "by": decided.by}
             return decided.answered(current.state, stored, core.now()), self._answered(current, stored, by=decided.by)
 
-        return ApprovalService(core).settle(reread(core, interaction), policy, ballot, answered, self._release)
+        current = partial(core.store.get_interaction, interaction.run_id, interaction.interaction_id)
+        return ApprovalService(core).settle(current, policy, ballot, answered, self._release)
 
     def settle_standing(self, interaction: Interaction) -> bool:
         """The reconciler: a pending review whose stored tally is met is decided and delivered."""
