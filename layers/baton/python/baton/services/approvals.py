@@ -1,7 +1,7 @@
 """Quorum pauses, decided in one place (rules: `baton.domain.approval`, a ballot's arithmetic:
 `baton.domain.ballot`; store: `ApprovalStore`).
 
-`vote` is every kind's one vote path (the kind gives only what differs: `QuorumKind`); `cast` refuses
+`QuorumVotes` is every kind's one vote path (the kind gives only what differs: `QuorumKind`); `cast` refuses
 the requester and non-approvers (403, nothing written) and records the vote in one conditional
 transaction; `settle` writes a met tally's release (`release_of`), guarded by the tally, with
 the pause's own new state and event, and delivers it exactly once. `settle_met_quorums` is the
@@ -11,6 +11,7 @@ reconciler's pass over tallies met but not released (a decider that died before 
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from baton.contracts.questions import ApprovalView
@@ -56,27 +57,6 @@ class Entry(NamedTuple):
     requested_by: str | None
 
 
-class QuorumKind(Protocol[Answer, View, Outcome]):
-    """What a kind of quorum pause gives the one vote path (`ApprovalService.vote`): only what differs."""
-
-    def entry(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer) -> Entry:
-        """How its answer becomes a vote."""
-        ...
-
-    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Outcome:
-        """How a met tally decides and releases it, exactly once (SendFailedError: stored, its send pending)."""
-        ...
-
-    def not_counted(self, pause: Interaction) -> ConflictError:
-        """The 409 for a vote after the decision (the pause as stored now names the winner)."""
-        ...
-
-    def counted(self, pause: Interaction, approval: ApprovalView, settled: Outcome | None, *, pending: bool) -> View:
-        """What the voter is told: the count, and what this vote's `settle` did (None: not met, or its send failed:
-        `pending`)."""
-        ...
-
-
 def approval_view(core: Core, pause: Interaction, policy: ApprovalPolicy) -> ApprovalView:
     """A pause's count and voters as the read views show them (one Query of its votes)."""
     votes = core.store.list_votes(pause.run_id, pause.interaction_id)
@@ -96,30 +76,6 @@ def approval_view(core: Core, pause: Interaction, policy: ApprovalPolicy) -> App
 class ApprovalService:
     def __init__(self, core: Core) -> None:
         self.core = core
-
-    def vote(
-        self,
-        kind: QuorumKind[Answer, View, Outcome],
-        pause: Interaction,
-        policy: ApprovalPolicy,
-        answer: Answer,
-        voter: Voter,
-    ) -> View:
-        """Every kind's vote: cast (403 for the requester and non-approvers; a counted voter's repeat is
-        counted once), the met tally settled by the kind, then a 409 if the ballot was closed before this
-        vote, else the kind's view with the count."""
-        entry = kind.entry(pause, policy, answer)
-        ballot = self.cast(pause, policy, entry.text, voter, requested_by=entry.requested_by, vote=entry.vote)
-        settled: Outcome | None = None
-        pending = False
-        if ballot.decision is not None:
-            try:
-                settled = kind.settle(pause, policy, ballot)
-            except SendFailedError:  # the decision is stored: the reconciler sends it
-                pending = True
-        if ballot.outcome == "closed":
-            raise kind.not_counted(pause)
-        return kind.counted(pause, ballot.view(policy), settled, pending=pending)
 
     def cast(
         self,
@@ -241,6 +197,64 @@ class ApprovalService:
         settle(policy, Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=decision))
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
         return current is not None and current.state.status != "pending"
+
+
+class QuorumKind(Protocol[Answer, View, Outcome]):
+    """What a kind of quorum pause gives the one vote path (`QuorumVotes`): only what differs."""
+
+    core: Core
+
+    def quorum(self, pause: Interaction) -> ApprovalPolicy | None: ...
+
+    def entry(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer) -> Entry:
+        """How its answer becomes a vote."""
+        ...
+
+    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Outcome:
+        """How a met tally decides and releases it, exactly once (SendFailedError: stored, its send pending)."""
+        ...
+
+    def not_counted(self, pause: Interaction) -> ConflictError:
+        """The 409 for a vote after the decision (the pause as stored now names the winner)."""
+        ...
+
+    def counted(self, pause: Interaction, approval: ApprovalView, settled: Outcome | None, *, pending: bool) -> View:
+        """What the voter is told: the count, and what this vote's `settle` did (None: not met, or its send
+        failed: `pending`)."""
+        ...
+
+
+class QuorumVotes:
+    """The vote path every kind shares, written once (mixed into a kind that is its own `QuorumKind`)."""
+
+    def vote(
+        self: QuorumKind[Answer, View, Outcome],
+        pause: Interaction,
+        policy: ApprovalPolicy,
+        answer: Answer,
+        voter: Voter,
+    ) -> View:
+        """Cast (403 for the requester and non-approvers; a counted voter's repeat is counted once), a met
+        tally settled by the kind, then a 409 if the ballot was closed before this vote, else the kind's view
+        with the count."""
+        entry = self.entry(pause, policy, answer)
+        approvals = ApprovalService(self.core)
+        ballot = approvals.cast(pause, policy, entry.text, voter, requested_by=entry.requested_by, vote=entry.vote)
+        settled: Outcome | None = None
+        pending = False
+        if ballot.decision is not None:
+            try:
+                settled = self.settle(pause, policy, ballot)
+            except SendFailedError:  # the decision is stored: the reconciler sends it
+                pending = True
+        if ballot.outcome == "closed":
+            raise self.not_counted(pause)
+        return self.counted(pause, ballot.view(policy), settled, pending=pending)
+
+    def settle_standing(self: QuorumKind[Any, Any, Any], pause: Interaction) -> bool:
+        """The reconciler: a pending quorum pause whose stored tally is met is settled as its deciding vote
+        would have."""
+        return ApprovalService(self.core).settle_standing(pause, self.quorum(pause), partial(self.settle, pause))
 
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-from functools import partial
 from typing import TYPE_CHECKING
 
 from baton import contracts
@@ -34,7 +33,7 @@ from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenErr
 from baton.events import InterruptTimedOut
 from baton.models import Interaction, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, Entry
+from baton.services.approvals import ApprovalService, Entry, QuorumVotes
 from baton.services.at_deadline import Write
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, stop_interaction_timer
@@ -53,7 +52,7 @@ if TYPE_CHECKING:
 CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
 
 
-class InterruptAnswers:
+class InterruptAnswers(QuorumVotes):
     """The resume's `AnswerPolicy` (the answer: a `ResumeInterrupt`), carrying what it read (`found`: the
     wait, the decision-log head its write is chained after) and the state `version` it was decided on."""
 
@@ -135,13 +134,6 @@ class InterruptAnswers:
     @staticmethod
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
         return interrupt_request(pause).approval
-
-    def vote(
-        self, pause: Interaction, policy: ApprovalPolicy, answer: ResumeInterrupt, voter: Voter
-    ) -> contracts.InterruptResumed:
-        """An approval (`ApprovalService.vote`): settled, a counted voter's repeat is told so (200), any other
-        a 409."""
-        return self.approvals.vote(self, pause, policy, answer, voter)
 
     @staticmethod
     def entry(pause: Interaction, policy: ApprovalPolicy, answer: ResumeInterrupt) -> Entry:
@@ -247,10 +239,6 @@ class InterruptAnswers:
             details=conflict_details(current),
         )
 
-    def settle_standing(self, i: Interaction) -> bool:
-        """The reconciler: a met tally whose decider died before the release, settled as it would have."""
-        return self.approvals.settle_standing(i, self.quorum(i), partial(self.settle, i))
-
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """A met tally: answered with the deciding approval's value, or cancelled."""
         core = self.core
@@ -322,7 +310,7 @@ class ClaimChangedError(ConflictError):
     """Only a claim changed the interrupt under the cancel's write: the cancel reads again."""
 
 
-class InterruptCancels:
+class InterruptCancels(QuorumVotes):
     """The `AnswerPolicy` of an interrupt's cancel (the answer: its reason): stored as cancelled with its
     event in one write, then the hosted task failed and an external session running again. A repeat is
     this caller's cancel with this reason whose task failure was not delivered (sent again); anyone else's
@@ -330,6 +318,7 @@ class InterruptCancels:
 
     def __init__(self, answers: InterruptAnswers, caller: str, found: FoundInteraction) -> None:
         self.answers, self.core, self.caller, self.audit_head = answers, answers.core, caller, found.audit_head
+        self.settle, self.not_counted = answers.settle, answers.not_counted  # a quorum's rejection: as the resume's
 
     def check(self, pause: Interaction, reason: str) -> None:
         if pause.state.status != "pending" and not self.is_repeat(pause, reason, self.caller):
@@ -356,21 +345,9 @@ class InterruptCancels:
 
     quorum = staticmethod(InterruptAnswers.quorum)
 
-    def vote(
-        self, pause: Interaction, policy: ApprovalPolicy, reason: str, voter: Voter
-    ) -> contracts.InterruptCancelled:
-        """A rejection (`ApprovalService.vote`), settled as the resume's approval is."""
-        return self.answers.approvals.vote(self, pause, policy, reason, voter)
-
     @staticmethod
     def entry(pause: Interaction, policy: ApprovalPolicy, reason: str) -> Entry:
         return Entry(reason, "reject", interrupt_request(pause).requested_by)
-
-    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        return self.answers.settle(pause, policy, ballot)
-
-    def not_counted(self, pause: Interaction) -> ConflictError:
-        return self.answers.not_counted(pause)
 
     def counted(
         self, pause: Interaction, approval: ApprovalView, released: bool | None, *, pending: bool

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import PauseOutput, ResumeResult
@@ -16,14 +15,14 @@ from baton.models import PauseRequest
 from baton.notify.model import DECISION_KEY
 from baton.ports import WaitStillOpen
 from baton.services.answer_outcomes import delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, Entry
+from baton.services.approvals import ApprovalService, Entry, QuorumVotes
 from baton.services.at_deadline import Write
 from baton.services.deadlines import stop_interaction_timer
 
 if TYPE_CHECKING:
     from baton.contracts.questions import ApprovalView
     from baton.domain.approval import ApprovalPolicy
-    from baton.domain.ballot import Ballot, Decided, Voter
+    from baton.domain.ballot import Ballot, Decided
     from baton.models import Interaction, ParkedWait
     from baton.ports import RunSnapshot
     from baton.services.core import Core
@@ -38,7 +37,7 @@ def conflict(i: Interaction, message: str, **details: Any) -> ConflictError:
     return ConflictError(message, details={**details, "interaction": i.public(), "winner": won})
 
 
-class PauseAnswers:
+class PauseAnswers(QuorumVotes):
     """The `AnswerPolicy` of an `ask` (a hosted pause or a blocking ask). `wait` and `snapshot`: the parked
     pause and the run as a resume read them (its write guarded by the wait still open, its send with no
     read); without them the pause was read from the run's interactions (`hosted`: is the run hosted?)."""
@@ -146,11 +145,6 @@ class PauseAnswers:
             delivery=delivery_of(resumed, pending=pending),
         )
 
-    def vote(self, pause: Interaction, policy: ApprovalPolicy, answer: Answers, voter: Voter) -> ResumeResult:
-        """Each resume of a quorum pause is one vote, under answers.decision (`ApprovalService.vote`); the
-        requester (a hosted run's starter, the asking agent) may not vote."""
-        return ApprovalService(self.core).vote(self, pause, policy, answer, voter)
-
     @staticmethod
     def entry(pause: Interaction, policy: ApprovalPolicy, answer: Answers) -> Entry:
         vote = pause_vote(policy, pause.request.options, answer)
@@ -176,10 +170,6 @@ class PauseAnswers:
         call resumed the workflow or the blocking ask's waiter."""
         answers = ballot.deciding_answer({DECISION_KEY: "approve" if ballot.decision == "approved" else "reject"})
         return ApprovalService(self.core).settle_answered(pause, policy, ballot, answers, self.deliver)
-
-    def settle_standing(self, pause: Interaction) -> bool:
-        """The reconciler: a pending quorum pause whose stored tally is met is answered and delivered."""
-        return ApprovalService(self.core).settle_standing(pause, self.quorum(pause), partial(self.settle, pause))
 
     def deliver(self, answered: Interaction, *, hosted: bool | None = None) -> bool:
         """Send an answered pause's token; a blocking ask (no token) lets its waiter go instead."""

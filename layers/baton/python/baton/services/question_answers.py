@@ -15,7 +15,7 @@ from baton.errors import ConflictError, GoneError, NotFoundError
 from baton.models import TERMINAL_RUN_STATES, Message, QuestionRequest
 from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services.answer_outcomes import delivery_of
-from baton.services.approvals import Entry
+from baton.services.approvals import Entry, QuorumVotes
 from baton.services.at_deadline import Write
 from baton.services.deadlines import stop_interaction_timer
 from baton.services.decide import decide
@@ -104,7 +104,7 @@ class AnswerQuestions(ToolAwaits):
         )
 
 
-class QuestionAnswers:
+class QuestionAnswers(QuorumVotes):
     """An async question's `AnswerPolicy` (baton.services.at_deadline), on the run as `snapshot` read it:
     its answer is checked against the await gates of its scope (`refuse_if_late` keeps them for the
     write), carried onto them in its deciding write, queued for the asking node, and released."""
@@ -170,11 +170,6 @@ class QuestionAnswers:
     @staticmethod
     def quorum(question: Interaction) -> ApprovalPolicy | None:
         return question.request_as(QuestionRequest).approval if question.request.kind == "question" else None
-
-    def vote(self, question: Interaction, policy: ApprovalPolicy, answer: Any, voter: Voter) -> AnswerResult:
-        """One operator's vote (`ApprovalService.vote`), counted once per operator; the vote that meets the
-        quorum (or the rejection rule) answers the question, exactly once."""
-        return self.questions.approvals.vote(self, question, policy, answer, voter)
 
     @staticmethod
     def entry(question: Interaction, policy: ApprovalPolicy, answer: Any) -> Entry:
