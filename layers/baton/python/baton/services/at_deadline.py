@@ -76,7 +76,7 @@ class AnswerPolicy(Protocol[Answer, View]):
         ...
 
     def vote(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer, voter: Voter) -> View:
-        """One voter's answer on a quorum pause (`baton.services.approvals`), and what it did."""
+        """One voter's answer on a quorum pause, and what it did (every kind: `approvals.QuorumVotes.vote`)."""
         ...
 
     def write(self, pause: Interaction, answer: Answer, caller: str, decided: Decided | None) -> Write[View]:
