@@ -45,12 +45,11 @@ __all__ = ["ApprovalService", "Voter", "approval_view", "settle_met_quorums", "v
 log = logging.getLogger("baton")
 Answer = TypeVar("Answer", contravariant=True)
 View = TypeVar("View", bound="BaseModel", covariant=True)
-Outcome = TypeVar("Outcome")
+Out = TypeVar("Out")
 
 
 class Entry(NamedTuple):
-    """How an answer is cast: the text kept on the vote, its side (None: the policy's options decide it,
-    `vote_of`) and who asked (who may not vote)."""
+    """An answer as cast: the text kept, its side (None: the policy's options decide) and who may not vote."""
 
     text: Any
     vote: Vote | None
@@ -199,40 +198,29 @@ class ApprovalService:
         return current is not None and current.state.status != "pending"
 
 
-class QuorumKind(Protocol[Answer, View, Outcome]):
+class QuorumKind(Protocol[Answer, View, Out]):
     """What a kind of quorum pause gives the one vote path (`QuorumVotes`): only what differs."""
 
     core: Core
 
     def quorum(self, pause: Interaction) -> ApprovalPolicy | None: ...
 
-    def entry(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer) -> Entry:
-        """How its answer becomes a vote."""
-        ...
+    def entry(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer) -> Entry: ...  # answer -> vote
 
-    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Outcome:
-        """How a met tally decides and releases it, exactly once (SendFailedError: stored, its send pending)."""
-        ...
+    # A met tally decided and released, exactly once (SendFailedError: stored, its send pending).
+    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Out: ...
 
-    def not_counted(self, pause: Interaction) -> ConflictError:
-        """The 409 for a vote after the decision (the pause as stored now names the winner)."""
-        ...
+    def not_counted(self, pause: Interaction) -> ConflictError: ...  # the 409 after the decision, naming it
 
-    def counted(self, pause: Interaction, approval: ApprovalView, settled: Outcome | None, *, pending: bool) -> View:
-        """What the voter is told: the count, and what this vote's `settle` did (None: not met, or its send
-        failed: `pending`)."""
-        ...
+    # What the voter is told: the count and what `settle` did (None: not met, or its send `pending`).
+    def counted(self, pause: Interaction, approval: ApprovalView, settled: Out | None, *, pending: bool) -> View: ...
 
 
 class QuorumVotes:
     """The vote path every kind shares, written once (mixed into a kind that is its own `QuorumKind`)."""
 
     def vote(
-        self: QuorumKind[Answer, View, Outcome],
-        pause: Interaction,
-        policy: ApprovalPolicy,
-        answer: Answer,
-        voter: Voter,
+        self: QuorumKind[Answer, View, Out], pause: Interaction, policy: ApprovalPolicy, answer: Answer, voter: Voter
     ) -> View:
         """Cast (403 for the requester and non-approvers; a counted voter's repeat is counted once), a met
         tally settled by the kind, then a 409 if the ballot was closed before this vote, else the kind's view
@@ -240,7 +228,7 @@ class QuorumVotes:
         entry = self.entry(pause, policy, answer)
         approvals = ApprovalService(self.core)
         ballot = approvals.cast(pause, policy, entry.text, voter, requested_by=entry.requested_by, vote=entry.vote)
-        settled: Outcome | None = None
+        settled: Out | None = None
         pending = False
         if ballot.decision is not None:
             try:
