@@ -14,8 +14,9 @@ import pytest
 from baton.api import deps
 from baton.api.auth import operator_token
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.ballot import Voter
 from baton.domain.tool_calls import ToolCall
-from baton.services.approvals import ApprovalService, Voter
+from baton.services.approvals import ApprovalService
 from tests.integration.resolver import ResolverOnMoto
 
 if TYPE_CHECKING:

@@ -20,13 +20,13 @@ from baton.cli.main import app as cli_app
 from baton.client.sdk import Client
 from baton.contracts import AskRequest, ResumeInterrupt
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.ballot import Voter
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.local.http_adapter import to_proxy_event
 from baton.models import RunSummary
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
-from baton.services.approvals import Voter
 from baton.services.interrupts import InterruptService
 from baton.services.pauses import Resume
 from baton.services.questions import QuestionService

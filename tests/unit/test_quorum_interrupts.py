@@ -8,9 +8,9 @@ import pytest
 
 from baton.contracts import CancelInterrupt, ResumeInterrupt
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.ballot import Voter
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.errors import ConflictError, ForbiddenError
-from baton.services.approvals import Voter
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService
 

@@ -23,13 +23,13 @@ from baton.contracts import (
 from baton.contracts.interrupts import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, STATUSES
 from baton.domain.answer_schema import STATE_SNAPSHOT_LIMIT_BYTES
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.ballot import Voter
 from baton.domain.fields import RunId
 from baton.domain.interrupt_fields import MAX_TIMEOUT_MS, GateAction, InterruptKey, NotifyChannels, Prompt, TimeoutMs
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder, LadderFields, OnTimeout
 from baton.errors import ForbiddenError
 from baton.notify.model import Channel
-from baton.services.approvals import Voter
 from baton.services.asks import MAX_WAIT_SECONDS
 from baton.services.interrupts import InterruptService
 

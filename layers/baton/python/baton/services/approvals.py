@@ -1,8 +1,9 @@
 """Quorum pauses, decided in one place (rules: `baton.domain.approval`, a ballot's arithmetic:
 `baton.domain.ballot`; store: `ApprovalStore`).
 
-`cast` refuses the requester and non-approvers (403, nothing written) and records the vote in one
-conditional transaction; `settle` writes a met tally's release (`release_of`), guarded by the tally, with
+`QuorumVotes` is every kind's one vote path (the kind gives only what differs: `QuorumKind`); `cast` refuses
+the requester and non-approvers (403, nothing written) and records the vote in one conditional
+transaction; `settle` writes a met tally's release (`release_of`), guarded by the tally, with
 the pause's own new state and event, and delivers it exactly once. `settle_met_quorums` is the
 reconciler's pass over tallies met but not released (a decider that died before its release).
 """
@@ -10,22 +11,26 @@ reconciler's pass over tallies met but not released (a decider that died before 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from baton.contracts.questions import ApprovalView
 from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, Approval, refusal, vote_of
-from baton.domain.ballot import NO_GROUPS, Ballot, Decided, Groups, Voter, release_of, vote_text
+from baton.domain.ballot import Ballot, Voter, release_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, InteractionAnswered
 from baton.ports import GuardFailedError
-from baton.services.answer_outcomes import send_or_pending
+from baton.services.answer_outcomes import SendFailedError
 from baton.services.away import seat_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from pydantic import BaseModel
+
     from baton.contracts.away import Away
     from baton.domain.approval import ApprovalPolicy, MetTally, Vote
+    from baton.domain.ballot import Decided
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
     from baton.services.core import Core
@@ -34,9 +39,18 @@ if TYPE_CHECKING:
     Settled = Callable[[Interaction, Decided], tuple[InteractionStatus, EventPayload]]
     Deliver = Callable[[Interaction], bool]  # sends a settled pause's decision: True if this call delivered it
 
-# The ballot's names (baton.domain.ballot) are imported from here too, with the service.
-__all__ = ["NO_GROUPS", "Ballot", "Decided", "Groups", "Voter", "vote_text"]  # (with the service, its own names)
 log = logging.getLogger("baton")
+Answer = TypeVar("Answer", contravariant=True)
+View = TypeVar("View", bound="BaseModel", covariant=True)
+Out = TypeVar("Out")
+
+
+class Entry(NamedTuple):
+    """An answer as cast: the text kept, its side (None: the policy's options decide) and who may not vote."""
+
+    text: Any
+    vote: Vote | None
+    requested_by: str | None
 
 
 def approval_view(core: Core, pause: Interaction, policy: ApprovalPolicy) -> ApprovalView:
@@ -126,8 +140,6 @@ class ApprovalService:
         voted = {v.operator for v in self.core.store.list_votes(pause.run_id, pause.interaction_id)}
         return seat_for(self.core, voter, seats, voted)
 
-    decided = staticmethod(release_of)  # (a met tally's release: baton.domain.ballot)
-
     def settle(
         self,
         read: Callable[[], Interaction | None],
@@ -144,7 +156,7 @@ class ApprovalService:
             pause = read()
             if pause is None or pause.state.status != "pending":
                 return False
-            decided = self.decided(pause, policy, ballot)
+            decided = release_of(pause, policy, ballot)
             new, first = settled(pause, decided)
             records = [core.new_event(pause.run_id, first), core.new_event(pause.run_id, decided.event)]
             try:
@@ -164,7 +176,8 @@ class ApprovalService:
             event = InteractionAnswered(interaction_id=current.interaction_id, node=current.node, answer=answer, by=by)
             return decided.answered(current.state, answer, self.core.now()), event
 
-        return self.settle(reread(self.core, pause), policy, ballot, answered, deliver)
+        read = self.core.store.get_interaction
+        return self.settle(lambda: read(pause.run_id, pause.interaction_id), policy, ballot, answered, deliver)
 
     def settle_standing(
         self, pause: Interaction, policy: ApprovalPolicy | None, settle: Callable[[ApprovalPolicy, Ballot], object]
@@ -181,16 +194,52 @@ class ApprovalService:
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
         return current is not None and current.state.status != "pending"
 
-    @staticmethod
-    def settle_if_met(ballot: Ballot, settle: Callable[[], bool]) -> tuple[bool, bool]:
-        """After a vote: `settle` when it met the quorum. (released, pending): pending when the decision is
-        stored but its send failed (the reconciler sends it)."""
-        return send_or_pending(settle) if ballot.decision else (False, False)
+
+class QuorumKind(Protocol[Answer, View, Out]):
+    """What a kind of quorum pause gives the one vote path (`QuorumVotes`): only what differs."""
+
+    core: Core
+
+    def quorum(self, pause: Interaction) -> ApprovalPolicy | None: ...
+
+    def entry(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer) -> Entry: ...  # answer -> vote
+
+    # A met tally decided and released, exactly once (SendFailedError: stored, its send pending).
+    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Out: ...
+
+    def not_counted(self, pause: Interaction) -> ConflictError: ...  # the 409 after the decision, naming it
+
+    # What the voter is told: the count and what `settle` did (None: not met, or its send `pending`).
+    def counted(self, pause: Interaction, approval: ApprovalView, settled: Out | None, *, pending: bool) -> View: ...
 
 
-def reread(core: Core, pause: Interaction) -> Callable[[], Interaction | None]:
-    """`pause` as stored now: what `ApprovalService.settle` decides on."""
-    return lambda: core.store.get_interaction(pause.run_id, pause.interaction_id)
+class QuorumVotes:
+    """The vote path every kind shares, written once (mixed into a kind that is its own `QuorumKind`)."""
+
+    def vote(
+        self: QuorumKind[Answer, View, Out], pause: Interaction, policy: ApprovalPolicy, answer: Answer, voter: Voter
+    ) -> View:
+        """Cast (403 for the requester and non-approvers; a counted voter's repeat is counted once), a met
+        tally settled by the kind, then a 409 if the ballot was closed before this vote, else the kind's view
+        with the count."""
+        entry = self.entry(pause, policy, answer)
+        approvals = ApprovalService(self.core)
+        ballot = approvals.cast(pause, policy, entry.text, voter, requested_by=entry.requested_by, vote=entry.vote)
+        settled: Out | None = None
+        pending = False
+        if ballot.decision is not None:
+            try:
+                settled = self.settle(pause, policy, ballot)
+            except SendFailedError:  # the decision is stored: the reconciler sends it
+                pending = True
+        if ballot.outcome == "closed":
+            raise self.not_counted(pause)
+        return self.counted(pause, ballot.view(policy), settled, pending=pending)
+
+    def settle_standing(self: QuorumKind[Any, Any, Any], pause: Interaction) -> bool:
+        """The reconciler: a pending quorum pause whose stored tally is met is settled as its deciding vote
+        would have."""
+        return ApprovalService(self.core).settle_standing(pause, self.quorum(pause), partial(self.settle, pause))
 
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.audit import AuditHead
+    from baton.domain.ballot import Decided, Voter
     from baton.models import Event, Interaction, Message, ParkedWait
     from baton.ports import Guard
-    from baton.services.approvals import Decided, Voter
     from baton.services.core import Core
 
 # What the deadline did: delivered a stored answer, took the declared default, or timed the pause out.
@@ -76,7 +76,7 @@ class AnswerPolicy(Protocol[Answer, View]):
         ...
 
     def vote(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer, voter: Voter) -> View:
-        """One voter's answer on a quorum pause (`baton.services.approvals`), and what it did."""
+        """One voter's answer on a quorum pause, and what it did (every kind: `approvals.QuorumVotes.vote`)."""
         ...
 
     def write(self, pause: Interaction, answer: Answer, caller: str, decided: Decided | None) -> Write[View]:

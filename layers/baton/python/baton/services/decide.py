@@ -16,8 +16,8 @@ from baton.models import status_of
 from baton.services.answer_outcomes import SendFailedError, closed_error
 
 if TYPE_CHECKING:
+    from baton.domain.ballot import Decided, Voter
     from baton.models import Interaction
-    from baton.services.approvals import Decided, Voter
     from baton.services.at_deadline import AnswerPolicy
     from baton.services.core import Core
 

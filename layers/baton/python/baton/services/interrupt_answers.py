@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-from functools import partial
 from typing import TYPE_CHECKING
 
 from baton import contracts
 from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, edge_status
+from baton.domain.ballot import Voter
 from baton.domain.interrupt_fields import MAX_REASON_CHARS
 from baton.domain.interrupt_rules import (
     KIND,
@@ -33,7 +33,7 @@ from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenErr
 from baton.events import InterruptTimedOut
 from baton.models import Interaction, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, Voter
+from baton.services.approvals import ApprovalService, Entry, QuorumVotes
 from baton.services.at_deadline import Write
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, stop_interaction_timer
@@ -42,17 +42,17 @@ from baton.services.decide import decide
 if TYPE_CHECKING:
     from baton.contracts import ApprovalView, Delivery
     from baton.contracts.interrupts import CancelInterrupt, ResumeInterrupt
-    from baton.domain.approval import ApprovalPolicy, Vote
+    from baton.domain.approval import ApprovalPolicy
+    from baton.domain.ballot import Ballot, Decided
     from baton.events import EventPayload
     from baton.models import InteractionStatus, ParkedWait
     from baton.ports import FoundInteraction
-    from baton.services.approvals import Ballot, Decided
     from baton.services.core import Core
 
 CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
 
 
-class InterruptAnswers:
+class InterruptAnswers(QuorumVotes):
     """The resume's `AnswerPolicy` (the answer: a `ResumeInterrupt`), carrying what it read (`found`: the
     wait, the decision-log head its write is chained after) and the state `version` it was decided on."""
 
@@ -135,13 +135,15 @@ class InterruptAnswers:
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
         return interrupt_request(pause).approval
 
-    def vote(
-        self, pause: Interaction, policy: ApprovalPolicy, answer: ResumeInterrupt, voter: Voter
+    @staticmethod
+    def entry(pause: Interaction, policy: ApprovalPolicy, answer: ResumeInterrupt) -> Entry:
+        return Entry(json.dumps(accepted_resume(pause, answer)), "approve", interrupt_request(pause).requested_by)
+
+    def counted(
+        self, pause: Interaction, approval: ApprovalView, released: bool | None, *, pending: bool
     ) -> contracts.InterruptResumed:
-        """An approval: settled, a counted voter's repeat is told so (200), any other a 409."""
-        stored = accepted_resume(pause, answer)
-        current, approval, released, pending = self._count(pause, policy, json.dumps(stored), voter, "approve")
-        resumed = released and current.state.status == "answered"
+        current = self.load(pause.interaction_id)
+        resumed = bool(released) and current.state.status == "answered"
         return self.view(current, resumed, pending=pending, approval=approval)
 
     @staticmethod
@@ -230,26 +232,14 @@ class InterruptAnswers:
                 continue
 
     # ---- quorum (baton/services/approvals.py) ----------------------------------------------------
-    def _count(
-        self, i: Interaction, policy: ApprovalPolicy, text: str, voter: Voter, vote: Vote
-    ) -> tuple[Interaction, ApprovalView, bool, bool]:
-        """One vote: the interrupt after it, the count, released (or failed) by it, and its send pending."""
-        requested_by = interrupt_request(i).requested_by
-        ballot = self.approvals.cast(i, policy, text, voter, requested_by=requested_by, vote=vote)
-        released, pending = self.approvals.settle_if_met(ballot, lambda: self._settle(i.interaction_id, policy, ballot))
-        current = self.load(i.interaction_id)
-        if ballot.outcome == "closed":
-            raise ConflictError(
-                f"interrupt {i.interaction_id} is already {edge_status(current)}: the vote is not counted",
-                details=conflict_details(current),
-            )
-        return current, ballot.view(policy), released, pending
+    def not_counted(self, pause: Interaction) -> ConflictError:
+        current = self.load(pause.interaction_id)
+        return ConflictError(
+            f"interrupt {pause.interaction_id} is already {edge_status(current)}: the vote is not counted",
+            details=conflict_details(current),
+        )
 
-    def settle_standing(self, i: Interaction) -> bool:
-        """The reconciler: a met tally whose decider died before the release, settled as it would have."""
-        return self.approvals.settle_standing(i, self.quorum(i), partial(self._settle, i.interaction_id))
-
-    def _settle(self, interrupt_id: str, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """A met tally: answered with the deciding approval's value, or cancelled."""
         core = self.core
 
@@ -263,7 +253,7 @@ class InterruptAnswers:
             new = status_of(i.state, "cancelled", by=by, at=core.now(), reason=why)
             return new, cancelled_event(i, why, by)
 
-        return self.approvals.settle(lambda: self.load(interrupt_id), policy, ballot, settled, self.deliver)
+        return self.approvals.settle(lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver)
 
     def deliver(self, settled: Interaction) -> bool:
         done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
@@ -320,7 +310,7 @@ class ClaimChangedError(ConflictError):
     """Only a claim changed the interrupt under the cancel's write: the cancel reads again."""
 
 
-class InterruptCancels:
+class InterruptCancels(QuorumVotes):
     """The `AnswerPolicy` of an interrupt's cancel (the answer: its reason): stored as cancelled with its
     event in one write, then the hosted task failed and an external session running again. A repeat is
     this caller's cancel with this reason whose task failure was not delivered (sent again); anyone else's
@@ -328,6 +318,7 @@ class InterruptCancels:
 
     def __init__(self, answers: InterruptAnswers, caller: str, found: FoundInteraction) -> None:
         self.answers, self.core, self.caller, self.audit_head = answers, answers.core, caller, found.audit_head
+        self.settle, self.not_counted = answers.settle, answers.not_counted  # a quorum's rejection: as the resume's
 
     def check(self, pause: Interaction, reason: str) -> None:
         if pause.state.status != "pending" and not self.is_repeat(pause, reason, self.caller):
@@ -354,11 +345,14 @@ class InterruptCancels:
 
     quorum = staticmethod(InterruptAnswers.quorum)
 
-    def vote(
-        self, pause: Interaction, policy: ApprovalPolicy, reason: str, voter: Voter
+    @staticmethod
+    def entry(pause: Interaction, policy: ApprovalPolicy, reason: str) -> Entry:
+        return Entry(reason, "reject", interrupt_request(pause).requested_by)
+
+    def counted(
+        self, pause: Interaction, approval: ApprovalView, released: bool | None, *, pending: bool
     ) -> contracts.InterruptCancelled:
-        current, approval, released, _ = self.answers._count(pause, policy, reason, voter, "reject")
-        return self.view(current, released, approval=approval)
+        return self.view(self.answers.load(pause.interaction_id), bool(released), approval=approval)
 
     def write(
         self, pause: Interaction, reason: str, caller: str, decided: Decided | None

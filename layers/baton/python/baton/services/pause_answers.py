@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import PauseOutput, ResumeResult
+from baton.domain.ballot import vote_text
 from baton.domain.ladder import AnswerCheck
 from baton.domain.pause_rules import pause_vote
 from baton.errors import ConflictError, winner
@@ -15,15 +15,16 @@ from baton.models import PauseRequest
 from baton.notify.model import DECISION_KEY
 from baton.ports import WaitStillOpen
 from baton.services.answer_outcomes import delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, vote_text
+from baton.services.approvals import ApprovalService, Entry, QuorumVotes
 from baton.services.at_deadline import Write
 from baton.services.deadlines import stop_interaction_timer
 
 if TYPE_CHECKING:
+    from baton.contracts.questions import ApprovalView
     from baton.domain.approval import ApprovalPolicy
+    from baton.domain.ballot import Ballot, Decided
     from baton.models import Interaction, ParkedWait
     from baton.ports import RunSnapshot
-    from baton.services.approvals import Ballot, Decided, Voter
     from baton.services.core import Core
 
 Answers = dict[str, Any]
@@ -36,7 +37,7 @@ def conflict(i: Interaction, message: str, **details: Any) -> ConflictError:
     return ConflictError(message, details={**details, "interaction": i.public(), "winner": won})
 
 
-class PauseAnswers:
+class PauseAnswers(QuorumVotes):
     """The `AnswerPolicy` of an `ask` (a hosted pause or a blocking ask). `wait` and `snapshot`: the parked
     pause and the run as a resume read them (its write guarded by the wait still open, its send with no
     read); without them the pause was read from the run's interactions (`hosted`: is the run hosted?)."""
@@ -144,34 +145,31 @@ class PauseAnswers:
             delivery=delivery_of(resumed, pending=pending),
         )
 
-    def vote(self, pause: Interaction, policy: ApprovalPolicy, answer: Answers, voter: Voter) -> ResumeResult:
-        """Each resume of a quorum pause is one vote, under answers.decision; the requester (a hosted run's
-        starter, the asking agent) and non-approvers get a 403; the vote meeting the quorum answers the
-        pause with its deciders' answers and delivers it (`settle`); a vote after that is a 409."""
-        cast = pause_vote(policy, pause.request.options, answer)
-        requested_by = pause.request_as(PauseRequest).requested_by
-        text = vote_text(answer)
-        ballot = ApprovalService(self.core).cast(pause, policy, text, voter, requested_by=requested_by, vote=cast)
-        resumed, pending = ApprovalService.settle_if_met(ballot, lambda: self.settle(pause, policy, ballot))
+    @staticmethod
+    def entry(pause: Interaction, policy: ApprovalPolicy, answer: Answers) -> Entry:
+        vote = pause_vote(policy, pause.request.options, answer)
+        return Entry(vote_text(answer), vote, pause.request_as(PauseRequest).requested_by)
+
+    def not_counted(self, pause: Interaction) -> ConflictError:
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id) or pause
         status = current.state.status
-        if ballot.outcome == "closed":
-            raise conflict(
-                current, f"the pause at node '{pause.request.node}' is already {status}: the vote is not counted"
-            )
-        answered, approval = status == "answered", ballot.view(policy)
+        return conflict(
+            current, f"the pause at node '{pause.request.node}' is already {status}: the vote is not counted"
+        )
+
+    def counted(
+        self, pause: Interaction, approval: ApprovalView, resumed: bool | None, *, pending: bool
+    ) -> ResumeResult:
+        current = self.core.store.get_interaction(pause.run_id, pause.interaction_id) or pause
+        answered = current.state.status == "answered"
         quorum = {"queued": answered, "status": "answered" if answered else "pending", "approval": approval}
-        return self.view(current, resumed, pending=pending).model_copy(update=quorum)
+        return self.view(current, bool(resumed), pending=pending).model_copy(update=quorum)
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
         """Answer a pause whose tally met `ballot.decision` (guarded by it) and deliver it. True if this
         call resumed the workflow or the blocking ask's waiter."""
         answers = ballot.deciding_answer({DECISION_KEY: "approve" if ballot.decision == "approved" else "reject"})
         return ApprovalService(self.core).settle_answered(pause, policy, ballot, answers, self.deliver)
-
-    def settle_standing(self, pause: Interaction) -> bool:
-        """The reconciler: a pending quorum pause whose stored tally is met is answered and delivered."""
-        return ApprovalService(self.core).settle_standing(pause, self.quorum(pause), partial(self.settle, pause))
 
     def deliver(self, answered: Interaction, *, hosted: bool | None = None) -> bool:
         """Send an answered pause's token; a blocking ask (no token) lets its waiter go instead."""

@@ -9,13 +9,13 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from baton.contracts.runs import GateTimedOut, ResumeResult
+from baton.domain.ballot import NO_GROUPS, Groups, Voter
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.pause_rules import blocking_ask, parked_pause, pause_to_resume, pending_pause, timed_out
 from baton.errors import ConflictError, NotFoundError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import Interaction, PauseRequest
 from baton.ports import GuardFailedError
-from baton.services.approvals import NO_GROUPS, Groups, Voter
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
 from baton.services.deadlines import park_interaction, time_out_if_pending
 from baton.services.decide import decide

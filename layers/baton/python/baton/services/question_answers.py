@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
 from baton.domain import gate_answers
+from baton.domain.ballot import Voter, release_of
 from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.questions import answer_text, answered_event, check_answer, in_scope, late_after_gate, message_text
 from baton.errors import ConflictError, GoneError, NotFoundError
 from baton.models import TERMINAL_RUN_STATES, Message, QuestionRequest
 from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services.answer_outcomes import delivery_of
-from baton.services.approvals import Voter
+from baton.services.approvals import Entry, QuorumVotes
 from baton.services.at_deadline import Write
 from baton.services.deadlines import stop_interaction_timer
 from baton.services.decide import decide
@@ -24,10 +25,12 @@ from baton.services.tool_awaits import ToolAwaits
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from baton.contracts.questions import ApprovalView
     from baton.domain.approval import ApprovalPolicy
+    from baton.domain.ballot import Ballot, Decided
     from baton.models import Event, Interaction, ParkedWait
     from baton.ports import Guard, RunSnapshot
-    from baton.services.approvals import ApprovalService, Ballot, Decided
+    from baton.services.approvals import ApprovalService
 
 ANSWER_ATTEMPTS = 5  # an answer whose guard failed (the run changed under it) reads again and decides again
 MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
@@ -74,7 +77,7 @@ class AnswerQuestions(ToolAwaits):
     def answer_decided(self, question: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> AnswerResult | None:
         """The answer a met quorum decided, as its deciding vote gives it. None: another vote (or a
         reconciler's pass) answered it first."""
-        decided = self.approvals.decided(question, policy, ballot)
+        decided = release_of(question, policy, ballot)
         try:
             return self.answer(
                 question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
@@ -101,7 +104,7 @@ class AnswerQuestions(ToolAwaits):
         )
 
 
-class QuestionAnswers:
+class QuestionAnswers(QuorumVotes):
     """An async question's `AnswerPolicy` (baton.services.at_deadline), on the run as `snapshot` read it:
     its answer is checked against the await gates of its scope (`refuse_if_late` keeps them for the
     write), carried onto them in its deciding write, queued for the asking node, and released."""
@@ -168,30 +171,33 @@ class QuestionAnswers:
     def quorum(question: Interaction) -> ApprovalPolicy | None:
         return question.request_as(QuestionRequest).approval if question.request.kind == "question" else None
 
-    def vote(self, question: Interaction, policy: ApprovalPolicy, answer: Any, voter: Voter) -> AnswerResult:
-        """One operator's vote (403 for the requester or a non-approver), counted once per operator; the
-        vote that meets the quorum (or the rejection rule) answers the question, exactly once."""
-        approvals = self.questions.approvals
-        requested_by = question.request_as(QuestionRequest).requested_by
-        ballot = approvals.cast(question, policy, answer, voter, requested_by=requested_by)
-        result = AnswerResult(
+    @staticmethod
+    def entry(question: Interaction, policy: ApprovalPolicy, answer: Any) -> Entry:
+        return Entry(answer, None, question.request_as(QuestionRequest).requested_by)  # its options decide the side
+
+    def settle(self, question: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> AnswerResult | None:
+        return self.questions.answer_decided(question, policy, ballot)
+
+    def not_counted(self, question: Interaction) -> ConflictError:
+        return self.already(self.core.store.get_interaction(question.run_id, question.interaction_id) or question)
+
+    @staticmethod
+    def counted(
+        question: Interaction, approval: ApprovalView, decided: AnswerResult | None, *, pending: bool
+    ) -> AnswerResult:
+        """The decided answer's result, else pending (or answered first by a concurrent vote that read the
+        same tally)."""
+        if decided is not None:
+            return decided.model_copy(update={"approval": approval})
+        status = "answered" if approval.decision is not None else "pending"
+        return AnswerResult(
             interaction_id=question.interaction_id,
             node=question.request.node,
-            status="pending",
+            status=status,
             queued=False,
             resumed=False,
+            approval=approval,
         )
-        if ballot.decision is not None:
-            decided = self.questions.answer_decided(question, policy, ballot)
-            if decided is None:  # a concurrent vote that read the same tally released it first
-                result.status = "answered"
-            else:
-                result = decided
-        if ballot.outcome == "closed":
-            current = self.core.store.get_interaction(question.run_id, question.interaction_id)
-            raise self.already(current or question, racing=False)
-        result.approval = ballot.view(policy)
-        return result
 
     def write(self, question: Interaction, answer: Any, caller: str, decided: Decided | None) -> Write[AnswerResult]:
         """Guarded by every in-scope gate still open before its deadline (the answer carried onto each),
@@ -235,7 +241,7 @@ class QuestionAnswers:
         return self.view(answered, bool(released), pending=bool(unsent), released=released)
 
     @staticmethod
-    def already(current: Interaction, *, racing: bool) -> ConflictError:
+    def already(current: Interaction, *, racing: bool = False) -> ConflictError:
         st = current.state
         said = f" (answer: {answer_text(st.answer)!r})" if st.status == "answered" else ""
         return conflict(current, f"question {current.interaction_id} is already {st.status}{said}", answer=st.answer)

@@ -9,19 +9,19 @@ from typing import TYPE_CHECKING, Any
 from baton.contracts.passkeys import WEBAUTHN_VERIFIED
 from baton.contracts.questions import AnswerResult
 from baton.contracts.tool_approvals import tool_spec
+from baton.domain.ballot import vote_text
 from baton.domain.tool_calls import StoredDecision, needs_second_factor
 from baton.errors import ConflictError
 from baton.events import InteractionAnswered
-from baton.services.approvals import ApprovalService, vote_text
+from baton.services.approvals import ApprovalService
 from baton.services.at_deadline import Write
 from baton.services.deadlines import stop_interaction_timer
 from baton.services.pause_answers import conflict
 
 if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy, Vote
-    from baton.domain.ballot import Ballot
+    from baton.domain.ballot import Ballot, Decided, Voter
     from baton.models import Interaction
-    from baton.services.approvals import Decided, Voter
     from baton.services.core import Core
 
 StoredAnswer = dict[str, Any]  # the answer as the approval stores it (`baton.domain.tool_calls.stored_decision`)

@@ -27,13 +27,14 @@ from baton.contracts.tool_approvals import (
     tool_spec,
 )
 from baton.domain.audit import is_decision
+from baton.domain.ballot import Voter
 from baton.domain.tool_calls import CONSUMED, StoredDecision, open_call_key, stored_decision, timeout_ladder
 from baton.domain.tool_rulings import active_grants, answered_at_once, asked_by_rule, usable
 from baton.errors import ConflictError, NotFoundError
 from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.policy.source import decide_or_ask
-from baton.services.approvals import ApprovalService, Voter
+from baton.services.approvals import ApprovalService
 from baton.services.asks import BlockingPause
 from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.decide import decide

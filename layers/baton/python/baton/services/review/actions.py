@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
+from baton.domain.ballot import Voter, vote_text
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.domain.review_state import StoredAction, not_waiting, refuse_timed_out
 from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn
-from baton.services.answer_outcomes import closed_error, delivery_of
-from baton.services.approvals import ApprovalService, Voter, reread, vote_text
+from baton.services.answer_outcomes import closed_error, delivery_of, send_or_pending
+from baton.services.approvals import ApprovalService
 from baton.services.at_deadline import InteractionPauseDeadline, Write
 from baton.services.deadlines import park_wait
 from baton.services.decide import decide
@@ -26,10 +27,10 @@ if TYPE_CHECKING:
 
     from baton.domain.approval import ApprovalPolicy, Vote
     from baton.domain.audit import AuditHead
+    from baton.domain.ballot import Ballot, Decided
     from baton.domain.review_decision import ReviewDecision
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
-    from baton.services.approvals import Ballot, Decided
 
 
 class ReviewActions(ReviewGate):
@@ -116,7 +117,8 @@ class ReviewActions(ReviewGate):
         vote: Vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
         text = vote_text(action)
         ballot = ApprovalService(self.core).cast(interaction, policy, text, voter, requested_by=requested_by, vote=vote)
-        resumed, pending = ApprovalService.settle_if_met(ballot, lambda: self._settle(interaction, policy, ballot))
+        settle = partial(self._settle, interaction, policy, ballot)
+        resumed, pending = send_or_pending(settle) if ballot.decision else (False, False)
         current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id) or interaction
         if ballot.outcome == "closed":
             raise ConflictError(
@@ -146,7 +148,8 @@ class ReviewActions(ReviewGate):
             stored = chosen | {"reply": None, "by": decided.by}
             return decided.answered(current.state, stored, core.now()), self._answered(current, stored, by=decided.by)
 
-        return ApprovalService(core).settle(reread(core, interaction), policy, ballot, answered, self._release)
+        current = partial(core.store.get_interaction, interaction.run_id, interaction.interaction_id)
+        return ApprovalService(core).settle(current, policy, ballot, answered, self._release)
 
     def settle_standing(self, interaction: Interaction) -> bool:
         """The reconciler: a pending review whose stored tally is met is decided and delivered."""
