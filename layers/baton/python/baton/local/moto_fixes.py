@@ -1,28 +1,20 @@
 """Where moto 5.2 behaves unlike AWS in ways Baton relies on, it is made to behave as AWS does.
 
-* Conditional writes: moto checks a ConditionExpression and then writes without a lock, so two racing
-  writes can both pass (seen: 2 of 20). One re-entrant lock serializes moto's DynamoDB calls (reads too: a
-  read walking the table while another thread inserts fails). At the end of each outermost hold,
-  before the response leaves, it calls the `after_each_write` hooks (the journal).
-* `states:startExecution.sync:2`: moto leaves parameter and response casing alone, so ASL's
-  `StateMachineArn`/`Input` reach botocore unconverted and `$.Output` is never found; AWS converts both.
+* Conditional writes: moto checks a ConditionExpression, then writes without a lock, so two racing writes
+  can both pass (seen: 2 of 20). One re-entrant lock serializes moto's DynamoDB calls (reads too: a read
+  walking the table while another thread inserts fails); at the end of each outermost hold, before the
+  response leaves, the `after_each_write` hooks run (the journal).
+* `states:startExecution.sync:2`: moto leaves the casing alone, so ASL's `StateMachineArn`/`Input` reach
+  botocore unconverted and `$.Output` is never found; AWS converts both.
 * StopExecution: moto only marks the program stopped, so a `waitForTaskToken` Task keeps waiting (and a
   stop during the Task's Lambda ends FAILED with a States.Runtime error); AWS ends it ABORTED at once.
-* A cost that grows with every execution: moto's ASL interpreter appends each thread it starts (two per
-  execution, one per Task, one per token wait) to a module list, `TMP_THREADS`, that nothing reads or
-  empties: ~5 kB a finished execution, held for the life of the process (`sfn_threads_unkept`).
-* A cost that grows with every write: moto's `BaseModel` appends each instance it makes to its class's
-  `instances_tracked` list, for the MotoServer dashboard, and never drops one: every DynamoDB `Item` ever
-  written (2.3 per stored item after a soak: each update and put makes a new one), every execution, every
-  message. The local stack serves no dashboard: `models_untracked` keeps none.
-* A cost that grows with every notification: moto's SNS topic appends each message published to it to
-  `sent_notifications`, for tests that read its backend; AWS keeps none once delivered, nor does
-  `sns_messages_unkept` (about 1.5 kB a soak request).
-* A second thread per running execution that only waits: moto runs each program on a second thread and
-  joins it, to time it out at a top-level TimeoutSeconds; with none (every Baton machine) the program runs
-  on the execution's own thread. A parked execution (a timer's Wait, a gate's token wait) holds one, not
-  two: as threads 40 kB of RSS, not 64; as `baton dev`'s greenlets (`cooperative.py`) about 30 kB less per
-  open gate with its timer (`sfn_program_inline`).
+* What moto keeps forever and AWS does not: every interpreter thread in `TMP_THREADS` (~5 kB a finished
+  execution, `sfn_threads_unkept`); every model in its class's `instances_tracked`, for a dashboard the
+  local stack does not serve (each DynamoDB `Item` ever written: 2.3 per stored item after a soak,
+  `models_untracked`); every message a topic published (~1.5 kB a soak request, `sns_messages_unkept`).
+* A second thread per running execution that only waits, to time out a top-level TimeoutSeconds (no
+  Baton machine has one): the program runs on the execution's own (greenlet), ~30 kB less per open gate
+  with its timer (`sfn_program_inline`).
 """
 
 from __future__ import annotations
@@ -33,24 +25,15 @@ import importlib
 import threading
 import time
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-_LOCKED_METHODS = (
-    "put_item",
-    "update_item",
-    "delete_item",
-    "transact_write_items",
-    "get_item",
-    "query",
-    "scan",
-    "batch_get_item",
-    "batch_write_item",
-    "transact_get_items",
-)
+_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
+_READS = ("get_item", "query", "scan", "batch_get_item", "transact_get_items")  # a walk fails while a write inserts
 _write_hooks: list[Callable[[], None]] = []
 
 
@@ -117,7 +100,7 @@ def atomic_dynamodb_writes() -> Iterator[None]:
     if getattr(DynamoDBBackend.put_item, "_baton_atomic", False):  # already installed (nested use)
         yield
         return
-    names = [name for name in _LOCKED_METHODS if name in DynamoDBBackend.__dict__]
+    names = [name for name in _WRITES + _READS if name in DynamoDBBackend.__dict__]
     locked: dict[str, Any] = {name: _wrap(getattr(DynamoDBBackend, name)) for name in names}
     with (
         patch.multiple(DynamoDBBackend, **locked),
@@ -151,14 +134,6 @@ def import_sfn_fix_targets() -> None:
         importlib.import_module(name)
 
 
-def _camel(key: str) -> str:
-    return key[:1].lower() + key[1:]
-
-
-def _pascal(key: str) -> str:
-    return key[:1].upper() + key[1:]
-
-
 @contextmanager
 def sfn_integration_casing() -> Iterator[None]:
     """While open, moto's Step Functions service integration converts casing as AWS does."""
@@ -172,35 +147,20 @@ def sfn_integration_casing() -> Iterator[None]:
     def normalise_parameters(self: Any, parameters: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original_params(self, parameters, *args, **kwargs)
         for key in [k for k in parameters if k[:1].isupper()]:
-            parameters[_camel(key)] = parameters.pop(key)
+            parameters[key[:1].lower() + key[1:]] = parameters.pop(key)
 
     def normalise_response(self: Any, response: Any, *args: Any, **kwargs: Any) -> None:
         original_response(self, response, *args, **kwargs)
         if isinstance(response, dict):
             for key in [k for k in response if k[:1].islower()]:
-                response[_pascal(key)] = response.pop(key)
+                response[key[:1].upper() + key[1:]] = response.pop(key)
 
     fixed: dict[str, Any] = {"_normalise_parameters": normalise_parameters, "_normalise_response": normalise_response}
     with patch.multiple(StateTaskServiceSfn, **fixed):
         yield
 
 
-class _Ended:
-    """The worker communication of a stopped execution: its end was already reported by the stop."""
-
-    def terminated(self) -> None:
-        return None
-
-
 PROGRAM_START_WAIT_S = 5.0
-
-
-def _await_program_start(worker: Any) -> None:
-    """A stop right after its start: the execution's thread may still be parsing the definition, before
-    its environment exists (moto's stop then fails with an AttributeError; on AWS the stop succeeds)."""
-    deadline = time.monotonic() + PROGRAM_START_WAIT_S
-    while getattr(worker, "env", None) is None and time.monotonic() < deadline:
-        time.sleep(0.01)
 
 
 @contextmanager
@@ -216,11 +176,15 @@ def sfn_stop_execution() -> Iterator[None]:
         if worker is None or self.exec_status != ExecutionStatus.RUNNING:
             original_stop(self, stop_date=stop_date, error=error, cause=cause)
             return
-        _await_program_start(worker)
+        # A stop right after its start: the execution's thread may still be parsing the definition, before
+        # its environment exists (moto's stop then fails with an AttributeError; on AWS the stop succeeds).
+        deadline = time.monotonic() + PROGRAM_START_WAIT_S
+        while getattr(worker, "env", None) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         original_stop(self, stop_date=stop_date, error=error, cause=cause)  # the program is ProgramStopped
         self.error, self.cause = error or None, cause or None  # moto's StopExecution passes ""
         communication = worker._execution_communication
-        worker._execution_communication = _Ended()  # the worker's own end, later, changes nothing
+        worker._execution_communication = SimpleNamespace(terminated=lambda: None)  # its own end changes nothing
         communication.terminated()  # ABORTED (from ProgramStopped) and stop date now; the end is reported
         for endpoint in list(worker.env.callback_pool_manager._pool.values()):
             endpoint.interrupt_all()  # the token waits return, so the stopped worker thread ends
@@ -229,19 +193,13 @@ def sfn_stop_execution() -> Iterator[None]:
         yield
 
 
-class _UnkeptThreads:
-    """Stands in for moto's `TMP_THREADS` list: `append` is the only use moto makes of it."""
-
-    def append(self, _thread: threading.Thread) -> None:
-        return None
-
-
 @contextmanager
 def sfn_threads_unkept() -> Iterator[None]:
     """While open, the interpreter's threads are not kept after they end (they run as before)."""
     with contextlib.ExitStack() as patches:
         for name in SFN_THREAD_LIST_MODULES:
-            patches.enter_context(patch.object(importlib.import_module(name), "TMP_THREADS", _UnkeptThreads()))
+            unkept = SimpleNamespace(append=lambda _thread: None)  # `append` is the only use moto makes of it
+            patches.enter_context(patch.object(importlib.import_module(name), "TMP_THREADS", unkept))
         yield
 
 
