@@ -84,8 +84,7 @@ class Journal:
         self.appended += 1
         self._unsynced = True
 
-    def sync(self) -> None:
-        """On the disk, not only in the operating system's cache (a power loss keeps it too)."""
+    def sync(self) -> None:  # on the disk, not only in the OS's cache: a power loss keeps it too
         if self._fd is not None and self._unsynced:
             self._unsynced = False
             os.fsync(self._fd)
@@ -104,8 +103,7 @@ class Journal:
             os.replace(self.path, self.old)
         self.open(truncate=True)
 
-    def drop_old(self) -> None:
-        """After a snapshot that holds everything the old file did."""
+    def drop_old(self) -> None:  # after a snapshot that holds everything the old file did
         self.old.unlink(missing_ok=True)
 
     def close(self) -> None:
@@ -148,8 +146,7 @@ def replay(items: dict[Key, dict[str, Any]], journal: Journal) -> bytes:
     return read
 
 
-def journal_of(path: Path) -> Journal:
-    """The journal that follows the snapshot at `path`."""
+def journal_of(path: Path) -> Journal:  # the journal that follows the snapshot at `path`
     return Journal(path.with_name(JOURNAL_FILE))
 
 
@@ -258,13 +255,6 @@ def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]
     return closed
 
 
-def _key_text(table: Any, hash_key: Any, range_key: Any) -> str:
-    key = {table.hash_key_attr: hash_key.to_json()}
-    if range_key is not None:
-        key[table.range_key_attr] = range_key.to_json()
-    return json.dumps(key, separators=(",", ":"))
-
-
 class Persister:
     """Journals each write (`commit`), `fsync`s every `interval` s, compacts when the journal outgrows
     the snapshot, and once more on stop."""
@@ -291,16 +281,13 @@ class Persister:
                 raise RuntimeError("the journal needs the write hooks of baton.local.moto_scale.dynamodb_at_scale")
             changed.clear()
             self._table, self._changed = table, changed
-            self._texts = {(i.hash_key, i.range_key): self._encode(i) for i in stored_items(table)}
+            self._texts = {(i.hash_key, i.range_key): _item_text(i) for i in stored_items(table)}
+            self.encoded += len(self._texts)
             self._write_snapshot(list(self._texts.values()))
             self.journal.open(truncate=True)
             self.journal.drop_old()
             self._hooked.enter_context(after_each_write(self.commit))
         self._thread.start()
-
-    def _encode(self, item: Any) -> str:
-        self.encoded += 1
-        return _item_text(item)
 
     def commit(self) -> None:
         """The items the write just made changed, appended as one journal line (under the lock)."""
@@ -312,9 +299,12 @@ class Persister:
             item = stored_item(self._table, *key)
             if item is None:
                 if self._texts.pop(key, None) is not None:
-                    deletes.append(_key_text(self._table, *key))
+                    names = (self._table.hash_key_attr, self._table.range_key_attr)
+                    attrs = {name: value.to_json() for name, value in zip(names, key, strict=True) if value is not None}
+                    deletes.append(json.dumps(attrs, separators=(",", ":")))
             else:
-                self._texts[key] = text = self._encode(item)
+                self._texts[key] = text = _item_text(item)
+                self.encoded += 1
                 puts.append(text)
         if puts or deletes:
             self.journal.append(line(puts, deletes))
@@ -349,7 +339,6 @@ class Persister:
             self._thread.join(timeout=10)
         self.compact()
 
-    def close(self) -> None:
-        """The write hook removed and the journal closed (after the emulator stopped)."""
+    def close(self) -> None:  # after the emulator stopped
         self._hooked.close()
         self.journal.close()

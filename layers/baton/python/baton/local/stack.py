@@ -16,7 +16,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 from unittest.mock import patch
 
 from baton.errors import BatonError
@@ -40,9 +40,6 @@ REGION = "us-east-1"
 STATE_FILE = "local.json"
 WORKFLOWS_READY_SECONDS = 120.0  # the longest a Step Functions call waits for the state machines to exist
 DataMode = Literal["keep", "fresh", "off"]
-# Who gets the `email` channel's mail locally (comma list): printed and kept in <state dir>/outbox.
-EMAIL_RECIPIENTS_ENV = "BATON_LOCAL_EMAIL_TO"
-DEFAULT_EMAIL_RECIPIENT = "you@localhost"
 OUTBOX_DIR = "outbox"
 MOTO_CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 
@@ -275,8 +272,14 @@ class LocalStack:
             create_workflows=False,  # created below, once the API is up
         )
         self._exit_stack.enter_context(self.workflows.installed())
-        os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **self._email_env(api_url)})
-        os.environ.update(self.extra_env)
+        # The email channel: mail printed and kept in the outbox (to BATON_LOCAL_EMAIL_TO's comma list), links
+        # signed with a key derived from the operator token (baton/channels/email/config.py).
+        email = {
+            "BATON_EMAIL_RECIPIENTS": os.environ.get("BATON_LOCAL_EMAIL_TO") or "you@localhost",
+            "BATON_EMAIL_OUTBOX": str((self.state_dir / OUTBOX_DIR).resolve()),
+            "BATON_INBOX_URL": f"{api_url}/inbox/",
+        }
+        os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **email, **self.extra_env})
         if rp_id := os.environ.get("BATON_WEBAUTHN_RP_ID"):  # passkeys locally: the inbox at http://<rp id>:<port>
             os.environ.setdefault("BATON_WEBAUTHN_ORIGINS", f"http://{rp_id}:{self._http.server_address[1]}")
         _reset_cached_settings()
@@ -301,15 +304,6 @@ class LocalStack:
         # Whole or not at all (a reader never sees it half written), 0600: it holds the bearer token.
         write_private(self.state_dir / STATE_FILE, json.dumps(self.info.to_json(), indent=2))
         return self.info
-
-    def _email_env(self, api_url: str) -> dict[str, str]:
-        """The email channel locally: mail printed and kept in the outbox, links signed with a key
-        derived from the operator token (baton/channels/email/config.py)."""
-        return {
-            "BATON_EMAIL_RECIPIENTS": os.environ.get(EMAIL_RECIPIENTS_ENV) or DEFAULT_EMAIL_RECIPIENT,
-            "BATON_EMAIL_OUTBOX": str((self.state_dir / OUTBOX_DIR).resolve()),
-            "BATON_INBOX_URL": f"{api_url}/inbox/",
-        }
 
     def inbox_login_url(self) -> str:
         """A one-time sign-in link for the web inbox (baton/local/inbox.py)."""
@@ -361,8 +355,7 @@ class LocalStack:
         payload, errored = self.dispatcher.invoke(function_for_path(str(event.get("path") or "")), event)
         if errored:
             raise RuntimeError(f"{payload.get('errorType')}: {payload.get('errorMessage')}")
-        result: dict[str, Any] = payload
-        return result
+        return cast("dict[str, Any]", payload)
 
     def stop(self) -> None:
         """Stop serving (the API and, meanwhile, the emulator's port), save the data. Nothing here waits on a
