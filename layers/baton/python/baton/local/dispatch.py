@@ -44,16 +44,8 @@ class LocalContext:
 
 
 class LambdaDispatcher:
-    def __init__(
-        self,
-        specs: tuple[FunctionSpec, ...] = FUNCTIONS,
-        *,
-        region: str = "us-east-1",
-        account: str = "123456789012",
-    ) -> None:
+    def __init__(self, specs: tuple[FunctionSpec, ...] = FUNCTIONS) -> None:
         self.specs = {s.name: s for s in specs}
-        self.region = region
-        self.account = account
         self._pools: dict[str, queue.SimpleQueue[ModuleType]] = {s.name: queue.SimpleQueue() for s in specs}
         self._loaded = 0
         self._load_lock = threading.Lock()
@@ -95,7 +87,7 @@ class LambdaDispatcher:
             function_name=function_name,
             memory_limit_in_mb=spec.memory_mb,
             timeout_seconds=spec.timeout_seconds,
-            invoked_function_arn=f"arn:aws:lambda:{self.region}:{self.account}:function:{function_name}",
+            invoked_function_arn=f"arn:aws:lambda:us-east-1:123456789012:function:{function_name}",  # moto's account
         )
         with self._container(function_name) as module:
             try:

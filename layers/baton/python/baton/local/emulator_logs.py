@@ -12,24 +12,19 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-INTERPRETER_LOGGER = "moto.stepfunctions.parser"
 # The interpreter's failure reports: a failure it hands back as the execution's result, which the run's end says.
-FAILURE_REPORT_LOGGERS = ("moto.stepfunctions.parser.asl.component.eval_component",)
-FAILURE_REPORT_PREFIXES = ("Stepfunctions computation ended with exception",)
-
-
-def _not_a_failure_report(record: logging.LogRecord) -> bool:
-    return record.name not in FAILURE_REPORT_LOGGERS and not str(record.msg).startswith(FAILURE_REPORT_PREFIXES)
+FAILURE_REPORT_LOGGER = "moto.stepfunctions.parser.asl.component.eval_component"
+FAILURE_REPORT_PREFIX = "Stepfunctions computation ended with exception"
 
 
 @contextlib.contextmanager
 def quiet_interpreter() -> Iterator[logging.Handler]:
     """Until exit: the interpreter's records stop at its own logger, whose one handler drops the
     failure reports and prints the rest on stderr (its warnings, as before, stay below ERROR)."""
-    logger = logging.getLogger(INTERPRETER_LOGGER)
-    saved = (logger.level, logger.propagate)
+    logger = logging.getLogger("moto.stepfunctions.parser")
+    level, propagate = logger.level, logger.propagate
     handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(_not_a_failure_report)
+    handler.addFilter(lambda r: r.name != FAILURE_REPORT_LOGGER and not str(r.msg).startswith(FAILURE_REPORT_PREFIX))
     handler.setFormatter(logging.Formatter("emulator: %(message)s"))
     logger.setLevel(logging.ERROR)
     logger.propagate = False
@@ -38,5 +33,5 @@ def quiet_interpreter() -> Iterator[logging.Handler]:
         yield handler
     finally:
         logger.removeHandler(handler)
-        logger.setLevel(saved[0])
-        logger.propagate = saved[1]
+        logger.setLevel(level)
+        logger.propagate = propagate

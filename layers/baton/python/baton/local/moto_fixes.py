@@ -109,14 +109,6 @@ def atomic_dynamodb_writes() -> Iterator[None]:
         yield
 
 
-# What the Step Functions fixes below patch: moto's ASL interpreter, seconds to import from source on a cold
-# or loaded machine (CI: the stack's Ctrl-C once waited 5-8 s for an install holding the stack's lock).
-SFN_FIX_MODULES = (
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn",
-    "moto.stepfunctions.parser.api",
-    "moto.stepfunctions.parser.backend.execution",
-    "moto.stepfunctions.parser.asl.component.program.program",
-)
 # The modules of moto's interpreter an execution runs that append to `TMP_THREADS` (moto 5.2.5), each by its own name.
 SFN_THREAD_LIST_MODULES = (
     "moto.stepfunctions.parser.backend.execution_worker",
@@ -126,12 +118,6 @@ SFN_THREAD_LIST_MODULES = (
     "moto.stepfunctions.parser.asl.component.state.exec.state_parallel.branch_worker",
     "moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.inline_iteration_component",
 )
-
-
-def import_sfn_fix_targets() -> None:
-    """Import what the Step Functions fixes patch, so entering them afterwards takes no time."""
-    for name in SFN_FIX_MODULES + SFN_THREAD_LIST_MODULES:
-        importlib.import_module(name)
 
 
 @contextmanager

@@ -165,7 +165,7 @@ class LocalStack:
         self.host = host
         self.log_level = log_level
         self.extra_env = extra_env or {}
-        self.dispatcher = LambdaDispatcher(region=REGION)
+        self.dispatcher = LambdaDispatcher()
         self._moto: Any = None
         self._http: Any = None
         self._exit_stack = contextlib.ExitStack()
@@ -181,9 +181,7 @@ class LocalStack:
         """What makes moto behave as AWS does for Baton (each undone on stop; Step Functions' below)."""
         self._exit_stack.enter_context(shared_botocore_loader())  # each service model parsed once
         self._exit_stack.enter_context(self.dispatcher.installed())
-        if self.log_level != "INFO":
-            # The interpreter logs every failed state with its whole parse tree; the failure itself
-            # is the run's end line and events (baton/local/emulator_logs.py). -v shows it all.
+        if self.log_level != "INFO":  # -v shows the interpreter's failure reports
             self._exit_stack.enter_context(quiet_interpreter())
         self._exit_stack.enter_context(moto_fixes.atomic_dynamodb_writes())  # writes decide races, as on AWS
         self._exit_stack.enter_context(moto_fixes.models_untracked())  # a dropped item is freed
@@ -192,19 +190,19 @@ class LocalStack:
         self._exit_stack.enter_context(emulator_refuses_other_origins())  # no web page reaches the table
 
     def _install_sfn_fixes(self) -> None:
-        """Off the start-up path (they import moto's ASL interpreter): no execution precedes the machines.
-        The import comes first, outside the lock `stop` takes: a Ctrl-C never waits for it."""
-        moto_fixes.import_sfn_fix_targets()
-        with self._installing:
-            if self._stopping.is_set():
-                return
-            self._exit_stack.enter_context(moto_fixes.sfn_integration_casing())
-            self._exit_stack.enter_context(moto_fixes.sfn_stop_execution())  # it ends a run at once, as on AWS
-            self._exit_stack.enter_context(moto_fixes.sfn_threads_unkept())  # an ended thread is not kept
-            self._exit_stack.enter_context(moto_fixes.sfn_program_inline())  # a parked run: one thread
+        """Off the start-up path (they import moto's ASL interpreter, seconds on a loaded machine): no
+        execution precedes the machines. Entered outside the lock `stop` takes (a Ctrl-C never waits for the
+        import), then handed to the stack's exit stack, or undone if the stack is stopping."""
+        with contextlib.ExitStack() as fixes:
+            fixes.enter_context(moto_fixes.sfn_integration_casing())
+            fixes.enter_context(moto_fixes.sfn_stop_execution())  # it ends a run at once, as on AWS
+            fixes.enter_context(moto_fixes.sfn_threads_unkept())  # an ended thread is not kept
+            fixes.enter_context(moto_fixes.sfn_program_inline())  # a parked run: one thread
             # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
-            to_lifecycle = functools.partial(self._invoke_logged, "run_lifecycle")
-            self._exit_stack.enter_context(execution_end_events(to_lifecycle))
+            fixes.enter_context(execution_end_events(functools.partial(self._invoke_logged, "run_lifecycle")))
+            with self._installing:
+                if not self._stopping.is_set():
+                    self._exit_stack.push(fixes.pop_all())
 
     def start(self) -> LocalInfo:
         started = time.perf_counter()
