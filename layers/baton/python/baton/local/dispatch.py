@@ -4,6 +4,8 @@ calls our handler; each concurrent invocation gets its own "container" (a separa
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import importlib.util
 import json
 import queue
@@ -12,20 +14,66 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
-from baton.local import request_isolation
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
+
 from baton.workflows.resources import FUNCTIONS, FunctionSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
     from types import ModuleType
 
-Handler = Callable[[Any, Any], Any]
+_request: contextvars.ContextVar[SimpleNamespace | None] = contextvars.ContextVar("baton_request", default=None)
+
+
+def _state(resolver: Any) -> SimpleNamespace:
+    """The request being resolved; outside one (routes being registered), the resolver's own."""
+    found = _request.get()
+    if found is None:
+        idle = SimpleNamespace(current_event=None, lambda_context=None, context={})
+        found = resolver.__dict__.setdefault("_baton_idle", idle)
+    return found
+
+
+def _field(name: str) -> property:
+    return property(lambda self: getattr(_state(self), name), lambda self, value: setattr(_state(self), name, value))
+
+
+def isolate_requests() -> None:
+    """Lambda's one request per container, restored for handlers run as threads of one process (idempotent).
+    Powertools keeps the request being resolved on the class (`BaseRouter.current_event`, `lambda_context`)
+    and the route context on the resolver that every module-level router points to; a route module's router
+    is one object per process, pointing at whichever container's resolver included it last. On Lambda one
+    container serves one request at a time; here one request's body could be read while another's path is
+    served. These three become per request (a context variable, each `resolve` in its own context copy)."""
+    if getattr(ApiGatewayResolver, "_baton_isolated", False):
+        return
+    original = ApiGatewayResolver.resolve
+
+    @functools.wraps(original)
+    def resolve(self: Any, event: dict[str, Any], context: Any) -> Any:
+        idle = _state(self)  # the routers' registration context, copied in as include_router left it
+        # Powertools assigns the event to BaseRouter's class attribute, which these properties shadow.
+        state = SimpleNamespace(
+            current_event=self._to_proxy_event(dict(event)), lambda_context=context, context=dict(idle.context)
+        )
+
+        def run() -> Any:
+            _request.set(state)
+            return original(self, event, context)
+
+        return contextvars.copy_context().run(run)
+
+    for name in ("current_event", "lambda_context", "context"):
+        setattr(ApiGatewayResolver, name, _field(name))
+    ApiGatewayResolver.resolve = resolve  # type: ignore[method-assign,assignment]
+    ApiGatewayResolver._baton_isolated = True  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -50,7 +98,7 @@ class LambdaDispatcher:
         self._loaded = 0
         self._load_lock = threading.Lock()
         self.invocations: dict[str, int] = {s.name: 0 for s in specs}
-        request_isolation.install()  # handlers run as threads here, one request per container on Lambda
+        isolate_requests()  # before any handler is loaded
 
     def _load(self, name: str) -> ModuleType:
         path: Path = self.specs[name].directory / "handler.py"

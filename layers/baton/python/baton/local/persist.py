@@ -16,15 +16,16 @@ import contextlib
 import json
 import logging
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
 
 from baton.domain.fields import OPEN_RUN_STATES
+from baton.domain.json_input import with_valid_text
 from baton.events import RunFailed
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import stored_item, stored_items, track_changes
-from baton.local.saved_text import may_hold_invalid_text, repaired
 from baton.models import InteractionKind
 from baton.private_files import private_dir, write_private
 from baton.workflows.table import PK, SK
@@ -165,9 +166,53 @@ def load(path: Path) -> Saved | None:
         return None
     journaled = replay(items, journal_of(path)).decode("ascii", "replace")
     saved = list(items.values())
-    if may_hold_invalid_text(text) or may_hold_invalid_text(journaled):
-        saved = repaired(saved)
+    if _SURROGATE_ESCAPE.search(text) or _SURROGATE_ESCAPE.search(journaled):
+        saved = _repaired(saved)
     return Saved(token=data["token"], items=saved)
+
+
+# Saved text repaired on load: a lone surrogate (stored before the API's door refused them,
+# `baton.domain.json_input`) becomes U+FFFD, in a string attribute or in the JSON text one holds (a request,
+# an answer, an event's data). The files are ASCII JSON, so a surrogate shows as its escape: the items are
+# walked only when one does (a second per 20,000 items; the search, a few ms).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _valid_text(text: str) -> str:
+    """`text` with each lone surrogate as U+FFFD, those in the JSON it may hold included (written back
+    compact: every reader parses it)."""
+    text = with_valid_text(text)
+    if not _SURROGATE_ESCAPE.search(text):
+        return text
+    try:
+        held = json.loads(text)
+    except ValueError:
+        return text  # not JSON: the escape is plain text
+    valid = with_valid_text(held)
+    return json.dumps(valid, separators=(",", ":")) if valid != held else text
+
+
+def _valid_attribute(value: Any) -> Any:
+    """A DynamoDB JSON value with valid text all through (strings, string sets, map keys, nested values)."""
+    if isinstance(value, str):
+        return _valid_text(value)
+    if isinstance(value, list):
+        return [_valid_attribute(v) for v in value]
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_attribute(v) for k, v in value.items()}
+    return value  # numbers are text too, but never hold a surrogate; binary stays bytes
+
+
+def _repaired(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The saved items with valid text; how many needed it is logged once (nothing when none did)."""
+    fixed = [_valid_attribute(attrs) for attrs in items]
+    if count := sum(before != after for before, after in zip(items, fixed, strict=True)):
+        log.warning(
+            "local stack: %d saved item(s) held text that is not valid Unicode (a lone surrogate, stored before the "
+            "API refused them); each such character now reads U+FFFD",
+            count,
+        )
+    return fixed
 
 
 def save(path: Path, token: str, item_texts: list[str]) -> None:

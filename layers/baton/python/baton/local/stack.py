@@ -249,9 +249,7 @@ class LocalStack:
         os.environ.setdefault("BATON_MERGE_RUNNER", "local")
         # The Slack app's worker runs after the ack: locally in a background thread (baton/adapters/slack.py).
         os.environ.setdefault("BATON_SLACK_WORKER_INVOKE", "thread")
-        from baton.local.vapid import local_vapid_key  # Web Push: the key made once, kept with the state
-
-        os.environ["BATON_VAPID_KEY_FILE"] = str(local_vapid_key(self.state_dir))  # this stack's, not a previous one's
+        os.environ["BATON_VAPID_KEY_FILE"] = str(_vapid_key(self.state_dir))  # this stack's, not a previous one's
         import boto3
         import requests
 
@@ -377,6 +375,16 @@ class LocalStack:
             with contextlib.suppress(OSError, ValueError):
                 if json.loads(state_file.read_text()).get("api_url") == self.info.api_url:
                     state_file.unlink()
+
+
+def _vapid_key(state_dir: Path) -> Path:
+    """Web Push's key, made once and kept: a browser's subscription (bound to it) outlives a restart."""
+    path = private_dir(state_dir) / "vapid.pem"
+    if not path.exists():
+        from baton.notify.push import VapidKeys
+
+        write_private(path, VapidKeys.generate().private_pem.decode())
+    return path.resolve()
 
 
 def _reset_cached_settings() -> None:
