@@ -155,13 +155,11 @@ class LambdaDispatcher:
 
         original = LambdaFunction.invoke
         original_simple = LambdaSimpleBackend.invoke
-        dispatcher = self
 
         def invoke(fn: Any, body: str, request_headers: Any, response_headers: Any) -> str | bytes:
-            if fn.function_name not in dispatcher.specs:
+            if fn.function_name not in self.specs:
                 return original(fn, body, request_headers, response_headers)
-            event = json.loads(body) if body else {}
-            payload, errored = dispatcher.invoke(fn.function_name, event)
+            payload, errored = self.invoke(fn.function_name, json.loads(body) if body else {})
             if errored:
                 response_headers["x-amz-function-error"] = "Unhandled"
             text = json.dumps(payload, default=str)
@@ -172,7 +170,7 @@ class LambdaDispatcher:
             # With use_docker=False the Invoke API goes to this backend, which only echoes. `request` is
             # moto's (body, headers, response_headers), passed through as it calls us.
             fn = backend.get_function(function_name, qualifier)
-            if fn.function_name not in dispatcher.specs:
+            if fn.function_name not in self.specs:
                 return original_simple(backend, function_name, qualifier, *request)
             return invoke(fn, *request)
 

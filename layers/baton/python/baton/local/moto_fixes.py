@@ -12,6 +12,10 @@
   execution, `sfn_threads_unkept`); every model in its class's `instances_tracked`, for a dashboard the
   local stack does not serve (each DynamoDB `Item` ever written: 2.3 per stored item after a soak,
   `models_untracked`); every message a topic published (~1.5 kB a soak request, `sns_messages_unkept`).
+* No status-change event when an execution ends: the deployment's EventBridge rule
+  (infra/capabilities/lifecycle.py) feeds run_lifecycle; `execution_end_events` sends the same event from
+  moto's `BaseExecutionWorkerCommunication.terminated`, the one call every ending execution makes (status,
+  stop date, output, error and cause set), in the execution's worker thread.
 * A second thread per running execution that only waits, to time out a top-level TimeoutSeconds (no
   Baton machine has one): the program runs on the execution's own (greenlet), ~30 kB less per open gate
   with its timer (`sfn_program_inline`).
@@ -22,12 +26,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import json
+import logging
 import threading
 import time
 from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
+
+from baton.domain.execution_events import DETAIL_TYPE, SOURCE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -237,4 +245,51 @@ def sns_messages_unkept() -> Iterator[None]:
             self.sent_notifications.clear()
 
     with patch.object(Topic, "publish", publish):
+        yield
+
+
+def _millis(value: Any) -> int | None:
+    return int(value.timestamp() * 1000) if value is not None else None
+
+
+def status_change_event(execution: Any) -> dict[str, Any]:
+    """The EventBridge event Step Functions sends for this (moto) execution's status."""
+    status = execution.exec_status.value if execution.exec_status is not None else "RUNNING"
+    return {
+        "version": "0",
+        "source": SOURCE,
+        "detail-type": DETAIL_TYPE,
+        "account": execution.account_id,
+        "region": execution.region_name,
+        "resources": [execution.exec_arn],
+        "detail": {
+            "executionArn": execution.exec_arn,
+            "stateMachineArn": execution.state_machine_arn,
+            "name": execution.name,
+            "status": status,
+            "startDate": _millis(execution.start_date),
+            "stopDate": _millis(execution.stop_date),
+            "input": json.dumps(execution.input_data),
+            "output": json.dumps(execution.output) if execution.output is not None else None,
+            "error": execution.error,
+            "cause": execution.cause,
+        },
+    }
+
+
+@contextmanager
+def execution_end_events(deliver: Callable[[dict[str, Any]], object]) -> Iterator[None]:
+    """While open, every ended moto execution's status-change event goes to `deliver`."""
+    from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+
+    original = BaseExecutionWorkerCommunication.terminated
+
+    def terminated(self: Any) -> None:
+        original(self)
+        try:
+            deliver(status_change_event(self.execution))
+        except Exception:  # like a failed rule target: logged, and the read path still records the end
+            logging.getLogger("baton").exception("run lifecycle delivery failed")
+
+    with patch.object(BaseExecutionWorkerCommunication, "terminated", terminated):
         yield

@@ -13,6 +13,7 @@ import copy
 import functools
 import threading
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
@@ -27,8 +28,7 @@ Key = tuple[Any, Any]  # an item's (hash, range) DynamoTypes; range None for a h
 GsiMaps = dict[str, dict[tuple[Any, ...], dict[Key, Any]]]  # GSI -> its partition -> {key: item}
 
 
-def _key_of(table: Any, attrs: dict[str, Any]) -> Key:
-    """The key of an item or key given in DynamoDB JSON."""
+def _key_of(table: Any, attrs: dict[str, Any]) -> Key:  # of an item, or a key, in DynamoDB JSON
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     range_attr = table.range_key_attr
@@ -84,22 +84,6 @@ def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[t
     return touched
 
 
-class _NoTableCopy:
-    """Stands in for the `copy` module inside moto's DynamoDB backend: a Table is not deep-copied (the
-    transaction's own items are, by `_transact_write_items`); everything else is."""
-
-    def __init__(self, table_type: type) -> None:
-        self._table_type = table_type
-
-    def deepcopy(self, value: Any, memo: Any = None) -> Any:
-        if isinstance(value, self._table_type):
-            return value  # moto's rollback then puts the same table back: a no-op
-        return copy.deepcopy(value, memo)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(copy, name)
-
-
 def _transact_write_items(original: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> Any:
@@ -131,7 +115,6 @@ def _gsi_maps(table: Any) -> GsiMaps:
 
 
 def _place(table: Any, key: Key, item: Any) -> None:
-    """Add one item to the GSI maps' partitions its attributes put it in."""
     maps, where = table.__dict__["_baton_gsi"], table.__dict__["_baton_gsi_of"]
     for index in table.global_indexes or []:
         into = tuple(item.attrs.get(name) for name in _hash_names(index))
@@ -267,9 +250,14 @@ def dynamodb_at_scale() -> Iterator[None]:
         "transact_write_items": _transact_write_items(DynamoDBBackend.transact_write_items),
         "update_item": _reindexing(DynamoDBBackend.update_item, _update),
     }
-    # moto's backend module calls `copy.deepcopy(table)`; the name `copy` there is what it looks up.
+
+    def deepcopy(value: Any, memo: Any = None) -> Any:  # a Table is the same one: moto's rollback is a no-op
+        return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+
+    # moto's backend module calls `copy.deepcopy(table)` through its name `copy`: there, the module with a
+    # deepcopy that copies no Table (a transaction's own items are copied by `_transact_write_items`).
     with (
-        patch.object(models, "copy", _NoTableCopy(Table)),
+        patch.object(models, "copy", SimpleNamespace(**{**vars(copy), "deepcopy": deepcopy})),
         patch.multiple(Table, **table_methods),
         patch.multiple(DynamoDBBackend, **backend_methods),
     ):

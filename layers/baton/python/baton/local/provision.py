@@ -78,9 +78,8 @@ def provision(
     table_name = f"{prefix}-table"
     clients["dynamodb"].create_table(**create_table_kwargs(table_name))
     topic_arn = clients["sns"].create_topic(Name=f"{prefix}-notifications")["TopicArn"]
-    role_arn = clients["iam"].create_role(RoleName=f"{prefix}-role", AssumeRolePolicyDocument=json.dumps(ROLE_TRUST))[
-        "Role"
-    ]["Arn"]
+    trust = json.dumps(ROLE_TRUST)
+    role_arn = clients["iam"].create_role(RoleName=f"{prefix}-role", AssumeRolePolicyDocument=trust)["Role"]["Arn"]
     out = Provisioned(table_name=table_name, topic_arn=topic_arn, role_arn=role_arn)
 
     # State machine ARNs are known before they exist (region, account, name), so a workflow can

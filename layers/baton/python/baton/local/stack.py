@@ -26,7 +26,6 @@ from baton.local.emulator_logs import quiet_interpreter
 from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process, shared_botocore_loader
 from baton.local.inbox import InboxSite, inbox_dist, table_sessions
-from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.origin_guard import emulator_refuses_other_origins
 from baton.local.provision import Provisioned, create_state_machines, provision
@@ -64,11 +63,10 @@ class WorkflowsPending:
         from moto.stepfunctions.responses import StepFunctionResponse
 
         original = StepFunctionResponse.call_action
-        pending = self
 
         def call_action(response: Any) -> Any:
-            if threading.get_ident() != pending._creator:
-                pending.wait()
+            if threading.get_ident() != self._creator:
+                self.wait()
             return original(response)
 
         with patch.object(StepFunctionResponse, "call_action", call_action):
@@ -199,7 +197,9 @@ class LocalStack:
             fixes.enter_context(moto_fixes.sfn_threads_unkept())  # an ended thread is not kept
             fixes.enter_context(moto_fixes.sfn_program_inline())  # a parked run: one thread
             # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
-            fixes.enter_context(execution_end_events(functools.partial(self._invoke_logged, "run_lifecycle")))
+            fixes.enter_context(
+                moto_fixes.execution_end_events(functools.partial(self._invoke_logged, "run_lifecycle"))
+            )
             with self._installing:
                 if not self._stopping.is_set():
                     self._exit_stack.push(fixes.pop_all())
