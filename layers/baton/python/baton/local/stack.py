@@ -102,7 +102,6 @@ class LocalInfo:
     moto_url: str
     provisioned: Provisioned
     startup_seconds: float
-    inbox_url: str = ""  # the web inbox (sign in with `LocalStack.inbox_login_url()`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -295,7 +294,6 @@ class LocalStack:
             moto_url=moto_url,
             provisioned=provisioned,
             startup_seconds=time.perf_counter() - started,
-            inbox_url=f"{api_url}/inbox/",
         )
         # Whole or not at all (a reader never sees it half written), 0600: it holds the bearer token.
         write_private(self.state_dir / STATE_FILE, json.dumps(self.info.to_json(), indent=2))
