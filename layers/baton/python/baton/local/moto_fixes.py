@@ -16,6 +16,9 @@
   (infra/capabilities/lifecycle.py) feeds run_lifecycle; `execution_end_events` sends the same event from
   moto's `BaseExecutionWorkerCommunication.terminated`, the one call every ending execution makes (status,
   stop date, output, error and cause set), in the execution's worker thread.
+* A terminal full of parse trees: the interpreter logs every failed state with its whole tree, once per
+  nesting level; a run that fails on purpose is already a line and events of its own, so without -v those
+  reports are dropped (`quiet_interpreter`).
 * A second thread per running execution that only waits, to time out a top-level TimeoutSeconds (no
   Baton machine has one): the program runs on the execution's own (greenlet), ~30 kB less per open gate
   with its timer (`sfn_program_inline`).
@@ -28,6 +31,7 @@ import functools
 import importlib
 import json
 import logging
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -293,3 +297,28 @@ def execution_end_events(deliver: Callable[[dict[str, Any]], object]) -> Iterato
 
     with patch.object(BaseExecutionWorkerCommunication, "terminated", terminated):
         yield
+
+
+# The interpreter's failure reports: a failure it hands back as the execution's result, which the run's end says.
+FAILURE_REPORT_LOGGER = "moto.stepfunctions.parser.asl.component.eval_component"
+FAILURE_REPORT_PREFIX = "Stepfunctions computation ended with exception"
+
+
+@contextlib.contextmanager
+def quiet_interpreter() -> Iterator[logging.Handler]:
+    """Until exit: the interpreter's records stop at its own logger, whose one handler drops the
+    failure reports and prints the rest on stderr (its warnings, as before, stay below ERROR)."""
+    logger = logging.getLogger("moto.stepfunctions.parser")
+    level, propagate = logger.level, logger.propagate
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(lambda r: r.name != FAILURE_REPORT_LOGGER and not str(r.msg).startswith(FAILURE_REPORT_PREFIX))
+    handler.setFormatter(logging.Formatter("emulator: %(message)s"))
+    logger.setLevel(logging.ERROR)
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate

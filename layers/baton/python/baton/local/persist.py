@@ -5,8 +5,6 @@ to an `O_APPEND` file before the DynamoDB lock is released (an acknowledged answ
 `fsync`ed within a second. Whole items make replay idempotent, so the snapshot can be cut at any moment
 (`Journal.rotate`); it is rewritten whole when the journal outgrows it, and on stop. A last line cut short
 (never acknowledged) is ignored; an unreadable line before it stops that file's replay; both are logged.
-Executions live in moto's memory: on restart every hosted run that was running or paused is failed with
-`RESTART_REASON` and what it waited on closed; external runs keep their questions pending and answerable.
 """
 
 from __future__ import annotations
@@ -280,8 +278,8 @@ def upgrade(core: Core) -> None:
 
 
 def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]:
-    """Fail every hosted run that was running or paused (its execution is gone) and close what it waited
-    on; returns the run ids closed."""
+    """Fail every hosted run that was running or paused (its execution lived in moto's memory) and close what
+    it waited on; returns the run ids closed. External runs keep their questions pending and answerable."""
     from baton.services.run_stop import close_pauses
 
     closed = []

@@ -14,7 +14,7 @@ import secrets
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 from unittest.mock import patch
@@ -22,7 +22,6 @@ from unittest.mock import patch
 from baton.errors import BatonError
 from baton.local import moto_fixes, persist
 from baton.local.dispatch import LambdaDispatcher
-from baton.local.emulator_logs import quiet_interpreter
 from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process, shared_botocore_loader
 from baton.local.inbox import InboxSite, inbox_dist, table_sessions
@@ -135,51 +134,44 @@ def _check_port_free(host: str, port: int, what: str, flag: str) -> None:
             raise
 
 
+@dataclass(kw_only=True, eq=False)
 class LocalStack:
-    def __init__(
-        self,
-        *,
-        api_port: int = 8787,
-        moto_port: int = 0,
-        state_dir: Path = Path(".baton"),
-        host: str = "127.0.0.1",
-        log_level: str = "WARNING",
-        extra_env: dict[str, str] | None = None,
-        subscribe_channels: tuple[str, ...] = ("console",),
-        data: DataMode = "keep",
-    ) -> None:
-        # "keep": load what the state dir saved, and save; "fresh": drop it (empty table, new token), then
-        # save; "off": neither (benchmarks, tests that want nothing on disk but local.json)
-        self.data = data
-        self.restored_items = 0
-        self.closed_runs: list[str] = []
-        self._persister: persist.Persister | None = None
-        # notify channels whose subscriber Lambdas get SNS; email always (its mail goes to the outbox)
-        self.subscribe_channels = tuple(dict.fromkeys((*subscribe_channels, "email")))
-        self.api_port = api_port
-        self.moto_port = moto_port
-        self.state_dir = state_dir
-        self.host = host
-        self.log_level = log_level
-        self.extra_env = extra_env or {}
-        self.dispatcher = LambdaDispatcher()
-        self._moto: Any = None
-        self._http: Any = None
-        self._exit_stack = contextlib.ExitStack()
-        self.info: LocalInfo | None = None
-        self._stopping = threading.Event()
-        self._installing = threading.Lock()  # the workflows thread enters the exit stack, stop closes it
-        self.workflows = WorkflowsPending()
-        # Seconds between scheduled runs, per function (default: its deployed rate).
-        self.schedule_overrides: dict[str, float] = {}
-        self.inbox: InboxSite | None = None
+    api_port: int = 8787
+    moto_port: int = 0
+    state_dir: Path = Path(".baton")
+    host: str = "127.0.0.1"
+    log_level: str = "WARNING"
+    extra_env: dict[str, str] = field(default_factory=dict)
+    # notify channels whose subscriber Lambdas get SNS; email always (its mail goes to the outbox)
+    subscribe_channels: tuple[str, ...] = ("console",)
+    # "keep": load what the state dir saved, and save; "fresh": drop it (empty table, new token), then
+    # save; "off": neither (benchmarks, tests that want nothing on disk but local.json)
+    data: DataMode = "keep"
+    # Seconds between scheduled runs, per function (default: its deployed rate).
+    schedule_overrides: dict[str, float] = field(default_factory=dict, init=False)
+    restored_items: int = field(default=0, init=False)
+    closed_runs: list[str] = field(default_factory=list, init=False)
+    dispatcher: LambdaDispatcher = field(default_factory=LambdaDispatcher, init=False)
+    workflows: WorkflowsPending = field(default_factory=WorkflowsPending, init=False)
+    info: LocalInfo | None = field(default=None, init=False)
+    inbox: InboxSite | None = field(default=None, init=False)
+    _persister: persist.Persister | None = field(default=None, init=False)
+    _moto: Any = field(default=None, init=False)
+    _http: Any = field(default=None, init=False)
+    _exit_stack: contextlib.ExitStack[bool | None] = field(default_factory=contextlib.ExitStack, init=False)
+    _stopping: threading.Event = field(default_factory=threading.Event, init=False)
+    # the workflows thread enters the exit stack, stop closes it
+    _installing: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self.subscribe_channels = tuple(dict.fromkeys((*self.subscribe_channels, "email")))
 
     def _install_emulation(self) -> None:
         """What makes moto behave as AWS does for Baton (each undone on stop; Step Functions' below)."""
         self._exit_stack.enter_context(shared_botocore_loader())  # each service model parsed once
         self._exit_stack.enter_context(self.dispatcher.installed())
         if self.log_level != "INFO":  # -v shows the interpreter's failure reports
-            self._exit_stack.enter_context(quiet_interpreter())
+            self._exit_stack.enter_context(moto_fixes.quiet_interpreter())
         self._exit_stack.enter_context(moto_fixes.atomic_dynamodb_writes())  # writes decide races, as on AWS
         self._exit_stack.enter_context(moto_fixes.models_untracked())  # a dropped item is freed
         self._exit_stack.enter_context(moto_fixes.sns_messages_unkept())  # a delivered message is freed
