@@ -304,7 +304,7 @@ FAILURE_REPORT_LOGGER = "moto.stepfunctions.parser.asl.component.eval_component"
 FAILURE_REPORT_PREFIX = "Stepfunctions computation ended with exception"
 
 
-@contextlib.contextmanager
+@contextmanager
 def quiet_interpreter() -> Iterator[logging.Handler]:
     """Until exit: the interpreter's records stop at its own logger, whose one handler drops the
     failure reports and prints the rest on stderr (its warnings, as before, stay below ERROR)."""
