@@ -1,5 +1,5 @@
 """Item 3 of issue 10 on moto: when an execution ends, the local stand-in of the EventBridge rule
-(baton.local.lifecycle_hook) feeds run_lifecycle, which records the run's end with the execution's stop
+(baton.local.moto_fixes.execution_end_events) feeds run_lifecycle, which records the run's end with the execution's stop
 time. Nothing here reads the run through RunService.get (that would be the fallback path)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from baton.ids import iso
-from baton.local.lifecycle_hook import execution_end_events
+from baton.local.moto_fixes import execution_end_events
 from baton.services.pauses import Resume
 from tests.conftest import wait_for
 from tests.integration.conftest import MotoStack

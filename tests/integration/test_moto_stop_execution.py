@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from baton.local.lifecycle_hook import execution_end_events
-from baton.local.moto_fixes import sfn_stop_execution
+from baton.local.moto_fixes import execution_end_events, sfn_stop_execution
 from tests.conftest import wait_for
 from tests.integration.conftest import MotoStack
 

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from baton.contracts import AskRequest
-from baton.local.lifecycle_hook import execution_end_events
-from baton.local.moto_fixes import sfn_stop_execution
+from baton.local.moto_fixes import execution_end_events, sfn_stop_execution
 from tests.conftest import wait_for
 from tests.integration.racing import call_api, operator
 from tests.integration.test_call_budgets_question_life import timer_statuses

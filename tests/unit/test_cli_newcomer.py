@@ -29,8 +29,8 @@ from baton.contracts import EventPage, EventView, ReviewView, RunView
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.review_gate import ACTIONS
 from baton.hints import cli_command
-from baton.local.emulator_logs import quiet_interpreter
 from baton.local.http_adapter import to_proxy_event
+from baton.local.moto_fixes import quiet_interpreter
 from baton.notify.console import render_console
 from baton.notify.model import Notification, how_to_answer_for
 from baton.runtime.settings import Settings

@@ -137,7 +137,7 @@ def inbox_session(value: str, operator_token: str, now: float) -> tuple[str, int
     return parts[2], int(parts[1])
 
 
-def _cookie(headers: Mapping[str, Any], name: str) -> str | None:
+def request_cookie(headers: Mapping[str, Any], name: str) -> str | None:
     for pair in str(headers.get("cookie", "")).split(";"):
         key, _, value = pair.strip().partition("=")
         if key == name:
@@ -147,7 +147,7 @@ def _cookie(headers: Mapping[str, Any], name: str) -> str | None:
 
 def _session_caller(event: Mapping[str, Any], headers: Mapping[str, Any], operator_token: str) -> Caller | None:
     """The local operator signed in by the inbox's cookie, or None when there is no such cookie."""
-    value = _cookie(headers, SESSION_COOKIE)
+    value = request_cookie(headers, SESSION_COOKIE)
     if value is None:
         return None
     session = inbox_session(value, operator_token, time.time())

@@ -2,7 +2,7 @@
 
 Deployed, an EventBridge rule on "Step Functions Execution Status Change" (infra/capabilities/lifecycle.py)
 delivers `ExecutionStatusChange`; locally the stack builds the same event when moto's execution ends
-(baton/local/lifecycle_hook.py). Both feed `functions/run_lifecycle/handler.py`. The read path
+(baton/local/moto_fixes.py). Both feed `functions/run_lifecycle/handler.py`. The read path
 (`RunService.refresh`, a fallback when the event is missing) builds the same `ExecutionEnd` from
 DescribeExecution, so one service records the end either way, stamped with the execution's stop time.
 """

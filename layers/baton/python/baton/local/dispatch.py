@@ -4,6 +4,8 @@ calls our handler; each concurrent invocation gets its own "container" (a separa
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import importlib.util
 import json
 import queue
@@ -12,20 +14,66 @@ import threading
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
-from baton.local import request_isolation
+from aws_lambda_powertools.event_handler.api_gateway import ApiGatewayResolver
+
 from baton.workflows.resources import FUNCTIONS, FunctionSpec
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
     from types import ModuleType
 
-Handler = Callable[[Any, Any], Any]
+_request: contextvars.ContextVar[SimpleNamespace | None] = contextvars.ContextVar("baton_request", default=None)
+
+
+def _state(resolver: Any) -> SimpleNamespace:
+    """The request being resolved; outside one (routes being registered), the resolver's own."""
+    found = _request.get()
+    if found is None:
+        idle = SimpleNamespace(current_event=None, lambda_context=None, context={})
+        found = resolver.__dict__.setdefault("_baton_idle", idle)
+    return found
+
+
+def _field(name: str) -> property:
+    return property(lambda self: getattr(_state(self), name), lambda self, value: setattr(_state(self), name, value))
+
+
+def isolate_requests() -> None:
+    """Lambda's one request per container, restored for handlers run as threads of one process (idempotent).
+    Powertools keeps the request being resolved on the class (`BaseRouter.current_event`, `lambda_context`)
+    and the route context on the resolver that every module-level router points to; a route module's router
+    is one object per process, pointing at whichever container's resolver included it last. On Lambda one
+    container serves one request at a time; here one request's body could be read while another's path is
+    served. These three become per request (a context variable, each `resolve` in its own context copy)."""
+    if getattr(ApiGatewayResolver, "_baton_isolated", False):
+        return
+    original = ApiGatewayResolver.resolve
+
+    @functools.wraps(original)
+    def resolve(self: Any, event: dict[str, Any], context: Any) -> Any:
+        idle = _state(self)  # the routers' registration context, copied in as include_router left it
+        # Powertools assigns the event to BaseRouter's class attribute, which these properties shadow.
+        state = SimpleNamespace(
+            current_event=self._to_proxy_event(dict(event)), lambda_context=context, context=dict(idle.context)
+        )
+
+        def run() -> Any:
+            _request.set(state)
+            return original(self, event, context)
+
+        return contextvars.copy_context().run(run)
+
+    for name in ("current_event", "lambda_context", "context"):
+        setattr(ApiGatewayResolver, name, _field(name))
+    ApiGatewayResolver.resolve = resolve  # type: ignore[method-assign,assignment]
+    ApiGatewayResolver._baton_isolated = True  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -44,21 +92,13 @@ class LocalContext:
 
 
 class LambdaDispatcher:
-    def __init__(
-        self,
-        specs: tuple[FunctionSpec, ...] = FUNCTIONS,
-        *,
-        region: str = "us-east-1",
-        account: str = "123456789012",
-    ) -> None:
+    def __init__(self, specs: tuple[FunctionSpec, ...] = FUNCTIONS) -> None:
         self.specs = {s.name: s for s in specs}
-        self.region = region
-        self.account = account
         self._pools: dict[str, queue.SimpleQueue[ModuleType]] = {s.name: queue.SimpleQueue() for s in specs}
         self._loaded = 0
         self._load_lock = threading.Lock()
         self.invocations: dict[str, int] = {s.name: 0 for s in specs}
-        request_isolation.install()  # handlers run as threads here, one request per container on Lambda
+        isolate_requests()  # before any handler is loaded
 
     def _load(self, name: str) -> ModuleType:
         path: Path = self.specs[name].directory / "handler.py"
@@ -95,7 +135,7 @@ class LambdaDispatcher:
             function_name=function_name,
             memory_limit_in_mb=spec.memory_mb,
             timeout_seconds=spec.timeout_seconds,
-            invoked_function_arn=f"arn:aws:lambda:{self.region}:{self.account}:function:{function_name}",
+            invoked_function_arn=f"arn:aws:lambda:us-east-1:123456789012:function:{function_name}",  # moto's account
         )
         with self._container(function_name) as module:
             try:
@@ -115,13 +155,11 @@ class LambdaDispatcher:
 
         original = LambdaFunction.invoke
         original_simple = LambdaSimpleBackend.invoke
-        dispatcher = self
 
         def invoke(fn: Any, body: str, request_headers: Any, response_headers: Any) -> str | bytes:
-            if fn.function_name not in dispatcher.specs:
+            if fn.function_name not in self.specs:
                 return original(fn, body, request_headers, response_headers)
-            event = json.loads(body) if body else {}
-            payload, errored = dispatcher.invoke(fn.function_name, event)
+            payload, errored = self.invoke(fn.function_name, json.loads(body) if body else {})
             if errored:
                 response_headers["x-amz-function-error"] = "Unhandled"
             text = json.dumps(payload, default=str)
@@ -132,7 +170,7 @@ class LambdaDispatcher:
             # With use_docker=False the Invoke API goes to this backend, which only echoes. `request` is
             # moto's (body, headers, response_headers), passed through as it calls us.
             fn = backend.get_function(function_name, qualifier)
-            if fn.function_name not in dispatcher.specs:
+            if fn.function_name not in self.specs:
                 return original_simple(backend, function_name, qualifier, *request)
             return invoke(fn, *request)
 

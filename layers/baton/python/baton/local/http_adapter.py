@@ -4,6 +4,7 @@ same API handler that runs in Lambda, and proxy results become HTTP responses.""
 from __future__ import annotations
 
 import base64
+import re
 import sys
 import uuid
 from collections.abc import Callable
@@ -30,6 +31,7 @@ def function_for_path(path: str) -> str:
 
 MAX_REQUEST_BYTES = 1024 * 1024  # above the API's own body limit, so it answers 413 in its own words
 READ_TIMEOUT_SECONDS = 30  # a client that announces more than it sends is dropped, not waited for
+_HEX = re.compile(rb"[0-9a-fA-F]+")  # a chunk's size
 
 
 def to_proxy_event(method: str, raw_path: str, headers: dict[str, str], body: bytes, source_ip: str) -> dict[str, Any]:
@@ -104,11 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
         while True:
             size_line = self.rfile.readline(1024)
             size_text = size_line.split(b";", 1)[0].strip()
-            if (
-                not size_line.endswith(b"\n")
-                or not size_text
-                or any(c not in b"0123456789abcdefABCDEF" for c in size_text)
-            ):
+            if not size_line.endswith(b"\n") or not _HEX.fullmatch(size_text):
                 self._refuse(400, "bad_request", "a chunk of the request body has no valid size line")
                 return None
             size = int(size_text, 16)
@@ -178,8 +176,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
             self._send_json(site.status, site.body if self.command != "HEAD" else b"", site.headers)
             return
-        headers = {k: v for k, v in self.headers.items()}
-        event = to_proxy_event(self.command, self.path, headers, body, self.client_address[0])
+        event = to_proxy_event(self.command, self.path, dict(self.headers.items()), body, self.client_address[0])
         try:
             result = type(self).invoke_api(event)
         except Exception:  # the handler crashed: API Gateway answers 502 (the cause stays in the server)
@@ -203,11 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def make_server(host: str, port: int, invoke_api: InvokeApi, inbox: InboxSite | None = None) -> ThreadingHTTPServer:
-    class Handler(_Handler):
-        pass
-
-    Handler.invoke_api = staticmethod(invoke_api)
-    Handler.inbox = inbox
+    handler = type("Handler", (_Handler,), {"invoke_api": staticmethod(invoke_api), "inbox": inbox})
 
     class Server(ThreadingHTTPServer):
         request_queue_size = 128  # the default backlog of 5 resets bursts of concurrent clients
@@ -219,6 +212,6 @@ def make_server(host: str, port: int, invoke_api: InvokeApi, inbox: InboxSite | 
                 return
             super().handle_error(request, client_address)
 
-    server = Server((host, port), Handler)
+    server = Server((host, port), handler)
     server.daemon_threads = True
     return server

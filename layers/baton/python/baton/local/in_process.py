@@ -10,7 +10,7 @@ import functools
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -29,8 +29,7 @@ def _hook(moto_url: str, region: str) -> Any:
         if prefix is None or not request.url.startswith(moto_url):
             return None  # anything else goes over HTTP as before
         parts = urlsplit(request.url)
-        query = f"?{parts.query}" if parts.query else ""
-        request.url = f"https://{prefix}.{region}.amazonaws.com{parts.path or '/'}{query}"
+        request.url = urlunsplit(("https", f"{prefix}.{region}.amazonaws.com", parts.path or "/", parts.query, ""))
         answered = botocore_stubber.process_request(request)
         if answered is None:
             return None

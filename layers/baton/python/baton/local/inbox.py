@@ -25,6 +25,7 @@ from baton.api.auth import (
     inbox_session,
     inbox_session_token,
     local_bearer_operator,
+    request_cookie,
 )
 
 if TYPE_CHECKING:
@@ -84,14 +85,6 @@ def _json(status: int, body: dict[str, object]) -> SiteResponse:
     )
 
 
-def _cookie_value(header: str, name: str) -> str:
-    for pair in header.split(";"):
-        key, _, value = pair.strip().partition("=")
-        if key == name:
-            return value
-    return ""
-
-
 def _hash(code: str) -> str:
     return hashlib.sha256(code.encode()).hexdigest()
 
@@ -112,7 +105,6 @@ class InboxSite:
         route = urlsplit(path).path
         return route == PREFIX or route.startswith(PREFIX + "/")
 
-    # ---- sign-in ---------------------------------------------------------------------------------
     def new_code(self, now: float | None = None) -> str:
         code = secrets.token_urlsafe(24)
         at = time.time() if now is None else now
@@ -157,7 +149,7 @@ class InboxSite:
         return _json(201, {"url": self.login_url(), "expires_in": CODE_SECONDS})
 
     def _logout(self, cookie_header: str, now: float) -> SiteResponse:
-        value = _cookie_value(cookie_header, SESSION_COOKIE)
+        value = request_cookie({"cookie": cookie_header}, SESSION_COOKIE)
         session = inbox_session(value, self.operator_token, now) if value else None
         if session is not None and self.sessions is not None:
             self.sessions().end_session(INBOX_OPERATOR, session[0])
@@ -185,7 +177,6 @@ class InboxSite:
         ended = self.sessions().end_sessions(None if every else operator)
         return _json(200, {"ended": ended, "operator": None if every else operator})
 
-    # ---- the app's files -------------------------------------------------------------------------
     def _file(self, route: str) -> SiteResponse:
         index = self.dist_dir / "index.html"
         if not index.is_file():
@@ -202,15 +193,14 @@ class InboxSite:
                 return _page(404, "Not found", f"No file {html.escape(route)} in the built inbox.")
             hashed = relative.startswith("assets/")  # content-hashed names: a new build has new names
             cache = "public, max-age=31536000, immutable" if hashed else "no-cache"
-            headers = {"Content-Type": self._type_of(target), "Cache-Control": cache}
+            kind = (
+                _TYPES.get(target.suffix.lower()) or mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+            )
+            headers = {"Content-Type": kind, "Cache-Control": cache}
             return SiteResponse(200, {"X-Content-Type-Options": "nosniff", **headers}, target.read_bytes())
         # Every other path is a screen of the app (it routes in the browser): the page, never cached.
         headers = {**_PAGE_HEADERS, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"}
         return SiteResponse(200, headers, index.read_bytes())
-
-    @staticmethod
-    def _type_of(path: Path) -> str:
-        return _TYPES.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0] or "application/octet-stream"
 
     def handle(  # noqa: PLR0911 - one answer per route
         self,

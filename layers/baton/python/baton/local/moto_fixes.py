@@ -1,28 +1,27 @@
 """Where moto 5.2 behaves unlike AWS in ways Baton relies on, it is made to behave as AWS does.
 
-* Conditional writes: moto checks a ConditionExpression and then writes without a lock, so two racing
-  writes can both pass (seen: 2 of 20). One re-entrant lock serializes moto's DynamoDB calls (reads too: a
-  read walking the table while another thread inserts fails). At the end of each outermost hold,
-  before the response leaves, it calls the `after_each_write` hooks (the journal).
-* `states:startExecution.sync:2`: moto leaves parameter and response casing alone, so ASL's
-  `StateMachineArn`/`Input` reach botocore unconverted and `$.Output` is never found; AWS converts both.
+* Conditional writes: moto checks a ConditionExpression, then writes without a lock, so two racing writes
+  can both pass (seen: 2 of 20). One re-entrant lock serializes moto's DynamoDB calls (reads too: a read
+  walking the table while another thread inserts fails); at the end of each outermost hold, before the
+  response leaves, the `after_each_write` hooks run (the journal).
+* `states:startExecution.sync:2`: moto leaves the casing alone, so ASL's `StateMachineArn`/`Input` reach
+  botocore unconverted and `$.Output` is never found; AWS converts both.
 * StopExecution: moto only marks the program stopped, so a `waitForTaskToken` Task keeps waiting (and a
   stop during the Task's Lambda ends FAILED with a States.Runtime error); AWS ends it ABORTED at once.
-* A cost that grows with every execution: moto's ASL interpreter appends each thread it starts (two per
-  execution, one per Task, one per token wait) to a module list, `TMP_THREADS`, that nothing reads or
-  empties: ~5 kB a finished execution, held for the life of the process (`sfn_threads_unkept`).
-* A cost that grows with every write: moto's `BaseModel` appends each instance it makes to its class's
-  `instances_tracked` list, for the MotoServer dashboard, and never drops one: every DynamoDB `Item` ever
-  written (2.3 per stored item after a soak: each update and put makes a new one), every execution, every
-  message. The local stack serves no dashboard: `models_untracked` keeps none.
-* A cost that grows with every notification: moto's SNS topic appends each message published to it to
-  `sent_notifications`, for tests that read its backend; AWS keeps none once delivered, nor does
-  `sns_messages_unkept` (about 1.5 kB a soak request).
-* A second thread per running execution that only waits: moto runs each program on a second thread and
-  joins it, to time it out at a top-level TimeoutSeconds; with none (every Baton machine) the program runs
-  on the execution's own thread. A parked execution (a timer's Wait, a gate's token wait) holds one, not
-  two: as threads 40 kB of RSS, not 64; as `baton dev`'s greenlets (`cooperative.py`) about 30 kB less per
-  open gate with its timer (`sfn_program_inline`).
+* What moto keeps forever and AWS does not: every interpreter thread in `TMP_THREADS` (~5 kB a finished
+  execution, `sfn_threads_unkept`); every model in its class's `instances_tracked`, for a dashboard the
+  local stack does not serve (each DynamoDB `Item` ever written: 2.3 per stored item after a soak,
+  `models_untracked`); every message a topic published (~1.5 kB a soak request, `sns_messages_unkept`).
+* No status-change event when an execution ends: the deployment's EventBridge rule
+  (infra/capabilities/lifecycle.py) feeds run_lifecycle; `execution_end_events` sends the same event from
+  moto's `BaseExecutionWorkerCommunication.terminated`, the one call every ending execution makes (status,
+  stop date, output, error and cause set), in the execution's worker thread.
+* A terminal full of parse trees: the interpreter logs every failed state with its whole tree, once per
+  nesting level; a run that fails on purpose is already a line and events of its own, so without -v those
+  reports are dropped (`quiet_interpreter`).
+* A second thread per running execution that only waits, to time out a top-level TimeoutSeconds (no
+  Baton machine has one): the program runs on the execution's own (greenlet), ~30 kB less per open gate
+  with its timer (`sfn_program_inline`).
 """
 
 from __future__ import annotations
@@ -30,27 +29,23 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import json
+import logging
+import sys
 import threading
 import time
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
+
+from baton.domain.execution_events import DETAIL_TYPE, SOURCE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-_LOCKED_METHODS = (
-    "put_item",
-    "update_item",
-    "delete_item",
-    "transact_write_items",
-    "get_item",
-    "query",
-    "scan",
-    "batch_get_item",
-    "batch_write_item",
-    "transact_get_items",
-)
+_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
+_READS = ("get_item", "query", "scan", "batch_get_item", "transact_get_items")  # a walk fails while a write inserts
 _write_hooks: list[Callable[[], None]] = []
 
 
@@ -117,7 +112,7 @@ def atomic_dynamodb_writes() -> Iterator[None]:
     if getattr(DynamoDBBackend.put_item, "_baton_atomic", False):  # already installed (nested use)
         yield
         return
-    names = [name for name in _LOCKED_METHODS if name in DynamoDBBackend.__dict__]
+    names = [name for name in _WRITES + _READS if name in DynamoDBBackend.__dict__]
     locked: dict[str, Any] = {name: _wrap(getattr(DynamoDBBackend, name)) for name in names}
     with (
         patch.multiple(DynamoDBBackend, **locked),
@@ -126,14 +121,6 @@ def atomic_dynamodb_writes() -> Iterator[None]:
         yield
 
 
-# What the Step Functions fixes below patch: moto's ASL interpreter, seconds to import from source on a cold
-# or loaded machine (CI: the stack's Ctrl-C once waited 5-8 s for an install holding the stack's lock).
-SFN_FIX_MODULES = (
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn",
-    "moto.stepfunctions.parser.api",
-    "moto.stepfunctions.parser.backend.execution",
-    "moto.stepfunctions.parser.asl.component.program.program",
-)
 # The modules of moto's interpreter an execution runs that append to `TMP_THREADS` (moto 5.2.5), each by its own name.
 SFN_THREAD_LIST_MODULES = (
     "moto.stepfunctions.parser.backend.execution_worker",
@@ -143,20 +130,6 @@ SFN_THREAD_LIST_MODULES = (
     "moto.stepfunctions.parser.asl.component.state.exec.state_parallel.branch_worker",
     "moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.inline_iteration_component",
 )
-
-
-def import_sfn_fix_targets() -> None:
-    """Import what the Step Functions fixes patch, so entering them afterwards takes no time."""
-    for name in SFN_FIX_MODULES + SFN_THREAD_LIST_MODULES:
-        importlib.import_module(name)
-
-
-def _camel(key: str) -> str:
-    return key[:1].lower() + key[1:]
-
-
-def _pascal(key: str) -> str:
-    return key[:1].upper() + key[1:]
 
 
 @contextmanager
@@ -172,35 +145,20 @@ def sfn_integration_casing() -> Iterator[None]:
     def normalise_parameters(self: Any, parameters: dict[str, Any], *args: Any, **kwargs: Any) -> None:
         original_params(self, parameters, *args, **kwargs)
         for key in [k for k in parameters if k[:1].isupper()]:
-            parameters[_camel(key)] = parameters.pop(key)
+            parameters[key[:1].lower() + key[1:]] = parameters.pop(key)
 
     def normalise_response(self: Any, response: Any, *args: Any, **kwargs: Any) -> None:
         original_response(self, response, *args, **kwargs)
         if isinstance(response, dict):
             for key in [k for k in response if k[:1].islower()]:
-                response[_pascal(key)] = response.pop(key)
+                response[key[:1].upper() + key[1:]] = response.pop(key)
 
     fixed: dict[str, Any] = {"_normalise_parameters": normalise_parameters, "_normalise_response": normalise_response}
     with patch.multiple(StateTaskServiceSfn, **fixed):
         yield
 
 
-class _Ended:
-    """The worker communication of a stopped execution: its end was already reported by the stop."""
-
-    def terminated(self) -> None:
-        return None
-
-
 PROGRAM_START_WAIT_S = 5.0
-
-
-def _await_program_start(worker: Any) -> None:
-    """A stop right after its start: the execution's thread may still be parsing the definition, before
-    its environment exists (moto's stop then fails with an AttributeError; on AWS the stop succeeds)."""
-    deadline = time.monotonic() + PROGRAM_START_WAIT_S
-    while getattr(worker, "env", None) is None and time.monotonic() < deadline:
-        time.sleep(0.01)
 
 
 @contextmanager
@@ -216,11 +174,15 @@ def sfn_stop_execution() -> Iterator[None]:
         if worker is None or self.exec_status != ExecutionStatus.RUNNING:
             original_stop(self, stop_date=stop_date, error=error, cause=cause)
             return
-        _await_program_start(worker)
+        # A stop right after its start: the execution's thread may still be parsing the definition, before
+        # its environment exists (moto's stop then fails with an AttributeError; on AWS the stop succeeds).
+        deadline = time.monotonic() + PROGRAM_START_WAIT_S
+        while getattr(worker, "env", None) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         original_stop(self, stop_date=stop_date, error=error, cause=cause)  # the program is ProgramStopped
         self.error, self.cause = error or None, cause or None  # moto's StopExecution passes ""
         communication = worker._execution_communication
-        worker._execution_communication = _Ended()  # the worker's own end, later, changes nothing
+        worker._execution_communication = SimpleNamespace(terminated=lambda: None)  # its own end changes nothing
         communication.terminated()  # ABORTED (from ProgramStopped) and stop date now; the end is reported
         for endpoint in list(worker.env.callback_pool_manager._pool.values()):
             endpoint.interrupt_all()  # the token waits return, so the stopped worker thread ends
@@ -229,19 +191,13 @@ def sfn_stop_execution() -> Iterator[None]:
         yield
 
 
-class _UnkeptThreads:
-    """Stands in for moto's `TMP_THREADS` list: `append` is the only use moto makes of it."""
-
-    def append(self, _thread: threading.Thread) -> None:
-        return None
-
-
 @contextmanager
 def sfn_threads_unkept() -> Iterator[None]:
     """While open, the interpreter's threads are not kept after they end (they run as before)."""
     with contextlib.ExitStack() as patches:
         for name in SFN_THREAD_LIST_MODULES:
-            patches.enter_context(patch.object(importlib.import_module(name), "TMP_THREADS", _UnkeptThreads()))
+            unkept = SimpleNamespace(append=lambda _thread: None)  # `append` is the only use moto makes of it
+            patches.enter_context(patch.object(importlib.import_module(name), "TMP_THREADS", unkept))
         yield
 
 
@@ -294,3 +250,75 @@ def sns_messages_unkept() -> Iterator[None]:
 
     with patch.object(Topic, "publish", publish):
         yield
+
+
+def _millis(value: Any) -> int | None:
+    return int(value.timestamp() * 1000) if value is not None else None
+
+
+def status_change_event(execution: Any) -> dict[str, Any]:
+    """The EventBridge event Step Functions sends for this (moto) execution's status."""
+    status = execution.exec_status.value if execution.exec_status is not None else "RUNNING"
+    return {
+        "version": "0",
+        "source": SOURCE,
+        "detail-type": DETAIL_TYPE,
+        "account": execution.account_id,
+        "region": execution.region_name,
+        "resources": [execution.exec_arn],
+        "detail": {
+            "executionArn": execution.exec_arn,
+            "stateMachineArn": execution.state_machine_arn,
+            "name": execution.name,
+            "status": status,
+            "startDate": _millis(execution.start_date),
+            "stopDate": _millis(execution.stop_date),
+            "input": json.dumps(execution.input_data),
+            "output": json.dumps(execution.output) if execution.output is not None else None,
+            "error": execution.error,
+            "cause": execution.cause,
+        },
+    }
+
+
+@contextmanager
+def execution_end_events(deliver: Callable[[dict[str, Any]], object]) -> Iterator[None]:
+    """While open, every ended moto execution's status-change event goes to `deliver`."""
+    from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+
+    original = BaseExecutionWorkerCommunication.terminated
+
+    def terminated(self: Any) -> None:
+        original(self)
+        try:
+            deliver(status_change_event(self.execution))
+        except Exception:  # like a failed rule target: logged, and the read path still records the end
+            logging.getLogger("baton").exception("run lifecycle delivery failed")
+
+    with patch.object(BaseExecutionWorkerCommunication, "terminated", terminated):
+        yield
+
+
+# The interpreter's failure reports: a failure it hands back as the execution's result, which the run's end says.
+FAILURE_REPORT_LOGGER = "moto.stepfunctions.parser.asl.component.eval_component"
+FAILURE_REPORT_PREFIX = "Stepfunctions computation ended with exception"
+
+
+@contextmanager
+def quiet_interpreter() -> Iterator[logging.Handler]:
+    """Until exit: the interpreter's records stop at its own logger, whose one handler drops the
+    failure reports and prints the rest on stderr (its warnings, as before, stay below ERROR)."""
+    logger = logging.getLogger("moto.stepfunctions.parser")
+    level, propagate = logger.level, logger.propagate
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(lambda r: r.name != FAILURE_REPORT_LOGGER and not str(r.msg).startswith(FAILURE_REPORT_PREFIX))
+    handler.setFormatter(logging.Formatter("emulator: %(message)s"))
+    logger.setLevel(logging.ERROR)
+    logger.propagate = False
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate

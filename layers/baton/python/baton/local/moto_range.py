@@ -21,9 +21,7 @@ _RELEASE = re.compile(r"\d+(?:\.\d+)*")
 def installed_moto_version() -> str | None:
     """moto's installed version, or None when it cannot be imported (the `local` extra is not installed)."""
     try:
-        if importlib.util.find_spec("moto") is None:
-            return None
-        return importlib.metadata.version("moto")
+        return importlib.metadata.version("moto") if importlib.util.find_spec("moto") else None
     except ImportError:  # also PackageNotFoundError: importable files without an installed distribution
         return None
 
@@ -31,10 +29,7 @@ def installed_moto_version() -> str | None:
 def in_tested_range(version: str) -> bool:
     """Whether `version`'s release numbers (5.2.7 of 5.2.7.dev1) lie in the tested range."""
     release = _RELEASE.match(version)
-    if release is None:
-        return False
-    numbers = tuple(int(part) for part in release.group().split("."))
-    return TESTED_MOTO_LOWEST <= numbers < TESTED_MOTO_BELOW
+    return release is not None and TESTED_MOTO_LOWEST <= tuple(map(int, release.group().split("."))) < TESTED_MOTO_BELOW
 
 
 def moto_refusal(installed: str | None) -> str | None:

@@ -13,6 +13,7 @@ import copy
 import functools
 import threading
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
 
@@ -22,15 +23,33 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
 _scope = threading.local()  # the items Table.all_items returns to the query running on this thread
+_KEY_ERRORS = (KeyError, TypeError, AttributeError, ValueError)  # a write refused for its key: nothing to index
+Key = tuple[Any, Any]  # an item's (hash, range) DynamoTypes; range None for a hash-only table
+GsiMaps = dict[str, dict[tuple[Any, ...], dict[Key, Any]]]  # GSI -> its partition -> {key: item}
 
 
-def _key_of(table: Any, op_type: str, op: dict[str, Any]) -> tuple[Any, Any]:
+def _key_of(table: Any, attrs: dict[str, Any]) -> Key:  # of an item, or a key, in DynamoDB JSON
     from moto.dynamodb.models.dynamo_type import DynamoType
 
-    attrs = op["Item"] if op_type == "Put" else op["Key"]
     range_attr = table.range_key_attr
     range_value = DynamoType(attrs[range_attr]) if range_attr and range_attr in attrs else None
     return DynamoType(attrs[table.hash_key_attr]), range_value
+
+
+def stored_item(table: Any, hash_key: Any, range_key: Any) -> Any:
+    """The item stored under this key, or None (a key the write refused stored nothing)."""
+    if range_key is None and table.range_key_attr:
+        return None
+    try:
+        return table.get_item(hash_key, range_key)
+    except (KeyError, ValueError):
+        return None
+
+
+def stored_items(table: Any) -> list[Any]:
+    if table.range_key_attr:
+        return [item for partition in table.items.values() for item in partition.values()]
+    return list(table.items.values())
 
 
 def _put_back(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
@@ -47,16 +66,6 @@ def _put_back(table: Any, hash_key: Any, range_key: Any, item: Any) -> None:
     _written(table, hash_key, range_key)
 
 
-def stored_item(table: Any, hash_key: Any, range_key: Any) -> Any:
-    """The item stored under this key, or None (a key the write refused stored nothing)."""
-    if range_key is None and table.range_key_attr:
-        return None
-    try:
-        return table.get_item(hash_key, range_key)
-    except (KeyError, ValueError):
-        return None
-
-
 def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[tuple[Any, Any, Any, Any]]:
     """(table, hash, range, the item before or None) for every item the transaction names; only an Update
     changes the stored item in place, so only its item is copied."""
@@ -67,28 +76,12 @@ def _touched_items(backend: Any, transact_items: list[dict[str, Any]]) -> list[t
         if table is None:
             continue
         try:
-            hash_key, range_key = _key_of(table, op_type, op)
+            hash_key, range_key = _key_of(table, op["Item"] if op_type == "Put" else op["Key"])
         except (KeyError, TypeError, AttributeError):
             continue  # a malformed key: moto raises its own validation error before writing anything
         current = stored_item(table, hash_key, range_key)
         touched.append((table, hash_key, range_key, copy.deepcopy(current) if op_type == "Update" else current))
     return touched
-
-
-class _NoTableCopy:
-    """Stands in for the `copy` module inside moto's DynamoDB backend: a Table is not deep-copied (the
-    transaction's own items are, by `_transact_write_items`); everything else is."""
-
-    def __init__(self, table_type: type) -> None:
-        self._table_type = table_type
-
-    def deepcopy(self, value: Any, memo: Any = None) -> Any:
-        if isinstance(value, self._table_type):
-            return value  # moto's rollback then puts the same table back: a no-op
-        return copy.deepcopy(value, memo)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(copy, name)
 
 
 def _transact_write_items(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -106,72 +99,50 @@ def _transact_write_items(original: Callable[..., Any]) -> Callable[..., Any]:
     return transact_write_items
 
 
-def _index_partition(index: Any, item: Any) -> tuple[Any, ...] | None:
-    values = []
-    for key in index.schema:
-        if key["KeyType"] == "HASH":
-            value = item.attrs.get(key["AttributeName"])
-            if value is None:
-                return None
-            values.append(value)
-    return tuple(values)
+def _hash_names(index: Any) -> list[str]:
+    return [key["AttributeName"] for key in index.schema if key["KeyType"] == "HASH"]
 
 
-def _gsi_maps(table: Any) -> dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]]:
-    """Per GSI: its partition -> {(hash, range): item}, built by one walk of the table at its first write
-    or GSI query, then kept current by every write (`_reindex`)."""
+def _gsi_maps(table: Any) -> GsiMaps:
+    """Built by one walk of the table at its first write or GSI query, then kept current by every write."""
     if "_baton_gsi" not in table.__dict__:
         table.__dict__["_baton_gsi"] = {index.name: {} for index in table.global_indexes or []}
         table.__dict__["_baton_gsi_of"] = {}  # (hash, range) -> {GSI: the partition it is in}
         for item in stored_items(table):
             _place(table, (item.hash_key, item.range_key), item)
-    maps: dict[str, dict[tuple[Any, ...], dict[tuple[Any, Any], Any]]] = table.__dict__["_baton_gsi"]
+    maps: GsiMaps = table.__dict__["_baton_gsi"]
     return maps
 
 
-def _place(table: Any, key: tuple[Any, Any], item: Any) -> None:
-    """Add one item to the GSI maps' partitions its attributes put it in."""
+def _place(table: Any, key: Key, item: Any) -> None:
     maps, where = table.__dict__["_baton_gsi"], table.__dict__["_baton_gsi_of"]
     for index in table.global_indexes or []:
-        into = _index_partition(index, item)
-        if into is not None:
+        into = tuple(item.attrs.get(name) for name in _hash_names(index))
+        if all(value is not None for value in into):
             maps[index.name].setdefault(into, {})[key] = item
             where.setdefault(key, {})[index.name] = into
 
 
-def stored_items(table: Any) -> list[Any]:
-    if table.range_key_attr:
-        return [item for partition in table.items.values() for item in partition.values()]
-    return list(table.items.values())
-
-
-def track_changes(table: Any) -> set[tuple[Any, Any]] | None:
+def track_changes(table: Any) -> set[Key] | None:
     """The (hash, range) keys of the table's items written from now on (deletes included), as a set the
     caller takes keys out of; None when `dynamodb_at_scale` is not open (its hooks are what add them)."""
     from moto.dynamodb.models.table import Table
 
     if not getattr(Table.all_items, "_baton_scaled", False):
         return None
-    changed: set[tuple[Any, Any]] = table.__dict__.setdefault("_baton_changed", set())
+    changed: set[Key] = table.__dict__.setdefault("_baton_changed", set())
     return changed
 
 
 def _written(table: Any, hash_key: Any, range_key: Any) -> None:
-    """After any write of one item: the GSI maps follow it, and a change tracker hears of it."""
-    changed = table.__dict__.get("_baton_changed")
-    if changed is not None:
-        changed.add((hash_key, range_key))
-    _reindex(table, hash_key, range_key)
-
-
-def _reindex(table: Any, hash_key: Any, range_key: Any) -> None:
-    """Move one table item's entries in the GSI maps to where its current attributes put it."""
+    """After any write of one item: a change tracker hears of it, and its GSI entries move to where its
+    current attributes put it (when the maps are built: else the first GSI query builds them)."""
+    key = (hash_key, range_key)
+    table.__dict__.get("_baton_changed", set()).add(key)
     maps = table.__dict__.get("_baton_gsi")
     if maps is None:
-        return  # not built yet: the first GSI query builds it from the table as it is then
-    where: dict[tuple[Any, Any], dict[str, tuple[Any, ...]]] = table.__dict__["_baton_gsi_of"]
-    key = (hash_key, range_key)
-    for name, partition in where.pop(key, {}).items():
+        return
+    for name, partition in table.__dict__["_baton_gsi_of"].pop(key, {}).items():
         bucket = maps[name].get(partition)
         if bucket is not None:
             bucket.pop(key, None)
@@ -195,7 +166,7 @@ def _candidates(table: Any, hash_key: Any, index_name: str | None, conditions: A
     if index is None or not conditions:
         return None
     given = dict(conditions)
-    names = [k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH"]
+    names = _hash_names(index)
     if any(name not in given for name in names):
         return None
     return list(_gsi_maps(table)[index_name].get(tuple(given[name] for name in names), {}).values())
@@ -227,50 +198,34 @@ def _all_items(original: Callable[..., Any]) -> Callable[..., Any]:
     return all_items
 
 
-def _reindexing(original: Callable[..., Any], key_of: Callable[..., tuple[Any, Any]]) -> Callable[..., Any]:
+def _reindexing(original: Callable[..., Any], written: Callable[..., tuple[Any, Key]]) -> Callable[..., Any]:
+    """`original` (a write) followed by `_written` on the (table, key) `written` finds in its arguments."""
+
     @functools.wraps(original)
     def write(self: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            with contextlib.suppress(*_KEY_ERRORS):
-                _gsi_maps(self)
-                _written(self, *key_of(self, *args, **kwargs))
+        with dynamodb_lock():
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                with contextlib.suppress(*_KEY_ERRORS):
+                    table, key = written(self, *args, **kwargs)
+                    _gsi_maps(table)
+                    _written(table, *key)
 
     return write
 
 
-_KEY_ERRORS = (KeyError, TypeError, AttributeError, ValueError)  # a write refused for its key: nothing to index
+def _put(table: Any, item_attrs: dict[str, Any], *_: Any, **__: Any) -> tuple[Any, Key]:
+    return table, _key_of(table, item_attrs)
 
 
-def _put_key(table: Any, item_attrs: dict[str, Any], *_: Any, **__: Any) -> tuple[Any, Any]:
-    return _key_of(table, "Put", {"Item": item_attrs})
+def _delete(table: Any, hash_key: Any, range_key: Any = None, *_: Any, **__: Any) -> tuple[Any, Key]:
+    return table, (hash_key, range_key)
 
 
-def _delete_key(table: Any, hash_key: Any, range_key: Any = None, *_: Any, **__: Any) -> tuple[Any, Any]:
-    return hash_key, range_key
-
-
-def _update_item(original: Callable[..., Any]) -> Callable[..., Any]:
-    """moto's update_item changes the stored item in place: re-index it afterwards."""
-
-    @functools.wraps(original)
-    def update_item(self: Any, table_name: str, key: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        with dynamodb_lock():
-            try:
-                return original(self, table_name, key, *args, **kwargs)
-            finally:
-                _reindex_updated(self, table_name, key)
-
-    return update_item
-
-
-def _reindex_updated(backend: Any, table_name: str, key: dict[str, Any]) -> None:
-    table = backend.tables.get(table_name)
-    if table is not None:
-        with contextlib.suppress(*_KEY_ERRORS):
-            _gsi_maps(table)
-            _written(table, *_key_of(table, "Update", {"Key": key}))
+def _update(backend: Any, table_name: str, key: dict[str, Any], *_: Any, **__: Any) -> tuple[Any, Key]:
+    table = backend.tables[table_name]  # moto's update_item changes the stored item in place
+    return table, _key_of(table, key)
 
 
 @contextmanager
@@ -287,17 +242,22 @@ def dynamodb_at_scale() -> Iterator[None]:
     table_methods: dict[str, Any] = {
         "query": _query(Table.query),
         "all_items": _all_items(Table.all_items),
-        "put_item": _reindexing(Table.put_item, _put_key),
-        "delete_item": _reindexing(Table.delete_item, _delete_key),
+        "put_item": _reindexing(Table.put_item, _put),
+        "delete_item": _reindexing(Table.delete_item, _delete),
     }
     table_methods["all_items"]._baton_scaled = True
     backend_methods: dict[str, Any] = {
         "transact_write_items": _transact_write_items(DynamoDBBackend.transact_write_items),
-        "update_item": _update_item(DynamoDBBackend.update_item),
+        "update_item": _reindexing(DynamoDBBackend.update_item, _update),
     }
-    # moto's backend module calls `copy.deepcopy(table)`; the name `copy` there is what it looks up.
+
+    def deepcopy(value: Any, memo: Any = None) -> Any:  # a Table is the same one: moto's rollback is a no-op
+        return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+
+    # moto's backend module calls `copy.deepcopy(table)` through its name `copy`: there, the module with a
+    # deepcopy that copies no Table (a transaction's own items are copied by `_transact_write_items`).
     with (
-        patch.object(models, "copy", _NoTableCopy(Table)),
+        patch.object(models, "copy", SimpleNamespace(**{**vars(copy), "deepcopy": deepcopy})),
         patch.multiple(Table, **table_methods),
         patch.multiple(DynamoDBBackend, **backend_methods),
     ):

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from unittest.mock import patch
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 FORBIDDEN_CODE = "forbidden_origin"
@@ -38,35 +40,29 @@ def error_body(code: str, message: str) -> bytes:
     return json.dumps({"error": code, "message": message}).encode()
 
 
-WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-
-
-def guarded_wsgi(app: WsgiApp) -> WsgiApp:
-    """`app` behind the loopback check on the port it is served on: a refused request gets a 403
-    with no CORS header."""
-
-    def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        policy = LoopbackOnly(int(environ["SERVER_PORT"]))
-        reason = policy.refusal(environ.get("HTTP_HOST"), environ.get("HTTP_ORIGIN"))
-        if reason is None:
-            return app(environ, start_response)
-        body = error_body(FORBIDDEN_CODE, reason)
-        start_response("403 Forbidden", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
-        return [body]
-
-    return guarded
-
-
 @contextlib.contextmanager
 def emulator_refuses_other_origins() -> Iterator[None]:
-    """moto's server without flask-cors (it allows every `Origin`) and behind the loopback check; the
-    constant moto read `MOTO_DISABLE_GLOBAL_CORS` into at import is switched itself."""
+    """moto's server without flask-cors (it allows every `Origin`) and behind the loopback check on the port
+    it is served on (a refused request: a 403 with no CORS header); the constant moto read
+    `MOTO_DISABLE_GLOBAL_CORS` into at import is switched itself."""
     from moto.moto_server import threaded_moto_server, werkzeug_app
 
     wrapped = threaded_moto_server.__dict__["DomainDispatcherApplication"]
 
-    def dispatcher(create_app: Any) -> WsgiApp:
-        return guarded_wsgi(wrapped(create_app))
+    def dispatcher(create_app: Any) -> Callable[..., Iterable[bytes]]:
+        app = wrapped(create_app)
+
+        def guarded(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+            reason = LoopbackOnly(int(environ["SERVER_PORT"])).refusal(
+                environ.get("HTTP_HOST"), environ.get("HTTP_ORIGIN")
+            )
+            if reason is None:
+                return app(environ, start_response)  # type: ignore[no-any-return]
+            body = error_body(FORBIDDEN_CODE, reason)
+            start_response("403 Forbidden", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+            return [body]
+
+        return guarded
 
     with (
         patch.object(werkzeug_app, "DISABLE_GLOBAL_CORS", True),

@@ -5,8 +5,6 @@ to an `O_APPEND` file before the DynamoDB lock is released (an acknowledged answ
 `fsync`ed within a second. Whole items make replay idempotent, so the snapshot can be cut at any moment
 (`Journal.rotate`); it is rewritten whole when the journal outgrows it, and on stop. A last line cut short
 (never acknowledged) is ignored; an unreadable line before it stops that file's replay; both are logged.
-Executions live in moto's memory: on restart every hosted run that was running or paused is failed with
-`RESTART_REASON` and what it waited on closed; external runs keep their questions pending and answerable.
 """
 
 from __future__ import annotations
@@ -16,15 +14,16 @@ import contextlib
 import json
 import logging
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
 
 from baton.domain.fields import OPEN_RUN_STATES
+from baton.domain.json_input import with_valid_text
 from baton.events import RunFailed
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import stored_item, stored_items, track_changes
-from baton.local.saved_text import may_hold_invalid_text, repaired
 from baton.models import InteractionKind
 from baton.private_files import private_dir, write_private
 from baton.workflows.table import PK, SK
@@ -84,8 +83,7 @@ class Journal:
         self.appended += 1
         self._unsynced = True
 
-    def sync(self) -> None:
-        """On the disk, not only in the operating system's cache (a power loss keeps it too)."""
+    def sync(self) -> None:  # on the disk, not only in the OS's cache: a power loss keeps it too
         if self._fd is not None and self._unsynced:
             self._unsynced = False
             os.fsync(self._fd)
@@ -104,8 +102,7 @@ class Journal:
             os.replace(self.path, self.old)
         self.open(truncate=True)
 
-    def drop_old(self) -> None:
-        """After a snapshot that holds everything the old file did."""
+    def drop_old(self) -> None:  # after a snapshot that holds everything the old file did
         self.old.unlink(missing_ok=True)
 
     def close(self) -> None:
@@ -148,8 +145,7 @@ def replay(items: dict[Key, dict[str, Any]], journal: Journal) -> bytes:
     return read
 
 
-def journal_of(path: Path) -> Journal:
-    """The journal that follows the snapshot at `path`."""
+def journal_of(path: Path) -> Journal:  # the journal that follows the snapshot at `path`
     return Journal(path.with_name(JOURNAL_FILE))
 
 
@@ -168,9 +164,53 @@ def load(path: Path) -> Saved | None:
         return None
     journaled = replay(items, journal_of(path)).decode("ascii", "replace")
     saved = list(items.values())
-    if may_hold_invalid_text(text) or may_hold_invalid_text(journaled):
-        saved = repaired(saved)
+    if _SURROGATE_ESCAPE.search(text) or _SURROGATE_ESCAPE.search(journaled):
+        saved = _repaired(saved)
     return Saved(token=data["token"], items=saved)
+
+
+# Saved text repaired on load: a lone surrogate (stored before the API's door refused them,
+# `baton.domain.json_input`) becomes U+FFFD, in a string attribute or in the JSON text one holds (a request,
+# an answer, an event's data). The files are ASCII JSON, so a surrogate shows as its escape: the items are
+# walked only when one does (a second per 20,000 items; the search, a few ms).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def _valid_text(text: str) -> str:
+    """`text` with each lone surrogate as U+FFFD, those in the JSON it may hold included (written back
+    compact: every reader parses it)."""
+    text = with_valid_text(text)
+    if not _SURROGATE_ESCAPE.search(text):
+        return text
+    try:
+        held = json.loads(text)
+    except ValueError:
+        return text  # not JSON: the escape is plain text
+    valid = with_valid_text(held)
+    return json.dumps(valid, separators=(",", ":")) if valid != held else text
+
+
+def _valid_attribute(value: Any) -> Any:
+    """A DynamoDB JSON value with valid text all through (strings, string sets, map keys, nested values)."""
+    if isinstance(value, str):
+        return _valid_text(value)
+    if isinstance(value, list):
+        return [_valid_attribute(v) for v in value]
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_attribute(v) for k, v in value.items()}
+    return value  # numbers are text too, but never hold a surrogate; binary stays bytes
+
+
+def _repaired(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The saved items with valid text; how many needed it is logged once (nothing when none did)."""
+    fixed = [_valid_attribute(attrs) for attrs in items]
+    if count := sum(before != after for before, after in zip(items, fixed, strict=True)):
+        log.warning(
+            "local stack: %d saved item(s) held text that is not valid Unicode (a lone surrogate, stored before the "
+            "API refused them); each such character now reads U+FFFD",
+            count,
+        )
+    return fixed
 
 
 def save(path: Path, token: str, item_texts: list[str]) -> None:
@@ -238,8 +278,8 @@ def upgrade(core: Core) -> None:
 
 
 def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]:
-    """Fail every hosted run that was running or paused (its execution is gone) and close what it waited
-    on; returns the run ids closed."""
+    """Fail every hosted run that was running or paused (its execution lived in moto's memory) and close what
+    it waited on; returns the run ids closed. External runs keep their questions pending and answerable."""
     from baton.services.run_stop import close_pauses
 
     closed = []
@@ -256,13 +296,6 @@ def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]
         # and the sweeper retry dead tokens)
         close_pauses(core, run_id, by="baton-local", cause=RESTART_REASON, stop_timers=False)  # lost with it
     return closed
-
-
-def _key_text(table: Any, hash_key: Any, range_key: Any) -> str:
-    key = {table.hash_key_attr: hash_key.to_json()}
-    if range_key is not None:
-        key[table.range_key_attr] = range_key.to_json()
-    return json.dumps(key, separators=(",", ":"))
 
 
 class Persister:
@@ -291,16 +324,13 @@ class Persister:
                 raise RuntimeError("the journal needs the write hooks of baton.local.moto_scale.dynamodb_at_scale")
             changed.clear()
             self._table, self._changed = table, changed
-            self._texts = {(i.hash_key, i.range_key): self._encode(i) for i in stored_items(table)}
+            self._texts = {(i.hash_key, i.range_key): _item_text(i) for i in stored_items(table)}
+            self.encoded += len(self._texts)
             self._write_snapshot(list(self._texts.values()))
             self.journal.open(truncate=True)
             self.journal.drop_old()
             self._hooked.enter_context(after_each_write(self.commit))
         self._thread.start()
-
-    def _encode(self, item: Any) -> str:
-        self.encoded += 1
-        return _item_text(item)
 
     def commit(self) -> None:
         """The items the write just made changed, appended as one journal line (under the lock)."""
@@ -312,9 +342,12 @@ class Persister:
             item = stored_item(self._table, *key)
             if item is None:
                 if self._texts.pop(key, None) is not None:
-                    deletes.append(_key_text(self._table, *key))
+                    names = (self._table.hash_key_attr, self._table.range_key_attr)
+                    attrs = {name: value.to_json() for name, value in zip(names, key, strict=True) if value is not None}
+                    deletes.append(json.dumps(attrs, separators=(",", ":")))
             else:
-                self._texts[key] = text = self._encode(item)
+                self._texts[key] = text = _item_text(item)
+                self.encoded += 1
                 puts.append(text)
         if puts or deletes:
             self.journal.append(line(puts, deletes))
@@ -349,7 +382,6 @@ class Persister:
             self._thread.join(timeout=10)
         self.compact()
 
-    def close(self) -> None:
-        """The write hook removed and the journal closed (after the emulator stopped)."""
+    def close(self) -> None:  # after the emulator stopped
         self._hooked.close()
         self.journal.close()

@@ -14,19 +14,17 @@ import secrets
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 from unittest.mock import patch
 
 from baton.errors import BatonError
 from baton.local import moto_fixes, persist
 from baton.local.dispatch import LambdaDispatcher
-from baton.local.emulator_logs import quiet_interpreter
 from baton.local.http_adapter import function_for_path, make_server
 from baton.local.in_process import calls_in_process, shared_botocore_loader
 from baton.local.inbox import InboxSite, inbox_dist, table_sessions
-from baton.local.lifecycle_hook import execution_end_events
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.local.origin_guard import emulator_refuses_other_origins
 from baton.local.provision import Provisioned, create_state_machines, provision
@@ -40,9 +38,6 @@ REGION = "us-east-1"
 STATE_FILE = "local.json"
 WORKFLOWS_READY_SECONDS = 120.0  # the longest a Step Functions call waits for the state machines to exist
 DataMode = Literal["keep", "fresh", "off"]
-# Who gets the `email` channel's mail locally (comma list): printed and kept in <state dir>/outbox.
-EMAIL_RECIPIENTS_ENV = "BATON_LOCAL_EMAIL_TO"
-DEFAULT_EMAIL_RECIPIENT = "you@localhost"
 OUTBOX_DIR = "outbox"
 MOTO_CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 
@@ -67,11 +62,10 @@ class WorkflowsPending:
         from moto.stepfunctions.responses import StepFunctionResponse
 
         original = StepFunctionResponse.call_action
-        pending = self
 
         def call_action(response: Any) -> Any:
-            if threading.get_ident() != pending._creator:
-                pending.wait()
+            if threading.get_ident() != self._creator:
+                self.wait()
             return original(response)
 
         with patch.object(StepFunctionResponse, "call_action", call_action):
@@ -107,7 +101,6 @@ class LocalInfo:
     moto_url: str
     provisioned: Provisioned
     startup_seconds: float
-    inbox_url: str = ""  # the web inbox (sign in with `LocalStack.inbox_login_url()`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -141,53 +134,44 @@ def _check_port_free(host: str, port: int, what: str, flag: str) -> None:
             raise
 
 
+@dataclass(kw_only=True, eq=False)
 class LocalStack:
-    def __init__(
-        self,
-        *,
-        api_port: int = 8787,
-        moto_port: int = 0,
-        state_dir: Path = Path(".baton"),
-        host: str = "127.0.0.1",
-        log_level: str = "WARNING",
-        extra_env: dict[str, str] | None = None,
-        subscribe_channels: tuple[str, ...] = ("console",),
-        data: DataMode = "keep",
-    ) -> None:
-        # "keep": load what the state dir saved, and save; "fresh": drop it (empty table, new token), then
-        # save; "off": neither (benchmarks, tests that want nothing on disk but local.json)
-        self.data = data
-        self.restored_items = 0
-        self.closed_runs: list[str] = []
-        self._persister: persist.Persister | None = None
-        # notify channels whose subscriber Lambdas get SNS; email always (its mail goes to the outbox)
-        self.subscribe_channels = tuple(dict.fromkeys((*subscribe_channels, "email")))
-        self.api_port = api_port
-        self.moto_port = moto_port
-        self.state_dir = state_dir
-        self.host = host
-        self.log_level = log_level
-        self.extra_env = extra_env or {}
-        self.dispatcher = LambdaDispatcher(region=REGION)
-        self._moto: Any = None
-        self._http: Any = None
-        self._exit_stack = contextlib.ExitStack()
-        self.info: LocalInfo | None = None
-        self._stopping = threading.Event()
-        self._installing = threading.Lock()  # the workflows thread enters the exit stack, stop closes it
-        self.workflows = WorkflowsPending()
-        # Seconds between scheduled runs, per function (default: its deployed rate).
-        self.schedule_overrides: dict[str, float] = {}
-        self.inbox: InboxSite | None = None
+    api_port: int = 8787
+    moto_port: int = 0
+    state_dir: Path = Path(".baton")
+    host: str = "127.0.0.1"
+    log_level: str = "WARNING"
+    extra_env: dict[str, str] = field(default_factory=dict)
+    # notify channels whose subscriber Lambdas get SNS; email always (its mail goes to the outbox)
+    subscribe_channels: tuple[str, ...] = ("console",)
+    # "keep": load what the state dir saved, and save; "fresh": drop it (empty table, new token), then
+    # save; "off": neither (benchmarks, tests that want nothing on disk but local.json)
+    data: DataMode = "keep"
+    # Seconds between scheduled runs, per function (default: its deployed rate).
+    schedule_overrides: dict[str, float] = field(default_factory=dict, init=False)
+    restored_items: int = field(default=0, init=False)
+    closed_runs: list[str] = field(default_factory=list, init=False)
+    dispatcher: LambdaDispatcher = field(default_factory=LambdaDispatcher, init=False)
+    workflows: WorkflowsPending = field(default_factory=WorkflowsPending, init=False)
+    info: LocalInfo | None = field(default=None, init=False)
+    inbox: InboxSite | None = field(default=None, init=False)
+    _persister: persist.Persister | None = field(default=None, init=False)
+    _moto: Any = field(default=None, init=False)
+    _http: Any = field(default=None, init=False)
+    _exit_stack: contextlib.ExitStack[bool | None] = field(default_factory=contextlib.ExitStack, init=False)
+    _stopping: threading.Event = field(default_factory=threading.Event, init=False)
+    # the workflows thread enters the exit stack, stop closes it
+    _installing: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def __post_init__(self) -> None:
+        self.subscribe_channels = tuple(dict.fromkeys((*self.subscribe_channels, "email")))
 
     def _install_emulation(self) -> None:
         """What makes moto behave as AWS does for Baton (each undone on stop; Step Functions' below)."""
         self._exit_stack.enter_context(shared_botocore_loader())  # each service model parsed once
         self._exit_stack.enter_context(self.dispatcher.installed())
-        if self.log_level != "INFO":
-            # The interpreter logs every failed state with its whole parse tree; the failure itself
-            # is the run's end line and events (baton/local/emulator_logs.py). -v shows it all.
-            self._exit_stack.enter_context(quiet_interpreter())
+        if self.log_level != "INFO":  # -v shows the interpreter's failure reports
+            self._exit_stack.enter_context(moto_fixes.quiet_interpreter())
         self._exit_stack.enter_context(moto_fixes.atomic_dynamodb_writes())  # writes decide races, as on AWS
         self._exit_stack.enter_context(moto_fixes.models_untracked())  # a dropped item is freed
         self._exit_stack.enter_context(moto_fixes.sns_messages_unkept())  # a delivered message is freed
@@ -195,19 +179,21 @@ class LocalStack:
         self._exit_stack.enter_context(emulator_refuses_other_origins())  # no web page reaches the table
 
     def _install_sfn_fixes(self) -> None:
-        """Off the start-up path (they import moto's ASL interpreter): no execution precedes the machines.
-        The import comes first, outside the lock `stop` takes: a Ctrl-C never waits for it."""
-        moto_fixes.import_sfn_fix_targets()
-        with self._installing:
-            if self._stopping.is_set():
-                return
-            self._exit_stack.enter_context(moto_fixes.sfn_integration_casing())
-            self._exit_stack.enter_context(moto_fixes.sfn_stop_execution())  # it ends a run at once, as on AWS
-            self._exit_stack.enter_context(moto_fixes.sfn_threads_unkept())  # an ended thread is not kept
-            self._exit_stack.enter_context(moto_fixes.sfn_program_inline())  # a parked run: one thread
+        """Off the start-up path (they import moto's ASL interpreter, seconds on a loaded machine): no
+        execution precedes the machines. Entered outside the lock `stop` takes (a Ctrl-C never waits for the
+        import), then handed to the stack's exit stack, or undone if the stack is stopping."""
+        with contextlib.ExitStack() as fixes:
+            fixes.enter_context(moto_fixes.sfn_integration_casing())
+            fixes.enter_context(moto_fixes.sfn_stop_execution())  # it ends a run at once, as on AWS
+            fixes.enter_context(moto_fixes.sfn_threads_unkept())  # an ended thread is not kept
+            fixes.enter_context(moto_fixes.sfn_program_inline())  # a parked run: one thread
             # The EventBridge rule's stand-in: an ended execution's status change goes to run_lifecycle.
-            to_lifecycle = functools.partial(self._invoke_logged, "run_lifecycle")
-            self._exit_stack.enter_context(execution_end_events(to_lifecycle))
+            fixes.enter_context(
+                moto_fixes.execution_end_events(functools.partial(self._invoke_logged, "run_lifecycle"))
+            )
+            with self._installing:
+                if not self._stopping.is_set():
+                    self._exit_stack.push(fixes.pop_all())
 
     def start(self) -> LocalInfo:
         started = time.perf_counter()
@@ -254,9 +240,7 @@ class LocalStack:
         os.environ.setdefault("BATON_MERGE_RUNNER", "local")
         # The Slack app's worker runs after the ack: locally in a background thread (baton/adapters/slack.py).
         os.environ.setdefault("BATON_SLACK_WORKER_INVOKE", "thread")
-        from baton.local.vapid import local_vapid_key  # Web Push: the key made once, kept with the state
-
-        os.environ["BATON_VAPID_KEY_FILE"] = str(local_vapid_key(self.state_dir))  # this stack's, not a previous one's
+        os.environ["BATON_VAPID_KEY_FILE"] = str(_vapid_key(self.state_dir))  # this stack's, not a previous one's
         import boto3
         import requests
 
@@ -275,8 +259,14 @@ class LocalStack:
             create_workflows=False,  # created below, once the API is up
         )
         self._exit_stack.enter_context(self.workflows.installed())
-        os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **self._email_env(api_url)})
-        os.environ.update(self.extra_env)
+        # The email channel: mail printed and kept in the outbox (to BATON_LOCAL_EMAIL_TO's comma list), links
+        # signed with a key derived from the operator token (baton/channels/email/config.py).
+        email = {
+            "BATON_EMAIL_RECIPIENTS": os.environ.get("BATON_LOCAL_EMAIL_TO") or "you@localhost",
+            "BATON_EMAIL_OUTBOX": str((self.state_dir / OUTBOX_DIR).resolve()),
+            "BATON_INBOX_URL": f"{api_url}/inbox/",
+        }
+        os.environ.update({**provisioned.environment(), "BATON_API_URL": api_url, **email, **self.extra_env})
         if rp_id := os.environ.get("BATON_WEBAUTHN_RP_ID"):  # passkeys locally: the inbox at http://<rp id>:<port>
             os.environ.setdefault("BATON_WEBAUTHN_ORIGINS", f"http://{rp_id}:{self._http.server_address[1]}")
         _reset_cached_settings()
@@ -296,20 +286,10 @@ class LocalStack:
             moto_url=moto_url,
             provisioned=provisioned,
             startup_seconds=time.perf_counter() - started,
-            inbox_url=f"{api_url}/inbox/",
         )
         # Whole or not at all (a reader never sees it half written), 0600: it holds the bearer token.
         write_private(self.state_dir / STATE_FILE, json.dumps(self.info.to_json(), indent=2))
         return self.info
-
-    def _email_env(self, api_url: str) -> dict[str, str]:
-        """The email channel locally: mail printed and kept in the outbox, links signed with a key
-        derived from the operator token (baton/channels/email/config.py)."""
-        return {
-            "BATON_EMAIL_RECIPIENTS": os.environ.get(EMAIL_RECIPIENTS_ENV) or DEFAULT_EMAIL_RECIPIENT,
-            "BATON_EMAIL_OUTBOX": str((self.state_dir / OUTBOX_DIR).resolve()),
-            "BATON_INBOX_URL": f"{api_url}/inbox/",
-        }
 
     def inbox_login_url(self) -> str:
         """A one-time sign-in link for the web inbox (baton/local/inbox.py)."""
@@ -361,8 +341,7 @@ class LocalStack:
         payload, errored = self.dispatcher.invoke(function_for_path(str(event.get("path") or "")), event)
         if errored:
             raise RuntimeError(f"{payload.get('errorType')}: {payload.get('errorMessage')}")
-        result: dict[str, Any] = payload
-        return result
+        return cast("dict[str, Any]", payload)
 
     def stop(self) -> None:
         """Stop serving (the API and, meanwhile, the emulator's port), save the data. Nothing here waits on a
@@ -386,6 +365,16 @@ class LocalStack:
             with contextlib.suppress(OSError, ValueError):
                 if json.loads(state_file.read_text()).get("api_url") == self.info.api_url:
                     state_file.unlink()
+
+
+def _vapid_key(state_dir: Path) -> Path:
+    """Web Push's key, made once and kept: a browser's subscription (bound to it) outlives a restart."""
+    path = private_dir(state_dir) / "vapid.pem"
+    if not path.exists():
+        from baton.notify.push import VapidKeys
+
+        write_private(path, VapidKeys.generate().private_pem.decode())
+    return path.resolve()
 
 
 def _reset_cached_settings() -> None:

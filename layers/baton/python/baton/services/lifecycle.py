@@ -1,7 +1,7 @@
 """A run's end (`run_succeeded` / `run_failed` / `run_timed_out` / `run_aborted`), recorded once when its
 execution ends, stamped with the execution's stop time and published like every other event.
 
-Fed by `functions/run_lifecycle` (EventBridge; locally baton/local/lifecycle_hook.py) and by
+Fed by `functions/run_lifecycle` (EventBridge; locally baton/local/moto_fixes.py) and by
 `RunService.refresh` when the event never came. Exactly once: `ended_at` is set by a conditional write,
 so of at-least-once deliveries and the read fallback one writer records and publishes; a status a gate
 already set (a timeout's `failed` and its reason) stands.
