@@ -11,8 +11,7 @@ reconciler's pass over tallies met but not released (a decider that died before 
 from __future__ import annotations
 
 import logging
-from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from baton.contracts.questions import ApprovalView
 from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, Approval, refusal, vote_of
@@ -20,13 +19,10 @@ from baton.domain.ballot import Ballot, Voter, release_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, InteractionAnswered
 from baton.ports import GuardFailedError
-from baton.services.answer_outcomes import SendFailedError
 from baton.services.away import seat_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from pydantic import BaseModel
 
     from baton.contracts.away import Away
     from baton.domain.approval import ApprovalPolicy, MetTally, Vote
@@ -40,9 +36,6 @@ if TYPE_CHECKING:
     Deliver = Callable[[Interaction], bool]  # sends a settled pause's decision: True if this call delivered it
 
 log = logging.getLogger("baton")
-Answer = TypeVar("Answer", contravariant=True)
-View = TypeVar("View", bound="BaseModel", covariant=True)
-Out = TypeVar("Out")
 
 
 class Entry(NamedTuple):
@@ -193,53 +186,6 @@ class ApprovalService:
         settle(policy, Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=decision))
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
         return current is not None and current.state.status != "pending"
-
-
-class QuorumKind(Protocol[Answer, View, Out]):
-    """What a kind of quorum pause gives the one vote path (`QuorumVotes`): only what differs."""
-
-    core: Core
-
-    def quorum(self, pause: Interaction) -> ApprovalPolicy | None: ...
-
-    def entry(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer) -> Entry: ...  # answer -> vote
-
-    # A met tally decided and released, exactly once (SendFailedError: stored, its send pending).
-    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Out: ...
-
-    def not_counted(self, pause: Interaction) -> ConflictError: ...  # the 409 after the decision, naming it
-
-    # What the voter is told: the count and what `settle` did (None: not met, or its send `pending`).
-    def counted(self, pause: Interaction, approval: ApprovalView, settled: Out | None, *, pending: bool) -> View: ...
-
-
-class QuorumVotes:
-    """The vote path every kind shares, written once (mixed into a kind that is its own `QuorumKind`)."""
-
-    def vote(
-        self: QuorumKind[Answer, View, Out], pause: Interaction, policy: ApprovalPolicy, answer: Answer, voter: Voter
-    ) -> View:
-        """Cast (403 for the requester and non-approvers; a counted voter's repeat is counted once), a met
-        tally settled by the kind, then a 409 if the ballot was closed before this vote, else the kind's view
-        with the count."""
-        entry = self.entry(pause, policy, answer)
-        approvals = ApprovalService(self.core)
-        ballot = approvals.cast(pause, policy, entry.text, voter, requested_by=entry.requested_by, vote=entry.vote)
-        settled: Out | None = None
-        pending = False
-        if ballot.decision is not None:
-            try:
-                settled = self.settle(pause, policy, ballot)
-            except SendFailedError:  # the decision is stored: the reconciler sends it
-                pending = True
-        if ballot.outcome == "closed":
-            raise self.not_counted(pause)
-        return self.counted(pause, ballot.view(policy), settled, pending=pending)
-
-    def settle_standing(self: QuorumKind[Any, Any, Any], pause: Interaction) -> bool:
-        """The reconciler: a pending quorum pause whose stored tally is met is settled as its deciding vote
-        would have."""
-        return ApprovalService(self.core).settle_standing(pause, self.quorum(pause), partial(self.settle, pause))
 
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:

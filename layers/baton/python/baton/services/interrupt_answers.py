@@ -10,7 +10,7 @@ import json
 from typing import TYPE_CHECKING
 
 from baton import contracts
-from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, edge_status
+from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, ResumeInterrupt, edge_status
 from baton.domain.ballot import Voter
 from baton.domain.interrupt_fields import MAX_REASON_CHARS
 from baton.domain.interrupt_rules import (
@@ -33,15 +33,15 @@ from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenErr
 from baton.events import InterruptTimedOut
 from baton.models import Interaction, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, Entry, QuorumVotes
-from baton.services.at_deadline import Write
+from baton.services.approvals import ApprovalService, Entry
+from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, stop_interaction_timer
 from baton.services.decide import decide
 
 if TYPE_CHECKING:
     from baton.contracts import ApprovalView, Delivery
-    from baton.contracts.interrupts import CancelInterrupt, ResumeInterrupt
+    from baton.contracts.interrupts import CancelInterrupt
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.ballot import Ballot, Decided
     from baton.events import EventPayload
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
 
 
-class InterruptAnswers(QuorumVotes):
+class InterruptAnswers(AnswerPolicy[ResumeInterrupt, contracts.InterruptResumed, bool]):
     """The resume's `AnswerPolicy` (the answer: a `ResumeInterrupt`), carrying what it read (`found`: the
     wait, the decision-log head its write is chained after) and the state `version` it was decided on."""
 
@@ -310,7 +310,7 @@ class ClaimChangedError(ConflictError):
     """Only a claim changed the interrupt under the cancel's write: the cancel reads again."""
 
 
-class InterruptCancels(QuorumVotes):
+class InterruptCancels(AnswerPolicy[str, contracts.InterruptCancelled, bool]):
     """The `AnswerPolicy` of an interrupt's cancel (the answer: its reason): stored as cancelled with its
     event in one write, then the hosted task failed and an external session running again. A repeat is
     this caller's cancel with this reason whose task failure was not delivered (sent again); anyone else's
@@ -318,7 +318,12 @@ class InterruptCancels(QuorumVotes):
 
     def __init__(self, answers: InterruptAnswers, caller: str, found: FoundInteraction) -> None:
         self.answers, self.core, self.caller, self.audit_head = answers, answers.core, caller, found.audit_head
-        self.settle, self.not_counted = answers.settle, answers.not_counted  # a quorum's rejection: as the resume's
+
+    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        return self.answers.settle(pause, policy, ballot)  # a quorum's rejection: as the resume's
+
+    def not_counted(self, pause: Interaction) -> ConflictError:
+        return self.answers.not_counted(pause)
 
     def check(self, pause: Interaction, reason: str) -> None:
         if pause.state.status != "pending" and not self.is_repeat(pause, reason, self.caller):

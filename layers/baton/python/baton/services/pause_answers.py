@@ -1,5 +1,4 @@
-"""The answer side of an `ask` (a hosted pause or an agent's blocking ask): `PauseAnswers` is the kind's
-`AnswerPolicy` (baton.services.at_deadline), its quorum vote included."""
+"""The answer side of an `ask` (a hosted pause or an agent's blocking ask): `PauseAnswers`, its `AnswerPolicy`."""
 
 from __future__ import annotations
 
@@ -15,8 +14,8 @@ from baton.models import PauseRequest
 from baton.notify.model import DECISION_KEY
 from baton.ports import WaitStillOpen
 from baton.services.answer_outcomes import delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, Entry, QuorumVotes
-from baton.services.at_deadline import Write
+from baton.services.approvals import ApprovalService, Entry
+from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.deadlines import stop_interaction_timer
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ def conflict(i: Interaction, message: str, **details: Any) -> ConflictError:
     return ConflictError(message, details={**details, "interaction": i.public(), "winner": won})
 
 
-class PauseAnswers(QuorumVotes):
+class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
     """The `AnswerPolicy` of an `ask` (a hosted pause or a blocking ask). `wait` and `snapshot`: the parked
     pause and the run as a resume read them (its write guarded by the wait still open, its send with no
     read); without them the pause was read from the run's interactions (`hosted`: is the run hosted?)."""
@@ -60,19 +59,6 @@ class PauseAnswers(QuorumVotes):
             AnswerCheck(kind="answers", options=req.options, allow_free_text=req.allow_free_text).check_answers(
                 answer, path="answers"
             )
-
-    def refuse_if_late(self, pause: Interaction, answer: Answers, caller: str) -> None:
-        self.core.refuse_if_late(pause, answer, caller=caller, deadline=pause.expires_at)
-
-    def refuse_if_ended(self, pause: Interaction, answer: Answers, caller: str) -> None:
-        self.core.refuse_if_ended(pause, answer, caller=caller, interaction=pause.public())
-
-    @classmethod
-    def is_repeat(cls, current: Interaction, answer: Answers, caller: str) -> bool:
-        st = current.state
-        return (
-            cls.quorum(current) is None and st.status == "answered" and st.answer == answer and st.answered_by == caller
-        )
 
     def repeat(self, current: Interaction, answer: Answers, caller: str) -> ResumeResult | None:
         """The stored answer is resent (a retry after a failed send). The same caller's repeat is answered as

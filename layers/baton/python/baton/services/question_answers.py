@@ -15,8 +15,8 @@ from baton.errors import ConflictError, GoneError, NotFoundError
 from baton.models import TERMINAL_RUN_STATES, Message, QuestionRequest
 from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
 from baton.services.answer_outcomes import delivery_of
-from baton.services.approvals import Entry, QuorumVotes
-from baton.services.at_deadline import Write
+from baton.services.approvals import Entry
+from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.deadlines import stop_interaction_timer
 from baton.services.decide import decide
 from baton.services.pause_answers import conflict
@@ -104,7 +104,7 @@ class AnswerQuestions(ToolAwaits):
         )
 
 
-class QuestionAnswers(QuorumVotes):
+class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
     """An async question's `AnswerPolicy` (baton.services.at_deadline), on the run as `snapshot` read it:
     its answer is checked against the await gates of its scope (`refuse_if_late` keeps them for the
     write), carried onto them in its deciding write, queued for the asking node, and released."""
@@ -143,12 +143,6 @@ class QuestionAnswers(QuorumVotes):
             self.core.record(question.run_id, late)
             raise gone
         self.core.refuse_if_ended(question, answer, caller=caller)
-
-    def is_repeat(self, current: Interaction, answer: Any, caller: str) -> bool:
-        """The stored answer is this very request's (the same caller, the same answer; not a quorum's)."""
-        st = current.state
-        plain = current.request.kind == "question" and self.quorum(current) is None
-        return plain and st.status == "answered" and st.answer == answer and st.answered_by == caller
 
     def repeat(self, current: Interaction, answer: Any, caller: str) -> AnswerResult | None:
         """A retry of an accepted answer gets the first one's result from the stored answer, with no record:

@@ -12,7 +12,6 @@ nothing. Each decision is recorded as `policy_decided` in the decision log, with
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
@@ -34,7 +33,6 @@ from baton.errors import ConflictError, NotFoundError
 from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.policy.source import decide_or_ask
-from baton.services.approvals import ApprovalService
 from baton.services.asks import BlockingPause
 from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.decide import decide
@@ -179,9 +177,7 @@ class ToolApprovalService(BlockingPause):
                 continue
 
     def settle_standing(self, pause: Interaction) -> bool:
-        """The reconciler: a pending quorum approval whose stored tally is met is decided as its vote would have."""
-        settle = partial(ToolApprovalAnswers(self.core).settle, pause)
-        return ApprovalService(self.core).settle_standing(pause, tool_spec(pause).approval, settle)
+        return ToolApprovalAnswers(self.core).settle_standing(pause)
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
