@@ -1,11 +1,10 @@
 """Quorum pauses, decided in one place (rules: `baton.domain.approval`, a ballot's arithmetic:
-`baton.domain.ballot`; store: `ApprovalStore`).
+`baton.domain.ballot`; store: `ApprovalStore`; every kind's vote walks `baton.services.decide.vote`).
 
-`QuorumVotes` is every kind's one vote path (the kind gives only what differs: `QuorumKind`); `cast` refuses
-the requester and non-approvers (403, nothing written) and records the vote in one conditional
-transaction; `settle` writes a met tally's release (`release_of`), guarded by the tally, with
-the pause's own new state and event, and delivers it exactly once. `settle_met_quorums` is the
-reconciler's pass over tallies met but not released (a decider that died before its release).
+`cast` refuses the requester and non-approvers (403, nothing written) and records the vote in one
+conditional transaction; `settle` writes a met tally's release, guarded by the tally, with the pause's own
+new state and event, and delivers it exactly once. `settle_met_quorums` is the reconciler's pass over
+tallies met but not released (a decider that died before its release).
 """
 
 from __future__ import annotations

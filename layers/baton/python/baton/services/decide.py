@@ -39,12 +39,20 @@ def decide(
     GuardFailedError when the run changed under the write: the caller reads again (or falls back)."""
     caller = voter.operator
     policy.check(target, answer)
-    if target.state.status != "pending":
-        return settled(policy, target, answer, voter, may_vote=decided is None)
-    policy.refuse_if_late(target, answer, caller)
+    settled = target.state.status != "pending"
+    if settled:  # a repeat of the accepted answer, a run's stop (410), its deadline's end (410, kept late)
+        if (again := policy.repeat(target, answer, caller)) is not None:
+            return again
+        if target.state.status == "cancelled":
+            raise closed_error(target)
+        policy.refuse_if_ended(target, answer, caller)
+    else:
+        policy.refuse_if_late(target, answer, caller)
     quorum = policy.quorum(target)
-    if quorum is not None and decided is None:
+    if quorum is not None and decided is None:  # a vote (after the decision: a counted voter's repeat is a 200)
         return vote(policy, target, quorum, answer, voter)
+    if settled:
+        raise policy.already(target, racing=False)
     write = policy.write(target, answer, caller, decided)
     records = list(write.records)
     guards = list(write.guards)
@@ -71,23 +79,6 @@ def decide(
         return write.release(answered)
     except SendFailedError:  # stored: the reconciler sends it
         return policy.view(answered, False, pending=True)
-
-
-def settled(
-    policy: AnswerPolicy[Answer, View, Outcome], latest: Interaction, answer: Answer, voter: Voter, *, may_vote: bool
-) -> View:
-    """An answer to a pause no longer pending: a repeat of the accepted answer, closed by its run's stop
-    (410), ended at its deadline (410, kept late), a vote on a quorum pause (a counted voter's repeat is a
-    200, counted once), else the 409 naming the winner."""
-    if (again := policy.repeat(latest, answer, voter.operator)) is not None:
-        return again
-    if latest.state.status == "cancelled":
-        raise closed_error(latest)
-    policy.refuse_if_ended(latest, answer, voter.operator)
-    quorum = policy.quorum(latest)
-    if quorum is not None and may_vote:
-        return vote(policy, latest, quorum, answer, voter)
-    raise policy.already(latest, racing=False)
 
 
 def vote(

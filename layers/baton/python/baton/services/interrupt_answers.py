@@ -57,7 +57,7 @@ class InterruptAnswers(AnswerPolicy[ResumeInterrupt, contracts.InterruptResumed,
     wait, the decision-log head its write is chained after) and the state `version` it was decided on."""
 
     def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
-        self.core, self.approvals, self.version = core, ApprovalService(core), version
+        self.core, self.version = core, version
         self.wait = found.wait if found is not None else None  # as read with the interrupt, and the run's
         self.audit_head = found.audit_head if found is not None else None  # decision-log head
 
@@ -205,7 +205,6 @@ class InterruptAnswers(AnswerPolicy[ResumeInterrupt, contracts.InterruptResumed,
         )
         return timed_out
 
-    # ---- resume --------------------------------------------------------------------------------
     def resume(
         self, interrupt_id: str, command: ResumeInterrupt, *, caller: str, voter: Voter | None = None
     ) -> contracts.InterruptResumed:
@@ -215,7 +214,6 @@ class InterruptAnswers(AnswerPolicy[ResumeInterrupt, contracts.InterruptResumed,
         who = voter if voter is not None and self.quorum(i) is not None else Voter(caller)
         return decide(self.core, policy, i, command, who)
 
-    # ---- cancel --------------------------------------------------------------------------------
     def cancel(
         self, interrupt_id: str, command: CancelInterrupt, *, caller: str, voter: Voter | None = None
     ) -> contracts.InterruptCancelled:
@@ -253,7 +251,9 @@ class InterruptAnswers(AnswerPolicy[ResumeInterrupt, contracts.InterruptResumed,
             new = status_of(i.state, "cancelled", by=by, at=core.now(), reason=why)
             return new, cancelled_event(i, why, by)
 
-        return self.approvals.settle(lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver)
+        return ApprovalService(core).settle(
+            lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver
+        )
 
     def deliver(self, settled: Interaction) -> bool:
         done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)

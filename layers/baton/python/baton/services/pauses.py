@@ -45,7 +45,6 @@ class PauseService:
     def answers(self) -> PauseAnswers:
         return PauseAnswers(self.core)
 
-    # ---- the human pause -----------------------------------------------------------------------
     def park(self, payload: ParkPayload) -> Interaction:
         """The `park` task: record what is asked, park the token. A retried invoke (same token) returns the
         same interaction and records nothing again. With `approval` the run's starter may not vote."""

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
@@ -13,7 +12,7 @@ from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.questions import answer_text, answered_event, check_answer, in_scope, late_after_gate, message_text
 from baton.errors import ConflictError, GoneError, NotFoundError
 from baton.models import TERMINAL_RUN_STATES, Message, QuestionRequest
-from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
+from baton.ports import GuardFailedError, RunSnapshot, ScopeUnchanged, StillPending
 from baton.services.answer_outcomes import delivery_of
 from baton.services.approvals import Entry
 from baton.services.at_deadline import AnswerPolicy, Write
@@ -29,8 +28,7 @@ if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.ballot import Ballot, Decided
     from baton.models import Event, Interaction, ParkedWait
-    from baton.ports import Guard, RunSnapshot
-    from baton.services.approvals import ApprovalService
+    from baton.ports import Guard
 
 ANSWER_ATTEMPTS = 5  # an answer whose guard failed (the run changed under it) reads again and decides again
 MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
@@ -38,8 +36,6 @@ MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write
 
 class AnswerQuestions(ToolAwaits):
     """Answering a question (the base of `QuestionService`, over the gates and tool awaits it releases)."""
-
-    approvals: ApprovalService
 
     def answer(
         self,
@@ -74,23 +70,8 @@ class AnswerQuestions(ToolAwaits):
             details={"run_id": run_id, "interaction_id": interaction_id, "reason": "contention"},
         )
 
-    def answer_decided(self, question: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> AnswerResult | None:
-        """The answer a met quorum decided, as its deciding vote gives it. None: another vote (or a
-        reconciler's pass) answered it first."""
-        decided = release_of(question, policy, ballot)
-        try:
-            return self.answer(
-                question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
-            )
-        except ConflictError:
-            return None
-
     def settle_standing(self, question: Interaction) -> bool:
-        """The reconciler: a pending quorum question whose stored tally is met is answered as its deciding
-        vote would have."""
-        return self.approvals.settle_standing(
-            question, QuestionAnswers.quorum(question), partial(self.answer_decided, question)
-        )
+        return QuestionAnswers(self, RunSnapshot(run=None)).settle_standing(question)  # settle reads the run
 
     def _message(self, question: Interaction, text: str) -> Message:
         """The message an answered question leaves in its asking node's queue."""
@@ -170,7 +151,13 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         return Entry(answer, None, question.request_as(QuestionRequest).requested_by)  # its options decide the side
 
     def settle(self, question: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> AnswerResult | None:
-        return self.questions.answer_decided(question, policy, ballot)
+        """Answered as the deciding vote gives it; None: another vote (or the reconciler) answered it first."""
+        decided = release_of(question, policy, ballot)
+        try:
+            run_id, iid = question.run_id, question.interaction_id
+            return self.questions.answer(run_id, iid, decided.answer, caller=decided.by, decided=decided)
+        except ConflictError:
+            return None
 
     def not_counted(self, question: Interaction) -> ConflictError:
         return self.already(self.core.store.get_interaction(question.run_id, question.interaction_id) or question)
