@@ -140,9 +140,8 @@ class ApprovalService:
         settled: Settled,
         deliver: Deliver,
     ) -> bool:
-        """Write the decision of a met tally on the pause `read` returns (pending; else nothing to do),
-        guarded by the tally, then `deliver` it. Another voter's release or a concurrent write (a claim):
-        read again. True if this call delivered it."""
+        """Write a met tally's decision on the pending pause `read` returns, guarded by the tally, then
+        `deliver` it (True if this call did). Another voter's release or a claim under it: read again."""
         core = self.core
         for _attempt in range(3):
             pause = read()

@@ -88,9 +88,8 @@ def vote(
     answer: Answer,
     voter: Voter,
 ) -> View:
-    """Every kind's one vote path: cast (403 for the requester and non-approvers; a counted voter's repeat
-    is counted once), a met tally settled by the kind, then a 409 if the ballot was closed before this
-    vote, else the kind's view with the count."""
+    """Every kind's one vote: cast (403 for the requester and non-approvers; a repeat is counted once), a met
+    tally settled by the kind, then a 409 if the ballot closed before this vote, else the kind's count."""
     entry = policy.entry(pause, quorum, answer)
     approvals = ApprovalService(policy.core)
     ballot = approvals.cast(pause, quorum, entry.text, voter, requested_by=entry.requested_by, vote=entry.vote)

@@ -37,9 +37,8 @@ def conflict(i: Interaction, message: str, **details: Any) -> ConflictError:
 
 
 class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
-    """The `AnswerPolicy` of an `ask` (a hosted pause or a blocking ask). `wait` and `snapshot`: the parked
-    pause and the run as a resume read them (its write guarded by the wait still open, its send with no
-    read); without them the pause was read from the run's interactions (`hosted`: is the run hosted?)."""
+    """`wait` and `snapshot`: the parked pause and the run as a resume read them (its write guarded by the
+    wait still open, its send with no read); else the pause was read from the run (`hosted`: is the run?)."""
 
     def __init__(
         self, core: Core, *, wait: ParkedWait | None = None, snapshot: RunSnapshot | None = None, hosted: bool = False
@@ -61,9 +60,8 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
             )
 
     def repeat(self, current: Interaction, answer: Answers, caller: str) -> ResumeResult | None:
-        """The stored answer is resent (a retry after a failed send). The same caller's repeat is answered as
-        the first was; another caller's same answer lost the race (None: the 409). On a quorum pause the
-        same answer is a vote: the vote path says whether it was counted."""
+        """The stored answer is resent (a retry after a failed send); only the same caller's repeat is
+        answered as the first was (another's lost the race; on a quorum pause it is a vote)."""
         st = current.state
         if st.status != "answered" or st.answer != answer:
             return None
@@ -152,8 +150,7 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
         return self.view(current, bool(resumed), pending=pending).model_copy(update=quorum)
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Answer a pause whose tally met `ballot.decision` (guarded by it) and deliver it. True if this
-        call resumed the workflow or the blocking ask's waiter."""
+        """True if this call resumed the workflow or the blocking ask's waiter."""
         answers = ballot.deciding_answer({DECISION_KEY: "approve" if ballot.decision == "approved" else "reject"})
         return ApprovalService(self.core).settle_answered(pause, policy, ballot, answers, self.deliver)
 

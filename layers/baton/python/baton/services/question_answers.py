@@ -86,9 +86,8 @@ class AnswerQuestions(ToolAwaits):
 
 
 class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
-    """An async question's `AnswerPolicy` (baton.services.at_deadline), on the run as `snapshot` read it:
-    its answer is checked against the await gates of its scope (`refuse_if_late` keeps them for the
-    write), carried onto them in its deciding write, queued for the asking node, and released."""
+    """On the run as `snapshot` read it: the answer is checked against the await gates of its scope
+    (`refuse_if_late` keeps them for the write), carried onto them, queued for the asking node, released."""
 
     def __init__(self, questions: AnswerQuestions, snapshot: RunSnapshot, *, via: str | None = None) -> None:
         self.questions, self.via = questions, via
@@ -166,8 +165,7 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
     def counted(
         question: Interaction, approval: ApprovalView, decided: AnswerResult | None, *, pending: bool
     ) -> AnswerResult:
-        """The decided answer's result, else pending (or answered first by a concurrent vote that read the
-        same tally)."""
+        # the decided answer's result, else pending (or answered by a concurrent vote on the same tally)
         if decided is not None:
             return decided.model_copy(update={"approval": approval})
         status = "answered" if approval.decision is not None else "pending"
@@ -214,8 +212,7 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         return Write(at=now, records=records, release=release, guards=guards, audit_head=snapshot.audit_head)
 
     def _after_answer(self, answered: Interaction, released: list[str], unsent: Sequence[str] = ()) -> AnswerResult:
-        """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (the
-        reconciler sends them: the delivery is pending)."""
+        """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (pending)."""
         for awaiting in self.snapshot.pending:
             if awaiting.request.kind == "await" and self.questions._complete_tool_await(awaiting):
                 released.append(f"tool:{awaiting.interaction_id}")

@@ -32,8 +32,8 @@ class DecideAgainError(ConflictError):
 
 
 class ToolApprovalAnswers(AnswerPolicy[StoredAnswer, AnswerResult, bool]):
-    """A tool approval's `AnswerPolicy`. `sent`: the answer as the operator sent it (what a passkey signs);
-    `confirmed`: the passkey confirmed it, kept across the answer's retries (it is checked once)."""
+    """`sent`: the answer as the operator sent it (what a passkey signs); `confirmed`: the passkey confirmed
+    it, kept across the answer's retries (it is checked once)."""
 
     def __init__(self, core: Core, *, sent: Any = None, passkey: dict[str, Any] | None = None, via: str | None = None):
         self.core, self.sent, self.passkey, self.via = core, sent, passkey, via
@@ -78,13 +78,10 @@ class ToolApprovalAnswers(AnswerPolicy[StoredAnswer, AnswerResult, bool]):
         return self.view(pause, decided).model_copy(update=quorum)
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Decide a met tally (guarded by it) with its side's last answer; True if this call decided it."""
-        return ApprovalService(self.core).settle_answered(
-            pause, policy, ballot, ballot.deciding_answer(), self._stop_timer
-        )
+        """Decided with its side's last answer; True if this call decided it (its ladder is moot then)."""
+        return ApprovalService(self.core).settle_answered(pause, policy, ballot, ballot.deciding_answer(), self._stop)
 
-    def _stop_timer(self, answered: Interaction) -> bool:
-        """The settling write's winner: the approval's ladder timer is moot now."""
+    def _stop(self, answered: Interaction) -> bool:
         stop_interaction_timer(self.core, answered)
         return True
 

@@ -163,10 +163,7 @@ class ToolApprovalService(BlockingPause):
         via: str | None = None,
         passkey: dict[str, Any] | None = None,
     ) -> AnswerResult:
-        """A person's decision (POST .../interactions/{id}/answer), walked by the one engine `decide` with
-        `ToolApprovalAnswers`: 422 at the field for a bad one, 410 past the deadline, 409 naming the winner
-        when another answer decided first; an approve of a call whose risk asks for a second factor, a 403
-        unless `passkey` confirms this answer."""
+        """A person's decision (POST .../interactions/{id}/answer), by `decide` with `ToolApprovalAnswers`."""
         policy = ToolApprovalAnswers(self.core, sent=answer, passkey=passkey, via=via)
         while True:  # a write that lost (decided, or claimed, under it) decides again; a passkey stays confirmed
             pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first

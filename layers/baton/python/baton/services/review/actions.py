@@ -105,8 +105,7 @@ class ReviewActions(ReviewGate):
         return decide(self.core, answers, interaction, decision, Voter(caller, groups))
 
     def settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """A met tally: the deciding vote's action stored (guarded by the tally) and the token sent; True if
-        this call resumed the gate."""
+        """A met tally: the deciding vote's action stored and the token sent; True if this call resumed it."""
         core = self.core
         chosen: dict[str, Any] = ballot.deciding_answer({"action": "request_changes"})
 
@@ -139,9 +138,8 @@ class ReviewActions(ReviewGate):
 
 
 class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
-    """The review gate's `AnswerPolicy` (baton.services.at_deadline) for one operator's decision, on the
-    review as `act` read it: its parked `wait`, the run's chain head and the dialogue's `turns`. A reply
-    is one answer; any other action on a gate with an `approval` is a vote."""
+    """One operator's decision on the review as `act` read it (its parked `wait`, the run's chain head, the
+    dialogue's `turns`). A reply is one answer; any other action on a gate with an `approval` is a vote."""
 
     def __init__(
         self,
