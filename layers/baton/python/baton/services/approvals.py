@@ -188,8 +188,7 @@ class ApprovalService:
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:
     """The reconciler's pass: every tally met but not released (one Query of the sparse index the release
-    removes) is settled by its pause's kind (`settle`) as its decider would have. A tally whose pause
-    ended another way is taken off the list. Returns the ones this pass released."""
+    removes) settled by its pause's kind; one whose pause ended another way is taken off the list."""
     released: list[MetTally] = []
     for met in core.store.list_met_tallies():
         try:

@@ -55,9 +55,8 @@ class Write(Generic[Out]):
 
 
 class AnswerPolicy(ABC, Generic[Answer, View, Outcome]):
-    """How one kind of pause takes an answer: the steps `baton.services.decide` walks, in its order, and
-    the parts of its quorum vote (`decide.vote`). The defaults are what most kinds do; a kind overrides
-    what differs."""
+    """How one kind of pause takes an answer: the steps `baton.services.decide` walks, in its order, and the
+    parts of its quorum vote (`decide.vote`). The defaults are most kinds'; a kind overrides what differs."""
 
     core: Core
 

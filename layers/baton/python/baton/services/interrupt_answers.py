@@ -105,9 +105,8 @@ class InterruptPolicy(AnswerPolicy[Answer, View, bool]):
         return i if state is i.state else i.model_copy(update={"state": state})
 
     def current_for_decision(self, interrupt_id: str, verb: str | None = None) -> tuple[Interaction, FoundInteraction]:
-        """The pointer, then one BatchGetItem of the interrupt, its node's wait and the run's decision-log
-        head; the interrupt as seen now, its deadline applied (with `verb`: pending, else a 410/409 naming
-        what settled it)."""
+        """The pointer, then one BatchGetItem of the interrupt, its wait and the run's decision-log head; its
+        deadline applied (with `verb`: pending, else a 410/409 naming what settled it)."""
         found = self.core.store.find_for_decision(interrupt_id) if interrupt_id else None
         if found is None or found.interaction.request.kind != KIND:
             raise not_found(interrupt_id)

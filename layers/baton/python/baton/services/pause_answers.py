@@ -136,10 +136,8 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
 
     def not_counted(self, pause: Interaction) -> ConflictError:
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id) or pause
-        status = current.state.status
-        return conflict(
-            current, f"the pause at node '{pause.request.node}' is already {status}: the vote is not counted"
-        )
+        said = f"the pause at node '{pause.request.node}' is already {current.state.status}: the vote is not counted"
+        return conflict(current, said)
 
     def counted(
         self, pause: Interaction, approval: ApprovalView, resumed: bool | None, *, pending: bool

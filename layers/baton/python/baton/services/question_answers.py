@@ -48,10 +48,8 @@ class AnswerQuestions(ToolAwaits):
         decided: Decided | None = None,
         via: str | None = None,
     ) -> AnswerResult:
-        """Decide the answer (`QuestionAnswers`, by the one engine `decide`) on one read of the run's open
-        part: two calls before the send (tests/integration/test_call_budgets.py). A failed guard (the run
-        changed under it): read and decide again. `decided`: the quorum that met answers it; `via`: the
-        channel it came by, kept in its decision (`InteractionAnswered.via`)."""
+        """`decide` on one read of the run's open part (two calls before the send); a failed guard (the run
+        changed under it): read and decide again. `via`: the channel it came by, kept in its decision."""
         voter = Voter(caller, groups)
         for _attempt in range(ANSWER_ATTEMPTS):
             snapshot = self.core.store.snapshot_run(run_id)

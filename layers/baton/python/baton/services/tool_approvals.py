@@ -56,9 +56,8 @@ class ToolApprovalService(BlockingPause):
 
     def request(self, run_id: str, body: ToolApprovalRequest, *, caller: str) -> tuple[Interaction, bool]:
         """The approval of this call, and whether this request created it: a repeat of a call still pending
-        (or approved and not yet used) in the same session finds that one, read by the call's key, and of
-        identical requests at the same moment one creates it (a conditional write) and the others return
-        it; an active grant answers at once."""
+        (or approved, unused) in the same session finds that one by the call's key; of identical requests at
+        once one creates it (a conditional write), the others return it; an active grant answers at once."""
         core = self.core
         ladder = timeout_ladder(body.ladder(), body.call)
         core.check_notify(body.notify)

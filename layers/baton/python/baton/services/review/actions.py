@@ -203,17 +203,9 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
     ) -> ReviewActionResult:
         current = self.core.store.get_interaction(review.run_id, review.interaction_id) or review
         decided = current.state.status != "pending" and approval.decision is not None
-        return ReviewActionResult(
-            interaction_id=review.interaction_id,
-            node=review.node,
-            action=self.decision.action,
-            reviewed_head=self.reviewed.head,
-            queued=decided,
-            resumed=bool(resumed),
-            delivery=delivery_of(bool(resumed), pending=pending),
-            status="answered" if decided else "pending",
-            approval=approval,
-        )
+        counted = {"queued": decided, "status": "answered" if decided else "pending", "approval": approval}
+        voted = self.view(current, bool(resumed), pending=pending)
+        return voted.model_copy(update=counted | {"reviewed_head": self.reviewed.head})
 
     def write(
         self, review: Interaction, decision: ReviewDecision, caller: str, decided: Decided | None
