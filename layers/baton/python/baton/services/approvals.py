@@ -1,18 +1,16 @@
 """Quorum pauses, decided in one place (rules: `baton.domain.approval`, a ballot's arithmetic:
-`baton.domain.ballot`; store: `ApprovalStore`).
+`baton.domain.ballot`; store: `ApprovalStore`; every kind's vote walks `baton.services.decide.vote`).
 
-`QuorumVotes` is every kind's one vote path (the kind gives only what differs: `QuorumKind`); `cast` refuses
-the requester and non-approvers (403, nothing written) and records the vote in one conditional
-transaction; `settle` writes a met tally's release (`release_of`), guarded by the tally, with
-the pause's own new state and event, and delivers it exactly once. `settle_met_quorums` is the
-reconciler's pass over tallies met but not released (a decider that died before its release).
+`cast` refuses the requester and non-approvers (403, nothing written) and records the vote in one
+conditional transaction; `settle` writes a met tally's release, guarded by the tally, with the pause's own
+new state and event, and delivers it exactly once. `settle_met_quorums` is the reconciler's pass over
+tallies met but not released (a decider that died before its release).
 """
 
 from __future__ import annotations
 
 import logging
-from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from baton.contracts.questions import ApprovalView
 from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, Approval, refusal, vote_of
@@ -20,13 +18,10 @@ from baton.domain.ballot import Ballot, Voter, release_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, InteractionAnswered
 from baton.ports import GuardFailedError
-from baton.services.answer_outcomes import SendFailedError
 from baton.services.away import seat_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-    from pydantic import BaseModel
 
     from baton.contracts.away import Away
     from baton.domain.approval import ApprovalPolicy, MetTally, Vote
@@ -40,9 +35,6 @@ if TYPE_CHECKING:
     Deliver = Callable[[Interaction], bool]  # sends a settled pause's decision: True if this call delivered it
 
 log = logging.getLogger("baton")
-Answer = TypeVar("Answer", contravariant=True)
-View = TypeVar("View", bound="BaseModel", covariant=True)
-Out = TypeVar("Out")
 
 
 class Entry(NamedTuple):
@@ -148,9 +140,8 @@ class ApprovalService:
         settled: Settled,
         deliver: Deliver,
     ) -> bool:
-        """Write the decision of a met tally on the pause `read` returns (pending; else nothing to do),
-        guarded by the tally, then `deliver` it. Another voter's release or a concurrent write (a claim):
-        read again. True if this call delivered it."""
+        """Write a met tally's decision on the pending pause `read` returns, guarded by the tally, then
+        `deliver` it (True if this call did). Another voter's release or a claim under it: read again."""
         core = self.core
         for _attempt in range(3):
             pause = read()
@@ -195,57 +186,9 @@ class ApprovalService:
         return current is not None and current.state.status != "pending"
 
 
-class QuorumKind(Protocol[Answer, View, Out]):
-    """What a kind of quorum pause gives the one vote path (`QuorumVotes`): only what differs."""
-
-    core: Core
-
-    def quorum(self, pause: Interaction) -> ApprovalPolicy | None: ...
-
-    def entry(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer) -> Entry: ...  # answer -> vote
-
-    # A met tally decided and released, exactly once (SendFailedError: stored, its send pending).
-    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Out: ...
-
-    def not_counted(self, pause: Interaction) -> ConflictError: ...  # the 409 after the decision, naming it
-
-    # What the voter is told: the count and what `settle` did (None: not met, or its send `pending`).
-    def counted(self, pause: Interaction, approval: ApprovalView, settled: Out | None, *, pending: bool) -> View: ...
-
-
-class QuorumVotes:
-    """The vote path every kind shares, written once (mixed into a kind that is its own `QuorumKind`)."""
-
-    def vote(
-        self: QuorumKind[Answer, View, Out], pause: Interaction, policy: ApprovalPolicy, answer: Answer, voter: Voter
-    ) -> View:
-        """Cast (403 for the requester and non-approvers; a counted voter's repeat is counted once), a met
-        tally settled by the kind, then a 409 if the ballot was closed before this vote, else the kind's view
-        with the count."""
-        entry = self.entry(pause, policy, answer)
-        approvals = ApprovalService(self.core)
-        ballot = approvals.cast(pause, policy, entry.text, voter, requested_by=entry.requested_by, vote=entry.vote)
-        settled: Out | None = None
-        pending = False
-        if ballot.decision is not None:
-            try:
-                settled = self.settle(pause, policy, ballot)
-            except SendFailedError:  # the decision is stored: the reconciler sends it
-                pending = True
-        if ballot.outcome == "closed":
-            raise self.not_counted(pause)
-        return self.counted(pause, ballot.view(policy), settled, pending=pending)
-
-    def settle_standing(self: QuorumKind[Any, Any, Any], pause: Interaction) -> bool:
-        """The reconciler: a pending quorum pause whose stored tally is met is settled as its deciding vote
-        would have."""
-        return ApprovalService(self.core).settle_standing(pause, self.quorum(pause), partial(self.settle, pause))
-
-
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:
     """The reconciler's pass: every tally met but not released (one Query of the sparse index the release
-    removes) is settled by its pause's kind (`settle`) as its decider would have. A tally whose pause
-    ended another way is taken off the list. Returns the ones this pass released."""
+    removes) settled by its pause's kind; one whose pause ended another way is taken off the list."""
     released: list[MetTally] = []
     for met in core.store.list_met_tallies():
         try:

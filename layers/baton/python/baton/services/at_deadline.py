@@ -6,31 +6,37 @@ answer (its send may be slow or lost): only an unanswered pause defaults or time
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.errors import ConflictError, GoneError
+from baton.services.approvals import ApprovalService
 from baton.services.deadlines import answer_with_default, interactions_of, time_out_if_pending
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
+    from baton.contracts.questions import ApprovalView
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.audit import AuditHead
-    from baton.domain.ballot import Decided, Voter
+    from baton.domain.ballot import Ballot, Decided
     from baton.models import Event, Interaction, Message, ParkedWait
     from baton.ports import Guard
+    from baton.services.approvals import Entry
     from baton.services.core import Core
 
 # What the deadline did: delivered a stored answer, took the declared default, or timed the pause out.
 DeadlineEnd = Literal["released", "defaulted", "timed_out"]
 Stored = TypeVar("Stored")
-Answer = TypeVar("Answer", contravariant=True)
+Answer = TypeVar("Answer")
 View = TypeVar("View", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
+Outcome = TypeVar("Outcome")  # what a kind's quorum `settle` returns
 
 
 @dataclass(frozen=True)
@@ -48,48 +54,69 @@ class Write(Generic[Out]):
     reason: str | None = None  # the cancel's reason
 
 
-class AnswerPolicy(Protocol[Answer, View]):
-    """How one kind of pause takes an answer: the steps `baton.services.decide` walks, in its order."""
+class AnswerPolicy(ABC, Generic[Answer, View, Outcome]):
+    """How one kind of pause takes an answer: the steps `baton.services.decide` walks, in its order, and the
+    parts of its quorum vote (`decide.vote`). The defaults are most kinds'; a kind overrides what differs."""
+
+    core: Core
 
     def check(self, pause: Interaction, answer: Answer) -> None:
         """422 when `answer` does not fit the pause (its options, its schema)."""
-        ...
 
     def refuse_if_late(self, pause: Interaction, answer: Answer, caller: str) -> None:
         """410 (the answer kept as `answer_late`) past the pause's deadline, or once nothing waits for it."""
-        ...
+        self.core.refuse_if_late(pause, answer, caller=caller, deadline=pause.expires_at)
 
     def refuse_if_ended(self, pause: Interaction, answer: Answer, caller: str) -> None:
         """410 (kept as `answer_late`) for a pause no longer pending that its deadline ended."""
-        ...
+        self.core.refuse_if_ended(pause, answer, caller=caller, interaction=pause.public())
 
     def is_repeat(self, current: Interaction, answer: Answer, caller: str) -> bool:
-        """The stored answer is this request's (the same caller, the same answer): answered as the first."""
-        ...
+        """The stored answer is this request's (the same caller, the same answer; never a quorum's)."""
+        st = current.state
+        same = st.status == "answered" and st.answer == answer and st.answered_by == caller
+        return same and self.quorum(current) is None
 
     def repeat(self, current: Interaction, answer: Answer, caller: str) -> View | None:
         """A repeat answered as the first was (its send retried if it failed); None: not this request's."""
-        ...
+        return self.view(current, True) if self.is_repeat(current, answer, caller) else None
 
+    @abstractmethod
     def quorum(self, pause: Interaction) -> ApprovalPolicy | None:
         """The quorum the pause needs; None when one answer decides it."""
-        ...
 
-    def vote(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer, voter: Voter) -> View:
-        """One voter's answer on a quorum pause, and what it did (every kind: `approvals.QuorumVotes.vote`)."""
-        ...
-
+    @abstractmethod
     def write(self, pause: Interaction, answer: Answer, caller: str, decided: Decided | None) -> Write[View]:
         """The deciding write's records and guards, and its release once stored."""
-        ...
 
+    @abstractmethod
     def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
         """The 409 naming the winner (`racing`: this request's write lost to it; to a cancel: a 410)."""
-        ...
 
+    @abstractmethod
     def view(self, answered: Interaction, resumed: bool, *, pending: bool = False) -> View:
         """What the answerer is told: stored, and delivered (or its send pending)."""
-        ...
+
+    @abstractmethod
+    def entry(self, pause: Interaction, policy: ApprovalPolicy, answer: Answer) -> Entry:
+        """The answer as a vote: its text, its side (None: the options decide) and who may not vote."""
+
+    @abstractmethod
+    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Outcome:
+        """A met tally decided and released, exactly once (SendFailedError: stored, its send pending)."""
+
+    @abstractmethod
+    def not_counted(self, pause: Interaction) -> ConflictError:
+        """The 409 to a vote cast after the decision, naming it."""
+
+    @abstractmethod
+    def counted(self, pause: Interaction, approval: ApprovalView, settled: Outcome | None, *, pending: bool) -> View:
+        """What the voter is told: the count and what `settle` did (None: not met, or its send pending)."""
+
+    def settle_standing(self, pause: Interaction) -> bool:
+        """The reconciler: a pending quorum pause whose stored tally is met is settled as its deciding vote
+        would have."""
+        return ApprovalService(self.core).settle_standing(pause, self.quorum(pause), partial(self.settle, pause))
 
 
 class DeadlinePolicy(Protocol[Stored]):

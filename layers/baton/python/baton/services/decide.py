@@ -1,9 +1,7 @@
 """The one decision engine (issue 34): an answer to a pause of any kind is checked (the kind's rules),
 answered as the first when it repeats the stored answer, refused when late, counted as a vote on a quorum
 pause, else decided by one guarded transaction and released; a failed send is a 202 `delivery: pending`
-the reconciler delivers. A kind's own steps are its `AnswerPolicy` (baton.services.at_deadline): a pause
-and a blocking ask `PauseAnswers`, an async question `QuestionAnswers`, an interrupt `InterruptAnswers`
-(its cancel `InterruptCancels`), a tool approval `ToolApprovalAnswers`."""
+the reconciler delivers. A kind's own steps are its `AnswerPolicy` (baton.services.at_deadline)."""
 
 from __future__ import annotations
 
@@ -14,8 +12,10 @@ from pydantic import BaseModel
 from baton.errors import ConflictError
 from baton.models import status_of
 from baton.services.answer_outcomes import SendFailedError, closed_error
+from baton.services.approvals import ApprovalService
 
 if TYPE_CHECKING:
+    from baton.domain.approval import ApprovalPolicy
     from baton.domain.ballot import Decided, Voter
     from baton.models import Interaction
     from baton.services.at_deadline import AnswerPolicy
@@ -23,11 +23,12 @@ if TYPE_CHECKING:
 
 Answer = TypeVar("Answer")
 View = TypeVar("View", bound=BaseModel)
+Outcome = TypeVar("Outcome")
 
 
 def decide(
     core: Core,
-    policy: AnswerPolicy[Answer, View],
+    policy: AnswerPolicy[Answer, View, Outcome],
     target: Interaction,
     answer: Answer,
     voter: Voter,
@@ -38,12 +39,20 @@ def decide(
     GuardFailedError when the run changed under the write: the caller reads again (or falls back)."""
     caller = voter.operator
     policy.check(target, answer)
-    if target.state.status != "pending":
-        return settled(policy, target, answer, voter, vote=decided is None)
-    policy.refuse_if_late(target, answer, caller)
+    settled = target.state.status != "pending"
+    if settled:  # a repeat of the accepted answer, a run's stop (410), its deadline's end (410, kept late)
+        if (again := policy.repeat(target, answer, caller)) is not None:
+            return again
+        if target.state.status == "cancelled":
+            raise closed_error(target)
+        policy.refuse_if_ended(target, answer, caller)
+    else:
+        policy.refuse_if_late(target, answer, caller)
     quorum = policy.quorum(target)
-    if quorum is not None and decided is None:
-        return policy.vote(target, quorum, answer, voter)
+    if quorum is not None and decided is None:  # a vote (after the decision: a counted voter's repeat is a 200)
+        return vote(policy, target, quorum, answer, voter)
+    if settled:
+        raise policy.already(target, racing=False)
     write = policy.write(target, answer, caller, decided)
     records = list(write.records)
     guards = list(write.guards)
@@ -72,19 +81,25 @@ def decide(
         return policy.view(answered, False, pending=True)
 
 
-def settled(
-    policy: AnswerPolicy[Answer, View], latest: Interaction, answer: Answer, voter: Voter, *, vote: bool
+def vote(
+    policy: AnswerPolicy[Answer, View, Outcome],
+    pause: Interaction,
+    quorum: ApprovalPolicy,
+    answer: Answer,
+    voter: Voter,
 ) -> View:
-    """An answer to a pause no longer pending: a repeat of the accepted answer (the first one's result; an
-    interrupt's cancel: of the cancel), closed by its run's stop (410), ended at its deadline (410, kept
-    late), a vote on a quorum pause (a counted voter's repeat is a 200, counted once), else the 409 naming
-    the winner."""
-    if (again := policy.repeat(latest, answer, voter.operator)) is not None:
-        return again
-    if latest.state.status == "cancelled":
-        raise closed_error(latest)
-    policy.refuse_if_ended(latest, answer, voter.operator)
-    quorum = policy.quorum(latest)
-    if quorum is not None and vote:
-        return policy.vote(latest, quorum, answer, voter)
-    raise policy.already(latest, racing=False)
+    """Every kind's one vote: cast (403 for the requester and non-approvers; a repeat is counted once), a met
+    tally settled by the kind, then a 409 if the ballot closed before this vote, else the kind's count."""
+    entry = policy.entry(pause, quorum, answer)
+    approvals = ApprovalService(policy.core)
+    ballot = approvals.cast(pause, quorum, entry.text, voter, requested_by=entry.requested_by, vote=entry.vote)
+    outcome: Outcome | None = None
+    pending = False
+    if ballot.decision is not None:
+        try:
+            outcome = policy.settle(pause, quorum, ballot)
+        except SendFailedError:  # the decision is stored: the reconciler sends it
+            pending = True
+    if ballot.outcome == "closed":
+        raise policy.not_counted(pause)
+    return policy.counted(pause, ballot.view(quorum), outcome, pending=pending)

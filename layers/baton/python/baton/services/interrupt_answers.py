@@ -1,16 +1,17 @@
 """The answer side of an interrupt: its resume (`InterruptAnswers`) and cancel (`InterruptCancels`), each
-an `AnswerPolicy` walked by `baton.services.decide`; on a quorum interrupt each resume an approval, each
-cancel a rejection (`baton.services.approvals`); the store-backed deadline (`_expire_if_due`) every path
-first runs, and the release they all end in (`_release`, `_fail_waiter`, `_settle_run`)."""
+an `AnswerPolicy` (on a quorum interrupt each resume an approval, each cancel a rejection) over what both
+share (`InterruptPolicy`)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+from pydantic import BaseModel
 
 from baton import contracts
-from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, edge_status
+from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, ResumeInterrupt, edge_status
 from baton.domain.ballot import Voter
 from baton.domain.interrupt_fields import MAX_REASON_CHARS
 from baton.domain.interrupt_rules import (
@@ -33,15 +34,15 @@ from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenErr
 from baton.events import InterruptTimedOut
 from baton.models import Interaction, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, Entry, QuorumVotes
-from baton.services.at_deadline import Write
+from baton.services.approvals import ApprovalService, Entry
+from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.core import DEADLINE_ERROR
 from baton.services.deadlines import answer_with_default, stop_interaction_timer
 from baton.services.decide import decide
 
 if TYPE_CHECKING:
     from baton.contracts import ApprovalView, Delivery
-    from baton.contracts.interrupts import CancelInterrupt, ResumeInterrupt
+    from baton.contracts.interrupts import CancelInterrupt
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.ballot import Ballot, Decided
     from baton.events import EventPayload
@@ -49,19 +50,152 @@ if TYPE_CHECKING:
     from baton.ports import FoundInteraction
     from baton.services.core import Core
 
+Answer = TypeVar("Answer")
+View = TypeVar("View", bound=BaseModel)
 CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
 
 
-class InterruptAnswers(QuorumVotes):
+class InterruptPolicy(AnswerPolicy[Answer, View, bool]):
+    """What a resume and a cancel share: the read, the store-backed deadline every path first runs
+    (`_expire_if_due`), the quorum's settle, and the release they all end in."""
+
+    @staticmethod
+    def quorum(pause: Interaction) -> ApprovalPolicy | None:
+        return interrupt_request(pause).approval
+
+    def not_counted(self, pause: Interaction) -> ConflictError:
+        current = self.load(pause.interaction_id)
+        return ConflictError(
+            f"interrupt {pause.interaction_id} is already {edge_status(current)}: the vote is not counted",
+            details=conflict_details(current),
+        )
+
+    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        """A met tally: answered with the deciding approval's value, or cancelled."""
+        core = self.core
+
+        def settled(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
+            by, why = decided.by, decided.reason
+            if ballot.decision == "approved":
+                approving = [v for v in ballot.votes if v.vote == "approve"]
+                answer = json.loads(approving[policy.approvals - 1].answer)
+                new = status_of(i.state, "answered", answer=answer, by=by, at=core.now(), reason=why)
+                return new, resumed_event(i, answer["input"], answer["state_edits"], by)
+            new = status_of(i.state, "cancelled", by=by, at=core.now(), reason=why)
+            return new, cancelled_event(i, why, by)
+
+        return ApprovalService(core).settle(
+            lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver
+        )
+
+    def deliver(self, settled: Interaction) -> bool:
+        done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
+        self._settle_run(settled)
+        return done
+
+    def load(self, interrupt_id: str) -> Interaction:
+        found = self.core.store.find_interaction(interrupt_id) if interrupt_id else None
+        if found is None or found.request.kind != KIND:
+            raise not_found(interrupt_id)
+        return self._seen(found)
+
+    def _seen(self, i: Interaction) -> Interaction:
+        """A claim past its lease is nobody's."""
+        state = i.state.without_lapsed_claim(self.core.now())
+        return i if state is i.state else i.model_copy(update={"state": state})
+
+    def current_for_decision(self, interrupt_id: str, verb: str | None = None) -> tuple[Interaction, FoundInteraction]:
+        """The pointer, then one BatchGetItem of the interrupt, its wait and the run's decision-log head; its
+        deadline applied (with `verb`: pending, else a 410/409 naming what settled it)."""
+        found = self.core.store.find_for_decision(interrupt_id) if interrupt_id else None
+        if found is None or found.interaction.request.kind != KIND:
+            raise not_found(interrupt_id)
+        i = self._expire_if_due(self._seen(found.interaction))
+        if verb is not None:
+            require_pending(i, verb)
+        return i, found
+
+    def _expire_if_due(self, i: Interaction) -> Interaction:
+        """The store-backed deadline: a pending interrupt past `expires_at` takes its declared default
+        (baton.domain.ladder) or times out, by a conditional write; one that lost reads again."""
+        while i.state.status == "pending":
+            if not self.core.is_past(i.expires_at):
+                return i
+            try:
+                defaulted = answer_with_default(self.core, i, i.expires_at)
+                settled = defaulted if defaulted is not None else self._time_out(i)
+            except ConflictError:
+                i = self.load(i.interaction_id)  # someone resumed/cancelled/expired it first
+                continue
+            if defaulted is not None:
+                with contextlib.suppress(SendFailedError):  # the default is stored: the reconciler sends it
+                    self._release(defaulted)
+            self._settle_run(settled)
+            return settled
+        return i
+
+    def _time_out(self, i: Interaction) -> Interaction:
+        timed_out = self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON))
+        timeout_ms = interrupt_request(i).timeout_ms
+        self.core.record(
+            i.run_id, InterruptTimedOut(interaction_id=i.interaction_id, node=i.request.node, timeout_ms=timeout_ms)
+        )
+        return timed_out
+
+    def _wait_at(self, i: Interaction, read: ParkedWait | None = None, *, parked: bool = True) -> ParkedWait | None:
+        """The hosted interrupt's wait (`parked`: still parked), if it holds this interrupt (`read`: as read
+        with the interrupt)."""
+        gate = interrupt_request(i).gate
+        if not gate:
+            return None
+        wait = read if read is not None and read.gate == gate else self.core.store.get_wait(i.run_id, gate)
+        held = wait is not None and i.interaction_id in wait.interaction_ids and (wait.status == "parked" or not parked)
+        return wait if held else None
+
+    def _release(self, answered: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
+        """Hosted: send the parked token the value and edited state (an SDK waiter's long-poll reads them)."""
+        wait = self._wait_at(answered, wait)
+        if wait is None:
+            return not interrupt_request(answered).hosted
+        output = InterruptOutput.of(answered)
+        return self.core.release_gate(answered.run_id, answered.request.node, output, token=token, wait=wait)
+
+    def _settle_run(self, i: Interaction) -> None:
+        """An SDK waiter's interrupt settled by its winner: its own timer stops, and its session runs again
+        once none of its interrupts is pending (read in its partition, consistently: not the by_status GSI)."""
+        if not interrupt_request(i).hosted:
+            stop_interaction_timer(self.core, i)  # (none while it is pending: a failed create)
+            if not self.core.store.list_run_interactions(i.run_id, kind=KIND, status="pending"):
+                self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
+
+    def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
+        """Hosted: fail the parked token of a cancelled interrupt (who and why), or with the deadline error
+        (the Catch takes it as Step Functions' own timeout). True if this call failed the task."""
+        wait = self._wait_at(cancelled, wait)
+        if wait is None or (token is not None and wait.task_token != token):
+            return False
+        iid, st = cancelled.interaction_id, cancelled.state
+        if is_timed_out(cancelled):
+            error, cause = DEADLINE_ERROR, f"interrupt {iid} timed out"
+        else:
+            error, cause = CANCEL_ERROR, f"interrupt {iid} cancelled by {st.answered_by}: {st.reason}"
+        try:
+            self.core.tokens.send_failure(wait.task_token, error, cause)
+        except TaskTokenError:
+            self.core.release_unsent(wait)
+            return False  # the execution already ended or timed out: nothing left to fail
+        return self.core.release_unsent(wait)
+
+
+class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResumed]):
     """The resume's `AnswerPolicy` (the answer: a `ResumeInterrupt`), carrying what it read (`found`: the
     wait, the decision-log head its write is chained after) and the state `version` it was decided on."""
 
     def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
-        self.core, self.approvals, self.version = core, ApprovalService(core), version
+        self.core, self.version = core, version
         self.wait = found.wait if found is not None else None  # as read with the interrupt, and the run's
         self.audit_head = found.audit_head if found is not None else None  # decision-log head
 
-    # ---- the AnswerPolicy (walked by baton.services.decide) ------------------------------------
     @staticmethod
     def check(pause: Interaction, answer: ResumeInterrupt) -> None:
         """Pending: the state version and the resume as it would be stored. Cancelled: the 410 naming the
@@ -132,10 +266,6 @@ class InterruptAnswers(QuorumVotes):
         )
 
     @staticmethod
-    def quorum(pause: Interaction) -> ApprovalPolicy | None:
-        return interrupt_request(pause).approval
-
-    @staticmethod
     def entry(pause: Interaction, policy: ApprovalPolicy, answer: ResumeInterrupt) -> Entry:
         return Entry(json.dumps(accepted_resume(pause, answer)), "approve", interrupt_request(pause).requested_by)
 
@@ -154,58 +284,6 @@ class InterruptAnswers(QuorumVotes):
         view = InterruptView.of(answered)
         return contracts.InterruptResumed(interrupt=view, resumed=resumed, delivery=delivery, approval=approval)
 
-    # ---- read, and the store-backed deadline ---------------------------------------------------
-    def load(self, interrupt_id: str) -> Interaction:
-        found = self.core.store.find_interaction(interrupt_id) if interrupt_id else None
-        if found is None or found.request.kind != KIND:
-            raise not_found(interrupt_id)
-        return self._seen(found)
-
-    def _seen(self, i: Interaction) -> Interaction:
-        """A claim past its lease is nobody's."""
-        state = i.state.without_lapsed_claim(self.core.now())
-        return i if state is i.state else i.model_copy(update={"state": state})
-
-    def current_for_decision(self, interrupt_id: str, verb: str | None = None) -> tuple[Interaction, FoundInteraction]:
-        """The pointer, then one BatchGetItem of the interrupt, its node's wait and the run's decision-log
-        head; the interrupt as seen now, its deadline applied (with `verb`: pending, else a 410/409 naming
-        what settled it)."""
-        found = self.core.store.find_for_decision(interrupt_id) if interrupt_id else None
-        if found is None or found.interaction.request.kind != KIND:
-            raise not_found(interrupt_id)
-        i = self._expire_if_due(self._seen(found.interaction))
-        if verb is not None:
-            require_pending(i, verb)
-        return i, found
-
-    def _expire_if_due(self, i: Interaction) -> Interaction:
-        """The store-backed deadline: a pending interrupt past `expires_at` takes its declared default
-        (baton.domain.ladder) or times out, by a conditional write; one that lost reads again."""
-        while i.state.status == "pending":
-            if not self.core.is_past(i.expires_at):
-                return i
-            try:
-                defaulted = answer_with_default(self.core, i, i.expires_at)
-                settled = defaulted if defaulted is not None else self._time_out(i)
-            except ConflictError:
-                i = self.load(i.interaction_id)  # someone resumed/cancelled/expired it first
-                continue
-            if defaulted is not None:
-                with contextlib.suppress(SendFailedError):  # the default is stored: the reconciler sends it
-                    self._release(defaulted)
-            self._settle_run(settled)
-            return settled
-        return i
-
-    def _time_out(self, i: Interaction) -> Interaction:
-        timed_out = self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON))
-        timeout_ms = interrupt_request(i).timeout_ms
-        self.core.record(
-            i.run_id, InterruptTimedOut(interaction_id=i.interaction_id, node=i.request.node, timeout_ms=timeout_ms)
-        )
-        return timed_out
-
-    # ---- resume --------------------------------------------------------------------------------
     def resume(
         self, interrupt_id: str, command: ResumeInterrupt, *, caller: str, voter: Voter | None = None
     ) -> contracts.InterruptResumed:
@@ -215,7 +293,6 @@ class InterruptAnswers(QuorumVotes):
         who = voter if voter is not None and self.quorum(i) is not None else Voter(caller)
         return decide(self.core, policy, i, command, who)
 
-    # ---- cancel --------------------------------------------------------------------------------
     def cancel(
         self, interrupt_id: str, command: CancelInterrupt, *, caller: str, voter: Voter | None = None
     ) -> contracts.InterruptCancelled:
@@ -227,98 +304,21 @@ class InterruptAnswers(QuorumVotes):
             i, found = self.current_for_decision(interrupt_id)
             who = voter if voter is not None and self.quorum(i) is not None else Voter(caller)
             try:
-                return decide(self.core, InterruptCancels(self, caller, found), i, reason, who)
+                return decide(self.core, InterruptCancels(self.core, caller, found), i, reason, who)
             except ClaimChangedError:  # only a claim changed it under the write: read and decide again
                 continue
-
-    # ---- quorum (baton/services/approvals.py) ----------------------------------------------------
-    def not_counted(self, pause: Interaction) -> ConflictError:
-        current = self.load(pause.interaction_id)
-        return ConflictError(
-            f"interrupt {pause.interaction_id} is already {edge_status(current)}: the vote is not counted",
-            details=conflict_details(current),
-        )
-
-    def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """A met tally: answered with the deciding approval's value, or cancelled."""
-        core = self.core
-
-        def settled(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
-            by, why = decided.by, decided.reason
-            if ballot.decision == "approved":
-                approving = [v for v in ballot.votes if v.vote == "approve"]
-                answer = json.loads(approving[policy.approvals - 1].answer)
-                new = status_of(i.state, "answered", answer=answer, by=by, at=core.now(), reason=why)
-                return new, resumed_event(i, answer["input"], answer["state_edits"], by)
-            new = status_of(i.state, "cancelled", by=by, at=core.now(), reason=why)
-            return new, cancelled_event(i, why, by)
-
-        return self.approvals.settle(lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver)
-
-    def deliver(self, settled: Interaction) -> bool:
-        done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
-        self._settle_run(settled)
-        return done
-
-    # ---- the release every path ends in --------------------------------------------------------
-    def _wait_at(self, i: Interaction, read: ParkedWait | None = None, *, parked: bool = True) -> ParkedWait | None:
-        """The hosted interrupt's wait (`parked`: still parked), if it holds this interrupt (`read`: as read
-        with the interrupt)."""
-        gate = interrupt_request(i).gate
-        if not gate:
-            return None
-        wait = read if read is not None and read.gate == gate else self.core.store.get_wait(i.run_id, gate)
-        held = wait is not None and i.interaction_id in wait.interaction_ids and (wait.status == "parked" or not parked)
-        return wait if held else None
-
-    def _release(self, answered: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
-        """Hosted: send the parked token the value and edited state (an SDK waiter's long-poll reads them)."""
-        wait = self._wait_at(answered, wait)
-        if wait is None:
-            return not interrupt_request(answered).hosted
-        output = InterruptOutput.of(answered)
-        return self.core.release_gate(answered.run_id, answered.request.node, output, token=token, wait=wait)
-
-    def _settle_run(self, i: Interaction) -> None:
-        """An SDK waiter's interrupt settled by its winner: its own timer stops, and its session runs again
-        once none of its interrupts is pending (read in its partition, consistently: not the by_status GSI)."""
-        if not interrupt_request(i).hosted:
-            stop_interaction_timer(self.core, i)  # (none while it is pending: a failed create)
-            if not self.core.store.list_run_interactions(i.run_id, kind=KIND, status="pending"):
-                self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
-
-    def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
-        """Hosted: fail the parked token of a cancelled interrupt (who and why), or with the deadline error
-        (the Catch takes it as Step Functions' own timeout). True if this call failed the task."""
-        wait = self._wait_at(cancelled, wait)
-        if wait is None or (token is not None and wait.task_token != token):
-            return False
-        iid, st = cancelled.interaction_id, cancelled.state
-        if is_timed_out(cancelled):
-            error, cause = DEADLINE_ERROR, f"interrupt {iid} timed out"
-        else:
-            error, cause = CANCEL_ERROR, f"interrupt {iid} cancelled by {st.answered_by}: {st.reason}"
-        try:
-            self.core.tokens.send_failure(wait.task_token, error, cause)
-        except TaskTokenError:
-            self.core.release_unsent(wait)
-            return False  # the execution already ended or timed out: nothing left to fail
-        return self.core.release_unsent(wait)
 
 
 class ClaimChangedError(ConflictError):
     """Only a claim changed the interrupt under the cancel's write: the cancel reads again."""
 
 
-class InterruptCancels(QuorumVotes):
-    """The `AnswerPolicy` of an interrupt's cancel (the answer: its reason): stored as cancelled with its
-    event in one write, then the hosted task failed and an external session running again. A repeat is
-    this caller's cancel with this reason whose task failure was not delivered (sent again); anyone else's
-    meanwhile lost the race (a 410 naming the winner)."""
+class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
+    """The answer: its reason. A repeat is this caller's cancel with this reason whose task failure was not
+    delivered (sent again); anyone else's meanwhile lost the race (a 410 naming the winner)."""
 
-    def __init__(self, answers: InterruptAnswers, caller: str, found: FoundInteraction) -> None:
-        self.answers, self.core, self.caller, self.audit_head = answers, answers.core, caller, found.audit_head
-        self.settle, self.not_counted = answers.settle, answers.not_counted  # a quorum's rejection: as the resume's
+    def __init__(self, core: Core, caller: str, found: FoundInteraction) -> None:
+        self.core, self.caller, self.audit_head = core, caller, found.audit_head
 
     def check(self, pause: Interaction, reason: str) -> None:
         if pause.state.status != "pending" and not self.is_repeat(pause, reason, self.caller):
@@ -334,16 +334,14 @@ class InterruptCancels(QuorumVotes):
         """The wait still parked for this caller's own cancel with this reason (its failure undelivered)."""
         st = current.state
         mine = st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason)
-        return self.answers._wait_at(current) if mine else None
+        return self._wait_at(current) if mine else None
 
     def is_repeat(self, current: Interaction, reason: str, caller: str) -> bool:
         return self._repeated(current, reason, caller) is not None
 
     def repeat(self, current: Interaction, reason: str, caller: str) -> contracts.InterruptCancelled | None:
         wait = self._repeated(current, reason, caller)
-        return None if wait is None else self.view(current, self.answers._fail_waiter(current, wait=wait))
-
-    quorum = staticmethod(InterruptAnswers.quorum)
+        return None if wait is None else self.view(current, self._fail_waiter(current, wait=wait))
 
     @staticmethod
     def entry(pause: Interaction, policy: ApprovalPolicy, reason: str) -> Entry:
@@ -352,21 +350,21 @@ class InterruptCancels(QuorumVotes):
     def counted(
         self, pause: Interaction, approval: ApprovalView, released: bool | None, *, pending: bool
     ) -> contracts.InterruptCancelled:
-        return self.view(self.answers.load(pause.interaction_id), bool(released), approval=approval)
+        return self.view(self.load(pause.interaction_id), bool(released), approval=approval)
 
     def write(
         self, pause: Interaction, reason: str, caller: str, decided: Decided | None
     ) -> Write[contracts.InterruptCancelled]:
         def release(cancelled: Interaction) -> contracts.InterruptCancelled:
-            failed = self.answers._fail_waiter(cancelled)
-            self.answers._settle_run(cancelled)
+            failed = self._fail_waiter(cancelled)
+            self._settle_run(cancelled)
             return self.view(cancelled, failed)
 
         event = self.core.new_event(pause.run_id, cancelled_event(pause, reason, caller))
         return Write(self.core.now(), [event], release, audit_head=self.audit_head, status="cancelled", reason=reason)
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
-        i = self.answers._expire_if_due(self.answers._seen(current))
+        i = self._expire_if_due(self._seen(current))
         if i.state.status == "pending":
             return ClaimChangedError(f"interrupt {i.interaction_id} changed while cancelling")
         return settled_error(i, "cancelled")

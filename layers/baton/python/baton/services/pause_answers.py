@@ -1,5 +1,4 @@
-"""The answer side of an `ask` (a hosted pause or an agent's blocking ask): `PauseAnswers` is the kind's
-`AnswerPolicy` (baton.services.at_deadline), its quorum vote included."""
+"""The answer side of an `ask` (a hosted pause or an agent's blocking ask): `PauseAnswers`, its `AnswerPolicy`."""
 
 from __future__ import annotations
 
@@ -15,8 +14,8 @@ from baton.models import PauseRequest
 from baton.notify.model import DECISION_KEY
 from baton.ports import WaitStillOpen
 from baton.services.answer_outcomes import delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService, Entry, QuorumVotes
-from baton.services.at_deadline import Write
+from baton.services.approvals import ApprovalService, Entry
+from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.deadlines import stop_interaction_timer
 
 if TYPE_CHECKING:
@@ -37,10 +36,9 @@ def conflict(i: Interaction, message: str, **details: Any) -> ConflictError:
     return ConflictError(message, details={**details, "interaction": i.public(), "winner": won})
 
 
-class PauseAnswers(QuorumVotes):
-    """The `AnswerPolicy` of an `ask` (a hosted pause or a blocking ask). `wait` and `snapshot`: the parked
-    pause and the run as a resume read them (its write guarded by the wait still open, its send with no
-    read); without them the pause was read from the run's interactions (`hosted`: is the run hosted?)."""
+class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
+    """`wait` and `snapshot`: the parked pause and the run as a resume read them (its write guarded by the
+    wait still open, its send with no read); else the pause was read from the run (`hosted`: is the run?)."""
 
     def __init__(
         self, core: Core, *, wait: ParkedWait | None = None, snapshot: RunSnapshot | None = None, hosted: bool = False
@@ -61,23 +59,9 @@ class PauseAnswers(QuorumVotes):
                 answer, path="answers"
             )
 
-    def refuse_if_late(self, pause: Interaction, answer: Answers, caller: str) -> None:
-        self.core.refuse_if_late(pause, answer, caller=caller, deadline=pause.expires_at)
-
-    def refuse_if_ended(self, pause: Interaction, answer: Answers, caller: str) -> None:
-        self.core.refuse_if_ended(pause, answer, caller=caller, interaction=pause.public())
-
-    @classmethod
-    def is_repeat(cls, current: Interaction, answer: Answers, caller: str) -> bool:
-        st = current.state
-        return (
-            cls.quorum(current) is None and st.status == "answered" and st.answer == answer and st.answered_by == caller
-        )
-
     def repeat(self, current: Interaction, answer: Answers, caller: str) -> ResumeResult | None:
-        """The stored answer is resent (a retry after a failed send). The same caller's repeat is answered as
-        the first was; another caller's same answer lost the race (None: the 409). On a quorum pause the
-        same answer is a vote: the vote path says whether it was counted."""
+        """The stored answer is resent (a retry after a failed send); only the same caller's repeat is
+        answered as the first was (another's lost the race; on a quorum pause it is a vote)."""
         st = current.state
         if st.status != "answered" or st.answer != answer:
             return None
@@ -152,10 +136,8 @@ class PauseAnswers(QuorumVotes):
 
     def not_counted(self, pause: Interaction) -> ConflictError:
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id) or pause
-        status = current.state.status
-        return conflict(
-            current, f"the pause at node '{pause.request.node}' is already {status}: the vote is not counted"
-        )
+        said = f"the pause at node '{pause.request.node}' is already {current.state.status}: the vote is not counted"
+        return conflict(current, said)
 
     def counted(
         self, pause: Interaction, approval: ApprovalView, resumed: bool | None, *, pending: bool
@@ -166,8 +148,7 @@ class PauseAnswers(QuorumVotes):
         return self.view(current, bool(resumed), pending=pending).model_copy(update=quorum)
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Answer a pause whose tally met `ballot.decision` (guarded by it) and deliver it. True if this
-        call resumed the workflow or the blocking ask's waiter."""
+        """True if this call resumed the workflow or the blocking ask's waiter."""
         answers = ballot.deciding_answer({DECISION_KEY: "approve" if ballot.decision == "approved" else "reject"})
         return ApprovalService(self.core).settle_answered(pause, policy, ballot, answers, self.deliver)
 

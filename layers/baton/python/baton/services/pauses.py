@@ -45,7 +45,6 @@ class PauseService:
     def answers(self) -> PauseAnswers:
         return PauseAnswers(self.core)
 
-    # ---- the human pause -----------------------------------------------------------------------
     def park(self, payload: ParkPayload) -> Interaction:
         """The `park` task: record what is asked, park the token. A retried invoke (same token) returns the
         same interaction and records nothing again. With `approval` the run's starter may not vote."""
@@ -94,9 +93,8 @@ class PauseService:
     parked_pause = staticmethod(parked_pause)  # (the route asks it before it resumes)
 
     def resume(self, request: Resume, *, snapshot: RunSnapshot | None = None) -> ResumeResult:
-        """Store the answers on the run's pending pause, then send its token (`decide`). The snapshot (the
-        route's, when it read one) names the parked pause and holds it, so the critical path reads nothing
-        else (tests/integration/test_call_budgets.py)."""
+        """`decide` on the run's pending pause. The snapshot (the route's, when it read one) names the parked
+        pause and holds it, so the critical path reads nothing else (tests/integration/test_call_budgets.py)."""
         core = self.core
         snapshot = snapshot if snapshot is not None else core.store.snapshot_run(request.run_id)
         if snapshot.run is None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
@@ -13,10 +12,10 @@ from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.questions import answer_text, answered_event, check_answer, in_scope, late_after_gate, message_text
 from baton.errors import ConflictError, GoneError, NotFoundError
 from baton.models import TERMINAL_RUN_STATES, Message, QuestionRequest
-from baton.ports import GuardFailedError, ScopeUnchanged, StillPending
+from baton.ports import GuardFailedError, RunSnapshot, ScopeUnchanged, StillPending
 from baton.services.answer_outcomes import delivery_of
-from baton.services.approvals import Entry, QuorumVotes
-from baton.services.at_deadline import Write
+from baton.services.approvals import Entry
+from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.deadlines import stop_interaction_timer
 from baton.services.decide import decide
 from baton.services.pause_answers import conflict
@@ -29,8 +28,7 @@ if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.ballot import Ballot, Decided
     from baton.models import Event, Interaction, ParkedWait
-    from baton.ports import Guard, RunSnapshot
-    from baton.services.approvals import ApprovalService
+    from baton.ports import Guard
 
 ANSWER_ATTEMPTS = 5  # an answer whose guard failed (the run changed under it) reads again and decides again
 MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
@@ -38,8 +36,6 @@ MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write
 
 class AnswerQuestions(ToolAwaits):
     """Answering a question (the base of `QuestionService`, over the gates and tool awaits it releases)."""
-
-    approvals: ApprovalService
 
     def answer(
         self,
@@ -52,10 +48,8 @@ class AnswerQuestions(ToolAwaits):
         decided: Decided | None = None,
         via: str | None = None,
     ) -> AnswerResult:
-        """Decide the answer (`QuestionAnswers`, by the one engine `decide`) on one read of the run's open
-        part: two calls before the send (tests/integration/test_call_budgets.py). A failed guard (the run
-        changed under it): read and decide again. `decided`: the quorum that met answers it; `via`: the
-        channel it came by, kept in its decision (`InteractionAnswered.via`)."""
+        """`decide` on one read of the run's open part (two calls before the send); a failed guard (the run
+        changed under it): read and decide again. `via`: the channel it came by, kept in its decision."""
         voter = Voter(caller, groups)
         for _attempt in range(ANSWER_ATTEMPTS):
             snapshot = self.core.store.snapshot_run(run_id)
@@ -74,23 +68,8 @@ class AnswerQuestions(ToolAwaits):
             details={"run_id": run_id, "interaction_id": interaction_id, "reason": "contention"},
         )
 
-    def answer_decided(self, question: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> AnswerResult | None:
-        """The answer a met quorum decided, as its deciding vote gives it. None: another vote (or a
-        reconciler's pass) answered it first."""
-        decided = release_of(question, policy, ballot)
-        try:
-            return self.answer(
-                question.run_id, question.interaction_id, decided.answer, caller=decided.by, decided=decided
-            )
-        except ConflictError:
-            return None
-
     def settle_standing(self, question: Interaction) -> bool:
-        """The reconciler: a pending quorum question whose stored tally is met is answered as its deciding
-        vote would have."""
-        return self.approvals.settle_standing(
-            question, QuestionAnswers.quorum(question), partial(self.answer_decided, question)
-        )
+        return QuestionAnswers(self, RunSnapshot(run=None)).settle_standing(question)  # settle reads the run
 
     def _message(self, question: Interaction, text: str) -> Message:
         """The message an answered question leaves in its asking node's queue."""
@@ -104,10 +83,9 @@ class AnswerQuestions(ToolAwaits):
         )
 
 
-class QuestionAnswers(QuorumVotes):
-    """An async question's `AnswerPolicy` (baton.services.at_deadline), on the run as `snapshot` read it:
-    its answer is checked against the await gates of its scope (`refuse_if_late` keeps them for the
-    write), carried onto them in its deciding write, queued for the asking node, and released."""
+class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
+    """On the run as `snapshot` read it: the answer is checked against the await gates of its scope
+    (`refuse_if_late` keeps them for the write), carried onto them, queued for the asking node, released."""
 
     def __init__(self, questions: AnswerQuestions, snapshot: RunSnapshot, *, via: str | None = None) -> None:
         self.questions, self.via = questions, via
@@ -144,12 +122,6 @@ class QuestionAnswers(QuorumVotes):
             raise gone
         self.core.refuse_if_ended(question, answer, caller=caller)
 
-    def is_repeat(self, current: Interaction, answer: Any, caller: str) -> bool:
-        """The stored answer is this very request's (the same caller, the same answer; not a quorum's)."""
-        st = current.state
-        plain = current.request.kind == "question" and self.quorum(current) is None
-        return plain and st.status == "answered" and st.answer == answer and st.answered_by == caller
-
     def repeat(self, current: Interaction, answer: Any, caller: str) -> AnswerResult | None:
         """A retry of an accepted answer gets the first one's result from the stored answer, with no record:
         the gates parked on its scope before it count as released once resumed; one still parked (the
@@ -176,7 +148,13 @@ class QuestionAnswers(QuorumVotes):
         return Entry(answer, None, question.request_as(QuestionRequest).requested_by)  # its options decide the side
 
     def settle(self, question: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> AnswerResult | None:
-        return self.questions.answer_decided(question, policy, ballot)
+        """Answered as the deciding vote gives it; None: another vote (or the reconciler) answered it first."""
+        decided = release_of(question, policy, ballot)
+        try:
+            run_id, iid = question.run_id, question.interaction_id
+            return self.questions.answer(run_id, iid, decided.answer, caller=decided.by, decided=decided)
+        except ConflictError:
+            return None
 
     def not_counted(self, question: Interaction) -> ConflictError:
         return self.already(self.core.store.get_interaction(question.run_id, question.interaction_id) or question)
@@ -185,8 +163,7 @@ class QuestionAnswers(QuorumVotes):
     def counted(
         question: Interaction, approval: ApprovalView, decided: AnswerResult | None, *, pending: bool
     ) -> AnswerResult:
-        """The decided answer's result, else pending (or answered first by a concurrent vote that read the
-        same tally)."""
+        # the decided answer's result, else pending (or answered by a concurrent vote on the same tally)
         if decided is not None:
             return decided.model_copy(update={"approval": approval})
         status = "answered" if approval.decision is not None else "pending"
@@ -233,8 +210,7 @@ class QuestionAnswers(QuorumVotes):
         return Write(at=now, records=records, release=release, guards=guards, audit_head=snapshot.audit_head)
 
     def _after_answer(self, answered: Interaction, released: list[str], unsent: Sequence[str] = ()) -> AnswerResult:
-        """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (the
-        reconciler sends them: the delivery is pending)."""
+        """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (pending)."""
         for awaiting in self.snapshot.pending:
             if awaiting.request.kind == "await" and self.questions._complete_tool_await(awaiting):
                 released.append(f"tool:{awaiting.interaction_id}")

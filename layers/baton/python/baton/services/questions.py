@@ -28,7 +28,7 @@ from baton.domain.questions import (
 from baton.errors import ConflictError, NotFoundError
 from baton.models import AwaitToolRequest, Interaction, Message, ParkedWait, QuestionRequest
 from baton.ports import GuardFailedError
-from baton.services.approvals import ApprovalService, approval_view
+from baton.services.approvals import approval_view
 from baton.services.at_deadline import end_at_deadline, fail_unanswered
 from baton.services.deadlines import answer_with_default, arm_interaction, stop_interaction_timer
 from baton.services.question_answers import AnswerQuestions, QuestionAnswers
@@ -47,7 +47,6 @@ POSTED = "question posted; keep working"
 class QuestionService(AnswerQuestions):
     def __init__(self, core: Core) -> None:
         self.core = core
-        self.approvals = ApprovalService(core)
 
     def ask(self, run_id: str, request: AskRequest, *, caller: str) -> AskResult:
         """`ask_user_async`: store, publish, return at once. A ladder's default is taken at the question's

@@ -1,6 +1,5 @@
-"""The answer side of a tool approval: `ToolApprovalAnswers`, the kind's `AnswerPolicy`
-(baton.services.at_deadline), walked by the one engine `baton.services.decide` as every kind's answer is;
-its own steps are the passkey second factor before the decision and the quorum vote on its digest."""
+"""The answer side of a tool approval: `ToolApprovalAnswers`, its `AnswerPolicy`; its own step is the
+passkey second factor before the decision or the vote."""
 
 from __future__ import annotations
 
@@ -13,14 +12,15 @@ from baton.domain.ballot import vote_text
 from baton.domain.tool_calls import StoredDecision, needs_second_factor
 from baton.errors import ConflictError
 from baton.events import InteractionAnswered
-from baton.services.approvals import ApprovalService
-from baton.services.at_deadline import Write
+from baton.services.approvals import ApprovalService, Entry
+from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.deadlines import stop_interaction_timer
 from baton.services.pause_answers import conflict
 
 if TYPE_CHECKING:
+    from baton.contracts.questions import ApprovalView
     from baton.domain.approval import ApprovalPolicy, Vote
-    from baton.domain.ballot import Ballot, Decided, Voter
+    from baton.domain.ballot import Ballot, Decided
     from baton.models import Interaction
     from baton.services.core import Core
 
@@ -31,67 +31,57 @@ class DecideAgainError(ConflictError):
     """The answer's write lost (the approval was decided, or claimed, under it): read and decide again."""
 
 
-class ToolApprovalAnswers:
-    """A tool approval's `AnswerPolicy`. `sent`: the answer as the operator sent it (what a passkey signs);
-    `confirmed`: the passkey confirmed it, kept across the answer's retries (it is checked once)."""
+class ToolApprovalAnswers(AnswerPolicy[StoredAnswer, AnswerResult, bool]):
+    """`sent`: the answer as the operator sent it (what a passkey signs); `confirmed`: the passkey confirmed
+    it, kept across the answer's retries (it is checked once)."""
 
     def __init__(self, core: Core, *, sent: Any = None, passkey: dict[str, Any] | None = None, via: str | None = None):
         self.core, self.sent, self.passkey, self.via = core, sent, passkey, via
         self.confirmed = False
 
-    def check(self, pause: Interaction, answer: StoredAnswer) -> None:
-        """Checked as it was parsed against the approval's call (`stored_decision`: 422 at the field)."""
-
+    # `check`: none here, it was checked as it was parsed against the approval's call (`stored_decision`)
     def refuse_if_late(self, pause: Interaction, answer: StoredAnswer, caller: str) -> None:
-        """410 past the deadline (kept late); then the last refusal before the decision or the vote: an
-        approve of a call whose risk asks for a second factor is a 403 unless `passkey` verifies it."""
-        self.core.refuse_if_late(pause, answer, caller=caller, deadline=pause.expires_at)
+        """Then the last refusal before the decision or the vote: an approve of a call whose risk asks for a
+        second factor is a 403 unless `passkey` verifies it."""
+        super().refuse_if_late(pause, answer, caller)
         factor = self.core.second_factor
         allows = StoredDecision.model_validate(answer).allows
         if not self.confirmed and factor is not None and allows and needs_second_factor(tool_spec(pause)):
             factor.confirm(caller, pause.run_id, pause.interaction_id, self.sent, self.passkey)
             self.confirmed = True
 
-    def refuse_if_ended(self, pause: Interaction, answer: StoredAnswer, caller: str) -> None:
-        self.core.refuse_if_ended(pause, answer, caller=caller, interaction=pause.public())
-
     @staticmethod
     def is_repeat(current: Interaction, answer: StoredAnswer, caller: str) -> bool:
+        # a quorum's too: its decider's same decision again is answered as the first was
         st = current.state
         return st.status == "answered" and st.answer == answer and st.answered_by == caller
-
-    def repeat(self, current: Interaction, answer: StoredAnswer, caller: str) -> AnswerResult | None:
-        """The same caller's accepted decision again: answered as the first was (nothing is sent)."""
-        return self.view(current, True) if self.is_repeat(current, answer, caller) else None
 
     @staticmethod
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
         return tool_spec(pause).approval
 
-    def vote(self, pause: Interaction, policy: ApprovalPolicy, answer: StoredAnswer, voter: Voter) -> AnswerResult:
-        """One vote (approve and edit approve, deny rejects; the asking agent and non-approvers get a 403);
-        the vote meeting the quorum decides it with the deciding side's last answer."""
-        side: Vote = "reject" if answer["decision"] == "deny" else "approve"
-        requested_by = tool_spec(pause).requested_by
-        approvals = ApprovalService(self.core)
-        ballot = approvals.cast(pause, policy, vote_text(answer), voter, requested_by=requested_by, vote=side)
-        if ballot.outcome == "closed":
-            raise conflict(pause, f"tool approval {pause.interaction_id} was already decided: the vote is not counted")
-        if ballot.decision is not None:
-            self.settle(pause, policy, ballot)
+    @staticmethod
+    def entry(pause: Interaction, policy: ApprovalPolicy, answer: StoredAnswer) -> Entry:
+        side: Vote = "reject" if answer["decision"] == "deny" else "approve"  # an edit approves
+        return Entry(vote_text(answer), side, tool_spec(pause).requested_by)
+
+    @staticmethod
+    def not_counted(pause: Interaction) -> ConflictError:
+        return conflict(pause, f"tool approval {pause.interaction_id} was already decided: the vote is not counted")
+
+    def counted(
+        self, pause: Interaction, approval: ApprovalView, settled: bool | None, *, pending: bool
+    ) -> AnswerResult:
         # a met tally is the decision: written by this settle, a concurrent vote's or the reconciler's
-        decided = ballot.decision is not None
-        quorum = {"status": "answered" if decided else "pending", "queued": decided, "approval": ballot.view(policy)}
+        decided = approval.decision is not None
+        quorum = {"status": "answered" if decided else "pending", "queued": decided, "approval": approval}
         return self.view(pause, decided).model_copy(update=quorum)
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Decide a met tally (guarded by it) with its side's last answer; True if this call decided it."""
-        return ApprovalService(self.core).settle_answered(
-            pause, policy, ballot, ballot.deciding_answer(), self._stop_timer
-        )
+        """Decided with its side's last answer; True if this call decided it (its ladder is moot then)."""
+        return ApprovalService(self.core).settle_answered(pause, policy, ballot, ballot.deciding_answer(), self._stop)
 
-    def _stop_timer(self, answered: Interaction) -> bool:
-        """The settling write's winner: the approval's ladder timer is moot now."""
+    def _stop(self, answered: Interaction) -> bool:
         stop_interaction_timer(self.core, answered)
         return True
 

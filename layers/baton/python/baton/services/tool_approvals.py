@@ -12,7 +12,6 @@ nothing. Each decision is recorded as `policy_decided` in the decision log, with
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
@@ -34,7 +33,6 @@ from baton.errors import ConflictError, NotFoundError
 from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.policy.source import decide_or_ask
-from baton.services.approvals import ApprovalService
 from baton.services.asks import BlockingPause
 from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.decide import decide
@@ -58,9 +56,8 @@ class ToolApprovalService(BlockingPause):
 
     def request(self, run_id: str, body: ToolApprovalRequest, *, caller: str) -> tuple[Interaction, bool]:
         """The approval of this call, and whether this request created it: a repeat of a call still pending
-        (or approved and not yet used) in the same session finds that one, read by the call's key, and of
-        identical requests at the same moment one creates it (a conditional write) and the others return
-        it; an active grant answers at once."""
+        (or approved, unused) in the same session finds that one by the call's key; of identical requests at
+        once one creates it (a conditional write), the others return it; an active grant answers at once."""
         core = self.core
         ladder = timeout_ladder(body.ladder(), body.call)
         core.check_notify(body.notify)
@@ -165,10 +162,7 @@ class ToolApprovalService(BlockingPause):
         via: str | None = None,
         passkey: dict[str, Any] | None = None,
     ) -> AnswerResult:
-        """A person's decision (POST .../interactions/{id}/answer), walked by the one engine `decide` with
-        `ToolApprovalAnswers`: 422 at the field for a bad one, 410 past the deadline, 409 naming the winner
-        when another answer decided first; an approve of a call whose risk asks for a second factor, a 403
-        unless `passkey` confirms this answer."""
+        """A person's decision (POST .../interactions/{id}/answer), by `decide` with `ToolApprovalAnswers`."""
         policy = ToolApprovalAnswers(self.core, sent=answer, passkey=passkey, via=via)
         while True:  # a write that lost (decided, or claimed, under it) decides again; a passkey stays confirmed
             pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
@@ -179,9 +173,7 @@ class ToolApprovalService(BlockingPause):
                 continue
 
     def settle_standing(self, pause: Interaction) -> bool:
-        """The reconciler: a pending quorum approval whose stored tally is met is decided as its vote would have."""
-        settle = partial(ToolApprovalAnswers(self.core).settle, pause)
-        return ApprovalService(self.core).settle_standing(pause, tool_spec(pause).approval, settle)
+        return ToolApprovalAnswers(self.core).settle_standing(pause)
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""

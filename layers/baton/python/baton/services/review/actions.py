@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
 from baton.domain.ballot import Voter, vote_text
+from baton.domain.review_decision import ReviewDecision
 from baton.domain.review_gate import MERGE_ACTIONS
 from baton.domain.review_state import StoredAction, not_waiting, refuse_timed_out
 from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn
-from baton.services.answer_outcomes import closed_error, delivery_of, send_or_pending
-from baton.services.approvals import ApprovalService
-from baton.services.at_deadline import InteractionPauseDeadline, Write
+from baton.services.answer_outcomes import closed_error, delivery_of
+from baton.services.approvals import ApprovalService, Entry
+from baton.services.at_deadline import AnswerPolicy, InteractionPauseDeadline, Write
 from baton.services.deadlines import park_wait
 from baton.services.decide import decide
 from baton.services.review.gate import ReviewGate
@@ -25,10 +26,10 @@ from baton.services.review.gate import ReviewGate
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from baton.contracts.questions import ApprovalView
     from baton.domain.approval import ApprovalPolicy, Vote
     from baton.domain.audit import AuditHead
     from baton.domain.ballot import Ballot, Decided
-    from baton.domain.review_decision import ReviewDecision
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
 
@@ -103,44 +104,8 @@ class ReviewActions(ReviewGate):
         answers = ReviewAnswers(self, interaction, decision, wait=wait, audit_head=head, turns=turns)
         return decide(self.core, answers, interaction, decision, Voter(caller, groups))
 
-    def _vote(
-        self,
-        interaction: Interaction,
-        policy: ApprovalPolicy,
-        action: dict[str, Any],
-        voter: Voter,
-        *,
-        requested_by: str | None,
-    ) -> ReviewActionResult:
-        """A quorum (`approval`): approve_merge / force_merge approve, request_changes rejects, a reply votes
-        nothing; the vote meeting it stores its action and sends the token once (`_settle`)."""
-        vote: Vote = "approve" if action["action"] in MERGE_ACTIONS else "reject"
-        text = vote_text(action)
-        ballot = ApprovalService(self.core).cast(interaction, policy, text, voter, requested_by=requested_by, vote=vote)
-        settle = partial(self._settle, interaction, policy, ballot)
-        resumed, pending = send_or_pending(settle) if ballot.decision else (False, False)
-        current = self.core.store.get_interaction(interaction.run_id, interaction.interaction_id) or interaction
-        if ballot.outcome == "closed":
-            raise ConflictError(
-                f"the review at gate '{interaction.node}' is already decided: the vote is not counted",
-                details={"interaction": current.public()},
-            )
-        decided = current.state.status != "pending" and ballot.decision is not None
-        return ReviewActionResult(
-            interaction_id=interaction.interaction_id,
-            node=interaction.node,
-            action=action["action"],
-            reviewed_head=action.get("reviewed_head"),
-            queued=decided,
-            resumed=resumed,
-            delivery=delivery_of(resumed, pending=pending),
-            status="answered" if decided else "pending",
-            approval=ballot.view(policy),
-        )
-
-    def _settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Store the deciding vote's action (guarded by the met tally) and send the token: True if this
-        call resumed the gate."""
+    def settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        """A met tally: the deciding vote's action stored and the token sent; True if this call resumed it."""
         core = self.core
         chosen: dict[str, Any] = ballot.deciding_answer({"action": "request_changes"})
 
@@ -152,9 +117,8 @@ class ReviewActions(ReviewGate):
         return ApprovalService(core).settle(current, policy, ballot, answered, self._release)
 
     def settle_standing(self, interaction: Interaction) -> bool:
-        """The reconciler: a pending review whose stored tally is met is decided and delivered."""
         policy = self.config_of(interaction).approval
-        return ApprovalService(self.core).settle_standing(interaction, policy, partial(self._settle, interaction))
+        return ApprovalService(self.core).settle_standing(interaction, policy, partial(self.settle, interaction))
 
     def _waiting_review(self, run_id: str, node: str | None) -> Interaction:
         """The review the operator acts on: 409 when none waits (or the companion or a merge is busy)."""
@@ -173,10 +137,9 @@ class ReviewActions(ReviewGate):
         return interaction
 
 
-class ReviewAnswers:
-    """The review gate's `AnswerPolicy` (baton.services.at_deadline) for one operator's decision, on the
-    review as `act` read it: its parked `wait`, the run's chain head and the dialogue's `turns`. A reply
-    is one answer; any other action on a gate with an `approval` is a vote (`ReviewActions._vote`)."""
+class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
+    """One operator's decision on the review as `act` read it (its parked `wait`, the run's chain head, the
+    dialogue's `turns`). A reply is one answer; any other action on a gate with an `approval` is a vote."""
 
     def __init__(
         self,
@@ -212,22 +175,37 @@ class ReviewAnswers:
     def is_repeat(self, current: Interaction, decision: ReviewDecision, caller: str) -> bool:
         return False  # each action moves the dialogue on: the same one again is refused as not waiting
 
-    def repeat(self, current: Interaction, decision: ReviewDecision, caller: str) -> ReviewActionResult | None:
-        return None
-
     def quorum(self, review: Interaction) -> ApprovalPolicy | None:
         return None if self.decision.action == "reply" else self.config.approval
 
-    def _stored(self, caller: str) -> StoredAction:
+    def _stored(self, by: str) -> StoredAction:
         strategy = self.config.merge_strategy
-        return StoredAction.decided(self.decision, self.reviewed, merge_strategy=strategy, by=caller)
+        return StoredAction.decided(self.decision, self.reviewed, merge_strategy=strategy, by=by)
 
-    def vote(
-        self, review: Interaction, policy: ApprovalPolicy, decision: ReviewDecision, voter: Voter
+    def entry(self, review: Interaction, policy: ApprovalPolicy, decision: ReviewDecision) -> Entry:
+        """approve_merge / force_merge approve, request_changes rejects; the run's starter may not vote."""
+        action = self._stored(by="").model_dump(exclude_unset=True, exclude={"reply", "by"})  # who: the ballot's
+        vote: Vote = "approve" if decision.action in MERGE_ACTIONS else "reject"
+        return Entry(vote_text(action), vote, self.core.require_run(review.run_id).started_by)
+
+    def settle(self, review: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
+        return self.gate.settle(review, policy, ballot)
+
+    def not_counted(self, review: Interaction) -> ConflictError:
+        current = self.core.store.get_interaction(review.run_id, review.interaction_id) or review
+        return ConflictError(
+            f"the review at gate '{review.node}' is already decided: the vote is not counted",
+            details={"interaction": current.public()},
+        )
+
+    def counted(
+        self, review: Interaction, approval: ApprovalView, resumed: bool | None, *, pending: bool
     ) -> ReviewActionResult:
-        vote = self._stored(voter.operator).model_dump(exclude_unset=True, exclude={"reply", "by"})
-        requested_by = self.core.require_run(review.run_id).started_by
-        return self.gate._vote(review, policy, vote, voter, requested_by=requested_by)
+        current = self.core.store.get_interaction(review.run_id, review.interaction_id) or review
+        decided = current.state.status != "pending" and approval.decision is not None
+        counted = {"queued": decided, "status": "answered" if decided else "pending", "approval": approval}
+        voted = self.view(current, bool(resumed), pending=pending)
+        return voted.model_copy(update=counted | {"reviewed_head": self.reviewed.head})
 
     def write(
         self, review: Interaction, decision: ReviewDecision, caller: str, decided: Decided | None
