@@ -37,7 +37,7 @@ MAX_EARLY_SECONDS = 2 * TIMER_PRECISION_SECONDS
 
 @dataclass(frozen=True)
 class _StepSubject:
-    """What a ladder step is about: the event's gate, the interactions still pending, their ladder."""
+    """What a ladder step is about: its event's gate, the interactions still pending, their ladder."""
 
     gate: str
     pending: list[Interaction]
@@ -48,9 +48,6 @@ class _StepSubject:
 
 
 class Deadlines:
-    """What the `gate_deadline` Lambda does when a timer fires: at a deadline, the reconciler's own path
-    for the pause (a parked wait's, a tool-form await's, a question's default)."""
-
     def __init__(self, reconciler: Reconciler, *, sleep: Callable[[float], None] = time.sleep) -> None:
         self.core = reconciler.core
         self._reconciler = reconciler
@@ -95,7 +92,11 @@ class Deadlines:
         if isinstance(subject, TimerOutcome):
             return subject
         if timer.step == "deadline":  # a question's declared default (only a pause no gate parks gets here)
-            return self._take_default(timer)
+            due = self._due(timer.deadline)
+            assert timer.interaction_id is not None
+            taken = due and self._reconciler.questions.take_default(timer.run_id, timer.interaction_id)
+            reason = TIMED_OUT_DEFAULT if taken else "not_pending" if due else "not_due"
+            return TimerOutcome(done=True, step="deadline", reason=reason)
         this = next((s for s in subject.steps if s.step == timer.step), None)
         if this is not None and subject.pending:
             self._send(this, subject)
@@ -135,13 +136,6 @@ class Deadlines:
         if ladder is None or not pending:
             return TimerOutcome(done=True, step=timer.step, reason="answered")  # answered: the rest is skipped
         return _StepSubject(wait.gate, pending, ladder, wait_steps(wait, timer.deadline, asked), wait.deadline)
-
-    def _take_default(self, timer: GateDeadlinePayload) -> TimerOutcome:
-        assert timer.interaction_id is not None
-        if not self._due(timer.deadline):
-            return TimerOutcome(done=True, step="deadline", reason="not_due")
-        taken = self._reconciler.questions.take_default(timer.run_id, timer.interaction_id)
-        return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
 
     def _send(self, this: LadderStep, subject: _StepSubject) -> None:
         """One ladder step's event, then a notification per pending interaction (a little early: it waits)."""
