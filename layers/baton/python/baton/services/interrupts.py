@@ -303,9 +303,8 @@ class InterruptDeadline(InteractionPauseDeadline):
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
         """The resume (answered) or the task failure (cancelled, timed out) it should have had."""
-        if stored.state.status == "answered":
-            return self.interrupts._release(stored, token=wait.task_token)
-        return self.interrupts._fail_waiter(stored, token=wait.task_token)
+        send = self.interrupts._release if stored.state.status == "answered" else self.interrupts._fail_waiter
+        return send(stored, token=wait.task_token)
 
     def time_out(self, wait: ParkedWait) -> bool:
         interrupts = self.interrupts

@@ -99,7 +99,9 @@ class PasskeyService:
         )
 
         party = self.party()
-        known = [PublicKeyCredentialDescriptor(id=_unb64url(p.credential_id)) for p in self._passkeys(operator)]
+        known = [
+            PublicKeyCredentialDescriptor(id=_unb64url(p.credential_id)) for p in self._store.list_passkeys(operator)
+        ]
         options = generate_registration_options(
             rp_id=party.rp_id,
             rp_name=party.name,
@@ -147,7 +149,7 @@ class PasskeyService:
 
     def passkeys(self, operator: str) -> PasskeyList:
         self.party()
-        return PasskeyList(passkeys=[PasskeyView.of(p) for p in self._passkeys(operator)])
+        return PasskeyList(passkeys=[PasskeyView.of(p) for p in self._store.list_passkeys(operator)])
 
     def remove(self, operator: str, credential_id: str) -> PasskeyDeleted:
         """Revoke one of the operator's own passkeys (another's id is a 404, as an unknown one)."""
@@ -163,7 +165,7 @@ class PasskeyService:
         from webauthn.helpers.structs import PublicKeyCredentialDescriptor, UserVerificationRequirement
 
         party = self.party()
-        passkeys = self._passkeys(operator)
+        passkeys = self._store.list_passkeys(operator)
         if not passkeys:
             raise ConflictError(
                 "you have no passkey: register one (POST /api/me/webauthn/register/options) to confirm this answer",
@@ -246,9 +248,6 @@ class PasskeyService:
         if self._clock() >= parse_iso(issued.expires_at):
             _refuse("the passkey challenge expired: ask for a new one")
         return issued
-
-    def _passkeys(self, operator: str) -> list[StoredPasskey]:
-        return self._store.list_passkeys(operator)
 
 
 def _refuse(message: str) -> NoReturn:
