@@ -98,24 +98,19 @@ class DeadlinePolicy(Protocol[Stored]):
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         """Stop taking answers; the wait as closed, or None when it was already released or ended."""
-        ...
 
     def stored(self, wait: ParkedWait) -> Stored | None:
         """What was accepted before the pause closed (None: nothing, it is unanswered)."""
-        ...
 
     def release(self, wait: ParkedWait, stored: Stored) -> bool:
         """Deliver `stored` to the parked task. True if delivered (by this call or an earlier send)."""
-        ...
 
     def take_default(self, wait: ParkedWait) -> bool:
         """Answer what is still pending with its declared default. True if one was taken."""
-        ...
 
     def time_out(self, wait: ParkedWait) -> bool:
         """Time out what is still pending and fail the task with DEADLINE_ERROR. False if an answer got
         in first (its conditional write won) or someone else ended the pause."""
-        ...
 
 
 def end_at_deadline(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> DeadlineEnd | None:

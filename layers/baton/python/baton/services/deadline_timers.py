@@ -171,11 +171,7 @@ def addressed_to(core: Core, operators: list[str] | None) -> dict[str, list[str]
     says for whom (the `escalated` event's and the notification's `operators` and `substitutions`)."""
     if not operators:
         return {}
-    to: list[str] = []
-    substitutions: list[str] = []
-    for operator in operators:
-        away = delegate_for(core, operator)
-        to.append(away.delegate if away is not None else operator)
-        if away is not None:
-            substitutions.append(f"{away.delegate} {away.for_whom()}")
-    return {"operators": list(dict.fromkeys(to))} | ({"substitutions": substitutions} if substitutions else {})
+    aways = [(operator, delegate_for(core, operator)) for operator in operators]
+    to = list(dict.fromkeys(away.delegate if away is not None else operator for operator, away in aways))
+    substitutions = [f"{away.delegate} {away.for_whom()}" for _, away in aways if away is not None]
+    return {"operators": to} | ({"substitutions": substitutions} if substitutions else {})
