@@ -170,13 +170,10 @@ class InteractionPauseDeadline:
         return taken
 
     def time_out(self, wait: ParkedWait) -> bool:
-        unanswered = []
-        for i in interactions_of(self.core, wait):
-            if i.state.status != "pending":
-                continue
-            if not time_out_if_pending(self.core, i):
-                return False  # answered just in time: `end_at_deadline` releases it
-            unanswered.append(i.interaction_id)
+        pending = [i for i in interactions_of(self.core, wait) if i.state.status == "pending"]
+        if not all(time_out_if_pending(self.core, i) for i in pending):
+            return False  # answered just in time: `end_at_deadline` releases it
+        unanswered = [i.interaction_id for i in pending]
         return fail_unanswered(self.core, wait, f"the pause at node '{wait.gate}'", unanswered)
 
 

@@ -1,10 +1,8 @@
 """Baton ends every pause itself at its deadline: one timer per parked gate (the `DeadlineTimers` port:
-`statemachines/gate_deadline.asl.json`, a Wait then the `gate_deadline` Lambda), named after its wait so a
-retried park starts none again (`park_wait`), or after its interaction for a pause no gate parks
-(`arm_interaction`). A ladder's timer walks its steps (remind, escalate) while the pause waits, the
-deadline last (baton.services.deadline_timers), where `Reconciler.reconcile_one` takes the one deadline
-path (baton.services.at_deadline).
-A timer that fails to start loses nothing: the reconciler sweeps every parked wait each minute.
+`statemachines/gate_deadline.asl.json`, a Wait then the `gate_deadline` Lambda, baton.services.deadline_timers),
+named after its wait so a retried park starts none again (`park_wait`), or after its interaction for a pause no
+gate parks (`arm_interaction`). A timer that fails to start loses nothing: the reconciler sweeps every parked
+wait each minute.
 """
 
 from __future__ import annotations

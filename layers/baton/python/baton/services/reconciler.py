@@ -1,10 +1,8 @@
-"""The reconciler (the `reconcile` Lambda, every minute): a failed resume is not lost.
-
-Every parked wait (a Query of the sparse `pending` index) is its kind's `DeadlinePolicy`
-(`baton.services.at_deadline`): past its deadline it ends on the one deadline path; else a pause no
-longer pending gets what a lost send owed it (`deliver_stored`), bound to the token it examined (a gate
-parked again is left alone). Then tool-form awaits past their expiry, quorums met but not released, and
-due defaults (the `due` index).
+"""The reconciler (the `reconcile` Lambda, every minute): a failed resume is not lost. Every parked wait
+(a Query of the sparse `pending` index) is its kind's `DeadlinePolicy` (`baton.services.at_deadline`): past
+its deadline it ends on the one deadline path; else a pause no longer pending gets what a lost send owed it
+(`deliver_stored`), bound to the token it examined (a gate parked again is left alone). Then tool-form
+awaits past their expiry, quorums met but not released, and due defaults (the `due` index).
 """
 
 from __future__ import annotations
@@ -73,10 +71,9 @@ class Reconciler:
         return settle is not None and settle(pause)
 
     def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
-        """One parked wait (also a gate's timer at its deadline): past its deadline, the one deadline path
-        alone (a re-send of the wait as listed must not follow: the path may have just closed it); before
-        it, the resume a lost send owes it. A GoneError: Step Functions' own timeout closed the task first
-        (its Catch reports it)."""
+        """One parked wait (also a gate's timer at its deadline): past it, the deadline path alone (a re-send
+        must not follow: the path may have just closed it). GoneError: Step Functions' own timeout closed the
+        task first (its Catch reports it)."""
         policy = self._policy(wait)
         if policy is None:
             return WaitReconciled()
