@@ -11,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled
+from baton.domain.parked_ladder import defaults_at_deadline
 from baton.errors import GoneError
 from baton.services.approvals import settle_met_quorums
 from baton.services.at_deadline import deliver_stored, end_at_deadline
@@ -123,8 +124,7 @@ class Reconciler:
         (`timed_out_default`, nobody's answer), as their timer would have. Returns those taken here."""
         taken: list[Settled] = []
         for question in self.core.store.list_due("question", self.core.now()):
-            ladder = question.request.ladder
-            if ladder is None or ladder.default is None or not self.core.is_past(question.expires_at):
+            if not defaults_at_deadline(question) or not self.core.is_past(question.expires_at):
                 continue
             try:
                 if self.questions.take_default(question.run_id, question.interaction_id):
