@@ -130,8 +130,7 @@ def end_at_deadline(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> Deadlin
 
 
 def deliver_stored(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> bool | None:
-    """Deliver what the pause stored (the deadline path, and the reconciler's pass over a parked pause
-    whose send was lost): True if delivered, False if not by this call, None if nothing is stored."""
+    """Deliver what the pause stored: True if delivered, False if not by this call, None if nothing is."""
     stored = policy.stored(wait)
     return None if stored is None else policy.release(wait, stored)
 

@@ -49,9 +49,7 @@ class _StepSubject:
 
 class Deadlines:
     def __init__(self, reconciler: Reconciler, *, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.core = reconciler.core
-        self._reconciler = reconciler
-        self._sleep = sleep
+        self.core, self._reconciler, self._sleep = reconciler.core, reconciler, sleep
 
     def fire(self, timer: GateDeadlinePayload) -> TimerOutcome:
         """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
