@@ -6,6 +6,7 @@ answer (its send may be slow or lost): only an unanswered pause defaults or time
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
@@ -145,9 +146,7 @@ class InteractionPauseDeadline:
         output: Callable[[Interaction], BaseModel],
         delivers: Callable[[Interaction], bool] = lambda _: True,
     ) -> None:
-        self.core = core
-        self._output = output
-        self._delivers = delivers
+        self.core, self._output, self._delivers = core, output, delivers
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         return wait if wait.status in OPEN_WAIT_STATUSES else None
@@ -162,10 +161,8 @@ class InteractionPauseDeadline:
     def take_default(self, wait: ParkedWait) -> bool:
         taken = False
         for i in interactions_of(self.core, wait):
-            try:
+            with contextlib.suppress(ConflictError):  # answered (or ended) just in time: `stored` finds it
                 taken = answer_with_default(self.core, i, wait.deadline) is not None or taken
-            except ConflictError:
-                continue  # answered (or ended) just in time: `stored` finds it
         return taken
 
     def time_out(self, wait: ParkedWait) -> bool:
