@@ -72,9 +72,9 @@ class Reconciler:
         return settle is not None and settle(pause)
 
     def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
-        """One parked wait (also a gate's timer at its deadline): past it, the deadline path alone (a re-send
-        must not follow: the path may have just closed it). GoneError: Step Functions' own timeout closed the
-        task first (its Catch reports it)."""
+        """One parked wait (also a gate's timer at its deadline): before its deadline, the resume a lost send
+        owes it; past it, the deadline path alone (a re-send must not follow: the path may have just closed
+        it). GoneError: Step Functions' own timeout closed the task first (its Catch reports it)."""
         policy = self._policy(wait)
         if policy is None:
             return WaitReconciled()
