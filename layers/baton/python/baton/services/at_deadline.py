@@ -182,8 +182,7 @@ def end_at_catch(
 ) -> list[Interaction]:
     """A gate's Catch (Step Functions ended its task: States.Timeout, an interrupt's cancel), one path for
     every kind: what is still pending timed out by the kind's `time_out` (a conditional write: one answered
-    at the last moment stays answered), then the wait released. Returns what this call timed out; the
-    kind names them in its event and fails the run with its cause."""
+    at the last moment stays answered), then the wait released. Returns what this call timed out."""
     timed_out = [i for i in pending if i.state.status == "pending" and time_out(i)]
     if wait is not None and wait.status in OPEN_WAIT_STATUSES:
         core.store.release_wait(wait, released_as)
