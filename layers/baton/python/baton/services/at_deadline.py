@@ -6,6 +6,7 @@ answer (its send may be slow or lost): only an unanswered pause defaults or time
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import partial
@@ -125,24 +126,19 @@ class DeadlinePolicy(Protocol[Stored]):
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         """Stop taking answers; the wait as closed, or None when it was already released or ended."""
-        ...
 
     def stored(self, wait: ParkedWait) -> Stored | None:
         """What was accepted before the pause closed (None: nothing, it is unanswered)."""
-        ...
 
     def release(self, wait: ParkedWait, stored: Stored) -> bool:
         """Deliver `stored` to the parked task. True if delivered (by this call or an earlier send)."""
-        ...
 
     def take_default(self, wait: ParkedWait) -> bool:
         """Answer what is still pending with its declared default. True if one was taken."""
-        ...
 
     def time_out(self, wait: ParkedWait) -> bool:
         """Time out what is still pending and fail the task with DEADLINE_ERROR. False if an answer got
         in first (its conditional write won) or someone else ended the pause."""
-        ...
 
 
 def end_at_deadline(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> DeadlineEnd | None:
@@ -162,8 +158,7 @@ def end_at_deadline(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> Deadlin
 
 
 def deliver_stored(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> bool | None:
-    """Deliver what the pause stored (the deadline path, and the reconciler's pass over a parked pause
-    whose send was lost): True if delivered, False if not by this call, None if nothing is stored."""
+    """Deliver what the pause stored: True if delivered, False if not by this call, None if nothing is."""
     stored = policy.stored(wait)
     return None if stored is None else policy.release(wait, stored)
 
@@ -178,9 +173,7 @@ class InteractionPauseDeadline:
         output: Callable[[Interaction], BaseModel],
         delivers: Callable[[Interaction], bool] = lambda _: True,
     ) -> None:
-        self.core = core
-        self._output = output
-        self._delivers = delivers
+        self.core, self._output, self._delivers = core, output, delivers
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         return wait if wait.status in OPEN_WAIT_STATUSES else None
@@ -195,20 +188,15 @@ class InteractionPauseDeadline:
     def take_default(self, wait: ParkedWait) -> bool:
         taken = False
         for i in interactions_of(self.core, wait):
-            try:
+            with contextlib.suppress(ConflictError):  # answered (or ended) just in time: `stored` finds it
                 taken = answer_with_default(self.core, i, wait.deadline) is not None or taken
-            except ConflictError:
-                continue  # answered (or ended) just in time: `stored` finds it
         return taken
 
     def time_out(self, wait: ParkedWait) -> bool:
-        unanswered = []
-        for i in interactions_of(self.core, wait):
-            if i.state.status != "pending":
-                continue
-            if not time_out_if_pending(self.core, i):
-                return False  # answered just in time: `end_at_deadline` releases it
-            unanswered.append(i.interaction_id)
+        pending = [i for i in interactions_of(self.core, wait) if i.state.status == "pending"]
+        if not all(time_out_if_pending(self.core, i) for i in pending):
+            return False  # answered just in time: `end_at_deadline` releases it
+        unanswered = [i.interaction_id for i in pending]
         return fail_unanswered(self.core, wait, f"the pause at node '{wait.gate}'", unanswered)
 
 
@@ -221,8 +209,7 @@ def end_at_catch(
 ) -> list[Interaction]:
     """A gate's Catch (Step Functions ended its task: States.Timeout, an interrupt's cancel), one path for
     every kind: what is still pending timed out by the kind's `time_out` (a conditional write: one answered
-    at the last moment stays answered), then the wait released. Returns what this call timed out; the
-    kind names them in its event and fails the run with its cause."""
+    at the last moment stays answered), then the wait released. Returns what this call timed out."""
     timed_out = [i for i in pending if i.state.status == "pending" and time_out(i)]
     if wait is not None and wait.status in OPEN_WAIT_STATUSES:
         core.store.release_wait(wait, released_as)

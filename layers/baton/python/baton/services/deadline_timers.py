@@ -37,7 +37,7 @@ MAX_EARLY_SECONDS = 2 * TIMER_PRECISION_SECONDS
 
 @dataclass(frozen=True)
 class _StepSubject:
-    """What a ladder step is about: the event's gate, the interactions still pending, their ladder."""
+    """What a ladder step is about: its event's gate, the interactions still pending, their ladder."""
 
     gate: str
     pending: list[Interaction]
@@ -48,13 +48,8 @@ class _StepSubject:
 
 
 class Deadlines:
-    """What the `gate_deadline` Lambda does when a timer fires: at a deadline, the reconciler's own path
-    for the pause (a parked wait's, a tool-form await's, a question's default)."""
-
     def __init__(self, reconciler: Reconciler, *, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.core = reconciler.core
-        self._reconciler = reconciler
-        self._sleep = sleep
+        self.core, self._reconciler, self._sleep = reconciler.core, reconciler, sleep
 
     def fire(self, timer: GateDeadlinePayload) -> TimerOutcome:
         """A ladder step returns the timer's next step under `next`; the deadline ends the timer."""
@@ -95,7 +90,11 @@ class Deadlines:
         if isinstance(subject, TimerOutcome):
             return subject
         if timer.step == "deadline":  # a question's declared default (only a pause no gate parks gets here)
-            return self._take_default(timer)
+            due = self._due(timer.deadline)
+            assert timer.interaction_id is not None
+            taken = due and self._reconciler.questions.take_default(timer.run_id, timer.interaction_id)
+            reason = TIMED_OUT_DEFAULT if taken else "not_pending" if due else "not_due"
+            return TimerOutcome(done=True, step="deadline", reason=reason)
         this = next((s for s in subject.steps if s.step == timer.step), None)
         if this is not None and subject.pending:
             self._send(this, subject)
@@ -136,13 +135,6 @@ class Deadlines:
             return TimerOutcome(done=True, step=timer.step, reason="answered")  # answered: the rest is skipped
         return _StepSubject(wait.gate, pending, ladder, wait_steps(wait, timer.deadline, asked), wait.deadline)
 
-    def _take_default(self, timer: GateDeadlinePayload) -> TimerOutcome:
-        assert timer.interaction_id is not None
-        if not self._due(timer.deadline):
-            return TimerOutcome(done=True, step="deadline", reason="not_due")
-        taken = self._reconciler.questions.take_default(timer.run_id, timer.interaction_id)
-        return TimerOutcome(done=True, step="deadline", reason=TIMED_OUT_DEFAULT if taken else "not_pending")
-
     def _send(self, this: LadderStep, subject: _StepSubject) -> None:
         """One ladder step's event, then a notification per pending interaction (a little early: it waits)."""
         core = self.core
@@ -177,11 +169,7 @@ def addressed_to(core: Core, operators: list[str] | None) -> dict[str, list[str]
     says for whom (the `escalated` event's and the notification's `operators` and `substitutions`)."""
     if not operators:
         return {}
-    to: list[str] = []
-    substitutions: list[str] = []
-    for operator in operators:
-        away = delegate_for(core, operator)
-        to.append(away.delegate if away is not None else operator)
-        if away is not None:
-            substitutions.append(f"{away.delegate} {away.for_whom()}")
-    return {"operators": list(dict.fromkeys(to))} | ({"substitutions": substitutions} if substitutions else {})
+    aways = [(operator, delegate_for(core, operator)) for operator in operators]
+    to = list(dict.fromkeys(away.delegate if away is not None else operator for operator, away in aways))
+    substitutions = [f"{away.delegate} {away.for_whom()}" for _, away in aways if away is not None]
+    return {"operators": to} | ({"substitutions": substitutions} if substitutions else {})

@@ -1,10 +1,8 @@
 """Baton ends every pause itself at its deadline: one timer per parked gate (the `DeadlineTimers` port:
-`statemachines/gate_deadline.asl.json`, a Wait then the `gate_deadline` Lambda), named after its wait so a
-retried park starts none again (`park_wait`), or after its interaction for a pause no gate parks
-(`arm_interaction`). A ladder's timer walks its steps (remind, escalate) while the pause waits, the
-deadline last (baton.services.deadline_timers), where `Reconciler.reconcile_one` takes the one deadline
-path (baton.services.at_deadline).
-A timer that fails to start loses nothing: the reconciler sweeps every parked wait each minute.
+`statemachines/gate_deadline.asl.json`, a Wait then the `gate_deadline` Lambda, baton.services.deadline_timers),
+named after its wait so a retried park starts none again (`park_wait`), or after its interaction for a pause no
+gate parks (`arm_interaction`). A timer that fails to start loses nothing: the reconciler sweeps every parked
+wait each minute.
 """
 
 from __future__ import annotations
@@ -81,19 +79,16 @@ def park_interaction(core: Core, interaction: Interaction, token: str, deadline:
 def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTION_GATE) -> None:
     """Start the timer of a pause no gate parks, named after its interaction: with ladder steps or a
     question's default to take; a tool-form await's (gate `TOOL_GATE`) always."""
-    steps, expires_at = _timer_steps(interaction, gate), interaction.expires_at
-    if steps is None or expires_at is None:
-        return
-    iid = interaction.interaction_id
-    payload = GateDeadlinePayload(
-        run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
-    )
-    _start(core, payload, steps, key=interaction_timer_key(interaction, gate), deadline=expires_at)
+    steps, expires_at, iid = _timer_steps(interaction, gate), interaction.expires_at, interaction.interaction_id
+    if steps is not None and expires_at is not None:
+        payload = GateDeadlinePayload(
+            run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
+        )
+        _start(core, payload, steps, key=interaction_timer_key(interaction, gate), deadline=expires_at)
 
 
 def _timer_steps(interaction: Interaction, gate: str) -> list[LadderStep] | None:
-    """The steps of the timer `arm_interaction` starts for `interaction` (none: due at its deadline); None
-    when it starts no timer."""
+    """The steps of the timer `arm_interaction` starts (none: due at its deadline); None: it starts none."""
     ladder, expires_at = interaction.request.ladder, interaction.expires_at
     if expires_at is None:
         return None
@@ -117,7 +112,6 @@ def stop_interaction_timer(core: Core, interaction: Interaction) -> None:
 
 
 def _start(core: Core, payload: GateDeadlinePayload, steps: list[LadderStep], *, key: str, deadline: str) -> None:
-    """Start a timer due at its first ladder step, or at its deadline when it has none."""
     if core.timers is None:
         return
     if steps:

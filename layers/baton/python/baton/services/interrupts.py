@@ -303,13 +303,10 @@ class InterruptDeadline(InteractionPauseDeadline):
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
         """The resume (answered) or the task failure (cancelled, timed out) it should have had."""
-        if stored.state.status == "answered":
-            return self.interrupts._release(stored, token=wait.task_token)
-        return self.interrupts._fail_waiter(stored, token=wait.task_token)
+        send = self.interrupts._release if stored.state.status == "answered" else self.interrupts._fail_waiter
+        return send(stored, token=wait.task_token)
 
     def time_out(self, wait: ParkedWait) -> bool:
-        interrupts = self.interrupts
-        for i in interrupts._interrupts_of(wait):
-            if i.state.status == "pending" and is_timed_out(interrupts._expire_if_due(i)):
-                return interrupts._fail_waiter(interrupts.load(i.interaction_id), token=wait.task_token)
-        return False
+        pending = (i for i in self.interrupts._interrupts_of(wait) if i.state.status == "pending")
+        expired = next((e for e in map(self.interrupts._expire_if_due, pending) if is_timed_out(e)), None)
+        return expired is not None and self.interrupts._fail_waiter(expired, token=wait.task_token)

@@ -13,7 +13,6 @@ start of the API function."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 from dataclasses import dataclass
@@ -57,18 +56,12 @@ class RelyingParty:
     name: str = "Baton"
 
 
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def _unb64url(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
 def _challenge_of(credential: dict[str, Any]) -> str:
     """The challenge a credential's clientDataJSON answers (base64url), read before anything is verified."""
+    from webauthn import base64url_to_bytes
+
     try:
-        client_data = json.loads(_unb64url(credential["response"]["clientDataJSON"]))
+        client_data = json.loads(base64url_to_bytes(credential["response"]["clientDataJSON"]))
         challenge = client_data["challenge"]
     except (KeyError, TypeError, ValueError) as err:
         raise BadRequestError(f"not a WebAuthn credential: {err}", details={"reason": PASSKEY_REFUSED}) from err
@@ -90,7 +83,7 @@ class PasskeyService:
 
     # ---- registration ------------------------------------------------------------------------------
     def registration_options(self, operator: str) -> PasskeyOptions:
-        from webauthn import generate_registration_options, options_to_json
+        from webauthn import base64url_to_bytes, generate_registration_options, options_to_json
         from webauthn.helpers.structs import (
             AuthenticatorSelectionCriteria,
             PublicKeyCredentialDescriptor,
@@ -99,7 +92,10 @@ class PasskeyService:
         )
 
         party = self.party()
-        known = [PublicKeyCredentialDescriptor(id=_unb64url(p.credential_id)) for p in self._passkeys(operator)]
+        known = [
+            PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id))
+            for p in self._store.list_passkeys(operator)
+        ]
         options = generate_registration_options(
             rp_id=party.rp_id,
             rp_name=party.name,
@@ -116,7 +112,8 @@ class PasskeyService:
         return PasskeyOptions(options=json.loads(options_to_json(options)), expires_at=expires_at)
 
     def register(self, operator: str, body: PasskeyRegistration) -> PasskeyView:
-        from webauthn import verify_registration_response
+        from webauthn import base64url_to_bytes, verify_registration_response
+        from webauthn.helpers import bytes_to_base64url
         from webauthn.helpers.exceptions import WebAuthnException
 
         party = self.party()
@@ -124,7 +121,7 @@ class PasskeyService:
         try:
             verified = verify_registration_response(
                 credential=body.credential,
-                expected_challenge=_unb64url(issued.challenge),
+                expected_challenge=base64url_to_bytes(issued.challenge),
                 expected_rp_id=party.rp_id,
                 expected_origin=list(party.origins),
             )
@@ -132,8 +129,8 @@ class PasskeyService:
             _refuse(f"the passkey did not verify: {err}")
         passkey = StoredPasskey(
             operator=operator,
-            credential_id=_b64url(verified.credential_id),
-            public_key=_b64url(verified.credential_public_key),
+            credential_id=bytes_to_base64url(verified.credential_id),
+            public_key=bytes_to_base64url(verified.credential_public_key),
             sign_count=verified.sign_count,
             name=body.name,
             created_at=iso(self._clock()),
@@ -147,7 +144,7 @@ class PasskeyService:
 
     def passkeys(self, operator: str) -> PasskeyList:
         self.party()
-        return PasskeyList(passkeys=[PasskeyView.of(p) for p in self._passkeys(operator)])
+        return PasskeyList(passkeys=[PasskeyView.of(p) for p in self._store.list_passkeys(operator)])
 
     def remove(self, operator: str, credential_id: str) -> PasskeyDeleted:
         """Revoke one of the operator's own passkeys (another's id is a 404, as an unknown one)."""
@@ -159,11 +156,11 @@ class PasskeyService:
     # ---- step-up -----------------------------------------------------------------------------------
     def step_up_options(self, operator: str, request: StepUpRequest) -> PasskeyOptions:
         """A challenge for exactly this answer of this item, for `navigator.credentials.get`."""
-        from webauthn import generate_authentication_options, options_to_json
+        from webauthn import base64url_to_bytes, generate_authentication_options, options_to_json
         from webauthn.helpers.structs import PublicKeyCredentialDescriptor, UserVerificationRequirement
 
         party = self.party()
-        passkeys = self._passkeys(operator)
+        passkeys = self._store.list_passkeys(operator)
         if not passkeys:
             raise ConflictError(
                 "you have no passkey: register one (POST /api/me/webauthn/register/options) to confirm this answer",
@@ -171,7 +168,7 @@ class PasskeyService:
             )
         options = generate_authentication_options(
             rp_id=party.rp_id,
-            allow_credentials=[PublicKeyCredentialDescriptor(id=_unb64url(p.credential_id)) for p in passkeys],
+            allow_credentials=[PublicKeyCredentialDescriptor(id=base64url_to_bytes(p.credential_id)) for p in passkeys],
             user_verification=UserVerificationRequirement.REQUIRED,
             timeout=STEP_UP_SECONDS * 1000,
         )
@@ -190,7 +187,7 @@ class PasskeyService:
         self, operator: str, run_id: str, interaction_id: str, answer: Any, assertion: dict[str, Any] | None
     ) -> str:
         """The `SecondFactor` port: the credential id that confirmed this answer, else a 403 saying why."""
-        from webauthn import verify_authentication_response
+        from webauthn import base64url_to_bytes, verify_authentication_response
         from webauthn.helpers.exceptions import WebAuthnException
 
         party = self.party()
@@ -213,10 +210,10 @@ class PasskeyService:
         try:
             verified = verify_authentication_response(
                 credential=assertion,
-                expected_challenge=_unb64url(issued.challenge),
+                expected_challenge=base64url_to_bytes(issued.challenge),
                 expected_rp_id=party.rp_id,
                 expected_origin=list(party.origins),
-                credential_public_key=_unb64url(passkey.public_key),
+                credential_public_key=base64url_to_bytes(passkey.public_key),
                 credential_current_sign_count=passkey.sign_count,
                 require_user_verification=True,
             )
@@ -231,9 +228,11 @@ class PasskeyService:
 
     # ---- challenges --------------------------------------------------------------------------------
     def _issue(self, operator: str, challenge: bytes, purpose: ChallengePurpose, seconds: int, **bound: str) -> str:
+        from webauthn.helpers import bytes_to_base64url
+
         expires_at = iso(self._clock() + timedelta(seconds=seconds))
         issued = PasskeyChallenge(
-            challenge=_b64url(challenge), operator=operator, purpose=purpose, expires_at=expires_at, **bound
+            challenge=bytes_to_base64url(challenge), operator=operator, purpose=purpose, expires_at=expires_at, **bound
         )
         self._store.put_challenge(issued)
         return expires_at
@@ -246,9 +245,6 @@ class PasskeyService:
         if self._clock() >= parse_iso(issued.expires_at):
             _refuse("the passkey challenge expired: ask for a new one")
         return issued
-
-    def _passkeys(self, operator: str) -> list[StoredPasskey]:
-        return self._store.list_passkeys(operator)
 
 
 def _refuse(message: str) -> NoReturn:

@@ -190,8 +190,7 @@ class AwaitDeadline:
     read); what was stored is its scope's answers once none of it is pending."""
 
     def __init__(self, questions: QuestionService) -> None:
-        self.questions = questions
-        self.core = questions.core
+        self.questions, self.core = questions, questions.core
 
     def close(self, wait: ParkedWait) -> ParkedWait | None:
         if wait.status == "parked":
@@ -224,8 +223,6 @@ class AwaitDeadline:
 
     def time_out(self, wait: ParkedWait) -> bool:
         pending, _ = self.questions._scope(wait.run_id, wait.scope.get("from"))
-        if not pending:
-            return False
         unanswered = [i.interaction_id for i in pending]
         note = " (no declared default)" if self._defaults_declared(wait) else ""
-        return fail_unanswered(self.core, wait, f"await gate '{wait.gate}'", unanswered, note)
+        return bool(pending) and fail_unanswered(self.core, wait, f"await gate '{wait.gate}'", unanswered, note)

@@ -1,10 +1,8 @@
-"""The reconciler (the `reconcile` Lambda, every minute): a failed resume is not lost.
-
-Every parked wait (a Query of the sparse `pending` index) is its kind's `DeadlinePolicy`
-(`baton.services.at_deadline`): past its deadline it ends on the one deadline path; else a pause no
-longer pending gets what a lost send owed it (`deliver_stored`), bound to the token it examined (a gate
-parked again is left alone). Then
-tool-form awaits past their expiry, quorums met but not released, and due defaults (the `due` index).
+"""The reconciler (the `reconcile` Lambda, every minute): a failed resume is not lost. Every parked wait
+(a Query of the sparse `pending` index) is its kind's `DeadlinePolicy` (`baton.services.at_deadline`): past
+its deadline it ends on the one deadline path; else a pause no longer pending gets what a lost send owed it
+(`deliver_stored`), bound to the token it examined (a gate parked again is left alone). Then tool-form
+awaits past their expiry, quorums met but not released, and due defaults (the `due` index).
 """
 
 from __future__ import annotations
@@ -13,6 +11,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled
+from baton.domain.parked_ladder import defaults_at_deadline
 from baton.errors import GoneError
 from baton.services.approvals import settle_met_quorums
 from baton.services.at_deadline import deliver_stored, end_at_deadline
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
 
     from baton.models import Interaction, ParkedWait
     from baton.ports import WaitStore
-    from baton.services.at_deadline import DeadlineEnd, DeadlinePolicy
+    from baton.services.at_deadline import DeadlinePolicy
     from baton.services.core import Core
     from baton.services.review import ReviewService
 
@@ -60,8 +59,6 @@ class Reconciler:
         }
 
     def _policy(self, wait: ParkedWait) -> DeadlinePolicy[Any] | None:
-        """The wait's kind's steps of the one deadline path; its `stored` and `release` also make the send
-        a lost one owed it (`deliver_stored`), so a deadline and a reconcile treat every kind alike."""
         if wait.kind == "await":
             return AwaitDeadline(self.questions)
         if wait.kind == "interrupt":
@@ -71,35 +68,29 @@ class Reconciler:
         return self.runs.deadline_policy()  # ask (any other RunService.park kind)
 
     def _settle_quorum(self, pause: Interaction) -> bool:
-        """A pending pause whose tally is met, released as its deciding vote would have (its kind's path)."""
         settle = self._settle_standing.get(pause.request.kind)
         return settle is not None and settle(pause)
 
     def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
-        """One parked wait, as a pass treats it (also a gate's timer at its deadline, baton.services.deadlines):
-        past its deadline, the one deadline path alone (what it did not do, a re-send of the wait as listed
-        must not: the path may have just closed it); before it, the resume a lost send owes it."""
+        """One parked wait (also a gate's timer at its deadline): before its deadline, the resume a lost send
+        owes it; past it, the deadline path alone (a re-send must not follow: the path may have just closed
+        it). GoneError: Step Functions' own timeout closed the task first (its Catch reports it)."""
         policy = self._policy(wait)
         if policy is None:
             return WaitReconciled()
-        if self.core.is_past(wait.deadline):
-            at_deadline = self._end_at_deadline(wait, policy)
-            return WaitReconciled(ended=at_deadline in ("defaulted", "timed_out"), released=at_deadline == "released")
+        past = self.core.is_past(wait.deadline)
         try:
-            return WaitReconciled(released=bool(deliver_stored(policy, wait)))
+            if not past:
+                return WaitReconciled(released=bool(deliver_stored(policy, wait)))
+            at_deadline = end_at_deadline(policy, wait)
         except GoneError:
-            return WaitReconciled()  # the gate timed out first: its timeout handler reports it
-
-    def _end_at_deadline(self, wait: ParkedWait, policy: DeadlinePolicy[Any]) -> DeadlineEnd | None:
-        """What Baton did at this pause's deadline now: its stored answer delivered, its declared default
-        taken, or the pause timed out. None: nothing to do."""
-        try:
-            return end_at_deadline(policy, wait)
-        except GoneError:
-            return None  # Step Functions' own timeout closed the task first: its Catch reports it
+            return WaitReconciled()
         except Exception:
+            if not past:
+                raise  # a failed re-send: the pass logs it and goes on
             log.exception("reconcile: ending at the deadline failed", extra={"run_id": wait.run_id, "gate": wait.gate})
-            return None
+            return WaitReconciled()
+        return WaitReconciled(ended=at_deadline in ("defaulted", "timed_out"), released=at_deadline == "released")
 
     def reconcile(self) -> ReconcileReport:
         checked = 0
@@ -133,8 +124,7 @@ class Reconciler:
         (`timed_out_default`, nobody's answer), as their timer would have. Returns those taken here."""
         taken: list[Settled] = []
         for question in self.core.store.list_due("question", self.core.now()):
-            ladder = question.request.ladder
-            if ladder is None or ladder.default is None or not self.core.is_past(question.expires_at):
+            if not defaults_at_deadline(question) or not self.core.is_past(question.expires_at):
                 continue
             try:
                 if self.questions.take_default(question.run_id, question.interaction_id):

@@ -30,7 +30,6 @@ from baton.models import PendingQuery
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from baton.models import Interaction
     from baton.services.core import Core
 
 PENDING_SAMPLE = 500
@@ -72,12 +71,8 @@ class WaitStatsService:
         ]
 
     def _answers(self, now: datetime) -> AnswerTimes:
-        settled: list[Interaction] = []
-        truncated = False
-        for kind in INBOX_KINDS:
-            for status in ("answered", "timed_out"):
-                found, more = self.core.store.page_interactions(kind, status=status, limit=SETTLED_PAGE)
-                settled.extend(found)
-                truncated = truncated or more is not None
+        store, statuses = self.core.store, ("answered", "timed_out")
+        pages = [store.page_interactions(kind, status=s, limit=SETTLED_PAGE) for kind in INBOX_KINDS for s in statuses]
+        settled = [i for found, _ in pages for i in found]
         windows = [answer_window(window, now, settled) for window in WINDOWS]
-        return AnswerTimes(sampled=len(settled), truncated=truncated, windows=windows)
+        return AnswerTimes(sampled=len(settled), truncated=any(more is not None for _, more in pages), windows=windows)
