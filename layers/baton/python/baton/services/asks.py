@@ -103,7 +103,7 @@ class BlockingPause(StoreDeadline):
 
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
         return long_poll(
-            lambda _: self._expire_if_due(self._load(run_id, interaction_id)),
+            lambda _: self.current(run_id, interaction_id),
             wait_seconds,
             sleep=self._sleep,
             monotonic=self._monotonic,
@@ -111,6 +111,10 @@ class BlockingPause(StoreDeadline):
 
     def _load(self, run_id: str, interaction_id: str) -> Interaction:
         return self._seen(self.core.interaction_of(run_id, interaction_id, self.kind, self.noun))
+
+    def current(self, run_id: str, interaction_id: str) -> Interaction:
+        """As stored now, its deadline applied."""
+        return self._expire_if_due(self._load(run_id, interaction_id))
 
 
 class AskService(BlockingPause):

@@ -89,8 +89,10 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
             lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver
         )
 
-    def deliver(self, settled: Interaction) -> bool:
-        done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
+    def deliver(self, settled: Interaction, wait: ParkedWait | None = None) -> bool:
+        """Its waiter resumed (answered) or failed, then its run settled (`wait`: as read with it)."""
+        answered = settled.state.status == "answered"
+        done = self._release(settled, wait=wait) if answered else self._fail_waiter(settled, wait=wait)
         self._settle_run(settled)
         return done
 
@@ -227,9 +229,7 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
         event = core.new_event(pause.run_id, resumed_event(pause, stored["input"], stored["state_edits"], caller))
 
         def release(answered: Interaction) -> contracts.InterruptResumed:
-            resumed = self._release(answered, wait=self.wait)
-            self._settle_run(answered)
-            return self.view(answered, resumed)
+            return self.view(answered, self.deliver(answered, self.wait))
 
         return Write(at=core.now(), records=[event], release=release, audit_head=self.audit_head, stored=stored)
 
@@ -340,9 +340,7 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
         self, pause: Interaction, reason: str, caller: str, decided: Decided | None
     ) -> Write[contracts.InterruptCancelled]:
         def release(cancelled: Interaction) -> contracts.InterruptCancelled:
-            failed = self._fail_waiter(cancelled)
-            self._settle_run(cancelled)
-            return self.view(cancelled, failed)
+            return self.view(cancelled, self.deliver(cancelled))
 
         event = self.core.new_event(pause.run_id, cancelled_event(pause, reason, caller))
         return Write(self.core.now(), [event], release, audit_head=self.audit_head, status="cancelled", reason=reason)
