@@ -7,7 +7,6 @@ waiter is what resumes. `get` long-polls (<= 20 s) and ends a pending ask past i
 from __future__ import annotations
 
 import time
-from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, ClassVar
 
 from baton.domain.fields import OPEN_RUN_STATES
@@ -52,9 +51,43 @@ def long_poll(
     return current
 
 
-class BlockingPause(ABC):
-    """A pause with no task token, its waiter long-polling `get` (the blocking ask, the tool approval): a
-    read past its deadline ends it (`_at_deadline`, a conditional write: an answer accepted first wins)."""
+class StoreDeadline:
+    """A pause whose deadline is the store's, no token to time it out (the blocking ask, the tool approval,
+    the SDK waiter's interrupt): a read past `expires_at` ends it by a conditional write, its declared
+    default (baton.domain.ladder) else the kind's `_time_out`; an answer accepted first wins, and a write
+    that lost reads again. A claim past its lease is nobody's."""
+
+    core: Core
+
+    def _seen(self, i: Interaction) -> Interaction:
+        state = i.state.without_lapsed_claim(self.core.now())
+        return i if state is i.state else i.model_copy(update={"state": state})
+
+    def _expire_if_due(self, i: Interaction) -> Interaction:
+        i = self._seen(i)
+        while i.state.status == "pending" and self.core.is_past(i.expires_at):
+            try:
+                ended = self._at_deadline(i)
+            except ConflictError:  # answered (or ended) first: what is stored now
+                i = self._seen(self.core.interaction_of(i.run_id, i.interaction_id, i.request.kind))
+                continue
+            return i if ended is i else self._after_deadline(ended)
+        return i
+
+    def _at_deadline(self, i: Interaction) -> Interaction:
+        """The pause as it was when it is not this read's to end."""
+        return answer_with_default(self.core, i, i.expires_at) or self._time_out(i)
+
+    def _time_out(self, i: Interaction) -> Interaction:
+        return i  # a kind that always declares a default never times out
+
+    def _after_deadline(self, ended: Interaction) -> Interaction:
+        """What follows the end once it is written (the run's status, its waiter)."""
+        return ended
+
+
+class BlockingPause(StoreDeadline):
+    """A pause with no task token, its waiter long-polling `get` (the blocking ask, the tool approval)."""
 
     kind: ClassVar[str]
     noun: ClassVar[str]  # what a 404 calls it
@@ -69,34 +102,19 @@ class BlockingPause(ABC):
         self.core, self._sleep, self._monotonic = core, sleep, monotonic
 
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
-
         return long_poll(
-            lambda _: self._expire_if_due(self._load(run_id, interaction_id)),
+            lambda _: self.current(run_id, interaction_id),
             wait_seconds,
             sleep=self._sleep,
             monotonic=self._monotonic,
         )
 
     def _load(self, run_id: str, interaction_id: str) -> Interaction:
-        return self.core.interaction_of(run_id, interaction_id, self.kind, self.noun)
+        return self._seen(self.core.interaction_of(run_id, interaction_id, self.kind, self.noun))
 
-    def _expire_if_due(self, interaction: Interaction) -> Interaction:
-        if interaction.state.status != "pending" or not self.core.is_past(interaction.expires_at):
-            return interaction
-        try:
-            ended = self._at_deadline(interaction)
-        except ConflictError:  # answered (or ended) first: what is stored now
-            return self._load(interaction.run_id, interaction.interaction_id)
-        return ended if ended is interaction else self._after_deadline(ended)
-
-    @abstractmethod
-    def _at_deadline(self, interaction: Interaction) -> Interaction:
-        """End a pending pause past its deadline (a conditional write): its declared default
-        (baton.domain.ladder), else the kind's end; the pause as it was when it is not this read's to end."""
-
-    def _after_deadline(self, ended: Interaction) -> Interaction:
-        """What follows the end once it is written (the run's status, its record)."""
-        return ended
+    def current(self, run_id: str, interaction_id: str) -> Interaction:
+        """As stored now, its deadline applied."""
+        return self._expire_if_due(self._load(run_id, interaction_id))
 
 
 class AskService(BlockingPause):
@@ -152,15 +170,13 @@ class AskService(BlockingPause):
         settled = [self._expire_if_due(i) for i in found]
         return sorted((i for i in settled if i.state.status == "pending"), key=lambda i: i.interaction_id)
 
-    def _at_deadline(self, interaction: Interaction) -> Interaction:
+    def _at_deadline(self, i: Interaction) -> Interaction:
         """A pending ask past its deadline takes its declared default (never a timeout), else times out; a
         hosted pause is left to its token's deadline (the reconciler, the gate's Catch)."""
-        if self.core.store.get_wait(interaction.run_id, interaction.request.node) is not None:
-            return interaction
-        defaulted = answer_with_default(self.core, interaction, interaction.expires_at)
-        return defaulted or self.core.store.transition_interaction(
-            interaction, status_of(interaction.state, "timed_out", reason="timeout")
-        )
+        return i if self.core.store.get_wait(i.run_id, i.request.node) is not None else super()._at_deadline(i)
+
+    def _time_out(self, i: Interaction) -> Interaction:
+        return self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason="timeout"))
 
     def _after_deadline(self, ended: Interaction) -> Interaction:
         run_id, node = ended.run_id, ended.request.node

@@ -21,6 +21,7 @@ from baton.events import InterruptClaimed as ClaimedEvent
 from baton.events import InterruptClaimReleased, InterruptClaimRenewed, InterruptReassigned
 from baton.ids import iso
 from baton.services.away import delegate_for
+from baton.services.pause_answers import conflict
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -61,26 +62,18 @@ class Claims(ABC, Generic[Result]):
     @abstractmethod
     def _result(self, i: Interaction, *, changed: bool) -> Result: ...
 
-    def _details(self, i: Interaction, *, settled: bool = True, **first: Any) -> dict[str, Any]:
-        """With `settled`, its claim as the winner (a claim is changed only on a pending interaction: the
-        claim is what holds it)."""
-        details = first | self._shown(i)
-        if not settled:
-            return details
-        st = i.state
-        return details | {"winner": winner(status="claimed", value=st.claimed_by, by=st.claimed_by, at=st.claimed_at)}
-
     def _until(self, lease_seconds: int | None) -> str:
         return iso(self.core.clock.now() + timedelta(seconds=lease_seconds or DEFAULT_LEASE_SECONDS))
 
     def _held_elsewhere(self, i: Interaction, verb: str, hint: str) -> ConflictError:
+        """Its claim as the winner (only a pending interaction's claim changes: the claim is what holds it)."""
         st = i.state
+        held = {"claimedBy": st.claimed_by, "claimedAt": st.claimed_at, "leaseExpiresAt": st.lease_expires_at}
+        won = winner(status="claimed", value=st.claimed_by, by=st.claimed_by, at=st.claimed_at)
         return ConflictError(
             f"{self.noun} {i.interaction_id} is claimed by {st.claimed_by} until {st.lease_expires_at}; "
             f"you cannot {verb} it{hint}",
-            details=self._details(
-                i, claimedBy=st.claimed_by, claimedAt=st.claimed_at, leaseExpiresAt=st.lease_expires_at
-            ),
+            details=held | self._shown(i) | {"winner": won},
         )
 
     def _change(self, interaction_id: str, verb: str, decide: Decide) -> Result:
@@ -142,7 +135,7 @@ class Claims(ABC, Generic[Result]):
                 raise ConflictError(
                     f"{self.noun} {i.interaction_id} is not claimed (or its lease ended); claim it instead of "
                     "trying to renew",
-                    details=self._details(i, settled=False, claimedBy=None),
+                    details={"claimedBy": None} | self._shown(i),
                 )
             if i.state.claimed_by != operator:
                 raise self._held_elsewhere(i, "renew", "; only its holder can renew it")
@@ -234,7 +227,10 @@ class ToolApprovalClaims(Claims[ToolApprovalClaimed]):
         self.core = approvals.core
 
     def _current(self, interaction_id: str, verb: str) -> tuple[Interaction, AuditHead | None]:
-        return self.approvals.pending_for_claim(self.run_id, interaction_id, verb), None
+        i = self.approvals.current(self.run_id, interaction_id)
+        if i.state.status != "pending":
+            raise conflict(i, f"tool approval {interaction_id} was already decided; it cannot be {verb}")
+        return i, None
 
     def _shown(self, i: Interaction) -> dict[str, Any]:
         return {"interaction": i.public()}

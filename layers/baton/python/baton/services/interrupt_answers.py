@@ -35,9 +35,10 @@ from baton.events import InterruptTimedOut
 from baton.models import Interaction, status_of
 from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
 from baton.services.approvals import ApprovalService, Entry
+from baton.services.asks import StoreDeadline
 from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.core import DEADLINE_ERROR
-from baton.services.deadlines import answer_with_default, stop_interaction_timer
+from baton.services.deadlines import stop_interaction_timer
 from baton.services.decide import decide
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ View = TypeVar("View", bound=BaseModel)
 CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the ASL Catch names it)
 
 
-class InterruptPolicy(AnswerPolicy[Answer, View, bool]):
+class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
     """What a resume and a cancel share: the read, the store-backed deadline every path first runs
     (`_expire_if_due`), the quorum's settle, and the release they all end in."""
 
@@ -88,8 +89,10 @@ class InterruptPolicy(AnswerPolicy[Answer, View, bool]):
             lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver
         )
 
-    def deliver(self, settled: Interaction) -> bool:
-        done = self._release(settled) if settled.state.status == "answered" else self._fail_waiter(settled)
+    def deliver(self, settled: Interaction, wait: ParkedWait | None = None) -> bool:
+        """Its waiter resumed (answered) or failed, then its run settled (`wait`: as read with it)."""
+        answered = settled.state.status == "answered"
+        done = self._release(settled, wait=wait) if answered else self._fail_waiter(settled, wait=wait)
         self._settle_run(settled)
         return done
 
@@ -99,40 +102,23 @@ class InterruptPolicy(AnswerPolicy[Answer, View, bool]):
             raise not_found(interrupt_id)
         return self._seen(found)
 
-    def _seen(self, i: Interaction) -> Interaction:
-        """A claim past its lease is nobody's."""
-        state = i.state.without_lapsed_claim(self.core.now())
-        return i if state is i.state else i.model_copy(update={"state": state})
-
     def current_for_decision(self, interrupt_id: str, verb: str | None = None) -> tuple[Interaction, FoundInteraction]:
         """The pointer, then one BatchGetItem of the interrupt, its wait and the run's decision-log head; its
         deadline applied (with `verb`: pending, else a 410/409 naming what settled it)."""
         found = self.core.store.find_for_decision(interrupt_id) if interrupt_id else None
         if found is None or found.interaction.request.kind != KIND:
             raise not_found(interrupt_id)
-        i = self._expire_if_due(self._seen(found.interaction))
+        i = self._expire_if_due(found.interaction)
         if verb is not None:
             require_pending(i, verb)
         return i, found
 
-    def _expire_if_due(self, i: Interaction) -> Interaction:
-        """The store-backed deadline: a pending interrupt past `expires_at` takes its declared default
-        (baton.domain.ladder) or times out, by a conditional write; one that lost reads again."""
-        while i.state.status == "pending":
-            if not self.core.is_past(i.expires_at):
-                return i
-            try:
-                defaulted = answer_with_default(self.core, i, i.expires_at)
-                settled = defaulted if defaulted is not None else self._time_out(i)
-            except ConflictError:
-                i = self.load(i.interaction_id)  # someone resumed/cancelled/expired it first
-                continue
-            if defaulted is not None:
-                with contextlib.suppress(SendFailedError):  # the default is stored: the reconciler sends it
-                    self._release(defaulted)
-            self._settle_run(settled)
-            return settled
-        return i
+    def _after_deadline(self, ended: Interaction) -> Interaction:
+        if ended.state.status == "answered":  # its default: sent (else the reconciler sends what is stored)
+            with contextlib.suppress(SendFailedError):
+                self._release(ended)
+        self._settle_run(ended)
+        return ended
 
     def _time_out(self, i: Interaction) -> Interaction:
         timed_out = self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON))
@@ -243,16 +229,14 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
         event = core.new_event(pause.run_id, resumed_event(pause, stored["input"], stored["state_edits"], caller))
 
         def release(answered: Interaction) -> contracts.InterruptResumed:
-            resumed = self._release(answered, wait=self.wait)
-            self._settle_run(answered)
-            return self.view(answered, resumed)
+            return self.view(answered, self.deliver(answered, self.wait))
 
         return Write(at=core.now(), records=[event], release=release, audit_head=self.audit_head, stored=stored)
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
         """Settled by another: a 410 (cancelled, timed out), or the 409 naming the resume that won (the state
         version's 409 first when this one was decided on another); only a claim changed it: send it again."""
-        i = self._expire_if_due(self._seen(current)) if racing else current
+        i = self._expire_if_due(current) if racing else current
         if i.state.status in ("cancelled", "timed_out"):
             return closed_interrupt(i)
         if i.state.status == "pending":
@@ -356,15 +340,13 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
         self, pause: Interaction, reason: str, caller: str, decided: Decided | None
     ) -> Write[contracts.InterruptCancelled]:
         def release(cancelled: Interaction) -> contracts.InterruptCancelled:
-            failed = self._fail_waiter(cancelled)
-            self._settle_run(cancelled)
-            return self.view(cancelled, failed)
+            return self.view(cancelled, self.deliver(cancelled))
 
         event = self.core.new_event(pause.run_id, cancelled_event(pause, reason, caller))
         return Write(self.core.now(), [event], release, audit_head=self.audit_head, status="cancelled", reason=reason)
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
-        i = self._expire_if_due(self._seen(current))
+        i = self._expire_if_due(current)
         if i.state.status == "pending":
             return ClaimChangedError(f"interrupt {i.interaction_id} changed while cancelling")
         return settled_error(i, "cancelled")

@@ -177,7 +177,7 @@ class InterruptService(InterruptAnswers):
 
         def read(seen: Interaction | None) -> Interaction:
             found = self.core.store.get_interaction(seen.run_id, seen.interaction_id) if seen else None
-            return self._expire_if_due(self._seen(found) if found is not None else self.load(interrupt_id))
+            return self._expire_if_due(found if found is not None else self.load(interrupt_id))
 
         def due_in(i: Interaction) -> float | None:
             return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
@@ -229,7 +229,7 @@ class InterruptService(InterruptAnswers):
                 token = encode_page_token(PageCursor(k=last, f=scope, p=phase), sort_keys=True)
                 break
             start = None
-        settled = [self._expire_if_due(self._seen(i)) if i.state.status == "pending" else i for i in found]
+        settled = [self._expire_if_due(i) if i.state.status == "pending" else i for i in found]
         if status is not None:
             settled = [i for i in settled if edge_status(i) == status]
         return sorted(settled, key=lambda i: (i.created_at, i.interaction_id)), token

@@ -34,7 +34,7 @@ from baton.events import EventPayload, HumanInputRequested, InteractionAnswered,
 from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
 from baton.policy.source import decide_or_ask
 from baton.services.asks import BlockingPause
-from baton.services.deadlines import answer_with_default, arm_interaction
+from baton.services.deadlines import arm_interaction
 from baton.services.decide import decide
 from baton.services.pause_answers import conflict
 from baton.services.tool_approval_answers import DecideAgainError, ToolApprovalAnswers
@@ -165,7 +165,7 @@ class ToolApprovalService(BlockingPause):
         """A person's decision (POST .../interactions/{id}/answer), by `decide` with `ToolApprovalAnswers`."""
         policy = ToolApprovalAnswers(self.core, sent=answer, passkey=passkey, via=via)
         while True:  # a write that lost (decided, or claimed, under it) decides again; a passkey stays confirmed
-            pending = self._expire_if_due(self._load(run_id, interaction_id))  # past it: its default first
+            pending = self.current(run_id, interaction_id)  # past it: its default first
             decision = stored_decision(answer, tool_spec(pending).call)
             try:
                 return decide(self.core, policy, pending, decision, Voter(caller, groups))
@@ -177,7 +177,7 @@ class ToolApprovalService(BlockingPause):
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
-        i = self._expire_if_due(self._load(run_id, interaction_id))
+        i = self.current(run_id, interaction_id)
         st = i.state
         if st.status != "answered":
             raise conflict(i, f"tool approval {interaction_id} is {st.status}: the call may not run", reason=st.status)
@@ -229,22 +229,6 @@ class ToolApprovalService(BlockingPause):
         """The reconciler's pass: a pending approval past its deadline takes its default even if nobody reads it."""
         ended = [self._expire_if_due(i) for i in self.core.store.list_due(KIND, self.core.now())]
         return [Settled(run_id=i.run_id, interaction_id=i.interaction_id) for i in ended if i.state.outcome]
-
-    def _load(self, run_id: str, interaction_id: str) -> Interaction:
-        found = super()._load(run_id, interaction_id)
-        state = found.state.without_lapsed_claim(self.core.now())  # a claim past its lease is nobody's
-        return found if state is found.state else found.model_copy(update={"state": state})
-
-    def pending_for_claim(self, run_id: str, interaction_id: str, verb: str) -> Interaction:
-        """The approval as a claim change decides on it (`baton.services.claims`): pending, else a 409."""
-        i = self._expire_if_due(self._load(run_id, interaction_id))
-        if i.state.status != "pending":
-            raise conflict(i, f"tool approval {interaction_id} was already decided; it cannot be {verb}")
-        return i
-
-    def _at_deadline(self, i: Interaction) -> Interaction:
-        """Past its deadline a pending approval takes its default (deny unless declared)."""
-        return answer_with_default(self.core, i, i.expires_at) or i
 
     def list_decided(
         self, *, since: str | None = None, limit: int = 50, next_token: str | None = None
