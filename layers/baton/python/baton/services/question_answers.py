@@ -159,22 +159,14 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
     def not_counted(self, question: Interaction) -> ConflictError:
         return self.already(self.core.store.get_interaction(question.run_id, question.interaction_id) or question)
 
-    @staticmethod
     def counted(
-        question: Interaction, approval: ApprovalView, decided: AnswerResult | None, *, pending: bool
+        self, question: Interaction, approval: ApprovalView, decided: AnswerResult | None, *, pending: bool
     ) -> AnswerResult:
-        # the decided answer's result, else pending (or answered by a concurrent vote on the same tally)
+        # the decided answer's result, else nothing queued: pending (or answered by a concurrent vote's tally)
         if decided is not None:
             return decided.model_copy(update={"approval": approval})
         status = "answered" if approval.decision is not None else "pending"
-        return AnswerResult(
-            interaction_id=question.interaction_id,
-            node=question.request.node,
-            status=status,
-            queued=False,
-            resumed=False,
-            approval=approval,
-        )
+        return self.view(question, False).model_copy(update={"status": status, "queued": False, "approval": approval})
 
     def write(self, question: Interaction, answer: Any, caller: str, decided: Decided | None) -> Write[AnswerResult]:
         """Guarded by every in-scope gate still open before its deadline (the answer carried onto each),

@@ -6,7 +6,6 @@ awaits (`tool_awaits.py`, this service's base) it leaves with nothing pending in
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from baton.contracts.questions import ApprovalView, AskResult
@@ -24,9 +23,11 @@ from baton.domain.questions import (
     refuse_a_pause_node,
     refuse_ended_run,
     refuse_in_map,
+    unanswered_of,
 )
 from baton.errors import ConflictError, NotFoundError
-from baton.models import AwaitToolRequest, Interaction, Message, ParkedWait, QuestionRequest
+from baton.events import AwaitTimedOut
+from baton.models import AwaitToolRequest, Interaction, Message, ParkedWait, QuestionRequest, status_of
 from baton.ports import GuardFailedError
 from baton.services.approvals import approval_view
 from baton.services.at_deadline import end_at_deadline, fail_unanswered
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
 
     from baton.contracts.questions import AskRequest, CollectedAnswer
     from baton.services.core import Core
-
-log = logging.getLogger("baton")
 
 POSTED = "question posted; keep working"
 
@@ -181,7 +180,17 @@ class QuestionService(AnswerQuestions):
             awaiting = self.core.store.get_interaction(run_id, interaction_id) or awaiting
             if awaiting.state.status != "pending":
                 return False  # completed by the defaults: not timed out
-        return not self._complete_tool_await(awaiting) and self._time_out_tool_await(awaiting)
+        if self._complete_tool_await(awaiting):
+            return False
+        pending, _ = self._scope(run_id, awaiting.request_as(AwaitToolRequest).from_node)
+        try:
+            self.core.store.transition_interaction(awaiting, status_of(awaiting.state, "timed_out", reason="timeout"))
+        except ConflictError:
+            return False
+        unanswered = [unanswered_of(i) for i in pending]
+        self.core.record(run_id, AwaitTimedOut(gate="tool", interaction_id=interaction_id, unanswered=unanswered))
+        self._unpause_if_idle(run_id)  # no longer paused for it; its questions stay open (it blocks nobody)
+        return True
 
 
 class AwaitDeadline:

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.questions import AwaitAnswered, AwaitPending
 from baton.domain.ladder import AnswerCheck
-from baton.domain.questions import MAP_AWAIT_REFUSAL, refuse_in_map, unanswered_of
+from baton.domain.questions import MAP_AWAIT_REFUSAL, refuse_in_map
 from baton.errors import ConflictError
-from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
+from baton.events import AwaitReleased, AwaitStarted, RunPaused
 from baton.models import AwaitToolRequest, Interaction, status_of
 from baton.services.await_gates import AwaitGates
 from baton.services.deadlines import TOOL_GATE, arm_interaction, stop_interaction_timer
@@ -33,15 +33,16 @@ class ToolAwaits(AwaitGates):
         core.require_run(run_id)
         pending, answers = self._scope(run_id, from_node)
         scope_key = from_node or "*"
+        awaits = core.store.list_run_interactions(run_id, kind="await", status="pending")
+        existing = [i for i in awaits if i.request.node == scope_key]
         if not pending:
             # The last answer may still be on its way to completing this scope's tool await: complete it
             # here too (a conditional write: one of the two does it), so a 200 never leaves the run paused.
-            for awaiting in self._tool_awaits(run_id, scope_key):
+            for awaiting in existing:
                 self._complete_tool_await(awaiting)
             self._unpause_if_idle(run_id)
             return AwaitAnswered(status="answered", run_id=run_id, from_=from_node, answers=answers)
         ids = [i.interaction_id for i in pending]
-        existing = self._tool_awaits(run_id, scope_key)
         prompt = f"waiting for {len(ids)} answer(s)" + (f" of node '{from_node}'" if from_node else "")
         awaiting = (
             existing[-1]
@@ -78,10 +79,6 @@ class ToolAwaits(AwaitGates):
             interaction_id=awaiting.interaction_id,
             run_status="paused_waiting_human",
         )
-
-    def _tool_awaits(self, run_id: str, scope_key: str) -> list[Interaction]:
-        awaits = self.core.store.list_run_interactions(run_id, kind="await", status="pending")
-        return [i for i in awaits if i.request.node == scope_key]
 
     def _start_tool_await(self, run_id: str, request: AwaitToolRequest, timeout_seconds: int) -> Interaction:
         core = self.core
@@ -122,19 +119,4 @@ class ToolAwaits(AwaitGates):
         self.core.record(awaiting.run_id, released)
         resume_asking_run(self.core, awaiting.run_id, "await_answers", kind="await")
         stop_interaction_timer(self.core, completed)
-        return True
-
-    def _time_out_tool_await(self, awaiting: Interaction) -> bool:
-        """The run is no longer paused for it; its questions stay open (the tool form blocks nobody)."""
-        core = self.core
-        pending, _ = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
-        try:
-            core.store.transition_interaction(awaiting, status_of(awaiting.state, "timed_out", reason="timeout"))
-        except ConflictError:
-            return False
-        unanswered = [unanswered_of(i) for i in pending]
-        core.record(
-            awaiting.run_id, AwaitTimedOut(gate="tool", interaction_id=awaiting.interaction_id, unanswered=unanswered)
-        )
-        self._unpause_if_idle(awaiting.run_id)
         return True
