@@ -101,12 +101,10 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         """The unreleased await gates waiting on `question`: it is answered under each one's deadline (after
         it, or once the deadline path closed the gate, a 410 kept as late); a hosted run that ended: 410."""
         core, run = self.core, self.snapshot.run
-        for wait in self.snapshot.waits:
-            if wait.kind != "await" or wait.status == "released" or not in_scope(question, wait.scope.get("from")):
-                continue
+        self.gates = [w for w in self._gates_of(question) if w.status != "released"]
+        for wait in self.gates:
             closed = wait.status != "parked"
             core.refuse_if_late(question, answer, caller=caller, deadline=core.now() if closed else wait.deadline)
-            self.gates.append(wait)
         if run is not None and run.status in TERMINAL_RUN_STATES and run.hosted:
             raise GoneError(
                 f"run {run.run_id} is {run.status}; nothing is waiting for this answer",
@@ -128,12 +126,7 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         first send failed or is under way) is released now (conditionally: never twice)."""
         if not self.is_repeat(current, answer, caller):
             return None
-        at = current.state.answered_at or ""
-        gates = [
-            w
-            for w in self.snapshot.waits
-            if w.kind == "await" and in_scope(current, w.scope.get("from")) and w.parked_at <= at
-        ]
+        gates = [w for w in self._gates_of(current) if w.parked_at <= (current.state.answered_at or "")]
         open_gates = [w for w in gates if w.status in OPEN_WAIT_STATUSES]
         sent, unsent = self.questions._release_gates(current.run_id, open_gates)
         released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
@@ -200,6 +193,9 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         message = self.questions._message(question, message_text(question, answer))
         records: list[Message | Event] = [message, self.core.new_event(run_id, event)]
         return Write(at=now, records=records, release=release, guards=guards, audit_head=snapshot.audit_head)
+
+    def _gates_of(self, question: Interaction) -> list[ParkedWait]:
+        return [w for w in self.snapshot.waits if w.kind == "await" and in_scope(question, w.scope.get("from"))]
 
     def _after_answer(self, answered: Interaction, released: list[str], unsent: Sequence[str] = ()) -> AnswerResult:
         """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (pending)."""

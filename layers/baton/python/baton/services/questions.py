@@ -78,7 +78,10 @@ class QuestionService(AnswerQuestions):
         interaction = core.new_interaction(run_id, asked, expires_at=expires_at)
         # counted: a gate released unread sees it; its event recorded in the same write
         core.store.put_question(interaction, events=[core.new_event(run_id, asked_event(interaction))])
-        self._mark_awaited(interaction)
+        # Asked while a gate of its scope is parked, it holds that gate up (the inbox shows it). Read after the
+        # write, as the park reads after the wait's: of the two racing, one sees the other.
+        if gates := open_gates_of(interaction, core.store.list_run_waits(run_id)):
+            core.store.mark_blocked(run_id, gates[0].gate, [interaction.interaction_id])
         core.notify(interaction, "human_input_requested", **{"async": True})
         arm_interaction(core, interaction)
         return AskResult(

@@ -1,6 +1,5 @@
-"""The tool form of awaiting a run's questions (`await_answers` as a tool, `QuestionService.await_tool`): it
-never blocks. It returns the answers, or the pending ids and an `await` interaction the last answer
-completes, the run paused_waiting_human meanwhile. The base of `QuestionService`, over `AwaitGates`."""
+"""The tool form of awaiting a run's questions (`await_answers` as a tool): it never blocks. It returns the
+answers, or the pending ids and an `await` interaction the last answer completes."""
 
 from __future__ import annotations
 
@@ -22,9 +21,8 @@ if TYPE_CHECKING:
 
 class ToolAwaits(AwaitGates):
     def await_tool(self, run_id: str, request: AwaitRequest, *, caller: str) -> AwaitAnswered | AwaitPending:
-        """`await_answers` as a tool: the answers when nothing in scope is pending; otherwise the pending
-        ids, the run marked paused_waiting_human and an `await` interaction the last answer completes (a
-        call while waiting reuses it, and its ladder: `use_question_defaults` at its expiry)."""
+        """The run is marked paused_waiting_human while its scope is pending; a call while waiting reuses the
+        scope's `await` interaction (and its ladder: `use_question_defaults` at its expiry)."""
         from_node, timeout_seconds, ladder = request.from_ or None, request.timeout_seconds, request.ladder()
         refuse_in_map(request.map_item, MAP_AWAIT_REFUSAL)
         if ladder is not None:
