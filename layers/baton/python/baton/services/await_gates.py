@@ -39,7 +39,6 @@ class AwaitGates:
     core: Core
 
     def _scope(self, run_id: str, from_node: str | None) -> tuple[list[Interaction], list[CollectedAnswer]]:
-        """(pending questions, collected answers) in scope, oldest first."""
         return split_scope(self.core.store.list_run_interactions(run_id, kind="question"), from_node)
 
     def park_gate(

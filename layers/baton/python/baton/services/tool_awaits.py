@@ -41,24 +41,20 @@ class ToolAwaits(AwaitGates):
             self._unpause_if_idle(run_id)
             return AwaitAnswered(status="answered", run_id=run_id, from_=from_node, answers=answers)
         ids = [i.interaction_id for i in pending]
-        prompt = f"waiting for {len(ids)} answer(s)" + (f" of node '{from_node}'" if from_node else "")
-        awaiting = (
-            existing[-1]
-            if existing
-            else self._start_tool_await(
-                run_id,
-                AwaitToolRequest(
-                    node=scope_key,
-                    prompt=prompt,
-                    timeout_seconds=timeout_seconds,
-                    from_node=from_node,
-                    pending=ids,
-                    by=caller,
-                    ladder=ladder,
-                ),
-                timeout_seconds,
+        if existing:
+            awaiting = existing[-1]
+        else:
+            prompt = f"waiting for {len(ids)} answer(s)" + (f" of node '{from_node}'" if from_node else "")
+            asked = AwaitToolRequest(
+                node=scope_key,
+                prompt=prompt,
+                timeout_seconds=timeout_seconds,
+                from_node=from_node,
+                pending=ids,
+                by=caller,
+                ladder=ladder,
             )
-        )
+            awaiting = self._start_tool_await(run_id, asked, timeout_seconds)
         if core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
             core.record(run_id, RunPaused(gate="await_answers", kind="await", pending=ids))
         # Answers that landed between our read and our writes (the await may even have been completed
