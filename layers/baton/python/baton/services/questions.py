@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.contracts.deadline_tasks import Settled
 from baton.contracts.questions import ApprovalView, AskResult
 from baton.domain import gate_answers
 from baton.domain.approval import requester_of
@@ -152,14 +153,14 @@ class QuestionService(AnswerQuestions):
         """True if this call ended (or released) the gate."""
         return end_at_deadline(AwaitDeadline(self), wait) is not None
 
-    def reconcile_tool_awaits(self) -> tuple[list[dict[str, str]], list[str]]:
+    def reconcile_tool_awaits(self) -> tuple[list[Settled], list[str]]:
         """Complete tool-form awaits whose questions are answered; time out those past their expiry."""
-        released: list[dict[str, str]] = []
+        released: list[Settled] = []
         timed_out: list[str] = []
         now = self.core.now()
         for awaiting in self.core.store.list_pending("await"):
             if self._complete_tool_await(awaiting):
-                released.append({"run_id": awaiting.run_id, "gate": f"tool:{awaiting.interaction_id}"})
+                released.append(Settled(run_id=awaiting.run_id, gate=f"tool:{awaiting.interaction_id}"))
             # past its expiry: its timer's own path (under use_question_defaults the defaults are taken first)
             elif (
                 awaiting.expires_at
