@@ -1,13 +1,10 @@
-"""The await gate (`statemachines/await_answers.asl.json`, or the Task state of `baton.workflows.gate_states`),
-the Step Functions form of awaiting a run's questions (the scope it waits on: `baton.domain.questions`).
+"""The await gate (`statemachines/await_answers.asl.json`, or a Task state of `baton.workflows.gate_states`):
+the Step Functions form of awaiting a run's questions (its scope: `baton.domain.questions`).
 
-The gate parks its task token as WAIT#<gate> with scope {"from": node | None}, then RE-CHECKS the store:
-what was answered before it parked releases it at once (its answers merged onto the wait first, so the
-last answer sends the output with no read: `gate_answers`). The reconciler releases any parked gate whose
-scope is answered (a send that failed after the answer was stored), and at its deadline the one deadline
-path ends it, both by `questions.AwaitDeadline`; every release goes through `Core.release_gate`, whose
-conditional release makes a second sender a no-op. Its Catch on States.Timeout records what went unanswered.
-`QuestionService` is an `AwaitGates`: answering a question releases the gates it completes.
+It parks its task token as WAIT#<gate>, then re-checks the store: what was answered before it parked is
+merged onto the wait (so the last answer sends the output with no read: `gate_answers`), or releases it at
+once. The reconciler and the deadline end it by `questions.AwaitDeadline`; `Core.release_gate`'s
+conditional release makes a second sender a no-op.
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from baton.contracts.questions import AskedQuestion, CollectedAnswer, GateParked
 from baton.domain import gate_answers
 from baton.domain.fields import OPEN_RUN_STATES, check_gate_name
 from baton.domain.ladder import AnswerCheck
-from baton.domain.questions import gate_timeout_cause, in_scope, never_asked, open_gates_of, split_scope, unanswered_of
+from baton.domain.questions import gate_timeout_cause, in_scope, never_asked, split_scope, unanswered_of
 from baton.errors import GoneError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import Interaction, ParkedWait
@@ -42,7 +39,6 @@ class AwaitGates:
     core: Core
 
     def _scope(self, run_id: str, from_node: str | None) -> tuple[list[Interaction], list[CollectedAnswer]]:
-        """(pending questions, collected answers) in scope, oldest first."""
         return split_scope(self.core.store.list_run_interactions(run_id, kind="question"), from_node)
 
     def park_gate(
@@ -115,19 +111,11 @@ class AwaitGates:
             )
         return GateParked(parked=True, gate=gate, released=released, pending=pending_ids)
 
-    def _mark_awaited(self, question: Interaction) -> None:
-        """A question asked while a gate of its scope is parked holds that gate up (the inbox shows it). Read
-        after the question's write, as the park reads after the wait's: of the two racing, one sees the other."""
-        gates = open_gates_of(question, self.core.store.list_run_waits(question.run_id))
-        if gates:
-            self.core.store.mark_blocked(question.run_id, gates[0].gate, [question.interaction_id])
-
     def _recheck(
         self, run_id: str, gate: str, from_node: str | None, parked: ParkedWait | None
     ) -> tuple[bool, list[Interaction]]:
-        """Release the gate if its scope is answered; and the scope's questions still pending in its one
-        read (a park marks the ones asked since its first read with that read, not another). Not yet,
-        after a park (`parked`): what was answered before it is merged into the wait's carried answers."""
+        """Release the gate if its scope is answered, else merge what was answered onto `parked`'s carried
+        answers; and the scope's pending questions from this one read (the park marks them with it)."""
         questions = self.core.store.list_run_interactions(run_id, kind="question")
         pending, answers = split_scope(questions, from_node)
         if pending:
@@ -185,8 +173,6 @@ class AwaitGates:
         """Release each of `gates` whose scope is fully answered, with its `known` output (carried on its
         wait) or from one read of the run's questions for all of them. Returns (released, unsent): a failed
         send loses nothing (the reconciler sends it). `siblings`: the run's waits from the caller's snapshot."""
-        if not gates:
-            return [], []
         known = known or {}
         unknown = [w for w in gates if w.gate not in known]
         questions = self.core.store.list_run_interactions(run_id, kind="question") if unknown else []

@@ -101,12 +101,10 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         """The unreleased await gates waiting on `question`: it is answered under each one's deadline (after
         it, or once the deadline path closed the gate, a 410 kept as late); a hosted run that ended: 410."""
         core, run = self.core, self.snapshot.run
-        for wait in self.snapshot.waits:
-            if wait.kind != "await" or wait.status == "released" or not in_scope(question, wait.scope.get("from")):
-                continue
+        self.gates = [w for w in self._gates_of(question) if w.status != "released"]
+        for wait in self.gates:
             closed = wait.status != "parked"
             core.refuse_if_late(question, answer, caller=caller, deadline=core.now() if closed else wait.deadline)
-            self.gates.append(wait)
         if run is not None and run.status in TERMINAL_RUN_STATES and run.hosted:
             raise GoneError(
                 f"run {run.run_id} is {run.status}; nothing is waiting for this answer",
@@ -128,12 +126,7 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         first send failed or is under way) is released now (conditionally: never twice)."""
         if not self.is_repeat(current, answer, caller):
             return None
-        at = current.state.answered_at or ""
-        gates = [
-            w
-            for w in self.snapshot.waits
-            if w.kind == "await" and in_scope(current, w.scope.get("from")) and w.parked_at <= at
-        ]
+        gates = [w for w in self._gates_of(current) if w.parked_at <= (current.state.answered_at or "")]
         open_gates = [w for w in gates if w.status in OPEN_WAIT_STATUSES]
         sent, unsent = self.questions._release_gates(current.run_id, open_gates)
         released = [w.gate for w in gates if w.status == "released" or w.gate in sent]
@@ -159,22 +152,14 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
     def not_counted(self, question: Interaction) -> ConflictError:
         return self.already(self.core.store.get_interaction(question.run_id, question.interaction_id) or question)
 
-    @staticmethod
     def counted(
-        question: Interaction, approval: ApprovalView, decided: AnswerResult | None, *, pending: bool
+        self, question: Interaction, approval: ApprovalView, decided: AnswerResult | None, *, pending: bool
     ) -> AnswerResult:
-        # the decided answer's result, else pending (or answered by a concurrent vote on the same tally)
+        # the decided answer's result, else nothing queued: pending (or answered by a concurrent vote's tally)
         if decided is not None:
             return decided.model_copy(update={"approval": approval})
         status = "answered" if approval.decision is not None else "pending"
-        return AnswerResult(
-            interaction_id=question.interaction_id,
-            node=question.request.node,
-            status=status,
-            queued=False,
-            resumed=False,
-            approval=approval,
-        )
+        return self.view(question, False).model_copy(update={"status": status, "queued": False, "approval": approval})
 
     def write(self, question: Interaction, answer: Any, caller: str, decided: Decided | None) -> Write[AnswerResult]:
         """Guarded by every in-scope gate still open before its deadline (the answer carried onto each),
@@ -208,6 +193,9 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         message = self.questions._message(question, message_text(question, answer))
         records: list[Message | Event] = [message, self.core.new_event(run_id, event)]
         return Write(at=now, records=records, release=release, guards=guards, audit_head=snapshot.audit_head)
+
+    def _gates_of(self, question: Interaction) -> list[ParkedWait]:
+        return [w for w in self.snapshot.waits if w.kind == "await" and in_scope(question, w.scope.get("from"))]
 
     def _after_answer(self, answered: Interaction, released: list[str], unsent: Sequence[str] = ()) -> AnswerResult:
         """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (pending)."""

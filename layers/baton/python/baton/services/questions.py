@@ -6,9 +6,9 @@ awaits (`tool_awaits.py`, this service's base) it leaves with nothing pending in
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
+from baton.contracts.deadline_tasks import Settled
 from baton.contracts.questions import ApprovalView, AskResult
 from baton.domain import gate_answers
 from baton.domain.approval import requester_of
@@ -24,9 +24,11 @@ from baton.domain.questions import (
     refuse_a_pause_node,
     refuse_ended_run,
     refuse_in_map,
+    unanswered_of,
 )
 from baton.errors import ConflictError, NotFoundError
-from baton.models import AwaitToolRequest, Interaction, Message, ParkedWait, QuestionRequest
+from baton.events import AwaitTimedOut
+from baton.models import AwaitToolRequest, Interaction, Message, ParkedWait, QuestionRequest, status_of
 from baton.ports import GuardFailedError
 from baton.services.approvals import approval_view
 from baton.services.at_deadline import end_at_deadline, fail_unanswered
@@ -38,8 +40,6 @@ if TYPE_CHECKING:
 
     from baton.contracts.questions import AskRequest, CollectedAnswer
     from baton.services.core import Core
-
-log = logging.getLogger("baton")
 
 POSTED = "question posted; keep working"
 
@@ -79,7 +79,10 @@ class QuestionService(AnswerQuestions):
         interaction = core.new_interaction(run_id, asked, expires_at=expires_at)
         # counted: a gate released unread sees it; its event recorded in the same write
         core.store.put_question(interaction, events=[core.new_event(run_id, asked_event(interaction))])
-        self._mark_awaited(interaction)
+        # Asked while a gate of its scope is parked, it holds that gate up (the inbox shows it). Read after the
+        # write, as the park reads after the wait's: of the two racing, one sees the other.
+        if gates := open_gates_of(interaction, core.store.list_run_waits(run_id)):
+            core.store.mark_blocked(run_id, gates[0].gate, [interaction.interaction_id])
         core.notify(interaction, "human_input_requested", **{"async": True})
         arm_interaction(core, interaction)
         return AskResult(
@@ -150,14 +153,14 @@ class QuestionService(AnswerQuestions):
         """True if this call ended (or released) the gate."""
         return end_at_deadline(AwaitDeadline(self), wait) is not None
 
-    def reconcile_tool_awaits(self) -> tuple[list[dict[str, str]], list[str]]:
+    def reconcile_tool_awaits(self) -> tuple[list[Settled], list[str]]:
         """Complete tool-form awaits whose questions are answered; time out those past their expiry."""
-        released: list[dict[str, str]] = []
+        released: list[Settled] = []
         timed_out: list[str] = []
         now = self.core.now()
         for awaiting in self.core.store.list_pending("await"):
             if self._complete_tool_await(awaiting):
-                released.append({"run_id": awaiting.run_id, "gate": f"tool:{awaiting.interaction_id}"})
+                released.append(Settled(run_id=awaiting.run_id, gate=f"tool:{awaiting.interaction_id}"))
             # past its expiry: its timer's own path (under use_question_defaults the defaults are taken first)
             elif (
                 awaiting.expires_at
@@ -181,7 +184,17 @@ class QuestionService(AnswerQuestions):
             awaiting = self.core.store.get_interaction(run_id, interaction_id) or awaiting
             if awaiting.state.status != "pending":
                 return False  # completed by the defaults: not timed out
-        return not self._complete_tool_await(awaiting) and self._time_out_tool_await(awaiting)
+        if self._complete_tool_await(awaiting):
+            return False
+        pending, _ = self._scope(run_id, awaiting.request_as(AwaitToolRequest).from_node)
+        try:
+            self.core.store.transition_interaction(awaiting, status_of(awaiting.state, "timed_out", reason="timeout"))
+        except ConflictError:
+            return False
+        unanswered = [unanswered_of(i) for i in pending]
+        self.core.record(run_id, AwaitTimedOut(gate="tool", interaction_id=interaction_id, unanswered=unanswered))
+        self._unpause_if_idle(run_id)  # no longer paused for it; its questions stay open (it blocks nobody)
+        return True
 
 
 class AwaitDeadline:

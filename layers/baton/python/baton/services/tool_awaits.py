@@ -1,6 +1,5 @@
-"""The tool form of awaiting a run's questions (`await_answers` as a tool, `QuestionService.await_tool`): it
-never blocks. It returns the answers, or the pending ids and an `await` interaction the last answer
-completes, the run paused_waiting_human meanwhile. The base of `QuestionService`, over `AwaitGates`."""
+"""The tool form of awaiting a run's questions (`await_answers` as a tool): it never blocks. It returns the
+answers, or the pending ids and an `await` interaction the last answer completes."""
 
 from __future__ import annotations
 
@@ -8,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.questions import AwaitAnswered, AwaitPending
 from baton.domain.ladder import AnswerCheck
-from baton.domain.questions import MAP_AWAIT_REFUSAL, refuse_in_map, unanswered_of
+from baton.domain.questions import MAP_AWAIT_REFUSAL, refuse_in_map
 from baton.errors import ConflictError
-from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
+from baton.events import AwaitReleased, AwaitStarted, RunPaused
 from baton.models import AwaitToolRequest, Interaction, status_of
 from baton.services.await_gates import AwaitGates
 from baton.services.deadlines import TOOL_GATE, arm_interaction, stop_interaction_timer
@@ -22,9 +21,8 @@ if TYPE_CHECKING:
 
 class ToolAwaits(AwaitGates):
     def await_tool(self, run_id: str, request: AwaitRequest, *, caller: str) -> AwaitAnswered | AwaitPending:
-        """`await_answers` as a tool: the answers when nothing in scope is pending; otherwise the pending
-        ids, the run marked paused_waiting_human and an `await` interaction the last answer completes (a
-        call while waiting reuses it, and its ladder: `use_question_defaults` at its expiry)."""
+        """The run is marked paused_waiting_human while its scope is pending; a call while waiting reuses the
+        scope's `await` interaction (and its ladder: `use_question_defaults` at its expiry)."""
         from_node, timeout_seconds, ladder = request.from_ or None, request.timeout_seconds, request.ladder()
         refuse_in_map(request.map_item, MAP_AWAIT_REFUSAL)
         if ladder is not None:
@@ -33,33 +31,30 @@ class ToolAwaits(AwaitGates):
         core.require_run(run_id)
         pending, answers = self._scope(run_id, from_node)
         scope_key = from_node or "*"
+        awaits = core.store.list_run_interactions(run_id, kind="await", status="pending")
+        existing = [i for i in awaits if i.request.node == scope_key]
         if not pending:
             # The last answer may still be on its way to completing this scope's tool await: complete it
             # here too (a conditional write: one of the two does it), so a 200 never leaves the run paused.
-            for awaiting in self._tool_awaits(run_id, scope_key):
+            for awaiting in existing:
                 self._complete_tool_await(awaiting)
             self._unpause_if_idle(run_id)
             return AwaitAnswered(status="answered", run_id=run_id, from_=from_node, answers=answers)
         ids = [i.interaction_id for i in pending]
-        existing = self._tool_awaits(run_id, scope_key)
-        prompt = f"waiting for {len(ids)} answer(s)" + (f" of node '{from_node}'" if from_node else "")
-        awaiting = (
-            existing[-1]
-            if existing
-            else self._start_tool_await(
-                run_id,
-                AwaitToolRequest(
-                    node=scope_key,
-                    prompt=prompt,
-                    timeout_seconds=timeout_seconds,
-                    from_node=from_node,
-                    pending=ids,
-                    by=caller,
-                    ladder=ladder,
-                ),
-                timeout_seconds,
+        if existing:
+            awaiting = existing[-1]
+        else:
+            prompt = f"waiting for {len(ids)} answer(s)" + (f" of node '{from_node}'" if from_node else "")
+            asked = AwaitToolRequest(
+                node=scope_key,
+                prompt=prompt,
+                timeout_seconds=timeout_seconds,
+                from_node=from_node,
+                pending=ids,
+                by=caller,
+                ladder=ladder,
             )
-        )
+            awaiting = self._start_tool_await(run_id, asked, timeout_seconds)
         if core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
             core.record(run_id, RunPaused(gate="await_answers", kind="await", pending=ids))
         # Answers that landed between our read and our writes (the await may even have been completed
@@ -78,10 +73,6 @@ class ToolAwaits(AwaitGates):
             interaction_id=awaiting.interaction_id,
             run_status="paused_waiting_human",
         )
-
-    def _tool_awaits(self, run_id: str, scope_key: str) -> list[Interaction]:
-        awaits = self.core.store.list_run_interactions(run_id, kind="await", status="pending")
-        return [i for i in awaits if i.request.node == scope_key]
 
     def _start_tool_await(self, run_id: str, request: AwaitToolRequest, timeout_seconds: int) -> Interaction:
         core = self.core
@@ -122,19 +113,4 @@ class ToolAwaits(AwaitGates):
         self.core.record(awaiting.run_id, released)
         resume_asking_run(self.core, awaiting.run_id, "await_answers", kind="await")
         stop_interaction_timer(self.core, completed)
-        return True
-
-    def _time_out_tool_await(self, awaiting: Interaction) -> bool:
-        """The run is no longer paused for it; its questions stay open (the tool form blocks nobody)."""
-        core = self.core
-        pending, _ = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
-        try:
-            core.store.transition_interaction(awaiting, status_of(awaiting.state, "timed_out", reason="timeout"))
-        except ConflictError:
-            return False
-        unanswered = [unanswered_of(i) for i in pending]
-        core.record(
-            awaiting.run_id, AwaitTimedOut(gate="tool", interaction_id=awaiting.interaction_id, unanswered=unanswered)
-        )
-        self._unpause_if_idle(awaiting.run_id)
         return True
