@@ -59,6 +59,8 @@ def test_the_timer_ends_early_when_the_pause_is_answered_before_its_steps(moto_s
     runs.resume(Resume("ld-2", {"ok": "yes"}, caller="alice"))
     sfn = moto_stack.clients["stepfunctions"]
     wait_for(lambda: sfn.describe_execution(executionArn=run.execution_arn or "")["status"] == "SUCCEEDED", timeout=20)
+    # The release sends the token, then records itself and stops the timer: the run may end first.
+    wait_for(lambda: _timers(moto_stack)[0]["status"] != "RUNNING", timeout=20)
     (timer,) = _timers(moto_stack)
     assert timer["status"] == "ABORTED"  # stopped by the answer's release, waiting for its first step
     assert _states_entered(moto_stack, timer["executionArn"]).count("EndPause") == 0  # no step fired at all
