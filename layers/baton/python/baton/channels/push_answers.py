@@ -18,6 +18,7 @@ from baton.channels.email.links import (
     answer_digest,
     read_link,
 )
+from baton.contracts.push import ONE_TAP_KINDS
 from baton.contracts.questions import AnswerResult
 from baton.errors import BadRequestError, BatonError, ConflictError, ForbiddenError, GoneError, NotFoundError, winner
 from baton.ids import iso
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 PUSH_CHANNEL: Final = "push"  # the decision's `via` (InteractionAnswered)
-ONE_TAP_KINDS: Final = ("question", "tool_approval")  # the kinds a notification answers (`one_tap_answers`)
 
 
 def _utc_now() -> datetime:

@@ -26,6 +26,7 @@ PushReason = Literal["escalated", "assigned"]
 DENIED_FROM_A_NOTIFICATION = "denied from a notification"
 INBOX_PATH = "/inbox/"  # the inbox app, served beside the API (the push's url is relative to it)
 MAX_ONE_TAP_OPTIONS = 2  # a notification shows two actions on most platforms
+ONE_TAP_KINDS = ("question", "tool_approval")  # the only kinds `one_tap_answers` offers an answer for
 PUSH_ANSWER_PATH = "/api/push/answer"  # public: the one-tap credential in its body is the authority
 MAX_CREDENTIAL_CHARS = 2048
 
