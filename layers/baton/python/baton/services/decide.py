@@ -5,9 +5,7 @@ the reconciler delivers. A kind's own steps are its `AnswerPolicy` (baton.servic
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING
 
 from baton.errors import ConflictError
 from baton.models import status_of
@@ -18,12 +16,8 @@ if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.ballot import Decided, Voter
     from baton.models import Interaction
-    from baton.services.at_deadline import AnswerPolicy
+    from baton.services.at_deadline import Answer, AnswerPolicy, Outcome, View
     from baton.services.core import Core
-
-Answer = TypeVar("Answer")
-View = TypeVar("View", bound=BaseModel)
-Outcome = TypeVar("Outcome")
 
 
 def decide(
