@@ -12,13 +12,13 @@ from baton.adapters.companion_offline import OfflineCompanion
 from baton.adapters.git_diff import GitDiffSource
 from baton.cli.demo_repo import create_demo_repo
 from baton.contracts import CancelInterrupt, ResumeInterrupt
+from baton.contracts.deadline_tasks import WaitReconciled
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.review_decision import ReviewDecision
 from baton.errors import GoneError
 from baton.models import InteractionStatus
 from baton.services.core import DEADLINE_ERROR, Core
-from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptService
 from baton.services.pauses import Resume
 from baton.services.reconciler import Reconciler

@@ -30,6 +30,13 @@ class TimerOutcome(Contract):
     next: NextTimer | None = None
 
 
+class WaitReconciled(Contract):
+    """One parked wait's reconcile (`Reconciler.reconcile_one`): ended at its deadline, or released."""
+
+    ended: bool = False
+    released: bool = False
+
+
 class Settled(Contract):
     """One pause a pass settled: its run and its gate (a parked wait's, a tool-form await's `tool:<id>`)
     or its interaction (a met quorum's, a question's default), and its kind. Unset keys are left out."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from baton.contracts.base import Contract
 from baton.domain.deadline import timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.ladder import TIMED_OUT_DEFAULT
@@ -32,13 +31,6 @@ log = logging.getLogger("baton")
 
 TOOL_GATE = "tool"  # the timer of a tool-form await names its interaction, not a parked wait
 INTERACTION_GATE = "interaction"  # the ladder timer of a pause no gate parks (question, blocking ask, SDK interrupt)
-
-
-class WaitReconciled(Contract):
-    """One parked wait's reconcile (`Reconciler.reconcile_one`): ended at its deadline, or released."""
-
-    ended: bool = False
-    released: bool = False
 
 
 def park_wait(
@@ -97,7 +89,6 @@ def _timer_steps(interaction: Interaction, gate: str) -> list[LadderStep] | None
 
 
 def interaction_timer_key(interaction: Interaction, gate: str = INTERACTION_GATE) -> str:
-    """What names the timer of a pause no gate parks (with its deadline): `Core.stop_timer` stops it."""
     return f"{gate}:{interaction.interaction_id}"
 
 

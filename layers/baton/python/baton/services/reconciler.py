@@ -10,12 +10,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from baton.contracts.deadline_tasks import ReconcileReport, Settled
+from baton.contracts.deadline_tasks import ReconcileReport, Settled, WaitReconciled
 from baton.domain.parked_ladder import defaults_at_deadline
 from baton.errors import GoneError
 from baton.services.approvals import settle_met_quorums
 from baton.services.at_deadline import deliver_stored, end_at_deadline
-from baton.services.deadlines import WaitReconciled
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
 from baton.services.runs import RunService
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.models import Interaction, ParkedWait
-    from baton.ports import WaitStore
     from baton.services.at_deadline import DeadlinePolicy
     from baton.services.core import Core
     from baton.services.review import ReviewService
@@ -44,7 +42,6 @@ class Reconciler:
         review: Callable[[], ReviewService] | None = None,
     ) -> None:
         self.core = core
-        self.waits: WaitStore = core.store  # the only part of the store read here: the parked waits
         self.runs = runs or RunService(core)
         self.questions = questions or QuestionService(core)
         self.interrupts = interrupts or InterruptService(core)
@@ -96,7 +93,7 @@ class Reconciler:
         checked = 0
         released: list[Settled] = []
         ended: list[Settled] = []
-        for wait in self.waits.list_parked():
+        for wait in self.core.store.list_parked():
             if self._policy(wait) is None:
                 continue
             checked += 1
