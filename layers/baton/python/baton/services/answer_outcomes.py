@@ -16,10 +16,8 @@ if TYPE_CHECKING:
 
 
 class SendFailedError(Exception):
-    """A stored answer's send did not get through (Step Functions still throttling after the client's
-    retries, unreachable): nothing is lost, the reconciler sends it within its next pass (as does a
-    repeat of the request). An answer path reports it as stored with its delivery pending (a 202),
-    never as an error."""
+    """Step Functions still throttling after the client's retries, or unreachable: the reconciler's next
+    pass sends the stored answer (as does a repeat of the request)."""
 
     def __init__(self, run_id: str, gate: str) -> None:
         super().__init__(f"the answer for gate '{gate}' of run {run_id} is stored; its send is pending")

@@ -66,7 +66,6 @@ class Core:
         return iso(self.clock.now() + timedelta(seconds=seconds))
 
     def deadline_of(self, timeout_seconds: float, entered_at: datetime | None = None) -> str:
-        """A task's declared timeout from its entry (else now): GRACE_SECONDS before Step Functions' own."""
         return iso((entered_at or self.clock.now()) + timedelta(seconds=timeout_seconds))
 
     def is_past(self, deadline: str | None) -> bool:
@@ -83,7 +82,6 @@ class Core:
     def refuse_if_late(
         self, interaction: Interaction, answer: Any, *, caller: str, deadline: str | None, **details: Any
     ) -> None:
-        """Past `deadline`: the answer kept as late (never delivered) and a 410."""
         if deadline is not None and self.is_past(deadline):
             self._refuse_late(interaction, answer, caller=caller, deadline=deadline, **details)
 
@@ -139,7 +137,6 @@ class Core:
         )
 
     def interaction_of(self, run_id: str, interaction_id: str, kind: str, noun: str | None = None) -> Interaction:
-        """Else a 404 naming it as a `noun` (the kind)."""
         found = self.store.get_interaction(run_id, interaction_id)
         if found is None or found.request.kind != kind:
             raise NotFoundError(

@@ -71,14 +71,12 @@ class Deadlines:
         return TimerOutcome(ended=outcome.ended, released=outcome.released, reason=reason)
 
     def _due(self, deadline: datetime) -> bool:
-        """A timer that fires a little early (clock skew) waits for `deadline`; far too early, it is not due."""
         early = (deadline - self.core.clock.now()).total_seconds()
         if 0 < early <= MAX_EARLY_SECONDS:
             self._sleep(early)
         return early <= MAX_EARLY_SECONDS
 
     def _parked_for(self, timer: GateDeadlinePayload) -> ParkedWait | None:
-        """The wait this timer was started for, if still parked with the same deadline."""
         wait = self.core.store.get_wait(timer.run_id, timer.gate)
         if wait is None or wait.status != "parked" or wait.deadline is None:
             return None
@@ -157,7 +155,6 @@ class Deadlines:
                 core.push_to(addressed["operators"], i, "escalated")
 
     def _next(self, timer: GateDeadlinePayload, following: LadderStep | None) -> NextTimer:
-        """The timer's next input: the following step, or the deadline, and how long to wait for it."""
         due = following.at if following is not None else timer.deadline
         step = following.step if following is not None else "deadline"
         wait_seconds = timer_wait_seconds(due, self.core.clock.now())
