@@ -88,14 +88,13 @@ def _timer_steps(interaction: Interaction, gate: str) -> list[LadderStep] | None
     return steps if gate == TOOL_GATE or steps or defaults_at_deadline(interaction) else None
 
 
-def interaction_timer_key(interaction: Interaction, gate: str = INTERACTION_GATE) -> str:
+def interaction_timer_key(interaction: Interaction, gate: str) -> str:
     return f"{gate}:{interaction.interaction_id}"
 
 
 def stop_interaction_timer(core: Core, interaction: Interaction) -> None:
-    """A settled pause no gate parks (a question, a blocking ask, an SDK interrupt, a tool-form await, a
-    tool approval): the timer `arm_interaction` started for it, if it started one, stops now. For the
-    settling write's winner only; past the deadline `Core.stop_timer` leaves it (it is firing)."""
+    """The timer `arm_interaction` started for a pause no gate parks, stopped once it settled: for the
+    settling write's winner only."""
     gate = TOOL_GATE if interaction.request.kind == "await" else INTERACTION_GATE
     # none started (or still pending): a stop would be a call for nothing
     if interaction.state.status != "pending" and _timer_steps(interaction, gate) is not None:

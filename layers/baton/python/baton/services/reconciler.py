@@ -117,8 +117,7 @@ class Reconciler:
         )
 
     def take_question_defaults(self) -> list[Settled]:
-        """Pending async questions past their stored deadline that declared a default: the default taken
-        (`timed_out_default`, nobody's answer), as their timer would have. Returns those taken here."""
+        """The due defaults of questions past their stored deadline, taken as their timer would have."""
         taken: list[Settled] = []
         for question in self.core.store.list_due("question", self.core.now()):
             if not defaults_at_deadline(question) or not self.core.is_past(question.expires_at):

@@ -61,8 +61,6 @@ class WaitStatsService:
         )
 
     def _by_kind_counted(self, now: datetime) -> list[KindWaits]:
-        """Past the sample, per kind the pending-age alarms' own reads (`runtime/parked_age.pending_ages`):
-        the oldest (one item) and the count (`Select=COUNT`, no item returned), exact at any volume."""
         from baton.runtime.parked_age import pending_ages  # the metrics library: loaded only on this path
 
         return [
