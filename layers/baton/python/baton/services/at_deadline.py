@@ -36,18 +36,17 @@ DeadlineEnd = Literal["released", "defaulted", "timed_out"]
 Stored = TypeVar("Stored")
 Answer = TypeVar("Answer")
 View = TypeVar("View", bound=BaseModel)
-Out = TypeVar("Out", bound=BaseModel)
 Outcome = TypeVar("Outcome")  # what a kind's quorum `settle` returns
 
 
 @dataclass(frozen=True)
-class Write(Generic[Out]):
+class Write(Generic[View]):
     """A kind's deciding write: the answer's time, what is written with it, what guards it, and its
     release once stored (the send, and what the answerer is told)."""
 
     at: str
     records: Sequence[Message | Event]
-    release: Callable[[Interaction], Out]
+    release: Callable[[Interaction], View]
     guards: Sequence[Guard] = field(default_factory=list)
     audit_head: AuditHead | None = None  # the run's decision-log head as the snapshot read it
     stored: Any = None  # what is stored when it is not the answer as given (an interrupt's: its edited state)
