@@ -85,8 +85,8 @@ class Deadlines:
     def _walk(self, timer: GateDeadlinePayload) -> TimerOutcome:
         """One ladder step: sent while the pause waits, else the timer ends; the next step under `next`."""
         subject = self._subject(timer)
-        if isinstance(subject, TimerOutcome):
-            return subject
+        if isinstance(subject, str):  # why the timer ends
+            return TimerOutcome(done=True, step=timer.step, reason=subject)
         if timer.step == "deadline":  # a question's declared default (only a pause no gate parks gets here)
             due = self._due(timer.deadline)
             assert timer.interaction_id is not None
@@ -102,35 +102,34 @@ class Deadlines:
             return TimerOutcome(done=True, step=timer.step, reason=reason, next=None)  # `next` in the output
         return TimerOutcome(done=False, step=timer.step, reason=reason, next=self._next(timer, following))
 
-    def _subject(self, timer: GateDeadlinePayload) -> _StepSubject | TimerOutcome:
+    def _subject(self, timer: GateDeadlinePayload) -> _StepSubject | str:
         """What a step is about (a wait's, a tool await's or one interaction's pending), or why the timer ends."""
         if timer.interaction_id is None or timer.gate not in (INTERACTION_GATE, TOOL_GATE):
             return self._wait_subject(timer)
         i = self.core.store.get_interaction(timer.run_id, timer.interaction_id)
         ladder = i.request.ladder if i is not None else None
-        gone = TimerOutcome(done=True, step=timer.step, reason="not_pending")
         if i is None or ladder is None or i.state.status != "pending":
-            return gone
+            return "not_pending"
         steps = ladder.steps_from(parse_iso(i.created_at), timer.deadline)
         if timer.gate == TOOL_GATE:
             asked = (self.core.store.get_interaction(i.run_id, iid) for iid in i.request_as(AwaitToolRequest).pending)
             pending = [q for q in asked if q is not None and q.state.status == "pending"]
             return _StepSubject(TOOL_GATE, pending, ladder, steps, i.expires_at)
         if i.expires_at is None or parse_iso(i.expires_at) != timer.deadline:
-            return gone
+            return "not_pending"
         # Its node names the step's gate; without a default to take the timer ends after its last step.
         return _StepSubject(i.request.node, [i], ladder, steps, i.expires_at, not defaults_at_deadline(i))
 
-    def _wait_subject(self, timer: GateDeadlinePayload) -> _StepSubject | TimerOutcome:
+    def _wait_subject(self, timer: GateDeadlinePayload) -> _StepSubject | str:
         wait = self._parked_for(timer)
         if wait is None:
-            return TimerOutcome(done=True, step=timer.step, reason="not_parked")
+            return "not_parked"
         pending = [i for i in interactions_of(self.core, wait) if i.state.status == "pending"]
         asked = next((i.request for i in pending if i.request.ladder is not None), None)
         own = wait_ladder(wait)  # an await gate's own ladder, about its still-unanswered questions
         ladder = own or (asked.ladder if asked is not None else None)
         if ladder is None or not pending:
-            return TimerOutcome(done=True, step=timer.step, reason="answered")  # answered: the rest is skipped
+            return "answered"  # the rest of the ladder is skipped
         return _StepSubject(wait.gate, pending, ladder, wait_steps(wait, timer.deadline, asked), wait.deadline)
 
     def _send(self, this: LadderStep, subject: _StepSubject) -> None:
