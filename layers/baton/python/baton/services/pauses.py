@@ -50,7 +50,7 @@ class PauseService:
         same interaction and records nothing again. With `approval` the run's starter may not vote."""
         core = self.core
         run_id, node, token = payload.run_id, payload.node, payload.token
-        core.ensure_run(run_id)
+        run = core.ensure_run(run_id)
         again = core.parked_again(run_id, node, token)
         if again is not None and again.interaction_ids:
             found = core.store.get_interaction(run_id, again.interaction_ids[0])
@@ -64,7 +64,7 @@ class PauseService:
             notify=payload.notify or ["console"],
             ladder=payload.ladder,
         )
-        request = request.with_quorum(payload.approval, requested_by=core.require_run(run_id).started_by)
+        request = request.with_quorum(payload.approval, requested_by=run.started_by)
         park_id = core.park_id(token, payload.entered_at)
         interaction = core.new_interaction(run_id, request, expires_at=deadline, interaction_id=park_id)
         try:
