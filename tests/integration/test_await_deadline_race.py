@@ -21,8 +21,9 @@ from baton.contracts import AskRequest
 from baton.errors import GoneError
 from baton.ids import iso
 from baton.models import ParkedWait, RunSummary
+from baton.services.at_deadline import end_at_deadline
 from baton.services.core import DEADLINE_ERROR, Core
-from baton.services.questions import QuestionService
+from baton.services.questions import AwaitDeadline, QuestionService
 from baton.workflows.table import create_table_kwargs
 from tests.conftest import CountingIds, FixedClock
 from tests.fakes import FakeWorkflows, MemoryStore, RecordingNotifier, RecordingTaskTokens
@@ -96,7 +97,7 @@ def test_an_answer_whose_write_lands_after_the_deadline_path_read_the_scope_gets
 
     def deadline_path() -> None:  # the deadline passes and Baton ends the gate before the answer lands
         clock.advance(0.2)
-        assert questions.end_at_deadline(core.store.get_wait("r1", "await") or wait) is True
+        assert end_at_deadline(AwaitDeadline(questions), core.store.get_wait("r1", "await") or wait) == "timed_out"
 
     _around_the_answers_write(store, before=deadline_path, after=None)
     with pytest.raises(GoneError) as refused:
@@ -113,7 +114,7 @@ def test_an_answer_that_landed_before_the_wait_closed_releases_the_gate_instead(
 
     def deadline_path() -> None:  # the answer is stored; the deadline passes before its release is sent
         clock.advance(0.2)
-        assert questions.end_at_deadline(core.store.get_wait("r1", "await") or wait) is True
+        assert end_at_deadline(AwaitDeadline(questions), core.store.get_wait("r1", "await") or wait) == "released"
 
     _around_the_answers_write(store, before=None, after=deadline_path)
     result = questions.answer("r1", iid, "yes", caller="op")

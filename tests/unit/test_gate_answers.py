@@ -11,7 +11,8 @@ import pytest
 from baton.contracts import AskRequest
 from baton.domain import gate_answers
 from baton.domain.ladder import Ladder
-from baton.services.questions import QuestionService
+from baton.services.at_deadline import end_at_deadline
+from baton.services.questions import AwaitDeadline, QuestionService
 from tests.fakes import MemoryStore, RecordingTaskTokens
 
 if TYPE_CHECKING:
@@ -179,7 +180,7 @@ def test_a_default_taken_at_one_gates_deadline_is_carried_onto_the_other_gates(q
     )
     qs.park_gate(run_id="r1", gate="all", token="t-all", timeout_seconds=60)
     closing = core.store.get_wait("r1", "drafts")
-    assert closing is not None and qs.end_at_deadline(closing) is True  # released with the default
+    assert closing is not None and end_at_deadline(AwaitDeadline(qs), closing) == "defaulted"  # released with it
     whole = core.store.get_wait("r1", "all")
     assert whole is not None and whole.carry == "complete" and list(whole.answers) == [defaulted]
     reads = _count_scope_reads(core)

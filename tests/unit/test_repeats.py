@@ -11,6 +11,7 @@ import pytest
 from baton.contracts import AskRequest, ResumeInterrupt
 from baton.domain.gate_payloads import ParkPayload
 from baton.domain.interrupt_spec import InterruptSpec
+from baton.domain.pause_rules import parked_pause
 from baton.errors import ConflictError
 from baton.services.core import Core
 from baton.services.interrupts import InterruptService
@@ -84,11 +85,11 @@ def test_a_resume_names_its_pause_from_what_is_parked(runs: RunService, core: Co
     runs.start("human_pause", {}, run_id="r1", caller="op")
     runs.park(ParkPayload(run_id="r1", node="approve", token="tok-1", prompt="Ship it?", timeout_seconds=60))
     snapshot = core.store.snapshot_run("r1")
-    wait = runs.parked_pause(snapshot)
+    wait = parked_pause(snapshot)
     assert wait is not None and wait.gate == "approve" and wait.kind == "ask"
-    assert runs.parked_pause(snapshot, "elsewhere") is None
+    assert parked_pause(snapshot, "elsewhere") is None
     assert runs.resume(Resume("r1", {"ship": True}, caller="alice"), snapshot=snapshot)["resumed"] is True
-    assert runs.parked_pause(core.store.snapshot_run("r1")) is None  # released: nothing parked
+    assert parked_pause(core.store.snapshot_run("r1")) is None  # released: nothing parked
 
 
 def test_a_repeated_interrupt_resume_gets_the_first_200(core: Core) -> None:

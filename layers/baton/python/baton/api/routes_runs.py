@@ -23,6 +23,7 @@ from baton.contracts import (
     StartedRun,
 )
 from baton.domain import fields
+from baton.domain.pause_rules import parked_pause
 
 router = APIGatewayRouter()
 
@@ -125,8 +126,7 @@ def resume(run_id: RunId, body: ResumeRequest) -> Response[ReviewActionResult | 
 
     snapshot = None if is_review_answer(body.answers) else services.core.store.snapshot_run(run_id)
     if snapshot is None or (
-        services.runs.parked_pause(snapshot, body.node) is None
-        and services.review_service().waiting_at_review(run_id, body.node)
+        parked_pause(snapshot, body.node) is None and services.review_service().waiting_at_review(run_id, body.node)
     ):
         decision = ReviewDecision.from_answers(body.answers)  # the __review_* keys, parsed once here
         acted = services.review_service().act(

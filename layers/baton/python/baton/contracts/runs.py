@@ -77,6 +77,17 @@ class PauseOutput(Contract):
     answered_by: str | None
     answered_at: str | None
 
+    @classmethod
+    def of(cls, answered: Interaction) -> PauseOutput:
+        st = answered.state
+        return cls(
+            interaction_id=answered.interaction_id,
+            node=answered.request.node,
+            answers=st.answer,
+            answered_by=st.answered_by,
+            answered_at=st.answered_at,
+        )
+
 
 class GateTimedOut(Contract):
     """The `gate_timeout` task's output (its Catch on States.Timeout): the Fail state reads `cause`."""

@@ -142,9 +142,7 @@ class AskService(BlockingPause):
             timeout_seconds=timeout_seconds,
             notify=notify or ["console"],
             ladder=ladder,
-            approval=approval,
-            requested_by=caller if approval is not None else None,
-        )
+        ).with_quorum(approval, requested_by=caller)
         interaction = core.new_interaction(run_id, asked, expires_at=core.later(timeout_seconds))
         requested = HumanInputRequested(
             interaction_id=interaction.interaction_id,

@@ -64,11 +64,10 @@ class AwaitGates:
         run, stored = core.store.get_run_and_wait(run_id, gate)  # one read for both
         if run is None:
             core.ensure_run(run_id)
-        again = stored if stored is not None and stored.task_token == token else None  # `Core.parked_again`
-        if again is not None:
-            parked = again if again.status == "parked" else None
-            released = again.status == "released" or self._recheck(run_id, gate, from_node, parked)[0]
-            return GateParked(parked=True, gate=gate, released=released, pending=again.interaction_ids)
+        if stored is not None and stored.task_token == token:  # parked again (`Core.parked_again`)
+            parked = stored if stored.status == "parked" else None
+            released = stored.status == "released" or self._recheck(run_id, gate, from_node, parked)[0]
+            return GateParked(parked=True, gate=gate, released=released, pending=stored.interaction_ids)
         pending, answered = self._scope(run_id, from_node)
         pending_ids = [i.interaction_id for i in pending]
         warning = never_asked(gate, from_node) if from_node and not pending and not answered else None

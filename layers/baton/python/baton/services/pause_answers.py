@@ -65,7 +65,7 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
         st = current.state
         if st.status != "answered" or st.answer != answer:
             return None
-        mine, output = self.is_repeat(current, answer, caller), self.output(current)
+        mine, output = self.is_repeat(current, answer, caller), PauseOutput.of(current)
         node = current.request.node
         resumed, pending = send_or_pending(
             lambda: self.core.release_gate(current.run_id, node, output, wait=self.wait, siblings=self.siblings)
@@ -93,7 +93,7 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
         def release(answered: Interaction) -> ResumeResult:
             if wait is None:
                 return self.view(answered, self.deliver(answered, hosted=self.hosted))
-            output, siblings = self.output(answered), self.siblings
+            output, siblings = PauseOutput.of(answered), self.siblings
             return self.view(
                 answered, core.release_gate(answered.run_id, wait.gate, output, wait=wait, siblings=siblings)
             )
@@ -107,17 +107,6 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
     @staticmethod
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
         return pause.request_as(PauseRequest).approval if pause.request.kind == "ask" else None
-
-    @staticmethod
-    def output(answered: Interaction) -> PauseOutput:
-        st = answered.state
-        return PauseOutput(
-            interaction_id=answered.interaction_id,
-            node=answered.request.node,
-            answers=st.answer,
-            answered_by=st.answered_by,
-            answered_at=st.answered_at,
-        )
 
     @staticmethod
     def view(answered: Interaction, resumed: bool, *, pending: bool = False) -> ResumeResult:
@@ -162,7 +151,7 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
         # read once: the send's wait, or none (a blocking ask)
         wait = None if unparked else core.store.get_wait(run_id, node)
         if wait is not None:
-            return core.release_gate(run_id, node, self.output(answered), wait=wait)
+            return core.release_gate(run_id, node, PauseOutput.of(answered), wait=wait)
         if hosted:
             return False
         resume_asking_run(core, run_id, node)  # a blocking ask: no token; its waiter reads the answer

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
-from baton.contracts.runs import GateTimedOut, ResumeResult
+from baton.contracts.runs import GateTimedOut, PauseOutput, ResumeResult
 from baton.domain.ballot import NO_GROUPS, Groups, Voter
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.pause_rules import blocking_ask, parked_pause, pause_to_resume, pending_pause, timed_out
@@ -50,7 +50,7 @@ class PauseService:
         same interaction and records nothing again. With `approval` the run's starter may not vote."""
         core = self.core
         run_id, node, token = payload.run_id, payload.node, payload.token
-        core.ensure_run(run_id)
+        run = core.ensure_run(run_id)
         again = core.parked_again(run_id, node, token)
         if again is not None and again.interaction_ids:
             found = core.store.get_interaction(run_id, again.interaction_ids[0])
@@ -64,7 +64,7 @@ class PauseService:
             notify=payload.notify or ["console"],
             ladder=payload.ladder,
         )
-        request = request.with_quorum(payload.approval, requested_by=core.require_run(run_id).started_by)
+        request = request.with_quorum(payload.approval, requested_by=run.started_by)
         park_id = core.park_id(token, payload.entered_at)
         interaction = core.new_interaction(run_id, request, expires_at=deadline, interaction_id=park_id)
         try:
@@ -90,8 +90,6 @@ class PauseService:
         core.notify(interaction, "human_input_requested")
         return interaction
 
-    parked_pause = staticmethod(parked_pause)  # (the route asks it before it resumes)
-
     def resume(self, request: Resume, *, snapshot: RunSnapshot | None = None) -> ResumeResult:
         """`decide` on the run's pending pause. The snapshot (the route's, when it read one) names the parked
         pause and holds it, so the critical path reads nothing else (tests/integration/test_call_budgets.py)."""
@@ -114,7 +112,7 @@ class PauseService:
         return decide(core, answers, pause, request.answers, voter)
 
     def deadline_policy(self) -> InteractionPauseDeadline:
-        return InteractionPauseDeadline(self.core, PauseAnswers.output)
+        return InteractionPauseDeadline(self.core, PauseOutput.of)
 
     def record_timeout(self, run_id: str, node: str) -> GateTimedOut:
         """The gate's Catch on States.Timeout lands here (`end_at_catch`): mark what timed out and say so;

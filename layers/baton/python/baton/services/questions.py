@@ -1,8 +1,5 @@
-"""Async questions: ask, keep working, sync later. An answer (`QuestionAnswers`, walked by the one engine
-`decide`) is queued for the asking node and releases the await gates (`await_gates.py`) and tool-form
-awaits (`tool_awaits.py`, this service's base) it leaves with nothing pending in scope
-(`baton.domain.questions`).
-"""
+"""Async questions: ask, keep working, sync later. An answer (`QuestionAnswers`) is queued for the asking node
+and releases the await gates and tool-form awaits it leaves with nothing pending in scope."""
 
 from __future__ import annotations
 
@@ -31,7 +28,7 @@ from baton.events import AwaitTimedOut
 from baton.models import AwaitToolRequest, Interaction, Message, ParkedWait, QuestionRequest, status_of
 from baton.ports import GuardFailedError
 from baton.services.approvals import approval_view
-from baton.services.at_deadline import end_at_deadline, fail_unanswered
+from baton.services.at_deadline import fail_unanswered
 from baton.services.deadlines import answer_with_default, arm_interaction, stop_interaction_timer
 from baton.services.question_answers import AnswerQuestions, QuestionAnswers
 
@@ -106,9 +103,8 @@ class QuestionService(AnswerQuestions):
         return approval_view(self.core, question, policy) if policy else None
 
     def take_default(self, run_id: str, interaction_id: str) -> bool:
-        """A question's own deadline (its timer) with a declared default: answered with it (nobody's
-        answer: `timed_out_default`), queued like any answer, and the await gates it completes released.
-        A person's answer accepted first wins the conditional write. True if this call took the default."""
+        """A question's timer at its deadline: answered with its declared default (`timed_out_default`) and
+        released like any answer; a person's answer accepted first wins. True if this call took the default."""
         core = self.core
         question = core.store.get_interaction(run_id, interaction_id)
         if question is None or question.request.kind != "question" or question.state.status != "pending":
@@ -149,23 +145,16 @@ class QuestionService(AnswerQuestions):
             self.core.require_run(run_id)
         return drained
 
-    def end_at_deadline(self, wait: ParkedWait) -> bool:
-        """True if this call ended (or released) the gate."""
-        return end_at_deadline(AwaitDeadline(self), wait) is not None
-
     def reconcile_tool_awaits(self) -> tuple[list[Settled], list[str]]:
         """Complete tool-form awaits whose questions are answered; time out those past their expiry."""
         released: list[Settled] = []
         timed_out: list[str] = []
-        now = self.core.now()
         for awaiting in self.core.store.list_pending("await"):
             if self._complete_tool_await(awaiting):
                 released.append(Settled(run_id=awaiting.run_id, gate=f"tool:{awaiting.interaction_id}"))
             # past its expiry: its timer's own path (under use_question_defaults the defaults are taken first)
-            elif (
-                awaiting.expires_at
-                and awaiting.expires_at <= now
-                and self.time_out_tool_await(awaiting.run_id, awaiting.interaction_id)
+            elif self.core.is_past(awaiting.expires_at) and self.time_out_tool_await(
+                awaiting.run_id, awaiting.interaction_id
             ):
                 timed_out.append(awaiting.interaction_id)
         return released, timed_out
