@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
 from baton.contracts.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
-from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.contracts.tool_approvals import (
     ConsumeResult,
     DecidedToolApproval,
@@ -43,7 +42,6 @@ if TYPE_CHECKING:
     from baton.contracts.questions import AnswerResult
     from baton.contracts.tool_approvals import ToolApprovalRequest
     from baton.domain.ladder import Ladder
-    from baton.services.core import Core
 
 KIND = "tool_approval"
 # reads of a call's open approval after losing its conditional create: the winner's is found on the next,
@@ -91,11 +89,13 @@ class ToolApprovalService(BlockingPause):
         spec = body.spec(requested_by=caller)
         answered = core.store.list_run_interactions(run_id, kind=KIND, status="answered")
         grant = next((g for g in active_grants(core.now(), answered) if g.applies_to(spec)), None)
-        decided = _policy_decision(core, run, body, granted=grant is not None)
+        decided = decide_or_ask(
+            core.policy, lambda: body.policy_query(run, granted=grant is not None, at=core.now()), run_id=run_id
+        )
         # an enforced rule decides (a grant does not override it: the policy saw `granted`); else as before
         ruling = decided if decided is not None and decided.enforced and decided.rule is not None else None
         iid, node, timeout = core.ids.new_id(), body.agent, body.timeout_seconds
-        if ruling is not None and ruling.ask is not None:
+        if ruling is not None:  # an `@ask` rule's approvers, quorum and deadline
             spec, timeout, ladder = asked_by_rule(spec, ruling, timeout, ladder, caller=caller)
         prompt = spec.prompt()
         request = ToolApprovalPause(
@@ -109,24 +109,22 @@ class ToolApprovalService(BlockingPause):
         asked = HumanInputRequested(
             interaction_id=iid, node=node, kind=KIND, prompt=prompt, timeout_seconds=timeout, by=caller
         )
+        records: list[EventPayload] = [asked]
         state, at_once = InteractionStatus(), answered_at_once(ruling, grant, spec.digest)
         if at_once is not None:  # nobody is asked: the rule, or the grant, is who answered
             by, answer = at_once
             state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
+            records.append(InteractionAnswered(interaction_id=iid, node=node, answer=answer, by=by))
         i = core.new_interaction(run_id, request, expires_at=core.later(timeout), interaction_id=iid, state=state)
         core.store.put_tool_call_approval(i, key, replacing=replacing)
-        records: list[EventPayload] = [asked]
-        if at_once is not None:
-            records.append(InteractionAnswered(interaction_id=iid, node=node, answer=state.answer, by=at_once[0]))
         if decided is not None:
-            applied = decided.enforced and (ruling is not None or grant is None)
             records.append(
                 PolicyDecided.of(
                     decided,
                     action="call_tool",
                     target=spec.call.tool,
                     interaction_id=iid,
-                    applied=applied,
+                    applied=decided.enforced and (ruling is not None or grant is None),
                     digest=spec.digest,
                 )
             )
@@ -248,24 +246,3 @@ class ToolApprovalService(BlockingPause):
         token = encode_page_token(PageCursor(k=last, f=scope), sort_keys=True) if last else None
         views = [DecidedToolApproval.of(i) for i in kept]
         return ToolApprovalPage(approvals=views, count=len(views), next=token)
-
-
-def _policy_decision(core: Core, run: RunSummary, body: ToolApprovalRequest, *, granted: bool) -> PolicyDecision | None:
-    """The policy's decision of this call (None: no policy). A policy that fails never allows: a person
-    is asked, and the failure is logged."""
-    return decide_or_ask(
-        core.policy,
-        lambda: PolicyQuery(
-            action="call_tool",
-            target=body.call.tool,
-            arguments=body.call.arguments,
-            agent=body.agent,
-            run_id=run.run_id,
-            workflow=(run.workflow or "") if run.hosted else "",
-            session=body.session or "",
-            risk=body.risk,
-            granted=granted,
-            at=core.now(),
-        ),
-        run_id=run.run_id,
-    )
