@@ -170,9 +170,6 @@ class ToolApprovalService(BlockingPause):
             except DecideAgainError:
                 continue
 
-    def settle_standing(self, pause: Interaction) -> bool:
-        return ToolApprovalAnswers(self.core).settle_standing(pause)
-
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
         i = self.current(run_id, interaction_id)
