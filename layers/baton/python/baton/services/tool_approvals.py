@@ -1,14 +1,11 @@
-"""Tool-call approval (issue 30), a kind of pause built on the blocking ask's machinery: no task token,
-the adapter's waiter long-polls `get` (bounded `wait_seconds`), the ask's timer walks a ladder
-(`arm_interaction`), and a read past the deadline takes the declared default (`answer_with_default`:
-deny unless declared), so an unanswered call never runs. The decision stores the digest of the call it
-allows; `consume` uses it once (a conditional write). An approve with `remember` is a grant: a later
-matching call in its scope is answered at once, naming the grant.
+"""Tool-call approval (issue 30): a blocking pause (`asks.BlockingPause`: no task token, the adapter's waiter
+long-polls `get`, a read past the deadline takes the declared default, deny unless declared), so an unanswered
+call never runs. The decision stores the digest of the call it allows; `consume` uses it once. An approve with
+`remember` is a grant: a later matching call in its scope is answered at once, naming the grant.
 
-A policy (issue 31, `Core.policy`) decides every new call first: enforced, an allow or a deny is the
-approval answered at once by `policy:<rule>` (nobody notified, no timer), and an ask by a rule goes to
-the rule's approvers, quorum and (shorter) deadline; no rule matched, or a shadow policy, changes
-nothing. Each decision is recorded as `policy_decided` in the decision log, with the approval's creation."""
+A policy (issue 31, `Core.policy`) decides every new call first: an enforced allow or deny answers it at once
+as `policy:<rule>` (nobody notified, no timer), a rule's `@ask` names its approvers, quorum and deadline; a
+shadow policy, or no rule matched, changes nothing. Each decision is logged as `policy_decided`."""
 
 from __future__ import annotations
 
@@ -135,9 +132,8 @@ class ToolApprovalService(BlockingPause):
         return i
 
     def _record_created(self, i: Interaction, payloads: list[EventPayload]) -> Interaction:
-        """The new approval's events. With a decision among them (an answer at once, a policy's) they go in
-        one write that chains them (the approval's version moves with it), not a head read and a write each;
-        if the approval changed in between (a repeat used it), they are recorded one by one."""
+        """The new approval's events: with a decision among them, one write that chains them (moving the
+        approval's version), not a head read and a write each; one by one if a repeat used it in between."""
         core = self.core
         events = [core.new_event(i.run_id, payload) for payload in payloads]
         if any(is_decision(e.type) for e in events):
@@ -228,10 +224,9 @@ class ToolApprovalService(BlockingPause):
     def list_decided(
         self, *, since: str | None = None, limit: int = 50, next_token: str | None = None
     ) -> ToolApprovalPage:
-        """One page of decided approvals across runs (`GET /api/tool-approvals`): one Query of the
-        by_status index (`tool_approval#answered`, in run order) reading at most `limit` items; those made
-        before `since` (ISO, `baton.ids.iso`'s form) are left out after the read, so a page may be short.
-        The token carries the store's position, bound to `since`."""
+        """One page of decided approvals across runs (`GET /api/tool-approvals`): one Query of the by_status
+        index reading at most `limit` items; those made before `since` (ISO) are left out after the read, so a
+        page may be short. The token carries the store's position, bound to `since`."""
         scope: list[str | None] = [since]
         cursor = decode_scoped_page_token(next_token, PageCursor, scope, "since") if next_token else None
         if cursor is not None and cursor.k is None:  # a token always continues from a position
@@ -239,7 +234,6 @@ class ToolApprovalService(BlockingPause):
         found, last = self.core.store.page_interactions(
             KIND, status="answered", limit=limit, start=cursor.k if cursor else None
         )
-        kept = [i for i in found if since is None or i.created_at >= since]
+        views = [DecidedToolApproval.of(i) for i in found if since is None or i.created_at >= since]
         token = encode_page_token(PageCursor(k=last, f=scope), sort_keys=True) if last else None
-        views = [DecidedToolApproval.of(i) for i in kept]
         return ToolApprovalPage(approvals=views, count=len(views), next=token)
