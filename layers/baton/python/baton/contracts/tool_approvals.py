@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from baton.contracts.base import Contract
+from baton.contracts.policy import PolicyQuery
 from baton.domain import fields
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_fields import NotifyChannels
@@ -27,7 +28,7 @@ from baton.domain.tool_calls import (
 )
 
 if TYPE_CHECKING:
-    from baton.models import Interaction
+    from baton.models import Interaction, RunSummary
 
 ApprovalStatus = Literal["pending", "answered", "timed_out", "cancelled"]
 # who decided: a person (answered), the deadline's default, a remembered grant, or a policy rule (at once)
@@ -92,6 +93,21 @@ class ToolApprovalRequest(LadderFields):
             session=self.session,
             approval=self.approval,
             requested_by=requested_by if quorum else None,
+        )
+
+    def policy_query(self, run: RunSummary, *, granted: bool, at: str) -> PolicyQuery:
+        """What the policy is asked of this call (`granted`: an active grant would answer it)."""
+        return PolicyQuery(
+            action="call_tool",
+            target=self.call.tool,
+            arguments=self.call.arguments,
+            agent=self.agent,
+            run_id=run.run_id,
+            workflow=(run.workflow or "") if run.hosted else "",
+            session=self.session or "",
+            risk=self.risk,
+            granted=granted,
+            at=at,
         )
 
 

@@ -18,6 +18,7 @@ from baton.services.at_deadline import deliver_stored, end_at_deadline
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
 from baton.services.runs import RunService
+from baton.services.tool_approval_answers import ToolApprovalAnswers
 from baton.services.tool_approvals import ToolApprovalService
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ class Reconciler:
             "question": self.questions.settle_standing,
             "interrupt": self.interrupts.settle_standing,
             "ask": self.runs.answers.settle_standing,  # a hosted park or a blocking ask
-            "tool_approval": ToolApprovalService(core).settle_standing,
+            "tool_approval": ToolApprovalAnswers(core).settle_standing,
             "review": lambda pause: review is not None and review().settle_standing(pause),
         }
 

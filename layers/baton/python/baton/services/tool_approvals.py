@@ -1,14 +1,11 @@
-"""Tool-call approval (issue 30), a kind of pause built on the blocking ask's machinery: no task token,
-the adapter's waiter long-polls `get` (bounded `wait_seconds`), the ask's timer walks a ladder
-(`arm_interaction`), and a read past the deadline takes the declared default (`answer_with_default`:
-deny unless declared), so an unanswered call never runs. The decision stores the digest of the call it
-allows; `consume` uses it once (a conditional write). An approve with `remember` is a grant: a later
-matching call in its scope is answered at once, naming the grant.
+"""Tool-call approval (issue 30): a blocking pause (`asks.BlockingPause`: no task token, the adapter's waiter
+long-polls `get`, a read past the deadline takes the declared default, deny unless declared), so an unanswered
+call never runs. The decision stores the digest of the call it allows; `consume` uses it once. An approve with
+`remember` is a grant: a later matching call in its scope is answered at once, naming the grant.
 
-A policy (issue 31, `Core.policy`) decides every new call first: enforced, an allow or a deny is the
-approval answered at once by `policy:<rule>` (nobody notified, no timer), and an ask by a rule goes to
-the rule's approvers, quorum and (shorter) deadline; no rule matched, or a shadow policy, changes
-nothing. Each decision is recorded as `policy_decided` in the decision log, with the approval's creation."""
+A policy (issue 31, `Core.policy`) decides every new call first: an enforced allow or deny answers it at once
+as `policy:<rule>` (nobody notified, no timer), a rule's `@ask` names its approvers, quorum and deadline; a
+shadow policy, or no rule matched, changes nothing. Each decision is logged as `policy_decided`."""
 
 from __future__ import annotations
 
@@ -16,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import Settled
 from baton.contracts.page_tokens import PageCursor, decode_scoped_page_token, encode_page_token, invalid_page_token
-from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.contracts.tool_approvals import (
     ConsumeResult,
     DecidedToolApproval,
@@ -43,7 +39,6 @@ if TYPE_CHECKING:
     from baton.contracts.questions import AnswerResult
     from baton.contracts.tool_approvals import ToolApprovalRequest
     from baton.domain.ladder import Ladder
-    from baton.services.core import Core
 
 KIND = "tool_approval"
 # reads of a call's open approval after losing its conditional create: the winner's is found on the next,
@@ -91,11 +86,13 @@ class ToolApprovalService(BlockingPause):
         spec = body.spec(requested_by=caller)
         answered = core.store.list_run_interactions(run_id, kind=KIND, status="answered")
         grant = next((g for g in active_grants(core.now(), answered) if g.applies_to(spec)), None)
-        decided = _policy_decision(core, run, body, granted=grant is not None)
+        decided = decide_or_ask(
+            core.policy, lambda: body.policy_query(run, granted=grant is not None, at=core.now()), run_id=run_id
+        )
         # an enforced rule decides (a grant does not override it: the policy saw `granted`); else as before
         ruling = decided if decided is not None and decided.enforced and decided.rule is not None else None
         iid, node, timeout = core.ids.new_id(), body.agent, body.timeout_seconds
-        if ruling is not None and ruling.ask is not None:
+        if ruling is not None:  # an `@ask` rule's approvers, quorum and deadline
             spec, timeout, ladder = asked_by_rule(spec, ruling, timeout, ladder, caller=caller)
         prompt = spec.prompt()
         request = ToolApprovalPause(
@@ -109,24 +106,22 @@ class ToolApprovalService(BlockingPause):
         asked = HumanInputRequested(
             interaction_id=iid, node=node, kind=KIND, prompt=prompt, timeout_seconds=timeout, by=caller
         )
+        records: list[EventPayload] = [asked]
         state, at_once = InteractionStatus(), answered_at_once(ruling, grant, spec.digest)
         if at_once is not None:  # nobody is asked: the rule, or the grant, is who answered
             by, answer = at_once
             state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
+            records.append(InteractionAnswered(interaction_id=iid, node=node, answer=answer, by=by))
         i = core.new_interaction(run_id, request, expires_at=core.later(timeout), interaction_id=iid, state=state)
         core.store.put_tool_call_approval(i, key, replacing=replacing)
-        records: list[EventPayload] = [asked]
-        if at_once is not None:
-            records.append(InteractionAnswered(interaction_id=iid, node=node, answer=state.answer, by=at_once[0]))
         if decided is not None:
-            applied = decided.enforced and (ruling is not None or grant is None)
             records.append(
                 PolicyDecided.of(
                     decided,
                     action="call_tool",
                     target=spec.call.tool,
                     interaction_id=iid,
-                    applied=applied,
+                    applied=decided.enforced and (ruling is not None or grant is None),
                     digest=spec.digest,
                 )
             )
@@ -137,9 +132,8 @@ class ToolApprovalService(BlockingPause):
         return i
 
     def _record_created(self, i: Interaction, payloads: list[EventPayload]) -> Interaction:
-        """The new approval's events. With a decision among them (an answer at once, a policy's) they go in
-        one write that chains them (the approval's version moves with it), not a head read and a write each;
-        if the approval changed in between (a repeat used it), they are recorded one by one."""
+        """The new approval's events: with a decision among them, one write that chains them (moving the
+        approval's version), not a head read and a write each; one by one if a repeat used it in between."""
         core = self.core
         events = [core.new_event(i.run_id, payload) for payload in payloads]
         if any(is_decision(e.type) for e in events):
@@ -171,9 +165,6 @@ class ToolApprovalService(BlockingPause):
                 return decide(self.core, policy, pending, decision, Voter(caller, groups))
             except DecideAgainError:
                 continue
-
-    def settle_standing(self, pause: Interaction) -> bool:
-        return ToolApprovalAnswers(self.core).settle_standing(pause)
 
     def consume(self, run_id: str, interaction_id: str, digest: str) -> ConsumeResult:
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
@@ -233,10 +224,9 @@ class ToolApprovalService(BlockingPause):
     def list_decided(
         self, *, since: str | None = None, limit: int = 50, next_token: str | None = None
     ) -> ToolApprovalPage:
-        """One page of decided approvals across runs (`GET /api/tool-approvals`): one Query of the
-        by_status index (`tool_approval#answered`, in run order) reading at most `limit` items; those made
-        before `since` (ISO, `baton.ids.iso`'s form) are left out after the read, so a page may be short.
-        The token carries the store's position, bound to `since`."""
+        """One page of decided approvals across runs (`GET /api/tool-approvals`): one Query of the by_status
+        index reading at most `limit` items; those made before `since` (ISO) are left out after the read, so a
+        page may be short. The token carries the store's position, bound to `since`."""
         scope: list[str | None] = [since]
         cursor = decode_scoped_page_token(next_token, PageCursor, scope, "since") if next_token else None
         if cursor is not None and cursor.k is None:  # a token always continues from a position
@@ -244,28 +234,6 @@ class ToolApprovalService(BlockingPause):
         found, last = self.core.store.page_interactions(
             KIND, status="answered", limit=limit, start=cursor.k if cursor else None
         )
-        kept = [i for i in found if since is None or i.created_at >= since]
+        views = [DecidedToolApproval.of(i) for i in found if since is None or i.created_at >= since]
         token = encode_page_token(PageCursor(k=last, f=scope), sort_keys=True) if last else None
-        views = [DecidedToolApproval.of(i) for i in kept]
         return ToolApprovalPage(approvals=views, count=len(views), next=token)
-
-
-def _policy_decision(core: Core, run: RunSummary, body: ToolApprovalRequest, *, granted: bool) -> PolicyDecision | None:
-    """The policy's decision of this call (None: no policy). A policy that fails never allows: a person
-    is asked, and the failure is logged."""
-    return decide_or_ask(
-        core.policy,
-        lambda: PolicyQuery(
-            action="call_tool",
-            target=body.call.tool,
-            arguments=body.call.arguments,
-            agent=body.agent,
-            run_id=run.run_id,
-            workflow=(run.workflow or "") if run.hosted else "",
-            session=body.session or "",
-            risk=body.risk,
-            granted=granted,
-            at=core.now(),
-        ),
-        run_id=run.run_id,
-    )

@@ -17,22 +17,22 @@ from baton.services.pause_answers import resume_asking_run
 
 if TYPE_CHECKING:
     from baton.contracts.questions import AwaitRequest
+    from baton.domain.ladder import Ladder
 
 
 class ToolAwaits(AwaitGates):
     def await_tool(self, run_id: str, request: AwaitRequest, *, caller: str) -> AwaitAnswered | AwaitPending:
         """The run is marked paused_waiting_human while its scope is pending; a call while waiting reuses the
         scope's `await` interaction (and its ladder: `use_question_defaults` at its expiry)."""
-        from_node, timeout_seconds, ladder = request.from_ or None, request.timeout_seconds, request.ladder()
+        from_node, ladder = request.from_ or None, request.ladder()
         refuse_in_map(request.map_item, MAP_AWAIT_REFUSAL)
         if ladder is not None:
-            ladder.check_for(timeout_seconds, answer_is=AnswerCheck(kind="await"))
+            ladder.check_for(request.timeout_seconds, answer_is=AnswerCheck(kind="await"))
         core = self.core
         core.require_run(run_id)
         pending, answers = self._scope(run_id, from_node)
-        scope_key = from_node or "*"
         awaits = core.store.list_run_interactions(run_id, kind="await", status="pending")
-        existing = [i for i in awaits if i.request.node == scope_key]
+        existing = [i for i in awaits if i.request.node == (from_node or "*")]
         if not pending:
             # The last answer may still be on its way to completing this scope's tool await: complete it
             # here too (a conditional write: one of the two does it), so a 200 never leaves the run paused.
@@ -41,20 +41,7 @@ class ToolAwaits(AwaitGates):
             self._unpause_if_idle(run_id)
             return AwaitAnswered(status="answered", run_id=run_id, from_=from_node, answers=answers)
         ids = [i.interaction_id for i in pending]
-        if existing:
-            awaiting = existing[-1]
-        else:
-            prompt = f"waiting for {len(ids)} answer(s)" + (f" of node '{from_node}'" if from_node else "")
-            asked = AwaitToolRequest(
-                node=scope_key,
-                prompt=prompt,
-                timeout_seconds=timeout_seconds,
-                from_node=from_node,
-                pending=ids,
-                by=caller,
-                ladder=ladder,
-            )
-            awaiting = self._start_tool_await(run_id, asked, timeout_seconds)
+        awaiting = existing[-1] if existing else self._start_tool_await(run_id, request, ladder, ids, caller=caller)
         if core.set_run_status(run_id, "paused_waiting_human", allowed_from={"created", "running"}):
             core.record(run_id, RunPaused(gate="await_answers", kind="await", pending=ids))
         # Answers that landed between our read and our writes (the await may even have been completed
@@ -74,18 +61,29 @@ class ToolAwaits(AwaitGates):
             run_status="paused_waiting_human",
         )
 
-    def _start_tool_await(self, run_id: str, request: AwaitToolRequest, timeout_seconds: int) -> Interaction:
-        core = self.core
-        awaiting = core.new_interaction(run_id, request, expires_at=core.later(timeout_seconds))
+    def _start_tool_await(
+        self, run_id: str, request: AwaitRequest, ladder: Ladder | None, pending: list[str], *, caller: str
+    ) -> Interaction:
+        core, from_node, timeout_seconds = self.core, request.from_ or None, request.timeout_seconds
+        asked = AwaitToolRequest(
+            node=from_node or "*",
+            prompt=f"waiting for {len(pending)} answer(s)" + (f" of node '{from_node}'" if from_node else ""),
+            timeout_seconds=timeout_seconds,
+            from_node=from_node,
+            pending=pending,
+            by=caller,
+            ladder=ladder,
+        )
+        awaiting = core.new_interaction(run_id, asked, expires_at=core.later(timeout_seconds))
         core.store.put_interaction(awaiting)
         arm_interaction(core, awaiting, TOOL_GATE)
         core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again
         started = AwaitStarted(
             gate="tool",
             interaction_id=awaiting.interaction_id,
-            from_node=request.from_node,
+            from_node=from_node,
             timeout_seconds=timeout_seconds,
-            pending=request.pending,
+            pending=pending,
         )
         core.record(run_id, started)
         return awaiting
