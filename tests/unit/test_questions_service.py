@@ -335,3 +335,21 @@ def test_await_gate_snippet_passes_the_asl_rule() -> None:
     assert check_definition(definition, "snippet") == []
     with pytest.raises(ValueError, match="must end"):
         await_gate_states("Sync", gate="sync", next=None)
+
+
+def test_a_tool_await_completed_leaves_the_run_paused_while_another_still_waits(
+    qs: QuestionService, core: Core
+) -> None:
+    """Two tool awaits on one run (each its own node's questions): the first completed does not resume
+    the run the second still holds paused; the second's completion does."""
+    a = qs.ask("r1", AskRequest(node="a", question="Qa"), caller="x")["interaction_id"]
+    b = qs.ask("r1", AskRequest(node="b", question="Qb"), caller="x")["interaction_id"]
+    on_a = qs.await_tool("r1", AwaitRequest.model_validate({"timeout_seconds": 60, "from": "a"}), caller="agent")
+    on_b = qs.await_tool("r1", AwaitRequest.model_validate({"timeout_seconds": 60, "from": "b"}), caller="agent")
+    assert isinstance(on_a, AwaitPending) and isinstance(on_b, AwaitPending)
+    assert qs.answer("r1", a, "yes", caller="op")["released"] == [f"tool:{on_a.interaction_id}"]
+    assert core.store.get_run("r1").status == "paused_waiting_human"  # type: ignore[union-attr]
+    assert "run_resumed" not in _types(core)
+    qs.answer("r1", b, "no", caller="op")
+    assert core.store.get_run("r1").status == "running"  # type: ignore[union-attr]
+    assert _types(core).count("run_resumed") == 1

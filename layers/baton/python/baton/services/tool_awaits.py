@@ -109,6 +109,6 @@ class ToolAwaits(AwaitGates):
             return False  # another answer completed it
         released = AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
         self.core.record(awaiting.run_id, released)
-        resume_asking_run(self.core, awaiting.run_id, "await_answers", kind="await")
+        self._unpause_if_idle(awaiting.run_id)  # another await or a parked gate may still hold the run
         stop_interaction_timer(self.core, completed)
         return True
