@@ -95,8 +95,7 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
 
     def deliver(self, settled: Interaction, wait: ParkedWait | None = None, *, token: str | None = None) -> bool:
         """Its waiter resumed (answered) or failed, then its run settled (`wait`: as read with it)."""
-        send = self._release if settled.state.status == "answered" else self._fail_waiter
-        done = send(settled, token=token, wait=wait)
+        done = self._send(settled, token=token, wait=wait)
         self._settle_run(settled)
         return done
 
@@ -126,7 +125,7 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
     def _after_deadline(self, ended: Interaction) -> Interaction:
         if ended.state.status == "answered":  # its default: sent (else the reconciler sends what is stored)
             with contextlib.suppress(SendFailedError):
-                self._release(ended)
+                self._send(ended)
         self._settle_run(ended)
         return ended
 
@@ -148,14 +147,6 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
         held = wait is not None and i.interaction_id in wait.interaction_ids and (wait.status == "parked" or not parked)
         return wait if held else None
 
-    def _release(self, answered: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
-        """Hosted: send the parked token the value and edited state (an SDK waiter's long-poll reads them)."""
-        wait = self._wait_at(answered, wait)
-        if wait is None:
-            return not interrupt_request(answered).hosted
-        output = InterruptOutput.of(answered)
-        return self.core.release_gate(answered.run_id, answered.request.node, output, token=token, wait=wait)
-
     def _settle_run(self, i: Interaction) -> None:
         """An SDK waiter's interrupt settled by its winner: its own timer stops, and its session runs again
         once none of its interrupts is pending (read in its partition, consistently: not the by_status GSI)."""
@@ -164,14 +155,20 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
             if not self.core.store.list_run_interactions(i.run_id, kind=KIND, status="pending"):
                 self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
 
-    def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
-        """Hosted: fail the parked token of a cancelled interrupt (who and why), or with the deadline error
-        (the Catch takes it as Step Functions' own timeout). True if this call failed the task."""
-        wait = self._wait_at(cancelled, wait)
-        if wait is None or (token is not None and wait.task_token != token):
+    def _send(self, settled: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
+        """Hosted: the parked token sent the resume (an SDK waiter's long-poll reads it), or failed with the
+        cancel's who and why or the deadline error (the Catch takes it as Step Functions' own timeout)."""
+        answered = settled.state.status == "answered"
+        wait = self._wait_at(settled, wait)
+        if wait is None:
+            return answered and not interrupt_request(settled).hosted
+        if answered:
+            output = InterruptOutput.of(settled)
+            return self.core.release_gate(settled.run_id, settled.request.node, output, token=token, wait=wait)
+        if token is not None and wait.task_token != token:
             return False
-        iid, st = cancelled.interaction_id, cancelled.state
-        if is_timed_out(cancelled):
+        iid, st = settled.interaction_id, settled.state
+        if is_timed_out(settled):
             error, cause = DEADLINE_ERROR, f"interrupt {iid} timed out"
         else:
             error, cause = CANCEL_ERROR, f"interrupt {iid} cancelled by {st.answered_by}: {st.reason}"
@@ -222,7 +219,7 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
         hosted one whose token send failed sends the stored answer again."""
         if not self.is_repeat(current, answer, caller):
             return None
-        released, pending = send_or_pending(lambda: self._release(current))  # (an SDK waiter's: nothing to send)
+        released, pending = send_or_pending(lambda: self._send(current))  # (an SDK waiter's: nothing to send)
         if released or pending:
             return self.view(current, released, pending=pending)
         wait = self._wait_at(current, parked=False)
@@ -325,7 +322,7 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
 
     def repeat(self, current: Interaction, reason: str, caller: str) -> contracts.InterruptCancelled | None:
         wait = self._repeated(current, reason, caller)
-        return None if wait is None else self.view(current, self._fail_waiter(current, wait=wait))
+        return None if wait is None else self.view(current, self._send(current, wait=wait))
 
     @staticmethod
     def entry(pause: Interaction, policy: ApprovalPolicy, reason: str) -> Entry:

@@ -280,4 +280,4 @@ class InterruptDeadline(InteractionPauseDeadline):
     def time_out(self, wait: ParkedWait) -> bool:
         pending = (i for i in interactions_of(self.core, wait) if i.state.status == "pending")
         expired = next((e for e in map(self.interrupts._expire_if_due, pending) if is_timed_out(e)), None)
-        return expired is not None and self.interrupts._fail_waiter(expired, token=wait.task_token)
+        return expired is not None and self.interrupts._send(expired, token=wait.task_token)
