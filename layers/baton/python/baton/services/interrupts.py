@@ -88,12 +88,9 @@ class InterruptService(InterruptAnswers):
         request = spec.request(caller=caller, hosted=hosted)
         core.check_notify(request.notify)
         iid = self._new_id(spec, token, entered_at)
-        retried = self._parked_before(spec, token, iid)
-        if retried is not None:
-            return retried, False
-        existing = core.store.find_interaction(iid) if spec.key else None
-        if existing is not None:
-            return same_key(existing, spec.prompt), False
+        earlier = self._created_before(spec, token, iid)
+        if earlier is not None:
+            return earlier, False
 
         run = core.ensure_run(spec.session_id)
         decided = decide_gate(core, run, spec, caller=caller)  # (no declared action: the policy is not asked)
@@ -156,11 +153,12 @@ class InterruptService(InterruptAnswers):
             return self.core.park_id(token, entered_at)
         return self.core.ids.new_id()
 
-    def _parked_before(self, spec: InterruptSpec, token: str | None, iid: str) -> Interaction | None:
-        """A retried park of the same hosted task: the interrupt its earlier attempt made (its wait
-        parked now if the attempt died before parking it), else None."""
+    def _created_before(self, spec: InterruptSpec, token: str | None, iid: str) -> Interaction | None:
+        """What an earlier create made: the interrupt `spec.key` names (when it asks the same, else the 409),
+        or a retried park's (by its wait, else its id; parked now if that attempt died before parking it)."""
         if token is None:
-            return None
+            existing = self.core.store.find_interaction(iid) if spec.key else None
+            return None if existing is None else same_key(existing, spec.prompt)
         wait = self.core.parked_again(spec.session_id, spec.node, token)
         existing = self.core.store.find_interaction(wait.interaction_ids[0] if wait and wait.interaction_ids else iid)
         if existing is None or existing.request.kind != KIND:
@@ -254,8 +252,7 @@ class InterruptService(InterruptAnswers):
 
 def decide_gate(core: Core, run: RunSummary, spec: InterruptSpec, *, caller: str) -> PolicyDecision | None:
     """The policy's decision of the interrupt's declared action (None: no action, or no policy)."""
-    action = spec.action
-    if action is None:
+    if (action := spec.action) is None:
         return None
     return decide_or_ask(
         core.policy, lambda: spec.gate_query(action, run, caller=caller, at=core.now()), run_id=spec.session_id
