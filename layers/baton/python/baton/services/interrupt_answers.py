@@ -181,8 +181,7 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
 
 
 class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResumed]):
-    """The resume's `AnswerPolicy` (the answer: a `ResumeInterrupt`), carrying what it read (`found`: the
-    wait, the decision-log head its write is chained after) and the state `version` it was decided on."""
+    """The resume's `AnswerPolicy`, carrying what it read (`found`) and the state `version` it was decided on."""
 
     def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
         self.core, self.version = core, version
