@@ -22,7 +22,8 @@ from baton.domain.ladder import AnswerCheck, Ladder
 from baton.errors import BadRequestError, ValidationFailedError
 
 if TYPE_CHECKING:
-    from baton.models import InterruptRequest
+    from baton.contracts.policy import PolicyQuery
+    from baton.models import InterruptRequest, RunSummary
 
 __all__ = ["DEFAULT_NODE", "DEFAULT_TIMEOUT_MS", "GateAction", "InterruptSpec"]
 
@@ -93,6 +94,21 @@ class InterruptSpec(BaseModel):
                 "action.onDeny must differ from action.onAllow: a denied action must not pass the gate as allowed",
                 details={"path": "action.onDeny"},
             )
+
+    def gate_query(self, action: GateAction, run: RunSummary, *, caller: str, at: str) -> PolicyQuery:
+        """The policy's question on the declared `action`: may `caller` pass this gate (`pass_gate`)?"""
+        from baton.contracts.policy import PolicyQuery
+
+        return PolicyQuery(
+            action="pass_gate",
+            target=action.name,
+            arguments=action.arguments,
+            agent=caller,
+            run_id=self.session_id,
+            workflow=self.workflow_id or ((run.workflow or "") if run.hosted else ""),
+            session=self.session_id,
+            at=at,
+        )
 
     def request(self, *, caller: str, hosted: bool) -> InterruptRequest:
         """The request to store: the defaults filled in (24 hours, the console), a light enum schema's

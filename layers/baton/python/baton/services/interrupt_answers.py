@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from baton.contracts import ApprovalView, Delivery
     from baton.contracts.interrupts import CancelInterrupt
     from baton.domain.approval import ApprovalPolicy
+    from baton.domain.audit import AuditHead
     from baton.domain.ballot import Ballot, Decided
     from baton.events import EventPayload
     from baton.models import InteractionStatus, ParkedWait
@@ -59,6 +60,9 @@ CANCEL_ERROR = "InterruptCancelled"  # the hosted task's failure on cancel (the 
 class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
     """What a resume and a cancel share: the read, the store-backed deadline every path first runs
     (`_expire_if_due`), the quorum's settle, and the release they all end in."""
+
+    wait: ParkedWait | None = None  # a resume's: as read with the interrupt
+    audit_head: AuditHead | None = None  # the run's decision-log head, as read with it
 
     @staticmethod
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
@@ -89,12 +93,17 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
             lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver
         )
 
-    def deliver(self, settled: Interaction, wait: ParkedWait | None = None) -> bool:
+    def deliver(self, settled: Interaction, wait: ParkedWait | None = None, *, token: str | None = None) -> bool:
         """Its waiter resumed (answered) or failed, then its run settled (`wait`: as read with it)."""
-        answered = settled.state.status == "answered"
-        done = self._release(settled, wait=wait) if answered else self._fail_waiter(settled, wait=wait)
+        done = self._send(settled, token=token, wait=wait)
         self._settle_run(settled)
         return done
+
+    def _released(self, settled: Interaction) -> View:  # a deciding write's release
+        return self.view(settled, self.deliver(settled, self.wait))
+
+    def refuse_if_late(self, pause: Interaction, answer: Answer, caller: str) -> None:
+        """Nothing: the deadline was applied as the interrupt was read (`current_for_decision`)."""
 
     def load(self, interrupt_id: str) -> Interaction:
         found = self.core.store.find_interaction(interrupt_id) if interrupt_id else None
@@ -116,7 +125,7 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
     def _after_deadline(self, ended: Interaction) -> Interaction:
         if ended.state.status == "answered":  # its default: sent (else the reconciler sends what is stored)
             with contextlib.suppress(SendFailedError):
-                self._release(ended)
+                self._send(ended)
         self._settle_run(ended)
         return ended
 
@@ -138,14 +147,6 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
         held = wait is not None and i.interaction_id in wait.interaction_ids and (wait.status == "parked" or not parked)
         return wait if held else None
 
-    def _release(self, answered: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
-        """Hosted: send the parked token the value and edited state (an SDK waiter's long-poll reads them)."""
-        wait = self._wait_at(answered, wait)
-        if wait is None:
-            return not interrupt_request(answered).hosted
-        output = InterruptOutput.of(answered)
-        return self.core.release_gate(answered.run_id, answered.request.node, output, token=token, wait=wait)
-
     def _settle_run(self, i: Interaction) -> None:
         """An SDK waiter's interrupt settled by its winner: its own timer stops, and its session runs again
         once none of its interrupts is pending (read in its partition, consistently: not the by_status GSI)."""
@@ -154,14 +155,20 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
             if not self.core.store.list_run_interactions(i.run_id, kind=KIND, status="pending"):
                 self.core.set_run_status(i.run_id, "running", allowed_from={"paused_waiting_human"})
 
-    def _fail_waiter(self, cancelled: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
-        """Hosted: fail the parked token of a cancelled interrupt (who and why), or with the deadline error
-        (the Catch takes it as Step Functions' own timeout). True if this call failed the task."""
-        wait = self._wait_at(cancelled, wait)
-        if wait is None or (token is not None and wait.task_token != token):
+    def _send(self, settled: Interaction, *, token: str | None = None, wait: ParkedWait | None = None) -> bool:
+        """Hosted: the parked token sent the resume (an SDK waiter's long-poll reads it), or failed with the
+        cancel's who and why or the deadline error (the Catch takes it as Step Functions' own timeout)."""
+        answered = settled.state.status == "answered"
+        wait = self._wait_at(settled, wait)
+        if wait is None:
+            return answered and not interrupt_request(settled).hosted
+        if answered:
+            output = InterruptOutput.of(settled)
+            return self.core.release_gate(settled.run_id, settled.request.node, output, token=token, wait=wait)
+        if token is not None and wait.task_token != token:
             return False
-        iid, st = cancelled.interaction_id, cancelled.state
-        if is_timed_out(cancelled):
+        iid, st = settled.interaction_id, settled.state
+        if is_timed_out(settled):
             error, cause = DEADLINE_ERROR, f"interrupt {iid} timed out"
         else:
             error, cause = CANCEL_ERROR, f"interrupt {iid} cancelled by {st.answered_by}: {st.reason}"
@@ -174,13 +181,12 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
 
 
 class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResumed]):
-    """The resume's `AnswerPolicy` (the answer: a `ResumeInterrupt`), carrying what it read (`found`: the
-    wait, the decision-log head its write is chained after) and the state `version` it was decided on."""
+    """The resume's `AnswerPolicy`, carrying what it read (`found`) and the state `version` it was decided on."""
 
     def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
         self.core, self.version = core, version
-        self.wait = found.wait if found is not None else None  # as read with the interrupt, and the run's
-        self.audit_head = found.audit_head if found is not None else None  # decision-log head
+        if found is not None:
+            self.wait, self.audit_head = found.wait, found.audit_head
 
     @staticmethod
     def check(pause: Interaction, answer: ResumeInterrupt) -> None:
@@ -192,16 +198,13 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
             refuse_other_version(pause, answer.stateVersion)
             accepted_resume(pause, answer)
 
-    def refuse_if_late(self, pause: Interaction, answer: ResumeInterrupt, caller: str) -> None:
+    def refuse_if_ended(self, pause: Interaction, answer: ResumeInterrupt, caller: str) -> None:
         if is_timed_out(pause) or pause.state.outcome:  # past the deadline: a 410, the value kept as late
             late = {"input": answer.input, "state_edits": list(answer.stateEdits)}
             details = conflict_details(pause, settled=False)
             self.core.refuse_if_late(
                 pause, late, caller=caller, deadline=pause.expires_at, reason=TIMEOUT_REASON, **details
             )
-
-    def refuse_if_ended(self, pause: Interaction, answer: ResumeInterrupt, caller: str) -> None:
-        self.refuse_if_late(pause, answer, caller)
         if is_timed_out(pause):  # timed out before its stored deadline (the hosted task's own timeout)
             raise closed_interrupt(pause)
 
@@ -215,7 +218,7 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
         hosted one whose token send failed sends the stored answer again."""
         if not self.is_repeat(current, answer, caller):
             return None
-        released, pending = send_or_pending(lambda: self._release(current))  # (an SDK waiter's: nothing to send)
+        released, pending = send_or_pending(lambda: self._send(current))  # (an SDK waiter's: nothing to send)
         if released or pending:
             return self.view(current, released, pending=pending)
         wait = self._wait_at(current, parked=False)
@@ -227,11 +230,7 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
         """The resume as stored (the edited state) and its event, chained after the head read with it."""
         core, stored = self.core, accepted_resume(pause, answer)
         event = core.new_event(pause.run_id, resumed_event(pause, stored["input"], stored["state_edits"], caller))
-
-        def release(answered: Interaction) -> contracts.InterruptResumed:
-            return self.view(answered, self.deliver(answered, self.wait))
-
-        return Write(at=core.now(), records=[event], release=release, audit_head=self.audit_head, stored=stored)
+        return Write(core.now(), [event], self._released, audit_head=self.audit_head, stored=stored)
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
         """Settled by another: a 410 (cancelled, timed out), or the 409 naming the resume that won (the state
@@ -308,11 +307,8 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
         if pause.state.status != "pending" and not self.is_repeat(pause, reason, self.caller):
             raise settled_error(pause, "cancelled")
 
-    # Nothing: the deadline was applied as the interrupt was read, and `check` refused what is not this
-    # caller's cancel.
-    def refuse_if_late(self, pause: Interaction, reason: str, caller: str) -> None: ...
-
-    def refuse_if_ended(self, pause: Interaction, reason: str, caller: str) -> None: ...
+    def refuse_if_ended(self, pause: Interaction, reason: str, caller: str) -> None:
+        """Nothing: `check` refused what is not this caller's cancel."""
 
     def _repeated(self, current: Interaction, reason: str, caller: str) -> ParkedWait | None:
         """The wait still parked for this caller's own cancel with this reason (its failure undelivered)."""
@@ -325,7 +321,7 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
 
     def repeat(self, current: Interaction, reason: str, caller: str) -> contracts.InterruptCancelled | None:
         wait = self._repeated(current, reason, caller)
-        return None if wait is None else self.view(current, self._fail_waiter(current, wait=wait))
+        return None if wait is None else self.view(current, self._send(current, wait=wait))
 
     @staticmethod
     def entry(pause: Interaction, policy: ApprovalPolicy, reason: str) -> Entry:
@@ -339,11 +335,10 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
     def write(
         self, pause: Interaction, reason: str, caller: str, decided: Decided | None
     ) -> Write[contracts.InterruptCancelled]:
-        def release(cancelled: Interaction) -> contracts.InterruptCancelled:
-            return self.view(cancelled, self.deliver(cancelled))
-
         event = self.core.new_event(pause.run_id, cancelled_event(pause, reason, caller))
-        return Write(self.core.now(), [event], release, audit_head=self.audit_head, status="cancelled", reason=reason)
+        return Write(
+            self.core.now(), [event], self._released, audit_head=self.audit_head, status="cancelled", reason=reason
+        )
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError | GoneError:
         i = self._expire_if_due(current)

@@ -1,13 +1,11 @@
 """Interrupts: typed pauses with a state snapshot an operator can inspect, edit and resume.
 
-An interrupt is an `Interaction` of kind "interrupt" in the run named by its session (created by its
-first interrupt), found by id alone through the store's `IID#<id>` pointer. Its waiter is an SDK client
-long-polling `GET /api/v1/interrupts/{id}` (its deadline, `expires_at`, is the store's: the first read past
-it times it out, the sweeper reads the rest) or a hosted task (`statemachines/interrupt.asl.json`) whose
-token is parked at `WAIT#<node>`. The API shows a timed-out interrupt as "cancelled", reason "timeout"
-(`InterruptView.of`). Resume, cancel, vote and the deadline: `baton.services.interrupt_answers`. One that
-declares the action it gates is decided first by the policy in force (`decide_gate`; what its ruling
-changes: `baton.domain.gate_ruling`). A policy that fails never passes the gate: a person is asked.
+An interrupt is an `Interaction` of kind "interrupt" in its session's run, found by id alone through the
+store's `IID#<id>` pointer. Its waiter is an SDK client long-polling `GET /api/v1/interrupts/{id}` (the
+deadline is the store's `expires_at`: the first read past it times it out, the sweeper reads the rest) or
+a hosted task (`statemachines/interrupt.asl.json`) parked at `WAIT#<node>`. Resume, cancel, vote and the
+deadline: `baton.services.interrupt_answers`. A declared action is decided first by the policy in force
+(`decide_gate`, `baton.domain.gate_ruling`); a policy that fails never passes the gate: a person is asked.
 """
 
 from __future__ import annotations
@@ -32,7 +30,6 @@ from baton.contracts.page_tokens import (
     foreign_page_token,
     invalid_page_token,
 )
-from baton.contracts.policy import PolicyDecision, PolicyQuery
 from baton.domain.approval import requester_of
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.gate_payloads import InterruptFailResult
@@ -60,6 +57,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
 
+    from baton.contracts.policy import PolicyDecision
     from baton.models import Interaction, ParkedWait, RunSummary
     from baton.services.core import Core
 
@@ -84,19 +82,15 @@ class InterruptService(InterruptAnswers):
     def create(
         self, spec: InterruptSpec, *, caller: str, token: str | None = None, entered_at: datetime | None = None
     ) -> tuple[Interaction, bool]:
-        """Store, park (with the hosted task's `token`, its deadline the task's), notify. Returns
-        (interrupt, created): False when `spec.key` named an existing one, or for a retried park of the
-        same task (its id comes from the task), returned as it is with nothing recorded again."""
+        """Store, park (a hosted task's `token`: its deadline the task's), notify. (interrupt, created): False,
+        nothing recorded again, when `spec.key` names an existing one or the same task's park is retried."""
         core, hosted = self.core, token is not None
         request = spec.request(caller=caller, hosted=hosted)
         core.check_notify(request.notify)
         iid = self._new_id(spec, token, entered_at)
-        retried = self._parked_before(spec, token, iid)
-        if retried is not None:
-            return retried, False
-        existing = core.store.find_interaction(iid) if spec.key else None
-        if existing is not None:
-            return same_key(existing, spec.prompt), False
+        earlier = self._created_before(spec, token, iid)
+        if earlier is not None:
+            return earlier, False
 
         run = core.ensure_run(spec.session_id)
         decided = decide_gate(core, run, spec, caller=caller)  # (no declared action: the policy is not asked)
@@ -159,11 +153,12 @@ class InterruptService(InterruptAnswers):
             return self.core.park_id(token, entered_at)
         return self.core.ids.new_id()
 
-    def _parked_before(self, spec: InterruptSpec, token: str | None, iid: str) -> Interaction | None:
-        """A retried park of the same hosted task: the interrupt its earlier attempt made (its wait
-        parked now if the attempt died before parking it), else None."""
+    def _created_before(self, spec: InterruptSpec, token: str | None, iid: str) -> Interaction | None:
+        """What an earlier create made: the interrupt `spec.key` names (when it asks the same, else the 409),
+        or a retried park's (by its wait, else its id; parked now if that attempt died before parking it)."""
         if token is None:
-            return None
+            existing = self.core.store.find_interaction(iid) if spec.key else None
+            return None if existing is None else same_key(existing, spec.prompt)
         wait = self.core.parked_again(spec.session_id, spec.node, token)
         existing = self.core.store.find_interaction(wait.interaction_ids[0] if wait and wait.interaction_ids else iid)
         if existing is None or existing.request.kind != KIND:
@@ -213,34 +208,24 @@ class InterruptService(InterruptAnswers):
         if phase >= len(domains):
             raise invalid_page_token()
         found: list[Interaction] = []
+        token = None
         # A status may span two stored states (cancelled = cancelled + timed out): a page that has room
         # left goes on into the next one, so a first page is never empty while later ones are not.
-        while True:
-            page, last = self.core.store.page_interactions(
+        while token is None and phase < len(domains):
+            page, start = self.core.store.page_interactions(
                 KIND, status=domains[phase], run_id=session_id, limit=limit - len(found), start=start
             )
             found += page
-            if not last:
-                phase, last = phase + 1, None
-            if phase >= len(domains):
-                token = None
-                break
-            if last or len(found) >= limit:
-                token = encode_page_token(PageCursor(k=last, f=scope, p=phase), sort_keys=True)
-                break
-            start = None
+            phase, start = (phase, start) if start else (phase + 1, None)
+            if phase < len(domains) and (start or len(found) >= limit):
+                token = encode_page_token(PageCursor(k=start, f=scope, p=phase), sort_keys=True)
         settled = [self._expire_if_due(i) if i.state.status == "pending" else i for i in found]
         if status is not None:
             settled = [i for i in settled if edge_status(i) == status]
         return sorted(settled, key=lambda i: (i.created_at, i.interaction_id)), token
 
-    # ---- the waiter's end: the sweep, the Catch (the reconciler's deadline: InterruptDeadline) --
-    def _interrupts_of(self, wait: ParkedWait) -> list[Interaction]:
-        return [i for i in interactions_of(self.core, wait) if i.request.kind == KIND]
-
     def sweep(self) -> list[str]:
-        """Time out every pending interrupt past its deadline: a Query on the sparse `due` index reads only
-        those (`InteractionStore.list_due`)."""
+        """Time out every pending interrupt past its deadline (a Query of the sparse `due` index)."""
         due = self.core.store.list_due(KIND, self.core.now())
         return [i.interaction_id for i in due if is_timed_out(self._expire_if_due(i))]
 
@@ -248,9 +233,6 @@ class InterruptService(InterruptAnswers):
         """The hosted interrupt's Catch (`end_at_catch`; outcome "timeout" on States.Timeout, "cancelled" on
         InterruptCancelled): time out what is still pending, and the cause for the Fail state."""
         core = self.core
-
-        def at_node() -> list[Interaction]:
-            return [i for i in core.store.list_run_interactions(run_id, kind=KIND) if i.request.node == node]
 
         def time_out(i: Interaction) -> bool:
             with contextlib.suppress(ConflictError):  # resumed or cancelled at the last moment
@@ -260,9 +242,9 @@ class InterruptService(InterruptAnswers):
 
         timing_out = outcome == "timeout"
         wait = core.store.get_wait(run_id, node)
-        end_at_catch(core, wait, at_node() if timing_out else [], time_out, "timed_out" if timing_out else "released")
-        latest = at_node()
-        target = latest[-1] if latest else None
+        at_node = [i for i in core.store.list_run_interactions(run_id, kind=KIND) if i.request.node == node]
+        end_at_catch(core, wait, at_node if timing_out else [], time_out, "timed_out" if timing_out else "released")
+        target = at_node[-1] if at_node else None
         cause = hosted_end_cause(target, node, outcome)
         core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return InterruptFailResult(cause=cause, interrupt_id=target.interaction_id if target else None)
@@ -270,23 +252,10 @@ class InterruptService(InterruptAnswers):
 
 def decide_gate(core: Core, run: RunSummary, spec: InterruptSpec, *, caller: str) -> PolicyDecision | None:
     """The policy's decision of the interrupt's declared action (None: no action, or no policy)."""
-    action = spec.action
-    if action is None:
+    if (action := spec.action) is None:
         return None
-    workflow = spec.workflow_id or ((run.workflow or "") if run.hosted else "")
     return decide_or_ask(
-        core.policy,
-        lambda: PolicyQuery(
-            action="pass_gate",
-            target=action.name,
-            arguments=action.arguments,
-            agent=caller,
-            run_id=spec.session_id,
-            workflow=workflow,
-            session=spec.session_id,
-            at=core.now(),
-        ),
-        run_id=spec.session_id,
+        core.policy, lambda: spec.gate_query(action, run, caller=caller, at=core.now()), run_id=spec.session_id
     )
 
 
@@ -299,14 +268,13 @@ class InterruptDeadline(InteractionPauseDeadline):
         self.interrupts = interrupts
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
-        return next((i for i in self.interrupts._interrupts_of(wait) if i.state.status != "pending"), None)
+        return next((i for i in interactions_of(self.core, wait) if i.state.status != "pending"), None)
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
         """The resume (answered) or the task failure (cancelled, timed out) it should have had."""
-        send = self.interrupts._release if stored.state.status == "answered" else self.interrupts._fail_waiter
-        return send(stored, token=wait.task_token)
+        return self.interrupts.deliver(stored, token=wait.task_token)
 
     def time_out(self, wait: ParkedWait) -> bool:
-        pending = (i for i in self.interrupts._interrupts_of(wait) if i.state.status == "pending")
+        pending = (i for i in interactions_of(self.core, wait) if i.state.status == "pending")
         expired = next((e for e in map(self.interrupts._expire_if_due, pending) if is_timed_out(e)), None)
-        return expired is not None and self.interrupts._fail_waiter(expired, token=wait.task_token)
+        return expired is not None and self.interrupts._send(expired, token=wait.task_token)
