@@ -84,6 +84,20 @@ def test_the_long_poll_returns_when_answered_and_is_bounded(core: Core, runs: Ru
     assert now[0] == pytest.approx(20.0)
 
 
+def test_the_long_poll_wakes_at_the_deadline_and_ends_the_ask_on_time(core: Core, clock: FixedClock) -> None:
+    """As an interrupt's: the read just past the deadline ends it, not the next backoff step's."""
+    naps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        naps.append(seconds)
+        clock.advance(seconds)
+
+    iid = _ask(core, timeout=3)
+    service = AskService(core, sleep=sleep, monotonic=lambda: sum(naps))
+    assert service.get("agent-1", iid, wait_seconds=20).state.status == "timed_out"
+    assert naps == [0.5, 1.0, pytest.approx(1.501)]  # the backoff's third step would have been 2 s
+
+
 def test_an_unknown_ask_is_a_404(core: Core) -> None:
     core.ensure_run("agent-1")
     with pytest.raises(NotFoundError):

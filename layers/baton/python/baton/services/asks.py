@@ -14,6 +14,7 @@ from baton.domain.ladder import AnswerCheck
 from baton.domain.pause_rules import timed_out
 from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
+from baton.ids import parse_iso
 from baton.models import Interaction, PauseRequest, status_of
 from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.pause_answers import resume_asking_run
@@ -35,17 +36,18 @@ def long_poll(
     *,
     sleep: Callable[[float], None],
     monotonic: Callable[[], float],
+    due_in: Callable[[Interaction], float | None],
     backoff: tuple[float, float] = (2.0, MAX_POLL_INTERVAL_SECONDS),
-    due_in: Callable[[Interaction], float | None] = lambda _: None,
 ) -> Interaction:
     """`read` (given the item as last read) until it is no longer pending or `wait_seconds` (<= 20) pass:
     re-read after 0.5 s, then `backoff` (factor, cap) longer each time, and just past `due_in` (seconds to
-    the item's deadline), so a read ends it on time."""
+    the item's deadline), so a read ends it on time. One still pending past it (a hosted pause its token's
+    deadline ends) is read at the backoff's pace."""
     until = monotonic() + max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
     interval, current = POLL_INTERVAL_SECONDS, read(None)
     while current.state.status == "pending" and (remaining := until - monotonic()) > 0:
         due = due_in(current)
-        sleep(min(interval, remaining, remaining if due is None else max(due, 0.0) + 0.001))
+        sleep(min(interval, remaining, interval if due is None or due < 0 else due + 0.001))
         interval = min(interval * backoff[0], backoff[1])
         current = read(current)
     return current
@@ -62,6 +64,10 @@ class StoreDeadline:
     def _seen(self, i: Interaction) -> Interaction:
         state = i.state.without_lapsed_claim(self.core.now())
         return i if state is i.state else i.model_copy(update={"state": state})
+
+    def _due_in(self, i: Interaction) -> float | None:
+        """Seconds to its deadline: a long-poll reads it just past it, so that read ends it on time."""
+        return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
 
     def _expire_if_due(self, i: Interaction) -> Interaction:
         i = self._seen(i)
@@ -107,6 +113,7 @@ class BlockingPause(StoreDeadline):
             wait_seconds,
             sleep=self._sleep,
             monotonic=self._monotonic,
+            due_in=self._due_in,
         )
 
     def _load(self, run_id: str, interaction_id: str) -> Interaction:

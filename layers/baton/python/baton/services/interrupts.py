@@ -46,7 +46,6 @@ from baton.domain.interrupt_rules import (
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
-from baton.ids import parse_iso
 from baton.policy.source import decide_or_ask
 from baton.services.asks import long_poll
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
@@ -174,11 +173,8 @@ class InterruptService(InterruptAnswers):
             found = self.core.store.get_interaction(seen.run_id, seen.interaction_id) if seen else None
             return self._expire_if_due(found if found is not None else self.load(interrupt_id))
 
-        def due_in(i: Interaction) -> float | None:
-            return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
-
         return long_poll(
-            read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic, backoff=POLL_BACKOFF, due_in=due_in
+            read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic, backoff=POLL_BACKOFF, due_in=self._due_in
         )
 
     def list_page(
