@@ -49,12 +49,10 @@ class ReviewActions(ReviewGate):
             interaction_id=interaction.interaction_id,
             node=gate,
             kind="review",
-            prompt=config.prompt,
-            timeout_seconds=config.timeout_seconds,
+            **config.model_dump(include={"prompt", "timeout_seconds", "max_turns"}),
             review_url=url,
             warnings=warnings,
             turns_used=reviewed.turns_used,
-            max_turns=config.max_turns,
         )
         # The wait, its mark, the run paused and both events: one write. Before the re-read below, as the
         # await gate's park: an action stored after that read finds the wait and releases it (and the run).
@@ -157,20 +155,16 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
 
     def check(self, review: Interaction, decision: ReviewDecision) -> None:
         """409/422 for an action the dialogue does not allow; a merge of anything but the reviewed commit."""
-        config, reviewed = self.config, self.reviewed
-        allowed = reviewed.refuse_disallowed(decision, max_turns=config.max_turns)
+        allowed = self.reviewed.refuse_disallowed(decision, max_turns=self.config.max_turns)
         if decision.merges:
-            tip = self.gate._branch_tip(config)
-            reviewed.refuse_unreviewed(decision.seen_head, tip, run_branch=config.run_branch, allowed=allowed)
+            tip = self.gate._branch_tip(self.config)
+            self.reviewed.refuse_unreviewed(decision.seen_head, tip, run_branch=self.config.run_branch, allowed=allowed)
 
     def refuse_if_late(self, review: Interaction, decision: ReviewDecision, caller: str) -> None:
         """Late against the parked wait's deadline (a review not parked yet has none)."""
         wait = self.wait
         if wait is not None and wait.status == "parked" and review.interaction_id in wait.interaction_ids:
             self.core.refuse_if_late(review, decision.answers(), caller=caller, deadline=wait.deadline)
-
-    def refuse_if_ended(self, review: Interaction, decision: ReviewDecision, caller: str) -> None:
-        refuse_timed_out(review)
 
     def is_repeat(self, current: Interaction, decision: ReviewDecision, caller: str) -> bool:
         return False  # each action moves the dialogue on: the same one again is refused as not waiting

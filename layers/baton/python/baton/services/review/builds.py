@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
+BUILD_KEYS = {"run_id", "gate", "kind", "build_key"}  # a build's record and its report, by gate and kind
 
 
 class ReviewBuilds:
@@ -29,18 +30,9 @@ class ReviewBuilds:
 
     def start(self, request: BuildRequest, token: str) -> str:
         """Park `token` for this build and start it; returns the build's handle."""
-        key = self.core.ids.new_id()
-        request = request.model_copy(update={"build_key": key})
-        self.records.put_build(
-            BuildRecord(
-                run_id=request.run_id,
-                gate=request.gate,
-                kind=request.kind,
-                build_key=key,
-                task_token=token,
-                started_at=self.core.now(),
-            )
-        )
+        request = request.model_copy(update={"build_key": self.core.ids.new_id()})
+        keys = request.model_dump(include=BUILD_KEYS)
+        self.records.put_build(BuildRecord(**keys, task_token=token, started_at=self.core.now()))
         return self._runner().start(request)
 
     def finished(self, event: BuildFinished) -> BuildSent:
@@ -61,12 +53,10 @@ class ReviewBuilds:
         tokens = self.core.tokens
         if record.kind == "diff" and report is None:  # stored, so the first turn refuses with this reason
             cause = f"the diff build ended {event.build_status} without reporting a diff"
-            keys = record.model_dump(include={"run_id", "gate", "kind", "build_key"})
-            report = BuildReport(**keys, error=ERROR_CRASHED, cause=cause)
+            report = BuildReport(**record.model_dump(include=BUILD_KEYS), error=ERROR_CRASHED, cause=cause)
             self.records.put_report(report)
         try:
-            if record.kind == "diff":
-                assert report is not None
+            if record.kind == "diff" and report is not None:
                 tokens.send_success(record.task_token, {"reported": report.diff is not None})
             elif report is not None and report.outcome is not None:
                 tokens.send_success(record.task_token, report.outcome.model_dump(mode="json"))

@@ -108,12 +108,9 @@ class ReviewGate:
             verdict=self._reviewed(interaction, turns).verdict,
         )
 
-    def _release(
-        self, interaction: Interaction, *, token: str | None = None, turns: list[ReviewTurn] | None = None
-    ) -> bool:
+    def _release(self, interaction: Interaction, *, turns: list[ReviewTurn] | None = None) -> bool:
         """`turns`: the dialogue as the caller read it (no second read); its verdict is the companion's."""
-        output = self._output(interaction, turns)
-        return self.core.release_gate(interaction.run_id, interaction.node, output, token=token)
+        return self.core.release_gate(interaction.run_id, interaction.node, self._output(interaction, turns))
 
     @staticmethod
     def _answered(interaction: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:

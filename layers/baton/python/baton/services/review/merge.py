@@ -25,15 +25,12 @@ class ReviewMerge(ReviewGate):
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         stored = StoredAction.of(interaction)
-        if config.run_branch is None:  # parse_gate_config refuses this; kept for the type checker
-            raise ValidationFailedError(f"review gate '{gate}' has no run_branch")
+        assert config.run_branch is not None  # parse_gate_config refuses a gate without one
         request = BuildRequest(
             run_id=run_id,
             gate=gate,
             kind="merge",
-            run_branch=config.run_branch,
-            repo_path=config.repo_path,
-            repo_url=config.repo_url,
+            **config.model_dump(include={"run_branch", "repo_path", "repo_url"}),
             into=config.merge_into,
             strategy=stored.merge_strategy or config.merge_strategy,
             message=stored.message,
