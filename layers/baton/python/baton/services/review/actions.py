@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
     from baton.contracts.questions import ApprovalView
     from baton.domain.approval import ApprovalPolicy, Vote
-    from baton.domain.audit import AuditHead
     from baton.domain.ballot import Ballot, Decided
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
@@ -97,9 +96,7 @@ class ReviewActions(ReviewGate):
     ) -> ReviewActionResult:
         """The operator's decision on the waiting review, by the one decision engine (`decide`)."""
         interaction = self._waiting_review(run_id, node)  # a missing run is its 404
-        wait, head = self.core.store.get_wait_and_head(run_id, interaction.node)  # the head: the decision's chain
-        turns = self.core.store.list_turns(run_id, interaction.interaction_id)
-        answers = ReviewAnswers(self, interaction, decision, wait=wait, audit_head=head, turns=turns)
+        answers = ReviewAnswers(self, interaction, decision)
         return decide(self.core, answers, interaction, decision, Voter(caller, groups))
 
     def settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
@@ -136,22 +133,15 @@ class ReviewActions(ReviewGate):
 
 
 class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
-    """One operator's decision on the review as `act` read it (its parked `wait`, the run's chain head, the
-    dialogue's `turns`). A reply is one answer; any other action on a gate with an `approval` is a vote."""
+    """One operator's decision on the review, read once: its parked `wait`, the run's chain head (the
+    decision's write is chained after it), the dialogue's `turns`. A reply is one answer; any other action
+    on a gate with an `approval` is a vote."""
 
-    def __init__(
-        self,
-        gate: ReviewActions,
-        review: Interaction,
-        decision: ReviewDecision,
-        *,
-        wait: ParkedWait | None,
-        audit_head: AuditHead | None,
-        turns: list[ReviewTurn],
-    ) -> None:
+    def __init__(self, gate: ReviewActions, review: Interaction, decision: ReviewDecision) -> None:
         self.gate, self.core, self.decision = gate, gate.core, decision
-        self.wait, self.audit_head, self.turns = wait, audit_head, turns
-        self.config, self.reviewed = gate.config_of(review), gate._reviewed(review, turns)
+        self.wait, self.audit_head = self.core.store.get_wait_and_head(review.run_id, review.node)
+        self.turns = self.core.store.list_turns(review.run_id, review.interaction_id)
+        self.config, self.reviewed = gate.config_of(review), gate._reviewed(review, self.turns)
 
     def check(self, review: Interaction, decision: ReviewDecision) -> None:
         """409/422 for an action the dialogue does not allow; a merge of anything but the reviewed commit."""

@@ -67,14 +67,13 @@ class ReviewGate:
             return None
 
     def review_url(self, interaction: Interaction) -> tuple[str, list[str]]:
-        config = self.config_of(interaction)
-        run_input = {k: v for k, v in interaction.request_as(ReviewRequest).config.items() if k != "outputs"}
+        raw = interaction.request_as(ReviewRequest).config
+        config = GateConfig.model_validate(raw)
+        run_input = {k: v for k, v in raw.items() if k != "outputs"}
         scope = {
             "run_id": interaction.run_id,
-            "gate": config.gate,
-            "run_branch": config.run_branch,
             "input": run_input,
-            "outputs": config.outputs,
+            **config.model_dump(include={"gate", "run_branch", "outputs"}),
         }
         return resolve_review_url(config.review_url, scope)
 
