@@ -44,7 +44,7 @@ class ReviewDialogue(ReviewGate):
             return BuildStarted(started=False, handle="")
         diff = diff_request(run_id, config, config.run_branch)
         request = BuildRequest(kind="diff", diff_target=diff.target, **diff.model_dump(exclude={"target"}))
-        return BuildStarted(started=True, handle=self.builds.start(request, token))
+        return BuildStarted(started=True, handle=self.start_build(request, token))
 
     def first_turn(self, run_id: str, raw_config: Any) -> ReviewTurnOutput:
         """A misconfigured gate is refused here, before any pause (`ok` false, and the run fails with it)."""

@@ -16,22 +16,19 @@ from baton.domain.unified_diff import file_diffs
 from baton.errors import BatonError, NotFoundError
 from baton.events import InteractionAnswered, ReviewTurnRecorded
 from baton.models import Interaction, ReviewRequest, status_of
+from baton.services.review.builds import ReviewBuilds
 
 if TYPE_CHECKING:
     from baton.events import EventPayload
     from baton.models import ReviewTurn
     from baton.review_ports import DiffSource
-    from baton.services.core import Core
-    from baton.services.review.builds import ReviewBuilds
 
 EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
 # The gate's configuration as the review view shows it.
 VIEWED_CONFIG = {"gate", "max_turns", "posture", "merge_strategy", "merge_into", "run_branch"}
 
 
-class ReviewGate:
-    core: Core
-    builds: ReviewBuilds
+class ReviewGate(ReviewBuilds):
     diffs: DiffSource
 
     def _latest(self, run_id: str, gate: str | None = None) -> Interaction | None:

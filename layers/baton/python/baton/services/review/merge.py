@@ -25,7 +25,6 @@ class ReviewMerge(ReviewGate):
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         stored = StoredAction.of(interaction)
-        assert config.run_branch is not None  # parse_gate_config refuses a gate without one
         request = BuildRequest(
             run_id=run_id,
             gate=gate,
@@ -36,7 +35,7 @@ class ReviewMerge(ReviewGate):
             message=stored.message,
             reviewed_head=stored.reviewed_head,  # the merge takes this commit, never the branch tip
         )
-        handle = self.builds.start(request, token)
+        handle = self.start_build(request, token)
         self.core.record(
             run_id,
             ReviewMergeStarted(
