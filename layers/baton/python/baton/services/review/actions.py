@@ -94,7 +94,6 @@ class ReviewActions(ReviewGate):
         node: str | None = None,
         groups: frozenset[str] = frozenset(),
     ) -> ReviewActionResult:
-        """The operator's decision on the waiting review, by the one decision engine (`decide`)."""
         interaction = self._waiting_review(run_id, node)  # a missing run is its 404
         answers = ReviewAnswers(self, interaction, decision)
         return decide(self.core, answers, interaction, decision, Voter(caller, groups))

@@ -28,7 +28,6 @@ class ReviewBuilds:
     runner: Callable[[], BuildRunner]
 
     def start_build(self, request: BuildRequest, token: str) -> str:
-        """Park `token` for this build and start it; returns the build's handle."""
         request = request.model_copy(update={"build_key": self.core.ids.new_id()})
         keys = request.model_dump(include=BUILD_KEYS)
         self.records.put_build(BuildRecord(**keys, task_token=token, started_at=self.core.now()))

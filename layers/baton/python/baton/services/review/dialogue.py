@@ -82,8 +82,7 @@ class ReviewDialogue(ReviewGate):
         thread = [ThreadTurn(role=t.role, text=t.text, n=t.n) for t in turns[:-1]]
         message = turns[-1].text if turns and turns[-1].role == "operator" else (stored.reply or "")
         diff = self._diff(run_id, config, quiet=True)
-        used = sum(1 for t in turns if t.role == "companion")
-        ctx = companion_context(run_id, config, diff, turn_index=used + 1)
+        ctx = companion_context(run_id, config, diff, turn_index=self._reviewed(interaction, turns).turns_used + 1)
         turn = self._call(lambda c: c.reply(ctx, thread, message), config)
         verdict = self._store_companion_turn(interaction, config, turn, n=len(turns), diff=diff)
         current = self.core.store.get_interaction(run_id, interaction.interaction_id) or interaction
