@@ -165,18 +165,7 @@ class ReviewGate(ReviewBuilds):
         except BatonError as err:  # not computed (yet), or no longer readable
             raise NotFoundError(f"no diff to show: {err.message}", details={"run_id": run_id}) from err
         reviewed = self._reviewed(interaction)
-        files = [
-            ReviewDiffFile(
-                path=f.path,
-                old_path=f.renamed_from,
-                status=f.status,
-                insertions=f.added,
-                deletions=f.removed,
-                text=f.text,
-                truncated=f.truncated,
-            )
-            for f in file_diffs(diff.text, diff.files, truncated=diff.truncated)
-        ]
+        files = [ReviewDiffFile.of(f) for f in file_diffs(diff.text, diff.files, truncated=diff.truncated)]
         return ReviewDiff(
             run_id=run_id,
             **config.model_dump(include={"gate", "run_branch", "merge_into"}),
