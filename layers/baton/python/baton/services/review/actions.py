@@ -162,8 +162,7 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
         return None if self.decision.action == "reply" else self.config.approval
 
     def _stored(self, by: str) -> StoredAction:
-        strategy = self.config.merge_strategy
-        return StoredAction.decided(self.decision, self.reviewed, merge_strategy=strategy, by=by)
+        return StoredAction.decided(self.decision, self.reviewed, merge_strategy=self.config.merge_strategy, by=by)
 
     def entry(self, review: Interaction, policy: ApprovalPolicy, decision: ReviewDecision) -> Entry:
         """approve_merge / force_merge approve, request_changes rejects; the run's starter may not vote."""
