@@ -138,7 +138,7 @@ def _merge_request(review: ReviewService, runner: RecordingBuildRunner, repo: De
     # A real round: the diff build, the first turn, the park, the operator's approval, then the merge.
     review.start_diff("r1", repo.gate_input(), "tok-diff")
     diff_request = runner.started[-1]
-    review.builds.records.put_report(run_build(diff_request, {}))
+    review.records.put_report(run_build(diff_request, {}))
     review.build_finished(_end(diff_request))
     review.first_turn("r1", repo.gate_input())
     review.park("r1", "ship_review", "tok-park")

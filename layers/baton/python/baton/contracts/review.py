@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_serializer
 
 from baton.contracts.base import Contract
+
+if TYPE_CHECKING:
+    from baton.domain.unified_diff import FileDiff
 
 # The reason a rejected merge reopens the review with (services/review/merge.py writes it, merge_progress
 # reads it). Here, not in baton.domain.review_gate: the resume routes load no schema validation.
@@ -82,6 +85,18 @@ class ReviewDiffFile(Contract):
     deletions: int = Field(description="Removed lines in the text shown.")
     text: str = Field(description="This file's unified diff, from its `diff --git` line; empty when not shown.")
     truncated: bool = Field(description="The bound cut this file's diff (or all of it).")
+
+    @classmethod
+    def of(cls, file: FileDiff) -> ReviewDiffFile:
+        return cls(
+            path=file.path,
+            old_path=file.renamed_from,
+            status=file.status,
+            insertions=file.added,
+            deletions=file.removed,
+            text=file.text,
+            truncated=file.truncated,
+        )
 
 
 class ReviewDiff(Contract):

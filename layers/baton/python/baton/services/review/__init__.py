@@ -9,18 +9,17 @@ and each build's end comes back through `build_finished` (the build_finished Lam
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
+from baton.domain.review_gate import parse_gate_config
 from baton.services.review.actions import ReviewActions
-from baton.services.review.builds import ReviewBuilds
 from baton.services.review.dialogue import ReviewDialogue
 from baton.services.review.merge import ReviewMerge
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from baton.contracts.review import BuildSent
-    from baton.domain.merge_contracts import BuildFinished
     from baton.review_ports import BuildRecords, BuildRunner, Companion, DiffSource
     from baton.services.core import Core
 
@@ -42,11 +41,10 @@ class ReviewService(ReviewDialogue, ReviewActions, ReviewMerge):
         merge_repository: str = "",
     ) -> None:
         self.core = core
-        self.builds = ReviewBuilds(core, records=records, runner=runner)
+        self.records = records
+        self.runner = runner
         self.companion = companion
-        self.diffs = diffs if diffs is not None else self.builds  # the stored diff of the gate's diff build
-        self.merge_runner_kind = merge_runner_kind
-        self.merge_repository = merge_repository
-
-    def build_finished(self, event: BuildFinished) -> BuildSent:
-        return self.builds.finished(event)
+        self.diffs = diffs if diffs is not None else self  # the stored diff of the gate's diff build
+        self.parse_config = partial(
+            parse_gate_config, merge_runner=merge_runner_kind, merge_repository=merge_repository
+        )

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
     from baton.contracts.questions import ApprovalView
     from baton.domain.approval import ApprovalPolicy, Vote
-    from baton.domain.audit import AuditHead
     from baton.domain.ballot import Ballot, Decided
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
@@ -49,12 +48,10 @@ class ReviewActions(ReviewGate):
             interaction_id=interaction.interaction_id,
             node=gate,
             kind="review",
-            prompt=config.prompt,
-            timeout_seconds=config.timeout_seconds,
+            **config.model_dump(include={"prompt", "timeout_seconds", "max_turns"}),
             review_url=url,
             warnings=warnings,
             turns_used=reviewed.turns_used,
-            max_turns=config.max_turns,
         )
         # The wait, its mark, the run paused and both events: one write. Before the re-read below, as the
         # await gate's park: an action stored after that read finds the wait and releases it (and the run).
@@ -97,11 +94,8 @@ class ReviewActions(ReviewGate):
         node: str | None = None,
         groups: frozenset[str] = frozenset(),
     ) -> ReviewActionResult:
-        """The operator's decision on the waiting review, by the one decision engine (`decide`)."""
         interaction = self._waiting_review(run_id, node)  # a missing run is its 404
-        wait, head = self.core.store.get_wait_and_head(run_id, interaction.node)  # the head: the decision's chain
-        turns = self.core.store.list_turns(run_id, interaction.interaction_id)
-        answers = ReviewAnswers(self, interaction, decision, wait=wait, audit_head=head, turns=turns)
+        answers = ReviewAnswers(self, interaction, decision)
         return decide(self.core, answers, interaction, decision, Voter(caller, groups))
 
     def settle(self, interaction: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
@@ -138,39 +132,28 @@ class ReviewActions(ReviewGate):
 
 
 class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
-    """One operator's decision on the review as `act` read it (its parked `wait`, the run's chain head, the
-    dialogue's `turns`). A reply is one answer; any other action on a gate with an `approval` is a vote."""
+    """One operator's decision on the review, read once: its parked `wait`, the run's chain head (the
+    decision's write is chained after it), the dialogue's `turns`. A reply is one answer; any other action
+    on a gate with an `approval` is a vote."""
 
-    def __init__(
-        self,
-        gate: ReviewActions,
-        review: Interaction,
-        decision: ReviewDecision,
-        *,
-        wait: ParkedWait | None,
-        audit_head: AuditHead | None,
-        turns: list[ReviewTurn],
-    ) -> None:
+    def __init__(self, gate: ReviewActions, review: Interaction, decision: ReviewDecision) -> None:
         self.gate, self.core, self.decision = gate, gate.core, decision
-        self.wait, self.audit_head, self.turns = wait, audit_head, turns
-        self.config, self.reviewed = gate.config_of(review), gate._reviewed(review, turns)
+        self.wait, self.audit_head = self.core.store.get_wait_and_head(review.run_id, review.node)
+        self.turns = self.core.store.list_turns(review.run_id, review.interaction_id)
+        self.config, self.reviewed = gate.config_of(review), gate._reviewed(review, self.turns)
 
     def check(self, review: Interaction, decision: ReviewDecision) -> None:
         """409/422 for an action the dialogue does not allow; a merge of anything but the reviewed commit."""
-        config, reviewed = self.config, self.reviewed
-        allowed = reviewed.refuse_disallowed(decision, max_turns=config.max_turns)
+        allowed = self.reviewed.refuse_disallowed(decision, max_turns=self.config.max_turns)
         if decision.merges:
-            tip = self.gate._branch_tip(config)
-            reviewed.refuse_unreviewed(decision.seen_head, tip, run_branch=config.run_branch, allowed=allowed)
+            tip = self.gate._branch_tip(self.config)
+            self.reviewed.refuse_unreviewed(decision.seen_head, tip, run_branch=self.config.run_branch, allowed=allowed)
 
     def refuse_if_late(self, review: Interaction, decision: ReviewDecision, caller: str) -> None:
         """Late against the parked wait's deadline (a review not parked yet has none)."""
         wait = self.wait
         if wait is not None and wait.status == "parked" and review.interaction_id in wait.interaction_ids:
             self.core.refuse_if_late(review, decision.answers(), caller=caller, deadline=wait.deadline)
-
-    def refuse_if_ended(self, review: Interaction, decision: ReviewDecision, caller: str) -> None:
-        refuse_timed_out(review)
 
     def is_repeat(self, current: Interaction, decision: ReviewDecision, caller: str) -> bool:
         return False  # each action moves the dialogue on: the same one again is refused as not waiting
@@ -179,8 +162,7 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
         return None if self.decision.action == "reply" else self.config.approval
 
     def _stored(self, by: str) -> StoredAction:
-        strategy = self.config.merge_strategy
-        return StoredAction.decided(self.decision, self.reviewed, merge_strategy=strategy, by=by)
+        return StoredAction.decided(self.decision, self.reviewed, merge_strategy=self.config.merge_strategy, by=by)
 
     def entry(self, review: Interaction, policy: ApprovalPolicy, decision: ReviewDecision) -> Entry:
         """approve_merge / force_merge approve, request_changes rejects; the run's starter may not vote."""

@@ -1,6 +1,6 @@
 """The review gate's builds (the diff and the merge), each a `.waitForTaskToken` task whose token stays
 in Baton's table (a `BuildRecord`): the build gets no token and writes its `BuildReport` into the table.
-`finished` claims the record with one conditional write, so a build's end sends its token exactly once."""
+`build_finished` claims the record with one conditional write, so a build's end sends its token exactly once."""
 
 from __future__ import annotations
 
@@ -19,54 +19,42 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
+BUILD_KEYS = {"run_id", "gate", "kind", "build_key"}  # a build's record and its report, by gate and kind
 
 
 class ReviewBuilds:
-    def __init__(self, core: Core, *, records: BuildRecords, runner: Callable[[], BuildRunner]) -> None:
-        self.core = core
-        self.records = records
-        self._runner = runner
+    core: Core
+    records: BuildRecords
+    runner: Callable[[], BuildRunner]
 
-    def start(self, request: BuildRequest, token: str) -> str:
-        """Park `token` for this build and start it; returns the build's handle."""
-        key = self.core.ids.new_id()
-        request = request.model_copy(update={"build_key": key})
-        self.records.put_build(
-            BuildRecord(
-                run_id=request.run_id,
-                gate=request.gate,
-                kind=request.kind,
-                build_key=key,
-                task_token=token,
-                started_at=self.core.now(),
-            )
-        )
-        return self._runner().start(request)
+    def start_build(self, request: BuildRequest, token: str) -> str:
+        request = request.model_copy(update={"build_key": self.core.ids.new_id()})
+        keys = request.model_dump(include=BUILD_KEYS)
+        self.records.put_build(BuildRecord(**keys, task_token=token, started_at=self.core.now()))
+        return self.runner().start(request)
 
-    def finished(self, event: BuildFinished) -> BuildSent:
+    def build_finished(self, event: BuildFinished) -> BuildSent:
         claimed, record = self.records.claim_build(event.run_id, event.gate, event.kind, event.build_key)
         if record is None or record.build_key != event.build_key:
             return BuildSent(sent=False, reason="no such build (or a later build of this gate replaced it)")
         if not claimed:
             return BuildSent(sent=False, reason="this build's end was already handled")
-        report = self._report(event.run_id, event.gate, event.kind, event.build_key)
+        report = self._report_of(event.run_id, event.gate, event.kind, event.build_key)
         try:
-            sent = self._send(record, report, event)
+            sent = self._send_token(record, report, event)
         except Exception:
             self.records.reopen_build(record)  # a redelivery (the event's retry) sends it again
             raise
         return BuildSent(sent=sent, kind=event.kind, build_status=event.build_status)
 
-    def _send(self, record: BuildRecord, report: BuildReport | None, event: BuildFinished) -> bool:
+    def _send_token(self, record: BuildRecord, report: BuildReport | None, event: BuildFinished) -> bool:
         tokens = self.core.tokens
         if record.kind == "diff" and report is None:  # stored, so the first turn refuses with this reason
             cause = f"the diff build ended {event.build_status} without reporting a diff"
-            keys = record.model_dump(include={"run_id", "gate", "kind", "build_key"})
-            report = BuildReport(**keys, error=ERROR_CRASHED, cause=cause)
+            report = BuildReport(**record.model_dump(include=BUILD_KEYS), error=ERROR_CRASHED, cause=cause)
             self.records.put_report(report)
         try:
-            if record.kind == "diff":
-                assert report is not None
+            if record.kind == "diff" and report is not None:
                 tokens.send_success(record.task_token, {"reported": report.diff is not None})
             elif report is not None and report.outcome is not None:
                 tokens.send_success(record.task_token, report.outcome.model_dump(mode="json"))
@@ -83,7 +71,7 @@ class ReviewBuilds:
             return False
         return True
 
-    def _report(self, run_id: str, gate: str, kind: BuildKind, build_key: str) -> BuildReport | None:
+    def _report_of(self, run_id: str, gate: str, kind: BuildKind, build_key: str) -> BuildReport | None:
         """The report of this very build (a stale one from an earlier entry into the gate is ignored)."""
         report = self.records.get_report(run_id, gate, kind)
         return report if report is not None and report.build_key == build_key else None
@@ -98,7 +86,7 @@ class ReviewBuilds:
             raise ValidationFailedError(
                 f"review gate '{gate}' has no diff build (its Diff state did not run)", details={"path": "gate"}
             )
-        report = self._report(run_id, gate, "diff", record.build_key)
+        report = self._report_of(run_id, gate, "diff", record.build_key)
         if report is None:
             raise ValidationFailedError(
                 f"the diff build of review gate '{gate}' has not reported a diff", details={"path": "run_branch"}

@@ -11,7 +11,6 @@ from baton.domain.companion import CompanionTurn, ThreadTurn, format_steps
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.merge_contracts import BuildRequest
 from baton.domain.review_dialogue import companion_context, diff_request, merges_without_a_click, verdict_warnings
-from baton.domain.review_gate import GateConfig, parse_gate_config
 from baton.domain.review_state import StoredAction
 from baton.errors import BatonError, ConflictError
 from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewVerdict
@@ -23,27 +22,21 @@ if TYPE_CHECKING:
 
     from baton.domain.companion import Verdict
     from baton.domain.merge_contracts import BoundedDiff
+    from baton.domain.review_gate import GateConfig
     from baton.events import EventPayload
-    from baton.review_ports import Companion, DiffSource
+    from baton.review_ports import Companion
 
 log = logging.getLogger("baton")
 
 
 class ReviewDialogue(ReviewGate):
     companion: Callable[[], Companion]
-    diffs: DiffSource
-    merge_runner_kind: str
-    merge_repository: str  # the deployment's repository (BATON_MERGE_REPOSITORY)
-
-    def _config(self, raw_config: Any) -> GateConfig:
-        return parse_gate_config(
-            raw_config, merge_runner=self.merge_runner_kind, merge_repository=self.merge_repository
-        )
+    parse_config: Callable[[Any], GateConfig]  # parse_gate_config with the deployment's runner and repository
 
     def start_diff(self, run_id: str, raw_config: Any, token: str) -> BuildStarted:
         # A gate with nothing to diff, or one its first turn will refuse, is released at once: that turn says why.
         try:
-            config: GateConfig | None = self._config(raw_config)
+            config: GateConfig | None = self.parse_config(raw_config)
         except BatonError:
             config = None
         if config is None or config.run_branch is None:
@@ -51,7 +44,7 @@ class ReviewDialogue(ReviewGate):
             return BuildStarted(started=False, handle="")
         diff = diff_request(run_id, config, config.run_branch)
         request = BuildRequest(kind="diff", diff_target=diff.target, **diff.model_dump(exclude={"target"}))
-        return BuildStarted(started=True, handle=self.builds.start(request, token))
+        return BuildStarted(started=True, handle=self.start_build(request, token))
 
     def first_turn(self, run_id: str, raw_config: Any) -> ReviewTurnOutput:
         """A misconfigured gate is refused here, before any pause (`ok` false, and the run fails with it)."""
@@ -59,7 +52,7 @@ class ReviewDialogue(ReviewGate):
         core.ensure_run(run_id)
         gate = raw_config.get("gate", "review") if isinstance(raw_config, dict) else "review"
         try:
-            config = self._config(raw_config)
+            config = self.parse_config(raw_config)
             diff = self._diff(run_id, config)
         except BatonError as err:
             return self._refuse(run_id, str(gate), err.message)
@@ -69,9 +62,7 @@ class ReviewDialogue(ReviewGate):
         stats = diff.model_dump(exclude={"text"}) if diff is not None else None
         request = ReviewRequest(
             node=config.gate,
-            prompt=config.prompt,
-            timeout_seconds=config.timeout_seconds,
-            notify=config.notify,
+            **config.model_dump(include={"prompt", "timeout_seconds", "notify"}),
             ladder=config.ladder,
             config=config.model_dump(),
             diff=stats,
@@ -91,8 +82,7 @@ class ReviewDialogue(ReviewGate):
         thread = [ThreadTurn(role=t.role, text=t.text, n=t.n) for t in turns[:-1]]
         message = turns[-1].text if turns and turns[-1].role == "operator" else (stored.reply or "")
         diff = self._diff(run_id, config, quiet=True)
-        used = sum(1 for t in turns if t.role == "companion")
-        ctx = companion_context(run_id, config, diff, turn_index=used + 1)
+        ctx = companion_context(run_id, config, diff, turn_index=self._reviewed(interaction, turns).turns_used + 1)
         turn = self._call(lambda c: c.reply(ctx, thread, message), config)
         verdict = self._store_companion_turn(interaction, config, turn, n=len(turns), diff=diff)
         current = self.core.store.get_interaction(run_id, interaction.interaction_id) or interaction
@@ -103,14 +93,8 @@ class ReviewDialogue(ReviewGate):
 
     @staticmethod
     def _turn_output(config: GateConfig, interaction: Interaction, *, auto_merge: bool) -> ReviewTurnOutput:
-        return ReviewTurnOutput(
-            ok=True,
-            auto_merge=auto_merge,
-            gate=config.gate,
-            interaction_id=interaction.interaction_id,
-            timeout_seconds=config.timeout_seconds,
-            merge_timeout_seconds=config.merge_timeout_seconds,
-        )
+        configured = config.model_dump(include={"gate", "timeout_seconds", "merge_timeout_seconds"})
+        return ReviewTurnOutput(ok=True, auto_merge=auto_merge, interaction_id=interaction.interaction_id, **configured)
 
     def _refuse(self, run_id: str, gate: str, message: str) -> ReviewTurnOutput:
         cause = f"review gate '{gate}' refused to start: {message}"

@@ -16,22 +16,17 @@ from baton.domain.unified_diff import file_diffs
 from baton.errors import BatonError, NotFoundError
 from baton.events import InteractionAnswered, ReviewTurnRecorded
 from baton.models import Interaction, ReviewRequest, status_of
+from baton.services.review.builds import ReviewBuilds
 
 if TYPE_CHECKING:
     from baton.events import EventPayload
     from baton.models import ReviewTurn
     from baton.review_ports import DiffSource
-    from baton.services.core import Core
-    from baton.services.review.builds import ReviewBuilds
 
 EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
-# The gate's configuration as the review view shows it.
-VIEWED_CONFIG = {"gate", "max_turns", "posture", "merge_strategy", "merge_into", "run_branch"}
 
 
-class ReviewGate:
-    core: Core
-    builds: ReviewBuilds
+class ReviewGate(ReviewBuilds):
     diffs: DiffSource
 
     def _latest(self, run_id: str, gate: str | None = None) -> Interaction | None:
@@ -67,14 +62,13 @@ class ReviewGate:
             return None
 
     def review_url(self, interaction: Interaction) -> tuple[str, list[str]]:
-        config = self.config_of(interaction)
-        run_input = {k: v for k, v in interaction.request_as(ReviewRequest).config.items() if k != "outputs"}
+        raw = interaction.request_as(ReviewRequest).config
+        config = GateConfig.model_validate(raw)
+        run_input = {k: v for k, v in raw.items() if k != "outputs"}
         scope = {
             "run_id": interaction.run_id,
-            "gate": config.gate,
-            "run_branch": config.run_branch,
             "input": run_input,
-            "outputs": config.outputs,
+            **config.model_dump(include={"gate", "run_branch", "outputs"}),
         }
         return resolve_review_url(config.review_url, scope)
 
@@ -108,12 +102,9 @@ class ReviewGate:
             verdict=self._reviewed(interaction, turns).verdict,
         )
 
-    def _release(
-        self, interaction: Interaction, *, token: str | None = None, turns: list[ReviewTurn] | None = None
-    ) -> bool:
+    def _release(self, interaction: Interaction, *, turns: list[ReviewTurn] | None = None) -> bool:
         """`turns`: the dialogue as the caller read it (no second read); its verdict is the companion's."""
-        output = self._output(interaction, turns)
-        return self.core.release_gate(interaction.run_id, interaction.node, output, token=token)
+        return self.core.release_gate(interaction.run_id, interaction.node, self._output(interaction, turns))
 
     @staticmethod
     def _answered(interaction: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:
@@ -142,7 +133,7 @@ class ReviewGate:
         reviewed = self._reviewed(interaction, turns)
         return ReviewView(
             run_id=run_id,
-            **config.model_dump(include=VIEWED_CONFIG),
+            **config.model_dump(include={"gate", "max_turns", "posture", "merge_strategy", "merge_into", "run_branch"}),
             interaction_id=interaction.interaction_id,
             status=interaction.state.status,
             reason=interaction.state.reason,
@@ -174,18 +165,7 @@ class ReviewGate:
         except BatonError as err:  # not computed (yet), or no longer readable
             raise NotFoundError(f"no diff to show: {err.message}", details={"run_id": run_id}) from err
         reviewed = self._reviewed(interaction)
-        files = [
-            ReviewDiffFile(
-                path=f.path,
-                old_path=f.renamed_from,
-                status=f.status,
-                insertions=f.added,
-                deletions=f.removed,
-                text=f.text,
-                truncated=f.truncated,
-            )
-            for f in file_diffs(diff.text, diff.files, truncated=diff.truncated)
-        ]
+        files = [ReviewDiffFile.of(f) for f in file_diffs(diff.text, diff.files, truncated=diff.truncated)]
         return ReviewDiff(
             run_id=run_id,
             **config.model_dump(include={"gate", "run_branch", "merge_into"}),

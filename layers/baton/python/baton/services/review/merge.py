@@ -14,7 +14,6 @@ from baton.services.review.gate import ReviewGate
 
 if TYPE_CHECKING:
     from baton.domain.merge_contracts import MergeOutcome, StatesError
-    from baton.models import Interaction
 
 # How much of a merge build's failure cause lands in the rejection reason shown to the operator.
 REASON_CAUSE_CHARS = 2000
@@ -25,21 +24,17 @@ class ReviewMerge(ReviewGate):
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
         stored = StoredAction.of(interaction)
-        if config.run_branch is None:  # parse_gate_config refuses this; kept for the type checker
-            raise ValidationFailedError(f"review gate '{gate}' has no run_branch")
         request = BuildRequest(
             run_id=run_id,
             gate=gate,
             kind="merge",
-            run_branch=config.run_branch,
-            repo_path=config.repo_path,
-            repo_url=config.repo_url,
+            **config.model_dump(include={"run_branch", "repo_path", "repo_url"}),
             into=config.merge_into,
             strategy=stored.merge_strategy or config.merge_strategy,
             message=stored.message,
             reviewed_head=stored.reviewed_head,  # the merge takes this commit, never the branch tip
         )
-        handle = self.builds.start(request, token)
+        handle = self.start_build(request, token)
         self.core.record(
             run_id,
             ReviewMergeStarted(
@@ -81,35 +76,27 @@ class ReviewMerge(ReviewGate):
         if error is not None:
             reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
             merge = MergeResult(merge_status="rejected", reason=reason)
-            return self._rejected(interaction, base.model_copy(update={"merge": merge}), reason, None)
-        if outcome is None:
+            blocked = {"reject_code": "merge_failed", "conflicting_files": [], "dirty_files": []}
+        elif outcome is None:
             raise ValidationFailedError(f"the merge at review gate '{gate}' reported neither an outcome nor an error")
-        merge = MergeResult.model_validate(outcome, from_attributes=True)
-        if outcome.merge_status in ("merged", "noop", "not_merged"):  # the gate is done: not_merged = into none
-            fields = merge.model_dump(include={"final_commit", "final_branch", "merged_into"}, exclude_none=True)
-            core.store.update_run(run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()})
-            decided = base.model_dump(exclude={"status", "cause", "merge"})
-            core.record(
-                run_id, ReviewMerged(gate=gate, by=interaction.state.answered_by, **decided, **merge.model_dump())
-            )
-            return base.model_copy(update={"merge": merge})
-        reason = outcome.reason or "the merge was rejected"
-        return self._rejected(interaction, base.model_copy(update={"merge": merge}), reason, outcome)
-
-    def _rejected(
-        self, interaction: Interaction, merged: MergeRecorded, reason: str, outcome: MergeOutcome | None
-    ) -> MergeRecorded:
-        """Pending again, so the operator can fix the tree and approve again (`outcome` None: it did not run)."""
-        core, run_id, config = self.core, interaction.run_id, self.config_of(interaction)
+        else:
+            merge = MergeResult.model_validate(outcome, from_attributes=True)
+            if outcome.merge_status in ("merged", "noop", "not_merged"):  # the gate is done: not_merged = into none
+                fields = merge.model_dump(include={"final_commit", "final_branch", "merged_into"}, exclude_none=True)
+                core.store.update_run(
+                    run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()}
+                )
+                decided = base.model_dump(exclude={"status", "cause", "merge"})
+                merged = ReviewMerged(gate=gate, by=interaction.state.answered_by, **decided, **merge.model_dump())
+                core.record(run_id, merged)
+                return base.model_copy(update={"merge": merge})
+            reason = outcome.reason or "the merge was rejected"
+            blocked = outcome.model_dump(include={"reject_code", "conflicting_files", "dirty_files"})
+        # Pending again, so the operator can fix the tree and approve again.
         core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
-        blocked = (
-            outcome.model_dump(include={"reject_code", "conflicting_files", "dirty_files"})
-            if outcome is not None
-            else {"reject_code": "merge_failed", "conflicting_files": [], "dirty_files": []}
-        )
         rejected = ReviewMergeRejected(
-            gate=config.gate, reason=reason, action=merged.action, reviewed_head=merged.reviewed_head, **blocked
+            gate=gate, reason=reason, action=base.action, reviewed_head=base.reviewed_head, **blocked
         )
         core.record(run_id, rejected)
         self._reopen(interaction, config, reason=f"{MERGE_REJECTED_PREFIX} {reason}")
-        return merged.model_copy(update={"status": "rejected", "cause": reason})
+        return base.model_copy(update={"status": "rejected", "cause": reason, "merge": merge})
