@@ -17,14 +17,13 @@ import os
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.json_input import with_valid_text
 from baton.events import RunFailed
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import stored_item, stored_items, track_changes
-from baton.models import InteractionKind
 from baton.private_files import private_dir, write_private
 from baton.workflows.table import PK, SK
 
@@ -256,25 +255,11 @@ def snapshot(table_name: str) -> list[str]:
 
 
 def restore(table_name: str, items: list[dict[str, Any]]) -> None:
-    """Put the saved items back into the (new, empty) table as they were saved (`upgrade` brings them
-    to the current key layout)."""
+    """Put the saved items back into the (new, empty) table as they were saved (in the key layout of then)."""
     table = _table(table_name)
     with dynamodb_lock():
         for attrs in items:
             table.put_item(attrs, overwrite=True)
-
-
-def upgrade(core: Core) -> None:
-    """The restored table in the current key layout: the migrations `baton migrate index-keys` runs on
-    a deployed table (the all-pending and due index keys, what each pending item holds up)."""
-    from baton.adapters.dynamo import DynamoStore
-    from baton.services.inbox import mark_parked_blocks
-
-    if not isinstance(core.store, DynamoStore):
-        raise TypeError("the local stack's store is its DynamoDB table")
-    core.store.backfill_all_pending(get_args(InteractionKind))
-    core.store.backfill_due()
-    mark_parked_blocks(core)
 
 
 def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]:

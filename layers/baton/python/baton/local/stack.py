@@ -300,10 +300,11 @@ class LocalStack:
     def _restore(self, table_name: str, saved: persist.Saved) -> None:
         """The saved table back, in the current key layout; then the hosted runs whose executions were lost
         closed with a reason."""
+        from baton.cli.migrate import index_key_migrations
         from baton.runtime.wiring import services
 
         persist.restore(table_name, saved.items)
-        persist.upgrade(services().core)
+        index_key_migrations(services().core)  # what `baton migrate index-keys` runs on a deployed table
         self.restored_items = len(saved.items)
         self.closed_runs = persist.close_interrupted_runs(services().core, saved.items)
 
