@@ -115,18 +115,6 @@ class LambdaDispatcher:
             spec.loader.exec_module(module)
         return module
 
-    @contextmanager
-    def _container(self, name: str) -> Iterator[ModuleType]:
-        pool = self._pools[name]
-        try:
-            module = pool.get_nowait()
-        except queue.Empty:
-            module = self._load(name)  # a cold start
-        try:
-            yield module
-        finally:
-            pool.put(module)
-
     def invoke(self, function_name: str, event: Any) -> tuple[Any, bool]:
         """Run the handler; returns (payload, errored). Errors come back shaped like Lambda's."""
         spec = self.specs[function_name]
@@ -137,15 +125,21 @@ class LambdaDispatcher:
             timeout_seconds=spec.timeout_seconds,
             invoked_function_arn=f"arn:aws:lambda:us-east-1:123456789012:function:{function_name}",  # moto's account
         )
-        with self._container(function_name) as module:
-            try:
-                return module.lambda_handler(event, context), False
-            except Exception as err:  # returned as Lambda's Unhandled error so ASL Catch can match
-                return {
-                    "errorType": type(err).__name__,
-                    "errorMessage": str(err),
-                    "stackTrace": traceback.format_exception(err)[-5:],
-                }, True
+        pool = self._pools[function_name]  # the idle containers
+        try:
+            module = pool.get_nowait()
+        except queue.Empty:
+            module = self._load(function_name)  # a cold start
+        try:
+            return module.lambda_handler(event, context), False
+        except Exception as err:  # returned as Lambda's Unhandled error so ASL Catch can match
+            return {
+                "errorType": type(err).__name__,
+                "errorMessage": str(err),
+                "stackTrace": traceback.format_exception(err)[-5:],
+            }, True
+        finally:
+            pool.put(module)
 
     @contextmanager
     def installed(self) -> Iterator[LambdaDispatcher]:
