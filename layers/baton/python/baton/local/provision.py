@@ -18,16 +18,11 @@ from baton.workflows.table import create_table_kwargs
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-ROLE_TRUST = {
-    "Version": "2012-10-17",
-    "Statement": [
-        {
-            "Effect": "Allow",
-            "Principal": {"Service": ["lambda.amazonaws.com", "states.amazonaws.com"]},
-            "Action": "sts:AssumeRole",
-        }
-    ],
-}
+# The role Lambda and Step Functions assume (its trust policy, as sent)
+ROLE_TRUST = (
+    '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": ["lambda.amazonaws.com", '
+    '"states.amazonaws.com"]}, "Action": "sts:AssumeRole"}]}'
+)
 
 
 @dataclass
@@ -68,8 +63,7 @@ def provision(
     table_name = f"{prefix}-table"
     clients["dynamodb"].create_table(**create_table_kwargs(table_name))
     topic_arn = clients["sns"].create_topic(Name=f"{prefix}-notifications")["TopicArn"]
-    trust = json.dumps(ROLE_TRUST)
-    role_arn = clients["iam"].create_role(RoleName=f"{prefix}-role", AssumeRolePolicyDocument=trust)["Role"]["Arn"]
+    role_arn = clients["iam"].create_role(RoleName=f"{prefix}-role", AssumeRolePolicyDocument=ROLE_TRUST)["Role"]["Arn"]
     out = Provisioned(table_name=table_name, topic_arn=topic_arn, role_arn=role_arn)
 
     # State machine ARNs are known before they exist (region, account, name), so a workflow can
