@@ -46,12 +46,11 @@ def _field(name: str) -> property:
 
 
 def isolate_requests() -> None:
-    """Lambda's one request per container, restored for handlers run as threads of one process (idempotent).
-    Powertools keeps the request being resolved on the class (`BaseRouter.current_event`, `lambda_context`)
-    and the route context on the resolver that every module-level router points to; a route module's router
-    is one object per process, pointing at whichever container's resolver included it last. On Lambda one
-    container serves one request at a time; here one request's body could be read while another's path is
-    served. These three become per request (a context variable, each `resolve` in its own context copy)."""
+    """Lambda's one request per container, for handlers run as threads of one process (idempotent). Powertools
+    keeps the request being resolved on the class (`BaseRouter.current_event`, `lambda_context`) and the route
+    context on the resolver every module-level router points to (one router per process, pointing at the container
+    that included it last): one request's body could be read while another's path is served. These three become per
+    request (a context variable; each `resolve` in its own context copy)."""
     if getattr(ApiGatewayResolver, "_baton_isolated", False):
         return
     original = ApiGatewayResolver.resolve

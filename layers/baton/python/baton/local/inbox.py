@@ -1,7 +1,6 @@
-"""The web inbox on the local stack: the built app (`inbox/dist`) at `/inbox/`, and its sign-in. `baton dev`
-prints `/inbox/login?code=<code>`: a single-use, short-lived code (kept in memory, hashed) whose exchange
-sets an HttpOnly, SameSite=Strict session cookie; a session is recorded open in the table
-(`InboxSessionStore`) and honoured only while it is. Deployed, Cognito signs in instead."""
+"""The web inbox on the local stack: the built app (`inbox/dist`) at `/inbox/`, and its sign-in. `baton dev` prints
+`/inbox/login?code=<code>`: a single-use, short-lived code (kept in memory, hashed) whose exchange sets an HttpOnly,
+SameSite=Strict session cookie, honoured while the table records it open. Deployed, Cognito signs in instead."""
 
 from __future__ import annotations
 
@@ -147,8 +146,7 @@ class InboxSite:
         return _page(200, "Signed out", "The inbox session is ended and its cookie cleared.", **{"Set-Cookie": cookie})
 
     def _revoke(self, authorization: str, body: bytes) -> SiteResponse:
-        """End every session of the caller's operator; `{"all_operators": true}` every session (the
-        stack's own token only: a named operator ends their own)."""
+        """End the caller's operator's sessions; `{"all_operators": true}`: everyone's (the stack's own token only)."""
         operator = local_bearer_operator(authorization, self.operator_token)
         if operator is None:
             return _json(401, {"error": "unauthorized", "message": "ending sessions needs an operator bearer token"})
