@@ -101,8 +101,7 @@ class LambdaDispatcher:
 
     def _load(self, name: str) -> ModuleType:
         path: Path = self.specs[name].directory / "handler.py"
-        # Cold starts load one at a time: two first imports of the package racing in one process can
-        # see each other's half-initialised modules (an ImportError Lambda never has).
+        # One load at a time: two racing first imports of the package see each other's half-initialised modules
         with self._load_lock:
             self._loaded += 1
             module_name = f"baton_local_fn_{name}_{self._loaded}"

@@ -185,8 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(int(result.get("statusCode", 200)), data, out_headers)
 
     def __getattr__(self, name: str) -> Any:
-        # Every method reaches the API (do_TRACE, do_QUERY, do_OPTIONS, ...), which answers it in
-        # its own shape (a 404 for a method no route has), as API Gateway does.
+        # Every method (do_TRACE, do_QUERY, ...) goes to the API, which answers as API Gateway does (no route: 404).
         if name.startswith("do_"):
             return self._handle
         raise AttributeError(name)
@@ -202,8 +201,7 @@ def make_server(host: str, port: int, invoke_api: InvokeApi, inbox: InboxSite | 
         request_queue_size = 128  # the default backlog of 5 resets bursts of concurrent clients
 
         def handle_error(self, request: Any, client_address: Any) -> None:
-            # A client that went away before its answer (a long-poll given up, Ctrl-C) is no error
-            # of the server's: API Gateway would drop the answer too. Anything else prints as before.
+            # A client gone before its answer (a long-poll given up, Ctrl-C): API Gateway drops it too, no error
             if isinstance(sys.exc_info()[1], ConnectionError):
                 return
             super().handle_error(request, client_address)

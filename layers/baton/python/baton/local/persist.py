@@ -168,10 +168,9 @@ def load(path: Path) -> Saved | None:
     return Saved(token=data["token"], items=saved)
 
 
-# Saved text repaired on load: a lone surrogate (stored before the API's door refused them,
-# `baton.domain.json_input`) becomes U+FFFD, in a string attribute or in the JSON text one holds (a request,
-# an answer, an event's data). The files are ASCII JSON, so a surrogate shows as its escape: the items are
-# walked only when one does (a second per 20,000 items; the search, a few ms).
+# Saved text repaired on load: a lone surrogate (stored before the API's door refused them, `baton.domain.json_input`)
+# becomes U+FFFD, in a string attribute or in the JSON text one holds. The files are ASCII JSON, so a surrogate shows
+# as its escape: the items are walked only when one does (a second per 20,000 items; the search, a few ms).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
@@ -277,9 +276,8 @@ def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]
         if core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=RESTART_REASON):
             core.record(run_id, RunFailed(reason=RESTART_REASON))
             closed.append(run_id)
-        # as a stop closes them: pending interactions cancelled, open waits released (else the reconciler
-        # and the sweeper retry dead tokens)
-        close_pauses(core, run_id, by="baton-local", cause=RESTART_REASON, stop_timers=False)  # lost with it
+        # as a stop closes them (else the reconciler and the sweeper retry dead tokens); its timers died with it
+        close_pauses(core, run_id, by="baton-local", cause=RESTART_REASON, stop_timers=False)
     return closed
 
 

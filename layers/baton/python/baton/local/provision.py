@@ -45,8 +45,7 @@ class Provisioned:
 
 
 def local_substitutions(function_arns: Mapping[str, str], state_machine_arn: Callable[[str], str]) -> dict[str, str]:
-    """What the local stack substitutes into every ASL file (tests/infra/test_parity.py checks that the
-    CDK stack substitutes the same placeholders)."""
+    """What the local stack substitutes into every ASL file (the CDK stack's too: tests/infra/test_parity.py)."""
     return substitutions(lambda spec: function_arns[spec.name], state_machine_arn)
 
 

@@ -47,9 +47,8 @@ class PortInUseError(BatonError):
 
 
 class WorkflowsPending:
-    """The state machines are created after the API is up (`LocalStack.start`). Until they exist,
-    every Step Functions call to the emulator (this process's, in-process, and other processes', over
-    its port) waits for them, at most `WORKFLOWS_READY_SECONDS`; other services answer at once."""
+    """The state machines are created after the API is up: until they exist, every Step Functions call to the
+    emulator (in-process or over its port) waits for them, at most `WORKFLOWS_READY_SECONDS`; others answer at once."""
 
     def __init__(self) -> None:
         self.ready = threading.Event()
