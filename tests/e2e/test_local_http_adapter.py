@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from baton.local import http_adapter
 from baton.local.http_adapter import make_server
 from tests.unit.conftest import LOCAL_TOKEN as TOKEN
 from tests.unit.conftest import app
@@ -70,6 +71,84 @@ def test_malformed_requests_get_the_json_error_shape_and_never_hang(
 ) -> None:
     got, body = _raw(server, request_bytes)
     assert got == status and {"error", "message"} <= body.keys()
+
+
+_POST = b"POST /api/runs HTTP/1.1\r\nHost: x\r\n"
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "error", "message"),
+    [
+        (_POST + b"Content-Length: -1\r\n\r\n{}", 400, "bad_request", "Content-Length '-1' is not a length"),
+        (
+            _POST + b"Content-Length: 1048577\r\n\r\n{}",
+            413,
+            "payload_too_large",
+            "request body is 1048577 bytes; the limit is 1048576",
+        ),
+        (_POST + b"Content-Length: 500\r\n\r\n{}", 400, "bad_request", "request body shorter than its Content-Length"),
+        (
+            _POST + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+            400,
+            "bad_request",
+            "a chunk of the request body has no valid size line",
+        ),
+        (
+            _POST + b"Transfer-Encoding: chunked\r\n\r\n9\r\n{}\r\n",
+            400,
+            "bad_request",
+            "a chunk of the request body is shorter than its size",
+        ),
+        (
+            _POST + b"Transfer-Encoding: chunked\r\n\r\nFFFFFFF\r\n{}",
+            413,
+            "payload_too_large",
+            "request body is over the limit of 1048576 bytes",
+        ),
+        (
+            _POST + b"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n" + b"X-Trailer: 1\r\n" * 100,
+            400,
+            "bad_request",
+            "the request body's trailer does not end",
+        ),
+        (
+            _POST + b"Transfer-Encoding: gzip\r\n\r\n{}",
+            501,
+            "not_implemented",
+            "Transfer-Encoding 'gzip' is not supported",
+        ),
+    ],
+)
+def test_a_refused_body_is_answered_in_the_api_shape_and_closes_the_connection(
+    server: int, request_bytes: bytes, status: int, error: str, message: str
+) -> None:
+    with socket.create_connection(("127.0.0.1", server), timeout=10) as conn:
+        conn.sendall(request_bytes)
+        if "shorter" in message:  # the client stops sending; else the write side stays open: the server closes
+            conn.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := conn.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert int(head.split()[1]) == status and json.loads(body) == {"error": error, "message": message}
+
+
+def test_a_body_not_sent_in_time_is_a_408_and_the_connection_closes(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http_adapter._Handler, "timeout", 0.5)
+    httpd = make_server("127.0.0.1", 0, lambda event: app.resolve(event, None))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(("127.0.0.1", httpd.server_address[1]), timeout=10) as conn:
+            conn.sendall(_POST + b"Content-Length: 10\r\n\r\n{}")
+            data = b""
+            while chunk := conn.recv(65536):
+                data += chunk
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert int(head.split()[1]) == 408
+    assert json.loads(body) == {"error": "request_timeout", "message": "request body not received in time"}
 
 
 def test_every_connection_has_nagle_off_so_a_response_is_not_held_for_an_ack(app: Any) -> None:

@@ -13,10 +13,10 @@ import pytest
 from moto import mock_aws
 
 from baton.adapters.dynamo import DynamoStore
+from baton.cli.migrate import index_key_migrations
 from baton.contracts import AskRequest
 from baton.contracts.inbox import InboxQuery
 from baton.ids import iso
-from baton.local import persist
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.models import Interaction, InteractionStatus, ParkedWait, PendingQuery, parse_request
@@ -267,7 +267,7 @@ def test_backfill_and_the_local_load_write_what_saved_items_block(
         assert set(_blocks(store, ids).values()) == {None}
 
     as_stored_before_blocks()
-    persist.upgrade(core)  # what the local stack runs on the table it restored
+    index_key_migrations(core)  # what the local stack runs on the table it restored
     assert set(_blocks(store, ids).values()) == {"await_all"}
     as_stored_before_blocks()
     assert mark_parked_blocks(core) == 3  # the named one and the two of its scope

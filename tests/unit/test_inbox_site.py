@@ -98,6 +98,32 @@ def test_the_built_app_is_served_with_types_and_cache_headers(site: InboxSite) -
     assert local.status == 200 and json.loads(local.body) == {"sign_in": "session_cookie"}
 
 
+@pytest.mark.parametrize(
+    ("name", "content_type"),
+    [
+        ("app.js", "text/javascript; charset=utf-8"),
+        ("app.mjs", "text/javascript; charset=utf-8"),
+        ("app.css", "text/css; charset=utf-8"),
+        ("page.html", "text/html; charset=utf-8"),
+        ("data.json", "application/json"),
+        ("app.js.map", "application/json"),
+        ("logo.svg", "image/svg+xml"),
+        ("icon.png", "image/png"),
+        ("favicon.ico", "image/x-icon"),
+        ("font.woff2", "font/woff2"),
+        ("manifest.webmanifest", "application/manifest+json"),
+        ("robots.txt", "text/plain; charset=utf-8"),
+        ("LOUD.JS", "text/javascript; charset=utf-8"),
+        ("blob.unknown-kind", "application/octet-stream"),
+    ],
+)
+def test_each_file_of_a_build_has_its_content_type(dist: Path, site: InboxSite, name: str, content_type: str) -> None:
+    # Python's table and the overrides, the same on 3.11 and 3.13 and whatever the machine's /etc/mime.types says.
+    (dist / name).write_bytes(b"x")
+    served = site.handle("GET", f"/inbox/{name}")
+    assert served.status == 200 and served.headers["Content-Type"] == content_type
+
+
 def test_without_a_build_a_page_says_how_to_make_it(tmp_path: Path) -> None:
     page = InboxSite(TOKEN, tmp_path / "dist").handle("GET", "/inbox/")
     assert page.status == 503 and b"make inbox" in page.body and page.headers["Content-Type"].startswith("text/html")

@@ -5,11 +5,14 @@ when the command runs (`baton --help` loads neither boto3 nor pydantic)."""
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from baton.cli.common import err_console
+
+if TYPE_CHECKING:
+    from baton.services.core import Core
 
 migrate_app = typer.Typer(
     no_args_is_help=True, help="One-off changes to a deployed table, run once after the stack update that needs them."
@@ -38,13 +41,8 @@ def index_keys(
     ] = None,
 ) -> None:
     """`baton migrate index-keys` (its help: INDEX_KEYS_HELP)."""
-    from typing import get_args
-
-    from baton.adapters.dynamo import DynamoStore
-    from baton.models import InteractionKind
     from baton.runtime.settings import get_settings
     from baton.runtime.wiring import services
-    from baton.services.inbox import mark_parked_blocks
 
     if os.environ.get("BATON_TABLE_NAME") != table or region:
         # the store is built from the environment, as the deployed functions build theirs
@@ -53,14 +51,26 @@ def index_keys(
             os.environ["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"] = region
         get_settings.cache_clear()
         services.cache_clear()
-    core = services().core
-    store = core.store
-    if not isinstance(store, DynamoStore):
-        err_console.print("[bold red]error[/]: the configured store is not a DynamoDB table")
-        raise typer.Exit(code=1)
-    added = store.backfill_all_pending(get_args(InteractionKind))
+    try:
+        added, due, marked = index_key_migrations(services().core)
+    except TypeError as err:
+        err_console.print(f"[bold red]error[/]: {err}")
+        raise typer.Exit(code=1) from None
     print(f"{added} pending item(s) given the all-pending index keys (GSI3 and GSI5: every kind, by node)")
-    due = store.backfill_due()
     print(f"{due} pending item(s) given the due index keys (GSI4, what the sweeps read)")
-    marked = mark_parked_blocks(core)
     print(f"{marked} pending item(s) given the gate that waits on them")
+
+
+def index_key_migrations(core: Core) -> tuple[int, int, int]:
+    """The command's steps, also run by the local stack on its saved table at each start: the all-pending
+    and due index keys, then the gate each pending item holds up (how many items each step changed)."""
+    from typing import get_args
+
+    from baton.adapters.dynamo import DynamoStore
+    from baton.models import InteractionKind
+    from baton.services.inbox import mark_parked_blocks
+
+    if not isinstance(core.store, DynamoStore):
+        raise TypeError("the configured store is not a DynamoDB table")
+    added = core.store.backfill_all_pending(get_args(InteractionKind))
+    return added, core.store.backfill_due(), mark_parked_blocks(core)

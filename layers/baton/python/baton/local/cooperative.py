@@ -1,8 +1,7 @@
-"""`baton dev` on greenlets: moto's Step Functions interpreter runs each execution in a thread that blocks
-until its task token is answered (a timer's Wait sleeps in one): 10,000 open pauses were 13,500 threads and
-half a gigabyte (issue 33). gevent's monkey patching makes those waits cooperative, so each is a greenlet of
-a few kilobytes on one OS thread. It must patch the standard library before anything imports from it:
-`baton.cli.main` calls it first, for `baton dev` only (nothing else needs or installs gevent)."""
+"""`baton dev` on greenlets: moto's Step Functions interpreter runs each execution in a thread that blocks until its
+task token is answered (a timer's Wait sleeps in one): 10,000 open pauses were 13,500 threads and half a gigabyte
+(issue 33). gevent makes those waits cooperative, each a greenlet of a few kilobytes on one OS thread. It patches the
+standard library before anything imports it: `baton.cli.main` calls it first, for `baton dev` only."""
 
 from __future__ import annotations
 

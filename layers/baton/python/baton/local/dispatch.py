@@ -46,12 +46,11 @@ def _field(name: str) -> property:
 
 
 def isolate_requests() -> None:
-    """Lambda's one request per container, restored for handlers run as threads of one process (idempotent).
-    Powertools keeps the request being resolved on the class (`BaseRouter.current_event`, `lambda_context`)
-    and the route context on the resolver that every module-level router points to; a route module's router
-    is one object per process, pointing at whichever container's resolver included it last. On Lambda one
-    container serves one request at a time; here one request's body could be read while another's path is
-    served. These three become per request (a context variable, each `resolve` in its own context copy)."""
+    """Lambda's one request per container, for handlers run as threads of one process (idempotent). Powertools
+    keeps the request being resolved on the class (`BaseRouter.current_event`, `lambda_context`) and the route
+    context on the resolver every module-level router points to (one router per process, pointing at the container
+    that included it last): one request's body could be read while another's path is served. These three become per
+    request (a context variable; each `resolve` in its own context copy)."""
     if getattr(ApiGatewayResolver, "_baton_isolated", False):
         return
     original = ApiGatewayResolver.resolve
@@ -102,8 +101,7 @@ class LambdaDispatcher:
 
     def _load(self, name: str) -> ModuleType:
         path: Path = self.specs[name].directory / "handler.py"
-        # Cold starts load one at a time: two first imports of the package racing in one process can
-        # see each other's half-initialised modules (an ImportError Lambda never has).
+        # One load at a time: two racing first imports of the package see each other's half-initialised modules
         with self._load_lock:
             self._loaded += 1
             module_name = f"baton_local_fn_{name}_{self._loaded}"
@@ -115,18 +113,6 @@ class LambdaDispatcher:
             spec.loader.exec_module(module)
         return module
 
-    @contextmanager
-    def _container(self, name: str) -> Iterator[ModuleType]:
-        pool = self._pools[name]
-        try:
-            module = pool.get_nowait()
-        except queue.Empty:
-            module = self._load(name)  # a cold start
-        try:
-            yield module
-        finally:
-            pool.put(module)
-
     def invoke(self, function_name: str, event: Any) -> tuple[Any, bool]:
         """Run the handler; returns (payload, errored). Errors come back shaped like Lambda's."""
         spec = self.specs[function_name]
@@ -137,15 +123,21 @@ class LambdaDispatcher:
             timeout_seconds=spec.timeout_seconds,
             invoked_function_arn=f"arn:aws:lambda:us-east-1:123456789012:function:{function_name}",  # moto's account
         )
-        with self._container(function_name) as module:
-            try:
-                return module.lambda_handler(event, context), False
-            except Exception as err:  # returned as Lambda's Unhandled error so ASL Catch can match
-                return {
-                    "errorType": type(err).__name__,
-                    "errorMessage": str(err),
-                    "stackTrace": traceback.format_exception(err)[-5:],
-                }, True
+        pool = self._pools[function_name]  # the idle containers
+        try:
+            module = pool.get_nowait()
+        except queue.Empty:
+            module = self._load(function_name)  # a cold start
+        try:
+            return module.lambda_handler(event, context), False
+        except Exception as err:  # returned as Lambda's Unhandled error so ASL Catch can match
+            return {
+                "errorType": type(err).__name__,
+                "errorMessage": str(err),
+                "stackTrace": traceback.format_exception(err)[-5:],
+            }, True
+        finally:
+            pool.put(module)
 
     @contextmanager
     def installed(self) -> Iterator[LambdaDispatcher]:

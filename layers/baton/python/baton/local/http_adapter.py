@@ -32,6 +32,15 @@ def function_for_path(path: str) -> str:
 MAX_REQUEST_BYTES = 1024 * 1024  # above the API's own body limit, so it answers 413 in its own words
 READ_TIMEOUT_SECONDS = 30  # a client that announces more than it sends is dropped, not waited for
 _HEX = re.compile(rb"[0-9a-fA-F]+")  # a chunk's size
+_REFUSAL_CODES = {400: "bad_request", 408: "request_timeout", 413: "payload_too_large", 501: "not_implemented"}
+
+
+class _Refused(Exception):
+    """A request body refused before the API sees it: the status and error answered, the connection closed."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.body = status, error_body(_REFUSAL_CODES[status], message)
 
 
 def to_proxy_event(method: str, raw_path: str, headers: dict[str, str], body: bytes, source_ip: str) -> dict[str, Any]:
@@ -95,11 +104,7 @@ class _Handler(BaseHTTPRequestHandler):
         reason = message or self.responses.get(code, ("error",))[0]
         self._send_json(code, error_body("bad_request" if code < 500 else "server_error", reason))
 
-    def _refuse(self, status: int, code: str, message: str) -> None:
-        self.close_connection = True  # what is left of the body cannot be told from the next request
-        self._send_json(status, error_body(code, message))
-
-    def _read_chunked(self) -> bytes | None:
+    def _read_chunked(self) -> bytes:
         """A `Transfer-Encoding: chunked` body (RFC 9112 7.1), as API Gateway reads one: the chunks
         joined, extensions and trailers dropped, the same size limit as a Content-Length body."""
         body = bytearray()
@@ -107,56 +112,47 @@ class _Handler(BaseHTTPRequestHandler):
             size_line = self.rfile.readline(1024)
             size_text = size_line.split(b";", 1)[0].strip()
             if not size_line.endswith(b"\n") or not _HEX.fullmatch(size_text):
-                self._refuse(400, "bad_request", "a chunk of the request body has no valid size line")
-                return None
+                raise _Refused(400, "a chunk of the request body has no valid size line")
             size = int(size_text, 16)
             if size == 0:
                 break
             if len(body) + size > MAX_REQUEST_BYTES:
-                self._refuse(413, "payload_too_large", f"request body is over the limit of {MAX_REQUEST_BYTES} bytes")
-                return None
+                raise _Refused(413, f"request body is over the limit of {MAX_REQUEST_BYTES} bytes")
             chunk = self.rfile.read(size)
             if len(chunk) < size or self.rfile.readline(3) not in (b"\r\n", b"\n"):
-                self._refuse(400, "bad_request", "a chunk of the request body is shorter than its size")
-                return None
+                raise _Refused(400, "a chunk of the request body is shorter than its size")
             body += chunk
         for _ in range(100):  # trailer fields, up to the empty line that ends the message
             if self.rfile.readline(8192) in (b"\r\n", b"\n", b""):
                 return bytes(body)
-        self._refuse(400, "bad_request", "the request body's trailer does not end")
-        return None
+        raise _Refused(400, "the request body's trailer does not end")
 
-    def _read_body(self) -> bytes | None:  # noqa: PLR0911 - one answer per refusal
+    def _read_body(self) -> bytes:
         encoding = (self.headers.get("Transfer-Encoding") or "").strip().lower()
         if encoding == "chunked":  # it wins over a Content-Length (RFC 9112 6.3)
             return self._read_chunked()
         if encoding:
-            self._refuse(501, "not_implemented", f"Transfer-Encoding {encoding[:40]!r} is not supported")
-            return None
+            raise _Refused(501, f"Transfer-Encoding {encoding[:40]!r} is not supported")
         raw = self.headers.get("Content-Length")
         if raw is None:
             return b""
         if not raw.isdigit():
-            self._refuse(400, "bad_request", f"Content-Length {raw[:40]!r} is not a length")
-            return None
+            raise _Refused(400, f"Content-Length {raw[:40]!r} is not a length")
         length = int(raw)
         if length > MAX_REQUEST_BYTES:
-            message = f"request body is {length} bytes; the limit is {MAX_REQUEST_BYTES}"
-            self._refuse(413, "payload_too_large", message)
-            return None
+            raise _Refused(413, f"request body is {length} bytes; the limit is {MAX_REQUEST_BYTES}")
         body = self.rfile.read(length) if length else b""
         if len(body) < length:  # the client closed (or timed out) before sending what it announced
-            self._refuse(400, "bad_request", "request body shorter than its Content-Length")
-            return None
+            raise _Refused(400, "request body shorter than its Content-Length")
         return body
 
     def _handle(self) -> None:
         try:
             body = self._read_body()
-        except TimeoutError:
-            self._refuse(408, "request_timeout", "request body not received in time")
-            return
-        if body is None:
+        except (_Refused, TimeoutError) as err:
+            refused = err if isinstance(err, _Refused) else _Refused(408, "request body not received in time")
+            self.close_connection = True  # what is left of the body cannot be told from the next request
+            self._send_json(refused.status, refused.body)
             return
         # Only the owner's programs: no other site's page, directly or by DNS rebinding (origin_guard.py).
         # Slack's requests come through a tunnel under its name, each signed by Slack (docs/channels.md, Slack).
@@ -189,8 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(int(result.get("statusCode", 200)), data, out_headers)
 
     def __getattr__(self, name: str) -> Any:
-        # Every method reaches the API (do_TRACE, do_QUERY, do_OPTIONS, ...), which answers it in
-        # its own shape (a 404 for a method no route has), as API Gateway does.
+        # Every method (do_TRACE, do_QUERY, ...) goes to the API, which answers as API Gateway does (no route: 404).
         if name.startswith("do_"):
             return self._handle
         raise AttributeError(name)
@@ -206,8 +201,7 @@ def make_server(host: str, port: int, invoke_api: InvokeApi, inbox: InboxSite | 
         request_queue_size = 128  # the default backlog of 5 resets bursts of concurrent clients
 
         def handle_error(self, request: Any, client_address: Any) -> None:
-            # A client that went away before its answer (a long-poll given up, Ctrl-C) is no error
-            # of the server's: API Gateway would drop the answer too. Anything else prints as before.
+            # A client gone before its answer (a long-poll given up, Ctrl-C): API Gateway drops it too, no error
             if isinstance(sys.exc_info()[1], ConnectionError):
                 return
             super().handle_error(request, client_address)

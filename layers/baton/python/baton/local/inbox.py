@@ -1,7 +1,6 @@
-"""The web inbox on the local stack: the built app (`inbox/dist`) at `/inbox/`, and its sign-in. `baton dev`
-prints `/inbox/login?code=<code>`: a single-use, short-lived code (kept in memory, hashed) whose exchange
-sets an HttpOnly, SameSite=Strict session cookie; a session is recorded open in the table
-(`InboxSessionStore`) and honoured only while it is. Deployed, Cognito signs in instead."""
+"""The web inbox on the local stack: the built app (`inbox/dist`) at `/inbox/`, and its sign-in. `baton dev` prints
+`/inbox/login?code=<code>`: a single-use, short-lived code (kept in memory, hashed) whose exchange sets an HttpOnly,
+SameSite=Strict session cookie, honoured while the table records it open. Deployed, Cognito signs in instead."""
 
 from __future__ import annotations
 
@@ -36,20 +35,10 @@ if TYPE_CHECKING:
 PREFIX: Final = "/inbox"
 CODE_SECONDS: Final = 15 * 60
 MAX_CODES: Final = 32  # unexchanged codes kept; the oldest is dropped first
-_TYPES: Final = {
-    ".js": "text/javascript; charset=utf-8",
-    ".mjs": "text/javascript; charset=utf-8",
-    ".css": "text/css; charset=utf-8",
-    ".html": "text/html; charset=utf-8",
-    ".json": "application/json",
-    ".map": "application/json",
-    ".svg": "image/svg+xml",
-    ".png": "image/png",
-    ".ico": "image/x-icon",
-    ".woff2": "font/woff2",
-    ".webmanifest": "application/manifest+json",
-    ".txt": "text/plain; charset=utf-8",
-}
+# Python's own table (not the machine's /etc/mime.types), with what it lacks or names otherwise before 3.12
+_TYPES: Final = mimetypes.MimeTypes()
+_TYPES.types_map[True].update({".js": "text/javascript", ".mjs": "text/javascript", ".map": "application/json"})
+_TYPES.types_map[True].update({".ico": "image/x-icon", ".woff2": "font/woff2"})
 # The app talks to this origin only; no inline script, no framing, no referrer (a login URL never leaks).
 _PAGE_HEADERS: Final = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
@@ -157,8 +146,7 @@ class InboxSite:
         return _page(200, "Signed out", "The inbox session is ended and its cookie cleared.", **{"Set-Cookie": cookie})
 
     def _revoke(self, authorization: str, body: bytes) -> SiteResponse:
-        """End every session of the caller's operator; `{"all_operators": true}` every session (the
-        stack's own token only: a named operator ends their own)."""
+        """End the caller's operator's sessions; `{"all_operators": true}`: everyone's (the stack's own token only)."""
         operator = local_bearer_operator(authorization, self.operator_token)
         if operator is None:
             return _json(401, {"error": "unauthorized", "message": "ending sessions needs an operator bearer token"})
@@ -193,9 +181,8 @@ class InboxSite:
                 return _page(404, "Not found", f"No file {html.escape(route)} in the built inbox.")
             hashed = relative.startswith("assets/")  # content-hashed names: a new build has new names
             cache = "public, max-age=31536000, immutable" if hashed else "no-cache"
-            kind = (
-                _TYPES.get(target.suffix.lower()) or mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-            )
+            kind = _TYPES.guess_type(target.name)[0] or "application/octet-stream"
+            kind += "; charset=utf-8" if kind.startswith("text/") else ""
             headers = {"Content-Type": kind, "Cache-Control": cache}
             return SiteResponse(200, {"X-Content-Type-Options": "nosniff", **headers}, target.read_bytes())
         # Every other path is a screen of the app (it routes in the browser): the page, never cached.

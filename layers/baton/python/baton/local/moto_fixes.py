@@ -1,27 +1,27 @@
 """Where moto 5.2 behaves unlike AWS in ways Baton relies on, it is made to behave as AWS does.
 
-* Conditional writes: moto checks a ConditionExpression, then writes without a lock, so two racing writes
-  can both pass (seen: 2 of 20). One re-entrant lock serializes moto's DynamoDB calls (reads too: a read
-  walking the table while another thread inserts fails); at the end of each outermost hold, before the
-  response leaves, the `after_each_write` hooks run (the journal).
-* `states:startExecution.sync:2`: moto leaves the casing alone, so ASL's `StateMachineArn`/`Input` reach
-  botocore unconverted and `$.Output` is never found; AWS converts both.
-* StopExecution: moto only marks the program stopped, so a `waitForTaskToken` Task keeps waiting (and a
-  stop during the Task's Lambda ends FAILED with a States.Runtime error); AWS ends it ABORTED at once.
-* What moto keeps forever and AWS does not: every interpreter thread in `TMP_THREADS` (~5 kB a finished
-  execution, `sfn_threads_unkept`); every model in its class's `instances_tracked`, for a dashboard the
-  local stack does not serve (each DynamoDB `Item` ever written: 2.3 per stored item after a soak,
-  `models_untracked`); every message a topic published (~1.5 kB a soak request, `sns_messages_unkept`).
-* No status-change event when an execution ends: the deployment's EventBridge rule
-  (infra/capabilities/lifecycle.py) feeds run_lifecycle; `execution_end_events` sends the same event from
-  moto's `BaseExecutionWorkerCommunication.terminated`, the one call every ending execution makes (status,
-  stop date, output, error and cause set), in the execution's worker thread.
-* A terminal full of parse trees: the interpreter logs every failed state with its whole tree, once per
-  nesting level; a run that fails on purpose is already a line and events of its own, so without -v those
-  reports are dropped (`quiet_interpreter`).
-* A second thread per running execution that only waits, to time out a top-level TimeoutSeconds (no
-  Baton machine has one): the program runs on the execution's own (greenlet), ~30 kB less per open gate
-  with its timer (`sfn_program_inline`).
+* Conditional writes: moto checks a ConditionExpression, then writes without a lock, so two racing writes can both
+  pass (seen: 2 of 20). One re-entrant lock serializes moto's DynamoDB calls (reads too: a read walking the table
+  while another thread inserts fails); at the end of each outermost hold, before the response leaves, the
+  `after_each_write` hooks run (the journal).
+* `states:startExecution.sync:2`: moto leaves the casing alone, so ASL's `StateMachineArn`/`Input` reach botocore
+  unconverted and `$.Output` is never found; AWS converts both.
+* StopExecution: moto only marks the program stopped, so a `waitForTaskToken` Task keeps waiting (and a stop during
+  the Task's Lambda ends FAILED with a States.Runtime error); AWS ends it ABORTED at once.
+* What moto keeps forever and AWS does not: every interpreter thread in `TMP_THREADS` (~5 kB a finished execution,
+  `sfn_threads_unkept`); every model in its class's `instances_tracked`, for a dashboard the local stack does not
+  serve (each DynamoDB `Item` ever written: 2.3 per stored item after a soak, `models_untracked`); every message a
+  topic published (~1.5 kB a soak request, `sns_messages_unkept`).
+* No status-change event when an execution ends: the deployment's EventBridge rule (infra/capabilities/lifecycle.py)
+  feeds run_lifecycle; `execution_end_events` sends the same event from moto's
+  `BaseExecutionWorkerCommunication.terminated`, the one call every ending execution makes (status, stop date,
+  output, error and cause set), in the execution's worker thread.
+* A terminal full of parse trees: the interpreter logs every failed state with its whole tree, once per nesting
+  level; a run that fails on purpose is already a line and events of its own, so without -v those reports are
+  dropped (`quiet_interpreter`).
+* A second thread per running execution that only waits, to time out a top-level TimeoutSeconds (no Baton machine
+  has one): the program runs on the execution's own (greenlet), ~30 kB less per open gate with its timer
+  (`sfn_program_inline`).
 """
 
 from __future__ import annotations
@@ -50,8 +50,7 @@ _write_hooks: list[Callable[[], None]] = []
 
 
 class _DynamoLock:
-    """A re-entrant lock that, at the end of each outermost hold, calls the write hooks (`after_each_write`)
-    before it is released: before the request that wrote gets its response."""
+    """Re-entrant; at the end of each outermost hold, before it is released, the write hooks run."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -83,8 +82,7 @@ def dynamodb_lock() -> _DynamoLock:
 
 @contextmanager
 def after_each_write(hook: Callable[[], None]) -> Iterator[None]:
-    """While open, `hook` runs under the lock at the end of each outermost hold (the journal's commit, which
-    appends what changed); an exception from it fails that request."""
+    """While open, `hook` (the journal's commit) runs at the end of each outermost hold; its error fails the request."""
     _write_hooks.append(hook)
     try:
         yield
@@ -104,8 +102,7 @@ def _wrap(method: Callable[..., Any]) -> Callable[..., Any]:
 
 @contextmanager
 def atomic_dynamodb_writes() -> Iterator[None]:
-    """While open, every moto DynamoDB request (`DynamoHandler.call_action`) and backend call (for callers
-    that reach the backend directly) runs under one lock."""
+    """While open, every moto DynamoDB request and backend call (some callers reach it directly) runs under the lock."""
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.responses import DynamoHandler
 
@@ -222,8 +219,7 @@ def sfn_program_inline() -> Iterator[None]:
 
 @contextmanager
 def models_untracked() -> Iterator[None]:
-    """While open, moto's models are not kept in their class's `instances_tracked` (those kept so far are
-    dropped): an instance lives as long as moto itself holds it."""
+    """While open, no model is kept in `instances_tracked` (those kept are dropped): moto alone holds each."""
     from moto.core.common_models import BaseModel
     from moto.core.model_instances import reset_model_data
 

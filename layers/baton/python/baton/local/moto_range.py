@@ -7,8 +7,7 @@ import importlib.metadata
 import importlib.util
 import re
 
-# The tested range: at least TESTED_MOTO_LOWEST, below TESTED_MOTO_BELOW. pyproject.toml's `local` extra
-# states exactly TESTED_MOTO_RANGE (tests/unit/test_local_extra.py), and uv.lock's moto lies inside it.
+# pyproject.toml's `local` extra states exactly this range (tests/unit/test_local_extra.py); uv.lock's moto is in it.
 TESTED_MOTO_LOWEST = (5, 2, 5)
 TESTED_MOTO_BELOW = (5, 3)
 TESTED_MOTO_RANGE = f">={'.'.join(map(str, TESTED_MOTO_LOWEST))},<{'.'.join(map(str, TESTED_MOTO_BELOW))}"

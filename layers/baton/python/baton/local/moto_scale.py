@@ -14,7 +14,7 @@ import functools
 import threading
 from contextlib import contextmanager
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from unittest.mock import patch
 
 from baton.local.moto_fixes import dynamodb_lock
@@ -110,8 +110,7 @@ def _gsi_maps(table: Any) -> GsiMaps:
         table.__dict__["_baton_gsi_of"] = {}  # (hash, range) -> {GSI: the partition it is in}
         for item in stored_items(table):
             _place(table, (item.hash_key, item.range_key), item)
-    maps: GsiMaps = table.__dict__["_baton_gsi"]
-    return maps
+    return cast("GsiMaps", table.__dict__["_baton_gsi"])
 
 
 def _place(table: Any, key: Key, item: Any) -> None:
@@ -130,8 +129,7 @@ def track_changes(table: Any) -> set[Key] | None:
 
     if not getattr(Table.all_items, "_baton_scaled", False):
         return None
-    changed: set[Key] = table.__dict__.setdefault("_baton_changed", set())
-    return changed
+    return cast("set[Key]", table.__dict__.setdefault("_baton_changed", set()))
 
 
 def _written(table: Any, hash_key: Any, range_key: Any) -> None:

@@ -42,9 +42,8 @@ def error_body(code: str, message: str) -> bytes:
 
 @contextlib.contextmanager
 def emulator_refuses_other_origins() -> Iterator[None]:
-    """moto's server without flask-cors (it allows every `Origin`) and behind the loopback check on the port
-    it is served on (a refused request: a 403 with no CORS header); the constant moto read
-    `MOTO_DISABLE_GLOBAL_CORS` into at import is switched itself."""
+    """moto's server without flask-cors (it allows every `Origin`; the constant moto read `MOTO_DISABLE_GLOBAL_CORS`
+    into at import is switched), behind the loopback check on its port (refused: a 403 with no CORS header)."""
     from moto.moto_server import threaded_moto_server, werkzeug_app
 
     wrapped = threaded_moto_server.__dict__["DomainDispatcherApplication"]

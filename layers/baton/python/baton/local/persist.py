@@ -17,14 +17,13 @@ import os
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.json_input import with_valid_text
 from baton.events import RunFailed
 from baton.local.moto_fixes import after_each_write, dynamodb_lock
 from baton.local.moto_scale import stored_item, stored_items, track_changes
-from baton.models import InteractionKind
 from baton.private_files import private_dir, write_private
 from baton.workflows.table import PK, SK
 
@@ -169,10 +168,9 @@ def load(path: Path) -> Saved | None:
     return Saved(token=data["token"], items=saved)
 
 
-# Saved text repaired on load: a lone surrogate (stored before the API's door refused them,
-# `baton.domain.json_input`) becomes U+FFFD, in a string attribute or in the JSON text one holds (a request,
-# an answer, an event's data). The files are ASCII JSON, so a surrogate shows as its escape: the items are
-# walked only when one does (a second per 20,000 items; the search, a few ms).
+# Saved text repaired on load: a lone surrogate (stored before the API's door refused them, `baton.domain.json_input`)
+# becomes U+FFFD, in a string attribute or in the JSON text one holds. The files are ASCII JSON, so a surrogate shows
+# as its escape: the items are walked only when one does (a second per 20,000 items; the search, a few ms).
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
@@ -256,25 +254,11 @@ def snapshot(table_name: str) -> list[str]:
 
 
 def restore(table_name: str, items: list[dict[str, Any]]) -> None:
-    """Put the saved items back into the (new, empty) table as they were saved (`upgrade` brings them
-    to the current key layout)."""
+    """Put the saved items back into the (new, empty) table as they were saved (in the key layout of then)."""
     table = _table(table_name)
     with dynamodb_lock():
         for attrs in items:
             table.put_item(attrs, overwrite=True)
-
-
-def upgrade(core: Core) -> None:
-    """The restored table in the current key layout: the migrations `baton migrate index-keys` runs on
-    a deployed table (the all-pending and due index keys, what each pending item holds up)."""
-    from baton.adapters.dynamo import DynamoStore
-    from baton.services.inbox import mark_parked_blocks
-
-    if not isinstance(core.store, DynamoStore):
-        raise TypeError("the local stack's store is its DynamoDB table")
-    core.store.backfill_all_pending(get_args(InteractionKind))
-    core.store.backfill_due()
-    mark_parked_blocks(core)
 
 
 def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]:
@@ -292,9 +276,8 @@ def close_interrupted_runs(core: Core, items: list[dict[str, Any]]) -> list[str]
         if core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=RESTART_REASON):
             core.record(run_id, RunFailed(reason=RESTART_REASON))
             closed.append(run_id)
-        # as a stop closes them: pending interactions cancelled, open waits released (else the reconciler
-        # and the sweeper retry dead tokens)
-        close_pauses(core, run_id, by="baton-local", cause=RESTART_REASON, stop_timers=False)  # lost with it
+        # as a stop closes them (else the reconciler and the sweeper retry dead tokens); its timers died with it
+        close_pauses(core, run_id, by="baton-local", cause=RESTART_REASON, stop_timers=False)
     return closed
 
 

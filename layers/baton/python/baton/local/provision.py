@@ -18,16 +18,11 @@ from baton.workflows.table import create_table_kwargs
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-ROLE_TRUST = {
-    "Version": "2012-10-17",
-    "Statement": [
-        {
-            "Effect": "Allow",
-            "Principal": {"Service": ["lambda.amazonaws.com", "states.amazonaws.com"]},
-            "Action": "sts:AssumeRole",
-        }
-    ],
-}
+# The role Lambda and Step Functions assume (its trust policy, as sent)
+ROLE_TRUST = (
+    '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": ["lambda.amazonaws.com", '
+    '"states.amazonaws.com"]}, "Action": "sts:AssumeRole"}]}'
+)
 
 
 @dataclass
@@ -50,8 +45,7 @@ class Provisioned:
 
 
 def local_substitutions(function_arns: Mapping[str, str], state_machine_arn: Callable[[str], str]) -> dict[str, str]:
-    """What the local stack substitutes into every ASL file (tests/infra/test_parity.py checks that the
-    CDK stack substitutes the same placeholders)."""
+    """What the local stack substitutes into every ASL file (the CDK stack's too: tests/infra/test_parity.py)."""
     return substitutions(lambda spec: function_arns[spec.name], state_machine_arn)
 
 
@@ -68,8 +62,7 @@ def provision(
     table_name = f"{prefix}-table"
     clients["dynamodb"].create_table(**create_table_kwargs(table_name))
     topic_arn = clients["sns"].create_topic(Name=f"{prefix}-notifications")["TopicArn"]
-    trust = json.dumps(ROLE_TRUST)
-    role_arn = clients["iam"].create_role(RoleName=f"{prefix}-role", AssumeRolePolicyDocument=trust)["Role"]["Arn"]
+    role_arn = clients["iam"].create_role(RoleName=f"{prefix}-role", AssumeRolePolicyDocument=ROLE_TRUST)["Role"]["Arn"]
     out = Provisioned(table_name=table_name, topic_arn=topic_arn, role_arn=role_arn)
 
     # State machine ARNs are known before they exist (region, account, name), so a workflow can

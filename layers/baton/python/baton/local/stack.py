@@ -47,9 +47,8 @@ class PortInUseError(BatonError):
 
 
 class WorkflowsPending:
-    """The state machines are created after the API is up (`LocalStack.start`). Until they exist,
-    every Step Functions call to the emulator (this process's, in-process, and other processes', over
-    its port) waits for them, at most `WORKFLOWS_READY_SECONDS`; other services answer at once."""
+    """The state machines are created after the API is up: until they exist, every Step Functions call to the
+    emulator (in-process or over its port) waits for them, at most `WORKFLOWS_READY_SECONDS`; others answer at once."""
 
     def __init__(self) -> None:
         self.ready = threading.Event()
@@ -179,9 +178,8 @@ class LocalStack:
         self._exit_stack.enter_context(emulator_refuses_other_origins())  # no web page reaches the table
 
     def _install_sfn_fixes(self) -> None:
-        """Off the start-up path (they import moto's ASL interpreter, seconds on a loaded machine): no
-        execution precedes the machines. Entered outside the lock `stop` takes (a Ctrl-C never waits for the
-        import), then handed to the stack's exit stack, or undone if the stack is stopping."""
+        """Off the start-up path (they import moto's ASL interpreter: seconds on a loaded machine), before any
+        execution; entered outside the lock `stop` takes (Ctrl-C never waits for the import), undone if stopping."""
         with contextlib.ExitStack() as fixes:
             fixes.enter_context(moto_fixes.sfn_integration_casing())
             fixes.enter_context(moto_fixes.sfn_stop_execution())  # it ends a run at once, as on AWS
@@ -298,18 +296,17 @@ class LocalStack:
         return self.inbox.login_url()
 
     def _restore(self, table_name: str, saved: persist.Saved) -> None:
-        """The saved table back, in the current key layout; then the hosted runs whose executions were lost
-        closed with a reason."""
+        """The saved table back in the current key layout; the hosted runs whose executions were lost, closed."""
+        from baton.cli.migrate import index_key_migrations
         from baton.runtime.wiring import services
 
         persist.restore(table_name, saved.items)
-        persist.upgrade(services().core)
+        index_key_migrations(services().core)  # what `baton migrate index-keys` runs on a deployed table
         self.restored_items = len(saved.items)
         self.closed_runs = persist.close_interrupted_runs(services().core, saved.items)
 
     def _start_schedules(self) -> None:
-        """Stand-in for the deployment's EventBridge schedules: the reconciler and the interrupt
-        sweeper run here on the same rate, through the same handlers."""
+        """Stand-in for the deployment's EventBridge schedules: each scheduled function at its rate, by its handler."""
         for spec in FUNCTIONS:
             if spec.schedule:
                 interval = self.schedule_overrides.get(spec.name, schedule_seconds(spec.schedule))
