@@ -13,13 +13,13 @@ import pytest
 from moto import mock_aws
 
 from baton.adapters.dynamo import DynamoStore
-from baton.cli.migrate import index_key_migrations
 from baton.contracts import AskRequest
 from baton.contracts.inbox import InboxQuery
 from baton.ids import iso
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.models import Interaction, InteractionStatus, ParkedWait, PendingQuery, parse_request
+from baton.runtime.migrations import index_key_migrations
 from baton.services.core import Core
 from baton.services.inbox import InboxService, mark_parked_blocks
 from baton.services.questions import QuestionService

@@ -13,10 +13,10 @@ import pytest
 from moto import mock_aws
 
 from baton.adapters.dynamo import DynamoStore
-from baton.cli.migrate import index_key_migrations
 from baton.errors import ConflictError
 from baton.local import persist
 from baton.models import Interaction, InteractionStatus, PendingQuery, parse_request
+from baton.runtime.migrations import index_key_migrations
 from baton.services.core import Core
 from baton.workflows.table import create_table_kwargs
 from tests.conftest import FixedClock

@@ -23,7 +23,6 @@ from baton.contracts import (
     StartedRun,
 )
 from baton.domain import fields
-from baton.domain.pause_rules import parked_pause
 
 router = APIGatewayRouter()
 
@@ -122,7 +121,9 @@ def resume(run_id: RunId, body: ResumeRequest) -> Response[ReviewActionResult | 
     # review interaction's conditional writes guard them. Which gate waits is known from what is parked
     # (one read of the run's open part, handed on to the resume): a parked pause is resumed with no
     # review check; anything else asks the review wing first, as before.
-    from baton.domain.review_decision import ReviewDecision, is_review_answer  # not loaded at cold start
+    # not loaded at cold start
+    from baton.domain.pause_rules import parked_pause
+    from baton.domain.review_decision import ReviewDecision, is_review_answer
 
     snapshot = None if is_review_answer(body.answers) else services.core.store.snapshot_run(run_id)
     if snapshot is None or (

@@ -1,18 +1,15 @@
 """`baton migrate`: one-off changes to a deployed team's table that a stack update alone does not make.
-The work is the store's (baton/adapters/dynamo.py) and the inbox's (baton/services/inbox.py), imported
-when the command runs (`baton --help` loads neither boto3 nor pydantic)."""
+The work is `baton.runtime.migrations`', imported when the command runs (`baton --help` loads neither
+boto3 nor pydantic)."""
 
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from baton.cli.common import err_console
-
-if TYPE_CHECKING:
-    from baton.services.core import Core
 
 migrate_app = typer.Typer(
     no_args_is_help=True, help="One-off changes to a deployed table, run once after the stack update that needs them."
@@ -51,6 +48,8 @@ def index_keys(
             os.environ["AWS_REGION"] = os.environ["AWS_DEFAULT_REGION"] = region
         get_settings.cache_clear()
         services.cache_clear()
+    from baton.runtime.migrations import index_key_migrations
+
     try:
         added, due, marked = index_key_migrations(services().core)
     except TypeError as err:
@@ -59,18 +58,3 @@ def index_keys(
     print(f"{added} pending item(s) given the all-pending index keys (GSI3 and GSI5: every kind, by node)")
     print(f"{due} pending item(s) given the due index keys (GSI4, what the sweeps read)")
     print(f"{marked} pending item(s) given the gate that waits on them")
-
-
-def index_key_migrations(core: Core) -> tuple[int, int, int]:
-    """The command's steps, also run by the local stack on its saved table at each start: the all-pending
-    and due index keys, then the gate each pending item holds up (how many items each step changed)."""
-    from typing import get_args
-
-    from baton.adapters.dynamo import DynamoStore
-    from baton.models import InteractionKind
-    from baton.services.inbox import mark_parked_blocks
-
-    if not isinstance(core.store, DynamoStore):
-        raise TypeError("the configured store is not a DynamoDB table")
-    added = core.store.backfill_all_pending(get_args(InteractionKind))
-    return added, core.store.backfill_due(), mark_parked_blocks(core)

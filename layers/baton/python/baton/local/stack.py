@@ -297,7 +297,7 @@ class LocalStack:
 
     def _restore(self, table_name: str, saved: persist.Saved) -> None:
         """The saved table back in the current key layout; the hosted runs whose executions were lost, closed."""
-        from baton.cli.migrate import index_key_migrations
+        from baton.runtime.migrations import index_key_migrations
         from baton.runtime.wiring import services
 
         persist.restore(table_name, saved.items)
