@@ -1,23 +1,21 @@
-"""Web Push (issue 32, item 3): an operator's subscriptions (`PushService`, behind `baton/api/routes_push.py`),
-the push to them when an item is escalated or assigned to the operator (`WebPush`, the `OperatorPush`
-port the ladder's escalation and a claim's reassign call through `Core.push`); a notification's one-tap
-answer is a channel's (`baton/channels/push_answers.py`).
+"""Web Push (issue 32, item 3): an operator's subscriptions (`PushService`, behind `baton/api/routes_push.py`)
+and the push to them when an item is escalated or assigned to the operator (`WebPush`: the `OperatorPush`
+port, through `Core.push`); a notification's one-tap answer is a channel's (`baton/channels/push_answers.py`).
 
-A one-tap credential is an email answer link's format under the push context
-(`baton/channels/email/links.py`): bound to the run, the item, the operator the push went to, the digest
-of its one answer, and an expiry (the item's deadline or `CREDENTIAL_SECONDS`, whichever is first);
-signed with a key derived from the VAPID key (`VapidKeys.answer_key`: the functions that push already
-read it).
+A one-tap credential is an email answer link under the push context (`baton/channels/email/links.py`),
+bound to the run, the item, the operator, the digest of its one answer and an expiry, signed with a key
+derived from the VAPID key (`VapidKeys.answer_key`: the functions that push already read it).
 
-No VAPID key configured (`keys()` is None): push is off, `GET /api/push/key` is a 404 that says so, and
-nothing is sent. A push is best effort: a subscription the push service no longer serves (404/410) is
-deleted, any other failure is logged, and the escalation or reassign goes on."""
+No VAPID key configured: push is off, `GET /api/push/key` is a 404 that says so, and nothing is sent. A push
+is best effort: a subscription the push service no longer serves (404/410) is deleted, any other failure is
+logged, and the escalation or reassign goes on."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 from baton.channels.email.links import (
@@ -35,9 +33,7 @@ from baton.contracts.push import (
     PushSubscriptionView,
     push_payload,
 )
-from baton.errors import (
-    NotFoundError,
-)
+from baton.errors import NotFoundError
 from baton.ids import parse_iso
 from baton.notify.push import DEFAULT_SUBJECT, MAX_PLAINTEXT_BYTES, SubscriptionGone, send_web_push
 
@@ -55,26 +51,15 @@ PUSH_NOT_CONFIGURED: Final = (
     "Web Push is not configured on this stack: no VAPID key (deployed: fill the secret with "
     "`baton push init-vapid --secret-id <id>`; locally `baton dev` makes one)"
 )
-
-
 CREDENTIAL_SECONDS: Final = 3600  # a one-tap answer lives an hour at most (less when its item closes sooner)
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def credential_expiry(interaction: Interaction, now: datetime) -> int:
-    """Unix seconds: the item's deadline or `CREDENTIAL_SECONDS` from now, whichever is first."""
+def credential_signer(interaction: Interaction, operator: str, key: bytes, now: datetime) -> Callable[[Any], str]:
+    """An answer -> its one-tap credential for `operator` on `interaction` (a new link id each), until the
+    item's deadline or `CREDENTIAL_SECONDS` from now, whichever is first."""
     until = now + timedelta(seconds=CREDENTIAL_SECONDS)
     if interaction.expires_at:
         until = min(until, parse_iso(interaction.expires_at))
-    return int(until.timestamp())
-
-
-def credential_signer(interaction: Interaction, operator: str, key: bytes, now: datetime) -> Callable[[Any], str]:
-    """An answer -> its one-tap credential for `operator` on `interaction` (a new link id each)."""
-    expires_at = credential_expiry(interaction, now)
 
     def sign(answer: Any) -> str:
         claims = LinkClaims(
@@ -82,7 +67,7 @@ def credential_signer(interaction: Interaction, operator: str, key: bytes, now: 
             run_id=interaction.run_id,
             interaction_id=interaction.interaction_id,
             recipient=operator,
-            expires_at=expires_at,
+            expires_at=int(until.timestamp()),
             answer=answer_digest(answer),
         )
         return sign_link(claims, key, context=PUSH_ANSWER_CONTEXT)
@@ -146,7 +131,7 @@ class WebPush:
         *,
         subject: str = DEFAULT_SUBJECT,
         send: Callable[..., int] = send_web_push,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = partial(datetime.now, UTC),
     ) -> None:
         self._store, self._keys, self._subject, self._send, self._clock = store, keys, subject, send, clock
 
