@@ -18,7 +18,6 @@ from baton.domain.ballot import Ballot, Voter, release_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, InteractionAnswered
 from baton.ports import GuardFailedError
-from baton.services.away import seat_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -124,13 +123,17 @@ class ApprovalService:
     def _delegated_seat(
         self, pause: Interaction, policy: ApprovalPolicy, voter: str, requested_by: str | None
     ) -> Away | None:
-        """The seat of a named approver who is away and named `voter` their delegate (one not voted yet):
-        the voter may fill it. Never the requester's seat (separation of duties holds through a delegate)."""
+        """The seat of a named approver who is away and named `voter` their delegate: one with no vote yet
+        first, else one already filled (a repeat, counted once as any repeat is). Never the requester's seat
+        (separation of duties holds through a delegate)."""
         seats = [s for s in policy.operators if s != requested_by]
         if not seats:
             return None
         voted = {v.operator for v in self.core.store.list_votes(pause.run_id, pause.interaction_id)}
-        return seat_for(self.core, voter, seats, voted)
+        now = self.core.now()
+        standing_in = {a.operator: a for a in self.core.store.list_aways() if a.delegate == voter and a.active(now)}
+        mine = [standing_in[s] for s in seats if s in standing_in]
+        return next((a for a in mine if a.operator not in voted), mine[0] if mine else None)
 
     def settle(
         self,
