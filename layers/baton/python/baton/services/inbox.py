@@ -1,12 +1,10 @@
-"""The inbox: everything waiting for a person, across runs (`GET /api/inbox`).
-
-Query only: one kind is one partition of the sparse pending index (`PENDING#<kind>`); several kinds are
-one Query of the all-pending index with a kind filter; one node's items, of the node index; one run's
-items come from the by_status index. A filtered page reads at most `FILTERED_READ_BUDGET` items and may
-hold fewer than its limit, with a `next` past what it read.
-A claim counts only while its lease runs. What an item holds up (`Interaction.blocks`) is written on it
-by the park that waits on it, so a page is one Query. A page token is the page's last position bound to
-its filters; a forged or foreign one is a 400 before any read."""
+"""The inbox: everything waiting for a person, across runs (`GET /api/inbox`), a page one Query: one kind is
+a partition of the sparse pending index (`PENDING#<kind>`), several kinds one Query of the all-pending index
+with a kind filter (of one run: a page each of the by_status index, merged), one node's items the node index.
+A filtered page reads at most `FILTERED_READ_BUDGET` items and may hold fewer than its limit, with a `next`
+past what it read. A claim counts only while its lease runs. What an item holds up (`Interaction.blocks`)
+is written on it by the park that waits on it. A page token is the page's last position bound to its
+filters; a forged or foreign one is a 400 before any read."""
 
 from __future__ import annotations
 
@@ -65,8 +63,7 @@ class InboxService:
         )
 
     def _read(self, query: InboxQuery, store_query: PendingQuery) -> PendingPage[Interaction]:
-        """The page's items and the last position it covers (None: nothing follows); several kinds of one
-        run are a page each, merged (`PendingQuery.merged`)."""
+        """The page's items and the last position it covers (None: nothing follows)."""
         kinds = tuple(dict.fromkeys(query.kinds))
         if query.run_id is None and len(kinds) > 1:
             some = None if set(kinds) >= set(INBOX_KINDS) else tuple(sorted(kinds))
