@@ -1,11 +1,8 @@
 """Quorum pauses, decided in one place (rules: `baton.domain.approval`, a ballot's arithmetic:
 `baton.domain.ballot`; store: `ApprovalStore`; every kind's vote walks `baton.services.decide.vote`).
-
 `cast` refuses the requester and non-approvers (403, nothing written) and records the vote in one
 conditional transaction; `settle` writes a met tally's release, guarded by the tally, with the pause's own
-new state and event, and delivers it exactly once. `settle_met_quorums` is the reconciler's pass over
-tallies met but not released (a decider that died before its release).
-"""
+new state and event, and delivers it exactly once."""
 
 from __future__ import annotations
 
@@ -163,8 +160,6 @@ class ApprovalService:
     def settle_answered(
         self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot, answer: Any, deliver: Deliver
     ) -> bool:
-        """`settle` a met tally as the pause answered with `answer` (the deciders' answer), by its deciders."""
-
         def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
             by = decided.by
             event = InteractionAnswered(interaction_id=current.interaction_id, node=current.node, answer=answer, by=by)
@@ -190,8 +185,9 @@ class ApprovalService:
 
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:
-    """The reconciler's pass: every tally met but not released (one Query of the sparse index the release
-    removes) settled by its pause's kind; one whose pause ended another way is taken off the list."""
+    """The reconciler's pass: every tally met but not released (a decider died before its release: one Query
+    of the sparse index the release removes) settled by its pause's kind; one whose pause ended another way
+    is taken off the list."""
     released: list[MetTally] = []
     for met in core.store.list_met_tallies():
         try:

@@ -1,9 +1,6 @@
-"""Operators away and who decides in their place (issue 32 item 4; `baton.contracts.away`).
-
-`AwayService` keeps the caller's own away (`/api/me/away`); a quorum vote asks who the voter stands in for
-(`ApprovalService`). One hop only: setting a delegate who is away too is a 409 naming them, and a seat's
-delegate is never followed further.
-"""
+"""Operators away and who decides in their place (issue 32 item 4; `baton.contracts.away`): the caller's own
+away (`/api/me/away`), and whose away a claim or a deadline's escalation follows (`delegate_for`). One hop
+only: setting a delegate who is away too is a 409 naming them; a seat's delegate is never followed further."""
 
 from __future__ import annotations
 

@@ -4,8 +4,7 @@ operator may still answer. Past its lease (`leaseSeconds`, else DEFAULT_LEASE_SE
 with a `reason` takes it over; a take-over and a reassign override only the claim they were decided on
 (`holder`, else the one read), so of many at once exactly one wins. Every change is one conditional write
 (`InteractionStore.write_claim`) with its event, chained after the run's head: three calls in all. The
-events keep their interrupt names (`InterruptClaimed`, ...) for every kind: the decision log's types.
-"""
+events keep their interrupt names (`InterruptClaimed`, ...) for every kind: the decision log's types."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """Web Push (issue 32, item 3): an operator's subscriptions (`PushService`, behind `baton/api/routes_push.py`)
 and the push to them when an item is escalated or assigned to the operator (`WebPush`: the `OperatorPush`
 port, through `Core.push`); a notification's one-tap answer is a channel's (`baton/channels/push_answers.py`).
-
-A one-tap credential is an email answer link under the push context (`baton/channels/email/links.py`),
-bound to the run, the item, the operator, the digest of its one answer and an expiry, signed with a key
-derived from the VAPID key (`VapidKeys.answer_key`: the functions that push already read it).
+Its credential is an email answer link under the push context (`baton/channels/email/links.py`), signed with
+a key derived from the VAPID key (`VapidKeys.answer_key`: the functions that push already read it).
 
 No VAPID key configured: push is off, `GET /api/push/key` is a 404 that says so, and nothing is sent. A push
 is best effort: a subscription the push service no longer serves (404/410) is deleted, any other failure is
@@ -55,8 +53,8 @@ CREDENTIAL_SECONDS: Final = 3600  # a one-tap answer lives an hour at most (less
 
 
 def credential_signer(interaction: Interaction, operator: str, key: bytes, now: datetime) -> Callable[[Any], str]:
-    """An answer -> its one-tap credential for `operator` on `interaction` (a new link id each), until the
-    item's deadline or `CREDENTIAL_SECONDS` from now, whichever is first."""
+    """An answer -> its one-tap credential for `operator` on `interaction` (bound to the answer's digest, a
+    new link id each), until the item's deadline or `CREDENTIAL_SECONDS` from now, whichever is first."""
     until = now + timedelta(seconds=CREDENTIAL_SECONDS)
     if interaction.expires_at:
         until = min(until, parse_iso(interaction.expires_at))
@@ -81,8 +79,6 @@ def subscription_id_of(endpoint: str) -> str:
 
 
 class PushService:
-    """What the push routes do for the calling operator."""
-
     def __init__(
         self, store: PushSubscriptionStore, keys: Callable[[], VapidKeys | None], now: Callable[[], str]
     ) -> None:

@@ -1,8 +1,7 @@
 """Stopping a hosted run (`POST /api/runs/{run_id}/stop`): its pauses closed, StopExecution, then
 `run_aborted` recorded at once (baton.services.lifecycle), so a follower sees the end without waiting for
 EventBridge. Every pending item is cancelled with the stop's cause and every parked wait released before
-StopExecution, so no answer is accepted (a 410 naming the stop) and no `run_resumed` follows the end.
-"""
+StopExecution, so no answer is accepted (a 410 naming the stop) and no `run_resumed` follows the end."""
 
 from __future__ import annotations
 
