@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
@@ -116,43 +117,40 @@ class PushService:
         return PushSubscriptionDeleted()
 
 
+@dataclass(frozen=True)
 class WebPush:
     """The `OperatorPush` port: one push per subscription of the operator, the payload of
     `baton.contracts.push.push_payload`. `send` is `baton.notify.push.send_web_push` (a test passes its own)."""
 
-    def __init__(
-        self,
-        store: PushSubscriptionStore,
-        keys: Callable[[], VapidKeys | None],
-        *,
-        subject: str = DEFAULT_SUBJECT,
-        send: Callable[..., int] = send_web_push,
-        clock: Callable[[], datetime] = partial(datetime.now, UTC),
-    ) -> None:
-        self._store, self._keys, self._subject, self._send, self._clock = store, keys, subject, send, clock
+    store: PushSubscriptionStore
+    keys: Callable[[], VapidKeys | None]
+    _: KW_ONLY
+    subject: str = DEFAULT_SUBJECT
+    send: Callable[..., int] = send_web_push
+    clock: Callable[[], datetime] = field(default=partial(datetime.now, UTC))  # immutable: one is shared
 
     def push(self, operator: str, interaction: Interaction, reason: PushReason) -> int:
         """How many subscriptions took it. Never raises."""
         try:
-            keys = self._keys()
+            keys = self.keys()
             if keys is None:
                 return 0
-            sign = credential_signer(interaction, operator, keys.answer_key, self._clock())
+            sign = credential_signer(interaction, operator, keys.answer_key, self.clock())
             payload = push_payload(interaction, reason, sign)
             data = payload.model_dump_json(by_alias=True).encode()
             if len(data) > MAX_PLAINTEXT_BYTES:  # long options: sent without actions (a tap opens the item)
                 data = payload.model_copy(update={"one_tap": []}).model_dump_json(by_alias=True).encode()
-            return sum(self._push_one(s, data, keys) for s in self._store.list_subscriptions(operator))
+            return sum(self._push_one(s, data, keys) for s in self.store.list_subscriptions(operator))
         except Exception:
             log.exception("web push failed", extra={"run_id": interaction.run_id, "operator": operator})
             return 0
 
     def _push_one(self, subscription: PushSubscription, data: bytes, keys: VapidKeys) -> int:
         try:
-            self._send(subscription.info(), data, keys, subject=self._subject)
+            self.send(subscription.info(), data, keys, subject=self.subject)
         except SubscriptionGone:
             log.info("push subscription gone: deleted", extra={"subscription_id": subscription.subscription_id})
-            self._store.delete_subscription(subscription.operator, subscription.subscription_id)
+            self.store.delete_subscription(subscription.operator, subscription.subscription_id)
             return 0
         except Exception:
             log.exception("web push failed", extra={"subscription_id": subscription.subscription_id})
