@@ -43,12 +43,11 @@ def record_end(core: Core, end: ExecutionEnd) -> bool:
         return False
     stopped = iso(end.stopped_at)
     status = end.run_status
-    reason = None if status == "succeeded" else (end.cause or end.error or status)
     changes: dict[str, Any] = {"status": status, "updated_at": stopped, "ended_at": stopped}
-    if end.output is not None and status == "succeeded":
+    if status != "succeeded":
+        changes["reason"] = run.reason or end.cause or end.error or status
+    elif end.output is not None:
         changes["output"] = end.output
-    if reason is not None:
-        changes["reason"] = run.reason or reason
     ended = run.model_copy(update=changes)
     event = _end_event(core, ended, status, stopped)
     try:  # the run's end and its event in one write: nothing half recorded to undo
