@@ -71,7 +71,6 @@ class InboxService:
         return store_query.merged([self.core.store.page_pending(kind, store_query) for kind in kinds])
 
     def page(self, query: InboxQuery, *, caller: str) -> InboxPage:
-        """One page across the kinds asked for, in creation order (newest or oldest first)."""
         store_query = self._store_query(query, caller)
         merged, end = self._read(query, store_query)
         merged.sort(key=store_query.position, reverse=store_query.newest_first)

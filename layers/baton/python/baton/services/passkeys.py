@@ -215,9 +215,8 @@ class PasskeyService:
             )
         except WebAuthnException as err:
             _refuse(f"the passkey confirmation did not verify: {err}")
-        at = iso(self._clock())
         if not self._store.advance_sign_count(
-            operator, credential_id, old=passkey.sign_count, new=verified.new_sign_count, at=at
+            operator, credential_id, old=passkey.sign_count, new=verified.new_sign_count, at=iso(self._clock())
         ):
             _refuse("the passkey was used again meanwhile: confirm once more")
         return credential_id

@@ -59,7 +59,6 @@ def close_pauses(core: Core, run_id: str, *, by: str, cause: str, stop_timers: b
 
 
 def stop_run(core: Core, runs: RunService, run_id: str, *, caller: str, reason: str | None) -> RunSummary:
-    """Stop `run_id`'s execution; 409 when the run is not hosted or has already ended."""
     run = core.require_run(run_id)
     if not run.hosted or not run.execution_arn:
         raise ConflictError(

@@ -69,17 +69,16 @@ class RunService(PauseService):
         found = review_config_of(payload, schema)
         if found is None or self.check_review is None:
             return
-        field, config = found
+        where, config = found
         try:
             self.check_review(config)
         except ValidationFailedError as err:
             inner = err.details.get("path")
             raise ValidationFailedError(
-                f"{field}: {err.message}", details={**err.details, "path": f"{field}.{inner}" if inner else field}
+                f"{where}: {err.message}", details={**err.details, "path": f"{where}.{inner}" if inner else where}
             ) from None
 
     def get(self, run_id: str) -> RunView:
-        """The run, refreshed, with its interactions counted by status (or outcome)."""
         run = self.refresh(self.core.require_run(run_id))
         counts = Counter(i.state.outcome or i.state.status for i in self.core.store.list_run_interactions(run_id))
         return RunView.model_validate({**run.model_dump(exclude={"version"}), "interactions": dict(counts)})
