@@ -185,9 +185,8 @@ class ApprovalService:
 
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:
-    """The reconciler's pass: every tally met but not released (a decider died before its release: one Query
-    of the sparse index the release removes) settled by its pause's kind; one whose pause ended another way
-    is taken off the list."""
+    """The reconciler's pass over tallies met but not released (a decider died first; one Query of the sparse
+    index the release removes): each settled by its pause's kind, or taken off the list if its pause ended otherwise."""
     released: list[MetTally] = []
     for met in core.store.list_met_tallies():
         try:

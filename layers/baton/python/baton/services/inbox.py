@@ -24,11 +24,10 @@ if TYPE_CHECKING:
 
 
 def mark_parked_blocks(core: Core) -> int:
-    """Write what each pending item holds up for the waits parked before items carried it (a deployed
-    table, once: `baton migrate index-keys`; `baton dev`'s saved table, on each restart): a wait's named
-    interactions, and for an await gate the pending questions of its scope. One Query of the parked
-    waits, one of each await gate's run, one conditional UpdateItem per still pending item. Safe to run
-    twice. Returns how many it marked."""
+    """Write what each pending item holds up for the waits parked before items carried it (a deployed table
+    once: `baton migrate index-keys`; `baton dev`'s saved table on each restart): a wait's named interactions,
+    and for an await gate the pending questions of its scope; returns how many it marked. One Query of the
+    parked waits, one of each await gate's run, one conditional UpdateItem per pending item; safe twice."""
     marked = 0
     for wait in core.store.list_parked():
         if wait.status != "parked":
@@ -47,7 +46,6 @@ class InboxService:
 
     def _store_query(self, query: InboxQuery, caller: str) -> PendingQuery:
         now = self.core.clock.now()
-        # where `next` continues from: a 400 unless it is a token this listing issued for these filters
         token = query.next_token
         cursor = decode_scoped_page_token(token, InboxCursor, query.scope(), "filters") if token else None
         return PendingQuery(

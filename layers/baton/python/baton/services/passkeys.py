@@ -67,8 +67,6 @@ def _challenge_of(credential: dict[str, Any]) -> str:
 
 
 class PasskeyService:
-    """What the passkey routes do for the calling operator, and the answer path's second factor."""
-
     def __init__(self, store: PasskeyStore, party: RelyingParty | None, clock: Callable[[], datetime]) -> None:
         self._store, self._party, self._clock = store, party, clock
 

@@ -119,8 +119,7 @@ class PushService:
 
 @dataclass(frozen=True)
 class WebPush:
-    """The `OperatorPush` port: one push per subscription of the operator, the payload of
-    `baton.contracts.push.push_payload`. `send` is `baton.notify.push.send_web_push` (a test passes its own)."""
+    """One push per subscription of the operator, of `baton.contracts.push.push_payload` (`send`: a test's own)."""
 
     store: PushSubscriptionStore
     keys: Callable[[], VapidKeys | None]
