@@ -25,8 +25,7 @@ class AgentStateService:
                 f"the state is {size} bytes; the limit is {MAX_AGENT_STATE_BYTES}",
                 details={"bytes": size, "max_bytes": MAX_AGENT_STATE_BYTES},
             )
-        if self.core.store.get_run(run_id) is None:  # never an orphan item under a run nobody started
-            raise NotFoundError(f"no run {run_id}", details={"run_id": run_id})
+        self.core.require_run(run_id)  # never an orphan item under a run nobody started
         return self.core.store.put_agent_state(
             run_id, key, body.state, expected_version=body.version, at=self.core.now()
         )

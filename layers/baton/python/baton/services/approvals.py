@@ -1,11 +1,8 @@
 """Quorum pauses, decided in one place (rules: `baton.domain.approval`, a ballot's arithmetic:
 `baton.domain.ballot`; store: `ApprovalStore`; every kind's vote walks `baton.services.decide.vote`).
-
 `cast` refuses the requester and non-approvers (403, nothing written) and records the vote in one
 conditional transaction; `settle` writes a met tally's release, guarded by the tally, with the pause's own
-new state and event, and delivers it exactly once. `settle_met_quorums` is the reconciler's pass over
-tallies met but not released (a decider that died before its release).
-"""
+new state and event, and delivers it exactly once."""
 
 from __future__ import annotations
 
@@ -18,7 +15,6 @@ from baton.domain.ballot import Ballot, Voter, release_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, InteractionAnswered
 from baton.ports import GuardFailedError
-from baton.services.away import seat_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -124,13 +120,17 @@ class ApprovalService:
     def _delegated_seat(
         self, pause: Interaction, policy: ApprovalPolicy, voter: str, requested_by: str | None
     ) -> Away | None:
-        """The seat of a named approver who is away and named `voter` their delegate (one not voted yet):
-        the voter may fill it. Never the requester's seat (separation of duties holds through a delegate)."""
+        """The seat of a named approver who is away and named `voter` their delegate: one with no vote yet
+        first, else one already filled (a repeat, counted once as any repeat is). Never the requester's seat
+        (separation of duties holds through a delegate)."""
         seats = [s for s in policy.operators if s != requested_by]
         if not seats:
             return None
         voted = {v.operator for v in self.core.store.list_votes(pause.run_id, pause.interaction_id)}
-        return seat_for(self.core, voter, seats, voted)
+        now = self.core.now()
+        standing_in = {a.operator: a for a in self.core.store.list_aways() if a.delegate == voter and a.active(now)}
+        mine = [standing_in[s] for s in seats if s in standing_in]
+        return next((a for a in mine if a.operator not in voted), mine[0] if mine else None)
 
     def settle(
         self,
@@ -160,8 +160,6 @@ class ApprovalService:
     def settle_answered(
         self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot, answer: Any, deliver: Deliver
     ) -> bool:
-        """`settle` a met tally as the pause answered with `answer` (the deciders' answer), by its deciders."""
-
         def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
             by = decided.by
             event = InteractionAnswered(interaction_id=current.interaction_id, node=current.node, answer=answer, by=by)
@@ -187,8 +185,8 @@ class ApprovalService:
 
 
 def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:
-    """The reconciler's pass: every tally met but not released (one Query of the sparse index the release
-    removes) settled by its pause's kind; one whose pause ended another way is taken off the list."""
+    """The reconciler's pass over tallies met but not released (a decider died first; one Query of the sparse
+    index the release removes): each settled by its pause's kind, or taken off the list if its pause ended otherwise."""
     released: list[MetTally] = []
     for met in core.store.list_met_tallies():
         try:

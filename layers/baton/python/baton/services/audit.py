@@ -49,15 +49,10 @@ class AuditService:
         return AuditPage(records=page, next=page[-1].seq if len(records) > limit else None)
 
 
-def archive_key(record: AuditRecord) -> str:
-    """runs/<run>/<seq, 12 digits>-<event id>.json: a run's records list in chain order."""
-    return f"runs/{record.run_id}/{record.seq:012d}-{record.event_id}.json"
-
-
 def archive(records: Iterable[AuditRecord], sink: AuditArchive) -> int:
-    """Copy each record (its canonical JSON, hash included) to the archive; returns how many."""
-    count = 0
-    for record in records:
-        sink.put(archive_key(record), canonical_json(record.model_dump()))
-        count += 1
-    return count
+    """Copy each record (its canonical JSON, hash included) to the archive, keyed so that a run's records
+    list in chain order (runs/<run>/<seq, 12 digits>-<event id>.json); returns how many."""
+    copied = list(records)
+    for record in copied:
+        sink.put(f"runs/{record.run_id}/{record.seq:012d}-{record.event_id}.json", canonical_json(record.model_dump()))
+    return len(copied)

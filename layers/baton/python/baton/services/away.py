@@ -1,9 +1,6 @@
-"""Operators away and who decides in their place (issue 32 item 4; `baton.contracts.away`).
-
-`AwayService` keeps the caller's own away (`/api/me/away`); `seat_for` is what a quorum vote asks when the
-voter is not a named approver: is the voter the delegate of a named approver who is away? One hop only:
-setting a delegate who is away too is a 409 naming them, and a seat's delegate is never followed further.
-"""
+"""Operators away and who decides in their place (issue 32 item 4; `baton.contracts.away`): the caller's own
+away (`/api/me/away`), and whose away a claim or a deadline's escalation follows (`delegate_for`). One hop
+only: setting a delegate who is away too is a 409 naming them; a seat's delegate is never followed further."""
 
 from __future__ import annotations
 
@@ -15,8 +12,6 @@ from baton.errors import ConflictError, ValidationFailedError
 from baton.ids import iso
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
-
     from baton.contracts.away import AwaySet
     from baton.services.core import Core
 
@@ -26,16 +21,8 @@ def view_of(operator: str, aways: list[Away], now: str) -> AwayView:
     active = [a for a in aways if a.active(now)]
     standing_in = [StandingIn(operator=a.operator, until=a.until) for a in active if a.delegate == operator]
     own = next((a for a in active if a.operator == operator), None)
-    if own is None:
-        return AwayView(operator=operator, away=False, standing_in_for=standing_in)
-    return AwayView(
-        operator=operator,
-        away=True,
-        until=own.until,
-        delegate=own.delegate,
-        set_at=own.set_at,
-        standing_in_for=standing_in,
-    )
+    shown = own.model_dump(include={"until", "delegate", "set_at"}) if own is not None else {}
+    return AwayView(operator=operator, away=own is not None, standing_in_for=standing_in, **shown)
 
 
 class AwayService:
@@ -69,15 +56,6 @@ class AwayService:
     def clear(self, operator: str) -> AwayView:
         self.core.store.delete_away(operator)
         return view_of(operator, [a for a in self.core.store.list_aways() if a.operator != operator], self.core.now())
-
-
-def seat_for(core: Core, voter: str, seats: Collection[str], voted: Collection[str]) -> Away | None:
-    """The away of a named seat whose delegate is `voter`: one with no vote yet (`voted`) first, else one
-    already filled (a repeat, then counted as any repeat is: once). None when the voter stands in for nobody."""
-    now = core.now()
-    standing_in = {a.operator: a for a in core.store.list_aways() if a.delegate == voter and a.active(now)}
-    mine = [standing_in[s] for s in seats if s in standing_in]
-    return next((a for a in mine if a.operator not in voted), mine[0] if mine else None)
 
 
 def delegate_for(core: Core, operator: str) -> Away | None:

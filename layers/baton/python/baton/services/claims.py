@@ -4,8 +4,7 @@ operator may still answer. Past its lease (`leaseSeconds`, else DEFAULT_LEASE_SE
 with a `reason` takes it over; a take-over and a reassign override only the claim they were decided on
 (`holder`, else the one read), so of many at once exactly one wins. Every change is one conditional write
 (`InteractionStore.write_claim`) with its event, chained after the run's head: three calls in all. The
-events keep their interrupt names (`InterruptClaimed`, ...) for every kind: the decision log's types.
-"""
+events keep their interrupt names (`InterruptClaimed`, ...) for every kind: the decision log's types."""
 
 from __future__ import annotations
 
@@ -34,8 +33,8 @@ if TYPE_CHECKING:
     from baton.services.interrupts import InterruptService
     from baton.services.tool_approvals import ToolApprovalService
 
-    # A claim change decided: the state to write, and the event of it given the interaction written.
-    Decision = tuple[InteractionStatus, Callable[[Interaction], EventPayload]]
+    # A claim change decided: the state to write and its event.
+    Decision = tuple[InteractionStatus, EventPayload]
     # What a change decides on the interaction as read (and whether this is a decision again after a
     # lost write): a Decision, None for nothing to change, or an error raised.
     Decide = Callable[[Interaction, bool], Decision | None]
@@ -84,9 +83,8 @@ class Claims(ABC, Generic[Result]):
             decided = decide(i, again)
             if decided is None:
                 return self._result(i, changed=False)
-            state, event_of = decided
-            written = i.model_copy(update={"state": state.model_copy(update={"version": i.state.version + 1})})
-            event = self.core.new_event(i.run_id, event_of(written))
+            state, payload = decided
+            event = self.core.new_event(i.run_id, payload)
             try:
                 stored = self.core.store.write_claim(
                     i,
@@ -119,11 +117,12 @@ class Claims(ABC, Generic[Result]):
             if previous is not None and (not command.force or again or command.holder not in (None, previous)):
                 raise self._held_elsewhere(i, "claim", "; send force=true with a reason to take it over")
             taken = {"previous": previous, "reason": why} if previous is not None else {}
-            return self._claimed_state(i, operator, command.leaseSeconds), lambda claimed: ClaimedEvent(
+            claimed = self._claimed_state(i, operator, command.leaseSeconds)
+            return claimed, ClaimedEvent(
                 interaction_id=interaction_id,
                 node=i.request.node,
                 by=operator,
-                lease_expires_at=claimed.state.lease_expires_at,
+                lease_expires_at=claimed.lease_expires_at,
                 **taken,
             )
 
@@ -140,11 +139,11 @@ class Claims(ABC, Generic[Result]):
             if i.state.claimed_by != operator:
                 raise self._held_elsewhere(i, "renew", "; only its holder can renew it")
             renewed = i.state.model_copy(update={"lease_expires_at": self._until(command.leaseSeconds)})
-            return renewed, lambda written: InterruptClaimRenewed(
+            return renewed, InterruptClaimRenewed(
                 interaction_id=interaction_id,
                 node=i.request.node,
                 by=operator,
-                lease_expires_at=written.state.lease_expires_at or "",
+                lease_expires_at=renewed.lease_expires_at or "",
             )
 
         return self._change(interaction_id, "renewed", decide)
@@ -156,9 +155,7 @@ class Claims(ABC, Generic[Result]):
             if i.state.claimed_by != operator:
                 raise self._held_elsewhere(i, "release", "; only its holder can release it")
             free = i.state.model_copy(update={"claimed_by": None, "claimed_at": None, "lease_expires_at": None})
-            return free, lambda _released: InterruptClaimReleased(
-                interaction_id=interaction_id, node=i.request.node, by=operator
-            )
+            return free, InterruptClaimReleased(interaction_id=interaction_id, node=i.request.node, by=operator)
 
         return self._change(interaction_id, "released", decide)
 
@@ -177,21 +174,18 @@ class Claims(ABC, Generic[Result]):
                 return None
             if again or command.holder not in (None, previous):
                 raise self._held_elsewhere(i, "reassign", "; read it again and decide on the claim it has now")
-
-            def event(assigned: Interaction) -> InterruptReassigned:
-                given.append(assigned)
-                return InterruptReassigned(
-                    interaction_id=interaction_id,
-                    node=i.request.node,
-                    by=operator,
-                    to=to,
-                    previous=previous,
-                    reason=why,
-                    lease_expires_at=assigned.state.lease_expires_at or "",
-                    **stood_in,
-                )
-
-            return self._claimed_state(i, to, command.leaseSeconds), event
+            assigned = self._claimed_state(i, to, command.leaseSeconds)
+            given.append(i.model_copy(update={"state": assigned}))
+            return assigned, InterruptReassigned(
+                interaction_id=interaction_id,
+                node=i.request.node,
+                by=operator,
+                to=to,
+                previous=previous,
+                reason=why,
+                lease_expires_at=assigned.lease_expires_at or "",
+                **stood_in,
+            )
 
         result = self._change(interaction_id, "reassigned", decide)
         if given:

@@ -1,12 +1,10 @@
-"""The inbox: everything waiting for a person, across runs (`GET /api/inbox`).
-
-Query only: one kind is one partition of the sparse pending index (`PENDING#<kind>`); several kinds are
-one Query of the all-pending index with a kind filter; one node's items, of the node index; one run's
-items come from the by_status index. A filtered page reads at most `FILTERED_READ_BUDGET` items and may
-hold fewer than its limit, with a `next` past what it read.
-A claim counts only while its lease runs. What an item holds up (`Interaction.blocks`) is written on it
-by the park that waits on it, so a page is one Query. A page token is the page's last position bound to
-its filters; a forged or foreign one is a 400 before any read."""
+"""The inbox: everything waiting for a person, across runs (`GET /api/inbox`), a page one Query: one kind is
+a partition of the sparse pending index (`PENDING#<kind>`), several kinds one Query of the all-pending index
+with a kind filter (of one run: a page each of the by_status index, merged), one node's items the node index.
+A filtered page reads at most `FILTERED_READ_BUDGET` items and may hold fewer than its limit, with a `next`
+past what it read. A claim counts only while its lease runs. What an item holds up (`Interaction.blocks`)
+is written on it by the park that waits on it. A page token is the page's last position bound to its
+filters; a forged or foreign one is a 400 before any read."""
 
 from __future__ import annotations
 
@@ -26,11 +24,10 @@ if TYPE_CHECKING:
 
 
 def mark_parked_blocks(core: Core) -> int:
-    """Write what each pending item holds up for the waits parked before items carried it (a deployed
-    table, once: `baton migrate index-keys`; `baton dev`'s saved table, on each restart): a wait's named
-    interactions, and for an await gate the pending questions of its scope. One Query of the parked
-    waits, one of each await gate's run, one conditional UpdateItem per still pending item. Safe to run
-    twice. Returns how many it marked."""
+    """Write what each pending item holds up for the waits parked before items carried it (a deployed table
+    once: `baton migrate index-keys`; `baton dev`'s saved table on each restart): a wait's named interactions,
+    and for an await gate the pending questions of its scope; returns how many it marked. One Query of the
+    parked waits, one of each await gate's run, one conditional UpdateItem per pending item; safe twice."""
     marked = 0
     for wait in core.store.list_parked():
         if wait.status != "parked":
@@ -49,7 +46,6 @@ class InboxService:
 
     def _store_query(self, query: InboxQuery, caller: str) -> PendingQuery:
         now = self.core.clock.now()
-        # where `next` continues from: a 400 unless it is a token this listing issued for these filters
         token = query.next_token
         cursor = decode_scoped_page_token(token, InboxCursor, query.scope(), "filters") if token else None
         return PendingQuery(
@@ -65,8 +61,7 @@ class InboxService:
         )
 
     def _read(self, query: InboxQuery, store_query: PendingQuery) -> PendingPage[Interaction]:
-        """The page's items and the last position it covers (None: nothing follows); several kinds of one
-        run are a page each, merged (`PendingQuery.merged`)."""
+        """The page's items and the last position it covers (None: nothing follows)."""
         kinds = tuple(dict.fromkeys(query.kinds))
         if query.run_id is None and len(kinds) > 1:
             some = None if set(kinds) >= set(INBOX_KINDS) else tuple(sorted(kinds))
@@ -74,7 +69,6 @@ class InboxService:
         return store_query.merged([self.core.store.page_pending(kind, store_query) for kind in kinds])
 
     def page(self, query: InboxQuery, *, caller: str) -> InboxPage:
-        """One page across the kinds asked for, in creation order (newest or oldest first)."""
         store_query = self._store_query(query, caller)
         merged, end = self._read(query, store_query)
         merged.sort(key=store_query.position, reverse=store_query.newest_first)

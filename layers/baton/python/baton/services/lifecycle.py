@@ -1,11 +1,9 @@
 """A run's end (`run_succeeded` / `run_failed` / `run_timed_out` / `run_aborted`), recorded once when its
-execution ends, stamped with the execution's stop time and published like every other event.
-
-Fed by `functions/run_lifecycle` (EventBridge; locally baton/local/moto_fixes.py) and by
-`RunService.refresh` when the event never came. Exactly once: `ended_at` is set by a conditional write,
-so of at-least-once deliveries and the read fallback one writer records and publishes; a status a gate
-already set (a timeout's `failed` and its reason) stands.
-"""
+execution ends, stamped with the execution's stop time and published like every other event. Fed by
+`functions/run_lifecycle` (EventBridge; locally baton/local/moto_fixes.py) and by `RunService.refresh` when
+the event never came. Exactly once: `ended_at` is set by a conditional write, so of at-least-once deliveries
+and the read fallback one writer records and publishes; a status a gate already set (a timeout's `failed`
+and its reason) stands."""
 
 from __future__ import annotations
 
@@ -32,9 +30,7 @@ def run_of(core: Core, end: ExecutionEnd) -> RunSummary | None:
     gate run as one Task of its parent) is not the run, and is left alone."""
     for run_id in dict.fromkeys(x for x in (end.name, end.run_id_hint) if x):
         run = core.store.get_run(run_id)
-        if run is None:
-            continue
-        if run.execution_arn is None or run.execution_arn == end.execution_arn:
+        if run is not None and run.execution_arn in (None, end.execution_arn):
             return run
     return None
 
@@ -47,12 +43,11 @@ def record_end(core: Core, end: ExecutionEnd) -> bool:
         return False
     stopped = iso(end.stopped_at)
     status = end.run_status
-    reason = None if status == "succeeded" else (end.cause or end.error or status)
     changes: dict[str, Any] = {"status": status, "updated_at": stopped, "ended_at": stopped}
-    if end.output is not None and status == "succeeded":
+    if status != "succeeded":
+        changes["reason"] = run.reason or end.cause or end.error or status
+    elif end.output is not None:
         changes["output"] = end.output
-    if reason is not None:
-        changes["reason"] = run.reason or reason
     ended = run.model_copy(update=changes)
     event = _end_event(core, ended, status, stopped)
     try:  # the run's end and its event in one write: nothing half recorded to undo

@@ -1,15 +1,11 @@
-"""Passkeys (issue 32, item 3: "WebAuthn where the item's risk asks for it"): an operator registers WebAuthn
-credentials (`PasskeyService`, behind `baton/api/routes_passkeys.py`), and approving an item whose risk asks
-for a second factor (`baton.domain.tool_calls.needs_second_factor`) takes a fresh assertion
-(`PasskeyService.confirm`, the `SecondFactor` port `ToolApprovalService.answer` calls through
-`Core.second_factor`).
+"""Passkeys (issue 32 item 3): an operator's WebAuthn credentials (`PasskeyService`, behind
+`baton/api/routes_passkeys.py`), and the fresh assertion an approval takes when its item's risk asks for a
+second factor (`PasskeyService.confirm`: the `SecondFactor` port `ToolApprovalService.answer` calls).
 
-A step-up's challenge is issued for one operator, one item and one answer (the digest of its canonical
-JSON), expires after STEP_UP_SECONDS and is used once (taking it deletes it); the assertion is verified by
-py_webauthn (`verify_authentication_response`, user verification required) and the credential's sign count
-advanced with a conditional write. No relying party configured (`BATON_WEBAUTHN_RP_ID`): the routes are a
-404 that says so, and no approval asks for a passkey. py_webauthn is imported on first use, not per cold
-start of the API function."""
+A step-up's challenge is bound to one operator, item and answer digest, expires after STEP_UP_SECONDS and is
+used once; the credential's sign count advances by a conditional write. No relying party configured
+(`BATON_WEBAUTHN_RP_ID`): the routes are a 404 that says so. py_webauthn is imported on first use, not per
+cold start of the API function."""
 
 from __future__ import annotations
 
@@ -71,8 +67,6 @@ def _challenge_of(credential: dict[str, Any]) -> str:
 
 
 class PasskeyService:
-    """What the passkey routes do for the calling operator, and the answer path's second factor."""
-
     def __init__(self, store: PasskeyStore, party: RelyingParty | None, clock: Callable[[], datetime]) -> None:
         self._store, self._party, self._clock = store, party, clock
 
@@ -219,9 +213,8 @@ class PasskeyService:
             )
         except WebAuthnException as err:
             _refuse(f"the passkey confirmation did not verify: {err}")
-        at = iso(self._clock())
         if not self._store.advance_sign_count(
-            operator, credential_id, old=passkey.sign_count, new=verified.new_sign_count, at=at
+            operator, credential_id, old=passkey.sign_count, new=verified.new_sign_count, at=iso(self._clock())
         ):
             _refuse("the passkey was used again meanwhile: confirm once more")
         return credential_id

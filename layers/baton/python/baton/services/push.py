@@ -1,23 +1,20 @@
-"""Web Push (issue 32, item 3): an operator's subscriptions (`PushService`, behind `baton/api/routes_push.py`),
-the push to them when an item is escalated or assigned to the operator (`WebPush`, the `OperatorPush`
-port the ladder's escalation and a claim's reassign call through `Core.push`); a notification's one-tap
-answer is a channel's (`baton/channels/push_answers.py`).
+"""Web Push (issue 32, item 3): an operator's subscriptions (`PushService`, behind `baton/api/routes_push.py`)
+and the push to them when an item is escalated or assigned to the operator (`WebPush`: the `OperatorPush`
+port, through `Core.push`); a notification's one-tap answer is a channel's (`baton/channels/push_answers.py`).
+Its credential is an email answer link under the push context (`baton/channels/email/links.py`), signed with
+a key derived from the VAPID key (`VapidKeys.answer_key`: the functions that push already read it).
 
-A one-tap credential is an email answer link's format under the push context
-(`baton/channels/email/links.py`): bound to the run, the item, the operator the push went to, the digest
-of its one answer, and an expiry (the item's deadline or `CREDENTIAL_SECONDS`, whichever is first);
-signed with a key derived from the VAPID key (`VapidKeys.answer_key`: the functions that push already
-read it).
-
-No VAPID key configured (`keys()` is None): push is off, `GET /api/push/key` is a 404 that says so, and
-nothing is sent. A push is best effort: a subscription the push service no longer serves (404/410) is
-deleted, any other failure is logged, and the escalation or reassign goes on."""
+No VAPID key configured: push is off, `GET /api/push/key` is a 404 that says so, and nothing is sent. A push
+is best effort: a subscription the push service no longer serves (404/410) is deleted, any other failure is
+logged, and the escalation or reassign goes on."""
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 from baton.channels.email.links import (
@@ -35,9 +32,7 @@ from baton.contracts.push import (
     PushSubscriptionView,
     push_payload,
 )
-from baton.errors import (
-    NotFoundError,
-)
+from baton.errors import NotFoundError
 from baton.ids import parse_iso
 from baton.notify.push import DEFAULT_SUBJECT, MAX_PLAINTEXT_BYTES, SubscriptionGone, send_web_push
 
@@ -55,26 +50,15 @@ PUSH_NOT_CONFIGURED: Final = (
     "Web Push is not configured on this stack: no VAPID key (deployed: fill the secret with "
     "`baton push init-vapid --secret-id <id>`; locally `baton dev` makes one)"
 )
-
-
 CREDENTIAL_SECONDS: Final = 3600  # a one-tap answer lives an hour at most (less when its item closes sooner)
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def credential_expiry(interaction: Interaction, now: datetime) -> int:
-    """Unix seconds: the item's deadline or `CREDENTIAL_SECONDS` from now, whichever is first."""
+def credential_signer(interaction: Interaction, operator: str, key: bytes, now: datetime) -> Callable[[Any], str]:
+    """An answer -> its one-tap credential for `operator` on `interaction` (bound to the answer's digest, a
+    new link id each), until the item's deadline or `CREDENTIAL_SECONDS` from now, whichever is first."""
     until = now + timedelta(seconds=CREDENTIAL_SECONDS)
     if interaction.expires_at:
         until = min(until, parse_iso(interaction.expires_at))
-    return int(until.timestamp())
-
-
-def credential_signer(interaction: Interaction, operator: str, key: bytes, now: datetime) -> Callable[[Any], str]:
-    """An answer -> its one-tap credential for `operator` on `interaction` (a new link id each)."""
-    expires_at = credential_expiry(interaction, now)
 
     def sign(answer: Any) -> str:
         claims = LinkClaims(
@@ -82,7 +66,7 @@ def credential_signer(interaction: Interaction, operator: str, key: bytes, now: 
             run_id=interaction.run_id,
             interaction_id=interaction.interaction_id,
             recipient=operator,
-            expires_at=expires_at,
+            expires_at=int(until.timestamp()),
             answer=answer_digest(answer),
         )
         return sign_link(claims, key, context=PUSH_ANSWER_CONTEXT)
@@ -96,8 +80,6 @@ def subscription_id_of(endpoint: str) -> str:
 
 
 class PushService:
-    """What the push routes do for the calling operator."""
-
     def __init__(
         self, store: PushSubscriptionStore, keys: Callable[[], VapidKeys | None], now: Callable[[], str]
     ) -> None:
@@ -135,43 +117,39 @@ class PushService:
         return PushSubscriptionDeleted()
 
 
+@dataclass(frozen=True)
 class WebPush:
-    """The `OperatorPush` port: one push per subscription of the operator, the payload of
-    `baton.contracts.push.push_payload`. `send` is `baton.notify.push.send_web_push` (a test passes its own)."""
+    """One push per subscription of the operator, of `baton.contracts.push.push_payload` (`send`: a test's own)."""
 
-    def __init__(
-        self,
-        store: PushSubscriptionStore,
-        keys: Callable[[], VapidKeys | None],
-        *,
-        subject: str = DEFAULT_SUBJECT,
-        send: Callable[..., int] = send_web_push,
-        clock: Callable[[], datetime] = _utc_now,
-    ) -> None:
-        self._store, self._keys, self._subject, self._send, self._clock = store, keys, subject, send, clock
+    store: PushSubscriptionStore
+    keys: Callable[[], VapidKeys | None]
+    _: KW_ONLY
+    subject: str = DEFAULT_SUBJECT
+    send: Callable[..., int] = send_web_push
+    clock: Callable[[], datetime] = field(default=partial(datetime.now, UTC))  # immutable: one is shared
 
     def push(self, operator: str, interaction: Interaction, reason: PushReason) -> int:
         """How many subscriptions took it. Never raises."""
         try:
-            keys = self._keys()
+            keys = self.keys()
             if keys is None:
                 return 0
-            sign = credential_signer(interaction, operator, keys.answer_key, self._clock())
+            sign = credential_signer(interaction, operator, keys.answer_key, self.clock())
             payload = push_payload(interaction, reason, sign)
             data = payload.model_dump_json(by_alias=True).encode()
             if len(data) > MAX_PLAINTEXT_BYTES:  # long options: sent without actions (a tap opens the item)
                 data = payload.model_copy(update={"one_tap": []}).model_dump_json(by_alias=True).encode()
-            return sum(self._push_one(s, data, keys) for s in self._store.list_subscriptions(operator))
+            return sum(self._push_one(s, data, keys) for s in self.store.list_subscriptions(operator))
         except Exception:
             log.exception("web push failed", extra={"run_id": interaction.run_id, "operator": operator})
             return 0
 
     def _push_one(self, subscription: PushSubscription, data: bytes, keys: VapidKeys) -> int:
         try:
-            self._send(subscription.info(), data, keys, subject=self._subject)
+            self.send(subscription.info(), data, keys, subject=self.subject)
         except SubscriptionGone:
             log.info("push subscription gone: deleted", extra={"subscription_id": subscription.subscription_id})
-            self._store.delete_subscription(subscription.operator, subscription.subscription_id)
+            self.store.delete_subscription(subscription.operator, subscription.subscription_id)
             return 0
         except Exception:
             log.exception("web push failed", extra={"subscription_id": subscription.subscription_id})

@@ -1,8 +1,7 @@
 """Stopping a hosted run (`POST /api/runs/{run_id}/stop`): its pauses closed, StopExecution, then
 `run_aborted` recorded at once (baton.services.lifecycle), so a follower sees the end without waiting for
 EventBridge. Every pending item is cancelled with the stop's cause and every parked wait released before
-StopExecution, so no answer is accepted (a 410 naming the stop) and no `run_resumed` follows the end.
-"""
+StopExecution, so no answer is accepted (a 410 naming the stop) and no `run_resumed` follows the end."""
 
 from __future__ import annotations
 
@@ -27,10 +26,11 @@ def close_pauses(core: Core, run_id: str, *, by: str, cause: str, stop_timers: b
     its `answered_by`/`answered_at`) and release its open waits; then stop the timers of what this call
     closed (`stop_timers`: not when they were lost with the executions). Returns the interactions closed.
     One answered meanwhile stands (it was decided first); after CLOSE_ATTEMPTS the stop goes on, and the
-    run's end refuses what is still open (a hosted run's answers are a 410 once it has ended)."""
+    run's end refuses what is still open (a hosted run's answers are a 410 once it has ended). A wait
+    released by a transaction before a conflict keeps its timer: it fires and finds nothing to do."""
     closed: list[Interaction] = []
     released: list[ParkedWait] = []
-    parked: set[str] = set()  # the interactions a gate parks: their timer is their wait's
+    parked: set[str] = set()  # the interactions a gate parks
     for _attempt in range(CLOSE_ATTEMPTS):
         pending = core.store.list_run_interactions(run_id, status="pending")
         run_waits = core.store.list_run_waits(run_id)
@@ -50,23 +50,15 @@ def close_pauses(core: Core, run_id: str, *, by: str, cause: str, stop_timers: b
         released += waits
         break
     if stop_timers:
-        _stop_timers(core, closed, released, parked)
+        for wait in released:
+            core.stop_timer(wait.run_id, wait.gate, wait.deadline)
+        for interaction in closed:
+            if interaction.interaction_id not in parked:  # a gate's pause: its timer is its wait's
+                stop_interaction_timer(core, interaction)
     return [i.interaction_id for i in closed]
 
 
-def _stop_timers(core: Core, closed: list[Interaction], released: list[ParkedWait], parked: set[str]) -> None:
-    """What the stop settled no longer waits for its deadline: each released wait's timer and the own timer
-    of each pause no gate parks (a question, a blocking ask, an SDK interrupt, a tool-form await). A
-    wait released by a transaction before a conflict keeps its timer: it fires and finds nothing to do."""
-    for wait in released:
-        core.stop_timer(wait.run_id, wait.gate, wait.deadline)
-    for interaction in closed:
-        if interaction.interaction_id not in parked:
-            stop_interaction_timer(core, interaction)
-
-
 def stop_run(core: Core, runs: RunService, run_id: str, *, caller: str, reason: str | None) -> RunSummary:
-    """Stop `run_id`'s execution; 409 when the run is not hosted or has already ended."""
     run = core.require_run(run_id)
     if not run.hosted or not run.execution_arn:
         raise ConflictError(

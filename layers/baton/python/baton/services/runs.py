@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import RunView
@@ -21,21 +22,15 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 
+@dataclass(eq=False)
 class RunService(PauseService):
-    def __init__(
-        self,
-        core: Core,
-        input_defaults: Mapping[str, Mapping[str, object]] | None = None,
-        *,
-        input_schemas: Mapping[str, Mapping[str, Any]] | None = None,
-        check_review: Callable[[Any], object] | None = None,
-    ) -> None:
-        self.core = core
-        # Merged under the caller's input so ASL paths such as TimeoutSecondsPath resolve (WORKFLOW_DEFAULTS).
-        self.input_defaults: Mapping[str, Mapping[str, object]] = input_defaults or {}
-        # Checked before the execution starts (statemachines/<stem>.input.schema.json), as is the review config.
-        self.input_schemas: Mapping[str, Mapping[str, Any]] = input_schemas or {}
-        self.check_review = check_review
+    core: Core
+    # Merged under the caller's input so ASL paths such as TimeoutSecondsPath resolve (WORKFLOW_DEFAULTS).
+    input_defaults: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    _: KW_ONLY
+    # Checked before the execution starts (statemachines/<stem>.input.schema.json), as is the review config.
+    input_schemas: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    check_review: Callable[[Any], object] | None = None
 
     def start(self, workflow: str, payload: dict[str, Any], *, run_id: str | None, caller: str) -> RunSummary:
         arn = self.core.workflow_arns.get(workflow)
@@ -74,17 +69,16 @@ class RunService(PauseService):
         found = review_config_of(payload, schema)
         if found is None or self.check_review is None:
             return
-        field, config = found
+        where, config = found
         try:
             self.check_review(config)
         except ValidationFailedError as err:
             inner = err.details.get("path")
             raise ValidationFailedError(
-                f"{field}: {err.message}", details={**err.details, "path": f"{field}.{inner}" if inner else field}
+                f"{where}: {err.message}", details={**err.details, "path": f"{where}.{inner}" if inner else where}
             ) from None
 
     def get(self, run_id: str) -> RunView:
-        """The run, refreshed, with its interactions counted by status (or outcome)."""
         run = self.refresh(self.core.require_run(run_id))
         counts = Counter(i.state.outcome or i.state.status for i in self.core.store.list_run_interactions(run_id))
         return RunView.model_validate({**run.model_dump(exclude={"version"}), "interactions": dict(counts)})
