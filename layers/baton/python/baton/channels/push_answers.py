@@ -6,6 +6,7 @@ where the notification lands and is answered, as an email link is. Its credentia
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Final
 
 from baton.channels.answering import answer_as
@@ -35,10 +36,6 @@ if TYPE_CHECKING:
 PUSH_CHANNEL: Final = "push"  # the decision's `via` (InteractionAnswered)
 
 
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 class PushAnswers:
     """`POST /api/push/answer`: a one-tap credential's answer, given once, as the operator it was made for,
     through the API's own service for the kind (the same 409 naming the winner, the same 410 past the
@@ -50,7 +47,7 @@ class PushAnswers:
         core: Core,
         links: AnswerLinkStore,
         keys: Callable[[], VapidKeys | None],
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = partial(datetime.now, UTC),
     ) -> None:
         self._core, self._links, self._keys, self._clock = core, links, keys, clock
 
