@@ -183,6 +183,8 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
 class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResumed]):
     """The resume's `AnswerPolicy`, carrying what it read (`found`) and the state `version` it was decided on."""
 
+    version: str | None = None  # (the service's own: none; it decides with a policy of its own)
+
     def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
         self.core, self.version = core, version
         if found is not None:

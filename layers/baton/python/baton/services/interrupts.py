@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.interrupts import (
@@ -47,13 +46,12 @@ from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
 from baton.policy.source import decide_or_ask
-from baton.services.asks import long_poll
+from baton.services.asks import LongPolled
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from datetime import datetime
 
     from baton.contracts.policy import PolicyDecision
@@ -62,21 +60,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("baton")
 
-POLL_BACKOFF = (1.5, 2.5)  # the long-poll's re-reads: 0.5 s, then x1.5 per read up to 2.5 s
 
-
-class InterruptService(InterruptAnswers):
+class InterruptService(LongPolled, InterruptAnswers):
     """Create, read, long-poll and list interrupts; resume, cancel and vote are its `InterruptAnswers`."""
 
-    def __init__(
-        self,
-        core: Core,
-        *,
-        sleep: Callable[[float], None] = time.sleep,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
-        super().__init__(core)
-        self._sleep, self._monotonic = sleep, monotonic
+    backoff = (1.5, 2.5)  # the long-poll's re-reads: 0.5 s, then x1.5 per read up to 2.5 s
 
     def create(
         self, spec: InterruptSpec, *, caller: str, token: str | None = None, entered_at: datetime | None = None
@@ -173,9 +161,7 @@ class InterruptService(InterruptAnswers):
             found = self.core.store.get_interaction(seen.run_id, seen.interaction_id) if seen else None
             return self._expire_if_due(found if found is not None else self.load(interrupt_id))
 
-        return long_poll(
-            read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic, backoff=POLL_BACKOFF, due_in=self._due_in
-        )
+        return self._long_poll(read, wait_seconds)
 
     def list_page(
         self,
