@@ -24,9 +24,7 @@ from baton.contracts.interrupts import (
 )
 from baton.contracts.page_tokens import (
     PageCursor,
-    decode_scoped_page_token,
-    encode_page_token,
-    foreign_page_token,
+    decode_store_page_token,
     invalid_page_token,
 )
 from baton.domain.approval import requester_of
@@ -180,27 +178,23 @@ class InterruptService(LongPolled, InterruptAnswers):
         if status is None and session_id is None:
             status = "pending"
         scope = [status, session_id]
-        cursor = PageCursor(k=None, f=scope)
-        if next_token:
-            cursor = decode_scoped_page_token(next_token, PageCursor, scope, PAGE_FILTERS)
-            if cursor.k is None and not cursor.p:  # a first page's position is never issued
-                raise foreign_page_token(PAGE_FILTERS)
-        phase, start = cursor.p, cursor.k
+        cursor = decode_store_page_token(next_token, scope, PAGE_FILTERS)
         domains: tuple[str | None, ...] = DOMAIN_STATUSES[status] if status else (None,)
-        if phase >= len(domains):
+        if cursor.p >= len(domains):
             raise invalid_page_token()
         found: list[Interaction] = []
-        token = None
+        start = cursor.k
         # A status may span two stored states (cancelled = cancelled + timed out): a page that has room
         # left goes on into the next one, so a first page is never empty while later ones are not.
-        while token is None and phase < len(domains):
+        for phase in range(cursor.p, len(domains)):  # (not empty: the token's phase is one of them)
             page, start = self.core.store.page_interactions(
                 KIND, status=domains[phase], run_id=session_id, limit=limit - len(found), start=start
             )
             found += page
-            phase, start = (phase, start) if start else (phase + 1, None)
-            if phase < len(domains) and (start or len(found) >= limit):
-                token = encode_page_token(PageCursor(k=start, f=scope, p=phase), sort_keys=True)
+            if start or len(found) >= limit:
+                break
+        next_phase = phase if start else phase + 1
+        token = PageCursor(k=start, f=scope, p=next_phase).token() if next_phase < len(domains) else None
         settled = [self._expire_if_due(i) if i.state.status == "pending" else i for i in found]
         if status is not None:
             settled = [i for i in settled if edge_status(i) == status]
