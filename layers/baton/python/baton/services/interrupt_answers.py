@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from baton import contracts
 from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, ResumeInterrupt, edge_status
+from baton.domain.answer_replies import delivery_of
 from baton.domain.ballot import Voter
 from baton.domain.interrupt_fields import MAX_REASON_CHARS
 from baton.domain.interrupt_rules import (
@@ -33,7 +34,7 @@ from baton.domain.interrupt_rules import (
 from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenError
 from baton.events import InterruptTimedOut
 from baton.models import Interaction, status_of
-from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
+from baton.services.answer_outcomes import SendFailedError, send_or_pending
 from baton.services.approvals import ApprovalService, Entry
 from baton.services.asks import StoreDeadline
 from baton.services.at_deadline import AnswerPolicy, Write
