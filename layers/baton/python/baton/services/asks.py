@@ -118,37 +118,35 @@ class AskService(BlockingPause):
         """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. Its ladder's
         steps are walked by its own timer, its default taken by the waiter's read at the deadline
         (`_expire_if_due`). With `approval` the asking agent may not vote."""
-        node, question, options, notify = request.node, request.question, request.options, request.notify
-        timeout_seconds, ladder, approval = request.timeout_seconds, request.ladder(), request.approval
-        core = self.core
+        core, ladder, options = self.core, request.ladder(), request.options
         if ladder is not None:
             answer_is = AnswerCheck(kind="answers", options=options, allow_free_text=not options)
-            ladder.check_for(timeout_seconds, answer_is=answer_is)
-        if approval is not None:
-            approval.check_options(options)
-        core.check_notify(notify)
+            ladder.check_for(request.timeout_seconds, answer_is=answer_is)
+        if request.approval is not None:
+            request.approval.check_options(options)
+        core.check_notify(request.notify)
         core.ensure_run(run_id)
         asked = PauseRequest(
-            node=node,
-            prompt=question,
+            node=request.node,
+            prompt=request.question,
             options=options,
             allow_free_text=not options,
-            timeout_seconds=timeout_seconds,
-            notify=notify or ["console"],
+            timeout_seconds=request.timeout_seconds,
+            notify=request.notify or ["console"],
             ladder=ladder,
-        ).with_quorum(approval, requested_by=caller)
-        interaction = core.new_interaction(run_id, asked, expires_at=core.later(timeout_seconds))
+        ).with_quorum(request.approval, requested_by=caller)
+        interaction = core.new_interaction(run_id, asked, expires_at=core.later(request.timeout_seconds))
         requested = HumanInputRequested(
             interaction_id=interaction.interaction_id,
-            node=node,
+            node=request.node,
             kind="ask",
-            prompt=question,
+            prompt=request.question,
             options=options,
-            timeout_seconds=timeout_seconds,
+            timeout_seconds=request.timeout_seconds,
             by=caller,
         )
         # the ask and its events in one write; the run's pause after it (a run elsewhere is left alone)
-        paused = RunPaused(gate=node, kind="ask")
+        paused = RunPaused(gate=request.node, kind="ask")
         core.store.put_pause(interaction, events=[core.new_event(run_id, requested), core.new_event(run_id, paused)])
         core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         core.notify(interaction, "human_input_requested")

@@ -183,10 +183,9 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
 
     version: str | None = None  # (the service's own: none; it decides with a policy of its own)
 
-    def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
+    def __init__(self, core: Core, *, found: FoundInteraction, version: str | None) -> None:
         self.core, self.version = core, version
-        if found is not None:
-            self.wait, self.audit_head = found.wait, found.audit_head
+        self.wait, self.audit_head = found.wait, found.audit_head
 
     @staticmethod
     def check(pause: Interaction, answer: ResumeInterrupt) -> None:
