@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from baton.contracts import CancelInterrupt, ClaimInterrupt, InterruptView, ResumeInterrupt
+from baton.contracts.page_tokens import PageCursor, encode_page_token
 from baton.domain.interrupt_rules import key_interrupt_id
 from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import (
@@ -217,6 +218,33 @@ def test_list_filters_and_times_out_expired(svc: InterruptService, clock: FixedC
     assert ids(svc.list_page(status="cancelled")[0]) == [b.interaction_id]
     with pytest.raises(BadRequestError):
         svc.list_page(status="done")[0]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 5])
+def test_a_cancelled_listing_pages_through_cancels_then_timeouts(
+    svc: InterruptService, clock: FixedClock, limit: int
+) -> None:
+    cancelled = [svc.create(_spec(prompt=f"C{n}"), caller="agent")[0] for n in range(2)]
+    timed_out = [svc.create(_spec(prompt=f"T{n}", timeout_ms=1000), caller="agent")[0] for n in range(2)]
+    for i in cancelled:
+        svc.cancel(i.interaction_id, CancelInterrupt(reason="no"), caller="alice")
+    clock.advance(2)
+    svc.sweep()
+    seen: list[str] = []
+    page, token = svc.list_page(status="cancelled", limit=limit)
+    while True:
+        assert 0 < len(page) <= limit
+        seen += [i.interaction_id for i in page]
+        if token is None:
+            break
+        page, token = svc.list_page(status="cancelled", limit=limit, next_token=token)
+    assert sorted(seen) == sorted(i.interaction_id for i in cancelled + timed_out)
+    first_page_position = encode_page_token(PageCursor(k=None, f=["cancelled", None]), sort_keys=True)
+    with pytest.raises(BadRequestError, match="another listing"):
+        svc.list_page(status="cancelled", next_token=first_page_position)
+    past_the_last_phase = encode_page_token(PageCursor(k=None, f=["cancelled", None], p=2), sort_keys=True)
+    with pytest.raises(BadRequestError, match="not a valid page token"):
+        svc.list_page(status="cancelled", next_token=past_the_last_phase)
 
 
 def test_long_poll_returns_on_deadline_without_busy_waiting(svc: InterruptService, fake_time: FakeTime) -> None:

@@ -34,6 +34,9 @@ class PageCursor(BaseModel):
             raise ValueError("not a store position")
         return k
 
+    def token(self) -> str:
+        return encode_page_token(self, sort_keys=True)
+
 
 def encode_page_token(cursor: BaseModel, *, sort_keys: bool = False) -> str:
     raw = json.dumps(cursor.model_dump(exclude_defaults=True), separators=(",", ":"), sort_keys=sort_keys)
@@ -54,6 +57,17 @@ def decode_scoped_page_token(token: str, cursor: type[Cursor], scope: object, fi
     if getattr(decoded, "f", None) != scope:
         raise foreign_page_token(filters)
     return decoded
+
+
+def decode_store_page_token(token: str | None, scope: list[str | None], filters: str) -> PageCursor:
+    """Where a store-paged listing starts: its first page without `token`, else the token's position (bound
+    to `scope`); a first page's position is never issued, so a token carrying one is another listing's."""
+    if not token:
+        return PageCursor(k=None, f=scope)
+    cursor = decode_scoped_page_token(token, PageCursor, scope, filters)
+    if cursor.k is None and not cursor.p:
+        raise foreign_page_token(filters)
+    return cursor
 
 
 def invalid_page_token() -> BadRequestError:

@@ -172,6 +172,13 @@ def hosted_end_cause(target: Interaction | None, node: str, outcome: str) -> str
     return f"interrupt {target.interaction_id} at node '{node}' was cancelled by {st.answered_by}: {st.reason}"
 
 
+def failure_cause(settled: Interaction) -> str:
+    """The cause a hosted interrupt's task fails with when it timed out or was cancelled (who and why)."""
+    if is_timed_out(settled):
+        return f"interrupt {settled.interaction_id} timed out"
+    return f"interrupt {settled.interaction_id} cancelled by {settled.state.answered_by}: {settled.state.reason}"
+
+
 def not_found(interrupt_id: str) -> NotFoundError:
     return NotFoundError(f"interrupt {interrupt_id} not found", details={"interrupt_id": interrupt_id})
 

@@ -30,29 +30,6 @@ POLL_INTERVAL_SECONDS = 0.5
 MAX_POLL_INTERVAL_SECONDS = 2.0
 
 
-def long_poll(
-    read: Callable[[Interaction | None], Interaction],
-    wait_seconds: float,
-    *,
-    sleep: Callable[[float], None],
-    monotonic: Callable[[], float],
-    due_in: Callable[[Interaction], float | None],
-    backoff: tuple[float, float] = (2.0, MAX_POLL_INTERVAL_SECONDS),
-) -> Interaction:
-    """`read` (given the item as last read) until it is no longer pending or `wait_seconds` (<= 20) pass:
-    re-read after 0.5 s, then `backoff` (factor, cap) longer each time, and just past `due_in` (seconds to
-    the item's deadline), so a read ends it on time. One still pending past it (a hosted pause its token's
-    deadline ends) is read at the backoff's pace."""
-    until = monotonic() + max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
-    interval, current = POLL_INTERVAL_SECONDS, read(None)
-    while current.state.status == "pending" and (remaining := until - monotonic()) > 0:
-        due = due_in(current)
-        sleep(min(interval, remaining, interval if due is None or due < 0 else due + 0.001))
-        interval = min(interval * backoff[0], backoff[1])
-        current = read(current)
-    return current
-
-
 class StoreDeadline:
     """A pause whose deadline is the store's, no token to time it out (the blocking ask, the tool approval,
     the SDK waiter's interrupt): a read past `expires_at` ends it by a conditional write, its declared
@@ -64,10 +41,6 @@ class StoreDeadline:
     def _seen(self, i: Interaction) -> Interaction:
         state = i.state.without_lapsed_claim(self.core.now())
         return i if state is i.state else i.model_copy(update={"state": state})
-
-    def _due_in(self, i: Interaction) -> float | None:
-        """Seconds to its deadline: a long-poll reads it just past it, so that read ends it on time."""
-        return (parse_iso(i.expires_at) - self.core.clock.now()).total_seconds() if i.expires_at else None
 
     def _expire_if_due(self, i: Interaction) -> Interaction:
         i = self._seen(i)
@@ -92,11 +65,10 @@ class StoreDeadline:
         return ended
 
 
-class BlockingPause(StoreDeadline):
-    """A pause with no task token, its waiter long-polling `get` (the blocking ask, the tool approval)."""
+class LongPolled(StoreDeadline):
+    """A pause whose waiter long-polls `get` (<= 20 s): the clock it waits on and its re-reads' pace."""
 
-    kind: ClassVar[str]
-    noun: ClassVar[str]  # what a 404 calls it
+    backoff: ClassVar[tuple[float, float]] = (2.0, MAX_POLL_INTERVAL_SECONDS)  # (factor, cap)
 
     def __init__(
         self,
@@ -107,14 +79,29 @@ class BlockingPause(StoreDeadline):
     ) -> None:
         self.core, self._sleep, self._monotonic = core, sleep, monotonic
 
+    def _long_poll(self, read: Callable[[Interaction | None], Interaction], wait_seconds: float) -> Interaction:
+        """`read` (given the item as last read) until it is no longer pending or `wait_seconds` pass: re-read
+        after 0.5 s, then `backoff` longer each time, and just past its deadline, so a read ends it on time.
+        One still pending past it (a hosted pause its token's deadline ends) is read at the backoff's pace."""
+        until = self._monotonic() + max(0.0, min(float(wait_seconds), MAX_WAIT_SECONDS))
+        interval, current = POLL_INTERVAL_SECONDS, read(None)
+        while current.state.status == "pending" and (remaining := until - self._monotonic()) > 0:
+            expires_at = current.expires_at
+            due = (parse_iso(expires_at) - self.core.clock.now()).total_seconds() if expires_at else -1.0
+            self._sleep(min(interval, remaining, interval if due < 0 else due + 0.001))
+            interval = min(interval * self.backoff[0], self.backoff[1])
+            current = read(current)
+        return current
+
+
+class BlockingPause(LongPolled):
+    """A pause with no task token, its waiter long-polling `get` (the blocking ask, the tool approval)."""
+
+    kind: ClassVar[str]
+    noun: ClassVar[str]  # what a 404 calls it
+
     def get(self, run_id: str, interaction_id: str, *, wait_seconds: float = 0) -> Interaction:
-        return long_poll(
-            lambda _: self.current(run_id, interaction_id),
-            wait_seconds,
-            sleep=self._sleep,
-            monotonic=self._monotonic,
-            due_in=self._due_in,
-        )
+        return self._long_poll(lambda _: self.current(run_id, interaction_id), wait_seconds)
 
     def _load(self, run_id: str, interaction_id: str) -> Interaction:
         return self._seen(self.core.interaction_of(run_id, interaction_id, self.kind, self.noun))
@@ -131,37 +118,35 @@ class AskService(BlockingPause):
         """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. Its ladder's
         steps are walked by its own timer, its default taken by the waiter's read at the deadline
         (`_expire_if_due`). With `approval` the asking agent may not vote."""
-        node, question, options, notify = request.node, request.question, request.options, request.notify
-        timeout_seconds, ladder, approval = request.timeout_seconds, request.ladder(), request.approval
-        core = self.core
+        core, ladder, options = self.core, request.ladder(), request.options
         if ladder is not None:
             answer_is = AnswerCheck(kind="answers", options=options, allow_free_text=not options)
-            ladder.check_for(timeout_seconds, answer_is=answer_is)
-        if approval is not None:
-            approval.check_options(options)
-        core.check_notify(notify)
+            ladder.check_for(request.timeout_seconds, answer_is=answer_is)
+        if request.approval is not None:
+            request.approval.check_options(options)
+        core.check_notify(request.notify)
         core.ensure_run(run_id)
         asked = PauseRequest(
-            node=node,
-            prompt=question,
+            node=request.node,
+            prompt=request.question,
             options=options,
             allow_free_text=not options,
-            timeout_seconds=timeout_seconds,
-            notify=notify or ["console"],
+            timeout_seconds=request.timeout_seconds,
+            notify=request.notify or ["console"],
             ladder=ladder,
-        ).with_quorum(approval, requested_by=caller)
-        interaction = core.new_interaction(run_id, asked, expires_at=core.later(timeout_seconds))
+        ).with_quorum(request.approval, requested_by=caller)
+        interaction = core.new_interaction(run_id, asked, expires_at=core.later(request.timeout_seconds))
         requested = HumanInputRequested(
             interaction_id=interaction.interaction_id,
-            node=node,
+            node=request.node,
             kind="ask",
-            prompt=question,
+            prompt=request.question,
             options=options,
-            timeout_seconds=timeout_seconds,
+            timeout_seconds=request.timeout_seconds,
             by=caller,
         )
         # the ask and its events in one write; the run's pause after it (a run elsewhere is left alone)
-        paused = RunPaused(gate=node, kind="ask")
+        paused = RunPaused(gate=request.node, kind="ask")
         core.store.put_pause(interaction, events=[core.new_event(run_id, requested), core.new_event(run_id, paused)])
         core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
         core.notify(interaction, "human_input_requested")

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.domain.answer_replies import closed_error
 from baton.errors import ConflictError
 from baton.models import status_of
-from baton.services.answer_outcomes import SendFailedError, closed_error
+from baton.services.answer_outcomes import SendFailedError
 from baton.services.approvals import ApprovalService
 
 if TYPE_CHECKING:

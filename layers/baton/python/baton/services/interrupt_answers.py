@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from baton import contracts
 from baton.contracts.interrupts import TIMEOUT_REASON, InterruptView, ResumeInterrupt, edge_status
+from baton.domain.answer_replies import delivery_of
 from baton.domain.ballot import Voter
 from baton.domain.interrupt_fields import MAX_REASON_CHARS
 from baton.domain.interrupt_rules import (
@@ -21,6 +22,7 @@ from baton.domain.interrupt_rules import (
     cancelled_event,
     closed_interrupt,
     conflict_details,
+    failure_cause,
     interrupt_request,
     is_same_resume,
     is_timed_out,
@@ -33,7 +35,7 @@ from baton.domain.interrupt_rules import (
 from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenError
 from baton.events import InterruptTimedOut
 from baton.models import Interaction, status_of
-from baton.services.answer_outcomes import SendFailedError, delivery_of, send_or_pending
+from baton.services.answer_outcomes import SendFailedError, send_or_pending
 from baton.services.approvals import ApprovalService, Entry
 from baton.services.asks import StoreDeadline
 from baton.services.at_deadline import AnswerPolicy, Write
@@ -167,13 +169,9 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
             return self.core.release_gate(settled.run_id, settled.request.node, output, token=token, wait=wait)
         if token is not None and wait.task_token != token:
             return False
-        iid, st = settled.interaction_id, settled.state
-        if is_timed_out(settled):
-            error, cause = DEADLINE_ERROR, f"interrupt {iid} timed out"
-        else:
-            error, cause = CANCEL_ERROR, f"interrupt {iid} cancelled by {st.answered_by}: {st.reason}"
+        error = DEADLINE_ERROR if is_timed_out(settled) else CANCEL_ERROR
         try:
-            self.core.tokens.send_failure(wait.task_token, error, cause)
+            self.core.tokens.send_failure(wait.task_token, error, failure_cause(settled))
         except TaskTokenError:
             self.core.release_unsent(wait)
             return False  # the execution already ended or timed out: nothing left to fail
@@ -183,10 +181,11 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
 class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResumed]):
     """The resume's `AnswerPolicy`, carrying what it read (`found`) and the state `version` it was decided on."""
 
-    def __init__(self, core: Core, *, found: FoundInteraction | None = None, version: str | None = None) -> None:
+    version: str | None = None  # (the service's own: none; it decides with a policy of its own)
+
+    def __init__(self, core: Core, *, found: FoundInteraction, version: str | None) -> None:
         self.core, self.version = core, version
-        if found is not None:
-            self.wait, self.audit_head = found.wait, found.audit_head
+        self.wait, self.audit_head = found.wait, found.audit_head
 
     @staticmethod
     def check(pause: Interaction, answer: ResumeInterrupt) -> None:
@@ -310,18 +309,17 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
     def refuse_if_ended(self, pause: Interaction, reason: str, caller: str) -> None:
         """Nothing: `check` refused what is not this caller's cancel."""
 
-    def _repeated(self, current: Interaction, reason: str, caller: str) -> ParkedWait | None:
-        """The wait still parked for this caller's own cancel with this reason (its failure undelivered)."""
-        st = current.state
-        mine = st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason)
-        return self._wait_at(current) if mine else None
-
     def is_repeat(self, current: Interaction, reason: str, caller: str) -> bool:
-        return self._repeated(current, reason, caller) is not None
+        st = current.state
+        return st.status == "cancelled" and (st.answered_by, st.reason) == (caller, reason)
 
     def repeat(self, current: Interaction, reason: str, caller: str) -> contracts.InterruptCancelled | None:
-        wait = self._repeated(current, reason, caller)
-        return None if wait is None else self.view(current, self._send(current, wait=wait))
+        """Its task failure sent again while its wait is still parked (undelivered), else the 410 naming it."""
+        if not self.is_repeat(current, reason, caller):
+            return None
+        if (wait := self._wait_at(current)) is None:
+            raise self.already(current, racing=True)
+        return self.view(current, self._send(current, wait=wait))
 
     @staticmethod
     def entry(pause: Interaction, policy: ApprovalPolicy, reason: str) -> Entry:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.interrupts import (
@@ -25,9 +24,7 @@ from baton.contracts.interrupts import (
 )
 from baton.contracts.page_tokens import (
     PageCursor,
-    decode_scoped_page_token,
-    encode_page_token,
-    foreign_page_token,
+    decode_store_page_token,
     invalid_page_token,
 )
 from baton.domain.approval import requester_of
@@ -47,13 +44,12 @@ from baton.domain.interrupt_spec import DEFAULT_TIMEOUT_MS, InterruptSpec
 from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
 from baton.policy.source import decide_or_ask
-from baton.services.asks import long_poll
+from baton.services.asks import LongPolled
 from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from datetime import datetime
 
     from baton.contracts.policy import PolicyDecision
@@ -62,21 +58,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("baton")
 
-POLL_BACKOFF = (1.5, 2.5)  # the long-poll's re-reads: 0.5 s, then x1.5 per read up to 2.5 s
 
-
-class InterruptService(InterruptAnswers):
+class InterruptService(LongPolled, InterruptAnswers):
     """Create, read, long-poll and list interrupts; resume, cancel and vote are its `InterruptAnswers`."""
 
-    def __init__(
-        self,
-        core: Core,
-        *,
-        sleep: Callable[[float], None] = time.sleep,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
-        super().__init__(core)
-        self._sleep, self._monotonic = sleep, monotonic
+    backoff = (1.5, 2.5)  # the long-poll's re-reads: 0.5 s, then x1.5 per read up to 2.5 s
 
     def create(
         self, spec: InterruptSpec, *, caller: str, token: str | None = None, entered_at: datetime | None = None
@@ -173,9 +159,7 @@ class InterruptService(InterruptAnswers):
             found = self.core.store.get_interaction(seen.run_id, seen.interaction_id) if seen else None
             return self._expire_if_due(found if found is not None else self.load(interrupt_id))
 
-        return long_poll(
-            read, wait_seconds, sleep=self._sleep, monotonic=self._monotonic, backoff=POLL_BACKOFF, due_in=self._due_in
-        )
+        return self._long_poll(read, wait_seconds)
 
     def list_page(
         self,
@@ -194,27 +178,23 @@ class InterruptService(InterruptAnswers):
         if status is None and session_id is None:
             status = "pending"
         scope = [status, session_id]
-        cursor = PageCursor(k=None, f=scope)
-        if next_token:
-            cursor = decode_scoped_page_token(next_token, PageCursor, scope, PAGE_FILTERS)
-            if cursor.k is None and not cursor.p:  # a first page's position is never issued
-                raise foreign_page_token(PAGE_FILTERS)
-        phase, start = cursor.p, cursor.k
+        cursor = decode_store_page_token(next_token, scope, PAGE_FILTERS)
         domains: tuple[str | None, ...] = DOMAIN_STATUSES[status] if status else (None,)
-        if phase >= len(domains):
+        if cursor.p >= len(domains):
             raise invalid_page_token()
         found: list[Interaction] = []
-        token = None
+        start = cursor.k
         # A status may span two stored states (cancelled = cancelled + timed out): a page that has room
         # left goes on into the next one, so a first page is never empty while later ones are not.
-        while token is None and phase < len(domains):
+        for phase in range(cursor.p, len(domains)):  # (not empty: the token's phase is one of them)
             page, start = self.core.store.page_interactions(
                 KIND, status=domains[phase], run_id=session_id, limit=limit - len(found), start=start
             )
             found += page
-            phase, start = (phase, start) if start else (phase + 1, None)
-            if phase < len(domains) and (start or len(found) >= limit):
-                token = encode_page_token(PageCursor(k=start, f=scope, p=phase), sort_keys=True)
+            if start or len(found) >= limit:
+                break
+        next_phase = phase if start else phase + 1
+        token = PageCursor(k=start, f=scope, p=next_phase).token() if next_phase < len(domains) else None
         settled = [self._expire_if_due(i) if i.state.status == "pending" else i for i in found]
         if status is not None:
             settled = [i for i in settled if edge_status(i) == status]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import PauseOutput, ResumeResult
+from baton.domain.answer_replies import delivery_of
 from baton.domain.ballot import vote_text
 from baton.domain.ladder import AnswerCheck
 from baton.domain.pause_rules import pause_vote
@@ -13,7 +14,7 @@ from baton.events import InteractionAnswered, RunResumed
 from baton.models import PauseRequest
 from baton.notify.model import DECISION_KEY
 from baton.ports import WaitStillOpen
-from baton.services.answer_outcomes import delivery_of, send_or_pending
+from baton.services.answer_outcomes import send_or_pending
 from baton.services.approvals import ApprovalService, Entry
 from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.deadlines import stop_interaction_timer

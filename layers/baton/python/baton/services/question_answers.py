@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
 from baton.domain import gate_answers
+from baton.domain.answer_replies import delivery_of
 from baton.domain.ballot import Voter, release_of
 from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.questions import answer_text, answered_event, check_answer, in_scope, late_after_gate, message_text
 from baton.errors import ConflictError, GoneError, NotFoundError
 from baton.models import TERMINAL_RUN_STATES, Message, QuestionRequest
 from baton.ports import GuardFailedError, RunSnapshot, ScopeUnchanged, StillPending
-from baton.services.answer_outcomes import delivery_of
 from baton.services.approvals import Entry
 from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.deadlines import stop_interaction_timer

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
+from baton.domain.answer_replies import closed_error, delivery_of
 from baton.domain.ballot import Voter, vote_text
 from baton.domain.review_decision import ReviewDecision
 from baton.domain.review_gate import MERGE_ACTIONS
@@ -16,7 +17,6 @@ from baton.domain.review_state import StoredAction, not_waiting, refuse_timed_ou
 from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait, ReviewTurn
-from baton.services.answer_outcomes import closed_error, delivery_of
 from baton.services.approvals import ApprovalService, Entry
 from baton.services.at_deadline import AnswerPolicy, InteractionPauseDeadline, Write
 from baton.services.deadlines import park_wait
