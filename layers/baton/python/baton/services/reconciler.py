@@ -74,8 +74,9 @@ class Reconciler:
         owes it; past it, the deadline path alone (a re-send must not follow: the path may have just closed
         it). GoneError: Step Functions' own timeout closed the task first (its Catch reports it)."""
         policy = self._policy(wait)
-        if policy is None:
-            return WaitReconciled()
+        return WaitReconciled() if policy is None else self._reconcile(wait, policy)
+
+    def _reconcile(self, wait: ParkedWait, policy: DeadlinePolicy[Any]) -> WaitReconciled:
         past = self.core.is_past(wait.deadline)
         try:
             if not past:
@@ -95,11 +96,12 @@ class Reconciler:
         released: list[Settled] = []
         ended: list[Settled] = []
         for wait in self.core.store.list_parked():
-            if self._policy(wait) is None:
+            policy = self._policy(wait)
+            if policy is None:
                 continue
             checked += 1
             try:
-                outcome = self.reconcile_one(wait)
+                outcome = self._reconcile(wait, policy)
             except Exception:
                 log.exception("reconcile: re-send failed", extra={"run_id": wait.run_id, "gate": wait.gate})
                 continue
