@@ -36,13 +36,10 @@ class ReviewDialogue(ReviewGate):
     def start_diff(self, run_id: str, raw_config: Any, token: str) -> BuildStarted:
         # A gate with nothing to diff, or one its first turn will refuse, is released at once: that turn says why.
         try:
-            config: GateConfig | None = self.parse_config(raw_config)
+            diff = diff_request(run_id, self.parse_config(raw_config))
         except BatonError:
-            config = None
-        if config is None or config.run_branch is None:
             self.core.tokens.send_success(token, {"started": False})
             return BuildStarted(started=False, handle="")
-        diff = diff_request(run_id, config, config.run_branch)
         request = BuildRequest(kind="diff", diff_target=diff.target, **diff.model_dump(exclude={"target"}))
         return BuildStarted(started=True, handle=self.start_build(request, token))
 
@@ -104,10 +101,8 @@ class ReviewDialogue(ReviewGate):
 
     def _diff(self, run_id: str, config: GateConfig, *, quiet: bool = False) -> BoundedDiff | None:
         """`quiet`: None when the diff cannot be read (a reply still gets its turn)."""
-        if not config.run_branch:
-            return None
         try:
-            return self.diffs.run_branch_diff(diff_request(run_id, config, config.run_branch))
+            return self.diffs.run_branch_diff(diff_request(run_id, config))
         except BatonError:
             if quiet:
                 return None
