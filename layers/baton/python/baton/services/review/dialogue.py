@@ -64,7 +64,7 @@ class ReviewDialogue(ReviewGate):
             config=config.model_dump(),
             diff=stats,
         )
-        interaction = core.new_interaction(run_id, request, expires_at=core.later(config.timeout_seconds))
+        interaction = core.new_interaction(run_id, request, expires_at=core.deadline_of(config.timeout_seconds))
         started = ReviewStarted(gate=config.gate, interaction_id=interaction.interaction_id, diff=stats)
         verdict = self._store_companion_turn(interaction, config, turn, n=0, diff=diff, started=started)
         return self._turn_output(config, interaction, auto_merge=self._auto_merge(interaction, config, verdict))

@@ -88,7 +88,7 @@ class ReviewGate(ReviewBuilds):
         """Back to pending with a fresh expiry. A quorum starts a new round: its votes are cleared first."""
         if config.approval is not None:
             self.core.store.clear_votes(interaction.run_id, interaction.interaction_id)
-        reopened = interaction.model_copy(update={"expires_at": self.core.later(config.timeout_seconds)})
+        reopened = interaction.model_copy(update={"expires_at": self.core.deadline_of(config.timeout_seconds)})
         return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 
     def _output(self, interaction: Interaction, turns: list[ReviewTurn] | None = None) -> ReviewGateOutput:
