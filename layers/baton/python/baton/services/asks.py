@@ -150,7 +150,7 @@ class AskService(BlockingPause):
             notify=notify or ["console"],
             ladder=ladder,
         ).with_quorum(approval, requested_by=caller)
-        interaction = core.new_interaction(run_id, asked, expires_at=core.later(timeout_seconds))
+        interaction = core.new_interaction(run_id, asked, expires_at=core.deadline_of(timeout_seconds))
         requested = HumanInputRequested(
             interaction_id=interaction.interaction_id,
             node=node,

@@ -62,9 +62,6 @@ class Core:
     def now(self) -> str:
         return iso(self.clock.now())
 
-    def later(self, seconds: int) -> str:
-        return iso(self.clock.now() + timedelta(seconds=seconds))
-
     def deadline_of(self, timeout_seconds: float, entered_at: datetime | None = None) -> str:
         return iso((entered_at or self.clock.now()) + timedelta(seconds=timeout_seconds))
 
