@@ -36,8 +36,7 @@ def run_of(core: Core, end: ExecutionEnd) -> RunSummary | None:
 
 
 def record_end(core: Core, end: ExecutionEnd, run: RunSummary | None = None) -> bool:
-    """Record the end of `end`'s run once (`run`: as the caller just read it; else found by `run_of`).
-    True if this call recorded it (and published it)."""
+    """Record the end of `end`'s run (`run`: as its caller read it) once; True if this call recorded it."""
     run = run or run_of(core, end)
     if run is None:
         log.info("execution ended with no Baton run of its own", extra={"execution_arn": end.execution_arn})

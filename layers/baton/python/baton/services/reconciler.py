@@ -38,14 +38,12 @@ class Reconciler:
         core: Core,
         *,
         runs: RunService | None = None,
-        questions: QuestionService | None = None,
-        interrupts: InterruptService | None = None,
         review: Callable[[], ReviewService] | None = None,
     ) -> None:
         self.core = core
         self.runs = runs or RunService(core)
-        self.questions = questions or QuestionService(core)
-        self.interrupts = interrupts or InterruptService(core)
+        self.questions = QuestionService(core)
+        self.interrupts = InterruptService(core)
         self._review = review
         # each kind's answer side settles a met tally as its deciding vote would have
         self._settle_standing: dict[str, Callable[[Interaction], bool]] = {
