@@ -67,14 +67,13 @@ class Reconciler:
         settle = self._settle_standing.get(pause.request.kind)
         return settle is not None and settle(pause)
 
-    def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
+    def reconcile_one(self, wait: ParkedWait, policy: DeadlinePolicy[Any] | None = None) -> WaitReconciled:
         """One parked wait (also a gate's timer at its deadline): before its deadline, the resume a lost send
         owes it; past it, the deadline path alone (a re-send must not follow: the path may have just closed
         it). GoneError: Step Functions' own timeout closed the task first (its Catch reports it)."""
-        policy = self._policy(wait)
-        return WaitReconciled() if policy is None else self._reconcile(wait, policy)
-
-    def _reconcile(self, wait: ParkedWait, policy: DeadlinePolicy[Any]) -> WaitReconciled:
+        policy = policy or self._policy(wait)
+        if policy is None:
+            return WaitReconciled()
         past = self.core.is_past(wait.deadline)
         try:
             if not past:
@@ -99,7 +98,7 @@ class Reconciler:
                 continue
             checked += 1
             try:
-                outcome = self._reconcile(wait, policy)
+                outcome = self.reconcile_one(wait, policy)
             except Exception:
                 log.exception("reconcile: re-send failed", extra={"run_id": wait.run_id, "gate": wait.gate})
                 continue
