@@ -323,15 +323,15 @@ STOP_LIFE: dict[str, tuple[str, int]] = {
     # and its waits (a Query each), the review cancelled and its wait released (one transaction), the
     # park's timer stopped (StopExecution: firing, it would cost a gate_deadline invocation and the wait's
     # GetItem), StopExecution, the run (GetItem) and its execution (DescribeExecution) again, whose end is recorded
-    # at once: the run (GetItem: `run_of`), its end with `run_aborted` (one transaction), the notification
-    # (SNS); then the route's view: the run (GetItem, twice) and its interactions (Query). Cut: the run is
-    # read five times where one read and the writes' conditions would do (-4), and the execution twice (-1)
-    "stop (the review cancelled)": ("api POST stop 1", 16),
+    # at once on the run as read: its end with `run_aborted` (one transaction), the notification (SNS); then
+    # the route's view: the run (GetItem, twice) and its interactions (Query). Cut: the run is read four
+    # times where one read and the writes' conditions would do (-3), and the execution twice (-1)
+    "stop (the review cancelled)": ("api POST stop 1", 15),
     # the run (GetItem), its end (a transaction, refused: the stop recorded it), the run again (GetItem: ended
     # as the event says?)
     "the run's end (EventBridge)": ("run_lifecycle 1", 3),
 }
-STOP_TOTAL = 19  # (the park's timer no longer fires after the stop: -1 by gate_deadline, +1 StopExecution)
+STOP_TOTAL = 18  # (the park's timer no longer fires after the stop: -1 by gate_deadline, +1 StopExecution)
 
 
 def test_a_stop_cancelling_the_review_stays_in_budget(

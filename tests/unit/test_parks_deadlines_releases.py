@@ -117,9 +117,7 @@ class Gates:
         return self.review.act("r1", ReviewDecision(action="request_changes"), caller="alice").model_dump()
 
     def reconciler(self) -> Reconciler:
-        return Reconciler(
-            self.core, runs=self.runs, questions=self.questions, interrupts=self.interrupts, review=lambda: self.review
-        )
+        return Reconciler(self.core, runs=self.runs, review=lambda: self.review)
 
 
 @pytest.fixture

@@ -185,7 +185,7 @@ def test_failed_send_is_recovered_by_the_reconciler_exactly_once(qs: QuestionSer
     result = qs.answer("r1", a, "stored anyway", caller="op")
     assert result["queued"] is True and result["resumed"] is False
     assert core.store.get_interaction("r1", a).state.status == "answered"  # type: ignore[union-attr]
-    reconciler = Reconciler(core, questions=qs)
+    reconciler = Reconciler(core)
     assert reconciler.reconcile().wire()["released"] == [{"run_id": "r1", "gate": "sync", "kind": "await"}]
     assert reconciler.reconcile()["released"] == []  # nothing left parked: no second resume
     assert len(_tokens(core).sent) == 1 and _types(core).count("await_released") == 1
@@ -193,14 +193,14 @@ def test_failed_send_is_recovered_by_the_reconciler_exactly_once(qs: QuestionSer
 
 def test_concurrent_senders_resume_once(qs: QuestionService, core: Core) -> None:
     qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60)  # nothing pending: released
-    assert Reconciler(core, questions=qs).reconcile()["released"] == []
+    assert Reconciler(core).reconcile()["released"] == []
     a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
     qs.park_gate(run_id="r1", gate="sync2", token="tok2", timeout_seconds=60)
     core.store.transition_interaction(
         core.store.get_interaction("r1", a),  # type: ignore[arg-type]
         core.store.get_interaction("r1", a).state.model_copy(update={"status": "answered", "answer": "x"}),  # type: ignore[union-attr]
     )
-    threads = [threading.Thread(target=Reconciler(core, questions=qs).reconcile) for _ in range(8)]
+    threads = [threading.Thread(target=Reconciler(core).reconcile) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
@@ -312,7 +312,7 @@ def test_a_200_from_the_tool_await_never_leaves_the_run_paused(qs: QuestionServi
 def test_tool_await_times_out_through_the_reconciler(qs: QuestionService, core: Core, clock: Any) -> None:
     a = qs.ask("r1", AskRequest(node="draft", question="Q"), caller="x")["interaction_id"]
     result = qs.await_tool("r1", AwaitRequest(timeout_seconds=30), caller="agent")
-    reconciler = Reconciler(core, questions=qs)
+    reconciler = Reconciler(core)
     assert reconciler.reconcile()["timed_out"] == []
     clock.advance(31)
     assert reconciler.reconcile()["timed_out"] == [result["interaction_id"]]

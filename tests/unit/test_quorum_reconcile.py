@@ -65,7 +65,7 @@ def test_a_met_question_quorum_whose_release_failed_is_released_once_by_the_reco
     stuck = core.store.get_interaction("r1", iid)
     assert stuck is not None and stuck.state.status == "pending" and core.store.get_tally("r1", iid).approvals == 2
     assert [(m.run_id, m.interaction_id) for m in core.store.list_met_tallies()] == [("r1", iid)]
-    reconciler = Reconciler(core, questions=qs)
+    reconciler = Reconciler(core)
     assert reconciler.reconcile().wire()["quorums"] == [{"run_id": "r1", "interaction_id": iid, "kind": "quorum"}]
     assert reconciler.reconcile()["quorums"] == []  # released once: off the list
     answered = core.store.get_interaction("r1", iid)
@@ -87,7 +87,7 @@ def test_a_met_rejection_of_an_interrupt_is_settled_by_the_reconciler(
         interrupts.cancel(
             created.interaction_id, CancelInterrupt(reason="no"), caller="alice"
         )  # `any` rule: one rejection decides
-    reconciler = Reconciler(core, interrupts=interrupts)
+    reconciler = Reconciler(core)
     [released] = reconciler.reconcile()["quorums"]
     assert released["interaction_id"] == created.interaction_id
     found = core.store.get_interaction("s1", created.interaction_id)
@@ -103,7 +103,7 @@ def test_an_unmet_tally_and_a_released_quorum_are_left_alone(core: Core) -> None
     qs.answer("r1", iid, "approve", caller="alice")
     assert core.store.list_met_tallies() == []  # one of two: nothing to release
     qs.answer("r1", iid, "approve", caller="bob")  # released by its decider
-    assert core.store.list_met_tallies() == [] and Reconciler(core, questions=qs).reconcile()["quorums"] == []
+    assert core.store.list_met_tallies() == [] and Reconciler(core).reconcile()["quorums"] == []
     assert _types(core, "r1").count("quorum_reached") == 1
 
 

@@ -18,11 +18,12 @@ from baton.cli.demo_repo import DemoRepo, create_demo_repo
 from baton.contracts import AskRequest, ReviewDiff
 from baton.contracts.inbox import InboxQuery
 from baton.domain.unified_diff import file_diffs
-from baton.errors import NotFoundError
+from baton.errors import NotFoundError, ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
 from baton.merge.build import run_build
 from baton.merge.diff import truncation_marker
 from baton.merge.gitcmd import git_out, run_git
+from baton.models import ReviewRequest
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core
@@ -111,6 +112,19 @@ def test_a_run_without_a_review_has_no_diff(review: ReviewService, core: Core) -
     core.ensure_run("r2")
     with pytest.raises(NotFoundError):
         review.diff_view("r2")
+
+
+def test_a_review_stored_without_a_run_branch_is_refused_in_words(review: ReviewService, repo: DemoRepo) -> None:
+    """A record from before run_branch was required reads back as a clear refusal, not a crash."""
+    _open(review, repo)
+    stored = review.core.store.list_run_interactions("r1", kind="review")[-1]
+    config = {k: v for k, v in stored.request_as(ReviewRequest).config.items() if k != "run_branch"}
+    legacy = stored.model_copy(update={"run_id": "r2", "request": stored.request.model_copy(update={"config": config})})
+    review.core.ensure_run("r2")
+    review.core.store.put_interaction(legacy)
+    for read in (review.view, review.diff_view):
+        with pytest.raises(ValidationFailedError, match="invalid review gate configuration: run_branch: Field"):
+            read("r2")
 
 
 RENAME_DELETE = """diff --git a/old.py b/new.py

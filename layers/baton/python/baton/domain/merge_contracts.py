@@ -42,8 +42,8 @@ class DiffRequest(BaseModel):
 
     repo_path: str | None = None
     repo_url: str | None = None
-    run_id: str | None = None
-    gate: str | None = None
+    run_id: str
+    gate: str
     run_branch: str
     target: str = "HEAD"
     max_bytes: int = Field(default=60_000, ge=256)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from baton.domain.review_gate import GateConfig
 
 
-def diff_request(run_id: str, config: GateConfig, run_branch: str) -> DiffRequest:
+def diff_request(run_id: str, config: GateConfig) -> DiffRequest:
     """The run branch against base_branch, else the named merge target, else HEAD."""
     target = config.merge_into if config.merge_into not in ("current", "none") else "HEAD"
     return DiffRequest(
@@ -23,7 +23,7 @@ def diff_request(run_id: str, config: GateConfig, run_branch: str) -> DiffReques
         gate=config.gate,
         repo_path=config.repo_path,
         repo_url=config.repo_url,
-        run_branch=run_branch,
+        run_branch=config.run_branch,
         target=config.base_branch if config.base_branch is not None else target,
         max_bytes=config.diff_max_bytes,
     )

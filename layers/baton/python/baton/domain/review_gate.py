@@ -57,7 +57,7 @@ class GateConfig(BaseModel):
     """One review gate's configuration. Unknown fields are refused (a typo must not pass silently)."""
 
     gate: str = Field(default="review", description="the gate's node name (interaction node, WAIT#<gate>)")
-    run_branch: str | None = Field(default=None, description="the run's branch holding the agent's commits")
+    run_branch: str = Field(min_length=1, description="the run's branch holding the agent's commits")
     repo_path: str | None = Field(default=None, description="local repository (required by the local merge runner)")
     repo_url: str | None = Field(
         default=None, description="deployed: overrides the merge project's repository (required when it has none)"
@@ -121,20 +121,15 @@ def parse_gate_config(raw: Any, *, merge_runner: str, merge_repository: str = ""
     merge_into is "none": the run branch is fetched from that repository even when nothing is merged."""
     if not isinstance(raw, dict):
         raise ValidationFailedError("the review gate's input must be a JSON object")
-    try:
-        config = GateConfig.model_validate(raw)
-    except ValidationError as err:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '$'}: {e['msg']}" for e in err.errors(include_url=False)
-        )
-        raise ValidationFailedError(f"invalid review gate configuration: {problems}") from None
-    name = config.gate
-    if not config.run_branch:
+    if not raw.get("run_branch"):
         raise ValidationFailedError(
-            f"review gate '{name}' has no repository to merge: set run_branch (the run's branch) and "
+            f"review gate '{raw.get('gate', 'review')}' has no repository to merge: set run_branch (the run's "
+            "branch) and "
             + ("repo_path (the local repository)" if merge_runner == "local" else "the merge project's repository"),
             details={"path": "run_branch"},
         )
+    config = read_gate_config(raw)
+    name = config.gate
     if merge_runner == "local" and not config.repo_path:
         raise ValidationFailedError(
             f"review gate '{name}' has no repository to merge: the local merge runner needs repo_path "
@@ -161,6 +156,18 @@ def parse_gate_config(raw: Any, *, merge_runner: str, merge_repository: str = ""
                 details={"path": "output_schema"},
             ) from None
     return config
+
+
+def read_gate_config(raw: Any) -> GateConfig:
+    """A configuration as stored or given; ValidationFailedError naming each problem (also a record
+    stored by an older Baton that this model no longer reads)."""
+    try:
+        return GateConfig.model_validate(raw)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '$'}: {e['msg']}" for e in err.errors(include_url=False)
+        )
+        raise ValidationFailedError(f"invalid review gate configuration: {problems}") from None
 
 
 def _lookup(scope: dict[str, Any], dotted: str) -> tuple[bool, Any]:

@@ -135,7 +135,7 @@ class AskService(BlockingPause):
             notify=request.notify or ["console"],
             ladder=ladder,
         ).with_quorum(request.approval, requested_by=caller)
-        interaction = core.new_interaction(run_id, asked, expires_at=core.later(request.timeout_seconds))
+        interaction = core.new_interaction(run_id, asked, expires_at=core.deadline_of(request.timeout_seconds))
         requested = HumanInputRequested(
             interaction_id=interaction.interaction_id,
             node=request.node,

@@ -62,9 +62,6 @@ class Core:
     def now(self) -> str:
         return iso(self.clock.now())
 
-    def later(self, seconds: int) -> str:
-        return iso(self.clock.now() + timedelta(seconds=seconds))
-
     def deadline_of(self, timeout_seconds: float, entered_at: datetime | None = None) -> str:
         return iso((entered_at or self.clock.now()) + timedelta(seconds=timeout_seconds))
 
@@ -207,19 +204,6 @@ class Core:
             for operator in operators:
                 self.push.push(operator, interaction, reason)
 
-    def wait_expired(self, wait: ParkedWait) -> bool:
-        """Unknown deadline: assume it has passed."""
-        if wait.deadline is not None:
-            return self.is_past(wait.deadline)
-        seconds = wait.scope.get("timeout_seconds")
-        if isinstance(seconds, int | float):
-            return self.clock.now() >= parse_iso(wait.parked_at) + timedelta(seconds=seconds)
-        for iid in wait.interaction_ids:
-            interaction = self.store.get_interaction(wait.run_id, iid)
-            if interaction is not None and interaction.expires_at:
-                return self.clock.now() >= parse_iso(interaction.expires_at)
-        return True
-
     def release_gate(
         self,
         run_id: str,
@@ -315,7 +299,8 @@ class Core:
     def _closed_by_earlier_send(self, wait: ParkedWait, err: TaskTokenError) -> bool:
         """Before the deadline only a send of the stored answer can have closed the token: True. A task
         that no longer exists: True if its execution runs on or succeeded. A timeout: GoneError."""
-        if err.reason in _CLOSED and (not self.wait_expired(wait) or self._released_by_deadline(wait)):
+        in_time = wait.deadline is not None and not self.is_past(wait.deadline)  # unknown: assume it passed
+        if err.reason in _CLOSED and (in_time or self._released_by_deadline(wait)):
             return True
         if err.reason == "TaskTimedOut":
             raise GoneError(

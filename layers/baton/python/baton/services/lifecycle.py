@@ -35,9 +35,9 @@ def run_of(core: Core, end: ExecutionEnd) -> RunSummary | None:
     return None
 
 
-def record_end(core: Core, end: ExecutionEnd) -> bool:
-    """Record the end of `end`'s run once. True if this call recorded it (and published it)."""
-    run = run_of(core, end)
+def record_end(core: Core, end: ExecutionEnd, run: RunSummary | None = None) -> bool:
+    """Record the end of `end`'s run (`run`: as its caller read it) once; True if this call recorded it."""
+    run = run or run_of(core, end)
     if run is None:
         log.info("execution ended with no Baton run of its own", extra={"execution_arn": end.execution_arn})
         return False

@@ -72,7 +72,7 @@ class QuestionService(AnswerQuestions):
             approval=approval,
             requested_by=requester_of(caller, hosted=run.hosted, started_by=run.started_by) if approval else None,
         )
-        expires_at = core.later(timeout_seconds) if timeout_seconds is not None else None
+        expires_at = core.deadline_of(timeout_seconds) if timeout_seconds is not None else None
         interaction = core.new_interaction(run_id, asked, expires_at=expires_at)
         # counted: a gate released unread sees it; its event recorded in the same write
         core.store.put_question(interaction, events=[core.new_event(run_id, asked_event(interaction))])

@@ -38,14 +38,12 @@ class Reconciler:
         core: Core,
         *,
         runs: RunService | None = None,
-        questions: QuestionService | None = None,
-        interrupts: InterruptService | None = None,
         review: Callable[[], ReviewService] | None = None,
     ) -> None:
         self.core = core
         self.runs = runs or RunService(core)
-        self.questions = questions or QuestionService(core)
-        self.interrupts = interrupts or InterruptService(core)
+        self.questions = QuestionService(core)
+        self.interrupts = InterruptService(core)
         self._review = review
         # each kind's answer side settles a met tally as its deciding vote would have
         self._settle_standing: dict[str, Callable[[Interaction], bool]] = {
@@ -69,11 +67,11 @@ class Reconciler:
         settle = self._settle_standing.get(pause.request.kind)
         return settle is not None and settle(pause)
 
-    def reconcile_one(self, wait: ParkedWait) -> WaitReconciled:
+    def reconcile_one(self, wait: ParkedWait, policy: DeadlinePolicy[Any] | None = None) -> WaitReconciled:
         """One parked wait (also a gate's timer at its deadline): before its deadline, the resume a lost send
         owes it; past it, the deadline path alone (a re-send must not follow: the path may have just closed
         it). GoneError: Step Functions' own timeout closed the task first (its Catch reports it)."""
-        policy = self._policy(wait)
+        policy = policy or self._policy(wait)
         if policy is None:
             return WaitReconciled()
         past = self.core.is_past(wait.deadline)
@@ -95,11 +93,12 @@ class Reconciler:
         released: list[Settled] = []
         ended: list[Settled] = []
         for wait in self.core.store.list_parked():
-            if self._policy(wait) is None:
+            policy = self._policy(wait)
+            if policy is None:
                 continue
             checked += 1
             try:
-                outcome = self.reconcile_one(wait)
+                outcome = self.reconcile_one(wait, policy)
             except Exception:
                 log.exception("reconcile: re-send failed", extra={"run_id": wait.run_id, "gate": wait.gate})
                 continue

@@ -92,7 +92,7 @@ class RunService(PauseService):
         end = ExecutionEnd.from_described(run.execution_arn, run.run_id, described, self.core.clock.now())
         if end is None:
             return run
-        lifecycle.record_end(self.core, end)
+        lifecycle.record_end(self.core, end, run)
         return self.core.require_run(run.run_id)
 
     def events(self, run_id: str, *, after: str | None, limit: int) -> list[Event]:

@@ -112,7 +112,7 @@ class ToolApprovalService(BlockingPause):
             by, answer = at_once
             state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
             records.append(InteractionAnswered(interaction_id=iid, node=node, answer=answer, by=by))
-        i = core.new_interaction(run_id, request, expires_at=core.later(timeout), interaction_id=iid, state=state)
+        i = core.new_interaction(run_id, request, expires_at=core.deadline_of(timeout), interaction_id=iid, state=state)
         core.store.put_tool_call_approval(i, key, replacing=replacing)
         if decided is not None:
             records.append(

@@ -74,7 +74,7 @@ class ToolAwaits(AwaitGates):
             by=caller,
             ladder=ladder,
         )
-        awaiting = core.new_interaction(run_id, asked, expires_at=core.later(timeout_seconds))
+        awaiting = core.new_interaction(run_id, asked, expires_at=core.deadline_of(timeout_seconds))
         core.store.put_interaction(awaiting)
         arm_interaction(core, awaiting, TOOL_GATE)
         core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again

@@ -36,13 +36,10 @@ class ReviewDialogue(ReviewGate):
     def start_diff(self, run_id: str, raw_config: Any, token: str) -> BuildStarted:
         # A gate with nothing to diff, or one its first turn will refuse, is released at once: that turn says why.
         try:
-            config: GateConfig | None = self.parse_config(raw_config)
+            diff = diff_request(run_id, self.parse_config(raw_config))
         except BatonError:
-            config = None
-        if config is None or config.run_branch is None:
             self.core.tokens.send_success(token, {"started": False})
             return BuildStarted(started=False, handle="")
-        diff = diff_request(run_id, config, config.run_branch)
         request = BuildRequest(kind="diff", diff_target=diff.target, **diff.model_dump(exclude={"target"}))
         return BuildStarted(started=True, handle=self.start_build(request, token))
 
@@ -53,13 +50,13 @@ class ReviewDialogue(ReviewGate):
         gate = raw_config.get("gate", "review") if isinstance(raw_config, dict) else "review"
         try:
             config = self.parse_config(raw_config)
-            diff = self._diff(run_id, config)
+            diff = self.diffs.run_branch_diff(diff_request(run_id, config))
         except BatonError as err:
             return self._refuse(run_id, str(gate), err.message)
         # The companion speaks before the review is stored: an operator never finds a pending review
         # whose first turn is still being written (the call can take as long as the model does).
         turn = self._call(lambda c: c.first_turn(companion_context(run_id, config, diff, turn_index=1)), config)
-        stats = diff.model_dump(exclude={"text"}) if diff is not None else None
+        stats = diff.model_dump(exclude={"text"})
         request = ReviewRequest(
             node=config.gate,
             **config.model_dump(include={"prompt", "timeout_seconds", "notify"}),
@@ -67,7 +64,7 @@ class ReviewDialogue(ReviewGate):
             config=config.model_dump(),
             diff=stats,
         )
-        interaction = core.new_interaction(run_id, request, expires_at=core.later(config.timeout_seconds))
+        interaction = core.new_interaction(run_id, request, expires_at=core.deadline_of(config.timeout_seconds))
         started = ReviewStarted(gate=config.gate, interaction_id=interaction.interaction_id, diff=stats)
         verdict = self._store_companion_turn(interaction, config, turn, n=0, diff=diff, started=started)
         return self._turn_output(config, interaction, auto_merge=self._auto_merge(interaction, config, verdict))
@@ -81,7 +78,7 @@ class ReviewDialogue(ReviewGate):
         turns = self.core.store.list_turns(run_id, interaction.interaction_id)
         thread = [ThreadTurn(role=t.role, text=t.text, n=t.n) for t in turns[:-1]]
         message = turns[-1].text if turns and turns[-1].role == "operator" else (stored.reply or "")
-        diff = self._diff(run_id, config, quiet=True)
+        diff = self._diff(run_id, config)
         ctx = companion_context(run_id, config, diff, turn_index=self._reviewed(interaction, turns).turns_used + 1)
         turn = self._call(lambda c: c.reply(ctx, thread, message), config)
         verdict = self._store_companion_turn(interaction, config, turn, n=len(turns), diff=diff)
@@ -102,16 +99,12 @@ class ReviewDialogue(ReviewGate):
         self.core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
         return ReviewTurnOutput(ok=False, cause=cause, gate=gate)
 
-    def _diff(self, run_id: str, config: GateConfig, *, quiet: bool = False) -> BoundedDiff | None:
-        """`quiet`: None when the diff cannot be read (a reply still gets its turn)."""
-        if not config.run_branch:
-            return None
+    def _diff(self, run_id: str, config: GateConfig) -> BoundedDiff | None:
+        """None when the diff cannot be read (a reply still gets its turn)."""
         try:
-            return self.diffs.run_branch_diff(diff_request(run_id, config, config.run_branch))
+            return self.diffs.run_branch_diff(diff_request(run_id, config))
         except BatonError:
-            if quiet:
-                return None
-            raise
+            return None
 
     def _call(self, call: Callable[[Companion], CompanionTurn], config: GateConfig) -> CompanionTurn:
         """A companion failure becomes a turn that says so: the operator can still reply or decide."""

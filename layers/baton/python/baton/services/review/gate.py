@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import MergeFields, ReviewDiff, ReviewDiffFile, ReviewGateOutput, ReviewView, ThreadTurn
 from baton.domain.review_dialogue import diff_request
-from baton.domain.review_gate import ACTIONS, GateConfig, resolve_review_url
+from baton.domain.review_gate import ACTIONS, GateConfig, read_gate_config, resolve_review_url
 from baton.domain.review_state import Reviewed, StoredAction
 from baton.domain.unified_diff import file_diffs
 from baton.errors import BatonError, NotFoundError
@@ -42,7 +42,7 @@ class ReviewGate(ReviewBuilds):
 
     @staticmethod
     def config_of(interaction: Interaction) -> GateConfig:
-        return GateConfig.model_validate(interaction.request_as(ReviewRequest).config)
+        return read_gate_config(interaction.request_as(ReviewRequest).config)
 
     def _reviewed(self, interaction: Interaction, turns: list[ReviewTurn] | None = None) -> Reviewed:
         if turns is None:
@@ -54,7 +54,7 @@ class ReviewGate(ReviewBuilds):
         """The run branch's tip where this process can read the repository (the local stack), else None."""
         from baton.merge.gitcmd import GitCommandError, branch_head
 
-        if config.repo_url or not config.repo_path or not config.run_branch or not Path(config.repo_path).is_dir():
+        if config.repo_url or not config.repo_path or not Path(config.repo_path).is_dir():
             return None
         try:
             return branch_head(Path(config.repo_path), config.run_branch, "run branch")
@@ -63,7 +63,7 @@ class ReviewGate(ReviewBuilds):
 
     def review_url(self, interaction: Interaction) -> tuple[str, list[str]]:
         raw = interaction.request_as(ReviewRequest).config
-        config = GateConfig.model_validate(raw)
+        config = read_gate_config(raw)
         run_input = {k: v for k, v in raw.items() if k != "outputs"}
         scope = {
             "run_id": interaction.run_id,
@@ -88,7 +88,7 @@ class ReviewGate(ReviewBuilds):
         """Back to pending with a fresh expiry. A quorum starts a new round: its votes are cleared first."""
         if config.approval is not None:
             self.core.store.clear_votes(interaction.run_id, interaction.interaction_id)
-        reopened = interaction.model_copy(update={"expires_at": self.core.later(config.timeout_seconds)})
+        reopened = interaction.model_copy(update={"expires_at": self.core.deadline_of(config.timeout_seconds)})
         return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 
     def _output(self, interaction: Interaction, turns: list[ReviewTurn] | None = None) -> ReviewGateOutput:
@@ -157,9 +157,7 @@ class ReviewGate(ReviewBuilds):
         self.core.require_run(run_id)
         interaction = self._require(run_id, node)
         config = self.config_of(interaction)
-        if not config.run_branch:
-            raise NotFoundError(f"review gate '{config.gate}' names no run branch: no diff", details={"run_id": run_id})
-        request = diff_request(run_id, config, config.run_branch)
+        request = diff_request(run_id, config)
         try:
             diff = self.diffs.run_branch_diff(request)
         except BatonError as err:  # not computed (yet), or no longer readable
