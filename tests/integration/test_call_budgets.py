@@ -80,17 +80,16 @@ BUDGETS: dict[str, Budget] = {
     # approval's re-read (GetItem) after its own settle wrote the decision is gone (the met tally says it)
     "tool approval deciding vote": Budget(total=11),
     # a new tool call a policy decides (issue 31): the run (GetItem), the call's open-approval key (GetItem),
-    # the run's answered approvals (Query: does a grant cover it?), the approval and its key in one
-    # transaction, the decision-log head (GetItem) and one transaction chaining `human_input_requested`,
-    # `interaction_answered` and `policy_decided` with it; nobody notified, no timer
-    "tool approval allowed by policy": Budget(total=6),
-    "tool approval denied by policy": Budget(total=6),
-    # asked by a rule (or no rule matched): the same reads and transaction, the head and one transaction
-    # chaining `human_input_requested` and `policy_decided` (one more call than with no policy: the head's
-    # read), the notification (SNS)
-    "tool approval asked by policy": Budget(total=7),
-    # answered at once by a remembered grant: the same six calls (was 7: each event written on its own)
-    "tool approval by grant": Budget(total=6),
+    # the run's answered approvals (Query: does a grant cover it?), the decision-log head (GetItem), and one
+    # transaction of the approval, its key and `human_input_requested`, `interaction_answered` and
+    # `policy_decided` chained; nobody notified, no timer (was 6: the events were a second transaction)
+    "tool approval allowed by policy": Budget(total=5),
+    "tool approval denied by policy": Budget(total=5),
+    # asked by a rule (or no rule matched): the same reads and transaction with `human_input_requested` and
+    # `policy_decided` (the head's read: one more call than with no policy), the notification (SNS); was 7
+    "tool approval asked by policy": Budget(total=6),
+    # answered at once by a remembered grant: the same five calls (was 6, and 7 with each event on its own)
+    "tool approval by grant": Budget(total=5),
     # passkeys (issue 32 item 3): a step-up's challenge for one answer: the caller's passkeys (Query), the
     # challenge (PutItem)
     "passkey step-up challenge": Budget(total=2),

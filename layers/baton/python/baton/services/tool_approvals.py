@@ -21,7 +21,6 @@ from baton.contracts.tool_approvals import (
     ToolApprovalPage,
     tool_spec,
 )
-from baton.domain.audit import is_decision
 from baton.domain.ballot import Voter
 from baton.domain.tool_calls import CONSUMED, StoredDecision, open_call_key, stored_decision, timeout_ladder
 from baton.domain.tool_rulings import active_grants, answered_at_once, asked_by_rule, usable
@@ -113,7 +112,6 @@ class ToolApprovalService(BlockingPause):
             state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
             records.append(InteractionAnswered(interaction_id=iid, node=node, answer=answer, by=by))
         i = core.new_interaction(run_id, request, expires_at=core.later(timeout), interaction_id=iid, state=state)
-        core.store.put_tool_call_approval(i, key, replacing=replacing)
         if decided is not None:
             records.append(
                 PolicyDecided.of(
@@ -125,24 +123,11 @@ class ToolApprovalService(BlockingPause):
                     digest=spec.digest,
                 )
             )
-        i = self._record_created(i, records)
+        events = [core.new_event(run_id, payload) for payload in records]
+        core.store.put_tool_call_approval(i, key, replacing=replacing, events=events)
         if at_once is None:
             core.notify(i, "human_input_requested")
             arm_interaction(core, i)
-        return i
-
-    def _record_created(self, i: Interaction, payloads: list[EventPayload]) -> Interaction:
-        """The new approval's events: with a decision among them, one write that chains them (moving the
-        approval's version), not a head read and a write each; one by one if a repeat used it in between."""
-        core = self.core
-        events = [core.new_event(i.run_id, payload) for payload in payloads]
-        if any(is_decision(e.type) for e in events):
-            try:
-                return core.store.transition_interaction(i, i.state, with_records=events)
-            except ConflictError:
-                pass
-        for event in events:
-            core.store.append_event(event)
         return i
 
     def answer(
