@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import timedelta
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -177,6 +177,32 @@ class StoredDecision(ToolDecision):
         if self.remember is None or self.revoked_at is not None:
             return None
         return iso(parse_iso(answered_at) + timedelta(seconds=self.remember.expires_in_seconds))
+
+
+class UseRefused(NamedTuple):
+    """Why an approval may not let a call run (`consume`'s 409): its message and details."""
+
+    message: str
+    details: dict[str, Any]
+
+
+def decision_to_use(
+    approval_id: str, digest: str, *, status: str, answer: Any, reason: str | None
+) -> StoredDecision | UseRefused:
+    """The decision a call of `digest` runs under, right before it runs, or why it may not: the approval
+    (its stored `status`, `answer` and `reason`) must be answered, allow, be unused (single use) and have
+    approved this very call."""
+    if status != "answered":
+        return UseRefused(f"tool approval {approval_id} is {status}: the call may not run", {"reason": status})
+    stored = StoredDecision.model_validate(answer)
+    if not stored.allows:
+        return UseRefused(f"tool approval {approval_id} was denied: the call may not run", {"reason": "denied"})
+    if reason == CONSUMED:
+        return UseRefused(f"tool approval {approval_id} was already used: a call needs a new one", {"reason": CONSUMED})
+    if stored.digest != digest:
+        message = f"tool approval {approval_id} approved another call ({stored.digest}): this one needs its own"
+        return UseRefused(message, {"reason": "digest_mismatch", "approved_digest": stored.digest})
+    return stored
 
 
 # The declared risk whose approval asks the approver for a passkey (a second factor) where the stack has

@@ -22,7 +22,14 @@ from baton.contracts.tool_approvals import (
     tool_spec,
 )
 from baton.domain.ballot import Voter
-from baton.domain.tool_calls import CONSUMED, StoredDecision, open_call_key, stored_decision, timeout_ladder
+from baton.domain.tool_calls import (
+    CONSUMED,
+    UseRefused,
+    decision_to_use,
+    open_call_key,
+    stored_decision,
+    timeout_ladder,
+)
 from baton.domain.tool_rulings import active_grants, answered_at_once, asked_by_rule, usable
 from baton.errors import ConflictError, NotFoundError
 from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
@@ -155,22 +162,9 @@ class ToolApprovalService(BlockingPause):
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
         i = self.current(run_id, interaction_id)
         st = i.state
-        if st.status != "answered":
-            raise conflict(i, f"tool approval {interaction_id} is {st.status}: the call may not run", reason=st.status)
-        stored = StoredDecision.model_validate(st.answer)
-        if not stored.allows:
-            raise conflict(i, f"tool approval {interaction_id} was denied: the call may not run", reason="denied")
-        if st.reason == CONSUMED:
-            raise conflict(
-                i, f"tool approval {interaction_id} was already used: a call needs a new one", reason=CONSUMED
-            )
-        if stored.digest != digest:
-            raise conflict(
-                i,
-                f"tool approval {interaction_id} approved another call ({stored.digest}): this one needs its own",
-                reason="digest_mismatch",
-                approved_digest=stored.digest,
-            )
+        stored = decision_to_use(interaction_id, digest, status=st.status, answer=st.answer, reason=st.reason)
+        if isinstance(stored, UseRefused):
+            raise conflict(i, stored.message, **stored.details)
         new = status_of(st, "answered", answer=st.answer, by=st.answered_by, at=st.answered_at, reason=CONSUMED)
         try:
             self.core.store.transition_interaction(i, new)
