@@ -82,9 +82,6 @@ class ToolAwaits(AwaitGates):
             ladder=ladder,
         )
         awaiting = core.new_interaction(run_id, asked, expires_at=core.later(timeout_seconds))
-        core.store.put_interaction(awaiting)
-        arm_interaction(core, awaiting, TOOL_GATE)
-        core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again
         started = AwaitStarted(
             gate="tool",
             interaction_id=awaiting.interaction_id,
@@ -92,7 +89,9 @@ class ToolAwaits(AwaitGates):
             timeout_seconds=timeout_seconds,
             pending=pending,
         )
-        core.record(run_id, started)
+        core.store.put_pause(awaiting, events=[core.new_event(run_id, started)])  # one write with its event
+        arm_interaction(core, awaiting, TOOL_GATE)
+        core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again
         return awaiting
 
     def _unpause_if_idle(self, run_id: str) -> None:
