@@ -15,7 +15,6 @@ from baton.domain.tool_calls import (
     ToolCall,
     ToolDecision,
     UseRefused,
-    decision_to_use,
     parse_decision,
     timeout_ladder,
 )
@@ -122,8 +121,8 @@ OTHER = ToolCall(tool="Write", arguments={"path": "b.md"}).digest
 def test_a_call_runs_only_under_an_unused_approve_of_that_very_call(
     status: str, answer: Any, reason: str | None, digest: str, refused: dict[str, Any]
 ) -> None:
-    use = decision_to_use("a1", digest, status=status, answer=answer, reason=reason)
+    use = StoredDecision.to_use("a1", digest, status=status, answer=answer, reason=reason)
     assert isinstance(use, UseRefused) and use.details == refused and use.message.startswith("tool approval a1 ")
     approved = {"decision": "approve", "digest": APPROVED}
-    used = decision_to_use("a1", APPROVED, status="answered", answer=approved, reason=None)
+    used = StoredDecision.to_use("a1", APPROVED, status="answered", answer=approved, reason=None)
     assert used == StoredDecision(decision="approve", digest=APPROVED)

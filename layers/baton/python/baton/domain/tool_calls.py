@@ -142,6 +142,13 @@ class ToolDecision(BaseModel):
         return call.with_arguments(self.arguments)
 
 
+class UseRefused(NamedTuple):
+    """Why an approval may not let a call run (`consume`'s 409): its message and details."""
+
+    message: str
+    details: dict[str, Any]
+
+
 class StoredDecision(ToolDecision):
     """The decision as stored on the approval: bound to the digest of the call it lets run."""
 
@@ -172,37 +179,31 @@ class StoredDecision(ToolDecision):
         )
         return decided.model_dump(exclude_none=True)
 
+    @classmethod
+    def to_use(
+        cls, approval_id: str, digest: str, *, status: str, answer: Any, reason: str | None
+    ) -> StoredDecision | UseRefused:
+        """The decision a call of `digest` runs under, right before it runs, or why it may not: the approval
+        (its stored `status`, `answer` and `reason`) must be answered, allow, be unused (single use) and have
+        approved this very call."""
+        if status != "answered":
+            return UseRefused(f"tool approval {approval_id} is {status}: the call may not run", {"reason": status})
+        stored = cls.model_validate(answer)
+        if not stored.allows:
+            return UseRefused(f"tool approval {approval_id} was denied: the call may not run", {"reason": "denied"})
+        if reason == CONSUMED:
+            message = f"tool approval {approval_id} was already used: a call needs a new one"
+            return UseRefused(message, {"reason": CONSUMED})
+        if stored.digest != digest:
+            message = f"tool approval {approval_id} approved another call ({stored.digest}): this one needs its own"
+            return UseRefused(message, {"reason": "digest_mismatch", "approved_digest": stored.digest})
+        return stored
+
     def grant_until(self, answered_at: str) -> str | None:
         """When the grant this decision carries ends (None: it carries none, or it was revoked)."""
         if self.remember is None or self.revoked_at is not None:
             return None
         return iso(parse_iso(answered_at) + timedelta(seconds=self.remember.expires_in_seconds))
-
-
-class UseRefused(NamedTuple):
-    """Why an approval may not let a call run (`consume`'s 409): its message and details."""
-
-    message: str
-    details: dict[str, Any]
-
-
-def decision_to_use(
-    approval_id: str, digest: str, *, status: str, answer: Any, reason: str | None
-) -> StoredDecision | UseRefused:
-    """The decision a call of `digest` runs under, right before it runs, or why it may not: the approval
-    (its stored `status`, `answer` and `reason`) must be answered, allow, be unused (single use) and have
-    approved this very call."""
-    if status != "answered":
-        return UseRefused(f"tool approval {approval_id} is {status}: the call may not run", {"reason": status})
-    stored = StoredDecision.model_validate(answer)
-    if not stored.allows:
-        return UseRefused(f"tool approval {approval_id} was denied: the call may not run", {"reason": "denied"})
-    if reason == CONSUMED:
-        return UseRefused(f"tool approval {approval_id} was already used: a call needs a new one", {"reason": CONSUMED})
-    if stored.digest != digest:
-        message = f"tool approval {approval_id} approved another call ({stored.digest}): this one needs its own"
-        return UseRefused(message, {"reason": "digest_mismatch", "approved_digest": stored.digest})
-    return stored
 
 
 # The declared risk whose approval asks the approver for a passkey (a second factor) where the stack has

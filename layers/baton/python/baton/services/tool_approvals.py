@@ -22,14 +22,7 @@ from baton.contracts.tool_approvals import (
     tool_spec,
 )
 from baton.domain.ballot import Voter
-from baton.domain.tool_calls import (
-    CONSUMED,
-    UseRefused,
-    decision_to_use,
-    open_call_key,
-    stored_decision,
-    timeout_ladder,
-)
+from baton.domain.tool_calls import CONSUMED, StoredDecision, open_call_key, stored_decision, timeout_ladder
 from baton.domain.tool_rulings import active_grants, answered_at_once, asked_by_rule, usable
 from baton.errors import ConflictError, NotFoundError
 from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
@@ -162,8 +155,8 @@ class ToolApprovalService(BlockingPause):
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
         i = self.current(run_id, interaction_id)
         st = i.state
-        stored = decision_to_use(interaction_id, digest, status=st.status, answer=st.answer, reason=st.reason)
-        if isinstance(stored, UseRefused):
+        stored = StoredDecision.to_use(interaction_id, digest, status=st.status, answer=st.answer, reason=st.reason)
+        if not isinstance(stored, StoredDecision):
             raise conflict(i, stored.message, **stored.details)
         new = status_of(st, "answered", answer=st.answer, by=st.answered_by, at=st.answered_at, reason=CONSUMED)
         try:
