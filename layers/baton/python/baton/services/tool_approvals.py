@@ -124,7 +124,7 @@ class ToolApprovalService(BlockingPause):
                 )
             )
         events = [core.new_event(run_id, payload) for payload in records]
-        core.store.put_tool_call_approval(i, key, replacing=replacing, events=events)
+        core.store.put_tool_call_approval(i, key, replacing=replacing, events=events)  # one write, chained
         if at_once is None:
             core.notify(i, "human_input_requested")
             arm_interaction(core, i)
@@ -179,11 +179,9 @@ class ToolApprovalService(BlockingPause):
         st = i.state
         answer = {**st.answer, "revoked_by": caller, "revoked_at": self.core.now()}
         new = status_of(st, "answered", answer=answer, by=st.answered_by, at=st.answered_at, reason=st.reason)
-        revoked = self.core.new_event(
-            run_id, ToolGrantRevoked(grant_id=grant_id, tool=tool_spec(i).call.tool, by=caller)
-        )
+        revoked = ToolGrantRevoked(grant_id=grant_id, tool=tool_spec(i).call.tool, by=caller)
         try:  # the revoke and its decision-log record in one write
-            self.core.store.transition_interaction(i, new, with_records=[revoked])
+            self.core.store.transition_interaction(i, new, with_records=[self.core.new_event(run_id, revoked)])
         except ConflictError:
             return self.revoke(run_id, grant_id, caller=caller)
         return GrantRevoked(grant_id=grant_id, run_id=run_id, revoked_by=caller)
