@@ -44,7 +44,7 @@ class ToolAwaits(AwaitGates):
             # The last answer may still be on its way to completing this scope's tool await: complete it
             # here too (a conditional write: one of the two does it), so a 200 never leaves the run paused.
             for awaiting in existing:
-                self._complete_tool_await(awaiting)
+                self._complete_tool_await(awaiting, (pending, answers))
             self._unpause_if_idle(run_id)
             return AwaitAnswered(status="answered", run_id=run_id, from_=from_node, answers=answers)
         ids = [i.interaction_id for i in pending]
