@@ -149,13 +149,17 @@ class MemoryStore:
     def open_tool_call(self, run_id: str, call_key: str) -> str | None:
         return self.tool_calls.get((run_id, call_key))
 
-    def put_tool_call_approval(self, interaction: Interaction, call_key: str, *, replacing: str | None) -> None:
+    def put_tool_call_approval(
+        self, interaction: Interaction, call_key: str, *, replacing: str | None, events: Sequence[Event]
+    ) -> None:
         key = (interaction.run_id, call_key)
-        with self._lock:
+        with self._lock:  # DynamoStore: one transaction
             if self.tool_calls.get(key) != replacing:
                 raise ConflictError(f"tool call {call_key} already has an open approval")
             self.put_interaction(interaction)
             self.tool_calls[key] = interaction.interaction_id
+            for event in events:
+                self.append_event(event)
 
     def find_interaction(self, interaction_id: str) -> Interaction | None:
         run_id = self.interaction_runs.get(interaction_id)

@@ -80,17 +80,32 @@ BUDGETS: dict[str, Budget] = {
     # approval's re-read (GetItem) after its own settle wrote the decision is gone (the met tally says it)
     "tool approval deciding vote": Budget(total=11),
     # a new tool call a policy decides (issue 31): the run (GetItem), the call's open-approval key (GetItem),
-    # the run's answered approvals (Query: does a grant cover it?), the approval and its key in one
-    # transaction, the decision-log head (GetItem) and one transaction chaining `human_input_requested`,
-    # `interaction_answered` and `policy_decided` with it; nobody notified, no timer
-    "tool approval allowed by policy": Budget(total=6),
-    "tool approval denied by policy": Budget(total=6),
-    # asked by a rule (or no rule matched): the same reads and transaction, the head and one transaction
-    # chaining `human_input_requested` and `policy_decided` (one more call than with no policy: the head's
-    # read), the notification (SNS)
-    "tool approval asked by policy": Budget(total=7),
-    # answered at once by a remembered grant: the same six calls (was 7: each event written on its own)
-    "tool approval by grant": Budget(total=6),
+    # the run's answered approvals (Query: does a grant cover it?), the decision-log head (GetItem), and one
+    # transaction of the approval, its key and `human_input_requested`, `interaction_answered` and
+    # `policy_decided` chained; nobody notified, no timer (was 6: the events were a second transaction)
+    "tool approval allowed by policy": Budget(total=5),
+    "tool approval denied by policy": Budget(total=5),
+    # asked by a rule (or no rule matched): the same reads and transaction with `human_input_requested` and
+    # `policy_decided` (the head's read: one more call than with no policy), the notification (SNS); was 7
+    "tool approval asked by policy": Budget(total=6),
+    # answered at once by a remembered grant: the same five calls (was 6, and 7 with each event on its own)
+    "tool approval by grant": Budget(total=5),
+    # the tool form of await_answers, a question pending: the run (GetItem), its scope (Query: its
+    # questions), its pending awaits (Query), the await, its marker and `await_started` (one transaction;
+    # was a PutItem more), its timer (StartExecution), the run's scope version (UpdateItem), the run paused
+    # (UpdateItem) and `run_paused` (PutItem), then the await and its scope again (GetItem, Query: an answer
+    # in between completes it). Was 11
+    "tool await started": Budget(total=10),
+    # a tool-form await's deadline (its timer, or the reconciler past its expiry), a question pending: the
+    # await (GetItem), its scope (Query: the run's questions, read once; was twice), the timeout with its
+    # pending marker (one transaction), `await_timed_out` (PutItem), the run back to running: the run
+    # (GetItem), its parked waits (Query), its pending awaits (Query), the run (UpdateItem), `run_resumed`
+    # (PutItem). Was 10
+    "tool await timed out": Budget(total=9),
+    # under `use_question_defaults`: the same, and first each pending question's own default (one with
+    # none declared: the question, GetItem, and the run's waits, Query), then the await and its scope read
+    # again (the defaults answered some of it). Was 14
+    "tool await timed out with the questions' defaults": Budget(total=13),
     # passkeys (issue 32 item 3): a step-up's challenge for one answer: the caller's passkeys (Query), the
     # challenge (PutItem)
     "passkey step-up challenge": Budget(total=2),
@@ -871,3 +886,37 @@ def test_a_high_risk_approve_with_a_passkey_stays_in_budget(
     (status, answered), plain_calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"answer": approve}))
     assert status == 200, answered
     assert len(calls) == len(plain_calls) + 3, (calls, plain_calls)  # the passkey's three, nothing else
+
+
+@pytest.mark.parametrize(
+    ("on_timeout", "budget"),
+    [(None, "tool await timed out"), ("use_question_defaults", "tool await timed out with the questions' defaults")],
+)
+def test_a_tool_awaits_timeout_stays_in_budget(
+    call_log: CallLog, moto_stack: MotoStack, on_timeout: str | None, budget: str
+) -> None:
+    from baton.contracts import AwaitRequest
+    from tests.conftest import FixedClock
+
+    questions, run_id = moto_stack.services.questions, "budget-tool-await"
+    questions.ask(run_id, AskRequest(node="draft", question="Which DB?"), caller="agent")
+    body = {"timeout_seconds": 30} | ({"on_timeout": on_timeout} if on_timeout else {})
+    waiting = questions.await_tool(run_id, AwaitRequest.model_validate(body), caller="agent")
+    assert waiting.status == "pending"
+    clock = FixedClock(datetime.now(UTC))
+    clock.advance(60)
+    moto_stack.services.core.clock = clock
+    ended, calls = call_log.measure(lambda: questions.time_out_tool_await(run_id, waiting.interaction_id))
+    assert ended is True
+    _check(budget, calls)
+
+
+def test_a_tool_await_started_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    from baton.contracts import AwaitRequest
+
+    questions, run_id = moto_stack.services.questions, "budget-tool-await-start"
+    questions.ask(run_id, AskRequest(node="draft", question="Which DB?"), caller="agent")
+    request = AwaitRequest(timeout_seconds=30)
+    waiting, calls = call_log.measure(lambda: questions.await_tool(run_id, request, caller="agent"))
+    assert waiting.status == "pending"
+    _check("tool await started", calls)

@@ -62,9 +62,9 @@ INTERRUPT_TOTAL = 24  # the lower bound of the SDK's interrupt is 3 (bench/parts
 TOOL_APPROVAL: dict[str, tuple[str, int]] = {
     # the run (GetItem: an agent's run comes into being with its first request), an open approval of the
     # same call (GetItem by its digest: a repeat gets it back), the run's interactions (Query: a policy or
-    # a grant may decide it), the approval with its digest key (one transaction), `tool_approval_requested`
-    # (PutItem), the notification (SNS)
-    "request": ("api POST tool-approvals", 6),
+    # a grant may decide it), the approval with its digest key and `human_input_requested` (one
+    # transaction; was a PutItem of its own), the notification (SNS)
+    "request": ("api POST tool-approvals", 5),
     # the run's open part (Query), the approval read three times on its way (GetItem: the questions route,
     # the tool-approval route, the tool-approval service; left, issue 33), the chain head (GetItem), the
     # decision with its event (one transaction)
@@ -72,7 +72,7 @@ TOOL_APPROVAL: dict[str, tuple[str, int]] = {
     # the approval (GetItem), consumed (one conditional PutItem on its version)
     "consume": ("api POST consume", 2),
 }
-TOOL_APPROVAL_TOTAL = 14  # the lower bound is 4 (bench/parts/cost_model.py)
+TOOL_APPROVAL_TOTAL = 13  # (was 14) the lower bound is 4 (bench/parts/cost_model.py)
 
 
 def _made_by() -> str:

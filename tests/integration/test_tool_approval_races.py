@@ -47,3 +47,33 @@ def test_fifty_identical_requests_make_one_approval_and_a_used_one_is_replaced_o
     assert second != first
     assert len(store.list_run_interactions(run_id, kind="tool_approval")) == 2
     assert event_types(moto_stack, run_id)["human_input_requested"] == 2
+
+
+ALLOW_LISTING = """
+@id("read-only") permit(principal, action == Action::"call_tool", resource in Tool::"run_shell")
+when { resource.hasTag("command") && resource.getTag("command") like "ls*" };
+"""
+
+
+def test_fifty_calls_a_policy_answers_at_once_chain_every_decision_with_their_creation(moto_stack: MotoStack) -> None:
+    """Each approval's events are chained in its creating write: racers lose the run's head to each other
+    and chain after the winner, so every decision is in the log once, in one verified chain."""
+    from baton.policy.engine import Policy
+    from baton.policy.source import FixedPolicy
+
+    run_id = "race-tool-policy"
+    moto_stack.services.core.policy = FixedPolicy(Policy.load(ALLOW_LISTING))
+
+    def request(n: int) -> tuple[int, dict[str, Any]]:
+        call = {"tool": "run_shell", "arguments": {"command": f"ls {n}"}}
+        body = {"call": call, "reason": "list", "timeout_seconds": 600}
+        return call_api(moto_stack, operator(n), "POST", f"/api/runs/{run_id}/tool-approvals", body)
+
+    results = race(request)
+    assert [status for status, _ in results] == [201] * RACERS, results
+    assert {body["decision"]["decided_by"] for _, body in results} == {"policy:read-only"}
+    counted = event_types(moto_stack, run_id)
+    assert (counted["policy_decided"], counted["interaction_answered"]) == (RACERS, RACERS), counted
+    status, verdict = call_api(moto_stack, operator(0), "GET", f"/api/runs/{run_id}/audit/verify", None)
+    assert status == 200 and verdict["valid"] is True and verdict["unchained"] == [], verdict
+    assert moto_stack.services.core.store.read_audit(run_id).head.seq == 2 * RACERS

@@ -9,7 +9,15 @@ import pytest
 from pydantic import ValidationError
 
 from baton.domain.ladder import Ladder, TimeoutDefault
-from baton.domain.tool_calls import ToolCall, ToolDecision, parse_decision, timeout_ladder
+from baton.domain.tool_calls import (
+    CONSUMED,
+    StoredDecision,
+    ToolCall,
+    ToolDecision,
+    UseRefused,
+    parse_decision,
+    timeout_ladder,
+)
 from baton.errors import BadRequestError, ValidationFailedError
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string", "maxLength": 10}}, "required": ["path"]}
@@ -88,3 +96,33 @@ def test_a_bare_approve_or_deny_is_that_decision() -> None:
     with pytest.raises(ValidationFailedError) as refused:
         parse_decision("edit", path="answer")
     assert refused.value.details["path"] == "answer"
+
+
+APPROVED = ToolCall(tool="Write", arguments={"path": "a.md"}).digest
+OTHER = ToolCall(tool="Write", arguments={"path": "b.md"}).digest
+
+
+@pytest.mark.parametrize(
+    ("status", "answer", "reason", "digest", "refused"),
+    [
+        ("pending", None, None, APPROVED, {"reason": "pending"}),
+        ("timed_out", None, "timeout", APPROVED, {"reason": "timed_out"}),
+        ("answered", {"decision": "deny"}, None, APPROVED, {"reason": "denied"}),
+        ("answered", {"decision": "approve", "digest": APPROVED}, CONSUMED, APPROVED, {"reason": CONSUMED}),
+        (
+            "answered",
+            {"decision": "approve", "digest": APPROVED},
+            None,
+            OTHER,
+            {"reason": "digest_mismatch", "approved_digest": APPROVED},
+        ),
+    ],
+)
+def test_a_call_runs_only_under_an_unused_approve_of_that_very_call(
+    status: str, answer: Any, reason: str | None, digest: str, refused: dict[str, Any]
+) -> None:
+    use = StoredDecision.to_use("a1", digest, status=status, answer=answer, reason=reason)
+    assert isinstance(use, UseRefused) and use.details == refused and use.message.startswith("tool approval a1 ")
+    approved = {"decision": "approve", "digest": APPROVED}
+    used = StoredDecision.to_use("a1", APPROVED, status="answered", answer=approved, reason=None)
+    assert used == StoredDecision(decision="approve", digest=APPROVED)

@@ -211,10 +211,13 @@ class InteractionStore(QuestionPuts, Protocol):
     def find_interaction(self, interaction_id: str) -> Interaction | None: ...
     def find_for_decision(self, interaction_id: str) -> FoundInteraction | None: ...
     # tool approvals (issue 30): the approval a repeat of a call finds, by the call's key (one GetItem), and
-    # a new approval put with that key in one write, conditional on the key still naming `replacing`
-    # (None: no approval yet); ConflictError when another request's approval took the key first
+    # a new approval put with that key and its `events` (decisions chained) in one write, conditional on the
+    # key still naming `replacing` (None: no approval yet); ConflictError when another request's approval
+    # took the key first
     def open_tool_call(self, run_id: str, call_key: str) -> str | None: ...
-    def put_tool_call_approval(self, interaction: Interaction, call_key: str, *, replacing: str | None) -> None: ...
+    def put_tool_call_approval(
+        self, interaction: Interaction, call_key: str, *, replacing: str | None, events: Sequence[Event]
+    ) -> None: ...
 
 
 class EventStore(Protocol):

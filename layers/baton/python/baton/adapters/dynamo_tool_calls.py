@@ -12,13 +12,26 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from baton.adapters.dynamo_items import interaction_values, is_marked, marker_values, run_pk, to_item
+from baton.adapters.dynamo_items import (
+    AUDIT_ATTEMPTS,
+    back_off,
+    contention,
+    interaction_values,
+    is_marked,
+    lost_head_race,
+    marker_values,
+    run_pk,
+    to_item,
+)
 from baton.adapters.dynamo_table import DynamoTable
 from baton.adapters.dynamo_transactions import cancellation_codes, transact_write
 from baton.errors import ConflictError
 
 if TYPE_CHECKING:
-    from baton.models import Interaction
+    from collections.abc import Sequence
+
+    from baton.domain.audit import AuditHead
+    from baton.models import Event, Interaction
 
 
 def _call_sk(call_key: str) -> str:
@@ -30,10 +43,13 @@ class DynamoToolCalls(DynamoTable):
         found = self._get(run_pk(run_id), _call_sk(call_key))
         return str(found["interaction_id"]) if found else None
 
-    def put_tool_call_approval(self, interaction: Interaction, call_key: str, *, replacing: str | None) -> None:
-        """The approval and its call's marker in one transaction; ConflictError when another request's
-        approval became the call's open one first (the marker is no longer what the caller read)."""
-        values = interaction_values(interaction)
+    def put_tool_call_approval(
+        self, interaction: Interaction, call_key: str, *, replacing: str | None, events: Sequence[Event]
+    ) -> None:
+        """The approval, its call's marker and `events` (decisions chained after the run's head, read here)
+        in one transaction; ConflictError when another request's approval became the call's open one first
+        (the marker is no longer what the caller read). A lost race for the head reads it again."""
+        run_id, values = interaction.run_id, interaction_values(interaction)
         if replacing is None:
             condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(PK)"}
         else:
@@ -41,7 +57,7 @@ class DynamoToolCalls(DynamoTable):
                 "ConditionExpression": "interaction_id = :replaced",
                 "ExpressionAttributeValues": to_item({":replaced": replacing}),
             }
-        marker = {"PK": run_pk(interaction.run_id), "SK": _call_sk(call_key), "record": "tool_call"}
+        marker = {"PK": run_pk(run_id), "SK": _call_sk(call_key), "record": "tool_call"}
         items: list[Any] = [
             {
                 "Put": {
@@ -63,11 +79,22 @@ class DynamoToolCalls(DynamoTable):
                 }
             },
         ]
-        try:
-            transact_write(self._db, items)
-        except ClientError as err:
-            if "ConditionalCheckFailed" in (cancellation_codes(err) or ()):
-                raise ConflictError(
-                    f"tool call {call_key} already has an open approval", details={"call_key": call_key}
-                ) from err
-            raise
+        head: AuditHead | None = None
+        for attempt in range(AUDIT_ATTEMPTS):
+            head = self._head_for(run_id, events, head)
+            chained = self._record_items(run_id, events, head)
+            try:
+                transact_write(self._db, [*items, *chained])
+            except ClientError as err:
+                codes = cancellation_codes(err) or []
+                if len(chained) > len(events) and lost_head_race(codes):
+                    head = None  # another decision on this run went first: chain after it
+                    back_off(attempt)
+                    continue
+                if "ConditionalCheckFailed" in codes:
+                    raise ConflictError(
+                        f"tool call {call_key} already has an open approval", details={"call_key": call_key}
+                    ) from err
+                raise
+            return
+        raise contention(run_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import timedelta
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -142,6 +142,13 @@ class ToolDecision(BaseModel):
         return call.with_arguments(self.arguments)
 
 
+class UseRefused(NamedTuple):
+    """Why an approval may not let a call run (`consume`'s 409): its message and details."""
+
+    message: str
+    details: dict[str, Any]
+
+
 class StoredDecision(ToolDecision):
     """The decision as stored on the approval: bound to the digest of the call it lets run."""
 
@@ -171,6 +178,26 @@ class StoredDecision(ToolDecision):
             policy_version=version,
         )
         return decided.model_dump(exclude_none=True)
+
+    @classmethod
+    def to_use(
+        cls, approval_id: str, digest: str, *, status: str, answer: Any, reason: str | None
+    ) -> StoredDecision | UseRefused:
+        """The decision a call of `digest` runs under, right before it runs, or why it may not: the approval
+        (its stored `status`, `answer` and `reason`) must be answered, allow, be unused (single use) and have
+        approved this very call."""
+        if status != "answered":
+            return UseRefused(f"tool approval {approval_id} is {status}: the call may not run", {"reason": status})
+        stored = cls.model_validate(answer)
+        if not stored.allows:
+            return UseRefused(f"tool approval {approval_id} was denied: the call may not run", {"reason": "denied"})
+        if reason == CONSUMED:
+            message = f"tool approval {approval_id} was already used: a call needs a new one"
+            return UseRefused(message, {"reason": CONSUMED})
+        if stored.digest != digest:
+            message = f"tool approval {approval_id} approved another call ({stored.digest}): this one needs its own"
+            return UseRefused(message, {"reason": "digest_mismatch", "approved_digest": stored.digest})
+        return stored
 
     def grant_until(self, answered_at: str) -> str | None:
         """When the grant this decision carries ends (None: it carries none, or it was revoked)."""

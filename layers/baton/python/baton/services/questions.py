@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from baton.contracts.deadline_tasks import Settled
 from baton.contracts.questions import ApprovalView, AskResult
 from baton.domain import gate_answers
 from baton.domain.approval import requester_of
@@ -21,11 +20,9 @@ from baton.domain.questions import (
     refuse_a_pause_node,
     refuse_ended_run,
     refuse_in_map,
-    unanswered_of,
 )
 from baton.errors import ConflictError, NotFoundError
-from baton.events import AwaitTimedOut
-from baton.models import AwaitToolRequest, Interaction, Message, ParkedWait, QuestionRequest, status_of
+from baton.models import Interaction, Message, ParkedWait, QuestionRequest
 from baton.ports import GuardFailedError
 from baton.services.approvals import approval_view
 from baton.services.at_deadline import fail_unanswered
@@ -144,46 +141,6 @@ class QuestionService(AnswerQuestions):
         if not drained:  # a message read proves its run exists; with none, a missing run is a 404
             self.core.require_run(run_id)
         return drained
-
-    def reconcile_tool_awaits(self) -> tuple[list[Settled], list[str]]:
-        """Complete tool-form awaits whose questions are answered; time out those past their expiry."""
-        released: list[Settled] = []
-        timed_out: list[str] = []
-        for awaiting in self.core.store.list_pending("await"):
-            if self._complete_tool_await(awaiting):
-                released.append(Settled(run_id=awaiting.run_id, gate=f"tool:{awaiting.interaction_id}"))
-            # past its expiry: its timer's own path (under use_question_defaults the defaults are taken first)
-            elif self.core.is_past(awaiting.expires_at) and self.time_out_tool_await(
-                awaiting.run_id, awaiting.interaction_id
-            ):
-                timed_out.append(awaiting.interaction_id)
-        return released, timed_out
-
-    def time_out_tool_await(self, run_id: str, interaction_id: str) -> bool:
-        """A tool-form await's timer, at its expiry: completed if its scope is answered (by the questions'
-        defaults under `use_question_defaults`), else timed out. True if this call timed it out."""
-        awaiting = self.core.store.get_interaction(run_id, interaction_id)
-        if awaiting is None or awaiting.request.kind != "await" or awaiting.state.status != "pending":
-            return False
-        ladder = awaiting.request.ladder
-        if ladder is not None and ladder.on_timeout == USE_QUESTION_DEFAULTS:  # each question's own default
-            pending, _ = self._scope(run_id, awaiting.request_as(AwaitToolRequest).from_node)
-            for question in pending:
-                self.take_default(run_id, question.interaction_id)
-            awaiting = self.core.store.get_interaction(run_id, interaction_id) or awaiting
-            if awaiting.state.status != "pending":
-                return False  # completed by the defaults: not timed out
-        if self._complete_tool_await(awaiting):
-            return False
-        pending, _ = self._scope(run_id, awaiting.request_as(AwaitToolRequest).from_node)
-        try:
-            self.core.store.transition_interaction(awaiting, status_of(awaiting.state, "timed_out", reason="timeout"))
-        except ConflictError:
-            return False
-        unanswered = [unanswered_of(i) for i in pending]
-        self.core.record(run_id, AwaitTimedOut(gate="tool", interaction_id=interaction_id, unanswered=unanswered))
-        self._unpause_if_idle(run_id)  # no longer paused for it; its questions stay open (it blocks nobody)
-        return True
 
 
 class AwaitDeadline:

@@ -21,7 +21,6 @@ from baton.contracts.tool_approvals import (
     ToolApprovalPage,
     tool_spec,
 )
-from baton.domain.audit import is_decision
 from baton.domain.ballot import Voter
 from baton.domain.tool_calls import CONSUMED, StoredDecision, open_call_key, stored_decision, timeout_ladder
 from baton.domain.tool_rulings import active_grants, answered_at_once, asked_by_rule, usable
@@ -113,7 +112,6 @@ class ToolApprovalService(BlockingPause):
             state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
             records.append(InteractionAnswered(interaction_id=iid, node=node, answer=answer, by=by))
         i = core.new_interaction(run_id, request, expires_at=core.deadline_of(timeout), interaction_id=iid, state=state)
-        core.store.put_tool_call_approval(i, key, replacing=replacing)
         if decided is not None:
             records.append(
                 PolicyDecided.of(
@@ -125,24 +123,11 @@ class ToolApprovalService(BlockingPause):
                     digest=spec.digest,
                 )
             )
-        i = self._record_created(i, records)
+        events = [core.new_event(run_id, payload) for payload in records]
+        core.store.put_tool_call_approval(i, key, replacing=replacing, events=events)  # one write, chained
         if at_once is None:
             core.notify(i, "human_input_requested")
             arm_interaction(core, i)
-        return i
-
-    def _record_created(self, i: Interaction, payloads: list[EventPayload]) -> Interaction:
-        """The new approval's events: with a decision among them, one write that chains them (moving the
-        approval's version), not a head read and a write each; one by one if a repeat used it in between."""
-        core = self.core
-        events = [core.new_event(i.run_id, payload) for payload in payloads]
-        if any(is_decision(e.type) for e in events):
-            try:
-                return core.store.transition_interaction(i, i.state, with_records=events)
-            except ConflictError:
-                pass
-        for event in events:
-            core.store.append_event(event)
         return i
 
     def answer(
@@ -170,22 +155,9 @@ class ToolApprovalService(BlockingPause):
         """The adapter, right before the tool runs: once per approval, for the call it approved (409 else)."""
         i = self.current(run_id, interaction_id)
         st = i.state
-        if st.status != "answered":
-            raise conflict(i, f"tool approval {interaction_id} is {st.status}: the call may not run", reason=st.status)
-        stored = StoredDecision.model_validate(st.answer)
-        if not stored.allows:
-            raise conflict(i, f"tool approval {interaction_id} was denied: the call may not run", reason="denied")
-        if st.reason == CONSUMED:
-            raise conflict(
-                i, f"tool approval {interaction_id} was already used: a call needs a new one", reason=CONSUMED
-            )
-        if stored.digest != digest:
-            raise conflict(
-                i,
-                f"tool approval {interaction_id} approved another call ({stored.digest}): this one needs its own",
-                reason="digest_mismatch",
-                approved_digest=stored.digest,
-            )
+        stored = StoredDecision.to_use(interaction_id, digest, status=st.status, answer=st.answer, reason=st.reason)
+        if not isinstance(stored, StoredDecision):
+            raise conflict(i, stored.message, **stored.details)
         new = status_of(st, "answered", answer=st.answer, by=st.answered_by, at=st.answered_at, reason=CONSUMED)
         try:
             self.core.store.transition_interaction(i, new)
@@ -207,11 +179,9 @@ class ToolApprovalService(BlockingPause):
         st = i.state
         answer = {**st.answer, "revoked_by": caller, "revoked_at": self.core.now()}
         new = status_of(st, "answered", answer=answer, by=st.answered_by, at=st.answered_at, reason=st.reason)
-        revoked = self.core.new_event(
-            run_id, ToolGrantRevoked(grant_id=grant_id, tool=tool_spec(i).call.tool, by=caller)
-        )
+        revoked = ToolGrantRevoked(grant_id=grant_id, tool=tool_spec(i).call.tool, by=caller)
         try:  # the revoke and its decision-log record in one write
-            self.core.store.transition_interaction(i, new, with_records=[revoked])
+            self.core.store.transition_interaction(i, new, with_records=[self.core.new_event(run_id, revoked)])
         except ConflictError:
             return self.revoke(run_id, grant_id, caller=caller)
         return GrantRevoked(grant_id=grant_id, run_id=run_id, revoked_by=caller)

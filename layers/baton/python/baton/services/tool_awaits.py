@@ -5,22 +5,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from baton.contracts.deadline_tasks import Settled
 from baton.contracts.questions import AwaitAnswered, AwaitPending
-from baton.domain.ladder import AnswerCheck
-from baton.domain.questions import MAP_AWAIT_REFUSAL, refuse_in_map
+from baton.domain.ladder import USE_QUESTION_DEFAULTS, AnswerCheck
+from baton.domain.questions import MAP_AWAIT_REFUSAL, refuse_in_map, unanswered_of
 from baton.errors import ConflictError
-from baton.events import AwaitReleased, AwaitStarted, RunPaused
+from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import AwaitToolRequest, Interaction, status_of
 from baton.services.await_gates import AwaitGates
 from baton.services.deadlines import TOOL_GATE, arm_interaction, stop_interaction_timer
 from baton.services.pause_answers import resume_asking_run
 
 if TYPE_CHECKING:
-    from baton.contracts.questions import AwaitRequest
+    from collections.abc import Callable
+
+    from baton.contracts.questions import AwaitRequest, CollectedAnswer
     from baton.domain.ladder import Ladder
+
+    Scope = tuple[list[Interaction], list[CollectedAnswer]]  # pending questions, collected answers
 
 
 class ToolAwaits(AwaitGates):
+    take_default: Callable[[str, str], bool]  # a question's own default at its deadline (`QuestionService`)
+
     def await_tool(self, run_id: str, request: AwaitRequest, *, caller: str) -> AwaitAnswered | AwaitPending:
         """The run is marked paused_waiting_human while its scope is pending; a call while waiting reuses the
         scope's `await` interaction (and its ladder: `use_question_defaults` at its expiry)."""
@@ -37,7 +44,7 @@ class ToolAwaits(AwaitGates):
             # The last answer may still be on its way to completing this scope's tool await: complete it
             # here too (a conditional write: one of the two does it), so a 200 never leaves the run paused.
             for awaiting in existing:
-                self._complete_tool_await(awaiting)
+                self._complete_tool_await(awaiting, (pending, answers))
             self._unpause_if_idle(run_id)
             return AwaitAnswered(status="answered", run_id=run_id, from_=from_node, answers=answers)
         ids = [i.interaction_id for i in pending]
@@ -75,9 +82,6 @@ class ToolAwaits(AwaitGates):
             ladder=ladder,
         )
         awaiting = core.new_interaction(run_id, asked, expires_at=core.deadline_of(timeout_seconds))
-        core.store.put_interaction(awaiting)
-        arm_interaction(core, awaiting, TOOL_GATE)
-        core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again
         started = AwaitStarted(
             gate="tool",
             interaction_id=awaiting.interaction_id,
@@ -85,7 +89,9 @@ class ToolAwaits(AwaitGates):
             timeout_seconds=timeout_seconds,
             pending=pending,
         )
-        core.record(run_id, started)
+        core.store.put_pause(awaiting, events=[core.new_event(run_id, started)])  # one write with its event
+        arm_interaction(core, awaiting, TOOL_GATE)
+        core.store.bump_scope(run_id)  # as a gate's park: an answer that read before it decides again
         return awaiting
 
     def _unpause_if_idle(self, run_id: str) -> None:
@@ -98,8 +104,50 @@ class ToolAwaits(AwaitGates):
         if not self.core.store.list_run_interactions(run_id, kind="await", status="pending"):
             resume_asking_run(self.core, run_id, "await_answers", kind="await")
 
-    def _complete_tool_await(self, awaiting: Interaction) -> bool:
-        pending, answers = self._scope(awaiting.run_id, awaiting.request_as(AwaitToolRequest).from_node)
+    def reconcile_tool_awaits(self) -> tuple[list[Settled], list[str]]:
+        """Complete tool-form awaits whose questions are answered; time out those past their expiry."""
+        released: list[Settled] = []
+        timed_out: list[str] = []
+        for awaiting in self.core.store.list_pending("await"):
+            if self._complete_tool_await(awaiting):
+                released.append(Settled(run_id=awaiting.run_id, gate=f"tool:{awaiting.interaction_id}"))
+            # past its expiry: its timer's own path (under use_question_defaults the defaults are taken first)
+            elif self.core.is_past(awaiting.expires_at) and self.time_out_tool_await(
+                awaiting.run_id, awaiting.interaction_id
+            ):
+                timed_out.append(awaiting.interaction_id)
+        return released, timed_out
+
+    def time_out_tool_await(self, run_id: str, interaction_id: str) -> bool:
+        """A tool-form await's timer, at its expiry: completed if its scope is answered (by the questions'
+        defaults under `use_question_defaults`), else timed out. True if this call timed it out."""
+        awaiting = self.core.store.get_interaction(run_id, interaction_id)
+        if awaiting is None or awaiting.request.kind != "await" or awaiting.state.status != "pending":
+            return False
+        from_node, ladder = awaiting.request_as(AwaitToolRequest).from_node, awaiting.request.ladder
+        pending, answers = self._scope(run_id, from_node)
+        if pending and ladder is not None and ladder.on_timeout == USE_QUESTION_DEFAULTS:
+            for question in pending:  # each question's own default
+                self.take_default(run_id, question.interaction_id)
+            awaiting = self.core.store.get_interaction(run_id, interaction_id) or awaiting
+            if awaiting.state.status != "pending":
+                return False  # completed by the defaults: not timed out
+            pending, answers = self._scope(run_id, from_node)  # a question with no default is still pending
+        if self._complete_tool_await(awaiting, (pending, answers)) or not pending:
+            return False  # answered: completed, here or by whoever won the write
+        try:
+            self.core.store.transition_interaction(awaiting, status_of(awaiting.state, "timed_out", reason="timeout"))
+        except ConflictError:
+            return False
+        unanswered = [unanswered_of(i) for i in pending]
+        self.core.record(run_id, AwaitTimedOut(gate="tool", interaction_id=interaction_id, unanswered=unanswered))
+        self._unpause_if_idle(run_id)  # no longer paused for it; its questions stay open (it blocks nobody)
+        return True
+
+    def _complete_tool_await(self, awaiting: Interaction, scope: Scope | None = None) -> bool:
+        """Completed with its scope's answers once none is pending (`scope`: as the caller just read it)."""
+        from_node = awaiting.request_as(AwaitToolRequest).from_node
+        pending, answers = scope if scope is not None else self._scope(awaiting.run_id, from_node)
         if pending:
             return False
         answered = status_of(awaiting.state, "answered", answer=[a.model_dump() for a in answers], at=self.core.now())
