@@ -11,17 +11,12 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from baton.adapters.dynamo_items import (
-    AUDIT_ATTEMPTS,
-    back_off,
-    contention,
     interaction_values,
     is_conditional_failure,
     is_marked,
-    lost_head_race,
     to_item,
 )
 from baton.adapters.dynamo_table import DynamoTable
-from baton.adapters.dynamo_transactions import cancellation_codes, transact_write
 from baton.errors import ConflictError
 
 if TYPE_CHECKING:
@@ -69,8 +64,13 @@ class DynamoClaims(DynamoTable):
             f"interaction {interaction.interaction_id} changed while its claim was written",
             details={"interaction_id": interaction.interaction_id},
         )
-        if with_records:
-            self._claim_in_transaction(interaction.run_id, put, with_records, audit_head, changed)
+
+        def failed(codes: list[str], err: ClientError) -> None:
+            if codes[:1] == ["ConditionalCheckFailed"]:
+                raise changed from err
+
+        if with_records:  # the change's event is a decision: chained, with the head's advance
+            self._write_chained(interaction.run_id, [{"Put": put}], with_records, audit_head, failed)
             return updated
         try:
             self._db.put_item(**put)  # type: ignore[arg-type]
@@ -79,31 +79,3 @@ class DynamoClaims(DynamoTable):
                 raise
             raise changed from err
         return updated
-
-    def _claim_in_transaction(
-        self,
-        run_id: str,
-        put: dict[str, Any],
-        records: Sequence[Event],
-        audit_head: AuditHead | None,
-        changed: ConflictError,
-    ) -> None:
-        head = audit_head
-        for attempt in range(AUDIT_ATTEMPTS):
-            head = self._head_for(run_id, records, head)
-            chained = self._record_items(run_id, records, head)
-            try:
-                transact_write(self._db, [{"Put": put}, *chained])
-            except ClientError as err:
-                codes = cancellation_codes(err)
-                if not codes:
-                    raise
-                if codes[0] == "ConditionalCheckFailed":
-                    raise changed from err
-                if len(chained) > len(records) and lost_head_race(codes):
-                    head = None  # another decision on this run went first: chain after it
-                    back_off(attempt)
-                    continue
-                raise
-            return
-        raise contention(run_id)

@@ -27,7 +27,6 @@ from baton.adapters.dynamo_items import (
     interaction_values,
     is_conditional_failure,
     is_marked,
-    lost_head_race,
     marker_sk,
     marker_values,
     run_pk,
@@ -290,23 +289,13 @@ class DynamoInteractions(DynamoTable):
             *[guard_item(self._table, g) for g in guards],
             *self._marker_item(interaction, updated, values),
         ]
-        head = audit_head
-        for attempt in range(AUDIT_ATTEMPTS):
-            head = self._head_for(interaction.run_id, records, head)
-            chained = self._record_items(interaction.run_id, records, head)
-            try:
-                transact_write(self._db, [*items, *chained])
-            except ClientError as err:
-                codes = cancellation_codes(err)
-                if not codes:
-                    raise
-                if len(chained) > len(records) and lost_head_race(codes):
-                    head = None  # another decision on this run went first: read its head, chain after it
-                    back_off(attempt)
-                    continue
+
+        def failed(codes: list[str], err: ClientError) -> None:
+            if codes:
                 self._raise_transition_failure(interaction, guards, codes, err)
-            return updated
-        raise contention(interaction.run_id)
+
+        self._write_chained(interaction.run_id, items, records, audit_head, failed)
+        return updated
 
     def _raise_transition_failure(
         self, interaction: Interaction, guards: Sequence[Guard], codes: list[str], err: ClientError

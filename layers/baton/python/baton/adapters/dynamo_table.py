@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, cast
 
+from botocore.exceptions import ClientError
+
 from baton.adapters.dynamo_items import (
     AUDIT_ATTEMPTS,
     AUDIT_HEAD_SK,
@@ -17,15 +19,17 @@ from baton.adapters.dynamo_items import (
     back_off,
     contention,
     from_item,
+    lost_head_race,
     run_pk,
     to_item,
 )
+from baton.adapters.dynamo_transactions import cancellation_codes, transact_write
 from baton.domain.audit import EMPTY_HEAD, AuditHead, chain, is_decision
 from baton.models import Event, Message
 from baton.workflows.table import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from mypy_boto3_dynamodb import DynamoDBClient
 
@@ -87,6 +91,33 @@ class DynamoTable:
         if any(isinstance(r, Event) and is_decision(r.type) for r in records):
             return self.get_audit_head(run_id)
         return EMPTY_HEAD
+
+    def _write_chained(
+        self,
+        run_id: str,
+        items: Sequence[dict[str, Any]],
+        records: Sequence[Message | Event],
+        head: AuditHead | None,
+        failed: Callable[[list[str], ClientError], None],
+    ) -> None:
+        """`items` and `records` (decisions chained after `head`, else the head read now) in one transaction.
+        A lost race for the head (another decision on the run went first) reads it again and retries;
+        any other cancellation goes to `failed` (its codes, [] when none), which raises, else the error is."""
+        for attempt in range(AUDIT_ATTEMPTS):
+            head = self._head_for(run_id, records, head)
+            chained = self._record_items(run_id, records, head)
+            try:
+                transact_write(self._db, [*items, *chained])
+            except ClientError as err:
+                codes = cancellation_codes(err) or []
+                if len(chained) > len(records) and lost_head_race(codes):
+                    head = None
+                    back_off(attempt)
+                    continue
+                failed(codes, err)
+                raise
+            return
+        raise contention(run_id)
 
     def _record_items(self, run_id: str, records: Sequence[Message | Event], head: AuditHead) -> list[dict[str, Any]]:
         """The Puts of `records` (decisions chained after `head`), then each decision's copy under its

@@ -10,27 +10,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
 from baton.adapters.dynamo_items import (
-    AUDIT_ATTEMPTS,
-    back_off,
-    contention,
     interaction_values,
     is_marked,
-    lost_head_race,
     marker_values,
     run_pk,
     to_item,
 )
 from baton.adapters.dynamo_table import DynamoTable
-from baton.adapters.dynamo_transactions import cancellation_codes, transact_write
 from baton.errors import ConflictError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from baton.domain.audit import AuditHead
+    from botocore.exceptions import ClientError
+
     from baton.models import Event, Interaction
 
 
@@ -79,22 +73,11 @@ class DynamoToolCalls(DynamoTable):
                 }
             },
         ]
-        head: AuditHead | None = None
-        for attempt in range(AUDIT_ATTEMPTS):
-            head = self._head_for(run_id, events, head)
-            chained = self._record_items(run_id, events, head)
-            try:
-                transact_write(self._db, [*items, *chained])
-            except ClientError as err:
-                codes = cancellation_codes(err) or []
-                if len(chained) > len(events) and lost_head_race(codes):
-                    head = None  # another decision on this run went first: chain after it
-                    back_off(attempt)
-                    continue
-                if "ConditionalCheckFailed" in codes:
-                    raise ConflictError(
-                        f"tool call {call_key} already has an open approval", details={"call_key": call_key}
-                    ) from err
-                raise
-            return
-        raise contention(run_id)
+
+        def failed(codes: list[str], err: ClientError) -> None:
+            if "ConditionalCheckFailed" in codes:
+                raise ConflictError(
+                    f"tool call {call_key} already has an open approval", details={"call_key": call_key}
+                ) from err
+
+        self._write_chained(run_id, items, events, None, failed)
