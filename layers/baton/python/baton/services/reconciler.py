@@ -11,7 +11,6 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled, WaitReconciled
-from baton.domain.parked_ladder import defaults_at_deadline
 from baton.errors import GoneError
 from baton.services.approvals import settle_met_quorums
 from baton.services.at_deadline import deliver_stored, end_at_deadline
@@ -117,11 +116,10 @@ class Reconciler:
         )
 
     def take_question_defaults(self) -> list[Settled]:
-        """The due defaults of questions past their stored deadline, taken as their timer would have."""
+        """The defaults of questions past their stored deadline, taken as their timer would have (the due
+        index holds a question only when it declared a default)."""
         taken: list[Settled] = []
         for question in self.core.store.list_due("question", self.core.now()):
-            if not defaults_at_deadline(question) or not self.core.is_past(question.expires_at):
-                continue
             try:
                 if self.questions.take_default(question.run_id, question.interaction_id):
                     taken.append(Settled(run_id=question.run_id, interaction_id=question.interaction_id))
