@@ -19,9 +19,9 @@ from baton.ids import iso
 from baton.local.moto_fixes import atomic_dynamodb_writes
 from baton.local.moto_scale import dynamodb_at_scale
 from baton.models import Interaction, InteractionStatus, ParkedWait, PendingQuery, parse_request
-from baton.runtime.migrations import index_key_migrations
+from baton.runtime.migrations import index_key_migrations, mark_parked_blocks
 from baton.services.core import Core
-from baton.services.inbox import InboxService, mark_parked_blocks
+from baton.services.inbox import InboxService
 from baton.services.questions import QuestionService
 from baton.workflows.table import create_table_kwargs
 from tests.conftest import FixedClock

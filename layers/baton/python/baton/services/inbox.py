@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.inbox import INBOX_KINDS, InboxCursor, InboxItem, InboxPage, InboxQuery
 from baton.contracts.page_tokens import decode_scoped_page_token, encode_page_token
-from baton.domain.questions import in_scope
 from baton.ids import iso
 from baton.models import PendingQuery
 
@@ -21,23 +20,6 @@ if TYPE_CHECKING:
     from baton.models import Interaction
     from baton.pending_query import PendingPage
     from baton.services.core import Core
-
-
-def mark_parked_blocks(core: Core) -> int:
-    """Write what each pending item holds up for the waits parked before items carried it (a deployed table
-    once: `baton migrate index-keys`; `baton dev`'s saved table on each restart): a wait's named interactions,
-    and for an await gate the pending questions of its scope; returns how many it marked. One Query of the
-    parked waits, one of each await gate's run, one conditional UpdateItem per pending item; safe twice."""
-    marked = 0
-    for wait in core.store.list_parked():
-        if wait.status != "parked":
-            continue
-        ids = list(wait.interaction_ids)
-        if wait.kind == "await":
-            questions = core.store.list_run_interactions(wait.run_id, kind="question", status="pending")
-            ids += [q.interaction_id for q in questions if in_scope(q, wait.scope.get("from"))]
-        marked += core.store.mark_blocked(wait.run_id, wait.gate, ids)
-    return marked
 
 
 class InboxService:

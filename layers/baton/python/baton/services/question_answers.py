@@ -22,8 +22,6 @@ from baton.services.pause_answers import conflict
 from baton.services.tool_awaits import ToolAwaits
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from baton.contracts.questions import ApprovalView
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.ballot import Ballot, Decided
@@ -197,7 +195,7 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
     def _gates_of(self, question: Interaction) -> list[ParkedWait]:
         return [w for w in self.snapshot.waits if w.kind == "await" and in_scope(question, w.scope.get("from"))]
 
-    def _after_answer(self, answered: Interaction, released: list[str], unsent: Sequence[str] = ()) -> AnswerResult:
+    def _after_answer(self, answered: Interaction, released: list[str], unsent: list[str]) -> AnswerResult:
         """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (pending)."""
         for awaiting in self.snapshot.pending:
             if awaiting.request.kind == "await" and self.questions._complete_tool_await(awaiting):

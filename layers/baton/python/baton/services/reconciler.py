@@ -11,7 +11,6 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled, WaitReconciled
-from baton.domain.parked_ladder import defaults_at_deadline
 from baton.errors import GoneError
 from baton.services.approvals import settle_met_quorums
 from baton.services.at_deadline import deliver_stored, end_at_deadline
@@ -45,7 +44,7 @@ class Reconciler:
         self.questions = QuestionService(core)
         self.interrupts = InterruptService(core)
         self._review = review
-        # each kind's answer side settles a met tally as its deciding vote would have
+        # each kind's answer side settles a met tally as its deciding vote would have (every kind that votes)
         self._settle_standing: dict[str, Callable[[Interaction], bool]] = {
             "question": self.questions.settle_standing,
             "interrupt": self.interrupts.settle_standing,
@@ -62,10 +61,6 @@ class Reconciler:
         if wait.kind == "review":
             return self._review().deadline_policy() if self._review is not None else None
         return self.runs.deadline_policy()  # ask (any other RunService.park kind)
-
-    def _settle_quorum(self, pause: Interaction) -> bool:
-        settle = self._settle_standing.get(pause.request.kind)
-        return settle is not None and settle(pause)
 
     def reconcile_one(self, wait: ParkedWait, policy: DeadlinePolicy[Any] | None = None) -> WaitReconciled:
         """One parked wait (also a gate's timer at its deadline): before its deadline, the resume a lost send
@@ -106,7 +101,7 @@ class Reconciler:
                 done = Settled(run_id=wait.run_id, gate=wait.gate, kind=wait.kind)
                 (ended if outcome.ended else released).append(done)
         tools, timed_out = self.questions.reconcile_tool_awaits()
-        quorums = settle_met_quorums(self.core, self._settle_quorum)
+        quorums = settle_met_quorums(self.core, lambda pause: self._settle_standing[pause.request.kind](pause))
         return ReconcileReport(
             checked=checked,
             released=released + [Settled.model_validate(tool) for tool in tools],
@@ -117,11 +112,10 @@ class Reconciler:
         )
 
     def take_question_defaults(self) -> list[Settled]:
-        """The due defaults of questions past their stored deadline, taken as their timer would have."""
+        """The defaults of questions past their stored deadline, taken as their timer would have (the due
+        index holds a question only when it declared a default)."""
         taken: list[Settled] = []
         for question in self.core.store.list_due("question", self.core.now()):
-            if not defaults_at_deadline(question) or not self.core.is_past(question.expires_at):
-                continue
             try:
                 if self.questions.take_default(question.run_id, question.interaction_id):
                     taken.append(Settled(run_id=question.run_id, interaction_id=question.interaction_id))

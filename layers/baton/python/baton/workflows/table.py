@@ -36,7 +36,7 @@ GSI3 (sparse, "all_pending"): every pending interaction of every kind, in one pa
   then such an item is listed under its kind's filter (GSI1) but not on the all-kinds page.
   A pending interaction also carries `blocks`, the gate parked on it (written by the park: `put_wait`,
   `mark_blocked`), so the page is that one Query with no read of the WAIT# items; the same backfill
-  writes it for waits parked before it (`baton.services.inbox.mark_parked_blocks`).
+  writes it for waits parked before it (`baton.runtime.migrations.mark_parked_blocks`).
 GSI4 (sparse, "due"): a pending interaction whose deadline Baton acts on by itself, by its deadline, so a
   sweep reads what is due, never everything pending: every interrupt with an `expires_at` (the interrupt
   sweeper times it out or takes its default), a question only when it declared a default (the
