@@ -29,5 +29,5 @@ def stop_run(run_id: RunId, body: StopRunRequest) -> RunView:
     from baton.services.run_stop import stop_run as stop
 
     services = deps.get_services()
-    stop(services.core, services.runs, run_id, caller=caller.principal, reason=body.reason)
+    stop(services.runs, run_id, caller=caller.principal, reason=body.reason)
     return services.runs.get(run_id)

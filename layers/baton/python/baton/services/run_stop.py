@@ -58,7 +58,8 @@ def close_pauses(core: Core, run_id: str, *, by: str, cause: str, stop_timers: b
     return [i.interaction_id for i in closed]
 
 
-def stop_run(core: Core, runs: RunService, run_id: str, *, caller: str, reason: str | None) -> RunSummary:
+def stop_run(runs: RunService, run_id: str, *, caller: str, reason: str | None) -> RunSummary:
+    core = runs.core
     run = core.require_run(run_id)
     if not run.hosted or not run.execution_arn:
         raise ConflictError(
