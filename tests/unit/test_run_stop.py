@@ -18,7 +18,7 @@ from baton.services.runs import RunService
 
 def test_stop_records_run_aborted_at_once_with_who_and_why(runs: RunService, core: Core) -> None:
     run = runs.start("human_pause", {"prompt": "Deploy?"}, run_id="r1", caller="op")
-    stopped = stop_run(core, runs, "r1", caller="alice", reason="wrong branch")
+    stopped = stop_run(runs, "r1", caller="alice", reason="wrong branch")
     assert stopped.status == "aborted" and stopped.reason == "stopped by alice: wrong branch"
     assert stopped.ended_at
     described = core.workflows.describe(run.execution_arn or "")
@@ -29,15 +29,15 @@ def test_stop_records_run_aborted_at_once_with_who_and_why(runs: RunService, cor
 
 def test_what_cannot_be_stopped_is_a_409_or_404_and_changes_nothing(runs: RunService, core: Core) -> None:
     with pytest.raises(NotFoundError):
-        stop_run(core, runs, "ghost", caller="alice", reason=None)
+        stop_run(runs, "ghost", caller="alice", reason=None)
     core.ensure_run("ext-1")  # an agent's own run: no execution behind it
     with pytest.raises(ConflictError, match="not a hosted run"):
-        stop_run(core, runs, "ext-1", caller="alice", reason=None)
+        stop_run(runs, "ext-1", caller="alice", reason=None)
     runs.start("human_pause", {}, run_id="r2", caller="op")
-    stop_run(core, runs, "r2", caller="alice", reason=None)
+    stop_run(runs, "r2", caller="alice", reason=None)
     events = core.store.list_events("r2")
     with pytest.raises(ConflictError, match=r"already ended \(aborted\)"):
-        stop_run(core, runs, "r2", caller="bob", reason="again")
+        stop_run(runs, "r2", caller="bob", reason="again")
     assert core.store.list_events("r2") == events
     assert core.require_run("r2").reason == "stopped by alice"
 
@@ -59,7 +59,7 @@ def test_stop_closes_every_pending_item_and_each_answer_after_it_is_a_410_naming
     AskService(core).ask("r3", BlockingAskRequest(node="check", question="ok?", timeout_seconds=60), caller="agent")
     interrupt, _ = interrupts.create(InterruptSpec(session_id="r3", prompt="ship?"), caller="agent")
 
-    stop_run(core, runs, "r3", caller="alice", reason="wrong branch")
+    stop_run(runs, "r3", caller="alice", reason="wrong branch")
 
     cause = "stopped by alice: wrong branch"
     closed = core.store.list_run_interactions("r3")

@@ -28,6 +28,4 @@ def stop_run(run_id: RunId, body: StopRunRequest) -> RunView:
     caller = deps.require_operator("stopping a run")
     from baton.services.run_stop import stop_run as stop
 
-    services = deps.get_services()
-    stop(services.core, services.runs, run_id, caller=caller.principal, reason=body.reason)
-    return services.runs.get(run_id)
+    return stop(deps.get_services().runs, run_id, caller=caller.principal, reason=body.reason)

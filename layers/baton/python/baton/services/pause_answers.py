@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.runs import PauseOutput, ResumeResult
@@ -66,14 +67,15 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
         st = current.state
         if st.status != "answered" or st.answer != answer:
             return None
-        mine, output = self.is_repeat(current, answer, caller), PauseOutput.of(current)
-        node = current.request.node
-        resumed, pending = send_or_pending(
-            lambda: self.core.release_gate(current.run_id, node, output, wait=self.wait, siblings=self.siblings)
-        )
-        if not mine:
+        resumed, pending = send_or_pending(partial(self._send, current))
+        if not self.is_repeat(current, answer, caller):
             return None
         return self.view(current, not pending and (resumed or self._delivered(current)), pending=pending)
+
+    def _send(self, answered: Interaction) -> bool:
+        """Send to the wait a resume read, with the run's other waits as its snapshot read them."""
+        output, node = PauseOutput.of(answered), answered.request.node
+        return self.core.release_gate(answered.run_id, node, output, wait=self.wait, siblings=self.siblings)
 
     def _delivered(self, answered: Interaction) -> bool:
         """Was the answer delivered (its wait released), or is there no token (a blocking ask)?"""
@@ -92,12 +94,8 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
         records = [core.new_event(pause.run_id, event)]
 
         def release(answered: Interaction) -> ResumeResult:
-            if wait is None:
-                return self.view(answered, self.deliver(answered, hosted=self.hosted))
-            output, siblings = PauseOutput.of(answered), self.siblings
-            return self.view(
-                answered, core.release_gate(answered.run_id, wait.gate, output, wait=wait, siblings=siblings)
-            )
+            resumed = self._send(answered) if wait is not None else self.deliver(answered, hosted=self.hosted)
+            return self.view(answered, resumed)
 
         return Write(at=core.now(), records=records, release=release, guards=guards, audit_head=self.audit_head)
 

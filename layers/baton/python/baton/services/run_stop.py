@@ -13,7 +13,8 @@ from baton.models import TERMINAL_RUN_STATES, status_of
 from baton.services.deadlines import stop_interaction_timer
 
 if TYPE_CHECKING:
-    from baton.models import Interaction, ParkedWait, RunSummary
+    from baton.contracts.runs import RunView
+    from baton.models import Interaction, ParkedWait
     from baton.services.core import Core
     from baton.services.runs import RunService
 
@@ -58,7 +59,8 @@ def close_pauses(core: Core, run_id: str, *, by: str, cause: str, stop_timers: b
     return [i.interaction_id for i in closed]
 
 
-def stop_run(core: Core, runs: RunService, run_id: str, *, caller: str, reason: str | None) -> RunSummary:
+def stop_run(runs: RunService, run_id: str, *, caller: str, reason: str | None) -> RunView:
+    core = runs.core
     run = core.require_run(run_id)
     if not run.hosted or not run.execution_arn:
         raise ConflictError(
@@ -84,4 +86,4 @@ def stop_run(core: Core, runs: RunService, run_id: str, *, caller: str, reason: 
     except Exception:
         core.store.update_run(run_id, {"reason": previous})
         raise
-    return runs.refresh(core.require_run(run_id))
+    return runs.get(run_id)

@@ -42,7 +42,7 @@ class ReviewActions(ReviewGate):
             return ReviewParked(interaction_id=again.interaction_ids[0], delivered=again.status == "released")
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
-        url, warnings = self.review_url(interaction)
+        url, warnings = self.review_url(interaction, config)
         reviewed = self._reviewed(interaction)
         asked = HumanInputRequested(
             interaction_id=interaction.interaction_id,

@@ -165,14 +165,14 @@ class ReviewDialogue(ReviewGate):
         if verdict is None or not merges_without_a_click(config, verdict) or interaction.state.status != from_status:
             return False
         reviewed = self._reviewed(interaction)  # the merge takes the commit this verdict read
+        pinned = {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest}
         action = StoredAction(
             action="auto_merge",
             reply=None,
             message=None,
             merge_strategy=config.merge_strategy,
             by="companion",
-            reviewed_head=reviewed.head,
-            diff_digest=reviewed.diff_digest,
+            **pinned,
         )
         try:
             self.core.store.transition_interaction(
@@ -188,8 +188,7 @@ class ReviewDialogue(ReviewGate):
                 interaction_id=interaction.interaction_id,
                 confidence=verdict.confidence,
                 threshold=config.confidence_threshold,
-                reviewed_head=reviewed.head,
-                diff_digest=reviewed.diff_digest,
+                **pinned,
             ),
         )
         return True

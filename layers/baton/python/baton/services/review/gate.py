@@ -29,12 +29,16 @@ EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item ho
 class ReviewGate(ReviewBuilds):
     diffs: DiffSource
 
-    def _latest(self, run_id: str, gate: str | None = None) -> Interaction | None:
-        found = [i for i in self.core.store.list_run_interactions(run_id, kind="review") if gate in (None, i.node)]
+    def _latest(
+        self, run_id: str, gate: str | None = None, reviews: list[Interaction] | None = None
+    ) -> Interaction | None:
+        if reviews is None:
+            reviews = self.core.store.list_run_interactions(run_id, kind="review")
+        found = [i for i in reviews if gate in (None, i.node)]
         return found[-1] if found else None
 
-    def _require(self, run_id: str, gate: str | None = None) -> Interaction:
-        found = self._latest(run_id, gate)
+    def _require(self, run_id: str, gate: str | None = None, reviews: list[Interaction] | None = None) -> Interaction:
+        found = self._latest(run_id, gate, reviews)
         if found is None:
             where = f" at gate '{gate}'" if gate else ""
             raise NotFoundError(f"run {run_id} has no review{where}", details={"run_id": run_id})
@@ -61,9 +65,9 @@ class ReviewGate(ReviewBuilds):
         except (BatonError, GitCommandError, OSError):
             return None
 
-    def review_url(self, interaction: Interaction) -> tuple[str, list[str]]:
+    @staticmethod
+    def review_url(interaction: Interaction, config: GateConfig) -> tuple[str, list[str]]:
         raw = interaction.request_as(ReviewRequest).config
-        config = read_gate_config(raw)
         run_input = {k: v for k, v in raw.items() if k != "outputs"}
         scope = {
             "run_id": interaction.run_id,
@@ -125,10 +129,11 @@ class ReviewGate(ReviewBuilds):
     def view(self, run_id: str, node: str | None = None) -> ReviewView:
         """GET /api/runs/{run_id}/review: the thread, the latest verdict, the pinned diff, the merge's fields."""
         run = self.core.require_run(run_id)
-        interaction = self._require(run_id, node)
+        reviews = self.core.store.list_run_interactions(run_id, kind="review")
+        interaction = self._require(run_id, node, reviews)
         config = self.config_of(interaction)
         turns = self.core.store.list_turns(run_id, interaction.interaction_id)
-        url, warnings = self.review_url(interaction)
+        url, warnings = self.review_url(interaction, config)
         pending = interaction.state.status == "pending"
         reviewed = self._reviewed(interaction, turns)
         return ReviewView(
@@ -149,7 +154,7 @@ class ReviewGate(ReviewBuilds):
             diff_digest=reviewed.diff_digest,
             run_branch_head=self._branch_tip(config) if pending else None,
             merge=MergeFields.model_validate(run, from_attributes=True),
-            rounds=[i.interaction_id for i in self.core.store.list_run_interactions(run_id, kind="review")],
+            rounds=[i.interaction_id for i in reviews],
         )
 
     def diff_view(self, run_id: str, node: str | None = None) -> ReviewDiff:
