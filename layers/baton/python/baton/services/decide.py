@@ -85,9 +85,7 @@ def vote(
 ) -> View:
     """Every kind's one vote: cast (403 for the requester and non-approvers; a repeat is counted once), a met
     tally settled by the kind, then a 409 if the ballot closed before this vote, else the kind's count."""
-    entry = policy.entry(pause, quorum, answer)
-    approvals = ApprovalService(policy.core)
-    ballot = approvals.cast(pause, quorum, entry.text, voter, requested_by=entry.requested_by, vote=entry.vote)
+    ballot = ApprovalService(policy.core).cast(pause, quorum, policy.entry(pause, quorum, answer), voter)
     outcome: Outcome | None = None
     pending = False
     if ballot.decision is not None:
