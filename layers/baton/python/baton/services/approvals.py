@@ -152,10 +152,9 @@ class ApprovalService:
     def settle_answered(
         self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot, answer: Any, deliver: Deliver
     ) -> bool:
-        def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
-            by = decided.by
-            event = InteractionAnswered(interaction_id=current.interaction_id, node=current.node, answer=answer, by=by)
-            return decided.answered(current.state, answer, self.core.now()), event
+        def answered(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
+            event = InteractionAnswered(interaction_id=i.interaction_id, node=i.node, answer=answer, by=decided.by)
+            return decided.answered(i.state, answer, self.core.now()), event
 
         read = self.core.store.get_interaction
         return self.settle(lambda: read(pause.run_id, pause.interaction_id), policy, ballot, answered, deliver)

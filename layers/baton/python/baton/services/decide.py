@@ -66,8 +66,7 @@ def decide(
         )
     except ConflictError:
         current = core.store.get_interaction(target.run_id, target.interaction_id) or target
-        again = policy.repeat(current, answer, caller) if policy.is_repeat(current, answer, caller) else None
-        if again is not None:
+        if policy.is_repeat(current, answer, caller) and (again := policy.repeat(current, answer, caller)) is not None:
             return again
         raise policy.already(current, racing=True) from None
     try:
