@@ -16,7 +16,7 @@ from baton.api.auth import operator_token
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.ballot import Voter
 from baton.domain.tool_calls import ToolCall
-from baton.services.approvals import ApprovalService
+from baton.services.approvals import ApprovalService, Entry
 from tests.integration.resolver import ResolverOnMoto
 
 if TYPE_CHECKING:
@@ -220,7 +220,7 @@ def test_a_met_tally_a_crash_left_unsettled_is_decided_by_the_reconcilers_pass(a
     assert pending is not None
     policy = ApprovalPolicy(approvals=1)
     text = json.dumps({"decision": "approve"})
-    ApprovalService(api.core).cast(pending, policy, text, Voter("alice"), requested_by="local-operator", vote="approve")
+    ApprovalService(api.core).cast(pending, policy, Entry(text, "approve", "local-operator"), Voter("alice"))
     assert api.get(approval)["status"] == "pending"  # the vote is stored, its settle never ran
     report = moto_stack.services.reconciler.reconcile()
     assert report.wire()["quorums"] == [{"run_id": RUN, "interaction_id": approval, "kind": "quorum"}]

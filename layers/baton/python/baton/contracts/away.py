@@ -53,6 +53,15 @@ class AwayView(Contract):
         default_factory=list, description="Operators away now who named this operator their delegate."
     )
 
+    @classmethod
+    def of(cls, operator: str, aways: list[Away], now: str) -> AwayView:
+        """`operator`'s away and whom they stand in for, from every stored away."""
+        active = [a for a in aways if a.active(now)]
+        standing_in = [StandingIn(operator=a.operator, until=a.until) for a in active if a.delegate == operator]
+        own = next((a for a in active if a.operator == operator), None)
+        shown = own.model_dump(include={"until", "delegate", "set_at"}) if own is not None else {}
+        return cls(operator=operator, away=own is not None, standing_in_for=standing_in, **shown)
+
 
 class Away(BaseModel):
     """The stored record (one per operator): what `AwayStore` keeps."""

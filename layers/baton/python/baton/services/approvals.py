@@ -61,19 +61,11 @@ class ApprovalService:
     def __init__(self, core: Core) -> None:
         self.core = core
 
-    def cast(
-        self,
-        pause: Interaction,
-        policy: ApprovalPolicy,
-        answer: Any,
-        voter: Voter,
-        *,
-        requested_by: str | None,
-        vote: Vote | None = None,
-    ) -> Ballot:
-        """Record `voter`'s vote: `vote` when the action says it (an interrupt's resume approves, its
-        cancel rejects; `answer` is then kept as the vote's text), else the one `answer` casts."""
+    def cast(self, pause: Interaction, policy: ApprovalPolicy, entry: Entry, voter: Voter) -> Ballot:
+        """Record `voter`'s vote: the entry's side when the action says it (an interrupt's resume approves,
+        its cancel rejects; its text is then kept as the vote's), else the one its text casts."""
         core = self.core
+        text, side, requested_by = entry
         why = refusal(policy, operator=voter.operator, groups=voter.groups, requested_by=requested_by)
         seat = self._delegated_seat(pause, policy, voter.operator, requested_by) if why == NOT_AN_APPROVER else None
         if why is not None and seat is None:
@@ -81,7 +73,7 @@ class ApprovalService:
                 REFUSALS[why].format(who=voter.operator, approvers=policy.approvers),
                 details={"reason": why, "interaction_id": pause.interaction_id, "requested_by": requested_by},
             )
-        cast = (vote, str(answer)) if vote is not None else vote_of(policy, pause.request.options, answer)
+        cast = (side, str(text)) if side is not None else vote_of(policy, pause.request.options, text)
         if cast is None:
             expected = pause.request.options or ["approve", "reject"]
             raise ValidationFailedError(
@@ -160,10 +152,9 @@ class ApprovalService:
     def settle_answered(
         self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot, answer: Any, deliver: Deliver
     ) -> bool:
-        def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
-            by = decided.by
-            event = InteractionAnswered(interaction_id=current.interaction_id, node=current.node, answer=answer, by=by)
-            return decided.answered(current.state, answer, self.core.now()), event
+        def answered(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
+            event = InteractionAnswered(interaction_id=i.interaction_id, node=i.node, answer=answer, by=decided.by)
+            return decided.answered(i.state, answer, self.core.now()), event
 
         read = self.core.store.get_interaction
         return self.settle(lambda: read(pause.run_id, pause.interaction_id), policy, ballot, answered, deliver)

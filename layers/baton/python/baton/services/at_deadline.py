@@ -1,8 +1,7 @@
 """The pause protocol, declared once: how a kind of pause takes an answer (`AnswerPolicy`) and how it
 ends at its deadline (`DeadlinePolicy`, walked by `end_at_deadline` for every kind; the reconciler's
 re-send of a lost send is the same policy's `deliver_stored`). The deadline never fails an accepted
-answer (its send may be slow or lost): only an unanswered pause defaults or times out.
-"""
+answer (its send may be slow or lost): only an unanswered pause defaults or times out."""
 
 from __future__ import annotations
 
@@ -114,8 +113,7 @@ class AnswerPolicy(ABC, Generic[Answer, View, Outcome]):
         """What the voter is told: the count and what `settle` did (None: not met, or its send pending)."""
 
     def settle_standing(self, pause: Interaction) -> bool:
-        """The reconciler: a pending quorum pause whose stored tally is met is settled as its deciding vote
-        would have."""
+        """The reconciler's settle of a met tally (`ApprovalService.settle_standing`)."""
         return ApprovalService(self.core).settle_standing(pause, self.quorum(pause), partial(self.settle, pause))
 
 

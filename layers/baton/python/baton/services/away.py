@@ -7,22 +7,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from baton.contracts.away import MAX_AWAY_DAYS, Away, AwayView, StandingIn
+from baton.contracts.away import MAX_AWAY_DAYS, Away, AwayView
 from baton.errors import ConflictError, ValidationFailedError
 from baton.ids import iso
 
 if TYPE_CHECKING:
     from baton.contracts.away import AwaySet
     from baton.services.core import Core
-
-
-def view_of(operator: str, aways: list[Away], now: str) -> AwayView:
-    """`operator`'s away and whom they stand in for, from every stored away (one Query of their partition)."""
-    active = [a for a in aways if a.active(now)]
-    standing_in = [StandingIn(operator=a.operator, until=a.until) for a in active if a.delegate == operator]
-    own = next((a for a in active if a.operator == operator), None)
-    shown = own.model_dump(include={"until", "delegate", "set_at"}) if own is not None else {}
-    return AwayView(operator=operator, away=own is not None, standing_in_for=standing_in, **shown)
 
 
 class AwayService:
@@ -48,14 +39,15 @@ class AwayService:
             )
         away = Away(operator=operator, until=iso(body.until), delegate=body.delegate, set_at=core.now())
         core.store.put_away(away)
-        return view_of(operator, [*aways, away], core.now())
+        return AwayView.of(operator, [*aways, away], core.now())
 
     def get(self, operator: str) -> AwayView:
-        return view_of(operator, self.core.store.list_aways(), self.core.now())
+        return AwayView.of(operator, self.core.store.list_aways(), self.core.now())
 
     def clear(self, operator: str) -> AwayView:
         self.core.store.delete_away(operator)
-        return view_of(operator, [a for a in self.core.store.list_aways() if a.operator != operator], self.core.now())
+        others = [a for a in self.core.store.list_aways() if a.operator != operator]
+        return AwayView.of(operator, others, self.core.now())
 
 
 def delegate_for(core: Core, operator: str) -> Away | None:

@@ -59,7 +59,7 @@ class Claims(ABC, Generic[Result]):
         """Under the kind's name ({"interrupt": ...})."""
 
     @abstractmethod
-    def _result(self, i: Interaction, *, changed: bool) -> Result: ...
+    def _result(self, i: Interaction, changed: bool) -> Result: ...
 
     def _until(self, lease_seconds: int | None) -> str:
         return iso(self.core.clock.now() + timedelta(seconds=lease_seconds or DEFAULT_LEASE_SECONDS))
@@ -75,14 +75,14 @@ class Claims(ABC, Generic[Result]):
             details=held | self._shown(i) | {"winner": won},
         )
 
-    def _change(self, interaction_id: str, verb: str, decide: Decide) -> Result:
-        """`decide` on the interaction as read, write conditionally on it; after a lost write, again."""
+    def _change(self, interaction_id: str, verb: str, decide: Decide) -> tuple[Interaction, bool]:
+        """`decide` on the interaction as read, write conditionally (after a lost write, again): it, and if changed."""
         again = False
         while True:
             i, audit_head = self._current(interaction_id, verb)
             decided = decide(i, again)
             if decided is None:
-                return self._result(i, changed=False)
+                return i, False
             state, payload = decided
             event = self.core.new_event(i.run_id, payload)
             try:
@@ -99,7 +99,7 @@ class Claims(ABC, Generic[Result]):
                     raise
                 again = True
                 continue
-            return self._result(stored, changed=True)
+            return stored, True
 
     def _claimed_state(self, i: Interaction, operator: str, lease_seconds: int | None) -> InteractionStatus:
         update = {"claimed_by": operator, "claimed_at": self.core.now(), "lease_expires_at": self._until(lease_seconds)}
@@ -126,7 +126,7 @@ class Claims(ABC, Generic[Result]):
                 **taken,
             )
 
-        return self._change(interaction_id, "claimed", decide)
+        return self._result(*self._change(interaction_id, "claimed", decide))
 
     def renew(self, interaction_id: str, command: RenewClaim, *, operator: str) -> Result:
         def decide(i: Interaction, _again: bool) -> Decision:
@@ -146,7 +146,7 @@ class Claims(ABC, Generic[Result]):
                 lease_expires_at=renewed.lease_expires_at or "",
             )
 
-        return self._change(interaction_id, "renewed", decide)
+        return self._result(*self._change(interaction_id, "renewed", decide))
 
     def release(self, interaction_id: str, *, operator: str) -> Result:
         def decide(i: Interaction, _again: bool) -> Decision | None:
@@ -157,7 +157,7 @@ class Claims(ABC, Generic[Result]):
             free = i.state.model_copy(update={"claimed_by": None, "claimed_at": None, "lease_expires_at": None})
             return free, InterruptClaimReleased(interaction_id=interaction_id, node=i.request.node, by=operator)
 
-        return self._change(interaction_id, "released", decide)
+        return self._result(*self._change(interaction_id, "released", decide))
 
     def reassign(self, interaction_id: str, command: ReassignClaim, *, operator: str) -> Result:
         """`operator` gives the claim to `command.to` (away: to their delegate, saying for whom); after a lost
@@ -166,7 +166,6 @@ class Claims(ABC, Generic[Result]):
         away = delegate_for(self.core, command.to)
         to = away.delegate if away is not None else command.to
         stood_in = {"on_behalf_of": command.to, "note": away.for_whom()} if away is not None else {}
-        given: list[Interaction] = []  # the item as given to `to`: pushed to their devices after
 
         def decide(i: Interaction, again: bool) -> Decision | None:
             previous = i.state.claimed_by
@@ -175,7 +174,6 @@ class Claims(ABC, Generic[Result]):
             if again or command.holder not in (None, previous):
                 raise self._held_elsewhere(i, "reassign", "; read it again and decide on the claim it has now")
             assigned = self._claimed_state(i, to, command.leaseSeconds)
-            given.append(i.model_copy(update={"state": assigned}))
             return assigned, InterruptReassigned(
                 interaction_id=interaction_id,
                 node=i.request.node,
@@ -187,10 +185,10 @@ class Claims(ABC, Generic[Result]):
                 **stood_in,
             )
 
-        result = self._change(interaction_id, "reassigned", decide)
-        if given:
-            self.core.push_to([to], given[-1], "assigned")
-        return result
+        given, changed = self._change(interaction_id, "reassigned", decide)
+        if changed:  # to their devices
+            self.core.push_to([to], given, "assigned")
+        return self._result(given, changed)
 
 
 class ClaimService(Claims[InterruptClaimed]):
@@ -209,7 +207,7 @@ class ClaimService(Claims[InterruptClaimed]):
     def _shown(self, i: Interaction) -> dict[str, Any]:
         return {"interrupt": InterruptView.of(i).model_dump(by_alias=True)}
 
-    def _result(self, i: Interaction, *, changed: bool) -> InterruptClaimed:
+    def _result(self, i: Interaction, changed: bool) -> InterruptClaimed:
         return InterruptClaimed(interrupt=InterruptView.of(i), claimed=i.state.claimed_by is not None, changed=changed)
 
 
@@ -229,6 +227,6 @@ class ToolApprovalClaims(Claims[ToolApprovalClaimed]):
     def _shown(self, i: Interaction) -> dict[str, Any]:
         return {"interaction": i.public()}
 
-    def _result(self, i: Interaction, *, changed: bool) -> ToolApprovalClaimed:
+    def _result(self, i: Interaction, changed: bool) -> ToolApprovalClaimed:
         view = ToolApprovalView.of(i)
         return ToolApprovalClaimed(approval=view, claimed=i.state.claimed_by is not None, changed=changed)

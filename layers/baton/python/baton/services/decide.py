@@ -66,8 +66,7 @@ def decide(
         )
     except ConflictError:
         current = core.store.get_interaction(target.run_id, target.interaction_id) or target
-        again = policy.repeat(current, answer, caller) if policy.is_repeat(current, answer, caller) else None
-        if again is not None:
+        if policy.is_repeat(current, answer, caller) and (again := policy.repeat(current, answer, caller)) is not None:
             return again
         raise policy.already(current, racing=True) from None
     try:
@@ -85,9 +84,7 @@ def vote(
 ) -> View:
     """Every kind's one vote: cast (403 for the requester and non-approvers; a repeat is counted once), a met
     tally settled by the kind, then a 409 if the ballot closed before this vote, else the kind's count."""
-    entry = policy.entry(pause, quorum, answer)
-    approvals = ApprovalService(policy.core)
-    ballot = approvals.cast(pause, quorum, entry.text, voter, requested_by=entry.requested_by, vote=entry.vote)
+    ballot = ApprovalService(policy.core).cast(pause, quorum, policy.entry(pause, quorum, answer), voter)
     outcome: Outcome | None = None
     pending = False
     if ballot.decision is not None:
