@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from baton.review_ports import DiffSource
 
 EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
+# The gate's configuration as the review view shows it.
+VIEWED_CONFIG = {"gate", "max_turns", "posture", "merge_strategy", "merge_into", "run_branch"}
 
 
 class ReviewGate(ReviewBuilds):
@@ -138,7 +140,7 @@ class ReviewGate(ReviewBuilds):
         reviewed = self._reviewed(interaction, turns)
         return ReviewView(
             run_id=run_id,
-            **config.model_dump(include={"gate", "max_turns", "posture", "merge_strategy", "merge_into", "run_branch"}),
+            **config.model_dump(include=VIEWED_CONFIG),
             interaction_id=interaction.interaction_id,
             status=interaction.state.status,
             reason=interaction.state.reason,
