@@ -54,7 +54,7 @@ ROOTS: dict[str, tuple[str, ...]] = {
     "pydantic": (),
     "google-re2": (),
     "cedarpy": (),
-    # pywebpush: Web Push to operators' devices (baton/notify/push.py), from the API and gate_deadline functions.
+    # pywebpush: Web Push to operators' devices (baton/channels/push/), from the API and gate_deadline functions.
     "pywebpush": (),
     # webauthn: the passkey step-up on a risky approval (baton/services/passkeys.py), from the API function.
     "webauthn": (),

@@ -1,4 +1,4 @@
-"""web_push: the VAPID private key of Web Push (issue 32, item 3; baton/services/push.py) as a Secrets
+"""web_push: the VAPID private key of Web Push (issue 32, item 3; baton/channels/push/) as a Secrets
 Manager secret, made EMPTY: the operator fills it once with `baton push init-vapid --secret-id <arn>`
 (which generates a P-256 key and stores its PEM), or with the aws CLI. Until then push is off (`GET
 /api/push/key` is a 404 that says so). The functions that push, the API (a claim reassigned) and
@@ -7,7 +7,7 @@ stack exports its ARN (`<prefix>-VapidSecretArn`).
 
 A notification's one-tap answer: `POST /api/push/answer` on the people's API with no Cognito auth (the
 service worker has no token: the inbox keeps it in the page); the signed, expiring, single-use credential
-in the body is the authority, checked by the API Lambda (baton/services/push.py PushAnswers). No CORS:
+in the body is the authority, checked by the API Lambda (baton/channels/push/answers.py PushAnswers). No CORS:
 the inbox and the API share the distribution's origin (`/api/*` is a behaviour of the inbox's CloudFront
 distribution, infra/capabilities/inbox.py), so the worker's request is same-origin."""
 

@@ -23,8 +23,8 @@ import httpx
 from playwright.sync_api import CDPSession, Page, Route, ViewportSize, expect
 
 from baton.channels.email.links import PUSH_ANSWER_CONTEXT, LinkClaims, answer_digest, new_link_id, sign_link
+from baton.channels.push.web_push import VapidKeys
 from baton.contracts.push import PUSH_ANSWER_PATH
-from baton.notify.push import VapidKeys
 from tests.browser.conftest import agent, shoot
 from tests.e2e.conftest import LocalStackProcess
 

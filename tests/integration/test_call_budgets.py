@@ -794,7 +794,7 @@ def test_an_away_and_a_delegates_vote_stay_in_budget(call_log: CallLog, moto_sta
 @pytest.fixture
 def vapid_key_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> str:
     """Web Push configured as `baton dev` configures it; requested before `moto_stack`, whose handlers read it."""
-    from baton.notify.push import VapidKeys
+    from baton.channels.push.web_push import VapidKeys
 
     path = tmp_path / "vapid.pem"
     path.write_bytes(VapidKeys.generate().private_pem)

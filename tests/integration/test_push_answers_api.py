@@ -12,9 +12,9 @@ from typing import Any
 import boto3
 import pytest
 
+from baton.channels.push.web_push import VapidKeys
 from baton.contracts import AskRequest
 from baton.contracts.push import PUSH_ANSWER_PATH, PushSubscription
-from baton.notify.push import VapidKeys
 from tests.integration.conftest import MotoStack
 from tests.integration.test_call_budgets import CallLog, call_log
 
@@ -27,9 +27,9 @@ def test_a_pushed_action_answers_once_as_its_operator_through_the_real_api_handl
     call_log: CallLog, moto_stack: MotoStack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from baton.adapters.push_subscriptions import DynamoPushSubscriptions
+    from baton.channels.push.sender import WebPush
     from baton.runtime.settings import get_settings
     from baton.runtime.wiring import _vapid_key_source, services, vapid_key_source
-    from baton.services.push import WebPush
 
     keys = VapidKeys.generate()
     secret = boto3.client("secretsmanager").create_secret(Name="baton/vapid", SecretString=keys.private_pem.decode())

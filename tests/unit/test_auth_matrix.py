@@ -32,11 +32,11 @@ import pytest
 from baton.api import deps
 from baton.api.app import create_app
 from baton.api.auth import agent_token
-from baton.channels.push_answers import PushAnswers
+from baton.channels.push.answers import PushAnswers
+from baton.channels.push.web_push import VapidKeys
 from baton.contracts import AskRequest
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.local.http_adapter import to_proxy_event
-from baton.notify.push import VapidKeys
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
 from baton.services.core import Core

@@ -23,14 +23,14 @@ from baton.channels.email.links import (
     read_link,
     sign_link,
 )
-from baton.channels.push_answers import PushAnswers
+from baton.channels.push.answers import PushAnswers
+from baton.channels.push.sender import CREDENTIAL_SECONDS, credential_signer
+from baton.channels.push.web_push import VapidKeys
 from baton.contracts import AskRequest
 from baton.contracts.push import PUSH_ANSWER_PATH, push_payload
 from baton.local.http_adapter import to_proxy_event
-from baton.notify.push import VapidKeys
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
-from baton.services.push import CREDENTIAL_SECONDS, credential_signer
 from baton.services.questions import QuestionService
 from baton.services.runs import RunService
 from tests.fakes import MemoryStore
@@ -232,9 +232,9 @@ def test_without_a_push_key_a_credential_is_a_404_that_says_push_is_off(core: Co
 
 
 def test_a_payload_over_web_pushs_limit_is_sent_without_its_actions(core: Core, clock: FixedClock) -> None:
+    from baton.channels.push.sender import WebPush
+    from baton.channels.push.web_push import MAX_PLAINTEXT_BYTES
     from baton.contracts.push import PushSubscription
-    from baton.notify.push import MAX_PLAINTEXT_BYTES
-    from baton.services.push import WebPush
     from tests.fakes.memory import MemoryPushSubscriptions
 
     store = MemoryPushSubscriptions()

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from baton.channels.push.sender import WebPush
+from baton.channels.push.subscriptions import subscription_id_of
+from baton.channels.push.web_push import SubscriptionGone, VapidKeys
 from baton.contracts.push import DENIED_FROM_A_NOTIFICATION, PushSubscription, one_tap_actions, push_payload
 from baton.domain.ladder import Ladder
 from baton.local.http_adapter import to_proxy_event
 from baton.models import Interaction
-from baton.notify.push import SubscriptionGone, VapidKeys
-from baton.services.push import WebPush, subscription_id_of
 from tests.fakes.memory import MemoryPushSubscriptions
 from tests.unit.conftest import LOCAL_TOKEN
 
@@ -110,7 +111,7 @@ def test_a_subscription_that_is_not_a_push_subscription_is_a_422(app: Any) -> No
 
 
 def test_without_a_vapid_key_the_key_route_says_push_is_not_configured(core: Core) -> None:
-    from baton.services.push import PushService
+    from baton.channels.push.subscriptions import PushService
 
     with pytest.raises(Exception, match="Web Push is not configured") as raised:
         PushService(MemoryPushSubscriptions(), lambda: None, core.now).key()

@@ -1,5 +1,5 @@
 """Web Push's ports (issue 32, item 3): each operator's subscriptions, and the push to an operator's
-devices (`baton/services/push.py`). Beside `baton/ports.py` as the review gate's are (`review_ports.py`)."""
+devices (`baton/channels/push/`). Beside `baton/ports.py` as the review gate's are (`review_ports.py`)."""
 
 from __future__ import annotations
 

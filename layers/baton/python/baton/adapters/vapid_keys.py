@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from baton.notify.push import VapidKeys
+from baton.channels.push.web_push import VapidKeys
 
 log = logging.getLogger("baton")
 

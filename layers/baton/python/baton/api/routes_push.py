@@ -1,9 +1,9 @@
 """Web Push routes (issue 32, item 3; operators only): `GET /api/push/key` (the VAPID application server
 key; 404 when push is not configured), `POST|GET /api/me/push-subscriptions` and `DELETE
 /api/me/push-subscriptions/{subscription_id}` (the caller's own). One call each into
-`baton.services.push.PushService`. And `POST /api/push/answer`, a notification's one-tap answer: no
+`baton.channels.push.subscriptions.PushService`. And `POST /api/push/answer`, a notification's one-tap answer: no
 caller identity (a service worker has neither the inbox's cookie deployed nor its bearer token); the
-signed, expiring, single-use credential in the body is the authority (`baton.channels.push_answers.PushAnswers`;
+signed, expiring, single-use credential in the body is the authority (`baton.channels.push.answers.PushAnswers`;
 `baton/api/app.py` resolves no caller for it)."""
 
 from __future__ import annotations

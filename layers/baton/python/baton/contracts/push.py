@@ -7,7 +7,7 @@ operator; its `one_tap` actions are the answer requests the worker sends (`one_t
 the item needs its page). Each action carries a signed credential for its one answer (`auth:
 "credential"`): the worker POSTs `{credential, answer}` to `POST /api/push/answer` with no cookie and no
 bearer (deployed, the inbox's Cognito token lives only in the page), and the answer is recorded as the
-operator the push was sent to (`baton/channels/push_answers.py` PushAnswers)."""
+operator the push was sent to (`baton/channels/push/answers.py` PushAnswers)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ what): a hosted or blocking ask, a hosted or SDK interrupt, an async question (w
 * `escalate_after` (seconds, later than the reminder) with `escalate_to` (other notification channels,
   `console`, `email`, `slack`, `webhook`, whose recipients `baton.notify.config` configures, e.g. the
   on-call Slack channel): the pause is announced there too; `escalate_to_operators` addresses it to named
-  operators on those channels and on their subscribed devices (Web Push, baton/services/push.py); one
+  operators on those channels and on their subscribed devices (Web Push, baton/channels/push/); one
   away: to their delegate, "for alice (away until ...)";
 * `on_timeout`: `"fail"` (the default: the pause fails at its deadline as it always has) or
   `{"default": <value>}`: at the deadline the gate is released with that value, recorded as

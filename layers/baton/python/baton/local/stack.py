@@ -368,7 +368,7 @@ def _vapid_key(state_dir: Path) -> Path:
     """Web Push's key, made once and kept: a browser's subscription (bound to it) outlives a restart."""
     path = private_dir(state_dir) / "vapid.pem"
     if not path.exists():
-        from baton.notify.push import VapidKeys
+        from baton.channels.push.web_push import VapidKeys
 
         write_private(path, VapidKeys.generate().private_pem.decode())
     return path.resolve()

@@ -72,7 +72,7 @@ class Settings(BaseModel):
     policy_mode: Literal["shadow", "enforce"] = Field(default="enforce", alias="BATON_POLICY_MODE")
     policy_ttl_seconds: float = Field(default=30.0, ge=0, alias="BATON_POLICY_TTL_SECONDS")
 
-    # Web Push (baton/services/push.py): the VAPID private key (PEM), deployed a Secrets Manager secret
+    # Web Push (baton/channels/push/): the VAPID private key (PEM), deployed a Secrets Manager secret
     # (infra/capabilities/notifications.py), locally a file `baton dev` makes (.baton/vapid.pem). Neither: push off.
     vapid_secret_id: str = Field(default="", alias="BATON_VAPID_SECRET_ID")
     vapid_key_file: str = Field(default="", alias="BATON_VAPID_KEY_FILE")

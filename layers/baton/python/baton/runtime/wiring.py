@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 
     from baton.adapters.ssm_policy import ParameterReader
     from baton.channels.email.answers import EmailAnswers
-    from baton.channels.push_answers import PushAnswers
-    from baton.notify.push import VapidKeys
+    from baton.channels.push.answers import PushAnswers
+    from baton.channels.push.subscriptions import PushService
+    from baton.channels.push.web_push import VapidKeys
     from baton.passkey_ports import PasskeyStore
     from baton.policy.source import PolicySource
     from baton.ports import AuditArchive, InboxSessionStore
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
     from baton.services.core import Core
     from baton.services.interrupts import InterruptService
     from baton.services.passkeys import PasskeyService, RelyingParty
-    from baton.services.push import PushService
     from baton.services.questions import QuestionService
     from baton.services.reconciler import Reconciler
     from baton.services.review import ReviewService
@@ -100,8 +100,8 @@ class Services:
         return self.push_subscriptions
 
     def push_service(self) -> PushService:
-        """The push routes' service (baton/services/push.py): the caller's subscriptions and the public key."""
-        from baton.services.push import PushService
+        """The push routes' service (channels/push/subscriptions.py): the caller's subscriptions and the public key."""
+        from baton.channels.push.subscriptions import PushService
 
         return PushService(self.push_subscription_store(), vapid_key_source(self.settings), self.core.now)
 
@@ -121,7 +121,7 @@ class Services:
         if self.one_tap_answers is None:
             from baton.adapters.answer_links import DynamoAnswerLinks
             from baton.adapters.clients import dynamodb_client
-            from baton.channels.push_answers import PushAnswers
+            from baton.channels.push.answers import PushAnswers
 
             links = DynamoAnswerLinks(self.settings.table_name, dynamodb_client())
             self.one_tap_answers = PushAnswers(self.core, links, vapid_key_source(self.settings))
@@ -236,7 +236,7 @@ def web_push(settings: Settings, store: PushSubscriptionStore) -> OperatorPush |
     """The `OperatorPush` a core sends with, when the stack has a VAPID key configured; else None (off)."""
     if not (settings.vapid_secret_id or settings.vapid_key_file):
         return None
-    from baton.services.push import WebPush
+    from baton.channels.push.sender import WebPush
 
     return WebPush(store, vapid_key_source(settings), subject=settings.vapid_subject)
 

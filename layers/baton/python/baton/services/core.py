@@ -56,7 +56,7 @@ class Core:
     timers: DeadlineTimers | None = None  # each gate's timer (baton.services.deadlines); None: the reconciler only
     channels: tuple[str, ...] = CHANNELS  # the notify channels the stack wires (Settings.notify_channels)
     policy: PolicySource = field(default_factory=FixedPolicy)  # decides tool calls first (issue 31); none: people
-    push: OperatorPush | None = None  # Web Push to operators' devices (baton/services/push.py); None: off
+    push: OperatorPush | None = None  # Web Push to operators' devices (baton/channels/push/sender.py); None: off
     second_factor: SecondFactor | None = None  # passkeys for risky approvals (baton/services/passkeys.py); None: off
 
     def now(self) -> str:

@@ -8,7 +8,7 @@ operator token, `local_link_key`), compared in constant time. A link is single-u
 first POST that answers records it (`AnswerLinkStore.claim_link`, a conditional write), so a second is a
 410 that says who used it, when and with what.
 
-The same format is the Web Push one-tap credential (`baton/services/push.py`), under its own context
+The same format is the Web Push one-tap credential (`baton/channels/push/sender.py`), under its own context
 (`PUSH_ANSWER_CONTEXT`, so an email link is never a push credential or the reverse) and with one more
 claim: the digest of the exact answer it may give (`answer_digest`), so it answers nothing else.
 """

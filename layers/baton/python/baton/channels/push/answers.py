@@ -1,5 +1,5 @@
 """A notification's one-tap answer (`PushAnswers`, behind `POST /api/push/answer`): a push is a channel
-where the notification lands and is answered, as an email link is. Its credential (`baton/services/push.py`
+where the notification lands and is answered, as an email link is. Its credential (`sender.py`
 `credential_signer`) is spent once through the email links' record (`AnswerLinkStore.claim_link`, channel
 `push`), and the answer is the API's own for the kind (`baton.channels.answering`)."""
 
@@ -19,17 +19,17 @@ from baton.channels.email.links import (
     answer_digest,
     read_link,
 )
+from baton.channels.push.subscriptions import PUSH_NOT_CONFIGURED
 from baton.contracts.push import ONE_TAP_KINDS
 from baton.contracts.questions import AnswerResult
 from baton.errors import BadRequestError, BatonError, ConflictError, ForbiddenError, GoneError, NotFoundError, winner
 from baton.ids import iso
-from baton.services.push import PUSH_NOT_CONFIGURED
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from baton.channels.push.web_push import VapidKeys
     from baton.contracts.push import PushAnswerRequest
-    from baton.notify.push import VapidKeys
     from baton.ports import AnswerLinkStore
     from baton.services.core import Core
 

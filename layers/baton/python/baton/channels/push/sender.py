@@ -1,16 +1,13 @@
-"""Web Push (issue 32, item 3): an operator's subscriptions (`PushService`, behind `baton/api/routes_push.py`)
-and the push to them when an item is escalated or assigned to the operator (`WebPush`: the `OperatorPush`
-port, through `Core.push`); a notification's one-tap answer is a channel's (`baton/channels/push_answers.py`).
-Its credential is an email answer link under the push context (`baton/channels/email/links.py`), signed with
-a key derived from the VAPID key (`VapidKeys.answer_key`: the functions that push already read it).
+"""The push to an operator's devices when an item is escalated or assigned to them (`WebPush`: the
+`OperatorPush` port, through `Core.push`), with a one-tap credential per offered answer (`credential_signer`:
+an email answer link under the push context, `baton/channels/email/links.py`, signed with a key derived from
+the VAPID key, `VapidKeys.answer_key`: the functions that push already read it).
 
-No VAPID key configured: push is off, `GET /api/push/key` is a 404 that says so, and nothing is sent. A push
-is best effort: a subscription the push service no longer serves (404/410) is deleted, any other failure is
-logged, and the escalation or reassign goes on."""
+A push is best effort: no VAPID key and nothing is sent; a subscription the push service no longer serves
+(404/410) is deleted, any other failure is logged, and the escalation or reassign goes on."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -24,32 +21,20 @@ from baton.channels.email.links import (
     new_link_id,
     sign_link,
 )
-from baton.contracts.push import (
-    PushKey,
-    PushSubscription,
-    PushSubscriptionDeleted,
-    PushSubscriptionList,
-    PushSubscriptionView,
-    push_payload,
-)
-from baton.errors import NotFoundError
+from baton.channels.push.web_push import DEFAULT_SUBJECT, MAX_PLAINTEXT_BYTES, SubscriptionGone, send_web_push
+from baton.contracts.push import push_payload
 from baton.ids import parse_iso
-from baton.notify.push import DEFAULT_SUBJECT, MAX_PLAINTEXT_BYTES, SubscriptionGone, send_web_push
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from baton.contracts.push import PushReason, PushSubscriptionRequest
+    from baton.channels.push.web_push import VapidKeys
+    from baton.contracts.push import PushReason, PushSubscription
     from baton.models import Interaction
-    from baton.notify.push import VapidKeys
     from baton.push_ports import PushSubscriptionStore
 
 log = logging.getLogger("baton")
 
-PUSH_NOT_CONFIGURED: Final = (
-    "Web Push is not configured on this stack: no VAPID key (deployed: fill the secret with "
-    "`baton push init-vapid --secret-id <id>`; locally `baton dev` makes one)"
-)
 CREDENTIAL_SECONDS: Final = 3600  # a one-tap answer lives an hour at most (less when its item closes sooner)
 
 
@@ -72,49 +57,6 @@ def credential_signer(interaction: Interaction, operator: str, key: bytes, now: 
         return sign_link(claims, key, context=PUSH_ANSWER_CONTEXT)
 
     return sign
-
-
-def subscription_id_of(endpoint: str) -> str:
-    """A subscription's id: its endpoint's digest, so the same browser subscribing again is the same one."""
-    return "ps-" + hashlib.sha256(endpoint.encode()).hexdigest()[:24]
-
-
-class PushService:
-    def __init__(
-        self, store: PushSubscriptionStore, keys: Callable[[], VapidKeys | None], now: Callable[[], str]
-    ) -> None:
-        self._store, self._keys, self._now = store, keys, now
-
-    def key(self) -> PushKey:
-        keys = self._keys()
-        if keys is None:
-            raise NotFoundError(PUSH_NOT_CONFIGURED)
-        return PushKey(public_key=keys.public_key)
-
-    def subscribe(self, operator: str, request: PushSubscriptionRequest) -> tuple[PushSubscriptionView, bool]:
-        """Store the browser's subscription; the same endpoint again: the stored one, created False."""
-        subscription = PushSubscription(
-            operator=operator,
-            subscription_id=subscription_id_of(request.endpoint),
-            endpoint=request.endpoint,
-            keys=request.keys,
-            created_at=self._now(),
-        )
-        stored, created = self._store.add_subscription(subscription)
-        return PushSubscriptionView.of(stored), created
-
-    def subscriptions(self, operator: str) -> PushSubscriptionList:
-        return PushSubscriptionList(
-            subscriptions=[PushSubscriptionView.of(s) for s in self._store.list_subscriptions(operator)]
-        )
-
-    def unsubscribe(self, operator: str, subscription_id: str) -> PushSubscriptionDeleted:
-        """Delete one of the operator's own subscriptions (another's id is a 404, as an unknown one)."""
-        if not self._store.delete_subscription(operator, subscription_id):
-            raise NotFoundError(
-                f"no push subscription {subscription_id} of yours", details={"subscription_id": subscription_id}
-            )
-        return PushSubscriptionDeleted()
 
 
 @dataclass(frozen=True)
