@@ -16,7 +16,7 @@ from baton.services.claims import ClaimService
 from baton.workflows.table import TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
-    from baton.domain.audit import AuditRecord
+    from baton.contracts.audit import AuditRecordView
     from tests.integration.conftest import MotoStack
 
 RUN = "audit-run"
@@ -35,11 +35,11 @@ def _decide(stack: MotoStack) -> None:
     interrupts.cancel(second.interaction_id, CancelInterrupt(reason="not today"), caller="carol")
 
 
-def _records(stack: MotoStack) -> list[AuditRecord]:
+def _records(stack: MotoStack) -> list[AuditRecordView]:
     return AuditService(stack.services.core.store).page(RUN, limit=500).records
 
 
-def _key(record: AuditRecord) -> dict[str, Any]:
+def _key(record: AuditRecordView) -> dict[str, Any]:
     return {"PK": {"S": f"RUN#{record.run_id}"}, "SK": {"S": f"EVT#{record.event_id}"}}
 
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from baton.api import deps
 from baton.api.contract import RunId, responses
-from baton.contracts.audit import AuditRecordPage, AuditRecordView, AuditVerification
+from baton.contracts.audit import AuditRecordPage, AuditVerification
 from baton.services.audit import MAX_PAGE, AuditService
 
 router = APIGatewayRouter()
@@ -36,12 +36,7 @@ def _service(run_id: str) -> AuditService:
     responses=responses({200: AuditRecordPage}, 400, 403, 404),
 )
 def audit_page(run_id: RunId, query: Annotated[AuditQuery, Query()]) -> AuditRecordPage:
-    page = _service(run_id).page(run_id, after=query.after, limit=query.limit)
-    return AuditRecordPage(
-        run_id=run_id,
-        records=[AuditRecordView.model_validate(r.model_dump()) for r in page.records],
-        next=page.next,
-    )
+    return _service(run_id).page(run_id, after=query.after, limit=query.limit)
 
 
 @router.get(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from baton.contracts.audit import AuditRecordPage, AuditRecordView
 from baton.domain.audit import AuditRecord, AuditVerdict, canonical_json, linked, verify_chain
 
 if TYPE_CHECKING:
@@ -17,12 +18,6 @@ if TYPE_CHECKING:
 MAX_PAGE = 500
 
 
-@dataclass(frozen=True)
-class AuditPage:
-    records: list[AuditRecord]
-    next: int | None  # the seq to pass as `after` for the next page; None: this was the last
-
-
 @dataclass
 class AuditService:
     store: EventStore
@@ -31,7 +26,7 @@ class AuditService:
         trail = self.store.read_audit(run_id)
         return verify_chain(run_id, trail.records, trail.head, trail.unchained)
 
-    def page(self, run_id: str, *, after: int = 0, limit: int = 100) -> AuditPage:
+    def page(self, run_id: str, *, after: int = 0, limit: int = 100) -> AuditRecordPage:
         """The records after seq `after`, in seq order, at most `limit` (1..MAX_PAGE): one page of the
         records' copies by seq, checked against the head (seqs have no gaps, so the page must be after+1,
         after+2, ... up to the head or the limit) and as a chain (`linked`); records chained before the
@@ -40,13 +35,14 @@ class AuditService:
         read = self.store.read_audit_page(run_id, after=after, limit=limit)
         wanted = list(range(after + 1, min(read.head.seq, after + limit) + 1))
         if [r.seq for r in read.records] == wanted and linked(read.records, read.head):
-            more = bool(wanted) and wanted[-1] < read.head.seq
-            return AuditPage(records=read.records, next=wanted[-1] if more else None)
-        records = sorted(
-            (r for r in self.store.read_audit(run_id).records if r.seq > after), key=lambda r: (r.seq, r.event_id)
-        )
-        page = records[:limit]
-        return AuditPage(records=page, next=page[-1].seq if len(records) > limit else None)
+            page, more = read.records, bool(wanted) and wanted[-1] < read.head.seq
+        else:
+            records = sorted(
+                (r for r in self.store.read_audit(run_id).records if r.seq > after), key=lambda r: (r.seq, r.event_id)
+            )
+            page, more = records[:limit], len(records) > limit
+        views = [AuditRecordView.model_validate(r.model_dump()) for r in page]
+        return AuditRecordPage(run_id=run_id, records=views, next=page[-1].seq if more else None)
 
 
 def archive(records: Iterable[AuditRecord], sink: AuditArchive) -> int:
