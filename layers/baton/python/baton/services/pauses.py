@@ -117,8 +117,7 @@ class PauseService:
         pause = blocking_ask(snapshot, request.node) or pause_to_resume(
             core.store.list_run_interactions(request.run_id), request.run_id, request.node
         )
-        answers = PauseAnswers(core, snapshot=snapshot, hosted=snapshot.run.hosted)
-        return decide(core, answers, pause, request.answers, voter)
+        return decide(core, PauseAnswers(core, snapshot=snapshot), pause, request.answers, voter)
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         return InteractionPauseDeadline(self.core, PauseOutput.of)
