@@ -1,9 +1,10 @@
 """AWS calls of the other pause kinds' whole lives, operation by operation, against declared budgets (counts,
-never timings): the blocking ask (ask, answer, the waiter's read), the hosted interrupt (created and parked
-by its workflow, claimed, resumed, the run's end, its timer stopped by the release) and the tool
-approval (request, answer, consume). A sibling of test_call_budgets_question_life.py (its `HandlerCalls`
-attributes each call to the handler invocation that made it); bench/parts/cost_model.py prices the same
-lives. A failing budget lists each call with the code that made it (`CallsNamed`)."""
+never timings): the blocking ask (ask, answer, the waiter's read), the hosted pause (parked by its workflow,
+resumed, the run's end), the hosted interrupt (created and parked by its workflow, claimed, resumed, the
+run's end, its timer stopped by the release) and the tool approval (request, answer, consume). A sibling of
+test_call_budgets_question_life.py (its `HandlerCalls` attributes each call to the handler invocation that
+made it); bench/parts/cost_model.py prices the same lives. A failing budget lists each call with the code
+that made it (`CallsNamed`)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,22 @@ BLOCKING_ASK: dict[str, tuple[str, int]] = {
     "the waiter's read": ("api GET {id}", 1),
 }
 BLOCKING_ASK_TOTAL = 10  # (was 16) the lower bound is 3 (bench/parts/cost_model.py)
+
+HOSTED_PAUSE: dict[str, tuple[str, int]] = {
+    # (was 10) the park task: the run (GetItem), the wait (GetItem: an earlier attempt's park?), the pause,
+    # its pending marker, `human_input_requested` and `run_paused` (one transaction; the events were a
+    # PutItem each), the wait again (GetItem: parked by a twin?), the wait with the pause's mark (one
+    # transaction), the deadline timer (StartExecution), the run paused (UpdateItem), the notification (SNS)
+    "park": ("park", 8),
+    # the snapshot Query (the parked pause, its wait, the chain head), the deciding transaction, the send
+    # (SendTaskSuccess), the release with `run_resumed` (one transaction), the timer stopped (StopExecution);
+    # test_call_budgets.py's "resume"
+    "resume": ("api POST resume", 5),
+    # the run (GetItem: is this execution its run?), the run ended with `run_succeeded` (one transaction),
+    # the notification (SNS)
+    "run end": ("run_lifecycle", 3),
+}
+HOSTED_PAUSE_TOTAL = 16
 
 INTERRUPT: dict[str, tuple[str, int]] = {
     # the park task: the wait (GetItem: an earlier attempt's park?), the interrupt by its id (GetItem: a
@@ -141,6 +158,30 @@ def test_a_blocking_ask_life_stays_in_budget_operation_by_operation(
     calls_named.calls.clear()
     asked = _blocking_ask_life(moto_stack, "life-ask")
     _check("blocking ask", BLOCKING_ASK, BLOCKING_ASK_TOTAL, calls_named, id=asked)
+
+
+def _hosted_pause_life(stack: MotoStack, run_id: str) -> None:
+    """A hosted run's plain pause: parked by its workflow, resumed by an operator, the run's end (the
+    EventBridge event `run_lifecycle` gets); the release stops its deadline timer."""
+    store = stack.services.core.store
+    stack.services.runs.start("human_pause", {"prompt": "Ship?", "timeout_seconds": 60}, run_id=run_id, caller="op")
+    wait_for(lambda: store.list_run_waits(run_id) and timer_statuses(stack, run_id))  # parked, its timer started
+    [wait] = store.list_run_waits(run_id)
+    resumed = _api(stack, "POST", f"/api/runs/{run_id}/resume", {"answers": {"ship": True}})
+    assert resumed["resumed"] is True, resumed
+    run_end(stack, run_id)
+    assert store.get_wait(run_id, wait.gate).status == "released"  # type: ignore[union-attr]
+    assert timer_statuses(stack, run_id) == ["ABORTED"]  # stopped by the release: it never fires
+
+
+def test_a_hosted_pause_life_stays_in_budget_operation_by_operation(
+    calls_named: CallsNamed, moto_stack: MotoStack
+) -> None:
+    calls_named.attribute(moto_stack)
+    _hosted_pause_life(moto_stack, "life-pause-warm")
+    calls_named.calls.clear()
+    _hosted_pause_life(moto_stack, "life-pause")
+    _check("hosted pause", HOSTED_PAUSE, HOSTED_PAUSE_TOTAL, calls_named)
 
 
 def _interrupt_life(stack: MotoStack, run_id: str) -> None:

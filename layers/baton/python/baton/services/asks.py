@@ -9,15 +9,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, ClassVar
 
-from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.ladder import AnswerCheck
 from baton.domain.pause_rules import timed_out
 from baton.errors import ConflictError
-from baton.events import HumanInputRequested, RunPaused
 from baton.ids import parse_iso
 from baton.models import Interaction, PauseRequest, status_of
 from baton.services.deadlines import answer_with_default, arm_interaction
 from baton.services.pause_answers import resume_asking_run
+from baton.services.pauses import open_pause
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -136,20 +135,7 @@ class AskService(BlockingPause):
             ladder=ladder,
         ).with_quorum(request.approval, requested_by=caller)
         interaction = core.new_interaction(run_id, asked, expires_at=core.deadline_of(request.timeout_seconds))
-        requested = HumanInputRequested(
-            interaction_id=interaction.interaction_id,
-            node=request.node,
-            kind="ask",
-            prompt=request.question,
-            options=options,
-            timeout_seconds=request.timeout_seconds,
-            by=caller,
-        )
-        # the ask and its events in one write; the run's pause after it (a run elsewhere is left alone)
-        paused = RunPaused(gate=request.node, kind="ask")
-        core.store.put_pause(interaction, events=[core.new_event(run_id, requested), core.new_event(run_id, paused)])
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
-        core.notify(interaction, "human_input_requested")
+        open_pause(core, interaction, by=caller)
         arm_interaction(core, interaction)
         return interaction
 

@@ -39,19 +39,15 @@ def conflict(i: Interaction, message: str, **details: Any) -> ConflictError:
 
 
 class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
-    """`wait` and `snapshot`: the parked pause and the run as a resume read them (its write guarded by the
-    wait still open, its send with no read); else the pause was read from the run (`hosted`: is the run?)."""
+    """`snapshot`: the run as a resume read it (its chain head, its waits, is it hosted; None: read when
+    needed); `wait`: the parked pause it names (its write guarded by the wait still open, its send with no read)."""
 
-    def __init__(
-        self, core: Core, *, wait: ParkedWait | None = None, snapshot: RunSnapshot | None = None, hosted: bool = False
-    ) -> None:
-        self.core, self.wait, self.hosted = core, wait, hosted
-        self.siblings = snapshot.waits if wait is not None and snapshot is not None else None
+    def __init__(self, core: Core, *, snapshot: RunSnapshot | None = None, wait: ParkedWait | None = None) -> None:
+        self.core, self.wait = core, wait
         # the answer's chain head as the snapshot read it (a stale one loses the head's race and is re-read)
         self.audit_head = snapshot.audit_head if snapshot is not None else None
-        # an agent's run's gates with a wait, as the snapshot read them (None: not read): an agent's run
-        # has no park, so a node without one has none to send (a blocking ask)
-        self.agent_waits = {w.gate for w in snapshot.waits} if snapshot is not None and not hosted else None
+        self.waits = snapshot.waits if snapshot is not None else None
+        self.hosted = snapshot.run.hosted if snapshot is not None and snapshot.run is not None else None
 
     def check(self, pause: Interaction, answer: Answers) -> None:
         # A blocking ask with options takes only its options, by the rule its default is checked with.
@@ -75,7 +71,8 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
     def _send(self, answered: Interaction) -> bool:
         """Send to the wait a resume read, with the run's other waits as its snapshot read them."""
         output, node = PauseOutput.of(answered), answered.request.node
-        return self.core.release_gate(answered.run_id, node, output, wait=self.wait, siblings=self.siblings)
+        siblings = self.waits if self.wait is not None else None
+        return self.core.release_gate(answered.run_id, node, output, wait=self.wait, siblings=siblings)
 
     def _delivered(self, answered: Interaction) -> bool:
         """Was the answer delivered (its wait released), or is there no token (a blocking ask)?"""
@@ -94,7 +91,7 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
         records = [core.new_event(pause.run_id, event)]
 
         def release(answered: Interaction) -> ResumeResult:
-            resumed = self._send(answered) if wait is not None else self.deliver(answered, hosted=self.hosted)
+            resumed = self._send(answered) if wait is not None else self.deliver(answered)
             return self.view(answered, resumed)
 
         return Write(at=core.now(), records=records, release=release, guards=guards, audit_head=self.audit_head)
@@ -140,13 +137,13 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
         answers = ballot.deciding_answer({DECISION_KEY: "approve" if ballot.decision == "approved" else "reject"})
         return ApprovalService(self.core).settle_answered(pause, policy, ballot, answers, self.deliver)
 
-    def deliver(self, answered: Interaction, *, hosted: bool | None = None) -> bool:
+    def deliver(self, answered: Interaction) -> bool:
         """Send an answered pause's token; a blocking ask (no token) lets its waiter go instead."""
         core = self.core
         run_id, node = answered.run_id, answered.request.node
-        if hosted is None:
-            hosted = core.require_run(run_id).hosted
-        unparked = hosted is False and self.agent_waits is not None and node not in self.agent_waits
+        hosted = self.hosted if self.hosted is not None else core.require_run(run_id).hosted
+        # an agent's run has no park: a node with no wait in the snapshot has none to send (a blocking ask)
+        unparked = not hosted and self.waits is not None and all(w.gate != node for w in self.waits)
         # read once: the send's wait, or none (a blocking ask)
         wait = None if unparked else core.store.get_wait(run_id, node)
         if wait is not None:

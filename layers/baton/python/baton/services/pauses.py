@@ -38,6 +38,35 @@ class Resume:
     groups: Groups = NO_GROUPS
 
 
+def open_pause(core: Core, pause: Interaction, *, by: str | None = None, token: str | None = None) -> Interaction:
+    """Store an `ask` with `human_input_requested` and `run_paused` (one write), park a hosted task's `token`
+    on it, pause its run (a run elsewhere is left alone) and publish it. A retried park (the same `token`:
+    an earlier attempt stored it) parks what is stored, a no-op if parked, and records nothing again."""
+    run_id, req = pause.run_id, pause.request
+    requested = HumanInputRequested(
+        interaction_id=pause.interaction_id,
+        node=req.node,
+        kind=req.kind,
+        prompt=req.prompt,
+        options=req.options,
+        timeout_seconds=req.timeout_seconds,
+        by=by,
+    )
+    paused = RunPaused(gate=req.node, kind=req.kind)
+    try:
+        core.store.put_pause(pause, events=[core.new_event(run_id, requested), core.new_event(run_id, paused)])
+    except ConflictError:
+        if token is None or (stored := core.store.get_interaction(run_id, pause.interaction_id)) is None:
+            raise
+        park_interaction(core, stored, token)
+        return stored
+    if token is not None:
+        park_interaction(core, pause, token)
+    core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
+    core.notify(pause, "human_input_requested")
+    return pause
+
+
 class PauseService:
     core: Core
 
@@ -56,7 +85,6 @@ class PauseService:
             found = core.store.get_interaction(run_id, again.interaction_ids[0])
             if found is not None:
                 return found
-        deadline = core.deadline_of(payload.timeout_seconds, payload.entered_at)
         request = PauseRequest(
             node=node,
             prompt=payload.prompt,
@@ -65,30 +93,11 @@ class PauseService:
             ladder=payload.ladder,
         )
         request = request.with_quorum(payload.approval, requested_by=run.started_by)
+        deadline = core.deadline_of(payload.timeout_seconds, payload.entered_at)
         park_id = core.park_id(token, payload.entered_at)
-        interaction = core.new_interaction(run_id, request, expires_at=deadline, interaction_id=park_id)
-        try:
-            core.store.put_interaction(interaction)
-        except ConflictError:
-            # A concurrent or earlier attempt of this park stored it: park its wait (a no-op if parked).
-            existing = core.store.get_interaction(run_id, interaction.interaction_id)
-            if existing is None:
-                raise
-            park_interaction(core, existing, token, deadline)
-            return existing
-        park_interaction(core, interaction, token, deadline)
-        core.set_run_status(run_id, "paused_waiting_human", allowed_from=OPEN_RUN_STATES)
-        requested = HumanInputRequested(
-            interaction_id=interaction.interaction_id,
-            node=node,
-            kind=interaction.kind,
-            prompt=payload.prompt,
-            timeout_seconds=payload.timeout_seconds,
+        return open_pause(
+            core, core.new_interaction(run_id, request, expires_at=deadline, interaction_id=park_id), token=token
         )
-        core.record(run_id, requested)
-        core.record(run_id, RunPaused(gate=node, kind=interaction.kind))
-        core.notify(interaction, "human_input_requested")
-        return interaction
 
     def resume(self, request: Resume, *, snapshot: RunSnapshot | None = None) -> ResumeResult:
         """`decide` on the run's pending pause. The snapshot (the route's, when it read one) names the parked
@@ -108,8 +117,7 @@ class PauseService:
         pause = blocking_ask(snapshot, request.node) or pause_to_resume(
             core.store.list_run_interactions(request.run_id), request.run_id, request.node
         )
-        answers = PauseAnswers(core, snapshot=snapshot, hosted=snapshot.run.hosted)
-        return decide(core, answers, pause, request.answers, voter)
+        return decide(core, PauseAnswers(core, snapshot=snapshot), pause, request.answers, voter)
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         return InteractionPauseDeadline(self.core, PauseOutput.of)
