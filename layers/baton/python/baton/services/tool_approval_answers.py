@@ -35,6 +35,8 @@ class ToolApprovalAnswers(AnswerPolicy[StoredAnswer, AnswerResult, bool]):
     """`sent`: the answer as the operator sent it (what a passkey signs); `confirmed`: the passkey confirmed
     it, kept across the answer's retries (it is checked once)."""
 
+    repeats_a_decider = True  # a quorum's decider's same decision again is answered as the first was
+
     def __init__(self, core: Core, *, sent: Any = None, passkey: dict[str, Any] | None = None, via: str | None = None):
         self.core, self.sent, self.passkey, self.via = core, sent, passkey, via
         self.confirmed = False
@@ -49,12 +51,6 @@ class ToolApprovalAnswers(AnswerPolicy[StoredAnswer, AnswerResult, bool]):
         if not self.confirmed and factor is not None and allows and needs_second_factor(tool_spec(pause)):
             factor.confirm(caller, pause.run_id, pause.interaction_id, self.sent, self.passkey)
             self.confirmed = True
-
-    @staticmethod
-    def is_repeat(current: Interaction, answer: StoredAnswer, caller: str) -> bool:
-        # a quorum's too: its decider's same decision again is answered as the first was
-        st = current.state
-        return st.status == "answered" and st.answer == answer and st.answered_by == caller
 
     @staticmethod
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
