@@ -146,12 +146,13 @@ class ToolAwaits(AwaitGates):
         if pending:
             return False
         answered = status_of(awaiting.state, "answered", answer=[a.model_dump() for a in answers], at=self.core.now())
-        try:
-            completed = self.core.store.transition_interaction(awaiting, answered)
+        released = AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
+        try:  # completed and its event in one write
+            completed = self.core.store.transition_interaction(
+                awaiting, answered, with_records=[self.core.new_event(awaiting.run_id, released)]
+            )
         except ConflictError:
             return False  # another answer completed it
-        released = AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
-        self.core.record(awaiting.run_id, released)
         self._unpause_if_idle(awaiting.run_id)  # another await or a parked gate may still hold the run
         stop_interaction_timer(self.core, completed)
         return True
