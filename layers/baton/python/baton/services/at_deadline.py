@@ -9,7 +9,7 @@ import contextlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -58,6 +58,7 @@ class AnswerPolicy(ABC, Generic[Answer, View, Outcome]):
     parts of its quorum vote (`decide.vote`). The defaults are most kinds'; a kind overrides what differs."""
 
     core: Core
+    repeats_a_decider: ClassVar[bool] = False  # True: a quorum's decider's same answer again is a repeat too
 
     def check(self, pause: Interaction, answer: Answer) -> None:
         """422 when `answer` does not fit the pause (its options, its schema)."""
@@ -71,10 +72,11 @@ class AnswerPolicy(ABC, Generic[Answer, View, Outcome]):
         self.core.refuse_if_ended(pause, answer, caller=caller, interaction=pause.public())
 
     def is_repeat(self, current: Interaction, answer: Answer, caller: str) -> bool:
-        """The stored answer is this request's (the same caller, the same answer; never a quorum's)."""
+        """The stored answer is this request's (the same caller, the same answer; a quorum's only when the
+        kind `repeats_a_decider`)."""
         st = current.state
         same = st.status == "answered" and st.answer == answer and st.answered_by == caller
-        return same and self.quorum(current) is None
+        return same and (self.repeats_a_decider or self.quorum(current) is None)
 
     def repeat(self, current: Interaction, answer: Answer, caller: str) -> View | None:
         """A repeat answered as the first was (its send retried if it failed); None: not this request's."""

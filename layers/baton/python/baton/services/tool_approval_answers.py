@@ -35,6 +35,8 @@ class ToolApprovalAnswers(AnswerPolicy[StoredAnswer, AnswerResult, bool]):
     """`sent`: the answer as the operator sent it (what a passkey signs); `confirmed`: the passkey confirmed
     it, kept across the answer's retries (it is checked once)."""
 
+    repeats_a_decider = True  # a quorum's decider's same decision again is answered as the first was
+
     def __init__(self, core: Core, *, sent: Any = None, passkey: dict[str, Any] | None = None, via: str | None = None):
         self.core, self.sent, self.passkey, self.via = core, sent, passkey, via
         self.confirmed = False
@@ -49,12 +51,6 @@ class ToolApprovalAnswers(AnswerPolicy[StoredAnswer, AnswerResult, bool]):
         if not self.confirmed and factor is not None and allows and needs_second_factor(tool_spec(pause)):
             factor.confirm(caller, pause.run_id, pause.interaction_id, self.sent, self.passkey)
             self.confirmed = True
-
-    @staticmethod
-    def is_repeat(current: Interaction, answer: StoredAnswer, caller: str) -> bool:
-        # a quorum's too: its decider's same decision again is answered as the first was
-        st = current.state
-        return st.status == "answered" and st.answer == answer and st.answered_by == caller
 
     @staticmethod
     def quorum(pause: Interaction) -> ApprovalPolicy | None:
@@ -78,28 +74,26 @@ class ToolApprovalAnswers(AnswerPolicy[StoredAnswer, AnswerResult, bool]):
         return self.view(pause, decided).model_copy(update=quorum)
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """Decided with its side's last answer; True if this call decided it (its ladder is moot then)."""
-        return ApprovalService(self.core).settle_answered(pause, policy, ballot, ballot.deciding_answer(), self._stop)
-
-    def _stop(self, answered: Interaction) -> bool:
-        stop_interaction_timer(self.core, answered)
-        return True
+        """Decided with its side's last answer; True if this call decided it."""
+        deciding = ballot.deciding_answer()
+        return ApprovalService(self.core).settle_answered(
+            pause, policy, ballot, deciding, lambda decided: self._release(decided).resumed
+        )
 
     def write(
         self, pause: Interaction, answer: StoredAnswer, caller: str, decided: Decided | None
     ) -> Write[AnswerResult]:
         """The decision and its event (`second_factor` set only when a passkey confirmed it: an unset field
-        stays out of the record); once written, its ladder's timer stopped."""
+        stays out of the record), released by `_release`."""
         factor_said = {"second_factor": WEBAUTHN_VERIFIED} if self.confirmed else {}
         answered = InteractionAnswered(
             interaction_id=pause.interaction_id, node=pause.node, answer=answer, by=caller, via=self.via, **factor_said
         )
+        return Write(at=self.core.now(), records=[self.core.new_event(pause.run_id, answered)], release=self._release)
 
-        def release(written: Interaction) -> AnswerResult:
-            stop_interaction_timer(self.core, written)  # this write won: its ladder is moot
-            return self.view(written, True)
-
-        return Write(at=self.core.now(), records=[self.core.new_event(pause.run_id, answered)], release=release)
+    def _release(self, decided: Interaction) -> AnswerResult:
+        stop_interaction_timer(self.core, decided)  # the deciding write won (an answer's, a quorum's): ladder moot
+        return self.view(decided, True)  # delivered once stored: a tool approval has no token to send
 
     @staticmethod
     def already(current: Interaction, *, racing: bool) -> ConflictError:

@@ -23,10 +23,10 @@ from baton.contracts.tool_approvals import (
 )
 from baton.domain.ballot import Voter
 from baton.domain.tool_calls import CONSUMED, StoredDecision, open_call_key, stored_decision, timeout_ladder
-from baton.domain.tool_rulings import active_grants, answered_at_once, asked_by_rule, usable
+from baton.domain.tool_rulings import active_grants, call_create, usable
 from baton.errors import ConflictError, NotFoundError
-from baton.events import EventPayload, HumanInputRequested, InteractionAnswered, PolicyDecided, ToolGrantRevoked
-from baton.models import Interaction, InteractionStatus, RunSummary, ToolApprovalPause, status_of
+from baton.events import ToolGrantRevoked
+from baton.models import Interaction, RunSummary, status_of
 from baton.policy.source import decide_or_ask
 from baton.services.asks import BlockingPause
 from baton.services.deadlines import arm_interaction
@@ -81,6 +81,8 @@ class ToolApprovalService(BlockingPause):
         key: str,
         replacing: str | None,
     ) -> Interaction:
+        """The service's part of the create (`call_create` rules it): the reads (the run's grants, the
+        policy), the one write, and, when a person is asked, the notice and the timer."""
         core, run_id = self.core, run.run_id
         spec = body.spec(requested_by=caller)
         answered = core.store.list_run_interactions(run_id, kind=KIND, status="answered")
@@ -88,44 +90,13 @@ class ToolApprovalService(BlockingPause):
         decided = decide_or_ask(
             core.policy, lambda: body.policy_query(run, granted=grant is not None, at=core.now()), run_id=run_id
         )
-        # an enforced rule decides (a grant does not override it: the policy saw `granted`); else as before
-        ruling = decided if decided is not None and decided.enforced and decided.rule is not None else None
-        iid, node, timeout = core.ids.new_id(), body.agent, body.timeout_seconds
-        if ruling is not None:  # an `@ask` rule's approvers, quorum and deadline
-            spec, timeout, ladder = asked_by_rule(spec, ruling, timeout, ladder, caller=caller)
-        prompt = spec.prompt()
-        request = ToolApprovalPause(
-            node=node,
-            prompt=prompt,
-            timeout_seconds=timeout,
-            ladder=ladder,
-            tool=spec,
-            notify=body.notify or ["console"],
-        )
-        asked = HumanInputRequested(
-            interaction_id=iid, node=node, kind=KIND, prompt=prompt, timeout_seconds=timeout, by=caller
-        )
-        records: list[EventPayload] = [asked]
-        state, at_once = InteractionStatus(), answered_at_once(ruling, grant, spec.digest)
-        if at_once is not None:  # nobody is asked: the rule, or the grant, is who answered
-            by, answer = at_once
-            state = InteractionStatus(status="answered", answer=answer, answered_by=by, answered_at=core.now())
-            records.append(InteractionAnswered(interaction_id=iid, node=node, answer=answer, by=by))
-        i = core.new_interaction(run_id, request, expires_at=core.deadline_of(timeout), interaction_id=iid, state=state)
-        if decided is not None:
-            records.append(
-                PolicyDecided.of(
-                    decided,
-                    action="call_tool",
-                    target=spec.call.tool,
-                    interaction_id=iid,
-                    applied=decided.enforced and (ruling is not None or grant is None),
-                    digest=spec.digest,
-                )
-            )
-        events = [core.new_event(run_id, payload) for payload in records]
+        iid = core.ids.new_id()
+        create = call_create(body, spec, ladder, decided, grant, interaction_id=iid, caller=caller, now=core.now())
+        expires_at = core.deadline_of(create.timeout_seconds)
+        i = core.new_interaction(run_id, create.request, expires_at=expires_at, interaction_id=iid, state=create.state)
+        events = [core.new_event(run_id, payload) for payload in create.records]
         core.store.put_tool_call_approval(i, key, replacing=replacing, events=events)  # one write, chained
-        if at_once is None:
+        if create.asked:
             core.notify(i, "human_input_requested")
             arm_interaction(core, i)
         return i

@@ -13,7 +13,7 @@ from baton.errors import ConflictError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import AwaitToolRequest, Interaction, status_of
 from baton.services.await_gates import AwaitGates
-from baton.services.deadlines import TOOL_GATE, arm_interaction, stop_interaction_timer
+from baton.services.deadlines import TOOL_GATE, arm_interaction, stop_interaction_timer, time_out_if_pending
 from baton.services.pause_answers import resume_asking_run
 
 if TYPE_CHECKING:
@@ -127,17 +127,12 @@ class ToolAwaits(AwaitGates):
         from_node, ladder = awaiting.request_as(AwaitToolRequest).from_node, awaiting.request.ladder
         pending, answers = self._scope(run_id, from_node)
         if pending and ladder is not None and ladder.on_timeout == USE_QUESTION_DEFAULTS:
-            for question in pending:  # each question's own default
+            for question in pending:  # each question's own default (the last one's taker completes this await)
                 self.take_default(run_id, question.interaction_id)
-            awaiting = self.core.store.get_interaction(run_id, interaction_id) or awaiting
-            if awaiting.state.status != "pending":
-                return False  # completed by the defaults: not timed out
             pending, answers = self._scope(run_id, from_node)  # a question with no default is still pending
         if self._complete_tool_await(awaiting, (pending, answers)) or not pending:
-            return False  # answered: completed, here or by whoever won the write
-        try:
-            self.core.store.transition_interaction(awaiting, status_of(awaiting.state, "timed_out", reason="timeout"))
-        except ConflictError:
+            return False  # answered: completed, here or by whoever won the write (a default's taker)
+        if not time_out_if_pending(self.core, awaiting):
             return False
         unanswered = [unanswered_of(i) for i in pending]
         self.core.record(run_id, AwaitTimedOut(gate="tool", interaction_id=interaction_id, unanswered=unanswered))
@@ -151,12 +146,13 @@ class ToolAwaits(AwaitGates):
         if pending:
             return False
         answered = status_of(awaiting.state, "answered", answer=[a.model_dump() for a in answers], at=self.core.now())
-        try:
-            completed = self.core.store.transition_interaction(awaiting, answered)
+        released = AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
+        try:  # completed and its event in one write
+            completed = self.core.store.transition_interaction(
+                awaiting, answered, with_records=[self.core.new_event(awaiting.run_id, released)]
+            )
         except ConflictError:
             return False  # another answer completed it
-        released = AwaitReleased(gate="tool", interaction_id=awaiting.interaction_id, answers=len(answers))
-        self.core.record(awaiting.run_id, released)
         self._unpause_if_idle(awaiting.run_id)  # another await or a parked gate may still hold the run
         stop_interaction_timer(self.core, completed)
         return True
