@@ -15,6 +15,8 @@ from baton.models import status_of
 from baton.ports import QuorumMet
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from baton.domain.approval import Approval, ApprovalPolicy, ApprovalTally, Decision, Vote, VoteOutcome
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
@@ -26,6 +28,14 @@ NO_GROUPS: Groups = frozenset()
 def vote_text(answer: Any) -> str:
     """How a structured answer is kept on its vote: compact JSON, read back by `Ballot.deciding_answer`."""
     return json.dumps(answer, sort_keys=True, separators=(",", ":"))
+
+
+def count_view(policy: ApprovalPolicy, votes: Sequence[Approval], **shown: Any) -> ApprovalView:
+    """A pause's count and who voted on each side; `shown`: what the view adds, or counts otherwise."""
+    approved = [v.operator for v in votes if v.vote == "approve"]
+    rejected = [v.operator for v in votes if v.vote == "reject"]
+    counts = {"approvals": len(approved), "rejections": len(rejected)} | shown
+    return ApprovalView(needed=policy.approvals, approved_by=approved, rejected_by=rejected, **counts)
 
 
 @dataclass(frozen=True)
@@ -45,13 +55,12 @@ class Ballot:
     decision: Decision | None
 
     def view(self, policy: ApprovalPolicy) -> ApprovalView:
-        """The count and who voted, as a vote's answer shows them."""
-        return ApprovalView(
-            needed=policy.approvals,
+        """The count and who voted, as a vote's answer shows them (the count: the tally's, as written)."""
+        return count_view(
+            policy,
+            self.votes,
             approvals=self.tally.approvals,
             rejections=self.tally.rejections,
-            approved_by=[v.operator for v in self.votes if v.vote == "approve"],
-            rejected_by=[v.operator for v in self.votes if v.vote == "reject"],
             counted=self.outcome == "recorded",
             already_counted=self.outcome == "already_counted",
             decision=self.decision,

@@ -9,9 +9,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from baton.contracts.questions import ApprovalView
 from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, Approval, refusal, vote_of
-from baton.domain.ballot import Ballot, Voter, release_of
+from baton.domain.ballot import Ballot, Voter, count_view, release_of
 from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
 from baton.events import ApprovalRecorded, InteractionAnswered
 from baton.ports import GuardFailedError
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.contracts.away import Away
+    from baton.contracts.questions import ApprovalView
     from baton.domain.approval import ApprovalPolicy, MetTally, Vote
     from baton.domain.ballot import Decided
     from baton.events import EventPayload
@@ -44,17 +44,7 @@ class Entry(NamedTuple):
 def approval_view(core: Core, pause: Interaction, policy: ApprovalPolicy) -> ApprovalView:
     """A pause's count and voters as the read views show them (one Query of its votes)."""
     votes = core.store.list_votes(pause.run_id, pause.interaction_id)
-    approved = [v.operator for v in votes if v.vote == "approve"]
-    rejected = [v.operator for v in votes if v.vote == "reject"]
-    return ApprovalView(
-        needed=policy.approvals,
-        approvals=len(approved),
-        rejections=len(rejected),
-        approved_by=approved,
-        rejected_by=rejected,
-        approvers=policy.approvers,
-        rejection=policy.rejection,
-    )
+    return count_view(policy, votes, approvers=policy.approvers, rejection=policy.rejection)
 
 
 class ApprovalService:
