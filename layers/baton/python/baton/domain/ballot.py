@@ -10,14 +10,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import ApprovalView
-from baton.events import ApprovalRejected, QuorumReached
+from baton.domain.approval import Approval, vote_of
+from baton.errors import ValidationFailedError
+from baton.events import ApprovalRecorded, ApprovalRejected, QuorumReached
 from baton.models import status_of
 from baton.ports import QuorumMet
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from baton.domain.approval import Approval, ApprovalPolicy, ApprovalTally, Decision, Vote, VoteOutcome
+    from baton.contracts.away import Away
+    from baton.domain.approval import ApprovalPolicy, ApprovalTally, Decision, Vote, VoteOutcome
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
 
@@ -86,6 +89,39 @@ class Decided:
     def answered(self, state: InteractionStatus, answer: Any, at: str) -> InteractionStatus:
         """The pause's state once this release answers it with `answer` (by the deciders, saying why)."""
         return status_of(state, "answered", answer=answer, by=self.by, at=at, reason=self.reason)
+
+
+def recorded_vote(
+    pause: Interaction, policy: ApprovalPolicy, text: Any, side: Vote | None, *, by: str, seat: Away | None, at: str
+) -> tuple[Approval, ApprovalRecorded]:
+    """`by`'s vote as stored and its event: `side` when the action says it (its text then kept as the vote's),
+    else the one `text` casts (422 when none). In an away approver's `seat`, the vote fills that seat."""
+    cast = (side, str(text)) if side is not None else vote_of(policy, pause.request.options, text)
+    if cast is None:
+        expected = pause.request.options or ["approve", "reject"]
+        raise ValidationFailedError(
+            f"this pause needs {policy.approvals} approval(s): answer one of {expected}",
+            details={"path": "answer", "options": expected},
+        )
+    vote, delivered = cast
+    record = Approval(
+        run_id=pause.run_id,
+        interaction_id=pause.interaction_id,
+        operator=seat.operator if seat is not None else by,  # a delegate fills the seat once
+        vote=vote,
+        answer=delivered,
+        at=at,
+    )
+    stood_in = {"on_behalf_of": seat.operator, "note": seat.for_whom()} if seat is not None else {}
+    return record, ApprovalRecorded(
+        interaction_id=pause.interaction_id,
+        node=pause.request.node,
+        by=by,
+        vote=vote,
+        answer=delivered,
+        needed=policy.approvals if vote == "approve" else policy.rejections_needed,
+        **stood_in,
+    )
 
 
 def release_of(pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> Decided:

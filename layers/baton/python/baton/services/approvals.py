@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, Approval, refusal, vote_of
-from baton.domain.ballot import Ballot, Voter, count_view, release_of
-from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
-from baton.events import ApprovalRecorded, InteractionAnswered
+from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, refusal
+from baton.domain.ballot import Ballot, Voter, count_view, recorded_vote, release_of
+from baton.errors import ConflictError, ForbiddenError, GoneError
+from baton.events import InteractionAnswered
 from baton.ports import GuardFailedError
 
 if TYPE_CHECKING:
@@ -52,8 +52,8 @@ class ApprovalService:
         self.core = core
 
     def cast(self, pause: Interaction, policy: ApprovalPolicy, entry: Entry, voter: Voter) -> Ballot:
-        """Record `voter`'s vote: the entry's side when the action says it (an interrupt's resume approves,
-        its cancel rejects; its text is then kept as the vote's), else the one its text casts."""
+        """Record `voter`'s vote (`recorded_vote`: an interrupt's resume approves, its cancel rejects), in the
+        seat of an away approver who named them their delegate."""
         core = self.core
         text, side, requested_by = entry
         why = refusal(policy, operator=voter.operator, groups=voter.groups, requested_by=requested_by)
@@ -63,41 +63,16 @@ class ApprovalService:
                 REFUSALS[why].format(who=voter.operator, approvers=policy.approvers),
                 details={"reason": why, "interaction_id": pause.interaction_id, "requested_by": requested_by},
             )
-        cast = (side, str(text)) if side is not None else vote_of(policy, pause.request.options, text)
-        if cast is None:
-            expected = pause.request.options or ["approve", "reject"]
-            raise ValidationFailedError(
-                f"this pause needs {policy.approvals} approval(s): answer one of {expected}",
-                details={"path": "answer", "options": expected},
-            )
-        vote, delivered = cast
-        record = Approval(
-            run_id=pause.run_id,
-            interaction_id=pause.interaction_id,
-            operator=seat.operator if seat is not None else voter.operator,  # a delegate fills the seat once
-            vote=vote,
-            answer=delivered,
-            at=core.now(),
-        )
-        stood_in = {"on_behalf_of": seat.operator, "note": seat.for_whom()} if seat is not None else {}
-        event = core.new_event(
-            pause.run_id,
-            ApprovalRecorded(
-                interaction_id=pause.interaction_id,
-                node=pause.request.node,
-                by=voter.operator,
-                vote=vote,
-                answer=delivered,
-                needed=policy.approvals if vote == "approve" else policy.rejections_needed,
-                **stood_in,
-            ),
-        )
+        record, recorded = recorded_vote(pause, policy, text, side, by=voter.operator, seat=seat, at=core.now())
         outcome = core.store.record_vote(
-            record, event=event, approvals_needed=policy.approvals, rejections_needed=policy.rejections_needed
+            record,
+            event=core.new_event(pause.run_id, recorded),
+            approvals_needed=policy.approvals,
+            rejections_needed=policy.rejections_needed,
         )
         tally = core.store.get_tally(pause.run_id, pause.interaction_id)
         votes = core.store.list_votes(pause.run_id, pause.interaction_id)
-        return Ballot(outcome=outcome, vote=vote, votes=votes, tally=tally, decision=tally.decision(policy))
+        return Ballot(outcome=outcome, vote=record.vote, votes=votes, tally=tally, decision=tally.decision(policy))
 
     def _delegated_seat(
         self, pause: Interaction, policy: ApprovalPolicy, voter: str, requested_by: str | None
