@@ -6,12 +6,11 @@ new state and event, and delivers it exactly once."""
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, refusal
 from baton.domain.ballot import Ballot, Voter, count_view, recorded_vote, release_of
-from baton.errors import ConflictError, ForbiddenError, GoneError
+from baton.errors import ConflictError, ForbiddenError
 from baton.events import InteractionAnswered
 from baton.ports import GuardFailedError
 
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 
     from baton.contracts.away import Away
     from baton.contracts.questions import ApprovalView
-    from baton.domain.approval import ApprovalPolicy, MetTally, Vote
+    from baton.domain.approval import ApprovalPolicy, Vote
     from baton.domain.ballot import Decided
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
     # A met tally's write, as the pause's kind decides it: its new state and the event of that decision.
     Settled = Callable[[Interaction, Decided], tuple[InteractionStatus, EventPayload]]
     Deliver = Callable[[Interaction], bool]  # sends a settled pause's decision: True if this call delivered it
-
-log = logging.getLogger("baton")
 
 
 class Entry(NamedTuple):
@@ -138,21 +135,3 @@ class ApprovalService:
         settle(policy, Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=decision))
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
         return current is not None and current.state.status != "pending"
-
-
-def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:
-    """The reconciler's pass over tallies met but not released (a decider died first; one Query of the sparse
-    index the release removes): each settled by its pause's kind, or taken off the list if its pause ended otherwise."""
-    released: list[MetTally] = []
-    for met in core.store.list_met_tallies():
-        try:
-            pause = core.store.get_interaction(met.run_id, met.interaction_id)
-            if pause is None or pause.state.status != "pending":
-                core.store.close_tally(met.run_id, met.interaction_id)  # ended another way (or a stale read)
-            elif settle(pause):
-                released.append(met)
-        except GoneError:  # its run or gate ended first: nothing waits for the decision
-            core.store.close_tally(met.run_id, met.interaction_id)
-        except Exception:
-            log.exception("reconcile: releasing a met quorum failed", extra=met.model_dump())
-    return released
