@@ -1,7 +1,7 @@
-"""A quorum vote's arithmetic: who votes (`Voter`), what a vote did (`Ballot`) and how a met tally
-releases its pause (`release_of`). Pure (no ports); the writes are `baton.services.approvals`'. Apart from
-`baton.domain.approval` because a ballot's view and a release's guard name the contracts and the ports,
-which import that module."""
+"""A quorum vote's arithmetic: who votes (`Voter`), the vote an answer records (`recorded_vote`), what a
+vote did (`Ballot`), the count shown (`count_view`) and how a met tally releases its pause (`release_of`).
+Pure (no ports); the writes are `baton.services.approvals`'. Apart from `baton.domain.approval` because a
+ballot's view and a release's guard name the contracts and the ports, which import that module."""
 
 from __future__ import annotations
 
