@@ -6,21 +6,20 @@ new state and event, and delivers it exactly once."""
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from baton.contracts.questions import ApprovalView
-from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, Approval, refusal, vote_of
-from baton.domain.ballot import Ballot, Voter, release_of
-from baton.errors import ConflictError, ForbiddenError, GoneError, ValidationFailedError
-from baton.events import ApprovalRecorded, InteractionAnswered
+from baton.domain.approval import NOT_AN_APPROVER, REFUSALS, refusal
+from baton.domain.ballot import Ballot, Voter, count_view, recorded_vote, release_of
+from baton.errors import ConflictError, ForbiddenError
+from baton.events import InteractionAnswered
 from baton.ports import GuardFailedError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.contracts.away import Away
-    from baton.domain.approval import ApprovalPolicy, MetTally, Vote
+    from baton.contracts.questions import ApprovalView
+    from baton.domain.approval import ApprovalPolicy, Vote
     from baton.domain.ballot import Decided
     from baton.events import EventPayload
     from baton.models import Interaction, InteractionStatus
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
     # A met tally's write, as the pause's kind decides it: its new state and the event of that decision.
     Settled = Callable[[Interaction, Decided], tuple[InteractionStatus, EventPayload]]
     Deliver = Callable[[Interaction], bool]  # sends a settled pause's decision: True if this call delivered it
-
-log = logging.getLogger("baton")
 
 
 class Entry(NamedTuple):
@@ -44,17 +41,7 @@ class Entry(NamedTuple):
 def approval_view(core: Core, pause: Interaction, policy: ApprovalPolicy) -> ApprovalView:
     """A pause's count and voters as the read views show them (one Query of its votes)."""
     votes = core.store.list_votes(pause.run_id, pause.interaction_id)
-    approved = [v.operator for v in votes if v.vote == "approve"]
-    rejected = [v.operator for v in votes if v.vote == "reject"]
-    return ApprovalView(
-        needed=policy.approvals,
-        approvals=len(approved),
-        rejections=len(rejected),
-        approved_by=approved,
-        rejected_by=rejected,
-        approvers=policy.approvers,
-        rejection=policy.rejection,
-    )
+    return count_view(policy, votes, approvers=policy.approvers, rejection=policy.rejection)
 
 
 class ApprovalService:
@@ -62,8 +49,8 @@ class ApprovalService:
         self.core = core
 
     def cast(self, pause: Interaction, policy: ApprovalPolicy, entry: Entry, voter: Voter) -> Ballot:
-        """Record `voter`'s vote: the entry's side when the action says it (an interrupt's resume approves,
-        its cancel rejects; its text is then kept as the vote's), else the one its text casts."""
+        """Record `voter`'s vote (`recorded_vote`: an interrupt's resume approves, its cancel rejects), in the
+        seat of an away approver who named them their delegate."""
         core = self.core
         text, side, requested_by = entry
         why = refusal(policy, operator=voter.operator, groups=voter.groups, requested_by=requested_by)
@@ -73,41 +60,16 @@ class ApprovalService:
                 REFUSALS[why].format(who=voter.operator, approvers=policy.approvers),
                 details={"reason": why, "interaction_id": pause.interaction_id, "requested_by": requested_by},
             )
-        cast = (side, str(text)) if side is not None else vote_of(policy, pause.request.options, text)
-        if cast is None:
-            expected = pause.request.options or ["approve", "reject"]
-            raise ValidationFailedError(
-                f"this pause needs {policy.approvals} approval(s): answer one of {expected}",
-                details={"path": "answer", "options": expected},
-            )
-        vote, delivered = cast
-        record = Approval(
-            run_id=pause.run_id,
-            interaction_id=pause.interaction_id,
-            operator=seat.operator if seat is not None else voter.operator,  # a delegate fills the seat once
-            vote=vote,
-            answer=delivered,
-            at=core.now(),
-        )
-        stood_in = {"on_behalf_of": seat.operator, "note": seat.for_whom()} if seat is not None else {}
-        event = core.new_event(
-            pause.run_id,
-            ApprovalRecorded(
-                interaction_id=pause.interaction_id,
-                node=pause.request.node,
-                by=voter.operator,
-                vote=vote,
-                answer=delivered,
-                needed=policy.approvals if vote == "approve" else policy.rejections_needed,
-                **stood_in,
-            ),
-        )
+        record, recorded = recorded_vote(pause, policy, text, side, by=voter.operator, seat=seat, at=core.now())
         outcome = core.store.record_vote(
-            record, event=event, approvals_needed=policy.approvals, rejections_needed=policy.rejections_needed
+            record,
+            event=core.new_event(pause.run_id, recorded),
+            approvals_needed=policy.approvals,
+            rejections_needed=policy.rejections_needed,
         )
         tally = core.store.get_tally(pause.run_id, pause.interaction_id)
         votes = core.store.list_votes(pause.run_id, pause.interaction_id)
-        return Ballot(outcome=outcome, vote=vote, votes=votes, tally=tally, decision=tally.decision(policy))
+        return Ballot(outcome=outcome, vote=record.vote, votes=votes, tally=tally, decision=tally.decision(policy))
 
     def _delegated_seat(
         self, pause: Interaction, policy: ApprovalPolicy, voter: str, requested_by: str | None
@@ -173,21 +135,3 @@ class ApprovalService:
         settle(policy, Ballot(outcome="standing", vote="approve", votes=votes, tally=tally, decision=decision))
         current = self.core.store.get_interaction(pause.run_id, pause.interaction_id)
         return current is not None and current.state.status != "pending"
-
-
-def settle_met_quorums(core: Core, settle: Callable[[Interaction], bool]) -> list[MetTally]:
-    """The reconciler's pass over tallies met but not released (a decider died first; one Query of the sparse
-    index the release removes): each settled by its pause's kind, or taken off the list if its pause ended otherwise."""
-    released: list[MetTally] = []
-    for met in core.store.list_met_tallies():
-        try:
-            pause = core.store.get_interaction(met.run_id, met.interaction_id)
-            if pause is None or pause.state.status != "pending":
-                core.store.close_tally(met.run_id, met.interaction_id)  # ended another way (or a stale read)
-            elif settle(pause):
-                released.append(met)
-        except GoneError:  # its run or gate ended first: nothing waits for the decision
-            core.store.close_tally(met.run_id, met.interaction_id)
-        except Exception:
-            log.exception("reconcile: releasing a met quorum failed", extra=met.model_dump())
-    return released

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled, WaitReconciled
 from baton.errors import GoneError
-from baton.services.approvals import settle_met_quorums
 from baton.services.at_deadline import deliver_stored, end_at_deadline
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
@@ -101,15 +100,32 @@ class Reconciler:
                 done = Settled(run_id=wait.run_id, gate=wait.gate, kind=wait.kind)
                 (ended if outcome.ended else released).append(done)
         tools, timed_out = self.questions.reconcile_tool_awaits()
-        quorums = settle_met_quorums(self.core, lambda pause: self._settle_standing[pause.request.kind](pause))
         return ReconcileReport(
             checked=checked,
             released=released + [Settled.model_validate(tool) for tool in tools],
             timed_out=timed_out,
             ended=ended,
-            quorums=[Settled(run_id=met.run_id, interaction_id=met.interaction_id, kind="quorum") for met in quorums],
+            quorums=self.settle_met_quorums(),
             defaults=self.take_question_defaults() + ToolApprovalService(self.core).take_due_defaults(),
         )
+
+    def settle_met_quorums(self) -> list[Settled]:
+        """Tallies met but not released (a decider died first; one Query of the sparse index the release
+        removes): each settled by its pause's kind, or taken off the list if its pause ended otherwise."""
+        store = self.core.store
+        released: list[Settled] = []
+        for met in store.list_met_tallies():
+            try:
+                pause = store.get_interaction(met.run_id, met.interaction_id)
+                if pause is None or pause.state.status != "pending":
+                    store.close_tally(met.run_id, met.interaction_id)  # ended another way (or a stale read)
+                elif self._settle_standing[pause.request.kind](pause):
+                    released.append(Settled(run_id=met.run_id, interaction_id=met.interaction_id, kind="quorum"))
+            except GoneError:  # its run or gate ended first: nothing waits for the decision
+                store.close_tally(met.run_id, met.interaction_id)
+            except Exception:
+                log.exception("reconcile: releasing a met quorum failed", extra=met.model_dump())
+        return released
 
     def take_question_defaults(self) -> list[Settled]:
         """The defaults of questions past their stored deadline, taken as their timer would have (the due
