@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
 from baton.domain import gate_answers
-from baton.domain.answer_replies import delivery_of
 from baton.domain.ballot import Voter, release_of
 from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.questions import answer_text, answered_event, check_answer, in_scope, late_after_gate, message_text
@@ -196,12 +195,4 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
     def view(
         answered: Interaction, resumed: bool, *, pending: bool = False, released: list[str] | None = None
     ) -> AnswerResult:
-        return AnswerResult(
-            interaction_id=answered.interaction_id,
-            node=answered.request.node,
-            status="answered",
-            queued=True,
-            resumed=resumed,
-            released=released or [],
-            delivery=delivery_of(resumed, pending=pending),
-        )
+        return AnswerResult.of(answered, resumed, pending=pending, released=released)

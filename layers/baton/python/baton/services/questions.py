@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from baton.models import Interaction, Message, ParkedWait
     from baton.services.core import Core
 
-POSTED = "question posted; keep working"
-
 
 class QuestionService(AnswerQuestions):
     def __init__(self, core: Core) -> None:
@@ -61,13 +59,7 @@ class QuestionService(AnswerQuestions):
             core.store.mark_blocked(run_id, gates[0].gate, [interaction.interaction_id])
         core.notify(interaction, "human_input_requested", **{"async": True})
         arm_interaction(core, interaction)
-        return AskResult(
-            interaction_id=interaction.interaction_id,
-            run_id=run_id,
-            node=request.node,
-            status="pending",
-            message=POSTED,
-        )
+        return AskResult.posted(interaction)
 
     def pending(self, run_id: str) -> list[Interaction]:
         """The run's pending questions: one consistent read of its open markers (O(pending))."""
