@@ -103,9 +103,9 @@ BUDGETS: dict[str, Budget] = {
     # (PutItem). Was 10
     "tool await timed out": Budget(total=9),
     # under `use_question_defaults`: the same, and first each pending question's own default (one with
-    # none declared: the question, GetItem, and the run's waits, Query), then the await and its scope read
-    # again (the defaults answered some of it). Was 14
-    "tool await timed out with the questions' defaults": Budget(total=13),
+    # none declared: the question, GetItem; no read of the run's waits), then the await and its scope read
+    # again (the defaults answered some of it). Was 14, then 13
+    "tool await timed out with the questions' defaults": Budget(total=12),
     # passkeys (issue 32 item 3): a step-up's challenge for one answer: the caller's passkeys (Query), the
     # challenge (PutItem)
     "passkey step-up challenge": Budget(total=2),

@@ -9,7 +9,7 @@ from baton.contracts.questions import ApprovalView, AskResult
 from baton.domain import gate_answers
 from baton.domain.approval import requester_of
 from baton.domain.ladder import USE_QUESTION_DEFAULTS
-from baton.domain.parked_ladder import wait_ladder
+from baton.domain.parked_ladder import defaults_at_deadline, wait_ladder
 from baton.domain.questions import (
     asked_event,
     message_text,
@@ -78,8 +78,8 @@ class QuestionService(AnswerQuestions):
         released like any answer; a person's answer accepted first wins. True if this call took the default."""
         core = self.core
         question = core.store.get_interaction(run_id, interaction_id)
-        if question is None or question.request.kind != "question" or question.state.status != "pending":
-            return False
+        if question is None or question.state.status != "pending" or not defaults_at_deadline(question):
+            return False  # none declared: the run's waits are not read
         gates = open_gates_of(question, core.store.list_run_waits(run_id))
         if not self._answer_default(question, open_gates=gates):
             return False
