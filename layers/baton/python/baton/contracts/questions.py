@@ -18,7 +18,7 @@ from baton.domain.ladder import AwaitLadderFields, LadderFields, OnTimeout
 if TYPE_CHECKING:
     from baton.models import Interaction, Message
 
-POSTED = "question posted; keep working"
+POSTED = "question posted; keep working"  # what an ask tells the agent (`AskResult.message`)
 MAP_ITEM_DESCRIPTION = (
     "`$$.Map.Item.Index` when the caller runs inside a Map iteration. Questions and the await tool are refused "
     "there (422): one node id would be shared by every item."
