@@ -37,8 +37,7 @@ class DemoAgentRequest(BaseModel):
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    from baton.contracts.questions import AskRequest
-    from baton.services.questions import POSTED  # the service's module (records, events): the first call's
+    from baton.contracts.questions import POSTED, AskRequest
 
     request = parse(event=event, model=DemoAgentRequest)
     questions = services().questions

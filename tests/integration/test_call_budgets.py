@@ -103,9 +103,9 @@ BUDGETS: dict[str, Budget] = {
     # (PutItem). Was 10
     "tool await timed out": Budget(total=9),
     # under `use_question_defaults`: the same, and first each pending question's own default (one with
-    # none declared: the question, GetItem, and the run's waits, Query), then its scope read again (the
-    # defaults answered some of it; the last default's taker completes the await). Was 14, then 13
-    "tool await timed out with the questions' defaults": Budget(total=12),
+    # none declared: the question, GetItem; no read of the run's waits), then its scope read again (the
+    # defaults answered some of it; the last default's taker completes the await). Was 14, then 13, then 12
+    "tool await timed out with the questions' defaults": Budget(total=11),
     # passkeys (issue 32 item 3): a step-up's challenge for one answer: the caller's passkeys (Query), the
     # challenge (PutItem)
     "passkey step-up challenge": Budget(total=2),

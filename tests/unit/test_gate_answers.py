@@ -11,6 +11,7 @@ import pytest
 from baton.contracts import AskRequest
 from baton.domain import gate_answers
 from baton.domain.ladder import Ladder
+from baton.ports import StillPending
 from baton.services.at_deadline import end_at_deadline
 from baton.services.questions import AwaitDeadline, QuestionService
 from tests.fakes import MemoryStore, RecordingTaskTokens
@@ -187,3 +188,22 @@ def test_a_default_taken_at_one_gates_deadline_is_carried_onto_the_other_gates(q
     assert qs.answer("r1", last, "r", caller="op")["released"] == ["all"] and reads == []
     outputs = {token: [(a["question"], a["answer"]) for a in output["answers"]] for _, token, output in _sent(core)}
     assert outputs == {"t-drafts": [("Q1", "yes")], "t-all": [("Q1", "yes"), ("R1", "r")]}
+
+
+def test_past_the_guard_limit_the_answer_guards_no_other_question_and_its_gates_release_from_a_read(
+    qs: QuestionService, core: Core
+) -> None:
+    """More in-scope questions pending than one write can guard: none is guarded, none of the gates is sent
+    from its carried answers, and every gate is left to the read after the write (it finds them pending)."""
+    answering = _ask(qs, "Q0")
+    for n in range(gate_answers.MAX_PENDING_GUARDS + 1):
+        _ask(qs, f"Q{n + 1}")
+    qs.park_gate(run_id="r1", gate="sync", token="tok", timeout_seconds=60, from_node="draft")
+    snapshot = _store(core).snapshot_run("r1")
+    [question] = [i for i in snapshot.pending if i.interaction_id == answering]
+    on_gates = gate_answers.answer_on_gates(question, "A", snapshot.waits, snapshot, now=core.now())
+    assert [w.gate for w in on_gates.ready] == ["sync"]
+    assert on_gates.outputs == {}
+    assert not [g for g in on_gates.guards if isinstance(g, StillPending)]
+    qs.answer("r1", answering, "A", caller="op")
+    assert _sent(core) == []  # the read after the write found the others pending

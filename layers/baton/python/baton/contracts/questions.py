@@ -10,6 +10,7 @@ from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, StrictBoo
 
 from baton.contracts.base import DELIVERY_DESCRIPTION, Contract, Delivery
 from baton.domain import fields
+from baton.domain.answer_replies import delivery_of
 from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_fields import NotifyChannels
 from baton.domain.ladder import AwaitLadderFields, LadderFields, OnTimeout
@@ -17,6 +18,7 @@ from baton.domain.ladder import AwaitLadderFields, LadderFields, OnTimeout
 if TYPE_CHECKING:
     from baton.models import Interaction, Message
 
+POSTED = "question posted; keep working"  # what an ask tells the agent (`AskResult.message`)
 MAP_ITEM_DESCRIPTION = (
     "`$$.Map.Item.Index` when the caller runs inside a Map iteration. Questions and the await tool are refused "
     "there (422): one node id would be shared by every item."
@@ -96,6 +98,17 @@ class AskResult(Contract):
     node: str
     status: Literal["pending"]
     message: str = Field(description="What the agent tells the model: the question is posted, keep working.")
+
+    @classmethod
+    def posted(cls, question: Interaction) -> AskResult:
+        """A question just stored: the agent keeps working and syncs later."""
+        return cls(
+            interaction_id=question.interaction_id,
+            run_id=question.run_id,
+            node=question.request.node,
+            status="pending",
+            message=POSTED,
+        )
 
 
 class AskedRequest(Contract):
@@ -183,6 +196,22 @@ class AnswerResult(Contract):
     released: list[str] = Field(default_factory=list, description="The gates this answer released.")
     approval: ApprovalView | None = Field(default=None, description="A quorum question: the count after this vote.")
     delivery: Delivery | None = Field(default=None, description=DELIVERY_DESCRIPTION)
+
+    @classmethod
+    def of(
+        cls, answered: Interaction, resumed: bool, *, pending: bool = False, released: list[str] | None = None
+    ) -> AnswerResult:
+        """An answer stored and queued for its asking node; `released`: the gates it released (`pending`:
+        a send failed, the reconciler's)."""
+        return cls(
+            interaction_id=answered.interaction_id,
+            node=answered.request.node,
+            status="answered",
+            queued=True,
+            resumed=resumed,
+            released=released or [],
+            delivery=delivery_of(resumed, pending=pending),
+        )
 
 
 class MessageView(Contract):

@@ -24,22 +24,25 @@ Pure rules: the guards and merges they return are written by the services (`ques
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import CollectedAnswer
-from baton.ports import CarryAnswer, WaitStillOpen
+from baton.domain.questions import in_scope
+from baton.ports import CarryAnswer, ScopeUnchanged, StillPending, WaitStillOpen
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.models import Interaction, ParkedWait
-    from baton.ports import Guard
+    from baton.ports import Guard, RunSnapshot
 
 # Of an item's 400 KB: the token, the scope (a ladder) and the names it holds up keep the rest, with
 # room for answers carried at once by racing writers that each read the size before the other's.
 CARRY_LIMIT_BYTES = 192 * 1024
 MERGE_KEYS = 50  # entries per merge Update (its expression stays far under DynamoDB's 4 KB)
 CARRYING = ("filling", "complete")
+MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
 
 
 def entry_of(question: Interaction, answer: Any) -> str:
@@ -116,3 +119,34 @@ def merges_at_park(wait: ParkedWait, answered: list[Interaction]) -> list[tuple[
         (dict(chunk), "complete" if n == len(chunks) - 1 else "filling", sum(len(e.encode()) for _, e in chunk))
         for n, chunk in enumerate(chunks)
     ]
+
+
+@dataclass(frozen=True)
+class AnswerOnGates:
+    """An answer's deciding write on the await gates of its scope: what guards it, and what its release
+    sends once it is stored."""
+
+    guards: list[Guard]
+    ready: list[ParkedWait]  # the gates it leaves with nothing pending (as read): released after the write
+    outputs: dict[str, list[CollectedAnswer]]  # of `ready`, the outputs the carried answers give (no read)
+
+
+def answer_on_gates(
+    question: Interaction, answer: Any, gates: list[ParkedWait], snapshot: RunSnapshot, *, now: str
+) -> AnswerOnGates:
+    """Guarded by every in-scope gate of `gates` still open before its deadline (the answer carried onto
+    each), by the run's scope version and by the other in-scope questions still pending (as `snapshot`
+    read the run); the gates it leaves with nothing pending are released from their carried answers."""
+    others = [
+        i
+        for i in snapshot.pending
+        if i.interaction_id != question.interaction_id and any(in_scope(i, w.scope.get("from")) for w in gates)
+    ]
+    guarded = len(others) <= MAX_PENDING_GUARDS  # more: decided by a read after the write instead
+    ready = [w for w in gates if not guarded or not any(in_scope(i, w.scope.get("from")) for i in others)]
+    outputs = {w.gate: output(w, question, answer) for w in ready if guarded and releasable(w, question, answer)}
+    guards: list[Guard] = [open_guard(w, question, answer, now=now, deciding=w.gate in outputs) for w in gates]
+    guards.append(ScopeUnchanged(question.run_id, snapshot.scope_version, asked=snapshot.asked if outputs else None))
+    if guarded:
+        guards += [StillPending(i) for i in others]
+    return AnswerOnGates(guards=guards, ready=ready, outputs=outputs)

@@ -9,14 +9,16 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import CollectedAnswer
+from baton.domain.channels import refuse_unconfigured
 from baton.domain.ladder import AnswerCheck
 from baton.errors import ConflictError, GoneError, PayloadTooLargeError, ValidationFailedError
 from baton.events import AnswerLate, HumanInputRequested, InteractionAnswered, UnansweredQuestion
-from baton.models import TERMINAL_RUN_STATES
+from baton.models import TERMINAL_RUN_STATES, QuestionRequest
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from baton.contracts.questions import AskRequest
     from baton.domain.ladder import Ladder
     from baton.models import Interaction, ParkedWait, RunSummary
 
@@ -45,6 +47,32 @@ def message_text(question: Interaction, answer: Any) -> str:
     """The text an answer leaves in its asking node's queue."""
     prompt = question.request.prompt
     return f'[Answer to question {question.interaction_id}] Q: "{prompt}" — A: {answer_text(answer)}'
+
+
+def question_asked(request: AskRequest, channels: Sequence[str], *, caller: str) -> QuestionRequest:
+    """`ask_user_async`'s question as it is stored, checked before anything is (422/413): not from a Map
+    item, its text and options, its quorum's options, its channels, its ladder. A quorum's requester (who
+    may not vote) is the service's to add, once it has read the run."""
+    refuse_in_map(request.map_item, MAP_REFUSAL)
+    options, free_text = check_question(request.question, request.options, request.allow_free_text)
+    approval, ladder, timeout_seconds = request.approval, request.ladder(), request.timeout_seconds
+    if approval is not None:
+        approval.check_options(options)
+    refuse_unconfigured(request.notify, channels)
+    if ladder is not None:
+        check_question_ladder(ladder, timeout_seconds, options, free_text=free_text, quorum=approval is not None)
+    return QuestionRequest(
+        node=request.node,
+        prompt=request.question,
+        options=options,
+        allow_free_text=free_text,
+        timeout_seconds=timeout_seconds,
+        ladder=ladder,
+        notify=request.notify or ["console"],
+        is_async=True,
+        asked_by=caller,
+        approval=approval,
+    )
 
 
 def check_question_ladder(

@@ -7,13 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.questions import AnswerResult
 from baton.domain import gate_answers
-from baton.domain.answer_replies import delivery_of
 from baton.domain.ballot import Voter, release_of
 from baton.domain.deadline import OPEN_WAIT_STATUSES
 from baton.domain.questions import answer_text, answered_event, check_answer, in_scope, late_after_gate, message_text
 from baton.errors import ConflictError, GoneError, NotFoundError
 from baton.models import TERMINAL_RUN_STATES, Message, QuestionRequest
-from baton.ports import GuardFailedError, RunSnapshot, ScopeUnchanged, StillPending
+from baton.ports import GuardFailedError, RunSnapshot
 from baton.services.approvals import Entry
 from baton.services.at_deadline import AnswerPolicy, Write
 from baton.services.deadlines import stop_interaction_timer
@@ -26,10 +25,8 @@ if TYPE_CHECKING:
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.ballot import Ballot, Decided
     from baton.models import Event, Interaction, ParkedWait
-    from baton.ports import Guard
 
 ANSWER_ATTEMPTS = 5  # an answer whose guard failed (the run changed under it) reads again and decides again
-MAX_PENDING_GUARDS = 50  # other pending questions checked in the answer's write; more: one read after it
 
 
 class AnswerQuestions(ToolAwaits):
@@ -160,29 +157,15 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         return self.view(question, False).model_copy(update={"status": status, "queued": False, "approval": approval})
 
     def write(self, question: Interaction, answer: Any, caller: str, decided: Decided | None) -> Write[AnswerResult]:
-        """Guarded by every in-scope gate still open before its deadline (the answer carried onto each),
-        by the run's scope version and by the other in-scope questions still pending; the gates it leaves
-        with nothing pending are released from their carried answers (no read of the scope after it)."""
-        snapshot, gates, run_id = self.snapshot, self.gates, question.run_id
-        others = [
-            i
-            for i in snapshot.pending
-            if i.interaction_id != question.interaction_id and any(in_scope(i, w.scope.get("from")) for w in gates)
-        ]
-        guarded = len(others) <= MAX_PENDING_GUARDS  # more: decided by a read after the write instead
-        ready = [w for w in gates if not guarded or not any(in_scope(i, w.scope.get("from")) for i in others)]
-        known = {w.gate for w in ready if guarded and gate_answers.releasable(w, question, answer)}
-        now = self.core.now()
-        guards: list[Guard] = [
-            gate_answers.open_guard(w, question, answer, now=now, deciding=w.gate in known) for w in gates
-        ]
-        guards.append(ScopeUnchanged(run_id, snapshot.scope_version, asked=snapshot.asked if known else None))
-        if guarded:
-            guards += [StillPending(i) for i in others]
+        """Guarded by the gates of its scope and carried onto them (`gate_answers.answer_on_gates`); the
+        gates it leaves with nothing pending are released from their carried answers (no read after it)."""
+        snapshot, run_id, now = self.snapshot, question.run_id, self.core.now()
+        on_gates = gate_answers.answer_on_gates(question, answer, self.gates, snapshot, now=now)
 
         def release(answered: Interaction) -> AnswerResult:
-            outputs = {w.gate: gate_answers.output(w, question, answer) for w in ready if w.gate in known}
-            released, unsent = self.questions._release_gates(run_id, ready, known=outputs, siblings=snapshot.waits)
+            released, unsent = self.questions._release_gates(
+                run_id, on_gates.ready, known=on_gates.outputs, siblings=snapshot.waits
+            )
             result = self._after_answer(answered, released, unsent)
             stop_interaction_timer(self.core, answered)  # this write won: its ladder or default is moot
             return result
@@ -190,7 +173,7 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         event = answered_event(question, answer, caller, self.via)  # written with the message, all or nothing
         message = self.questions._message(question, message_text(question, answer))
         records: list[Message | Event] = [message, self.core.new_event(run_id, event)]
-        return Write(at=now, records=records, release=release, guards=guards, audit_head=snapshot.audit_head)
+        return Write(at=now, records=records, release=release, guards=on_gates.guards, audit_head=snapshot.audit_head)
 
     def _gates_of(self, question: Interaction) -> list[ParkedWait]:
         return [w for w in self.snapshot.waits if w.kind == "await" and in_scope(question, w.scope.get("from"))]
@@ -212,12 +195,4 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
     def view(
         answered: Interaction, resumed: bool, *, pending: bool = False, released: list[str] | None = None
     ) -> AnswerResult:
-        return AnswerResult(
-            interaction_id=answered.interaction_id,
-            node=answered.request.node,
-            status="answered",
-            queued=True,
-            resumed=resumed,
-            released=released or [],
-            delivery=delivery_of(resumed, pending=pending),
-        )
+        return AnswerResult.of(answered, resumed, pending=pending, released=released)

@@ -9,20 +9,16 @@ from baton.contracts.questions import ApprovalView, AskResult
 from baton.domain import gate_answers
 from baton.domain.approval import requester_of
 from baton.domain.ladder import USE_QUESTION_DEFAULTS
-from baton.domain.parked_ladder import wait_ladder
+from baton.domain.parked_ladder import defaults_at_deadline, wait_ladder
 from baton.domain.questions import (
-    MAP_REFUSAL,
     asked_event,
-    check_question,
-    check_question_ladder,
     message_text,
     open_gates_of,
+    question_asked,
     refuse_a_pause_node,
     refuse_ended_run,
-    refuse_in_map,
 )
 from baton.errors import ConflictError, NotFoundError
-from baton.models import Interaction, Message, ParkedWait, QuestionRequest
 from baton.ports import GuardFailedError
 from baton.services.approvals import approval_view
 from baton.services.at_deadline import fail_unanswered
@@ -33,9 +29,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from baton.contracts.questions import AskRequest, CollectedAnswer
+    from baton.models import Interaction, Message, ParkedWait
     from baton.services.core import Core
-
-POSTED = "question posted; keep working"
 
 
 class QuestionService(AnswerQuestions):
@@ -45,30 +40,15 @@ class QuestionService(AnswerQuestions):
     def ask(self, run_id: str, request: AskRequest, *, caller: str) -> AskResult:
         """`ask_user_async`: store, publish, return at once. A ladder's default is taken at the question's
         own deadline; with `approval` each answer is a vote (not the requester's)."""
-        refuse_in_map(request.map_item, MAP_REFUSAL)
-        options, free_text = check_question(request.question, request.options, request.allow_free_text)
-        approval, ladder, timeout_seconds, core = request.approval, request.ladder(), request.timeout_seconds, self.core
-        if approval is not None:
-            approval.check_options(options)
-        core.check_notify(request.notify)
-        if ladder is not None:
-            check_question_ladder(ladder, timeout_seconds, options, free_text=free_text, quorum=approval is not None)
+        core = self.core
+        asked = question_asked(request, core.channels, caller=caller)
         run = core.ensure_run(run_id)
         refuse_ended_run(run)
         refuse_a_pause_node(run_id, request.node, core.store.list_run_interactions(run_id))
-        asked = QuestionRequest(
-            node=request.node,
-            prompt=request.question,
-            options=options,
-            allow_free_text=free_text,
-            timeout_seconds=timeout_seconds,
-            ladder=ladder,
-            notify=request.notify or ["console"],
-            is_async=True,
-            asked_by=caller,
-            approval=approval,
-            requested_by=requester_of(caller, hosted=run.hosted, started_by=run.started_by) if approval else None,
-        )
+        if asked.approval is not None:
+            requested_by = requester_of(caller, hosted=run.hosted, started_by=run.started_by)
+            asked = asked.model_copy(update={"requested_by": requested_by})
+        timeout_seconds = asked.timeout_seconds
         expires_at = core.deadline_of(timeout_seconds) if timeout_seconds is not None else None
         interaction = core.new_interaction(run_id, asked, expires_at=expires_at)
         # counted: a gate released unread sees it; its event recorded in the same write
@@ -79,13 +59,7 @@ class QuestionService(AnswerQuestions):
             core.store.mark_blocked(run_id, gates[0].gate, [interaction.interaction_id])
         core.notify(interaction, "human_input_requested", **{"async": True})
         arm_interaction(core, interaction)
-        return AskResult(
-            interaction_id=interaction.interaction_id,
-            run_id=run_id,
-            node=request.node,
-            status="pending",
-            message=POSTED,
-        )
+        return AskResult.posted(interaction)
 
     def pending(self, run_id: str) -> list[Interaction]:
         """The run's pending questions: one consistent read of its open markers (O(pending))."""
@@ -104,8 +78,8 @@ class QuestionService(AnswerQuestions):
         released like any answer; a person's answer accepted first wins. True if this call took the default."""
         core = self.core
         question = core.store.get_interaction(run_id, interaction_id)
-        if question is None or question.request.kind != "question" or question.state.status != "pending":
-            return False
+        if question is None or question.state.status != "pending" or not defaults_at_deadline(question):
+            return False  # none declared: the run's waits are not read
         gates = open_gates_of(question, core.store.list_run_waits(run_id))
         if not self._answer_default(question, open_gates=gates):
             return False
