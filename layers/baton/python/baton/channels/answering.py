@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from baton.channels.email.links import STALE_CLAIM_SECONDS, LinkClaims, LinkUse, LinkUsed
+from baton.channels.email.links import STALE_CLAIM_SECONDS, LinkClaims, LinkUse
 from baton.ids import iso
 
 if TYPE_CHECKING:
@@ -48,6 +48,13 @@ def answer_as(
 
         return InterruptService(core).resume(iid, ResumeInterrupt(input=value), caller=operator)
     return None
+
+
+@dataclass(frozen=True)
+class LinkUsed(Exception):
+    """A link spent before, or being spent now: `use` says by whom, when and with what."""
+
+    use: LinkUse
 
 
 @dataclass

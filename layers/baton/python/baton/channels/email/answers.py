@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from baton.channels.answering import LinkAnswers
+from baton.channels.answering import LinkAnswers, LinkUsed
 from baton.channels.email.forms import LinkForm, NotAnAnswer, answer_of, link_form
-from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, LinkUsed, read_link
+from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, read_link
 from baton.channels.email.pages import Page
 from baton.domain.questions import answer_text
 from baton.errors import BatonError

@@ -85,13 +85,6 @@ class LinkRefused(Exception):
         return self.message
 
 
-@dataclass(frozen=True)
-class LinkUsed(Exception):
-    """A link spent before, or being spent now: `use` says by whom, when and with what."""
-
-    use: LinkUse
-
-
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from baton.channels.answering import LinkAnswers
+from baton.channels.answering import LinkAnswers, LinkUsed
 from baton.channels.email.links import (
     PUSH_ANSWER_CONTEXT,
     LinkClaims,
     LinkRefused,
     LinkUse,
-    LinkUsed,
     answer_digest,
     read_link,
 )
