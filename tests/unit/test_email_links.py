@@ -65,8 +65,7 @@ def links() -> MemoryAnswerLinks:
 @pytest.fixture
 def answers(core: Core, clock: FixedClock, links: MemoryAnswerLinks) -> EmailAnswers:
     return EmailAnswers(
-        questions=QuestionService(core),
-        interactions=core.store,
+        core=core,
         links=links,
         key=lambda: KEY,
         recipients=(ALICE, BOB),

@@ -1,21 +1,26 @@
 """Responses of the inbox routes: `GET /api/inbox` (everything waiting for a person, across runs) and
 `GET /api/me` (who the caller is), and the query the service takes (`InboxQuery`, its page token
-`InboxCursor`). Paged by `baton.services.inbox`, each item built by `InboxItem.of`; the web inbox in `inbox/`
-reads them.
+`InboxCursor`, and the store's query it makes). Paged by `baton.services.inbox`, each item built by
+`InboxItem.of`; the web inbox in `inbox/` reads them.
 
 An item never carries a task token or the state snapshot: it says what is asked, how long it has
 waited, what it holds up, and which public routes act on it (`actions`)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from baton.contracts.base import Contract
-from baton.ids import parse_iso
+from baton.contracts.page_tokens import decode_scoped_page_token
+from baton.ids import iso, parse_iso
+from baton.pending_query import PendingQuery
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from baton.models import Interaction, ReviewRequest
 
 InboxKind = Literal["question", "ask", "await", "interrupt", "review", "tool_approval"]
@@ -199,6 +204,22 @@ class InboxQuery(BaseModel):
     def scope(self) -> list[object]:
         """What a page token is bound to: every filter but the page size."""
         return [sorted(self.kinds), self.run_id, self.node, self.claimed, self.min_age_s, self.order]
+
+    def store_query(self, caller: str, now: datetime) -> PendingQuery:
+        """The store's query for this page, for `caller` at `now` (a forged or foreign page token: a 400)."""
+        token = self.next_token
+        cursor = decode_scoped_page_token(token, InboxCursor, self.scope(), "filters") if token else None
+        return PendingQuery(
+            newest_first=self.order == "newest",
+            after=cursor.p if cursor is not None else None,
+            created_before=iso(now - timedelta(seconds=self.min_age_s)) if self.min_age_s else None,
+            run_id=self.run_id,
+            node=self.node,
+            claimed_by=caller if self.claimed == "me" else None,
+            unclaimed=self.claimed == "unclaimed",
+            now=iso(now),
+            limit=self.limit,
+        )
 
 
 class InboxCursor(BaseModel):

@@ -73,8 +73,7 @@ class Services:
 
             config = email_config()
             self.email_answers = EmailAnswers(
-                questions=self.questions,
-                interactions=self.core.store,
+                core=self.core,
                 links=DynamoAnswerLinks(self.settings.table_name, dynamodb_client()),
                 key=cached_link_key,
                 recipients=config.baton_email_recipients,

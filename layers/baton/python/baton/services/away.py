@@ -4,11 +4,10 @@ only: setting a delegate who is away too is a 409 naming them; a seat's delegate
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from baton.contracts.away import MAX_AWAY_DAYS, Away, AwayView
-from baton.errors import ConflictError, ValidationFailedError
+from baton.contracts.away import Away, AwayView
+from baton.domain.away import check_away, check_delegate_here
 from baton.ids import iso
 
 if TYPE_CHECKING:
@@ -21,22 +20,10 @@ class AwayService:
         self.core = core
 
     def set(self, operator: str, body: AwaySet) -> AwayView:
-        core, now = self.core, self.core.clock.now()
-        if body.until <= now:
-            raise ValidationFailedError("until must be in the future", details={"path": "until"})
-        if body.until > now + timedelta(days=MAX_AWAY_DAYS):
-            raise ValidationFailedError(
-                f"until is at most {MAX_AWAY_DAYS} days ahead", details={"path": "until", "max_days": MAX_AWAY_DAYS}
-            )
-        if body.delegate == operator:
-            raise ValidationFailedError("the delegate must be someone else", details={"path": "delegate"})
+        core = self.core
+        check_away(operator, body, core.clock.now())
         aways = [a for a in core.store.list_aways() if a.operator != operator]
-        theirs = next((a for a in aways if a.operator == body.delegate and a.active(core.now())), None)
-        if theirs is not None:  # one hop: never a chain of delegates
-            raise ConflictError(
-                f"{body.delegate} is away too (until {theirs.until}); choose a delegate who is here",
-                details={"delegate": body.delegate, "until": theirs.until},
-            )
+        check_delegate_here(body.delegate, aways, core.now())
         away = Away(operator=operator, until=iso(body.until), delegate=body.delegate, set_at=core.now())
         core.store.put_away(away)
         return AwayView.of(operator, [*aways, away], core.now())

@@ -8,39 +8,21 @@ filters; a forged or foreign one is a 400 before any read."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from baton.contracts.inbox import INBOX_KINDS, InboxCursor, InboxItem, InboxPage, InboxQuery
-from baton.contracts.page_tokens import decode_scoped_page_token, encode_page_token
-from baton.ids import iso
-from baton.models import PendingQuery
+from baton.contracts.inbox import INBOX_KINDS, InboxCursor, InboxItem, InboxPage
+from baton.contracts.page_tokens import encode_page_token
 
 if TYPE_CHECKING:
+    from baton.contracts.inbox import InboxQuery
     from baton.models import Interaction
-    from baton.pending_query import PendingPage
+    from baton.pending_query import PendingPage, PendingQuery
     from baton.services.core import Core
 
 
 class InboxService:
     def __init__(self, core: Core) -> None:
         self.core = core
-
-    def _store_query(self, query: InboxQuery, caller: str) -> PendingQuery:
-        now = self.core.clock.now()
-        token = query.next_token
-        cursor = decode_scoped_page_token(token, InboxCursor, query.scope(), "filters") if token else None
-        return PendingQuery(
-            newest_first=query.order == "newest",
-            after=cursor.p if cursor is not None else None,
-            created_before=iso(now - timedelta(seconds=query.min_age_s)) if query.min_age_s else None,
-            run_id=query.run_id,
-            node=query.node,
-            claimed_by=caller if query.claimed == "me" else None,
-            unclaimed=query.claimed == "unclaimed",
-            now=iso(now),
-            limit=query.limit,
-        )
 
     def _read(self, query: InboxQuery, store_query: PendingQuery) -> PendingPage[Interaction]:
         """The page's items and the last position it covers (None: nothing follows)."""
@@ -51,7 +33,7 @@ class InboxService:
         return store_query.merged([self.core.store.page_pending(kind, store_query) for kind in kinds])
 
     def page(self, query: InboxQuery, *, caller: str) -> InboxPage:
-        store_query = self._store_query(query, caller)
+        store_query = query.store_query(caller, self.core.clock.now())
         merged, end = self._read(query, store_query)
         merged.sort(key=store_query.position, reverse=store_query.newest_first)
         page = merged[: query.limit]

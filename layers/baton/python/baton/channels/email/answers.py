@@ -7,23 +7,22 @@ once, as the link's recipient, through the API's own service for the kind (the s
 
 The order of a POST: the link's signature, expiry and recipient (no I/O); the interaction; the form,
 and for an interrupt its answer schema (`baton/domain/answer_schema.py`: a refused value is a 422 page
-and the link still works); then the conditional write that spends the link
-(`AnswerLinkStore.claim_link`); then the answer. An answer
-that is refused (409, 410, 422) releases the claim, so the link is spent only by the answer it stored;
-a request that dies between the claim and the answer leaves a claim that a retry may take over after
-`STALE_CLAIM_SECONDS`."""
+and the link still works); then the link is spent on the answer (`LinkAnswers.answer_once`: the conditional
+write that claims it, then the answer; an answer refused (409, 410, 422) releases the claim, so the link
+is spent only by the answer it stored)."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from baton.channels.answering import answer_as
+from baton.channels.answering import LinkAnswers, LinkUsed
 from baton.channels.email.forms import LinkForm, NotAnAnswer, answer_of, link_form
-from baton.channels.email.links import STALE_CLAIM_SECONDS, LinkClaims, LinkRefused, LinkUse, read_link
+from baton.channels.email.links import LinkClaims, LinkRefused, LinkUse, read_link
 from baton.channels.email.pages import Page
+from baton.domain.questions import answer_text
 from baton.errors import BatonError
 from baton.ids import iso
 from baton.models import InterruptRequest
@@ -33,33 +32,21 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping
 
     from baton.models import Interaction
-    from baton.ports import AnswerLinkStore, InteractionStore
-    from baton.services.questions import QuestionService
 
 log = logging.getLogger("baton")
 
 
-def _shown(value: Any) -> str:
-    from baton.domain.questions import answer_text
-
-    return answer_text(value)
-
-
 @dataclass
-class EmailAnswers:
-    questions: QuestionService
-    interactions: InteractionStore
-    links: AnswerLinkStore
+class EmailAnswers(LinkAnswers):
     key: Callable[[], bytes]  # read on first use (deployed: from Secrets Manager)
     recipients: Collection[str]  # who may hold a link (config); an address not here is refused
     inbox_url: str = ""
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     # ---- GET ------------------------------------------------------------------------------------
     def view(self, token: str) -> Page:
         """The confirmation page: what is asked, for whom, until when. Reads only."""
         try:
-            claims, interaction = self._open(token)
+            claims, interaction, form = self._open(token)
         except LinkRefused as refused:
             return _refused(refused)
         used = self.links.get_link(claims.run_id, claims.link_id)
@@ -68,7 +55,6 @@ class EmailAnswers:
         settled = self._settled(interaction)
         if settled is not None:
             return settled
-        form = _form(interaction)
         # A tool approval's text box is its deny: the page says so, and what the reason is for.
         tool = form.kind == "tool"
         return Page(
@@ -90,25 +76,19 @@ class EmailAnswers:
         if isinstance(ready, Page):
             return ready
         claims, interaction, answer = ready
-        now = self.clock()
-        use = LinkUse.claiming(claims, iso(now))
-        earlier = self.links.claim_link(use, stale_before=iso(now - timedelta(seconds=STALE_CLAIM_SECONDS)))
-        if earlier is not None:
-            return _used(earlier)
         try:
-            answer_as(self.questions.core, interaction, answer, claims.recipient)
+            self.answer_once(claims, interaction, answer)
+        except LinkUsed as used:
+            return _used(used.use)
         except BatonError as err:
-            self.links.release_link(use)
             return _answer_refused(err)
         except Exception:
-            self.links.release_link(use)
             log.exception("answer by email link failed", extra={"run_id": claims.run_id})
             return Page(503, "Not answered: try again", ["Baton could not store the answer just now. Nothing changed."])
-        self.links.complete_link(use.model_copy(update={"state": "answered", "answer": answer}))
         return Page(
             200,
             "Answered",
-            [f"Your answer was recorded: {_shown(answer)}", "This link is now used up."],
+            [f"Your answer was recorded: {answer_text(answer)}", "This link is now used up."],
             meta=self._meta(claims, interaction),
         )
 
@@ -116,20 +96,20 @@ class EmailAnswers:
         """The link's claims, its interaction and the checked answer; or the page that says why not
         (nothing read or written beyond the interaction: the link still works)."""
         try:
-            claims, interaction = self._open(token)
+            claims, interaction, link = self._open(token)
         except LinkRefused as refused:
             return _refused(refused)
         try:
-            return claims, interaction, self._checked(interaction, form)
+            return claims, interaction, self._checked(interaction, link, form)
         except NotAnAnswer as why:
             meta = self._meta(claims, interaction)
             return Page(422, "No answer given", [str(why), "Nothing was changed."], meta=meta)
         except BatonError as err:  # the answer schema refused it: said, and the link still works
             return Page(err.http_status, "Not answered", [err.message, "Nothing was changed."])
 
-    def _checked(self, interaction: Interaction, posted: Mapping[str, str]) -> Any:
+    def _checked(self, interaction: Interaction, form: LinkForm, posted: Mapping[str, str]) -> Any:
         """The answer the form gives, checked by the interrupt's answer schema (the API's check)."""
-        value = answer_of(_form(interaction), posted)
+        value = answer_of(form, posted)
         request = interaction.request
         if isinstance(request, InterruptRequest):
             from baton.domain.answer_schema import validate_answer
@@ -138,8 +118,9 @@ class EmailAnswers:
         return value
 
     # ---- the shared part ------------------------------------------------------------------------
-    def _open(self, token: str) -> tuple[LinkClaims, Interaction]:
-        """The link's claims and its question, or why not (nothing is read for a link that fails its mac)."""
+    def _open(self, token: str) -> tuple[LinkClaims, Interaction, LinkForm]:
+        """The link's claims, its question and the question's form, or why not (nothing is read for a link
+        that fails its mac)."""
         claims = read_link(token, self.key(), now=self.clock())
         if claims.recipient.lower() not in {r.lower() for r in self.recipients}:
             raise LinkRefused(
@@ -147,12 +128,13 @@ class EmailAnswers:
                 403,
                 f"This link was made for {claims.recipient}, who is not (or no longer) a recipient of Baton's mail.",
             )
-        found = self.interactions.get_interaction(claims.run_id, claims.interaction_id)
+        found = self.core.store.get_interaction(claims.run_id, claims.interaction_id)
         if found is None:
             raise LinkRefused(
                 "not_found", 404, f"Question {claims.interaction_id} of run {claims.run_id} was not found."
             )
-        if link_form(found) is None:
+        form = link_form(found)
+        if form is None:
             url = inbox_item_url(self.inbox_url, found.request.kind, found.run_id, found.interaction_id)
             raise LinkRefused(
                 "not_answerable",
@@ -160,7 +142,7 @@ class EmailAnswers:
                 "This item cannot be answered from a mail link: open it in the inbox.",
                 url=url if self.inbox_url else "",
             )
-        return claims, found
+        return claims, found, form
 
     def _settled(self, interaction: Interaction) -> Page | None:
         st = interaction.state
@@ -170,7 +152,7 @@ class EmailAnswers:
             return Page(
                 409,
                 "Already answered",
-                [f"Already answered by {st.answered_by} with {_shown(st.answer)} at {st.answered_at}."],
+                [f"Already answered by {st.answered_by} with {answer_text(st.answer)} at {st.answered_at}."],
                 prompt=interaction.request.prompt,
             )
         return Page(
@@ -192,12 +174,6 @@ class EmailAnswers:
         return meta
 
 
-def _form(interaction: Interaction) -> LinkForm:
-    form = link_form(interaction)
-    assert form is not None  # `_open` refused the interactions a link cannot answer
-    return form
-
-
 def _refused(refused: LinkRefused) -> Page:
     titles = {
         "malformed": "Not a Baton link",
@@ -213,7 +189,7 @@ def _refused(refused: LinkRefused) -> Page:
 
 def _used(use: LinkUse) -> Page:
     if use.state == "answered":
-        said = f"It was used by {use.recipient} at {use.at} to answer: {_shown(use.answer)}."
+        said = f"It was used by {use.recipient} at {use.at} to answer: {answer_text(use.answer)}."
     else:
         said = f"It is being used by {use.recipient} right now (since {use.at})."
     return Page(410, "This link was already used", [said, "A link answers once. Nothing was changed."])
@@ -222,6 +198,6 @@ def _used(use: LinkUse) -> Page:
 def _answer_refused(err: BatonError) -> Page:
     found = err.details.get("winner")
     if err.http_status == 409 and isinstance(found, dict) and found.get("status") == "answered":
-        text = f"Already answered by {found.get('by')} with {_shown(found.get('value'))} at {found.get('at')}."
+        text = f"Already answered by {found.get('by')} with {answer_text(found.get('value'))} at {found.get('at')}."
         return Page(409, "Already answered", [text, "Your answer was not recorded."])
     return Page(err.http_status, "Not answered", [err.message, "Your answer was not recorded."])

@@ -11,6 +11,7 @@ first POST that answers records it (`AnswerLinkStore.claim_link`, a conditional 
 The same format is the Web Push one-tap credential (`baton/channels/push/sender.py`), under its own context
 (`PUSH_ANSWER_CONTEXT`, so an email link is never a push credential or the reverse) and with one more
 claim: the digest of the exact answer it may give (`answer_digest`), so it answers nothing else.
+Both are spent the same way (`baton.channels.answering.LinkAnswers`).
 """
 
 from __future__ import annotations
@@ -69,19 +70,6 @@ class LinkUse(BaseModel):
     answer: Any = None
     expires_at: int = 0  # the link's own expiry (the item's TTL counts from it)
     channel: Literal["email", "push"] = "email"
-
-    @classmethod
-    def claiming(cls, claims: LinkClaims, at: str, channel: Literal["email", "push"] = "email") -> LinkUse:
-        """The record that claims the link `claims` describes, at `at` (before its answer is stored)."""
-        return cls(
-            link_id=claims.link_id,
-            run_id=claims.run_id,
-            interaction_id=claims.interaction_id,
-            recipient=claims.recipient,
-            at=at,
-            expires_at=claims.expires_at,
-            channel=channel,
-        )
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,12 @@ where the notification lands and is answered, as an email link is. Its credentia
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from functools import partial
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from baton.channels.answering import answer_as
+from baton.channels.answering import LinkAnswers, LinkUsed
 from baton.channels.email.links import (
     PUSH_ANSWER_CONTEXT,
-    STALE_CLAIM_SECONDS,
     LinkClaims,
     LinkRefused,
     LinkUse,
@@ -23,61 +21,46 @@ from baton.channels.push.subscriptions import PUSH_NOT_CONFIGURED
 from baton.contracts.push import ONE_TAP_KINDS
 from baton.contracts.questions import AnswerResult
 from baton.errors import BadRequestError, BatonError, ConflictError, ForbiddenError, GoneError, NotFoundError, winner
-from baton.ids import iso
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from baton.channels.push.web_push import VapidKeys
     from baton.contracts.push import PushAnswerRequest
-    from baton.ports import AnswerLinkStore
-    from baton.services.core import Core
 
-PUSH_CHANNEL: Final = "push"  # the decision's `via` (InteractionAnswered)
+PUSH_CHANNEL: Final = "push"  # the link record's channel and the decision's `via` (InteractionAnswered)
 
 
-class PushAnswers:
+@dataclass
+class PushAnswers(LinkAnswers):
     """`POST /api/push/answer`: a one-tap credential's answer, given once, as the operator it was made for,
     through the API's own service for the kind (the same 409 naming the winner, the same 410 past the
     deadline). Refused before any read: no push key (404), a credential that is malformed (400), altered
     or for another answer (403), or expired (410); nothing changes then."""
 
-    def __init__(
-        self,
-        core: Core,
-        links: AnswerLinkStore,
-        keys: Callable[[], VapidKeys | None],
-        clock: Callable[[], datetime] = partial(datetime.now, UTC),
-    ) -> None:
-        self._core, self._links, self._keys, self._clock = core, links, keys, clock
+    keys: Callable[[], VapidKeys | None]
+    channel = via = PUSH_CHANNEL  # what the link's use and the decision record (class values, not fields)
 
     def answer(self, request: PushAnswerRequest) -> AnswerResult:
         claims = self._claims(request)
-        interaction = self._core.store.get_interaction(claims.run_id, claims.interaction_id)
+        interaction = self.core.store.get_interaction(claims.run_id, claims.interaction_id)
         if interaction is None:
             raise NotFoundError(f"item {claims.interaction_id} of run {claims.run_id} was not found")
         if (kind := interaction.request.kind) not in ONE_TAP_KINDS:
             raise ConflictError(f"a {kind} is answered in the inbox, not from a notification", details={"kind": kind})
-        now = self._clock()
-        use = LinkUse.claiming(claims, iso(now), channel="push")
-        earlier = self._links.claim_link(use, stale_before=iso(now - timedelta(seconds=STALE_CLAIM_SECONDS)))
-        if earlier is not None:
-            raise _used(earlier)
         try:
-            result = answer_as(self._core, interaction, request.answer, claims.recipient, via=PUSH_CHANNEL)
-            assert isinstance(result, AnswerResult)  # a question's or a tool approval's (ONE_TAP_KINDS)
-        except Exception:
-            self._links.release_link(use)  # not answered: the credential still works
-            raise
-        self._links.complete_link(use.model_copy(update={"state": "answered", "answer": request.answer}))
+            result = self.answer_once(claims, interaction, request.answer)
+        except LinkUsed as used:
+            raise _used(used.use) from None
+        assert isinstance(result, AnswerResult)  # a question's or a tool approval's (ONE_TAP_KINDS)
         return result
 
     def _claims(self, request: PushAnswerRequest) -> LinkClaims:
-        keys = self._keys()
+        keys = self.keys()
         if keys is None:
             raise NotFoundError(PUSH_NOT_CONFIGURED)
         try:
-            claims = read_link(request.credential, keys.answer_key, now=self._clock(), context=PUSH_ANSWER_CONTEXT)
+            claims = read_link(request.credential, keys.answer_key, now=self.clock(), context=PUSH_ANSWER_CONTEXT)
         except LinkRefused as refused:
             raise _refused(refused) from None
         if claims.answer is None or claims.answer != answer_digest(request.answer):
