@@ -8,12 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from baton.domain.companion import ThreadTurn, format_steps
 from baton.domain.review_gate import KEY_ACTION, KEY_REASON, allowed_actions, verdict_blocks_approval
 from baton.errors import ConflictError, GoneError, ValidationFailedError
+from baton.models import ReviewTurn
 
 if TYPE_CHECKING:
+    from baton.domain.companion import CompanionTurn
+    from baton.domain.merge_contracts import BoundedDiff
     from baton.domain.review_decision import ReviewDecision
-    from baton.models import Interaction, ReviewTurn
+    from baton.models import Interaction
 
 
 class StoredAction(BaseModel):
@@ -70,9 +74,12 @@ def not_waiting(review: Interaction) -> ConflictError:
 
 @dataclass(frozen=True)
 class Reviewed:
-    """What the companion's turns read so far, else the gate's first diff: the commit and diff digest an
-    approval pins (a turn whose re-diff failed read nothing new), that diff's stats, the latest verdict."""
+    """The review's dialogue (its `turns`, oldest first, over the gate's `first` diff) and what the
+    companion's turns read so far, else that first diff: the commit and diff digest an approval pins (a
+    turn whose re-diff failed read nothing new), that diff's stats, the latest verdict."""
 
+    first: dict[str, Any] | None
+    turns: list[ReviewTurn]
     head: str | None
     diff_digest: str | None
     diff: dict[str, Any] | None
@@ -86,11 +93,52 @@ class Reviewed:
         diffed = next((t for t in reversed(companion) if t.diff is not None), None)
         verdicts = [t.verdict for t in companion if t.verdict is not None]
         return cls(
+            first=first,
+            turns=turns,
             head=headed.reviewed_head if headed else (first or {}).get("head"),
             diff_digest=headed.diff_digest if headed else (first or {}).get("digest"),
             diff=diffed.diff if diffed else first,
             verdict=verdicts[-1] if verdicts else None,
             turns_used=len(companion),
+        )
+
+    def with_turn(self, turn: ReviewTurn) -> Reviewed:
+        """The dialogue once `turn` is stored (its writer holds it: no second read)."""
+        return Reviewed.of(self.first, [*self.turns, turn])
+
+    def reply_prompt(self, stored_reply: str | None) -> tuple[list[ThreadTurn], str]:
+        """What the companion replies to: the thread before the operator's reply, and that reply (its turn,
+        else the stored action's text)."""
+        thread = [ThreadTurn(role=t.role, text=t.text, n=t.n) for t in self.turns[:-1]]
+        last = self.turns[-1] if self.turns else None
+        return thread, last.text if last is not None and last.role == "operator" else (stored_reply or "")
+
+    def operator_turn(self, review: Interaction, reply: str, *, at: str, by: str) -> ReviewTurn:
+        """An operator's reply as the dialogue's next turn."""
+        iid, n = review.interaction_id, len(self.turns)
+        return ReviewTurn(run_id=review.run_id, interaction_id=iid, n=n, role="operator", text=reply, at=at, by=by)
+
+    def companion_turn(
+        self, review: Interaction, turn: CompanionTurn, *, at: str, diff: BoundedDiff | None
+    ) -> ReviewTurn:
+        """The companion's turn as the dialogue's next: its test steps in its text, and the diff it read (its
+        commit, digest and stats; None when the re-diff failed)."""
+        text = turn.text
+        if turn.test_steps and format_steps(turn.test_steps) not in text:
+            text = f"{text}\n\n{format_steps(turn.test_steps)}"
+        return ReviewTurn(
+            run_id=review.run_id,
+            interaction_id=review.interaction_id,
+            n=len(self.turns),
+            role="companion",
+            text=text,
+            at=at,
+            by="companion",
+            **turn.model_dump(include={"model", "is_model", "test_steps"}),
+            verdict=turn.verdict.model_dump() if turn.verdict is not None else None,
+            reviewed_head=diff.head if diff is not None else None,
+            diff_digest=diff.digest if diff is not None else None,
+            diff=diff.model_dump(exclude={"text"}) if diff is not None else None,
         )
 
     def allowed(self, max_turns: int) -> list[str]:

@@ -16,7 +16,7 @@ from baton.domain.review_gate import MERGE_ACTIONS
 from baton.domain.review_state import StoredAction, not_waiting, refuse_timed_out
 from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
-from baton.models import ParkedWait, ReviewTurn
+from baton.models import ParkedWait
 from baton.services.approvals import ApprovalService, Entry
 from baton.services.at_deadline import AnswerPolicy, InteractionPauseDeadline, Write
 from baton.services.deadlines import park_wait
@@ -139,8 +139,7 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
     def __init__(self, gate: ReviewActions, review: Interaction, decision: ReviewDecision) -> None:
         self.gate, self.core, self.decision = gate, gate.core, decision
         self.wait, self.audit_head = self.core.store.get_wait_and_head(review.run_id, review.node)
-        self.turns = self.core.store.list_turns(review.run_id, review.interaction_id)
-        self.config, self.reviewed = gate.config_of(review), gate._reviewed(review, self.turns)
+        self.config, self.reviewed = gate.config_of(review), gate._reviewed(review)
 
     def check(self, review: Interaction, decision: ReviewDecision) -> None:
         """409/422 for an action the dialogue does not allow; a merge of anything but the reviewed commit."""
@@ -203,10 +202,9 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
         read before the reply: the operator's turn is not the companion's."""
         gate, reply = self.gate, self.decision.reply
         if reply is not None:
-            run_id, iid, n, at = answered.run_id, answered.interaction_id, len(self.turns), self.core.now()
-            turn = ReviewTurn(run_id=run_id, interaction_id=iid, n=n, role="operator", text=reply, at=at, by=caller)
+            turn = self.reviewed.operator_turn(answered, reply, at=self.core.now(), by=caller)
             gate._store_turn(turn, gate._turn_recorded(turn, answered.node, by=caller))
-        return self.view(answered, gate._release(answered, turns=self.turns))
+        return self.view(answered, gate._release(answered, self.reviewed))
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError:
         if current.state.status == "pending":  # the write lost to no action (the decision log busy): again

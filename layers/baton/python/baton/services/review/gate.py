@@ -50,9 +50,8 @@ class ReviewGate(ReviewBuilds):
     def config_of(interaction: Interaction) -> GateConfig:
         return read_gate_config(interaction.request_as(ReviewRequest).config)
 
-    def _reviewed(self, interaction: Interaction, turns: list[ReviewTurn] | None = None) -> Reviewed:
-        if turns is None:
-            turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
+    def _reviewed(self, interaction: Interaction) -> Reviewed:
+        turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
         return Reviewed.of(interaction.request_as(ReviewRequest).diff, turns)
 
     @staticmethod
@@ -97,7 +96,7 @@ class ReviewGate(ReviewBuilds):
         reopened = interaction.model_copy(update={"expires_at": self.core.deadline_of(config.timeout_seconds)})
         return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 
-    def _output(self, interaction: Interaction, turns: list[ReviewTurn] | None = None) -> ReviewGateOutput:
+    def _output(self, interaction: Interaction, reviewed: Reviewed | None = None) -> ReviewGateOutput:
         stored = StoredAction.of(interaction)
         return ReviewGateOutput(
             interaction_id=interaction.interaction_id,
@@ -105,12 +104,12 @@ class ReviewGate(ReviewBuilds):
             **stored.model_dump(include={"action", "reply", "message", "merge_strategy", "reviewed_head"}),
             answered_by=interaction.state.answered_by,
             answered_at=interaction.state.answered_at,
-            verdict=self._reviewed(interaction, turns).verdict,
+            verdict=(reviewed or self._reviewed(interaction)).verdict,
         )
 
-    def _release(self, interaction: Interaction, *, turns: list[ReviewTurn] | None = None) -> bool:
-        """`turns`: the dialogue as the caller read it (no second read); its verdict is the companion's."""
-        return self.core.release_gate(interaction.run_id, interaction.node, self._output(interaction, turns))
+    def _release(self, interaction: Interaction, reviewed: Reviewed | None = None) -> bool:
+        """`reviewed`: the dialogue as the caller read it (no second read); its verdict is the companion's."""
+        return self.core.release_gate(interaction.run_id, interaction.node, self._output(interaction, reviewed))
 
     @staticmethod
     def _answered(interaction: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:
@@ -134,10 +133,9 @@ class ReviewGate(ReviewBuilds):
         reviews = self.core.store.list_run_interactions(run_id, kind="review")
         interaction = self._require(run_id, node, reviews)
         config = self.config_of(interaction)
-        turns = self.core.store.list_turns(run_id, interaction.interaction_id)
         url, warnings = self.review_url(interaction, config)
         pending = interaction.state.status == "pending"
-        reviewed = self._reviewed(interaction, turns)
+        reviewed = self._reviewed(interaction)
         return ReviewView(
             run_id=run_id,
             **config.model_dump(include=VIEWED_CONFIG),
@@ -145,7 +143,7 @@ class ReviewGate(ReviewBuilds):
             status=interaction.state.status,
             reason=interaction.state.reason,
             last_action=interaction.state.answer,
-            thread=[ThreadTurn.model_validate(t, from_attributes=True) for t in turns],
+            thread=[ThreadTurn.model_validate(t, from_attributes=True) for t in reviewed.turns],
             verdict=reviewed.verdict,
             turns_used=reviewed.turns_used,
             allowed_actions=reviewed.allowed(config.max_turns) if pending else [],
