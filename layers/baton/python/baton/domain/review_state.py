@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from baton.domain.answer_replies import closed_error
 from baton.domain.companion import ThreadTurn, format_steps
 from baton.domain.review_gate import KEY_ACTION, KEY_REASON, allowed_actions, verdict_blocks_approval
 from baton.errors import ConflictError, GoneError, ValidationFailedError
+from baton.events import InteractionAnswered, ReviewTurnRecorded
 from baton.models import ReviewTurn
 
 if TYPE_CHECKING:
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
     from baton.domain.merge_contracts import BoundedDiff
     from baton.domain.review_decision import ReviewDecision
     from baton.models import Interaction
+
+EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
 
 
 class StoredAction(BaseModel):
@@ -56,10 +60,31 @@ class StoredAction(BaseModel):
         return self.model_dump(exclude_unset=True)
 
 
-def refuse_timed_out(review: Interaction) -> None:
-    """410 for an action on a review its deadline ended."""
+def refuse_unless_waiting(review: Interaction) -> None:
+    """The operator acts only on a review that waits for them: 410 when its run was stopped or its deadline
+    ended it, else the 409 when it is not pending (the companion or a merge is busy, or the gate finished)."""
+    if review.state.status == "cancelled":  # its run was stopped
+        raise closed_error(review)
     if review.state.status == "timed_out":
         raise GoneError(f"the review at gate '{review.node}' timed out", details={"interaction": review.public()})
+    if review.state.status != "pending":
+        raise not_waiting(review)
+
+
+def turn_recorded(turn: ReviewTurn, gate: str, **recorded: Any) -> ReviewTurnRecorded:
+    """A turn's event; its text clipped (the turn item holds it whole)."""
+    text = turn.text if len(turn.text) <= EVENT_TEXT_LIMIT else turn.text[:EVENT_TEXT_LIMIT] + "…"
+    return ReviewTurnRecorded(
+        gate=gate, interaction_id=turn.interaction_id, n=turn.n, role=turn.role, text=text, **recorded
+    )
+
+
+def action_answered(review: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:
+    """A stored action's event. The reply text is a turn of its own."""
+    answer = {k: v for k, v in stored.items() if k != "reply"}
+    return InteractionAnswered(
+        interaction_id=review.interaction_id, node=review.node, kind="review", answer=answer, by=by
+    )
 
 
 def not_waiting(review: Interaction) -> ConflictError:

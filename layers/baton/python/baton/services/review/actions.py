@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
-from baton.domain.answer_replies import closed_error, delivery_of
+from baton.domain.answer_replies import delivery_of
 from baton.domain.ballot import Voter, vote_text
 from baton.domain.review_decision import ReviewDecision
 from baton.domain.review_gate import MERGE_ACTIONS
-from baton.domain.review_state import StoredAction, not_waiting, refuse_timed_out
+from baton.domain.review_state import StoredAction, action_answered, not_waiting, refuse_unless_waiting, turn_recorded
 from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait
@@ -105,7 +105,7 @@ class ReviewActions(ReviewGate):
 
         def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
             stored = chosen | {"reply": None, "by": decided.by}
-            return decided.answered(current.state, stored, core.now()), self._answered(current, stored, by=decided.by)
+            return decided.answered(current.state, stored, core.now()), action_answered(current, stored, by=decided.by)
 
         current = partial(core.store.get_interaction, interaction.run_id, interaction.interaction_id)
         return ApprovalService(core).settle(current, policy, ballot, answered, self._release)
@@ -123,11 +123,7 @@ class ReviewActions(ReviewGate):
                 f"run {run_id} is not waiting at a review gate" + (f" named '{node}'" if node else ""),
                 details={"run_id": run_id},
             )
-        if interaction.state.status == "cancelled":  # its run was stopped
-            raise closed_error(interaction)
-        refuse_timed_out(interaction)
-        if interaction.state.status != "pending":
-            raise not_waiting(interaction)
+        refuse_unless_waiting(interaction)
         return interaction
 
 
@@ -193,7 +189,7 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
     ) -> Write[ReviewActionResult]:
         """The action and its event, chained after the head read with the wait."""
         stored = self._stored(caller).stored()
-        event = self.core.new_event(review.run_id, self.gate._answered(review, stored, by=caller))
+        event = self.core.new_event(review.run_id, action_answered(review, stored, by=caller))
         release = partial(self._release, caller=caller)
         return Write(at=self.core.now(), records=[event], release=release, audit_head=self.audit_head, stored=stored)
 
@@ -203,7 +199,7 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
         gate, reply = self.gate, self.decision.reply
         if reply is not None:
             turn = self.reviewed.operator_turn(answered, reply, at=self.core.now(), by=caller)
-            gate._store_turn(turn, gate._turn_recorded(turn, answered.node, by=caller))
+            gate._store_turn(turn, turn_recorded(turn, answered.node, by=caller))
         return self.view(answered, gate._release(answered, self.reviewed))
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError:

@@ -11,7 +11,7 @@ from baton.domain.companion import CompanionTurn
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.merge_contracts import BuildRequest
 from baton.domain.review_dialogue import companion_context, diff_request, merges_without_a_click, verdict_warnings
-from baton.domain.review_state import Reviewed, StoredAction
+from baton.domain.review_state import Reviewed, StoredAction, turn_recorded
 from baton.errors import BatonError, ConflictError
 from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewVerdict
 from baton.models import Interaction, ReviewRequest, status_of
@@ -135,7 +135,7 @@ class ReviewDialogue(ReviewGate):
         first turn, the review stored with it (`review_started` first)."""
         stored = reviewed.companion_turn(interaction, turn, at=self.core.now(), diff=diff)
         payloads: list[EventPayload] = [] if started is None else [started]
-        payloads.append(self._turn_recorded(stored, config.gate, model=turn.model, reviewed_head=stored.reviewed_head))
+        payloads.append(turn_recorded(stored, config.gate, model=turn.model, reviewed_head=stored.reviewed_head))
         if (verdict := stored.verdict) is not None:
             warnings = verdict_warnings(config, verdict)
             iid = interaction.interaction_id

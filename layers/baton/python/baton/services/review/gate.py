@@ -6,7 +6,7 @@ model (GET /api/runs/{run_id}/review) is here too."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.contracts.review import MergeFields, ReviewDiff, ReviewDiffFile, ReviewGateOutput, ReviewView, ThreadTurn
 from baton.domain.review_dialogue import diff_request
@@ -14,7 +14,6 @@ from baton.domain.review_gate import ACTIONS, GateConfig, read_gate_config, reso
 from baton.domain.review_state import Reviewed, StoredAction
 from baton.domain.unified_diff import file_diffs
 from baton.errors import BatonError, NotFoundError
-from baton.events import InteractionAnswered, ReviewTurnRecorded
 from baton.models import Interaction, ReviewRequest, status_of
 from baton.services.review.builds import ReviewBuilds
 
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
     from baton.models import ReviewTurn
     from baton.review_ports import DiffSource
 
-EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
 # The gate's configuration as the review view shows it.
 VIEWED_CONFIG = {"gate", "max_turns", "posture", "merge_strategy", "merge_into", "run_branch"}
 
@@ -77,13 +75,6 @@ class ReviewGate(ReviewBuilds):
         }
         return resolve_review_url(config.review_url, scope)
 
-    @staticmethod
-    def _turn_recorded(turn: ReviewTurn, gate: str, **recorded: Any) -> ReviewTurnRecorded:
-        text = turn.text if len(turn.text) <= EVENT_TEXT_LIMIT else turn.text[:EVENT_TEXT_LIMIT] + "…"
-        return ReviewTurnRecorded(
-            gate=gate, interaction_id=turn.interaction_id, n=turn.n, role=turn.role, text=text, **recorded
-        )
-
     def _store_turn(self, turn: ReviewTurn, *payloads: EventPayload, review: Interaction | None = None) -> None:
         """The turn and its events (with `review`: the new review its first turn opens), one write."""
         events = [self.core.new_event(turn.run_id, payload) for payload in payloads]
@@ -110,14 +101,6 @@ class ReviewGate(ReviewBuilds):
     def _release(self, interaction: Interaction, reviewed: Reviewed | None = None) -> bool:
         """`reviewed`: the dialogue as the caller read it (no second read); its verdict is the companion's."""
         return self.core.release_gate(interaction.run_id, interaction.node, self._output(interaction, reviewed))
-
-    @staticmethod
-    def _answered(interaction: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:
-        # The reply text is a turn of its own.
-        answer = {k: v for k, v in stored.items() if k != "reply"}
-        return InteractionAnswered(
-            interaction_id=interaction.interaction_id, node=interaction.node, kind="review", answer=answer, by=by
-        )
 
     @staticmethod
     def _has_action(interaction: Interaction) -> bool:
