@@ -8,17 +8,27 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from baton.contracts.review import ReviewGateOutput
 from baton.domain.answer_replies import closed_error
 from baton.domain.companion import ThreadTurn, format_steps
-from baton.domain.review_gate import KEY_ACTION, KEY_REASON, allowed_actions, verdict_blocks_approval
+from baton.domain.merge_contracts import BuildRequest
+from baton.domain.review_gate import (
+    ACTIONS,
+    KEY_ACTION,
+    KEY_REASON,
+    allowed_actions,
+    resolve_review_url,
+    verdict_blocks_approval,
+)
 from baton.errors import ConflictError, GoneError, ValidationFailedError
 from baton.events import InteractionAnswered, ReviewTurnRecorded
-from baton.models import ReviewTurn
+from baton.models import ReviewRequest, ReviewTurn
 
 if TYPE_CHECKING:
     from baton.domain.companion import CompanionTurn
     from baton.domain.merge_contracts import BoundedDiff
     from baton.domain.review_decision import ReviewDecision
+    from baton.domain.review_gate import GateConfig
     from baton.models import Interaction
 
 EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
@@ -58,6 +68,50 @@ class StoredAction(BaseModel):
 
     def stored(self) -> dict[str, Any]:
         return self.model_dump(exclude_unset=True)
+
+    @property
+    def is_operator_action(self) -> bool:
+        """An operator's action (not an auto-merge's, nor an answer without one): what a park and a
+        deadline deliver to the gate."""
+        return self.action in ACTIONS
+
+    def merge_request(self, review: Interaction, config: GateConfig) -> BuildRequest:
+        """The merge build this action asks for: of the reviewed commit it pins, never the branch tip."""
+        return BuildRequest(
+            run_id=review.run_id,
+            gate=review.node,
+            kind="merge",
+            **config.model_dump(include={"run_branch", "repo_path", "repo_url"}),
+            into=config.merge_into,
+            strategy=self.merge_strategy or config.merge_strategy,
+            message=self.message,
+            reviewed_head=self.reviewed_head,
+        )
+
+
+def gate_output(review: Interaction, reviewed: Reviewed) -> ReviewGateOutput:
+    """What the gate's token is sent with: the stored action, who took it, the companion's latest verdict."""
+    stored = StoredAction.of(review)
+    return ReviewGateOutput(
+        interaction_id=review.interaction_id,
+        node=review.node,
+        **stored.model_dump(include={"action", "reply", "message", "merge_strategy", "reviewed_head"}),
+        answered_by=review.state.answered_by,
+        answered_at=review.state.answered_at,
+        verdict=reviewed.verdict,
+    )
+
+
+def review_url_of(review: Interaction, config: GateConfig) -> tuple[str, list[str]]:
+    """The gate's `review_url` rendered over the run's id, the gate's input and its upstream outputs."""
+    raw = review.request_as(ReviewRequest).config
+    run_input = {k: v for k, v in raw.items() if k != "outputs"}
+    scope = {
+        "run_id": review.run_id,
+        "input": run_input,
+        **config.model_dump(include={"gate", "run_branch", "outputs"}),
+    }
+    return resolve_review_url(config.review_url, scope)
 
 
 def refuse_unless_waiting(review: Interaction) -> None:

@@ -13,7 +13,14 @@ from baton.domain.answer_replies import delivery_of
 from baton.domain.ballot import Voter, vote_text
 from baton.domain.review_decision import ReviewDecision
 from baton.domain.review_gate import MERGE_ACTIONS
-from baton.domain.review_state import StoredAction, action_answered, not_waiting, refuse_unless_waiting, turn_recorded
+from baton.domain.review_state import (
+    StoredAction,
+    action_answered,
+    not_waiting,
+    refuse_unless_waiting,
+    review_url_of,
+    turn_recorded,
+)
 from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
 from baton.models import ParkedWait
@@ -42,7 +49,7 @@ class ReviewActions(ReviewGate):
             return ReviewParked(interaction_id=again.interaction_ids[0], delivered=again.status == "released")
         interaction = self._require(run_id, gate)
         config = self.config_of(interaction)
-        url, warnings = self.review_url(interaction, config)
+        url, warnings = review_url_of(interaction, config)
         reviewed = self._reviewed(interaction)
         asked = HumanInputRequested(
             interaction_id=interaction.interaction_id,
@@ -74,7 +81,7 @@ class ReviewActions(ReviewGate):
         # An action stored before the token was parked (or a failed send) is delivered now.
         current = core.store.get_interaction(run_id, interaction.interaction_id) or interaction
         if current.state.status == "answered":
-            if self._has_action(current):
+            if StoredAction.of(current).is_operator_action:
                 self._release(current)
                 return ReviewParked(interaction_id=current.interaction_id, delivered=True)
             current = self._reopen(current, config, reason="an answer without a review action was ignored")
@@ -83,7 +90,7 @@ class ReviewActions(ReviewGate):
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         """A stored review action is sent (at the deadline, and by the reconciler after a lost send)."""
-        return InteractionPauseDeadline(self.core, self._output, self._has_action)
+        return InteractionPauseDeadline(self.core, self._output, lambda i: StoredAction.of(i).is_operator_action)
 
     def act(
         self,

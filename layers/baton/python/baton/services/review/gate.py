@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.review import MergeFields, ReviewDiff, ReviewDiffFile, ReviewGateOutput, ReviewView, ThreadTurn
 from baton.domain.review_dialogue import diff_request
-from baton.domain.review_gate import ACTIONS, GateConfig, read_gate_config, resolve_review_url
-from baton.domain.review_state import Reviewed, StoredAction
+from baton.domain.review_gate import GateConfig, read_gate_config
+from baton.domain.review_state import Reviewed, gate_output, review_url_of
 from baton.domain.unified_diff import file_diffs
 from baton.errors import BatonError, NotFoundError
 from baton.models import Interaction, ReviewRequest, status_of
@@ -64,17 +64,6 @@ class ReviewGate(ReviewBuilds):
         except (BatonError, GitCommandError, OSError):
             return None
 
-    @staticmethod
-    def review_url(interaction: Interaction, config: GateConfig) -> tuple[str, list[str]]:
-        raw = interaction.request_as(ReviewRequest).config
-        run_input = {k: v for k, v in raw.items() if k != "outputs"}
-        scope = {
-            "run_id": interaction.run_id,
-            "input": run_input,
-            **config.model_dump(include={"gate", "run_branch", "outputs"}),
-        }
-        return resolve_review_url(config.review_url, scope)
-
     def _store_turn(self, turn: ReviewTurn, *payloads: EventPayload, review: Interaction | None = None) -> None:
         """The turn and its events (with `review`: the new review its first turn opens), one write."""
         events = [self.core.new_event(turn.run_id, payload) for payload in payloads]
@@ -88,23 +77,11 @@ class ReviewGate(ReviewBuilds):
         return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 
     def _output(self, interaction: Interaction, reviewed: Reviewed | None = None) -> ReviewGateOutput:
-        stored = StoredAction.of(interaction)
-        return ReviewGateOutput(
-            interaction_id=interaction.interaction_id,
-            node=interaction.node,
-            **stored.model_dump(include={"action", "reply", "message", "merge_strategy", "reviewed_head"}),
-            answered_by=interaction.state.answered_by,
-            answered_at=interaction.state.answered_at,
-            verdict=(reviewed or self._reviewed(interaction)).verdict,
-        )
+        return gate_output(interaction, reviewed or self._reviewed(interaction))
 
     def _release(self, interaction: Interaction, reviewed: Reviewed | None = None) -> bool:
         """`reviewed`: the dialogue as the caller read it (no second read); its verdict is the companion's."""
         return self.core.release_gate(interaction.run_id, interaction.node, self._output(interaction, reviewed))
-
-    @staticmethod
-    def _has_action(interaction: Interaction) -> bool:
-        return StoredAction.of(interaction).action in ACTIONS
 
     def waiting_at_review(self, run_id: str, node: str | None = None) -> bool:
         latest = self._latest(run_id, node)
@@ -116,7 +93,7 @@ class ReviewGate(ReviewBuilds):
         reviews = self.core.store.list_run_interactions(run_id, kind="review")
         interaction = self._require(run_id, node, reviews)
         config = self.config_of(interaction)
-        url, warnings = self.review_url(interaction, config)
+        url, warnings = review_url_of(interaction, config)
         pending = interaction.state.status == "pending"
         reviewed = self._reviewed(interaction)
         return ReviewView(
