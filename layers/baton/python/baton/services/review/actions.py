@@ -12,7 +12,6 @@ from baton.contracts.runs import ReviewActionResult
 from baton.domain.answer_replies import delivery_of
 from baton.domain.ballot import Voter, vote_text
 from baton.domain.review_decision import ReviewDecision
-from baton.domain.review_gate import MERGE_ACTIONS
 from baton.domain.review_state import (
     StoredAction,
     action_answered,
@@ -169,7 +168,7 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
     def entry(self, review: Interaction, policy: ApprovalPolicy, decision: ReviewDecision) -> Entry:
         """approve_merge / force_merge approve, request_changes rejects; the run's starter may not vote."""
         action = self._stored(by="").model_dump(exclude_unset=True, exclude={"reply", "by"})  # who: the ballot's
-        vote: Vote = "approve" if decision.action in MERGE_ACTIONS else "reject"
+        vote: Vote = "approve" if decision.merges else "reject"
         return Entry(vote_text(action), vote, self.core.require_run(review.run_id).started_by)
 
     def settle(self, review: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
