@@ -66,6 +66,14 @@ class StoredAction(BaseModel):
             fields |= {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest, "reason": decision.reason}
         return cls(**fields)
 
+    @classmethod
+    def auto_merge(cls, reviewed: Reviewed, *, merge_strategy: str) -> StoredAction:
+        """A verdict's merge without a click, of the commit and diff its turn read (no message, no reply)."""
+        pinned = {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest}
+        return cls(
+            action="auto_merge", reply=None, message=None, merge_strategy=merge_strategy, by="companion", **pinned
+        )
+
     def stored(self) -> dict[str, Any]:
         return self.model_dump(exclude_unset=True)
 

@@ -157,30 +157,19 @@ class ReviewDialogue(ReviewGate):
         """`reviewed`: the dialogue with the turn that gave `verdict` (the merge takes the commit it read)."""
         if verdict is None or not merges_without_a_click(config, verdict) or interaction.state.status != from_status:
             return False
-        pinned = {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest}
-        action = StoredAction(
-            action="auto_merge",
-            reply=None,
-            message=None,
-            merge_strategy=config.merge_strategy,
-            by="companion",
-            **pinned,
+        action = StoredAction.auto_merge(reviewed, merge_strategy=config.merge_strategy)
+        merging = ReviewAutoMerge(
+            gate=config.gate,
+            interaction_id=interaction.interaction_id,
+            confidence=verdict.confidence,
+            threshold=config.confidence_threshold,
+            **action.model_dump(include={"reviewed_head", "diff_digest"}),
         )
+        # The decision and its event: one write, chained as every decision is.
+        answered = status_of(interaction.state, "answered", answer=action.stored(), by="companion", at=self.core.now())
+        event = self.core.new_event(interaction.run_id, merging)
         try:
-            self.core.store.transition_interaction(
-                interaction,
-                status_of(interaction.state, "answered", answer=action.stored(), by="companion", at=self.core.now()),
-            )
+            self.core.store.transition_interaction(interaction, answered, with_records=[event])
         except ConflictError:
             return False  # the operator acted first
-        self.core.record(
-            interaction.run_id,
-            ReviewAutoMerge(
-                gate=config.gate,
-                interaction_id=interaction.interaction_id,
-                confidence=verdict.confidence,
-                threshold=config.confidence_threshold,
-                **pinned,
-            ),
-        )
         return True
