@@ -46,8 +46,7 @@ class ReviewActions(ReviewGate):
         again = core.parked_again(run_id, gate, token)
         if again is not None and again.interaction_ids:
             return ReviewParked(interaction_id=again.interaction_ids[0], delivered=again.status == "released")
-        interaction = self._require(run_id, gate)
-        config = self.config_of(interaction)
+        interaction, config = self._require(run_id, gate)
         url, warnings = review_url_of(interaction, config)
         reviewed = self._reviewed(interaction)
         asked = HumanInputRequested(

@@ -73,8 +73,7 @@ class ReviewDialogue(ReviewGate):
         return self._turn_output(config, interaction, auto_merge=auto)
 
     def reply_turn(self, run_id: str, gate: str) -> ReviewTurnOutput:
-        interaction = self._require(run_id, gate)
-        config = self.config_of(interaction)
+        interaction, config = self._require(run_id, gate)
         stored = StoredAction.of(interaction)
         if interaction.state.status != "answered" or stored.action != "reply":
             raise ConflictError(f"review at gate '{gate}' has no reply to answer", details={"run_id": run_id})

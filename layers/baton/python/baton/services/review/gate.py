@@ -37,12 +37,15 @@ class ReviewGate(ReviewBuilds):
         found = [i for i in reviews if gate in (None, i.node)]
         return found[-1] if found else None
 
-    def _require(self, run_id: str, gate: str | None = None, reviews: list[Interaction] | None = None) -> Interaction:
+    def _require(
+        self, run_id: str, gate: str | None = None, reviews: list[Interaction] | None = None
+    ) -> tuple[Interaction, GateConfig]:
+        """The gate's latest review and the configuration it holds (every caller reads both); else a 404."""
         found = self._latest(run_id, gate, reviews)
         if found is None:
             where = f" at gate '{gate}'" if gate else ""
             raise NotFoundError(f"run {run_id} has no review{where}", details={"run_id": run_id})
-        return found
+        return found, self.config_of(found)
 
     @staticmethod
     def config_of(interaction: Interaction) -> GateConfig:
@@ -91,8 +94,7 @@ class ReviewGate(ReviewBuilds):
         """GET /api/runs/{run_id}/review: the thread, the latest verdict, the pinned diff, the merge's fields."""
         run = self.core.require_run(run_id)
         reviews = self.core.store.list_run_interactions(run_id, kind="review")
-        interaction = self._require(run_id, node, reviews)
-        config = self.config_of(interaction)
+        interaction, config = self._require(run_id, node, reviews)
         url, warnings = review_url_of(interaction, config)
         pending = interaction.state.status == "pending"
         reviewed = self._reviewed(interaction)
@@ -120,8 +122,7 @@ class ReviewGate(ReviewBuilds):
     def diff_view(self, run_id: str, node: str | None = None) -> ReviewDiff:
         """GET /api/runs/{run_id}/review/diff: the companion's diff (its source and bound), file by file."""
         self.core.require_run(run_id)
-        interaction = self._require(run_id, node)
-        config = self.config_of(interaction)
+        interaction, config = self._require(run_id, node)
         request = diff_request(run_id, config)
         try:
             diff = self.diffs.run_branch_diff(request)

@@ -20,8 +20,7 @@ REASON_CAUSE_CHARS = 2000
 
 class ReviewMerge(ReviewGate):
     def start_merge(self, run_id: str, gate: str, token: str) -> BuildStarted:
-        interaction = self._require(run_id, gate)
-        config = self.config_of(interaction)
+        interaction, config = self._require(run_id, gate)
         stored = StoredAction.of(interaction)
         request = stored.merge_request(interaction, config)  # the reviewed commit, never the branch tip
         handle = self.start_build(request, token)
@@ -48,8 +47,7 @@ class ReviewMerge(ReviewGate):
     ) -> MergeRecorded:
         """Merged/noop: the gate finishes; rejected (or a merge that failed to run): pending again."""
         core = self.core
-        interaction = self._require(run_id, gate)
-        config = self.config_of(interaction)
+        interaction, config = self._require(run_id, gate)
         base = MergeRecorded(
             status="merged",
             **StoredAction.of(interaction).model_dump(include={"action", "reviewed_head", "diff_digest"}),
