@@ -216,6 +216,7 @@ def test_an_action_stored_before_the_token_is_parked_is_delivered_at_park(
     parked = review.park("r1", "ship_review", "tok-1")
     assert parked["delivered"] is True
     assert _sent(core)[-1][1] == "tok-1" and _sent(core)[-1][2]["action"] == "request_changes"
+    assert _sent(core)[-1][2]["verdict"] == review.view("r1").verdict is not None  # the companion's, as parked
 
 
 def test_second_action_while_busy_is_409_and_unknown_run_404(review: ReviewService, repo: DemoRepo) -> None:

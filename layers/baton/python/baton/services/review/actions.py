@@ -80,7 +80,7 @@ class ReviewActions(ReviewGate):
         current = core.store.get_interaction(run_id, interaction.interaction_id) or interaction
         if current.state.status == "answered":
             if StoredAction.of(current).is_operator_action:
-                self._release(current)
+                self._release(current, reviewed)  # the verdict is the companion's: its turns were read above
                 return ReviewParked(interaction_id=current.interaction_id, delivered=True)
             current = self._reopen(current, config, reason="an answer without a review action was ignored")
         core.notify(current, "human_input_requested", review_url=url, verdict=reviewed.verdict)
@@ -134,7 +134,7 @@ class ReviewActions(ReviewGate):
 
 class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
     """One operator's decision on the review, read once: its parked `wait`, the run's chain head (the
-    decision's write is chained after it), the dialogue's `turns`. A reply is one answer; any other action
+    decision's write is chained after it), the dialogue (`reviewed`). A reply is one answer; any other action
     on a gate with an `approval` is a vote."""
 
     def __init__(self, gate: ReviewActions, review: Interaction, decision: ReviewDecision) -> None:
