@@ -1,5 +1,7 @@
-"""A review interaction read back (pure: no port calls): the action it stores, what the companion's turns
-reviewed, and the rules that refuse an action (one those turns do not allow, one on a review not waiting)."""
+"""A review interaction read back (pure: no port calls): the action it stores (and what it sends the gate,
+the merge build it asks for, its event), its dialogue (what the companion's turns reviewed, the next turn
+and its event), and the rules that refuse an action (one those turns do not allow, one on a review not
+waiting)."""
 
 from __future__ import annotations
 
