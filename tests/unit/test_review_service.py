@@ -24,6 +24,7 @@ from baton.local.http_adapter import to_proxy_event
 from baton.models import status_of
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
+from baton.services.audit import AuditService
 from baton.services.core import Core
 from baton.services.review import ReviewService
 from baton.services.runs import RunService
@@ -215,6 +216,7 @@ def test_an_action_stored_before_the_token_is_parked_is_delivered_at_park(
     parked = review.park("r1", "ship_review", "tok-1")
     assert parked["delivered"] is True
     assert _sent(core)[-1][1] == "tok-1" and _sent(core)[-1][2]["action"] == "request_changes"
+    assert _sent(core)[-1][2]["verdict"] == review.view("r1").verdict is not None  # the companion's, as parked
 
 
 def test_second_action_while_busy_is_409_and_unknown_run_404(review: ReviewService, repo: DemoRepo) -> None:
@@ -233,6 +235,18 @@ def test_agent_verdict_ok_auto_merges_only_at_or_above_the_threshold(review: Rev
         "auto_merge"
     ]
     assert not review.first_turn("hr", repo.gate_input(confidence_threshold=0.1))["auto_merge"]  # human_required
+
+
+def test_an_auto_merge_is_stored_with_its_chained_event_pinning_the_turn_s_commit(
+    review: ReviewService, core: Core, repo: DemoRepo
+) -> None:
+    assert review.first_turn("hi", repo.gate_input(posture="agent_verdict_ok", confidence_threshold=0.5)).auto_merge
+    merged = review.view("hi")
+    assert merged.status == "answered" and merged.last_action is not None
+    assert merged.last_action["action"] == "auto_merge" and merged.last_action["reviewed_head"] == repo.run_head
+    [event] = [e for e in core.store.list_events("hi", limit=500) if e.type == "review_auto_merge"]
+    assert event.data["reviewed_head"] == repo.run_head == merged.reviewed_head
+    assert AuditService(core.store).verify("hi").valid
 
 
 def test_build_command_and_codebuild_overrides_carry_no_token() -> None:

@@ -9,14 +9,20 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import ReviewParked
 from baton.contracts.runs import ReviewActionResult
-from baton.domain.answer_replies import closed_error, delivery_of
+from baton.domain.answer_replies import delivery_of
 from baton.domain.ballot import Voter, vote_text
 from baton.domain.review_decision import ReviewDecision
-from baton.domain.review_gate import MERGE_ACTIONS
-from baton.domain.review_state import StoredAction, not_waiting, refuse_timed_out
+from baton.domain.review_state import (
+    StoredAction,
+    action_answered,
+    not_waiting,
+    refuse_unless_waiting,
+    review_url_of,
+    turn_recorded,
+)
 from baton.errors import ConflictError
 from baton.events import HumanInputRequested, RunPaused
-from baton.models import ParkedWait, ReviewTurn
+from baton.models import ParkedWait
 from baton.services.approvals import ApprovalService, Entry
 from baton.services.at_deadline import AnswerPolicy, InteractionPauseDeadline, Write
 from baton.services.deadlines import park_wait
@@ -40,9 +46,8 @@ class ReviewActions(ReviewGate):
         again = core.parked_again(run_id, gate, token)
         if again is not None and again.interaction_ids:
             return ReviewParked(interaction_id=again.interaction_ids[0], delivered=again.status == "released")
-        interaction = self._require(run_id, gate)
-        config = self.config_of(interaction)
-        url, warnings = self.review_url(interaction, config)
+        interaction, config = self._require(run_id, gate)
+        url, warnings = review_url_of(interaction, config)
         reviewed = self._reviewed(interaction)
         asked = HumanInputRequested(
             interaction_id=interaction.interaction_id,
@@ -74,8 +79,8 @@ class ReviewActions(ReviewGate):
         # An action stored before the token was parked (or a failed send) is delivered now.
         current = core.store.get_interaction(run_id, interaction.interaction_id) or interaction
         if current.state.status == "answered":
-            if self._has_action(current):
-                self._release(current)
+            if StoredAction.of(current).is_operator_action:
+                self._release(current, reviewed)  # the verdict is the companion's: its turns were read above
                 return ReviewParked(interaction_id=current.interaction_id, delivered=True)
             current = self._reopen(current, config, reason="an answer without a review action was ignored")
         core.notify(current, "human_input_requested", review_url=url, verdict=reviewed.verdict)
@@ -83,7 +88,7 @@ class ReviewActions(ReviewGate):
 
     def deadline_policy(self) -> InteractionPauseDeadline:
         """A stored review action is sent (at the deadline, and by the reconciler after a lost send)."""
-        return InteractionPauseDeadline(self.core, self._output, self._has_action)
+        return InteractionPauseDeadline(self.core, self._output, lambda i: StoredAction.of(i).is_operator_action)
 
     def act(
         self,
@@ -105,7 +110,7 @@ class ReviewActions(ReviewGate):
 
         def answered(current: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
             stored = chosen | {"reply": None, "by": decided.by}
-            return decided.answered(current.state, stored, core.now()), self._answered(current, stored, by=decided.by)
+            return decided.answered(current.state, stored, core.now()), action_answered(current, stored, by=decided.by)
 
         current = partial(core.store.get_interaction, interaction.run_id, interaction.interaction_id)
         return ApprovalService(core).settle(current, policy, ballot, answered, self._release)
@@ -123,24 +128,19 @@ class ReviewActions(ReviewGate):
                 f"run {run_id} is not waiting at a review gate" + (f" named '{node}'" if node else ""),
                 details={"run_id": run_id},
             )
-        if interaction.state.status == "cancelled":  # its run was stopped
-            raise closed_error(interaction)
-        refuse_timed_out(interaction)
-        if interaction.state.status != "pending":
-            raise not_waiting(interaction)
+        refuse_unless_waiting(interaction)
         return interaction
 
 
 class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
     """One operator's decision on the review, read once: its parked `wait`, the run's chain head (the
-    decision's write is chained after it), the dialogue's `turns`. A reply is one answer; any other action
+    decision's write is chained after it), the dialogue (`reviewed`). A reply is one answer; any other action
     on a gate with an `approval` is a vote."""
 
     def __init__(self, gate: ReviewActions, review: Interaction, decision: ReviewDecision) -> None:
         self.gate, self.core, self.decision = gate, gate.core, decision
         self.wait, self.audit_head = self.core.store.get_wait_and_head(review.run_id, review.node)
-        self.turns = self.core.store.list_turns(review.run_id, review.interaction_id)
-        self.config, self.reviewed = gate.config_of(review), gate._reviewed(review, self.turns)
+        self.config, self.reviewed = gate.config_of(review), gate._reviewed(review)
 
     def check(self, review: Interaction, decision: ReviewDecision) -> None:
         """409/422 for an action the dialogue does not allow; a merge of anything but the reviewed commit."""
@@ -167,7 +167,7 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
     def entry(self, review: Interaction, policy: ApprovalPolicy, decision: ReviewDecision) -> Entry:
         """approve_merge / force_merge approve, request_changes rejects; the run's starter may not vote."""
         action = self._stored(by="").model_dump(exclude_unset=True, exclude={"reply", "by"})  # who: the ballot's
-        vote: Vote = "approve" if decision.action in MERGE_ACTIONS else "reject"
+        vote: Vote = "approve" if decision.merges else "reject"
         return Entry(vote_text(action), vote, self.core.require_run(review.run_id).started_by)
 
     def settle(self, review: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
@@ -194,7 +194,7 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
     ) -> Write[ReviewActionResult]:
         """The action and its event, chained after the head read with the wait."""
         stored = self._stored(caller).stored()
-        event = self.core.new_event(review.run_id, self.gate._answered(review, stored, by=caller))
+        event = self.core.new_event(review.run_id, action_answered(review, stored, by=caller))
         release = partial(self._release, caller=caller)
         return Write(at=self.core.now(), records=[event], release=release, audit_head=self.audit_head, stored=stored)
 
@@ -203,10 +203,9 @@ class ReviewAnswers(AnswerPolicy[ReviewDecision, ReviewActionResult, bool]):
         read before the reply: the operator's turn is not the companion's."""
         gate, reply = self.gate, self.decision.reply
         if reply is not None:
-            run_id, iid, n, at = answered.run_id, answered.interaction_id, len(self.turns), self.core.now()
-            turn = ReviewTurn(run_id=run_id, interaction_id=iid, n=n, role="operator", text=reply, at=at, by=caller)
-            gate._store_turn(turn, gate._turn_recorded(turn, answered.node, by=caller))
-        return self.view(answered, gate._release(answered, turns=self.turns))
+            turn = self.reviewed.operator_turn(answered, reply, at=self.core.now(), by=caller)
+            gate._store_turn(turn, turn_recorded(turn, answered.node, by=caller))
+        return self.view(answered, gate._release(answered, self.reviewed))
 
     def already(self, current: Interaction, *, racing: bool) -> ConflictError:
         if current.state.status == "pending":  # the write lost to no action (the decision log busy): again

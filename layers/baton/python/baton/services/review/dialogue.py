@@ -7,14 +7,14 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts.review import BuildStarted, ReviewTurnOutput
-from baton.domain.companion import CompanionTurn, ThreadTurn, format_steps
+from baton.domain.companion import CompanionTurn
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.merge_contracts import BuildRequest
 from baton.domain.review_dialogue import companion_context, diff_request, merges_without_a_click, verdict_warnings
-from baton.domain.review_state import StoredAction
+from baton.domain.review_state import Reviewed, StoredAction, turn_recorded
 from baton.errors import BatonError, ConflictError
 from baton.events import ReviewAutoMerge, ReviewRefused, ReviewStarted, ReviewVerdict
-from baton.models import Interaction, ReviewRequest, ReviewTurn, status_of
+from baton.models import Interaction, ReviewRequest, status_of
 from baton.services.review.gate import ReviewGate
 
 if TYPE_CHECKING:
@@ -66,24 +66,25 @@ class ReviewDialogue(ReviewGate):
         )
         interaction = core.new_interaction(run_id, request, expires_at=core.deadline_of(config.timeout_seconds))
         started = ReviewStarted(gate=config.gate, interaction_id=interaction.interaction_id, diff=stats)
-        verdict = self._store_companion_turn(interaction, config, turn, n=0, diff=diff, started=started)
-        return self._turn_output(config, interaction, auto_merge=self._auto_merge(interaction, config, verdict))
+        reviewed = self._store_companion_turn(
+            interaction, config, turn, Reviewed.of(stats, []), diff=diff, started=started
+        )
+        auto = self._auto_merge(interaction, config, turn.verdict, reviewed)
+        return self._turn_output(config, interaction, auto_merge=auto)
 
     def reply_turn(self, run_id: str, gate: str) -> ReviewTurnOutput:
-        interaction = self._require(run_id, gate)
-        config = self.config_of(interaction)
+        interaction, config = self._require(run_id, gate)
         stored = StoredAction.of(interaction)
         if interaction.state.status != "answered" or stored.action != "reply":
             raise ConflictError(f"review at gate '{gate}' has no reply to answer", details={"run_id": run_id})
-        turns = self.core.store.list_turns(run_id, interaction.interaction_id)
-        thread = [ThreadTurn(role=t.role, text=t.text, n=t.n) for t in turns[:-1]]
-        message = turns[-1].text if turns and turns[-1].role == "operator" else (stored.reply or "")
+        reviewed = self._reviewed(interaction)
+        thread, message = reviewed.reply_prompt(stored.reply)
         diff = self._diff(run_id, config)
-        ctx = companion_context(run_id, config, diff, turn_index=self._reviewed(interaction, turns).turns_used + 1)
+        ctx = companion_context(run_id, config, diff, turn_index=reviewed.turns_used + 1)
         turn = self._call(lambda c: c.reply(ctx, thread, message), config)
-        verdict = self._store_companion_turn(interaction, config, turn, n=len(turns), diff=diff)
+        reviewed = self._store_companion_turn(interaction, config, turn, reviewed, diff=diff)
         current = self.core.store.get_interaction(run_id, interaction.interaction_id) or interaction
-        auto = self._auto_merge(current, config, verdict, from_status="answered")
+        auto = self._auto_merge(current, config, turn.verdict, reviewed, from_status="answered")
         if not auto:
             self._reopen(current, config, reason=None)
         return self._turn_output(config, interaction, auto_merge=auto)
@@ -124,71 +125,50 @@ class ReviewDialogue(ReviewGate):
         interaction: Interaction,
         config: GateConfig,
         turn: CompanionTurn,
+        reviewed: Reviewed,
         *,
-        n: int,
         diff: BoundedDiff | None,
         started: ReviewStarted | None = None,
-    ) -> Verdict | None:
-        """The turn, its events and its verdict's: one write. `started`: the review's first turn, the
-        review stored with it (`review_started` first)."""
-        core, run_id, iid = self.core, interaction.run_id, interaction.interaction_id
-        text = turn.text
-        if turn.test_steps and format_steps(turn.test_steps) not in text:
-            text = f"{text}\n\n{format_steps(turn.test_steps)}"
-        verdict = turn.verdict.model_dump() if turn.verdict is not None else None
-        head = diff.head if diff is not None else None
-        stored = ReviewTurn(
-            run_id=run_id,
-            interaction_id=iid,
-            n=n,
-            role="companion",
-            text=text,
-            at=core.now(),
-            by="companion",
-            **turn.model_dump(include={"model", "is_model", "test_steps"}),
-            verdict=verdict,
-            reviewed_head=head,
-            diff_digest=diff.digest if diff is not None else None,
-            diff=diff.model_dump(exclude={"text"}) if diff is not None else None,
-        )
+    ) -> Reviewed:
+        """The turn, its events and its verdict's: one write; the dialogue with it. `started`: the review's
+        first turn, the review stored with it (`review_started` first)."""
+        stored = reviewed.companion_turn(interaction, turn, at=self.core.now(), diff=diff)
         payloads: list[EventPayload] = [] if started is None else [started]
-        payloads.append(self._turn_recorded(stored, config.gate, model=turn.model, reviewed_head=head))
-        if verdict is not None:
+        payloads.append(turn_recorded(stored, config.gate, model=turn.model, reviewed_head=stored.reviewed_head))
+        if (verdict := stored.verdict) is not None:
             warnings = verdict_warnings(config, verdict)
-            payloads.append(ReviewVerdict(gate=config.gate, interaction_id=iid, n=n, warnings=warnings, **verdict))
+            iid = interaction.interaction_id
+            payloads.append(
+                ReviewVerdict(gate=config.gate, interaction_id=iid, n=stored.n, warnings=warnings, **verdict)
+            )
         self._store_turn(stored, *payloads, review=interaction if started is not None else None)
-        return turn.verdict
+        return reviewed.with_turn(stored)
 
     def _auto_merge(
-        self, interaction: Interaction, config: GateConfig, verdict: Verdict | None, *, from_status: str = "pending"
+        self,
+        interaction: Interaction,
+        config: GateConfig,
+        verdict: Verdict | None,
+        reviewed: Reviewed,
+        *,
+        from_status: str = "pending",
     ) -> bool:
+        """`reviewed`: the dialogue with the turn that gave `verdict` (the merge takes the commit it read)."""
         if verdict is None or not merges_without_a_click(config, verdict) or interaction.state.status != from_status:
             return False
-        reviewed = self._reviewed(interaction)  # the merge takes the commit this verdict read
-        pinned = {"reviewed_head": reviewed.head, "diff_digest": reviewed.diff_digest}
-        action = StoredAction(
-            action="auto_merge",
-            reply=None,
-            message=None,
-            merge_strategy=config.merge_strategy,
-            by="companion",
-            **pinned,
+        action = StoredAction.auto_merge(reviewed, merge_strategy=config.merge_strategy)
+        merging = ReviewAutoMerge(
+            gate=config.gate,
+            interaction_id=interaction.interaction_id,
+            confidence=verdict.confidence,
+            threshold=config.confidence_threshold,
+            **action.model_dump(include={"reviewed_head", "diff_digest"}),
         )
+        # The decision and its event: one write, chained as every decision is.
+        answered = status_of(interaction.state, "answered", answer=action.stored(), by="companion", at=self.core.now())
+        event = self.core.new_event(interaction.run_id, merging)
         try:
-            self.core.store.transition_interaction(
-                interaction,
-                status_of(interaction.state, "answered", answer=action.stored(), by="companion", at=self.core.now()),
-            )
+            self.core.store.transition_interaction(interaction, answered, with_records=[event])
         except ConflictError:
             return False  # the operator acted first
-        self.core.record(
-            interaction.run_id,
-            ReviewAutoMerge(
-                gate=config.gate,
-                interaction_id=interaction.interaction_id,
-                confidence=verdict.confidence,
-                threshold=config.confidence_threshold,
-                **pinned,
-            ),
-        )
         return True

@@ -6,15 +6,14 @@ model (GET /api/runs/{run_id}/review) is here too."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from baton.contracts.review import MergeFields, ReviewDiff, ReviewDiffFile, ReviewGateOutput, ReviewView, ThreadTurn
 from baton.domain.review_dialogue import diff_request
-from baton.domain.review_gate import ACTIONS, GateConfig, read_gate_config, resolve_review_url
-from baton.domain.review_state import Reviewed, StoredAction
+from baton.domain.review_gate import GateConfig, read_gate_config
+from baton.domain.review_state import Reviewed, gate_output, review_url_of
 from baton.domain.unified_diff import file_diffs
 from baton.errors import BatonError, NotFoundError
-from baton.events import InteractionAnswered, ReviewTurnRecorded
 from baton.models import Interaction, ReviewRequest, status_of
 from baton.services.review.builds import ReviewBuilds
 
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
     from baton.models import ReviewTurn
     from baton.review_ports import DiffSource
 
-EVENT_TEXT_LIMIT = 2000  # a turn event's text is clipped here: the turn item holds it whole
 # The gate's configuration as the review view shows it.
 VIEWED_CONFIG = {"gate", "max_turns", "posture", "merge_strategy", "merge_into", "run_branch"}
 
@@ -39,20 +37,22 @@ class ReviewGate(ReviewBuilds):
         found = [i for i in reviews if gate in (None, i.node)]
         return found[-1] if found else None
 
-    def _require(self, run_id: str, gate: str | None = None, reviews: list[Interaction] | None = None) -> Interaction:
+    def _require(
+        self, run_id: str, gate: str | None = None, reviews: list[Interaction] | None = None
+    ) -> tuple[Interaction, GateConfig]:
+        """The gate's latest review and the configuration it holds (every caller reads both); else a 404."""
         found = self._latest(run_id, gate, reviews)
         if found is None:
             where = f" at gate '{gate}'" if gate else ""
             raise NotFoundError(f"run {run_id} has no review{where}", details={"run_id": run_id})
-        return found
+        return found, self.config_of(found)
 
     @staticmethod
     def config_of(interaction: Interaction) -> GateConfig:
         return read_gate_config(interaction.request_as(ReviewRequest).config)
 
-    def _reviewed(self, interaction: Interaction, turns: list[ReviewTurn] | None = None) -> Reviewed:
-        if turns is None:
-            turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
+    def _reviewed(self, interaction: Interaction) -> Reviewed:
+        turns = self.core.store.list_turns(interaction.run_id, interaction.interaction_id)
         return Reviewed.of(interaction.request_as(ReviewRequest).diff, turns)
 
     @staticmethod
@@ -67,24 +67,6 @@ class ReviewGate(ReviewBuilds):
         except (BatonError, GitCommandError, OSError):
             return None
 
-    @staticmethod
-    def review_url(interaction: Interaction, config: GateConfig) -> tuple[str, list[str]]:
-        raw = interaction.request_as(ReviewRequest).config
-        run_input = {k: v for k, v in raw.items() if k != "outputs"}
-        scope = {
-            "run_id": interaction.run_id,
-            "input": run_input,
-            **config.model_dump(include={"gate", "run_branch", "outputs"}),
-        }
-        return resolve_review_url(config.review_url, scope)
-
-    @staticmethod
-    def _turn_recorded(turn: ReviewTurn, gate: str, **recorded: Any) -> ReviewTurnRecorded:
-        text = turn.text if len(turn.text) <= EVENT_TEXT_LIMIT else turn.text[:EVENT_TEXT_LIMIT] + "…"
-        return ReviewTurnRecorded(
-            gate=gate, interaction_id=turn.interaction_id, n=turn.n, role=turn.role, text=text, **recorded
-        )
-
     def _store_turn(self, turn: ReviewTurn, *payloads: EventPayload, review: Interaction | None = None) -> None:
         """The turn and its events (with `review`: the new review its first turn opens), one write."""
         events = [self.core.new_event(turn.run_id, payload) for payload in payloads]
@@ -97,32 +79,12 @@ class ReviewGate(ReviewBuilds):
         reopened = interaction.model_copy(update={"expires_at": self.core.deadline_of(config.timeout_seconds)})
         return self.core.store.transition_interaction(reopened, status_of(interaction.state, "pending", reason=reason))
 
-    def _output(self, interaction: Interaction, turns: list[ReviewTurn] | None = None) -> ReviewGateOutput:
-        stored = StoredAction.of(interaction)
-        return ReviewGateOutput(
-            interaction_id=interaction.interaction_id,
-            node=interaction.node,
-            **stored.model_dump(include={"action", "reply", "message", "merge_strategy", "reviewed_head"}),
-            answered_by=interaction.state.answered_by,
-            answered_at=interaction.state.answered_at,
-            verdict=self._reviewed(interaction, turns).verdict,
-        )
+    def _output(self, interaction: Interaction, reviewed: Reviewed | None = None) -> ReviewGateOutput:
+        return gate_output(interaction, reviewed or self._reviewed(interaction))
 
-    def _release(self, interaction: Interaction, *, turns: list[ReviewTurn] | None = None) -> bool:
-        """`turns`: the dialogue as the caller read it (no second read); its verdict is the companion's."""
-        return self.core.release_gate(interaction.run_id, interaction.node, self._output(interaction, turns))
-
-    @staticmethod
-    def _answered(interaction: Interaction, stored: dict[str, Any], *, by: str) -> InteractionAnswered:
-        # The reply text is a turn of its own.
-        answer = {k: v for k, v in stored.items() if k != "reply"}
-        return InteractionAnswered(
-            interaction_id=interaction.interaction_id, node=interaction.node, kind="review", answer=answer, by=by
-        )
-
-    @staticmethod
-    def _has_action(interaction: Interaction) -> bool:
-        return StoredAction.of(interaction).action in ACTIONS
+    def _release(self, interaction: Interaction, reviewed: Reviewed | None = None) -> bool:
+        """`reviewed`: the dialogue as the caller read it (no second read); its verdict is the companion's."""
+        return self.core.release_gate(interaction.run_id, interaction.node, self._output(interaction, reviewed))
 
     def waiting_at_review(self, run_id: str, node: str | None = None) -> bool:
         latest = self._latest(run_id, node)
@@ -132,12 +94,10 @@ class ReviewGate(ReviewBuilds):
         """GET /api/runs/{run_id}/review: the thread, the latest verdict, the pinned diff, the merge's fields."""
         run = self.core.require_run(run_id)
         reviews = self.core.store.list_run_interactions(run_id, kind="review")
-        interaction = self._require(run_id, node, reviews)
-        config = self.config_of(interaction)
-        turns = self.core.store.list_turns(run_id, interaction.interaction_id)
-        url, warnings = self.review_url(interaction, config)
+        interaction, config = self._require(run_id, node, reviews)
+        url, warnings = review_url_of(interaction, config)
         pending = interaction.state.status == "pending"
-        reviewed = self._reviewed(interaction, turns)
+        reviewed = self._reviewed(interaction)
         return ReviewView(
             run_id=run_id,
             **config.model_dump(include=VIEWED_CONFIG),
@@ -145,7 +105,7 @@ class ReviewGate(ReviewBuilds):
             status=interaction.state.status,
             reason=interaction.state.reason,
             last_action=interaction.state.answer,
-            thread=[ThreadTurn.model_validate(t, from_attributes=True) for t in turns],
+            thread=[ThreadTurn.model_validate(t, from_attributes=True) for t in reviewed.turns],
             verdict=reviewed.verdict,
             turns_used=reviewed.turns_used,
             allowed_actions=reviewed.allowed(config.max_turns) if pending else [],
@@ -162,8 +122,7 @@ class ReviewGate(ReviewBuilds):
     def diff_view(self, run_id: str, node: str | None = None) -> ReviewDiff:
         """GET /api/runs/{run_id}/review/diff: the companion's diff (its source and bound), file by file."""
         self.core.require_run(run_id)
-        interaction = self._require(run_id, node)
-        config = self.config_of(interaction)
+        interaction, config = self._require(run_id, node)
         request = diff_request(run_id, config)
         try:
             diff = self.diffs.run_branch_diff(request)

@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.review import MERGE_REJECTED_PREFIX, BuildStarted, MergeRecorded, MergeResult
 from baton.domain.fields import OPEN_RUN_STATES
-from baton.domain.merge_contracts import BuildRequest
 from baton.domain.review_state import StoredAction
 from baton.errors import ValidationFailedError
 from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
@@ -21,19 +20,9 @@ REASON_CAUSE_CHARS = 2000
 
 class ReviewMerge(ReviewGate):
     def start_merge(self, run_id: str, gate: str, token: str) -> BuildStarted:
-        interaction = self._require(run_id, gate)
-        config = self.config_of(interaction)
+        interaction, config = self._require(run_id, gate)
         stored = StoredAction.of(interaction)
-        request = BuildRequest(
-            run_id=run_id,
-            gate=gate,
-            kind="merge",
-            **config.model_dump(include={"run_branch", "repo_path", "repo_url"}),
-            into=config.merge_into,
-            strategy=stored.merge_strategy or config.merge_strategy,
-            message=stored.message,
-            reviewed_head=stored.reviewed_head,  # the merge takes this commit, never the branch tip
-        )
+        request = stored.merge_request(interaction, config)  # the reviewed commit, never the branch tip
         handle = self.start_build(request, token)
         self.core.record(
             run_id,
@@ -58,8 +47,7 @@ class ReviewMerge(ReviewGate):
     ) -> MergeRecorded:
         """Merged/noop: the gate finishes; rejected (or a merge that failed to run): pending again."""
         core = self.core
-        interaction = self._require(run_id, gate)
-        config = self.config_of(interaction)
+        interaction, config = self._require(run_id, gate)
         base = MergeRecorded(
             status="merged",
             **StoredAction.of(interaction).model_dump(include={"action", "reviewed_head", "diff_digest"}),
