@@ -164,44 +164,40 @@ class AgentTools:
         )
         return Outcome(data, text)
 
-    def _expired(self, awaiting: Interaction, from_node: str | None, pending: list[Interaction]) -> Outcome | None:
-        """A wait past its stored deadline: timed out naming the unanswered; or, when its ladder says
-        `use_question_defaults`, the questions' declared defaults taken first, through the timer's own path
-        (conditional writes: the timer and this call never both take one). None when nothing is left open."""
-        ladder = awaiting.request.ladder
-        if ladder is None or ladder.on_timeout != USE_QUESTION_DEFAULTS:
-            return self._timed_out(awaiting, pending)
-        self.services.questions.time_out_tool_await(self.run_id, awaiting.interaction_id)
-        still_open = self._pending(from_node)
-        return self._timed_out(awaiting, still_open) if still_open else None
-
-    def _past_deadline(self, from_node: str | None, pending: list[Interaction]) -> Outcome | None:
-        """The stored deadline of this scope's wait has passed while questions of it are still open."""
-        latest = self._latest_await(from_node)
-        if latest is None:
+    def _past_deadline(
+        self, awaiting: Interaction | None, from_node: str | None, pending: list[Interaction]
+    ) -> Outcome | None:
+        """The scope's wait, once its stored deadline ended it: timed out naming its questions still open.
+        Met here first, it ends by its timer's own path (`time_out_tool_await`, a conditional write: the
+        timer and this call never both end it; under `use_question_defaults` the defaults are taken first),
+        so the service alone decides what the deadline does. None: not ended, answered, or nothing open."""
+        if awaiting is None:
             return None
-        status = latest.state.status
-        if status == "pending" and self.services.core.is_past(latest.expires_at):
-            return self._expired(latest, from_node, pending)
-        if status == "timed_out":
-            from baton.models import AwaitToolRequest
+        if awaiting.state.status == "pending" and self.services.core.is_past(awaiting.expires_at):
+            if self.services.questions.time_out_tool_await(self.run_id, awaiting.interaction_id):
+                return self._timed_out(awaiting, self._pending(from_node))  # as its `await_timed_out` names them
+            ended = self.services.core.store.get_interaction(self.run_id, awaiting.interaction_id)
+            if ended is None or ended.state.status != "timed_out":
+                return None  # answered: by the defaults or a last answer
+            awaiting, pending = ended, self._pending(from_node)  # ended by its timer first
+        if awaiting.state.status != "timed_out":
+            return None
+        from baton.models import AwaitToolRequest
 
-            waited_for = set(latest.request_as(AwaitToolRequest).pending)
-            still_open = [i for i in pending if i.interaction_id in waited_for]
-            if still_open:
-                return self._timed_out(latest, still_open)
-        return None
+        # Ended earlier: only the questions it waited for (a question asked since belongs to a new wait).
+        waited_for = set(awaiting.request_as(AwaitToolRequest).pending)
+        still_open = [i for i in pending if i.interaction_id in waited_for]
+        return self._timed_out(awaiting, still_open) if still_open else None
 
     def _await_tool(self, scope: AwaitRequest) -> AwaitAnswered | AwaitPending:
         return self.services.questions.await_tool(self.run_id, scope, caller=self.caller.principal)
 
     def _await(self, scope: AwaitRequest, started: float) -> Outcome:
         from_node = scope.from_ or None
-        if not self._pending(from_node):
-            answered = self._answered(scope, started)
-            if answered is not None:
-                return answered
-        expired = self._past_deadline(from_node, self._pending(from_node))
+        pending = self._pending(from_node)
+        if not pending and (answered := self._answered(scope, started)) is not None:
+            return answered
+        expired = self._past_deadline(self._latest_await(from_node), from_node, pending)
         if expired is not None:
             return expired
         result = self._await_tool(scope)
@@ -222,8 +218,7 @@ class AgentTools:
             last.clear()  # a question was posted meanwhile: read the scope again
         pending = last[0] if last else self._pending(from_node)
         if awaiting is not None and self.services.core.is_past(deadline):
-            ended = self._expired(awaiting, from_node, pending)
-            settled = ended or self._answered(scope, started)  # None: the defaults answered all
+            settled = self._past_deadline(awaiting, from_node, pending) or self._answered(scope, started)
             if settled is not None:
                 return settled
             pending = self._pending(from_node)  # a question landed meanwhile
