@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, Ladder, LadderFields
+from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, Ladder
 from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
 from baton.ids import parse_iso
 
@@ -29,6 +29,8 @@ from baton.ids import parse_iso
 # cold start (an `initialize` or `tools/list`) needs the tools' models only (tests/unit/test_lambda_imports.py).
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from pydantic import BaseModel
 
     from baton.api.auth import Caller
     from baton.contracts.questions import AwaitAnswered, AwaitPending, AwaitRequest
@@ -72,9 +74,9 @@ class Outcome:
     text: str
 
 
-def _ladder_fields(args: LadderFields) -> dict[str, Any]:
-    """A tool's flat ladder fields, as the API's request takes them."""
-    return {name: getattr(args, name) for name in LadderFields.model_fields}
+def _fields(args: BaseModel, *, without: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A tool's arguments by name, as validated: the service's request spells them the same."""
+    return {name: value for name, value in args if name not in without}
 
 
 def _question(i: Interaction) -> dict[str, Any]:
@@ -121,15 +123,7 @@ class AgentTools:
     def ask_user_async(self, args: AskAsyncArgs) -> Outcome:
         from baton.contracts.questions import AskRequest
 
-        request = AskRequest(
-            node=args.node,
-            question=args.question,
-            options=args.options,
-            allow_free_text=args.allow_free_text,
-            approval=args.approval,
-            timeout_seconds=args.timeout_seconds,
-            **_ladder_fields(args),
-        )
+        request = AskRequest.model_validate(_fields(args))
         posted = self.services.questions.ask(self.run_id, request, caller=self.caller.principal)
         return Outcome(posted.model_dump(), f"question posted; keep working (question id {posted.interaction_id})")
 
@@ -238,7 +232,7 @@ class AgentTools:
     def await_answers(self, args: AwaitArgs) -> Outcome:
         from baton.contracts.questions import AwaitRequest
 
-        scope = AwaitRequest(from_=args.from_node, timeout_seconds=args.timeout_seconds, **_ladder_fields(args))
+        scope = AwaitRequest.model_validate({**_fields(args, without=("from_node",)), "from": args.from_node})
         return self._await(scope, self.policy.monotonic())
 
     def ask_user(self, args: AskUserArgs) -> Outcome:
@@ -278,16 +272,10 @@ class AgentTools:
 
         node = ASK_USER_NODE_PREFIX + self.services.core.ids.new_id()
         ladder = args.ladder()
-        request = AskRequest(
-            node=node,
-            question=args.question,
-            options=args.options,
-            allow_free_text=args.allow_free_text,
-            approval=args.approval,
-            # With a ladder the question's own deadline is the call's: its steps and default count to it.
-            timeout_seconds=args.timeout_seconds if ladder is not None else None,
-            **_ladder_fields(args),
-        )
+        # With a ladder the question's own deadline is the call's: its steps and default count to it.
+        timeout_seconds = args.timeout_seconds if ladder is not None else None
+        asked = {**_fields(args, without=("question_id",)), "node": node, "timeout_seconds": timeout_seconds}
+        request = AskRequest.model_validate(asked)
         posted = self.services.questions.ask(self.run_id, request, caller=self.caller.principal)
         return posted.interaction_id, node, ladder
 
