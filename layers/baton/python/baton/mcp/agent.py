@@ -6,9 +6,9 @@ polls the store for at most `WaitPolicy.max_call_seconds` (20 s; API Gateway cut
 overall deadline is the server's, stored in the table and never re-armed by a later call:
 
 - await_answers / ask_user: the run's tool-form `await` interaction for the scope (created once by
-  `QuestionService.await_tool`, a conditional put; its `expires_at` is the deadline). Past it, or once
-  the reconciler timed it out while any of its questions is still open, the result is "timed_out" and
-  names the unanswered questions.
+  `QuestionService.await_tool`, a conditional put; its `expires_at` is the deadline). A call past it
+  ends it as its timer does (`QuestionService.time_out_tool_await`); once it timed out while any of its
+  questions is still open, the result is "timed_out" and names the unanswered questions.
 - interrupt / get_interrupt: the interrupt's own `expires_at`, enforced by `InterruptService`.
 
 The clock (`Core.clock`) decides deadlines; `WaitPolicy.sleep`/`monotonic` are injected so tests never
