@@ -156,6 +156,28 @@ def test_the_deadline_is_kept_across_calls_and_names_the_unanswered(mcp: Mcp, fa
     assert fake.now - 1000.0 <= 30.5  # two calls, each within the bound and the deadline
 
 
+def test_the_call_that_meets_the_deadline_ends_the_await_as_its_timer_would(
+    mcp: Mcp, core: Core, clock: FixedClock
+) -> None:
+    """on_timeout "fail" too: the call ends the await through the service's own deadline path, so the store,
+    the run and the reconciler agree with what the agent is told, and a later call says the same."""
+    q = mcp.call("ask_user_async", question="Which region?")["structuredContent"]["interaction_id"]
+    assert mcp.call("await_answers", timeout_seconds=30)["structuredContent"]["status"] == "pending"
+    clock.advance(60)
+    late = mcp.call("await_answers", timeout_seconds=30)
+    [awaiting] = core.store.list_run_interactions(RUN, kind="await")
+    assert awaiting.state.status == "timed_out"
+    timed_out = [e.data for e in core.store.list_events(RUN, limit=100) if e.type == "await_timed_out"]
+    assert [[u["interaction_id"] for u in e["unanswered"]] for e in timed_out] == [[q]]
+    run = core.store.get_run(RUN)
+    assert run is not None and run.status != "paused_waiting_human"
+    assert QuestionService(core).reconcile_tool_awaits() == ([], [])  # nothing left for the timer
+    again = mcp.call("await_answers", timeout_seconds=30)
+    assert again == late and late["structuredContent"]["unanswered"] == [
+        {"interaction_id": q, "node": "agent", "question": "Which region?"}
+    ]
+
+
 def test_ask_user_blocks_within_the_bound_and_continues_by_id(mcp: Mcp, fake: FakeTime) -> None:
     pending = mcp.call("ask_user", question="Ship it?", options=["yes", "no"], timeout_seconds=300)
     data = pending["structuredContent"]

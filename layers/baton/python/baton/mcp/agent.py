@@ -6,9 +6,9 @@ polls the store for at most `WaitPolicy.max_call_seconds` (20 s; API Gateway cut
 overall deadline is the server's, stored in the table and never re-armed by a later call:
 
 - await_answers / ask_user: the run's tool-form `await` interaction for the scope (created once by
-  `QuestionService.await_tool`, a conditional put; its `expires_at` is the deadline). Past it, or once
-  the reconciler timed it out while any of its questions is still open, the result is "timed_out" and
-  names the unanswered questions.
+  `QuestionService.await_tool`, a conditional put; its `expires_at` is the deadline). A call past it
+  ends it as its timer does (`QuestionService.time_out_tool_await`); once it timed out while any of its
+  questions is still open, the result is "timed_out" and names the unanswered questions.
 - interrupt / get_interrupt: the interrupt's own `expires_at`, enforced by `InterruptService`.
 
 The clock (`Core.clock`) decides deadlines; `WaitPolicy.sleep`/`monotonic` are injected so tests never
@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, Ladder, LadderFields
+from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, Ladder
 from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
 from baton.ids import parse_iso
 
@@ -29,6 +29,8 @@ from baton.ids import parse_iso
 # cold start (an `initialize` or `tools/list`) needs the tools' models only (tests/unit/test_lambda_imports.py).
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from pydantic import BaseModel
 
     from baton.api.auth import Caller
     from baton.contracts.questions import AwaitAnswered, AwaitPending, AwaitRequest
@@ -72,9 +74,9 @@ class Outcome:
     text: str
 
 
-def _ladder_fields(args: LadderFields) -> dict[str, Any]:
-    """A tool's flat ladder fields, as the API's request takes them."""
-    return {name: getattr(args, name) for name in LadderFields.model_fields}
+def _fields(args: BaseModel, *, without: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A tool's arguments by name, as validated: the service's request spells them the same."""
+    return {name: value for name, value in args if name not in without}
 
 
 def _question(i: Interaction) -> dict[str, Any]:
@@ -121,15 +123,7 @@ class AgentTools:
     def ask_user_async(self, args: AskAsyncArgs) -> Outcome:
         from baton.contracts.questions import AskRequest
 
-        request = AskRequest(
-            node=args.node,
-            question=args.question,
-            options=args.options,
-            allow_free_text=args.allow_free_text,
-            approval=args.approval,
-            timeout_seconds=args.timeout_seconds,
-            **_ladder_fields(args),
-        )
+        request = AskRequest.model_validate(_fields(args))
         posted = self.services.questions.ask(self.run_id, request, caller=self.caller.principal)
         return Outcome(posted.model_dump(), f"question posted; keep working (question id {posted.interaction_id})")
 
@@ -164,44 +158,40 @@ class AgentTools:
         )
         return Outcome(data, text)
 
-    def _expired(self, awaiting: Interaction, from_node: str | None, pending: list[Interaction]) -> Outcome | None:
-        """A wait past its stored deadline: timed out naming the unanswered; or, when its ladder says
-        `use_question_defaults`, the questions' declared defaults taken first, through the timer's own path
-        (conditional writes: the timer and this call never both take one). None when nothing is left open."""
-        ladder = awaiting.request.ladder
-        if ladder is None or ladder.on_timeout != USE_QUESTION_DEFAULTS:
-            return self._timed_out(awaiting, pending)
-        self.services.questions.time_out_tool_await(self.run_id, awaiting.interaction_id)
-        still_open = self._pending(from_node)
-        return self._timed_out(awaiting, still_open) if still_open else None
-
-    def _past_deadline(self, from_node: str | None, pending: list[Interaction]) -> Outcome | None:
-        """The stored deadline of this scope's wait has passed while questions of it are still open."""
-        latest = self._latest_await(from_node)
-        if latest is None:
+    def _past_deadline(
+        self, awaiting: Interaction | None, from_node: str | None, pending: list[Interaction]
+    ) -> Outcome | None:
+        """The scope's wait, once its stored deadline ended it: timed out naming its questions still open.
+        Met here first, it ends by its timer's own path (`time_out_tool_await`, a conditional write: the
+        timer and this call never both end it; under `use_question_defaults` the defaults are taken first),
+        so the service alone decides what the deadline does. None: not ended, answered, or nothing open."""
+        if awaiting is None:
             return None
-        status = latest.state.status
-        if status == "pending" and self.services.core.is_past(latest.expires_at):
-            return self._expired(latest, from_node, pending)
-        if status == "timed_out":
-            from baton.models import AwaitToolRequest
+        if awaiting.state.status == "pending" and self.services.core.is_past(awaiting.expires_at):
+            if self.services.questions.time_out_tool_await(self.run_id, awaiting.interaction_id):
+                return self._timed_out(awaiting, self._pending(from_node))  # as its `await_timed_out` names them
+            ended = self.services.core.store.get_interaction(self.run_id, awaiting.interaction_id)
+            if ended is None or ended.state.status != "timed_out":
+                return None  # answered: by the defaults or a last answer
+            awaiting, pending = ended, self._pending(from_node)  # ended by its timer first
+        if awaiting.state.status != "timed_out":
+            return None
+        from baton.models import AwaitToolRequest
 
-            waited_for = set(latest.request_as(AwaitToolRequest).pending)
-            still_open = [i for i in pending if i.interaction_id in waited_for]
-            if still_open:
-                return self._timed_out(latest, still_open)
-        return None
+        # Ended earlier: only the questions it waited for (a question asked since belongs to a new wait).
+        waited_for = set(awaiting.request_as(AwaitToolRequest).pending)
+        still_open = [i for i in pending if i.interaction_id in waited_for]
+        return self._timed_out(awaiting, still_open) if still_open else None
 
     def _await_tool(self, scope: AwaitRequest) -> AwaitAnswered | AwaitPending:
         return self.services.questions.await_tool(self.run_id, scope, caller=self.caller.principal)
 
     def _await(self, scope: AwaitRequest, started: float) -> Outcome:
         from_node = scope.from_ or None
-        if not self._pending(from_node):
-            answered = self._answered(scope, started)
-            if answered is not None:
-                return answered
-        expired = self._past_deadline(from_node, self._pending(from_node))
+        pending = self._pending(from_node)
+        if not pending and (answered := self._answered(scope, started)) is not None:
+            return answered
+        expired = self._past_deadline(self._latest_await(from_node), from_node, pending)
         if expired is not None:
             return expired
         result = self._await_tool(scope)
@@ -222,8 +212,7 @@ class AgentTools:
             last.clear()  # a question was posted meanwhile: read the scope again
         pending = last[0] if last else self._pending(from_node)
         if awaiting is not None and self.services.core.is_past(deadline):
-            ended = self._expired(awaiting, from_node, pending)
-            settled = ended or self._answered(scope, started)  # None: the defaults answered all
+            settled = self._past_deadline(awaiting, from_node, pending) or self._answered(scope, started)
             if settled is not None:
                 return settled
             pending = self._pending(from_node)  # a question landed meanwhile
@@ -243,7 +232,7 @@ class AgentTools:
     def await_answers(self, args: AwaitArgs) -> Outcome:
         from baton.contracts.questions import AwaitRequest
 
-        scope = AwaitRequest(from_=args.from_node, timeout_seconds=args.timeout_seconds, **_ladder_fields(args))
+        scope = AwaitRequest.model_validate({**_fields(args, without=("from_node",)), "from": args.from_node})
         return self._await(scope, self.policy.monotonic())
 
     def ask_user(self, args: AskUserArgs) -> Outcome:
@@ -283,16 +272,10 @@ class AgentTools:
 
         node = ASK_USER_NODE_PREFIX + self.services.core.ids.new_id()
         ladder = args.ladder()
-        request = AskRequest(
-            node=node,
-            question=args.question,
-            options=args.options,
-            allow_free_text=args.allow_free_text,
-            approval=args.approval,
-            # With a ladder the question's own deadline is the call's: its steps and default count to it.
-            timeout_seconds=args.timeout_seconds if ladder is not None else None,
-            **_ladder_fields(args),
-        )
+        # With a ladder the question's own deadline is the call's: its steps and default count to it.
+        timeout_seconds = args.timeout_seconds if ladder is not None else None
+        asked = {**_fields(args, without=("question_id",)), "node": node, "timeout_seconds": timeout_seconds}
+        request = AskRequest.model_validate(asked)
         posted = self.services.questions.ask(self.run_id, request, caller=self.caller.principal)
         return posted.interaction_id, node, ladder
 

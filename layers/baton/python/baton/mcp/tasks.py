@@ -144,20 +144,12 @@ class McpTasks:
     def _request_approval(self, args: RequestToolApprovalArgs) -> str:
         """The approval of this exact call (a repeat of a call still open finds the same one)."""
         from baton.contracts.tool_approvals import ToolApprovalRequest
-        from baton.domain.ladder import LadderFields
         from baton.services.tool_approvals import ToolApprovalService
 
-        call = {"tool": args.tool, "arguments": args.arguments, "arguments_schema": args.arguments_schema}
-        body = ToolApprovalRequest.model_validate(
-            {
-                "call": {k: v for k, v in call.items() if v is not None},
-                "risk": args.risk,
-                "reason": args.reason,
-                "session": args.session,
-                "timeout_seconds": args.timeout_seconds,
-                **{name: getattr(args, name) for name in LadderFields.model_fields},
-            }
-        )
+        # The request's own fields by the same names; the call's three nest under `call`.
+        fields = {name: value for name, value in args if value is not None}
+        call = {name: fields.pop(name) for name in ("tool", "arguments", "arguments_schema") if name in fields}
+        body = ToolApprovalRequest.model_validate({**fields, "call": call})
         approval, _ = ToolApprovalService(self.tools.services.core).request(
             self.run_id, body, caller=self.tools.caller.principal
         )
