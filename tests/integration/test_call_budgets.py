@@ -61,6 +61,10 @@ BUDGETS: dict[str, Budget] = {
     # branch still hold the run paused? issue 28 item 11; the answer and resume paths have them from their
     # snapshot), the release in one transaction, the gate's timer stopped.
     "hosted interrupt resume": Budget(total=7, before_send=3),
+    # (was 7) the id's pointer (GetItem), one BatchGetItem of the interrupt, its wait and the run's
+    # decision-log head, the deciding transaction, the task failed (SendTaskFailure) through the wait as
+    # read with the interrupt (no read of it again), the wait released, the gate's timer stopped.
+    "hosted interrupt cancel": Budget(total=6),
     # (was 5) the id's pointer (GetItem), one BatchGetItem of the interrupt, its wait and the run's
     # decision-log head (`find_for_decision`); the claim's conditional put with `interrupt_claimed` (a
     # decision) and the head's advance in one transaction.
@@ -314,6 +318,19 @@ def test_hosted_interrupt_resume_stays_in_budget(call_log: CallLog, moto_stack: 
     (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"input": "production"}))
     assert status == 200 and body["resumed"] is True, body
     _check("hosted interrupt resume", calls)
+
+
+def test_hosted_interrupt_cancel_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    services = moto_stack.services
+    services.runs.start("interrupt", {"prompt": "Where?", "timeout_seconds": 60}, run_id="budget-int", caller="op")
+    wait_for(lambda: services.core.store.list_run_interactions("budget-int", kind="interrupt"))
+    [interrupt] = services.core.store.list_run_interactions("budget-int", kind="interrupt")
+    wait_for(lambda: services.core.store.get_wait("budget-int", interrupt.request.node))
+    _warm(moto_stack)
+    path = f"/api/v1/interrupts/{interrupt.interaction_id}/cancel"
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"reason": "not today"}))
+    assert status == 200 and body["cancelled"] is True and body["workflowFailed"] is True, body
+    _check("hosted interrupt cancel", calls)
 
 
 def test_claim_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:

@@ -63,7 +63,7 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
     """What a resume and a cancel share: the read, the store-backed deadline every path first runs
     (`_expire_if_due`), the quorum's settle, and the release they all end in."""
 
-    wait: ParkedWait | None = None  # a resume's: as read with the interrupt
+    wait: ParkedWait | None = None  # as read with the interrupt: its deciding write's release sends through it
     audit_head: AuditHead | None = None  # the run's decision-log head, as read with it
 
     @staticmethod
@@ -300,7 +300,8 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
     delivered (sent again); anyone else's meanwhile lost the race (a 410 naming the winner)."""
 
     def __init__(self, core: Core, caller: str, found: FoundInteraction) -> None:
-        self.core, self.caller, self.audit_head = core, caller, found.audit_head
+        self.core, self.caller = core, caller
+        self.wait, self.audit_head = found.wait, found.audit_head
 
     def check(self, pause: Interaction, reason: str) -> None:
         if pause.state.status != "pending" and not self.is_repeat(pause, reason, self.caller):
