@@ -69,6 +69,10 @@ BUDGETS: dict[str, Budget] = {
     # decision-log head (`find_for_decision`); the claim's conditional put with `interrupt_claimed` (a
     # decision) and the head's advance in one transaction.
     "claim": Budget(total=3),
+    # (was 6) an SDK interrupt read past its deadline: the id's pointer (GetItem), the interrupt (GetItem),
+    # its time-out with `interrupt_timed_out` in one conditional write (was a put each), the session's pending
+    # interrupts (Query: none, so it runs again) and the run's status (UpdateItem).
+    "interrupt timed out by its read": Budget(total=5),
     "GET pending": Budget(total=1),
     # a repeat of a tool call still pending (issue 30; a Claude Code session repeats its calls): the run
     # (GetItem), the call's open-approval key (GetItem), the approval it names (GetItem): never the run's
@@ -331,6 +335,21 @@ def test_hosted_interrupt_cancel_stays_in_budget(call_log: CallLog, moto_stack: 
     (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"reason": "not today"}))
     assert status == 200 and body["cancelled"] is True and body["workflowFailed"] is True, body
     _check("hosted interrupt cancel", calls)
+
+
+def test_an_interrupt_timed_out_by_its_read_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    from baton.domain.interrupt_spec import InterruptSpec
+
+    interrupts = moto_stack.services.interrupts
+    created, _ = interrupts.create(
+        InterruptSpec(session_id="budget-late", prompt="deploy?", timeout_ms=1000), caller="a"
+    )
+    _warm(moto_stack)
+    wait_for(lambda: moto_stack.services.core.is_past(created.expires_at))
+    read, calls = call_log.measure(lambda: interrupts.get(created.interaction_id))
+    assert read.state.status == "timed_out", read
+    assert "interrupt_timed_out" in [e.type for e in moto_stack.services.core.store.list_events("budget-late")]
+    _check("interrupt timed out by its read", calls)
 
 
 def test_claim_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:

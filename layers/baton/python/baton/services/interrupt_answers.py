@@ -132,12 +132,11 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
         return ended
 
     def _time_out(self, i: Interaction) -> Interaction:
-        timed_out = self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON))
+        """Timed out with its event in one conditional write (ConflictError: it was decided first)."""
         timeout_ms = interrupt_request(i).timeout_ms
-        self.core.record(
-            i.run_id, InterruptTimedOut(interaction_id=i.interaction_id, node=i.request.node, timeout_ms=timeout_ms)
-        )
-        return timed_out
+        event = InterruptTimedOut(interaction_id=i.interaction_id, node=i.request.node, timeout_ms=timeout_ms)
+        timed_out = status_of(i.state, "timed_out", reason=TIMEOUT_REASON)
+        return self.core.store.transition_interaction(i, timed_out, with_records=[self.core.new_event(i.run_id, event)])
 
     def _wait_at(self, i: Interaction, read: ParkedWait | None = None, *, parked: bool = True) -> ParkedWait | None:
         """The hosted interrupt's wait (`parked`: still parked), if it holds this interrupt (`read`: as read
