@@ -73,6 +73,12 @@ BUDGETS: dict[str, Budget] = {
     # its time-out with `interrupt_timed_out` in one conditional write (was a put each), the session's pending
     # interrupts (Query: none, so it runs again) and the run's status (UpdateItem).
     "interrupt timed out by its read": Budget(total=5),
+    # (was 14) the vote that meets a quorum interrupt's: the id's pointer (GetItem) and one BatchGetItem
+    # (`find_for_decision`), the vote with its event (the chain head, GetItem; one transaction), the tally
+    # (GetItem) and the votes (Query), the settle's read of the interrupt in its run (GetItem: no pointer),
+    # the chain head (GetItem) and the decision (one transaction), the session's pending interrupts (Query)
+    # and the run running again (UpdateItem), the count's read of the interrupt in its run (GetItem).
+    "deciding vote on a quorum interrupt": Budget(total=12),
     "GET pending": Budget(total=1),
     # a repeat of a tool call still pending (issue 30; a Claude Code session repeats its calls): the run
     # (GetItem), the call's open-approval key (GetItem), the approval it names (GetItem): never the run's
@@ -350,6 +356,23 @@ def test_an_interrupt_timed_out_by_its_read_stays_in_budget(call_log: CallLog, m
     assert read.state.status == "timed_out", read
     assert "interrupt_timed_out" in [e.type for e in moto_stack.services.core.store.list_events("budget-late")]
     _check("interrupt timed out by its read", calls)
+
+
+def test_the_deciding_vote_on_a_quorum_interrupt_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    from baton.contracts.interrupts import ResumeInterrupt
+    from baton.domain.ballot import Voter
+    from baton.domain.interrupt_spec import InterruptSpec
+
+    interrupts = moto_stack.services.interrupts
+    quorum = ApprovalPolicy(approvals=2, approvers=["alice", "bob"])
+    created, _ = interrupts.create(InterruptSpec(session_id="budget-quorum", prompt="go?", approval=quorum), caller="a")
+    interrupts.resume(created.interaction_id, ResumeInterrupt(input="go"), caller="alice", voter=Voter("alice"))
+    _warm(moto_stack)
+    resumed, calls = call_log.measure(
+        lambda: interrupts.resume(created.interaction_id, ResumeInterrupt(input="go"), caller="bob", voter=Voter("bob"))
+    )
+    assert resumed.resumed is True and resumed.approval is not None and resumed.approval.decision == "approved"
+    _check("deciding vote on a quorum interrupt", calls)
 
 
 def test_claim_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:

@@ -71,7 +71,7 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
         return interrupt_request(pause).approval
 
     def not_counted(self, pause: Interaction) -> ConflictError:
-        current = self.load(pause.interaction_id)
+        current = self.reread(pause)
         return ConflictError(
             f"interrupt {pause.interaction_id} is already {edge_status(current)}: the vote is not counted",
             details=conflict_details(current),
@@ -91,9 +91,7 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
             new = status_of(i.state, "cancelled", by=by, at=core.now(), reason=why)
             return new, cancelled_event(i, why, by)
 
-        return ApprovalService(core).settle(
-            lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver
-        )
+        return ApprovalService(core).settle(lambda: self.reread(pause), policy, ballot, settled, self.deliver)
 
     def deliver(self, settled: Interaction, wait: ParkedWait | None = None, *, token: str | None = None) -> bool:
         """Its waiter resumed (answered) or failed, then its run settled (`wait`: as read with it)."""
@@ -106,6 +104,10 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
 
     def refuse_if_late(self, pause: Interaction, answer: Answer, caller: str) -> None:
         """Nothing: the deadline was applied as the interrupt was read (`current_for_decision`)."""
+
+    def reread(self, pause: Interaction) -> Interaction:
+        """The interrupt as stored now, read in its run's partition (one GetItem: no pointer to read)."""
+        return self._seen(self.core.interaction_of(pause.run_id, pause.interaction_id, KIND))
 
     def load(self, interrupt_id: str) -> Interaction:
         found = self.core.store.find_interaction(interrupt_id) if interrupt_id else None
@@ -253,7 +255,7 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
     def counted(
         self, pause: Interaction, approval: ApprovalView, released: bool | None, *, pending: bool
     ) -> contracts.InterruptResumed:
-        current = self.load(pause.interaction_id)
+        current = self.reread(pause)
         resumed = bool(released) and current.state.status == "answered"
         return self.view(current, resumed, pending=pending, approval=approval)
 
@@ -328,7 +330,7 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
     def counted(
         self, pause: Interaction, approval: ApprovalView, released: bool | None, *, pending: bool
     ) -> contracts.InterruptCancelled:
-        return self.view(self.load(pause.interaction_id), bool(released), approval=approval)
+        return self.view(self.reread(pause), bool(released), approval=approval)
 
     def write(
         self, pause: Interaction, reason: str, caller: str, decided: Decided | None
