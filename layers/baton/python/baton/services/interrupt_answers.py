@@ -305,11 +305,9 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
         self.wait, self.audit_head = found.wait, found.audit_head
 
     def check(self, pause: Interaction, reason: str) -> None:
+        """Settled: only this caller's own cancel goes on (to `repeat`); anything else is refused here."""
         if pause.state.status != "pending" and not self.is_repeat(pause, reason, self.caller):
             raise settled_error(pause, "cancelled")
-
-    def refuse_if_ended(self, pause: Interaction, reason: str, caller: str) -> None:
-        """Nothing: `check` refused what is not this caller's cancel."""
 
     def is_repeat(self, current: Interaction, reason: str, caller: str) -> bool:
         st = current.state
