@@ -30,6 +30,7 @@ from baton.domain.interrupt_rules import (
     refuse_other_version,
     require_pending,
     resumed_event,
+    settled_by_quorum,
     settled_error,
 )
 from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenError
@@ -78,20 +79,12 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
         )
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """A met tally: answered with the deciding approval's value, or cancelled."""
-        core = self.core
+        """A met tally: answered with the deciding approval's value, or cancelled (`settled_by_quorum`)."""
 
         def settled(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
-            by, why = decided.by, decided.reason
-            if ballot.decision == "approved":
-                approving = [v for v in ballot.votes if v.vote == "approve"]
-                answer = json.loads(approving[policy.approvals - 1].answer)
-                new = status_of(i.state, "answered", answer=answer, by=by, at=core.now(), reason=why)
-                return new, resumed_event(i, answer["input"], answer["state_edits"], by)
-            new = status_of(i.state, "cancelled", by=by, at=core.now(), reason=why)
-            return new, cancelled_event(i, why, by)
+            return settled_by_quorum(i, decided, ballot, policy.approvals, self.core.now())
 
-        return ApprovalService(core).settle(lambda: self.reread(pause), policy, ballot, settled, self.deliver)
+        return ApprovalService(self.core).settle(lambda: self.reread(pause), policy, ballot, settled, self.deliver)
 
     def deliver(self, settled: Interaction, wait: ParkedWait | None = None, *, token: str | None = None) -> bool:
         """Its waiter resumed (answered) or failed, then its run settled (`wait`: as read with it)."""
