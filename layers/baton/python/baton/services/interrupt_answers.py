@@ -45,7 +45,7 @@ from baton.services.deadlines import stop_interaction_timer
 from baton.services.decide import decide
 
 if TYPE_CHECKING:
-    from baton.contracts import ApprovalView, Delivery
+    from baton.contracts import ApprovalView
     from baton.contracts.interrupts import CancelInterrupt
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.audit import AuditHead
@@ -256,7 +256,7 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
     def view(
         answered: Interaction, resumed: bool, *, pending: bool = False, approval: ApprovalView | None = None
     ) -> contracts.InterruptResumed:
-        delivery: Delivery | None = delivery_of(resumed, pending=pending)
+        delivery = delivery_of(resumed, pending=pending)
         view = InterruptView.of(answered)
         return contracts.InterruptResumed(interrupt=view, resumed=resumed, delivery=delivery, approval=approval)
 
