@@ -61,10 +61,24 @@ BUDGETS: dict[str, Budget] = {
     # branch still hold the run paused? issue 28 item 11; the answer and resume paths have them from their
     # snapshot), the release in one transaction, the gate's timer stopped.
     "hosted interrupt resume": Budget(total=7, before_send=3),
+    # (was 7) the id's pointer (GetItem), one BatchGetItem of the interrupt, its wait and the run's
+    # decision-log head, the deciding transaction, the task failed (SendTaskFailure) through the wait as
+    # read with the interrupt (no read of it again), the wait released, the gate's timer stopped.
+    "hosted interrupt cancel": Budget(total=6),
     # (was 5) the id's pointer (GetItem), one BatchGetItem of the interrupt, its wait and the run's
     # decision-log head (`find_for_decision`); the claim's conditional put with `interrupt_claimed` (a
     # decision) and the head's advance in one transaction.
     "claim": Budget(total=3),
+    # (was 6) an SDK interrupt read past its deadline: the id's pointer (GetItem), the interrupt (GetItem),
+    # its time-out with `interrupt_timed_out` in one conditional write (was a put each), the session's pending
+    # interrupts (Query: none, so it runs again) and the run's status (UpdateItem).
+    "interrupt timed out by its read": Budget(total=5),
+    # (was 14) the vote that meets a quorum interrupt's: the id's pointer (GetItem) and one BatchGetItem
+    # (`find_for_decision`), the vote with its event (the chain head, GetItem; one transaction), the tally
+    # (GetItem) and the votes (Query), the settle's read of the interrupt in its run (GetItem: no pointer),
+    # the chain head (GetItem) and the decision (one transaction), the session's pending interrupts (Query)
+    # and the run running again (UpdateItem), the count's read of the interrupt in its run (GetItem).
+    "deciding vote on a quorum interrupt": Budget(total=12),
     "GET pending": Budget(total=1),
     # a repeat of a tool call still pending (issue 30; a Claude Code session repeats its calls): the run
     # (GetItem), the call's open-approval key (GetItem), the approval it names (GetItem): never the run's
@@ -314,6 +328,51 @@ def test_hosted_interrupt_resume_stays_in_budget(call_log: CallLog, moto_stack: 
     (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"input": "production"}))
     assert status == 200 and body["resumed"] is True, body
     _check("hosted interrupt resume", calls)
+
+
+def test_hosted_interrupt_cancel_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    services = moto_stack.services
+    services.runs.start("interrupt", {"prompt": "Where?", "timeout_seconds": 60}, run_id="budget-int", caller="op")
+    wait_for(lambda: services.core.store.list_run_interactions("budget-int", kind="interrupt"))
+    [interrupt] = services.core.store.list_run_interactions("budget-int", kind="interrupt")
+    wait_for(lambda: services.core.store.get_wait("budget-int", interrupt.request.node))
+    _warm(moto_stack)
+    path = f"/api/v1/interrupts/{interrupt.interaction_id}/cancel"
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"reason": "not today"}))
+    assert status == 200 and body["cancelled"] is True and body["workflowFailed"] is True, body
+    _check("hosted interrupt cancel", calls)
+
+
+def test_an_interrupt_timed_out_by_its_read_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    from baton.domain.interrupt_spec import InterruptSpec
+
+    interrupts = moto_stack.services.interrupts
+    created, _ = interrupts.create(
+        InterruptSpec(session_id="budget-late", prompt="deploy?", timeout_ms=1000), caller="a"
+    )
+    _warm(moto_stack)
+    wait_for(lambda: moto_stack.services.core.is_past(created.expires_at))
+    read, calls = call_log.measure(lambda: interrupts.get(created.interaction_id))
+    assert read.state.status == "timed_out", read
+    assert "interrupt_timed_out" in [e.type for e in moto_stack.services.core.store.list_events("budget-late")]
+    _check("interrupt timed out by its read", calls)
+
+
+def test_the_deciding_vote_on_a_quorum_interrupt_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    from baton.contracts.interrupts import ResumeInterrupt
+    from baton.domain.ballot import Voter
+    from baton.domain.interrupt_spec import InterruptSpec
+
+    interrupts = moto_stack.services.interrupts
+    quorum = ApprovalPolicy(approvals=2, approvers=["alice", "bob"])
+    created, _ = interrupts.create(InterruptSpec(session_id="budget-quorum", prompt="go?", approval=quorum), caller="a")
+    interrupts.resume(created.interaction_id, ResumeInterrupt(input="go"), caller="alice", voter=Voter("alice"))
+    _warm(moto_stack)
+    resumed, calls = call_log.measure(
+        lambda: interrupts.resume(created.interaction_id, ResumeInterrupt(input="go"), caller="bob", voter=Voter("bob"))
+    )
+    assert resumed.resumed is True and resumed.approval is not None and resumed.approval.decision == "approved"
+    _check("deciding vote on a quorum interrupt", calls)
 
 
 def test_claim_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:

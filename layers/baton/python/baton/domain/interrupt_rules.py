@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from typing import TYPE_CHECKING, Any, Final, TypedDict, cast
 
 from pydantic import BaseModel
@@ -15,12 +16,13 @@ from baton.domain.answer_schema import check_state_size, validate_answer
 from baton.domain.state_edits import apply_state_edits
 from baton.errors import ConflictError, GoneError, NotFoundError, winner
 from baton.events import HumanInputRequested, InterruptCancelled, InterruptResumed
-from baton.models import InterruptRequest
+from baton.models import InterruptRequest, status_of
 
 if TYPE_CHECKING:
     from baton.contracts.interrupts import ResumeInterrupt
+    from baton.domain.ballot import Ballot, Decided
     from baton.domain.interrupt_spec import InterruptSpec
-    from baton.models import Interaction
+    from baton.models import Interaction, InteractionStatus
 
 KIND: Final = "interrupt"
 
@@ -97,6 +99,19 @@ def resumed_event(i: Interaction, value: Any, edits: list[str], by: str | None) 
 
 def cancelled_event(i: Interaction, reason: str | None, by: str | None) -> InterruptCancelled:
     return InterruptCancelled(interaction_id=i.interaction_id, node=i.request.node, reason=reason, by=by)
+
+
+def settled_by_quorum(
+    i: Interaction, decided: Decided, ballot: Ballot, approvals: int, at: str
+) -> tuple[InteractionStatus, InterruptResumed | InterruptCancelled]:
+    """A met tally's decision and its event: answered with the resume of the approval that met the count,
+    or cancelled."""
+    if ballot.decision != "approved":
+        cancelled = status_of(i.state, "cancelled", by=decided.by, at=at, reason=decided.reason)
+        return cancelled, cancelled_event(i, decided.reason, decided.by)
+    approving = [v for v in ballot.votes if v.vote == "approve"]
+    resume = json.loads(approving[approvals - 1].answer)
+    return decided.answered(i.state, resume, at), resumed_event(i, resume["input"], resume["state_edits"], decided.by)
 
 
 def conflict_details(i: Interaction, *, status: bool = False, settled: bool = True, **first: Any) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from baton.domain.interrupt_rules import (
     refuse_other_version,
     require_pending,
     resumed_event,
+    settled_by_quorum,
     settled_error,
 )
 from baton.errors import BadRequestError, ConflictError, GoneError, TaskTokenError
@@ -44,7 +45,7 @@ from baton.services.deadlines import stop_interaction_timer
 from baton.services.decide import decide
 
 if TYPE_CHECKING:
-    from baton.contracts import ApprovalView, Delivery
+    from baton.contracts import ApprovalView
     from baton.contracts.interrupts import CancelInterrupt
     from baton.domain.approval import ApprovalPolicy
     from baton.domain.audit import AuditHead
@@ -63,7 +64,7 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
     """What a resume and a cancel share: the read, the store-backed deadline every path first runs
     (`_expire_if_due`), the quorum's settle, and the release they all end in."""
 
-    wait: ParkedWait | None = None  # a resume's: as read with the interrupt
+    wait: ParkedWait | None = None  # as read with the interrupt: its deciding write's release sends through it
     audit_head: AuditHead | None = None  # the run's decision-log head, as read with it
 
     @staticmethod
@@ -71,29 +72,19 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
         return interrupt_request(pause).approval
 
     def not_counted(self, pause: Interaction) -> ConflictError:
-        current = self.load(pause.interaction_id)
+        current = self.reread(pause)
         return ConflictError(
             f"interrupt {pause.interaction_id} is already {edge_status(current)}: the vote is not counted",
             details=conflict_details(current),
         )
 
     def settle(self, pause: Interaction, policy: ApprovalPolicy, ballot: Ballot) -> bool:
-        """A met tally: answered with the deciding approval's value, or cancelled."""
-        core = self.core
+        """A met tally: answered with the deciding approval's value, or cancelled (`settled_by_quorum`)."""
 
         def settled(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
-            by, why = decided.by, decided.reason
-            if ballot.decision == "approved":
-                approving = [v for v in ballot.votes if v.vote == "approve"]
-                answer = json.loads(approving[policy.approvals - 1].answer)
-                new = status_of(i.state, "answered", answer=answer, by=by, at=core.now(), reason=why)
-                return new, resumed_event(i, answer["input"], answer["state_edits"], by)
-            new = status_of(i.state, "cancelled", by=by, at=core.now(), reason=why)
-            return new, cancelled_event(i, why, by)
+            return settled_by_quorum(i, decided, ballot, policy.approvals, self.core.now())
 
-        return ApprovalService(core).settle(
-            lambda: self.load(pause.interaction_id), policy, ballot, settled, self.deliver
-        )
+        return ApprovalService(self.core).settle(lambda: self.reread(pause), policy, ballot, settled, self.deliver)
 
     def deliver(self, settled: Interaction, wait: ParkedWait | None = None, *, token: str | None = None) -> bool:
         """Its waiter resumed (answered) or failed, then its run settled (`wait`: as read with it)."""
@@ -106,6 +97,10 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
 
     def refuse_if_late(self, pause: Interaction, answer: Answer, caller: str) -> None:
         """Nothing: the deadline was applied as the interrupt was read (`current_for_decision`)."""
+
+    def reread(self, pause: Interaction) -> Interaction:
+        """The interrupt as stored now, read in its run's partition (one GetItem: no pointer to read)."""
+        return self._seen(self.core.interaction_of(pause.run_id, pause.interaction_id, KIND))
 
     def load(self, interrupt_id: str) -> Interaction:
         found = self.core.store.find_interaction(interrupt_id) if interrupt_id else None
@@ -132,12 +127,11 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
         return ended
 
     def _time_out(self, i: Interaction) -> Interaction:
-        timed_out = self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason=TIMEOUT_REASON))
+        """Timed out with its event in one conditional write (ConflictError: it was decided first)."""
         timeout_ms = interrupt_request(i).timeout_ms
-        self.core.record(
-            i.run_id, InterruptTimedOut(interaction_id=i.interaction_id, node=i.request.node, timeout_ms=timeout_ms)
-        )
-        return timed_out
+        event = InterruptTimedOut(interaction_id=i.interaction_id, node=i.request.node, timeout_ms=timeout_ms)
+        timed_out = status_of(i.state, "timed_out", reason=TIMEOUT_REASON)
+        return self.core.store.transition_interaction(i, timed_out, with_records=[self.core.new_event(i.run_id, event)])
 
     def _wait_at(self, i: Interaction, read: ParkedWait | None = None, *, parked: bool = True) -> ParkedWait | None:
         """The hosted interrupt's wait (`parked`: still parked), if it holds this interrupt (`read`: as read
@@ -254,7 +248,7 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
     def counted(
         self, pause: Interaction, approval: ApprovalView, released: bool | None, *, pending: bool
     ) -> contracts.InterruptResumed:
-        current = self.load(pause.interaction_id)
+        current = self.reread(pause)
         resumed = bool(released) and current.state.status == "answered"
         return self.view(current, resumed, pending=pending, approval=approval)
 
@@ -262,7 +256,7 @@ class InterruptAnswers(InterruptPolicy[ResumeInterrupt, contracts.InterruptResum
     def view(
         answered: Interaction, resumed: bool, *, pending: bool = False, approval: ApprovalView | None = None
     ) -> contracts.InterruptResumed:
-        delivery: Delivery | None = delivery_of(resumed, pending=pending)
+        delivery = delivery_of(resumed, pending=pending)
         view = InterruptView.of(answered)
         return contracts.InterruptResumed(interrupt=view, resumed=resumed, delivery=delivery, approval=approval)
 
@@ -300,14 +294,13 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
     delivered (sent again); anyone else's meanwhile lost the race (a 410 naming the winner)."""
 
     def __init__(self, core: Core, caller: str, found: FoundInteraction) -> None:
-        self.core, self.caller, self.audit_head = core, caller, found.audit_head
+        self.core, self.caller = core, caller
+        self.wait, self.audit_head = found.wait, found.audit_head
 
     def check(self, pause: Interaction, reason: str) -> None:
+        """Settled: only this caller's own cancel goes on (to `repeat`); anything else is refused here."""
         if pause.state.status != "pending" and not self.is_repeat(pause, reason, self.caller):
             raise settled_error(pause, "cancelled")
-
-    def refuse_if_ended(self, pause: Interaction, reason: str, caller: str) -> None:
-        """Nothing: `check` refused what is not this caller's cancel."""
 
     def is_repeat(self, current: Interaction, reason: str, caller: str) -> bool:
         st = current.state
@@ -328,7 +321,7 @@ class InterruptCancels(InterruptPolicy[str, contracts.InterruptCancelled]):
     def counted(
         self, pause: Interaction, approval: ApprovalView, released: bool | None, *, pending: bool
     ) -> contracts.InterruptCancelled:
-        return self.view(self.load(pause.interaction_id), bool(released), approval=approval)
+        return self.view(self.reread(pause), bool(released), approval=approval)
 
     def write(
         self, pause: Interaction, reason: str, caller: str, decided: Decided | None

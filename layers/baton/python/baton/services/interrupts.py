@@ -156,8 +156,7 @@ class InterruptService(LongPolled, InterruptAnswers):
         the id resolved once, then one consistent GetItem by (session, id) per re-read."""
 
         def read(seen: Interaction | None) -> Interaction:
-            found = self.core.store.get_interaction(seen.run_id, seen.interaction_id) if seen else None
-            return self._expire_if_due(found if found is not None else self.load(interrupt_id))
+            return self._expire_if_due(self.reread(seen) if seen else self.load(interrupt_id))
 
         return self._long_poll(read, wait_seconds)
 
