@@ -19,6 +19,7 @@ from botocore.retries.standard import ExponentialBackoff
 
 from baton.adapters.clients import MAX_ATTEMPTS
 from baton.contracts import AskRequest
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
@@ -128,6 +129,28 @@ def test_claim_whose_transaction_met_a_conflict_is_taken(faults: FaultInjector, 
     assert faults.attempts("dynamodb.TransactWriteItems") == [1, 1]
     events = moto_stack.services.core.store.list_events("conflict-claim", limit=100)
     assert [str(e.type) for e in events].count("interrupt_claimed") == 1
+
+
+def test_vote_whose_tally_stayed_in_conflict_is_read_again_and_counted_once(
+    faults: FaultInjector, moto_stack: MotoStack
+) -> None:
+    """A quorum vote's transaction cancelled for TransactionConflict on its tally (item 1: every vote on
+    the pause updates it) past the transaction's own retries: a race like a lost head, so the vote reads
+    the head again and is sent once more (the head-race rule alone would have raised it as a 500)."""
+    questions = moto_stack.services.questions
+    policy = ApprovalPolicy(approvals=2)
+    iid = questions.ask("conflict-vote", AskRequest(node="deploy", question="ship?", approval=policy), caller="agent")[
+        "interaction_id"
+    ]
+    faults.queue("dynamodb.TransactWriteItems", *[replace(CANCELLED_FOR_CONFLICT, item=1)] * 3)
+    with faults.active():
+        voted = questions.answer("conflict-vote", iid, "approve", caller="op-1")
+    assert voted["status"] == "pending", voted
+    assert faults.attempts("dynamodb.TransactWriteItems") == [1, 1, 1, 1]  # 3 in conflict, then written
+    store = moto_stack.services.core.store
+    assert [v.operator for v in store.list_votes("conflict-vote", iid)] == ["op-1"]
+    assert store.get_tally("conflict-vote", iid).approvals == 1
+    assert _events(moto_stack, "conflict-vote")["approval_recorded"] == 1
 
 
 def test_resume_whose_transaction_met_a_conflict_resumes_once(faults: FaultInjector, moto_stack: MotoStack) -> None:
