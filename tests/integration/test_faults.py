@@ -191,6 +191,27 @@ def test_answer_still_throttled_after_the_retries_is_a_503_to_send_again(
     assert _events(moto_stack, "throttled-answer")["interaction_answered"] == 1
 
 
+def test_claim_whose_transaction_stays_throttled_is_a_503_to_send_again(
+    faults: FaultInjector, moto_stack: MotoStack
+) -> None:
+    """A chained write (a claim: its decision and the head's advance) throttled past botocore's attempts
+    is not a cancelled transaction: it has no cancellation codes, and the head-race check read the last
+    of none (an IndexError, a 500). It is the throttling's own 503 `service_busy`; sent again, it holds."""
+    created, _ = moto_stack.services.interrupts.create(
+        InterruptSpec(session_id="throttled-claim", prompt="deploy?"), caller="agent"
+    )
+    path = f"/api/v1/interrupts/{created.interaction_id}/claim"
+    _api(moto_stack, "GET", "/api/runs/throttled-claim/interactions/pending")  # the handler copy is warm
+    faults.queue("dynamodb.TransactWriteItems", *[THROUGHPUT_EXCEEDED] * MAX_ATTEMPTS)
+    with faults.active():
+        status, body = _api(moto_stack, "POST", path, {})
+        assert status == 503 and body["error"] == "service_busy", body
+        assert faults.attempts("dynamodb.TransactWriteItems") == [MAX_ATTEMPTS]
+        status, body = _api(moto_stack, "POST", path, {})
+    assert status == 200 and body["interrupt"]["claimedBy"] == OPERATOR, body
+    assert _events(moto_stack, "throttled-claim")["interrupt_claimed"] == 1
+
+
 def test_lambda_invoke_throttled_is_retried_within_the_attempts(faults: FaultInjector, moto_stack: MotoStack) -> None:
     """Lambda's TooManyRequestsException (HTTP 429) on the Slack worker's asynchronous invoke: botocore's
     standard mode retries it, MAX_ATTEMPTS attempts at most, then raises it as the invoke's error."""
