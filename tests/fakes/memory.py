@@ -45,6 +45,13 @@ if TYPE_CHECKING:
     from baton.ports import Guard
 
 
+def _refuse_decisions(events: Sequence[Event]) -> None:
+    """As DynamoStore: a new interaction's put records no decision (it would be written outside the chain's
+    head-race retry), a programming error."""
+    if decided := [e.type for e in events if is_decision(e.type)]:
+        raise ValueError(f"a new interaction's put records no decision ({', '.join(decided)}): decide it after")
+
+
 class MemoryStore:
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -114,12 +121,14 @@ class MemoryStore:
                 raise
 
     def put_question(self, question: Interaction, *, events: Sequence[Event]) -> None:
+        _refuse_decisions(events)
         with self._lock:  # DynamoStore: one transaction
             self.put_interaction(question, count_ask=True)
             for event in events:
                 self.append_event(event)
 
     def put_pause(self, pause: Interaction, *, events: Sequence[Event]) -> None:
+        _refuse_decisions(events)
         with self._lock:  # DynamoStore: one transaction
             self.put_interaction(pause)
             for event in events:

@@ -19,6 +19,7 @@ from botocore.retries.standard import ExponentialBackoff
 
 from baton.adapters.clients import MAX_ATTEMPTS
 from baton.contracts import AskRequest
+from baton.domain.approval import ApprovalPolicy
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.local.http_adapter import to_proxy_event
 from tests.conftest import wait_for
@@ -130,6 +131,28 @@ def test_claim_whose_transaction_met_a_conflict_is_taken(faults: FaultInjector, 
     assert [str(e.type) for e in events].count("interrupt_claimed") == 1
 
 
+def test_vote_whose_tally_stayed_in_conflict_is_read_again_and_counted_once(
+    faults: FaultInjector, moto_stack: MotoStack
+) -> None:
+    """A quorum vote's transaction cancelled for TransactionConflict on its tally (item 1: every vote on
+    the pause updates it) past the transaction's own retries: a race like a lost head, so the vote reads
+    the head again and is sent once more (the head-race rule alone would have raised it as a 500)."""
+    questions = moto_stack.services.questions
+    policy = ApprovalPolicy(approvals=2)
+    iid = questions.ask("conflict-vote", AskRequest(node="deploy", question="ship?", approval=policy), caller="agent")[
+        "interaction_id"
+    ]
+    faults.queue("dynamodb.TransactWriteItems", *[replace(CANCELLED_FOR_CONFLICT, item=1)] * 3)
+    with faults.active():
+        voted = questions.answer("conflict-vote", iid, "approve", caller="op-1")
+    assert voted["status"] == "pending", voted
+    assert faults.attempts("dynamodb.TransactWriteItems") == [1, 1, 1, 1]  # 3 in conflict, then written
+    store = moto_stack.services.core.store
+    assert [v.operator for v in store.list_votes("conflict-vote", iid)] == ["op-1"]
+    assert store.get_tally("conflict-vote", iid).approvals == 1
+    assert _events(moto_stack, "conflict-vote")["approval_recorded"] == 1
+
+
 def test_resume_whose_transaction_met_a_conflict_resumes_once(faults: FaultInjector, moto_stack: MotoStack) -> None:
     """A run's resume at a human pause whose deciding transaction was cancelled for TransactionConflict on
     the pause's item: sent again, the run resumed once (its guard made it a second decision before)."""
@@ -166,6 +189,27 @@ def test_answer_still_throttled_after_the_retries_is_a_503_to_send_again(
         status, body = _api(moto_stack, "POST", path, {"answer": "postgres"})
     assert status == 200 and body["status"] == "answered", body
     assert _events(moto_stack, "throttled-answer")["interaction_answered"] == 1
+
+
+def test_claim_whose_transaction_stays_throttled_is_a_503_to_send_again(
+    faults: FaultInjector, moto_stack: MotoStack
+) -> None:
+    """A chained write (a claim: its decision and the head's advance) throttled past botocore's attempts
+    is not a cancelled transaction: it has no cancellation codes, and the head-race check read the last
+    of none (an IndexError, a 500). It is the throttling's own 503 `service_busy`; sent again, it holds."""
+    created, _ = moto_stack.services.interrupts.create(
+        InterruptSpec(session_id="throttled-claim", prompt="deploy?"), caller="agent"
+    )
+    path = f"/api/v1/interrupts/{created.interaction_id}/claim"
+    _api(moto_stack, "GET", "/api/runs/throttled-claim/interactions/pending")  # the handler copy is warm
+    faults.queue("dynamodb.TransactWriteItems", *[THROUGHPUT_EXCEEDED] * MAX_ATTEMPTS)
+    with faults.active():
+        status, body = _api(moto_stack, "POST", path, {})
+        assert status == 503 and body["error"] == "service_busy", body
+        assert faults.attempts("dynamodb.TransactWriteItems") == [MAX_ATTEMPTS]
+        status, body = _api(moto_stack, "POST", path, {})
+    assert status == 200 and body["interrupt"]["claimedBy"] == OPERATOR, body
+    assert _events(moto_stack, "throttled-claim")["interrupt_claimed"] == 1
 
 
 def test_lambda_invoke_throttled_is_retried_within_the_attempts(faults: FaultInjector, moto_stack: MotoStack) -> None:

@@ -25,12 +25,12 @@ class RunEnds(Protocol):
 class QuestionPuts(Protocol):
     def put_question(self, question: Interaction, *, events: Sequence[Event]) -> None:
         """A new pending question, counted on its run (which must exist), with `events`: one write.
-        ConflictError if it exists."""
+        ConflictError if it exists; ValueError if an event is a decision (a decision chains after the head)."""
         ...
 
     def put_pause(self, pause: Interaction, *, events: Sequence[Event]) -> None:
         """A new pending pause (a blocking ask: not counted as a question) with `events`: one write.
-        ConflictError if it exists."""
+        ConflictError if it exists; ValueError if an event is a decision."""
         ...
 
 

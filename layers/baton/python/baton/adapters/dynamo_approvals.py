@@ -8,8 +8,8 @@ Items, in the run's partition (both sort before PEND#, so `snapshot_run` never r
 Both go in one transaction with a ConditionCheck that the interaction is still pending and the vote's
 `approval_recorded` event, a decision: chained, with the run's decision-log head advanced in the same
 transaction (`DynamoTable._record_items`), so `audit verify` covers every vote; a vote that lost the
-head (or the tally) to a concurrent write reads the head again and retries. The release itself is the
-interaction's own transition, guarded by `QuorumMet` (`quorum_check` below), written by
+head (or the tally) to a concurrent write reads the head again and retries (`DynamoTable._write_chained`).
+The release itself is the interaction's own transition, guarded by `QuorumMet` (`quorum_check` below), written by
 `DynamoStore.transition_interaction`.
 
 A met quorum never waits: while its pause is open the tally carries the sparse keys
@@ -23,30 +23,27 @@ releases it (`baton/services/reconciler.py`).
 
 from __future__ import annotations
 
-import random
 import time
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
+from baton.adapters.dynamo_items import lost_any_race
 from baton.adapters.dynamo_table import DynamoTable
-from baton.adapters.dynamo_transactions import transact_write
 from baton.domain.approval import Approval, ApprovalTally, MetTally
-from baton.errors import ConflictError
 from baton.workflows.table import GSI_PENDING, TTL_ATTRIBUTE
 
 if TYPE_CHECKING:
     from baton.domain.approval import VoteOutcome
-    from baton.domain.audit import AuditHead
     from baton.models import Event
     from baton.ports import QuorumMet
 
 OPEN_TALLIES = "QUORUM"  # the `pending` index partition of the tallies of open quorum pauses
 _ser = TypeSerializer()
 _de = TypeDeserializer()
-# A vote that met a concurrent transaction on the tally or the run's chain head tries again (each round,
-# one racer wins; 50 votes and other decisions on one run need more rounds than the tally alone).
+# Rounds of a vote that met a concurrent transaction on the tally or the run's chain head (each round, one
+# racer wins; 50 votes and other decisions on one run need more rounds than a decision racing the head alone).
 VOTE_ATTEMPTS = 40
 
 
@@ -86,11 +83,12 @@ def quorum_check(table: str, guard: QuorumMet) -> dict[str, Any]:
     }
 
 
-def _codes(err: ClientError) -> list[str]:
-    if err.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-        raise err
-    reasons = err.response.get("CancellationReasons") or []  # type: ignore[typeddict-item,unused-ignore]
-    return [str(r.get("Code") or "None") for r in reasons]
+class _Refused(Exception):
+    """A vote the table refused by a condition (a repeat, or a pause closed or at its threshold)."""
+
+    def __init__(self, outcome: VoteOutcome) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
 
 
 class DynamoApprovals(DynamoTable):
@@ -155,29 +153,22 @@ class DynamoApprovals(DynamoTable):
         return self._vote_transaction(items, event)
 
     def _vote_transaction(self, items: list[dict[str, Any]], event: Event) -> VoteOutcome:
-        codes: list[str] = []
-        head: AuditHead | None = None
-        for attempt in range(VOTE_ATTEMPTS):
-            head = head or self.get_audit_head(event.run_id)
-            chained = self._record_items(event.run_id, [event], head)  # the event and the head's advance
-            try:
-                transact_write(self._db, [*items, *chained])
-            except ClientError as err:
-                codes = _codes(err)
-                if codes and codes[0] == "ConditionalCheckFailed":
-                    return "already_counted"
-                if "ConditionalCheckFailed" in codes[1:3]:
-                    return "closed"
-                # A concurrent vote on the tally, or another decision advanced the run's head: again,
-                # after the head as it is now.
-                head = None
-                time.sleep(random.uniform(0, min(0.05, 0.005 * (attempt + 1))))
-                continue
-            return "recorded"
-        raise ConflictError(
-            "the votes on this pause are changing too fast; send the vote again",
-            details={"reason": "contention", "codes": codes},
-        )
+        """The vote, its tally, the pause's check and the chained event: the store's one head-race retry
+        (`_write_chained`). A vote's tally is a hot item of its own (every vote on the pause updates it), so
+        contention on it is a race to retry too (`lost_any_race`), not only the head's; the vote's or the
+        tally's or the pause's condition failing is the outcome."""
+
+        def failed(codes: list[str], err: ClientError) -> None:
+            if codes[:1] == ["ConditionalCheckFailed"]:
+                raise _Refused("already_counted") from err
+            if "ConditionalCheckFailed" in codes[1:3]:
+                raise _Refused("closed") from err
+
+        try:
+            self._write_chained(event.run_id, items, [event], None, failed, raced=lost_any_race, attempts=VOTE_ATTEMPTS)
+        except _Refused as refused:
+            return refused.outcome
+        return "recorded"
 
     def list_votes(self, run_id: str, interaction_id: str) -> list[Approval]:
         resp = self._db.query(

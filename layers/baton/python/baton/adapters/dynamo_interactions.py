@@ -36,7 +36,7 @@ from baton.adapters.dynamo_items import (
 from baton.adapters.dynamo_table import DynamoTable
 from baton.adapters.dynamo_transactions import cancellation_codes, transact_write
 from baton.adapters.dynamo_waits import release_update
-from baton.domain.audit import EMPTY_HEAD, AuditHead
+from baton.domain.audit import EMPTY_HEAD, AuditHead, is_decision
 from baton.errors import ConflictError, NotFoundError
 from baton.ports import FoundInteraction
 
@@ -64,6 +64,11 @@ class DynamoInteractions(DynamoTable):
     def _put_marked(
         self, values: dict[str, Any], run_id: str, *, marked: bool, count_ask: bool, events: Sequence[Event]
     ) -> None:
+        """A new interaction with its marker, ask count and `events`, one transaction. Its events are never
+        decisions (a new pause is asked, not decided): one would need the head's race and retry
+        (`_write_chained`), so it is refused as a programming error rather than written unretried."""
+        if decided := [e.type for e in events if is_decision(e.type)]:
+            raise ValueError(f"a new interaction's put records no decision ({', '.join(decided)}): decide it after")
         items: list[Any] = [
             {
                 "Put": {
@@ -74,7 +79,7 @@ class DynamoInteractions(DynamoTable):
             },
             *([{"Put": {"TableName": self._table, "Item": to_item(marker_values(values))}}] if marked else []),
             *([self._ask_count(run_id)] if count_ask else []),
-            *self._record_items(run_id, events, self._head_for(run_id, events, None)),
+            *self._record_items(run_id, events, EMPTY_HEAD),  # no decision: nothing chained
         ]
         for attempt in range(AUDIT_ATTEMPTS):  # the run's item met a concurrent transaction: again
             try:

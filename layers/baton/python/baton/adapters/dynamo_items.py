@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from baton.adapters.dynamo_transactions import CONTENTION_REASONS
 from baton.errors import ConflictError
 from baton.models import (
     Interaction,
@@ -151,6 +152,17 @@ def lost_head_race(codes: list[str]) -> bool:
     """A cancelled transaction whose last item (the head) alone failed: another decision advanced the
     run's chain first (read the head again and retry)."""
     return codes[-1] in ("ConditionalCheckFailed", "TransactionConflict") and all(c == "None" for c in codes[:-1])
+
+
+def lost_any_race(codes: list[str]) -> bool:
+    """A cancelled transaction that racers alone stopped: the head failed its condition or met a concurrent
+    transaction, or another item met one (past `transact_write`'s own retries), and no other item failed its
+    condition. For a write with a hot item of its own besides the head (a quorum's tally, which every vote
+    on the pause updates): read the head again and retry."""
+    head, others = codes[-1], codes[:-1]
+    if head not in ("None", "ConditionalCheckFailed", *CONTENTION_REASONS):
+        return False
+    return all(c == "None" or c in CONTENTION_REASONS for c in others) and any(c != "None" for c in codes)
 
 
 def back_off(attempt: int) -> None:

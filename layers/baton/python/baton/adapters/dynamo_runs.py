@@ -17,10 +17,8 @@ from baton.adapters.dynamo_items import (
     AUDIT_ATTEMPTS,
     audit_record_sk,
     back_off,
-    contention,
     from_item,
     is_conditional_failure,
-    lost_head_race,
     run_pk,
     run_summary_from,
     to_item,
@@ -34,7 +32,6 @@ from baton.models import Event, Message
 if TYPE_CHECKING:
     from collections.abc import Collection
 
-    from baton.domain.audit import AuditHead
     from baton.models import RunSummary
 
 
@@ -169,24 +166,14 @@ class DynamoRuns(DynamoTable):
 
     def _append_decision(self, event: Event) -> None:
         """A decision event and its run's chain head advanced: one transaction, retried on a lost race."""
-        head: AuditHead | None = None
-        for attempt in range(AUDIT_ATTEMPTS):
-            head = self._head_for(event.run_id, [event], head)
-            try:
-                transact_write(self._db, self._record_items(event.run_id, [event], head))
-            except ClientError as err:
-                codes = cancellation_codes(err)
-                if codes and codes[0] == "ConditionalCheckFailed":
-                    raise ConflictError(
-                        f"event {event.event_id} already recorded", details={"run_id": event.run_id}
-                    ) from err
-                if not codes or not lost_head_race(codes):
-                    raise
-                head = None
-                back_off(attempt)
-                continue
-            return
-        raise contention(event.run_id)
+
+        def failed(codes: list[str], err: ClientError) -> None:
+            if codes[:1] == ["ConditionalCheckFailed"]:
+                raise ConflictError(
+                    f"event {event.event_id} already recorded", details={"run_id": event.run_id}
+                ) from err
+
+        self._write_chained(event.run_id, [], [event], None, failed)
 
     def list_events(self, run_id: str, *, after: str | None = None, limit: int = 100) -> list[Event]:
         lower = f"EVT#{after}" if after else "EVT#"

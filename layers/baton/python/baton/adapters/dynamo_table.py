@@ -99,18 +99,23 @@ class DynamoTable:
         records: Sequence[Message | Event],
         head: AuditHead | None,
         failed: Callable[[list[str], ClientError], None],
+        *,
+        raced: Callable[[list[str]], bool] = lost_head_race,
+        attempts: int = AUDIT_ATTEMPTS,
     ) -> None:
-        """`items` and `records` (decisions chained after `head`, else the head read now) in one transaction.
-        A lost race for the head (another decision on the run went first) reads it again and retries;
-        any other cancellation goes to `failed` (its codes, [] when none), which raises, else the error is."""
-        for attempt in range(AUDIT_ATTEMPTS):
+        """`items` and `records` (decisions chained after `head`, else the head read now) in one transaction:
+        the store's one head-race retry. A lost race (`raced` of the cancellation's codes: by default the
+        head alone failed, another decision on the run went first) reads the head again, re-chains and
+        retries, up to `attempts` times; any other cancellation goes to `failed` (its codes, [] when none),
+        which raises, else the error is."""
+        for attempt in range(attempts):
             head = self._head_for(run_id, records, head)
             chained = self._record_items(run_id, records, head)
             try:
                 transact_write(self._db, [*items, *chained])
             except ClientError as err:
                 codes = cancellation_codes(err) or []
-                if len(chained) > len(records) and lost_head_race(codes):
+                if len(chained) > len(records) and codes and raced(codes):
                     head = None
                     back_off(attempt)
                     continue

@@ -132,6 +132,8 @@ class DynamoWaits(DynamoTable):
         `events`, when given). An interaction answered meanwhile is marked all the same (harmless: it is
         off the pending indexes); a name with no item is left out and the transaction runs again. A run
         that is no longer open (it ended) is not paused: the transaction runs again without it."""
+        # Its own loop, not `_write_chained` (whose items are fixed): a failed mark or pause changes the next
+        # transaction's items. A lost head race reads the head again, as there.
         head = None
         for attempt in range(AUDIT_ATTEMPTS):
             marks: list[Any] = [
@@ -198,7 +200,7 @@ class DynamoWaits(DynamoTable):
         `pause_at`, a created or running run paused with `if_paused` recorded. A run elsewhere (another gate
         paused it): the transaction runs again with the bump and `events` alone. True if it paused."""
         pause = pause_at is not None
-        head = None
+        head = None  # its own loop, not `_write_chained`: a run elsewhere changes the next transaction's items
         for attempt in range(AUDIT_ATTEMPTS):
             update = self._park_update(run_id, pause_at if pause else None)
             written = [*events, *(if_paused if pause else ())]
@@ -295,6 +297,8 @@ class DynamoWaits(DynamoTable):
             }
         }
         release = {"Update": release_update(self._table, wait, "released")}
+        # Its own loop, not `_write_chained`: a run elsewhere changes the next transaction's items, and a
+        # release someone else made is an outcome (False), not an error.
         move_run, moved, head = bool(run_from), bool(run_from), None
         for attempt in range(AUDIT_ATTEMPTS):
             written = [*events, *(if_moved if moved else ())]
