@@ -176,7 +176,7 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         return Write(at=now, records=records, release=release, guards=on_gates.guards, audit_head=snapshot.audit_head)
 
     def _gates_of(self, question: Interaction) -> list[ParkedWait]:
-        return [w for w in self.snapshot.waits if w.kind == "await" and in_scope(question, w.scope.get("from"))]
+        return [w for w in self.snapshot.waits if w.kind == "await" and in_scope(question, w.from_node)]
 
     def _after_answer(self, answered: Interaction, released: list[str], unsent: list[str]) -> AnswerResult:
         """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (pending)."""
