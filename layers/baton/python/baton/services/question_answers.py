@@ -180,9 +180,7 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
 
     def _after_answer(self, answered: Interaction, released: list[str], unsent: list[str]) -> AnswerResult:
         """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (pending)."""
-        for awaiting in self.snapshot.pending:
-            if awaiting.request.kind == "await" and self.questions._complete_tool_await(awaiting):
-                released.append(f"tool:{awaiting.interaction_id}")
+        released += self.questions.complete_tool_awaits(self.snapshot.pending)
         return self.view(answered, bool(released), pending=bool(unsent), released=released)
 
     @staticmethod

@@ -84,8 +84,7 @@ class QuestionService(AnswerQuestions):
         if not self._answer_default(question, open_gates=gates):
             return False
         self._release_gates(run_id, gates)  # a failed send: the reconciler's
-        for awaiting in core.store.list_run_interactions(run_id, kind="await", status="pending"):
-            self._complete_tool_await(awaiting)
+        self.complete_tool_awaits(core.store.list_run_interactions(run_id, kind="await", status="pending"))
         return True
 
     def _answer_default(
