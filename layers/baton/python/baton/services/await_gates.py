@@ -130,15 +130,14 @@ class AwaitGates:
     def _send_release(
         self, wait: ParkedWait, answers: list[CollectedAnswer], *, siblings: list[ParkedWait] | None = None
     ) -> bool:
-        from_node = wait.from_node
-        output = {"answers": [a.model_dump() for a in answers], "gate": wait.gate, "from": from_node}
+        output = {"answers": [a.model_dump() for a in answers], "gate": wait.gate, "from": wait.from_node}
         try:
             return self.core.release_gate(
                 wait.run_id,
                 wait.gate,
                 output,
                 wait=wait,
-                also=[AwaitReleased(gate=wait.gate, answers=len(answers), from_node=from_node)],
+                also=[AwaitReleased(gate=wait.gate, answers=len(answers), from_node=wait.from_node)],
                 siblings=siblings,
             )
         except GoneError:
