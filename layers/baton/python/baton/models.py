@@ -382,3 +382,9 @@ class ParkedWait(BaseModel):
     answers: dict[str, str] = Field(default_factory=dict)  # interaction id -> its output entry, as JSON
     carry_version: int = 0  # advanced by every change to `answers` / `carry` (the deciding answer's guard)
     carried_bytes: int = 0
+
+    @property
+    def from_node(self) -> str | None:
+        """An await gate's scope: the node whose questions it waits for (None: all of the run's)."""
+        from_node: str | None = self.scope.get("from")
+        return from_node

@@ -140,10 +140,10 @@ def answer_on_gates(
     others = [
         i
         for i in snapshot.pending
-        if i.interaction_id != question.interaction_id and any(in_scope(i, w.scope.get("from")) for w in gates)
+        if i.interaction_id != question.interaction_id and any(in_scope(i, w.from_node) for w in gates)
     ]
     guarded = len(others) <= MAX_PENDING_GUARDS  # more: decided by a read after the write instead
-    ready = [w for w in gates if not guarded or not any(in_scope(i, w.scope.get("from")) for i in others)]
+    ready = [w for w in gates if not guarded or not any(in_scope(i, w.from_node) for i in others)]
     outputs = {w.gate: output(w, question, answer) for w in ready if guarded and releasable(w, question, answer)}
     guards: list[Guard] = [open_guard(w, question, answer, now=now, deciding=w.gate in outputs) for w in gates]
     guards.append(ScopeUnchanged(question.run_id, snapshot.scope_version, asked=snapshot.asked if outputs else None))

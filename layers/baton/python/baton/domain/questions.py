@@ -184,7 +184,7 @@ def in_scope(interaction: Interaction, from_node: str | None) -> bool:
 
 def open_gates_of(question: Interaction, waits: Sequence[ParkedWait]) -> list[ParkedWait]:
     """The parked await gates whose scope holds `question`."""
-    return [w for w in waits if w.kind == "await" and w.status == "parked" and in_scope(question, w.scope.get("from"))]
+    return [w for w in waits if w.kind == "await" and w.status == "parked" and in_scope(question, w.from_node)]
 
 
 def split_scope(questions: list[Interaction], from_node: str | None) -> tuple[list[Interaction], list[CollectedAnswer]]:

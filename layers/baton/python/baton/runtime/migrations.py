@@ -34,6 +34,6 @@ def mark_parked_blocks(core: Core) -> int:
         ids = list(wait.interaction_ids)
         if wait.kind == "await":
             questions = core.store.list_run_interactions(wait.run_id, kind="question", status="pending")
-            ids += [q.interaction_id for q in questions if in_scope(q, wait.scope.get("from"))]
+            ids += [q.interaction_id for q in questions if in_scope(q, wait.from_node)]
         marked += core.store.mark_blocked(wait.run_id, wait.gate, ids)
     return marked

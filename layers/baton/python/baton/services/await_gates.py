@@ -130,15 +130,14 @@ class AwaitGates:
     def _send_release(
         self, wait: ParkedWait, answers: list[CollectedAnswer], *, siblings: list[ParkedWait] | None = None
     ) -> bool:
-        from_node = wait.scope.get("from")
-        output = {"answers": [a.model_dump() for a in answers], "gate": wait.gate, "from": from_node}
+        output = {"answers": [a.model_dump() for a in answers], "gate": wait.gate, "from": wait.from_node}
         try:
             return self.core.release_gate(
                 wait.run_id,
                 wait.gate,
                 output,
                 wait=wait,
-                also=[AwaitReleased(gate=wait.gate, answers=len(answers), from_node=from_node)],
+                also=[AwaitReleased(gate=wait.gate, answers=len(answers), from_node=wait.from_node)],
                 siblings=siblings,
             )
         except GoneError:
@@ -150,7 +149,7 @@ class AwaitGates:
         gate = f"{gate}-{map_item}" if map_item is not None else gate
         wait = core.store.get_wait(run_id, gate)
         scope = wait.scope if wait else {}
-        from_node = scope.get("from")
+        from_node = wait.from_node if wait else None
         pending, _ = self._scope(run_id, from_node)
         reason = f"await gate '{gate}' timed out"
         end_at_catch(core, wait, pending, lambda question: time_out_if_pending(core, question, reason, at=core.now()))
@@ -181,7 +180,7 @@ class AwaitGates:
             if wait.gate in known:
                 answers = known[wait.gate]
             else:
-                pending, answers = split_scope(questions, wait.scope.get("from"))
+                pending, answers = split_scope(questions, wait.from_node)
                 if pending:
                     continue
             others = None if siblings is None else [w for w in siblings if w.gate not in released]

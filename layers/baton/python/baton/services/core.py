@@ -73,8 +73,9 @@ class Core:
         return task_interaction_id(token, entered_at or self.clock.now())
 
     def parked_again(self, run_id: str, gate: str, token: str) -> ParkedWait | None:
+        """The wait a retried park left (this token at this gate, released or not), holding what it parked."""
         wait = self.store.get_wait(run_id, gate)
-        return wait if wait is not None and wait.task_token == token else None
+        return wait if wait is not None and wait.task_token == token and wait.interaction_ids else None
 
     def refuse_if_late(
         self, interaction: Interaction, answer: Any, *, caller: str, deadline: str | None, **details: Any

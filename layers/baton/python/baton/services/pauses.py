@@ -81,10 +81,9 @@ class PauseService:
         run_id, node, token = payload.run_id, payload.node, payload.token
         run = core.ensure_run(run_id)
         again = core.parked_again(run_id, node, token)
-        if again is not None and again.interaction_ids:
-            found = core.store.get_interaction(run_id, again.interaction_ids[0])
-            if found is not None:
-                return found
+        found = core.store.get_interaction(run_id, again.interaction_ids[0]) if again is not None else None
+        if found is not None:
+            return found
         request = PauseRequest(
             node=node,
             prompt=payload.prompt,

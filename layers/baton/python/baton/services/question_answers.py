@@ -176,13 +176,11 @@ class QuestionAnswers(AnswerPolicy[Any, AnswerResult, AnswerResult | None]):
         return Write(at=now, records=records, release=release, guards=on_gates.guards, audit_head=snapshot.audit_head)
 
     def _gates_of(self, question: Interaction) -> list[ParkedWait]:
-        return [w for w in self.snapshot.waits if w.kind == "await" and in_scope(question, w.scope.get("from"))]
+        return [w for w in self.snapshot.waits if w.kind == "await" and in_scope(question, w.from_node)]
 
     def _after_answer(self, answered: Interaction, released: list[str], unsent: list[str]) -> AnswerResult:
         """Complete the tool-form awaits the answer completes; `unsent`: gates whose send failed (pending)."""
-        for awaiting in self.snapshot.pending:
-            if awaiting.request.kind == "await" and self.questions._complete_tool_await(awaiting):
-                released.append(f"tool:{awaiting.interaction_id}")
+        released += self.questions.complete_tool_awaits(self.snapshot.pending)
         return self.view(answered, bool(released), pending=bool(unsent), released=released)
 
     @staticmethod

@@ -84,8 +84,7 @@ class QuestionService(AnswerQuestions):
         if not self._answer_default(question, open_gates=gates):
             return False
         self._release_gates(run_id, gates)  # a failed send: the reconciler's
-        for awaiting in core.store.list_run_interactions(run_id, kind="await", status="pending"):
-            self._complete_tool_await(awaiting)
+        self.complete_tool_awaits(core.store.list_run_interactions(run_id, kind="await", status="pending"))
         return True
 
     def _answer_default(
@@ -133,7 +132,7 @@ class AwaitDeadline:
         return wait if wait.status == "expiring" else None
 
     def stored(self, wait: ParkedWait) -> list[CollectedAnswer] | None:
-        pending, answers = self.questions._scope(wait.run_id, wait.scope.get("from"))
+        pending, answers = self.questions._scope(wait.run_id, wait.from_node)
         return None if pending else answers
 
     def release(self, wait: ParkedWait, stored: list[CollectedAnswer]) -> bool:
@@ -148,14 +147,14 @@ class AwaitDeadline:
         the other parked gates of its scope carry the answer too."""
         if not self._defaults_declared(wait):
             return False
-        pending, _ = self.questions._scope(wait.run_id, wait.scope.get("from"))
+        pending, _ = self.questions._scope(wait.run_id, wait.from_node)
         others = [w for w in self.core.store.list_run_waits(wait.run_id) if w.gate != wait.gate]
         for question in pending:
             self.questions._answer_default(question, carrying=open_gates_of(question, others))
         return bool(pending)
 
     def time_out(self, wait: ParkedWait) -> bool:
-        pending, _ = self.questions._scope(wait.run_id, wait.scope.get("from"))
+        pending, _ = self.questions._scope(wait.run_id, wait.from_node)
         unanswered = [i.interaction_id for i in pending]
         note = " (no declared default)" if self._defaults_declared(wait) else ""
         return bool(pending) and fail_unanswered(self.core, wait, f"await gate '{wait.gate}'", unanswered, note)

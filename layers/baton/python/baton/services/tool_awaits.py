@@ -17,7 +17,7 @@ from baton.services.deadlines import TOOL_GATE, arm_interaction, stop_interactio
 from baton.services.pause_answers import resume_asking_run
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from baton.contracts.questions import AwaitRequest, CollectedAnswer
     from baton.domain.ladder import Ladder
@@ -43,8 +43,7 @@ class ToolAwaits(AwaitGates):
         if not pending:
             # The last answer may still be on its way to completing this scope's tool await: complete it
             # here too (a conditional write: one of the two does it), so a 200 never leaves the run paused.
-            for awaiting in existing:
-                self._complete_tool_await(awaiting, (pending, answers))
+            self.complete_tool_awaits(existing, (pending, answers))
             self._unpause_if_idle(run_id)
             return AwaitAnswered(status="answered", run_id=run_id, from_=from_node, answers=answers)
         ids = [i.interaction_id for i in pending]
@@ -138,6 +137,15 @@ class ToolAwaits(AwaitGates):
         self.core.record(run_id, AwaitTimedOut(gate="tool", interaction_id=interaction_id, unanswered=unanswered))
         self._unpause_if_idle(run_id)  # no longer paused for it; its questions stay open (it blocks nobody)
         return True
+
+    def complete_tool_awaits(self, awaits: Iterable[Interaction], scope: Scope | None = None) -> list[str]:
+        """Complete each tool-form await of `awaits` whose scope is answered (`scope`: theirs, as the caller
+        just read it; else each reads its own). Returns the `tool:<id>` of those this call completed."""
+        return [
+            f"tool:{awaiting.interaction_id}"
+            for awaiting in awaits
+            if awaiting.request.kind == "await" and self._complete_tool_await(awaiting, scope)
+        ]
 
     def _complete_tool_await(self, awaiting: Interaction, scope: Scope | None = None) -> bool:
         """Completed with its scope's answers once none is pending (`scope`: as the caller just read it)."""

@@ -43,8 +43,7 @@ class ReviewActions(ReviewGate):
     def park(self, run_id: str, gate: str, token: str, entered_at: datetime | None = None) -> ReviewParked:
         """Park the token and ask the operator. A retried invoke (same token) records and notifies nothing."""
         core = self.core
-        again = core.parked_again(run_id, gate, token)
-        if again is not None and again.interaction_ids:
+        if (again := core.parked_again(run_id, gate, token)) is not None:
             return ReviewParked(interaction_id=again.interaction_ids[0], delivered=again.status == "released")
         interaction, config = self._require(run_id, gate)
         url, warnings = review_url_of(interaction, config)
