@@ -15,12 +15,12 @@ from baton.api import deps
 from baton.api.auth import agent_token, operator_token
 from baton.contracts import AskRequest
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.deadline import INTERACTION_GATE
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.ids import iso, parse_iso
 from baton.models import RunSummary
 from baton.services.audit import AuditService
 from baton.services.deadline_timers import Deadlines
-from baton.services.deadlines import INTERACTION_GATE
 from baton.services.reconciler import Reconciler
 from tests.fakes.notifier import RecordingNotifier
 from tests.integration.resolver import TOKEN, ResolverOnMoto

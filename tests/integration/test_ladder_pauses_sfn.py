@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from baton.contracts import BlockingAskRequest
-from baton.domain.deadline import TIMER_STATE_MACHINE
+from baton.domain.deadline import INTERACTION_GATE, TIMER_STATE_MACHINE
 from baton.services.asks import AskService
-from baton.services.deadlines import INTERACTION_GATE
 from tests.conftest import wait_for
 
 if TYPE_CHECKING:

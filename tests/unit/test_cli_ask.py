@@ -18,11 +18,11 @@ from baton.api.auth import operator_token
 from baton.cli.main import app as cli_app
 from baton.client.sdk import Client
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.deadline import INTERACTION_GATE
 from baton.domain.ladder import Ladder, TimeoutDefault
 from baton.local.http_adapter import to_proxy_event
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
-from baton.services.deadlines import INTERACTION_GATE
 from baton.services.runs import RunService
 from tests.fakes import RecordingDeadlineTimers
 

@@ -20,13 +20,13 @@ import pytest
 
 from baton.contracts import AskRequest, AwaitAnswered, AwaitPending, AwaitRequest, BlockingAskRequest, ResumeInterrupt
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.deadline import INTERACTION_GATE
 from baton.domain.gate_payloads import GateDeadlinePayload
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import AnswerCheck, Ladder
 from baton.errors import GoneError, ValidationFailedError
 from baton.services.asks import AskService
 from baton.services.deadline_timers import Deadlines
-from baton.services.deadlines import INTERACTION_GATE
 from baton.services.interrupts import InterruptService
 from baton.services.questions import QuestionService
 from baton.services.reconciler import Reconciler

@@ -20,6 +20,7 @@ from baton.api.routes_questions import AwaitRequest
 from baton.client.sdk import Client
 from baton.contracts import AskRequest, BlockingAskRequest
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.deadline import INTERACTION_GATE
 from baton.domain.interrupt_fields import GateAction
 from baton.domain.ladder import AwaitLadderFields, Ladder, LadderFields, TimeoutDefault
 from baton.errors import ValidationFailedError
@@ -29,7 +30,6 @@ from baton.policy.engine import Policy
 from baton.policy.source import FixedPolicy
 from baton.runtime.settings import Settings
 from baton.runtime.wiring import Services
-from baton.services.deadlines import INTERACTION_GATE
 from baton.services.runs import RunService
 from tests.fakes import RecordingDeadlineTimers
 

@@ -19,12 +19,12 @@ import pytest
 
 from baton.contracts import AskRequest, BlockingAskRequest, CancelInterrupt, ResumeInterrupt
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.deadline import INTERACTION_GATE
 from baton.domain.interrupt_spec import InterruptSpec
 from baton.domain.ladder import Ladder
 from baton.errors import ConflictError, GoneError
 from baton.services.asks import AskService
 from baton.services.deadline_timers import Deadlines
-from baton.services.deadlines import INTERACTION_GATE
 from baton.services.interrupts import InterruptService
 from baton.services.pauses import Resume
 from baton.services.questions import QuestionService

@@ -10,10 +10,10 @@ import pytest
 
 from baton.contracts.tool_approvals import ToolApprovalRequest
 from baton.domain.approval import ApprovalPolicy
+from baton.domain.deadline import INTERACTION_GATE
 from baton.domain.tool_calls import ToolCall
 from baton.errors import ConflictError, ForbiddenError, GoneError
 from baton.models import status_of
-from baton.services.deadlines import INTERACTION_GATE
 from baton.services.tool_approvals import ToolApprovalService
 from tests.fakes import RecordingDeadlineTimers
 

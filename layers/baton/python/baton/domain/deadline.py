@@ -39,6 +39,8 @@ GRACE_SECONDS = int(TIMER_PRECISION_SECONDS + TIMER_DELIVERY_SECONDS) + 1
 # is deciding: release or fail).
 OPEN_WAIT_STATUSES = ("parked", "expiring")
 TIMER_STATE_MACHINE = "gate_deadline"  # the timer's entry in baton.workflows.resources.STATE_MACHINES
+TOOL_GATE = "tool"  # the timer of a tool-form await names its interaction, not a parked wait
+INTERACTION_GATE = "interaction"  # the ladder timer of a pause no gate parks (question, blocking ask, SDK interrupt)
 
 
 def task_timeout_seconds(timeout_seconds: int) -> int:

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from baton.errors import NotFoundError, ValidationFailedError
+from baton.errors import BatonError, NotFoundError, ValidationFailedError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -123,6 +123,17 @@ def branch_head(repo: Path, branch: str, what: str) -> str:
     if proc.returncode != 0:
         raise NotFoundError(f"{what} not found: no local branch {branch!r}", details={"branch": branch})
     return proc.stdout.decode().strip()
+
+
+def readable_branch_head(repo_path: str | None, branch: str) -> str | None:
+    """`branch_head` where this process can read the repository, else None (never an error: a reader shows
+    the tip if it can, and a merge compares it with the reviewed commit)."""
+    if not repo_path or not Path(repo_path).is_dir():
+        return None
+    try:
+        return branch_head(Path(repo_path), branch, "run branch")
+    except (BatonError, GitCommandError, OSError):
+        return None
 
 
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:

@@ -9,16 +9,14 @@ events keep their interrupt names (`InterruptClaimed`, ...) for every kind: the 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from baton.contracts import InterruptClaimed, InterruptView
 from baton.contracts.tool_approvals import ToolApprovalClaimed, ToolApprovalView
-from baton.domain.interrupt_fields import DEFAULT_LEASE_SECONDS
-from baton.errors import ConflictError, winner
+from baton.domain.claim_leases import claimed, held_details, lease_until, unclaimed
+from baton.errors import ConflictError
 from baton.events import InterruptClaimed as ClaimedEvent
 from baton.events import InterruptClaimReleased, InterruptClaimRenewed, InterruptReassigned
-from baton.ids import iso
 from baton.services.away import delegate_for
 from baton.services.pause_answers import conflict
 
@@ -61,18 +59,13 @@ class Claims(ABC, Generic[Result]):
     @abstractmethod
     def _result(self, i: Interaction, changed: bool) -> Result: ...
 
-    def _until(self, lease_seconds: int | None) -> str:
-        return iso(self.core.clock.now() + timedelta(seconds=lease_seconds or DEFAULT_LEASE_SECONDS))
-
     def _held_elsewhere(self, i: Interaction, verb: str, hint: str) -> ConflictError:
         """Its claim as the winner (only a pending interaction's claim changes: the claim is what holds it)."""
         st = i.state
-        held = {"claimedBy": st.claimed_by, "claimedAt": st.claimed_at, "leaseExpiresAt": st.lease_expires_at}
-        won = winner(status="claimed", value=st.claimed_by, by=st.claimed_by, at=st.claimed_at)
         return ConflictError(
             f"{self.noun} {i.interaction_id} is claimed by {st.claimed_by} until {st.lease_expires_at}; "
             f"you cannot {verb} it{hint}",
-            details=held | self._shown(i) | {"winner": won},
+            details=held_details(st, self._shown(i)),
         )
 
     def _change(self, interaction_id: str, verb: str, decide: Decide) -> tuple[Interaction, bool]:
@@ -101,10 +94,6 @@ class Claims(ABC, Generic[Result]):
                 continue
             return stored, True
 
-    def _claimed_state(self, i: Interaction, operator: str, lease_seconds: int | None) -> InteractionStatus:
-        update = {"claimed_by": operator, "claimed_at": self.core.now(), "lease_expires_at": self._until(lease_seconds)}
-        return i.state.model_copy(update=update)
-
     # ---- the operator's actions -----------------------------------------------------------------
     def claim(self, interaction_id: str, command: ClaimInterrupt, *, operator: str) -> Result:
         """Claim for `operator`; a take-over is decided again without force after a lost write."""
@@ -117,12 +106,12 @@ class Claims(ABC, Generic[Result]):
             if previous is not None and (not command.force or again or command.holder not in (None, previous)):
                 raise self._held_elsewhere(i, "claim", "; send force=true with a reason to take it over")
             taken = {"previous": previous, "reason": why} if previous is not None else {}
-            claimed = self._claimed_state(i, operator, command.leaseSeconds)
-            return claimed, ClaimedEvent(
+            state = claimed(i.state, operator, self.core.clock.now(), command.leaseSeconds)
+            return state, ClaimedEvent(
                 interaction_id=interaction_id,
                 node=i.request.node,
                 by=operator,
-                lease_expires_at=claimed.lease_expires_at,
+                lease_expires_at=state.lease_expires_at,
                 **taken,
             )
 
@@ -138,7 +127,8 @@ class Claims(ABC, Generic[Result]):
                 )
             if i.state.claimed_by != operator:
                 raise self._held_elsewhere(i, "renew", "; only its holder can renew it")
-            renewed = i.state.model_copy(update={"lease_expires_at": self._until(command.leaseSeconds)})
+            until = lease_until(self.core.clock.now(), command.leaseSeconds)
+            renewed = i.state.model_copy(update={"lease_expires_at": until})
             return renewed, InterruptClaimRenewed(
                 interaction_id=interaction_id,
                 node=i.request.node,
@@ -154,7 +144,7 @@ class Claims(ABC, Generic[Result]):
                 return None
             if i.state.claimed_by != operator:
                 raise self._held_elsewhere(i, "release", "; only its holder can release it")
-            free = i.state.model_copy(update={"claimed_by": None, "claimed_at": None, "lease_expires_at": None})
+            free = unclaimed(i.state)
             return free, InterruptClaimReleased(interaction_id=interaction_id, node=i.request.node, by=operator)
 
         return self._result(*self._change(interaction_id, "released", decide))
@@ -173,7 +163,7 @@ class Claims(ABC, Generic[Result]):
                 return None
             if again or command.holder not in (None, previous):
                 raise self._held_elsewhere(i, "reassign", "; read it again and decide on the claim it has now")
-            assigned = self._claimed_state(i, to, command.leaseSeconds)
+            assigned = claimed(i.state, to, self.core.clock.now(), command.leaseSeconds)
             return assigned, InterruptReassigned(
                 interaction_id=interaction_id,
                 node=i.request.node,

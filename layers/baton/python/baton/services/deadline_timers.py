@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from baton.contracts.deadline_tasks import NextTimer, TimerOutcome
-from baton.domain.deadline import TIMER_PRECISION_SECONDS, timer_wait_seconds
+from baton.domain.deadline import INTERACTION_GATE, TIMER_PRECISION_SECONDS, TOOL_GATE, timer_wait_seconds
 from baton.domain.ladder import TIMED_OUT_DEFAULT, Ladder
 from baton.domain.parked_ladder import defaults_at_deadline, wait_ladder, wait_steps
 from baton.events import Escalated, ReminderSent
 from baton.ids import parse_iso
 from baton.models import AwaitToolRequest
 from baton.services.away import delegate_for
-from baton.services.deadlines import INTERACTION_GATE, TOOL_GATE, interactions_of
+from baton.services.deadlines import interactions_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable

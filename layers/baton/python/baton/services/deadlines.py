@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from baton.domain.deadline import timer_name, timer_wait_seconds
+from baton.domain.deadline import INTERACTION_GATE, timer_name, timer_wait_seconds
 from baton.domain.gate_payloads import GateDeadlinePayload
+from baton.domain.interaction_timers import interaction_timer_gate, interaction_timer_key, interaction_timer_steps
 from baton.domain.ladder import TIMED_OUT_DEFAULT
-from baton.domain.parked_ladder import default_answer, defaults_at_deadline, wait_steps
+from baton.domain.parked_ladder import default_answer, wait_steps
 from baton.errors import ConflictError
 from baton.events import TimedOutDefault
 from baton.ids import parse_iso
@@ -28,9 +29,6 @@ if TYPE_CHECKING:
     from baton.services.core import Core
 
 log = logging.getLogger("baton")
-
-TOOL_GATE = "tool"  # the timer of a tool-form await names its interaction, not a parked wait
-INTERACTION_GATE = "interaction"  # the ladder timer of a pause no gate parks (question, blocking ask, SDK interrupt)
 
 
 def park_wait(
@@ -71,7 +69,8 @@ def park_interaction(core: Core, interaction: Interaction, token: str, deadline:
 def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTION_GATE) -> None:
     """Start the timer of a pause no gate parks, named after its interaction: with ladder steps or a
     question's default to take; a tool-form await's (gate `TOOL_GATE`) always."""
-    steps, expires_at, iid = _timer_steps(interaction, gate), interaction.expires_at, interaction.interaction_id
+    steps = interaction_timer_steps(interaction, gate)
+    expires_at, iid = interaction.expires_at, interaction.interaction_id
     if steps is not None and expires_at is not None:
         payload = GateDeadlinePayload(
             run_id=interaction.run_id, gate=gate, deadline=parse_iso(expires_at), interaction_id=iid
@@ -79,25 +78,12 @@ def arm_interaction(core: Core, interaction: Interaction, gate: str = INTERACTIO
         _start(core, payload, steps, key=interaction_timer_key(interaction, gate), deadline=expires_at)
 
 
-def _timer_steps(interaction: Interaction, gate: str) -> list[LadderStep] | None:
-    """The steps of the timer `arm_interaction` starts (none: due at its deadline); None: it starts none."""
-    ladder, expires_at = interaction.request.ladder, interaction.expires_at
-    if expires_at is None:
-        return None
-    steps = ladder.steps_from(parse_iso(interaction.created_at), parse_iso(expires_at)) if ladder is not None else []
-    return steps if gate == TOOL_GATE or steps or defaults_at_deadline(interaction) else None
-
-
-def interaction_timer_key(interaction: Interaction, gate: str) -> str:
-    return f"{gate}:{interaction.interaction_id}"
-
-
 def stop_interaction_timer(core: Core, interaction: Interaction) -> None:
     """The timer `arm_interaction` started for a pause no gate parks, stopped once it settled: for the
     settling write's winner only."""
-    gate = TOOL_GATE if interaction.request.kind == "await" else INTERACTION_GATE
+    gate = interaction_timer_gate(interaction)
     # none started (or still pending): a stop would be a call for nothing
-    if interaction.state.status != "pending" and _timer_steps(interaction, gate) is not None:
+    if interaction.state.status != "pending" and interaction_timer_steps(interaction, gate) is not None:
         core.stop_timer(interaction.run_id, interaction_timer_key(interaction, gate), interaction.expires_at)
 
 

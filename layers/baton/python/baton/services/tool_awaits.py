@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 
 from baton.contracts.deadline_tasks import Settled
 from baton.contracts.questions import AwaitAnswered, AwaitPending
+from baton.domain.deadline import TOOL_GATE
 from baton.domain.ladder import USE_QUESTION_DEFAULTS, AnswerCheck
 from baton.domain.questions import MAP_AWAIT_REFUSAL, refuse_in_map, unanswered_of
 from baton.errors import ConflictError
 from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import AwaitToolRequest, Interaction, status_of
 from baton.services.await_gates import AwaitGates
-from baton.services.deadlines import TOOL_GATE, arm_interaction, stop_interaction_timer, time_out_if_pending
+from baton.services.deadlines import arm_interaction, stop_interaction_timer, time_out_if_pending
 from baton.services.pause_answers import resume_asking_run
 
 if TYPE_CHECKING:

@@ -5,7 +5,6 @@ model (GET /api/runs/{run_id}/review) is here too."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from baton.contracts.review import MergeFields, ReviewDiff, ReviewDiffFile, ReviewGateOutput, ReviewView, ThreadTurn
@@ -57,15 +56,11 @@ class ReviewGate(ReviewBuilds):
 
     @staticmethod
     def _branch_tip(config: GateConfig) -> str | None:
-        """The run branch's tip where this process can read the repository (the local stack), else None."""
-        from baton.merge.gitcmd import GitCommandError, branch_head
+        """The run branch's tip where this process can read the repository (the local stack), else None: a
+        gate with a `repo_url` reviews a clone the build makes, not the local path."""
+        from baton.merge.gitcmd import readable_branch_head  # git's runner, loaded only when a tip is read
 
-        if config.repo_url or not config.repo_path or not Path(config.repo_path).is_dir():
-            return None
-        try:
-            return branch_head(Path(config.repo_path), config.run_branch, "run branch")
-        except (BatonError, GitCommandError, OSError):
-            return None
+        return None if config.repo_url else readable_branch_head(config.repo_path, config.run_branch)
 
     def _store_turn(self, turn: ReviewTurn, *payloads: EventPayload, review: Interaction | None = None) -> None:
         """The turn and its events (with `review`: the new review its first turn opens), one write."""
