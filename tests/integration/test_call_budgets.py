@@ -73,12 +73,13 @@ BUDGETS: dict[str, Budget] = {
     # its time-out with `interrupt_timed_out` in one conditional write (was a put each), the session's pending
     # interrupts (Query: none, so it runs again) and the run's status (UpdateItem).
     "interrupt timed out by its read": Budget(total=5),
-    # (was 14) the vote that meets a quorum interrupt's: the id's pointer (GetItem) and one BatchGetItem
-    # (`find_for_decision`), the vote with its event (the chain head, GetItem; one transaction), the tally
-    # (GetItem) and the votes (Query), the settle's read of the interrupt in its run (GetItem: no pointer),
-    # the chain head (GetItem) and the decision (one transaction), the session's pending interrupts (Query)
-    # and the run running again (UpdateItem), the count's read of the interrupt in its run (GetItem).
-    "deciding vote on a quorum interrupt": Budget(total=12),
+    # (was 14, then 12) the vote that meets a quorum interrupt's: the id's pointer (GetItem) and one
+    # BatchGetItem (`find_for_decision`), the vote with its event (the chain head, GetItem; one transaction),
+    # the tally (GetItem) and the votes (Query), the chain head (GetItem) and the decision (one transaction:
+    # the settle writes over the interrupt as the vote read it, a loser reads it again), the session's
+    # pending interrupts (Query) and the run running again (UpdateItem), the count's read of the interrupt
+    # in its run (GetItem).
+    "deciding vote on a quorum interrupt": Budget(total=11),
     "GET pending": Budget(total=1),
     # a repeat of a tool call still pending (issue 30; a Claude Code session repeats its calls): the run
     # (GetItem), the call's open-approval key (GetItem), the approval it names (GetItem): never the run's
@@ -89,10 +90,11 @@ BUDGETS: dict[str, Budget] = {
     "tool approval claim": Budget(total=3),
     # the vote that meets a tool approval's quorum: the answer's reads (the run's open part, a Query that
     # finds no question; the approval, GetItem, three times: left, issue 33), the vote with its event (the
-    # chain head, GetItem; one transaction), the tally (GetItem) and the votes (Query), the settle's read of
-    # the approval (GetItem), the chain head (GetItem) and the decision (one transaction). Was 12: the
-    # approval's re-read (GetItem) after its own settle wrote the decision is gone (the met tally says it)
-    "tool approval deciding vote": Budget(total=11),
+    # chain head, GetItem; one transaction), the tally (GetItem) and the votes (Query), the chain head
+    # (GetItem) and the decision (one transaction, over the approval as the vote read it: a loser reads it
+    # again). Was 12: the approval's re-read (GetItem) after its own settle wrote the decision is gone (the
+    # met tally says it); then 11: the settle's read of the approval (GetItem) is gone too
+    "tool approval deciding vote": Budget(total=10),
     # a new tool call a policy decides (issue 31): the run (GetItem), the call's open-approval key (GetItem),
     # the run's answered approvals (Query: does a grant cover it?), the decision-log head (GetItem), and one
     # transaction of the approval, its key and `human_input_requested`, `interaction_answered` and

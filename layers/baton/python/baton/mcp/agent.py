@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, Ladder
+from baton.domain.ladder import TIMED_OUT_DEFAULT, USE_QUESTION_DEFAULTS, Ladder, LadderFields
 from baton.errors import ForbiddenError, NotFoundError, ValidationFailedError
 from baton.ids import parse_iso
 
@@ -75,8 +75,10 @@ class Outcome:
 
 
 def _fields(args: BaseModel, *, without: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A tool's arguments by name, as validated: the service's request spells them the same."""
-    return {name: value for name, value in args if name not in without}
+    """A tool's arguments by the name the wire spells them (an alias: `schema`), as validated: the service's
+    request spells them the same."""
+    declared = type(args).model_fields
+    return {declared[name].alias or name: value for name, value in args if name not in without}
 
 
 def _question(i: Interaction) -> dict[str, Any]:
@@ -313,17 +315,11 @@ class AgentTools:
         from baton.domain.interrupt_spec import InterruptSpec
 
         started = self.policy.monotonic()
-        spec = InterruptSpec(
-            session_id=self.run_id,
-            prompt=args.prompt,
-            schema=args.schema_,
-            json_schema=args.json_schema,
-            state=args.state,
-            timeout_ms=args.timeout_seconds * 1000,
-            ladder=args.ladder(),
-            approval=args.approval,
-            action=args.action,
-        )
+        # The rest by name (tests/unit/test_mcp_interrupt_args.py: none is lost): the flat ladder is the spec's
+        # `ladder`, the deadline's seconds its `timeout_ms`, the run its session.
+        flat = ("timeout_seconds", *LadderFields.model_fields)
+        asked = {"session_id": self.run_id, "timeout_ms": args.timeout_seconds * 1000, "ladder": args.ladder()}
+        spec = InterruptSpec.model_validate({**_fields(args, without=flat), **asked})
         created, _ = self._interrupts().create(spec, caller=self.caller.principal)
         return self._wait_interrupt(created.interaction_id, started)
 

@@ -88,24 +88,30 @@ class ApprovalService:
 
     def settle(
         self,
-        read: Callable[[], Interaction | None],
+        pause: Interaction,
         policy: ApprovalPolicy,
         ballot: Ballot,
         settled: Settled,
         deliver: Deliver,
+        *,
+        read: Callable[[], Interaction | None] | None = None,
     ) -> bool:
-        """Write a met tally's decision on the pending pause `read` returns, guarded by the tally, then
-        `deliver` it (True if this call did). Another voter's release or a claim under it: read again."""
+        """Write a met tally's decision on the pending pause, guarded by the tally, then `deliver` it (True
+        if this call did). The first attempt writes over `pause` as the caller read it (its version's
+        conditional write decides, so no read here); another voter's release or a claim under it: read
+        again (`read`, else the stored item)."""
         core = self.core
-        for _attempt in range(3):
-            pause = read()
-            if pause is None or pause.state.status != "pending":
+        current: Interaction | None = pause
+        for attempt in range(3):
+            if attempt:  # the last write lost: decide on what is stored now
+                current = read() if read is not None else core.store.get_interaction(pause.run_id, pause.interaction_id)
+            if current is None or current.state.status != "pending":
                 return False
-            decided = release_of(pause, policy, ballot)
-            new, first = settled(pause, decided)
-            records = [core.new_event(pause.run_id, first), core.new_event(pause.run_id, decided.event)]
+            decided = release_of(current, policy, ballot)
+            new, first = settled(current, decided)
+            records = [core.new_event(current.run_id, first), core.new_event(current.run_id, decided.event)]
             try:
-                written = core.store.transition_interaction(pause, new, with_records=records, guards=[decided.guard])
+                written = core.store.transition_interaction(current, new, with_records=records, guards=[decided.guard])
             except (ConflictError, GuardFailedError):
                 continue
             return deliver(written)
@@ -118,8 +124,7 @@ class ApprovalService:
             event = InteractionAnswered(interaction_id=i.interaction_id, node=i.node, answer=answer, by=decided.by)
             return decided.answered(i.state, answer, self.core.now()), event
 
-        read = self.core.store.get_interaction
-        return self.settle(lambda: read(pause.run_id, pause.interaction_id), policy, ballot, answered, deliver)
+        return self.settle(pause, policy, ballot, answered, deliver)
 
     def settle_standing(
         self, pause: Interaction, policy: ApprovalPolicy | None, settle: Callable[[ApprovalPolicy, Ballot], object]

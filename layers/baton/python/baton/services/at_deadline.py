@@ -162,7 +162,26 @@ def deliver_stored(policy: DeadlinePolicy[Stored], wait: ParkedWait) -> bool | N
     return None if stored is None else policy.release(wait, stored)
 
 
-class InteractionPauseDeadline:
+class ParkedInteractions:
+    """The deadline steps every pause parking interactions shares: closed while its wait is open, and what
+    is still pending answered with its declared default. A kind adds how it finds, delivers and times out
+    what it stored (`InteractionPauseDeadline`; an interrupt's delivers through its own service)."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    def close(self, wait: ParkedWait) -> ParkedWait | None:
+        return wait if wait.status in OPEN_WAIT_STATUSES else None
+
+    def take_default(self, wait: ParkedWait) -> bool:
+        taken = False
+        for i in interactions_of(self.core, wait):
+            with contextlib.suppress(ConflictError):  # answered (or ended) just in time: `stored` finds it
+                taken = answer_with_default(self.core, i, wait.deadline) is not None or taken
+        return taken
+
+
+class InteractionPauseDeadline(ParkedInteractions):
     """A pause parking one interaction (an ask, a review gate): its stored answer, when it `delivers` one
     (a review's: an action), sent as `output` makes it."""
 
@@ -172,10 +191,8 @@ class InteractionPauseDeadline:
         output: Callable[[Interaction], BaseModel],
         delivers: Callable[[Interaction], bool] = lambda _: True,
     ) -> None:
-        self.core, self._output, self._delivers = core, output, delivers
-
-    def close(self, wait: ParkedWait) -> ParkedWait | None:
-        return wait if wait.status in OPEN_WAIT_STATUSES else None
+        super().__init__(core)
+        self._output, self._delivers = output, delivers
 
     def stored(self, wait: ParkedWait) -> Interaction | None:
         answered = (i for i in interactions_of(self.core, wait) if i.state.status == "answered")
@@ -183,13 +200,6 @@ class InteractionPauseDeadline:
 
     def release(self, wait: ParkedWait, stored: Interaction) -> bool:
         return self.core.release_gate(wait.run_id, wait.gate, self._output(stored), token=wait.task_token)
-
-    def take_default(self, wait: ParkedWait) -> bool:
-        taken = False
-        for i in interactions_of(self.core, wait):
-            with contextlib.suppress(ConflictError):  # answered (or ended) just in time: `stored` finds it
-                taken = answer_with_default(self.core, i, wait.deadline) is not None or taken
-        return taken
 
     def time_out(self, wait: ParkedWait) -> bool:
         pending = [i for i in interactions_of(self.core, wait) if i.state.status == "pending"]

@@ -84,7 +84,8 @@ class InterruptPolicy(StoreDeadline, AnswerPolicy[Answer, View, bool]):
         def settled(i: Interaction, decided: Decided) -> tuple[InteractionStatus, EventPayload]:
             return settled_by_quorum(i, decided, ballot, policy.approvals, self.core.now())
 
-        return ApprovalService(self.core).settle(lambda: self.reread(pause), policy, ballot, settled, self.deliver)
+        service = ApprovalService(self.core)  # a lapsed claim is not carried into the decision (`_seen`)
+        return service.settle(self._seen(pause), policy, ballot, settled, self.deliver, read=lambda: self.reread(pause))
 
     def deliver(self, settled: Interaction, wait: ParkedWait | None = None, *, token: str | None = None) -> bool:
         """Its waiter resumed (answered) or failed, then its run settled (`wait`: as read with it)."""

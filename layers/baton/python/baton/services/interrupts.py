@@ -33,7 +33,6 @@ from baton.domain.gate_payloads import InterruptFailResult
 from baton.domain.gate_ruling import apply_ruling, passed_with, ruling_of
 from baton.domain.interrupt_rules import (
     KIND,
-    InterruptOutput,
     asked_event,
     hosted_end_cause,
     is_timed_out,
@@ -45,7 +44,7 @@ from baton.errors import BadRequestError, ConflictError
 from baton.events import PolicyDecided, RunPaused
 from baton.policy.source import decide_or_ask
 from baton.services.asks import LongPolled
-from baton.services.at_deadline import InteractionPauseDeadline, end_at_catch
+from baton.services.at_deadline import ParkedInteractions, end_at_catch
 from baton.services.deadlines import arm_interaction, interactions_of, park_interaction
 from baton.services.interrupt_answers import InterruptAnswers
 
@@ -234,12 +233,12 @@ def decide_gate(core: Core, run: RunSummary, spec: InterruptSpec, *, caller: str
     )
 
 
-class InterruptDeadline(InteractionPauseDeadline):
-    """A hosted interrupt's `DeadlinePolicy`: closed and defaulted as any pause parking one interaction,
+class InterruptDeadline(ParkedInteractions):
+    """A hosted interrupt's `DeadlinePolicy`: closed and defaulted as any pause parking interactions,
     timed out by `_expire_if_due`, a stored resume or cancel delivered as the reconciler does."""
 
     def __init__(self, interrupts: InterruptService) -> None:
-        super().__init__(interrupts.core, InterruptOutput.of)
+        super().__init__(interrupts.core)
         self.interrupts = interrupts
 
     def stored(self, wait: ParkedWait) -> Interaction | None:

@@ -111,8 +111,7 @@ class ReviewActions(ReviewGate):
             stored = chosen | {"reply": None, "by": decided.by}
             return decided.answered(current.state, stored, core.now()), action_answered(current, stored, by=decided.by)
 
-        current = partial(core.store.get_interaction, interaction.run_id, interaction.interaction_id)
-        return ApprovalService(core).settle(current, policy, ballot, answered, self._release)
+        return ApprovalService(core).settle(interaction, policy, ballot, answered, self._release)
 
     def settle_standing(self, interaction: Interaction) -> bool:
         policy = self.config_of(interaction).approval
