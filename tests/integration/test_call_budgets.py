@@ -139,11 +139,12 @@ BUDGETS: dict[str, Budget] = {
     # 500 pending, up to 12 more (per kind the pending-age alarms' oldest-item Query, and Select=COUNT when any).
     "wait stats": Budget(total=14),
     # the scheduled reconcile run (every minute), nothing due, a question and a tool approval pending:
-    # its sweeps, a Query each (the parked waits, the tool-form awaits, the met quorums, the questions and
-    # the tool approvals past their deadline); the parked gates' age (the parked waits again); per kind
-    # of pause (6: tool approvals too, was 5) its oldest pending item (a Query, Limit 1) and, for each of
-    # the two kinds with any pending, its count (Select=COUNT, no item read). Every kind pending: 18.
-    "reconcile pass": Budget(total=14),
+    # its sweeps, a Query each (the parked waits, the tool-form awaits, the met quorums, the questions,
+    # the tool approvals and the blocking asks past their deadline: the asks' was added so an ask whose
+    # agent died still ends); the parked gates' age (the parked waits again); per kind of pause (6: tool
+    # approvals too, was 5) its oldest pending item (a Query, Limit 1) and, for each of the two kinds with
+    # any pending, its count (Select=COUNT, no item read). Every kind pending: 19.
+    "reconcile pass": Budget(total=15),
     # an SDK interrupt's creation (no declared action: the policy is not asked): the run (GetItem), the run
     # paused (UpdateItem), the interrupt and its id's pointer in one transaction, `human_input_requested`
     # (PutItem), the notification (SNS)

@@ -107,6 +107,7 @@ def test_the_local_stack_brings_saved_items_to_the_current_key_layout(client: An
         _asked(2, {"kind": "question", "node": "draft", "prompt": "ship?", "ladder": {"on_timeout": {"default": "y"}}}),
         _asked(3, {"kind": "question", "node": "draft", "prompt": "name?"}),
         _interrupt(4, status="answered"),
+        _asked(5, {"kind": "ask", "node": "agent", "prompt": "Drop the table?"}),  # a blocking ask, pending
     ]
     for interaction in asked:
         store.put_interaction(interaction.model_copy(update={"expires_at": due}))
@@ -135,6 +136,7 @@ def test_the_local_stack_brings_saved_items_to_the_current_key_layout(client: An
         ("PENDING", "DUE#question", f"{due}#{asked[1].interaction_id}"),
         ("PENDING", None, None),  # nothing happens at its deadline: no sweep reads it
         (None, None, None),  # not pending: no pending keys
+        ("PENDING", "DUE#ask", f"{due}#{asked[4].interaction_id}"),  # the reconciler ends it (its agent died)
     ]
     first = loaded[f"INT#{asked[0].interaction_id}"]
     assert first["GSI3SK"] == first["GSI1SK"]

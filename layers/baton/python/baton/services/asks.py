@@ -1,14 +1,17 @@
 """The blocking ask (`ask_user`) for agents that are not workflows: the hard stop before a destructive
 decision. It is the same `ask` interaction a hosted pause stores (`PauseRequest`), answered the same way
 (`POST /api/runs/{run}/resume`: one answer wins, a late one is a 410), but with no task token: the agent's
-waiter is what resumes. `get` long-polls (<= 20 s) and ends a pending ask past its deadline, so every ask ends.
+waiter is what resumes. `get` long-polls (<= 20 s) and ends a pending ask past its deadline; the reconciler's
+pass (`end_due`, every minute) ends one nobody reads (its agent died), so every ask ends.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, ClassVar
 
+from baton.contracts.deadline_tasks import Settled
 from baton.domain.ladder import AnswerCheck
 from baton.domain.pause_rules import timed_out
 from baton.errors import ConflictError
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
 
     from baton.contracts.questions import BlockingAskRequest
     from baton.services.core import Core
+
+log = logging.getLogger("baton")
 
 MAX_WAIT_SECONDS = 20  # API Gateway's integration limit is 29 s
 POLL_INTERVAL_SECONDS = 0.5
@@ -116,7 +121,8 @@ class AskService(BlockingPause):
     def ask(self, run_id: str, request: BlockingAskRequest, *, caller: str) -> Interaction:
         """Store the blocking ask, pause the run, publish it; the caller then waits with `get`. Its ladder's
         steps are walked by its own timer, its default taken by the waiter's read at the deadline
-        (`_expire_if_due`). With `approval` the asking agent may not vote."""
+        (`_expire_if_due`), or by the reconciler's pass (`end_due`) when nobody reads it. With `approval`
+        the asking agent may not vote."""
         core, ladder, options = self.core, request.ladder(), request.options
         if ladder is not None:
             answer_is = AnswerCheck(kind="answers", options=options, allow_free_text=not options)
@@ -145,6 +151,20 @@ class AskService(BlockingPause):
         found = self.core.store.list_run_interactions(run_id, kind="ask", status="pending")
         settled = [self._expire_if_due(i) for i in found]
         return sorted((i for i in settled if i.state.status == "pending"), key=lambda i: i.interaction_id)
+
+    def end_due(self) -> list[Settled]:
+        """The reconciler's pass: a pending ask past its deadline (a Query of the sparse due index) ends as
+        its waiter's read would have, even if nobody reads it; a hosted pause is left (`_at_deadline`)."""
+        ended: list[Settled] = []
+        for due in self.core.store.list_due(self.kind, self.core.now()):
+            try:
+                state = self._expire_if_due(due).state
+            except Exception:
+                log.exception("reconcile: ending an ask at its deadline failed", extra={"run_id": due.run_id})
+                continue
+            if state.status == "timed_out" or state.outcome is not None:  # not a person's answer meanwhile
+                ended.append(Settled(run_id=due.run_id, interaction_id=due.interaction_id, kind=self.kind))
+        return ended
 
     def _at_deadline(self, i: Interaction) -> Interaction:
         """A pending ask past its deadline takes its declared default (never a timeout), else times out; a

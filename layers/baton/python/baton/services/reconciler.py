@@ -2,7 +2,7 @@
 (a Query of the sparse `pending` index) is its kind's `DeadlinePolicy` (`baton.services.at_deadline`): past
 its deadline it ends on the one deadline path; else a pause no longer pending gets what a lost send owed it
 (`deliver_stored`), bound to the token it examined (a gate parked again is left alone). Then tool-form
-awaits past their expiry, quorums met but not released, and due defaults (the `due` index).
+awaits past their expiry, quorums met but not released, due defaults and due blocking asks (the `due` index).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from baton.contracts.deadline_tasks import ReconcileReport, Settled, WaitReconciled
 from baton.errors import GoneError
+from baton.services.asks import AskService
 from baton.services.at_deadline import deliver_stored, end_at_deadline
 from baton.services.interrupts import InterruptDeadline, InterruptService
 from baton.services.questions import AwaitDeadline, QuestionService
@@ -104,7 +105,7 @@ class Reconciler:
             checked=checked,
             released=released + [Settled.model_validate(tool) for tool in tools],
             timed_out=timed_out,
-            ended=ended,
+            ended=ended + AskService(self.core).end_due(),  # blocking asks nobody reads (the due index)
             quorums=self.settle_met_quorums(),
             defaults=self.take_question_defaults() + ToolApprovalService(self.core).take_due_defaults(),
         )

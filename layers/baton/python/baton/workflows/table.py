@@ -40,8 +40,10 @@ GSI3 (sparse, "all_pending"): every pending interaction of every kind, in one pa
 GSI4 (sparse, "due"): a pending interaction whose deadline Baton acts on by itself, by its deadline, so a
   sweep reads what is due, never everything pending: every interrupt with an `expires_at` (the interrupt
   sweeper times it out or takes its default), a question only when it declared a default (the
-  reconciler takes it). GSI4PK = DUE#<kind> ; GSI4SK = <expires_at>#<iid> (`due_keys`); the sweep's Query
-  is `GSI4SK < "<now>$"` (timestamps are one fixed-length ISO form, `baton.ids.iso`, and "$" sorts right
+  reconciler takes it), every tool approval and `ask` with one (the reconciler ends it as its waiter's
+  read would, so a blocking ask whose agent died still ends; a hosted pause is left to its token's
+  deadline). GSI4PK = DUE#<kind> ; GSI4SK = <expires_at>#<iid> (`due_keys`); the sweep's Query is
+  `GSI4SK < "<now>$"` (timestamps are one fixed-length ISO form, `baton.ids.iso`, and "$" sorts right
   after "#"). Written with the GSI1 keys, gone with them. Items written before the index lack the keys:
   the local stack adds them when it loads its saved table (`baton/local/persist.py`); a deployed table's
   get them from `DynamoStore.backfill_all_pending` (`baton migrate index-keys`, once).
@@ -74,7 +76,8 @@ ALL_PENDING_PK: Final = "PENDING"
 GSI_DUE: Final = "due"
 DUE_PK_ATTRIBUTE: Final = "GSI4PK"
 DUE_SK_ATTRIBUTE: Final = "GSI4SK"
-DUE_KINDS: Final = ("interrupt", "question", "tool_approval")  # what the sweeps read by deadline (see GSI4 above)
+# what the sweeps read by deadline (see GSI4 above)
+DUE_KINDS: Final = ("interrupt", "question", "tool_approval", "ask")
 GSI_PENDING_BY_NODE: Final = "pending_by_node"
 NODE_PK_ATTRIBUTE: Final = "GSI5PK"
 NODE_SK_ATTRIBUTE: Final = "GSI5SK"
