@@ -31,7 +31,8 @@ def wait_steps(wait: ParkedWait, deadline: datetime, pause: InteractionRequest |
 
 def defaults_at_deadline(interaction: Interaction) -> bool:
     """Only a question's default is the timer's to take: a blocking ask's and an SDK interrupt's are
-    taken by their waiter's read at the deadline (`AskService.get`, `InterruptService.current`)."""
+    taken by their waiter's read at the deadline (`AskService.get`, `InterruptService.current`), or by the
+    reconciler's due sweep when nobody reads them (`AskService.end_due`)."""
     ladder = interaction.request.ladder
     return interaction.request.kind == "question" and ladder is not None and ladder.default is not None
 
