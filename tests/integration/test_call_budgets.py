@@ -98,14 +98,16 @@ BUDGETS: dict[str, Budget] = {
     "tool await started": Budget(total=10),
     # a tool-form await's deadline (its timer, or the reconciler past its expiry), a question pending: the
     # await (GetItem), its scope (Query: the run's questions, read once; was twice), the timeout with its
-    # pending marker (one transaction), `await_timed_out` (PutItem), the run back to running: the run
-    # (GetItem), its parked waits (Query), its pending awaits (Query), the run (UpdateItem), `run_resumed`
-    # (PutItem). Was 10
-    "tool await timed out": Budget(total=9),
+    # pending marker (one transaction), `await_timed_out` (PutItem), the run back to running: the run's
+    # open part (the snapshot Query: the run, its parked waits and its pending awaits; was a GetItem and
+    # two Queries), the run running with `run_resumed` (one transaction; was an UpdateItem and a PutItem).
+    # Was 10, then 9
+    "tool await timed out": Budget(total=6),
     # under `use_question_defaults`: the same, and first each pending question's own default (one with
     # none declared: the question, GetItem; no read of the run's waits), then its scope read again (the
-    # defaults answered some of it; the last default's taker completes the await). Was 14, then 13, then 12
-    "tool await timed out with the questions' defaults": Budget(total=11),
+    # defaults answered some of it; the last default's taker completes the await). Was 14, then 13, then
+    # 12, then 11
+    "tool await timed out with the questions' defaults": Budget(total=8),
     # passkeys (issue 32 item 3): a step-up's challenge for one answer: the caller's passkeys (Query), the
     # challenge (PutItem)
     "passkey step-up challenge": Budget(total=2),

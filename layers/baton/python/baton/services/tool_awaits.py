@@ -3,6 +3,7 @@ answers, or the pending ids and an `await` interaction the last answer completes
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from baton.contracts.deadline_tasks import Settled
@@ -10,11 +11,10 @@ from baton.contracts.questions import AwaitAnswered, AwaitPending
 from baton.domain.ladder import USE_QUESTION_DEFAULTS, AnswerCheck
 from baton.domain.questions import MAP_AWAIT_REFUSAL, refuse_in_map, unanswered_of
 from baton.errors import ConflictError
-from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
+from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused, RunResumed
 from baton.models import AwaitToolRequest, Interaction, status_of
 from baton.services.await_gates import AwaitGates
 from baton.services.deadlines import TOOL_GATE, arm_interaction, stop_interaction_timer, time_out_if_pending
-from baton.services.pause_answers import resume_asking_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,14 +95,22 @@ class ToolAwaits(AwaitGates):
         return awaiting
 
     def _unpause_if_idle(self, run_id: str) -> None:
-        """A run marked paused by the tool form goes back to running once nothing waits on a human."""
-        run = self.core.store.get_run(run_id)
-        if run is None or run.status != "paused_waiting_human":
+        """A run marked paused by the tool form goes back to running once nothing waits on a human. One
+        consistent read of the run's open part holds the run, its waits and its pending awaits (was three
+        reads, no more consistent with each other); the conditional write decides, as before: a run that
+        another request moved meanwhile is left alone."""
+        core = self.core
+        snapshot = core.store.snapshot_run(run_id)
+        if snapshot.run is None or snapshot.run.status != "paused_waiting_human":
             return
-        if any(w.status == "parked" for w in self.core.store.list_run_waits(run_id)):
+        if any(w.status == "parked" for w in snapshot.waits):
             return
-        if not self.core.store.list_run_interactions(run_id, kind="await", status="pending"):
-            resume_asking_run(self.core, run_id, "await_answers", kind="await")
+        if any(i.request.kind == "await" for i in snapshot.pending):
+            return
+        resumed = core.new_event(run_id, RunResumed(gate="await_answers", kind="await"))
+        with suppress(ConflictError):  # the run running and `run_resumed`: one write, only from paused
+            running = {"status": "running", "updated_at": core.now()}
+            core.store.update_run_recording(run_id, running, events=[resumed], allowed_from={"paused_waiting_human"})
 
     def reconcile_tool_awaits(self) -> tuple[list[Settled], list[str]]:
         """Complete tool-form awaits whose questions are answered; time out those past their expiry."""
