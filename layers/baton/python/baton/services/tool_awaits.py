@@ -3,7 +3,6 @@ answers, or the pending ids and an `await` interaction the last answer completes
 
 from __future__ import annotations
 
-from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from baton.contracts.deadline_tasks import Settled
@@ -11,10 +10,11 @@ from baton.contracts.questions import AwaitAnswered, AwaitPending
 from baton.domain.ladder import USE_QUESTION_DEFAULTS, AnswerCheck
 from baton.domain.questions import MAP_AWAIT_REFUSAL, refuse_in_map, unanswered_of
 from baton.errors import ConflictError
-from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused, RunResumed
+from baton.events import AwaitReleased, AwaitStarted, AwaitTimedOut, RunPaused
 from baton.models import AwaitToolRequest, Interaction, status_of
 from baton.services.await_gates import AwaitGates
 from baton.services.deadlines import TOOL_GATE, arm_interaction, stop_interaction_timer, time_out_if_pending
+from baton.services.pause_answers import resume_asking_run
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -107,10 +107,7 @@ class ToolAwaits(AwaitGates):
             return
         if any(i.request.kind == "await" for i in snapshot.pending):
             return
-        resumed = core.new_event(run_id, RunResumed(gate="await_answers", kind="await"))
-        with suppress(ConflictError):  # the run running and `run_resumed`: one write, only from paused
-            running = {"status": "running", "updated_at": core.now()}
-            core.store.update_run_recording(run_id, running, events=[resumed], allowed_from={"paused_waiting_human"})
+        resume_asking_run(core, run_id, "await_answers", kind="await")
 
     def reconcile_tool_awaits(self) -> tuple[list[Settled], list[str]]:
         """Complete tool-form awaits whose questions are answered; time out those past their expiry."""
