@@ -120,6 +120,22 @@ class MemoryStore:
                 self.runs[run_id] = before  # all or nothing
                 raise
 
+    def update_run_recording(
+        self, run_id: str, changes: dict[str, Any], *, events: Sequence[Event], allowed_from: set[str] | None = None
+    ) -> None:
+        with self._lock:  # DynamoStore: one transaction
+            before = self.runs.get(run_id)
+            if before is None:
+                raise ConflictError(f"run {run_id} not found")
+            self.update_run(run_id, changes, allowed_from=allowed_from)  # ConflictError: nothing written
+            logged = list(self.events.get(run_id, []))
+            try:
+                for event in events:
+                    self.append_event(event)
+            except Exception:
+                self.runs[run_id], self.events[run_id] = before, logged  # all or nothing
+                raise
+
     def put_question(self, question: Interaction, *, events: Sequence[Event]) -> None:
         _refuse_decisions(events)
         with self._lock:  # DynamoStore: one transaction

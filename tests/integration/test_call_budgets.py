@@ -114,14 +114,23 @@ BUDGETS: dict[str, Budget] = {
     "tool await started": Budget(total=10),
     # a tool-form await's deadline (its timer, or the reconciler past its expiry), a question pending: the
     # await (GetItem), its scope (Query: the run's questions, read once; was twice), the timeout with its
-    # pending marker (one transaction), `await_timed_out` (PutItem), the run back to running: the run
-    # (GetItem), its parked waits (Query), its pending awaits (Query), the run (UpdateItem), `run_resumed`
-    # (PutItem). Was 10
-    "tool await timed out": Budget(total=9),
+    # pending marker (one transaction), `await_timed_out` (PutItem), the run back to running: the run's
+    # open part (the snapshot Query: the run, its parked waits and its pending awaits; was a GetItem and
+    # two Queries), the run running with `run_resumed` (one transaction; was an UpdateItem and a PutItem).
+    # Was 10, then 9
+    "tool await timed out": Budget(total=6),
+    # the answer that completes a pending tool-form await: the answer's two (the snapshot Query, the
+    # deciding transaction), the await's scope (Query: nothing else pending?), the await completed with
+    # `await_released` (one transaction), the run back to running: the run's open part (the snapshot Query:
+    # the run, its parked waits, its pending awaits), the run running with `run_resumed` (one transaction),
+    # the await's timer stopped (StopExecution). Was 10: the run (GetItem), its waits and its awaits (a Query
+    # each), the run (UpdateItem) and `run_resumed` (PutItem)
+    "answer completing a tool await": Budget(total=7),
     # under `use_question_defaults`: the same, and first each pending question's own default (one with
     # none declared: the question, GetItem; no read of the run's waits), then its scope read again (the
-    # defaults answered some of it; the last default's taker completes the await). Was 14, then 13, then 12
-    "tool await timed out with the questions' defaults": Budget(total=11),
+    # defaults answered some of it; the last default's taker completes the await). Was 14, then 13, then
+    # 12, then 11
+    "tool await timed out with the questions' defaults": Budget(total=8),
     # passkeys (issue 32 item 3): a step-up's challenge for one answer: the caller's passkeys (Query), the
     # challenge (PutItem)
     "passkey step-up challenge": Budget(total=2),
@@ -971,6 +980,21 @@ def test_a_tool_awaits_timeout_stays_in_budget(
     ended, calls = call_log.measure(lambda: questions.time_out_tool_await(run_id, waiting.interaction_id))
     assert ended is True
     _check(budget, calls)
+
+
+def test_the_answer_completing_a_tool_await_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    from baton.contracts import AwaitRequest
+
+    questions, run_id = moto_stack.services.questions, "budget-tool-await-answer"
+    asked = questions.ask(run_id, AskRequest(node="draft", question="Which DB?"), caller="agent")
+    waiting = questions.await_tool(run_id, AwaitRequest(timeout_seconds=30), caller="agent")
+    assert waiting.status == "pending"
+    _warm(moto_stack)
+    path = f"/api/runs/{run_id}/interactions/{asked.interaction_id}/answer"
+    (status, body), calls = call_log.measure(lambda: _api(moto_stack, "POST", path, {"answer": "postgres"}))
+    assert status == 200, body
+    assert moto_stack.services.core.require_run(run_id).status == "running"  # the await no longer holds it
+    _check("answer completing a tool await", calls)
 
 
 def test_a_tool_await_started_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:

@@ -32,13 +32,13 @@ BLOCKING_ASK: dict[str, tuple[str, int]] = {
     "ask": ("api POST asks", 4),
     # (was 9) the run's open part (the route's Query: the pending ask's marker, its chain head, no wait at
     # its node), is a review waiting there (the review wing's Query of the run's interactions), the answer
-    # with its event and chain head (one transaction), the run running again (UpdateItem) and
-    # `run_resumed` (PutItem: only if the run moved)
-    "answer": ("api POST resume", 5),
+    # with its event and chain head (one transaction), the run running again with `run_resumed` (one
+    # transaction, conditional on the run paused; was 5: an UpdateItem, then a PutItem if the run moved)
+    "answer": ("api POST resume", 4),
     # the waiter's read that sees the answer (GetItem; each long-poll before it is one more)
     "the waiter's read": ("api GET {id}", 1),
 }
-BLOCKING_ASK_TOTAL = 10  # (was 16) the lower bound is 3 (bench/parts/cost_model.py)
+BLOCKING_ASK_TOTAL = 9  # (was 16, then 10) the lower bound is 3 (bench/parts/cost_model.py)
 
 HOSTED_PAUSE: dict[str, tuple[str, int]] = {
     # (was 10) the park task: the run (GetItem), the wait (GetItem: an earlier attempt's park?), the pause,

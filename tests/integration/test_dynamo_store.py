@@ -213,3 +213,27 @@ def test_a_release_records_its_if_moved_events_only_when_the_run_moved(moto_stac
         ("await_released", "ended"),
         ("run_resumed", "ended"),
     ]
+
+
+def test_a_runs_update_and_its_events_are_one_write_refused_whole(
+    moto_stack: MotoStack, store: Any, operations: list[str]
+) -> None:
+    """`update_run_recording` (a merge's record, a tool await's resume): the run's update and its events,
+    a decision chained after the head, in one transaction; a run elsewhere is refused whole."""
+    from baton.events import ReviewMerged, RunResumed
+
+    core = moto_stack.services.core
+    store.update_run("r1", {"status": "running"})
+    operations.clear()
+    merged = core.new_event("r1", ReviewMerged(gate="g", merge_status="merged"))
+    store.update_run_recording("r1", {"merge_status": "merged"}, events=[merged])
+    assert operations == ["GetItem", "TransactWriteItems"]  # the chain head, then the one write
+    assert store.get_run("r1").merge_status == "merged"
+    assert store.read_audit("r1").head.seq == 1  # the decision chained
+    resumed = core.new_event("r1", RunResumed(gate="await_answers", kind="await"))
+    with pytest.raises(ConflictError):
+        store.update_run_recording("r1", {"status": "running"}, events=[resumed], allowed_from={"paused_waiting_human"})
+    with pytest.raises(ConflictError):
+        store.update_run_recording("ghost", {"status": "running"}, events=[resumed])
+    assert store.get_run("r1").version == 2 and store.get_run("ghost") is None
+    assert [e.type for e in store.list_events("r1")] == ["review_merged"]  # the refused ones wrote nothing

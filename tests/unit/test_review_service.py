@@ -343,6 +343,25 @@ def test_a_merge_that_did_not_run_reopens_and_a_merge_timeout_fails_the_run(
     assert run is not None and run.status == "failed" and run.merge_status == "timed_out"
 
 
+def test_a_merge_timeout_after_the_runs_end_records_it_and_leaves_the_run_ended(
+    review: ReviewService, core: Core, repo: DemoRepo
+) -> None:
+    """The run fails with its merge's timeout in one write; a run that ended meanwhile keeps its end (the
+    merge status and the event are written without the move)."""
+    from baton.domain.gate_payloads import MergeRecordPayload
+
+    review.first_turn("r1", repo.gate_input())
+    review.park("r1", "ship_review", "tok-1")
+    review.act("r1", ReviewDecision(action="approve_merge"), caller="op")
+    core.store.update_run("r1", {"status": "aborted"})  # stopped while its merge ran
+    event = {"run_id": "r1", "gate": "ship_review", "error": {"Error": "States.Timeout"}}
+    out = review.record_merge("r1", "ship_review", error=MergeRecordPayload.model_validate(event).error)
+    assert out["status"] == "timed_out"
+    run = core.store.get_run("r1")
+    assert run is not None and run.status == "aborted" and run.merge_status == "timed_out"
+    assert [e.type for e in core.store.list_events("r1")].count("review_merge_timed_out") == 1
+
+
 def test_the_stored_action_keeps_its_json_keys_in_order(review: ReviewService, repo: DemoRepo) -> None:
     """The action as stored (`state.answer`, dumped to JSON in the table) names the same keys in the same
     order: a reply names no commit, a decision the commit, diff and reason, an auto-merge no reason."""

@@ -21,6 +21,13 @@ class RunEnds(Protocol):
         event in one write; ConflictError if the run is elsewhere, has ended or is missing."""
         ...
 
+    def update_run_recording(
+        self, run_id: str, changes: dict[str, Any], *, events: Sequence[Event], allowed_from: set[str] | None = None
+    ) -> None:
+        """The run's update (while its status is in `allowed_from`) and `events` (decisions chained) in one
+        write (a merge's record, a tool await's resume); ConflictError if the run is elsewhere or missing."""
+        ...
+
 
 class QuestionPuts(Protocol):
     def put_question(self, question: Interaction, *, events: Sequence[Event]) -> None:

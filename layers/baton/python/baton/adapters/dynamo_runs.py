@@ -30,7 +30,7 @@ from baton.errors import ConflictError, NotFoundError
 from baton.models import Event, Message
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Collection, Sequence
 
     from baton.models import RunSummary
 
@@ -110,6 +110,21 @@ class DynamoRuns(DynamoTable):
             if "ConditionalCheckFailed" in (cancellation_codes(err) or ()):
                 raise ConflictError(f"run {run_id} has ended or is elsewhere", details={"run_id": run_id}) from err
             raise
+
+    def update_run_recording(
+        self, run_id: str, changes: dict[str, Any], *, events: Sequence[Event], allowed_from: set[str] | None = None
+    ) -> None:
+        """The run updated (while its status is in `allowed_from`) and `events` recorded, decisions chained:
+        one transaction. ConflictError if the run is elsewhere or missing (nothing written)."""
+
+        def failed(codes: list[str], err: ClientError) -> None:
+            if codes and codes[0] == "ConditionalCheckFailed":  # the run's update is the first item
+                raise ConflictError(
+                    f"run {run_id} is missing or not in {sorted(allowed_from or [])}", details={"run_id": run_id}
+                ) from err
+
+        update = self._run_update(run_id, changes, allowed_from, None)
+        self._write_chained(run_id, [{"Update": update}], events, None, failed)
 
     def _run_update(
         self, run_id: str, changes: dict[str, Any], allowed_from: set[str] | None, only_if_unset: str | None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -157,6 +158,8 @@ class PauseAnswers(AnswerPolicy[Answers, ResumeResult, bool]):
 
 def resume_asking_run(core: Core, run_id: str, gate: str, kind: str = "ask") -> None:
     """A blocking ask's run (or one the await tool paused: `kind` "await") goes on once it is answered
-    (run_resumed only if the run moved)."""
-    if core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"}):
-        core.record(run_id, RunResumed(gate=gate, kind=kind))
+    (run_resumed only if the run moved: one write of both, conditional on the run paused)."""
+    resumed = core.new_event(run_id, RunResumed(gate=gate, kind=kind))
+    with suppress(ConflictError):  # moved by another request meanwhile: left alone
+        running = {"status": "running", "updated_at": core.now()}
+        core.store.update_run_recording(run_id, running, events=[resumed], allowed_from={"paused_waiting_human"})

@@ -95,14 +95,19 @@ class ToolAwaits(AwaitGates):
         return awaiting
 
     def _unpause_if_idle(self, run_id: str) -> None:
-        """A run marked paused by the tool form goes back to running once nothing waits on a human."""
-        run = self.core.store.get_run(run_id)
-        if run is None or run.status != "paused_waiting_human":
+        """A run marked paused by the tool form goes back to running once nothing waits on a human. One
+        consistent read of the run's open part holds the run, its waits and its pending awaits (was three
+        reads, no more consistent with each other); the conditional write decides, as before: a run that
+        another request moved meanwhile is left alone."""
+        core = self.core
+        snapshot = core.store.snapshot_run(run_id)
+        if snapshot.run is None or snapshot.run.status != "paused_waiting_human":
             return
-        if any(w.status == "parked" for w in self.core.store.list_run_waits(run_id)):
+        if any(w.status == "parked" for w in snapshot.waits):
             return
-        if not self.core.store.list_run_interactions(run_id, kind="await", status="pending"):
-            resume_asking_run(self.core, run_id, "await_answers", kind="await")
+        if any(i.request.kind == "await" for i in snapshot.pending):
+            return
+        resume_asking_run(core, run_id, "await_answers", kind="await")
 
     def reconcile_tool_awaits(self) -> tuple[list[Settled], list[str]]:
         """Complete tool-form awaits whose questions are answered; time out those past their expiry."""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from baton.contracts.review import MERGE_REJECTED_PREFIX, BuildStarted, MergeRecorded, MergeResult
 from baton.domain.fields import OPEN_RUN_STATES
 from baton.domain.review_state import StoredAction
-from baton.errors import ValidationFailedError
+from baton.errors import ConflictError, ValidationFailedError
 from baton.events import ReviewMerged, ReviewMergeRejected, ReviewMergeStarted, ReviewMergeTimedOut
 from baton.services.review.gate import ReviewGate
 
@@ -57,9 +57,13 @@ class ReviewMerge(ReviewGate):
         )
         if error is not None and error.error == "States.Timeout":
             cause = f"the merge at review gate '{gate}' did not report within {config.merge_timeout_seconds}s"
-            core.record(run_id, ReviewMergeTimedOut(gate=gate, cause=cause))
-            core.store.update_run(run_id, {"merge_status": "timed_out", "updated_at": core.now()})
-            core.set_run_status(run_id, "failed", allowed_from=OPEN_RUN_STATES, reason=cause)
+            timed_out = {"merge_status": "timed_out", "updated_at": core.now()}
+            event = core.new_event(run_id, ReviewMergeTimedOut(gate=gate, cause=cause))
+            try:  # the run failed, its merge status and the event: one write
+                failed = {**timed_out, "status": "failed", "reason": cause}
+                core.store.update_run_recording(run_id, failed, events=[event], allowed_from=set(OPEN_RUN_STATES))
+            except ConflictError:  # the run has ended meanwhile: its status stays, the rest is written
+                core.store.update_run_recording(run_id, timed_out, events=[event])
             return base.model_copy(update={"status": "timed_out", "cause": cause})
         if error is not None:
             reason = f"the merge did not run: {error.error}: {(error.cause or '')[:REASON_CAUSE_CHARS]}"
@@ -71,20 +75,22 @@ class ReviewMerge(ReviewGate):
             merge = MergeResult.model_validate(outcome, from_attributes=True)
             if outcome.merge_status in ("merged", "noop", "not_merged"):  # the gate is done: not_merged = into none
                 fields = merge.model_dump(include={"final_commit", "final_branch", "merged_into"}, exclude_none=True)
-                core.store.update_run(
-                    run_id, {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()}
-                )
                 decided = base.model_dump(exclude={"status", "cause", "merge"})
                 merged = ReviewMerged(gate=gate, by=interaction.state.answered_by, **decided, **merge.model_dump())
-                core.record(run_id, merged)
+                core.store.update_run_recording(  # the run's merge fields and `review_merged`: one write
+                    run_id,
+                    {**fields, "merge_status": outcome.merge_status, "updated_at": core.now()},
+                    events=[core.new_event(run_id, merged)],
+                )
                 return base.model_copy(update={"merge": merge})
             reason = outcome.reason or "the merge was rejected"
             blocked = outcome.model_dump(include={"reject_code", "conflicting_files", "dirty_files"})
         # Pending again, so the operator can fix the tree and approve again.
-        core.store.update_run(run_id, {"merge_status": "rejected", "updated_at": core.now()})
         rejected = ReviewMergeRejected(
             gate=gate, reason=reason, action=base.action, reviewed_head=base.reviewed_head, **blocked
         )
-        core.record(run_id, rejected)
+        core.store.update_run_recording(  # the run's merge status and the rejection: one write
+            run_id, {"merge_status": "rejected", "updated_at": core.now()}, events=[core.new_event(run_id, rejected)]
+        )
         self._reopen(interaction, config, reason=f"{MERGE_REJECTED_PREFIX} {reason}")
         return base.model_copy(update={"status": "rejected", "cause": reason, "merge": merge})
