@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from baton.contracts.base import Contract
-from baton.domain.interrupt_fields import Principal
+from baton.domain.fields import Principal
 
 MAX_AWAY_DAYS = 90
 

@@ -19,13 +19,13 @@ from pydantic.alias_generators import to_camel
 
 from baton.contracts.base import DELIVERY_DESCRIPTION, Contract, Delivery
 from baton.contracts.questions import ApprovalView
+from baton.domain.fields import Principal
 from baton.domain.interrupt_fields import (
     DEFAULT_LEASE_SECONDS,
     MAX_LEASE_SECONDS,
     MAX_REASON_CHARS,
     MIN_LEASE_SECONDS,
     LeaseSeconds,
-    Principal,
     Reason,
 )
 

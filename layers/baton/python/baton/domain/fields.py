@@ -18,6 +18,12 @@ from pydantic import AfterValidator, BeforeValidator, Field, WithJsonSchema
 
 from baton.errors import BadRequestError, PayloadTooLargeError, ValidationFailedError
 
+# An operator's principal (a local name, an email, an IAM ARN): no spaces, no control characters. The class
+# lists U+0085, the C1 controls and U+FEFF itself: `\s` means other sets in the server's regex engine (Unicode
+# White_Space, with U+0085) and in a JSON Schema client's (ECMAScript, with U+FEFF), so a name one accepts the
+# other refused (tests/e2e/test_fuzz.py found one).
+Principal = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f\x7f-\x9f\ufeff]+$")]
+
 # The longest run id, the one limit every door checks (the API, the gates' payloads, the interrupt spec).
 # Names are built from a run id: the hosted execution's (the run id, max 80), a workflow's child
 # execution names (`States.Format('{}-ship-review-{}', $.run_id, ...)`, max 80: `baton check` measures

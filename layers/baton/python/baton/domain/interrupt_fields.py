@@ -71,8 +71,6 @@ LeaseSeconds = (
     Annotated[int, Field(ge=MIN_LEASE_SECONDS, le=MAX_LEASE_SECONDS), BeforeValidator(refuse_non_numbers)] | None
 )
 Reason = Annotated[str | None, Field(max_length=MAX_REASON_CHARS)]
-# Who a claim is given to: an operator's principal (a local name, an email, an IAM ARN); no spaces.
-Principal = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f]+$")]
 
 
 class GateAction(BaseModel):

@@ -27,11 +27,11 @@ not a valid answer to the pause (its options, its answer schema), is a 422 and n
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from baton.domain.fields import MAX_TIMEOUT_SECONDS
+from baton.domain.fields import MAX_TIMEOUT_SECONDS, Principal
 from baton.errors import ValidationFailedError
 
 LadderStepName = Literal["remind", "escalate"]
@@ -40,9 +40,6 @@ LadderStepName = Literal["remind", "escalate"]
 # two equal: tests/unit/test_ladder_pauses.py).
 Channel = Literal["console", "email", "webhook", "slack"]
 MAX_ESCALATION_OPERATORS = 10
-# An operator's name as `baton.domain.interrupt_fields.Principal` spells it (imported, it would make a cycle
-# through the notification model, as `Channel` above).
-Principal = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f]+$")]
 TIMED_OUT_DEFAULT = "timed_out_default"  # the outcome (and stored reason) of a default taken at the deadline
 
 
