@@ -41,8 +41,9 @@ class Budget:
     before_send: int | None = None  # calls before the token is sent (None: the request sends nothing)
 
 
-# The declared budgets. A change that adds a call to one of these paths fails here: say why in the
-# answer path of docs/architecture.md and raise the number in the same commit.
+# The declared budgets, each the exact count its path makes (a budget above it would hide an added call).
+# A change that adds or removes a call on one of these paths fails here: say why in the answer path of
+# docs/architecture.md and set the number in the same commit.
 BUDGETS: dict[str, Budget] = {
     # (was 4) the snapshot Query; the deciding transaction. A repeat is answered from the stored
     # answer, so Powertools Idempotency's in-progress PutItem and result UpdateItem are gone.
@@ -80,6 +81,8 @@ BUDGETS: dict[str, Budget] = {
     # pending interrupts (Query) and the run running again (UpdateItem), the count's read of the interrupt
     # in its run (GetItem).
     "deciding vote on a quorum interrupt": Budget(total=11),
+    # a run's pending questions: the snapshot Query (its open part: the pending markers, each holding its
+    # interaction whole, the run, its chain head, its waits)
     "GET pending": Budget(total=1),
     # a repeat of a tool call still pending (issue 30; a Claude Code session repeats its calls): the run
     # (GetItem), the call's open-approval key (GetItem), the approval it names (GetItem): never the run's
@@ -259,11 +262,11 @@ def _api(stack: MotoStack, method: str, path: str, body: Any = None) -> tuple[in
 def _check(name: str, calls: list[str]) -> None:
     budget = BUDGETS[name]
     listed = "\n  ".join(calls)
-    assert len(calls) <= budget.total, f"{name}: {len(calls)} AWS calls, budget {budget.total}:\n  {listed}"
+    assert len(calls) == budget.total, f"{name}: {len(calls)} AWS calls, budget {budget.total}:\n  {listed}"
     if budget.before_send is not None:
         assert SEND in calls, f"{name}: the token was never sent:\n  {listed}"
         before = calls.index(SEND)
-        assert before <= budget.before_send, (
+        assert before == budget.before_send, (
             f"{name}: {before} AWS calls before the send, budget {budget.before_send}:\n  {listed}"
         )
 
@@ -858,7 +861,7 @@ def test_an_away_and_a_delegates_vote_stay_in_budget(call_log: CallLog, moto_sta
     assert status == 200
     assert moto_stack.services.core.store.list_votes("budget-away", asked[1]["interaction_id"])[0].operator == "op-2"
     extra = len(standing_in) - len(in_own_seat)
-    assert extra <= BUDGETS["delegate's vote"].total, (in_own_seat, standing_in)
+    assert extra == BUDGETS["delegate's vote"].total, (in_own_seat, standing_in)
     assert "dynamodb.Scan" not in standing_in, standing_in
 
 

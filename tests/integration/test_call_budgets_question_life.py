@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 OPERATOR = "arn:aws:sts::123456789012:assumed-role/operators/op-1"
 CallsT = TypeVar("CallsT", bound="HandlerCalls")
 
-# The declared budgets (was: before issue 33's cuts). A change that adds a call fails here: say why and
-# raise the number in the same commit.
+# The declared budgets (was: before issue 33's cuts), each the exact count its handler makes. A change that
+# adds or removes a call fails here: say why and set the number in the same commit.
 LIFE_BUDGETS: dict[str, int] = {
     # (was 6) the run (GetItem), the run's questions (Query: is the node a pause's?), the question, its
     # pending marker, the run's ask count and `human_input_requested` in one transaction, the run's waits
@@ -195,9 +195,9 @@ def test_a_question_life_stays_in_budget_operation_by_operation(
     for name, who in operations.items():
         made = calls.get(who, [])
         assert made, f"{name}: no calls by {who}:\n  {listed}"
-        assert len(made) <= LIFE_BUDGETS[name], f"{name}: {len(made)} AWS calls, budget {LIFE_BUDGETS[name]}: {made}"
+        assert len(made) == LIFE_BUDGETS[name], f"{name}: {len(made)} AWS calls, budget {LIFE_BUDGETS[name]}: {made}"
     whole = sum(len(calls.get(who, [])) for who in operations.values())
-    assert whole <= LIFE_TOTAL, f"the whole life: {whole} AWS calls, budget {LIFE_TOTAL}:\n  {listed}"
+    assert whole == LIFE_TOTAL, f"the whole life: {whole} AWS calls, budget {LIFE_TOTAL}:\n  {listed}"
     assert set(calls) <= set(operations.values()), f"calls by a handler no budget names:\n  {listed}"
 
 
