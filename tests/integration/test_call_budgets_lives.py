@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from tests.integration.conftest import MotoStack
 
 
-# Per kind, each operation's handler and its budget. A change that adds a call fails here: say why and raise
-# the number in the same commit.
+# Per kind, each operation's handler and its budget: the exact count it makes. A change that adds or removes
+# a call fails here: say why and set the number in the same commit.
 BLOCKING_ASK: dict[str, tuple[str, int]] = {
     # (was 6) the run (GetItem: an agent's run comes into being with its first request), the ask, its
     # pending marker, `human_input_requested` and `run_paused` (one transaction), the run paused (its own

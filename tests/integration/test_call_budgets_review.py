@@ -42,9 +42,9 @@ if TYPE_CHECKING:
 PROJECT = "baton-merge"
 GATE = "ship_review"
 
-# Each operation's handler invocation ("<handler> <n>": its n-th in the life) and its budget. A change that
-# adds a call fails here: say why and raise the number in the same commit. "(cut: ...)" names a call the
-# operation could do without (issue 33), left for a change of its own.
+# Each operation's handler invocation ("<handler> <n>": its n-th in the life) and its budget: the exact count
+# it makes. A change that adds or removes a call fails here: say why and set the number in the same commit.
+# "(cut: ...)" names a call the operation could do without (issue 33), left for a change of its own.
 START_THE_DIFF = 2  # the build's record holding the task token (PutItem), CodeBuild's StartBuild
 # the build's record claimed running -> finished (one conditional UpdateItem returning it; was 4: a GetItem
 # first), its report (GetItem), the token sent (SendTaskSuccess)
