@@ -114,11 +114,11 @@ BUDGETS: dict[str, Budget] = {
     "tool await started": Budget(total=10),
     # a tool-form await's deadline (its timer, or the reconciler past its expiry), a question pending: the
     # await (GetItem), its scope (Query: the run's questions, read once; was twice), the timeout with its
-    # pending marker (one transaction), `await_timed_out` (PutItem), the run back to running: the run's
-    # open part (the snapshot Query: the run, its parked waits and its pending awaits; was a GetItem and
-    # two Queries), the run running with `run_resumed` (one transaction; was an UpdateItem and a PutItem).
-    # Was 10, then 9
-    "tool await timed out": Budget(total=6),
+    # pending marker and `await_timed_out` (one transaction; was a PutItem more), the run back to running:
+    # the run's open part (the snapshot Query: the run, its parked waits and its pending awaits; was a
+    # GetItem and two Queries), the run running with `run_resumed` (one transaction; was an UpdateItem and
+    # a PutItem). Was 10, then 9, then 6
+    "tool await timed out": Budget(total=5),
     # the answer that completes a pending tool-form await: the answer's two (the snapshot Query, the
     # deciding transaction), the await's scope (Query: nothing else pending?), the await completed with
     # `await_released` (one transaction), the run back to running: the run's open part (the snapshot Query:
@@ -129,8 +129,8 @@ BUDGETS: dict[str, Budget] = {
     # under `use_question_defaults`: the same, and first each pending question's own default (one with
     # none declared: the question, GetItem; no read of the run's waits), then its scope read again (the
     # defaults answered some of it; the last default's taker completes the await). Was 14, then 13, then
-    # 12, then 11
-    "tool await timed out with the questions' defaults": Budget(total=8),
+    # 12, then 11, then 8
+    "tool await timed out with the questions' defaults": Budget(total=7),
     # passkeys (issue 32 item 3): a step-up's challenge for one answer: the caller's passkeys (Query), the
     # challenge (PutItem)
     "passkey step-up challenge": Budget(total=2),
