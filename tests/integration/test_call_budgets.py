@@ -73,6 +73,10 @@ BUDGETS: dict[str, Budget] = {
     # its time-out with `interrupt_timed_out` in one conditional write (was a put each), the session's pending
     # interrupts (Query: none, so it runs again) and the run's status (UpdateItem).
     "interrupt timed out by its read": Budget(total=5),
+    # a blocking ask read past its deadline (no default): the ask (GetItem), its run's wait at its node (GetItem:
+    # none, so not a hosted pause's), its time-out with `human_input_timed_out` in one conditional write (was
+    # a PutItem more), the run running again (UpdateItem)
+    "blocking ask timed out by its read": Budget(total=4),
     # (was 14, then 12) the vote that meets a quorum interrupt's: the id's pointer (GetItem) and one
     # BatchGetItem (`find_for_decision`), the vote with its event (the chain head, GetItem; one transaction),
     # the tally (GetItem) and the votes (Query), the chain head (GetItem) and the decision (one transaction:
@@ -368,6 +372,25 @@ def test_an_interrupt_timed_out_by_its_read_stays_in_budget(call_log: CallLog, m
     assert read.state.status == "timed_out", read
     assert "interrupt_timed_out" in [e.type for e in moto_stack.services.core.store.list_events("budget-late")]
     _check("interrupt timed out by its read", calls)
+
+
+def test_a_blocking_ask_timed_out_by_its_read_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    from baton.contracts import BlockingAskRequest
+    from baton.services.asks import AskService
+    from tests.conftest import FixedClock
+
+    core, run_id = moto_stack.services.core, "budget-ask-late"
+    core.ensure_run(run_id)
+    asks = AskService(core)
+    request = BlockingAskRequest(node="agent", question="Drop the table?", timeout_seconds=60)
+    iid = asks.ask(run_id, request, caller="agent").interaction_id
+    clock = FixedClock(datetime.now(UTC))
+    clock.advance(120)
+    core.clock = clock
+    read, calls = call_log.measure(lambda: asks.get(run_id, iid))
+    assert read.state.status == "timed_out", read
+    assert "human_input_timed_out" in [e.type for e in core.store.list_events(run_id)]
+    _check("blocking ask timed out by its read", calls)
 
 
 def test_the_deciding_vote_on_a_quorum_interrupt_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
