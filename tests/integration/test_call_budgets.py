@@ -74,6 +74,10 @@ BUDGETS: dict[str, Budget] = {
     # its time-out with `interrupt_timed_out` in one conditional write (was a put each), the session's pending
     # interrupts (Query: none, so it runs again) and the run's status (UpdateItem).
     "interrupt timed out by its read": Budget(total=5),
+    # a blocking ask read past its deadline (no default): the ask (GetItem), its run's wait at its node (GetItem:
+    # none, so not a hosted pause's), its time-out with `human_input_timed_out` in one conditional write (was
+    # a PutItem more), the run running again (UpdateItem)
+    "blocking ask timed out by its read": Budget(total=4),
     # (was 14, then 12) the vote that meets a quorum interrupt's: the id's pointer (GetItem) and one
     # BatchGetItem (`find_for_decision`), the vote with its event (the chain head, GetItem; one transaction),
     # the tally (GetItem) and the votes (Query), the chain head (GetItem) and the decision (one transaction:
@@ -117,11 +121,11 @@ BUDGETS: dict[str, Budget] = {
     "tool await started": Budget(total=10),
     # a tool-form await's deadline (its timer, or the reconciler past its expiry), a question pending: the
     # await (GetItem), its scope (Query: the run's questions, read once; was twice), the timeout with its
-    # pending marker (one transaction), `await_timed_out` (PutItem), the run back to running: the run's
-    # open part (the snapshot Query: the run, its parked waits and its pending awaits; was a GetItem and
-    # two Queries), the run running with `run_resumed` (one transaction; was an UpdateItem and a PutItem).
-    # Was 10, then 9
-    "tool await timed out": Budget(total=6),
+    # pending marker and `await_timed_out` (one transaction; was a PutItem more), the run back to running:
+    # the run's open part (the snapshot Query: the run, its parked waits and its pending awaits; was a
+    # GetItem and two Queries), the run running with `run_resumed` (one transaction; was an UpdateItem and
+    # a PutItem). Was 10, then 9, then 6
+    "tool await timed out": Budget(total=5),
     # the answer that completes a pending tool-form await: the answer's two (the snapshot Query, the
     # deciding transaction), the await's scope (Query: nothing else pending?), the await completed with
     # `await_released` (one transaction), the run back to running: the run's open part (the snapshot Query:
@@ -132,8 +136,8 @@ BUDGETS: dict[str, Budget] = {
     # under `use_question_defaults`: the same, and first each pending question's own default (one with
     # none declared: the question, GetItem; no read of the run's waits), then its scope read again (the
     # defaults answered some of it; the last default's taker completes the await). Was 14, then 13, then
-    # 12, then 11
-    "tool await timed out with the questions' defaults": Budget(total=8),
+    # 12, then 11, then 8
+    "tool await timed out with the questions' defaults": Budget(total=7),
     # passkeys (issue 32 item 3): a step-up's challenge for one answer: the caller's passkeys (Query), the
     # challenge (PutItem)
     "passkey step-up challenge": Budget(total=2),
@@ -371,6 +375,25 @@ def test_an_interrupt_timed_out_by_its_read_stays_in_budget(call_log: CallLog, m
     assert read.state.status == "timed_out", read
     assert "interrupt_timed_out" in [e.type for e in moto_stack.services.core.store.list_events("budget-late")]
     _check("interrupt timed out by its read", calls)
+
+
+def test_a_blocking_ask_timed_out_by_its_read_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:
+    from baton.contracts import BlockingAskRequest
+    from baton.services.asks import AskService
+    from tests.conftest import FixedClock
+
+    core, run_id = moto_stack.services.core, "budget-ask-late"
+    core.ensure_run(run_id)
+    asks = AskService(core)
+    request = BlockingAskRequest(node="agent", question="Drop the table?", timeout_seconds=60)
+    iid = asks.ask(run_id, request, caller="agent").interaction_id
+    clock = FixedClock(datetime.now(UTC))
+    clock.advance(120)
+    core.clock = clock
+    read, calls = call_log.measure(lambda: asks.get(run_id, iid))
+    assert read.state.status == "timed_out", read
+    assert "human_input_timed_out" in [e.type for e in core.store.list_events(run_id)]
+    _check("blocking ask timed out by its read", calls)
 
 
 def test_the_deciding_vote_on_a_quorum_interrupt_stays_in_budget(call_log: CallLog, moto_stack: MotoStack) -> None:

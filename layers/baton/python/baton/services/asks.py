@@ -172,12 +172,15 @@ class AskService(BlockingPause):
         return i if self.core.store.get_wait(i.run_id, i.request.node) is not None else super()._at_deadline(i)
 
     def _time_out(self, i: Interaction) -> Interaction:
-        return self.core.store.transition_interaction(i, status_of(i.state, "timed_out", reason="timeout"))
+        """Timed out with its `human_input_timed_out` in one conditional write (a loser writes neither)."""
+        event = self.core.new_event(i.run_id, timed_out(i.request.node, [i]))
+        return self.core.store.transition_interaction(
+            i, status_of(i.state, "timed_out", reason="timeout"), with_records=[event]
+        )
 
     def _after_deadline(self, ended: Interaction) -> Interaction:
         run_id, node = ended.run_id, ended.request.node
-        if ended.state.status == "timed_out":
-            self.core.record(run_id, timed_out(node, [ended]))
+        if ended.state.status == "timed_out":  # its event went in with the time-out (`_time_out`)
             self.core.set_run_status(run_id, "running", allowed_from={"paused_waiting_human"})
         else:
             resume_asking_run(self.core, run_id, node)

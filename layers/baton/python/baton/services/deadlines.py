@@ -109,10 +109,13 @@ def interactions_of(core: Core, wait: ParkedWait) -> list[Interaction]:
     return [i for i in found if i is not None]
 
 
-def time_out_if_pending(core: Core, i: Interaction, reason: str = "timeout", *, at: str | None = None) -> bool:
-    """`i` timed out by a conditional write. False: answered (or ended) at the last moment, left as it is."""
+def time_out_if_pending(
+    core: Core, i: Interaction, reason: str = "timeout", *, at: str | None = None, events: Sequence[Event] = ()
+) -> bool:
+    """`i` timed out by a conditional write, `events` in it. False: answered (or ended) at the last moment,
+    left as it is (nothing written)."""
     try:
-        core.store.transition_interaction(i, status_of(i.state, "timed_out", at=at, reason=reason))
+        core.store.transition_interaction(i, status_of(i.state, "timed_out", at=at, reason=reason), with_records=events)
     except ConflictError:
         return False
     return True

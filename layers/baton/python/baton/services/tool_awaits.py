@@ -137,10 +137,12 @@ class ToolAwaits(AwaitGates):
             pending, answers = self._scope(run_id, from_node)  # a question with no default is still pending
         if self._complete_tool_await(awaiting, (pending, answers)) or not pending:
             return False  # answered: completed, here or by whoever won the write (a default's taker)
-        if not time_out_if_pending(self.core, awaiting):
-            return False
         unanswered = [unanswered_of(i) for i in pending]
-        self.core.record(run_id, AwaitTimedOut(gate="tool", interaction_id=interaction_id, unanswered=unanswered))
+        event = self.core.new_event(
+            run_id, AwaitTimedOut(gate="tool", interaction_id=interaction_id, unanswered=unanswered)
+        )
+        if not time_out_if_pending(self.core, awaiting, events=[event]):  # timed out and its event: one write
+            return False
         self._unpause_if_idle(run_id)  # no longer paused for it; its questions stay open (it blocks nobody)
         return True
 
