@@ -101,6 +101,14 @@ def test_a_bad_key_is_400(api: Api, key: str) -> None:
     assert api.call("GET", f"/api/runs/{RUN}/agent-state/{key}")[0] == 400
 
 
+@pytest.mark.parametrize("version", [False, True, "1"])
+def test_a_version_that_is_not_a_number_is_422_and_writes_nothing(api: Api, version: object) -> None:
+    # pydantic's lax mode read `false` as 0: the fuzz's "schema-violating request accepted"
+    status, refused = api.call("PUT", PATH, {"state": "a", "version": version})
+    assert status == 422 and refused["error"] == "validation_failed", refused
+    assert api.call("GET", PATH)[0] == 404
+
+
 def test_no_state_is_kept_for_a_run_baton_does_not_know(api: Api) -> None:
     status, refused = api.call("PUT", "/api/runs/nobody/agent-state/k", {"state": "s"})
     assert status == 404 and refused["run_id"] == "nobody", refused

@@ -13,8 +13,15 @@ import pytest
 from baton.channels.push.sender import WebPush
 from baton.channels.push.subscriptions import subscription_id_of
 from baton.channels.push.web_push import SubscriptionGone, VapidKeys
-from baton.contracts.push import DENIED_FROM_A_NOTIFICATION, PushSubscription, one_tap_actions, push_payload
+from baton.contracts.push import (
+    DENIED_FROM_A_NOTIFICATION,
+    PushSubscription,
+    PushSubscriptionRequest,
+    one_tap_actions,
+    push_payload,
+)
 from baton.domain.ladder import Ladder
+from baton.errors import ValidationFailedError
 from baton.local.http_adapter import to_proxy_event
 from baton.models import Interaction
 from tests.fakes.memory import MemoryPushSubscriptions
@@ -245,3 +252,12 @@ def test_init_vapid_stores_a_key_once_and_replaces_it_only_when_told() -> None:
     assert init_vapid_secret("arn:s", client=secrets) is None  # kept: it would end every subscription
     second = init_vapid_secret("arn:s", replace=True, client=secrets)
     assert second is not None and second.public_key != first.public_key
+
+
+@pytest.mark.parametrize("expiration", ["true", "false", '"1"'])
+def test_a_subscriptions_expiration_that_is_not_a_number_is_refused(expiration: str) -> None:
+    # pydantic's lax mode read `true` as 1.0: a schema-violating body accepted
+    body = '{"endpoint": "https://push.example/s", "keys": {"p256dh": "k", "auth": "a"}, "expirationTime": %s}'
+    with pytest.raises(ValidationFailedError):
+        PushSubscriptionRequest.model_validate_json(body % expiration)
+    assert PushSubscriptionRequest.model_validate_json(body % "1700000000000").expirationTime == 1700000000000

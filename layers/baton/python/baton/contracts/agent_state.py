@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, WithJsonSchema
 
 from baton.contracts.base import Contract
+from baton.domain.fields import refuse_non_numbers
 from baton.errors import BadRequestError
 
 # Bounded well under DynamoDB's 400 KB item and the API's 256 KB body (the JSON escaping of a state
@@ -42,10 +43,9 @@ class AgentStateWrite(BaseModel):
     """`PUT /api/runs/{run}/agent-state/{key}`: the state, conditional on `version` when given."""
 
     state: str = Field(description=f"The agent's opaque state (at most {MAX_AGENT_STATE_BYTES} bytes as UTF-8).")
-    version: int | None = Field(
+    # a count of writes, exact as a JSON number anywhere; `true` is not 1 (refuse_non_numbers)
+    version: Annotated[int, Field(ge=0, le=2**53 - 1), BeforeValidator(refuse_non_numbers)] | None = Field(
         default=None,
-        ge=0,
-        le=2**53 - 1,  # a count of writes, exact as a JSON number anywhere
         description="Write only if the stored version is this one (0: only if none is stored); 409 otherwise.",
     )
 

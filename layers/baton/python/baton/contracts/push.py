@@ -11,11 +11,12 @@ operator the push was sent to (`baton/channels/push/answers.py` PushAnswers)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, JsonValue
 
 from baton.contracts.base import Contract
+from baton.domain.fields import refuse_non_numbers
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -46,7 +47,7 @@ class PushSubscriptionRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     endpoint: str = Field(min_length=1, max_length=2048, pattern=r"^https?://")
-    expirationTime: float | None = None
+    expirationTime: Annotated[float, BeforeValidator(refuse_non_numbers)] | None = None  # `true` is not 1.0
     keys: PushKeys
 
 
