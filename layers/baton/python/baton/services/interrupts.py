@@ -144,7 +144,7 @@ class InterruptService(LongPolled, InterruptAnswers):
             existing = self.core.store.find_interaction(iid) if spec.key else None
             return None if existing is None else same_key(existing, spec.prompt)
         wait = self.core.parked_again(spec.session_id, spec.node, token)
-        existing = self.core.store.find_interaction(wait.interaction_ids[0] if wait and wait.interaction_ids else iid)
+        existing = self.core.store.find_interaction(wait.interaction_ids[0] if wait else iid)
         if existing is None or existing.request.kind != KIND:
             return None
         park_interaction(self.core, existing, token)
